@@ -1,0 +1,593 @@
+// Package blobtest is the conformance suite every blob driver must pass,
+// in the spirit of gocloud.dev's drivertest. A driver's test calls
+//
+//	blobtest.Run(t, blobtest.Harness{Open: func(t *testing.T) *blob.Bucket { … }})
+//
+// and gets one subtest per property cairn relies on: typed errors, exactly
+// one winner among concurrent create-only and compare-and-swap writers,
+// version tokens that change on every write, consistent paginated
+// listings, large and empty objects, and prompt failure on cancelled
+// contexts and unreachable endpoints.
+package blobtest
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/cairn-dev/cairn/blob"
+)
+
+// Contenders is how many goroutines race in the concurrency tests.
+const Contenders = 16
+
+// Harness tells the suite how to reach a driver.
+type Harness struct {
+	// Open returns an empty bucket (or one no other subtest writes to).
+	// The suite closes it.
+	Open func(t *testing.T) *blob.Bucket
+	// OpenUnreachable, if set, returns a bucket whose endpoint does not
+	// answer (a closed port on 127.0.0.1). Drivers without a network leave
+	// it nil.
+	OpenUnreachable func(t *testing.T) *blob.Bucket
+}
+
+// Run runs the conformance suite.
+func Run(t *testing.T, h Harness) {
+	tests := []struct {
+		name string
+		fn   func(t *testing.T, b *blob.Bucket)
+	}{
+		{"MissingObject", testMissing},
+		{"CreateGetStat", testCreateGetStat},
+		{"CreateExisting", testCreateExisting},
+		{"ConcurrentCreateOneWinner", testConcurrentCreate},
+		{"Swap", testSwap},
+		{"SwapStaleAndMissing", testSwapStaleAndMissing},
+		{"ConcurrentSwapOneWinner", testConcurrentSwap},
+		{"SwapCounterIsLinearizable", testSwapCounter},
+		{"VersionChangesOnIdenticalContent", testVersionChanges},
+		{"UnconditionalPut", testUnconditionalPut},
+		{"DeleteAndRecreate", testDeleteRecreate},
+		{"ListPrefixAndPages", testList},
+		{"ListAfterWritesAndDeletes", testListConsistency},
+		{"LargeAndEmptyObjects", testSizes},
+		{"KeyShapes", testKeyShapes},
+		{"InvalidArguments", testInvalid},
+		{"CancelledContext", testCancelled},
+		{"Closed", testClosed},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			b := h.Open(t)
+			t.Cleanup(func() { b.Close() })
+			defer func() {
+				if r := recover(); r != nil {
+					f, ok := r.(failure)
+					if !ok {
+						panic(r)
+					}
+					t.Fatalf("unexpected error: %v", f.err)
+				}
+			}()
+			tc.fn(t, b)
+		})
+	}
+	if h.OpenUnreachable != nil {
+		t.Run("UnreachableEndpoint", func(t *testing.T) { testUnreachable(t, h.OpenUnreachable(t)) })
+	}
+}
+
+func ctx(t *testing.T) context.Context {
+	c, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	return c
+}
+
+// key returns a key unique to this test run, so suites may share a bucket.
+func key(t *testing.T, name string) string {
+	var r [4]byte
+	rand.Read(r[:])
+	return "blobtest/" + hex.EncodeToString(r[:]) + "/" + name
+}
+
+// failure carries an unexpected error from must to the subtest's recover.
+type failure struct{ err error }
+
+// must returns v, or stops the subtest when err is set (Run recovers the
+// panic and turns it into t.Fatal).
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(failure{err})
+	}
+	return v
+}
+
+func wantErr(t *testing.T, err, target error) {
+	t.Helper()
+	if !errors.Is(err, target) {
+		t.Fatalf("got error %v, want %v", err, target)
+	}
+	var be *blob.Error
+	if !errors.As(err, &be) {
+		t.Fatalf("error %v is not a *blob.Error naming operation and key", err)
+	}
+}
+
+func testMissing(t *testing.T, b *blob.Bucket) {
+	c, k := ctx(t), key(t, "missing")
+	_, err := b.Get(c, k)
+	wantErr(t, err, blob.ErrNotFound)
+	_, err = b.Stat(c, k)
+	wantErr(t, err, blob.ErrNotFound)
+	wantErr(t, b.Delete(c, k), blob.ErrNotFound)
+}
+
+func testCreateGetStat(t *testing.T, b *blob.Bucket) {
+	c, k := ctx(t), key(t, "obj")
+	data := []byte(`{"hello":"world"}`)
+	v := must(b.Create(c, k, data))
+	if v == "" {
+		t.Fatal("Create returned an empty version")
+	}
+	o := must(b.Get(c, k))
+	if !bytes.Equal(o.Data, data) {
+		t.Fatalf("Get data = %q, want %q", o.Data, data)
+	}
+	if o.Version != v || o.Key != k || o.Size != int64(len(data)) {
+		t.Fatalf("Get attributes = %+v, want version %q key %q size %d", o.Attributes, v, k, len(data))
+	}
+	a := must(b.Stat(c, k))
+	if a.Version != v || a.Size != int64(len(data)) || a.Key != k {
+		t.Fatalf("Stat = %+v, want version %q size %d", a, v, len(data))
+	}
+	if a.ModTime.IsZero() || time.Since(a.ModTime) > time.Hour || time.Until(a.ModTime) > time.Hour {
+		t.Fatalf("Stat ModTime = %v, want about now", a.ModTime)
+	}
+}
+
+func testCreateExisting(t *testing.T, b *blob.Bucket) {
+	c, k := ctx(t), key(t, "obj")
+	v := must(b.Create(c, k, []byte("first")))
+	_, err := b.Create(c, k, []byte("second"))
+	wantErr(t, err, blob.ErrPreconditionFailed)
+	o := must(b.Get(c, k))
+	if string(o.Data) != "first" || o.Version != v {
+		t.Fatalf("after a refused create: %q %q, want %q %q", o.Data, o.Version, "first", v)
+	}
+}
+
+// retrying runs a conditional write, repeating it while the store answers
+// with a transient refusal (S3's 409 ConditionalRequestConflict, 429/503),
+// as callers are told to.
+func retrying(write func() (blob.Version, error)) (blob.Version, error) {
+	for i := 0; ; i++ {
+		v, err := write()
+		if !blob.IsRetryable(err) || i == 50 {
+			return v, err
+		}
+		time.Sleep(time.Duration(10+i*10) * time.Millisecond)
+	}
+}
+
+func testConcurrentCreate(t *testing.T, b *blob.Bucket) {
+	c, k := ctx(t), key(t, "contended")
+	var wins, losses atomic.Int32
+	var winner atomic.Value
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	errs := make(chan error, Contenders)
+	for i := range Contenders {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			data := []byte("writer-" + strconv.Itoa(i))
+			v, err := retrying(func() (blob.Version, error) { return b.Create(c, k, data) })
+			switch {
+			case err == nil:
+				wins.Add(1)
+				winner.Store([2]string{string(data), string(v)})
+			case errors.Is(err, blob.ErrPreconditionFailed):
+				losses.Add(1)
+			default:
+				errs <- err
+			}
+		}()
+	}
+	close(start)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Errorf("unexpected error from a concurrent create: %v", err)
+	}
+	if wins.Load() != 1 || losses.Load() != Contenders-1 {
+		t.Fatalf("%d winners and %d precondition failures, want 1 and %d", wins.Load(), losses.Load(), Contenders-1)
+	}
+	w := winner.Load().([2]string)
+	o := must(b.Get(c, k))
+	if string(o.Data) != w[0] || string(o.Version) != w[1] {
+		t.Fatalf("stored %q@%q, but the winner wrote %q@%q", o.Data, o.Version, w[0], w[1])
+	}
+}
+
+func testSwap(t *testing.T, b *blob.Bucket) {
+	c, k := ctx(t), key(t, "obj")
+	v1 := must(b.Create(c, k, []byte("v1")))
+	v2 := must(b.Swap(c, k, []byte("v2"), v1))
+	if v2 == v1 || v2 == "" {
+		t.Fatalf("Swap returned version %q after %q, want a new one", v2, v1)
+	}
+	o := must(b.Get(c, k))
+	if string(o.Data) != "v2" || o.Version != v2 {
+		t.Fatalf("after swap read %q@%q, want %q@%q", o.Data, o.Version, "v2", v2)
+	}
+	v3 := must(b.Swap(c, k, []byte("v3"), o.Version))
+	if a := must(b.Stat(c, k)); a.Version != v3 {
+		t.Fatalf("Stat version %q, want the one Swap returned %q", a.Version, v3)
+	}
+}
+
+func testSwapStaleAndMissing(t *testing.T, b *blob.Bucket) {
+	c, k := ctx(t), key(t, "obj")
+	v1 := must(b.Create(c, k, []byte("v1")))
+	must(b.Swap(c, k, []byte("v2"), v1))
+	_, err := b.Swap(c, k, []byte("stale"), v1)
+	wantErr(t, err, blob.ErrPreconditionFailed)
+	if o := must(b.Get(c, k)); string(o.Data) != "v2" {
+		t.Fatalf("a stale swap changed the object to %q", o.Data)
+	}
+	_, err = b.Swap(c, key(t, "never-written"), []byte("x"), v1)
+	if !errors.Is(err, blob.ErrNotFound) && !errors.Is(err, blob.ErrPreconditionFailed) {
+		t.Fatalf("swap of a missing object: %v, want not found or precondition failed", err)
+	}
+	if _, err := b.Stat(c, key(t, "never-written")); !errors.Is(err, blob.ErrNotFound) {
+		t.Fatalf("a swap of a missing object created it: %v", err)
+	}
+}
+
+func testConcurrentSwap(t *testing.T, b *blob.Bucket) {
+	c, k := ctx(t), key(t, "contended")
+	v0 := must(b.Create(c, k, []byte("base")))
+	var wins, losses atomic.Int32
+	var winner atomic.Value
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	errs := make(chan error, Contenders)
+	for i := range Contenders {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			data := []byte("swapper-" + strconv.Itoa(i))
+			v, err := retrying(func() (blob.Version, error) { return b.Swap(c, k, data, v0) })
+			switch {
+			case err == nil:
+				wins.Add(1)
+				winner.Store([2]string{string(data), string(v)})
+			case errors.Is(err, blob.ErrPreconditionFailed):
+				losses.Add(1)
+			default:
+				errs <- err
+			}
+		}()
+	}
+	close(start)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Errorf("unexpected error from a concurrent swap: %v", err)
+	}
+	if wins.Load() != 1 || losses.Load() != Contenders-1 {
+		t.Fatalf("%d winners and %d precondition failures, want 1 and %d", wins.Load(), losses.Load(), Contenders-1)
+	}
+	w := winner.Load().([2]string)
+	o := must(b.Get(c, k))
+	if string(o.Data) != w[0] || string(o.Version) != w[1] {
+		t.Fatalf("stored %q@%q, but the winner wrote %q@%q", o.Data, o.Version, w[0], w[1])
+	}
+}
+
+// testSwapCounter increments a counter from many goroutines with
+// read-modify-swap loops: a lost update would show as a short count.
+func testSwapCounter(t *testing.T, b *blob.Bucket) {
+	c, k := ctx(t), key(t, "counter")
+	must(b.Create(c, k, []byte("0")))
+	const workers, each = 8, 5
+	var wg sync.WaitGroup
+	errs := make(chan error, workers)
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range each {
+				if err := Increment(c, b, k); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	o := must(b.Get(c, k))
+	if string(o.Data) != strconv.Itoa(workers*each) {
+		t.Fatalf("counter = %s after %d increments: updates were lost", o.Data, workers*each)
+	}
+}
+
+// Increment adds one to the decimal counter stored at key with a
+// read-modify-swap loop. It is the suite's model of every state transition
+// cairn makes, and the body of the CAS benchmark.
+func Increment(c context.Context, b *blob.Bucket, key string) error {
+	for attempt := 0; ; attempt++ {
+		o, err := b.Get(c, key)
+		if err != nil {
+			return err
+		}
+		n, err := strconv.Atoi(string(o.Data))
+		if err != nil {
+			return fmt.Errorf("counter %q holds %q: %w", key, o.Data, err)
+		}
+		_, err = b.Swap(c, key, []byte(strconv.Itoa(n+1)), o.Version)
+		if err == nil {
+			return nil
+		}
+		if !errors.Is(err, blob.ErrPreconditionFailed) && !blob.IsRetryable(err) {
+			return err
+		}
+		if attempt > 10000 {
+			return fmt.Errorf("increment %q: gave up after %d attempts: %w", key, attempt, err)
+		}
+	}
+}
+
+func testVersionChanges(t *testing.T, b *blob.Bucket) {
+	c, k := ctx(t), key(t, "same")
+	data := []byte("identical bytes")
+	seen := map[blob.Version]bool{}
+	v := must(b.Create(c, k, data))
+	seen[v] = true
+	for i := range 3 {
+		nv := must(b.Swap(c, k, data, v))
+		if seen[nv] {
+			t.Fatalf("swap %d of identical content returned a version seen before (%q)", i, nv)
+		}
+		seen[nv] = true
+		v = nv
+	}
+	nv := must(b.Put(c, k, data, blob.WriteOptions{}))
+	if seen[nv] {
+		t.Fatalf("put of identical content returned a version seen before (%q)", nv)
+	}
+	// The old token must now be stale, though the content is the same.
+	_, err := b.Swap(c, k, data, v)
+	wantErr(t, err, blob.ErrPreconditionFailed)
+	// Delete and re-create with the same content: a new version too.
+	if err := b.Delete(c, k); err != nil {
+		t.Fatal(err)
+	}
+	rv := must(b.Create(c, k, data))
+	if seen[rv] || rv == nv {
+		t.Fatalf("re-created object got version %q seen before", rv)
+	}
+}
+
+func testUnconditionalPut(t *testing.T, b *blob.Bucket) {
+	c, k := ctx(t), key(t, "obj")
+	v1 := must(b.Put(c, k, []byte("one"), blob.WriteOptions{}))
+	v2 := must(b.Put(c, k, []byte("two"), blob.WriteOptions{ContentType: "application/json"}))
+	if v1 == v2 {
+		t.Fatal("unconditional overwrite kept the version")
+	}
+	if o := must(b.Get(c, k)); string(o.Data) != "two" || o.Version != v2 {
+		t.Fatalf("read %q@%q, want %q@%q", o.Data, o.Version, "two", v2)
+	}
+}
+
+func testDeleteRecreate(t *testing.T, b *blob.Bucket) {
+	c, k := ctx(t), key(t, "obj")
+	v := must(b.Create(c, k, []byte("a")))
+	if err := b.Delete(c, k); err != nil {
+		t.Fatal(err)
+	}
+	_, err := b.Get(c, k)
+	wantErr(t, err, blob.ErrNotFound)
+	_, err = b.Swap(c, k, []byte("b"), v)
+	if !errors.Is(err, blob.ErrNotFound) && !errors.Is(err, blob.ErrPreconditionFailed) {
+		t.Fatalf("swap after delete: %v, want not found or precondition failed", err)
+	}
+	must(b.Create(c, k, []byte("c")))
+	if o := must(b.Get(c, k)); string(o.Data) != "c" {
+		t.Fatalf("read %q after re-create", o.Data)
+	}
+}
+
+func keysOf(as []blob.Attributes) []string {
+	out := make([]string, len(as))
+	for i, a := range as {
+		out[i] = a.Key
+	}
+	return out
+}
+
+func testList(t *testing.T, b *blob.Bucket) {
+	c, root := ctx(t), key(t, "list")
+	names := []string{"a", "b/1", "b/2", "b/3", "ba", "c", "b"}
+	want := map[string]blob.Version{}
+	for _, n := range names {
+		want[root+"/"+n] = must(b.Create(c, root+"/"+n, []byte(n)))
+	}
+	must(b.Create(c, root+"-sibling", []byte("outside the prefix")))
+
+	all := must(b.ListAll(c, root+"/"))
+	got := keysOf(all)
+	wantKeys := []string{root + "/a", root + "/b", root + "/b/1", root + "/b/2", root + "/b/3", root + "/ba", root + "/c"}
+	if fmt.Sprint(got) != fmt.Sprint(wantKeys) {
+		t.Fatalf("ListAll = %v, want %v", got, wantKeys)
+	}
+	for _, a := range all {
+		if a.Version != want[a.Key] || a.Size != int64(len(a.Key)-len(root)-1) {
+			t.Fatalf("listed %+v, want version %q and size %d", a, want[a.Key], len(a.Key)-len(root)-1)
+		}
+	}
+	if got := keysOf(must(b.ListAll(c, root+"/b/"))); fmt.Sprint(got) != fmt.Sprint(wantKeys[2:5]) {
+		t.Fatalf("prefix b/: %v, want %v", got, wantKeys[2:5])
+	}
+	if got := keysOf(must(b.ListAll(c, root+"/b"))); fmt.Sprint(got) != fmt.Sprint(wantKeys[1:6]) {
+		t.Fatalf("prefix b: %v, want %v", got, wantKeys[1:6])
+	}
+	if got := must(b.ListAll(c, root+"/zzz")); len(got) != 0 {
+		t.Fatalf("empty prefix listed %v", keysOf(got))
+	}
+
+	// Pages of two: 2+2+2+1, each in order, no repeats.
+	var paged []string
+	opts := blob.ListOptions{Prefix: root + "/", PageSize: 2}
+	pages := 0
+	for {
+		p := must(b.List(c, opts))
+		pages++
+		if len(p.Objects) > 2 {
+			t.Fatalf("page of %d objects with page size 2", len(p.Objects))
+		}
+		paged = append(paged, keysOf(p.Objects)...)
+		if p.NextPageToken == "" {
+			break
+		}
+		if pages > 10 {
+			t.Fatal("pagination does not end")
+		}
+		opts.PageToken = p.NextPageToken
+	}
+	if fmt.Sprint(paged) != fmt.Sprint(wantKeys) || pages < 4 {
+		t.Fatalf("paged listing = %v in %d pages, want %v in 4", paged, pages, wantKeys)
+	}
+}
+
+func testListConsistency(t *testing.T, b *blob.Bucket) {
+	c, root := ctx(t), key(t, "list")
+	var want []string
+	for i := range 12 {
+		k := fmt.Sprintf("%s/%02d", root, i)
+		must(b.Create(c, k, nil))
+		want = append(want, k)
+	}
+	for _, i := range []int{0, 5, 11} {
+		if err := b.Delete(c, want[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want = append(append(append([]string{}, want[1:5]...), want[6:11]...), root+"/99")
+	must(b.Create(c, root+"/99", []byte("late")))
+	if got := keysOf(must(b.ListAll(c, root+"/"))); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("listing after writes and deletes = %v, want %v", got, want)
+	}
+}
+
+func testSizes(t *testing.T, b *blob.Bucket) {
+	c := ctx(t)
+	big := make([]byte, 5<<20+123)
+	rand.Read(big)
+	for name, data := range map[string][]byte{"empty": {}, "one": {0}, "big": big} {
+		k := key(t, name)
+		v := must(b.Create(c, k, data))
+		o := must(b.Get(c, k))
+		if !bytes.Equal(o.Data, data) || o.Size != int64(len(data)) || o.Version != v {
+			t.Fatalf("%s: round trip of %d bytes gave %d bytes (size %d, version %q want %q)", name, len(data), len(o.Data), o.Size, o.Version, v)
+		}
+		if a := must(b.Stat(c, k)); a.Size != int64(len(data)) {
+			t.Fatalf("%s: Stat size %d, want %d", name, a.Size, len(data))
+		}
+	}
+}
+
+func testKeyShapes(t *testing.T, b *blob.Bucket) {
+	c, root := ctx(t), key(t, "shapes")
+	// An object and a "directory" of the same name coexist, as on S3.
+	keys := []string{"a", "a/b", "a/b/c", "x.dir", "x~", "with space", "ünïcødé", "per%cent", "q?uery#frag", "~tmp-1", "dots...", "-dash"}
+	for _, k := range keys {
+		must(b.Create(c, root+"/"+k, []byte(k)))
+	}
+	for _, k := range keys {
+		if o := must(b.Get(c, root+"/"+k)); string(o.Data) != k {
+			t.Fatalf("key %q read back %q", k, o.Data)
+		}
+	}
+	if got := must(b.ListAll(c, root+"/")); len(got) != len(keys) {
+		t.Fatalf("listed %d of %d keys: %v", len(got), len(keys), keysOf(got))
+	}
+}
+
+func testInvalid(t *testing.T, b *blob.Bucket) {
+	c := ctx(t)
+	for _, k := range []string{"", "/abs", "a//b", "trailing/", "a/../b", "./a", "nul\x00", string([]byte{0xff})} {
+		_, err := b.Create(c, k, nil)
+		wantErr(t, err, blob.ErrInvalidArgument)
+	}
+	_, err := b.Put(c, key(t, "both"), nil, blob.WriteOptions{IfNotExist: true, IfMatch: "x"})
+	wantErr(t, err, blob.ErrInvalidArgument)
+	_, err = b.Swap(c, key(t, "noversion"), nil, "")
+	wantErr(t, err, blob.ErrInvalidArgument)
+}
+
+func testCancelled(t *testing.T, b *blob.Bucket) {
+	k := key(t, "obj")
+	must(b.Create(ctx(t), k, []byte("x")))
+	c, cancel := context.WithCancel(context.Background())
+	cancel()
+	start := time.Now()
+	_, err := b.Get(c, k)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("Get with a cancelled context: %v, want context.Canceled", err)
+	}
+	_, err = b.Create(c, key(t, "other"), []byte("y"))
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("Create with a cancelled context: %v, want context.Canceled", err)
+	}
+	_, err = b.List(c, blob.ListOptions{Prefix: k})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("List with a cancelled context: %v, want context.Canceled", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("cancelled calls took %v", d)
+	}
+}
+
+func testClosed(t *testing.T, b *blob.Bucket) {
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	_, err := b.Get(ctx(t), "k")
+	wantErr(t, err, blob.ErrClosed)
+}
+
+func testUnreachable(t *testing.T, b *blob.Bucket) {
+	defer b.Close()
+	c, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	start := time.Now()
+	_, err := b.Get(c, "some/key")
+	if err == nil {
+		t.Fatal("Get from an unreachable endpoint succeeded")
+	}
+	var be *blob.Error
+	if !errors.As(err, &be) || errors.Is(err, blob.ErrNotFound) {
+		t.Fatalf("unreachable endpoint gave %v, want a *blob.Error that is not ErrNotFound", err)
+	}
+	if d := time.Since(start); d > 15*time.Second {
+		t.Fatalf("unreachable endpoint took %v to fail", d)
+	}
+	t.Logf("unreachable endpoint: %v (after %v)", err, time.Since(start).Round(time.Millisecond))
+}

@@ -1,0 +1,436 @@
+// Package file is the embedded default blob driver: a directory on a local
+// file system, safe to share between several processes on one machine.
+//
+// Create-only and compare-and-swap writes are truly exclusive across
+// processes: a writer takes an exclusive flock(2) on one of 64 lock files
+// (chosen by a hash of the key), checks the condition against the version
+// stored in the object, writes a temporary file, fsyncs it and renames it
+// over the object. Readers take no lock: rename is atomic, so a reader
+// sees either the old or the new object, never a mix. (gocloud.dev's
+// fileblob checks existence and renames without a lock, so two writers can
+// both "win"; this driver exists because of that.)
+//
+// Layout: a key's segments become directories and a file, each segment
+// percent-escaped; a directory carries a "~" suffix so that an object "a"
+// and an object "a/b" can coexist, as on S3:
+//
+//	root/runs~/r123~/record     the object "runs/r123/record"
+//	root/~locks/07              a lock file
+//	root/runs~/~tmp-…           a write in progress (never listed)
+//
+// Each object file starts with a one-line header naming its version (a
+// random 128-bit token), then the content.
+//
+// URL form: file:///absolute/path (created if missing). The query
+// parameter nosync=true skips fsync, for throwaway test data.
+package file
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+
+	"github.com/gofrs/flock"
+
+	"github.com/cairn-dev/cairn/blob"
+)
+
+func init() {
+	blob.Register("file", func(ctx context.Context, u *url.URL) (*blob.Bucket, error) {
+		if u.Host != "" && u.Host != "localhost" {
+			return nil, fmt.Errorf("file URL must have an empty host (file:///path), got host %q", u.Host)
+		}
+		opts := Options{}
+		for k, v := range u.Query() {
+			switch k {
+			case "nosync":
+				opts.NoSync = v[0] == "true" || v[0] == "1"
+			default:
+				return nil, fmt.Errorf("unknown file URL parameter %q (known: nosync)", k)
+			}
+		}
+		if u.Path == "" {
+			return nil, errors.New("file URL has no path")
+		}
+		return Open(u.Path, opts)
+	})
+}
+
+// Options configure a directory bucket.
+type Options struct {
+	// NoSync skips fsync of files and directories after a write. Faster,
+	// but a machine crash may lose or tear recent writes. For tests only.
+	NoSync bool
+}
+
+const (
+	lockStripes = 64
+	locksDir    = "~locks"
+	tmpPrefix   = "~tmp-"
+	dirSuffix   = "~"
+	header      = "cairn-blob v1 "
+)
+
+type driver struct {
+	root string
+	opts Options
+}
+
+// Open returns a bucket stored in the directory root, creating it if
+// needed.
+func Open(root string, opts Options) (*blob.Bucket, error) {
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(filepath.Join(abs, locksDir), 0o755); err != nil {
+		return nil, fmt.Errorf("create bucket directory: %w", err)
+	}
+	return blob.NewBucket(&driver{root: abs, opts: opts}), nil
+}
+
+// escape makes a key segment safe as a file name: "%", "~", "\" and the
+// characters Windows refuses are percent-escaped, so no escaped segment
+// contains "~" and the suffix and temp names cannot collide with objects.
+func escape(seg string) string {
+	var b strings.Builder
+	for i := 0; i < len(seg); i++ {
+		c := seg[i]
+		if strings.IndexByte(`%~\:*?"<>|`, c) >= 0 {
+			fmt.Fprintf(&b, "%%%02X", c)
+		} else {
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
+
+func unescape(name string) (string, bool) {
+	s, err := url.PathUnescape(name)
+	return s, err == nil
+}
+
+// path returns the file that holds key.
+func (d *driver) path(key string) string {
+	segs := strings.Split(key, "/")
+	parts := make([]string, 0, len(segs)+1)
+	parts = append(parts, d.root)
+	for i, s := range segs {
+		if i < len(segs)-1 {
+			parts = append(parts, escape(s)+dirSuffix)
+		} else {
+			parts = append(parts, escape(s))
+		}
+	}
+	return filepath.Join(parts...)
+}
+
+func (d *driver) lock(key string) (*flock.Flock, error) {
+	h := fnv.New32a()
+	h.Write([]byte(key))
+	l := flock.New(filepath.Join(d.root, locksDir, fmt.Sprintf("%02d", h.Sum32()%lockStripes)))
+	if err := l.Lock(); err != nil {
+		return nil, fmt.Errorf("lock: %w", err)
+	}
+	return l, nil
+}
+
+func newVersion() blob.Version {
+	var r [16]byte
+	rand.Read(r[:])
+	return blob.Version(hex.EncodeToString(r[:]))
+}
+
+// readFile reads an object file: its version from the header, and
+// optionally its content.
+func readFile(path string, withData bool) (blob.Version, []byte, fs.FileInfo, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", nil, nil, mapErr(err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return "", nil, nil, err
+	}
+	if fi.IsDir() {
+		return "", nil, nil, blob.ErrNotFound
+	}
+	r := bufio.NewReader(f)
+	line, err := r.ReadString('\n')
+	if err != nil || !strings.HasPrefix(line, header) {
+		return "", nil, nil, fmt.Errorf("%s: not a cairn blob file (bad header)", path)
+	}
+	v := blob.Version(strings.TrimSuffix(strings.TrimPrefix(line, header), "\n"))
+	if !withData {
+		return v, nil, sizeInfo{fi, fi.Size() - int64(len(line))}, nil
+	}
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return "", nil, nil, err
+	}
+	return v, data, sizeInfo{fi, int64(len(data))}, nil
+}
+
+// sizeInfo reports the content size, without the header.
+type sizeInfo struct {
+	fs.FileInfo
+	size int64
+}
+
+func (s sizeInfo) Size() int64 { return s.size }
+
+func mapErr(err error) error {
+	switch {
+	case errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.ENOTDIR):
+		return blob.ErrNotFound
+	case errors.Is(err, syscall.ENAMETOOLONG):
+		return fmt.Errorf("%w: %v", blob.ErrInvalidArgument, err)
+	}
+	return err
+}
+
+func (d *driver) Get(ctx context.Context, key string) (*blob.Object, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	v, data, fi, err := readFile(d.path(key), true)
+	if err != nil {
+		return nil, err
+	}
+	return &blob.Object{Attributes: blob.Attributes{Key: key, Size: fi.Size(), Version: v, ModTime: fi.ModTime()}, Data: data}, nil
+}
+
+func (d *driver) Stat(ctx context.Context, key string) (blob.Attributes, error) {
+	if err := ctx.Err(); err != nil {
+		return blob.Attributes{}, err
+	}
+	v, _, fi, err := readFile(d.path(key), false)
+	if err != nil {
+		return blob.Attributes{}, err
+	}
+	return blob.Attributes{Key: key, Size: fi.Size(), Version: v, ModTime: fi.ModTime()}, nil
+}
+
+func (d *driver) Put(ctx context.Context, key string, data []byte, opts blob.WriteOptions) (blob.Version, error) {
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	path := d.path(key)
+	l, err := d.lock(key)
+	if err != nil {
+		return "", err
+	}
+	defer l.Unlock()
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	if opts.IfNotExist || opts.IfMatch != "" {
+		cur, _, _, err := readFile(path, false)
+		exists := err == nil
+		if err != nil && !errors.Is(err, blob.ErrNotFound) {
+			return "", err
+		}
+		switch {
+		case opts.IfNotExist && exists:
+			return "", blob.ErrPreconditionFailed
+		case opts.IfMatch != "" && !exists:
+			return "", blob.ErrNotFound
+		case opts.IfMatch != "" && cur != opts.IfMatch:
+			return "", blob.ErrPreconditionFailed
+		}
+	}
+	v := newVersion()
+	var buf bytes.Buffer
+	buf.Grow(len(header) + len(v) + 1 + len(data))
+	buf.WriteString(header)
+	buf.WriteString(string(v))
+	buf.WriteByte('\n')
+	buf.Write(data)
+	// A concurrent Delete of a sibling may remove an empty parent
+	// directory between MkdirAll and the write: try again then.
+	for attempt := 0; ; attempt++ {
+		err = d.writeAtomic(path, buf.Bytes())
+		if err == nil || !errors.Is(err, fs.ErrNotExist) || attempt == 10 {
+			break
+		}
+	}
+	if err != nil {
+		return "", mapErr(err)
+	}
+	return v, nil
+}
+
+// writeAtomic writes content to a temporary file beside path, syncs it and
+// renames it over path.
+func (d *driver) writeAtomic(path string, content []byte) error {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(dir, tmpPrefix)
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	ok := false
+	defer func() {
+		if !ok {
+			f.Close()
+			os.Remove(tmp)
+		}
+	}()
+	if _, err := f.Write(content); err != nil {
+		return err
+	}
+	if !d.opts.NoSync {
+		if err := f.Sync(); err != nil {
+			return err
+		}
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return err
+	}
+	ok = true
+	if !d.opts.NoSync {
+		if df, err := os.Open(dir); err == nil {
+			df.Sync()
+			df.Close()
+		}
+	}
+	return nil
+}
+
+func (d *driver) Delete(ctx context.Context, key string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	l, err := d.lock(key)
+	if err != nil {
+		return err
+	}
+	defer l.Unlock()
+	path := d.path(key)
+	if fi, err := os.Stat(path); err != nil {
+		return mapErr(err)
+	} else if fi.IsDir() {
+		return blob.ErrNotFound
+	}
+	if err := os.Remove(path); err != nil {
+		return mapErr(err)
+	}
+	// Remove parent directories left empty; a failure only means one is
+	// not empty (or a concurrent writer just filled it).
+	for dir := filepath.Dir(path); dir != d.root; dir = filepath.Dir(dir) {
+		if os.Remove(dir) != nil {
+			break
+		}
+	}
+	return nil
+}
+
+func (d *driver) List(ctx context.Context, opts blob.ListOptions) (blob.ListPage, error) {
+	if err := ctx.Err(); err != nil {
+		return blob.ListPage{}, err
+	}
+	// Start the walk at the deepest directory the prefix names entirely.
+	dirKey := ""
+	if i := strings.LastIndexByte(opts.Prefix, '/'); i >= 0 {
+		dirKey = opts.Prefix[:i+1]
+	}
+	start := d.root
+	for _, s := range strings.Split(strings.TrimSuffix(dirKey, "/"), "/") {
+		if s != "" {
+			start = filepath.Join(start, escape(s)+dirSuffix)
+		}
+	}
+	var keys []string
+	var walk func(dir, keyPrefix string) error
+	walk = func(dir, keyPrefix string) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil // an empty or concurrently removed directory
+			}
+			return err
+		}
+		for _, e := range entries {
+			name := e.Name()
+			switch {
+			case dir == d.root && name == locksDir, strings.HasPrefix(name, tmpPrefix):
+				continue
+			case e.IsDir() && strings.HasSuffix(name, dirSuffix):
+				seg, ok := unescape(strings.TrimSuffix(name, dirSuffix))
+				if !ok {
+					continue
+				}
+				sub := keyPrefix + seg + "/"
+				// Descend only where keys under sub can match the prefix.
+				if strings.HasPrefix(sub, opts.Prefix) || strings.HasPrefix(opts.Prefix, sub) {
+					if err := walk(filepath.Join(dir, name), sub); err != nil {
+						return err
+					}
+				}
+			case e.Type().IsRegular():
+				seg, ok := unescape(name)
+				if !ok {
+					continue
+				}
+				if k := keyPrefix + seg; strings.HasPrefix(k, opts.Prefix) && k > opts.PageToken {
+					keys = append(keys, k)
+				}
+			}
+		}
+		return nil
+	}
+	if err := walk(start, dirKey); err != nil {
+		return blob.ListPage{}, err
+	}
+	sort.Strings(keys)
+	var page blob.ListPage
+	for i, k := range keys {
+		if i == opts.PageSize {
+			page.NextPageToken = keys[i-1]
+			break
+		}
+		v, _, fi, err := readFile(d.path(k), false)
+		if errors.Is(err, blob.ErrNotFound) {
+			continue // deleted since the walk
+		}
+		if err != nil {
+			return blob.ListPage{}, err
+		}
+		page.Objects = append(page.Objects, blob.Attributes{Key: k, Size: fi.Size(), Version: v, ModTime: fi.ModTime()})
+	}
+	return page, nil
+}
+
+// As supports *string: the bucket's root directory.
+func (d *driver) As(target any) bool {
+	if p, ok := target.(*string); ok {
+		*p = d.root
+		return true
+	}
+	return false
+}
+
+func (d *driver) Close() error { return nil }

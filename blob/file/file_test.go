@@ -1,0 +1,147 @@
+package file_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"sync"
+	"testing"
+
+	"github.com/cairn-dev/cairn/blob"
+	"github.com/cairn-dev/cairn/blob/blobtest"
+	"github.com/cairn-dev/cairn/blob/file"
+)
+
+func open(t testing.TB, dir string) *blob.Bucket {
+	b, err := file.Open(dir, file.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestConformance(t *testing.T) {
+	blobtest.Run(t, blobtest.Harness{Open: func(t *testing.T) *blob.Bucket { return open(t, t.TempDir()) }})
+}
+
+func TestOpenURL(t *testing.T) {
+	dir := t.TempDir()
+	b, err := blob.OpenBucket(context.Background(), "file://"+dir+"?nosync=true")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	var root string
+	if !b.As(&root) || root != dir {
+		t.Fatalf("As root = %q, want %q", root, dir)
+	}
+	for _, bad := range []string{"file://host/x", "file:///x?bogus=1"} {
+		if _, err := blob.OpenBucket(context.Background(), bad); err == nil {
+			t.Errorf("OpenBucket(%q) succeeded, want an error", bad)
+		}
+	}
+}
+
+// The multi-process test re-executes this test binary as child processes
+// that race on one directory.
+const (
+	childEnv = "CAIRN_FILEBLOB_CHILD"
+	dirEnv   = "CAIRN_FILEBLOB_DIR"
+	idEnv    = "CAIRN_FILEBLOB_ID"
+)
+
+const (
+	processes      = 4
+	incrementsEach = 25
+)
+
+func TestMain(m *testing.M) {
+	if os.Getenv(childEnv) != "" {
+		os.Exit(child())
+	}
+	os.Exit(m.Run())
+}
+
+// child creates a contended key (one winner among processes) and
+// increments a shared counter with read-modify-swap loops.
+func child() int {
+	b, err := file.Open(os.Getenv(dirEnv), file.Options{})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	ctx := context.Background()
+	if _, err := b.Create(ctx, "race/winner", []byte(os.Getenv(idEnv))); err == nil {
+		fmt.Println("won")
+	} else if !blobIsPrecondition(err) {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	for range incrementsEach {
+		if err := blobtest.Increment(ctx, b, "race/counter"); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 2
+		}
+	}
+	return 0
+}
+
+func blobIsPrecondition(err error) bool {
+	return errors.Is(err, blob.ErrPreconditionFailed)
+}
+
+func TestMultiProcess(t *testing.T) {
+	dir := t.TempDir()
+	b := open(t, dir)
+	if _, err := b.Create(context.Background(), "race/counter", []byte("0")); err != nil {
+		t.Fatal(err)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	outs := make([][]byte, processes)
+	errs := make([]error, processes)
+	for i := range processes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cmd := exec.Command(exe, "-test.run=^$")
+			cmd.Env = append(os.Environ(), childEnv+"=1", dirEnv+"="+dir, idEnv+"="+strconv.Itoa(i))
+			cmd.Stderr = os.Stderr
+			outs[i], errs[i] = cmd.Output()
+		}()
+	}
+	wg.Wait()
+	winners := 0
+	for i := range processes {
+		if errs[i] != nil {
+			t.Fatalf("child %d: %v", i, errs[i])
+		}
+		if string(outs[i]) == "won\n" {
+			winners++
+		}
+	}
+	if winners != 1 {
+		t.Fatalf("%d processes won the create-only race, want exactly 1", winners)
+	}
+	o, err := b.Get(context.Background(), "race/counter")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := strconv.Itoa(processes * incrementsEach); string(o.Data) != want {
+		t.Fatalf("counter = %s after %s increments from %d processes: updates were lost", o.Data, want, processes)
+	}
+}
+
+func BenchmarkSwapContended(b *testing.B) {
+	blobtest.BenchmarkSwapContended(b, open(b, b.TempDir()))
+}
+
+func BenchmarkCreateDistinct(b *testing.B) {
+	blobtest.BenchmarkCreateDistinct(b, open(b, b.TempDir()))
+}

@@ -1,0 +1,141 @@
+package testinfra
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Azurite's well-known development account.
+const (
+	AzuriteAccountName = "devstoreaccount1"
+	AzuriteAccountKey  = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
+)
+
+// AzuriteEndpoint is a running Azurite blob service, shared by all tests of
+// one test binary: give each test its own container name.
+type AzuriteEndpoint struct {
+	BlobEndpoint string // "http://127.0.0.1:PORT/devstoreaccount1"
+	AccountName  string
+	AccountKey   string
+}
+
+// ConnectionString returns an Azure Storage connection string for e.
+func (e *AzuriteEndpoint) ConnectionString() string {
+	return "DefaultEndpointsProtocol=http;AccountName=" + e.AccountName +
+		";AccountKey=" + e.AccountKey + ";BlobEndpoint=" + e.BlobEndpoint + ";"
+}
+
+var azuriteOnce struct {
+	sync.Once
+	ep  *AzuriteEndpoint
+	err error
+}
+
+// Azurite returns the test binary's Azurite blob service, starting it on first
+// use. It skips the test under -short and fails it if Azurite is not installed.
+func Azurite(t testing.TB) *AzuriteEndpoint {
+	t.Helper()
+	require(t, "Azurite")
+	azuriteOnce.Do(func() { azuriteOnce.ep, azuriteOnce.err = startAzurite() })
+	if azuriteOnce.err != nil {
+		t.Fatalf("testinfra: Azurite: %v\n%s", azuriteOnce.err, setupHint)
+	}
+	return azuriteOnce.ep
+}
+
+func startAzurite() (*AzuriteEndpoint, error) {
+	bin := os.Getenv("CAIRN_AZURITE_BIN")
+	if bin == "" {
+		var err error
+		if bin, err = exec.LookPath("azurite-blob"); err != nil {
+			return nil, errors.New("CAIRN_AZURITE_BIN is unset and azurite-blob is not on PATH")
+		}
+	}
+	// The free port is found then released, so another process may grab it
+	// first: retry a few times.
+	var err error
+	for range 3 {
+		var ep *AzuriteEndpoint
+		if ep, err = runAzurite(bin); err == nil {
+			return ep, nil
+		}
+	}
+	return nil, err
+}
+
+func runAzurite(bin string) (*AzuriteEndpoint, error) {
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "cairn-azurite-")
+	if err != nil {
+		return nil, err
+	}
+	var out bytes.Buffer // startup messages, for error reports
+	cmd := exec.Command(bin,
+		"--blobHost", "127.0.0.1", "--blobPort", strconv.Itoa(port),
+		"--inMemoryPersistence", "--skipApiVersionCheck", "--loose", "--silent",
+		"--location", dir)
+	cmd.Dir = dir
+	cmd.Stdout, cmd.Stderr = &out, &out
+	cmd.SysProcAttr = childAttr()
+	if err := cmd.Start(); err != nil {
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("start %s: %w", bin, err)
+	}
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+	stop := func() {
+		killChild(cmd)
+		<-exited
+		os.RemoveAll(dir)
+	}
+
+	ep := &AzuriteEndpoint{
+		BlobEndpoint: fmt.Sprintf("http://127.0.0.1:%d/%s", port, AzuriteAccountName),
+		AccountName:  AzuriteAccountName,
+		AccountKey:   AzuriteAccountKey,
+	}
+	// Any HTTP answer (an unauthenticated request gets 403) means it is up.
+	deadline := time.After(30 * time.Second)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, ep.BlobEndpoint+"?comp=list", nil)
+		resp, err := http.DefaultClient.Do(req)
+		cancel()
+		if err == nil {
+			resp.Body.Close()
+			onStop(stop)
+			return ep, nil
+		}
+		select {
+		case <-exited:
+			os.RemoveAll(dir)
+			return nil, fmt.Errorf("%s exited: %s", bin, out.String())
+		case <-deadline:
+			stop()
+			return nil, fmt.Errorf("%s did not answer on 127.0.0.1:%d within 30s: %s", bin, port, out.String())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}

@@ -1,0 +1,214 @@
+package testinfra
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"net/netip"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/api/types/network"
+	"github.com/moby/moby/client"
+	"github.com/testcontainers/testcontainers-go"
+	"github.com/testcontainers/testcontainers-go/wait"
+)
+
+// DefaultMinIOImage is used when CAIRN_MINIO_IMAGE is unset: on a machine
+// with Docker and a registry, testcontainers pulls it.
+const DefaultMinIOImage = "minio/minio:latest"
+
+const (
+	minioUser     = "minioadmin"
+	minioPassword = "minioadmin"
+	minioPort     = "9000/tcp"
+
+	// Containers carry these labels so that a later run can remove those left
+	// behind by a test binary that died without running Main's cleanup
+	// (e.g. a -timeout panic).
+	labelService = "dev.cairn.testinfra"
+	labelPID     = "dev.cairn.testinfra.pid"
+	labelHost    = "dev.cairn.testinfra.host"
+)
+
+// MinIOEndpoint is a running MinIO, shared by all tests of one test binary:
+// give each test its own bucket (NewBucketName).
+type MinIOEndpoint struct {
+	Endpoint  string // "http://127.0.0.1:PORT"
+	AccessKey string
+	SecretKey string
+	Region    string // "us-east-1"
+}
+
+var minioOnce struct {
+	sync.Once
+	ep  *MinIOEndpoint
+	err error
+}
+
+// MinIO returns the test binary's MinIO, starting its container on first use.
+// It skips the test under -short and fails it if no engine is reachable.
+func MinIO(t testing.TB) *MinIOEndpoint {
+	t.Helper()
+	require(t, "MinIO")
+	minioOnce.Do(func() { minioOnce.ep, minioOnce.err = startMinIO() })
+	if minioOnce.err != nil {
+		t.Fatalf("testinfra: MinIO: %v\n%s", minioOnce.err, setupHint)
+	}
+	return minioOnce.ep
+}
+
+func startMinIO() (*MinIOEndpoint, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+
+	if err := engineHealthy(ctx); err != nil {
+		return nil, fmt.Errorf("no container engine reachable (DOCKER_HOST=%q): %w", os.Getenv("DOCKER_HOST"), err)
+	}
+	removeStale(ctx)
+
+	image := os.Getenv("CAIRN_MINIO_IMAGE")
+	if image == "" {
+		image = DefaultMinIOImage
+	}
+	host, _ := os.Hostname()
+	ctr, err := testcontainers.GenericContainer(ctx, testcontainers.GenericContainerRequest{
+		Started: true,
+		ContainerRequest: testcontainers.ContainerRequest{
+			Image: image,
+			Cmd:   []string{"server", "/data"},
+			Env: map[string]string{
+				"MINIO_ROOT_USER":     minioUser,
+				"MINIO_ROOT_PASSWORD": minioPassword,
+				"MINIO_BROWSER":       "off",
+				"MINIO_UPDATE":        "off",
+			},
+			Labels: map[string]string{
+				labelService: "minio",
+				labelPID:     strconv.Itoa(os.Getpid()),
+				labelHost:    host,
+			},
+			ExposedPorts: []string{minioPort},
+			// Publish on loopback only (the default would be 0.0.0.0).
+			HostConfigModifier: func(hc *container.HostConfig) {
+				hc.PortBindings = network.PortMap{
+					network.MustParsePort(minioPort): {{HostIP: netip.MustParseAddr("127.0.0.1")}},
+				}
+			},
+			WaitingFor: wait.ForHTTP("/minio/health/live").WithPort(minioPort).
+				WithStartupTimeout(90 * time.Second),
+		},
+	})
+	if ctr != nil {
+		onStop(func() {
+			if err := testcontainers.TerminateContainer(ctr); err != nil {
+				fmt.Fprintf(os.Stderr, "testinfra: stopping MinIO: %v\n", err)
+			}
+		})
+	}
+	if err != nil {
+		return nil, fmt.Errorf("starting container from image %q: %w", image, err)
+	}
+	port, err := ctr.MappedPort(ctx, minioPort)
+	if err != nil {
+		return nil, err
+	}
+	return &MinIOEndpoint{
+		Endpoint:  "http://127.0.0.1:" + port.Port(),
+		AccessKey: minioUser,
+		SecretKey: minioPassword,
+		Region:    "us-east-1",
+	}, nil
+}
+
+// engineHealthy pings the engine testcontainers would use.
+func engineHealthy(ctx context.Context) (err error) {
+	defer func() { // older code paths panic when no Docker host is found
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%v", r)
+		}
+	}()
+	p, err := testcontainers.NewDockerProvider()
+	if err != nil {
+		return err
+	}
+	hctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	return p.Health(hctx) // closes p
+}
+
+// removeStale removes MinIO containers that this package started on this host
+// from test binaries that are no longer running. Best effort.
+func removeStale(ctx context.Context) {
+	host, _ := os.Hostname()
+	cli, err := testcontainers.NewDockerClientWithOpts(ctx)
+	if err != nil {
+		return
+	}
+	defer cli.Close()
+	list, err := cli.ContainerList(ctx, client.ContainerListOptions{
+		All:     true,
+		Filters: client.Filters{}.Add("label", labelService+"=minio", labelHost+"="+host),
+	})
+	if err != nil {
+		return
+	}
+	for _, c := range list.Items {
+		pid, err := strconv.Atoi(c.Labels[labelPID])
+		if err != nil || processAlive(pid) {
+			continue
+		}
+		_, _ = cli.ContainerRemove(ctx, c.ID, client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
+	}
+}
+
+// Client returns an S3 client for this MinIO (static credentials,
+// path-style addressing; nothing is read from ~/.aws or the environment).
+func (e *MinIOEndpoint) Client() *s3.Client {
+	return s3.New(s3.Options{
+		Region:       e.Region,
+		BaseEndpoint: aws.String(e.Endpoint),
+		UsePathStyle: true,
+		Credentials:  credentials.NewStaticCredentialsProvider(e.AccessKey, e.SecretKey, ""),
+	})
+}
+
+// CreateBucket creates bucket name, failing t on error.
+func (e *MinIOEndpoint) CreateBucket(t testing.TB, name string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := e.Client().CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String(name)}); err != nil {
+		t.Fatalf("testinfra: create bucket %q: %v", name, err)
+	}
+}
+
+var nonBucketChars = regexp.MustCompile(`[^a-z0-9]+`)
+
+// NewBucketName returns a unique, valid S3 bucket name derived from the
+// test's name, e.g. "t-testputget-3f9a0c1b2d4e".
+func NewBucketName(t testing.TB) string {
+	t.Helper()
+	stem := strings.Trim(nonBucketChars.ReplaceAllString(strings.ToLower(t.Name()), "-"), "-")
+	if len(stem) > 40 {
+		stem = strings.TrimRight(stem[:40], "-")
+	}
+	var b [6]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		t.Fatal(err)
+	}
+	if stem == "" {
+		return "t-" + hex.EncodeToString(b[:])
+	}
+	return "t-" + stem + "-" + hex.EncodeToString(b[:])
+}

@@ -1,0 +1,233 @@
+#!/usr/bin/env bash
+# scripts/testenv.sh — test dependencies for `make test`.
+#
+#   ensure      make a Docker-compatible engine reachable, build the MinIO image
+#               if needed, install Azurite; then print the env exports.
+#   env         the same, but print ONLY the exports on stdout, for
+#               `eval "$(scripts/testenv.sh env)"`. All logging goes to stderr.
+#   minio       run a MinIO for manual use on 127.0.0.1:9000 (console :9001),
+#               data under .cairn/minio, credentials minioadmin/minioadmin.
+#   minio-stop  stop it.
+#
+# Idempotent; a second run only checks (well under a second). Nothing is
+# downloaded as a prebuilt binary: podman comes from apt, MinIO is built from
+# source through the Go module proxy, Azurite comes from npm.
+set -euo pipefail
+
+MINIO_VERSION=v0.0.0-20260212201848-7aac2a2c5b7c   # pinned 2026 build (see shared/PLATFORM.md)
+AZURITE_VERSION=3.37.0
+MINIO_LOCAL_IMAGE=localhost/cairn-minio:${MINIO_VERSION}
+MINIO_PUBLIC_IMAGE=minio/minio:latest               # used when a real Docker can pull
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+CACHE=${CAIRN_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/cairn}
+MINIO_BIN=$CACHE/minio-$MINIO_VERSION/minio
+AZURITE_BIN=$CACHE/azurite-$AZURITE_VERSION/node_modules/.bin/azurite-blob
+PODMAN_SOCK=/run/podman/podman.sock
+CONTAINERS_CONF=/etc/containers/containers.conf
+
+log() { echo "testenv: $*" >&2; }
+die() { log "ERROR: $*"; exit 1; }
+
+# pings DOCKER_HOST-style address $1 (unix:// or tcp://) via the Docker API.
+engine_answers() {
+  case $1 in
+    unix://*) curl -sfm 3 --unix-socket "${1#unix://}" http://d/_ping >/dev/null 2>&1 ;;
+    tcp://*)  curl -sfm 3 "http://${1#tcp://}/_ping" >/dev/null 2>&1 ;;
+    *) return 1 ;;
+  esac
+}
+
+# --- container engine ---------------------------------------------------------
+
+install_podman() {
+  command -v podman >/dev/null && return
+  log "installing podman + runc via apt (one-time, ~1 min)"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq >&2
+  apt-get install -y -qq podman runc >&2
+}
+
+configure_podman() {
+  # The sandbox refuses raising rlimits and crun's defaults trip over that.
+  if [[ -f $CONTAINERS_CONF ]] &&
+     grep -q '^default_ulimits = \["nofile=1024:1024","nproc=1024:1024"\]' "$CONTAINERS_CONF" &&
+     grep -q '^runtime = "runc"' "$CONTAINERS_CONF"; then
+    return
+  fi
+  [[ -f $CONTAINERS_CONF ]] && cp "$CONTAINERS_CONF" "$CONTAINERS_CONF.bak-cairn"
+  log "writing $CONTAINERS_CONF"
+  mkdir -p "$(dirname "$CONTAINERS_CONF")"
+  cat >"$CONTAINERS_CONF" <<'EOF'
+# written by cairn scripts/testenv.sh
+[containers]
+default_ulimits = ["nofile=1024:1024","nproc=1024:1024"]
+
+[engine]
+runtime = "runc"
+EOF
+}
+
+start_podman_service() {
+  engine_answers "unix://$PODMAN_SOCK" && return
+  log "starting podman API service on $PODMAN_SOCK"
+  mkdir -p /run/podman "$CACHE"
+  # setsid + all fds redirected: survives this script and never holds the
+  # stdout of `$(scripts/testenv.sh env)` open.
+  setsid podman system service --time=0 "unix://$PODMAN_SOCK" \
+    </dev/null >>"$CACHE/podman-service.log" 2>&1 &
+  for _ in $(seq 100); do
+    engine_answers "unix://$PODMAN_SOCK" && return
+    sleep 0.2
+  done
+  die "podman service did not answer within 20s; see $CACHE/podman-service.log"
+}
+
+# Sets DOCKER_HOST and ENGINE_CLI (podman|docker).
+ensure_engine() {
+  if [[ -n ${DOCKER_HOST:-} ]] && engine_answers "$DOCKER_HOST"; then
+    log "using DOCKER_HOST=$DOCKER_HOST"
+  elif engine_answers unix:///var/run/docker.sock; then
+    DOCKER_HOST=unix:///var/run/docker.sock
+    log "using $DOCKER_HOST"
+  else
+    [[ -n ${DOCKER_HOST:-} ]] && log "DOCKER_HOST=$DOCKER_HOST does not answer; falling back to podman"
+    [[ $(id -u) == 0 ]] || die "no Docker engine reachable, and installing podman needs root"
+    install_podman
+    configure_podman
+    start_podman_service
+    DOCKER_HOST=unix://$PODMAN_SOCK
+  fi
+  # Podman answers the Docker API too; its /version names a "Podman Engine".
+  local sock=${DOCKER_HOST#unix://} version
+  if [[ $DOCKER_HOST == unix://* ]]; then
+    version=$(curl -sfm 3 --unix-socket "$sock" http://d/version || true)
+  else
+    version=$(curl -sfm 3 "http://${DOCKER_HOST#tcp://}/version" || true)
+  fi
+  if [[ $version == *Podman* ]]; then ENGINE_CLI=podman; else ENGINE_CLI=docker; fi
+}
+
+# --- MinIO --------------------------------------------------------------------
+
+ensure_minio_bin() {
+  [[ -x $MINIO_BIN ]] && return
+  log "building MinIO $MINIO_VERSION from source (one-time, ~3 min)"
+  local tmp
+  tmp=$(mktemp -d "$CACHE/minio-build.XXXXXX")
+  # Built outside this module so our go.mod is untouched.
+  (cd "$tmp" && CGO_ENABLED=0 GOBIN="$tmp" GOFLAGS=-buildvcs=false \
+     go install "github.com/minio/minio@$MINIO_VERSION") >&2
+  mkdir -p "$(dirname "$MINIO_BIN")"
+  mv "$tmp/minio" "$MINIO_BIN"   # atomic: a half-built binary never counts as cached
+  rm -rf "$tmp"
+}
+
+# Sets MINIO_IMAGE: the image the tests should run.
+ensure_minio_image() {
+  if [[ -n ${CAIRN_MINIO_IMAGE:-} ]]; then          # explicit choice wins
+    MINIO_IMAGE=$CAIRN_MINIO_IMAGE
+  elif [[ $ENGINE_CLI == docker && -z ${CAIRN_MINIO_LOCAL:-} ]]; then
+    MINIO_IMAGE=$MINIO_PUBLIC_IMAGE                 # real Docker pulls it
+  else
+    MINIO_IMAGE=$MINIO_LOCAL_IMAGE                  # no registry: build locally
+  fi
+  [[ $MINIO_IMAGE == "$MINIO_LOCAL_IMAGE" ]] || return 0
+  # Same image name via either CLI; talk to the engine we chose.
+  local cli=(podman)
+  [[ $ENGINE_CLI == docker ]] && cli=(docker -H "$DOCKER_HOST")
+  "${cli[@]}" image inspect "$MINIO_IMAGE" >/dev/null 2>&1 && return
+  ensure_minio_bin
+  log "building image $MINIO_IMAGE"
+  local ctx
+  ctx=$(mktemp -d "$CACHE/minio-image.XXXXXX")
+  ln "$MINIO_BIN" "$ctx/minio" 2>/dev/null || cp "$MINIO_BIN" "$ctx/minio"
+  cat >"$ctx/Containerfile" <<'EOF'
+FROM scratch
+COPY minio /minio
+EXPOSE 9000
+ENTRYPOINT ["/minio"]
+EOF
+  "${cli[@]}" build -q -t "$MINIO_IMAGE" -f "$ctx/Containerfile" "$ctx" >&2
+  rm -rf "$ctx"
+}
+
+# --- Azurite ------------------------------------------------------------------
+
+ensure_azurite() {
+  [[ -x $AZURITE_BIN ]] && return
+  log "installing azurite@$AZURITE_VERSION from npm (one-time)"
+  npm install --silent --no-audit --no-fund \
+    --prefix "$(dirname "$(dirname "$(dirname "$AZURITE_BIN")")")" "azurite@$AZURITE_VERSION" >&2
+  [[ -x $AZURITE_BIN ]] || die "npm install finished but $AZURITE_BIN is missing"
+}
+
+# --- subcommands --------------------------------------------------------------
+
+ensure() {
+  mkdir -p "$CACHE"
+  ensure_engine
+  ensure_minio_image
+  ensure_azurite
+}
+
+print_env() {
+  echo "export DOCKER_HOST=$DOCKER_HOST"
+  echo "export TESTCONTAINERS_RYUK_DISABLED=true"
+  echo "export TESTCONTAINERS_HOST_OVERRIDE=127.0.0.1"
+  echo "export CAIRN_MINIO_IMAGE=$MINIO_IMAGE"
+  echo "export CAIRN_AZURITE_BIN=$AZURITE_BIN"
+}
+
+MINIO_DIR=$ROOT/.cairn
+MINIO_PID=$MINIO_DIR/minio.pid
+
+# true if the pid file names a live MinIO (not a recycled pid).
+minio_running() {
+  local pid
+  pid=$(cat "$MINIO_PID" 2>/dev/null) || return 1
+  grep -qs minio "/proc/$pid/cmdline"
+}
+
+minio_start() {
+  local url=http://127.0.0.1:9000
+  if ! minio_running; then
+    mkdir -p "$CACHE" "$MINIO_DIR/minio"
+    echo '*' >"$MINIO_DIR/.gitignore"   # keep .cairn/ out of git
+    ensure_minio_bin
+    log "starting MinIO (log: $MINIO_DIR/minio.log)"
+    MINIO_ROOT_USER=minioadmin MINIO_ROOT_PASSWORD=minioadmin \
+      setsid "$MINIO_BIN" server "$MINIO_DIR/minio" \
+        --address 127.0.0.1:9000 --console-address 127.0.0.1:9001 \
+        </dev/null >>"$MINIO_DIR/minio.log" 2>&1 &
+    echo $! >"$MINIO_PID"
+    for _ in $(seq 150); do
+      curl -sfm 1 "$url/minio/health/live" >/dev/null 2>&1 && break
+      minio_running || die "MinIO exited; see $MINIO_DIR/minio.log"
+      sleep 0.2
+    done
+    curl -sfm 1 "$url/minio/health/live" >/dev/null 2>&1 || die "MinIO did not answer within 30s"
+  fi
+  echo "MinIO: $url (console http://127.0.0.1:9001), user minioadmin / password minioadmin"
+}
+
+minio_stop() {
+  if minio_running; then
+    local pid
+    pid=$(<"$MINIO_PID")
+    kill "$pid"
+    for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
+    log "MinIO stopped"
+  else
+    log "MinIO not running"
+  fi
+  rm -f "$MINIO_PID"
+}
+
+case ${1:-} in
+  ensure)     ensure; print_env ;;
+  env)        ensure; print_env ;;   # stdout carries only the exports
+  minio)      minio_start ;;
+  minio-stop) minio_stop ;;
+  *) echo "usage: $0 ensure|env|minio|minio-stop" >&2; exit 2 ;;
+esac

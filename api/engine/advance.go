@@ -1,0 +1,232 @@
+package engine
+
+import (
+	"encoding/json"
+	"math"
+	"math/rand/v2"
+	"time"
+
+	"github.com/cairn-dev/cairn"
+)
+
+// The run state machine. Every function here changes a run record in
+// memory, inside a mutation; the committer writes the result.
+//
+//	step:  pending → ready (task) → completed | failed
+//	              ↘ waiting (wait) → completed | failed (timeout)
+//	              ↘ sleeping (sleep) → completed
+//	       any non-done step → cancelled when the run ends first
+//	run:   running → completed | failed | cancelled | timed_out
+
+func (r *runRecord) journal(now time.Time, e cairn.JournalEntry) {
+	e.At = now
+	r.Journal = append(r.Journal, e)
+}
+
+// advance starts every pending step whose dependencies completed, and
+// completes the run when every step has. Wait steps that find their event
+// already received complete at once, which may start more steps: advance
+// repeats until nothing changes.
+func (e *Engine) advance(r *runRecord, d *definition, fx *effects) {
+	if r.Status.Terminal() {
+		return
+	}
+	for changed := true; changed; {
+		changed = false
+		for _, s := range d.Steps {
+			st := r.Steps[s.ID]
+			if st.Status != cairn.StepPending || !depsDone(r, &s) {
+				continue
+			}
+			changed = true
+			switch s.EffectiveKind() {
+			case cairn.KindTask:
+				e.scheduleAttempt(r, d, s.ID, fx.now, fx)
+			case cairn.KindSleep:
+				wake := fx.now.Add(s.Duration.D())
+				st.Status, st.WakeAt = cairn.StepSleeping, &wake
+				r.journal(fx.now, cairn.JournalEntry{Type: "sleep_started", Step: s.ID, Message: "until " + wake.Format(time.RFC3339Nano)})
+			case cairn.KindWait:
+				st.Status = cairn.StepWaiting
+				if s.WaitTimeout > 0 {
+					t := fx.now.Add(s.WaitTimeout.D())
+					st.WakeAt = &t
+				}
+				r.journal(fx.now, cairn.JournalEntry{Type: "wait_started", Step: s.ID, Message: "event " + s.Event})
+				if i := eventIndex(r.Events, s.Event); i >= 0 {
+					ev := r.Events[i]
+					r.Events = append(r.Events[:i:i], r.Events[i+1:]...)
+					e.resumeWait(r, s.ID, ev, fx)
+				}
+			}
+		}
+	}
+	done := true
+	for _, st := range r.Steps {
+		if st.Status != cairn.StepCompleted {
+			done = false
+			break
+		}
+	}
+	if done {
+		r.Output = runOutput(r, d)
+		e.endRun(r, cairn.RunCompleted, nil, fx.now, "")
+	}
+}
+
+func depsDone(r *runRecord, s *cairn.Step) bool {
+	for _, a := range s.After {
+		if r.Steps[a].Status != cairn.StepCompleted {
+			return false
+		}
+	}
+	return true
+}
+
+func eventIndex(evs []eventRecord, name string) int {
+	for i, ev := range evs {
+		if ev.Name == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// resumeWait completes a waiting step with an event's payload as output.
+func (e *Engine) resumeWait(r *runRecord, step string, ev eventRecord, fx *effects) {
+	st := r.Steps[step]
+	st.Status, st.WakeAt = cairn.StepCompleted, nil
+	st.Output = ev.Payload
+	if len(st.Output) == 0 {
+		st.Output = json.RawMessage("null")
+	}
+	r.journal(fx.now, cairn.JournalEntry{Type: "step_completed", Step: step, Message: "event " + ev.Name + " received", Data: ev.Payload})
+}
+
+// runOutput is the output of the run's only sink step, or an object of
+// every sink's output by step id.
+func runOutput(r *runRecord, d *definition) json.RawMessage {
+	sinks := d.Sinks()
+	if len(sinks) == 1 {
+		return r.Steps[sinks[0]].Output
+	}
+	m := map[string]json.RawMessage{}
+	for _, s := range sinks {
+		m[s] = r.Steps[s].Output
+	}
+	return mustJSON(m)
+}
+
+// scheduleAttempt makes a new attempt of a task step claimable at at.
+func (e *Engine) scheduleAttempt(r *runRecord, d *definition, step string, at time.Time, fx *effects) {
+	st := r.Steps[step]
+	st.Attempt++
+	st.Status = cairn.StepReady
+	t := at
+	st.ReadyAt = &t
+	fx.hints = append(fx.hints, Hint{Run: r.ID, Workflow: r.Workflow, Version: r.Version, Step: step, Attempt: st.Attempt, NotBefore: notBefore(at, fx.now)})
+	r.journal(fx.now, cairn.JournalEntry{Type: "step_ready", Step: step, Attempt: st.Attempt})
+}
+
+func notBefore(at, now time.Time) time.Time {
+	if at.After(now) {
+		return at
+	}
+	return time.Time{}
+}
+
+// endRun ends a running run: status, error, and every step that has not
+// finished is cancelled.
+func (e *Engine) endRun(r *runRecord, status cairn.RunStatus, why *cairn.ErrorInfo, now time.Time, message string) {
+	if r.Status.Terminal() {
+		return
+	}
+	r.Status = status
+	r.Error = why
+	t := now
+	r.EndedAt = &t
+	for _, st := range r.Steps {
+		if !st.Status.Done() {
+			st.Status = cairn.StepCancelled
+			st.WakeAt = nil
+		}
+	}
+	r.journal(now, cairn.JournalEntry{Type: "run_" + string(status), Error: why, Message: message})
+}
+
+// backoff is the wait before attempt n+1 after failures failures.
+func backoff(p cairn.RetryPolicy, failures int) time.Duration {
+	d := float64(p.InitialBackoff.D()) * math.Pow(p.Multiplier, float64(failures-1))
+	if max := float64(p.MaxBackoff.D()); d > max {
+		d = max
+	}
+	d *= 0.8 + 0.4*rand.Float64() // ±20% jitter
+	return time.Duration(d)
+}
+
+// failAttempt applies the failure of attempt n of a task step: retry,
+// requeue (unservable) or fail the step and the run. The caller checked
+// that n is the step's current attempt.
+func (e *Engine) failAttempt(r *runRecord, d *definition, step string, n int, why cairn.ErrorInfo, worker string, fx *effects) {
+	st := r.Steps[step]
+	s := d.Step(step)
+	policy := s.Retry.WithDefaults()
+	why.Step = ""
+	switch {
+	case why.Class == cairn.ClassUnservable:
+		if st.Avoid == nil {
+			st.Avoid = map[string]time.Time{}
+		}
+		// Forget stale avoidances so the map stays small.
+		for w, until := range st.Avoid {
+			if until.Before(fx.now) {
+				delete(st.Avoid, w)
+			}
+		}
+		if worker != "" {
+			st.Avoid[worker] = fx.now.Add(e.cfg.UnservableAvoid)
+		}
+		r.journal(fx.now, cairn.JournalEntry{Type: "step_requeued", Step: step, Attempt: n, Worker: worker, Error: &why, Message: "worker does not serve this step; no retry budget spent"})
+		e.scheduleAttempt(r, d, step, fx.now, fx)
+		return
+	case retryable(why.Class, policy) && st.Failures+1 < policy.MaxAttempts:
+		st.Failures++
+		at := fx.now.Add(backoff(policy, st.Failures))
+		r.journal(fx.now, cairn.JournalEntry{Type: "step_retry_scheduled", Step: step, Attempt: n, Worker: worker, Error: &why,
+			Message: "retry at " + at.Format(time.RFC3339Nano)})
+		e.scheduleAttempt(r, d, step, at, fx)
+		return
+	}
+	if retryable(why.Class, policy) {
+		st.Failures++
+	}
+	st.Status = cairn.StepFailed
+	st.Error = &why
+	r.journal(fx.now, cairn.JournalEntry{Type: "step_failed", Step: step, Attempt: n, Worker: worker, Error: &why})
+	runErr := why
+	runErr.Step = step
+	e.endRun(r, cairn.RunFailed, &runErr, fx.now, "step "+step+" failed")
+}
+
+// retryable reports whether a failure of class may be retried under p.
+func retryable(class string, p cairn.RetryPolicy) bool {
+	switch class {
+	case cairn.ClassFatal, cairn.ClassRenderError, cairn.ClassLost, cairn.ClassDeadLettered:
+		return false
+	}
+	for _, c := range p.NonRetryable {
+		if c == class {
+			return false
+		}
+	}
+	return true
+}
+
+// checkDeadline times the run out when its deadline has passed.
+func (e *Engine) checkDeadline(r *runRecord, now time.Time) bool {
+	if r.Status.Terminal() || r.Deadline == nil || now.Before(*r.Deadline) {
+		return false
+	}
+	e.endRun(r, cairn.RunTimedOut, &cairn.ErrorInfo{Class: cairn.ClassTimeout, Message: "run deadline " + r.Deadline.Format(time.RFC3339) + " passed"}, now, "")
+	return true
+}

@@ -1,0 +1,364 @@
+package engine
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/blob"
+)
+
+// ClaimRequest asks for runnable steps.
+type ClaimRequest struct {
+	WorkerID string `json:"worker_id" minLength:"1" maxLength:"128" doc:"The id the worker registered with."`
+	Max      int    `json:"max,omitempty" minimum:"0" maximum:"100" doc:"Most leases to return (default 1)."`
+	WaitMs   int64  `json:"wait_ms,omitempty" minimum:"0" maximum:"3600000" doc:"Hold the request up to this long while nothing is ready; capped at 4/5 of the server's max request time. 0 answers at once."`
+	Run      string `json:"run,omitempty" maxLength:"64" doc:"Only claim steps of this run (a script driving its own run)."`
+}
+
+// Lease is one attempt handed to one worker for a bounded time.
+type Lease struct {
+	ID             string                     `json:"id" doc:"Opaque lease id for started, heartbeat, complete and fail."`
+	Run            string                     `json:"run"`
+	Workflow       string                     `json:"workflow"`
+	Version        string                     `json:"version"`
+	Step           string                     `json:"step"`
+	Attempt        int                        `json:"attempt" doc:"Attempt number, from 1."`
+	Delivery       cairn.Delivery             `json:"delivery" enum:"at_least_once,at_most_once"`
+	Input          json.RawMessage            `json:"input" doc:"The step's rendered input."`
+	Steps          map[string]json.RawMessage `json:"steps" doc:"Outputs of the steps this one depends on (transitively), by step id."`
+	State          map[string]json.RawMessage `json:"state" doc:"The run state when the lease was made."`
+	Correlation    string                     `json:"correlation,omitempty"`
+	IdempotencyKey string                     `json:"idempotency_key" doc:"Stable across every attempt of this step of this run: pass it to side-effecting calls."`
+	TraceParent    string                     `json:"traceparent" doc:"W3C traceparent of the step span the engine opened."`
+	ExpiresAt      time.Time                  `json:"expires_at" doc:"The lease expires then unless a heartbeat extends it."`
+	TimeoutAt      *time.Time                 `json:"timeout_at,omitempty" doc:"The attempt fails with class timeout then, heartbeats or not."`
+	HeartbeatMs    int64                      `json:"heartbeat_ms"`
+	LeaseTTLMs     int64                      `json:"lease_ttl_ms"`
+}
+
+// Drain makes every held claim answer now (empty) and every later claim
+// answer at once: call it when the process is told to stop, before the
+// HTTP server shuts down, so no claim is cut off mid-answer.
+func (e *Engine) Drain() {
+	e.drainOnce.Do(func() { close(e.draining) })
+}
+
+// Claim returns up to req.Max leases, holding the request while nothing
+// is ready. It returns early with whatever it got as soon as it got
+// anything.
+func (e *Engine) Claim(ctx context.Context, req ClaimRequest) ([]Lease, error) {
+	w, err := e.worker(ctx, req.WorkerID)
+	if err != nil {
+		return nil, err
+	}
+	max := req.Max
+	if max <= 0 {
+		max = 1
+	}
+	if max > 100 {
+		max = 100
+	}
+	hold := time.Duration(req.WaitMs) * time.Millisecond
+	if hold > e.MaxClaimHold() {
+		hold = e.MaxClaimHold()
+	}
+	// Leave time to answer before the platform's own deadline.
+	if dl, ok := ctx.Deadline(); ok {
+		if left := time.Until(dl) - 500*time.Millisecond; left < hold {
+			hold = max0(left)
+		}
+	}
+	deadline := time.Now().Add(hold)
+	skip := map[string]bool{} // hints this claim cannot use
+	match := func(h Hint) bool {
+		return w.served[workflowID{h.Workflow, h.Version}] && (req.Run == "" || h.Run == req.Run) && !skip[h.key()]
+	}
+	wake, stop := e.hub.wait(match)
+	defer stop()
+	var lastRunScan time.Time
+	for {
+		hints := e.hub.take(match, max)
+		if req.Run != "" && (lastRunScan.IsZero() || time.Since(lastRunScan) >= e.runScanInterval()) {
+			lastRunScan = time.Now()
+			more, err := e.runHints(ctx, req.Run, w)
+			if err != nil {
+				return nil, err
+			}
+			hints = append(hints, more...)
+		}
+		if len(hints) > 0 {
+			leases, err := e.tryClaim(ctx, w, hints, max, skip, req.Run)
+			if len(leases) > 0 || err != nil {
+				return leases, err
+			}
+		}
+		if req.Run == "" {
+			if n := e.fallbackScan(ctx); n > 0 {
+				continue
+			}
+		}
+		left := time.Until(deadline)
+		if left <= 0 {
+			return []Lease{}, nil
+		}
+		next := left
+		if fb := e.cfg.FallbackInterval; fb < next {
+			next = fb
+		}
+		t := time.NewTimer(next)
+		select {
+		case <-wake:
+		case <-t.C:
+		case <-e.draining:
+			t.Stop()
+			return []Lease{}, nil
+		case <-ctx.Done():
+			t.Stop()
+			return []Lease{}, nil
+		}
+		t.Stop()
+	}
+}
+
+func max0(d time.Duration) time.Duration {
+	if d < 0 {
+		return 0
+	}
+	return d
+}
+
+// runScanInterval is how often a run-scoped claim reads its run while it
+// waits: its own hints normally wake it first.
+func (e *Engine) runScanInterval() time.Duration { return e.cfg.FallbackInterval }
+
+// runHints reads one run and returns hints for its claimable steps.
+func (e *Engine) runHints(ctx context.Context, run string, w cachedWorker) ([]Hint, error) {
+	r, err := e.readRun(ctx, run)
+	if err != nil {
+		return nil, err
+	}
+	if r.Status.Terminal() {
+		return nil, reject(cairn.ReasonRunTerminal, "run %s has ended (%s)", run, r.Status)
+	}
+	now := e.now()
+	var out []Hint
+	for id, st := range r.Steps {
+		if st.Status == cairn.StepReady && (st.ReadyAt == nil || !st.ReadyAt.After(now)) {
+			out = append(out, Hint{Run: r.ID, Workflow: r.Workflow, Version: r.Version, Step: id, Attempt: st.Attempt})
+		}
+	}
+	return out, nil
+}
+
+// fallbackScan looks in the bucket for claimable work whose notification
+// may have been lost, at most once per FallbackInterval per instance. It
+// lists the first page of the timer index (every run with ready or leased
+// steps has a timer), reads up to scanRuns of those runs, and adds a hint
+// for each ready attempt that has no lease. It returns the hints added.
+func (e *Engine) fallbackScan(ctx context.Context) int {
+	e.scanMu.Lock()
+	if time.Since(e.lastScan) < e.cfg.FallbackInterval {
+		e.scanMu.Unlock()
+		return 0
+	}
+	e.lastScan = time.Now()
+	e.scanMu.Unlock()
+	const scanRuns = 16
+	p, err := e.store.List(ctx, blob.ListOptions{Prefix: e.keys.timersPrefix(), PageSize: 200})
+	if err != nil {
+		e.log.Warn("fallback scan: listing timers failed", "err", err)
+		return 0
+	}
+	seen := map[string]bool{}
+	added := 0
+	now := e.now()
+	for _, o := range p.Objects {
+		_, run, ok := e.keys.parseTimer(o.Key)
+		if !ok || seen[run] {
+			continue
+		}
+		if len(seen) == scanRuns {
+			break
+		}
+		seen[run] = true
+		r, err := e.readRun(ctx, run)
+		if err != nil || r.Status.Terminal() {
+			continue
+		}
+		for id, st := range r.Steps {
+			if st.Status != cairn.StepReady || st.ReadyAt != nil && st.ReadyAt.After(now) {
+				continue
+			}
+			if _, err := e.store.Stat(ctx, e.keys.lease(r.ID, id, st.Attempt)); isNotFound(err) {
+				e.hub.add(Hint{Run: r.ID, Workflow: r.Workflow, Version: r.Version, Step: id, Attempt: st.Attempt})
+				added++
+			}
+		}
+	}
+	return added
+}
+
+// tryClaim turns hints into leases: per run, one read of the run record,
+// then one create-only write per attempt. A hint that is stale is
+// dropped; one this claim cannot use yet is put back.
+func (e *Engine) tryClaim(ctx context.Context, w cachedWorker, hints []Hint, max int, skip map[string]bool, scoped string) ([]Lease, error) {
+	byRun := map[string][]Hint{}
+	var order []string
+	for _, h := range hints {
+		if _, ok := byRun[h.Run]; !ok {
+			order = append(order, h.Run)
+		}
+		byRun[h.Run] = append(byRun[h.Run], h)
+	}
+	leases := []Lease{}
+	var putBack []Hint
+	var scopedErr error
+	for _, run := range order {
+		hs := byRun[run]
+		if len(leases) >= max || ctx.Err() != nil {
+			putBack = append(putBack, hs...)
+			continue
+		}
+		r, err := e.readRun(ctx, run)
+		if err != nil {
+			if isNotFoundErr(err) {
+				continue
+			}
+			putBack = append(putBack, hs...)
+			e.log.Warn("claim: reading run failed", "run", run, "err", err)
+			continue
+		}
+		if r.Status.Terminal() {
+			if run == scoped {
+				scopedErr = reject(cairn.ReasonRunTerminal, "run %s has ended (%s)", run, r.Status)
+			}
+			continue
+		}
+		d, err := e.definition(ctx, r.Workflow, r.Version)
+		if err != nil {
+			putBack = append(putBack, hs...)
+			continue
+		}
+		done := map[string]bool{}
+		for _, h := range hs {
+			if done[h.Step] {
+				continue
+			}
+			done[h.Step] = true
+			if len(leases) >= max {
+				putBack = append(putBack, h)
+				continue
+			}
+			l, back, err := e.claimOne(ctx, w, r, d, h.Step)
+			if err != nil {
+				e.log.Warn("claim: creating lease failed", "run", run, "step", h.Step, "err", err)
+				putBack = append(putBack, h)
+				continue
+			}
+			if back != nil {
+				skip[back.key()] = true
+				putBack = append(putBack, *back)
+			}
+			if l != nil {
+				leases = append(leases, *l)
+			}
+		}
+	}
+	for _, h := range putBack {
+		e.hub.add(h)
+	}
+	if len(leases) == 0 && scopedErr != nil {
+		return nil, scopedErr
+	}
+	return leases, nil
+}
+
+// claimOne tries to lease the current attempt of a step. It returns the
+// lease, or a hint to put back for other claims, or neither when the step
+// is not claimable (stale hint, someone else holds it).
+func (e *Engine) claimOne(ctx context.Context, w cachedWorker, r *runRecord, d *definition, step string) (*Lease, *Hint, error) {
+	st := r.Steps[step]
+	s := d.Step(step)
+	if st == nil || s == nil || st.Status != cairn.StepReady || st.Attempt == 0 {
+		return nil, nil, nil
+	}
+	now := e.now()
+	h := Hint{Run: r.ID, Workflow: r.Workflow, Version: r.Version, Step: step, Attempt: st.Attempt}
+	if st.ReadyAt != nil && st.ReadyAt.After(now) {
+		h.NotBefore = *st.ReadyAt
+		return nil, &h, nil
+	}
+	if until, ok := st.Avoid[w.rec.ID]; ok && until.After(now) {
+		return nil, &h, nil
+	}
+	outputs := map[string]json.RawMessage{}
+	for _, a := range d.ancestors[step] {
+		if as := r.Steps[a]; as != nil && as.Status == cairn.StepCompleted {
+			outputs[a] = as.Output
+		}
+	}
+	input, err := d.templates[step].render(renderVars{
+		Input: r.Input, State: r.State, Steps: outputs, RunID: r.ID,
+		Workflow: r.Workflow, Version: r.Version, Correlation: r.Correlation,
+	})
+	if err != nil {
+		e.failRender(ctx, r.ID, d, step, st.Attempt, err)
+		return nil, nil, nil
+	}
+	l := leaseRecord{
+		Run: r.ID, Step: step, Attempt: st.Attempt, Worker: w.rec.ID, Workflow: r.Workflow, Version: r.Version,
+		Delivery: s.EffectiveDelivery(), State: leaseActive, ClaimedAt: now, ExpiresAt: now.Add(e.cfg.LeaseTTL),
+		TraceParent: traceParent(r.ID, step, st.Attempt),
+	}
+	if s.Timeout > 0 {
+		t := now.Add(s.Timeout.D())
+		l.TimeoutAt = &t
+	}
+	_, err = e.store.Create(ctx, e.keys.lease(r.ID, step, st.Attempt), mustJSON(l))
+	if errors.Is(err, blob.ErrPreconditionFailed) {
+		return nil, nil, nil // another claim won this attempt
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	tok := leaseToken{Workflow: r.Workflow, Version: r.Version, Run: r.ID, Step: step, Attempt: st.Attempt, Worker: w.rec.ID, ClaimedAt: now.UnixMilli()}
+	state := r.State
+	if state == nil {
+		state = map[string]json.RawMessage{}
+	}
+	return &Lease{
+		ID: tok.id(), Run: r.ID, Workflow: r.Workflow, Version: r.Version, Step: step, Attempt: st.Attempt,
+		Delivery: l.Delivery, Input: input, Steps: outputs, State: state, Correlation: r.Correlation,
+		IdempotencyKey: r.ID + ":" + step, TraceParent: l.TraceParent, ExpiresAt: l.ExpiresAt, TimeoutAt: l.TimeoutAt,
+		HeartbeatMs: e.cfg.HeartbeatInterval.Milliseconds(), LeaseTTLMs: e.cfg.LeaseTTL.Milliseconds(),
+	}, nil, nil
+}
+
+// failRender fails a step whose input template did not render.
+func (e *Engine) failRender(ctx context.Context, run string, d *definition, step string, n int, rerr error) {
+	_, err := e.commits.apply(ctx, run, func(r *runRecord, fx *effects) (any, error) {
+		st := r.Steps[step]
+		if r.Status.Terminal() || st == nil || st.Status != cairn.StepReady || st.Attempt != n {
+			return nil, nil
+		}
+		e.failAttempt(r, d, step, n, cairn.ErrorInfo{Class: cairn.ClassRenderError, Message: rerr.Error()}, "", fx)
+		return nil, nil
+	})
+	if err != nil {
+		e.log.Warn("recording a render error failed", "run", run, "step", step, "err", err)
+	}
+}
+
+// traceParent derives the W3C traceparent of an attempt's step span: the
+// trace id from the run (one trace per run), the span id from the attempt.
+func traceParent(run, step string, n int) string {
+	t := sha256.Sum256([]byte(run))
+	s := sha256.Sum256([]byte(fmt.Sprintf("%s/%s/%d", run, step, n)))
+	return "00-" + hex.EncodeToString(t[:16]) + "-" + hex.EncodeToString(s[:8]) + "-01"
+}

@@ -1,0 +1,272 @@
+// Package engine is cairn's workflow engine: the state machines of runs,
+// steps and leases, kept entirely in a blob.Bucket. An Engine holds no
+// state that matters between calls: any number of engines (API function
+// instances, the reaper) may work on one bucket at once, and any of them
+// may die between two blob operations. Coordination is by conditional
+// writes only: create-only to claim an attempt, compare-and-swap for every
+// later change. See docs/ARCHITECTURE.md.
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/cairn-dev/cairn/blob"
+)
+
+// Config tunes an Engine. Zero fields take the defaults in brackets.
+type Config struct {
+	// Prefix is prepended to every key the engine writes [""].
+	Prefix string
+	// LeaseTTL is how long a lease lives without a heartbeat [30s].
+	LeaseTTL time.Duration
+	// HeartbeatInterval is how often workers are told to heartbeat
+	// [LeaseTTL/3].
+	HeartbeatInterval time.Duration
+	// RecoveryWindow is how long an expired lease is left to its worker
+	// before the reaper recovers the attempt [LeaseTTL/2].
+	RecoveryWindow time.Duration
+	// MaxRequestTime is the longest a request may take on the platform in
+	// front of the engine; a claim holds at most 4/5 of it [30s].
+	MaxRequestTime time.Duration
+	// FallbackInterval is how often a waiting claim looks in the bucket
+	// for work whose notification may have been lost [10s].
+	FallbackInterval time.Duration
+	// ActiveCheckInterval is how often the reaper visits a run that has
+	// ready or leased steps [LeaseTTL].
+	ActiveCheckInterval time.Duration
+	// AnnounceAfter is how long a ready attempt may stay unclaimed before
+	// the reaper announces it again [5s].
+	AnnounceAfter time.Duration
+	// UnservableAvoid is how long a worker that failed an attempt as
+	// unservable is not offered that step again [30s].
+	UnservableAvoid time.Duration
+	// CommitTimeout bounds one group commit [20s].
+	CommitTimeout time.Duration
+	// MaxRunRecordBytes caps a run record [8 MiB].
+	MaxRunRecordBytes int
+	// MaxOutputBytes caps one step output and one state patch [1 MiB].
+	MaxOutputBytes int
+	// MaxPendingEvents caps events recorded for a run that no wait has
+	// consumed yet [100].
+	MaxPendingEvents int
+	// Prices is the price book for usage [none].
+	Prices PriceBook
+	// Bus carries hints between instances [in-process only].
+	Bus Bus
+	// Logger [slog.Default()].
+	Logger *slog.Logger
+	// Now is the clock [time.Now].
+	Now func() time.Time
+}
+
+func (c *Config) setDefaults() {
+	def := func(d *time.Duration, v time.Duration) {
+		if *d <= 0 {
+			*d = v
+		}
+	}
+	def(&c.LeaseTTL, 30*time.Second)
+	def(&c.HeartbeatInterval, c.LeaseTTL/3)
+	def(&c.RecoveryWindow, c.LeaseTTL/2)
+	def(&c.MaxRequestTime, 30*time.Second)
+	def(&c.FallbackInterval, 10*time.Second)
+	def(&c.ActiveCheckInterval, c.LeaseTTL)
+	def(&c.AnnounceAfter, 5*time.Second)
+	def(&c.UnservableAvoid, 30*time.Second)
+	def(&c.CommitTimeout, 20*time.Second)
+	if c.MaxRunRecordBytes <= 0 {
+		c.MaxRunRecordBytes = 8 << 20
+	}
+	if c.MaxOutputBytes <= 0 {
+		c.MaxOutputBytes = 1 << 20
+	}
+	if c.MaxPendingEvents <= 0 {
+		c.MaxPendingEvents = 100
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+}
+
+// Engine runs workflows on a bucket.
+type Engine struct {
+	store *blob.Bucket
+	cfg   Config
+	keys  keys
+	log   *slog.Logger
+
+	commits *committer
+	hub     *hub
+	defs    *defCache
+	workers *workerCache
+
+	scanMu   sync.Mutex
+	lastScan time.Time
+
+	draining  chan struct{}
+	drainOnce sync.Once
+
+	stopBus func()
+}
+
+// New returns an engine on store. Close it to stop its notification
+// subscription.
+func New(store *blob.Bucket, cfg Config) (*Engine, error) {
+	cfg.setDefaults()
+	if cfg.HeartbeatInterval >= cfg.LeaseTTL {
+		return nil, fmt.Errorf("engine: heartbeat interval %v must be shorter than the lease TTL %v", cfg.HeartbeatInterval, cfg.LeaseTTL)
+	}
+	e := &Engine{store: store, cfg: cfg, keys: keys{prefix: cfg.Prefix}, log: cfg.Logger, draining: make(chan struct{})}
+	e.commits = newCommitter(e)
+	e.hub = newHub(cfg.Now)
+	e.defs = newDefCache()
+	e.workers = newWorkerCache()
+	if cfg.Bus != nil {
+		stop, err := cfg.Bus.Subscribe(e.hub.add)
+		if err != nil {
+			return nil, fmt.Errorf("engine: subscribe to notifications: %w", err)
+		}
+		e.stopBus = stop
+	}
+	return e, nil
+}
+
+// Close stops the engine's notification subscription.
+func (e *Engine) Close() error {
+	if e.stopBus != nil {
+		e.stopBus()
+	}
+	return nil
+}
+
+// Config returns the engine's effective configuration.
+func (e *Engine) Config() Config { return e.cfg }
+
+// Store returns the bucket the engine works on.
+func (e *Engine) Store() *blob.Bucket { return e.store }
+
+func (e *Engine) now() time.Time { return e.cfg.Now().UTC() }
+
+// MaxClaimHold is the longest a claim may be held: 4/5 of the maximum
+// request time.
+func (e *Engine) MaxClaimHold() time.Duration { return e.cfg.MaxRequestTime * 4 / 5 }
+
+// afterCommit carries out a committed write's effects.
+func (e *Engine) afterCommit(fx *effects) {
+	if len(fx.hints) > 0 {
+		e.announce(fx.hints)
+	}
+}
+
+// announce publishes hints: on the bus when there is one (every instance,
+// this one included, hears them), else to this instance's hub.
+func (e *Engine) announce(hints []Hint) {
+	if e.cfg.Bus == nil {
+		for _, h := range hints {
+			e.hub.add(h)
+		}
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := e.cfg.Bus.Publish(ctx, hints); err != nil {
+		// A lost hint costs latency, not work: the fallback scan and the
+		// reaper find the step. Serve this instance's claims meanwhile.
+		e.log.Warn("publishing work notifications failed; falling back to the bucket", "err", err, "hints", len(hints))
+		for _, h := range hints {
+			e.hub.add(h)
+		}
+	}
+}
+
+// needsTimer reports whether a run needs a reaper wake-up: it is running
+// and has ready, sleeping or time-limited waiting steps, or a deadline.
+// Runs that only wait for events without a timeout cost nothing at rest.
+func needsTimer(r *runRecord) bool {
+	if r.Status.Terminal() {
+		return false
+	}
+	if r.Deadline != nil {
+		return true
+	}
+	for _, s := range r.Steps {
+		switch s.Status {
+		case "ready", "sleeping":
+			return true
+		case "waiting":
+			if s.WakeAt != nil {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// nextWake is when the reaper should next look at a running run, or the
+// zero time when it need not.
+func (e *Engine) nextWake(r *runRecord, now time.Time) time.Time {
+	if r.Status.Terminal() {
+		return time.Time{}
+	}
+	var due time.Time
+	consider := func(t time.Time) {
+		if due.IsZero() || t.Before(due) {
+			due = t
+		}
+	}
+	if r.Deadline != nil {
+		consider(*r.Deadline)
+	}
+	for _, s := range r.Steps {
+		switch s.Status {
+		case "ready":
+			if s.ReadyAt != nil && s.ReadyAt.After(now) {
+				consider(*s.ReadyAt)
+			} else {
+				consider(now.Add(e.cfg.ActiveCheckInterval))
+			}
+		case "sleeping", "waiting":
+			if s.WakeAt != nil {
+				consider(*s.WakeAt)
+			}
+		}
+	}
+	if !due.IsZero() && due.Before(now) {
+		due = now
+	}
+	return due
+}
+
+// armTimer writes the run's next wake-up. Timer objects are small and
+// idempotent; a stale one only costs the reaper a read.
+func (e *Engine) armTimer(ctx context.Context, r *runRecord, now time.Time) error {
+	due := e.nextWake(r, now)
+	if due.IsZero() {
+		return nil
+	}
+	_, err := e.store.Put(ctx, e.keys.timer(due, r.ID), []byte(`{"run":"`+r.ID+`"}`), blob.WriteOptions{})
+	return err
+}
+
+// readJSON reads and decodes an object.
+func readJSON[T any](ctx context.Context, b *blob.Bucket, key string) (*T, blob.Version, error) {
+	o, err := b.Get(ctx, key)
+	if err != nil {
+		return nil, "", err
+	}
+	v := new(T)
+	if err := jsonUnmarshal(o.Data, v); err != nil {
+		return nil, "", fmt.Errorf("%s: stored object is corrupt: %w", key, err)
+	}
+	return v, o.Version, nil
+}
+
+func isNotFound(err error) bool { return errors.Is(err, blob.ErrNotFound) }

@@ -1,0 +1,162 @@
+package engine
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// Hint says that an attempt may be claimable: a notification, never a
+// fact. The bucket decides; a duplicated, stale or lost hint never loses
+// or duplicates work.
+type Hint struct {
+	Run      string `json:"run"`
+	Workflow string `json:"workflow"`
+	Version  string `json:"version"`
+	Step     string `json:"step"`
+	Attempt  int    `json:"attempt"`
+	// NotBefore delays a hint for an attempt whose retry backoff has not
+	// elapsed.
+	NotBefore time.Time `json:"not_before,omitzero"`
+}
+
+func (h Hint) key() string { return h.Run + "/" + h.Step }
+
+// Bus carries hints between engine instances (NATS, SQS, Pub/Sub, or
+// in-process). Publish sends; Subscribe delivers every received hint to fn
+// until the returned stop is called.
+type Bus interface {
+	Publish(ctx context.Context, hints []Hint) error
+	Subscribe(fn func(Hint)) (stop func(), err error)
+}
+
+// hub is one instance's pool of hints and the claims waiting for them.
+// Each hint goes to one claim (queue semantics within an instance); a
+// claim that cannot use a hint puts it back. Hints are bounded in number
+// and age: a dropped hint is found again by the fallback scan or the
+// reaper.
+type hub struct {
+	now func() time.Time
+
+	mu      sync.Mutex
+	hints   map[string]hubHint // by run/step: the newest attempt wins
+	order   []string           // arrival order of keys (may hold stale keys)
+	waiters map[*waiter]struct{}
+}
+
+type hubHint struct {
+	Hint
+	added time.Time
+}
+
+type waiter struct {
+	match func(Hint) bool
+	ch    chan struct{}
+}
+
+const (
+	hubMaxHints = 100_000
+	hubMaxAge   = 10 * time.Minute
+)
+
+func newHub(now func() time.Time) *hub {
+	return &hub{now: now, hints: map[string]hubHint{}, waiters: map[*waiter]struct{}{}}
+}
+
+// add records a hint and wakes the claims it matches.
+func (h *hub) add(x Hint) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	k := x.key()
+	if cur, ok := h.hints[k]; ok && cur.Attempt > x.Attempt {
+		return // stale
+	}
+	if _, ok := h.hints[k]; !ok {
+		h.order = append(h.order, k)
+	}
+	h.hints[k] = hubHint{Hint: x, added: h.now()}
+	if len(h.hints) > hubMaxHints {
+		h.compactLocked(true)
+	}
+	delay := x.NotBefore.Sub(h.now())
+	for w := range h.waiters {
+		if w.match(x) {
+			if delay > 0 {
+				ch := w.ch
+				time.AfterFunc(delay, func() { notify(ch) })
+			} else {
+				notify(w.ch)
+			}
+		}
+	}
+}
+
+func notify(ch chan struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
+	}
+}
+
+// take removes and returns up to n due hints that match.
+func (h *hub) take(match func(Hint) bool, n int) []Hint {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	now := h.now()
+	var out []Hint
+	for _, k := range h.order {
+		if len(out) == n {
+			break
+		}
+		x, ok := h.hints[k]
+		if !ok || x.NotBefore.After(now) || !match(x.Hint) {
+			continue
+		}
+		out = append(out, x.Hint)
+		delete(h.hints, k)
+	}
+	if len(h.order) > 2*len(h.hints)+64 {
+		h.compactLocked(false)
+	}
+	return out
+}
+
+// compactLocked drops keys of taken hints from the order, and with prune
+// the oldest hints beyond the bounds.
+func (h *hub) compactLocked(prune bool) {
+	now := h.now()
+	order := h.order[:0]
+	for _, k := range h.order {
+		x, ok := h.hints[k]
+		if !ok {
+			continue
+		}
+		if prune && (now.Sub(x.added) > hubMaxAge || len(h.hints) > hubMaxHints) {
+			delete(h.hints, k)
+			continue
+		}
+		order = append(order, k)
+	}
+	h.order = order
+}
+
+// wait returns a channel signalled when a matching hint arrives, and a
+// function to stop waiting.
+func (h *hub) wait(match func(Hint) bool) (<-chan struct{}, func()) {
+	w := &waiter{match: match, ch: make(chan struct{}, 1)}
+	h.mu.Lock()
+	h.waiters[w] = struct{}{}
+	h.mu.Unlock()
+	return w.ch, func() {
+		h.mu.Lock()
+		delete(h.waiters, w)
+		h.mu.Unlock()
+	}
+}
+
+// size is the number of hints held.
+func (h *hub) size() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.hints)
+}

@@ -1,0 +1,275 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"time"
+
+	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/blob"
+)
+
+// ReapStats counts what one reaper pass did.
+type ReapStats struct {
+	TimersDue    int `json:"timers_due"`
+	RunsVisited  int `json:"runs_visited"`
+	LeasesLost   int `json:"leases_lost"`
+	TimedOut     int `json:"attempts_timed_out"`
+	Announced    int `json:"announced"`
+	TimersFired  int `json:"timers_fired" doc:"Sleeps ended, waits timed out, deadlines passed."`
+	Rearmed      int `json:"rearmed"`
+	Errors       int `json:"errors"`
+	ListRequests int `json:"list_requests"`
+}
+
+// Reap runs one reaper pass: it lists the timer index up to now (one LIST
+// per 1,000 due timers; one LIST when nothing is due), visits each due
+// run once, and for each: times the run out past its deadline, ends due
+// sleeps and waits, recovers expired leases, fails attempts past their
+// timeout, announces ready attempts nobody claimed, and re-arms the run's
+// timer. Every change is a compare-and-swap, so passes may overlap with
+// each other and with API instances; a pass killed midway leaves its
+// timers in place for the next.
+func (e *Engine) Reap(ctx context.Context) (ReapStats, error) {
+	var stats ReapStats
+	now := e.now()
+	due := map[string][]string{} // run → due timer keys
+	var order []string
+	opts := blob.ListOptions{Prefix: e.keys.timersPrefix(), PageSize: 1000}
+list:
+	for {
+		stats.ListRequests++
+		p, err := e.store.List(ctx, opts)
+		if err != nil {
+			return stats, err
+		}
+		for _, o := range p.Objects {
+			at, run, ok := e.keys.parseTimer(o.Key)
+			if !ok {
+				continue
+			}
+			if at.After(now) {
+				break list
+			}
+			stats.TimersDue++
+			if _, seen := due[run]; !seen {
+				order = append(order, run)
+			}
+			due[run] = append(due[run], o.Key)
+		}
+		if p.NextPageToken == "" {
+			break
+		}
+		opts.PageToken = p.NextPageToken
+	}
+	for _, run := range order {
+		if ctx.Err() != nil {
+			return stats, ctx.Err()
+		}
+		stats.RunsVisited++
+		if err := e.reapRun(ctx, run, due[run], now, &stats); err != nil {
+			stats.Errors++
+			e.log.Warn("reaper: run visit failed; its timer stays for the next pass", "run", run, "err", err)
+		}
+	}
+	return stats, nil
+}
+
+// reapRun visits one run whose timer is due.
+func (e *Engine) reapRun(ctx context.Context, run string, timerKeys []string, now time.Time, stats *ReapStats) error {
+	r, err := e.readRun(ctx, run)
+	if isNotFoundErr(err) {
+		return e.dropTimers(ctx, timerKeys, "")
+	}
+	if err != nil {
+		return err
+	}
+	d, err := e.definition(ctx, r.Workflow, r.Version)
+	if err != nil {
+		return err
+	}
+	if !r.Status.Terminal() {
+		if err := e.fireTimers(ctx, r, d, now, stats); err != nil {
+			return err
+		}
+		if err := e.checkLeases(ctx, r, d, now, stats); err != nil {
+			return err
+		}
+		// Re-read: the visit may have changed the run.
+		if r, err = e.readRun(ctx, run); err != nil {
+			return err
+		}
+	}
+	keep := ""
+	if needsTimer(r) {
+		if err := e.armTimer(ctx, r, e.now()); err != nil {
+			return err
+		}
+		keep = e.keys.timer(e.nextWake(r, e.now()), r.ID)
+		stats.Rearmed++
+	}
+	return e.dropTimers(ctx, timerKeys, keep)
+}
+
+func (e *Engine) dropTimers(ctx context.Context, timerKeys []string, keep string) error {
+	for _, k := range timerKeys {
+		if k == keep {
+			continue
+		}
+		if err := e.store.Delete(ctx, k); err != nil && !isNotFound(err) {
+			return err
+		}
+	}
+	return nil
+}
+
+// fireTimers applies what time alone decides: deadline, sleeps, waits.
+func (e *Engine) fireTimers(ctx context.Context, r *runRecord, d *definition, now time.Time, stats *ReapStats) error {
+	fire := r.Deadline != nil && !now.Before(*r.Deadline)
+	for _, st := range r.Steps {
+		if (st.Status == cairn.StepSleeping || st.Status == cairn.StepWaiting) && st.WakeAt != nil && !now.Before(*st.WakeAt) {
+			fire = true
+		}
+	}
+	if !fire {
+		return nil
+	}
+	_, err := e.commits.apply(ctx, r.ID, func(r *runRecord, fx *effects) (any, error) {
+		if e.checkDeadline(r, fx.now) {
+			stats.TimersFired++
+			return nil, nil
+		}
+		for _, s := range d.Steps {
+			st := r.Steps[s.ID]
+			if st.WakeAt == nil || fx.now.Before(*st.WakeAt) || r.Status.Terminal() {
+				continue
+			}
+			switch st.Status {
+			case cairn.StepSleeping:
+				st.Status, st.WakeAt = cairn.StepCompleted, nil
+				st.Output = []byte("null")
+				r.journal(fx.now, cairn.JournalEntry{Type: "step_completed", Step: s.ID, Message: "sleep ended"})
+				stats.TimersFired++
+			case cairn.StepWaiting:
+				st.Status, st.WakeAt = cairn.StepFailed, nil
+				why := cairn.ErrorInfo{Class: cairn.ClassTimeout, Message: "no event " + s.Event + " within " + s.WaitTimeout.D().String()}
+				st.Error = &why
+				r.journal(fx.now, cairn.JournalEntry{Type: "step_failed", Step: s.ID, Error: &why})
+				runErr := why
+				runErr.Step = s.ID
+				e.endRun(r, cairn.RunFailed, &runErr, fx.now, "wait "+s.ID+" timed out")
+				stats.TimersFired++
+			}
+		}
+		e.advance(r, d, fx)
+		return nil, nil
+	})
+	return err
+}
+
+// checkLeases looks at the lease of every ready attempt: none yet means
+// unclaimed (announce it again once AnnounceAfter passed); an active one
+// past its expiry and the recovery window, or past its attempt timeout,
+// is reclaimed.
+func (e *Engine) checkLeases(ctx context.Context, r *runRecord, d *definition, now time.Time, stats *ReapStats) error {
+	for _, s := range d.Steps {
+		st := r.Steps[s.ID]
+		if st == nil || st.Status != cairn.StepReady || st.Attempt == 0 {
+			continue
+		}
+		if st.ReadyAt != nil && st.ReadyAt.After(now) {
+			continue // retry backoff: announced when due
+		}
+		key := e.keys.lease(r.ID, s.ID, st.Attempt)
+		l, ver, err := readJSON[leaseRecord](ctx, e.store, key)
+		if isNotFound(err) {
+			if st.ReadyAt == nil || now.Sub(*st.ReadyAt) >= e.cfg.AnnounceAfter {
+				e.announce([]Hint{{Run: r.ID, Workflow: r.Workflow, Version: r.Version, Step: s.ID, Attempt: st.Attempt}})
+				stats.Announced++
+			}
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		why := ""
+		switch {
+		case l.State == leaseExpired:
+			why = l.ExpiredWhy // an earlier pass died between the two writes
+		case l.TimeoutAt != nil && !now.Before(*l.TimeoutAt):
+			why = "timeout"
+		case !now.Before(l.ExpiresAt.Add(e.cfg.RecoveryWindow)):
+			why = "expired"
+		}
+		if why == "" {
+			continue
+		}
+		if l.State == leaseActive {
+			// Fence the lease first: from here its worker's heartbeats and
+			// started are refused, so the decision below cannot race them.
+			l.State, l.ExpiredWhy = leaseExpired, why
+			if _, err := e.store.Swap(ctx, key, mustJSON(l), ver); err != nil {
+				if errors.Is(err, blob.ErrPreconditionFailed) {
+					continue // a heartbeat won: look again next pass
+				}
+				return err
+			}
+		}
+		if err := e.recoverAttempt(ctx, r.ID, d, l, why, stats); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// recoverAttempt applies a reclaimed lease to the run: an attempt timeout
+// is a failure of class timeout; a lost lease re-queues the step
+// (at_least_once, or at_most_once that never started) or fails it
+// (at_most_once that had started), and dead-letters it after
+// max_deliveries losses.
+func (e *Engine) recoverAttempt(ctx context.Context, run string, d *definition, l *leaseRecord, why string, stats *ReapStats) error {
+	s := d.Step(l.Step)
+	_, err := e.commits.apply(ctx, run, func(r *runRecord, fx *effects) (any, error) {
+		st := r.Steps[l.Step]
+		if r.Status.Terminal() || st == nil || st.Status != cairn.StepReady || st.Attempt != l.Attempt {
+			return nil, nil // already decided
+		}
+		claimed, ended := l.ClaimedAt, fx.now
+		a := st.attempt(l.Attempt)
+		a.Worker, a.ClaimedAt, a.StartedAt, a.EndedAt = l.Worker, &claimed, l.StartedAt, &ended
+		r.journal(claimed, cairn.JournalEntry{Type: "step_claimed", Step: l.Step, Attempt: l.Attempt, Worker: l.Worker})
+		if why == "timeout" {
+			stats.TimedOut++
+			a.Outcome = "failed"
+			info := cairn.ErrorInfo{Class: cairn.ClassTimeout, Message: "attempt exceeded its timeout of " + s.Timeout.D().String()}
+			a.Error = &info
+			e.failAttempt(r, d, l.Step, l.Attempt, info, l.Worker, fx)
+			return nil, nil
+		}
+		stats.LeasesLost++
+		a.Outcome = "lost"
+		st.Lost++
+		r.journal(fx.now, cairn.JournalEntry{Type: "lease_lost", Step: l.Step, Attempt: l.Attempt, Worker: l.Worker,
+			Message: "no heartbeat since " + l.ExpiresAt.Add(-e.cfg.LeaseTTL).Format(time.RFC3339Nano)})
+		max := s.MaxDeliveries
+		if max == 0 {
+			max = cairn.DefaultMaxDeliveries
+		}
+		switch {
+		case s.EffectiveDelivery() == cairn.AtMostOnce && l.StartedAt != nil:
+			info := cairn.ErrorInfo{Class: cairn.ClassLost, Message: "the worker holding this at_most_once attempt stopped answering after it started; it is not run again"}
+			a.Error = &info
+			e.failAttempt(r, d, l.Step, l.Attempt, info, l.Worker, fx)
+		case st.Lost >= max:
+			info := cairn.ErrorInfo{Class: cairn.ClassDeadLettered, Message: "lease lost " + strconv.Itoa(st.Lost) + " times (max_deliveries)"}
+			a.Error = &info
+			e.failAttempt(r, d, l.Step, l.Attempt, info, l.Worker, fx)
+		default:
+			e.scheduleAttempt(r, d, l.Step, fx.now, fx)
+		}
+		return nil, nil
+	})
+	return err
+}
+

@@ -1,0 +1,157 @@
+package engine
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/cairn-dev/cairn"
+)
+
+// runRecord is the stored run: everything about one run but its leases.
+// It changes only by compare-and-swap, through the committer.
+type runRecord struct {
+	ID             string                     `json:"id"`
+	Workflow       string                     `json:"workflow"`
+	Version        string                     `json:"version"`
+	Status         cairn.RunStatus            `json:"status"`
+	Input          json.RawMessage            `json:"input,omitempty"`
+	State          map[string]json.RawMessage `json:"state"`
+	Correlation    string                     `json:"correlation,omitempty"`
+	IdempotencyKey string                     `json:"idempotency_key,omitempty"`
+	CreatedAt      time.Time                  `json:"created_at"`
+	UpdatedAt      time.Time                  `json:"updated_at"`
+	EndedAt        *time.Time                 `json:"ended_at,omitempty"`
+	Deadline       *time.Time                 `json:"deadline,omitempty"`
+	Steps          map[string]*stepState      `json:"steps"`
+	Events         []eventRecord              `json:"events,omitempty"`
+	Output         json.RawMessage            `json:"output,omitempty"`
+	Error          *cairn.ErrorInfo           `json:"error,omitempty"`
+	Usage          cairn.Usage                `json:"usage"`
+	Journal        []cairn.JournalEntry       `json:"journal"`
+	// Rev counts the record's committed writes.
+	Rev int64 `json:"rev"`
+}
+
+// stepState is one step of a run record.
+type stepState struct {
+	Status cairn.StepStatus `json:"status"`
+	// Attempt is the current attempt number of a task step: the lease key
+	// a claimer must create is leases/<run>/<step>/<Attempt>.
+	Attempt int `json:"attempt,omitempty"`
+	// Failures is the retry budget spent.
+	Failures int `json:"failures,omitempty"`
+	// Lost counts leases that expired unanswered (deliveries).
+	Lost int `json:"lost,omitempty"`
+	// ReadyAt is when the current attempt becomes claimable.
+	ReadyAt *time.Time `json:"ready_at,omitempty"`
+	// WakeAt is when a sleep ends or a wait times out.
+	WakeAt      *time.Time           `json:"wake_at,omitempty"`
+	Output      json.RawMessage      `json:"output,omitempty"`
+	Error       *cairn.ErrorInfo     `json:"error,omitempty"`
+	CompletedBy int                  `json:"completed_by,omitempty"`
+	Avoid       map[string]time.Time `json:"avoid,omitempty"`
+	Usage       cairn.Usage          `json:"usage"`
+	Attempts    []cairn.Attempt      `json:"attempts,omitempty"`
+}
+
+func (s *stepState) attempt(n int) *cairn.Attempt {
+	for i := range s.Attempts {
+		if s.Attempts[i].N == n {
+			return &s.Attempts[i]
+		}
+	}
+	s.Attempts = append(s.Attempts, cairn.Attempt{N: n})
+	return &s.Attempts[len(s.Attempts)-1]
+}
+
+type eventRecord struct {
+	Name       string          `json:"name"`
+	Payload    json.RawMessage `json:"payload,omitempty"`
+	ReceivedAt time.Time       `json:"received_at"`
+	ID         string          `json:"id,omitempty"`
+}
+
+// Lease states.
+const (
+	leaseActive  = "active"
+	leaseExpired = "expired"
+)
+
+// leaseRecord is the stored lease of one attempt: created once by the
+// claimer that wins it, then changed by compare-and-swap (started,
+// heartbeat, expiry by the reaper).
+type leaseRecord struct {
+	Run         string         `json:"run"`
+	Step        string         `json:"step"`
+	Attempt     int            `json:"attempt"`
+	Worker      string         `json:"worker"`
+	Workflow    string         `json:"workflow"`
+	Version     string         `json:"version"`
+	Delivery    cairn.Delivery `json:"delivery"`
+	State       string         `json:"state"`
+	ClaimedAt   time.Time      `json:"claimed_at"`
+	ExpiresAt   time.Time      `json:"expires_at"`
+	StartedAt   *time.Time     `json:"started_at,omitempty"`
+	TimeoutAt   *time.Time     `json:"timeout_at,omitempty"`
+	ExpiredWhy  string         `json:"expired_why,omitempty"`
+	TraceParent string         `json:"traceparent,omitempty"`
+}
+
+// leaseToken is what a lease id encodes: which attempt it is, and who
+// claimed it when (folded into the run record's journal at complete).
+type leaseToken struct {
+	Workflow  string `json:"f"`
+	Version   string `json:"v"`
+	Run       string `json:"r"`
+	Step      string `json:"s"`
+	Attempt   int    `json:"n"`
+	Worker    string `json:"w"`
+	ClaimedAt int64  `json:"t"`
+}
+
+func (t leaseToken) id() string {
+	b, _ := json.Marshal(t)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+func (t leaseToken) claimedAt() time.Time { return time.UnixMilli(t.ClaimedAt).UTC() }
+
+var errBadLease = errors.New("malformed lease id")
+
+func parseLeaseID(id string) (leaseToken, error) {
+	var t leaseToken
+	b, err := base64.RawURLEncoding.DecodeString(id)
+	if err != nil || len(b) > 1024 {
+		return t, errBadLease
+	}
+	if err := json.Unmarshal(b, &t); err != nil || t.Run == "" || t.Step == "" || t.Attempt < 1 || t.Workflow == "" || t.Version == "" {
+		return t, errBadLease
+	}
+	return t, nil
+}
+
+// workerRecord is a registered worker.
+type workerRecord struct {
+	ID           string            `json:"id"`
+	Workflows    []workflowID      `json:"workflows"`
+	RegisteredAt time.Time         `json:"registered_at"`
+	Labels       map[string]string `json:"labels,omitempty"`
+}
+
+type workflowID struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
+}
+
+func (w workflowID) String() string { return w.Name + "@" + w.Version }
+
+func mustJSON(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(fmt.Sprintf("engine: marshal %T: %v", v, err))
+	}
+	return b
+}

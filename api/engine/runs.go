@@ -1,0 +1,439 @@
+package engine
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/oklog/ulid/v2"
+
+	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/blob"
+)
+
+// StartRequest starts a run.
+type StartRequest struct {
+	Workflow       string                     `json:"workflow" minLength:"1" maxLength:"128" doc:"Workflow name."`
+	Version        string                     `json:"version,omitempty" maxLength:"64" doc:"Version to run; default the newest registered."`
+	Input          json.RawMessage            `json:"input,omitempty" doc:"The run's input, any JSON value."`
+	Correlation    string                     `json:"correlation,omitempty" maxLength:"256" doc:"Free correlation id, visible to templates as run.correlation."`
+	IdempotencyKey string                     `json:"idempotency_key,omitempty" maxLength:"256" doc:"Starting twice with the same key (per workflow) returns the first run."`
+	Deadline       *time.Time                 `json:"deadline,omitempty" doc:"The run times out at this time (default: the workflow's deadline, if any)."`
+	State          map[string]json.RawMessage `json:"state,omitempty" doc:"Initial run state."`
+}
+
+// StartResult is a started (or found) run.
+type StartResult struct {
+	Run     *Run `json:"run"`
+	Existed bool `json:"existed" doc:"True when the idempotency key named a run started earlier."`
+}
+
+// newRunID returns a run id that sorts newest first: a ULID whose time is
+// inverted, so a bucket listing of runs/ starts with the latest runs.
+func newRunID(now time.Time) string {
+	inv := ulid.MaxTime() - ulid.Timestamp(now)
+	return ulid.MustNew(inv, rand.Reader).String()
+}
+
+// StartRun starts a run of a workflow.
+func (e *Engine) StartRun(ctx context.Context, req StartRequest) (*StartResult, error) {
+	if req.Workflow == "" {
+		return nil, cairn.ValidationError{{Field: "workflow", Message: "required"}}
+	}
+	if len(req.Input) > 0 && !json.Valid(req.Input) {
+		return nil, cairn.ValidationError{{Field: "input", Message: "not valid JSON"}}
+	}
+	if len(req.Input) > e.cfg.MaxOutputBytes {
+		return nil, cairn.ValidationError{{Field: "input", Message: fmt.Sprintf("%d bytes, over the %d-byte limit", len(req.Input), e.cfg.MaxOutputBytes)}}
+	}
+	version := req.Version
+	if version == "" {
+		v, err := e.latestVersion(ctx, req.Workflow)
+		if err != nil {
+			return nil, err
+		}
+		version = v
+	}
+	d, err := e.definition(ctx, req.Workflow, version)
+	if err != nil {
+		return nil, err
+	}
+	now := e.now()
+	id := newRunID(now)
+	if req.IdempotencyKey != "" {
+		ikey := e.keys.idempotency(req.Workflow, req.IdempotencyKey)
+		_, err := e.store.Create(ctx, ikey, []byte(id))
+		if errors.Is(err, blob.ErrPreconditionFailed) {
+			o, err := e.store.Get(ctx, ikey)
+			if err != nil {
+				return nil, err
+			}
+			id = string(o.Data)
+			if r, err := e.readRun(ctx, id); err == nil {
+				return &StartResult{Run: e.view(r, d), Existed: true}, nil
+			} else if !isNotFound(errors.Unwrap(err)) && !isNotFoundErr(err) {
+				return nil, err
+			}
+			// The first start died between the key and the run: finish it.
+		} else if err != nil {
+			return nil, err
+		}
+	}
+	r := &runRecord{
+		ID: id, Workflow: req.Workflow, Version: version, Status: cairn.RunRunning,
+		Input: req.Input, State: map[string]json.RawMessage{}, Correlation: req.Correlation,
+		IdempotencyKey: req.IdempotencyKey, CreatedAt: now, UpdatedAt: now,
+		Steps: map[string]*stepState{}, Journal: []cairn.JournalEntry{},
+	}
+	for k, v := range req.State {
+		r.State[k] = v
+	}
+	if req.Deadline != nil {
+		t := req.Deadline.UTC()
+		r.Deadline = &t
+	} else if d.Deadline > 0 {
+		t := now.Add(d.Deadline.D())
+		r.Deadline = &t
+	}
+	for _, s := range d.Steps {
+		r.Steps[s.ID] = &stepState{Status: cairn.StepPending}
+	}
+	fx := &effects{now: now}
+	r.journal(now, cairn.JournalEntry{Type: "run_started", Message: req.Workflow + "@" + version})
+	if !e.checkDeadline(r, now) {
+		e.advance(r, d, fx)
+	}
+	r.Rev = 1
+	if needsTimer(r) {
+		if err := e.armTimer(ctx, r, now); err != nil {
+			return nil, unavailable(err)
+		}
+	}
+	data := mustJSON(r)
+	v, err := e.store.Create(ctx, e.keys.run(id), data)
+	if errors.Is(err, blob.ErrPreconditionFailed) && req.IdempotencyKey != "" {
+		// A concurrent start with the same key finished it first.
+		existing, err := e.readRun(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		return &StartResult{Run: e.view(existing, d), Existed: true}, nil
+	}
+	if err != nil {
+		return nil, unavailable(err)
+	}
+	e.commits.cache.put(id, data, v)
+	e.afterCommit(fx)
+	return &StartResult{Run: e.view(r, d)}, nil
+}
+
+func isNotFoundErr(err error) bool {
+	var nf *NotFoundError
+	return errors.As(err, &nf)
+}
+
+// readRun reads a run record from the bucket.
+func (e *Engine) readRun(ctx context.Context, id string) (*runRecord, error) {
+	if id == "" || len(id) > 64 {
+		return nil, &NotFoundError{What: "run", ID: id}
+	}
+	r, _, err := readJSON[runRecord](ctx, e.store, e.keys.run(id))
+	if isNotFound(err) {
+		return nil, &NotFoundError{What: "run", ID: id}
+	}
+	return r, err
+}
+
+// Run is the API view of a run.
+type Run struct {
+	ID            string                     `json:"id"`
+	Workflow      string                     `json:"workflow"`
+	Version       string                     `json:"version"`
+	Status        cairn.RunStatus            `json:"status" enum:"running,completed,failed,cancelled,timed_out"`
+	Input         json.RawMessage            `json:"input,omitempty"`
+	State         map[string]json.RawMessage `json:"state"`
+	Correlation   string                     `json:"correlation,omitempty"`
+	CreatedAt     time.Time                  `json:"created_at"`
+	UpdatedAt     time.Time                  `json:"updated_at"`
+	EndedAt       *time.Time                 `json:"ended_at,omitempty"`
+	Deadline      *time.Time                 `json:"deadline,omitempty"`
+	Output        json.RawMessage            `json:"output,omitempty" doc:"The only sink step's output, or an object of every sink's output by step id."`
+	Error         *cairn.ErrorInfo           `json:"error,omitempty"`
+	Usage         cairn.Usage                `json:"usage"`
+	Steps         []StepView                 `json:"steps"`
+	StepsDone     int                        `json:"steps_done"`
+	StepsTotal    int                        `json:"steps_total"`
+	PendingEvents []string                   `json:"pending_events,omitempty" doc:"Events received that no wait has consumed yet."`
+}
+
+// StepView is the API view of a step of a run.
+type StepView struct {
+	ID       string           `json:"id"`
+	Kind     cairn.StepKind   `json:"kind"`
+	Status   cairn.StepStatus `json:"status" enum:"pending,ready,waiting,sleeping,completed,failed,cancelled"`
+	Attempt  int              `json:"attempt,omitempty" doc:"Current or last attempt number."`
+	Failures int              `json:"failures,omitempty" doc:"Retry budget spent."`
+	ReadyAt  *time.Time       `json:"ready_at,omitempty"`
+	WakeAt   *time.Time       `json:"wake_at,omitempty" doc:"When a sleep ends or a wait times out."`
+	Output   json.RawMessage  `json:"output,omitempty"`
+	Error    *cairn.ErrorInfo `json:"error,omitempty"`
+	Usage    cairn.Usage      `json:"usage"`
+	Attempts []cairn.Attempt  `json:"attempts,omitempty"`
+}
+
+func (e *Engine) view(r *runRecord, d *definition) *Run {
+	v := &Run{
+		ID: r.ID, Workflow: r.Workflow, Version: r.Version, Status: r.Status, Input: r.Input, State: r.State,
+		Correlation: r.Correlation, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, EndedAt: r.EndedAt,
+		Deadline: r.Deadline, Output: r.Output, Error: r.Error, Usage: r.Usage, Steps: []StepView{},
+		StepsTotal: len(r.Steps),
+	}
+	order := make([]string, 0, len(r.Steps))
+	kinds := map[string]cairn.StepKind{}
+	if d != nil {
+		for _, s := range d.Steps {
+			order = append(order, s.ID)
+			kinds[s.ID] = s.EffectiveKind()
+		}
+	} else {
+		for id := range r.Steps {
+			order = append(order, id)
+		}
+		sort.Strings(order)
+	}
+	for _, id := range order {
+		st := r.Steps[id]
+		if st == nil {
+			continue
+		}
+		if st.Status == cairn.StepCompleted {
+			v.StepsDone++
+		}
+		v.Steps = append(v.Steps, StepView{
+			ID: id, Kind: kinds[id], Status: st.Status, Attempt: st.Attempt, Failures: st.Failures,
+			ReadyAt: st.ReadyAt, WakeAt: st.WakeAt, Output: st.Output, Error: st.Error, Usage: st.Usage, Attempts: st.Attempts,
+		})
+	}
+	for _, ev := range r.Events {
+		v.PendingEvents = append(v.PendingEvents, ev.Name)
+	}
+	return v
+}
+
+// GetRun returns a run.
+func (e *Engine) GetRun(ctx context.Context, id string) (*Run, error) {
+	r, err := e.readRun(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	d, err := e.definition(ctx, r.Workflow, r.Version)
+	if err != nil {
+		d = nil // the view works without the definition
+	}
+	return e.view(r, d), nil
+}
+
+// ListRequest filters and pages a run listing.
+type ListRequest struct {
+	Workflow string
+	Status   cairn.RunStatus
+	Limit    int
+	Cursor   string
+}
+
+// RunSummary is a run in a listing.
+type RunSummary struct {
+	ID         string           `json:"id"`
+	Workflow   string           `json:"workflow"`
+	Version    string           `json:"version"`
+	Status     cairn.RunStatus  `json:"status"`
+	CreatedAt  time.Time        `json:"created_at"`
+	UpdatedAt  time.Time        `json:"updated_at"`
+	EndedAt    *time.Time       `json:"ended_at,omitempty"`
+	StepsDone  int              `json:"steps_done"`
+	StepsTotal int              `json:"steps_total"`
+	Error      *cairn.ErrorInfo `json:"error,omitempty"`
+}
+
+// ListPage is a page of runs, newest first.
+type ListPage struct {
+	Runs       []RunSummary `json:"runs"`
+	NextCursor string       `json:"next_cursor,omitempty" doc:"Pass as cursor for the next page; absent on the last. A filtered page may hold fewer runs than the limit and still have a next page."`
+}
+
+// ListRuns lists runs newest first. It reads one bucket page of Limit
+// runs per call and filters it, so a filtered page may be short.
+func (e *Engine) ListRuns(ctx context.Context, req ListRequest) (*ListPage, error) {
+	if req.Limit <= 0 {
+		req.Limit = 50
+	}
+	p, err := e.store.List(ctx, blob.ListOptions{Prefix: e.keys.runsPrefix(), PageSize: req.Limit, PageToken: req.Cursor})
+	if err != nil {
+		var be *blob.Error
+		if errors.As(err, &be) && req.Cursor != "" {
+			return nil, &InvalidError{Field: "cursor", Message: "not a cursor this listing returned"}
+		}
+		return nil, err
+	}
+	out := &ListPage{Runs: []RunSummary{}, NextCursor: p.NextPageToken}
+	for _, o := range p.Objects {
+		r, _, err := readJSON[runRecord](ctx, e.store, o.Key)
+		if isNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if req.Workflow != "" && r.Workflow != req.Workflow || req.Status != "" && r.Status != req.Status {
+			continue
+		}
+		s := RunSummary{ID: r.ID, Workflow: r.Workflow, Version: r.Version, Status: r.Status, CreatedAt: r.CreatedAt,
+			UpdatedAt: r.UpdatedAt, EndedAt: r.EndedAt, StepsTotal: len(r.Steps), Error: r.Error}
+		for _, st := range r.Steps {
+			if st.Status == cairn.StepCompleted {
+				s.StepsDone++
+			}
+		}
+		out.Runs = append(out.Runs, s)
+	}
+	return out, nil
+}
+
+// Journal returns what happened to a run, oldest first, with the attempts
+// that are running now (read from their leases).
+func (e *Engine) Journal(ctx context.Context, id string) ([]cairn.JournalEntry, error) {
+	r, err := e.readRun(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	entries := append([]cairn.JournalEntry{}, r.Journal...)
+	if !r.Status.Terminal() {
+		for step, st := range r.Steps {
+			if st.Status != cairn.StepReady || st.Attempt == 0 {
+				continue
+			}
+			l, _, err := readJSON[leaseRecord](ctx, e.store, e.keys.lease(r.ID, step, st.Attempt))
+			if isNotFound(err) {
+				continue
+			}
+			if err != nil {
+				return nil, err
+			}
+			entries = append(entries, cairn.JournalEntry{At: l.ClaimedAt, Type: "step_claimed", Step: step, Attempt: l.Attempt, Worker: l.Worker})
+			if l.StartedAt != nil {
+				entries = append(entries, cairn.JournalEntry{At: *l.StartedAt, Type: "step_started", Step: step, Attempt: l.Attempt, Worker: l.Worker})
+			}
+		}
+	}
+	sort.SliceStable(entries, func(i, j int) bool { return entries[i].At.Before(entries[j].At) })
+	return entries, nil
+}
+
+// CancelRun cancels a running run. Workers holding its leases learn it on
+// their next heartbeat or complete (run_terminal).
+func (e *Engine) CancelRun(ctx context.Context, id, reason string) (*Run, error) {
+	val, err := e.commits.apply(ctx, id, func(r *runRecord, fx *effects) (any, error) {
+		if r.Status.Terminal() {
+			return nil, &ConflictError{Message: fmt.Sprintf("run %s already ended: %s", id, r.Status)}
+		}
+		msg := "cancelled"
+		if reason != "" {
+			msg = "cancelled: " + reason
+		}
+		e.endRun(r, cairn.RunCancelled, &cairn.ErrorInfo{Class: "cancelled", Message: msg}, fx.now, reason)
+		return r, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	r := val.(*runRecord)
+	d, _ := e.definition(ctx, r.Workflow, r.Version)
+	return e.view(r, d), nil
+}
+
+// EventRequest sends an event to a run.
+type EventRequest struct {
+	Name    string          `json:"name" minLength:"1" maxLength:"128" doc:"Event name; resumes wait steps waiting for it."`
+	Payload json.RawMessage `json:"payload,omitempty" doc:"Any JSON: the output of the wait step it resumes."`
+	ID      string          `json:"id,omitempty" maxLength:"128" doc:"Optional event id: an event whose id the run has seen is ignored (safe retries)."`
+}
+
+// EventResult says what an event did.
+type EventResult struct {
+	Resumed   []string `json:"resumed" doc:"Wait steps the event completed."`
+	Recorded  bool     `json:"recorded" doc:"True when no step was waiting: the event is kept for a later wait of that name."`
+	Duplicate bool     `json:"duplicate" doc:"True when the event id was seen before: nothing changed."`
+}
+
+// SendEvent delivers an event to a run: every step waiting for its name
+// completes with the payload as output. When none waits, the event is
+// recorded (up to MaxPendingEvents) and consumed by the next wait for it.
+func (e *Engine) SendEvent(ctx context.Context, run string, req EventRequest) (*EventResult, error) {
+	if req.Name == "" {
+		return nil, cairn.ValidationError{{Field: "name", Message: "required"}}
+	}
+	if len(req.Payload) > e.cfg.MaxOutputBytes {
+		return nil, cairn.ValidationError{{Field: "payload", Message: fmt.Sprintf("%d bytes, over the %d-byte limit", len(req.Payload), e.cfg.MaxOutputBytes)}}
+	}
+	r0, err := e.readRun(ctx, run)
+	if err != nil {
+		return nil, err
+	}
+	d, err := e.definition(ctx, r0.Workflow, r0.Version)
+	if err != nil {
+		return nil, err
+	}
+	val, err := e.commits.apply(ctx, run, func(r *runRecord, fx *effects) (any, error) {
+		res := &EventResult{Resumed: []string{}}
+		if req.ID != "" {
+			for _, j := range r.Journal {
+				if j.Type == "event_received" && j.Message == req.ID {
+					res.Duplicate = true
+					return res, nil
+				}
+			}
+		}
+		if r.Status.Terminal() {
+			return nil, &ConflictError{Message: fmt.Sprintf("run %s already ended (%s); events are not accepted", run, r.Status)}
+		}
+		e.checkDeadline(r, fx.now)
+		if r.Status.Terminal() {
+			return nil, &ConflictError{Message: fmt.Sprintf("run %s timed out; events are not accepted", run)}
+		}
+		ev := eventRecord{Name: req.Name, Payload: req.Payload, ReceivedAt: fx.now, ID: req.ID}
+		r.journal(fx.now, cairn.JournalEntry{Type: "event_received", Message: req.ID, Data: mustJSON(map[string]any{"name": req.Name, "payload": req.Payload})})
+		for _, s := range d.Steps {
+			if s.EffectiveKind() == cairn.KindWait && s.Event == req.Name && r.Steps[s.ID].Status == cairn.StepWaiting {
+				e.resumeWait(r, s.ID, ev, fx)
+				res.Resumed = append(res.Resumed, s.ID)
+			}
+		}
+		if len(res.Resumed) == 0 {
+			if len(r.Events) >= e.cfg.MaxPendingEvents {
+				return nil, &ConflictError{Message: fmt.Sprintf("run %s already holds %d events no step has waited for", run, len(r.Events))}
+			}
+			r.Events = append(r.Events, ev)
+			res.Recorded = true
+		}
+		e.advance(r, d, fx)
+		return res, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return val.(*EventResult), nil
+}
+
+// Audit records that who read a run (operation op).
+func (e *Engine) Audit(ctx context.Context, who, op, run string) error {
+	now := e.now()
+	var r [4]byte
+	rand.Read(r[:])
+	rec := map[string]any{"at": now, "who": who, "operation": op, "run": run}
+	_, err := e.store.Create(ctx, e.keys.audit(now, fmt.Sprintf("%x", r)), mustJSON(rec))
+	return err
+}

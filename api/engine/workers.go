@@ -1,0 +1,133 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/blob"
+)
+
+// RegisterRequest announces a worker and the definitions it serves.
+type RegisterRequest struct {
+	WorkerID  string            `json:"worker_id,omitempty" maxLength:"128" doc:"Stable id of the worker process; derived from host and pid by the SDKs when not given."`
+	Workflows []cairn.Workflow  `json:"workflows" maxItems:"100" doc:"Definitions the worker serves. Each (name, version) is stored once and immutable."`
+	Labels    map[string]string `json:"labels,omitempty" doc:"Free labels shown by cairn workers."`
+}
+
+// RegisterResponse carries the two numbers the protocol runs on.
+type RegisterResponse struct {
+	WorkerID    string `json:"worker_id"`
+	LeaseTTLMs  int64  `json:"lease_ttl_ms" doc:"A lease expires this long after its claim or last heartbeat."`
+	HeartbeatMs int64  `json:"heartbeat_ms" doc:"Send a heartbeat for every running lease this often."`
+	MaxHoldMs   int64  `json:"max_hold_ms" doc:"The longest a claim is held open."`
+}
+
+var workerIDRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.:@-]*$`)
+
+// Register stores the worker's definitions and its record.
+func (e *Engine) Register(ctx context.Context, req RegisterRequest) (*RegisterResponse, error) {
+	if !workerIDRE.MatchString(req.WorkerID) || len(req.WorkerID) > 128 {
+		return nil, cairn.ValidationError{{Field: "worker_id", Message: "must match " + workerIDRE.String() + " and be at most 128 bytes"}}
+	}
+	if err := e.registerWorkflows(ctx, req.Workflows); err != nil {
+		return nil, err
+	}
+	rec := workerRecord{ID: req.WorkerID, RegisteredAt: e.now(), Labels: req.Labels}
+	for _, w := range req.Workflows {
+		rec.Workflows = append(rec.Workflows, workflowID{w.Name, w.Version})
+	}
+	if _, err := e.store.Put(ctx, e.keys.worker(req.WorkerID), mustJSON(rec), blob.WriteOptions{}); err != nil {
+		return nil, err
+	}
+	e.workers.put(&rec)
+	return &RegisterResponse{
+		WorkerID:    req.WorkerID,
+		LeaseTTLMs:  e.cfg.LeaseTTL.Milliseconds(),
+		HeartbeatMs: e.cfg.HeartbeatInterval.Milliseconds(),
+		MaxHoldMs:   e.MaxClaimHold().Milliseconds(),
+	}, nil
+}
+
+// workerCache keeps worker records read by claims. A record changes only
+// when its worker registers again, which it does on every start; an
+// instance that missed that re-reads after workerCacheTTL.
+type workerCache struct {
+	mu sync.Mutex
+	m  map[string]cachedWorker
+}
+
+type cachedWorker struct {
+	rec    *workerRecord
+	served map[workflowID]bool
+	at     time.Time
+}
+
+const workerCacheTTL = time.Minute
+
+func newWorkerCache() *workerCache { return &workerCache{m: map[string]cachedWorker{}} }
+
+func (c *workerCache) put(rec *workerRecord) cachedWorker {
+	cw := cachedWorker{rec: rec, served: map[workflowID]bool{}, at: time.Now()}
+	for _, w := range rec.Workflows {
+		cw.served[w] = true
+	}
+	c.mu.Lock()
+	c.m[rec.ID] = cw
+	c.mu.Unlock()
+	return cw
+}
+
+func (e *Engine) worker(ctx context.Context, id string) (cachedWorker, error) {
+	e.workers.mu.Lock()
+	cw, ok := e.workers.m[id]
+	e.workers.mu.Unlock()
+	if ok && time.Since(cw.at) < workerCacheTTL {
+		return cw, nil
+	}
+	rec, _, err := readJSON[workerRecord](ctx, e.store, e.keys.worker(id))
+	if isNotFound(err) {
+		return cachedWorker{}, &NotFoundError{What: "worker", ID: id}
+	}
+	if err != nil {
+		return cachedWorker{}, err
+	}
+	return e.workers.put(rec), nil
+}
+
+// WorkerInfo describes a registered worker.
+type WorkerInfo struct {
+	ID           string            `json:"id"`
+	Workflows    []string          `json:"workflows" doc:"name@version of each definition served."`
+	RegisteredAt time.Time         `json:"registered_at"`
+	Labels       map[string]string `json:"labels,omitempty"`
+}
+
+// ListWorkers lists registered workers.
+func (e *Engine) ListWorkers(ctx context.Context) ([]WorkerInfo, error) {
+	objs, err := e.store.ListAll(ctx, e.keys.workersPrefix())
+	if err != nil {
+		return nil, err
+	}
+	out := []WorkerInfo{}
+	for _, o := range objs {
+		rec, _, err := readJSON[workerRecord](ctx, e.store, o.Key)
+		if isNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("worker %s: %w", o.Key, err)
+		}
+		wi := WorkerInfo{ID: rec.ID, RegisteredAt: rec.RegisteredAt, Labels: rec.Labels, Workflows: []string{}}
+		for _, w := range rec.Workflows {
+			wi.Workflows = append(wi.Workflows, w.String())
+		}
+		out = append(out, wi)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out, nil
+}

@@ -1,0 +1,235 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/blob"
+)
+
+// definition is a registered workflow with its compiled templates.
+type definition struct {
+	cairn.Workflow
+	templates map[string]*template // by step id
+	ancestors map[string][]string
+}
+
+func compile(w cairn.Workflow, field string) (*definition, error) {
+	if err := w.Validate(field); err != nil {
+		return nil, err
+	}
+	d := &definition{Workflow: w, templates: map[string]*template{}, ancestors: map[string][]string{}}
+	for i, s := range w.Steps {
+		t, err := compileTemplate(s.Input)
+		if err != nil {
+			return nil, cairn.ValidationError{{Field: fmt.Sprintf("%s.steps[%d].input", field, i), Message: err.Error()}}
+		}
+		d.templates[s.ID] = t
+		d.ancestors[s.ID] = w.Ancestors(s.ID)
+	}
+	return d, nil
+}
+
+// defCache holds compiled definitions. Definitions are immutable per
+// (name, version), so caching them is always correct.
+type defCache struct {
+	mu   sync.RWMutex
+	defs map[workflowID]*definition
+}
+
+func newDefCache() *defCache { return &defCache{defs: map[workflowID]*definition{}} }
+
+// canonical returns a definition's stored form: the same content always
+// gives the same bytes, so re-registration can be compared byte for byte.
+func canonical(w cairn.Workflow) []byte {
+	var v any
+	_ = json.Unmarshal(mustJSON(w), &v) // maps marshal with sorted keys
+	return mustJSON(v)
+}
+
+// RegisterWorkflows stores definitions: new ones create-only, identical
+// ones are a no-op, a known (name, version) with other content is a
+// ConflictError. It returns the definitions' ids in order.
+func (e *Engine) registerWorkflows(ctx context.Context, wfs []cairn.Workflow) error {
+	for i, w := range wfs {
+		field := fmt.Sprintf("workflows[%d]", i)
+		d, err := compile(w, field)
+		if err != nil {
+			return err
+		}
+		data := canonical(w)
+		key := e.keys.workflow(w.Name, w.Version)
+		_, err = e.store.Create(ctx, key, data)
+		switch {
+		case err == nil:
+			if err := e.bumpLatest(ctx, w.Name, w.Version); err != nil {
+				return err
+			}
+		case errors.Is(err, blob.ErrPreconditionFailed):
+			o, err := e.store.Get(ctx, key)
+			if err != nil {
+				return err
+			}
+			if !bytes.Equal(o.Data, data) {
+				return &ConflictError{Message: fmt.Sprintf("%s: workflow %s version %s is already registered with other content; definitions are immutable, register a new version", field, w.Name, w.Version)}
+			}
+		default:
+			return err
+		}
+		e.defs.mu.Lock()
+		e.defs.defs[workflowID{w.Name, w.Version}] = d
+		e.defs.mu.Unlock()
+	}
+	return nil
+}
+
+// latestRecord names the newest registered version of a workflow, and
+// every version in registration order.
+type latestRecord struct {
+	Latest   string      `json:"latest"`
+	Versions []versionAt `json:"versions"`
+}
+
+type versionAt struct {
+	Version      string    `json:"version"`
+	RegisteredAt time.Time `json:"registered_at"`
+}
+
+func (e *Engine) bumpLatest(ctx context.Context, name, version string) error {
+	key := e.keys.workflowLatest(name)
+	for attempt := 0; attempt < 50; attempt++ {
+		rec, ver, err := readJSON[latestRecord](ctx, e.store, key)
+		if isNotFound(err) {
+			rec = &latestRecord{}
+		} else if err != nil {
+			return err
+		}
+		for _, v := range rec.Versions {
+			if v.Version == version {
+				return nil
+			}
+		}
+		rec.Latest = version
+		rec.Versions = append(rec.Versions, versionAt{version, e.now()})
+		if ver == "" {
+			_, err = e.store.Create(ctx, key, mustJSON(rec))
+		} else {
+			_, err = e.store.Swap(ctx, key, mustJSON(rec), ver)
+		}
+		if err == nil {
+			return nil
+		}
+		if !errors.Is(err, blob.ErrPreconditionFailed) && !blob.IsRetryable(err) && !isNotFound(err) {
+			return err
+		}
+		sleepJitter(ctx, attempt)
+	}
+	return &UnavailableError{Err: fmt.Errorf("workflow %s: too many concurrent registrations", name)}
+}
+
+// definition returns a compiled definition, reading it once per instance.
+func (e *Engine) definition(ctx context.Context, name, version string) (*definition, error) {
+	id := workflowID{name, version}
+	e.defs.mu.RLock()
+	d := e.defs.defs[id]
+	e.defs.mu.RUnlock()
+	if d != nil {
+		return d, nil
+	}
+	w, _, err := readJSON[cairn.Workflow](ctx, e.store, e.keys.workflow(name, version))
+	if isNotFound(err) {
+		return nil, &NotFoundError{What: "workflow", ID: id.String()}
+	}
+	if err != nil {
+		return nil, err
+	}
+	d, err = compile(*w, "stored")
+	if err != nil {
+		return nil, fmt.Errorf("stored workflow %s does not compile: %w", id, err)
+	}
+	e.defs.mu.Lock()
+	e.defs.defs[id] = d
+	e.defs.mu.Unlock()
+	return d, nil
+}
+
+// latestVersion returns the newest registered version of a workflow.
+func (e *Engine) latestVersion(ctx context.Context, name string) (string, error) {
+	rec, _, err := readJSON[latestRecord](ctx, e.store, e.keys.workflowLatest(name))
+	if isNotFound(err) {
+		return "", &NotFoundError{What: "workflow", ID: name}
+	}
+	if err != nil {
+		return "", err
+	}
+	return rec.Latest, nil
+}
+
+// WorkflowSummary describes a registered workflow.
+type WorkflowSummary struct {
+	Name     string   `json:"name"`
+	Latest   string   `json:"latest" doc:"Newest registered version: the default for new runs."`
+	Versions []string `json:"versions" doc:"Every registered version, oldest first."`
+}
+
+// ListWorkflows lists registered workflows.
+func (e *Engine) ListWorkflows(ctx context.Context) ([]WorkflowSummary, error) {
+	objs, err := e.store.ListAll(ctx, e.keys.workflowsPrefix())
+	if err != nil {
+		return nil, err
+	}
+	out := []WorkflowSummary{}
+	for _, o := range objs {
+		rest := o.Key[len(e.keys.workflowsPrefix()):]
+		name, v, _ := cut(rest, "/")
+		if v != "@latest" {
+			continue
+		}
+		rec, _, err := readJSON[latestRecord](ctx, e.store, o.Key)
+		if err != nil {
+			return nil, err
+		}
+		s := WorkflowSummary{Name: name, Latest: rec.Latest}
+		for _, v := range rec.Versions {
+			s.Versions = append(s.Versions, v.Version)
+		}
+		out = append(out, s)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+// GetWorkflow returns one registered definition.
+func (e *Engine) GetWorkflow(ctx context.Context, name, version string) (*cairn.Workflow, error) {
+	if version == "" {
+		v, err := e.latestVersion(ctx, name)
+		if err != nil {
+			return nil, err
+		}
+		version = v
+	}
+	d, err := e.definition(ctx, name, version)
+	if err != nil {
+		return nil, err
+	}
+	w := d.Workflow
+	return &w, nil
+}
+
+func cut(s, sep string) (string, string, bool) {
+	for i := 0; i+len(sep) <= len(s); i++ {
+		if s[i:i+len(sep)] == sep {
+			return s[:i], s[i+len(sep):], true
+		}
+	}
+	return s, "", false
+}
+
+func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }

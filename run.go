@@ -1,0 +1,155 @@
+package cairn
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// RunStatus is where a run is in its life.
+type RunStatus string
+
+// Run statuses. Every status but running is terminal.
+const (
+	RunRunning   RunStatus = "running"
+	RunCompleted RunStatus = "completed"
+	RunFailed    RunStatus = "failed"
+	RunCancelled RunStatus = "cancelled"
+	RunTimedOut  RunStatus = "timed_out"
+)
+
+// Terminal reports whether a run in status s has ended.
+func (s RunStatus) Terminal() bool { return s != RunRunning && s != "" }
+
+// StepStatus is where a step is in its life, as the run record sees it.
+type StepStatus string
+
+// Step statuses. A task step that is "ready" may be offered to a worker
+// or held by one: leases live in their own objects, so the run record does
+// not change when a step is claimed.
+const (
+	StepPending   StepStatus = "pending"   // waiting for its dependencies
+	StepReady     StepStatus = "ready"     // a task attempt is claimable or held
+	StepWaiting   StepStatus = "waiting"   // a wait step waits for its event
+	StepSleeping  StepStatus = "sleeping"  // a sleep step sleeps
+	StepCompleted StepStatus = "completed" // done, with an output
+	StepFailed    StepStatus = "failed"    // failed for good
+	StepCancelled StepStatus = "cancelled" // the run ended first
+)
+
+// Done reports whether a step in status s will not change any more.
+func (s StepStatus) Done() bool {
+	return s == StepCompleted || s == StepFailed || s == StepCancelled
+}
+
+// Error classes with a meaning to the engine. Any other class is a typed
+// failure: retried unless the step's retry policy lists it as
+// non-retryable.
+const (
+	// ClassRetryable is retried with backoff within the step's budget.
+	ClassRetryable = "retryable"
+	// ClassFatal fails the step at once.
+	ClassFatal = "fatal"
+	// ClassUnservable: the worker does not hold the definition. The attempt
+	// goes back to the queue at once, spending no retry budget, and is not
+	// offered to the same worker for a while.
+	ClassUnservable = "unservable"
+	// ClassRenderError: the engine could not render the step's input
+	// template. Not retried.
+	ClassRenderError = "render_error"
+	// ClassTimeout: an attempt outlived its timeout, or a wait its
+	// wait_timeout. Retried like a typed failure.
+	ClassTimeout = "timeout"
+	// ClassLost: the lease of an at_most_once attempt that had started
+	// expired; the body may or may not have run. Not retried.
+	ClassLost = "lost"
+	// ClassDeadLettered: the step's leases were lost max_deliveries times.
+	ClassDeadLettered = "dead_lettered"
+)
+
+// ErrorInfo is how a step or run failed.
+type ErrorInfo struct {
+	Class   string `json:"class" doc:"Error class: retryable, fatal, unservable, render_error, timeout, lost, dead_lettered, or one the worker named."`
+	Message string `json:"message" doc:"What went wrong, as the worker or engine said it (no stack traces)."`
+	Step    string `json:"step,omitempty" doc:"For a run's error: the step that failed it."`
+}
+
+// Usage is what an attempt consumed: tokens of a model, priced by the
+// engine's price book, and free counters.
+type Usage struct {
+	Model        string           `json:"model,omitempty" doc:"Model name to price tokens with."`
+	InputTokens  int64            `json:"input_tokens,omitempty" minimum:"0"`
+	OutputTokens int64            `json:"output_tokens,omitempty" minimum:"0"`
+	CostUSD      float64          `json:"cost_usd,omitempty" doc:"Priced by the engine; ignored on input."`
+	Counters     map[string]int64 `json:"counters,omitempty" doc:"Free counters, summed per step and run."`
+}
+
+// Add adds o to u (the model is kept when both agree, else cleared).
+func (u *Usage) Add(o Usage) {
+	if u.Model == "" {
+		u.Model = o.Model
+	} else if o.Model != "" && o.Model != u.Model {
+		u.Model = "mixed"
+	}
+	u.InputTokens += o.InputTokens
+	u.OutputTokens += o.OutputTokens
+	u.CostUSD += o.CostUSD
+	for k, v := range o.Counters {
+		if u.Counters == nil {
+			u.Counters = map[string]int64{}
+		}
+		u.Counters[k] += v
+	}
+}
+
+// IsZero reports whether u records nothing.
+func (u Usage) IsZero() bool {
+	return u.Model == "" && u.InputTokens == 0 && u.OutputTokens == 0 && u.CostUSD == 0 && len(u.Counters) == 0
+}
+
+// Attempt records one lease of a task step.
+type Attempt struct {
+	N         int        `json:"n" doc:"Attempt number, from 1; every lease is a new attempt."`
+	Worker    string     `json:"worker,omitempty" doc:"The worker that held the lease."`
+	ClaimedAt *time.Time `json:"claimed_at,omitempty"`
+	StartedAt *time.Time `json:"started_at,omitempty"`
+	EndedAt   *time.Time `json:"ended_at,omitempty"`
+	Outcome   string     `json:"outcome,omitempty" enum:"completed,failed,lost,expired,fenced,cancelled," doc:"How the attempt ended; empty while it runs."`
+	Error     *ErrorInfo `json:"error,omitempty"`
+	Usage     *Usage     `json:"usage,omitempty"`
+}
+
+// JournalEntry is one thing that happened to a run.
+type JournalEntry struct {
+	At      time.Time       `json:"at"`
+	Type    string          `json:"type" doc:"run_started, step_ready, step_claimed, step_started, step_completed, step_failed, step_retry_scheduled, lease_lost, wait_started, event_received, sleep_started, run_completed, run_failed, run_cancelled, run_timed_out."`
+	Step    string          `json:"step,omitempty"`
+	Attempt int             `json:"attempt,omitempty"`
+	Worker  string          `json:"worker,omitempty"`
+	Message string          `json:"message,omitempty"`
+	Error   *ErrorInfo      `json:"error,omitempty"`
+	Data    json.RawMessage `json:"data,omitempty"`
+}
+
+// Rejection reasons of the worker protocol: a worker call the engine
+// cannot accept is refused with HTTP 409 and one of these.
+const (
+	// ReasonAlreadyApplied: an earlier complete/fail of this lease was
+	// applied and its answer lost. Treat as success.
+	ReasonAlreadyApplied = "already_applied"
+	// ReasonFenced: a later attempt exists, or another lease finished the
+	// step. Drop the work.
+	ReasonFenced = "fenced"
+	// ReasonRunTerminal: the run has ended. Stop, and stop claiming for it.
+	ReasonRunTerminal = "run_terminal"
+	// ReasonNotStarted: complete/fail of an at_most_once attempt whose
+	// started never arrived. A worker bug.
+	ReasonNotStarted = "not_started"
+)
+
+// Rejection is a worker call the engine refused, with its reason.
+type Rejection struct {
+	Reason  string
+	Message string
+}
+
+func (r *Rejection) Error() string { return r.Reason + ": " + r.Message }

@@ -1,0 +1,356 @@
+// Package cairn holds the domain types of cairn, a durable workflow engine
+// whose only state is an object-storage bucket: workflow definitions,
+// runs, steps, leases and the errors of the worker protocol. The engine
+// lives in api/engine, the HTTP API in api, the store in blob, the Go
+// worker SDK in sdk.
+package cairn
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"sort"
+	"time"
+)
+
+// StepKind is what a step does.
+type StepKind string
+
+// Step kinds.
+const (
+	// KindTask runs a body on a worker.
+	KindTask StepKind = "task"
+	// KindWait waits for a named event sent to the run, or a timeout.
+	KindWait StepKind = "wait"
+	// KindSleep waits for a fixed time.
+	KindSleep StepKind = "sleep"
+)
+
+// Delivery is a task step's delivery guarantee.
+type Delivery string
+
+// Delivery modes.
+const (
+	// AtLeastOnce re-runs a body whose lease was lost. The default.
+	AtLeastOnce Delivery = "at_least_once"
+	// AtMostOnce never runs a body twice once it has started: a lost lease
+	// that had started fails the step.
+	AtMostOnce Delivery = "at_most_once"
+)
+
+// RetryPolicy says how a failed task step is retried.
+type RetryPolicy struct {
+	MaxAttempts    int      `json:"max_attempts,omitempty" minimum:"1" maximum:"1000" doc:"Attempts in all, the first included (default 3)."`
+	InitialBackoff Duration `json:"initial_backoff,omitempty" doc:"Wait before the second attempt, as a Go duration (default 1s)."`
+	MaxBackoff     Duration `json:"max_backoff,omitempty" doc:"Longest wait between attempts (default 5m)."`
+	Multiplier     float64  `json:"multiplier,omitempty" minimum:"1" maximum:"10" doc:"Backoff growth per attempt (default 2). Each wait is jittered by ±20%."`
+	NonRetryable   []string `json:"non_retryable,omitempty" doc:"Error classes that fail the step at once."`
+}
+
+// Defaults for a RetryPolicy's zero fields.
+const (
+	DefaultMaxAttempts    = 3
+	DefaultInitialBackoff = time.Second
+	DefaultMaxBackoff     = 5 * time.Minute
+	DefaultMultiplier     = 2.0
+	// DefaultMaxDeliveries is how many leases of one step may be lost
+	// (expire without an answer) before the step is dead-lettered.
+	DefaultMaxDeliveries = 5
+)
+
+// WithDefaults returns p with zero fields set to their defaults.
+func (p *RetryPolicy) WithDefaults() RetryPolicy {
+	var r RetryPolicy
+	if p != nil {
+		r = *p
+	}
+	if r.MaxAttempts == 0 {
+		r.MaxAttempts = DefaultMaxAttempts
+	}
+	if r.InitialBackoff == 0 {
+		r.InitialBackoff = Duration(DefaultInitialBackoff)
+	}
+	if r.MaxBackoff == 0 {
+		r.MaxBackoff = Duration(DefaultMaxBackoff)
+	}
+	if r.Multiplier == 0 {
+		r.Multiplier = DefaultMultiplier
+	}
+	return r
+}
+
+// Step is one node of a workflow's DAG.
+type Step struct {
+	ID    string          `json:"id" minLength:"1" maxLength:"64" pattern:"^[A-Za-z][A-Za-z0-9_-]*$" doc:"Unique within the workflow; a CEL identifier-like name."`
+	Kind  StepKind        `json:"kind,omitempty" enum:"task,wait,sleep" doc:"task (default), wait or sleep."`
+	After []string        `json:"after,omitempty" doc:"Steps that must complete before this one starts."`
+	Input json.RawMessage `json:"input,omitempty" doc:"Input template: JSON whose strings may hold CEL expressions as ${expr} over input, state, steps.<id>.output and run."`
+	// Task options.
+	Delivery      Delivery     `json:"delivery,omitempty" enum:"at_least_once,at_most_once" doc:"Task delivery guarantee (default at_least_once)."`
+	Retry         *RetryPolicy `json:"retry,omitempty" doc:"Retry policy of a task step."`
+	Timeout       Duration     `json:"timeout,omitempty" doc:"Longest one attempt of a task may run, heartbeats or not (default: none)."`
+	MaxDeliveries int          `json:"max_deliveries,omitempty" minimum:"1" maximum:"100" doc:"Lost leases before the step is dead-lettered (default 5)."`
+	// Wait options.
+	Event       string   `json:"event,omitempty" maxLength:"128" doc:"Wait steps: the event name that resumes the wait."`
+	WaitTimeout Duration `json:"wait_timeout,omitempty" doc:"Wait steps: fail the step with class timeout after this long (default: wait forever)."`
+	// Sleep options.
+	Duration Duration `json:"duration,omitempty" doc:"Sleep steps: how long to sleep."`
+}
+
+// EffectiveKind returns the step's kind, task when unset.
+func (s *Step) EffectiveKind() StepKind {
+	if s.Kind == "" {
+		return KindTask
+	}
+	return s.Kind
+}
+
+// EffectiveDelivery returns the step's delivery mode, at_least_once when
+// unset.
+func (s *Step) EffectiveDelivery() Delivery {
+	if s.Delivery == "" {
+		return AtLeastOnce
+	}
+	return s.Delivery
+}
+
+// Workflow is a named, versioned DAG of steps. A (name, version) pair is
+// immutable once registered.
+type Workflow struct {
+	Name        string   `json:"name" minLength:"1" maxLength:"128" pattern:"^[A-Za-z0-9][A-Za-z0-9_.-]*$" doc:"Workflow name."`
+	Version     string   `json:"version" minLength:"1" maxLength:"64" pattern:"^[A-Za-z0-9][A-Za-z0-9_.+-]*$" doc:"Version; several coexist, runs pin theirs."`
+	Description string   `json:"description,omitempty" maxLength:"2000"`
+	Steps       []Step   `json:"steps" minItems:"1" maxItems:"1000" doc:"The steps; order does not matter, after does."`
+	Deadline    Duration `json:"deadline,omitempty" doc:"Default run deadline, from start (default: none)."`
+}
+
+// Step returns the step with the given id, or nil.
+func (w *Workflow) Step(id string) *Step {
+	for i := range w.Steps {
+		if w.Steps[i].ID == id {
+			return &w.Steps[i]
+		}
+	}
+	return nil
+}
+
+// FieldError names an invalid field of a definition or request and says
+// why.
+type FieldError struct {
+	// Field is a JSON path such as "steps[2].after[0]".
+	Field string
+	// Message says what is wrong.
+	Message string
+}
+
+func (e *FieldError) Error() string { return e.Field + ": " + e.Message }
+
+// ValidationError is a list of field errors.
+type ValidationError []*FieldError
+
+func (v ValidationError) Error() string {
+	if len(v) == 1 {
+		return v[0].Error()
+	}
+	return fmt.Sprintf("%s (and %d more)", v[0].Error(), len(v)-1)
+}
+
+var (
+	nameRE    = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
+	versionRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.+-]*$`)
+	stepRE    = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]*$`)
+)
+
+// Validate checks a definition's structure: names, unique step ids, known
+// dependencies, no cycles, and each kind's options. Templates are checked
+// by the engine, which compiles them. prefix names the definition in
+// field paths (for example "workflows[0]").
+func (w *Workflow) Validate(prefix string) error {
+	var errs ValidationError
+	add := func(field, format string, args ...any) {
+		errs = append(errs, &FieldError{Field: prefix + field, Message: fmt.Sprintf(format, args...)})
+	}
+	if !nameRE.MatchString(w.Name) || len(w.Name) > 128 {
+		add(".name", "must match %s and be at most 128 bytes", nameRE)
+	}
+	if !versionRE.MatchString(w.Version) || len(w.Version) > 64 {
+		add(".version", "must match %s and be at most 64 bytes", versionRE)
+	}
+	if len(w.Steps) == 0 {
+		add(".steps", "a workflow needs at least one step")
+	}
+	if w.Deadline < 0 {
+		add(".deadline", "must not be negative")
+	}
+	index := map[string]int{}
+	for i, s := range w.Steps {
+		f := fmt.Sprintf(".steps[%d]", i)
+		if !stepRE.MatchString(s.ID) || len(s.ID) > 64 {
+			add(f+".id", "must match %s and be at most 64 bytes", stepRE)
+		} else if j, dup := index[s.ID]; dup {
+			add(f+".id", "duplicate step id %q (also steps[%d])", s.ID, j)
+		} else {
+			index[s.ID] = i
+		}
+		switch s.EffectiveKind() {
+		case KindTask:
+			if s.Event != "" || s.WaitTimeout != 0 || s.Duration != 0 {
+				add(f, "a task step takes no event, wait_timeout or duration")
+			}
+		case KindWait:
+			if s.Event == "" {
+				add(f+".event", "a wait step needs the event name it waits for")
+			}
+			if s.WaitTimeout < 0 {
+				add(f+".wait_timeout", "must not be negative")
+			}
+		case KindSleep:
+			if s.Duration <= 0 {
+				add(f+".duration", "a sleep step needs a positive duration")
+			}
+		default:
+			add(f+".kind", "unknown kind %q (want task, wait or sleep)", s.Kind)
+		}
+		if s.EffectiveKind() != KindTask && (s.Delivery != "" || s.Retry != nil || s.Timeout != 0 || s.MaxDeliveries != 0) {
+			add(f, "delivery, retry, timeout and max_deliveries apply to task steps only")
+		}
+		if d := s.Delivery; d != "" && d != AtLeastOnce && d != AtMostOnce {
+			add(f+".delivery", "unknown delivery %q (want at_least_once or at_most_once)", d)
+		}
+		if s.Timeout < 0 {
+			add(f+".timeout", "must not be negative")
+		}
+		if r := s.Retry; r != nil {
+			if r.MaxAttempts < 0 {
+				add(f+".retry.max_attempts", "must not be negative")
+			}
+			if r.InitialBackoff < 0 || r.MaxBackoff < 0 {
+				add(f+".retry", "backoffs must not be negative")
+			}
+			if r.Multiplier != 0 && r.Multiplier < 1 {
+				add(f+".retry.multiplier", "must be at least 1")
+			}
+		}
+		if len(s.Input) > 0 && !json.Valid(s.Input) {
+			add(f+".input", "not valid JSON")
+		}
+	}
+	for i, s := range w.Steps {
+		seen := map[string]bool{}
+		for j, a := range s.After {
+			f := fmt.Sprintf(".steps[%d].after[%d]", i, j)
+			switch {
+			case a == s.ID:
+				add(f, "step %q depends on itself", s.ID)
+			case seen[a]:
+				add(f, "dependency %q listed twice", a)
+			default:
+				if _, ok := index[a]; !ok {
+					add(f, "unknown step %q", a)
+				}
+			}
+			seen[a] = true
+		}
+	}
+	if len(errs) == 0 {
+		if cycle := w.findCycle(); cycle != nil {
+			i := index[cycle[0]]
+			add(fmt.Sprintf(".steps[%d].after", i), "dependency cycle: %v", cycle)
+		}
+	}
+	if len(errs) > 0 {
+		return errs
+	}
+	return nil
+}
+
+// findCycle returns the step ids of a dependency cycle, or nil.
+func (w *Workflow) findCycle() []string {
+	const (
+		white = iota
+		grey
+		black
+	)
+	color := map[string]int{}
+	deps := map[string][]string{}
+	for _, s := range w.Steps {
+		deps[s.ID] = s.After
+	}
+	var stack []string
+	var cycle []string
+	var visit func(id string) bool
+	visit = func(id string) bool {
+		color[id] = grey
+		stack = append(stack, id)
+		for _, d := range deps[id] {
+			switch color[d] {
+			case grey:
+				for i, s := range stack {
+					if s == d {
+						cycle = append(append([]string{}, stack[i:]...), d)
+					}
+				}
+				return true
+			case white:
+				if visit(d) {
+					return true
+				}
+			}
+		}
+		stack = stack[:len(stack)-1]
+		color[id] = black
+		return false
+	}
+	ids := make([]string, 0, len(deps))
+	for id := range deps {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		if color[id] == white && visit(id) {
+			return cycle
+		}
+	}
+	return nil
+}
+
+// Sinks returns the ids of steps no other step depends on, in definition
+// order: their outputs make the run's output.
+func (w *Workflow) Sinks() []string {
+	dep := map[string]bool{}
+	for _, s := range w.Steps {
+		for _, a := range s.After {
+			dep[a] = true
+		}
+	}
+	var out []string
+	for _, s := range w.Steps {
+		if !dep[s.ID] {
+			out = append(out, s.ID)
+		}
+	}
+	return out
+}
+
+// Ancestors returns the ids of every step id transitively depends on.
+func (w *Workflow) Ancestors(id string) []string {
+	seen := map[string]bool{}
+	var walk func(string)
+	walk = func(s string) {
+		if st := w.Step(s); st != nil {
+			for _, a := range st.After {
+				if !seen[a] {
+					seen[a] = true
+					walk(a)
+				}
+			}
+		}
+	}
+	walk(id)
+	out := make([]string, 0, len(seen))
+	for s := range seen {
+		out = append(out, s)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -272,4 +272,3 @@ func (e *Engine) recoverAttempt(ctx context.Context, run string, d *definition, 
 	})
 	return err
 }
-

@@ -1,0 +1,480 @@
+// Package api is cairn's HTTP API: Huma v2 operations over the engine in
+// api/engine. It is stateless: any number of instances may serve one
+// bucket, and any instance may serve any request.
+//
+// The worker protocol is five calls under /v1/api (register, claim,
+// started, heartbeat, complete/fail); runs, workflows and workers have
+// their own operations. Every refusal is RFC 9457 problem JSON; a refused
+// worker call is a 409 whose "reason" is one of already_applied, fenced,
+// run_terminal, not_started.
+package api
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"reflect"
+	"time"
+
+	"github.com/danielgtaylor/huma/v2"
+	"github.com/danielgtaylor/huma/v2/adapters/humago"
+
+	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/api/engine"
+)
+
+// Version is the API's version in the OpenAPI document.
+const Version = "1.0.0"
+
+// BasePath prefixes every operation.
+const BasePath = "/v1/api"
+
+// Config configures the API.
+type Config struct {
+	// Keys are the accepted API keys. With none, DevMode must be set.
+	Keys []Key
+	// DevMode serves every request without a key. For a laptop only; the
+	// server says so loudly at start.
+	DevMode bool
+	// Logger [slog.Default()].
+	Logger *slog.Logger
+}
+
+// API is the HTTP API over one engine.
+type API struct {
+	engine  *engine.Engine
+	keys    []Key
+	devMode bool
+	log     *slog.Logger
+	huma    huma.API
+	mux     *http.ServeMux
+}
+
+// New builds the API.
+func New(e *engine.Engine, cfg Config) *API {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	mux := http.NewServeMux()
+	a := &API{engine: e, keys: cfg.Keys, devMode: cfg.DevMode, log: cfg.Logger, mux: mux}
+	a.huma = humago.New(mux, humaConfig())
+	a.huma.UseMiddleware(a.authMiddleware(a.huma))
+	a.registerWorkerOps()
+	a.registerRunOps()
+	a.registerWorkflowOps()
+	a.registerAdminOps()
+	return a
+}
+
+// Handler returns the API's HTTP handler.
+func (a *API) Handler() http.Handler { return a.mux }
+
+// OpenAPI returns the API's OpenAPI document.
+func (a *API) OpenAPI() *huma.OpenAPI { return a.huma.OpenAPI() }
+
+func humaConfig() huma.Config {
+	c := huma.DefaultConfig("cairn", Version)
+	c.Info.Description = "cairn is a durable workflow engine whose only state is an object-storage bucket. " +
+		"Workers claim steps as leases over five calls (register, claim, started, heartbeat, complete/fail); " +
+		"clients start, watch, signal and cancel runs. Authenticate with `Authorization: Bearer <key>`; " +
+		"each operation names the scope its key needs (worker, execute, read; write grants worker and execute, admin everything)."
+	c.Info.License = &huma.License{Name: "Apache-2.0"}
+	c.Components.SecuritySchemes = map[string]*huma.SecurityScheme{
+		"bearer": {Type: "http", Scheme: "bearer", Description: "An API key: Authorization: Bearer <key>."},
+	}
+	c.DocsPath = "/docs"
+	c.OpenAPIPath = "/openapi"
+	c.SchemasPath = "/schemas"
+	c.Components.Schemas.RegisterTypeAlias(reflect.TypeOf(cairn.Duration(0)), reflect.TypeOf(""))
+	return c
+}
+
+// op registers an operation that needs scope, mapping engine errors to
+// problems.
+func op[I, O any](a *API, o huma.Operation, scope string, h func(context.Context, *I) (*O, error)) {
+	o.Path = BasePath + o.Path
+	if scope != "" {
+		o.Metadata = map[string]any{"scope": scope}
+		o.Security = []map[string][]string{{"bearer": {}}}
+		o.Description += "\n\nNeeds a key with the `" + scope + "` scope."
+		o.Errors = append(o.Errors, http.StatusUnauthorized, http.StatusForbidden)
+	}
+	if o.MaxBodyBytes == 0 {
+		o.MaxBodyBytes = 64 << 10
+	}
+	o.Errors = append(o.Errors, http.StatusUnprocessableEntity, http.StatusServiceUnavailable)
+	huma.Register(a.huma, o, func(ctx context.Context, in *I) (*O, error) {
+		out, err := h(ctx, in)
+		if err != nil {
+			return nil, a.toProblem(ctx, err)
+		}
+		return out, nil
+	})
+}
+
+func who(ctx context.Context) string {
+	if p, ok := ctx.Value(principalKey{}).(principal); ok {
+		return p.id
+	}
+	return "anonymous"
+}
+
+// ---- Worker protocol ----
+
+type registerInput struct {
+	Body engine.RegisterRequest
+}
+
+type registerOutput struct {
+	Body *engine.RegisterResponse
+}
+
+type claimInput struct {
+	Body engine.ClaimRequest
+}
+
+type claimOutput struct {
+	Body struct {
+		Leases []engine.Lease `json:"leases" doc:"Up to max leases; empty when nothing became ready while the claim was held."`
+	}
+}
+
+type leaseInput struct {
+	Lease string `path:"lease" maxLength:"2048" doc:"The lease id from claim."`
+}
+
+type leaseStatusOutput struct {
+	Body *engine.LeaseStatus
+}
+
+type completeInput struct {
+	Lease string `path:"lease" maxLength:"2048"`
+	Body  engine.CompleteRequest
+}
+
+type failInput struct {
+	Lease string `path:"lease" maxLength:"2048"`
+	Body  engine.FailRequest
+}
+
+type endedOutput struct {
+	Body *engine.Ended
+}
+
+var protocolErrors = []int{http.StatusConflict, http.StatusNotFound}
+
+func (a *API) registerWorkerOps() {
+	op(a, huma.Operation{
+		OperationID: "registerWorker", Method: http.MethodPost, Path: "/workers/register", Tags: []string{"Workers"},
+		Summary:      "Register a worker and the workflows it serves",
+		Description:  "Stores each definition (create-only; the same content again is a no-op, other content under a known name and version is a 409) and the worker's record. The answer carries lease_ttl_ms and heartbeat_ms.",
+		MaxBodyBytes: 4 << 20, Errors: []int{http.StatusConflict},
+	}, ScopeWorker, func(ctx context.Context, in *registerInput) (*registerOutput, error) {
+		r, err := a.engine.Register(ctx, in.Body)
+		if err != nil {
+			return nil, err
+		}
+		return &registerOutput{Body: r}, nil
+	})
+	op(a, huma.Operation{
+		OperationID: "claimSteps", Method: http.MethodPost, Path: "/steps/claim", Tags: []string{"Workers"},
+		Summary:     "Claim runnable steps as leases",
+		Description: "Returns up to max leases. When none is ready the request is held up to wait_ms (never more than 4/5 of the server's max request time) and may return empty early: claim again. A claim scoped to a run answers 409 run_terminal once the run has ended.",
+		Errors:      protocolErrors,
+	}, ScopeWorker, func(ctx context.Context, in *claimInput) (*claimOutput, error) {
+		leases, err := a.engine.Claim(ctx, in.Body)
+		if err != nil {
+			return nil, err
+		}
+		out := &claimOutput{}
+		out.Body.Leases = leases
+		return out, nil
+	})
+	op(a, huma.Operation{
+		OperationID: "stepStarted", Method: http.MethodPost, Path: "/steps/{lease}/started", Tags: []string{"Workers"},
+		Summary:     "Declare that a step's body is about to run",
+		Description: "Always sent before the body: it separates offered from running. For at_most_once steps it is recorded durably; complete/fail without it is refused as not_started.",
+		Errors:      protocolErrors,
+	}, ScopeWorker, func(ctx context.Context, in *leaseInput) (*leaseStatusOutput, error) {
+		s, err := a.engine.Started(ctx, in.Lease)
+		if err != nil {
+			return nil, err
+		}
+		return &leaseStatusOutput{Body: s}, nil
+	})
+	op(a, huma.Operation{
+		OperationID: "heartbeatStep", Method: http.MethodPost, Path: "/steps/{lease}/heartbeat", Tags: []string{"Workers"},
+		Summary:     "Extend a lease",
+		Description: "The only proof that the worker is alive. A fenced or run_terminal answer means: cancel the body.",
+		Errors:      protocolErrors,
+	}, ScopeWorker, func(ctx context.Context, in *leaseInput) (*leaseStatusOutput, error) {
+		s, err := a.engine.Heartbeat(ctx, in.Lease)
+		if err != nil {
+			return nil, err
+		}
+		return &leaseStatusOutput{Body: s}, nil
+	})
+	op(a, huma.Operation{
+		OperationID: "completeStep", Method: http.MethodPost, Path: "/steps/{lease}/complete", Tags: []string{"Workers"},
+		Summary:      "End a step with its output",
+		Description:  "Records the output, merges the state patch (top-level keys replace) and prices the usage. already_applied means an earlier complete of this lease landed: treat it as success.",
+		MaxBodyBytes: 4 << 20, Errors: protocolErrors,
+	}, ScopeWorker, func(ctx context.Context, in *completeInput) (*endedOutput, error) {
+		r, err := a.engine.Complete(ctx, in.Lease, in.Body)
+		if err != nil {
+			return nil, err
+		}
+		return &endedOutput{Body: r}, nil
+	})
+	op(a, huma.Operation{
+		OperationID: "failStep", Method: http.MethodPost, Path: "/steps/{lease}/fail", Tags: []string{"Workers"},
+		Summary:      "End a step's attempt with an error",
+		Description:  "The error class decides what follows: retryable (and typed classes not listed as non-retryable) retry with backoff within the step's budget; fatal fails the step; unservable re-queues the attempt at once without spending budget.",
+		MaxBodyBytes: 4 << 20, Errors: protocolErrors,
+	}, ScopeWorker, func(ctx context.Context, in *failInput) (*endedOutput, error) {
+		r, err := a.engine.Fail(ctx, in.Lease, in.Body)
+		if err != nil {
+			return nil, err
+		}
+		return &endedOutput{Body: r}, nil
+	})
+}
+
+// ---- Runs ----
+
+type startInput struct {
+	Body engine.StartRequest
+}
+
+type runOutput struct {
+	Body *engine.Run
+}
+
+type startOutput struct {
+	Body *engine.StartResult
+}
+
+type runInput struct {
+	Run string `path:"run" maxLength:"64" doc:"Run id."`
+}
+
+type listRunsInput struct {
+	Workflow string          `query:"workflow" maxLength:"128" doc:"Only runs of this workflow."`
+	Status   cairn.RunStatus `query:"status" enum:"running,completed,failed,cancelled,timed_out" doc:"Only runs in this status."`
+	Limit    int             `query:"limit" minimum:"1" maximum:"200" default:"50" doc:"Runs read per page."`
+	Cursor   string          `query:"cursor" maxLength:"2048" doc:"next_cursor of the previous page."`
+}
+
+type listRunsOutput struct {
+	Body *engine.ListPage
+}
+
+type journalOutput struct {
+	Body struct {
+		Entries []cairn.JournalEntry `json:"entries"`
+	}
+}
+
+type cancelInput struct {
+	Run  string `path:"run" maxLength:"64"`
+	Body struct {
+		Reason string `json:"reason,omitempty" maxLength:"1000"`
+	}
+}
+
+type eventInput struct {
+	Run  string `path:"run" maxLength:"64"`
+	Body engine.EventRequest
+}
+
+type eventOutput struct {
+	Body *engine.EventResult
+}
+
+func (a *API) registerRunOps() {
+	op(a, huma.Operation{
+		OperationID: "startRun", Method: http.MethodPost, Path: "/runs", Tags: []string{"Runs"}, DefaultStatus: http.StatusCreated,
+		Summary:      "Start a run",
+		Description:  "Starts a run of a workflow (its newest version unless one is named). With an idempotency_key, starting again returns the first run with existed=true.",
+		MaxBodyBytes: 2 << 20, Errors: []int{http.StatusNotFound},
+	}, ScopeExecute, func(ctx context.Context, in *startInput) (*startOutput, error) {
+		r, err := a.engine.StartRun(ctx, in.Body)
+		if err != nil {
+			return nil, err
+		}
+		return &startOutput{Body: r}, nil
+	})
+	op(a, huma.Operation{
+		OperationID: "listRuns", Method: http.MethodGet, Path: "/runs", Tags: []string{"Runs"},
+		Summary:     "List runs, newest first",
+		Description: "Cursor-paginated. Filters apply to each page read, so a filtered page may hold fewer runs than limit and still have a next_cursor.",
+	}, ScopeRead, func(ctx context.Context, in *listRunsInput) (*listRunsOutput, error) {
+		p, err := a.engine.ListRuns(ctx, engine.ListRequest{Workflow: in.Workflow, Status: in.Status, Limit: in.Limit, Cursor: in.Cursor})
+		if err != nil {
+			return nil, err
+		}
+		return &listRunsOutput{Body: p}, nil
+	})
+	op(a, huma.Operation{
+		OperationID: "getRun", Method: http.MethodGet, Path: "/runs/{run}", Tags: []string{"Runs"},
+		Summary:     "Get a run",
+		Description: "The run with every step's status, attempts, output and usage. Audited: the read is recorded with the key that made it.",
+		Errors:      []int{http.StatusNotFound},
+	}, ScopeRead, func(ctx context.Context, in *runInput) (*runOutput, error) {
+		r, err := a.engine.GetRun(ctx, in.Run)
+		if err != nil {
+			return nil, err
+		}
+		if err := a.engine.Audit(ctx, who(ctx), "getRun", in.Run); err != nil {
+			return nil, err
+		}
+		return &runOutput{Body: r}, nil
+	})
+	op(a, huma.Operation{
+		OperationID: "getRunJournal", Method: http.MethodGet, Path: "/runs/{run}/journal", Tags: []string{"Runs"},
+		Summary:     "Get a run's journal",
+		Description: "What happened to the run, oldest first: which worker held each attempt, how each ended, events, retries. Audited.",
+		Errors:      []int{http.StatusNotFound},
+	}, ScopeRead, func(ctx context.Context, in *runInput) (*journalOutput, error) {
+		j, err := a.engine.Journal(ctx, in.Run)
+		if err != nil {
+			return nil, err
+		}
+		if err := a.engine.Audit(ctx, who(ctx), "getRunJournal", in.Run); err != nil {
+			return nil, err
+		}
+		out := &journalOutput{}
+		out.Body.Entries = j
+		return out, nil
+	})
+	op(a, huma.Operation{
+		OperationID: "cancelRun", Method: http.MethodPost, Path: "/runs/{run}/cancel", Tags: []string{"Runs"},
+		Summary:     "Cancel a run",
+		Description: "Ends a running run as cancelled. Workers holding its leases are told run_terminal on their next call. Cancelling a run that already ended is a 409.",
+		Errors:      []int{http.StatusNotFound, http.StatusConflict},
+	}, ScopeExecute, func(ctx context.Context, in *cancelInput) (*runOutput, error) {
+		r, err := a.engine.CancelRun(ctx, in.Run, in.Body.Reason)
+		if err != nil {
+			return nil, err
+		}
+		return &runOutput{Body: r}, nil
+	})
+	op(a, huma.Operation{
+		OperationID: "sendEvent", Method: http.MethodPost, Path: "/runs/{run}/events", Tags: []string{"Runs"},
+		Summary:      "Send an event to a run",
+		Description:  "Completes every wait step waiting for the event's name, with the payload as its output. When none waits, the event is kept and consumed by the next wait for that name. Events to an ended run are a 409.",
+		MaxBodyBytes: 2 << 20, Errors: []int{http.StatusNotFound, http.StatusConflict},
+	}, ScopeExecute, func(ctx context.Context, in *eventInput) (*eventOutput, error) {
+		r, err := a.engine.SendEvent(ctx, in.Run, in.Body)
+		if err != nil {
+			return nil, err
+		}
+		return &eventOutput{Body: r}, nil
+	})
+}
+
+// ---- Workflows and workers ----
+
+type listWorkflowsOutput struct {
+	Body struct {
+		Workflows []engine.WorkflowSummary `json:"workflows"`
+	}
+}
+
+type workflowInput struct {
+	Name    string `path:"name" maxLength:"128"`
+	Version string `path:"version" maxLength:"64"`
+}
+
+type workflowOutput struct {
+	Body *cairn.Workflow
+}
+
+type listWorkersOutput struct {
+	Body struct {
+		Workers []engine.WorkerInfo `json:"workers"`
+	}
+}
+
+func (a *API) registerWorkflowOps() {
+	op(a, huma.Operation{
+		OperationID: "listWorkflows", Method: http.MethodGet, Path: "/workflows", Tags: []string{"Workflows"},
+		Summary: "List registered workflows",
+	}, ScopeRead, func(ctx context.Context, _ *struct{}) (*listWorkflowsOutput, error) {
+		w, err := a.engine.ListWorkflows(ctx)
+		if err != nil {
+			return nil, err
+		}
+		out := &listWorkflowsOutput{}
+		out.Body.Workflows = w
+		return out, nil
+	})
+	op(a, huma.Operation{
+		OperationID: "getWorkflow", Method: http.MethodGet, Path: "/workflows/{name}/versions/{version}", Tags: []string{"Workflows"},
+		Summary: "Get a workflow definition", Errors: []int{http.StatusNotFound},
+	}, ScopeRead, func(ctx context.Context, in *workflowInput) (*workflowOutput, error) {
+		w, err := a.engine.GetWorkflow(ctx, in.Name, in.Version)
+		if err != nil {
+			return nil, err
+		}
+		return &workflowOutput{Body: w}, nil
+	})
+	op(a, huma.Operation{
+		OperationID: "listWorkers", Method: http.MethodGet, Path: "/workers", Tags: []string{"Workers"},
+		Summary: "List registered workers",
+	}, ScopeRead, func(ctx context.Context, _ *struct{}) (*listWorkersOutput, error) {
+		w, err := a.engine.ListWorkers(ctx)
+		if err != nil {
+			return nil, err
+		}
+		out := &listWorkersOutput{}
+		out.Body.Workers = w
+		return out, nil
+	})
+}
+
+// ---- Operations ----
+
+type reapOutput struct {
+	Body struct {
+		engine.ReapStats
+		DurationMs int64 `json:"duration_ms"`
+	}
+}
+
+type healthOutput struct {
+	Body struct {
+		Status string `json:"status" example:"ok"`
+	}
+}
+
+func (a *API) registerAdminOps() {
+	op(a, huma.Operation{
+		OperationID: "runReaper", Method: http.MethodPost, Path: "/reaper/run", Tags: []string{"Operations"},
+		Summary:     "Run one reaper pass",
+		Description: "Recovers expired leases, fires due sleeps, wait timeouts and run deadlines, and re-announces unclaimed work. Idempotent and safe to run concurrently; the scheduled reaper function calls the same code.",
+	}, ScopeAdmin, func(ctx context.Context, _ *struct{}) (*reapOutput, error) {
+		start := time.Now()
+		s, err := a.engine.Reap(ctx)
+		if err != nil {
+			return nil, err
+		}
+		out := &reapOutput{}
+		out.Body.ReapStats = s
+		out.Body.DurationMs = time.Since(start).Milliseconds()
+		return out, nil
+	})
+	op(a, huma.Operation{
+		OperationID: "health", Method: http.MethodGet, Path: "/healthz", Tags: []string{"Operations"},
+		Summary: "Liveness",
+	}, "", func(ctx context.Context, _ *struct{}) (*healthOutput, error) {
+		out := &healthOutput{}
+		out.Body.Status = "ok"
+		return out, nil
+	})
+}
+
+// Spec returns the OpenAPI document of the API, built without an engine.
+func Spec() *huma.OpenAPI {
+	return New(nil, Config{DevMode: true}).OpenAPI()
+}

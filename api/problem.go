@@ -1,0 +1,128 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+
+	"github.com/danielgtaylor/huma/v2"
+
+	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/api/engine"
+	"github.com/cairn-dev/cairn/blob"
+)
+
+// Problem is every error the API returns: RFC 9457 problem details, plus
+// the worker protocol's reason on a 409.
+type Problem struct {
+	huma.ErrorModel
+	Reason string `json:"reason,omitempty" enum:"already_applied,fenced,run_terminal,not_started" doc:"On a 409 to a worker call: why the call was refused. SDKs branch on it."`
+	// headers are extra response headers (Retry-After, WWW-Authenticate).
+	headers http.Header
+}
+
+// GetHeaders makes Huma send the problem's headers.
+func (p *Problem) GetHeaders() http.Header { return p.headers }
+
+// ContentType makes Huma send problem+json.
+func (p *Problem) ContentType(ct string) string {
+	if ct == "application/json" {
+		return "application/problem+json"
+	}
+	return ct
+}
+
+func init() {
+	huma.NewError = func(status int, msg string, errs ...error) huma.StatusError {
+		p := &Problem{ErrorModel: huma.ErrorModel{Status: status, Title: http.StatusText(status), Detail: msg}}
+		for _, err := range errs {
+			if err == nil {
+				continue
+			}
+			if d, ok := err.(huma.ErrorDetailer); ok {
+				p.Errors = append(p.Errors, d.ErrorDetail())
+			} else {
+				p.Errors = append(p.Errors, &huma.ErrorDetail{Message: err.Error()})
+			}
+		}
+		return p
+	}
+}
+
+func problem(status int, detail string) *Problem {
+	return &Problem{ErrorModel: huma.ErrorModel{Status: status, Title: http.StatusText(status), Detail: detail}}
+}
+
+// toProblem maps an engine error to its HTTP problem. Errors it does not
+// know are 500s whose detail says only that something failed: the cause
+// goes to the log, never to the client.
+func (a *API) toProblem(ctx context.Context, err error) error {
+	if err == nil {
+		return nil
+	}
+	var (
+		rej   *cairn.Rejection
+		nf    *engine.NotFoundError
+		conf  *engine.ConflictError
+		inv   *engine.InvalidError
+		val   cairn.ValidationError
+		fe    *cairn.FieldError
+		unav  *engine.UnavailableError
+		berr  *blob.Error
+		statu huma.StatusError
+	)
+	switch {
+	case errors.As(err, &rej):
+		p := problem(http.StatusConflict, rej.Message)
+		p.Reason = rej.Reason
+		p.Title = "Refused: " + rej.Reason
+		return p
+	case errors.As(err, &nf):
+		return problem(http.StatusNotFound, nf.Error())
+	case errors.As(err, &conf):
+		return problem(http.StatusConflict, conf.Message)
+	case errors.As(err, &inv):
+		p := problem(http.StatusUnprocessableEntity, inv.Error())
+		p.Errors = []*huma.ErrorDetail{{Message: inv.Message, Location: location(inv.Field)}}
+		return p
+	case errors.As(err, &val):
+		p := problem(http.StatusUnprocessableEntity, "validation failed: "+val.Error())
+		for _, f := range val {
+			p.Errors = append(p.Errors, &huma.ErrorDetail{Message: f.Message, Location: location(f.Field)})
+		}
+		return p
+	case errors.As(err, &fe):
+		p := problem(http.StatusUnprocessableEntity, "validation failed: "+fe.Error())
+		p.Errors = []*huma.ErrorDetail{{Message: fe.Message, Location: location(fe.Field)}}
+		return p
+	case errors.As(err, &unav), blob.IsRetryable(err):
+		p := problem(http.StatusServiceUnavailable, "the store is busy; nothing was applied, retry shortly")
+		p.headers = http.Header{"Retry-After": {"1"}}
+		return p
+	case errors.As(err, &statu):
+		return err
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		p := problem(http.StatusServiceUnavailable, "the request was cancelled or ran out of time before it finished; retry")
+		p.headers = http.Header{"Retry-After": {"1"}}
+		return p
+	}
+	if errors.As(err, &berr) {
+		a.log.ErrorContext(ctx, "store error", "op", berr.Op, "key", berr.Key, "err", berr.Err)
+		p := problem(http.StatusBadGateway, "the object store failed ("+berr.Op+"); nothing may have been applied, retry")
+		return p
+	}
+	a.log.ErrorContext(ctx, "internal error", "err", err)
+	return problem(http.StatusInternalServerError, "internal error; see the server log")
+}
+
+// location turns an engine field path into a Huma error location.
+func location(field string) string {
+	if field == "" || strings.HasPrefix(field, "body") || strings.HasPrefix(field, "path") || strings.HasPrefix(field, "query") {
+		return field
+	}
+	if field == "lease" {
+		return "path.lease"
+	}
+	return "body." + field
+}

@@ -147,6 +147,18 @@ type leaseStatusOutput struct {
 	Body *engine.LeaseStatus
 }
 
+type heartbeatManyInput struct {
+	Body struct {
+		Leases []string `json:"leases" minItems:"1" maxItems:"100" doc:"Lease ids to extend."`
+	}
+}
+
+type heartbeatManyOutput struct {
+	Body struct {
+		Results []engine.HeartbeatResult `json:"results" doc:"One per lease, in order."`
+	}
+}
+
 type completeInput struct {
 	Lease string `path:"lease" maxLength:"2048"`
 	Body  engine.CompleteRequest
@@ -213,6 +225,15 @@ func (a *API) registerWorkerOps() {
 			return nil, err
 		}
 		return &leaseStatusOutput{Body: s}, nil
+	})
+	op(a, huma.Operation{
+		OperationID: "heartbeatSteps", Method: http.MethodPost, Path: "/steps/heartbeat", Tags: []string{"Workers"},
+		Summary:     "Extend several leases in one call",
+		Description: "A batched heartbeat: each lease is extended or refused on its own, with the reason a single heartbeat would give. A worker running many bodies sends one call per heartbeat period.",
+	}, ScopeWorker, func(ctx context.Context, in *heartbeatManyInput) (*heartbeatManyOutput, error) {
+		out := &heartbeatManyOutput{}
+		out.Body.Results = a.engine.HeartbeatMany(ctx, in.Body.Leases)
+		return out, nil
 	})
 	op(a, huma.Operation{
 		OperationID: "completeStep", Method: http.MethodPost, Path: "/steps/{lease}/complete", Tags: []string{"Workers"},

@@ -283,3 +283,31 @@ func (e *Engine) end(ctx context.Context, id string, patch map[string]json.RawMe
 	}
 	return val.(*Ended), nil
 }
+
+// HeartbeatResult is one lease's answer in a batched heartbeat.
+type HeartbeatResult struct {
+	Lease     string     `json:"lease"`
+	ExpiresAt *time.Time `json:"expires_at,omitempty" doc:"Set when the lease was extended."`
+	Reason    string     `json:"reason,omitempty" enum:"already_applied,fenced,run_terminal,not_started," doc:"Set when the heartbeat was refused: cancel that body."`
+	Error     string     `json:"error,omitempty" doc:"Set when the heartbeat failed for another reason (retry it)."`
+}
+
+// HeartbeatMany extends several leases in one call, each as Heartbeat
+// would; one lease's refusal does not affect the others.
+func (e *Engine) HeartbeatMany(ctx context.Context, ids []string) []HeartbeatResult {
+	out := make([]HeartbeatResult, len(ids))
+	for i, id := range ids {
+		out[i].Lease = id
+		s, err := e.Heartbeat(ctx, id)
+		switch reason, ok := IsRejection(err); {
+		case err == nil:
+			t := s.ExpiresAt
+			out[i].ExpiresAt = &t
+		case ok:
+			out[i].Reason = reason
+		default:
+			out[i].Error = err.Error()
+		}
+	}
+	return out
+}

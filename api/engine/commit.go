@@ -116,8 +116,9 @@ func (c *committer) commit(run string, items []*pending) {
 	for attempt := 0; ; attempt++ {
 		var raw []byte
 		var ver blob.Version
+		fromCache := false
 		if cached, v, ok := c.cache.get(run); ok && useCache {
-			raw, ver = cached, v
+			raw, ver, fromCache = cached, v, true
 		} else {
 			o, err := e.store.Get(ctx, key)
 			if err != nil {
@@ -148,6 +149,12 @@ func (c *committer) commit(run string, items []*pending) {
 			vals[i], errs[i] = p.m(&rec, fx)
 		}
 		if string(mustJSON(&rec)) == string(orig) {
+			if fromCache {
+				// Refusals and no-ops decided on a cached copy are only
+				// trusted from a fresh read: the copy may be stale.
+				useCache = false
+				continue
+			}
 			c.finish(items, vals, errs, nil, fx) // nothing to write
 			return
 		}

@@ -1,0 +1,128 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/cairn-dev/cairn"
+)
+
+// fanOut is a workflow of n parallel task steps and a join.
+func fanOut(name string, n int) cairn.Workflow {
+	w := cairn.Workflow{Name: name, Version: "1"}
+	var ids []string
+	for i := range n {
+		id := fmt.Sprintf("p%03d", i)
+		ids = append(ids, id)
+		w.Steps = append(w.Steps, cairn.Step{ID: id, Input: json.RawMessage(fmt.Sprintf(`{"i": %d}`, i))})
+	}
+	w.Steps = append(w.Steps, cairn.Step{ID: "join", After: ids})
+	return w
+}
+
+// TestConcurrentClaimersExactlyOnce: 32 claimers on 4 engine instances
+// (sharing one bucket and a fan-out bus, as API instances behind a load
+// balancer share NATS) drain 1,000 ready steps. Every step is leased to
+// exactly one worker, none is lost, none is leased twice.
+func TestConcurrentClaimersExactlyOnce(t *testing.T) {
+	if testing.Short() {
+		t.Skip("claims 1,000 steps; run without -short")
+	}
+	for name, open := range stores(t) {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			store := open(t)
+			bus := newTestBus()
+			var engines []*Engine
+			for range 4 {
+				engines = append(engines, newTestEngine(t, store, Config{Bus: bus, FallbackInterval: 200 * time.Millisecond}))
+			}
+			const runs, width = 10, 100 // 10 runs × 100 parallel steps = 1,000 ready steps
+			wf := fanOut("wide", width)
+			for i := range 32 {
+				register(t, engines[i%4], fmt.Sprintf("w%02d", i), wf)
+			}
+			var runIDs []string
+			for i := range runs {
+				runIDs = append(runIDs, mustStart(t, engines[i%4], "wide", `{}`))
+			}
+			var (
+				mu      sync.Mutex
+				leased  = map[string]string{} // run/step → worker
+				dups    []string
+				claims  atomic.Int64
+				stopped atomic.Bool
+			)
+			var wg sync.WaitGroup
+			for i := range 32 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					e := engines[i%4]
+					worker := fmt.Sprintf("w%02d", i)
+					for !stopped.Load() {
+						ls, err := e.Claim(ctx, ClaimRequest{WorkerID: worker, Max: 4, WaitMs: 300})
+						if err != nil {
+							t.Error(err)
+							return
+						}
+						claims.Add(1)
+						for _, l := range ls {
+							k := l.Run + "/" + l.Step
+							mu.Lock()
+							if prev, ok := leased[k]; ok {
+								dups = append(dups, fmt.Sprintf("%s leased to %s and %s", k, prev, worker))
+							}
+							leased[k] = worker
+							mu.Unlock()
+							if _, err := e.Started(ctx, l.ID); err != nil {
+								t.Error(err)
+							}
+							if _, err := e.Complete(ctx, l.ID, CompleteRequest{Output: json.RawMessage(`1`)}); err != nil {
+								t.Errorf("complete %s: %v", k, err)
+							}
+						}
+					}
+				}()
+			}
+			deadline := time.Now().Add(2 * time.Minute)
+			for {
+				done := 0
+				for _, id := range runIDs {
+					if getRun(t, engines[0], id).Status == cairn.RunCompleted {
+						done++
+					}
+				}
+				if done == runs || time.Now().After(deadline) {
+					break
+				}
+				time.Sleep(100 * time.Millisecond)
+			}
+			stopped.Store(true)
+			wg.Wait()
+			if len(dups) > 0 {
+				t.Fatalf("%d steps leased twice, e.g. %s", len(dups), dups[0])
+			}
+			if want := runs * (width + 1); len(leased) != want {
+				t.Fatalf("%d steps leased, want %d", len(leased), want)
+			}
+			for _, id := range runIDs {
+				r := getRun(t, engines[0], id)
+				if r.Status != cairn.RunCompleted {
+					t.Fatalf("run %s is %s with %d/%d steps done", id, r.Status, r.StepsDone, r.StepsTotal)
+				}
+				for _, s := range r.Steps {
+					if len(s.Attempts) != 1 {
+						t.Fatalf("step %s of run %s had %d attempts, want 1", s.ID, id, len(s.Attempts))
+					}
+				}
+			}
+			t.Logf("%d leases over %d claim calls by 32 claimers on 4 instances", len(leased), claims.Load())
+		})
+	}
+}

@@ -1,0 +1,152 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cairn-dev/cairn"
+)
+
+// clock is a settable clock for tests that need leases to expire.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func newClock() *clock { return &clock{t: time.Now().UTC()} }
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+// testBus is an in-process fan-out bus, as NATS would be.
+type testBus struct {
+	mu   sync.Mutex
+	subs map[int]func(Hint)
+	n    int
+	drop bool
+}
+
+func newTestBus() *testBus { return &testBus{subs: map[int]func(Hint){}} }
+
+func (b *testBus) Publish(ctx context.Context, hints []Hint) error {
+	b.mu.Lock()
+	if b.drop {
+		b.mu.Unlock()
+		return nil
+	}
+	subs := make([]func(Hint), 0, len(b.subs))
+	for _, f := range b.subs {
+		subs = append(subs, f)
+	}
+	b.mu.Unlock()
+	for _, f := range subs {
+		for _, h := range hints {
+			f(h)
+		}
+	}
+	return nil
+}
+
+func (b *testBus) Subscribe(fn func(Hint)) (func(), error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	id := b.n
+	b.n++
+	b.subs[id] = fn
+	return func() {
+		b.mu.Lock()
+		delete(b.subs, id)
+		b.mu.Unlock()
+	}, nil
+}
+
+func mustStart(t testing.TB, e *Engine, wf string, input string) string {
+	t.Helper()
+	req := StartRequest{Workflow: wf}
+	if input != "" {
+		req.Input = json.RawMessage(input)
+	}
+	res, err := e.StartRun(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.Run.ID
+}
+
+func claimOne(t testing.TB, e *Engine, worker string) Lease {
+	t.Helper()
+	ls, err := e.Claim(context.Background(), ClaimRequest{WorkerID: worker, Max: 1, WaitMs: 3000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ls) != 1 {
+		t.Fatalf("claim by %s got %d leases, want 1", worker, len(ls))
+	}
+	return ls[0]
+}
+
+func wantReason(t testing.TB, err error, reason string) {
+	t.Helper()
+	got, ok := IsRejection(err)
+	if !ok || got != reason {
+		t.Fatalf("got %v, want a %s rejection", err, reason)
+	}
+}
+
+func getRun(t testing.TB, e *Engine, id string) *Run {
+	t.Helper()
+	r, err := e.GetRun(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func stepOf(r *Run, id string) StepView {
+	for _, s := range r.Steps {
+		if s.ID == id {
+			return s
+		}
+	}
+	return StepView{}
+}
+
+func countJournal(t testing.TB, e *Engine, run, typ, step string) int {
+	t.Helper()
+	j, err := e.Journal(context.Background(), run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, x := range j {
+		if x.Type == typ && (step == "" || x.Step == step) {
+			n++
+		}
+	}
+	return n
+}
+
+func single(name string, s cairn.Step) cairn.Workflow {
+	if s.ID == "" {
+		s.ID = "only"
+	}
+	return cairn.Workflow{Name: name, Version: "1", Steps: []cairn.Step{s}}
+}
+
+func isNotFoundAPI(err error) bool {
+	var nf *NotFoundError
+	return errors.As(err, &nf)
+}

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"strconv"
 	"testing"
 	"time"
 
@@ -27,14 +28,26 @@ func newTestEngine(t testing.TB, store *blob.Bucket, cfg Config) *Engine {
 func linear(name, version string, n int) cairn.Workflow {
 	w := cairn.Workflow{Name: name, Version: version}
 	for i := range n {
-		s := cairn.Step{ID: "s" + string(rune('a'+i))}
+		s := cairn.Step{ID: stepName(i)}
 		if i > 0 {
 			s.After = []string{w.Steps[i-1].ID}
-			s.Input = json.RawMessage(`{"prev": "${steps.` + w.Steps[i-1].ID + `.output}", "n": "${input.n + ` + string(rune('0'+i)) + `}"}`)
+			s.Input = json.RawMessage(`{"prev": "${steps.` + w.Steps[i-1].ID + `.output}", "n": "${input.n + ` + strconv.Itoa(i) + `}"}`)
 		}
 		w.Steps = append(w.Steps, s)
 	}
 	return w
+}
+
+// stepName is "sa", "sb", … "sz", "sba", …
+func stepName(i int) string {
+	name := ""
+	for {
+		name = string(rune('a'+i%26)) + name
+		i /= 26
+		if i == 0 {
+			return "s" + name
+		}
+	}
 }
 
 func register(t testing.TB, e *Engine, worker string, wfs ...cairn.Workflow) {

@@ -1,0 +1,267 @@
+package api_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/cairn-dev/cairn/api"
+	"github.com/cairn-dev/cairn/api/engine"
+	"github.com/cairn-dev/cairn/blob/mem"
+)
+
+type server struct {
+	t   *testing.T
+	url string
+	key string
+}
+
+func newServer(t *testing.T, cfg api.Config) *server {
+	e, err := engine.New(mem.New(), engine.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := api.New(e, cfg)
+	ts := httptest.NewServer(a.Handler())
+	t.Cleanup(ts.Close)
+	return &server{t: t, url: ts.URL + api.BasePath}
+}
+
+type reply struct {
+	status int
+	body   map[string]any
+	raw    string
+	ctype  string
+}
+
+func (s *server) do(method, path, body string) reply {
+	s.t.Helper()
+	req, _ := http.NewRequestWithContext(context.Background(), method, s.url+path, strings.NewReader(body))
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if s.key != "" {
+		req.Header.Set("Authorization", "Bearer "+s.key)
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	r := reply{status: res.StatusCode, raw: string(b), ctype: res.Header.Get("Content-Type")}
+	json.Unmarshal(b, &r.body)
+	return r
+}
+
+const okWorkflow = `{"name":"wf","version":"1","steps":[{"id":"a"},{"id":"b","after":["a"],"input":{"x":"${steps.a.output}"}}]}`
+
+func register(s *server, wf string) reply {
+	return s.do("POST", "/workers/register", `{"worker_id":"w1","workflows":[`+wf+`]}`)
+}
+
+// Bad input is a 4xx problem that names what is wrong, never a 500.
+func TestBadInputIsA4xxNamingTheProblem(t *testing.T) {
+	s := newServer(t, api.Config{DevMode: true})
+	if r := register(s, okWorkflow); r.status != 200 {
+		t.Fatalf("register: %d %s", r.status, r.raw)
+	}
+	big := `{"workflow":"wf","input":"` + strings.Repeat("x", 3<<20) + `"}`
+	cases := []struct {
+		name, method, path, body string
+		status                   int
+		mention                  string
+	}{
+		{"unknown workflow", "POST", "/runs", `{"workflow":"nope"}`, 404, "nope"},
+		{"unknown version", "POST", "/runs", `{"workflow":"wf","version":"9"}`, 404, "wf@9"},
+		{"cyclic DAG", "POST", "/workers/register", `{"worker_id":"w1","workflows":[{"name":"cyc","version":"1","steps":[{"id":"a","after":["b"]},{"id":"b","after":["a"]}]}]}`, 422, "cycle"},
+		{"unknown dependency", "POST", "/workers/register", `{"worker_id":"w1","workflows":[{"name":"u","version":"1","steps":[{"id":"a","after":["zz"]}]}]}`, 422, "steps[0].after[0]"},
+		{"duplicate step", "POST", "/workers/register", `{"worker_id":"w1","workflows":[{"name":"d","version":"1","steps":[{"id":"a"},{"id":"a"}]}]}`, 422, "duplicate"},
+		{"bad CEL", "POST", "/workers/register", `{"worker_id":"w1","workflows":[{"name":"c","version":"1","steps":[{"id":"a","input":{"x":"${input.(}"}}]}]}`, 422, "steps[0].input"},
+		{"unclosed CEL", "POST", "/workers/register", `{"worker_id":"w1","workflows":[{"name":"c","version":"1","steps":[{"id":"a","input":"${input.x"}]}]}`, 422, "unclosed"},
+		{"malformed JSON", "POST", "/runs", `{"workflow": "wf",`, 400, ""},
+		{"wrong type", "POST", "/runs", `{"workflow": 5}`, 422, "workflow"},
+		{"unknown field", "POST", "/runs", `{"workflow":"wf","bogus":1}`, 422, "bogus"},
+		{"oversized body", "POST", "/runs", big, 413, ""},
+		{"malformed lease", "POST", "/steps/not-a-lease/complete", `{}`, 422, "lease"},
+		{"unknown lease", "POST", "/steps/eyJmIjoid2YiLCJ2IjoiMSIsInIiOiJyIiwicyI6ImEiLCJuIjoxLCJ3IjoidzEiLCJ0IjoxfQ/heartbeat", ``, 404, "lease"},
+		{"unknown run", "GET", "/runs/NOPE", ``, 404, "NOPE"},
+		{"unregistered worker", "POST", "/steps/claim", `{"worker_id":"ghost"}`, 404, "ghost"},
+		{"bad status filter", "GET", "/runs?status=weird", ``, 422, "status"},
+		{"fail without class", "POST", "/steps/eyJmIjoid2YiLCJ2IjoiMSIsInIiOiJyIiwicyI6ImEiLCJuIjoxLCJ3IjoidzEiLCJ0IjoxfQ/fail", `{"error":{"message":"x"}}`, 422, "class"},
+		{"bad duration", "POST", "/workers/register", `{"worker_id":"w1","workflows":[{"name":"t","version":"1","steps":[{"id":"a","timeout":"soon"}]}]}`, 422, ""},
+		{"bad worker id", "POST", "/workers/register", `{"worker_id":"has space","workflows":[]}`, 422, "worker_id"},
+		{"wait without event", "POST", "/workers/register", `{"worker_id":"w1","workflows":[{"name":"w","version":"1","steps":[{"id":"a","kind":"wait"}]}]}`, 422, "event"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := s.do(c.method, c.path, c.body)
+			if r.status != c.status {
+				t.Fatalf("%s %s: status %d, want %d: %s", c.method, c.path, r.status, c.status, r.raw)
+			}
+			if !strings.HasPrefix(r.ctype, "application/problem+json") {
+				t.Fatalf("content type %q, want problem+json", r.ctype)
+			}
+			if c.mention != "" && !strings.Contains(r.raw, c.mention) {
+				t.Fatalf("problem does not mention %q: %s", c.mention, r.raw)
+			}
+			if strings.Contains(r.raw, "goroutine ") || strings.Contains(r.raw, ".go:") {
+				t.Fatalf("problem leaks a stack trace: %s", r.raw)
+			}
+		})
+	}
+}
+
+func TestDefinitionConflictAndVersions(t *testing.T) {
+	s := newServer(t, api.Config{DevMode: true})
+	if r := register(s, okWorkflow); r.status != 200 {
+		t.Fatal(r.raw)
+	}
+	// Identical: a no-op.
+	if r := register(s, okWorkflow); r.status != 200 {
+		t.Fatalf("identical re-register: %d %s", r.status, r.raw)
+	}
+	// Same version, other content: 409 naming it.
+	other := strings.Replace(okWorkflow, `"id":"b"`, `"id":"c"`, 1)
+	other = strings.Replace(other, `"after":["a"]`, `"after":["a"]`, 1)
+	r := register(s, other)
+	if r.status != 409 || !strings.Contains(r.raw, "wf version 1") {
+		t.Fatalf("conflicting re-register: %d %s", r.status, r.raw)
+	}
+	// A second version coexists; new runs default to it; runs pin theirs.
+	v2 := strings.Replace(okWorkflow, `"version":"1"`, `"version":"2"`, 1)
+	if r := register(s, v2); r.status != 200 {
+		t.Fatal(r.raw)
+	}
+	r = s.do("POST", "/runs", `{"workflow":"wf"}`)
+	if r.status != 201 || r.body["run"].(map[string]any)["version"] != "2" {
+		t.Fatalf("start: %d %s", r.status, r.raw)
+	}
+	r = s.do("POST", "/runs", `{"workflow":"wf","version":"1"}`)
+	if r.status != 201 || r.body["run"].(map[string]any)["version"] != "1" {
+		t.Fatalf("start v1: %d %s", r.status, r.raw)
+	}
+	r = s.do("GET", "/workflows", "")
+	if r.status != 200 || !strings.Contains(r.raw, `"versions":["1","2"]`) {
+		t.Fatalf("list workflows: %s", r.raw)
+	}
+}
+
+func TestIdempotentStart(t *testing.T) {
+	s := newServer(t, api.Config{DevMode: true})
+	register(s, okWorkflow)
+	a := s.do("POST", "/runs", `{"workflow":"wf","idempotency_key":"order-42"}`)
+	b := s.do("POST", "/runs", `{"workflow":"wf","idempotency_key":"order-42"}`)
+	ida := a.body["run"].(map[string]any)["id"]
+	idb := b.body["run"].(map[string]any)["id"]
+	if ida != idb || b.body["existed"] != true || a.body["existed"] != false {
+		t.Fatalf("two starts with one key: %v %v (%s)", ida, idb, b.raw)
+	}
+}
+
+// The four reasons reach the client as 409 problems with a reason field.
+func TestRejectionIsProblemWithReason(t *testing.T) {
+	s := newServer(t, api.Config{DevMode: true})
+	register(s, okWorkflow)
+	run := s.do("POST", "/runs", `{"workflow":"wf"}`).body["run"].(map[string]any)["id"].(string)
+	c := s.do("POST", "/steps/claim", `{"worker_id":"w1","max":1,"wait_ms":1000}`)
+	leases := c.body["leases"].([]any)
+	if len(leases) != 1 {
+		t.Fatalf("claim: %s", c.raw)
+	}
+	id := leases[0].(map[string]any)["id"].(string)
+	if r := s.do("POST", "/steps/"+id+"/complete", `{"output":1}`); r.status != 200 {
+		t.Fatal(r.raw)
+	}
+	r := s.do("POST", "/steps/"+id+"/complete", `{"output":1}`)
+	if r.status != 409 || r.body["reason"] != "already_applied" {
+		t.Fatalf("repeat complete: %d %s", r.status, r.raw)
+	}
+	s.do("POST", "/runs/"+run+"/cancel", `{}`)
+	c = s.do("POST", "/steps/claim", `{"worker_id":"w1","run":"`+run+`","wait_ms":100}`)
+	if c.status != 409 || c.body["reason"] != "run_terminal" {
+		t.Fatalf("scoped claim of a cancelled run: %d %s", c.status, c.raw)
+	}
+}
+
+func TestKeysScopesAndAudit(t *testing.T) {
+	keys, err := api.ParseKeys(strings.Join([]string{
+		"wrk:worker:" + api.HashSecret("s-worker"),
+		"exe:execute:" + api.HashSecret("s-exec"),
+		"rd:read:" + api.HashSecret("s-read"),
+		"wr:write:" + api.HashSecret("s-write"),
+		"adm:admin:" + api.HashSecret("s-admin"),
+	}, ","))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newServer(t, api.Config{Keys: keys})
+	check := func(key, method, path, body string, want int) reply {
+		t.Helper()
+		s.key = key
+		r := s.do(method, path, body)
+		if r.status != want {
+			t.Fatalf("key %q %s %s: %d, want %d: %s", key, method, path, r.status, want, r.raw)
+		}
+		return r
+	}
+	check("", "POST", "/workers/register", `{"worker_id":"w1","workflows":[`+okWorkflow+`]}`, 401)
+	check("wrong", "POST", "/workers/register", `{"worker_id":"w1","workflows":[`+okWorkflow+`]}`, 401)
+	check("s-exec", "POST", "/workers/register", `{"worker_id":"w1","workflows":[`+okWorkflow+`]}`, 403)
+	check("s-worker", "POST", "/workers/register", `{"worker_id":"w1","workflows":[`+okWorkflow+`]}`, 200)
+	// A worker key cannot start runs; an execute key cannot claim.
+	check("s-worker", "POST", "/runs", `{"workflow":"wf"}`, 403)
+	run := check("s-exec", "POST", "/runs", `{"workflow":"wf"}`, 201).body["run"].(map[string]any)["id"].(string)
+	check("s-exec", "POST", "/steps/claim", `{"worker_id":"w1"}`, 403)
+	check("s-write", "POST", "/steps/claim", `{"worker_id":"w1"}`, 200)
+	check("s-write", "POST", "/runs", `{"workflow":"wf"}`, 201)
+	check("s-write", "GET", "/runs/"+run, "", 403)
+	check("s-read", "GET", "/runs/"+run, "", 200)
+	check("s-read", "GET", "/runs/"+run+"/journal", "", 200)
+	check("s-read", "POST", "/reaper/run", "", 403)
+	check("s-admin", "POST", "/reaper/run", "", 200)
+	check("", "GET", "/healthz", "", 200)
+}
+
+func TestAuditRecordsReads(t *testing.T) {
+	store := mem.New()
+	e, _ := engine.New(store, engine.Config{})
+	keys, _ := api.ParseKeys("rd:read:" + api.HashSecret("s") + ",adm:admin:" + api.HashSecret("a"))
+	a := api.New(e, api.Config{Keys: keys})
+	ts := httptest.NewServer(a.Handler())
+	defer ts.Close()
+	req := func(key, method, path, body string) *http.Response {
+		r, _ := http.NewRequest(method, ts.URL+api.BasePath+path, bytes.NewBufferString(body))
+		r.Header.Set("Authorization", "Bearer "+key)
+		r.Header.Set("Content-Type", "application/json")
+		res, err := http.DefaultClient.Do(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		return res
+	}
+	req("a", "POST", "/workers/register", `{"worker_id":"w1","workflows":[`+okWorkflow+`]}`)
+	res, _ := e.StartRun(context.Background(), engine.StartRequest{Workflow: "wf"})
+	req("s", "GET", "/runs/"+res.Run.ID, "")
+	req("s", "GET", "/runs/"+res.Run.ID+"/journal", "")
+	req("a", "POST", "/steps/claim", `{"worker_id":"w1"}`) // worker calls are not audited
+	objs, err := store.ListAll(context.Background(), "audit/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(objs) != 2 {
+		t.Fatalf("%d audit records, want 2", len(objs))
+	}
+	for _, o := range objs {
+		rec, _ := store.Get(context.Background(), o.Key)
+		if !bytes.Contains(rec.Data, []byte(`"who":"rd"`)) || !bytes.Contains(rec.Data, []byte(res.Run.ID)) {
+			t.Fatalf("audit record %s", rec.Data)
+		}
+	}
+}

@@ -29,23 +29,27 @@ CONTAINERS_CONF=/etc/containers/containers.conf
 log() { echo "testenv: $*" >&2; }
 die() { log "ERROR: $*"; exit 1; }
 
-# pings DOCKER_HOST-style address $1 (unix:// or tcp://) via the Docker API.
-engine_answers() {
-  case $1 in
-    unix://*) curl -sfm 3 --unix-socket "${1#unix://}" http://d/_ping >/dev/null 2>&1 ;;
-    tcp://*)  curl -sfm 3 "http://${1#tcp://}/_ping" >/dev/null 2>&1 ;;
+# engine_api ADDR PATH [curl args]: call the Docker API (which podman serves
+# too) at a DOCKER_HOST-style address, unix:// or tcp://.
+engine_api() {
+  local addr=$1 path=$2
+  shift 2
+  case $addr in
+    unix://*) curl -sfm 5 --unix-socket "${addr#unix://}" "http://d$path" "$@" ;;
+    tcp://*)  curl -sfm 5 "http://${addr#tcp://}$path" "$@" ;;
     *) return 1 ;;
   esac
 }
+engine_answers() { engine_api "$1" /_ping -o /dev/null 2>/dev/null; }
 
 # --- container engine ---------------------------------------------------------
 
 install_podman() {
   command -v podman >/dev/null && return
-  log "installing podman + runc via apt (one-time, ~1 min)"
+  log "installing podman + runc via apt (one-time, ~1 min; log: $CACHE/apt.log)"
   export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq >&2
-  apt-get install -y -qq podman runc >&2
+  { apt-get update && apt-get install -y podman runc; } >"$CACHE/apt.log" 2>&1 ||
+    { tail -n 20 "$CACHE/apt.log" >&2; die "apt-get failed"; }
 }
 
 configure_podman() {
@@ -71,7 +75,8 @@ EOF
 start_podman_service() {
   engine_answers "unix://$PODMAN_SOCK" && return
   log "starting podman API service on $PODMAN_SOCK"
-  mkdir -p /run/podman "$CACHE"
+  mkdir -p "$(dirname "$PODMAN_SOCK")" "$CACHE"
+  rm -f "$PODMAN_SOCK"   # a stale socket left by a killed service
   # setsid + all fds redirected: survives this script and never holds the
   # stdout of `$(scripts/testenv.sh env)` open.
   setsid podman system service --time=0 "unix://$PODMAN_SOCK" \
@@ -98,21 +103,21 @@ ensure_engine() {
     start_podman_service
     DOCKER_HOST=unix://$PODMAN_SOCK
   fi
-  # Podman answers the Docker API too; its /version names a "Podman Engine".
-  local sock=${DOCKER_HOST#unix://} version
-  if [[ $DOCKER_HOST == unix://* ]]; then
-    version=$(curl -sfm 3 --unix-socket "$sock" http://d/version || true)
+  # Podman's answers carry Libpod-* headers (its /version is slow: avoid it).
+  local headers
+  headers=$(engine_api "$DOCKER_HOST" /_ping -o /dev/null -D - || true)
+  if [[ ${headers,,} == *libpod-api-version* ]]; then
+    ENGINE_CLI=podman
   else
-    version=$(curl -sfm 3 "http://${DOCKER_HOST#tcp://}/version" || true)
+    ENGINE_CLI=docker
   fi
-  if [[ $version == *Podman* ]]; then ENGINE_CLI=podman; else ENGINE_CLI=docker; fi
 }
 
 # --- MinIO --------------------------------------------------------------------
 
 ensure_minio_bin() {
   [[ -x $MINIO_BIN ]] && return
-  log "building MinIO $MINIO_VERSION from source (one-time, ~3 min)"
+  log "building MinIO $MINIO_VERSION from source (one-time, ~10-12 min on 2 cores)"
   local tmp
   tmp=$(mktemp -d "$CACHE/minio-build.XXXXXX")
   # Built outside this module so our go.mod is untouched.
@@ -133,11 +138,10 @@ ensure_minio_image() {
     MINIO_IMAGE=$MINIO_LOCAL_IMAGE                  # no registry: build locally
   fi
   [[ $MINIO_IMAGE == "$MINIO_LOCAL_IMAGE" ]] || return 0
-  # Same image name via either CLI; talk to the engine we chose.
+  engine_api "$DOCKER_HOST" "/images/$MINIO_IMAGE/json" -o /dev/null && return
+  ensure_minio_bin
   local cli=(podman)
   [[ $ENGINE_CLI == docker ]] && cli=(docker -H "$DOCKER_HOST")
-  "${cli[@]}" image inspect "$MINIO_IMAGE" >/dev/null 2>&1 && return
-  ensure_minio_bin
   log "building image $MINIO_IMAGE"
   local ctx
   ctx=$(mktemp -d "$CACHE/minio-image.XXXXXX")

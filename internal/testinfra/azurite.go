@@ -85,9 +85,8 @@ func runAzurite(bin string) (*AzuriteEndpoint, error) {
 	var out bytes.Buffer // startup messages, for error reports
 	cmd := exec.Command(bin,
 		"--blobHost", "127.0.0.1", "--blobPort", strconv.Itoa(port),
-		"--inMemoryPersistence", "--skipApiVersionCheck", "--loose", "--silent",
-		"--location", dir)
-	cmd.Dir = dir
+		"--inMemoryPersistence", "--skipApiVersionCheck", "--loose", "--silent")
+	cmd.Dir = dir // in case it writes anything (debug logs)
 	cmd.Stdout, cmd.Stderr = &out, &out
 	cmd.SysProcAttr = childAttr()
 	if err := cmd.Start(); err != nil {

@@ -1,0 +1,23 @@
+# mk/testenv.mk — test services for `make test` (included by the Makefile).
+# scripts/testenv.sh does the work; see its header.
+#
+#   make testenv     container engine + MinIO image + Azurite, ready for tests
+#   make minio       MinIO for manual use on 127.0.0.1:9000 (minioadmin/minioadmin)
+#   make minio-stop  stop it
+#
+# A recipe that runs tests needing the services prefixes them with
+# $(TESTENV_EVAL), e.g.:  $(TESTENV_EVAL) && go test -race ./...
+
+TESTENV      := scripts/testenv.sh
+TESTENV_EVAL  = eval "$$($(TESTENV) env)"
+
+.PHONY: testenv minio minio-stop
+
+testenv:
+	$(TESTENV) ensure
+
+minio:
+	$(TESTENV) minio
+
+minio-stop:
+	$(TESTENV) minio-stop

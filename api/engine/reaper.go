@@ -135,10 +135,10 @@ func (e *Engine) fireTimers(ctx context.Context, r *runRecord, d *definition, no
 	if !fire {
 		return nil
 	}
-	_, err := e.commits.apply(ctx, r.ID, func(r *runRecord, fx *effects) (any, error) {
+	fired, err := e.commits.apply(ctx, r.ID, func(r *runRecord, fx *effects) (any, error) {
+		fired := 0
 		if e.checkDeadline(r, fx.now) {
-			stats.TimersFired++
-			return nil, nil
+			return 1, nil
 		}
 		for _, s := range d.Steps {
 			st := r.Steps[s.ID]
@@ -150,7 +150,7 @@ func (e *Engine) fireTimers(ctx context.Context, r *runRecord, d *definition, no
 				st.Status, st.WakeAt = cairn.StepCompleted, nil
 				st.Output = []byte("null")
 				r.journal(fx.now, cairn.JournalEntry{Type: "step_completed", Step: s.ID, Message: "sleep ended"})
-				stats.TimersFired++
+				fired++
 			case cairn.StepWaiting:
 				st.Status, st.WakeAt = cairn.StepFailed, nil
 				why := cairn.ErrorInfo{Class: cairn.ClassTimeout, Message: "no event " + s.Event + " within " + s.WaitTimeout.D().String()}
@@ -159,12 +159,15 @@ func (e *Engine) fireTimers(ctx context.Context, r *runRecord, d *definition, no
 				runErr := why
 				runErr.Step = s.ID
 				e.endRun(r, cairn.RunFailed, &runErr, fx.now, "wait "+s.ID+" timed out")
-				stats.TimersFired++
+				fired++
 			}
 		}
 		e.advance(r, d, fx)
-		return nil, nil
+		return fired, nil
 	})
+	if n, ok := fired.(int); ok {
+		stats.TimersFired += n
+	}
 	return err
 }
 
@@ -230,24 +233,22 @@ func (e *Engine) checkLeases(ctx context.Context, r *runRecord, d *definition, n
 // max_deliveries losses.
 func (e *Engine) recoverAttempt(ctx context.Context, run string, d *definition, l *leaseRecord, why string, stats *ReapStats) error {
 	s := d.Step(l.Step)
-	_, err := e.commits.apply(ctx, run, func(r *runRecord, fx *effects) (any, error) {
+	outcome, err := e.commits.apply(ctx, run, func(r *runRecord, fx *effects) (any, error) {
 		st := r.Steps[l.Step]
 		if r.Status.Terminal() || st == nil || st.Status != cairn.StepReady || st.Attempt != l.Attempt {
-			return nil, nil // already decided
+			return "", nil // already decided
 		}
 		claimed, ended := l.ClaimedAt, fx.now
 		a := st.attempt(l.Attempt)
 		a.Worker, a.ClaimedAt, a.StartedAt, a.EndedAt = l.Worker, &claimed, l.StartedAt, &ended
 		r.journal(claimed, cairn.JournalEntry{Type: "step_claimed", Step: l.Step, Attempt: l.Attempt, Worker: l.Worker})
 		if why == "timeout" {
-			stats.TimedOut++
 			a.Outcome = "failed"
 			info := cairn.ErrorInfo{Class: cairn.ClassTimeout, Message: "attempt exceeded its timeout of " + s.Timeout.D().String()}
 			a.Error = &info
 			e.failAttempt(r, d, l.Step, l.Attempt, info, l.Worker, fx)
-			return nil, nil
+			return "timeout", nil
 		}
-		stats.LeasesLost++
 		a.Outcome = "lost"
 		st.Lost++
 		r.journal(fx.now, cairn.JournalEntry{Type: "lease_lost", Step: l.Step, Attempt: l.Attempt, Worker: l.Worker,
@@ -268,7 +269,13 @@ func (e *Engine) recoverAttempt(ctx context.Context, run string, d *definition, 
 		default:
 			e.scheduleAttempt(r, d, l.Step, fx.now, fx)
 		}
-		return nil, nil
+		return "lost", nil
 	})
+	switch outcome {
+	case "timeout":
+		stats.TimedOut++
+	case "lost":
+		stats.LeasesLost++
+	}
 	return err
 }

@@ -164,7 +164,7 @@ func (c *committer) commit(run string, items []*pending) {
 		// before the write that needs it: a timer without need is harmless,
 		// a need without a timer would strand the run.
 		if !before && needsTimer(&rec) {
-			if err := e.armTimer(ctx, &rec, fx.now); err != nil {
+			if _, err := e.armTimer(ctx, &rec, fx.now); err != nil {
 				c.finish(items, vals, errs, unavailable(err), nil)
 				return
 			}

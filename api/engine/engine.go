@@ -245,15 +245,28 @@ func (e *Engine) nextWake(r *runRecord, now time.Time) time.Time {
 	return due
 }
 
-// armTimer writes the run's next wake-up. Timer objects are small and
-// idempotent; a stale one only costs the reaper a read.
-func (e *Engine) armTimer(ctx context.Context, r *runRecord, now time.Time) error {
+// minTimerLead is how far ahead of now a timer is always written. The
+// reaper deletes spent timers with unconditional deletes (stores have no
+// portable conditional delete); writing new timers at least two buckets
+// ahead keeps a fresh timer from ever landing on a key a concurrent reaper
+// pass is about to delete, as long as instances' clocks agree within a
+// second. Timers so fire within ~2 s plus the reaper period.
+const minTimerLead = 2 * timerBucket
+
+// armTimer writes the run's next wake-up and returns its key ("" when the
+// run needs none). Timer objects are small and idempotent; a stale one only
+// costs the reaper a read.
+func (e *Engine) armTimer(ctx context.Context, r *runRecord, now time.Time) (string, error) {
 	due := e.nextWake(r, now)
 	if due.IsZero() {
-		return nil
+		return "", nil
 	}
-	_, err := e.store.Put(ctx, e.keys.timer(due, r.ID), []byte(`{"run":"`+r.ID+`"}`), blob.WriteOptions{})
-	return err
+	if min := now.Add(minTimerLead); due.Before(min) {
+		due = min
+	}
+	key := e.keys.timer(due, r.ID)
+	_, err := e.store.Put(ctx, key, []byte(`{"run":"`+r.ID+`"}`), blob.WriteOptions{})
+	return key, err
 }
 
 // readJSON reads and decodes an object.

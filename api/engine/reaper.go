@@ -103,10 +103,9 @@ func (e *Engine) reapRun(ctx context.Context, run string, timerKeys []string, no
 	}
 	keep := ""
 	if needsTimer(r) {
-		if err := e.armTimer(ctx, r, e.now()); err != nil {
+		if keep, err = e.armTimer(ctx, r, e.now()); err != nil {
 			return err
 		}
-		keep = e.keys.timer(e.nextWake(r, e.now()), r.ID)
 		stats.Rearmed++
 	}
 	return e.dropTimers(ctx, timerKeys, keep)

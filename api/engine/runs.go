@@ -109,7 +109,7 @@ func (e *Engine) StartRun(ctx context.Context, req StartRequest) (*StartResult, 
 	}
 	r.Rev = 1
 	if needsTimer(r) {
-		if err := e.armTimer(ctx, r, now); err != nil {
+		if _, err := e.armTimer(ctx, r, now); err != nil {
 			return nil, unavailable(err)
 		}
 	}

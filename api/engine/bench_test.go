@@ -102,3 +102,53 @@ func reportLatency(b *testing.B, lat []time.Duration) {
 	b.ReportMetric(p(0.5), "p50-ms")
 	b.ReportMetric(p(0.99), "p99-ms")
 }
+
+// BenchmarkStepLatency measures claim (with work ready), started and
+// complete latencies of a linear workflow, per store, and blob requests
+// per step.
+func BenchmarkStepLatency(b *testing.B) {
+	for name, open := range benchStores() {
+		b.Run(name, func(b *testing.B) {
+			ctx := context.Background()
+			store, counts := counting.Wrap(open(b))
+			e := newTestEngine(b, store, Config{})
+			register(b, e, "w", linear("lin", "1", 10))
+			var claimLat, startLat, completeLat []time.Duration
+			counts.Reset()
+			steps := 0
+			for steps < b.N {
+				mustStart(b, e, "lin", `{"n":1}`)
+				for range 10 {
+					t0 := time.Now()
+					ls, err := e.Claim(ctx, ClaimRequest{WorkerID: "w", WaitMs: 5000})
+					if err != nil || len(ls) != 1 {
+						b.Fatal(err, len(ls))
+					}
+					t1 := time.Now()
+					if _, err := e.Started(ctx, ls[0].ID); err != nil {
+						b.Fatal(err)
+					}
+					t2 := time.Now()
+					if _, err := e.Complete(ctx, ls[0].ID, CompleteRequest{Output: json.RawMessage(`"o"`)}); err != nil {
+						b.Fatal(err)
+					}
+					t3 := time.Now()
+					claimLat, startLat, completeLat = append(claimLat, t1.Sub(t0)), append(startLat, t2.Sub(t1)), append(completeLat, t3.Sub(t2))
+					steps++
+				}
+			}
+			s := counts.Snapshot()
+			b.ReportMetric(float64(s.Reads())/float64(steps), "gets/step")
+			b.ReportMetric(float64(s.PutClass())/float64(steps), "puts/step")
+			b.ReportMetric(float64(s.List)/float64(steps), "lists/step")
+			for _, x := range []struct {
+				name string
+				lat  []time.Duration
+			}{{"claim", claimLat}, {"started", startLat}, {"complete", completeLat}} {
+				sort.Slice(x.lat, func(i, j int) bool { return x.lat[i] < x.lat[j] })
+				b.ReportMetric(float64(x.lat[len(x.lat)/2].Microseconds())/1000, x.name+"-p50-ms")
+				b.ReportMetric(float64(x.lat[len(x.lat)*99/100].Microseconds())/1000, x.name+"-p99-ms")
+			}
+		})
+	}
+}

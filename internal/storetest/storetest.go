@@ -42,3 +42,15 @@ func MinIO(t testing.TB) *blob.Bucket {
 	t.Cleanup(func() { b.Close() })
 	return b
 }
+
+// FileSync is File with fsync on every write, as the embedded default
+// runs: for benchmarks.
+func FileSync(t testing.TB) *blob.Bucket {
+	t.Helper()
+	b, err := file.Open(t.TempDir(), file.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	return b
+}

@@ -273,6 +273,14 @@ func (e *Engine) tryClaim(ctx context.Context, w cachedWorker, hints []Hint, max
 	for _, h := range putBack {
 		e.hub.add(h)
 	}
+	if len(leases) > 0 && e.cfg.Bus != nil {
+		// Tell the other instances these attempts are gone.
+		taken := make([]Hint, len(leases))
+		for i, l := range leases {
+			taken[i] = Hint{Run: l.Run, Workflow: l.Workflow, Version: l.Version, Step: l.Step, Attempt: l.Attempt, Taken: true}
+		}
+		go e.announce(taken)
+	}
 	if len(leases) == 0 && scopedErr != nil {
 		return nil, scopedErr
 	}

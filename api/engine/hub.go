@@ -18,6 +18,9 @@ type Hint struct {
 	// NotBefore delays a hint for an attempt whose retry backoff has not
 	// elapsed.
 	NotBefore time.Time `json:"not_before,omitzero"`
+	// Taken says the attempt was claimed: instances drop their copies of
+	// the hint instead of spending a read (and a refused create) on it.
+	Taken bool `json:"taken,omitempty"`
 }
 
 func (h Hint) key() string { return h.Run + "/" + h.Step }
@@ -42,6 +45,7 @@ type hub struct {
 	hints   map[string]hubHint // by run/step: the newest attempt wins
 	order   []string           // arrival order of keys (may hold stale keys)
 	waiters map[*waiter]struct{}
+	adds    int
 }
 
 type hubHint struct {
@@ -68,6 +72,12 @@ func (h *hub) add(x Hint) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	k := x.key()
+	if x.Taken {
+		if cur, ok := h.hints[k]; ok && cur.Attempt <= x.Attempt {
+			delete(h.hints, k)
+		}
+		return
+	}
 	if cur, ok := h.hints[k]; ok && cur.Attempt > x.Attempt {
 		return // stale
 	}
@@ -75,7 +85,8 @@ func (h *hub) add(x Hint) {
 		h.order = append(h.order, k)
 	}
 	h.hints[k] = hubHint{Hint: x, added: h.now()}
-	if len(h.hints) > hubMaxHints {
+	h.adds++
+	if len(h.hints) > hubMaxHints || h.adds%4096 == 0 {
 		h.compactLocked(true)
 	}
 	delay := x.NotBefore.Sub(h.now())

@@ -47,8 +47,12 @@ func Serve(ctx context.Context, o Options) error {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
-	o.Engine.Logger = o.Logger
-	o.API.Logger = o.Logger
+	if o.Engine.Logger == nil {
+		o.Engine.Logger = o.Logger
+	}
+	if o.API.Logger == nil {
+		o.API.Logger = o.Logger
+	}
 	e, err := engine.New(o.Store, o.Engine)
 	if err != nil {
 		return err

@@ -1,0 +1,297 @@
+package azure_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
+	gcblob "gocloud.dev/blob"
+
+	"github.com/cairn-dev/cairn/blob"
+	"github.com/cairn-dev/cairn/blob/azure"
+	"github.com/cairn-dev/cairn/blob/blobtest"
+	"github.com/cairn-dev/cairn/internal/testinfra"
+)
+
+func TestMain(m *testing.M) { testinfra.Main(m) }
+
+// newContainer creates a fresh container on Azurite and returns its name.
+func newContainer(t testing.TB, ep *testinfra.AzuriteEndpoint) string {
+	t.Helper()
+	name := testinfra.NewBucketName(t)
+	cred, err := container.NewSharedKeyCredential(ep.AccountName, ep.AccountKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := container.NewClientWithSharedKeyCredential(ep.BlobEndpoint+"/"+name, cred, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := c.Create(ctx, nil); err != nil {
+		t.Fatalf("create container %s: %v", name, err)
+	}
+	return name
+}
+
+func open(t testing.TB, ep *testinfra.AzuriteEndpoint) *blob.Bucket {
+	t.Helper()
+	b, err := azure.New(context.Background(), azure.Options{
+		Container:   newContainer(t, ep),
+		ServiceURL:  ep.BlobEndpoint,
+		AccountName: ep.AccountName,
+		AccountKey:  ep.AccountKey,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// closedPort returns a 127.0.0.1 port nothing listens on.
+func closedPort(t testing.TB) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	return port
+}
+
+func openUnreachable(t testing.TB) *blob.Bucket {
+	b, err := azure.New(context.Background(), azure.Options{
+		Container:   "unreachable",
+		ServiceURL:  fmt.Sprintf("http://127.0.0.1:%d/%s", closedPort(t), testinfra.AzuriteAccountName),
+		AccountName: testinfra.AzuriteAccountName,
+		AccountKey:  testinfra.AzuriteAccountKey,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestConformance(t *testing.T) {
+	ep := testinfra.Azurite(t)
+	blobtest.Run(t, blobtest.Harness{
+		Open:            func(t *testing.T) *blob.Bucket { return open(t, ep) },
+		OpenUnreachable: func(t *testing.T) *blob.Bucket { return openUnreachable(t) },
+	})
+}
+
+func TestURLOpener(t *testing.T) {
+	ep := testinfra.Azurite(t)
+	name := newContainer(t, ep)
+	ctx := context.Background()
+	host := strings.TrimPrefix(strings.TrimSuffix(ep.BlobEndpoint, "/"+ep.AccountName), "http://")
+
+	t.Setenv("AZURE_STORAGE_ACCOUNT", ep.AccountName)
+	t.Setenv("AZURE_STORAGE_KEY", ep.AccountKey)
+	b, err := blob.OpenBucket(ctx, "azblob://"+name+"?protocol=http&domain="+host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	v, err := b.Create(ctx, "k", []byte("via url"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := b.Get(ctx, "k")
+	if err != nil || string(o.Data) != "via url" || o.Version != v {
+		t.Fatalf("Get = %+v, %v; want version %q", o, err, v)
+	}
+	var cc *container.Client
+	var gb *gcblob.Bucket
+	if !b.As(&cc) || cc == nil || !b.As(&gb) || gb == nil {
+		t.Fatal("As does not expose *container.Client and *gocloud blob.Bucket")
+	}
+	if want := ep.BlobEndpoint + "/" + name; cc.URL() != want {
+		t.Fatalf("container URL %q, want %q", cc.URL(), want)
+	}
+	var wrong *int
+	if b.As(&wrong) {
+		t.Fatal("As accepted an unsupported type")
+	}
+
+	// localemu=true with a non-loopback-looking domain still goes path-style;
+	// storage_account overrides the account in the service URL.
+	b2, err := blob.OpenBucket(ctx, "azblob://"+name+"?protocol=http&localemu=true&storage_account="+ep.AccountName+"&domain="+host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b2.Close()
+	if o, err := b2.Get(ctx, "k"); err != nil || o.Version != v {
+		t.Fatalf("second opener: %+v, %v", o, err)
+	}
+
+	// A connection string, as gocloud reads it, when no account key is set.
+	t.Setenv("AZURE_STORAGE_KEY", "")
+	t.Setenv("AZURE_STORAGE_CONNECTION_STRING", ep.ConnectionString())
+	b3, err := blob.OpenBucket(ctx, "azblob://"+name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b3.Close()
+	if o, err := b3.Get(ctx, "k"); err != nil || o.Version != v {
+		t.Fatalf("connection string opener: %+v, %v", o, err)
+	}
+
+	for _, bad := range []string{
+		"azblob://" + name + "?region=x",
+		"azblob://" + name + "?protocol=ftp&domain=" + host,
+		"azblob://" + name + "?cdn=maybe",
+		"azblob://" + name + "/sub/path",
+		"azblob:///nocontainer",
+	} {
+		if b, err := blob.OpenBucket(ctx, bad); err == nil {
+			b.Close()
+			t.Errorf("OpenBucket(%q) succeeded", bad)
+		}
+	}
+}
+
+// TestEscapeKeyMatchesGocloud: Put writes with the SDK directly, so its
+// blob names must be the ones gocloud's azureblob uses for the same keys.
+// Write each key through gocloud, then read it through the driver (which
+// reads through gocloud) after overwriting it through the driver: if the
+// escaping differed, the driver's write would land on another blob name.
+func TestEscapeKeyMatchesGocloud(t *testing.T) {
+	ep := testinfra.Azurite(t)
+	b := open(t, ep)
+	defer b.Close()
+	var gb *gcblob.Bucket
+	if !b.As(&gb) {
+		t.Fatal("no gocloud bucket")
+	}
+	ctx := context.Background()
+	keys := []string{
+		"plain", "q?uery#frag", "per%cent", `back\slash`, `dq"uote`, "a../b", "x/a../y..", "__0x41__",
+		"a__0x2f__b", "__0x__", "__0xzz__", "__0x-1__", "ünï/cødé", "trail_", "~tmp", "with space", "__0x", "_0x41__",
+	}
+	for _, k := range keys {
+		if err := gb.WriteAll(ctx, k, []byte("gocloud"), nil); err != nil {
+			t.Fatalf("gocloud write %q: %v", k, err)
+		}
+		if _, err := b.Put(ctx, k, []byte("driver"), blob.WriteOptions{}); err != nil {
+			t.Fatalf("driver write %q: %v", k, err)
+		}
+		got, err := gb.ReadAll(ctx, k)
+		if err != nil || string(got) != "driver" {
+			t.Errorf("key %q: gocloud reads %q, %v after the driver's write: escaping differs", k, got, err)
+		}
+	}
+	all, err := b.ListAll(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all) != len(keys) {
+		t.Fatalf("listed %d blobs for %d keys: the driver and gocloud wrote different names", len(all), len(keys))
+	}
+}
+
+// TestConcurrentSwapRounds repeats the one-winner check many times on one
+// blob: a store whose precondition check is not atomic with the write
+// shows up as two winners in some round.
+func TestConcurrentSwapRounds(t *testing.T) {
+	ep := testinfra.Azurite(t)
+	b := open(t, ep)
+	defer b.Close()
+	ctx := context.Background()
+	const rounds, writers = 25, 16
+	v, err := b.Create(ctx, "cas", []byte("0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[blob.Version]bool{v: true}
+	for r := range rounds {
+		var wins atomic.Int32
+		var winner atomic.Value
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		for i := range writers {
+			wg.Go(func() {
+				<-start
+				nv, err := b.Swap(ctx, "cas", fmt.Appendf(nil, "r%d-w%d", r, i), v)
+				switch {
+				case err == nil:
+					wins.Add(1)
+					winner.Store(nv)
+				case errors.Is(err, blob.ErrPreconditionFailed):
+				default:
+					t.Errorf("round %d: %v", r, err)
+				}
+			})
+		}
+		close(start)
+		wg.Wait()
+		if wins.Load() != 1 {
+			t.Fatalf("round %d: %d winners, want 1", r, wins.Load())
+		}
+		v = winner.Load().(blob.Version)
+		if seen[v] {
+			t.Fatalf("round %d: version %q returned twice", r, v)
+		}
+		seen[v] = true
+	}
+}
+
+func TestMalformedVersion(t *testing.T) {
+	ep := testinfra.Azurite(t)
+	b := open(t, ep)
+	defer b.Close()
+	ctx := context.Background()
+	if _, err := b.Create(ctx, "k", []byte("a")); err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []blob.Version{"*", "123", `"0x0"`} {
+		if _, err := b.Swap(ctx, "k", []byte("b"), v); !errors.Is(err, blob.ErrPreconditionFailed) {
+			t.Errorf("Swap with version %q: %v, want ErrPreconditionFailed", v, err)
+		}
+	}
+	if o, err := b.Get(ctx, "k"); err != nil || string(o.Data) != "a" {
+		t.Fatalf("after malformed swaps: %+v, %v", o, err)
+	}
+	if _, err := b.List(ctx, blob.ListOptions{PageToken: "!!not base64"}); !errors.Is(err, blob.ErrInvalidArgument) {
+		t.Fatalf("List with a malformed token: %v", err)
+	}
+}
+
+func TestMissingContainerIsNotMissingObject(t *testing.T) {
+	ep := testinfra.Azurite(t)
+	b, err := azure.New(context.Background(), azure.Options{
+		Container: "no-such-container", ServiceURL: ep.BlobEndpoint,
+		AccountName: ep.AccountName, AccountKey: ep.AccountKey,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	_, err = b.Stat(context.Background(), "k")
+	if err == nil || errors.Is(err, blob.ErrNotFound) {
+		t.Fatalf("Stat in a missing container: %v, want an error other than ErrNotFound", err)
+	}
+	t.Logf("missing container: %v", err)
+}
+
+func TestUnreachableWriteIsFast(t *testing.T) {
+	b := openUnreachable(t)
+	defer b.Close()
+	start := time.Now()
+	_, err := b.Create(context.Background(), "k", []byte("x"))
+	if err == nil || errors.Is(err, blob.ErrPreconditionFailed) || errors.Is(err, blob.ErrNotFound) {
+		t.Fatalf("Create to a closed port: %v", err)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Fatalf("took %v", d)
+	}
+}

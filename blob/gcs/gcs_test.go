@@ -1,0 +1,256 @@
+package gcs_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"cloud.google.com/go/storage"
+	"github.com/fsouza/fake-gcs-server/fakestorage"
+	gcblob "gocloud.dev/blob"
+
+	"github.com/cairn-dev/cairn/blob"
+	"github.com/cairn-dev/cairn/blob/blobtest"
+	"github.com/cairn-dev/cairn/blob/gcs"
+)
+
+// fakeGCS starts an in-process fake-gcs-server on 127.0.0.1 (plain HTTP)
+// and returns its base URL.
+func fakeGCS(t testing.TB) (*fakestorage.Server, string) {
+	t.Helper()
+	srv, err := fakestorage.NewServerWithOptions(fakestorage.Options{
+		Scheme:     "http",
+		Host:       "127.0.0.1",
+		NoListener: false,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Stop)
+	return srv, srv.URL()
+}
+
+var bucketSeq atomic.Int64
+
+// newBucket creates a fresh bucket on srv and opens it through the driver.
+func newBucket(t testing.TB, srv *fakestorage.Server, endpoint string) *blob.Bucket {
+	t.Helper()
+	name := fmt.Sprintf("cairn-test-%d", bucketSeq.Add(1))
+	srv.CreateBucket(name)
+	b, err := gcs.New(context.Background(), gcs.Options{Bucket: name, Endpoint: endpoint})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// closedPort returns a 127.0.0.1 port nothing listens on.
+func closedPort(t testing.TB) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	return port
+}
+
+func TestConformance(t *testing.T) {
+	srv, endpoint := fakeGCS(t)
+	blobtest.Run(t, blobtest.Harness{
+		Open: func(t *testing.T) *blob.Bucket { return newBucket(t, srv, endpoint) },
+		OpenUnreachable: func(t *testing.T) *blob.Bucket {
+			b, err := gcs.New(context.Background(), gcs.Options{
+				Bucket:   "unreachable",
+				Endpoint: fmt.Sprintf("http://127.0.0.1:%d", closedPort(t)),
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return b
+		},
+	})
+}
+
+func TestURLOpener(t *testing.T) {
+	srv, endpoint := fakeGCS(t)
+	srv.CreateBucket("url-bucket")
+	ctx := context.Background()
+
+	b, err := blob.OpenBucket(ctx, "gs://url-bucket?endpoint="+endpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	v, err := b.Create(ctx, "k", []byte("via url"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := strconv.ParseInt(string(v), 10, 64); err != nil {
+		t.Fatalf("version %q is not a decimal generation", v)
+	}
+	o, err := b.Get(ctx, "k")
+	if err != nil || string(o.Data) != "via url" || o.Version != v {
+		t.Fatalf("Get = %+v, %v", o, err)
+	}
+	var gb *gcblob.Bucket
+	var sc *storage.Client
+	if !b.As(&gb) || gb == nil || !b.As(&sc) || sc == nil {
+		t.Fatal("As does not expose *gocloud blob.Bucket and *storage.Client")
+	}
+	var wrong *int
+	if b.As(&wrong) {
+		t.Fatal("As accepted an unsupported type")
+	}
+
+	// STORAGE_EMULATOR_HOST, as gocloud and the storage client honour it.
+	u := srv.URL()
+	t.Setenv("STORAGE_EMULATOR_HOST", u[len("http://"):])
+	b2, err := blob.OpenBucket(ctx, "gs://url-bucket")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b2.Close()
+	if o, err := b2.Get(ctx, "k"); err != nil || o.Version != v {
+		t.Fatalf("via STORAGE_EMULATOR_HOST: %+v, %v", o, err)
+	}
+
+	for _, bad := range []string{
+		"gs://url-bucket?region=x",
+		"gs://url-bucket?anonymous=maybe",
+		"gs://url-bucket?access_id=someone",
+		"gs://url-bucket/sub/path",
+		"gs://url-bucket?endpoint=ftp://127.0.0.1:1",
+		"gs:///nobucket",
+	} {
+		if b, err := blob.OpenBucket(ctx, bad); err == nil {
+			b.Close()
+			t.Errorf("OpenBucket(%q) succeeded", bad)
+		}
+	}
+}
+
+// TestConcurrentSwapRounds repeats the suite's one-winner check many times
+// on one object: a store whose precondition check is not atomic with the
+// write shows up as two winners in some round.
+func TestConcurrentSwapRounds(t *testing.T) {
+	srv, endpoint := fakeGCS(t)
+	b := newBucket(t, srv, endpoint)
+	defer b.Close()
+	ctx := context.Background()
+	const rounds, writers = 25, 16
+	v, err := b.Create(ctx, "cas", []byte("0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[blob.Version]bool{v: true}
+	for r := range rounds {
+		var wins atomic.Int32
+		var winner atomic.Value
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		for i := range writers {
+			wg.Go(func() {
+				<-start
+				nv, err := b.Swap(ctx, "cas", []byte(fmt.Sprintf("r%d-w%d", r, i)), v)
+				switch {
+				case err == nil:
+					wins.Add(1)
+					winner.Store(nv)
+				case errors.Is(err, blob.ErrPreconditionFailed):
+				default:
+					t.Errorf("round %d: %v", r, err)
+				}
+			})
+		}
+		close(start)
+		wg.Wait()
+		if wins.Load() != 1 {
+			t.Fatalf("round %d: %d winners, want 1", r, wins.Load())
+		}
+		v = winner.Load().(blob.Version)
+		if seen[v] {
+			t.Fatalf("round %d: version %q returned twice", r, v)
+		}
+		seen[v] = true
+	}
+}
+
+// TestConcurrentPutsGetDistinctGenerations: unconditional writes racing on
+// one object must each get their own generation.
+func TestConcurrentPutsGetDistinctGenerations(t *testing.T) {
+	srv, endpoint := fakeGCS(t)
+	b := newBucket(t, srv, endpoint)
+	defer b.Close()
+	ctx := context.Background()
+	const writers, each = 8, 25
+	var mu sync.Mutex
+	seen := map[blob.Version]string{}
+	var wg sync.WaitGroup
+	for i := range writers {
+		wg.Go(func() {
+			for j := range each {
+				data := fmt.Sprintf("w%d-%d", i, j)
+				v, err := b.Put(ctx, "same", []byte("x"), blob.WriteOptions{})
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				mu.Lock()
+				if prev, dup := seen[v]; dup {
+					t.Errorf("generation %s returned for both %s and %s", v, prev, data)
+				}
+				seen[v] = data
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+}
+
+func TestMalformedVersion(t *testing.T) {
+	srv, endpoint := fakeGCS(t)
+	b := newBucket(t, srv, endpoint)
+	defer b.Close()
+	ctx := context.Background()
+	if _, err := b.Create(ctx, "k", []byte("a")); err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []blob.Version{"0", "-1", "abc", `"etag"`} {
+		if _, err := b.Swap(ctx, "k", []byte("b"), v); !errors.Is(err, blob.ErrPreconditionFailed) {
+			t.Errorf("Swap with version %q: %v, want ErrPreconditionFailed", v, err)
+		}
+	}
+	if o, err := b.Get(ctx, "k"); err != nil || string(o.Data) != "a" {
+		t.Fatalf("after malformed swaps: %+v, %v", o, err)
+	}
+	if _, err := b.List(ctx, blob.ListOptions{PageToken: "!!not base64"}); !errors.Is(err, blob.ErrInvalidArgument) {
+		t.Fatalf("List with a malformed token: %v", err)
+	}
+}
+
+func TestUnreachableIsFast(t *testing.T) {
+	b, err := gcs.New(context.Background(), gcs.Options{
+		Bucket:   "nowhere",
+		Endpoint: fmt.Sprintf("http://127.0.0.1:%d", closedPort(t)),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	start := time.Now()
+	_, err = b.Create(context.Background(), "k", []byte("x"))
+	if err == nil || errors.Is(err, blob.ErrPreconditionFailed) || errors.Is(err, blob.ErrNotFound) {
+		t.Fatalf("Create to a closed port: %v", err)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Fatalf("took %v", d)
+	}
+}

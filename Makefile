@@ -5,6 +5,8 @@ GO        ?= go
 GOFLAGS_T ?= -race -count=1
 PKGS      ?= ./...
 BIN       := bin
+# oapi-codegen v2.8.2, pinned as a tool in go.mod (go get -tool …@v2.8.2)
+OAPI_CODEGEN ?= $(GO) tool oapi-codegen
 
 include mk/testenv.mk
 
@@ -30,22 +32,46 @@ test-short:
 bench: testenv
 	$(TESTENV_EVAL) && $(GO) test -run '^$$' -bench . -benchtime 200x -timeout 30m $(PKGS)
 
-## openapi: regenerate the committed OpenAPI documents from the code
+## openapi: regenerate the committed OpenAPI documents from the code, and the Go client from them
 openapi:
 	$(GO) run ./cmd/cairn openapi > openapi/openapi.json
 	$(GO) run ./cmd/cairn openapi --format yaml > openapi/openapi.yaml
 	$(GO) run ./cmd/cairn openapi --downgrade > openapi/openapi-3.0.json
+	$(OAPI_CODEGEN) -config openapi/client/oapi-codegen.yaml -o openapi/client/client.gen.go openapi/openapi.json
 
-## openapi-check: fail when the committed OpenAPI documents are stale
+## openapi-check: fail when the committed OpenAPI documents or the Go client are stale
 openapi-check:
 	@tmp=$$(mktemp -d); trap 'rm -rf $$tmp' EXIT; \
 	$(GO) run ./cmd/cairn openapi > $$tmp/openapi.json && \
 	$(GO) run ./cmd/cairn openapi --format yaml > $$tmp/openapi.yaml && \
 	$(GO) run ./cmd/cairn openapi --downgrade > $$tmp/openapi-3.0.json && \
-	for f in openapi.json openapi.yaml openapi-3.0.json; do \
+	$(OAPI_CODEGEN) -config openapi/client/oapi-codegen.yaml -o $$tmp/client/client.gen.go $$tmp/openapi.json && \
+	for f in openapi.json openapi.yaml openapi-3.0.json client/client.gen.go; do \
 	  if ! cmp -s $$tmp/$$f openapi/$$f; then echo "openapi/$$f is stale: run make openapi and commit" >&2; exit 1; fi; \
-	done; echo "openapi: committed spec is up to date"
+	done; echo "openapi: committed spec and Go client are up to date"
 
 ## clean: remove build output and local data
 clean:
 	rm -rf $(BIN) .cairn
+
+# ---- Deployment artifacts (functions/api, functions/reaper) ----
+DIST         ?= dist
+LAMBDA_ARCHS ?= arm64 amd64
+LAMBDA_TAGS  ?= lambda.norpc,cairn_aws
+IMAGE        ?= localhost/cairn:dev
+
+.PHONY: lambda image
+
+## lambda: Lambda zips (provided.al2023: one executable named bootstrap) of the API and reaper functions, for arm64 and amd64, into dist/
+lambda:
+	@set -e; for fn in api reaper; do for arch in $(LAMBDA_ARCHS); do \
+	  out=$(DIST)/lambda/$$fn-$$arch; mkdir -p $$out; \
+	  CGO_ENABLED=0 GOOS=linux GOARCH=$$arch $(GO) build -trimpath -ldflags="-s -w" -tags $(LAMBDA_TAGS) -o $$out/bootstrap ./functions/$$fn; \
+	  $(GO) run ./infra/aws/lambdazip -o $(DIST)/cairn-$$fn-$$arch.zip $$out/bootstrap; \
+	  awk -v z=$(DIST)/cairn-$$fn-$$arch.zip -v b=$$(wc -c <$$out/bootstrap) -v s=$$(wc -c <$(DIST)/cairn-$$fn-$$arch.zip) \
+	    'BEGIN { printf "%-30s bootstrap %5.1f MB  zip %5.1f MB\n", z, b/1e6, s/1e6 }'; \
+	done; done
+
+## image: the container image (Cloud Run; FROM scratch, CA certificates, tzdata, non-root) as $(IMAGE), with podman (or docker)
+image: testenv
+	$(TESTENV_EVAL) && infra/image/build.sh $(IMAGE)

@@ -328,7 +328,20 @@ func (e *Engine) claimOne(ctx context.Context, w cachedWorker, r *runRecord, d *
 		t := now.Add(s.Timeout.D())
 		l.TimeoutAt = &t
 	}
-	_, err = e.store.Create(ctx, e.keys.lease(r.ID, step, st.Attempt), mustJSON(l))
+	key := e.keys.lease(r.ID, step, st.Attempt)
+	_, err = e.store.Create(ctx, key, mustJSON(l))
+	if err != nil && !errors.Is(err, blob.ErrPreconditionFailed) {
+		// The outcome is unknown (a timeout, a lost answer, a retry that
+		// was refused): the write may have landed. If the lease is ours,
+		// it is ours; otherwise it would sit unclaimed until it expired.
+		if got, _, rerr := readJSON[leaseRecord](ctx, e.store, key); rerr == nil {
+			if got.Worker == l.Worker && got.ClaimedAt.Equal(l.ClaimedAt) {
+				err = nil
+			} else {
+				err = blob.ErrPreconditionFailed
+			}
+		}
+	}
 	if errors.Is(err, blob.ErrPreconditionFailed) {
 		return nil, nil, nil // another claim won this attempt
 	}

@@ -11,6 +11,8 @@ func newRootCmd() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newDevCmd(), newOpenAPICmd())
+	cf := addClientFlags(root)
+	root.AddCommand(newDevCmd(), newOpenAPICmd(), newServeCmd(), newReaperCmd(),
+		newRunsCmd(cf), newWorkersCmd(cf), newWorkflowsCmd(cf))
 	return root
 }

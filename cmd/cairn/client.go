@@ -1,0 +1,129 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cairn-dev/cairn/sdk"
+)
+
+// clientFlags are the global flags of the commands that talk to a server.
+type clientFlags struct {
+	server string
+	key    string
+}
+
+// addClientFlags adds the global --server and --key flags to root.
+func addClientFlags(root *cobra.Command) *clientFlags {
+	cf := &clientFlags{}
+	server := os.Getenv("CAIRN_SERVER")
+	if server == "" {
+		server = sdk.DefaultServer
+	}
+	root.PersistentFlags().StringVar(&cf.server, "server", server, "cairn API address (env CAIRN_SERVER)")
+	root.PersistentFlags().StringVar(&cf.key, "key", os.Getenv("CAIRN_KEY"), "API key, sent as Authorization: Bearer <key> (env CAIRN_KEY)")
+	return cf
+}
+
+// client returns a client of the server the flags name.
+func (cf *clientFlags) client() (*sdk.Client, error) {
+	var opts []sdk.ClientOption
+	if cf.key != "" {
+		opts = append(opts, sdk.WithAPIKey(cf.key))
+	}
+	return sdk.NewClient(cf.server, opts...)
+}
+
+// printJSON writes v as indented JSON.
+func printJSON(w io.Writer, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintln(w, string(b))
+	return err
+}
+
+// prettyJSON indents raw JSON for people; invalid JSON is returned as is.
+func prettyJSON(raw json.RawMessage) string {
+	if len(raw) == 0 {
+		return "null"
+	}
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return string(raw)
+	}
+	b, _ := json.MarshalIndent(v, "", "  ")
+	return string(b)
+}
+
+// readJSONArg reads a JSON value given inline, as @file, or as - (stdin).
+func readJSONArg(cmd *cobra.Command, flag, v string) (json.RawMessage, error) {
+	var b []byte
+	switch {
+	case v == "-":
+		var err error
+		if b, err = io.ReadAll(cmd.InOrStdin()); err != nil {
+			return nil, err
+		}
+	case strings.HasPrefix(v, "@"):
+		var err error
+		if b, err = os.ReadFile(v[1:]); err != nil {
+			return nil, fmt.Errorf("--%s: %w", flag, err)
+		}
+	default:
+		b = []byte(v)
+	}
+	if !json.Valid(b) {
+		return nil, fmt.Errorf("--%s is not valid JSON: %s (quote strings: --%s '\"text\"')", flag, abbrev(string(b), 60), flag)
+	}
+	return json.RawMessage(b), nil
+}
+
+func abbrev(s string, n int) string {
+	s = strings.TrimSpace(s)
+	if len(s) > n {
+		return s[:n] + "…"
+	}
+	return s
+}
+
+func newTable(w io.Writer) *tabwriter.Writer { return tabwriter.NewWriter(w, 0, 0, 2, ' ', 0) }
+
+// ago formats a time as a short age.
+func ago(t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return shortDuration(time.Since(t)) + " ago"
+}
+
+func shortDuration(d time.Duration) string {
+	switch {
+	case d < time.Second:
+		return d.Round(time.Millisecond).String()
+	case d < time.Minute:
+		return d.Round(100 * time.Millisecond).String()
+	case d < time.Hour:
+		return d.Round(time.Second).String()
+	default:
+		return d.Round(time.Minute).String()
+	}
+}
+
+// isTerminal reports whether w is a terminal.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}

@@ -1,0 +1,581 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/sdk"
+)
+
+func newRunsCmd(cf *clientFlags) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "runs",
+		Short: "Start, watch, list, signal and cancel runs",
+		Long: `runs talks to a cairn server (--server, default $CAIRN_SERVER or
+http://127.0.0.1:8080) with the key in --key or $CAIRN_KEY.`,
+	}
+	cmd.AddCommand(newRunsStartCmd(cf), newRunsGetCmd(cf), newRunsListCmd(cf), newRunsJournalCmd(cf),
+		newRunsCancelCmd(cf), newRunsEventCmd(cf), newRunsWatchCmd(cf))
+	return cmd
+}
+
+func newRunsStartCmd(cf *clientFlags) *cobra.Command {
+	var (
+		input, version, ikey, correlation string
+		deadline                          time.Duration
+		wait, asJSON                      bool
+	)
+	cmd := &cobra.Command{
+		Use:   "start <workflow>",
+		Short: "Start a run of a workflow",
+		Example: `  cairn runs start triage --input '{"subject":"Refund","body":"I was charged twice","customer":"ana@example.com"}' --wait
+  cairn runs start triage --input @ticket.json --idempotency-key ticket-1234
+  cairn runs start report --version 2 --deadline 1h --json`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := cf.client()
+			if err != nil {
+				return err
+			}
+			o := sdk.StartOptions{Version: version, IdempotencyKey: ikey, Correlation: correlation, Timeout: deadline}
+			if input != "" {
+				in, err := readJSONArg(cmd, "input", input)
+				if err != nil {
+					return err
+				}
+				o.Input = in
+			}
+			ctx := cmd.Context()
+			r, err := c.Start(ctx, args[0], o)
+			if err != nil {
+				return err
+			}
+			out := cmd.OutOrStdout()
+			if !wait {
+				if asJSON {
+					return printJSON(out, r)
+				}
+				verb := "started"
+				if r.Existed {
+					verb = "found (idempotency key)"
+				}
+				fmt.Fprintf(out, "%s run %s (%s@%s)\n", verb, r.ID, r.Workflow, r.Version)
+				fmt.Fprintf(cmd.ErrOrStderr(), "watch it: cairn runs watch %s\n", r.ID)
+				return nil
+			}
+			if !asJSON {
+				fmt.Fprintf(out, "run %s (%s@%s)\n", r.ID, r.Workflow, r.Version)
+			}
+			return watch(ctx, c, r.ID, out, asJSON)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&input, "input", "", "run input: JSON, @file, or - for stdin")
+	f.StringVar(&version, "version", "", "workflow version (default: the newest registered)")
+	f.StringVar(&ikey, "idempotency-key", "", "starting again with this key returns the first run")
+	f.StringVar(&correlation, "correlation", "", "free correlation id (run.correlation in templates)")
+	f.DurationVar(&deadline, "deadline", 0, "time the run out after this long (default: the workflow's deadline)")
+	f.BoolVar(&wait, "wait", false, "show progress until the run ends, then its output")
+	f.BoolVar(&asJSON, "json", false, "print the run as JSON (with --wait: once it ended)")
+	return cmd
+}
+
+func newRunsWatchCmd(cf *clientFlags) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "watch <run>",
+		Short: "Show a run's progress until it ends, then its output",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := cf.client()
+			if err != nil {
+				return err
+			}
+			return watch(cmd.Context(), c, args[0], cmd.OutOrStdout(), asJSON)
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print only the ended run, as JSON")
+	return cmd
+}
+
+// watch follows a run to its end. It prints each step's transitions as
+// they happen (and, on a terminal, a live status line), then the output;
+// a run that did not complete is returned as an error.
+func watch(ctx context.Context, c *sdk.Client, id string, out io.Writer, asJSON bool) error {
+	var p *progress
+	if !asJSON {
+		p = newProgress(out, isTerminal(out))
+		defer p.stop()
+	}
+	r, err := c.Watch(ctx, id, func(r *sdk.Run) {
+		if p != nil {
+			p.update(r)
+		}
+	})
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		if err := printJSON(out, r); err != nil {
+			return err
+		}
+		return r.Err()
+	}
+	p.stop()
+	took := ""
+	if r.EndedAt != nil {
+		took = " in " + shortDuration(r.EndedAt.Sub(r.CreatedAt))
+	}
+	fmt.Fprintf(out, "run %s %s%s (%d/%d steps)\n", r.ID, r.Status, took, r.StepsDone, r.StepsTotal)
+	if !r.Usage.IsZero() {
+		fmt.Fprintf(out, "usage: %s\n", usageString(r.Usage))
+	}
+	if r.Status == sdk.RunCompleted {
+		fmt.Fprintf(out, "output:\n%s\n", prettyJSON(r.Output))
+	}
+	return r.Err()
+}
+
+// progress prints a run's step transitions.
+type progress struct {
+	out    io.Writer
+	tty    bool
+	began  time.Time
+	steps  map[string]string // step id → last printed state
+	mu     sync.Mutex        // shared with the ticker
+	last   *sdk.Run
+	ticker *time.Ticker
+	done   chan struct{}
+	line   bool // a status line is on screen
+}
+
+func newProgress(out io.Writer, tty bool) *progress {
+	p := &progress{out: out, tty: tty, began: time.Now(), steps: map[string]string{}, done: make(chan struct{})}
+	if tty {
+		p.ticker = time.NewTicker(200 * time.Millisecond)
+		go func() {
+			for {
+				select {
+				case <-p.done:
+					return
+				case <-p.ticker.C:
+					p.lock()
+					p.statusLine()
+					p.unlock()
+				}
+			}
+		}()
+	}
+	return p
+}
+
+func (p *progress) lock()   { p.mu.Lock() }
+func (p *progress) unlock() { p.mu.Unlock() }
+
+func (p *progress) stop() {
+	if p == nil {
+		return
+	}
+	select {
+	case <-p.done:
+		return
+	default:
+		close(p.done)
+	}
+	if p.ticker != nil {
+		p.ticker.Stop()
+	}
+	p.lock()
+	p.clearLine()
+	p.unlock()
+}
+
+func (p *progress) elapsed(r *sdk.Run) time.Duration {
+	if r != nil && !r.CreatedAt.IsZero() {
+		end := time.Now()
+		if r.EndedAt != nil {
+			end = *r.EndedAt
+		}
+		return end.Sub(r.CreatedAt)
+	}
+	return time.Since(p.began)
+}
+
+func (p *progress) update(r *sdk.Run) {
+	p.lock()
+	defer p.unlock()
+	p.clearLine()
+	p.last = r
+	for _, s := range r.Steps {
+		state, detail := stepState(s)
+		if p.steps[s.ID] == state {
+			continue
+		}
+		if p.steps[s.ID] == "" && state == "pending" {
+			p.steps[s.ID] = state
+			continue
+		}
+		p.steps[s.ID] = state
+		line := fmt.Sprintf("%8s  [%d/%d]  %-20s %s", "+"+shortDuration(p.elapsed(r)), r.StepsDone, r.StepsTotal, s.ID, state)
+		if detail != "" {
+			line += "  " + detail
+		}
+		fmt.Fprintln(p.out, line)
+	}
+	p.statusLine()
+}
+
+// stepState names a step's state for people, with a detail.
+func stepState(s sdk.StepView) (string, string) {
+	switch s.Status {
+	case cairn.StepReady:
+		state := "running"
+		if s.Attempt > 1 {
+			state = fmt.Sprintf("running (attempt %d)", s.Attempt)
+		}
+		if n := len(s.Attempts); n > 0 && s.Attempts[n-1].Error != nil {
+			e := s.Attempts[n-1].Error
+			return state, "after " + e.Class + ": " + abbrev(e.Message, 80)
+		}
+		if s.ReadyAt != nil && s.ReadyAt.After(time.Now()) {
+			return state, "retry at " + clock(*s.ReadyAt)
+		}
+		return state, ""
+	case cairn.StepWaiting:
+		if s.WakeAt != nil {
+			return "waiting for an event", "until " + clock(*s.WakeAt)
+		}
+		return "waiting for an event", ""
+	case cairn.StepSleeping:
+		if s.WakeAt != nil {
+			return "sleeping", "until " + clock(*s.WakeAt)
+		}
+		return "sleeping", ""
+	case cairn.StepFailed:
+		if s.Error != nil {
+			return "failed", s.Error.Class + ": " + abbrev(s.Error.Message, 120)
+		}
+		return "failed", ""
+	case cairn.StepCompleted:
+		if !s.Usage.IsZero() {
+			return "completed", usageString(s.Usage)
+		}
+		return "completed", ""
+	}
+	return string(s.Status), ""
+}
+
+// clock formats a moment: the time of day when it is today, else the date
+// too.
+func clock(t time.Time) string {
+	t = t.Local()
+	if y, m, d := t.Date(); y == time.Now().Year() && m == time.Now().Month() && d == time.Now().Day() {
+		return t.Format("15:04:05")
+	}
+	return t.Format("2006-01-02 15:04")
+}
+
+// statusLine redraws the live line on a terminal: steps done, the current
+// steps, elapsed time.
+func (p *progress) statusLine() {
+	if !p.tty || p.last == nil || p.last.Status.Terminal() {
+		return
+	}
+	r := p.last
+	var current []string
+	for _, s := range r.Steps {
+		switch s.Status {
+		case cairn.StepReady, cairn.StepWaiting, cairn.StepSleeping:
+			current = append(current, s.ID)
+		}
+	}
+	cur := strings.Join(current, ", ")
+	if cur == "" {
+		cur = "-"
+	}
+	fmt.Fprintf(p.out, "\r\033[K… %s  %d/%d steps  current: %s  %s", r.Status, r.StepsDone, r.StepsTotal, abbrev(cur, 60), shortDuration(p.elapsed(r)))
+	p.line = true
+}
+
+func (p *progress) clearLine() {
+	if p.line {
+		fmt.Fprint(p.out, "\r\033[K")
+		p.line = false
+	}
+}
+
+func usageString(u sdk.Usage) string {
+	var parts []string
+	if u.Model != "" {
+		parts = append(parts, u.Model)
+	}
+	if u.InputTokens != 0 || u.OutputTokens != 0 {
+		parts = append(parts, fmt.Sprintf("%d in / %d out tokens", u.InputTokens, u.OutputTokens))
+	}
+	if u.CostUSD != 0 {
+		parts = append(parts, fmt.Sprintf("$%.4f", u.CostUSD))
+	}
+	for k, v := range u.Counters {
+		parts = append(parts, fmt.Sprintf("%s=%d", k, v))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func newRunsGetCmd(cf *clientFlags) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "get <run>",
+		Short: "Show a run: status, steps, output",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := cf.client()
+			if err != nil {
+				return err
+			}
+			r, err := c.Get(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			out := cmd.OutOrStdout()
+			if asJSON {
+				return printJSON(out, r)
+			}
+			printRun(out, r)
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the run as JSON")
+	return cmd
+}
+
+func printRun(out io.Writer, r *sdk.Run) {
+	fmt.Fprintf(out, "run       %s\n", r.ID)
+	fmt.Fprintf(out, "workflow  %s@%s\n", r.Workflow, r.Version)
+	fmt.Fprintf(out, "status    %s (%d/%d steps)\n", r.Status, r.StepsDone, r.StepsTotal)
+	fmt.Fprintf(out, "started   %s (%s)\n", r.CreatedAt.Local().Format(time.DateTime), ago(r.CreatedAt))
+	if r.EndedAt != nil {
+		fmt.Fprintf(out, "ended     %s (took %s)\n", r.EndedAt.Local().Format(time.DateTime), shortDuration(r.EndedAt.Sub(r.CreatedAt)))
+	}
+	if r.Deadline != nil {
+		fmt.Fprintf(out, "deadline  %s\n", r.Deadline.Local().Format(time.DateTime))
+	}
+	if r.Correlation != "" {
+		fmt.Fprintf(out, "corr.     %s\n", r.Correlation)
+	}
+	if r.Error != nil {
+		fmt.Fprintf(out, "error     step %s: %s: %s\n", r.Error.Step, r.Error.Class, r.Error.Message)
+	}
+	if !r.Usage.IsZero() {
+		fmt.Fprintf(out, "usage     %s\n", usageString(r.Usage))
+	}
+	if len(r.PendingEvents) > 0 {
+		fmt.Fprintf(out, "events    %s (received, not waited for yet)\n", strings.Join(r.PendingEvents, ", "))
+	}
+	fmt.Fprintln(out)
+	tw := newTable(out)
+	fmt.Fprintln(tw, "STEP\tKIND\tSTATUS\tATTEMPTS\tDETAIL")
+	for _, s := range r.Steps {
+		_, detail := stepState(s)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", s.ID, s.Kind, s.Status, len(s.Attempts), detail)
+	}
+	tw.Flush()
+	if len(r.State) > 0 {
+		b, _ := json.Marshal(r.State)
+		fmt.Fprintf(out, "\nstate:\n%s\n", prettyJSON(b))
+	}
+	if len(r.Output) > 0 {
+		fmt.Fprintf(out, "\noutput:\n%s\n", prettyJSON(r.Output))
+	}
+}
+
+func newRunsListCmd(cf *clientFlags) *cobra.Command {
+	var (
+		workflow, status, cursor string
+		limit                    int
+		all, asJSON              bool
+	)
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List runs, newest first",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := cf.client()
+			if err != nil {
+				return err
+			}
+			o := sdk.ListOptions{Workflow: workflow, Status: cairn.RunStatus(status), Limit: limit, Cursor: cursor}
+			var runs []sdk.RunSummary
+			next := ""
+			if all {
+				for r, err := range c.Runs(cmd.Context(), o) {
+					if err != nil {
+						return err
+					}
+					runs = append(runs, r)
+				}
+			} else {
+				p, err := c.List(cmd.Context(), o)
+				if err != nil {
+					return err
+				}
+				runs, next = p.Runs, p.NextCursor
+			}
+			out := cmd.OutOrStdout()
+			if asJSON {
+				if runs == nil {
+					runs = []sdk.RunSummary{}
+				}
+				return printJSON(out, map[string]any{"runs": runs, "next_cursor": next})
+			}
+			tw := newTable(out)
+			fmt.Fprintln(tw, "RUN\tWORKFLOW\tSTATUS\tSTEPS\tSTARTED\tTOOK\tERROR")
+			for _, r := range runs {
+				took := "-"
+				if r.EndedAt != nil {
+					took = shortDuration(r.EndedAt.Sub(r.CreatedAt))
+				}
+				errText := ""
+				if r.Error != nil {
+					errText = abbrev(r.Error.Step+": "+r.Error.Class+": "+r.Error.Message, 60)
+				}
+				fmt.Fprintf(tw, "%s\t%s@%s\t%s\t%d/%d\t%s\t%s\t%s\n", r.ID, r.Workflow, r.Version, r.Status, r.StepsDone, r.StepsTotal, ago(r.CreatedAt), took, errText)
+			}
+			tw.Flush()
+			if next != "" {
+				fmt.Fprintf(cmd.ErrOrStderr(), "more: cairn runs list --cursor %s (or --all)\n", next)
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&workflow, "workflow", "", "only runs of this workflow")
+	f.StringVar(&status, "status", "", "only runs in this status (running, completed, failed, cancelled, timed_out)")
+	f.IntVar(&limit, "limit", 20, "runs read per page")
+	f.StringVar(&cursor, "cursor", "", "the page after this cursor")
+	f.BoolVar(&all, "all", false, "read every page")
+	f.BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+func newRunsJournalCmd(cf *clientFlags) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "journal <run>",
+		Short: "Show what happened to a run, oldest first",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := cf.client()
+			if err != nil {
+				return err
+			}
+			j, err := c.Journal(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			out := cmd.OutOrStdout()
+			if asJSON {
+				if j == nil {
+					j = []sdk.JournalEntry{}
+				}
+				return printJSON(out, j)
+			}
+			tw := newTable(out)
+			fmt.Fprintln(tw, "TIME\tEVENT\tSTEP\tWORKER\tDETAIL")
+			for _, e := range j {
+				step := e.Step
+				if e.Attempt > 0 {
+					step = fmt.Sprintf("%s #%d", e.Step, e.Attempt)
+				}
+				detail := e.Message
+				if e.Error != nil {
+					detail = strings.TrimSpace(e.Error.Class + ": " + e.Error.Message + " " + detail)
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", e.At.Local().Format("15:04:05.000"), e.Type, step, e.Worker, abbrev(detail, 100))
+			}
+			return tw.Flush()
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+func newRunsCancelCmd(cf *clientFlags) *cobra.Command {
+	var reason string
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "cancel <run>",
+		Short: "Cancel a running run",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := cf.client()
+			if err != nil {
+				return err
+			}
+			r, err := c.Cancel(cmd.Context(), args[0], reason)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return printJSON(cmd.OutOrStdout(), r)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "cancelled run %s (%d/%d steps had completed)\n", r.ID, r.StepsDone, r.StepsTotal)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&reason, "reason", "", "why, recorded in the journal")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the run as JSON")
+	return cmd
+}
+
+func newRunsEventCmd(cf *clientFlags) *cobra.Command {
+	var payload, id string
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:     "event <run> <name>",
+		Short:   "Send an event to a run (resumes the wait steps waiting for it)",
+		Example: `  cairn runs event 7YBQ… approved --payload '{"approver":"ana"}'`,
+		Args:    cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := cf.client()
+			if err != nil {
+				return err
+			}
+			ev := sdk.Event{Name: args[1], ID: id}
+			if payload != "" {
+				p, err := readJSONArg(cmd, "payload", payload)
+				if err != nil {
+					return err
+				}
+				ev.Payload = p
+			}
+			res, err := c.SendEvent(cmd.Context(), args[0], ev)
+			if err != nil {
+				return err
+			}
+			out := cmd.OutOrStdout()
+			switch {
+			case asJSON:
+				return printJSON(out, res)
+			case res.Duplicate:
+				fmt.Fprintf(out, "event %s: duplicate id, ignored\n", args[1])
+			case len(res.Resumed) > 0:
+				fmt.Fprintf(out, "event %s: resumed %s\n", args[1], strings.Join(res.Resumed, ", "))
+			default:
+				fmt.Fprintf(out, "event %s: recorded; the next wait for it will take it\n", args[1])
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&payload, "payload", "", "event payload: JSON, @file, or - for stdin")
+	cmd.Flags().StringVar(&id, "id", "", "event id: sending the same id again is ignored")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}

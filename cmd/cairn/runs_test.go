@@ -1,0 +1,234 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cairn-dev/cairn/sdk"
+	"github.com/cairn-dev/cairn/sdk/sdktest"
+)
+
+// cli runs the cairn command line against server and returns its stdout.
+func cli(t *testing.T, server string, args ...string) (string, error) {
+	t.Helper()
+	root := newRootCmd()
+	var out, errOut bytes.Buffer
+	root.SetOut(&out)
+	root.SetErr(&errOut)
+	root.SetArgs(append([]string{"--server", server}, args...))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	err := root.ExecuteContext(ctx)
+	return out.String(), err
+}
+
+func mustCLI(t *testing.T, server string, args ...string) string {
+	t.Helper()
+	out, err := cli(t, server, args...)
+	if err != nil {
+		t.Fatalf("cairn %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return out
+}
+
+type greetIn struct {
+	Name string `json:"name"`
+}
+
+func startWorker(t *testing.T, url string) {
+	t.Helper()
+	c, err := sdk.NewClient(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.CloseIdleConnections)
+	wf := sdk.Workflow("greet", "1").
+		Task("shout", sdk.Handle(func(ctx sdk.StepContext, in greetIn) (string, error) {
+			ctx.SetUsage(sdk.Usage{Model: "m", InputTokens: 3, OutputTokens: 4})
+			return strings.ToUpper(in.Name), nil
+		})).
+		Task("greet", sdk.Handle(func(ctx sdk.StepContext, name string) (map[string]string, error) {
+			if name == "BOOM" {
+				return nil, errors.New("cannot greet BOOM")
+			}
+			return map[string]string{"greeting": "hello " + name}, nil
+		}), sdk.After("shout"), sdk.Input("${steps.shout.output}"))
+	gate := sdk.Workflow("gate", "1").
+		Wait("go", "go").
+		Task("after", sdk.Handle(func(ctx sdk.StepContext, in json.RawMessage) (json.RawMessage, error) { return in, nil }),
+			sdk.After("go"), sdk.Input("${steps.go.output}"))
+	w := sdk.NewWorker(c, sdk.WithName("cli-worker"), sdk.WithLogger(slog.New(slog.DiscardHandler))).Register(wf, gate)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- w.Serve(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+	})
+	select {
+	case <-w.Ready():
+	case err := <-done:
+		t.Fatal(err)
+	}
+}
+
+var runIDRE = regexp.MustCompile(`run ([0-9A-Z]{26})`)
+
+func TestRunsCommands(t *testing.T) {
+	srv := sdktest.Start(t, sdktest.Options{})
+	startWorker(t, srv.URL)
+
+	// start --wait: progress lines, the end, usage, the output.
+	out := mustCLI(t, srv.URL, "runs", "start", "greet", "--input", `{"name":"ana"}`, "--wait")
+	t.Logf("start --wait:\n%s", out)
+	for _, want := range []string{"(greet@1)", "[0/2]  shout", "running", "greet                completed",
+		"completed in", "(2/2 steps)", "usage: m, 3 in / 4 out tokens", `"greeting": "hello ANA"`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("start --wait output lacks %q", want)
+		}
+	}
+	id := runIDRE.FindStringSubmatch(out)[1]
+
+	// --json for scripts.
+	out = mustCLI(t, srv.URL, "runs", "start", "greet", "--input", `{"name":"bo"}`, "--wait", "--json")
+	var r sdk.Run
+	if err := json.Unmarshal([]byte(out), &r); err != nil || r.Status != sdk.RunCompleted || compact(r.Output) != `{"greeting":"hello BO"}` {
+		t.Fatalf("--wait --json: %v\n%s", err, out)
+	}
+	out = mustCLI(t, srv.URL, "runs", "start", "greet", "--input", `{"name":"cy"}`, "--idempotency-key", "k1", "--json")
+	if err := json.Unmarshal([]byte(out), &r); err != nil || r.Existed {
+		t.Fatalf("start --json: %v\n%s", err, out)
+	}
+	out = mustCLI(t, srv.URL, "runs", "start", "greet", "--input", `{"name":"cy"}`, "--idempotency-key", "k1")
+	if !strings.HasPrefix(out, "found (idempotency key) run "+r.ID) {
+		t.Fatalf("second start: %s", out)
+	}
+
+	// A failing run: progress shows the failure, the command fails with
+	// one line.
+	out, err := cli(t, srv.URL, "runs", "start", "greet", "--input", `{"name":"boom"}`, "--wait")
+	if err == nil || !strings.Contains(err.Error(), "failed: step greet: fatal: cannot greet BOOM") || !strings.Contains(out, "greet                failed  fatal: cannot greet BOOM") {
+		t.Fatalf("failing run: %v\n%s", err, out)
+	}
+
+	// get, list, journal, watch of an ended run.
+	out = mustCLI(t, srv.URL, "runs", "get", id)
+	for _, want := range []string{"workflow  greet@1", "status    completed (2/2 steps)", "shout", `"greeting": "hello ANA"`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("get lacks %q:\n%s", want, out)
+		}
+	}
+	out = mustCLI(t, srv.URL, "runs", "list", "--workflow", "greet", "--all")
+	if strings.Count(out, "greet@1") != 4 || !strings.Contains(out, "failed") {
+		t.Errorf("list:\n%s", out)
+	}
+	out = mustCLI(t, srv.URL, "runs", "list", "--status", "failed", "--json", "--all")
+	var page struct{ Runs []sdk.RunSummary }
+	if err := json.Unmarshal([]byte(out), &page); err != nil || len(page.Runs) != 1 {
+		t.Errorf("list --json: %v\n%s", err, out)
+	}
+	out = mustCLI(t, srv.URL, "runs", "journal", id)
+	if !strings.Contains(out, "run_started") || !strings.Contains(out, "step_completed") || !strings.Contains(out, "cli-worker") {
+		t.Errorf("journal:\n%s", out)
+	}
+	out = mustCLI(t, srv.URL, "runs", "watch", id)
+	if !strings.Contains(out, "run "+id+" completed") {
+		t.Errorf("watch:\n%s", out)
+	}
+
+	// A waiting run: event resumes it; cancel ends another.
+	out = mustCLI(t, srv.URL, "runs", "start", "gate")
+	gate := runIDRE.FindStringSubmatch(out)[1]
+	waitFor(t, srv.URL, gate, "waiting for an event")
+	out = mustCLI(t, srv.URL, "runs", "event", gate, "go", "--payload", `{"ok":true}`, "--id", "e1")
+	if !strings.Contains(out, "resumed go") {
+		t.Errorf("event: %s", out)
+	}
+	out = mustCLI(t, srv.URL, "runs", "event", gate, "go", "--id", "e1")
+	if !strings.Contains(out, "duplicate") {
+		t.Errorf("duplicate event: %s", out)
+	}
+	out = mustCLI(t, srv.URL, "runs", "watch", gate, "--json")
+	if err := json.Unmarshal([]byte(out), &r); err != nil || compact(r.Output) != `{"ok":true}` {
+		t.Errorf("watch --json: %v\n%s", err, out)
+	}
+	out = mustCLI(t, srv.URL, "runs", "start", "gate")
+	other := runIDRE.FindStringSubmatch(out)[1]
+	out = mustCLI(t, srv.URL, "runs", "cancel", other, "--reason", "not needed")
+	if !strings.HasPrefix(out, "cancelled run "+other) {
+		t.Errorf("cancel: %s", out)
+	}
+
+	// Workers and workflows.
+	out = mustCLI(t, srv.URL, "workers")
+	if !strings.Contains(out, "cli-worker") || !strings.Contains(out, "gate@1, greet@1") && !strings.Contains(out, "greet@1, gate@1") {
+		t.Errorf("workers:\n%s", out)
+	}
+	out = mustCLI(t, srv.URL, "workflows")
+	if !strings.Contains(out, "greet") || !strings.Contains(out, "gate") {
+		t.Errorf("workflows:\n%s", out)
+	}
+	out = mustCLI(t, srv.URL, "workflows", "greet")
+	if !strings.Contains(out, `"after": [`) || !strings.Contains(out, `"name": "greet"`) {
+		t.Errorf("workflows greet:\n%s", out)
+	}
+}
+
+func waitFor(t *testing.T, server, id, state string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		out := mustCLI(t, server, "runs", "get", id)
+		if strings.Contains(out, "waiting") {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("run %s never reached %q:\n%s", id, state, out)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// API errors are one clear line; bad flags are refused before any call.
+func TestRunsErrors(t *testing.T) {
+	srv := sdktest.Start(t, sdktest.Options{})
+	_, err := cli(t, srv.URL, "runs", "get", "NOPE")
+	if err == nil || err.Error() != `404 Not Found: run "NOPE" not found` {
+		t.Fatalf("get unknown: %v", err)
+	}
+	_, err = cli(t, srv.URL, "runs", "start", "nope")
+	if err == nil || err.Error() != `404 Not Found: workflow "nope" not found` {
+		t.Fatalf("start unknown: %v", err)
+	}
+	_, err = cli(t, srv.URL, "runs", "start", "nope", "--input", "{bad")
+	if err == nil || !strings.Contains(err.Error(), "--input is not valid JSON") {
+		t.Fatalf("bad input: %v", err)
+	}
+	_, err = cli(t, srv.URL, "runs", "list", "--status", "weird")
+	if err == nil || !strings.HasPrefix(err.Error(), "422 Unprocessable Entity: validation failed") || strings.Contains(err.Error(), "\n") {
+		t.Fatalf("bad status: %v", err)
+	}
+	_, err = cli(t, "http://127.0.0.1:1", "workers")
+	if err == nil || !strings.Contains(err.Error(), "cannot reach cairn at http://127.0.0.1:1") {
+		t.Fatalf("unreachable: %v", err)
+	}
+	out := mustCLI(t, srv.URL, "workers")
+	if !strings.Contains(out, "no workers registered") {
+		t.Fatalf("workers: %s", out)
+	}
+}
+
+func compact(raw json.RawMessage) string {
+	var b bytes.Buffer
+	if err := json.Compact(&b, raw); err != nil {
+		return string(raw)
+	}
+	return b.String()
+}

@@ -1,0 +1,54 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/cairn-dev/cairn/sdk"
+	"github.com/cairn-dev/cairn/sdk/sdktest"
+)
+
+func TestFlaky(t *testing.T) {
+	srv := sdktest.Start(t, sdktest.Options{})
+	c, err := sdk.NewClient(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.CloseIdleConnections()
+	w := newWorker(c, slog.New(slog.DiscardHandler))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- w.Serve(ctx) }()
+	defer func() { cancel(); <-done }()
+	<-w.Ready()
+
+	ok, err := c.Start(ctx, "flaky", sdk.StartOptions{Input: Request{City: "Lisbon"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad, err := c.Start(ctx, "flaky", sdk.StartOptions{Input: Request{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := sdk.Result[Forecast](ctx, c, ok.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Attempts != 3 || f.City != "Lisbon" {
+		t.Fatalf("forecast %+v", f)
+	}
+	r, _ := c.Get(ctx, ok.ID)
+	if s := r.Step("fetch_forecast"); s.Failures != 2 || len(s.Attempts) != 3 || s.Attempts[0].Error.Class != sdk.ClassRetryable {
+		t.Fatalf("fetch_forecast %+v", s)
+	}
+	r, err = c.Wait(ctx, bad.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Status != sdk.RunFailed || r.Error.Class != "invalid_data" || len(r.Step("validate").Attempts) != 1 {
+		t.Fatalf("bad input: %s %+v", r.Status, r.Error)
+	}
+}

@@ -1,0 +1,66 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/cairn-dev/cairn/sdk"
+	"github.com/cairn-dev/cairn/sdk/sdktest"
+)
+
+func TestPayment(t *testing.T) {
+	srv := sdktest.Start(t, sdktest.Options{})
+	c, err := sdk.NewClient(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.CloseIdleConnections()
+	p := NewProvider()
+	w := newWorker(c, p, slog.New(slog.DiscardHandler))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- w.Serve(ctx) }()
+	defer func() { cancel(); <-done }()
+	<-w.Ready()
+
+	paid, err := c.Start(ctx, "payment", sdk.StartOptions{IdempotencyKey: "A-1001",
+		Input: json.RawMessage(`{"order":"A-1001","items":[{"sku":"book","qty":2,"unit_cents":1500}],"card":"4242"}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	declined, err := c.Start(ctx, "payment", sdk.StartOptions{
+		Input: json.RawMessage(`{"order":"A-1002","items":[{"sku":"pen","qty":1,"unit_cents":300}],"card":"0000"}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc, err := sdk.Result[Receipt](ctx, c, paid.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rc.AmountCents != 3000 || rc.ChargeID != "ch_1" || rc.Order != "A-1001" {
+		t.Fatalf("receipt %+v", rc)
+	}
+	r, err := c.Wait(ctx, declined.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Status != sdk.RunFailed || r.Error.Class != "card_declined" || r.Error.Step != "charge" {
+		t.Fatalf("declined run: %s %+v", r.Status, r.Error)
+	}
+	// Starting the same order again finds the first run: no second charge.
+	again, err := c.Start(ctx, "payment", sdk.StartOptions{IdempotencyKey: "A-1001", Input: json.RawMessage(`{}`)})
+	if err != nil || !again.Existed || again.ID != paid.ID {
+		t.Fatalf("restart: %+v %v", again, err)
+	}
+	if p.Charges() != 1 {
+		t.Fatalf("%d charges", p.Charges())
+	}
+	ch := r.Step("charge")
+	if ch.Attempts[0].StartedAt == nil {
+		t.Fatal("an at_most_once attempt ran without a recorded started")
+	}
+}

@@ -1,0 +1,192 @@
+package faulty_test
+
+import (
+	"context"
+	"errors"
+	"net/url"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cairn-dev/cairn/api/engine"
+	"github.com/cairn-dev/cairn/notify"
+	"github.com/cairn-dev/cairn/notify/bustest"
+	"github.com/cairn-dev/cairn/notify/faulty"
+	"github.com/cairn-dev/cairn/notify/mem"
+)
+
+func setup(t *testing.T, cfg faulty.Config) (*faulty.Bus, *bustest.Collector) {
+	t.Helper()
+	b := faulty.Wrap(mem.New(), cfg)
+	t.Cleanup(func() { b.Close() })
+	c := bustest.NewCollector()
+	stop, err := b.Subscribe(c.Add)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stop)
+	return b, c
+}
+
+func publish(t *testing.T, b engine.Bus, hs []engine.Hint) error {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	return b.Publish(ctx, hs)
+}
+
+func TestDropAll(t *testing.T) {
+	b := faulty.DropAll(mem.New())
+	c := bustest.NewCollector()
+	stop, _ := b.Subscribe(c.Add)
+	defer stop()
+	if err := publish(t, b, bustest.Hints("x", 50)); err != nil {
+		t.Fatalf("a dropped hint must not fail Publish: %v", err)
+	}
+	time.Sleep(50 * time.Millisecond)
+	if c.Len() != 0 {
+		t.Fatalf("%d hints got through", c.Len())
+	}
+	if s := b.Stats(); s.Dropped != 50 || s.Published != 50 || s.Sent != 0 {
+		t.Fatalf("stats %+v", s)
+	}
+}
+
+func TestDropFractionIsSeeded(t *testing.T) {
+	run := func() int {
+		b, c := setup(t, faulty.Config{Drop: 0.5, Seed: 42})
+		for i := range 20 {
+			if err := publish(t, b, bustest.Hints(string(rune('a'+i)), 50)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		want := int(1000 - b.Stats().Dropped)
+		bustest.WaitFor(t, 5*time.Second, "survivors", func() bool { return c.Len() == want })
+		return want
+	}
+	a, b := run(), run()
+	if a != b {
+		t.Errorf("same seed, %d then %d survivors", a, b)
+	}
+	if a < 400 || a > 600 {
+		t.Errorf("%d of 1000 survived a 50%% drop", a)
+	}
+}
+
+func TestDuplicate(t *testing.T) {
+	b, c := setup(t, faulty.Config{Duplicate: 1})
+	hs := bustest.Hints("d", 10)
+	if err := publish(t, b, hs); err != nil {
+		t.Fatal(err)
+	}
+	bustest.WaitFor(t, 5*time.Second, "20 deliveries", func() bool { return c.Len() == 20 })
+	for _, h := range hs {
+		if n := c.Count(bustest.Key(h)); n != 2 {
+			t.Errorf("%s delivered %d times", bustest.Key(h), n)
+		}
+	}
+}
+
+func TestReorder(t *testing.T) {
+	b, c := setup(t, faulty.Config{Reorder: 0.5, MaxDelay: 30 * time.Millisecond, Seed: 7})
+	hs := bustest.Hints("r", 200)
+	if err := publish(t, b, hs); err != nil {
+		t.Fatal(err)
+	}
+	bustest.WaitFor(t, 5*time.Second, "every hint", func() bool { return c.Len() == len(hs) })
+	got := c.Got()
+	inOrder := true
+	for i := range got {
+		if !bustest.Equal(got[i], hs[i]) {
+			inOrder = false
+		}
+	}
+	if inOrder {
+		t.Error("hints arrived in publish order")
+	}
+	if s := b.Stats(); s.Delayed == 0 || s.Sent != int64(len(hs)) {
+		t.Errorf("stats %+v", s)
+	}
+}
+
+func TestFailPublish(t *testing.T) {
+	b, c := setup(t, faulty.Config{FailPublish: 1})
+	if err := publish(t, b, bustest.Hints("f", 3)); !errors.Is(err, faulty.ErrInjected) {
+		t.Fatalf("err = %v", err)
+	}
+	b.SetConfig(faulty.Config{}) // heal
+	if err := publish(t, b, bustest.Hints("f", 3)); err != nil {
+		t.Fatal(err)
+	}
+	bustest.WaitFor(t, 5*time.Second, "3 hints after healing", func() bool { return c.Len() == 3 })
+}
+
+func TestCloseDropsHeldHints(t *testing.T) {
+	b := faulty.Wrap(mem.New(), faulty.Config{Reorder: 1, MaxDelay: time.Hour})
+	c := bustest.NewCollector()
+	stop, _ := b.Subscribe(c.Add)
+	defer stop()
+	if err := publish(t, b, bustest.Hints("h", 10)); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { b.Close(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Close waited for held-back hints")
+	}
+	if c.Len() != 0 {
+		t.Fatalf("%d held hints delivered", c.Len())
+	}
+	if err := publish(t, b, bustest.Hints("h", 1)); err == nil {
+		t.Fatal("Publish after Close succeeded")
+	}
+}
+
+func TestConcurrent(t *testing.T) {
+	b, c := setup(t, faulty.Config{Drop: 0.2, Duplicate: 0.2, Reorder: 0.2, MaxDelay: 10 * time.Millisecond})
+	var wg sync.WaitGroup
+	for p := range 4 {
+		wg.Go(func() {
+			for i := range 50 {
+				if err := publish(t, b, bustest.Hints(string(rune('A'+p))+string(rune('a'+i%26)), 4)); err != nil {
+					t.Error(err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	bustest.WaitFor(t, 5*time.Second, "every surviving hint", func() bool { return int64(c.Len()) == b.Stats().Sent && b.Stats().Sent > 0 })
+	time.Sleep(50 * time.Millisecond)
+	s := b.Stats()
+	if s.Published != 800 || s.Sent != s.Published-s.Dropped+s.Duplicated {
+		t.Errorf("stats %+v", s)
+	}
+}
+
+func TestOpenURL(t *testing.T) {
+	ctx := context.Background()
+	u := "faulty://?drop=1&url=" + url.QueryEscape("mem://faulty-url")
+	b, err := notify.Open(ctx, u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer notify.Close(b)
+	// Subscribers on the inner bus see nothing of what goes through b.
+	c := bustest.NewCollector()
+	stop, _ := mem.Get("faulty-url").Subscribe(c.Add)
+	defer stop()
+	if err := publish(t, b, bustest.Hints("u", 5)); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(50 * time.Millisecond)
+	if c.Len() != 0 {
+		t.Fatalf("%d hints got through drop=1", c.Len())
+	}
+	for _, bad := range []string{"faulty://?drop=1", "faulty://?url=mem://x&drop=2", "faulty://?url=mem://x&bogus=1", "faulty://?url=nosuch://x"} {
+		if _, err := notify.Open(ctx, bad); err == nil {
+			t.Errorf("Open(%q) succeeded", bad)
+		}
+	}
+}

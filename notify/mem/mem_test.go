@@ -1,0 +1,90 @@
+package mem_test
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/cairn-dev/cairn/api/engine"
+	"github.com/cairn-dev/cairn/notify"
+	"github.com/cairn-dev/cairn/notify/bustest"
+	"github.com/cairn-dev/cairn/notify/mem"
+)
+
+var channels atomic.Int64
+
+func TestConformance(t *testing.T) {
+	bustest.Run(t, bustest.Harness{
+		Kind: bustest.FanOut,
+		Channel: func(t *testing.T) func(t *testing.T) engine.Bus {
+			url := fmt.Sprintf("mem://conformance-%d", channels.Add(1))
+			return func(t *testing.T) engine.Bus {
+				b, err := notify.Open(context.Background(), url)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return bustest.Opened(t, b)
+			}
+		},
+		Quiet: 50 * time.Millisecond,
+	})
+}
+
+func TestSameNameSameBus(t *testing.T) {
+	ctx := context.Background()
+	a, err := notify.Open(ctx, "mem://shared-name")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := notify.Open(ctx, "mem:///shared-name")
+	c, _ := notify.Open(ctx, "mem://other-name")
+	if a != b {
+		t.Error("mem://shared-name and mem:///shared-name are different buses")
+	}
+	if a == c {
+		t.Error("different names gave the same bus")
+	}
+	if mem.Get("shared-name") != a {
+		t.Error("Get and Open disagree")
+	}
+	if _, err := notify.Open(ctx, "mem://x?bogus=1"); err == nil {
+		t.Error("unknown query parameter accepted")
+	}
+}
+
+func TestSlowSubscriberDropsBeyondBound(t *testing.T) {
+	b := mem.New()
+	release := make(chan struct{})
+	var n atomic.Int64
+	stop, _ := b.Subscribe(func(engine.Hint) {
+		<-release
+		n.Add(1)
+	})
+	defer stop()
+	batch := make([]engine.Hint, 1000)
+	for range mem.MaxPending/1000 + 5 {
+		if err := b.Publish(context.Background(), batch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if b.Dropped() == 0 {
+		t.Fatal("no hint dropped for a stuck subscriber")
+	}
+	close(release)
+	bustest.WaitFor(t, 5*time.Second, "deliveries", func() bool { return n.Load()+b.Dropped() >= int64(1000*(mem.MaxPending/1000+5)) })
+}
+
+func TestPublishCanceled(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := mem.New().Publish(ctx, bustest.Hints("x", 1)); err == nil {
+		t.Fatal("Publish with a canceled context succeeded")
+	}
+}
+
+func BenchmarkWake(b *testing.B) {
+	bus := mem.New()
+	bustest.BenchWake(b, bus, bus)
+}

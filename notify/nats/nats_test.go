@@ -1,0 +1,207 @@
+package nats_test
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	natsgo "github.com/nats-io/nats.go"
+
+	"github.com/cairn-dev/cairn/api/engine"
+	"github.com/cairn-dev/cairn/notify"
+	"github.com/cairn-dev/cairn/notify/bustest"
+	cnats "github.com/cairn-dev/cairn/notify/nats"
+)
+
+// startServer runs an embedded NATS server on 127.0.0.1 (a random port
+// when port is -1).
+func startServer(t testing.TB, port int) *server.Server {
+	t.Helper()
+	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: port, NoLog: true, NoSigs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.Start()
+	if !s.ReadyForConnections(10 * time.Second) {
+		t.Fatal("nats server not ready")
+	}
+	t.Cleanup(s.Shutdown)
+	return s
+}
+
+var subjects atomic.Int64
+
+func TestConformance(t *testing.T) {
+	srv := startServer(t, -1)
+	bustest.Run(t, bustest.Harness{
+		Kind: bustest.FanOut,
+		Channel: func(t *testing.T) func(t *testing.T) engine.Bus {
+			subject := fmt.Sprintf("cairn.test.%d", subjects.Add(1))
+			return func(t *testing.T) engine.Bus {
+				// A small message limit makes every test exercise splitting.
+				b, err := cnats.Connect(srv.ClientURL(), cnats.Options{Subject: subject, MaxMessageBytes: 4096})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return bustest.Opened(t, b)
+			}
+		},
+		Unreachable: func(t *testing.T) (engine.Bus, error) {
+			return notify.Open(context.Background(), "nats://"+closedPort(t)+"?connect_timeout=1s")
+		},
+		Quiet: 100 * time.Millisecond,
+	})
+}
+
+// closedPort returns a loopback address nothing listens on.
+func closedPort(t testing.TB) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	return addr
+}
+
+func TestOpenURL(t *testing.T) {
+	srv := startServer(t, -1)
+	ctx := context.Background()
+	b, err := notify.Open(ctx, srv.ClientURL()+"?subject=cairn.url&name=url-test&reconnect_wait=100ms&max_message_bytes=1000")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer notify.Close(b)
+	nb := b.(*cnats.Bus)
+	if nb.Subject() != "cairn.url" {
+		t.Errorf("subject %q", nb.Subject())
+	}
+	c := bustest.NewCollector()
+	stop, err := b.Subscribe(c.Add)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	if err := b.Publish(ctx, bustest.Hints("url", 20)); err != nil {
+		t.Fatal(err)
+	}
+	bustest.WaitFor(t, 5*time.Second, "20 hints", func() bool { return c.Len() == 20 })
+	for _, bad := range []string{"nats://127.0.0.1:1?bogus=1", "nats://127.0.0.1:1?connect_timeout=x", "nats:///nohost"} {
+		if _, err := notify.Open(ctx, bad); err == nil {
+			t.Errorf("Open(%q) succeeded", bad)
+		}
+	}
+}
+
+// TestReconnect stops the server: Publish fails at once while it is down;
+// once a server is back on the same port, the subscription resumes by
+// itself.
+func TestReconnect(t *testing.T) {
+	srv := startServer(t, -1)
+	port := srv.Addr().(*net.TCPAddr).Port
+	url := fmt.Sprintf("nats://127.0.0.1:%d?subject=cairn.reconnect&reconnect_wait=50ms", port)
+	ctx := context.Background()
+	pub, err := notify.Open(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer notify.Close(pub)
+	sub, err := notify.Open(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer notify.Close(sub)
+	c := bustest.NewCollector()
+	stop, err := sub.Subscribe(c.Add)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	if err := pub.Publish(ctx, bustest.Hints("up", 1)); err != nil {
+		t.Fatal(err)
+	}
+	bustest.WaitFor(t, 5*time.Second, "first hint", func() bool { return c.Len() == 1 })
+
+	srv.Shutdown()
+	bustest.WaitFor(t, 5*time.Second, "disconnect", func() bool {
+		return !pub.(*cnats.Bus).Conn().IsConnected() && !sub.(*cnats.Bus).Conn().IsConnected()
+	})
+	start := time.Now()
+	if err := pub.Publish(ctx, bustest.Hints("down", 1)); err == nil {
+		t.Fatal("Publish while disconnected succeeded")
+	} else if d := time.Since(start); d > time.Second {
+		t.Fatalf("Publish while disconnected took %v", d)
+	} else {
+		t.Logf("Publish while disconnected: %v", err)
+	}
+
+	startServer(t, port)
+	bustest.WaitFor(t, 10*time.Second, "reconnect", func() bool {
+		return pub.(*cnats.Bus).Conn().IsConnected() && sub.(*cnats.Bus).Conn().IsConnected()
+	})
+	// The client resubscribes on reconnect; publish until it shows.
+	want := bustest.Hints("back", 1)[0]
+	bustest.WaitFor(t, 10*time.Second, "a hint after reconnect", func() bool {
+		if err := pub.Publish(ctx, []engine.Hint{want}); err != nil {
+			t.Logf("Publish after reconnect: %v", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+		return c.Count(bustest.Key(want)) > 0
+	})
+}
+
+// TestStopAfterClose: a stop after the connection closed does not panic
+// or block.
+func TestStopAfterClose(t *testing.T) {
+	srv := startServer(t, -1)
+	b, err := cnats.Connect(srv.ClientURL(), cnats.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop, err := b.Subscribe(func(engine.Hint) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Close()
+	stop()
+	if err := b.Publish(context.Background(), bustest.Hints("closed", 1)); err == nil {
+		t.Fatal("Publish on a closed bus succeeded")
+	}
+}
+
+// TestNewSharesConn: New on a caller's connection does not close it.
+func TestNewSharesConn(t *testing.T) {
+	srv := startServer(t, -1)
+	nc, err := natsgo.Connect(srv.ClientURL(), cnats.ConnectOptions("shared", nil)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	b := cnats.New(nc, cnats.Options{})
+	if b.Subject() != cnats.DefaultSubject {
+		t.Errorf("default subject %q", b.Subject())
+	}
+	b.Close()
+	if !nc.IsConnected() {
+		t.Fatal("Close closed a connection the bus does not own")
+	}
+}
+
+func BenchmarkWake(b *testing.B) {
+	srv := startServer(b, -1)
+	pub, err := cnats.Connect(srv.ClientURL(), cnats.Options{Subject: "cairn.bench"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer pub.Close()
+	sub, err := cnats.Connect(srv.ClientURL(), cnats.Options{Subject: "cairn.bench"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer sub.Close()
+	bustest.BenchWake(b, pub, sub)
+}

@@ -1,0 +1,577 @@
+package sdk
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"iter"
+	"net/http"
+	"net/url"
+	"os"
+	"reflect"
+	"strings"
+	"time"
+
+	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/openapi/client"
+)
+
+// DefaultServer is the API a client talks to when neither an address nor
+// CAIRN_SERVER is given: what `make run` (cairn dev) listens on.
+const DefaultServer = "http://127.0.0.1:8080"
+
+// Client talks to the cairn API: it starts, watches, signals and cancels
+// runs, and lists workflows and workers. A Worker uses one for the worker
+// protocol. It is safe for concurrent use.
+//
+// Every call goes through the client generated from the committed OpenAPI
+// document (package openapi/client); API returns it for calls the SDK does
+// not wrap.
+type Client struct {
+	server string
+	key    string
+	http   *http.Client
+	api    *client.ClientWithResponses
+}
+
+// ClientOption configures a Client.
+type ClientOption func(*Client)
+
+// WithAPIKey authenticates every request with Authorization: Bearer key.
+// Workers need a key with the worker scope; starting, cancelling and
+// signalling runs needs execute; reading runs needs read.
+func WithAPIKey(key string) ClientOption { return func(c *Client) { c.key = key } }
+
+// WithHTTPClient sets the HTTP client [a client whose transport keeps up
+// to 64 idle connections to the server, enough for a busy worker].
+func WithHTTPClient(hc *http.Client) ClientOption { return func(c *Client) { c.http = hc } }
+
+// NewClient returns a client of the API at server (for example
+// "http://127.0.0.1:8080"; the /v1/api base path is added). It performs
+// no I/O.
+func NewClient(server string, opts ...ClientOption) (*Client, error) {
+	if server == "" {
+		server = DefaultServer
+	}
+	u, err := url.Parse(server)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("cairn: server %q is not an http(s) URL such as %s", server, DefaultServer)
+	}
+	c := &Client{server: strings.TrimRight(server, "/")}
+	for _, o := range opts {
+		o(c)
+	}
+	if c.http == nil {
+		t := http.DefaultTransport.(*http.Transport).Clone()
+		t.MaxIdleConns = 128
+		t.MaxIdleConnsPerHost = 64
+		c.http = &http.Client{Transport: t}
+	}
+	c.api, err = client.NewClientWithResponses(c.server,
+		client.WithHTTPClient(c.http),
+		client.WithRequestEditorFn(func(ctx context.Context, req *http.Request) error {
+			if c.key != "" {
+				req.Header.Set("Authorization", "Bearer "+c.key)
+			}
+			req.Header.Set("User-Agent", "cairn-go-sdk")
+			return nil
+		}))
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// ClientFromEnv returns a client of $CAIRN_SERVER [DefaultServer] with the
+// key in $CAIRN_KEY, if any. Options given override both.
+func ClientFromEnv(opts ...ClientOption) (*Client, error) {
+	if k := os.Getenv("CAIRN_KEY"); k != "" {
+		opts = append([]ClientOption{WithAPIKey(k)}, opts...)
+	}
+	return NewClient(os.Getenv("CAIRN_SERVER"), opts...)
+}
+
+// CloseIdleConnections closes the client's idle connections to the
+// server (the client stays usable). Call it when done with a client whose
+// server is about to stop: an HTTP server waits for connections it has
+// not seen a request on.
+func (c *Client) CloseIdleConnections() { c.http.CloseIdleConnections() }
+
+// Server returns the API's address.
+func (c *Client) Server() string { return c.server }
+
+// API returns the generated client the SDK is built on, for calls the SDK
+// does not wrap (and for hand-written workers).
+func (c *Client) API() *client.ClientWithResponses { return c.api }
+
+// check turns a generated call's outcome into an error: a transport error
+// when no answer came, an *APIError when the answer was not a success (or
+// a success whose body did not decode). resp is a generated *XResponse.
+func (c *Client) check(err error, resp any) error {
+	if err != nil {
+		if ctxErr := contextError(err); ctxErr != nil {
+			return ctxErr
+		}
+		return &transportError{server: c.server, err: err}
+	}
+	v := reflect.ValueOf(resp).Elem()
+	hr, _ := v.FieldByName("HTTPResponse").Interface().(*http.Response)
+	b := v.FieldByName("Body").Bytes()
+	if hr == nil {
+		return &transportError{server: c.server, err: errors.New("no response")}
+	}
+	if hr.StatusCode < 200 || hr.StatusCode > 299 {
+		return problemOf(hr.StatusCode, b)
+	}
+	for i := 0; i < v.NumField(); i++ {
+		f := v.Type().Field(i)
+		if strings.HasPrefix(f.Name, "JSON2") && v.Field(i).IsNil() {
+			return &APIError{Status: hr.StatusCode, Title: "Unexpected response",
+				Detail: fmt.Sprintf("the %s answer is not the JSON this client expects (Content-Type %q)", hr.Status, hr.Header.Get("Content-Type"))}
+		}
+	}
+	return nil
+}
+
+// contextError returns the context error behind err, if that is what it is.
+func contextError(err error) error {
+	switch {
+	case errors.Is(err, context.Canceled):
+		return context.Canceled
+	case errors.Is(err, context.DeadlineExceeded):
+		return context.DeadlineExceeded
+	}
+	return nil
+}
+
+// problemOf decodes an RFC 9457 problem body; bodies that are not one
+// still give a usable error.
+func problemOf(status int, body []byte) *APIError {
+	e := &APIError{Status: status, Title: http.StatusText(status)}
+	var p client.Problem
+	if json.Unmarshal(body, &p) == nil {
+		if p.Title != nil {
+			e.Title = *p.Title
+		}
+		if p.Detail != nil {
+			e.Detail = *p.Detail
+		}
+		if p.Reason != nil {
+			e.Reason = string(*p.Reason)
+		}
+		if p.Errors != nil {
+			for _, d := range *p.Errors {
+				e.Errors = append(e.Errors, FieldProblem{Location: deref(d.Location), Message: deref(d.Message)})
+			}
+		}
+		return e
+	}
+	if s := strings.TrimSpace(string(body)); s != "" {
+		if len(s) > 200 {
+			s = s[:200] + "…"
+		}
+		e.Detail = s
+	}
+	return e
+}
+
+func deref[T any](p *T) T {
+	var z T
+	if p == nil {
+		return z
+	}
+	return *p
+}
+
+func ptr[T comparable](v T) *T {
+	var z T
+	if v == z {
+		return nil
+	}
+	return &v
+}
+
+// ---- Runs ----
+
+// StartOptions are a run's optional settings.
+type StartOptions struct {
+	// Version of the workflow to run [the newest registered].
+	Version string
+	// Input is the run's input: any value that encodes to JSON, or a
+	// json.RawMessage.
+	Input any
+	// Correlation is a free id, visible to templates as run.correlation.
+	Correlation string
+	// IdempotencyKey: starting again with the same key (per workflow)
+	// returns the first run, with Existed set.
+	IdempotencyKey string
+	// Deadline: the run times out then [the workflow's deadline, if any].
+	Deadline time.Time
+	// Timeout sets Deadline to now + Timeout when Deadline is zero.
+	Timeout time.Duration
+	// State is the run's initial state (top-level keys).
+	State map[string]any
+}
+
+// Start starts a run of workflow.
+func (c *Client) Start(ctx context.Context, workflow string, o StartOptions) (*Run, error) {
+	req := client.StartRequest{
+		Workflow:       workflow,
+		Version:        ptr(o.Version),
+		Correlation:    ptr(o.Correlation),
+		IdempotencyKey: ptr(o.IdempotencyKey),
+	}
+	if o.Input != nil {
+		in, err := toJSON(o.Input)
+		if err != nil {
+			return nil, fmt.Errorf("cairn: run input: %w", err)
+		}
+		req.Input = in
+	}
+	if !o.Deadline.IsZero() {
+		d := o.Deadline.UTC()
+		req.Deadline = &d
+	} else if o.Timeout > 0 {
+		d := time.Now().Add(o.Timeout).UTC()
+		req.Deadline = &d
+	}
+	if len(o.State) > 0 {
+		st, err := toJSONMap(o.State)
+		if err != nil {
+			return nil, fmt.Errorf("cairn: run state: %w", err)
+		}
+		req.State = &st
+	}
+	resp, err := c.api.StartRunWithResponse(ctx, req)
+	if err := c.check(err, resp); err != nil {
+		return nil, err
+	}
+	r := runFrom(&resp.JSON201.Run)
+	r.Existed = resp.JSON201.Existed
+	return r, nil
+}
+
+// Get returns a run. The read is audited with the client's key.
+func (c *Client) Get(ctx context.Context, run string) (*Run, error) {
+	resp, err := c.api.GetRunWithResponse(ctx, run)
+	if err := c.check(err, resp); err != nil {
+		return nil, err
+	}
+	return runFrom(resp.JSON200), nil
+}
+
+// Cancel cancels a running run. Workers holding its steps learn it on
+// their next heartbeat and cancel the bodies. Cancelling an ended run is a
+// 409.
+func (c *Client) Cancel(ctx context.Context, run, reason string) (*Run, error) {
+	resp, err := c.api.CancelRunWithResponse(ctx, run, client.CancelInputBody{Reason: ptr(reason)})
+	if err := c.check(err, resp); err != nil {
+		return nil, err
+	}
+	return runFrom(resp.JSON200), nil
+}
+
+// Event is an event sent to a run.
+type Event struct {
+	// Name resumes the wait steps waiting for it.
+	Name string
+	// Payload becomes the output of the wait step it resumes: any value
+	// that encodes to JSON, or a json.RawMessage.
+	Payload any
+	// ID, when set, makes sending safe to retry: an event whose id the run
+	// has seen is ignored.
+	ID string
+}
+
+// EventResult says what an event did.
+type EventResult struct {
+	// Resumed lists the wait steps the event completed.
+	Resumed []string `json:"resumed"`
+	// Recorded: no step was waiting; the event is kept for a later wait.
+	Recorded bool `json:"recorded"`
+	// Duplicate: the event id was seen before; nothing changed.
+	Duplicate bool `json:"duplicate"`
+}
+
+// SendEvent sends an event to a run.
+func (c *Client) SendEvent(ctx context.Context, run string, ev Event) (*EventResult, error) {
+	req := client.EventRequest{Name: ev.Name, Id: ptr(ev.ID)}
+	if ev.Payload != nil {
+		p, err := toJSON(ev.Payload)
+		if err != nil {
+			return nil, fmt.Errorf("cairn: event payload: %w", err)
+		}
+		req.Payload = p
+	}
+	resp, err := c.api.SendEventWithResponse(ctx, run, req)
+	if err := c.check(err, resp); err != nil {
+		return nil, err
+	}
+	r := resp.JSON200
+	return &EventResult{Resumed: derefSlice(r.Resumed), Recorded: r.Recorded, Duplicate: r.Duplicate}, nil
+}
+
+// Journal returns what happened to a run, oldest first. The read is
+// audited.
+func (c *Client) Journal(ctx context.Context, run string) ([]JournalEntry, error) {
+	resp, err := c.api.GetRunJournalWithResponse(ctx, run)
+	if err := c.check(err, resp); err != nil {
+		return nil, err
+	}
+	var out []JournalEntry
+	for _, e := range derefSlice(resp.JSON200.Entries) {
+		out = append(out, JournalEntry{
+			At: e.At, Type: e.Type, Step: deref(e.Step), Attempt: int(deref(e.Attempt)), Worker: deref(e.Worker),
+			Message: deref(e.Message), Error: errorFrom(e.Error), Data: e.Data,
+		})
+	}
+	return out, nil
+}
+
+// ListOptions filter and page a run listing.
+type ListOptions struct {
+	Workflow string
+	Status   cairn.RunStatus
+	// Limit is the runs read per page [50].
+	Limit int
+	// Cursor is the NextCursor of the previous page.
+	Cursor string
+}
+
+// RunPage is a page of runs, newest first.
+type RunPage struct {
+	Runs []RunSummary
+	// NextCursor fetches the next page; empty on the last. A filtered page
+	// may hold fewer runs than the limit and still have a next page.
+	NextCursor string
+}
+
+// List returns one page of runs, newest first.
+func (c *Client) List(ctx context.Context, o ListOptions) (*RunPage, error) {
+	p := &client.ListRunsParams{Workflow: ptr(o.Workflow), Cursor: ptr(o.Cursor)}
+	if o.Status != "" {
+		s := client.ListRunsParamsStatus(o.Status)
+		p.Status = &s
+	}
+	if o.Limit > 0 {
+		l := int64(o.Limit)
+		p.Limit = &l
+	}
+	resp, err := c.api.ListRunsWithResponse(ctx, p)
+	if err := c.check(err, resp); err != nil {
+		return nil, err
+	}
+	out := &RunPage{NextCursor: deref(resp.JSON200.NextCursor)}
+	for _, s := range derefSlice(resp.JSON200.Runs) {
+		out.Runs = append(out.Runs, RunSummary{
+			ID: s.Id, Workflow: s.Workflow, Version: s.Version, Status: cairn.RunStatus(s.Status),
+			CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt, EndedAt: s.EndedAt,
+			StepsDone: int(s.StepsDone), StepsTotal: int(s.StepsTotal), Error: errorFrom(s.Error),
+		})
+	}
+	return out, nil
+}
+
+// Runs iterates over every run matching o, newest first, fetching pages
+// as it goes. It stops at the first error, which it yields.
+func (c *Client) Runs(ctx context.Context, o ListOptions) iter.Seq2[RunSummary, error] {
+	return func(yield func(RunSummary, error) bool) {
+		for {
+			p, err := c.List(ctx, o)
+			if err != nil {
+				yield(RunSummary{}, err)
+				return
+			}
+			for _, r := range p.Runs {
+				if !yield(r, nil) {
+					return
+				}
+			}
+			if p.NextCursor == "" {
+				return
+			}
+			o.Cursor = p.NextCursor
+		}
+	}
+}
+
+// Wait polls a run until it ends or ctx is done, and returns it. A run
+// that ended in failure is returned with a nil error: look at its Status
+// and Error, or call Run.Err.
+func (c *Client) Wait(ctx context.Context, run string) (*Run, error) {
+	return c.Watch(ctx, run, nil)
+}
+
+// Watch polls a run until it ends or ctx is done, calling fn (when not
+// nil) with the run each time it changed, the first read included. Polls
+// start at 100ms and back off to 2s while nothing changes. Transient
+// errors (the server unreachable or busy) are retried.
+func (c *Client) Watch(ctx context.Context, run string, fn func(*Run)) (*Run, error) {
+	const (
+		minPoll = 100 * time.Millisecond
+		maxPoll = 2 * time.Second
+	)
+	poll := minPoll
+	var last time.Time
+	var lastErr error
+	for {
+		r, err := c.Get(ctx, run)
+		switch {
+		case err == nil:
+			lastErr = nil
+			if !r.UpdatedAt.Equal(last) {
+				last = r.UpdatedAt
+				poll = minPoll
+				if fn != nil {
+					fn(r)
+				}
+			} else if poll < maxPoll {
+				poll = min(poll*3/2, maxPoll)
+			}
+			if r.Status.Terminal() {
+				return r, nil
+			}
+		case temporary(err) && ctx.Err() == nil:
+			lastErr = err
+			poll = min(poll*2, maxPoll)
+		default:
+			return nil, err
+		}
+		t := time.NewTimer(poll)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			if lastErr != nil {
+				return nil, fmt.Errorf("%w (last error: %v)", ctx.Err(), lastErr)
+			}
+			return nil, ctx.Err()
+		case <-t.C:
+		}
+	}
+}
+
+// Result waits for a run to end and decodes its output into Out. A run
+// that did not complete is a *RunError.
+func Result[Out any](ctx context.Context, c *Client, run string) (Out, error) {
+	var out Out
+	r, err := c.Wait(ctx, run)
+	if err != nil {
+		return out, err
+	}
+	if err := r.Err(); err != nil {
+		return out, err
+	}
+	err = r.Decode(&out)
+	return out, err
+}
+
+// ---- Workflows and workers ----
+
+// WorkflowSummary describes a registered workflow.
+type WorkflowSummary struct {
+	Name string `json:"name"`
+	// Latest is the version new runs get by default.
+	Latest string `json:"latest"`
+	// Versions lists every registered version, oldest first.
+	Versions []string `json:"versions"`
+}
+
+// Workflows lists registered workflows.
+func (c *Client) Workflows(ctx context.Context) ([]WorkflowSummary, error) {
+	resp, err := c.api.ListWorkflowsWithResponse(ctx)
+	if err := c.check(err, resp); err != nil {
+		return nil, err
+	}
+	var out []WorkflowSummary
+	for _, w := range derefSlice(resp.JSON200.Workflows) {
+		out = append(out, WorkflowSummary{Name: w.Name, Latest: w.Latest, Versions: derefSlice(w.Versions)})
+	}
+	return out, nil
+}
+
+// Workflow returns a registered definition (version "" is the latest).
+func (c *Client) Workflow(ctx context.Context, name, version string) (*cairn.Workflow, error) {
+	if version == "" {
+		ws, err := c.Workflows(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, w := range ws {
+			if w.Name == name {
+				version = w.Latest
+			}
+		}
+		if version == "" {
+			return nil, &APIError{Status: 404, Title: "Not Found", Detail: fmt.Sprintf("workflow %q not found", name)}
+		}
+	}
+	resp, err := c.api.GetWorkflowWithResponse(ctx, name, version)
+	if err := c.check(err, resp); err != nil {
+		return nil, err
+	}
+	var w cairn.Workflow
+	if err := json.Unmarshal(resp.Body, &w); err != nil {
+		return nil, fmt.Errorf("cairn: decoding workflow: %w", err)
+	}
+	return &w, nil
+}
+
+// WorkerInfo describes a registered worker.
+type WorkerInfo struct {
+	ID           string            `json:"id"`
+	Workflows    []string          `json:"workflows"`
+	RegisteredAt time.Time         `json:"registered_at"`
+	Labels       map[string]string `json:"labels,omitempty"`
+}
+
+// Workers lists registered workers.
+func (c *Client) Workers(ctx context.Context) ([]WorkerInfo, error) {
+	resp, err := c.api.ListWorkersWithResponse(ctx)
+	if err := c.check(err, resp); err != nil {
+		return nil, err
+	}
+	var out []WorkerInfo
+	for _, w := range derefSlice(resp.JSON200.Workers) {
+		out = append(out, WorkerInfo{ID: w.Id, Workflows: derefSlice(w.Workflows), RegisteredAt: w.RegisteredAt, Labels: deref(w.Labels)})
+	}
+	return out, nil
+}
+
+// ---- helpers ----
+
+func derefSlice[T any](p *[]T) []T {
+	if p == nil {
+		return nil
+	}
+	return *p
+}
+
+// toJSON encodes v, keeping a json.RawMessage or []byte of JSON as is.
+func toJSON(v any) (json.RawMessage, error) {
+	switch x := v.(type) {
+	case json.RawMessage:
+		if !json.Valid(x) {
+			return nil, errors.New("not valid JSON")
+		}
+		return x, nil
+	case []byte:
+		if !json.Valid(x) {
+			return nil, errors.New("not valid JSON")
+		}
+		return json.RawMessage(x), nil
+	}
+	return json.Marshal(v)
+}
+
+func toJSONMap(m map[string]any) (map[string]json.RawMessage, error) {
+	out := make(map[string]json.RawMessage, len(m))
+	for k, v := range m {
+		b, err := toJSON(v)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", k, err)
+		}
+		out[k] = b
+	}
+	return out, nil
+}

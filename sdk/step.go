@@ -1,0 +1,221 @@
+package sdk
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"reflect"
+	"sync"
+	"time"
+
+	"github.com/cairn-dev/cairn"
+)
+
+// Handler is the body of a task step. It returns the step's output (any
+// value that encodes to JSON, or a json.RawMessage) or an error: a
+// Retryable error is retried within the step's budget, a Failure names a
+// class, anything else is fatal. A panic is recovered and reported as
+// retryable. Most bodies are written with Handle, which decodes the input.
+type Handler func(ctx StepContext) (any, error)
+
+// Handle makes a Handler of a typed body: the step's rendered input is
+// decoded into In (an input that does not decode fails the step as fatal:
+// retrying cannot fix it), and Out is the step's output. In may be
+// json.RawMessage to take the input as is, and struct{} to ignore it.
+//
+//	sdk.Handle(func(ctx sdk.StepContext, t Ticket) (Category, error) { … })
+func Handle[In, Out any](body func(ctx StepContext, in In) (Out, error)) Handler {
+	return func(ctx StepContext) (any, error) {
+		var in In
+		if err := decodeInput(ctx.Input(), &in); err != nil {
+			return nil, Fatal(fmt.Errorf("decoding the input of step %s into %T: %w", ctx.Info().Step, in, err))
+		}
+		return body(ctx, in)
+	}
+}
+
+func decodeInput(raw json.RawMessage, v any) error {
+	switch p := v.(type) {
+	case *json.RawMessage:
+		*p = raw
+		return nil
+	case *struct{}:
+		return nil
+	}
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil
+	}
+	return json.Unmarshal(raw, v)
+}
+
+// StepInfo describes the attempt a body runs.
+type StepInfo struct {
+	// Run, Workflow, Version and Step name what runs.
+	Run, Workflow, Version, Step string
+	// Attempt counts from 1; every lease is a new attempt.
+	Attempt int
+	// Delivery is at_least_once or at_most_once.
+	Delivery cairn.Delivery
+	// IdempotencyKey is stable across every attempt of this step of this
+	// run: pass it to side-effecting calls.
+	IdempotencyKey string
+	// Correlation is the run's correlation id, if any.
+	Correlation string
+	// Worker is the id of the worker running the body.
+	Worker string
+	// Lease is the lease id.
+	Lease string
+	// TraceParent is the W3C traceparent of the engine's step span.
+	TraceParent string
+	// TimeoutAt is when the attempt times out (zero: no timeout).
+	TimeoutAt time.Time
+}
+
+// StepContext is what a body gets: a context.Context that is cancelled
+// when the lease is lost (context.Cause is ErrLeaseLost), the run ends
+// (ErrRunEnded), the attempt times out (ErrAttemptTimeout) or the worker's
+// drain timeout passes on shutdown (ErrShutdown) — plus the attempt's
+// input, earlier outputs, run state, and the setters for what the engine
+// records on completion. Spans opened with it as parent nest under the
+// step's span, and their gen_ai token usage is summed into the step's.
+type StepContext interface {
+	context.Context
+	// Info describes the attempt.
+	Info() StepInfo
+	// IdempotencyKey is Info().IdempotencyKey: stable across retries.
+	IdempotencyKey() string
+	// Input is the step's rendered input.
+	Input() json.RawMessage
+	// Output decodes the output of an earlier step (one this step depends
+	// on, directly or not) into v. It reports ErrNoValue when there is
+	// none.
+	Output(step string, v any) error
+	// Outputs returns the earlier steps' outputs by step id.
+	Outputs() map[string]json.RawMessage
+	// State decodes the run state's key into v, as it was when the lease
+	// was made. It reports ErrNoValue when the key is unset.
+	State(key string, v any) error
+	// StateMap returns the run state as it was when the lease was made.
+	StateMap() map[string]json.RawMessage
+	// SetStatePatch adds top-level keys to the patch merged into the run
+	// state when the attempt ends (on failure too); later calls replace
+	// earlier values of the same key.
+	SetStatePatch(patch map[string]any) error
+	// SetState is SetStatePatch of one key.
+	SetState(key string, value any) error
+	// SetUsage records what the attempt consumed. It overrides the usage
+	// summed from the spans the body opened.
+	SetUsage(u Usage)
+	// Logger is the worker's logger with run, workflow, step, attempt,
+	// worker and trace_id bound.
+	Logger() *slog.Logger
+}
+
+// ErrNoValue is reported by StepContext.Output and State for a step
+// output or state key that is not there.
+var ErrNoValue = errors.New("cairn: no such value")
+
+// stepCtx implements StepContext for one attempt.
+type stepCtx struct {
+	context.Context
+	info    StepInfo
+	input   json.RawMessage
+	outputs map[string]json.RawMessage
+	state   map[string]json.RawMessage
+	log     *slog.Logger
+	usage   *usageAcc
+
+	mu       sync.Mutex
+	patch    map[string]json.RawMessage
+	explicit *Usage
+}
+
+type stepCtxKey struct{}
+
+// StepFromContext returns the StepContext a context derives from: a body
+// that wrapped its context (context.WithTimeout, a tracer's Start) finds
+// its step again.
+func StepFromContext(ctx context.Context) (StepContext, bool) {
+	s, ok := ctx.Value(stepCtxKey{}).(*stepCtx)
+	return s, ok
+}
+
+func (s *stepCtx) Value(key any) any {
+	if key == (stepCtxKey{}) {
+		return s
+	}
+	return s.Context.Value(key)
+}
+
+func (s *stepCtx) Info() StepInfo                      { return s.info }
+func (s *stepCtx) IdempotencyKey() string              { return s.info.IdempotencyKey }
+func (s *stepCtx) Input() json.RawMessage              { return s.input }
+func (s *stepCtx) Outputs() map[string]json.RawMessage { return maps.Clone(s.outputs) }
+func (s *stepCtx) StateMap() map[string]json.RawMessage {
+	return maps.Clone(s.state)
+}
+func (s *stepCtx) Logger() *slog.Logger { return s.log }
+
+func (s *stepCtx) Output(step string, v any) error {
+	raw, ok := s.outputs[step]
+	if !ok {
+		return fmt.Errorf("%w: step %s has no output this step can see (is it in after, directly or not?)", ErrNoValue, step)
+	}
+	return decodeValue(raw, v)
+}
+
+func (s *stepCtx) State(key string, v any) error {
+	raw, ok := s.state[key]
+	if !ok {
+		return fmt.Errorf("%w: state key %s is not set", ErrNoValue, key)
+	}
+	return decodeValue(raw, v)
+}
+
+func decodeValue(raw json.RawMessage, v any) error {
+	if p, ok := v.(*json.RawMessage); ok {
+		*p = raw
+		return nil
+	}
+	if rv := reflect.ValueOf(v); rv.Kind() != reflect.Pointer || rv.IsNil() {
+		return fmt.Errorf("cairn: decode into non-pointer %T", v)
+	}
+	return json.Unmarshal(raw, v)
+}
+
+func (s *stepCtx) SetStatePatch(patch map[string]any) error {
+	enc, err := toJSONMap(patch)
+	if err != nil {
+		return fmt.Errorf("cairn: state patch: %w", err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.patch == nil {
+		s.patch = map[string]json.RawMessage{}
+	}
+	maps.Copy(s.patch, enc)
+	return nil
+}
+
+func (s *stepCtx) SetState(key string, value any) error {
+	return s.SetStatePatch(map[string]any{key: value})
+}
+
+func (s *stepCtx) SetUsage(u Usage) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.explicit = &u
+}
+
+// ended returns the state patch and the usage to report.
+func (s *stepCtx) ended() (map[string]json.RawMessage, Usage) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.explicit != nil {
+		return s.patch, *s.explicit
+	}
+	return s.patch, s.usage.total()
+}

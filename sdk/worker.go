@@ -1,0 +1,952 @@
+package sdk
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"os"
+	"regexp"
+	"runtime/debug"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/openapi/client"
+)
+
+// Worker defaults.
+const (
+	DefaultConcurrency  = 4
+	DefaultDrainTimeout = 30 * time.Second
+	// DefaultClaimWait is how long a claim is held open when nothing is
+	// ready; the server caps it at 4/5 of its max request time.
+	DefaultClaimWait = 20 * time.Second
+)
+
+const instrumentationName = "github.com/cairn-dev/cairn/sdk"
+
+// WorkerOption configures a Worker.
+type WorkerOption func(*workerConfig)
+
+type workerConfig struct {
+	concurrency  int
+	id           string
+	log          *slog.Logger
+	drainTimeout time.Duration
+	claimWait    time.Duration
+	labels       map[string]string
+	tp           trace.TracerProvider
+	mp           metric.MeterProvider
+}
+
+// WithConcurrency bounds the bodies running at once [DefaultConcurrency].
+// The worker reserves a slot before it claims: it never holds more leases
+// than this, so no claimed step waits for a slot while its lease runs out.
+func WithConcurrency(n int) WorkerOption {
+	return func(c *workerConfig) {
+		if n > 0 {
+			c.concurrency = n
+		}
+	}
+}
+
+// WithName sets the worker's id, recorded on every attempt it runs and
+// shown by `cairn workers` [host name and process id]. Characters the API
+// does not accept become "-".
+func WithName(name string) WorkerOption { return func(c *workerConfig) { c.id = name } }
+
+// WithLogger sets the worker's logger [slog.Default()]. Step bodies get it
+// with the attempt bound (StepContext.Logger).
+func WithLogger(l *slog.Logger) WorkerOption { return func(c *workerConfig) { c.log = l } }
+
+// WithDrainTimeout bounds the graceful drain on shutdown
+// [DefaultDrainTimeout]: bodies still running then are cancelled
+// (context.Cause is ErrShutdown) and released as retryable failures.
+func WithDrainTimeout(d time.Duration) WorkerOption {
+	return func(c *workerConfig) { c.drainTimeout = d }
+}
+
+// WithClaimWait sets how long one claim is held open while nothing is
+// ready [DefaultClaimWait].
+func WithClaimWait(d time.Duration) WorkerOption { return func(c *workerConfig) { c.claimWait = d } }
+
+// WithLabels sets free labels shown by `cairn workers`.
+func WithLabels(labels map[string]string) WorkerOption {
+	return func(c *workerConfig) { c.labels = labels }
+}
+
+// WithTracerProvider sets where step spans go [the global provider]. Each
+// body runs in a span that is a child of the engine's step span (the
+// lease's traceparent); spans the body opens from its StepContext nest
+// under it.
+func WithTracerProvider(tp trace.TracerProvider) WorkerOption {
+	return func(c *workerConfig) { c.tp = tp }
+}
+
+// WithMeterProvider sets where the worker's metrics go [the global
+// provider].
+func WithMeterProvider(mp metric.MeterProvider) WorkerOption {
+	return func(c *workerConfig) { c.mp = mp }
+}
+
+// Worker serves the task steps of the workflows registered with it: it
+// registers them, long-polls for leases, runs the bodies, heartbeats their
+// leases and reports how each ended, answering every refusal by its
+// reason. Run one or many; each claims up to its own concurrency.
+type Worker struct {
+	c    *Client
+	cfg  workerConfig
+	id   string
+	defs []*WorkflowDef
+	log  *slog.Logger
+
+	tracer  trace.Tracer
+	metrics workerMetrics
+
+	serving atomic.Bool
+	readyMu sync.Mutex
+	ready   chan struct{}
+
+	// per Serve
+	handlers map[handlerKey]Handler
+	slots    chan struct{}
+	hbEvery  time.Duration
+	leaseTTL time.Duration
+	// pubCtx bounds complete/fail retries: cancelled once the drain
+	// timeout passed, so a worker cut off from the server still stops.
+	pubCtx context.Context
+
+	mu       sync.Mutex
+	inflight map[string]*attempt // by lease id
+	ended    map[string]time.Time
+}
+
+type handlerKey struct{ workflow, version, step string }
+
+// NewWorker returns a worker that talks to the API through c. It performs
+// no I/O; Serve does.
+func NewWorker(c *Client, opts ...WorkerOption) *Worker {
+	cfg := workerConfig{concurrency: DefaultConcurrency, drainTimeout: DefaultDrainTimeout, claimWait: DefaultClaimWait}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if cfg.log == nil {
+		cfg.log = slog.Default()
+	}
+	if cfg.tp == nil {
+		cfg.tp = otel.GetTracerProvider()
+	}
+	if cfg.mp == nil {
+		cfg.mp = otel.GetMeterProvider()
+	}
+	id := cfg.id
+	if id == "" {
+		host, _ := os.Hostname()
+		if host == "" {
+			host = "worker"
+		}
+		id = host + "-" + strconv.Itoa(os.Getpid())
+	}
+	id = sanitizeID(id)
+	w := &Worker{
+		c: c, cfg: cfg, id: id, ready: make(chan struct{}),
+		log:    cfg.log.With("worker", id),
+		tracer: cfg.tp.Tracer(instrumentationName),
+	}
+	w.metrics = newWorkerMetrics(cfg.mp.Meter(instrumentationName))
+	return w
+}
+
+var badIDChars = regexp.MustCompile(`[^A-Za-z0-9_.:@-]`)
+
+func sanitizeID(id string) string {
+	id = badIDChars.ReplaceAllString(id, "-")
+	if id == "" || !regexp.MustCompile(`^[A-Za-z0-9]`).MatchString(id) {
+		id = "w" + id
+	}
+	if len(id) > 128 {
+		id = id[:128]
+	}
+	return id
+}
+
+// Register adds workflows for the worker to serve. Call it before Serve.
+func (w *Worker) Register(defs ...*WorkflowDef) *Worker {
+	w.defs = append(w.defs, defs...)
+	return w
+}
+
+// ID returns the worker's id.
+func (w *Worker) ID() string { return w.id }
+
+// Ready returns a channel closed once Serve has registered the worker and
+// claims work: the signal for a readiness probe. Once Serve returns, Ready
+// gives a new, open channel; call it at each probe.
+func (w *Worker) Ready() <-chan struct{} {
+	w.readyMu.Lock()
+	defer w.readyMu.Unlock()
+	return w.ready
+}
+
+// InFlight returns the number of leases the worker holds (claimed, and not
+// yet reported or dropped): never more than its concurrency.
+func (w *Worker) InFlight() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.inflight)
+}
+
+// Serve registers the worker and serves steps until ctx is cancelled,
+// then drains: it stops claiming, lets running bodies finish for up to the
+// drain timeout, releases the rest as retryable failures, and returns nil.
+// It returns an error when the definitions are invalid, registration is
+// refused, or the API refuses the worker's key.
+func (w *Worker) Serve(ctx context.Context) error {
+	if !w.serving.CompareAndSwap(false, true) {
+		return errors.New("cairn: Serve is already running on this worker")
+	}
+	defer w.serving.Store(false)
+	defer func() {
+		w.readyMu.Lock()
+		select {
+		case <-w.ready:
+			w.ready = make(chan struct{})
+		default:
+		}
+		w.readyMu.Unlock()
+	}()
+
+	wfs, err := w.prepare()
+	if err != nil {
+		return err
+	}
+	reg, err := w.register(ctx, wfs)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return err
+	}
+	w.hbEvery = time.Duration(reg.HeartbeatMs) * time.Millisecond
+	w.leaseTTL = time.Duration(reg.LeaseTtlMs) * time.Millisecond
+	if w.hbEvery <= 0 {
+		w.hbEvery = 10 * time.Second
+	}
+	if w.leaseTTL <= w.hbEvery {
+		w.leaseTTL = 3 * w.hbEvery
+	}
+	uninstall := installUsageProcessor(w.cfg.tp)
+	defer uninstall()
+
+	w.readyMu.Lock()
+	close(w.ready)
+	w.readyMu.Unlock()
+	w.log.Info("worker serving", "server", w.c.server, "workflows", len(wfs), "concurrency", w.cfg.concurrency,
+		"heartbeat", w.hbEvery, "lease_ttl", w.leaseTTL)
+
+	// Bodies outlive ctx: they drain after it is cancelled.
+	bodyBase, cancelBodies := context.WithCancelCause(context.WithoutCancel(ctx))
+	defer cancelBodies(ErrShutdown)
+	hbCtx, stopHB := context.WithCancel(context.WithoutCancel(ctx))
+	hbDone := make(chan struct{})
+	go func() {
+		defer close(hbDone)
+		w.heartbeatLoop(hbCtx)
+	}()
+	defer func() {
+		stopHB()
+		<-hbDone
+	}()
+
+	pubCtx, stopPub := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopPub()
+	w.pubCtx = pubCtx
+
+	var bodies sync.WaitGroup
+	claimErr := w.claimLoop(ctx, bodyBase, wfs, &bodies)
+	w.drain(&bodies, stopPub)
+	if claimErr != nil {
+		w.log.Error("worker stopped", "err", claimErr)
+	} else {
+		w.log.Info("worker stopped")
+	}
+	return claimErr
+}
+
+// prepare builds the definitions and the handler table.
+func (w *Worker) prepare() ([]client.Workflow, error) {
+	if len(w.defs) == 0 {
+		return nil, errors.New("cairn: the worker serves no workflow: call Register before Serve")
+	}
+	w.handlers = map[handlerKey]Handler{}
+	var errs []error
+	var wfs []client.Workflow
+	seen := map[string]bool{}
+	for _, d := range w.defs {
+		def, err := d.Definition()
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		key := def.Name + "@" + def.Version
+		if seen[key] {
+			errs = append(errs, fmt.Errorf("workflow %s registered twice with this worker", key))
+			continue
+		}
+		seen[key] = true
+		for id, h := range d.handlers {
+			w.handlers[handlerKey{def.Name, def.Version, id}] = h
+		}
+		// The wire form: the generated type, filled from the domain type's
+		// JSON (durations as Go duration strings, as the API reads them).
+		b, err := json.Marshal(def)
+		if err != nil {
+			return nil, err
+		}
+		var cw client.Workflow
+		if err := json.Unmarshal(b, &cw); err != nil {
+			return nil, fmt.Errorf("workflow %s: %w", key, err)
+		}
+		wfs = append(wfs, cw)
+	}
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("cairn: invalid workflow definitions: %w", errors.Join(errs...))
+	}
+	w.slots = make(chan struct{}, w.cfg.concurrency)
+	w.mu.Lock()
+	w.inflight = map[string]*attempt{}
+	w.ended = map[string]time.Time{}
+	w.mu.Unlock()
+	return wfs, nil
+}
+
+// register announces the worker, retrying while the server is unreachable
+// or busy.
+func (w *Worker) register(ctx context.Context, wfs []client.Workflow) (*client.RegisterResponse, error) {
+	req := client.RegisterRequest{WorkerId: &w.id, Workflows: &wfs}
+	if len(w.cfg.labels) > 0 {
+		req.Labels = &w.cfg.labels
+	}
+	b := backoff{min: 200 * time.Millisecond, max: 5 * time.Second}
+	for {
+		resp, err := w.c.api.RegisterWorkerWithResponse(ctx, req)
+		err = w.c.check(err, resp)
+		if err == nil {
+			return resp.JSON200, nil
+		}
+		if !temporary(err) || ctx.Err() != nil {
+			return nil, fmt.Errorf("cairn: registering worker %s: %w", w.id, err)
+		}
+		w.log.Warn("registering failed; retrying", "err", err)
+		if !b.sleep(ctx) {
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// claimLoop reserves slots, claims up to that many leases, and starts a
+// body per lease, until ctx is cancelled.
+func (w *Worker) claimLoop(ctx context.Context, bodyBase context.Context, wfs []client.Workflow, bodies *sync.WaitGroup) error {
+	failures := backoff{min: 200 * time.Millisecond, max: 10 * time.Second}
+	quick := backoff{min: 50 * time.Millisecond, max: time.Second}
+	for {
+		// Reserve a slot before claiming: block for one, take any others
+		// that are free, and claim no more than that.
+		select {
+		case w.slots <- struct{}{}:
+		case <-ctx.Done():
+			return nil
+		}
+		n := 1
+	more:
+		for n < cap(w.slots) {
+			select {
+			case w.slots <- struct{}{}:
+				n++
+			default:
+				break more
+			}
+		}
+		began := time.Now()
+		leases, err := w.claim(ctx, n)
+		if err != nil {
+			w.release(n)
+			if ctx.Err() != nil {
+				return nil
+			}
+			var ae *APIError
+			switch {
+			case IsNotFound(err):
+				// The worker's record is gone (a wiped bucket, a new
+				// deployment): register again.
+				w.log.Warn("the server does not know this worker; registering again", "err", err)
+				if _, err := w.register(ctx, wfs); err != nil {
+					if ctx.Err() != nil {
+						return nil
+					}
+					return err
+				}
+				continue
+			case errors.As(err, &ae) && (ae.Status == 401 || ae.Status == 403):
+				return fmt.Errorf("cairn: claiming steps: %w", err)
+			}
+			w.log.Warn("claim failed; retrying", "err", err)
+			if !failures.sleep(ctx) {
+				return nil
+			}
+			continue
+		}
+		failures.reset()
+		taken := min(len(leases), n)
+		w.release(n - taken)
+		for i, l := range leases {
+			if i >= n {
+				// More leases than asked for: a server bug. Never run more
+				// than the slots reserved; hand them back at once.
+				w.log.Error("the server returned more leases than claimed; releasing the extra ones", "max", n, "got", len(leases))
+				a := w.track(l, bodyBase)
+				go func() {
+					defer w.untrack(a)
+					w.publishFail(a, cairn.ClassUnservable, "worker "+w.id+" claimed fewer leases than it got", nil, Usage{})
+				}()
+				continue
+			}
+			a := w.track(l, bodyBase)
+			bodies.Add(1)
+			go func() {
+				defer bodies.Done()
+				defer w.release(1)
+				w.handle(a)
+			}()
+		}
+		if len(leases) == 0 && time.Since(began) < 50*time.Millisecond {
+			// The server answered empty at once (it is draining, or holds
+			// no claims): do not spin.
+			if !quick.sleep(ctx) {
+				return nil
+			}
+		} else {
+			quick.reset()
+		}
+	}
+}
+
+func (w *Worker) release(n int) {
+	for range n {
+		<-w.slots
+	}
+}
+
+// claim asks for up to n leases.
+func (w *Worker) claim(ctx context.Context, n int) ([]client.Lease, error) {
+	max := int64(n)
+	wait := w.cfg.claimWait.Milliseconds()
+	req := client.ClaimRequest{WorkerId: w.id, Max: &max, WaitMs: &wait}
+	cctx, cancel := context.WithTimeout(ctx, w.cfg.claimWait+30*time.Second)
+	defer cancel()
+	resp, err := w.c.api.ClaimStepsWithResponse(cctx, req)
+	if err := w.c.check(err, resp); err != nil {
+		return nil, err
+	}
+	return derefSlice(resp.JSON200.Leases), nil
+}
+
+// attempt is one lease the worker holds.
+type attempt struct {
+	lease  client.Lease
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	began  time.Time
+
+	mu       sync.Mutex
+	finished bool // published or dropped: nothing more goes out for it
+	// settled is closed once the attempt is untracked: its outcome was
+	// published or dropped.
+	settled    chan struct{}
+	settleOnce sync.Once
+}
+
+// finish claims the right to publish (or drop) the attempt's outcome.
+func (a *attempt) finish() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.finished {
+		return false
+	}
+	a.finished = true
+	return true
+}
+
+// track records a lease as held, so heartbeats cover it from now on.
+func (w *Worker) track(l client.Lease, base context.Context) *attempt {
+	ctx, cancel := context.WithCancelCause(base)
+	a := &attempt{lease: l, ctx: ctx, cancel: cancel, began: time.Now(), settled: make(chan struct{})}
+	w.mu.Lock()
+	w.inflight[l.Id] = a
+	w.mu.Unlock()
+	w.metrics.inflight.Add(context.Background(), 1)
+	return a
+}
+
+func (w *Worker) untrack(a *attempt) {
+	w.mu.Lock()
+	_, ok := w.inflight[a.lease.Id]
+	delete(w.inflight, a.lease.Id)
+	w.mu.Unlock()
+	if ok {
+		w.metrics.inflight.Add(context.Background(), -1)
+	}
+	a.cancel(context.Canceled)
+	a.settleOnce.Do(func() { close(a.settled) })
+}
+
+// runEnded records that a run ended: its bodies are cancelled, and leases
+// of it that arrive later are dropped without running.
+func (w *Worker) runEnded(run string) {
+	now := time.Now()
+	w.mu.Lock()
+	w.ended[run] = now
+	for r, at := range w.ended {
+		if now.Sub(at) > 10*time.Minute {
+			delete(w.ended, r)
+		}
+	}
+	var cancel []*attempt
+	for _, a := range w.inflight {
+		if a.lease.Run == run {
+			cancel = append(cancel, a)
+		}
+	}
+	w.mu.Unlock()
+	for _, a := range cancel {
+		a.cancel(ErrRunEnded)
+	}
+}
+
+func (w *Worker) hasEnded(run string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	_, ok := w.ended[run]
+	return ok
+}
+
+// handle runs one lease to its end: started, the body, complete or fail.
+func (w *Worker) handle(a *attempt) {
+	defer w.untrack(a)
+	l := a.lease
+	log := w.log.With("run", l.Run, "workflow", l.Workflow, "version", l.Version, "step", l.Step, "attempt", l.Attempt)
+	h := w.handlers[handlerKey{l.Workflow, l.Version, l.Step}]
+	if h == nil {
+		log.Warn("failing a lease this worker does not serve as unservable; the engine offers it to another worker")
+		w.publishFail(a, cairn.ClassUnservable,
+			fmt.Sprintf("worker %s does not serve step %s of %s@%s", w.id, l.Step, l.Workflow, l.Version), nil, Usage{})
+		w.metrics.steps.Add(context.Background(), 1, metric.WithAttributes(attribute.String("outcome", "unservable")))
+		return
+	}
+	if w.hasEnded(l.Run) {
+		a.finish()
+		log.Info("dropping a lease of a run that ended")
+		return
+	}
+	if !w.started(a, log) {
+		return
+	}
+
+	// The body's context: the lease's, bounded by the attempt timeout,
+	// carrying the step span (a child of the engine's step span).
+	ctx := a.ctx
+	if l.TimeoutAt != nil {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadlineCause(ctx, *l.TimeoutAt, ErrAttemptTimeout)
+		defer cancel()
+	}
+	ctx = propagation.TraceContext{}.Extract(ctx, propagation.MapCarrier{"traceparent": l.Traceparent})
+	ctx, span := w.tracer.Start(ctx, "step "+l.Workflow+"/"+l.Step,
+		trace.WithSpanKind(trace.SpanKindConsumer),
+		trace.WithAttributes(
+			attribute.String("cairn.run", l.Run), attribute.String("cairn.workflow", l.Workflow),
+			attribute.String("cairn.version", l.Version), attribute.String("cairn.step", l.Step),
+			attribute.Int64("cairn.attempt", l.Attempt), attribute.String("cairn.worker", w.id),
+		))
+	defer span.End()
+	if tid := span.SpanContext().TraceID(); tid.IsValid() {
+		log = log.With("trace_id", tid.String())
+	}
+	sc := &stepCtx{
+		Context: ctx,
+		info: StepInfo{
+			Run: l.Run, Workflow: l.Workflow, Version: l.Version, Step: l.Step, Attempt: int(l.Attempt),
+			Delivery: cairn.Delivery(l.Delivery), IdempotencyKey: l.IdempotencyKey, Correlation: deref(l.Correlation),
+			Worker: w.id, Lease: l.Id, TraceParent: l.Traceparent, TimeoutAt: deref(l.TimeoutAt),
+		},
+		input: l.Input, outputs: l.Steps, state: l.State, log: log, usage: &usageAcc{},
+	}
+	start := time.Now()
+	out, err := w.runBody(sc, h)
+	elapsed := time.Since(start)
+	patch, usage := sc.ended()
+
+	switch cause := context.Cause(a.ctx); {
+	case errors.Is(cause, ErrLeaseLost), errors.Is(cause, ErrRunEnded):
+		// The engine said so already: publish nothing more.
+		a.finish()
+		span.SetStatus(codes.Error, cause.Error())
+		log.Info("body cancelled; nothing is reported", "cause", cause, "elapsed", elapsed)
+		w.metrics.record("dropped", elapsed)
+		return
+	case errors.Is(cause, ErrShutdown):
+		return // released by the drain
+	}
+	if err == nil {
+		data, merr := toJSON(out)
+		if merr != nil {
+			err = Fatal(fmt.Errorf("encoding the output of step %s: %w", l.Step, merr))
+		} else {
+			span.SetStatus(codes.Ok, "")
+			w.metrics.record("completed", elapsed)
+			log.Debug("step completed", "elapsed", elapsed)
+			w.publishComplete(a, data, patch, usage, log)
+			return
+		}
+	}
+	class, msg := classify(err)
+	if errors.Is(context.Cause(ctx), ErrAttemptTimeout) && (errors.Is(err, context.DeadlineExceeded) || errors.Is(err, ErrAttemptTimeout)) {
+		class, msg = cairn.ClassTimeout, "attempt exceeded its timeout: "+msg
+	}
+	span.SetStatus(codes.Error, msg)
+	span.SetAttributes(attribute.String("cairn.error.class", class))
+	w.metrics.record("failed", elapsed)
+	log.Info("step failed", "class", class, "err", msg, "elapsed", elapsed)
+	w.publishFail(a, class, msg, patch, usage)
+}
+
+// runBody runs a body, turning a panic into a retryable error. The stack
+// goes to the worker's log, never to the engine.
+func (w *Worker) runBody(sc *stepCtx, h Handler) (out any, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			sc.log.Error("step body panicked; reporting it as retryable", "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+			err = Retryable(fmt.Errorf("panic: %v", r))
+		}
+	}()
+	return h(sc)
+}
+
+// started tells the engine the body is about to run. It reports whether
+// to run it.
+func (w *Worker) started(a *attempt, log *slog.Logger) bool {
+	b := backoff{min: 100 * time.Millisecond, max: 2 * time.Second}
+	giveUp := time.Now().Add(w.leaseTTL)
+	for {
+		resp, err := w.c.api.StepStartedWithResponse(a.ctx, a.lease.Id)
+		err = w.c.check(err, resp)
+		if err == nil {
+			return true
+		}
+		if a.ctx.Err() != nil {
+			a.finish()
+			log.Info("lease cancelled before its body started", "cause", context.Cause(a.ctx))
+			return false
+		}
+		if temporary(err) && time.Now().Before(giveUp) {
+			log.Warn("sending started failed; retrying", "err", err)
+			if !b.sleep(a.ctx) {
+				continue
+			}
+			continue
+		}
+		a.finish()
+		w.refused(a, "started", err, log)
+		return false
+	}
+}
+
+// publishComplete reports a body's output. complete is idempotent: a
+// retry after a lost answer is told already_applied, which is success.
+func (w *Worker) publishComplete(a *attempt, output json.RawMessage, patch map[string]json.RawMessage, usage Usage, log *slog.Logger) {
+	if !a.finish() {
+		return
+	}
+	req := client.CompleteRequest{Output: output, Usage: usageTo(usage)}
+	if len(patch) > 0 {
+		req.StatePatch = &patch
+	}
+	err := w.retry(w.pubCtx, a, func(ctx context.Context) error {
+		resp, err := w.c.api.CompleteStepWithResponse(ctx, a.lease.Id, req)
+		return w.c.check(err, resp)
+	})
+	var ae *APIError
+	if errors.As(err, &ae) && ae.Status == 422 {
+		// The engine refused the output itself (too large, a state patch
+		// that is not JSON): retrying cannot help, so fail the attempt.
+		log.Error("the engine refused the step's output; failing the attempt", "err", err)
+		w.sendFail(w.pubCtx, a, cairn.ClassFatal, "the engine refused the step's output: "+err.Error(), nil, usage, log)
+		return
+	}
+	w.answered(a, "complete", err, log)
+}
+
+// publishFail reports a body's error.
+func (w *Worker) publishFail(a *attempt, class, msg string, patch map[string]json.RawMessage, usage Usage) {
+	if !a.finish() {
+		return
+	}
+	l := a.lease
+	log := w.log.With("run", l.Run, "step", l.Step, "attempt", l.Attempt)
+	w.sendFail(w.pubCtx, a, class, msg, patch, usage, log)
+}
+
+func (w *Worker) sendFail(ctx context.Context, a *attempt, class, msg string, patch map[string]json.RawMessage, usage Usage, log *slog.Logger) {
+	req := client.FailRequest{Error: client.ErrorInfo{Class: class, Message: msg}, Usage: usageTo(usage)}
+	if len(patch) > 0 {
+		req.StatePatch = &patch
+	}
+	err := w.retry(ctx, a, func(ctx context.Context) error {
+		resp, err := w.c.api.FailStepWithResponse(ctx, a.lease.Id, req)
+		return w.c.check(err, resp)
+	})
+	w.answered(a, "fail", err, log)
+}
+
+// retry calls fn until it gets an answer that is not temporary, backing
+// off, for up to a few lease TTLs (heartbeats keep the lease alive
+// meanwhile) or until ctx ends. Calls outlive Serve's context: a step that
+// finished during the drain is still reported.
+func (w *Worker) retry(ctx context.Context, a *attempt, fn func(ctx context.Context) error) error {
+	b := backoff{min: 100 * time.Millisecond, max: 5 * time.Second}
+	giveUp := time.Now().Add(max(time.Minute, 3*w.leaseTTL))
+	for {
+		rctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		err := fn(rctx)
+		cancel()
+		if err == nil || !temporary(err) && !errors.Is(err, context.DeadlineExceeded) || time.Now().After(giveUp) || ctx.Err() != nil {
+			return err
+		}
+		if errors.Is(context.Cause(a.ctx), ErrLeaseLost) || errors.Is(context.Cause(a.ctx), ErrRunEnded) {
+			return err // a heartbeat learned the outcome meanwhile
+		}
+		w.log.Warn("reporting a step failed; retrying", "lease", a.lease.Id, "err", err)
+		if !b.sleep(ctx) {
+			return err
+		}
+	}
+}
+
+// answered handles the answer to complete or fail.
+func (w *Worker) answered(a *attempt, call string, err error, log *slog.Logger) {
+	if err == nil {
+		return
+	}
+	w.refused(a, call, err, log)
+}
+
+// refused answers a refused worker call by its reason, as the protocol
+// says: already_applied is success, fenced drops the work, run_terminal
+// stops the run's bodies, not_started is a worker bug.
+func (w *Worker) refused(a *attempt, call string, err error, log *slog.Logger) {
+	switch reason := ReasonOf(err); reason {
+	case cairn.ReasonAlreadyApplied:
+		log.Debug(call+": already applied (an earlier answer was lost); treated as success", "detail", err)
+	case cairn.ReasonFenced:
+		a.cancel(ErrLeaseLost)
+		log.Warn(call+" refused: the lease was fenced (reclaimed, or another attempt finished the step); the work is dropped", "detail", err)
+	case cairn.ReasonRunTerminal:
+		w.runEnded(a.lease.Run)
+		log.Info(call+" refused: the run has ended; its bodies are stopped", "detail", err)
+	case cairn.ReasonNotStarted:
+		log.Error("WORKER BUG: "+call+" of an at_most_once attempt was refused as not_started: the engine never recorded its started call", "detail", err)
+	default:
+		if IsNotFound(err) {
+			log.Warn(call+": the server does not know this lease; the work is dropped", "err", err)
+			return
+		}
+		log.Error(call+" failed; the lease is left to expire and the engine will recover the attempt", "err", err)
+	}
+}
+
+// heartbeatLoop extends every held lease once per heartbeat period, in one
+// batched call per 100 leases, and cancels the bodies whose leases were
+// refused.
+func (w *Worker) heartbeatLoop(ctx context.Context) {
+	t := time.NewTicker(w.hbEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		w.mu.Lock()
+		ids := make([]string, 0, len(w.inflight))
+		for id := range w.inflight {
+			ids = append(ids, id)
+		}
+		w.mu.Unlock()
+		for len(ids) > 0 {
+			batch := ids[:min(len(ids), 100)]
+			ids = ids[len(batch):]
+			w.heartbeat(ctx, batch)
+		}
+	}
+}
+
+func (w *Worker) heartbeat(ctx context.Context, ids []string) {
+	hctx, cancel := context.WithTimeout(ctx, max(w.hbEvery, 5*time.Second))
+	defer cancel()
+	resp, err := w.c.api.HeartbeatStepsWithResponse(hctx, client.HeartbeatManyInputBody{Leases: &ids})
+	if err := w.c.check(err, resp); err != nil {
+		if ctx.Err() == nil {
+			w.log.Warn("heartbeat failed; leases expire unless a later one lands", "leases", len(ids), "err", err)
+		}
+		return
+	}
+	for _, r := range derefSlice(resp.JSON200.Results) {
+		w.mu.Lock()
+		a := w.inflight[r.Lease]
+		w.mu.Unlock()
+		if a == nil {
+			continue
+		}
+		switch reason := string(deref(r.Reason)); reason {
+		case "":
+			if r.Error != nil {
+				w.log.Debug("heartbeat of one lease failed", "lease", r.Lease, "err", *r.Error)
+			}
+		case cairn.ReasonFenced:
+			w.log.Warn("heartbeat fenced: the lease was reclaimed; cancelling the body", "run", a.lease.Run, "step", a.lease.Step, "attempt", a.lease.Attempt)
+			a.cancel(ErrLeaseLost)
+		case cairn.ReasonRunTerminal:
+			w.log.Info("heartbeat: the run has ended; cancelling its bodies", "run", a.lease.Run)
+			w.runEnded(a.lease.Run)
+		case cairn.ReasonAlreadyApplied:
+			// The attempt's complete/fail landed; its answer is on its way.
+		default:
+			w.log.Error("heartbeat refused", "lease", r.Lease, "reason", reason)
+		}
+	}
+}
+
+// drain waits for running bodies up to the drain timeout, then cancels the
+// rest and releases their leases as retryable failures.
+func (w *Worker) drain(bodies *sync.WaitGroup, stopPublishing func()) {
+	done := make(chan struct{})
+	go func() {
+		bodies.Wait()
+		close(done)
+	}()
+	if n := w.InFlight(); n > 0 {
+		w.log.Info("draining: waiting for running steps", "in_flight", n, "timeout", w.cfg.drainTimeout)
+	}
+	t := time.NewTimer(w.cfg.drainTimeout)
+	defer t.Stop()
+	select {
+	case <-done:
+		return
+	case <-t.C:
+	}
+	w.mu.Lock()
+	var rest []*attempt
+	for _, a := range w.inflight {
+		rest = append(rest, a)
+	}
+	w.mu.Unlock()
+	var settled sync.WaitGroup
+	released := 0
+	for _, a := range rest {
+		a.cancel(ErrShutdown)
+		settled.Add(1)
+		if a.finish() {
+			// The body is still running: release its lease.
+			released++
+			go func() {
+				defer settled.Done()
+				defer w.untrack(a)
+				l := a.lease
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				defer cancel()
+				w.sendFail(ctx, a, cairn.ClassRetryable, "worker "+w.id+" shut down before the step finished (drain timeout "+w.cfg.drainTimeout.String()+")",
+					nil, Usage{}, w.log.With("run", l.Run, "step", l.Step, "attempt", l.Attempt))
+			}()
+			continue
+		}
+		// Its outcome is being reported: give that a few seconds.
+		go func() {
+			defer settled.Done()
+			t := time.NewTimer(5 * time.Second)
+			defer t.Stop()
+			select {
+			case <-a.settled:
+			case <-t.C:
+				stopPublishing()
+			}
+		}()
+	}
+	settled.Wait()
+	stopPublishing()
+	w.log.Warn("drain timeout passed; released the steps still running", "released", released)
+	// Give cancelled bodies a moment to return; one that ignores its
+	// context is left behind.
+	select {
+	case <-done:
+	case <-time.After(time.Second):
+	}
+}
+
+// backoff is an exponential backoff with full jitter.
+type backoff struct {
+	min, max time.Duration
+	cur      time.Duration
+}
+
+func (b *backoff) reset() { b.cur = 0 }
+
+// sleep waits for the next backoff; false when ctx ended first.
+func (b *backoff) sleep(ctx context.Context) bool {
+	if b.cur == 0 {
+		b.cur = b.min
+	} else {
+		b.cur = min(b.cur*2, b.max)
+	}
+	d := b.cur/2 + rand.N(b.cur/2+1)
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+// workerMetrics are the worker's OpenTelemetry instruments.
+type workerMetrics struct {
+	steps    metric.Int64Counter
+	duration metric.Float64Histogram
+	inflight metric.Int64UpDownCounter
+}
+
+func newWorkerMetrics(m metric.Meter) workerMetrics {
+	var wm workerMetrics
+	wm.steps, _ = m.Int64Counter("cairn.worker.steps", metric.WithDescription("Step attempts run, by outcome."))
+	wm.duration, _ = m.Float64Histogram("cairn.worker.step.duration", metric.WithUnit("s"), metric.WithDescription("Body run time."))
+	wm.inflight, _ = m.Int64UpDownCounter("cairn.worker.leases", metric.WithDescription("Leases held."))
+	return wm
+}
+
+func (m workerMetrics) record(outcome string, d time.Duration) {
+	attrs := metric.WithAttributes(attribute.String("outcome", outcome))
+	m.steps.Add(context.Background(), 1, attrs)
+	m.duration.Record(context.Background(), d.Seconds(), attrs)
+}

@@ -1,0 +1,210 @@
+package sdk
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/cairn-dev/cairn"
+)
+
+// WorkflowDef is a workflow defined in Go: its steps, their options and
+// the handlers of its task steps. Build one with Workflow and chain
+// Task, Wait and Sleep; a Worker registers it and serves its task steps.
+//
+//	triage := sdk.Workflow("triage", "1").
+//		Task("classify", sdk.Handle(classify), sdk.Input(map[string]any{"text": "${input.body}"})).
+//		Task("route", sdk.Handle(route), sdk.After("classify"), sdk.Retry(sdk.RetryPolicy{MaxAttempts: 5})).
+//		Wait("approval", "approved", sdk.After("route"), sdk.Timeout(24*time.Hour)).
+//		Sleep("cooldown", time.Minute, sdk.After("approval"))
+//
+// A definition is immutable once registered per (name, version): change
+// anything but handler code and give it a new version.
+type WorkflowDef struct {
+	wf       cairn.Workflow
+	handlers map[string]Handler
+	errs     []error
+}
+
+// Workflow starts the definition of workflow name at version.
+func Workflow(name, version string) *WorkflowDef {
+	return &WorkflowDef{wf: cairn.Workflow{Name: name, Version: version}, handlers: map[string]Handler{}}
+}
+
+// Describe sets the workflow's description.
+func (d *WorkflowDef) Describe(text string) *WorkflowDef {
+	d.wf.Description = text
+	return d
+}
+
+// Deadline sets the default run deadline, counted from the run's start.
+// A run started with its own deadline keeps it.
+func (d *WorkflowDef) Deadline(after time.Duration) *WorkflowDef {
+	d.wf.Deadline = cairn.Duration(after)
+	return d
+}
+
+// Name returns the workflow's name.
+func (d *WorkflowDef) Name() string { return d.wf.Name }
+
+// Version returns the workflow's version.
+func (d *WorkflowDef) Version() string { return d.wf.Version }
+
+// Task adds a task step whose body h runs on a worker.
+func (d *WorkflowDef) Task(id string, h Handler, opts ...StepOption) *WorkflowDef {
+	if h == nil {
+		d.errs = append(d.errs, fmt.Errorf("step %q: nil handler", id))
+	}
+	if _, dup := d.handlers[id]; dup {
+		d.errs = append(d.errs, fmt.Errorf("step %q: defined twice", id))
+	}
+	d.handlers[id] = h
+	return d.add(cairn.Step{ID: id, Kind: cairn.KindTask}, opts)
+}
+
+// Wait adds a step that waits for an event named event sent to the run
+// (Client.SendEvent, `cairn runs event`); the event's payload is its
+// output. Timeout bounds the wait: past it the step fails with class
+// timeout.
+func (d *WorkflowDef) Wait(id, event string, opts ...StepOption) *WorkflowDef {
+	return d.add(cairn.Step{ID: id, Kind: cairn.KindWait, Event: event}, opts)
+}
+
+// Sleep adds a step that waits for a fixed time; its output is null.
+func (d *WorkflowDef) Sleep(id string, duration time.Duration, opts ...StepOption) *WorkflowDef {
+	return d.add(cairn.Step{ID: id, Kind: cairn.KindSleep, Duration: cairn.Duration(duration)}, opts)
+}
+
+func (d *WorkflowDef) add(s cairn.Step, opts []StepOption) *WorkflowDef {
+	for _, o := range opts {
+		if err := o(&s); err != nil {
+			d.errs = append(d.errs, fmt.Errorf("step %q: %w", s.ID, err))
+		}
+	}
+	if s.Kind == cairn.KindTask {
+		s.Kind = "" // the default, kept out of the stored form
+	}
+	d.wf.Steps = append(d.wf.Steps, s)
+	return d
+}
+
+// Definition returns the workflow as the engine stores it, checked as the
+// engine checks it (templates excepted: the engine compiles those at
+// registration).
+func (d *WorkflowDef) Definition() (cairn.Workflow, error) {
+	if len(d.errs) > 0 {
+		return d.wf, fmt.Errorf("workflow %s@%s: %w", d.wf.Name, d.wf.Version, errors.Join(d.errs...))
+	}
+	if err := d.wf.Validate("workflow " + d.wf.Name + "@" + d.wf.Version); err != nil {
+		return d.wf, err
+	}
+	return d.wf, nil
+}
+
+// StepOption sets an option of a step.
+type StepOption func(*cairn.Step) error
+
+// After makes the step wait for the given steps to complete.
+func After(steps ...string) StepOption {
+	return func(s *cairn.Step) error {
+		s.After = append(s.After, steps...)
+		return nil
+	}
+}
+
+// Input sets the step's input template: a value that encodes to JSON (a
+// map, a struct, a string, a json.RawMessage) whose strings may hold CEL
+// expressions as ${…} over input, state, steps.<id>.output and run
+// ({id, workflow, version, correlation}). A string that is one expression
+// takes the expression's value of any type; text around expressions
+// interpolates. Without a template a step gets the run's input.
+//
+//	sdk.Input(map[string]any{
+//		"text":   "${input.subject + ': ' + input.body}",
+//		"urgent": "${steps.classify.output.priority == 'high'}",
+//	})
+func Input(template any) StepOption {
+	return func(s *cairn.Step) error {
+		b, err := toJSON(template)
+		if err != nil {
+			return fmt.Errorf("input template: %w", err)
+		}
+		s.Input = b
+		return nil
+	}
+}
+
+// RetryPolicy says how a failed task step is retried. Zero fields take
+// the engine's defaults (3 attempts, 1s initial backoff doubling up to
+// 5m, ±20% jitter).
+type RetryPolicy struct {
+	// MaxAttempts counts every attempt, the first included.
+	MaxAttempts int
+	// InitialBackoff is the wait before the second attempt.
+	InitialBackoff time.Duration
+	// MaxBackoff caps the wait between attempts.
+	MaxBackoff time.Duration
+	// Multiplier is the backoff growth per attempt.
+	Multiplier float64
+	// NonRetryable lists error classes (Failure) that fail the step at
+	// once.
+	NonRetryable []string
+}
+
+// Retry sets a task step's retry policy.
+func Retry(p RetryPolicy) StepOption {
+	return func(s *cairn.Step) error {
+		if s.Kind != cairn.KindTask {
+			return errors.New("retry applies to task steps only")
+		}
+		s.Retry = &cairn.RetryPolicy{
+			MaxAttempts: p.MaxAttempts, InitialBackoff: cairn.Duration(p.InitialBackoff),
+			MaxBackoff: cairn.Duration(p.MaxBackoff), Multiplier: p.Multiplier, NonRetryable: p.NonRetryable,
+		}
+		return nil
+	}
+}
+
+// AtMostOnce makes a task step at_most_once: once its body has started
+// (the worker said so), a lost lease fails the step instead of running the
+// body again. For side effects that must not repeat and cannot be made
+// idempotent; pass StepContext.IdempotencyKey to the side effect anyway.
+func AtMostOnce() StepOption {
+	return func(s *cairn.Step) error {
+		if s.Kind != cairn.KindTask {
+			return errors.New("delivery applies to task steps only")
+		}
+		s.Delivery = cairn.AtMostOnce
+		return nil
+	}
+}
+
+// Timeout bounds a step. For a task step it is the longest one attempt
+// may run, heartbeats or not (the attempt then fails with class timeout
+// and is retried by the step's policy); for a wait step, how long to wait
+// for the event (the step then fails with class timeout).
+func Timeout(d time.Duration) StepOption {
+	return func(s *cairn.Step) error {
+		switch s.Kind {
+		case cairn.KindTask:
+			s.Timeout = cairn.Duration(d)
+		case cairn.KindWait:
+			s.WaitTimeout = cairn.Duration(d)
+		default:
+			return errors.New("a sleep step takes no timeout")
+		}
+		return nil
+	}
+}
+
+// MaxDeliveries sets how many leases of a task step may be lost (expire
+// without an answer) before the step is dead-lettered [5].
+func MaxDeliveries(n int) StepOption {
+	return func(s *cairn.Step) error {
+		if s.Kind != cairn.KindTask {
+			return errors.New("max deliveries applies to task steps only")
+		}
+		s.MaxDeliveries = n
+		return nil
+	}
+}

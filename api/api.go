@@ -102,7 +102,7 @@ func op[I, O any](a *API, o huma.Operation, scope string, h func(context.Context
 	if o.MaxBodyBytes == 0 {
 		o.MaxBodyBytes = 64 << 10
 	}
-	o.Errors = append(o.Errors, http.StatusUnprocessableEntity, http.StatusServiceUnavailable)
+	o.Errors = append(o.Errors, http.StatusUnprocessableEntity, http.StatusBadGateway, http.StatusServiceUnavailable)
 	huma.Register(a.huma, o, func(ctx context.Context, in *I) (*O, error) {
 		out, err := h(ctx, in)
 		if err != nil {
@@ -279,6 +279,16 @@ type runInput struct {
 	Run string `path:"run" maxLength:"64" doc:"Run id."`
 }
 
+type runStatusInput struct {
+	Run    string `path:"run" maxLength:"64"`
+	After  int64  `query:"after" minimum:"0" doc:"Wait for a rev greater than this."`
+	WaitMs int64  `query:"wait_ms" minimum:"0" maximum:"3600000" doc:"Hold up to this long for a change (capped at 4/5 of the max request time)."`
+}
+
+type runStatusOutput struct {
+	Body *engine.RunProgress
+}
+
 type listRunsInput struct {
 	Workflow string          `query:"workflow" maxLength:"128" doc:"Only runs of this workflow."`
 	Status   cairn.RunStatus `query:"status" enum:"running,completed,failed,cancelled,timed_out" doc:"Only runs in this status."`
@@ -350,6 +360,18 @@ func (a *API) registerRunOps() {
 			return nil, err
 		}
 		return &runOutput{Body: r}, nil
+	})
+	op(a, huma.Operation{
+		OperationID: "getRunStatus", Method: http.MethodGet, Path: "/runs/{run}/status", Tags: []string{"Runs"},
+		Summary:     "Get a run's progress, optionally waiting for a change",
+		Description: "Status and per-step progress without the run's contents (no input, outputs or state), so it is not audited: what watchers poll. With wait_ms, the request is held until the run's rev exceeds after or the run ends (capped like a claim).",
+		Errors:      []int{http.StatusNotFound},
+	}, ScopeRead, func(ctx context.Context, in *runStatusInput) (*runStatusOutput, error) {
+		s, err := a.engine.GetRunStatus(ctx, in.Run, in.After, time.Duration(in.WaitMs)*time.Millisecond)
+		if err != nil {
+			return nil, err
+		}
+		return &runStatusOutput{Body: s}, nil
 	})
 	op(a, huma.Operation{
 		OperationID: "getRunJournal", Method: http.MethodGet, Path: "/runs/{run}/journal", Tags: []string{"Runs"},

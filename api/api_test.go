@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cairn-dev/cairn/api"
 	"github.com/cairn-dev/cairn/api/engine"
@@ -251,6 +253,7 @@ func TestAuditRecordsReads(t *testing.T) {
 	req("s", "GET", "/runs/"+res.Run.ID, "")
 	req("s", "GET", "/runs/"+res.Run.ID+"/journal", "")
 	req("a", "POST", "/steps/claim", `{"worker_id":"w1"}`) // worker calls are not audited
+	req("s", "GET", "/runs/"+res.Run.ID+"/status", "")    // progress has no contents: not audited
 	objs, err := store.ListAll(context.Background(), "audit/")
 	if err != nil {
 		t.Fatal(err)
@@ -263,5 +266,35 @@ func TestAuditRecordsReads(t *testing.T) {
 		if !bytes.Contains(rec.Data, []byte(`"who":"rd"`)) || !bytes.Contains(rec.Data, []byte(res.Run.ID)) {
 			t.Fatalf("audit record %s", rec.Data)
 		}
+	}
+}
+
+// A progress read held with wait_ms returns when the run changes.
+func TestRunStatusLongPoll(t *testing.T) {
+	s := newServer(t, api.Config{DevMode: true})
+	register(s, okWorkflow)
+	run := s.do("POST", "/runs", `{"workflow":"wf"}`).body["run"].(map[string]any)["id"].(string)
+	st := s.do("GET", "/runs/"+run+"/status", "")
+	rev := int(st.body["rev"].(float64))
+	if st.status != 200 || st.body["steps_total"].(float64) != 2 || st.body["input"] != nil {
+		t.Fatalf("status: %s", st.raw)
+	}
+	got := make(chan reply, 1)
+	go func() { got <- s.do("GET", fmt.Sprintf("/runs/%s/status?after=%d&wait_ms=10000", run, rev), "") }()
+	select {
+	case r := <-got:
+		t.Fatalf("held poll returned before any change: %s", r.raw)
+	case <-time.After(300 * time.Millisecond):
+	}
+	c := s.do("POST", "/steps/claim", `{"worker_id":"w1","wait_ms":1000}`)
+	id := c.body["leases"].([]any)[0].(map[string]any)["id"].(string)
+	s.do("POST", "/steps/"+id+"/complete", `{"output":1}`)
+	select {
+	case r := <-got:
+		if int(r.body["rev"].(float64)) <= rev || r.body["steps_done"].(float64) != 1 {
+			t.Fatalf("after the change: %s", r.raw)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("held poll did not return after the run changed")
 	}
 }

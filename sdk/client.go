@@ -403,42 +403,53 @@ func (c *Client) Wait(ctx context.Context, run string) (*Run, error) {
 	return c.Watch(ctx, run, nil)
 }
 
-// Watch polls a run until it ends or ctx is done, calling fn (when not
-// nil) with the run each time it changed, the first read included. Polls
-// start at 100ms and back off to 2s while nothing changes. Transient
-// errors (the server unreachable or busy) are retried.
+// Watch follows a run until it ends or ctx is done, calling fn (when not
+// nil) each time the run changed, the first read included. While the run
+// runs it long-polls the run's progress (GET /runs/{run}/status, held by
+// the server until the next change; not audited, and without outputs:
+// fn's Run has status and per-step progress only). When the run ends it
+// reads the whole run once (audited) and calls fn with it. Transient
+// errors (the server unreachable or busy) are retried with backoff.
 func (c *Client) Watch(ctx context.Context, run string, fn func(*Run)) (*Run, error) {
-	const (
-		minPoll = 100 * time.Millisecond
-		maxPoll = 2 * time.Second
-	)
-	poll := minPoll
-	var last time.Time
+	const hold = 20 * time.Second
+	after := int64(-1)
+	backoff := 100 * time.Millisecond
 	var lastErr error
 	for {
-		r, err := c.Get(ctx, run)
+		params := &client.GetRunStatusParams{}
+		if after >= 0 {
+			params.After, params.WaitMs = ptr(after), ptr(hold.Milliseconds())
+		}
+		resp, err := c.api.GetRunStatusWithResponse(ctx, run, params)
+		err = c.check(err, resp)
 		switch {
 		case err == nil:
-			lastErr = nil
-			if !r.UpdatedAt.Equal(last) {
-				last = r.UpdatedAt
-				poll = minPoll
+			lastErr, backoff = nil, 100*time.Millisecond
+			p := resp.JSON200
+			if RunStatus(p.Status).Terminal() {
+				r, err := c.Get(ctx, run)
+				if err != nil {
+					return nil, err
+				}
 				if fn != nil {
 					fn(r)
 				}
-			} else if poll < maxPoll {
-				poll = min(poll*3/2, maxPoll)
-			}
-			if r.Status.Terminal() {
 				return r, nil
 			}
+			if p.Rev != after {
+				after = p.Rev
+				if fn != nil {
+					fn(progressRun(p))
+				}
+			}
+			continue
 		case temporary(err) && ctx.Err() == nil:
 			lastErr = err
-			poll = min(poll*2, maxPoll)
 		default:
 			return nil, err
 		}
-		t := time.NewTimer(poll)
+		t := time.NewTimer(backoff)
+		backoff = min(backoff*2, 2*time.Second)
 		select {
 		case <-ctx.Done():
 			t.Stop()
@@ -449,6 +460,19 @@ func (c *Client) Watch(ctx context.Context, run string, fn func(*Run)) (*Run, er
 		case <-t.C:
 		}
 	}
+}
+
+// progressRun is the part of a Run that a progress read carries.
+func progressRun(p *client.RunProgress) *Run {
+	r := &Run{
+		ID: p.Id, Workflow: p.Workflow, Version: p.Version, Status: RunStatus(p.Status),
+		CreatedAt: p.CreatedAt, UpdatedAt: p.UpdatedAt, EndedAt: p.EndedAt, Error: errorFrom(p.Error),
+		StepsDone: int(p.StepsDone), StepsTotal: int(p.StepsTotal),
+	}
+	for _, s := range derefSlice(p.Steps) {
+		r.Steps = append(r.Steps, StepView{ID: s.Id, Status: StepStatus(s.Status), Attempt: int(deref(s.Attempt)), Failures: int(deref(s.Failures))})
+	}
+	return r
 }
 
 // Result waits for a run to end and decodes its output into Out. A run

@@ -183,6 +183,15 @@ type StepView struct {
 	Error    *cairn.ErrorInfo `json:"error,omitempty"`
 	Usage    cairn.Usage      `json:"usage"`
 	Attempts []cairn.Attempt  `json:"attempts,omitempty"`
+	Holder   *Holder          `json:"holder,omitempty" doc:"For a ready task step: the worker holding its current attempt, if any."`
+}
+
+// Holder is who holds a step's current attempt.
+type Holder struct {
+	Worker    string     `json:"worker"`
+	ClaimedAt time.Time  `json:"claimed_at"`
+	StartedAt *time.Time `json:"started_at,omitempty" doc:"Set for at_most_once attempts once started."`
+	ExpiresAt time.Time  `json:"expires_at"`
 }
 
 func (e *Engine) view(r *runRecord, d *definition) *Run {
@@ -234,7 +243,21 @@ func (e *Engine) GetRun(ctx context.Context, id string) (*Run, error) {
 	if err != nil {
 		d = nil // the view works without the definition
 	}
-	return e.view(r, d), nil
+	v := e.view(r, d)
+	// Ready steps may be held: their leases say by whom.
+	for i := range v.Steps {
+		s := &v.Steps[i]
+		if s.Status != cairn.StepReady || s.Attempt == 0 || r.Status.Terminal() {
+			continue
+		}
+		l, _, err := readJSON[leaseRecord](ctx, e.store, e.keys.lease(r.ID, s.ID, s.Attempt))
+		if err == nil && l.State == leaseActive {
+			s.Holder = &Holder{Worker: l.Worker, ClaimedAt: l.ClaimedAt, StartedAt: l.StartedAt, ExpiresAt: l.ExpiresAt}
+		} else if err != nil && !isNotFound(err) {
+			return nil, err
+		}
+	}
+	return v, nil
 }
 
 // ListRequest filters and pages a run listing.
@@ -436,4 +459,91 @@ func (e *Engine) Audit(ctx context.Context, who, op, run string) error {
 	rec := map[string]any{"at": now, "who": who, "operation": op, "run": run}
 	_, err := e.store.Create(ctx, e.keys.audit(now, fmt.Sprintf("%x", r)), mustJSON(rec))
 	return err
+}
+
+// RunProgress is a run's progress without its contents (no input, outputs
+// or state): what a watcher polls. Reading it is not audited.
+type RunProgress struct {
+	ID         string           `json:"id"`
+	Workflow   string           `json:"workflow"`
+	Version    string           `json:"version"`
+	Status     cairn.RunStatus  `json:"status" enum:"running,completed,failed,cancelled,timed_out"`
+	Rev        int64            `json:"rev" doc:"Counts the run's committed changes: pass it as after to wait for the next."`
+	CreatedAt  time.Time        `json:"created_at"`
+	UpdatedAt  time.Time        `json:"updated_at"`
+	EndedAt    *time.Time       `json:"ended_at,omitempty"`
+	StepsDone  int              `json:"steps_done"`
+	StepsTotal int              `json:"steps_total"`
+	Steps      []StepProgress     `json:"steps"`
+	Error      *cairn.ErrorInfo `json:"error,omitempty"`
+}
+
+// StepProgress is a step's progress.
+type StepProgress struct {
+	ID       string           `json:"id"`
+	Status   cairn.StepStatus `json:"status" enum:"pending,ready,waiting,sleeping,completed,failed,cancelled"`
+	Attempt  int              `json:"attempt,omitempty"`
+	Failures int              `json:"failures,omitempty"`
+}
+
+// GetRunStatus returns a run's progress. With wait > 0 it holds until
+// the run's rev exceeds after (or the run ends), up to wait capped at the
+// claim hold, reading the run record at most every 250 ms.
+func (e *Engine) GetRunStatus(ctx context.Context, id string, after int64, wait time.Duration) (*RunProgress, error) {
+	if wait > e.MaxClaimHold() {
+		wait = e.MaxClaimHold()
+	}
+	if dl, ok := ctx.Deadline(); ok {
+		if left := time.Until(dl) - 500*time.Millisecond; left < wait {
+			wait = max0(left)
+		}
+	}
+	deadline := time.Now().Add(wait)
+	for poll := 100 * time.Millisecond; ; poll = min(poll*2, time.Second) {
+		r, err := e.readRun(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		left := time.Until(deadline)
+		if r.Rev > after || r.Status.Terminal() || left <= 0 {
+			return e.status(ctx, r), nil
+		}
+		t := time.NewTimer(min(poll, left))
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return e.status(ctx, r), nil
+		case <-e.draining:
+			t.Stop()
+			return e.status(ctx, r), nil
+		}
+	}
+}
+
+func (e *Engine) status(ctx context.Context, r *runRecord) *RunProgress {
+	s := &RunProgress{ID: r.ID, Workflow: r.Workflow, Version: r.Version, Status: r.Status, Rev: r.Rev,
+		CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, EndedAt: r.EndedAt, StepsTotal: len(r.Steps), Error: r.Error, Steps: []StepProgress{}}
+	var order []string
+	if d, err := e.definition(ctx, r.Workflow, r.Version); err == nil {
+		for _, st := range d.Steps {
+			order = append(order, st.ID)
+		}
+	} else {
+		for id := range r.Steps {
+			order = append(order, id)
+		}
+		sort.Strings(order)
+	}
+	for _, id := range order {
+		st := r.Steps[id]
+		if st == nil {
+			continue
+		}
+		if st.Status == cairn.StepCompleted {
+			s.StepsDone++
+		}
+		s.Steps = append(s.Steps, StepProgress{ID: id, Status: st.Status, Attempt: st.Attempt, Failures: st.Failures})
+	}
+	return s
 }

@@ -100,10 +100,12 @@ func Serve(ctx context.Context, o Options) error {
 	e.Drain()
 	stopReaper()
 	<-reapDone
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	// Requests in flight finish; connections a client opened but never
+	// used do not hold the shutdown past a short grace.
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	if err := srv.Shutdown(shutdownCtx); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return err
+		srv.Close()
 	}
 	return nil
 }

@@ -56,7 +56,7 @@ without an API key: for a laptop only.`,
 				Addr: addr, Store: b, API: cfg, ReapEvery: reapEvery, Logger: log,
 				Ready: func(at string) {
 					fmt.Fprintf(cmd.OutOrStdout(), "cairn dev: API on http://%s%s (docs: http://%s/docs), store %s\n", at, api.BasePath, at, store)
-					fmt.Fprintf(cmd.OutOrStdout(), "next: go run ./examples/triage   (a worker), then: cairn runs start triage --wait\n")
+					fmt.Fprintf(cmd.OutOrStdout(), "next: go run ./examples/triage   (a worker), then:\n      go run ./cmd/cairn runs start triage --wait --input '{\"subject\":\"Charged twice\",\"body\":\"URGENT: I was charged twice\",\"customer\":\"ana@bigcorp.com\"}'\n")
 				},
 			})
 		},

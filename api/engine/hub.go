@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"math/rand/v2"
 	"sync"
 	"time"
 )
@@ -115,7 +116,15 @@ func (h *hub) take(match func(Hint) bool, n int) []Hint {
 	defer h.mu.Unlock()
 	now := h.now()
 	var out []Hint
-	for _, k := range h.order {
+	// Start at a random place: claims on other instances hold the same
+	// hints (fan-out buses), and taking them in the same order would make
+	// every instance race for the same attempts.
+	start := 0
+	if len(h.order) > 1 {
+		start = rand.IntN(len(h.order))
+	}
+	for i := range h.order {
+		k := h.order[(start+i)%len(h.order)]
 		if len(out) == n {
 			break
 		}

@@ -105,7 +105,9 @@ func startMinIO() (*MinIOEndpoint, error) {
 					network.MustParsePort(minioPort): {{HostIP: netip.MustParseAddr("127.0.0.1")}},
 				}
 			},
-			WaitingFor: wait.ForHTTP("/minio/health/live").WithPort(minioPort).
+			// "ready", not "live": live answers before MinIO has
+			// initialised its drives and accepts requests.
+			WaitingFor: wait.ForHTTP("/minio/health/ready").WithPort(minioPort).
 				WithStartupTimeout(90 * time.Second),
 		},
 	})
@@ -186,10 +188,21 @@ func (e *MinIOEndpoint) Client() *s3.Client {
 // CreateBucket creates bucket name, failing t on error.
 func (e *MinIOEndpoint) CreateBucket(t testing.TB, name string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	if _, err := e.Client().CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String(name)}); err != nil {
-		t.Fatalf("testinfra: create bucket %q: %v", name, err)
+	// A loaded machine (the whole suite at once) can make MinIO answer 503
+	// "server not initialized" or time out for a while: retry until the
+	// deadline, then fail with the last error.
+	for wait := 100 * time.Millisecond; ; wait = min(wait*2, 2*time.Second) {
+		_, err := e.Client().CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String(name)})
+		if err == nil {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("testinfra: create bucket %q: %v", name, err)
+		case <-time.After(wait):
+		}
 	}
 }
 

@@ -195,8 +195,8 @@ func (e *MinIOEndpoint) CreateBucket(t testing.TB, name string) {
 	// deadline, then fail with the last error.
 	for wait := 100 * time.Millisecond; ; wait = min(wait*2, 2*time.Second) {
 		_, err := e.Client().CreateBucket(ctx, &s3.CreateBucketInput{Bucket: aws.String(name)})
-		if err == nil {
-			return
+		if err == nil || strings.Contains(err.Error(), "BucketAlreadyOwnedByYou") {
+			return // created, perhaps by an attempt whose answer was lost
 		}
 		select {
 		case <-ctx.Done():

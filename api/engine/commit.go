@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"container/list"
 	"context"
 	"encoding/json"
@@ -137,7 +138,6 @@ func (c *committer) commit(run string, items []*pending) {
 			return
 		}
 		before := needsTimer(&rec)
-		orig := mustJSON(&rec)
 		fx := &effects{now: e.now()}
 		vals := make([]any, len(items))
 		errs := make([]error, len(items))
@@ -148,7 +148,9 @@ func (c *committer) commit(run string, items []*pending) {
 			}
 			vals[i], errs[i] = p.m(&rec, fx)
 		}
-		if string(mustJSON(&rec)) == string(orig) {
+		// Records are always written by mustJSON, whose encoding is
+		// deterministic: unchanged bytes mean nothing to write.
+		if bytes.Equal(mustJSON(&rec), raw) {
 			if fromCache {
 				// Refusals and no-ops decided on a cached copy are only
 				// trusted from a fresh read: the copy may be stale.

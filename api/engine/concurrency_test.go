@@ -86,14 +86,25 @@ func TestConcurrentClaimersExactlyOnce(t *testing.T) {
 							if _, err := e.Started(ctx, l.ID); err != nil {
 								t.Error(err)
 							}
-							if _, err := e.Complete(ctx, l.ID, CompleteRequest{Output: json.RawMessage(`1`)}); err != nil {
-								t.Errorf("complete %s: %v", k, err)
+							// Like an SDK worker: a transient failure (store
+							// busy, the commit ran out of time) is retried;
+							// complete is idempotent.
+							for try := 0; ; try++ {
+								_, err := e.Complete(ctx, l.ID, CompleteRequest{Output: json.RawMessage(`1`)})
+								if reason, _ := IsRejection(err); err == nil || reason == cairn.ReasonAlreadyApplied {
+									break
+								}
+								if try == 10 {
+									t.Errorf("complete %s: %v", k, err)
+									break
+								}
+								time.Sleep(100 * time.Millisecond)
 							}
 						}
 					}
 				}()
 			}
-			deadline := time.Now().Add(2 * time.Minute)
+			deadline := time.Now().Add(4 * time.Minute)
 			for {
 				done := 0
 				for _, id := range runIDs {

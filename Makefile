@@ -59,6 +59,7 @@ DIST         ?= dist
 LAMBDA_ARCHS ?= arm64 amd64
 LAMBDA_TAGS  ?= lambda.norpc,cairn_aws
 IMAGE        ?= localhost/cairn:dev
+IMAGE_TAGS   ?=
 
 .PHONY: lambda image
 
@@ -72,6 +73,15 @@ lambda:
 	    'BEGIN { printf "%-30s bootstrap %5.1f MB  zip %5.1f MB\n", z, b/1e6, s/1e6 }'; \
 	done; done
 
-## image: the container image (Cloud Run; FROM scratch, CA certificates, tzdata, non-root) as $(IMAGE), with podman (or docker)
+## image: the container image (Cloud Run; FROM scratch, CA certificates, tzdata, non-root) as $(IMAGE), with podman (or docker); IMAGE_TAGS=cairn_gcp for Google drivers only
 image: testenv
-	$(TESTENV_EVAL) && infra/image/build.sh $(IMAGE)
+	$(TESTENV_EVAL) && TAGS="$(IMAGE_TAGS)" infra/image/build.sh $(IMAGE)
+
+.PHONY: up down
+
+## up: local multi-process cairn — MinIO + NATS + two API instances + the reaper on 127.0.0.1 (Ctrl-C stops all)
+up:
+	$(GO) run ./infra/local/up
+
+## down: stop what `make up` left running (MinIO started by `make minio`)
+down: minio-stop

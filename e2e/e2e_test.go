@@ -10,7 +10,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -35,15 +34,6 @@ func TestMain(m *testing.M) {
 // cluster is two API instances and a reaper.
 type cluster struct {
 	a, b string // base URLs of the API instances
-}
-
-func freeAddr(t *testing.T) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
 }
 
 func buildCairn(t *testing.T) string {
@@ -121,7 +111,7 @@ func newCluster(t *testing.T) *cluster {
 		"CAIRN_DEV=true",
 		"CAIRN_LEASE_TTL=2s",
 	}
-	addrA, addrB := freeAddr(t), freeAddr(t)
+	addrA, addrB := testinfra.FreeAddr(t), testinfra.FreeAddr(t)
 	start(t, bin, env, "serve", "--addr", addrA)
 	start(t, bin, env, "serve", "--addr", addrB)
 	start(t, bin, env, "reaper", "--every", "250ms")
@@ -357,8 +347,11 @@ func TestKilledWorker(t *testing.T) {
 // fatalTB lets the doomed worker process use the test helpers.
 type fatalTB struct{ testing.TB }
 
-func (fatalTB) Fatalf(format string, args ...any) { fmt.Fprintf(os.Stderr, format+"\n", args...); os.Exit(2) }
-func (fatalTB) Logf(format string, args ...any)   {}
-func (fatalTB) Helper()                           {}
+func (fatalTB) Fatalf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, format+"\n", args...)
+	os.Exit(2)
+}
+func (fatalTB) Logf(format string, args ...any) {}
+func (fatalTB) Helper()                         {}
 
 var _ = context.Background

@@ -201,18 +201,12 @@ func (e *Engine) view(r *runRecord, d *definition) *Run {
 		Deadline: r.Deadline, Output: r.Output, Error: r.Error, Usage: r.Usage, Steps: []StepView{},
 		StepsTotal: len(r.Steps),
 	}
-	order := make([]string, 0, len(r.Steps))
+	order := stepOrder(r, d)
 	kinds := map[string]cairn.StepKind{}
 	if d != nil {
 		for _, s := range d.Steps {
-			order = append(order, s.ID)
 			kinds[s.ID] = s.EffectiveKind()
 		}
-	} else {
-		for id := range r.Steps {
-			order = append(order, id)
-		}
-		sort.Strings(order)
 	}
 	for _, id := range order {
 		st := r.Steps[id]
@@ -524,18 +518,8 @@ func (e *Engine) GetRunStatus(ctx context.Context, id string, after int64, wait 
 func (e *Engine) status(ctx context.Context, r *runRecord) *RunProgress {
 	s := &RunProgress{ID: r.ID, Workflow: r.Workflow, Version: r.Version, Status: r.Status, Rev: r.Rev,
 		CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, EndedAt: r.EndedAt, StepsTotal: len(r.Steps), Error: r.Error, Steps: []StepProgress{}}
-	var order []string
-	if d, err := e.definition(ctx, r.Workflow, r.Version); err == nil {
-		for _, st := range d.Steps {
-			order = append(order, st.ID)
-		}
-	} else {
-		for id := range r.Steps {
-			order = append(order, id)
-		}
-		sort.Strings(order)
-	}
-	for _, id := range order {
+	d, _ := e.definition(ctx, r.Workflow, r.Version)
+	for _, id := range stepOrder(r, d) {
 		st := r.Steps[id]
 		if st == nil {
 			continue
@@ -546,4 +530,21 @@ func (e *Engine) status(ctx context.Context, r *runRecord) *RunProgress {
 		s.Steps = append(s.Steps, StepProgress{ID: id, Status: st.Status, Attempt: st.Attempt, Failures: st.Failures})
 	}
 	return s
+}
+
+// stepOrder lists a run's steps in definition order, or by id when the
+// definition cannot be read.
+func stepOrder(r *runRecord, d *definition) []string {
+	order := make([]string, 0, len(r.Steps))
+	if d != nil {
+		for _, s := range d.Steps {
+			order = append(order, s.ID)
+		}
+		return order
+	}
+	for id := range r.Steps {
+		order = append(order, id)
+	}
+	sort.Strings(order)
+	return order
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -56,22 +55,10 @@ func open(t testing.TB, ep *testinfra.AzuriteEndpoint) *blob.Bucket {
 	return b
 }
 
-// closedPort returns a 127.0.0.1 port nothing listens on.
-func closedPort(t testing.TB) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	return port
-}
-
 func openUnreachable(t testing.TB) *blob.Bucket {
 	b, err := azure.New(context.Background(), azure.Options{
 		Container:   "unreachable",
-		ServiceURL:  fmt.Sprintf("http://127.0.0.1:%d/%s", closedPort(t), testinfra.AzuriteAccountName),
+		ServiceURL:  "http://" + testinfra.FreeAddr(t) + "/" + testinfra.AzuriteAccountName,
 		AccountName: testinfra.AzuriteAccountName,
 		AccountKey:  testinfra.AzuriteAccountKey,
 	})

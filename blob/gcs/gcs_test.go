@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
+	"github.com/cairn-dev/cairn/internal/testinfra"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -50,18 +50,6 @@ func newBucket(t testing.TB, srv *fakestorage.Server, endpoint string) *blob.Buc
 	return b
 }
 
-// closedPort returns a 127.0.0.1 port nothing listens on.
-func closedPort(t testing.TB) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	return port
-}
-
 func TestConformance(t *testing.T) {
 	srv, endpoint := fakeGCS(t)
 	blobtest.Run(t, blobtest.Harness{
@@ -69,7 +57,7 @@ func TestConformance(t *testing.T) {
 		OpenUnreachable: func(t *testing.T) *blob.Bucket {
 			b, err := gcs.New(context.Background(), gcs.Options{
 				Bucket:   "unreachable",
-				Endpoint: fmt.Sprintf("http://127.0.0.1:%d", closedPort(t)),
+				Endpoint: "http://" + testinfra.FreeAddr(t),
 			})
 			if err != nil {
 				t.Fatal(err)
@@ -239,7 +227,7 @@ func TestMalformedVersion(t *testing.T) {
 func TestUnreachableIsFast(t *testing.T) {
 	b, err := gcs.New(context.Background(), gcs.Options{
 		Bucket:   "nowhere",
-		Endpoint: fmt.Sprintf("http://127.0.0.1:%d", closedPort(t)),
+		Endpoint: "http://" + testinfra.FreeAddr(t),
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"path/filepath"
@@ -62,22 +61,11 @@ func open(t testing.TB, o Options) *blob.Bucket {
 	return b
 }
 
-// closedPort returns a 127.0.0.1 port nothing listens on.
-func closedPort(t testing.TB) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	return addr
-}
-
 func TestConformance(t *testing.T) {
 	unreachable := func(t *testing.T) *blob.Bucket {
 		return open(t, Options{
 			Bucket: "unreachable", Region: "us-east-1", UsePathStyle: true,
-			Endpoint:  "http://" + closedPort(t),
+			Endpoint:  "http://" + testinfra.FreeAddr(t),
 			AccessKey: "x", SecretKey: "y",
 		})
 	}

@@ -3,7 +3,7 @@ package gcppubsub_test
 import (
 	"context"
 	"fmt"
-	"net"
+	"github.com/cairn-dev/cairn/internal/testinfra"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -58,16 +58,6 @@ func open(t testing.TB, url string) engine.Bus {
 	return bustest.Opened(t, b)
 }
 
-func closedPort(t testing.TB) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	return addr
-}
-
 func TestConformance(t *testing.T) {
 	srv := startEmulator(t)
 	t.Setenv("PUBSUB_EMULATOR_HOST", srv.Addr)
@@ -79,7 +69,7 @@ func TestConformance(t *testing.T) {
 			return func(t *testing.T) engine.Bus { return open(t, url) }
 		},
 		Unreachable: func(t *testing.T) (engine.Bus, error) {
-			t.Setenv("PUBSUB_EMULATOR_HOST", closedPort(t))
+			t.Setenv("PUBSUB_EMULATOR_HOST", testinfra.FreeAddr(t))
 			return notify.Open(context.Background(), "gcppubsub://projects/p/topics/t?subscription=s")
 		},
 		Quiet: time.Second,

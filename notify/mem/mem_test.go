@@ -3,6 +3,7 @@ package mem_test
 import (
 	"context"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -63,8 +64,15 @@ func TestSlowSubscriberDropsBeyondBound(t *testing.T) {
 		n.Add(1)
 	})
 	defer stop()
+	var once sync.Once
+	unblock := func() { once.Do(func() { close(release) }) }
+	defer unblock() // runs before stop, so a failed test cannot hang in it
+	// The subscriber takes at most MaxPending hints before its first
+	// callback blocks, and queues at most MaxPending more: publishing
+	// three times MaxPending must drop some, however the goroutines run.
+	const batches = 3 * mem.MaxPending / 1000
 	batch := make([]engine.Hint, 1000)
-	for range mem.MaxPending/1000 + 5 {
+	for range batches {
 		if err := b.Publish(context.Background(), batch); err != nil {
 			t.Fatal(err)
 		}
@@ -72,8 +80,8 @@ func TestSlowSubscriberDropsBeyondBound(t *testing.T) {
 	if b.Dropped() == 0 {
 		t.Fatal("no hint dropped for a stuck subscriber")
 	}
-	close(release)
-	bustest.WaitFor(t, 5*time.Second, "deliveries", func() bool { return n.Load()+b.Dropped() >= int64(1000*(mem.MaxPending/1000+5)) })
+	unblock()
+	bustest.WaitFor(t, 5*time.Second, "deliveries", func() bool { return n.Load()+b.Dropped() >= int64(1000*batches) })
 }
 
 func TestPublishCanceled(t *testing.T) {

@@ -3,6 +3,7 @@ package nats_test
 import (
 	"context"
 	"fmt"
+	"github.com/cairn-dev/cairn/internal/testinfra"
 	"net"
 	"sync/atomic"
 	"testing"
@@ -51,21 +52,10 @@ func TestConformance(t *testing.T) {
 			}
 		},
 		Unreachable: func(t *testing.T) (engine.Bus, error) {
-			return notify.Open(context.Background(), "nats://"+closedPort(t)+"?connect_timeout=1s")
+			return notify.Open(context.Background(), "nats://"+testinfra.FreeAddr(t)+"?connect_timeout=1s")
 		},
 		Quiet: 100 * time.Millisecond,
 	})
-}
-
-// closedPort returns a loopback address nothing listens on.
-func closedPort(t testing.TB) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	return addr
 }
 
 func TestOpenURL(t *testing.T) {

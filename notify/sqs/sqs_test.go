@@ -4,7 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"net"
+	"github.com/cairn-dev/cairn/internal/testinfra"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -147,16 +147,6 @@ func open(t testing.TB, url string) engine.Bus {
 	return bustest.Opened(t, b)
 }
 
-func closedPort(t testing.TB) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	return addr
-}
-
 func TestConformance(t *testing.T) {
 	bustest.Run(t, bustest.Harness{
 		Kind: bustest.Queue,
@@ -166,7 +156,7 @@ func TestConformance(t *testing.T) {
 			return func(t *testing.T) engine.Bus { return open(t, url) }
 		},
 		Unreachable: func(t *testing.T) (engine.Bus, error) {
-			addr := closedPort(t)
+			addr := testinfra.FreeAddr(t)
 			return notify.Open(context.Background(), fmt.Sprintf(
 				"awssqs://%s/100010001000/q?region=us-east-1&anonymous=true&protocol=query&endpoint=http://%s", addr, addr))
 		},
@@ -178,7 +168,7 @@ func TestConformance(t *testing.T) {
 // TestPublishTimeoutWithoutDeadline: a Publish whose context has no
 // deadline still ends, at publish_timeout.
 func TestPublishTimeoutWithoutDeadline(t *testing.T) {
-	addr := closedPort(t)
+	addr := testinfra.FreeAddr(t)
 	b := open(t, fmt.Sprintf("awssqs://%s/1/q?region=us-east-1&anonymous=true&endpoint=http://%s&publish_timeout=1s", addr, addr))
 	start := time.Now()
 	err := b.Publish(context.Background(), bustest.Hints("t", 1))

@@ -253,7 +253,7 @@ func TestAuditRecordsReads(t *testing.T) {
 	req("s", "GET", "/runs/"+res.Run.ID, "")
 	req("s", "GET", "/runs/"+res.Run.ID+"/journal", "")
 	req("a", "POST", "/steps/claim", `{"worker_id":"w1"}`) // worker calls are not audited
-	req("s", "GET", "/runs/"+res.Run.ID+"/status", "")    // progress has no contents: not audited
+	req("s", "GET", "/runs/"+res.Run.ID+"/status", "")     // progress has no contents: not audited
 	objs, err := store.ListAll(context.Background(), "audit/")
 	if err != nil {
 		t.Fatal(err)

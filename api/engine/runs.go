@@ -468,7 +468,7 @@ type RunProgress struct {
 	EndedAt    *time.Time       `json:"ended_at,omitempty"`
 	StepsDone  int              `json:"steps_done"`
 	StepsTotal int              `json:"steps_total"`
-	Steps      []StepProgress     `json:"steps"`
+	Steps      []StepProgress   `json:"steps"`
 	Error      *cairn.ErrorInfo `json:"error,omitempty"`
 }
 

@@ -112,7 +112,9 @@ started on one wakes claims held on another. The reaper runs separately
 			defer cleanup()
 			return local.Serve(cmd.Context(), local.Options{
 				Addr: addr, Store: b, Engine: ecfg, API: acfg, ReapEvery: reapEvery, Logger: log,
-				Ready: func(at string) { log.Info("serving", "api", "http://"+at+api.BasePath, "blob", f.blobURL, "notify", f.notifyURL) },
+				Ready: func(at string) {
+					log.Info("serving", "api", "http://"+at+api.BasePath, "blob", f.blobURL, "notify", f.notifyURL)
+				},
 			})
 		},
 	}

@@ -2,26 +2,22 @@ package main
 
 import (
 	"fmt"
-	"log/slog"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/cairn-dev/cairn/api"
-	"github.com/cairn-dev/cairn/api/engine"
-	"github.com/cairn-dev/cairn/blob"
-	_ "github.com/cairn-dev/cairn/blob/file"
-	_ "github.com/cairn-dev/cairn/blob/mem"
-	_ "github.com/cairn-dev/cairn/blob/s3"
 	"github.com/cairn-dev/cairn/functions/local"
-	"github.com/cairn-dev/cairn/notify"
-	_ "github.com/cairn-dev/cairn/notify/mem"
-	_ "github.com/cairn-dev/cairn/notify/nats"
+	"github.com/cairn-dev/cairn/internal/config"
+	_ "github.com/cairn-dev/cairn/internal/config/drivers"
 )
 
-// serverFlags are the flags every server command shares, with defaults
-// from the same environment variables the functions read.
+// serverFlags are the flags the server commands share. Each overrides the
+// environment variable the functions read (internal/config), so a command
+// line and a deployment configure cairn the same way and are validated by
+// the same code.
 type serverFlags struct {
 	blobURL, notifyURL, keys string
 	dev                      bool
@@ -29,67 +25,46 @@ type serverFlags struct {
 }
 
 func (f *serverFlags) register(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&f.blobURL, "blob", os.Getenv("CAIRN_BLOB"), "bucket URL: file:///path, s3://bucket?endpoint=…, gs://…, azblob://… ($CAIRN_BLOB)")
-	cmd.Flags().StringVar(&f.notifyURL, "notify", os.Getenv("CAIRN_NOTIFY"), "notification bus URL: nats://127.0.0.1:4222, mem://name, … ($CAIRN_NOTIFY; none = this process only)")
-	cmd.Flags().StringVar(&f.keys, "keys", os.Getenv("CAIRN_KEYS"), "API keys as id:scopes:sha256hex ($CAIRN_KEYS)")
-	cmd.Flags().BoolVar(&f.dev, "dev", os.Getenv("CAIRN_DEV") == "true", "accept requests without keys (laptops only) ($CAIRN_DEV)")
-	cmd.Flags().DurationVar(&f.leaseTTL, "lease-ttl", envDuration("CAIRN_LEASE_TTL", 30*time.Second), "lease TTL ($CAIRN_LEASE_TTL)")
-	cmd.Flags().DurationVar(&f.maxRequest, "max-request-time", envDuration("CAIRN_MAX_REQUEST_TIME", 30*time.Second), "the platform's request limit; claims hold 4/5 of it ($CAIRN_MAX_REQUEST_TIME)")
+	fl := cmd.Flags()
+	fl.StringVar(&f.blobURL, "blob", "", "bucket URL: file:///path, s3://bucket?endpoint=…, gs://…, azblob://… (overrides $"+config.EnvBlob+")")
+	fl.StringVar(&f.notifyURL, "notify", "", "notification bus URL: nats://127.0.0.1:4222, awssqs://…, gcppubsub://…, mem://name (overrides $"+config.EnvNotify+")")
+	fl.StringVar(&f.keys, "keys", "", "API keys as id:scopes:sha256hex (overrides $"+config.EnvKeys+")")
+	fl.BoolVar(&f.dev, "dev", false, "accept requests without keys, for a laptop (overrides $"+config.EnvDev+")")
+	fl.DurationVar(&f.leaseTTL, "lease-ttl", 0, "lease TTL (overrides $"+config.EnvLeaseTTL+")")
+	fl.DurationVar(&f.maxRequest, "max-request-time", 0, "the platform's request limit; claims hold 4/5 of it (overrides $"+config.EnvMaxRequestTime+")")
 }
 
-func envDuration(name string, def time.Duration) time.Duration {
-	if v := os.Getenv(name); v != "" {
-		if d, err := time.ParseDuration(v); err == nil {
-			return d
-		}
-	}
-	return def
-}
-
-// open opens the bucket and the bus, and builds the configs.
-func (f *serverFlags) open(cmd *cobra.Command, log *slog.Logger) (*blob.Bucket, engine.Config, api.Config, func(), error) {
-	ctx := cmd.Context()
-	if f.blobURL == "" {
-		return nil, engine.Config{}, api.Config{}, nil, fmt.Errorf("--blob (or $CAIRN_BLOB) is required")
-	}
-	b, err := blob.OpenBucket(ctx, f.blobURL)
-	if err != nil {
-		return nil, engine.Config{}, api.Config{}, nil, err
-	}
-	ecfg := engine.Config{LeaseTTL: f.leaseTTL, MaxRequestTime: f.maxRequest, Logger: log}
-	closers := []func(){func() { b.Close() }}
-	cleanup := func() {
-		for i := len(closers) - 1; i >= 0; i-- {
-			closers[i]()
-		}
+// load reads the configuration from the environment with the flags on top.
+func (f *serverFlags) load(cmd *cobra.Command, role config.Role, addr string) (*config.Config, error) {
+	env := os.Environ()
+	set := func(name, value string) { env = append(env, name+"="+value) }
+	if f.blobURL != "" {
+		set(config.EnvBlob, f.blobURL)
 	}
 	if f.notifyURL != "" {
-		bus, err := notify.Open(ctx, f.notifyURL)
-		if err != nil {
-			cleanup()
-			return nil, engine.Config{}, api.Config{}, nil, err
-		}
-		ecfg.Bus = bus
-		closers = append(closers, func() { notify.Close(bus) })
+		set(config.EnvNotify, f.notifyURL)
 	}
-	acfg := api.Config{DevMode: f.dev, Logger: log}
 	if f.keys != "" {
-		if acfg.Keys, err = api.ParseKeys(f.keys); err != nil {
-			cleanup()
-			return nil, engine.Config{}, api.Config{}, nil, err
+		set(config.EnvKeys, f.keys)
+	}
+	if cmd.Flags().Changed("dev") {
+		set(config.EnvDev, fmt.Sprint(f.dev))
+	}
+	if f.leaseTTL > 0 {
+		set(config.EnvLeaseTTL, f.leaseTTL.String())
+	}
+	if f.maxRequest > 0 {
+		set(config.EnvMaxRequestTime, f.maxRequest.String())
+	}
+	if addr != "" {
+		host, port, ok := strings.Cut(addr, ":")
+		if !ok {
+			return nil, fmt.Errorf("--addr %q: want host:port", addr)
 		}
-	} else if !f.dev {
-		cleanup()
-		return nil, engine.Config{}, api.Config{}, nil, fmt.Errorf("no API keys: set --keys (or $CAIRN_KEYS), or --dev for a laptop")
+		set(config.EnvHost, host)
+		set(config.EnvPort, port)
 	}
-	if f.dev && acfg.Keys == nil {
-		log.Warn("DEV MODE: no API keys configured; every request is accepted without authentication. Bind to 127.0.0.1 only.")
-	}
-	return b, ecfg, acfg, cleanup, nil
-}
-
-func newLogger() *slog.Logger {
-	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	return config.FromEnv(role, env)
 }
 
 func newServeCmd() *cobra.Command {
@@ -99,36 +74,35 @@ func newServeCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Serve the API as a plain HTTP server (one of several instances on one bucket)",
-		Long: `serve runs the API function as a long-lived HTTP server. Run as many as you
-like against one bucket; give them a notification bus (--notify) so a run
-started on one wakes claims held on another. The reaper runs separately
-(cairn reaper) unless --reap-every is set.`,
+		Long: `serve runs the API function as a long-lived HTTP server, configured like the
+functions (CAIRN_BLOB, CAIRN_NOTIFY, CAIRN_KEYS, …; see docs/DEPLOY.md) with
+flags on top. Run as many as you like against one bucket; give them a
+notification bus (--notify) so a run started on one wakes claims held on
+another. The reaper runs separately (cairn reaper) unless --reap-every is set.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			log := newLogger()
-			b, ecfg, acfg, cleanup, err := f.open(cmd, log)
+			cfg, err := f.load(cmd, config.API, addr)
 			if err != nil {
 				return err
 			}
-			defer cleanup()
+			log := cfg.Logger(os.Stderr)
+			rt, err := config.Open(cmd.Context(), cfg, log)
+			if err != nil {
+				return err
+			}
+			defer rt.Close()
+			if cfg.Dev {
+				log.Warn("DEV MODE: no API keys; every request is accepted without authentication. Bind to 127.0.0.1 only.")
+			}
 			return local.Serve(cmd.Context(), local.Options{
-				Addr: addr, Store: b, Engine: ecfg, API: acfg, ReapEvery: reapEvery, Logger: log,
-				Ready: func(at string) {
-					log.Info("serving", "api", "http://"+at+api.BasePath, "blob", f.blobURL, "notify", f.notifyURL)
-				},
+				Addr: cfg.Addr(), Instance: rt.Engine, API: cfg.APIConfig(log), ReapEvery: reapEvery, Logger: log,
+				Ready: func(at string) { log.Info("serving", "api", "http://"+at+api.BasePath) },
 			})
 		},
 	}
 	f.register(cmd)
-	cmd.Flags().StringVar(&addr, "addr", envOr("CAIRN_ADDR", "127.0.0.1:8080"), "address to listen on ($CAIRN_ADDR)")
+	cmd.Flags().StringVar(&addr, "addr", "", "address to listen on, host:port (overrides $CAIRN_HOST and $PORT; default 127.0.0.1:8080)")
 	cmd.Flags().DurationVar(&reapEvery, "reap-every", -1, "also run the reaper this often (default: not in this process)")
 	return cmd
-}
-
-func envOr(name, def string) string {
-	if v := os.Getenv(name); v != "" {
-		return v
-	}
-	return def
 }
 
 func newReaperCmd() *cobra.Command {
@@ -144,22 +118,20 @@ schedules the reaper function every minute). With --once it runs one pass,
 prints what it did and exits: an operator's tool. Passes are idempotent and
 safe to run concurrently with each other and with API instances.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			log := newLogger()
-			f.dev = true // the reaper serves no requests
-			b, ecfg, _, cleanup, err := f.open(cmd, log)
+			cfg, err := f.load(cmd, config.Reaper, "")
 			if err != nil {
 				return err
 			}
-			defer cleanup()
-			e, err := engine.New(b, ecfg)
+			log := cfg.Logger(os.Stderr)
+			rt, err := config.Open(cmd.Context(), cfg, log)
 			if err != nil {
 				return err
 			}
-			defer e.Close()
+			defer rt.Close()
 			ctx := cmd.Context()
 			for {
 				start := time.Now()
-				st, err := e.Reap(ctx)
+				st, err := rt.Engine.Reap(ctx)
 				if ctx.Err() != nil {
 					return nil
 				}

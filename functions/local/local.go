@@ -23,8 +23,12 @@ type Options struct {
 	Addr string
 	// Store is the bucket.
 	Store *blob.Bucket
-	// Engine configuration; zero values take engine defaults.
+	// Engine configuration; zero values take engine defaults. Ignored
+	// when Instance is set.
 	Engine engine.Config
+	// Instance, if set, is the engine to serve (built by the caller, who
+	// closes it); Store and Engine are then unused.
+	Instance *engine.Engine
 	// API configuration (keys or dev mode).
 	API api.Config
 	// ReapEvery is the reaper's period [1s]; negative disables the reaper.
@@ -53,11 +57,14 @@ func Serve(ctx context.Context, o Options) error {
 	if o.API.Logger == nil {
 		o.API.Logger = o.Logger
 	}
-	e, err := engine.New(o.Store, o.Engine)
-	if err != nil {
-		return err
+	e := o.Instance
+	if e == nil {
+		var err error
+		if e, err = engine.New(o.Store, o.Engine); err != nil {
+			return err
+		}
+		defer e.Close()
 	}
-	defer e.Close()
 	a := api.New(e, o.API)
 	ln, err := net.Listen("tcp", o.Addr)
 	if err != nil {

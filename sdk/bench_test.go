@@ -8,13 +8,15 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/api/engine"
+	"github.com/cairn-dev/cairn/blob"
 	"github.com/cairn-dev/cairn/blob/counting"
-	"github.com/cairn-dev/cairn/blob/file"
+	"github.com/cairn-dev/cairn/internal/storetest"
 	"github.com/cairn-dev/cairn/sdk/sdktest"
 )
 
 // BenchmarkWorkerSteps measures one worker at concurrency 8 against a
-// server on the file store (with fsync, as `cairn dev` runs it), with the
+// server on the file store (with fsync, as `cairn dev` runs it) and on
+// MinIO, with the
 // engine's default timings and a reaper every second: steps per second,
 // and blob operations per step (every request the store received — runs
 // started, claims, leases, heartbeats, completions, reaper passes —
@@ -49,63 +51,68 @@ func BenchmarkWorkerSteps(b *testing.B) {
 			return d
 		}},
 	}
-	for _, sh := range shapes {
-		b.Run(sh.name, func(b *testing.B) {
-			fb, err := file.Open(b.TempDir(), file.Options{})
-			if err != nil {
-				b.Fatal(err)
-			}
-			bucket, counts := counting.Wrap(fb)
-			srv := sdktest.Start(b, sdktest.Options{
-				Store: bucket,
-				Engine: engine.Config{LeaseTTL: 30 * time.Second, HeartbeatInterval: 10 * time.Second,
-					FallbackInterval: 10 * time.Second, AnnounceAfter: 5 * time.Second},
-				ReapEvery: time.Second,
-			})
-			c, err := NewClient(srv.URL)
-			if err != nil {
-				b.Fatal(err)
-			}
-			b.Cleanup(c.CloseIdleConnections)
-			w := NewWorker(c, WithConcurrency(8), WithLogger(quiet())).Register(sh.def())
-			serve(b, w)
-			ctx := context.Background()
-			runs := (b.N + sh.steps - 1) / sh.steps
-			bodies.Store(0)
-			counts.Reset()
-			b.ResetTimer()
-			t0 := time.Now()
-			ids := make([]string, runs)
-			for i := range runs {
-				r, err := c.Start(ctx, sh.name, StartOptions{})
+	stores := []struct {
+		name string
+		open func(b *testing.B) *blob.Bucket
+	}{
+		{"file", func(b *testing.B) *blob.Bucket { return storetest.FileSync(b) }},
+		{"minio", func(b *testing.B) *blob.Bucket { return storetest.MinIO(b) }},
+	}
+	for _, st := range stores {
+		for _, sh := range shapes {
+			b.Run(st.name+"/"+sh.name, func(b *testing.B) {
+				bucket, counts := counting.Wrap(st.open(b))
+				srv := sdktest.Start(b, sdktest.Options{
+					Store: bucket,
+					Engine: engine.Config{LeaseTTL: 30 * time.Second, HeartbeatInterval: 10 * time.Second,
+						FallbackInterval: 10 * time.Second, AnnounceAfter: 5 * time.Second},
+					ReapEvery: time.Second,
+				})
+				c, err := NewClient(srv.URL)
 				if err != nil {
 					b.Fatal(err)
 				}
-				ids[i] = r.ID
-			}
-			// Done when every body ran and every outcome was reported:
-			// watched in process, so that waiting adds no store traffic
-			// (reading a run through the API is audited: a write).
-			total := int64(runs * sh.steps)
-			for bodies.Load() < total || w.InFlight() > 0 {
-				time.Sleep(time.Millisecond)
-			}
-			elapsed := time.Since(t0)
-			b.StopTimer()
-			ops := counts.Snapshot()
-			for _, id := range ids {
-				r, err := c.Get(ctx, id)
-				if err != nil || r.Status != RunCompleted {
-					b.Fatalf("run %s: %v %v", id, r, err)
+				b.Cleanup(c.CloseIdleConnections)
+				w := NewWorker(c, WithConcurrency(8), WithLogger(quiet())).Register(sh.def())
+				serve(b, w)
+				ctx := context.Background()
+				runs := (b.N + sh.steps - 1) / sh.steps
+				bodies.Store(0)
+				counts.Reset()
+				b.ResetTimer()
+				t0 := time.Now()
+				ids := make([]string, runs)
+				for i := range runs {
+					r, err := c.Start(ctx, sh.name, StartOptions{})
+					if err != nil {
+						b.Fatal(err)
+					}
+					ids[i] = r.ID
 				}
-			}
-			steps := float64(total)
-			b.ReportMetric(steps/elapsed.Seconds(), "steps/s")
-			b.ReportMetric(float64(ops.Total())/steps, "blobops/step")
-			b.ReportMetric(float64(ops.Reads())/steps, "reads/step")
-			b.ReportMetric(float64(ops.Writes())/steps, "writes/step")
-			b.ReportMetric(float64(ops.List)/steps, "lists/step")
-			b.Logf("%d runs, %.0f steps in %v: %s", runs, steps, elapsed.Round(time.Millisecond), ops)
-		})
+				// Done when every body ran and every outcome was reported:
+				// watched in process, so that waiting adds no store traffic
+				// (reading a run through the API is audited: a write).
+				total := int64(runs * sh.steps)
+				for bodies.Load() < total || w.InFlight() > 0 {
+					time.Sleep(time.Millisecond)
+				}
+				elapsed := time.Since(t0)
+				b.StopTimer()
+				ops := counts.Snapshot()
+				for _, id := range ids {
+					r, err := c.Get(ctx, id)
+					if err != nil || r.Status != RunCompleted {
+						b.Fatalf("run %s: %v %v", id, r, err)
+					}
+				}
+				steps := float64(total)
+				b.ReportMetric(steps/elapsed.Seconds(), "steps/s")
+				b.ReportMetric(float64(ops.Total())/steps, "blobops/step")
+				b.ReportMetric(float64(ops.Reads())/steps, "reads/step")
+				b.ReportMetric(float64(ops.Writes())/steps, "writes/step")
+				b.ReportMetric(float64(ops.List)/steps, "lists/step")
+				b.Logf("%d runs, %.0f steps in %v: %s", runs, steps, elapsed.Round(time.Millisecond), ops)
+			})
+		}
 	}
 }

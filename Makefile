@@ -28,9 +28,12 @@ test: testenv openapi-check
 test-short:
 	$(GO) test $(GOFLAGS_T) -short -timeout 5m $(PKGS)
 
-## bench: benchmarks (blob ops per step, CAS rates, wake latency, idle cost)
+## bench: benchmarks (blob ops per step, CAS rates, wake latency, idle cost), then `cairn bench` on cloud-shaped stores
 bench: testenv
 	$(TESTENV_EVAL) && $(GO) test -run '^$$' -bench . -benchtime 200x -timeout 30m $(PKGS)
+	$(GO) run ./cmd/cairn bench --shape linear --width 10 --runs 20
+	$(GO) run ./cmd/cairn bench --store mem:// --shape linear --width 10 --runs 10 --profile s3
+	$(GO) run ./cmd/cairn bench --store mem:// --shape fanout --width 200 --runs 2 --workers 16 --profile gcs --scale 0.2
 
 ## openapi: regenerate the committed OpenAPI documents from the code, and the Go client from them
 openapi:

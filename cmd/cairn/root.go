@@ -13,6 +13,6 @@ func newRootCmd() *cobra.Command {
 	}
 	cf := addClientFlags(root)
 	root.AddCommand(newDevCmd(), newOpenAPICmd(), newServeCmd(), newReaperCmd(),
-		newRunsCmd(cf), newWorkersCmd(cf), newWorkflowsCmd(cf))
+		newRunsCmd(cf), newWorkersCmd(cf), newWorkflowsCmd(cf), newBenchCmd())
 	return root
 }

@@ -46,7 +46,10 @@ func buildCairn(t *testing.T) string {
 	return bin
 }
 
-func startNATS(t *testing.T) string {
+func startNATS(t *testing.T) string { return newNATS(t) }
+
+// newNATS starts an embedded NATS server on 127.0.0.1 for the test.
+func newNATS(t testing.TB) string {
 	s, err := natsserver.NewServer(&natsserver.Options{Host: "127.0.0.1", Port: -1, NoLog: true, NoSigs: true})
 	if err != nil {
 		t.Fatal(err)

@@ -15,6 +15,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
 	"github.com/cairn-dev/cairn/api/engine"
 	"github.com/cairn-dev/cairn/notify"
 	"github.com/cairn-dev/cairn/notify/bustest"
@@ -217,5 +221,71 @@ func TestOpenURLErrors(t *testing.T) {
 	defer notify.Close(b)
 	if got := b.(*csqs.Bus).QueueURL(); got != "https://sqs.us-east-2.amazonaws.com/123456789012/hints" {
 		t.Errorf("queue URL %q", got)
+	}
+}
+
+// TestDeletesDelivered: messages are deleted once delivered, not left to
+// come back after the visibility timeout.
+func TestDeletesDelivered(t *testing.T) {
+	b := open(t, queueURL(t, "&max_message_bytes=4096")).(*csqs.Bus)
+	c := bustest.NewCollector()
+	stop, err := b.Subscribe(c.Add)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	want := bustest.Hints(strings.Repeat("D", 200), 100) // several messages
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := b.Publish(ctx, want); err != nil {
+		t.Fatal(err)
+	}
+	bustest.WaitFor(t, 20*time.Second, "100 hints", func() bool { return c.Len() >= len(want) })
+	left := func() string {
+		out, err := b.Client().GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{
+			QueueUrl:       aws.String(b.QueueURL()),
+			AttributeNames: []types.QueueAttributeName{types.QueueAttributeNameApproximateNumberOfMessages},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out.Attributes[string(types.QueueAttributeNameApproximateNumberOfMessages)]
+	}
+	bustest.WaitFor(t, 5*time.Second, "an empty queue", func() bool { return left() == "0" })
+}
+
+// TestClose: Close stops the subscriptions still running; Publish and
+// Subscribe fail after it, and stop stays callable.
+func TestClose(t *testing.T) {
+	b, err := notify.Open(context.Background(), queueURL(t, ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var calls atomic.Int64
+	stop, err := b.Subscribe(func(engine.Hint) { calls.Add(1) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := notify.Close(b); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	}()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Close did not stop the long poll")
+	}
+	stop()
+	if err := b.Publish(context.Background(), bustest.Hints("closed", 1)); err == nil {
+		t.Error("Publish after Close succeeded")
+	}
+	if _, err := b.Subscribe(func(engine.Hint) {}); err == nil {
+		t.Error("Subscribe after Close succeeded")
+	}
+	if n := calls.Load(); n != 0 {
+		t.Errorf("fn called %d times", n)
 	}
 }

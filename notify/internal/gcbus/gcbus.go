@@ -1,6 +1,6 @@
-// Package gcbus is the part of the queue drivers (SQS, Pub/Sub) common to
-// every gocloud.dev pubsub driver: publishing batches on a Topic, and a
-// receive loop on a Subscription that survives errors.
+// Package gcbus runs a notification bus on a gocloud.dev pubsub Topic and
+// Subscription (the Pub/Sub driver uses it): publishing batches, and a
+// receive loop that survives errors.
 package gcbus
 
 import (

@@ -24,9 +24,9 @@ build:
 test: testenv openapi-check
 	$(TESTENV_EVAL) && $(GO) test $(GOFLAGS_T) -timeout 20m $(PKGS)
 
-## test-short: unit and in-process tests only, no containers
+## test-short: the quick loop — in-process tests only: no containers, no race detector (make test has both); about a minute
 test-short:
-	$(GO) test $(GOFLAGS_T) -short -timeout 5m $(PKGS)
+	$(GO) test -count=1 -short -timeout 5m $(PKGS)
 
 ## bench: benchmarks (blob ops per step, CAS rates, wake latency, idle cost), then `cairn bench` on cloud-shaped stores
 bench: testenv

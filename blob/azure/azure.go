@@ -72,7 +72,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/md5"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
@@ -96,6 +95,7 @@ import (
 	"gocloud.dev/blob/azureblob"
 
 	"github.com/cairn-dev/cairn/blob"
+	"github.com/cairn-dev/cairn/blob/internal/gclist"
 )
 
 // Scheme is the URL scheme the driver registers.
@@ -409,40 +409,13 @@ func (d *driver) Delete(ctx context.Context, key string) error {
 }
 
 func (d *driver) List(ctx context.Context, opts blob.ListOptions) (blob.ListPage, error) {
-	if err := ctx.Err(); err != nil {
-		return blob.ListPage{}, err
-	}
-	token := gcblob.FirstPageToken
-	if opts.PageToken != "" {
-		t, err := base64.RawURLEncoding.DecodeString(opts.PageToken)
-		if err != nil || len(t) == 0 {
-			return blob.ListPage{}, fmt.Errorf("%w: malformed page token", blob.ErrInvalidArgument)
-		}
-		token = t
-	}
-	objs, next, err := d.b.ListPage(ctx, token, opts.PageSize, &gcblob.ListOptions{Prefix: opts.Prefix})
-	if err != nil {
-		return blob.ListPage{}, mapErr(ctx, err)
-	}
-	var page blob.ListPage
-	for _, o := range objs {
-		if o.IsDir {
-			continue
-		}
+	return gclist.List(ctx, d.b, opts, func(o *gcblob.ListObject) (blob.Version, error) {
 		var item container.BlobItem
 		if !o.As(&item) || item.Properties == nil {
-			return blob.ListPage{}, errors.New("azure: gocloud list object does not expose container.BlobItem")
+			return "", errors.New("azure: gocloud list object does not expose container.BlobItem")
 		}
-		v, err := etag(item.Properties.ETag)
-		if err != nil {
-			return blob.ListPage{}, err
-		}
-		page.Objects = append(page.Objects, blob.Attributes{Key: o.Key, Size: o.Size, Version: v, ModTime: o.ModTime})
-	}
-	if len(next) > 0 {
-		page.NextPageToken = base64.RawURLEncoding.EncodeToString(next)
-	}
-	return page, nil
+		return etag(item.Properties.ETag)
+	}, mapErr)
 }
 
 func (d *driver) As(target any) bool {

@@ -77,7 +77,6 @@ package gcs
 
 import (
 	"context"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
@@ -98,6 +97,7 @@ import (
 	"google.golang.org/api/option"
 
 	"github.com/cairn-dev/cairn/blob"
+	"github.com/cairn-dev/cairn/blob/internal/gclist"
 )
 
 // Scheme is the URL scheme the driver registers.
@@ -376,36 +376,13 @@ func (d *driver) Delete(ctx context.Context, key string) error {
 }
 
 func (d *driver) List(ctx context.Context, opts blob.ListOptions) (blob.ListPage, error) {
-	if err := ctx.Err(); err != nil {
-		return blob.ListPage{}, err
-	}
-	token := gcblob.FirstPageToken
-	if opts.PageToken != "" {
-		t, err := base64.RawURLEncoding.DecodeString(opts.PageToken)
-		if err != nil || len(t) == 0 {
-			return blob.ListPage{}, fmt.Errorf("%w: malformed page token", blob.ErrInvalidArgument)
-		}
-		token = t
-	}
-	objs, next, err := d.b.ListPage(ctx, token, opts.PageSize, &gcblob.ListOptions{Prefix: opts.Prefix})
-	if err != nil {
-		return blob.ListPage{}, mapErr(ctx, err)
-	}
-	var page blob.ListPage
-	for _, o := range objs {
-		if o.IsDir {
-			continue
-		}
+	return gclist.List(ctx, d.b, opts, func(o *gcblob.ListObject) (blob.Version, error) {
 		var oa storage.ObjectAttrs
 		if !o.As(&oa) {
-			return blob.ListPage{}, errors.New("gcs: gocloud list object does not expose storage.ObjectAttrs")
+			return "", errors.New("gcs: gocloud list object does not expose storage.ObjectAttrs")
 		}
-		page.Objects = append(page.Objects, blob.Attributes{Key: o.Key, Size: o.Size, Version: version(oa.Generation), ModTime: o.ModTime})
-	}
-	if len(next) > 0 {
-		page.NextPageToken = base64.RawURLEncoding.EncodeToString(next)
-	}
-	return page, nil
+		return version(oa.Generation), nil
+	}, mapErr)
 }
 
 func (d *driver) As(target any) bool {

@@ -213,6 +213,8 @@ func pubsubRoles(t *testing.T) (publish, subscribe string) {
 // gcsPermissions: what blob/gcs calls on its gocloud bucket.
 func gcsPermissions(t *testing.T) []string {
 	calls := methodCalls(t, "blob/gcs", "b", nil)
+	// Listing lives in blob/internal/gclist, shared with the azure driver.
+	calls = append(calls, methodCalls(t, "blob/internal/gclist", "", []string{"ListPage"})...)
 	write := []string{"storage.objects.create", "storage.objects.delete"} // replacing an object needs delete
 	return actionsFor(t, "blob/gcs", calls, map[string][]string{
 		"NewReader": {"storage.objects.get"}, "NewRangeReader": {"storage.objects.get"}, "ReadAll": {"storage.objects.get"},

@@ -56,19 +56,9 @@ func run(ctx context.Context, stderr io.Writer) int {
 	// instance as soon as it answered its first request.
 	ctx, stopSignals := signal.NotifyContext(ctx, syscall.SIGTERM, os.Interrupt)
 	defer stopSignals()
-	cfg, err := config.Load(config.API)
-	if err != nil {
-		fmt.Fprintln(stderr, err)
-		return 2
-	}
-	log := cfg.Logger(stderr)
-	for _, w := range cfg.Warnings {
-		log.Warn(w)
-	}
-	rt, err := config.Open(ctx, cfg, log)
-	if err != nil {
-		log.Error("cairn api: cannot start", "err", err)
-		return 1
+	cfg, log, rt, code := config.Start(ctx, config.API, stderr)
+	if code != 0 {
+		return code
 	}
 	defer rt.Close()
 	if cfg.Dev {

@@ -29,7 +29,6 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
-	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -66,19 +65,9 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 	if _, onLambda := os.LookupEnv(config.EnvLambdaRuntimeAPI); onLambda || *every > 0 || *once {
 		role = config.Reaper
 	}
-	cfg, err := config.Load(role)
-	if err != nil {
-		fmt.Fprintln(stderr, err)
-		return 2
-	}
-	log := cfg.Logger(stderr)
-	for _, w := range cfg.Warnings {
-		log.Warn(w)
-	}
-	rt, err := config.Open(ctx, cfg, log)
-	if err != nil {
-		log.Error("cairn reaper: cannot start", "err", err)
-		return 1
+	cfg, log, rt, code := config.Start(ctx, role, stderr)
+	if code != 0 {
+		return code
 	}
 	defer rt.Close()
 	switch {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 
 	"github.com/cairn-dev/cairn/api/engine"
@@ -79,3 +80,25 @@ func PublishOnly(b engine.Bus) engine.Bus { return publishOnly{b} }
 type publishOnly struct{ engine.Bus }
 
 func (publishOnly) Subscribe(func(engine.Hint)) (func(), error) { return func() {}, nil }
+
+// Start is how a function starts: load the configuration for role from
+// the environment, log its warnings, open the runtime. On failure it
+// prints why and returns the process exit code (2: bad configuration, 1:
+// the store or bus could not be opened); the caller exits with it.
+func Start(ctx context.Context, role Role, stderr io.Writer) (*Config, *slog.Logger, *Runtime, int) {
+	cfg, err := Load(role)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return nil, nil, nil, 2
+	}
+	log := cfg.Logger(stderr)
+	for _, w := range cfg.Warnings {
+		log.Warn(w)
+	}
+	rt, err := Open(ctx, cfg, log)
+	if err != nil {
+		log.Error("cairn "+string(role)+": cannot start", "err", err)
+		return nil, nil, nil, 1
+	}
+	return cfg, log, rt, 0
+}

@@ -64,6 +64,15 @@ const (
 	ClassLost = "lost"
 	// ClassDeadLettered: the step's leases were lost max_deliveries times.
 	ClassDeadLettered = "dead_lettered"
+	// ClassPanic: the body panicked. Retried like a typed failure, except
+	// on a started at_most_once attempt.
+	ClassPanic = "panic"
+	// ClassOutputTooLarge: the step's output or state patch would have
+	// grown the run record past its limit. Not retried.
+	ClassOutputTooLarge = "output_too_large"
+	// ClassInterrupted: the worker stopped (drained) before the body
+	// ended. Retried, except on a started at_most_once attempt.
+	ClassInterrupted = "interrupted"
 )
 
 // ErrorInfo is how a step or run failed.
@@ -144,6 +153,10 @@ const (
 	// ReasonNotStarted: complete/fail of an at_most_once attempt whose
 	// started never arrived. A worker bug.
 	ReasonNotStarted = "not_started"
+	// ReasonTooLarge: complete/fail would grow the run record past its
+	// limit (the message names it). Nothing was applied; the lease is
+	// still held. SDKs fail the step with class output_too_large.
+	ReasonTooLarge = "too_large"
 )
 
 // Rejection is a worker call the engine refused, with its reason.

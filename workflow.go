@@ -45,6 +45,10 @@ type RetryPolicy struct {
 	MaxBackoff     Duration `json:"max_backoff,omitempty" doc:"Longest wait between attempts (default 5m)."`
 	Multiplier     float64  `json:"multiplier,omitempty" minimum:"1" maximum:"10" doc:"Backoff growth per attempt (default 2). Each wait is jittered by ±20%."`
 	NonRetryable   []string `json:"non_retryable,omitempty" doc:"Error classes that fail the step at once."`
+	// RetryAfterStart lists the classes that may retry an at_most_once
+	// attempt whose started was recorded. Empty (the default): a started
+	// at_most_once attempt is never offered again, whatever its class.
+	RetryAfterStart []string `json:"retry_after_start,omitempty" doc:"at_most_once only: error classes that may retry an attempt after its started was recorded (an explicit opt-in; by default a started at_most_once attempt is never run again)."`
 }
 
 // Defaults for a RetryPolicy's zero fields.

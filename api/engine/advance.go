@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	"github.com/cairn-dev/cairn"
@@ -166,12 +167,25 @@ func backoff(p cairn.RetryPolicy, failures int) time.Duration {
 
 // failAttempt applies the failure of attempt n of a task step: retry,
 // requeue (unservable) or fail the step and the run. The caller checked
-// that n is the step's current attempt.
-func (e *Engine) failAttempt(r *runRecord, d *definition, step string, n int, why cairn.ErrorInfo, worker string, fx *effects) {
+// that n is the step's current attempt. started says the attempt's
+// started was recorded: a started at_most_once attempt is never offered
+// again, whatever the class, unless the retry policy lists the class in
+// retry_after_start.
+func (e *Engine) failAttempt(r *runRecord, d *definition, step string, n int, why cairn.ErrorInfo, worker string, started bool, fx *effects) {
 	st := r.Steps[step]
 	s := d.Step(step)
 	policy := s.Retry.WithDefaults()
 	why.Step = ""
+	if started && s.EffectiveDelivery() == cairn.AtMostOnce && !slices.Contains(policy.RetryAfterStart, why.Class) {
+		st.Status = cairn.StepFailed
+		st.Error = &why
+		r.journal(fx.now, cairn.JournalEntry{Type: "step_failed", Step: step, Attempt: n, Worker: worker, Error: &why,
+			Message: "at_most_once attempt had started: not run again"})
+		runErr := why
+		runErr.Step = step
+		e.endRun(r, cairn.RunFailed, &runErr, fx.now, "step "+step+" failed")
+		return
+	}
 	switch {
 	case why.Class == cairn.ClassUnservable:
 		if st.Avoid == nil {
@@ -211,7 +225,7 @@ func (e *Engine) failAttempt(r *runRecord, d *definition, step string, n int, wh
 // retryable reports whether a failure of class may be retried under p.
 func retryable(class string, p cairn.RetryPolicy) bool {
 	switch class {
-	case cairn.ClassFatal, cairn.ClassRenderError, cairn.ClassLost, cairn.ClassDeadLettered:
+	case cairn.ClassFatal, cairn.ClassRenderError, cairn.ClassLost, cairn.ClassDeadLettered, cairn.ClassOutputTooLarge:
 		return false
 	}
 	for _, c := range p.NonRetryable {

@@ -146,6 +146,10 @@ func (e *Engine) runHints(ctx context.Context, run string, w cachedWorker) ([]Hi
 	if r.Status.Terminal() {
 		return nil, reject(cairn.ReasonRunTerminal, "run %s has ended (%s)", run, r.Status)
 	}
+	if !w.served[workflowID{r.Workflow, r.Version}] {
+		// A worker is offered only what it registered, scoped or not.
+		return nil, nil
+	}
 	now := e.now()
 	var out []Hint
 	for id, st := range r.Steps {
@@ -322,7 +326,7 @@ func (e *Engine) claimOne(ctx context.Context, w cachedWorker, r *runRecord, d *
 	l := leaseRecord{
 		Run: r.ID, Step: step, Attempt: st.Attempt, Worker: w.rec.ID, Workflow: r.Workflow, Version: r.Version,
 		Delivery: s.EffectiveDelivery(), State: leaseActive, ClaimedAt: now, ExpiresAt: now.Add(e.cfg.LeaseTTL),
-		TraceParent: traceParent(r.ID, step, st.Attempt),
+		TraceParent: traceParent(r.ID, step, st.Attempt), Nonce: newNonce(),
 	}
 	if s.Timeout > 0 {
 		t := now.Add(s.Timeout.D())
@@ -335,7 +339,7 @@ func (e *Engine) claimOne(ctx context.Context, w cachedWorker, r *runRecord, d *
 		// was refused): the write may have landed. If the lease is ours,
 		// it is ours; otherwise it would sit unclaimed until it expired.
 		if got, _, rerr := readJSON[leaseRecord](ctx, e.store, key); rerr == nil {
-			if got.Worker == l.Worker && got.ClaimedAt.Equal(l.ClaimedAt) {
+			if got.Nonce == l.Nonce {
 				err = nil
 			} else {
 				err = blob.ErrPreconditionFailed
@@ -348,7 +352,15 @@ func (e *Engine) claimOne(ctx context.Context, w cachedWorker, r *runRecord, d *
 	if err != nil {
 		return nil, nil, err
 	}
-	tok := leaseToken{Workflow: r.Workflow, Version: r.Version, Run: r.ID, Step: step, Attempt: st.Attempt, Worker: w.rec.ID, ClaimedAt: now.UnixMilli()}
+	if l.TimeoutAt != nil {
+		// The reaper must look at the run when the attempt times out, not
+		// only at its next routine visit. Written after the create, so only
+		// the winning claimer pays it.
+		if err := e.armAt(ctx, r, *l.TimeoutAt, now); err != nil {
+			e.log.Warn("claim: arming the attempt's timeout timer failed; the reaper's routine visit will find it", "run", r.ID, "step", step, "err", err)
+		}
+	}
+	tok := leaseToken{Run: r.ID, Step: step, Attempt: st.Attempt, Worker: w.rec.ID, ClaimedAt: l.ClaimedAt.UnixMilli(), Nonce: l.Nonce}
 	state := r.State
 	if state == nil {
 		state = map[string]json.RawMessage{}
@@ -368,7 +380,7 @@ func (e *Engine) failRender(ctx context.Context, run string, d *definition, step
 		if r.Status.Terminal() || st == nil || st.Status != cairn.StepReady || st.Attempt != n {
 			return nil, nil
 		}
-		e.failAttempt(r, d, step, n, cairn.ErrorInfo{Class: cairn.ClassRenderError, Message: rerr.Error()}, "", fx)
+		e.failAttempt(r, d, step, n, cairn.ErrorInfo{Class: cairn.ClassRenderError, Message: rerr.Error()}, "", false, fx)
 		return nil, nil
 	})
 	if err != nil {

@@ -8,9 +8,11 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"runtime/debug"
 	"sync"
 	"time"
 
+	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/blob"
 )
 
@@ -103,8 +105,27 @@ func (c *committer) lead(run string) {
 		items := b.items
 		b.items = nil
 		c.mu.Unlock()
-		c.commit(run, items)
+		c.commitSafe(run, items)
 	}
+}
+
+// commitSafe is commit that survives a panic outside the mutations (a bug
+// in the committer itself): the batch is answered with an internal error
+// and the leader goes on with the next batch.
+func (c *committer) commitSafe(run string, items []*pending) {
+	defer func() {
+		if p := recover(); p != nil {
+			c.e.log.Error("the committer panicked; the batch fails, the process goes on", "run", run, "panic", p, "stack", string(debug.Stack()))
+			c.cache.drop(run)
+			for _, it := range items {
+				select {
+				case it.done <- result{err: &InternalError{Message: "internal error while committing to run " + run}}:
+				default:
+				}
+			}
+		}
+	}()
+	c.commit(run, items)
 }
 
 // commit applies one batch with retries on lost swaps.
@@ -132,25 +153,16 @@ func (c *committer) commit(run string, items []*pending) {
 			raw, ver = o.Data, o.Version
 			c.cache.put(run, raw, ver)
 		}
-		var rec runRecord
-		if err := json.Unmarshal(raw, &rec); err != nil {
-			c.finish(items, nil, nil, fmt.Errorf("run %s: stored record is corrupt: %w", run, err), nil)
+		fx := &effects{now: e.now()}
+		rec, vals, errs, err := c.applyAll(run, raw, items, fx)
+		if err != nil {
+			c.finish(items, nil, nil, err, nil)
 			return
 		}
-		before := needsTimer(&rec)
-		fx := &effects{now: e.now()}
-		vals := make([]any, len(items))
-		errs := make([]error, len(items))
-		for i, p := range items {
-			if err := p.ctx.Err(); err != nil {
-				errs[i] = err
-				continue
-			}
-			vals[i], errs[i] = p.m(&rec, fx)
-		}
+		data := mustJSON(rec)
 		// Records are always written by mustJSON, whose encoding is
 		// deterministic: unchanged bytes mean nothing to write.
-		if bytes.Equal(mustJSON(&rec), raw) {
+		if bytes.Equal(data, raw) {
 			if fromCache {
 				// Refusals and no-ops decided on a cached copy are only
 				// trusted from a fresh read: the copy may be stale.
@@ -162,20 +174,17 @@ func (c *committer) commit(run string, items []*pending) {
 		}
 		rec.Rev++
 		rec.UpdatedAt = fx.now
-		// A run that needed no wake-up and now needs one gets its timer
-		// before the write that needs it: a timer without need is harmless,
-		// a need without a timer would strand the run.
-		if !before && needsTimer(&rec) {
-			if _, err := e.armTimer(ctx, &rec, fx.now); err != nil {
+		// The run's next wake-up gets its timer before the write that
+		// needs it: a timer without need is harmless, a need without a
+		// timer would leave a sleep, timeout, backoff or deadline to fire
+		// late. See armTimer for when a commit arms one.
+		if e.needsNewTimer(rec, fx.now) {
+			if _, err := e.armTimer(ctx, rec, fx.now); err != nil {
 				c.finish(items, vals, errs, unavailable(err), nil)
 				return
 			}
 		}
-		data := mustJSON(&rec)
-		if len(data) > e.cfg.MaxRunRecordBytes {
-			c.finish(items, vals, errs, &ConflictError{Message: fmt.Sprintf("run %s: record would grow to %d bytes, over the %d-byte limit; outputs, state or events are too large", run, len(data), e.cfg.MaxRunRecordBytes)}, nil)
-			return
-		}
+		data = mustJSON(rec)
 		nv, err := e.store.Swap(ctx, key, data, ver)
 		switch {
 		case err == nil:
@@ -199,6 +208,70 @@ func (c *committer) commit(run string, items []*pending) {
 			return
 		}
 	}
+}
+
+// applyAll runs a batch's mutations on a fresh decode of raw, in order.
+// A mutation that panics is answered with an internal error and the batch
+// is applied again without it (its half-done changes must not be
+// written); a mutation whose changes would grow the record past
+// MaxRunRecordBytes is refused with too_large and the rest applied
+// without it. Neither stops the committer or the process.
+func (c *committer) applyAll(run string, raw []byte, items []*pending, fx *effects) (*runRecord, []any, []error, error) {
+	max := c.e.cfg.MaxRunRecordBytes
+	excluded := make([]error, len(items))
+	for {
+		var rec runRecord
+		if err := json.Unmarshal(raw, &rec); err != nil {
+			return nil, nil, nil, fmt.Errorf("run %s: stored record is corrupt: %w", run, err)
+		}
+		fx.hints = fx.hints[:0]
+		vals := make([]any, len(items))
+		errs := make([]error, len(items))
+		size := len(raw)
+		redo := false
+		for i, p := range items {
+			if excluded[i] != nil {
+				errs[i] = excluded[i]
+				continue
+			}
+			if err := p.ctx.Err(); err != nil {
+				errs[i] = err
+				continue
+			}
+			var perr error
+			vals[i], errs[i], perr = c.safeApply(p.m, &rec, fx)
+			if perr != nil {
+				excluded[i], redo = perr, true
+				break
+			}
+			if errs[i] == nil && size+(64<<10) > max {
+				// Near the limit: measure after each change (rare; records
+				// are far below it normally).
+				if n := len(mustJSON(&rec)); n > max {
+					excluded[i], redo = reject(cairn.ReasonTooLarge,
+						"run %s: this change would grow the run record to %d bytes, over its %d-byte limit (max_run_record_bytes); outputs, state or events are too large", run, n, max), true
+					break
+				} else {
+					size = n
+				}
+			}
+		}
+		if !redo {
+			return &rec, vals, errs, nil
+		}
+	}
+}
+
+// safeApply runs one mutation, turning a panic into an error.
+func (c *committer) safeApply(m mutation, r *runRecord, fx *effects) (val any, err error, panicked error) {
+	defer func() {
+		if p := recover(); p != nil {
+			c.e.log.Error("a run mutation panicked; the request fails, the process goes on", "run", r.ID, "panic", p, "stack", string(debug.Stack()))
+			panicked = &InternalError{Message: fmt.Sprintf("internal error while applying the change to run %s", r.ID)}
+		}
+	}()
+	val, err = m(r, fx)
+	return val, err, nil
 }
 
 // finish answers every item of a batch: its own value and error, or

@@ -253,20 +253,58 @@ func (e *Engine) nextWake(r *runRecord, now time.Time) time.Time {
 // second. Timers so fire within ~2 s plus the reaper period.
 const minTimerLead = 2 * timerBucket
 
-// armTimer writes the run's next wake-up and returns its key ("" when the
-// run needs none). Timer objects are small and idempotent; a stale one only
-// costs the reaper a read.
+// needsNewTimer reports whether a commit must arm a timer for r: the run
+// has a next wake-up, and the newest armed timer (TimerAt) is spent or
+// later than it. So a sleep, wait timeout, retry backoff or deadline that
+// begins while the run already has a later timer gets its own, and fires
+// within the reaper's period plus minTimerLead wherever it sits in the
+// DAG. A commit that moves no wake-up earlier writes no timer.
+func (e *Engine) needsNewTimer(r *runRecord, now time.Time) bool {
+	due := e.nextWake(r, now)
+	if due.IsZero() {
+		return false
+	}
+	if r.TimerAt == nil || !r.TimerAt.After(now) {
+		return true
+	}
+	return timerDue(due, now).Before(*r.TimerAt)
+}
+
+// timerDue is when a timer for due is written: never earlier than
+// minTimerLead from now, at the start of its bucket.
+func timerDue(due, now time.Time) time.Time {
+	if min := now.Add(minTimerLead); due.Before(min) {
+		due = min
+	}
+	return due.Truncate(timerBucket)
+}
+
+// armTimer writes the run's next wake-up, records it in r.TimerAt, and
+// returns its key ("" when the run needs none). Timer objects are small
+// and idempotent; a stale one only costs the reaper a read.
 func (e *Engine) armTimer(ctx context.Context, r *runRecord, now time.Time) (string, error) {
 	due := e.nextWake(r, now)
 	if due.IsZero() {
 		return "", nil
 	}
-	if min := now.Add(minTimerLead); due.Before(min) {
-		due = min
-	}
+	due = timerDue(due, now)
 	key := e.keys.timer(due, r.ID)
-	_, err := e.store.Put(ctx, key, []byte(`{"run":"`+r.ID+`"}`), blob.WriteOptions{})
-	return key, err
+	if _, err := e.store.Put(ctx, key, []byte(`{"run":"`+r.ID+`"}`), blob.WriteOptions{}); err != nil {
+		return "", err
+	}
+	r.TimerAt = &due
+	return key, nil
+}
+
+// armAt writes a timer for run at due (an attempt's timeout), unless the
+// run's armed timer fires earlier anyway.
+func (e *Engine) armAt(ctx context.Context, r *runRecord, due, now time.Time) error {
+	due = timerDue(due, now)
+	if r.TimerAt != nil && r.TimerAt.After(now) && !due.Before(*r.TimerAt) {
+		return nil
+	}
+	_, err := e.store.Put(ctx, e.keys.timer(due, r.ID), []byte(`{"run":"`+r.ID+`"}`), blob.WriteOptions{})
+	return err
 }
 
 // readJSON reads and decodes an object.

@@ -51,3 +51,9 @@ func IsRejection(err error) (string, bool) {
 	}
 	return "", false
 }
+
+// InternalError: a bug on the server's side (a recovered panic). The
+// request fails with a 500; nothing of it was applied.
+type InternalError struct{ Message string }
+
+func (e *InternalError) Error() string { return e.Message }

@@ -103,10 +103,16 @@ func (e *Engine) reapRun(ctx context.Context, run string, timerKeys []string, no
 	}
 	keep := ""
 	if needsTimer(r) {
-		if keep, err = e.armTimer(ctx, r, e.now()); err != nil {
-			return err
+		now := e.now()
+		if r.TimerAt != nil && r.TimerAt.After(now) && !timerDue(e.nextWake(r, now), now).Before(*r.TimerAt) {
+			// A commit of this visit (or a recent one) armed a timer that
+			// fires soon enough: it is not among the due keys deleted below.
+		} else {
+			if keep, err = e.armTimer(ctx, r, now); err != nil {
+				return err
+			}
+			stats.Rearmed++
 		}
-		stats.Rearmed++
 	}
 	return e.dropTimers(ctx, timerKeys, keep)
 }
@@ -210,8 +216,7 @@ func (e *Engine) checkLeases(ctx context.Context, r *runRecord, d *definition, n
 		if l.State == leaseActive {
 			// Fence the lease first: from here its worker's heartbeats and
 			// started are refused, so the decision below cannot race them.
-			l.State, l.ExpiredWhy = leaseExpired, why
-			if _, err := e.store.Swap(ctx, key, mustJSON(l), ver); err != nil {
+			if err := e.fence(ctx, l, ver, why); err != nil {
 				if errors.Is(err, blob.ErrPreconditionFailed) {
 					continue // a heartbeat won: look again next pass
 				}
@@ -225,56 +230,65 @@ func (e *Engine) checkLeases(ctx context.Context, r *runRecord, d *definition, n
 	return nil
 }
 
-// recoverAttempt applies a reclaimed lease to the run: an attempt timeout
-// is a failure of class timeout; a lost lease re-queues the step
-// (at_least_once, or at_most_once that never started) or fails it
-// (at_most_once that had started), and dead-letters it after
-// max_deliveries losses.
+// recoverAttempt applies a reclaimed lease to the run: see
+// recoverMutation.
 func (e *Engine) recoverAttempt(ctx context.Context, run string, d *definition, l *leaseRecord, why string, stats *ReapStats) error {
-	s := d.Step(l.Step)
 	outcome, err := e.commits.apply(ctx, run, func(r *runRecord, fx *effects) (any, error) {
-		st := r.Steps[l.Step]
-		if r.Status.Terminal() || st == nil || st.Status != cairn.StepReady || st.Attempt != l.Attempt {
-			return "", nil // already decided
-		}
-		claimed, ended := l.ClaimedAt, fx.now
-		a := st.attempt(l.Attempt)
-		a.Worker, a.ClaimedAt, a.StartedAt, a.EndedAt = l.Worker, &claimed, l.StartedAt, &ended
-		r.journal(claimed, cairn.JournalEntry{Type: "step_claimed", Step: l.Step, Attempt: l.Attempt, Worker: l.Worker})
-		if why == "timeout" {
-			a.Outcome = "failed"
-			info := cairn.ErrorInfo{Class: cairn.ClassTimeout, Message: "attempt exceeded its timeout of " + s.Timeout.D().String()}
-			a.Error = &info
-			e.failAttempt(r, d, l.Step, l.Attempt, info, l.Worker, fx)
-			return "timeout", nil
-		}
-		a.Outcome = "lost"
-		st.Lost++
-		r.journal(fx.now, cairn.JournalEntry{Type: "lease_lost", Step: l.Step, Attempt: l.Attempt, Worker: l.Worker,
-			Message: "no heartbeat since " + l.ExpiresAt.Add(-e.cfg.LeaseTTL).Format(time.RFC3339Nano)})
-		max := s.MaxDeliveries
-		if max == 0 {
-			max = cairn.DefaultMaxDeliveries
-		}
-		switch {
-		case s.EffectiveDelivery() == cairn.AtMostOnce && l.StartedAt != nil:
-			info := cairn.ErrorInfo{Class: cairn.ClassLost, Message: "the worker holding this at_most_once attempt stopped answering after it started; it is not run again"}
-			a.Error = &info
-			e.failAttempt(r, d, l.Step, l.Attempt, info, l.Worker, fx)
-		case st.Lost >= max:
-			info := cairn.ErrorInfo{Class: cairn.ClassDeadLettered, Message: "lease lost " + strconv.Itoa(st.Lost) + " times (max_deliveries)"}
-			a.Error = &info
-			e.failAttempt(r, d, l.Step, l.Attempt, info, l.Worker, fx)
-		default:
-			e.scheduleAttempt(r, d, l.Step, fx.now, fx)
-		}
-		return "lost", nil
+		return e.recoverMutation(r, d, l, why, fx), nil
 	})
 	switch outcome {
-	case "timeout":
+	case outcomeTimedOut:
 		stats.TimedOut++
-	case "lost":
+	case outcomeLost:
 		stats.LeasesLost++
 	}
 	return err
+}
+
+// recoverMutation ends a fenced lease's attempt in the run record, when it
+// is still the step's current attempt, and returns how ("" when it was
+// already decided). An attempt timeout is a failure of class timeout; a
+// lost lease re-queues the step (at_least_once, or at_most_once that
+// never started) or fails it (at_most_once that had started), and
+// dead-letters it after max_deliveries losses. A started at_most_once
+// attempt is never offered again, timeout or not (see failAttempt).
+func (e *Engine) recoverMutation(r *runRecord, d *definition, l *leaseRecord, why string, fx *effects) string {
+	s := d.Step(l.Step)
+	st := r.Steps[l.Step]
+	if s == nil || r.Status.Terminal() || st == nil || st.Status != cairn.StepReady || st.Attempt != l.Attempt {
+		return "" // already decided
+	}
+	started := l.StartedAt != nil
+	claimed, ended := l.ClaimedAt, fx.now
+	a := st.attempt(l.Attempt)
+	a.Worker, a.ClaimedAt, a.StartedAt, a.EndedAt = l.Worker, &claimed, l.StartedAt, &ended
+	r.journal(claimed, cairn.JournalEntry{Type: "step_claimed", Step: l.Step, Attempt: l.Attempt, Worker: l.Worker})
+	if why == "timeout" {
+		a.Outcome = outcomeTimedOut
+		info := cairn.ErrorInfo{Class: cairn.ClassTimeout, Message: "attempt exceeded its timeout of " + s.Timeout.D().String()}
+		a.Error = &info
+		e.failAttempt(r, d, l.Step, l.Attempt, info, l.Worker, started, fx)
+		return outcomeTimedOut
+	}
+	a.Outcome = outcomeLost
+	st.Lost++
+	r.journal(fx.now, cairn.JournalEntry{Type: "lease_lost", Step: l.Step, Attempt: l.Attempt, Worker: l.Worker,
+		Message: "no heartbeat since " + l.ExpiresAt.Add(-e.cfg.LeaseTTL).Format(time.RFC3339Nano)})
+	max := s.MaxDeliveries
+	if max == 0 {
+		max = cairn.DefaultMaxDeliveries
+	}
+	switch {
+	case s.EffectiveDelivery() == cairn.AtMostOnce && started:
+		info := cairn.ErrorInfo{Class: cairn.ClassLost, Message: "the worker holding this at_most_once attempt stopped answering after it started; it is not run again"}
+		a.Error = &info
+		e.failAttempt(r, d, l.Step, l.Attempt, info, l.Worker, started, fx)
+	case st.Lost >= max:
+		info := cairn.ErrorInfo{Class: cairn.ClassDeadLettered, Message: "lease lost " + strconv.Itoa(st.Lost) + " times (max_deliveries)"}
+		a.Error = &info
+		e.failAttempt(r, d, l.Step, l.Attempt, info, l.Worker, started, fx)
+	default:
+		e.scheduleAttempt(r, d, l.Step, fx.now, fx)
+	}
+	return outcomeLost
 }

@@ -194,18 +194,33 @@ func TestTimers(t *testing.T) {
 	if string(l.Input) != `{"by":"ann"}` {
 		t.Fatalf("input %s", l.Input)
 	}
-	clk.Advance(61 * time.Second)
-	if _, err := e.Heartbeat(ctx, l.ID); err != nil { // heartbeats do not save it
+	clk.Advance(59 * time.Second)
+	if _, err := e.Heartbeat(ctx, l.ID); err != nil {
 		t.Fatal(err)
 	}
+	clk.Advance(2 * time.Second)
+	// Past timeout_at the attempt is over: the heartbeat is refused, and
+	// the timeout is already the run's decided outcome when it is.
+	_, err := e.Heartbeat(ctx, l.ID)
+	wantReason(t, err, cairn.ReasonFenced)
+	s := stepOf(getRun(t, e, run), "act")
+	if s.Attempt != 2 || s.Failures != 1 || s.Attempts[0].Error == nil || s.Attempts[0].Error.Class != cairn.ClassTimeout || s.Attempts[0].Outcome != "timed_out" {
+		t.Fatalf("after timeout: %+v", s)
+	}
+	if st, _ := e.Reap(ctx); st.TimedOut != 0 {
+		t.Fatalf("reaper stats %+v: the timeout was recorded twice", st)
+	}
+	_, err = e.Complete(ctx, l.ID, CompleteRequest{})
+	wantReason(t, err, cairn.ReasonFenced) // never already_applied: its output would be dropped
+	// The reaper alone also times an attempt out, heartbeats or not.
+	clk.Advance(5 * time.Second) // the retry backoff
+	e.Reap(ctx)
+	l2 := claimOne(t, e, "w")
+	clk.Advance(61 * time.Second)
 	if st, _ := e.Reap(ctx); st.TimedOut != 1 {
 		t.Fatalf("reaper stats %+v, want one timed out attempt", st)
 	}
-	s := stepOf(getRun(t, e, run), "act")
-	if s.Attempt != 2 || s.Failures != 1 || s.Attempts[0].Error == nil || s.Attempts[0].Error.Class != cairn.ClassTimeout {
-		t.Fatalf("after timeout: %+v", s)
-	}
-	_, err := e.Heartbeat(ctx, l.ID)
+	_, err = e.Heartbeat(ctx, l2.ID)
 	wantReason(t, err, cairn.ReasonFenced)
 
 	// 3. A wait that times out fails the run.

@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"crypto/rand"
+	"crypto/subtle"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -33,6 +35,11 @@ type runRecord struct {
 	Journal        []cairn.JournalEntry       `json:"journal"`
 	// Rev counts the record's committed writes.
 	Rev int64 `json:"rev"`
+	// TimerAt is the due time of the newest timer a commit armed for the
+	// run. A commit whose next wake-up is earlier (a sleep, a wait
+	// timeout, a retry backoff, a deadline), or that finds this one spent,
+	// arms a new timer before it writes. See armTimer.
+	TimerAt *time.Time `json:"timer_at,omitempty"`
 }
 
 // stepState is one step of a run record.
@@ -98,18 +105,24 @@ type leaseRecord struct {
 	TimeoutAt   *time.Time     `json:"timeout_at,omitempty"`
 	ExpiredWhy  string         `json:"expired_why,omitempty"`
 	TraceParent string         `json:"traceparent,omitempty"`
+	// Nonce is the lease's secret: 128 random bits, also in the lease id.
+	// A worker call is believed only when the id's nonce matches the
+	// stored one, so an id cannot be made up or edited into another.
+	Nonce string `json:"nonce"`
 }
 
-// leaseToken is what a lease id encodes: which attempt it is, and who
-// claimed it when (folded into the run record's journal at complete).
+// leaseToken is what a lease id encodes: which lease object to read, and
+// the proof that the caller was handed that lease. Nothing in it is
+// believed until the lease object confirms it: the object's worker,
+// claim time and nonce must match. Workflow, version and delivery come
+// from the lease object and the run record, never from the id.
 type leaseToken struct {
-	Workflow  string `json:"f"`
-	Version   string `json:"v"`
 	Run       string `json:"r"`
 	Step      string `json:"s"`
 	Attempt   int    `json:"n"`
 	Worker    string `json:"w"`
 	ClaimedAt int64  `json:"t"`
+	Nonce     string `json:"k"`
 }
 
 func (t leaseToken) id() string {
@@ -117,20 +130,54 @@ func (t leaseToken) id() string {
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
-func (t leaseToken) claimedAt() time.Time { return time.UnixMilli(t.ClaimedAt).UTC() }
+// newNonce returns 128 random bits, base64url.
+func newNonce() string {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic("engine: no randomness: " + err.Error())
+	}
+	return base64.RawURLEncoding.EncodeToString(b[:])
+}
+
+// matches reports whether the stored lease l is the one the token names:
+// same worker, same claim, same nonce (compared in constant time).
+func (t leaseToken) matches(l *leaseRecord) bool {
+	ok := subtle.ConstantTimeCompare([]byte(t.Nonce), []byte(l.Nonce)) == 1
+	return ok && l.Nonce != "" && l.Worker == t.Worker && l.ClaimedAt.UnixMilli() == t.ClaimedAt &&
+		l.Run == t.Run && l.Step == t.Step && l.Attempt == t.Attempt
+}
 
 var errBadLease = errors.New("malformed lease id")
 
 func parseLeaseID(id string) (leaseToken, error) {
 	var t leaseToken
+	if len(id) > 2048 {
+		return t, errBadLease
+	}
 	b, err := base64.RawURLEncoding.DecodeString(id)
 	if err != nil || len(b) > 1024 {
 		return t, errBadLease
 	}
-	if err := json.Unmarshal(b, &t); err != nil || t.Run == "" || t.Step == "" || t.Attempt < 1 || t.Workflow == "" || t.Version == "" {
+	if err := json.Unmarshal(b, &t); err != nil || t.Attempt < 1 || t.Attempt > 999_999 || len(t.Nonce) != 22 ||
+		!validKeySegment(t.Run) || !validKeySegment(t.Step) || t.Worker == "" {
 		return t, errBadLease
 	}
 	return t, nil
+}
+
+// validKeySegment reports whether s may be one segment of a bucket key:
+// non-empty, at most 128 bytes, printable ASCII without '/', and not "."
+// or "..". Lease ids name keys, so they are checked before any read.
+func validKeySegment(s string) bool {
+	if s == "" || len(s) > 128 || s == "." || s == ".." {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c <= ' ' || c >= 0x7f || c == '/' || c == '\\' {
+			return false
+		}
+	}
+	return true
 }
 
 // workerRecord is a registered worker.

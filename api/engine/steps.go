@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime/debug"
+	"sync"
 	"time"
 
 	"github.com/cairn-dev/cairn"
@@ -16,7 +18,10 @@ type LeaseStatus struct {
 	ExpiresAt time.Time `json:"expires_at" doc:"The lease now expires then."`
 }
 
-// lease reads the lease an id names.
+// lease reads the lease an id names and checks that the id is a real
+// one: the lease object exists and its worker, claim time and nonce match
+// the id's. Anything else is "lease not found": a made-up or edited id
+// learns nothing.
 func (e *Engine) lease(ctx context.Context, id string) (leaseToken, *leaseRecord, blob.Version, error) {
 	tok, err := parseLeaseID(id)
 	if err != nil {
@@ -24,22 +29,107 @@ func (e *Engine) lease(ctx context.Context, id string) (leaseToken, *leaseRecord
 	}
 	l, ver, err := readJSON[leaseRecord](ctx, e.store, e.keys.lease(tok.Run, tok.Step, tok.Attempt))
 	if isNotFound(err) {
-		return tok, nil, "", &NotFoundError{What: "lease", ID: id}
+		return tok, nil, "", &NotFoundError{What: "lease", ID: shortID(id)}
 	}
 	if err != nil {
 		return tok, nil, "", err
 	}
-	if l.Worker != tok.Worker {
-		return tok, nil, "", &NotFoundError{What: "lease", ID: id}
+	if !tok.matches(l) {
+		return tok, nil, "", &NotFoundError{What: "lease", ID: shortID(id)}
 	}
 	return tok, l, ver, nil
 }
 
-// updateLease applies change to a lease by compare-and-swap, re-reading
-// after a lost race. check runs on every read and may refuse.
-func (e *Engine) updateLease(ctx context.Context, id string, check func(tok leaseToken, l *leaseRecord) (write bool, err error), change func(l *leaseRecord)) (*leaseRecord, error) {
+// shortID keeps error messages small: lease ids are long and opaque.
+func shortID(id string) string {
+	if len(id) > 16 {
+		return id[:16] + "…"
+	}
+	return id
+}
+
+// timedOut reports whether the attempt of l is past its timeout.
+func (e *Engine) timedOut(l *leaseRecord) bool {
+	return l.TimeoutAt != nil && !e.now().Before(*l.TimeoutAt)
+}
+
+// fence marks an active lease expired (why: "timeout" or "expired") by
+// compare-and-swap. From then on its worker's started and heartbeat are
+// refused, so what is decided about the attempt cannot race them. It
+// returns blob.ErrPreconditionFailed when the lease changed since it was
+// read.
+func (e *Engine) fence(ctx context.Context, l *leaseRecord, ver blob.Version, why string) error {
+	f := *l
+	f.State, f.ExpiredWhy = leaseExpired, why
+	_, err := e.store.Swap(ctx, e.keys.lease(l.Run, l.Step, l.Attempt), mustJSON(&f), ver)
+	if err == nil {
+		*l = f
+	}
+	return err
+}
+
+// refuseFenced answers a worker call about a fenced lease. The engine's
+// decision about the attempt (lost, timed out) is committed to the run
+// record first, if the fencer has not done it yet: the run record is where
+// an attempt's outcome is decided, and a worker told "fenced" must never
+// see its attempt completed afterwards. The answer is then read off the
+// run record: already_applied when this lease's own complete or fail won,
+// else fenced (or run_terminal).
+func (e *Engine) refuseFenced(ctx context.Context, tok leaseToken, l *leaseRecord) error {
+	d, err := e.definition(ctx, l.Workflow, l.Version)
+	if err != nil {
+		return err
+	}
+	why := l.ExpiredWhy
+	if why == "" {
+		why = "expired"
+	}
+	val, err := e.commits.apply(ctx, l.Run, func(r *runRecord, fx *effects) (any, error) {
+		e.recoverMutation(r, d, l, why, fx)
+		if err := e.checkCurrent(r, tok); err != nil {
+			return err, nil
+		}
+		return nil, nil
+	})
+	if err != nil {
+		return err
+	}
+	if rej, ok := val.(error); ok && rej != nil {
+		return rej
+	}
+	return reject(cairn.ReasonFenced, "lease of attempt %d of step %s was reclaimed (%s)", l.Attempt, l.Step, why)
+}
+
+// workerCall reads a lease for started or heartbeat and refuses it when
+// the engine has taken the attempt back: fenced by the reaper, or past its
+// timeout_at (then fenced here, and the timeout recorded).
+func (e *Engine) workerCall(ctx context.Context, id string) (leaseToken, *leaseRecord, blob.Version, error) {
 	for attempt := 0; ; attempt++ {
 		tok, l, ver, err := e.lease(ctx, id)
+		if err != nil {
+			return tok, nil, "", err
+		}
+		if l.State == leaseActive && e.timedOut(l) {
+			err := e.fence(ctx, l, ver, "timeout")
+			if errors.Is(err, blob.ErrPreconditionFailed) && attempt < 20 {
+				continue // the lease changed: look again
+			}
+			if err != nil {
+				return tok, nil, "", unavailable(err)
+			}
+		}
+		if l.State != leaseActive {
+			return tok, nil, "", e.refuseFenced(ctx, tok, l)
+		}
+		return tok, l, ver, nil
+	}
+}
+
+// updateLease applies change to a live lease by compare-and-swap,
+// re-reading after a lost race. check runs on every read and may refuse.
+func (e *Engine) updateLease(ctx context.Context, id string, check func(tok leaseToken, l *leaseRecord) (write bool, err error), change func(l *leaseRecord)) (*leaseRecord, error) {
+	for attempt := 0; ; attempt++ {
+		tok, l, ver, err := e.workerCall(ctx, id)
 		if err != nil {
 			return nil, err
 		}
@@ -62,14 +152,11 @@ func (e *Engine) updateLease(ctx context.Context, id string, check func(tok leas
 }
 
 // Started records that the body of a lease is about to run. For an
-// at_most_once step it is durable (a lost lease that had started fails
-// the step instead of re-running it) and checks the run is still running;
-// for at_least_once it only checks that the lease was not reclaimed.
+// at_most_once step it is durable (from then on the step is never offered
+// again) and checks the run is still running; for at_least_once it only
+// checks that the lease is live.
 func (e *Engine) Started(ctx context.Context, id string) (*LeaseStatus, error) {
 	l, err := e.updateLease(ctx, id, func(tok leaseToken, l *leaseRecord) (bool, error) {
-		if l.State != leaseActive {
-			return false, reject(cairn.ReasonFenced, "lease of attempt %d of step %s was reclaimed after it expired", l.Attempt, l.Step)
-		}
 		if l.Delivery != cairn.AtMostOnce || l.StartedAt != nil {
 			return false, nil
 		}
@@ -92,14 +179,20 @@ func (e *Engine) Started(ctx context.Context, id string) (*LeaseStatus, error) {
 }
 
 // checkCurrent refuses a call about an attempt that is no longer the
-// step's current one, or about a run that ended.
+// step's current one, or about a run that ended. already_applied is
+// answered only when this attempt's own complete or fail was applied (one
+// lease per attempt: the attempt's outcome is the lease's); an attempt the
+// engine ended (timed out, lost) is fenced.
 func (e *Engine) checkCurrent(r *runRecord, tok leaseToken) error {
 	st := r.Steps[tok.Step]
 	if st == nil {
 		return reject(cairn.ReasonFenced, "run %s has no step %s", r.ID, tok.Step)
 	}
-	if a := findAttempt(st, tok.Attempt); a != nil && (a.Outcome == "completed" || a.Outcome == "failed") {
-		return reject(cairn.ReasonAlreadyApplied, "attempt %d of step %s already ended (%s)", tok.Attempt, tok.Step, a.Outcome)
+	if a := findAttempt(st, tok.Attempt); a != nil && a.EndedAt != nil {
+		if a.Outcome == outcomeCompleted || a.Outcome == outcomeFailed {
+			return reject(cairn.ReasonAlreadyApplied, "attempt %d of step %s already ended (%s)", tok.Attempt, tok.Step, a.Outcome)
+		}
+		return reject(cairn.ReasonFenced, "attempt %d of step %s was ended by the engine (%s)", tok.Attempt, tok.Step, a.Outcome)
 	}
 	if r.Status.Terminal() {
 		return reject(cairn.ReasonRunTerminal, "run %s has ended (%s)", r.ID, r.Status)
@@ -110,6 +203,15 @@ func (e *Engine) checkCurrent(r *runRecord, tok leaseToken) error {
 	return nil
 }
 
+// Attempt outcomes. completed and failed are set only by the lease's own
+// complete and fail; the engine ends attempts as timed_out or lost.
+const (
+	outcomeCompleted = "completed"
+	outcomeFailed    = "failed"
+	outcomeTimedOut  = "timed_out"
+	outcomeLost      = "lost"
+)
+
 func findAttempt(st *stepState, n int) *cairn.Attempt {
 	for i := range st.Attempts {
 		if st.Attempts[i].N == n {
@@ -119,12 +221,11 @@ func findAttempt(st *stepState, n int) *cairn.Attempt {
 	return nil
 }
 
-// Heartbeat extends a lease by the lease TTL.
+// Heartbeat extends a lease by the lease TTL. It is refused once the
+// attempt is over: completed, reclaimed, past its timeout, or its run
+// ended.
 func (e *Engine) Heartbeat(ctx context.Context, id string) (*LeaseStatus, error) {
 	l, err := e.updateLease(ctx, id, func(tok leaseToken, l *leaseRecord) (bool, error) {
-		if l.State != leaseActive {
-			return false, reject(cairn.ReasonFenced, "lease of attempt %d of step %s was reclaimed after it expired", l.Attempt, l.Step)
-		}
 		r, err := e.readRun(ctx, l.Run)
 		if err != nil {
 			return false, err
@@ -132,6 +233,10 @@ func (e *Engine) Heartbeat(ctx context.Context, id string) (*LeaseStatus, error)
 		return true, e.checkCurrent(r, tok)
 	}, func(l *leaseRecord) {
 		l.ExpiresAt = e.now().Add(e.cfg.LeaseTTL)
+		if l.TimeoutAt != nil && l.ExpiresAt.After(*l.TimeoutAt) {
+			// The attempt ends at its timeout whatever the heartbeats say.
+			l.ExpiresAt = *l.TimeoutAt
+		}
 	})
 	if err != nil {
 		return nil, err
@@ -173,7 +278,7 @@ func (e *Engine) Complete(ctx context.Context, id string, req CompleteRequest) (
 		st.CompletedBy = tok.Attempt
 		r.journal(fx.now, cairn.JournalEntry{Type: "step_completed", Step: tok.Step, Attempt: tok.Attempt, Worker: tok.Worker})
 		e.advance(r, d, fx)
-	}, "completed")
+	}, outcomeCompleted)
 }
 
 // Fail ends an attempt with an error; its class decides what follows.
@@ -189,8 +294,8 @@ func (e *Engine) Fail(ctx context.Context, id string, req FailRequest) (*Ended, 
 	}
 	why := req.Error
 	return e.end(ctx, id, req.StatePatch, req.Usage, func(r *runRecord, d *definition, tok leaseToken, startedAt *time.Time, fx *effects) {
-		e.failAttempt(r, d, tok.Step, tok.Attempt, why, tok.Worker, fx)
-	}, "failed")
+		e.failAttempt(r, d, tok.Step, tok.Attempt, why, tok.Worker, startedAt != nil, fx)
+	}, outcomeFailed)
 }
 
 func (e *Engine) checkSizes(output json.RawMessage, patch map[string]json.RawMessage) error {
@@ -210,48 +315,63 @@ func (e *Engine) checkSizes(output json.RawMessage, patch map[string]json.RawMes
 	return nil
 }
 
-// end is complete and fail: check the lease is current, record the
-// attempt, merge state and usage, then apply the outcome.
+// end is complete and fail: prove the lease, check it is current, record
+// the attempt, merge state and usage, then apply the outcome. The
+// workflow, version and delivery come from the lease object, which the
+// engine wrote at claim; the run record must agree.
 func (e *Engine) end(ctx context.Context, id string, patch map[string]json.RawMessage, usage *cairn.Usage,
 	apply func(r *runRecord, d *definition, tok leaseToken, startedAt *time.Time, fx *effects), outcome string) (*Ended, error) {
-	tok, err := parseLeaseID(id)
-	if err != nil {
-		return nil, &InvalidError{Field: "lease", Message: "malformed lease id"}
-	}
-	d, err := e.definition(ctx, tok.Workflow, tok.Version)
-	if err != nil {
-		return nil, err
-	}
-	s := d.Step(tok.Step)
-	if s == nil {
-		return nil, &NotFoundError{What: "lease", ID: id}
-	}
-	// at_most_once needs proof that started arrived: it lives in the lease.
-	var startedAt *time.Time
-	if s.EffectiveDelivery() == cairn.AtMostOnce {
-		_, l, _, err := e.lease(ctx, id)
+	var (
+		tok leaseToken
+		l   *leaseRecord
+	)
+	for attempt := 0; ; attempt++ {
+		var ver blob.Version
+		var err error
+		tok, l, ver, err = e.lease(ctx, id)
 		if err != nil {
 			return nil, err
 		}
-		startedAt = l.StartedAt
+		if l.State == leaseActive && e.timedOut(l) {
+			if err := e.fence(ctx, l, ver, "timeout"); errors.Is(err, blob.ErrPreconditionFailed) && attempt < 20 {
+				continue
+			} else if err != nil {
+				return nil, unavailable(err)
+			}
+		}
+		break
 	}
+	if l.State != leaseActive {
+		return nil, e.refuseFenced(ctx, tok, l)
+	}
+	d, err := e.definition(ctx, l.Workflow, l.Version)
+	if err != nil {
+		return nil, err
+	}
+	if d.Step(l.Step) == nil {
+		return nil, &NotFoundError{What: "lease", ID: shortID(id)}
+	}
+	startedAt := l.StartedAt
 	var u cairn.Usage
 	if usage != nil {
 		u = e.cfg.Prices.price(*usage)
 	}
 	val, err := e.commits.apply(ctx, tok.Run, func(r *runRecord, fx *effects) (any, error) {
+		if r.Workflow != l.Workflow || r.Version != l.Version {
+			return nil, reject(cairn.ReasonFenced, "lease does not belong to run %s", r.ID)
+		}
 		if err := e.checkCurrent(r, tok); err != nil {
 			return nil, err
 		}
-		if s.EffectiveDelivery() == cairn.AtMostOnce && startedAt == nil {
+		if l.Delivery == cairn.AtMostOnce && startedAt == nil {
 			return nil, reject(cairn.ReasonNotStarted, "%s of at_most_once attempt %d of step %s arrived without started; an SDK worker never does this", outcome, tok.Attempt, tok.Step)
 		}
 		st := r.Steps[tok.Step]
-		claimed := tok.claimedAt()
+		claimed := l.ClaimedAt
 		ended := fx.now
 		a := st.attempt(tok.Attempt)
-		a.Worker, a.ClaimedAt, a.StartedAt, a.EndedAt, a.Outcome = tok.Worker, &claimed, startedAt, &ended, outcome
-		r.journal(claimed, cairn.JournalEntry{Type: "step_claimed", Step: tok.Step, Attempt: tok.Attempt, Worker: tok.Worker})
+		a.Worker, a.ClaimedAt, a.StartedAt, a.EndedAt, a.Outcome = l.Worker, &claimed, startedAt, &ended, outcome
+		r.journal(claimed, cairn.JournalEntry{Type: "step_claimed", Step: tok.Step, Attempt: tok.Attempt, Worker: l.Worker})
 		if !u.IsZero() {
 			uc := u
 			a.Usage = &uc
@@ -265,7 +385,7 @@ func (e *Engine) end(ctx context.Context, id string, patch map[string]json.RawMe
 			r.State[k] = v
 		}
 		apply(r, d, tok, startedAt, fx)
-		if a.Outcome == "failed" {
+		if a.Outcome == outcomeFailed {
 			a.Error = r.Steps[tok.Step].Error
 			if a.Error == nil {
 				for i := len(r.Journal) - 1; i >= 0; i-- {
@@ -292,22 +412,64 @@ type HeartbeatResult struct {
 	Error     string     `json:"error,omitempty" doc:"Set when the heartbeat failed for another reason (retry it)."`
 }
 
+// heartbeatParallel bounds how many leases of one batched heartbeat are
+// renewed at once: each renewal is two reads and a write, so a batch of
+// 100 takes about as long as a few single heartbeats, not 100 of them.
+const heartbeatParallel = 16
+
 // HeartbeatMany extends several leases in one call, each as Heartbeat
-// would; one lease's refusal does not affect the others.
+// would, concurrently (at most heartbeatParallel at a time); one lease's
+// refusal does not affect the others. A lease that failed for another
+// reason says only that it should be retried: store errors and keys stay
+// in the server's log.
 func (e *Engine) HeartbeatMany(ctx context.Context, ids []string) []HeartbeatResult {
 	out := make([]HeartbeatResult, len(ids))
+	sem := make(chan struct{}, heartbeatParallel)
+	var wg sync.WaitGroup
 	for i, id := range ids {
 		out[i].Lease = id
-		s, err := e.Heartbeat(ctx, id)
-		switch reason, ok := IsRejection(err); {
-		case err == nil:
-			t := s.ExpiresAt
-			out[i].ExpiresAt = &t
-		case ok:
-			out[i].Reason = reason
-		default:
-			out[i].Error = err.Error()
-		}
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			defer func() {
+				if p := recover(); p != nil {
+					e.log.Error("heartbeat panicked", "panic", p, "stack", string(debug.Stack()))
+					out[i].Error = "internal error; retry"
+				}
+			}()
+			s, err := e.Heartbeat(ctx, id)
+			switch reason, ok := IsRejection(err); {
+			case err == nil:
+				t := s.ExpiresAt
+				out[i].ExpiresAt = &t
+			case ok:
+				out[i].Reason = reason
+			default:
+				out[i].Error = publicError(err)
+				if out[i].Error == "" {
+					e.log.Warn("batched heartbeat: a lease failed", "err", err)
+					out[i].Error = "the store is busy or failed; retry"
+				}
+			}
+		}()
 	}
+	wg.Wait()
 	return out
+}
+
+// publicError is what a client may hear of err: the message of errors the
+// client caused (not found, invalid), else "".
+func publicError(err error) string {
+	var (
+		nf  *NotFoundError
+		inv *InvalidError
+	)
+	switch {
+	case errors.As(err, &nf):
+		return nf.Error()
+	case errors.As(err, &inv):
+		return inv.Error()
+	}
+	return ""
 }

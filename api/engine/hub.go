@@ -90,15 +90,27 @@ func (h *hub) add(x Hint) {
 	if len(h.hints) > hubMaxHints || h.adds%4096 == 0 {
 		h.compactLocked(true)
 	}
-	delay := x.NotBefore.Sub(h.now())
+	if delay := x.NotBefore.Sub(h.now()); delay > 0 {
+		// Wake the claims waiting when the hint becomes due, not those
+		// waiting now: a claim sent after a retryable fail, during the
+		// backoff, must hear of the retry as soon as it is claimable.
+		time.AfterFunc(delay, func() { h.wake(x) })
+		return
+	}
+	h.wakeLocked(x)
+}
+
+// wake notifies the claims now waiting that match x.
+func (h *hub) wake(x Hint) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.wakeLocked(x)
+}
+
+func (h *hub) wakeLocked(x Hint) {
 	for w := range h.waiters {
 		if w.match(x) {
-			if delay > 0 {
-				ch := w.ch
-				time.AfterFunc(delay, func() { notify(ch) })
-			} else {
-				notify(w.ch)
-			}
+			notify(w.ch)
 		}
 	}
 }

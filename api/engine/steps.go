@@ -225,8 +225,18 @@ func findAttempt(st *stepState, n int) *cairn.Attempt {
 // attempt is over: completed, reclaimed, past its timeout, or its run
 // ended.
 func (e *Engine) Heartbeat(ctx context.Context, id string) (*LeaseStatus, error) {
+	return e.heartbeat(ctx, id, newRunMemo(e))
+}
+
+// heartbeat is Heartbeat with the run record read through runs, started
+// before the lease is read, so the two reads overlap and a batch reads
+// each run once.
+func (e *Engine) heartbeat(ctx context.Context, id string, runs *runMemo) (*LeaseStatus, error) {
+	if tok, err := parseLeaseID(id); err == nil {
+		runs.prefetch(ctx, tok.Run)
+	}
 	l, err := e.updateLease(ctx, id, func(tok leaseToken, l *leaseRecord) (bool, error) {
-		r, err := e.readRun(ctx, l.Run)
+		r, err := runs.get(ctx, l.Run)
 		if err != nil {
 			return false, err
 		}
@@ -242,6 +252,48 @@ func (e *Engine) Heartbeat(ctx context.Context, id string) (*LeaseStatus, error)
 		return nil, err
 	}
 	return &LeaseStatus{ExpiresAt: l.ExpiresAt}, nil
+}
+
+// runMemo reads each run record at most once, for the leases of one
+// heartbeat call.
+type runMemo struct {
+	e  *Engine
+	mu sync.Mutex
+	m  map[string]*runRead
+}
+
+type runRead struct {
+	done chan struct{}
+	r    *runRecord
+	err  error
+}
+
+func newRunMemo(e *Engine) *runMemo { return &runMemo{e: e, m: map[string]*runRead{}} }
+
+// prefetch starts reading run unless a read is under way or done.
+func (m *runMemo) prefetch(ctx context.Context, run string) *runRead {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if rr, ok := m.m[run]; ok {
+		return rr
+	}
+	rr := &runRead{done: make(chan struct{})}
+	m.m[run] = rr
+	go func() {
+		defer close(rr.done)
+		rr.r, rr.err = m.e.readRun(ctx, run)
+	}()
+	return rr
+}
+
+func (m *runMemo) get(ctx context.Context, run string) (*runRecord, error) {
+	rr := m.prefetch(ctx, run)
+	select {
+	case <-rr.done:
+		return rr.r, rr.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }
 
 // CompleteRequest ends a step with its output.
@@ -413,9 +465,10 @@ type HeartbeatResult struct {
 }
 
 // heartbeatParallel bounds how many leases of one batched heartbeat are
-// renewed at once: each renewal is two reads and a write, so a batch of
-// 100 takes about as long as a few single heartbeats, not 100 of them.
-const heartbeatParallel = 16
+// renewed at once (a batch holds at most 100): each renewal is two
+// overlapping reads and a write, so a batch takes about as long as its
+// slowest renewal, not the sum of them.
+const heartbeatParallel = 100
 
 // HeartbeatMany extends several leases in one call, each as Heartbeat
 // would, concurrently (at most heartbeatParallel at a time); one lease's
@@ -424,6 +477,7 @@ const heartbeatParallel = 16
 // in the server's log.
 func (e *Engine) HeartbeatMany(ctx context.Context, ids []string) []HeartbeatResult {
 	out := make([]HeartbeatResult, len(ids))
+	runs := newRunMemo(e)
 	sem := make(chan struct{}, heartbeatParallel)
 	var wg sync.WaitGroup
 	for i, id := range ids {
@@ -438,7 +492,7 @@ func (e *Engine) HeartbeatMany(ctx context.Context, ids []string) []HeartbeatRes
 					out[i].Error = "internal error; retry"
 				}
 			}()
-			s, err := e.Heartbeat(ctx, id)
+			s, err := e.heartbeat(ctx, id, runs)
 			switch reason, ok := IsRejection(err); {
 			case err == nil:
 				t := s.ExpiresAt

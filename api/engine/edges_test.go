@@ -1,0 +1,491 @@
+package engine
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/blob"
+	"github.com/cairn-dev/cairn/blob/faults"
+	"github.com/cairn-dev/cairn/blob/mem"
+)
+
+// Tests of the edges: what the engine promises when a worker lies, is
+// late, or its time runs out. See docs/ARCHITECTURE.md, "Invariants".
+
+// editToken decodes a lease id, lets edit change it, and encodes it again.
+func editToken(t *testing.T, id string, edit func(m map[string]any)) string {
+	t.Helper()
+	b, err := base64.RawURLEncoding.DecodeString(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := map[string]any{}
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	edit(m)
+	b, _ = json.Marshal(m)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// TestLeaseIDsAreProven: nothing in a lease id is believed that the lease
+// object does not confirm; a forged id changes nothing and answers 404.
+func TestLeaseIDsAreProven(t *testing.T) {
+	for name, open := range stores(t) {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			e := newTestEngine(t, open(t), Config{})
+			short := cairn.Workflow{Name: "short", Version: "1", Steps: []cairn.Step{{ID: "a"}}}
+			long := cairn.Workflow{Name: "long", Version: "1", Steps: []cairn.Step{{ID: "a"}, {ID: "extra", After: []string{"a"}}}}
+			once := cairn.Workflow{Name: "once", Version: "1", Steps: []cairn.Step{{ID: "pay", Delivery: cairn.AtMostOnce}}}
+			register(t, e, "w", short, long, once)
+			run := mustStart(t, e, "short", `{}`)
+			l := claimOne(t, e, "w")
+
+			forged := map[string]string{
+				"other nonce":   editToken(t, l.ID, func(m map[string]any) { m["k"] = "AAAAAAAAAAAAAAAAAAAAAA" }),
+				"other worker":  editToken(t, l.ID, func(m map[string]any) { m["w"] = "nobody" }),
+				"other claim":   editToken(t, l.ID, func(m map[string]any) { m["t"] = m["t"].(float64) + 1 }),
+				"next attempt":  editToken(t, l.ID, func(m map[string]any) { m["n"] = 2 }),
+				"other step":    editToken(t, l.ID, func(m map[string]any) { m["s"] = "extra" }),
+				"workflow hint": editToken(t, l.ID, func(m map[string]any) { m["f"] = "long"; m["v"] = "1" }),
+			}
+			for what, id := range forged {
+				if what == "workflow hint" {
+					// Extra fields are ignored: the id still names the real
+					// lease; what it says of the workflow is never read.
+					continue
+				}
+				for call, do := range map[string]func() error{
+					"complete":  func() error { _, err := e.Complete(ctx, id, CompleteRequest{}); return err },
+					"fail":      func() error { _, err := e.Fail(ctx, id, FailRequest{Error: cairn.ErrorInfo{Class: "fatal"}}); return err },
+					"heartbeat": func() error { _, err := e.Heartbeat(ctx, id); return err },
+					"started":   func() error { _, err := e.Started(ctx, id); return err },
+				} {
+					err := do()
+					if !isNotFoundAPI(err) {
+						t.Fatalf("%s with %s: got %v, want lease not found", call, what, err)
+					}
+				}
+			}
+			// An id for an attempt nobody claimed.
+			run2 := mustStart(t, e, "short", `{}`)
+			madeUp := leaseToken{Run: run2, Step: "a", Attempt: 1, Worker: "nobody", ClaimedAt: time.Now().UnixMilli(), Nonce: newNonce()}.id()
+			if _, err := e.Complete(ctx, madeUp, CompleteRequest{}); !isNotFoundAPI(err) {
+				t.Fatalf("complete of an unclaimed attempt: %v", err)
+			}
+			if s := stepOf(getRun(t, e, run2), "a"); s.Status != cairn.StepReady {
+				t.Fatalf("made-up id changed the step: %s", s.Status)
+			}
+			// Garbage ids are invalid, not a crash.
+			for _, id := range []string{"", "x", "..", strings.Repeat("A", 5000), base64.RawURLEncoding.EncodeToString([]byte(`{"r":"../x","s":"a","n":1,"w":"w","t":1,"k":"AAAAAAAAAAAAAAAAAAAAAA"}`))} {
+				_, err := e.Complete(ctx, id, CompleteRequest{})
+				var inv *InvalidError
+				if !errors.As(err, &inv) && !isNotFoundAPI(err) {
+					t.Fatalf("complete(%.20q): %v", id, err)
+				}
+			}
+			// The real id still works, and its workflow edit changed nothing:
+			// the run completes as the short workflow it is.
+			if _, err := e.Complete(ctx, forged["workflow hint"], CompleteRequest{Output: json.RawMessage(`1`)}); err != nil {
+				t.Fatal(err)
+			}
+			if r := getRun(t, e, run); r.Status != cairn.RunCompleted {
+				t.Fatalf("run %s", r.Status)
+			}
+
+			// at_most_once: the delivery comes from the lease, so no id edit
+			// completes it without started.
+			onceRun := mustStart(t, e, "once", `{}`)
+			los, err := e.Claim(ctx, ClaimRequest{WorkerID: "w", Run: onceRun, WaitMs: 1000})
+			if err != nil || len(los) != 1 {
+				t.Fatalf("claim: %v %v", los, err)
+			}
+			lo := los[0]
+			edited := editToken(t, lo.ID, func(m map[string]any) { m["f"] = "short"; m["v"] = "1" })
+			_, err = e.Complete(ctx, edited, CompleteRequest{})
+			wantReason(t, err, cairn.ReasonNotStarted)
+		})
+	}
+}
+
+// TestMutationPanicDoesNotKill: a panic inside a run mutation fails that
+// request only; the others of its batch commit and the engine goes on.
+func TestMutationPanicDoesNotKill(t *testing.T) {
+	ctx := context.Background()
+	e := newTestEngine(t, nil, Config{})
+	register(t, e, "w", single("p", cairn.Step{}))
+	run := mustStart(t, e, "p", `{}`)
+	res := make(chan error, 3)
+	for i := range 3 {
+		go func() {
+			_, err := e.commits.apply(ctx, run, func(r *runRecord, fx *effects) (any, error) {
+				if i == 1 {
+					r.State = map[string]json.RawMessage{"half": json.RawMessage(`1`)}
+					var m map[string]int
+					m["boom"]++ // nil map write: panics
+				}
+				r.State = map[string]json.RawMessage{}
+				if r.State == nil {
+					return nil, nil
+				}
+				r.Correlation += "x"
+				return nil, nil
+			})
+			res <- err
+		}()
+	}
+	var internal int
+	for range 3 {
+		var ie *InternalError
+		if err := <-res; errors.As(err, &ie) {
+			internal++
+		} else if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if internal != 1 {
+		t.Fatalf("%d internal errors, want 1", internal)
+	}
+	r, err := e.readRun(ctx, run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Correlation != "xx" || r.State["half"] != nil {
+		t.Fatalf("after a panicking mutation: correlation %q, state %v", r.Correlation, r.State)
+	}
+	// And the engine still works.
+	l := claimOne(t, e, "w")
+	if _, err := e.Complete(ctx, l.ID, CompleteRequest{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestLateCompleteAfterFence: a complete that lands after the reaper fenced
+// the lease but before it wrote the run record is not applied once the
+// worker was told "fenced": the refusal settles the outcome first.
+func TestLateCompleteAfterFence(t *testing.T) {
+	for name, open := range stores(t) {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			clk := newClock()
+			e := newTestEngine(t, open(t), Config{Now: clk.Now})
+			register(t, e, "w", single("f", cairn.Step{}))
+			run := mustStart(t, e, "f", `{}`)
+			l := claimOne(t, e, "w")
+			clk.Advance(time.Minute)
+			// The reaper's first write, and a crash before its second.
+			tok, lr, ver, err := e.lease(ctx, l.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := e.fence(ctx, lr, ver, "expired"); err != nil {
+				t.Fatal(err)
+			}
+			_, err = e.Heartbeat(ctx, l.ID)
+			wantReason(t, err, cairn.ReasonFenced)
+			_, err = e.Complete(ctx, l.ID, CompleteRequest{Output: json.RawMessage(`"late"`)})
+			wantReason(t, err, cairn.ReasonFenced)
+			s := stepOf(getRun(t, e, run), "only")
+			if s.Status != cairn.StepReady || s.Attempt != 2 || s.Attempts[0].Outcome != "lost" {
+				t.Fatalf("after fence: %+v", s)
+			}
+			// The reaper's pass finds it decided.
+			if st, err := e.Reap(ctx); err != nil || st.LeasesLost != 0 {
+				t.Fatalf("reap %+v %v", st, err)
+			}
+			_ = tok
+		})
+	}
+}
+
+// TestAlreadyAppliedMeansOwnOutcome: already_applied only ever answers the
+// lease whose own complete or fail landed.
+func TestAlreadyAppliedMeansOwnOutcome(t *testing.T) {
+	ctx := context.Background()
+	clk := newClock()
+	e := newTestEngine(t, nil, Config{Now: clk.Now})
+	register(t, e, "w", single("a", cairn.Step{}))
+	mustStart(t, e, "a", `{}`)
+	l := claimOne(t, e, "w")
+	if _, err := e.Complete(ctx, l.ID, CompleteRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := e.Complete(ctx, l.ID, CompleteRequest{})
+	wantReason(t, err, cairn.ReasonAlreadyApplied)
+	// Lost by expiry: the late complete is fenced, never already_applied.
+	mustStart(t, e, "a", `{}`)
+	l2 := claimOne(t, e, "w")
+	clk.Advance(time.Minute)
+	if st, _ := e.Reap(ctx); st.LeasesLost != 1 {
+		t.Fatalf("reap %+v", st)
+	}
+	_, err = e.Complete(ctx, l2.ID, CompleteRequest{})
+	wantReason(t, err, cairn.ReasonFenced)
+	_, err = e.Fail(ctx, l2.ID, FailRequest{Error: cairn.ErrorInfo{Class: "x"}})
+	wantReason(t, err, cairn.ReasonFenced)
+}
+
+// TestAtMostOnceNeverAgainAfterStarted: once started is durable for an
+// at_most_once attempt, no end offers the step again, unless the policy
+// lists the class in retry_after_start.
+func TestAtMostOnceNeverAgainAfterStarted(t *testing.T) {
+	ctx := context.Background()
+	for _, class := range []string{cairn.ClassRetryable, cairn.ClassPanic, cairn.ClassInterrupted, "rate_limited", cairn.ClassUnservable, cairn.ClassTimeout} {
+		t.Run(class, func(t *testing.T) {
+			clk := newClock()
+			e := newTestEngine(t, nil, Config{Now: clk.Now})
+			register(t, e, "w", single("pay", cairn.Step{Delivery: cairn.AtMostOnce, Timeout: cairn.Duration(10 * time.Second)}))
+			run := mustStart(t, e, "pay", `{}`)
+			l := claimOne(t, e, "w")
+			if _, err := e.Started(ctx, l.ID); err != nil {
+				t.Fatal(err)
+			}
+			if class == cairn.ClassTimeout {
+				clk.Advance(11 * time.Second)
+				if st, _ := e.Reap(ctx); st.TimedOut != 1 {
+					t.Fatalf("reap %+v", st)
+				}
+			} else if _, err := e.Fail(ctx, l.ID, FailRequest{Error: cairn.ErrorInfo{Class: class, Message: "m"}}); err != nil {
+				t.Fatal(err)
+			}
+			r := getRun(t, e, run)
+			s := stepOf(r, "only")
+			if r.Status != cairn.RunFailed || s.Status != cairn.StepFailed || s.Attempt != 1 || r.Error.Class != class {
+				t.Fatalf("run %s, step %s attempt %d, error %+v: a started at_most_once step was offered again", r.Status, s.Status, s.Attempt, r.Error)
+			}
+		})
+	}
+	t.Run("opt-in", func(t *testing.T) {
+		e := newTestEngine(t, nil, Config{})
+		register(t, e, "w", single("pay", cairn.Step{Delivery: cairn.AtMostOnce,
+			Retry: &cairn.RetryPolicy{RetryAfterStart: []string{"declined_before_charge"}, InitialBackoff: cairn.Duration(time.Millisecond)}}))
+		run := mustStart(t, e, "pay", `{}`)
+		l := claimOne(t, e, "w")
+		if _, err := e.Started(ctx, l.ID); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.Fail(ctx, l.ID, FailRequest{Error: cairn.ErrorInfo{Class: "declined_before_charge"}}); err != nil {
+			t.Fatal(err)
+		}
+		if s := stepOf(getRun(t, e, run), "only"); s.Status != cairn.StepReady || s.Attempt != 2 {
+			t.Fatalf("opted-in class not retried: %+v", s)
+		}
+	})
+	t.Run("not started", func(t *testing.T) {
+		clk := newClock()
+		e := newTestEngine(t, nil, Config{Now: clk.Now})
+		register(t, e, "w", single("pay", cairn.Step{Delivery: cairn.AtMostOnce, Timeout: cairn.Duration(10 * time.Second)}))
+		run := mustStart(t, e, "pay", `{}`)
+		claimOne(t, e, "w")
+		clk.Advance(11 * time.Second)
+		e.Reap(ctx)
+		if s := stepOf(getRun(t, e, run), "only"); s.Status != cairn.StepReady || s.Attempt != 2 {
+			t.Fatalf("an at_most_once attempt that never started is retried after a timeout: %+v", s)
+		}
+	})
+}
+
+// TestDueTimesFireOnTime: every due time fires within the reaper period
+// plus minTimerLead wherever it sits in the DAG, even when the run has a
+// later timer already.
+func TestDueTimesFireOnTime(t *testing.T) {
+	ctx := context.Background()
+	slack := minTimerLead + time.Second
+	cases := []struct {
+		name  string
+		steps []cairn.Step
+		due   time.Duration
+		check func(t *testing.T, r *Run)
+	}{
+		{"sleep after a task", []cairn.Step{{ID: "t"}, {ID: "nap", Kind: cairn.KindSleep, Duration: cairn.Duration(3 * time.Second), After: []string{"t"}}}, 3 * time.Second,
+			func(t *testing.T, r *Run) {
+				if s := stepOf(r, "nap"); s.Status != cairn.StepCompleted {
+					t.Fatalf("sleep %s", s.Status)
+				}
+			}},
+		{"wait timeout after a task", []cairn.Step{{ID: "t"}, {ID: "w", Kind: cairn.KindWait, Event: "e", WaitTimeout: cairn.Duration(2 * time.Second), After: []string{"t"}}}, 2 * time.Second,
+			func(t *testing.T, r *Run) {
+				if r.Status != cairn.RunFailed || r.Error.Class != cairn.ClassTimeout {
+					t.Fatalf("run %s %+v", r.Status, r.Error)
+				}
+			}},
+		{"attempt timeout", []cairn.Step{{ID: "t"}, {ID: "slow", Timeout: cairn.Duration(2 * time.Second), After: []string{"t"}, Retry: &cairn.RetryPolicy{MaxAttempts: 1}}}, 2 * time.Second,
+			func(t *testing.T, r *Run) {
+				if r.Status != cairn.RunFailed || r.Error.Class != cairn.ClassTimeout {
+					t.Fatalf("run %s %+v", r.Status, r.Error)
+				}
+			}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			clk := newClock()
+			e := newTestEngine(t, nil, Config{Now: clk.Now})
+			register(t, e, "w", cairn.Workflow{Name: "d", Version: "1", Steps: c.steps})
+			run := mustStart(t, e, "d", `{}`)
+			l := claimOne(t, e, "w")
+			if _, err := e.Complete(ctx, l.ID, CompleteRequest{}); err != nil {
+				t.Fatal(err)
+			}
+			if c.name == "attempt timeout" {
+				claimOne(t, e, "w") // the worker holds it and heartbeats nothing
+			}
+			clk.Advance(c.due + slack)
+			if _, err := e.Reap(ctx); err != nil {
+				t.Fatal(err)
+			}
+			c.check(t, getRun(t, e, run))
+		})
+	}
+	t.Run("retry backoff", func(t *testing.T) {
+		clk := newClock()
+		e := newTestEngine(t, nil, Config{Now: clk.Now})
+		register(t, e, "w", single("b", cairn.Step{Retry: &cairn.RetryPolicy{InitialBackoff: cairn.Duration(3 * time.Second)}}))
+		mustStart(t, e, "b", `{}`)
+		l := claimOne(t, e, "w")
+		if _, err := e.Fail(ctx, l.ID, FailRequest{Error: cairn.ErrorInfo{Class: cairn.ClassRetryable}}); err != nil {
+			t.Fatal(err)
+		}
+		clk.Advance(3*time.Second*12/10 + slack)
+		st, err := e.Reap(ctx)
+		if err != nil || st.RunsVisited != 1 {
+			t.Fatalf("reap after the backoff: %+v %v (the retry was not looked at when due)", st, err)
+		}
+	})
+}
+
+// TestRunScopedClaimServesOnlyRegistered: a run-scoped claim offers only
+// steps of workflows and versions the worker registered.
+func TestRunScopedClaimServesOnlyRegistered(t *testing.T) {
+	ctx := context.Background()
+	e := newTestEngine(t, nil, Config{})
+	register(t, e, "v1", single("s", cairn.Step{}))
+	v2 := single("s", cairn.Step{})
+	v2.Version = "2"
+	register(t, e, "v2only", v2)
+	register(t, e, "other", single("o", cairn.Step{}))
+	res, err := e.StartRun(ctx, StartRequest{Workflow: "s", Version: "1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []string{"v2only", "other"} {
+		ls, err := e.Claim(ctx, ClaimRequest{WorkerID: w, Run: res.Run.ID, WaitMs: 50})
+		if err != nil || len(ls) != 0 {
+			t.Fatalf("worker %s got %d leases of a v1 run (%v)", w, len(ls), err)
+		}
+	}
+	ls, err := e.Claim(ctx, ClaimRequest{WorkerID: "v1", Run: res.Run.ID, WaitMs: 1000})
+	if err != nil || len(ls) != 1 {
+		t.Fatalf("the v1 worker got %d leases (%v)", len(ls), err)
+	}
+}
+
+// TestClaimWokenWhenBackoffEnds: a claim sent during a retry's backoff is
+// woken when the backoff ends, not at the next fallback scan.
+func TestClaimWokenWhenBackoffEnds(t *testing.T) {
+	ctx := context.Background()
+	e := newTestEngine(t, nil, Config{FallbackInterval: time.Minute})
+	register(t, e, "w", single("b", cairn.Step{Retry: &cairn.RetryPolicy{InitialBackoff: cairn.Duration(300 * time.Millisecond)}}))
+	mustStart(t, e, "b", `{}`)
+	l := claimOne(t, e, "w")
+	if _, err := e.Fail(ctx, l.ID, FailRequest{Error: cairn.ErrorInfo{Class: cairn.ClassRetryable}}); err != nil {
+		t.Fatal(err)
+	}
+	begin := time.Now()
+	ls, err := e.Claim(ctx, ClaimRequest{WorkerID: "w", WaitMs: 10_000})
+	took := time.Since(begin)
+	if err != nil || len(ls) != 1 || ls[0].Attempt != 2 {
+		t.Fatalf("claim after the backoff: %v %v", ls, err)
+	}
+	if took > 2*time.Second {
+		t.Fatalf("claim woken %v after a 300 ms backoff", took)
+	}
+	t.Logf("claim woken after %v (backoff 300 ms ±20%%)", took.Round(time.Millisecond))
+}
+
+// TestTooLarge: a complete that would grow the run record past its limit
+// is refused with too_large naming the limit; nothing is applied, the
+// lease stays live, and failing it with output_too_large fails the step.
+func TestTooLarge(t *testing.T) {
+	ctx := context.Background()
+	e := newTestEngine(t, nil, Config{MaxRunRecordBytes: 64 << 10})
+	register(t, e, "w", linear("big", "1", 3))
+	run := mustStart(t, e, "big", `{"n":1}`)
+	big := json.RawMessage(`"` + strings.Repeat("x", 40<<10) + `"`)
+	l := claimOne(t, e, "w")
+	if _, err := e.Complete(ctx, l.ID, CompleteRequest{Output: big}); err != nil {
+		t.Fatal(err)
+	}
+	l = claimOne(t, e, "w")
+	_, err := e.Complete(ctx, l.ID, CompleteRequest{Output: big})
+	wantReason(t, err, cairn.ReasonTooLarge)
+	if !strings.Contains(err.Error(), "65536-byte limit") {
+		t.Fatalf("the refusal does not name the limit: %v", err)
+	}
+	if _, err := e.Heartbeat(ctx, l.ID); err != nil {
+		t.Fatalf("lease not live after too_large: %v", err)
+	}
+	if _, err := e.Fail(ctx, l.ID, FailRequest{Error: cairn.ErrorInfo{Class: cairn.ClassOutputTooLarge, Message: "m"}}); err != nil {
+		t.Fatal(err)
+	}
+	if r := getRun(t, e, run); r.Status != cairn.RunFailed || r.Error.Class != cairn.ClassOutputTooLarge || stepOf(r, stepName(1)).Attempt != 1 {
+		t.Fatalf("run %s %+v", r.Status, r.Error)
+	}
+}
+
+// TestHeartbeatManyHidesStoreErrors: a batched heartbeat never returns
+// store error text or keys.
+func TestHeartbeatManyHidesStoreErrors(t *testing.T) {
+	ctx := context.Background()
+	store, fs := faults.Wrap(mem.New(), faults.Profile{})
+	e := newTestEngine(t, store, Config{})
+	register(t, e, "w", single("h", cairn.Step{}))
+	mustStart(t, e, "h", `{}`)
+	l := claimOne(t, e, "w")
+	fs.Inject(faults.Rule{Ops: []faults.Op{faults.OpGet}, KeyPrefix: "leases/", Err: errors.New("s3: AccessDenied on leases/secret/key")})
+	out := e.HeartbeatMany(ctx, []string{l.ID})
+	if out[0].Error == "" || strings.Contains(out[0].Error, "leases/") || strings.Contains(out[0].Error, "AccessDenied") {
+		t.Fatalf("batched heartbeat error %q", out[0].Error)
+	}
+}
+
+// BenchmarkHeartbeatMany renews 1 and 100 leases in one batched heartbeat
+// on the S3 latency profile; the 100-lease batch should take at most about
+// twice the single one (they renew concurrently).
+func BenchmarkHeartbeatMany(b *testing.B) {
+	ctx := context.Background()
+	store, _ := faults.Wrap(mem.New(), faults.S3)
+	e := newTestEngine(b, store, Config{})
+	wf := fanOut("hb", 100)
+	register(b, e, "w", wf)
+	mustStart(b, e, "hb", `{}`)
+	var ids []string
+	for len(ids) < 100 {
+		ls, err := e.Claim(ctx, ClaimRequest{WorkerID: "w", Max: 100, WaitMs: 2000})
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, l := range ls {
+			ids = append(ids, l.ID)
+		}
+	}
+	for _, n := range []int{1, 100} {
+		b.Run(map[int]string{1: "leases=1", 100: "leases=100"}[n], func(b *testing.B) {
+			for b.Loop() {
+				for _, r := range e.HeartbeatMany(ctx, ids[:n]) {
+					if r.ExpiresAt == nil {
+						b.Fatalf("%+v", r)
+					}
+				}
+			}
+		})
+	}
+}
+
+var _ = blob.ErrNotFound

@@ -91,7 +91,7 @@ func TestBadInputIsA4xxNamingTheProblem(t *testing.T) {
 		{"unknown field", "POST", "/runs", `{"workflow":"wf","bogus":1}`, 422, "bogus"},
 		{"oversized body", "POST", "/runs", big, 413, ""},
 		{"malformed lease", "POST", "/steps/not-a-lease/complete", `{}`, 422, "lease"},
-		{"unknown lease", "POST", "/steps/eyJmIjoid2YiLCJ2IjoiMSIsInIiOiJyIiwicyI6ImEiLCJuIjoxLCJ3IjoidzEiLCJ0IjoxfQ/heartbeat", ``, 404, "lease"},
+		{"unknown lease", "POST", "/steps/eyJyIjoiciIsInMiOiJhIiwibiI6MSwidyI6IncxIiwidCI6MSwiayI6IkFBQUFBQUFBQUFBQUFBQUFBQUFBQUEifQ/heartbeat", ``, 404, "lease"},
 		{"unknown run", "GET", "/runs/NOPE", ``, 404, "NOPE"},
 		{"unregistered worker", "POST", "/steps/claim", `{"worker_id":"ghost"}`, 404, "ghost"},
 		{"bad status filter", "GET", "/runs?status=weird", ``, 422, "status"},

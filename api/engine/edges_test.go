@@ -63,8 +63,11 @@ func TestLeaseIDsAreProven(t *testing.T) {
 					continue
 				}
 				for call, do := range map[string]func() error{
-					"complete":  func() error { _, err := e.Complete(ctx, id, CompleteRequest{}); return err },
-					"fail":      func() error { _, err := e.Fail(ctx, id, FailRequest{Error: cairn.ErrorInfo{Class: "fatal"}}); return err },
+					"complete": func() error { _, err := e.Complete(ctx, id, CompleteRequest{}); return err },
+					"fail": func() error {
+						_, err := e.Fail(ctx, id, FailRequest{Error: cairn.ErrorInfo{Class: "fatal"}})
+						return err
+					},
 					"heartbeat": func() error { _, err := e.Heartbeat(ctx, id); return err },
 					"started":   func() error { _, err := e.Started(ctx, id); return err },
 				} {

@@ -122,7 +122,7 @@ type Attempt struct {
 	ClaimedAt *time.Time `json:"claimed_at,omitempty"`
 	StartedAt *time.Time `json:"started_at,omitempty"`
 	EndedAt   *time.Time `json:"ended_at,omitempty"`
-	Outcome   string     `json:"outcome,omitempty" enum:"completed,failed,lost,expired,fenced,cancelled," doc:"How the attempt ended; empty while it runs."`
+	Outcome   string     `json:"outcome,omitempty" enum:"completed,failed,timed_out,lost,expired,fenced,cancelled," doc:"How the attempt ended; empty while it runs."`
 	Error     *ErrorInfo `json:"error,omitempty"`
 	Usage     *Usage     `json:"usage,omitempty"`
 }

@@ -3,14 +3,23 @@ package engine
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
-	"reflect"
+	"sort"
+	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/google/cel-go/cel"
+	"github.com/google/cel-go/common"
+	"github.com/google/cel-go/common/operators"
+	"github.com/google/cel-go/common/overloads"
 	"github.com/google/cel-go/common/types"
+	"github.com/google/cel-go/common/types/ref"
+	"github.com/google/cel-go/common/types/traits"
+	"github.com/google/cel-go/interpreter"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/types/known/structpb"
 )
@@ -26,6 +35,69 @@ import (
 //	run     {id, workflow, version, correlation}
 //
 // JSON numbers without a fraction are CEL ints, others doubles.
+//
+// Rendering is bounded, because every claim of a step renders its template
+// again: each expression runs under a CEL cost limit, the costs of one
+// render's expressions add up under a second limit, and the rendered input
+// has a byte cap that is enforced while values are encoded, not after. A
+// template over a bound fails the step with class render_error, and the
+// error names the limit. See renderLimits.
+
+// renderLimits bound one render of a template.
+type renderLimits struct {
+	// ExprCost caps the CEL cost of one expression's evaluation.
+	ExprCost uint64
+	// TemplateCost caps the CEL cost of one render: the sum over the
+	// template's expressions (an expression that occurs twice counts
+	// twice).
+	TemplateCost uint64
+	// MaxBytes caps the rendered input, as JSON.
+	MaxBytes int
+}
+
+// Default render limits. Costs are in the meter's units (see meter),
+// which follow cel's cost model: about one per node evaluated (a variable,
+// a field, a call, a comprehension step), ten to make a list and thirty a
+// map, plus what a call reads or makes by size (a tenth per string byte,
+// one or more per list or map element). Measured on a 2-core machine, a
+// unit is 30 to 140 ns, so 1e6 is roughly 30 to 150 ms of CPU per render;
+// and because strings and lists are paid for by size, a render allocates
+// tens of megabytes at most, mostly short-lived. (The nested map over
+// 1,500 ints, unbounded 3 s and 846 MB, is refused after 35 to 110 ms,
+// load depending, and 11 MB.) Ordinary templates cost hundreds of units;
+// a map over 1,000 items 17,000 (ints) to 55,000 (an object per item).
+// 1e6 is also what Kubernetes allows one CEL expression. The
+// per-expression limit defaults to the whole budget: one heavy expression
+// is a normal template, many is not, and it is the sum that a claim pays.
+//
+// 1 MiB is MaxOutputBytes: a rendered input is a worker's payload, the
+// same kind of thing as a step output, and bulk data belongs in the bucket
+// by reference (a lease carries the ancestors' outputs and state besides).
+const (
+	DefaultExprCostLimit     = 1_000_000
+	DefaultTemplateCostLimit = 1_000_000
+	DefaultMaxRenderedBytes  = 1 << 20
+)
+
+// defaultRenderLimits are the limits compileTemplate gives a template.
+var defaultRenderLimits = renderLimits{
+	ExprCost:     DefaultExprCostLimit,
+	TemplateCost: DefaultTemplateCostLimit,
+	MaxBytes:     DefaultMaxRenderedBytes,
+}
+
+func (l renderLimits) withDefaults() renderLimits {
+	if l.ExprCost == 0 {
+		l.ExprCost = DefaultExprCostLimit
+	}
+	if l.TemplateCost == 0 {
+		l.TemplateCost = DefaultTemplateCostLimit
+	}
+	if l.MaxBytes <= 0 {
+		l.MaxBytes = DefaultMaxRenderedBytes
+	}
+	return l
+}
 
 var (
 	celEnvOnce sync.Once
@@ -47,14 +119,30 @@ func env() (*cel.Env, error) {
 
 // template is a compiled input template.
 type template struct {
-	raw   json.RawMessage
-	progs map[string]cel.Program // by expression source
+	raw    json.RawMessage
+	limits renderLimits
+	progs  map[string]*program // by expression source
+}
+
+// program is one compiled expression and its idle planned instances.
+type program struct {
+	ast  *cel.Ast
+	mu   sync.Mutex
+	idle []*instance
 }
 
 // compileTemplate parses a template and compiles every expression in it,
-// so a definition with a bad expression is refused at registration.
+// so a definition with a bad expression is refused at registration. It
+// gives the template the default render limits.
 func compileTemplate(raw json.RawMessage) (*template, error) {
-	t := &template{raw: raw, progs: map[string]cel.Program{}}
+	return compileTemplateWith(raw, defaultRenderLimits)
+}
+
+// compileTemplateWith is compileTemplate with explicit limits (zero fields
+// take the defaults).
+func compileTemplateWith(raw json.RawMessage, limits renderLimits) (*template, error) {
+	limits = limits.withDefaults()
+	t := &template{raw: raw, limits: limits, progs: map[string]*program{}}
 	if len(raw) == 0 {
 		return t, nil
 	}
@@ -82,15 +170,17 @@ func compileTemplate(raw json.RawMessage) (*template, error) {
 				if iss != nil && iss.Err() != nil {
 					return fmt.Errorf("expression ${%s}: %v", src, iss.Err())
 				}
-				prg, err := e.Program(ast)
+				p := &program{ast: ast}
+				in, err := p.plan()
 				if err != nil {
 					return fmt.Errorf("expression ${%s}: %v", src, err)
 				}
-				t.progs[src] = prg
+				p.release(in)
+				t.progs[src] = p
 			}
 		case map[string]any:
-			for _, c := range x {
-				if err := walk(c); err != nil {
+			for _, k := range sortedKeys(x) {
+				if err := walk(x[k]); err != nil {
 					return err
 				}
 			}
@@ -107,6 +197,35 @@ func compileTemplate(raw json.RawMessage) (*template, error) {
 		return nil, err
 	}
 	return t, nil
+}
+
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func satAdd(a, b uint64) uint64 {
+	if a > math.MaxUint64-b {
+		return math.MaxUint64
+	}
+	return a + b
+}
+
+// clip shortens an expression for an error message.
+func clip(src string) string {
+	const n = 80
+	if len(src) <= n {
+		return src
+	}
+	cut := n
+	for cut > 0 && !utf8.RuneStart(src[cut]) {
+		cut--
+	}
+	return src[:cut] + "…"
 }
 
 // expressions returns the sources of the ${…} expressions in s. Braces
@@ -238,7 +357,7 @@ func numbers(v any) any {
 }
 
 // render evaluates the template. An empty template renders as the run's
-// input, unchanged.
+// input, unchanged (its size was bounded when the run was started).
 func (t *template) render(vars renderVars) (json.RawMessage, error) {
 	if len(t.raw) == 0 {
 		if len(vars.Input) == 0 {
@@ -254,7 +373,8 @@ func (t *template) render(vars renderVars) (json.RawMessage, error) {
 	if err := json.Unmarshal(t.raw, &v); err != nil {
 		return nil, err
 	}
-	out, err := t.eval(v, act)
+	r := &renderer{t: t, act: act}
+	out, err := r.eval(v)
 	if err != nil {
 		return nil, err
 	}
@@ -262,10 +382,21 @@ func (t *template) render(vars renderVars) (json.RawMessage, error) {
 	if err != nil {
 		return nil, fmt.Errorf("rendered value is not JSON: %v", err)
 	}
+	if len(b) > t.limits.MaxBytes {
+		return nil, fmt.Errorf("rendered input is %d bytes, over the %d-byte limit", len(b), t.limits.MaxBytes)
+	}
 	return b, nil
 }
 
-func (t *template) eval(v any, act map[string]any) (any, error) {
+// renderer is the state of one render: what its expressions have spent.
+type renderer struct {
+	t     *template
+	act   map[string]any
+	cost  uint64 // CEL cost so far
+	bytes int    // bytes the expressions' values have rendered as so far
+}
+
+func (r *renderer) eval(v any) (any, error) {
 	switch x := v.(type) {
 	case string:
 		exprs, err := expressions(x)
@@ -275,7 +406,11 @@ func (t *template) eval(v any, act map[string]any) (any, error) {
 		trimmed := strings.TrimSpace(x)
 		if len(exprs) == 1 && strings.HasPrefix(trimmed, "${") && strings.HasSuffix(trimmed, "}") {
 			if end, _ := closing(trimmed, 2); end == len(trimmed)-1 {
-				return t.evalExpr(exprs[0], act)
+				val, err := r.evalExpr(exprs[0])
+				if err != nil {
+					return nil, err
+				}
+				return r.encode(exprs[0], val, true)
 			}
 		}
 		// Interpolate: each expression's value as text.
@@ -291,72 +426,675 @@ func (t *template) eval(v any, act map[string]any) (any, error) {
 				continue
 			}
 			end, _ := closing(x, i+2)
-			val, err := t.evalExpr(strings.TrimSpace(x[i+2:end]), act)
+			src := strings.TrimSpace(x[i+2 : end])
+			val, err := r.evalExpr(src)
 			if err != nil {
 				return nil, err
 			}
-			if s, ok := val.(string); ok {
-				b.WriteString(s)
+			if s, ok := val.(types.String); ok {
+				if len(s) > r.t.limits.MaxBytes-r.bytes {
+					return nil, r.tooBig(src)
+				}
+				r.bytes += len(s)
+				b.WriteString(string(s))
 			} else {
-				j, _ := json.Marshal(val)
+				j, err := r.encode(src, val, true)
+				if err != nil {
+					return nil, err
+				}
 				b.Write(j)
 			}
 			i = end
 		}
 		return b.String(), nil
 	case map[string]any:
+		// In key order, so that which expression meets a limit first, and
+		// so the error, is the same on every claim.
 		out := make(map[string]any, len(x))
-		for k, c := range x {
-			r, err := t.eval(c, act)
+		for _, k := range sortedKeys(x) {
+			v, err := r.eval(x[k])
 			if err != nil {
 				return nil, err
 			}
-			out[k] = r
+			out[k] = v
 		}
 		return out, nil
 	case []any:
 		out := make([]any, len(x))
 		for i, c := range x {
-			r, err := t.eval(c, act)
+			v, err := r.eval(c)
 			if err != nil {
 				return nil, err
 			}
-			out[i] = r
+			out[i] = v
 		}
 		return out, nil
 	}
 	return v, nil
 }
 
-var structpbValue = reflect.TypeOf(&structpb.Value{})
-
-func (t *template) evalExpr(src string, act map[string]any) (any, error) {
-	prg, ok := t.progs[src]
+// evalExpr runs one expression under what is left of the render's cost
+// budget.
+func (r *renderer) evalExpr(src string) (ref.Val, error) {
+	p, ok := r.t.progs[src]
 	if !ok {
 		return nil, fmt.Errorf("expression ${%s} was not compiled", src)
 	}
-	val, _, err := prg.Eval(act)
+	lim := r.t.limits
+	var limit uint64 // what this expression may spend
+	if r.cost < lim.TemplateCost {
+		limit = min(lim.ExprCost, lim.TemplateCost-r.cost)
+	}
+	in, err := p.acquire()
+	if err != nil {
+		return nil, fmt.Errorf("${%s}: %v", src, err)
+	}
+	in.m = meter{limit: limit}
+	val, _, err := in.prg.Eval(r.act)
+	spent, exceeded := in.m.spent, in.m.exceeded
+	p.release(in)
+	r.cost = satAdd(r.cost, spent)
+	if exceeded {
+		if limit == lim.ExprCost {
+			return nil, fmt.Errorf("expression ${%s} exceeds the CEL cost limit of %d per expression", clip(src), lim.ExprCost)
+		}
+		return nil, fmt.Errorf("template exceeds the CEL cost limit of %d per render (the sum over its expressions) at ${%s}", lim.TemplateCost, clip(src))
+	}
 	if err != nil {
 		return nil, fmt.Errorf("${%s}: %v", src, err)
 	}
 	if types.IsError(val) {
 		return nil, fmt.Errorf("${%s}: %v", src, val)
 	}
-	native, err := val.ConvertToNative(structpbValue)
-	if err != nil {
+	return val, nil
+}
+
+// encode writes an expression's value as JSON within what is left of the
+// byte budget.
+func (r *renderer) encode(src string, val ref.Val, top bool) (json.RawMessage, error) {
+	w := jsonWriter{max: r.t.limits.MaxBytes - r.bytes}
+	if err := w.value(val, top); err != nil {
+		if errors.Is(err, errTooBig) {
+			return nil, r.tooBig(src)
+		}
 		return nil, fmt.Errorf("${%s}: result of type %s is not JSON: %v", src, val.Type().TypeName(), err)
 	}
-	b, err := protojson.Marshal(native.(*structpb.Value))
-	if err != nil {
-		return nil, fmt.Errorf("${%s}: %v", src, err)
+	r.bytes += len(w.buf)
+	return w.buf, nil
+}
+
+func (r *renderer) tooBig(src string) error {
+	return fmt.Errorf("rendered input is over the %d-byte limit at ${%s}", r.t.limits.MaxBytes, clip(src))
+}
+
+// errTooBig stops an encoding that would pass its byte budget.
+var errTooBig = errors.New("over the byte budget")
+
+// jsonWriter encodes CEL values as JSON, as encoding/json would encode
+// their JSON form (sorted object keys, HTML-safe strings), giving up as
+// soon as the output passes max bytes. The budget is checked before each
+// value and before each container is entered, so values that share
+// structure (a list of the same big list twice, nested) cost the encoder
+// no more than max bytes of work. Integers outside ±(2^53-1) are strings,
+// as in cel's own JSON conversion.
+type jsonWriter struct {
+	buf []byte
+	max int
+}
+
+const maxJSONSafe = 1<<53 - 1
+
+func (w *jsonWriter) value(v ref.Val, top bool) error {
+	left := w.max - len(w.buf)
+	if left <= 0 {
+		return errTooBig
 	}
-	var out any
-	if err := json.Unmarshal(b, &out); err != nil {
+	switch x := v.(type) {
+	case types.Null:
+		w.buf = append(w.buf, "null"...)
+	case types.Bool:
+		w.buf = strconv.AppendBool(w.buf, bool(x))
+	case types.Int:
+		if x < -maxJSONSafe || x > maxJSONSafe {
+			w.buf = append(w.buf, '"')
+			w.buf = strconv.AppendInt(w.buf, int64(x), 10)
+			w.buf = append(w.buf, '"')
+		} else {
+			w.buf = strconv.AppendInt(w.buf, int64(x), 10)
+		}
+	case types.Uint:
+		if x > maxJSONSafe {
+			w.buf = append(w.buf, '"')
+			w.buf = strconv.AppendUint(w.buf, uint64(x), 10)
+			w.buf = append(w.buf, '"')
+		} else {
+			w.buf = strconv.AppendUint(w.buf, uint64(x), 10)
+		}
+	case types.Double:
+		f := float64(x)
+		if math.IsNaN(f) || math.IsInf(f, 0) {
+			return fmt.Errorf("%v is not a JSON number", f)
+		}
+		if top && f == math.Trunc(f) && math.Abs(f) < 1<<53 {
+			// An integral double on its own is an integer.
+			w.buf = strconv.AppendInt(w.buf, int64(f), 10)
+		} else {
+			w.buf = appendFloat(w.buf, f)
+		}
+	case types.String:
+		if len(x)+2 > left {
+			return errTooBig
+		}
+		w.buf = appendString(w.buf, string(x))
+	default:
+		switch v.Type() {
+		case types.ListType:
+			return w.list(v.(traits.Lister))
+		case types.MapType:
+			return w.object(v.(traits.Mapper))
+		}
+		// Bytes, durations, timestamps: cel's JSON form.
+		native, err := v.ConvertToNative(types.JSONValueType)
+		if err != nil {
+			return err
+		}
+		jv := native.(*structpb.Value)
+		if s, ok := jv.Kind.(*structpb.Value_StringValue); ok {
+			if len(s.StringValue)+2 > left {
+				return errTooBig
+			}
+			w.buf = appendString(w.buf, s.StringValue)
+			break
+		}
+		b, err := protojson.Marshal(jv)
+		if err != nil {
+			return err
+		}
+		var c bytes.Buffer
+		if err := json.Compact(&c, b); err != nil {
+			return err
+		}
+		w.buf = append(w.buf, c.Bytes()...)
+	}
+	if len(w.buf) > w.max {
+		return errTooBig
+	}
+	return nil
+}
+
+func (w *jsonWriter) list(l traits.Lister) error {
+	n, _ := l.Size().(types.Int)
+	// Each element takes at least two bytes, a value and a comma.
+	if int64(n) > int64(w.max-len(w.buf))/2 {
+		return errTooBig
+	}
+	w.buf = append(w.buf, '[')
+	first := true
+	for it := l.Iterator(); it.HasNext() == types.True; {
+		if !first {
+			w.buf = append(w.buf, ',')
+		}
+		first = false
+		if err := w.value(it.Next(), false); err != nil {
+			return err
+		}
+	}
+	w.buf = append(w.buf, ']')
+	return nil
+}
+
+func (w *jsonWriter) object(m traits.Mapper) error {
+	n, _ := m.Size().(types.Int)
+	// Each member takes at least five bytes: "":0,
+	if int64(n) > int64(w.max-len(w.buf))/5 {
+		return errTooBig
+	}
+	keys := make([]string, 0, int(n))
+	for it := m.Iterator(); it.HasNext() == types.True; {
+		k := it.Next()
+		s, ok := k.(types.String)
+		if !ok {
+			return fmt.Errorf("map key %v of type %s is not a string", k, k.Type().TypeName())
+		}
+		keys = append(keys, string(s))
+	}
+	sort.Strings(keys)
+	w.buf = append(w.buf, '{')
+	for i, k := range keys {
+		if i > 0 {
+			w.buf = append(w.buf, ',')
+		}
+		if len(k)+3 > w.max-len(w.buf) {
+			return errTooBig
+		}
+		w.buf = appendString(w.buf, k)
+		w.buf = append(w.buf, ':')
+		if err := w.value(m.Get(types.String(k)), false); err != nil {
+			return err
+		}
+	}
+	w.buf = append(w.buf, '}')
+	return nil
+}
+
+// appendFloat formats a finite float as encoding/json does.
+func appendFloat(b []byte, f float64) []byte {
+	abs := math.Abs(f)
+	format := byte('f')
+	if abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		format = 'e'
+	}
+	b = strconv.AppendFloat(b, f, format, -1, 64)
+	if format == 'e' {
+		// Clean up e-09 to e-9.
+		if n := len(b); n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
+			b[n-2] = b[n-1]
+			b = b[:n-1]
+		}
+	}
+	return b
+}
+
+// appendString quotes s as encoding/json does, HTML-safe: the rendered
+// input is re-marshalled with encoding/json, which keeps these escapes.
+func appendString(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hex[r&0xf])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}
+
+// The meter. cel-go's own runtime cost tracking (cel.CostLimit) does not
+// bound a render here: its bookkeeping is quadratic in a comprehension's
+// length (a map over 60,000 ints, under the limit, took 6 s), and with
+// dynamic variables it charges string and list concatenation one unit
+// whatever the sizes (a 64 MiB string for a cost of 587; a list of 3e15
+// elements, by lazy concatenation, for 1,315). So templates are metered by
+// a decorator instead: every planned node is wrapped, charges one unit per
+// evaluation (each comprehension step runs at least two), and a call also
+// charges for the sizes of what it read and made, after it returns. A call
+// reads and makes only values that earlier charges paid for, or the run's
+// own (bounded) data, so the overshoot past the limit is at most one
+// call's work. Over the limit, the meter panics with cel's own
+// cancellation error, which Eval recovers and returns.
+//
+// A planned program holds the meter its nodes charge, so one instance
+// serves one evaluation at a time; program keeps a few idle ones.
+
+// meter is the budget of one evaluation.
+type meter struct {
+	limit    uint64
+	spent    uint64
+	exceeded bool
+}
+
+func (m *meter) charge(n uint64) {
+	m.spent = satAdd(m.spent, n)
+	if m.spent > m.limit {
+		m.exceeded = true
+		panic(interpreter.EvalCancelledError{Cause: interpreter.CostLimitExceeded, Message: "template cost limit exceeded"})
+	}
+}
+
+// left is what may still be charged.
+func (m *meter) left() uint64 {
+	if m.spent >= m.limit {
+		return 0
+	}
+	return m.limit - m.spent
+}
+
+// instance is one planned, metered program.
+type instance struct {
+	prg  cel.Program
+	m    meter
+	args []*watch // nodes whose values a call reads
+}
+
+const maxIdleInstances = 8
+
+func (p *program) plan() (*instance, error) {
+	e, err := env()
+	if err != nil {
 		return nil, err
 	}
-	// protojson writes every number as a double; keep integers integral.
-	if f, ok := out.(float64); ok && f == math.Trunc(f) && math.Abs(f) < 1<<53 {
-		return int64(f), nil
+	in := &instance{}
+	if in.prg, err = e.Program(p.ast, cel.CustomDecoratorV2(in.decorate)); err != nil {
+		return nil, err
 	}
-	return out, nil
+	return in, nil
+}
+
+func (p *program) acquire() (*instance, error) {
+	p.mu.Lock()
+	if n := len(p.idle); n > 0 {
+		in := p.idle[n-1]
+		p.idle = p.idle[:n-1]
+		p.mu.Unlock()
+		return in, nil
+	}
+	p.mu.Unlock()
+	return p.plan()
+}
+
+func (p *program) release(in *instance) {
+	for _, w := range in.args {
+		w.last = nil // hold no values between renders
+	}
+	p.mu.Lock()
+	if len(p.idle) < maxIdleInstances {
+		p.idle = append(p.idle, in)
+	}
+	p.mu.Unlock()
+}
+
+// watch is what every metered node has: the meter, and for a call's
+// arguments, the value of their last evaluation.
+type watch struct {
+	m    *meter
+	keep bool
+	last ref.Val
+}
+
+func (w *watch) observe(v ref.Val) ref.Val {
+	if w.keep {
+		w.last = v
+	}
+	return v
+}
+
+// watched is a metered node.
+type watched interface{ watched() *watch }
+
+func (w *watch) watched() *watch { return w }
+
+// decorate wraps each planned node in a metered one of the same kind, so
+// the planner's later use of it (as an attribute to qualify, a constant, a
+// call's argument) works unchanged.
+func (in *instance) decorate(i interpreter.InterpretableV2) (interpreter.InterpretableV2, error) {
+	if _, ok := i.(watched); ok {
+		return i, nil
+	}
+	w := watch{m: &in.m}
+	switch n := i.(type) {
+	case interpreter.InterpretableAttribute:
+		return &meteredAttr{InterpretableAttribute: n, watch: w}, nil
+	case interpreter.InterpretableConst:
+		return &meteredConst{InterpretableConst: n, watch: w}, nil
+	case interpreter.InterpretableCall:
+		c := &meteredCall{InterpretableCall: n, watch: w}
+		for _, a := range n.Args() {
+			var aw *watch
+			if x, ok := a.(watched); ok {
+				aw = x.watched()
+				aw.keep = true
+				in.args = append(in.args, aw)
+			}
+			c.args = append(c.args, aw)
+		}
+		return c, nil
+	case interpreter.InterpretableConstructor:
+		return &meteredConstructor{InterpretableConstructor: n, watch: w}, nil
+	default:
+		return &meteredNode{InterpretableV2: n, watch: w}, nil
+	}
+}
+
+type meteredNode struct {
+	interpreter.InterpretableV2
+	watch
+}
+
+func (n *meteredNode) Exec(f *interpreter.ExecutionFrame) ref.Val {
+	n.m.charge(1)
+	return n.observe(n.InterpretableV2.Exec(f))
+}
+
+func (n *meteredNode) Eval(a interpreter.Activation) ref.Val { return n.Exec(interpreter.AsFrame(a)) }
+
+type meteredAttr struct {
+	interpreter.InterpretableAttribute
+	watch
+}
+
+func (n *meteredAttr) Exec(f *interpreter.ExecutionFrame) ref.Val {
+	n.m.charge(1)
+	return n.observe(n.InterpretableAttribute.Exec(f))
+}
+
+func (n *meteredAttr) Eval(a interpreter.Activation) ref.Val { return n.Exec(interpreter.AsFrame(a)) }
+
+type meteredConst struct {
+	interpreter.InterpretableConst
+	watch
+}
+
+func (n *meteredConst) Exec(f *interpreter.ExecutionFrame) ref.Val {
+	n.m.charge(1)
+	return n.observe(n.InterpretableConst.Exec(f))
+}
+
+func (n *meteredConst) Eval(a interpreter.Activation) ref.Val { return n.Exec(interpreter.AsFrame(a)) }
+
+type meteredConstructor struct {
+	interpreter.InterpretableConstructor
+	watch
+}
+
+func (n *meteredConstructor) Exec(f *interpreter.ExecutionFrame) ref.Val {
+	// cel's base costs of making a list or a map: allocation is most of
+	// what a comprehension step costs.
+	if n.Type() == types.MapType {
+		n.m.charge(common.MapCreateBaseCost)
+	} else {
+		n.m.charge(common.ListCreateBaseCost)
+	}
+	return n.observe(n.InterpretableConstructor.Exec(f))
+}
+
+func (n *meteredConstructor) Eval(a interpreter.Activation) ref.Val {
+	return n.Exec(interpreter.AsFrame(a))
+}
+
+type meteredCall struct {
+	interpreter.InterpretableCall
+	watch
+	args []*watch // nil where an argument is not metered
+}
+
+func (n *meteredCall) Exec(f *interpreter.ExecutionFrame) ref.Val {
+	n.m.charge(1)
+	v := n.InterpretableCall.Exec(f)
+	n.m.charge(n.cost(v))
+	return n.observe(v)
+}
+
+func (n *meteredCall) Eval(a interpreter.Activation) ref.Val { return n.Exec(interpreter.AsFrame(a)) }
+
+// arg is the value of argument i, which it forgets.
+func (n *meteredCall) arg(i int) ref.Val {
+	if i >= len(n.args) || n.args[i] == nil {
+		return nil
+	}
+	v := n.args[i].last
+	n.args[i].last = nil
+	return v
+}
+
+// cost is what a call's work is worth beyond its node: the sizes it read
+// and made. Sizes are measured only up to what is left, so that measuring
+// costs no more than the budget it can exhaust.
+func (n *meteredCall) cost(res ref.Val) uint64 {
+	capAt := satAdd(n.m.left(), 1)
+	switch n.Function() {
+	case overloads.Size:
+		if s, ok := n.arg(0).(types.String); ok {
+			return flatSize(s) // counts code points
+		}
+		return 0
+	case overloads.TypeConvertDyn, overloads.TypeConvertType:
+		n.arg(0)
+		return 0
+	case operators.Add:
+		a, b := n.arg(0), n.arg(1)
+		if _, ok := a.(traits.MutableLister); ok {
+			// A comprehension's accumulator, appended to in place.
+			return flatSize(b)
+		}
+		return satAdd(satAdd(flatSize(a), flatSize(b)), flatSize(res))
+	case operators.Equals, operators.NotEquals:
+		a := deepSize(n.arg(0), capAt)
+		return min(a, deepSize(n.arg(1), a))
+	case operators.In:
+		elem, container := n.arg(0), n.arg(1)
+		if _, ok := container.(traits.Mapper); ok {
+			return deepSize(elem, capAt)
+		}
+		return satAdd(deepSize(elem, capAt), deepSize(container, capAt))
+	case overloads.Matches:
+		// The pattern is compiled on each call, then run over the
+		// string: a unit per two bytes per four bytes of pattern (RE2
+		// takes tens of nanoseconds a byte).
+		s, re := n.arg(0), n.arg(1)
+		var sLen, reLen uint64
+		if x, ok := s.(types.String); ok {
+			sLen = uint64(len(x))
+		}
+		if x, ok := re.(types.String); ok {
+			reLen = uint64(len(x))
+		}
+		return satAdd(satMul(1+sLen/2, 1+reLen/4), reLen)
+	}
+	var c uint64
+	for i := range n.args {
+		c = satAdd(c, flatSize(n.arg(i)))
+	}
+	return satAdd(c, flatSize(res))
+}
+
+// flatSize is what a value costs to copy or scan once: a tenth of a unit
+// per string or bytes byte (as in cel's cost model), one per list or map
+// element.
+func flatSize(v ref.Val) uint64 {
+	switch x := v.(type) {
+	case nil:
+		return 0
+	case types.String:
+		return (uint64(len(x)) + 9) / 10
+	case types.Bytes:
+		return (uint64(len(x)) + 9) / 10
+	case traits.Sizer:
+		if t := v.Type(); t == types.ListType || t == types.MapType {
+			if n, ok := x.Size().(types.Int); ok && n > 0 {
+				return uint64(n)
+			}
+		}
+	}
+	return 0
+}
+
+// Equality and membership walk nested values, converting each element
+// from its Go form as they go; these weights make a unit of that walk cost
+// about what a unit of evaluation does.
+const (
+	elemCost  = 3 // one list element
+	entryCost = 6 // one map entry: a key, a lookup and a value
+)
+
+// deepSize is the work of walking a value for equality: a unit per ten
+// string bytes, elemCost per list element and entryCost per map entry,
+// through nested lists and maps. It stops counting at capAt.
+func deepSize(v ref.Val, capAt uint64) uint64 {
+	switch x := v.(type) {
+	case nil:
+		return 0
+	case types.String, types.Bytes:
+		return flatSize(x)
+	}
+	var n uint64
+	nested := func(e ref.Val) bool {
+		switch e.Type() {
+		case types.ListType, types.MapType, types.StringType, types.BytesType:
+			return true
+		}
+		return false
+	}
+	switch v.Type() {
+	case types.ListType:
+		l := v.(traits.Lister)
+		if n = satMul(flatSize(l), elemCost); n >= capAt {
+			return n
+		}
+		for it := l.Iterator(); n < capAt && it.HasNext() == types.True; {
+			if e := it.Next(); nested(e) {
+				n = satAdd(n, deepSize(e, capAt-n))
+			}
+		}
+	case types.MapType:
+		m := v.(traits.Mapper)
+		if n = satMul(flatSize(m), entryCost); n >= capAt {
+			return n
+		}
+		for it := m.Iterator(); n < capAt && it.HasNext() == types.True; {
+			k := it.Next()
+			n = satAdd(n, flatSize(k))
+			if e := m.Get(k); n < capAt && nested(e) {
+				n = satAdd(n, deepSize(e, capAt-n))
+			}
+		}
+	}
+	return n
+}
+
+func satMul(a, b uint64) uint64 {
+	if b != 0 && a > math.MaxUint64/b {
+		return math.MaxUint64
+	}
+	return a * b
 }

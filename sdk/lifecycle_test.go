@@ -56,7 +56,8 @@ func TestDrainLetsBodiesFinish(t *testing.T) {
 }
 
 // A body still running at the drain timeout is cancelled with ErrShutdown
-// and released as retryable; another worker runs the step.
+// and reported as interrupted; the engine runs the (at_least_once) step
+// again on another worker.
 func TestDrainTimeoutReleasesBodies(t *testing.T) {
 	e := newEnv(t, sdktest.Options{})
 	began := make(chan struct{}, 1)
@@ -92,14 +93,15 @@ func TestDrainTimeoutReleasesBodies(t *testing.T) {
 		t.Fatalf("run %s %s", r.Status, r.Output)
 	}
 	a := r.Step("s").Attempts[0]
-	if a.Outcome != "failed" || a.Error.Class != ClassRetryable || !strings.Contains(a.Error.Message, "shut down") {
+	if a.Outcome != "failed" || a.Error.Class != ClassInterrupted || !strings.Contains(a.Error.Message, "shut down") {
 		t.Fatalf("first attempt %+v %+v", a, a.Error)
 	}
 }
 
-// A panic is recovered, reported as retryable without a stack trace, and
-// the worker keeps serving.
-func TestPanicIsRetryable(t *testing.T) {
+// A panic is recovered, reported with class panic without a stack trace
+// (the stack is logged), and the worker keeps serving. An at_least_once
+// step is retried.
+func TestPanicIsClassPanic(t *testing.T) {
 	e := newEnv(t, sdktest.Options{})
 	logs := &logRecorder{}
 	wf := Workflow("panicky", "1").Task("s", Handle(func(ctx StepContext, _ struct{}) (int, error) {
@@ -115,12 +117,12 @@ func TestPanicIsRetryable(t *testing.T) {
 		t.Fatalf("run %s %s", r.Status, r.Output)
 	}
 	a := r.Step("s").Attempts[0]
-	if a.Error == nil || a.Error.Class != ClassRetryable || !strings.HasPrefix(a.Error.Message, "panic: assignment to entry in nil map") ||
+	if a.Error == nil || a.Error.Class != ClassPanic || !strings.HasPrefix(a.Error.Message, "panic: assignment to entry in nil map") ||
 		strings.Contains(a.Error.Message, "goroutine") || strings.Contains(a.Error.Message, ".go:") {
 		t.Fatalf("first attempt error %+v", a.Error)
 	}
-	if len(logs.find("panicked")) != 1 {
-		t.Fatal("the panic was not logged")
+	if l := logs.find("panicked"); len(l) != 1 || !strings.Contains(l[0], "class panic") || !strings.Contains(l[0], "stack=(") {
+		t.Fatalf("the panic was not logged: %q", l)
 	}
 }
 

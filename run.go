@@ -82,23 +82,70 @@ type ErrorInfo struct {
 	Step    string `json:"step,omitempty" doc:"For a run's error: the step that failed it."`
 }
 
-// Usage is what an attempt consumed: tokens of a model, priced by the
-// engine's price book, and free counters.
+// MixedModels is Usage.Model when the usage is of several models: Models
+// then holds each one's share.
+const MixedModels = "mixed"
+
+// Usage is what an attempt consumed (or a step's attempts, or a run's
+// steps, summed): tokens of one model or several, priced by the engine's
+// price book, and free counters.
+//
+// InputTokens, OutputTokens and CostUSD are always the totals. Usage of one
+// model names it in Model and leaves Models empty, as usage always looked.
+// Usage of several models has Model "mixed" and each model's tokens and
+// cost in Models. When Models is set it is the breakdown: tokens recorded
+// without a model count in the totals only, and are not priced.
 type Usage struct {
-	Model        string           `json:"model,omitempty" doc:"Model name to price tokens with."`
-	InputTokens  int64            `json:"input_tokens,omitempty" minimum:"0"`
-	OutputTokens int64            `json:"output_tokens,omitempty" minimum:"0"`
-	CostUSD      float64          `json:"cost_usd,omitempty" doc:"Priced by the engine; ignored on input."`
-	Counters     map[string]int64 `json:"counters,omitempty" doc:"Free counters, summed per step and run."`
+	Model        string                `json:"model,omitempty" doc:"The model the tokens are of, priced by the engine's price book; \"mixed\" when models holds several."`
+	InputTokens  int64                 `json:"input_tokens,omitempty" minimum:"0" doc:"All input tokens, over every model."`
+	OutputTokens int64                 `json:"output_tokens,omitempty" minimum:"0" doc:"All output tokens, over every model."`
+	CostUSD      float64               `json:"cost_usd,omitempty" doc:"Priced by the engine (over every model); ignored on input."`
+	Models       map[string]ModelUsage `json:"models,omitempty" doc:"Tokens and cost per model, when the usage is of several models (model is then \"mixed\"); each model is priced by the engine. Tokens without a model count in the totals only."`
+	Counters     map[string]int64      `json:"counters,omitempty" doc:"Free counters, summed per step and run."`
 }
 
-// Add adds o to u (the model is kept when both agree, else cleared).
-func (u *Usage) Add(o Usage) {
-	if u.Model == "" {
-		u.Model = o.Model
-	} else if o.Model != "" && o.Model != u.Model {
-		u.Model = "mixed"
+// ModelUsage is one model's share of a Usage.
+type ModelUsage struct {
+	InputTokens  int64   `json:"input_tokens,omitempty" minimum:"0"`
+	OutputTokens int64   `json:"output_tokens,omitempty" minimum:"0"`
+	CostUSD      float64 `json:"cost_usd,omitempty" doc:"Priced by the engine; ignored on input."`
+}
+
+// ByModel returns the tokens and cost of each model u is of: Models when
+// set, else Model with the totals; nil when u names no model. The map is
+// a copy.
+func (u Usage) ByModel() map[string]ModelUsage {
+	if len(u.Models) > 0 {
+		out := make(map[string]ModelUsage, len(u.Models))
+		for m, mu := range u.Models {
+			out[m] = mu
+		}
+		return out
 	}
+	if u.Model != "" && u.Model != MixedModels {
+		return map[string]ModelUsage{u.Model: {InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, CostUSD: u.CostUSD}}
+	}
+	return nil
+}
+
+// Add adds o to u, model by model: usage of one model keeps the
+// single-model form, usage of several gets Models (and Model "mixed").
+// u shares no map with o afterwards.
+func (u *Usage) Add(o Usage) {
+	models := u.ByModel()
+	for m, mu := range o.ByModel() {
+		if models == nil {
+			models = map[string]ModelUsage{}
+		}
+		cur := models[m]
+		cur.InputTokens += mu.InputTokens
+		cur.OutputTokens += mu.OutputTokens
+		cur.CostUSD += mu.CostUSD
+		models[m] = cur
+	}
+	// "mixed" without a breakdown: usage summed before Models existed. It
+	// stays mixed.
+	mixed := u.Model == MixedModels && len(u.Models) == 0 || o.Model == MixedModels && len(o.Models) == 0
 	u.InputTokens += o.InputTokens
 	u.OutputTokens += o.OutputTokens
 	u.CostUSD += o.CostUSD
@@ -108,11 +155,37 @@ func (u *Usage) Add(o Usage) {
 		}
 		u.Counters[k] += v
 	}
+	u.setModels(models, mixed)
+}
+
+// setModels sets Model and Models from a breakdown per model, in the
+// smallest form that says it all: one model whose tokens are all of u's
+// is Model alone.
+func (u *Usage) setModels(models map[string]ModelUsage, mixed bool) {
+	if len(models) == 0 {
+		u.Models = nil
+		if mixed {
+			u.Model = MixedModels
+		} else {
+			u.Model = ""
+		}
+		return
+	}
+	if len(models) > 1 || mixed {
+		u.Model, u.Models = MixedModels, models
+		return
+	}
+	for m, mu := range models {
+		u.Model, u.Models = m, nil
+		if mu.InputTokens != u.InputTokens || mu.OutputTokens != u.OutputTokens {
+			u.Models = models // some tokens are of no model
+		}
+	}
 }
 
 // IsZero reports whether u records nothing.
 func (u Usage) IsZero() bool {
-	return u.Model == "" && u.InputTokens == 0 && u.OutputTokens == 0 && u.CostUSD == 0 && len(u.Counters) == 0
+	return u.Model == "" && u.InputTokens == 0 && u.OutputTokens == 0 && u.CostUSD == 0 && len(u.Models) == 0 && len(u.Counters) == 0
 }
 
 // Attempt records one lease of a task step.

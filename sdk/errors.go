@@ -15,6 +15,13 @@ const (
 	ClassFatal      = cairn.ClassFatal
 	ClassUnservable = cairn.ClassUnservable
 	ClassTimeout    = cairn.ClassTimeout
+	// ClassPanic: the body panicked (the stack goes to the worker's log).
+	ClassPanic = cairn.ClassPanic
+	// ClassOutputTooLarge: the engine refused the output or state patch
+	// as too large for the run record.
+	ClassOutputTooLarge = cairn.ClassOutputTooLarge
+	// ClassInterrupted: the worker shut down before the body ended.
+	ClassInterrupted = cairn.ClassInterrupted
 )
 
 // Rejection reasons of the worker protocol (HTTP 409), re-exported.
@@ -23,6 +30,7 @@ const (
 	ReasonFenced         = cairn.ReasonFenced
 	ReasonRunTerminal    = cairn.ReasonRunTerminal
 	ReasonNotStarted     = cairn.ReasonNotStarted
+	ReasonTooLarge       = cairn.ReasonTooLarge
 )
 
 // Causes of a cancelled step context: read them with context.Cause(ctx).
@@ -38,7 +46,9 @@ var (
 	// engine fails it with class timeout.
 	ErrAttemptTimeout = errors.New("cairn: attempt timed out")
 	// ErrShutdown: the worker is shutting down and the drain timeout
-	// passed; the attempt is released as retryable.
+	// passed. Unless the body then returns its output at once, the attempt
+	// is reported with class interrupted: the engine runs an at_least_once
+	// step again, and fails a started at_most_once step.
 	ErrShutdown = errors.New("cairn: worker shutting down")
 )
 
@@ -109,7 +119,7 @@ type APIError struct {
 	// Detail says what went wrong.
 	Detail string
 	// Reason is set on a 409 to a worker call: already_applied, fenced,
-	// run_terminal or not_started.
+	// run_terminal, not_started or too_large.
 	Reason string
 	// Errors are the field-level details of a validation problem.
 	Errors []FieldProblem

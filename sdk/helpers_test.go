@@ -141,7 +141,9 @@ func (l *logRecorder) Handle(_ context.Context, r slog.Record) error {
 		fmt.Fprintf(&b, " %s=%v", a.Key, a.Value)
 	}
 	r.Attrs(func(a slog.Attr) bool {
-		if a.Key != "stack" {
+		if a.Key == "stack" {
+			fmt.Fprintf(&b, " stack=(%d bytes)", len(a.Value.String()))
+		} else {
 			fmt.Fprintf(&b, " %s=%v", a.Key, a.Value)
 		}
 		return true

@@ -3,6 +3,7 @@ package sdk
 import (
 	"context"
 	"errors"
+	"math"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -13,6 +14,8 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/api/engine"
 	"github.com/cairn-dev/cairn/sdk/sdktest"
 )
 
@@ -53,7 +56,8 @@ func TestDrainLetsBodiesFinish(t *testing.T) {
 }
 
 // A body still running at the drain timeout is cancelled with ErrShutdown
-// and released as retryable; another worker runs the step.
+// and reported as interrupted; the engine runs the (at_least_once) step
+// again on another worker.
 func TestDrainTimeoutReleasesBodies(t *testing.T) {
 	e := newEnv(t, sdktest.Options{})
 	began := make(chan struct{}, 1)
@@ -89,14 +93,15 @@ func TestDrainTimeoutReleasesBodies(t *testing.T) {
 		t.Fatalf("run %s %s", r.Status, r.Output)
 	}
 	a := r.Step("s").Attempts[0]
-	if a.Outcome != "failed" || a.Error.Class != ClassRetryable || !strings.Contains(a.Error.Message, "shut down") {
+	if a.Outcome != "failed" || a.Error.Class != ClassInterrupted || !strings.Contains(a.Error.Message, "shut down") {
 		t.Fatalf("first attempt %+v %+v", a, a.Error)
 	}
 }
 
-// A panic is recovered, reported as retryable without a stack trace, and
-// the worker keeps serving.
-func TestPanicIsRetryable(t *testing.T) {
+// A panic is recovered, reported with class panic without a stack trace
+// (the stack is logged), and the worker keeps serving. An at_least_once
+// step is retried.
+func TestPanicIsClassPanic(t *testing.T) {
 	e := newEnv(t, sdktest.Options{})
 	logs := &logRecorder{}
 	wf := Workflow("panicky", "1").Task("s", Handle(func(ctx StepContext, _ struct{}) (int, error) {
@@ -112,12 +117,12 @@ func TestPanicIsRetryable(t *testing.T) {
 		t.Fatalf("run %s %s", r.Status, r.Output)
 	}
 	a := r.Step("s").Attempts[0]
-	if a.Error == nil || a.Error.Class != ClassRetryable || !strings.HasPrefix(a.Error.Message, "panic: assignment to entry in nil map") ||
+	if a.Error == nil || a.Error.Class != ClassPanic || !strings.HasPrefix(a.Error.Message, "panic: assignment to entry in nil map") ||
 		strings.Contains(a.Error.Message, "goroutine") || strings.Contains(a.Error.Message, ".go:") {
 		t.Fatalf("first attempt error %+v", a.Error)
 	}
-	if len(logs.find("panicked")) != 1 {
-		t.Fatal("the panic was not logged")
+	if l := logs.find("panicked"); len(l) != 1 || !strings.Contains(l[0], "class panic") || !strings.Contains(l[0], "stack=(") {
+		t.Fatalf("the panic was not logged: %q", l)
 	}
 }
 
@@ -240,7 +245,7 @@ func TestUsageFromSpans(t *testing.T) {
 	if u := r.Step("explicit").Usage; u.InputTokens != 1 || u.OutputTokens != 2 || u.Model != "model-b" {
 		t.Fatalf("explicit usage %+v", u)
 	}
-	if u := r.Usage; u.InputTokens != 106 || u.Model != "mixed" {
+	if u := r.Usage; u.InputTokens != 106 || u.Model != "mixed" || u.Models["model-a"].InputTokens != 105 || u.Models["model-b"].InputTokens != 1 {
 		t.Fatalf("run usage %+v", u)
 	}
 	tp.ForceFlush(context.Background())
@@ -264,5 +269,64 @@ func TestUsageFromSpans(t *testing.T) {
 	}
 	if stepSpan.SpanContext().TraceID().String() != parts[1] {
 		t.Fatal("the step span is not in the run's trace")
+	}
+}
+
+// A body whose spans used two models reports their usage per model, and
+// the engine prices each with its price book: on the attempt, the step and
+// the run. (Before, the usage was summed under the model "mixed", which no
+// price book prices: $0.)
+func TestUsageTwoModelsPriced(t *testing.T) {
+	prices := engine.PriceBook{
+		"model-big":   {InputPerMillion: 3, OutputPerMillion: 15},
+		"model-small": {InputPerMillion: 0.25, OutputPerMillion: 1.25},
+	}
+	e := newEnv(t, sdktest.Options{Engine: engine.Config{Prices: prices}})
+	tp := sdktrace.NewTracerProvider()
+	defer tp.Shutdown(context.Background())
+	tracer := tp.Tracer("test")
+	llm := func(ctx context.Context, model string, in, out int64) {
+		_, span := tracer.Start(ctx, "chat "+model, trace.WithAttributes(
+			attribute.String(AttrRequestModel, model),
+			attribute.Int64(AttrInputTokens, in), attribute.Int64(AttrOutputTokens, out)))
+		span.End()
+	}
+	wf := Workflow("usage2", "1").
+		Task("agent", Handle(func(ctx StepContext, _ struct{}) (int, error) {
+			llm(ctx, "model-small", 20000, 1000) // route
+			llm(ctx, "model-big", 10000, 2000)   // answer
+			llm(ctx, "model-small", 5000, 500)   // check
+			return 1, nil
+		})).
+		Task("summary", Handle(func(ctx StepContext, _ struct{}) (int, error) {
+			llm(ctx, "model-big", 1000, 100)
+			return 2, nil
+		}), After("agent"))
+	serve(t, NewWorker(e.c, WithLogger(quiet()), WithTracerProvider(tp)).Register(wf))
+	r := waitRun(t, e.c, start(t, e.c, "usage2", StartOptions{}).ID, 10*time.Second)
+	if r.Status != RunCompleted {
+		t.Fatalf("run %s %+v", r.Status, r.Error)
+	}
+	cost := func(model string, in, out int64) float64 {
+		p := prices[model]
+		return float64(in)*p.InputPerMillion/1e6 + float64(out)*p.OutputPerMillion/1e6
+	}
+	near := func(a, b float64) bool { return math.Abs(a-b) < 1e-12 }
+	small, big := cost("model-small", 25000, 1500), cost("model-big", 10000, 2000)
+	agent := r.Step("agent")
+	for name, u := range map[string]Usage{"step": agent.Usage, "attempt": *agent.Attempts[0].Usage} {
+		if u.Model != cairn.MixedModels || u.InputTokens != 35000 || u.OutputTokens != 3500 || len(u.Models) != 2 ||
+			u.Models["model-small"].InputTokens != 25000 || u.Models["model-big"].OutputTokens != 2000 ||
+			!near(u.Models["model-small"].CostUSD, small) || !near(u.Models["model-big"].CostUSD, big) || !near(u.CostUSD, small+big) {
+			t.Fatalf("agent %s usage %+v, want $%g + $%g", name, u, small, big)
+		}
+	}
+	if u := r.Step("summary").Usage; u.Model != "model-big" || u.Models != nil || !near(u.CostUSD, cost("model-big", 1000, 100)) {
+		t.Fatalf("summary usage %+v", u)
+	}
+	bigAll := cost("model-big", 11000, 2100)
+	if u := r.Usage; u.Model != cairn.MixedModels || u.InputTokens != 36000 || !near(u.Models["model-big"].CostUSD, bigAll) ||
+		!near(u.Models["model-small"].CostUSD, small) || !near(u.CostUSD, small+bigAll) || u.CostUSD < 0.05 {
+		t.Fatalf("run usage %+v, want $%g", u, small+bigAll)
 	}
 }

@@ -13,8 +13,10 @@ import (
 // import the root package.
 type (
 	// Usage is what an attempt consumed: model tokens (priced by the
-	// engine) and free counters.
+	// engine, model by model when it used several) and free counters.
 	Usage = cairn.Usage
+	// ModelUsage is one model's share of a Usage of several models.
+	ModelUsage = cairn.ModelUsage
 	// ErrorInfo is how a step or run failed.
 	ErrorInfo = cairn.ErrorInfo
 	// RunStatus is where a run is in its life.
@@ -148,17 +150,33 @@ func errorFrom(e *client.ErrorInfo) *ErrorInfo {
 }
 
 func usageFrom(u client.Usage) Usage {
-	return Usage{
+	out := Usage{
 		Model: deref(u.Model), InputTokens: deref(u.InputTokens), OutputTokens: deref(u.OutputTokens),
 		CostUSD: deref(u.CostUsd), Counters: deref(u.Counters),
 	}
+	if u.Models != nil && len(*u.Models) > 0 {
+		out.Models = make(map[string]ModelUsage, len(*u.Models))
+		for m, mu := range *u.Models {
+			out.Models[m] = ModelUsage{InputTokens: deref(mu.InputTokens), OutputTokens: deref(mu.OutputTokens), CostUSD: deref(mu.CostUsd)}
+		}
+	}
+	return out
 }
 
+// usageTo is the usage a worker reports. Costs are left out: the engine
+// prices tokens itself.
 func usageTo(u Usage) *client.Usage {
 	if u.IsZero() {
 		return nil
 	}
 	out := &client.Usage{Model: ptr(u.Model), InputTokens: ptr(u.InputTokens), OutputTokens: ptr(u.OutputTokens)}
+	if len(u.Models) > 0 {
+		models := make(map[string]client.ModelUsage, len(u.Models))
+		for m, mu := range u.Models {
+			models[m] = client.ModelUsage{InputTokens: ptr(mu.InputTokens), OutputTokens: ptr(mu.OutputTokens)}
+		}
+		out.Models = &models
+	}
 	if len(u.Counters) > 0 {
 		c := u.Counters
 		out.Counters = &c

@@ -17,8 +17,9 @@ import (
 // Handler is the body of a task step. It returns the step's output (any
 // value that encodes to JSON, or a json.RawMessage) or an error: a
 // Retryable error is retried within the step's budget, a Failure names a
-// class, anything else is fatal. A panic is recovered and reported as
-// retryable. Most bodies are written with Handle, which decodes the input.
+// class, anything else is fatal. A panic is recovered and reported with
+// class panic. Most bodies are written with Handle, which decodes the
+// input.
 type Handler func(ctx StepContext) (any, error)
 
 // Handle makes a Handler of a typed body: the step's rendered input is
@@ -210,12 +211,14 @@ func (s *stepCtx) SetUsage(u Usage) {
 	s.explicit = &u
 }
 
-// ended returns the state patch and the usage to report.
+// ended returns the state patch and the usage to report: copies, as the
+// drain may call it while the body still runs.
 func (s *stepCtx) ended() (map[string]json.RawMessage, Usage) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	patch := maps.Clone(s.patch)
 	if s.explicit != nil {
-		return s.patch, *s.explicit
+		return patch, *s.explicit
 	}
-	return s.patch, s.usage.total()
+	return patch, s.usage.total()
 }

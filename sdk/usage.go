@@ -45,6 +45,9 @@ func (a *usageAcc) total() Usage {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	u := a.u
+	if len(u.Models) > 0 {
+		u.Models = u.ByModel() // a copy
+	}
 	if u.Counters != nil {
 		c := make(map[string]int64, len(u.Counters))
 		for k, v := range u.Counters {

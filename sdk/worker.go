@@ -73,7 +73,11 @@ func WithLogger(l *slog.Logger) WorkerOption { return func(c *workerConfig) { c.
 
 // WithDrainTimeout bounds the graceful drain on shutdown
 // [DefaultDrainTimeout]: bodies still running then are cancelled
-// (context.Cause is ErrShutdown) and released as retryable failures.
+// (context.Cause is ErrShutdown) and, unless they return their output at
+// once, reported with class interrupted. The engine runs an interrupted
+// at_least_once step again; an at_most_once step that had started is
+// failed instead (unless its retry policy lists interrupted in
+// RetryAfterStart), so give such bodies a drain timeout they fit in.
 func WithDrainTimeout(d time.Duration) WorkerOption {
 	return func(c *workerConfig) { c.drainTimeout = d }
 }
@@ -210,7 +214,8 @@ func (w *Worker) InFlight() int {
 
 // Serve registers the worker and serves steps until ctx is cancelled,
 // then drains: it stops claiming, lets running bodies finish for up to the
-// drain timeout, releases the rest as retryable failures, and returns nil.
+// drain timeout, cancels the rest and reports them as interrupted, and
+// returns nil.
 // It returns an error when the definitions are invalid, registration is
 // refused, or the API refuses the worker's key.
 func (w *Worker) Serve(ctx context.Context) error {
@@ -476,6 +481,12 @@ type attempt struct {
 	// published or dropped.
 	settled    chan struct{}
 	settleOnce sync.Once
+	// started is set once the engine acknowledged started: before, an
+	// at_most_once attempt cannot be reported at all (not_started).
+	started atomic.Bool
+	// body is the running body's context, for the drain to report the
+	// state patch and usage of a body it cuts off.
+	body atomic.Pointer[stepCtx]
 }
 
 // finish claims the right to publish (or drop) the attempt's outcome.
@@ -563,6 +574,7 @@ func (w *Worker) handle(a *attempt) {
 	if !w.started(a, log) {
 		return
 	}
+	a.started.Store(true)
 
 	// The body's context: the lease's, bounded by the attempt timeout,
 	// carrying the step span (a child of the engine's step span).
@@ -593,6 +605,7 @@ func (w *Worker) handle(a *attempt) {
 		},
 		input: l.Input, outputs: l.Steps, state: l.State, log: log, usage: &usageAcc{},
 	}
+	a.body.Store(sc)
 	start := time.Now()
 	out, err := w.runBody(sc, h)
 	elapsed := time.Since(start)
@@ -606,8 +619,17 @@ func (w *Worker) handle(a *attempt) {
 		log.Info("body cancelled; nothing is reported", "cause", cause, "elapsed", elapsed)
 		w.metrics.record("dropped", elapsed)
 		return
-	case errors.Is(cause, ErrShutdown):
-		return // released by the drain
+	case errors.Is(cause, ErrShutdown) && err != nil:
+		// Cut off by the drain, and the body did not finish: interrupted.
+		// (A body that returns its output when cancelled is reported as
+		// completed, below: the work is done, whatever its delivery.)
+		msg := w.interrupted() + ": " + errorMessage(err)
+		span.SetStatus(codes.Error, msg)
+		span.SetAttributes(attribute.String("cairn.error.class", cairn.ClassInterrupted))
+		w.metrics.record("interrupted", elapsed)
+		log.Info("step interrupted by the shutdown", "elapsed", elapsed)
+		w.publishFail(a, cairn.ClassInterrupted, msg, patch, usage)
+		return
 	}
 	if err == nil {
 		data, merr := toJSON(out)
@@ -632,16 +654,27 @@ func (w *Worker) handle(a *attempt) {
 	w.publishFail(a, class, msg, patch, usage)
 }
 
-// runBody runs a body, turning a panic into a retryable error. The stack
-// goes to the worker's log, never to the engine.
+// runBody runs a body, turning a panic into an error of class panic. The
+// stack goes to the worker's log, never to the engine.
 func (w *Worker) runBody(sc *stepCtx, h Handler) (out any, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			sc.log.Error("step body panicked; reporting it as retryable", "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
-			err = Retryable(fmt.Errorf("panic: %v", r))
+			sc.log.Error("step body panicked; reporting it as class panic", "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+			err = Failure(cairn.ClassPanic, fmt.Errorf("panic: %v", r))
 		}
 	}()
 	return h(sc)
+}
+
+// interrupted says why an attempt was cut off by the drain.
+func (w *Worker) interrupted() string {
+	return "worker " + w.id + " shut down before the step finished (drain timeout " + w.cfg.drainTimeout.String() + ")"
+}
+
+// errorMessage is a body error's message, as classify gives it.
+func errorMessage(err error) string {
+	_, msg := classify(err)
+	return msg
 }
 
 // started tells the engine the body is about to run. It reports whether
@@ -688,6 +721,19 @@ func (w *Worker) publishComplete(a *attempt, output json.RawMessage, patch map[s
 		return w.c.check(err, resp)
 	})
 	var ae *APIError
+	if ReasonOf(err) == cairn.ReasonTooLarge && errors.As(err, &ae) {
+		// The output (or the state patch) would grow the run record past
+		// its limit. Nothing was applied and the lease is still held:
+		// retrying complete cannot help, so fail the step with a class
+		// that says why (the engine does not retry it).
+		detail := ae.Detail
+		if detail == "" {
+			detail = ae.Error()
+		}
+		log.Error("the engine refused the step's output as too large; failing the step", "detail", detail)
+		w.sendFail(w.pubCtx, a, cairn.ClassOutputTooLarge, "the engine refused the step's output as too large: "+detail, patch, usage, log)
+		return
+	}
 	if errors.As(err, &ae) && ae.Status == 422 {
 		// The engine refused the output itself (too large, a state patch
 		// that is not JSON): retrying cannot help, so fail the attempt.
@@ -713,10 +759,24 @@ func (w *Worker) sendFail(ctx context.Context, a *attempt, class, msg string, pa
 	if len(patch) > 0 {
 		req.StatePatch = &patch
 	}
-	err := w.retry(ctx, a, func(ctx context.Context) error {
+	send := func(ctx context.Context) error {
 		resp, err := w.c.api.FailStepWithResponse(ctx, a.lease.Id, req)
 		return w.c.check(err, resp)
-	})
+	}
+	err := w.retry(ctx, a, send)
+	var ae *APIError
+	if ReasonOf(err) == cairn.ReasonTooLarge && req.StatePatch != nil && errors.As(err, &ae) {
+		// The state patch would grow the run record past its limit: the
+		// failure matters more than the patch. Once more without it.
+		detail := ae.Detail
+		if detail == "" {
+			detail = ae.Error()
+		}
+		log.Warn("fail refused as too large; sending it again without the state patch", "detail", detail)
+		req.StatePatch = nil
+		req.Error.Message += " (state patch dropped: " + detail + ")"
+		err = w.retry(ctx, a, send)
+	}
 	w.answered(a, "fail", err, log)
 }
 
@@ -767,6 +827,8 @@ func (w *Worker) refused(a *attempt, call string, err error, log *slog.Logger) {
 		log.Info(call+" refused: the run has ended; its bodies are stopped", "detail", err)
 	case cairn.ReasonNotStarted:
 		log.Error("WORKER BUG: "+call+" of an at_most_once attempt was refused as not_started: the engine never recorded its started call", "detail", err)
+	case cairn.ReasonTooLarge:
+		log.Error(call+" refused: the run record is too large even for it; the lease is left to expire and the engine will recover the attempt", "detail", err)
 	default:
 		if IsNotFound(err) {
 			log.Warn(call+": the server does not know this lease; the work is dropped", "err", err)
@@ -838,8 +900,19 @@ func (w *Worker) heartbeat(ctx context.Context, ids []string) {
 	}
 }
 
-// drain waits for running bodies up to the drain timeout, then cancels the
-// rest and releases their leases as retryable failures.
+// cutOffWait is how long the drain gives bodies it cancelled to return
+// and report what they did, before it reports them itself.
+const cutOffWait = time.Second
+
+// drain waits for running bodies up to the drain timeout, then cuts off
+// the rest: it cancels them (ErrShutdown) and gives them a moment to
+// return. A body that returns is reported by its own goroutine (its output
+// if it has one, else class interrupted); one that does not is reported
+// here as interrupted, with the state patch and usage it recorded so far.
+// An at_most_once attempt whose started was never acknowledged cannot be
+// reported (the engine would refuse it as not_started): its lease is left
+// to expire, and the engine offers the step again only if started never
+// arrived.
 func (w *Worker) drain(bodies *sync.WaitGroup, stopPublishing func()) {
 	done := make(chan struct{})
 	go func() {
@@ -856,28 +929,46 @@ func (w *Worker) drain(bodies *sync.WaitGroup, stopPublishing func()) {
 		return
 	case <-t.C:
 	}
-	w.mu.Lock()
-	var rest []*attempt
-	for _, a := range w.inflight {
-		rest = append(rest, a)
-	}
-	w.mu.Unlock()
-	var settled sync.WaitGroup
-	released := 0
-	for _, a := range rest {
+	for _, a := range w.held() {
 		a.cancel(ErrShutdown)
+	}
+	cut := time.NewTimer(cutOffWait)
+	defer cut.Stop()
+	select {
+	case <-done:
+		w.log.Warn("drain timeout passed; the steps still running were cancelled, and have ended")
+		return
+	case <-cut.C:
+	}
+	var settled sync.WaitGroup
+	reported, dropped := 0, 0
+	for _, a := range w.held() {
 		settled.Add(1)
+		l := a.lease
+		log := w.log.With("run", l.Run, "step", l.Step, "attempt", l.Attempt)
 		if a.finish() {
-			// The body is still running: release its lease.
-			released++
+			// The body is still running, deaf to its context.
+			if cairn.Delivery(l.Delivery) == cairn.AtMostOnce && !a.started.Load() {
+				dropped++
+				log.Warn("drain: an at_most_once attempt whose started was not acknowledged cannot be reported; its lease is left to expire")
+				go func() {
+					defer settled.Done()
+					w.untrack(a)
+				}()
+				continue
+			}
+			reported++
+			var patch map[string]json.RawMessage
+			var usage Usage
+			if sc := a.body.Load(); sc != nil {
+				patch, usage = sc.ended()
+			}
 			go func() {
 				defer settled.Done()
 				defer w.untrack(a)
-				l := a.lease
 				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 				defer cancel()
-				w.sendFail(ctx, a, cairn.ClassRetryable, "worker "+w.id+" shut down before the step finished (drain timeout "+w.cfg.drainTimeout.String()+")",
-					nil, Usage{}, w.log.With("run", l.Run, "step", l.Step, "attempt", l.Attempt))
+				w.sendFail(ctx, a, cairn.ClassInterrupted, w.interrupted()+"; its body did not return when cancelled", patch, usage, log)
 			}()
 			continue
 		}
@@ -895,13 +986,18 @@ func (w *Worker) drain(bodies *sync.WaitGroup, stopPublishing func()) {
 	}
 	settled.Wait()
 	stopPublishing()
-	w.log.Warn("drain timeout passed; released the steps still running", "released", released)
-	// Give cancelled bodies a moment to return; one that ignores its
-	// context is left behind.
-	select {
-	case <-done:
-	case <-time.After(time.Second):
+	w.log.Warn("drain timeout passed; reported the steps still running as interrupted", "reported", reported, "dropped", dropped)
+}
+
+// held returns the attempts the worker holds.
+func (w *Worker) held() []*attempt {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := make([]*attempt, 0, len(w.inflight))
+	for _, a := range w.inflight {
+		out = append(out, a)
 	}
+	return out
 }
 
 // backoff is an exponential backoff with full jitter.

@@ -149,6 +149,13 @@ type RetryPolicy struct {
 	// NonRetryable lists error classes (Failure) that fail the step at
 	// once.
 	NonRetryable []string
+	// RetryAfterStart, for an AtMostOnce step, lists the error classes
+	// that may run the body again after it started. By default a started
+	// at_most_once attempt is never run again, whatever class it ends
+	// with (retryable, panic, interrupted, timeout, …): the engine fails
+	// the step, keeping the class. List a class only if a body that ended
+	// with it has certainly not done its side effect.
+	RetryAfterStart []string
 }
 
 // Retry sets a task step's retry policy.
@@ -160,15 +167,19 @@ func Retry(p RetryPolicy) StepOption {
 		s.Retry = &cairn.RetryPolicy{
 			MaxAttempts: p.MaxAttempts, InitialBackoff: cairn.Duration(p.InitialBackoff),
 			MaxBackoff: cairn.Duration(p.MaxBackoff), Multiplier: p.Multiplier, NonRetryable: p.NonRetryable,
+			RetryAfterStart: p.RetryAfterStart,
 		}
 		return nil
 	}
 }
 
 // AtMostOnce makes a task step at_most_once: once its body has started
-// (the worker said so), a lost lease fails the step instead of running the
-// body again. For side effects that must not repeat and cannot be made
-// idempotent; pass StepContext.IdempotencyKey to the side effect anyway.
+// (the worker said so), the body is never run again. A lost lease fails
+// the step (class lost), and so does any error the attempt ends with —
+// retryable, a panic, a timeout, a shutdown (interrupted) — keeping its
+// class, unless RetryPolicy.RetryAfterStart lists it. For side effects
+// that must not repeat and cannot be made idempotent; pass
+// StepContext.IdempotencyKey to the side effect anyway.
 func AtMostOnce() StepOption {
 	return func(s *cairn.Step) error {
 		if s.Kind != cairn.KindTask {

@@ -627,6 +627,14 @@ type ListWorkflowsOutputBody struct {
 	Workflows *[]WorkflowSummary `json:"workflows"`
 }
 
+// ModelUsage defines model for ModelUsage.
+type ModelUsage struct {
+	// CostUsd Priced by the engine; ignored on input.
+	CostUsd      *float64 `json:"cost_usd,omitempty"`
+	InputTokens  *int64   `json:"input_tokens,omitempty"`
+	OutputTokens *int64   `json:"output_tokens,omitempty"`
+}
+
 // Problem defines model for Problem.
 type Problem struct {
 	// Schema A URL to the JSON Schema for this object.
@@ -740,6 +748,9 @@ type RetryPolicy struct {
 
 	// NonRetryable Error classes that fail the step at once.
 	NonRetryable *[]string `json:"non_retryable,omitempty"`
+
+	// RetryAfterStart at_most_once only: error classes that may retry an attempt after its started was recorded (an explicit opt-in; by default a started at_most_once attempt is never run again).
+	RetryAfterStart *[]string `json:"retry_after_start,omitempty"`
 }
 
 // Run defines model for Run.
@@ -932,16 +943,23 @@ type StepViewStatus string
 
 // Usage defines model for Usage.
 type Usage struct {
-	// CostUsd Priced by the engine; ignored on input.
+	// CostUsd Priced by the engine (over every model); ignored on input.
 	CostUsd *float64 `json:"cost_usd,omitempty"`
 
 	// Counters Free counters, summed per step and run.
-	Counters    *map[string]int64 `json:"counters,omitempty"`
-	InputTokens *int64            `json:"input_tokens,omitempty"`
+	Counters *map[string]int64 `json:"counters,omitempty"`
 
-	// Model Model name to price tokens with.
-	Model        *string `json:"model,omitempty"`
-	OutputTokens *int64  `json:"output_tokens,omitempty"`
+	// InputTokens All input tokens, over every model.
+	InputTokens *int64 `json:"input_tokens,omitempty"`
+
+	// Model The model the tokens are of, priced by the engine's price book; "mixed" when models holds several.
+	Model *string `json:"model,omitempty"`
+
+	// Models Tokens and cost per model, when the usage is of several models (model is then "mixed"); each model is priced by the engine. Tokens without a model count in the totals only.
+	Models *map[string]ModelUsage `json:"models,omitempty"`
+
+	// OutputTokens All output tokens, over every model.
+	OutputTokens *int64 `json:"output_tokens,omitempty"`
 }
 
 // WorkerInfo defines model for WorkerInfo.

@@ -320,7 +320,7 @@ func (e *Engine) claimOne(ctx context.Context, w cachedWorker, r *runRecord, d *
 		Workflow: r.Workflow, Version: r.Version, Correlation: r.Correlation,
 	})
 	if err != nil {
-		e.failRender(ctx, r.ID, d, step, st.Attempt, err)
+		e.failRender(ctx, r.ID, d, step, st.Attempt, fmt.Errorf("template of step %s: %w", step, err))
 		return nil, nil, nil
 	}
 	l := leaseRecord{

@@ -492,3 +492,25 @@ func BenchmarkHeartbeatMany(b *testing.B) {
 }
 
 var _ = blob.ErrNotFound
+
+// TestUnservableAtMostOnceNeedsNoStarted: a worker without the step's
+// handler fails it as unservable without ever starting it; the step goes
+// back to the queue for another worker.
+func TestUnservableAtMostOnceNeedsNoStarted(t *testing.T) {
+	ctx := context.Background()
+	e := newTestEngine(t, nil, Config{})
+	register(t, e, "w", single("u", cairn.Step{Delivery: cairn.AtMostOnce}))
+	run := mustStart(t, e, "u", `{}`)
+	l := claimOne(t, e, "w")
+	if _, err := e.Fail(ctx, l.ID, FailRequest{Error: cairn.ErrorInfo{Class: cairn.ClassUnservable}}); err != nil {
+		t.Fatal(err)
+	}
+	if s := stepOf(getRun(t, e, run), "only"); s.Status != cairn.StepReady || s.Attempt != 2 {
+		t.Fatalf("after unservable: %+v", s)
+	}
+	// Any other class still needs started.
+	register(t, e, "w2", single("u", cairn.Step{Delivery: cairn.AtMostOnce}))
+	l2 := claimOne(t, e, "w2")
+	_, err := e.Fail(ctx, l2.ID, FailRequest{Error: cairn.ErrorInfo{Class: cairn.ClassRetryable}})
+	wantReason(t, err, cairn.ReasonNotStarted)
+}

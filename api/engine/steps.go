@@ -323,7 +323,7 @@ func (e *Engine) Complete(ctx context.Context, id string, req CompleteRequest) (
 	if err := e.checkSizes(req.Output, req.StatePatch); err != nil {
 		return nil, err
 	}
-	return e.end(ctx, id, req.StatePatch, req.Usage, func(r *runRecord, d *definition, tok leaseToken, startedAt *time.Time, fx *effects) {
+	return e.end(ctx, id, req.StatePatch, req.Usage, false, func(r *runRecord, d *definition, tok leaseToken, startedAt *time.Time, fx *effects) {
 		st := r.Steps[tok.Step]
 		st.Status = cairn.StepCompleted
 		st.Output = req.Output
@@ -345,7 +345,10 @@ func (e *Engine) Fail(ctx context.Context, id string, req FailRequest) (*Ended, 
 		return nil, err
 	}
 	why := req.Error
-	return e.end(ctx, id, req.StatePatch, req.Usage, func(r *runRecord, d *definition, tok leaseToken, startedAt *time.Time, fx *effects) {
+	// A worker that does not serve the step never starts its body: an
+	// unservable fail of an at_most_once attempt needs no started.
+	unstartedOK := why.Class == cairn.ClassUnservable
+	return e.end(ctx, id, req.StatePatch, req.Usage, unstartedOK, func(r *runRecord, d *definition, tok leaseToken, startedAt *time.Time, fx *effects) {
 		e.failAttempt(r, d, tok.Step, tok.Attempt, why, tok.Worker, startedAt != nil, fx)
 	}, outcomeFailed)
 }
@@ -371,7 +374,7 @@ func (e *Engine) checkSizes(output json.RawMessage, patch map[string]json.RawMes
 // the attempt, merge state and usage, then apply the outcome. The
 // workflow, version and delivery come from the lease object, which the
 // engine wrote at claim; the run record must agree.
-func (e *Engine) end(ctx context.Context, id string, patch map[string]json.RawMessage, usage *cairn.Usage,
+func (e *Engine) end(ctx context.Context, id string, patch map[string]json.RawMessage, usage *cairn.Usage, unstartedOK bool,
 	apply func(r *runRecord, d *definition, tok leaseToken, startedAt *time.Time, fx *effects), outcome string) (*Ended, error) {
 	var (
 		tok leaseToken
@@ -415,7 +418,7 @@ func (e *Engine) end(ctx context.Context, id string, patch map[string]json.RawMe
 		if err := e.checkCurrent(r, tok); err != nil {
 			return nil, err
 		}
-		if l.Delivery == cairn.AtMostOnce && startedAt == nil {
+		if l.Delivery == cairn.AtMostOnce && startedAt == nil && !unstartedOK {
 			return nil, reject(cairn.ReasonNotStarted, "%s of at_most_once attempt %d of step %s arrived without started; an SDK worker never does this", outcome, tok.Attempt, tok.Step)
 		}
 		st := r.Steps[tok.Step]

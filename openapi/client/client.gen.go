@@ -26,6 +26,7 @@ const (
 	AttemptOutcomeFailed    AttemptOutcome = "failed"
 	AttemptOutcomeFenced    AttemptOutcome = "fenced"
 	AttemptOutcomeLost      AttemptOutcome = "lost"
+	AttemptOutcomeTimedOut  AttemptOutcome = "timed_out"
 )
 
 // Valid indicates whether the value is a known member of the AttemptOutcome enum.
@@ -44,6 +45,8 @@ func (e AttemptOutcome) Valid() bool {
 	case AttemptOutcomeFenced:
 		return true
 	case AttemptOutcomeLost:
+		return true
+	case AttemptOutcomeTimedOut:
 		return true
 	default:
 		return false

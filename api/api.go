@@ -203,7 +203,7 @@ func (a *API) registerWorkerOps() {
 	op(a, huma.Operation{
 		OperationID: "registerWorker", Method: http.MethodPost, Path: "/workers/register", Tags: []string{"Workers"},
 		Summary:      "Register a worker and the workflows it serves",
-		Description:  "Stores each definition (create-only; the same content again is a no-op, other content under a known name and version is a 409) and the worker's record. The answer carries lease_ttl_ms and heartbeat_ms.",
+		Description:  "Stores each definition (create-only; the same content again is a no-op, other content under a known name and version is a 409) and the worker's record. The answer carries lease_ttl_ms and heartbeat_ms, and the worker's id: the one given, or one the server generated when worker_id was absent, which the worker then names in its claims.",
 		MaxBodyBytes: 4 << 20, Errors: []int{http.StatusConflict},
 	}, ScopeWorker, func(ctx context.Context, in *registerInput) (*registerOutput, error) {
 		r, err := a.engine.Register(ctx, in.Body)

@@ -1,10 +1,14 @@
 package engine
 
 import (
+	"crypto/rand"
 	"encoding/base64"
 	"fmt"
 	"regexp"
+	"time"
 	"unicode/utf8"
+
+	"github.com/oklog/ulid/v2"
 
 	"github.com/cairn-dev/cairn"
 )
@@ -81,6 +85,12 @@ func (r idRule) check(field, v string) error {
 // CheckRunID returns a validation error naming field when id cannot be a
 // run id. For callers whose request types carry no pattern.
 func CheckRunID(field, id string) error { return runIDRule.check(field, id) }
+
+// newWorkerID returns an id for a worker that registered without one:
+// unique, like the host and pid the SDKs use, and sortable by time.
+func newWorkerID(now time.Time) string {
+	return "w-" + ulid.MustNew(ulid.Timestamp(now), rand.Reader).String()
+}
 
 // A list cursor is the store's page token in base64url: store tokens may
 // hold "/" (the file and mem drivers' are keys) or "+" and "=" (S3's), so

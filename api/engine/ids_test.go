@@ -136,6 +136,34 @@ func TestInvalidIDsNeverReachTheStore(t *testing.T) {
 	}
 }
 
+// A worker that registers without an id gets one, unique and usable.
+func TestRegisterGeneratesWorkerID(t *testing.T) {
+	ctx := context.Background()
+	e := newTestEngine(t, nil, Config{})
+	a, err := e.Register(ctx, RegisterRequest{Workflows: []cairn.Workflow{linear("lin", "1", 1)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := e.Register(ctx, RegisterRequest{Workflows: []cairn.Workflow{linear("lin", "1", 1)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !workerIDRule.valid(a.WorkerID) || a.WorkerID == b.WorkerID {
+		t.Fatalf("generated worker ids %q and %q: want two distinct valid ids", a.WorkerID, b.WorkerID)
+	}
+	if _, err := e.StartRun(ctx, StartRequest{Workflow: "lin"}); err != nil {
+		t.Fatal(err)
+	}
+	leases, err := e.Claim(ctx, ClaimRequest{WorkerID: a.WorkerID, WaitMs: 1000})
+	if err != nil || len(leases) != 1 {
+		t.Fatalf("claim with the generated id: %v, %d leases", err, len(leases))
+	}
+	workers, err := e.ListWorkers(ctx)
+	if err != nil || len(workers) != 2 {
+		t.Fatalf("workers: %v %v", workers, err)
+	}
+}
+
 // Cursors are base64url, and following them visits every run once.
 func TestListCursorsRoundTrip(t *testing.T) {
 	ctx := context.Background()

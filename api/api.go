@@ -64,12 +64,12 @@ func New(e *engine.Engine, cfg Config) *API {
 	a.registerRunOps()
 	a.registerWorkflowOps()
 	a.registerAdminOps()
-	a.handler = a.routeProblems(mux)
+	a.handler = a.recoverPanics(a.routeProblems(mux))
 	return a
 }
 
 // Handler returns the API's HTTP handler: the operations, with problem
-// JSON for unknown paths and methods.
+// JSON for unknown paths and methods, and panics recovered per request.
 func (a *API) Handler() http.Handler { return a.handler }
 
 // OpenAPI returns the API's OpenAPI document.

@@ -2,8 +2,10 @@ package api
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"path"
+	"runtime/debug"
 	"strings"
 
 	"github.com/danielgtaylor/huma/v2"
@@ -22,6 +24,52 @@ func writeProblem(w http.ResponseWriter, p *Problem) {
 	w.WriteHeader(p.Status)
 	json.NewEncoder(w).Encode(p)
 }
+
+// recoverPanics answers a request whose handler panicked with a 500
+// problem and logs the panic with its stack. Only that request fails: the
+// process, and every other request, carry on. (net/http would also
+// survive, but answers nothing; on Lambda a panic ends the process.)
+func (a *API) recoverPanics(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		tw := &startedWriter{ResponseWriter: w}
+		defer func() {
+			v := recover()
+			if v == nil {
+				return
+			}
+			a.log.ErrorContext(r.Context(), "panic serving a request; answered 500",
+				"method", r.Method, "path", r.URL.Path, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+			if tw.started {
+				// Part of an answer is out: it cannot be replaced. The
+				// client sees it cut short.
+				return
+			}
+			writeProblem(w, problem(http.StatusInternalServerError, "internal error; see the server log"))
+		}()
+		next.ServeHTTP(tw, r)
+	})
+}
+
+// startedWriter records whether a response has started.
+type startedWriter struct {
+	http.ResponseWriter
+	started bool
+}
+
+func (w *startedWriter) WriteHeader(code int) {
+	if code >= 200 { // 1xx are interim: the answer is still to come
+		w.started = true
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *startedWriter) Write(b []byte) (int, error) {
+	w.started = true
+	return w.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach Flush and deadlines.
+func (w *startedWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // routeProblems answers in problem JSON what the ServeMux would answer in
 // plain text or with a redirect:

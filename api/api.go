@@ -218,8 +218,9 @@ func (a *API) registerWorkerOps() {
 		Description: "Returns up to max leases. When none is ready the request is held up to wait_ms (never more than 4/5 of the server's max request time) and may return empty early: claim again. A claim scoped to a run answers 409 run_terminal once the run has ended.",
 		Errors:      protocolErrors,
 	}, ScopeWorker, func(ctx context.Context, in *claimInput) (*claimOutput, error) {
-		// The engine treats a run it cannot find as a 404; a run id that
-		// cannot exist is the request's mistake, named as such.
+		// ClaimRequest (claim.go) declares no pattern for run, and the
+		// engine answers a run id that cannot exist as not found: refuse
+		// it here, naming body.run.
 		if in.Body.Run != "" {
 			if err := engine.CheckRunID("run", in.Body.Run); err != nil {
 				return nil, err

@@ -143,7 +143,7 @@ func (a *API) clientStoreError(ctx context.Context, berr *blob.Error) *Problem {
 		}
 		return problem(http.StatusBadRequest, "the request names an id no stored object can have")
 	case errors.Is(berr, blob.ErrNotFound):
-		return problem(http.StatusNotFound, "not found")
+		return problem(http.StatusNotFound, "not found: something the request names does not exist")
 	}
 	return nil
 }

@@ -39,7 +39,7 @@ const (
 	CursorPattern = `^[A-Za-z0-9_-]*$`
 )
 
-// Longest ids, in bytes.
+// Longest ids, in characters (the key patterns admit ASCII only).
 const (
 	MaxRunIDLength        = 64
 	MaxWorkerIDLength     = 128
@@ -66,8 +66,11 @@ var (
 
 // valid reports whether v is a well-formed id of this kind. Go's regexp
 // reads invalid UTF-8 as U+FFFD, so valid UTF-8 is checked on its own.
+// Lengths count characters, as the OpenAPI maxLength does; the key
+// patterns admit ASCII only, where that is bytes.
 func (r idRule) valid(v string) bool {
-	return v != "" && len(v) <= r.max && utf8.ValidString(v) && r.re.MatchString(v)
+	return v != "" && len(v) <= 4*r.max && utf8.RuneCountInString(v) <= r.max &&
+		utf8.ValidString(v) && r.re.MatchString(v)
 }
 
 // check returns a validation error naming field when v is not a
@@ -77,7 +80,7 @@ func (r idRule) check(field, v string) error {
 	case v == "":
 		return cairn.ValidationError{{Field: field, Message: "required"}}
 	case !r.valid(v):
-		return cairn.ValidationError{{Field: field, Message: fmt.Sprintf("must match %s and be at most %d bytes", r.re, r.max)}}
+		return cairn.ValidationError{{Field: field, Message: fmt.Sprintf("must match %s and be at most %d characters", r.re, r.max)}}
 	}
 	return nil
 }

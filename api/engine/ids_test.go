@@ -59,7 +59,7 @@ var nastyIDs = []string{
 	".", "..", "a/b", "a//b", "/a", "a/", "../runs/x", "a/../b", "./a",
 	"a\x00b", "\x00", "a\r\nb", "a\nb", "a\tb", "\x7f", "a\x1bb",
 	"\xff", "a\xc3", "\xed\xa0\x80", "a b", " a",
-	strings.Repeat("A", 1025), strings.Repeat("é", 100),
+	strings.Repeat("A", 1025), strings.Repeat("é", 129),
 }
 
 // wantFieldError fails unless err is a validation error naming field.
@@ -123,7 +123,7 @@ func TestInvalidIDsNeverReachTheStore(t *testing.T) {
 		_, err = e.SendEvent(ctx, res.Run.ID, EventRequest{Name: "go", ID: name})
 		wantFieldError(t, "SendEvent id", err, "id")
 	}
-	for _, name := range []string{".", "..", "a/b", "order approved"} {
+	for _, name := range []string{".", "..", "a/b", "order approved", strings.Repeat("日", 128)} {
 		if _, err := e.SendEvent(ctx, res.Run.ID, EventRequest{Name: name}); err != nil {
 			t.Fatalf("event %q: %v", name, err)
 		}

@@ -298,8 +298,10 @@ func (e *Engine) ListRuns(ctx context.Context, req ListRequest) (*ListPage, erro
 	if req.Limit <= 0 {
 		req.Limit = 50
 	}
-	if req.Workflow != "" && !nameRule.valid(req.Workflow) {
-		return nil, nameRule.check("workflow", req.Workflow)
+	if req.Workflow != "" {
+		if err := nameRule.check("workflow", req.Workflow); err != nil {
+			return nil, err
+		}
 	}
 	token, err := decodeCursor("cursor", req.Cursor)
 	if err != nil {

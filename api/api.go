@@ -48,6 +48,7 @@ type API struct {
 	log     *slog.Logger
 	huma    huma.API
 	mux     *http.ServeMux
+	handler http.Handler
 }
 
 // New builds the API.
@@ -63,11 +64,13 @@ func New(e *engine.Engine, cfg Config) *API {
 	a.registerRunOps()
 	a.registerWorkflowOps()
 	a.registerAdminOps()
+	a.handler = a.recoverPanics(a.routeProblems(mux))
 	return a
 }
 
-// Handler returns the API's HTTP handler.
-func (a *API) Handler() http.Handler { return a.mux }
+// Handler returns the API's HTTP handler: the operations, with problem
+// JSON for unknown paths and methods, and panics recovered per request.
+func (a *API) Handler() http.Handler { return a.handler }
 
 // OpenAPI returns the API's OpenAPI document.
 func (a *API) OpenAPI() *huma.OpenAPI { return a.huma.OpenAPI() }
@@ -103,13 +106,34 @@ func op[I, O any](a *API, o huma.Operation, scope string, h func(context.Context
 		o.MaxBodyBytes = 64 << 10
 	}
 	o.Errors = append(o.Errors, http.StatusUnprocessableEntity, http.StatusBadGateway, http.StatusServiceUnavailable)
+	params := paramLocations(reflect.TypeFor[I]())
 	huma.Register(a.huma, o, func(ctx context.Context, in *I) (*O, error) {
 		out, err := h(ctx, in)
 		if err != nil {
-			return nil, a.toProblem(ctx, err)
+			return nil, a.toProblem(ctx, err, params)
 		}
 		return out, nil
 	})
+}
+
+// paramLocations maps the path and query parameters of an input type to
+// their locations in problems: the engine names a field ("run", "cursor")
+// without knowing whether the request carried it in the path, the query
+// or the body.
+func paramLocations(t reflect.Type) map[string]string {
+	locs := map[string]string{}
+	if t.Kind() != reflect.Struct {
+		return locs
+	}
+	for i := range t.NumField() {
+		f := t.Field(i)
+		for _, in := range []string{"path", "query"} {
+			if name := f.Tag.Get(in); name != "" {
+				locs[name] = in + "." + name
+			}
+		}
+	}
+	return locs
 }
 
 func who(ctx context.Context) string {
@@ -179,7 +203,7 @@ func (a *API) registerWorkerOps() {
 	op(a, huma.Operation{
 		OperationID: "registerWorker", Method: http.MethodPost, Path: "/workers/register", Tags: []string{"Workers"},
 		Summary:      "Register a worker and the workflows it serves",
-		Description:  "Stores each definition (create-only; the same content again is a no-op, other content under a known name and version is a 409) and the worker's record. The answer carries lease_ttl_ms and heartbeat_ms.",
+		Description:  "Stores each definition (create-only; the same content again is a no-op, other content under a known name and version is a 409) and the worker's record. The answer carries lease_ttl_ms and heartbeat_ms, and the worker's id: the one given, or one the server generated when worker_id was absent, which the worker then names in its claims.",
 		MaxBodyBytes: 4 << 20, Errors: []int{http.StatusConflict},
 	}, ScopeWorker, func(ctx context.Context, in *registerInput) (*registerOutput, error) {
 		r, err := a.engine.Register(ctx, in.Body)
@@ -194,6 +218,14 @@ func (a *API) registerWorkerOps() {
 		Description: "Returns up to max leases. When none is ready the request is held up to wait_ms (never more than 4/5 of the server's max request time) and may return empty early: claim again. A claim scoped to a run answers 409 run_terminal once the run has ended.",
 		Errors:      protocolErrors,
 	}, ScopeWorker, func(ctx context.Context, in *claimInput) (*claimOutput, error) {
+		// ClaimRequest (claim.go) declares no pattern for run, and the
+		// engine answers a run id that cannot exist as not found: refuse
+		// it here, naming body.run.
+		if in.Body.Run != "" {
+			if err := engine.CheckRunID("run", in.Body.Run); err != nil {
+				return nil, err
+			}
+		}
 		leases, err := a.engine.Claim(ctx, in.Body)
 		if err != nil {
 			return nil, err
@@ -276,11 +308,11 @@ type startOutput struct {
 }
 
 type runInput struct {
-	Run string `path:"run" maxLength:"64" doc:"Run id."`
+	Run string `path:"run" maxLength:"64" pattern:"^[0-9A-Za-z]+$" doc:"Run id."`
 }
 
 type runStatusInput struct {
-	Run    string `path:"run" maxLength:"64"`
+	Run    string `path:"run" maxLength:"64" pattern:"^[0-9A-Za-z]+$"`
 	After  int64  `query:"after" minimum:"0" doc:"Wait for a rev greater than this."`
 	WaitMs int64  `query:"wait_ms" minimum:"0" maximum:"3600000" doc:"Hold up to this long for a change (capped at 4/5 of the max request time)."`
 }
@@ -290,10 +322,10 @@ type runStatusOutput struct {
 }
 
 type listRunsInput struct {
-	Workflow string          `query:"workflow" maxLength:"128" doc:"Only runs of this workflow."`
+	Workflow string          `query:"workflow" maxLength:"128" pattern:"^[A-Za-z0-9][A-Za-z0-9_.-]*$" doc:"Only runs of this workflow."`
 	Status   cairn.RunStatus `query:"status" enum:"running,completed,failed,cancelled,timed_out" doc:"Only runs in this status."`
 	Limit    int             `query:"limit" minimum:"1" maximum:"200" default:"50" doc:"Runs read per page."`
-	Cursor   string          `query:"cursor" maxLength:"2048" doc:"next_cursor of the previous page."`
+	Cursor   string          `query:"cursor" maxLength:"2048" pattern:"^[A-Za-z0-9_-]*$" doc:"next_cursor of the previous page (opaque, base64url)."`
 }
 
 type listRunsOutput struct {
@@ -307,14 +339,14 @@ type journalOutput struct {
 }
 
 type cancelInput struct {
-	Run  string `path:"run" maxLength:"64"`
+	Run  string `path:"run" maxLength:"64" pattern:"^[0-9A-Za-z]+$"`
 	Body struct {
 		Reason string `json:"reason,omitempty" maxLength:"1000"`
 	}
 }
 
 type eventInput struct {
-	Run  string `path:"run" maxLength:"64"`
+	Run  string `path:"run" maxLength:"64" pattern:"^[0-9A-Za-z]+$"`
 	Body engine.EventRequest
 }
 
@@ -425,8 +457,8 @@ type listWorkflowsOutput struct {
 }
 
 type workflowInput struct {
-	Name    string `path:"name" maxLength:"128"`
-	Version string `path:"version" maxLength:"64"`
+	Name    string `path:"name" maxLength:"128" pattern:"^[A-Za-z0-9][A-Za-z0-9_.-]*$"`
+	Version string `path:"version" maxLength:"64" pattern:"^[A-Za-z0-9][A-Za-z0-9_.+-]*$"`
 }
 
 type workflowOutput struct {

@@ -33,8 +33,16 @@ func (p *Problem) ContentType(ct string) string {
 	return ct
 }
 
+// bodyUnreadable is what Huma says, as a 500, when reading a request body
+// fails: a truncated body (the client stopped sending, a broken chunked
+// encoding). That is the request's fault, so it is answered as a 400.
+const bodyUnreadable = "cannot read request body"
+
 func init() {
 	huma.NewError = func(status int, msg string, errs ...error) huma.StatusError {
+		if status == http.StatusInternalServerError && msg == bodyUnreadable {
+			status, msg = http.StatusBadRequest, "the request body could not be read; was it cut short?"
+		}
 		p := &Problem{ErrorModel: huma.ErrorModel{Status: status, Title: http.StatusText(status), Detail: msg}}
 		for _, err := range errs {
 			if err == nil {
@@ -56,8 +64,9 @@ func problem(status int, detail string) *Problem {
 
 // toProblem maps an engine error to its HTTP problem. Errors it does not
 // know are 500s whose detail says only that something failed: the cause
-// goes to the log, never to the client.
-func (a *API) toProblem(ctx context.Context, err error) error {
+// goes to the log, never to the client. params locates the operation's
+// path and query parameters (see paramLocations).
+func (a *API) toProblem(ctx context.Context, err error, params map[string]string) error {
 	if err == nil {
 		return nil
 	}
@@ -84,17 +93,17 @@ func (a *API) toProblem(ctx context.Context, err error) error {
 		return problem(http.StatusConflict, conf.Message)
 	case errors.As(err, &inv):
 		p := problem(http.StatusUnprocessableEntity, inv.Error())
-		p.Errors = []*huma.ErrorDetail{{Message: inv.Message, Location: location(inv.Field)}}
+		p.Errors = []*huma.ErrorDetail{{Message: inv.Message, Location: location(inv.Field, params)}}
 		return p
 	case errors.As(err, &val):
 		p := problem(http.StatusUnprocessableEntity, "validation failed: "+val.Error())
 		for _, f := range val {
-			p.Errors = append(p.Errors, &huma.ErrorDetail{Message: f.Message, Location: location(f.Field)})
+			p.Errors = append(p.Errors, &huma.ErrorDetail{Message: f.Message, Location: location(f.Field, params)})
 		}
 		return p
 	case errors.As(err, &fe):
 		p := problem(http.StatusUnprocessableEntity, "validation failed: "+fe.Error())
-		p.Errors = []*huma.ErrorDetail{{Message: fe.Message, Location: location(fe.Field)}}
+		p.Errors = []*huma.ErrorDetail{{Message: fe.Message, Location: location(fe.Field, params)}}
 		return p
 	case errors.As(err, &unav), blob.IsRetryable(err):
 		p := problem(http.StatusServiceUnavailable, "the store is busy; nothing was applied, retry shortly")
@@ -108,6 +117,9 @@ func (a *API) toProblem(ctx context.Context, err error) error {
 		return p
 	}
 	if errors.As(err, &berr) {
+		if p := a.clientStoreError(ctx, berr); p != nil {
+			return p
+		}
 		a.log.ErrorContext(ctx, "store error", "op", berr.Op, "key", berr.Key, "err", berr.Err)
 		p := problem(http.StatusBadGateway, "the object store failed ("+berr.Op+"); nothing may have been applied, retry")
 		return p
@@ -116,8 +128,33 @@ func (a *API) toProblem(ctx context.Context, err error) error {
 	return problem(http.StatusInternalServerError, "internal error; see the server log")
 }
 
-// location turns an engine field path into a Huma error location.
-func location(field string) string {
+// clientStoreError answers the store errors the request caused, or
+// returns nil. The engine checks ids before they reach the store, so
+// these are what slips past (an edited lease id naming a key no object
+// can have); a 502 would tell the client to retry a request that can
+// never succeed.
+func (a *API) clientStoreError(ctx context.Context, berr *blob.Error) *Problem {
+	switch {
+	case errors.Is(berr, blob.ErrInvalidArgument):
+		// Logged: were it the engine's own mistake, someone should see it.
+		a.log.WarnContext(ctx, "store refused a key or argument", "op", berr.Op, "key", berr.Key, "err", berr.Err)
+		if berr.Op == "get" || berr.Op == "stat" {
+			return problem(http.StatusNotFound, "not found: the request names an id no stored object can have")
+		}
+		return problem(http.StatusBadRequest, "the request names an id no stored object can have")
+	case errors.Is(berr, blob.ErrNotFound):
+		return problem(http.StatusNotFound, "not found: something the request names does not exist")
+	}
+	return nil
+}
+
+// location turns an engine field path into a Huma error location: a
+// parameter of the operation where it has one of that name, else a body
+// field.
+func location(field string, params map[string]string) string {
+	if loc, ok := params[field]; ok {
+		return loc
+	}
 	if field == "" || strings.HasPrefix(field, "body") || strings.HasPrefix(field, "path") || strings.HasPrefix(field, "query") {
 		return field
 	}

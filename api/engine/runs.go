@@ -17,8 +17,8 @@ import (
 
 // StartRequest starts a run.
 type StartRequest struct {
-	Workflow       string                     `json:"workflow" minLength:"1" maxLength:"128" doc:"Workflow name."`
-	Version        string                     `json:"version,omitempty" maxLength:"64" doc:"Version to run; default the newest registered."`
+	Workflow       string                     `json:"workflow" minLength:"1" maxLength:"128" pattern:"^[A-Za-z0-9][A-Za-z0-9_.-]*$" doc:"Workflow name."`
+	Version        string                     `json:"version,omitempty" maxLength:"64" pattern:"^([A-Za-z0-9][A-Za-z0-9_.+-]*)?$" doc:"Version to run; default the newest registered."`
 	Input          json.RawMessage            `json:"input,omitempty" doc:"The run's input, any JSON value."`
 	Correlation    string                     `json:"correlation,omitempty" maxLength:"256" doc:"Free correlation id, visible to templates as run.correlation."`
 	IdempotencyKey string                     `json:"idempotency_key,omitempty" maxLength:"256" doc:"Starting twice with the same key (per workflow) returns the first run."`
@@ -41,8 +41,13 @@ func newRunID(now time.Time) string {
 
 // StartRun starts a run of a workflow.
 func (e *Engine) StartRun(ctx context.Context, req StartRequest) (*StartResult, error) {
-	if req.Workflow == "" {
-		return nil, cairn.ValidationError{{Field: "workflow", Message: "required"}}
+	if err := nameRule.check("workflow", req.Workflow); err != nil {
+		return nil, err
+	}
+	if req.Version != "" {
+		if err := versionRule.check("version", req.Version); err != nil {
+			return nil, err
+		}
 	}
 	if len(req.Input) > 0 && !json.Valid(req.Input) {
 		return nil, cairn.ValidationError{{Field: "input", Message: "not valid JSON"}}
@@ -136,9 +141,11 @@ func isNotFoundErr(err error) bool {
 	return errors.As(err, &nf)
 }
 
-// readRun reads a run record from the bucket.
+// readRun reads a run record from the bucket. An id that cannot be a run
+// id names no run: entry points refuse it first with a validation error;
+// for ids from elsewhere (a lease, a timer key) it is simply not found.
 func (e *Engine) readRun(ctx context.Context, id string) (*runRecord, error) {
-	if id == "" || len(id) > 64 {
+	if !runIDRule.valid(id) {
 		return nil, &NotFoundError{What: "run", ID: id}
 	}
 	r, _, err := readJSON[runRecord](ctx, e.store, e.keys.run(id))
@@ -229,6 +236,9 @@ func (e *Engine) view(r *runRecord, d *definition) *Run {
 
 // GetRun returns a run.
 func (e *Engine) GetRun(ctx context.Context, id string) (*Run, error) {
+	if err := runIDRule.check("run", id); err != nil {
+		return nil, err
+	}
 	r, err := e.readRun(ctx, id)
 	if err != nil {
 		return nil, err
@@ -288,15 +298,24 @@ func (e *Engine) ListRuns(ctx context.Context, req ListRequest) (*ListPage, erro
 	if req.Limit <= 0 {
 		req.Limit = 50
 	}
-	p, err := e.store.List(ctx, blob.ListOptions{Prefix: e.keys.runsPrefix(), PageSize: req.Limit, PageToken: req.Cursor})
+	if req.Workflow != "" {
+		if err := nameRule.check("workflow", req.Workflow); err != nil {
+			return nil, err
+		}
+	}
+	token, err := decodeCursor("cursor", req.Cursor)
 	if err != nil {
-		var be *blob.Error
-		if errors.As(err, &be) && req.Cursor != "" {
-			return nil, &InvalidError{Field: "cursor", Message: "not a cursor this listing returned"}
+		return nil, err
+	}
+	opts := blob.ListOptions{Prefix: e.keys.runsPrefix(), PageSize: req.Limit, PageToken: token}
+	p, err := e.store.List(ctx, opts)
+	if err != nil {
+		if token != "" && e.cursorRefused(ctx, opts, err) {
+			return nil, cairn.ValidationError{{Field: "cursor", Message: "not a cursor this listing returned"}}
 		}
 		return nil, err
 	}
-	out := &ListPage{Runs: []RunSummary{}, NextCursor: p.NextPageToken}
+	out := &ListPage{Runs: []RunSummary{}, NextCursor: encodeCursor(p.NextPageToken)}
 	for _, o := range p.Objects {
 		r, _, err := readJSON[runRecord](ctx, e.store, o.Key)
 		if isNotFound(err) {
@@ -320,9 +339,29 @@ func (e *Engine) ListRuns(ctx context.Context, req ListRequest) (*ListPage, erro
 	return out, nil
 }
 
+// cursorRefused tells whether a listing failed because of its page token
+// rather than the store: a store refusing a token it did not make (S3
+// answers 400) and a store that is down look alike, and only the second
+// may be answered as the store's failure. The first page is listed again
+// without the token: if that works, the token was at fault.
+func (e *Engine) cursorRefused(ctx context.Context, opts blob.ListOptions, err error) bool {
+	if errors.Is(err, blob.ErrInvalidArgument) {
+		return true
+	}
+	if blob.IsRetryable(err) || ctx.Err() != nil {
+		return false
+	}
+	opts.PageToken, opts.PageSize = "", 1
+	_, err = e.store.List(ctx, opts)
+	return err == nil
+}
+
 // Journal returns what happened to a run, oldest first, with the attempts
 // that are running now (read from their leases).
 func (e *Engine) Journal(ctx context.Context, id string) ([]cairn.JournalEntry, error) {
+	if err := runIDRule.check("run", id); err != nil {
+		return nil, err
+	}
 	r, err := e.readRun(ctx, id)
 	if err != nil {
 		return nil, err
@@ -353,6 +392,9 @@ func (e *Engine) Journal(ctx context.Context, id string) ([]cairn.JournalEntry, 
 // CancelRun cancels a running run. Workers holding its leases learn it on
 // their next heartbeat or complete (run_terminal).
 func (e *Engine) CancelRun(ctx context.Context, id, reason string) (*Run, error) {
+	if err := runIDRule.check("run", id); err != nil {
+		return nil, err
+	}
 	val, err := e.commits.apply(ctx, id, func(r *runRecord, fx *effects) (any, error) {
 		if r.Status.Terminal() {
 			return nil, &ConflictError{Message: fmt.Sprintf("run %s already ended: %s", id, r.Status)}
@@ -374,9 +416,9 @@ func (e *Engine) CancelRun(ctx context.Context, id, reason string) (*Run, error)
 
 // EventRequest sends an event to a run.
 type EventRequest struct {
-	Name    string          `json:"name" minLength:"1" maxLength:"128" doc:"Event name; resumes wait steps waiting for it."`
+	Name    string          `json:"name" minLength:"1" maxLength:"128" pattern:"^[^\\x00-\\x1F\\x7F]*$" doc:"Event name; resumes wait steps waiting for it. Any text without control characters."`
 	Payload json.RawMessage `json:"payload,omitempty" doc:"Any JSON: the output of the wait step it resumes."`
-	ID      string          `json:"id,omitempty" maxLength:"128" doc:"Optional event id: an event whose id the run has seen is ignored (safe retries)."`
+	ID      string          `json:"id,omitempty" maxLength:"128" pattern:"^[^\\x00-\\x1F\\x7F]*$" doc:"Optional event id: an event whose id the run has seen is ignored (safe retries). Any text without control characters."`
 }
 
 // EventResult says what an event did.
@@ -390,8 +432,16 @@ type EventResult struct {
 // completes with the payload as output. When none waits, the event is
 // recorded (up to MaxPendingEvents) and consumed by the next wait for it.
 func (e *Engine) SendEvent(ctx context.Context, run string, req EventRequest) (*EventResult, error) {
-	if req.Name == "" {
-		return nil, cairn.ValidationError{{Field: "name", Message: "required"}}
+	if err := runIDRule.check("run", run); err != nil {
+		return nil, err
+	}
+	if err := textRule.check("name", req.Name); err != nil {
+		return nil, err
+	}
+	if req.ID != "" {
+		if err := textRule.check("id", req.ID); err != nil {
+			return nil, err
+		}
 	}
 	if len(req.Payload) > e.cfg.MaxOutputBytes {
 		return nil, cairn.ValidationError{{Field: "payload", Message: fmt.Sprintf("%d bytes, over the %d-byte limit", len(req.Payload), e.cfg.MaxOutputBytes)}}
@@ -484,6 +534,9 @@ type StepProgress struct {
 // the run's rev exceeds after (or the run ends), up to wait capped at the
 // claim hold, reading the run record at most every 250 ms.
 func (e *Engine) GetRunStatus(ctx context.Context, id string, after int64, wait time.Duration) (*RunProgress, error) {
+	if err := runIDRule.check("run", id); err != nil {
+		return nil, err
+	}
 	if wait > e.MaxClaimHold() {
 		wait = e.MaxClaimHold()
 	}

@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"fmt"
-	"regexp"
 	"sort"
 	"sync"
 	"time"
@@ -14,25 +13,29 @@ import (
 
 // RegisterRequest announces a worker and the definitions it serves.
 type RegisterRequest struct {
-	WorkerID  string            `json:"worker_id,omitempty" maxLength:"128" doc:"Stable id of the worker process; derived from host and pid by the SDKs when not given."`
+	WorkerID  string            `json:"worker_id,omitempty" maxLength:"128" pattern:"^([A-Za-z0-9][A-Za-z0-9_.:@-]*)?$" doc:"Stable id of the worker process (the SDKs derive it from host and pid). When absent or empty the server generates one and returns it: use that id for claims."`
 	Workflows []cairn.Workflow  `json:"workflows" maxItems:"100" doc:"Definitions the worker serves. Each (name, version) is stored once and immutable."`
 	Labels    map[string]string `json:"labels,omitempty" doc:"Free labels shown by cairn workers."`
 }
 
 // RegisterResponse carries the two numbers the protocol runs on.
 type RegisterResponse struct {
-	WorkerID    string `json:"worker_id"`
+	WorkerID    string `json:"worker_id" doc:"The worker's id: the one registered, or the one generated for a worker that gave none. Claims name it."`
 	LeaseTTLMs  int64  `json:"lease_ttl_ms" doc:"A lease expires this long after its claim or last heartbeat."`
 	HeartbeatMs int64  `json:"heartbeat_ms" doc:"Send a heartbeat for every running lease this often."`
 	MaxHoldMs   int64  `json:"max_hold_ms" doc:"The longest a claim is held open."`
 }
 
-var workerIDRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.:@-]*$`)
-
-// Register stores the worker's definitions and its record.
+// Register stores the worker's definitions and its record. A worker that
+// gives no id gets a new one, which the response carries: the server
+// cannot see the host and pid an SDK derives its id from, and any id it
+// could derive from the request alone would be shared by every process
+// sending the same definitions.
 func (e *Engine) Register(ctx context.Context, req RegisterRequest) (*RegisterResponse, error) {
-	if !workerIDRE.MatchString(req.WorkerID) || len(req.WorkerID) > 128 {
-		return nil, cairn.ValidationError{{Field: "worker_id", Message: "must match " + workerIDRE.String() + " and be at most 128 bytes"}}
+	if req.WorkerID == "" {
+		req.WorkerID = newWorkerID(e.now())
+	} else if err := workerIDRule.check("worker_id", req.WorkerID); err != nil {
+		return nil, err
 	}
 	if err := e.registerWorkflows(ctx, req.Workflows); err != nil {
 		return nil, err
@@ -83,6 +86,9 @@ func (c *workerCache) put(rec *workerRecord) cachedWorker {
 }
 
 func (e *Engine) worker(ctx context.Context, id string) (cachedWorker, error) {
+	if err := workerIDRule.check("worker_id", id); err != nil {
+		return cachedWorker{}, err
+	}
 	e.workers.mu.Lock()
 	cw, ok := e.workers.m[id]
 	e.workers.mu.Unlock()

@@ -206,9 +206,17 @@ func (e *Engine) ListWorkflows(ctx context.Context) ([]WorkflowSummary, error) {
 	return out, nil
 }
 
-// GetWorkflow returns one registered definition.
+// GetWorkflow returns one registered definition: of version, or the
+// newest when version is empty.
 func (e *Engine) GetWorkflow(ctx context.Context, name, version string) (*cairn.Workflow, error) {
-	if version == "" {
+	if err := nameRule.check("name", name); err != nil {
+		return nil, err
+	}
+	if version != "" {
+		if err := versionRule.check("version", version); err != nil {
+			return nil, err
+		}
+	} else {
 		v, err := e.latestVersion(ctx, name)
 		if err != nil {
 			return nil, err

@@ -426,10 +426,10 @@ type EventRequest struct {
 	// Examples: https://example.com/schemas/EventRequest.json
 	Schema *string `json:"$schema,omitempty"`
 
-	// Id Optional event id: an event whose id the run has seen is ignored (safe retries).
+	// Id Optional event id: an event whose id the run has seen is ignored (safe retries). Any text without control characters.
 	Id *string `json:"id,omitempty"`
 
-	// Name Event name; resumes wait steps waiting for it.
+	// Name Event name; resumes wait steps waiting for it. Any text without control characters.
 	Name string `json:"name"`
 
 	// Payload Any JSON: the output of the wait step it resumes.
@@ -710,7 +710,7 @@ type RegisterRequest struct {
 	// Labels Free labels shown by cairn workers.
 	Labels *map[string]string `json:"labels,omitempty"`
 
-	// WorkerId Stable id of the worker process; derived from host and pid by the SDKs when not given.
+	// WorkerId Stable id of the worker process (the SDKs derive it from host and pid). When absent or empty the server generates one and returns it: use that id for claims.
 	WorkerId *string `json:"worker_id,omitempty"`
 
 	// Workflows Definitions the worker serves. Each (name, version) is stored once and immutable.
@@ -731,8 +731,10 @@ type RegisterResponse struct {
 	LeaseTtlMs int64 `json:"lease_ttl_ms"`
 
 	// MaxHoldMs The longest a claim is held open.
-	MaxHoldMs int64  `json:"max_hold_ms"`
-	WorkerId  string `json:"worker_id"`
+	MaxHoldMs int64 `json:"max_hold_ms"`
+
+	// WorkerId The worker's id: the one registered, or the one generated for a worker that gave none. Claims name it.
+	WorkerId string `json:"worker_id"`
 }
 
 // RetryPolicy defines model for RetryPolicy.
@@ -1017,7 +1019,7 @@ type ListRunsParams struct {
 	// Limit Runs read per page.
 	Limit *int64 `form:"limit,omitempty" json:"limit,omitempty"`
 
-	// Cursor next_cursor of the previous page.
+	// Cursor next_cursor of the previous page (opaque, base64url).
 	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
@@ -1362,7 +1364,7 @@ type ClientInterface interface {
 
 	// RegisterWorkerWithBody Register a worker and the workflows it serves
 	//
-	// Stores each definition (create-only; the same content again is a no-op, other content under a known name and version is a 409) and the worker's record. The answer carries lease_ttl_ms and heartbeat_ms.
+	// Stores each definition (create-only; the same content again is a no-op, other content under a known name and version is a 409) and the worker's record. The answer carries lease_ttl_ms and heartbeat_ms, and the worker's id: the one given, or one the server generated when worker_id was absent, which the worker then names in its claims.
 	//
 	// Needs a key with the `worker` scope.
 	//
@@ -1373,7 +1375,7 @@ type ClientInterface interface {
 
 	// RegisterWorker Register a worker and the workflows it serves
 	//
-	// Stores each definition (create-only; the same content again is a no-op, other content under a known name and version is a 409) and the worker's record. The answer carries lease_ttl_ms and heartbeat_ms.
+	// Stores each definition (create-only; the same content again is a no-op, other content under a known name and version is a 409) and the worker's record. The answer carries lease_ttl_ms and heartbeat_ms, and the worker's id: the one given, or one the server generated when worker_id was absent, which the worker then names in its claims.
 	//
 	// Needs a key with the `worker` scope.
 	//
@@ -1858,7 +1860,7 @@ func (c *Client) ListWorkers(ctx context.Context, reqEditors ...RequestEditorFn)
 
 // RegisterWorkerWithBody Register a worker and the workflows it serves
 //
-// Stores each definition (create-only; the same content again is a no-op, other content under a known name and version is a 409) and the worker's record. The answer carries lease_ttl_ms and heartbeat_ms.
+// Stores each definition (create-only; the same content again is a no-op, other content under a known name and version is a 409) and the worker's record. The answer carries lease_ttl_ms and heartbeat_ms, and the worker's id: the one given, or one the server generated when worker_id was absent, which the worker then names in its claims.
 //
 // Needs a key with the `worker` scope.
 //
@@ -1879,7 +1881,7 @@ func (c *Client) RegisterWorkerWithBody(ctx context.Context, contentType string,
 
 // RegisterWorker Register a worker and the workflows it serves
 //
-// Stores each definition (create-only; the same content again is a no-op, other content under a known name and version is a 409) and the worker's record. The answer carries lease_ttl_ms and heartbeat_ms.
+// Stores each definition (create-only; the same content again is a no-op, other content under a known name and version is a 409) and the worker's record. The answer carries lease_ttl_ms and heartbeat_ms, and the worker's id: the one given, or one the server generated when worker_id was absent, which the worker then names in its claims.
 //
 // Needs a key with the `worker` scope.
 //
@@ -3021,7 +3023,7 @@ type ClientWithResponsesInterface interface {
 
 	// RegisterWorkerWithBodyWithResponse Register a worker and the workflows it serves
 	//
-	// Stores each definition (create-only; the same content again is a no-op, other content under a known name and version is a 409) and the worker's record. The answer carries lease_ttl_ms and heartbeat_ms.
+	// Stores each definition (create-only; the same content again is a no-op, other content under a known name and version is a 409) and the worker's record. The answer carries lease_ttl_ms and heartbeat_ms, and the worker's id: the one given, or one the server generated when worker_id was absent, which the worker then names in its claims.
 	//
 	// Needs a key with the `worker` scope.
 	//
@@ -3032,7 +3034,7 @@ type ClientWithResponsesInterface interface {
 
 	// RegisterWorkerWithResponse Register a worker and the workflows it serves
 	//
-	// Stores each definition (create-only; the same content again is a no-op, other content under a known name and version is a 409) and the worker's record. The answer carries lease_ttl_ms and heartbeat_ms.
+	// Stores each definition (create-only; the same content again is a no-op, other content under a known name and version is a 409) and the worker's record. The answer carries lease_ttl_ms and heartbeat_ms, and the worker's id: the one given, or one the server generated when worker_id was absent, which the worker then names in its claims.
 	//
 	// Needs a key with the `worker` scope.
 	//
@@ -5150,7 +5152,7 @@ func (c *ClientWithResponses) ListWorkersWithResponse(ctx context.Context, reqEd
 
 // RegisterWorkerWithBodyWithResponse Register a worker and the workflows it serves
 //
-// Stores each definition (create-only; the same content again is a no-op, other content under a known name and version is a 409) and the worker's record. The answer carries lease_ttl_ms and heartbeat_ms.
+// Stores each definition (create-only; the same content again is a no-op, other content under a known name and version is a 409) and the worker's record. The answer carries lease_ttl_ms and heartbeat_ms, and the worker's id: the one given, or one the server generated when worker_id was absent, which the worker then names in its claims.
 //
 // Needs a key with the `worker` scope.
 //
@@ -5167,7 +5169,7 @@ func (c *ClientWithResponses) RegisterWorkerWithBodyWithResponse(ctx context.Con
 
 // RegisterWorkerWithResponse Register a worker and the workflows it serves
 //
-// Stores each definition (create-only; the same content again is a no-op, other content under a known name and version is a 409) and the worker's record. The answer carries lease_ttl_ms and heartbeat_ms.
+// Stores each definition (create-only; the same content again is a no-op, other content under a known name and version is a 409) and the worker's record. The answer carries lease_ttl_ms and heartbeat_ms, and the worker's id: the one given, or one the server generated when worker_id was absent, which the worker then names in its claims.
 //
 // Needs a key with the `worker` scope.
 //

@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"sort"
 	"time"
+	"unicode/utf8"
 )
 
 // StepKind is what a step does.
@@ -204,6 +205,8 @@ func (w *Workflow) Validate(prefix string) error {
 		case KindWait:
 			if s.Event == "" {
 				add(f+".event", "a wait step needs the event name it waits for")
+			} else if !validText(s.Event) {
+				add(f+".event", "must be valid UTF-8 without control characters: events of that name could never be sent")
 			}
 			if s.WaitTimeout < 0 {
 				add(f+".wait_timeout", "must not be negative")
@@ -357,4 +360,18 @@ func (w *Workflow) Ancestors(id string) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// validText reports whether s is text an event name may be: valid UTF-8
+// without control characters (the rule the API applies to event names).
+func validText(s string) bool {
+	if !utf8.ValidString(s) {
+		return false
+	}
+	for _, r := range s {
+		if r < 0x20 || r == 0x7f {
+			return false
+		}
+	}
+	return true
 }

@@ -17,7 +17,7 @@ import (
 // the worker protocol's reason on a 409.
 type Problem struct {
 	huma.ErrorModel
-	Reason string `json:"reason,omitempty" enum:"already_applied,fenced,run_terminal,not_started" doc:"On a 409 to a worker call: why the call was refused. SDKs branch on it."`
+	Reason string `json:"reason,omitempty" enum:"already_applied,fenced,run_terminal,not_started,too_large" doc:"On a 409 to a worker call: why the call was refused. SDKs branch on it."`
 	// headers are extra response headers (Retry-After, WWW-Authenticate).
 	headers http.Header
 }
@@ -105,7 +105,9 @@ func (a *API) toProblem(ctx context.Context, err error, params map[string]string
 		p := problem(http.StatusUnprocessableEntity, "validation failed: "+fe.Error())
 		p.Errors = []*huma.ErrorDetail{{Message: fe.Message, Location: location(fe.Field, params)}}
 		return p
-	case errors.As(err, &unav), blob.IsRetryable(err):
+	case errors.As(err, &unav), blob.IsRetryable(err), errors.Is(err, blob.ErrPreconditionFailed):
+		// A conditional write that kept losing is contention, not a
+		// failure: nothing was applied, and a retry will settle it.
 		p := problem(http.StatusServiceUnavailable, "the store is busy; nothing was applied, retry shortly")
 		p.headers = http.Header{"Retry-After": {"1"}}
 		return p

@@ -104,6 +104,7 @@ const (
 	ProblemReasonFenced         ProblemReason = "fenced"
 	ProblemReasonNotStarted     ProblemReason = "not_started"
 	ProblemReasonRunTerminal    ProblemReason = "run_terminal"
+	ProblemReasonTooLarge       ProblemReason = "too_large"
 )
 
 // Valid indicates whether the value is a known member of the ProblemReason enum.
@@ -116,6 +117,8 @@ func (e ProblemReason) Valid() bool {
 	case ProblemReasonNotStarted:
 		return true
 	case ProblemReasonRunTerminal:
+		return true
+	case ProblemReasonTooLarge:
 		return true
 	default:
 		return false

@@ -99,11 +99,14 @@ func TestStoreErrorsTheClientCausedAre4xx(t *testing.T) {
 		}
 	}
 
-	// End to end: an edited lease id whose run is ".." names a key no
-	// object can have.
-	forged := base64.RawURLEncoding.EncodeToString([]byte(`{"f":"wf","v":"1","r":"..","s":"a","n":1,"w":"w1","t":1}`))
+	// End to end: an edited lease id whose run is ".." is refused when it
+	// is parsed, before any store call, as a malformed path.lease.
+	forged := base64.RawURLEncoding.EncodeToString([]byte(`{"r":"..","s":"a","n":1,"w":"w1","t":1,"k":"AAAAAAAAAAAAAAAAAAAAAA"}`))
 	rec := serve(a, httptest.NewRequest("POST", BasePath+"/steps/"+forged+"/heartbeat", nil))
-	wantProblem(t, rec, 404)
+	wantProblem(t, rec, 422)
+	if !strings.Contains(rec.Body.String(), "path.lease") {
+		t.Fatalf("the problem does not name path.lease: %s", rec.Body)
+	}
 }
 
 // A body cut short is the request's fault: 400, where Huma says 500.

@@ -1,7 +1,7 @@
 // Package cairn holds the domain types of cairn, a durable workflow engine
 // whose only state is an object-storage bucket: workflow definitions,
 // runs, steps, leases and the errors of the worker protocol. The engine
-// lives in api/engine, the HTTP API in api, the store in blob, the Go
+// lives in engine, the HTTP API in api, the store in blob, the Go
 // worker SDK in sdk.
 package cairn
 

@@ -1,5 +1,5 @@
 // Package api is cairn's HTTP API: Huma v2 operations over the engine in
-// api/engine. It is stateless: any number of instances may serve one
+// engine. It is stateless: any number of instances may serve one
 // bucket, and any instance may serve any request.
 //
 // The worker protocol is five calls under /v1/api (register, claim,
@@ -20,7 +20,7 @@ import (
 	"github.com/danielgtaylor/huma/v2/adapters/humago"
 
 	"github.com/cairn-dev/cairn"
-	"github.com/cairn-dev/cairn/api/engine"
+	"github.com/cairn-dev/cairn/engine"
 )
 
 // Version is the API's version in the OpenAPI document.

@@ -14,8 +14,8 @@ import (
 	"testing/iotest"
 	"time"
 
-	"github.com/cairn-dev/cairn/api/engine"
 	"github.com/cairn-dev/cairn/blob/mem"
+	"github.com/cairn-dev/cairn/engine"
 )
 
 // fuzzOps are the operations FuzzAPI sends requests to. In path and query,

@@ -11,7 +11,7 @@ import (
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/api"
-	"github.com/cairn-dev/cairn/api/engine"
+	"github.com/cairn-dev/cairn/engine"
 )
 
 // nastyIDs are no valid id of any kind: dot segments, slashes, empty

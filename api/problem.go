@@ -9,8 +9,8 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 
 	"github.com/cairn-dev/cairn"
-	"github.com/cairn-dev/cairn/api/engine"
 	"github.com/cairn-dev/cairn/blob"
+	"github.com/cairn-dev/cairn/engine"
 )
 
 // Problem is every error the API returns: RFC 9457 problem details, plus

@@ -15,9 +15,9 @@ import (
 	"testing"
 	"testing/iotest"
 
-	"github.com/cairn-dev/cairn/api/engine"
 	"github.com/cairn-dev/cairn/blob"
 	"github.com/cairn-dev/cairn/blob/mem"
+	"github.com/cairn-dev/cairn/engine"
 )
 
 // syncBuffer is a log sink safe for concurrent handlers.

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/cairn-dev/cairn/api"
-	"github.com/cairn-dev/cairn/api/engine"
+	"github.com/cairn-dev/cairn/engine"
 )
 
 // register without worker_id: the spec says optional, and the server

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn"
-	"github.com/cairn-dev/cairn/api/engine"
 	"github.com/cairn-dev/cairn/blob/mem"
+	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/notify"
 	_ "github.com/cairn-dev/cairn/notify/mem"
 	_ "github.com/cairn-dev/cairn/notify/nats"

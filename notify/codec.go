@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-
-	"github.com/cairn-dev/cairn/api/engine"
 )
 
 // DefaultMaxMessageBytes is the size every driver keeps a message under
@@ -23,8 +21,8 @@ const FormatVersion = 1
 var ErrHintTooLarge = errors.New("notify: hint larger than the message limit")
 
 type wireBatch struct {
-	V     int           `json:"v"`
-	Hints []engine.Hint `json:"hints"`
+	V     int    `json:"v"`
+	Hints []Hint `json:"hints"`
 }
 
 var (
@@ -37,7 +35,7 @@ var (
 // order. A hint too large for any message is left out and reported as an
 // error wrapping ErrHintTooLarge, next to the messages of the others. No
 // hints give no messages.
-func Encode(hints []engine.Hint, maxBytes int) ([][]byte, error) {
+func Encode(hints []Hint, maxBytes int) ([][]byte, error) {
 	var (
 		out  [][]byte
 		cur  []byte
@@ -75,7 +73,7 @@ func Encode(hints []engine.Hint, maxBytes int) ([][]byte, error) {
 }
 
 // Decode reads one message written by Encode.
-func Decode(msg []byte) ([]engine.Hint, error) {
+func Decode(msg []byte) ([]Hint, error) {
 	var w wireBatch
 	if err := json.Unmarshal(msg, &w); err != nil {
 		return nil, fmt.Errorf("notify: decode message: %w", err)

@@ -20,7 +20,7 @@
 //
 // # Hints are hints; the bucket decides
 //
-// A notification ([engine.Hint]) says that an attempt may be claimable. It
+// A notification ([Hint]) says that an attempt may be claimable. It
 // is never a fact: the bucket is the only state, and every claim is decided
 // there by a conditional write. So a bus is allowed to duplicate, reorder,
 // delay or lose notifications, and none of that can lose or duplicate
@@ -62,7 +62,7 @@
 // # Messages
 //
 // A Publish call sends its hints as one compact JSON batch message
-// ({"v":1,"hints":[...]}, each hint with [engine.Hint]'s JSON fields), not
+// ({"v":1,"hints":[...]}, each hint with [Hint]'s JSON fields), not
 // one message per hint; a batch larger than the driver's message limit is
 // split into several messages, each below the limit ([DefaultMaxMessageBytes],
 // under SQS's 256 KiB; NATS also stays below the server's max_payload). A

@@ -8,12 +8,10 @@ import (
 	"slices"
 	"strings"
 	"sync"
-
-	"github.com/cairn-dev/cairn/api/engine"
 )
 
 // OpenFunc opens a bus for a URL whose scheme it was registered for.
-type OpenFunc func(ctx context.Context, u *url.URL) (engine.Bus, error)
+type OpenFunc func(ctx context.Context, u *url.URL) (Bus, error)
 
 var (
 	registryMu sync.RWMutex
@@ -56,7 +54,7 @@ func Schemes() []string {
 //
 // The returned bus is safe for concurrent use. Close it with [Close] after
 // the engines using it are closed.
-func Open(ctx context.Context, rawURL string) (engine.Bus, error) {
+func Open(ctx context.Context, rawURL string) (Bus, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil {
 		return nil, fmt.Errorf("notify: %w", err)
@@ -80,7 +78,7 @@ func Open(ctx context.Context, rawURL string) (engine.Bus, error) {
 
 // Close closes b if it holds resources (implements io.Closer); other buses
 // need no closing.
-func Close(b engine.Bus) error {
+func Close(b Bus) error {
 	if c, ok := b.(io.Closer); ok {
 		return c.Close()
 	}

@@ -8,23 +8,22 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cairn-dev/cairn/api/engine"
 	"github.com/cairn-dev/cairn/notify"
 	"github.com/cairn-dev/cairn/notify/bustest"
 	_ "github.com/cairn-dev/cairn/notify/mem"
 )
 
-// TestEveryHintFieldTravels fails when engine.Hint gains a field that the
+// TestEveryHintFieldTravels fails when notify.Hint gains a field that the
 // bustest sample leaves zero, so the round-trip tests cover every field.
 func TestEveryHintFieldTravels(t *testing.T) {
 	h := bustest.Hints("f", 1)[0]
 	v := reflect.ValueOf(h)
 	for i := range v.NumField() {
 		if v.Field(i).IsZero() {
-			t.Errorf("bustest.Hints leaves engine.Hint.%s zero: extend it", v.Type().Field(i).Name)
+			t.Errorf("bustest.Hints leaves notify.Hint.%s zero: extend it", v.Type().Field(i).Name)
 		}
 	}
-	msgs, err := notify.Encode([]engine.Hint{h}, 0)
+	msgs, err := notify.Encode([]notify.Hint{h}, 0)
 	if err != nil || len(msgs) != 1 {
 		t.Fatalf("Encode: %d messages, %v", len(msgs), err)
 	}
@@ -41,7 +40,7 @@ func TestEncodeSplits(t *testing.T) {
 		if err != nil {
 			t.Fatalf("limit %d: %v", limit, err)
 		}
-		var all []engine.Hint
+		var all []notify.Hint
 		for _, m := range msgs {
 			if limit > 0 && len(m) > limit {
 				t.Fatalf("limit %d: message of %d bytes", limit, len(m))
@@ -121,12 +120,12 @@ func TestRegisterTwicePanics(t *testing.T) {
 			t.Fatal("no panic")
 		}
 	}()
-	notify.Register("mem", func(context.Context, *url.URL) (engine.Bus, error) { return nil, nil })
+	notify.Register("mem", func(context.Context, *url.URL) (notify.Bus, error) { return nil, nil })
 }
 
 func TestSinkStops(t *testing.T) {
 	var n int
-	s := notify.NewSink(func(engine.Hint) { n++ })
+	s := notify.NewSink(func(notify.Hint) { n++ })
 	if !s.Deliver(bustest.Hints("s", 2)) || n != 2 {
 		t.Fatal("delivery before Close")
 	}

@@ -3,8 +3,6 @@ package notify
 import (
 	"log/slog"
 	"sync"
-
-	"github.com/cairn-dev/cairn/api/engine"
 )
 
 // Sink hands received hints to a subscriber's fn until it is closed. It is
@@ -12,16 +10,16 @@ import (
 // never called again. Deliver may be called from several goroutines.
 type Sink struct {
 	mu     sync.RWMutex
-	fn     func(engine.Hint)
+	fn     func(Hint)
 	closed bool
 }
 
 // NewSink returns a sink delivering to fn.
-func NewSink(fn func(engine.Hint)) *Sink { return &Sink{fn: fn} }
+func NewSink(fn func(Hint)) *Sink { return &Sink{fn: fn} }
 
 // Deliver hands hints to fn in order, and reports false when the sink is
 // closed (nothing was delivered).
-func (s *Sink) Deliver(hints []engine.Hint) bool {
+func (s *Sink) Deliver(hints []Hint) bool {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if s.closed {

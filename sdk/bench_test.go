@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cairn-dev/cairn/api/engine"
 	"github.com/cairn-dev/cairn/blob"
 	"github.com/cairn-dev/cairn/blob/counting"
+	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/internal/storetest"
 	"github.com/cairn-dev/cairn/sdk/sdktest"
 )

@@ -15,7 +15,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/cairn-dev/cairn"
-	"github.com/cairn-dev/cairn/api/engine"
+	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/sdk/sdktest"
 )
 

@@ -17,10 +17,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cairn-dev/cairn"
-	"github.com/cairn-dev/cairn/api/engine"
 	"github.com/cairn-dev/cairn/blob"
 	"github.com/cairn-dev/cairn/blob/counting"
 	"github.com/cairn-dev/cairn/blob/faults"
+	"github.com/cairn-dev/cairn/engine"
 )
 
 // benchReport is what `cairn bench` measures.

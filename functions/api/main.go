@@ -38,7 +38,7 @@ import (
 	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
 
 	"github.com/cairn-dev/cairn/api"
-	"github.com/cairn-dev/cairn/api/engine"
+	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/internal/config"
 	"github.com/cairn-dev/cairn/internal/config/drivers"
 )

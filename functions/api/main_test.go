@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/api"
-	"github.com/cairn-dev/cairn/api/engine"
 	"github.com/cairn-dev/cairn/blob/mem"
+	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/internal/testinfra"
 )
 

@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/api"
-	"github.com/cairn-dev/cairn/api/engine"
 	"github.com/cairn-dev/cairn/blob"
+	"github.com/cairn-dev/cairn/engine"
 )
 
 // Options configure a local server.

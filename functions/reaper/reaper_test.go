@@ -21,8 +21,8 @@ import (
 	"github.com/go-jose/go-jose/v4/jwt"
 
 	"github.com/cairn-dev/cairn/api"
-	"github.com/cairn-dev/cairn/api/engine"
 	"github.com/cairn-dev/cairn/blob/mem"
+	"github.com/cairn-dev/cairn/engine"
 )
 
 const (

@@ -44,8 +44,8 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/api"
-	"github.com/cairn-dev/cairn/api/engine"
 	"github.com/cairn-dev/cairn/blob"
+	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/notify"
 )
 
@@ -379,7 +379,7 @@ func isLoopback(host string) bool {
 func (c *Config) Addr() string { return net.JoinHostPort(c.Host, strconv.Itoa(c.Port)) }
 
 // EngineConfig is the engine configuration, with bus and logger.
-func (c *Config) EngineConfig(bus engine.Bus, log *slog.Logger) engine.Config {
+func (c *Config) EngineConfig(bus notify.Bus, log *slog.Logger) engine.Config {
 	return engine.Config{
 		LeaseTTL:          c.LeaseTTL,
 		HeartbeatInterval: c.Heartbeat,

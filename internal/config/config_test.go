@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/api"
-	"github.com/cairn-dev/cairn/api/engine"
 	"github.com/cairn-dev/cairn/internal/config"
 	_ "github.com/cairn-dev/cairn/internal/config/drivers"
+	"github.com/cairn-dev/cairn/notify"
 )
 
 var (
@@ -284,7 +284,7 @@ func TestOpen(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The reaper's bus never subscribes.
-	stop, err := config.PublishOnly(rt.Bus).Subscribe(func(engine.Hint) { t.Error("delivered") })
+	stop, err := config.PublishOnly(rt.Bus).Subscribe(func(notify.Hint) { t.Error("delivered") })
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,8 +7,8 @@ import (
 	"io"
 	"log/slog"
 
-	"github.com/cairn-dev/cairn/api/engine"
 	"github.com/cairn-dev/cairn/blob"
+	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/notify"
 )
 
@@ -16,7 +16,7 @@ import (
 // (nil without CAIRN_NOTIFY) and the engine on them.
 type Runtime struct {
 	Bucket *blob.Bucket
-	Bus    engine.Bus
+	Bus    notify.Bus
 	Engine *engine.Engine
 }
 
@@ -75,11 +75,11 @@ func (rt *Runtime) Close() error {
 
 // PublishOnly wraps a bus so that it publishes but never receives: for
 // processes that announce work but never claim it (the reaper).
-func PublishOnly(b engine.Bus) engine.Bus { return publishOnly{b} }
+func PublishOnly(b notify.Bus) notify.Bus { return publishOnly{b} }
 
-type publishOnly struct{ engine.Bus }
+type publishOnly struct{ notify.Bus }
 
-func (publishOnly) Subscribe(func(engine.Hint)) (func(), error) { return func() {}, nil }
+func (publishOnly) Subscribe(func(notify.Hint)) (func(), error) { return func() {}, nil }
 
 // Start is how a function starts: load the configuration for role from
 // the environment, log its warnings, open the runtime. On failure it

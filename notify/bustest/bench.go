@@ -6,15 +6,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cairn-dev/cairn/api/engine"
+	"github.com/cairn-dev/cairn/notify"
 )
 
 // BenchWake measures wake latency at the bus level: the time from Publish
 // on pub to the subscriber callback on sub, one hint at a time. It reports
 // p50-µs and p99-µs (and mean ns/op as usual).
-func BenchWake(b *testing.B, pub, sub engine.Bus) {
+func BenchWake(b *testing.B, pub, sub notify.Bus) {
 	got := make(chan int, 1024)
-	stop, err := sub.Subscribe(func(h engine.Hint) {
+	stop, err := sub.Subscribe(func(h notify.Hint) {
 		select {
 		case got <- h.Attempt:
 		default:
@@ -25,11 +25,11 @@ func BenchWake(b *testing.B, pub, sub engine.Bus) {
 	}
 	defer stop()
 	ctx := context.Background()
-	hint := engine.Hint{Run: "bench-run", Workflow: "bench", Version: "1", Step: "s"}
+	hint := notify.Hint{Run: "bench-run", Workflow: "bench", Version: "1", Step: "s"}
 	// Warm up: let the subscription settle.
 	for i := -50; i < 0; i++ {
 		hint.Attempt = i
-		if err := pub.Publish(ctx, []engine.Hint{hint}); err != nil {
+		if err := pub.Publish(ctx, []notify.Hint{hint}); err != nil {
 			b.Fatal(err)
 		}
 		waitAttempt(b, got, i)
@@ -39,7 +39,7 @@ func BenchWake(b *testing.B, pub, sub engine.Bus) {
 	for i := range b.N {
 		hint.Attempt = i + 1
 		t0 := time.Now()
-		if err := pub.Publish(ctx, []engine.Hint{hint}); err != nil {
+		if err := pub.Publish(ctx, []notify.Hint{hint}); err != nil {
 			b.Fatal(err)
 		}
 		waitAttempt(b, got, i+1)

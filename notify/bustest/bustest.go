@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cairn-dev/cairn/api/engine"
+	"github.com/cairn-dev/cairn/notify"
 )
 
 // Kind is a bus's delivery semantics.
@@ -40,11 +40,11 @@ type Harness struct {
 	// subscription) and returns a function that opens one more bus on it,
 	// as another engine instance would. The harness closes every bus it
 	// opens.
-	Channel func(t *testing.T) (open func(t *testing.T) engine.Bus)
+	Channel func(t *testing.T) (open func(t *testing.T) notify.Bus)
 	// Unreachable opens a bus on a server that does not answer (a closed
 	// loopback port). An error from it is fine (Open failed fast); a bus
 	// must then fail Publish.
-	Unreachable func(t *testing.T) (engine.Bus, error)
+	Unreachable func(t *testing.T) (notify.Bus, error)
 	// Wait bounds how long a delivery may take [10s].
 	Wait time.Duration
 	// Quiet is how long to watch for unwanted deliveries [300ms].
@@ -72,11 +72,11 @@ func Run(t *testing.T, h Harness) {
 // Hints returns n hints of batch, every field set on the first: NotBefore
 // carries nanoseconds and a non-UTC zone on even hints and is zero on odd
 // ones; Taken is set on every third hint.
-func Hints(batch string, n int) []engine.Hint {
+func Hints(batch string, n int) []notify.Hint {
 	zone := time.FixedZone("X", 5*3600+30*60)
-	out := make([]engine.Hint, n)
+	out := make([]notify.Hint, n)
 	for i := range out {
-		out[i] = engine.Hint{
+		out[i] = notify.Hint{
 			Run:      fmt.Sprintf("run-%s-%d", batch, i),
 			Workflow: "wf/ünïcødé \"quoted\" <tag> &",
 			Version:  fmt.Sprintf("v%d", i%3),
@@ -93,7 +93,7 @@ func Hints(batch string, n int) []engine.Hint {
 
 // Equal reports whether two hints are equal field by field (times by
 // instant).
-func Equal(a, b engine.Hint) bool {
+func Equal(a, b notify.Hint) bool {
 	if !a.NotBefore.Equal(b.NotBefore) {
 		return false
 	}
@@ -102,12 +102,12 @@ func Equal(a, b engine.Hint) bool {
 }
 
 // Key identifies a hint for counting.
-func Key(h engine.Hint) string { return fmt.Sprintf("%s/%s/%d", h.Run, h.Step, h.Attempt) }
+func Key(h notify.Hint) string { return fmt.Sprintf("%s/%s/%d", h.Run, h.Step, h.Attempt) }
 
 // Collector records what one subscriber receives.
 type Collector struct {
 	mu    sync.Mutex
-	got   []engine.Hint
+	got   []notify.Hint
 	count map[string]int
 	n     atomic.Int64
 	ch    chan struct{}
@@ -119,7 +119,7 @@ func NewCollector() *Collector {
 }
 
 // Add is the subscriber's fn.
-func (c *Collector) Add(h engine.Hint) {
+func (c *Collector) Add(h notify.Hint) {
 	c.mu.Lock()
 	c.got = append(c.got, h)
 	c.count[Key(h)]++
@@ -135,7 +135,7 @@ func (c *Collector) Add(h engine.Hint) {
 func (c *Collector) Len() int { return int(c.n.Load()) }
 
 // Got returns a copy of the hints received, in arrival order.
-func (c *Collector) Got() []engine.Hint {
+func (c *Collector) Got() []notify.Hint {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return slices.Clone(c.got)
@@ -161,7 +161,7 @@ func WaitFor(t testing.TB, d time.Duration, what string, cond func() bool) {
 	}
 }
 
-func subscribe(t *testing.T, b engine.Bus, c *Collector) func() {
+func subscribe(t *testing.T, b notify.Bus, c *Collector) func() {
 	t.Helper()
 	stop, err := b.Subscribe(c.Add)
 	if err != nil {
@@ -171,7 +171,7 @@ func subscribe(t *testing.T, b engine.Bus, c *Collector) func() {
 	return stop
 }
 
-func publish(t *testing.T, b engine.Bus, hints []engine.Hint) {
+func publish(t *testing.T, b notify.Bus, hints []notify.Hint) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -212,7 +212,7 @@ func testRoundTrip(t *testing.T, h Harness) {
 func testDelivery(t *testing.T, h Harness) {
 	open := h.Channel(t)
 	const subs, batches, per = 3, 12, 4
-	var buses []engine.Bus
+	var buses []notify.Bus
 	var cols []*Collector
 	for range subs {
 		b := open(t)
@@ -221,7 +221,7 @@ func testDelivery(t *testing.T, h Harness) {
 		buses = append(buses, b)
 		cols = append(cols, c)
 	}
-	var all []engine.Hint
+	var all []notify.Hint
 	for i := range batches {
 		hs := Hints(fmt.Sprintf("d%d", i), per)
 		all = append(all, hs...)
@@ -353,7 +353,7 @@ func testConcurrent(t *testing.T, h Harness) {
 	open := h.Channel(t)
 	const pubs, rounds = 4, 25
 	steady := []*Collector{NewCollector(), NewCollector()}
-	var buses []engine.Bus
+	var buses []notify.Bus
 	for _, c := range steady {
 		b := open(t)
 		subscribe(t, b, c)
@@ -373,7 +373,7 @@ func testConcurrent(t *testing.T, h Harness) {
 				return
 			default:
 			}
-			stop, err := churnBus.Subscribe(func(engine.Hint) {})
+			stop, err := churnBus.Subscribe(func(notify.Hint) {})
 			if err != nil {
 				t.Errorf("churn Subscribe: %v", err)
 				return
@@ -447,14 +447,14 @@ func testUnreachable(t *testing.T, h Harness) {
 	t.Logf("Publish failed after %v: %v", d.Round(time.Millisecond), err)
 }
 
-func closeBus(b engine.Bus) {
+func closeBus(b notify.Bus) {
 	if c, ok := b.(interface{ Close() error }); ok {
 		_ = c.Close()
 	}
 }
 
 // Opened registers b's Close for the end of the test and returns b.
-func Opened[B engine.Bus](t testing.TB, b B) B {
+func Opened[B notify.Bus](t testing.TB, b B) B {
 	t.Cleanup(func() { closeBus(b) })
 	return b
 }

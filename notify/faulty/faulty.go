@@ -28,7 +28,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/cairn-dev/cairn/api/engine"
 	"github.com/cairn-dev/cairn/notify"
 )
 
@@ -36,7 +35,7 @@ import (
 const Scheme = "faulty"
 
 func init() {
-	notify.Register(Scheme, func(ctx context.Context, u *url.URL) (engine.Bus, error) { return OpenURL(ctx, u) })
+	notify.Register(Scheme, func(ctx context.Context, u *url.URL) (notify.Bus, error) { return OpenURL(ctx, u) })
 }
 
 // Config says which faults to inject. Probabilities are in [0, 1].
@@ -73,7 +72,7 @@ type Stats struct {
 
 // Bus is a bus with faults. Subscribe is the inner bus's.
 type Bus struct {
-	inner engine.Bus
+	inner notify.Bus
 	owned bool // Close closes inner
 
 	mu     sync.Mutex
@@ -88,14 +87,14 @@ type Bus struct {
 
 // Wrap returns inner with the faults of cfg. Closing the result does not
 // close inner.
-func Wrap(inner engine.Bus, cfg Config) *Bus {
+func Wrap(inner notify.Bus, cfg Config) *Bus {
 	b := &Bus{inner: inner, timers: map[*time.Timer]struct{}{}}
 	b.SetConfig(cfg)
 	return b
 }
 
 // DropAll returns inner losing every hint published through it.
-func DropAll(inner engine.Bus) *Bus { return Wrap(inner, Config{Drop: 1}) }
+func DropAll(inner notify.Bus) *Bus { return Wrap(inner, Config{Drop: 1}) }
 
 // SetConfig changes the faults from now on (to heal a network mid-test,
 // say). A non-zero Seed restarts the random sequence.
@@ -126,15 +125,15 @@ func (b *Bus) Stats() Stats {
 }
 
 // Inner returns the wrapped bus.
-func (b *Bus) Inner() engine.Bus { return b.inner }
+func (b *Bus) Inner() notify.Bus { return b.inner }
 
 type held struct {
-	hint  engine.Hint
+	hint  notify.Hint
 	delay time.Duration
 }
 
 // Publish applies the faults and publishes what is left on the inner bus.
-func (b *Bus) Publish(ctx context.Context, hints []engine.Hint) error {
+func (b *Bus) Publish(ctx context.Context, hints []notify.Hint) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -150,7 +149,7 @@ func (b *Bus) Publish(ctx context.Context, hints []engine.Hint) error {
 		b.failed.Add(1)
 		return ErrInjected
 	}
-	var now []engine.Hint
+	var now []notify.Hint
 	var later []held
 	shuffle := false
 	for _, h := range hints {
@@ -190,7 +189,7 @@ func (b *Bus) Publish(ctx context.Context, hints []engine.Hint) error {
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()
-			if b.inner.Publish(ctx, []engine.Hint{x.hint}) == nil {
+			if b.inner.Publish(ctx, []notify.Hint{x.hint}) == nil {
 				b.sent.Add(1)
 			}
 		})
@@ -208,7 +207,7 @@ func (b *Bus) Publish(ctx context.Context, hints []engine.Hint) error {
 }
 
 // Subscribe subscribes on the inner bus.
-func (b *Bus) Subscribe(fn func(engine.Hint)) (stop func(), err error) {
+func (b *Bus) Subscribe(fn func(notify.Hint)) (stop func(), err error) {
 	return b.inner.Subscribe(fn)
 }
 

@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cairn-dev/cairn/api/engine"
 	"github.com/cairn-dev/cairn/notify"
 	"github.com/cairn-dev/cairn/notify/bustest"
 	"github.com/cairn-dev/cairn/notify/faulty"
@@ -28,7 +27,7 @@ func setup(t *testing.T, cfg faulty.Config) (*faulty.Bus, *bustest.Collector) {
 	return b, c
 }
 
-func publish(t *testing.T, b engine.Bus, hs []engine.Hint) error {
+func publish(t *testing.T, b notify.Bus, hs []notify.Hint) error {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()

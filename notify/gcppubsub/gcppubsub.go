@@ -55,7 +55,6 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
-	"github.com/cairn-dev/cairn/api/engine"
 	"github.com/cairn-dev/cairn/notify"
 	"github.com/cairn-dev/cairn/notify/internal/gcbus"
 )
@@ -64,7 +63,7 @@ import (
 const Scheme = gcgcp.Scheme
 
 func init() {
-	notify.Register(Scheme, func(ctx context.Context, u *url.URL) (engine.Bus, error) { return OpenURL(ctx, u) })
+	notify.Register(Scheme, func(ctx context.Context, u *url.URL) (notify.Bus, error) { return OpenURL(ctx, u) })
 }
 
 var (
@@ -218,7 +217,7 @@ func (b *Bus) SubscriptionPath() string { return b.subPath }
 // Publish sends hints as one JSON batch message (several above the size
 // limit, sent together). It returns when Pub/Sub has accepted them, or
 // with the context's error.
-func (b *Bus) Publish(ctx context.Context, hints []engine.Hint) error {
+func (b *Bus) Publish(ctx context.Context, hints []notify.Hint) error {
 	return b.gc.Publish(ctx, hints)
 }
 
@@ -226,7 +225,7 @@ func (b *Bus) Publish(ctx context.Context, hints []engine.Hint) error {
 // fn, acknowledging each message after, until stop. Each message goes to
 // one puller of the subscription (one instance), not to all. A receive
 // error is logged and pulling resumes after a backoff of up to 30s.
-func (b *Bus) Subscribe(fn func(engine.Hint)) (stop func(), err error) {
+func (b *Bus) Subscribe(fn func(notify.Hint)) (stop func(), err error) {
 	return b.gc.Subscribe(fn)
 }
 

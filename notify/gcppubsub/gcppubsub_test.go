@@ -3,17 +3,17 @@ package gcppubsub_test
 import (
 	"context"
 	"fmt"
-	"github.com/cairn-dev/cairn/internal/testinfra"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/cairn-dev/cairn/internal/testinfra"
 
 	pb "cloud.google.com/go/pubsub/v2/apiv1/pubsubpb"
 	"cloud.google.com/go/pubsub/v2/pstest"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
-	"github.com/cairn-dev/cairn/api/engine"
 	"github.com/cairn-dev/cairn/notify"
 	"github.com/cairn-dev/cairn/notify/bustest"
 	cps "github.com/cairn-dev/cairn/notify/gcppubsub"
@@ -49,7 +49,7 @@ func channel(t testing.TB, srv *pstest.Server, extra string) string {
 	return fmt.Sprintf("gcppubsub://%s?subscription=hints-%d%s", topic, n, extra)
 }
 
-func open(t testing.TB, url string) engine.Bus {
+func open(t testing.TB, url string) notify.Bus {
 	t.Helper()
 	b, err := notify.Open(context.Background(), url)
 	if err != nil {
@@ -63,12 +63,12 @@ func TestConformance(t *testing.T) {
 	t.Setenv("PUBSUB_EMULATOR_HOST", srv.Addr)
 	bustest.Run(t, bustest.Harness{
 		Kind: bustest.Queue,
-		Channel: func(t *testing.T) func(t *testing.T) engine.Bus {
+		Channel: func(t *testing.T) func(t *testing.T) notify.Bus {
 			// A small message limit makes every test exercise splitting.
 			url := channel(t, srv, "&max_message_bytes=4096")
-			return func(t *testing.T) engine.Bus { return open(t, url) }
+			return func(t *testing.T) notify.Bus { return open(t, url) }
 		},
-		Unreachable: func(t *testing.T) (engine.Bus, error) {
+		Unreachable: func(t *testing.T) (notify.Bus, error) {
 			t.Setenv("PUBSUB_EMULATOR_HOST", testinfra.FreeAddr(t))
 			return notify.Open(context.Background(), "gcppubsub://projects/p/topics/t?subscription=s")
 		},
@@ -121,7 +121,7 @@ func TestPublishOnly(t *testing.T) {
 	t.Setenv("PUBSUB_EMULATOR_HOST", srv.Addr)
 	channel(t, srv, "")
 	b := open(t, fmt.Sprintf("gcppubsub://projects/cairn-test/topics/hints-%d", names.Load()))
-	if _, err := b.Subscribe(func(engine.Hint) {}); err == nil {
+	if _, err := b.Subscribe(func(notify.Hint) {}); err == nil {
 		t.Fatal("Subscribe on a bus without a subscription succeeded")
 	}
 	if err := b.Publish(context.Background(), bustest.Hints("po", 1)); err != nil {

@@ -18,7 +18,6 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/cairn-dev/cairn/api/engine"
 	"github.com/cairn-dev/cairn/notify"
 )
 
@@ -29,7 +28,7 @@ const Scheme = "mem"
 const MaxPending = 1 << 16
 
 func init() {
-	notify.Register(Scheme, func(_ context.Context, u *url.URL) (engine.Bus, error) {
+	notify.Register(Scheme, func(_ context.Context, u *url.URL) (notify.Bus, error) {
 		if len(u.Query()) > 0 {
 			return nil, fmt.Errorf("mem: unknown query parameters %q", u.RawQuery)
 		}
@@ -78,14 +77,14 @@ func (b *Bus) Subscribers() int {
 
 // Publish queues hints for every current subscriber and returns without
 // waiting for deliveries.
-func (b *Bus) Publish(ctx context.Context, hints []engine.Hint) error {
+func (b *Bus) Publish(ctx context.Context, hints []notify.Hint) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	if len(hints) == 0 {
 		return nil
 	}
-	hs := append([]engine.Hint(nil), hints...) // subscribers only read it
+	hs := append([]notify.Hint(nil), hints...) // subscribers only read it
 	b.mu.RLock()
 	defer b.mu.RUnlock()
 	for s := range b.subs {
@@ -97,7 +96,7 @@ func (b *Bus) Publish(ctx context.Context, hints []engine.Hint) error {
 }
 
 // Subscribe delivers every hint published from now on to fn, until stop.
-func (b *Bus) Subscribe(fn func(engine.Hint)) (stop func(), err error) {
+func (b *Bus) Subscribe(fn func(notify.Hint)) (stop func(), err error) {
 	s := &subscriber{sink: notify.NewSink(fn), wake: make(chan struct{}, 1), done: make(chan struct{}), exited: make(chan struct{})}
 	b.mu.Lock()
 	b.subs[s] = struct{}{}
@@ -126,12 +125,12 @@ type subscriber struct {
 	exited chan struct{}
 
 	mu      sync.Mutex
-	pending [][]engine.Hint
+	pending [][]notify.Hint
 	n       int
 }
 
 // push queues a batch and returns how many of its hints were dropped.
-func (s *subscriber) push(hs []engine.Hint) int {
+func (s *subscriber) push(hs []notify.Hint) int {
 	s.mu.Lock()
 	room := MaxPending - s.n
 	dropped := 0

@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cairn-dev/cairn/api/engine"
 	"github.com/cairn-dev/cairn/notify"
 	"github.com/cairn-dev/cairn/notify/bustest"
 	"github.com/cairn-dev/cairn/notify/mem"
@@ -19,9 +18,9 @@ var channels atomic.Int64
 func TestConformance(t *testing.T) {
 	bustest.Run(t, bustest.Harness{
 		Kind: bustest.FanOut,
-		Channel: func(t *testing.T) func(t *testing.T) engine.Bus {
+		Channel: func(t *testing.T) func(t *testing.T) notify.Bus {
 			url := fmt.Sprintf("mem://conformance-%d", channels.Add(1))
-			return func(t *testing.T) engine.Bus {
+			return func(t *testing.T) notify.Bus {
 				b, err := notify.Open(context.Background(), url)
 				if err != nil {
 					t.Fatal(err)
@@ -59,7 +58,7 @@ func TestSlowSubscriberDropsBeyondBound(t *testing.T) {
 	b := mem.New()
 	release := make(chan struct{})
 	var n atomic.Int64
-	stop, _ := b.Subscribe(func(engine.Hint) {
+	stop, _ := b.Subscribe(func(notify.Hint) {
 		<-release
 		n.Add(1)
 	})
@@ -71,7 +70,7 @@ func TestSlowSubscriberDropsBeyondBound(t *testing.T) {
 	// callback blocks, and queues at most MaxPending more: publishing
 	// three times MaxPending must drop some, however the goroutines run.
 	const batches = 3 * mem.MaxPending / 1000
-	batch := make([]engine.Hint, 1000)
+	batch := make([]notify.Hint, 1000)
 	for range batches {
 		if err := b.Publish(context.Background(), batch); err != nil {
 			t.Fatal(err)

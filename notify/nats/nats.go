@@ -39,7 +39,6 @@ import (
 
 	natsgo "github.com/nats-io/nats.go"
 
-	"github.com/cairn-dev/cairn/api/engine"
 	"github.com/cairn-dev/cairn/notify"
 )
 
@@ -47,7 +46,7 @@ import (
 const DefaultSubject = "cairn.hints"
 
 func init() {
-	notify.Register("nats", func(ctx context.Context, u *url.URL) (engine.Bus, error) { return OpenURL(ctx, u) })
+	notify.Register("nats", func(ctx context.Context, u *url.URL) (notify.Bus, error) { return OpenURL(ctx, u) })
 }
 
 // Options tune a Bus. Zero fields take the defaults in brackets.
@@ -189,7 +188,7 @@ func (b *Bus) Subject() string { return b.opts.Subject }
 
 // Publish sends hints as one JSON batch message (several above the size
 // limit). It fails at once while the connection is down.
-func (b *Bus) Publish(ctx context.Context, hints []engine.Hint) error {
+func (b *Bus) Publish(ctx context.Context, hints []notify.Hint) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -213,7 +212,7 @@ func (b *Bus) Publish(ctx context.Context, hints []engine.Hint) error {
 }
 
 // Subscribe delivers every hint received on the subject to fn until stop.
-func (b *Bus) Subscribe(fn func(engine.Hint)) (stop func(), err error) {
+func (b *Bus) Subscribe(fn func(notify.Hint)) (stop func(), err error) {
 	sink := notify.NewSink(fn)
 	sub, err := b.nc.Subscribe(b.opts.Subject, func(m *natsgo.Msg) {
 		sink.DeliverMessage(m.Data, b.opts.Logger)

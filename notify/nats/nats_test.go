@@ -3,16 +3,16 @@ package nats_test
 import (
 	"context"
 	"fmt"
-	"github.com/cairn-dev/cairn/internal/testinfra"
 	"net"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/cairn-dev/cairn/internal/testinfra"
+
 	"github.com/nats-io/nats-server/v2/server"
 	natsgo "github.com/nats-io/nats.go"
 
-	"github.com/cairn-dev/cairn/api/engine"
 	"github.com/cairn-dev/cairn/notify"
 	"github.com/cairn-dev/cairn/notify/bustest"
 	cnats "github.com/cairn-dev/cairn/notify/nats"
@@ -40,9 +40,9 @@ func TestConformance(t *testing.T) {
 	srv := startServer(t, -1)
 	bustest.Run(t, bustest.Harness{
 		Kind: bustest.FanOut,
-		Channel: func(t *testing.T) func(t *testing.T) engine.Bus {
+		Channel: func(t *testing.T) func(t *testing.T) notify.Bus {
 			subject := fmt.Sprintf("cairn.test.%d", subjects.Add(1))
-			return func(t *testing.T) engine.Bus {
+			return func(t *testing.T) notify.Bus {
 				// A small message limit makes every test exercise splitting.
 				b, err := cnats.Connect(srv.ClientURL(), cnats.Options{Subject: subject, MaxMessageBytes: 4096})
 				if err != nil {
@@ -51,7 +51,7 @@ func TestConformance(t *testing.T) {
 				return bustest.Opened(t, b)
 			}
 		},
-		Unreachable: func(t *testing.T) (engine.Bus, error) {
+		Unreachable: func(t *testing.T) (notify.Bus, error) {
 			return notify.Open(context.Background(), "nats://"+testinfra.FreeAddr(t)+"?connect_timeout=1s")
 		},
 		Quiet: 100 * time.Millisecond,
@@ -136,7 +136,7 @@ func TestReconnect(t *testing.T) {
 	// The client resubscribes on reconnect; publish until it shows.
 	want := bustest.Hints("back", 1)[0]
 	bustest.WaitFor(t, 10*time.Second, "a hint after reconnect", func() bool {
-		if err := pub.Publish(ctx, []engine.Hint{want}); err != nil {
+		if err := pub.Publish(ctx, []notify.Hint{want}); err != nil {
 			t.Logf("Publish after reconnect: %v", err)
 		}
 		time.Sleep(20 * time.Millisecond)
@@ -152,7 +152,7 @@ func TestStopAfterClose(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	stop, err := b.Subscribe(func(engine.Hint) {})
+	stop, err := b.Subscribe(func(notify.Hint) {})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -69,7 +69,6 @@ import (
 	"github.com/aws/smithy-go/transport/http/protocol/awsquery"
 	gcaws "gocloud.dev/aws"
 
-	"github.com/cairn-dev/cairn/api/engine"
 	"github.com/cairn-dev/cairn/notify"
 )
 
@@ -77,7 +76,7 @@ import (
 const Scheme = "awssqs"
 
 func init() {
-	notify.Register(Scheme, func(ctx context.Context, u *url.URL) (engine.Bus, error) { return OpenURL(ctx, u) })
+	notify.Register(Scheme, func(ctx context.Context, u *url.URL) (notify.Bus, error) { return OpenURL(ctx, u) })
 }
 
 // SQS's limits.
@@ -252,7 +251,7 @@ var errClosed = errors.New("sqs: bus closed")
 // limit, grouped into SendMessageBatch requests of up to 10 messages, sent
 // concurrently). It returns when SQS has accepted them all, or with the
 // first errors (the context's among them).
-func (b *Bus) Publish(ctx context.Context, hints []engine.Hint) error {
+func (b *Bus) Publish(ctx context.Context, hints []notify.Hint) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -387,7 +386,7 @@ func (s *subscription) stop() {
 // credentials expired) is logged and receiving resumes after a backoff of
 // up to 30s. stop ends a receive in flight and waits for the loop, and the
 // deletion of what it delivered, to finish.
-func (b *Bus) Subscribe(fn func(engine.Hint)) (stop func(), err error) {
+func (b *Bus) Subscribe(fn func(notify.Hint)) (stop func(), err error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &subscription{cancel: cancel, done: make(chan struct{}), sink: notify.NewSink(fn)}
 	b.mu.Lock()

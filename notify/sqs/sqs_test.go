@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"github.com/cairn-dev/cairn/internal/testinfra"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,11 +14,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairn-dev/cairn/internal/testinfra"
+
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
-	"github.com/cairn-dev/cairn/api/engine"
 	"github.com/cairn-dev/cairn/notify"
 	"github.com/cairn-dev/cairn/notify/bustest"
 	csqs "github.com/cairn-dev/cairn/notify/sqs"
@@ -142,7 +142,7 @@ func queueURL(t testing.TB, extra string) string {
 	return fmt.Sprintf("awssqs://%s/100010001000/q%d?region=us-east-1&anonymous=true&protocol=query&endpoint=%s%s", host, n, base, extra)
 }
 
-func open(t testing.TB, url string) engine.Bus {
+func open(t testing.TB, url string) notify.Bus {
 	t.Helper()
 	b, err := notify.Open(context.Background(), url)
 	if err != nil {
@@ -154,12 +154,12 @@ func open(t testing.TB, url string) engine.Bus {
 func TestConformance(t *testing.T) {
 	bustest.Run(t, bustest.Harness{
 		Kind: bustest.Queue,
-		Channel: func(t *testing.T) func(t *testing.T) engine.Bus {
+		Channel: func(t *testing.T) func(t *testing.T) notify.Bus {
 			// A small message limit makes every test exercise splitting.
 			url := queueURL(t, "&max_message_bytes=4096")
-			return func(t *testing.T) engine.Bus { return open(t, url) }
+			return func(t *testing.T) notify.Bus { return open(t, url) }
 		},
-		Unreachable: func(t *testing.T) (engine.Bus, error) {
+		Unreachable: func(t *testing.T) (notify.Bus, error) {
 			addr := testinfra.FreeAddr(t)
 			return notify.Open(context.Background(), fmt.Sprintf(
 				"awssqs://%s/100010001000/q?region=us-east-1&anonymous=true&protocol=query&endpoint=http://%s", addr, addr))
@@ -262,7 +262,7 @@ func TestClose(t *testing.T) {
 		t.Fatal(err)
 	}
 	var calls atomic.Int64
-	stop, err := b.Subscribe(func(engine.Hint) { calls.Add(1) })
+	stop, err := b.Subscribe(func(notify.Hint) { calls.Add(1) })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -282,7 +282,7 @@ func TestClose(t *testing.T) {
 	if err := b.Publish(context.Background(), bustest.Hints("closed", 1)); err == nil {
 		t.Error("Publish after Close succeeded")
 	}
-	if _, err := b.Subscribe(func(engine.Hint) {}); err == nil {
+	if _, err := b.Subscribe(func(notify.Hint) {}); err == nil {
 		t.Error("Subscribe after Close succeeded")
 	}
 	if n := calls.Load(); n != 0 {

@@ -16,9 +16,9 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/api"
-	"github.com/cairn-dev/cairn/api/engine"
 	"github.com/cairn-dev/cairn/blob"
 	"github.com/cairn-dev/cairn/blob/file"
+	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/functions/local"
 )
 

@@ -13,7 +13,6 @@ import (
 
 	"gocloud.dev/pubsub"
 
-	"github.com/cairn-dev/cairn/api/engine"
 	"github.com/cairn-dev/cairn/notify"
 )
 
@@ -40,7 +39,7 @@ type Bus struct {
 // Publish sends hints as JSON batch messages, concurrently when there are
 // several (the topic batches them into one request where it can), and
 // waits until the service accepted them or ctx ends.
-func (b *Bus) Publish(ctx context.Context, hints []engine.Hint) error {
+func (b *Bus) Publish(ctx context.Context, hints []notify.Hint) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -68,7 +67,7 @@ func (b *Bus) Publish(ctx context.Context, hints []engine.Hint) error {
 // Subscribe receives messages and hands their hints to fn, acknowledging
 // each message after, until stop. A receive error is logged, and
 // receiving resumes on a new subscription after a backoff of up to 30s.
-func (b *Bus) Subscribe(fn func(engine.Hint)) (stop func(), err error) {
+func (b *Bus) Subscribe(fn func(notify.Hint)) (stop func(), err error) {
 	sub, err := b.OpenSubscription()
 	if err != nil {
 		return nil, fmt.Errorf("%s: subscribe: %w", b.Name, err)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/blob"
+	"github.com/cairn-dev/cairn/notify"
 )
 
 // ReapStats counts what one reaper pass did.
@@ -193,7 +194,7 @@ func (e *Engine) checkLeases(ctx context.Context, r *runRecord, d *definition, n
 		l, ver, err := readJSON[leaseRecord](ctx, e.store, key)
 		if isNotFound(err) {
 			if st.ReadyAt == nil || now.Sub(*st.ReadyAt) >= e.cfg.AnnounceAfter {
-				e.announce([]Hint{{Run: r.ID, Workflow: r.Workflow, Version: r.Version, Step: s.ID, Attempt: st.Attempt}})
+				e.announce([]notify.Hint{{Run: r.ID, Workflow: r.Workflow, Version: r.Version, Step: s.ID, Attempt: st.Attempt}})
 				stats.Announced++
 			}
 			continue

@@ -11,6 +11,7 @@ import (
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/blob"
+	"github.com/cairn-dev/cairn/notify"
 )
 
 // ClaimRequest asks for runnable steps.
@@ -76,8 +77,8 @@ func (e *Engine) Claim(ctx context.Context, req ClaimRequest) ([]Lease, error) {
 	}
 	deadline := time.Now().Add(hold)
 	skip := map[string]bool{} // hints this claim cannot use
-	match := func(h Hint) bool {
-		return w.served[workflowID{h.Workflow, h.Version}] && (req.Run == "" || h.Run == req.Run) && !skip[h.key()]
+	match := func(h notify.Hint) bool {
+		return w.served[workflowID{h.Workflow, h.Version}] && (req.Run == "" || h.Run == req.Run) && !skip[h.Key()]
 	}
 	wake, stop := e.hub.wait(match)
 	defer stop()
@@ -138,7 +139,7 @@ func max0(d time.Duration) time.Duration {
 func (e *Engine) runScanInterval() time.Duration { return e.cfg.FallbackInterval }
 
 // runHints reads one run and returns hints for its claimable steps.
-func (e *Engine) runHints(ctx context.Context, run string, w cachedWorker) ([]Hint, error) {
+func (e *Engine) runHints(ctx context.Context, run string, w cachedWorker) ([]notify.Hint, error) {
 	r, err := e.readRun(ctx, run)
 	if err != nil {
 		return nil, err
@@ -151,10 +152,10 @@ func (e *Engine) runHints(ctx context.Context, run string, w cachedWorker) ([]Hi
 		return nil, nil
 	}
 	now := e.now()
-	var out []Hint
+	var out []notify.Hint
 	for id, st := range r.Steps {
 		if st.Status == cairn.StepReady && (st.ReadyAt == nil || !st.ReadyAt.After(now)) {
-			out = append(out, Hint{Run: r.ID, Workflow: r.Workflow, Version: r.Version, Step: id, Attempt: st.Attempt})
+			out = append(out, notify.Hint{Run: r.ID, Workflow: r.Workflow, Version: r.Version, Step: id, Attempt: st.Attempt})
 		}
 	}
 	return out, nil
@@ -200,7 +201,7 @@ func (e *Engine) fallbackScan(ctx context.Context) int {
 				continue
 			}
 			if _, err := e.store.Stat(ctx, e.keys.lease(r.ID, id, st.Attempt)); isNotFound(err) {
-				e.hub.add(Hint{Run: r.ID, Workflow: r.Workflow, Version: r.Version, Step: id, Attempt: st.Attempt})
+				e.hub.add(notify.Hint{Run: r.ID, Workflow: r.Workflow, Version: r.Version, Step: id, Attempt: st.Attempt})
 				added++
 			}
 		}
@@ -211,8 +212,8 @@ func (e *Engine) fallbackScan(ctx context.Context) int {
 // tryClaim turns hints into leases: per run, one read of the run record,
 // then one create-only write per attempt. A hint that is stale is
 // dropped; one this claim cannot use yet is put back.
-func (e *Engine) tryClaim(ctx context.Context, w cachedWorker, hints []Hint, max int, skip map[string]bool, scoped string) ([]Lease, error) {
-	byRun := map[string][]Hint{}
+func (e *Engine) tryClaim(ctx context.Context, w cachedWorker, hints []notify.Hint, max int, skip map[string]bool, scoped string) ([]Lease, error) {
+	byRun := map[string][]notify.Hint{}
 	var order []string
 	for _, h := range hints {
 		if _, ok := byRun[h.Run]; !ok {
@@ -221,7 +222,7 @@ func (e *Engine) tryClaim(ctx context.Context, w cachedWorker, hints []Hint, max
 		byRun[h.Run] = append(byRun[h.Run], h)
 	}
 	leases := []Lease{}
-	var putBack []Hint
+	var putBack []notify.Hint
 	var scopedErr error
 	for _, run := range order {
 		hs := byRun[run]
@@ -266,7 +267,7 @@ func (e *Engine) tryClaim(ctx context.Context, w cachedWorker, hints []Hint, max
 				continue
 			}
 			if back != nil {
-				skip[back.key()] = true
+				skip[back.Key()] = true
 				putBack = append(putBack, *back)
 			}
 			if l != nil {
@@ -279,9 +280,9 @@ func (e *Engine) tryClaim(ctx context.Context, w cachedWorker, hints []Hint, max
 	}
 	if len(leases) > 0 && e.cfg.Bus != nil {
 		// Tell the other instances these attempts are gone.
-		taken := make([]Hint, len(leases))
+		taken := make([]notify.Hint, len(leases))
 		for i, l := range leases {
-			taken[i] = Hint{Run: l.Run, Workflow: l.Workflow, Version: l.Version, Step: l.Step, Attempt: l.Attempt, Taken: true}
+			taken[i] = notify.Hint{Run: l.Run, Workflow: l.Workflow, Version: l.Version, Step: l.Step, Attempt: l.Attempt, Taken: true}
 		}
 		go e.announce(taken)
 	}
@@ -294,14 +295,14 @@ func (e *Engine) tryClaim(ctx context.Context, w cachedWorker, hints []Hint, max
 // claimOne tries to lease the current attempt of a step. It returns the
 // lease, or a hint to put back for other claims, or neither when the step
 // is not claimable (stale hint, someone else holds it).
-func (e *Engine) claimOne(ctx context.Context, w cachedWorker, r *runRecord, d *definition, step string) (*Lease, *Hint, error) {
+func (e *Engine) claimOne(ctx context.Context, w cachedWorker, r *runRecord, d *definition, step string) (*Lease, *notify.Hint, error) {
 	st := r.Steps[step]
 	s := d.Step(step)
 	if st == nil || s == nil || st.Status != cairn.StepReady || st.Attempt == 0 {
 		return nil, nil, nil
 	}
 	now := e.now()
-	h := Hint{Run: r.ID, Workflow: r.Workflow, Version: r.Version, Step: step, Attempt: st.Attempt}
+	h := notify.Hint{Run: r.ID, Workflow: r.Workflow, Version: r.Version, Step: step, Attempt: st.Attempt}
 	if st.ReadyAt != nil && st.ReadyAt.After(now) {
 		h.NotBefore = *st.ReadyAt
 		return nil, &h, nil

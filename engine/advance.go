@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/notify"
 )
 
 // The run state machine. Every function here changes a run record in
@@ -125,7 +126,7 @@ func (e *Engine) scheduleAttempt(r *runRecord, d *definition, step string, at ti
 	st.Status = cairn.StepReady
 	t := at
 	st.ReadyAt = &t
-	fx.hints = append(fx.hints, Hint{Run: r.ID, Workflow: r.Workflow, Version: r.Version, Step: step, Attempt: st.Attempt, NotBefore: notBefore(at, fx.now)})
+	fx.hints = append(fx.hints, notify.Hint{Run: r.ID, Workflow: r.Workflow, Version: r.Version, Step: step, Attempt: st.Attempt, NotBefore: notBefore(at, fx.now)})
 	r.journal(fx.now, cairn.JournalEntry{Type: "step_ready", Step: step, Attempt: st.Attempt})
 }
 

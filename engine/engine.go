@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/blob"
+	"github.com/cairn-dev/cairn/notify"
 )
 
 // Config tunes an Engine. Zero fields take the defaults in brackets.
@@ -57,7 +58,7 @@ type Config struct {
 	// Prices is the price book for usage [none].
 	Prices PriceBook
 	// Bus carries hints between instances [in-process only].
-	Bus Bus
+	Bus notify.Bus
 	// Logger [slog.Default()].
 	Logger *slog.Logger
 	// Now is the clock [time.Now].
@@ -168,7 +169,7 @@ func (e *Engine) afterCommit(fx *effects) {
 
 // announce publishes hints: on the bus when there is one (every instance,
 // this one included, hears them), else to this instance's hub.
-func (e *Engine) announce(hints []Hint) {
+func (e *Engine) announce(hints []notify.Hint) {
 	if e.cfg.Bus == nil {
 		for _, h := range hints {
 			e.hub.add(h)

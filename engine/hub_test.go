@@ -3,31 +3,33 @@ package engine
 import (
 	"testing"
 	"time"
+
+	"github.com/cairn-dev/cairn/notify"
 )
 
 func TestHub(t *testing.T) {
 	clk := newClock()
 	h := newHub(clk.Now)
-	all := func(Hint) bool { return true }
-	onlyA := func(x Hint) bool { return x.Workflow == "a" }
+	all := func(notify.Hint) bool { return true }
+	onlyA := func(x notify.Hint) bool { return x.Workflow == "a" }
 
 	ch, stop := h.wait(onlyA)
 	defer stop()
-	h.add(Hint{Run: "rb", Workflow: "b", Step: "s", Attempt: 1})
+	h.add(notify.Hint{Run: "rb", Workflow: "b", Step: "s", Attempt: 1})
 	select {
 	case <-ch:
 		t.Fatal("woken by a hint it does not match")
 	default:
 	}
-	h.add(Hint{Run: "r1", Workflow: "a", Step: "s", Attempt: 1})
+	h.add(notify.Hint{Run: "r1", Workflow: "a", Step: "s", Attempt: 1})
 	select {
 	case <-ch:
 	default:
 		t.Fatal("not woken by a matching hint")
 	}
 	// A newer attempt replaces an older one; an older one is ignored.
-	h.add(Hint{Run: "r1", Workflow: "a", Step: "s", Attempt: 3})
-	h.add(Hint{Run: "r1", Workflow: "a", Step: "s", Attempt: 2})
+	h.add(notify.Hint{Run: "r1", Workflow: "a", Step: "s", Attempt: 3})
+	h.add(notify.Hint{Run: "r1", Workflow: "a", Step: "s", Attempt: 2})
 	got := h.take(onlyA, 10)
 	if len(got) != 1 || got[0].Attempt != 3 {
 		t.Fatalf("take = %+v, want attempt 3 only", got)
@@ -36,7 +38,7 @@ func TestHub(t *testing.T) {
 		t.Fatalf("a hint was handed out twice: %+v", got)
 	}
 	// Delayed hints are not handed out before their time.
-	h.add(Hint{Run: "r2", Workflow: "a", Step: "s", Attempt: 1, NotBefore: clk.Now().Add(time.Minute)})
+	h.add(notify.Hint{Run: "r2", Workflow: "a", Step: "s", Attempt: 1, NotBefore: clk.Now().Add(time.Minute)})
 	if got := h.take(onlyA, 10); len(got) != 0 {
 		t.Fatalf("delayed hint handed out early: %+v", got)
 	}
@@ -45,14 +47,14 @@ func TestHub(t *testing.T) {
 		t.Fatalf("delayed hint not handed out when due: %+v", got)
 	}
 	// A taken notice removes the hint.
-	h.add(Hint{Run: "r3", Workflow: "a", Step: "s", Attempt: 1})
-	h.add(Hint{Run: "r3", Workflow: "a", Step: "s", Attempt: 1, Taken: true})
+	h.add(notify.Hint{Run: "r3", Workflow: "a", Step: "s", Attempt: 1})
+	h.add(notify.Hint{Run: "r3", Workflow: "a", Step: "s", Attempt: 1, Taken: true})
 	if got := h.take(all, 10); len(got) != 1 || got[0].Run != "rb" {
 		t.Fatalf("after taken notice: %+v (only the workflow-b hint should remain)", got)
 	}
 	// take respects n.
 	for i := range 5 {
-		h.add(Hint{Run: "x", Workflow: "a", Step: string(rune('a' + i)), Attempt: 1})
+		h.add(notify.Hint{Run: "x", Workflow: "a", Step: string(rune('a' + i)), Attempt: 1})
 	}
 	if got := h.take(all, 2); len(got) != 2 || h.size() != 3 {
 		t.Fatalf("take(2) = %d, left %d", len(got), h.size())

@@ -1,38 +1,12 @@
 package engine
 
 import (
-	"context"
 	"math/rand/v2"
 	"sync"
 	"time"
+
+	"github.com/cairn-dev/cairn/notify"
 )
-
-// Hint says that an attempt may be claimable: a notification, never a
-// fact. The bucket decides; a duplicated, stale or lost hint never loses
-// or duplicates work.
-type Hint struct {
-	Run      string `json:"run"`
-	Workflow string `json:"workflow"`
-	Version  string `json:"version"`
-	Step     string `json:"step"`
-	Attempt  int    `json:"attempt"`
-	// NotBefore delays a hint for an attempt whose retry backoff has not
-	// elapsed.
-	NotBefore time.Time `json:"not_before,omitzero"`
-	// Taken says the attempt was claimed: instances drop their copies of
-	// the hint instead of spending a read (and a refused create) on it.
-	Taken bool `json:"taken,omitempty"`
-}
-
-func (h Hint) key() string { return h.Run + "/" + h.Step }
-
-// Bus carries hints between engine instances (NATS, SQS, Pub/Sub, or
-// in-process). Publish sends; Subscribe delivers every received hint to fn
-// until the returned stop is called.
-type Bus interface {
-	Publish(ctx context.Context, hints []Hint) error
-	Subscribe(fn func(Hint)) (stop func(), err error)
-}
 
 // hub is one instance's pool of hints and the claims waiting for them.
 // Each hint goes to one claim (queue semantics within an instance); a
@@ -50,12 +24,12 @@ type hub struct {
 }
 
 type hubHint struct {
-	Hint
+	notify.Hint
 	added time.Time
 }
 
 type waiter struct {
-	match func(Hint) bool
+	match func(notify.Hint) bool
 	ch    chan struct{}
 }
 
@@ -69,10 +43,10 @@ func newHub(now func() time.Time) *hub {
 }
 
 // add records a hint and wakes the claims it matches.
-func (h *hub) add(x Hint) {
+func (h *hub) add(x notify.Hint) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	k := x.key()
+	k := x.Key()
 	if x.Taken {
 		if cur, ok := h.hints[k]; ok && cur.Attempt <= x.Attempt {
 			delete(h.hints, k)
@@ -101,21 +75,21 @@ func (h *hub) add(x Hint) {
 }
 
 // wake notifies the claims now waiting that match x.
-func (h *hub) wake(x Hint) {
+func (h *hub) wake(x notify.Hint) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.wakeLocked(x)
 }
 
-func (h *hub) wakeLocked(x Hint) {
+func (h *hub) wakeLocked(x notify.Hint) {
 	for w := range h.waiters {
 		if w.match(x) {
-			notify(w.ch)
+			signal(w.ch)
 		}
 	}
 }
 
-func notify(ch chan struct{}) {
+func signal(ch chan struct{}) {
 	select {
 	case ch <- struct{}{}:
 	default:
@@ -123,11 +97,11 @@ func notify(ch chan struct{}) {
 }
 
 // take removes and returns up to n due hints that match.
-func (h *hub) take(match func(Hint) bool, n int) []Hint {
+func (h *hub) take(match func(notify.Hint) bool, n int) []notify.Hint {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	now := h.now()
-	var out []Hint
+	var out []notify.Hint
 	// Start at a random place: claims on other instances hold the same
 	// hints (fan-out buses), and taking them in the same order would make
 	// every instance race for the same attempts.
@@ -174,7 +148,7 @@ func (h *hub) compactLocked(prune bool) {
 
 // wait returns a channel signalled when a matching hint arrives, and a
 // function to stop waiting.
-func (h *hub) wait(match func(Hint) bool) (<-chan struct{}, func()) {
+func (h *hub) wait(match func(notify.Hint) bool) (<-chan struct{}, func()) {
 	w := &waiter{match: match, ch: make(chan struct{}, 1)}
 	h.mu.Lock()
 	h.waiters[w] = struct{}{}

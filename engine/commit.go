@@ -14,6 +14,7 @@ import (
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/blob"
+	"github.com/cairn-dev/cairn/notify"
 )
 
 // A mutation changes a run record, or refuses to and says why. It must be
@@ -26,7 +27,7 @@ type mutation func(r *runRecord, fx *effects) (any, error)
 // publish for work that became ready.
 type effects struct {
 	now   time.Time
-	hints []Hint
+	hints []notify.Hint
 }
 
 // committer applies mutations to run records with group commit: the

@@ -9,9 +9,12 @@ import (
 	"testing"
 	"time"
 
+	notifymem "github.com/cairn-dev/cairn/notify/mem"
+
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/blob/faults"
 	"github.com/cairn-dev/cairn/blob/mem"
+	"github.com/cairn-dev/cairn/notify/faulty"
 )
 
 // TestReaperRacesItselfAndDies: leases of 40 runs expire; a reaper pass is
@@ -25,7 +28,7 @@ func TestReaperRacesItselfAndDies(t *testing.T) {
 			clk := newClock()
 			store, ctl := faults.Wrap(open(t), faults.Profile{})
 			// Instances share a fan-out bus, as deployments do (NATS, SQS).
-			cfg := Config{Now: clk.Now, LeaseTTL: 10 * time.Second, AnnounceAfter: time.Hour, Bus: newTestBus()}
+			cfg := Config{Now: clk.Now, LeaseTTL: 10 * time.Second, AnnounceAfter: time.Hour, Bus: notifymem.New()}
 			e := newTestEngine(t, store, cfg)
 			register(t, e, "w", single("one", cairn.Step{}))
 			const n = 40
@@ -108,8 +111,7 @@ func TestReaperRacesItselfAndDies(t *testing.T) {
 func TestAllNotificationsDropped(t *testing.T) {
 	ctx := context.Background()
 	store := mem.New()
-	bus := newTestBus()
-	bus.drop = true
+	bus := faulty.DropAll(notifymem.New())
 	cfg := Config{Bus: bus, FallbackInterval: 300 * time.Millisecond, AnnounceAfter: 100 * time.Millisecond}
 	starter := newTestEngine(t, store, cfg)
 	worker := newTestEngine(t, store, cfg)

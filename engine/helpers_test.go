@@ -31,48 +31,6 @@ func (c *clock) Advance(d time.Duration) {
 	c.mu.Unlock()
 }
 
-// testBus is an in-process fan-out bus, as NATS would be.
-type testBus struct {
-	mu   sync.Mutex
-	subs map[int]func(Hint)
-	n    int
-	drop bool
-}
-
-func newTestBus() *testBus { return &testBus{subs: map[int]func(Hint){}} }
-
-func (b *testBus) Publish(ctx context.Context, hints []Hint) error {
-	b.mu.Lock()
-	if b.drop {
-		b.mu.Unlock()
-		return nil
-	}
-	subs := make([]func(Hint), 0, len(b.subs))
-	for _, f := range b.subs {
-		subs = append(subs, f)
-	}
-	b.mu.Unlock()
-	for _, f := range subs {
-		for _, h := range hints {
-			f(h)
-		}
-	}
-	return nil
-}
-
-func (b *testBus) Subscribe(fn func(Hint)) (func(), error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	id := b.n
-	b.n++
-	b.subs[id] = fn
-	return func() {
-		b.mu.Lock()
-		delete(b.subs, id)
-		b.mu.Unlock()
-	}, nil
-}
-
 func mustStart(t testing.TB, e *Engine, wf string, input string) string {
 	t.Helper()
 	req := StartRequest{Workflow: wf}

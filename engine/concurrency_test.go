@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	notifymem "github.com/cairn-dev/cairn/notify/mem"
+
 	"github.com/cairn-dev/cairn"
 )
 
@@ -40,7 +42,7 @@ func TestConcurrentClaimersExactlyOnce(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
 			store := open(t)
-			bus := newTestBus()
+			bus := notifymem.New()
 			var engines []*Engine
 			for range 4 {
 				engines = append(engines, newTestEngine(t, store, Config{Bus: bus, FallbackInterval: 200 * time.Millisecond}))

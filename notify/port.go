@@ -1,0 +1,40 @@
+package notify
+
+import (
+	"context"
+	"time"
+)
+
+// The notification port: what the engine publishes and subscribes to.
+// Drivers (mem, nats, sqs, gcppubsub, faulty) implement Bus; the engine
+// (engine.Config.Bus) uses it. The port lives here, at the leaf, so
+// transports do not import the engine.
+
+// Hint says that an attempt may be claimable: a notification, never a
+// fact. The bucket decides; a duplicated, stale or lost hint never loses
+// or duplicates work.
+type Hint struct {
+	Run      string `json:"run"`
+	Workflow string `json:"workflow"`
+	Version  string `json:"version"`
+	Step     string `json:"step"`
+	Attempt  int    `json:"attempt"`
+	// NotBefore delays a hint for an attempt whose retry backoff has not
+	// elapsed.
+	NotBefore time.Time `json:"not_before,omitzero"`
+	// Taken says the attempt was claimed: instances drop their copies of
+	// the hint instead of spending a read (and a refused create) on it.
+	Taken bool `json:"taken,omitempty"`
+}
+
+// Key identifies the step a hint is about: of two hints with one key, the
+// newer attempt wins.
+func (h Hint) Key() string { return h.Run + "/" + h.Step }
+
+// Bus carries hints between engine instances (NATS, SQS, Pub/Sub, or
+// in-process). Publish sends; Subscribe delivers every received hint to fn
+// until the returned stop is called.
+type Bus interface {
+	Publish(ctx context.Context, hints []Hint) error
+	Subscribe(fn func(Hint)) (stop func(), err error)
+}

@@ -92,7 +92,10 @@ type ListPage struct {
 // Bucket adds the operation and key.
 //
 // Driver methods are called with already validated arguments: keys are
-// valid (see ValidateKey), at most one write condition is set.
+// valid (see ValidateKey), at most one write condition is set, and the
+// context was not done when Bucket made the call, so drivers do not check
+// it on entry. A driver that waits or loops before it reaches the store (a
+// lock, a directory walk, injected latency) checks it again there.
 type Driver interface {
 	// Get reads an object's content and attributes.
 	Get(ctx context.Context, key string) (*Object, error)

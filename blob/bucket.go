@@ -7,8 +7,9 @@ import (
 )
 
 // Bucket is a conditional-write object store. It validates arguments,
-// names the operation and key in every error, and delegates to a Driver.
-// A Bucket is safe for concurrent use.
+// fails calls whose context is already done, names the operation and key in
+// every error, and delegates to a Driver. A Bucket is safe for concurrent
+// use.
 type Bucket struct {
 	d      Driver
 	closed atomic.Bool
@@ -31,6 +32,15 @@ func (b *Bucket) check(op, key string) error {
 	return nil
 }
 
+// live fails a call whose context is already done, so that no driver is
+// called with one (drivers need not check on entry).
+func live(ctx context.Context, op, key string) error {
+	if err := ctx.Err(); err != nil {
+		return &Error{Op: op, Key: key, Err: err}
+	}
+	return nil
+}
+
 func wrap(op, key string, err error) error {
 	if err == nil {
 		return nil
@@ -46,6 +56,9 @@ func (b *Bucket) Get(ctx context.Context, key string) (*Object, error) {
 	if err := b.check("get", key); err != nil {
 		return nil, err
 	}
+	if err := live(ctx, "get", key); err != nil {
+		return nil, err
+	}
 	o, err := b.d.Get(ctx, key)
 	return o, wrap("get", key, err)
 }
@@ -53,6 +66,9 @@ func (b *Bucket) Get(ctx context.Context, key string) (*Object, error) {
 // Stat reads an object's attributes.
 func (b *Bucket) Stat(ctx context.Context, key string) (Attributes, error) {
 	if err := b.check("stat", key); err != nil {
+		return Attributes{}, err
+	}
+	if err := live(ctx, "stat", key); err != nil {
 		return Attributes{}, err
 	}
 	a, err := b.d.Stat(ctx, key)
@@ -91,6 +107,9 @@ func (b *Bucket) Put(ctx context.Context, key string, data []byte, opts WriteOpt
 	if data == nil {
 		data = []byte{}
 	}
+	if err := live(ctx, op, key); err != nil {
+		return "", err
+	}
 	v, err := b.d.Put(ctx, key, data, opts)
 	return v, wrap(op, key, err)
 }
@@ -113,6 +132,9 @@ func (b *Bucket) Delete(ctx context.Context, key string) error {
 	if err := b.check("delete", key); err != nil {
 		return err
 	}
+	if err := live(ctx, "delete", key); err != nil {
+		return err
+	}
 	return wrap("delete", key, b.d.Delete(ctx, key))
 }
 
@@ -127,6 +149,9 @@ func (b *Bucket) List(ctx context.Context, opts ListOptions) (ListPage, error) {
 	}
 	if opts.PageSize == 0 || opts.PageSize > 1000 {
 		opts.PageSize = 1000
+	}
+	if err := live(ctx, "list", opts.Prefix); err != nil {
+		return ListPage{}, err
 	}
 	p, err := b.d.List(ctx, opts)
 	return p, wrap("list", opts.Prefix, err)

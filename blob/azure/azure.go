@@ -324,9 +324,6 @@ func quoted(e string) blob.Version {
 }
 
 func (d *driver) Get(ctx context.Context, key string) (*blob.Object, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
 	r, err := d.b.NewReader(ctx, key, nil)
 	if err != nil {
 		return nil, mapErr(ctx, err)
@@ -351,9 +348,6 @@ func (d *driver) Get(ctx context.Context, key string) (*blob.Object, error) {
 }
 
 func (d *driver) Stat(ctx context.Context, key string) (blob.Attributes, error) {
-	if err := ctx.Err(); err != nil {
-		return blob.Attributes{}, err
-	}
 	a, err := d.b.Attributes(ctx, key)
 	if err != nil {
 		return blob.Attributes{}, mapErr(ctx, err)
@@ -365,9 +359,6 @@ func (d *driver) Stat(ctx context.Context, key string) (blob.Attributes, error) 
 }
 
 func (d *driver) Put(ctx context.Context, key string, data []byte, opts blob.WriteOptions) (blob.Version, error) {
-	if err := ctx.Err(); err != nil {
-		return "", err
-	}
 	var cond *azblobblob.ModifiedAccessConditions
 	switch {
 	case opts.IfNotExist:
@@ -402,9 +393,6 @@ func (d *driver) Put(ctx context.Context, key string, data []byte, opts blob.Wri
 }
 
 func (d *driver) Delete(ctx context.Context, key string) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
 	return mapErr(ctx, d.b.Delete(ctx, key))
 }
 

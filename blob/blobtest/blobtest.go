@@ -579,8 +579,26 @@ func testCancelled(t *testing.T, b *blob.Bucket) {
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("List with a cancelled context: %v, want context.Canceled", err)
 	}
+	v := must(b.Stat(ctx(t), k)).Version
+	for name, call := range map[string]func() error{
+		"Stat":   func() error { _, err := b.Stat(c, k); return err },
+		"Swap":   func() error { _, err := b.Swap(c, k, []byte("z"), v); return err },
+		"Put":    func() error { _, err := b.Put(c, k, []byte("z"), blob.WriteOptions{}); return err },
+		"Delete": func() error { return b.Delete(c, k) },
+	} {
+		if err := call(); !errors.Is(err, context.Canceled) {
+			t.Fatalf("%s with a cancelled context: %v, want context.Canceled", name, err)
+		}
+	}
 	if d := time.Since(start); d > 5*time.Second {
 		t.Fatalf("cancelled calls took %v", d)
+	}
+	// Nothing a cancelled call was asked to do happened.
+	if o := must(b.Get(ctx(t), k)); string(o.Data) != "x" || o.Version != v {
+		t.Fatalf("after cancelled writes the object is %q@%q, want %q@%q", o.Data, o.Version, "x", v)
+	}
+	if _, err := b.Stat(ctx(t), key(t, "other")); !errors.Is(err, blob.ErrNotFound) {
+		t.Fatalf("a cancelled Create wrote its object: Stat = %v", err)
 	}
 }
 

@@ -204,9 +204,6 @@ func mapErr(err error) error {
 }
 
 func (d *driver) Get(ctx context.Context, key string) (*blob.Object, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
 	v, data, fi, err := readFile(d.path(key), true)
 	if err != nil {
 		return nil, err
@@ -215,9 +212,6 @@ func (d *driver) Get(ctx context.Context, key string) (*blob.Object, error) {
 }
 
 func (d *driver) Stat(ctx context.Context, key string) (blob.Attributes, error) {
-	if err := ctx.Err(); err != nil {
-		return blob.Attributes{}, err
-	}
 	v, _, fi, err := readFile(d.path(key), false)
 	if err != nil {
 		return blob.Attributes{}, err
@@ -226,15 +220,14 @@ func (d *driver) Stat(ctx context.Context, key string) (blob.Attributes, error) 
 }
 
 func (d *driver) Put(ctx context.Context, key string, data []byte, opts blob.WriteOptions) (blob.Version, error) {
-	if err := ctx.Err(); err != nil {
-		return "", err
-	}
 	path := d.path(key)
 	l, err := d.lock(key)
 	if err != nil {
 		return "", err
 	}
 	defer l.Unlock()
+	// The lock may have been waited for: the Bucket checked the context
+	// before that wait, not after it.
 	if err := ctx.Err(); err != nil {
 		return "", err
 	}
@@ -318,9 +311,6 @@ func (d *driver) writeAtomic(path string, content []byte) error {
 }
 
 func (d *driver) Delete(ctx context.Context, key string) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
 	l, err := d.lock(key)
 	if err != nil {
 		return err
@@ -346,9 +336,6 @@ func (d *driver) Delete(ctx context.Context, key string) error {
 }
 
 func (d *driver) List(ctx context.Context, opts blob.ListOptions) (blob.ListPage, error) {
-	if err := ctx.Err(); err != nil {
-		return blob.ListPage{}, err
-	}
 	// Start the walk at the deepest directory the prefix names entirely.
 	dirKey := ""
 	if i := strings.LastIndexByte(opts.Prefix, '/'); i >= 0 {

@@ -257,9 +257,6 @@ type driver struct {
 func version(gen int64) blob.Version { return blob.Version(strconv.FormatInt(gen, 10)) }
 
 func (d *driver) Get(ctx context.Context, key string) (*blob.Object, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
 	r, err := d.b.NewReader(ctx, key, nil)
 	if err != nil {
 		return nil, mapErr(ctx, err)
@@ -284,9 +281,6 @@ func (d *driver) Get(ctx context.Context, key string) (*blob.Object, error) {
 }
 
 func (d *driver) Stat(ctx context.Context, key string) (blob.Attributes, error) {
-	if err := ctx.Err(); err != nil {
-		return blob.Attributes{}, err
-	}
 	a, err := d.b.Attributes(ctx, key)
 	if err != nil {
 		return blob.Attributes{}, mapErr(ctx, err)
@@ -299,9 +293,6 @@ func (d *driver) Stat(ctx context.Context, key string) (blob.Attributes, error) 
 }
 
 func (d *driver) Put(ctx context.Context, key string, data []byte, opts blob.WriteOptions) (blob.Version, error) {
-	if err := ctx.Err(); err != nil {
-		return "", err
-	}
 	var match int64
 	if opts.IfMatch != "" {
 		g, err := strconv.ParseInt(string(opts.IfMatch), 10, 64)
@@ -369,9 +360,6 @@ func bufferSize(n int) int {
 }
 
 func (d *driver) Delete(ctx context.Context, key string) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
 	return mapErr(ctx, d.b.Delete(ctx, key))
 }
 

@@ -39,9 +39,6 @@ type driver struct {
 func New() *blob.Bucket { return blob.NewBucket(&driver{objects: map[string]object{}}) }
 
 func (d *driver) Get(ctx context.Context, key string) (*blob.Object, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
 	d.mu.RLock()
 	o, ok := d.objects[key]
 	d.mu.RUnlock()
@@ -56,9 +53,6 @@ func attrs(key string, o object) blob.Attributes {
 }
 
 func (d *driver) Stat(ctx context.Context, key string) (blob.Attributes, error) {
-	if err := ctx.Err(); err != nil {
-		return blob.Attributes{}, err
-	}
 	d.mu.RLock()
 	o, ok := d.objects[key]
 	d.mu.RUnlock()
@@ -69,9 +63,6 @@ func (d *driver) Stat(ctx context.Context, key string) (blob.Attributes, error) 
 }
 
 func (d *driver) Put(ctx context.Context, key string, data []byte, opts blob.WriteOptions) (blob.Version, error) {
-	if err := ctx.Err(); err != nil {
-		return "", err
-	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	cur, exists := d.objects[key]
@@ -90,9 +81,6 @@ func (d *driver) Put(ctx context.Context, key string, data []byte, opts blob.Wri
 }
 
 func (d *driver) Delete(ctx context.Context, key string) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if _, ok := d.objects[key]; !ok {
@@ -103,9 +91,6 @@ func (d *driver) Delete(ctx context.Context, key string) error {
 }
 
 func (d *driver) List(ctx context.Context, opts blob.ListOptions) (blob.ListPage, error) {
-	if err := ctx.Err(); err != nil {
-		return blob.ListPage{}, err
-	}
 	d.mu.RLock()
 	var keys []string
 	for k := range d.objects {

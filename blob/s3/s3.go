@@ -438,9 +438,6 @@ func countAttempts(n *atomic.Int32) func(*awss3.Options) {
 // ---- driver methods ----------------------------------------------------------
 
 func (d *driver) Get(ctx context.Context, key string) (*blob.Object, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
 	out, err := d.client.GetObject(ctx, &awss3.GetObjectInput{Bucket: &d.bucket, Key: d.stored(key)})
 	if err != nil {
 		return nil, mapErr(ctx, err)
@@ -466,9 +463,6 @@ func (d *driver) Get(ctx context.Context, key string) (*blob.Object, error) {
 }
 
 func (d *driver) Stat(ctx context.Context, key string) (blob.Attributes, error) {
-	if err := ctx.Err(); err != nil {
-		return blob.Attributes{}, err
-	}
 	out, err := d.client.HeadObject(ctx, &awss3.HeadObjectInput{Bucket: &d.bucket, Key: d.stored(key)})
 	if err != nil {
 		return blob.Attributes{}, mapErr(ctx, err)
@@ -490,9 +484,6 @@ func hasTrailerMeta(md map[string]string) bool {
 }
 
 func (d *driver) Put(ctx context.Context, key string, data []byte, opts blob.WriteOptions) (blob.Version, error) {
-	if err := ctx.Err(); err != nil {
-		return "", err
-	}
 	nonce, err := newNonce()
 	if err != nil {
 		return "", fmt.Errorf("s3: drawing a nonce: %w", err)
@@ -583,9 +574,6 @@ func (d *driver) readTrailer(ctx context.Context, key string, trailer []byte) (b
 }
 
 func (d *driver) Delete(ctx context.Context, key string) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
 	if _, err := d.client.HeadObject(ctx, &awss3.HeadObjectInput{Bucket: &d.bucket, Key: d.stored(key)}); err != nil {
 		return mapErr(ctx, err)
 	}
@@ -596,9 +584,6 @@ func (d *driver) Delete(ctx context.Context, key string) error {
 }
 
 func (d *driver) List(ctx context.Context, opts blob.ListOptions) (blob.ListPage, error) {
-	if err := ctx.Err(); err != nil {
-		return blob.ListPage{}, err
-	}
 	in := &awss3.ListObjectsV2Input{
 		Bucket:  &d.bucket,
 		MaxKeys: aws.Int32(int32(opts.PageSize)),

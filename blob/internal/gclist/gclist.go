@@ -18,9 +18,6 @@ import (
 // ListObject.As); mapErr maps the store's errors.
 func List(ctx context.Context, b *gcblob.Bucket, opts blob.ListOptions,
 	version func(*gcblob.ListObject) (blob.Version, error), mapErr func(context.Context, error) error) (blob.ListPage, error) {
-	if err := ctx.Err(); err != nil {
-		return blob.ListPage{}, err
-	}
 	token := gcblob.FirstPageToken
 	if opts.PageToken != "" {
 		t, err := base64.RawURLEncoding.DecodeString(opts.PageToken)

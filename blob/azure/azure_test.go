@@ -3,10 +3,7 @@ package azure_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -183,52 +180,6 @@ func TestEscapeKeyMatchesGocloud(t *testing.T) {
 	}
 	if len(all) != len(keys) {
 		t.Fatalf("listed %d blobs for %d keys: the driver and gocloud wrote different names", len(all), len(keys))
-	}
-}
-
-// TestConcurrentSwapRounds repeats the one-winner check many times on one
-// blob: a store whose precondition check is not atomic with the write
-// shows up as two winners in some round.
-func TestConcurrentSwapRounds(t *testing.T) {
-	ep := testinfra.Azurite(t)
-	b := open(t, ep)
-	defer b.Close()
-	ctx := context.Background()
-	const rounds, writers = 25, 16
-	v, err := b.Create(ctx, "cas", []byte("0"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	seen := map[blob.Version]bool{v: true}
-	for r := range rounds {
-		var wins atomic.Int32
-		var winner atomic.Value
-		var wg sync.WaitGroup
-		start := make(chan struct{})
-		for i := range writers {
-			wg.Go(func() {
-				<-start
-				nv, err := b.Swap(ctx, "cas", fmt.Appendf(nil, "r%d-w%d", r, i), v)
-				switch {
-				case err == nil:
-					wins.Add(1)
-					winner.Store(nv)
-				case errors.Is(err, blob.ErrPreconditionFailed):
-				default:
-					t.Errorf("round %d: %v", r, err)
-				}
-			})
-		}
-		close(start)
-		wg.Wait()
-		if wins.Load() != 1 {
-			t.Fatalf("round %d: %d winners, want 1", r, wins.Load())
-		}
-		v = winner.Load().(blob.Version)
-		if seen[v] {
-			t.Fatalf("round %d: version %q returned twice", r, v)
-		}
-		seen[v] = true
 	}
 }
 

@@ -4,10 +4,10 @@
 //	blobtest.Run(t, blobtest.Harness{Open: func(t *testing.T) *blob.Bucket { … }})
 //
 // and gets one subtest per property cairn relies on: typed errors, exactly
-// one winner among concurrent create-only and compare-and-swap writers,
-// version tokens that change on every write, consistent paginated
-// listings, large and empty objects, and prompt failure on cancelled
-// contexts and unreachable endpoints.
+// one winner among concurrent create-only and compare-and-swap writers
+// (also round after round on one object), version tokens that change on
+// every write, consistent paginated listings, large and empty objects, and
+// prompt failure on cancelled contexts and unreachable endpoints.
 package blobtest
 
 import (
@@ -63,6 +63,7 @@ func Run(t *testing.T, h Harness) {
 		{"Swap", testSwap},
 		{"SwapStaleAndMissing", testSwapStaleAndMissing},
 		{"ConcurrentSwapOneWinner", testConcurrentSwap},
+		{"ConcurrentSwapRounds", testConcurrentSwapRounds},
 		{"SwapCounterIsLinearizable", testSwapCounter},
 		{"VersionChangesOnIdenticalContent", testVersionChanges},
 		{"UnconditionalPut", testUnconditionalPut},
@@ -303,6 +304,54 @@ func testConcurrentSwap(t *testing.T, b *blob.Bucket) {
 	o := must(b.Get(c, k))
 	if string(o.Data) != w[0] || string(o.Version) != w[1] {
 		t.Fatalf("stored %q@%q, but the winner wrote %q@%q", o.Data, o.Version, w[0], w[1])
+	}
+}
+
+// testConcurrentSwapRounds repeats the one-winner check round after round
+// on one object, each round swapping against the version the previous
+// round's winner got: a store whose precondition check is not atomic with
+// the write shows up as two winners in some round, and one that reuses a
+// version as a version returned twice.
+func testConcurrentSwapRounds(t *testing.T, b *blob.Bucket) {
+	const rounds = 25
+	c, k := ctx(t), key(t, "cas")
+	v := must(b.Create(c, k, []byte("0")))
+	seen := map[blob.Version]bool{v: true}
+	for r := range rounds {
+		var wins atomic.Int32
+		var winner atomic.Value
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		errs := make(chan error, Contenders)
+		for i := range Contenders {
+			wg.Go(func() {
+				<-start
+				data := fmt.Appendf(nil, "r%d-w%d", r, i)
+				nv, err := retrying(func() (blob.Version, error) { return b.Swap(c, k, data, v) })
+				switch {
+				case err == nil:
+					wins.Add(1)
+					winner.Store(nv)
+				case errors.Is(err, blob.ErrPreconditionFailed):
+				default:
+					errs <- err
+				}
+			})
+		}
+		close(start)
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Errorf("round %d: unexpected error from a concurrent swap: %v", r, err)
+		}
+		if wins.Load() != 1 {
+			t.Fatalf("round %d: %d winners, want 1", r, wins.Load())
+		}
+		v = winner.Load().(blob.Version)
+		if seen[v] {
+			t.Fatalf("round %d: version %q returned twice", r, v)
+		}
+		seen[v] = true
 	}
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/cairn-dev/cairn/internal/testinfra"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -18,6 +17,7 @@ import (
 	"github.com/cairn-dev/cairn/blob"
 	"github.com/cairn-dev/cairn/blob/blobtest"
 	"github.com/cairn-dev/cairn/blob/gcs"
+	"github.com/cairn-dev/cairn/internal/testinfra"
 )
 
 // fakeGCS starts an in-process fake-gcs-server on 127.0.0.1 (plain HTTP)
@@ -122,52 +122,6 @@ func TestURLOpener(t *testing.T) {
 			b.Close()
 			t.Errorf("OpenBucket(%q) succeeded", bad)
 		}
-	}
-}
-
-// TestConcurrentSwapRounds repeats the suite's one-winner check many times
-// on one object: a store whose precondition check is not atomic with the
-// write shows up as two winners in some round.
-func TestConcurrentSwapRounds(t *testing.T) {
-	srv, endpoint := fakeGCS(t)
-	b := newBucket(t, srv, endpoint)
-	defer b.Close()
-	ctx := context.Background()
-	const rounds, writers = 25, 16
-	v, err := b.Create(ctx, "cas", []byte("0"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	seen := map[blob.Version]bool{v: true}
-	for r := range rounds {
-		var wins atomic.Int32
-		var winner atomic.Value
-		var wg sync.WaitGroup
-		start := make(chan struct{})
-		for i := range writers {
-			wg.Go(func() {
-				<-start
-				nv, err := b.Swap(ctx, "cas", []byte(fmt.Sprintf("r%d-w%d", r, i)), v)
-				switch {
-				case err == nil:
-					wins.Add(1)
-					winner.Store(nv)
-				case errors.Is(err, blob.ErrPreconditionFailed):
-				default:
-					t.Errorf("round %d: %v", r, err)
-				}
-			})
-		}
-		close(start)
-		wg.Wait()
-		if wins.Load() != 1 {
-			t.Fatalf("round %d: %d winners, want 1", r, wins.Load())
-		}
-		v = winner.Load().(blob.Version)
-		if seen[v] {
-			t.Fatalf("round %d: version %q returned twice", r, v)
-		}
-		seen[v] = true
 	}
 }
 

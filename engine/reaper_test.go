@@ -9,12 +9,12 @@ import (
 	"testing"
 	"time"
 
+	notifyfaults "github.com/cairn-dev/cairn/notify/faults"
 	notifymem "github.com/cairn-dev/cairn/notify/mem"
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/blob/faults"
 	"github.com/cairn-dev/cairn/blob/mem"
-	"github.com/cairn-dev/cairn/notify/faulty"
 )
 
 // TestReaperRacesItselfAndDies: leases of 40 runs expire; a reaper pass is
@@ -111,7 +111,7 @@ func TestReaperRacesItselfAndDies(t *testing.T) {
 func TestAllNotificationsDropped(t *testing.T) {
 	ctx := context.Background()
 	store := mem.New()
-	bus := faulty.DropAll(notifymem.New())
+	bus := notifyfaults.DropAll(notifymem.New())
 	cfg := Config{Bus: bus, FallbackInterval: 300 * time.Millisecond, AnnounceAfter: 100 * time.Millisecond}
 	starter := newTestEngine(t, store, cfg)
 	worker := newTestEngine(t, store, cfg)

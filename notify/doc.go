@@ -16,7 +16,8 @@
 //	awssqs://QUEUE-URL-WITHOUT-SCHEME   AWS SQS queue (notify/sqs)
 //	gcppubsub://projects/P/topics/T?subscription=S
 //	                                    Google Pub/Sub (notify/gcppubsub)
-//	faulty://?url=INNER&drop=0.5        fault injection for tests (notify/faulty)
+//	faults://?url=INNER&drop=0.5        fault injection for tests (notify/faults;
+//	                                    the former scheme faulty:// still works)
 //
 // # Hints are hints; the bucket decides
 //
@@ -33,7 +34,7 @@
 //   - a lost hint costs latency only: a waiting claim still scans the bucket
 //     at the engine's fallback interval, and the reaper re-announces ready
 //     work that stayed unclaimed (Config.AnnounceAfter). That bound is what
-//     an engine test with every notification dropped (notify/faulty) checks.
+//     an engine test with every notification dropped (notify/faults) checks.
 //
 // A failed Publish is reported to the engine, which serves its own claims
 // from the hints it could not send and logs a warning; nothing is retried

@@ -6,7 +6,7 @@ import (
 )
 
 // The notification port: what the engine publishes and subscribes to.
-// Drivers (mem, nats, sqs, gcppubsub, faulty) implement Bus; the engine
+// Drivers (mem, nats, sqs, gcppubsub, faults) implement Bus; the engine
 // (engine.Config.Bus) uses it. The port lives here, at the leaf, so
 // transports do not import the engine.
 

@@ -4,7 +4,7 @@
 package all
 
 import (
-	_ "github.com/cairn-dev/cairn/notify/faulty"
+	_ "github.com/cairn-dev/cairn/notify/faults"
 	_ "github.com/cairn-dev/cairn/notify/gcppubsub"
 	_ "github.com/cairn-dev/cairn/notify/mem"
 	_ "github.com/cairn-dev/cairn/notify/nats"

@@ -9,7 +9,7 @@ import (
 )
 
 func TestSchemes(t *testing.T) {
-	want := []string{"awssqs", "faulty", "gcppubsub", "mem", "nats"}
+	want := []string{"awssqs", "faults", "faulty", "gcppubsub", "mem", "nats"}
 	if got := notify.Schemes(); !slices.Equal(got, want) {
 		t.Fatalf("schemes %v, want %v", got, want)
 	}

@@ -1,4 +1,4 @@
-package faulty_test
+package faults_test
 
 import (
 	"context"
@@ -10,13 +10,13 @@ import (
 
 	"github.com/cairn-dev/cairn/notify"
 	"github.com/cairn-dev/cairn/notify/bustest"
-	"github.com/cairn-dev/cairn/notify/faulty"
+	"github.com/cairn-dev/cairn/notify/faults"
 	"github.com/cairn-dev/cairn/notify/mem"
 )
 
-func setup(t *testing.T, cfg faulty.Config) (*faulty.Bus, *bustest.Collector) {
+func setup(t *testing.T, cfg faults.Config) (*faults.Bus, *bustest.Collector) {
 	t.Helper()
-	b := faulty.Wrap(mem.New(), cfg)
+	b := faults.Wrap(mem.New(), cfg)
 	t.Cleanup(func() { b.Close() })
 	c := bustest.NewCollector()
 	stop, err := b.Subscribe(c.Add)
@@ -35,7 +35,7 @@ func publish(t *testing.T, b notify.Bus, hs []notify.Hint) error {
 }
 
 func TestDropAll(t *testing.T) {
-	b := faulty.DropAll(mem.New())
+	b := faults.DropAll(mem.New())
 	c := bustest.NewCollector()
 	stop, _ := b.Subscribe(c.Add)
 	defer stop()
@@ -53,7 +53,7 @@ func TestDropAll(t *testing.T) {
 
 func TestDropFractionIsSeeded(t *testing.T) {
 	run := func() int {
-		b, c := setup(t, faulty.Config{Drop: 0.5, Seed: 42})
+		b, c := setup(t, faults.Config{Drop: 0.5, Seed: 42})
 		for i := range 20 {
 			if err := publish(t, b, bustest.Hints(string(rune('a'+i)), 50)); err != nil {
 				t.Fatal(err)
@@ -73,7 +73,7 @@ func TestDropFractionIsSeeded(t *testing.T) {
 }
 
 func TestDuplicate(t *testing.T) {
-	b, c := setup(t, faulty.Config{Duplicate: 1})
+	b, c := setup(t, faults.Config{Duplicate: 1})
 	hs := bustest.Hints("d", 10)
 	if err := publish(t, b, hs); err != nil {
 		t.Fatal(err)
@@ -87,7 +87,7 @@ func TestDuplicate(t *testing.T) {
 }
 
 func TestReorder(t *testing.T) {
-	b, c := setup(t, faulty.Config{Reorder: 0.5, MaxDelay: 30 * time.Millisecond, Seed: 7})
+	b, c := setup(t, faults.Config{Reorder: 0.5, MaxDelay: 30 * time.Millisecond, Seed: 7})
 	hs := bustest.Hints("r", 200)
 	if err := publish(t, b, hs); err != nil {
 		t.Fatal(err)
@@ -109,11 +109,11 @@ func TestReorder(t *testing.T) {
 }
 
 func TestFailPublish(t *testing.T) {
-	b, c := setup(t, faulty.Config{FailPublish: 1})
-	if err := publish(t, b, bustest.Hints("f", 3)); !errors.Is(err, faulty.ErrInjected) {
+	b, c := setup(t, faults.Config{FailPublish: 1})
+	if err := publish(t, b, bustest.Hints("f", 3)); !errors.Is(err, faults.ErrInjected) {
 		t.Fatalf("err = %v", err)
 	}
-	b.SetConfig(faulty.Config{}) // heal
+	b.SetConfig(faults.Config{}) // heal
 	if err := publish(t, b, bustest.Hints("f", 3)); err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +121,7 @@ func TestFailPublish(t *testing.T) {
 }
 
 func TestCloseDropsHeldHints(t *testing.T) {
-	b := faulty.Wrap(mem.New(), faulty.Config{Reorder: 1, MaxDelay: time.Hour})
+	b := faults.Wrap(mem.New(), faults.Config{Reorder: 1, MaxDelay: time.Hour})
 	c := bustest.NewCollector()
 	stop, _ := b.Subscribe(c.Add)
 	defer stop()
@@ -144,7 +144,7 @@ func TestCloseDropsHeldHints(t *testing.T) {
 }
 
 func TestConcurrent(t *testing.T) {
-	b, c := setup(t, faulty.Config{Drop: 0.2, Duplicate: 0.2, Reorder: 0.2, MaxDelay: 10 * time.Millisecond})
+	b, c := setup(t, faults.Config{Drop: 0.2, Duplicate: 0.2, Reorder: 0.2, MaxDelay: 10 * time.Millisecond})
 	var wg sync.WaitGroup
 	for p := range 4 {
 		wg.Go(func() {
@@ -166,24 +166,31 @@ func TestConcurrent(t *testing.T) {
 
 func TestOpenURL(t *testing.T) {
 	ctx := context.Background()
-	u := "faulty://?drop=1&url=" + url.QueryEscape("mem://faulty-url")
-	b, err := notify.Open(ctx, u)
-	if err != nil {
-		t.Fatal(err)
+	// The scheme, and the package's former one.
+	for _, scheme := range []string{faults.Scheme, faults.LegacyScheme} {
+		inner := scheme + "-url"
+		u := scheme + "://?drop=1&url=" + url.QueryEscape("mem://"+inner)
+		b, err := notify.Open(ctx, u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := b.(*faults.Bus); !ok {
+			t.Fatalf("%s opened a %T", u, b)
+		}
+		// Subscribers on the inner bus see nothing of what goes through b.
+		c := bustest.NewCollector()
+		stop, _ := mem.Get(inner).Subscribe(c.Add)
+		if err := publish(t, b, bustest.Hints("u", 5)); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(50 * time.Millisecond)
+		stop()
+		notify.Close(b)
+		if c.Len() != 0 {
+			t.Fatalf("%s: %d hints got through drop=1", scheme, c.Len())
+		}
 	}
-	defer notify.Close(b)
-	// Subscribers on the inner bus see nothing of what goes through b.
-	c := bustest.NewCollector()
-	stop, _ := mem.Get("faulty-url").Subscribe(c.Add)
-	defer stop()
-	if err := publish(t, b, bustest.Hints("u", 5)); err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(50 * time.Millisecond)
-	if c.Len() != 0 {
-		t.Fatalf("%d hints got through drop=1", c.Len())
-	}
-	for _, bad := range []string{"faulty://?drop=1", "faulty://?url=mem://x&drop=2", "faulty://?url=mem://x&bogus=1", "faulty://?url=nosuch://x"} {
+	for _, bad := range []string{"faults://?drop=1", "faults://?url=mem://x&drop=2", "faults://?url=mem://x&bogus=1", "faults://?url=nosuch://x", "faulty://?drop=1"} {
 		if _, err := notify.Open(ctx, bad); err == nil {
 			t.Errorf("Open(%q) succeeded", bad)
 		}

@@ -1,13 +1,18 @@
-// Package faulty wraps a notification bus with injected faults, for tests
+// Package faults wraps a notification bus with injected faults, for tests
 // that prove hints are only hints: with every notification dropped,
 // duplicated or reordered, all work still completes (within the engine's
 // fallback bound when hints are lost).
 //
-//	bus := faulty.Wrap(mem.New(), faulty.Config{Drop: 1}) // lose everything
+//	bus := faults.Wrap(mem.New(), faults.Config{Drop: 1}) // lose everything
 //
-// It is also registered as "faulty" with notify.Open, wrapping another URL:
+// It is also registered as "faults" with notify.Open, wrapping another URL:
 //
-//	faulty://?url=mem%3A%2F%2Fx&drop=0.5&dup=0.1&reorder=0.2&delay=50ms&fail=0.1&seed=7
+//	faults://?url=mem%3A%2F%2Fx&drop=0.5&dup=0.1&reorder=0.2&delay=50ms&fail=0.1&seed=7
+//
+// The package was called faulty, and its scheme "faulty"; that scheme
+// (LegacyScheme) is still accepted and opens the same bus. It is named like
+// blob/faults, the store's fault layer; a file that uses both imports this
+// one under another name (notifyfaults), as it does notify/mem.
 //
 // Faults apply on the publishing side, per hint: a dropped hint is lost
 // silently (Publish still succeeds, as on a network that loses a message);
@@ -15,7 +20,7 @@
 // on its own after a random delay up to MaxDelay, and a batch's remaining
 // hints are shuffled. FailPublish makes a whole Publish fail without
 // sending anything, which the engine answers by serving its own claims.
-package faulty
+package faults
 
 import (
 	"context"
@@ -32,10 +37,16 @@ import (
 )
 
 // Scheme is the URL scheme this package registers.
-const Scheme = "faulty"
+const Scheme = "faults"
+
+// LegacyScheme is the package's former scheme, still registered as an
+// alias of Scheme so that existing URLs keep working.
+const LegacyScheme = "faulty"
 
 func init() {
-	notify.Register(Scheme, func(ctx context.Context, u *url.URL) (notify.Bus, error) { return OpenURL(ctx, u) })
+	open := func(ctx context.Context, u *url.URL) (notify.Bus, error) { return OpenURL(ctx, u) }
+	notify.Register(Scheme, open)
+	notify.Register(LegacyScheme, open)
 }
 
 // Config says which faults to inject. Probabilities are in [0, 1].
@@ -58,7 +69,7 @@ type Config struct {
 }
 
 // ErrInjected is the error of a Publish failed by FailPublish.
-var ErrInjected = errors.New("faulty: injected publish failure")
+var ErrInjected = errors.New("faults: injected publish failure")
 
 // Stats counts what the bus did to hints.
 type Stats struct {
@@ -141,7 +152,7 @@ func (b *Bus) Publish(ctx context.Context, hints []notify.Hint) error {
 	b.mu.Lock()
 	if b.closed {
 		b.mu.Unlock()
-		return errors.New("faulty: bus closed")
+		return errors.New("faults: bus closed")
 	}
 	cfg, r := b.cfg, b.rng
 	if len(hints) > 0 && r.Float64() < cfg.FailPublish {
@@ -259,14 +270,14 @@ func OpenURL(ctx context.Context, u *url.URL) (*Bus, error) {
 		case "seed":
 			cfg.Seed, err = strconv.ParseUint(v, 10, 64)
 		default:
-			return nil, fmt.Errorf("faulty: unknown query parameter %q", k)
+			return nil, fmt.Errorf("faults: unknown query parameter %q", k)
 		}
 		if err != nil {
-			return nil, fmt.Errorf("faulty: query parameter %s: %w", k, err)
+			return nil, fmt.Errorf("faults: query parameter %s: %w", k, err)
 		}
 	}
 	if inner == "" {
-		return nil, errors.New("faulty: the url parameter (the bus to wrap) is required")
+		return nil, errors.New("faults: the url parameter (the bus to wrap) is required")
 	}
 	ib, err := notify.Open(ctx, inner)
 	if err != nil {

@@ -15,7 +15,7 @@ func stores(t *testing.T) map[string]func(t *testing.T) *blob.Bucket {
 	m := map[string]func(t *testing.T) *blob.Bucket{
 		"mem": func(t *testing.T) *blob.Bucket { return mem.New() },
 		"file": func(t *testing.T) *blob.Bucket {
-			b, err := file.Open(t.TempDir(), file.Options{NoSync: true})
+			b, err := file.New(t.TempDir(), file.Options{NoSync: true})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -65,7 +65,7 @@ func init() {
 		if u.Path == "" {
 			return nil, errors.New("file URL has no path")
 		}
-		return Open(u.Path, opts)
+		return New(u.Path, opts)
 	})
 }
 
@@ -89,9 +89,9 @@ type driver struct {
 	opts Options
 }
 
-// Open returns a bucket stored in the directory root, creating it if
+// New returns a bucket stored in the directory root, creating it if
 // needed.
-func Open(root string, opts Options) (*blob.Bucket, error) {
+func New(root string, opts Options) (*blob.Bucket, error) {
 	abs, err := filepath.Abs(root)
 	if err != nil {
 		return nil, err
@@ -101,6 +101,12 @@ func Open(root string, opts Options) (*blob.Bucket, error) {
 	}
 	return blob.NewBucket(&driver{root: abs, opts: opts}), nil
 }
+
+// Open is New under its former name.
+//
+// Deprecated: use New, as for every other driver. Kept while branches that
+// still call Open are merged; remove it after.
+func Open(root string, opts Options) (*blob.Bucket, error) { return New(root, opts) }
 
 // escape makes a key segment safe as a file name: "%", "~", "\" and the
 // characters Windows refuses are percent-escaped, so no escaped segment

@@ -16,7 +16,7 @@ import (
 )
 
 func open(t testing.TB, dir string) *blob.Bucket {
-	b, err := file.Open(dir, file.Options{})
+	b, err := file.New(dir, file.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +68,7 @@ func TestMain(m *testing.M) {
 // child creates a contended key (one winner among processes) and
 // increments a shared counter with read-modify-swap loops.
 func child() int {
-	b, err := file.Open(os.Getenv(dirEnv), file.Options{})
+	b, err := file.New(os.Getenv(dirEnv), file.Options{})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2

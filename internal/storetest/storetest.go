@@ -15,7 +15,7 @@ import (
 // File returns a bucket in a fresh temporary directory.
 func File(t testing.TB) *blob.Bucket {
 	t.Helper()
-	b, err := file.Open(t.TempDir(), file.Options{NoSync: true})
+	b, err := file.New(t.TempDir(), file.Options{NoSync: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +47,7 @@ func MinIO(t testing.TB) *blob.Bucket {
 // runs: for benchmarks.
 func FileSync(t testing.TB) *blob.Bucket {
 	t.Helper()
-	b, err := file.Open(t.TempDir(), file.Options{})
+	b, err := file.New(t.TempDir(), file.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -50,7 +50,7 @@ type Server struct {
 func Start(t testing.TB, o Options) *Server {
 	t.Helper()
 	if o.Store == nil {
-		b, err := file.Open(t.TempDir(), file.Options{NoSync: true})
+		b, err := file.New(t.TempDir(), file.Options{NoSync: true})
 		if err != nil {
 			t.Fatal(err)
 		}

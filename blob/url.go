@@ -43,7 +43,8 @@ func Schemes() []string {
 // for its scheme. The driver packages document their URL forms, which
 // follow gocloud.dev's where they can: mem://, file:///path,
 // s3://bucket?region=…&endpoint=…, gs://bucket, azblob://container.
-// Import the driver packages (or blob/all) to register them.
+// Import the driver packages to register them (cairn's binaries link
+// theirs through internal/config/drivers, chosen by build tag).
 func OpenBucket(ctx context.Context, rawURL string) (*Bucket, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil {

@@ -10,7 +10,7 @@ import (
 
 // stores returns the stores engine tests run against: mem always, the
 // file store, and MinIO when containers are available (see
-// stores_minio_test.go).
+// main_test.go).
 func stores(t *testing.T) map[string]func(t *testing.T) *blob.Bucket {
 	m := map[string]func(t *testing.T) *blob.Bucket{
 		"mem": func(t *testing.T) *blob.Bucket { return mem.New() },

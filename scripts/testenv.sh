@@ -14,7 +14,7 @@
 # source through the Go module proxy, Azurite comes from npm.
 set -euo pipefail
 
-MINIO_VERSION=v0.0.0-20260212201848-7aac2a2c5b7c   # pinned 2026 build (see shared/PLATFORM.md)
+MINIO_VERSION=v0.0.0-20260212201848-7aac2a2c5b7c   # pinned 2026 build
 AZURITE_VERSION=3.37.0
 MINIO_LOCAL_IMAGE=localhost/cairn-minio:${MINIO_VERSION}
 MINIO_PUBLIC_IMAGE=minio/minio:latest               # used when a real Docker can pull

@@ -79,9 +79,9 @@ type Profile struct {
 	TimeScale float64
 }
 
-// Profiles measured and published for the clouds (see
-// shared/PLATFORM.md): single-object CAS on S3 ≈ 15/s at 58–68 ms, on GCS
-// ≈ 1 write/s per object at 500–700 ms.
+// Profiles from the clouds' measured and published figures: single-object
+// CAS on S3 ≈ 15/s at 58–68 ms, on GCS ≈ 1 write/s per object at
+// 500–700 ms.
 var (
 	S3 = Profile{
 		Name:   "s3",

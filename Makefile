@@ -10,7 +10,7 @@ OAPI_CODEGEN ?= $(GO) tool oapi-codegen
 
 include mk/testenv.mk
 
-.PHONY: run build test test-short bench openapi openapi-check clean
+.PHONY: run build check test test-short bench openapi openapi-check clean
 
 ## run: the embedded default — API + reaper + notifications in one process on .cairn/data
 run:
@@ -20,7 +20,17 @@ run:
 build:
 	$(GO) build -o $(BIN)/cairn ./cmd/cairn
 
-## test: every test, MinIO/Azurite integration included (starts what it needs)
+## check: static checks — gofmt, go vet, go.mod tidy, and the committed OpenAPI documents and Go client up to date
+check:
+	@out=$$(gofmt -l .); if [ -n "$$out" ]; then \
+	  echo "gofmt: these files are not formatted (run gofmt -w on them):" >&2; echo "$$out" >&2; exit 1; fi; \
+	echo "gofmt: ok"
+	$(GO) vet ./...
+	@$(GO) mod tidy -diff || { echo "go.mod/go.sum are not tidy: run go mod tidy and commit" >&2; exit 1; }; \
+	echo "go mod tidy: ok"
+	@$(MAKE) --no-print-directory openapi-check
+
+## test: every test, MinIO/Azurite integration included (starts what it needs; installing podman or writing /etc/containers/containers.conf needs CAIRN_TESTENV_SYSTEM=1 or CI=true)
 test: testenv openapi-check
 	$(TESTENV_EVAL) && $(GO) test $(GOFLAGS_T) -timeout 20m $(PKGS)
 

@@ -2,6 +2,8 @@
 # scripts/testenv.sh does the work; see its header.
 #
 #   make testenv     container engine + MinIO image + Azurite, ready for tests
+#                    (system changes — apt, /etc/containers — only with
+#                    CAIRN_TESTENV_SYSTEM=1 or CI=true; see the script)
 #   make minio       MinIO for manual use on 127.0.0.1:9000 (minioadmin/minioadmin)
 #   make minio-stop  stop it
 #
@@ -9,7 +11,9 @@
 # $(TESTENV_EVAL), e.g.:  $(TESTENV_EVAL) && go test -race ./...
 
 TESTENV      := scripts/testenv.sh
-TESTENV_EVAL  = eval "$$($(TESTENV) env)"
+# (assigned first, so that a failing testenv.sh fails the recipe: a bare
+# eval "$(…)" of a failed command succeeds)
+TESTENV_EVAL  = testenv_=$$($(TESTENV) env) && eval "$$testenv_"
 
 .PHONY: testenv minio minio-stop
 

@@ -12,6 +12,14 @@
 # Idempotent; a second run only checks (well under a second). Nothing is
 # downloaded as a prebuilt binary: podman comes from apt, MinIO is built from
 # source through the Go module proxy, Azurite comes from npm.
+#
+# Changes to the system itself — installing podman and runc with apt-get,
+# writing /etc/containers/containers.conf — are made only under CI
+# (CI=true; .ci/run exports it) or when asked with CAIRN_TESTENV_SYSTEM=1.
+# Otherwise the script prints what it would change and exits with status 3.
+# The rest (the MinIO build, Azurite, the podman API service) needs no
+# permission; a Docker engine reachable on DOCKER_HOST or
+# /var/run/docker.sock needs none of it.
 set -euo pipefail
 
 MINIO_VERSION=v0.0.0-20260212201848-7aac2a2c5b7c   # pinned 2026 build
@@ -28,6 +36,10 @@ CONTAINERS_CONF=/etc/containers/containers.conf
 
 log() { echo "testenv: $*" >&2; }
 die() { log "ERROR: $*"; exit 1; }
+
+# May this run change the system (apt packages, /etc)? Only under CI or
+# when asked.
+system_changes_allowed() { [[ ${CI:-} == true || ${CAIRN_TESTENV_SYSTEM:-} == 1 ]]; }
 
 # engine_api ADDR PATH [curl args]: call the Docker API (which podman serves
 # too) at a DOCKER_HOST-style address, unix:// or tcp://.
@@ -52,17 +64,10 @@ install_podman() {
     { tail -n 20 "$CACHE/apt.log" >&2; die "apt-get failed"; }
 }
 
-configure_podman() {
-  # The sandbox refuses raising rlimits and crun's defaults trip over that.
-  if [[ -f $CONTAINERS_CONF ]] &&
-     grep -q '^default_ulimits = \["nofile=1024:1024","nproc=1024:1024"\]' "$CONTAINERS_CONF" &&
-     grep -q '^runtime = "runc"' "$CONTAINERS_CONF"; then
-    return
-  fi
-  [[ -f $CONTAINERS_CONF ]] && cp "$CONTAINERS_CONF" "$CONTAINERS_CONF.bak-cairn"
-  log "writing $CONTAINERS_CONF"
-  mkdir -p "$(dirname "$CONTAINERS_CONF")"
-  cat >"$CONTAINERS_CONF" <<'EOF'
+# containers_conf prints the containers.conf podman needs here: the
+# sandbox refuses raising rlimits and crun's defaults trip over that.
+containers_conf() {
+  cat <<'EOF'
 # written by cairn scripts/testenv.sh
 [containers]
 default_ulimits = ["nofile=1024:1024","nproc=1024:1024"]
@@ -70,6 +75,49 @@ default_ulimits = ["nofile=1024:1024","nproc=1024:1024"]
 [engine]
 runtime = "runc"
 EOF
+}
+
+containers_conf_ok() {
+  [[ -f $CONTAINERS_CONF ]] &&
+    grep -q '^default_ulimits = \["nofile=1024:1024","nproc=1024:1024"\]' "$CONTAINERS_CONF" &&
+    grep -q '^runtime = "runc"' "$CONTAINERS_CONF"
+}
+
+# check_system_changes: when podman is missing or containers.conf is not as
+# needed, and this run may not change the system, print what it would
+# change and exit 3 — before changing anything.
+check_system_changes() {
+  local need_podman=0 need_conf=0
+  command -v podman >/dev/null || need_podman=1
+  containers_conf_ok || need_conf=1
+  (( need_podman || need_conf )) || return 0
+  system_changes_allowed && return 0
+  log "no Docker engine is reachable; setting up podman would change this system:"
+  if (( need_podman )); then
+    log "  - apt-get install -y podman runc"
+  fi
+  if (( need_conf )); then
+    if [[ -f $CONTAINERS_CONF ]]; then
+      log "  - rewrite $CONTAINERS_CONF (keeping the current one as $CONTAINERS_CONF.bak-cairn):"
+      diff -u --label "$CONTAINERS_CONF" --label "$CONTAINERS_CONF (new)" \
+        "$CONTAINERS_CONF" <(containers_conf) | sed 's/^/      /' >&2 || true
+    else
+      log "  - create $CONTAINERS_CONF:"
+      containers_conf | sed 's/^/      /' >&2
+    fi
+  fi
+  log "Nothing was changed. To allow it, run again with CAIRN_TESTENV_SYSTEM=1,"
+  log "e.g.  CAIRN_TESTENV_SYSTEM=1 make test  (CI=true, which .ci/run sets, allows it too);"
+  log "or make a Docker engine reachable (DOCKER_HOST, /var/run/docker.sock): then nothing is changed."
+  exit 3
+}
+
+configure_podman() {
+  containers_conf_ok && return
+  [[ -f $CONTAINERS_CONF ]] && cp "$CONTAINERS_CONF" "$CONTAINERS_CONF.bak-cairn"
+  log "writing $CONTAINERS_CONF"
+  mkdir -p "$(dirname "$CONTAINERS_CONF")"
+  containers_conf >"$CONTAINERS_CONF"
 }
 
 start_podman_service() {
@@ -98,6 +146,7 @@ ensure_engine() {
   else
     [[ -n ${DOCKER_HOST:-} ]] && log "DOCKER_HOST=$DOCKER_HOST does not answer; falling back to podman"
     [[ $(id -u) == 0 ]] || die "no Docker engine reachable, and installing podman needs root"
+    check_system_changes
     install_podman
     configure_podman
     start_podman_service

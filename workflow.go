@@ -27,6 +27,9 @@ const (
 	KindSleep StepKind = "sleep"
 )
 
+// Values lists every step kind (the API's enum).
+func (StepKind) Values() []StepKind { return []StepKind{KindTask, KindWait, KindSleep} }
+
 // Delivery is a task step's delivery guarantee.
 type Delivery string
 
@@ -38,6 +41,9 @@ const (
 	// that had started fails the step.
 	AtMostOnce Delivery = "at_most_once"
 )
+
+// Values lists every delivery mode (the API's enum).
+func (Delivery) Values() []Delivery { return []Delivery{AtLeastOnce, AtMostOnce} }
 
 // RetryPolicy says how a failed task step is retried.
 type RetryPolicy struct {
@@ -87,11 +93,11 @@ func (p *RetryPolicy) WithDefaults() RetryPolicy {
 // Step is one node of a workflow's DAG.
 type Step struct {
 	ID    string          `json:"id" minLength:"1" maxLength:"64" pattern:"^[A-Za-z][A-Za-z0-9_-]*$" doc:"Unique within the workflow; a CEL identifier-like name."`
-	Kind  StepKind        `json:"kind,omitempty" enum:"task,wait,sleep" doc:"task (default), wait or sleep."`
+	Kind  StepKind        `json:"kind,omitempty" doc:"task (default), wait or sleep."`
 	After []string        `json:"after,omitempty" doc:"Steps that must complete before this one starts."`
 	Input json.RawMessage `json:"input,omitempty" doc:"Input template: JSON whose strings may hold CEL expressions as ${expr} over input, state, steps.<id>.output and run."`
 	// Task options.
-	Delivery      Delivery     `json:"delivery,omitempty" enum:"at_least_once,at_most_once" doc:"Task delivery guarantee (default at_least_once)."`
+	Delivery      Delivery     `json:"delivery,omitempty" doc:"Task delivery guarantee (default at_least_once)."`
 	Retry         *RetryPolicy `json:"retry,omitempty" doc:"Retry policy of a task step."`
 	Timeout       Duration     `json:"timeout,omitempty" doc:"Longest one attempt of a task may run, heartbeats or not (default: none)."`
 	MaxDeliveries int          `json:"max_deliveries,omitempty" minimum:"1" maximum:"100" doc:"Lost leases before the step is dead-lettered (default 5)."`

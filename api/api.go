@@ -89,6 +89,7 @@ func humaConfig() huma.Config {
 	c.OpenAPIPath = "/openapi"
 	c.SchemasPath = "/schemas"
 	c.Components.Schemas.RegisterTypeAlias(reflect.TypeOf(cairn.Duration(0)), reflect.TypeOf(""))
+	enumSchemas(c.Components.Schemas)
 	return c
 }
 
@@ -323,7 +324,7 @@ type runStatusOutput struct {
 
 type listRunsInput struct {
 	Workflow string          `query:"workflow" maxLength:"128" pattern:"^[A-Za-z0-9][A-Za-z0-9_.-]*$" doc:"Only runs of this workflow."`
-	Status   cairn.RunStatus `query:"status" enum:"running,completed,failed,cancelled,timed_out" doc:"Only runs in this status."`
+	Status   cairn.RunStatus `query:"status" doc:"Only runs in this status."`
 	Limit    int             `query:"limit" minimum:"1" maximum:"200" default:"50" doc:"Runs read per page."`
 	Cursor   string          `query:"cursor" maxLength:"2048" pattern:"^[A-Za-z0-9_-]*$" doc:"next_cursor of the previous page (opaque, base64url)."`
 }

@@ -30,7 +30,7 @@ type Lease struct {
 	Version        string                     `json:"version"`
 	Step           string                     `json:"step"`
 	Attempt        int                        `json:"attempt" doc:"Attempt number, from 1."`
-	Delivery       cairn.Delivery             `json:"delivery" enum:"at_least_once,at_most_once"`
+	Delivery       cairn.Delivery             `json:"delivery"`
 	Input          json.RawMessage            `json:"input" doc:"The step's rendered input."`
 	Steps          map[string]json.RawMessage `json:"steps" doc:"Outputs of the steps this one depends on (transitively), by step id."`
 	State          map[string]json.RawMessage `json:"state" doc:"The run state when the lease was made."`

@@ -155,13 +155,13 @@ func (e *Engine) fireTimers(ctx context.Context, r *runRecord, d *definition, no
 			case cairn.StepSleeping:
 				st.Status, st.WakeAt = cairn.StepCompleted, nil
 				st.Output = []byte("null")
-				r.journal(fx.now, cairn.JournalEntry{Type: "step_completed", Step: s.ID, Message: "sleep ended"})
+				r.journal(fx.now, cairn.JournalEntry{Type: cairn.JournalStepCompleted, Step: s.ID, Message: "sleep ended"})
 				fired++
 			case cairn.StepWaiting:
 				st.Status, st.WakeAt = cairn.StepFailed, nil
 				why := cairn.ErrorInfo{Class: cairn.ClassTimeout, Message: "no event " + s.Event + " within " + s.WaitTimeout.D().String()}
 				st.Error = &why
-				r.journal(fx.now, cairn.JournalEntry{Type: "step_failed", Step: s.ID, Error: &why})
+				r.journal(fx.now, cairn.JournalEntry{Type: cairn.JournalStepFailed, Step: s.ID, Error: &why})
 				runErr := why
 				runErr.Step = s.ID
 				e.endRun(r, cairn.RunFailed, &runErr, fx.now, "wait "+s.ID+" timed out")
@@ -238,9 +238,9 @@ func (e *Engine) recoverAttempt(ctx context.Context, run string, d *definition, 
 		return e.recoverMutation(r, d, l, why, fx), nil
 	})
 	switch outcome {
-	case outcomeTimedOut:
+	case cairn.OutcomeTimedOut:
 		stats.TimedOut++
-	case outcomeLost:
+	case cairn.OutcomeLost:
 		stats.LeasesLost++
 	}
 	return err
@@ -253,7 +253,7 @@ func (e *Engine) recoverAttempt(ctx context.Context, run string, d *definition, 
 // never started) or fails it (at_most_once that had started), and
 // dead-letters it after max_deliveries losses. A started at_most_once
 // attempt is never offered again, timeout or not (see failAttempt).
-func (e *Engine) recoverMutation(r *runRecord, d *definition, l *leaseRecord, why string, fx *effects) string {
+func (e *Engine) recoverMutation(r *runRecord, d *definition, l *leaseRecord, why string, fx *effects) cairn.AttemptOutcome {
 	s := d.Step(l.Step)
 	st := r.Steps[l.Step]
 	if s == nil || r.Status.Terminal() || st == nil || st.Status != cairn.StepReady || st.Attempt != l.Attempt {
@@ -263,17 +263,17 @@ func (e *Engine) recoverMutation(r *runRecord, d *definition, l *leaseRecord, wh
 	claimed, ended := l.ClaimedAt, fx.now
 	a := st.attempt(l.Attempt)
 	a.Worker, a.ClaimedAt, a.StartedAt, a.EndedAt = l.Worker, &claimed, l.StartedAt, &ended
-	r.journal(claimed, cairn.JournalEntry{Type: "step_claimed", Step: l.Step, Attempt: l.Attempt, Worker: l.Worker})
+	r.journal(claimed, cairn.JournalEntry{Type: cairn.JournalStepClaimed, Step: l.Step, Attempt: l.Attempt, Worker: l.Worker})
 	if why == "timeout" {
-		a.Outcome = outcomeTimedOut
+		a.Outcome = cairn.OutcomeTimedOut
 		info := cairn.ErrorInfo{Class: cairn.ClassTimeout, Message: "attempt exceeded its timeout of " + s.Timeout.D().String()}
 		a.Error = &info
 		e.failAttempt(r, d, l.Step, l.Attempt, info, l.Worker, started, fx)
-		return outcomeTimedOut
+		return cairn.OutcomeTimedOut
 	}
-	a.Outcome = outcomeLost
+	a.Outcome = cairn.OutcomeLost
 	st.Lost++
-	r.journal(fx.now, cairn.JournalEntry{Type: "lease_lost", Step: l.Step, Attempt: l.Attempt, Worker: l.Worker,
+	r.journal(fx.now, cairn.JournalEntry{Type: cairn.JournalLeaseLost, Step: l.Step, Attempt: l.Attempt, Worker: l.Worker,
 		Message: "no heartbeat since " + l.ExpiresAt.Add(-e.cfg.LeaseTTL).Format(time.RFC3339Nano)})
 	max := s.MaxDeliveries
 	if max == 0 {
@@ -291,5 +291,5 @@ func (e *Engine) recoverMutation(r *runRecord, d *definition, l *leaseRecord, wh
 	default:
 		e.scheduleAttempt(r, d, l.Step, fx.now, fx)
 	}
-	return outcomeLost
+	return cairn.OutcomeLost
 }

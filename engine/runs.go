@@ -108,7 +108,7 @@ func (e *Engine) StartRun(ctx context.Context, req StartRequest) (*StartResult, 
 		r.Steps[s.ID] = &stepState{Status: cairn.StepPending}
 	}
 	fx := &effects{now: now}
-	r.journal(now, cairn.JournalEntry{Type: "run_started", Message: req.Workflow + "@" + version})
+	r.journal(now, cairn.JournalEntry{Type: cairn.JournalRunStarted, Message: req.Workflow + "@" + version})
 	if !e.checkDeadline(r, now) {
 		e.advance(r, d, fx)
 	}
@@ -160,7 +160,7 @@ type Run struct {
 	ID            string                     `json:"id"`
 	Workflow      string                     `json:"workflow"`
 	Version       string                     `json:"version"`
-	Status        cairn.RunStatus            `json:"status" enum:"running,completed,failed,cancelled,timed_out"`
+	Status        cairn.RunStatus            `json:"status"`
 	Input         json.RawMessage            `json:"input,omitempty"`
 	State         map[string]json.RawMessage `json:"state"`
 	Correlation   string                     `json:"correlation,omitempty"`
@@ -181,7 +181,7 @@ type Run struct {
 type StepView struct {
 	ID       string           `json:"id"`
 	Kind     cairn.StepKind   `json:"kind"`
-	Status   cairn.StepStatus `json:"status" enum:"pending,ready,waiting,sleeping,completed,failed,cancelled"`
+	Status   cairn.StepStatus `json:"status"`
 	Attempt  int              `json:"attempt,omitempty" doc:"Current or last attempt number."`
 	Failures int              `json:"failures,omitempty" doc:"Retry budget spent."`
 	ReadyAt  *time.Time       `json:"ready_at,omitempty"`
@@ -379,9 +379,9 @@ func (e *Engine) Journal(ctx context.Context, id string) ([]cairn.JournalEntry, 
 			if err != nil {
 				return nil, err
 			}
-			entries = append(entries, cairn.JournalEntry{At: l.ClaimedAt, Type: "step_claimed", Step: step, Attempt: l.Attempt, Worker: l.Worker})
+			entries = append(entries, cairn.JournalEntry{At: l.ClaimedAt, Type: cairn.JournalStepClaimed, Step: step, Attempt: l.Attempt, Worker: l.Worker})
 			if l.StartedAt != nil {
-				entries = append(entries, cairn.JournalEntry{At: *l.StartedAt, Type: "step_started", Step: step, Attempt: l.Attempt, Worker: l.Worker})
+				entries = append(entries, cairn.JournalEntry{At: *l.StartedAt, Type: cairn.JournalStepStarted, Step: step, Attempt: l.Attempt, Worker: l.Worker})
 			}
 		}
 	}
@@ -458,7 +458,7 @@ func (e *Engine) SendEvent(ctx context.Context, run string, req EventRequest) (*
 		res := &EventResult{Resumed: []string{}}
 		if req.ID != "" {
 			for _, j := range r.Journal {
-				if j.Type == "event_received" && j.Message == req.ID {
+				if j.Type == cairn.JournalEventReceived && j.Message == req.ID {
 					res.Duplicate = true
 					return res, nil
 				}
@@ -472,7 +472,7 @@ func (e *Engine) SendEvent(ctx context.Context, run string, req EventRequest) (*
 			return nil, &ConflictError{Message: fmt.Sprintf("run %s timed out; events are not accepted", run)}
 		}
 		ev := eventRecord{Name: req.Name, Payload: req.Payload, ReceivedAt: fx.now, ID: req.ID}
-		r.journal(fx.now, cairn.JournalEntry{Type: "event_received", Message: req.ID, Data: mustJSON(map[string]any{"name": req.Name, "payload": req.Payload})})
+		r.journal(fx.now, cairn.JournalEntry{Type: cairn.JournalEventReceived, Message: req.ID, Data: mustJSON(map[string]any{"name": req.Name, "payload": req.Payload})})
 		for _, s := range d.Steps {
 			if s.EffectiveKind() == cairn.KindWait && s.Event == req.Name && r.Steps[s.ID].Status == cairn.StepWaiting {
 				e.resumeWait(r, s.ID, ev, fx)
@@ -511,7 +511,7 @@ type RunProgress struct {
 	ID         string           `json:"id"`
 	Workflow   string           `json:"workflow"`
 	Version    string           `json:"version"`
-	Status     cairn.RunStatus  `json:"status" enum:"running,completed,failed,cancelled,timed_out"`
+	Status     cairn.RunStatus  `json:"status"`
 	Rev        int64            `json:"rev" doc:"Counts the run's committed changes: pass it as after to wait for the next."`
 	CreatedAt  time.Time        `json:"created_at"`
 	UpdatedAt  time.Time        `json:"updated_at"`
@@ -525,7 +525,7 @@ type RunProgress struct {
 // StepProgress is a step's progress.
 type StepProgress struct {
 	ID       string           `json:"id"`
-	Status   cairn.StepStatus `json:"status" enum:"pending,ready,waiting,sleeping,completed,failed,cancelled"`
+	Status   cairn.StepStatus `json:"status"`
 	Attempt  int              `json:"attempt,omitempty"`
 	Failures int              `json:"failures,omitempty"`
 }

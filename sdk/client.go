@@ -158,7 +158,7 @@ func problemOf(status int, body []byte) *APIError {
 			e.Detail = *p.Detail
 		}
 		if p.Reason != nil {
-			e.Reason = string(*p.Reason)
+			e.Reason = Reason(*p.Reason)
 		}
 		if p.Errors != nil {
 			for _, d := range *p.Errors {
@@ -322,7 +322,7 @@ func (c *Client) Journal(ctx context.Context, run string) ([]JournalEntry, error
 	var out []JournalEntry
 	for _, e := range derefSlice(resp.JSON200.Entries) {
 		out = append(out, JournalEntry{
-			At: e.At, Type: e.Type, Step: deref(e.Step), Attempt: int(deref(e.Attempt)), Worker: deref(e.Worker),
+			At: e.At, Type: cairn.JournalType(e.Type), Step: deref(e.Step), Attempt: int(deref(e.Attempt)), Worker: deref(e.Worker),
 			Message: deref(e.Message), Error: errorFrom(e.Error), Data: e.Data,
 		})
 	}

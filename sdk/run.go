@@ -27,6 +27,10 @@ type (
 	Attempt = cairn.Attempt
 	// JournalEntry is one thing that happened to a run.
 	JournalEntry = cairn.JournalEntry
+	// JournalType is what a journal entry records.
+	JournalType = cairn.JournalType
+	// AttemptOutcome is how an attempt ended.
+	AttemptOutcome = cairn.AttemptOutcome
 )
 
 // Run statuses.
@@ -201,7 +205,7 @@ func runFrom(r *client.Run) *Run {
 		for _, a := range derefSlice(s.Attempts) {
 			at := Attempt{
 				N: int(a.N), Worker: deref(a.Worker), ClaimedAt: a.ClaimedAt, StartedAt: a.StartedAt,
-				EndedAt: a.EndedAt, Outcome: string(deref(a.Outcome)), Error: errorFrom(a.Error),
+				EndedAt: a.EndedAt, Outcome: cairn.AttemptOutcome(deref(a.Outcome)), Error: errorFrom(a.Error),
 			}
 			if a.Usage != nil {
 				u := usageFrom(*a.Usage)

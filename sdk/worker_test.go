@@ -132,7 +132,7 @@ func TestWorkflowRunEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	types := map[string]int{}
+	types := map[JournalType]int{}
 	for _, x := range j {
 		types[x.Type]++
 	}

@@ -46,6 +46,10 @@ func (StepStatus) Values() []StepStatus {
 	return []StepStatus{StepPending, StepReady, StepWaiting, StepSleeping, StepCompleted, StepFailed, StepCancelled}
 }
 
+// Active reports whether a step in status s has started and is not done:
+// a task's attempt is ready or held, a wait waits, a sleep sleeps.
+func (s StepStatus) Active() bool { return s != "" && s != StepPending && !s.Done() }
+
 // Done reports whether a step in status s will not change any more.
 func (s StepStatus) Done() bool {
 	return s == StepCompleted || s == StepFailed || s == StepCancelled

@@ -14,22 +14,6 @@ import (
 	"unicode/utf8"
 )
 
-// StepKind is what a step does.
-type StepKind string
-
-// Step kinds.
-const (
-	// KindTask runs a body on a worker.
-	KindTask StepKind = "task"
-	// KindWait waits for a named event sent to the run, or a timeout.
-	KindWait StepKind = "wait"
-	// KindSleep waits for a fixed time.
-	KindSleep StepKind = "sleep"
-)
-
-// Values lists every step kind (the API's enum).
-func (StepKind) Values() []StepKind { return []StepKind{KindTask, KindWait, KindSleep} }
-
 // Delivery is a task step's delivery guarantee.
 type Delivery string
 
@@ -203,26 +187,10 @@ func (w *Workflow) Validate(prefix string) error {
 		} else {
 			index[s.ID] = i
 		}
-		switch s.EffectiveKind() {
-		case KindTask:
-			if s.Event != "" || s.WaitTimeout != 0 || s.Duration != 0 {
-				add(f, "a task step takes no event, wait_timeout or duration")
-			}
-		case KindWait:
-			if s.Event == "" {
-				add(f+".event", "a wait step needs the event name it waits for")
-			} else if !validText(s.Event) {
-				add(f+".event", "must be valid UTF-8 without control characters: events of that name could never be sent")
-			}
-			if s.WaitTimeout < 0 {
-				add(f+".wait_timeout", "must not be negative")
-			}
-		case KindSleep:
-			if s.Duration <= 0 {
-				add(f+".duration", "a sleep step needs a positive duration")
-			}
-		default:
-			add(f+".kind", "unknown kind %q (want task, wait or sleep)", s.Kind)
+		if check, ok := kindChecks[s.EffectiveKind()]; ok {
+			check(&s, func(field, format string, args ...any) { add(f+field, format, args...) })
+		} else {
+			add(f+".kind", "unknown kind %q (want %s)", s.Kind, kindList())
 		}
 		if s.EffectiveKind() != KindTask && (s.Delivery != "" || s.Retry != nil || s.Timeout != 0 || s.MaxDeliveries != 0) {
 			add(f, "delivery, retry, timeout and max_deliveries apply to task steps only")

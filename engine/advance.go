@@ -25,10 +25,11 @@ func (r *runRecord) journal(now time.Time, e cairn.JournalEntry) {
 	r.Journal = append(r.Journal, e)
 }
 
-// advance starts every pending step whose dependencies completed, and
-// completes the run when every step has. Wait steps that find their event
-// already received complete at once, which may start more steps: advance
-// repeats until nothing changes.
+// advance starts every pending step whose dependencies completed (what a
+// start does is its kind's: see stepKinds), and completes the run when
+// every step has. Wait steps that find their event already received
+// complete at once, which may start more steps: advance repeats until
+// nothing changes.
 func (e *Engine) advance(r *runRecord, d *definition, fx *effects) {
 	if r.Status.Terminal() {
 		return
@@ -41,26 +42,7 @@ func (e *Engine) advance(r *runRecord, d *definition, fx *effects) {
 				continue
 			}
 			changed = true
-			switch s.EffectiveKind() {
-			case cairn.KindTask:
-				e.scheduleAttempt(r, d, s.ID, fx.now, fx)
-			case cairn.KindSleep:
-				wake := fx.now.Add(s.Duration.D())
-				st.Status, st.WakeAt = cairn.StepSleeping, &wake
-				r.journal(fx.now, cairn.JournalEntry{Type: cairn.JournalSleepStarted, Step: s.ID, Message: "until " + wake.Format(time.RFC3339Nano)})
-			case cairn.KindWait:
-				st.Status = cairn.StepWaiting
-				if s.WaitTimeout > 0 {
-					t := fx.now.Add(s.WaitTimeout.D())
-					st.WakeAt = &t
-				}
-				r.journal(fx.now, cairn.JournalEntry{Type: cairn.JournalWaitStarted, Step: s.ID, Message: "event " + s.Event})
-				if i := eventIndex(r.Events, s.Event); i >= 0 {
-					ev := r.Events[i]
-					r.Events = append(r.Events[:i:i], r.Events[i+1:]...)
-					e.resumeWait(r, s.ID, ev, fx)
-				}
-			}
+			kindOf(&s).start(e, r, d, &s, fx)
 		}
 	}
 	done := true

@@ -103,8 +103,7 @@ func (e *Engine) reapRun(ctx context.Context, run string, timerKeys []string, no
 		}
 	}
 	keep := ""
-	if needsTimer(r) {
-		now := e.now()
+	if now := e.now(); !e.nextWake(r, now).IsZero() {
 		if r.TimerAt != nil && r.TimerAt.After(now) && !timerDue(e.nextWake(r, now), now).Before(*r.TimerAt) {
 			// A commit of this visit (or a recent one) armed a timer that
 			// fires soon enough: it is not among the due keys deleted below.
@@ -130,11 +129,13 @@ func (e *Engine) dropTimers(ctx context.Context, timerKeys []string, keep string
 	return nil
 }
 
-// fireTimers applies what time alone decides: deadline, sleeps, waits.
+// fireTimers applies what time alone decides: the run's deadline, and
+// the due times of started steps (a sleep's end, a wait's timeout: each
+// kind's fire, see stepKinds).
 func (e *Engine) fireTimers(ctx context.Context, r *runRecord, d *definition, now time.Time, stats *ReapStats) error {
 	fire := r.Deadline != nil && !now.Before(*r.Deadline)
 	for _, st := range r.Steps {
-		if (st.Status == cairn.StepSleeping || st.Status == cairn.StepWaiting) && st.WakeAt != nil && !now.Before(*st.WakeAt) {
+		if k := activeKinds[st.Status]; k != nil && k.fire != nil && st.WakeAt != nil && !now.Before(*st.WakeAt) {
 			fire = true
 		}
 	}
@@ -151,20 +152,8 @@ func (e *Engine) fireTimers(ctx context.Context, r *runRecord, d *definition, no
 			if st.WakeAt == nil || fx.now.Before(*st.WakeAt) || r.Status.Terminal() {
 				continue
 			}
-			switch st.Status {
-			case cairn.StepSleeping:
-				st.Status, st.WakeAt = cairn.StepCompleted, nil
-				st.Output = []byte("null")
-				r.journal(fx.now, cairn.JournalEntry{Type: cairn.JournalStepCompleted, Step: s.ID, Message: "sleep ended"})
-				fired++
-			case cairn.StepWaiting:
-				st.Status, st.WakeAt = cairn.StepFailed, nil
-				why := cairn.ErrorInfo{Class: cairn.ClassTimeout, Message: "no event " + s.Event + " within " + s.WaitTimeout.D().String()}
-				st.Error = &why
-				r.journal(fx.now, cairn.JournalEntry{Type: cairn.JournalStepFailed, Step: s.ID, Error: &why})
-				runErr := why
-				runErr.Step = s.ID
-				e.endRun(r, cairn.RunFailed, &runErr, fx.now, "wait "+s.ID+" timed out")
+			if k := kindOf(&s); k.fire != nil && st.Status == k.active {
+				k.fire(e, r, &s, fx)
 				fired++
 			}
 		}

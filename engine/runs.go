@@ -113,10 +113,8 @@ func (e *Engine) StartRun(ctx context.Context, req StartRequest) (*StartResult, 
 		e.advance(r, d, fx)
 	}
 	r.Rev = 1
-	if needsTimer(r) {
-		if _, err := e.armTimer(ctx, r, now); err != nil {
-			return nil, unavailable(err)
-		}
+	if _, err := e.armTimer(ctx, r, now); err != nil { // when the run needs one
+		return nil, unavailable(err)
 	}
 	data := mustJSON(r)
 	v, err := e.store.Create(ctx, e.keys.run(id), data)

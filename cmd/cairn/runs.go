@@ -292,8 +292,7 @@ func (p *progress) statusLine() {
 	r := p.last
 	var current []string
 	for _, s := range r.Steps {
-		switch s.Status {
-		case cairn.StepReady, cairn.StepWaiting, cairn.StepSleeping:
+		if s.Status.Active() {
 			current = append(current, s.ID)
 		}
 	}

@@ -376,13 +376,13 @@ func (e *Engine) claimOne(ctx context.Context, w cachedWorker, r *runRecord, d *
 
 // failRender fails a step whose input template did not render.
 func (e *Engine) failRender(ctx context.Context, run string, d *definition, step string, n int, rerr error) {
-	_, err := e.commits.apply(ctx, run, func(r *runRecord, fx *effects) (any, error) {
+	_, err := mutate(ctx, e.commits, run, func(r *runRecord, fx *effects) (struct{}, error) {
 		st := r.Steps[step]
 		if r.Status.Terminal() || st == nil || st.Status != cairn.StepReady || st.Attempt != n {
-			return nil, nil
+			return struct{}{}, nil
 		}
 		e.failAttempt(r, d, step, n, cairn.ErrorInfo{Class: cairn.ClassRenderError, Message: rerr.Error()}, "", false, fx)
-		return nil, nil
+		return struct{}{}, nil
 	})
 	if err != nil {
 		e.log.Warn("recording a render error failed", "run", run, "step", step, "err", err)

@@ -128,7 +128,7 @@ func TestMutationPanicDoesNotKill(t *testing.T) {
 	res := make(chan error, 3)
 	for i := range 3 {
 		go func() {
-			_, err := e.commits.apply(ctx, run, func(r *runRecord, fx *effects) (any, error) {
+			_, err := mutate(ctx, e.commits, run, func(r *runRecord, fx *effects) (any, error) {
 				if i == 1 {
 					r.State = map[string]json.RawMessage{"half": json.RawMessage(`1`)}
 					var m map[string]int

@@ -142,7 +142,7 @@ func (e *Engine) fireTimers(ctx context.Context, r *runRecord, d *definition, no
 	if !fire {
 		return nil
 	}
-	fired, err := e.commits.apply(ctx, r.ID, func(r *runRecord, fx *effects) (any, error) {
+	fired, err := mutate(ctx, e.commits, r.ID, func(r *runRecord, fx *effects) (int, error) {
 		fired := 0
 		if e.checkDeadline(r, fx.now) {
 			return 1, nil
@@ -160,9 +160,7 @@ func (e *Engine) fireTimers(ctx context.Context, r *runRecord, d *definition, no
 		e.advance(r, d, fx)
 		return fired, nil
 	})
-	if n, ok := fired.(int); ok {
-		stats.TimersFired += n
-	}
+	stats.TimersFired += fired
 	return err
 }
 
@@ -223,7 +221,7 @@ func (e *Engine) checkLeases(ctx context.Context, r *runRecord, d *definition, n
 // recoverAttempt applies a reclaimed lease to the run: see
 // recoverMutation.
 func (e *Engine) recoverAttempt(ctx context.Context, run string, d *definition, l *leaseRecord, why string, stats *ReapStats) error {
-	outcome, err := e.commits.apply(ctx, run, func(r *runRecord, fx *effects) (any, error) {
+	outcome, err := mutate(ctx, e.commits, run, func(r *runRecord, fx *effects) (cairn.AttemptOutcome, error) {
 		return e.recoverMutation(r, d, l, why, fx), nil
 	})
 	switch outcome {

@@ -393,7 +393,7 @@ func (e *Engine) CancelRun(ctx context.Context, id, reason string) (*Run, error)
 	if err := runIDRule.check("run", id); err != nil {
 		return nil, err
 	}
-	val, err := e.commits.apply(ctx, id, func(r *runRecord, fx *effects) (any, error) {
+	r, err := mutate(ctx, e.commits, id, func(r *runRecord, fx *effects) (*runRecord, error) {
 		if r.Status.Terminal() {
 			return nil, &ConflictError{Message: fmt.Sprintf("run %s already ended: %s", id, r.Status)}
 		}
@@ -407,7 +407,6 @@ func (e *Engine) CancelRun(ctx context.Context, id, reason string) (*Run, error)
 	if err != nil {
 		return nil, err
 	}
-	r := val.(*runRecord)
 	d, _ := e.definition(ctx, r.Workflow, r.Version)
 	return e.view(r, d), nil
 }
@@ -452,7 +451,7 @@ func (e *Engine) SendEvent(ctx context.Context, run string, req EventRequest) (*
 	if err != nil {
 		return nil, err
 	}
-	val, err := e.commits.apply(ctx, run, func(r *runRecord, fx *effects) (any, error) {
+	return mutate(ctx, e.commits, run, func(r *runRecord, fx *effects) (*EventResult, error) {
 		res := &EventResult{Resumed: []string{}}
 		if req.ID != "" {
 			for _, j := range r.Journal {
@@ -487,10 +486,6 @@ func (e *Engine) SendEvent(ctx context.Context, run string, req EventRequest) (*
 		e.advance(r, d, fx)
 		return res, nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	return val.(*EventResult), nil
 }
 
 // Audit records that who read a run (operation op).

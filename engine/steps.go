@@ -84,18 +84,17 @@ func (e *Engine) refuseFenced(ctx context.Context, tok leaseToken, l *leaseRecor
 	if why == "" {
 		why = "expired"
 	}
-	val, err := e.commits.apply(ctx, l.Run, func(r *runRecord, fx *effects) (any, error) {
+	// The refusal is the mutation's value, not its error: the mutation
+	// changed the record (recoverMutation), and that change must commit.
+	refusal, err := mutate(ctx, e.commits, l.Run, func(r *runRecord, fx *effects) (refusal, err error) {
 		e.recoverMutation(r, d, l, why, fx)
-		if err := e.checkCurrent(r, tok); err != nil {
-			return err, nil
-		}
-		return nil, nil
+		return e.checkCurrent(r, tok), nil
 	})
 	if err != nil {
 		return err
 	}
-	if rej, ok := val.(error); ok && rej != nil {
-		return rej
+	if refusal != nil {
+		return refusal
 	}
 	return reject(cairn.ReasonFenced, "lease of attempt %d of step %s was reclaimed (%s)", l.Attempt, l.Step, why)
 }
@@ -402,7 +401,7 @@ func (e *Engine) end(ctx context.Context, id string, patch map[string]json.RawMe
 	if usage != nil {
 		u = e.cfg.Prices.price(*usage)
 	}
-	val, err := e.commits.apply(ctx, tok.Run, func(r *runRecord, fx *effects) (any, error) {
+	return mutate(ctx, e.commits, tok.Run, func(r *runRecord, fx *effects) (*Ended, error) {
 		if r.Workflow != l.Workflow || r.Version != l.Version {
 			return nil, reject(cairn.ReasonFenced, "lease does not belong to run %s", r.ID)
 		}
@@ -444,10 +443,6 @@ func (e *Engine) end(ctx context.Context, id string, patch map[string]json.RawMe
 		}
 		return &Ended{RunStatus: r.Status}, nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	return val.(*Ended), nil
 }
 
 // HeartbeatResult is one lease's answer in a batched heartbeat.

@@ -301,11 +301,11 @@ type startInput struct {
 }
 
 type runOutput struct {
-	Body *engine.Run
+	Body *cairn.Run
 }
 
 type startOutput struct {
-	Body *engine.StartResult
+	Body *cairn.StartResult
 }
 
 type runInput struct {
@@ -319,7 +319,7 @@ type runStatusInput struct {
 }
 
 type runStatusOutput struct {
-	Body *engine.RunProgress
+	Body *cairn.RunProgress
 }
 
 type listRunsInput struct {
@@ -330,7 +330,7 @@ type listRunsInput struct {
 }
 
 type listRunsOutput struct {
-	Body *engine.ListPage
+	Body *cairn.RunPage
 }
 
 type journalOutput struct {
@@ -352,7 +352,7 @@ type eventInput struct {
 }
 
 type eventOutput struct {
-	Body *engine.EventResult
+	Body *cairn.EventResult
 }
 
 func (a *API) registerRunOps() {
@@ -453,7 +453,7 @@ func (a *API) registerRunOps() {
 
 type listWorkflowsOutput struct {
 	Body struct {
-		Workflows []engine.WorkflowSummary `json:"workflows"`
+		Workflows []cairn.WorkflowSummary `json:"workflows"`
 	}
 }
 
@@ -468,7 +468,7 @@ type workflowOutput struct {
 
 type listWorkersOutput struct {
 	Body struct {
-		Workers []engine.WorkerInfo `json:"workers"`
+		Workers []cairn.WorkerInfo `json:"workers"`
 	}
 }
 

@@ -65,7 +65,7 @@ func wantReason(t testing.TB, err error, reason cairn.Reason) {
 	}
 }
 
-func getRun(t testing.TB, e *Engine, id string) *Run {
+func getRun(t testing.TB, e *Engine, id string) *cairn.Run {
 	t.Helper()
 	r, err := e.GetRun(context.Background(), id)
 	if err != nil {
@@ -81,13 +81,13 @@ func getRun(t testing.TB, e *Engine, id string) *Run {
 	return r
 }
 
-func stepOf(r *Run, id string) StepView {
+func stepOf(r *cairn.Run, id string) cairn.StepView {
 	for _, s := range r.Steps {
 		if s.ID == id {
 			return s
 		}
 	}
-	return StepView{}
+	return cairn.StepView{}
 }
 
 func countJournal(t testing.TB, e *Engine, run string, typ cairn.JournalType, step string) int {

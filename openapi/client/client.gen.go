@@ -732,18 +732,6 @@ type LeaseStatus struct {
 	ExpiresAt time.Time `json:"expires_at"`
 }
 
-// ListPage defines model for ListPage.
-type ListPage struct {
-	// Schema A URL to the JSON Schema for this object.
-	//
-	// Examples: https://example.com/schemas/ListPage.json
-	Schema *string `json:"$schema,omitempty"`
-
-	// NextCursor Pass as cursor for the next page; absent on the last. A filtered page may hold fewer runs than the limit and still have a next page.
-	NextCursor *string       `json:"next_cursor,omitempty"`
-	Runs       *[]RunSummary `json:"runs"`
-}
-
 // ListWorkersOutputBody defines model for ListWorkersOutputBody.
 type ListWorkersOutputBody struct {
 	// Schema A URL to the JSON Schema for this object.
@@ -922,6 +910,18 @@ type Run struct {
 
 // RunStatus defines model for Run.Status.
 type RunStatus string
+
+// RunPage defines model for RunPage.
+type RunPage struct {
+	// Schema A URL to the JSON Schema for this object.
+	//
+	// Examples: https://example.com/schemas/RunPage.json
+	Schema *string `json:"$schema,omitempty"`
+
+	// NextCursor Pass as cursor for the next page; absent on the last. A filtered page may hold fewer runs than the limit and still have a next page.
+	NextCursor *string       `json:"next_cursor,omitempty"`
+	Runs       *[]RunSummary `json:"runs"`
+}
 
 // RunProgress defines model for RunProgress.
 type RunProgress struct {
@@ -3356,7 +3356,7 @@ type ListRunsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *ListPage
+	JSON200 *RunPage
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
 	ApplicationproblemJSON401 *Problem
 	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
@@ -3372,7 +3372,7 @@ type ListRunsResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r ListRunsResponse) GetJSON200() *ListPage {
+func (r ListRunsResponse) GetJSON200() *RunPage {
 	return r.JSON200
 }
 
@@ -5489,7 +5489,7 @@ func ParseListRunsResponse(rsp *http.Response) (*ListRunsResponse, error) {
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest ListPage
+		var dest RunPage
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}

@@ -533,7 +533,7 @@ type ErrorDetail struct {
 	Message *string `json:"message,omitempty"`
 
 	// Value The value at the given location
-	Value interface{} `json:"value,omitempty"`
+	Value json.RawMessage `json:"value,omitempty"`
 }
 
 // ErrorInfo defines model for ErrorInfo.

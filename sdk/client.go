@@ -27,8 +27,9 @@ const DefaultServer = "http://127.0.0.1:8080"
 // protocol. It is safe for concurrent use.
 //
 // Every call goes through the client generated from the committed OpenAPI
-// document (package openapi/client); API returns it for calls the SDK does
-// not wrap.
+// document (package openapi/client); answers about runs, workflows and
+// workers are decoded into the root package's views. API returns the
+// generated client for calls the SDK does not wrap.
 type Client struct {
 	server string
 	key    string

@@ -87,6 +87,8 @@ const (
 	// ClassInterrupted: the worker stopped (drained) before the body
 	// ended. Retried, except on a started at_most_once attempt.
 	ClassInterrupted = "interrupted"
+	// ClassCancelled: the run was cancelled (a run's error only).
+	ClassCancelled = "cancelled"
 )
 
 // ErrorInfo is how a step or run failed.

@@ -332,7 +332,7 @@ func (e *Engine) CancelRun(ctx context.Context, id, reason string) (*cairn.Run, 
 		if reason != "" {
 			msg = "cancelled: " + reason
 		}
-		e.endRun(r, cairn.RunCancelled, &cairn.ErrorInfo{Class: "cancelled", Message: msg}, fx.now, reason)
+		e.endRun(r, cairn.RunCancelled, &cairn.ErrorInfo{Class: cairn.ClassCancelled, Message: msg}, fx.now, reason)
 		return r, nil
 	})
 	if err != nil {

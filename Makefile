@@ -45,21 +45,23 @@ bench: testenv
 	$(GO) run ./cmd/cairn bench --store mem:// --shape linear --width 10 --runs 10 --profile s3
 	$(GO) run ./cmd/cairn bench --store mem:// --shape fanout --width 200 --runs 2 --workers 16 --profile gcs --scale 0.2
 
-## openapi: regenerate the committed OpenAPI documents from the code, and the Go client from them
+## openapi: regenerate the committed OpenAPI documents from the code, and the Go client (and its overlay) from them
 openapi:
 	$(GO) run ./cmd/cairn openapi > openapi/openapi.json
 	$(GO) run ./cmd/cairn openapi --format yaml > openapi/openapi.yaml
 	$(GO) run ./cmd/cairn openapi --downgrade > openapi/openapi-3.0.json
+	$(GO) run ./openapi/overlaygen openapi/openapi.json > openapi/client/overlay.yaml
 	$(OAPI_CODEGEN) -config openapi/client/oapi-codegen.yaml -o openapi/client/client.gen.go openapi/openapi.json
 
-## openapi-check: fail when the committed OpenAPI documents or the Go client are stale
+## openapi-check: fail when the committed OpenAPI documents, the client's overlay or the Go client are stale
 openapi-check:
 	@tmp=$$(mktemp -d); trap 'rm -rf $$tmp' EXIT; \
 	$(GO) run ./cmd/cairn openapi > $$tmp/openapi.json && \
 	$(GO) run ./cmd/cairn openapi --format yaml > $$tmp/openapi.yaml && \
 	$(GO) run ./cmd/cairn openapi --downgrade > $$tmp/openapi-3.0.json && \
+	mkdir -p $$tmp/client && $(GO) run ./openapi/overlaygen $$tmp/openapi.json > $$tmp/client/overlay.yaml && \
 	$(OAPI_CODEGEN) -config openapi/client/oapi-codegen.yaml -o $$tmp/client/client.gen.go $$tmp/openapi.json && \
-	for f in openapi.json openapi.yaml openapi-3.0.json client/client.gen.go; do \
+	for f in openapi.json openapi.yaml openapi-3.0.json client/overlay.yaml client/client.gen.go; do \
 	  if ! cmp -s $$tmp/$$f openapi/$$f; then echo "openapi/$$f is stale: run make openapi and commit" >&2; exit 1; fi; \
 	done; echo "openapi: committed spec and Go client are up to date"
 

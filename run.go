@@ -17,6 +17,11 @@ const (
 	RunTimedOut  RunStatus = "timed_out"
 )
 
+// Values lists every run status (the API's enum of run statuses).
+func (RunStatus) Values() []RunStatus {
+	return []RunStatus{RunRunning, RunCompleted, RunFailed, RunCancelled, RunTimedOut}
+}
+
 // Terminal reports whether a run in status s has ended.
 func (s RunStatus) Terminal() bool { return s != RunRunning && s != "" }
 
@@ -35,6 +40,15 @@ const (
 	StepFailed    StepStatus = "failed"    // failed for good
 	StepCancelled StepStatus = "cancelled" // the run ended first
 )
+
+// Values lists every step status (the API's enum of step statuses).
+func (StepStatus) Values() []StepStatus {
+	return []StepStatus{StepPending, StepReady, StepWaiting, StepSleeping, StepCompleted, StepFailed, StepCancelled}
+}
+
+// Active reports whether a step in status s has started and is not done:
+// a task's attempt is ready or held, a wait waits, a sleep sleeps.
+func (s StepStatus) Active() bool { return s != "" && s != StepPending && !s.Done() }
 
 // Done reports whether a step in status s will not change any more.
 func (s StepStatus) Done() bool {
@@ -73,6 +87,8 @@ const (
 	// ClassInterrupted: the worker stopped (drained) before the body
 	// ended. Retried, except on a started at_most_once attempt.
 	ClassInterrupted = "interrupted"
+	// ClassCancelled: the run was cancelled (a run's error only).
+	ClassCancelled = "cancelled"
 )
 
 // ErrorInfo is how a step or run failed.
@@ -188,22 +204,99 @@ func (u Usage) IsZero() bool {
 	return u.Model == "" && u.InputTokens == 0 && u.OutputTokens == 0 && u.CostUSD == 0 && len(u.Models) == 0 && len(u.Counters) == 0
 }
 
+// AttemptOutcome is how an attempt of a task step ended.
+type AttemptOutcome string
+
+// Attempt outcomes. completed and failed are set only by the lease's own
+// complete and fail; the engine ends attempts as timed_out or lost. An
+// attempt still running, or cut short by the end of its run, has none.
+const (
+	OutcomeCompleted AttemptOutcome = "completed" // the worker completed it
+	OutcomeFailed    AttemptOutcome = "failed"    // the worker failed it
+	OutcomeTimedOut  AttemptOutcome = "timed_out" // it outlived the step's timeout
+	OutcomeLost      AttemptOutcome = "lost"      // its lease expired unanswered
+)
+
+// Values lists every outcome the engine records (the API's enum).
+func (AttemptOutcome) Values() []AttemptOutcome {
+	return []AttemptOutcome{OutcomeCompleted, OutcomeFailed, OutcomeTimedOut, OutcomeLost}
+}
+
 // Attempt records one lease of a task step.
 type Attempt struct {
-	N         int        `json:"n" doc:"Attempt number, from 1; every lease is a new attempt."`
-	Worker    string     `json:"worker,omitempty" doc:"The worker that held the lease."`
-	ClaimedAt *time.Time `json:"claimed_at,omitempty"`
-	StartedAt *time.Time `json:"started_at,omitempty"`
-	EndedAt   *time.Time `json:"ended_at,omitempty"`
-	Outcome   string     `json:"outcome,omitempty" enum:"completed,failed,timed_out,lost,expired,fenced,cancelled," doc:"How the attempt ended; empty while it runs."`
-	Error     *ErrorInfo `json:"error,omitempty"`
-	Usage     *Usage     `json:"usage,omitempty"`
+	N         int            `json:"n" doc:"Attempt number, from 1; every lease is a new attempt."`
+	Worker    string         `json:"worker,omitempty" doc:"The worker that held the lease."`
+	ClaimedAt *time.Time     `json:"claimed_at,omitempty"`
+	StartedAt *time.Time     `json:"started_at,omitempty"`
+	EndedAt   *time.Time     `json:"ended_at,omitempty"`
+	Outcome   AttemptOutcome `json:"outcome,omitempty" doc:"How the attempt ended; absent while it runs."`
+	Error     *ErrorInfo     `json:"error,omitempty"`
+	Usage     *Usage         `json:"usage,omitempty"`
+}
+
+// JournalType is what a journal entry records.
+type JournalType string
+
+// Journal entry types.
+const (
+	JournalRunStarted   JournalType = "run_started"
+	JournalRunCompleted JournalType = "run_completed"
+	JournalRunFailed    JournalType = "run_failed"
+	JournalRunCancelled JournalType = "run_cancelled"
+	JournalRunTimedOut  JournalType = "run_timed_out"
+	// JournalStepReady: a task attempt became claimable (now, or after a
+	// retry backoff).
+	JournalStepReady JournalType = "step_ready"
+	// JournalStepClaimed: a worker held the attempt (dated at its claim).
+	JournalStepClaimed JournalType = "step_claimed"
+	// JournalStepStarted: the worker said the body started. Only the
+	// journal of a running attempt shows it, read from the lease.
+	JournalStepStarted   JournalType = "step_started"
+	JournalStepCompleted JournalType = "step_completed"
+	JournalStepFailed    JournalType = "step_failed"
+	// JournalStepRequeued: a worker could not serve the attempt
+	// (unservable); it was offered again without spending retry budget.
+	JournalStepRequeued JournalType = "step_requeued"
+	// JournalStepRetryScheduled: the attempt failed and another is
+	// scheduled after a backoff.
+	JournalStepRetryScheduled JournalType = "step_retry_scheduled"
+	// JournalLeaseLost: an attempt's lease expired without an answer.
+	JournalLeaseLost     JournalType = "lease_lost"
+	JournalWaitStarted   JournalType = "wait_started"
+	JournalSleepStarted  JournalType = "sleep_started"
+	JournalEventReceived JournalType = "event_received"
+)
+
+// Values lists every journal entry type (the API's enum).
+func (JournalType) Values() []JournalType {
+	return []JournalType{
+		JournalRunStarted, JournalStepReady, JournalStepClaimed, JournalStepStarted, JournalStepCompleted,
+		JournalStepFailed, JournalStepRequeued, JournalStepRetryScheduled, JournalLeaseLost, JournalWaitStarted,
+		JournalEventReceived, JournalSleepStarted, JournalRunCompleted, JournalRunFailed, JournalRunCancelled,
+		JournalRunTimedOut,
+	}
+}
+
+// JournalRunEnded is the journal type of a run's end in status s ("" for
+// a status that is no end).
+func JournalRunEnded(s RunStatus) JournalType {
+	switch s {
+	case RunCompleted:
+		return JournalRunCompleted
+	case RunFailed:
+		return JournalRunFailed
+	case RunCancelled:
+		return JournalRunCancelled
+	case RunTimedOut:
+		return JournalRunTimedOut
+	}
+	return ""
 }
 
 // JournalEntry is one thing that happened to a run.
 type JournalEntry struct {
 	At      time.Time       `json:"at"`
-	Type    string          `json:"type" doc:"run_started, step_ready, step_claimed, step_started, step_completed, step_failed, step_retry_scheduled, lease_lost, wait_started, event_received, sleep_started, run_completed, run_failed, run_cancelled, run_timed_out."`
+	Type    JournalType     `json:"type" doc:"What happened."`
 	Step    string          `json:"step,omitempty"`
 	Attempt int             `json:"attempt,omitempty"`
 	Worker  string          `json:"worker,omitempty"`
@@ -212,30 +305,38 @@ type JournalEntry struct {
 	Data    json.RawMessage `json:"data,omitempty"`
 }
 
+// Reason is why the engine refused a worker call.
+type Reason string
+
 // Rejection reasons of the worker protocol: a worker call the engine
 // cannot accept is refused with HTTP 409 and one of these.
 const (
 	// ReasonAlreadyApplied: an earlier complete/fail of this lease was
 	// applied and its answer lost. Treat as success.
-	ReasonAlreadyApplied = "already_applied"
+	ReasonAlreadyApplied Reason = "already_applied"
 	// ReasonFenced: a later attempt exists, or another lease finished the
 	// step. Drop the work.
-	ReasonFenced = "fenced"
+	ReasonFenced Reason = "fenced"
 	// ReasonRunTerminal: the run has ended. Stop, and stop claiming for it.
-	ReasonRunTerminal = "run_terminal"
+	ReasonRunTerminal Reason = "run_terminal"
 	// ReasonNotStarted: complete/fail of an at_most_once attempt whose
 	// started never arrived. A worker bug.
-	ReasonNotStarted = "not_started"
+	ReasonNotStarted Reason = "not_started"
 	// ReasonTooLarge: complete/fail would grow the run record past its
 	// limit (the message names it). Nothing was applied; the lease is
 	// still held. SDKs fail the step with class output_too_large.
-	ReasonTooLarge = "too_large"
+	ReasonTooLarge Reason = "too_large"
 )
+
+// Values lists every rejection reason (the API's enum).
+func (Reason) Values() []Reason {
+	return []Reason{ReasonAlreadyApplied, ReasonFenced, ReasonRunTerminal, ReasonNotStarted, ReasonTooLarge}
+}
 
 // Rejection is a worker call the engine refused, with its reason.
 type Rejection struct {
-	Reason  string
+	Reason  Reason
 	Message string
 }
 
-func (r *Rejection) Error() string { return r.Reason + ": " + r.Message }
+func (r *Rejection) Error() string { return string(r.Reason) + ": " + r.Message }

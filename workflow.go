@@ -14,19 +14,6 @@ import (
 	"unicode/utf8"
 )
 
-// StepKind is what a step does.
-type StepKind string
-
-// Step kinds.
-const (
-	// KindTask runs a body on a worker.
-	KindTask StepKind = "task"
-	// KindWait waits for a named event sent to the run, or a timeout.
-	KindWait StepKind = "wait"
-	// KindSleep waits for a fixed time.
-	KindSleep StepKind = "sleep"
-)
-
 // Delivery is a task step's delivery guarantee.
 type Delivery string
 
@@ -38,6 +25,9 @@ const (
 	// that had started fails the step.
 	AtMostOnce Delivery = "at_most_once"
 )
+
+// Values lists every delivery mode (the API's enum).
+func (Delivery) Values() []Delivery { return []Delivery{AtLeastOnce, AtMostOnce} }
 
 // RetryPolicy says how a failed task step is retried.
 type RetryPolicy struct {
@@ -87,11 +77,11 @@ func (p *RetryPolicy) WithDefaults() RetryPolicy {
 // Step is one node of a workflow's DAG.
 type Step struct {
 	ID    string          `json:"id" minLength:"1" maxLength:"64" pattern:"^[A-Za-z][A-Za-z0-9_-]*$" doc:"Unique within the workflow; a CEL identifier-like name."`
-	Kind  StepKind        `json:"kind,omitempty" enum:"task,wait,sleep" doc:"task (default), wait or sleep."`
+	Kind  StepKind        `json:"kind,omitempty" doc:"task (default), wait or sleep."`
 	After []string        `json:"after,omitempty" doc:"Steps that must complete before this one starts."`
 	Input json.RawMessage `json:"input,omitempty" doc:"Input template: JSON whose strings may hold CEL expressions as ${expr} over input, state, steps.<id>.output and run."`
 	// Task options.
-	Delivery      Delivery     `json:"delivery,omitempty" enum:"at_least_once,at_most_once" doc:"Task delivery guarantee (default at_least_once)."`
+	Delivery      Delivery     `json:"delivery,omitempty" doc:"Task delivery guarantee (default at_least_once)."`
 	Retry         *RetryPolicy `json:"retry,omitempty" doc:"Retry policy of a task step."`
 	Timeout       Duration     `json:"timeout,omitempty" doc:"Longest one attempt of a task may run, heartbeats or not (default: none)."`
 	MaxDeliveries int          `json:"max_deliveries,omitempty" minimum:"1" maximum:"100" doc:"Lost leases before the step is dead-lettered (default 5)."`
@@ -197,26 +187,10 @@ func (w *Workflow) Validate(prefix string) error {
 		} else {
 			index[s.ID] = i
 		}
-		switch s.EffectiveKind() {
-		case KindTask:
-			if s.Event != "" || s.WaitTimeout != 0 || s.Duration != 0 {
-				add(f, "a task step takes no event, wait_timeout or duration")
-			}
-		case KindWait:
-			if s.Event == "" {
-				add(f+".event", "a wait step needs the event name it waits for")
-			} else if !validText(s.Event) {
-				add(f+".event", "must be valid UTF-8 without control characters: events of that name could never be sent")
-			}
-			if s.WaitTimeout < 0 {
-				add(f+".wait_timeout", "must not be negative")
-			}
-		case KindSleep:
-			if s.Duration <= 0 {
-				add(f+".duration", "a sleep step needs a positive duration")
-			}
-		default:
-			add(f+".kind", "unknown kind %q (want task, wait or sleep)", s.Kind)
+		if check, ok := kindChecks[s.EffectiveKind()]; ok {
+			check(&s, func(field, format string, args ...any) { add(f+field, format, args...) })
+		} else {
+			add(f+".kind", "unknown kind %q (want %s)", s.Kind, kindList())
 		}
 		if s.EffectiveKind() != KindTask && (s.Delivery != "" || s.Retry != nil || s.Timeout != 0 || s.MaxDeliveries != 0) {
 			add(f, "delivery, retry, timeout and max_deliveries apply to task steps only")

@@ -89,6 +89,7 @@ func humaConfig() huma.Config {
 	c.OpenAPIPath = "/openapi"
 	c.SchemasPath = "/schemas"
 	c.Components.Schemas.RegisterTypeAlias(reflect.TypeOf(cairn.Duration(0)), reflect.TypeOf(""))
+	enumSchemas(c.Components.Schemas)
 	return c
 }
 
@@ -300,11 +301,11 @@ type startInput struct {
 }
 
 type runOutput struct {
-	Body *engine.Run
+	Body *cairn.Run
 }
 
 type startOutput struct {
-	Body *engine.StartResult
+	Body *cairn.StartResult
 }
 
 type runInput struct {
@@ -318,18 +319,18 @@ type runStatusInput struct {
 }
 
 type runStatusOutput struct {
-	Body *engine.RunProgress
+	Body *cairn.RunProgress
 }
 
 type listRunsInput struct {
 	Workflow string          `query:"workflow" maxLength:"128" pattern:"^[A-Za-z0-9][A-Za-z0-9_.-]*$" doc:"Only runs of this workflow."`
-	Status   cairn.RunStatus `query:"status" enum:"running,completed,failed,cancelled,timed_out" doc:"Only runs in this status."`
+	Status   cairn.RunStatus `query:"status" doc:"Only runs in this status."`
 	Limit    int             `query:"limit" minimum:"1" maximum:"200" default:"50" doc:"Runs read per page."`
 	Cursor   string          `query:"cursor" maxLength:"2048" pattern:"^[A-Za-z0-9_-]*$" doc:"next_cursor of the previous page (opaque, base64url)."`
 }
 
 type listRunsOutput struct {
-	Body *engine.ListPage
+	Body *cairn.RunPage
 }
 
 type journalOutput struct {
@@ -351,7 +352,7 @@ type eventInput struct {
 }
 
 type eventOutput struct {
-	Body *engine.EventResult
+	Body *cairn.EventResult
 }
 
 func (a *API) registerRunOps() {
@@ -452,7 +453,7 @@ func (a *API) registerRunOps() {
 
 type listWorkflowsOutput struct {
 	Body struct {
-		Workflows []engine.WorkflowSummary `json:"workflows"`
+		Workflows []cairn.WorkflowSummary `json:"workflows"`
 	}
 }
 
@@ -467,7 +468,7 @@ type workflowOutput struct {
 
 type listWorkersOutput struct {
 	Body struct {
-		Workers []engine.WorkerInfo `json:"workers"`
+		Workers []cairn.WorkerInfo `json:"workers"`
 	}
 }
 

@@ -17,7 +17,7 @@ import (
 // the worker protocol's reason on a 409.
 type Problem struct {
 	huma.ErrorModel
-	Reason string `json:"reason,omitempty" enum:"already_applied,fenced,run_terminal,not_started,too_large" doc:"On a 409 to a worker call: why the call was refused. SDKs branch on it."`
+	Reason cairn.Reason `json:"reason,omitempty" doc:"On a 409 to a worker call: why the call was refused. SDKs branch on it."`
 	// headers are extra response headers (Retry-After, WWW-Authenticate).
 	headers http.Header
 }
@@ -85,7 +85,7 @@ func (a *API) toProblem(ctx context.Context, err error, params map[string]string
 	case errors.As(err, &rej):
 		p := problem(http.StatusConflict, rej.Message)
 		p.Reason = rej.Reason
-		p.Title = "Refused: " + rej.Reason
+		p.Title = "Refused: " + string(rej.Reason)
 		return p
 	case errors.As(err, &nf):
 		return problem(http.StatusNotFound, nf.Error())

@@ -25,10 +25,11 @@ func (r *runRecord) journal(now time.Time, e cairn.JournalEntry) {
 	r.Journal = append(r.Journal, e)
 }
 
-// advance starts every pending step whose dependencies completed, and
-// completes the run when every step has. Wait steps that find their event
-// already received complete at once, which may start more steps: advance
-// repeats until nothing changes.
+// advance starts every pending step whose dependencies completed (what a
+// start does is its kind's: see stepKinds), and completes the run when
+// every step has. Wait steps that find their event already received
+// complete at once, which may start more steps: advance repeats until
+// nothing changes.
 func (e *Engine) advance(r *runRecord, d *definition, fx *effects) {
 	if r.Status.Terminal() {
 		return
@@ -41,26 +42,7 @@ func (e *Engine) advance(r *runRecord, d *definition, fx *effects) {
 				continue
 			}
 			changed = true
-			switch s.EffectiveKind() {
-			case cairn.KindTask:
-				e.scheduleAttempt(r, d, s.ID, fx.now, fx)
-			case cairn.KindSleep:
-				wake := fx.now.Add(s.Duration.D())
-				st.Status, st.WakeAt = cairn.StepSleeping, &wake
-				r.journal(fx.now, cairn.JournalEntry{Type: "sleep_started", Step: s.ID, Message: "until " + wake.Format(time.RFC3339Nano)})
-			case cairn.KindWait:
-				st.Status = cairn.StepWaiting
-				if s.WaitTimeout > 0 {
-					t := fx.now.Add(s.WaitTimeout.D())
-					st.WakeAt = &t
-				}
-				r.journal(fx.now, cairn.JournalEntry{Type: "wait_started", Step: s.ID, Message: "event " + s.Event})
-				if i := eventIndex(r.Events, s.Event); i >= 0 {
-					ev := r.Events[i]
-					r.Events = append(r.Events[:i:i], r.Events[i+1:]...)
-					e.resumeWait(r, s.ID, ev, fx)
-				}
-			}
+			kindOf(&s).start(e, r, d, &s, fx)
 		}
 	}
 	done := true
@@ -102,7 +84,7 @@ func (e *Engine) resumeWait(r *runRecord, step string, ev eventRecord, fx *effec
 	if len(st.Output) == 0 {
 		st.Output = json.RawMessage("null")
 	}
-	r.journal(fx.now, cairn.JournalEntry{Type: "step_completed", Step: step, Message: "event " + ev.Name + " received", Data: ev.Payload})
+	r.journal(fx.now, cairn.JournalEntry{Type: cairn.JournalStepCompleted, Step: step, Message: "event " + ev.Name + " received", Data: ev.Payload})
 }
 
 // runOutput is the output of the run's only sink step, or an object of
@@ -127,7 +109,7 @@ func (e *Engine) scheduleAttempt(r *runRecord, d *definition, step string, at ti
 	t := at
 	st.ReadyAt = &t
 	fx.hints = append(fx.hints, notify.Hint{Run: r.ID, Workflow: r.Workflow, Version: r.Version, Step: step, Attempt: st.Attempt, NotBefore: notBefore(at, fx.now)})
-	r.journal(fx.now, cairn.JournalEntry{Type: "step_ready", Step: step, Attempt: st.Attempt})
+	r.journal(fx.now, cairn.JournalEntry{Type: cairn.JournalStepReady, Step: step, Attempt: st.Attempt})
 }
 
 func notBefore(at, now time.Time) time.Time {
@@ -153,7 +135,7 @@ func (e *Engine) endRun(r *runRecord, status cairn.RunStatus, why *cairn.ErrorIn
 			st.WakeAt = nil
 		}
 	}
-	r.journal(now, cairn.JournalEntry{Type: "run_" + string(status), Error: why, Message: message})
+	r.journal(now, cairn.JournalEntry{Type: cairn.JournalRunEnded(status), Error: why, Message: message})
 }
 
 // backoff is the wait before attempt n+1 after failures failures.
@@ -180,7 +162,7 @@ func (e *Engine) failAttempt(r *runRecord, d *definition, step string, n int, wh
 	if started && s.EffectiveDelivery() == cairn.AtMostOnce && !slices.Contains(policy.RetryAfterStart, why.Class) {
 		st.Status = cairn.StepFailed
 		st.Error = &why
-		r.journal(fx.now, cairn.JournalEntry{Type: "step_failed", Step: step, Attempt: n, Worker: worker, Error: &why,
+		r.journal(fx.now, cairn.JournalEntry{Type: cairn.JournalStepFailed, Step: step, Attempt: n, Worker: worker, Error: &why,
 			Message: "at_most_once attempt had started: not run again"})
 		runErr := why
 		runErr.Step = step
@@ -201,13 +183,13 @@ func (e *Engine) failAttempt(r *runRecord, d *definition, step string, n int, wh
 		if worker != "" {
 			st.Avoid[worker] = fx.now.Add(e.cfg.UnservableAvoid)
 		}
-		r.journal(fx.now, cairn.JournalEntry{Type: "step_requeued", Step: step, Attempt: n, Worker: worker, Error: &why, Message: "worker does not serve this step; no retry budget spent"})
+		r.journal(fx.now, cairn.JournalEntry{Type: cairn.JournalStepRequeued, Step: step, Attempt: n, Worker: worker, Error: &why, Message: "worker does not serve this step; no retry budget spent"})
 		e.scheduleAttempt(r, d, step, fx.now, fx)
 		return
 	case retryable(why.Class, policy) && st.Failures+1 < policy.MaxAttempts:
 		st.Failures++
 		at := fx.now.Add(backoff(policy, st.Failures))
-		r.journal(fx.now, cairn.JournalEntry{Type: "step_retry_scheduled", Step: step, Attempt: n, Worker: worker, Error: &why,
+		r.journal(fx.now, cairn.JournalEntry{Type: cairn.JournalStepRetryScheduled, Step: step, Attempt: n, Worker: worker, Error: &why,
 			Message: "retry at " + at.Format(time.RFC3339Nano)})
 		e.scheduleAttempt(r, d, step, at, fx)
 		return
@@ -217,7 +199,7 @@ func (e *Engine) failAttempt(r *runRecord, d *definition, step string, n int, wh
 	}
 	st.Status = cairn.StepFailed
 	st.Error = &why
-	r.journal(fx.now, cairn.JournalEntry{Type: "step_failed", Step: step, Attempt: n, Worker: worker, Error: &why})
+	r.journal(fx.now, cairn.JournalEntry{Type: cairn.JournalStepFailed, Step: step, Attempt: n, Worker: worker, Error: &why})
 	runErr := why
 	runErr.Step = step
 	e.endRun(r, cairn.RunFailed, &runErr, fx.now, "step "+step+" failed")

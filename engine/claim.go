@@ -30,7 +30,7 @@ type Lease struct {
 	Version        string                     `json:"version"`
 	Step           string                     `json:"step"`
 	Attempt        int                        `json:"attempt" doc:"Attempt number, from 1."`
-	Delivery       cairn.Delivery             `json:"delivery" enum:"at_least_once,at_most_once"`
+	Delivery       cairn.Delivery             `json:"delivery"`
 	Input          json.RawMessage            `json:"input" doc:"The step's rendered input."`
 	Steps          map[string]json.RawMessage `json:"steps" doc:"Outputs of the steps this one depends on (transitively), by step id."`
 	State          map[string]json.RawMessage `json:"state" doc:"The run state when the lease was made."`
@@ -376,13 +376,13 @@ func (e *Engine) claimOne(ctx context.Context, w cachedWorker, r *runRecord, d *
 
 // failRender fails a step whose input template did not render.
 func (e *Engine) failRender(ctx context.Context, run string, d *definition, step string, n int, rerr error) {
-	_, err := e.commits.apply(ctx, run, func(r *runRecord, fx *effects) (any, error) {
+	_, err := mutate(ctx, e.commits, run, func(r *runRecord, fx *effects) (struct{}, error) {
 		st := r.Steps[step]
 		if r.Status.Terminal() || st == nil || st.Status != cairn.StepReady || st.Attempt != n {
-			return nil, nil
+			return struct{}{}, nil
 		}
 		e.failAttempt(r, d, step, n, cairn.ErrorInfo{Class: cairn.ClassRenderError, Message: rerr.Error()}, "", false, fx)
-		return nil, nil
+		return struct{}{}, nil
 	})
 	if err != nil {
 		e.log.Warn("recording a render error failed", "run", run, "step", step, "err", err)

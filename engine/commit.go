@@ -21,6 +21,7 @@ import (
 // a pure function of the record (and the time it is given): when a
 // compare-and-swap loses, the committer runs it again on the fresh record.
 // A mutation that returns an error must leave the record unchanged.
+// Mutations are submitted through mutate, which types their answers.
 type mutation func(r *runRecord, fx *effects) (any, error)
 
 // effects are what a committed write asks for after it lands: hints to
@@ -68,10 +69,20 @@ func newCommitter(e *Engine) *committer {
 	return &committer{e: e, batches: map[string]*batch{}, cache: newRecordCache(4096)}
 }
 
-// apply runs m on the run's record and commits it, together with whatever
-// else is queued for the run. It returns m's value, or its error. When
-// there is nothing to write (m changed nothing) no write is made.
-func (c *committer) apply(ctx context.Context, run string, m mutation) (any, error) {
+// mutate runs m on the run's record and commits it, together with
+// whatever else is queued for the run, and returns m's value or its error
+// (or the commit's error). When there is nothing to write (m changed
+// nothing) no write is made. m must be a pure function of the record:
+// see mutation. It is the only way to change a run record.
+func mutate[T any](ctx context.Context, c *committer, run string, m func(r *runRecord, fx *effects) (T, error)) (T, error) {
+	val, err := c.submit(ctx, run, func(r *runRecord, fx *effects) (any, error) { return m(r, fx) })
+	t, _ := val.(T) // the zero T when m did not answer (an error, a panic)
+	return t, err
+}
+
+// submit queues m for the run and waits for its answer. The committer
+// carries answers untyped; mutate types them.
+func (c *committer) submit(ctx context.Context, run string, m mutation) (any, error) {
 	p := &pending{ctx: ctx, m: m, done: make(chan result, 1)}
 	c.mu.Lock()
 	b, busy := c.batches[run]

@@ -128,7 +128,7 @@ func TestMutationPanicDoesNotKill(t *testing.T) {
 	res := make(chan error, 3)
 	for i := range 3 {
 		go func() {
-			_, err := e.commits.apply(ctx, run, func(r *runRecord, fx *effects) (any, error) {
+			_, err := mutate(ctx, e.commits, run, func(r *runRecord, fx *effects) (any, error) {
 				if i == 1 {
 					r.State = map[string]json.RawMessage{"half": json.RawMessage(`1`)}
 					var m map[string]int
@@ -305,22 +305,22 @@ func TestDueTimesFireOnTime(t *testing.T) {
 		name  string
 		steps []cairn.Step
 		due   time.Duration
-		check func(t *testing.T, r *Run)
+		check func(t *testing.T, r *cairn.Run)
 	}{
 		{"sleep after a task", []cairn.Step{{ID: "t"}, {ID: "nap", Kind: cairn.KindSleep, Duration: cairn.Duration(3 * time.Second), After: []string{"t"}}}, 3 * time.Second,
-			func(t *testing.T, r *Run) {
+			func(t *testing.T, r *cairn.Run) {
 				if s := stepOf(r, "nap"); s.Status != cairn.StepCompleted {
 					t.Fatalf("sleep %s", s.Status)
 				}
 			}},
 		{"wait timeout after a task", []cairn.Step{{ID: "t"}, {ID: "w", Kind: cairn.KindWait, Event: "e", WaitTimeout: cairn.Duration(2 * time.Second), After: []string{"t"}}}, 2 * time.Second,
-			func(t *testing.T, r *Run) {
+			func(t *testing.T, r *cairn.Run) {
 				if r.Status != cairn.RunFailed || r.Error.Class != cairn.ClassTimeout {
 					t.Fatalf("run %s %+v", r.Status, r.Error)
 				}
 			}},
 		{"attempt timeout", []cairn.Step{{ID: "t"}, {ID: "slow", Timeout: cairn.Duration(2 * time.Second), After: []string{"t"}, Retry: &cairn.RetryPolicy{MaxAttempts: 1}}}, 2 * time.Second,
-			func(t *testing.T, r *Run) {
+			func(t *testing.T, r *cairn.Run) {
 				if r.Status != cairn.RunFailed || r.Error.Class != cairn.ClassTimeout {
 					t.Fatalf("run %s %+v", r.Status, r.Error)
 				}

@@ -188,56 +188,28 @@ func (e *Engine) announce(hints []notify.Hint) {
 	}
 }
 
-// needsTimer reports whether a run needs a reaper wake-up: it is running
-// and has ready, sleeping or time-limited waiting steps, or a deadline.
-// Runs that only wait for events without a timeout cost nothing at rest.
-func needsTimer(r *runRecord) bool {
-	if r.Status.Terminal() {
-		return false
-	}
-	if r.Deadline != nil {
-		return true
-	}
-	for _, s := range r.Steps {
-		switch s.Status {
-		case "ready", "sleeping":
-			return true
-		case "waiting":
-			if s.WakeAt != nil {
-				return true
-			}
-		}
-	}
-	return false
-}
-
 // nextWake is when the reaper should next look at a running run, or the
-// zero time when it need not.
+// zero time when it need not: the run's deadline, and the wake-up of each
+// started step, as its kind says (stepKinds: retry backoffs and routine
+// lease checks of ready tasks, sleep ends, wait timeouts). A run that
+// only waits for events without a timeout needs no timer and costs
+// nothing at rest.
 func (e *Engine) nextWake(r *runRecord, now time.Time) time.Time {
 	if r.Status.Terminal() {
 		return time.Time{}
 	}
 	var due time.Time
 	consider := func(t time.Time) {
-		if due.IsZero() || t.Before(due) {
+		if !t.IsZero() && (due.IsZero() || t.Before(due)) {
 			due = t
 		}
 	}
 	if r.Deadline != nil {
 		consider(*r.Deadline)
 	}
-	for _, s := range r.Steps {
-		switch s.Status {
-		case "ready":
-			if s.ReadyAt != nil && s.ReadyAt.After(now) {
-				consider(*s.ReadyAt)
-			} else {
-				consider(now.Add(e.cfg.ActiveCheckInterval))
-			}
-		case "sleeping", "waiting":
-			if s.WakeAt != nil {
-				consider(*s.WakeAt)
-			}
+	for _, st := range r.Steps {
+		if k := activeKinds[st.Status]; k != nil {
+			consider(k.wake(e, st, now))
 		}
 	}
 	if !due.IsZero() && due.Before(now) {

@@ -38,13 +38,13 @@ type UnavailableError struct{ Err error }
 func (e *UnavailableError) Error() string { return "store busy, retry: " + e.Err.Error() }
 func (e *UnavailableError) Unwrap() error { return e.Err }
 
-func reject(reason, format string, args ...any) error {
+func reject(reason cairn.Reason, format string, args ...any) error {
 	return &cairn.Rejection{Reason: reason, Message: fmt.Sprintf(format, args...)}
 }
 
 // IsRejection reports whether err is a worker-protocol rejection and
 // returns its reason.
-func IsRejection(err error) (string, bool) {
+func IsRejection(err error) (cairn.Reason, bool) {
 	var r *cairn.Rejection
 	if errors.As(err, &r) {
 		return r.Reason, true

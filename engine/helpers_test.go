@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -56,7 +57,7 @@ func claimOne(t testing.TB, e *Engine, worker string) Lease {
 	return ls[0]
 }
 
-func wantReason(t testing.TB, err error, reason string) {
+func wantReason(t testing.TB, err error, reason cairn.Reason) {
 	t.Helper()
 	got, ok := IsRejection(err)
 	if !ok || got != reason {
@@ -64,25 +65,32 @@ func wantReason(t testing.TB, err error, reason string) {
 	}
 }
 
-func getRun(t testing.TB, e *Engine, id string) *Run {
+func getRun(t testing.TB, e *Engine, id string) *cairn.Run {
 	t.Helper()
 	r, err := e.GetRun(context.Background(), id)
 	if err != nil {
 		t.Fatal(err)
 	}
+	for _, s := range r.Steps {
+		for _, a := range s.Attempts {
+			if a.Outcome != "" && !slices.Contains(a.Outcome.Values(), a.Outcome) {
+				t.Fatalf("step %s attempt %d: outcome %q is not in the vocabulary", s.ID, a.N, a.Outcome)
+			}
+		}
+	}
 	return r
 }
 
-func stepOf(r *Run, id string) StepView {
+func stepOf(r *cairn.Run, id string) cairn.StepView {
 	for _, s := range r.Steps {
 		if s.ID == id {
 			return s
 		}
 	}
-	return StepView{}
+	return cairn.StepView{}
 }
 
-func countJournal(t testing.TB, e *Engine, run, typ, step string) int {
+func countJournal(t testing.TB, e *Engine, run string, typ cairn.JournalType, step string) int {
 	t.Helper()
 	j, err := e.Journal(context.Background(), run)
 	if err != nil {
@@ -90,6 +98,9 @@ func countJournal(t testing.TB, e *Engine, run, typ, step string) int {
 	}
 	n := 0
 	for _, x := range j {
+		if !slices.Contains(x.Type.Values(), x.Type) {
+			t.Fatalf("journal type %q is not in the vocabulary", x.Type)
+		}
 		if x.Type == typ && (step == "" || x.Step == step) {
 			n++
 		}

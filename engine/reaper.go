@@ -103,8 +103,7 @@ func (e *Engine) reapRun(ctx context.Context, run string, timerKeys []string, no
 		}
 	}
 	keep := ""
-	if needsTimer(r) {
-		now := e.now()
+	if now := e.now(); !e.nextWake(r, now).IsZero() {
 		if r.TimerAt != nil && r.TimerAt.After(now) && !timerDue(e.nextWake(r, now), now).Before(*r.TimerAt) {
 			// A commit of this visit (or a recent one) armed a timer that
 			// fires soon enough: it is not among the due keys deleted below.
@@ -130,18 +129,20 @@ func (e *Engine) dropTimers(ctx context.Context, timerKeys []string, keep string
 	return nil
 }
 
-// fireTimers applies what time alone decides: deadline, sleeps, waits.
+// fireTimers applies what time alone decides: the run's deadline, and
+// the due times of started steps (a sleep's end, a wait's timeout: each
+// kind's fire, see stepKinds).
 func (e *Engine) fireTimers(ctx context.Context, r *runRecord, d *definition, now time.Time, stats *ReapStats) error {
 	fire := r.Deadline != nil && !now.Before(*r.Deadline)
 	for _, st := range r.Steps {
-		if (st.Status == cairn.StepSleeping || st.Status == cairn.StepWaiting) && st.WakeAt != nil && !now.Before(*st.WakeAt) {
+		if k := activeKinds[st.Status]; k != nil && k.fire != nil && st.WakeAt != nil && !now.Before(*st.WakeAt) {
 			fire = true
 		}
 	}
 	if !fire {
 		return nil
 	}
-	fired, err := e.commits.apply(ctx, r.ID, func(r *runRecord, fx *effects) (any, error) {
+	fired, err := mutate(ctx, e.commits, r.ID, func(r *runRecord, fx *effects) (int, error) {
 		fired := 0
 		if e.checkDeadline(r, fx.now) {
 			return 1, nil
@@ -151,29 +152,15 @@ func (e *Engine) fireTimers(ctx context.Context, r *runRecord, d *definition, no
 			if st.WakeAt == nil || fx.now.Before(*st.WakeAt) || r.Status.Terminal() {
 				continue
 			}
-			switch st.Status {
-			case cairn.StepSleeping:
-				st.Status, st.WakeAt = cairn.StepCompleted, nil
-				st.Output = []byte("null")
-				r.journal(fx.now, cairn.JournalEntry{Type: "step_completed", Step: s.ID, Message: "sleep ended"})
-				fired++
-			case cairn.StepWaiting:
-				st.Status, st.WakeAt = cairn.StepFailed, nil
-				why := cairn.ErrorInfo{Class: cairn.ClassTimeout, Message: "no event " + s.Event + " within " + s.WaitTimeout.D().String()}
-				st.Error = &why
-				r.journal(fx.now, cairn.JournalEntry{Type: "step_failed", Step: s.ID, Error: &why})
-				runErr := why
-				runErr.Step = s.ID
-				e.endRun(r, cairn.RunFailed, &runErr, fx.now, "wait "+s.ID+" timed out")
+			if k := kindOf(&s); k.fire != nil && st.Status == k.active {
+				k.fire(e, r, &s, fx)
 				fired++
 			}
 		}
 		e.advance(r, d, fx)
 		return fired, nil
 	})
-	if n, ok := fired.(int); ok {
-		stats.TimersFired += n
-	}
+	stats.TimersFired += fired
 	return err
 }
 
@@ -234,13 +221,13 @@ func (e *Engine) checkLeases(ctx context.Context, r *runRecord, d *definition, n
 // recoverAttempt applies a reclaimed lease to the run: see
 // recoverMutation.
 func (e *Engine) recoverAttempt(ctx context.Context, run string, d *definition, l *leaseRecord, why string, stats *ReapStats) error {
-	outcome, err := e.commits.apply(ctx, run, func(r *runRecord, fx *effects) (any, error) {
+	outcome, err := mutate(ctx, e.commits, run, func(r *runRecord, fx *effects) (cairn.AttemptOutcome, error) {
 		return e.recoverMutation(r, d, l, why, fx), nil
 	})
 	switch outcome {
-	case outcomeTimedOut:
+	case cairn.OutcomeTimedOut:
 		stats.TimedOut++
-	case outcomeLost:
+	case cairn.OutcomeLost:
 		stats.LeasesLost++
 	}
 	return err
@@ -253,7 +240,7 @@ func (e *Engine) recoverAttempt(ctx context.Context, run string, d *definition, 
 // never started) or fails it (at_most_once that had started), and
 // dead-letters it after max_deliveries losses. A started at_most_once
 // attempt is never offered again, timeout or not (see failAttempt).
-func (e *Engine) recoverMutation(r *runRecord, d *definition, l *leaseRecord, why string, fx *effects) string {
+func (e *Engine) recoverMutation(r *runRecord, d *definition, l *leaseRecord, why string, fx *effects) cairn.AttemptOutcome {
 	s := d.Step(l.Step)
 	st := r.Steps[l.Step]
 	if s == nil || r.Status.Terminal() || st == nil || st.Status != cairn.StepReady || st.Attempt != l.Attempt {
@@ -263,17 +250,17 @@ func (e *Engine) recoverMutation(r *runRecord, d *definition, l *leaseRecord, wh
 	claimed, ended := l.ClaimedAt, fx.now
 	a := st.attempt(l.Attempt)
 	a.Worker, a.ClaimedAt, a.StartedAt, a.EndedAt = l.Worker, &claimed, l.StartedAt, &ended
-	r.journal(claimed, cairn.JournalEntry{Type: "step_claimed", Step: l.Step, Attempt: l.Attempt, Worker: l.Worker})
+	r.journal(claimed, cairn.JournalEntry{Type: cairn.JournalStepClaimed, Step: l.Step, Attempt: l.Attempt, Worker: l.Worker})
 	if why == "timeout" {
-		a.Outcome = outcomeTimedOut
+		a.Outcome = cairn.OutcomeTimedOut
 		info := cairn.ErrorInfo{Class: cairn.ClassTimeout, Message: "attempt exceeded its timeout of " + s.Timeout.D().String()}
 		a.Error = &info
 		e.failAttempt(r, d, l.Step, l.Attempt, info, l.Worker, started, fx)
-		return outcomeTimedOut
+		return cairn.OutcomeTimedOut
 	}
-	a.Outcome = outcomeLost
+	a.Outcome = cairn.OutcomeLost
 	st.Lost++
-	r.journal(fx.now, cairn.JournalEntry{Type: "lease_lost", Step: l.Step, Attempt: l.Attempt, Worker: l.Worker,
+	r.journal(fx.now, cairn.JournalEntry{Type: cairn.JournalLeaseLost, Step: l.Step, Attempt: l.Attempt, Worker: l.Worker,
 		Message: "no heartbeat since " + l.ExpiresAt.Add(-e.cfg.LeaseTTL).Format(time.RFC3339Nano)})
 	max := s.MaxDeliveries
 	if max == 0 {
@@ -291,5 +278,5 @@ func (e *Engine) recoverMutation(r *runRecord, d *definition, l *leaseRecord, wh
 	default:
 		e.scheduleAttempt(r, d, l.Step, fx.now, fx)
 	}
-	return outcomeLost
+	return cairn.OutcomeLost
 }

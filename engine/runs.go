@@ -26,12 +26,6 @@ type StartRequest struct {
 	State          map[string]json.RawMessage `json:"state,omitempty" doc:"Initial run state."`
 }
 
-// StartResult is a started (or found) run.
-type StartResult struct {
-	Run     *Run `json:"run"`
-	Existed bool `json:"existed" doc:"True when the idempotency key named a run started earlier."`
-}
-
 // newRunID returns a run id that sorts newest first: a ULID whose time is
 // inverted, so a bucket listing of runs/ starts with the latest runs.
 func newRunID(now time.Time) string {
@@ -40,7 +34,7 @@ func newRunID(now time.Time) string {
 }
 
 // StartRun starts a run of a workflow.
-func (e *Engine) StartRun(ctx context.Context, req StartRequest) (*StartResult, error) {
+func (e *Engine) StartRun(ctx context.Context, req StartRequest) (*cairn.StartResult, error) {
 	if err := nameRule.check("workflow", req.Workflow); err != nil {
 		return nil, err
 	}
@@ -79,7 +73,7 @@ func (e *Engine) StartRun(ctx context.Context, req StartRequest) (*StartResult, 
 			}
 			id = string(o.Data)
 			if r, err := e.readRun(ctx, id); err == nil {
-				return &StartResult{Run: e.view(r, d), Existed: true}, nil
+				return &cairn.StartResult{Run: e.view(r, d), Existed: true}, nil
 			} else if !isNotFound(errors.Unwrap(err)) && !isNotFoundErr(err) {
 				return nil, err
 			}
@@ -108,15 +102,13 @@ func (e *Engine) StartRun(ctx context.Context, req StartRequest) (*StartResult, 
 		r.Steps[s.ID] = &stepState{Status: cairn.StepPending}
 	}
 	fx := &effects{now: now}
-	r.journal(now, cairn.JournalEntry{Type: "run_started", Message: req.Workflow + "@" + version})
+	r.journal(now, cairn.JournalEntry{Type: cairn.JournalRunStarted, Message: req.Workflow + "@" + version})
 	if !e.checkDeadline(r, now) {
 		e.advance(r, d, fx)
 	}
 	r.Rev = 1
-	if needsTimer(r) {
-		if _, err := e.armTimer(ctx, r, now); err != nil {
-			return nil, unavailable(err)
-		}
+	if _, err := e.armTimer(ctx, r, now); err != nil { // when the run needs one
+		return nil, unavailable(err)
 	}
 	data := mustJSON(r)
 	v, err := e.store.Create(ctx, e.keys.run(id), data)
@@ -126,14 +118,14 @@ func (e *Engine) StartRun(ctx context.Context, req StartRequest) (*StartResult, 
 		if err != nil {
 			return nil, err
 		}
-		return &StartResult{Run: e.view(existing, d), Existed: true}, nil
+		return &cairn.StartResult{Run: e.view(existing, d), Existed: true}, nil
 	}
 	if err != nil {
 		return nil, unavailable(err)
 	}
 	e.commits.cache.put(id, data, v)
 	e.afterCommit(fx)
-	return &StartResult{Run: e.view(r, d)}, nil
+	return &cairn.StartResult{Run: e.view(r, d)}, nil
 }
 
 func isNotFoundErr(err error) bool {
@@ -155,64 +147,21 @@ func (e *Engine) readRun(ctx context.Context, id string) (*runRecord, error) {
 	return r, err
 }
 
-// Run is the API view of a run.
-type Run struct {
-	ID            string                     `json:"id"`
-	Workflow      string                     `json:"workflow"`
-	Version       string                     `json:"version"`
-	Status        cairn.RunStatus            `json:"status" enum:"running,completed,failed,cancelled,timed_out"`
-	Input         json.RawMessage            `json:"input,omitempty"`
-	State         map[string]json.RawMessage `json:"state"`
-	Correlation   string                     `json:"correlation,omitempty"`
-	CreatedAt     time.Time                  `json:"created_at"`
-	UpdatedAt     time.Time                  `json:"updated_at"`
-	EndedAt       *time.Time                 `json:"ended_at,omitempty"`
-	Deadline      *time.Time                 `json:"deadline,omitempty"`
-	Output        json.RawMessage            `json:"output,omitempty" doc:"The only sink step's output, or an object of every sink's output by step id."`
-	Error         *cairn.ErrorInfo           `json:"error,omitempty"`
-	Usage         cairn.Usage                `json:"usage"`
-	Steps         []StepView                 `json:"steps"`
-	StepsDone     int                        `json:"steps_done"`
-	StepsTotal    int                        `json:"steps_total"`
-	PendingEvents []string                   `json:"pending_events,omitempty" doc:"Events received that no wait has consumed yet."`
-}
-
-// StepView is the API view of a step of a run.
-type StepView struct {
-	ID       string           `json:"id"`
-	Kind     cairn.StepKind   `json:"kind"`
-	Status   cairn.StepStatus `json:"status" enum:"pending,ready,waiting,sleeping,completed,failed,cancelled"`
-	Attempt  int              `json:"attempt,omitempty" doc:"Current or last attempt number."`
-	Failures int              `json:"failures,omitempty" doc:"Retry budget spent."`
-	ReadyAt  *time.Time       `json:"ready_at,omitempty"`
-	WakeAt   *time.Time       `json:"wake_at,omitempty" doc:"When a sleep ends or a wait times out."`
-	Output   json.RawMessage  `json:"output,omitempty"`
-	Error    *cairn.ErrorInfo `json:"error,omitempty"`
-	Usage    cairn.Usage      `json:"usage"`
-	Attempts []cairn.Attempt  `json:"attempts,omitempty"`
-	Holder   *Holder          `json:"holder,omitempty" doc:"For a ready task step: the worker holding its current attempt, if any."`
-}
-
-// Holder is who holds a step's current attempt.
-type Holder struct {
-	Worker    string     `json:"worker"`
-	ClaimedAt time.Time  `json:"claimed_at"`
-	StartedAt *time.Time `json:"started_at,omitempty" doc:"Set for at_most_once attempts once started."`
-	ExpiresAt time.Time  `json:"expires_at"`
-}
-
-func (e *Engine) view(r *runRecord, d *definition) *Run {
-	v := &Run{
+// view is the API's view of a run record: steps in definition order (by
+// id without the definition), without the engine's bookkeeping. Holders
+// are read from leases by GetRun.
+func (e *Engine) view(r *runRecord, d *definition) *cairn.Run {
+	v := &cairn.Run{
 		ID: r.ID, Workflow: r.Workflow, Version: r.Version, Status: r.Status, Input: r.Input, State: r.State,
 		Correlation: r.Correlation, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, EndedAt: r.EndedAt,
-		Deadline: r.Deadline, Output: r.Output, Error: r.Error, Usage: r.Usage, Steps: []StepView{},
+		Deadline: r.Deadline, Output: r.Output, Error: r.Error, Usage: r.Usage, Steps: []cairn.StepView{},
 		StepsTotal: len(r.Steps),
 	}
 	order := stepOrder(r, d)
-	kinds := map[string]cairn.StepKind{}
+	kindOfStep := map[string]cairn.StepKind{}
 	if d != nil {
 		for _, s := range d.Steps {
-			kinds[s.ID] = s.EffectiveKind()
+			kindOfStep[s.ID] = s.EffectiveKind()
 		}
 	}
 	for _, id := range order {
@@ -223,8 +172,8 @@ func (e *Engine) view(r *runRecord, d *definition) *Run {
 		if st.Status == cairn.StepCompleted {
 			v.StepsDone++
 		}
-		v.Steps = append(v.Steps, StepView{
-			ID: id, Kind: kinds[id], Status: st.Status, Attempt: st.Attempt, Failures: st.Failures,
+		v.Steps = append(v.Steps, cairn.StepView{
+			ID: id, Kind: kindOfStep[id], Status: st.Status, Attempt: st.Attempt, Failures: st.Failures,
 			ReadyAt: st.ReadyAt, WakeAt: st.WakeAt, Output: st.Output, Error: st.Error, Usage: st.Usage, Attempts: st.Attempts,
 		})
 	}
@@ -235,7 +184,7 @@ func (e *Engine) view(r *runRecord, d *definition) *Run {
 }
 
 // GetRun returns a run.
-func (e *Engine) GetRun(ctx context.Context, id string) (*Run, error) {
+func (e *Engine) GetRun(ctx context.Context, id string) (*cairn.Run, error) {
 	if err := runIDRule.check("run", id); err != nil {
 		return nil, err
 	}
@@ -256,7 +205,7 @@ func (e *Engine) GetRun(ctx context.Context, id string) (*Run, error) {
 		}
 		l, _, err := readJSON[leaseRecord](ctx, e.store, e.keys.lease(r.ID, s.ID, s.Attempt))
 		if err == nil && l.State == leaseActive {
-			s.Holder = &Holder{Worker: l.Worker, ClaimedAt: l.ClaimedAt, StartedAt: l.StartedAt, ExpiresAt: l.ExpiresAt}
+			s.Holder = &cairn.Holder{Worker: l.Worker, ClaimedAt: l.ClaimedAt, StartedAt: l.StartedAt, ExpiresAt: l.ExpiresAt}
 		} else if err != nil && !isNotFound(err) {
 			return nil, err
 		}
@@ -272,29 +221,9 @@ type ListRequest struct {
 	Cursor   string
 }
 
-// RunSummary is a run in a listing.
-type RunSummary struct {
-	ID         string           `json:"id"`
-	Workflow   string           `json:"workflow"`
-	Version    string           `json:"version"`
-	Status     cairn.RunStatus  `json:"status"`
-	CreatedAt  time.Time        `json:"created_at"`
-	UpdatedAt  time.Time        `json:"updated_at"`
-	EndedAt    *time.Time       `json:"ended_at,omitempty"`
-	StepsDone  int              `json:"steps_done"`
-	StepsTotal int              `json:"steps_total"`
-	Error      *cairn.ErrorInfo `json:"error,omitempty"`
-}
-
-// ListPage is a page of runs, newest first.
-type ListPage struct {
-	Runs       []RunSummary `json:"runs"`
-	NextCursor string       `json:"next_cursor,omitempty" doc:"Pass as cursor for the next page; absent on the last. A filtered page may hold fewer runs than the limit and still have a next page."`
-}
-
 // ListRuns lists runs newest first. It reads one bucket page of Limit
 // runs per call and filters it, so a filtered page may be short.
-func (e *Engine) ListRuns(ctx context.Context, req ListRequest) (*ListPage, error) {
+func (e *Engine) ListRuns(ctx context.Context, req ListRequest) (*cairn.RunPage, error) {
 	if req.Limit <= 0 {
 		req.Limit = 50
 	}
@@ -315,7 +244,7 @@ func (e *Engine) ListRuns(ctx context.Context, req ListRequest) (*ListPage, erro
 		}
 		return nil, err
 	}
-	out := &ListPage{Runs: []RunSummary{}, NextCursor: encodeCursor(p.NextPageToken)}
+	out := &cairn.RunPage{Runs: []cairn.RunSummary{}, NextCursor: encodeCursor(p.NextPageToken)}
 	for _, o := range p.Objects {
 		r, _, err := readJSON[runRecord](ctx, e.store, o.Key)
 		if isNotFound(err) {
@@ -327,7 +256,7 @@ func (e *Engine) ListRuns(ctx context.Context, req ListRequest) (*ListPage, erro
 		if req.Workflow != "" && r.Workflow != req.Workflow || req.Status != "" && r.Status != req.Status {
 			continue
 		}
-		s := RunSummary{ID: r.ID, Workflow: r.Workflow, Version: r.Version, Status: r.Status, CreatedAt: r.CreatedAt,
+		s := cairn.RunSummary{ID: r.ID, Workflow: r.Workflow, Version: r.Version, Status: r.Status, CreatedAt: r.CreatedAt,
 			UpdatedAt: r.UpdatedAt, EndedAt: r.EndedAt, StepsTotal: len(r.Steps), Error: r.Error}
 		for _, st := range r.Steps {
 			if st.Status == cairn.StepCompleted {
@@ -379,9 +308,9 @@ func (e *Engine) Journal(ctx context.Context, id string) ([]cairn.JournalEntry, 
 			if err != nil {
 				return nil, err
 			}
-			entries = append(entries, cairn.JournalEntry{At: l.ClaimedAt, Type: "step_claimed", Step: step, Attempt: l.Attempt, Worker: l.Worker})
+			entries = append(entries, cairn.JournalEntry{At: l.ClaimedAt, Type: cairn.JournalStepClaimed, Step: step, Attempt: l.Attempt, Worker: l.Worker})
 			if l.StartedAt != nil {
-				entries = append(entries, cairn.JournalEntry{At: *l.StartedAt, Type: "step_started", Step: step, Attempt: l.Attempt, Worker: l.Worker})
+				entries = append(entries, cairn.JournalEntry{At: *l.StartedAt, Type: cairn.JournalStepStarted, Step: step, Attempt: l.Attempt, Worker: l.Worker})
 			}
 		}
 	}
@@ -391,11 +320,11 @@ func (e *Engine) Journal(ctx context.Context, id string) ([]cairn.JournalEntry, 
 
 // CancelRun cancels a running run. Workers holding its leases learn it on
 // their next heartbeat or complete (run_terminal).
-func (e *Engine) CancelRun(ctx context.Context, id, reason string) (*Run, error) {
+func (e *Engine) CancelRun(ctx context.Context, id, reason string) (*cairn.Run, error) {
 	if err := runIDRule.check("run", id); err != nil {
 		return nil, err
 	}
-	val, err := e.commits.apply(ctx, id, func(r *runRecord, fx *effects) (any, error) {
+	r, err := mutate(ctx, e.commits, id, func(r *runRecord, fx *effects) (*runRecord, error) {
 		if r.Status.Terminal() {
 			return nil, &ConflictError{Message: fmt.Sprintf("run %s already ended: %s", id, r.Status)}
 		}
@@ -403,13 +332,12 @@ func (e *Engine) CancelRun(ctx context.Context, id, reason string) (*Run, error)
 		if reason != "" {
 			msg = "cancelled: " + reason
 		}
-		e.endRun(r, cairn.RunCancelled, &cairn.ErrorInfo{Class: "cancelled", Message: msg}, fx.now, reason)
+		e.endRun(r, cairn.RunCancelled, &cairn.ErrorInfo{Class: cairn.ClassCancelled, Message: msg}, fx.now, reason)
 		return r, nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	r := val.(*runRecord)
 	d, _ := e.definition(ctx, r.Workflow, r.Version)
 	return e.view(r, d), nil
 }
@@ -421,17 +349,10 @@ type EventRequest struct {
 	ID      string          `json:"id,omitempty" maxLength:"128" pattern:"^[^\\x00-\\x1F\\x7F]*$" doc:"Optional event id: an event whose id the run has seen is ignored (safe retries). Any text without control characters."`
 }
 
-// EventResult says what an event did.
-type EventResult struct {
-	Resumed   []string `json:"resumed" doc:"Wait steps the event completed."`
-	Recorded  bool     `json:"recorded" doc:"True when no step was waiting: the event is kept for a later wait of that name."`
-	Duplicate bool     `json:"duplicate" doc:"True when the event id was seen before: nothing changed."`
-}
-
 // SendEvent delivers an event to a run: every step waiting for its name
 // completes with the payload as output. When none waits, the event is
 // recorded (up to MaxPendingEvents) and consumed by the next wait for it.
-func (e *Engine) SendEvent(ctx context.Context, run string, req EventRequest) (*EventResult, error) {
+func (e *Engine) SendEvent(ctx context.Context, run string, req EventRequest) (*cairn.EventResult, error) {
 	if err := runIDRule.check("run", run); err != nil {
 		return nil, err
 	}
@@ -454,11 +375,11 @@ func (e *Engine) SendEvent(ctx context.Context, run string, req EventRequest) (*
 	if err != nil {
 		return nil, err
 	}
-	val, err := e.commits.apply(ctx, run, func(r *runRecord, fx *effects) (any, error) {
-		res := &EventResult{Resumed: []string{}}
+	return mutate(ctx, e.commits, run, func(r *runRecord, fx *effects) (*cairn.EventResult, error) {
+		res := &cairn.EventResult{Resumed: []string{}}
 		if req.ID != "" {
 			for _, j := range r.Journal {
-				if j.Type == "event_received" && j.Message == req.ID {
+				if j.Type == cairn.JournalEventReceived && j.Message == req.ID {
 					res.Duplicate = true
 					return res, nil
 				}
@@ -472,7 +393,7 @@ func (e *Engine) SendEvent(ctx context.Context, run string, req EventRequest) (*
 			return nil, &ConflictError{Message: fmt.Sprintf("run %s timed out; events are not accepted", run)}
 		}
 		ev := eventRecord{Name: req.Name, Payload: req.Payload, ReceivedAt: fx.now, ID: req.ID}
-		r.journal(fx.now, cairn.JournalEntry{Type: "event_received", Message: req.ID, Data: mustJSON(map[string]any{"name": req.Name, "payload": req.Payload})})
+		r.journal(fx.now, cairn.JournalEntry{Type: cairn.JournalEventReceived, Message: req.ID, Data: mustJSON(map[string]any{"name": req.Name, "payload": req.Payload})})
 		for _, s := range d.Steps {
 			if s.EffectiveKind() == cairn.KindWait && s.Event == req.Name && r.Steps[s.ID].Status == cairn.StepWaiting {
 				e.resumeWait(r, s.ID, ev, fx)
@@ -489,10 +410,6 @@ func (e *Engine) SendEvent(ctx context.Context, run string, req EventRequest) (*
 		e.advance(r, d, fx)
 		return res, nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	return val.(*EventResult), nil
 }
 
 // Audit records that who read a run (operation op).
@@ -505,35 +422,10 @@ func (e *Engine) Audit(ctx context.Context, who, op, run string) error {
 	return err
 }
 
-// RunProgress is a run's progress without its contents (no input, outputs
-// or state): what a watcher polls. Reading it is not audited.
-type RunProgress struct {
-	ID         string           `json:"id"`
-	Workflow   string           `json:"workflow"`
-	Version    string           `json:"version"`
-	Status     cairn.RunStatus  `json:"status" enum:"running,completed,failed,cancelled,timed_out"`
-	Rev        int64            `json:"rev" doc:"Counts the run's committed changes: pass it as after to wait for the next."`
-	CreatedAt  time.Time        `json:"created_at"`
-	UpdatedAt  time.Time        `json:"updated_at"`
-	EndedAt    *time.Time       `json:"ended_at,omitempty"`
-	StepsDone  int              `json:"steps_done"`
-	StepsTotal int              `json:"steps_total"`
-	Steps      []StepProgress   `json:"steps"`
-	Error      *cairn.ErrorInfo `json:"error,omitempty"`
-}
-
-// StepProgress is a step's progress.
-type StepProgress struct {
-	ID       string           `json:"id"`
-	Status   cairn.StepStatus `json:"status" enum:"pending,ready,waiting,sleeping,completed,failed,cancelled"`
-	Attempt  int              `json:"attempt,omitempty"`
-	Failures int              `json:"failures,omitempty"`
-}
-
 // GetRunStatus returns a run's progress. With wait > 0 it holds until
 // the run's rev exceeds after (or the run ends), up to wait capped at the
 // claim hold, reading the run record at most every 250 ms.
-func (e *Engine) GetRunStatus(ctx context.Context, id string, after int64, wait time.Duration) (*RunProgress, error) {
+func (e *Engine) GetRunStatus(ctx context.Context, id string, after int64, wait time.Duration) (*cairn.RunProgress, error) {
 	if err := runIDRule.check("run", id); err != nil {
 		return nil, err
 	}
@@ -568,9 +460,9 @@ func (e *Engine) GetRunStatus(ctx context.Context, id string, after int64, wait 
 	}
 }
 
-func (e *Engine) status(ctx context.Context, r *runRecord) *RunProgress {
-	s := &RunProgress{ID: r.ID, Workflow: r.Workflow, Version: r.Version, Status: r.Status, Rev: r.Rev,
-		CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, EndedAt: r.EndedAt, StepsTotal: len(r.Steps), Error: r.Error, Steps: []StepProgress{}}
+func (e *Engine) status(ctx context.Context, r *runRecord) *cairn.RunProgress {
+	s := &cairn.RunProgress{ID: r.ID, Workflow: r.Workflow, Version: r.Version, Status: r.Status, Rev: r.Rev,
+		CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, EndedAt: r.EndedAt, StepsTotal: len(r.Steps), Error: r.Error, Steps: []cairn.StepProgress{}}
 	d, _ := e.definition(ctx, r.Workflow, r.Version)
 	for _, id := range stepOrder(r, d) {
 		st := r.Steps[id]
@@ -580,7 +472,7 @@ func (e *Engine) status(ctx context.Context, r *runRecord) *RunProgress {
 		if st.Status == cairn.StepCompleted {
 			s.StepsDone++
 		}
-		s.Steps = append(s.Steps, StepProgress{ID: id, Status: st.Status, Attempt: st.Attempt, Failures: st.Failures})
+		s.Steps = append(s.Steps, cairn.StepProgress{ID: id, Status: st.Status, Attempt: st.Attempt, Failures: st.Failures})
 	}
 	return s
 }

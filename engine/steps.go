@@ -84,18 +84,17 @@ func (e *Engine) refuseFenced(ctx context.Context, tok leaseToken, l *leaseRecor
 	if why == "" {
 		why = "expired"
 	}
-	val, err := e.commits.apply(ctx, l.Run, func(r *runRecord, fx *effects) (any, error) {
+	// The refusal is the mutation's value, not its error: the mutation
+	// changed the record (recoverMutation), and that change must commit.
+	refusal, err := mutate(ctx, e.commits, l.Run, func(r *runRecord, fx *effects) (refusal, err error) {
 		e.recoverMutation(r, d, l, why, fx)
-		if err := e.checkCurrent(r, tok); err != nil {
-			return err, nil
-		}
-		return nil, nil
+		return e.checkCurrent(r, tok), nil
 	})
 	if err != nil {
 		return err
 	}
-	if rej, ok := val.(error); ok && rej != nil {
-		return rej
+	if refusal != nil {
+		return refusal
 	}
 	return reject(cairn.ReasonFenced, "lease of attempt %d of step %s was reclaimed (%s)", l.Attempt, l.Step, why)
 }
@@ -189,7 +188,7 @@ func (e *Engine) checkCurrent(r *runRecord, tok leaseToken) error {
 		return reject(cairn.ReasonFenced, "run %s has no step %s", r.ID, tok.Step)
 	}
 	if a := findAttempt(st, tok.Attempt); a != nil && a.EndedAt != nil {
-		if a.Outcome == outcomeCompleted || a.Outcome == outcomeFailed {
+		if a.Outcome == cairn.OutcomeCompleted || a.Outcome == cairn.OutcomeFailed {
 			return reject(cairn.ReasonAlreadyApplied, "attempt %d of step %s already ended (%s)", tok.Attempt, tok.Step, a.Outcome)
 		}
 		return reject(cairn.ReasonFenced, "attempt %d of step %s was ended by the engine (%s)", tok.Attempt, tok.Step, a.Outcome)
@@ -202,15 +201,6 @@ func (e *Engine) checkCurrent(r *runRecord, tok leaseToken) error {
 	}
 	return nil
 }
-
-// Attempt outcomes. completed and failed are set only by the lease's own
-// complete and fail; the engine ends attempts as timed_out or lost.
-const (
-	outcomeCompleted = "completed"
-	outcomeFailed    = "failed"
-	outcomeTimedOut  = "timed_out"
-	outcomeLost      = "lost"
-)
 
 func findAttempt(st *stepState, n int) *cairn.Attempt {
 	for i := range st.Attempts {
@@ -328,9 +318,9 @@ func (e *Engine) Complete(ctx context.Context, id string, req CompleteRequest) (
 		st.Status = cairn.StepCompleted
 		st.Output = req.Output
 		st.CompletedBy = tok.Attempt
-		r.journal(fx.now, cairn.JournalEntry{Type: "step_completed", Step: tok.Step, Attempt: tok.Attempt, Worker: tok.Worker})
+		r.journal(fx.now, cairn.JournalEntry{Type: cairn.JournalStepCompleted, Step: tok.Step, Attempt: tok.Attempt, Worker: tok.Worker})
 		e.advance(r, d, fx)
-	}, outcomeCompleted)
+	}, cairn.OutcomeCompleted)
 }
 
 // Fail ends an attempt with an error; its class decides what follows.
@@ -350,7 +340,7 @@ func (e *Engine) Fail(ctx context.Context, id string, req FailRequest) (*Ended, 
 	unstartedOK := why.Class == cairn.ClassUnservable
 	return e.end(ctx, id, req.StatePatch, req.Usage, unstartedOK, func(r *runRecord, d *definition, tok leaseToken, startedAt *time.Time, fx *effects) {
 		e.failAttempt(r, d, tok.Step, tok.Attempt, why, tok.Worker, startedAt != nil, fx)
-	}, outcomeFailed)
+	}, cairn.OutcomeFailed)
 }
 
 func (e *Engine) checkSizes(output json.RawMessage, patch map[string]json.RawMessage) error {
@@ -375,7 +365,7 @@ func (e *Engine) checkSizes(output json.RawMessage, patch map[string]json.RawMes
 // workflow, version and delivery come from the lease object, which the
 // engine wrote at claim; the run record must agree.
 func (e *Engine) end(ctx context.Context, id string, patch map[string]json.RawMessage, usage *cairn.Usage, unstartedOK bool,
-	apply func(r *runRecord, d *definition, tok leaseToken, startedAt *time.Time, fx *effects), outcome string) (*Ended, error) {
+	apply func(r *runRecord, d *definition, tok leaseToken, startedAt *time.Time, fx *effects), outcome cairn.AttemptOutcome) (*Ended, error) {
 	var (
 		tok leaseToken
 		l   *leaseRecord
@@ -411,7 +401,7 @@ func (e *Engine) end(ctx context.Context, id string, patch map[string]json.RawMe
 	if usage != nil {
 		u = e.cfg.Prices.price(*usage)
 	}
-	val, err := e.commits.apply(ctx, tok.Run, func(r *runRecord, fx *effects) (any, error) {
+	return mutate(ctx, e.commits, tok.Run, func(r *runRecord, fx *effects) (*Ended, error) {
 		if r.Workflow != l.Workflow || r.Version != l.Version {
 			return nil, reject(cairn.ReasonFenced, "lease does not belong to run %s", r.ID)
 		}
@@ -426,7 +416,7 @@ func (e *Engine) end(ctx context.Context, id string, patch map[string]json.RawMe
 		ended := fx.now
 		a := st.attempt(tok.Attempt)
 		a.Worker, a.ClaimedAt, a.StartedAt, a.EndedAt, a.Outcome = l.Worker, &claimed, startedAt, &ended, outcome
-		r.journal(claimed, cairn.JournalEntry{Type: "step_claimed", Step: tok.Step, Attempt: tok.Attempt, Worker: l.Worker})
+		r.journal(claimed, cairn.JournalEntry{Type: cairn.JournalStepClaimed, Step: tok.Step, Attempt: tok.Attempt, Worker: l.Worker})
 		if !u.IsZero() {
 			uc := u
 			a.Usage = &uc
@@ -440,7 +430,7 @@ func (e *Engine) end(ctx context.Context, id string, patch map[string]json.RawMe
 			r.State[k] = v
 		}
 		apply(r, d, tok, startedAt, fx)
-		if a.Outcome == outcomeFailed {
+		if a.Outcome == cairn.OutcomeFailed {
 			a.Error = r.Steps[tok.Step].Error
 			if a.Error == nil {
 				for i := len(r.Journal) - 1; i >= 0; i-- {
@@ -453,18 +443,14 @@ func (e *Engine) end(ctx context.Context, id string, patch map[string]json.RawMe
 		}
 		return &Ended{RunStatus: r.Status}, nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	return val.(*Ended), nil
 }
 
 // HeartbeatResult is one lease's answer in a batched heartbeat.
 type HeartbeatResult struct {
-	Lease     string     `json:"lease"`
-	ExpiresAt *time.Time `json:"expires_at,omitempty" doc:"Set when the lease was extended."`
-	Reason    string     `json:"reason,omitempty" enum:"already_applied,fenced,run_terminal,not_started," doc:"Set when the heartbeat was refused: cancel that body."`
-	Error     string     `json:"error,omitempty" doc:"Set when the heartbeat failed for another reason (retry it)."`
+	Lease     string       `json:"lease"`
+	ExpiresAt *time.Time   `json:"expires_at,omitempty" doc:"Set when the lease was extended."`
+	Reason    cairn.Reason `json:"reason,omitempty" doc:"Set when the heartbeat was refused: cancel that body (already_applied, fenced, run_terminal or not_started)."`
+	Error     string       `json:"error,omitempty" doc:"Set when the heartbeat failed for another reason (retry it)."`
 }
 
 // heartbeatParallel bounds how many leases of one batched heartbeat are

@@ -105,21 +105,13 @@ func (e *Engine) worker(ctx context.Context, id string) (cachedWorker, error) {
 	return e.workers.put(rec), nil
 }
 
-// WorkerInfo describes a registered worker.
-type WorkerInfo struct {
-	ID           string            `json:"id"`
-	Workflows    []string          `json:"workflows" doc:"name@version of each definition served."`
-	RegisteredAt time.Time         `json:"registered_at"`
-	Labels       map[string]string `json:"labels,omitempty"`
-}
-
 // ListWorkers lists registered workers.
-func (e *Engine) ListWorkers(ctx context.Context) ([]WorkerInfo, error) {
+func (e *Engine) ListWorkers(ctx context.Context) ([]cairn.WorkerInfo, error) {
 	objs, err := e.store.ListAll(ctx, e.keys.workersPrefix())
 	if err != nil {
 		return nil, err
 	}
-	out := []WorkerInfo{}
+	out := []cairn.WorkerInfo{}
 	for _, o := range objs {
 		rec, _, err := readJSON[workerRecord](ctx, e.store, o.Key)
 		if isNotFound(err) {
@@ -128,7 +120,7 @@ func (e *Engine) ListWorkers(ctx context.Context) ([]WorkerInfo, error) {
 		if err != nil {
 			return nil, fmt.Errorf("worker %s: %w", o.Key, err)
 		}
-		wi := WorkerInfo{ID: rec.ID, RegisteredAt: rec.RegisteredAt, Labels: rec.Labels, Workflows: []string{}}
+		wi := cairn.WorkerInfo{ID: rec.ID, RegisteredAt: rec.RegisteredAt, Labels: rec.Labels, Workflows: []string{}}
 		for _, w := range rec.Workflows {
 			wi.Workflows = append(wi.Workflows, w.String())
 		}

@@ -172,20 +172,13 @@ func (e *Engine) latestVersion(ctx context.Context, name string) (string, error)
 	return rec.Latest, nil
 }
 
-// WorkflowSummary describes a registered workflow.
-type WorkflowSummary struct {
-	Name     string   `json:"name"`
-	Latest   string   `json:"latest" doc:"Newest registered version: the default for new runs."`
-	Versions []string `json:"versions" doc:"Every registered version, oldest first."`
-}
-
 // ListWorkflows lists registered workflows.
-func (e *Engine) ListWorkflows(ctx context.Context) ([]WorkflowSummary, error) {
+func (e *Engine) ListWorkflows(ctx context.Context) ([]cairn.WorkflowSummary, error) {
 	objs, err := e.store.ListAll(ctx, e.keys.workflowsPrefix())
 	if err != nil {
 		return nil, err
 	}
-	out := []WorkflowSummary{}
+	out := []cairn.WorkflowSummary{}
 	for _, o := range objs {
 		rest := o.Key[len(e.keys.workflowsPrefix()):]
 		name, v, _ := cut(rest, "/")
@@ -196,7 +189,7 @@ func (e *Engine) ListWorkflows(ctx context.Context) ([]WorkflowSummary, error) {
 		if err != nil {
 			return nil, err
 		}
-		s := WorkflowSummary{Name: name, Latest: rec.Latest}
+		s := cairn.WorkflowSummary{Name: name, Latest: rec.Latest}
 		for _, v := range rec.Versions {
 			s.Versions = append(s.Versions, v.Version)
 		}

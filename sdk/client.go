@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"iter"
 	"net/http"
 	"net/url"
@@ -26,8 +27,9 @@ const DefaultServer = "http://127.0.0.1:8080"
 // protocol. It is safe for concurrent use.
 //
 // Every call goes through the client generated from the committed OpenAPI
-// document (package openapi/client); API returns it for calls the SDK does
-// not wrap.
+// document (package openapi/client); answers about runs, workflows and
+// workers are decoded into the root package's views. API returns the
+// generated client for calls the SDK does not wrap.
 type Client struct {
 	server string
 	key    string
@@ -110,10 +112,7 @@ func (c *Client) API() *client.ClientWithResponses { return c.api }
 // a success whose body did not decode). resp is a generated *XResponse.
 func (c *Client) check(err error, resp any) error {
 	if err != nil {
-		if ctxErr := contextError(err); ctxErr != nil {
-			return ctxErr
-		}
-		return &transportError{server: c.server, err: err}
+		return c.transport(err)
 	}
 	v := reflect.ValueOf(resp).Elem()
 	hr, _ := v.FieldByName("HTTPResponse").Interface().(*http.Response)
@@ -127,11 +126,53 @@ func (c *Client) check(err error, resp any) error {
 	for i := 0; i < v.NumField(); i++ {
 		f := v.Type().Field(i)
 		if strings.HasPrefix(f.Name, "JSON2") && v.Field(i).IsNil() {
-			return &APIError{Status: hr.StatusCode, Title: "Unexpected response",
-				Detail: fmt.Sprintf("the %s answer is not the JSON this client expects (Content-Type %q)", hr.Status, hr.Header.Get("Content-Type"))}
+			return unexpected(hr.StatusCode, fmt.Sprintf("the %s answer is not the JSON this client expects (Content-Type %q)", hr.Status, hr.Header.Get("Content-Type")))
 		}
 	}
 	return nil
+}
+
+// decodeView returns a function that turns a generated call's raw answer
+// into T, decoded from the API's JSON (T is one of the root package's
+// view types, or a body holding them): the generated client builds the
+// request, the SDK reads the answer into the types the engine encoded it
+// from, so no field is lost on the way. Errors are as check's.
+//
+//	r, err := decodeView[cairn.Run](c)(c.api.GetRun(ctx, id))
+func decodeView[T any](c *Client) func(*http.Response, error) (*T, error) {
+	return func(resp *http.Response, err error) (*T, error) {
+		if err != nil {
+			return nil, c.transport(err)
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		if err != nil {
+			return nil, c.transport(err)
+		}
+		if resp.StatusCode < 200 || resp.StatusCode > 299 {
+			return nil, problemOf(resp.StatusCode, b)
+		}
+		if !strings.Contains(resp.Header.Get("Content-Type"), "json") {
+			return nil, unexpected(resp.StatusCode, fmt.Sprintf("the %s answer is not the JSON this client expects (Content-Type %q)", resp.Status, resp.Header.Get("Content-Type")))
+		}
+		v := new(T)
+		if err := json.Unmarshal(b, v); err != nil {
+			return nil, unexpected(resp.StatusCode, fmt.Sprintf("the %s answer does not decode: %v", resp.Status, err))
+		}
+		return v, nil
+	}
+}
+
+// transport is the error of a call that got no answer.
+func (c *Client) transport(err error) error {
+	if ctxErr := contextError(err); ctxErr != nil {
+		return ctxErr
+	}
+	return &transportError{server: c.server, err: err}
+}
+
+func unexpected(status int, detail string) *APIError {
+	return &APIError{Status: status, Title: "Unexpected response", Detail: detail}
 }
 
 // contextError returns the context error behind err, if that is what it is.
@@ -158,7 +199,7 @@ func problemOf(status int, body []byte) *APIError {
 			e.Detail = *p.Detail
 		}
 		if p.Reason != nil {
-			e.Reason = string(*p.Reason)
+			e.Reason = Reason(*p.Reason)
 		}
 		if p.Errors != nil {
 			for _, d := range *p.Errors {
@@ -243,33 +284,34 @@ func (c *Client) Start(ctx context.Context, workflow string, o StartOptions) (*R
 		}
 		req.State = &st
 	}
-	resp, err := c.api.StartRunWithResponse(ctx, req)
-	if err := c.check(err, resp); err != nil {
+	res, err := decodeView[cairn.StartResult](c)(c.api.StartRun(ctx, req))
+	if err != nil {
 		return nil, err
 	}
-	r := runFrom(&resp.JSON201.Run)
-	r.Existed = resp.JSON201.Existed
-	return r, nil
+	if res.Run == nil {
+		return nil, unexpected(http.StatusCreated, "the answer holds no run")
+	}
+	return &Run{Run: *res.Run, Existed: res.Existed}, nil
 }
 
 // Get returns a run. The read is audited with the client's key.
 func (c *Client) Get(ctx context.Context, run string) (*Run, error) {
-	resp, err := c.api.GetRunWithResponse(ctx, run)
-	if err := c.check(err, resp); err != nil {
+	r, err := decodeView[cairn.Run](c)(c.api.GetRun(ctx, run))
+	if err != nil {
 		return nil, err
 	}
-	return runFrom(resp.JSON200), nil
+	return &Run{Run: *r}, nil
 }
 
 // Cancel cancels a running run. Workers holding its steps learn it on
 // their next heartbeat and cancel the bodies. Cancelling an ended run is a
 // 409.
 func (c *Client) Cancel(ctx context.Context, run, reason string) (*Run, error) {
-	resp, err := c.api.CancelRunWithResponse(ctx, run, client.CancelInputBody{Reason: ptr(reason)})
-	if err := c.check(err, resp); err != nil {
+	r, err := decodeView[cairn.Run](c)(c.api.CancelRun(ctx, run, client.CancelInputBody{Reason: ptr(reason)}))
+	if err != nil {
 		return nil, err
 	}
-	return runFrom(resp.JSON200), nil
+	return &Run{Run: *r}, nil
 }
 
 // Event is an event sent to a run.
@@ -284,16 +326,6 @@ type Event struct {
 	ID string
 }
 
-// EventResult says what an event did.
-type EventResult struct {
-	// Resumed lists the wait steps the event completed.
-	Resumed []string `json:"resumed"`
-	// Recorded: no step was waiting; the event is kept for a later wait.
-	Recorded bool `json:"recorded"`
-	// Duplicate: the event id was seen before; nothing changed.
-	Duplicate bool `json:"duplicate"`
-}
-
 // SendEvent sends an event to a run.
 func (c *Client) SendEvent(ctx context.Context, run string, ev Event) (*EventResult, error) {
 	req := client.EventRequest{Name: ev.Name, Id: ptr(ev.ID)}
@@ -304,29 +336,19 @@ func (c *Client) SendEvent(ctx context.Context, run string, ev Event) (*EventRes
 		}
 		req.Payload = p
 	}
-	resp, err := c.api.SendEventWithResponse(ctx, run, req)
-	if err := c.check(err, resp); err != nil {
-		return nil, err
-	}
-	r := resp.JSON200
-	return &EventResult{Resumed: derefSlice(r.Resumed), Recorded: r.Recorded, Duplicate: r.Duplicate}, nil
+	return decodeView[EventResult](c)(c.api.SendEvent(ctx, run, req))
 }
 
 // Journal returns what happened to a run, oldest first. The read is
 // audited.
 func (c *Client) Journal(ctx context.Context, run string) ([]JournalEntry, error) {
-	resp, err := c.api.GetRunJournalWithResponse(ctx, run)
-	if err := c.check(err, resp); err != nil {
+	j, err := decodeView[struct {
+		Entries []JournalEntry `json:"entries"`
+	}](c)(c.api.GetRunJournal(ctx, run))
+	if err != nil {
 		return nil, err
 	}
-	var out []JournalEntry
-	for _, e := range derefSlice(resp.JSON200.Entries) {
-		out = append(out, JournalEntry{
-			At: e.At, Type: e.Type, Step: deref(e.Step), Attempt: int(deref(e.Attempt)), Worker: deref(e.Worker),
-			Message: deref(e.Message), Error: errorFrom(e.Error), Data: e.Data,
-		})
-	}
-	return out, nil
+	return j.Entries, nil
 }
 
 // ListOptions filter and page a run listing.
@@ -337,14 +359,6 @@ type ListOptions struct {
 	Limit int
 	// Cursor is the NextCursor of the previous page.
 	Cursor string
-}
-
-// RunPage is a page of runs, newest first.
-type RunPage struct {
-	Runs []RunSummary
-	// NextCursor fetches the next page; empty on the last. A filtered page
-	// may hold fewer runs than the limit and still have a next page.
-	NextCursor string
 }
 
 // List returns one page of runs, newest first.
@@ -358,19 +372,7 @@ func (c *Client) List(ctx context.Context, o ListOptions) (*RunPage, error) {
 		l := int64(o.Limit)
 		p.Limit = &l
 	}
-	resp, err := c.api.ListRunsWithResponse(ctx, p)
-	if err := c.check(err, resp); err != nil {
-		return nil, err
-	}
-	out := &RunPage{NextCursor: deref(resp.JSON200.NextCursor)}
-	for _, s := range derefSlice(resp.JSON200.Runs) {
-		out.Runs = append(out.Runs, RunSummary{
-			ID: s.Id, Workflow: s.Workflow, Version: s.Version, Status: cairn.RunStatus(s.Status),
-			CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt, EndedAt: s.EndedAt,
-			StepsDone: int(s.StepsDone), StepsTotal: int(s.StepsTotal), Error: errorFrom(s.Error),
-		})
-	}
-	return out, nil
+	return decodeView[RunPage](c)(c.api.ListRuns(ctx, p))
 }
 
 // Runs iterates over every run matching o, newest first, fetching pages
@@ -420,13 +422,11 @@ func (c *Client) Watch(ctx context.Context, run string, fn func(*Run)) (*Run, er
 		if after >= 0 {
 			params.After, params.WaitMs = ptr(after), ptr(hold.Milliseconds())
 		}
-		resp, err := c.api.GetRunStatusWithResponse(ctx, run, params)
-		err = c.check(err, resp)
+		p, err := decodeView[cairn.RunProgress](c)(c.api.GetRunStatus(ctx, run, params))
 		switch {
 		case err == nil:
 			lastErr, backoff = nil, 100*time.Millisecond
-			p := resp.JSON200
-			if RunStatus(p.Status).Terminal() {
+			if p.Status.Terminal() {
 				r, err := c.Get(ctx, run)
 				if err != nil {
 					return nil, err
@@ -463,14 +463,14 @@ func (c *Client) Watch(ctx context.Context, run string, fn func(*Run)) (*Run, er
 }
 
 // progressRun is the part of a Run that a progress read carries.
-func progressRun(p *client.RunProgress) *Run {
-	r := &Run{
-		ID: p.Id, Workflow: p.Workflow, Version: p.Version, Status: RunStatus(p.Status),
-		CreatedAt: p.CreatedAt, UpdatedAt: p.UpdatedAt, EndedAt: p.EndedAt, Error: errorFrom(p.Error),
-		StepsDone: int(p.StepsDone), StepsTotal: int(p.StepsTotal),
-	}
-	for _, s := range derefSlice(p.Steps) {
-		r.Steps = append(r.Steps, StepView{ID: s.Id, Status: StepStatus(s.Status), Attempt: int(deref(s.Attempt)), Failures: int(deref(s.Failures))})
+func progressRun(p *cairn.RunProgress) *Run {
+	r := &Run{Run: cairn.Run{
+		ID: p.ID, Workflow: p.Workflow, Version: p.Version, Status: p.Status,
+		CreatedAt: p.CreatedAt, UpdatedAt: p.UpdatedAt, EndedAt: p.EndedAt, Error: p.Error,
+		StepsDone: p.StepsDone, StepsTotal: p.StepsTotal,
+	}}
+	for _, s := range p.Steps {
+		r.Steps = append(r.Steps, StepView{ID: s.ID, Status: s.Status, Attempt: s.Attempt, Failures: s.Failures})
 	}
 	return r
 }
@@ -492,26 +492,15 @@ func Result[Out any](ctx context.Context, c *Client, run string) (Out, error) {
 
 // ---- Workflows and workers ----
 
-// WorkflowSummary describes a registered workflow.
-type WorkflowSummary struct {
-	Name string `json:"name"`
-	// Latest is the version new runs get by default.
-	Latest string `json:"latest"`
-	// Versions lists every registered version, oldest first.
-	Versions []string `json:"versions"`
-}
-
 // Workflows lists registered workflows.
 func (c *Client) Workflows(ctx context.Context) ([]WorkflowSummary, error) {
-	resp, err := c.api.ListWorkflowsWithResponse(ctx)
-	if err := c.check(err, resp); err != nil {
+	l, err := decodeView[struct {
+		Workflows []WorkflowSummary `json:"workflows"`
+	}](c)(c.api.ListWorkflows(ctx))
+	if err != nil {
 		return nil, err
 	}
-	var out []WorkflowSummary
-	for _, w := range derefSlice(resp.JSON200.Workflows) {
-		out = append(out, WorkflowSummary{Name: w.Name, Latest: w.Latest, Versions: derefSlice(w.Versions)})
-	}
-	return out, nil
+	return l.Workflows, nil
 }
 
 // Workflow returns a registered definition (version "" is the latest).
@@ -530,36 +519,18 @@ func (c *Client) Workflow(ctx context.Context, name, version string) (*cairn.Wor
 			return nil, &APIError{Status: 404, Title: "Not Found", Detail: fmt.Sprintf("workflow %q not found", name)}
 		}
 	}
-	resp, err := c.api.GetWorkflowWithResponse(ctx, name, version)
-	if err := c.check(err, resp); err != nil {
-		return nil, err
-	}
-	var w cairn.Workflow
-	if err := json.Unmarshal(resp.Body, &w); err != nil {
-		return nil, fmt.Errorf("cairn: decoding workflow: %w", err)
-	}
-	return &w, nil
-}
-
-// WorkerInfo describes a registered worker.
-type WorkerInfo struct {
-	ID           string            `json:"id"`
-	Workflows    []string          `json:"workflows"`
-	RegisteredAt time.Time         `json:"registered_at"`
-	Labels       map[string]string `json:"labels,omitempty"`
+	return decodeView[cairn.Workflow](c)(c.api.GetWorkflow(ctx, name, version))
 }
 
 // Workers lists registered workers.
 func (c *Client) Workers(ctx context.Context) ([]WorkerInfo, error) {
-	resp, err := c.api.ListWorkersWithResponse(ctx)
-	if err := c.check(err, resp); err != nil {
+	l, err := decodeView[struct {
+		Workers []WorkerInfo `json:"workers"`
+	}](c)(c.api.ListWorkers(ctx))
+	if err != nil {
 		return nil, err
 	}
-	var out []WorkerInfo
-	for _, w := range derefSlice(resp.JSON200.Workers) {
-		out = append(out, WorkerInfo{ID: w.Id, Workflows: derefSlice(w.Workflows), RegisteredAt: w.RegisteredAt, Labels: deref(w.Labels)})
-	}
-	return out, nil
+	return l.Workers, nil
 }
 
 // ---- helpers ----

@@ -40,5 +40,8 @@
 //	reply, err := sdk.Result[Reply](ctx, c, run.ID)
 //
 // Everything goes over HTTP through the client generated from the
-// committed OpenAPI document (package openapi/client). See docs/SDK.md.
+// committed OpenAPI document (package openapi/client). Answers about runs,
+// workflows and workers are decoded into the root package's views
+// (cairn.Run, cairn.StepView, …), the types the engine encodes them from,
+// so every field the API sends reaches the program. See docs/SDK.md.
 package sdk

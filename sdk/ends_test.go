@@ -410,6 +410,9 @@ func TestCompleteTooLarge(t *testing.T) {
 	if r.Status != RunFailed || r.Error == nil || r.Error.Class != ClassOutputTooLarge || !strings.Contains(r.Error.Message, "8388608-byte limit") {
 		t.Fatalf("run %s %+v", r.Status, r.Error)
 	}
+	// The wire records a call once its answer came back: the run may be
+	// seen failed a moment before.
+	eventually(t, 5*time.Second, "the third call recorded", func() bool { return len(wr.all()) >= 3 })
 	ends := wr.all()
 	if len(ends) != 3 {
 		t.Fatalf("calls %+v", ends)
@@ -456,6 +459,7 @@ func TestFailTooLargeDropsStatePatch(t *testing.T) {
 	if r.Status != RunFailed || r.Error.Class != "declined" || !strings.HasPrefix(r.Error.Message, "card declined (state patch dropped: ") {
 		t.Fatalf("run %s %+v", r.Status, r.Error)
 	}
+	eventually(t, 5*time.Second, "the second fail recorded", func() bool { return len(wr.fails()) >= 2 })
 	f := wr.fails()
 	if len(f) != 2 || f[0].patch == nil || f[1].patch != nil || f[1].class != "declined" || f[1].status != 200 {
 		t.Fatalf("fails %+v", f)

@@ -24,6 +24,9 @@ const (
 	ClassInterrupted = cairn.ClassInterrupted
 )
 
+// Reason is why the engine refused a worker call (HTTP 409).
+type Reason = cairn.Reason
+
 // Rejection reasons of the worker protocol (HTTP 409), re-exported.
 const (
 	ReasonAlreadyApplied = cairn.ReasonAlreadyApplied
@@ -120,7 +123,7 @@ type APIError struct {
 	Detail string
 	// Reason is set on a 409 to a worker call: already_applied, fenced,
 	// run_terminal, not_started or too_large.
-	Reason string
+	Reason Reason
 	// Errors are the field-level details of a validation problem.
 	Errors []FieldProblem
 }
@@ -168,7 +171,7 @@ func (e *APIError) Temporary() bool {
 }
 
 // ReasonOf returns the worker-protocol reason of a refused call, or "".
-func ReasonOf(err error) string {
+func ReasonOf(err error) Reason {
 	var ae *APIError
 	if errors.As(err, &ae) && ae.Status == 409 {
 		return ae.Reason

@@ -119,9 +119,9 @@ func fastReap() sdktest.Options {
 	}
 }
 
-func waitJournal(t *testing.T, c *Client, run, typ string) {
+func waitJournal(t *testing.T, c *Client, run string, typ JournalType) {
 	t.Helper()
-	eventually(t, 10*time.Second, "journal entry "+typ, func() bool {
+	eventually(t, 10*time.Second, "journal entry "+string(typ), func() bool {
 		j, err := c.Journal(context.Background(), run)
 		if err != nil {
 			return false

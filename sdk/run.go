@@ -3,14 +3,15 @@ package sdk
 import (
 	"encoding/json"
 	"fmt"
-	"time"
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/openapi/client"
 )
 
-// Aliases of the domain types the SDK hands out, so programs need not
-// import the root package.
+// Aliases of the root package's types the SDK hands out, so programs
+// need not import it. The views (Run's, StepView, RunSummary, …) are the
+// very types the engine returns and the API encodes: the SDK decodes the
+// API's JSON into them, so every field the API sends reaches the program.
 type (
 	// Usage is what an attempt consumed: model tokens (priced by the
 	// engine, model by model when it used several) and free counters.
@@ -23,10 +24,36 @@ type (
 	RunStatus = cairn.RunStatus
 	// StepStatus is where a step is in its life.
 	StepStatus = cairn.StepStatus
+	// StepKind is what a step does: task, wait or sleep.
+	StepKind = cairn.StepKind
+	// StepView is a step of a run: status, attempts, output, usage, and
+	// the worker holding its current attempt.
+	StepView = cairn.StepView
+	// Holder is the worker holding a step's current attempt.
+	Holder = cairn.Holder
 	// Attempt records one lease of a task step.
 	Attempt = cairn.Attempt
+	// AttemptOutcome is how an attempt ended.
+	AttemptOutcome = cairn.AttemptOutcome
 	// JournalEntry is one thing that happened to a run.
 	JournalEntry = cairn.JournalEntry
+	// JournalType is what a journal entry records.
+	JournalType = cairn.JournalType
+	// RunSummary is a run in a listing.
+	RunSummary = cairn.RunSummary
+	// RunPage is a page of runs, newest first. NextCursor fetches the
+	// next page; empty on the last. A filtered page may hold fewer runs
+	// than the limit and still have a next page.
+	RunPage = cairn.RunPage
+	// EventResult says what an event did: the wait steps it resumed, or
+	// that it was recorded for a later wait, or that its id was a
+	// duplicate.
+	EventResult = cairn.EventResult
+	// WorkflowSummary describes a registered workflow: its latest
+	// version (the default for new runs) and every version, oldest first.
+	WorkflowSummary = cairn.WorkflowSummary
+	// WorkerInfo describes a registered worker.
+	WorkerInfo = cairn.WorkerInfo
 )
 
 // Run statuses.
@@ -38,70 +65,13 @@ const (
 	RunTimedOut  = cairn.RunTimedOut
 )
 
-// Run is a run as the API shows it.
+// Run is a run as the API shows it (cairn.Run: status, input, state,
+// steps, output, error, usage), and, from Start, whether it existed.
 type Run struct {
-	ID          string                     `json:"id"`
-	Workflow    string                     `json:"workflow"`
-	Version     string                     `json:"version"`
-	Status      RunStatus                  `json:"status"`
-	Input       json.RawMessage            `json:"input,omitempty"`
-	State       map[string]json.RawMessage `json:"state"`
-	Correlation string                     `json:"correlation,omitempty"`
-	CreatedAt   time.Time                  `json:"created_at"`
-	UpdatedAt   time.Time                  `json:"updated_at"`
-	EndedAt     *time.Time                 `json:"ended_at,omitempty"`
-	Deadline    *time.Time                 `json:"deadline,omitempty"`
-	// Output is the only sink step's output, or an object of every sink's
-	// output by step id.
-	Output        json.RawMessage `json:"output,omitempty"`
-	Error         *ErrorInfo      `json:"error,omitempty"`
-	Usage         Usage           `json:"usage"`
-	Steps         []StepView      `json:"steps"`
-	StepsDone     int             `json:"steps_done"`
-	StepsTotal    int             `json:"steps_total"`
-	PendingEvents []string        `json:"pending_events,omitempty"`
+	cairn.Run
 	// Existed is set by Start when the idempotency key named a run
 	// started earlier.
 	Existed bool `json:"existed,omitempty"`
-}
-
-// StepView is a step of a run.
-type StepView struct {
-	ID       string          `json:"id"`
-	Kind     cairn.StepKind  `json:"kind"`
-	Status   StepStatus      `json:"status"`
-	Attempt  int             `json:"attempt,omitempty"`
-	Failures int             `json:"failures,omitempty"`
-	ReadyAt  *time.Time      `json:"ready_at,omitempty"`
-	WakeAt   *time.Time      `json:"wake_at,omitempty"`
-	Output   json.RawMessage `json:"output,omitempty"`
-	Error    *ErrorInfo      `json:"error,omitempty"`
-	Usage    Usage           `json:"usage"`
-	Attempts []Attempt       `json:"attempts,omitempty"`
-}
-
-// RunSummary is a run in a listing.
-type RunSummary struct {
-	ID         string     `json:"id"`
-	Workflow   string     `json:"workflow"`
-	Version    string     `json:"version"`
-	Status     RunStatus  `json:"status"`
-	CreatedAt  time.Time  `json:"created_at"`
-	UpdatedAt  time.Time  `json:"updated_at"`
-	EndedAt    *time.Time `json:"ended_at,omitempty"`
-	StepsDone  int        `json:"steps_done"`
-	StepsTotal int        `json:"steps_total"`
-	Error      *ErrorInfo `json:"error,omitempty"`
-}
-
-// Step returns the run's step with the given id, or nil.
-func (r *Run) Step(id string) *StepView {
-	for i := range r.Steps {
-		if r.Steps[i].ID == id {
-			return &r.Steps[i]
-		}
-	}
-	return nil
 }
 
 // Decode decodes the run's output into v.
@@ -142,27 +112,6 @@ func (e *RunError) Error() string {
 	return msg
 }
 
-func errorFrom(e *client.ErrorInfo) *ErrorInfo {
-	if e == nil {
-		return nil
-	}
-	return &ErrorInfo{Class: e.Class, Message: e.Message, Step: deref(e.Step)}
-}
-
-func usageFrom(u client.Usage) Usage {
-	out := Usage{
-		Model: deref(u.Model), InputTokens: deref(u.InputTokens), OutputTokens: deref(u.OutputTokens),
-		CostUSD: deref(u.CostUsd), Counters: deref(u.Counters),
-	}
-	if u.Models != nil && len(*u.Models) > 0 {
-		out.Models = make(map[string]ModelUsage, len(*u.Models))
-		for m, mu := range *u.Models {
-			out.Models[m] = ModelUsage{InputTokens: deref(mu.InputTokens), OutputTokens: deref(mu.OutputTokens), CostUSD: deref(mu.CostUsd)}
-		}
-	}
-	return out
-}
-
 // usageTo is the usage a worker reports. Costs are left out: the engine
 // prices tokens itself.
 func usageTo(u Usage) *client.Usage {
@@ -180,36 +129,6 @@ func usageTo(u Usage) *client.Usage {
 	if len(u.Counters) > 0 {
 		c := u.Counters
 		out.Counters = &c
-	}
-	return out
-}
-
-func runFrom(r *client.Run) *Run {
-	out := &Run{
-		ID: r.Id, Workflow: r.Workflow, Version: r.Version, Status: RunStatus(r.Status), Input: r.Input,
-		State: r.State, Correlation: deref(r.Correlation), CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
-		EndedAt: r.EndedAt, Deadline: r.Deadline, Output: r.Output, Error: errorFrom(r.Error),
-		Usage: usageFrom(r.Usage), StepsDone: int(r.StepsDone), StepsTotal: int(r.StepsTotal),
-		PendingEvents: derefSlice(r.PendingEvents),
-	}
-	for _, s := range derefSlice(r.Steps) {
-		sv := StepView{
-			ID: s.Id, Kind: cairn.StepKind(s.Kind), Status: StepStatus(s.Status), Attempt: int(deref(s.Attempt)),
-			Failures: int(deref(s.Failures)), ReadyAt: s.ReadyAt, WakeAt: s.WakeAt, Output: s.Output,
-			Error: errorFrom(s.Error), Usage: usageFrom(s.Usage),
-		}
-		for _, a := range derefSlice(s.Attempts) {
-			at := Attempt{
-				N: int(a.N), Worker: deref(a.Worker), ClaimedAt: a.ClaimedAt, StartedAt: a.StartedAt,
-				EndedAt: a.EndedAt, Outcome: string(deref(a.Outcome)), Error: errorFrom(a.Error),
-			}
-			if a.Usage != nil {
-				u := usageFrom(*a.Usage)
-				at.Usage = &u
-			}
-			sv.Attempts = append(sv.Attempts, at)
-		}
-		out.Steps = append(out.Steps, sv)
 	}
 	return out
 }

@@ -881,7 +881,7 @@ func (w *Worker) heartbeat(ctx context.Context, ids []string) {
 		if a == nil {
 			continue
 		}
-		switch reason := string(deref(r.Reason)); reason {
+		switch reason := Reason(deref(r.Reason)); reason {
 		case "":
 			if r.Error != nil {
 				w.log.Debug("heartbeat of one lease failed", "lease", r.Lease, "err", *r.Error)

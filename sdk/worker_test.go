@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/api"
 	"github.com/cairn-dev/cairn/sdk/sdktest"
 )
@@ -132,7 +133,7 @@ func TestWorkflowRunEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	types := map[string]int{}
+	types := map[JournalType]int{}
 	for _, x := range j {
 		types[x.Type]++
 	}
@@ -203,7 +204,7 @@ func TestClientErrors(t *testing.T) {
 		t.Fatal("a worker with no workflow served")
 	}
 	var re *RunError
-	if !errors.As((&Run{ID: "r", Status: RunFailed, Error: &ErrorInfo{Class: "fatal", Message: "boom", Step: "a"}}).Err(), &re) {
+	if !errors.As((&Run{Run: cairn.Run{ID: "r", Status: RunFailed, Error: &ErrorInfo{Class: "fatal", Message: "boom", Step: "a"}}}).Err(), &re) {
 		t.Fatal("RunError")
 	}
 }

@@ -241,14 +241,21 @@ func stepState(s sdk.StepView) (string, string) {
 		if s.Attempt > 1 {
 			state = fmt.Sprintf("running (attempt %d)", s.Attempt)
 		}
+		var detail []string
+		if h := s.Holder; h != nil {
+			held := "on " + h.Worker + " since " + clock(h.ClaimedAt)
+			if h.StartedAt != nil {
+				held += ", started"
+			}
+			detail = append(detail, held)
+		}
 		if n := len(s.Attempts); n > 0 && s.Attempts[n-1].Error != nil {
 			e := s.Attempts[n-1].Error
-			return state, "after " + e.Class + ": " + abbrev(e.Message, 80)
+			detail = append(detail, "after "+e.Class+": "+abbrev(e.Message, 80))
+		} else if s.ReadyAt != nil && s.ReadyAt.After(time.Now()) {
+			detail = append(detail, "retry at "+clock(*s.ReadyAt))
 		}
-		if s.ReadyAt != nil && s.ReadyAt.After(time.Now()) {
-			return state, "retry at " + clock(*s.ReadyAt)
-		}
-		return state, ""
+		return state, strings.Join(detail, "; ")
 	case cairn.StepWaiting:
 		if s.WakeAt != nil {
 			return "waiting for an event", "until " + clock(*s.WakeAt)
@@ -292,8 +299,7 @@ func (p *progress) statusLine() {
 	r := p.last
 	var current []string
 	for _, s := range r.Steps {
-		switch s.Status {
-		case cairn.StepReady, cairn.StepWaiting, cairn.StepSleeping:
+		if s.Status.Active() {
 			current = append(current, s.ID)
 		}
 	}

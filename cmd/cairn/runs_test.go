@@ -181,6 +181,52 @@ func TestRunsCommands(t *testing.T) {
 	}
 }
 
+// get shows who holds a running step: the holder the API sends.
+func TestRunsGetShowsHolder(t *testing.T) {
+	srv := sdktest.Start(t, sdktest.Options{})
+	c, err := sdk.NewClient(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.CloseIdleConnections)
+	release := make(chan struct{})
+	wf := sdk.Workflow("hold", "1").Task("slow", sdk.Handle(func(ctx sdk.StepContext, in json.RawMessage) (json.RawMessage, error) {
+		select {
+		case <-release:
+		case <-ctx.Done():
+		}
+		return in, nil
+	}))
+	w := sdk.NewWorker(c, sdk.WithName("holder-worker"), sdk.WithLogger(slog.New(slog.DiscardHandler))).Register(wf)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- w.Serve(ctx) }()
+	t.Cleanup(func() {
+		close(release)
+		cancel()
+		<-done
+	})
+	<-w.Ready()
+	out := mustCLI(t, srv.URL, "runs", "start", "hold", "--input", `1`)
+	id := runIDRE.FindStringSubmatch(out)[1]
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		out = mustCLI(t, srv.URL, "runs", "get", id)
+		if strings.Contains(out, "on holder-worker since") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("get never showed the holder:\n%s", out)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	out = mustCLI(t, srv.URL, "runs", "get", id, "--json")
+	var r sdk.Run
+	if err := json.Unmarshal([]byte(out), &r); err != nil || r.Step("slow").Holder == nil || r.Step("slow").Holder.Worker != "holder-worker" {
+		t.Fatalf("get --json lacks the holder: %v\n%s", err, out)
+	}
+}
+
 func waitFor(t *testing.T, server, id, state string) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)

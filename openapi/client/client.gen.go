@@ -19,12 +19,8 @@ import (
 
 // Defines values for AttemptOutcome.
 const (
-	AttemptOutcomeCancelled AttemptOutcome = "cancelled"
 	AttemptOutcomeCompleted AttemptOutcome = "completed"
-	AttemptOutcomeEmpty     AttemptOutcome = ""
-	AttemptOutcomeExpired   AttemptOutcome = "expired"
 	AttemptOutcomeFailed    AttemptOutcome = "failed"
-	AttemptOutcomeFenced    AttemptOutcome = "fenced"
 	AttemptOutcomeLost      AttemptOutcome = "lost"
 	AttemptOutcomeTimedOut  AttemptOutcome = "timed_out"
 )
@@ -32,17 +28,9 @@ const (
 // Valid indicates whether the value is a known member of the AttemptOutcome enum.
 func (e AttemptOutcome) Valid() bool {
 	switch e {
-	case AttemptOutcomeCancelled:
-		return true
 	case AttemptOutcomeCompleted:
 		return true
-	case AttemptOutcomeEmpty:
-		return true
-	case AttemptOutcomeExpired:
-		return true
 	case AttemptOutcomeFailed:
-		return true
-	case AttemptOutcomeFenced:
 		return true
 	case AttemptOutcomeLost:
 		return true
@@ -53,13 +41,40 @@ func (e AttemptOutcome) Valid() bool {
 	}
 }
 
+// Defines values for EndedRunStatus.
+const (
+	EndedRunStatusCancelled EndedRunStatus = "cancelled"
+	EndedRunStatusCompleted EndedRunStatus = "completed"
+	EndedRunStatusFailed    EndedRunStatus = "failed"
+	EndedRunStatusRunning   EndedRunStatus = "running"
+	EndedRunStatusTimedOut  EndedRunStatus = "timed_out"
+)
+
+// Valid indicates whether the value is a known member of the EndedRunStatus enum.
+func (e EndedRunStatus) Valid() bool {
+	switch e {
+	case EndedRunStatusCancelled:
+		return true
+	case EndedRunStatusCompleted:
+		return true
+	case EndedRunStatusFailed:
+		return true
+	case EndedRunStatusRunning:
+		return true
+	case EndedRunStatusTimedOut:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for HeartbeatResultReason.
 const (
 	HeartbeatResultReasonAlreadyApplied HeartbeatResultReason = "already_applied"
-	HeartbeatResultReasonEmpty          HeartbeatResultReason = ""
 	HeartbeatResultReasonFenced         HeartbeatResultReason = "fenced"
 	HeartbeatResultReasonNotStarted     HeartbeatResultReason = "not_started"
 	HeartbeatResultReasonRunTerminal    HeartbeatResultReason = "run_terminal"
+	HeartbeatResultReasonTooLarge       HeartbeatResultReason = "too_large"
 )
 
 // Valid indicates whether the value is a known member of the HeartbeatResultReason enum.
@@ -67,13 +82,73 @@ func (e HeartbeatResultReason) Valid() bool {
 	switch e {
 	case HeartbeatResultReasonAlreadyApplied:
 		return true
-	case HeartbeatResultReasonEmpty:
-		return true
 	case HeartbeatResultReasonFenced:
 		return true
 	case HeartbeatResultReasonNotStarted:
 		return true
 	case HeartbeatResultReasonRunTerminal:
+		return true
+	case HeartbeatResultReasonTooLarge:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for JournalEntryType.
+const (
+	EventReceived      JournalEntryType = "event_received"
+	LeaseLost          JournalEntryType = "lease_lost"
+	RunCancelled       JournalEntryType = "run_cancelled"
+	RunCompleted       JournalEntryType = "run_completed"
+	RunFailed          JournalEntryType = "run_failed"
+	RunStarted         JournalEntryType = "run_started"
+	RunTimedOut        JournalEntryType = "run_timed_out"
+	SleepStarted       JournalEntryType = "sleep_started"
+	StepClaimed        JournalEntryType = "step_claimed"
+	StepCompleted      JournalEntryType = "step_completed"
+	StepFailed         JournalEntryType = "step_failed"
+	StepReady          JournalEntryType = "step_ready"
+	StepRequeued       JournalEntryType = "step_requeued"
+	StepRetryScheduled JournalEntryType = "step_retry_scheduled"
+	StepStarted        JournalEntryType = "step_started"
+	WaitStarted        JournalEntryType = "wait_started"
+)
+
+// Valid indicates whether the value is a known member of the JournalEntryType enum.
+func (e JournalEntryType) Valid() bool {
+	switch e {
+	case EventReceived:
+		return true
+	case LeaseLost:
+		return true
+	case RunCancelled:
+		return true
+	case RunCompleted:
+		return true
+	case RunFailed:
+		return true
+	case RunStarted:
+		return true
+	case RunTimedOut:
+		return true
+	case SleepStarted:
+		return true
+	case StepClaimed:
+		return true
+	case StepCompleted:
+		return true
+	case StepFailed:
+		return true
+	case StepReady:
+		return true
+	case StepRequeued:
+		return true
+	case StepRetryScheduled:
+		return true
+	case StepStarted:
+		return true
+	case WaitStarted:
 		return true
 	default:
 		return false
@@ -179,6 +254,33 @@ func (e RunProgressStatus) Valid() bool {
 	}
 }
 
+// Defines values for RunSummaryStatus.
+const (
+	RunSummaryStatusCancelled RunSummaryStatus = "cancelled"
+	RunSummaryStatusCompleted RunSummaryStatus = "completed"
+	RunSummaryStatusFailed    RunSummaryStatus = "failed"
+	RunSummaryStatusRunning   RunSummaryStatus = "running"
+	RunSummaryStatusTimedOut  RunSummaryStatus = "timed_out"
+)
+
+// Valid indicates whether the value is a known member of the RunSummaryStatus enum.
+func (e RunSummaryStatus) Valid() bool {
+	switch e {
+	case RunSummaryStatusCancelled:
+		return true
+	case RunSummaryStatusCompleted:
+		return true
+	case RunSummaryStatusFailed:
+		return true
+	case RunSummaryStatusRunning:
+		return true
+	case RunSummaryStatusTimedOut:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for StepDelivery.
 const (
 	StepDeliveryAtLeastOnce StepDelivery = "at_least_once"
@@ -199,19 +301,19 @@ func (e StepDelivery) Valid() bool {
 
 // Defines values for StepKind.
 const (
-	Sleep StepKind = "sleep"
-	Task  StepKind = "task"
-	Wait  StepKind = "wait"
+	StepKindSleep StepKind = "sleep"
+	StepKindTask  StepKind = "task"
+	StepKindWait  StepKind = "wait"
 )
 
 // Valid indicates whether the value is a known member of the StepKind enum.
 func (e StepKind) Valid() bool {
 	switch e {
-	case Sleep:
+	case StepKindSleep:
 		return true
-	case Task:
+	case StepKindTask:
 		return true
-	case Wait:
+	case StepKindWait:
 		return true
 	default:
 		return false
@@ -245,6 +347,27 @@ func (e StepProgressStatus) Valid() bool {
 	case StepProgressStatusSleeping:
 		return true
 	case StepProgressStatusWaiting:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for StepViewKind.
+const (
+	StepViewKindSleep StepViewKind = "sleep"
+	StepViewKindTask  StepViewKind = "task"
+	StepViewKindWait  StepViewKind = "wait"
+)
+
+// Valid indicates whether the value is a known member of the StepViewKind enum.
+func (e StepViewKind) Valid() bool {
+	switch e {
+	case StepViewKindSleep:
+		return true
+	case StepViewKindTask:
+		return true
+	case StepViewKindWait:
 		return true
 	default:
 		return false
@@ -320,7 +443,7 @@ type Attempt struct {
 	// N Attempt number, from 1; every lease is a new attempt.
 	N int64 `json:"n"`
 
-	// Outcome How the attempt ended; empty while it runs.
+	// Outcome How the attempt ended; absent while it runs.
 	Outcome   *AttemptOutcome `json:"outcome,omitempty"`
 	StartedAt *time.Time      `json:"started_at,omitempty"`
 	Usage     *Usage          `json:"usage,omitempty"`
@@ -329,7 +452,7 @@ type Attempt struct {
 	Worker *string `json:"worker,omitempty"`
 }
 
-// AttemptOutcome How the attempt ended; empty while it runs.
+// AttemptOutcome How the attempt ended; absent while it runs.
 type AttemptOutcome string
 
 // CancelInputBody defines model for CancelInputBody.
@@ -395,8 +518,11 @@ type Ended struct {
 	Schema *string `json:"$schema,omitempty"`
 
 	// RunStatus The run's status after this call.
-	RunStatus string `json:"run_status"`
+	RunStatus EndedRunStatus `json:"run_status"`
 }
+
+// EndedRunStatus The run's status after this call.
+type EndedRunStatus string
 
 // ErrorDetail defines model for ErrorDetail.
 type ErrorDetail struct {
@@ -407,7 +533,7 @@ type ErrorDetail struct {
 	Message *string `json:"message,omitempty"`
 
 	// Value The value at the given location
-	Value interface{} `json:"value,omitempty"`
+	Value json.RawMessage `json:"value,omitempty"`
 }
 
 // ErrorInfo defines model for ErrorInfo.
@@ -511,11 +637,11 @@ type HeartbeatResult struct {
 	ExpiresAt *time.Time `json:"expires_at,omitempty"`
 	Lease     string     `json:"lease"`
 
-	// Reason Set when the heartbeat was refused: cancel that body.
+	// Reason Set when the heartbeat was refused: cancel that body (already_applied, fenced, run_terminal or not_started).
 	Reason *HeartbeatResultReason `json:"reason,omitempty"`
 }
 
-// HeartbeatResultReason Set when the heartbeat was refused: cancel that body.
+// HeartbeatResultReason Set when the heartbeat was refused: cancel that body (already_applied, fenced, run_terminal or not_started).
 type HeartbeatResultReason string
 
 // Holder defines model for Holder.
@@ -537,10 +663,13 @@ type JournalEntry struct {
 	Message *string         `json:"message,omitempty"`
 	Step    *string         `json:"step,omitempty"`
 
-	// Type run_started, step_ready, step_claimed, step_started, step_completed, step_failed, step_retry_scheduled, lease_lost, wait_started, event_received, sleep_started, run_completed, run_failed, run_cancelled, run_timed_out.
-	Type   string  `json:"type"`
-	Worker *string `json:"worker,omitempty"`
+	// Type What happened.
+	Type   JournalEntryType `json:"type"`
+	Worker *string          `json:"worker,omitempty"`
 }
+
+// JournalEntryType What happened.
+type JournalEntryType string
 
 // JournalOutputBody defines model for JournalOutputBody.
 type JournalOutputBody struct {
@@ -601,18 +730,6 @@ type LeaseStatus struct {
 
 	// ExpiresAt The lease now expires then.
 	ExpiresAt time.Time `json:"expires_at"`
-}
-
-// ListPage defines model for ListPage.
-type ListPage struct {
-	// Schema A URL to the JSON Schema for this object.
-	//
-	// Examples: https://example.com/schemas/ListPage.json
-	Schema *string `json:"$schema,omitempty"`
-
-	// NextCursor Pass as cursor for the next page; absent on the last. A filtered page may hold fewer runs than the limit and still have a next page.
-	NextCursor *string       `json:"next_cursor,omitempty"`
-	Runs       *[]RunSummary `json:"runs"`
 }
 
 // ListWorkersOutputBody defines model for ListWorkersOutputBody.
@@ -794,6 +911,18 @@ type Run struct {
 // RunStatus defines model for Run.Status.
 type RunStatus string
 
+// RunPage defines model for RunPage.
+type RunPage struct {
+	// Schema A URL to the JSON Schema for this object.
+	//
+	// Examples: https://example.com/schemas/RunPage.json
+	Schema *string `json:"$schema,omitempty"`
+
+	// NextCursor Pass as cursor for the next page; absent on the last. A filtered page may hold fewer runs than the limit and still have a next page.
+	NextCursor *string       `json:"next_cursor,omitempty"`
+	Runs       *[]RunSummary `json:"runs"`
+}
+
 // RunProgress defines model for RunProgress.
 type RunProgress struct {
 	// Schema A URL to the JSON Schema for this object.
@@ -821,17 +950,20 @@ type RunProgressStatus string
 
 // RunSummary defines model for RunSummary.
 type RunSummary struct {
-	CreatedAt  time.Time  `json:"created_at"`
-	EndedAt    *time.Time `json:"ended_at,omitempty"`
-	Error      *ErrorInfo `json:"error,omitempty"`
-	Id         string     `json:"id"`
-	Status     string     `json:"status"`
-	StepsDone  int64      `json:"steps_done"`
-	StepsTotal int64      `json:"steps_total"`
-	UpdatedAt  time.Time  `json:"updated_at"`
-	Version    string     `json:"version"`
-	Workflow   string     `json:"workflow"`
+	CreatedAt  time.Time        `json:"created_at"`
+	EndedAt    *time.Time       `json:"ended_at,omitempty"`
+	Error      *ErrorInfo       `json:"error,omitempty"`
+	Id         string           `json:"id"`
+	Status     RunSummaryStatus `json:"status"`
+	StepsDone  int64            `json:"steps_done"`
+	StepsTotal int64            `json:"steps_total"`
+	UpdatedAt  time.Time        `json:"updated_at"`
+	Version    string           `json:"version"`
+	Workflow   string           `json:"workflow"`
 }
+
+// RunSummaryStatus defines model for RunSummary.Status.
+type RunSummaryStatus string
 
 // StartRequest defines model for StartRequest.
 type StartRequest struct {
@@ -936,7 +1068,7 @@ type StepView struct {
 	Failures *int64          `json:"failures,omitempty"`
 	Holder   *Holder         `json:"holder,omitempty"`
 	Id       string          `json:"id"`
-	Kind     string          `json:"kind"`
+	Kind     StepViewKind    `json:"kind"`
 	Output   json.RawMessage `json:"output,omitempty"`
 	ReadyAt  *time.Time      `json:"ready_at,omitempty"`
 	Status   StepViewStatus  `json:"status"`
@@ -945,6 +1077,9 @@ type StepView struct {
 	// WakeAt When a sleep ends or a wait times out.
 	WakeAt *time.Time `json:"wake_at,omitempty"`
 }
+
+// StepViewKind defines model for StepView.Kind.
+type StepViewKind string
 
 // StepViewStatus defines model for StepView.Status.
 type StepViewStatus string
@@ -3221,7 +3356,7 @@ type ListRunsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *ListPage
+	JSON200 *RunPage
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
 	ApplicationproblemJSON401 *Problem
 	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
@@ -3237,7 +3372,7 @@ type ListRunsResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r ListRunsResponse) GetJSON200() *ListPage {
+func (r ListRunsResponse) GetJSON200() *RunPage {
 	return r.JSON200
 }
 
@@ -5354,7 +5489,7 @@ func ParseListRunsResponse(rsp *http.Response) (*ListRunsResponse, error) {
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest ListPage
+		var dest RunPage
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}

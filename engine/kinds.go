@@ -1,0 +1,115 @@
+package engine
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/cairn-dev/cairn"
+)
+
+// stepKind is what the engine does for the steps of one kind: every
+// decision that depends on a step's kind is made through this table.
+//
+// Adding a kind: an entry in stepKinds (with a status of its own), and
+// in the root package its constant and validation (kinds.go). The rest —
+// advancing the DAG, timers, the reaper, ending runs — is kind-agnostic.
+type stepKind struct {
+	// active is the status a step of this kind is in from its start until
+	// it is done. Each kind has its own: the run record keeps steps'
+	// statuses, not their kinds, and the committer arms timers from the
+	// record alone.
+	active cairn.StepStatus
+	// start takes a pending step whose dependencies completed out of
+	// pending: into active, or further (a wait whose event already came).
+	start func(e *Engine, r *runRecord, d *definition, s *cairn.Step, fx *effects)
+	// wake is when the reaper must next look at an active step of this
+	// kind, or the zero time when the step needs no visit.
+	wake func(e *Engine, st *stepState, now time.Time) time.Time
+	// fire is what the reaper does with an active step whose WakeAt has
+	// passed (a sleep ends, a wait times out); nil for a kind that has no
+	// due time of its own (a task's attempts end by their leases, which
+	// the reaper checks).
+	fire func(e *Engine, r *runRecord, s *cairn.Step, fx *effects)
+}
+
+var stepKinds = map[cairn.StepKind]*stepKind{
+	cairn.KindTask: {
+		active: cairn.StepReady,
+		start: func(e *Engine, r *runRecord, d *definition, s *cairn.Step, fx *effects) {
+			e.scheduleAttempt(r, d, s.ID, fx.now, fx)
+		},
+		// A ready attempt is visited when its backoff ends, and routinely
+		// while it may be held: its lease may expire.
+		wake: func(e *Engine, st *stepState, now time.Time) time.Time {
+			if st.ReadyAt != nil && st.ReadyAt.After(now) {
+				return *st.ReadyAt
+			}
+			return now.Add(e.cfg.ActiveCheckInterval)
+		},
+	},
+	cairn.KindWait: {
+		active: cairn.StepWaiting,
+		start: func(e *Engine, r *runRecord, d *definition, s *cairn.Step, fx *effects) {
+			st := r.Steps[s.ID]
+			st.Status = cairn.StepWaiting
+			if s.WaitTimeout > 0 {
+				t := fx.now.Add(s.WaitTimeout.D())
+				st.WakeAt = &t
+			}
+			r.journal(fx.now, cairn.JournalEntry{Type: cairn.JournalWaitStarted, Step: s.ID, Message: "event " + s.Event})
+			if i := eventIndex(r.Events, s.Event); i >= 0 {
+				ev := r.Events[i]
+				r.Events = append(r.Events[:i:i], r.Events[i+1:]...)
+				e.resumeWait(r, s.ID, ev, fx)
+			}
+		},
+		wake: wakeAt, // the wait's timeout, if it has one
+		fire: func(e *Engine, r *runRecord, s *cairn.Step, fx *effects) {
+			st := r.Steps[s.ID]
+			st.Status, st.WakeAt = cairn.StepFailed, nil
+			why := cairn.ErrorInfo{Class: cairn.ClassTimeout, Message: "no event " + s.Event + " within " + s.WaitTimeout.D().String()}
+			st.Error = &why
+			r.journal(fx.now, cairn.JournalEntry{Type: cairn.JournalStepFailed, Step: s.ID, Error: &why})
+			runErr := why
+			runErr.Step = s.ID
+			e.endRun(r, cairn.RunFailed, &runErr, fx.now, "wait "+s.ID+" timed out")
+		},
+	},
+	cairn.KindSleep: {
+		active: cairn.StepSleeping,
+		start: func(e *Engine, r *runRecord, d *definition, s *cairn.Step, fx *effects) {
+			st := r.Steps[s.ID]
+			wake := fx.now.Add(s.Duration.D())
+			st.Status, st.WakeAt = cairn.StepSleeping, &wake
+			r.journal(fx.now, cairn.JournalEntry{Type: cairn.JournalSleepStarted, Step: s.ID, Message: "until " + wake.Format(time.RFC3339Nano)})
+		},
+		wake: wakeAt, // the sleep's end
+		fire: func(e *Engine, r *runRecord, s *cairn.Step, fx *effects) {
+			st := r.Steps[s.ID]
+			st.Status, st.WakeAt = cairn.StepCompleted, nil
+			st.Output = json.RawMessage("null")
+			r.journal(fx.now, cairn.JournalEntry{Type: cairn.JournalStepCompleted, Step: s.ID, Message: "sleep ended"})
+		},
+	},
+}
+
+// activeKinds finds a kind by its active status.
+var activeKinds = func() map[cairn.StepStatus]*stepKind {
+	m := map[cairn.StepStatus]*stepKind{}
+	for _, k := range stepKinds {
+		m[k.active] = k
+	}
+	return m
+}()
+
+// wakeAt is a step's WakeAt, when it has one.
+func wakeAt(_ *Engine, st *stepState, _ time.Time) time.Time {
+	if st.WakeAt != nil {
+		return *st.WakeAt
+	}
+	return time.Time{}
+}
+
+// kindOf returns the engine's behaviour for a step of the definition.
+// Definitions are validated before they are used, so every kind is known.
+func kindOf(s *cairn.Step) *stepKind { return stepKinds[s.EffectiveKind()] }

@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -227,7 +228,7 @@ func TestWakeAcrossInstances(t *testing.T) {
 	for i := range 5 {
 		got := make(chan []lease, 1)
 		go func() { got <- claim(t, c.a, "w-a", 20000) }()
-		time.Sleep(300 * time.Millisecond) // the claim is held on A
+		awaitHeldClaim(t, c.a) // the claim is held on A
 		t0 := time.Now()
 		run := startRun(t, c.b, "wake")
 		ls := <-got
@@ -358,3 +359,23 @@ func (fatalTB) Logf(format string, args ...any) {}
 func (fatalTB) Helper()                         {}
 
 var _ = context.Background
+
+// awaitHeldClaim returns once the instance at base reports a held claim
+// in its health answer: the signal that a long poll is waiting, instead
+// of a sleep that hopes it is.
+func awaitHeldClaim(t testing.TB, base string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var h struct {
+			HeldClaims int `json:"held_claims"`
+		}
+		if call(t, "GET", base+"/healthz", nil, &h) == 200 && h.HeldClaims > 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s never reported a held claim", base)
+		}
+		runtime.Gosched()
+	}
+}

@@ -59,7 +59,9 @@ func BenchmarkWakeAcrossInstances(b *testing.B) {
 					got <- time.Now()
 					a.Complete(ctx, ls[0].ID, engine.CompleteRequest{Output: json.RawMessage(`1`)})
 				}()
-				time.Sleep(2 * time.Millisecond) // the claim is held
+				if err := a.AwaitHeldClaims(ctx, 1); err != nil { // the claim is held
+					b.Fatal(err)
+				}
 				t0 := time.Now()
 				if _, err := bb.StartRun(ctx, engine.StartRequest{Workflow: "wake"}); err != nil {
 					b.Fatal(err)

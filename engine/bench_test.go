@@ -88,7 +88,9 @@ func BenchmarkWakeLatency(b *testing.B) {
 			got <- time.Now()
 			e.Complete(ctx, ls[0].ID, CompleteRequest{Output: json.RawMessage(`1`)})
 		}()
-		time.Sleep(2 * time.Millisecond) // let the claim start waiting
+		if err := e.AwaitHeldClaims(ctx, 1); err != nil { // the claim is held
+			b.Fatal(err)
+		}
 		t0 := time.Now()
 		mustStart(b, e, "x", `{}`)
 		lat = append(lat, (<-got).Sub(t0))

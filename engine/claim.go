@@ -127,6 +127,30 @@ func (e *Engine) Claim(ctx context.Context, req ClaimRequest) ([]Lease, error) {
 	}
 }
 
+// HeldClaims is the number of claims this instance holds now, waiting for
+// work.
+func (e *Engine) HeldClaims() int {
+	n, _ := e.hub.held()
+	return n
+}
+
+// AwaitHeldClaims returns once this instance holds at least n waiting
+// claims, or ctx ends: a signal for tests and tools that must act while a
+// claim is held, instead of sleeping and hoping.
+func (e *Engine) AwaitHeldClaims(ctx context.Context, n int) error {
+	for {
+		got, changed := e.hub.held()
+		if got >= n {
+			return nil
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
 func max0(d time.Duration) time.Duration {
 	if d < 0 {
 		return 0
@@ -168,11 +192,11 @@ func (e *Engine) runHints(ctx context.Context, run string, w cachedWorker) ([]no
 // for each ready attempt that has no lease. It returns the hints added.
 func (e *Engine) fallbackScan(ctx context.Context) int {
 	e.scanMu.Lock()
-	if time.Since(e.lastScan) < e.cfg.FallbackInterval {
+	if now := e.now(); now.Sub(e.lastScan) < e.cfg.FallbackInterval && !now.Before(e.lastScan) {
 		e.scanMu.Unlock()
 		return 0
 	}
-	e.lastScan = time.Now()
+	e.lastScan = e.now()
 	e.scanMu.Unlock()
 	const scanRuns = 16
 	p, err := e.store.List(ctx, blob.ListOptions{Prefix: e.keys.timersPrefix(), PageSize: 200})

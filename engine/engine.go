@@ -129,7 +129,7 @@ func New(store *blob.Bucket, cfg Config) (*Engine, error) {
 	e.commits = newCommitter(e)
 	e.hub = newHub(cfg.Now)
 	e.defs = newDefCache()
-	e.workers = newWorkerCache()
+	e.workers = newWorkerCache(e.now)
 	if cfg.Bus != nil {
 		stop, err := cfg.Bus.Subscribe(e.hub.add)
 		if err != nil {

@@ -20,6 +20,9 @@ type hub struct {
 	hints   map[string]hubHint // by run/step: the newest attempt wins
 	order   []string           // arrival order of keys (may hold stale keys)
 	waiters map[*waiter]struct{}
+	// changed is closed (and replaced) whenever the set of waiters
+	// changes: the signal HeldClaims' watchers wait on.
+	changed chan struct{}
 	adds    int
 }
 
@@ -39,7 +42,7 @@ const (
 )
 
 func newHub(now func() time.Time) *hub {
-	return &hub{now: now, hints: map[string]hubHint{}, waiters: map[*waiter]struct{}{}}
+	return &hub{now: now, hints: map[string]hubHint{}, waiters: map[*waiter]struct{}{}, changed: make(chan struct{})}
 }
 
 // add records a hint and wakes the claims it matches.
@@ -152,10 +155,12 @@ func (h *hub) wait(match func(notify.Hint) bool) (<-chan struct{}, func()) {
 	w := &waiter{match: match, ch: make(chan struct{}, 1)}
 	h.mu.Lock()
 	h.waiters[w] = struct{}{}
+	h.changedLocked()
 	h.mu.Unlock()
 	return w.ch, func() {
 		h.mu.Lock()
 		delete(h.waiters, w)
+		h.changedLocked()
 		h.mu.Unlock()
 	}
 }
@@ -165,4 +170,18 @@ func (h *hub) size() int {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return len(h.hints)
+}
+
+// changedLocked signals that the set of waiting claims changed.
+func (h *hub) changedLocked() {
+	close(h.changed)
+	h.changed = make(chan struct{})
+}
+
+// held returns the number of claims waiting now and a channel closed at
+// the next change.
+func (h *hub) held() (int, <-chan struct{}) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.waiters), h.changed
 }

@@ -60,8 +60,9 @@ func (e *Engine) Register(ctx context.Context, req RegisterRequest) (*RegisterRe
 // when its worker registers again, which it does on every start; an
 // instance that missed that re-reads after workerCacheTTL.
 type workerCache struct {
-	mu sync.Mutex
-	m  map[string]cachedWorker
+	mu  sync.Mutex
+	m   map[string]cachedWorker
+	now func() time.Time // the engine's clock
 }
 
 type cachedWorker struct {
@@ -72,10 +73,12 @@ type cachedWorker struct {
 
 const workerCacheTTL = time.Minute
 
-func newWorkerCache() *workerCache { return &workerCache{m: map[string]cachedWorker{}} }
+func newWorkerCache(now func() time.Time) *workerCache {
+	return &workerCache{m: map[string]cachedWorker{}, now: now}
+}
 
 func (c *workerCache) put(rec *workerRecord) cachedWorker {
-	cw := cachedWorker{rec: rec, served: map[workflowID]bool{}, at: time.Now()}
+	cw := cachedWorker{rec: rec, served: map[workflowID]bool{}, at: c.now()}
 	for _, w := range rec.Workflows {
 		cw.served[w] = true
 	}
@@ -92,7 +95,7 @@ func (e *Engine) worker(ctx context.Context, id string) (cachedWorker, error) {
 	e.workers.mu.Lock()
 	cw, ok := e.workers.m[id]
 	e.workers.mu.Unlock()
-	if ok && time.Since(cw.at) < workerCacheTTL {
+	if ok && e.now().Sub(cw.at) < workerCacheTTL && !e.now().Before(cw.at) {
 		return cw, nil
 	}
 	rec, _, err := readJSON[workerRecord](ctx, e.store, e.keys.worker(id))

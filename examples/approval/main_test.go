@@ -29,19 +29,26 @@ func TestApproval(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The run waits for the event, at no cost.
-	for {
-		r, err := c.Get(ctx, run.ID)
-		if err != nil {
-			t.Fatal(err)
+	// The run waits for the event, at no cost. Follow its progress (a long
+	// poll the server answers at each change) until the wait has begun.
+	wctx, stop := context.WithCancel(ctx)
+	var waiting *sdk.Run
+	c.Watch(wctx, run.ID, func(r *sdk.Run) {
+		if s := r.Step("approval"); s.Status == "waiting" && waiting == nil {
+			waiting = r
+			stop()
 		}
-		if s := r.Step("approval"); s.Status == "waiting" {
-			if s.WakeAt == nil || time.Until(*s.WakeAt) < 23*time.Hour {
-				t.Fatalf("wait timeout %v", s.WakeAt)
-			}
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
+	})
+	stop()
+	if waiting == nil {
+		t.Fatal("the run never waited for the approval")
+	}
+	// Progress carries statuses only; the whole run has the wait's timeout.
+	if waiting, err = c.Get(ctx, run.ID); err != nil {
+		t.Fatal(err)
+	}
+	if s := waiting.Step("approval"); s.WakeAt == nil || time.Until(*s.WakeAt) < 23*time.Hour {
+		t.Fatalf("wait timeout %v", s.WakeAt)
 	}
 	// cairn runs event <run> approved --payload '{"approved":true,"by":"lead@example.com"}'
 	res, err := c.SendEvent(ctx, run.ID, sdk.Event{Name: "approved", Payload: Decision{Approved: true, By: "lead@example.com"}})

@@ -602,6 +602,9 @@ type HealthOutputBody struct {
 	// Examples: https://example.com/schemas/HealthOutputBody.json
 	Schema *string `json:"$schema,omitempty"`
 
+	// HeldClaims Claims this instance holds now, waiting for work. Tools and tests wait on it instead of sleeping.
+	HeldClaims int64 `json:"held_claims"`
+
 	// Status Examples: ok
 	Status string `json:"status"`
 }

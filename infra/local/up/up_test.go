@@ -175,7 +175,23 @@ func TestUp(t *testing.T) {
 		out, _ := io.ReadAll(resp.Body)
 		held <- answer{out, time.Now()}
 	}()
-	time.Sleep(500 * time.Millisecond)
+	// Act once api-2 reports the claim held (its health answer), not after
+	// a sleep that hopes it is.
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		var h struct {
+			HeldClaims int `json:"held_claims"`
+		}
+		if resp, err := http.Get("http://127.0.0.1:" + api2 + "/v1/api/healthz"); err == nil {
+			json.NewDecoder(resp.Body).Decode(&h)
+			resp.Body.Close()
+		}
+		if h.HeldClaims > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("api-2 never reported the held claim")
+		}
+	}
 	started := time.Now()
 	var run struct{ Run struct{ ID string } }
 	json.Unmarshal(call(t, "http://127.0.0.1:"+api1, "/runs", map[string]any{"workflow": "local"}), &run)

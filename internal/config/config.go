@@ -85,14 +85,13 @@ var Known = []string{
 // the test harness); seeing them is no reason to warn.
 var otherCairnVars = []string{"CAIRN_SERVER", "CAIRN_KEY", "CAIRN_MINIO_IMAGE", "CAIRN_AZURITE_BIN", "CAIRN_CACHE_DIR", "CAIRN_ADDR"}
 
-// Defaults.
+// Defaults. The engine's own (lease TTL, heartbeat, maximum request time,
+// fallback interval) are engine.Default*, not restated here.
 const (
-	DefaultMaxRequestTime = 30 * time.Second
-	DefaultLeaseTTL       = 30 * time.Second
-	DefaultPort           = 8080
-	DefaultHost           = "127.0.0.1"
-	DefaultOIDCIssuer     = "https://accounts.google.com"
-	DefaultOIDCJWKSURL    = "https://www.googleapis.com/oauth2/v3/certs"
+	DefaultPort        = 8080
+	DefaultHost        = "127.0.0.1"
+	DefaultOIDCIssuer  = "https://accounts.google.com"
+	DefaultOIDCJWKSURL = "https://www.googleapis.com/oauth2/v3/certs"
 )
 
 // Role is what the process is; it decides which variables are required.
@@ -244,11 +243,11 @@ func FromEnv(role Role, environ []string) (*Config, error) {
 	}
 
 	// Durations.
-	c.MaxRequestTime = r.duration(EnvMaxRequestTime, DefaultMaxRequestTime, 2*time.Second, time.Hour)
-	c.LeaseTTL = r.duration(EnvLeaseTTL, DefaultLeaseTTL, time.Second, 24*time.Hour)
+	c.MaxRequestTime = r.duration(EnvMaxRequestTime, engine.DefaultMaxRequestTime, 2*time.Second, time.Hour)
+	c.LeaseTTL = r.duration(EnvLeaseTTL, engine.DefaultLeaseTTL, time.Second, 24*time.Hour)
 	c.Heartbeat = r.duration(EnvHeartbeat, 0, 100*time.Millisecond, 24*time.Hour)
 	if c.Heartbeat == 0 && c.LeaseTTL > 0 {
-		c.Heartbeat = c.LeaseTTL / 3
+		c.Heartbeat = c.LeaseTTL / engine.DefaultHeartbeatsPerTTL
 	}
 	if c.Heartbeat > 0 && c.LeaseTTL > 0 && c.Heartbeat >= c.LeaseTTL {
 		r.problem(EnvHeartbeat, fmt.Sprintf("%v must be shorter than the lease TTL %v (CAIRN_LEASE_TTL), or a worker's lease expires between two heartbeats", c.Heartbeat, c.LeaseTTL))

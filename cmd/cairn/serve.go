@@ -9,9 +9,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cairn-dev/cairn/api"
-	"github.com/cairn-dev/cairn/functions/local"
 	"github.com/cairn-dev/cairn/internal/config"
 	_ "github.com/cairn-dev/cairn/internal/config/drivers"
+	"github.com/cairn-dev/cairn/internal/serve"
 )
 
 // serverFlags are the flags the server commands share. Each overrides the
@@ -93,10 +93,15 @@ another. The reaper runs separately (cairn reaper) unless --reap-every is set.`,
 			if cfg.Dev {
 				log.Warn("DEV MODE: no API keys; every request is accepted without authentication. Bind to 127.0.0.1 only.")
 			}
-			return local.Serve(cmd.Context(), local.Options{
-				Addr: cfg.Addr(), Instance: rt.Engine, API: cfg.APIConfig(log), ReapEvery: reapEvery, Logger: log,
-				Ready: func(at string) { log.Info("serving", "api", "http://"+at+api.BasePath) },
-			})
+			var reaper *serve.ReaperConfig
+			if reapEvery > 0 {
+				reaper = &serve.ReaperConfig{Period: reapEvery, Logger: log}
+			}
+			e := rt.Engine
+			return serve.API(cmd.Context(), e, api.New(e, cfg.APIConfig(log)).Handler(), serve.Options{
+				Addr: cfg.Addr(), Name: "cairn api", Path: api.BasePath, Logger: log,
+				LogAttrs: []any{"max_request_time", cfg.MaxRequestTime, "claim_hold", e.MaxClaimHold(), "notify", cfg.Notify != ""},
+			}, reaper)
 		},
 	}
 	f.register(cmd)
@@ -128,31 +133,16 @@ safe to run concurrently with each other and with API instances.`,
 				return err
 			}
 			defer rt.Close()
-			ctx := cmd.Context()
-			for {
-				start := time.Now()
-				st, err := rt.Engine.Reap(ctx)
-				if ctx.Err() != nil {
-					return nil
-				}
-				if err != nil {
-					log.Warn("reaper pass failed", "err", err)
-				} else if once || st.RunsVisited > 0 {
-					log.Info("reaper pass", "took", time.Since(start).Round(time.Millisecond), "due", st.TimersDue, "runs", st.RunsVisited,
-						"lost", st.LeasesLost, "timed_out", st.TimedOut, "fired", st.TimersFired, "announced", st.Announced, "errors", st.Errors)
-				}
-				if once {
-					if err == nil && st.Errors > 0 {
-						return fmt.Errorf("%d run visits failed", st.Errors)
-					}
-					return err
-				}
-				select {
-				case <-ctx.Done():
-					return nil
-				case <-time.After(every):
-				}
+			r := serve.NewReaper(rt.Engine, serve.ReaperConfig{Period: every, Logger: log, LogIdle: once})
+			if !once {
+				r.Run(cmd.Context())
+				return nil
 			}
+			st, err := r.RunOnce(cmd.Context())
+			if err == nil && st.Errors > 0 {
+				return fmt.Errorf("%d run visits failed", st.Errors)
+			}
+			return err
 		},
 	}
 	f.register(cmd)

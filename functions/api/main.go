@@ -22,16 +22,11 @@ package main
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"os"
-	"os/signal"
-	"syscall"
-	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambda"
@@ -41,11 +36,8 @@ import (
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/internal/config"
 	"github.com/cairn-dev/cairn/internal/config/drivers"
+	shell "github.com/cairn-dev/cairn/internal/serve"
 )
-
-// shutdownGrace bounds the wait for requests in flight after SIGTERM:
-// Cloud Run kills the container 10 s after SIGTERM.
-const shutdownGrace = 8 * time.Second
 
 func main() {
 	os.Exit(run(context.Background(), os.Stderr))
@@ -54,7 +46,7 @@ func main() {
 func run(ctx context.Context, stderr io.Writer) int {
 	// Catch SIGTERM from the first instant: a platform may stop an
 	// instance as soon as it answered its first request.
-	ctx, stopSignals := signal.NotifyContext(ctx, syscall.SIGTERM, os.Interrupt)
+	ctx, stopSignals := shell.WithStopSignals(ctx)
 	defer stopSignals()
 	cfg, log, rt, code := config.Start(ctx, config.API, stderr)
 	if code != 0 {
@@ -87,45 +79,13 @@ func lambdaHandler(h http.Handler) func(context.Context, events.APIGatewayV2HTTP
 	return httpadapter.NewV2(h).ProxyWithContext
 }
 
-// serve runs an HTTP server on cfg.Addr() until ctx ends (run cancels it
+// serve runs the HTTP server on cfg.Addr() until ctx ends (run cancels it
 // on SIGTERM or SIGINT), then drains held claims and shuts down
 // gracefully. ready, if set, is called with the address once the server
 // accepts connections.
 func serve(ctx context.Context, cfg *config.Config, e *engine.Engine, h http.Handler, log *slog.Logger, ready func(net.Addr)) error {
-	ln, err := net.Listen("tcp", cfg.Addr())
-	if err != nil {
-		return err
-	}
-	srv := &http.Server{
-		Handler:           h,
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-	}
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	log.Info("cairn api: serving", "addr", "http://"+ln.Addr().String()+api.BasePath, "drivers", drivers.Cloud,
-		"max_request_time", cfg.MaxRequestTime, "claim_hold", e.MaxClaimHold(), "notify", cfg.Notify != "")
-	if ready != nil {
-		ready(ln.Addr())
-	}
-	select {
-	case err := <-errc:
-		return err
-	case <-ctx.Done():
-	}
-	start := time.Now()
-	log.Info("cairn api: stopping; held claims answer now")
-	// Order matters: held claims answer (empty) first, so that Shutdown,
-	// which waits for requests in flight, is not held up by long polls,
-	// and no claim is cut off after it created a lease its worker never
-	// hears of.
-	e.Drain()
-	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
-	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return fmt.Errorf("shutdown: %w", err)
-	}
-	log.Info("cairn api: stopped", "took", time.Since(start).Round(time.Millisecond))
-	return nil
+	return shell.API(ctx, e, h, shell.Options{
+		Addr: cfg.Addr(), Name: "cairn api", Path: api.BasePath, Logger: log, Ready: ready,
+		LogAttrs: []any{"drivers", drivers.Cloud, "max_request_time", cfg.MaxRequestTime, "claim_hold", e.MaxClaimHold(), "notify", cfg.Notify != ""},
+	}, nil)
 }

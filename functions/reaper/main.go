@@ -31,13 +31,9 @@ import (
 	"flag"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"os"
-	"os/signal"
 	"strings"
-	"syscall"
-	"time"
 
 	"github.com/aws/aws-lambda-go/lambda"
 
@@ -45,6 +41,7 @@ import (
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/internal/config"
 	_ "github.com/cairn-dev/cairn/internal/config/drivers"
+	"github.com/cairn-dev/cairn/internal/serve"
 )
 
 func main() {
@@ -52,7 +49,7 @@ func main() {
 }
 
 func run(ctx context.Context, args []string, stderr io.Writer) int {
-	ctx, stopSignals := signal.NotifyContext(ctx, syscall.SIGTERM, os.Interrupt)
+	ctx, stopSignals := serve.WithStopSignals(ctx)
 	defer stopSignals()
 	fs := flag.NewFlagSet("reaper", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -70,78 +67,40 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 		return code
 	}
 	defer rt.Close()
+	r := serve.NewReaper(rt.Engine, serve.ReaperConfig{Period: *every, Logger: log})
 	switch {
 	case cfg.OnLambda:
 		stopSignals()
-		lambda.Start(lambdaHandler(rt.Engine, log))
+		lambda.Start(lambdaHandler(r))
 		return 0 // not reached
 	case *once:
-		st, err := reapOnce(ctx, rt.Engine, log)
+		st, err := r.RunOnce(ctx)
 		if err != nil {
 			return 1
 		}
 		json.NewEncoder(os.Stdout).Encode(st)
 		return 0
 	case *every > 0:
-		loop(ctx, rt.Engine, *every, log)
+		r.Run(ctx)
 		return 0
 	}
-	h, err := newHTTPHandler(cfg, rt.Engine, log)
+	h, err := newHTTPHandler(cfg, rt.Engine, r, log)
 	if err != nil {
 		log.Error("cairn reaper: cannot start", "err", err)
 		return 1
 	}
-	if err := serve(ctx, cfg.Addr(), h, log, nil); err != nil {
+	if err := serve.HTTP(ctx, h, serve.Options{Addr: cfg.Addr(), Name: "cairn reaper", Path: reapPaths[0], Logger: log}); err != nil {
 		log.Error("cairn reaper: server failed", "err", err)
 		return 1
 	}
 	return 0
 }
 
-// result is what a pass answers: the API's reaper answer, the same shape.
-type result struct {
-	engine.ReapStats
-	DurationMs int64 `json:"duration_ms"`
-}
-
-func reapOnce(ctx context.Context, e *engine.Engine, log *slog.Logger) (result, error) {
-	start := time.Now()
-	st, err := e.Reap(ctx)
-	r := result{ReapStats: st, DurationMs: time.Since(start).Milliseconds()}
-	switch {
-	case err != nil:
-		log.Error("reaper pass failed", "err", err, "took_ms", r.DurationMs)
-	case st.Errors > 0:
-		log.Warn("reaper pass done with errors", "stats", st, "took_ms", r.DurationMs)
-	case st.RunsVisited > 0:
-		log.Info("reaper pass", "stats", st, "took_ms", r.DurationMs)
-	default:
-		log.Debug("reaper pass: nothing due", "took_ms", r.DurationMs)
-	}
-	return r, err
-}
-
 // lambdaHandler runs one pass per invocation, whatever the event (an
 // EventBridge Scheduler payload, a test invoke).
-func lambdaHandler(e *engine.Engine, log *slog.Logger) func(context.Context, json.RawMessage) (result, error) {
-	return func(ctx context.Context, _ json.RawMessage) (result, error) {
-		return reapOnce(ctx, e, log)
-	}
-}
-
-// loop runs a pass every period until ctx ends (SIGTERM or SIGINT).
-func loop(ctx context.Context, e *engine.Engine, every time.Duration, log *slog.Logger) {
-	log.Info("cairn reaper: running a pass every " + every.String())
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		reapOnce(ctx, e, log)
-		select {
-		case <-ctx.Done():
-			log.Info("cairn reaper: stopped")
-			return
-		case <-t.C:
-		}
+func lambdaHandler(r *serve.Reaper) func(context.Context, json.RawMessage) (serve.Pass, error) {
+	return func(ctx context.Context, _ json.RawMessage) (serve.Pass, error) {
+		return r.RunOnce(ctx)
 	}
 }
 
@@ -150,7 +109,7 @@ var reapPaths = []string{"/reap", api.BasePath + "/reaper/run"}
 
 // newHTTPHandler serves the reaper endpoint: OIDC tokens are checked here,
 // API keys by package api.
-func newHTTPHandler(cfg *config.Config, e *engine.Engine, log *slog.Logger) (http.Handler, error) {
+func newHTTPHandler(cfg *config.Config, e *engine.Engine, r *serve.Reaper, log *slog.Logger) (http.Handler, error) {
 	var v *Verifier
 	if cfg.OIDC.Enabled() {
 		v = &Verifier{
@@ -158,13 +117,13 @@ func newHTTPHandler(cfg *config.Config, e *engine.Engine, log *slog.Logger) (htt
 			Keys: &RemoteKeys{URL: cfg.OIDC.JWKSURL},
 		}
 	}
-	return newHandler(e, api.New(e, cfg.APIConfig(log)).Handler(), v, cfg.Dev, log), nil
+	return newHandler(r, api.New(e, cfg.APIConfig(log)).Handler(), v, cfg.Dev, log), nil
 }
 
 // newHandler is the reaper's HTTP handler. apiHandler authenticates API
 // keys (and runs the pass) for requests that carry no OIDC token; v, if
 // set, verifies those that do.
-func newHandler(e *engine.Engine, apiHandler http.Handler, v *Verifier, dev bool, log *slog.Logger) http.Handler {
+func newHandler(rp *serve.Reaper, apiHandler http.Handler, v *Verifier, dev bool, log *slog.Logger) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
@@ -195,7 +154,7 @@ func newHandler(e *engine.Engine, apiHandler http.Handler, v *Verifier, dev bool
 			apiHandler.ServeHTTP(w, r2)
 			return
 		}
-		st, err := reapOnce(r.Context(), e, log)
+		st, err := rp.RunOnce(r.Context())
 		if err != nil {
 			writeProblem(w, http.StatusServiceUnavailable, "reaper pass failed: "+err.Error())
 			return
@@ -216,34 +175,6 @@ func writeProblem(w http.ResponseWriter, status int, detail string) {
 	}
 	w.WriteHeader(status)
 	json.NewEncoder(w).Encode(map[string]any{"title": http.StatusText(status), "status": status, "detail": detail})
-}
-
-// serve runs the HTTP server until ctx ends (SIGTERM or SIGINT). A pass in flight
-// finishes (within 8 s; an interrupted pass is harmless: the next one
-// redoes what is left).
-func serve(ctx context.Context, addr string, h http.Handler, log *slog.Logger, ready func(net.Addr)) error {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return err
-	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	log.Info("cairn reaper: serving", "addr", "http://"+ln.Addr().String()+reapPaths[0])
-	if ready != nil {
-		ready(ln.Addr())
-	}
-	select {
-	case err := <-errc:
-		return err
-	case <-ctx.Done():
-	}
-	sctx, cancel := context.WithTimeout(context.Background(), 8*time.Second)
-	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return err
-	}
-	return nil
 }
 
 func decodeJSON(r io.Reader, limit int64, v any) error {

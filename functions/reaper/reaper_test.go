@@ -23,6 +23,7 @@ import (
 	"github.com/cairn-dev/cairn/api"
 	"github.com/cairn-dev/cairn/blob/mem"
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/internal/serve"
 )
 
 const (
@@ -114,7 +115,7 @@ func TestReaperHTTPAuth(t *testing.T) {
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	v := &Verifier{Issuer: "https://accounts.google.com", Audience: audience, Emails: []string{scheduler},
 		Keys: &StaticKeys{Set: jose.JSONWebKeySet{Keys: []jose.JSONWebKey{google.jwk()}}}}
-	h := newHandler(e, api.New(e, api.Config{Keys: keys, Logger: log}).Handler(), v, false, log)
+	h := newHandler(serve.NewReaper(e, serve.ReaperConfig{Logger: log}), api.New(e, api.Config{Keys: keys, Logger: log}).Handler(), v, false, log)
 
 	mod := func(f func(*tokenOpts)) string {
 		o := defaults()
@@ -187,7 +188,7 @@ func tamper(tok string) string {
 func TestDevModeNeedsNothing(t *testing.T) {
 	e := newEngine(t)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	h := newHandler(e, api.New(e, api.Config{DevMode: true, Logger: log}).Handler(), nil, true, log)
+	h := newHandler(serve.NewReaper(e, serve.ReaperConfig{Logger: log}), api.New(e, api.Config{DevMode: true, Logger: log}).Handler(), nil, true, log)
 	if code, body := post(t, h, "/reap", ""); code != 200 {
 		t.Fatalf("%d %s", code, body)
 	}
@@ -251,7 +252,7 @@ func TestES256(t *testing.T) {
 
 func TestLambdaHandlerRunsOnePass(t *testing.T) {
 	e := newEngine(t)
-	h := lambdaHandler(e, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	h := lambdaHandler(serve.NewReaper(e, serve.ReaperConfig{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}))
 	// What EventBridge Scheduler sends by default, and an empty event.
 	for _, ev := range []string{`{}`, `{"version":"0","source":"aws.scheduler","detail-type":"Scheduled Event"}`} {
 		r, err := h(context.Background(), json.RawMessage(ev))

@@ -27,18 +27,12 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"io"
-	"log/slog"
-	"net/http"
 	"os"
-	"strings"
 
 	"github.com/aws/aws-lambda-go/lambda"
 
-	"github.com/cairn-dev/cairn/api"
-	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/internal/config"
 	_ "github.com/cairn-dev/cairn/internal/config/drivers"
 	"github.com/cairn-dev/cairn/internal/serve"
@@ -84,7 +78,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 		r.Run(ctx)
 		return 0
 	}
-	h, err := newHTTPHandler(cfg, rt.Engine, r, log)
+	h, err := newHTTPHandler(ctx, cfg, rt.Engine, r, log)
 	if err != nil {
 		log.Error("cairn reaper: cannot start", "err", err)
 		return 1
@@ -102,81 +96,4 @@ func lambdaHandler(r *serve.Reaper) func(context.Context, json.RawMessage) (serv
 	return func(ctx context.Context, _ json.RawMessage) (serve.Pass, error) {
 		return r.RunOnce(ctx)
 	}
-}
-
-// reapPaths are the paths a pass is run at over HTTP.
-var reapPaths = []string{"/reap", api.BasePath + "/reaper/run"}
-
-// newHTTPHandler serves the reaper endpoint: OIDC tokens are checked here,
-// API keys by package api.
-func newHTTPHandler(cfg *config.Config, e *engine.Engine, r *serve.Reaper, log *slog.Logger) (http.Handler, error) {
-	var v *Verifier
-	if cfg.OIDC.Enabled() {
-		v = &Verifier{
-			Issuer: cfg.OIDC.Issuer, Audience: cfg.OIDC.Audience, Emails: cfg.OIDC.Emails,
-			Keys: &RemoteKeys{URL: cfg.OIDC.JWKSURL},
-		}
-	}
-	return newHandler(r, api.New(e, cfg.APIConfig(log)).Handler(), v, cfg.Dev, log), nil
-}
-
-// newHandler is the reaper's HTTP handler. apiHandler authenticates API
-// keys (and runs the pass) for requests that carry no OIDC token; v, if
-// set, verifies those that do.
-func newHandler(rp *serve.Reaper, apiHandler http.Handler, v *Verifier, dev bool, log *slog.Logger) http.Handler {
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		io.WriteString(w, `{"status":"ok"}`)
-	})
-	reap := func(w http.ResponseWriter, r *http.Request) {
-		token, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-		switch {
-		case dev:
-		case v != nil && looksLikeJWT(token):
-			id, err := v.Verify(r.Context(), token)
-			if err != nil {
-				log.Warn("reaper: OIDC token refused", "err", err, "remote", r.RemoteAddr)
-				status := http.StatusUnauthorized
-				if !errors.Is(err, errTokenRejected) {
-					status = http.StatusServiceUnavailable // could not fetch the keys
-				}
-				writeProblem(w, status, "a valid OIDC ID token or an admin API key is required")
-				return
-			}
-			log.Debug("reaper: called", "by", id.Email)
-		default:
-			// An API key: package api checks it has the admin scope and
-			// runs the pass itself.
-			r2 := r.Clone(r.Context())
-			r2.URL.Path = api.BasePath + "/reaper/run"
-			r2.URL.RawPath = ""
-			apiHandler.ServeHTTP(w, r2)
-			return
-		}
-		st, err := rp.RunOnce(r.Context())
-		if err != nil {
-			writeProblem(w, http.StatusServiceUnavailable, "reaper pass failed: "+err.Error())
-			return
-		}
-		w.Header().Set("Content-Type", "application/json")
-		json.NewEncoder(w).Encode(st)
-	}
-	for _, p := range reapPaths {
-		mux.HandleFunc("POST "+p, reap)
-	}
-	return mux
-}
-
-func writeProblem(w http.ResponseWriter, status int, detail string) {
-	w.Header().Set("Content-Type", "application/problem+json")
-	if status == http.StatusUnauthorized {
-		w.Header().Set("WWW-Authenticate", `Bearer realm="cairn"`)
-	}
-	w.WriteHeader(status)
-	json.NewEncoder(w).Encode(map[string]any{"title": http.StatusText(status), "status": status, "detail": detail})
-}
-
-func decodeJSON(r io.Reader, limit int64, v any) error {
-	return json.NewDecoder(io.LimitReader(r, limit)).Decode(v)
 }

@@ -1,6 +1,8 @@
 // Package local runs cairn as one process: the API, the reaper on a
-// one-second schedule and in-process notifications, on a local bucket.
-// It is what `cairn dev` and `make run` start.
+// one-second schedule and in-process notifications, on a bucket the
+// caller opened. It serves as `cairn dev` does (internal/app.ServeEngine),
+// configured by options rather than the environment: what sdk/sdktest
+// starts inside tests.
 package local
 
 import (
@@ -12,12 +14,12 @@ import (
 	"github.com/cairn-dev/cairn/api"
 	"github.com/cairn-dev/cairn/blob"
 	"github.com/cairn-dev/cairn/engine"
-	"github.com/cairn-dev/cairn/internal/serve"
+	"github.com/cairn-dev/cairn/internal/app"
 )
 
 // Options configure a local server.
 type Options struct {
-	// Addr to listen on [serve.DefaultAddr: 127.0.0.1:8080].
+	// Addr to listen on [127.0.0.1:8080].
 	Addr string
 	// Store is the bucket.
 	Store *blob.Bucket
@@ -38,7 +40,7 @@ type Options struct {
 }
 
 // Serve runs the server until ctx is cancelled, then drains held claims
-// and shuts down gracefully (internal/serve.API).
+// and shuts down gracefully.
 func Serve(ctx context.Context, o Options) error {
 	if o.ReapEvery == 0 {
 		o.ReapEvery = time.Second
@@ -60,16 +62,12 @@ func Serve(ctx context.Context, o Options) error {
 		}
 		defer e.Close()
 	}
-	var reaper *serve.ReaperConfig
-	if o.ReapEvery > 0 {
-		reaper = &serve.ReaperConfig{Period: o.ReapEvery, Logger: o.Logger, LogLevel: slog.LevelDebug}
-	}
-	return serve.API(ctx, e, api.New(e, o.API).Handler(), serve.Options{
-		Addr: o.Addr, Path: api.BasePath, Logger: o.Logger,
+	return app.ServeEngine(ctx, e, api.New(e, o.API).Handler(), o.Addr, o.Logger, app.APIOptions{
+		ReapEvery: o.ReapEvery,
 		Ready: func(a net.Addr) {
 			if o.Ready != nil {
 				o.Ready(a.String())
 			}
 		},
-	}, reaper)
+	})
 }

@@ -21,73 +21,107 @@
 //   - A loop (-every 1s): for laptops and the local multi-process setup;
 //     no HTTP, no authentication.
 //
-// Configuration is environment variables only: see internal/config.
+// Configuration is environment variables only: see internal/config. The
+// lifecycles are internal/serve's (serve.Reaper, serve.HTTP), which
+// `cairn reaper` runs too.
 package main
 
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
+	"fmt"
 	"io"
+	"log/slog"
 	"os"
+	"strings"
+	"time"
 
-	"github.com/aws/aws-lambda-go/lambda"
-
+	"github.com/cairn-dev/cairn/internal/app"
 	"github.com/cairn-dev/cairn/internal/config"
 	_ "github.com/cairn-dev/cairn/internal/config/drivers"
 	"github.com/cairn-dev/cairn/internal/serve"
 )
 
 func main() {
-	os.Exit(run(context.Background(), os.Args[1:], os.Stderr))
+	ctx, stop := serve.WithStopSignals(context.Background())
+	err := run(ctx, os.Args[1:], os.Environ(), os.Stdout, os.Stderr)
+	stop()
+	var bad *config.Error
+	switch {
+	case errors.As(err, &bad), errors.Is(err, errUsage):
+		os.Exit(2)
+	case err != nil:
+		os.Exit(1)
+	}
 }
 
-func run(ctx context.Context, args []string, stderr io.Writer) int {
-	ctx, stopSignals := serve.WithStopSignals(ctx)
-	defer stopSignals()
+var errUsage = errors.New("usage")
+
+// run is the reaper function with flags args and the configuration in
+// environ. It reports what it returns: flags and a bad configuration on
+// stderr, the rest in the log.
+func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("reaper", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	every := fs.Duration("every", 0, "run a pass this often, in this process, until SIGTERM (no HTTP server); for local use")
 	once := fs.Bool("once", false, "run one pass, print its statistics and exit")
 	if err := fs.Parse(args); err != nil {
-		return 2
+		return fmt.Errorf("%w: %w", errUsage, err)
 	}
 	role := config.ReaperHTTP
-	if _, onLambda := os.LookupEnv(config.EnvLambdaRuntimeAPI); onLambda || *every > 0 || *once {
+	if onLambda(environ) || *every > 0 || *once {
 		role = config.Reaper
 	}
-	cfg, log, rt, code := config.Start(ctx, role, stderr)
-	if code != 0 {
-		return code
+	cfg, log, err := app.Load(role, environ, stderr)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return err
+	}
+	if err := reap(ctx, cfg, log, *every, *once, stdout); err != nil {
+		log.Error("cairn reaper: failed", "err", err)
+		return err
+	}
+	return nil
+}
+
+func onLambda(environ []string) bool {
+	for _, kv := range environ {
+		if k, _, _ := strings.Cut(kv, "="); k == config.EnvLambdaRuntimeAPI {
+			return true
+		}
+	}
+	return false
+}
+
+// reap runs the mode the platform and the flags ask for.
+func reap(ctx context.Context, cfg *config.Config, log *slog.Logger, every time.Duration, once bool, stdout io.Writer) error {
+	rt, err := app.Open(ctx, cfg, log)
+	if err != nil {
+		return fmt.Errorf("cannot start: %w", err)
 	}
 	defer rt.Close()
-	r := serve.NewReaper(rt.Engine, serve.ReaperConfig{Period: *every, Logger: log})
+	r := serve.NewReaper(rt.Engine, serve.ReaperConfig{Period: every, Logger: log})
 	switch {
 	case cfg.OnLambda:
-		stopSignals()
-		lambda.Start(lambdaHandler(r))
-		return 0 // not reached
-	case *once:
+		app.StartLambda(lambdaHandler(r))
+		return nil // not reached
+	case once:
 		st, err := r.RunOnce(ctx)
 		if err != nil {
-			return 1
+			return err
 		}
-		json.NewEncoder(os.Stdout).Encode(st)
-		return 0
-	case *every > 0:
+		return json.NewEncoder(stdout).Encode(st)
+	case every > 0:
 		r.Run(ctx)
-		return 0
+		return nil
 	}
 	h, err := newHTTPHandler(ctx, cfg, rt.Engine, r, log)
 	if err != nil {
-		log.Error("cairn reaper: cannot start", "err", err)
-		return 1
+		return fmt.Errorf("cannot start: %w", err)
 	}
-	if err := serve.HTTP(ctx, h, serve.Options{Addr: cfg.Addr(), Name: "cairn reaper", Path: reapPaths[0], Logger: log}); err != nil {
-		log.Error("cairn reaper: server failed", "err", err)
-		return 1
-	}
-	return 0
+	return serve.HTTP(ctx, h, serve.Options{Addr: cfg.Addr(), Name: "cairn reaper", Path: reapPaths[0], Logger: log})
 }
 
 // lambdaHandler runs one pass per invocation, whatever the event (an

@@ -41,6 +41,10 @@ func WithStopSignals(ctx context.Context) (context.Context, context.CancelFunc) 
 	return signal.NotifyContext(ctx, StopSignals...)
 }
 
+// ResetStopSignals gives the stop signals their default handling back
+// (the process dies of them): for a process that has nothing to drain.
+func ResetStopSignals() { signal.Reset(StopSignals...) }
+
 // Options configure HTTP. Zero fields take the defaults in brackets.
 type Options struct {
 	// Addr to listen on, host:port [127.0.0.1:8080].

@@ -53,12 +53,13 @@ type Options struct {
 	Name string
 	// ReadHeaderTimeout bounds reading a request's headers [10s].
 	ReadHeaderTimeout time.Duration
-	// ReadTimeout and WriteTimeout bound a whole request: reading it, and
-	// from its headers to the end of the response. They must exceed the
-	// longest request the handler serves on purpose (a held claim): when
-	// the read deadline passes, net/http cancels the request's context.
-	// [none]
-	ReadTimeout, WriteTimeout time.Duration
+	// ReadTimeout bounds reading a whole request, body included [none].
+	ReadTimeout time.Duration
+	// WriteTimeout bounds a request from the end of its headers to the
+	// end of its response, so it must exceed the longest request the
+	// handler serves on purpose (a held claim): past it the handler runs
+	// on but its response is lost [none].
+	WriteTimeout time.Duration
 	// IdleTimeout closes keep-alive connections idle this long [2m].
 	IdleTimeout time.Duration
 	// Grace bounds the wait for requests in flight once ctx ends; past it
@@ -154,8 +155,8 @@ func serveOn(ctx context.Context, ln net.Listener, h http.Handler, o Options) er
 }
 
 // RequestMargin is how far past the engine's maximum request time API
-// serves its read and write deadlines: the platform (Lambda, Cloud Run,
-// an HTTP API) cuts a request at that time anyway, and the engine answers
+// sets its read and write timeouts: the platform (Lambda, Cloud Run, an
+// HTTP API) cuts a request at that time anyway, and the engine answers
 // held claims well before it (at 4/5).
 const RequestMargin = 10 * time.Second
 
@@ -165,17 +166,7 @@ const RequestMargin = 10 * time.Second
 // server from the moment it listens until it stops: one process with
 // everything, as `cairn dev` runs.
 func API(ctx context.Context, e *engine.Engine, h http.Handler, o Options, reaper *ReaperConfig) error {
-	o.setDefaults()
-	if o.Drain == nil {
-		o.Drain = e.Drain
-	}
-	limit := e.Config().MaxRequestTime + RequestMargin
-	if o.ReadTimeout == 0 {
-		o.ReadTimeout = limit
-	}
-	if o.WriteTimeout == 0 {
-		o.WriteTimeout = limit
-	}
+	o = engineOptions(o, e)
 	ln, err := net.Listen("tcp", o.Addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", o.Addr, err)
@@ -190,4 +181,21 @@ func API(ctx context.Context, e *engine.Engine, h http.Handler, o Options, reape
 		defer func() { stop(); <-done }()
 	}
 	return serveOn(ctx, ln, h, o)
+}
+
+// engineOptions is o with the defaults, e's Drain and timeouts past e's
+// maximum request time.
+func engineOptions(o Options, e *engine.Engine) Options {
+	o.setDefaults()
+	if o.Drain == nil {
+		o.Drain = e.Drain
+	}
+	limit := e.Config().MaxRequestTime + RequestMargin
+	if o.ReadTimeout == 0 {
+		o.ReadTimeout = limit
+	}
+	if o.WriteTimeout == 0 {
+		o.WriteTimeout = limit
+	}
+	return o
 }

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairn-dev/cairn/blob/mem"
 	"github.com/cairn-dev/cairn/engine"
 )
 
@@ -249,5 +250,52 @@ func TestReaperRunOnce(t *testing.T) {
 	r.RunOnce(ctx)
 	if out := logs.String(); out != "" {
 		t.Errorf("a cancelled pass logged:\n%s", out)
+	}
+}
+
+// TestAPITimeouts: the API's read and write timeouts leave a held claim
+// (at most 4/5 of the maximum request time) room to answer.
+func TestAPITimeouts(t *testing.T) {
+	e, err := engine.New(mem.New(), engine.Config{MaxRequestTime: 5 * time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	o := engineOptions(Options{}, e)
+	if o.WriteTimeout != 5*time.Minute+RequestMargin || o.ReadTimeout != o.WriteTimeout || o.WriteTimeout <= e.MaxClaimHold() {
+		t.Errorf("read %v write %v for a hold of %v", o.ReadTimeout, o.WriteTimeout, e.MaxClaimHold())
+	}
+	if o.Drain == nil || o.Grace != DefaultGrace || o.IdleTimeout != DefaultIdleTimeout || o.ReadHeaderTimeout != DefaultReadHeaderTimeout {
+		t.Errorf("defaults: %+v", o)
+	}
+	if o := engineOptions(Options{WriteTimeout: time.Hour}, e); o.WriteTimeout != time.Hour {
+		t.Errorf("a set timeout was overridden: %v", o.WriteTimeout)
+	}
+}
+
+// TestAPIWithReaper: API serves e's handler and runs a reaper beside it
+// until ctx ends.
+func TestAPIWithReaper(t *testing.T) {
+	e, err := engine.New(mem.New(), engine.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	var logs syncBuffer
+	ctx, cancel := context.WithCancel(context.Background())
+	addr := make(chan net.Addr, 1)
+	done := make(chan error, 1)
+	go func() {
+		done <- API(ctx, e, http.NotFoundHandler(), Options{Addr: "127.0.0.1:0", Logger: slog.New(slog.NewTextHandler(&logs, nil)), Ready: func(a net.Addr) { addr <- a }},
+			&ReaperConfig{Period: 10 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	}()
+	<-addr
+	time.Sleep(50 * time.Millisecond)
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if out := logs.String(); !strings.Contains(out, "cairn reaper: stopped") || !strings.Contains(out, "cairn: stopped") {
+		t.Errorf("logs:\n%s", out)
 	}
 }

@@ -1,8 +1,8 @@
 // Package local runs cairn as one process: the API, the reaper on a
 // one-second schedule and in-process notifications, on a bucket the
-// caller opened. It serves as `cairn dev` does (internal/app.ServeEngine),
+// caller opened. It serves as `cairn dev` does (internal/serve.API),
 // configured by options rather than the environment: what sdk/sdktest
-// starts inside tests.
+// starts inside tests. It links no cloud driver.
 package local
 
 import (
@@ -14,7 +14,7 @@ import (
 	"github.com/cairn-dev/cairn/api"
 	"github.com/cairn-dev/cairn/blob"
 	"github.com/cairn-dev/cairn/engine"
-	"github.com/cairn-dev/cairn/internal/app"
+	"github.com/cairn-dev/cairn/internal/serve"
 )
 
 // Options configure a local server.
@@ -62,12 +62,12 @@ func Serve(ctx context.Context, o Options) error {
 		}
 		defer e.Close()
 	}
-	return app.ServeEngine(ctx, e, api.New(e, o.API).Handler(), o.Addr, o.Logger, app.APIOptions{
-		ReapEvery: o.ReapEvery,
+	return serve.API(ctx, e, api.New(e, o.API).Handler(), serve.Options{
+		Addr: o.Addr, Name: "cairn api", Path: api.BasePath, Logger: o.Logger,
 		Ready: func(a net.Addr) {
 			if o.Ready != nil {
 				o.Ready(a.String())
 			}
 		},
-	})
+	}, o.ReapEvery)
 }

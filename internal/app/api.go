@@ -12,7 +12,6 @@ import (
 	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
 
 	"github.com/cairn-dev/cairn/api"
-	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/internal/config"
 	"github.com/cairn-dev/cairn/internal/config/drivers"
 	"github.com/cairn-dev/cairn/internal/serve"
@@ -48,23 +47,10 @@ func API(ctx context.Context, cfg *config.Config, log *slog.Logger, o APIOptions
 		StartLambda(LambdaHandler(h))
 		return nil // not reached
 	}
-	return ServeEngine(ctx, e, h, cfg.Addr(), log, o,
-		"drivers", drivers.Cloud, "max_request_time", cfg.MaxRequestTime, "claim_hold", e.MaxClaimHold(), "notify", cfg.Notify != "")
-}
-
-// ServeEngine is API's HTTP branch, for callers that build the engine
-// themselves (functions/local): it serves h, the API of e, on addr until
-// ctx ends, with a reaper beside it when o.ReapEvery is positive. attrs
-// go on the "serving" log line.
-func ServeEngine(ctx context.Context, e *engine.Engine, h http.Handler, addr string, log *slog.Logger, o APIOptions, attrs ...any) error {
-	var reaper *serve.ReaperConfig
-	if o.ReapEvery > 0 {
-		// Beside a server, passes are routine: logged at debug.
-		reaper = &serve.ReaperConfig{Period: o.ReapEvery, Logger: log, LogLevel: slog.LevelDebug}
-	}
 	return serve.API(ctx, e, h, serve.Options{
-		Addr: addr, Name: "cairn api", Path: api.BasePath, Logger: log, Ready: o.Ready, LogAttrs: attrs,
-	}, reaper)
+		Addr: cfg.Addr(), Name: "cairn api", Path: api.BasePath, Logger: log, Ready: o.Ready,
+		LogAttrs: []any{"drivers", drivers.Cloud, "max_request_time", cfg.MaxRequestTime, "claim_hold", e.MaxClaimHold(), "notify", cfg.Notify != ""},
+	}, o.ReapEvery)
 }
 
 // LambdaHandler serves payload-format-2.0 events (Function URLs, HTTP

@@ -162,21 +162,23 @@ const RequestMargin = 10 * time.Second
 
 // API serves h, e's API, until ctx ends, as HTTP does, with e's Drain and
 // read and write timeouts RequestMargin past e's maximum request time
-// (unless o sets them). With reaper set, a Reaper of e runs beside the
-// server from the moment it listens until it stops: one process with
-// everything, as `cairn dev` runs.
-func API(ctx context.Context, e *engine.Engine, h http.Handler, o Options, reaper *ReaperConfig) error {
+// (unless o sets them). With reapEvery positive, a Reaper of e runs beside
+// the server from the moment it listens until it stops, logging on
+// o.Logger, its routine passes at Debug: one process with everything, as
+// `cairn dev` runs.
+func API(ctx context.Context, e *engine.Engine, h http.Handler, o Options, reapEvery time.Duration) error {
 	o = engineOptions(o, e)
 	ln, err := net.Listen("tcp", o.Addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", o.Addr, err)
 	}
-	if reaper != nil {
+	if reapEvery > 0 {
+		r := NewReaper(e, ReaperConfig{Period: reapEvery, Logger: o.Logger, LogLevel: slog.LevelDebug})
 		rctx, stop := context.WithCancel(ctx)
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
-			NewReaper(e, *reaper).Run(rctx)
+			r.Run(rctx)
 		}()
 		defer func() { stop(); <-done }()
 	}

@@ -287,7 +287,7 @@ func TestAPIWithReaper(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		done <- API(ctx, e, http.NotFoundHandler(), Options{Addr: "127.0.0.1:0", Logger: slog.New(slog.NewTextHandler(&logs, nil)), Ready: func(a net.Addr) { addr <- a }},
-			&ReaperConfig{Period: 10 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+			10*time.Millisecond)
 	}()
 	<-addr
 	time.Sleep(50 * time.Millisecond)

@@ -12,9 +12,9 @@ include mk/testenv.mk
 
 .PHONY: run build check test test-short bench openapi openapi-check clean
 
-## run: the embedded default — API + reaper + notifications in one process on .cairn/data
+## run: the embedded default — API + reaper + notifications in one process on .cairn/data; ADDR=host:port to listen elsewhere (default 127.0.0.1:8080; CAIRN_* variables apply)
 run:
-	$(GO) run ./cmd/cairn dev
+	$(GO) run ./cmd/cairn dev $(if $(ADDR),--addr $(ADDR))
 
 ## build: the cairn binary into bin/
 build:

@@ -19,6 +19,17 @@ import (
 	"github.com/cairn-dev/cairn/notify"
 )
 
+// Defaults of the Config fields a deployment sets (internal/config reads
+// them rather than restating them).
+const (
+	DefaultLeaseTTL         = 30 * time.Second
+	DefaultMaxRequestTime   = 30 * time.Second
+	DefaultFallbackInterval = 10 * time.Second
+	// DefaultHeartbeatsPerTTL: HeartbeatInterval defaults to
+	// LeaseTTL / DefaultHeartbeatsPerTTL.
+	DefaultHeartbeatsPerTTL = 3
+)
+
 // Config tunes an Engine. Zero fields take the defaults in brackets.
 type Config struct {
 	// Prefix is prepended to every key the engine writes [""].
@@ -71,11 +82,11 @@ func (c *Config) setDefaults() {
 			*d = v
 		}
 	}
-	def(&c.LeaseTTL, 30*time.Second)
-	def(&c.HeartbeatInterval, c.LeaseTTL/3)
+	def(&c.LeaseTTL, DefaultLeaseTTL)
+	def(&c.HeartbeatInterval, c.LeaseTTL/DefaultHeartbeatsPerTTL)
 	def(&c.RecoveryWindow, c.LeaseTTL/2)
-	def(&c.MaxRequestTime, 30*time.Second)
-	def(&c.FallbackInterval, 10*time.Second)
+	def(&c.MaxRequestTime, DefaultMaxRequestTime)
+	def(&c.FallbackInterval, DefaultFallbackInterval)
 	def(&c.ActiveCheckInterval, c.LeaseTTL)
 	def(&c.AnnounceAfter, 5*time.Second)
 	def(&c.UnservableAvoid, 30*time.Second)

@@ -1,20 +1,29 @@
-// Command cairn is cairn's command line: a local dev server, the reaper,
-// and a client for runs and workers.
+// Command cairn is cairn's command line: a local dev server, the API
+// server and the reaper, and a client for runs and workers.
 package main
 
 import (
 	"context"
 	"fmt"
 	"os"
-	"os/signal"
-	"syscall"
+
+	"github.com/cairn-dev/cairn/internal/serve"
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := newRootCmd().ExecuteContext(ctx); err != nil {
+	ctx, stop := serve.WithStopSignals(context.Background())
+	err := Run(ctx, os.Args[1:])
+	stop()
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "cairn:", err)
 		os.Exit(1)
 	}
+}
+
+// Run runs the command line args (without the program's name) until it is
+// done or ctx ends.
+func Run(ctx context.Context, args []string) error {
+	root := newRootCmd()
+	root.SetArgs(args)
+	return root.ExecuteContext(ctx)
 }

@@ -2,14 +2,13 @@ package main
 
 import (
 	"fmt"
+	"net"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/cairn-dev/cairn/api"
-	"github.com/cairn-dev/cairn/functions/local"
+	"github.com/cairn-dev/cairn/internal/app"
 	"github.com/cairn-dev/cairn/internal/config"
 	_ "github.com/cairn-dev/cairn/internal/config/drivers"
 )
@@ -34,9 +33,11 @@ func (f *serverFlags) register(cmd *cobra.Command) {
 	fl.DurationVar(&f.maxRequest, "max-request-time", 0, "the platform's request limit; claims hold 4/5 of it (overrides $"+config.EnvMaxRequestTime+")")
 }
 
-// load reads the configuration from the environment with the flags on top.
-func (f *serverFlags) load(cmd *cobra.Command, role config.Role, addr string) (*config.Config, error) {
-	env := os.Environ()
+// environ is env with the flags that were given appended, as the
+// variables they override: internal/config takes the last entry of a
+// variable set twice.
+func (f *serverFlags) environ(cmd *cobra.Command, env []string, addr string) ([]string, error) {
+	env = append([]string(nil), env...)
 	set := func(name, value string) { env = append(env, name+"="+value) }
 	if f.blobURL != "" {
 		set(config.EnvBlob, f.blobURL)
@@ -57,14 +58,14 @@ func (f *serverFlags) load(cmd *cobra.Command, role config.Role, addr string) (*
 		set(config.EnvMaxRequestTime, f.maxRequest.String())
 	}
 	if addr != "" {
-		host, port, ok := strings.Cut(addr, ":")
-		if !ok {
+		host, port, err := net.SplitHostPort(addr)
+		if err != nil {
 			return nil, fmt.Errorf("--addr %q: want host:port", addr)
 		}
 		set(config.EnvHost, host)
 		set(config.EnvPort, port)
 	}
-	return config.FromEnv(role, env)
+	return env, nil
 }
 
 func newServeCmd() *cobra.Command {
@@ -74,89 +75,26 @@ func newServeCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Serve the API as a plain HTTP server (one of several instances on one bucket)",
-		Long: `serve runs the API function as a long-lived HTTP server, configured like the
-functions (CAIRN_BLOB, CAIRN_NOTIFY, CAIRN_KEYS, …; see docs/DEPLOY.md) with
-flags on top. Run as many as you like against one bucket; give them a
-notification bus (--notify) so a run started on one wakes claims held on
-another. The reaper runs separately (cairn reaper) unless --reap-every is set.`,
+		Long: `serve runs the API function — the code functions/api runs on Cloud Run — as a
+long-lived HTTP server, configured like the functions (CAIRN_BLOB,
+CAIRN_NOTIFY, CAIRN_KEYS, …; see docs/DEPLOY.md) with flags on top. Run as
+many as you like against one bucket; give them a notification bus (--notify)
+so a run started on one wakes claims held on another. The reaper runs
+separately (cairn reaper) unless --reap-every is set.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg, err := f.load(cmd, config.API, addr)
+			env, err := f.environ(cmd, os.Environ(), addr)
 			if err != nil {
 				return err
 			}
-			log := cfg.Logger(os.Stderr)
-			rt, err := config.Open(cmd.Context(), cfg, log)
+			cfg, log, err := app.Load(config.API, env, cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}
-			defer rt.Close()
-			if cfg.Dev {
-				log.Warn("DEV MODE: no API keys; every request is accepted without authentication. Bind to 127.0.0.1 only.")
-			}
-			return local.Serve(cmd.Context(), local.Options{
-				Addr: cfg.Addr(), Instance: rt.Engine, API: cfg.APIConfig(log), ReapEvery: reapEvery, Logger: log,
-				Ready: func(at string) { log.Info("serving", "api", "http://"+at+api.BasePath) },
-			})
+			return app.API(cmd.Context(), cfg, log, app.APIOptions{ReapEvery: reapEvery})
 		},
 	}
 	f.register(cmd)
 	cmd.Flags().StringVar(&addr, "addr", "", "address to listen on, host:port (overrides $CAIRN_HOST and $PORT; default 127.0.0.1:8080)")
 	cmd.Flags().DurationVar(&reapEvery, "reap-every", -1, "also run the reaper this often (default: not in this process)")
-	return cmd
-}
-
-func newReaperCmd() *cobra.Command {
-	var f serverFlags
-	var every time.Duration
-	var once bool
-	cmd := &cobra.Command{
-		Use:     "reaper",
-		Aliases: []string{"reap"},
-		Short:   "Run the reaper: recover lost leases, fire timers, re-announce unclaimed work",
-		Long: `reaper runs reaper passes every --every (1s by default, as locally; the cloud
-schedules the reaper function every minute). With --once it runs one pass,
-prints what it did and exits: an operator's tool. Passes are idempotent and
-safe to run concurrently with each other and with API instances.`,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg, err := f.load(cmd, config.Reaper, "")
-			if err != nil {
-				return err
-			}
-			log := cfg.Logger(os.Stderr)
-			rt, err := config.Open(cmd.Context(), cfg, log)
-			if err != nil {
-				return err
-			}
-			defer rt.Close()
-			ctx := cmd.Context()
-			for {
-				start := time.Now()
-				st, err := rt.Engine.Reap(ctx)
-				if ctx.Err() != nil {
-					return nil
-				}
-				if err != nil {
-					log.Warn("reaper pass failed", "err", err)
-				} else if once || st.RunsVisited > 0 {
-					log.Info("reaper pass", "took", time.Since(start).Round(time.Millisecond), "due", st.TimersDue, "runs", st.RunsVisited,
-						"lost", st.LeasesLost, "timed_out", st.TimedOut, "fired", st.TimersFired, "announced", st.Announced, "errors", st.Errors)
-				}
-				if once {
-					if err == nil && st.Errors > 0 {
-						return fmt.Errorf("%d run visits failed", st.Errors)
-					}
-					return err
-				}
-				select {
-				case <-ctx.Done():
-					return nil
-				case <-time.After(every):
-				}
-			}
-		},
-	}
-	f.register(cmd)
-	cmd.Flags().DurationVar(&every, "every", time.Second, "period between passes")
-	cmd.Flags().BoolVar(&once, "once", false, "run one pass and exit")
 	return cmd
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/cairn-dev/cairn/api"
 	"github.com/cairn-dev/cairn/blob/mem"
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/internal/app"
 	"github.com/cairn-dev/cairn/internal/testinfra"
 )
 
@@ -28,7 +29,7 @@ func TestLambdaDeadlineReachesTheEngine(t *testing.T) {
 	}
 	defer e.Close()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	h := lambdaHandler(api.New(e, api.Config{DevMode: true, Logger: log}).Handler())
+	h := app.LambdaHandler(api.New(e, api.Config{DevMode: true, Logger: log}).Handler())
 	resp, err := h(context.Background(), v2Event("POST", api.BasePath+"/workers/register", "", map[string]any{"worker_id": "w1", "workflows": []any{e2eWorkflow()}}))
 	if err != nil || resp.StatusCode != 200 {
 		t.Fatalf("register: %v %d %s", err, resp.StatusCode, resp.Body)

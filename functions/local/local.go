@@ -1,20 +1,20 @@
 // Package local runs cairn as one process: the API, the reaper on a
-// one-second schedule and in-process notifications, on a local bucket.
-// It is what `cairn dev` and `make run` start.
+// one-second schedule and in-process notifications, on a bucket the
+// caller opened. It serves as `cairn dev` does (internal/serve.API),
+// configured by options rather than the environment: what sdk/sdktest
+// starts inside tests. It links no cloud driver.
 package local
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"log/slog"
 	"net"
-	"net/http"
 	"time"
 
 	"github.com/cairn-dev/cairn/api"
 	"github.com/cairn-dev/cairn/blob"
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/internal/serve"
 )
 
 // Options configure a local server.
@@ -42,9 +42,6 @@ type Options struct {
 // Serve runs the server until ctx is cancelled, then drains held claims
 // and shuts down gracefully.
 func Serve(ctx context.Context, o Options) error {
-	if o.Addr == "" {
-		o.Addr = "127.0.0.1:8080"
-	}
 	if o.ReapEvery == 0 {
 		o.ReapEvery = time.Second
 	}
@@ -65,54 +62,12 @@ func Serve(ctx context.Context, o Options) error {
 		}
 		defer e.Close()
 	}
-	a := api.New(e, o.API)
-	ln, err := net.Listen("tcp", o.Addr)
-	if err != nil {
-		return fmt.Errorf("listen on %s: %w", o.Addr, err)
-	}
-	srv := &http.Server{Handler: a.Handler(), ReadHeaderTimeout: 10 * time.Second}
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	if o.Ready != nil {
-		o.Ready(ln.Addr().String())
-	}
-	reapDone := make(chan struct{})
-	reapCtx, stopReaper := context.WithCancel(context.Background())
-	go func() {
-		defer close(reapDone)
-		if o.ReapEvery < 0 {
-			return
-		}
-		t := time.NewTicker(o.ReapEvery)
-		defer t.Stop()
-		for {
-			select {
-			case <-reapCtx.Done():
-				return
-			case <-t.C:
-				if _, err := e.Reap(reapCtx); err != nil && reapCtx.Err() == nil {
-					o.Logger.Warn("reaper pass failed", "err", err)
-				}
+	return serve.API(ctx, e, api.New(e, o.API).Handler(), serve.Options{
+		Addr: o.Addr, Name: "cairn api", Path: api.BasePath, Logger: o.Logger,
+		Ready: func(a net.Addr) {
+			if o.Ready != nil {
+				o.Ready(a.String())
 			}
-		}
-	}()
-	select {
-	case err := <-errc:
-		stopReaper()
-		<-reapDone
-		return err
-	case <-ctx.Done():
-	}
-	// Held claims answer now (empty), then in-flight requests finish.
-	e.Drain()
-	stopReaper()
-	<-reapDone
-	// Requests in flight finish; connections a client opened but never
-	// used do not hold the shutdown past a short grace.
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	if err := srv.Shutdown(shutdownCtx); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		srv.Close()
-	}
-	return nil
+		},
+	}, o.ReapEvery)
 }

@@ -1,191 +1,115 @@
+//go:build !cairn_aws
+
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
-	jose "github.com/go-jose/go-jose/v4"
-	"github.com/go-jose/go-jose/v4/jwt"
+	"google.golang.org/api/idtoken"
+	"google.golang.org/api/option"
+
+	"github.com/cairn-dev/cairn/internal/config"
 )
 
-// KeySource hands out the issuer's signing keys (a JSON Web Key Set).
-// refresh asks for a fresh copy: the token names a key id the cached set
-// does not have (the issuer rotated its keys).
-type KeySource interface {
-	Keys(ctx context.Context, refresh bool) (*jose.JSONWebKeySet, error)
+// oidcVerifier checks OIDC ID tokens with google.golang.org/api/idtoken:
+// signature (RS256 or ES256) by a key of the set at o.JWKSURL, audience
+// and expiry. It then checks what idtoken leaves to its caller: the
+// issuer, not-before (a minute of leeway), and that the token names one
+// of the allowed service accounts with a verified email. The audience
+// alone proves nothing: any Google account can mint a token for any
+// audience.
+type oidcVerifier struct {
+	v   *idtoken.Validator
+	o   config.OIDC
+	now func() time.Time
 }
 
-// StaticKeys is a fixed key set (tests, or an air-gapped deployment).
-type StaticKeys struct{ Set jose.JSONWebKeySet }
-
-// Keys implements KeySource.
-func (s *StaticKeys) Keys(context.Context, bool) (*jose.JSONWebKeySet, error) {
-	return &s.Set, nil
-}
-
-// RemoteKeys fetches a JWKS over HTTPS (Google's is
-// https://www.googleapis.com/oauth2/v3/certs) and caches it for an hour;
-// an unknown key id refetches it, at most once per MinRefresh.
-type RemoteKeys struct {
-	URL        string
-	Client     *http.Client  // [a client with a 5 s timeout]
-	MaxAge     time.Duration // [1h]
-	MinRefresh time.Duration // [30s]
-
-	mu      sync.Mutex
-	set     *jose.JSONWebKeySet
-	fetched time.Time
-}
-
-// Keys implements KeySource.
-func (r *RemoteKeys) Keys(ctx context.Context, refresh bool) (*jose.JSONWebKeySet, error) {
-	maxAge, minRefresh := r.MaxAge, r.MinRefresh
-	if maxAge <= 0 {
-		maxAge = time.Hour
+// newVerifier returns the verifier of o. idtoken fetches Google's key
+// sets from fixed URLs; its HTTP client fetches o.JWKSURL instead
+// (Google's certificates by default, a test's or an air-gapped issuer's
+// otherwise), through base [http.DefaultTransport], and caches the set as
+// the response's Cache-Control says.
+func newVerifier(ctx context.Context, o config.OIDC, base http.RoundTripper) (verifier, error) {
+	if base == nil {
+		base = http.DefaultTransport
 	}
-	if minRefresh <= 0 {
-		minRefresh = 30 * time.Second
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	age := time.Since(r.fetched)
-	if r.set != nil && age < maxAge && (!refresh || age < minRefresh) {
-		return r.set, nil
-	}
-	set, err := r.fetch(ctx)
+	client := &http.Client{Timeout: 5 * time.Second, Transport: jwksTransport{url: o.JWKSURL, base: base}}
+	v, err := idtoken.NewValidator(ctx, option.WithHTTPClient(client))
 	if err != nil {
-		if r.set != nil {
-			return r.set, nil // keep serving the keys we have
-		}
+		return nil, fmt.Errorf("OIDC: %w", err)
+	}
+	return &oidcVerifier{v: v, o: o, now: time.Now}, nil
+}
+
+// Verify implements verifier.
+func (v *oidcVerifier) Verify(ctx context.Context, raw string) (*Identity, error) {
+	p, err := v.v.Validate(ctx, raw, v.o.Audience)
+	var fetch *url.Error // idtoken returns the HTTP client's errors as they are
+	if errors.Is(err, errKeysUnavailable) || errors.As(err, &fetch) {
+		return nil, fmt.Errorf("%w: %v", errKeysUnavailable, err)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", errTokenRejected, err)
+	}
+	if !issuerOK(v.o.Issuer, p.Issuer) {
+		return nil, fmt.Errorf("%w: issuer %q", errTokenRejected, p.Issuer)
+	}
+	if nbf, ok := p.Claims["nbf"].(float64); ok && v.now().Add(time.Minute).Unix() < int64(nbf) {
+		return nil, fmt.Errorf("%w: not valid before %v", errTokenRejected, time.Unix(int64(nbf), 0).UTC())
+	}
+	email, _ := p.Claims["email"].(string)
+	verified, _ := p.Claims["email_verified"].(bool)
+	if !verified || !slices.ContainsFunc(v.o.Emails, func(e string) bool { return strings.EqualFold(e, email) }) {
+		return nil, fmt.Errorf("%w: caller %q is not allowed (verified email: %v)", errTokenRejected, email, verified)
+	}
+	return &Identity{Email: email, Subject: p.Subject}, nil
+}
+
+func issuerOK(want, iss string) bool {
+	// Google issues both forms.
+	return iss == want || want == "https://accounts.google.com" && iss == "accounts.google.com"
+}
+
+// errKeysUnavailable: the key set could not be fetched; the caller may be
+// fine, so the answer is a 503, not a 401.
+var errKeysUnavailable = errors.New("OIDC signing keys unavailable")
+
+// jwksTransport sends every request (idtoken's fetches of Google's RS256
+// and ES256 key sets) to url, and turns a failed fetch (an error, a status
+// other than 200, a body that is not JSON or is over 1 MiB) into
+// errKeysUnavailable.
+type jwksTransport struct {
+	url  string
+	base http.RoundTripper
+}
+
+func (t jwksTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(r.Context(), http.MethodGet, t.url, nil)
+	if err != nil {
 		return nil, err
 	}
-	r.set, r.fetched = set, time.Now()
-	return set, nil
-}
-
-func (r *RemoteKeys) fetch(ctx context.Context) (*jose.JSONWebKeySet, error) {
-	c := r.Client
-	if c == nil {
-		c = &http.Client{Timeout: 5 * time.Second}
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, r.URL, nil)
+	resp, err := t.base.RoundTrip(req)
 	if err != nil {
-		return nil, err
-	}
-	resp, err := c.Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("fetching OIDC keys: %w", err)
+		return nil, fmt.Errorf("%w: %v", errKeysUnavailable, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("fetching OIDC keys from %s: HTTP %d", r.URL, resp.StatusCode)
+		return nil, fmt.Errorf("%w: %s answered HTTP %d", errKeysUnavailable, t.url, resp.StatusCode)
 	}
-	var set jose.JSONWebKeySet
-	if err := decodeJSON(resp.Body, 1<<20, &set); err != nil {
-		return nil, fmt.Errorf("OIDC keys from %s: %w", r.URL, err)
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20+1))
+	if err != nil || len(body) > 1<<20 || !json.Valid(body) {
+		return nil, fmt.Errorf("%w: %s did not answer a JSON Web Key Set", errKeysUnavailable, t.url)
 	}
-	return &set, nil
-}
-
-// Verifier checks OIDC ID tokens: signature by one of the issuer's keys
-// (RS256 or ES256), issuer, audience, expiry (required) and not-before
-// with a minute of leeway, and that the token names one of the allowed
-// service accounts with a verified email. The audience alone proves
-// nothing: any Google account can mint a token for any audience.
-type Verifier struct {
-	Issuer   string // https://accounts.google.com also accepts accounts.google.com
-	Audience string
-	Emails   []string
-	Keys     KeySource
-	Now      func() time.Time // [time.Now]
-}
-
-// Identity is what a verified token says about its caller.
-type Identity struct {
-	Email   string
-	Subject string
-}
-
-type emailClaims struct {
-	Email         string `json:"email"`
-	EmailVerified bool   `json:"email_verified"`
-}
-
-var errTokenRejected = errors.New("token rejected")
-
-// Verify checks a compact JWS token.
-func (v *Verifier) Verify(ctx context.Context, raw string) (*Identity, error) {
-	tok, err := jwt.ParseSigned(raw, []jose.SignatureAlgorithm{jose.RS256, jose.ES256})
-	if err != nil {
-		return nil, fmt.Errorf("%w: not a signed JWT: %v", errTokenRejected, err)
-	}
-	if len(tok.Headers) != 1 {
-		return nil, fmt.Errorf("%w: want one signature", errTokenRejected)
-	}
-	kid := tok.Headers[0].KeyID
-	set, err := v.Keys.Keys(ctx, false)
-	if err != nil {
-		return nil, err
-	}
-	keys := set.Key(kid)
-	if len(keys) == 0 {
-		if set, err = v.Keys.Keys(ctx, true); err != nil {
-			return nil, err
-		}
-		keys = set.Key(kid)
-	}
-	if len(keys) == 0 {
-		return nil, fmt.Errorf("%w: unknown signing key %q", errTokenRejected, kid)
-	}
-	var std jwt.Claims
-	var ec emailClaims
-	verified := false
-	for _, k := range keys {
-		if k.Use != "" && k.Use != "sig" {
-			continue
-		}
-		if err := tok.Claims(k.Key, &std, &ec); err == nil {
-			verified = true
-			break
-		}
-	}
-	if !verified {
-		return nil, fmt.Errorf("%w: bad signature", errTokenRejected)
-	}
-	now := time.Now
-	if v.Now != nil {
-		now = v.Now
-	}
-	if std.Expiry == nil {
-		return nil, fmt.Errorf("%w: no expiry", errTokenRejected)
-	}
-	if err := std.ValidateWithLeeway(jwt.Expected{AnyAudience: jwt.Audience{v.Audience}, Time: now()}, time.Minute); err != nil {
-		return nil, fmt.Errorf("%w: %v", errTokenRejected, err)
-	}
-	if !v.issuerOK(std.Issuer) {
-		return nil, fmt.Errorf("%w: issuer %q", errTokenRejected, std.Issuer)
-	}
-	if !ec.EmailVerified || !slices.ContainsFunc(v.Emails, func(e string) bool { return strings.EqualFold(e, ec.Email) }) {
-		return nil, fmt.Errorf("%w: caller %q is not allowed (verified email: %v)", errTokenRejected, ec.Email, ec.EmailVerified)
-	}
-	return &Identity{Email: ec.Email, Subject: std.Subject}, nil
-}
-
-func (v *Verifier) issuerOK(iss string) bool {
-	if iss == v.Issuer {
-		return true
-	}
-	// Google issues both forms.
-	return v.Issuer == "https://accounts.google.com" && iss == "accounts.google.com"
-}
-
-// looksLikeJWT tells an ID token (three base64url parts) from an API key.
-func looksLikeJWT(s string) bool {
-	return strings.Count(s, ".") == 2 && strings.HasPrefix(s, "eyJ")
+	resp.Body = io.NopCloser(bytes.NewReader(body))
+	return resp, nil
 }

@@ -1,9 +1,6 @@
 package config_test
 
 import (
-	"bytes"
-	"context"
-	"encoding/json"
 	"errors"
 	"log/slog"
 	"strings"
@@ -11,9 +8,9 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/api"
+	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/internal/config"
 	_ "github.com/cairn-dev/cairn/internal/config/drivers"
-	"github.com/cairn-dev/cairn/notify"
 )
 
 var (
@@ -177,14 +174,8 @@ func TestPlatformDefaults(t *testing.T) {
 	if perr != nil {
 		t.Fatal(perr)
 	}
-	var buf bytes.Buffer
-	c.Logger(&buf).Warn("hello", "k", 1)
-	var rec map[string]any
-	if err := json.Unmarshal(buf.Bytes(), &rec); err != nil {
-		t.Fatalf("%v: %s", err, buf.String())
-	}
-	if rec["severity"] != "WARNING" || rec["message"] != "hello" || rec["k"] != float64(1) {
-		t.Errorf("Cloud Run log line %s", buf.String())
+	if c.OnLambda || !c.OnCloudRun || c.LogFormat != "json" {
+		t.Errorf("cloud run: %+v", c)
 	}
 }
 
@@ -269,24 +260,35 @@ func TestURLProblemsRedactPasswords(t *testing.T) {
 	}
 }
 
-func TestOpen(t *testing.T) {
-	c, perr := load(t, config.Reaper, "CAIRN_BLOB=mem://", "CAIRN_NOTIFY=mem://open-test")
+// TestSectionsPromoted: the sections read as one flat configuration, and
+// the engine's defaults are the engine's.
+func TestSectionsPromoted(t *testing.T) {
+	c, perr := load(t, config.API, "CAIRN_BLOB=mem://", "CAIRN_DEV=true", "CAIRN_NOTIFY=mem://x", "PORT=9090")
 	if perr != nil {
 		t.Fatal(perr)
 	}
-	ctx := context.Background()
-	rt, err := config.Open(ctx, c, slog.Default())
-	if err != nil {
-		t.Fatal(err)
+	if c.Blob != c.Store.Blob || c.Notify != c.Bus.Notify || c.Dev != c.Auth.Dev || c.Port != c.Server.Port || c.Addr() != "127.0.0.1:9090" {
+		t.Errorf("%+v", c)
 	}
-	defer rt.Close()
-	if _, err := rt.Engine.Reap(ctx); err != nil {
-		t.Fatal(err)
+	if c.LeaseTTL != engine.DefaultLeaseTTL || c.MaxRequestTime != engine.DefaultMaxRequestTime || c.Heartbeat != engine.DefaultLeaseTTL/engine.DefaultHeartbeatsPerTTL {
+		t.Errorf("engine defaults restated differently: %+v", c.Engine)
 	}
-	// The reaper's bus never subscribes.
-	stop, err := config.PublishOnly(rt.Bus).Subscribe(func(notify.Hint) { t.Error("delivered") })
-	if err != nil {
-		t.Fatal(err)
+}
+
+// TestLastEntryWins: a flag is an entry appended to the environment.
+func TestLastEntryWins(t *testing.T) {
+	c, perr := load(t, config.API, "CAIRN_BLOB=mem://", "CAIRN_DEV=true", "PORT=1", "PORT=2")
+	if perr != nil || c.Port != 2 {
+		t.Fatalf("%v %v", c, perr)
 	}
-	stop()
+}
+
+func TestPortZeroIsAnyPort(t *testing.T) {
+	c, perr := load(t, config.API, "CAIRN_BLOB=mem://", "CAIRN_DEV=true", "PORT=0")
+	if perr != nil || c.Addr() != "127.0.0.1:0" {
+		t.Fatalf("%v %v", c, perr)
+	}
+	if _, perr := load(t, config.API, "CAIRN_BLOB=mem://", "CAIRN_DEV=true", "PORT=65536"); perr == nil {
+		t.Fatal("PORT=65536 accepted")
+	}
 }

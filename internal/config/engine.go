@@ -1,0 +1,85 @@
+package config
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"slices"
+	"time"
+
+	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/notify"
+)
+
+// Engine tunes the engine. Unset durations take the engine's defaults
+// (engine.Default*), resolved here so that they can be checked against
+// each other and the platform's limits.
+type Engine struct {
+	Prices engine.PriceBook
+
+	MaxRequestTime   time.Duration
+	LeaseTTL         time.Duration
+	Heartbeat        time.Duration
+	FallbackInterval time.Duration // 0: the engine's default
+}
+
+func (e *Engine) parse(r *reader) {
+	if raw := r.str(EnvPrices); raw != "" {
+		e.Prices = r.prices(raw)
+	}
+	e.MaxRequestTime = r.duration(EnvMaxRequestTime, engine.DefaultMaxRequestTime, 2*time.Second, time.Hour)
+	e.LeaseTTL = r.duration(EnvLeaseTTL, engine.DefaultLeaseTTL, time.Second, 24*time.Hour)
+	e.Heartbeat = r.duration(EnvHeartbeat, 0, 100*time.Millisecond, 24*time.Hour)
+	if e.Heartbeat == 0 && e.LeaseTTL > 0 {
+		e.Heartbeat = e.LeaseTTL / engine.DefaultHeartbeatsPerTTL
+	}
+	if e.Heartbeat > 0 && e.LeaseTTL > 0 && e.Heartbeat >= e.LeaseTTL {
+		r.problem(EnvHeartbeat, fmt.Sprintf("%v must be shorter than the lease TTL %v (CAIRN_LEASE_TTL), or a worker's lease expires between two heartbeats", e.Heartbeat, e.LeaseTTL))
+	}
+	e.FallbackInterval = r.duration(EnvFallbackInterval, 0, 100*time.Millisecond, time.Hour)
+}
+
+// EngineConfig is the engine configuration, with bus and logger.
+func (c *Config) EngineConfig(bus notify.Bus, log *slog.Logger) engine.Config {
+	return engine.Config{
+		LeaseTTL:          c.LeaseTTL,
+		HeartbeatInterval: c.Heartbeat,
+		MaxRequestTime:    c.MaxRequestTime,
+		FallbackInterval:  c.FallbackInterval,
+		Prices:            c.Prices,
+		Bus:               bus,
+		Logger:            log,
+	}
+}
+
+// prices decodes a price book strictly: unknown fields and negative prices
+// are errors.
+func (r *reader) prices(raw string) engine.PriceBook {
+	dec := json.NewDecoder(bytes.NewReader([]byte(raw)))
+	dec.DisallowUnknownFields()
+	var book engine.PriceBook
+	if err := dec.Decode(&book); err != nil {
+		r.problem(EnvPrices, fmt.Sprintf("not a price book: %v; want JSON such as {\"claude-sonnet\":{\"input_per_million\":3,\"output_per_million\":15}}", err))
+		return nil
+	}
+	if dec.More() {
+		r.problem(EnvPrices, "trailing data after the JSON object")
+		return nil
+	}
+	models := make([]string, 0, len(book))
+	for m := range book {
+		models = append(models, m)
+	}
+	slices.Sort(models)
+	for _, m := range models {
+		p := book[m]
+		if m == "" {
+			r.problem(EnvPrices, "a model name is empty")
+		}
+		if p.InputPerMillion < 0 || p.OutputPerMillion < 0 {
+			r.problem(EnvPrices, fmt.Sprintf("model %q: prices must not be negative", m))
+		}
+	}
+	return book
+}

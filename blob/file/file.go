@@ -102,12 +102,6 @@ func New(root string, opts Options) (*blob.Bucket, error) {
 	return blob.NewBucket(&driver{root: abs, opts: opts}), nil
 }
 
-// Open is New under its former name.
-//
-// Deprecated: use New, as for every other driver. Kept while branches that
-// still call Open are merged; remove it after.
-func Open(root string, opts Options) (*blob.Bucket, error) { return New(root, opts) }
-
 // escape makes a key segment safe as a file name: "%", "~", "\" and the
 // characters Windows refuses are percent-escaped, so no escaped segment
 // contains "~" and the suffix and temp names cannot collide with objects.

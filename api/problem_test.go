@@ -1,7 +1,6 @@
 package api
 
 import (
-	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -11,32 +10,18 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"testing/iotest"
+
+	"github.com/cairn-dev/cairn/internal/testutil"
 
 	"github.com/cairn-dev/cairn/blob"
 	"github.com/cairn-dev/cairn/blob/mem"
 	"github.com/cairn-dev/cairn/engine"
 )
 
-// syncBuffer is a log sink safe for concurrent handlers.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+// syncBuffer is a log sink safe for concurrent writers and readers.
+type syncBuffer = testutil.SyncBuffer
 
 // newTestAPI is an API on a fresh engine over store (mem when nil), in dev
 // mode, logging to the returned buffer.

@@ -65,17 +65,7 @@ func (e *Engine) Claim(ctx context.Context, req ClaimRequest) ([]Lease, error) {
 	if max > 100 {
 		max = 100
 	}
-	hold := time.Duration(req.WaitMs) * time.Millisecond
-	if hold > e.MaxClaimHold() {
-		hold = e.MaxClaimHold()
-	}
-	// Leave time to answer before the platform's own deadline.
-	if dl, ok := ctx.Deadline(); ok {
-		if left := time.Until(dl) - 500*time.Millisecond; left < hold {
-			hold = max0(left)
-		}
-	}
-	deadline := time.Now().Add(hold)
+	deadline := e.holdUntil(ctx, time.Duration(req.WaitMs)*time.Millisecond)
 	skip := map[string]bool{} // hints this claim cannot use
 	match := func(h notify.Hint) bool {
 		return w.served[workflowID{h.Workflow, h.Version}] && (req.Run == "" || h.Run == req.Run) && !skip[h.Key()]
@@ -149,6 +139,20 @@ func (e *Engine) AwaitHeldClaims(ctx context.Context, n int) error {
 			return ctx.Err()
 		}
 	}
+}
+
+// holdUntil is when a request asking to be held for wait must answer:
+// wait capped at MaxClaimHold, leaving half a second to answer before the
+// platform's own deadline (the request context's). Holds are wall-clock
+// waits of the request, not engine time, so they use the real clock.
+func (e *Engine) holdUntil(ctx context.Context, wait time.Duration) time.Time {
+	wait = min(wait, e.MaxClaimHold())
+	if dl, ok := ctx.Deadline(); ok {
+		if left := time.Until(dl) - 500*time.Millisecond; left < wait {
+			wait = max0(left)
+		}
+	}
+	return time.Now().Add(wait)
 }
 
 func max0(d time.Duration) time.Duration {

@@ -429,15 +429,7 @@ func (e *Engine) GetRunStatus(ctx context.Context, id string, after int64, wait 
 	if err := runIDRule.check("run", id); err != nil {
 		return nil, err
 	}
-	if wait > e.MaxClaimHold() {
-		wait = e.MaxClaimHold()
-	}
-	if dl, ok := ctx.Deadline(); ok {
-		if left := time.Until(dl) - 500*time.Millisecond; left < wait {
-			wait = max0(left)
-		}
-	}
-	deadline := time.Now().Add(wait)
+	deadline := e.holdUntil(ctx, wait)
 	for poll := 100 * time.Millisecond; ; poll = min(poll*2, time.Second) {
 		r, err := e.readRun(ctx, id)
 		if err != nil {

@@ -6,9 +6,10 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/cairn-dev/cairn/internal/testutil"
 )
 
 func TestDevEnviron(t *testing.T) {
@@ -40,23 +41,8 @@ func TestDevEnviron(t *testing.T) {
 	}
 }
 
-// syncBuffer is a bytes.Buffer safe for concurrent writes and reads.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+// syncBuffer is a log sink safe for concurrent writers and readers.
+type syncBuffer = testutil.SyncBuffer
 
 // TestDevReadsTheEnvironment: cairn dev goes through internal/config, so
 // the CAIRN_* variables apply (here a bad one stops it, and a store and a

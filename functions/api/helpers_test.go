@@ -13,9 +13,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/cairn-dev/cairn/internal/testutil"
 
 	"github.com/aws/aws-lambda-go/events"
 
@@ -331,23 +332,8 @@ func startProcess(t testing.TB, bin string, env []string, args ...string) *proce
 	return p
 }
 
-// syncBuffer is a bytes.Buffer safe for a writer and readers.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
+// syncBuffer is a log sink safe for concurrent writers and readers.
+type syncBuffer = testutil.SyncBuffer
 
 func hostArch() string { return runtime.GOARCH }
 

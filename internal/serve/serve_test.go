@@ -1,7 +1,6 @@
 package serve
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -9,10 +8,11 @@ import (
 	"net"
 	"net/http"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/cairn-dev/cairn/internal/testutil"
 
 	"github.com/cairn-dev/cairn/blob/mem"
 	"github.com/cairn-dev/cairn/engine"
@@ -173,23 +173,8 @@ func (f *fakeEngine) Reap(ctx context.Context) (engine.ReapStats, error) {
 	return engine.ReapStats{ListRequests: 1, RunsVisited: 2, TimersFired: 1}, nil
 }
 
-// syncBuffer is a bytes.Buffer safe for the reaper's goroutine.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+// syncBuffer is a log sink safe for concurrent writers and readers.
+type syncBuffer = testutil.SyncBuffer
 
 func TestReaperLoop(t *testing.T) {
 	f := &fakeEngine{}

@@ -3,8 +3,10 @@ package api
 import (
 	"context"
 	"errors"
+	"net"
 	"net/http"
 	"strings"
+	"syscall"
 
 	"github.com/danielgtaylor/huma/v2"
 
@@ -122,6 +124,14 @@ func (a *API) toProblem(ctx context.Context, err error, params map[string]string
 		if p := a.clientStoreError(ctx, berr); p != nil {
 			return p
 		}
+		if storeUnreachable(err) {
+			// Nothing reached the store, so nothing was applied: the
+			// client may retry as it would after throttling.
+			a.log.WarnContext(ctx, "store unreachable", "op", berr.Op, "err", berr.Err)
+			p := problem(http.StatusServiceUnavailable, "the store is unreachable; nothing was applied, retry shortly")
+			p.headers = http.Header{"Retry-After": {"1"}}
+			return p
+		}
 		a.log.ErrorContext(ctx, "store error", "op", berr.Op, "key", berr.Key, "err", berr.Err)
 		p := problem(http.StatusBadGateway, "the object store failed ("+berr.Op+"); nothing may have been applied, retry")
 		return p
@@ -164,4 +174,14 @@ func location(field string, params map[string]string) string {
 		return "path.lease"
 	}
 	return "body." + field
+}
+
+// storeUnreachable reports whether err says the request never reached the
+// store: the connection was refused, the host or network unreachable, or
+// the name did not resolve. (A reset or a timeout may have sent the
+// request; those stay 502.)
+func storeUnreachable(err error) bool {
+	var dns *net.DNSError
+	return errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.EHOSTUNREACH) ||
+		errors.Is(err, syscall.ENETUNREACH) || errors.As(err, &dns)
 }

@@ -73,6 +73,7 @@ func (e *Engine) Claim(ctx context.Context, req ClaimRequest) ([]Lease, error) {
 	wake, stop := e.hub.wait(match)
 	defer stop()
 	var lastRunScan time.Time
+	failures := 0 // consecutive store failures of this claim
 	for {
 		hints := e.hub.take(match, max)
 		if req.Run != "" && (lastRunScan.IsZero() || time.Since(lastRunScan) >= e.runScanInterval()) {
@@ -84,10 +85,20 @@ func (e *Engine) Claim(ctx context.Context, req ClaimRequest) ([]Lease, error) {
 			hints = append(hints, more...)
 		}
 		if len(hints) > 0 {
-			leases, err := e.tryClaim(ctx, w, hints, max, skip, req.Run)
+			leases, storeFailed, err := e.tryClaim(ctx, w, hints, max, skip, req.Run)
 			if len(leases) > 0 || err != nil {
 				return leases, err
 			}
+			if storeFailed {
+				// The hints went back to the hub, which would hand them
+				// straight back: wait before trying the bucket again.
+				failures++
+				if !e.pause(ctx, claimBackoff(failures), deadline) {
+					return []Lease{}, nil
+				}
+				continue
+			}
+			failures = 0
 		}
 		if req.Run == "" {
 			if n := e.fallbackScan(ctx); n > 0 {
@@ -114,6 +125,27 @@ func (e *Engine) Claim(ctx context.Context, req ClaimRequest) ([]Lease, error) {
 			return []Lease{}, nil
 		}
 		t.Stop()
+	}
+}
+
+// pause waits d, or until the hold's deadline, the drain or ctx; it
+// reports whether the claim should go on.
+func (e *Engine) pause(ctx context.Context, d time.Duration, deadline time.Time) bool {
+	if left := time.Until(deadline); left < d {
+		d = left
+	}
+	if d <= 0 {
+		return false
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return time.Now().Before(deadline)
+	case <-e.draining:
+		return false
+	case <-ctx.Done():
+		return false
 	}
 }
 
@@ -205,7 +237,7 @@ func (e *Engine) fallbackScan(ctx context.Context) int {
 	const scanRuns = 16
 	p, err := e.store.List(ctx, blob.ListOptions{Prefix: e.keys.timersPrefix(), PageSize: 200})
 	if err != nil {
-		e.log.Warn("fallback scan: listing timers failed", "err", err)
+		e.outage.fail("list timers", err)
 		return 0
 	}
 	seen := map[string]bool{}
@@ -240,7 +272,7 @@ func (e *Engine) fallbackScan(ctx context.Context) int {
 // tryClaim turns hints into leases: per run, one read of the run record,
 // then one create-only write per attempt. A hint that is stale is
 // dropped; one this claim cannot use yet is put back.
-func (e *Engine) tryClaim(ctx context.Context, w cachedWorker, hints []notify.Hint, max int, skip map[string]bool, scoped string) ([]Lease, error) {
+func (e *Engine) tryClaim(ctx context.Context, w cachedWorker, hints []notify.Hint, max int, skip map[string]bool, scoped string) (_ []Lease, storeFailed bool, _ error) {
 	byRun := map[string][]notify.Hint{}
 	var order []string
 	for _, h := range hints {
@@ -264,9 +296,11 @@ func (e *Engine) tryClaim(ctx context.Context, w cachedWorker, hints []notify.Hi
 				continue
 			}
 			putBack = append(putBack, hs...)
-			e.log.Warn("claim: reading run failed", "run", run, "err", err)
+			e.outage.fail("read run", err)
+			storeFailed = true
 			continue
 		}
+		e.outage.ok()
 		if r.Status.Terminal() {
 			if run == scoped {
 				scopedErr = reject(cairn.ReasonRunTerminal, "run %s has ended (%s)", run, r.Status)
@@ -290,7 +324,8 @@ func (e *Engine) tryClaim(ctx context.Context, w cachedWorker, hints []notify.Hi
 			}
 			l, back, err := e.claimOne(ctx, w, r, d, h.Step)
 			if err != nil {
-				e.log.Warn("claim: creating lease failed", "run", run, "step", h.Step, "err", err)
+				e.outage.fail("create lease", err)
+				storeFailed = true
 				putBack = append(putBack, h)
 				continue
 			}
@@ -315,9 +350,9 @@ func (e *Engine) tryClaim(ctx context.Context, w cachedWorker, hints []notify.Hi
 		go e.announce(taken)
 	}
 	if len(leases) == 0 && scopedErr != nil {
-		return nil, scopedErr
+		return nil, storeFailed, scopedErr
 	}
-	return leases, nil
+	return leases, storeFailed, nil
 }
 
 // claimOne tries to lease the current attempt of a step. It returns the

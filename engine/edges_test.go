@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/cairn-dev/cairn/blob"
 	"github.com/cairn-dev/cairn/blob/faults"
 	"github.com/cairn-dev/cairn/blob/mem"
+	"github.com/cairn-dev/cairn/internal/testutil"
 )
 
 // Tests of the edges: what the engine promises when a worker lies, is
@@ -513,4 +515,39 @@ func TestUnservableAtMostOnceNeedsNoStarted(t *testing.T) {
 	l2 := claimOne(t, e, "w2")
 	_, err := e.Fail(ctx, l2.ID, FailRequest{Error: cairn.ErrorInfo{Class: cairn.ClassRetryable}})
 	wantReason(t, err, cairn.ReasonNotStarted)
+}
+
+// TestClaimBacksOffWhileTheStoreFails: a waiting claim whose reads fail
+// backs off instead of re-reading in a tight loop, and the outage is
+// logged once when it starts and once when it ends, not per request.
+func TestClaimBacksOffWhileTheStoreFails(t *testing.T) {
+	ctx := context.Background()
+	store, fs := faults.Wrap(mem.New(), faults.Profile{})
+	var logs testutil.SyncBuffer
+	e := newTestEngine(t, store, Config{Logger: slog.New(slog.NewTextHandler(&logs, nil)), FallbackInterval: time.Minute})
+	register(t, e, "w", single("o", cairn.Step{}))
+	run := mustStart(t, e, "o", `{}`)
+	fs.Inject(faults.Rule{Ops: []faults.Op{faults.OpGet}, KeyPrefix: "runs/", Err: errors.New("connection refused")})
+	before := fs.Stats()
+	ls, err := e.Claim(ctx, ClaimRequest{WorkerID: "w", WaitMs: 1500})
+	if err != nil || len(ls) != 0 {
+		t.Fatalf("claim during the outage: %v %v", ls, err)
+	}
+	reads := fs.Stats().Injected - before.Injected
+	if reads > 20 {
+		t.Fatalf("%d run reads in a 1.5 s claim while the store failed: no backoff", reads)
+	}
+	t.Logf("%d failing reads in a 1.5 s claim", reads)
+	fs.Clear()
+	l := claimOne(t, e, "w")
+	if l.Run != run {
+		t.Fatalf("claimed %s", l.Run)
+	}
+	out := logs.String()
+	if n := strings.Count(out, "the store is failing"); n != 1 {
+		t.Fatalf("%d outage warnings, want 1:\n%s", n, out)
+	}
+	if !strings.Contains(out, "the store answers again") {
+		t.Fatalf("recovery not logged:\n%s", out)
+	}
 }

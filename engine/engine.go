@@ -120,6 +120,8 @@ type Engine struct {
 	defs    *defCache
 	workers *workerCache
 
+	outage outage
+
 	scanMu   sync.Mutex
 	lastScan time.Time
 
@@ -141,6 +143,7 @@ func New(store *blob.Bucket, cfg Config) (*Engine, error) {
 	e.hub = newHub(cfg.Now)
 	e.defs = newDefCache()
 	e.workers = newWorkerCache(e.now)
+	e.outage = outage{log: e.log, now: e.now}
 	if cfg.Bus != nil {
 		stop, err := cfg.Bus.Subscribe(e.hub.add)
 		if err != nil {

@@ -71,7 +71,9 @@ func NewClient(server string, opts ...ClientOption) (*Client, error) {
 		c.http = &http.Client{Transport: t}
 	}
 	c.api, err = client.NewClientWithResponses(c.server,
-		client.WithHTTPClient(c.http),
+		// Answers that say nothing was applied (503, a refused
+		// connection) are sent again, honouring Retry-After.
+		client.WithHTTPClient(&retryDoer{next: c.http}),
 		client.WithRequestEditorFn(func(ctx context.Context, req *http.Request) error {
 			if c.key != "" {
 				req.Header.Set("Authorization", "Bearer "+c.key)

@@ -183,7 +183,10 @@ func (e *Engine) afterCommit(fx *effects) {
 	if fx.rev > 0 {
 		e.watch.changed(fx.run.ID, fx.rev)
 		if e.cfg.Bus != nil {
-			hints = append(hints, notify.Hint{Run: fx.run.ID, Workflow: fx.run.Workflow, Version: fx.run.Version, Changed: true, Rev: fx.rev})
+			// No workflow or version: an instance that predates change
+			// notices decodes one as a hint for no workflow it serves,
+			// and no claim of its takes it.
+			hints = append(hints, notify.Hint{Run: fx.run.ID, Changed: true, Rev: fx.rev})
 		}
 	}
 	if len(hints) > 0 {

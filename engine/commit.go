@@ -25,10 +25,14 @@ import (
 type mutation func(r *runRecord, fx *effects) (any, error)
 
 // effects are what a committed write asks for after it lands: hints to
-// publish for work that became ready.
+// publish for work that became ready, and (set by the committer once the
+// write landed) the run and its new revision, for the status requests
+// waiting on it.
 type effects struct {
 	now   time.Time
 	hints []notify.Hint
+	run   *runRecord
+	rev   int64
 }
 
 // committer applies mutations to run records with group commit: the
@@ -201,6 +205,7 @@ func (c *committer) commit(run string, items []*pending) {
 		switch {
 		case err == nil:
 			c.cache.put(run, data, nv)
+			fx.run, fx.rev = rec, rec.Rev
 			c.finish(items, vals, errs, nil, fx)
 			return
 		case errors.Is(err, blob.ErrPreconditionFailed), errors.Is(err, blob.ErrNotFound):

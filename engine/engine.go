@@ -117,6 +117,7 @@ type Engine struct {
 
 	commits *committer
 	hub     *hub
+	watch   *watchers
 	defs    *defCache
 	workers *workerCache
 
@@ -141,11 +142,12 @@ func New(store *blob.Bucket, cfg Config) (*Engine, error) {
 	e := &Engine{store: store, cfg: cfg, keys: keys{prefix: cfg.Prefix}, log: cfg.Logger, draining: make(chan struct{})}
 	e.commits = newCommitter(e)
 	e.hub = newHub(cfg.Now)
+	e.watch = newWatchers()
 	e.defs = newDefCache()
 	e.workers = newWorkerCache(e.now)
 	e.outage = outage{log: e.log, now: e.now}
 	if cfg.Bus != nil {
-		stop, err := cfg.Bus.Subscribe(e.hub.add)
+		stop, err := cfg.Bus.Subscribe(e.receive)
 		if err != nil {
 			return nil, fmt.Errorf("engine: subscribe to notifications: %w", err)
 		}
@@ -174,10 +176,24 @@ func (e *Engine) now() time.Time { return e.cfg.Now().UTC() }
 // request time.
 func (e *Engine) MaxClaimHold() time.Duration { return e.cfg.MaxRequestTime * 4 / 5 }
 
-// afterCommit carries out a committed write's effects.
+// afterCommit carries out a committed write's effects: it wakes this
+// instance's status requests waiting on the run, and publishes the hints
+// of work that became ready together with a run-change notice for the
+// other instances' waiting requests (one Publish, so a commit that makes
+// work ready sends no extra message).
 func (e *Engine) afterCommit(fx *effects) {
-	if len(fx.hints) > 0 {
-		e.announce(fx.hints)
+	hints := fx.hints
+	if fx.rev > 0 {
+		e.watch.changed(fx.run.ID, fx.rev)
+		if e.cfg.Bus != nil {
+			// No workflow or version: an instance that predates change
+			// notices decodes one as a hint for no workflow it serves,
+			// and no claim of its takes it.
+			hints = append(hints, notify.Hint{Run: fx.run.ID, Changed: true, Rev: fx.rev})
+		}
+	}
+	if len(hints) > 0 {
+		e.announce(hints)
 	}
 }
 
@@ -186,7 +202,7 @@ func (e *Engine) afterCommit(fx *effects) {
 func (e *Engine) announce(hints []notify.Hint) {
 	if e.cfg.Bus == nil {
 		for _, h := range hints {
-			e.hub.add(h)
+			e.receive(h)
 		}
 		return
 	}
@@ -197,7 +213,7 @@ func (e *Engine) announce(hints []notify.Hint) {
 		// reaper find the step. Serve this instance's claims meanwhile.
 		e.log.Warn("publishing work notifications failed; falling back to the bucket", "err", err, "hints", len(hints))
 		for _, h := range hints {
-			e.hub.add(h)
+			e.receive(h)
 		}
 	}
 }

@@ -422,36 +422,6 @@ func (e *Engine) Audit(ctx context.Context, who, op, run string) error {
 	return err
 }
 
-// GetRunStatus returns a run's progress. With wait > 0 it holds until
-// the run's rev exceeds after (or the run ends), up to wait capped at the
-// claim hold, reading the run record at most every 250 ms.
-func (e *Engine) GetRunStatus(ctx context.Context, id string, after int64, wait time.Duration) (*cairn.RunProgress, error) {
-	if err := runIDRule.check("run", id); err != nil {
-		return nil, err
-	}
-	deadline := e.holdUntil(ctx, wait)
-	for poll := 100 * time.Millisecond; ; poll = min(poll*2, time.Second) {
-		r, err := e.readRun(ctx, id)
-		if err != nil {
-			return nil, err
-		}
-		left := time.Until(deadline)
-		if r.Rev > after || r.Status.Terminal() || left <= 0 {
-			return e.status(ctx, r), nil
-		}
-		t := time.NewTimer(min(poll, left))
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
-			return e.status(ctx, r), nil
-		case <-e.draining:
-			t.Stop()
-			return e.status(ctx, r), nil
-		}
-	}
-}
-
 func (e *Engine) status(ctx context.Context, r *runRecord) *cairn.RunProgress {
 	s := &cairn.RunProgress{ID: r.ID, Workflow: r.Workflow, Version: r.Version, Status: r.Status, Rev: r.Rev,
 		CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, EndedAt: r.EndedAt, StepsTotal: len(r.Steps), Error: r.Error, Steps: []cairn.StepProgress{}}

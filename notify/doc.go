@@ -40,6 +40,15 @@
 // from the hints it could not send and logs a warning; nothing is retried
 // beyond what the driver's client does within the call's context.
 //
+// # Run-change notices
+//
+// A hint with Changed set is a run-change notice: the run's record was
+// written at revision Rev. Instances use it to wake the status requests
+// waiting on that run; it names no step, workflow or version and is never
+// claimable work. It travels in the same batches and is as lossy as any
+// hint (a lost one costs a waiting request its fallback read). On a queue
+// bus it reaches one instance.
+//
 // # Fan-out and queue semantics
 //
 // The engine subscribes once per instance and hands each received hint to

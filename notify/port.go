@@ -13,6 +13,10 @@ import (
 // Hint says that an attempt may be claimable: a notification, never a
 // fact. The bucket decides; a duplicated, stale or lost hint never loses
 // or duplicates work.
+//
+// A hint with Changed set is a run-change notice instead: the run's record
+// was written at revision Rev, and instances wake the status requests
+// waiting on it. It names no step or attempt and is never claimable work.
 type Hint struct {
 	Run      string `json:"run"`
 	Workflow string `json:"workflow"`
@@ -25,6 +29,11 @@ type Hint struct {
 	// Taken says the attempt was claimed: instances drop their copies of
 	// the hint instead of spending a read (and a refused create) on it.
 	Taken bool `json:"taken,omitempty"`
+	// Changed marks a run-change notice: the run's record now has
+	// revision Rev. Step and Attempt are empty; it is not work.
+	Changed bool `json:"changed,omitempty"`
+	// Rev is the run record's revision a change notice announces.
+	Rev int64 `json:"rev,omitempty"`
 }
 
 // Key identifies the step a hint is about: of two hints with one key, the

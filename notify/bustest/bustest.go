@@ -71,7 +71,8 @@ func Run(t *testing.T, h Harness) {
 
 // Hints returns n hints of batch, every field set on the first: NotBefore
 // carries nanoseconds and a non-UTC zone on even hints and is zero on odd
-// ones; Taken is set on every third hint.
+// ones; Taken is set on every third hint, Changed (with Rev) on every
+// fifth.
 func Hints(batch string, n int) []notify.Hint {
 	zone := time.FixedZone("X", 5*3600+30*60)
 	out := make([]notify.Hint, n)
@@ -83,6 +84,9 @@ func Hints(batch string, n int) []notify.Hint {
 			Step:     fmt.Sprintf("step-%d", i),
 			Attempt:  i + 1,
 			Taken:    i%3 == 0,
+		}
+		if i%5 == 0 {
+			out[i].Changed, out[i].Rev = true, int64(i+7)
 		}
 		if i%2 == 0 {
 			out[i].NotBefore = time.Date(2031, 2, 3, 4, 5, 6, 123456789+i, zone)

@@ -137,4 +137,6 @@ type WorkerInfo struct {
 	Workflows    []string          `json:"workflows" doc:"name@version of each definition served."`
 	RegisteredAt time.Time         `json:"registered_at"`
 	Labels       map[string]string `json:"labels,omitempty"`
+	LastSeenAt   time.Time         `json:"last_seen_at" doc:"The worker's last claim or heartbeat the engine recorded (recorded at most once a minute per worker and API instance), or its registration."`
+	Alive        bool              `json:"alive" doc:"Seen within the alive window (two recording periods plus the longest claim hold): a worker that is polling or running steps is alive."`
 }

@@ -397,7 +397,7 @@ func (a *API) registerRunOps() {
 	op(a, huma.Operation{
 		OperationID: "getRunStatus", Method: http.MethodGet, Path: "/runs/{run}/status", Tags: []string{"Runs"},
 		Summary:     "Get a run's progress, optionally waiting for a change",
-		Description: "Status and per-step progress without the run's contents (no input, outputs or state), so it is not audited: what watchers poll. With wait_ms, the request is held until the run's rev exceeds after or the run ends (capped like a claim).",
+		Description: "Status and per-step progress without the run's contents (no input, outputs or state), so it is not audited: what watchers follow. With wait_ms, the request is held until the run's rev exceeds after or the run ends (capped like a claim); a commit on any instance wakes it (pushed over the bus, no polling).",
 		Errors:      []int{http.StatusNotFound},
 	}, ScopeRead, func(ctx context.Context, in *runStatusInput) (*runStatusOutput, error) {
 		s, err := a.engine.GetRunStatus(ctx, in.Run, in.After, time.Duration(in.WaitMs)*time.Millisecond)

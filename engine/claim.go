@@ -58,6 +58,7 @@ func (e *Engine) Claim(ctx context.Context, req ClaimRequest) ([]Lease, error) {
 	if err != nil {
 		return nil, err
 	}
+	e.seen(w.rec.ID)
 	max := req.Max
 	if max <= 0 {
 		max = 1

@@ -6,12 +6,14 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/blob"
+	"github.com/cairn-dev/cairn/blob/counting"
 	"github.com/cairn-dev/cairn/blob/faults"
 	"github.com/cairn-dev/cairn/blob/mem"
 	"github.com/cairn-dev/cairn/internal/testutil"
@@ -550,4 +552,68 @@ func TestClaimBacksOffWhileTheStoreFails(t *testing.T) {
 	if !strings.Contains(out, "the store answers again") {
 		t.Fatalf("recovery not logged:\n%s", out)
 	}
+}
+
+// TestWorkerLiveness: claims and heartbeats record that a worker is alive,
+// at most once per WorkerSeenEvery per instance; a worker not seen for the
+// alive window is listed as gone.
+func TestWorkerLiveness(t *testing.T) {
+	ctx := context.Background()
+	clk := newClock()
+	store, counts := counting.Wrap(mem.New())
+	e := newTestEngine(t, store, Config{Now: clk.Now})
+	register(t, e, "w", single("l", cairn.Step{}))
+	register(t, e, "idle", single("l", cairn.Step{}))
+	clk.Advance(10 * time.Minute)
+	awaitSeen := func(worker string, at time.Time) cairn.WorkerInfo {
+		t.Helper()
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			ws, err := e.ListWorkers(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, w := range ws {
+				if w.ID == worker && !w.LastSeenAt.Before(at) {
+					return w
+				}
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("worker %s never recorded as seen at %v: %+v", worker, at, ws)
+			}
+			runtime.Gosched()
+		}
+	}
+	mustStart(t, e, "l", `{}`)
+	seenAt := clk.Now()
+	l := claimOne(t, e, "w")
+	if w := awaitSeen("w", seenAt); !w.Alive {
+		t.Fatalf("a worker that just claimed is not alive: %+v", w)
+	}
+	// Many calls within the period: no more sightings recorded.
+	for range 20 {
+		clk.Advance(time.Second)
+		if _, err := e.Heartbeat(ctx, l.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.workers.mu.Lock()
+	last := e.workers.seen["w"]
+	e.workers.mu.Unlock()
+	if !last.Equal(seenAt) {
+		t.Fatalf("a sighting was recorded at %v, %v after the last one: one per call, not per period", last, last.Sub(seenAt))
+	}
+	_ = counts
+	ws, _ := e.ListWorkers(ctx)
+	for _, w := range ws {
+		if w.ID == "idle" && w.Alive {
+			t.Fatalf("a worker unseen for 10 minutes is alive: %+v", w)
+		}
+	}
+	// A heartbeat a period later records it again.
+	clk.Advance(WorkerSeenEvery)
+	if _, err := e.Heartbeat(ctx, l.ID); err != nil {
+		t.Fatal(err)
+	}
+	awaitSeen("w", clk.Now())
 }

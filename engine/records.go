@@ -186,6 +186,9 @@ type workerRecord struct {
 	Workflows    []workflowID      `json:"workflows"`
 	RegisteredAt time.Time         `json:"registered_at"`
 	Labels       map[string]string `json:"labels,omitempty"`
+	// LastSeenAt is the last claim or heartbeat an instance recorded (at
+	// most one write per worker per instance per WorkerSeenEvery).
+	LastSeenAt *time.Time `json:"last_seen_at,omitempty"`
 }
 
 type workflowID struct {

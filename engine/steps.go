@@ -241,6 +241,7 @@ func (e *Engine) heartbeat(ctx context.Context, id string, runs *runMemo) (*Leas
 	if err != nil {
 		return nil, err
 	}
+	e.seen(l.Worker)
 	return &LeaseStatus{ExpiresAt: l.ExpiresAt}, nil
 }
 

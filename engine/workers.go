@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"sync"
@@ -60,9 +61,10 @@ func (e *Engine) Register(ctx context.Context, req RegisterRequest) (*RegisterRe
 // when its worker registers again, which it does on every start; an
 // instance that missed that re-reads after workerCacheTTL.
 type workerCache struct {
-	mu  sync.Mutex
-	m   map[string]cachedWorker
-	now func() time.Time // the engine's clock
+	mu   sync.Mutex
+	seen map[string]time.Time // when this instance last recorded a worker as seen
+	m    map[string]cachedWorker
+	now  func() time.Time // the engine's clock
 }
 
 type cachedWorker struct {
@@ -74,7 +76,7 @@ type cachedWorker struct {
 const workerCacheTTL = time.Minute
 
 func newWorkerCache(now func() time.Time) *workerCache {
-	return &workerCache{m: map[string]cachedWorker{}, now: now}
+	return &workerCache{m: map[string]cachedWorker{}, seen: map[string]time.Time{}, now: now}
 }
 
 func (c *workerCache) put(rec *workerRecord) cachedWorker {
@@ -123,7 +125,12 @@ func (e *Engine) ListWorkers(ctx context.Context) ([]cairn.WorkerInfo, error) {
 		if err != nil {
 			return nil, fmt.Errorf("worker %s: %w", o.Key, err)
 		}
-		wi := cairn.WorkerInfo{ID: rec.ID, RegisteredAt: rec.RegisteredAt, Labels: rec.Labels, Workflows: []string{}}
+		seen := rec.RegisteredAt
+		if rec.LastSeenAt != nil && rec.LastSeenAt.After(seen) {
+			seen = *rec.LastSeenAt
+		}
+		wi := cairn.WorkerInfo{ID: rec.ID, RegisteredAt: rec.RegisteredAt, Labels: rec.Labels, Workflows: []string{},
+			LastSeenAt: seen, Alive: e.now().Sub(seen) <= e.workerAliveWindow()}
 		for _, w := range rec.Workflows {
 			wi.Workflows = append(wi.Workflows, w.String())
 		}
@@ -131,4 +138,52 @@ func (e *Engine) ListWorkers(ctx context.Context) ([]cairn.WorkerInfo, error) {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out, nil
+}
+
+// WorkerSeenEvery is how often an instance records that a worker is
+// alive (on its claims and heartbeats): one read and one conditional write
+// of the worker record per worker per instance per period, never one per
+// call.
+const WorkerSeenEvery = time.Minute
+
+// workerAliveWindow is how long after it was last seen a worker counts as
+// alive: two recording periods (a worker seen just after a recording is
+// recorded again a period later) plus the longest claim hold.
+func (e *Engine) workerAliveWindow() time.Duration {
+	return 2*WorkerSeenEvery + e.MaxClaimHold()
+}
+
+// seen records, at most once per WorkerSeenEvery per instance, that a
+// worker called. It runs in the background: a claim or heartbeat never
+// waits for it, and a failure only delays the record.
+func (e *Engine) seen(worker string) {
+	now := e.now()
+	e.workers.mu.Lock()
+	if last, ok := e.workers.seen[worker]; ok && now.Sub(last) < WorkerSeenEvery && !now.Before(last) {
+		e.workers.mu.Unlock()
+		return
+	}
+	e.workers.seen[worker] = now
+	if len(e.workers.seen) > 100_000 {
+		clear(e.workers.seen) // bounded; a forgotten worker is recorded again
+	}
+	e.workers.mu.Unlock()
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		key := e.keys.worker(worker)
+		rec, ver, err := readJSON[workerRecord](ctx, e.store, key)
+		if err != nil {
+			return
+		}
+		if rec.LastSeenAt != nil && !rec.LastSeenAt.Before(now) {
+			return
+		}
+		rec.LastSeenAt = &now
+		// A conditional write: a registration that changed the record
+		// meanwhile wins, and this sighting is recorded next period.
+		if _, err := e.store.Swap(ctx, key, mustJSON(rec), ver); err != nil && !errors.Is(err, blob.ErrPreconditionFailed) {
+			e.log.Debug("recording a worker sighting failed", "worker", worker, "err", err)
+		}
+	}()
 }

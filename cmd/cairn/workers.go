@@ -37,14 +37,18 @@ func newWorkersCmd(cf *clientFlags) *cobra.Command {
 				return nil
 			}
 			tw := newTable(out)
-			fmt.Fprintln(tw, "WORKER\tWORKFLOWS\tREGISTERED\tLABELS")
+			fmt.Fprintln(tw, "WORKER\tSTATE\tLAST SEEN\tWORKFLOWS\tREGISTERED\tLABELS")
 			for _, w := range ws {
 				var labels []string
 				for k, v := range w.Labels {
 					labels = append(labels, k+"="+v)
 				}
 				sort.Strings(labels)
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", w.ID, strings.Join(w.Workflows, ", "), ago(w.RegisteredAt), strings.Join(labels, ","))
+				state := "gone"
+				if w.Alive {
+					state = "alive"
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", w.ID, state, ago(w.LastSeenAt), strings.Join(w.Workflows, ", "), ago(w.RegisteredAt), strings.Join(labels, ","))
 			}
 			return tw.Flush()
 		},

@@ -1110,9 +1110,14 @@ type Usage struct {
 
 // WorkerInfo defines model for WorkerInfo.
 type WorkerInfo struct {
-	Id           string             `json:"id"`
-	Labels       *map[string]string `json:"labels,omitempty"`
-	RegisteredAt time.Time          `json:"registered_at"`
+	// Alive Seen within the alive window (two recording periods plus the longest claim hold): a worker that is polling or running steps is alive.
+	Alive  bool               `json:"alive"`
+	Id     string             `json:"id"`
+	Labels *map[string]string `json:"labels,omitempty"`
+
+	// LastSeenAt The worker's last claim or heartbeat the engine recorded (recorded at most once a minute per worker and API instance), or its registration.
+	LastSeenAt   time.Time `json:"last_seen_at"`
+	RegisteredAt time.Time `json:"registered_at"`
 
 	// Workflows name@version of each definition served.
 	Workflows *[]string `json:"workflows"`
@@ -1383,7 +1388,7 @@ type ClientInterface interface {
 
 	// GetRunStatus Get a run's progress, optionally waiting for a change
 	//
-	// Status and per-step progress without the run's contents (no input, outputs or state), so it is not audited: what watchers poll. With wait_ms, the request is held until the run's rev exceeds after or the run ends (capped like a claim).
+	// Status and per-step progress without the run's contents (no input, outputs or state), so it is not audited: what watchers follow. With wait_ms, the request is held until the run's rev exceeds after or the run ends (capped like a claim); a commit on any instance wakes it (pushed over the bus, no polling).
 	//
 	// Needs a key with the `read` scope.
 	//
@@ -1759,7 +1764,7 @@ func (c *Client) GetRunJournal(ctx context.Context, run string, reqEditors ...Re
 
 // GetRunStatus Get a run's progress, optionally waiting for a change
 //
-// Status and per-step progress without the run's contents (no input, outputs or state), so it is not audited: what watchers poll. With wait_ms, the request is held until the run's rev exceeds after or the run ends (capped like a claim).
+// Status and per-step progress without the run's contents (no input, outputs or state), so it is not audited: what watchers follow. With wait_ms, the request is held until the run's rev exceeds after or the run ends (capped like a claim); a commit on any instance wakes it (pushed over the bus, no polling).
 //
 // Needs a key with the `read` scope.
 //
@@ -3034,7 +3039,7 @@ type ClientWithResponsesInterface interface {
 
 	// GetRunStatusWithResponse Get a run's progress, optionally waiting for a change
 	//
-	// Status and per-step progress without the run's contents (no input, outputs or state), so it is not audited: what watchers poll. With wait_ms, the request is held until the run's rev exceeds after or the run ends (capped like a claim).
+	// Status and per-step progress without the run's contents (no input, outputs or state), so it is not audited: what watchers follow. With wait_ms, the request is held until the run's rev exceeds after or the run ends (capped like a claim); a commit on any instance wakes it (pushed over the bus, no polling).
 	//
 	// Needs a key with the `read` scope.
 	//
@@ -5091,7 +5096,7 @@ func (c *ClientWithResponses) GetRunJournalWithResponse(ctx context.Context, run
 
 // GetRunStatusWithResponse Get a run's progress, optionally waiting for a change
 //
-// Status and per-step progress without the run's contents (no input, outputs or state), so it is not audited: what watchers poll. With wait_ms, the request is held until the run's rev exceeds after or the run ends (capped like a claim).
+// Status and per-step progress without the run's contents (no input, outputs or state), so it is not audited: what watchers follow. With wait_ms, the request is held until the run's rev exceeds after or the run ends (capped like a claim); a commit on any instance wakes it (pushed over the bus, no polling).
 //
 // Needs a key with the `read` scope.
 //

@@ -121,7 +121,8 @@ type Engine struct {
 	defs    *defCache
 	workers *workerCache
 
-	outage outage
+	outage     outage
+	background sync.WaitGroup // background bookkeeping; see Settle
 
 	scanMu   sync.Mutex
 	lastScan time.Time
@@ -161,6 +162,7 @@ func (e *Engine) Close() error {
 	if e.stopBus != nil {
 		e.stopBus()
 	}
+	e.background.Wait()
 	return nil
 }
 

@@ -170,6 +170,7 @@ func TestBlobOpsPerStep(t *testing.T) {
 			if _, err := e.Claim(ctx, ClaimRequest{WorkerID: "w", WaitMs: 0}); err != nil {
 				t.Fatal(err)
 			}
+			e.Settle() // and the worker's sighting (once a minute per worker)
 			counts.Reset()
 			run := mustStart(t, e, "lin", `{"n":1}`)
 			start := counts.Snapshot()

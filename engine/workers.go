@@ -168,7 +168,9 @@ func (e *Engine) seen(worker string) {
 		clear(e.workers.seen) // bounded; a forgotten worker is recorded again
 	}
 	e.workers.mu.Unlock()
+	e.background.Add(1)
 	go func() {
+		defer e.background.Done()
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		key := e.keys.worker(worker)
@@ -187,3 +189,8 @@ func (e *Engine) seen(worker string) {
 		}
 	}()
 }
+
+// Settle waits for the engine's background bookkeeping (worker sightings)
+// to finish: benchmarks call it before they count requests, so a per-worker
+// cost is not billed to the steps measured.
+func (e *Engine) Settle() { e.background.Wait() }

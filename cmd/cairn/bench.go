@@ -164,6 +164,7 @@ func runBench(ctx context.Context, store *blob.Bucket, counts *counting.Counts, 
 	if _, err := e.Claim(ctx, engine.ClaimRequest{WorkerID: "bench"}); err != nil {
 		return nil, err
 	}
+	e.Settle() // the worker's sighting is per minute, not per step
 	counts.Reset()
 	total := runs * len(wf.Steps)
 	start := time.Now()

@@ -30,6 +30,7 @@ func TestCompleteSurvivesCrashBetweenWrites(t *testing.T) {
 		register(t, e, "w", linear("lin", "1", 2))
 		mustStart(t, e, "lin", `{"n":1}`)
 		l := claimOne(t, e, "w")
+		e.Settle() // the claim's worker sighting is not the complete's
 		before := c.Snapshot()
 		if _, err := e.Complete(ctx, l.ID, CompleteRequest{Output: json.RawMessage(`"x"`)}); err != nil {
 			t.Fatal(err)
@@ -48,6 +49,7 @@ func TestCompleteSurvivesCrashBetweenWrites(t *testing.T) {
 				register(t, e, "w", linear("lin", "1", 2))
 				run := mustStart(t, e, "lin", `{"n":1}`)
 				l := claimOne(t, e, "w")
+				e.Settle() // the claim's worker sighting is not the complete's
 				crash := errors.New("instance killed")
 				ctl.Inject(faults.Rule{Ops: []faults.Op{faults.OpCreate, faults.OpSwap, faults.OpPut}, Skip: k, Times: 1, After: after, Err: crash})
 				_, err := e.Complete(ctx, l.ID, CompleteRequest{Output: json.RawMessage(`"x"`)})

@@ -520,8 +520,16 @@ type reapOutput struct {
 
 type healthOutput struct {
 	Body struct {
-		Status     string `json:"status" example:"ok"`
-		HeldClaims int    `json:"held_claims" doc:"Claims this instance holds now, waiting for work. Tools and tests wait on it instead of sleeping."`
+		Status     string          `json:"status" example:"ok"`
+		HeldClaims int             `json:"held_claims" doc:"Claims this instance holds now, waiting for work. Tools and tests wait on it instead of sleeping."`
+		Build      cairn.BuildInfo `json:"build" doc:"Which cairn is running."`
+	}
+}
+
+type readyOutput struct {
+	Body struct {
+		Status string          `json:"status" example:"ready"`
+		Build  cairn.BuildInfo `json:"build"`
 	}
 }
 
@@ -547,9 +555,28 @@ func (a *API) registerAdminOps() {
 	}, "", func(ctx context.Context, _ *struct{}) (*healthOutput, error) {
 		out := &healthOutput{}
 		out.Body.Status = "ok"
+		out.Body.Build = cairn.Build()
 		if a.engine != nil {
 			out.Body.HeldClaims = a.engine.HeldClaims()
 		}
+		return out, nil
+	})
+	op(a, huma.Operation{
+		OperationID: "ready", Method: http.MethodGet, Path: "/readyz", Tags: []string{"Operations"},
+		Summary:     "Readiness: the bucket answers",
+		Description: "200 when this instance can reach its bucket (one read of an object that need not exist); 503 with Retry-After when it cannot. The notification bus is checked when the instance starts, and a lost bus costs latency, not work, so it does not make an instance unready.",
+	}, "", func(ctx context.Context, _ *struct{}) (*readyOutput, error) {
+		ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		if err := a.engine.Ready(ctx); err != nil {
+			a.log.WarnContext(ctx, "not ready: the bucket does not answer", "err", err)
+			p := problem(http.StatusServiceUnavailable, "the bucket does not answer; this instance cannot serve requests now")
+			p.headers = http.Header{"Retry-After": {"1"}}
+			return nil, p
+		}
+		out := &readyOutput{}
+		out.Body.Status = "ready"
+		out.Body.Build = cairn.Build()
 		return out, nil
 	})
 }

@@ -326,3 +326,13 @@ func readJSON[T any](ctx context.Context, b *blob.Bucket, key string) (*T, blob.
 }
 
 func isNotFound(err error) bool { return errors.Is(err, blob.ErrNotFound) }
+
+// Ready reports whether the bucket answers: one read of an object that
+// need not exist (not found is an answer).
+func (e *Engine) Ready(ctx context.Context) error {
+	_, err := e.store.Stat(ctx, e.keys.prefix+"readyz")
+	if err == nil || isNotFound(err) {
+		return nil
+	}
+	return err
+}

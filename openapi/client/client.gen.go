@@ -455,6 +455,23 @@ type Attempt struct {
 // AttemptOutcome How the attempt ended; absent while it runs.
 type AttemptOutcome string
 
+// BuildInfo defines model for BuildInfo.
+type BuildInfo struct {
+	Go string `json:"go"`
+
+	// Modified The checkout had uncommitted changes.
+	Modified *bool `json:"modified,omitempty"`
+
+	// Revision VCS revision the binary was built from.
+	Revision *string `json:"revision,omitempty"`
+
+	// Time Commit time of that revision.
+	Time *string `json:"time,omitempty"`
+
+	// Version Module version, or devel for a build from a checkout.
+	Version string `json:"version"`
+}
+
 // CancelInputBody defines model for CancelInputBody.
 type CancelInputBody struct {
 	// Schema A URL to the JSON Schema for this object.
@@ -600,7 +617,8 @@ type HealthOutputBody struct {
 	// Schema A URL to the JSON Schema for this object.
 	//
 	// Examples: https://example.com/schemas/HealthOutputBody.json
-	Schema *string `json:"$schema,omitempty"`
+	Schema *string   `json:"$schema,omitempty"`
+	Build  BuildInfo `json:"build"`
 
 	// HeldClaims Claims this instance holds now, waiting for work. Tools and tests wait on it instead of sleeping.
 	HeldClaims int64 `json:"held_claims"`
@@ -802,6 +820,18 @@ type Problem struct {
 
 // ProblemReason On a 409 to a worker call: why the call was refused. SDKs branch on it.
 type ProblemReason string
+
+// ReadyOutputBody defines model for ReadyOutputBody.
+type ReadyOutputBody struct {
+	// Schema A URL to the JSON Schema for this object.
+	//
+	// Examples: https://example.com/schemas/ReadyOutputBody.json
+	Schema *string   `json:"$schema,omitempty"`
+	Build  BuildInfo `json:"build"`
+
+	// Status Examples: ready
+	Status string `json:"status"`
+}
 
 // ReapOutputBody defines model for ReapOutputBody.
 type ReapOutputBody struct {
@@ -1284,6 +1314,13 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/api/healthz (the `Health` operationId).
 	Health(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// Ready Readiness: the bucket answers
+	//
+	// 200 when this instance can reach its bucket (one read of an object that need not exist); 503 with Retry-After when it cannot. The notification bus is checked when the instance starts, and a lost bus costs latency, not work, so it does not make an instance unready.
+	//
+	// Corresponds with GET /v1/api/readyz (the `Ready` operationId).
+	Ready(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// RunReaper Run one reaper pass
 	//
 	// Recovers expired leases, fires due sleeps, wait timeouts and run deadlines, and re-announces unclaimed work. Idempotent and safe to run concurrently; the scheduled reaper function calls the same code.
@@ -1550,6 +1587,23 @@ type ClientInterface interface {
 // Corresponds with GET /v1/api/healthz (the `Health` operationId).
 func (c *Client) Health(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewHealthRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// Ready Readiness: the bucket answers
+//
+// 200 when this instance can reach its bucket (one read of an object that need not exist); 503 with Retry-After when it cannot. The notification bus is checked when the instance starts, and a lost bus costs latency, not work, so it does not make an instance unready.
+//
+// Corresponds with GET /v1/api/readyz (the `Ready` operationId).
+func (c *Client) Ready(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewReadyRequest(c.Server)
 	if err != nil {
 		return nil, err
 	}
@@ -2090,6 +2144,33 @@ func NewHealthRequest(server string) (*http.Request, error) {
 	}
 
 	operationPath := fmt.Sprintf("/v1/api/healthz")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewReadyRequest constructs an http.Request for the Ready method
+func NewReadyRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/api/readyz")
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -2927,6 +3008,15 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/api/healthz (the `Health` operationId).
 	HealthWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*HealthResponse, error)
 
+	// ReadyWithResponse Readiness: the bucket answers
+	//
+	// 200 when this instance can reach its bucket (one read of an object that need not exist); 503 with Retry-After when it cannot. The notification bus is checked when the instance starts, and a lost bus costs latency, not work, so it does not make an instance unready.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/api/readyz (the `Ready` operationId).
+	ReadyWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ReadyResponse, error)
+
 	// RunReaperWithResponse Run one reaper pass
 	//
 	// Recovers expired leases, fires due sleeps, wait timeouts and run deadlines, and re-announces unclaimed work. Idempotent and safe to run concurrently; the scheduled reaper function calls the same code.
@@ -3271,6 +3361,75 @@ func (r HealthResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r HealthResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ReadyResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ReadyOutputBody
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
+	// ApplicationproblemJSON502 the response for an HTTP 502 `application/problem+json` response
+	ApplicationproblemJSON502 *Problem
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ReadyResponse) GetJSON200() *ReadyOutputBody {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r ReadyResponse) GetApplicationproblemJSON422() *Problem {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r ReadyResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON502 returns the response for an HTTP 502 `application/problem+json` response
+func (r ReadyResponse) GetApplicationproblemJSON502() *Problem {
+	return r.ApplicationproblemJSON502
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ReadyResponse) GetApplicationproblemJSON503() *Problem {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ReadyResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ReadyResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ReadyResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ReadyResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -4924,6 +5083,21 @@ func (c *ClientWithResponses) HealthWithResponse(ctx context.Context, reqEditors
 	return ParseHealthResponse(rsp)
 }
 
+// ReadyWithResponse Readiness: the bucket answers
+//
+// 200 when this instance can reach its bucket (one read of an object that need not exist); 503 with Retry-After when it cannot. The notification bus is checked when the instance starts, and a lost bus costs latency, not work, so it does not make an instance unready.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/api/readyz (the `Ready` operationId).
+func (c *ClientWithResponses) ReadyWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ReadyResponse, error) {
+	rsp, err := c.Ready(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseReadyResponse(rsp)
+}
+
 // RunReaperWithResponse Run one reaper pass
 //
 // Recovers expired leases, fires due sleeps, wait timeouts and run deadlines, and re-announces unclaimed work. Idempotent and safe to run concurrently; the scheduled reaper function calls the same code.
@@ -5376,6 +5550,60 @@ func ParseHealthResponse(rsp *http.Response) (*HealthResponse, error) {
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
 		var dest HealthOutputBody
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 502:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON502 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseReadyResponse parses an HTTP response from a ReadyWithResponse call
+func ParseReadyResponse(rsp *http.Response) (*ReadyResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ReadyResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ReadyOutputBody
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}

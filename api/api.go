@@ -59,7 +59,7 @@ func New(e *engine.Engine, cfg Config) *API {
 	mux := http.NewServeMux()
 	a := &API{engine: e, keys: cfg.Keys, devMode: cfg.DevMode, log: cfg.Logger, mux: mux}
 	a.huma = humago.New(mux, humaConfig())
-	a.huma.UseMiddleware(a.authMiddleware(a.huma))
+	a.huma.UseMiddleware(a.accessLog, a.authMiddleware(a.huma))
 	a.registerWorkerOps()
 	a.registerRunOps()
 	a.registerWorkflowOps()

@@ -120,6 +120,7 @@ func (a *API) authMiddleware(api huma.API) func(huma.Context, func(huma.Context)
 			return
 		}
 		if a.devMode {
+			noteKey(ctx.Context(), "dev")
 			next(huma.WithValue(ctx, principalKey{}, principal{id: "dev"}))
 			return
 		}
@@ -133,6 +134,7 @@ func (a *API) authMiddleware(api huma.API) func(huma.Context, func(huma.Context)
 			huma.WriteErr(api, ctx, http.StatusForbidden, fmt.Sprintf("key %q lacks the %q scope this operation needs", k.ID, need))
 			return
 		}
+		noteKey(ctx.Context(), k.ID)
 		next(huma.WithValue(ctx, principalKey{}, principal{id: k.ID}))
 	}
 }

@@ -88,6 +88,10 @@ func humaConfig() huma.Config {
 	c.DocsPath = "/docs"
 	c.OpenAPIPath = "/openapi"
 	c.SchemasPath = "/schemas"
+	// No schema link: Huma's default create hook adds a `$schema` property
+	// to every response schema (and body) and a Link header. Generated
+	// clients then carry a field that is not data (docs/DECISIONS-spec.md).
+	c.CreateHooks = nil
 	c.Components.Schemas.RegisterTypeAlias(reflect.TypeOf(cairn.Duration(0)), reflect.TypeOf(""))
 	enumSchemas(c.Components.Schemas)
 	return c

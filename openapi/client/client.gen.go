@@ -474,31 +474,17 @@ type BuildInfo struct {
 
 // CancelInputBody defines model for CancelInputBody.
 type CancelInputBody struct {
-	// Schema A URL to the JSON Schema for this object.
-	//
-	// Examples: https://example.com/schemas/CancelInputBody.json
-	Schema *string `json:"$schema,omitempty"`
 	Reason *string `json:"reason,omitempty"`
 }
 
 // ClaimOutputBody defines model for ClaimOutputBody.
 type ClaimOutputBody struct {
-	// Schema A URL to the JSON Schema for this object.
-	//
-	// Examples: https://example.com/schemas/ClaimOutputBody.json
-	Schema *string `json:"$schema,omitempty"`
-
 	// Leases Up to max leases; empty when nothing became ready while the claim was held.
 	Leases *[]Lease `json:"leases"`
 }
 
 // ClaimRequest defines model for ClaimRequest.
 type ClaimRequest struct {
-	// Schema A URL to the JSON Schema for this object.
-	//
-	// Examples: https://example.com/schemas/ClaimRequest.json
-	Schema *string `json:"$schema,omitempty"`
-
 	// Max Most leases to return (default 1).
 	Max *int64 `json:"max,omitempty"`
 
@@ -514,11 +500,6 @@ type ClaimRequest struct {
 
 // CompleteRequest defines model for CompleteRequest.
 type CompleteRequest struct {
-	// Schema A URL to the JSON Schema for this object.
-	//
-	// Examples: https://example.com/schemas/CompleteRequest.json
-	Schema *string `json:"$schema,omitempty"`
-
 	// Output The step's output, any JSON.
 	Output json.RawMessage `json:"output,omitempty"`
 
@@ -529,11 +510,6 @@ type CompleteRequest struct {
 
 // Ended defines model for Ended.
 type Ended struct {
-	// Schema A URL to the JSON Schema for this object.
-	//
-	// Examples: https://example.com/schemas/Ended.json
-	Schema *string `json:"$schema,omitempty"`
-
 	// RunStatus The run's status after this call.
 	RunStatus EndedRunStatus `json:"run_status"`
 }
@@ -567,11 +543,6 @@ type ErrorInfo struct {
 
 // EventRequest defines model for EventRequest.
 type EventRequest struct {
-	// Schema A URL to the JSON Schema for this object.
-	//
-	// Examples: https://example.com/schemas/EventRequest.json
-	Schema *string `json:"$schema,omitempty"`
-
 	// Id Optional event id: an event whose id the run has seen is ignored (safe retries). Any text without control characters.
 	Id *string `json:"id,omitempty"`
 
@@ -584,11 +555,6 @@ type EventRequest struct {
 
 // EventResult defines model for EventResult.
 type EventResult struct {
-	// Schema A URL to the JSON Schema for this object.
-	//
-	// Examples: https://example.com/schemas/EventResult.json
-	Schema *string `json:"$schema,omitempty"`
-
 	// Duplicate True when the event id was seen before: nothing changed.
 	Duplicate bool `json:"duplicate"`
 
@@ -601,11 +567,7 @@ type EventResult struct {
 
 // FailRequest defines model for FailRequest.
 type FailRequest struct {
-	// Schema A URL to the JSON Schema for this object.
-	//
-	// Examples: https://example.com/schemas/FailRequest.json
-	Schema *string   `json:"$schema,omitempty"`
-	Error  ErrorInfo `json:"error"`
+	Error ErrorInfo `json:"error"`
 
 	// StatePatch Merged into the run state even on failure.
 	StatePatch *map[string]json.RawMessage `json:"state_patch,omitempty"`
@@ -614,11 +576,7 @@ type FailRequest struct {
 
 // HealthOutputBody defines model for HealthOutputBody.
 type HealthOutputBody struct {
-	// Schema A URL to the JSON Schema for this object.
-	//
-	// Examples: https://example.com/schemas/HealthOutputBody.json
-	Schema *string   `json:"$schema,omitempty"`
-	Build  BuildInfo `json:"build"`
+	Build BuildInfo `json:"build"`
 
 	// HeldClaims Claims this instance holds now, waiting for work. Tools and tests wait on it instead of sleeping.
 	HeldClaims int64 `json:"held_claims"`
@@ -629,22 +587,12 @@ type HealthOutputBody struct {
 
 // HeartbeatManyInputBody defines model for HeartbeatManyInputBody.
 type HeartbeatManyInputBody struct {
-	// Schema A URL to the JSON Schema for this object.
-	//
-	// Examples: https://example.com/schemas/HeartbeatManyInputBody.json
-	Schema *string `json:"$schema,omitempty"`
-
 	// Leases Lease ids to extend.
 	Leases *[]string `json:"leases"`
 }
 
 // HeartbeatManyOutputBody defines model for HeartbeatManyOutputBody.
 type HeartbeatManyOutputBody struct {
-	// Schema A URL to the JSON Schema for this object.
-	//
-	// Examples: https://example.com/schemas/HeartbeatManyOutputBody.json
-	Schema *string `json:"$schema,omitempty"`
-
 	// Results One per lease, in order.
 	Results *[]HeartbeatResult `json:"results"`
 }
@@ -694,10 +642,6 @@ type JournalEntryType string
 
 // JournalOutputBody defines model for JournalOutputBody.
 type JournalOutputBody struct {
-	// Schema A URL to the JSON Schema for this object.
-	//
-	// Examples: https://example.com/schemas/JournalOutputBody.json
-	Schema  *string         `json:"$schema,omitempty"`
 	Entries *[]JournalEntry `json:"entries"`
 }
 
@@ -744,30 +688,17 @@ type LeaseDelivery string
 
 // LeaseStatus defines model for LeaseStatus.
 type LeaseStatus struct {
-	// Schema A URL to the JSON Schema for this object.
-	//
-	// Examples: https://example.com/schemas/LeaseStatus.json
-	Schema *string `json:"$schema,omitempty"`
-
 	// ExpiresAt The lease now expires then.
 	ExpiresAt time.Time `json:"expires_at"`
 }
 
 // ListWorkersOutputBody defines model for ListWorkersOutputBody.
 type ListWorkersOutputBody struct {
-	// Schema A URL to the JSON Schema for this object.
-	//
-	// Examples: https://example.com/schemas/ListWorkersOutputBody.json
-	Schema  *string       `json:"$schema,omitempty"`
 	Workers *[]WorkerInfo `json:"workers"`
 }
 
 // ListWorkflowsOutputBody defines model for ListWorkflowsOutputBody.
 type ListWorkflowsOutputBody struct {
-	// Schema A URL to the JSON Schema for this object.
-	//
-	// Examples: https://example.com/schemas/ListWorkflowsOutputBody.json
-	Schema    *string            `json:"$schema,omitempty"`
 	Workflows *[]WorkflowSummary `json:"workflows"`
 }
 
@@ -781,11 +712,6 @@ type ModelUsage struct {
 
 // Problem defines model for Problem.
 type Problem struct {
-	// Schema A URL to the JSON Schema for this object.
-	//
-	// Examples: https://example.com/schemas/Problem.json
-	Schema *string `json:"$schema,omitempty"`
-
 	// Detail A human-readable explanation specific to this occurrence of the problem.
 	//
 	// Examples: Property foo is required but is missing.
@@ -823,11 +749,7 @@ type ProblemReason string
 
 // ReadyOutputBody defines model for ReadyOutputBody.
 type ReadyOutputBody struct {
-	// Schema A URL to the JSON Schema for this object.
-	//
-	// Examples: https://example.com/schemas/ReadyOutputBody.json
-	Schema *string   `json:"$schema,omitempty"`
-	Build  BuildInfo `json:"build"`
+	Build BuildInfo `json:"build"`
 
 	// Status Examples: ready
 	Status string `json:"status"`
@@ -835,19 +757,15 @@ type ReadyOutputBody struct {
 
 // ReapOutputBody defines model for ReapOutputBody.
 type ReapOutputBody struct {
-	// Schema A URL to the JSON Schema for this object.
-	//
-	// Examples: https://example.com/schemas/ReapOutputBody.json
-	Schema           *string `json:"$schema,omitempty"`
-	Announced        int64   `json:"announced"`
-	AttemptsTimedOut int64   `json:"attempts_timed_out"`
-	DurationMs       int64   `json:"duration_ms"`
-	Errors           int64   `json:"errors"`
-	LeasesLost       int64   `json:"leases_lost"`
-	ListRequests     int64   `json:"list_requests"`
-	Rearmed          int64   `json:"rearmed"`
-	RunsVisited      int64   `json:"runs_visited"`
-	TimersDue        int64   `json:"timers_due"`
+	Announced        int64 `json:"announced"`
+	AttemptsTimedOut int64 `json:"attempts_timed_out"`
+	DurationMs       int64 `json:"duration_ms"`
+	Errors           int64 `json:"errors"`
+	LeasesLost       int64 `json:"leases_lost"`
+	ListRequests     int64 `json:"list_requests"`
+	Rearmed          int64 `json:"rearmed"`
+	RunsVisited      int64 `json:"runs_visited"`
+	TimersDue        int64 `json:"timers_due"`
 
 	// TimersFired Sleeps ended, waits timed out, deadlines passed.
 	TimersFired int64 `json:"timers_fired"`
@@ -855,11 +773,6 @@ type ReapOutputBody struct {
 
 // RegisterRequest defines model for RegisterRequest.
 type RegisterRequest struct {
-	// Schema A URL to the JSON Schema for this object.
-	//
-	// Examples: https://example.com/schemas/RegisterRequest.json
-	Schema *string `json:"$schema,omitempty"`
-
 	// Labels Free labels shown by cairn workers.
 	Labels *map[string]string `json:"labels,omitempty"`
 
@@ -872,11 +785,6 @@ type RegisterRequest struct {
 
 // RegisterResponse defines model for RegisterResponse.
 type RegisterResponse struct {
-	// Schema A URL to the JSON Schema for this object.
-	//
-	// Examples: https://example.com/schemas/RegisterResponse.json
-	Schema *string `json:"$schema,omitempty"`
-
 	// HeartbeatMs Send a heartbeat for every running lease this often.
 	HeartbeatMs int64 `json:"heartbeat_ms"`
 
@@ -913,10 +821,6 @@ type RetryPolicy struct {
 
 // Run defines model for Run.
 type Run struct {
-	// Schema A URL to the JSON Schema for this object.
-	//
-	// Examples: https://example.com/schemas/Run.json
-	Schema      *string         `json:"$schema,omitempty"`
 	Correlation *string         `json:"correlation,omitempty"`
 	CreatedAt   time.Time       `json:"created_at"`
 	Deadline    *time.Time      `json:"deadline,omitempty"`
@@ -946,11 +850,6 @@ type RunStatus string
 
 // RunPage defines model for RunPage.
 type RunPage struct {
-	// Schema A URL to the JSON Schema for this object.
-	//
-	// Examples: https://example.com/schemas/RunPage.json
-	Schema *string `json:"$schema,omitempty"`
-
 	// NextCursor Pass as cursor for the next page; absent on the last. A filtered page may hold fewer runs than the limit and still have a next page.
 	NextCursor *string       `json:"next_cursor,omitempty"`
 	Runs       *[]RunSummary `json:"runs"`
@@ -958,10 +857,6 @@ type RunPage struct {
 
 // RunProgress defines model for RunProgress.
 type RunProgress struct {
-	// Schema A URL to the JSON Schema for this object.
-	//
-	// Examples: https://example.com/schemas/RunProgress.json
-	Schema    *string    `json:"$schema,omitempty"`
 	CreatedAt time.Time  `json:"created_at"`
 	EndedAt   *time.Time `json:"ended_at,omitempty"`
 	Error     *ErrorInfo `json:"error,omitempty"`
@@ -1000,11 +895,6 @@ type RunSummaryStatus string
 
 // StartRequest defines model for StartRequest.
 type StartRequest struct {
-	// Schema A URL to the JSON Schema for this object.
-	//
-	// Examples: https://example.com/schemas/StartRequest.json
-	Schema *string `json:"$schema,omitempty"`
-
 	// Correlation Free correlation id, visible to templates as run.correlation.
 	Correlation *string `json:"correlation,omitempty"`
 
@@ -1029,11 +919,6 @@ type StartRequest struct {
 
 // StartResult defines model for StartResult.
 type StartResult struct {
-	// Schema A URL to the JSON Schema for this object.
-	//
-	// Examples: https://example.com/schemas/StartResult.json
-	Schema *string `json:"$schema,omitempty"`
-
 	// Existed True when the idempotency key named a run started earlier.
 	Existed bool `json:"existed"`
 	Run     Run  `json:"run"`
@@ -1155,11 +1040,6 @@ type WorkerInfo struct {
 
 // Workflow defines model for Workflow.
 type Workflow struct {
-	// Schema A URL to the JSON Schema for this object.
-	//
-	// Examples: https://example.com/schemas/Workflow.json
-	Schema *string `json:"$schema,omitempty"`
-
 	// Deadline Default run deadline, from start (default: none).
 	Deadline    *string `json:"deadline,omitempty"`
 	Description *string `json:"description,omitempty"`

@@ -141,6 +141,15 @@ func paramLocations(t reflect.Type) map[string]string {
 	return locs
 }
 
+// nonNil is s, or an empty slice for nil: arrays the spec declares
+// required and non-null are sent as [], never null.
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
 func who(ctx context.Context) string {
 	if p, ok := ctx.Value(principalKey{}).(principal); ok {
 		return p.id
@@ -164,7 +173,7 @@ type claimInput struct {
 
 type claimOutput struct {
 	Body struct {
-		Leases []engine.Lease `json:"leases" doc:"Up to max leases; empty when nothing became ready while the claim was held."`
+		Leases []engine.Lease `json:"leases" nullable:"false" doc:"Up to max leases; empty when nothing became ready while the claim was held."`
 	}
 }
 
@@ -184,7 +193,7 @@ type heartbeatManyInput struct {
 
 type heartbeatManyOutput struct {
 	Body struct {
-		Results []engine.HeartbeatResult `json:"results" doc:"One per lease, in order."`
+		Results []engine.HeartbeatResult `json:"results" nullable:"false" doc:"One per lease, in order."`
 	}
 }
 
@@ -236,7 +245,7 @@ func (a *API) registerWorkerOps() {
 			return nil, err
 		}
 		out := &claimOutput{}
-		out.Body.Leases = leases
+		out.Body.Leases = nonNil(leases)
 		return out, nil
 	})
 	op(a, huma.Operation{
@@ -269,7 +278,7 @@ func (a *API) registerWorkerOps() {
 		Description: "A batched heartbeat: each lease is extended or refused on its own, with the reason a single heartbeat would give. A worker running many bodies sends one call per heartbeat period.",
 	}, ScopeWorker, func(ctx context.Context, in *heartbeatManyInput) (*heartbeatManyOutput, error) {
 		out := &heartbeatManyOutput{}
-		out.Body.Results = a.engine.HeartbeatMany(ctx, in.Body.Leases)
+		out.Body.Results = nonNil(a.engine.HeartbeatMany(ctx, in.Body.Leases))
 		return out, nil
 	})
 	op(a, huma.Operation{
@@ -339,7 +348,7 @@ type listRunsOutput struct {
 
 type journalOutput struct {
 	Body struct {
-		Entries []cairn.JournalEntry `json:"entries"`
+		Entries []cairn.JournalEntry `json:"entries" nullable:"false"`
 	}
 }
 
@@ -424,7 +433,7 @@ func (a *API) registerRunOps() {
 			return nil, err
 		}
 		out := &journalOutput{}
-		out.Body.Entries = j
+		out.Body.Entries = nonNil(j)
 		return out, nil
 	})
 	op(a, huma.Operation{
@@ -457,7 +466,7 @@ func (a *API) registerRunOps() {
 
 type listWorkflowsOutput struct {
 	Body struct {
-		Workflows []cairn.WorkflowSummary `json:"workflows"`
+		Workflows []cairn.WorkflowSummary `json:"workflows" nullable:"false"`
 	}
 }
 
@@ -472,7 +481,7 @@ type workflowOutput struct {
 
 type listWorkersOutput struct {
 	Body struct {
-		Workers []cairn.WorkerInfo `json:"workers"`
+		Workers []cairn.WorkerInfo `json:"workers" nullable:"false"`
 	}
 }
 
@@ -486,7 +495,7 @@ func (a *API) registerWorkflowOps() {
 			return nil, err
 		}
 		out := &listWorkflowsOutput{}
-		out.Body.Workflows = w
+		out.Body.Workflows = nonNil(w)
 		return out, nil
 	})
 	op(a, huma.Operation{
@@ -508,7 +517,7 @@ func (a *API) registerWorkflowOps() {
 			return nil, err
 		}
 		out := &listWorkersOutput{}
-		out.Body.Workers = w
+		out.Body.Workers = nonNil(w)
 		return out, nil
 	})
 }

@@ -185,3 +185,13 @@ func storeUnreachable(err error) bool {
 	return errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.EHOSTUNREACH) ||
 		errors.Is(err, syscall.ENETUNREACH) || errors.As(err, &dns)
 }
+
+// TransformSchema makes Problem's schema say what the server sends:
+// errors, when present, is an array, never null (Huma's ErrorModel
+// cannot carry the tag).
+func (*Problem) TransformSchema(_ huma.Registry, s *huma.Schema) *huma.Schema {
+	if e := s.Properties["errors"]; e != nil {
+		e.Nullable = false
+	}
+	return s
+}

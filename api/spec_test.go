@@ -1,6 +1,11 @@
 package api_test
 
 import (
+	"slices"
+	"strings"
+
+	"github.com/danielgtaylor/huma/v2"
+
 	"testing"
 
 	"github.com/cairn-dev/cairn/api"
@@ -12,6 +17,76 @@ func TestSpecHasNoSchemaLinks(t *testing.T) {
 	for name, s := range api.Spec().Components.Schemas.Map() {
 		if _, ok := s.Properties["$schema"]; ok {
 			t.Errorf("schema %s has a $schema property", name)
+		}
+	}
+}
+
+// optionalArrays are the array properties of response schemas that may
+// be absent, each with its reason. Every other array a response can
+// carry is required, and no array is nullable: the server sends [].
+var optionalArrays = map[string]string{
+	"Problem.errors":                "Huma's ErrorModel: only validation problems list field errors",
+	"Step.after":                    "a definition as registered: steps without dependencies omit it",
+	"RetryPolicy.non_retryable":     "a definition as registered: omitted when no class is listed",
+	"RetryPolicy.retry_after_start": "a definition as registered: an at_most_once opt-in, omitted by default",
+}
+
+func TestResponseArraysAreRequiredAndNotNull(t *testing.T) {
+	spec := api.Spec()
+	reg := spec.Components.Schemas
+	seen := map[string]bool{}
+	var walk func(name string, s *huma.Schema)
+	walk = func(name string, s *huma.Schema) {
+		if s == nil {
+			return
+		}
+		if s.Ref != "" {
+			n := strings.TrimPrefix(s.Ref, "#/components/schemas/")
+			if seen[n] {
+				return
+			}
+			seen[n] = true
+			walk(n, reg.SchemaFromRef(s.Ref))
+			return
+		}
+		if s.Type == huma.TypeArray && s.Nullable {
+			t.Errorf("%s: a nullable array", name)
+		}
+		walk(name+"[]", s.Items)
+		for prop, p := range s.Properties {
+			walk(name+"."+prop, p)
+			if p.Ref != "" || p.Type != huma.TypeArray {
+				continue
+			}
+			_, excepted := optionalArrays[name+"."+prop]
+			if !slices.Contains(s.Required, prop) && !excepted {
+				t.Errorf("%s.%s: an array the server sends is not required (or list it in optionalArrays with a reason)", name, prop)
+			}
+		}
+		if ap, ok := s.AdditionalProperties.(*huma.Schema); ok {
+			walk(name+"{}", ap)
+		}
+	}
+	n := 0
+	for path, item := range spec.Paths {
+		for _, op := range []*huma.Operation{item.Get, item.Post, item.Put, item.Patch, item.Delete} {
+			if op == nil {
+				continue
+			}
+			for status, r := range op.Responses {
+				for _, mt := range r.Content {
+					n++
+					walk(op.OperationID+" "+status+" ("+path+")", mt.Schema)
+				}
+			}
+		}
+	}
+	if n == 0 {
+		t.Fatal("no response schema found")
+	}
+	for name := range optionalArrays {
+		if !seen[strings.Split(name, ".")[0]] {
+			t.Errorf("optionalArrays lists %s, which no response carries", name)
 		}
 	}
 }

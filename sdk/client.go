@@ -537,13 +537,6 @@ func (c *Client) Workers(ctx context.Context) ([]WorkerInfo, error) {
 
 // ---- helpers ----
 
-func derefSlice[T any](p *[]T) []T {
-	if p == nil {
-		return nil
-	}
-	return *p
-}
-
 // toJSON encodes v, keeping a json.RawMessage or []byte of JSON as is.
 func toJSON(v any) (json.RawMessage, error) {
 	switch x := v.(type) {

@@ -480,7 +480,7 @@ type CancelInputBody struct {
 // ClaimOutputBody defines model for ClaimOutputBody.
 type ClaimOutputBody struct {
 	// Leases Up to max leases; empty when nothing became ready while the claim was held.
-	Leases *[]Lease `json:"leases"`
+	Leases []Lease `json:"leases"`
 }
 
 // ClaimRequest defines model for ClaimRequest.
@@ -562,7 +562,7 @@ type EventResult struct {
 	Recorded bool `json:"recorded"`
 
 	// Resumed Wait steps the event completed.
-	Resumed *[]string `json:"resumed"`
+	Resumed []string `json:"resumed"`
 }
 
 // FailRequest defines model for FailRequest.
@@ -594,7 +594,7 @@ type HeartbeatManyInputBody struct {
 // HeartbeatManyOutputBody defines model for HeartbeatManyOutputBody.
 type HeartbeatManyOutputBody struct {
 	// Results One per lease, in order.
-	Results *[]HeartbeatResult `json:"results"`
+	Results []HeartbeatResult `json:"results"`
 }
 
 // HeartbeatResult defines model for HeartbeatResult.
@@ -642,7 +642,7 @@ type JournalEntryType string
 
 // JournalOutputBody defines model for JournalOutputBody.
 type JournalOutputBody struct {
-	Entries *[]JournalEntry `json:"entries"`
+	Entries []JournalEntry `json:"entries"`
 }
 
 // Lease defines model for Lease.
@@ -694,12 +694,12 @@ type LeaseStatus struct {
 
 // ListWorkersOutputBody defines model for ListWorkersOutputBody.
 type ListWorkersOutputBody struct {
-	Workers *[]WorkerInfo `json:"workers"`
+	Workers []WorkerInfo `json:"workers"`
 }
 
 // ListWorkflowsOutputBody defines model for ListWorkflowsOutputBody.
 type ListWorkflowsOutputBody struct {
-	Workflows *[]WorkflowSummary `json:"workflows"`
+	Workflows []WorkflowSummary `json:"workflows"`
 }
 
 // ModelUsage defines model for ModelUsage.
@@ -832,11 +832,11 @@ type Run struct {
 	// Output The only sink step's output, or an object of every sink's output by step id.
 	Output json.RawMessage `json:"output,omitempty"`
 
-	// PendingEvents Events received that no wait has consumed yet.
-	PendingEvents *[]string                  `json:"pending_events,omitempty"`
+	// PendingEvents Events received that no wait has consumed yet; empty when none.
+	PendingEvents []string                   `json:"pending_events"`
 	State         map[string]json.RawMessage `json:"state"`
 	Status        RunStatus                  `json:"status"`
-	Steps         *[]StepView                `json:"steps"`
+	Steps         []StepView                 `json:"steps"`
 	StepsDone     int64                      `json:"steps_done"`
 	StepsTotal    int64                      `json:"steps_total"`
 	UpdatedAt     time.Time                  `json:"updated_at"`
@@ -851,8 +851,8 @@ type RunStatus string
 // RunPage defines model for RunPage.
 type RunPage struct {
 	// NextCursor Pass as cursor for the next page; absent on the last. A filtered page may hold fewer runs than the limit and still have a next page.
-	NextCursor *string       `json:"next_cursor,omitempty"`
-	Runs       *[]RunSummary `json:"runs"`
+	NextCursor *string      `json:"next_cursor,omitempty"`
+	Runs       []RunSummary `json:"runs"`
 }
 
 // RunProgress defines model for RunProgress.
@@ -865,7 +865,7 @@ type RunProgress struct {
 	// Rev Counts the run's committed changes: pass it as after to wait for the next.
 	Rev        int64             `json:"rev"`
 	Status     RunProgressStatus `json:"status"`
-	Steps      *[]StepProgress   `json:"steps"`
+	Steps      []StepProgress    `json:"steps"`
 	StepsDone  int64             `json:"steps_done"`
 	StepsTotal int64             `json:"steps_total"`
 	UpdatedAt  time.Time         `json:"updated_at"`
@@ -978,8 +978,10 @@ type StepProgressStatus string
 // StepView defines model for StepView.
 type StepView struct {
 	// Attempt Current or last attempt number.
-	Attempt  *int64     `json:"attempt,omitempty"`
-	Attempts *[]Attempt `json:"attempts,omitempty"`
+	Attempt *int64 `json:"attempt,omitempty"`
+
+	// Attempts The step's attempts; empty before the first.
+	Attempts []Attempt  `json:"attempts"`
 	Error    *ErrorInfo `json:"error,omitempty"`
 
 	// Failures Retry budget spent.
@@ -1035,7 +1037,7 @@ type WorkerInfo struct {
 	RegisteredAt time.Time `json:"registered_at"`
 
 	// Workflows name@version of each definition served.
-	Workflows *[]string `json:"workflows"`
+	Workflows []string `json:"workflows"`
 }
 
 // Workflow defines model for Workflow.
@@ -1048,7 +1050,7 @@ type Workflow struct {
 	Name string `json:"name"`
 
 	// Steps The steps; order does not matter, after does.
-	Steps *[]Step `json:"steps"`
+	Steps []Step `json:"steps"`
 
 	// Version Version; several coexist, runs pin theirs.
 	Version string `json:"version"`
@@ -1061,7 +1063,7 @@ type WorkflowSummary struct {
 	Name   string `json:"name"`
 
 	// Versions Every registered version, oldest first.
-	Versions *[]string `json:"versions"`
+	Versions []string `json:"versions"`
 }
 
 // ListRunsParams defines parameters for ListRuns.

@@ -82,6 +82,11 @@ func humaConfig() huma.Config {
 		"clients start, watch, signal and cancel runs. Authenticate with `Authorization: Bearer <key>`; " +
 		"each operation names the scope its key needs (worker, execute, read; write grants worker and execute, admin everything)."
 	c.Info.License = &huma.License{Name: "Apache-2.0"}
+	c.Servers = []*huma.Server{
+		{URL: "http://127.0.0.1:8080", Description: "The local default: `cairn dev` (make run) listens here."},
+		{URL: "/", Description: "The server that serves this document."},
+	}
+	c.Tags = Tags
 	c.Components.SecuritySchemes = map[string]*huma.SecurityScheme{
 		"bearer": {Type: "http", Scheme: "bearer", Description: "An API key: Authorization: Bearer <key>."},
 	}
@@ -97,6 +102,15 @@ func humaConfig() huma.Config {
 	return c
 }
 
+// Tags are the operation groups, each described once. Every operation
+// names one of them (a test holds the two together).
+var Tags = []*huma.Tag{
+	{Name: "Workers", Description: "The worker protocol — register, claim, started, heartbeat, complete/fail — and the list of registered workers."},
+	{Name: "Runs", Description: "Start, list, read, watch, signal and cancel runs of workflows."},
+	{Name: "Workflows", Description: "Registered workflow definitions: each name and version is stored once and immutable."},
+	{Name: "Operations", Description: "Liveness, readiness and the reaper: for load balancers, schedulers and operators."},
+}
+
 // op registers an operation that needs scope, mapping engine errors to
 // problems.
 func op[I, O any](a *API, o huma.Operation, scope string, h func(context.Context, *I) (*O, error)) {
@@ -104,7 +118,10 @@ func op[I, O any](a *API, o huma.Operation, scope string, h func(context.Context
 	if scope != "" {
 		o.Metadata = map[string]any{"scope": scope}
 		o.Security = []map[string][]string{{"bearer": {}}}
-		o.Description += "\n\nNeeds a key with the `" + scope + "` scope."
+		if o.Description != "" {
+			o.Description += "\n\n"
+		}
+		o.Description += "Needs a key with the `" + scope + "` scope."
 		o.Errors = append(o.Errors, http.StatusUnauthorized, http.StatusForbidden)
 	}
 	if o.MaxBodyBytes == 0 {
@@ -488,7 +505,8 @@ type listWorkersOutput struct {
 func (a *API) registerWorkflowOps() {
 	op(a, huma.Operation{
 		OperationID: "listWorkflows", Method: http.MethodGet, Path: "/workflows", Tags: []string{"Workflows"},
-		Summary: "List registered workflows",
+		Summary:     "List registered workflows",
+		Description: "Every workflow name with its registered versions, oldest first, and the newest (what a run starts when it names no version), sorted by name.",
 	}, ScopeRead, func(ctx context.Context, _ *struct{}) (*listWorkflowsOutput, error) {
 		w, err := a.engine.ListWorkflows(ctx)
 		if err != nil {
@@ -500,7 +518,9 @@ func (a *API) registerWorkflowOps() {
 	})
 	op(a, huma.Operation{
 		OperationID: "getWorkflow", Method: http.MethodGet, Path: "/workflows/{name}/versions/{version}", Tags: []string{"Workflows"},
-		Summary: "Get a workflow definition", Errors: []int{http.StatusNotFound},
+		Summary:     "Get a workflow definition",
+		Description: "The definition as registered: its steps, their kinds, dependencies, delivery and retry policies.",
+		Errors:      []int{http.StatusNotFound},
 	}, ScopeRead, func(ctx context.Context, in *workflowInput) (*workflowOutput, error) {
 		w, err := a.engine.GetWorkflow(ctx, in.Name, in.Version)
 		if err != nil {
@@ -510,7 +530,8 @@ func (a *API) registerWorkflowOps() {
 	})
 	op(a, huma.Operation{
 		OperationID: "listWorkers", Method: http.MethodGet, Path: "/workers", Tags: []string{"Workers"},
-		Summary: "List registered workers",
+		Summary:     "List registered workers",
+		Description: "Every worker that has registered: its labels, the name@version of each definition it serves, when it was last seen and whether it counts as alive.",
 	}, ScopeRead, func(ctx context.Context, _ *struct{}) (*listWorkersOutput, error) {
 		w, err := a.engine.ListWorkers(ctx)
 		if err != nil {
@@ -564,7 +585,8 @@ func (a *API) registerAdminOps() {
 	})
 	op(a, huma.Operation{
 		OperationID: "health", Method: http.MethodGet, Path: "/healthz", Tags: []string{"Operations"},
-		Summary: "Liveness",
+		Summary:     "Liveness",
+		Description: "200 while the process serves HTTP; it reads nothing from the bucket (see readyz for that). Carries the build and the claims this instance holds. Needs no key.",
 	}, "", func(ctx context.Context, _ *struct{}) (*healthOutput, error) {
 		out := &healthOutput{}
 		out.Body.Status = "ok"

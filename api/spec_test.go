@@ -90,3 +90,44 @@ func TestResponseArraysAreRequiredAndNotNull(t *testing.T) {
 		}
 	}
 }
+
+// The document names where to send requests, describes every tag it uses
+// once, and every operation says what it does beyond its summary.
+func TestSpecServersTagsDescriptions(t *testing.T) {
+	spec := api.Spec()
+	if len(spec.Servers) == 0 || spec.Servers[0].URL != "http://127.0.0.1:8080" {
+		t.Errorf("servers: want the local default first, got %v", spec.Servers)
+	}
+	described := map[string]bool{}
+	for _, tag := range spec.Tags {
+		if tag.Description == "" {
+			t.Errorf("tag %s has no description", tag.Name)
+		}
+		described[tag.Name] = true
+	}
+	used := map[string]bool{}
+	for path, item := range spec.Paths {
+		for _, op := range []*huma.Operation{item.Get, item.Post, item.Put, item.Patch, item.Delete} {
+			if op == nil {
+				continue
+			}
+			if op.Description == "" || strings.HasPrefix(op.Description, "Needs a key") {
+				t.Errorf("%s (%s) has no description of its own", op.OperationID, path)
+			}
+			if len(op.Tags) == 0 {
+				t.Errorf("%s has no tag", op.OperationID)
+			}
+			for _, tag := range op.Tags {
+				used[tag] = true
+				if !described[tag] {
+					t.Errorf("%s uses tag %s, which the document does not list", op.OperationID, tag)
+				}
+			}
+		}
+	}
+	for name := range described {
+		if !used[name] {
+			t.Errorf("tag %s is listed but no operation uses it", name)
+		}
+	}
+}

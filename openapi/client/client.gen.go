@@ -1193,6 +1193,8 @@ type ClientInterface interface {
 
 	// Health Liveness
 	//
+	// 200 while the process serves HTTP; it reads nothing from the bucket (see readyz for that). Carries the build and the claims this instance holds. Needs no key.
+	//
 	// Corresponds with GET /v1/api/healthz (the `Health` operationId).
 	Health(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
@@ -1422,6 +1424,8 @@ type ClientInterface interface {
 
 	// ListWorkers List registered workers
 	//
+	// Every worker that has registered: its labels, the name@version of each definition it serves, when it was last seen and whether it counts as alive.
+	//
 	// Needs a key with the `read` scope.
 	//
 	// Corresponds with GET /v1/api/workers (the `ListWorkers` operationId).
@@ -1451,12 +1455,16 @@ type ClientInterface interface {
 
 	// ListWorkflows List registered workflows
 	//
+	// Every workflow name with its registered versions, oldest first, and the newest (what a run starts when it names no version), sorted by name.
+	//
 	// Needs a key with the `read` scope.
 	//
 	// Corresponds with GET /v1/api/workflows (the `ListWorkflows` operationId).
 	ListWorkflows(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetWorkflow Get a workflow definition
+	//
+	// The definition as registered: its steps, their kinds, dependencies, delivery and retry policies.
 	//
 	// Needs a key with the `read` scope.
 	//
@@ -1465,6 +1473,8 @@ type ClientInterface interface {
 }
 
 // Health Liveness
+//
+// 200 while the process serves HTTP; it reads nothing from the bucket (see readyz for that). Carries the build and the claims this instance holds. Needs no key.
 //
 // Corresponds with GET /v1/api/healthz (the `Health` operationId).
 func (c *Client) Health(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -1925,6 +1935,8 @@ func (c *Client) StepStarted(ctx context.Context, lease string, reqEditors ...Re
 
 // ListWorkers List registered workers
 //
+// Every worker that has registered: its labels, the name@version of each definition it serves, when it was last seen and whether it counts as alive.
+//
 // Needs a key with the `read` scope.
 //
 // Corresponds with GET /v1/api/workers (the `ListWorkers` operationId).
@@ -1984,6 +1996,8 @@ func (c *Client) RegisterWorker(ctx context.Context, body RegisterWorkerJSONRequ
 
 // ListWorkflows List registered workflows
 //
+// Every workflow name with its registered versions, oldest first, and the newest (what a run starts when it names no version), sorted by name.
+//
 // Needs a key with the `read` scope.
 //
 // Corresponds with GET /v1/api/workflows (the `ListWorkflows` operationId).
@@ -2000,6 +2014,8 @@ func (c *Client) ListWorkflows(ctx context.Context, reqEditors ...RequestEditorF
 }
 
 // GetWorkflow Get a workflow definition
+//
+// The definition as registered: its steps, their kinds, dependencies, delivery and retry policies.
 //
 // Needs a key with the `read` scope.
 //
@@ -2885,6 +2901,8 @@ type ClientWithResponsesInterface interface {
 
 	// HealthWithResponse Liveness
 	//
+	// 200 while the process serves HTTP; it reads nothing from the bucket (see readyz for that). Carries the build and the claims this instance holds. Needs no key.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v1/api/healthz (the `Health` operationId).
@@ -3132,6 +3150,8 @@ type ClientWithResponsesInterface interface {
 
 	// ListWorkersWithResponse List registered workers
 	//
+	// Every worker that has registered: its labels, the name@version of each definition it serves, when it was last seen and whether it counts as alive.
+	//
 	// Needs a key with the `read` scope.
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -3163,6 +3183,8 @@ type ClientWithResponsesInterface interface {
 
 	// ListWorkflowsWithResponse List registered workflows
 	//
+	// Every workflow name with its registered versions, oldest first, and the newest (what a run starts when it names no version), sorted by name.
+	//
 	// Needs a key with the `read` scope.
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -3171,6 +3193,8 @@ type ClientWithResponsesInterface interface {
 	ListWorkflowsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListWorkflowsResponse, error)
 
 	// GetWorkflowWithResponse Get a workflow definition
+	//
+	// The definition as registered: its steps, their kinds, dependencies, delivery and retry policies.
 	//
 	// Needs a key with the `read` scope.
 	//
@@ -4954,6 +4978,8 @@ func (r GetWorkflowResponse) ContentType() string {
 
 // HealthWithResponse Liveness
 //
+// 200 while the process serves HTTP; it reads nothing from the bucket (see readyz for that). Carries the build and the claims this instance holds. Needs no key.
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /v1/api/healthz (the `Health` operationId).
@@ -5339,6 +5365,8 @@ func (c *ClientWithResponses) StepStartedWithResponse(ctx context.Context, lease
 
 // ListWorkersWithResponse List registered workers
 //
+// Every worker that has registered: its labels, the name@version of each definition it serves, when it was last seen and whether it counts as alive.
+//
 // Needs a key with the `read` scope.
 //
 // Returns a wrapper object for the known response body format(s).
@@ -5388,6 +5416,8 @@ func (c *ClientWithResponses) RegisterWorkerWithResponse(ctx context.Context, bo
 
 // ListWorkflowsWithResponse List registered workflows
 //
+// Every workflow name with its registered versions, oldest first, and the newest (what a run starts when it names no version), sorted by name.
+//
 // Needs a key with the `read` scope.
 //
 // Returns a wrapper object for the known response body format(s).
@@ -5402,6 +5432,8 @@ func (c *ClientWithResponses) ListWorkflowsWithResponse(ctx context.Context, req
 }
 
 // GetWorkflowWithResponse Get a workflow definition
+//
+// The definition as registered: its steps, their kinds, dependencies, delivery and retry policies.
 //
 // Needs a key with the `read` scope.
 //

@@ -131,3 +131,41 @@ func TestSpecServersTagsDescriptions(t *testing.T) {
 		}
 	}
 }
+
+// Every problem carries what the spec's Problem requires (type, title,
+// status), whoever wrote it: Huma's validation, the engine's errors, the
+// router's 404 and 405, authentication. No body carries a $schema link.
+func TestProblemsCarryWhatTheSpecRequires(t *testing.T) {
+	required := api.Spec().Components.Schemas.Map()["Problem"].Required
+	if !slices.Equal(required, []string{"type", "title", "status"}) {
+		t.Fatalf("Problem requires %v", required)
+	}
+	s := newServer(t, api.Config{DevMode: true})
+	k := newServer(t, api.Config{Keys: []api.Key{{ID: "k", Scopes: []string{api.ScopeRead}}}})
+	for _, c := range []struct {
+		s                  *server
+		method, path, body string
+	}{
+		{s, "POST", "/runs", `{"workflow":1}`},
+		{s, "GET", "/runs/nosuchrun", ""},
+		{s, "GET", "/nowhere", ""},
+		{s, "DELETE", "/runs", ""},
+		{k, "GET", "/runs", ""},
+	} {
+		r := c.s.do(c.method, c.path, c.body)
+		if r.status < 400 {
+			t.Fatalf("%s %s: %d", c.method, c.path, r.status)
+		}
+		for _, f := range required {
+			if r.body[f] == nil || r.body[f] == "" {
+				t.Errorf("%s %s (%d): no %s in %s", c.method, c.path, r.status, f, r.raw)
+			}
+		}
+		if r.body["type"] != api.ProblemType {
+			t.Errorf("%s %s: type %v", c.method, c.path, r.body["type"])
+		}
+	}
+	if r := s.do("GET", "/healthz", ""); r.status != 200 || strings.Contains(r.raw, "$schema") {
+		t.Errorf("healthz %d: %s", r.status, r.raw)
+	}
+}

@@ -194,8 +194,8 @@ func problemOf(status int, body []byte) *APIError {
 	e := &APIError{Status: status, Title: http.StatusText(status)}
 	var p client.Problem
 	if json.Unmarshal(body, &p) == nil {
-		if p.Title != nil {
-			e.Title = *p.Title
+		if p.Title != "" { // a proxy's problem may lack one
+			e.Title = p.Title
 		}
 		if p.Detail != nil {
 			e.Detail = *p.Detail

@@ -731,17 +731,17 @@ type Problem struct {
 	// Status HTTP status code
 	//
 	// Examples: 400
-	Status *int64 `json:"status,omitempty"`
+	Status int64 `json:"status"`
 
 	// Title A short, human-readable summary of the problem type. This value should not change between occurrences of the error.
 	//
 	// Examples: Bad Request
-	Title *string `json:"title,omitempty"`
+	Title string `json:"title"`
 
 	// Type A URI reference to human-readable documentation for the error.
 	//
-	// Examples: https://example.com/errors/example
-	Type *string `json:"type,omitempty"`
+	// Examples: about:blank
+	Type string `json:"type"`
 }
 
 // ProblemReason On a 409 to a worker call: why the call was refused. SDKs branch on it.

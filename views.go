@@ -26,10 +26,10 @@ type Run struct {
 	Output        json.RawMessage            `json:"output,omitempty" doc:"The only sink step's output, or an object of every sink's output by step id."`
 	Error         *ErrorInfo                 `json:"error,omitempty"`
 	Usage         Usage                      `json:"usage"`
-	Steps         []StepView                 `json:"steps"`
+	Steps         []StepView                 `json:"steps" nullable:"false"`
 	StepsDone     int                        `json:"steps_done"`
 	StepsTotal    int                        `json:"steps_total"`
-	PendingEvents []string                   `json:"pending_events,omitempty" doc:"Events received that no wait has consumed yet."`
+	PendingEvents []string                   `json:"pending_events" nullable:"false" doc:"Events received that no wait has consumed yet; empty when none."`
 }
 
 // Step returns the run's step with the given id, or nil.
@@ -54,7 +54,7 @@ type StepView struct {
 	Output   json.RawMessage `json:"output,omitempty"`
 	Error    *ErrorInfo      `json:"error,omitempty"`
 	Usage    Usage           `json:"usage"`
-	Attempts []Attempt       `json:"attempts,omitempty"`
+	Attempts []Attempt       `json:"attempts" nullable:"false" doc:"The step's attempts; empty before the first."`
 	Holder   *Holder         `json:"holder,omitempty" doc:"For a ready task step: the worker holding its current attempt, if any."`
 }
 
@@ -82,7 +82,7 @@ type RunSummary struct {
 
 // RunPage is a page of runs, newest first.
 type RunPage struct {
-	Runs       []RunSummary `json:"runs"`
+	Runs       []RunSummary `json:"runs" nullable:"false"`
 	NextCursor string       `json:"next_cursor,omitempty" doc:"Pass as cursor for the next page; absent on the last. A filtered page may hold fewer runs than the limit and still have a next page."`
 }
 
@@ -99,7 +99,7 @@ type RunProgress struct {
 	EndedAt    *time.Time     `json:"ended_at,omitempty"`
 	StepsDone  int            `json:"steps_done"`
 	StepsTotal int            `json:"steps_total"`
-	Steps      []StepProgress `json:"steps"`
+	Steps      []StepProgress `json:"steps" nullable:"false"`
 	Error      *ErrorInfo     `json:"error,omitempty"`
 }
 
@@ -119,7 +119,7 @@ type StartResult struct {
 
 // EventResult says what an event did.
 type EventResult struct {
-	Resumed   []string `json:"resumed" doc:"Wait steps the event completed."`
+	Resumed   []string `json:"resumed" nullable:"false" doc:"Wait steps the event completed."`
 	Recorded  bool     `json:"recorded" doc:"True when no step was waiting: the event is kept for a later wait of that name."`
 	Duplicate bool     `json:"duplicate" doc:"True when the event id was seen before: nothing changed."`
 }
@@ -128,13 +128,13 @@ type EventResult struct {
 type WorkflowSummary struct {
 	Name     string   `json:"name"`
 	Latest   string   `json:"latest" doc:"Newest registered version: the default for new runs."`
-	Versions []string `json:"versions" doc:"Every registered version, oldest first."`
+	Versions []string `json:"versions" nullable:"false" doc:"Every registered version, oldest first."`
 }
 
 // WorkerInfo describes a registered worker.
 type WorkerInfo struct {
 	ID           string            `json:"id"`
-	Workflows    []string          `json:"workflows" doc:"name@version of each definition served."`
+	Workflows    []string          `json:"workflows" nullable:"false" doc:"name@version of each definition served."`
 	RegisteredAt time.Time         `json:"registered_at"`
 	Labels       map[string]string `json:"labels,omitempty"`
 	LastSeenAt   time.Time         `json:"last_seen_at" doc:"The worker's last claim or heartbeat the engine recorded (recorded at most once a minute per worker and API instance), or its registration."`

@@ -35,11 +35,11 @@ type RetryPolicy struct {
 	InitialBackoff Duration `json:"initial_backoff,omitempty" doc:"Wait before the second attempt, as a Go duration (default 1s)."`
 	MaxBackoff     Duration `json:"max_backoff,omitempty" doc:"Longest wait between attempts (default 5m)."`
 	Multiplier     float64  `json:"multiplier,omitempty" minimum:"1" maximum:"10" doc:"Backoff growth per attempt (default 2). Each wait is jittered by ±20%."`
-	NonRetryable   []string `json:"non_retryable,omitempty" doc:"Error classes that fail the step at once."`
+	NonRetryable   []string `json:"non_retryable,omitempty" nullable:"false" doc:"Error classes that fail the step at once."`
 	// RetryAfterStart lists the classes that may retry an at_most_once
 	// attempt whose started was recorded. Empty (the default): a started
 	// at_most_once attempt is never offered again, whatever its class.
-	RetryAfterStart []string `json:"retry_after_start,omitempty" doc:"at_most_once only: error classes that may retry an attempt after its started was recorded (an explicit opt-in; by default a started at_most_once attempt is never run again)."`
+	RetryAfterStart []string `json:"retry_after_start,omitempty" nullable:"false" doc:"at_most_once only: error classes that may retry an attempt after its started was recorded (an explicit opt-in; by default a started at_most_once attempt is never run again)."`
 }
 
 // Defaults for a RetryPolicy's zero fields.
@@ -78,7 +78,7 @@ func (p *RetryPolicy) WithDefaults() RetryPolicy {
 type Step struct {
 	ID    string          `json:"id" minLength:"1" maxLength:"64" pattern:"^[A-Za-z][A-Za-z0-9_-]*$" doc:"Unique within the workflow; a CEL identifier-like name."`
 	Kind  StepKind        `json:"kind,omitempty" doc:"task (default), wait or sleep."`
-	After []string        `json:"after,omitempty" doc:"Steps that must complete before this one starts."`
+	After []string        `json:"after,omitempty" nullable:"false" doc:"Steps that must complete before this one starts."`
 	Input json.RawMessage `json:"input,omitempty" doc:"Input template: JSON whose strings may hold CEL expressions as ${expr} over input, state, steps.<id>.output and run."`
 	// Task options.
 	Delivery      Delivery     `json:"delivery,omitempty" doc:"Task delivery guarantee (default at_least_once)."`
@@ -115,7 +115,7 @@ type Workflow struct {
 	Name        string   `json:"name" minLength:"1" maxLength:"128" pattern:"^[A-Za-z0-9][A-Za-z0-9_.-]*$" doc:"Workflow name."`
 	Version     string   `json:"version" minLength:"1" maxLength:"64" pattern:"^[A-Za-z0-9][A-Za-z0-9_.+-]*$" doc:"Version; several coexist, runs pin theirs."`
 	Description string   `json:"description,omitempty" maxLength:"2000"`
-	Steps       []Step   `json:"steps" minItems:"1" maxItems:"1000" doc:"The steps; order does not matter, after does."`
+	Steps       []Step   `json:"steps" nullable:"false" minItems:"1" maxItems:"1000" doc:"The steps; order does not matter, after does."`
 	Deadline    Duration `json:"deadline,omitempty" doc:"Default run deadline, from start (default: none)."`
 }
 

@@ -82,15 +82,33 @@ func humaConfig() huma.Config {
 		"clients start, watch, signal and cancel runs. Authenticate with `Authorization: Bearer <key>`; " +
 		"each operation names the scope its key needs (worker, execute, read; write grants worker and execute, admin everything)."
 	c.Info.License = &huma.License{Name: "Apache-2.0"}
+	c.Servers = []*huma.Server{
+		{URL: "http://127.0.0.1:8080", Description: "The local default: `cairn dev` (make run) listens here."},
+		{URL: "/", Description: "The server that serves this document."},
+	}
+	c.Tags = Tags
 	c.Components.SecuritySchemes = map[string]*huma.SecurityScheme{
 		"bearer": {Type: "http", Scheme: "bearer", Description: "An API key: Authorization: Bearer <key>."},
 	}
 	c.DocsPath = "/docs"
 	c.OpenAPIPath = "/openapi"
 	c.SchemasPath = "/schemas"
+	// No schema link: Huma's default create hook adds a `$schema` property
+	// to every response schema (and body) and a Link header. Generated
+	// clients then carry a field that is not data (docs/DECISIONS-spec.md).
+	c.CreateHooks = nil
 	c.Components.Schemas.RegisterTypeAlias(reflect.TypeOf(cairn.Duration(0)), reflect.TypeOf(""))
 	enumSchemas(c.Components.Schemas)
 	return c
+}
+
+// Tags are the operation groups, each described once. Every operation
+// names one of them (a test holds the two together).
+var Tags = []*huma.Tag{
+	{Name: "Workers", Description: "The worker protocol — register, claim, started, heartbeat, complete/fail — and the list of registered workers."},
+	{Name: "Runs", Description: "Start, list, read, watch, signal and cancel runs of workflows."},
+	{Name: "Workflows", Description: "Registered workflow definitions: each name and version is stored once and immutable."},
+	{Name: "Operations", Description: "Liveness, readiness and the reaper: for load balancers, schedulers and operators."},
 }
 
 // op registers an operation that needs scope, mapping engine errors to
@@ -100,7 +118,10 @@ func op[I, O any](a *API, o huma.Operation, scope string, h func(context.Context
 	if scope != "" {
 		o.Metadata = map[string]any{"scope": scope}
 		o.Security = []map[string][]string{{"bearer": {}}}
-		o.Description += "\n\nNeeds a key with the `" + scope + "` scope."
+		if o.Description != "" {
+			o.Description += "\n\n"
+		}
+		o.Description += "Needs a key with the `" + scope + "` scope."
 		o.Errors = append(o.Errors, http.StatusUnauthorized, http.StatusForbidden)
 	}
 	if o.MaxBodyBytes == 0 {
@@ -137,6 +158,15 @@ func paramLocations(t reflect.Type) map[string]string {
 	return locs
 }
 
+// nonNil is s, or an empty slice for nil: arrays the spec declares
+// required and non-null are sent as [], never null.
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
 func who(ctx context.Context) string {
 	if p, ok := ctx.Value(principalKey{}).(principal); ok {
 		return p.id
@@ -160,7 +190,7 @@ type claimInput struct {
 
 type claimOutput struct {
 	Body struct {
-		Leases []engine.Lease `json:"leases" doc:"Up to max leases; empty when nothing became ready while the claim was held."`
+		Leases []engine.Lease `json:"leases" nullable:"false" doc:"Up to max leases; empty when nothing became ready while the claim was held."`
 	}
 }
 
@@ -180,7 +210,7 @@ type heartbeatManyInput struct {
 
 type heartbeatManyOutput struct {
 	Body struct {
-		Results []engine.HeartbeatResult `json:"results" doc:"One per lease, in order."`
+		Results []engine.HeartbeatResult `json:"results" nullable:"false" doc:"One per lease, in order."`
 	}
 }
 
@@ -232,7 +262,7 @@ func (a *API) registerWorkerOps() {
 			return nil, err
 		}
 		out := &claimOutput{}
-		out.Body.Leases = leases
+		out.Body.Leases = nonNil(leases)
 		return out, nil
 	})
 	op(a, huma.Operation{
@@ -265,7 +295,7 @@ func (a *API) registerWorkerOps() {
 		Description: "A batched heartbeat: each lease is extended or refused on its own, with the reason a single heartbeat would give. A worker running many bodies sends one call per heartbeat period.",
 	}, ScopeWorker, func(ctx context.Context, in *heartbeatManyInput) (*heartbeatManyOutput, error) {
 		out := &heartbeatManyOutput{}
-		out.Body.Results = a.engine.HeartbeatMany(ctx, in.Body.Leases)
+		out.Body.Results = nonNil(a.engine.HeartbeatMany(ctx, in.Body.Leases))
 		return out, nil
 	})
 	op(a, huma.Operation{
@@ -335,7 +365,7 @@ type listRunsOutput struct {
 
 type journalOutput struct {
 	Body struct {
-		Entries []cairn.JournalEntry `json:"entries"`
+		Entries []cairn.JournalEntry `json:"entries" nullable:"false"`
 	}
 }
 
@@ -420,7 +450,7 @@ func (a *API) registerRunOps() {
 			return nil, err
 		}
 		out := &journalOutput{}
-		out.Body.Entries = j
+		out.Body.Entries = nonNil(j)
 		return out, nil
 	})
 	op(a, huma.Operation{
@@ -453,7 +483,7 @@ func (a *API) registerRunOps() {
 
 type listWorkflowsOutput struct {
 	Body struct {
-		Workflows []cairn.WorkflowSummary `json:"workflows"`
+		Workflows []cairn.WorkflowSummary `json:"workflows" nullable:"false"`
 	}
 }
 
@@ -468,26 +498,29 @@ type workflowOutput struct {
 
 type listWorkersOutput struct {
 	Body struct {
-		Workers []cairn.WorkerInfo `json:"workers"`
+		Workers []cairn.WorkerInfo `json:"workers" nullable:"false"`
 	}
 }
 
 func (a *API) registerWorkflowOps() {
 	op(a, huma.Operation{
 		OperationID: "listWorkflows", Method: http.MethodGet, Path: "/workflows", Tags: []string{"Workflows"},
-		Summary: "List registered workflows",
+		Summary:     "List registered workflows",
+		Description: "Every workflow name with its registered versions, oldest first, and the newest (what a run starts when it names no version), sorted by name.",
 	}, ScopeRead, func(ctx context.Context, _ *struct{}) (*listWorkflowsOutput, error) {
 		w, err := a.engine.ListWorkflows(ctx)
 		if err != nil {
 			return nil, err
 		}
 		out := &listWorkflowsOutput{}
-		out.Body.Workflows = w
+		out.Body.Workflows = nonNil(w)
 		return out, nil
 	})
 	op(a, huma.Operation{
 		OperationID: "getWorkflow", Method: http.MethodGet, Path: "/workflows/{name}/versions/{version}", Tags: []string{"Workflows"},
-		Summary: "Get a workflow definition", Errors: []int{http.StatusNotFound},
+		Summary:     "Get a workflow definition",
+		Description: "The definition as registered: its steps, their kinds, dependencies, delivery and retry policies.",
+		Errors:      []int{http.StatusNotFound},
 	}, ScopeRead, func(ctx context.Context, in *workflowInput) (*workflowOutput, error) {
 		w, err := a.engine.GetWorkflow(ctx, in.Name, in.Version)
 		if err != nil {
@@ -497,14 +530,15 @@ func (a *API) registerWorkflowOps() {
 	})
 	op(a, huma.Operation{
 		OperationID: "listWorkers", Method: http.MethodGet, Path: "/workers", Tags: []string{"Workers"},
-		Summary: "List registered workers",
+		Summary:     "List registered workers",
+		Description: "Every worker that has registered: its labels, the name@version of each definition it serves, when it was last seen and whether it counts as alive.",
 	}, ScopeRead, func(ctx context.Context, _ *struct{}) (*listWorkersOutput, error) {
 		w, err := a.engine.ListWorkers(ctx)
 		if err != nil {
 			return nil, err
 		}
 		out := &listWorkersOutput{}
-		out.Body.Workers = w
+		out.Body.Workers = nonNil(w)
 		return out, nil
 	})
 }
@@ -551,7 +585,8 @@ func (a *API) registerAdminOps() {
 	})
 	op(a, huma.Operation{
 		OperationID: "health", Method: http.MethodGet, Path: "/healthz", Tags: []string{"Operations"},
-		Summary: "Liveness",
+		Summary:     "Liveness",
+		Description: "200 while the process serves HTTP; it reads nothing from the bucket (see readyz for that). Carries the build and the claims this instance holds. Needs no key.",
 	}, "", func(ctx context.Context, _ *struct{}) (*healthOutput, error) {
 		out := &healthOutput{}
 		out.Body.Status = "ok"

@@ -45,7 +45,7 @@ func init() {
 		if status == http.StatusInternalServerError && msg == bodyUnreadable {
 			status, msg = http.StatusBadRequest, "the request body could not be read; was it cut short?"
 		}
-		p := &Problem{ErrorModel: huma.ErrorModel{Status: status, Title: http.StatusText(status), Detail: msg}}
+		p := problem(status, msg)
 		for _, err := range errs {
 			if err == nil {
 				continue
@@ -60,8 +60,14 @@ func init() {
 	}
 }
 
+// ProblemType is every problem's type: cairn defines no problem types of
+// its own (a 409's reason says which refusal it is), and RFC 9457 reads
+// about:blank as "the status code says it all". It is always sent, so the
+// spec can require it.
+const ProblemType = "about:blank"
+
 func problem(status int, detail string) *Problem {
-	return &Problem{ErrorModel: huma.ErrorModel{Status: status, Title: http.StatusText(status), Detail: detail}}
+	return &Problem{ErrorModel: huma.ErrorModel{Type: ProblemType, Status: status, Title: http.StatusText(status), Detail: detail}}
 }
 
 // toProblem maps an engine error to its HTTP problem. Errors it does not
@@ -184,4 +190,18 @@ func storeUnreachable(err error) bool {
 	var dns *net.DNSError
 	return errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.EHOSTUNREACH) ||
 		errors.Is(err, syscall.ENETUNREACH) || errors.As(err, &dns)
+}
+
+// TransformSchema makes Problem's schema say what the server sends
+// (Huma's ErrorModel cannot carry the tags): type, title and status are
+// always there; errors, when present, is an array, never null.
+func (*Problem) TransformSchema(_ huma.Registry, s *huma.Schema) *huma.Schema {
+	if e := s.Properties["errors"]; e != nil {
+		e.Nullable = false
+	}
+	if t := s.Properties["type"]; t != nil {
+		t.Examples = []any{ProblemType}
+	}
+	s.Required = []string{"type", "title", "status"}
+	return s
 }

@@ -189,7 +189,7 @@ func (e *Engine) ListWorkflows(ctx context.Context) ([]cairn.WorkflowSummary, er
 		if err != nil {
 			return nil, err
 		}
-		s := cairn.WorkflowSummary{Name: name, Latest: rec.Latest}
+		s := cairn.WorkflowSummary{Name: name, Latest: rec.Latest, Versions: []string{}}
 		for _, v := range rec.Versions {
 			s.Versions = append(s.Versions, v.Version)
 		}

@@ -194,8 +194,8 @@ func problemOf(status int, body []byte) *APIError {
 	e := &APIError{Status: status, Title: http.StatusText(status)}
 	var p client.Problem
 	if json.Unmarshal(body, &p) == nil {
-		if p.Title != nil {
-			e.Title = *p.Title
+		if p.Title != "" { // a proxy's problem may lack one
+			e.Title = p.Title
 		}
 		if p.Detail != nil {
 			e.Detail = *p.Detail
@@ -536,13 +536,6 @@ func (c *Client) Workers(ctx context.Context) ([]WorkerInfo, error) {
 }
 
 // ---- helpers ----
-
-func derefSlice[T any](p *[]T) []T {
-	if p == nil {
-		return nil
-	}
-	return *p
-}
 
 // toJSON encodes v, keeping a json.RawMessage or []byte of JSON as is.
 func toJSON(v any) (json.RawMessage, error) {

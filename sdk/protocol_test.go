@@ -295,10 +295,10 @@ func TestNotStarted(t *testing.T) {
 	run := start(t, e.c, "amo", StartOptions{})
 	max, wait := int64(1), int64(5000)
 	cl, err := api.ClaimStepsWithResponse(ctx, client.ClaimRequest{WorkerId: id, Max: &max, WaitMs: &wait})
-	if err := e.c.check(err, cl); err != nil || len(*cl.JSON200.Leases) != 1 {
+	if err := e.c.check(err, cl); err != nil || len(cl.JSON200.Leases) != 1 {
 		t.Fatalf("claim: %v", err)
 	}
-	lease := (*cl.JSON200.Leases)[0]
+	lease := cl.JSON200.Leases[0]
 	if lease.Run != run.ID || lease.Delivery != "at_most_once" {
 		t.Fatalf("lease %+v", lease)
 	}

@@ -54,7 +54,7 @@ func TestSDKExposesEveryAPIField(t *testing.T) {
 			for name, p := range s.Properties {
 				if name == c.unwrap {
 					missing = append(missing, missingFields(reg, p, c.typ, c.op+"."+name)...)
-				} else if _, ok := jsonFields(c.typ)[name]; !ok && name != "$schema" {
+				} else if _, ok := jsonFields(c.typ)[name]; !ok {
 					missing = append(missing, c.op+"."+name)
 				}
 			}
@@ -121,9 +121,6 @@ func missingFields(reg huma.Registry, s *huma.Schema, t reflect.Type, path strin
 		}
 		fields := jsonFields(t)
 		for name, p := range s.Properties {
-			if name == "$schema" {
-				continue // Huma's link to the schema, not data
-			}
 			ft, ok := fields[name]
 			if !ok {
 				out = append(out, path+"."+name)

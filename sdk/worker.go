@@ -465,7 +465,7 @@ func (w *Worker) claim(ctx context.Context, n int) ([]client.Lease, error) {
 	if err := w.c.check(err, resp); err != nil {
 		return nil, err
 	}
-	return derefSlice(resp.JSON200.Leases), nil
+	return resp.JSON200.Leases, nil
 }
 
 // attempt is one lease the worker holds.
@@ -874,7 +874,7 @@ func (w *Worker) heartbeat(ctx context.Context, ids []string) {
 		}
 		return
 	}
-	for _, r := range derefSlice(resp.JSON200.Results) {
+	for _, r := range resp.JSON200.Results {
 		w.mu.Lock()
 		a := w.inflight[r.Lease]
 		w.mu.Unlock()

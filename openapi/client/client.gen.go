@@ -474,31 +474,17 @@ type BuildInfo struct {
 
 // CancelInputBody defines model for CancelInputBody.
 type CancelInputBody struct {
-	// Schema A URL to the JSON Schema for this object.
-	//
-	// Examples: https://example.com/schemas/CancelInputBody.json
-	Schema *string `json:"$schema,omitempty"`
 	Reason *string `json:"reason,omitempty"`
 }
 
 // ClaimOutputBody defines model for ClaimOutputBody.
 type ClaimOutputBody struct {
-	// Schema A URL to the JSON Schema for this object.
-	//
-	// Examples: https://example.com/schemas/ClaimOutputBody.json
-	Schema *string `json:"$schema,omitempty"`
-
 	// Leases Up to max leases; empty when nothing became ready while the claim was held.
-	Leases *[]Lease `json:"leases"`
+	Leases []Lease `json:"leases"`
 }
 
 // ClaimRequest defines model for ClaimRequest.
 type ClaimRequest struct {
-	// Schema A URL to the JSON Schema for this object.
-	//
-	// Examples: https://example.com/schemas/ClaimRequest.json
-	Schema *string `json:"$schema,omitempty"`
-
 	// Max Most leases to return (default 1).
 	Max *int64 `json:"max,omitempty"`
 
@@ -514,11 +500,6 @@ type ClaimRequest struct {
 
 // CompleteRequest defines model for CompleteRequest.
 type CompleteRequest struct {
-	// Schema A URL to the JSON Schema for this object.
-	//
-	// Examples: https://example.com/schemas/CompleteRequest.json
-	Schema *string `json:"$schema,omitempty"`
-
 	// Output The step's output, any JSON.
 	Output json.RawMessage `json:"output,omitempty"`
 
@@ -529,11 +510,6 @@ type CompleteRequest struct {
 
 // Ended defines model for Ended.
 type Ended struct {
-	// Schema A URL to the JSON Schema for this object.
-	//
-	// Examples: https://example.com/schemas/Ended.json
-	Schema *string `json:"$schema,omitempty"`
-
 	// RunStatus The run's status after this call.
 	RunStatus EndedRunStatus `json:"run_status"`
 }
@@ -567,11 +543,6 @@ type ErrorInfo struct {
 
 // EventRequest defines model for EventRequest.
 type EventRequest struct {
-	// Schema A URL to the JSON Schema for this object.
-	//
-	// Examples: https://example.com/schemas/EventRequest.json
-	Schema *string `json:"$schema,omitempty"`
-
 	// Id Optional event id: an event whose id the run has seen is ignored (safe retries). Any text without control characters.
 	Id *string `json:"id,omitempty"`
 
@@ -584,11 +555,6 @@ type EventRequest struct {
 
 // EventResult defines model for EventResult.
 type EventResult struct {
-	// Schema A URL to the JSON Schema for this object.
-	//
-	// Examples: https://example.com/schemas/EventResult.json
-	Schema *string `json:"$schema,omitempty"`
-
 	// Duplicate True when the event id was seen before: nothing changed.
 	Duplicate bool `json:"duplicate"`
 
@@ -596,16 +562,12 @@ type EventResult struct {
 	Recorded bool `json:"recorded"`
 
 	// Resumed Wait steps the event completed.
-	Resumed *[]string `json:"resumed"`
+	Resumed []string `json:"resumed"`
 }
 
 // FailRequest defines model for FailRequest.
 type FailRequest struct {
-	// Schema A URL to the JSON Schema for this object.
-	//
-	// Examples: https://example.com/schemas/FailRequest.json
-	Schema *string   `json:"$schema,omitempty"`
-	Error  ErrorInfo `json:"error"`
+	Error ErrorInfo `json:"error"`
 
 	// StatePatch Merged into the run state even on failure.
 	StatePatch *map[string]json.RawMessage `json:"state_patch,omitempty"`
@@ -614,11 +576,7 @@ type FailRequest struct {
 
 // HealthOutputBody defines model for HealthOutputBody.
 type HealthOutputBody struct {
-	// Schema A URL to the JSON Schema for this object.
-	//
-	// Examples: https://example.com/schemas/HealthOutputBody.json
-	Schema *string   `json:"$schema,omitempty"`
-	Build  BuildInfo `json:"build"`
+	Build BuildInfo `json:"build"`
 
 	// HeldClaims Claims this instance holds now, waiting for work. Tools and tests wait on it instead of sleeping.
 	HeldClaims int64 `json:"held_claims"`
@@ -629,24 +587,14 @@ type HealthOutputBody struct {
 
 // HeartbeatManyInputBody defines model for HeartbeatManyInputBody.
 type HeartbeatManyInputBody struct {
-	// Schema A URL to the JSON Schema for this object.
-	//
-	// Examples: https://example.com/schemas/HeartbeatManyInputBody.json
-	Schema *string `json:"$schema,omitempty"`
-
 	// Leases Lease ids to extend.
 	Leases *[]string `json:"leases"`
 }
 
 // HeartbeatManyOutputBody defines model for HeartbeatManyOutputBody.
 type HeartbeatManyOutputBody struct {
-	// Schema A URL to the JSON Schema for this object.
-	//
-	// Examples: https://example.com/schemas/HeartbeatManyOutputBody.json
-	Schema *string `json:"$schema,omitempty"`
-
 	// Results One per lease, in order.
-	Results *[]HeartbeatResult `json:"results"`
+	Results []HeartbeatResult `json:"results"`
 }
 
 // HeartbeatResult defines model for HeartbeatResult.
@@ -694,11 +642,7 @@ type JournalEntryType string
 
 // JournalOutputBody defines model for JournalOutputBody.
 type JournalOutputBody struct {
-	// Schema A URL to the JSON Schema for this object.
-	//
-	// Examples: https://example.com/schemas/JournalOutputBody.json
-	Schema  *string         `json:"$schema,omitempty"`
-	Entries *[]JournalEntry `json:"entries"`
+	Entries []JournalEntry `json:"entries"`
 }
 
 // Lease defines model for Lease.
@@ -744,31 +688,18 @@ type LeaseDelivery string
 
 // LeaseStatus defines model for LeaseStatus.
 type LeaseStatus struct {
-	// Schema A URL to the JSON Schema for this object.
-	//
-	// Examples: https://example.com/schemas/LeaseStatus.json
-	Schema *string `json:"$schema,omitempty"`
-
 	// ExpiresAt The lease now expires then.
 	ExpiresAt time.Time `json:"expires_at"`
 }
 
 // ListWorkersOutputBody defines model for ListWorkersOutputBody.
 type ListWorkersOutputBody struct {
-	// Schema A URL to the JSON Schema for this object.
-	//
-	// Examples: https://example.com/schemas/ListWorkersOutputBody.json
-	Schema  *string       `json:"$schema,omitempty"`
-	Workers *[]WorkerInfo `json:"workers"`
+	Workers []WorkerInfo `json:"workers"`
 }
 
 // ListWorkflowsOutputBody defines model for ListWorkflowsOutputBody.
 type ListWorkflowsOutputBody struct {
-	// Schema A URL to the JSON Schema for this object.
-	//
-	// Examples: https://example.com/schemas/ListWorkflowsOutputBody.json
-	Schema    *string            `json:"$schema,omitempty"`
-	Workflows *[]WorkflowSummary `json:"workflows"`
+	Workflows []WorkflowSummary `json:"workflows"`
 }
 
 // ModelUsage defines model for ModelUsage.
@@ -781,11 +712,6 @@ type ModelUsage struct {
 
 // Problem defines model for Problem.
 type Problem struct {
-	// Schema A URL to the JSON Schema for this object.
-	//
-	// Examples: https://example.com/schemas/Problem.json
-	Schema *string `json:"$schema,omitempty"`
-
 	// Detail A human-readable explanation specific to this occurrence of the problem.
 	//
 	// Examples: Property foo is required but is missing.
@@ -805,17 +731,17 @@ type Problem struct {
 	// Status HTTP status code
 	//
 	// Examples: 400
-	Status *int64 `json:"status,omitempty"`
+	Status int64 `json:"status"`
 
 	// Title A short, human-readable summary of the problem type. This value should not change between occurrences of the error.
 	//
 	// Examples: Bad Request
-	Title *string `json:"title,omitempty"`
+	Title string `json:"title"`
 
 	// Type A URI reference to human-readable documentation for the error.
 	//
-	// Examples: https://example.com/errors/example
-	Type *string `json:"type,omitempty"`
+	// Examples: about:blank
+	Type string `json:"type"`
 }
 
 // ProblemReason On a 409 to a worker call: why the call was refused. SDKs branch on it.
@@ -823,11 +749,7 @@ type ProblemReason string
 
 // ReadyOutputBody defines model for ReadyOutputBody.
 type ReadyOutputBody struct {
-	// Schema A URL to the JSON Schema for this object.
-	//
-	// Examples: https://example.com/schemas/ReadyOutputBody.json
-	Schema *string   `json:"$schema,omitempty"`
-	Build  BuildInfo `json:"build"`
+	Build BuildInfo `json:"build"`
 
 	// Status Examples: ready
 	Status string `json:"status"`
@@ -835,19 +757,15 @@ type ReadyOutputBody struct {
 
 // ReapOutputBody defines model for ReapOutputBody.
 type ReapOutputBody struct {
-	// Schema A URL to the JSON Schema for this object.
-	//
-	// Examples: https://example.com/schemas/ReapOutputBody.json
-	Schema           *string `json:"$schema,omitempty"`
-	Announced        int64   `json:"announced"`
-	AttemptsTimedOut int64   `json:"attempts_timed_out"`
-	DurationMs       int64   `json:"duration_ms"`
-	Errors           int64   `json:"errors"`
-	LeasesLost       int64   `json:"leases_lost"`
-	ListRequests     int64   `json:"list_requests"`
-	Rearmed          int64   `json:"rearmed"`
-	RunsVisited      int64   `json:"runs_visited"`
-	TimersDue        int64   `json:"timers_due"`
+	Announced        int64 `json:"announced"`
+	AttemptsTimedOut int64 `json:"attempts_timed_out"`
+	DurationMs       int64 `json:"duration_ms"`
+	Errors           int64 `json:"errors"`
+	LeasesLost       int64 `json:"leases_lost"`
+	ListRequests     int64 `json:"list_requests"`
+	Rearmed          int64 `json:"rearmed"`
+	RunsVisited      int64 `json:"runs_visited"`
+	TimersDue        int64 `json:"timers_due"`
 
 	// TimersFired Sleeps ended, waits timed out, deadlines passed.
 	TimersFired int64 `json:"timers_fired"`
@@ -855,11 +773,6 @@ type ReapOutputBody struct {
 
 // RegisterRequest defines model for RegisterRequest.
 type RegisterRequest struct {
-	// Schema A URL to the JSON Schema for this object.
-	//
-	// Examples: https://example.com/schemas/RegisterRequest.json
-	Schema *string `json:"$schema,omitempty"`
-
 	// Labels Free labels shown by cairn workers.
 	Labels *map[string]string `json:"labels,omitempty"`
 
@@ -872,11 +785,6 @@ type RegisterRequest struct {
 
 // RegisterResponse defines model for RegisterResponse.
 type RegisterResponse struct {
-	// Schema A URL to the JSON Schema for this object.
-	//
-	// Examples: https://example.com/schemas/RegisterResponse.json
-	Schema *string `json:"$schema,omitempty"`
-
 	// HeartbeatMs Send a heartbeat for every running lease this often.
 	HeartbeatMs int64 `json:"heartbeat_ms"`
 
@@ -913,10 +821,6 @@ type RetryPolicy struct {
 
 // Run defines model for Run.
 type Run struct {
-	// Schema A URL to the JSON Schema for this object.
-	//
-	// Examples: https://example.com/schemas/Run.json
-	Schema      *string         `json:"$schema,omitempty"`
 	Correlation *string         `json:"correlation,omitempty"`
 	CreatedAt   time.Time       `json:"created_at"`
 	Deadline    *time.Time      `json:"deadline,omitempty"`
@@ -928,11 +832,11 @@ type Run struct {
 	// Output The only sink step's output, or an object of every sink's output by step id.
 	Output json.RawMessage `json:"output,omitempty"`
 
-	// PendingEvents Events received that no wait has consumed yet.
-	PendingEvents *[]string                  `json:"pending_events,omitempty"`
+	// PendingEvents Events received that no wait has consumed yet; empty when none.
+	PendingEvents []string                   `json:"pending_events"`
 	State         map[string]json.RawMessage `json:"state"`
 	Status        RunStatus                  `json:"status"`
-	Steps         *[]StepView                `json:"steps"`
+	Steps         []StepView                 `json:"steps"`
 	StepsDone     int64                      `json:"steps_done"`
 	StepsTotal    int64                      `json:"steps_total"`
 	UpdatedAt     time.Time                  `json:"updated_at"`
@@ -946,22 +850,13 @@ type RunStatus string
 
 // RunPage defines model for RunPage.
 type RunPage struct {
-	// Schema A URL to the JSON Schema for this object.
-	//
-	// Examples: https://example.com/schemas/RunPage.json
-	Schema *string `json:"$schema,omitempty"`
-
 	// NextCursor Pass as cursor for the next page; absent on the last. A filtered page may hold fewer runs than the limit and still have a next page.
-	NextCursor *string       `json:"next_cursor,omitempty"`
-	Runs       *[]RunSummary `json:"runs"`
+	NextCursor *string      `json:"next_cursor,omitempty"`
+	Runs       []RunSummary `json:"runs"`
 }
 
 // RunProgress defines model for RunProgress.
 type RunProgress struct {
-	// Schema A URL to the JSON Schema for this object.
-	//
-	// Examples: https://example.com/schemas/RunProgress.json
-	Schema    *string    `json:"$schema,omitempty"`
 	CreatedAt time.Time  `json:"created_at"`
 	EndedAt   *time.Time `json:"ended_at,omitempty"`
 	Error     *ErrorInfo `json:"error,omitempty"`
@@ -970,7 +865,7 @@ type RunProgress struct {
 	// Rev Counts the run's committed changes: pass it as after to wait for the next.
 	Rev        int64             `json:"rev"`
 	Status     RunProgressStatus `json:"status"`
-	Steps      *[]StepProgress   `json:"steps"`
+	Steps      []StepProgress    `json:"steps"`
 	StepsDone  int64             `json:"steps_done"`
 	StepsTotal int64             `json:"steps_total"`
 	UpdatedAt  time.Time         `json:"updated_at"`
@@ -1000,11 +895,6 @@ type RunSummaryStatus string
 
 // StartRequest defines model for StartRequest.
 type StartRequest struct {
-	// Schema A URL to the JSON Schema for this object.
-	//
-	// Examples: https://example.com/schemas/StartRequest.json
-	Schema *string `json:"$schema,omitempty"`
-
 	// Correlation Free correlation id, visible to templates as run.correlation.
 	Correlation *string `json:"correlation,omitempty"`
 
@@ -1029,11 +919,6 @@ type StartRequest struct {
 
 // StartResult defines model for StartResult.
 type StartResult struct {
-	// Schema A URL to the JSON Schema for this object.
-	//
-	// Examples: https://example.com/schemas/StartResult.json
-	Schema *string `json:"$schema,omitempty"`
-
 	// Existed True when the idempotency key named a run started earlier.
 	Existed bool `json:"existed"`
 	Run     Run  `json:"run"`
@@ -1093,8 +978,10 @@ type StepProgressStatus string
 // StepView defines model for StepView.
 type StepView struct {
 	// Attempt Current or last attempt number.
-	Attempt  *int64     `json:"attempt,omitempty"`
-	Attempts *[]Attempt `json:"attempts,omitempty"`
+	Attempt *int64 `json:"attempt,omitempty"`
+
+	// Attempts The step's attempts; empty before the first.
+	Attempts []Attempt  `json:"attempts"`
 	Error    *ErrorInfo `json:"error,omitempty"`
 
 	// Failures Retry budget spent.
@@ -1150,16 +1037,11 @@ type WorkerInfo struct {
 	RegisteredAt time.Time `json:"registered_at"`
 
 	// Workflows name@version of each definition served.
-	Workflows *[]string `json:"workflows"`
+	Workflows []string `json:"workflows"`
 }
 
 // Workflow defines model for Workflow.
 type Workflow struct {
-	// Schema A URL to the JSON Schema for this object.
-	//
-	// Examples: https://example.com/schemas/Workflow.json
-	Schema *string `json:"$schema,omitempty"`
-
 	// Deadline Default run deadline, from start (default: none).
 	Deadline    *string `json:"deadline,omitempty"`
 	Description *string `json:"description,omitempty"`
@@ -1168,7 +1050,7 @@ type Workflow struct {
 	Name string `json:"name"`
 
 	// Steps The steps; order does not matter, after does.
-	Steps *[]Step `json:"steps"`
+	Steps []Step `json:"steps"`
 
 	// Version Version; several coexist, runs pin theirs.
 	Version string `json:"version"`
@@ -1181,7 +1063,7 @@ type WorkflowSummary struct {
 	Name   string `json:"name"`
 
 	// Versions Every registered version, oldest first.
-	Versions *[]string `json:"versions"`
+	Versions []string `json:"versions"`
 }
 
 // ListRunsParams defines parameters for ListRuns.
@@ -1310,6 +1192,8 @@ func WithRequestEditorFn(fn RequestEditorFn) ClientOption {
 type ClientInterface interface {
 
 	// Health Liveness
+	//
+	// 200 while the process serves HTTP; it reads nothing from the bucket (see readyz for that). Carries the build and the claims this instance holds. Needs no key.
 	//
 	// Corresponds with GET /v1/api/healthz (the `Health` operationId).
 	Health(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -1540,6 +1424,8 @@ type ClientInterface interface {
 
 	// ListWorkers List registered workers
 	//
+	// Every worker that has registered: its labels, the name@version of each definition it serves, when it was last seen and whether it counts as alive.
+	//
 	// Needs a key with the `read` scope.
 	//
 	// Corresponds with GET /v1/api/workers (the `ListWorkers` operationId).
@@ -1569,12 +1455,16 @@ type ClientInterface interface {
 
 	// ListWorkflows List registered workflows
 	//
+	// Every workflow name with its registered versions, oldest first, and the newest (what a run starts when it names no version), sorted by name.
+	//
 	// Needs a key with the `read` scope.
 	//
 	// Corresponds with GET /v1/api/workflows (the `ListWorkflows` operationId).
 	ListWorkflows(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetWorkflow Get a workflow definition
+	//
+	// The definition as registered: its steps, their kinds, dependencies, delivery and retry policies.
 	//
 	// Needs a key with the `read` scope.
 	//
@@ -1583,6 +1473,8 @@ type ClientInterface interface {
 }
 
 // Health Liveness
+//
+// 200 while the process serves HTTP; it reads nothing from the bucket (see readyz for that). Carries the build and the claims this instance holds. Needs no key.
 //
 // Corresponds with GET /v1/api/healthz (the `Health` operationId).
 func (c *Client) Health(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -2043,6 +1935,8 @@ func (c *Client) StepStarted(ctx context.Context, lease string, reqEditors ...Re
 
 // ListWorkers List registered workers
 //
+// Every worker that has registered: its labels, the name@version of each definition it serves, when it was last seen and whether it counts as alive.
+//
 // Needs a key with the `read` scope.
 //
 // Corresponds with GET /v1/api/workers (the `ListWorkers` operationId).
@@ -2102,6 +1996,8 @@ func (c *Client) RegisterWorker(ctx context.Context, body RegisterWorkerJSONRequ
 
 // ListWorkflows List registered workflows
 //
+// Every workflow name with its registered versions, oldest first, and the newest (what a run starts when it names no version), sorted by name.
+//
 // Needs a key with the `read` scope.
 //
 // Corresponds with GET /v1/api/workflows (the `ListWorkflows` operationId).
@@ -2118,6 +2014,8 @@ func (c *Client) ListWorkflows(ctx context.Context, reqEditors ...RequestEditorF
 }
 
 // GetWorkflow Get a workflow definition
+//
+// The definition as registered: its steps, their kinds, dependencies, delivery and retry policies.
 //
 // Needs a key with the `read` scope.
 //
@@ -3003,6 +2901,8 @@ type ClientWithResponsesInterface interface {
 
 	// HealthWithResponse Liveness
 	//
+	// 200 while the process serves HTTP; it reads nothing from the bucket (see readyz for that). Carries the build and the claims this instance holds. Needs no key.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v1/api/healthz (the `Health` operationId).
@@ -3250,6 +3150,8 @@ type ClientWithResponsesInterface interface {
 
 	// ListWorkersWithResponse List registered workers
 	//
+	// Every worker that has registered: its labels, the name@version of each definition it serves, when it was last seen and whether it counts as alive.
+	//
 	// Needs a key with the `read` scope.
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -3281,6 +3183,8 @@ type ClientWithResponsesInterface interface {
 
 	// ListWorkflowsWithResponse List registered workflows
 	//
+	// Every workflow name with its registered versions, oldest first, and the newest (what a run starts when it names no version), sorted by name.
+	//
 	// Needs a key with the `read` scope.
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -3289,6 +3193,8 @@ type ClientWithResponsesInterface interface {
 	ListWorkflowsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListWorkflowsResponse, error)
 
 	// GetWorkflowWithResponse Get a workflow definition
+	//
+	// The definition as registered: its steps, their kinds, dependencies, delivery and retry policies.
 	//
 	// Needs a key with the `read` scope.
 	//
@@ -5072,6 +4978,8 @@ func (r GetWorkflowResponse) ContentType() string {
 
 // HealthWithResponse Liveness
 //
+// 200 while the process serves HTTP; it reads nothing from the bucket (see readyz for that). Carries the build and the claims this instance holds. Needs no key.
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /v1/api/healthz (the `Health` operationId).
@@ -5457,6 +5365,8 @@ func (c *ClientWithResponses) StepStartedWithResponse(ctx context.Context, lease
 
 // ListWorkersWithResponse List registered workers
 //
+// Every worker that has registered: its labels, the name@version of each definition it serves, when it was last seen and whether it counts as alive.
+//
 // Needs a key with the `read` scope.
 //
 // Returns a wrapper object for the known response body format(s).
@@ -5506,6 +5416,8 @@ func (c *ClientWithResponses) RegisterWorkerWithResponse(ctx context.Context, bo
 
 // ListWorkflowsWithResponse List registered workflows
 //
+// Every workflow name with its registered versions, oldest first, and the newest (what a run starts when it names no version), sorted by name.
+//
 // Needs a key with the `read` scope.
 //
 // Returns a wrapper object for the known response body format(s).
@@ -5520,6 +5432,8 @@ func (c *ClientWithResponses) ListWorkflowsWithResponse(ctx context.Context, req
 }
 
 // GetWorkflowWithResponse Get a workflow definition
+//
+// The definition as registered: its steps, their kinds, dependencies, delivery and retry policies.
 //
 // Needs a key with the `read` scope.
 //

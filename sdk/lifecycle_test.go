@@ -253,17 +253,20 @@ func TestUsageFromSpans(t *testing.T) {
 	parts := strings.Split(tpStr, "-")
 	var stepSpan sdktrace.ReadOnlySpan
 	var chats int
-	for _, s := range rec.Ended() {
-		switch s.Name() {
-		case "step usage/spans":
-			stepSpan = s
-		case "chat":
-			chats++
+	// The step span ends when the worker has its complete answered, which
+	// may be just after the client saw the run end.
+	eventually(t, 5*time.Second, "the step span and the four chat spans", func() bool {
+		stepSpan, chats = nil, 0
+		for _, s := range rec.Ended() {
+			switch s.Name() {
+			case "step usage/spans":
+				stepSpan = s
+			case "chat":
+				chats++
+			}
 		}
-	}
-	if stepSpan == nil || chats != 4 {
-		t.Fatalf("recorded spans: step %v, %d chats", stepSpan != nil, chats)
-	}
+		return stepSpan != nil && chats == 4
+	})
 	if stepSpan.Parent().TraceID().String() != parts[1] || stepSpan.Parent().SpanID().String() != parts[2] || !stepSpan.Parent().IsRemote() {
 		t.Fatalf("step span parent %v, lease traceparent %s", stepSpan.Parent(), tpStr)
 	}

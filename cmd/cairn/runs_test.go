@@ -88,7 +88,9 @@ func TestRunsCommands(t *testing.T) {
 	// start --wait: progress lines, the end, usage, the output.
 	out := mustCLI(t, srv.URL, "runs", "start", "greet", "--input", `{"name":"ana"}`, "--wait")
 	t.Logf("start --wait:\n%s", out)
-	for _, want := range []string{"(greet@1)", "[0/2]  shout", "running", "greet                completed",
+	// Which intermediate states a watcher sees depends on timing (a long
+	// poll answers with the newest state); the first and last always show.
+	for _, want := range []string{"(greet@1)", "shout", "running", "greet                completed",
 		"completed in", "(2/2 steps)", "usage: m, 3 in / 4 out tokens", `"greeting": "hello ANA"`} {
 		if !strings.Contains(out, want) {
 			t.Errorf("start --wait output lacks %q", want)

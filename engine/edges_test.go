@@ -617,3 +617,33 @@ func TestWorkerLiveness(t *testing.T) {
 	}
 	awaitSeen("w", clk.Now())
 }
+
+// TestLateFailIsTheTimeout: a fail that arrives just past timeout_at (a
+// body that gave up at its deadline) is applied as class timeout with the
+// worker's message; a complete that late is refused.
+func TestLateFailIsTheTimeout(t *testing.T) {
+	ctx := context.Background()
+	clk := newClock()
+	e := newTestEngine(t, nil, Config{Now: clk.Now})
+	register(t, e, "w", single("lf", cairn.Step{Timeout: cairn.Duration(time.Second), Retry: &cairn.RetryPolicy{MaxAttempts: 1}}))
+	run := mustStart(t, e, "lf", `{}`)
+	l := claimOne(t, e, "w")
+	clk.Advance(1100 * time.Millisecond)
+	if _, err := e.Complete(ctx, editToken(t, l.ID, func(map[string]any) {}), CompleteRequest{}); err == nil {
+		t.Fatal("a complete past timeout_at was applied")
+	}
+	run2 := mustStart(t, e, "lf", `{}`)
+	ls, err := e.Claim(ctx, ClaimRequest{WorkerID: "w", Run: run2, WaitMs: 1000})
+	if err != nil || len(ls) != 1 {
+		t.Fatalf("claim: %v %v", ls, err)
+	}
+	clk.Advance(1100 * time.Millisecond)
+	if _, err := e.Fail(ctx, ls[0].ID, FailRequest{Error: cairn.ErrorInfo{Class: cairn.ClassRetryable, Message: "calling upstream: context deadline exceeded"}}); err != nil {
+		t.Fatalf("late fail refused: %v", err)
+	}
+	r := getRun(t, e, run2)
+	if r.Status != cairn.RunFailed || r.Error.Class != cairn.ClassTimeout || !strings.Contains(r.Error.Message, "calling upstream") {
+		t.Fatalf("run %s %+v", r.Status, r.Error)
+	}
+	_ = run
+}

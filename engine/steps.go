@@ -314,7 +314,7 @@ func (e *Engine) Complete(ctx context.Context, id string, req CompleteRequest) (
 	if err := e.checkSizes(req.Output, req.StatePatch); err != nil {
 		return nil, err
 	}
-	return e.end(ctx, id, req.StatePatch, req.Usage, false, func(r *runRecord, d *definition, tok leaseToken, startedAt *time.Time, fx *effects) {
+	return e.end(ctx, id, req.StatePatch, req.Usage, false, nil, func(r *runRecord, d *definition, tok leaseToken, startedAt *time.Time, fx *effects) {
 		st := r.Steps[tok.Step]
 		st.Status = cairn.StepCompleted
 		st.Output = req.Output
@@ -339,7 +339,13 @@ func (e *Engine) Fail(ctx context.Context, id string, req FailRequest) (*Ended, 
 	// A worker that does not serve the step never starts its body: an
 	// unservable fail of an at_most_once attempt needs no started.
 	unstartedOK := why.Class == cairn.ClassUnservable
-	return e.end(ctx, id, req.StatePatch, req.Usage, unstartedOK, func(r *runRecord, d *definition, tok leaseToken, startedAt *time.Time, fx *effects) {
+	late := func() {
+		if why.Class != cairn.ClassTimeout {
+			why.Message = "reported as " + why.Class + " after the attempt's timeout: " + why.Message
+			why.Class = cairn.ClassTimeout
+		}
+	}
+	return e.end(ctx, id, req.StatePatch, req.Usage, unstartedOK, late, func(r *runRecord, d *definition, tok leaseToken, startedAt *time.Time, fx *effects) {
 		e.failAttempt(r, d, tok.Step, tok.Attempt, why, tok.Worker, startedAt != nil, fx)
 	}, cairn.OutcomeFailed)
 }
@@ -365,7 +371,7 @@ func (e *Engine) checkSizes(output json.RawMessage, patch map[string]json.RawMes
 // the attempt, merge state and usage, then apply the outcome. The
 // workflow, version and delivery come from the lease object, which the
 // engine wrote at claim; the run record must agree.
-func (e *Engine) end(ctx context.Context, id string, patch map[string]json.RawMessage, usage *cairn.Usage, unstartedOK bool,
+func (e *Engine) end(ctx context.Context, id string, patch map[string]json.RawMessage, usage *cairn.Usage, unstartedOK bool, lateFail func(),
 	apply func(r *runRecord, d *definition, tok leaseToken, startedAt *time.Time, fx *effects), outcome cairn.AttemptOutcome) (*Ended, error) {
 	var (
 		tok leaseToken
@@ -379,6 +385,13 @@ func (e *Engine) end(ctx context.Context, id string, patch map[string]json.RawMe
 			return nil, err
 		}
 		if l.State == leaseActive && e.timedOut(l) {
+			if lateFail != nil {
+				// A fail that arrives past timeout_at (a body that gave up
+				// at its deadline) is applied as the timeout it is, keeping
+				// the worker's words.
+				lateFail()
+				break
+			}
 			if err := e.fence(ctx, l, ver, "timeout"); errors.Is(err, blob.ErrPreconditionFailed) && attempt < 20 {
 				continue
 			} else if err != nil {

@@ -150,10 +150,13 @@ func (v ValidationError) Error() string {
 	return fmt.Sprintf("%s (and %d more)", v[0].Error(), len(v)-1)
 }
 
+// StepIDPattern is what a step id must match (and be at most 64 bytes).
+const StepIDPattern = `^[A-Za-z][A-Za-z0-9_-]*$`
+
 var (
 	nameRE    = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
 	versionRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.+-]*$`)
-	stepRE    = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]*$`)
+	stepRE    = regexp.MustCompile(StepIDPattern)
 )
 
 // Validate checks a definition's structure: names, unique step ids, known

@@ -79,11 +79,17 @@ func (e *Engine) Claim(ctx context.Context, req ClaimRequest) ([]Lease, error) {
 		hints := e.hub.take(match, max)
 		if req.Run != "" && (lastRunScan.IsZero() || time.Since(lastRunScan) >= e.runScanInterval()) {
 			lastRunScan = time.Now()
-			more, err := e.runHints(ctx, req.Run, w)
+			more, err := e.runHints(ctx, req.Run)
 			if err != nil {
 				return nil, err
 			}
-			hints = append(hints, more...)
+			// Through the same filter as the hub's hints: a worker is
+			// offered only what it registered, scoped or not.
+			for _, h := range more {
+				if match(h) {
+					hints = append(hints, h)
+				}
+			}
 		}
 		if len(hints) > 0 {
 			leases, storeFailed, err := e.tryClaim(ctx, w, hints, max, skip, req.Run)
@@ -200,17 +206,13 @@ func max0(d time.Duration) time.Duration {
 func (e *Engine) runScanInterval() time.Duration { return e.cfg.FallbackInterval }
 
 // runHints reads one run and returns hints for its claimable steps.
-func (e *Engine) runHints(ctx context.Context, run string, w cachedWorker) ([]notify.Hint, error) {
+func (e *Engine) runHints(ctx context.Context, run string) ([]notify.Hint, error) {
 	r, err := e.readRun(ctx, run)
 	if err != nil {
 		return nil, err
 	}
 	if r.Status.Terminal() {
 		return nil, reject(cairn.ReasonRunTerminal, "run %s has ended (%s)", run, r.Status)
-	}
-	if !w.served[workflowID{r.Workflow, r.Version}] {
-		// A worker is offered only what it registered, scoped or not.
-		return nil, nil
 	}
 	now := e.now()
 	var out []notify.Hint

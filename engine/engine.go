@@ -293,12 +293,20 @@ func (e *Engine) armTimer(ctx context.Context, r *runRecord, now time.Time) (str
 		return "", nil
 	}
 	due = timerDue(due, now)
-	key := e.keys.timer(due, r.ID)
-	if _, err := e.store.Put(ctx, key, []byte(`{"run":"`+r.ID+`"}`), blob.WriteOptions{}); err != nil {
+	key, err := e.putTimer(ctx, r.ID, due)
+	if err != nil {
 		return "", err
 	}
 	r.TimerAt = &due
 	return key, nil
+}
+
+// putTimer writes the timer of run at due (a bucket start) and returns its
+// key.
+func (e *Engine) putTimer(ctx context.Context, run string, due time.Time) (string, error) {
+	key := e.keys.timer(due, run)
+	_, err := e.store.Put(ctx, key, []byte(`{"run":"`+run+`"}`), blob.WriteOptions{})
+	return key, err
 }
 
 // armAt writes a timer for run at due (an attempt's timeout), unless the
@@ -308,7 +316,7 @@ func (e *Engine) armAt(ctx context.Context, r *runRecord, due, now time.Time) er
 	if r.TimerAt != nil && r.TimerAt.After(now) && !due.Before(*r.TimerAt) {
 		return nil
 	}
-	_, err := e.store.Put(ctx, e.keys.timer(due, r.ID), []byte(`{"run":"`+r.ID+`"}`), blob.WriteOptions{})
+	_, err := e.putTimer(ctx, r.ID, due)
 	return err
 }
 

@@ -57,6 +57,7 @@ type idRule struct {
 
 var (
 	runIDRule    = idRule{regexp.MustCompile(RunIDPattern), MaxRunIDLength}
+	stepIDRule   = idRule{regexp.MustCompile(cairn.StepIDPattern), 64}
 	workerIDRule = idRule{regexp.MustCompile(WorkerIDPattern), MaxWorkerIDLength}
 	nameRule     = idRule{regexp.MustCompile(WorkflowNamePattern), MaxWorkflowNameLength}
 	versionRule  = idRule{regexp.MustCompile(VersionPattern), MaxVersionLength}

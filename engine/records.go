@@ -159,25 +159,10 @@ func parseLeaseID(id string) (leaseToken, error) {
 		return t, errBadLease
 	}
 	if err := json.Unmarshal(b, &t); err != nil || t.Attempt < 1 || t.Attempt > 999_999 || len(t.Nonce) != 22 ||
-		!validKeySegment(t.Run) || !validKeySegment(t.Step) || t.Worker == "" {
+		!runIDRule.valid(t.Run) || !stepIDRule.valid(t.Step) || !workerIDRule.valid(t.Worker) {
 		return t, errBadLease
 	}
 	return t, nil
-}
-
-// validKeySegment reports whether s may be one segment of a bucket key:
-// non-empty, at most 128 bytes, printable ASCII without '/', and not "."
-// or "..". Lease ids name keys, so they are checked before any read.
-func validKeySegment(s string) bool {
-	if s == "" || len(s) > 128 || s == "." || s == ".." {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c <= ' ' || c >= 0x7f || c == '/' || c == '\\' {
-			return false
-		}
-	}
-	return true
 }
 
 // workerRecord is a registered worker.

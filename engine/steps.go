@@ -99,16 +99,23 @@ func (e *Engine) refuseFenced(ctx context.Context, tok leaseToken, l *leaseRecor
 	return reject(cairn.ReasonFenced, "lease of attempt %d of step %s was reclaimed (%s)", l.Attempt, l.Step, why)
 }
 
-// workerCall reads a lease for started or heartbeat and refuses it when
-// the engine has taken the attempt back: fenced by the reaper, or past its
-// timeout_at (then fenced here, and the timeout recorded).
-func (e *Engine) workerCall(ctx context.Context, id string) (leaseToken, *leaseRecord, blob.Version, error) {
+// workerCall reads a lease for a worker call and refuses it when the
+// engine has taken the attempt back: fenced by the reaper, or past its
+// timeout_at (then fenced here, and the timeout recorded). lateFail, when
+// not nil, is called instead of fencing a lease past timeout_at: a fail
+// that arrives then (a body that gave up at its deadline) is applied as
+// the timeout it is, keeping the worker's words.
+func (e *Engine) workerCall(ctx context.Context, id string, lateFail func()) (leaseToken, *leaseRecord, blob.Version, error) {
 	for attempt := 0; ; attempt++ {
 		tok, l, ver, err := e.lease(ctx, id)
 		if err != nil {
 			return tok, nil, "", err
 		}
 		if l.State == leaseActive && e.timedOut(l) {
+			if lateFail != nil {
+				lateFail()
+				return tok, l, ver, nil
+			}
 			err := e.fence(ctx, l, ver, "timeout")
 			if errors.Is(err, blob.ErrPreconditionFailed) && attempt < 20 {
 				continue // the lease changed: look again
@@ -128,7 +135,7 @@ func (e *Engine) workerCall(ctx context.Context, id string) (leaseToken, *leaseR
 // re-reading after a lost race. check runs on every read and may refuse.
 func (e *Engine) updateLease(ctx context.Context, id string, check func(tok leaseToken, l *leaseRecord) (write bool, err error), change func(l *leaseRecord)) (*leaseRecord, error) {
 	for attempt := 0; ; attempt++ {
-		tok, l, ver, err := e.workerCall(ctx, id)
+		tok, l, ver, err := e.workerCall(ctx, id, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -373,35 +380,9 @@ func (e *Engine) checkSizes(output json.RawMessage, patch map[string]json.RawMes
 // engine wrote at claim; the run record must agree.
 func (e *Engine) end(ctx context.Context, id string, patch map[string]json.RawMessage, usage *cairn.Usage, unstartedOK bool, lateFail func(),
 	apply func(r *runRecord, d *definition, tok leaseToken, startedAt *time.Time, fx *effects), outcome cairn.AttemptOutcome) (*Ended, error) {
-	var (
-		tok leaseToken
-		l   *leaseRecord
-	)
-	for attempt := 0; ; attempt++ {
-		var ver blob.Version
-		var err error
-		tok, l, ver, err = e.lease(ctx, id)
-		if err != nil {
-			return nil, err
-		}
-		if l.State == leaseActive && e.timedOut(l) {
-			if lateFail != nil {
-				// A fail that arrives past timeout_at (a body that gave up
-				// at its deadline) is applied as the timeout it is, keeping
-				// the worker's words.
-				lateFail()
-				break
-			}
-			if err := e.fence(ctx, l, ver, "timeout"); errors.Is(err, blob.ErrPreconditionFailed) && attempt < 20 {
-				continue
-			} else if err != nil {
-				return nil, unavailable(err)
-			}
-		}
-		break
-	}
-	if l.State != leaseActive {
-		return nil, e.refuseFenced(ctx, tok, l)
+	tok, l, _, err := e.workerCall(ctx, id, lateFail)
+	if err != nil {
+		return nil, err
 	}
 	d, err := e.definition(ctx, l.Workflow, l.Version)
 	if err != nil {

@@ -164,6 +164,7 @@ func TestAtMostOnceNeverReportedRetryable(t *testing.T) {
 	if d := time.Since(t0); d > 5*time.Second {
 		t.Fatalf("shutdown took %v", d)
 	}
+	eventually(t, 5*time.Second, "three fails recorded", func() bool { return len(wr.fails()) >= 3 })
 	fails := wr.fails()
 	if len(fails) != 3 {
 		t.Fatalf("fails %+v", fails)
@@ -381,6 +382,9 @@ func TestAttemptTimeoutDeadline(t *testing.T) {
 	if r.Status != RunFailed || r.Error.Class != ClassTimeout {
 		t.Fatalf("run %s %+v", r.Status, r.Error)
 	}
+	// The wire records a call when its answer is read, which may be just
+	// after the client saw the run end.
+	eventually(t, 5*time.Second, "the fail recorded", func() bool { return len(wr.fails()) >= 1 })
 	f := wr.fails()
 	if len(f) != 1 || f[0].class != ClassTimeout || !strings.Contains(f[0].message, "calling upstream: context deadline exceeded") {
 		t.Fatalf("fails %+v", f)

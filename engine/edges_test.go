@@ -5,9 +5,11 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -646,4 +648,44 @@ func TestLateFailIsTheTimeout(t *testing.T) {
 		t.Fatalf("run %s %+v", r.Status, r.Error)
 	}
 	_ = run
+}
+
+// TestSightingsRaceCloseAndSettle: worker sightings start background work
+// from request goroutines while Settle and Close wait for that work. A
+// server shutting down still answers calls in flight, so neither wait may
+// race a sighting starting (sync.WaitGroup forbids an Add concurrent with a
+// Wait at zero), and a sighting after Close starts nothing.
+func TestSightingsRaceCloseAndSettle(t *testing.T) {
+	e := newTestEngine(t, nil, Config{})
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				e.seen(fmt.Sprintf("w-%d-%d", g, i))
+			}
+		}()
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for e.background.started.Load() < 200 && time.Now().Before(deadline) {
+		e.Settle()
+	}
+	e.Close()
+	close(stop)
+	wg.Wait()
+	if started := e.background.started.Load(); started == 0 {
+		t.Fatal("no sighting started: the test raced nothing")
+	}
+	before := e.background.started.Load()
+	e.seen("after-close")
+	if e.background.started.Load() != before {
+		t.Fatal("a sighting after Close started background work")
+	}
 }

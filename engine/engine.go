@@ -122,7 +122,7 @@ type Engine struct {
 	workers *workerCache
 
 	outage     outage
-	background sync.WaitGroup // background bookkeeping; see Settle
+	background background // bookkeeping goroutines (worker sightings); see Settle
 
 	scanMu   sync.Mutex
 	lastScan time.Time
@@ -162,7 +162,7 @@ func (e *Engine) Close() error {
 	if e.stopBus != nil {
 		e.stopBus()
 	}
-	e.background.Wait()
+	e.background.close()
 	return nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cairn-dev/cairn"
@@ -168,9 +169,7 @@ func (e *Engine) seen(worker string) {
 		clear(e.workers.seen) // bounded; a forgotten worker is recorded again
 	}
 	e.workers.mu.Unlock()
-	e.background.Add(1)
-	go func() {
-		defer e.background.Done()
+	e.background.goDo(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		key := e.keys.worker(worker)
@@ -187,10 +186,53 @@ func (e *Engine) seen(worker string) {
 		if _, err := e.store.Swap(ctx, key, mustJSON(rec), ver); err != nil && !errors.Is(err, blob.ErrPreconditionFailed) {
 			e.log.Debug("recording a worker sighting failed", "worker", worker, "err", err)
 		}
-	}()
+	})
 }
 
 // Settle waits for the engine's background bookkeeping (worker sightings)
 // to finish: benchmarks call it before they count requests, so a per-worker
 // cost is not billed to the steps measured.
-func (e *Engine) Settle() { e.background.Wait() }
+func (e *Engine) Settle() { e.background.wait() }
+
+// background runs the engine's bookkeeping goroutines, which requests
+// start and Settle and Close wait for. A request may start one while a
+// wait is under way (a server stopping still answers the calls in
+// flight); a bare sync.WaitGroup forbids that (an Add from zero
+// concurrent with Wait), so the mutex orders the two, and once closed
+// nothing new starts.
+type background struct {
+	mu      sync.Mutex
+	wg      sync.WaitGroup
+	closed  bool
+	started atomic.Int64 // goroutines started, for tests
+}
+
+// goDo runs f in a goroutine unless the engine is closed.
+func (b *background) goDo(f func()) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return
+	}
+	b.started.Add(1)
+	b.wg.Add(1)
+	go func() {
+		defer b.wg.Done()
+		f()
+	}()
+}
+
+// wait waits for the goroutines started so far; a start waits meanwhile.
+func (b *background) wait() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.wg.Wait()
+}
+
+// close stops new starts and waits for the goroutines running.
+func (b *background) close() {
+	b.mu.Lock()
+	b.closed = true
+	b.mu.Unlock()
+	b.wg.Wait()
+}

@@ -39,11 +39,15 @@ const (
 	StepCompleted StepStatus = "completed" // done, with an output
 	StepFailed    StepStatus = "failed"    // failed for good
 	StepCancelled StepStatus = "cancelled" // the run ended first
+	// StepSkipped: the step's when condition was false, or every one of
+	// its dependencies was skipped. A skipped step counts as done for its
+	// dependents and for the run's completion, and has no output.
+	StepSkipped StepStatus = "skipped"
 )
 
 // Values lists every step status (the API's enum of step statuses).
 func (StepStatus) Values() []StepStatus {
-	return []StepStatus{StepPending, StepReady, StepWaiting, StepSleeping, StepCompleted, StepFailed, StepCancelled}
+	return []StepStatus{StepPending, StepReady, StepWaiting, StepSleeping, StepCompleted, StepFailed, StepCancelled, StepSkipped}
 }
 
 // Active reports whether a step in status s has started and is not done:
@@ -52,8 +56,12 @@ func (s StepStatus) Active() bool { return s != "" && s != StepPending && !s.Don
 
 // Done reports whether a step in status s will not change any more.
 func (s StepStatus) Done() bool {
-	return s == StepCompleted || s == StepFailed || s == StepCancelled
+	return s == StepCompleted || s == StepFailed || s == StepCancelled || s == StepSkipped
 }
+
+// Settled reports whether a step in status s lets its dependents go on:
+// it completed, or it was skipped.
+func (s StepStatus) Settled() bool { return s == StepCompleted || s == StepSkipped }
 
 // Error classes with a meaning to the engine. Any other class is a typed
 // failure: retried unless the step's retry policy lists it as
@@ -261,7 +269,10 @@ const (
 	// scheduled after a backoff.
 	JournalStepRetryScheduled JournalType = "step_retry_scheduled"
 	// JournalLeaseLost: an attempt's lease expired without an answer.
-	JournalLeaseLost     JournalType = "lease_lost"
+	JournalLeaseLost JournalType = "lease_lost"
+	// JournalStepSkipped: the step's when condition was false, or all of
+	// its dependencies were skipped (the message says which).
+	JournalStepSkipped   JournalType = "step_skipped"
 	JournalWaitStarted   JournalType = "wait_started"
 	JournalSleepStarted  JournalType = "sleep_started"
 	JournalEventReceived JournalType = "event_received"
@@ -271,7 +282,7 @@ const (
 func (JournalType) Values() []JournalType {
 	return []JournalType{
 		JournalRunStarted, JournalStepReady, JournalStepClaimed, JournalStepStarted, JournalStepCompleted,
-		JournalStepFailed, JournalStepRequeued, JournalStepRetryScheduled, JournalLeaseLost, JournalWaitStarted,
+		JournalStepFailed, JournalStepRequeued, JournalStepRetryScheduled, JournalStepSkipped, JournalLeaseLost, JournalWaitStarted,
 		JournalEventReceived, JournalSleepStarted, JournalRunCompleted, JournalRunFailed, JournalRunCancelled,
 		JournalRunTimedOut,
 	}

@@ -27,7 +27,7 @@ type Run struct {
 	Error         *ErrorInfo                 `json:"error,omitempty"`
 	Usage         Usage                      `json:"usage"`
 	Steps         []StepView                 `json:"steps" nullable:"false"`
-	StepsDone     int                        `json:"steps_done"`
+	StepsDone     int                        `json:"steps_done" doc:"Steps completed or skipped."`
 	StepsTotal    int                        `json:"steps_total"`
 	PendingEvents []string                   `json:"pending_events" nullable:"false" doc:"Events received that no wait has consumed yet; empty when none."`
 }
@@ -75,7 +75,7 @@ type RunSummary struct {
 	CreatedAt  time.Time  `json:"created_at"`
 	UpdatedAt  time.Time  `json:"updated_at"`
 	EndedAt    *time.Time `json:"ended_at,omitempty"`
-	StepsDone  int        `json:"steps_done"`
+	StepsDone  int        `json:"steps_done" doc:"Steps completed or skipped."`
 	StepsTotal int        `json:"steps_total"`
 	Error      *ErrorInfo `json:"error,omitempty"`
 }
@@ -97,7 +97,7 @@ type RunProgress struct {
 	CreatedAt  time.Time      `json:"created_at"`
 	UpdatedAt  time.Time      `json:"updated_at"`
 	EndedAt    *time.Time     `json:"ended_at,omitempty"`
-	StepsDone  int            `json:"steps_done"`
+	StepsDone  int            `json:"steps_done" doc:"Steps completed or skipped."`
 	StepsTotal int            `json:"steps_total"`
 	Steps      []StepProgress `json:"steps" nullable:"false"`
 	Error      *ErrorInfo     `json:"error,omitempty"`

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"regexp"
 	"sort"
+	"strings"
 	"time"
 	"unicode/utf8"
 )
@@ -80,6 +81,8 @@ type Step struct {
 	Kind  StepKind        `json:"kind,omitempty" doc:"task (default), wait or sleep."`
 	After []string        `json:"after,omitempty" nullable:"false" doc:"Steps that must complete before this one starts."`
 	Input json.RawMessage `json:"input,omitempty" doc:"Input template: JSON whose strings may hold CEL expressions as ${expr} over input, state, steps.<id>.output and run."`
+	// When makes the step conditional (a branch).
+	When string `json:"when,omitempty" maxLength:"2000" doc:"A CEL condition over input, state, steps.<id>.output and run (bare, or as ${expr}), evaluated when the step's dependencies are done. False: the step is skipped. A step whose dependencies were all skipped is skipped too; a step with at least one completed dependency runs (a join after branches). Skipped steps have no output: test with has(steps.<id>)."`
 	// Task options.
 	Delivery      Delivery     `json:"delivery,omitempty" doc:"Task delivery guarantee (default at_least_once)."`
 	Retry         *RetryPolicy `json:"retry,omitempty" doc:"Retry policy of a task step."`
@@ -217,6 +220,11 @@ func (w *Workflow) Validate(prefix string) error {
 		}
 		if len(s.Input) > 0 && !json.Valid(s.Input) {
 			add(f+".input", "not valid JSON")
+		}
+		if len(s.When) > 2000 {
+			add(f+".when", "at most 2000 bytes")
+		} else if s.When != "" && strings.TrimSpace(s.When) == "" {
+			add(f+".when", "empty condition")
 		}
 	}
 	for i, s := range w.Steps {

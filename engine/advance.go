@@ -2,9 +2,11 @@ package engine
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/cairn-dev/cairn"
@@ -17,6 +19,8 @@ import (
 //	step:  pending → ready (task) → completed | failed
 //	              ↘ waiting (wait) → completed | failed (timeout)
 //	              ↘ sleeping (sleep) → completed
+//	              ↘ skipped (when false, or every dependency skipped)
+//	              ↘ failed (its when condition could not be evaluated)
 //	       any non-done step → cancelled when the run ends first
 //	run:   running → completed | failed | cancelled | timed_out
 
@@ -25,47 +29,120 @@ func (r *runRecord) journal(now time.Time, e cairn.JournalEntry) {
 	r.Journal = append(r.Journal, e)
 }
 
-// advance starts every pending step whose dependencies completed (what a
-// start does is its kind's: see stepKinds), and completes the run when
-// every step has. Wait steps that find their event already received
-// complete at once, which may start more steps: advance repeats until
-// nothing changes.
+// advance starts every pending step whose dependencies are settled
+// (completed or skipped; what a start does is its kind's: see stepKinds),
+// skipping those whose when condition is false or whose dependencies were
+// all skipped, and completes the run when every step is settled. Wait
+// steps that find their event already received complete at once, which
+// may start more steps: advance repeats until nothing changes.
 func (e *Engine) advance(r *runRecord, d *definition, fx *effects) {
-	if r.Status.Terminal() {
-		return
-	}
-	for changed := true; changed; {
+	for changed := true; changed && !r.Status.Terminal(); {
 		changed = false
 		for _, s := range d.Steps {
 			st := r.Steps[s.ID]
-			if st.Status != cairn.StepPending || !depsDone(r, &s) {
+			if r.Status.Terminal() || st.Status != cairn.StepPending || !depsSettled(r, &s) {
 				continue
 			}
 			changed = true
-			kindOf(&s).start(e, r, d, &s, fx)
+			if why := e.skipReason(r, d, &s, fx); why != "" {
+				st.Status = cairn.StepSkipped
+				r.journal(fx.now, cairn.JournalEntry{Type: cairn.JournalStepSkipped, Step: s.ID, Message: why})
+				continue
+			}
+			if st.Status == cairn.StepPending {
+				kindOf(&s).start(e, r, d, &s, fx)
+			}
 		}
 	}
-	done := true
+	if r.Status.Terminal() {
+		return
+	}
 	for _, st := range r.Steps {
-		if st.Status != cairn.StepCompleted {
-			done = false
-			break
+		if !st.Status.Settled() {
+			return
 		}
 	}
-	if done {
-		r.Output = runOutput(r, d)
-		e.endRun(r, cairn.RunCompleted, nil, fx.now, "")
-	}
+	r.Output = runOutput(r, d)
+	e.endRun(r, cairn.RunCompleted, nil, fx.now, "")
 }
 
-func depsDone(r *runRecord, s *cairn.Step) bool {
+func depsSettled(r *runRecord, s *cairn.Step) bool {
 	for _, a := range s.After {
-		if r.Steps[a].Status != cairn.StepCompleted {
+		if !r.Steps[a].Status.Settled() {
 			return false
 		}
 	}
 	return true
 }
+
+// skipReason decides whether a step whose dependencies are settled is
+// skipped: every dependency was skipped (skip propagation: the branch it
+// belongs to was not taken), or its when condition is false. A condition
+// that cannot be evaluated (an error, or not a bool) fails the step and
+// the run, as a template that does not render fails its attempt; the step
+// is then no longer pending.
+func (e *Engine) skipReason(r *runRecord, d *definition, s *cairn.Step, fx *effects) string {
+	if len(s.After) > 0 {
+		all := true
+		for _, a := range s.After {
+			if r.Steps[a].Status != cairn.StepSkipped {
+				all = false
+				break
+			}
+		}
+		if all {
+			return "every step it runs after was skipped"
+		}
+	}
+	t := d.whens[s.ID]
+	if t == nil {
+		return ""
+	}
+	out, err := t.render(e.renderVarsFor(r, d, s.ID))
+	switch {
+	case err == nil && string(out) == "true":
+		return ""
+	case err == nil && string(out) == "false":
+		return "when condition is false: " + clip(s.When)
+	case err == nil:
+		err = fmt.Errorf("evaluated to %s, not a bool", clipBytes(out))
+	}
+	why := cairn.ErrorInfo{Class: cairn.ClassRenderError, Message: fmt.Sprintf("when condition of step %s: %v", s.ID, err)}
+	st := r.Steps[s.ID]
+	st.Status, st.Error = cairn.StepFailed, &why
+	r.journal(fx.now, cairn.JournalEntry{Type: cairn.JournalStepFailed, Step: s.ID, Error: &why})
+	runErr := why
+	runErr.Step = s.ID
+	e.endRun(r, cairn.RunFailed, &runErr, fx.now, "step "+s.ID+" failed")
+	return ""
+}
+
+// renderVarsFor is what a step's expressions see: the run's input, state
+// and identity, and the outputs of its completed ancestors.
+func (e *Engine) renderVarsFor(r *runRecord, d *definition, step string) renderVars {
+	outputs := map[string]json.RawMessage{}
+	for _, a := range d.ancestors[step] {
+		if as := r.Steps[a]; as != nil && as.Status == cairn.StepCompleted {
+			outputs[a] = as.Output
+		}
+	}
+	return renderVars{Input: r.Input, State: r.State, Steps: outputs, RunID: r.ID,
+		Workflow: r.Workflow, Version: r.Version, Correlation: r.Correlation}
+}
+
+// whenTemplate is the input template that evaluates a when condition:
+// the condition as one ${expr} string, whose value renders as itself.
+func whenTemplate(cond string) json.RawMessage {
+	c := strings.TrimSpace(cond)
+	if strings.HasPrefix(c, "${") && strings.HasSuffix(c, "}") {
+		if end, err := closing(c, 2); err == nil && end == len(c)-1 {
+			c = strings.TrimSpace(c[2:end])
+		}
+	}
+	return mustJSON("${" + c + "}")
+}
+
+func clipBytes(b []byte) string { return clip(string(b)) }
 
 func eventIndex(evs []eventRecord, name string) int {
 	for i, ev := range evs {
@@ -87,16 +164,21 @@ func (e *Engine) resumeWait(r *runRecord, step string, ev eventRecord, fx *effec
 	r.journal(fx.now, cairn.JournalEntry{Type: cairn.JournalStepCompleted, Step: step, Message: "event " + ev.Name + " received", Data: ev.Payload})
 }
 
-// runOutput is the output of the run's only sink step, or an object of
-// every sink's output by step id.
+// runOutput is the output of the run's only sink step (null when it was
+// skipped), or an object of every completed sink's output by step id.
 func runOutput(r *runRecord, d *definition) json.RawMessage {
 	sinks := d.Sinks()
 	if len(sinks) == 1 {
-		return r.Steps[sinks[0]].Output
+		if out := r.Steps[sinks[0]].Output; len(out) > 0 {
+			return out
+		}
+		return json.RawMessage("null") // the only sink was skipped
 	}
 	m := map[string]json.RawMessage{}
 	for _, s := range sinks {
-		m[s] = r.Steps[s].Output
+		if st := r.Steps[s]; st.Status == cairn.StepCompleted {
+			m[s] = st.Output
+		}
 	}
 	return mustJSON(m)
 }

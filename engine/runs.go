@@ -169,7 +169,7 @@ func (e *Engine) view(r *runRecord, d *definition) *cairn.Run {
 		if st == nil {
 			continue
 		}
-		if st.Status == cairn.StepCompleted {
+		if st.Status.Settled() {
 			v.StepsDone++
 		}
 		v.Steps = append(v.Steps, cairn.StepView{
@@ -259,7 +259,7 @@ func (e *Engine) ListRuns(ctx context.Context, req ListRequest) (*cairn.RunPage,
 		s := cairn.RunSummary{ID: r.ID, Workflow: r.Workflow, Version: r.Version, Status: r.Status, CreatedAt: r.CreatedAt,
 			UpdatedAt: r.UpdatedAt, EndedAt: r.EndedAt, StepsTotal: len(r.Steps), Error: r.Error}
 		for _, st := range r.Steps {
-			if st.Status == cairn.StepCompleted {
+			if st.Status.Settled() {
 				s.StepsDone++
 			}
 		}
@@ -431,7 +431,7 @@ func (e *Engine) status(ctx context.Context, r *runRecord) *cairn.RunProgress {
 		if st == nil {
 			continue
 		}
-		if st.Status == cairn.StepCompleted {
+		if st.Status.Settled() {
 			s.StepsDone++
 		}
 		s.Steps = append(s.Steps, cairn.StepProgress{ID: id, Status: st.Status, Attempt: st.Attempt, Failures: st.Failures})

@@ -18,6 +18,7 @@ import (
 type definition struct {
 	cairn.Workflow
 	templates map[string]*template // by step id
+	whens     map[string]*template // the when condition of each conditional step, by step id
 	ancestors map[string][]string
 }
 
@@ -25,13 +26,20 @@ func compile(w cairn.Workflow, field string) (*definition, error) {
 	if err := w.Validate(field); err != nil {
 		return nil, err
 	}
-	d := &definition{Workflow: w, templates: map[string]*template{}, ancestors: map[string][]string{}}
+	d := &definition{Workflow: w, templates: map[string]*template{}, whens: map[string]*template{}, ancestors: map[string][]string{}}
 	for i, s := range w.Steps {
 		t, err := compileTemplate(s.Input)
 		if err != nil {
 			return nil, cairn.ValidationError{{Field: fmt.Sprintf("%s.steps[%d].input", field, i), Message: err.Error()}}
 		}
 		d.templates[s.ID] = t
+		if s.When != "" {
+			c, err := compileTemplate(whenTemplate(s.When))
+			if err != nil {
+				return nil, cairn.ValidationError{{Field: fmt.Sprintf("%s.steps[%d].when", field, i), Message: err.Error()}}
+			}
+			d.whens[s.ID] = c
+		}
 		d.ancestors[s.ID] = w.Ancestors(s.ID)
 	}
 	return d, nil

@@ -65,6 +65,18 @@ const (
 	RunTimedOut  = cairn.RunTimedOut
 )
 
+// Step statuses.
+const (
+	StepPending   = cairn.StepPending
+	StepReady     = cairn.StepReady
+	StepWaiting   = cairn.StepWaiting
+	StepSleeping  = cairn.StepSleeping
+	StepCompleted = cairn.StepCompleted
+	StepFailed    = cairn.StepFailed
+	StepCancelled = cairn.StepCancelled
+	StepSkipped   = cairn.StepSkipped
+)
+
 // Run is a run as the API shows it (cairn.Run: status, input, state,
 // steps, output, error, usage), and, from Start, whether it existed.
 type Run struct {

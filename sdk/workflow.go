@@ -112,6 +112,22 @@ func After(steps ...string) StepOption {
 	}
 }
 
+// When makes the step conditional: a CEL condition over input, state,
+// steps.<id>.output and run, evaluated when the step's dependencies are
+// done. When it is false the step is skipped (status skipped, no output);
+// a step whose dependencies were all skipped is skipped too, and a step
+// with at least one completed dependency runs, so a join after two
+// branches runs whichever branch was taken. Test a skipped step's output
+// with has(steps.<id>).
+//
+//	Task("refund", refund, After("check"), When("steps.check.output.eligible"))
+func When(condition string) StepOption {
+	return func(s *cairn.Step) error {
+		s.When = condition
+		return nil
+	}
+}
+
 // Input sets the step's input template: a value that encodes to JSON (a
 // map, a struct, a string, a json.RawMessage) whose strings may hold CEL
 // expressions as ${…} over input, state, steps.<id>.output and run

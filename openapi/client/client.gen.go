@@ -111,6 +111,7 @@ const (
 	StepReady          JournalEntryType = "step_ready"
 	StepRequeued       JournalEntryType = "step_requeued"
 	StepRetryScheduled JournalEntryType = "step_retry_scheduled"
+	StepSkipped        JournalEntryType = "step_skipped"
 	StepStarted        JournalEntryType = "step_started"
 	WaitStarted        JournalEntryType = "wait_started"
 )
@@ -145,6 +146,8 @@ func (e JournalEntryType) Valid() bool {
 	case StepRequeued:
 		return true
 	case StepRetryScheduled:
+		return true
+	case StepSkipped:
 		return true
 	case StepStarted:
 		return true
@@ -327,6 +330,7 @@ const (
 	StepProgressStatusFailed    StepProgressStatus = "failed"
 	StepProgressStatusPending   StepProgressStatus = "pending"
 	StepProgressStatusReady     StepProgressStatus = "ready"
+	StepProgressStatusSkipped   StepProgressStatus = "skipped"
 	StepProgressStatusSleeping  StepProgressStatus = "sleeping"
 	StepProgressStatusWaiting   StepProgressStatus = "waiting"
 )
@@ -343,6 +347,8 @@ func (e StepProgressStatus) Valid() bool {
 	case StepProgressStatusPending:
 		return true
 	case StepProgressStatusReady:
+		return true
+	case StepProgressStatusSkipped:
 		return true
 	case StepProgressStatusSleeping:
 		return true
@@ -381,6 +387,7 @@ const (
 	StepViewStatusFailed    StepViewStatus = "failed"
 	StepViewStatusPending   StepViewStatus = "pending"
 	StepViewStatusReady     StepViewStatus = "ready"
+	StepViewStatusSkipped   StepViewStatus = "skipped"
 	StepViewStatusSleeping  StepViewStatus = "sleeping"
 	StepViewStatusWaiting   StepViewStatus = "waiting"
 )
@@ -397,6 +404,8 @@ func (e StepViewStatus) Valid() bool {
 	case StepViewStatusPending:
 		return true
 	case StepViewStatusReady:
+		return true
+	case StepViewStatusSkipped:
 		return true
 	case StepViewStatusSleeping:
 		return true
@@ -837,12 +846,14 @@ type Run struct {
 	State         map[string]json.RawMessage `json:"state"`
 	Status        RunStatus                  `json:"status"`
 	Steps         []StepView                 `json:"steps"`
-	StepsDone     int64                      `json:"steps_done"`
-	StepsTotal    int64                      `json:"steps_total"`
-	UpdatedAt     time.Time                  `json:"updated_at"`
-	Usage         Usage                      `json:"usage"`
-	Version       string                     `json:"version"`
-	Workflow      string                     `json:"workflow"`
+
+	// StepsDone Steps completed or skipped.
+	StepsDone  int64     `json:"steps_done"`
+	StepsTotal int64     `json:"steps_total"`
+	UpdatedAt  time.Time `json:"updated_at"`
+	Usage      Usage     `json:"usage"`
+	Version    string    `json:"version"`
+	Workflow   string    `json:"workflow"`
 }
 
 // RunStatus defines model for Run.Status.
@@ -863,14 +874,16 @@ type RunProgress struct {
 	Id        string     `json:"id"`
 
 	// Rev Counts the run's committed changes: pass it as after to wait for the next.
-	Rev        int64             `json:"rev"`
-	Status     RunProgressStatus `json:"status"`
-	Steps      []StepProgress    `json:"steps"`
-	StepsDone  int64             `json:"steps_done"`
-	StepsTotal int64             `json:"steps_total"`
-	UpdatedAt  time.Time         `json:"updated_at"`
-	Version    string            `json:"version"`
-	Workflow   string            `json:"workflow"`
+	Rev    int64             `json:"rev"`
+	Status RunProgressStatus `json:"status"`
+	Steps  []StepProgress    `json:"steps"`
+
+	// StepsDone Steps completed or skipped.
+	StepsDone  int64     `json:"steps_done"`
+	StepsTotal int64     `json:"steps_total"`
+	UpdatedAt  time.Time `json:"updated_at"`
+	Version    string    `json:"version"`
+	Workflow   string    `json:"workflow"`
 }
 
 // RunProgressStatus defines model for RunProgress.Status.
@@ -878,16 +891,18 @@ type RunProgressStatus string
 
 // RunSummary defines model for RunSummary.
 type RunSummary struct {
-	CreatedAt  time.Time        `json:"created_at"`
-	EndedAt    *time.Time       `json:"ended_at,omitempty"`
-	Error      *ErrorInfo       `json:"error,omitempty"`
-	Id         string           `json:"id"`
-	Status     RunSummaryStatus `json:"status"`
-	StepsDone  int64            `json:"steps_done"`
-	StepsTotal int64            `json:"steps_total"`
-	UpdatedAt  time.Time        `json:"updated_at"`
-	Version    string           `json:"version"`
-	Workflow   string           `json:"workflow"`
+	CreatedAt time.Time        `json:"created_at"`
+	EndedAt   *time.Time       `json:"ended_at,omitempty"`
+	Error     *ErrorInfo       `json:"error,omitempty"`
+	Id        string           `json:"id"`
+	Status    RunSummaryStatus `json:"status"`
+
+	// StepsDone Steps completed or skipped.
+	StepsDone  int64     `json:"steps_done"`
+	StepsTotal int64     `json:"steps_total"`
+	UpdatedAt  time.Time `json:"updated_at"`
+	Version    string    `json:"version"`
+	Workflow   string    `json:"workflow"`
 }
 
 // RunSummaryStatus defines model for RunSummary.Status.
@@ -956,6 +971,9 @@ type Step struct {
 
 	// WaitTimeout Wait steps: fail the step with class timeout after this long (default: wait forever).
 	WaitTimeout *string `json:"wait_timeout,omitempty"`
+
+	// When A CEL condition over input, state, steps.<id>.output and run (bare, or as ${expr}), evaluated when the step's dependencies are done. False: the step is skipped. A step whose dependencies were all skipped is skipped too; a step with at least one completed dependency runs (a join after branches). Skipped steps have no output: test with has(steps.<id>).
+	When *string `json:"when,omitempty"`
 }
 
 // StepDelivery Task delivery guarantee (default at_least_once).

@@ -30,6 +30,7 @@ type Run struct {
 	StepsDone     int                        `json:"steps_done" doc:"Steps completed or skipped."`
 	StepsTotal    int                        `json:"steps_total"`
 	PendingEvents []string                   `json:"pending_events" nullable:"false" doc:"Events received that no wait has consumed yet; empty when none."`
+	RerunOf       string                     `json:"rerun_of,omitempty" doc:"The run this one reran, reusing its completed steps' outputs."`
 }
 
 // Step returns the run's step with the given id, or nil.

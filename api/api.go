@@ -376,6 +376,11 @@ type cancelInput struct {
 	}
 }
 
+type rerunInput struct {
+	Run  string `path:"run" maxLength:"64" pattern:"^[0-9A-Za-z]+$" doc:"The ended run to rerun."`
+	Body engine.RerunRequest
+}
+
 type eventInput struct {
 	Run  string `path:"run" maxLength:"64" pattern:"^[0-9A-Za-z]+$"`
 	Body engine.EventRequest
@@ -464,6 +469,18 @@ func (a *API) registerRunOps() {
 			return nil, err
 		}
 		return &runOutput{Body: r}, nil
+	})
+	op(a, huma.Operation{
+		OperationID: "rerunRun", Method: http.MethodPost, Path: "/runs/{run}/rerun", Tags: []string{"Runs"}, DefaultStatus: http.StatusCreated,
+		Summary:     "Rerun an ended run",
+		Description: "Starts a new run of the ended run's workflow version, with its input, correlation and final state, in which every step that completed (except from_step and the steps after it) is already completed with its old output, and the rest run again. The new run's rerun_of names the old one, which is not changed. Rerunning a running run is a 409.",
+		Errors:      []int{http.StatusNotFound, http.StatusConflict},
+	}, ScopeExecute, func(ctx context.Context, in *rerunInput) (*startOutput, error) {
+		r, err := a.engine.RerunRun(ctx, in.Run, in.Body)
+		if err != nil {
+			return nil, err
+		}
+		return &startOutput{Body: r}, nil
 	})
 	op(a, huma.Operation{
 		OperationID: "sendEvent", Method: http.MethodPost, Path: "/runs/{run}/events", Tags: []string{"Runs"},

@@ -33,6 +33,8 @@ type runRecord struct {
 	Error          *cairn.ErrorInfo           `json:"error,omitempty"`
 	Usage          cairn.Usage                `json:"usage"`
 	Journal        []cairn.JournalEntry       `json:"journal"`
+	// RerunOf is the run this one was started from by a rerun.
+	RerunOf string `json:"rerun_of,omitempty"`
 	// Rev counts the record's committed writes.
 	Rev int64 `json:"rev"`
 	// TimerAt is the due time of the newest timer a commit armed for the

@@ -35,6 +35,13 @@ func newRunID(now time.Time) string {
 
 // StartRun starts a run of a workflow.
 func (e *Engine) StartRun(ctx context.Context, req StartRequest) (*cairn.StartResult, error) {
+	return e.startRun(ctx, req, nil)
+}
+
+// startRun is StartRun; seed, when not nil, fills the new record (whose
+// steps are all pending) before the run first advances: a rerun marks the
+// steps it reuses.
+func (e *Engine) startRun(ctx context.Context, req StartRequest, seed func(r *runRecord, d *definition, now time.Time)) (*cairn.StartResult, error) {
 	if err := nameRule.check("workflow", req.Workflow); err != nil {
 		return nil, err
 	}
@@ -103,6 +110,9 @@ func (e *Engine) StartRun(ctx context.Context, req StartRequest) (*cairn.StartRe
 	}
 	fx := &effects{now: now}
 	r.journal(now, cairn.JournalEntry{Type: cairn.JournalRunStarted, Message: req.Workflow + "@" + version})
+	if seed != nil {
+		seed(r, d, now)
+	}
 	if !e.checkDeadline(r, now) {
 		e.advance(r, d, fx)
 	}
@@ -154,7 +164,7 @@ func (e *Engine) view(r *runRecord, d *definition) *cairn.Run {
 	v := &cairn.Run{
 		ID: r.ID, Workflow: r.Workflow, Version: r.Version, Status: r.Status, Input: r.Input, State: r.State,
 		Correlation: r.Correlation, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, EndedAt: r.EndedAt,
-		Deadline: r.Deadline, Output: r.Output, Error: r.Error, Usage: r.Usage, Steps: []cairn.StepView{}, PendingEvents: []string{},
+		Deadline: r.Deadline, Output: r.Output, Error: r.Error, Usage: r.Usage, Steps: []cairn.StepView{}, PendingEvents: []string{}, RerunOf: r.RerunOf,
 		StepsTotal: len(r.Steps),
 	}
 	order := stepOrder(r, d)

@@ -1,6 +1,8 @@
 package sdk
 
 import (
+	"context"
+	"errors"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -36,5 +38,42 @@ func TestWhenBranches(t *testing.T) {
 	}
 	if r.StepsDone != 4 || r.StepsTotal != 4 {
 		t.Fatalf("steps %d/%d", r.StepsDone, r.StepsTotal)
+	}
+}
+
+// Rerun over HTTP: a run whose second step failed is rerun; the first
+// step's output is reused (its body does not run again), the second runs
+// with it.
+func TestRerunAfterAFix(t *testing.T) {
+	e := newEnv(t, sdktest.Options{})
+	var fetches, fixed atomic.Int32
+	wf := Workflow("fix", "1").
+		Task("fetch", Handle(func(StepContext, struct{}) (int, error) { fetches.Add(1); return 41, nil })).
+		Task("use", Handle(func(_ StepContext, n int) (int, error) {
+			if fixed.Load() == 0 {
+				return 0, Fatal(errors.New("bug"))
+			}
+			return n + 1, nil
+		}), After("fetch"), Input("${steps.fetch.output}"))
+	serve(t, NewWorker(e.c, WithLogger(quiet())).Register(wf))
+	old := waitRun(t, e.c, start(t, e.c, "fix", StartOptions{}).ID, 10*time.Second)
+	if old.Status != RunFailed {
+		t.Fatalf("first run %s", old.Status)
+	}
+	fixed.Store(1)
+	nr, err := e.c.Rerun(context.Background(), old.ID, RerunOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := waitRun(t, e.c, nr.ID, 10*time.Second)
+	if r.Status != RunCompleted || string(r.Output) != "42" || r.RerunOf != old.ID {
+		t.Fatalf("rerun %s output %s rerun_of %q", r.Status, r.Output, r.RerunOf)
+	}
+	if fetches.Load() != 1 {
+		t.Fatalf("fetch ran %d times, want once (reused)", fetches.Load())
+	}
+	var ae *APIError
+	if _, err := e.c.Rerun(context.Background(), start(t, e.c, "fix", StartOptions{}).ID, RerunOptions{}); !errors.As(err, &ae) || ae.Status != 409 {
+		t.Fatalf("rerun of a running run: %v", err)
 	}
 }

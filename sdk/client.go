@@ -316,6 +316,32 @@ func (c *Client) Cancel(ctx context.Context, run, reason string) (*Run, error) {
 	return &Run{Run: *r}, nil
 }
 
+// RerunOptions choose what a rerun runs again.
+type RerunOptions struct {
+	// FromStep runs this step and every step after it again; every other
+	// step that completed in the old run keeps its output. Empty: every
+	// completed step is reused and the rest run (a retry of what failed).
+	FromStep string
+	// IdempotencyKey: rerunning again with the same key (per workflow)
+	// returns the first rerun, with Existed set.
+	IdempotencyKey string
+}
+
+// Rerun starts a new run from an ended one: the same workflow version,
+// input, correlation and final state, with the old run's completed steps
+// reused as chosen by o. The new run's RerunOf names the old run.
+// Rerunning a running run is a 409 (an *APIError).
+func (c *Client) Rerun(ctx context.Context, run string, o RerunOptions) (*Run, error) {
+	res, err := decodeView[cairn.StartResult](c)(c.api.RerunRun(ctx, run, client.RerunRequest{FromStep: ptr(o.FromStep), IdempotencyKey: ptr(o.IdempotencyKey)}))
+	if err != nil {
+		return nil, err
+	}
+	if res.Run == nil {
+		return nil, unexpected(http.StatusCreated, "the answer holds no run")
+	}
+	return &Run{Run: *res.Run, Existed: res.Existed}, nil
+}
+
 // Event is an event sent to a run.
 type Event struct {
 	// Name resumes the wait steps waiting for it.

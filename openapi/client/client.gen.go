@@ -807,6 +807,15 @@ type RegisterResponse struct {
 	WorkerId string `json:"worker_id"`
 }
 
+// RerunRequest defines model for RerunRequest.
+type RerunRequest struct {
+	// FromStep Run this step and every step after it again; every other step that completed in the old run is reused with its output. Empty: reuse every completed step, run the rest (a retry of what failed).
+	FromStep *string `json:"from_step,omitempty"`
+
+	// IdempotencyKey Rerunning twice with the same key (per workflow) returns the first rerun.
+	IdempotencyKey *string `json:"idempotency_key,omitempty"`
+}
+
 // RetryPolicy defines model for RetryPolicy.
 type RetryPolicy struct {
 	// InitialBackoff Wait before the second attempt, as a Go duration (default 1s).
@@ -842,10 +851,13 @@ type Run struct {
 	Output json.RawMessage `json:"output,omitempty"`
 
 	// PendingEvents Events received that no wait has consumed yet; empty when none.
-	PendingEvents []string                   `json:"pending_events"`
-	State         map[string]json.RawMessage `json:"state"`
-	Status        RunStatus                  `json:"status"`
-	Steps         []StepView                 `json:"steps"`
+	PendingEvents []string `json:"pending_events"`
+
+	// RerunOf The run this one reran, reusing its completed steps' outputs.
+	RerunOf *string                    `json:"rerun_of,omitempty"`
+	State   map[string]json.RawMessage `json:"state"`
+	Status  RunStatus                  `json:"status"`
+	Steps   []StepView                 `json:"steps"`
 
 	// StepsDone Steps completed or skipped.
 	StepsDone  int64     `json:"steps_done"`
@@ -1120,6 +1132,9 @@ type CancelRunJSONRequestBody = CancelInputBody
 // SendEventJSONRequestBody defines body for SendEvent for application/json ContentType.
 type SendEventJSONRequestBody = EventRequest
 
+// RerunRunJSONRequestBody defines body for RerunRun for application/json ContentType.
+type RerunRunJSONRequestBody = RerunRequest
+
 // ClaimStepsJSONRequestBody defines body for ClaimSteps for application/json ContentType.
 type ClaimStepsJSONRequestBody = ClaimRequest
 
@@ -1324,6 +1339,28 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /v1/api/runs/{run}/journal (the `GetRunJournal` operationId).
 	GetRunJournal(ctx context.Context, run string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RerunRunWithBody Rerun an ended run
+	//
+	// Starts a new run of the ended run's workflow version, with its input, correlation and final state, in which every step that completed (except from_step and the steps after it) is already completed with its old output, and the rest run again. The new run's rerun_of names the old one, which is not changed. Rerunning a running run is a 409.
+	//
+	// Needs a key with the `execute` scope.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/api/runs/{run}/rerun (the `RerunRun` operationId).
+	RerunRunWithBody(ctx context.Context, run string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RerunRun Rerun an ended run
+	//
+	// Starts a new run of the ended run's workflow version, with its input, correlation and final state, in which every step that completed (except from_step and the steps after it) is already completed with its old output, and the rest run again. The new run's rerun_of names the old one, which is not changed. Rerunning a running run is a 409.
+	//
+	// Needs a key with the `execute` scope.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/api/runs/{run}/rerun (the `RerunRun` operationId).
+	RerunRun(ctx context.Context, run string, body RerunRunJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetRunStatus Get a run's progress, optionally waiting for a change
 	//
@@ -1716,6 +1753,48 @@ func (c *Client) SendEvent(ctx context.Context, run string, body SendEventJSONRe
 // Corresponds with GET /v1/api/runs/{run}/journal (the `GetRunJournal` operationId).
 func (c *Client) GetRunJournal(ctx context.Context, run string, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetRunJournalRequest(c.Server, run)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RerunRunWithBody Rerun an ended run
+//
+// Starts a new run of the ended run's workflow version, with its input, correlation and final state, in which every step that completed (except from_step and the steps after it) is already completed with its old output, and the rest run again. The new run's rerun_of names the old one, which is not changed. Rerunning a running run is a 409.
+//
+// Needs a key with the `execute` scope.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/api/runs/{run}/rerun (the `RerunRun` operationId).
+func (c *Client) RerunRunWithBody(ctx context.Context, run string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRerunRunRequestWithBody(c.Server, run, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RerunRun Rerun an ended run
+//
+// Starts a new run of the ended run's workflow version, with its input, correlation and final state, in which every step that completed (except from_step and the steps after it) is already completed with its old output, and the rest run again. The new run's rerun_of names the old one, which is not changed. Rerunning a running run is a 409.
+//
+// Needs a key with the `execute` scope.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/api/runs/{run}/rerun (the `RerunRun` operationId).
+func (c *Client) RerunRun(ctx context.Context, run string, body RerunRunJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRerunRunRequest(c.Server, run, body)
 	if err != nil {
 		return nil, err
 	}
@@ -2423,6 +2502,53 @@ func NewGetRunJournalRequest(server string, run string) (*http.Request, error) {
 	return req, nil
 }
 
+// NewRerunRunRequest calls the generic RerunRun builder with application/json body
+func NewRerunRunRequest(server string, run string, body RerunRunJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewRerunRunRequestWithBody(server, run, "application/json", bodyReader)
+}
+
+// NewRerunRunRequestWithBody constructs an http.Request for the RerunRun method, with any body, and a specified content type
+func NewRerunRunRequestWithBody(server string, run string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "run", run, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/api/runs/%s/rerun", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewGetRunStatusRequest constructs an http.Request for the GetRunStatus method
 func NewGetRunStatusRequest(server string, run string, params *GetRunStatusParams) (*http.Request, error) {
 	var err error
@@ -3044,6 +3170,28 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v1/api/runs/{run}/journal (the `GetRunJournal` operationId).
 	GetRunJournalWithResponse(ctx context.Context, run string, reqEditors ...RequestEditorFn) (*GetRunJournalResponse, error)
+
+	// RerunRunWithBodyWithResponse Rerun an ended run
+	//
+	// Starts a new run of the ended run's workflow version, with its input, correlation and final state, in which every step that completed (except from_step and the steps after it) is already completed with its old output, and the rest run again. The new run's rerun_of names the old one, which is not changed. Rerunning a running run is a 409.
+	//
+	// Needs a key with the `execute` scope.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/api/runs/{run}/rerun (the `RerunRun` operationId).
+	RerunRunWithBodyWithResponse(ctx context.Context, run string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RerunRunResponse, error)
+
+	// RerunRunWithResponse Rerun an ended run
+	//
+	// Starts a new run of the ended run's workflow version, with its input, correlation and final state, in which every step that completed (except from_step and the steps after it) is already completed with its old output, and the rest run again. The new run's rerun_of names the old one, which is not changed. Rerunning a running run is a 409.
+	//
+	// Needs a key with the `execute` scope.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/api/runs/{run}/rerun (the `RerunRun` operationId).
+	RerunRunWithResponse(ctx context.Context, run string, body RerunRunJSONRequestBody, reqEditors ...RequestEditorFn) (*RerunRunResponse, error)
 
 	// GetRunStatusWithResponse Get a run's progress, optionally waiting for a change
 	//
@@ -3984,6 +4132,103 @@ func (r GetRunJournalResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetRunJournalResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type RerunRunResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *StartResult
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Problem
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
+	// ApplicationproblemJSON502 the response for an HTTP 502 `application/problem+json` response
+	ApplicationproblemJSON502 *Problem
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Problem
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r RerunRunResponse) GetJSON201() *StartResult {
+	return r.JSON201
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r RerunRunResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r RerunRunResponse) GetApplicationproblemJSON403() *Problem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r RerunRunResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r RerunRunResponse) GetApplicationproblemJSON409() *Problem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r RerunRunResponse) GetApplicationproblemJSON422() *Problem {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r RerunRunResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON502 returns the response for an HTTP 502 `application/problem+json` response
+func (r RerunRunResponse) GetApplicationproblemJSON502() *Problem {
+	return r.ApplicationproblemJSON502
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r RerunRunResponse) GetApplicationproblemJSON503() *Problem {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r RerunRunResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RerunRunResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RerunRunResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RerunRunResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -5194,6 +5439,40 @@ func (c *ClientWithResponses) GetRunJournalWithResponse(ctx context.Context, run
 	return ParseGetRunJournalResponse(rsp)
 }
 
+// RerunRunWithBodyWithResponse Rerun an ended run
+//
+// Starts a new run of the ended run's workflow version, with its input, correlation and final state, in which every step that completed (except from_step and the steps after it) is already completed with its old output, and the rest run again. The new run's rerun_of names the old one, which is not changed. Rerunning a running run is a 409.
+//
+// Needs a key with the `execute` scope.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/api/runs/{run}/rerun (the `RerunRun` operationId).
+func (c *ClientWithResponses) RerunRunWithBodyWithResponse(ctx context.Context, run string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RerunRunResponse, error) {
+	rsp, err := c.RerunRunWithBody(ctx, run, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRerunRunResponse(rsp)
+}
+
+// RerunRunWithResponse Rerun an ended run
+//
+// Starts a new run of the ended run's workflow version, with its input, correlation and final state, in which every step that completed (except from_step and the steps after it) is already completed with its old output, and the rest run again. The new run's rerun_of names the old one, which is not changed. Rerunning a running run is a 409.
+//
+// Needs a key with the `execute` scope.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/api/runs/{run}/rerun (the `RerunRun` operationId).
+func (c *ClientWithResponses) RerunRunWithResponse(ctx context.Context, run string, body RerunRunJSONRequestBody, reqEditors ...RequestEditorFn) (*RerunRunResponse, error) {
+	rsp, err := c.RerunRun(ctx, run, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRerunRunResponse(rsp)
+}
+
 // GetRunStatusWithResponse Get a run's progress, optionally waiting for a change
 //
 // Status and per-step progress without the run's contents (no input, outputs or state), so it is not audited: what watchers follow. With wait_ms, the request is held until the run's rev exceeds after or the run ends (capped like a claim); a commit on any instance wakes it (pushed over the bus, no polling).
@@ -6065,6 +6344,88 @@ func ParseGetRunJournalResponse(rsp *http.Response) (*GetRunJournalResponse, err
 			return nil, err
 		}
 		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 502:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON502 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseRerunRunResponse parses an HTTP response from a RerunRunWithResponse call
+func ParseRerunRunResponse(rsp *http.Response) (*RerunRunResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RerunRunResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest StartResult
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
 		var dest Problem

@@ -1,0 +1,73 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/cairn-dev/cairn"
+)
+
+// RerunRequest starts a new run from an ended one.
+type RerunRequest struct {
+	FromStep       string `json:"from_step,omitempty" maxLength:"64" pattern:"^([A-Za-z][A-Za-z0-9_-]*)?$" doc:"Run this step and every step after it again; every other step that completed in the old run is reused with its output. Empty: reuse every completed step, run the rest (a retry of what failed)."`
+	IdempotencyKey string `json:"idempotency_key,omitempty" maxLength:"256" doc:"Rerunning twice with the same key (per workflow) returns the first rerun."`
+}
+
+// RerunRun starts a new run of an ended run's workflow version with its
+// input, correlation and final state, in which every step that completed
+// in the old run (except from_step and the steps after it) is already
+// completed with its old output (journal: step_completed, "reused from
+// run …"), and the rest run again. The new run records the old one as
+// rerun_of; the old run is not changed. Like Temporal's reset and
+// Inngest's replay, it is a new run, not a rewind: the old run's history
+// stays as it was.
+func (e *Engine) RerunRun(ctx context.Context, id string, req RerunRequest) (*cairn.StartResult, error) {
+	if err := runIDRule.check("run", id); err != nil {
+		return nil, err
+	}
+	if req.FromStep != "" {
+		if err := stepIDRule.check("from_step", req.FromStep); err != nil {
+			return nil, err
+		}
+	}
+	old, err := e.readRun(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if !old.Status.Terminal() {
+		return nil, &ConflictError{Message: fmt.Sprintf("run %s is still running; cancel it before rerunning it", id)}
+	}
+	d, err := e.definition(ctx, old.Workflow, old.Version)
+	if err != nil {
+		return nil, err
+	}
+	rerun := map[string]bool{}
+	if req.FromStep != "" {
+		if d.Step(req.FromStep) == nil {
+			return nil, cairn.ValidationError{{Field: "from_step", Message: fmt.Sprintf("workflow %s@%s has no step %q", old.Workflow, old.Version, req.FromStep)}}
+		}
+		rerun[req.FromStep] = true
+		for _, s := range d.Steps {
+			for _, a := range d.ancestors[s.ID] {
+				if a == req.FromStep {
+					rerun[s.ID] = true
+				}
+			}
+		}
+	}
+	start := StartRequest{Workflow: old.Workflow, Version: old.Version, Input: old.Input, Correlation: old.Correlation,
+		IdempotencyKey: req.IdempotencyKey, State: old.State}
+	return e.startRun(ctx, start, func(r *runRecord, d *definition, now time.Time) {
+		r.RerunOf = old.ID
+		for _, s := range d.Steps {
+			was := old.Steps[s.ID]
+			if was == nil || was.Status != cairn.StepCompleted || rerun[s.ID] {
+				continue
+			}
+			st := r.Steps[s.ID]
+			st.Status, st.Output = cairn.StepCompleted, was.Output
+			r.journal(now, cairn.JournalEntry{Type: cairn.JournalStepCompleted, Step: s.ID, Message: "reused from run " + old.ID})
+		}
+	})
+}

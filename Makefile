@@ -92,6 +92,7 @@ ts-test: ts-deps
 	$(GO) build -o $(BIN)/cairn ./cmd/cairn
 	$(GO) build -o $(BIN)/cairn-go-worker ./sdk/ts/test/goworker
 	cd sdk/ts && CAIRN_BIN=$(CURDIR)/$(BIN)/cairn CAIRN_GO_WORKER=$(CURDIR)/$(BIN)/cairn-go-worker npm test
+	sdk/ts/node_modules/.bin/tsc -p examples/ts/tsconfig.check.json
 
 ## clean: remove build output and local data
 clean:

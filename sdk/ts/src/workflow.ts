@@ -99,7 +99,7 @@ export class WorkflowDef {
   private add(s: Step, o: StepOptions): this {
     if (this.steps.some((x) => x.id === s.id)) throw new Error(`cairn: workflow ${this.name}: step ${s.id} defined twice`);
     if (o.after?.length) s.after = o.after;
-    if (o.input !== undefined) s.input = o.input;
+    if (o.input !== undefined) s.input = sortKeys(o.input);
     if (o.retry) {
       const r = o.retry;
       s.retry = {
@@ -136,4 +136,22 @@ export class WorkflowDef {
 /** Defines a workflow: `defineWorkflow({name, version}).task(…).wait(…).sleep(…)`. */
 export function defineWorkflow(opts: WorkflowOptions): WorkflowDef {
   return new WorkflowDef(opts);
+}
+
+/**
+ * A JSON value with every object's keys sorted, as Go encodes maps: the
+ * engine keeps a definition as sent and refuses a re-registration with
+ * other content, so a TypeScript and a Go worker of one workflow must send
+ * the same bytes.
+ */
+function sortKeys(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(sortKeys);
+  if (v !== null && typeof v === "object") {
+    return Object.fromEntries(
+      Object.keys(v)
+        .sort()
+        .map((k) => [k, sortKeys((v as Record<string, unknown>)[k])]),
+    );
+  }
+  return v;
 }

@@ -31,7 +31,7 @@ check:
 	@$(MAKE) --no-print-directory openapi-check
 
 ## test: every test, MinIO/Azurite integration included (starts what it needs; installing podman or writing /etc/containers/containers.conf needs CAIRN_TESTENV_SYSTEM=1 or CI=true)
-test: testenv openapi-check
+test: testenv openapi-check lint-openapi ts-test
 	$(TESTENV_EVAL) && $(GO) test $(GOFLAGS_T) -timeout 20m $(PKGS)
 
 ## test-short: the quick loop — in-process tests only: no containers, no race detector (make test has both); about a minute
@@ -52,6 +52,8 @@ openapi:
 	$(GO) run ./cmd/cairn openapi --downgrade > openapi/openapi-3.0.json
 	$(GO) run ./openapi/overlaygen openapi/openapi.json > openapi/client/overlay.yaml
 	$(OAPI_CODEGEN) -config openapi/client/oapi-codegen.yaml -o openapi/client/client.gen.go openapi/openapi.json
+	$(MAKE) --no-print-directory ts-deps
+	$(TS_SCHEMA) -o sdk/ts/src/schema.gen.ts
 
 ## openapi-check: fail when the committed OpenAPI documents, the client's overlay or the Go client are stale
 openapi-check:
@@ -63,7 +65,34 @@ openapi-check:
 	$(OAPI_CODEGEN) -config openapi/client/oapi-codegen.yaml -o $$tmp/client/client.gen.go $$tmp/openapi.json && \
 	for f in openapi.json openapi.yaml openapi-3.0.json client/overlay.yaml client/client.gen.go; do \
 	  if ! cmp -s $$tmp/$$f openapi/$$f; then echo "openapi/$$f is stale: run make openapi and commit" >&2; exit 1; fi; \
-	done; echo "openapi: committed spec and Go client are up to date"
+	done && $(MAKE) --no-print-directory ts-deps && $(TS_SCHEMA) -o $$tmp/schema.gen.ts && \
+	if ! cmp -s $$tmp/schema.gen.ts sdk/ts/src/schema.gen.ts; then echo "sdk/ts/src/schema.gen.ts is stale: run make openapi and commit" >&2; exit 1; fi; \
+	echo "openapi: committed spec, Go client and TypeScript schema are up to date"
+
+# ---- TypeScript SDK (sdk/ts) and the spec linter: node/npm, packages from the npm registry ----
+# The TypeScript types of the spec, by openapi-typescript (a devDependency of sdk/ts).
+TS_SCHEMA = sdk/ts/node_modules/.bin/openapi-typescript openapi/openapi.json --redocly openapi/redocly.yaml
+export REDOCLY_TELEMETRY = off
+export REDOCLY_SUPPRESS_UPDATE_NOTICE = true
+
+.PHONY: ts-deps ts-test lint-openapi
+
+## ts-deps: npm ci in sdk/ts (the locked TypeScript toolchain, openapi-typescript, Redocly CLI) when package-lock.json changed
+ts-deps: sdk/ts/node_modules/.ci-stamp
+sdk/ts/node_modules/.ci-stamp: sdk/ts/package-lock.json sdk/ts/package.json
+	cd sdk/ts && npm ci --no-audit --no-fund
+	touch $@
+
+## lint-openapi: lint the committed OpenAPI 3.1 document with Redocly CLI (openapi/redocly.yaml: zero errors, zero warnings)
+lint-openapi: ts-deps
+	sdk/ts/node_modules/.bin/redocly lint --config openapi/redocly.yaml --max-problems 50 openapi/openapi.json
+
+## ts-test: the TypeScript SDK's tests (node --test) against a real `cairn dev` built here; a Go worker joins for the mixed-fleet test
+ts-test: ts-deps
+	$(GO) build -o $(BIN)/cairn ./cmd/cairn
+	$(GO) build -o $(BIN)/cairn-go-worker ./sdk/ts/test/goworker
+	cd sdk/ts && CAIRN_BIN=$(CURDIR)/$(BIN)/cairn CAIRN_GO_WORKER=$(CURDIR)/$(BIN)/cairn-go-worker npm test
+	sdk/ts/node_modules/.bin/tsc -p examples/ts/tsconfig.check.json
 
 ## clean: remove build output and local data
 clean:

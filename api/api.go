@@ -81,7 +81,7 @@ func humaConfig() huma.Config {
 		"Workers claim steps as leases over five calls (register, claim, started, heartbeat, complete/fail); " +
 		"clients start, watch, signal and cancel runs. Authenticate with `Authorization: Bearer <key>`; " +
 		"each operation names the scope its key needs (worker, execute, read; write grants worker and execute, admin everything)."
-	c.Info.License = &huma.License{Name: "Apache-2.0"}
+	c.Info.License = &huma.License{Name: "Apache-2.0", URL: "https://www.apache.org/licenses/LICENSE-2.0"}
 	c.Servers = []*huma.Server{
 		{URL: "http://127.0.0.1:8080", Description: "The local default: `cairn dev` (make run) listens here."},
 		{URL: "/", Description: "The server that serves this document."},
@@ -97,7 +97,8 @@ func humaConfig() huma.Config {
 	// to every response schema (and body) and a Link header. Generated
 	// clients then carry a field that is not data (docs/DECISIONS-spec.md).
 	c.CreateHooks = nil
-	c.Components.Schemas.RegisterTypeAlias(reflect.TypeOf(cairn.Duration(0)), reflect.TypeOf(""))
+	c.Components.Schemas = huma.NewMapRegistry("#/components/schemas/", schemaName)
+	c.Components.Schemas.RegisterTypeAlias(reflect.TypeOf(cairn.Duration(0)), reflect.TypeOf(durationSchema("")))
 	enumSchemas(c.Components.Schemas)
 	return c
 }
@@ -123,6 +124,10 @@ func op[I, O any](a *API, o huma.Operation, scope string, h func(context.Context
 		}
 		o.Description += "Needs a key with the `" + scope + "` scope."
 		o.Errors = append(o.Errors, http.StatusUnauthorized, http.StatusForbidden)
+	} else {
+		// Declared open (an empty requirement list), not left undeclared:
+		// linters and generators then know no key is sent.
+		o.Security = []map[string][]string{}
 	}
 	if o.MaxBodyBytes == 0 {
 		o.MaxBodyBytes = 64 << 10
@@ -204,7 +209,7 @@ type leaseStatusOutput struct {
 
 type heartbeatManyInput struct {
 	Body struct {
-		Leases []string `json:"leases" minItems:"1" maxItems:"100" doc:"Lease ids to extend."`
+		Leases []string `json:"leases" nullable:"false" minItems:"1" maxItems:"100" doc:"Lease ids to extend."`
 	}
 }
 

@@ -2,6 +2,7 @@ package api
 
 import (
 	"reflect"
+	"strings"
 
 	"github.com/danielgtaylor/huma/v2"
 
@@ -46,4 +47,49 @@ func enumSchemas(r huma.Registry) {
 	registerEnum[cairn.AttemptOutcome](r)
 	registerEnum[cairn.JournalType](r)
 	registerEnum[cairn.Reason](r)
+}
+
+// schemaName names the spec's schemas: a named Go type keeps its name
+// (Run, Lease, ClaimRequest), and the anonymous body of an operation's
+// input or output, which Huma names after the Go wrapper type
+// (claimOutput → "ClaimOutputBody"), is named …Request or …Response
+// like the named ones, so every generated client sees one scheme.
+func schemaName(t reflect.Type, hint string) string {
+	name := huma.DefaultSchemaNamer(t, hint)
+	if deref(t).Name() != "" {
+		return name
+	}
+	for suffix, repl := range map[string]string{"InputBody": "Request", "OutputBody": "Response"} {
+		if base, ok := strings.CutSuffix(name, suffix); ok {
+			return base + repl
+		}
+	}
+	return name
+}
+
+func deref(t reflect.Type) reflect.Type {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	return t
+}
+
+// durationPattern matches what time.ParseDuration reads: "0", or a
+// sequence of decimal numbers each with a unit ("1.5s", "1h30m").
+const durationPattern = `^[-+]?(0|((\d+(\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h))+)$`
+
+// durationSchema stands in for cairn.Duration: the one wire form of a
+// duration in a definition is a Go duration string, declared with its
+// pattern so every generator and validator knows it
+// (docs/DECISIONS-ts.md). Protocol timings are integer *_ms fields.
+type durationSchema string
+
+// Schema makes durationSchema a huma.SchemaProvider (a new schema each
+// call: Huma writes each field's doc into it).
+func (durationSchema) Schema(huma.Registry) *huma.Schema {
+	return &huma.Schema{
+		Type:     huma.TypeString,
+		Pattern:  durationPattern,
+		Examples: []any{"30s", "1h30m"},
+	}
 }

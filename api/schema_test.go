@@ -1,8 +1,11 @@
 package api_test
 
 import (
+	"regexp"
 	"slices"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/danielgtaylor/huma/v2"
 
@@ -84,5 +87,47 @@ func TestEnumsValidateInput(t *testing.T) {
 	r := s.do("GET", "/runs?status=sleeping", "")
 	if r.status != 422 {
 		t.Fatalf("list with an unknown status: %d %s", r.status, r.raw)
+	}
+}
+
+// Schema names follow one scheme: a body is a named view (Run, Lease),
+// an …Request or a …Response, never a Go wrapper's name ("…OutputBody").
+func TestSchemaNames(t *testing.T) {
+	for name := range api.Spec().Components.Schemas.Map() {
+		if strings.HasSuffix(name, "Body") || strings.HasSuffix(name, "Input") || strings.HasSuffix(name, "Output") {
+			t.Errorf("schema %s is named after a Go wrapper type", name)
+		}
+	}
+	schemas := api.Spec().Components.Schemas.Map()
+	for _, want := range []string{"ClaimResponse", "HeartbeatManyRequest", "HeartbeatManyResponse", "CancelRequest", "RegisterRequest", "RegisterResponse"} {
+		if schemas[want] == nil {
+			t.Errorf("the spec has no schema %s", want)
+		}
+	}
+}
+
+// A duration in a definition is a Go duration string, declared with a
+// pattern that accepts what time.ParseDuration reads and nothing else.
+func TestDurationSchema(t *testing.T) {
+	p := api.Spec().Components.Schemas.Map()["RetryPolicy"].Properties["initial_backoff"]
+	if p == nil || p.Type != "string" || p.Pattern == "" {
+		t.Fatalf("RetryPolicy.initial_backoff: %+v, want a string with a pattern", p)
+	}
+	re := regexp.MustCompile(p.Pattern)
+	for _, s := range []string{"0", "30s", "1.5s", "1h30m", "300ms", "2us", "5µs", "-1s", ".5s", "1.s", "1h2m3s4ms5us6ns"} {
+		if _, err := time.ParseDuration(s); err != nil {
+			t.Fatalf("test case %q: %v", s, err)
+		}
+		if !re.MatchString(s) {
+			t.Errorf("pattern refuses %q, which Go reads", s)
+		}
+	}
+	for _, s := range []string{"", "1", "30", "1d", "s", "1 s", "PT1S", "1.5.s", "abc"} {
+		if _, err := time.ParseDuration(s); err == nil {
+			t.Fatalf("test case %q parses", s)
+		}
+		if re.MatchString(s) {
+			t.Errorf("pattern accepts %q, which Go refuses", s)
+		}
 	}
 }

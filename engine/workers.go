@@ -16,7 +16,7 @@ import (
 // RegisterRequest announces a worker and the definitions it serves.
 type RegisterRequest struct {
 	WorkerID  string            `json:"worker_id,omitempty" maxLength:"128" pattern:"^([A-Za-z0-9][A-Za-z0-9_.:@-]*)?$" doc:"Stable id of the worker process (the SDKs derive it from host and pid). When absent or empty the server generates one and returns it: use that id for claims."`
-	Workflows []cairn.Workflow  `json:"workflows" maxItems:"100" doc:"Definitions the worker serves. Each (name, version) is stored once and immutable."`
+	Workflows []cairn.Workflow  `json:"workflows" nullable:"false" maxItems:"100" doc:"Definitions the worker serves. Each (name, version) is stored once and immutable."`
 	Labels    map[string]string `json:"labels,omitempty" doc:"Free labels shown by cairn workers."`
 }
 

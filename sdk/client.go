@@ -309,7 +309,7 @@ func (c *Client) Get(ctx context.Context, run string) (*Run, error) {
 // their next heartbeat and cancel the bodies. Cancelling an ended run is a
 // 409.
 func (c *Client) Cancel(ctx context.Context, run, reason string) (*Run, error) {
-	r, err := decodeView[cairn.Run](c)(c.api.CancelRun(ctx, run, client.CancelInputBody{Reason: ptr(reason)}))
+	r, err := decodeView[cairn.Run](c)(c.api.CancelRun(ctx, run, client.CancelRequest{Reason: ptr(reason)}))
 	if err != nil {
 		return nil, err
 	}

@@ -288,7 +288,7 @@ func TestNotStarted(t *testing.T) {
 	b, _ := json.Marshal(def)
 	json.Unmarshal(b, &cw)
 	id := "hand-written"
-	reg, err := api.RegisterWorkerWithResponse(ctx, client.RegisterRequest{WorkerId: &id, Workflows: &[]client.Workflow{cw}})
+	reg, err := api.RegisterWorkerWithResponse(ctx, client.RegisterRequest{WorkerId: &id, Workflows: []client.Workflow{cw}})
 	if err := e.c.check(err, reg); err != nil {
 		t.Fatal(err)
 	}

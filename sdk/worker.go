@@ -340,7 +340,7 @@ func (w *Worker) prepare() ([]client.Workflow, error) {
 // register announces the worker, retrying while the server is unreachable
 // or busy.
 func (w *Worker) register(ctx context.Context, wfs []client.Workflow) (*client.RegisterResponse, error) {
-	req := client.RegisterRequest{WorkerId: &w.id, Workflows: &wfs}
+	req := client.RegisterRequest{WorkerId: &w.id, Workflows: wfs}
 	if len(w.cfg.labels) > 0 {
 		req.Labels = &w.cfg.labels
 	}
@@ -867,7 +867,7 @@ func (w *Worker) heartbeatLoop(ctx context.Context) {
 func (w *Worker) heartbeat(ctx context.Context, ids []string) {
 	hctx, cancel := context.WithTimeout(ctx, max(w.hbEvery, 5*time.Second))
 	defer cancel()
-	resp, err := w.c.api.HeartbeatStepsWithResponse(hctx, client.HeartbeatManyInputBody{Leases: &ids})
+	resp, err := w.c.api.HeartbeatStepsWithResponse(hctx, client.HeartbeatManyRequest{Leases: ids})
 	if err := w.c.check(err, resp); err != nil {
 		if ctx.Err() == nil {
 			w.log.Warn("heartbeat failed; leases expire unless a later one lands", "leases", len(ids), "err", err)

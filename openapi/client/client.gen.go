@@ -481,15 +481,9 @@ type BuildInfo struct {
 	Version string `json:"version"`
 }
 
-// CancelInputBody defines model for CancelInputBody.
-type CancelInputBody struct {
+// CancelRequest defines model for CancelRequest.
+type CancelRequest struct {
 	Reason *string `json:"reason,omitempty"`
-}
-
-// ClaimOutputBody defines model for ClaimOutputBody.
-type ClaimOutputBody struct {
-	// Leases Up to max leases; empty when nothing became ready while the claim was held.
-	Leases []Lease `json:"leases"`
 }
 
 // ClaimRequest defines model for ClaimRequest.
@@ -505,6 +499,12 @@ type ClaimRequest struct {
 
 	// WorkerId The id the worker registered with.
 	WorkerId string `json:"worker_id"`
+}
+
+// ClaimResponse defines model for ClaimResponse.
+type ClaimResponse struct {
+	// Leases Up to max leases; empty when nothing became ready while the claim was held.
+	Leases []Lease `json:"leases"`
 }
 
 // CompleteRequest defines model for CompleteRequest.
@@ -583,8 +583,8 @@ type FailRequest struct {
 	Usage      *Usage                      `json:"usage,omitempty"`
 }
 
-// HealthOutputBody defines model for HealthOutputBody.
-type HealthOutputBody struct {
+// HealthResponse defines model for HealthResponse.
+type HealthResponse struct {
 	Build BuildInfo `json:"build"`
 
 	// HeldClaims Claims this instance holds now, waiting for work. Tools and tests wait on it instead of sleeping.
@@ -594,14 +594,14 @@ type HealthOutputBody struct {
 	Status string `json:"status"`
 }
 
-// HeartbeatManyInputBody defines model for HeartbeatManyInputBody.
-type HeartbeatManyInputBody struct {
+// HeartbeatManyRequest defines model for HeartbeatManyRequest.
+type HeartbeatManyRequest struct {
 	// Leases Lease ids to extend.
-	Leases *[]string `json:"leases"`
+	Leases []string `json:"leases"`
 }
 
-// HeartbeatManyOutputBody defines model for HeartbeatManyOutputBody.
-type HeartbeatManyOutputBody struct {
+// HeartbeatManyResponse defines model for HeartbeatManyResponse.
+type HeartbeatManyResponse struct {
 	// Results One per lease, in order.
 	Results []HeartbeatResult `json:"results"`
 }
@@ -649,8 +649,8 @@ type JournalEntry struct {
 // JournalEntryType What happened.
 type JournalEntryType string
 
-// JournalOutputBody defines model for JournalOutputBody.
-type JournalOutputBody struct {
+// JournalResponse defines model for JournalResponse.
+type JournalResponse struct {
 	Entries []JournalEntry `json:"entries"`
 }
 
@@ -701,13 +701,13 @@ type LeaseStatus struct {
 	ExpiresAt time.Time `json:"expires_at"`
 }
 
-// ListWorkersOutputBody defines model for ListWorkersOutputBody.
-type ListWorkersOutputBody struct {
+// ListWorkersResponse defines model for ListWorkersResponse.
+type ListWorkersResponse struct {
 	Workers []WorkerInfo `json:"workers"`
 }
 
-// ListWorkflowsOutputBody defines model for ListWorkflowsOutputBody.
-type ListWorkflowsOutputBody struct {
+// ListWorkflowsResponse defines model for ListWorkflowsResponse.
+type ListWorkflowsResponse struct {
 	Workflows []WorkflowSummary `json:"workflows"`
 }
 
@@ -756,16 +756,16 @@ type Problem struct {
 // ProblemReason On a 409 to a worker call: why the call was refused. SDKs branch on it.
 type ProblemReason string
 
-// ReadyOutputBody defines model for ReadyOutputBody.
-type ReadyOutputBody struct {
+// ReadyResponse defines model for ReadyResponse.
+type ReadyResponse struct {
 	Build BuildInfo `json:"build"`
 
 	// Status Examples: ready
 	Status string `json:"status"`
 }
 
-// ReapOutputBody defines model for ReapOutputBody.
-type ReapOutputBody struct {
+// ReapResponse defines model for ReapResponse.
+type ReapResponse struct {
 	Announced        int64 `json:"announced"`
 	AttemptsTimedOut int64 `json:"attempts_timed_out"`
 	DurationMs       int64 `json:"duration_ms"`
@@ -789,7 +789,7 @@ type RegisterRequest struct {
 	WorkerId *string `json:"worker_id,omitempty"`
 
 	// Workflows Definitions the worker serves. Each (name, version) is stored once and immutable.
-	Workflows *[]Workflow `json:"workflows"`
+	Workflows []Workflow `json:"workflows"`
 }
 
 // RegisterResponse defines model for RegisterResponse.
@@ -819,12 +819,16 @@ type RerunRequest struct {
 // RetryPolicy defines model for RetryPolicy.
 type RetryPolicy struct {
 	// InitialBackoff Wait before the second attempt, as a Go duration (default 1s).
+	//
+	// Examples: 30s, 1h30m
 	InitialBackoff *string `json:"initial_backoff,omitempty"`
 
 	// MaxAttempts Attempts in all, the first included (default 3).
 	MaxAttempts *int64 `json:"max_attempts,omitempty"`
 
 	// MaxBackoff Longest wait between attempts (default 5m).
+	//
+	// Examples: 30s, 1h30m
 	MaxBackoff *string `json:"max_backoff,omitempty"`
 
 	// Multiplier Backoff growth per attempt (default 2). Each wait is jittered by ±20%.
@@ -960,6 +964,8 @@ type Step struct {
 	Delivery *StepDelivery `json:"delivery,omitempty"`
 
 	// Duration Sleep steps: how long to sleep.
+	//
+	// Examples: 30s, 1h30m
 	Duration *string `json:"duration,omitempty"`
 
 	// Event Wait steps: the event name that resumes the wait.
@@ -979,9 +985,13 @@ type Step struct {
 	Retry         *RetryPolicy `json:"retry,omitempty"`
 
 	// Timeout Longest one attempt of a task may run, heartbeats or not (default: none).
+	//
+	// Examples: 30s, 1h30m
 	Timeout *string `json:"timeout,omitempty"`
 
 	// WaitTimeout Wait steps: fail the step with class timeout after this long (default: wait forever).
+	//
+	// Examples: 30s, 1h30m
 	WaitTimeout *string `json:"wait_timeout,omitempty"`
 
 	// When A CEL condition over input, state, steps.<id>.output and run (bare, or as ${expr}), evaluated when the step's dependencies are done. False: the step is skipped. A step whose dependencies were all skipped is skipped too; a step with at least one completed dependency runs (a join after branches). Skipped steps have no output: test with has(steps.<id>).
@@ -1073,6 +1083,8 @@ type WorkerInfo struct {
 // Workflow defines model for Workflow.
 type Workflow struct {
 	// Deadline Default run deadline, from start (default: none).
+	//
+	// Examples: 30s, 1h30m
 	Deadline    *string `json:"deadline,omitempty"`
 	Description *string `json:"description,omitempty"`
 
@@ -1127,7 +1139,7 @@ type GetRunStatusParams struct {
 type StartRunJSONRequestBody = StartRequest
 
 // CancelRunJSONRequestBody defines body for CancelRun for application/json ContentType.
-type CancelRunJSONRequestBody = CancelInputBody
+type CancelRunJSONRequestBody = CancelRequest
 
 // SendEventJSONRequestBody defines body for SendEvent for application/json ContentType.
 type SendEventJSONRequestBody = EventRequest
@@ -1139,7 +1151,7 @@ type RerunRunJSONRequestBody = RerunRequest
 type ClaimStepsJSONRequestBody = ClaimRequest
 
 // HeartbeatStepsJSONRequestBody defines body for HeartbeatSteps for application/json ContentType.
-type HeartbeatStepsJSONRequestBody = HeartbeatManyInputBody
+type HeartbeatStepsJSONRequestBody = HeartbeatManyRequest
 
 // CompleteStepJSONRequestBody defines body for CompleteStep for application/json ContentType.
 type CompleteStepJSONRequestBody = CompleteRequest
@@ -3050,7 +3062,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v1/api/healthz (the `Health` operationId).
-	HealthWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*HealthResponse, error)
+	HealthWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*HealthHTTPResponse, error)
 
 	// ReadyWithResponse Readiness: the bucket answers
 	//
@@ -3059,7 +3071,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v1/api/readyz (the `Ready` operationId).
-	ReadyWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ReadyResponse, error)
+	ReadyWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ReadyHTTPResponse, error)
 
 	// RunReaperWithResponse Run one reaper pass
 	//
@@ -3070,7 +3082,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/api/reaper/run (the `RunReaper` operationId).
-	RunReaperWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*RunReaperResponse, error)
+	RunReaperWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*RunReaperHTTPResponse, error)
 
 	// ListRunsWithResponse List runs, newest first
 	//
@@ -3081,7 +3093,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v1/api/runs (the `ListRuns` operationId).
-	ListRunsWithResponse(ctx context.Context, params *ListRunsParams, reqEditors ...RequestEditorFn) (*ListRunsResponse, error)
+	ListRunsWithResponse(ctx context.Context, params *ListRunsParams, reqEditors ...RequestEditorFn) (*ListRunsHTTPResponse, error)
 
 	// StartRunWithBodyWithResponse Start a run
 	//
@@ -3092,7 +3104,7 @@ type ClientWithResponsesInterface interface {
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/api/runs (the `StartRun` operationId).
-	StartRunWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*StartRunResponse, error)
+	StartRunWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*StartRunHTTPResponse, error)
 
 	// StartRunWithResponse Start a run
 	//
@@ -3103,7 +3115,7 @@ type ClientWithResponsesInterface interface {
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/api/runs (the `StartRun` operationId).
-	StartRunWithResponse(ctx context.Context, body StartRunJSONRequestBody, reqEditors ...RequestEditorFn) (*StartRunResponse, error)
+	StartRunWithResponse(ctx context.Context, body StartRunJSONRequestBody, reqEditors ...RequestEditorFn) (*StartRunHTTPResponse, error)
 
 	// GetRunWithResponse Get a run
 	//
@@ -3114,7 +3126,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v1/api/runs/{run} (the `GetRun` operationId).
-	GetRunWithResponse(ctx context.Context, run string, reqEditors ...RequestEditorFn) (*GetRunResponse, error)
+	GetRunWithResponse(ctx context.Context, run string, reqEditors ...RequestEditorFn) (*GetRunHTTPResponse, error)
 
 	// CancelRunWithBodyWithResponse Cancel a run
 	//
@@ -3125,7 +3137,7 @@ type ClientWithResponsesInterface interface {
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/api/runs/{run}/cancel (the `CancelRun` operationId).
-	CancelRunWithBodyWithResponse(ctx context.Context, run string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CancelRunResponse, error)
+	CancelRunWithBodyWithResponse(ctx context.Context, run string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CancelRunHTTPResponse, error)
 
 	// CancelRunWithResponse Cancel a run
 	//
@@ -3136,7 +3148,7 @@ type ClientWithResponsesInterface interface {
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/api/runs/{run}/cancel (the `CancelRun` operationId).
-	CancelRunWithResponse(ctx context.Context, run string, body CancelRunJSONRequestBody, reqEditors ...RequestEditorFn) (*CancelRunResponse, error)
+	CancelRunWithResponse(ctx context.Context, run string, body CancelRunJSONRequestBody, reqEditors ...RequestEditorFn) (*CancelRunHTTPResponse, error)
 
 	// SendEventWithBodyWithResponse Send an event to a run
 	//
@@ -3147,7 +3159,7 @@ type ClientWithResponsesInterface interface {
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/api/runs/{run}/events (the `SendEvent` operationId).
-	SendEventWithBodyWithResponse(ctx context.Context, run string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SendEventResponse, error)
+	SendEventWithBodyWithResponse(ctx context.Context, run string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SendEventHTTPResponse, error)
 
 	// SendEventWithResponse Send an event to a run
 	//
@@ -3158,7 +3170,7 @@ type ClientWithResponsesInterface interface {
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/api/runs/{run}/events (the `SendEvent` operationId).
-	SendEventWithResponse(ctx context.Context, run string, body SendEventJSONRequestBody, reqEditors ...RequestEditorFn) (*SendEventResponse, error)
+	SendEventWithResponse(ctx context.Context, run string, body SendEventJSONRequestBody, reqEditors ...RequestEditorFn) (*SendEventHTTPResponse, error)
 
 	// GetRunJournalWithResponse Get a run's journal
 	//
@@ -3169,7 +3181,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v1/api/runs/{run}/journal (the `GetRunJournal` operationId).
-	GetRunJournalWithResponse(ctx context.Context, run string, reqEditors ...RequestEditorFn) (*GetRunJournalResponse, error)
+	GetRunJournalWithResponse(ctx context.Context, run string, reqEditors ...RequestEditorFn) (*GetRunJournalHTTPResponse, error)
 
 	// RerunRunWithBodyWithResponse Rerun an ended run
 	//
@@ -3180,7 +3192,7 @@ type ClientWithResponsesInterface interface {
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/api/runs/{run}/rerun (the `RerunRun` operationId).
-	RerunRunWithBodyWithResponse(ctx context.Context, run string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RerunRunResponse, error)
+	RerunRunWithBodyWithResponse(ctx context.Context, run string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RerunRunHTTPResponse, error)
 
 	// RerunRunWithResponse Rerun an ended run
 	//
@@ -3191,7 +3203,7 @@ type ClientWithResponsesInterface interface {
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/api/runs/{run}/rerun (the `RerunRun` operationId).
-	RerunRunWithResponse(ctx context.Context, run string, body RerunRunJSONRequestBody, reqEditors ...RequestEditorFn) (*RerunRunResponse, error)
+	RerunRunWithResponse(ctx context.Context, run string, body RerunRunJSONRequestBody, reqEditors ...RequestEditorFn) (*RerunRunHTTPResponse, error)
 
 	// GetRunStatusWithResponse Get a run's progress, optionally waiting for a change
 	//
@@ -3202,7 +3214,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v1/api/runs/{run}/status (the `GetRunStatus` operationId).
-	GetRunStatusWithResponse(ctx context.Context, run string, params *GetRunStatusParams, reqEditors ...RequestEditorFn) (*GetRunStatusResponse, error)
+	GetRunStatusWithResponse(ctx context.Context, run string, params *GetRunStatusParams, reqEditors ...RequestEditorFn) (*GetRunStatusHTTPResponse, error)
 
 	// ClaimStepsWithBodyWithResponse Claim runnable steps as leases
 	//
@@ -3213,7 +3225,7 @@ type ClientWithResponsesInterface interface {
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/api/steps/claim (the `ClaimSteps` operationId).
-	ClaimStepsWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ClaimStepsResponse, error)
+	ClaimStepsWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ClaimStepsHTTPResponse, error)
 
 	// ClaimStepsWithResponse Claim runnable steps as leases
 	//
@@ -3224,7 +3236,7 @@ type ClientWithResponsesInterface interface {
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/api/steps/claim (the `ClaimSteps` operationId).
-	ClaimStepsWithResponse(ctx context.Context, body ClaimStepsJSONRequestBody, reqEditors ...RequestEditorFn) (*ClaimStepsResponse, error)
+	ClaimStepsWithResponse(ctx context.Context, body ClaimStepsJSONRequestBody, reqEditors ...RequestEditorFn) (*ClaimStepsHTTPResponse, error)
 
 	// HeartbeatStepsWithBodyWithResponse Extend several leases in one call
 	//
@@ -3235,7 +3247,7 @@ type ClientWithResponsesInterface interface {
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/api/steps/heartbeat (the `HeartbeatSteps` operationId).
-	HeartbeatStepsWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*HeartbeatStepsResponse, error)
+	HeartbeatStepsWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*HeartbeatStepsHTTPResponse, error)
 
 	// HeartbeatStepsWithResponse Extend several leases in one call
 	//
@@ -3246,7 +3258,7 @@ type ClientWithResponsesInterface interface {
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/api/steps/heartbeat (the `HeartbeatSteps` operationId).
-	HeartbeatStepsWithResponse(ctx context.Context, body HeartbeatStepsJSONRequestBody, reqEditors ...RequestEditorFn) (*HeartbeatStepsResponse, error)
+	HeartbeatStepsWithResponse(ctx context.Context, body HeartbeatStepsJSONRequestBody, reqEditors ...RequestEditorFn) (*HeartbeatStepsHTTPResponse, error)
 
 	// CompleteStepWithBodyWithResponse End a step with its output
 	//
@@ -3257,7 +3269,7 @@ type ClientWithResponsesInterface interface {
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/api/steps/{lease}/complete (the `CompleteStep` operationId).
-	CompleteStepWithBodyWithResponse(ctx context.Context, lease string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CompleteStepResponse, error)
+	CompleteStepWithBodyWithResponse(ctx context.Context, lease string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CompleteStepHTTPResponse, error)
 
 	// CompleteStepWithResponse End a step with its output
 	//
@@ -3268,7 +3280,7 @@ type ClientWithResponsesInterface interface {
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/api/steps/{lease}/complete (the `CompleteStep` operationId).
-	CompleteStepWithResponse(ctx context.Context, lease string, body CompleteStepJSONRequestBody, reqEditors ...RequestEditorFn) (*CompleteStepResponse, error)
+	CompleteStepWithResponse(ctx context.Context, lease string, body CompleteStepJSONRequestBody, reqEditors ...RequestEditorFn) (*CompleteStepHTTPResponse, error)
 
 	// FailStepWithBodyWithResponse End a step's attempt with an error
 	//
@@ -3279,7 +3291,7 @@ type ClientWithResponsesInterface interface {
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/api/steps/{lease}/fail (the `FailStep` operationId).
-	FailStepWithBodyWithResponse(ctx context.Context, lease string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*FailStepResponse, error)
+	FailStepWithBodyWithResponse(ctx context.Context, lease string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*FailStepHTTPResponse, error)
 
 	// FailStepWithResponse End a step's attempt with an error
 	//
@@ -3290,7 +3302,7 @@ type ClientWithResponsesInterface interface {
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/api/steps/{lease}/fail (the `FailStep` operationId).
-	FailStepWithResponse(ctx context.Context, lease string, body FailStepJSONRequestBody, reqEditors ...RequestEditorFn) (*FailStepResponse, error)
+	FailStepWithResponse(ctx context.Context, lease string, body FailStepJSONRequestBody, reqEditors ...RequestEditorFn) (*FailStepHTTPResponse, error)
 
 	// HeartbeatStepWithResponse Extend a lease
 	//
@@ -3301,7 +3313,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/api/steps/{lease}/heartbeat (the `HeartbeatStep` operationId).
-	HeartbeatStepWithResponse(ctx context.Context, lease string, reqEditors ...RequestEditorFn) (*HeartbeatStepResponse, error)
+	HeartbeatStepWithResponse(ctx context.Context, lease string, reqEditors ...RequestEditorFn) (*HeartbeatStepHTTPResponse, error)
 
 	// StepStartedWithResponse Declare that a step's body is about to run
 	//
@@ -3312,7 +3324,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/api/steps/{lease}/started (the `StepStarted` operationId).
-	StepStartedWithResponse(ctx context.Context, lease string, reqEditors ...RequestEditorFn) (*StepStartedResponse, error)
+	StepStartedWithResponse(ctx context.Context, lease string, reqEditors ...RequestEditorFn) (*StepStartedHTTPResponse, error)
 
 	// ListWorkersWithResponse List registered workers
 	//
@@ -3323,7 +3335,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v1/api/workers (the `ListWorkers` operationId).
-	ListWorkersWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListWorkersResponse, error)
+	ListWorkersWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListWorkersHTTPResponse, error)
 
 	// RegisterWorkerWithBodyWithResponse Register a worker and the workflows it serves
 	//
@@ -3334,7 +3346,7 @@ type ClientWithResponsesInterface interface {
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/api/workers/register (the `RegisterWorker` operationId).
-	RegisterWorkerWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RegisterWorkerResponse, error)
+	RegisterWorkerWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RegisterWorkerHTTPResponse, error)
 
 	// RegisterWorkerWithResponse Register a worker and the workflows it serves
 	//
@@ -3345,7 +3357,7 @@ type ClientWithResponsesInterface interface {
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/api/workers/register (the `RegisterWorker` operationId).
-	RegisterWorkerWithResponse(ctx context.Context, body RegisterWorkerJSONRequestBody, reqEditors ...RequestEditorFn) (*RegisterWorkerResponse, error)
+	RegisterWorkerWithResponse(ctx context.Context, body RegisterWorkerJSONRequestBody, reqEditors ...RequestEditorFn) (*RegisterWorkerHTTPResponse, error)
 
 	// ListWorkflowsWithResponse List registered workflows
 	//
@@ -3356,7 +3368,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v1/api/workflows (the `ListWorkflows` operationId).
-	ListWorkflowsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListWorkflowsResponse, error)
+	ListWorkflowsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListWorkflowsHTTPResponse, error)
 
 	// GetWorkflowWithResponse Get a workflow definition
 	//
@@ -3367,14 +3379,14 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v1/api/workflows/{name}/versions/{version} (the `GetWorkflow` operationId).
-	GetWorkflowWithResponse(ctx context.Context, name string, version string, reqEditors ...RequestEditorFn) (*GetWorkflowResponse, error)
+	GetWorkflowWithResponse(ctx context.Context, name string, version string, reqEditors ...RequestEditorFn) (*GetWorkflowHTTPResponse, error)
 }
 
-type HealthResponse struct {
+type HealthHTTPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *HealthOutputBody
+	JSON200 *HealthResponse
 	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
 	ApplicationproblemJSON422 *Problem
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
@@ -3386,37 +3398,37 @@ type HealthResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r HealthResponse) GetJSON200() *HealthOutputBody {
+func (r HealthHTTPResponse) GetJSON200() *HealthResponse {
 	return r.JSON200
 }
 
 // GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
-func (r HealthResponse) GetApplicationproblemJSON422() *Problem {
+func (r HealthHTTPResponse) GetApplicationproblemJSON422() *Problem {
 	return r.ApplicationproblemJSON422
 }
 
 // GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
-func (r HealthResponse) GetApplicationproblemJSON500() *Problem {
+func (r HealthHTTPResponse) GetApplicationproblemJSON500() *Problem {
 	return r.ApplicationproblemJSON500
 }
 
 // GetApplicationproblemJSON502 returns the response for an HTTP 502 `application/problem+json` response
-func (r HealthResponse) GetApplicationproblemJSON502() *Problem {
+func (r HealthHTTPResponse) GetApplicationproblemJSON502() *Problem {
 	return r.ApplicationproblemJSON502
 }
 
 // GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
-func (r HealthResponse) GetApplicationproblemJSON503() *Problem {
+func (r HealthHTTPResponse) GetApplicationproblemJSON503() *Problem {
 	return r.ApplicationproblemJSON503
 }
 
 // GetBody returns the raw response body bytes
-func (r HealthResponse) GetBody() []byte {
+func (r HealthHTTPResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r HealthResponse) Status() string {
+func (r HealthHTTPResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -3424,7 +3436,7 @@ func (r HealthResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r HealthResponse) StatusCode() int {
+func (r HealthHTTPResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -3432,18 +3444,18 @@ func (r HealthResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r HealthResponse) ContentType() string {
+func (r HealthHTTPResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-type ReadyResponse struct {
+type ReadyHTTPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *ReadyOutputBody
+	JSON200 *ReadyResponse
 	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
 	ApplicationproblemJSON422 *Problem
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
@@ -3455,37 +3467,37 @@ type ReadyResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r ReadyResponse) GetJSON200() *ReadyOutputBody {
+func (r ReadyHTTPResponse) GetJSON200() *ReadyResponse {
 	return r.JSON200
 }
 
 // GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
-func (r ReadyResponse) GetApplicationproblemJSON422() *Problem {
+func (r ReadyHTTPResponse) GetApplicationproblemJSON422() *Problem {
 	return r.ApplicationproblemJSON422
 }
 
 // GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
-func (r ReadyResponse) GetApplicationproblemJSON500() *Problem {
+func (r ReadyHTTPResponse) GetApplicationproblemJSON500() *Problem {
 	return r.ApplicationproblemJSON500
 }
 
 // GetApplicationproblemJSON502 returns the response for an HTTP 502 `application/problem+json` response
-func (r ReadyResponse) GetApplicationproblemJSON502() *Problem {
+func (r ReadyHTTPResponse) GetApplicationproblemJSON502() *Problem {
 	return r.ApplicationproblemJSON502
 }
 
 // GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
-func (r ReadyResponse) GetApplicationproblemJSON503() *Problem {
+func (r ReadyHTTPResponse) GetApplicationproblemJSON503() *Problem {
 	return r.ApplicationproblemJSON503
 }
 
 // GetBody returns the raw response body bytes
-func (r ReadyResponse) GetBody() []byte {
+func (r ReadyHTTPResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r ReadyResponse) Status() string {
+func (r ReadyHTTPResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -3493,7 +3505,7 @@ func (r ReadyResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r ReadyResponse) StatusCode() int {
+func (r ReadyHTTPResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -3501,18 +3513,18 @@ func (r ReadyResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r ReadyResponse) ContentType() string {
+func (r ReadyHTTPResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-type RunReaperResponse struct {
+type RunReaperHTTPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *ReapOutputBody
+	JSON200 *ReapResponse
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
 	ApplicationproblemJSON401 *Problem
 	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
@@ -3528,47 +3540,47 @@ type RunReaperResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r RunReaperResponse) GetJSON200() *ReapOutputBody {
+func (r RunReaperHTTPResponse) GetJSON200() *ReapResponse {
 	return r.JSON200
 }
 
 // GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
-func (r RunReaperResponse) GetApplicationproblemJSON401() *Problem {
+func (r RunReaperHTTPResponse) GetApplicationproblemJSON401() *Problem {
 	return r.ApplicationproblemJSON401
 }
 
 // GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
-func (r RunReaperResponse) GetApplicationproblemJSON403() *Problem {
+func (r RunReaperHTTPResponse) GetApplicationproblemJSON403() *Problem {
 	return r.ApplicationproblemJSON403
 }
 
 // GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
-func (r RunReaperResponse) GetApplicationproblemJSON422() *Problem {
+func (r RunReaperHTTPResponse) GetApplicationproblemJSON422() *Problem {
 	return r.ApplicationproblemJSON422
 }
 
 // GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
-func (r RunReaperResponse) GetApplicationproblemJSON500() *Problem {
+func (r RunReaperHTTPResponse) GetApplicationproblemJSON500() *Problem {
 	return r.ApplicationproblemJSON500
 }
 
 // GetApplicationproblemJSON502 returns the response for an HTTP 502 `application/problem+json` response
-func (r RunReaperResponse) GetApplicationproblemJSON502() *Problem {
+func (r RunReaperHTTPResponse) GetApplicationproblemJSON502() *Problem {
 	return r.ApplicationproblemJSON502
 }
 
 // GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
-func (r RunReaperResponse) GetApplicationproblemJSON503() *Problem {
+func (r RunReaperHTTPResponse) GetApplicationproblemJSON503() *Problem {
 	return r.ApplicationproblemJSON503
 }
 
 // GetBody returns the raw response body bytes
-func (r RunReaperResponse) GetBody() []byte {
+func (r RunReaperHTTPResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r RunReaperResponse) Status() string {
+func (r RunReaperHTTPResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -3576,7 +3588,7 @@ func (r RunReaperResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r RunReaperResponse) StatusCode() int {
+func (r RunReaperHTTPResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -3584,14 +3596,14 @@ func (r RunReaperResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r RunReaperResponse) ContentType() string {
+func (r RunReaperHTTPResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-type ListRunsResponse struct {
+type ListRunsHTTPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
@@ -3611,47 +3623,47 @@ type ListRunsResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r ListRunsResponse) GetJSON200() *RunPage {
+func (r ListRunsHTTPResponse) GetJSON200() *RunPage {
 	return r.JSON200
 }
 
 // GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
-func (r ListRunsResponse) GetApplicationproblemJSON401() *Problem {
+func (r ListRunsHTTPResponse) GetApplicationproblemJSON401() *Problem {
 	return r.ApplicationproblemJSON401
 }
 
 // GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
-func (r ListRunsResponse) GetApplicationproblemJSON403() *Problem {
+func (r ListRunsHTTPResponse) GetApplicationproblemJSON403() *Problem {
 	return r.ApplicationproblemJSON403
 }
 
 // GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
-func (r ListRunsResponse) GetApplicationproblemJSON422() *Problem {
+func (r ListRunsHTTPResponse) GetApplicationproblemJSON422() *Problem {
 	return r.ApplicationproblemJSON422
 }
 
 // GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
-func (r ListRunsResponse) GetApplicationproblemJSON500() *Problem {
+func (r ListRunsHTTPResponse) GetApplicationproblemJSON500() *Problem {
 	return r.ApplicationproblemJSON500
 }
 
 // GetApplicationproblemJSON502 returns the response for an HTTP 502 `application/problem+json` response
-func (r ListRunsResponse) GetApplicationproblemJSON502() *Problem {
+func (r ListRunsHTTPResponse) GetApplicationproblemJSON502() *Problem {
 	return r.ApplicationproblemJSON502
 }
 
 // GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
-func (r ListRunsResponse) GetApplicationproblemJSON503() *Problem {
+func (r ListRunsHTTPResponse) GetApplicationproblemJSON503() *Problem {
 	return r.ApplicationproblemJSON503
 }
 
 // GetBody returns the raw response body bytes
-func (r ListRunsResponse) GetBody() []byte {
+func (r ListRunsHTTPResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r ListRunsResponse) Status() string {
+func (r ListRunsHTTPResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -3659,7 +3671,7 @@ func (r ListRunsResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r ListRunsResponse) StatusCode() int {
+func (r ListRunsHTTPResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -3667,14 +3679,14 @@ func (r ListRunsResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r ListRunsResponse) ContentType() string {
+func (r ListRunsHTTPResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-type StartRunResponse struct {
+type StartRunHTTPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON201 the response for an HTTP 201 `application/json` response
@@ -3696,52 +3708,52 @@ type StartRunResponse struct {
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
-func (r StartRunResponse) GetJSON201() *StartResult {
+func (r StartRunHTTPResponse) GetJSON201() *StartResult {
 	return r.JSON201
 }
 
 // GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
-func (r StartRunResponse) GetApplicationproblemJSON401() *Problem {
+func (r StartRunHTTPResponse) GetApplicationproblemJSON401() *Problem {
 	return r.ApplicationproblemJSON401
 }
 
 // GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
-func (r StartRunResponse) GetApplicationproblemJSON403() *Problem {
+func (r StartRunHTTPResponse) GetApplicationproblemJSON403() *Problem {
 	return r.ApplicationproblemJSON403
 }
 
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
-func (r StartRunResponse) GetApplicationproblemJSON404() *Problem {
+func (r StartRunHTTPResponse) GetApplicationproblemJSON404() *Problem {
 	return r.ApplicationproblemJSON404
 }
 
 // GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
-func (r StartRunResponse) GetApplicationproblemJSON422() *Problem {
+func (r StartRunHTTPResponse) GetApplicationproblemJSON422() *Problem {
 	return r.ApplicationproblemJSON422
 }
 
 // GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
-func (r StartRunResponse) GetApplicationproblemJSON500() *Problem {
+func (r StartRunHTTPResponse) GetApplicationproblemJSON500() *Problem {
 	return r.ApplicationproblemJSON500
 }
 
 // GetApplicationproblemJSON502 returns the response for an HTTP 502 `application/problem+json` response
-func (r StartRunResponse) GetApplicationproblemJSON502() *Problem {
+func (r StartRunHTTPResponse) GetApplicationproblemJSON502() *Problem {
 	return r.ApplicationproblemJSON502
 }
 
 // GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
-func (r StartRunResponse) GetApplicationproblemJSON503() *Problem {
+func (r StartRunHTTPResponse) GetApplicationproblemJSON503() *Problem {
 	return r.ApplicationproblemJSON503
 }
 
 // GetBody returns the raw response body bytes
-func (r StartRunResponse) GetBody() []byte {
+func (r StartRunHTTPResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r StartRunResponse) Status() string {
+func (r StartRunHTTPResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -3749,7 +3761,7 @@ func (r StartRunResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r StartRunResponse) StatusCode() int {
+func (r StartRunHTTPResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -3757,14 +3769,14 @@ func (r StartRunResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r StartRunResponse) ContentType() string {
+func (r StartRunHTTPResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-type GetRunResponse struct {
+type GetRunHTTPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
@@ -3786,52 +3798,52 @@ type GetRunResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r GetRunResponse) GetJSON200() *Run {
+func (r GetRunHTTPResponse) GetJSON200() *Run {
 	return r.JSON200
 }
 
 // GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
-func (r GetRunResponse) GetApplicationproblemJSON401() *Problem {
+func (r GetRunHTTPResponse) GetApplicationproblemJSON401() *Problem {
 	return r.ApplicationproblemJSON401
 }
 
 // GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
-func (r GetRunResponse) GetApplicationproblemJSON403() *Problem {
+func (r GetRunHTTPResponse) GetApplicationproblemJSON403() *Problem {
 	return r.ApplicationproblemJSON403
 }
 
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
-func (r GetRunResponse) GetApplicationproblemJSON404() *Problem {
+func (r GetRunHTTPResponse) GetApplicationproblemJSON404() *Problem {
 	return r.ApplicationproblemJSON404
 }
 
 // GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
-func (r GetRunResponse) GetApplicationproblemJSON422() *Problem {
+func (r GetRunHTTPResponse) GetApplicationproblemJSON422() *Problem {
 	return r.ApplicationproblemJSON422
 }
 
 // GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
-func (r GetRunResponse) GetApplicationproblemJSON500() *Problem {
+func (r GetRunHTTPResponse) GetApplicationproblemJSON500() *Problem {
 	return r.ApplicationproblemJSON500
 }
 
 // GetApplicationproblemJSON502 returns the response for an HTTP 502 `application/problem+json` response
-func (r GetRunResponse) GetApplicationproblemJSON502() *Problem {
+func (r GetRunHTTPResponse) GetApplicationproblemJSON502() *Problem {
 	return r.ApplicationproblemJSON502
 }
 
 // GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
-func (r GetRunResponse) GetApplicationproblemJSON503() *Problem {
+func (r GetRunHTTPResponse) GetApplicationproblemJSON503() *Problem {
 	return r.ApplicationproblemJSON503
 }
 
 // GetBody returns the raw response body bytes
-func (r GetRunResponse) GetBody() []byte {
+func (r GetRunHTTPResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r GetRunResponse) Status() string {
+func (r GetRunHTTPResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -3839,7 +3851,7 @@ func (r GetRunResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r GetRunResponse) StatusCode() int {
+func (r GetRunHTTPResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -3847,14 +3859,14 @@ func (r GetRunResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r GetRunResponse) ContentType() string {
+func (r GetRunHTTPResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-type CancelRunResponse struct {
+type CancelRunHTTPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
@@ -3878,57 +3890,57 @@ type CancelRunResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r CancelRunResponse) GetJSON200() *Run {
+func (r CancelRunHTTPResponse) GetJSON200() *Run {
 	return r.JSON200
 }
 
 // GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
-func (r CancelRunResponse) GetApplicationproblemJSON401() *Problem {
+func (r CancelRunHTTPResponse) GetApplicationproblemJSON401() *Problem {
 	return r.ApplicationproblemJSON401
 }
 
 // GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
-func (r CancelRunResponse) GetApplicationproblemJSON403() *Problem {
+func (r CancelRunHTTPResponse) GetApplicationproblemJSON403() *Problem {
 	return r.ApplicationproblemJSON403
 }
 
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
-func (r CancelRunResponse) GetApplicationproblemJSON404() *Problem {
+func (r CancelRunHTTPResponse) GetApplicationproblemJSON404() *Problem {
 	return r.ApplicationproblemJSON404
 }
 
 // GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
-func (r CancelRunResponse) GetApplicationproblemJSON409() *Problem {
+func (r CancelRunHTTPResponse) GetApplicationproblemJSON409() *Problem {
 	return r.ApplicationproblemJSON409
 }
 
 // GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
-func (r CancelRunResponse) GetApplicationproblemJSON422() *Problem {
+func (r CancelRunHTTPResponse) GetApplicationproblemJSON422() *Problem {
 	return r.ApplicationproblemJSON422
 }
 
 // GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
-func (r CancelRunResponse) GetApplicationproblemJSON500() *Problem {
+func (r CancelRunHTTPResponse) GetApplicationproblemJSON500() *Problem {
 	return r.ApplicationproblemJSON500
 }
 
 // GetApplicationproblemJSON502 returns the response for an HTTP 502 `application/problem+json` response
-func (r CancelRunResponse) GetApplicationproblemJSON502() *Problem {
+func (r CancelRunHTTPResponse) GetApplicationproblemJSON502() *Problem {
 	return r.ApplicationproblemJSON502
 }
 
 // GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
-func (r CancelRunResponse) GetApplicationproblemJSON503() *Problem {
+func (r CancelRunHTTPResponse) GetApplicationproblemJSON503() *Problem {
 	return r.ApplicationproblemJSON503
 }
 
 // GetBody returns the raw response body bytes
-func (r CancelRunResponse) GetBody() []byte {
+func (r CancelRunHTTPResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r CancelRunResponse) Status() string {
+func (r CancelRunHTTPResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -3936,7 +3948,7 @@ func (r CancelRunResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r CancelRunResponse) StatusCode() int {
+func (r CancelRunHTTPResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -3944,14 +3956,14 @@ func (r CancelRunResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r CancelRunResponse) ContentType() string {
+func (r CancelRunHTTPResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-type SendEventResponse struct {
+type SendEventHTTPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
@@ -3975,57 +3987,57 @@ type SendEventResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r SendEventResponse) GetJSON200() *EventResult {
+func (r SendEventHTTPResponse) GetJSON200() *EventResult {
 	return r.JSON200
 }
 
 // GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
-func (r SendEventResponse) GetApplicationproblemJSON401() *Problem {
+func (r SendEventHTTPResponse) GetApplicationproblemJSON401() *Problem {
 	return r.ApplicationproblemJSON401
 }
 
 // GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
-func (r SendEventResponse) GetApplicationproblemJSON403() *Problem {
+func (r SendEventHTTPResponse) GetApplicationproblemJSON403() *Problem {
 	return r.ApplicationproblemJSON403
 }
 
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
-func (r SendEventResponse) GetApplicationproblemJSON404() *Problem {
+func (r SendEventHTTPResponse) GetApplicationproblemJSON404() *Problem {
 	return r.ApplicationproblemJSON404
 }
 
 // GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
-func (r SendEventResponse) GetApplicationproblemJSON409() *Problem {
+func (r SendEventHTTPResponse) GetApplicationproblemJSON409() *Problem {
 	return r.ApplicationproblemJSON409
 }
 
 // GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
-func (r SendEventResponse) GetApplicationproblemJSON422() *Problem {
+func (r SendEventHTTPResponse) GetApplicationproblemJSON422() *Problem {
 	return r.ApplicationproblemJSON422
 }
 
 // GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
-func (r SendEventResponse) GetApplicationproblemJSON500() *Problem {
+func (r SendEventHTTPResponse) GetApplicationproblemJSON500() *Problem {
 	return r.ApplicationproblemJSON500
 }
 
 // GetApplicationproblemJSON502 returns the response for an HTTP 502 `application/problem+json` response
-func (r SendEventResponse) GetApplicationproblemJSON502() *Problem {
+func (r SendEventHTTPResponse) GetApplicationproblemJSON502() *Problem {
 	return r.ApplicationproblemJSON502
 }
 
 // GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
-func (r SendEventResponse) GetApplicationproblemJSON503() *Problem {
+func (r SendEventHTTPResponse) GetApplicationproblemJSON503() *Problem {
 	return r.ApplicationproblemJSON503
 }
 
 // GetBody returns the raw response body bytes
-func (r SendEventResponse) GetBody() []byte {
+func (r SendEventHTTPResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r SendEventResponse) Status() string {
+func (r SendEventHTTPResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -4033,7 +4045,7 @@ func (r SendEventResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r SendEventResponse) StatusCode() int {
+func (r SendEventHTTPResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -4041,18 +4053,18 @@ func (r SendEventResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r SendEventResponse) ContentType() string {
+func (r SendEventHTTPResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-type GetRunJournalResponse struct {
+type GetRunJournalHTTPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *JournalOutputBody
+	JSON200 *JournalResponse
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
 	ApplicationproblemJSON401 *Problem
 	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
@@ -4070,52 +4082,52 @@ type GetRunJournalResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r GetRunJournalResponse) GetJSON200() *JournalOutputBody {
+func (r GetRunJournalHTTPResponse) GetJSON200() *JournalResponse {
 	return r.JSON200
 }
 
 // GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
-func (r GetRunJournalResponse) GetApplicationproblemJSON401() *Problem {
+func (r GetRunJournalHTTPResponse) GetApplicationproblemJSON401() *Problem {
 	return r.ApplicationproblemJSON401
 }
 
 // GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
-func (r GetRunJournalResponse) GetApplicationproblemJSON403() *Problem {
+func (r GetRunJournalHTTPResponse) GetApplicationproblemJSON403() *Problem {
 	return r.ApplicationproblemJSON403
 }
 
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
-func (r GetRunJournalResponse) GetApplicationproblemJSON404() *Problem {
+func (r GetRunJournalHTTPResponse) GetApplicationproblemJSON404() *Problem {
 	return r.ApplicationproblemJSON404
 }
 
 // GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
-func (r GetRunJournalResponse) GetApplicationproblemJSON422() *Problem {
+func (r GetRunJournalHTTPResponse) GetApplicationproblemJSON422() *Problem {
 	return r.ApplicationproblemJSON422
 }
 
 // GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
-func (r GetRunJournalResponse) GetApplicationproblemJSON500() *Problem {
+func (r GetRunJournalHTTPResponse) GetApplicationproblemJSON500() *Problem {
 	return r.ApplicationproblemJSON500
 }
 
 // GetApplicationproblemJSON502 returns the response for an HTTP 502 `application/problem+json` response
-func (r GetRunJournalResponse) GetApplicationproblemJSON502() *Problem {
+func (r GetRunJournalHTTPResponse) GetApplicationproblemJSON502() *Problem {
 	return r.ApplicationproblemJSON502
 }
 
 // GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
-func (r GetRunJournalResponse) GetApplicationproblemJSON503() *Problem {
+func (r GetRunJournalHTTPResponse) GetApplicationproblemJSON503() *Problem {
 	return r.ApplicationproblemJSON503
 }
 
 // GetBody returns the raw response body bytes
-func (r GetRunJournalResponse) GetBody() []byte {
+func (r GetRunJournalHTTPResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r GetRunJournalResponse) Status() string {
+func (r GetRunJournalHTTPResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -4123,7 +4135,7 @@ func (r GetRunJournalResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r GetRunJournalResponse) StatusCode() int {
+func (r GetRunJournalHTTPResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -4131,14 +4143,14 @@ func (r GetRunJournalResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r GetRunJournalResponse) ContentType() string {
+func (r GetRunJournalHTTPResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-type RerunRunResponse struct {
+type RerunRunHTTPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON201 the response for an HTTP 201 `application/json` response
@@ -4162,57 +4174,57 @@ type RerunRunResponse struct {
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
-func (r RerunRunResponse) GetJSON201() *StartResult {
+func (r RerunRunHTTPResponse) GetJSON201() *StartResult {
 	return r.JSON201
 }
 
 // GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
-func (r RerunRunResponse) GetApplicationproblemJSON401() *Problem {
+func (r RerunRunHTTPResponse) GetApplicationproblemJSON401() *Problem {
 	return r.ApplicationproblemJSON401
 }
 
 // GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
-func (r RerunRunResponse) GetApplicationproblemJSON403() *Problem {
+func (r RerunRunHTTPResponse) GetApplicationproblemJSON403() *Problem {
 	return r.ApplicationproblemJSON403
 }
 
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
-func (r RerunRunResponse) GetApplicationproblemJSON404() *Problem {
+func (r RerunRunHTTPResponse) GetApplicationproblemJSON404() *Problem {
 	return r.ApplicationproblemJSON404
 }
 
 // GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
-func (r RerunRunResponse) GetApplicationproblemJSON409() *Problem {
+func (r RerunRunHTTPResponse) GetApplicationproblemJSON409() *Problem {
 	return r.ApplicationproblemJSON409
 }
 
 // GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
-func (r RerunRunResponse) GetApplicationproblemJSON422() *Problem {
+func (r RerunRunHTTPResponse) GetApplicationproblemJSON422() *Problem {
 	return r.ApplicationproblemJSON422
 }
 
 // GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
-func (r RerunRunResponse) GetApplicationproblemJSON500() *Problem {
+func (r RerunRunHTTPResponse) GetApplicationproblemJSON500() *Problem {
 	return r.ApplicationproblemJSON500
 }
 
 // GetApplicationproblemJSON502 returns the response for an HTTP 502 `application/problem+json` response
-func (r RerunRunResponse) GetApplicationproblemJSON502() *Problem {
+func (r RerunRunHTTPResponse) GetApplicationproblemJSON502() *Problem {
 	return r.ApplicationproblemJSON502
 }
 
 // GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
-func (r RerunRunResponse) GetApplicationproblemJSON503() *Problem {
+func (r RerunRunHTTPResponse) GetApplicationproblemJSON503() *Problem {
 	return r.ApplicationproblemJSON503
 }
 
 // GetBody returns the raw response body bytes
-func (r RerunRunResponse) GetBody() []byte {
+func (r RerunRunHTTPResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r RerunRunResponse) Status() string {
+func (r RerunRunHTTPResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -4220,7 +4232,7 @@ func (r RerunRunResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r RerunRunResponse) StatusCode() int {
+func (r RerunRunHTTPResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -4228,14 +4240,14 @@ func (r RerunRunResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r RerunRunResponse) ContentType() string {
+func (r RerunRunHTTPResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-type GetRunStatusResponse struct {
+type GetRunStatusHTTPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
@@ -4257,52 +4269,52 @@ type GetRunStatusResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r GetRunStatusResponse) GetJSON200() *RunProgress {
+func (r GetRunStatusHTTPResponse) GetJSON200() *RunProgress {
 	return r.JSON200
 }
 
 // GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
-func (r GetRunStatusResponse) GetApplicationproblemJSON401() *Problem {
+func (r GetRunStatusHTTPResponse) GetApplicationproblemJSON401() *Problem {
 	return r.ApplicationproblemJSON401
 }
 
 // GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
-func (r GetRunStatusResponse) GetApplicationproblemJSON403() *Problem {
+func (r GetRunStatusHTTPResponse) GetApplicationproblemJSON403() *Problem {
 	return r.ApplicationproblemJSON403
 }
 
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
-func (r GetRunStatusResponse) GetApplicationproblemJSON404() *Problem {
+func (r GetRunStatusHTTPResponse) GetApplicationproblemJSON404() *Problem {
 	return r.ApplicationproblemJSON404
 }
 
 // GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
-func (r GetRunStatusResponse) GetApplicationproblemJSON422() *Problem {
+func (r GetRunStatusHTTPResponse) GetApplicationproblemJSON422() *Problem {
 	return r.ApplicationproblemJSON422
 }
 
 // GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
-func (r GetRunStatusResponse) GetApplicationproblemJSON500() *Problem {
+func (r GetRunStatusHTTPResponse) GetApplicationproblemJSON500() *Problem {
 	return r.ApplicationproblemJSON500
 }
 
 // GetApplicationproblemJSON502 returns the response for an HTTP 502 `application/problem+json` response
-func (r GetRunStatusResponse) GetApplicationproblemJSON502() *Problem {
+func (r GetRunStatusHTTPResponse) GetApplicationproblemJSON502() *Problem {
 	return r.ApplicationproblemJSON502
 }
 
 // GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
-func (r GetRunStatusResponse) GetApplicationproblemJSON503() *Problem {
+func (r GetRunStatusHTTPResponse) GetApplicationproblemJSON503() *Problem {
 	return r.ApplicationproblemJSON503
 }
 
 // GetBody returns the raw response body bytes
-func (r GetRunStatusResponse) GetBody() []byte {
+func (r GetRunStatusHTTPResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r GetRunStatusResponse) Status() string {
+func (r GetRunStatusHTTPResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -4310,7 +4322,7 @@ func (r GetRunStatusResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r GetRunStatusResponse) StatusCode() int {
+func (r GetRunStatusHTTPResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -4318,18 +4330,18 @@ func (r GetRunStatusResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r GetRunStatusResponse) ContentType() string {
+func (r GetRunStatusHTTPResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-type ClaimStepsResponse struct {
+type ClaimStepsHTTPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *ClaimOutputBody
+	JSON200 *ClaimResponse
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
 	ApplicationproblemJSON401 *Problem
 	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
@@ -4349,57 +4361,57 @@ type ClaimStepsResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r ClaimStepsResponse) GetJSON200() *ClaimOutputBody {
+func (r ClaimStepsHTTPResponse) GetJSON200() *ClaimResponse {
 	return r.JSON200
 }
 
 // GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
-func (r ClaimStepsResponse) GetApplicationproblemJSON401() *Problem {
+func (r ClaimStepsHTTPResponse) GetApplicationproblemJSON401() *Problem {
 	return r.ApplicationproblemJSON401
 }
 
 // GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
-func (r ClaimStepsResponse) GetApplicationproblemJSON403() *Problem {
+func (r ClaimStepsHTTPResponse) GetApplicationproblemJSON403() *Problem {
 	return r.ApplicationproblemJSON403
 }
 
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
-func (r ClaimStepsResponse) GetApplicationproblemJSON404() *Problem {
+func (r ClaimStepsHTTPResponse) GetApplicationproblemJSON404() *Problem {
 	return r.ApplicationproblemJSON404
 }
 
 // GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
-func (r ClaimStepsResponse) GetApplicationproblemJSON409() *Problem {
+func (r ClaimStepsHTTPResponse) GetApplicationproblemJSON409() *Problem {
 	return r.ApplicationproblemJSON409
 }
 
 // GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
-func (r ClaimStepsResponse) GetApplicationproblemJSON422() *Problem {
+func (r ClaimStepsHTTPResponse) GetApplicationproblemJSON422() *Problem {
 	return r.ApplicationproblemJSON422
 }
 
 // GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
-func (r ClaimStepsResponse) GetApplicationproblemJSON500() *Problem {
+func (r ClaimStepsHTTPResponse) GetApplicationproblemJSON500() *Problem {
 	return r.ApplicationproblemJSON500
 }
 
 // GetApplicationproblemJSON502 returns the response for an HTTP 502 `application/problem+json` response
-func (r ClaimStepsResponse) GetApplicationproblemJSON502() *Problem {
+func (r ClaimStepsHTTPResponse) GetApplicationproblemJSON502() *Problem {
 	return r.ApplicationproblemJSON502
 }
 
 // GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
-func (r ClaimStepsResponse) GetApplicationproblemJSON503() *Problem {
+func (r ClaimStepsHTTPResponse) GetApplicationproblemJSON503() *Problem {
 	return r.ApplicationproblemJSON503
 }
 
 // GetBody returns the raw response body bytes
-func (r ClaimStepsResponse) GetBody() []byte {
+func (r ClaimStepsHTTPResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r ClaimStepsResponse) Status() string {
+func (r ClaimStepsHTTPResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -4407,7 +4419,7 @@ func (r ClaimStepsResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r ClaimStepsResponse) StatusCode() int {
+func (r ClaimStepsHTTPResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -4415,18 +4427,18 @@ func (r ClaimStepsResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r ClaimStepsResponse) ContentType() string {
+func (r ClaimStepsHTTPResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-type HeartbeatStepsResponse struct {
+type HeartbeatStepsHTTPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *HeartbeatManyOutputBody
+	JSON200 *HeartbeatManyResponse
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
 	ApplicationproblemJSON401 *Problem
 	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
@@ -4442,47 +4454,47 @@ type HeartbeatStepsResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r HeartbeatStepsResponse) GetJSON200() *HeartbeatManyOutputBody {
+func (r HeartbeatStepsHTTPResponse) GetJSON200() *HeartbeatManyResponse {
 	return r.JSON200
 }
 
 // GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
-func (r HeartbeatStepsResponse) GetApplicationproblemJSON401() *Problem {
+func (r HeartbeatStepsHTTPResponse) GetApplicationproblemJSON401() *Problem {
 	return r.ApplicationproblemJSON401
 }
 
 // GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
-func (r HeartbeatStepsResponse) GetApplicationproblemJSON403() *Problem {
+func (r HeartbeatStepsHTTPResponse) GetApplicationproblemJSON403() *Problem {
 	return r.ApplicationproblemJSON403
 }
 
 // GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
-func (r HeartbeatStepsResponse) GetApplicationproblemJSON422() *Problem {
+func (r HeartbeatStepsHTTPResponse) GetApplicationproblemJSON422() *Problem {
 	return r.ApplicationproblemJSON422
 }
 
 // GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
-func (r HeartbeatStepsResponse) GetApplicationproblemJSON500() *Problem {
+func (r HeartbeatStepsHTTPResponse) GetApplicationproblemJSON500() *Problem {
 	return r.ApplicationproblemJSON500
 }
 
 // GetApplicationproblemJSON502 returns the response for an HTTP 502 `application/problem+json` response
-func (r HeartbeatStepsResponse) GetApplicationproblemJSON502() *Problem {
+func (r HeartbeatStepsHTTPResponse) GetApplicationproblemJSON502() *Problem {
 	return r.ApplicationproblemJSON502
 }
 
 // GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
-func (r HeartbeatStepsResponse) GetApplicationproblemJSON503() *Problem {
+func (r HeartbeatStepsHTTPResponse) GetApplicationproblemJSON503() *Problem {
 	return r.ApplicationproblemJSON503
 }
 
 // GetBody returns the raw response body bytes
-func (r HeartbeatStepsResponse) GetBody() []byte {
+func (r HeartbeatStepsHTTPResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r HeartbeatStepsResponse) Status() string {
+func (r HeartbeatStepsHTTPResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -4490,7 +4502,7 @@ func (r HeartbeatStepsResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r HeartbeatStepsResponse) StatusCode() int {
+func (r HeartbeatStepsHTTPResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -4498,14 +4510,14 @@ func (r HeartbeatStepsResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r HeartbeatStepsResponse) ContentType() string {
+func (r HeartbeatStepsHTTPResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-type CompleteStepResponse struct {
+type CompleteStepHTTPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
@@ -4529,57 +4541,57 @@ type CompleteStepResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r CompleteStepResponse) GetJSON200() *Ended {
+func (r CompleteStepHTTPResponse) GetJSON200() *Ended {
 	return r.JSON200
 }
 
 // GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
-func (r CompleteStepResponse) GetApplicationproblemJSON401() *Problem {
+func (r CompleteStepHTTPResponse) GetApplicationproblemJSON401() *Problem {
 	return r.ApplicationproblemJSON401
 }
 
 // GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
-func (r CompleteStepResponse) GetApplicationproblemJSON403() *Problem {
+func (r CompleteStepHTTPResponse) GetApplicationproblemJSON403() *Problem {
 	return r.ApplicationproblemJSON403
 }
 
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
-func (r CompleteStepResponse) GetApplicationproblemJSON404() *Problem {
+func (r CompleteStepHTTPResponse) GetApplicationproblemJSON404() *Problem {
 	return r.ApplicationproblemJSON404
 }
 
 // GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
-func (r CompleteStepResponse) GetApplicationproblemJSON409() *Problem {
+func (r CompleteStepHTTPResponse) GetApplicationproblemJSON409() *Problem {
 	return r.ApplicationproblemJSON409
 }
 
 // GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
-func (r CompleteStepResponse) GetApplicationproblemJSON422() *Problem {
+func (r CompleteStepHTTPResponse) GetApplicationproblemJSON422() *Problem {
 	return r.ApplicationproblemJSON422
 }
 
 // GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
-func (r CompleteStepResponse) GetApplicationproblemJSON500() *Problem {
+func (r CompleteStepHTTPResponse) GetApplicationproblemJSON500() *Problem {
 	return r.ApplicationproblemJSON500
 }
 
 // GetApplicationproblemJSON502 returns the response for an HTTP 502 `application/problem+json` response
-func (r CompleteStepResponse) GetApplicationproblemJSON502() *Problem {
+func (r CompleteStepHTTPResponse) GetApplicationproblemJSON502() *Problem {
 	return r.ApplicationproblemJSON502
 }
 
 // GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
-func (r CompleteStepResponse) GetApplicationproblemJSON503() *Problem {
+func (r CompleteStepHTTPResponse) GetApplicationproblemJSON503() *Problem {
 	return r.ApplicationproblemJSON503
 }
 
 // GetBody returns the raw response body bytes
-func (r CompleteStepResponse) GetBody() []byte {
+func (r CompleteStepHTTPResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r CompleteStepResponse) Status() string {
+func (r CompleteStepHTTPResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -4587,7 +4599,7 @@ func (r CompleteStepResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r CompleteStepResponse) StatusCode() int {
+func (r CompleteStepHTTPResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -4595,14 +4607,14 @@ func (r CompleteStepResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r CompleteStepResponse) ContentType() string {
+func (r CompleteStepHTTPResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-type FailStepResponse struct {
+type FailStepHTTPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
@@ -4626,57 +4638,57 @@ type FailStepResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r FailStepResponse) GetJSON200() *Ended {
+func (r FailStepHTTPResponse) GetJSON200() *Ended {
 	return r.JSON200
 }
 
 // GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
-func (r FailStepResponse) GetApplicationproblemJSON401() *Problem {
+func (r FailStepHTTPResponse) GetApplicationproblemJSON401() *Problem {
 	return r.ApplicationproblemJSON401
 }
 
 // GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
-func (r FailStepResponse) GetApplicationproblemJSON403() *Problem {
+func (r FailStepHTTPResponse) GetApplicationproblemJSON403() *Problem {
 	return r.ApplicationproblemJSON403
 }
 
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
-func (r FailStepResponse) GetApplicationproblemJSON404() *Problem {
+func (r FailStepHTTPResponse) GetApplicationproblemJSON404() *Problem {
 	return r.ApplicationproblemJSON404
 }
 
 // GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
-func (r FailStepResponse) GetApplicationproblemJSON409() *Problem {
+func (r FailStepHTTPResponse) GetApplicationproblemJSON409() *Problem {
 	return r.ApplicationproblemJSON409
 }
 
 // GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
-func (r FailStepResponse) GetApplicationproblemJSON422() *Problem {
+func (r FailStepHTTPResponse) GetApplicationproblemJSON422() *Problem {
 	return r.ApplicationproblemJSON422
 }
 
 // GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
-func (r FailStepResponse) GetApplicationproblemJSON500() *Problem {
+func (r FailStepHTTPResponse) GetApplicationproblemJSON500() *Problem {
 	return r.ApplicationproblemJSON500
 }
 
 // GetApplicationproblemJSON502 returns the response for an HTTP 502 `application/problem+json` response
-func (r FailStepResponse) GetApplicationproblemJSON502() *Problem {
+func (r FailStepHTTPResponse) GetApplicationproblemJSON502() *Problem {
 	return r.ApplicationproblemJSON502
 }
 
 // GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
-func (r FailStepResponse) GetApplicationproblemJSON503() *Problem {
+func (r FailStepHTTPResponse) GetApplicationproblemJSON503() *Problem {
 	return r.ApplicationproblemJSON503
 }
 
 // GetBody returns the raw response body bytes
-func (r FailStepResponse) GetBody() []byte {
+func (r FailStepHTTPResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r FailStepResponse) Status() string {
+func (r FailStepHTTPResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -4684,7 +4696,7 @@ func (r FailStepResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r FailStepResponse) StatusCode() int {
+func (r FailStepHTTPResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -4692,14 +4704,14 @@ func (r FailStepResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r FailStepResponse) ContentType() string {
+func (r FailStepHTTPResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-type HeartbeatStepResponse struct {
+type HeartbeatStepHTTPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
@@ -4723,57 +4735,57 @@ type HeartbeatStepResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r HeartbeatStepResponse) GetJSON200() *LeaseStatus {
+func (r HeartbeatStepHTTPResponse) GetJSON200() *LeaseStatus {
 	return r.JSON200
 }
 
 // GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
-func (r HeartbeatStepResponse) GetApplicationproblemJSON401() *Problem {
+func (r HeartbeatStepHTTPResponse) GetApplicationproblemJSON401() *Problem {
 	return r.ApplicationproblemJSON401
 }
 
 // GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
-func (r HeartbeatStepResponse) GetApplicationproblemJSON403() *Problem {
+func (r HeartbeatStepHTTPResponse) GetApplicationproblemJSON403() *Problem {
 	return r.ApplicationproblemJSON403
 }
 
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
-func (r HeartbeatStepResponse) GetApplicationproblemJSON404() *Problem {
+func (r HeartbeatStepHTTPResponse) GetApplicationproblemJSON404() *Problem {
 	return r.ApplicationproblemJSON404
 }
 
 // GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
-func (r HeartbeatStepResponse) GetApplicationproblemJSON409() *Problem {
+func (r HeartbeatStepHTTPResponse) GetApplicationproblemJSON409() *Problem {
 	return r.ApplicationproblemJSON409
 }
 
 // GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
-func (r HeartbeatStepResponse) GetApplicationproblemJSON422() *Problem {
+func (r HeartbeatStepHTTPResponse) GetApplicationproblemJSON422() *Problem {
 	return r.ApplicationproblemJSON422
 }
 
 // GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
-func (r HeartbeatStepResponse) GetApplicationproblemJSON500() *Problem {
+func (r HeartbeatStepHTTPResponse) GetApplicationproblemJSON500() *Problem {
 	return r.ApplicationproblemJSON500
 }
 
 // GetApplicationproblemJSON502 returns the response for an HTTP 502 `application/problem+json` response
-func (r HeartbeatStepResponse) GetApplicationproblemJSON502() *Problem {
+func (r HeartbeatStepHTTPResponse) GetApplicationproblemJSON502() *Problem {
 	return r.ApplicationproblemJSON502
 }
 
 // GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
-func (r HeartbeatStepResponse) GetApplicationproblemJSON503() *Problem {
+func (r HeartbeatStepHTTPResponse) GetApplicationproblemJSON503() *Problem {
 	return r.ApplicationproblemJSON503
 }
 
 // GetBody returns the raw response body bytes
-func (r HeartbeatStepResponse) GetBody() []byte {
+func (r HeartbeatStepHTTPResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r HeartbeatStepResponse) Status() string {
+func (r HeartbeatStepHTTPResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -4781,7 +4793,7 @@ func (r HeartbeatStepResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r HeartbeatStepResponse) StatusCode() int {
+func (r HeartbeatStepHTTPResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -4789,14 +4801,14 @@ func (r HeartbeatStepResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r HeartbeatStepResponse) ContentType() string {
+func (r HeartbeatStepHTTPResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-type StepStartedResponse struct {
+type StepStartedHTTPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
@@ -4820,57 +4832,57 @@ type StepStartedResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r StepStartedResponse) GetJSON200() *LeaseStatus {
+func (r StepStartedHTTPResponse) GetJSON200() *LeaseStatus {
 	return r.JSON200
 }
 
 // GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
-func (r StepStartedResponse) GetApplicationproblemJSON401() *Problem {
+func (r StepStartedHTTPResponse) GetApplicationproblemJSON401() *Problem {
 	return r.ApplicationproblemJSON401
 }
 
 // GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
-func (r StepStartedResponse) GetApplicationproblemJSON403() *Problem {
+func (r StepStartedHTTPResponse) GetApplicationproblemJSON403() *Problem {
 	return r.ApplicationproblemJSON403
 }
 
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
-func (r StepStartedResponse) GetApplicationproblemJSON404() *Problem {
+func (r StepStartedHTTPResponse) GetApplicationproblemJSON404() *Problem {
 	return r.ApplicationproblemJSON404
 }
 
 // GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
-func (r StepStartedResponse) GetApplicationproblemJSON409() *Problem {
+func (r StepStartedHTTPResponse) GetApplicationproblemJSON409() *Problem {
 	return r.ApplicationproblemJSON409
 }
 
 // GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
-func (r StepStartedResponse) GetApplicationproblemJSON422() *Problem {
+func (r StepStartedHTTPResponse) GetApplicationproblemJSON422() *Problem {
 	return r.ApplicationproblemJSON422
 }
 
 // GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
-func (r StepStartedResponse) GetApplicationproblemJSON500() *Problem {
+func (r StepStartedHTTPResponse) GetApplicationproblemJSON500() *Problem {
 	return r.ApplicationproblemJSON500
 }
 
 // GetApplicationproblemJSON502 returns the response for an HTTP 502 `application/problem+json` response
-func (r StepStartedResponse) GetApplicationproblemJSON502() *Problem {
+func (r StepStartedHTTPResponse) GetApplicationproblemJSON502() *Problem {
 	return r.ApplicationproblemJSON502
 }
 
 // GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
-func (r StepStartedResponse) GetApplicationproblemJSON503() *Problem {
+func (r StepStartedHTTPResponse) GetApplicationproblemJSON503() *Problem {
 	return r.ApplicationproblemJSON503
 }
 
 // GetBody returns the raw response body bytes
-func (r StepStartedResponse) GetBody() []byte {
+func (r StepStartedHTTPResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r StepStartedResponse) Status() string {
+func (r StepStartedHTTPResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -4878,7 +4890,7 @@ func (r StepStartedResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r StepStartedResponse) StatusCode() int {
+func (r StepStartedHTTPResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -4886,18 +4898,18 @@ func (r StepStartedResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r StepStartedResponse) ContentType() string {
+func (r StepStartedHTTPResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-type ListWorkersResponse struct {
+type ListWorkersHTTPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *ListWorkersOutputBody
+	JSON200 *ListWorkersResponse
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
 	ApplicationproblemJSON401 *Problem
 	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
@@ -4913,47 +4925,47 @@ type ListWorkersResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r ListWorkersResponse) GetJSON200() *ListWorkersOutputBody {
+func (r ListWorkersHTTPResponse) GetJSON200() *ListWorkersResponse {
 	return r.JSON200
 }
 
 // GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
-func (r ListWorkersResponse) GetApplicationproblemJSON401() *Problem {
+func (r ListWorkersHTTPResponse) GetApplicationproblemJSON401() *Problem {
 	return r.ApplicationproblemJSON401
 }
 
 // GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
-func (r ListWorkersResponse) GetApplicationproblemJSON403() *Problem {
+func (r ListWorkersHTTPResponse) GetApplicationproblemJSON403() *Problem {
 	return r.ApplicationproblemJSON403
 }
 
 // GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
-func (r ListWorkersResponse) GetApplicationproblemJSON422() *Problem {
+func (r ListWorkersHTTPResponse) GetApplicationproblemJSON422() *Problem {
 	return r.ApplicationproblemJSON422
 }
 
 // GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
-func (r ListWorkersResponse) GetApplicationproblemJSON500() *Problem {
+func (r ListWorkersHTTPResponse) GetApplicationproblemJSON500() *Problem {
 	return r.ApplicationproblemJSON500
 }
 
 // GetApplicationproblemJSON502 returns the response for an HTTP 502 `application/problem+json` response
-func (r ListWorkersResponse) GetApplicationproblemJSON502() *Problem {
+func (r ListWorkersHTTPResponse) GetApplicationproblemJSON502() *Problem {
 	return r.ApplicationproblemJSON502
 }
 
 // GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
-func (r ListWorkersResponse) GetApplicationproblemJSON503() *Problem {
+func (r ListWorkersHTTPResponse) GetApplicationproblemJSON503() *Problem {
 	return r.ApplicationproblemJSON503
 }
 
 // GetBody returns the raw response body bytes
-func (r ListWorkersResponse) GetBody() []byte {
+func (r ListWorkersHTTPResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r ListWorkersResponse) Status() string {
+func (r ListWorkersHTTPResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -4961,7 +4973,7 @@ func (r ListWorkersResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r ListWorkersResponse) StatusCode() int {
+func (r ListWorkersHTTPResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -4969,14 +4981,14 @@ func (r ListWorkersResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r ListWorkersResponse) ContentType() string {
+func (r ListWorkersHTTPResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-type RegisterWorkerResponse struct {
+type RegisterWorkerHTTPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
@@ -4998,52 +5010,52 @@ type RegisterWorkerResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r RegisterWorkerResponse) GetJSON200() *RegisterResponse {
+func (r RegisterWorkerHTTPResponse) GetJSON200() *RegisterResponse {
 	return r.JSON200
 }
 
 // GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
-func (r RegisterWorkerResponse) GetApplicationproblemJSON401() *Problem {
+func (r RegisterWorkerHTTPResponse) GetApplicationproblemJSON401() *Problem {
 	return r.ApplicationproblemJSON401
 }
 
 // GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
-func (r RegisterWorkerResponse) GetApplicationproblemJSON403() *Problem {
+func (r RegisterWorkerHTTPResponse) GetApplicationproblemJSON403() *Problem {
 	return r.ApplicationproblemJSON403
 }
 
 // GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
-func (r RegisterWorkerResponse) GetApplicationproblemJSON409() *Problem {
+func (r RegisterWorkerHTTPResponse) GetApplicationproblemJSON409() *Problem {
 	return r.ApplicationproblemJSON409
 }
 
 // GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
-func (r RegisterWorkerResponse) GetApplicationproblemJSON422() *Problem {
+func (r RegisterWorkerHTTPResponse) GetApplicationproblemJSON422() *Problem {
 	return r.ApplicationproblemJSON422
 }
 
 // GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
-func (r RegisterWorkerResponse) GetApplicationproblemJSON500() *Problem {
+func (r RegisterWorkerHTTPResponse) GetApplicationproblemJSON500() *Problem {
 	return r.ApplicationproblemJSON500
 }
 
 // GetApplicationproblemJSON502 returns the response for an HTTP 502 `application/problem+json` response
-func (r RegisterWorkerResponse) GetApplicationproblemJSON502() *Problem {
+func (r RegisterWorkerHTTPResponse) GetApplicationproblemJSON502() *Problem {
 	return r.ApplicationproblemJSON502
 }
 
 // GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
-func (r RegisterWorkerResponse) GetApplicationproblemJSON503() *Problem {
+func (r RegisterWorkerHTTPResponse) GetApplicationproblemJSON503() *Problem {
 	return r.ApplicationproblemJSON503
 }
 
 // GetBody returns the raw response body bytes
-func (r RegisterWorkerResponse) GetBody() []byte {
+func (r RegisterWorkerHTTPResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r RegisterWorkerResponse) Status() string {
+func (r RegisterWorkerHTTPResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -5051,7 +5063,7 @@ func (r RegisterWorkerResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r RegisterWorkerResponse) StatusCode() int {
+func (r RegisterWorkerHTTPResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -5059,18 +5071,18 @@ func (r RegisterWorkerResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r RegisterWorkerResponse) ContentType() string {
+func (r RegisterWorkerHTTPResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-type ListWorkflowsResponse struct {
+type ListWorkflowsHTTPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *ListWorkflowsOutputBody
+	JSON200 *ListWorkflowsResponse
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
 	ApplicationproblemJSON401 *Problem
 	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
@@ -5086,47 +5098,47 @@ type ListWorkflowsResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r ListWorkflowsResponse) GetJSON200() *ListWorkflowsOutputBody {
+func (r ListWorkflowsHTTPResponse) GetJSON200() *ListWorkflowsResponse {
 	return r.JSON200
 }
 
 // GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
-func (r ListWorkflowsResponse) GetApplicationproblemJSON401() *Problem {
+func (r ListWorkflowsHTTPResponse) GetApplicationproblemJSON401() *Problem {
 	return r.ApplicationproblemJSON401
 }
 
 // GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
-func (r ListWorkflowsResponse) GetApplicationproblemJSON403() *Problem {
+func (r ListWorkflowsHTTPResponse) GetApplicationproblemJSON403() *Problem {
 	return r.ApplicationproblemJSON403
 }
 
 // GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
-func (r ListWorkflowsResponse) GetApplicationproblemJSON422() *Problem {
+func (r ListWorkflowsHTTPResponse) GetApplicationproblemJSON422() *Problem {
 	return r.ApplicationproblemJSON422
 }
 
 // GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
-func (r ListWorkflowsResponse) GetApplicationproblemJSON500() *Problem {
+func (r ListWorkflowsHTTPResponse) GetApplicationproblemJSON500() *Problem {
 	return r.ApplicationproblemJSON500
 }
 
 // GetApplicationproblemJSON502 returns the response for an HTTP 502 `application/problem+json` response
-func (r ListWorkflowsResponse) GetApplicationproblemJSON502() *Problem {
+func (r ListWorkflowsHTTPResponse) GetApplicationproblemJSON502() *Problem {
 	return r.ApplicationproblemJSON502
 }
 
 // GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
-func (r ListWorkflowsResponse) GetApplicationproblemJSON503() *Problem {
+func (r ListWorkflowsHTTPResponse) GetApplicationproblemJSON503() *Problem {
 	return r.ApplicationproblemJSON503
 }
 
 // GetBody returns the raw response body bytes
-func (r ListWorkflowsResponse) GetBody() []byte {
+func (r ListWorkflowsHTTPResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r ListWorkflowsResponse) Status() string {
+func (r ListWorkflowsHTTPResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -5134,7 +5146,7 @@ func (r ListWorkflowsResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r ListWorkflowsResponse) StatusCode() int {
+func (r ListWorkflowsHTTPResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -5142,14 +5154,14 @@ func (r ListWorkflowsResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r ListWorkflowsResponse) ContentType() string {
+func (r ListWorkflowsHTTPResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-type GetWorkflowResponse struct {
+type GetWorkflowHTTPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
@@ -5171,52 +5183,52 @@ type GetWorkflowResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r GetWorkflowResponse) GetJSON200() *Workflow {
+func (r GetWorkflowHTTPResponse) GetJSON200() *Workflow {
 	return r.JSON200
 }
 
 // GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
-func (r GetWorkflowResponse) GetApplicationproblemJSON401() *Problem {
+func (r GetWorkflowHTTPResponse) GetApplicationproblemJSON401() *Problem {
 	return r.ApplicationproblemJSON401
 }
 
 // GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
-func (r GetWorkflowResponse) GetApplicationproblemJSON403() *Problem {
+func (r GetWorkflowHTTPResponse) GetApplicationproblemJSON403() *Problem {
 	return r.ApplicationproblemJSON403
 }
 
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
-func (r GetWorkflowResponse) GetApplicationproblemJSON404() *Problem {
+func (r GetWorkflowHTTPResponse) GetApplicationproblemJSON404() *Problem {
 	return r.ApplicationproblemJSON404
 }
 
 // GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
-func (r GetWorkflowResponse) GetApplicationproblemJSON422() *Problem {
+func (r GetWorkflowHTTPResponse) GetApplicationproblemJSON422() *Problem {
 	return r.ApplicationproblemJSON422
 }
 
 // GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
-func (r GetWorkflowResponse) GetApplicationproblemJSON500() *Problem {
+func (r GetWorkflowHTTPResponse) GetApplicationproblemJSON500() *Problem {
 	return r.ApplicationproblemJSON500
 }
 
 // GetApplicationproblemJSON502 returns the response for an HTTP 502 `application/problem+json` response
-func (r GetWorkflowResponse) GetApplicationproblemJSON502() *Problem {
+func (r GetWorkflowHTTPResponse) GetApplicationproblemJSON502() *Problem {
 	return r.ApplicationproblemJSON502
 }
 
 // GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
-func (r GetWorkflowResponse) GetApplicationproblemJSON503() *Problem {
+func (r GetWorkflowHTTPResponse) GetApplicationproblemJSON503() *Problem {
 	return r.ApplicationproblemJSON503
 }
 
 // GetBody returns the raw response body bytes
-func (r GetWorkflowResponse) GetBody() []byte {
+func (r GetWorkflowHTTPResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r GetWorkflowResponse) Status() string {
+func (r GetWorkflowHTTPResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -5224,7 +5236,7 @@ func (r GetWorkflowResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r GetWorkflowResponse) StatusCode() int {
+func (r GetWorkflowHTTPResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -5232,7 +5244,7 @@ func (r GetWorkflowResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r GetWorkflowResponse) ContentType() string {
+func (r GetWorkflowHTTPResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -5246,12 +5258,12 @@ func (r GetWorkflowResponse) ContentType() string {
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /v1/api/healthz (the `Health` operationId).
-func (c *ClientWithResponses) HealthWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*HealthResponse, error) {
+func (c *ClientWithResponses) HealthWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*HealthHTTPResponse, error) {
 	rsp, err := c.Health(ctx, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseHealthResponse(rsp)
+	return ParseHealthHTTPResponse(rsp)
 }
 
 // ReadyWithResponse Readiness: the bucket answers
@@ -5261,12 +5273,12 @@ func (c *ClientWithResponses) HealthWithResponse(ctx context.Context, reqEditors
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /v1/api/readyz (the `Ready` operationId).
-func (c *ClientWithResponses) ReadyWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ReadyResponse, error) {
+func (c *ClientWithResponses) ReadyWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ReadyHTTPResponse, error) {
 	rsp, err := c.Ready(ctx, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseReadyResponse(rsp)
+	return ParseReadyHTTPResponse(rsp)
 }
 
 // RunReaperWithResponse Run one reaper pass
@@ -5278,12 +5290,12 @@ func (c *ClientWithResponses) ReadyWithResponse(ctx context.Context, reqEditors 
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /v1/api/reaper/run (the `RunReaper` operationId).
-func (c *ClientWithResponses) RunReaperWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*RunReaperResponse, error) {
+func (c *ClientWithResponses) RunReaperWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*RunReaperHTTPResponse, error) {
 	rsp, err := c.RunReaper(ctx, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseRunReaperResponse(rsp)
+	return ParseRunReaperHTTPResponse(rsp)
 }
 
 // ListRunsWithResponse List runs, newest first
@@ -5295,12 +5307,12 @@ func (c *ClientWithResponses) RunReaperWithResponse(ctx context.Context, reqEdit
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /v1/api/runs (the `ListRuns` operationId).
-func (c *ClientWithResponses) ListRunsWithResponse(ctx context.Context, params *ListRunsParams, reqEditors ...RequestEditorFn) (*ListRunsResponse, error) {
+func (c *ClientWithResponses) ListRunsWithResponse(ctx context.Context, params *ListRunsParams, reqEditors ...RequestEditorFn) (*ListRunsHTTPResponse, error) {
 	rsp, err := c.ListRuns(ctx, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseListRunsResponse(rsp)
+	return ParseListRunsHTTPResponse(rsp)
 }
 
 // StartRunWithBodyWithResponse Start a run
@@ -5312,12 +5324,12 @@ func (c *ClientWithResponses) ListRunsWithResponse(ctx context.Context, params *
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /v1/api/runs (the `StartRun` operationId).
-func (c *ClientWithResponses) StartRunWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*StartRunResponse, error) {
+func (c *ClientWithResponses) StartRunWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*StartRunHTTPResponse, error) {
 	rsp, err := c.StartRunWithBody(ctx, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseStartRunResponse(rsp)
+	return ParseStartRunHTTPResponse(rsp)
 }
 
 // StartRunWithResponse Start a run
@@ -5329,12 +5341,12 @@ func (c *ClientWithResponses) StartRunWithBodyWithResponse(ctx context.Context, 
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /v1/api/runs (the `StartRun` operationId).
-func (c *ClientWithResponses) StartRunWithResponse(ctx context.Context, body StartRunJSONRequestBody, reqEditors ...RequestEditorFn) (*StartRunResponse, error) {
+func (c *ClientWithResponses) StartRunWithResponse(ctx context.Context, body StartRunJSONRequestBody, reqEditors ...RequestEditorFn) (*StartRunHTTPResponse, error) {
 	rsp, err := c.StartRun(ctx, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseStartRunResponse(rsp)
+	return ParseStartRunHTTPResponse(rsp)
 }
 
 // GetRunWithResponse Get a run
@@ -5346,12 +5358,12 @@ func (c *ClientWithResponses) StartRunWithResponse(ctx context.Context, body Sta
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /v1/api/runs/{run} (the `GetRun` operationId).
-func (c *ClientWithResponses) GetRunWithResponse(ctx context.Context, run string, reqEditors ...RequestEditorFn) (*GetRunResponse, error) {
+func (c *ClientWithResponses) GetRunWithResponse(ctx context.Context, run string, reqEditors ...RequestEditorFn) (*GetRunHTTPResponse, error) {
 	rsp, err := c.GetRun(ctx, run, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseGetRunResponse(rsp)
+	return ParseGetRunHTTPResponse(rsp)
 }
 
 // CancelRunWithBodyWithResponse Cancel a run
@@ -5363,12 +5375,12 @@ func (c *ClientWithResponses) GetRunWithResponse(ctx context.Context, run string
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /v1/api/runs/{run}/cancel (the `CancelRun` operationId).
-func (c *ClientWithResponses) CancelRunWithBodyWithResponse(ctx context.Context, run string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CancelRunResponse, error) {
+func (c *ClientWithResponses) CancelRunWithBodyWithResponse(ctx context.Context, run string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CancelRunHTTPResponse, error) {
 	rsp, err := c.CancelRunWithBody(ctx, run, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseCancelRunResponse(rsp)
+	return ParseCancelRunHTTPResponse(rsp)
 }
 
 // CancelRunWithResponse Cancel a run
@@ -5380,12 +5392,12 @@ func (c *ClientWithResponses) CancelRunWithBodyWithResponse(ctx context.Context,
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /v1/api/runs/{run}/cancel (the `CancelRun` operationId).
-func (c *ClientWithResponses) CancelRunWithResponse(ctx context.Context, run string, body CancelRunJSONRequestBody, reqEditors ...RequestEditorFn) (*CancelRunResponse, error) {
+func (c *ClientWithResponses) CancelRunWithResponse(ctx context.Context, run string, body CancelRunJSONRequestBody, reqEditors ...RequestEditorFn) (*CancelRunHTTPResponse, error) {
 	rsp, err := c.CancelRun(ctx, run, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseCancelRunResponse(rsp)
+	return ParseCancelRunHTTPResponse(rsp)
 }
 
 // SendEventWithBodyWithResponse Send an event to a run
@@ -5397,12 +5409,12 @@ func (c *ClientWithResponses) CancelRunWithResponse(ctx context.Context, run str
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /v1/api/runs/{run}/events (the `SendEvent` operationId).
-func (c *ClientWithResponses) SendEventWithBodyWithResponse(ctx context.Context, run string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SendEventResponse, error) {
+func (c *ClientWithResponses) SendEventWithBodyWithResponse(ctx context.Context, run string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SendEventHTTPResponse, error) {
 	rsp, err := c.SendEventWithBody(ctx, run, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseSendEventResponse(rsp)
+	return ParseSendEventHTTPResponse(rsp)
 }
 
 // SendEventWithResponse Send an event to a run
@@ -5414,12 +5426,12 @@ func (c *ClientWithResponses) SendEventWithBodyWithResponse(ctx context.Context,
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /v1/api/runs/{run}/events (the `SendEvent` operationId).
-func (c *ClientWithResponses) SendEventWithResponse(ctx context.Context, run string, body SendEventJSONRequestBody, reqEditors ...RequestEditorFn) (*SendEventResponse, error) {
+func (c *ClientWithResponses) SendEventWithResponse(ctx context.Context, run string, body SendEventJSONRequestBody, reqEditors ...RequestEditorFn) (*SendEventHTTPResponse, error) {
 	rsp, err := c.SendEvent(ctx, run, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseSendEventResponse(rsp)
+	return ParseSendEventHTTPResponse(rsp)
 }
 
 // GetRunJournalWithResponse Get a run's journal
@@ -5431,12 +5443,12 @@ func (c *ClientWithResponses) SendEventWithResponse(ctx context.Context, run str
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /v1/api/runs/{run}/journal (the `GetRunJournal` operationId).
-func (c *ClientWithResponses) GetRunJournalWithResponse(ctx context.Context, run string, reqEditors ...RequestEditorFn) (*GetRunJournalResponse, error) {
+func (c *ClientWithResponses) GetRunJournalWithResponse(ctx context.Context, run string, reqEditors ...RequestEditorFn) (*GetRunJournalHTTPResponse, error) {
 	rsp, err := c.GetRunJournal(ctx, run, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseGetRunJournalResponse(rsp)
+	return ParseGetRunJournalHTTPResponse(rsp)
 }
 
 // RerunRunWithBodyWithResponse Rerun an ended run
@@ -5448,12 +5460,12 @@ func (c *ClientWithResponses) GetRunJournalWithResponse(ctx context.Context, run
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /v1/api/runs/{run}/rerun (the `RerunRun` operationId).
-func (c *ClientWithResponses) RerunRunWithBodyWithResponse(ctx context.Context, run string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RerunRunResponse, error) {
+func (c *ClientWithResponses) RerunRunWithBodyWithResponse(ctx context.Context, run string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RerunRunHTTPResponse, error) {
 	rsp, err := c.RerunRunWithBody(ctx, run, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseRerunRunResponse(rsp)
+	return ParseRerunRunHTTPResponse(rsp)
 }
 
 // RerunRunWithResponse Rerun an ended run
@@ -5465,12 +5477,12 @@ func (c *ClientWithResponses) RerunRunWithBodyWithResponse(ctx context.Context, 
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /v1/api/runs/{run}/rerun (the `RerunRun` operationId).
-func (c *ClientWithResponses) RerunRunWithResponse(ctx context.Context, run string, body RerunRunJSONRequestBody, reqEditors ...RequestEditorFn) (*RerunRunResponse, error) {
+func (c *ClientWithResponses) RerunRunWithResponse(ctx context.Context, run string, body RerunRunJSONRequestBody, reqEditors ...RequestEditorFn) (*RerunRunHTTPResponse, error) {
 	rsp, err := c.RerunRun(ctx, run, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseRerunRunResponse(rsp)
+	return ParseRerunRunHTTPResponse(rsp)
 }
 
 // GetRunStatusWithResponse Get a run's progress, optionally waiting for a change
@@ -5482,12 +5494,12 @@ func (c *ClientWithResponses) RerunRunWithResponse(ctx context.Context, run stri
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /v1/api/runs/{run}/status (the `GetRunStatus` operationId).
-func (c *ClientWithResponses) GetRunStatusWithResponse(ctx context.Context, run string, params *GetRunStatusParams, reqEditors ...RequestEditorFn) (*GetRunStatusResponse, error) {
+func (c *ClientWithResponses) GetRunStatusWithResponse(ctx context.Context, run string, params *GetRunStatusParams, reqEditors ...RequestEditorFn) (*GetRunStatusHTTPResponse, error) {
 	rsp, err := c.GetRunStatus(ctx, run, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseGetRunStatusResponse(rsp)
+	return ParseGetRunStatusHTTPResponse(rsp)
 }
 
 // ClaimStepsWithBodyWithResponse Claim runnable steps as leases
@@ -5499,12 +5511,12 @@ func (c *ClientWithResponses) GetRunStatusWithResponse(ctx context.Context, run 
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /v1/api/steps/claim (the `ClaimSteps` operationId).
-func (c *ClientWithResponses) ClaimStepsWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ClaimStepsResponse, error) {
+func (c *ClientWithResponses) ClaimStepsWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ClaimStepsHTTPResponse, error) {
 	rsp, err := c.ClaimStepsWithBody(ctx, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseClaimStepsResponse(rsp)
+	return ParseClaimStepsHTTPResponse(rsp)
 }
 
 // ClaimStepsWithResponse Claim runnable steps as leases
@@ -5516,12 +5528,12 @@ func (c *ClientWithResponses) ClaimStepsWithBodyWithResponse(ctx context.Context
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /v1/api/steps/claim (the `ClaimSteps` operationId).
-func (c *ClientWithResponses) ClaimStepsWithResponse(ctx context.Context, body ClaimStepsJSONRequestBody, reqEditors ...RequestEditorFn) (*ClaimStepsResponse, error) {
+func (c *ClientWithResponses) ClaimStepsWithResponse(ctx context.Context, body ClaimStepsJSONRequestBody, reqEditors ...RequestEditorFn) (*ClaimStepsHTTPResponse, error) {
 	rsp, err := c.ClaimSteps(ctx, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseClaimStepsResponse(rsp)
+	return ParseClaimStepsHTTPResponse(rsp)
 }
 
 // HeartbeatStepsWithBodyWithResponse Extend several leases in one call
@@ -5533,12 +5545,12 @@ func (c *ClientWithResponses) ClaimStepsWithResponse(ctx context.Context, body C
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /v1/api/steps/heartbeat (the `HeartbeatSteps` operationId).
-func (c *ClientWithResponses) HeartbeatStepsWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*HeartbeatStepsResponse, error) {
+func (c *ClientWithResponses) HeartbeatStepsWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*HeartbeatStepsHTTPResponse, error) {
 	rsp, err := c.HeartbeatStepsWithBody(ctx, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseHeartbeatStepsResponse(rsp)
+	return ParseHeartbeatStepsHTTPResponse(rsp)
 }
 
 // HeartbeatStepsWithResponse Extend several leases in one call
@@ -5550,12 +5562,12 @@ func (c *ClientWithResponses) HeartbeatStepsWithBodyWithResponse(ctx context.Con
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /v1/api/steps/heartbeat (the `HeartbeatSteps` operationId).
-func (c *ClientWithResponses) HeartbeatStepsWithResponse(ctx context.Context, body HeartbeatStepsJSONRequestBody, reqEditors ...RequestEditorFn) (*HeartbeatStepsResponse, error) {
+func (c *ClientWithResponses) HeartbeatStepsWithResponse(ctx context.Context, body HeartbeatStepsJSONRequestBody, reqEditors ...RequestEditorFn) (*HeartbeatStepsHTTPResponse, error) {
 	rsp, err := c.HeartbeatSteps(ctx, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseHeartbeatStepsResponse(rsp)
+	return ParseHeartbeatStepsHTTPResponse(rsp)
 }
 
 // CompleteStepWithBodyWithResponse End a step with its output
@@ -5567,12 +5579,12 @@ func (c *ClientWithResponses) HeartbeatStepsWithResponse(ctx context.Context, bo
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /v1/api/steps/{lease}/complete (the `CompleteStep` operationId).
-func (c *ClientWithResponses) CompleteStepWithBodyWithResponse(ctx context.Context, lease string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CompleteStepResponse, error) {
+func (c *ClientWithResponses) CompleteStepWithBodyWithResponse(ctx context.Context, lease string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CompleteStepHTTPResponse, error) {
 	rsp, err := c.CompleteStepWithBody(ctx, lease, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseCompleteStepResponse(rsp)
+	return ParseCompleteStepHTTPResponse(rsp)
 }
 
 // CompleteStepWithResponse End a step with its output
@@ -5584,12 +5596,12 @@ func (c *ClientWithResponses) CompleteStepWithBodyWithResponse(ctx context.Conte
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /v1/api/steps/{lease}/complete (the `CompleteStep` operationId).
-func (c *ClientWithResponses) CompleteStepWithResponse(ctx context.Context, lease string, body CompleteStepJSONRequestBody, reqEditors ...RequestEditorFn) (*CompleteStepResponse, error) {
+func (c *ClientWithResponses) CompleteStepWithResponse(ctx context.Context, lease string, body CompleteStepJSONRequestBody, reqEditors ...RequestEditorFn) (*CompleteStepHTTPResponse, error) {
 	rsp, err := c.CompleteStep(ctx, lease, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseCompleteStepResponse(rsp)
+	return ParseCompleteStepHTTPResponse(rsp)
 }
 
 // FailStepWithBodyWithResponse End a step's attempt with an error
@@ -5601,12 +5613,12 @@ func (c *ClientWithResponses) CompleteStepWithResponse(ctx context.Context, leas
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /v1/api/steps/{lease}/fail (the `FailStep` operationId).
-func (c *ClientWithResponses) FailStepWithBodyWithResponse(ctx context.Context, lease string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*FailStepResponse, error) {
+func (c *ClientWithResponses) FailStepWithBodyWithResponse(ctx context.Context, lease string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*FailStepHTTPResponse, error) {
 	rsp, err := c.FailStepWithBody(ctx, lease, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseFailStepResponse(rsp)
+	return ParseFailStepHTTPResponse(rsp)
 }
 
 // FailStepWithResponse End a step's attempt with an error
@@ -5618,12 +5630,12 @@ func (c *ClientWithResponses) FailStepWithBodyWithResponse(ctx context.Context, 
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /v1/api/steps/{lease}/fail (the `FailStep` operationId).
-func (c *ClientWithResponses) FailStepWithResponse(ctx context.Context, lease string, body FailStepJSONRequestBody, reqEditors ...RequestEditorFn) (*FailStepResponse, error) {
+func (c *ClientWithResponses) FailStepWithResponse(ctx context.Context, lease string, body FailStepJSONRequestBody, reqEditors ...RequestEditorFn) (*FailStepHTTPResponse, error) {
 	rsp, err := c.FailStep(ctx, lease, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseFailStepResponse(rsp)
+	return ParseFailStepHTTPResponse(rsp)
 }
 
 // HeartbeatStepWithResponse Extend a lease
@@ -5635,12 +5647,12 @@ func (c *ClientWithResponses) FailStepWithResponse(ctx context.Context, lease st
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /v1/api/steps/{lease}/heartbeat (the `HeartbeatStep` operationId).
-func (c *ClientWithResponses) HeartbeatStepWithResponse(ctx context.Context, lease string, reqEditors ...RequestEditorFn) (*HeartbeatStepResponse, error) {
+func (c *ClientWithResponses) HeartbeatStepWithResponse(ctx context.Context, lease string, reqEditors ...RequestEditorFn) (*HeartbeatStepHTTPResponse, error) {
 	rsp, err := c.HeartbeatStep(ctx, lease, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseHeartbeatStepResponse(rsp)
+	return ParseHeartbeatStepHTTPResponse(rsp)
 }
 
 // StepStartedWithResponse Declare that a step's body is about to run
@@ -5652,12 +5664,12 @@ func (c *ClientWithResponses) HeartbeatStepWithResponse(ctx context.Context, lea
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /v1/api/steps/{lease}/started (the `StepStarted` operationId).
-func (c *ClientWithResponses) StepStartedWithResponse(ctx context.Context, lease string, reqEditors ...RequestEditorFn) (*StepStartedResponse, error) {
+func (c *ClientWithResponses) StepStartedWithResponse(ctx context.Context, lease string, reqEditors ...RequestEditorFn) (*StepStartedHTTPResponse, error) {
 	rsp, err := c.StepStarted(ctx, lease, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseStepStartedResponse(rsp)
+	return ParseStepStartedHTTPResponse(rsp)
 }
 
 // ListWorkersWithResponse List registered workers
@@ -5669,12 +5681,12 @@ func (c *ClientWithResponses) StepStartedWithResponse(ctx context.Context, lease
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /v1/api/workers (the `ListWorkers` operationId).
-func (c *ClientWithResponses) ListWorkersWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListWorkersResponse, error) {
+func (c *ClientWithResponses) ListWorkersWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListWorkersHTTPResponse, error) {
 	rsp, err := c.ListWorkers(ctx, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseListWorkersResponse(rsp)
+	return ParseListWorkersHTTPResponse(rsp)
 }
 
 // RegisterWorkerWithBodyWithResponse Register a worker and the workflows it serves
@@ -5686,12 +5698,12 @@ func (c *ClientWithResponses) ListWorkersWithResponse(ctx context.Context, reqEd
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /v1/api/workers/register (the `RegisterWorker` operationId).
-func (c *ClientWithResponses) RegisterWorkerWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RegisterWorkerResponse, error) {
+func (c *ClientWithResponses) RegisterWorkerWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RegisterWorkerHTTPResponse, error) {
 	rsp, err := c.RegisterWorkerWithBody(ctx, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseRegisterWorkerResponse(rsp)
+	return ParseRegisterWorkerHTTPResponse(rsp)
 }
 
 // RegisterWorkerWithResponse Register a worker and the workflows it serves
@@ -5703,12 +5715,12 @@ func (c *ClientWithResponses) RegisterWorkerWithBodyWithResponse(ctx context.Con
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /v1/api/workers/register (the `RegisterWorker` operationId).
-func (c *ClientWithResponses) RegisterWorkerWithResponse(ctx context.Context, body RegisterWorkerJSONRequestBody, reqEditors ...RequestEditorFn) (*RegisterWorkerResponse, error) {
+func (c *ClientWithResponses) RegisterWorkerWithResponse(ctx context.Context, body RegisterWorkerJSONRequestBody, reqEditors ...RequestEditorFn) (*RegisterWorkerHTTPResponse, error) {
 	rsp, err := c.RegisterWorker(ctx, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseRegisterWorkerResponse(rsp)
+	return ParseRegisterWorkerHTTPResponse(rsp)
 }
 
 // ListWorkflowsWithResponse List registered workflows
@@ -5720,12 +5732,12 @@ func (c *ClientWithResponses) RegisterWorkerWithResponse(ctx context.Context, bo
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /v1/api/workflows (the `ListWorkflows` operationId).
-func (c *ClientWithResponses) ListWorkflowsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListWorkflowsResponse, error) {
+func (c *ClientWithResponses) ListWorkflowsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListWorkflowsHTTPResponse, error) {
 	rsp, err := c.ListWorkflows(ctx, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseListWorkflowsResponse(rsp)
+	return ParseListWorkflowsHTTPResponse(rsp)
 }
 
 // GetWorkflowWithResponse Get a workflow definition
@@ -5737,30 +5749,30 @@ func (c *ClientWithResponses) ListWorkflowsWithResponse(ctx context.Context, req
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /v1/api/workflows/{name}/versions/{version} (the `GetWorkflow` operationId).
-func (c *ClientWithResponses) GetWorkflowWithResponse(ctx context.Context, name string, version string, reqEditors ...RequestEditorFn) (*GetWorkflowResponse, error) {
+func (c *ClientWithResponses) GetWorkflowWithResponse(ctx context.Context, name string, version string, reqEditors ...RequestEditorFn) (*GetWorkflowHTTPResponse, error) {
 	rsp, err := c.GetWorkflow(ctx, name, version, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseGetWorkflowResponse(rsp)
+	return ParseGetWorkflowHTTPResponse(rsp)
 }
 
-// ParseHealthResponse parses an HTTP response from a HealthWithResponse call
-func ParseHealthResponse(rsp *http.Response) (*HealthResponse, error) {
+// ParseHealthHTTPResponse parses an HTTP response from a HealthWithResponse call
+func ParseHealthHTTPResponse(rsp *http.Response) (*HealthHTTPResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &HealthResponse{
+	response := &HealthHTTPResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest HealthOutputBody
+		var dest HealthResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -5799,22 +5811,22 @@ func ParseHealthResponse(rsp *http.Response) (*HealthResponse, error) {
 	return response, nil
 }
 
-// ParseReadyResponse parses an HTTP response from a ReadyWithResponse call
-func ParseReadyResponse(rsp *http.Response) (*ReadyResponse, error) {
+// ParseReadyHTTPResponse parses an HTTP response from a ReadyWithResponse call
+func ParseReadyHTTPResponse(rsp *http.Response) (*ReadyHTTPResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &ReadyResponse{
+	response := &ReadyHTTPResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest ReadyOutputBody
+		var dest ReadyResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -5853,22 +5865,22 @@ func ParseReadyResponse(rsp *http.Response) (*ReadyResponse, error) {
 	return response, nil
 }
 
-// ParseRunReaperResponse parses an HTTP response from a RunReaperWithResponse call
-func ParseRunReaperResponse(rsp *http.Response) (*RunReaperResponse, error) {
+// ParseRunReaperHTTPResponse parses an HTTP response from a RunReaperWithResponse call
+func ParseRunReaperHTTPResponse(rsp *http.Response) (*RunReaperHTTPResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &RunReaperResponse{
+	response := &RunReaperHTTPResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest ReapOutputBody
+		var dest ReapResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -5921,15 +5933,15 @@ func ParseRunReaperResponse(rsp *http.Response) (*RunReaperResponse, error) {
 	return response, nil
 }
 
-// ParseListRunsResponse parses an HTTP response from a ListRunsWithResponse call
-func ParseListRunsResponse(rsp *http.Response) (*ListRunsResponse, error) {
+// ParseListRunsHTTPResponse parses an HTTP response from a ListRunsWithResponse call
+func ParseListRunsHTTPResponse(rsp *http.Response) (*ListRunsHTTPResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &ListRunsResponse{
+	response := &ListRunsHTTPResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -5989,15 +6001,15 @@ func ParseListRunsResponse(rsp *http.Response) (*ListRunsResponse, error) {
 	return response, nil
 }
 
-// ParseStartRunResponse parses an HTTP response from a StartRunWithResponse call
-func ParseStartRunResponse(rsp *http.Response) (*StartRunResponse, error) {
+// ParseStartRunHTTPResponse parses an HTTP response from a StartRunWithResponse call
+func ParseStartRunHTTPResponse(rsp *http.Response) (*StartRunHTTPResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &StartRunResponse{
+	response := &StartRunHTTPResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -6064,15 +6076,15 @@ func ParseStartRunResponse(rsp *http.Response) (*StartRunResponse, error) {
 	return response, nil
 }
 
-// ParseGetRunResponse parses an HTTP response from a GetRunWithResponse call
-func ParseGetRunResponse(rsp *http.Response) (*GetRunResponse, error) {
+// ParseGetRunHTTPResponse parses an HTTP response from a GetRunWithResponse call
+func ParseGetRunHTTPResponse(rsp *http.Response) (*GetRunHTTPResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &GetRunResponse{
+	response := &GetRunHTTPResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -6139,15 +6151,15 @@ func ParseGetRunResponse(rsp *http.Response) (*GetRunResponse, error) {
 	return response, nil
 }
 
-// ParseCancelRunResponse parses an HTTP response from a CancelRunWithResponse call
-func ParseCancelRunResponse(rsp *http.Response) (*CancelRunResponse, error) {
+// ParseCancelRunHTTPResponse parses an HTTP response from a CancelRunWithResponse call
+func ParseCancelRunHTTPResponse(rsp *http.Response) (*CancelRunHTTPResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &CancelRunResponse{
+	response := &CancelRunHTTPResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -6221,15 +6233,15 @@ func ParseCancelRunResponse(rsp *http.Response) (*CancelRunResponse, error) {
 	return response, nil
 }
 
-// ParseSendEventResponse parses an HTTP response from a SendEventWithResponse call
-func ParseSendEventResponse(rsp *http.Response) (*SendEventResponse, error) {
+// ParseSendEventHTTPResponse parses an HTTP response from a SendEventWithResponse call
+func ParseSendEventHTTPResponse(rsp *http.Response) (*SendEventHTTPResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &SendEventResponse{
+	response := &SendEventHTTPResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -6303,22 +6315,22 @@ func ParseSendEventResponse(rsp *http.Response) (*SendEventResponse, error) {
 	return response, nil
 }
 
-// ParseGetRunJournalResponse parses an HTTP response from a GetRunJournalWithResponse call
-func ParseGetRunJournalResponse(rsp *http.Response) (*GetRunJournalResponse, error) {
+// ParseGetRunJournalHTTPResponse parses an HTTP response from a GetRunJournalWithResponse call
+func ParseGetRunJournalHTTPResponse(rsp *http.Response) (*GetRunJournalHTTPResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &GetRunJournalResponse{
+	response := &GetRunJournalHTTPResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest JournalOutputBody
+		var dest JournalResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -6378,15 +6390,15 @@ func ParseGetRunJournalResponse(rsp *http.Response) (*GetRunJournalResponse, err
 	return response, nil
 }
 
-// ParseRerunRunResponse parses an HTTP response from a RerunRunWithResponse call
-func ParseRerunRunResponse(rsp *http.Response) (*RerunRunResponse, error) {
+// ParseRerunRunHTTPResponse parses an HTTP response from a RerunRunWithResponse call
+func ParseRerunRunHTTPResponse(rsp *http.Response) (*RerunRunHTTPResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &RerunRunResponse{
+	response := &RerunRunHTTPResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -6460,15 +6472,15 @@ func ParseRerunRunResponse(rsp *http.Response) (*RerunRunResponse, error) {
 	return response, nil
 }
 
-// ParseGetRunStatusResponse parses an HTTP response from a GetRunStatusWithResponse call
-func ParseGetRunStatusResponse(rsp *http.Response) (*GetRunStatusResponse, error) {
+// ParseGetRunStatusHTTPResponse parses an HTTP response from a GetRunStatusWithResponse call
+func ParseGetRunStatusHTTPResponse(rsp *http.Response) (*GetRunStatusHTTPResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &GetRunStatusResponse{
+	response := &GetRunStatusHTTPResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -6535,22 +6547,22 @@ func ParseGetRunStatusResponse(rsp *http.Response) (*GetRunStatusResponse, error
 	return response, nil
 }
 
-// ParseClaimStepsResponse parses an HTTP response from a ClaimStepsWithResponse call
-func ParseClaimStepsResponse(rsp *http.Response) (*ClaimStepsResponse, error) {
+// ParseClaimStepsHTTPResponse parses an HTTP response from a ClaimStepsWithResponse call
+func ParseClaimStepsHTTPResponse(rsp *http.Response) (*ClaimStepsHTTPResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &ClaimStepsResponse{
+	response := &ClaimStepsHTTPResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest ClaimOutputBody
+		var dest ClaimResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -6617,22 +6629,22 @@ func ParseClaimStepsResponse(rsp *http.Response) (*ClaimStepsResponse, error) {
 	return response, nil
 }
 
-// ParseHeartbeatStepsResponse parses an HTTP response from a HeartbeatStepsWithResponse call
-func ParseHeartbeatStepsResponse(rsp *http.Response) (*HeartbeatStepsResponse, error) {
+// ParseHeartbeatStepsHTTPResponse parses an HTTP response from a HeartbeatStepsWithResponse call
+func ParseHeartbeatStepsHTTPResponse(rsp *http.Response) (*HeartbeatStepsHTTPResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &HeartbeatStepsResponse{
+	response := &HeartbeatStepsHTTPResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest HeartbeatManyOutputBody
+		var dest HeartbeatManyResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -6685,15 +6697,15 @@ func ParseHeartbeatStepsResponse(rsp *http.Response) (*HeartbeatStepsResponse, e
 	return response, nil
 }
 
-// ParseCompleteStepResponse parses an HTTP response from a CompleteStepWithResponse call
-func ParseCompleteStepResponse(rsp *http.Response) (*CompleteStepResponse, error) {
+// ParseCompleteStepHTTPResponse parses an HTTP response from a CompleteStepWithResponse call
+func ParseCompleteStepHTTPResponse(rsp *http.Response) (*CompleteStepHTTPResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &CompleteStepResponse{
+	response := &CompleteStepHTTPResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -6767,15 +6779,15 @@ func ParseCompleteStepResponse(rsp *http.Response) (*CompleteStepResponse, error
 	return response, nil
 }
 
-// ParseFailStepResponse parses an HTTP response from a FailStepWithResponse call
-func ParseFailStepResponse(rsp *http.Response) (*FailStepResponse, error) {
+// ParseFailStepHTTPResponse parses an HTTP response from a FailStepWithResponse call
+func ParseFailStepHTTPResponse(rsp *http.Response) (*FailStepHTTPResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &FailStepResponse{
+	response := &FailStepHTTPResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -6849,15 +6861,15 @@ func ParseFailStepResponse(rsp *http.Response) (*FailStepResponse, error) {
 	return response, nil
 }
 
-// ParseHeartbeatStepResponse parses an HTTP response from a HeartbeatStepWithResponse call
-func ParseHeartbeatStepResponse(rsp *http.Response) (*HeartbeatStepResponse, error) {
+// ParseHeartbeatStepHTTPResponse parses an HTTP response from a HeartbeatStepWithResponse call
+func ParseHeartbeatStepHTTPResponse(rsp *http.Response) (*HeartbeatStepHTTPResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &HeartbeatStepResponse{
+	response := &HeartbeatStepHTTPResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -6931,15 +6943,15 @@ func ParseHeartbeatStepResponse(rsp *http.Response) (*HeartbeatStepResponse, err
 	return response, nil
 }
 
-// ParseStepStartedResponse parses an HTTP response from a StepStartedWithResponse call
-func ParseStepStartedResponse(rsp *http.Response) (*StepStartedResponse, error) {
+// ParseStepStartedHTTPResponse parses an HTTP response from a StepStartedWithResponse call
+func ParseStepStartedHTTPResponse(rsp *http.Response) (*StepStartedHTTPResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &StepStartedResponse{
+	response := &StepStartedHTTPResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -7013,22 +7025,22 @@ func ParseStepStartedResponse(rsp *http.Response) (*StepStartedResponse, error) 
 	return response, nil
 }
 
-// ParseListWorkersResponse parses an HTTP response from a ListWorkersWithResponse call
-func ParseListWorkersResponse(rsp *http.Response) (*ListWorkersResponse, error) {
+// ParseListWorkersHTTPResponse parses an HTTP response from a ListWorkersWithResponse call
+func ParseListWorkersHTTPResponse(rsp *http.Response) (*ListWorkersHTTPResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &ListWorkersResponse{
+	response := &ListWorkersHTTPResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest ListWorkersOutputBody
+		var dest ListWorkersResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -7081,15 +7093,15 @@ func ParseListWorkersResponse(rsp *http.Response) (*ListWorkersResponse, error) 
 	return response, nil
 }
 
-// ParseRegisterWorkerResponse parses an HTTP response from a RegisterWorkerWithResponse call
-func ParseRegisterWorkerResponse(rsp *http.Response) (*RegisterWorkerResponse, error) {
+// ParseRegisterWorkerHTTPResponse parses an HTTP response from a RegisterWorkerWithResponse call
+func ParseRegisterWorkerHTTPResponse(rsp *http.Response) (*RegisterWorkerHTTPResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &RegisterWorkerResponse{
+	response := &RegisterWorkerHTTPResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -7156,22 +7168,22 @@ func ParseRegisterWorkerResponse(rsp *http.Response) (*RegisterWorkerResponse, e
 	return response, nil
 }
 
-// ParseListWorkflowsResponse parses an HTTP response from a ListWorkflowsWithResponse call
-func ParseListWorkflowsResponse(rsp *http.Response) (*ListWorkflowsResponse, error) {
+// ParseListWorkflowsHTTPResponse parses an HTTP response from a ListWorkflowsWithResponse call
+func ParseListWorkflowsHTTPResponse(rsp *http.Response) (*ListWorkflowsHTTPResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &ListWorkflowsResponse{
+	response := &ListWorkflowsHTTPResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest ListWorkflowsOutputBody
+		var dest ListWorkflowsResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -7224,15 +7236,15 @@ func ParseListWorkflowsResponse(rsp *http.Response) (*ListWorkflowsResponse, err
 	return response, nil
 }
 
-// ParseGetWorkflowResponse parses an HTTP response from a GetWorkflowWithResponse call
-func ParseGetWorkflowResponse(rsp *http.Response) (*GetWorkflowResponse, error) {
+// ParseGetWorkflowHTTPResponse parses an HTTP response from a GetWorkflowWithResponse call
+func ParseGetWorkflowHTTPResponse(rsp *http.Response) (*GetWorkflowHTTPResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &GetWorkflowResponse{
+	response := &GetWorkflowHTTPResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}

@@ -1,0 +1,230 @@
+// The client: start, read, wait for, list, signal and cancel runs, over
+// the client generated from the committed OpenAPI document.
+import createClient, { type Client as FetchClient } from "openapi-fetch";
+
+import { APIError } from "./errors.js";
+import type { components, paths } from "./schema.gen.js";
+
+export type Schemas = components["schemas"];
+export type Run = Schemas["Run"];
+export type RunProgress = Schemas["RunProgress"];
+export type RunSummary = Schemas["RunSummary"];
+export type RunPage = Schemas["RunPage"];
+export type RunStatus = Run["status"];
+export type StepView = Schemas["StepView"];
+export type JournalEntry = Schemas["JournalEntry"];
+export type EventResult = Schemas["EventResult"];
+export type Lease = Schemas["Lease"];
+export type Usage = Schemas["Usage"];
+export type WorkflowDefinition = Schemas["Workflow"];
+export type WorkerInfo = Schemas["WorkerInfo"];
+
+/** The generated openapi-fetch client, for calls the SDK does not wrap. */
+export type API = FetchClient<paths, "application/json">;
+
+export interface ClientOptions {
+  /** Base URL of the server [$CAIRN_SERVER, else http://127.0.0.1:8080]. */
+  server?: string;
+  /** API key, sent as Authorization: Bearer <key> [$CAIRN_KEY]. */
+  key?: string;
+  /** fetch to use (tests inject faults with it) [globalThis.fetch]. */
+  fetch?: typeof fetch;
+}
+
+export interface StartOptions {
+  input?: unknown;
+  /** Default: the newest registered version. */
+  version?: string;
+  /** run.correlation in templates. */
+  correlation?: string;
+  /** Starting again with the same key returns the first run (`existed` true). */
+  idempotencyKey?: string;
+  /** The run times out then (a Date), or this many milliseconds from now (a number). */
+  deadline?: Date | number;
+  /** Initial run state. */
+  state?: Record<string, unknown>;
+}
+
+export interface ListOptions {
+  workflow?: string;
+  status?: RunStatus;
+  limit?: number;
+  cursor?: string;
+}
+
+export interface WaitOptions {
+  /** Called with each change of the run's progress while it runs (status and per-step progress only). */
+  onProgress?: (p: RunProgress) => void;
+  signal?: AbortSignal;
+}
+
+const sleep = (ms: number, signal?: AbortSignal) =>
+  new Promise<void>((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const t = setTimeout(() => {
+      signal?.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(t);
+      reject(signal?.reason);
+    };
+    signal?.addEventListener("abort", onAbort, { once: true });
+  });
+export { sleep as _sleep };
+
+/** Throws an APIError for a refusal, or returns the data of a 2xx. */
+export function unwrap<T>(r: { data?: T; error?: unknown; response: Response }): T {
+  if (r.response.ok && r.data !== undefined) return r.data;
+  if (r.response.ok) return undefined as T;
+  throw new APIError(r.response.status, r.error as ConstructorParameters<typeof APIError>[1]);
+}
+
+/** Connection refused before the request went out, or a 503/429: nothing was applied. */
+export function temporary(err: unknown): boolean {
+  if (err instanceof APIError) return err.temporary;
+  const code = (err as { cause?: { code?: string } })?.cause?.code;
+  return code === "ECONNREFUSED";
+}
+
+export class Client {
+  readonly api: API;
+  readonly server: string;
+
+  constructor(opts: ClientOptions = {}) {
+    this.server = (opts.server ?? process.env.CAIRN_SERVER ?? "http://127.0.0.1:8080").replace(/\/+$/, "");
+    const key = opts.key ?? process.env.CAIRN_KEY;
+    const base = opts.fetch ?? globalThis.fetch;
+    // Sends a call again (up to 4 sends, 100 ms doubling, honouring
+    // Retry-After up to 5 s) only when nothing was applied: a 503 or 429,
+    // or a connection refused before the request went out.
+    const retrying: typeof fetch = async (input, init) => {
+      let delay = 100;
+      for (let send = 1; ; send++) {
+        const req = input instanceof Request ? input.clone() : input;
+        try {
+          const res = await base(req, init);
+          if ((res.status !== 503 && res.status !== 429) || send === 4) return res;
+          const ra = Number(res.headers.get("retry-after"));
+          await res.body?.cancel();
+          await sleep(Number.isFinite(ra) && ra > 0 ? Math.min(ra * 1000, 5000) : delay, init?.signal ?? (input instanceof Request ? input.signal : undefined));
+        } catch (err) {
+          if (!temporary(err) || send === 4) throw err;
+          await sleep(delay, init?.signal ?? undefined);
+        }
+        delay *= 2;
+      }
+    };
+    this.api = createClient<paths, "application/json">({
+      baseUrl: this.server,
+      fetch: retrying,
+      headers: key ? { Authorization: `Bearer ${key}` } : {},
+    });
+  }
+
+  /** Starts a run of workflow. With an idempotency key, starting again returns the first run and `existed` true. */
+  async start(workflow: string, opts: StartOptions = {}): Promise<{ run: Run; existed: boolean }> {
+    const deadline =
+      opts.deadline === undefined ? undefined : new Date(typeof opts.deadline === "number" ? Date.now() + opts.deadline : opts.deadline).toISOString();
+    const r = await this.api.POST("/v1/api/runs", {
+      body: {
+        workflow,
+        input: opts.input,
+        version: opts.version,
+        correlation: opts.correlation,
+        idempotency_key: opts.idempotencyKey,
+        deadline,
+        state: opts.state,
+      },
+    });
+    return unwrap(r);
+  }
+
+  async get(run: string): Promise<Run> {
+    return unwrap(await this.api.GET("/v1/api/runs/{run}", { params: { path: { run } } }));
+  }
+
+  /** The run's progress; with after (a rev), held up to waitMs until the run changes. */
+  async progress(run: string, after?: number, waitMs?: number, signal?: AbortSignal): Promise<RunProgress> {
+    return unwrap(
+      await this.api.GET("/v1/api/runs/{run}/status", {
+        params: { path: { run }, query: after === undefined ? {} : { after, wait_ms: waitMs } },
+        signal,
+      }),
+    );
+  }
+
+  /**
+   * Follows a run until it ends: long-polls its progress (calling
+   * onProgress on each change), then reads the whole run once and returns
+   * it. A run that failed is returned, not thrown: look at its status.
+   */
+  async wait(run: string, opts: WaitOptions = {}): Promise<Run> {
+    let after = -1;
+    let backoff = 100;
+    for (;;) {
+      opts.signal?.throwIfAborted();
+      try {
+        const p = await this.progress(run, after >= 0 ? after : undefined, 20_000, opts.signal);
+        backoff = 100;
+        if (p.status !== "running") return await this.get(run);
+        if (p.rev !== after) {
+          after = p.rev;
+          opts.onProgress?.(p);
+        }
+        continue;
+      } catch (err) {
+        if (!temporary(err) || opts.signal?.aborted) throw err;
+      }
+      await sleep(backoff, opts.signal);
+      backoff = Math.min(backoff * 2, 2000);
+    }
+  }
+
+  /** Waits for the run and returns its output; throws RunFailedError when it did not complete. */
+  async result<T = unknown>(run: string, opts: WaitOptions = {}): Promise<T> {
+    const r = await this.wait(run, opts);
+    if (r.status !== "completed") throw new RunFailedError(r);
+    return r.output as T;
+  }
+
+  async list(opts: ListOptions = {}): Promise<RunPage> {
+    return unwrap(await this.api.GET("/v1/api/runs", { params: { query: { ...opts } } }));
+  }
+
+  async *runs(opts: ListOptions = {}): AsyncGenerator<RunSummary> {
+    let cursor = opts.cursor;
+    for (;;) {
+      const page = await this.list({ ...opts, cursor });
+      yield* page.runs;
+      if (!page.next_cursor) return;
+      cursor = page.next_cursor;
+    }
+  }
+
+  async journal(run: string): Promise<JournalEntry[]> {
+    return unwrap(await this.api.GET("/v1/api/runs/{run}/journal", { params: { path: { run } } })).entries;
+  }
+
+  /** Sends an event to a run: it completes the wait step waiting for name. An id makes sending again a no-op. */
+  async sendEvent(run: string, event: { name: string; payload?: unknown; id?: string }): Promise<EventResult> {
+    return unwrap(await this.api.POST("/v1/api/runs/{run}/events", { params: { path: { run } }, body: event }));
+  }
+
+  async cancel(run: string, reason?: string): Promise<Run> {
+    return unwrap(await this.api.POST("/v1/api/runs/{run}/cancel", { params: { path: { run } }, body: { reason } }));
+  }
+
+  async workers(): Promise<WorkerInfo[]> {
+    return unwrap(await this.api.GET("/v1/api/workers", {})).workers;
+  }
+}
+
+/** A run that did not complete, from Client.result. */
+export class RunFailedError extends Error {
+  override readonly name = "RunFailedError";
+  constructor(readonly run: Run) {
+    const e = run.error;
+    super(`cairn: run ${run.id} ${run.status}${e ? `: step ${e.step ?? "?"}: ${e.class}: ${e.message}` : ""}`);
+  }
+}

@@ -1,0 +1,7 @@
+// cairn's TypeScript SDK: a client for runs and a worker for step bodies,
+// over the client generated from the committed OpenAPI document.
+export * from "./client.js";
+export * from "./errors.js";
+export * from "./workflow.js";
+export * from "./worker.js";
+export type { components, paths, operations } from "./schema.gen.js";

@@ -1,0 +1,524 @@
+// The worker: registers definitions, claims leases (reserving a slot for
+// each first), runs step bodies, heartbeats every held lease in one batched
+// call, reports complete/fail, and drains on shutdown. The semantics are
+// the Go SDK's (docs/SDK.md, "The worker"); docs/SDK-TS.md for TypeScript.
+import { hostname } from "node:os";
+
+import { APIError } from "./errors.js";
+import {
+  AttemptTimeoutError,
+  classOf,
+  LeaseLostError,
+  RunEndedError,
+  ShutdownError,
+} from "./errors.js";
+import { _sleep as sleep, type Client, type Lease, type Schemas, type Usage, unwrap } from "./client.js";
+import type { Handler, WorkflowDef } from "./workflow.js";
+
+/** Structured logging hook: msg plus attributes (run, step, attempt, worker, lease, err…). */
+export interface Logger {
+  debug(msg: string, attrs?: Record<string, unknown>): void;
+  info(msg: string, attrs?: Record<string, unknown>): void;
+  warn(msg: string, attrs?: Record<string, unknown>): void;
+  error(msg: string, attrs?: Record<string, unknown>): void;
+}
+
+/** A Logger writing one JSON object per line to stderr, at info and above (debug with CAIRN_DEBUG=1). */
+export const consoleLogger = (bound: Record<string, unknown> = {}): Logger => {
+  const line = (level: string) => (msg: string, attrs?: Record<string, unknown>) =>
+    process.stderr.write(JSON.stringify({ time: new Date().toISOString(), level, msg, ...bound, ...attrs }, errorReplacer) + "\n");
+  return { debug: process.env.CAIRN_DEBUG ? line("DEBUG") : () => {}, info: line("INFO"), warn: line("WARN"), error: line("ERROR") };
+};
+const errorReplacer = (_k: string, v: unknown) => (v instanceof Error ? v.message : v);
+
+/** Binds attributes to every record of a Logger. */
+export function withAttrs(l: Logger, bound: Record<string, unknown>): Logger {
+  return {
+    debug: (m, a) => l.debug(m, { ...bound, ...a }),
+    info: (m, a) => l.info(m, { ...bound, ...a }),
+    warn: (m, a) => l.warn(m, { ...bound, ...a }),
+    error: (m, a) => l.error(m, { ...bound, ...a }),
+  };
+}
+
+export interface WorkerOptions {
+  /** Bodies at once [4]. */
+  concurrency?: number;
+  /** Worker id [host-pid]. */
+  name?: string;
+  logger?: Logger;
+  /** Graceful shutdown bound in ms [30000]. */
+  drainTimeoutMs?: number;
+  /** How long a claim is held open in ms [20000; the server caps it]. */
+  claimWaitMs?: number;
+  labels?: Record<string, string>;
+}
+
+export interface StepInfo {
+  run: string;
+  workflow: string;
+  version: string;
+  step: string;
+  attempt: number;
+  delivery: Lease["delivery"];
+  correlation: string | undefined;
+  worker: string;
+  lease: string;
+  traceparent: string;
+  /** The attempt fails with class timeout then. */
+  timeoutAt: Date | undefined;
+}
+
+/** What a body gets besides its input. */
+export interface StepContext {
+  /** Aborted when the lease is lost (LeaseLostError), the run ended (RunEndedError), the timeout passed (AttemptTimeoutError) or the worker shut down past its drain timeout (ShutdownError): pass it to your I/O. */
+  readonly signal: AbortSignal;
+  readonly info: StepInfo;
+  /** Stable across every attempt of this step of this run: pass it to side effects. */
+  readonly idempotencyKey: string;
+  readonly input: unknown;
+  readonly log: Logger;
+  /** An earlier step's output (one this step depends on, directly or not). */
+  output<T = unknown>(step: string): T | undefined;
+  outputs(): Record<string, unknown>;
+  /** The run state when the lease was made. */
+  state<T = unknown>(key: string): T | undefined;
+  stateMap(): Record<string, unknown>;
+  /** Top-level keys merged into the run state when the attempt ends (on failure too). */
+  setStatePatch(patch: Record<string, unknown>): void;
+  setState(key: string, value: unknown): void;
+  /** Model tokens and counters of this attempt. */
+  setUsage(u: Usage): void;
+}
+
+interface Attempt {
+  lease: Lease;
+  ctrl: AbortController;
+  /** started acknowledged by the engine. */
+  started: boolean;
+  /** Set once complete/fail is being sent: heartbeats continue, aborts do not matter. */
+  reporting: boolean;
+}
+
+const unservable = "unservable";
+
+/** A 409 refusal's reason, or undefined. */
+const refusal = (err: unknown) => (err instanceof APIError && err.status === 409 ? err.reason : undefined);
+
+export class Worker {
+  readonly id: string;
+  private readonly c: Client;
+  private readonly defs: WorkflowDef[] = [];
+  private readonly handlers = new Map<string, Handler>();
+  private readonly log: Logger;
+  private readonly concurrency: number;
+  private readonly drainTimeoutMs: number;
+  private readonly claimWaitMs: number;
+  private readonly labels: Record<string, string> | undefined;
+  private readonly inflight = new Map<string, Attempt>();
+  private readonly ended = new Map<string, number>();
+  private free = 0;
+  private slotWaiters: (() => void)[] = [];
+  private heartbeatMs = 10_000;
+  private leaseTTLMs = 30_000;
+  private stopCtrl = new AbortController();
+  private readyResolve!: () => void;
+  /** Resolves once the worker registered and claims. */
+  ready: Promise<void>;
+
+  constructor(client: Client, opts: WorkerOptions = {}) {
+    this.c = client;
+    this.id = opts.name ?? `${hostname()}-${process.pid}`;
+    this.log = withAttrs(opts.logger ?? consoleLogger(), { worker: this.id });
+    this.concurrency = Math.max(1, opts.concurrency ?? 4);
+    this.drainTimeoutMs = opts.drainTimeoutMs ?? 30_000;
+    this.claimWaitMs = opts.claimWaitMs ?? 20_000;
+    this.labels = opts.labels;
+    this.ready = new Promise((r) => (this.readyResolve = r));
+  }
+
+  /** Adds workflows this worker serves. */
+  register(...defs: WorkflowDef[]): this {
+    this.defs.push(...defs);
+    return this;
+  }
+
+  /** Leases held. */
+  get inFlight(): number {
+    return this.inflight.size;
+  }
+
+  /** Stops the worker: no more claims, then the drain. serve() resolves when it is over. */
+  stop(): void {
+    this.stopCtrl.abort();
+  }
+
+  /**
+   * Registers, then claims and runs steps until stop() is called, signal
+   * is aborted, or (with handleSignals) the process gets SIGTERM or
+   * SIGINT; then drains: running bodies get drainTimeoutMs to finish and
+   * report, the rest are aborted with ShutdownError and reported as
+   * interrupted.
+   */
+  async serve(opts: { signal?: AbortSignal; handleSignals?: boolean } = {}): Promise<void> {
+    if (this.stopCtrl.signal.aborted) this.stopCtrl = new AbortController();
+    const stop = this.stopCtrl;
+    const onSignal = () => {
+      this.log.info("signal received: draining");
+      stop.abort();
+    };
+    if (opts.handleSignals) {
+      process.once("SIGTERM", onSignal);
+      process.once("SIGINT", onSignal);
+    }
+    const external = () => stop.abort();
+    opts.signal?.addEventListener("abort", external, { once: true });
+    if (opts.signal?.aborted) stop.abort();
+    try {
+      const wfs = this.prepare();
+      const reg = await this.registerWithRetry(wfs, stop.signal);
+      if (!reg) return;
+      this.heartbeatMs = reg.heartbeat_ms;
+      this.leaseTTLMs = reg.lease_ttl_ms;
+      this.free = this.concurrency;
+      this.log.info("worker registered", { workflows: wfs.map((w) => `${w.name}@${w.version}`), heartbeat_ms: reg.heartbeat_ms, lease_ttl_ms: reg.lease_ttl_ms });
+      const bodies = new Set<Promise<void>>();
+      const hbStop = new AbortController();
+      const hb = this.heartbeatLoop(hbStop.signal);
+      this.readyResolve();
+      await this.claimLoop(stop.signal, bodies);
+      await this.drain(bodies);
+      hbStop.abort();
+      await hb;
+      this.log.info("worker stopped");
+    } finally {
+      if (opts.handleSignals) {
+        process.off("SIGTERM", onSignal);
+        process.off("SIGINT", onSignal);
+      }
+      opts.signal?.removeEventListener("abort", external);
+      this.ready = new Promise((r) => (this.readyResolve = r));
+    }
+  }
+
+  private prepare(): Schemas["Workflow"][] {
+    if (this.defs.length === 0) throw new Error("cairn: the worker serves no workflow: call register before serve");
+    const seen = new Set<string>();
+    return this.defs.map((d) => {
+      const key = `${d.name}@${d.version}`;
+      if (seen.has(key)) throw new Error(`cairn: workflow ${key} registered twice with this worker`);
+      seen.add(key);
+      for (const [id, h] of d.handlers) this.handlers.set(`${d.name}\u0000${d.version}\u0000${id}`, h);
+      return d.definition();
+    });
+  }
+
+  private async registerWithRetry(workflows: Schemas["Workflow"][], signal: AbortSignal) {
+    let delay = 200;
+    for (;;) {
+      try {
+        return unwrap(
+          await this.c.api.POST("/v1/api/workers/register", {
+            body: { worker_id: this.id, workflows, labels: this.labels },
+            signal,
+          }),
+        );
+      } catch (err) {
+        if (signal.aborted) return undefined;
+        if (err instanceof APIError && !err.temporary) throw new Error(`cairn: registering worker ${this.id}: ${err.message}`, { cause: err });
+        this.log.warn("registering failed; retrying", { err });
+        await sleep(delay, signal).catch(() => {});
+        delay = Math.min(delay * 2, 5000);
+      }
+    }
+  }
+
+  // ---- slots ----
+
+  private async reserve(signal: AbortSignal): Promise<number> {
+    while (this.free === 0) {
+      if (signal.aborted) return 0;
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          signal.removeEventListener("abort", done);
+          resolve();
+        };
+        this.slotWaiters.push(done);
+        signal.addEventListener("abort", done, { once: true });
+      });
+    }
+    if (signal.aborted) return 0;
+    const n = this.free;
+    this.free = 0;
+    return n;
+  }
+
+  private release(n = 1): void {
+    this.free += n;
+    const ws = this.slotWaiters;
+    this.slotWaiters = [];
+    for (const w of ws) w();
+  }
+
+  // ---- claim ----
+
+  private async claimLoop(signal: AbortSignal, bodies: Set<Promise<void>>): Promise<void> {
+    let delay = 200;
+    while (!signal.aborted) {
+      const n = await this.reserve(signal);
+      if (n === 0) break;
+      let leases: Lease[];
+      try {
+        leases = unwrap(
+          await this.c.api.POST("/v1/api/steps/claim", {
+            body: { worker_id: this.id, max: n, wait_ms: this.claimWaitMs },
+            signal,
+          }),
+        ).leases;
+        delay = 200;
+      } catch (err) {
+        this.release(n);
+        if (signal.aborted) break;
+        this.log.warn("claim failed; retrying", { err });
+        await sleep(delay, signal).catch(() => {});
+        delay = Math.min(delay * 2, 10_000);
+        continue;
+      }
+      if (leases.length < n) this.release(n - leases.length);
+      for (const lease of leases) {
+        const p = this.dispatch(lease).catch((err) => this.log.error("step dispatch failed", { err, lease: lease.id }));
+        bodies.add(p);
+        void p.finally(() => bodies.delete(p));
+      }
+    }
+  }
+
+  private handler(l: Lease): Handler | undefined {
+    return this.handlers.get(`${l.workflow}\u0000${l.version}\u0000${l.step}`);
+  }
+
+  private async dispatch(lease: Lease): Promise<void> {
+    const log = withAttrs(this.log, { run: lease.run, workflow: lease.workflow, step: lease.step, attempt: lease.attempt, lease: lease.id });
+    const a: Attempt = { lease, ctrl: new AbortController(), started: false, reporting: false };
+    this.inflight.set(lease.id, a);
+    try {
+      if (this.ended.has(lease.run)) return;
+      const h = this.handler(lease);
+      if (!h) {
+        log.warn("no handler for this step: failing the lease as unservable");
+        await this.report(a, log, "fail", { error: { class: unservable, message: `worker ${this.id} has no handler for ${lease.workflow}@${lease.version} step ${lease.step}` } });
+        return;
+      }
+      if (!(await this.sendStarted(a, log))) return;
+      await this.run(a, h, log);
+    } finally {
+      this.inflight.delete(lease.id);
+      this.release();
+    }
+  }
+
+  private async sendStarted(a: Attempt, log: Logger): Promise<boolean> {
+    const until = Date.now() + this.leaseTTLMs;
+    let delay = 100;
+    for (;;) {
+      try {
+        unwrap(await this.c.api.POST("/v1/api/steps/{lease}/started", { params: { path: { lease: a.lease.id } } }));
+        a.started = true;
+        return true;
+      } catch (err) {
+        const reason = refusal(err);
+        if (reason === "already_applied") {
+          a.started = true;
+          return true;
+        }
+        if (reason === "run_terminal") this.runEnded(a.lease.run);
+        if (reason || (err instanceof APIError && err.status < 500 && err.status !== 429) || Date.now() > until) {
+          log.info("started refused; dropping the lease", { err });
+          return false;
+        }
+        await sleep(delay);
+        delay = Math.min(delay * 2, 2000);
+      }
+    }
+  }
+
+  private async run(a: Attempt, h: Handler, log: Logger): Promise<void> {
+    const l = a.lease;
+    let patch: Record<string, unknown> | undefined;
+    let usage: Usage | undefined;
+    const timeoutAt = l.timeout_at ? new Date(l.timeout_at) : undefined;
+    const timer = timeoutAt ? setTimeout(() => a.ctrl.abort(new AttemptTimeoutError()), Math.max(0, timeoutAt.getTime() - Date.now())) : undefined;
+    const ctx: StepContext = {
+      signal: a.ctrl.signal,
+      info: {
+        run: l.run,
+        workflow: l.workflow,
+        version: l.version,
+        step: l.step,
+        attempt: l.attempt,
+        delivery: l.delivery,
+        correlation: l.correlation,
+        worker: this.id,
+        lease: l.id,
+        traceparent: l.traceparent,
+        timeoutAt,
+      },
+      idempotencyKey: l.idempotency_key,
+      input: l.input,
+      log,
+      output: <T>(step: string) => l.steps[step] as T | undefined,
+      outputs: () => ({ ...l.steps }),
+      state: <T>(key: string) => l.state[key] as T | undefined,
+      stateMap: () => ({ ...l.state }),
+      setStatePatch: (p) => {
+        patch = { ...patch, ...p };
+      },
+      setState: (k, v) => {
+        patch = { ...patch, [k]: v };
+      },
+      setUsage: (u) => {
+        usage = u;
+      },
+    };
+    let output: unknown;
+    let error: unknown;
+    let ok = false;
+    const t0 = Date.now();
+    try {
+      output = await h(ctx, l.input);
+      ok = true;
+    } catch (err) {
+      error = err;
+    } finally {
+      clearTimeout(timer);
+    }
+    const reason = a.ctrl.signal.reason as unknown;
+    if (reason instanceof LeaseLostError || reason instanceof RunEndedError) {
+      log.info("body cancelled; nothing reported", { cause: reason.message });
+      return;
+    }
+    a.reporting = true;
+    const extra = { state_patch: patch, usage };
+    if (ok) {
+      log.debug("step completed", { ms: Date.now() - t0 });
+      await this.report(a, log, "complete", { output: output ?? null, ...extra });
+      return;
+    }
+    let cls = classOf(error);
+    if (reason instanceof AttemptTimeoutError) cls = "timeout";
+    else if (reason instanceof ShutdownError) cls = "interrupted";
+    const message = error instanceof Error ? error.message : String(error);
+    log.warn("step failed", { class: cls, err: message });
+    await this.report(a, log, "fail", { error: { class: cls, message }, ...extra });
+  }
+
+  /** Sends complete or fail, retrying network errors, 5xx and 429 for a few lease TTLs. */
+  private async report(a: Attempt, log: Logger, kind: "complete" | "fail", body: Record<string, unknown>): Promise<void> {
+    const until = Date.now() + 3 * this.leaseTTLMs;
+    let delay = 100;
+    const lease = a.lease.id;
+    for (;;) {
+      try {
+        if (kind === "complete") {
+          unwrap(await this.c.api.POST("/v1/api/steps/{lease}/complete", { params: { path: { lease } }, body: body as Schemas["CompleteRequest"] }));
+        } else {
+          unwrap(await this.c.api.POST("/v1/api/steps/{lease}/fail", { params: { path: { lease } }, body: body as Schemas["FailRequest"] }));
+        }
+        return;
+      } catch (err) {
+        const reason = refusal(err);
+        switch (reason) {
+          case "already_applied":
+            return;
+          case "fenced":
+            log.info(`${kind} refused: the lease was lost`);
+            return;
+          case "run_terminal":
+            this.runEnded(a.lease.run);
+            return;
+          case "not_started":
+            log.error(`${kind} refused not_started: a worker bug (the SDK sends started first)`);
+            return;
+          case "too_large":
+            if (kind === "complete") {
+              kind = "fail";
+              body = { error: { class: "output_too_large", message: (err as APIError).detail || "the output or state patch is too large for the run record" }, usage: body.usage };
+            } else {
+              body = { ...body, state_patch: undefined, error: { ...(body.error as object), message: `${(body.error as { message: string }).message} (state patch dropped: too large)` } };
+            }
+            continue;
+        }
+        if (err instanceof APIError && err.status === 422) {
+          if (kind === "complete") {
+            kind = "fail";
+            body = { error: { class: "fatal", message: `output refused: ${err.message}` }, usage: body.usage };
+            continue;
+          }
+          log.error("fail refused as invalid", { err });
+          return;
+        }
+        if ((err instanceof APIError && err.status < 500 && err.status !== 429) || Date.now() > until) {
+          log.error(`${kind} failed; giving up`, { err });
+          return;
+        }
+        log.warn(`${kind} failed; retrying`, { err });
+        await sleep(delay);
+        delay = Math.min(delay * 2, 5000);
+      }
+    }
+  }
+
+  /** A run ended: abort its bodies and drop its later leases. */
+  private runEnded(run: string): void {
+    this.ended.set(run, Date.now());
+    for (const [id, at] of this.ended) if (Date.now() - at > 10 * 60_000) this.ended.delete(id);
+    for (const a of this.inflight.values()) if (a.lease.run === run && !a.reporting) a.ctrl.abort(new RunEndedError(run));
+  }
+
+  // ---- heartbeats ----
+
+  private async heartbeatLoop(stop: AbortSignal): Promise<void> {
+    // Runs until the drain is over (stop): bodies still running need
+    // their leases renewed while they finish.
+    while (!stop.aborted) {
+      await sleep(this.heartbeatMs, stop).catch(() => {});
+      if (stop.aborted) return;
+      const ids = [...this.inflight.keys()];
+      for (let i = 0; i < ids.length; i += 100) {
+        const chunk = ids.slice(i, i + 100);
+        try {
+          const r = unwrap(await this.c.api.POST("/v1/api/steps/heartbeat", { body: { leases: chunk } }));
+          for (const res of r.results) {
+            const a = this.inflight.get(res.lease);
+            if (!a || a.reporting) continue;
+            if (res.reason === "fenced") a.ctrl.abort(new LeaseLostError(res.lease));
+            else if (res.reason === "run_terminal") this.runEnded(a.lease.run);
+          }
+        } catch (err) {
+          this.log.warn("heartbeat failed", { err, leases: chunk.length });
+        }
+      }
+    }
+  }
+
+  // ---- drain ----
+
+  private async drain(bodies: Set<Promise<void>>): Promise<void> {
+    if (bodies.size > 0) {
+      this.log.info("draining", { bodies: bodies.size, drain_timeout_ms: this.drainTimeoutMs });
+      const all = Promise.allSettled([...bodies]);
+      let timer: NodeJS.Timeout | undefined;
+      const timedOut = await Promise.race([all.then(() => false), new Promise<boolean>((r) => (timer = setTimeout(() => r(true), this.drainTimeoutMs)))]);
+      clearTimeout(timer);
+      if (timedOut) {
+        for (const a of this.inflight.values()) {
+          if (a.lease.delivery === "at_most_once" && !a.started) continue;
+          if (!a.reporting) a.ctrl.abort(new ShutdownError());
+        }
+        this.log.warn("drain timeout passed: bodies cancelled");
+        // A second for the cancelled bodies to return and report.
+        await Promise.race([all, sleep(1000)]);
+      }
+    }
+  }
+}

@@ -1,0 +1,157 @@
+// Workflow definitions: a DAG of tasks (bodies run by workers), waits
+// (completed by events) and sleeps, registered by the worker.
+import type { Schemas } from "./client.js";
+import type { StepContext } from "./worker.js";
+
+/** A duration: milliseconds (a number) or a Go duration string ("30s", "1h30m"). The wire form is the string. */
+export type Duration = number | string;
+
+/** The wire form of a duration in a definition: a Go duration string. */
+export function duration(d: Duration): string {
+  if (typeof d === "string") return d;
+  if (!Number.isFinite(d) || d < 0) throw new TypeError(`cairn: invalid duration ${d}`);
+  return `${Math.round(d)}ms`;
+}
+
+export interface RetryPolicy {
+  /** Default 3. */
+  maxAttempts?: number;
+  /** Default 1s. */
+  initialBackoff?: Duration;
+  /** Default 5m. */
+  maxBackoff?: Duration;
+  /** Default 2. */
+  multiplier?: number;
+  /** Failure classes never retried. */
+  nonRetryable?: string[];
+  /** At-most-once only: classes retried even after the body started. */
+  retryAfterStart?: string[];
+}
+
+export interface StepOptions {
+  /** Start once these steps completed. */
+  after?: string[];
+  /** Input template: JSON whose strings may hold ${CEL} over input, state, steps.<id>.output, run. Default: the run's input. */
+  input?: unknown;
+  retry?: RetryPolicy;
+  /** Task: the longest one attempt may run. Wait: how long to wait for the event. */
+  timeout?: Duration;
+  /** Once the body started, it never runs again. */
+  atMostOnce?: boolean;
+  /** Lost leases before the step is dead-lettered (default 5). */
+  maxDeliveries?: number;
+}
+
+/** A step body: the rendered input in, the output (any JSON value) out. */
+export type Handler<In = any, Out = unknown> = (ctx: StepContext, input: In) => Promise<Out> | Out;
+
+export interface WorkflowOptions {
+  name: string;
+  version: string;
+  description?: string;
+  /** Default run deadline, from start. */
+  deadline?: Duration;
+}
+
+type Step = Schemas["Step"];
+
+export class WorkflowDef {
+  readonly name: string;
+  readonly version: string;
+  readonly handlers = new Map<string, Handler>();
+  private readonly steps: Step[] = [];
+  private readonly opts: WorkflowOptions;
+
+  constructor(opts: WorkflowOptions) {
+    this.opts = opts;
+    this.name = opts.name;
+    this.version = opts.version;
+  }
+
+  /** A step whose body runs on a worker. */
+  task<In = any, Out = unknown>(id: string, handler: Handler<In, Out>, opts: StepOptions = {}): this {
+    this.handlers.set(id, handler as Handler);
+    // kind is left out for a task (the default), as the Go SDK does:
+    // the engine compares definitions as sent, so both SDKs send one form.
+    return this.add({ id }, opts);
+  }
+
+  /**
+   * A task whose body other workers serve (another SDK, another
+   * deployment): declared so this worker registers the same definition,
+   * and failed as unservable if offered here (the engine then offers it to
+   * another worker without spending retry budget).
+   */
+  remoteTask(id: string, opts: StepOptions = {}): this {
+    return this.add({ id }, opts);
+  }
+
+  /** A step completed by the event name sent to the run; its payload is the output. */
+  wait(id: string, event: string, opts: StepOptions = {}): this {
+    return this.add({ id, kind: "wait", event }, opts);
+  }
+
+  /** A step that waits d (output null). */
+  sleep(id: string, d: Duration, opts: StepOptions = {}): this {
+    return this.add({ id, kind: "sleep", duration: duration(d) }, opts);
+  }
+
+  private add(s: Step, o: StepOptions): this {
+    if (this.steps.some((x) => x.id === s.id)) throw new Error(`cairn: workflow ${this.name}: step ${s.id} defined twice`);
+    if (o.after?.length) s.after = o.after;
+    if (o.input !== undefined) s.input = sortKeys(o.input);
+    if (o.retry) {
+      const r = o.retry;
+      s.retry = {
+        max_attempts: r.maxAttempts,
+        initial_backoff: r.initialBackoff === undefined ? undefined : duration(r.initialBackoff),
+        max_backoff: r.maxBackoff === undefined ? undefined : duration(r.maxBackoff),
+        multiplier: r.multiplier,
+        non_retryable: r.nonRetryable,
+        retry_after_start: r.retryAfterStart,
+      };
+    }
+    if (o.timeout !== undefined) {
+      if (s.kind === "wait") s.wait_timeout = duration(o.timeout);
+      else s.timeout = duration(o.timeout);
+    }
+    if (o.atMostOnce) s.delivery = "at_most_once";
+    if (o.maxDeliveries !== undefined) s.max_deliveries = o.maxDeliveries;
+    this.steps.push(s);
+    return this;
+  }
+
+  /** The definition the worker registers (the API's Workflow). */
+  definition(): Schemas["Workflow"] {
+    return {
+      name: this.name,
+      version: this.version,
+      description: this.opts.description,
+      deadline: this.opts.deadline === undefined ? undefined : duration(this.opts.deadline),
+      steps: this.steps.map((s) => ({ ...s })),
+    };
+  }
+}
+
+/** Defines a workflow: `defineWorkflow({name, version}).task(…).wait(…).sleep(…)`. */
+export function defineWorkflow(opts: WorkflowOptions): WorkflowDef {
+  return new WorkflowDef(opts);
+}
+
+/**
+ * A JSON value with every object's keys sorted, as Go encodes maps: the
+ * engine keeps a definition as sent and refuses a re-registration with
+ * other content, so a TypeScript and a Go worker of one workflow must send
+ * the same bytes.
+ */
+function sortKeys(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(sortKeys);
+  if (v !== null && typeof v === "object") {
+    return Object.fromEntries(
+      Object.keys(v)
+        .sort()
+        .map((k) => [k, sortKeys((v as Record<string, unknown>)[k])]),
+    );
+  }
+  return v;
+}

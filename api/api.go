@@ -64,6 +64,7 @@ func New(e *engine.Engine, cfg Config) *API {
 	a.registerRunOps()
 	a.registerWorkflowOps()
 	a.registerAdminOps()
+	a.mountUI()
 	a.handler = a.recoverPanics(a.routeProblems(mux))
 	return a
 }

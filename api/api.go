@@ -91,7 +91,7 @@ func humaConfig() huma.Config {
 	c.Components.SecuritySchemes = map[string]*huma.SecurityScheme{
 		"bearer": {Type: "http", Scheme: "bearer", Description: "An API key: Authorization: Bearer <key>."},
 	}
-	c.DocsPath = "/docs"
+	c.DocsPath = "" // served by mountUI, with its assets embedded (ui.Docs)
 	c.OpenAPIPath = "/openapi"
 	c.SchemasPath = "/schemas"
 	// No schema link: Huma's default create hook adds a `$schema` property

@@ -7,13 +7,17 @@ import (
 	"github.com/cairn-dev/cairn/ui"
 )
 
-// mountUI serves the dashboard under /ui/ and redirects / there. Its
+// mountUI serves the dashboard under /ui/ and redirects / there, and
+// the API reference at /docs with its assets embedded. Its
 // pages check keys as the operations do: the read scope to see a page,
 // execute for its actions (which call the operations themselves).
 func (a *API) mountUI() {
 	h := ui.New(a.engine, ui.Config{APIBase: BasePath, Authorize: a.authorizeUI})
 	a.mux.Handle(ui.Prefix, h)
 	a.mux.Handle("GET /{$}", http.RedirectHandler(ui.Prefix, http.StatusFound))
+	docs := ui.Docs("/openapi")
+	a.mux.Handle("GET "+ui.DocsPath, docs)
+	a.mux.Handle("GET "+ui.DocsPath+"/", docs)
 }
 
 func (a *API) authorizeUI(r *http.Request) (ui.Access, int, string) {

@@ -285,6 +285,9 @@ func BenchmarkRunPage(b *testing.B) {
 					b.Fatal(rec.Code)
 				}
 			}
+			if per := b.Elapsed() / time.Duration(b.N); n == 200 && per > 300*time.Millisecond {
+				b.Errorf("a 200-step run page renders in %v, over the 300ms budget", per)
+			}
 		})
 	}
 }
@@ -319,4 +322,18 @@ func (f *fixture) completedRun(n int) string {
 		}
 	}
 	return r.Run.ID
+}
+
+// The API reference page loads its assets from the server, not a CDN.
+func TestDocsServedOffline(t *testing.T) {
+	f := newFixture(t, api.Config{DevMode: true})
+	st, body, _ := f.get("/docs", "")
+	if st != 200 || !strings.Contains(body, `src="/docs/web-components.min.js"`) || strings.Contains(body, "https://") {
+		t.Fatalf("/docs: %d %s", st, body)
+	}
+	for _, p := range []string{"/docs/web-components.min.js", "/docs/styles.min.css", "/docs/VERSION", "/openapi.yaml"} {
+		if st, body, _ := f.get(p, ""); st != 200 || len(body) < 100 {
+			t.Errorf("%s: %d, %d bytes", p, st, len(body))
+		}
+	}
 }

@@ -122,8 +122,9 @@ type trow struct {
 }
 
 type tick struct {
-	X, TY int
-	Label string
+	X, TY  int
+	Label  string
+	Anchor string
 }
 
 const (
@@ -230,7 +231,11 @@ func layoutTimeline(run *cairn.Run, journal []cairn.JournalEntry, now time.Time)
 	tl.H = y + 6
 	for i := 0; i <= 4; i++ {
 		at := t0.Add(span * time.Duration(i) / 4)
-		tl.Ticks = append(tl.Ticks, tick{X: x(at), TY: 14, Label: "+" + fmtDur(at.Sub(t0))})
+		anchor := "start"
+		if i == 4 {
+			anchor = "end"
+		}
+		tl.Ticks = append(tl.Ticks, tick{X: x(at), TY: 14, Label: "+" + fmtDur(at.Sub(t0)), Anchor: anchor})
 	}
 	return tl
 }

@@ -129,3 +129,9 @@ up:
 
 ## down: stop what `make up` left running (MinIO started by `make minio`)
 down: minio-stop
+
+.PHONY: vendor-docs
+
+## vendor-docs: the /docs page's assets (Stoplight Elements) from npm into ui/docs/, checked against the sha384 Huma pins; committed, embedded in the binary
+vendor-docs:
+	scripts/vendor-docs.sh

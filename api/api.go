@@ -64,6 +64,7 @@ func New(e *engine.Engine, cfg Config) *API {
 	a.registerRunOps()
 	a.registerWorkflowOps()
 	a.registerAdminOps()
+	a.mountUI()
 	a.handler = a.recoverPanics(a.routeProblems(mux))
 	return a
 }
@@ -90,7 +91,7 @@ func humaConfig() huma.Config {
 	c.Components.SecuritySchemes = map[string]*huma.SecurityScheme{
 		"bearer": {Type: "http", Scheme: "bearer", Description: "An API key: Authorization: Bearer <key>."},
 	}
-	c.DocsPath = "/docs"
+	c.DocsPath = "" // served by mountUI, with its assets embedded (ui.Docs)
 	c.OpenAPIPath = "/openapi"
 	c.SchemasPath = "/schemas"
 	// No schema link: Huma's default create hook adds a `$schema` property

@@ -227,55 +227,95 @@ func (e *Engine) GetRun(ctx context.Context, id string) (*cairn.Run, error) {
 type ListRequest struct {
 	Workflow string
 	Status   cairn.RunStatus
-	Limit    int
-	Cursor   string
+	// Correlation keeps only runs started with this correlation.
+	Correlation string
+	Limit       int
+	Cursor      string
 }
 
-// ListRuns lists runs newest first. It reads one bucket page of Limit
-// runs per call and filters it, so a filtered page may be short.
+// listScanPages bounds the bucket pages one filtered listing reads: a
+// filter that matches little ends the page early with a cursor rather
+// than reading the whole bucket in one request.
+const listScanPages = 16
+
+// ListRuns lists runs newest first. A filtered listing reads bucket pages
+// until it holds Limit matching runs, the listing ends, or it has read
+// listScanPages pages (then the page is short and has a cursor). Each
+// bucket page asks for no more objects than runs still wanted, so a page
+// never holds more matches than fit and its token is where the next page
+// starts.
 func (e *Engine) ListRuns(ctx context.Context, req ListRequest) (*cairn.RunPage, error) {
+	rows, next, err := e.ListRunRows(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	out := &cairn.RunPage{Runs: make([]cairn.RunSummary, 0, len(rows)), NextCursor: next}
+	for _, r := range rows {
+		out.Runs = append(out.Runs, r.RunSummary)
+	}
+	return out, nil
+}
+
+// RunRow is a run in a listing with what the dashboard shows besides the
+// API's summary.
+type RunRow struct {
+	cairn.RunSummary
+	Correlation string
+	CostUSD     float64
+}
+
+// ListRunRows is ListRuns with each run's correlation and cost, and the
+// next cursor ("" on the last page).
+func (e *Engine) ListRunRows(ctx context.Context, req ListRequest) ([]RunRow, string, error) {
 	if req.Limit <= 0 {
 		req.Limit = 50
 	}
 	if req.Workflow != "" {
 		if err := nameRule.check("workflow", req.Workflow); err != nil {
-			return nil, err
+			return nil, "", err
 		}
 	}
 	token, err := decodeCursor("cursor", req.Cursor)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	opts := blob.ListOptions{Prefix: e.keys.runsPrefix(), PageSize: req.Limit, PageToken: token}
-	p, err := e.store.List(ctx, opts)
-	if err != nil {
-		if token != "" && e.cursorRefused(ctx, opts, err) {
-			return nil, cairn.ValidationError{{Field: "cursor", Message: "not a cursor this listing returned"}}
-		}
-		return nil, err
-	}
-	out := &cairn.RunPage{Runs: []cairn.RunSummary{}, NextCursor: encodeCursor(p.NextPageToken)}
-	for _, o := range p.Objects {
-		r, _, err := readJSON[runRecord](ctx, e.store, o.Key)
-		if isNotFound(err) {
-			continue
-		}
+	var out []RunRow
+	for pages := 0; pages < listScanPages && len(out) < req.Limit; pages++ {
+		opts := blob.ListOptions{Prefix: e.keys.runsPrefix(), PageSize: req.Limit - len(out), PageToken: token}
+		p, err := e.store.List(ctx, opts)
 		if err != nil {
-			return nil, err
-		}
-		if req.Workflow != "" && r.Workflow != req.Workflow || req.Status != "" && r.Status != req.Status {
-			continue
-		}
-		s := cairn.RunSummary{ID: r.ID, Workflow: r.Workflow, Version: r.Version, Status: r.Status, CreatedAt: r.CreatedAt,
-			UpdatedAt: r.UpdatedAt, EndedAt: r.EndedAt, StepsTotal: len(r.Steps), Error: r.Error}
-		for _, st := range r.Steps {
-			if st.Status.Settled() {
-				s.StepsDone++
+			if pages == 0 && token != "" && e.cursorRefused(ctx, opts, err) {
+				return nil, "", cairn.ValidationError{{Field: "cursor", Message: "not a cursor this listing returned"}}
 			}
+			return nil, "", err
 		}
-		out.Runs = append(out.Runs, s)
+		for _, o := range p.Objects {
+			r, _, err := readJSON[runRecord](ctx, e.store, o.Key)
+			if isNotFound(err) {
+				continue
+			}
+			if err != nil {
+				return nil, "", err
+			}
+			if req.Workflow != "" && r.Workflow != req.Workflow || req.Status != "" && r.Status != req.Status ||
+				req.Correlation != "" && r.Correlation != req.Correlation {
+				continue
+			}
+			s := cairn.RunSummary{ID: r.ID, Workflow: r.Workflow, Version: r.Version, Status: r.Status, CreatedAt: r.CreatedAt,
+				UpdatedAt: r.UpdatedAt, EndedAt: r.EndedAt, StepsTotal: len(r.Steps), Error: r.Error}
+			for _, st := range r.Steps {
+				if st.Status.Settled() {
+					s.StepsDone++
+				}
+			}
+			out = append(out, RunRow{RunSummary: s, Correlation: r.Correlation, CostUSD: r.Usage.CostUSD})
+		}
+		token = p.NextPageToken
+		if token == "" {
+			break
+		}
 	}
-	return out, nil
+	return out, encodeCursor(token), nil
 }
 
 // cursorRefused tells whether a listing failed because of its page token

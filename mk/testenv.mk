@@ -1,8 +1,8 @@
 # mk/testenv.mk — test services for `make test` (included by the Makefile).
 # scripts/testenv.sh does the work; see its header.
 #
-#   make testenv     container engine + MinIO image + Azurite, ready for tests
-#                    (system changes — apt, /etc/containers — only with
+#   make testenv     container engine + MinIO image + Azurite + Chromium, ready for tests
+#                    (system changes — apt: podman, chromium; /etc/containers — only with
 #                    CAIRN_TESTENV_SYSTEM=1 or CI=true; see the script)
 #   make minio       MinIO for manual use on 127.0.0.1:9000 (minioadmin/minioadmin)
 #   make minio-stop  stop it

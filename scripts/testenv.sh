@@ -2,7 +2,8 @@
 # scripts/testenv.sh — test dependencies for `make test`.
 #
 #   ensure      make a Docker-compatible engine reachable, build the MinIO image
-#               if needed, install Azurite; then print the env exports.
+#               if needed, install Azurite and Chromium (the dashboard's
+#               browser tests); then print the env exports.
 #   env         the same, but print ONLY the exports on stdout, for
 #               `eval "$(scripts/testenv.sh env)"`. All logging goes to stderr.
 #   minio       run a MinIO for manual use on 127.0.0.1:9000 (console :9001),
@@ -13,7 +14,7 @@
 # downloaded as a prebuilt binary: podman comes from apt, MinIO is built from
 # source through the Go module proxy, Azurite comes from npm.
 #
-# Changes to the system itself — installing podman and runc with apt-get,
+# Changes to the system itself — installing podman, runc and chromium with apt-get,
 # writing /etc/containers/containers.conf — are made only under CI
 # (CI=true; .ci/run exports it) or when asked with CAIRN_TESTENV_SYSTEM=1.
 # Otherwise the script prints what it would change and exits with status 3.
@@ -215,6 +216,25 @@ ensure_azurite() {
   [[ -x $AZURITE_BIN ]] || die "npm install finished but $AZURITE_BIN is missing"
 }
 
+# ensure_chromium: Debian's chromium for the dashboard's browser tests
+# (ui/browser_test.go), installed with apt under the same rule as podman.
+# Without permission it is not installed and the browser tests skip,
+# except under CI, where CI=true allows the install (and a test that
+# finds no browser fails).
+ensure_chromium() {
+  CHROMIUM_BIN=$(command -v chromium || command -v chromium-browser || true)
+  [[ -n $CHROMIUM_BIN ]] && return
+  if ! system_changes_allowed || [[ $(id -u) != 0 ]]; then
+    log "chromium is not installed: the dashboard's browser tests will skip."
+    log "  To install it (apt-get install -y chromium): CAIRN_TESTENV_SYSTEM=1 make testenv (as root)"
+    return
+  fi
+  log "installing chromium via apt (one-time; log: $CACHE/apt-chromium.log)"
+  { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium; } >"$CACHE/apt-chromium.log" 2>&1 ||
+    { tail -n 20 "$CACHE/apt-chromium.log" >&2; die "apt-get install chromium failed"; }
+  CHROMIUM_BIN=$(command -v chromium) || die "apt installed chromium but it is not on PATH"
+}
+
 # --- subcommands --------------------------------------------------------------
 
 ensure() {
@@ -222,6 +242,7 @@ ensure() {
   ensure_engine
   ensure_minio_image
   ensure_azurite
+  ensure_chromium
 }
 
 print_env() {
@@ -230,6 +251,7 @@ print_env() {
   echo "export TESTCONTAINERS_HOST_OVERRIDE=127.0.0.1"
   echo "export CAIRN_MINIO_IMAGE=$MINIO_IMAGE"
   echo "export CAIRN_AZURITE_BIN=$AZURITE_BIN"
+  [[ -z ${CHROMIUM_BIN:-} ]] || echo "export CAIRN_CHROMIUM=$CHROMIUM_BIN"
 }
 
 MINIO_DIR=$ROOT/.cairn

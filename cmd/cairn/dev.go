@@ -49,6 +49,7 @@ laptop only.`,
 				Ready: func(a net.Addr) {
 					at := a.String()
 					fmt.Fprintf(out, "cairn dev: API on http://%s%s (docs: http://%s/docs), store %s\n", at, api.BasePath, at, cfg.Blob)
+					fmt.Fprintf(out, "dashboard: http://%s/ui/\n", at)
 					fmt.Fprintf(out, "next: go run ./examples/triage   (a worker), then:\n      go run ./cmd/cairn runs start triage --wait --input '{\"subject\":\"Charged twice\",\"body\":\"URGENT: I was charged twice\",\"customer\":\"ana@bigcorp.com\"}'\n")
 				},
 			})

@@ -1,0 +1,127 @@
+// cairn dashboard: the few things a server-rendered page cannot do.
+// The API key lives in sessionStorage and is sent as the API wants it;
+// pages that needed it are fetched again with it; a live run page
+// long-polls the run's status endpoint and re-renders on a change.
+"use strict";
+(function () {
+  const KEY = "cairn.key";
+  const api = () => document.body.dataset.api || "/v1/api";
+  const key = () => sessionStorage.getItem(KEY);
+  const auth = () => (key() ? { Authorization: "Bearer " + key() } : {});
+  let generation = 0;
+
+  async function load(url, push) {
+    const gen = ++generation;
+    const r = await fetch(url, { headers: auth(), cache: "no-store" });
+    if (gen !== generation) return;
+    const doc = new DOMParser().parseFromString(await r.text(), "text/html");
+    const main = doc.getElementById("main");
+    if (!main) return;
+    if (r.status === 401 && key()) {
+      sessionStorage.removeItem(KEY);
+      main.insertAdjacentHTML("afterbegin", '<div class="banner" role="alert">That key was refused.</div>');
+    }
+    document.getElementById("main").replaceWith(main);
+    const who = doc.querySelector("header .who");
+    if (who) document.querySelector("header .who").replaceWith(who);
+    document.title = main.dataset.title || document.title;
+    if (push) history.pushState({}, "", url);
+    init();
+  }
+
+  function navigable(a) {
+    return a && a.origin === location.origin && a.pathname.startsWith("/ui/") && !a.pathname.startsWith("/ui/assets/");
+  }
+
+  document.addEventListener("click", (ev) => {
+    const a = ev.target.closest("a");
+    if (!key() || !navigable(a) || ev.ctrlKey || ev.metaKey || ev.shiftKey) return;
+    ev.preventDefault();
+    load(a.href, true);
+  });
+  document.addEventListener("submit", (ev) => {
+    const f = ev.target;
+    if (f.id === "key-form") {
+      ev.preventDefault();
+      sessionStorage.setItem(KEY, f.elements.key.value.trim());
+      load(location.href, false);
+    } else if (f.id === "event-form") {
+      ev.preventDefault();
+      sendEvent(f);
+    } else if (f.method === "get" && key()) {
+      ev.preventDefault();
+      const u = new URL(f.action);
+      for (const [k, v] of new FormData(f)) if (v) u.searchParams.set(k, v);
+      load(u.href, true);
+    }
+  });
+  window.addEventListener("popstate", () => load(location.href, false));
+
+  async function call(path, body) {
+    const r = await fetch(api() + path, {
+      method: "POST",
+      headers: Object.assign({ "Content-Type": "application/json" }, auth()),
+      body: JSON.stringify(body),
+    });
+    const text = await r.text();
+    let msg = "";
+    try { const j = JSON.parse(text); msg = j.detail || j.title || ""; } catch (e) { msg = text; }
+    return { ok: r.ok, status: r.status, msg };
+  }
+  function say(text) {
+    const el = document.getElementById("action-result");
+    if (el) el.textContent = text;
+  }
+  async function cancelRun(btn) {
+    btn.disabled = true;
+    const r = await call("/runs/" + encodeURIComponent(btn.dataset.run) + "/cancel", { reason: "cancelled from the dashboard" });
+    if (!r.ok) { say("cancel: " + r.status + " " + r.msg); btn.disabled = false; return; }
+    load(location.href, false);
+  }
+  async function sendEvent(f) {
+    const body = { name: f.elements.name.value };
+    const p = f.elements.payload.value.trim();
+    if (p) {
+      try { body.payload = JSON.parse(p); } catch (e) { say("payload is not JSON: " + e.message); return; }
+    }
+    const r = await call("/runs/" + encodeURIComponent(f.dataset.run) + "/events", body);
+    if (!r.ok) { say("event: " + r.status + " " + r.msg); return; }
+    load(location.href, false);
+  }
+
+  // Follow a live run: hold a status request until the run's rev moves,
+  // then render the page again (which starts the next wait).
+  async function follow(gen, run, rev) {
+    let delay = 1000;
+    while (gen === generation) {
+      try {
+        const r = await fetch(api() + "/runs/" + encodeURIComponent(run) + "/status?after=" + rev + "&wait_ms=20000",
+          { headers: auth(), cache: "no-store" });
+        if (gen !== generation) return;
+        if (r.ok) {
+          const s = await r.json();
+          if (s.rev !== rev) { load(location.href, false); return; }
+          delay = 1000;
+          continue;
+        }
+      } catch (e) { /* the server went away: try again later */ }
+      await new Promise((res) => setTimeout(res, delay));
+      delay = Math.min(delay * 2, 30000);
+    }
+  }
+
+  function init() {
+    const main = document.getElementById("main");
+    if (main.dataset.auth === "required" && key()) { load(location.href, false); return; }
+    const forget = document.getElementById("forget-key");
+    if (forget) {
+      forget.hidden = !key();
+      forget.onclick = () => { sessionStorage.removeItem(KEY); location.reload(); };
+    }
+    const c = document.getElementById("cancel-run");
+    if (c) c.onclick = () => cancelRun(c);
+    const run = document.getElementById("run");
+    if (run && run.dataset.live === "true") follow(generation, run.dataset.run, Number(run.dataset.rev));
+  }
+  init();
+})();

@@ -1,0 +1,244 @@
+package ui_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/cairn-dev/cairn/api"
+	"github.com/cairn-dev/cairn/sdk"
+	"github.com/cairn-dev/cairn/sdk/sdktest"
+)
+
+// chromium finds the browser scripts/testenv.sh installs. Without one the
+// test skips, saying how to install it — except under CI, where the test
+// setup installs it and its absence is a failure.
+func chromium(t *testing.T) string {
+	t.Helper()
+	if p := os.Getenv("CAIRN_CHROMIUM"); p != "" {
+		return p
+	}
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatal("no chromium on CI: scripts/testenv.sh (make testenv) installs it with CI=true")
+	}
+	t.Skip("chromium is not installed: the dashboard's browser test needs it " +
+		"(CAIRN_TESTENV_SYSTEM=1 make testenv installs Debian's chromium as root)")
+	return ""
+}
+
+// TestDashboardInBrowser drives the dashboard in headless Chromium
+// against a real server with keys and a real SDK worker: the key form, the
+// runs table, a run's graph and timeline (one bar per attempt, a retried
+// step's failed first attempt, a wait as its own bar), step output shown
+// as text, a live update pushed by the status long-poll, and cancel.
+func TestDashboardInBrowser(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a browser")
+	}
+	bin := chromium(t)
+	const secret = "dashboard-test-secret"
+	keys, err := api.ParseKeys("ops:admin:" + api.HashSecret(secret))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := sdktest.Start(t, sdktest.Options{Keys: keys})
+	c, err := sdk.NewClient(srv.URL, sdk.WithAPIKey(secret))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.CloseIdleConnections()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute) // a loaded machine starts Chromium slowly
+	defer cancel()
+	var checks atomic.Int32
+	type out struct {
+		HTML string `json:"html"`
+	}
+	report := sdk.Workflow("report", "1").
+		Task("fetch", sdk.Handle(func(sdk.StepContext, struct{}) (out, error) { return out{HTML: "fetched"}, nil })).
+		Task("summarize", sdk.Handle(func(sdk.StepContext, struct{}) (out, error) {
+			return out{HTML: "<script>window.pwned = 1</script><b>bold?</b>"}, nil
+		}), sdk.After("fetch")).
+		Task("price", sdk.Handle(func(sdk.StepContext, struct{}) (out, error) { return out{HTML: "priced"}, nil }), sdk.After("fetch")).
+		Task("publish", sdk.Handle(func(sdk.StepContext, struct{}) (out, error) { return out{HTML: "published"}, nil }), sdk.After("summarize", "price"))
+	approval := sdk.Workflow("approval", "2").
+		Task("check", sdk.Handle(func(ctx sdk.StepContext, _ struct{}) (out, error) {
+			checks.Add(1)
+			if ctx.Info().Attempt == 1 {
+				return out{}, sdk.Retryable(errors.New("upstream answered 503"))
+			}
+			return out{HTML: "checked"}, nil
+		}), sdk.Retry(sdk.RetryPolicy{MaxAttempts: 3, InitialBackoff: 50 * time.Millisecond})).
+		Wait("approve", "approved", sdk.After("check")).
+		Task("ship", sdk.Handle(func(sdk.StepContext, struct{}) (out, error) { return out{HTML: "shipped"}, nil }), sdk.After("approve"))
+	w := sdk.NewWorker(c, sdk.WithLogger(slog.New(slog.DiscardHandler)), sdk.WithName("browser-worker")).Register(report, approval)
+	served := make(chan error, 1)
+	go func() { served <- w.Serve(ctx) }()
+	defer func() { cancel(); <-served }()
+	<-w.Ready()
+
+	done, err := c.Start(ctx, "report", sdk.StartOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, err := c.Wait(ctx, done.ID); err != nil || r.Status != sdk.RunCompleted {
+		t.Fatalf("report run: %v %v", r, err)
+	}
+	waitingRun := func() string {
+		r, err := c.Start(ctx, "approval", sdk.StartOptions{Correlation: "order-7"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for {
+			got, err := c.Get(ctx, r.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s := got.Step("approve"); s != nil && s.Status == "waiting" {
+				return r.ID
+			}
+			select {
+			case <-ctx.Done():
+				t.Fatalf("run %s never waited: %+v", r.ID, got)
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+	}
+	toCancel := waitingRun()
+	toApprove := waitingRun()
+
+	shots := t.TempDir()
+	if d := os.Getenv("CAIRN_SCREENSHOT_DIR"); d != "" {
+		shots = d
+	}
+	actx, acancel := chromedp.NewExecAllocator(ctx, append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(bin), chromedp.NoSandbox, chromedp.DisableGPU, chromedp.WindowSize(1360, 900),
+		chromedp.UserDataDir(t.TempDir()))...)
+	defer acancel()
+	bctx, bcancel := chromedp.NewContext(actx)
+	defer bcancel()
+	shot := func(name string) chromedp.Action[chromedp.Void] {
+		return func(ctx context.Context, tg *chromedp.Target) (chromedp.Void, error) {
+			png, err := chromedp.FullScreenshot(100)(ctx, tg)
+			if err != nil {
+				return chromedp.Void{}, err
+			}
+			p := filepath.Join(shots, name)
+			t.Logf("screenshot %s", p)
+			return chromedp.Void{}, os.WriteFile(p, png, 0o644)
+		}
+	}
+	fail := func(what string, err error) {
+		t.Helper()
+		sctx, scancel := context.WithTimeout(bctx, 5*time.Second)
+		defer scancel()
+		html, _ := chromedp.Run(sctx, chromedp.OuterHTML(chromedp.CSS("main")))
+		t.Fatalf("%s: %v\npage: %.3000s", what, err, html)
+	}
+	run := func(what string, actions ...chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		start := time.Now()
+		if err := chromedp.Do(bctx, actions...); err != nil {
+			fail(what, err)
+		}
+		t.Logf("%s: %v", what, time.Since(start).Round(time.Millisecond))
+	}
+	js := func(what, expr string, want any) {
+		t.Helper()
+		got, err := chromedp.Run(bctx, chromedp.Evaluate[any](expr))
+		if err != nil {
+			fail(what, err)
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("%s: %v, want %v", what, got, want)
+		}
+	}
+
+	// / redirects to the dashboard, which asks for a key.
+	run("open and give the key",
+		chromedp.Navigate(srv.URL+"/"),
+		chromedp.WaitVisible(chromedp.CSS(`#key-form input[name=key]`)),
+		chromedp.SendKeys(chromedp.CSS(`#key-form input[name=key]`), secret),
+		chromedp.Click(chromedp.CSS(`#key-form button[type=submit]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#runs tbody tr[data-run]`)),
+		shot("runs.png"),
+	)
+	js("runs listed", `[...document.querySelectorAll('#runs tr[data-run]')].map(r => r.dataset.status).join(',')`, "running,running,completed")
+	js("run row", `document.querySelector('#runs tr[data-run="`+done.ID+`"]').innerText.includes('report@1')`, true)
+
+	// The completed run: every step green, the output shown as text.
+	run("open the completed run",
+		chromedp.Click(chromedp.CSS(`a[href="/ui/runs/`+done.ID+`"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#timeline`)),
+	)
+	js("graph of the completed run", `[...document.querySelectorAll('#dag g.node')].map(n => n.dataset.step + ':' + n.dataset.status).join(',')`,
+		"fetch:completed,summarize:completed,price:completed,publish:completed")
+	js("no script ran", `window.pwned === undefined`, true)
+	js("output shown as text", `document.querySelector('#steps').textContent.includes('<script>window.pwned = 1</script>')`, true)
+
+	// A waiting run with a retried step: one bar per attempt.
+	run("open the run to cancel",
+		chromedp.Navigate(srv.URL+"/ui/runs/"+toCancel),
+		chromedp.WaitVisible(chromedp.CSS(`#timeline`)),
+	)
+	js("attempt bars of check", `[...document.querySelectorAll('#timeline g.bar[data-step=check]')].map(b => b.dataset.attempt + ':' + b.dataset.outcome).join(',')`,
+		"1:failed,2:completed")
+	js("the wait's bar", `document.querySelectorAll('#timeline g.bar[data-kind=wait][data-step=approve]').length`, 1)
+	js("the retry in the steps table", `document.querySelector('#steps tr[data-step=check]').innerText.includes('upstream answered 503')`, true)
+	js("graph of the waiting run", `[...document.querySelectorAll('#dag g.node')].map(n => n.dataset.step + ':' + n.dataset.status).join(',')`,
+		"check:completed,approve:waiting,ship:pending")
+	run("cancel it",
+		shot("run-waiting.png"),
+		chromedp.Click(chromedp.CSS(`#cancel-run`)),
+		chromedp.WaitVisible(chromedp.CSS(`#run[data-status=cancelled]`)),
+	)
+	js("cancelled", `document.querySelector('#run-status').textContent`, "cancelled")
+	if r, err := c.Get(ctx, toCancel); err != nil || r.Status != sdk.RunCancelled {
+		t.Fatalf("the server does not have the run cancelled: %v %v", r.Status, err)
+	}
+
+	// A live page follows the run: an event sent elsewhere completes the
+	// wait, the worker ships, and the page shows it without a reload.
+	run("open the run to approve",
+		chromedp.Navigate(srv.URL+"/ui/runs/"+toApprove),
+		chromedp.WaitVisible(chromedp.CSS(`#run[data-live=true]`)),
+	)
+	js("mark the page", `window.samePage = true`, true)
+	if _, err := c.SendEvent(ctx, toApprove, sdk.Event{Name: "approved", Payload: map[string]string{"by": "ana"}}); err != nil {
+		t.Fatal(err)
+	}
+	run("see it complete",
+		chromedp.WaitVisible(chromedp.CSS(`#run[data-status=completed]`)),
+		shot("run-completed.png"),
+	)
+	js("no reload", `window.samePage === true`, true)
+	js("graph after the event", `[...document.querySelectorAll('#dag g.node')].map(n => n.dataset.step + ':' + n.dataset.status).join(',')`,
+		"check:completed,approve:completed,ship:completed")
+
+	run("workers page",
+		chromedp.Click(chromedp.CSS(`header nav a[href="/ui/workers"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#workers tr[data-worker]`)),
+		shot("workers.png"),
+	)
+	js("the worker is alive", `document.querySelector('#workers tr[data-worker]').dataset.alive`, "true")
+
+	// The API reference renders from embedded assets.
+	run("docs", chromedp.Navigate(srv.URL+"/docs"), chromedp.WaitVisible(chromedp.CSS(`elements-api`)))
+	if checks.Load() < 4 {
+		t.Fatalf("check ran %d times, want 2 per approval run", checks.Load())
+	}
+}

@@ -1,0 +1,50 @@
+package ui
+
+import (
+	"embed"
+	"io/fs"
+	"net/http"
+)
+
+// The API reference page's assets, vendored from npm by
+// scripts/vendor-docs.sh (ui/docs/VERSION says which and under what
+// licence): the page Huma serves loads them from a CDN, this one from
+// the binary, so /docs works offline.
+//
+//go:embed docs/web-components.min.js docs/styles.min.css docs/LICENSE docs/VERSION docs/web-components.min.js.LICENSE.txt
+var docsFiles embed.FS
+
+// DocsPath is where the API reference is served; its assets are below it.
+const DocsPath = "/docs"
+
+// Docs serves the API reference page for the OpenAPI document at
+// specPath (Stoplight Elements, as Huma's own page, with its assets
+// embedded) at DocsPath, and the assets under DocsPath/.
+func Docs(specPath string) http.Handler {
+	page := []byte(`<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="referrer" content="no-referrer">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>cairn API reference</title>
+<link rel="stylesheet" href="` + DocsPath + `/styles.min.css">
+<script src="` + DocsPath + `/web-components.min.js"></script>
+</head>
+<body>
+<elements-api apiDescriptionUrl="` + specPath + `.yaml" router="hash" layout="sidebar" tryItCredentialsPolicy="same-origin"></elements-api>
+</body>
+</html>`)
+	sub, _ := fs.Sub(docsFiles, "docs")
+	files := cacheable(http.StripPrefix(DocsPath+"/", http.FileServerFS(sub)))
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET "+DocsPath, func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("Content-Type", "text/html; charset=utf-8")
+		h.Set("Content-Security-Policy", "default-src 'none'; base-uri 'none'; connect-src 'self'; form-action 'none'; frame-ancestors 'none'; "+
+			"img-src 'self' data:; font-src 'self' data:; script-src 'self'; style-src 'self' 'unsafe-inline'")
+		_, _ = w.Write(page)
+	})
+	mux.Handle("GET "+DocsPath+"/", files)
+	return mux
+}

@@ -1,0 +1,63 @@
+package ui
+
+import (
+	"testing"
+	"time"
+
+	"github.com/cairn-dev/cairn"
+)
+
+// The timeline draws one bar per attempt — a lost lease and a retry
+// included — a running attempt held now, and a sleep as its own bar; the
+// graph puts a step one column right of its deepest dependency.
+func TestLayout(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	at := func(s int) *time.Time { v := t0.Add(time.Duration(s) * time.Second); return &v }
+	run := &cairn.Run{ID: "r", CreatedAt: t0, Steps: []cairn.StepView{
+		{ID: "a", Kind: cairn.KindTask, Status: cairn.StepCompleted, Attempt: 3, Attempts: []cairn.Attempt{
+			{N: 1, Worker: "w1", ClaimedAt: at(0), StartedAt: at(1), EndedAt: at(3), Outcome: cairn.OutcomeLost},
+			{N: 2, Worker: "w2", ClaimedAt: at(4), EndedAt: at(5), Outcome: cairn.OutcomeFailed, Error: &cairn.ErrorInfo{Class: "retryable", Message: "503"}},
+			{N: 3, Worker: "w2", ClaimedAt: at(6), EndedAt: at(7), Outcome: cairn.OutcomeCompleted},
+		}},
+		{ID: "nap", Kind: cairn.KindSleep, Status: cairn.StepCompleted},
+		{ID: "b", Kind: cairn.KindTask, Status: cairn.StepReady, Attempt: 1, Holder: &cairn.Holder{Worker: "w3", ClaimedAt: *at(9)}},
+	}}
+	journal := []cairn.JournalEntry{
+		{At: *at(7), Type: cairn.JournalSleepStarted, Step: "nap"},
+		{At: *at(8), Type: cairn.JournalStepCompleted, Step: "nap"},
+	}
+	tl := layoutTimeline(run, journal, *at(10))
+	want := []struct {
+		label, kind, class string
+		queue              bool
+	}{
+		{"a #1", "attempt", "lost", true}, {"a #2", "attempt", "failed", false}, {"a #3", "attempt", "completed", false},
+		{"nap", "sleep", "completed", false}, {"b #1", "attempt", "running", false},
+	}
+	if len(tl.Rows) != len(want) {
+		t.Fatalf("%d rows, want %d: %+v", len(tl.Rows), len(want), tl.Rows)
+	}
+	for i, w := range want {
+		r := tl.Rows[i]
+		if r.Label != w.label || r.Kind != w.kind || r.Class != w.class || r.HasQueue != w.queue {
+			t.Errorf("row %d: %+v, want %+v", i, r, w)
+		}
+	}
+	// 10s over 900px: attempt 2 runs from 4s to 5s.
+	if r := tl.Rows[1]; r.X != tlLabel+360 || r.BW != 90 {
+		t.Errorf("attempt 2 at x=%d width %d, want %d, 90", r.X, r.BW, tlLabel+360)
+	}
+	if r := tl.Rows[0]; r.QX != tlLabel || r.QW != 90 || r.X != tlLabel+90 {
+		t.Errorf("attempt 1 queued %d+%d, span at %d", r.QX, r.QW, r.X)
+	}
+
+	def := &cairn.Workflow{Steps: []cairn.Step{{ID: "a"}, {ID: "nap", After: []string{"a"}}, {ID: "b", After: []string{"a", "nap"}}}}
+	g := layoutGraph(def, run)
+	cols := map[string]int{}
+	for _, n := range g.Nodes {
+		cols[n.ID] = (n.X - 10) / (nodeW + colGap)
+	}
+	if cols["a"] != 0 || cols["nap"] != 1 || cols["b"] != 2 || len(g.Edges) != 3 {
+		t.Fatalf("columns %v, %d edges", cols, len(g.Edges))
+	}
+}

@@ -1,0 +1,330 @@
+package ui
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"net/http"
+	"net/url"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/engine"
+)
+
+const pageSize = 50
+
+type runsView struct {
+	Rows       []engine.RunRow
+	Status     string
+	Workflow   string
+	Query      string
+	Statuses   []cairn.RunStatus
+	Workflows  []string
+	Next       string // URL of the next page, or ""
+	First      bool
+	Now        time.Time
+	FilterNote string
+}
+
+// runs is the runs page: a filtered, paged table. A query that is a run
+// id goes to that run; any other query is a correlation.
+func (h *Handler) runs(ctx context.Context, r *http.Request, v *view) (string, error) {
+	q := r.URL.Query()
+	rv := &runsView{Status: q.Get("status"), Workflow: q.Get("workflow"), Query: strings.TrimSpace(q.Get("q")),
+		Statuses: cairn.RunStatus("").Values(), First: q.Get("cursor") == "", Now: h.now()}
+	v.Title, v.Nav, v.Runs = "Runs", "runs", rv
+	if rv.Status != "" && !slices.Contains(rv.Statuses, cairn.RunStatus(rv.Status)) {
+		return "", cairn.ValidationError{{Field: "status", Message: "not a run status"}}
+	}
+	if rv.Query != "" {
+		if _, err := h.e.GetRunStatus(ctx, rv.Query, 0, 0); err == nil {
+			rv.Rows = nil
+			v.Message = "run " + rv.Query
+			// A run id: show that run only.
+			rows, err := h.oneRun(ctx, rv.Query)
+			if err != nil {
+				return "", err
+			}
+			rv.Rows = rows
+			return "runs", nil
+		}
+	}
+	rows, next, err := h.e.ListRunRows(ctx, engine.ListRequest{Workflow: rv.Workflow, Status: cairn.RunStatus(rv.Status),
+		Correlation: rv.Query, Limit: pageSize, Cursor: q.Get("cursor")})
+	if err != nil {
+		return "", err
+	}
+	rv.Rows = rows
+	if next != "" {
+		nq := url.Values{}
+		for _, k := range []string{"status", "workflow", "q"} {
+			if q.Get(k) != "" {
+				nq.Set(k, q.Get(k))
+			}
+		}
+		nq.Set("cursor", next)
+		rv.Next = Prefix + "?" + nq.Encode()
+		if len(rows) < pageSize {
+			rv.FilterNote = "The filter matched fewer runs than fit among the runs read so far; more may follow."
+		}
+	}
+	wfs, err := h.e.ListWorkflows(ctx)
+	if err != nil {
+		return "", err
+	}
+	for _, w := range wfs {
+		rv.Workflows = append(rv.Workflows, w.Name)
+	}
+	workers, err := h.e.ListWorkers(ctx)
+	if err != nil {
+		return "", err
+	}
+	served := servedBy(workers)
+	unserved := map[string]int{}
+	for _, row := range rows {
+		if row.Status == cairn.RunRunning && !served[row.Workflow+"@"+row.Version] {
+			unserved[row.Workflow+"@"+row.Version]++
+		}
+	}
+	for _, k := range sortedKeys(unserved) {
+		v.Banners = append(v.Banners, fmt.Sprintf("No live worker serves %s (%d running runs on this page).", k, unserved[k]))
+	}
+	return "runs", nil
+}
+
+func (h *Handler) oneRun(ctx context.Context, id string) ([]engine.RunRow, error) {
+	run, err := h.e.GetRun(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return []engine.RunRow{{RunSummary: cairn.RunSummary{ID: run.ID, Workflow: run.Workflow, Version: run.Version, Status: run.Status,
+		CreatedAt: run.CreatedAt, UpdatedAt: run.UpdatedAt, EndedAt: run.EndedAt, StepsDone: run.StepsDone, StepsTotal: run.StepsTotal,
+		Error: run.Error}, Correlation: run.Correlation, CostUSD: run.Usage.CostUSD}}, nil
+}
+
+func servedBy(workers []cairn.WorkerInfo) map[string]bool {
+	m := map[string]bool{}
+	for _, w := range workers {
+		if w.Alive {
+			for _, wf := range w.Workflows {
+				m[wf] = true
+			}
+		}
+	}
+	return m
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
+
+func (h *Handler) workers(ctx context.Context, r *http.Request, v *view) (string, error) {
+	v.Title, v.Nav = "Workers", "workers"
+	ws, err := h.e.ListWorkers(ctx)
+	if err != nil {
+		return "", err
+	}
+	v.Workers = ws
+	return "workers", nil
+}
+
+type runView struct {
+	Run      *cairn.Run
+	Journal  []cairn.JournalEntry
+	Rev      int64
+	Live     bool
+	Now      time.Time
+	Graph    *graph
+	Timeline *timeline
+	State    string
+	Input    string
+	Output   string
+	Steps    []stepDetail
+}
+
+type stepDetail struct {
+	cairn.StepView
+	OutputText string
+}
+
+// run is a run's page.
+func (h *Handler) run(ctx context.Context, r *http.Request, v *view) (string, error) {
+	id := r.PathValue("run")
+	run, err := h.e.GetRun(ctx, id)
+	if err != nil {
+		return "", err
+	}
+	if err := h.e.Audit(ctx, v.Access.Who, "ui.getRun", id); err != nil {
+		return "", err
+	}
+	journal, err := h.e.Journal(ctx, id)
+	if err != nil {
+		return "", err
+	}
+	st, err := h.e.GetRunStatus(ctx, id, 0, 0)
+	if err != nil {
+		return "", err
+	}
+	now := h.now()
+	rv := &runView{Run: run, Journal: journal, Rev: st.Rev, Live: !run.Status.Terminal(), Now: now,
+		Input: pretty(run.Input), Output: pretty(run.Output)}
+	if len(run.State) > 0 {
+		b, _ := json.Marshal(run.State)
+		rv.State = pretty(b)
+	}
+	for _, s := range run.Steps {
+		rv.Steps = append(rv.Steps, stepDetail{StepView: s, OutputText: pretty(s.Output)})
+	}
+	var def *cairn.Workflow
+	if wf, err := h.e.GetWorkflow(ctx, run.Workflow, run.Version); err == nil {
+		def = wf
+	}
+	rv.Graph = layoutGraph(def, run)
+	rv.Timeline = layoutTimeline(run, journal, now)
+	v.Title, v.Nav, v.Run = "Run "+run.ID, "runs", rv
+	if rv.Live {
+		v.Banners = h.unservedSteps(ctx, run, journal, now)
+	}
+	return "run", nil
+}
+
+// unservedSteps names the ready steps no live worker has been able to
+// serve for longer than the claim fallback interval.
+func (h *Handler) unservedSteps(ctx context.Context, run *cairn.Run, journal []cairn.JournalEntry, now time.Time) []string {
+	readySince := map[string]time.Time{}
+	for _, j := range journal {
+		if j.Type == cairn.JournalStepReady {
+			readySince[j.Step] = j.At
+		}
+	}
+	var waiting []string
+	for _, s := range run.Steps {
+		since, ok := readySince[s.ID]
+		if s.ReadyAt != nil {
+			since, ok = *s.ReadyAt, true
+		}
+		if s.Status == cairn.StepReady && s.Holder == nil && ok && now.Sub(since) > h.e.Config().FallbackInterval {
+			waiting = append(waiting, s.ID)
+		}
+	}
+	if len(waiting) == 0 {
+		return nil
+	}
+	workers, err := h.e.ListWorkers(ctx)
+	if err != nil {
+		return []string{"Cannot list workers: " + err.Error()}
+	}
+	wf := run.Workflow + "@" + run.Version
+	if servedBy(workers)[wf] {
+		return nil
+	}
+	return []string{fmt.Sprintf("No live worker serves %s: step %s is ready and nobody can claim it.", wf, strings.Join(waiting, ", "))}
+}
+
+// maxShown bounds the JSON a page shows of one value.
+const maxShown = 64 << 10
+
+func pretty(raw json.RawMessage) string {
+	if len(raw) == 0 {
+		return ""
+	}
+	// Decoded and encoded again without HTML escapes: the template
+	// escapes, and a reader should see "<", not "\u003c".
+	var x any
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.UseNumber()
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if len(raw) > maxShown || d.Decode(&x) != nil || enc.Encode(x) != nil {
+		s := string(raw)
+		if len(s) > maxShown {
+			s = s[:maxShown] + "… (" + strconv.Itoa(len(raw)) + " bytes)"
+		}
+		return s
+	}
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+var funcs = template.FuncMap{
+	"ts": func(t any) string {
+		switch t := t.(type) {
+		case time.Time:
+			if t.IsZero() {
+				return ""
+			}
+			return t.UTC().Format("2006-01-02 15:04:05.000")
+		case *time.Time:
+			if t == nil {
+				return ""
+			}
+			return t.UTC().Format("2006-01-02 15:04:05.000")
+		}
+		return ""
+	},
+	"dur": func(from time.Time, to *time.Time, now time.Time) string {
+		end := now
+		if to != nil {
+			end = *to
+		}
+		return fmtDur(end.Sub(from))
+	},
+	"cost": func(c float64) string {
+		if c == 0 {
+			return "—"
+		}
+		return fmt.Sprintf("$%.4f", c)
+	},
+	"runURL": func(id string) string { return Prefix + "runs/" + url.PathEscape(id) },
+	"join":   strings.Join,
+	"usage": func(u cairn.Usage) string {
+		var parts []string
+		if u.Model != "" {
+			parts = append(parts, u.Model)
+		}
+		if u.InputTokens+u.OutputTokens > 0 {
+			parts = append(parts, fmt.Sprintf("%d in / %d out tokens", u.InputTokens, u.OutputTokens))
+		}
+		if u.CostUSD > 0 {
+			parts = append(parts, fmt.Sprintf("$%.4f", u.CostUSD))
+		}
+		for _, k := range sortedKeys(u.Counters) {
+			parts = append(parts, fmt.Sprintf("%s=%d", k, u.Counters[k]))
+		}
+		return strings.Join(parts, ", ")
+	},
+	"terminal": func(s cairn.RunStatus) bool { return s.Terminal() },
+}
+
+func fmtDur(d time.Duration) string {
+	switch {
+	case d < 0:
+		return "0s"
+	case d < time.Second:
+		return strconv.FormatInt(d.Milliseconds(), 10) + "ms"
+	case d < time.Minute:
+		return strconv.FormatFloat(d.Seconds(), 'f', 1, 64) + "s"
+	}
+	return d.Truncate(time.Second).String()
+}
+
+// now is the engine's clock, so liveness and ages agree with the engine.
+func (h *Handler) now() time.Time {
+	if n := h.e.Config().Now; n != nil {
+		return n().UTC()
+	}
+	return time.Now().UTC()
+}

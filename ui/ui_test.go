@@ -1,0 +1,339 @@
+package ui_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/api"
+	"github.com/cairn-dev/cairn/blob/mem"
+	"github.com/cairn-dev/cairn/engine"
+)
+
+type fixture struct {
+	t  testing.TB
+	e  *engine.Engine
+	ts *httptest.Server
+}
+
+func newFixture(t testing.TB, cfg api.Config) *fixture {
+	e, err := engine.New(mem.New(), engine.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	ts := httptest.NewServer(api.New(e, cfg).Handler())
+	t.Cleanup(ts.Close)
+	return &fixture{t: t, e: e, ts: ts}
+}
+
+func (f *fixture) get(path, key string) (int, string, http.Header) {
+	f.t.Helper()
+	req, _ := http.NewRequestWithContext(context.Background(), "GET", f.ts.URL+path, nil)
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	res, err := c.Do(req)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return res.StatusCode, string(b), res.Header
+}
+
+// workflow "wf": fetch → (flaky, approve: a wait) → done.
+func (f *fixture) register() {
+	f.t.Helper()
+	wf := cairn.Workflow{Name: "wf", Version: "2", Steps: []cairn.Step{
+		{ID: "fetch"},
+		{ID: "flaky", After: []string{"fetch"}, Retry: &cairn.RetryPolicy{MaxAttempts: 3, InitialBackoff: cairn.Duration(time.Millisecond)}},
+		{ID: "approve", Kind: cairn.KindWait, Event: "approved", After: []string{"fetch"}},
+		{ID: "done", After: []string{"flaky", "approve"}},
+	}}
+	if _, err := f.e.Register(context.Background(), engine.RegisterRequest{WorkerID: "w1", Workflows: []cairn.Workflow{wf}}); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+func (f *fixture) claim(run string) engine.Lease {
+	f.t.Helper()
+	ctx := context.Background()
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		ls, err := f.e.Claim(ctx, engine.ClaimRequest{WorkerID: "w1", Run: run})
+		if err != nil {
+			f.t.Fatal(err)
+		}
+		if len(ls) == 1 {
+			return ls[0]
+		}
+		time.Sleep(2 * time.Millisecond) // a retry's backoff is 1ms
+	}
+	f.t.Fatal("nothing to claim")
+	return engine.Lease{}
+}
+
+// startRun runs fetch (its output holds a script tag) and fails flaky's
+// first attempt, leaving the run with approve waiting.
+func (f *fixture) startRun() string {
+	f.t.Helper()
+	ctx := context.Background()
+	r, err := f.e.StartRun(ctx, engine.StartRequest{Workflow: "wf", Correlation: "order-<b>7</b>"})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	id := r.Run.ID
+	l := f.claim(id)
+	if _, err := f.e.Complete(ctx, l.ID, engine.CompleteRequest{Output: json.RawMessage(`{"html":"<script>alert(1)</script>"}`),
+		Usage: &cairn.Usage{InputTokens: 10, OutputTokens: 5}}); err != nil {
+		f.t.Fatal(err)
+	}
+	l = f.claim(id)
+	if l.Step != "flaky" {
+		f.t.Fatalf("claimed %s, want flaky", l.Step)
+	}
+	if _, err := f.e.Fail(ctx, l.ID, engine.FailRequest{Error: cairn.ErrorInfo{Class: "retryable", Message: "upstream <i>503</i>"}}); err != nil {
+		f.t.Fatal(err)
+	}
+	return id
+}
+
+func TestPagesInDevMode(t *testing.T) {
+	f := newFixture(t, api.Config{DevMode: true})
+	f.register()
+	id := f.startRun()
+
+	if st, _, h := f.get("/", ""); st != http.StatusFound || h.Get("Location") != "/ui/" {
+		t.Fatalf("/: %d %q, want a redirect to /ui/", st, h.Get("Location"))
+	}
+	st, body, h := f.get("/ui/", "")
+	if st != 200 || !strings.HasPrefix(h.Get("Content-Type"), "text/html") {
+		t.Fatalf("runs page: %d %s", st, h.Get("Content-Type"))
+	}
+	for _, want := range []string{`data-run="` + id + `"`, "wf@2", ">running<", "1/4", "order-&lt;b&gt;7&lt;/b&gt;"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("runs page lacks %q", want)
+		}
+	}
+	if strings.Contains(body, "<b>7</b>") {
+		t.Error("runs page renders a correlation as HTML")
+	}
+
+	st, body, _ = f.get("/ui/runs/"+id, "")
+	if st != 200 {
+		t.Fatalf("run page: %d %s", st, body)
+	}
+	if strings.Contains(body, "<script>alert(1)</script>") || strings.Contains(body, "<i>503</i>") {
+		t.Fatal("run page renders a step's output or error as HTML")
+	}
+	for _, want := range []string{
+		"&lt;script&gt;alert(1)&lt;/script&gt;", // the output, as text
+		"upstream &lt;i&gt;503&lt;/i&gt;",
+		`data-step="fetch" data-attempt="1" data-kind="attempt" data-outcome="completed"`,
+		`data-step="flaky" data-attempt="1" data-kind="attempt" data-outcome="failed"`,
+		`data-step="approve" data-attempt="0" data-kind="wait"`,
+		`<g class="node s-waiting" data-step="approve"`,
+		`<g class="node s-pending" data-step="done"`,
+		`id="cancel-run"`, `data-live="true"`, "wait_started",
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("run page lacks %s", want)
+		}
+	}
+	// The read is audited like the API's.
+	objs, err := f.e.Store().ListAll(context.Background(), "audit/")
+	if err != nil || len(objs) != 1 {
+		t.Fatalf("audit records: %d, %v", len(objs), err)
+	}
+
+	if st, body, _ = f.get("/ui/workers", ""); st != 200 || !strings.Contains(body, `data-worker="w1" data-alive="true"`) || !strings.Contains(body, "wf@2") {
+		t.Fatalf("workers page: %d %s", st, body)
+	}
+	for path, want := range map[string]int{
+		"/ui/runs/01ARZ3NDEKTSV4RRFFQ69G5FAV": 404, "/ui/runs/bad!id": 422, "/ui/nothing": 404,
+		"/ui/?status=bogus": 422, "/ui/?cursor=%00": 422, "/ui/assets/app.js": 200, "/ui/assets/app.css": 200,
+	} {
+		if st, body, _ := f.get(path, ""); st != want {
+			t.Errorf("%s: %d, want %d: %.200s", path, st, want, body)
+		}
+	}
+	// A query that is a run id shows that run; another is a correlation.
+	if _, body, _ = f.get("/ui/?q="+id, ""); !strings.Contains(body, `data-run="`+id+`"`) {
+		t.Error("search by run id does not find the run")
+	}
+	if _, body, _ = f.get("/ui/?q=order-%3Cb%3E7%3C%2Fb%3E", ""); !strings.Contains(body, `data-run="`+id+`"`) {
+		t.Error("search by correlation does not find the run")
+	}
+	if _, body, _ = f.get("/ui/?q=nope", ""); strings.Contains(body, `data-run="`+id+`"`) {
+		t.Error("search for another correlation lists the run")
+	}
+}
+
+func TestPagesNeedAKey(t *testing.T) {
+	keys, err := api.ParseKeys("reader:read:" + api.HashSecret("r-secret") + ",runner:read+execute:" + api.HashSecret("x-secret") + ",worker:worker:" + api.HashSecret("w-secret"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := newFixture(t, api.Config{Keys: keys})
+	f.register()
+	id := f.startRun()
+	for _, p := range []string{"/ui/", "/ui/runs/" + id, "/ui/workers"} {
+		st, body, h := f.get(p, "")
+		if st != 401 || !strings.Contains(body, `id="key-form"`) || h.Get("WWW-Authenticate") == "" || strings.Contains(body, id+`"`) && p != "/ui/runs/"+id {
+			t.Errorf("%s without a key: %d", p, st)
+		}
+		if st, _, _ := f.get(p, "w-secret"); st != 403 {
+			t.Errorf("%s with a worker key: %d, want 403", p, st)
+		}
+		if st, _, _ := f.get(p, "r-secret"); st != 200 {
+			t.Errorf("%s with a read key: %d", p, st)
+		}
+	}
+	// Actions only for a key that may execute.
+	if _, body, _ := f.get("/ui/runs/"+id, "r-secret"); strings.Contains(body, `id="cancel-run"`) {
+		t.Error("a read key is offered cancel")
+	}
+	if _, body, _ := f.get("/ui/runs/"+id, "x-secret"); !strings.Contains(body, `id="cancel-run"`) {
+		t.Error("an execute key is not offered cancel")
+	}
+	// Assets need no key: they hold no data.
+	if st, _, _ := f.get("/ui/assets/app.js", ""); st != 200 {
+		t.Errorf("app.js: %d", st)
+	}
+}
+
+// A ready step no live worker serves gets a banner once it has waited
+// longer than the claim fallback interval.
+func TestBannerWhenNoWorkerServes(t *testing.T) {
+	clock := time.Now()
+	e, err := engine.New(mem.New(), engine.Config{Now: func() time.Time { return clock }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	ts := httptest.NewServer(api.New(e, api.Config{DevMode: true}).Handler())
+	t.Cleanup(ts.Close)
+	f := &fixture{t: t, e: e, ts: ts}
+	f.register()
+	r, err := e.StartRun(context.Background(), engine.StartRequest{Workflow: "wf"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, body, _ := f.get("/ui/runs/"+r.Run.ID, ""); strings.Contains(body, "No live worker") {
+		t.Fatal("banner while the worker is alive")
+	}
+	clock = clock.Add(time.Hour) // w1 is no longer alive; fetch has been ready an hour
+	_, body, _ := f.get("/ui/runs/"+r.Run.ID, "")
+	if !strings.Contains(body, "No live worker serves wf@2: step fetch is ready") {
+		t.Fatalf("no banner: %s", body)
+	}
+	if _, body, _ = f.get("/ui/", ""); !strings.Contains(body, "No live worker serves wf@2") {
+		t.Fatal("no banner on the runs page")
+	}
+}
+
+// Paging: a filter that thins the listing still fills the first page.
+func TestRunsPageFillsFilteredPage(t *testing.T) {
+	f := newFixture(t, api.Config{DevMode: true})
+	f.register()
+	other := cairn.Workflow{Name: "other", Version: "1", Steps: []cairn.Step{{ID: "a"}}}
+	if _, err := f.e.Register(context.Background(), engine.RegisterRequest{WorkerID: "w2", Workflows: []cairn.Workflow{other}}); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	r, err := f.e.StartRun(ctx, engine.StartRequest{Workflow: "wf"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 60 {
+		if _, err := f.e.StartRun(ctx, engine.StartRequest{Workflow: "other"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, body, _ := f.get("/ui/?workflow=wf", "")
+	if !strings.Contains(body, `data-run="`+r.Run.ID+`"`) || strings.Count(body, "<tr data-run=") != 1 {
+		t.Fatalf("filtered page does not hold the one run of wf")
+	}
+	_, body, _ = f.get("/ui/", "")
+	if n := strings.Count(body, "<tr data-run="); n != 50 || !strings.Contains(body, `rel="next"`) {
+		t.Fatalf("first page: %d rows", n)
+	}
+}
+
+// BenchmarkRunPage renders the page of a run with n steps (all
+// completed, one attempt each): server time per render.
+func BenchmarkRunPage(b *testing.B) {
+	for _, n := range []int{10, 200} {
+		b.Run(fmt.Sprint(n, "steps"), func(b *testing.B) {
+			f := newFixture(b, api.Config{DevMode: true})
+			id := f.completedRun(n)
+			h := api.New(f.e, api.Config{DevMode: true}).Handler()
+			b.ResetTimer()
+			for range b.N {
+				rec := httptest.NewRecorder()
+				h.ServeHTTP(rec, httptest.NewRequest("GET", "/ui/runs/"+id, nil))
+				if rec.Code != 200 {
+					b.Fatal(rec.Code)
+				}
+			}
+			if per := b.Elapsed() / time.Duration(b.N); n == 200 && per > 300*time.Millisecond {
+				b.Errorf("a 200-step run page renders in %v, over the 300ms budget", per)
+			}
+		})
+	}
+}
+
+// completedRun runs a workflow of n steps (a chain with fan-out: step i
+// depends on i-1 and i-7) to completion and returns its id.
+func (f *fixture) completedRun(n int) string {
+	ctx := context.Background()
+	wf := cairn.Workflow{Name: fmt.Sprint("big", n), Version: "1"}
+	for i := range n {
+		s := cairn.Step{ID: fmt.Sprintf("s%03d", i)}
+		if i > 0 {
+			s.After = append(s.After, fmt.Sprintf("s%03d", i-1))
+		}
+		if i >= 7 {
+			s.After = append(s.After, fmt.Sprintf("s%03d", i-7))
+		}
+		wf.Steps = append(wf.Steps, s)
+	}
+	if _, err := f.e.Register(ctx, engine.RegisterRequest{WorkerID: "w1", Workflows: []cairn.Workflow{wf}}); err != nil {
+		f.t.Fatal(err)
+	}
+	r, err := f.e.StartRun(ctx, engine.StartRequest{Workflow: wf.Name})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	for range n {
+		l := f.claim(r.Run.ID)
+		if _, err := f.e.Complete(ctx, l.ID, engine.CompleteRequest{Output: json.RawMessage(`{"ok":true,"text":"some output of the step"}`),
+			Usage: &cairn.Usage{Model: "m", InputTokens: 100, OutputTokens: 20}}); err != nil {
+			f.t.Fatal(err)
+		}
+	}
+	return r.Run.ID
+}
+
+// The API reference page loads its assets from the server, not a CDN.
+func TestDocsServedOffline(t *testing.T) {
+	f := newFixture(t, api.Config{DevMode: true})
+	st, body, _ := f.get("/docs", "")
+	if st != 200 || !strings.Contains(body, `src="/docs/web-components.min.js"`) || strings.Contains(body, "https://") {
+		t.Fatalf("/docs: %d %s", st, body)
+	}
+	for _, p := range []string{"/docs/web-components.min.js", "/docs/styles.min.css", "/docs/VERSION", "/openapi.yaml"} {
+		if st, body, _ := f.get(p, ""); st != 200 || len(body) < 100 {
+			t.Errorf("%s: %d, %d bytes", p, st, len(body))
+		}
+	}
+}

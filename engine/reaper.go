@@ -22,6 +22,11 @@ type ReapStats struct {
 	Rearmed      int `json:"rearmed"`
 	Errors       int `json:"errors"`
 	ListRequests int `json:"list_requests"`
+
+	SchedulesFired   int `json:"schedules_fired" doc:"Schedule ticks that started their run."`
+	SchedulesSkipped int `json:"schedules_skipped" doc:"Schedule ticks skipped: the previous run still ran (overlap skip)."`
+	SchedulesFailed  int `json:"schedules_failed" doc:"Schedule ticks whose run could not be started (see the schedule's last_error)."`
+	RunsDeleted      int `json:"runs_deleted" doc:"Ended runs deleted past the retention."`
 }
 
 // Reap runs one reaper pass: it lists the timer index up to now (one LIST
@@ -67,6 +72,13 @@ list:
 	for _, run := range order {
 		if ctx.Err() != nil {
 			return stats, ctx.Err()
+		}
+		if id, ok := scheduleTimerID(run); ok {
+			if err := e.reapSchedule(ctx, id, due[run], now, &stats); err != nil {
+				stats.Errors++
+				e.log.Warn("reaper: schedule visit failed; its timer stays for the next pass", "schedule", id, "err", err)
+			}
+			continue
 		}
 		stats.RunsVisited++
 		if err := e.reapRun(ctx, run, due[run], now, &stats); err != nil {

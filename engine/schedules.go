@@ -128,9 +128,9 @@ type BackfillResult struct {
 	Truncated bool           `json:"truncated" doc:"More ticks lay in the range than max: backfill again from the last tick."`
 }
 
-func (k keys) schedule(id string) string    { return k.prefix + "schedules/" + id }
-func (k keys) schedulesPrefix() string      { return k.prefix + "schedules/" }
-func scheduleTimerName(id string) string    { return scheduleTimerPrefix + id }
+func (k keys) schedule(id string) string { return k.prefix + "schedules/" + id }
+func (k keys) schedulesPrefix() string   { return k.prefix + "schedules/" }
+func scheduleTimerName(id string) string { return scheduleTimerPrefix + id }
 func scheduleTimerID(name string) (string, bool) {
 	return strings.CutPrefix(name, scheduleTimerPrefix)
 }

@@ -98,6 +98,9 @@ func (e *Engine) reapRun(ctx context.Context, run string, timerKeys []string, no
 	if err != nil {
 		return err
 	}
+	if done, err := e.reapExpired(ctx, r, timerKeys, now, stats); done || err != nil {
+		return err
+	}
 	d, err := e.definition(ctx, r.Workflow, r.Version)
 	if err != nil {
 		return err

@@ -310,7 +310,7 @@ func (e *Engine) armTimer(ctx context.Context, r *runRecord, now time.Time) (str
 		return "", nil
 	}
 	due = timerDue(due, now)
-	key, err := e.putTimer(ctx, r.ID, due)
+	key, err := e.putTimer(ctx, timerName(r), due)
 	if err != nil {
 		return "", err
 	}

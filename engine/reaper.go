@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/cairn-dev/cairn"
@@ -55,6 +56,7 @@ list:
 			if !ok {
 				continue
 			}
+			run = strings.TrimPrefix(run, retentionTimerPrefix) // see timerName
 			if at.After(now) {
 				break list
 			}

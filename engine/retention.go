@@ -15,6 +15,21 @@ import (
 // that finds it due deletes the run. A pass deletes at most
 // Config.RetentionBatch runs and leaves the other due timers to the next.
 
+// retentionTimerPrefix marks the timer of an ended run
+// (timers/<due>/r-<run>): the claims' fallback scan, which reads the runs
+// of the first timers in the index to find lost work, skips such a name
+// without a read (it is no run id), so ended runs waiting for their
+// retention cost idle instances nothing. The reaper visits the run.
+const retentionTimerPrefix = "r-"
+
+// timerName is the run segment of r's timer keys.
+func timerName(r *runRecord) string {
+	if r.Status.Terminal() {
+		return retentionTimerPrefix + r.ID
+	}
+	return r.ID
+}
+
 // Retention defaults.
 const (
 	DefaultRetention      = 30 * 24 * time.Hour
@@ -90,8 +105,10 @@ func (e *Engine) purgeRun(ctx context.Context, r *runRecord) error {
 	}
 	e.commits.cache.drop(r.ID)
 	if r.TimerAt != nil {
-		if err := e.store.Delete(ctx, e.keys.timer(*r.TimerAt, r.ID)); err != nil && !isNotFound(err) {
-			return err
+		for _, name := range []string{r.ID, retentionTimerPrefix + r.ID} {
+			if err := e.store.Delete(ctx, e.keys.timer(*r.TimerAt, name)); err != nil && !isNotFound(err) {
+				return err
+			}
 		}
 	}
 	return nil

@@ -65,6 +65,7 @@ func New(e *engine.Engine, cfg Config) *API {
 	a.registerWorkflowOps()
 	a.registerAdminOps()
 	a.mountUI()
+	a.registerScheduleOps()
 	a.handler = a.recoverPanics(a.routeProblems(mux))
 	return a
 }
@@ -110,6 +111,7 @@ var Tags = []*huma.Tag{
 	{Name: "Workers", Description: "The worker protocol — register, claim, started, heartbeat, complete/fail — and the list of registered workers."},
 	{Name: "Runs", Description: "Start, list, read, watch, signal and cancel runs of workflows."},
 	{Name: "Workflows", Description: "Registered workflow definitions: each name and version is stored once and immutable."},
+	{Name: "Schedules", Description: "Cron schedules that start runs: create, pause, resume, backfill, delete."},
 	{Name: "Operations", Description: "Liveness, readiness and the reaper: for load balancers, schedulers and operators."},
 }
 

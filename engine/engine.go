@@ -66,6 +66,12 @@ type Config struct {
 	// MaxPendingEvents caps events recorded for a run that no wait has
 	// consumed yet [100].
 	MaxPendingEvents int
+	// Retention is how long an ended run (record, leases, idempotency
+	// key, timers) is kept before the reaper deletes it [30 days];
+	// negative keeps runs forever.
+	Retention time.Duration
+	// RetentionBatch caps the runs one reaper pass deletes [100].
+	RetentionBatch int
 	// Prices is the price book for usage [none].
 	Prices PriceBook
 	// Bus carries hints between instances [in-process only].
@@ -91,6 +97,12 @@ func (c *Config) setDefaults() {
 	def(&c.AnnounceAfter, 5*time.Second)
 	def(&c.UnservableAvoid, 30*time.Second)
 	def(&c.CommitTimeout, 20*time.Second)
+	if c.Retention == 0 {
+		c.Retention = DefaultRetention
+	}
+	if c.RetentionBatch <= 0 {
+		c.RetentionBatch = DefaultRetentionBatch
+	}
 	if c.MaxRunRecordBytes <= 0 {
 		c.MaxRunRecordBytes = 8 << 20
 	}
@@ -220,7 +232,8 @@ func (e *Engine) announce(hints []notify.Hint) {
 	}
 }
 
-// nextWake is when the reaper should next look at a running run, or the
+// nextWake is when the reaper should next look at a run (an ended one:
+// when its retention passes, see retention.go), or the
 // zero time when it need not: the run's deadline, and the wake-up of each
 // started step, as its kind says (stepKinds: retry backoffs and routine
 // lease checks of ready tasks, sleep ends, wait timeouts). A run that
@@ -228,7 +241,11 @@ func (e *Engine) announce(hints []notify.Hint) {
 // nothing at rest.
 func (e *Engine) nextWake(r *runRecord, now time.Time) time.Time {
 	if r.Status.Terminal() {
-		return time.Time{}
+		due := e.retentionDue(r) // see retention.go
+		if !due.IsZero() && due.Before(now) {
+			due = now
+		}
+		return due
 	}
 	var due time.Time
 	consider := func(t time.Time) {
@@ -293,7 +310,7 @@ func (e *Engine) armTimer(ctx context.Context, r *runRecord, now time.Time) (str
 		return "", nil
 	}
 	due = timerDue(due, now)
-	key, err := e.putTimer(ctx, r.ID, due)
+	key, err := e.putTimer(ctx, timerName(r), due)
 	if err != nil {
 		return "", err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/cairn-dev/cairn"
@@ -22,6 +23,11 @@ type ReapStats struct {
 	Rearmed      int `json:"rearmed"`
 	Errors       int `json:"errors"`
 	ListRequests int `json:"list_requests"`
+
+	SchedulesFired   int `json:"schedules_fired" doc:"Schedule ticks that started their run."`
+	SchedulesSkipped int `json:"schedules_skipped" doc:"Schedule ticks skipped: the previous run still ran (overlap skip)."`
+	SchedulesFailed  int `json:"schedules_failed" doc:"Schedule ticks whose run could not be started (see the schedule's last_error)."`
+	RunsDeleted      int `json:"runs_deleted" doc:"Ended runs deleted past the retention."`
 }
 
 // Reap runs one reaper pass: it lists the timer index up to now (one LIST
@@ -50,6 +56,7 @@ list:
 			if !ok {
 				continue
 			}
+			run = strings.TrimPrefix(run, retentionTimerPrefix) // see timerName
 			if at.After(now) {
 				break list
 			}
@@ -68,6 +75,13 @@ list:
 		if ctx.Err() != nil {
 			return stats, ctx.Err()
 		}
+		if id, ok := scheduleTimerID(run); ok {
+			if err := e.reapSchedule(ctx, id, due[run], now, &stats); err != nil {
+				stats.Errors++
+				e.log.Warn("reaper: schedule visit failed; its timer stays for the next pass", "schedule", id, "err", err)
+			}
+			continue
+		}
 		stats.RunsVisited++
 		if err := e.reapRun(ctx, run, due[run], now, &stats); err != nil {
 			stats.Errors++
@@ -84,6 +98,9 @@ func (e *Engine) reapRun(ctx context.Context, run string, timerKeys []string, no
 		return e.dropTimers(ctx, timerKeys, "")
 	}
 	if err != nil {
+		return err
+	}
+	if done, err := e.reapExpired(ctx, r, timerKeys, now, stats); done || err != nil {
 		return err
 	}
 	d, err := e.definition(ctx, r.Workflow, r.Version)

@@ -16,6 +16,6 @@ func newRootCmd() *cobra.Command {
 	}
 	cf := addClientFlags(root)
 	root.AddCommand(newDevCmd(), newOpenAPICmd(), newServeCmd(), newReaperCmd(),
-		newRunsCmd(cf), newWorkersCmd(cf), newWorkflowsCmd(cf), newBenchCmd())
+		newRunsCmd(cf), newWorkersCmd(cf), newWorkflowsCmd(cf), newBenchCmd(), newSchedulesCmd(cf))
 	return root
 }

@@ -23,7 +23,7 @@ func newRunsCmd(cf *clientFlags) *cobra.Command {
 http://127.0.0.1:8080) with the key in --key or $CAIRN_KEY.`,
 	}
 	cmd.AddCommand(newRunsStartCmd(cf), newRunsGetCmd(cf), newRunsListCmd(cf), newRunsJournalCmd(cf),
-		newRunsCancelCmd(cf), newRunsEventCmd(cf), newRunsWatchCmd(cf), newRunsRerunCmd(cf))
+		newRunsCancelCmd(cf), newRunsEventCmd(cf), newRunsWatchCmd(cf), newRunsRerunCmd(cf), newRunsDeleteCmd(cf))
 	return cmd
 }
 

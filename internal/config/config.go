@@ -54,6 +54,7 @@ const (
 	EnvLeaseTTL         = "CAIRN_LEASE_TTL"
 	EnvHeartbeat        = "CAIRN_HEARTBEAT"
 	EnvFallbackInterval = "CAIRN_FALLBACK_INTERVAL"
+	EnvRetention        = "CAIRN_RETENTION"
 	EnvPort             = "PORT"
 	EnvHost             = "CAIRN_HOST"
 	EnvLogLevel         = "CAIRN_LOG_LEVEL"
@@ -71,7 +72,7 @@ const (
 // Known lists every CAIRN_ variable this package reads.
 var Known = []string{
 	EnvBlob, EnvNotify, EnvKeys, EnvDev, EnvPrices, EnvMaxRequestTime, EnvLeaseTTL, EnvHeartbeat,
-	EnvFallbackInterval, EnvHost, EnvLogLevel, EnvLogFormat,
+	EnvFallbackInterval, EnvRetention, EnvHost, EnvLogLevel, EnvLogFormat,
 	EnvOIDCAudience, EnvOIDCEmails, EnvOIDCIssuer, EnvOIDCJWKSURL,
 }
 

@@ -22,6 +22,9 @@ type Engine struct {
 	LeaseTTL         time.Duration
 	Heartbeat        time.Duration
 	FallbackInterval time.Duration // 0: the engine's default
+	// Retention is how long ended runs are kept; negative: forever
+	// (CAIRN_RETENTION=forever).
+	Retention time.Duration
 }
 
 func (e *Engine) parse(r *reader) {
@@ -38,6 +41,11 @@ func (e *Engine) parse(r *reader) {
 		r.problem(EnvHeartbeat, fmt.Sprintf("%v must be shorter than the lease TTL %v (CAIRN_LEASE_TTL), or a worker's lease expires between two heartbeats", e.Heartbeat, e.LeaseTTL))
 	}
 	e.FallbackInterval = r.duration(EnvFallbackInterval, 0, 100*time.Millisecond, time.Hour)
+	if r.str(EnvRetention) == "forever" {
+		e.Retention = -1
+	} else {
+		e.Retention = r.duration(EnvRetention, engine.DefaultRetention, time.Hour, 100*365*24*time.Hour)
+	}
 }
 
 // EngineConfig is the engine configuration, with bus and logger.
@@ -47,6 +55,7 @@ func (c *Config) EngineConfig(bus notify.Bus, log *slog.Logger) engine.Config {
 		HeartbeatInterval: c.Heartbeat,
 		MaxRequestTime:    c.MaxRequestTime,
 		FallbackInterval:  c.FallbackInterval,
+		Retention:         c.Retention,
 		Prices:            c.Prices,
 		Bus:               bus,
 		Logger:            log,

@@ -284,6 +284,48 @@ func (e RunSummaryStatus) Valid() bool {
 	}
 }
 
+// Defines values for ScheduleOverlap.
+const (
+	ScheduleOverlapAllow          ScheduleOverlap = "allow"
+	ScheduleOverlapCancelPrevious ScheduleOverlap = "cancel_previous"
+	ScheduleOverlapSkip           ScheduleOverlap = "skip"
+)
+
+// Valid indicates whether the value is a known member of the ScheduleOverlap enum.
+func (e ScheduleOverlap) Valid() bool {
+	switch e {
+	case ScheduleOverlapAllow:
+		return true
+	case ScheduleOverlapCancelPrevious:
+		return true
+	case ScheduleOverlapSkip:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ScheduleRequestOverlap.
+const (
+	ScheduleRequestOverlapAllow          ScheduleRequestOverlap = "allow"
+	ScheduleRequestOverlapCancelPrevious ScheduleRequestOverlap = "cancel_previous"
+	ScheduleRequestOverlapSkip           ScheduleRequestOverlap = "skip"
+)
+
+// Valid indicates whether the value is a known member of the ScheduleRequestOverlap enum.
+func (e ScheduleRequestOverlap) Valid() bool {
+	switch e {
+	case ScheduleRequestOverlapAllow:
+		return true
+	case ScheduleRequestOverlapCancelPrevious:
+		return true
+	case ScheduleRequestOverlapSkip:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for StepDelivery.
 const (
 	StepDeliveryAtLeastOnce StepDelivery = "at_least_once"
@@ -463,6 +505,34 @@ type Attempt struct {
 
 // AttemptOutcome How the attempt ended; absent while it runs.
 type AttemptOutcome string
+
+// BackfillRequest defines model for BackfillRequest.
+type BackfillRequest struct {
+	// From Ticks after this time (exclusive)...
+	From time.Time `json:"from"`
+
+	// Max At most this many ticks, oldest first (default and cap 100).
+	Max *int64 `json:"max,omitempty"`
+
+	// To ...up to this time (inclusive), at most now.
+	To time.Time `json:"to"`
+}
+
+// BackfillResult defines model for BackfillResult.
+type BackfillResult struct {
+	Ticks []BackfillTick `json:"ticks"`
+
+	// Truncated More ticks lay in the range than max: backfill again from the last tick.
+	Truncated bool `json:"truncated"`
+}
+
+// BackfillTick defines model for BackfillTick.
+type BackfillTick struct {
+	// Existed The tick already had its run (fired earlier, or an earlier backfill): nothing new started.
+	Existed bool      `json:"existed"`
+	Run     string    `json:"run"`
+	Tick    time.Time `json:"tick"`
+}
 
 // BuildInfo defines model for BuildInfo.
 type BuildInfo struct {
@@ -773,7 +843,19 @@ type ReapResponse struct {
 	LeasesLost       int64 `json:"leases_lost"`
 	ListRequests     int64 `json:"list_requests"`
 	Rearmed          int64 `json:"rearmed"`
-	RunsVisited      int64 `json:"runs_visited"`
+
+	// RunsDeleted Ended runs deleted past the retention.
+	RunsDeleted int64 `json:"runs_deleted"`
+	RunsVisited int64 `json:"runs_visited"`
+
+	// SchedulesFailed Schedule ticks whose run could not be started (see the schedule's last_error).
+	SchedulesFailed int64 `json:"schedules_failed"`
+
+	// SchedulesFired Schedule ticks that started their run.
+	SchedulesFired int64 `json:"schedules_fired"`
+
+	// SchedulesSkipped Schedule ticks skipped: the previous run still ran (overlap skip).
+	SchedulesSkipped int64 `json:"schedules_skipped"`
 	TimersDue        int64 `json:"timers_due"`
 
 	// TimersFired Sleeps ended, waits timed out, deadlines passed.
@@ -923,6 +1005,91 @@ type RunSummary struct {
 
 // RunSummaryStatus defines model for RunSummary.Status.
 type RunSummaryStatus string
+
+// Schedule defines model for Schedule.
+type Schedule struct {
+	CreatedAt   time.Time `json:"created_at"`
+	Cron        string    `json:"cron"`
+	Description *string   `json:"description,omitempty"`
+
+	// Failed Ticks whose run could not be started.
+	Failed int64 `json:"failed"`
+
+	// Fired Ticks that started a run (backfills not counted).
+	Fired int64           `json:"fired"`
+	Id    string          `json:"id"`
+	Input json.RawMessage `json:"input,omitempty"`
+
+	// LastError Why the newest failed tick could not start a run (e.g. the workflow is not registered).
+	LastError *string `json:"last_error,omitempty"`
+
+	// LastRun The run the newest tick started.
+	LastRun *string `json:"last_run,omitempty"`
+
+	// LastTick The newest tick that started a run.
+	LastTick *time.Time `json:"last_tick,omitempty"`
+
+	// Missed Ticks that passed while no reaper ran; only the newest of a gap fires (backfill the others).
+	Missed int64 `json:"missed"`
+
+	// NextAt The next tick; absent while paused.
+	NextAt  *time.Time      `json:"next_at,omitempty"`
+	Overlap ScheduleOverlap `json:"overlap"`
+	Paused  bool            `json:"paused"`
+
+	// Pending A tick whose run is being started.
+	Pending *time.Time `json:"pending,omitempty"`
+	Rev     int64      `json:"rev"`
+
+	// Skipped Ticks skipped because the previous run still ran (overlap skip).
+	Skipped   int64     `json:"skipped"`
+	TimeZone  string    `json:"time_zone"`
+	UpdatedAt time.Time `json:"updated_at"`
+	Version   *string   `json:"version,omitempty"`
+	Workflow  string    `json:"workflow"`
+}
+
+// ScheduleOverlap defines model for Schedule.Overlap.
+type ScheduleOverlap string
+
+// SchedulePage defines model for SchedulePage.
+type SchedulePage struct {
+	NextCursor *string    `json:"next_cursor,omitempty"`
+	Schedules  []Schedule `json:"schedules"`
+}
+
+// ScheduleRequest defines model for ScheduleRequest.
+type ScheduleRequest struct {
+	// Cron Five-field cron expression (minute hour day-of-month month day-of-week) or a descriptor (@hourly, @daily, @weekly, @monthly, @yearly, @every <duration> of at least 1m).
+	Cron string `json:"cron"`
+
+	// Description Free text.
+	Description *string `json:"description,omitempty"`
+
+	// Id Schedule id; default a generated one. Creating an id that exists is a 409.
+	Id *string `json:"id,omitempty"`
+
+	// Input Input of every run it starts, any JSON value. Each run's correlation is schedule:<id>:<tick>, so templates see the tick as run.correlation.
+	Input json.RawMessage `json:"input,omitempty"`
+
+	// Overlap What a tick does while the previous run of the schedule still runs: skip the tick (default), allow a second run, or cancel_previous and start.
+	Overlap *ScheduleRequestOverlap `json:"overlap,omitempty"`
+
+	// Paused Create the schedule paused.
+	Paused *bool `json:"paused,omitempty"`
+
+	// TimeZone IANA time zone the expression is read in (default UTC), e.g. Europe/Paris. Across a daylight-saving change a tick in the skipped hour does not fire and a tick in the repeated hour fires once.
+	TimeZone *string `json:"time_zone,omitempty"`
+
+	// Version Version to start; default the newest registered at each tick.
+	Version *string `json:"version,omitempty"`
+
+	// Workflow Workflow to start.
+	Workflow string `json:"workflow"`
+}
+
+// ScheduleRequestOverlap What a tick does while the previous run of the schedule still runs: skip the tick (default), allow a second run, or cancel_previous and start.
+type ScheduleRequestOverlap string
 
 // StartRequest defines model for StartRequest.
 type StartRequest struct {
@@ -1126,6 +1293,12 @@ type ListRunsParams struct {
 // ListRunsParamsStatus defines parameters for ListRuns.
 type ListRunsParamsStatus string
 
+// DeleteRunParams defines parameters for DeleteRun.
+type DeleteRunParams struct {
+	// Force Cancel the run first when it is still running.
+	Force *bool `form:"force,omitempty" json:"force,omitempty"`
+}
+
 // GetRunStatusParams defines parameters for GetRunStatus.
 type GetRunStatusParams struct {
 	// After Wait for a rev greater than this.
@@ -1133,6 +1306,15 @@ type GetRunStatusParams struct {
 
 	// WaitMs Hold up to this long for a change (capped at 4/5 of the max request time).
 	WaitMs *int64 `form:"wait_ms,omitempty" json:"wait_ms,omitempty"`
+}
+
+// ListSchedulesParams defines parameters for ListSchedules.
+type ListSchedulesParams struct {
+	// Limit Page size (default and cap 100).
+	Limit *int64 `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor next_cursor of the previous page.
+	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
 // StartRunJSONRequestBody defines body for StartRun for application/json ContentType.
@@ -1146,6 +1328,12 @@ type SendEventJSONRequestBody = EventRequest
 
 // RerunRunJSONRequestBody defines body for RerunRun for application/json ContentType.
 type RerunRunJSONRequestBody = RerunRequest
+
+// CreateScheduleJSONRequestBody defines body for CreateSchedule for application/json ContentType.
+type CreateScheduleJSONRequestBody = ScheduleRequest
+
+// BackfillScheduleJSONRequestBody defines body for BackfillSchedule for application/json ContentType.
+type BackfillScheduleJSONRequestBody = BackfillRequest
 
 // ClaimStepsJSONRequestBody defines body for ClaimSteps for application/json ContentType.
 type ClaimStepsJSONRequestBody = ClaimRequest
@@ -1290,6 +1478,15 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/api/runs (the `StartRun` operationId).
 	StartRun(ctx context.Context, body StartRunJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// DeleteRun Delete an ended run
+	//
+	// Deletes the run, its leases, its idempotency key and its timer now, rather than when its retention passes. A run still running is a 409 unless force=true, which cancels it first.
+	//
+	// Needs a key with the `admin` scope.
+	//
+	// Corresponds with DELETE /v1/api/runs/{run} (the `DeleteRun` operationId).
+	DeleteRun(ctx context.Context, run string, params *DeleteRunParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetRun Get a run
 	//
 	// The run with every step's status, attempts, output and usage. Audited: the read is recorded with the key that made it.
@@ -1382,6 +1579,95 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /v1/api/runs/{run}/status (the `GetRunStatus` operationId).
 	GetRunStatus(ctx context.Context, run string, params *GetRunStatusParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListSchedules List schedules
+	//
+	// By id, cursor-paginated.
+	//
+	// Needs a key with the `read` scope.
+	//
+	// Corresponds with GET /v1/api/schedules (the `ListSchedules` operationId).
+	ListSchedules(ctx context.Context, params *ListSchedulesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateScheduleWithBody Create a schedule
+	//
+	// Starts a run of the workflow at every tick of a cron expression in a time zone. The reaper fires due ticks: one run per tick however many reapers run (each tick's run has an idempotency key derived from the schedule and the tick). Ticks missed while no reaper ran fire once (the newest); backfill the others. An id that exists is a 409.
+	//
+	// Needs a key with the `execute` scope.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/api/schedules (the `CreateSchedule` operationId).
+	CreateScheduleWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateSchedule Create a schedule
+	//
+	// Starts a run of the workflow at every tick of a cron expression in a time zone. The reaper fires due ticks: one run per tick however many reapers run (each tick's run has an idempotency key derived from the schedule and the tick). Ticks missed while no reaper ran fire once (the newest); backfill the others. An id that exists is a 409.
+	//
+	// Needs a key with the `execute` scope.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/api/schedules (the `CreateSchedule` operationId).
+	CreateSchedule(ctx context.Context, body CreateScheduleJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeleteSchedule Delete a schedule
+	//
+	// No tick fires after it. The runs it started stay.
+	//
+	// Needs a key with the `execute` scope.
+	//
+	// Corresponds with DELETE /v1/api/schedules/{schedule} (the `DeleteSchedule` operationId).
+	DeleteSchedule(ctx context.Context, schedule string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetSchedule Get a schedule
+	//
+	// The schedule with its next tick, its newest run and its counters (fired, skipped, missed, failed).
+	//
+	// Needs a key with the `read` scope.
+	//
+	// Corresponds with GET /v1/api/schedules/{schedule} (the `GetSchedule` operationId).
+	GetSchedule(ctx context.Context, schedule string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// BackfillScheduleWithBody Start the runs of past ticks
+	//
+	// Starts a run for each tick in (from, to], oldest first, at most max (100). A tick that already has its run (it fired, or an earlier backfill) is not started again: it is listed with existed=true. Backfill ignores the overlap policy and a pause.
+	//
+	// Needs a key with the `execute` scope.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/api/schedules/{schedule}/backfill (the `BackfillSchedule` operationId).
+	BackfillScheduleWithBody(ctx context.Context, schedule string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// BackfillSchedule Start the runs of past ticks
+	//
+	// Starts a run for each tick in (from, to], oldest first, at most max (100). A tick that already has its run (it fired, or an earlier backfill) is not started again: it is listed with existed=true. Backfill ignores the overlap policy and a pause.
+	//
+	// Needs a key with the `execute` scope.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/api/schedules/{schedule}/backfill (the `BackfillSchedule` operationId).
+	BackfillSchedule(ctx context.Context, schedule string, body BackfillScheduleJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PauseSchedule Pause a schedule
+	//
+	// No tick fires until it is resumed. Pausing a paused schedule changes nothing.
+	//
+	// Needs a key with the `execute` scope.
+	//
+	// Corresponds with POST /v1/api/schedules/{schedule}/pause (the `PauseSchedule` operationId).
+	PauseSchedule(ctx context.Context, schedule string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ResumeSchedule Resume a schedule
+	//
+	// Ticks fire again from now on; those that passed while it was paused do not (backfill them).
+	//
+	// Needs a key with the `execute` scope.
+	//
+	// Corresponds with POST /v1/api/schedules/{schedule}/resume (the `ResumeSchedule` operationId).
+	ResumeSchedule(ctx context.Context, schedule string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ClaimStepsWithBody Claim runnable steps as leases
 	//
@@ -1653,6 +1939,25 @@ func (c *Client) StartRun(ctx context.Context, body StartRunJSONRequestBody, req
 	return c.Client.Do(req)
 }
 
+// DeleteRun Delete an ended run
+//
+// Deletes the run, its leases, its idempotency key and its timer now, rather than when its retention passes. A run still running is a 409 unless force=true, which cancels it first.
+//
+// Needs a key with the `admin` scope.
+//
+// Corresponds with DELETE /v1/api/runs/{run} (the `DeleteRun` operationId).
+func (c *Client) DeleteRun(ctx context.Context, run string, params *DeleteRunParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteRunRequest(c.Server, run, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // GetRun Get a run
 //
 // The run with every step's status, attempts, output and usage. Audited: the read is recorded with the key that made it.
@@ -1826,6 +2131,185 @@ func (c *Client) RerunRun(ctx context.Context, run string, body RerunRunJSONRequ
 // Corresponds with GET /v1/api/runs/{run}/status (the `GetRunStatus` operationId).
 func (c *Client) GetRunStatus(ctx context.Context, run string, params *GetRunStatusParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetRunStatusRequest(c.Server, run, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListSchedules List schedules
+//
+// By id, cursor-paginated.
+//
+// Needs a key with the `read` scope.
+//
+// Corresponds with GET /v1/api/schedules (the `ListSchedules` operationId).
+func (c *Client) ListSchedules(ctx context.Context, params *ListSchedulesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListSchedulesRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateScheduleWithBody Create a schedule
+//
+// Starts a run of the workflow at every tick of a cron expression in a time zone. The reaper fires due ticks: one run per tick however many reapers run (each tick's run has an idempotency key derived from the schedule and the tick). Ticks missed while no reaper ran fire once (the newest); backfill the others. An id that exists is a 409.
+//
+// Needs a key with the `execute` scope.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/api/schedules (the `CreateSchedule` operationId).
+func (c *Client) CreateScheduleWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateScheduleRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateSchedule Create a schedule
+//
+// Starts a run of the workflow at every tick of a cron expression in a time zone. The reaper fires due ticks: one run per tick however many reapers run (each tick's run has an idempotency key derived from the schedule and the tick). Ticks missed while no reaper ran fire once (the newest); backfill the others. An id that exists is a 409.
+//
+// Needs a key with the `execute` scope.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/api/schedules (the `CreateSchedule` operationId).
+func (c *Client) CreateSchedule(ctx context.Context, body CreateScheduleJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateScheduleRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeleteSchedule Delete a schedule
+//
+// No tick fires after it. The runs it started stay.
+//
+// Needs a key with the `execute` scope.
+//
+// Corresponds with DELETE /v1/api/schedules/{schedule} (the `DeleteSchedule` operationId).
+func (c *Client) DeleteSchedule(ctx context.Context, schedule string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteScheduleRequest(c.Server, schedule)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetSchedule Get a schedule
+//
+// The schedule with its next tick, its newest run and its counters (fired, skipped, missed, failed).
+//
+// Needs a key with the `read` scope.
+//
+// Corresponds with GET /v1/api/schedules/{schedule} (the `GetSchedule` operationId).
+func (c *Client) GetSchedule(ctx context.Context, schedule string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetScheduleRequest(c.Server, schedule)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// BackfillScheduleWithBody Start the runs of past ticks
+//
+// Starts a run for each tick in (from, to], oldest first, at most max (100). A tick that already has its run (it fired, or an earlier backfill) is not started again: it is listed with existed=true. Backfill ignores the overlap policy and a pause.
+//
+// Needs a key with the `execute` scope.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/api/schedules/{schedule}/backfill (the `BackfillSchedule` operationId).
+func (c *Client) BackfillScheduleWithBody(ctx context.Context, schedule string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewBackfillScheduleRequestWithBody(c.Server, schedule, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// BackfillSchedule Start the runs of past ticks
+//
+// Starts a run for each tick in (from, to], oldest first, at most max (100). A tick that already has its run (it fired, or an earlier backfill) is not started again: it is listed with existed=true. Backfill ignores the overlap policy and a pause.
+//
+// Needs a key with the `execute` scope.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/api/schedules/{schedule}/backfill (the `BackfillSchedule` operationId).
+func (c *Client) BackfillSchedule(ctx context.Context, schedule string, body BackfillScheduleJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewBackfillScheduleRequest(c.Server, schedule, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PauseSchedule Pause a schedule
+//
+// No tick fires until it is resumed. Pausing a paused schedule changes nothing.
+//
+// Needs a key with the `execute` scope.
+//
+// Corresponds with POST /v1/api/schedules/{schedule}/pause (the `PauseSchedule` operationId).
+func (c *Client) PauseSchedule(ctx context.Context, schedule string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPauseScheduleRequest(c.Server, schedule)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ResumeSchedule Resume a schedule
+//
+// Ticks fire again from now on; those that passed while it was paused do not (backfill them).
+//
+// Needs a key with the `execute` scope.
+//
+// Corresponds with POST /v1/api/schedules/{schedule}/resume (the `ResumeSchedule` operationId).
+func (c *Client) ResumeSchedule(ctx context.Context, schedule string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewResumeScheduleRequest(c.Server, schedule)
 	if err != nil {
 		return nil, err
 	}
@@ -2352,6 +2836,67 @@ func NewStartRunRequestWithBody(server string, contentType string, body io.Reade
 	return req, nil
 }
 
+// NewDeleteRunRequest constructs an http.Request for the DeleteRun method
+func NewDeleteRunRequest(server string, run string, params *DeleteRunParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "run", run, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/api/runs/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Force != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "force", *params.Force, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewGetRunRequest constructs an http.Request for the GetRun method
 func NewGetRunRequest(server string, run string) (*http.Request, error) {
 	var err error
@@ -2627,6 +3172,295 @@ func NewGetRunStatusRequest(server string, run string, params *GetRunStatusParam
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewListSchedulesRequest constructs an http.Request for the ListSchedules method
+func NewListSchedulesRequest(server string, params *ListSchedulesParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/api/schedules")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewCreateScheduleRequest calls the generic CreateSchedule builder with application/json body
+func NewCreateScheduleRequest(server string, body CreateScheduleJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCreateScheduleRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewCreateScheduleRequestWithBody constructs an http.Request for the CreateSchedule method, with any body, and a specified content type
+func NewCreateScheduleRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/api/schedules")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewDeleteScheduleRequest constructs an http.Request for the DeleteSchedule method
+func NewDeleteScheduleRequest(server string, schedule string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "schedule", schedule, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/api/schedules/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetScheduleRequest constructs an http.Request for the GetSchedule method
+func NewGetScheduleRequest(server string, schedule string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "schedule", schedule, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/api/schedules/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewBackfillScheduleRequest calls the generic BackfillSchedule builder with application/json body
+func NewBackfillScheduleRequest(server string, schedule string, body BackfillScheduleJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewBackfillScheduleRequestWithBody(server, schedule, "application/json", bodyReader)
+}
+
+// NewBackfillScheduleRequestWithBody constructs an http.Request for the BackfillSchedule method, with any body, and a specified content type
+func NewBackfillScheduleRequestWithBody(server string, schedule string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "schedule", schedule, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/api/schedules/%s/backfill", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewPauseScheduleRequest constructs an http.Request for the PauseSchedule method
+func NewPauseScheduleRequest(server string, schedule string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "schedule", schedule, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/api/schedules/%s/pause", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewResumeScheduleRequest constructs an http.Request for the ResumeSchedule method
+func NewResumeScheduleRequest(server string, schedule string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "schedule", schedule, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/api/schedules/%s/resume", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -3117,6 +3951,17 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v1/api/runs (the `StartRun` operationId).
 	StartRunWithResponse(ctx context.Context, body StartRunJSONRequestBody, reqEditors ...RequestEditorFn) (*StartRunHTTPResponse, error)
 
+	// DeleteRunWithResponse Delete an ended run
+	//
+	// Deletes the run, its leases, its idempotency key and its timer now, rather than when its retention passes. A run still running is a 409 unless force=true, which cancels it first.
+	//
+	// Needs a key with the `admin` scope.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /v1/api/runs/{run} (the `DeleteRun` operationId).
+	DeleteRunWithResponse(ctx context.Context, run string, params *DeleteRunParams, reqEditors ...RequestEditorFn) (*DeleteRunHTTPResponse, error)
+
 	// GetRunWithResponse Get a run
 	//
 	// The run with every step's status, attempts, output and usage. Audited: the read is recorded with the key that made it.
@@ -3215,6 +4060,105 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v1/api/runs/{run}/status (the `GetRunStatus` operationId).
 	GetRunStatusWithResponse(ctx context.Context, run string, params *GetRunStatusParams, reqEditors ...RequestEditorFn) (*GetRunStatusHTTPResponse, error)
+
+	// ListSchedulesWithResponse List schedules
+	//
+	// By id, cursor-paginated.
+	//
+	// Needs a key with the `read` scope.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/api/schedules (the `ListSchedules` operationId).
+	ListSchedulesWithResponse(ctx context.Context, params *ListSchedulesParams, reqEditors ...RequestEditorFn) (*ListSchedulesHTTPResponse, error)
+
+	// CreateScheduleWithBodyWithResponse Create a schedule
+	//
+	// Starts a run of the workflow at every tick of a cron expression in a time zone. The reaper fires due ticks: one run per tick however many reapers run (each tick's run has an idempotency key derived from the schedule and the tick). Ticks missed while no reaper ran fire once (the newest); backfill the others. An id that exists is a 409.
+	//
+	// Needs a key with the `execute` scope.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/api/schedules (the `CreateSchedule` operationId).
+	CreateScheduleWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateScheduleHTTPResponse, error)
+
+	// CreateScheduleWithResponse Create a schedule
+	//
+	// Starts a run of the workflow at every tick of a cron expression in a time zone. The reaper fires due ticks: one run per tick however many reapers run (each tick's run has an idempotency key derived from the schedule and the tick). Ticks missed while no reaper ran fire once (the newest); backfill the others. An id that exists is a 409.
+	//
+	// Needs a key with the `execute` scope.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/api/schedules (the `CreateSchedule` operationId).
+	CreateScheduleWithResponse(ctx context.Context, body CreateScheduleJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateScheduleHTTPResponse, error)
+
+	// DeleteScheduleWithResponse Delete a schedule
+	//
+	// No tick fires after it. The runs it started stay.
+	//
+	// Needs a key with the `execute` scope.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /v1/api/schedules/{schedule} (the `DeleteSchedule` operationId).
+	DeleteScheduleWithResponse(ctx context.Context, schedule string, reqEditors ...RequestEditorFn) (*DeleteScheduleHTTPResponse, error)
+
+	// GetScheduleWithResponse Get a schedule
+	//
+	// The schedule with its next tick, its newest run and its counters (fired, skipped, missed, failed).
+	//
+	// Needs a key with the `read` scope.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/api/schedules/{schedule} (the `GetSchedule` operationId).
+	GetScheduleWithResponse(ctx context.Context, schedule string, reqEditors ...RequestEditorFn) (*GetScheduleHTTPResponse, error)
+
+	// BackfillScheduleWithBodyWithResponse Start the runs of past ticks
+	//
+	// Starts a run for each tick in (from, to], oldest first, at most max (100). A tick that already has its run (it fired, or an earlier backfill) is not started again: it is listed with existed=true. Backfill ignores the overlap policy and a pause.
+	//
+	// Needs a key with the `execute` scope.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/api/schedules/{schedule}/backfill (the `BackfillSchedule` operationId).
+	BackfillScheduleWithBodyWithResponse(ctx context.Context, schedule string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*BackfillScheduleHTTPResponse, error)
+
+	// BackfillScheduleWithResponse Start the runs of past ticks
+	//
+	// Starts a run for each tick in (from, to], oldest first, at most max (100). A tick that already has its run (it fired, or an earlier backfill) is not started again: it is listed with existed=true. Backfill ignores the overlap policy and a pause.
+	//
+	// Needs a key with the `execute` scope.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/api/schedules/{schedule}/backfill (the `BackfillSchedule` operationId).
+	BackfillScheduleWithResponse(ctx context.Context, schedule string, body BackfillScheduleJSONRequestBody, reqEditors ...RequestEditorFn) (*BackfillScheduleHTTPResponse, error)
+
+	// PauseScheduleWithResponse Pause a schedule
+	//
+	// No tick fires until it is resumed. Pausing a paused schedule changes nothing.
+	//
+	// Needs a key with the `execute` scope.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/api/schedules/{schedule}/pause (the `PauseSchedule` operationId).
+	PauseScheduleWithResponse(ctx context.Context, schedule string, reqEditors ...RequestEditorFn) (*PauseScheduleHTTPResponse, error)
+
+	// ResumeScheduleWithResponse Resume a schedule
+	//
+	// Ticks fire again from now on; those that passed while it was paused do not (backfill them).
+	//
+	// Needs a key with the `execute` scope.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/api/schedules/{schedule}/resume (the `ResumeSchedule` operationId).
+	ResumeScheduleWithResponse(ctx context.Context, schedule string, reqEditors ...RequestEditorFn) (*ResumeScheduleHTTPResponse, error)
 
 	// ClaimStepsWithBodyWithResponse Claim runnable steps as leases
 	//
@@ -3776,6 +4720,96 @@ func (r StartRunHTTPResponse) ContentType() string {
 	return ""
 }
 
+type DeleteRunHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Problem
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
+	// ApplicationproblemJSON502 the response for an HTTP 502 `application/problem+json` response
+	ApplicationproblemJSON502 *Problem
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Problem
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r DeleteRunHTTPResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r DeleteRunHTTPResponse) GetApplicationproblemJSON403() *Problem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r DeleteRunHTTPResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r DeleteRunHTTPResponse) GetApplicationproblemJSON409() *Problem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r DeleteRunHTTPResponse) GetApplicationproblemJSON422() *Problem {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r DeleteRunHTTPResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON502 returns the response for an HTTP 502 `application/problem+json` response
+func (r DeleteRunHTTPResponse) GetApplicationproblemJSON502() *Problem {
+	return r.ApplicationproblemJSON502
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r DeleteRunHTTPResponse) GetApplicationproblemJSON503() *Problem {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r DeleteRunHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeleteRunHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeleteRunHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeleteRunHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type GetRunHTTPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -4331,6 +5365,629 @@ func (r GetRunStatusHTTPResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetRunStatusHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ListSchedulesHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *SchedulePage
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
+	// ApplicationproblemJSON502 the response for an HTTP 502 `application/problem+json` response
+	ApplicationproblemJSON502 *Problem
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListSchedulesHTTPResponse) GetJSON200() *SchedulePage {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ListSchedulesHTTPResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r ListSchedulesHTTPResponse) GetApplicationproblemJSON403() *Problem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r ListSchedulesHTTPResponse) GetApplicationproblemJSON422() *Problem {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r ListSchedulesHTTPResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON502 returns the response for an HTTP 502 `application/problem+json` response
+func (r ListSchedulesHTTPResponse) GetApplicationproblemJSON502() *Problem {
+	return r.ApplicationproblemJSON502
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ListSchedulesHTTPResponse) GetApplicationproblemJSON503() *Problem {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ListSchedulesHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListSchedulesHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListSchedulesHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListSchedulesHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type CreateScheduleHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *Schedule
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Problem
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
+	// ApplicationproblemJSON502 the response for an HTTP 502 `application/problem+json` response
+	ApplicationproblemJSON502 *Problem
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Problem
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r CreateScheduleHTTPResponse) GetJSON201() *Schedule {
+	return r.JSON201
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r CreateScheduleHTTPResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r CreateScheduleHTTPResponse) GetApplicationproblemJSON403() *Problem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r CreateScheduleHTTPResponse) GetApplicationproblemJSON409() *Problem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r CreateScheduleHTTPResponse) GetApplicationproblemJSON422() *Problem {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r CreateScheduleHTTPResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON502 returns the response for an HTTP 502 `application/problem+json` response
+func (r CreateScheduleHTTPResponse) GetApplicationproblemJSON502() *Problem {
+	return r.ApplicationproblemJSON502
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r CreateScheduleHTTPResponse) GetApplicationproblemJSON503() *Problem {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r CreateScheduleHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CreateScheduleHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CreateScheduleHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CreateScheduleHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type DeleteScheduleHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
+	// ApplicationproblemJSON502 the response for an HTTP 502 `application/problem+json` response
+	ApplicationproblemJSON502 *Problem
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Problem
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r DeleteScheduleHTTPResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r DeleteScheduleHTTPResponse) GetApplicationproblemJSON403() *Problem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r DeleteScheduleHTTPResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r DeleteScheduleHTTPResponse) GetApplicationproblemJSON422() *Problem {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r DeleteScheduleHTTPResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON502 returns the response for an HTTP 502 `application/problem+json` response
+func (r DeleteScheduleHTTPResponse) GetApplicationproblemJSON502() *Problem {
+	return r.ApplicationproblemJSON502
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r DeleteScheduleHTTPResponse) GetApplicationproblemJSON503() *Problem {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r DeleteScheduleHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeleteScheduleHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeleteScheduleHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeleteScheduleHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetScheduleHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Schedule
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
+	// ApplicationproblemJSON502 the response for an HTTP 502 `application/problem+json` response
+	ApplicationproblemJSON502 *Problem
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetScheduleHTTPResponse) GetJSON200() *Schedule {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetScheduleHTTPResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetScheduleHTTPResponse) GetApplicationproblemJSON403() *Problem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetScheduleHTTPResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r GetScheduleHTTPResponse) GetApplicationproblemJSON422() *Problem {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r GetScheduleHTTPResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON502 returns the response for an HTTP 502 `application/problem+json` response
+func (r GetScheduleHTTPResponse) GetApplicationproblemJSON502() *Problem {
+	return r.ApplicationproblemJSON502
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r GetScheduleHTTPResponse) GetApplicationproblemJSON503() *Problem {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetScheduleHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetScheduleHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetScheduleHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetScheduleHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type BackfillScheduleHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *BackfillResult
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
+	// ApplicationproblemJSON502 the response for an HTTP 502 `application/problem+json` response
+	ApplicationproblemJSON502 *Problem
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r BackfillScheduleHTTPResponse) GetJSON200() *BackfillResult {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r BackfillScheduleHTTPResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r BackfillScheduleHTTPResponse) GetApplicationproblemJSON403() *Problem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r BackfillScheduleHTTPResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r BackfillScheduleHTTPResponse) GetApplicationproblemJSON422() *Problem {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r BackfillScheduleHTTPResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON502 returns the response for an HTTP 502 `application/problem+json` response
+func (r BackfillScheduleHTTPResponse) GetApplicationproblemJSON502() *Problem {
+	return r.ApplicationproblemJSON502
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r BackfillScheduleHTTPResponse) GetApplicationproblemJSON503() *Problem {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r BackfillScheduleHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r BackfillScheduleHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r BackfillScheduleHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r BackfillScheduleHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PauseScheduleHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Schedule
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
+	// ApplicationproblemJSON502 the response for an HTTP 502 `application/problem+json` response
+	ApplicationproblemJSON502 *Problem
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PauseScheduleHTTPResponse) GetJSON200() *Schedule {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r PauseScheduleHTTPResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r PauseScheduleHTTPResponse) GetApplicationproblemJSON403() *Problem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r PauseScheduleHTTPResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r PauseScheduleHTTPResponse) GetApplicationproblemJSON422() *Problem {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r PauseScheduleHTTPResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON502 returns the response for an HTTP 502 `application/problem+json` response
+func (r PauseScheduleHTTPResponse) GetApplicationproblemJSON502() *Problem {
+	return r.ApplicationproblemJSON502
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r PauseScheduleHTTPResponse) GetApplicationproblemJSON503() *Problem {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r PauseScheduleHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PauseScheduleHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PauseScheduleHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PauseScheduleHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ResumeScheduleHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Schedule
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Problem
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
+	// ApplicationproblemJSON502 the response for an HTTP 502 `application/problem+json` response
+	ApplicationproblemJSON502 *Problem
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ResumeScheduleHTTPResponse) GetJSON200() *Schedule {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ResumeScheduleHTTPResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r ResumeScheduleHTTPResponse) GetApplicationproblemJSON403() *Problem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r ResumeScheduleHTTPResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r ResumeScheduleHTTPResponse) GetApplicationproblemJSON409() *Problem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r ResumeScheduleHTTPResponse) GetApplicationproblemJSON422() *Problem {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r ResumeScheduleHTTPResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON502 returns the response for an HTTP 502 `application/problem+json` response
+func (r ResumeScheduleHTTPResponse) GetApplicationproblemJSON502() *Problem {
+	return r.ApplicationproblemJSON502
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ResumeScheduleHTTPResponse) GetApplicationproblemJSON503() *Problem {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ResumeScheduleHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ResumeScheduleHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ResumeScheduleHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ResumeScheduleHTTPResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -5349,6 +7006,23 @@ func (c *ClientWithResponses) StartRunWithResponse(ctx context.Context, body Sta
 	return ParseStartRunHTTPResponse(rsp)
 }
 
+// DeleteRunWithResponse Delete an ended run
+//
+// Deletes the run, its leases, its idempotency key and its timer now, rather than when its retention passes. A run still running is a 409 unless force=true, which cancels it first.
+//
+// Needs a key with the `admin` scope.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /v1/api/runs/{run} (the `DeleteRun` operationId).
+func (c *ClientWithResponses) DeleteRunWithResponse(ctx context.Context, run string, params *DeleteRunParams, reqEditors ...RequestEditorFn) (*DeleteRunHTTPResponse, error) {
+	rsp, err := c.DeleteRun(ctx, run, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteRunHTTPResponse(rsp)
+}
+
 // GetRunWithResponse Get a run
 //
 // The run with every step's status, attempts, output and usage. Audited: the read is recorded with the key that made it.
@@ -5500,6 +7174,159 @@ func (c *ClientWithResponses) GetRunStatusWithResponse(ctx context.Context, run 
 		return nil, err
 	}
 	return ParseGetRunStatusHTTPResponse(rsp)
+}
+
+// ListSchedulesWithResponse List schedules
+//
+// By id, cursor-paginated.
+//
+// Needs a key with the `read` scope.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/api/schedules (the `ListSchedules` operationId).
+func (c *ClientWithResponses) ListSchedulesWithResponse(ctx context.Context, params *ListSchedulesParams, reqEditors ...RequestEditorFn) (*ListSchedulesHTTPResponse, error) {
+	rsp, err := c.ListSchedules(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListSchedulesHTTPResponse(rsp)
+}
+
+// CreateScheduleWithBodyWithResponse Create a schedule
+//
+// Starts a run of the workflow at every tick of a cron expression in a time zone. The reaper fires due ticks: one run per tick however many reapers run (each tick's run has an idempotency key derived from the schedule and the tick). Ticks missed while no reaper ran fire once (the newest); backfill the others. An id that exists is a 409.
+//
+// Needs a key with the `execute` scope.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/api/schedules (the `CreateSchedule` operationId).
+func (c *ClientWithResponses) CreateScheduleWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateScheduleHTTPResponse, error) {
+	rsp, err := c.CreateScheduleWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateScheduleHTTPResponse(rsp)
+}
+
+// CreateScheduleWithResponse Create a schedule
+//
+// Starts a run of the workflow at every tick of a cron expression in a time zone. The reaper fires due ticks: one run per tick however many reapers run (each tick's run has an idempotency key derived from the schedule and the tick). Ticks missed while no reaper ran fire once (the newest); backfill the others. An id that exists is a 409.
+//
+// Needs a key with the `execute` scope.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/api/schedules (the `CreateSchedule` operationId).
+func (c *ClientWithResponses) CreateScheduleWithResponse(ctx context.Context, body CreateScheduleJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateScheduleHTTPResponse, error) {
+	rsp, err := c.CreateSchedule(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateScheduleHTTPResponse(rsp)
+}
+
+// DeleteScheduleWithResponse Delete a schedule
+//
+// No tick fires after it. The runs it started stay.
+//
+// Needs a key with the `execute` scope.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /v1/api/schedules/{schedule} (the `DeleteSchedule` operationId).
+func (c *ClientWithResponses) DeleteScheduleWithResponse(ctx context.Context, schedule string, reqEditors ...RequestEditorFn) (*DeleteScheduleHTTPResponse, error) {
+	rsp, err := c.DeleteSchedule(ctx, schedule, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteScheduleHTTPResponse(rsp)
+}
+
+// GetScheduleWithResponse Get a schedule
+//
+// The schedule with its next tick, its newest run and its counters (fired, skipped, missed, failed).
+//
+// Needs a key with the `read` scope.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/api/schedules/{schedule} (the `GetSchedule` operationId).
+func (c *ClientWithResponses) GetScheduleWithResponse(ctx context.Context, schedule string, reqEditors ...RequestEditorFn) (*GetScheduleHTTPResponse, error) {
+	rsp, err := c.GetSchedule(ctx, schedule, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetScheduleHTTPResponse(rsp)
+}
+
+// BackfillScheduleWithBodyWithResponse Start the runs of past ticks
+//
+// Starts a run for each tick in (from, to], oldest first, at most max (100). A tick that already has its run (it fired, or an earlier backfill) is not started again: it is listed with existed=true. Backfill ignores the overlap policy and a pause.
+//
+// Needs a key with the `execute` scope.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/api/schedules/{schedule}/backfill (the `BackfillSchedule` operationId).
+func (c *ClientWithResponses) BackfillScheduleWithBodyWithResponse(ctx context.Context, schedule string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*BackfillScheduleHTTPResponse, error) {
+	rsp, err := c.BackfillScheduleWithBody(ctx, schedule, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseBackfillScheduleHTTPResponse(rsp)
+}
+
+// BackfillScheduleWithResponse Start the runs of past ticks
+//
+// Starts a run for each tick in (from, to], oldest first, at most max (100). A tick that already has its run (it fired, or an earlier backfill) is not started again: it is listed with existed=true. Backfill ignores the overlap policy and a pause.
+//
+// Needs a key with the `execute` scope.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/api/schedules/{schedule}/backfill (the `BackfillSchedule` operationId).
+func (c *ClientWithResponses) BackfillScheduleWithResponse(ctx context.Context, schedule string, body BackfillScheduleJSONRequestBody, reqEditors ...RequestEditorFn) (*BackfillScheduleHTTPResponse, error) {
+	rsp, err := c.BackfillSchedule(ctx, schedule, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseBackfillScheduleHTTPResponse(rsp)
+}
+
+// PauseScheduleWithResponse Pause a schedule
+//
+// No tick fires until it is resumed. Pausing a paused schedule changes nothing.
+//
+// Needs a key with the `execute` scope.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/api/schedules/{schedule}/pause (the `PauseSchedule` operationId).
+func (c *ClientWithResponses) PauseScheduleWithResponse(ctx context.Context, schedule string, reqEditors ...RequestEditorFn) (*PauseScheduleHTTPResponse, error) {
+	rsp, err := c.PauseSchedule(ctx, schedule, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePauseScheduleHTTPResponse(rsp)
+}
+
+// ResumeScheduleWithResponse Resume a schedule
+//
+// Ticks fire again from now on; those that passed while it was paused do not (backfill them).
+//
+// Needs a key with the `execute` scope.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/api/schedules/{schedule}/resume (the `ResumeSchedule` operationId).
+func (c *ClientWithResponses) ResumeScheduleWithResponse(ctx context.Context, schedule string, reqEditors ...RequestEditorFn) (*ResumeScheduleHTTPResponse, error) {
+	rsp, err := c.ResumeSchedule(ctx, schedule, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseResumeScheduleHTTPResponse(rsp)
 }
 
 // ClaimStepsWithBodyWithResponse Claim runnable steps as leases
@@ -6076,6 +7903,84 @@ func ParseStartRunHTTPResponse(rsp *http.Response) (*StartRunHTTPResponse, error
 	return response, nil
 }
 
+// ParseDeleteRunHTTPResponse parses an HTTP response from a DeleteRunWithResponse call
+func ParseDeleteRunHTTPResponse(rsp *http.Response) (*DeleteRunHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeleteRunHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 502:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON502 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParseGetRunHTTPResponse parses an HTTP response from a GetRunWithResponse call
 func ParseGetRunHTTPResponse(rsp *http.Response) (*GetRunHTTPResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -6513,6 +8418,527 @@ func ParseGetRunStatusHTTPResponse(rsp *http.Response) (*GetRunStatusHTTPRespons
 			return nil, err
 		}
 		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 502:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON502 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseListSchedulesHTTPResponse parses an HTTP response from a ListSchedulesWithResponse call
+func ParseListSchedulesHTTPResponse(rsp *http.Response) (*ListSchedulesHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListSchedulesHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest SchedulePage
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 502:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON502 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseCreateScheduleHTTPResponse parses an HTTP response from a CreateScheduleWithResponse call
+func ParseCreateScheduleHTTPResponse(rsp *http.Response) (*CreateScheduleHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CreateScheduleHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest Schedule
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 502:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON502 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseDeleteScheduleHTTPResponse parses an HTTP response from a DeleteScheduleWithResponse call
+func ParseDeleteScheduleHTTPResponse(rsp *http.Response) (*DeleteScheduleHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeleteScheduleHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 502:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON502 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetScheduleHTTPResponse parses an HTTP response from a GetScheduleWithResponse call
+func ParseGetScheduleHTTPResponse(rsp *http.Response) (*GetScheduleHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetScheduleHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Schedule
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 502:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON502 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseBackfillScheduleHTTPResponse parses an HTTP response from a BackfillScheduleWithResponse call
+func ParseBackfillScheduleHTTPResponse(rsp *http.Response) (*BackfillScheduleHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &BackfillScheduleHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest BackfillResult
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 502:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON502 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePauseScheduleHTTPResponse parses an HTTP response from a PauseScheduleWithResponse call
+func ParsePauseScheduleHTTPResponse(rsp *http.Response) (*PauseScheduleHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PauseScheduleHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Schedule
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 502:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON502 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseResumeScheduleHTTPResponse parses an HTTP response from a ResumeScheduleWithResponse call
+func ParseResumeScheduleHTTPResponse(rsp *http.Response) (*ResumeScheduleHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ResumeScheduleHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Schedule
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
 		var dest Problem

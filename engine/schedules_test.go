@@ -1,0 +1,445 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/blob/counting"
+	"github.com/cairn-dev/cairn/blob/mem"
+)
+
+// schedClock starts at a fixed minute boundary plus 30s, so ticks of
+// "* * * * *" fall 30s after each Advance(time.Minute).
+func schedClock() *clock {
+	return &clock{t: time.Date(2026, 3, 2, 10, 0, 30, 0, time.UTC)}
+}
+
+func mustCreateSchedule(t testing.TB, e *Engine, req ScheduleRequest) *Schedule {
+	t.Helper()
+	s, err := e.CreateSchedule(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func mustReap(t testing.TB, e *Engine) ReapStats {
+	t.Helper()
+	st, err := e.Reap(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Errors != 0 {
+		t.Fatalf("reaper pass had %d errors", st.Errors)
+	}
+	return st
+}
+
+// scheduleRuns returns the runs a schedule started, by tick (from the
+// correlation schedule:<id>:<tick>), failing on a tick with two runs.
+func scheduleRuns(t testing.TB, e *Engine, id string) map[string]*cairn.Run {
+	t.Helper()
+	runs := map[string]*cairn.Run{}
+	page, err := e.ListRuns(context.Background(), ListRequest{Limit: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range page.Runs {
+		full := getRun(t, e, r.ID)
+		tick, ok := strings.CutPrefix(full.Correlation, "schedule:"+id+":")
+		if !ok {
+			continue
+		}
+		if prev, dup := runs[tick]; dup {
+			t.Fatalf("tick %s started two runs: %s and %s", tick, prev.ID, r.ID)
+		}
+		runs[tick] = full
+	}
+	return runs
+}
+
+func TestScheduleValidation(t *testing.T) {
+	e := newTestEngine(t, nil, Config{Now: schedClock().Now})
+	register(t, e, "w", single("cronwf", cairn.Step{}))
+	for _, c := range []struct {
+		req   ScheduleRequest
+		field string
+	}{
+		{ScheduleRequest{Workflow: "cronwf", Cron: "not a cron"}, "cron"},
+		{ScheduleRequest{Workflow: "cronwf", Cron: "* * * * * *"}, "cron"},
+		{ScheduleRequest{Workflow: "cronwf", Cron: "@every 10s"}, "cron"},
+		{ScheduleRequest{Workflow: "cronwf", Cron: "CRON_TZ=Europe/Paris 0 2 * * *"}, "cron"},
+		{ScheduleRequest{Workflow: "cronwf", Cron: "0 0 30 2 *"}, "cron"}, // never fires
+		{ScheduleRequest{Workflow: "cronwf", Cron: "@daily", TimeZone: "Mars/Olympus"}, "time_zone"},
+		{ScheduleRequest{Workflow: "cronwf", Cron: "@daily", TimeZone: "Local"}, "time_zone"},
+		{ScheduleRequest{Workflow: "cronwf", Cron: "@daily", Overlap: "queue"}, "overlap"},
+		{ScheduleRequest{Workflow: "cronwf", Cron: "@daily", Input: []byte(`{`)}, "input"},
+		{ScheduleRequest{ID: "a/b", Workflow: "cronwf", Cron: "@daily"}, "id"},
+		{ScheduleRequest{ID: "..", Workflow: "cronwf", Cron: "@daily"}, "id"},
+		{ScheduleRequest{Workflow: "a b", Cron: "@daily"}, "workflow"},
+	} {
+		_, err := e.CreateSchedule(context.Background(), c.req)
+		var inv *InvalidError
+		var val cairn.ValidationError
+		switch {
+		case errors.As(err, &inv):
+			if inv.Field != c.field {
+				t.Errorf("%+v: error names %q, want %q", c.req, inv.Field, c.field)
+			}
+		case errors.As(err, &val):
+			if val[0].Field != c.field {
+				t.Errorf("%+v: error names %q, want %q", c.req, val[0].Field, c.field)
+			}
+		default:
+			t.Errorf("%+v: got %v, want a validation error on %s", c.req, err, c.field)
+		}
+	}
+	mustCreateSchedule(t, e, ScheduleRequest{ID: "dup", Workflow: "cronwf", Cron: "@hourly"})
+	_, err := e.CreateSchedule(context.Background(), ScheduleRequest{ID: "dup", Workflow: "cronwf", Cron: "@hourly"})
+	var conflict *ConflictError
+	if !errors.As(err, &conflict) {
+		t.Fatalf("second create of one id: got %v, want a conflict", err)
+	}
+}
+
+// TestScheduleFiresOncePerTick races four reapers (four engines on one
+// bucket, as four reaper invocations would be) over several ticks: each
+// tick starts exactly one run.
+func TestScheduleFiresOncePerTick(t *testing.T) {
+	for name, open := range stores(t) {
+		t.Run(name, func(t *testing.T) {
+			store := open(t)
+			clk := schedClock()
+			var engines []*Engine
+			for range 4 {
+				engines = append(engines, newTestEngine(t, store, Config{Now: clk.Now}))
+			}
+			register(t, engines[0], "w", single("cronwf", cairn.Step{}))
+			mustCreateSchedule(t, engines[0], ScheduleRequest{ID: "every-minute", Workflow: "cronwf", Cron: "* * * * *", Overlap: OverlapAllow, Input: []byte(`{"n":1}`)})
+			const ticks = 3
+			fired := 0
+			for range ticks {
+				clk.Advance(time.Minute)
+				var wg sync.WaitGroup
+				var mu sync.Mutex
+				for _, e := range engines {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						st, err := e.Reap(context.Background())
+						if err != nil || st.Errors != 0 {
+							t.Errorf("reap: %v, %d errors", err, st.Errors)
+						}
+						mu.Lock()
+						fired += st.SchedulesFired
+						mu.Unlock()
+					}()
+				}
+				wg.Wait()
+			}
+			runs := scheduleRuns(t, engines[0], "every-minute")
+			if len(runs) != ticks {
+				t.Fatalf("%d runs for %d ticks: %v", len(runs), ticks, runs)
+			}
+			for i := 1; i <= ticks; i++ {
+				tick := time.Date(2026, 3, 2, 10, i, 0, 0, time.UTC).Format(time.RFC3339)
+				if r := runs[tick]; r == nil || string(r.Input) != `{"n":1}` {
+					t.Errorf("tick %s: run %+v", tick, r)
+				}
+			}
+			s, err := engines[1].GetSchedule(context.Background(), "every-minute")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s.Fired != ticks || fired != ticks || s.Pending != nil || s.Missed != 0 {
+				t.Fatalf("schedule fired=%d (reapers counted %d) pending=%v missed=%d, want %d", s.Fired, fired, s.Pending, s.Missed, ticks)
+			}
+			if want := time.Date(2026, 3, 2, 10, ticks+1, 0, 0, time.UTC); s.NextAt == nil || !s.NextAt.Equal(want) {
+				t.Fatalf("next_at %v, want %v", s.NextAt, want)
+			}
+			// Exactly one live timer: the next tick's.
+			all, err := store.ListAll(context.Background(), engines[0].keys.timersPrefix())
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := 0
+			for _, a := range all {
+				if _, name, _ := engines[0].keys.parseTimer(a.Key); strings.HasPrefix(name, scheduleTimerPrefix) {
+					n++
+				}
+			}
+			if n != 1 {
+				t.Fatalf("%d schedule timers left, want 1: %v", n, all)
+			}
+		})
+	}
+}
+
+func TestScheduleOverlap(t *testing.T) {
+	for _, policy := range []string{OverlapSkip, OverlapAllow, OverlapCancelPrevious} {
+		t.Run(policy, func(t *testing.T) {
+			clk := schedClock()
+			e := newTestEngine(t, nil, Config{Now: clk.Now})
+			// A task step no worker claims: each run keeps running.
+			register(t, e, "w", single("cronwf", cairn.Step{}))
+			mustCreateSchedule(t, e, ScheduleRequest{ID: "s", Workflow: "cronwf", Cron: "* * * * *", Overlap: policy})
+			clk.Advance(time.Minute)
+			mustReap(t, e)
+			clk.Advance(time.Minute)
+			st := mustReap(t, e)
+			runs := scheduleRuns(t, e, "s")
+			first := runs["2026-03-02T10:01:00Z"]
+			second := runs["2026-03-02T10:02:00Z"]
+			if first == nil {
+				t.Fatalf("the first tick started no run: %v", runs)
+			}
+			s, _ := e.GetSchedule(context.Background(), "s")
+			switch policy {
+			case OverlapSkip:
+				if second != nil || s.Skipped != 1 || st.SchedulesSkipped != 1 || s.LastRun != first.ID {
+					t.Fatalf("skip: second=%v skipped=%d last=%s", second, s.Skipped, s.LastRun)
+				}
+				if first.Status != cairn.RunRunning {
+					t.Fatalf("first run %s", first.Status)
+				}
+				// Once the first run ends, the next tick fires.
+				if _, err := e.CancelRun(context.Background(), first.ID, "done"); err != nil {
+					t.Fatal(err)
+				}
+				clk.Advance(time.Minute)
+				mustReap(t, e)
+				if scheduleRuns(t, e, "s")["2026-03-02T10:03:00Z"] == nil {
+					t.Fatal("the tick after the overlap ended started no run")
+				}
+			case OverlapAllow:
+				if second == nil || first.Status != cairn.RunRunning || second.Status != cairn.RunRunning {
+					t.Fatalf("allow: first %v second %v", first, second)
+				}
+			case OverlapCancelPrevious:
+				if second == nil || first.Status != cairn.RunCancelled || second.Status != cairn.RunRunning {
+					t.Fatalf("cancel_previous: first %s second %v", first.Status, second)
+				}
+			}
+		})
+	}
+}
+
+func TestSchedulePauseResume(t *testing.T) {
+	ctx := context.Background()
+	clk := schedClock()
+	e := newTestEngine(t, nil, Config{Now: clk.Now})
+	register(t, e, "w", single("cronwf", cairn.Step{Kind: cairn.KindSleep, Duration: cairn.Duration(time.Hour)}))
+	mustCreateSchedule(t, e, ScheduleRequest{ID: "p", Workflow: "cronwf", Cron: "*/5 * * * *", Overlap: OverlapAllow})
+	s, err := e.PauseSchedule(ctx, "p")
+	if err != nil || !s.Paused || s.NextAt != nil {
+		t.Fatalf("pause: %+v %v", s, err)
+	}
+	if again, err := e.PauseSchedule(ctx, "p"); err != nil || again.Rev != s.Rev {
+		t.Fatalf("pausing a paused schedule wrote: %+v %v", again, err)
+	}
+	clk.Advance(20 * time.Minute)
+	mustReap(t, e)
+	if runs := scheduleRuns(t, e, "p"); len(runs) != 0 {
+		t.Fatalf("a paused schedule started %d runs", len(runs))
+	}
+	s, err = e.ResumeSchedule(ctx, "p")
+	if want := time.Date(2026, 3, 2, 10, 25, 0, 0, time.UTC); err != nil || s.Paused || s.NextAt == nil || !s.NextAt.Equal(want) {
+		t.Fatalf("resume: %+v %v, want next_at %v", s, err, want)
+	}
+	clk.Advance(5 * time.Minute)
+	mustReap(t, e)
+	runs := scheduleRuns(t, e, "p")
+	if len(runs) != 1 || runs["2026-03-02T10:25:00Z"] == nil {
+		t.Fatalf("after resume: %v", runs)
+	}
+	if err := e.DeleteSchedule(ctx, "p"); err != nil {
+		t.Fatal(err)
+	}
+	clk.Advance(5 * time.Minute)
+	mustReap(t, e)
+	if runs := scheduleRuns(t, e, "p"); len(runs) != 1 {
+		t.Fatalf("a deleted schedule fired: %v", runs)
+	}
+	if left, _ := e.store.ListAll(ctx, e.keys.timersPrefix()); len(left) != 1 { // the sleeping run's
+		t.Fatalf("timers left after delete: %v", left)
+	}
+	if _, err := e.GetSchedule(ctx, "p"); !isNotFoundAPI(err) {
+		t.Fatalf("get after delete: %v", err)
+	}
+}
+
+// TestScheduleMissedAndBackfill: a reaper that did not run for ten ticks
+// fires only the newest; backfill starts the others, once.
+func TestScheduleMissedAndBackfill(t *testing.T) {
+	for name, open := range stores(t) {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			clk := schedClock()
+			e := newTestEngine(t, open(t), Config{Now: clk.Now})
+			register(t, e, "w", single("cronwf", cairn.Step{}))
+			created := mustCreateSchedule(t, e, ScheduleRequest{ID: "b", Workflow: "cronwf", Cron: "* * * * *", Overlap: OverlapAllow})
+			clk.Advance(10 * time.Minute)
+			mustReap(t, e)
+			s, _ := e.GetSchedule(ctx, "b")
+			if s.Fired != 1 || s.Missed != 9 || s.LastTick == nil || !s.LastTick.Equal(time.Date(2026, 3, 2, 10, 10, 0, 0, time.UTC)) {
+				t.Fatalf("after a gap: fired=%d missed=%d last=%v", s.Fired, s.Missed, s.LastTick)
+			}
+			res, err := e.BackfillSchedule(ctx, "b", BackfillRequest{From: created.CreatedAt, To: clk.Now(), Max: 4})
+			if err != nil || len(res.Ticks) != 4 || !res.Truncated {
+				t.Fatalf("bounded backfill: %+v %v", res, err)
+			}
+			res, err = e.BackfillSchedule(ctx, "b", BackfillRequest{From: created.CreatedAt, To: clk.Now()})
+			if err != nil || len(res.Ticks) != 10 || res.Truncated {
+				t.Fatalf("backfill: %+v %v", res, err)
+			}
+			for i, tk := range res.Ticks {
+				if want := i < 4 || i == 9; tk.Existed != want {
+					t.Errorf("tick %s existed=%v, want %v", tk.Tick, tk.Existed, want)
+				}
+			}
+			if runs := scheduleRuns(t, e, "b"); len(runs) != 10 {
+				t.Fatalf("%d runs after backfill, want 10", len(runs))
+			}
+			for _, bad := range []BackfillRequest{
+				{From: created.CreatedAt},
+				{To: clk.Now()},
+				{From: clk.Now(), To: created.CreatedAt},
+				{From: created.CreatedAt, To: clk.Now().Add(time.Hour)},
+			} {
+				var inv *InvalidError
+				if _, err := e.BackfillSchedule(ctx, "b", bad); !errors.As(err, &inv) {
+					t.Errorf("backfill %+v: %v, want invalid", bad, err)
+				}
+			}
+		})
+	}
+}
+
+// TestSchedulePendingTickFinished: a reaper that died after claiming a
+// tick (pending set, no run) leaves it to the next pass, which starts
+// the run once.
+func TestSchedulePendingTickFinished(t *testing.T) {
+	ctx := context.Background()
+	clk := schedClock()
+	e := newTestEngine(t, nil, Config{Now: clk.Now})
+	register(t, e, "w", single("cronwf", cairn.Step{}))
+	mustCreateSchedule(t, e, ScheduleRequest{ID: "c", Workflow: "cronwf", Cron: "* * * * *"})
+	s, ver, err := e.readSchedule(ctx, "c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tick := *s.NextAt
+	next := tick.Add(time.Minute)
+	s.Pending, s.NextAt = &tick, &next
+	if _, err := e.store.Swap(ctx, e.keys.schedule("c"), mustJSON(s), ver); err != nil {
+		t.Fatal(err)
+	}
+	clk.Advance(time.Minute)
+	st := mustReap(t, e)
+	if st.SchedulesFired != 1 {
+		t.Fatalf("stats %+v", st)
+	}
+	s, _, _ = e.readSchedule(ctx, "c")
+	if s.Pending != nil || s.Fired != 1 || s.LastRun == "" || !s.NextAt.Equal(next) {
+		t.Fatalf("after finishing: %+v", s)
+	}
+}
+
+func TestScheduleUnregisteredWorkflow(t *testing.T) {
+	ctx := context.Background()
+	clk := schedClock()
+	e := newTestEngine(t, nil, Config{Now: clk.Now})
+	mustCreateSchedule(t, e, ScheduleRequest{ID: "u", Workflow: "nobody", Cron: "* * * * *"})
+	clk.Advance(time.Minute)
+	st := mustReap(t, e)
+	s, _ := e.GetSchedule(ctx, "u")
+	if st.SchedulesFailed != 1 || s.Failed != 1 || s.Pending != nil || !strings.Contains(s.LastError, "nobody") || s.NextAt == nil {
+		t.Fatalf("stats %+v schedule %+v", st, s)
+	}
+	// The next tick tries again, and works once the workflow exists.
+	register(t, e, "w", single("nobody", cairn.Step{}))
+	clk.Advance(time.Minute)
+	mustReap(t, e)
+	if s, _ = e.GetSchedule(ctx, "u"); s.Fired != 1 || s.LastError != "" {
+		t.Fatalf("after registering: %+v", s)
+	}
+}
+
+// TestScheduleTimeZones: ticks follow the wall clock of the schedule's
+// zone across daylight-saving changes. robfig/cron skips a tick in the
+// hour that does not exist and fires once in the hour that repeats.
+func TestScheduleTimeZones(t *testing.T) {
+	cal, err := parseCalendar("30 2 * * *", "America/New_York")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for t0 := time.Date(2026, 3, 6, 12, 0, 0, 0, time.UTC); len(got) < 4; {
+		t0 = cal.next(t0)
+		got = append(got, t0.Format(time.RFC3339))
+	}
+	// 2026-03-08 02:30 EST→EDT does not exist.
+	want := []string{"2026-03-07T07:30:00Z", "2026-03-09T06:30:00Z", "2026-03-10T06:30:00Z", "2026-03-11T06:30:00Z"}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("spring forward: got %v, want %v", got, want)
+	}
+	cal, err = parseCalendar("30 1 * * *", "America/New_York")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = nil
+	for t0 := time.Date(2026, 10, 31, 12, 0, 0, 0, time.UTC); len(got) < 3; {
+		t0 = cal.next(t0)
+		got = append(got, t0.Format(time.RFC3339))
+	}
+	// 2026-11-01 01:30 happens twice (EDT then EST): one tick.
+	want = []string{"2026-11-01T05:30:00Z", "2026-11-02T06:30:00Z", "2026-11-03T06:30:00Z"}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("fall back: got %v, want %v", got, want)
+	}
+	// Through the engine: a daily schedule in Asia/Kolkata (UTC+5:30).
+	clk := &clock{t: time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC)}
+	e := newTestEngine(t, nil, Config{Now: clk.Now})
+	s := mustCreateSchedule(t, e, ScheduleRequest{ID: "tz", Workflow: "x", Cron: "0 9 * * *", TimeZone: "Asia/Kolkata"})
+	if want := time.Date(2026, 3, 2, 3, 30, 0, 0, time.UTC); !s.NextAt.Equal(want) {
+		t.Fatalf("next_at %v, want %v", s.NextAt, want)
+	}
+}
+
+// TestScheduleReaperRequests measures what schedules add to a reaper pass:
+// nothing while none is due (their timers sit in the index the pass
+// lists anyway), and a fixed handful per tick.
+func TestScheduleReaperRequests(t *testing.T) {
+	ctx := context.Background()
+	clk := schedClock()
+	store, counts := counting.Wrap(mem.New())
+	e := newTestEngine(t, store, Config{Now: clk.Now})
+	register(t, e, "w", single("cronwf", cairn.Step{}))
+	for i := range 50 {
+		mustCreateSchedule(t, e, ScheduleRequest{ID: "s" + string(rune('a'+i%26)) + string(rune('a'+i/26)), Workflow: "cronwf", Cron: "0 * * * *"})
+	}
+	counts.Reset()
+	mustReap(t, e)
+	idle := counts.Snapshot()
+	if idle.Total() != 1 || idle.List != 1 {
+		t.Fatalf("a pass with 50 schedules none due: %+v, want the one LIST of timers", idle)
+	}
+	clk.Advance(time.Hour)
+	counts.Reset()
+	st := mustReap(t, e)
+	tick := counts.Snapshot()
+	if st.SchedulesFired != 50 {
+		t.Fatalf("fired %d", st.SchedulesFired)
+	}
+	per := float64(tick.Total()-1) / 50
+	t.Logf("requests per tick (overlap skip, first run): %.1f (%+v over 50 ticks)", per, tick)
+	if per > 12 {
+		t.Fatalf("%.1f requests per tick", per)
+	}
+	_ = ctx
+}

@@ -1,0 +1,151 @@
+package sdk
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/cairn-dev/cairn/openapi/client"
+)
+
+// Schedule is a cron schedule that starts runs of a workflow (see the
+// createSchedule operation).
+type Schedule struct {
+	ID          string          `json:"id"`
+	Workflow    string          `json:"workflow"`
+	Version     string          `json:"version,omitempty"`
+	Cron        string          `json:"cron"`
+	TimeZone    string          `json:"time_zone"`
+	Input       json.RawMessage `json:"input,omitempty"`
+	Overlap     string          `json:"overlap"`
+	Paused      bool            `json:"paused"`
+	Description string          `json:"description,omitempty"`
+	NextAt      *time.Time      `json:"next_at,omitempty"`
+	Pending     *time.Time      `json:"pending,omitempty"`
+	LastTick    *time.Time      `json:"last_tick,omitempty"`
+	LastRun     string          `json:"last_run,omitempty"`
+	LastError   string          `json:"last_error,omitempty"`
+	Fired       int64           `json:"fired"`
+	Skipped     int64           `json:"skipped"`
+	Missed      int64           `json:"missed"`
+	Failed      int64           `json:"failed"`
+	CreatedAt   time.Time       `json:"created_at"`
+	UpdatedAt   time.Time       `json:"updated_at"`
+	Rev         int64           `json:"rev"`
+}
+
+// SchedulePage is a page of schedules.
+type SchedulePage struct {
+	Schedules  []Schedule `json:"schedules"`
+	NextCursor string     `json:"next_cursor,omitempty"`
+}
+
+// BackfillResult lists the ticks a backfill started (or found started).
+type BackfillResult struct {
+	Ticks []struct {
+		Tick    time.Time `json:"tick"`
+		Run     string    `json:"run"`
+		Existed bool      `json:"existed"`
+	} `json:"ticks"`
+	Truncated bool `json:"truncated"`
+}
+
+// Overlap policies of a schedule.
+const (
+	OverlapSkip           = "skip"
+	OverlapAllow          = "allow"
+	OverlapCancelPrevious = "cancel_previous"
+)
+
+// ScheduleOptions are a new schedule's optional fields.
+type ScheduleOptions struct {
+	// ID names the schedule; default a generated id.
+	ID string
+	// Version to start; default the newest at each tick.
+	Version string
+	// TimeZone the expression is read in (IANA); default UTC.
+	TimeZone string
+	// Input of every run: any value that encodes to JSON, or a
+	// json.RawMessage.
+	Input any
+	// Overlap is OverlapSkip (default), OverlapAllow or
+	// OverlapCancelPrevious.
+	Overlap string
+	// Paused creates the schedule paused.
+	Paused      bool
+	Description string
+}
+
+// CreateSchedule creates a schedule that starts a run of workflow at each
+// tick of cron (five fields, or @daily, @every 1h, ...).
+func (c *Client) CreateSchedule(ctx context.Context, workflow, cron string, o ScheduleOptions) (*Schedule, error) {
+	req := client.ScheduleRequest{
+		Workflow: workflow, Cron: cron, Id: ptr(o.ID), Version: ptr(o.Version), TimeZone: ptr(o.TimeZone),
+		Description: ptr(o.Description), Paused: ptr(o.Paused),
+	}
+	if o.Overlap != "" {
+		ov := client.ScheduleRequestOverlap(o.Overlap)
+		req.Overlap = &ov
+	}
+	if o.Input != nil {
+		in, err := toJSON(o.Input)
+		if err != nil {
+			return nil, fmt.Errorf("cairn: schedule input: %w", err)
+		}
+		req.Input = in
+	}
+	return decodeView[Schedule](c)(c.api.CreateSchedule(ctx, req))
+}
+
+// GetSchedule returns a schedule.
+func (c *Client) GetSchedule(ctx context.Context, id string) (*Schedule, error) {
+	return decodeView[Schedule](c)(c.api.GetSchedule(ctx, id))
+}
+
+// ListSchedules returns a page of schedules by id (limit ≤ 100; cursor
+// from the previous page's NextCursor).
+func (c *Client) ListSchedules(ctx context.Context, limit int, cursor string) (*SchedulePage, error) {
+	p := &client.ListSchedulesParams{Cursor: ptr(cursor)}
+	if limit > 0 {
+		l := int64(limit)
+		p.Limit = &l
+	}
+	return decodeView[SchedulePage](c)(c.api.ListSchedules(ctx, p))
+}
+
+// PauseSchedule stops a schedule's ticks until ResumeSchedule.
+func (c *Client) PauseSchedule(ctx context.Context, id string) (*Schedule, error) {
+	return decodeView[Schedule](c)(c.api.PauseSchedule(ctx, id))
+}
+
+// ResumeSchedule resumes a paused schedule from now on.
+func (c *Client) ResumeSchedule(ctx context.Context, id string) (*Schedule, error) {
+	return decodeView[Schedule](c)(c.api.ResumeSchedule(ctx, id))
+}
+
+// DeleteSchedule deletes a schedule; the runs it started stay.
+func (c *Client) DeleteSchedule(ctx context.Context, id string) error {
+	resp, err := c.api.DeleteScheduleWithResponse(ctx, id)
+	return c.check(err, resp)
+}
+
+// BackfillSchedule starts the runs of the ticks in (from, to], at most max
+// (≤ 100; 0 for 100). Ticks that already have a run are reported with
+// Existed and not started again.
+func (c *Client) BackfillSchedule(ctx context.Context, id string, from, to time.Time, max int) (*BackfillResult, error) {
+	req := client.BackfillRequest{From: from, To: to}
+	if max > 0 {
+		m := int64(max)
+		req.Max = &m
+	}
+	return decodeView[BackfillResult](c)(c.api.BackfillSchedule(ctx, id, req))
+}
+
+// DeleteRun deletes an ended run now (its record, leases, idempotency key
+// and timer). A running run is a 409 unless force, which cancels it
+// first. Needs the admin scope.
+func (c *Client) DeleteRun(ctx context.Context, run string, force bool) error {
+	resp, err := c.api.DeleteRunWithResponse(ctx, run, &client.DeleteRunParams{Force: ptr(force)})
+	return c.check(err, resp)
+}

@@ -3,13 +3,11 @@ package telemetry_test
 import (
 	"context"
 	"errors"
-	"net/http"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"go.opentelemetry.io/otel/propagation"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
@@ -19,16 +17,6 @@ import (
 	"github.com/cairn-dev/cairn/sdk/sdktest"
 	"github.com/cairn-dev/cairn/telemetry"
 )
-
-// injecting is what an instrumented HTTP client does: it sends the
-// context's span as traceparent.
-type injecting struct{ next http.RoundTripper }
-
-func (t injecting) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	propagation.TraceContext{}.Inject(r.Context(), propagation.HeaderCarrier(r.Header))
-	return t.next.RoundTrip(r)
-}
 
 // One run, started on API instance A by a traced caller and worked through
 // API instance B (two engines on one bucket) by a traced worker, is one
@@ -52,7 +40,7 @@ func TestOneTracePerRunAcrossInstances(t *testing.T) {
 
 	callerTP := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
 	workerTP := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
-	ca, err := sdk.NewClient(a.URL, sdk.WithHTTPClient(&http.Client{Transport: injecting{http.DefaultTransport}}))
+	ca, err := sdk.NewClient(a.URL) // sends the context's span as traceparent
 	if err != nil {
 		t.Fatal(err)
 	}

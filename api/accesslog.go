@@ -8,13 +8,21 @@ import (
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
+
+	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/telemetry"
 )
 
 // requestIDKey carries the request id in a request's context.
 type requestIDKey struct{}
 
-// callInfo is what later middlewares tell the access log (the key's id).
-type callInfo struct{ key string }
+// callInfo is what later middlewares and handlers tell the access log:
+// the key's id, a refusal's reason, the leases a claim returned.
+type callInfo struct {
+	key    string
+	reason string
+	leases int
+}
 
 type callInfoKey struct{}
 
@@ -22,6 +30,20 @@ type callInfoKey struct{}
 func noteKey(ctx context.Context, id string) {
 	if ci, ok := ctx.Value(callInfoKey{}).(*callInfo); ok {
 		ci.key = id
+	}
+}
+
+// noteReason records a refused worker call's reason (a 409's).
+func noteReason(ctx context.Context, r string) {
+	if ci, ok := ctx.Value(callInfoKey{}).(*callInfo); ok {
+		ci.reason = r
+	}
+}
+
+// noteLeases records how many leases a claim returned.
+func noteLeases(ctx context.Context, n int) {
+	if ci, ok := ctx.Value(callInfoKey{}).(*callInfo); ok {
+		ci.leases = n
 	}
 }
 
@@ -58,6 +80,11 @@ func newRequestID() string {
 // (never the key) and the run, step or lease ids of the path; a worker's
 // refusal (409) at debug, since they are part of the protocol. Bodies and
 // payloads are never logged.
+//
+// With telemetry on it also opens the operation's server span (a child of
+// the caller's traceparent; the engine's spans and the blob requests the
+// call makes nest under it) and records the request metrics: duration by
+// operation and status, 409s by reason, claims by result and hold time.
 func (a *API) accessLog(ctx huma.Context, next func(huma.Context)) {
 	id := ctx.Header("X-Request-Id")
 	if !validRequestID(id) {
@@ -66,10 +93,29 @@ func (a *API) accessLog(ctx huma.Context, next func(huma.Context)) {
 	ctx.SetHeader("X-Request-Id", id)
 	ci := &callInfo{key: "anonymous"}
 	ctx = huma.WithValue(huma.WithValue(ctx, requestIDKey{}, id), callInfoKey{}, ci)
+	op := ctx.Operation()
+	tel := a.engine.Telemetry()
+	sctx, span := tel.ServerSpan(ctx.Context(), ctx.Header, op.OperationID, op.Method, op.Path)
+	if span != nil {
+		ctx = huma.WithContext(ctx, sctx)
+	}
 	start := time.Now()
 	next(ctx)
-	op := ctx.Operation()
+	took := time.Since(start)
 	status := ctx.Status()
+	if tel != nil {
+		run, step, attempt := ctx.Param("run"), "", 0
+		if lease := ctx.Param("lease"); lease != "" {
+			if r, s, n, ok := engine.LeaseStep(lease); ok {
+				run, step, attempt = r, s, n
+			}
+		}
+		telemetry.EndServerSpan(span, status, run, step, attempt, ci.reason)
+		tel.Request(op.OperationID, status, took, ci.reason)
+		if op.OperationID == "claimSteps" {
+			tel.Claimed(ci.leases, status >= 300, took)
+		}
+	}
 	level := slog.LevelInfo
 	if status == 409 {
 		level = slog.LevelDebug
@@ -80,11 +126,17 @@ func (a *API) accessLog(ctx huma.Context, next func(huma.Context)) {
 		slog.String("method", op.Method),
 		slog.String("route", op.Path),
 		slog.Int("status", status),
-		slog.Duration("took", time.Since(start).Round(time.Microsecond)),
+		slog.Duration("took", took.Round(time.Microsecond)),
 		slog.String("key", ci.key),
 	}
 	if run := ctx.Param("run"); run != "" {
 		attrs = append(attrs, slog.String("run", run))
+	}
+	if ci.reason != "" {
+		attrs = append(attrs, slog.String("reason", ci.reason))
+	}
+	if span != nil {
+		attrs = append(attrs, slog.String("trace_id", span.SpanContext().TraceID().String()))
 	}
 	a.log.LogAttrs(ctx.Context(), level, "api call", attrs...)
 }

@@ -269,6 +269,7 @@ func (a *API) registerWorkerOps() {
 		if err != nil {
 			return nil, err
 		}
+		noteLeases(ctx, len(leases))
 		out := &claimOutput{}
 		out.Body.Leases = nonNil(leases)
 		return out, nil

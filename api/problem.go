@@ -93,6 +93,7 @@ func (a *API) toProblem(ctx context.Context, err error, params map[string]string
 	case errors.As(err, &rej):
 		p := problem(http.StatusConflict, rej.Message)
 		p.Reason = rej.Reason
+		noteReason(ctx, string(rej.Reason))
 		p.Title = "Refused: " + string(rej.Reason)
 		return p
 	case errors.As(err, &nf):

@@ -2,8 +2,6 @@ package engine
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,6 +10,7 @@ import (
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/blob"
 	"github.com/cairn-dev/cairn/notify"
+	"github.com/cairn-dev/cairn/telemetry"
 )
 
 // ClaimRequest asks for runnable steps.
@@ -393,7 +392,7 @@ func (e *Engine) claimOne(ctx context.Context, w cachedWorker, r *runRecord, d *
 	l := leaseRecord{
 		Run: r.ID, Step: step, Attempt: st.Attempt, Worker: w.rec.ID, Workflow: r.Workflow, Version: r.Version,
 		Delivery: s.EffectiveDelivery(), State: leaseActive, ClaimedAt: now, ExpiresAt: now.Add(e.cfg.LeaseTTL),
-		TraceParent: traceParent(r.ID, step, st.Attempt), Nonce: newNonce(),
+		TraceParent: telemetry.StepTraceParent(r.ID, r.Trace, step, st.Attempt), Nonce: newNonce(),
 	}
 	if s.Timeout > 0 {
 		t := now.Add(s.Timeout.D())
@@ -453,12 +452,4 @@ func (e *Engine) failRender(ctx context.Context, run string, d *definition, step
 	if err != nil {
 		e.log.Warn("recording a render error failed", "run", run, "step", step, "err", err)
 	}
-}
-
-// traceParent derives the W3C traceparent of an attempt's step span: the
-// trace id from the run (one trace per run), the span id from the attempt.
-func traceParent(run, step string, n int) string {
-	t := sha256.Sum256([]byte(run))
-	s := sha256.Sum256([]byte(fmt.Sprintf("%s/%s/%d", run, step, n)))
-	return "00-" + hex.EncodeToString(t[:16]) + "-" + hex.EncodeToString(s[:8]) + "-01"
 }

@@ -33,6 +33,9 @@ type effects struct {
 	hints []notify.Hint
 	run   *runRecord
 	rev   int64
+	// journalFrom is the length of the run's journal before the
+	// batch: the entries after it are the batch's (see observe).
+	journalFrom int
 }
 
 // committer applies mutations to run records with group commit: the
@@ -206,6 +209,7 @@ func (c *committer) commit(run string, items []*pending) {
 		case err == nil:
 			c.cache.put(run, data, nv)
 			fx.run, fx.rev = rec, rec.Rev
+			e.cfg.Telemetry.Committed(len(items), attempt)
 			c.finish(items, vals, errs, nil, fx)
 			return
 		case errors.Is(err, blob.ErrPreconditionFailed), errors.Is(err, blob.ErrNotFound):
@@ -242,6 +246,7 @@ func (c *committer) applyAll(run string, raw []byte, items []*pending, fx *effec
 			return nil, nil, nil, fmt.Errorf("run %s: stored record is corrupt: %w", run, err)
 		}
 		fx.hints = fx.hints[:0]
+		fx.journalFrom = len(rec.Journal)
 		vals := make([]any, len(items))
 		errs := make([]error, len(items))
 		size := len(raw)

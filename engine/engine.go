@@ -17,6 +17,7 @@ import (
 
 	"github.com/cairn-dev/cairn/blob"
 	"github.com/cairn-dev/cairn/notify"
+	"github.com/cairn-dev/cairn/telemetry"
 )
 
 // Defaults of the Config fields a deployment sets (internal/config reads
@@ -78,6 +79,8 @@ type Config struct {
 	Bus notify.Bus
 	// Logger [slog.Default()].
 	Logger *slog.Logger
+	// Telemetry records spans and metrics [nil: none].
+	Telemetry *telemetry.T
 	// Now is the clock [time.Now].
 	Now func() time.Time
 }
@@ -196,6 +199,7 @@ func (e *Engine) MaxClaimHold() time.Duration { return e.cfg.MaxRequestTime * 4 
 // other instances' waiting requests (one Publish, so a commit that makes
 // work ready sends no extra message).
 func (e *Engine) afterCommit(fx *effects) {
+	e.observe(fx)
 	hints := fx.hints
 	if fx.rev > 0 {
 		e.watch.changed(fx.run.ID, fx.rev)

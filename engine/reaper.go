@@ -40,6 +40,7 @@ type ReapStats struct {
 // timers in place for the next.
 func (e *Engine) Reap(ctx context.Context) (ReapStats, error) {
 	var stats ReapStats
+	defer e.observeReap(time.Now(), &stats)
 	now := e.now()
 	due := map[string][]string{} // run → due timer keys
 	var order []string

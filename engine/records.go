@@ -42,6 +42,10 @@ type runRecord struct {
 	// timeout, a retry backoff, a deadline), or that finds this one spent,
 	// arms a new timer before it writes. See armTimer.
 	TimerAt *time.Time `json:"timer_at,omitempty"`
+	// Trace is the traceparent of the span that started the run (the
+	// caller's, or the API's server span), "" when none: the run's span
+	// is its child and the run's trace is its trace (package telemetry).
+	Trace string `json:"trace,omitempty"`
 }
 
 // stepState is one step of a run record.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/blob"
+	"github.com/cairn-dev/cairn/telemetry"
 )
 
 // StartRequest starts a run.
@@ -92,7 +93,7 @@ func (e *Engine) startRun(ctx context.Context, req StartRequest, seed func(r *ru
 	r := &runRecord{
 		ID: id, Workflow: req.Workflow, Version: version, Status: cairn.RunRunning,
 		Input: req.Input, State: map[string]json.RawMessage{}, Correlation: req.Correlation,
-		IdempotencyKey: req.IdempotencyKey, CreatedAt: now, UpdatedAt: now,
+		IdempotencyKey: req.IdempotencyKey, CreatedAt: now, UpdatedAt: now, Trace: telemetry.ParentOf(ctx),
 		Steps: map[string]*stepState{}, Journal: []cairn.JournalEntry{},
 	}
 	for k, v := range req.State {
@@ -134,6 +135,7 @@ func (e *Engine) startRun(ctx context.Context, req StartRequest, seed func(r *ru
 		return nil, unavailable(err)
 	}
 	e.commits.cache.put(id, data, v)
+	fx.run = r // for observe; rev stays 0: no change notice for a new run
 	e.afterCommit(fx)
 	return &cairn.StartResult{Run: e.view(r, d)}, nil
 }

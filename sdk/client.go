@@ -14,6 +14,8 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel/propagation"
+
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/openapi/client"
 )
@@ -79,6 +81,9 @@ func NewClient(server string, opts ...ClientOption) (*Client, error) {
 				req.Header.Set("Authorization", "Bearer "+c.key)
 			}
 			req.Header.Set("User-Agent", "cairn-go-sdk")
+			// The caller's span, if any, continues on the server: a run
+			// started under a span belongs to the caller's trace.
+			propagation.TraceContext{}.Inject(ctx, propagation.HeaderCarrier(req.Header))
 			return nil
 		}))
 	if err != nil {

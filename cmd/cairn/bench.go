@@ -16,11 +16,15 @@ import (
 
 	"github.com/spf13/cobra"
 
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/blob"
 	"github.com/cairn-dev/cairn/blob/counting"
 	"github.com/cairn-dev/cairn/blob/faults"
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/telemetry"
 )
 
 // benchReport is what `cairn bench` measures.
@@ -50,6 +54,9 @@ type benchReport struct {
 	// USDPerMillionSteps prices the requests at S3 Standard rates.
 	USDPerMillionSteps float64 `json:"usd_per_million_steps"`
 	Throttled          int64   `json:"throttled_writes"`
+	// Trace is how spans were recorded (off, mem) and Spans how many.
+	Trace string `json:"trace"`
+	Spans int    `json:"spans,omitempty"`
 }
 
 func newBenchCmd() *cobra.Command {
@@ -58,6 +65,7 @@ func newBenchCmd() *cobra.Command {
 		runs, width, workers  int
 		scale                 float64
 		asJSON                bool
+		traceMode             string
 	)
 	cmd := &cobra.Command{
 		Use:   "bench",
@@ -99,9 +107,33 @@ the request cost per million steps at S3 prices.
 			}
 			shaped, ctl := faults.Wrap(b, prof)
 			counted, counts := counting.Wrap(shaped)
-			rep, err := runBench(ctx, counted, counts, shape, runs, width, workers)
+			var tel *telemetry.T
+			var spans *tracetest.InMemoryExporter
+			var tp *sdktrace.TracerProvider
+			switch traceMode {
+			case "", "off":
+				traceMode = "off"
+			case "mem":
+				// Spans as they would go to a collector, but kept in
+				// memory: the engine's cost of tracing, not a network's.
+				spans = tracetest.NewInMemoryExporter()
+				tp = telemetry.NewTracerProvider(sdktrace.WithBatcher(spans, sdktrace.WithMaxQueueSize(1<<20)))
+				defer tp.Shutdown(context.Background())
+				if tel, err = telemetry.New(tp, nil); err != nil {
+					return err
+				}
+				counted = telemetry.WrapBucket(counted, tel)
+			default:
+				return fmt.Errorf("--trace %q: want off or mem", traceMode)
+			}
+			rep, err := runBench(ctx, counted, counts, shape, runs, width, workers, tel)
 			if err != nil {
 				return err
+			}
+			rep.Trace = traceMode
+			if spans != nil {
+				tp.ForceFlush(ctx)
+				rep.Spans = len(spans.GetSpans())
 			}
 			rep.Store, rep.Profile, rep.Throttled = redactURL(store), profile, ctl.Stats().Throttled
 			if profile != "" && profile != "none" {
@@ -119,6 +151,7 @@ the request cost per million steps at S3 prices.
 	f.IntVar(&width, "width", 10, "steps per run (linear) or parallel steps (fanout)")
 	f.IntVar(&workers, "workers", 8, "concurrent claim loops")
 	f.BoolVar(&asJSON, "json", false, "print the report as JSON")
+	f.StringVar(&traceMode, "trace", "off", "off, or mem: record the engine's spans into memory (to measure tracing's overhead)")
 	return cmd
 }
 
@@ -147,12 +180,12 @@ func benchWorkflow(shape string, width int) (cairn.Workflow, error) {
 	return w, nil
 }
 
-func runBench(ctx context.Context, store *blob.Bucket, counts *counting.Counts, shape string, runs, width, workers int) (*benchReport, error) {
+func runBench(ctx context.Context, store *blob.Bucket, counts *counting.Counts, shape string, runs, width, workers int, tel *telemetry.T) (*benchReport, error) {
 	wf, err := benchWorkflow(shape, width)
 	if err != nil {
 		return nil, err
 	}
-	e, err := engine.New(store, engine.Config{Logger: quietLogger()})
+	e, err := engine.New(store, engine.Config{Logger: quietLogger(), Telemetry: tel})
 	if err != nil {
 		return nil, err
 	}
@@ -286,6 +319,9 @@ func printBench(w io.Writer, r *benchReport, asJSON bool) error {
 	}
 	fmt.Fprintf(w, "store %s, profile %s, %d runs of %s (%d steps), %d workers\n", r.Store, r.Profile, r.Runs, r.Shape, r.Steps, r.Workers)
 	fmt.Fprintf(w, "  %.0f steps/s (%.2fs)\n", r.StepsPerSec, r.Seconds)
+	if r.Trace == "mem" {
+		fmt.Fprintf(w, "  tracing into memory: %d spans\n", r.Spans)
+	}
 	fmt.Fprintf(w, "  per step: %.2f GET/HEAD, %.2f PUT-class (%.2f LIST), %.2f DELETE; %.3f run-record writes\n",
 		r.GetPerStep, r.PutClassPerStep, r.ListPerStep, r.DeletePerStep, r.RunWritesPerStep)
 	fmt.Fprintf(w, "  claim p50 %.2f ms p99 %.2f ms; complete p50 %.2f ms p99 %.2f ms\n", r.ClaimP50Ms, r.ClaimP99Ms, r.CompleteP50Ms, r.CompleteP99Ms)

@@ -12,7 +12,7 @@ import (
 
 func TestBench(t *testing.T) {
 	store, counts := counting.Wrap(mem.New())
-	rep, err := runBench(context.Background(), store, counts, "linear", 3, 4, 2)
+	rep, err := runBench(context.Background(), store, counts, "linear", 3, 4, 2, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,7 +31,7 @@ func TestBench(t *testing.T) {
 	if err := json.Unmarshal(out.Bytes(), &back); err != nil || back.Steps != 12 {
 		t.Fatalf("json report %s: %v", out.Bytes(), err)
 	}
-	if _, err := runBench(context.Background(), store, counts, "spiral", 1, 1, 1); err == nil {
+	if _, err := runBench(context.Background(), store, counts, "spiral", 1, 1, 1, nil); err == nil {
 		t.Fatal("unknown shape accepted")
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"golang.org/x/term"
+
 	"github.com/spf13/cobra"
 
 	"github.com/cairn-dev/cairn/sdk"
@@ -118,12 +120,35 @@ func shortDuration(d time.Duration) string {
 	}
 }
 
-// isTerminal reports whether w is a terminal.
+// isTerminal reports whether w is a terminal (not /dev/null, a pipe or a
+// file: a character device is not enough).
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
-	if !ok {
-		return false
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// colorOK reports whether w may get ANSI colours: a terminal, NO_COLOR
+// unset or empty (https://no-color.org) and TERM not "dumb".
+func colorOK(w io.Writer, getenv func(string) string) bool {
+	return getenv("NO_COLOR") == "" && getenv("TERM") != "dumb" && isTerminal(w)
+}
+
+// paintStatus colours a run status for a terminal: green completed, red
+// failed or timed out, yellow cancelled.
+func paintStatus(s string, color bool) string {
+	if !color {
+		return s
 	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
+	code := ""
+	switch s {
+	case "completed":
+		code = "32"
+	case "failed", "timed_out":
+		code = "31"
+	case "cancelled":
+		code = "33"
+	default:
+		return s
+	}
+	return "\033[" + code + "m" + s + "\033[0m"
 }

@@ -56,6 +56,7 @@ laptop only.`,
 		},
 	}
 	f.register(cmd)
+	f.registerMetrics(cmd)
 	cmd.Flags().StringVar(&addr, "addr", "", "address to listen on, host:port (overrides $CAIRN_HOST and $PORT; default 127.0.0.1:8080)")
 	cmd.Flags().StringVar(&dir, "dir", ".cairn/data", "directory of the local store, when neither --blob nor $"+config.EnvBlob+" names one")
 	cmd.Flags().DurationVar(&reapEvery, "reap-every", time.Second, "reaper period")

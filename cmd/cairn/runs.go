@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -121,6 +122,13 @@ func watch(ctx context.Context, c *sdk.Client, id string, out io.Writer, asJSON 
 		}
 	})
 	if err != nil {
+		if ctx.Err() != nil {
+			// Ctrl-C stops the watching, not the run.
+			if p != nil {
+				p.stop()
+			}
+			return fmt.Errorf("stopped watching; run %s continues on the server. Follow it with: cairn runs watch %s (cancel it with: cairn runs cancel %s)", id, id, id)
+		}
 		return err
 	}
 	if asJSON {
@@ -134,7 +142,7 @@ func watch(ctx context.Context, c *sdk.Client, id string, out io.Writer, asJSON 
 	if r.EndedAt != nil {
 		took = " in " + shortDuration(r.EndedAt.Sub(r.CreatedAt))
 	}
-	fmt.Fprintf(out, "run %s %s%s (%d/%d steps)\n", r.ID, r.Status, took, r.StepsDone, r.StepsTotal)
+	fmt.Fprintf(out, "run %s %s%s (%d/%d steps)\n", r.ID, paintStatus(string(r.Status), colorOK(out, os.Getenv)), took, r.StepsDone, r.StepsTotal)
 	if !r.Usage.IsZero() {
 		fmt.Fprintf(out, "usage: %s\n", usageString(r.Usage))
 	}

@@ -21,6 +21,8 @@ type serverFlags struct {
 	blobURL, notifyURL, keys string
 	dev                      bool
 	leaseTTL, maxRequest     time.Duration
+	logLevel, logFormat      string
+	metrics                  bool
 }
 
 func (f *serverFlags) register(cmd *cobra.Command) {
@@ -31,6 +33,13 @@ func (f *serverFlags) register(cmd *cobra.Command) {
 	fl.BoolVar(&f.dev, "dev", false, "accept requests without keys, for a laptop (overrides $"+config.EnvDev+")")
 	fl.DurationVar(&f.leaseTTL, "lease-ttl", 0, "lease TTL (overrides $"+config.EnvLeaseTTL+")")
 	fl.DurationVar(&f.maxRequest, "max-request-time", 0, "the platform's request limit; claims hold 4/5 of it (overrides $"+config.EnvMaxRequestTime+")")
+	fl.StringVar(&f.logLevel, "log-level", "", "debug, info, warn or error (overrides $"+config.EnvLogLevel+"; default info)")
+	fl.StringVar(&f.logFormat, "log-format", "", "text or json (overrides $"+config.EnvLogFormat+"; default text, json on the clouds)")
+}
+
+// registerMetrics adds --metrics, for the commands that serve the API.
+func (f *serverFlags) registerMetrics(cmd *cobra.Command) {
+	cmd.Flags().BoolVar(&f.metrics, "metrics", false, "serve Prometheus metrics at /metrics on the API's address (overrides $"+config.EnvMetrics+")")
 }
 
 // environ is env with the flags that were given appended, as the
@@ -56,6 +65,15 @@ func (f *serverFlags) environ(cmd *cobra.Command, env []string, addr string) ([]
 	}
 	if f.maxRequest > 0 {
 		set(config.EnvMaxRequestTime, f.maxRequest.String())
+	}
+	if f.logLevel != "" {
+		set(config.EnvLogLevel, f.logLevel)
+	}
+	if f.logFormat != "" {
+		set(config.EnvLogFormat, f.logFormat)
+	}
+	if cmd.Flags().Changed("metrics") {
+		set(config.EnvMetrics, fmt.Sprint(f.metrics))
 	}
 	if addr != "" {
 		host, port, err := net.SplitHostPort(addr)
@@ -94,6 +112,7 @@ separately (cairn reaper) unless --reap-every is set.`,
 		},
 	}
 	f.register(cmd)
+	f.registerMetrics(cmd)
 	cmd.Flags().StringVar(&addr, "addr", "", "address to listen on, host:port (overrides $CAIRN_HOST and $PORT; default 127.0.0.1:8080)")
 	cmd.Flags().DurationVar(&reapEvery, "reap-every", -1, "also run the reaper this often (default: not in this process)")
 	return cmd

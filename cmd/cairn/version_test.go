@@ -1,6 +1,7 @@
 package main
 
 import (
+	"io"
 	"strings"
 	"testing"
 )
@@ -14,5 +15,26 @@ func TestVersion(t *testing.T) {
 	}
 	if _, err := cli(t, "http://127.0.0.1:1", "frobnicate"); err == nil {
 		t.Fatal("an unknown subcommand succeeded")
+	}
+}
+
+// An unknown subcommand, of the root or of a group, is an error (the
+// process exits non-zero); a group alone prints its help.
+func TestUnknownSubcommandFails(t *testing.T) {
+	for _, args := range [][]string{{"frobnicate"}, {"runs", "frobnicate"}} {
+		root := newRootCmd()
+		root.SetArgs(args)
+		root.SetOut(io.Discard)
+		root.SetErr(io.Discard)
+		if err := root.Execute(); err == nil || !strings.Contains(err.Error(), "unknown command") {
+			t.Errorf("cairn %v: %v, want an unknown-command error", args, err)
+		}
+	}
+	root := newRootCmd()
+	var out strings.Builder
+	root.SetArgs([]string{"runs"})
+	root.SetOut(&out)
+	if err := root.Execute(); err != nil || !strings.Contains(out.String(), "Available Commands") {
+		t.Errorf("cairn runs: %v\n%s", err, out.String())
 	}
 }

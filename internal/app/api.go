@@ -15,6 +15,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/config"
 	"github.com/cairn-dev/cairn/internal/config/drivers"
 	"github.com/cairn-dev/cairn/internal/serve"
+	"github.com/cairn-dev/cairn/telemetry"
 )
 
 // APIOptions are what a command line adds to the API function.
@@ -43,13 +44,22 @@ func API(ctx context.Context, cfg *config.Config, log *slog.Logger, o APIOptions
 	}
 	e := rt.Engine
 	h := api.New(e, cfg.APIConfig(log)).Handler()
+	if m := rt.Telemetry.Metrics; m != nil {
+		// /metrics beside the API, on its listener: for a Prometheus
+		// scrape, unauthenticated (bind it where only the scraper reaches).
+		mux := http.NewServeMux()
+		mux.Handle("GET /metrics", m)
+		mux.Handle("/", h)
+		h = mux
+	}
 	if cfg.OnLambda {
 		StartLambda(LambdaHandler(h))
 		return nil // not reached
 	}
 	return serve.API(ctx, e, h, serve.Options{
 		Addr: cfg.Addr(), Name: "cairn api", Path: api.BasePath, Logger: log, Ready: o.Ready,
-		LogAttrs: []any{"drivers", drivers.Cloud, "max_request_time", cfg.MaxRequestTime, "claim_hold", e.MaxClaimHold(), "notify", cfg.Notify != ""},
+		LogAttrs: []any{"drivers", drivers.Cloud, "max_request_time", cfg.MaxRequestTime, "claim_hold", e.MaxClaimHold(), "notify", cfg.Notify != "",
+			"traces", orNone(rt.Telemetry.Traces), "metrics", metricsPath(rt.Telemetry)},
 	}, o.ReapEvery)
 }
 
@@ -59,4 +69,18 @@ func API(ctx context.Context, cfg *config.Config, log *slog.Logger, o APIOptions
 // answers 500 ms before the function would time out.
 func LambdaHandler(h http.Handler) func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error) {
 	return httpadapter.NewV2(h).ProxyWithContext
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "off"
+	}
+	return s
+}
+
+func metricsPath(p *telemetry.Provider) string {
+	if p.Metrics == nil {
+		return "off"
+	}
+	return "/metrics"
 }

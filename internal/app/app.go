@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"time"
 
 	"github.com/aws/aws-lambda-go/lambda"
 
@@ -23,6 +24,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/config"
 	"github.com/cairn-dev/cairn/internal/serve"
 	"github.com/cairn-dev/cairn/notify"
+	"github.com/cairn-dev/cairn/telemetry"
 )
 
 // Load reads the configuration for role from environ (as os.Environ
@@ -75,6 +77,8 @@ type Runtime struct {
 	Bucket *blob.Bucket
 	Bus    notify.Bus
 	Engine *engine.Engine
+	// Telemetry is what the OTEL_* variables and CAIRN_METRICS turned on.
+	Telemetry *telemetry.Provider
 }
 
 // Open opens the bucket and the bus a configuration names and builds the
@@ -83,11 +87,18 @@ type Runtime struct {
 // queue (SQS, Pub/Sub) each message reaches one subscriber, and a reaper
 // that subscribed would swallow hints meant for the API instances' claims.
 func Open(ctx context.Context, c *config.Config, log *slog.Logger) (*Runtime, error) {
+	tel, err := telemetry.Setup(ctx, telemetry.Options{Metrics: c.Metrics && c.Role == config.API})
+	if err != nil {
+		return nil, err
+	}
 	b, err := blob.OpenBucket(ctx, c.Blob)
 	if err != nil {
+		tel.Shutdown(ctx)
 		return nil, fmt.Errorf("%s: %w", config.EnvBlob, err)
 	}
-	rt := &Runtime{Bucket: b}
+	// The engine works on the instrumented bucket; rt.Bucket stays the
+	// bucket itself (closing either closes the driver).
+	rt := &Runtime{Bucket: b, Telemetry: tel}
 	if c.Notify != "" {
 		bus, err := notify.Open(ctx, c.Notify)
 		if err != nil {
@@ -96,11 +107,13 @@ func Open(ctx context.Context, c *config.Config, log *slog.Logger) (*Runtime, er
 		}
 		rt.Bus = bus
 	}
-	bus := rt.Bus
+	bus := telemetry.WrapBus(rt.Bus, tel.T)
 	if bus != nil && !config.Subscribes(c.Role) {
 		bus = PublishOnly(bus)
 	}
-	e, err := engine.New(b, c.EngineConfig(bus, log))
+	ecfg := c.EngineConfig(bus, log)
+	ecfg.Telemetry = tel.T
+	e, err := engine.New(telemetry.WrapBucket(b, tel.T), ecfg)
 	if err != nil {
 		rt.Close()
 		return nil, err
@@ -120,6 +133,13 @@ func (rt *Runtime) Close() error {
 	}
 	if rt.Bucket != nil {
 		errs = append(errs, rt.Bucket.Close())
+	}
+	if rt.Telemetry != nil {
+		// Flush the spans still queued; an unreachable collector must not
+		// hold the exit up for long.
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		errs = append(errs, rt.Telemetry.Shutdown(ctx))
 	}
 	return errors.Join(errs...)
 }

@@ -59,6 +59,7 @@ const (
 	EnvHost             = "CAIRN_HOST"
 	EnvLogLevel         = "CAIRN_LOG_LEVEL"
 	EnvLogFormat        = "CAIRN_LOG_FORMAT"
+	EnvMetrics          = "CAIRN_METRICS"
 	EnvOIDCAudience     = "CAIRN_OIDC_AUDIENCE"
 	EnvOIDCEmails       = "CAIRN_OIDC_EMAILS"
 	EnvOIDCIssuer       = "CAIRN_OIDC_ISSUER"
@@ -72,7 +73,7 @@ const (
 // Known lists every CAIRN_ variable this package reads.
 var Known = []string{
 	EnvBlob, EnvNotify, EnvKeys, EnvDev, EnvPrices, EnvMaxRequestTime, EnvLeaseTTL, EnvHeartbeat,
-	EnvFallbackInterval, EnvRetention, EnvHost, EnvLogLevel, EnvLogFormat,
+	EnvFallbackInterval, EnvRetention, EnvHost, EnvLogLevel, EnvLogFormat, EnvMetrics,
 	EnvOIDCAudience, EnvOIDCEmails, EnvOIDCIssuer, EnvOIDCJWKSURL,
 }
 
@@ -114,6 +115,7 @@ type Config struct {
 	Engine
 	Server
 	Log
+	Telemetry
 
 	// OIDC is the reaper's section: who may call it over HTTP.
 	OIDC OIDC
@@ -191,6 +193,7 @@ func FromEnv(role Role, environ []string) (*Config, error) {
 	c.Engine.parse(r)
 	c.Server.parse(r)
 	c.Log.parse(r, c.Platform)
+	c.Telemetry.parse(r)
 	c.OIDC.parse(r, role)
 	c.Auth.require(r, role, c.OIDC)
 

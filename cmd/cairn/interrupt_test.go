@@ -1,0 +1,65 @@
+package main
+
+import (
+	"context"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cairn-dev/cairn/sdk"
+	"github.com/cairn-dev/cairn/sdk/sdktest"
+)
+
+// Ctrl-C during `runs start --wait` stops the watching, not the run, and
+// the message says so and how to follow it.
+func TestWaitInterruptedSaysTheRunContinues(t *testing.T) {
+	srv := sdktest.Start(t, sdktest.Options{})
+	c, err := sdk.NewClient(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := sdk.NewWorker(c, sdk.WithLogger(quietLogger()), sdk.WithDrainTimeout(100*time.Millisecond)).Register(sdk.Workflow("slow", "1").
+		Task("s", sdk.Handle(func(ctx sdk.StepContext, _ struct{}) (string, error) {
+			<-ctx.Done()
+			return "", ctx.Err()
+		})))
+	wctx, wcancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- w.Serve(wctx) }()
+	t.Cleanup(func() { wcancel(); <-done })
+	select {
+	case <-w.Ready():
+	case <-time.After(10 * time.Second):
+		t.Fatal("worker not ready")
+	}
+
+	root := newRootCmd()
+	var out syncBuffer
+	root.SetOut(&out)
+	root.SetErr(io.Discard)
+	root.SetArgs([]string{"--server", srv.URL, "runs", "start", "slow", "--wait"})
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		// Interrupt once the run shows its step running.
+		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+			if strings.Contains(out.String(), "running") {
+				break
+			}
+		}
+		cancel()
+	}()
+	err = root.ExecuteContext(ctx)
+	m := runIDRE.FindStringSubmatch(out.String())
+	if m == nil {
+		t.Fatalf("no run id in:\n%s", out.String())
+	}
+	id := m[1]
+	if err == nil || !strings.Contains(err.Error(), "continues on the server") || !strings.Contains(err.Error(), "cairn runs watch "+id) {
+		t.Fatalf("interrupted --wait: %v", err)
+	}
+	r, err := c.Get(context.Background(), id)
+	if err != nil || r.Status != sdk.RunRunning {
+		t.Fatalf("the run after the interrupt: %+v %v", r, err)
+	}
+}

@@ -1,0 +1,82 @@
+package engine
+
+import (
+	"time"
+
+	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/telemetry"
+)
+
+// observe logs the run lifecycle a commit recorded (started and ended at
+// info) and hands each journal entry it added to the telemetry: the
+// spans of the attempts and the run that ended, and the metrics. The
+// journal is the one place every instance records what happened, so the
+// instance that commits an end records its span, whichever began it.
+func (e *Engine) observe(fx *effects) {
+	r := fx.run
+	if r == nil || fx.journalFrom >= len(r.Journal) {
+		return
+	}
+	t := e.cfg.Telemetry
+	info := telemetry.Run{ID: r.ID, Workflow: r.Workflow, Version: r.Version, Parent: r.Trace, CreatedAt: r.CreatedAt}
+	var ended map[[2]any]bool
+	for _, j := range r.Journal[fx.journalFrom:] {
+		switch j.Type {
+		case cairn.JournalRunStarted:
+			e.log.Info("run started", "run", r.ID, "workflow", r.Workflow, "version", r.Version)
+		case cairn.JournalRunCompleted, cairn.JournalRunFailed, cairn.JournalRunCancelled, cairn.JournalRunTimedOut:
+			attrs := []any{"run", r.ID, "workflow", r.Workflow, "version", r.Version, "status", r.Status,
+				"took", j.At.Sub(r.CreatedAt).Round(time.Millisecond)}
+			if r.Error != nil {
+				attrs = append(attrs, "class", r.Error.Class)
+			}
+			e.log.Info("run ended", attrs...)
+		}
+		if t == nil {
+			continue
+		}
+		var a *cairn.Attempt
+		done := false
+		if j.Attempt > 0 && j.Step != "" {
+			if st := r.Steps[j.Step]; st != nil {
+				for i := range st.Attempts {
+					if st.Attempts[i].N == j.Attempt {
+						a = &st.Attempts[i]
+					}
+				}
+			}
+			if j.Type != cairn.JournalStepClaimed && j.Type != cairn.JournalStepReady && j.Type != cairn.JournalStepStarted {
+				if ended == nil {
+					ended = map[[2]any]bool{}
+				}
+				k := [2]any{j.Step, j.Attempt}
+				done = ended[k]
+				ended[k] = true
+			}
+		}
+		t.Journal(info, j, a, done)
+	}
+}
+
+// observeReap records one reaper pass.
+func (e *Engine) observeReap(start time.Time, s *ReapStats) {
+	e.cfg.Telemetry.Reaped(time.Since(start), map[string]int{
+		"timers_due": s.TimersDue, "runs_visited": s.RunsVisited, "leases_lost": s.LeasesLost,
+		"attempts_timed_out": s.TimedOut, "announced": s.Announced, "timers_fired": s.TimersFired,
+		"rearmed": s.Rearmed, "errors": s.Errors,
+	})
+}
+
+// Telemetry returns the engine's telemetry (nil when off).
+func (e *Engine) Telemetry() *telemetry.T { return e.cfg.Telemetry }
+
+// LeaseStep reads the run, step and attempt a lease id names, for logs
+// and spans; ok is false for an id that does not decode. Nothing about
+// the lease is checked: a worker call checks it against the stored lease.
+func LeaseStep(id string) (run, step string, attempt int, ok bool) {
+	tok, err := parseLeaseID(id)
+	if err != nil {
+		return "", "", 0, false
+	}
+	return tok.Run, tok.Step, tok.Attempt, true
+}

@@ -42,7 +42,7 @@ func API(ctx context.Context, cfg *config.Config, log *slog.Logger, o APIOptions
 		log.Warn("DEV MODE: no API keys; every request is accepted without authentication. Bind to 127.0.0.1 only.")
 	}
 	e := rt.Engine
-	h := api.New(e, cfg.APIConfig(log)).Handler()
+	h := rt.bench.handler(api.New(e, cfg.APIConfig(log)).Handler())
 	if cfg.OnLambda {
 		StartLambda(LambdaHandler(h))
 		return nil // not reached

@@ -75,6 +75,8 @@ type Runtime struct {
 	Bucket *blob.Bucket
 	Bus    notify.Bus
 	Engine *engine.Engine
+
+	bench *benchHooks
 }
 
 // Open opens the bucket and the bus a configuration names and builds the
@@ -87,7 +89,13 @@ func Open(ctx context.Context, c *config.Config, log *slog.Logger) (*Runtime, er
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", config.EnvBlob, err)
 	}
-	rt := &Runtime{Bucket: b}
+	wrapped, hooks, err := benchWrap(b)
+	if err != nil {
+		b.Close()
+		return nil, err
+	}
+	b = wrapped
+	rt := &Runtime{Bucket: b, bench: hooks}
 	if c.Notify != "" {
 		bus, err := notify.Open(ctx, c.Notify)
 		if err != nil {

@@ -477,6 +477,12 @@ type CancelInputBody struct {
 	Reason *string `json:"reason,omitempty"`
 }
 
+// ClaimNext defines model for ClaimNext.
+type ClaimNext struct {
+	// Max Most leases to return with the answer: the worker's slots this step frees (usually 1).
+	Max int64 `json:"max"`
+}
+
 // ClaimOutputBody defines model for ClaimOutputBody.
 type ClaimOutputBody struct {
 	// Leases Up to max leases; empty when nothing became ready while the claim was held.
@@ -500,6 +506,8 @@ type ClaimRequest struct {
 
 // CompleteRequest defines model for CompleteRequest.
 type CompleteRequest struct {
+	ClaimNext *ClaimNext `json:"claim_next,omitempty"`
+
 	// Output The step's output, any JSON.
 	Output json.RawMessage `json:"output,omitempty"`
 
@@ -510,6 +518,9 @@ type CompleteRequest struct {
 
 // Ended defines model for Ended.
 type Ended struct {
+	// Leases With claim_next: the leases claimed for the worker after the complete was applied, as a claim answers them (none when nothing was ready). Run them like a claim's.
+	Leases *[]Lease `json:"leases,omitempty"`
+
 	// RunStatus The run's status after this call.
 	RunStatus EndedRunStatus `json:"run_status"`
 }

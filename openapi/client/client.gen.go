@@ -1373,7 +1373,7 @@ type ClientInterface interface {
 
 	// CompleteStepWithBody End a step with its output
 	//
-	// Records the output, merges the state patch (top-level keys replace) and prices the usage. already_applied means an earlier complete of this lease landed: treat it as success.
+	// Records the output, merges the state patch (top-level keys replace) and prices the usage. already_applied means an earlier complete of this lease landed: treat it as success. With claim_next (eager dispatch) the answer also carries up to claim_next.max new leases for this worker, claimed after the complete was applied without holding: a busy worker does one call per step.
 	//
 	// Needs a key with the `worker` scope.
 	//
@@ -1384,7 +1384,7 @@ type ClientInterface interface {
 
 	// CompleteStep End a step with its output
 	//
-	// Records the output, merges the state patch (top-level keys replace) and prices the usage. already_applied means an earlier complete of this lease landed: treat it as success.
+	// Records the output, merges the state patch (top-level keys replace) and prices the usage. already_applied means an earlier complete of this lease landed: treat it as success. With claim_next (eager dispatch) the answer also carries up to claim_next.max new leases for this worker, claimed after the complete was applied without holding: a busy worker does one call per step.
 	//
 	// Needs a key with the `worker` scope.
 	//
@@ -1824,7 +1824,7 @@ func (c *Client) HeartbeatSteps(ctx context.Context, body HeartbeatStepsJSONRequ
 
 // CompleteStepWithBody End a step with its output
 //
-// Records the output, merges the state patch (top-level keys replace) and prices the usage. already_applied means an earlier complete of this lease landed: treat it as success.
+// Records the output, merges the state patch (top-level keys replace) and prices the usage. already_applied means an earlier complete of this lease landed: treat it as success. With claim_next (eager dispatch) the answer also carries up to claim_next.max new leases for this worker, claimed after the complete was applied without holding: a busy worker does one call per step.
 //
 // Needs a key with the `worker` scope.
 //
@@ -1845,7 +1845,7 @@ func (c *Client) CompleteStepWithBody(ctx context.Context, lease string, content
 
 // CompleteStep End a step with its output
 //
-// Records the output, merges the state patch (top-level keys replace) and prices the usage. already_applied means an earlier complete of this lease landed: treat it as success.
+// Records the output, merges the state patch (top-level keys replace) and prices the usage. already_applied means an earlier complete of this lease landed: treat it as success. With claim_next (eager dispatch) the answer also carries up to claim_next.max new leases for this worker, claimed after the complete was applied without holding: a busy worker does one call per step.
 //
 // Needs a key with the `worker` scope.
 //
@@ -3095,7 +3095,7 @@ type ClientWithResponsesInterface interface {
 
 	// CompleteStepWithBodyWithResponse End a step with its output
 	//
-	// Records the output, merges the state patch (top-level keys replace) and prices the usage. already_applied means an earlier complete of this lease landed: treat it as success.
+	// Records the output, merges the state patch (top-level keys replace) and prices the usage. already_applied means an earlier complete of this lease landed: treat it as success. With claim_next (eager dispatch) the answer also carries up to claim_next.max new leases for this worker, claimed after the complete was applied without holding: a busy worker does one call per step.
 	//
 	// Needs a key with the `worker` scope.
 	//
@@ -3106,7 +3106,7 @@ type ClientWithResponsesInterface interface {
 
 	// CompleteStepWithResponse End a step with its output
 	//
-	// Records the output, merges the state patch (top-level keys replace) and prices the usage. already_applied means an earlier complete of this lease landed: treat it as success.
+	// Records the output, merges the state patch (top-level keys replace) and prices the usage. already_applied means an earlier complete of this lease landed: treat it as success. With claim_next (eager dispatch) the answer also carries up to claim_next.max new leases for this worker, claimed after the complete was applied without holding: a busy worker does one call per step.
 	//
 	// Needs a key with the `worker` scope.
 	//
@@ -5274,7 +5274,7 @@ func (c *ClientWithResponses) HeartbeatStepsWithResponse(ctx context.Context, bo
 
 // CompleteStepWithBodyWithResponse End a step with its output
 //
-// Records the output, merges the state patch (top-level keys replace) and prices the usage. already_applied means an earlier complete of this lease landed: treat it as success.
+// Records the output, merges the state patch (top-level keys replace) and prices the usage. already_applied means an earlier complete of this lease landed: treat it as success. With claim_next (eager dispatch) the answer also carries up to claim_next.max new leases for this worker, claimed after the complete was applied without holding: a busy worker does one call per step.
 //
 // Needs a key with the `worker` scope.
 //
@@ -5291,7 +5291,7 @@ func (c *ClientWithResponses) CompleteStepWithBodyWithResponse(ctx context.Conte
 
 // CompleteStepWithResponse End a step with its output
 //
-// Records the output, merges the state patch (top-level keys replace) and prices the usage. already_applied means an earlier complete of this lease landed: treat it as success.
+// Records the output, merges the state patch (top-level keys replace) and prices the usage. already_applied means an earlier complete of this lease landed: treat it as success. With claim_next (eager dispatch) the answer also carries up to claim_next.max new leases for this worker, claimed after the complete was applied without holding: a busy worker does one call per step.
 //
 // Needs a key with the `worker` scope.
 //

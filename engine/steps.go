@@ -320,7 +320,7 @@ type FailRequest struct {
 // Ended answers complete and fail.
 type Ended struct {
 	RunStatus cairn.RunStatus `json:"run_status" doc:"The run's status after this call."`
-	Leases    []Lease         `json:"leases,omitempty" doc:"With claim_next: the leases claimed for the worker after the complete was applied, as a claim answers them (none when nothing was ready). Run them like a claim's."`
+	Leases    []Lease         `json:"leases,omitempty" nullable:"false" doc:"With claim_next: the leases claimed for the worker after the complete was applied, as a claim answers them (none when nothing was ready). Run them like a claim's."`
 }
 
 // Complete ends a step with its output.

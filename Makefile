@@ -10,7 +10,7 @@ OAPI_CODEGEN ?= $(GO) tool oapi-codegen
 
 include mk/testenv.mk
 
-.PHONY: run build check test test-short bench openapi openapi-check clean
+.PHONY: run build check test test-short bench bench-e2e bench-compare openapi openapi-check clean
 
 ## run: the embedded default — API + reaper + notifications in one process on .cairn/data; ADDR=host:port to listen elsewhere (default 127.0.0.1:8080; CAIRN_* variables apply)
 run:
@@ -44,6 +44,23 @@ bench: testenv
 	$(GO) run ./cmd/cairn bench --shape linear --width 10 --runs 20
 	$(GO) run ./cmd/cairn bench --store mem:// --shape linear --width 10 --runs 10 --profile s3
 	$(GO) run ./cmd/cairn bench --store mem:// --shape fanout --width 200 --runs 2 --workers 16 --profile gcs --scale 0.2
+	$(MAKE) --no-print-directory bench-e2e
+
+## bench-e2e: the HTTP end-to-end benchmark — `cairn serve` and an SDK worker as separate processes, the Go SDK client; file store, MinIO (scripts/testenv.sh minio), S3/GCS profiles; one line per workload, appended to bench/results.txt
+BENCH_TARGETS ?= file,minio,s3,gcs
+BENCH_SCALE   ?= 1
+bench-e2e:
+	scripts/testenv.sh minio
+	$(GO) build -o $(BIN)/cairn ./cmd/cairn
+	$(GO) build -o $(BIN)/cairn-e2e-bench ./bench/e2e
+	$(BIN)/cairn-e2e-bench --cairn $(BIN)/cairn --targets $(BENCH_TARGETS) --scale $(BENCH_SCALE) --out bench/results.txt
+
+## bench-compare: build a Temporal dev server (temporal CLI, from the Go module proxy) for the same workloads; never part of make test
+TEMPORAL_CLI ?= github.com/temporalio/cli/cmd/temporal@v1.5.1
+bench-compare:
+	GOBIN=$(abspath $(BIN)) $(GO) install $(TEMPORAL_CLI)
+	@echo "temporal dev server built: $(BIN)/temporal server start-dev --headless --db-filename /tmp/temporal.db" >&2
+	@echo "the Temporal Go SDK driver for the same workloads is not written yet (docs/PERFORMANCE.md)" >&2; exit 2
 
 ## openapi: regenerate the committed OpenAPI documents from the code, and the Go client (and its overlay) from them
 openapi:

@@ -114,6 +114,8 @@ func (a *API) accessLog(ctx huma.Context, next func(huma.Context)) {
 		tel.Request(op.OperationID, status, took, ci.reason)
 		if op.OperationID == "claimSteps" {
 			tel.Claimed(ci.leases, status >= 300, took)
+		} else if ci.leases > 0 {
+			tel.Granted(ci.leases) // a complete's eager dispatch (claim_next)
 		}
 	}
 	level := slog.LevelInfo

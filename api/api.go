@@ -310,12 +310,15 @@ func (a *API) registerWorkerOps() {
 	op(a, huma.Operation{
 		OperationID: "completeStep", Method: http.MethodPost, Path: "/steps/{lease}/complete", Tags: []string{"Workers"},
 		Summary:      "End a step with its output",
-		Description:  "Records the output, merges the state patch (top-level keys replace) and prices the usage. already_applied means an earlier complete of this lease landed: treat it as success.",
+		Description:  "Records the output, merges the state patch (top-level keys replace) and prices the usage. already_applied means an earlier complete of this lease landed: treat it as success. With claim_next (eager dispatch) the answer also carries up to claim_next.max new leases for this worker, claimed after the complete was applied without holding: a busy worker does one call per step.",
 		MaxBodyBytes: 4 << 20, Errors: protocolErrors,
 	}, ScopeWorker, func(ctx context.Context, in *completeInput) (*endedOutput, error) {
 		r, err := a.engine.Complete(ctx, in.Lease, in.Body)
 		if err != nil {
 			return nil, err
+		}
+		if in.Body.ClaimNext != nil {
+			noteLeases(ctx, len(r.Leases)) // eagerly dispatched leases are granted leases too
 		}
 		return &endedOutput{Body: r}, nil
 	})

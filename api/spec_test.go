@@ -29,6 +29,7 @@ var optionalArrays = map[string]string{
 	"Step.after":                    "a definition as registered: steps without dependencies omit it",
 	"RetryPolicy.non_retryable":     "a definition as registered: omitted when no class is listed",
 	"RetryPolicy.retry_after_start": "a definition as registered: an at_most_once opt-in, omitted by default",
+	"Ended.leases":                  "eager dispatch: only a complete with claim_next carries it",
 }
 
 func TestResponseArraysAreRequiredAndNotNull(t *testing.T) {

@@ -299,6 +299,15 @@ type CompleteRequest struct {
 	Output     json.RawMessage            `json:"output,omitempty" doc:"The step's output, any JSON."`
 	StatePatch map[string]json.RawMessage `json:"state_patch,omitempty" doc:"Merged into the run state: top-level keys replace."`
 	Usage      *cairn.Usage               `json:"usage,omitempty" doc:"What the attempt consumed; tokens are priced by the engine's price book."`
+	// ClaimNext asks for eager dispatch: once the complete is applied,
+	// claim up to Max leases for the lease's worker without holding, and
+	// return them with the answer, so a busy worker does one call per step.
+	ClaimNext *ClaimNext `json:"claim_next,omitempty" doc:"Eager dispatch: once the complete is applied, claim up to max more leases for this lease's worker (never held: none ready answers none) and return them in leases. Leave it out to claim separately."`
+}
+
+// ClaimNext is a complete's eager claim.
+type ClaimNext struct {
+	Max int `json:"max" minimum:"1" maximum:"100" doc:"Most leases to return with the answer: the worker's slots this step frees (usually 1)."`
 }
 
 // FailRequest ends an attempt with an error.
@@ -311,6 +320,7 @@ type FailRequest struct {
 // Ended answers complete and fail.
 type Ended struct {
 	RunStatus cairn.RunStatus `json:"run_status" doc:"The run's status after this call."`
+	Leases    []Lease         `json:"leases,omitempty" nullable:"false" doc:"With claim_next: the leases claimed for the worker after the complete was applied, as a claim answers them (none when nothing was ready). Run them like a claim's."`
 }
 
 // Complete ends a step with its output.
@@ -321,6 +331,27 @@ func (e *Engine) Complete(ctx context.Context, id string, req CompleteRequest) (
 	if err := e.checkSizes(req.Output, req.StatePatch); err != nil {
 		return nil, err
 	}
+	if n := req.ClaimNext; n != nil && (n.Max < 1 || n.Max > 100) {
+		return nil, &InvalidError{Field: "claim_next.max", Message: "must be between 1 and 100"}
+	}
+	ended, err := e.complete(ctx, id, req)
+	if err != nil || req.ClaimNext == nil {
+		return ended, err
+	}
+	// The complete landed, so the lease id was proven: its worker is the
+	// one to claim for. The claim never holds. A failure here must not
+	// turn the applied complete into an error: the worker claims again.
+	tok, _ := parseLeaseID(id)
+	leases, cerr := e.Claim(ctx, ClaimRequest{WorkerID: tok.Worker, Max: req.ClaimNext.Max})
+	if cerr != nil && len(leases) == 0 {
+		e.log.Warn("eager claim after complete failed; the worker claims again", "worker", tok.Worker, "err", cerr)
+		return ended, nil
+	}
+	ended.Leases = leases
+	return ended, nil
+}
+
+func (e *Engine) complete(ctx context.Context, id string, req CompleteRequest) (*Ended, error) {
 	return e.end(ctx, id, req.StatePatch, req.Usage, false, nil, func(r *runRecord, d *definition, tok leaseToken, startedAt *time.Time, fx *effects) {
 		st := r.Steps[tok.Step]
 		st.Status = cairn.StepCompleted

@@ -131,6 +131,9 @@ type Worker struct {
 	// pubCtx bounds complete/fail retries: cancelled once the drain
 	// timeout passed, so a worker cut off from the server still stops.
 	pubCtx context.Context
+	// claiming is Serve's context: while it is live, completes ask for
+	// the next lease (eager dispatch).
+	claiming context.Context
 
 	mu       sync.Mutex
 	inflight map[string]*attempt // by lease id
@@ -280,6 +283,7 @@ func (w *Worker) Serve(ctx context.Context) error {
 	w.pubCtx = pubCtx
 
 	var bodies sync.WaitGroup
+	w.claiming = ctx
 	claimErr := w.claimLoop(ctx, bodyBase, wfs, &bodies)
 	w.drain(&bodies, stopPub)
 	if claimErr != nil {
@@ -433,7 +437,11 @@ func (w *Worker) claimLoop(ctx context.Context, bodyBase context.Context, wfs []
 			go func() {
 				defer bodies.Done()
 				defer w.release(1)
-				w.handle(a)
+				// Eager dispatch: a complete may hand back this slot's
+				// next lease; run it on the same slot.
+				for next := a; next != nil; {
+					next = w.handle(next, bodyBase)
+				}
 			}()
 		}
 		if len(leases) == 0 && time.Since(began) < 50*time.Millisecond {
@@ -554,7 +562,10 @@ func (w *Worker) hasEnded(run string) bool {
 }
 
 // handle runs one lease to its end: started, the body, complete or fail.
-func (w *Worker) handle(a *attempt) {
+//
+// It returns the next attempt to run on the same slot, already tracked,
+// when the complete handed one back (eager dispatch), or nil.
+func (w *Worker) handle(a *attempt, base context.Context) (next *attempt) {
 	defer w.untrack(a)
 	l := a.lease
 	log := w.log.With("run", l.Run, "workflow", l.Workflow, "version", l.Version, "step", l.Step, "attempt", l.Attempt)
@@ -639,8 +650,7 @@ func (w *Worker) handle(a *attempt) {
 			span.SetStatus(codes.Ok, "")
 			w.metrics.record("completed", elapsed)
 			log.Debug("step completed", "elapsed", elapsed)
-			w.publishComplete(a, data, patch, usage, log)
-			return
+			return w.eager(w.publishComplete(a, data, patch, usage, log), base)
 		}
 	}
 	class, msg := classify(err)
@@ -652,6 +662,7 @@ func (w *Worker) handle(a *attempt) {
 	w.metrics.record("failed", elapsed)
 	log.Info("step failed", "class", class, "err", msg, "elapsed", elapsed)
 	w.publishFail(a, class, msg, patch, usage)
+	return nil
 }
 
 // runBody runs a body, turning a panic into an error of class panic. The
@@ -708,17 +719,33 @@ func (w *Worker) started(a *attempt, log *slog.Logger) bool {
 
 // publishComplete reports a body's output. complete is idempotent: a
 // retry after a lost answer is told already_applied, which is success.
-func (w *Worker) publishComplete(a *attempt, output json.RawMessage, patch map[string]json.RawMessage, usage Usage, log *slog.Logger) {
+//
+// While the worker is still claiming, the complete asks for the slot's
+// next lease (claim_next, eager dispatch) and returns what it got: a busy
+// worker then does one call per step instead of complete + claim. A
+// retry after a lost answer is told already_applied and gets no lease; a
+// lease lost that way is recovered by the reaper at its expiry, as one
+// in a lost claim answer is.
+func (w *Worker) publishComplete(a *attempt, output json.RawMessage, patch map[string]json.RawMessage, usage Usage, log *slog.Logger) (leases []client.Lease) {
 	if !a.finish() {
-		return
+		return nil
 	}
 	req := client.CompleteRequest{Output: output, Usage: usageTo(usage)}
 	if len(patch) > 0 {
 		req.StatePatch = &patch
 	}
+	if w.claiming != nil && w.claiming.Err() == nil {
+		req.ClaimNext = &client.ClaimNext{Max: 1}
+	}
 	err := w.retry(w.pubCtx, a, func(ctx context.Context) error {
 		resp, err := w.c.api.CompleteStepWithResponse(ctx, a.lease.Id, req)
-		return w.c.check(err, resp)
+		if err := w.c.check(err, resp); err != nil {
+			return err
+		}
+		if resp.JSON200 != nil && resp.JSON200.Leases != nil {
+			leases = *resp.JSON200.Leases
+		}
+		return nil
 	})
 	var ae *APIError
 	if ReasonOf(err) == cairn.ReasonTooLarge && errors.As(err, &ae) {
@@ -732,16 +759,40 @@ func (w *Worker) publishComplete(a *attempt, output json.RawMessage, patch map[s
 		}
 		log.Error("the engine refused the step's output as too large; failing the step", "detail", detail)
 		w.sendFail(w.pubCtx, a, cairn.ClassOutputTooLarge, "the engine refused the step's output as too large: "+detail, patch, usage, log)
-		return
+		return nil
 	}
 	if errors.As(err, &ae) && ae.Status == 422 {
 		// The engine refused the output itself (too large, a state patch
 		// that is not JSON): retrying cannot help, so fail the attempt.
 		log.Error("the engine refused the step's output; failing the attempt", "err", err)
 		w.sendFail(w.pubCtx, a, cairn.ClassFatal, "the engine refused the step's output: "+err.Error(), nil, usage, log)
-		return
+		return nil
 	}
 	w.answered(a, "complete", err, log)
+	if err != nil {
+		return nil
+	}
+	return leases
+}
+
+// eager tracks the first lease a complete handed back, to run on the
+// completed attempt's slot, and fails any more as unservable (a server
+// bug: claim_next asks for one).
+func (w *Worker) eager(leases []client.Lease, base context.Context) *attempt {
+	var next *attempt
+	for i, l := range leases {
+		a := w.track(l, base)
+		if i == 0 {
+			next = a
+			continue
+		}
+		w.log.Error("the server returned more leases than claim_next asked for; releasing the extra ones", "got", len(leases))
+		go func() {
+			defer w.untrack(a)
+			w.publishFail(a, cairn.ClassUnservable, "worker "+w.id+" claimed fewer leases than it got", nil, Usage{})
+		}()
+	}
+	return next
 }
 
 // publishFail reports a body's error.

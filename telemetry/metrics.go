@@ -80,7 +80,7 @@ func newInstruments(m metric.Meter) (*instruments, error) {
 		lost:          c(MetricLost, "{attempt}", "Attempts whose lease expired unanswered (recovered by the reaper)."),
 		deadLettered:  c(MetricDeadLettered, "{step}", "Steps that failed for good (retries exhausted or not retryable), by error class."),
 		claims:        c(MetricClaims, "{claim}", "Claim requests, by result: held (returned leases), empty, error."),
-		leases:        c(MetricLeases, "{lease}", "Leases granted by claims."),
+		leases:        c(MetricLeases, "{lease}", "Leases granted, by claims and by completes that claim the next step (claim_next)."),
 		claimHold:     secs(MetricClaimHold, "How long a claim request was held before it answered.", hold...),
 		rejections:    c(MetricRejections, "{request}", "Worker calls refused with 409, by reason."),
 		requests:      secs(MetricRequests, "API request duration, by operation and status.", fast...),
@@ -163,6 +163,15 @@ func (t *T) Claimed(leases int, failed bool, held time.Duration) {
 		t.m.leases.Add(bg, int64(leases))
 	}
 	t.m.claimHold.Record(bg, held.Seconds(), metric.WithAttributes(attribute.String("result", result)))
+}
+
+// Granted records leases handed out other than by a claim request: a
+// complete's eager dispatch (claim_next).
+func (t *T) Granted(leases int) {
+	if t == nil || t.m == nil || leases <= 0 {
+		return
+	}
+	t.m.leases.Add(bg, int64(leases))
 }
 
 // Request records one API call: its operation, status, duration and, for

@@ -43,7 +43,7 @@ func API(ctx context.Context, cfg *config.Config, log *slog.Logger, o APIOptions
 		log.Warn("DEV MODE: no API keys; every request is accepted without authentication. Bind to 127.0.0.1 only.")
 	}
 	e := rt.Engine
-	h := api.New(e, cfg.APIConfig(log)).Handler()
+	h := rt.bench.handler(api.New(e, cfg.APIConfig(log)).Handler())
 	if m := rt.Telemetry.Metrics; m != nil {
 		// /metrics beside the API, on its listener: for a Prometheus
 		// scrape, unauthenticated (bind it where only the scraper reaches).

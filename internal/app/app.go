@@ -79,6 +79,8 @@ type Runtime struct {
 	Engine *engine.Engine
 	// Telemetry is what the OTEL_* variables and CAIRN_METRICS turned on.
 	Telemetry *telemetry.Provider
+
+	bench *benchHooks
 }
 
 // Open opens the bucket and the bus a configuration names and builds the
@@ -96,9 +98,16 @@ func Open(ctx context.Context, c *config.Config, log *slog.Logger) (*Runtime, er
 		tel.Shutdown(ctx)
 		return nil, fmt.Errorf("%s: %w", config.EnvBlob, err)
 	}
+	wrapped, hooks, err := benchWrap(b)
+	if err != nil {
+		b.Close()
+		tel.Shutdown(ctx)
+		return nil, err
+	}
+	b = wrapped
 	// The engine works on the instrumented bucket; rt.Bucket stays the
 	// bucket itself (closing either closes the driver).
-	rt := &Runtime{Bucket: b, Telemetry: tel}
+	rt := &Runtime{Bucket: b, Telemetry: tel, bench: hooks}
 	if c.Notify != "" {
 		bus, err := notify.Open(ctx, c.Notify)
 		if err != nil {

@@ -556,6 +556,12 @@ type CancelRequest struct {
 	Reason *string `json:"reason,omitempty"`
 }
 
+// ClaimNext defines model for ClaimNext.
+type ClaimNext struct {
+	// Max Most leases to return with the answer: the worker's slots this step frees (usually 1).
+	Max int64 `json:"max"`
+}
+
 // ClaimRequest defines model for ClaimRequest.
 type ClaimRequest struct {
 	// Max Most leases to return (default 1).
@@ -579,6 +585,8 @@ type ClaimResponse struct {
 
 // CompleteRequest defines model for CompleteRequest.
 type CompleteRequest struct {
+	ClaimNext *ClaimNext `json:"claim_next,omitempty"`
+
 	// Output The step's output, any JSON.
 	Output json.RawMessage `json:"output,omitempty"`
 
@@ -589,6 +597,9 @@ type CompleteRequest struct {
 
 // Ended defines model for Ended.
 type Ended struct {
+	// Leases With claim_next: the leases claimed for the worker after the complete was applied, as a claim answers them (none when nothing was ready). Run them like a claim's.
+	Leases *[]Lease `json:"leases,omitempty"`
+
 	// RunStatus The run's status after this call.
 	RunStatus EndedRunStatus `json:"run_status"`
 }
@@ -1715,7 +1726,7 @@ type ClientInterface interface {
 
 	// CompleteStepWithBody End a step with its output
 	//
-	// Records the output, merges the state patch (top-level keys replace) and prices the usage. already_applied means an earlier complete of this lease landed: treat it as success.
+	// Records the output, merges the state patch (top-level keys replace) and prices the usage. already_applied means an earlier complete of this lease landed: treat it as success. With claim_next (eager dispatch) the answer also carries up to claim_next.max new leases for this worker, claimed after the complete was applied without holding: a busy worker does one call per step.
 	//
 	// Needs a key with the `worker` scope.
 	//
@@ -1726,7 +1737,7 @@ type ClientInterface interface {
 
 	// CompleteStep End a step with its output
 	//
-	// Records the output, merges the state patch (top-level keys replace) and prices the usage. already_applied means an earlier complete of this lease landed: treat it as success.
+	// Records the output, merges the state patch (top-level keys replace) and prices the usage. already_applied means an earlier complete of this lease landed: treat it as success. With claim_next (eager dispatch) the answer also carries up to claim_next.max new leases for this worker, claimed after the complete was applied without holding: a busy worker does one call per step.
 	//
 	// Needs a key with the `worker` scope.
 	//
@@ -2406,7 +2417,7 @@ func (c *Client) HeartbeatSteps(ctx context.Context, body HeartbeatStepsJSONRequ
 
 // CompleteStepWithBody End a step with its output
 //
-// Records the output, merges the state patch (top-level keys replace) and prices the usage. already_applied means an earlier complete of this lease landed: treat it as success.
+// Records the output, merges the state patch (top-level keys replace) and prices the usage. already_applied means an earlier complete of this lease landed: treat it as success. With claim_next (eager dispatch) the answer also carries up to claim_next.max new leases for this worker, claimed after the complete was applied without holding: a busy worker does one call per step.
 //
 // Needs a key with the `worker` scope.
 //
@@ -2427,7 +2438,7 @@ func (c *Client) CompleteStepWithBody(ctx context.Context, lease string, content
 
 // CompleteStep End a step with its output
 //
-// Records the output, merges the state patch (top-level keys replace) and prices the usage. already_applied means an earlier complete of this lease landed: treat it as success.
+// Records the output, merges the state patch (top-level keys replace) and prices the usage. already_applied means an earlier complete of this lease landed: treat it as success. With claim_next (eager dispatch) the answer also carries up to claim_next.max new leases for this worker, claimed after the complete was applied without holding: a busy worker does one call per step.
 //
 // Needs a key with the `worker` scope.
 //
@@ -4206,7 +4217,7 @@ type ClientWithResponsesInterface interface {
 
 	// CompleteStepWithBodyWithResponse End a step with its output
 	//
-	// Records the output, merges the state patch (top-level keys replace) and prices the usage. already_applied means an earlier complete of this lease landed: treat it as success.
+	// Records the output, merges the state patch (top-level keys replace) and prices the usage. already_applied means an earlier complete of this lease landed: treat it as success. With claim_next (eager dispatch) the answer also carries up to claim_next.max new leases for this worker, claimed after the complete was applied without holding: a busy worker does one call per step.
 	//
 	// Needs a key with the `worker` scope.
 	//
@@ -4217,7 +4228,7 @@ type ClientWithResponsesInterface interface {
 
 	// CompleteStepWithResponse End a step with its output
 	//
-	// Records the output, merges the state patch (top-level keys replace) and prices the usage. already_applied means an earlier complete of this lease landed: treat it as success.
+	// Records the output, merges the state patch (top-level keys replace) and prices the usage. already_applied means an earlier complete of this lease landed: treat it as success. With claim_next (eager dispatch) the answer also carries up to claim_next.max new leases for this worker, claimed after the complete was applied without holding: a busy worker does one call per step.
 	//
 	// Needs a key with the `worker` scope.
 	//
@@ -7399,7 +7410,7 @@ func (c *ClientWithResponses) HeartbeatStepsWithResponse(ctx context.Context, bo
 
 // CompleteStepWithBodyWithResponse End a step with its output
 //
-// Records the output, merges the state patch (top-level keys replace) and prices the usage. already_applied means an earlier complete of this lease landed: treat it as success.
+// Records the output, merges the state patch (top-level keys replace) and prices the usage. already_applied means an earlier complete of this lease landed: treat it as success. With claim_next (eager dispatch) the answer also carries up to claim_next.max new leases for this worker, claimed after the complete was applied without holding: a busy worker does one call per step.
 //
 // Needs a key with the `worker` scope.
 //
@@ -7416,7 +7427,7 @@ func (c *ClientWithResponses) CompleteStepWithBodyWithResponse(ctx context.Conte
 
 // CompleteStepWithResponse End a step with its output
 //
-// Records the output, merges the state patch (top-level keys replace) and prices the usage. already_applied means an earlier complete of this lease landed: treat it as success.
+// Records the output, merges the state patch (top-level keys replace) and prices the usage. already_applied means an earlier complete of this lease landed: treat it as success. With claim_next (eager dispatch) the answer also carries up to claim_next.max new leases for this worker, claimed after the complete was applied without holding: a busy worker does one call per step.
 //
 // Needs a key with the `worker` scope.
 //

@@ -409,7 +409,7 @@ export interface paths {
         put?: never;
         /**
          * End a step with its output
-         * @description Records the output, merges the state patch (top-level keys replace) and prices the usage. already_applied means an earlier complete of this lease landed: treat it as success.
+         * @description Records the output, merges the state patch (top-level keys replace) and prices the usage. already_applied means an earlier complete of this lease landed: treat it as success. With claim_next (eager dispatch) the answer also carries up to claim_next.max new leases for this worker, claimed after the complete was applied without holding: a busy worker does one call per step.
          *
          *     Needs a key with the `worker` scope.
          */
@@ -643,6 +643,13 @@ export interface components {
         CancelRequest: {
             reason?: string;
         };
+        ClaimNext: {
+            /**
+             * Format: int64
+             * @description Most leases to return with the answer: the worker's slots this step frees (usually 1).
+             */
+            max: number;
+        };
         ClaimRequest: {
             /**
              * Format: int64
@@ -664,6 +671,8 @@ export interface components {
             leases: components["schemas"]["Lease"][];
         };
         CompleteRequest: {
+            /** @description Eager dispatch: once the complete is applied, claim up to max more leases for this lease's worker (never held: none ready answers none) and return them in leases. Leave it out to claim separately. */
+            claim_next?: components["schemas"]["ClaimNext"];
             /** @description The step's output, any JSON. */
             output?: unknown;
             /** @description Merged into the run state: top-level keys replace. */
@@ -674,6 +683,8 @@ export interface components {
             usage?: components["schemas"]["Usage"];
         };
         Ended: {
+            /** @description With claim_next: the leases claimed for the worker after the complete was applied, as a claim answers them (none when nothing was ready). Run them like a claim's. */
+            leases?: components["schemas"]["Lease"][];
             /**
              * @description The run's status after this call.
              * @enum {string}

@@ -24,6 +24,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -122,6 +123,7 @@ type Report struct {
 	// Calls counts recorded worker-protocol calls; Linearizable is the
 	// history checker's verdict.
 	Calls        int
+	LeaseOps     int
 	Linearizable bool
 	Drain        time.Duration
 	// Failures lists each failed check.
@@ -156,7 +158,7 @@ func (r *Report) String() string {
 	fmt.Fprintf(&b, "  executions=%d at_least_once duplicates=%d double at_most_once=%d stuck=%d corrupt=%d/%d objects temp_left=%d\n",
 		r.Executions, r.Duplicates, r.DoubleAMO, r.Stuck, r.Corrupt, r.Objects, r.TempLeft)
 	fmt.Fprintf(&b, "  executions of attempts cut by the run's end (not in the record)=%d\n", r.Unrecorded)
-	fmt.Fprintf(&b, "  worker calls=%d linearizable=%v drain=%v\n", r.Calls, r.Linearizable, r.Drain.Round(time.Millisecond))
+	fmt.Fprintf(&b, "  worker calls=%d lease operations=%d linearizable=%v drain=%v\n", r.Calls, r.LeaseOps, r.Linearizable, r.Drain.Round(time.Millisecond))
 	for _, f := range r.Failures {
 		fmt.Fprintf(&b, "  FAILED (seed %d): %s\n", r.Seed, f)
 	}
@@ -270,8 +272,12 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	// Let the reapers and sweeps pass once more, then stop everything and
 	// check what is left.
 	if cfg.FileRoot != "" {
-		time.Sleep(tempMaxAge + 2*time.Second)
+		time.Sleep(2*tempMaxAge + time.Second)
 	}
+	// Stop the workers and the reaper first: nothing runs any more while
+	// the execution log is compared with the records. The API instances
+	// answer the checks.
+	r.stopKinds(KindWorker, KindReaper)
 	r.checkRuns(ctx)
 	r.stopAll()
 	r.collectFaults()
@@ -359,9 +365,14 @@ func waitHealthy(ctx context.Context, base string) error {
 	return fmt.Errorf("%s did not become healthy", base)
 }
 
-func (r *round) stopAll() {
+func (r *round) stopAll() { r.stopKinds(KindAPI, KindReaper, KindWorker) }
+
+func (r *round) stopKinds(kinds ...Kind) {
 	var wg sync.WaitGroup
 	for _, p := range r.procs {
+		if !slices.Contains(kinds, p.kind) {
+			continue
+		}
 		wg.Add(1)
 		go func() { defer wg.Done(); p.stop(10 * time.Second) }()
 	}

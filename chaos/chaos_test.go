@@ -128,12 +128,12 @@ func TestChaos(t *testing.T) {
 		}
 	}
 
-	t.Run("file+nats", func(t *testing.T) {
+	t.Run("file+nobus", func(t *testing.T) {
 		t.Parallel()
 		root := t.TempDir()
-		round(t, chaos.Config{Store: "file://" + root + "?nosync=true&tmp_max_age=3s", FileRoot: root, NATS: natsURL})
+		round(t, chaos.Config{Store: "file://" + root + "?nosync=true&tmp_max_age=3s", FileRoot: root})
 	})
-	t.Run("minio+nobus", func(t *testing.T) {
+	t.Run("minio+nats", func(t *testing.T) {
 		t.Parallel()
 		ep := testinfra.MinIO(t)
 		name := testinfra.NewBucketName(t)
@@ -141,6 +141,7 @@ func TestChaos(t *testing.T) {
 		url := fmt.Sprintf("s3://%s?endpoint=%s&use_path_style=true&region=%s", name, ep.Endpoint, ep.Region)
 		round(t, chaos.Config{
 			Store:    url,
+			NATS:     natsURL,
 			StoreEnv: []string{"AWS_ACCESS_KEY_ID=" + ep.AccessKey, "AWS_SECRET_ACCESS_KEY=" + ep.SecretKey},
 			OpenStore: func(ctx context.Context) (*blob.Bucket, error) {
 				return s3.New(ctx, s3.Options{Bucket: name, Region: ep.Region, Endpoint: ep.Endpoint, UsePathStyle: true, AccessKey: ep.AccessKey, SecretKey: ep.SecretKey})

@@ -66,10 +66,10 @@ type Config struct {
 	// the temp-file check walks it.
 	FileRoot string
 	// NATS is the bus URL; empty runs with no bus (fallback polling only).
-	NATS   string
-	APIs   int
+	NATS    string
+	APIs    int
 	Workers int
-	Faults Faults
+	Faults  Faults
 	// ChaosEvery is the mean period between chaos actions.
 	ChaosEvery time.Duration
 	// StartEvery is the mean period between run starts.
@@ -99,13 +99,13 @@ type Report struct {
 	// Faults counts the faults injected into the stores.
 	Faults FaultCounts
 	// Runs counts runs started, by final status.
-	Runs         int
-	ByStatus     map[cairn.RunStatus]int
-	ByWorkflow   map[string]int
-	IdemStarts   int
-	EventsSent   int
-	CancelsSent  int
-	Executions   int
+	Runs        int
+	ByStatus    map[cairn.RunStatus]int
+	ByWorkflow  map[string]int
+	IdemStarts  int
+	EventsSent  int
+	CancelsSent int
+	Executions  int
 	// Duplicates counts extra executions of at_least_once steps (the same
 	// step of the same run executed again after a kill or a lost lease).
 	Duplicates int
@@ -342,7 +342,10 @@ func (r *round) startAll(ctx context.Context) error {
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("workers did not register the chaos workflows: %v (%d registered)", err, len(wfs))
+			// Go on: a workflow a worker failed to register shows up as
+			// runs that never start.
+			r.logf("chaos: %d of %d workflows listed after a minute (%v); starting anyway", len(wfs), len(Workflows), err)
+			return nil
 		}
 		time.Sleep(100 * time.Millisecond)
 	}

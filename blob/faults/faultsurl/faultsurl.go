@@ -117,7 +117,7 @@ func Open(ctx context.Context, u *url.URL) (*blob.Bucket, error) {
 	}
 	st.Inject(rules...)
 	if path := q.Get("stats"); path != "" {
-		c := &counter{Driver: fb.Driver(), path: path + "." + strconv.Itoa(os.Getpid()), done: make(chan struct{})}
+		c := &counter{Driver: fb.Driver(), path: path + "." + strconv.Itoa(os.Getpid()), done: make(chan struct{}), finished: make(chan struct{})}
 		go c.loop()
 		return blob.NewBucket(c), nil
 	}
@@ -136,7 +136,7 @@ type counter struct {
 	blob.Driver
 	path                             string
 	errs, conflicts, throttles, lost atomic.Int64
-	done                             chan struct{}
+	done, finished                   chan struct{}
 }
 
 func (c *counter) note(err error) error {
@@ -159,6 +159,7 @@ func (c *counter) counts() Counts {
 }
 
 func (c *counter) loop() {
+	defer close(c.finished)
 	t := time.NewTicker(500 * time.Millisecond)
 	defer t.Stop()
 	for {
@@ -207,5 +208,6 @@ func (c *counter) List(ctx context.Context, opts blob.ListOptions) (blob.ListPag
 
 func (c *counter) Close() error {
 	close(c.done)
+	<-c.finished
 	return c.Driver.Close()
 }

@@ -278,10 +278,14 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	// the execution log is compared with the records. The API instances
 	// answer the checks.
 	r.stopKinds(KindWorker, KindReaper)
-	r.checkRuns(ctx)
+	// The checks get their own time: a long round's drain may have used
+	// the caller's.
+	cctx, ccancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Minute)
+	defer ccancel()
+	r.checkRuns(cctx)
 	r.stopAll()
 	r.collectFaults()
-	r.checkStore(ctx)
+	r.checkStore(cctx)
 	r.checkHistory()
 	return rep, nil
 }

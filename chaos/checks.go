@@ -90,8 +90,14 @@ func (r *round) checkRuns(ctx context.Context) {
 		return m, nil
 	})
 	if err != nil {
+		// Check the runs the starts answered with, one by one.
 		rep.fail("listing runs: %v", err)
-		return
+		listed = map[string]cairn.RunStatus{}
+		r.mu.Lock()
+		for id := range r.runs {
+			listed[id] = ""
+		}
+		r.mu.Unlock()
 	}
 	r.mu.Lock()
 	for id := range r.runs {

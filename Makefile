@@ -138,6 +138,14 @@ lambda:
 image: testenv
 	$(TESTENV_EVAL) && TAGS="$(IMAGE_TAGS)" infra/image/build.sh $(IMAGE)
 
+.PHONY: chaos
+
+## chaos: the long chaos round (DURATION=20m, SEED=n to replay a schedule): cairn serve ×3, a reaper and SDK workers on the file store with NATS and on MinIO with no bus, killed, paused and restarted under load with store faults, then checked (docs/RELIABILITY.md)
+DURATION ?= 20m
+chaos: testenv
+	$(TESTENV_EVAL) && CHAOS_DURATION=$(DURATION) $(if $(SEED),CHAOS_SEED=$(SEED)) CHAOS_KEEP=1 \
+	  $(GO) test -count=1 -v -run '^TestChaos$$' -timeout 6h ./chaos
+
 .PHONY: up down
 
 ## up: local multi-process cairn — MinIO + NATS + two API instances + the reaper on 127.0.0.1 (Ctrl-C stops all)

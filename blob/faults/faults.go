@@ -165,6 +165,14 @@ func Wrap(b *blob.Bucket, profile Profile) (*blob.Bucket, *Store) {
 	return blob.NewBucket(s), s
 }
 
+// Seed restarts the layer's random source from seed, so the faults and
+// latencies it draws repeat for the same sequence of operations.
+func (s *Store) Seed(seed uint64) {
+	s.mu.Lock()
+	s.rng = rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+	s.mu.Unlock()
+}
+
 // SetProfile changes the store's behaviour.
 func (s *Store) SetProfile(p Profile) {
 	s.mu.Lock()

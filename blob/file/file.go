@@ -21,8 +21,16 @@
 // Each object file starts with a one-line header naming its version (a
 // random 128-bit token), then the content.
 //
+// A writer killed between creating its temporary file and the rename
+// (kill -9, a power cut) leaves the ~tmp- file behind. Every open bucket
+// sweeps them: a background pass over the whole tree every TempMaxAge
+// removes temporary files older than TempMaxAge (no write takes that
+// long; a writer paused past it finds its rename failing and reports the
+// write failed, which a caller already handles).
+//
 // URL form: file:///absolute/path (created if missing). The query
-// parameter nosync=true skips fsync, for throwaway test data.
+// parameter nosync=true skips fsync, for throwaway test data;
+// tmp_max_age=<duration> sets TempMaxAge (0 turns the sweep off).
 package file
 
 import (
@@ -41,7 +49,9 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"syscall"
+	"time"
 
 	"github.com/gofrs/flock"
 
@@ -58,8 +68,17 @@ func init() {
 			switch k {
 			case "nosync":
 				opts.NoSync = v[0] == "true" || v[0] == "1"
+			case "tmp_max_age":
+				d, err := time.ParseDuration(v[0])
+				if err != nil || d < 0 {
+					return nil, fmt.Errorf("file URL parameter tmp_max_age=%q: want a duration", v[0])
+				}
+				opts.TempMaxAge = d
+				if d == 0 {
+					opts.TempMaxAge = -1
+				}
 			default:
-				return nil, fmt.Errorf("unknown file URL parameter %q (known: nosync)", k)
+				return nil, fmt.Errorf("unknown file URL parameter %q (known: nosync, tmp_max_age)", k)
 			}
 		}
 		if u.Path == "" {
@@ -74,7 +93,15 @@ type Options struct {
 	// NoSync skips fsync of files and directories after a write. Faster,
 	// but a machine crash may lose or tear recent writes. For tests only.
 	NoSync bool
+	// TempMaxAge is the age past which a leftover temporary file (a write
+	// cut off by kill -9) is removed, and the period of the sweep that
+	// removes them [DefaultTempMaxAge]. Negative: never sweep.
+	TempMaxAge time.Duration
 }
+
+// DefaultTempMaxAge is the age past which leftover temporary files are
+// swept.
+const DefaultTempMaxAge = 10 * time.Minute
 
 const (
 	lockStripes = 64
@@ -87,6 +114,10 @@ const (
 type driver struct {
 	root string
 	opts Options
+
+	stop     chan struct{}
+	stopOnce sync.Once
+	sweeps   sync.WaitGroup
 }
 
 // New returns a bucket stored in the directory root, creating it if
@@ -99,7 +130,66 @@ func New(root string, opts Options) (*blob.Bucket, error) {
 	if err := os.MkdirAll(filepath.Join(abs, locksDir), 0o755); err != nil {
 		return nil, fmt.Errorf("create bucket directory: %w", err)
 	}
-	return blob.NewBucket(&driver{root: abs, opts: opts}), nil
+	if opts.TempMaxAge == 0 {
+		opts.TempMaxAge = DefaultTempMaxAge
+	}
+	d := &driver{root: abs, opts: opts, stop: make(chan struct{})}
+	if opts.TempMaxAge > 0 {
+		d.sweeps.Add(1)
+		go d.sweepLoop()
+	}
+	return blob.NewBucket(d), nil
+}
+
+// sweepLoop removes stale temporary files now and every TempMaxAge until
+// the bucket is closed.
+func (d *driver) sweepLoop() {
+	defer d.sweeps.Done()
+	t := time.NewTicker(d.opts.TempMaxAge)
+	defer t.Stop()
+	for {
+		SweepTemp(d.root, d.opts.TempMaxAge, d.stop)
+		select {
+		case <-t.C:
+		case <-d.stop:
+			return
+		}
+	}
+}
+
+// SweepTemp removes the temporary files under root that are older than
+// maxAge — writes cut off between create and rename — and returns how
+// many it removed. It stops early when stop is closed (nil: never).
+func SweepTemp(root string, maxAge time.Duration, stop <-chan struct{}) int {
+	n := 0
+	cutoff := time.Now().Add(-maxAge)
+	filepath.WalkDir(root, func(path string, e fs.DirEntry, err error) error {
+		select {
+		case <-stop:
+			return filepath.SkipAll
+		default:
+		}
+		if err != nil {
+			if e != nil && e.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if e.IsDir() {
+			if e.Name() == locksDir {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasPrefix(e.Name(), tmpPrefix) {
+			return nil
+		}
+		if fi, err := e.Info(); err == nil && fi.ModTime().Before(cutoff) && os.Remove(path) == nil {
+			n++
+		}
+		return nil
+	})
+	return n
 }
 
 // escape makes a key segment safe as a file name: "%", "~", "\" and the
@@ -420,4 +510,9 @@ func (d *driver) As(target any) bool {
 	return false
 }
 
-func (d *driver) Close() error { return nil }
+// Close stops the temporary-file sweep.
+func (d *driver) Close() error {
+	d.stopOnce.Do(func() { close(d.stop) })
+	d.sweeps.Wait()
+	return nil
+}

@@ -4,11 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/cairn-dev/cairn/blob"
 	"github.com/cairn-dev/cairn/blob/blobtest"
@@ -144,4 +147,57 @@ func BenchmarkSwapContended(b *testing.B) {
 
 func BenchmarkCreateDistinct(b *testing.B) {
 	blobtest.BenchmarkCreateDistinct(b, open(b, b.TempDir()))
+}
+
+// TestSweepTemp: a temporary file left by a writer killed before its
+// rename is removed once older than the max age; a fresh one (a write in
+// progress) and the objects are kept.
+func TestSweepTemp(t *testing.T) {
+	dir := t.TempDir()
+	b := open(t, dir)
+	ctx := context.Background()
+	if _, err := b.Put(ctx, "leases/r1/s/000001", []byte("x"), blob.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	b.Close()
+	sub := filepath.Join(dir, "leases~", "r1~", "s~")
+	stale, fresh := filepath.Join(sub, "~tmp-123"), filepath.Join(sub, "~tmp-456")
+	for _, p := range []string{stale, fresh} {
+		if err := os.WriteFile(p, []byte("partial"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	old := time.Now().Add(-time.Hour)
+	if err := os.Chtimes(stale, old, old); err != nil {
+		t.Fatal(err)
+	}
+	if n := file.SweepTemp(dir, time.Minute, nil); n != 1 {
+		t.Fatalf("swept %d files, want 1", n)
+	}
+	if _, err := os.Stat(stale); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("stale temp file still there: %v", err)
+	}
+	if _, err := os.Stat(fresh); err != nil {
+		t.Fatalf("fresh temp file removed: %v", err)
+	}
+
+	// An open bucket sweeps by itself.
+	b, err := blob.OpenBucket(ctx, "file://"+dir+"?tmp_max_age=20ms")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if _, err := os.Stat(fresh); errors.Is(err, fs.ErrNotExist) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the open bucket never swept the temp file")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if o, err := b.Get(ctx, "leases/r1/s/000001"); err != nil || string(o.Data) != "x" {
+		t.Fatalf("object after sweep: %v", err)
+	}
 }

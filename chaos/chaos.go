@@ -1,0 +1,572 @@
+// Package chaos is cairn's reliability suite: it runs several `cairn
+// serve` instances, a reaper and SDK worker processes on one store (the
+// file store or MinIO, optionally behind injected faults), with NATS or
+// no bus, drives a mixed workload through them while killing (-9),
+// pausing (SIGSTOP/SIGCONT) and restarting processes on a seeded random
+// schedule, then lets everything drain and checks the outcome against
+// what the worker bodies logged: every run ended, no at_most_once body ran
+// twice, every recorded output came from a logged execution of its
+// attempt, journals agree with attempts, every stored object parses, no
+// temporary file is left, and the worker-protocol history is
+// linearizable against the lease model (see history.go, lease_model.go).
+//
+// The seed is printed first; the same seed replays the same schedule of
+// kills, pauses, workload choices and fault draws (timing still varies).
+// See docs/RELIABILITY.md.
+package chaos
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/blob"
+	"github.com/cairn-dev/cairn/sdk"
+)
+
+// Faults are the per-operation fault rates injected into the store of
+// every cairn process (0: none).
+type Faults struct {
+	Error, Conflict, Throttle, Lost float64
+	// Latency is the median of an added store latency; Latency99 its p99.
+	Latency, Latency99 time.Duration
+}
+
+func (f Faults) any() bool {
+	return f.Error > 0 || f.Conflict > 0 || f.Throttle > 0 || f.Lost > 0 || f.Latency > 0
+}
+
+// Config is one chaos round.
+type Config struct {
+	Seed uint64
+	// Duration is how long processes are killed and paused under load.
+	Duration time.Duration
+	// DrainTimeout bounds the wait for every run to end afterwards.
+	DrainTimeout time.Duration
+	// Store is the inner bucket URL all processes share; StoreEnv is what
+	// they need to open it (credentials).
+	Store    string
+	StoreEnv []string
+	// OpenStore opens the store in this process for the checks [blob.OpenBucket(Store)].
+	OpenStore func(ctx context.Context) (*blob.Bucket, error)
+	// FileRoot is the store's directory when it is a file store ("" otherwise):
+	// the temp-file check walks it.
+	FileRoot string
+	// NATS is the bus URL; empty runs with no bus (fallback polling only).
+	NATS    string
+	APIs    int
+	Workers int
+	Faults  Faults
+	// ChaosEvery is the mean period between chaos actions.
+	ChaosEvery time.Duration
+	// StartEvery is the mean period between run starts.
+	StartEvery time.Duration
+	// Dir holds logs, the execution log and the call history.
+	Dir string
+	// CairnBin is a cairn binary built with -tags cairn_chaos; WorkerBin
+	// the chaosworker binary.
+	CairnBin, WorkerBin string
+	// Addrs are the API instances' listen addresses (127.0.0.1:port).
+	Addrs []string
+	Log   io.Writer
+}
+
+// Report is what a round did and found.
+type Report struct {
+	Seed     uint64
+	Store    string
+	Bus      string
+	Duration time.Duration
+	// Unrecorded counts executions of attempts the run record does not
+	// list because the run ended (was cancelled) while they ran: the
+	// record keeps an attempt once it ends, and the end of the run cut it.
+	Unrecorded int
+	// Kills, Pauses count chaos actions by process kind.
+	Kills, Pauses map[Kind]int
+	// Faults counts the faults injected into the stores.
+	Faults FaultCounts
+	// Runs counts runs started, by final status.
+	Runs        int
+	ByStatus    map[cairn.RunStatus]int
+	ByWorkflow  map[string]int
+	IdemStarts  int
+	EventsSent  int
+	CancelsSent int
+	Executions  int
+	// Duplicates counts extra executions of at_least_once steps (the same
+	// step of the same run executed again after a kill or a lost lease).
+	Duplicates int
+	// DoubleAMO counts at_most_once steps whose body ran more than once.
+	DoubleAMO int
+	// Stuck counts runs not ended when the drain timed out.
+	Stuck int
+	// Corrupt counts stored objects that do not parse.
+	Corrupt int
+	// Objects is how many stored objects were checked.
+	Objects int
+	// TempLeft counts ~tmp- files older than the sweep age left in a file
+	// store after the drain.
+	TempLeft int
+	// Calls counts recorded worker-protocol calls; Linearizable is the
+	// history checker's verdict.
+	Calls        int
+	LeaseOps     int
+	Linearizable bool
+	Drain        time.Duration
+	// Failures lists each failed check.
+	Failures []string
+}
+
+// FaultCounts are injected faults by kind, summed over processes.
+type FaultCounts struct {
+	Error    int64 `json:"error"`
+	Conflict int64 `json:"conflict"`
+	Throttle int64 `json:"throttle"`
+	Lost     int64 `json:"lost"`
+}
+
+func (r *Report) fail(format string, args ...any) {
+	r.Failures = append(r.Failures, fmt.Sprintf(format, args...))
+}
+
+// String summarises the report on a few lines.
+func (r *Report) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "chaos seed=%d store=%s bus=%s duration=%v\n", r.Seed, r.Store, r.Bus, r.Duration)
+	fmt.Fprintf(&b, "  kills: api=%d reaper=%d worker=%d; pauses: api=%d reaper=%d worker=%d\n",
+		r.Kills[KindAPI], r.Kills[KindReaper], r.Kills[KindWorker], r.Pauses[KindAPI], r.Pauses[KindReaper], r.Pauses[KindWorker])
+	fmt.Fprintf(&b, "  faults injected: 5xx=%d conflict=%d throttle=%d lost=%d\n", r.Faults.Error, r.Faults.Conflict, r.Faults.Throttle, r.Faults.Lost)
+	st := make([]string, 0, len(r.ByStatus))
+	for s, n := range r.ByStatus {
+		st = append(st, fmt.Sprintf("%s=%d", s, n))
+	}
+	sort.Strings(st)
+	fmt.Fprintf(&b, "  runs=%d (%s); idempotent double starts=%d events=%d cancels=%d\n", r.Runs, strings.Join(st, " "), r.IdemStarts, r.EventsSent, r.CancelsSent)
+	fmt.Fprintf(&b, "  executions=%d at_least_once duplicates=%d double at_most_once=%d stuck=%d corrupt=%d/%d objects temp_left=%d\n",
+		r.Executions, r.Duplicates, r.DoubleAMO, r.Stuck, r.Corrupt, r.Objects, r.TempLeft)
+	fmt.Fprintf(&b, "  executions of attempts cut by the run's end (not in the record)=%d\n", r.Unrecorded)
+	fmt.Fprintf(&b, "  worker calls=%d lease operations=%d linearizable=%v drain=%v\n", r.Calls, r.LeaseOps, r.Linearizable, r.Drain.Round(time.Millisecond))
+	for _, f := range r.Failures {
+		fmt.Fprintf(&b, "  FAILED (seed %d): %s\n", r.Seed, f)
+	}
+	return b.String()
+}
+
+// round is one running chaos round.
+type round struct {
+	cfg    Config
+	rep    *Report
+	procs  []*proc
+	execs  string
+	hist   string
+	logmu  sync.Mutex
+	bases  []string
+	client []*sdk.Client
+
+	mu      sync.Mutex
+	runs    map[string]string // run id → workflow
+	pending sync.WaitGroup    // event senders, cancels
+	events  atomic.Int64
+	cancels atomic.Int64
+	idem    atomic.Int64
+}
+
+func (r *round) logf(format string, args ...any) {
+	if r.cfg.Log == nil {
+		return
+	}
+	r.logmu.Lock()
+	fmt.Fprintf(r.cfg.Log, format+"\n", args...)
+	r.logmu.Unlock()
+}
+
+// storeURL is the bucket URL of a cairn process's gen-th start.
+func (r *round) storeURL(i, gen int) string {
+	if !r.cfg.Faults.any() {
+		return r.cfg.Store
+	}
+	f := r.cfg.Faults
+	q := url.Values{}
+	q.Set("store", r.cfg.Store)
+	q.Set("seed", strconv.FormatUint(r.cfg.Seed*1_000_003+uint64(i)*1009+uint64(gen), 10))
+	ff := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+	q.Set("error", ff(f.Error))
+	q.Set("conflict", ff(f.Conflict))
+	q.Set("throttle", ff(f.Throttle))
+	q.Set("lost", ff(f.Lost))
+	if f.Latency > 0 {
+		q.Set("latency", f.Latency.String())
+		q.Set("latency99", f.Latency99.String())
+	}
+	q.Set("stats", filepath.Join(r.cfg.Dir, "faults", fmt.Sprintf("p%d", i)))
+	return "faults://?" + q.Encode()
+}
+
+// Run runs one chaos round and reports it. A non-empty Report.Failures
+// means a check failed; err means the round could not run.
+func Run(ctx context.Context, cfg Config) (*Report, error) {
+	if cfg.DrainTimeout == 0 {
+		cfg.DrainTimeout = 2 * time.Minute
+	}
+	if cfg.ChaosEvery == 0 {
+		cfg.ChaosEvery = 500 * time.Millisecond
+	}
+	if cfg.StartEvery == 0 {
+		cfg.StartEvery = 40 * time.Millisecond
+	}
+	bus := "none"
+	if cfg.NATS != "" {
+		bus = "nats"
+	}
+	rep := &Report{Seed: cfg.Seed, Store: strings.SplitN(cfg.Store, ":", 2)[0], Bus: bus, Duration: cfg.Duration,
+		Kills: map[Kind]int{}, Pauses: map[Kind]int{}, ByStatus: map[cairn.RunStatus]int{}, ByWorkflow: map[string]int{}}
+	r := &round{cfg: cfg, rep: rep, execs: filepath.Join(cfg.Dir, "executions.jsonl"), hist: filepath.Join(cfg.Dir, "history.jsonl"),
+		runs: map[string]string{}}
+	if err := os.MkdirAll(filepath.Join(cfg.Dir, "faults"), 0o755); err != nil {
+		return nil, err
+	}
+	r.logf("chaos: seed=%d store=%s bus=%s apis=%d workers=%d duration=%v dir=%s", cfg.Seed, rep.Store, bus, cfg.APIs, cfg.Workers, cfg.Duration, cfg.Dir)
+	defer r.stopAll()
+	if err := r.startAll(ctx); err != nil {
+		return nil, err
+	}
+
+	// Chaos phase: load and faults together.
+	chaosCtx, stopChaos := context.WithTimeout(ctx, cfg.Duration)
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); r.workload(chaosCtx) }()
+	go func() { defer wg.Done(); r.chaos(chaosCtx) }()
+	wg.Wait()
+	stopChaos()
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+
+	// Drain: everything back up, no more chaos, wait for every run to end.
+	t0 := time.Now()
+	for _, p := range r.procs {
+		if err := p.ensure(); err != nil {
+			return nil, err
+		}
+	}
+	r.pending.Wait()
+	r.drain(ctx)
+	rep.Drain = time.Since(t0)
+	rep.EventsSent, rep.CancelsSent, rep.IdemStarts = int(r.events.Load()), int(r.cancels.Load()), int(r.idem.Load())
+	r.logf("chaos: drained in %v", rep.Drain.Round(time.Millisecond))
+
+	// Let the reapers and sweeps pass once more, then stop everything and
+	// check what is left.
+	if cfg.FileRoot != "" {
+		time.Sleep(2*tempMaxAge + time.Second)
+	}
+	// Stop the workers and the reaper first: nothing runs any more while
+	// the execution log is compared with the records. The API instances
+	// answer the checks.
+	r.stopKinds(KindWorker, KindReaper)
+	// The checks get their own time: a long round's drain may have used
+	// the caller's.
+	cctx, ccancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Minute)
+	defer ccancel()
+	r.checkRuns(cctx)
+	r.stopAll()
+	r.collectFaults()
+	r.checkStore(cctx)
+	r.checkHistory()
+	return rep, nil
+}
+
+// tempMaxAge is the file store's temp-file sweep age in chaos rounds.
+const tempMaxAge = 3 * time.Second
+
+func (r *round) startAll(ctx context.Context) error {
+	cfg := r.cfg
+	common := []string{"CAIRN_DEV=true", "CAIRN_LEASE_TTL=2s", "CAIRN_LOG_LEVEL=warn", "CAIRN_MAX_REQUEST_TIME=10s"}
+	common = append(common, cfg.StoreEnv...)
+	if cfg.NATS != "" {
+		common = append(common, "CAIRN_NOTIFY="+cfg.NATS)
+	} else {
+		common = append(common, "CAIRN_FALLBACK_INTERVAL=500ms")
+	}
+	idx := 0
+	cairnProc := func(name string, kind Kind, args ...string) *proc {
+		i := idx
+		idx++
+		return &proc{name: name, kind: kind, bin: cfg.CairnBin, args: args, dir: cfg.Dir, env: func(gen int) []string {
+			return append(append([]string(nil), common...), "CAIRN_BLOB="+r.storeURL(i, gen))
+		}}
+	}
+	for i, addr := range cfg.Addrs {
+		r.procs = append(r.procs, cairnProc(fmt.Sprintf("api%d", i), KindAPI, "serve", "--addr", addr))
+		base := "http://" + addr
+		r.bases = append(r.bases, base)
+		c, err := sdk.NewClient(base, sdk.WithHTTPClient(&http.Client{Timeout: 15 * time.Second}))
+		if err != nil {
+			return err
+		}
+		r.client = append(r.client, c)
+	}
+	r.procs = append(r.procs, cairnProc("reaper", KindReaper, "reaper", "--every", "250ms"))
+	for i := range cfg.Workers {
+		name := fmt.Sprintf("worker%d", i)
+		base := r.bases[i%len(r.bases)]
+		r.procs = append(r.procs, &proc{name: name, kind: KindWorker, bin: cfg.WorkerBin, dir: cfg.Dir, env: func(gen int) []string {
+			return []string{envServer + "=" + base, envName + "=" + fmt.Sprintf("%s-g%d", name, gen), envExecLog + "=" + r.execs, envHistory + "=" + r.hist}
+		}})
+	}
+	for _, p := range r.procs {
+		if err := p.start(); err != nil {
+			return err
+		}
+	}
+	for _, b := range r.bases {
+		if err := waitHealthy(ctx, b); err != nil {
+			return err
+		}
+	}
+	// Wait until the workflows are registered (a worker has served).
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		wfs, err := r.client[0].Workflows(ctx)
+		if err == nil && len(wfs) >= len(Workflows) {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			// Go on: a workflow a worker failed to register shows up as
+			// runs that never start.
+			r.logf("chaos: %d of %d workflows listed after a minute (%v); starting anyway", len(wfs), len(Workflows), err)
+			return nil
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func waitHealthy(ctx context.Context, base string) error {
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if res, err := http.Get(base + "/v1/api/healthz"); err == nil {
+			res.Body.Close()
+			if res.StatusCode == 200 {
+				return nil
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return fmt.Errorf("%s did not become healthy", base)
+}
+
+func (r *round) stopAll() { r.stopKinds(KindAPI, KindReaper, KindWorker) }
+
+func (r *round) stopKinds(kinds ...Kind) {
+	var wg sync.WaitGroup
+	for _, p := range r.procs {
+		if !slices.Contains(kinds, p.kind) {
+			continue
+		}
+		wg.Add(1)
+		go func() { defer wg.Done(); p.stop(10 * time.Second) }()
+	}
+	wg.Wait()
+}
+
+// chaos kills, pauses and restarts processes on the seeded schedule.
+func (r *round) chaos(ctx context.Context) {
+	rng := rand.New(rand.NewPCG(r.cfg.Seed, 1))
+	for {
+		wait := time.Duration(rng.Int64N(int64(2 * r.cfg.ChaosEvery)))
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(wait):
+		}
+		p := r.procs[rng.IntN(len(r.procs))]
+		x := rng.Float64()
+		switch {
+		case !p.alive():
+			if err := p.ensure(); err != nil {
+				r.logf("chaos: restart %s: %v", p.name, err)
+			}
+		case p.isPaused():
+			p.resume()
+		case x < 0.6:
+			p.kill()
+			r.rep.Kills[p.kind]++
+			// Most killed processes come back soon; some stay down until a
+			// later action picks them.
+			if rng.Float64() < 0.7 {
+				d := time.Duration(rng.Int64N(int64(time.Second)))
+				time.AfterFunc(d, func() {
+					if ctx.Err() == nil {
+						p.ensure()
+					}
+				})
+			}
+		default:
+			if p.pause() {
+				r.rep.Pauses[p.kind]++
+				d := time.Duration(rng.Int64N(int64(3 * time.Second)))
+				time.AfterFunc(d, p.resume)
+			}
+		}
+	}
+}
+
+// workload starts runs on the seeded schedule until ctx ends.
+func (r *round) workload(ctx context.Context) {
+	rng := rand.New(rand.NewPCG(r.cfg.Seed, 2))
+	n := 0
+	for ctx.Err() == nil {
+		wait := time.Duration(rng.Int64N(int64(2 * r.cfg.StartEvery)))
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(wait):
+		}
+		n++
+		wf := Workflows[rng.IntN(len(Workflows))]
+		in := Input{WorkMs: 30}
+		if wf == WfSlow {
+			in.SlowMs = 1500
+		}
+		c := r.client[rng.IntN(len(r.client))]
+		// Every start carries an idempotency key, so a start whose answer
+		// was lost is retried into the same run, never an unknown second.
+		idemKey := fmt.Sprintf("k-%d-%d", r.cfg.Seed, n)
+		twice := rng.Float64() < 0.15
+		evDelay := time.Duration(rng.Int64N(int64(time.Second)))
+		cancel := wf == WfSlow && rng.Float64() < 0.5
+		cancelDelay := time.Duration(rng.Int64N(int64(2 * time.Second)))
+		other := r.client[rng.IntN(len(r.client))]
+		r.pending.Add(1)
+		go func() {
+			defer r.pending.Done()
+			id, err := r.start(c, wf, in, idemKey)
+			if err != nil {
+				r.logf("chaos: start %s: %v", wf, err)
+				return
+			}
+			if twice {
+				// The same start again, on another instance: the same run.
+				r.idem.Add(1)
+				id2, err := r.start(other, wf, in, idemKey)
+				if err == nil && id2 != id {
+					r.mu.Lock()
+					r.rep.fail("idempotent start %q gave two runs: %s and %s", idemKey, id, id2)
+					r.mu.Unlock()
+				}
+			}
+			switch {
+			case wf == WfWait:
+				time.Sleep(evDelay)
+				r.sendEvent(other, id)
+			case cancel:
+				time.Sleep(cancelDelay)
+				r.cancel(other, id)
+			}
+		}()
+	}
+}
+
+// start starts a run, retrying on every instance in turn until one
+// answers: with the idempotency key, a start whose answer was lost is
+// retried into the same run.
+func (r *round) start(c *sdk.Client, wf string, in Input, key string) (string, error) {
+	var last error
+	deadline := time.Now().Add(3 * time.Minute)
+	for i := 0; time.Now().Before(deadline); i++ {
+		if i > 0 {
+			c = r.client[i%len(r.client)]
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+		run, err := c.Start(ctx, wf, sdk.StartOptions{Input: in, IdempotencyKey: key})
+		cancel()
+		if err == nil {
+			r.mu.Lock()
+			r.runs[run.ID] = wf
+			r.mu.Unlock()
+			return run.ID, nil
+		}
+		last = err
+		time.Sleep(100 * time.Millisecond)
+	}
+	return "", last
+}
+
+func (r *round) sendEvent(c *sdk.Client, run string) {
+	for range 200 {
+		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+		_, err := c.SendEvent(ctx, run, sdk.Event{Name: WaitEvent, ID: "ev-" + run})
+		cancel()
+		if err == nil || sdk.ReasonOf(err) == cairn.ReasonRunTerminal || sdk.IsConflict(err) {
+			r.events.Add(1)
+			return
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	r.logf("chaos: event to %s never accepted", run)
+}
+
+func (r *round) cancel(c *sdk.Client, run string) {
+	for range 100 {
+		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+		_, err := c.Cancel(ctx, run, "chaos")
+		cancel()
+		if err == nil || sdk.IsConflict(err) {
+			r.cancels.Add(1)
+			return
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+}
+
+// drain waits until every run started has ended or the drain timeout
+// passes. It reads each run still open (a full listing touches every run
+// record and, with store faults injected, rarely gets through whole).
+func (r *round) drain(ctx context.Context) {
+	deadline := time.Now().Add(r.cfg.DrainTimeout)
+	r.mu.Lock()
+	open := make([]string, 0, len(r.runs))
+	for id := range r.runs {
+		open = append(open, id)
+	}
+	r.mu.Unlock()
+	sort.Strings(open)
+	for i := 0; ; i++ {
+		c := r.client[i%len(r.client)]
+		still := open[:0]
+		for _, id := range open {
+			ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			run, err := c.Get(ctx, id)
+			cancel()
+			if err != nil || !run.Status.Terminal() {
+				still = append(still, id)
+			}
+		}
+		open = still
+		if len(open) == 0 {
+			return
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			r.logf("chaos: drain timed out with %d runs open (e.g. %s)", len(open), open[0])
+			return
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+}

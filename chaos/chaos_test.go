@@ -1,0 +1,158 @@
+package chaos_test
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	natsserver "github.com/nats-io/nats-server/v2/server"
+
+	"github.com/cairn-dev/cairn/blob"
+	"github.com/cairn-dev/cairn/blob/s3"
+	"github.com/cairn-dev/cairn/chaos"
+	"github.com/cairn-dev/cairn/internal/testinfra"
+)
+
+func TestMain(m *testing.M) { testinfra.Main(m) }
+
+// make chaos sets these (or CHAOS_DURATION / CHAOS_SEED); make test runs
+// the short default round.
+var (
+	duration = flag.Duration("chaos.duration", envDuration("CHAOS_DURATION", 25*time.Second), "how long each round kills and pauses processes")
+	seed     = flag.Uint64("chaos.seed", envUint("CHAOS_SEED", 0), "schedule seed (0: a new one, printed)")
+	keep     = flag.Bool("chaos.keep", os.Getenv("CHAOS_KEEP") != "", "keep the round's directory (logs, execution log, history)")
+)
+
+func envDuration(name string, def time.Duration) time.Duration {
+	if d, err := time.ParseDuration(os.Getenv(name)); err == nil {
+		return d
+	}
+	return def
+}
+
+func envUint(name string, def uint64) uint64 {
+	if n, err := strconv.ParseUint(os.Getenv(name), 10, 64); err == nil {
+		return n
+	}
+	return def
+}
+
+// build compiles cairn (with the faults:// store) and the chaos worker.
+func build(t *testing.T) (cairnBin, workerBin string) {
+	dir := t.TempDir()
+	cairnBin, workerBin = filepath.Join(dir, "cairn"), filepath.Join(dir, "chaosworker")
+	for _, b := range [][]string{
+		{"build", "-tags", "cairn_chaos,cairn_aws", "-o", cairnBin, "../cmd/cairn"},
+		{"build", "-o", workerBin, "./chaosworker"},
+	} {
+		cmd := exec.Command("go", b...)
+		cmd.Stderr = os.Stderr
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("go %v: %v", b, err)
+		}
+	}
+	return cairnBin, workerBin
+}
+
+func startNATS(t *testing.T) string {
+	s, err := natsserver.NewServer(&natsserver.Options{Host: "127.0.0.1", Port: -1, NoLog: true, NoSigs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.Start()
+	if !s.ReadyForConnections(10 * time.Second) {
+		t.Fatal("nats server did not start")
+	}
+	t.Cleanup(s.Shutdown)
+	return s.ClientURL()
+}
+
+// faults are the store fault rates of every round.
+var faults = chaos.Faults{Error: 0.005, Conflict: 0.005, Throttle: 0.005, Lost: 0.005, Latency: 500 * time.Microsecond, Latency99: 20 * time.Millisecond}
+
+// TestChaos runs a seeded chaos round on the file store with NATS and on
+// MinIO with no bus, both with injected store faults, and fails on any
+// check; the seed is printed first and in every failure.
+func TestChaos(t *testing.T) {
+	if testing.Short() {
+		t.Skip("chaos runs processes for tens of seconds; not under -short")
+	}
+	s := *seed
+	if s == 0 {
+		s = uint64(time.Now().UnixNano() % 1_000_000_000)
+	}
+	t.Logf("chaos seed %d (replay: make chaos SEED=%d DURATION=%v)", s, s, *duration)
+	cairnBin, workerBin := build(t)
+	natsURL := startNATS(t)
+
+	round := func(t *testing.T, cfg chaos.Config) {
+		dir := t.TempDir()
+		if *keep {
+			var err error
+			if dir, err = os.MkdirTemp("", "cairn-chaos-"); err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("round directory: %s", dir)
+		}
+		cfg.Seed, cfg.Duration, cfg.Dir = s, *duration, dir
+		cfg.CairnBin, cfg.WorkerBin = cairnBin, workerBin
+		cfg.APIs, cfg.Workers = 3, 4
+		cfg.Faults = faults
+		if *duration > 2*time.Minute {
+			// A long round starts fewer runs a second, so the checks that
+			// read every run and object afterwards stay minutes, not hours.
+			cfg.StartEvery = 120 * time.Millisecond
+		}
+		for range cfg.APIs {
+			cfg.Addrs = append(cfg.Addrs, testinfra.FreeAddr(t))
+		}
+		cfg.Log = logWriter{t}
+		ctx, cancel := context.WithTimeout(context.Background(), *duration+10*time.Minute)
+		defer cancel()
+		rep, err := chaos.Run(ctx, cfg)
+		if err != nil {
+			t.Fatalf("seed %d: %v", s, err)
+		}
+		t.Log("\n" + rep.String())
+		if len(rep.Failures) > 0 {
+			t.Errorf("seed %d: %d checks failed (see above); replay with make chaos SEED=%d", s, len(rep.Failures), s)
+		}
+		if rep.Runs == 0 || rep.Executions == 0 {
+			t.Errorf("seed %d: the round ran nothing (%d runs, %d executions)", s, rep.Runs, rep.Executions)
+		}
+	}
+
+	t.Run("file+nobus", func(t *testing.T) {
+		t.Parallel()
+		root := t.TempDir()
+		round(t, chaos.Config{Store: "file://" + root + "?nosync=true&tmp_max_age=3s", FileRoot: root})
+	})
+	t.Run("minio+nats", func(t *testing.T) {
+		t.Parallel()
+		ep := testinfra.MinIO(t)
+		name := testinfra.NewBucketName(t)
+		ep.CreateBucket(t, name)
+		url := fmt.Sprintf("s3://%s?endpoint=%s&use_path_style=true&region=%s", name, ep.Endpoint, ep.Region)
+		round(t, chaos.Config{
+			Store:    url,
+			NATS:     natsURL,
+			StoreEnv: []string{"AWS_ACCESS_KEY_ID=" + ep.AccessKey, "AWS_SECRET_ACCESS_KEY=" + ep.SecretKey},
+			OpenStore: func(ctx context.Context) (*blob.Bucket, error) {
+				return s3.New(ctx, s3.Options{Bucket: name, Region: ep.Region, Endpoint: ep.Endpoint, UsePathStyle: true, AccessKey: ep.AccessKey, SecretKey: ep.SecretKey})
+			},
+		})
+	})
+}
+
+type logWriter struct{ t *testing.T }
+
+func (w logWriter) Write(p []byte) (int, error) {
+	w.t.Log(string(p))
+	return len(p), nil
+}

@@ -1,0 +1,319 @@
+package chaos
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+)
+
+// The lease model (docs/ARCHITECTURE.md, "Leases") as porcupine checks it:
+// one history per attempt (run, step, attempt number), whose operations
+// are the worker calls on that attempt's lease. An attempt is
+//
+//	none    → claim → held
+//	held    → complete/fail applied → applied
+//	held    → (reaper expiry, a later attempt, the run's end) → fenced
+//
+// and the calls must be explained by one order of those transitions that
+// respects real time:
+//   - one holder per attempt: every call on an attempt names the same
+//     lease (a second lease id for one attempt is two holders);
+//   - a complete or fail is applied (200) only while held: never after the
+//     lease was fenced or its end applied;
+//   - already_applied only for the lease's own applied end;
+//   - a heartbeat or started is accepted only while held.
+//
+// The fence is the engine's internal transition (reaper expiry, a cancel):
+// workers do not see it happen, so the model may take it at any point
+// before an operation, and a refusal (fenced, run_terminal) pins it. A
+// call with no answer (the connection dropped, a 5xx) may or may not
+// have been applied.
+
+// LeaseOp is one worker call on one attempt's lease.
+type LeaseOp struct {
+	// Op is claim, started, heartbeat, complete or fail.
+	Op     string
+	Lease  string
+	Worker string
+}
+
+// LeaseResult is the answer: ok, a refusal reason, "unknown" (no answer
+// or a server error: the call may have been applied) or "other" (a
+// client error that changes nothing).
+type LeaseResult struct {
+	Result string
+}
+
+// Answer kinds besides refusal reasons.
+const (
+	resOK      = "ok"
+	resUnknown = "unknown"
+	resOther   = "other"
+)
+
+type phase uint8
+
+const (
+	phNone phase = iota
+	phHeld
+	phApplied
+	phFenced
+)
+
+func (p phase) String() string { return [...]string{"none", "held", "applied", "fenced"}[p] }
+
+type leaseState struct {
+	holder string
+	phase  phase
+}
+
+func leaseStep(s0 any, in any, out any) []any {
+	st := s0.(leaseState)
+	op, res := in.(LeaseOp), out.(LeaseResult).Result
+	if op.Op == "claim" {
+		switch {
+		case st.holder == "":
+			return []any{leaseState{op.Lease, phHeld}}
+		case st.holder == op.Lease:
+			return []any{st}
+		default:
+			return nil // a second holder of one attempt
+		}
+	}
+	if st.holder != "" && st.holder != op.Lease {
+		return nil
+	}
+	if st.holder == "" { // its claim's answer was lost: the lease was held
+		st = leaseState{op.Lease, phHeld}
+	}
+	pre := []leaseState{st}
+	if st.phase == phHeld { // the engine may have fenced it since
+		pre = append(pre, leaseState{st.holder, phFenced})
+	}
+	var next []any
+	for _, p := range pre {
+		for _, ph := range leaseNext(op.Op, p.phase, res) {
+			next = append(next, leaseState{p.holder, ph})
+		}
+	}
+	return next
+}
+
+// leaseNext is the phases an attempt in phase p can be in after op
+// answered res; none means the answer is impossible from p.
+func leaseNext(op string, p phase, res string) []phase {
+	end := op == "complete" || op == "fail"
+	switch res {
+	case resUnknown, resOther:
+		if end && res == resUnknown && p == phHeld {
+			return []phase{phHeld, phApplied}
+		}
+		return []phase{p}
+	case resOK:
+		if p != phHeld {
+			return nil
+		}
+		if end {
+			return []phase{phApplied}
+		}
+		return []phase{phHeld}
+	case "already_applied":
+		if p == phApplied {
+			return []phase{phApplied}
+		}
+		return nil
+	case "fenced", "run_terminal":
+		if p == phFenced || p == phApplied {
+			return []phase{p}
+		}
+		return nil
+	default: // not_started, too large: nothing changes
+		return []phase{p}
+	}
+}
+
+// LeaseModel is the porcupine model of one attempt's lease.
+var LeaseModel = porcupine.NondeterministicModel{
+	Partition: func(h []porcupine.Operation) [][]porcupine.Operation {
+		by := map[string][]porcupine.Operation{}
+		var keys []string
+		for _, o := range h {
+			k := o.Metadata.(string)
+			if _, ok := by[k]; !ok {
+				keys = append(keys, k)
+			}
+			by[k] = append(by[k], o)
+		}
+		sort.Strings(keys)
+		out := make([][]porcupine.Operation, 0, len(keys))
+		for _, k := range keys {
+			out = append(out, by[k])
+		}
+		return out
+	},
+	Init:  func() []any { return []any{leaseState{}} },
+	Step:  leaseStep,
+	Equal: func(a, b any) bool { return a.(leaseState) == b.(leaseState) },
+	DescribeOperation: func(in, out any) string {
+		op := in.(LeaseOp)
+		return fmt.Sprintf("%s by %s → %s", op.Op, op.Worker, out.(LeaseResult).Result)
+	},
+	DescribeState: func(s any) string { return s.(leaseState).phase.String() },
+}
+
+// leaseKey decodes a lease id (base64url JSON naming run, step and
+// attempt) into the attempt it leases.
+func leaseKey(id string) (string, bool) {
+	b, err := base64.RawURLEncoding.DecodeString(id)
+	if err != nil {
+		return "", false
+	}
+	var t struct {
+		R string `json:"r"`
+		S string `json:"s"`
+		N int    `json:"n"`
+	}
+	if json.Unmarshal(b, &t) != nil || t.R == "" || t.S == "" || t.N < 1 {
+		return "", false
+	}
+	return fmt.Sprintf("%s/%s/%d", t.R, t.S, t.N), true
+}
+
+// Operations turns recorded worker calls into porcupine operations, one
+// per lease touched (a batched heartbeat is one per lease). A call with
+// no answer gets a return time of +∞: it may take effect at any later
+// point.
+func Operations(calls []Call) []porcupine.Operation {
+	clients := map[string]int{}
+	client := func(w string) int {
+		if n, ok := clients[w]; ok {
+			return n
+		}
+		clients[w] = len(clients)
+		return clients[w]
+	}
+	var ops []porcupine.Operation
+	add := func(c Call, op, lease, result string) {
+		key, ok := leaseKey(lease)
+		if !ok {
+			return
+		}
+		ret := c.End
+		if result == resUnknown {
+			ret = math.MaxInt64
+		}
+		ops = append(ops, porcupine.Operation{ClientId: client(c.Worker), Call: c.Start, Return: ret,
+			Input: LeaseOp{Op: op, Lease: lease, Worker: c.Worker}, Output: LeaseResult{Result: result}, Metadata: key})
+	}
+	for _, c := range calls {
+		switch {
+		case c.Path == "/steps/claim":
+			if c.Status != 200 {
+				continue // a claim with no answer may have leased: later calls show it
+			}
+			var r struct {
+				Leases []struct {
+					ID string `json:"id"`
+				} `json:"leases"`
+			}
+			if json.Unmarshal(c.Resp, &r) == nil {
+				for _, l := range r.Leases {
+					add(c, "claim", l.ID, resOK)
+				}
+			}
+		case c.Path == "/steps/heartbeat":
+			var req struct {
+				Leases []string `json:"leases"`
+			}
+			json.Unmarshal(c.Req, &req)
+			var r struct {
+				Results []struct {
+					Lease     string  `json:"lease"`
+					ExpiresAt *string `json:"expires_at"`
+					Reason    string  `json:"reason"`
+				} `json:"results"`
+			}
+			if c.Status != 200 || json.Unmarshal(c.Resp, &r) != nil {
+				for _, l := range req.Leases {
+					add(c, "heartbeat", l, classify(c))
+				}
+				continue
+			}
+			for _, res := range r.Results {
+				switch {
+				case res.ExpiresAt != nil:
+					add(c, "heartbeat", res.Lease, resOK)
+				case res.Reason != "":
+					add(c, "heartbeat", res.Lease, res.Reason)
+				default:
+					add(c, "heartbeat", res.Lease, resUnknown)
+				}
+			}
+		default:
+			rest := strings.TrimPrefix(c.Path, "/steps/")
+			i := strings.LastIndexByte(rest, '/')
+			if i < 0 {
+				continue
+			}
+			lease, op := rest[:i], rest[i+1:]
+			switch op {
+			case "started", "heartbeat", "complete", "fail":
+				add(c, op, lease, classify(c))
+			}
+		}
+	}
+	return ops
+}
+
+// classify maps a single call's answer to a result.
+func classify(c Call) string {
+	switch {
+	case c.Status == 0 || c.Status >= 500:
+		return resUnknown
+	case c.Status < 300:
+		return resOK
+	case c.Status == 409:
+		var p struct {
+			Reason string `json:"reason"`
+		}
+		if json.Unmarshal(c.Resp, &p) == nil && p.Reason != "" {
+			return p.Reason
+		}
+		return resOther
+	default:
+		return resOther
+	}
+}
+
+// CheckHistory checks recorded worker calls against the lease model.
+func CheckHistory(calls []Call, timeout time.Duration) (porcupine.CheckResult, porcupine.LinearizationInfo, int) {
+	ops := Operations(calls)
+	res, info := porcupine.CheckOperationsVerbose(LeaseModel.ToModel(), ops, timeout)
+	return res, info, len(ops)
+}
+
+// checkHistory checks the round's recorded worker calls.
+func (r *round) checkHistory() {
+	calls, err := readLines[Call](r.hist)
+	if err != nil {
+		r.rep.fail("history: %v", err)
+	}
+	r.rep.Calls = len(calls)
+	res, info, n := CheckHistory(calls, 5*time.Minute)
+	r.rep.LeaseOps = n
+	r.rep.Linearizable = res == porcupine.Ok
+	switch res {
+	case porcupine.Illegal:
+		path := r.cfg.Dir + "/history.html"
+		porcupine.VisualizePath(LeaseModel.ToModel(), info, path)
+		r.rep.fail("the worker-protocol history is not linearizable against the lease model (%d operations; see %s)", n, path)
+	case porcupine.Unknown:
+		r.logf("chaos: the history check timed out (%d operations)", n)
+	}
+}

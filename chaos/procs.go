@@ -1,0 +1,155 @@
+package chaos
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Kind is a process's role.
+type Kind string
+
+// Process kinds.
+const (
+	KindAPI    Kind = "api"
+	KindReaper Kind = "reaper"
+	KindWorker Kind = "worker"
+)
+
+// proc is one cairn or worker process the driver runs, kills, pauses and
+// restarts. Its output goes to <dir>/<name>.log, appended across restarts.
+type proc struct {
+	name string
+	kind Kind
+	bin  string
+	args []string
+	env  func(gen int) []string // the environment of the gen-th start
+	dir  string
+
+	mu     sync.Mutex
+	cmd    *exec.Cmd
+	exited chan struct{}
+	paused bool
+	gen    int
+}
+
+func (p *proc) start() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.startLocked()
+}
+
+func (p *proc) startLocked() error {
+	logf, err := os.OpenFile(filepath.Join(p.dir, p.name+".log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(logf, "---- start %d at %s\n", p.gen, time.Now().Format(time.RFC3339Nano))
+	cmd := exec.Command(p.bin, p.args...)
+	cmd.Env = append(os.Environ(), p.env(p.gen)...)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if err := cmd.Start(); err != nil {
+		logf.Close()
+		return fmt.Errorf("start %s: %w", p.name, err)
+	}
+	p.gen++
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); logf.Close(); close(exited) }()
+	p.cmd, p.exited, p.paused = cmd, exited, false
+	return nil
+}
+
+// alive reports whether the process runs (paused counts as running).
+func (p *proc) alive() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.aliveLocked()
+}
+
+func (p *proc) aliveLocked() bool {
+	if p.cmd == nil {
+		return false
+	}
+	select {
+	case <-p.exited:
+		return false
+	default:
+		return true
+	}
+}
+
+// kill sends SIGKILL and waits for the process to be gone.
+func (p *proc) kill() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.aliveLocked() {
+		return
+	}
+	p.cmd.Process.Signal(syscall.SIGKILL)
+	<-p.exited
+	p.paused = false
+}
+
+func (p *proc) pause() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.aliveLocked() || p.paused {
+		return false
+	}
+	p.paused = p.cmd.Process.Signal(syscall.SIGSTOP) == nil
+	return p.paused
+}
+
+func (p *proc) resume() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.aliveLocked() && p.paused {
+		p.cmd.Process.Signal(syscall.SIGCONT)
+	}
+	p.paused = false
+}
+
+func (p *proc) isPaused() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.paused && p.aliveLocked()
+}
+
+// ensure restarts the process if it is not running and resumes it if it
+// is paused.
+func (p *proc) ensure() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.aliveLocked() {
+		if p.paused {
+			p.cmd.Process.Signal(syscall.SIGCONT)
+			p.paused = false
+		}
+		return nil
+	}
+	return p.startLocked()
+}
+
+// stop ends the process with SIGTERM, then SIGKILL after grace.
+func (p *proc) stop(grace time.Duration) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.aliveLocked() {
+		return
+	}
+	if p.paused {
+		p.cmd.Process.Signal(syscall.SIGCONT)
+		p.paused = false
+	}
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.exited:
+	case <-time.After(grace):
+		p.cmd.Process.Signal(syscall.SIGKILL)
+		<-p.exited
+	}
+}

@@ -81,7 +81,7 @@ const durationPattern = `^[-+]?(0|((\d+(\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h))+
 // durationSchema stands in for cairn.Duration: the one wire form of a
 // duration in a definition is a Go duration string, declared with its
 // pattern so every generator and validator knows it
-// (docs/DECISIONS-ts.md). Protocol timings are integer *_ms fields.
+// (docs/DECISIONS.md). Protocol timings are integer *_ms fields.
 type durationSchema string
 
 // Schema makes durationSchema a huma.SchemaProvider (a new schema each

@@ -39,23 +39,33 @@ func (e *Engine) StartRun(ctx context.Context, req StartRequest) (*cairn.StartRe
 	return e.startRun(ctx, req, nil)
 }
 
+// checkStartTarget checks what a start names: a workflow, an optional
+// version, and an input that is JSON within the size limit. Starts and
+// schedules (which start runs later) check the same.
+func (e *Engine) checkStartTarget(workflow, version string, input json.RawMessage) error {
+	if err := nameRule.check("workflow", workflow); err != nil {
+		return err
+	}
+	if version != "" {
+		if err := versionRule.check("version", version); err != nil {
+			return err
+		}
+	}
+	if len(input) > 0 && !json.Valid(input) {
+		return cairn.ValidationError{{Field: "input", Message: "not valid JSON"}}
+	}
+	if len(input) > e.cfg.MaxOutputBytes {
+		return cairn.ValidationError{{Field: "input", Message: fmt.Sprintf("%d bytes, over the %d-byte limit", len(input), e.cfg.MaxOutputBytes)}}
+	}
+	return nil
+}
+
 // startRun is StartRun; seed, when not nil, fills the new record (whose
 // steps are all pending) before the run first advances: a rerun marks the
 // steps it reuses.
 func (e *Engine) startRun(ctx context.Context, req StartRequest, seed func(r *runRecord, d *definition, now time.Time)) (*cairn.StartResult, error) {
-	if err := nameRule.check("workflow", req.Workflow); err != nil {
+	if err := e.checkStartTarget(req.Workflow, req.Version, req.Input); err != nil {
 		return nil, err
-	}
-	if req.Version != "" {
-		if err := versionRule.check("version", req.Version); err != nil {
-			return nil, err
-		}
-	}
-	if len(req.Input) > 0 && !json.Valid(req.Input) {
-		return nil, cairn.ValidationError{{Field: "input", Message: "not valid JSON"}}
-	}
-	if len(req.Input) > e.cfg.MaxOutputBytes {
-		return nil, cairn.ValidationError{{Field: "input", Message: fmt.Sprintf("%d bytes, over the %d-byte limit", len(req.Input), e.cfg.MaxOutputBytes)}}
 	}
 	version := req.Version
 	if version == "" {

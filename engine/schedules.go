@@ -231,19 +231,8 @@ func (e *Engine) CreateSchedule(ctx context.Context, req ScheduleRequest) (*Sche
 	if err := scheduleIDRule.check("id", req.ID); err != nil {
 		return nil, err
 	}
-	if err := nameRule.check("workflow", req.Workflow); err != nil {
+	if err := e.checkStartTarget(req.Workflow, req.Version, req.Input); err != nil {
 		return nil, err
-	}
-	if req.Version != "" {
-		if err := versionRule.check("version", req.Version); err != nil {
-			return nil, err
-		}
-	}
-	if len(req.Input) > 0 && !json.Valid(req.Input) {
-		return nil, &InvalidError{Field: "input", Message: "not valid JSON"}
-	}
-	if len(req.Input) > e.cfg.MaxOutputBytes {
-		return nil, &InvalidError{Field: "input", Message: fmt.Sprintf("%d bytes, over the %d-byte limit", len(req.Input), e.cfg.MaxOutputBytes)}
 	}
 	switch req.Overlap {
 	case "":

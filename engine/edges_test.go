@@ -689,3 +689,29 @@ func TestSightingsRaceCloseAndSettle(t *testing.T) {
 		t.Fatal("a sighting after Close started background work")
 	}
 }
+
+// TestRegisterFinishesAHalfDoneRegistration: a registration that wrote
+// the definition and died (or lost the store's answer) before recording
+// the version in the workflow's latest record is finished by the next
+// registration of the same definition; before, the version stayed
+// unstartable by name and unlisted forever (found by the chaos suite on
+// MinIO with lost responses injected).
+func TestRegisterFinishesAHalfDoneRegistration(t *testing.T) {
+	ctx := context.Background()
+	e := newTestEngine(t, nil, Config{})
+	w := single("half", cairn.Step{})
+	if _, err := e.store.Create(ctx, e.keys.workflow(w.Name, w.Version), canonical(w)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.StartRun(ctx, StartRequest{Workflow: "half"}); !isNotFoundAPI(err) {
+		t.Fatalf("start before the registration is finished: %v, want not found", err)
+	}
+	register(t, e, "w", w)
+	if _, err := e.StartRun(ctx, StartRequest{Workflow: "half"}); err != nil {
+		t.Fatalf("start after registering again: %v", err)
+	}
+	wfs, err := e.ListWorkflows(ctx)
+	if err != nil || len(wfs) != 1 || wfs[0].Name != "half" || wfs[0].Latest != "1" {
+		t.Fatalf("workflows %+v, %v", wfs, err)
+	}
+}

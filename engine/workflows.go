@@ -88,6 +88,14 @@ func (e *Engine) registerWorkflows(ctx context.Context, wfs []cairn.Workflow) er
 			if !bytes.Equal(o.Data, data) {
 				return &ConflictError{Message: fmt.Sprintf("%s: workflow %s version %s is already registered with other content; definitions are immutable, register a new version", field, w.Name, w.Version)}
 			}
+			// The definition may have been written by a registration that
+			// died (or lost its answer) before it recorded the version in
+			// the workflow's latest record: finish that write too, or the
+			// version could never be started by name nor listed. A version
+			// already recorded costs this one read.
+			if err := e.bumpLatest(ctx, w.Name, w.Version); err != nil {
+				return err
+			}
 		default:
 			return err
 		}

@@ -162,6 +162,13 @@ type stepDetail struct {
 // run is a run's page.
 func (h *Handler) run(ctx context.Context, r *http.Request, v *view) (string, error) {
 	id := r.PathValue("run")
+	// The revision first: the page follows changes after it, so it must
+	// not be newer than what the page shows (read after the view, a change
+	// in between would be taken as seen and the page would never update).
+	st, err := h.e.GetRunStatus(ctx, id, 0, 0)
+	if err != nil {
+		return "", err
+	}
 	run, err := h.e.GetRun(ctx, id)
 	if err != nil {
 		return "", err
@@ -170,10 +177,6 @@ func (h *Handler) run(ctx context.Context, r *http.Request, v *view) (string, er
 		return "", err
 	}
 	journal, err := h.e.Journal(ctx, id)
-	if err != nil {
-		return "", err
-	}
-	st, err := h.e.GetRunStatus(ctx, id, 0, 0)
 	if err != nil {
 		return "", err
 	}

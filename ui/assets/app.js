@@ -100,7 +100,9 @@
         if (gen !== generation) return;
         if (r.ok) {
           const s = await r.json();
-          if (s.rev !== rev) { load(location.href, false); return; }
+          // A new revision, or an ended run (the page shows it live): show
+          // it. An ended run answers at once, so waiting on it would spin.
+          if (s.rev !== rev || !["running"].includes(s.status)) { load(location.href, false); return; }
           delay = 1000;
           continue;
         }

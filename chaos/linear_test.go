@@ -3,7 +3,6 @@ package chaos
 import (
 	"encoding/base64"
 	"fmt"
-	"os"
 	"testing"
 	"time"
 
@@ -86,24 +85,5 @@ func TestLeaseModel(t *testing.T) {
 				t.Fatalf("checker said %s, want linearizable=%v", res, c.ok)
 			}
 		})
-	}
-}
-
-// TestRecordedHistory checks a history recorded by a chaos round
-// (CHAOS_HISTORY=<dir>/history.jsonl): for looking at a kept round.
-func TestRecordedHistory(t *testing.T) {
-	path := os.Getenv("CHAOS_HISTORY_FILE")
-	if path == "" {
-		t.Skip("set CHAOS_HISTORY_FILE to a chaos round's history.jsonl")
-	}
-	calls, err := readLines[Call](path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t0 := time.Now()
-	res, _, n := CheckHistory(calls, 5*time.Minute)
-	t.Logf("%d calls, %d lease operations: %s in %v", len(calls), n, res, time.Since(t0))
-	if res != porcupine.Ok {
-		t.Fatal(res)
 	}
 }

@@ -105,7 +105,7 @@ func (e *Engine) skipReason(r *runRecord, d *definition, s *cairn.Step, fx *effe
 	case err == nil && string(out) == "false":
 		return "when condition is false: " + clip(s.When)
 	case err == nil:
-		err = fmt.Errorf("evaluated to %s, not a bool", clipBytes(out))
+		err = fmt.Errorf("evaluated to %s, not a bool", clip(string(out)))
 	}
 	why := cairn.ErrorInfo{Class: cairn.ClassRenderError, Message: fmt.Sprintf("when condition of step %s: %v", s.ID, err)}
 	st := r.Steps[s.ID]
@@ -142,7 +142,6 @@ func whenTemplate(cond string) json.RawMessage {
 	return mustJSON("${" + c + "}")
 }
 
-func clipBytes(b []byte) string { return clip(string(b)) }
 
 func eventIndex(evs []eventRecord, name string) int {
 	for i, ev := range evs {

@@ -142,7 +142,6 @@ func whenTemplate(cond string) json.RawMessage {
 	return mustJSON("${" + c + "}")
 }
 
-
 func eventIndex(evs []eventRecord, name string) int {
 	for i, ev := range evs {
 		if ev.Name == name {

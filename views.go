@@ -31,6 +31,7 @@ type Run struct {
 	StepsTotal    int                        `json:"steps_total"`
 	PendingEvents []string                   `json:"pending_events" nullable:"false" doc:"Events received that no wait has consumed yet; empty when none."`
 	RerunOf       string                     `json:"rerun_of,omitempty" doc:"The run this one reran, reusing its completed steps' outputs."`
+	NoLiveWorker  bool                       `json:"no_live_worker,omitempty" doc:"True while a task step is ready and no worker seen alive (see the workers list) serves this workflow@version: the run waits for one to start."`
 }
 
 // Step returns the run's step with the given id, or nil.
@@ -57,6 +58,7 @@ type StepView struct {
 	Usage    Usage           `json:"usage"`
 	Attempts []Attempt       `json:"attempts" nullable:"false" doc:"The step's attempts; empty before the first."`
 	Holder   *Holder         `json:"holder,omitempty" doc:"For a ready task step: the worker holding its current attempt, if any."`
+	Event    string          `json:"event,omitempty" doc:"Wait steps: the event name that resumes the wait."`
 }
 
 // Holder is who holds a step's current attempt.
@@ -102,6 +104,10 @@ type RunProgress struct {
 	StepsTotal int            `json:"steps_total"`
 	Steps      []StepProgress `json:"steps" nullable:"false"`
 	Error      *ErrorInfo     `json:"error,omitempty"`
+	// NoLiveWorker: see Run.NoLiveWorker.
+	NoLiveWorker bool `json:"no_live_worker,omitempty" doc:"True while a task step is ready and no worker seen alive serves this workflow@version."`
+	// HoldersTruncated: see the holders query parameter of the status call.
+	HoldersTruncated bool `json:"holders_truncated,omitempty" doc:"With holders=true: more task steps were ready than the holders read per call; those without a holder may be held."`
 }
 
 // StepProgress is a step's progress.
@@ -110,6 +116,12 @@ type StepProgress struct {
 	Status   StepStatus `json:"status"`
 	Attempt  int        `json:"attempt,omitempty"`
 	Failures int        `json:"failures,omitempty"`
+	Kind     StepKind   `json:"kind,omitempty"`
+	Event    string     `json:"event,omitempty" doc:"Wait steps: the event name that resumes the wait."`
+	ReadyAt  *time.Time `json:"ready_at,omitempty" doc:"A task step waiting for a retry: when it becomes claimable."`
+	WakeAt   *time.Time `json:"wake_at,omitempty" doc:"When a sleep ends or a wait times out."`
+	Error    *ErrorInfo `json:"error,omitempty" doc:"The step's error; for a ready step being retried, the previous attempt's."`
+	Holder   *Holder    `json:"holder,omitempty" doc:"With holders=true, for a ready task step: the worker holding its current attempt (absent: none holds it)."`
 }
 
 // StartResult is a started (or found) run.

@@ -355,9 +355,10 @@ type runInput struct {
 }
 
 type runStatusInput struct {
-	Run    string `path:"run" maxLength:"64" pattern:"^[0-9A-Za-z]+$"`
-	After  int64  `query:"after" minimum:"0" doc:"Wait for a rev greater than this."`
-	WaitMs int64  `query:"wait_ms" minimum:"0" maximum:"3600000" doc:"Hold up to this long for a change (capped at 4/5 of the max request time)."`
+	Run     string `path:"run" maxLength:"64" pattern:"^[0-9A-Za-z]+$"`
+	After   int64  `query:"after" minimum:"0" doc:"Wait for a rev greater than this."`
+	WaitMs  int64  `query:"wait_ms" minimum:"0" maximum:"3600000" doc:"Hold up to this long for a change (capped at 4/5 of the max request time)."`
+	Holders bool   `query:"holders" doc:"Also read who holds each ready task step (one lease read per ready step, at most 100): what a live progress display asks for; a claim does not change the run's rev, so it does not end a wait."`
 }
 
 type runStatusOutput struct {
@@ -450,6 +451,11 @@ func (a *API) registerRunOps() {
 		s, err := a.engine.GetRunStatus(ctx, in.Run, in.After, time.Duration(in.WaitMs)*time.Millisecond)
 		if err != nil {
 			return nil, err
+		}
+		if in.Holders {
+			if err := a.engine.ReadHolders(ctx, s); err != nil {
+				return nil, err
+			}
 		}
 		return &runStatusOutput{Body: s}, nil
 	})

@@ -135,6 +135,7 @@ type Engine struct {
 	watch   *watchers
 	defs    *defCache
 	workers *workerCache
+	live    liveCache // which workflow versions live workers serve; see liveness.go
 
 	outage     outage
 	background background // bookkeeping goroutines (worker sightings); see Settle

@@ -181,9 +181,11 @@ func (e *Engine) view(r *runRecord, d *definition) *cairn.Run {
 	}
 	order := stepOrder(r, d)
 	kindOfStep := map[string]cairn.StepKind{}
+	eventOfStep := map[string]string{}
 	if d != nil {
 		for _, s := range d.Steps {
 			kindOfStep[s.ID] = s.EffectiveKind()
+			eventOfStep[s.ID] = s.Event
 		}
 	}
 	for _, id := range order {
@@ -197,6 +199,7 @@ func (e *Engine) view(r *runRecord, d *definition) *cairn.Run {
 		v.Steps = append(v.Steps, cairn.StepView{
 			ID: id, Kind: kindOfStep[id], Status: st.Status, Attempt: st.Attempt, Failures: st.Failures,
 			ReadyAt: st.ReadyAt, WakeAt: st.WakeAt, Output: st.Output, Error: st.Error, Usage: st.Usage, Attempts: append([]cairn.Attempt{}, st.Attempts...),
+			Event: eventOfStep[id],
 		})
 	}
 	for _, ev := range r.Events {
@@ -219,6 +222,7 @@ func (e *Engine) GetRun(ctx context.Context, id string) (*cairn.Run, error) {
 		d = nil // the view works without the definition
 	}
 	v := e.view(r, d)
+	v.NoLiveWorker = e.noLiveWorker(ctx, r) // see liveness.go
 	// Ready steps may be held: their leases say by whom.
 	for i := range v.Steps {
 		s := &v.Steps[i]
@@ -488,6 +492,7 @@ func (e *Engine) status(ctx context.Context, r *runRecord) *cairn.RunProgress {
 	s := &cairn.RunProgress{ID: r.ID, Workflow: r.Workflow, Version: r.Version, Status: r.Status, Rev: r.Rev,
 		CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, EndedAt: r.EndedAt, StepsTotal: len(r.Steps), Error: r.Error, Steps: []cairn.StepProgress{}}
 	d, _ := e.definition(ctx, r.Workflow, r.Version)
+	defs := stepIndex(d)
 	for _, id := range stepOrder(r, d) {
 		st := r.Steps[id]
 		if st == nil {
@@ -497,7 +502,9 @@ func (e *Engine) status(ctx context.Context, r *runRecord) *cairn.RunProgress {
 			s.StepsDone++
 		}
 		s.Steps = append(s.Steps, cairn.StepProgress{ID: id, Status: st.Status, Attempt: st.Attempt, Failures: st.Failures})
+		progressDetail(&s.Steps[len(s.Steps)-1], st, defs[id]) // see liveness.go
 	}
+	s.NoLiveWorker = e.noLiveWorker(ctx, r)
 	return s
 }
 

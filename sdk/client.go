@@ -503,8 +503,10 @@ func progressRun(p *cairn.RunProgress) *Run {
 		StepsDone: p.StepsDone, StepsTotal: p.StepsTotal,
 	}}
 	for _, s := range p.Steps {
-		r.Steps = append(r.Steps, StepView{ID: s.ID, Status: s.Status, Attempt: s.Attempt, Failures: s.Failures})
+		r.Steps = append(r.Steps, StepView{ID: s.ID, Status: s.Status, Attempt: s.Attempt, Failures: s.Failures,
+			Kind: s.Kind, Event: s.Event, ReadyAt: s.ReadyAt, WakeAt: s.WakeAt, Error: s.Error, Holder: s.Holder})
 	}
+	r.NoLiveWorker = p.NoLiveWorker
 	return r
 }
 

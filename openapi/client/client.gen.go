@@ -365,6 +365,27 @@ func (e StepKind) Valid() bool {
 	}
 }
 
+// Defines values for StepProgressKind.
+const (
+	StepProgressKindSleep StepProgressKind = "sleep"
+	StepProgressKindTask  StepProgressKind = "task"
+	StepProgressKindWait  StepProgressKind = "wait"
+)
+
+// Valid indicates whether the value is a known member of the StepProgressKind enum.
+func (e StepProgressKind) Valid() bool {
+	switch e {
+	case StepProgressKindSleep:
+		return true
+	case StepProgressKindTask:
+		return true
+	case StepProgressKindWait:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for StepProgressStatus.
 const (
 	StepProgressStatusCancelled StepProgressStatus = "cancelled"
@@ -944,6 +965,9 @@ type Run struct {
 	Id          string          `json:"id"`
 	Input       json.RawMessage `json:"input,omitempty"`
 
+	// NoLiveWorker True while a task step is ready and no worker seen alive (see the workers list) serves this workflow@version: the run waits for one to start.
+	NoLiveWorker *bool `json:"no_live_worker,omitempty"`
+
 	// Output The only sink step's output, or an object of every sink's output by step id.
 	Output json.RawMessage `json:"output,omitempty"`
 
@@ -980,7 +1004,13 @@ type RunProgress struct {
 	CreatedAt time.Time  `json:"created_at"`
 	EndedAt   *time.Time `json:"ended_at,omitempty"`
 	Error     *ErrorInfo `json:"error,omitempty"`
-	Id        string     `json:"id"`
+
+	// HoldersTruncated With holders=true: more task steps were ready than the holders read per call; those without a holder may be held.
+	HoldersTruncated *bool  `json:"holders_truncated,omitempty"`
+	Id               string `json:"id"`
+
+	// NoLiveWorker True while a task step is ready and no worker seen alive serves this workflow@version.
+	NoLiveWorker *bool `json:"no_live_worker,omitempty"`
 
 	// Rev Counts the run's committed changes: pass it as after to wait for the next.
 	Rev    int64             `json:"rev"`
@@ -1184,11 +1214,26 @@ type StepKind string
 
 // StepProgress defines model for StepProgress.
 type StepProgress struct {
-	Attempt  *int64             `json:"attempt,omitempty"`
-	Failures *int64             `json:"failures,omitempty"`
-	Id       string             `json:"id"`
-	Status   StepProgressStatus `json:"status"`
+	Attempt *int64     `json:"attempt,omitempty"`
+	Error   *ErrorInfo `json:"error,omitempty"`
+
+	// Event Wait steps: the event name that resumes the wait.
+	Event    *string           `json:"event,omitempty"`
+	Failures *int64            `json:"failures,omitempty"`
+	Holder   *Holder           `json:"holder,omitempty"`
+	Id       string            `json:"id"`
+	Kind     *StepProgressKind `json:"kind,omitempty"`
+
+	// ReadyAt A task step waiting for a retry: when it becomes claimable.
+	ReadyAt *time.Time         `json:"ready_at,omitempty"`
+	Status  StepProgressStatus `json:"status"`
+
+	// WakeAt When a sleep ends or a wait times out.
+	WakeAt *time.Time `json:"wake_at,omitempty"`
 }
+
+// StepProgressKind defines model for StepProgress.Kind.
+type StepProgressKind string
 
 // StepProgressStatus defines model for StepProgress.Status.
 type StepProgressStatus string
@@ -1201,6 +1246,9 @@ type StepView struct {
 	// Attempts The step's attempts; empty before the first.
 	Attempts []Attempt  `json:"attempts"`
 	Error    *ErrorInfo `json:"error,omitempty"`
+
+	// Event Wait steps: the event name that resumes the wait.
+	Event *string `json:"event,omitempty"`
 
 	// Failures Retry budget spent.
 	Failures *int64          `json:"failures,omitempty"`
@@ -1317,6 +1365,9 @@ type GetRunStatusParams struct {
 
 	// WaitMs Hold up to this long for a change (capped at 4/5 of the max request time).
 	WaitMs *int64 `form:"wait_ms,omitempty" json:"wait_ms,omitempty"`
+
+	// Holders Also read who holds each ready task step (one lease read per ready step, at most 100): what a live progress display asks for; a claim does not change the run's rev, so it does not end a wait.
+	Holders *bool `form:"holders,omitempty" json:"holders,omitempty"`
 }
 
 // ListSchedulesParams defines parameters for ListSchedules.
@@ -3167,6 +3218,18 @@ func NewGetRunStatusRequest(server string, run string, params *GetRunStatusParam
 		if params.WaitMs != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "wait_ms", *params.WaitMs, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Holders != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "holders", *params.Holders, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {

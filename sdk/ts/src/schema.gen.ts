@@ -1027,6 +1027,8 @@ export interface components {
             error?: components["schemas"]["ErrorInfo"];
             id: string;
             input?: unknown;
+            /** @description True while a task step is ready and no worker seen alive (see the workers list) serves this workflow@version: the run waits for one to start. */
+            no_live_worker?: boolean;
             /** @description The only sink step's output, or an object of every sink's output by step id. */
             output?: unknown;
             /** @description Events received that no wait has consumed yet; empty when none. */
@@ -1063,7 +1065,11 @@ export interface components {
             /** Format: date-time */
             ended_at?: string;
             error?: components["schemas"]["ErrorInfo"];
+            /** @description With holders=true: more task steps were ready than the holders read per call; those without a holder may be held. */
+            holders_truncated?: boolean;
             id: string;
+            /** @description True while a task step is ready and no worker seen alive serves this workflow@version. */
+            no_live_worker?: boolean;
             /**
              * Format: int64
              * @description Counts the run's committed changes: pass it as after to wait for the next.
@@ -1265,11 +1271,29 @@ export interface components {
         StepProgress: {
             /** Format: int64 */
             attempt?: number;
+            /** @description The step's error; for a ready step being retried, the previous attempt's. */
+            error?: components["schemas"]["ErrorInfo"];
+            /** @description Wait steps: the event name that resumes the wait. */
+            event?: string;
             /** Format: int64 */
             failures?: number;
+            /** @description With holders=true, for a ready task step: the worker holding its current attempt (absent: none holds it). */
+            holder?: components["schemas"]["Holder"];
             id: string;
             /** @enum {string} */
+            kind?: "task" | "wait" | "sleep";
+            /**
+             * Format: date-time
+             * @description A task step waiting for a retry: when it becomes claimable.
+             */
+            ready_at?: string;
+            /** @enum {string} */
             status: "pending" | "ready" | "waiting" | "sleeping" | "completed" | "failed" | "cancelled" | "skipped";
+            /**
+             * Format: date-time
+             * @description When a sleep ends or a wait times out.
+             */
+            wake_at?: string;
         };
         StepView: {
             /**
@@ -1280,6 +1304,8 @@ export interface components {
             /** @description The step's attempts; empty before the first. */
             attempts: components["schemas"]["Attempt"][];
             error?: components["schemas"]["ErrorInfo"];
+            /** @description Wait steps: the event name that resumes the wait. */
+            event?: string;
             /**
              * Format: int64
              * @description Retry budget spent.
@@ -2302,6 +2328,8 @@ export interface operations {
                 after?: number;
                 /** @description Hold up to this long for a change (capped at 4/5 of the max request time). */
                 wait_ms?: number;
+                /** @description Also read who holds each ready task step (one lease read per ready step, at most 100): what a live progress display asks for; a claim does not change the run's rev, so it does not end a wait. */
+                holders?: boolean;
             };
             header?: never;
             path: {

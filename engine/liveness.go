@@ -1,0 +1,153 @@
+package engine
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/cairn-dev/cairn"
+)
+
+// Whether a run waits for a worker that is not there: a run whose ready
+// task step no live worker serves says so (Run.NoLiveWorker and
+// RunProgress.NoLiveWorker), so `cairn runs get` and a watcher can tell
+// "nobody runs this workflow@version" from "a step is slow". Liveness is
+// the workers list's (last_seen_at within the alive window), read at most
+// once per liveCacheTTL per instance, and only for runs that have a ready
+// task step: looking at a run costs no extra request otherwise.
+
+// liveCacheTTL is how long an instance reuses its reading of the workers
+// list to answer whether a workflow@version has a live worker.
+const liveCacheTTL = 15 * time.Second
+
+// liveCache is one instance's latest reading of which workflow versions
+// live workers serve.
+type liveCache struct {
+	mu     sync.Mutex
+	at     time.Time
+	served map[string]bool // name@version → a live worker serves it
+}
+
+// liveServed returns the set of workflow@version a live worker serves,
+// from a reading at most liveCacheTTL old; ok is false when the workers
+// list cannot be read (then nothing is claimed about liveness).
+func (e *Engine) liveServed(ctx context.Context) (map[string]bool, bool) {
+	c := &e.live
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	now := e.now()
+	if c.served != nil && now.Sub(c.at) < liveCacheTTL && !now.Before(c.at) {
+		return c.served, true
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	ws, err := e.ListWorkers(ctx)
+	if err != nil {
+		e.log.Debug("reading the workers list for liveness failed", "err", err)
+		return nil, false
+	}
+	served := map[string]bool{}
+	for _, w := range ws {
+		if !w.Alive {
+			continue
+		}
+		for _, id := range w.Workflows {
+			served[id] = true
+		}
+	}
+	c.served, c.at = served, now
+	return served, true
+}
+
+// noLiveWorker reports whether r is running, has a ready task step and no
+// live worker serves its workflow@version.
+func (e *Engine) noLiveWorker(ctx context.Context, r *runRecord) bool {
+	if r.Status.Terminal() {
+		return false
+	}
+	ready := false
+	for _, st := range r.Steps {
+		if st.Status == cairn.StepReady && st.Attempt > 0 {
+			ready = true
+			break
+		}
+	}
+	if !ready {
+		return false
+	}
+	served, ok := e.liveServed(ctx)
+	return ok && !served[workflowID{r.Workflow, r.Version}.String()]
+}
+
+// MaxHoldersRead bounds the leases one status call with holders reads.
+const MaxHoldersRead = 100
+
+// ReadHolders fills in who holds each ready task step of a running run's
+// progress (the status call's holders=true): one lease read per ready
+// step, at most MaxHoldersRead of them, eight at a time. Beyond the bound
+// the progress says HoldersTruncated.
+func (e *Engine) ReadHolders(ctx context.Context, p *cairn.RunProgress) error {
+	if p.Status.Terminal() {
+		return nil
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(8)
+	n := 0
+	for i := range p.Steps {
+		s := &p.Steps[i]
+		if s.Status != cairn.StepReady || s.Attempt == 0 {
+			continue
+		}
+		if n == MaxHoldersRead {
+			p.HoldersTruncated = true
+			break
+		}
+		n++
+		g.Go(func() error {
+			l, _, err := readJSON[leaseRecord](gctx, e.store, e.keys.lease(p.ID, s.ID, s.Attempt))
+			if isNotFound(err) {
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			if l.State == leaseActive {
+				s.Holder = &cairn.Holder{Worker: l.Worker, ClaimedAt: l.ClaimedAt, StartedAt: l.StartedAt, ExpiresAt: l.ExpiresAt}
+			}
+			return nil
+		})
+	}
+	return g.Wait()
+}
+
+// progressDetail adds to a step's progress what a watcher shows: its
+// kind and event name (from the definition, when readable), when a retry
+// or a wake is due, and the error (the step's, or for a ready step being
+// retried the previous attempt's).
+func progressDetail(p *cairn.StepProgress, st *stepState, def *cairn.Step) {
+	if def != nil {
+		p.Kind, p.Event = def.EffectiveKind(), def.Event
+	}
+	p.ReadyAt, p.WakeAt, p.Error = st.ReadyAt, st.WakeAt, st.Error
+	if p.Error == nil && st.Status == cairn.StepReady {
+		for i := len(st.Attempts) - 1; i >= 0; i-- {
+			if a := st.Attempts[i]; a.Error != nil {
+				p.Error = a.Error
+				break
+			}
+		}
+	}
+}
+
+// stepIndex maps a definition's step ids to its steps (empty without one).
+func stepIndex(d *definition) map[string]*cairn.Step {
+	m := map[string]*cairn.Step{}
+	if d != nil {
+		for i := range d.Steps {
+			m[d.Steps[i].ID] = &d.Steps[i]
+		}
+	}
+	return m
+}

@@ -116,10 +116,11 @@ func watch(ctx context.Context, c *sdk.Client, id string, out io.Writer, asJSON 
 		p = newProgress(out, isTerminal(out))
 		defer p.stop()
 	}
-	r, err := c.Watch(ctx, id, func(r *sdk.Run) {
+	_, err := followRun(ctx, c, id, func(rp *sdk.RunProgress) error {
 		if p != nil {
-			p.update(r)
+			p.update(sdk.ProgressRun(rp), !rp.HoldersTruncated)
 		}
+		return nil
 	})
 	if err != nil {
 		if ctx.Err() != nil {
@@ -131,12 +132,18 @@ func watch(ctx context.Context, c *sdk.Client, id string, out io.Writer, asJSON 
 		}
 		return err
 	}
+	// The whole run once it ended: outputs, usage, the errors.
+	r, err := c.Get(ctx, id)
+	if err != nil {
+		return err
+	}
 	if asJSON {
 		if err := printJSON(out, r); err != nil {
 			return err
 		}
-		return r.Err()
+		return runErr(r)
 	}
+	p.update(r, true)
 	p.stop()
 	took := ""
 	if r.EndedAt != nil {
@@ -149,7 +156,7 @@ func watch(ctx context.Context, c *sdk.Client, id string, out io.Writer, asJSON 
 	if r.Status == sdk.RunCompleted {
 		fmt.Fprintf(out, "output:\n%s\n", prettyJSON(r.Output))
 	}
-	return r.Err()
+	return runErr(r)
 }
 
 // progress prints a run's step transitions.
@@ -163,6 +170,8 @@ type progress struct {
 	ticker *time.Ticker
 	done   chan struct{}
 	line   bool // a status line is on screen
+	// noWorker: the last reading said no live worker serves the run.
+	noWorker bool
 }
 
 func newProgress(out io.Writer, tty bool) *progress {
@@ -217,13 +226,23 @@ func (p *progress) elapsed(r *sdk.Run) time.Duration {
 	return time.Since(p.began)
 }
 
-func (p *progress) update(r *sdk.Run) {
+// update prints the steps whose state changed since the last reading;
+// holdersKnown says a ready step without a holder is held by nobody.
+func (p *progress) update(r *sdk.Run, holdersKnown bool) {
 	p.lock()
 	defer p.unlock()
 	p.clearLine()
 	p.last = r
+	if r.NoLiveWorker != p.noWorker && !r.Status.Terminal() {
+		p.noWorker = r.NoLiveWorker
+		if r.NoLiveWorker {
+			fmt.Fprintf(p.out, "%8s  no live worker serves %s@%s: its ready steps wait until one starts (see cairn workers)\n", "+"+shortDuration(p.elapsed(r)), r.Workflow, r.Version)
+		} else {
+			fmt.Fprintf(p.out, "%8s  a worker serving %s@%s is alive\n", "+"+shortDuration(p.elapsed(r)), r.Workflow, r.Version)
+		}
+	}
 	for _, s := range r.Steps {
-		state, detail := stepState(s)
+		state, detail := stepState(s, holdersKnown && !r.Status.Terminal())
 		if p.steps[s.ID] == state {
 			continue
 		}
@@ -241,34 +260,46 @@ func (p *progress) update(r *sdk.Run) {
 	p.statusLine()
 }
 
-// stepState names a step's state for people, with a detail.
-func stepState(s sdk.StepView) (string, string) {
+// stepState names a step's state for people, with a detail. holdersKnown
+// says the view read who holds the ready steps (a ready step with no
+// holder then waits for a worker).
+func stepState(s sdk.StepView, holdersKnown bool) (string, string) {
 	switch s.Status {
 	case cairn.StepReady:
-		state := "running"
-		if s.Attempt > 1 {
-			state = fmt.Sprintf("running (attempt %d)", s.Attempt)
-		}
+		var state string
 		var detail []string
-		if h := s.Holder; h != nil {
-			held := "on " + h.Worker + " since " + clock(h.ClaimedAt)
-			if h.StartedAt != nil {
+		switch {
+		case s.Holder != nil:
+			state = "running"
+			held := "on " + s.Holder.Worker + " since " + clock(s.Holder.ClaimedAt)
+			if s.Holder.StartedAt != nil {
 				held += ", started"
 			}
 			detail = append(detail, held)
+		case s.ReadyAt != nil && s.ReadyAt.After(time.Now()):
+			state = "retry pending"
+			detail = append(detail, "at "+clock(*s.ReadyAt))
+		case holdersKnown:
+			state = "waiting for a worker"
+		default:
+			state = "ready"
 		}
-		if n := len(s.Attempts); n > 0 && s.Attempts[n-1].Error != nil {
-			e := s.Attempts[n-1].Error
+		if s.Attempt > 1 {
+			state = fmt.Sprintf("%s (attempt %d)", state, s.Attempt)
+		}
+		if e := previousError(s); e != nil {
 			detail = append(detail, "after "+e.Class+": "+abbrev(e.Message, 80))
-		} else if s.ReadyAt != nil && s.ReadyAt.After(time.Now()) {
-			detail = append(detail, "retry at "+clock(*s.ReadyAt))
 		}
 		return state, strings.Join(detail, "; ")
 	case cairn.StepWaiting:
-		if s.WakeAt != nil {
-			return "waiting for an event", "until " + clock(*s.WakeAt)
+		state := "waiting for an event"
+		if s.Event != "" {
+			state = "waiting for event " + s.Event
 		}
-		return "waiting for an event", ""
+		if s.WakeAt != nil {
+			return state, "until " + clock(*s.WakeAt)
+		}
+		return state, ""
 	case cairn.StepSleeping:
 		if s.WakeAt != nil {
 			return "sleeping", "until " + clock(*s.WakeAt)
@@ -286,6 +317,24 @@ func stepState(s sdk.StepView) (string, string) {
 		return "completed", ""
 	}
 	return string(s.Status), ""
+}
+
+// previousError is the error a ready step is being retried after: the
+// step's (a progress reading carries the previous attempt's there), else
+// its last attempt's.
+func previousError(s sdk.StepView) *sdk.ErrorInfo {
+	if s.Attempt <= 1 && s.Failures == 0 {
+		return nil
+	}
+	if s.Error != nil {
+		return s.Error
+	}
+	for i := len(s.Attempts) - 1; i >= 0; i-- {
+		if e := s.Attempts[i].Error; e != nil {
+			return e
+		}
+	}
+	return nil
 }
 
 // clock formats a moment: the time of day when it is today, else the date
@@ -344,12 +393,16 @@ func usageString(u sdk.Usage) string {
 }
 
 func newRunsGetCmd(cf *clientFlags) *cobra.Command {
-	var asJSON bool
+	var of *outputFlag
 	cmd := &cobra.Command{
 		Use:   "get <run>",
 		Short: "Show a run: status, steps, output",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			format, err := of.get()
+			if err != nil {
+				return err
+			}
 			c, err := cf.client()
 			if err != nil {
 				return err
@@ -359,14 +412,13 @@ func newRunsGetCmd(cf *clientFlags) *cobra.Command {
 				return err
 			}
 			out := cmd.OutOrStdout()
-			if asJSON {
-				return printJSON(out, r)
-			}
-			printRun(out, r)
-			return nil
+			return emit(out, format, r, []*sdk.Run{r}, func() error {
+				printRun(out, r)
+				return nil
+			})
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the run as JSON")
+	of = addOutputFlag(cmd)
 	return cmd
 }
 
@@ -374,6 +426,9 @@ func printRun(out io.Writer, r *sdk.Run) {
 	fmt.Fprintf(out, "run       %s\n", r.ID)
 	fmt.Fprintf(out, "workflow  %s@%s\n", r.Workflow, r.Version)
 	fmt.Fprintf(out, "status    %s (%d/%d steps)\n", r.Status, r.StepsDone, r.StepsTotal)
+	if r.NoLiveWorker {
+		fmt.Fprintf(out, "workers   none alive serves %s@%s: its ready steps wait until one starts (see cairn workers)\n", r.Workflow, r.Version)
+	}
 	fmt.Fprintf(out, "started   %s (%s)\n", r.CreatedAt.Local().Format(time.DateTime), ago(r.CreatedAt))
 	if r.EndedAt != nil {
 		fmt.Fprintf(out, "ended     %s (took %s)\n", r.EndedAt.Local().Format(time.DateTime), shortDuration(r.EndedAt.Sub(r.CreatedAt)))
@@ -397,8 +452,8 @@ func printRun(out io.Writer, r *sdk.Run) {
 	tw := newTable(out)
 	fmt.Fprintln(tw, "STEP\tKIND\tSTATUS\tATTEMPTS\tDETAIL")
 	for _, s := range r.Steps {
-		_, detail := stepState(s)
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", s.ID, s.Kind, s.Status, len(s.Attempts), detail)
+		state, detail := stepState(s, !r.Status.Terminal())
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", s.ID, s.Kind, state, len(s.Attempts), detail)
 	}
 	tw.Flush()
 	if len(r.State) > 0 {
@@ -414,19 +469,26 @@ func newRunsListCmd(cf *clientFlags) *cobra.Command {
 	var (
 		workflow, status, cursor string
 		limit                    int
-		all, asJSON              bool
+		all                      bool
+		of                       *outputFlag
 	)
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List runs, newest first",
-		Args:  cobra.NoArgs,
+		Example: `  cairn runs list --workflow triage --status failed
+  cairn runs list --all -o jsonl | jq -r .id`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			format, err := of.get()
+			if err != nil {
+				return err
+			}
 			c, err := cf.client()
 			if err != nil {
 				return err
 			}
 			o := sdk.ListOptions{Workflow: workflow, Status: cairn.RunStatus(status), Limit: limit, Cursor: cursor}
-			var runs []sdk.RunSummary
+			runs := []sdk.RunSummary{}
 			next := ""
 			if all {
 				for r, err := range c.Runs(cmd.Context(), o) {
@@ -440,33 +502,30 @@ func newRunsListCmd(cf *clientFlags) *cobra.Command {
 				if err != nil {
 					return err
 				}
-				runs, next = p.Runs, p.NextCursor
+				runs, next = append(runs, p.Runs...), p.NextCursor
 			}
 			out := cmd.OutOrStdout()
-			if asJSON {
-				if runs == nil {
-					runs = []sdk.RunSummary{}
+			err = emit(out, format, map[string]any{"runs": runs, "next_cursor": next}, runs, func() error {
+				color := colorOK(out, os.Getenv)
+				tw := newTable(out)
+				fmt.Fprintln(tw, "RUN\tWORKFLOW\tSTATUS\tSTEPS\tSTARTED\tTOOK\tERROR")
+				for _, r := range runs {
+					took := "-"
+					if r.EndedAt != nil {
+						took = shortDuration(r.EndedAt.Sub(r.CreatedAt))
+					}
+					errText := ""
+					if r.Error != nil {
+						errText = abbrev(r.Error.Step+": "+r.Error.Class+": "+r.Error.Message, 60)
+					}
+					fmt.Fprintf(tw, "%s\t%s@%s\t%s\t%d/%d\t%s\t%s\t%s\n", r.ID, r.Workflow, r.Version, paintStatus(string(r.Status), color), r.StepsDone, r.StepsTotal, ago(r.CreatedAt), took, errText)
 				}
-				return printJSON(out, map[string]any{"runs": runs, "next_cursor": next})
-			}
-			tw := newTable(out)
-			fmt.Fprintln(tw, "RUN\tWORKFLOW\tSTATUS\tSTEPS\tSTARTED\tTOOK\tERROR")
-			for _, r := range runs {
-				took := "-"
-				if r.EndedAt != nil {
-					took = shortDuration(r.EndedAt.Sub(r.CreatedAt))
-				}
-				errText := ""
-				if r.Error != nil {
-					errText = abbrev(r.Error.Step+": "+r.Error.Class+": "+r.Error.Message, 60)
-				}
-				fmt.Fprintf(tw, "%s\t%s@%s\t%s\t%d/%d\t%s\t%s\t%s\n", r.ID, r.Workflow, r.Version, r.Status, r.StepsDone, r.StepsTotal, ago(r.CreatedAt), took, errText)
-			}
-			tw.Flush()
-			if next != "" {
+				return tw.Flush()
+			})
+			if err == nil && next != "" && format == outTable {
 				fmt.Fprintf(cmd.ErrOrStderr(), "more: cairn runs list --cursor %s (or --all)\n", next)
 			}
-			return nil
+			return err
 		},
 	}
 	f := cmd.Flags()
@@ -475,49 +534,55 @@ func newRunsListCmd(cf *clientFlags) *cobra.Command {
 	f.IntVar(&limit, "limit", 20, "runs read per page")
 	f.StringVar(&cursor, "cursor", "", "the page after this cursor")
 	f.BoolVar(&all, "all", false, "read every page")
-	f.BoolVar(&asJSON, "json", false, "print JSON")
+	of = addOutputFlag(cmd)
 	return cmd
 }
 
 func newRunsJournalCmd(cf *clientFlags) *cobra.Command {
-	var asJSON bool
+	var (
+		of     *outputFlag
+		follow bool
+	)
 	cmd := &cobra.Command{
 		Use:   "journal <run>",
 		Short: "Show what happened to a run, oldest first",
-		Args:  cobra.ExactArgs(1),
+		Example: `  cairn runs journal 01KB…
+  cairn runs journal 01KB… --follow -o jsonl`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			format, err := of.get()
+			if err != nil {
+				return err
+			}
+			if follow && format == outJSON {
+				return fmt.Errorf("--follow prints entries as they come: use -o table or -o jsonl, not json")
+			}
 			c, err := cf.client()
 			if err != nil {
 				return err
+			}
+			out := cmd.OutOrStdout()
+			if follow {
+				return followJournal(cmd.Context(), c, args[0], out, format)
 			}
 			j, err := c.Journal(cmd.Context(), args[0])
 			if err != nil {
 				return err
 			}
-			out := cmd.OutOrStdout()
-			if asJSON {
-				if j == nil {
-					j = []sdk.JournalEntry{}
-				}
-				return printJSON(out, j)
+			if j == nil {
+				j = []sdk.JournalEntry{}
 			}
-			tw := newTable(out)
-			fmt.Fprintln(tw, "TIME\tEVENT\tSTEP\tWORKER\tDETAIL")
-			for _, e := range j {
-				step := e.Step
-				if e.Attempt > 0 {
-					step = fmt.Sprintf("%s #%d", e.Step, e.Attempt)
+			return emit(out, format, j, j, func() error {
+				fmt.Fprintln(out, journalHeader())
+				for _, e := range j {
+					fmt.Fprintln(out, journalRow(e))
 				}
-				detail := e.Message
-				if e.Error != nil {
-					detail = strings.TrimSpace(e.Error.Class + ": " + e.Error.Message + " " + detail)
-				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", e.At.Local().Format("15:04:05.000"), e.Type, step, e.Worker, abbrev(detail, 100))
-			}
-			return tw.Flush()
+				return nil
+			})
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	of = addOutputFlag(cmd)
+	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "keep printing new entries until the run ends (Ctrl-C stops following, not the run)")
 	return cmd
 }
 

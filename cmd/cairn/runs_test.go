@@ -177,8 +177,12 @@ func TestRunsCommands(t *testing.T) {
 	if !strings.Contains(out, "greet") || !strings.Contains(out, "gate") {
 		t.Errorf("workflows:\n%s", out)
 	}
-	out = mustCLI(t, srv.URL, "workflows", "greet")
+	out = mustCLI(t, srv.URL, "workflows", "greet", "-o", "json")
 	if !strings.Contains(out, `"after": [`) || !strings.Contains(out, `"name": "greet"`) {
+		t.Errorf("workflows greet -o json:\n%s", out)
+	}
+	out = mustCLI(t, srv.URL, "workflows", "greet")
+	if !strings.Contains(out, "workflow  greet@1") || !regexp.MustCompile(`greet\s+task\s+shout`).MatchString(out) {
 		t.Errorf("workflows greet:\n%s", out)
 	}
 }

@@ -87,17 +87,21 @@ func newSchedulesCreateCmd(cf *clientFlags) *cobra.Command {
 }
 
 func newSchedulesListCmd(cf *clientFlags) *cobra.Command {
-	var asJSON bool
+	var of *outputFlag
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List schedules",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			format, err := of.get()
+			if err != nil {
+				return err
+			}
 			c, err := cf.client()
 			if err != nil {
 				return err
 			}
-			var all []sdk.Schedule
+			all := []sdk.Schedule{}
 			cursor := ""
 			for {
 				p, err := c.ListSchedules(cmd.Context(), 100, cursor)
@@ -110,39 +114,39 @@ func newSchedulesListCmd(cf *clientFlags) *cobra.Command {
 				}
 			}
 			out := cmd.OutOrStdout()
-			if asJSON {
-				if all == nil {
-					all = []sdk.Schedule{}
+			return emit(out, format, all, all, func() error {
+				if len(all) == 0 {
+					fmt.Fprintln(out, "no schedules (create one: cairn schedules create <workflow> '0 2 * * *')")
+					return nil
 				}
-				return printJSON(out, all)
-			}
-			if len(all) == 0 {
-				fmt.Fprintln(out, "no schedules (create one: cairn schedules create <workflow> '0 2 * * *')")
-				return nil
-			}
-			tw := newTable(out)
-			fmt.Fprintln(tw, "SCHEDULE\tWORKFLOW\tCRON\tTZ\tOVERLAP\tNEXT\tFIRED\tSKIPPED\tLAST RUN")
-			for _, s := range all {
-				next := "paused"
-				if s.NextAt != nil {
-					next = s.NextAt.Format(time.RFC3339)
+				tw := newTable(out)
+				fmt.Fprintln(tw, "SCHEDULE\tWORKFLOW\tCRON\tTZ\tOVERLAP\tNEXT\tFIRED\tSKIPPED\tLAST RUN")
+				for _, s := range all {
+					next := "paused"
+					if s.NextAt != nil {
+						next = s.NextAt.Format(time.RFC3339)
+					}
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\n", s.ID, s.Workflow, s.Cron, s.TimeZone, s.Overlap, next, s.Fired, s.Skipped, s.LastRun)
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\n", s.ID, s.Workflow, s.Cron, s.TimeZone, s.Overlap, next, s.Fired, s.Skipped, s.LastRun)
-			}
-			return tw.Flush()
+				return tw.Flush()
+			})
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	of = addOutputFlag(cmd)
 	return cmd
 }
 
 func newSchedulesGetCmd(cf *clientFlags) *cobra.Command {
-	var asJSON bool
+	var of *outputFlag
 	cmd := &cobra.Command{
 		Use:   "get <schedule>",
 		Short: "Show a schedule",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			format, err := of.get()
+			if err != nil {
+				return err
+			}
 			c, err := cf.client()
 			if err != nil {
 				return err
@@ -151,10 +155,11 @@ func newSchedulesGetCmd(cf *clientFlags) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return printSchedule(cmd.OutOrStdout(), s, asJSON)
+			out := cmd.OutOrStdout()
+			return emit(out, format, s, []any{s}, func() error { return printSchedule(out, s, false) })
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	of = addOutputFlag(cmd)
 	return cmd
 }
 

@@ -2,21 +2,27 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"sort"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/sdk"
 )
 
 func newWorkersCmd(cf *clientFlags) *cobra.Command {
-	var asJSON bool
+	var of *outputFlag
 	cmd := &cobra.Command{
 		Use:   "workers",
 		Short: "List registered workers and the workflows they serve",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			format, err := of.get()
+			if err != nil {
+				return err
+			}
 			c, err := cf.client()
 			if err != nil {
 				return err
@@ -25,50 +31,54 @@ func newWorkersCmd(cf *clientFlags) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if ws == nil {
+				ws = []sdk.WorkerInfo{}
+			}
 			out := cmd.OutOrStdout()
-			if asJSON {
-				if ws == nil {
-					ws = []sdk.WorkerInfo{}
+			return emit(out, format, ws, ws, func() error {
+				if len(ws) == 0 {
+					fmt.Fprintln(out, "no workers registered (start one: go run ./examples/triage)")
+					return nil
 				}
-				return printJSON(out, ws)
-			}
-			if len(ws) == 0 {
-				fmt.Fprintln(out, "no workers registered (start one: go run ./examples/triage)")
-				return nil
-			}
-			tw := newTable(out)
-			fmt.Fprintln(tw, "WORKER\tSTATE\tLAST SEEN\tWORKFLOWS\tREGISTERED\tLABELS")
-			for _, w := range ws {
-				var labels []string
-				for k, v := range w.Labels {
-					labels = append(labels, k+"="+v)
+				tw := newTable(out)
+				fmt.Fprintln(tw, "WORKER\tSTATE\tLAST SEEN\tWORKFLOWS\tREGISTERED\tLABELS")
+				for _, w := range ws {
+					var labels []string
+					for k, v := range w.Labels {
+						labels = append(labels, k+"="+v)
+					}
+					sort.Strings(labels)
+					state := "gone"
+					if w.Alive {
+						state = "alive"
+					}
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", w.ID, state, ago(w.LastSeenAt), strings.Join(w.Workflows, ", "), ago(w.RegisteredAt), strings.Join(labels, ","))
 				}
-				sort.Strings(labels)
-				state := "gone"
-				if w.Alive {
-					state = "alive"
-				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", w.ID, state, ago(w.LastSeenAt), strings.Join(w.Workflows, ", "), ago(w.RegisteredAt), strings.Join(labels, ","))
-			}
-			return tw.Flush()
+				return tw.Flush()
+			})
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	of = addOutputFlag(cmd)
 	return cmd
 }
 
 func newWorkflowsCmd(cf *clientFlags) *cobra.Command {
 	var (
-		asJSON  bool
+		of      *outputFlag
 		version string
 	)
 	cmd := &cobra.Command{
 		Use:   "workflows [name]",
 		Short: "List registered workflows, or show one's definition",
 		Example: `  cairn workflows
-  cairn workflows triage --version 1`,
+  cairn workflows triage --version 1
+  cairn workflows triage -o json`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			format, err := of.get()
+			if err != nil {
+				return err
+			}
 			c, err := cf.client()
 			if err != nil {
 				return err
@@ -79,31 +89,57 @@ func newWorkflowsCmd(cf *clientFlags) *cobra.Command {
 				if err != nil {
 					return err
 				}
-				return printJSON(out, w)
+				return emit(out, format, w, []any{w}, func() error { return printWorkflow(out, w) })
 			}
 			ws, err := c.Workflows(cmd.Context())
 			if err != nil {
 				return err
 			}
-			if asJSON {
-				if ws == nil {
-					ws = []sdk.WorkflowSummary{}
+			if ws == nil {
+				ws = []sdk.WorkflowSummary{}
+			}
+			return emit(out, format, ws, ws, func() error {
+				if len(ws) == 0 {
+					fmt.Fprintln(out, "no workflows registered (workers register theirs: go run ./examples/triage)")
+					return nil
 				}
-				return printJSON(out, ws)
-			}
-			if len(ws) == 0 {
-				fmt.Fprintln(out, "no workflows registered (workers register theirs: go run ./examples/triage)")
-				return nil
-			}
-			tw := newTable(out)
-			fmt.Fprintln(tw, "WORKFLOW\tLATEST\tVERSIONS")
-			for _, w := range ws {
-				fmt.Fprintf(tw, "%s\t%s\t%s\n", w.Name, w.Latest, strings.Join(w.Versions, ", "))
-			}
-			return tw.Flush()
+				tw := newTable(out)
+				fmt.Fprintln(tw, "WORKFLOW\tLATEST\tVERSIONS")
+				for _, w := range ws {
+					fmt.Fprintf(tw, "%s\t%s\t%s\n", w.Name, w.Latest, strings.Join(w.Versions, ", "))
+				}
+				return tw.Flush()
+			})
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON (a definition always prints as JSON)")
+	of = addOutputFlag(cmd)
 	cmd.Flags().StringVar(&version, "version", "", "with a name: the version to show (default: the latest)")
 	return cmd
+}
+
+// printWorkflow shows a definition for people: its steps and how they
+// connect (-o json has every field).
+func printWorkflow(out io.Writer, w *cairn.Workflow) error {
+	fmt.Fprintf(out, "workflow  %s@%s\n", w.Name, w.Version)
+	if w.Description != "" {
+		fmt.Fprintf(out, "          %s\n", w.Description)
+	}
+	fmt.Fprintln(out)
+	tw := newTable(out)
+	fmt.Fprintln(tw, "STEP\tKIND\tAFTER\tDETAIL")
+	for _, s := range w.Steps {
+		var detail []string
+		if s.Event != "" {
+			detail = append(detail, "event "+s.Event)
+		}
+		if s.When != "" {
+			detail = append(detail, "when "+abbrev(s.When, 40))
+		}
+		after := strings.Join(s.After, ", ")
+		if after == "" {
+			after = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", s.ID, s.EffectiveKind(), after, strings.Join(detail, "; "))
+	}
+	return tw.Flush()
 }

@@ -30,6 +30,13 @@ type liveCache struct {
 	served map[string]bool // name@version → a live worker serves it
 }
 
+// reset forgets the reading: the next question reads the workers list.
+func (c *liveCache) reset() {
+	c.mu.Lock()
+	c.served = nil
+	c.mu.Unlock()
+}
+
 // liveServed returns the set of workflow@version a live worker serves,
 // from a reading at most liveCacheTTL old; ok is false when the workers
 // list cannot be read (then nothing is claimed about liveness).

@@ -50,6 +50,7 @@ func (e *Engine) Register(ctx context.Context, req RegisterRequest) (*RegisterRe
 		return nil, err
 	}
 	e.workers.put(&rec)
+	e.live.reset() // a new worker may serve what none served (liveness.go)
 	return &RegisterResponse{
 		WorkerID:    req.WorkerID,
 		LeaseTTLMs:  e.cfg.LeaseTTL.Milliseconds(),

@@ -22,11 +22,12 @@ var (
 )
 
 // followRun reads a run's progress (with the holders of its ready steps)
-// until the run ends, calling fn with each reading that differs from the
-// one before: a new rev, other holders, the no-live-worker flag. It
+// until the run ends, calling fn with each reading; changed says it
+// differs from the one before (a new rev, other holders, the
+// no-live-worker flag). It
 // returns the last reading; a transient server error is retried with
 // backoff; ctx's end returns ctx.Err().
-func followRun(ctx context.Context, c *sdk.Client, id string, fn func(*sdk.RunProgress) error) (*sdk.RunProgress, error) {
+func followRun(ctx context.Context, c *sdk.Client, id string, fn func(p *sdk.RunProgress, changed bool) error) (*sdk.RunProgress, error) {
 	var last *sdk.RunProgress
 	backoff := 100 * time.Millisecond
 	for {
@@ -52,10 +53,8 @@ func followRun(ctx context.Context, c *sdk.Client, id string, fn func(*sdk.RunPr
 			continue
 		}
 		backoff = 100 * time.Millisecond
-		if last == nil || progressKey(p) != progressKey(last) {
-			if err := fn(p); err != nil {
-				return p, err
-			}
+		if err := fn(p, last == nil || progressKey(p) != progressKey(last)); err != nil {
+			return p, err
 		}
 		last = p
 		if p.Status.Terminal() {
@@ -134,7 +133,12 @@ func followJournal(ctx context.Context, c *sdk.Client, id string, out io.Writer,
 		}
 		return nil
 	}
-	_, err := followRun(ctx, c, id, func(*sdk.RunProgress) error { return show() })
+	_, err := followRun(ctx, c, id, func(_ *sdk.RunProgress, changed bool) error {
+		if !changed {
+			return nil // the journal is audited: read it only when something happened
+		}
+		return show()
+	})
 	if err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) {
 		return nil // Ctrl-C: stop following, quietly
 	}

@@ -116,7 +116,7 @@ func watch(ctx context.Context, c *sdk.Client, id string, out io.Writer, asJSON 
 		p = newProgress(out, isTerminal(out))
 		defer p.stop()
 	}
-	_, err := followRun(ctx, c, id, func(rp *sdk.RunProgress) error {
+	_, err := followRun(ctx, c, id, func(rp *sdk.RunProgress, _ bool) error {
 		if p != nil {
 			p.update(sdk.ProgressRun(rp), !rp.HoldersTruncated)
 		}
@@ -172,10 +172,18 @@ type progress struct {
 	line   bool // a status line is on screen
 	// noWorker: the last reading said no live worker serves the run.
 	noWorker bool
+	// unheld is when each step was first seen waiting for a worker: a
+	// step a live worker claims within workerGrace is not shown waiting.
+	unheld map[string]time.Time
 }
 
+// workerGrace is how long a ready step may wait for a live worker's claim
+// before the progress says it waits for one (a claim takes milliseconds;
+// showing every step as waiting first would only flicker).
+var workerGrace = time.Second
+
 func newProgress(out io.Writer, tty bool) *progress {
-	p := &progress{out: out, tty: tty, began: time.Now(), steps: map[string]string{}, done: make(chan struct{})}
+	p := &progress{out: out, tty: tty, began: time.Now(), steps: map[string]string{}, unheld: map[string]time.Time{}, done: make(chan struct{})}
 	if tty {
 		p.ticker = time.NewTicker(200 * time.Millisecond)
 		go func() {
@@ -245,6 +253,18 @@ func (p *progress) update(r *sdk.Run, holdersKnown bool) {
 		state, detail := stepState(s, holdersKnown && !r.Status.Terminal())
 		if p.steps[s.ID] == state {
 			continue
+		}
+		if strings.HasPrefix(state, "waiting for a worker") && !r.NoLiveWorker {
+			since, ok := p.unheld[s.ID]
+			if !ok {
+				p.unheld[s.ID] = time.Now()
+				continue
+			}
+			if time.Since(since) < workerGrace {
+				continue
+			}
+		} else {
+			delete(p.unheld, s.ID)
 		}
 		if p.steps[s.ID] == "" && state == "pending" {
 			p.steps[s.ID] = state

@@ -72,10 +72,17 @@ func (e *Engine) Claim(ctx context.Context, req ClaimRequest) ([]Lease, error) {
 	}
 	wake, stop := e.hub.wait(match)
 	defer stop()
+	e.cfg.Telemetry.Holding(1) // cairn.claims.waiting
+	defer e.cfg.Telemetry.Holding(-1)
 	var lastRunScan time.Time
 	failures := 0 // consecutive store failures of this claim
+	// woke: when each hint taken became claimable (see observeWake).
+	woke := map[string]time.Time{}
 	for {
-		hints := e.hub.take(match, max)
+		hints, due := e.hub.takeDue(match, max)
+		for i, h := range hints {
+			woke[h.Key()] = due[i]
+		}
 		if req.Run != "" && (lastRunScan.IsZero() || time.Since(lastRunScan) >= e.runScanInterval()) {
 			lastRunScan = time.Now()
 			more, err := e.runHints(ctx, req.Run)
@@ -93,6 +100,7 @@ func (e *Engine) Claim(ctx context.Context, req ClaimRequest) ([]Lease, error) {
 		if len(hints) > 0 {
 			leases, storeFailed, err := e.tryClaim(ctx, w, hints, max, skip, req.Run)
 			if len(leases) > 0 || err != nil {
+				e.observeWake(leases, woke)
 				return leases, err
 			}
 			if storeFailed {

@@ -159,6 +159,7 @@ func New(store *blob.Bucket, cfg Config) (*Engine, error) {
 	e := &Engine{store: store, cfg: cfg, keys: keys{prefix: cfg.Prefix}, log: cfg.Logger, draining: make(chan struct{})}
 	e.commits = newCommitter(e)
 	e.hub = newHub(cfg.Now)
+	e.hub.dropped = func(n int) { cfg.Telemetry.Dropped("hint", "evicted", n) } // see telemetry.go
 	e.watch = newWatchers()
 	e.defs = newDefCache()
 	e.workers = newWorkerCache(e.now)

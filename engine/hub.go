@@ -24,6 +24,9 @@ type hub struct {
 	// changes: the signal HeldClaims' watchers wait on.
 	changed chan struct{}
 	adds    int
+	// dropped, when set, hears of hints pruned for age or number (a
+	// dropped hint is found again by the fallback scan or the reaper).
+	dropped func(n int)
 }
 
 type hubHint struct {
@@ -104,10 +107,18 @@ func signal(ch chan struct{}) {
 
 // take removes and returns up to n due hints that match.
 func (h *hub) take(match func(notify.Hint) bool, n int) []notify.Hint {
+	out, _ := h.takeDue(match, n)
+	return out
+}
+
+// takeDue is take, with when each hint became claimable here: when it
+// arrived, or its NotBefore if later (the start of its wake latency).
+func (h *hub) takeDue(match func(notify.Hint) bool, n int) ([]notify.Hint, []time.Time) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	now := h.now()
 	var out []notify.Hint
+	var due []time.Time
 	// Start at a random place: claims on other instances hold the same
 	// hints (fan-out buses), and taking them in the same order would make
 	// every instance race for the same attempts.
@@ -125,12 +136,17 @@ func (h *hub) take(match func(notify.Hint) bool, n int) []notify.Hint {
 			continue
 		}
 		out = append(out, x.Hint)
+		d := x.added
+		if x.NotBefore.After(d) {
+			d = x.NotBefore
+		}
+		due = append(due, d)
 		delete(h.hints, k)
 	}
 	if len(h.order) > 2*len(h.hints)+64 {
 		h.compactLocked(false)
 	}
-	return out
+	return out, due
 }
 
 // compactLocked drops keys of taken hints from the order, and with prune
@@ -145,6 +161,9 @@ func (h *hub) compactLocked(prune bool) {
 		}
 		if prune && (now.Sub(x.added) > hubMaxAge || len(h.hints) > hubMaxHints) {
 			delete(h.hints, k)
+			if h.dropped != nil {
+				h.dropped(1)
+			}
 			continue
 		}
 		order = append(order, k)

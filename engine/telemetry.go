@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/notify"
 	"github.com/cairn-dev/cairn/telemetry"
 )
 
@@ -65,6 +66,24 @@ func (e *Engine) observeReap(start time.Time, s *ReapStats) {
 		"attempts_timed_out": s.TimedOut, "announced": s.Announced, "timers_fired": s.TimersFired,
 		"rearmed": s.Rearmed, "errors": s.Errors,
 	})
+}
+
+// observeWake records the wake latency of each lease a claim returns:
+// from when its hint became claimable on this instance (it arrived, from
+// the bus or this instance's commit, or its retry backoff ended) to the
+// claim's answer. Leases found by a run-scoped claim's own scan have no
+// hint and no latency.
+func (e *Engine) observeWake(leases []Lease, woke map[string]time.Time) {
+	t := e.cfg.Telemetry
+	if t == nil || len(leases) == 0 {
+		return
+	}
+	now := e.now()
+	for _, l := range leases {
+		if at, ok := woke[notify.Hint{Run: l.Run, Step: l.Step}.Key()]; ok {
+			t.Woke(max(now.Sub(at), 0))
+		}
+	}
 }
 
 // Telemetry returns the engine's telemetry (nil when off).

@@ -29,19 +29,24 @@ func kind(h notify.Hint) string {
 
 func (b *bus) Publish(ctx context.Context, hints []notify.Hint) error {
 	err := b.Bus.Publish(ctx, hints)
-	if err == nil {
-		var hs, cs int
-		for _, h := range hints {
-			if h.Changed {
-				cs++
-			} else {
-				hs++
-			}
+	var hs, cs int
+	for _, h := range hints {
+		if h.Changed {
+			cs++
+		} else {
+			hs++
 		}
-		b.t.Published("hint", hs)
-		b.t.Published("change", cs)
 	}
-	return err
+	if err != nil {
+		// The engine serves its own claims from the hints meanwhile;
+		// the other instances find the work by their fallback scans.
+		b.t.Dropped("hint", "publish_failed", hs)
+		b.t.Dropped("change", "publish_failed", cs)
+		return err
+	}
+	b.t.Published("hint", hs)
+	b.t.Published("change", cs)
+	return nil
 }
 
 func (b *bus) Subscribe(fn func(notify.Hint)) (func(), error) {

@@ -21,6 +21,7 @@ func TestMetricsAreDocumented(t *testing.T) {
 		telemetry.MetricLeases, telemetry.MetricClaimHold, telemetry.MetricRejections, telemetry.MetricRequests,
 		telemetry.MetricCommitBatch, telemetry.MetricCASRetries, telemetry.MetricReapDuration, telemetry.MetricReapItems,
 		telemetry.MetricBlobRequests, telemetry.MetricBlobDuration, telemetry.MetricPublished, telemetry.MetricReceived,
+		telemetry.MetricDropped, telemetry.MetricWakeLatency, telemetry.MetricClaimsWaiting,
 	} {
 		if !strings.Contains(string(doc), "| `"+m+"`") && !strings.Contains(string(doc), "| `"+m+"` (s)") {
 			t.Errorf("%s is not in docs/OPERATIONS.md's metrics table", m)

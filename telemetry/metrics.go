@@ -27,6 +27,9 @@ type instruments struct {
 	blobRequests                                metric.Int64Counter
 	blobDuration                                metric.Float64Histogram
 	published, received                         metric.Int64Counter
+	dropped                                     metric.Int64Counter
+	wake                                        metric.Float64Histogram
+	waiting                                     metric.Int64UpDownCounter
 }
 
 // Metric names.
@@ -51,6 +54,9 @@ const (
 	MetricBlobDuration  = "cairn.blob.request.duration"
 	MetricPublished     = "cairn.notify.published"
 	MetricReceived      = "cairn.notify.received"
+	MetricDropped       = "cairn.notify.dropped"
+	MetricWakeLatency   = "cairn.claim.wake_latency"
+	MetricClaimsWaiting = "cairn.claims.waiting"
 )
 
 func newInstruments(m metric.Meter) (*instruments, error) {
@@ -71,7 +77,11 @@ func newInstruments(m metric.Meter) (*instruments, error) {
 		metric.WithDescription("Mutations written by one run-record write (group commit)."),
 		metric.WithExplicitBucketBoundaries(1, 2, 4, 8, 16, 32, 64, 128, 256))
 	errs = append(errs, err)
+	waiting, err := m.Int64UpDownCounter(MetricClaimsWaiting, metric.WithUnit("{claim}"),
+		metric.WithDescription("Claim requests in progress now: held, waiting for work, or claiming."))
+	errs = append(errs, err)
 	in := &instruments{
+		waiting:       waiting,
 		runsStarted:   c(MetricRunsStarted, "{run}", "Runs started."),
 		runsEnded:     c(MetricRunsEnded, "{run}", "Runs ended, by status."),
 		attemptsEnded: c(MetricAttemptsEnded, "{attempt}", "Attempts ended, by outcome and error class."),
@@ -92,6 +102,8 @@ func newInstruments(m metric.Meter) (*instruments, error) {
 		blobDuration:  secs(MetricBlobDuration, "Object-store request duration, by op.", fast...),
 		published:     c(MetricPublished, "{hint}", "Hints and change notices published on the bus."),
 		received:      c(MetricReceived, "{hint}", "Hints and change notices received from the bus."),
+		dropped:       c(MetricDropped, "{hint}", "Hints and change notices lost on the way, by kind and reason: publish_failed (the bus refused them; this instance's claims still get its hints), evicted (an instance's pool of hints pruned for age or number)."),
+		wake:          secs(MetricWakeLatency, "From a hint becoming claimable on an instance (arrived, or its retry backoff ended) to the claim that took it answering.", fast...),
 	}
 	for _, err := range errs {
 		if err != nil {
@@ -225,4 +237,29 @@ func (t *T) Received(kind string) {
 		return
 	}
 	t.m.received.Add(bg, 1, metric.WithAttributes(attribute.String("kind", kind)))
+}
+
+// Dropped counts n hints (kind hint or change) lost for reason.
+func (t *T) Dropped(kind, reason string, n int) {
+	if t == nil || t.m == nil || n <= 0 {
+		return
+	}
+	t.m.dropped.Add(bg, int64(n), metric.WithAttributes(attribute.String("kind", kind), attribute.String("reason", reason)))
+}
+
+// Woke records one lease's wake latency: from its hint becoming
+// claimable to the claim answering with it.
+func (t *T) Woke(d time.Duration) {
+	if t == nil || t.m == nil {
+		return
+	}
+	t.m.wake.Record(bg, d.Seconds())
+}
+
+// Holding counts a claim request that starts (+1) or ends (-1).
+func (t *T) Holding(n int) {
+	if t == nil || t.m == nil {
+		return
+	}
+	t.m.waiting.Add(bg, int64(n))
 }

@@ -137,10 +137,30 @@ func TestRunsProduceTheirMetrics(t *testing.T) {
 		{telemetry.MetricCommitBatch, nil, 4}, // one count per write: at least one per attempt's end
 		{telemetry.MetricRequests, kv("op", "startRun", "status", 201), 2},
 		{telemetry.MetricReapDuration, nil, 1},
+		{telemetry.MetricWakeLatency, nil, 1}, // the claims a hint woke
 	}
 	for _, w := range atLeast {
 		if got := sum(rm, w.name, w.attrs); got < w.n {
 			t.Errorf("%s%v = %d, want at least %d", w.name, w.attrs, got, w.n)
+		}
+	}
+	// Every wake is a lease granted by a claim (not every lease is a
+	// wake: a complete's claim_next and the fallback scan have no hint).
+	if woke, granted := sum(rm, telemetry.MetricWakeLatency, nil), sum(rm, telemetry.MetricLeases, nil); woke > granted {
+		t.Errorf("%d wakes for %d leases granted", woke, granted)
+	}
+	// No claim is in progress once the worker stopped: the gauge comes
+	// back to 0 (the server ends a held claim when its caller hangs up).
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if err := reader.Collect(context.Background(), &rm); err != nil {
+			t.Fatal(err)
+		}
+		n := sum(rm, telemetry.MetricClaimsWaiting, nil)
+		if n == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s = %d after the worker stopped, want 0", telemetry.MetricClaimsWaiting, n)
 		}
 	}
 }

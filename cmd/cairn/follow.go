@@ -33,10 +33,7 @@ func followRun(ctx context.Context, c *sdk.Client, id string, fn func(p *sdk.Run
 	for {
 		o := sdk.StatusOptions{Holders: true}
 		if last != nil {
-			o.After, o.Wait = last.Rev, followHold
-			if needsPoll(last) {
-				o.Wait = followPoll
-			}
+			o.After, o.Wait = last.Rev, pollWait(last)
 		}
 		p, err := c.Status(ctx, id, o)
 		if err != nil {
@@ -63,15 +60,22 @@ func followRun(ctx context.Context, c *sdk.Client, id string, fn func(p *sdk.Run
 	}
 }
 
-// needsPoll: a ready step no worker holds, whose claim the rev will not
-// show.
-func needsPoll(p *sdk.RunProgress) bool {
+// pollWait is how long the next status call may be held: followHold,
+// or followPoll while a ready step waits for a worker (whose claim the
+// rev will not show), or until a retry's backoff ends.
+func pollWait(p *sdk.RunProgress) time.Duration {
+	w := followHold
 	for _, s := range p.Steps {
-		if s.Status == cairn.StepReady && s.Attempt > 0 && s.Holder == nil {
-			return true
+		if s.Status != cairn.StepReady || s.Attempt == 0 || s.Holder != nil {
+			continue
 		}
+		d := followPoll
+		if s.ReadyAt != nil {
+			d = max(d, time.Until(*s.ReadyAt))
+		}
+		w = min(w, d)
 	}
-	return false
+	return w
 }
 
 // progressKey is what makes a reading worth showing.

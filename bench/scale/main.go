@@ -129,7 +129,8 @@ func (r result) summary(o options) string {
 	var prefixes []string
 	for k, c := range r.byPrefix {
 		if c.Requests() > 0 {
-			prefixes = append(prefixes, fmt.Sprintf("%s=%.0f/s(%.2f%%)", k, float64(c.Requests())*o.scale/r.simTime.Seconds(), 100*float64(c.Throttled())/float64(c.Requests())))
+			rate := func(n int64) float64 { return float64(n) * o.scale / r.simTime.Seconds() }
+			prefixes = append(prefixes, fmt.Sprintf("%s=%.0fr+%.0fw/s(%.2f%%thr)", k, rate(c.Reads+c.Lists), rate(c.Writes+c.Deletes), 100*float64(c.Throttled())/float64(c.Requests())))
 		}
 	}
 	sort.Strings(prefixes)
@@ -226,7 +227,13 @@ func run(ctx context.Context, o options, w io.Writer) (result, error) {
 	bus := notifymem.New()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	for range o.instances {
-		e, err := engine.New(bucket, engine.Config{Now: clock.Now, Bus: bus, KeyLayout: o.layout, Logger: log})
+		e, err := engine.New(bucket, engine.Config{
+			Now: clock.Now, Bus: bus, KeyLayout: o.layout, Logger: log,
+			// A claim's hold is timed by the wall clock: divided by the
+			// speed, it holds as long in simulated time as on the platform
+			// (30 s requests, 24 s holds).
+			MaxRequestTime: time.Duration(float64(engine.DefaultMaxRequestTime) / o.speed),
+		})
 		if err != nil {
 			return result{}, err
 		}

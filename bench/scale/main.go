@@ -166,8 +166,8 @@ type simulation struct {
 	// burstDone counts completed burst runs (single-step): started and
 	// failed count only the burst's runs in that scenario.
 	burstDone atomic.Int64
-	retries atomic.Int64
-	held    []float64
+	retries   atomic.Int64
+	held      []float64
 }
 
 func defaults(o *options) {

@@ -200,6 +200,8 @@ func defaults(o *options) {
 		switch o.scenario {
 		case "idle":
 			o.workers = o.idleWorkers
+		case "fanout":
+			o.workers = 1000 // a fan-out is one run: its width, not the scale, sets the work
 		default:
 			// Enough for the load: 6,000 workers at full size (10,000
 			// steps/s at ~250 ms of store latency a step, with room),

@@ -45,8 +45,8 @@ bench: testenv
 	$(GO) run ./cmd/cairn bench --store mem:// --shape linear --width 10 --runs 10 --profile s3
 	$(GO) run ./cmd/cairn bench --store mem:// --shape fanout --width 200 --runs 2 --workers 16 --profile gcs --scale 0.2
 	$(MAKE) --no-print-directory bench-e2e
-	$(GO) run ./bench/scale --quiet --scenario burst  --layout flat    --steps-per-sec 1000 --burst-runs 10000 --warm 20m --scale 50
-	$(GO) run ./bench/scale --quiet --scenario burst  --layout sharded --steps-per-sec 1000 --burst-runs 10000 --warm 20m --scale 50
+	$(GO) run ./bench/scale --quiet --scenario burst  --layout flat    --steps-per-sec 1000 --burst-runs 10000 --warm 20m --scale 50 --speed 4
+	$(GO) run ./bench/scale --quiet --scenario burst  --layout sharded --steps-per-sec 1000 --burst-runs 10000 --warm 20m --scale 50 --speed 4
 	$(GO) run ./bench/scale --quiet --scenario fanout --fanout 1000 --scale 1 --speed 2
 	$(GO) run ./bench/scale --quiet --scenario idle   --idle-workers 500 --scale 1 --speed 1 --duration 2m
 

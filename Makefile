@@ -54,8 +54,8 @@ bench: testenv
 SCALE_OUT  ?= bench/scale-results.txt
 scale:
 	$(GO) build -o $(BIN)/cairn-scale ./bench/scale
-	$(BIN)/cairn-scale --scenario burst  --model s3  --layout flat    --out $(SCALE_OUT)
-	$(BIN)/cairn-scale --scenario burst  --model s3  --layout sharded --out $(SCALE_OUT)
+	$(BIN)/cairn-scale --scenario burst  --model s3  --layout flat    --warm 60m --out $(SCALE_OUT)
+	$(BIN)/cairn-scale --scenario burst  --model s3  --layout sharded --warm 60m --out $(SCALE_OUT)
 	$(BIN)/cairn-scale --scenario steady --model s3  --layout sharded --out $(SCALE_OUT)
 	$(BIN)/cairn-scale --scenario steady --model gcs --layout sharded --out $(SCALE_OUT)
 	$(BIN)/cairn-scale --scenario fanout --model s3  --layout sharded --scale 1 --speed 2 --out $(SCALE_OUT)

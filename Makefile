@@ -10,7 +10,7 @@ OAPI_CODEGEN ?= $(GO) tool oapi-codegen
 
 include mk/testenv.mk
 
-.PHONY: run build check test test-short bench bench-e2e bench-compare openapi openapi-check clean
+.PHONY: run build check test test-short bench scale bench-e2e bench-compare openapi openapi-check clean
 
 ## run: the embedded default — API + reaper + notifications in one process on .cairn/data; ADDR=host:port to listen elsewhere (default 127.0.0.1:8080; CAIRN_* variables apply)
 run:
@@ -45,6 +45,21 @@ bench: testenv
 	$(GO) run ./cmd/cairn bench --store mem:// --shape linear --width 10 --runs 10 --profile s3
 	$(GO) run ./cmd/cairn bench --store mem:// --shape fanout --width 200 --runs 2 --workers 16 --profile gcs --scale 0.2
 	$(MAKE) --no-print-directory bench-e2e
+	$(GO) run ./bench/scale --quiet --scenario burst  --layout flat    --steps-per-sec 1000 --burst-runs 10000 --warm 20m --scale 50 --speed 4
+	$(GO) run ./bench/scale --quiet --scenario burst  --layout sharded --steps-per-sec 1000 --burst-runs 10000 --warm 20m --scale 50 --speed 4
+	$(GO) run ./bench/scale --quiet --scenario fanout --fanout 1000 --scale 1 --speed 2
+	$(GO) run ./bench/scale --quiet --scenario idle   --idle-workers 500 --scale 1 --speed 1 --duration 2m
+
+## scale: the real engine on the simulated S3/GCS store (bench/scale, docs/SCALE.md) at full size: steady 10,000 steps/s, a 100,000-run burst in a minute with today's (flat) and the sharded key layout, a 10,000-wide fan-out, 5,000 idle workers; about an hour on 2 cores; summaries appended to bench/scale-results.txt
+SCALE_OUT  ?= bench/scale-results.txt
+scale:
+	$(GO) build -o $(BIN)/cairn-scale ./bench/scale
+	$(BIN)/cairn-scale --scenario burst  --model s3  --layout flat    --warm 60m --out $(SCALE_OUT)
+	$(BIN)/cairn-scale --scenario burst  --model s3  --layout sharded --warm 60m --out $(SCALE_OUT)
+	$(BIN)/cairn-scale --scenario steady --model s3  --layout sharded --out $(SCALE_OUT)
+	$(BIN)/cairn-scale --scenario steady --model gcs --layout sharded --out $(SCALE_OUT)
+	$(BIN)/cairn-scale --scenario fanout --model s3  --layout sharded --scale 1 --speed 2 --out $(SCALE_OUT)
+	$(BIN)/cairn-scale --scenario idle   --model s3  --layout sharded --scale 1 --speed 1 --duration 3m --out $(SCALE_OUT)
 
 ## bench-e2e: the HTTP end-to-end benchmark — `cairn serve` and an SDK worker as separate processes, the Go SDK client; file store, MinIO (scripts/testenv.sh minio), S3/GCS profiles; one line per workload, appended to bench/results.txt
 BENCH_TARGETS ?= file,minio,s3,gcs

@@ -245,7 +245,7 @@ func (e *Engine) fallbackScan(ctx context.Context) int {
 	e.lastScan = e.now()
 	e.scanMu.Unlock()
 	const scanRuns = 16
-	p, err := e.store.List(ctx, blob.ListOptions{Prefix: e.keys.timersPrefix(), PageSize: 200})
+	timerKeys, err := e.scanTimers(ctx, 200)
 	if err != nil {
 		e.outage.fail("list timers", err)
 		return 0
@@ -253,8 +253,8 @@ func (e *Engine) fallbackScan(ctx context.Context) int {
 	seen := map[string]bool{}
 	added := 0
 	now := e.now()
-	for _, o := range p.Objects {
-		_, run, ok := e.keys.parseTimer(o.Key)
+	for _, key := range timerKeys {
+		_, run, ok := e.keys.parseTimer(key)
 		if !ok || seen[run] {
 			continue
 		}
@@ -270,7 +270,7 @@ func (e *Engine) fallbackScan(ctx context.Context) int {
 			if st.Status != cairn.StepReady || st.ReadyAt != nil && st.ReadyAt.After(now) {
 				continue
 			}
-			if _, err := e.store.Stat(ctx, e.keys.lease(r.ID, id, st.Attempt)); isNotFound(err) {
+			if _, err := e.store.Stat(ctx, e.keys.leaseOf(r, id, st.Attempt)); isNotFound(err) {
 				e.hub.add(notify.Hint{Run: r.ID, Workflow: r.Workflow, Version: r.Version, Step: id, Attempt: st.Attempt})
 				added++
 			}
@@ -406,7 +406,7 @@ func (e *Engine) claimOne(ctx context.Context, w cachedWorker, r *runRecord, d *
 		t := now.Add(s.Timeout.D())
 		l.TimeoutAt = &t
 	}
-	key := e.keys.lease(r.ID, step, st.Attempt)
+	key := e.keys.leaseOf(r, step, st.Attempt)
 	_, err = e.store.Create(ctx, key, mustJSON(l))
 	if err != nil && !errors.Is(err, blob.ErrPreconditionFailed) {
 		// The outcome is unknown (a timeout, a lost answer, a retry that

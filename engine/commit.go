@@ -161,7 +161,7 @@ func (c *committer) commit(run string, items []*pending) {
 		if cached, v, ok := c.cache.get(run); ok && useCache {
 			raw, ver, fromCache = cached, v, true
 		} else {
-			o, err := e.store.Get(ctx, key)
+			o, err := getEither(ctx, e.store, key, e.keys.otherRun(run))
 			if err != nil {
 				if errors.Is(err, blob.ErrNotFound) {
 					err = &NotFoundError{What: "run", ID: run}
@@ -204,7 +204,7 @@ func (c *committer) commit(run string, items []*pending) {
 			}
 		}
 		data = mustJSON(rec)
-		nv, err := e.store.Swap(ctx, key, data, ver)
+		nv, err := e.store.Swap(ctx, e.keys.runOf(rec), data, ver)
 		switch {
 		case err == nil:
 			c.cache.put(run, data, nv)

@@ -83,6 +83,11 @@ type Config struct {
 	Telemetry *telemetry.T
 	// Now is the clock [time.Now].
 	Now func() time.Time
+	// KeyLayout is the key layout the engine writes: KeyLayoutFlat, or
+	// KeyLayoutSharded to spread runs, leases, timers and audit records
+	// over 16 key prefixes for stores that partition by key range (S3,
+	// GCS) at high request rates. Either reads both (layout.go) [flat].
+	KeyLayout string
 }
 
 func (c *Config) setDefaults() {
@@ -156,7 +161,10 @@ func New(store *blob.Bucket, cfg Config) (*Engine, error) {
 	if cfg.HeartbeatInterval >= cfg.LeaseTTL {
 		return nil, fmt.Errorf("engine: heartbeat interval %v must be shorter than the lease TTL %v", cfg.HeartbeatInterval, cfg.LeaseTTL)
 	}
-	e := &Engine{store: store, cfg: cfg, keys: keys{prefix: cfg.Prefix}, log: cfg.Logger, draining: make(chan struct{})}
+	if err := checkKeyLayout(cfg.KeyLayout); err != nil {
+		return nil, err
+	}
+	e := &Engine{store: store, cfg: cfg, keys: keys{prefix: cfg.Prefix, sharded: cfg.KeyLayout == KeyLayoutSharded}, log: cfg.Logger, draining: make(chan struct{})}
 	e.commits = newCommitter(e)
 	e.hub = newHub(cfg.Now)
 	e.hub.dropped = func(n int) { cfg.Telemetry.Dropped("hint", "evicted", n) } // see telemetry.go

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"strconv"
 	"testing"
 	"time"
@@ -16,6 +17,10 @@ func newTestEngine(t testing.TB, store *blob.Bucket, cfg Config) *Engine {
 	t.Helper()
 	if store == nil {
 		store = mem.New()
+	}
+	if cfg.KeyLayout == "" {
+		// CAIRN_TEST_KEY_LAYOUT=sharded runs the suite on the sharded layout.
+		cfg.KeyLayout = os.Getenv("CAIRN_TEST_KEY_LAYOUT")
 	}
 	e, err := New(store, cfg)
 	if err != nil {

@@ -20,7 +20,16 @@ import (
 //	leases/<run>/<step>/<attempt>    one lease per attempt (create-only, then CAS)
 //	timers/<due-ms>/<run>            run wake-up for the reaper (plain put, delete)
 //	audit/<date>/<ns>-<rand>         audit record of a read (create-only)
-type keys struct{ prefix string }
+//
+// With the sharded layout (Config.KeyLayout, layout.go) runs, leases,
+// timers and audit records carry a one-letter shard after their first
+// segment — runs/<s>/<run>, leases/<s>/<run>/…, timers/<s>/<due-ms>/<name>,
+// audit/<s>/<date>/… — so a store that partitions by key range can spread
+// them; the methods below return the layout the engine writes.
+type keys struct {
+	prefix  string
+	sharded bool
+}
 
 func (k keys) workflow(name, version string) string {
 	return k.prefix + "workflows/" + name + "/" + version
@@ -29,7 +38,7 @@ func (k keys) workflowLatest(name string) string { return k.prefix + "workflows/
 func (k keys) workflowsPrefix() string           { return k.prefix + "workflows/" }
 func (k keys) worker(id string) string           { return k.prefix + "workers/" + id }
 func (k keys) workersPrefix() string             { return k.prefix + "workers/" }
-func (k keys) run(id string) string              { return k.prefix + "runs/" + id }
+func (k keys) run(id string) string              { return k.runIn(k.sharded, id) }
 func (k keys) runsPrefix() string                { return k.prefix + "runs/" }
 
 func (k keys) idempotency(workflow, key string) string {
@@ -38,7 +47,7 @@ func (k keys) idempotency(workflow, key string) string {
 }
 
 func (k keys) lease(run, step string, attempt int) string {
-	return fmt.Sprintf("%sleases/%s/%s/%06d", k.prefix, run, step, attempt)
+	return k.leaseIn(k.sharded, run, step, attempt)
 }
 
 // timerBucket is the granularity of timer keys: wake-ups of one run in the
@@ -50,14 +59,21 @@ func (k keys) timersPrefix() string { return k.prefix + "timers/" }
 
 func (k keys) timer(due time.Time, run string) string {
 	ms := due.Truncate(timerBucket).UnixMilli()
+	if k.sharded {
+		return fmt.Sprintf("%stimers/%c/%013d/%s", k.prefix, shardOf(run), ms, run)
+	}
 	return fmt.Sprintf("%stimers/%013d/%s", k.prefix, ms, run)
 }
 
-// parseTimer splits a timer key into its due time and run id.
+// parseTimer splits a timer key of either layout into its due time and
+// run id.
 func (k keys) parseTimer(key string) (time.Time, string, bool) {
 	rest, ok := strings.CutPrefix(key, k.timersPrefix())
 	if !ok {
 		return time.Time{}, "", false
+	}
+	if len(rest) > 2 && isShard(rest[0]) && rest[1] == '/' {
+		rest = rest[2:]
 	}
 	ms, run, ok := strings.Cut(rest, "/")
 	if !ok {
@@ -71,5 +87,8 @@ func (k keys) parseTimer(key string) (time.Time, string, bool) {
 }
 
 func (k keys) audit(at time.Time, suffix string) string {
+	if k.sharded {
+		return fmt.Sprintf("%saudit/%c/%s/%d-%s", k.prefix, shardOf(suffix), at.UTC().Format("2006-01-02"), at.UnixNano(), suffix)
+	}
 	return fmt.Sprintf("%saudit/%s/%d-%s", k.prefix, at.UTC().Format("2006-01-02"), at.UnixNano(), suffix)
 }

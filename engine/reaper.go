@@ -44,33 +44,20 @@ func (e *Engine) Reap(ctx context.Context) (ReapStats, error) {
 	now := e.now()
 	due := map[string][]string{} // run → due timer keys
 	var order []string
-	opts := blob.ListOptions{Prefix: e.keys.timersPrefix(), PageSize: 1000}
-list:
-	for {
-		stats.ListRequests++
-		p, err := e.store.List(ctx, opts)
-		if err != nil {
-			return stats, err
+	// Every listing of the layout (one, or the flat one and 16 shards)
+	// up to now, merged by due time: see layout.go.
+	timers, lists, err := e.dueTimers(ctx, now)
+	stats.ListRequests += lists
+	if err != nil {
+		return stats, err
+	}
+	for _, t := range timers {
+		run := strings.TrimPrefix(t.name, retentionTimerPrefix) // see timerName
+		stats.TimersDue++
+		if _, seen := due[run]; !seen {
+			order = append(order, run)
 		}
-		for _, o := range p.Objects {
-			at, run, ok := e.keys.parseTimer(o.Key)
-			if !ok {
-				continue
-			}
-			run = strings.TrimPrefix(run, retentionTimerPrefix) // see timerName
-			if at.After(now) {
-				break list
-			}
-			stats.TimersDue++
-			if _, seen := due[run]; !seen {
-				order = append(order, run)
-			}
-			due[run] = append(due[run], o.Key)
-		}
-		if p.NextPageToken == "" {
-			break
-		}
-		opts.PageToken = p.NextPageToken
+		due[run] = append(due[run], t.key)
 	}
 	for _, run := range order {
 		if ctx.Err() != nil {
@@ -195,8 +182,11 @@ func (e *Engine) checkLeases(ctx context.Context, r *runRecord, d *definition, n
 		if st.ReadyAt != nil && st.ReadyAt.After(now) {
 			continue // retry backoff: announced when due
 		}
-		key := e.keys.lease(r.ID, s.ID, st.Attempt)
+		key := e.keys.leaseOf(r, s.ID, st.Attempt)
 		l, ver, err := readJSON[leaseRecord](ctx, e.store, key)
+		if l != nil {
+			l.key = key
+		}
 		if isNotFound(err) {
 			if st.ReadyAt == nil || now.Sub(*st.ReadyAt) >= e.cfg.AnnounceAfter {
 				e.announce([]notify.Hint{{Run: r.ID, Workflow: r.Workflow, Version: r.Version, Step: s.ID, Attempt: st.Attempt}})

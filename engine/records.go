@@ -46,6 +46,9 @@ type runRecord struct {
 	// caller's, or the API's server span), "" when none: the run's span
 	// is its child and the run's trace is its trace (package telemetry).
 	Trace string `json:"trace,omitempty"`
+	// Layout is the key layout of the run's record and leases ("" flat,
+	// KeyLayoutSharded), fixed when the run starts (layout.go).
+	Layout string `json:"layout,omitempty"`
 }
 
 // stepState is one step of a run record.
@@ -115,6 +118,8 @@ type leaseRecord struct {
 	// A worker call is believed only when the id's nonce matches the
 	// stored one, so an id cannot be made up or edited into another.
 	Nonce string `json:"nonce"`
+
+	key string // where it was read (either layout; see layout.go)
 }
 
 // leaseToken is what a lease id encodes: which lease object to read, and

@@ -79,7 +79,7 @@ func (e *Engine) DeleteRun(ctx context.Context, id string, force bool) error {
 // dies midway leaves the record, and with it the timer that brings the
 // reaper back to finish.
 func (e *Engine) purgeRun(ctx context.Context, r *runRecord) error {
-	leases, err := e.store.ListAll(ctx, e.keys.leasesOf(r.ID))
+	leases, err := e.store.ListAll(ctx, e.keys.leasesOfRun(r))
 	if err != nil {
 		return err
 	}
@@ -100,14 +100,16 @@ func (e *Engine) purgeRun(ctx context.Context, r *runRecord) error {
 			return err
 		}
 	}
-	if err := e.store.Delete(ctx, e.keys.run(r.ID)); err != nil && !isNotFound(err) {
+	if err := e.store.Delete(ctx, e.keys.runOf(r)); err != nil && !isNotFound(err) {
 		return err
 	}
 	e.commits.cache.drop(r.ID)
 	if r.TimerAt != nil {
 		for _, name := range []string{r.ID, retentionTimerPrefix + r.ID} {
-			if err := e.store.Delete(ctx, e.keys.timer(*r.TimerAt, name)); err != nil && !isNotFound(err) {
-				return err
+			for _, key := range e.keys.timerKeys(*r.TimerAt, name) {
+				if err := e.store.Delete(ctx, key); err != nil && !isNotFound(err) {
+					return err
+				}
 			}
 		}
 	}

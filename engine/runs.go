@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/oklog/ulid/v2"
@@ -104,7 +105,7 @@ func (e *Engine) startRun(ctx context.Context, req StartRequest, seed func(r *ru
 		ID: id, Workflow: req.Workflow, Version: version, Status: cairn.RunRunning,
 		Input: req.Input, State: map[string]json.RawMessage{}, Correlation: req.Correlation,
 		IdempotencyKey: req.IdempotencyKey, CreatedAt: now, UpdatedAt: now, Trace: telemetry.ParentOf(ctx),
-		Steps: map[string]*stepState{}, Journal: []cairn.JournalEntry{},
+		Steps: map[string]*stepState{}, Journal: []cairn.JournalEntry{}, Layout: e.keys.layout(),
 	}
 	for k, v := range req.State {
 		r.State[k] = v
@@ -162,7 +163,7 @@ func (e *Engine) readRun(ctx context.Context, id string) (*runRecord, error) {
 	if !runIDRule.valid(id) {
 		return nil, &NotFoundError{What: "run", ID: id}
 	}
-	r, _, err := readJSON[runRecord](ctx, e.store, e.keys.run(id))
+	r, _, _, err := readEither[runRecord](ctx, e.store, e.keys.run(id), e.keys.otherRun(id))
 	if isNotFound(err) {
 		return nil, &NotFoundError{What: "run", ID: id}
 	}
@@ -229,7 +230,7 @@ func (e *Engine) GetRun(ctx context.Context, id string) (*cairn.Run, error) {
 		if s.Status != cairn.StepReady || s.Attempt == 0 || r.Status.Terminal() {
 			continue
 		}
-		l, _, err := readJSON[leaseRecord](ctx, e.store, e.keys.lease(r.ID, s.ID, s.Attempt))
+		l, _, err := readJSON[leaseRecord](ctx, e.store, e.keys.leaseOf(r, s.ID, s.Attempt))
 		if err == nil && l.State == leaseActive {
 			s.Holder = &cairn.Holder{Worker: l.Worker, ClaimedAt: l.ClaimedAt, StartedAt: l.StartedAt, ExpiresAt: l.ExpiresAt}
 		} else if err != nil && !isNotFound(err) {
@@ -295,6 +296,9 @@ func (e *Engine) ListRunRows(ctx context.Context, req ListRequest) ([]RunRow, st
 	if err != nil {
 		return nil, "", err
 	}
+	if e.keys.sharded && (token == "" || strings.HasPrefix(token, runCursorPrefix)) {
+		return e.listRunRowsMerged(ctx, req, strings.TrimPrefix(token, runCursorPrefix))
+	}
 	var out []RunRow
 	for pages := 0; pages < listScanPages && len(out) < req.Limit; pages++ {
 		opts := blob.ListOptions{Prefix: e.keys.runsPrefix(), PageSize: req.Limit - len(out), PageToken: token}
@@ -313,18 +317,9 @@ func (e *Engine) ListRunRows(ctx context.Context, req ListRequest) ([]RunRow, st
 			if err != nil {
 				return nil, "", err
 			}
-			if req.Workflow != "" && r.Workflow != req.Workflow || req.Status != "" && r.Status != req.Status ||
-				req.Correlation != "" && r.Correlation != req.Correlation {
-				continue
+			if row, ok := req.row(r); ok {
+				out = append(out, row)
 			}
-			s := cairn.RunSummary{ID: r.ID, Workflow: r.Workflow, Version: r.Version, Status: r.Status, CreatedAt: r.CreatedAt,
-				UpdatedAt: r.UpdatedAt, EndedAt: r.EndedAt, StepsTotal: len(r.Steps), Error: r.Error}
-			for _, st := range r.Steps {
-				if st.Status.Settled() {
-					s.StepsDone++
-				}
-			}
-			out = append(out, RunRow{RunSummary: s, Correlation: r.Correlation, CostUSD: r.Usage.CostUSD})
 		}
 		token = p.NextPageToken
 		if token == "" {
@@ -367,7 +362,7 @@ func (e *Engine) Journal(ctx context.Context, id string) ([]cairn.JournalEntry, 
 			if st.Status != cairn.StepReady || st.Attempt == 0 {
 				continue
 			}
-			l, _, err := readJSON[leaseRecord](ctx, e.store, e.keys.lease(r.ID, step, st.Attempt))
+			l, _, err := readJSON[leaseRecord](ctx, e.store, e.keys.leaseOf(r, step, st.Attempt))
 			if isNotFound(err) {
 				continue
 			}

@@ -27,7 +27,10 @@ func (e *Engine) lease(ctx context.Context, id string) (leaseToken, *leaseRecord
 	if err != nil {
 		return tok, nil, "", &InvalidError{Field: "lease", Message: "malformed lease id"}
 	}
-	l, ver, err := readJSON[leaseRecord](ctx, e.store, e.keys.lease(tok.Run, tok.Step, tok.Attempt))
+	l, ver, key, err := e.readLeaseAt(ctx, tok.Run, tok.Step, tok.Attempt)
+	if l != nil {
+		l.key = key
+	}
 	if isNotFound(err) {
 		return tok, nil, "", &NotFoundError{What: "lease", ID: shortID(id)}
 	}
@@ -61,7 +64,7 @@ func (e *Engine) timedOut(l *leaseRecord) bool {
 func (e *Engine) fence(ctx context.Context, l *leaseRecord, ver blob.Version, why string) error {
 	f := *l
 	f.State, f.ExpiredWhy = leaseExpired, why
-	_, err := e.store.Swap(ctx, e.keys.lease(l.Run, l.Step, l.Attempt), mustJSON(&f), ver)
+	_, err := e.store.Swap(ctx, l.keyIn(e.keys), mustJSON(&f), ver)
 	if err == nil {
 		*l = f
 	}
@@ -144,7 +147,7 @@ func (e *Engine) updateLease(ctx context.Context, id string, check func(tok leas
 			return l, err
 		}
 		change(l)
-		_, err = e.store.Swap(ctx, e.keys.lease(tok.Run, tok.Step, tok.Attempt), mustJSON(l), ver)
+		_, err = e.store.Swap(ctx, l.keyIn(e.keys), mustJSON(l), ver)
 		if err == nil {
 			return l, nil
 		}

@@ -23,6 +23,7 @@
 //	CAIRN_LEASE_TTL         lease lifetime without a heartbeat [30s]
 //	CAIRN_HEARTBEAT         heartbeat period told to workers [CAIRN_LEASE_TTL/3]
 //	CAIRN_FALLBACK_INTERVAL how often a waiting claim looks in the bucket for work whose hint was lost [10s]
+//	CAIRN_KEY_LAYOUT        flat or sharded: sharded spreads runs, leases, timers and audit over 16 key prefixes (docs/SCALE.md) [flat]
 //	PORT                    port of the HTTP server outside Lambda [8080]
 //	CAIRN_HOST              address the HTTP server binds [127.0.0.1; the container image sets 0.0.0.0]
 //	CAIRN_LOG_LEVEL         debug, info, warn, error [info]
@@ -55,6 +56,7 @@ const (
 	EnvHeartbeat        = "CAIRN_HEARTBEAT"
 	EnvFallbackInterval = "CAIRN_FALLBACK_INTERVAL"
 	EnvRetention        = "CAIRN_RETENTION"
+	EnvKeyLayout        = "CAIRN_KEY_LAYOUT"
 	EnvPort             = "PORT"
 	EnvHost             = "CAIRN_HOST"
 	EnvLogLevel         = "CAIRN_LOG_LEVEL"
@@ -74,7 +76,7 @@ const (
 var Known = []string{
 	EnvBlob, EnvNotify, EnvKeys, EnvDev, EnvPrices, EnvMaxRequestTime, EnvLeaseTTL, EnvHeartbeat,
 	EnvFallbackInterval, EnvRetention, EnvHost, EnvLogLevel, EnvLogFormat, EnvMetrics,
-	EnvOIDCAudience, EnvOIDCEmails, EnvOIDCIssuer, EnvOIDCJWKSURL,
+	EnvOIDCAudience, EnvOIDCEmails, EnvOIDCIssuer, EnvOIDCJWKSURL, EnvKeyLayout,
 }
 
 // otherCairnVars are CAIRN_ variables other parts of cairn read (the SDK,

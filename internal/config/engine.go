@@ -25,6 +25,9 @@ type Engine struct {
 	// Retention is how long ended runs are kept; negative: forever
 	// (CAIRN_RETENTION=forever).
 	Retention time.Duration
+	// KeyLayout is engine.KeyLayoutFlat or engine.KeyLayoutSharded
+	// (CAIRN_KEY_LAYOUT; "" is flat).
+	KeyLayout string
 }
 
 func (e *Engine) parse(r *reader) {
@@ -46,6 +49,11 @@ func (e *Engine) parse(r *reader) {
 	} else {
 		e.Retention = r.duration(EnvRetention, engine.DefaultRetention, time.Hour, 100*365*24*time.Hour)
 	}
+	switch e.KeyLayout = r.str(EnvKeyLayout); e.KeyLayout {
+	case "", engine.KeyLayoutFlat, engine.KeyLayoutSharded:
+	default:
+		r.problem(EnvKeyLayout, fmt.Sprintf("%q: want %s or %s", e.KeyLayout, engine.KeyLayoutFlat, engine.KeyLayoutSharded))
+	}
 }
 
 // EngineConfig is the engine configuration, with bus and logger.
@@ -56,6 +64,7 @@ func (c *Config) EngineConfig(bus notify.Bus, log *slog.Logger) engine.Config {
 		MaxRequestTime:    c.MaxRequestTime,
 		FallbackInterval:  c.FallbackInterval,
 		Retention:         c.Retention,
+		KeyLayout:         c.KeyLayout,
 		Prices:            c.Prices,
 		Bus:               bus,
 		Logger:            log,

@@ -352,7 +352,7 @@ func (e *Engine) Complete(ctx context.Context, id string, req CompleteRequest) (
 }
 
 func (e *Engine) complete(ctx context.Context, id string, req CompleteRequest) (*Ended, error) {
-	return e.end(ctx, id, req.StatePatch, req.Usage, false, nil, func(r *runRecord, d *definition, tok leaseToken, startedAt *time.Time, fx *effects) {
+	return e.end(ctx, id, req.StatePatch, req.Usage, false, nil, &req.Output, func(r *runRecord, d *definition, tok leaseToken, startedAt *time.Time, fx *effects) {
 		st := r.Steps[tok.Step]
 		st.Status = cairn.StepCompleted
 		st.Output = req.Output
@@ -383,7 +383,7 @@ func (e *Engine) Fail(ctx context.Context, id string, req FailRequest) (*Ended, 
 			why.Class = cairn.ClassTimeout
 		}
 	}
-	return e.end(ctx, id, req.StatePatch, req.Usage, unstartedOK, late, func(r *runRecord, d *definition, tok leaseToken, startedAt *time.Time, fx *effects) {
+	return e.end(ctx, id, req.StatePatch, req.Usage, unstartedOK, late, nil, func(r *runRecord, d *definition, tok leaseToken, startedAt *time.Time, fx *effects) {
 		e.failAttempt(r, d, tok.Step, tok.Attempt, why, tok.Worker, startedAt != nil, fx)
 	}, cairn.OutcomeFailed)
 }
@@ -409,8 +409,12 @@ func (e *Engine) checkSizes(output json.RawMessage, patch map[string]json.RawMes
 // the attempt, merge state and usage, then apply the outcome. The
 // workflow, version and delivery come from the lease object, which the
 // engine wrote at claim; the run record must agree.
+//
+// output, when not nil, is the complete's output: it and the state patch
+// are stored by reference (payloads.go) once the lease is proven, before
+// the run-record write.
 func (e *Engine) end(ctx context.Context, id string, patch map[string]json.RawMessage, usage *cairn.Usage, unstartedOK bool, lateFail func(),
-	apply func(r *runRecord, d *definition, tok leaseToken, startedAt *time.Time, fx *effects), outcome cairn.AttemptOutcome) (*Ended, error) {
+	output *json.RawMessage, apply func(r *runRecord, d *definition, tok leaseToken, startedAt *time.Time, fx *effects), outcome cairn.AttemptOutcome) (*Ended, error) {
 	tok, l, _, err := e.workerCall(ctx, id, lateFail)
 	if err != nil {
 		return nil, err
@@ -421,6 +425,9 @@ func (e *Engine) end(ctx context.Context, id string, patch map[string]json.RawMe
 	}
 	if d.Step(l.Step) == nil {
 		return nil, &NotFoundError{What: "lease", ID: shortID(id)}
+	}
+	if err := e.externalizeEnd(ctx, tok.Run, output, patch); err != nil {
+		return nil, err
 	}
 	startedAt := l.StartedAt
 	var u cairn.Usage

@@ -73,7 +73,9 @@ func TestBadInputIsA4xxNamingTheProblem(t *testing.T) {
 	if r := register(s, okWorkflow); r.status != 200 {
 		t.Fatalf("register: %d %s", r.status, r.raw)
 	}
-	big := `{"workflow":"wf","input":"` + strings.Repeat("x", 3<<20) + `"}`
+	// Over the start's body limit: two payloads at the per-payload limit
+	// (input and state) and a MiB.
+	big := `{"workflow":"wf","input":"` + strings.Repeat("x", 2*engine.DefaultMaxPayloadBytes+2<<20) + `"}`
 	cases := []struct {
 		name, method, path, body string
 		status                   int

@@ -54,38 +54,16 @@ const (
 	DefaultRenderResolveBytes = 32 << 20
 )
 
+// payloadRef names a payload object of a run (cairn.PayloadRef).
+type payloadRef = cairn.PayloadRef
+
 // payloadMarker starts every reference.
-const payloadMarker = `{"$cairn_payload":{"sha256":"`
+var payloadMarker = string(cairn.PayloadMarker())
 
-// payloadRef names a payload object of a run.
-type payloadRef struct {
-	SHA256 string `json:"sha256"`
-	Bytes  int    `json:"bytes"`
-}
-
-type refJSON struct {
-	P *payloadRef `json:"$cairn_payload"`
-}
-
-// encodeRef is the canonical form of a reference.
-func encodeRef(p payloadRef) json.RawMessage {
-	return json.RawMessage(fmt.Sprintf(`%s%s","bytes":%d}}`, payloadMarker, p.SHA256, p.Bytes))
-}
+func encodeRef(p payloadRef) json.RawMessage { return p.JSON() }
 
 // asRef reports whether raw is a reference, exactly in canonical form.
-func asRef(raw json.RawMessage) (payloadRef, bool) {
-	if len(raw) > 160 || !bytes.HasPrefix(raw, []byte(payloadMarker)) {
-		return payloadRef{}, false
-	}
-	var r refJSON
-	if err := json.Unmarshal(raw, &r); err != nil || r.P == nil || !validSHA(r.P.SHA256) || r.P.Bytes < 0 {
-		return payloadRef{}, false
-	}
-	if !bytes.Equal(encodeRef(*r.P), raw) {
-		return payloadRef{}, false
-	}
-	return *r.P, true
-}
+func asRef(raw json.RawMessage) (payloadRef, bool) { return cairn.AsPayloadRef(raw) }
 
 // IsPayloadRef reports whether raw is a reference to a payload object.
 func IsPayloadRef(raw json.RawMessage) bool {
@@ -93,18 +71,7 @@ func IsPayloadRef(raw json.RawMessage) bool {
 	return ok
 }
 
-func validSHA(s string) bool {
-	if len(s) != 64 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
-			return false
-		}
-	}
-	return true
-}
+func validSHA(s string) bool { return cairn.ValidSHA256(s) }
 
 func (k keys) payload(run, sha string) string { return k.prefix + "payloads/" + run + "/" + sha }
 func (k keys) payloadsOf(run string) string   { return k.prefix + "payloads/" + run + "/" }

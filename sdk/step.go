@@ -155,9 +155,9 @@ func (s *stepCtx) Value(key any) any {
 	return s.Context.Value(key)
 }
 
-func (s *stepCtx) Info() StepInfo                      { return s.info }
-func (s *stepCtx) IdempotencyKey() string              { return s.info.IdempotencyKey }
-func (s *stepCtx) Input() json.RawMessage              { return s.input }
+func (s *stepCtx) Info() StepInfo         { return s.info }
+func (s *stepCtx) IdempotencyKey() string { return s.info.IdempotencyKey }
+func (s *stepCtx) Input() json.RawMessage { return s.input }
 func (s *stepCtx) Outputs() map[string]json.RawMessage {
 	for k := range s.outputs {
 		s.resolved(s.outputs, k)

@@ -31,9 +31,9 @@ import (
 // failed is an orphan under its run's prefix, deleted with the run.
 //
 // A value is a reference only when its bytes are exactly that canonical
-// form (encodeRef's output). A client value that happens to be exactly
-// that form is itself stored by reference, whatever its size, so an
-// inline value is never mistaken for a reference.
+// form (encodeRef's output). A client value that is an object whose first
+// key is "$cairn_payload" is itself stored by reference, whatever its
+// size, so an inline value is never mistaken for a reference.
 //
 // Templates resolve the references their expressions name (lazily, only
 // those, under a byte budget per render); GET /runs/{run} resolves up to
@@ -84,7 +84,25 @@ func (e *Engine) byReference(raw json.RawMessage) bool {
 	if max := e.cfg.PayloadInlineMax; max >= 0 && len(raw) > max {
 		return true
 	}
-	return IsPayloadRef(raw) // a client value that looks like a reference
+	return looksLikeRef(raw) // a client value that looks like a reference
+}
+
+// looksLikeRef reports whether raw is a JSON object whose first key is
+// "$cairn_payload" (however escaped): such a client value is stored by
+// reference, so no inline value can be taken for a reference, byte for
+// byte (the Go SDK) or parsed (the TypeScript SDK). Only the first key is
+// read.
+func looksLikeRef(raw json.RawMessage) bool {
+	b := bytes.TrimLeft(raw, " \t\r\n")
+	if len(b) == 0 || b[0] != '{' {
+		return false
+	}
+	d := json.NewDecoder(bytes.NewReader(b))
+	if _, err := d.Token(); err != nil {
+		return false
+	}
+	k, err := d.Token()
+	return err == nil && k == "$cairn_payload"
 }
 
 // externalize stores raw as a payload of run when it must go by

@@ -429,6 +429,16 @@ func TestPayloadLookalike(t *testing.T) {
 	if string(r.Input) != string(fake) || string(stepOf(r, "only").Output) != string(fake) {
 		t.Fatalf("lookalike values changed: %s / %s", r.Input, stepOf(r, "only").Output)
 	}
+	for _, s := range []string{`{"$cairn_payload":1}`, ` {"\u0024cairn_payload":{"x":1},"y":2}`, `{"$cairn_payload":{"sha256":"` + strings.Repeat("ab", 32) + `","bytes":5}}`} {
+		if !e.byReference(json.RawMessage(s)) {
+			t.Fatalf("%s would stay inline", s)
+		}
+	}
+	for _, s := range []string{`{"a":{"$cairn_payload":1}}`, `[{"$cairn_payload":1}]`, `"$cairn_payload"`} {
+		if e.byReference(json.RawMessage(s)) {
+			t.Fatalf("%s would go by reference", s)
+		}
+	}
 	for _, s := range []string{`{"$cairn_payload":{"sha256":"` + strings.Repeat("ab", 32) + `","bytes":5},"x":1}`, `{"$cairn_payload":1}`, `1`, `"a"`} {
 		if IsPayloadRef(json.RawMessage(s)) {
 			t.Fatalf("%s taken for a reference", s)

@@ -55,6 +55,9 @@ const (
 	EnvHeartbeat        = "CAIRN_HEARTBEAT"
 	EnvFallbackInterval = "CAIRN_FALLBACK_INTERVAL"
 	EnvRetention        = "CAIRN_RETENTION"
+	// Payloads by reference (engine/payloads.go): sizes in bytes.
+	EnvPayloadInlineMax = "CAIRN_PAYLOAD_INLINE_MAX"
+	EnvMaxPayloadBytes  = "CAIRN_MAX_PAYLOAD_BYTES"
 	EnvPort             = "PORT"
 	EnvHost             = "CAIRN_HOST"
 	EnvLogLevel         = "CAIRN_LOG_LEVEL"
@@ -75,6 +78,7 @@ var Known = []string{
 	EnvBlob, EnvNotify, EnvKeys, EnvDev, EnvPrices, EnvMaxRequestTime, EnvLeaseTTL, EnvHeartbeat,
 	EnvFallbackInterval, EnvRetention, EnvHost, EnvLogLevel, EnvLogFormat, EnvMetrics,
 	EnvOIDCAudience, EnvOIDCEmails, EnvOIDCIssuer, EnvOIDCJWKSURL,
+	EnvPayloadInlineMax, EnvMaxPayloadBytes,
 }
 
 // otherCairnVars are CAIRN_ variables other parts of cairn read (the SDK,

@@ -113,15 +113,7 @@ func (e *Engine) externalize(ctx context.Context, run string, raw json.RawMessag
 	if !e.byReference(raw) {
 		return raw, nil
 	}
-	sum := sha256.Sum256(raw)
-	ref := payloadRef{SHA256: hex.EncodeToString(sum[:]), Bytes: len(raw)}
-	_, err := e.store.Create(ctx, e.keys.payload(run, ref.SHA256), raw)
-	if err != nil && !errors.Is(err, blob.ErrPreconditionFailed) {
-		// Already there is fine: the key is the content's hash.
-		return nil, unavailable(err)
-	}
-	e.payloads.put(run, ref.SHA256, raw)
-	return encodeRef(ref), nil
+	return e.store1(ctx, run, raw)
 }
 
 // externalizeMap externalizes every value of m in place.
@@ -440,3 +432,85 @@ func (e *Engine) resolveRecord(ctx context.Context, r *runRecord, skip map[strin
 	}
 	return nil
 }
+
+// spillMin is the smallest value a complete or fail stores by reference
+// below PayloadInlineMax, when the run record is large (spillValues).
+const spillMin = 1 << 10
+
+// mutateSpilling applies a complete's or fail's mutation, keeping the run
+// record small: when this instance's copy of the record is already over a
+// quarter of MaxRunRecordBytes, the output's and the patch's inline values
+// of spillMin bytes or more go by reference first; and when the mutation
+// is refused as too_large anyway (another instance grew the record), they
+// go by reference and it is applied once more. So a wide fan-out of
+// outputs under the inline limit (200 of 50 KB: 10 MB) completes with a
+// record of about 2 MiB. The refusal costs no request: the committer
+// measures the record before it writes.
+func (e *Engine) mutateSpilling(ctx context.Context, run string, output *json.RawMessage, patch map[string]json.RawMessage, m mutationOf[*Ended]) (*Ended, error) {
+	if e.cfg.PayloadInlineMax < 0 {
+		return mutate(ctx, e.commits, run, m)
+	}
+	if data, _, ok := e.commits.cache.get(run); ok && len(data) > e.cfg.MaxRunRecordBytes/4 {
+		if _, err := e.spillValues(ctx, run, output, patch); err != nil {
+			return nil, err
+		}
+	}
+	ended, err := mutate(ctx, e.commits, run, m)
+	if reason, ok := IsRejection(err); !ok || reason != cairn.ReasonTooLarge {
+		return ended, err
+	}
+	spilled, serr := e.spillValues(ctx, run, output, patch)
+	if serr != nil {
+		return nil, serr
+	}
+	if !spilled {
+		return ended, err
+	}
+	return mutate(ctx, e.commits, run, m)
+}
+
+// spillValues stores the output's and the patch's inline values of
+// spillMin bytes or more by reference, in place; it reports whether it
+// stored any.
+func (e *Engine) spillValues(ctx context.Context, run string, output *json.RawMessage, patch map[string]json.RawMessage) (bool, error) {
+	spilled := false
+	spill := func(raw *json.RawMessage) error {
+		if len(*raw) < spillMin || IsPayloadRef(*raw) {
+			return nil
+		}
+		ref, err := e.store1(ctx, run, *raw)
+		if err != nil {
+			return err
+		}
+		*raw, spilled = ref, true
+		return nil
+	}
+	if output != nil {
+		if err := spill(output); err != nil {
+			return false, err
+		}
+	}
+	for k, v := range patch {
+		if err := spill(&v); err != nil {
+			return false, err
+		}
+		patch[k] = v
+	}
+	return spilled, nil
+}
+
+// store1 stores raw as a payload of run, whatever its size.
+func (e *Engine) store1(ctx context.Context, run string, raw json.RawMessage) (json.RawMessage, error) {
+	sum := sha256.Sum256(raw)
+	ref := payloadRef{SHA256: hex.EncodeToString(sum[:]), Bytes: len(raw)}
+	_, err := e.store.Create(ctx, e.keys.payload(run, ref.SHA256), raw)
+	if err != nil && !errors.Is(err, blob.ErrPreconditionFailed) {
+		// Already there is fine: the key is the content's hash.
+		return nil, unavailable(err)
+	}
+	e.payloads.put(run, ref.SHA256, raw)
+	return encodeRef(ref), nil
+}
+
+// mutationOf is a run mutation answering T.
+type mutationOf[T any] func(r *runRecord, fx *effects) (T, error)

@@ -570,3 +570,40 @@ func TestPayloadRenderBudget(t *testing.T) {
 }
 
 var _ = blob.ErrNotFound
+
+// TestPayloadSpillsNearTheRecordLimit: outputs under the inline limit stay
+// inline until the run record passes a quarter of its limit; then they go
+// by reference (a 200-way fan-out of 50 KB outputs, 10 MB in all, used
+// to fail with too_large).
+func TestPayloadSpillsNearTheRecordLimit(t *testing.T) {
+	ctx := context.Background()
+	store, counts := counting.Wrap(mem.New())
+	// A 2 MiB record limit (8 MiB by default) keeps the test quick: 10 MB
+	// of outputs is five times it either way.
+	e := newTestEngine(t, store, Config{MaxRunRecordBytes: 2 << 20})
+	const width = 200
+	register(t, e, "w", payloadFanOut("spill", width))
+	run := mustStart(t, e, "spill", `{}`)
+	for range width {
+		l := claimOne(t, e, "w")
+		var i int
+		fmt.Sscanf(l.Step, "p%03d", &i)
+		if _, err := e.Complete(ctx, l.ID, CompleteRequest{Output: bigJSON(i, 50<<10)}); err != nil {
+			t.Fatalf("complete %s: %v", l.Step, err)
+		}
+	}
+	l := claimOne(t, e, "w")
+	var in struct{ Ns []int }
+	if err := json.Unmarshal(l.Input, &in); err != nil || len(in.Ns) != width || in.Ns[width-1] != width-1 {
+		t.Fatalf("join input: %v", err)
+	}
+	o, err := e.store.Get(ctx, e.keys.run(run))
+	if err != nil {
+		t.Fatal(err)
+	}
+	spilled := len(payloadKeys(t, e, run))
+	if spilled == 0 || spilled == width || len(o.Data) > e.cfg.MaxRunRecordBytes/4+(100<<10) {
+		t.Fatalf("%d of %d outputs by reference, record %d bytes", spilled, width, len(o.Data))
+	}
+	t.Logf("%d outputs inline, %d spilled by reference; record %d bytes; requests %v", width-spilled, spilled, len(o.Data), counts.Snapshot())
+}

@@ -434,7 +434,7 @@ func (e *Engine) end(ctx context.Context, id string, patch map[string]json.RawMe
 	if usage != nil {
 		u = e.cfg.Prices.price(*usage)
 	}
-	return mutate(ctx, e.commits, tok.Run, func(r *runRecord, fx *effects) (*Ended, error) {
+	m := func(r *runRecord, fx *effects) (*Ended, error) {
 		if r.Workflow != l.Workflow || r.Version != l.Version {
 			return nil, reject(cairn.ReasonFenced, "lease does not belong to run %s", r.ID)
 		}
@@ -475,7 +475,8 @@ func (e *Engine) end(ctx context.Context, id string, patch map[string]json.RawMe
 			}
 		}
 		return &Ended{RunStatus: r.Status}, nil
-	})
+	}
+	return e.mutateSpilling(ctx, tok.Run, output, patch, m)
 }
 
 // HeartbeatResult is one lease's answer in a batched heartbeat.

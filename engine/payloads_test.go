@@ -602,7 +602,7 @@ func TestPayloadSpillsNearTheRecordLimit(t *testing.T) {
 		t.Fatal(err)
 	}
 	spilled := len(payloadKeys(t, e, run))
-	if spilled == 0 || spilled == width || len(o.Data) > e.cfg.MaxRunRecordBytes/4+(100<<10) {
+	if spilled == 0 || spilled == width || len(o.Data) > e.cfg.MaxRunRecordBytes/2 {
 		t.Fatalf("%d of %d outputs by reference, record %d bytes", spilled, width, len(o.Data))
 	}
 	t.Logf("%d outputs inline, %d spilled by reference; record %d bytes; requests %v", width-spilled, spilled, len(o.Data), counts.Snapshot())

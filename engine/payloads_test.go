@@ -192,7 +192,7 @@ func mustRef(t testing.TB, raw json.RawMessage) payloadRef {
 // runTwoSteps runs a two-step chain whose first step outputs out and
 // whose second reads field n of it through its template, and returns the
 // requests of each phase.
-func runTwoSteps(t *testing.T, cfg Config, out json.RawMessage) (claim1, complete1, claim2, complete2 counting.Snapshot) {
+func runTwoSteps(t testing.TB, cfg Config, out json.RawMessage) (claim1, complete1, claim2, complete2 counting.Snapshot) {
 	t.Helper()
 	ctx := context.Background()
 	store, counts := counting.Wrap(mem.New())
@@ -606,4 +606,35 @@ func TestPayloadSpillsNearTheRecordLimit(t *testing.T) {
 		t.Fatalf("%d of %d outputs by reference, record %d bytes", spilled, width, len(o.Data))
 	}
 	t.Logf("%d outputs inline, %d spilled by reference; record %d bytes; requests %v", width-spilled, spilled, len(o.Data), counts.Snapshot())
+}
+
+// BenchmarkPayloadRequestsPerStep reports the blob requests per step of a
+// two-step chain whose first output is small (1 KB, inline) or large
+// (100 KB, by reference) and whose second step reads a field of it by
+// template, with the instance's payload cache (the claim on the instance
+// that completed) and without (another instance), on mem.
+func BenchmarkPayloadRequestsPerStep(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		size int
+		cfg  Config
+	}{
+		{"small-1KB", 1 << 10, Config{}},
+		{"large-100KB", 100 << 10, Config{}},
+		{"large-100KB-uncached", 100 << 10, Config{PayloadCacheBytes: -1}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			var sum counting.Snapshot
+			for range b.N {
+				p1, p2, p3, p4 := runTwoSteps(b, c.cfg, bigJSON(7, c.size))
+				for _, p := range []counting.Snapshot{p1, p2, p3, p4} {
+					sum = sum.Sub(counting.Snapshot{}.Sub(p)) // sum + p
+				}
+			}
+			steps := float64(2 * b.N)
+			b.ReportMetric(float64(sum.Total())/steps, "requests/step")
+			b.ReportMetric(float64(sum.Get)/steps, "gets/step")
+			b.ReportMetric(float64(sum.PutClass())/steps, "put-class/step")
+		})
+	}
 }

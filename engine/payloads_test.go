@@ -573,15 +573,16 @@ var _ = blob.ErrNotFound
 
 // TestPayloadSpillsNearTheRecordLimit: outputs under the inline limit stay
 // inline until the run record passes a quarter of its limit; then they go
-// by reference (a 200-way fan-out of 50 KB outputs, 10 MB in all, used
-// to fail with too_large).
+// by reference (a wide fan-out of 50 KB outputs, five times the record
+// limit in all, used to fail with too_large).
 func TestPayloadSpillsNearTheRecordLimit(t *testing.T) {
 	ctx := context.Background()
 	store, counts := counting.Wrap(mem.New())
-	// A 2 MiB record limit (8 MiB by default) keeps the test quick: 10 MB
-	// of outputs is five times it either way.
-	e := newTestEngine(t, store, Config{MaxRunRecordBytes: 2 << 20})
-	const width = 200
+	// A 1 MiB record limit (8 MiB by default) and 100 steps keep the test
+	// quick: 5 MB of 50 KB outputs is five times the limit, as 200 of them
+	// are of the default one.
+	e := newTestEngine(t, store, Config{MaxRunRecordBytes: 1 << 20})
+	const width = 100
 	register(t, e, "w", payloadFanOut("spill", width))
 	run := mustStart(t, e, "spill", `{}`)
 	for range width {

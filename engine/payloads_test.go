@@ -639,3 +639,33 @@ func BenchmarkPayloadRequestsPerStep(b *testing.B) {
 		})
 	}
 }
+
+// TestPayloadViewOfSeveralSinks: a run whose sinks' outputs are stored by
+// reference shows its output (an object by sink) resolved, within the
+// view's budget, and as references beyond it.
+func TestPayloadViewOfSeveralSinks(t *testing.T) {
+	ctx := context.Background()
+	for _, c := range []struct {
+		budget   int
+		resolved bool
+	}{{0, true}, {1, false}} {
+		e := newTestEngine(t, nil, Config{ViewResolveBytes: c.budget})
+		register(t, e, "w", cairn.Workflow{Name: "sinks", Version: "1", Steps: []cairn.Step{{ID: "a"}, {ID: "b"}}})
+		run := mustStart(t, e, "sinks", `{}`)
+		for range 2 {
+			l := claimOne(t, e, "w")
+			if _, err := e.Complete(ctx, l.ID, CompleteRequest{Output: bigJSON(len(l.Step), 90<<10)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var out map[string]json.RawMessage
+		if err := json.Unmarshal(getRun(t, e, run).Output, &out); err != nil || len(out) != 2 {
+			t.Fatalf("output: %v", err)
+		}
+		for _, s := range []string{"a", "b"} {
+			if got := string(out[s]) == string(bigJSON(1, 90<<10)); got != c.resolved || IsPayloadRef(out[s]) == c.resolved {
+				t.Fatalf("budget %d: sink %s resolved=%v, want %v", c.budget, s, got, c.resolved)
+			}
+		}
+	}
+}

@@ -166,8 +166,6 @@ type Engine struct {
 	watch   *watchers
 	defs    *defCache
 	workers *workerCache
-	// payloads caches payload objects (immutable, by content hash).
-	payloads *payloadCache
 
 	outage     outage
 	background background // bookkeeping goroutines (worker sightings); see Settle
@@ -179,6 +177,9 @@ type Engine struct {
 	drainOnce sync.Once
 
 	stopBus func()
+
+	// payloads caches payload objects (immutable, by content hash).
+	payloads *payloadCache
 }
 
 // New returns an engine on store. Close it to stop its notification

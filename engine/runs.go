@@ -222,9 +222,6 @@ func (e *Engine) GetRun(ctx context.Context, id string) (*cairn.Run, error) {
 		d = nil // the view works without the definition
 	}
 	v := e.view(r, d)
-	if err := e.resolveView(ctx, v, d != nil && len(d.Sinks()) > 1); err != nil {
-		return nil, err
-	}
 	// Ready steps may be held: their leases say by whom.
 	for i := range v.Steps {
 		s := &v.Steps[i]
@@ -237,6 +234,9 @@ func (e *Engine) GetRun(ctx context.Context, id string) (*cairn.Run, error) {
 		} else if err != nil && !isNotFound(err) {
 			return nil, err
 		}
+	}
+	if err := e.resolveView(ctx, v, d != nil && len(d.Sinks()) > 1); err != nil { // see payloads.go
+		return nil, err
 	}
 	return v, nil
 }

@@ -66,6 +66,7 @@ func New(e *engine.Engine, cfg Config) *API {
 	a.registerAdminOps()
 	a.mountUI()
 	a.registerScheduleOps()
+	a.registerPayloadOps()
 	a.handler = a.recoverPanics(a.routeProblems(mux))
 	return a
 }
@@ -311,7 +312,7 @@ func (a *API) registerWorkerOps() {
 		OperationID: "completeStep", Method: http.MethodPost, Path: "/steps/{lease}/complete", Tags: []string{"Workers"},
 		Summary:      "End a step with its output",
 		Description:  "Records the output, merges the state patch (top-level keys replace) and prices the usage. already_applied means an earlier complete of this lease landed: treat it as success. With claim_next (eager dispatch) the answer also carries up to claim_next.max new leases for this worker, claimed after the complete was applied without holding: a busy worker does one call per step.",
-		MaxBodyBytes: 4 << 20, Errors: protocolErrors,
+		MaxBodyBytes: a.payloadBody(), Errors: protocolErrors,
 	}, ScopeWorker, func(ctx context.Context, in *completeInput) (*endedOutput, error) {
 		r, err := a.engine.Complete(ctx, in.Lease, in.Body)
 		if err != nil {
@@ -326,7 +327,7 @@ func (a *API) registerWorkerOps() {
 		OperationID: "failStep", Method: http.MethodPost, Path: "/steps/{lease}/fail", Tags: []string{"Workers"},
 		Summary:      "End a step's attempt with an error",
 		Description:  "The error class decides what follows: retryable (and typed classes not listed as non-retryable) retry with backoff within the step's budget; fatal fails the step; unservable re-queues the attempt at once without spending budget.",
-		MaxBodyBytes: 4 << 20, Errors: protocolErrors,
+		MaxBodyBytes: a.payloadBody(), Errors: protocolErrors,
 	}, ScopeWorker, func(ctx context.Context, in *failInput) (*endedOutput, error) {
 		r, err := a.engine.Fail(ctx, in.Lease, in.Body)
 		if err != nil {
@@ -408,7 +409,7 @@ func (a *API) registerRunOps() {
 		OperationID: "startRun", Method: http.MethodPost, Path: "/runs", Tags: []string{"Runs"}, DefaultStatus: http.StatusCreated,
 		Summary:      "Start a run",
 		Description:  "Starts a run of a workflow (its newest version unless one is named). With an idempotency_key, starting again returns the first run with existed=true.",
-		MaxBodyBytes: 2 << 20, Errors: []int{http.StatusNotFound},
+		MaxBodyBytes: a.payloadBody(), Errors: []int{http.StatusNotFound},
 	}, ScopeExecute, func(ctx context.Context, in *startInput) (*startOutput, error) {
 		r, err := a.engine.StartRun(ctx, in.Body)
 		if err != nil {
@@ -504,7 +505,7 @@ func (a *API) registerRunOps() {
 		OperationID: "sendEvent", Method: http.MethodPost, Path: "/runs/{run}/events", Tags: []string{"Runs"},
 		Summary:      "Send an event to a run",
 		Description:  "Completes every wait step waiting for the event's name, with the payload as its output. When none waits, the event is kept and consumed by the next wait for that name. Events to an ended run are a 409.",
-		MaxBodyBytes: 2 << 20, Errors: []int{http.StatusNotFound, http.StatusConflict},
+		MaxBodyBytes: a.payloadBody(), Errors: []int{http.StatusNotFound, http.StatusConflict},
 	}, ScopeExecute, func(ctx context.Context, in *eventInput) (*eventOutput, error) {
 		r, err := a.engine.SendEvent(ctx, in.Run, in.Body)
 		if err != nil {

@@ -24,7 +24,10 @@ type server struct {
 }
 
 func newServer(t *testing.T, cfg api.Config) *server {
-	e, err := engine.New(mem.New(), engine.Config{})
+	// A 1 MiB per-payload limit (32 MiB by default) keeps the request
+	// bodies that carry payloads to 3 MiB, so oversized bodies are quick
+	// to send (TestPayloadLimitsOverHTTP tests the limit itself).
+	e, err := engine.New(mem.New(), engine.Config{MaxOutputBytes: 1 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,6 +76,8 @@ func TestBadInputIsA4xxNamingTheProblem(t *testing.T) {
 	if r := register(s, okWorkflow); r.status != 200 {
 		t.Fatalf("register: %d %s", r.status, r.raw)
 	}
+	// Over the start's body limit: two payloads at the per-payload limit
+	// (input and state, 1 MiB here: newServer) and a MiB.
 	big := `{"workflow":"wf","input":"` + strings.Repeat("x", 3<<20) + `"}`
 	cases := []struct {
 		name, method, path, body string

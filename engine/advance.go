@@ -127,7 +127,7 @@ func (e *Engine) renderVarsFor(r *runRecord, d *definition, step string) renderV
 		}
 	}
 	return renderVars{Input: r.Input, State: r.State, Steps: outputs, RunID: r.ID,
-		Workflow: r.Workflow, Version: r.Version, Correlation: r.Correlation}
+		Workflow: r.Workflow, Version: r.Version, Correlation: r.Correlation, Resolve: e.resolver(nil, r.ID)}
 }
 
 // whenTemplate is the input template that evaluates a when condition:

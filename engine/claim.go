@@ -392,8 +392,12 @@ func (e *Engine) claimOne(ctx context.Context, w cachedWorker, r *runRecord, d *
 	input, err := d.templates[step].render(renderVars{
 		Input: r.Input, State: r.State, Steps: outputs, RunID: r.ID,
 		Workflow: r.Workflow, Version: r.Version, Correlation: r.Correlation,
+		Resolve: e.resolver(ctx, r.ID),
 	})
 	if err != nil {
+		if isPayloadReadError(err) {
+			return nil, nil, err // the store failed: not the template's fault
+		}
 		e.failRender(ctx, r.ID, d, step, st.Attempt, fmt.Errorf("template of step %s: %w", step, err))
 		return nil, nil, nil
 	}

@@ -423,7 +423,9 @@ func TestClaimWokenWhenBackoffEnds(t *testing.T) {
 // lease stays live, and failing it with output_too_large fails the step.
 func TestTooLarge(t *testing.T) {
 	ctx := context.Background()
-	e := newTestEngine(t, nil, Config{MaxRunRecordBytes: 64 << 10})
+	// Every value inline (PayloadInlineMax < 0): the record's own limit
+	// is what this test is about; by reference, these outputs would fit.
+	e := newTestEngine(t, nil, Config{MaxRunRecordBytes: 64 << 10, PayloadInlineMax: -1})
 	register(t, e, "w", linear("big", "1", 3))
 	run := mustStart(t, e, "big", `{"n":1}`)
 	big := json.RawMessage(`"` + strings.Repeat("x", 40<<10) + `"`)

@@ -62,8 +62,24 @@ type Config struct {
 	CommitTimeout time.Duration
 	// MaxRunRecordBytes caps a run record [8 MiB].
 	MaxRunRecordBytes int
-	// MaxOutputBytes caps one step output and one state patch [1 MiB].
+	// MaxOutputBytes caps one payload: a run input, a step output, a
+	// state value (and a whole state patch), an event payload [32 MiB;
+	// 1 MiB when PayloadInlineMax is negative].
 	MaxOutputBytes int
+	// PayloadInlineMax is the largest value kept in the run record; a
+	// larger one is stored as its own object, payloads/<run>/<sha256>,
+	// and referenced (engine/payloads.go) [64 KiB]. Negative keeps every
+	// value inline (the run record's limit then bounds them all).
+	PayloadInlineMax int
+	// ViewResolveBytes caps the payloads one GET /runs/{run} resolves;
+	// the rest are answered as references [4 MiB].
+	ViewResolveBytes int
+	// RenderResolveBytes caps the payloads one template render resolves
+	// [32 MiB].
+	RenderResolveBytes int
+	// PayloadCacheBytes bounds the instance's cache of payloads it wrote
+	// or read (immutable objects) [32 MiB]; negative disables it.
+	PayloadCacheBytes int
 	// MaxPendingEvents caps events recorded for a run that no wait has
 	// consumed yet [100].
 	MaxPendingEvents int
@@ -114,8 +130,23 @@ func (c *Config) setDefaults() {
 	if c.MaxRunRecordBytes <= 0 {
 		c.MaxRunRecordBytes = 8 << 20
 	}
+	if c.PayloadInlineMax == 0 {
+		c.PayloadInlineMax = DefaultPayloadInlineMax
+	}
 	if c.MaxOutputBytes <= 0 {
-		c.MaxOutputBytes = 1 << 20
+		c.MaxOutputBytes = DefaultMaxPayloadBytes
+		if c.PayloadInlineMax < 0 {
+			c.MaxOutputBytes = 1 << 20 // everything inline: the old bound
+		}
+	}
+	if c.ViewResolveBytes <= 0 {
+		c.ViewResolveBytes = DefaultViewResolveBytes
+	}
+	if c.RenderResolveBytes <= 0 {
+		c.RenderResolveBytes = DefaultRenderResolveBytes
+	}
+	if c.PayloadCacheBytes == 0 {
+		c.PayloadCacheBytes = 32 << 20
 	}
 	if c.MaxPendingEvents <= 0 {
 		c.MaxPendingEvents = 100
@@ -152,6 +183,9 @@ type Engine struct {
 	drainOnce sync.Once
 
 	stopBus func()
+
+	// payloads caches payload objects (immutable, by content hash).
+	payloads *payloadCache
 }
 
 // New returns an engine on store. Close it to stop its notification
@@ -171,6 +205,7 @@ func New(store *blob.Bucket, cfg Config) (*Engine, error) {
 	e.watch = newWatchers()
 	e.defs = newDefCache()
 	e.workers = newWorkerCache(e.now)
+	e.payloads = newPayloadCache(cfg.PayloadCacheBytes)
 	e.outage = outage{log: e.log, now: e.now}
 	if cfg.Bus != nil {
 		stop, err := cfg.Bus.Subscribe(e.receive)

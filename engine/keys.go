@@ -20,6 +20,7 @@ import (
 //	leases/<run>/<step>/<attempt>    one lease per attempt (create-only, then CAS)
 //	timers/<due-ms>/<run>            run wake-up for the reaper (plain put, delete)
 //	audit/<date>/<ns>-<rand>         audit record of a read (create-only)
+//	payloads/<run>/<sha256>          a value stored by reference (create-only; payloads.go)
 //
 // With the sharded layout (Config.KeyLayout, layout.go) runs, leases,
 // timers and audit records carry a one-letter shard after their first

@@ -122,6 +122,7 @@ type template struct {
 	raw    json.RawMessage
 	limits renderLimits
 	progs  map[string]*program // by expression source
+	needs  *refNeeds           // what the expressions read (payloads_render.go)
 }
 
 // program is one compiled expression and its idle planned instances.
@@ -142,7 +143,7 @@ func compileTemplate(raw json.RawMessage) (*template, error) {
 // take the defaults).
 func compileTemplateWith(raw json.RawMessage, limits renderLimits) (*template, error) {
 	limits = limits.withDefaults()
-	t := &template{raw: raw, limits: limits, progs: map[string]*program{}}
+	t := &template{raw: raw, limits: limits, progs: map[string]*program{}, needs: newRefNeeds()}
 	if len(raw) == 0 {
 		return t, nil
 	}
@@ -177,6 +178,7 @@ func compileTemplateWith(raw json.RawMessage, limits renderLimits) (*template, e
 				}
 				p.release(in)
 				t.progs[src] = p
+				t.needs.add(ast.NativeRep().Expr())
 			}
 		case map[string]any:
 			for _, k := range sortedKeys(x) {
@@ -291,6 +293,9 @@ type renderVars struct {
 	Workflow    string
 	Version     string
 	Correlation string
+	// Resolve returns the value a payload reference names (nil: values
+	// by reference cannot be read, and a render that needs one fails).
+	Resolve func(json.RawMessage) (json.RawMessage, error)
 }
 
 func (v renderVars) activation() (map[string]any, error) {
@@ -364,6 +369,10 @@ func (t *template) render(vars renderVars) (json.RawMessage, error) {
 			return json.RawMessage("null"), nil
 		}
 		return vars.Input, nil
+	}
+	vars, err := t.resolveRefs(vars)
+	if err != nil {
+		return nil, err
 	}
 	act, err := vars.activation()
 	if err != nil {

@@ -56,6 +56,11 @@ func (e *Engine) RerunRun(ctx context.Context, id string, req RerunRequest) (*ca
 			}
 		}
 	}
+	// The old run's payloads are its own (deleted with it): the new run
+	// stores its own copies (payloads.go).
+	if err := e.resolveRecord(ctx, old, rerun); err != nil {
+		return nil, err
+	}
 	start := StartRequest{Workflow: old.Workflow, Version: old.Version, Input: old.Input, Correlation: old.Correlation,
 		IdempotencyKey: req.IdempotencyKey, State: old.State}
 	return e.startRun(ctx, start, func(r *runRecord, d *definition, now time.Time) {

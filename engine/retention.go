@@ -100,6 +100,9 @@ func (e *Engine) purgeRun(ctx context.Context, r *runRecord) error {
 			return err
 		}
 	}
+	if err := e.deletePayloads(ctx, r.ID); err != nil {
+		return err
+	}
 	if err := e.store.Delete(ctx, e.keys.runOf(r)); err != nil && !isNotFound(err) {
 		return err
 	}

@@ -125,6 +125,9 @@ func (e *Engine) startRun(ctx context.Context, req StartRequest, seed func(r *ru
 	if seed != nil {
 		seed(r, d, now)
 	}
+	if err := e.externalizeStart(ctx, r); err != nil { // payloads before the record
+		return nil, err
+	}
 	if !e.checkDeadline(r, now) {
 		e.advance(r, d, fx)
 	}
@@ -236,6 +239,9 @@ func (e *Engine) GetRun(ctx context.Context, id string) (*cairn.Run, error) {
 		} else if err != nil && !isNotFound(err) {
 			return nil, err
 		}
+	}
+	if err := e.resolveView(ctx, v, d != nil && len(d.Sinks()) > 1); err != nil { // see payloads.go
+		return nil, err
 	}
 	return v, nil
 }
@@ -431,6 +437,11 @@ func (e *Engine) SendEvent(ctx context.Context, run string, req EventRequest) (*
 	r0, err := e.readRun(ctx, run)
 	if err != nil {
 		return nil, err
+	}
+	if !r0.Status.Terminal() { // the run exists: its payload goes first
+		if req.Payload, err = e.externalize(ctx, run, req.Payload); err != nil {
+			return nil, err
+		}
 	}
 	d, err := e.definition(ctx, r0.Workflow, r0.Version)
 	if err != nil {

@@ -355,7 +355,7 @@ func (e *Engine) Complete(ctx context.Context, id string, req CompleteRequest) (
 }
 
 func (e *Engine) complete(ctx context.Context, id string, req CompleteRequest) (*Ended, error) {
-	return e.end(ctx, id, req.StatePatch, req.Usage, false, nil, func(r *runRecord, d *definition, tok leaseToken, startedAt *time.Time, fx *effects) {
+	return e.end(ctx, id, req.StatePatch, req.Usage, false, nil, &req.Output, func(r *runRecord, d *definition, tok leaseToken, startedAt *time.Time, fx *effects) {
 		st := r.Steps[tok.Step]
 		st.Status = cairn.StepCompleted
 		st.Output = req.Output
@@ -386,7 +386,7 @@ func (e *Engine) Fail(ctx context.Context, id string, req FailRequest) (*Ended, 
 			why.Class = cairn.ClassTimeout
 		}
 	}
-	return e.end(ctx, id, req.StatePatch, req.Usage, unstartedOK, late, func(r *runRecord, d *definition, tok leaseToken, startedAt *time.Time, fx *effects) {
+	return e.end(ctx, id, req.StatePatch, req.Usage, unstartedOK, late, nil, func(r *runRecord, d *definition, tok leaseToken, startedAt *time.Time, fx *effects) {
 		e.failAttempt(r, d, tok.Step, tok.Attempt, why, tok.Worker, startedAt != nil, fx)
 	}, cairn.OutcomeFailed)
 }
@@ -412,8 +412,12 @@ func (e *Engine) checkSizes(output json.RawMessage, patch map[string]json.RawMes
 // the attempt, merge state and usage, then apply the outcome. The
 // workflow, version and delivery come from the lease object, which the
 // engine wrote at claim; the run record must agree.
+//
+// output, when not nil, is the complete's output: it and the state patch
+// are stored by reference (payloads.go) once the lease is proven, before
+// the run-record write.
 func (e *Engine) end(ctx context.Context, id string, patch map[string]json.RawMessage, usage *cairn.Usage, unstartedOK bool, lateFail func(),
-	apply func(r *runRecord, d *definition, tok leaseToken, startedAt *time.Time, fx *effects), outcome cairn.AttemptOutcome) (*Ended, error) {
+	output *json.RawMessage, apply func(r *runRecord, d *definition, tok leaseToken, startedAt *time.Time, fx *effects), outcome cairn.AttemptOutcome) (*Ended, error) {
 	tok, l, _, err := e.workerCall(ctx, id, lateFail)
 	if err != nil {
 		return nil, err
@@ -425,12 +429,15 @@ func (e *Engine) end(ctx context.Context, id string, patch map[string]json.RawMe
 	if d.Step(l.Step) == nil {
 		return nil, &NotFoundError{What: "lease", ID: shortID(id)}
 	}
+	if err := e.externalizeEnd(ctx, tok.Run, output, patch); err != nil {
+		return nil, err
+	}
 	startedAt := l.StartedAt
 	var u cairn.Usage
 	if usage != nil {
 		u = e.cfg.Prices.price(*usage)
 	}
-	return mutate(ctx, e.commits, tok.Run, func(r *runRecord, fx *effects) (*Ended, error) {
+	m := func(r *runRecord, fx *effects) (*Ended, error) {
 		if r.Workflow != l.Workflow || r.Version != l.Version {
 			return nil, reject(cairn.ReasonFenced, "lease does not belong to run %s", r.ID)
 		}
@@ -471,7 +478,8 @@ func (e *Engine) end(ctx context.Context, id string, patch map[string]json.RawMe
 			}
 		}
 		return &Ended{RunStatus: r.Status}, nil
-	})
+	}
+	return e.mutateSpilling(ctx, tok.Run, output, patch, m)
 }
 
 // HeartbeatResult is one lease's answer in a batched heartbeat.

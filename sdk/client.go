@@ -298,6 +298,9 @@ func (c *Client) Start(ctx context.Context, workflow string, o StartOptions) (*R
 	if res.Run == nil {
 		return nil, unexpected(http.StatusCreated, "the answer holds no run")
 	}
+	if err := c.resolveRun(ctx, res.Run); err != nil {
+		return nil, err
+	}
 	return &Run{Run: *res.Run, Existed: res.Existed}, nil
 }
 
@@ -305,6 +308,9 @@ func (c *Client) Start(ctx context.Context, workflow string, o StartOptions) (*R
 func (c *Client) Get(ctx context.Context, run string) (*Run, error) {
 	r, err := decodeView[cairn.Run](c)(c.api.GetRun(ctx, run))
 	if err != nil {
+		return nil, err
+	}
+	if err := c.resolveRun(ctx, r); err != nil {
 		return nil, err
 	}
 	return &Run{Run: *r}, nil
@@ -316,6 +322,9 @@ func (c *Client) Get(ctx context.Context, run string) (*Run, error) {
 func (c *Client) Cancel(ctx context.Context, run, reason string) (*Run, error) {
 	r, err := decodeView[cairn.Run](c)(c.api.CancelRun(ctx, run, client.CancelRequest{Reason: ptr(reason)}))
 	if err != nil {
+		return nil, err
+	}
+	if err := c.resolveRun(ctx, r); err != nil {
 		return nil, err
 	}
 	return &Run{Run: *r}, nil
@@ -343,6 +352,9 @@ func (c *Client) Rerun(ctx context.Context, run string, o RerunOptions) (*Run, e
 	}
 	if res.Run == nil {
 		return nil, unexpected(http.StatusCreated, "the answer holds no run")
+	}
+	if err := c.resolveRun(ctx, res.Run); err != nil {
+		return nil, err
 	}
 	return &Run{Run: *res.Run, Existed: res.Existed}, nil
 }

@@ -477,7 +477,8 @@ func TestFailTooLargeDropsStatePatch(t *testing.T) {
 // past the engine's limit is refused with reason too_large, and the step
 // fails with class output_too_large, the message naming the limit.
 func TestOutputTooLargeEndToEnd(t *testing.T) {
-	e := newEnv(t, sdktest.Options{Engine: engine.Config{MaxRunRecordBytes: 32 << 10}})
+	// Every value inline: by reference (the default) a 64 KiB output fits.
+	e := newEnv(t, sdktest.Options{Engine: engine.Config{MaxRunRecordBytes: 32 << 10, PayloadInlineMax: -1}})
 	wf := Workflow("bigout", "1").Task("s", Handle(func(ctx StepContext, _ struct{}) (string, error) {
 		return strings.Repeat("x", 64<<10), nil
 	}))

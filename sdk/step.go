@@ -128,6 +128,10 @@ type stepCtx struct {
 	state   map[string]json.RawMessage
 	log     *slog.Logger
 	usage   *usageAcc
+	// payload reads a value stored by reference (payloads.go); nil when
+	// the step has none to read.
+	payload func(ctx context.Context, raw json.RawMessage) (json.RawMessage, error)
+	refMu   sync.Mutex // guards the resolution of outputs and state
 
 	mu       sync.Mutex
 	patch    map[string]json.RawMessage
@@ -151,27 +155,60 @@ func (s *stepCtx) Value(key any) any {
 	return s.Context.Value(key)
 }
 
-func (s *stepCtx) Info() StepInfo                      { return s.info }
-func (s *stepCtx) IdempotencyKey() string              { return s.info.IdempotencyKey }
-func (s *stepCtx) Input() json.RawMessage              { return s.input }
-func (s *stepCtx) Outputs() map[string]json.RawMessage { return maps.Clone(s.outputs) }
+func (s *stepCtx) Info() StepInfo         { return s.info }
+func (s *stepCtx) IdempotencyKey() string { return s.info.IdempotencyKey }
+func (s *stepCtx) Input() json.RawMessage { return s.input }
+func (s *stepCtx) Outputs() map[string]json.RawMessage {
+	for k := range s.outputs {
+		s.resolved(s.outputs, k)
+	}
+	return maps.Clone(s.outputs)
+}
 func (s *stepCtx) StateMap() map[string]json.RawMessage {
+	for k := range s.state {
+		s.resolved(s.state, k)
+	}
 	return maps.Clone(s.state)
+}
+
+// resolved returns m[k], first replacing it by its value when it is a
+// reference to a payload. A value that cannot be read is left a
+// reference (the error is logged; Output and State report it).
+func (s *stepCtx) resolved(m map[string]json.RawMessage, k string) (json.RawMessage, error) {
+	s.refMu.Lock()
+	defer s.refMu.Unlock()
+	raw := m[k]
+	if s.payload == nil || !isRef(raw) {
+		return raw, nil
+	}
+	b, err := s.payload(s, raw)
+	if err != nil {
+		s.log.Warn("reading a value stored by reference failed", "key", k, "err", err)
+		return raw, err
+	}
+	m[k] = b
+	return b, nil
 }
 func (s *stepCtx) Logger() *slog.Logger { return s.log }
 
 func (s *stepCtx) Output(step string, v any) error {
-	raw, ok := s.outputs[step]
-	if !ok {
+	if _, ok := s.outputs[step]; !ok {
 		return fmt.Errorf("%w: step %s has no output this step can see (is it in after, directly or not?)", ErrNoValue, step)
+	}
+	raw, err := s.resolved(s.outputs, step)
+	if err != nil {
+		return fmt.Errorf("cairn: reading the output of step %s: %w", step, err)
 	}
 	return decodeValue(raw, v)
 }
 
 func (s *stepCtx) State(key string, v any) error {
-	raw, ok := s.state[key]
-	if !ok {
+	if _, ok := s.state[key]; !ok {
 		return fmt.Errorf("%w: state key %s is not set", ErrNoValue, key)
+	}
+	raw, err := s.resolved(s.state, key)
+	if err != nil {
+		return fmt.Errorf("cairn: reading state key %s: %w", key, err)
 	}
 	return decodeValue(raw, v)
 }

@@ -582,6 +582,7 @@ func (w *Worker) handle(a *attempt, base context.Context) (next *attempt) {
 		log.Info("dropping a lease of a run that ended")
 		return
 	}
+	input := w.prefetchInput(a.ctx, l.Id, l.Input, log) // before started: a read that fails costs no attempt
 	if !w.started(a, log) {
 		return
 	}
@@ -614,7 +615,8 @@ func (w *Worker) handle(a *attempt, base context.Context) (next *attempt) {
 			Delivery: cairn.Delivery(l.Delivery), IdempotencyKey: l.IdempotencyKey, Correlation: deref(l.Correlation),
 			Worker: w.id, Lease: l.Id, TraceParent: l.Traceparent, TimeoutAt: deref(l.TimeoutAt),
 		},
-		input: l.Input, outputs: l.Steps, state: l.State, log: log, usage: &usageAcc{},
+		input: input, outputs: l.Steps, state: l.State, log: log, usage: &usageAcc{},
+		payload: w.leasePayloads(l.Id),
 	}
 	a.body.Store(sc)
 	start := time.Now()
@@ -674,6 +676,9 @@ func (w *Worker) runBody(sc *stepCtx, h Handler) (out any, err error) {
 			err = Failure(cairn.ClassPanic, fmt.Errorf("panic: %v", r))
 		}
 	}()
+	if err := sc.resolveInput(); err != nil {
+		return nil, err
+	}
 	return h(sc)
 }
 

@@ -57,6 +57,9 @@ const (
 	EnvFallbackInterval = "CAIRN_FALLBACK_INTERVAL"
 	EnvRetention        = "CAIRN_RETENTION"
 	EnvKeyLayout        = "CAIRN_KEY_LAYOUT"
+	// Payloads by reference (engine/payloads.go): sizes in bytes.
+	EnvPayloadInlineMax = "CAIRN_PAYLOAD_INLINE_MAX"
+	EnvMaxPayloadBytes  = "CAIRN_MAX_PAYLOAD_BYTES"
 	EnvPort             = "PORT"
 	EnvHost             = "CAIRN_HOST"
 	EnvLogLevel         = "CAIRN_LOG_LEVEL"
@@ -77,6 +80,8 @@ var Known = []string{
 	EnvBlob, EnvNotify, EnvKeys, EnvDev, EnvPrices, EnvMaxRequestTime, EnvLeaseTTL, EnvHeartbeat,
 	EnvFallbackInterval, EnvRetention, EnvHost, EnvLogLevel, EnvLogFormat, EnvMetrics,
 	EnvOIDCAudience, EnvOIDCEmails, EnvOIDCIssuer, EnvOIDCJWKSURL, EnvKeyLayout,
+	EnvOIDCAudience, EnvOIDCEmails, EnvOIDCIssuer, EnvOIDCJWKSURL,
+	EnvPayloadInlineMax, EnvMaxPayloadBytes,
 }
 
 // otherCairnVars are CAIRN_ variables other parts of cairn read (the SDK,

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/cairn-dev/cairn/engine"
@@ -28,6 +29,10 @@ type Engine struct {
 	// KeyLayout is engine.KeyLayoutFlat or engine.KeyLayoutSharded
 	// (CAIRN_KEY_LAYOUT; "" is flat).
 	KeyLayout string
+	// PayloadInlineMax and MaxPayloadBytes: see engine.Config (0: the
+	// engine's defaults; PayloadInlineMax -1 keeps every value inline).
+	PayloadInlineMax int
+	MaxPayloadBytes  int
 }
 
 func (e *Engine) parse(r *reader) {
@@ -54,6 +59,26 @@ func (e *Engine) parse(r *reader) {
 	default:
 		r.problem(EnvKeyLayout, fmt.Sprintf("%q: want %s or %s", e.KeyLayout, engine.KeyLayoutFlat, engine.KeyLayoutSharded))
 	}
+	if r.str(EnvPayloadInlineMax) == "off" {
+		e.PayloadInlineMax = -1
+	} else {
+		e.PayloadInlineMax = r.bytes(EnvPayloadInlineMax, 0, 1<<10, 4<<20)
+	}
+	e.MaxPayloadBytes = r.bytes(EnvMaxPayloadBytes, 0, 1<<10, 1<<30)
+}
+
+// bytes reads a size in bytes within [min, max]; def when unset.
+func (r *reader) bytes(k string, def, min, max int) int {
+	v := r.str(k)
+	if v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < min || n > max {
+		r.problem(k, fmt.Sprintf("%q: want a number of bytes from %d to %d", v, min, max))
+		return 0
+	}
+	return n
 }
 
 // EngineConfig is the engine configuration, with bus and logger.
@@ -65,6 +90,8 @@ func (c *Config) EngineConfig(bus notify.Bus, log *slog.Logger) engine.Config {
 		FallbackInterval:  c.FallbackInterval,
 		Retention:         c.Retention,
 		KeyLayout:         c.KeyLayout,
+		PayloadInlineMax:  c.PayloadInlineMax,
+		MaxOutputBytes:    c.MaxPayloadBytes,
 		Prices:            c.Prices,
 		Bus:               bus,
 		Logger:            log,

@@ -1611,6 +1611,15 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/api/runs/{run}/journal (the `GetRunJournal` operationId).
 	GetRunJournal(ctx context.Context, run string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetRunPayload Get a payload stored by reference
+	//
+	// A run's input, a step's output, a state value or an event payload larger than the server's inline limit (64 KiB by default) is stored as its own object and appears in the run as a reference, {"$cairn_payload":{"sha256":…,"bytes":…}}, wherever GET /runs/{run} did not resolve it (it resolves up to 4 MiB per answer). This answers the value itself. Audited like getRun.
+	//
+	// Needs a key with the `read` scope.
+	//
+	// Corresponds with GET /v1/api/runs/{run}/payloads/{sha256} (the `GetRunPayload` operationId).
+	GetRunPayload(ctx context.Context, run string, sha256 string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// RerunRunWithBody Rerun an ended run
 	//
 	// Starts a new run of the ended run's workflow version, with its input, correlation and final state, in which every step that completed (except from_step and the steps after it) is already completed with its old output, and the rest run again. The new run's rerun_of names the old one, which is not changed. Rerunning a running run is a 409.
@@ -1827,6 +1836,15 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v1/api/steps/{lease}/heartbeat (the `HeartbeatStep` operationId).
 	HeartbeatStep(ctx context.Context, lease string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetLeasePayload Get a payload of a lease's run
+	//
+	// For workers: a lease's input, its steps' outputs and its state values larger than the server's inline limit arrive as references, {"$cairn_payload":{"sha256":…,"bytes":…}}; this answers the value one names. The lease proves the run (an ended lease still does).
+	//
+	// Needs a key with the `worker` scope.
+	//
+	// Corresponds with GET /v1/api/steps/{lease}/payloads/{sha256} (the `GetLeasePayload` operationId).
+	GetLeasePayload(ctx context.Context, lease string, sha256 string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// StepStarted Declare that a step's body is about to run
 	//
@@ -2132,6 +2150,25 @@ func (c *Client) SendEvent(ctx context.Context, run string, body SendEventJSONRe
 // Corresponds with GET /v1/api/runs/{run}/journal (the `GetRunJournal` operationId).
 func (c *Client) GetRunJournal(ctx context.Context, run string, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetRunJournalRequest(c.Server, run)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetRunPayload Get a payload stored by reference
+//
+// A run's input, a step's output, a state value or an event payload larger than the server's inline limit (64 KiB by default) is stored as its own object and appears in the run as a reference, {"$cairn_payload":{"sha256":…,"bytes":…}}, wherever GET /runs/{run} did not resolve it (it resolves up to 4 MiB per answer). This answers the value itself. Audited like getRun.
+//
+// Needs a key with the `read` scope.
+//
+// Corresponds with GET /v1/api/runs/{run}/payloads/{sha256} (the `GetRunPayload` operationId).
+func (c *Client) GetRunPayload(ctx context.Context, run string, sha256 string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetRunPayloadRequest(c.Server, run, sha256)
 	if err != nil {
 		return nil, err
 	}
@@ -2559,6 +2596,25 @@ func (c *Client) FailStep(ctx context.Context, lease string, body FailStepJSONRe
 // Corresponds with POST /v1/api/steps/{lease}/heartbeat (the `HeartbeatStep` operationId).
 func (c *Client) HeartbeatStep(ctx context.Context, lease string, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewHeartbeatStepRequest(c.Server, lease)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetLeasePayload Get a payload of a lease's run
+//
+// For workers: a lease's input, its steps' outputs and its state values larger than the server's inline limit arrive as references, {"$cairn_payload":{"sha256":…,"bytes":…}}; this answers the value one names. The lease proves the run (an ended lease still does).
+//
+// Needs a key with the `worker` scope.
+//
+// Corresponds with GET /v1/api/steps/{lease}/payloads/{sha256} (the `GetLeasePayload` operationId).
+func (c *Client) GetLeasePayload(ctx context.Context, lease string, sha256 string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetLeasePayloadRequest(c.Server, lease, sha256)
 	if err != nil {
 		return nil, err
 	}
@@ -3104,6 +3160,47 @@ func NewGetRunJournalRequest(server string, run string) (*http.Request, error) {
 	}
 
 	operationPath := fmt.Sprintf("/v1/api/runs/%s/journal", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetRunPayloadRequest constructs an http.Request for the GetRunPayload method
+func NewGetRunPayloadRequest(server string, run string, sha256 string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "run", run, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "sha256", sha256, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/api/runs/%s/payloads/%s", pathParam0, pathParam1)
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -3750,6 +3847,47 @@ func NewHeartbeatStepRequest(server string, lease string) (*http.Request, error)
 	return req, nil
 }
 
+// NewGetLeasePayloadRequest constructs an http.Request for the GetLeasePayload method
+func NewGetLeasePayloadRequest(server string, lease string, sha256 string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "lease", lease, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "sha256", sha256, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/api/steps/%s/payloads/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewStepStartedRequest constructs an http.Request for the StepStarted method
 func NewStepStartedRequest(server string, lease string) (*http.Request, error) {
 	var err error
@@ -4102,6 +4240,17 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/api/runs/{run}/journal (the `GetRunJournal` operationId).
 	GetRunJournalWithResponse(ctx context.Context, run string, reqEditors ...RequestEditorFn) (*GetRunJournalHTTPResponse, error)
 
+	// GetRunPayloadWithResponse Get a payload stored by reference
+	//
+	// A run's input, a step's output, a state value or an event payload larger than the server's inline limit (64 KiB by default) is stored as its own object and appears in the run as a reference, {"$cairn_payload":{"sha256":…,"bytes":…}}, wherever GET /runs/{run} did not resolve it (it resolves up to 4 MiB per answer). This answers the value itself. Audited like getRun.
+	//
+	// Needs a key with the `read` scope.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/api/runs/{run}/payloads/{sha256} (the `GetRunPayload` operationId).
+	GetRunPayloadWithResponse(ctx context.Context, run string, sha256 string, reqEditors ...RequestEditorFn) (*GetRunPayloadHTTPResponse, error)
+
 	// RerunRunWithBodyWithResponse Rerun an ended run
 	//
 	// Starts a new run of the ended run's workflow version, with its input, correlation and final state, in which every step that completed (except from_step and the steps after it) is already completed with its old output, and the rest run again. The new run's rerun_of names the old one, which is not changed. Rerunning a running run is a 409.
@@ -4332,6 +4481,17 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/api/steps/{lease}/heartbeat (the `HeartbeatStep` operationId).
 	HeartbeatStepWithResponse(ctx context.Context, lease string, reqEditors ...RequestEditorFn) (*HeartbeatStepHTTPResponse, error)
+
+	// GetLeasePayloadWithResponse Get a payload of a lease's run
+	//
+	// For workers: a lease's input, its steps' outputs and its state values larger than the server's inline limit arrive as references, {"$cairn_payload":{"sha256":…,"bytes":…}}; this answers the value one names. The lease proves the run (an ended lease still does).
+	//
+	// Needs a key with the `worker` scope.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/api/steps/{lease}/payloads/{sha256} (the `GetLeasePayload` operationId).
+	GetLeasePayloadWithResponse(ctx context.Context, lease string, sha256 string, reqEditors ...RequestEditorFn) (*GetLeasePayloadHTTPResponse, error)
 
 	// StepStartedWithResponse Declare that a step's body is about to run
 	//
@@ -5252,6 +5412,103 @@ func (r GetRunJournalHTTPResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetRunJournalHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetRunPayloadHTTPResponse200Headers the declared response headers of an HTTP 200 response for GetRunPayload
+type GetRunPayloadHTTPResponse200Headers struct {
+	ContentType *string
+}
+
+type GetRunPayloadHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *[]byte
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
+	// ApplicationproblemJSON502 the response for an HTTP 502 `application/problem+json` response
+	ApplicationproblemJSON502 *Problem
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Problem
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetRunPayloadHTTPResponse200Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetRunPayloadHTTPResponse) GetJSON200() *[]byte {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetRunPayloadHTTPResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetRunPayloadHTTPResponse) GetApplicationproblemJSON403() *Problem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetRunPayloadHTTPResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r GetRunPayloadHTTPResponse) GetApplicationproblemJSON422() *Problem {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r GetRunPayloadHTTPResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON502 returns the response for an HTTP 502 `application/problem+json` response
+func (r GetRunPayloadHTTPResponse) GetApplicationproblemJSON502() *Problem {
+	return r.ApplicationproblemJSON502
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r GetRunPayloadHTTPResponse) GetApplicationproblemJSON503() *Problem {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetRunPayloadHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetRunPayloadHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetRunPayloadHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetRunPayloadHTTPResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -6539,6 +6796,103 @@ func (r HeartbeatStepHTTPResponse) ContentType() string {
 	return ""
 }
 
+// GetLeasePayloadHTTPResponse200Headers the declared response headers of an HTTP 200 response for GetLeasePayload
+type GetLeasePayloadHTTPResponse200Headers struct {
+	ContentType *string
+}
+
+type GetLeasePayloadHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *[]byte
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
+	// ApplicationproblemJSON502 the response for an HTTP 502 `application/problem+json` response
+	ApplicationproblemJSON502 *Problem
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Problem
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetLeasePayloadHTTPResponse200Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetLeasePayloadHTTPResponse) GetJSON200() *[]byte {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetLeasePayloadHTTPResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetLeasePayloadHTTPResponse) GetApplicationproblemJSON403() *Problem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetLeasePayloadHTTPResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r GetLeasePayloadHTTPResponse) GetApplicationproblemJSON422() *Problem {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r GetLeasePayloadHTTPResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON502 returns the response for an HTTP 502 `application/problem+json` response
+func (r GetLeasePayloadHTTPResponse) GetApplicationproblemJSON502() *Problem {
+	return r.ApplicationproblemJSON502
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r GetLeasePayloadHTTPResponse) GetApplicationproblemJSON503() *Problem {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetLeasePayloadHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetLeasePayloadHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetLeasePayloadHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetLeasePayloadHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type StepStartedHTTPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -7199,6 +7553,23 @@ func (c *ClientWithResponses) GetRunJournalWithResponse(ctx context.Context, run
 	return ParseGetRunJournalHTTPResponse(rsp)
 }
 
+// GetRunPayloadWithResponse Get a payload stored by reference
+//
+// A run's input, a step's output, a state value or an event payload larger than the server's inline limit (64 KiB by default) is stored as its own object and appears in the run as a reference, {"$cairn_payload":{"sha256":…,"bytes":…}}, wherever GET /runs/{run} did not resolve it (it resolves up to 4 MiB per answer). This answers the value itself. Audited like getRun.
+//
+// Needs a key with the `read` scope.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/api/runs/{run}/payloads/{sha256} (the `GetRunPayload` operationId).
+func (c *ClientWithResponses) GetRunPayloadWithResponse(ctx context.Context, run string, sha256 string, reqEditors ...RequestEditorFn) (*GetRunPayloadHTTPResponse, error) {
+	rsp, err := c.GetRunPayload(ctx, run, sha256, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetRunPayloadHTTPResponse(rsp)
+}
+
 // RerunRunWithBodyWithResponse Rerun an ended run
 //
 // Starts a new run of the ended run's workflow version, with its input, correlation and final state, in which every step that completed (except from_step and the steps after it) is already completed with its old output, and the rest run again. The new run's rerun_of names the old one, which is not changed. Rerunning a running run is a 409.
@@ -7554,6 +7925,23 @@ func (c *ClientWithResponses) HeartbeatStepWithResponse(ctx context.Context, lea
 		return nil, err
 	}
 	return ParseHeartbeatStepHTTPResponse(rsp)
+}
+
+// GetLeasePayloadWithResponse Get a payload of a lease's run
+//
+// For workers: a lease's input, its steps' outputs and its state values larger than the server's inline limit arrive as references, {"$cairn_payload":{"sha256":…,"bytes":…}}; this answers the value one names. The lease proves the run (an ended lease still does).
+//
+// Needs a key with the `worker` scope.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/api/steps/{lease}/payloads/{sha256} (the `GetLeasePayload` operationId).
+func (c *ClientWithResponses) GetLeasePayloadWithResponse(ctx context.Context, lease string, sha256 string, reqEditors ...RequestEditorFn) (*GetLeasePayloadHTTPResponse, error) {
+	rsp, err := c.GetLeasePayload(ctx, lease, sha256, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetLeasePayloadHTTPResponse(rsp)
 }
 
 // StepStartedWithResponse Declare that a step's body is about to run
@@ -8364,6 +8752,94 @@ func ParseGetRunJournalHTTPResponse(rsp *http.Response) (*GetRunJournalHTTPRespo
 		}
 		response.ApplicationproblemJSON503 = &dest
 
+	}
+
+	return response, nil
+}
+
+// ParseGetRunPayloadHTTPResponse parses an HTTP response from a GetRunPayloadWithResponse call
+func ParseGetRunPayloadHTTPResponse(rsp *http.Response) (*GetRunPayloadHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetRunPayloadHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest []byte
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 502:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON502 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetRunPayloadHTTPResponse200Headers
+		if values := rsp.Header.Values("Content-Type"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Type", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentType = &value
+		}
+		response.Headers200 = &headers
 	}
 
 	return response, nil
@@ -9438,6 +9914,94 @@ func ParseHeartbeatStepHTTPResponse(rsp *http.Response) (*HeartbeatStepHTTPRespo
 		}
 		response.ApplicationproblemJSON503 = &dest
 
+	}
+
+	return response, nil
+}
+
+// ParseGetLeasePayloadHTTPResponse parses an HTTP response from a GetLeasePayloadWithResponse call
+func ParseGetLeasePayloadHTTPResponse(rsp *http.Response) (*GetLeasePayloadHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetLeasePayloadHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest []byte
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 502:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON502 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetLeasePayloadHTTPResponse200Headers
+		if values := rsp.Header.Values("Content-Type"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Type", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentType = &value
+		}
+		response.Headers200 = &headers
 	}
 
 	return response, nil

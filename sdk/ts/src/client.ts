@@ -3,6 +3,7 @@
 import createClient, { type Client as FetchClient } from "openapi-fetch";
 
 import { APIError } from "./errors.js";
+import { resolveRun } from "./payloads.js";
 import type { components, paths } from "./schema.gen.js";
 
 export type Schemas = components["schemas"];
@@ -137,11 +138,13 @@ export class Client {
         state: opts.state,
       },
     });
-    return unwrap(r);
+    const res = unwrap(r);
+    await resolveRun(this.api, res.run);
+    return res;
   }
 
   async get(run: string): Promise<Run> {
-    return unwrap(await this.api.GET("/v1/api/runs/{run}", { params: { path: { run } } }));
+    return resolveRun(this.api, unwrap(await this.api.GET("/v1/api/runs/{run}", { params: { path: { run } } })));
   }
 
   /** The run's progress; with after (a rev), held up to waitMs until the run changes. */
@@ -212,7 +215,7 @@ export class Client {
   }
 
   async cancel(run: string, reason?: string): Promise<Run> {
-    return unwrap(await this.api.POST("/v1/api/runs/{run}/cancel", { params: { path: { run } }, body: { reason } }));
+    return resolveRun(this.api, unwrap(await this.api.POST("/v1/api/runs/{run}/cancel", { params: { path: { run } }, body: { reason } })));
   }
 
   async workers(): Promise<WorkerInfo[]> {

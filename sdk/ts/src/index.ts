@@ -4,4 +4,5 @@ export * from "./client.js";
 export * from "./errors.js";
 export * from "./workflow.js";
 export * from "./worker.js";
+export { asPayloadRef, type PayloadRef } from "./payloads.js";
 export type { components, paths, operations } from "./schema.gen.js";

@@ -14,6 +14,7 @@ import {
 } from "./errors.js";
 import { _sleep as sleep, type Client, type Lease, type Schemas, type Usage, unwrap } from "./client.js";
 import type { Handler, WorkflowDef } from "./workflow.js";
+import { resolveLease } from "./payloads.js";
 
 /** Structured logging hook: msg plus attributes (run, step, attempt, worker, lease, err…). */
 export interface Logger {
@@ -309,7 +310,25 @@ export class Worker {
         await this.report(a, log, "fail", { error: { class: unservable, message: `worker ${this.id} has no handler for ${lease.workflow}@${lease.version} step ${lease.step}` } });
         return;
       }
+      // Values stored by reference are read before started: a read that
+      // keeps failing costs a retryable attempt, not a body run on references.
+      let unresolved: unknown;
+      for (let delay = 100; delay <= 800; delay *= 2) {
+        try {
+          await resolveLease(this.c.api, lease);
+          unresolved = undefined;
+          break;
+        } catch (err) {
+          unresolved = err;
+          await sleep(delay);
+        }
+      }
       if (!(await this.sendStarted(a, log))) return;
+      if (unresolved !== undefined) {
+        log.warn("reading the lease's values stored by reference failed", { err: unresolved });
+        await this.report(a, log, "fail", { error: { class: "retryable", message: `reading the step's values stored by reference: ${String(unresolved)}` } });
+        return;
+      }
       await this.run(a, h, log);
     } finally {
       this.inflight.delete(lease.id);

@@ -292,7 +292,7 @@ func (e *Engine) tryClaim(ctx context.Context, w cachedWorker, hints []notify.Hi
 			putBack = append(putBack, hs...)
 			continue
 		}
-		r, err := e.readRun(ctx, run)
+		r, cached, err := e.claimRun(ctx, run, hs)
 		if err != nil {
 			if isNotFoundErr(err) {
 				continue
@@ -325,6 +325,14 @@ func (e *Engine) tryClaim(ctx context.Context, w cachedWorker, hints []notify.Hi
 				continue
 			}
 			l, back, err := e.claimOne(ctx, w, r, d, h.Step)
+			if l == nil && back == nil && err == nil && cached {
+				// Not claimable on the cached copy, which may be stale:
+				// decide it on a fresh read (claimRun).
+				if fresh, ferr := e.readRun(ctx, run); ferr == nil {
+					r, cached = fresh, false
+					l, back, err = e.claimOne(ctx, w, r, d, h.Step)
+				}
+			}
 			if err != nil {
 				e.outage.fail("create lease", err)
 				storeFailed = true
@@ -386,6 +394,9 @@ func (e *Engine) claimOne(ctx context.Context, w cachedWorker, r *runRecord, d *
 		Workflow: r.Workflow, Version: r.Version, Correlation: r.Correlation,
 	})
 	if err != nil {
+		if r.fromCache {
+			return nil, nil, nil // decided again on a fresh read (tryClaim)
+		}
 		e.failRender(ctx, r.ID, d, step, st.Attempt, fmt.Errorf("template of step %s: %w", step, err))
 		return nil, nil, nil
 	}
@@ -399,14 +410,14 @@ func (e *Engine) claimOne(ctx context.Context, w cachedWorker, r *runRecord, d *
 		l.TimeoutAt = &t
 	}
 	key := e.keys.lease(r.ID, step, st.Attempt)
-	_, err = e.store.Create(ctx, key, mustJSON(l))
+	ver, err := e.store.Create(ctx, key, mustJSON(l))
 	if err != nil && !errors.Is(err, blob.ErrPreconditionFailed) {
 		// The outcome is unknown (a timeout, a lost answer, a retry that
 		// was refused): the write may have landed. If the lease is ours,
 		// it is ours; otherwise it would sit unclaimed until it expired.
 		if got, _, rerr := readJSON[leaseRecord](ctx, e.store, key); rerr == nil {
 			if got.Nonce == l.Nonce {
-				err = nil
+				err, ver = nil, "" // ours, but its version unknown: not cached
 			} else {
 				err = blob.ErrPreconditionFailed
 			}
@@ -418,6 +429,7 @@ func (e *Engine) claimOne(ctx context.Context, w cachedWorker, r *runRecord, d *
 	if err != nil {
 		return nil, nil, err
 	}
+	e.cacheLease(&l, ver)
 	if l.TimeoutAt != nil {
 		// The reaper must look at the run when the attempt times out, not
 		// only at its next routine visit. Written after the create, so only

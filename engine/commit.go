@@ -55,6 +55,8 @@ type committer struct {
 	batches map[string]*batch
 
 	cache *recordCache
+	// leases is the instance's lease cache (leasecache.go).
+	leases *recordCache
 }
 
 type batch struct {
@@ -73,7 +75,7 @@ type result struct {
 }
 
 func newCommitter(e *Engine) *committer {
-	return &committer{e: e, batches: map[string]*batch{}, cache: newRecordCache(4096)}
+	return &committer{e: e, batches: map[string]*batch{}, cache: newRecordCache(4096), leases: newRecordCache(4096)}
 }
 
 // mutate runs m on the run's record and commits it, together with
@@ -209,6 +211,12 @@ func (c *committer) commit(run string, items []*pending) {
 		case err == nil:
 			c.cache.put(run, data, nv)
 			fx.run, fx.rev = rec, rec.Rev
+			for i := range fx.hints {
+				// The revision that made the work ready: a claim on an
+				// instance whose cached copy is at least this new decides
+				// the hint without reading the run (claimRun).
+				fx.hints[i].Rev = rec.Rev
+			}
 			e.cfg.Telemetry.Committed(len(items), attempt)
 			c.finish(items, vals, errs, nil, fx)
 			return

@@ -46,6 +46,11 @@ type runRecord struct {
 	// caller's, or the API's server span), "" when none: the run's span
 	// is its child and the run's trace is its trace (package telemetry).
 	Trace string `json:"trace,omitempty"`
+
+	// fromCache marks a copy a claim took from the committer's cache
+	// (claimRun): never stored; a render error on it is decided again on
+	// a fresh read before the step is failed.
+	fromCache bool
 }
 
 // stepState is one step of a run record.

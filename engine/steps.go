@@ -27,6 +27,9 @@ func (e *Engine) lease(ctx context.Context, id string) (leaseToken, *leaseRecord
 	if err != nil {
 		return tok, nil, "", &InvalidError{Field: "lease", Message: "malformed lease id"}
 	}
+	if l, ver, ok := e.cachedLease(tok); ok {
+		return tok, l, ver, nil // written by this instance: see leasecache.go
+	}
 	l, ver, err := readJSON[leaseRecord](ctx, e.store, e.keys.lease(tok.Run, tok.Step, tok.Attempt))
 	if isNotFound(err) {
 		return tok, nil, "", &NotFoundError{What: "lease", ID: shortID(id)}
@@ -62,6 +65,7 @@ func (e *Engine) fence(ctx context.Context, l *leaseRecord, ver blob.Version, wh
 	f := *l
 	f.State, f.ExpiredWhy = leaseExpired, why
 	_, err := e.store.Swap(ctx, e.keys.lease(l.Run, l.Step, l.Attempt), mustJSON(&f), ver)
+	e.forgetLease(l.Run, l.Step, l.Attempt)
 	if err == nil {
 		*l = f
 	}
@@ -144,10 +148,12 @@ func (e *Engine) updateLease(ctx context.Context, id string, check func(tok leas
 			return l, err
 		}
 		change(l)
-		_, err = e.store.Swap(ctx, e.keys.lease(tok.Run, tok.Step, tok.Attempt), mustJSON(l), ver)
+		nv, err := e.store.Swap(ctx, e.keys.lease(tok.Run, tok.Step, tok.Attempt), mustJSON(l), ver)
 		if err == nil {
+			e.cacheLease(l, nv)
 			return l, nil
 		}
+		e.forgetLease(tok.Run, tok.Step, tok.Attempt) // the next look reads it
 		if attempt > 20 || !errors.Is(err, blob.ErrPreconditionFailed) && !blob.IsRetryable(err) {
 			return nil, unavailable(err)
 		}
@@ -415,6 +421,9 @@ func (e *Engine) end(ctx context.Context, id string, patch map[string]json.RawMe
 	if err != nil {
 		return nil, err
 	}
+	// Whatever the run record decides, this lease's worker calls are over
+	// (a retry after a store failure reads the lease again).
+	defer e.forgetLease(tok.Run, tok.Step, tok.Attempt)
 	d, err := e.definition(ctx, l.Workflow, l.Version)
 	if err != nil {
 		return nil, err

@@ -57,6 +57,9 @@ type committer struct {
 	cache *recordCache
 	// leases is the instance's lease cache (leasecache.go).
 	leases *recordCache
+	// throttledAt is when a write of a run's record was last throttled
+	// (deferred.go), under mu.
+	throttledAt map[string]time.Time
 }
 
 type batch struct {
@@ -120,6 +123,7 @@ func (c *committer) lead(run string) {
 		b := c.batches[run]
 		if len(b.items) == 0 {
 			delete(c.batches, run)
+			c.idleLocked(run)
 			c.mu.Unlock()
 			return
 		}
@@ -225,6 +229,9 @@ func (c *committer) commit(run string, items []*pending) {
 			c.cache.drop(run)
 			useCache = false
 		case blob.IsRetryable(err) && attempt < 20:
+			if errors.Is(err, blob.ErrThrottled) {
+				c.throttled(run) // completes of this run are deferred meanwhile
+			}
 			c.cache.drop(run)
 			useCache = false
 			sleepJitter(ctx, attempt)

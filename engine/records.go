@@ -96,6 +96,9 @@ type eventRecord struct {
 const (
 	leaseActive  = "active"
 	leaseExpired = "expired"
+	// leaseCompleted: a deferred complete (deferred.go) is durable in the
+	// lease (Done) and not yet folded into the run record.
+	leaseCompleted = "completed"
 )
 
 // leaseRecord is the stored lease of one attempt: created once by the
@@ -120,6 +123,8 @@ type leaseRecord struct {
 	// A worker call is believed only when the id's nonce matches the
 	// stored one, so an id cannot be made up or edited into another.
 	Nonce string `json:"nonce"`
+	// Done is a deferred complete's outcome, set with leaseCompleted.
+	Done *leaseDone `json:"done,omitempty"`
 }
 
 // leaseToken is what a lease id encodes: which lease object to read, and

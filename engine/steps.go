@@ -128,6 +128,9 @@ func (e *Engine) workerCall(ctx context.Context, id string, lateFail func()) (le
 				return tok, nil, "", unavailable(err)
 			}
 		}
+		if l.State == leaseCompleted {
+			return tok, nil, "", e.foldAnswer(ctx, tok, l) // see deferred.go
+		}
 		if l.State != leaseActive {
 			return tok, nil, "", e.refuseFenced(ctx, tok, l)
 		}
@@ -358,14 +361,23 @@ func (e *Engine) Complete(ctx context.Context, id string, req CompleteRequest) (
 }
 
 func (e *Engine) complete(ctx context.Context, id string, req CompleteRequest) (*Ended, error) {
-	return e.end(ctx, id, req.StatePatch, req.Usage, false, nil, func(r *runRecord, d *definition, tok leaseToken, startedAt *time.Time, fx *effects) {
+	if ended, ok, err := e.completeDeferred(ctx, id, req); ok {
+		return ended, err // the run record is congested: see deferred.go
+	}
+	return e.end(ctx, id, req.StatePatch, req.Usage, false, nil, e.completeApply(req.Output), cairn.OutcomeCompleted)
+}
+
+// completeApply is what a complete does to the run record once its lease
+// and attempt are checked.
+func (e *Engine) completeApply(output json.RawMessage) func(r *runRecord, d *definition, tok leaseToken, startedAt *time.Time, fx *effects) {
+	return func(r *runRecord, d *definition, tok leaseToken, startedAt *time.Time, fx *effects) {
 		st := r.Steps[tok.Step]
 		st.Status = cairn.StepCompleted
-		st.Output = req.Output
+		st.Output = output
 		st.CompletedBy = tok.Attempt
 		r.journal(fx.now, cairn.JournalEntry{Type: cairn.JournalStepCompleted, Step: tok.Step, Attempt: tok.Attempt, Worker: tok.Worker})
 		e.advance(r, d, fx)
-	}, cairn.OutcomeCompleted)
+	}
 }
 
 // Fail ends an attempt with an error; its class decides what follows.
@@ -431,12 +443,20 @@ func (e *Engine) end(ctx context.Context, id string, patch map[string]json.RawMe
 	if d.Step(l.Step) == nil {
 		return nil, &NotFoundError{What: "lease", ID: shortID(id)}
 	}
-	startedAt := l.StartedAt
 	var u cairn.Usage
 	if usage != nil {
 		u = e.cfg.Prices.price(*usage)
 	}
-	return mutate(ctx, e.commits, tok.Run, func(r *runRecord, fx *effects) (*Ended, error) {
+	return mutate(ctx, e.commits, tok.Run, e.endMutation(d, tok, l, patch, u, unstartedOK, apply, outcome))
+}
+
+// endMutation is the run-record change of a complete or fail of lease l
+// (usage u already priced): check the attempt is current, record it,
+// merge state and usage, apply the outcome.
+func (e *Engine) endMutation(d *definition, tok leaseToken, l *leaseRecord, patch map[string]json.RawMessage, u cairn.Usage, unstartedOK bool,
+	apply func(r *runRecord, d *definition, tok leaseToken, startedAt *time.Time, fx *effects), outcome cairn.AttemptOutcome) func(r *runRecord, fx *effects) (*Ended, error) {
+	startedAt := l.StartedAt
+	return func(r *runRecord, fx *effects) (*Ended, error) {
 		if r.Workflow != l.Workflow || r.Version != l.Version {
 			return nil, reject(cairn.ReasonFenced, "lease does not belong to run %s", r.ID)
 		}
@@ -477,7 +497,7 @@ func (e *Engine) end(ctx context.Context, id string, patch map[string]json.RawMe
 			}
 		}
 		return &Ended{RunStatus: r.Status}, nil
-	})
+	}
 }
 
 // HeartbeatResult is one lease's answer in a batched heartbeat.

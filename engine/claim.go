@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/cairn-dev/cairn"
@@ -315,36 +316,50 @@ func (e *Engine) tryClaim(ctx context.Context, w cachedWorker, hints []notify.Hi
 			continue
 		}
 		done := map[string]bool{}
+		var todo []notify.Hint
 		for _, h := range hs {
 			if done[h.Step] {
 				continue
 			}
 			done[h.Step] = true
-			if len(leases) >= max {
+			if len(leases)+len(todo) >= max {
 				putBack = append(putBack, h)
 				continue
 			}
-			l, back, err := e.claimOne(ctx, w, r, d, h.Step)
-			if l == nil && back == nil && err == nil && cached {
-				// Not claimable on the cached copy, which may be stale:
-				// decide it on a fresh read (claimRun).
-				if fresh, ferr := e.readRun(ctx, run); ferr == nil {
-					r, cached = fresh, false
-					l, back, err = e.claimOne(ctx, w, r, d, h.Step)
+			todo = append(todo, h)
+		}
+		res := e.claimSteps(ctx, w, r, d, todo)
+		if cached {
+			// Not claimable on the cached copy, which may be stale:
+			// decide those on a fresh read (claimRun).
+			var stale []notify.Hint
+			var at []int
+			for i, g := range res {
+				if g.l == nil && g.back == nil && g.err == nil {
+					stale, at = append(stale, todo[i]), append(at, i)
 				}
 			}
-			if err != nil {
-				e.outage.fail("create lease", err)
+			if len(stale) > 0 {
+				if fresh, ferr := e.readRun(ctx, run); ferr == nil {
+					for j, g := range e.claimSteps(ctx, w, fresh, d, stale) {
+						res[at[j]] = g
+					}
+				}
+			}
+		}
+		for i, g := range res {
+			if g.err != nil {
+				e.outage.fail("create lease", g.err)
 				storeFailed = true
-				putBack = append(putBack, h)
+				putBack = append(putBack, todo[i])
 				continue
 			}
-			if back != nil {
-				skip[back.Key()] = true
-				putBack = append(putBack, *back)
+			if g.back != nil {
+				skip[g.back.Key()] = true
+				putBack = append(putBack, *g.back)
 			}
-			if l != nil {
-				leases = append(leases, *l)
+			if g.l != nil {
+				leases = append(leases, *g.l)
 			}
 		}
 	}
@@ -363,6 +378,30 @@ func (e *Engine) tryClaim(ctx context.Context, w cachedWorker, hints []notify.Hi
 		return nil, storeFailed, scopedErr
 	}
 	return leases, storeFailed, nil
+}
+
+// claimed is one claimOne's answer.
+type claimed struct {
+	l    *Lease
+	back *notify.Hint
+	err  error
+}
+
+// claimSteps runs claimOne for the hints' steps of one run, concurrently:
+// each is its own create-only write, so a claim of several leases takes
+// about one write's latency, not one per lease.
+func (e *Engine) claimSteps(ctx context.Context, w cachedWorker, r *runRecord, d *definition, hs []notify.Hint) []claimed {
+	res := make([]claimed, len(hs))
+	if len(hs) == 1 {
+		res[0].l, res[0].back, res[0].err = e.claimOne(ctx, w, r, d, hs[0].Step)
+		return res
+	}
+	var wg sync.WaitGroup
+	for i, h := range hs {
+		wg.Go(func() { res[i].l, res[i].back, res[i].err = e.claimOne(ctx, w, r, d, h.Step) })
+	}
+	wg.Wait()
+	return res
 }
 
 // claimOne tries to lease the current attempt of a step. It returns the

@@ -230,11 +230,21 @@ func (c *committer) commit(run string, items []*pending) {
 			useCache = false
 		case blob.IsRetryable(err) && attempt < 20:
 			if errors.Is(err, blob.ErrThrottled) {
-				c.throttled(run) // completes of this run are deferred meanwhile
+				// Refused, nothing written: the cached copy and its version
+				// are still the ones to swap against (a write elsewhere
+				// meanwhile fails the swap and makes the read). Completes of
+				// this run are deferred meanwhile (deferred.go).
+				c.throttled(run)
+				// The object takes about a write a second: retrying at
+				// once only spends requests. What queued meanwhile rides
+				// in this batch instead of waiting for the next.
+				sleepThrottled(ctx)
+				items = c.takeQueued(run, items)
+			} else {
+				c.cache.drop(run)
+				useCache = false
+				sleepJitter(ctx, attempt)
 			}
-			c.cache.drop(run)
-			useCache = false
-			sleepJitter(ctx, attempt)
 		default:
 			c.finish(items, vals, errs, unavailable(err), nil)
 			return
@@ -339,6 +349,28 @@ func unavailable(err error) error {
 		return &UnavailableError{Err: err}
 	}
 	return err
+}
+
+// sleepThrottled waits 100–200 ms before a throttled write is retried.
+func sleepThrottled(ctx context.Context) {
+	t := time.NewTimer(time.Duration(100+rand.IntN(100)) * time.Millisecond)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	}
+}
+
+// takeQueued moves the mutations queued for run since its batch was taken
+// into items (the leader's batch, being retried).
+func (c *committer) takeQueued(run string, items []*pending) []*pending {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if b := c.batches[run]; b != nil && len(b.items) > 0 {
+		items = append(items, b.items...)
+		b.items = nil
+	}
+	return items
 }
 
 func sleepJitter(ctx context.Context, attempt int) {

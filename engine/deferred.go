@@ -64,7 +64,7 @@ func (c *committer) congested(run string) bool {
 	return ok && busy && time.Since(at) < congestedFor
 }
 
-// idle forgets run's throttling once nothing is queued for it (called by
+// idleLocked forgets run's throttling once nothing is queued for it (called by
 // the leader as it exits, c.mu held).
 func (c *committer) idleLocked(run string) {
 	if at, ok := c.throttledAt[run]; ok && time.Since(at) >= congestedFor {

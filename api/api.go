@@ -278,7 +278,7 @@ func (a *API) registerWorkerOps() {
 	op(a, huma.Operation{
 		OperationID: "stepStarted", Method: http.MethodPost, Path: "/steps/{lease}/started", Tags: []string{"Workers"},
 		Summary:     "Declare that a step's body is about to run",
-		Description: "Always sent before the body: it separates offered from running. For at_most_once steps it is recorded durably; complete/fail without it is refused as not_started.",
+		Description: "Sent before the body of an at_most_once lease: it separates offered from running, is recorded durably, and complete/fail without it is refused as not_started. For an at_least_once lease the claim is the start: started is optional, records nothing and only answers whether the lease is still live (the Go SDK does not send it).",
 		Errors:      protocolErrors,
 	}, ScopeWorker, func(ctx context.Context, in *leaseInput) (*leaseStatusOutput, error) {
 		s, err := a.engine.Started(ctx, in.Lease)
@@ -353,6 +353,11 @@ type startOutput struct {
 
 type runInput struct {
 	Run string `path:"run" maxLength:"64" pattern:"^[0-9A-Za-z]+$" doc:"Run id."`
+}
+
+type getRunInput struct {
+	Run    string `path:"run" maxLength:"64" pattern:"^[0-9A-Za-z]+$" doc:"Run id."`
+	WaitMs int64  `query:"wait_ms" minimum:"0" maximum:"3600000" doc:"Hold the request until the run ends, up to this long (capped at 4/5 of the max request time): waiting for a run's outcome in one request. 0 answers at once."`
 }
 
 type runStatusInput struct {
@@ -431,10 +436,10 @@ func (a *API) registerRunOps() {
 	op(a, huma.Operation{
 		OperationID: "getRun", Method: http.MethodGet, Path: "/runs/{run}", Tags: []string{"Runs"},
 		Summary:     "Get a run",
-		Description: "The run with every step's status, attempts, output and usage. Audited: the read is recorded with the key that made it.",
+		Description: "The run with every step's status, attempts, output and usage. Audited: the read is recorded with the key that made it. With wait_ms the request is held until the run ends (or wait_ms passes: then it answers the running run) and audited once, when it answers; a commit on any instance wakes it, and a run that changes many times costs no more than once: what a client waiting for a run's outcome sends.",
 		Errors:      []int{http.StatusNotFound},
-	}, ScopeRead, func(ctx context.Context, in *runInput) (*runOutput, error) {
-		r, err := a.engine.GetRun(ctx, in.Run)
+	}, ScopeRead, func(ctx context.Context, in *getRunInput) (*runOutput, error) {
+		r, err := a.engine.AwaitRun(ctx, in.Run, time.Duration(in.WaitMs)*time.Millisecond)
 		if err != nil {
 			return nil, err
 		}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/cairn-dev/cairn"
@@ -300,7 +301,7 @@ func (e *Engine) tryClaim(ctx context.Context, w cachedWorker, hints []notify.Hi
 			putBack = append(putBack, hs...)
 			continue
 		}
-		r, err := e.readRun(ctx, run)
+		r, cached, err := e.claimRun(ctx, run, hs)
 		if err != nil {
 			if isNotFoundErr(err) {
 				continue
@@ -323,28 +324,50 @@ func (e *Engine) tryClaim(ctx context.Context, w cachedWorker, hints []notify.Hi
 			continue
 		}
 		done := map[string]bool{}
+		var todo []notify.Hint
 		for _, h := range hs {
 			if done[h.Step] {
 				continue
 			}
 			done[h.Step] = true
-			if len(leases) >= max {
+			if len(leases)+len(todo) >= max {
 				putBack = append(putBack, h)
 				continue
 			}
-			l, back, err := e.claimOne(ctx, w, r, d, h.Step)
-			if err != nil {
-				e.outage.fail("create lease", err)
+			todo = append(todo, h)
+		}
+		res := e.claimSteps(ctx, w, r, d, todo)
+		if cached {
+			// Not claimable on the cached copy, which may be stale:
+			// decide those on a fresh read (claimRun).
+			var stale []notify.Hint
+			var at []int
+			for i, g := range res {
+				if g.l == nil && g.back == nil && g.err == nil {
+					stale, at = append(stale, todo[i]), append(at, i)
+				}
+			}
+			if len(stale) > 0 {
+				if fresh, ferr := e.readRun(ctx, run); ferr == nil {
+					for j, g := range e.claimSteps(ctx, w, fresh, d, stale) {
+						res[at[j]] = g
+					}
+				}
+			}
+		}
+		for i, g := range res {
+			if g.err != nil {
+				e.outage.fail("create lease", g.err)
 				storeFailed = true
-				putBack = append(putBack, h)
+				putBack = append(putBack, todo[i])
 				continue
 			}
-			if back != nil {
-				skip[back.Key()] = true
-				putBack = append(putBack, *back)
+			if g.back != nil {
+				skip[g.back.Key()] = true
+				putBack = append(putBack, *g.back)
 			}
-			if l != nil {
-				leases = append(leases, *l)
+			if g.l != nil {
+				leases = append(leases, *g.l)
 			}
 		}
 	}
@@ -363,6 +386,30 @@ func (e *Engine) tryClaim(ctx context.Context, w cachedWorker, hints []notify.Hi
 		return nil, storeFailed, scopedErr
 	}
 	return leases, storeFailed, nil
+}
+
+// claimed is one claimOne's answer.
+type claimed struct {
+	l    *Lease
+	back *notify.Hint
+	err  error
+}
+
+// claimSteps runs claimOne for the hints' steps of one run, concurrently:
+// each is its own create-only write, so a claim of several leases takes
+// about one write's latency, not one per lease.
+func (e *Engine) claimSteps(ctx context.Context, w cachedWorker, r *runRecord, d *definition, hs []notify.Hint) []claimed {
+	res := make([]claimed, len(hs))
+	if len(hs) == 1 {
+		res[0].l, res[0].back, res[0].err = e.claimOne(ctx, w, r, d, hs[0].Step)
+		return res
+	}
+	var wg sync.WaitGroup
+	for i, h := range hs {
+		wg.Go(func() { res[i].l, res[i].back, res[i].err = e.claimOne(ctx, w, r, d, h.Step) })
+	}
+	wg.Wait()
+	return res
 }
 
 // claimOne tries to lease the current attempt of a step. It returns the
@@ -398,6 +445,9 @@ func (e *Engine) claimOne(ctx context.Context, w cachedWorker, r *runRecord, d *
 		if isPayloadReadError(err) {
 			return nil, nil, err // the store failed: not the template's fault
 		}
+		if r.fromCache {
+			return nil, nil, nil // decided again on a fresh read (tryClaim)
+		}
 		e.failRender(ctx, r.ID, d, step, st.Attempt, fmt.Errorf("template of step %s: %w", step, err))
 		return nil, nil, nil
 	}
@@ -411,14 +461,14 @@ func (e *Engine) claimOne(ctx context.Context, w cachedWorker, r *runRecord, d *
 		l.TimeoutAt = &t
 	}
 	key := e.keys.leaseOf(r, step, st.Attempt)
-	_, err = e.store.Create(ctx, key, mustJSON(l))
+	ver, err := e.store.Create(ctx, key, mustJSON(l))
 	if err != nil && !errors.Is(err, blob.ErrPreconditionFailed) {
 		// The outcome is unknown (a timeout, a lost answer, a retry that
 		// was refused): the write may have landed. If the lease is ours,
 		// it is ours; otherwise it would sit unclaimed until it expired.
 		if got, _, rerr := readJSON[leaseRecord](ctx, e.store, key); rerr == nil {
 			if got.Nonce == l.Nonce {
-				err = nil
+				err, ver = nil, "" // ours, but its version unknown: not cached
 			} else {
 				err = blob.ErrPreconditionFailed
 			}
@@ -430,6 +480,8 @@ func (e *Engine) claimOne(ctx context.Context, w cachedWorker, r *runRecord, d *
 	if err != nil {
 		return nil, nil, err
 	}
+	l.key = key
+	e.cacheLease(&l, ver)
 	if l.TimeoutAt != nil {
 		// The reaper must look at the run when the attempt times out, not
 		// only at its next routine visit. Written after the create, so only

@@ -55,6 +55,11 @@ type committer struct {
 	batches map[string]*batch
 
 	cache *recordCache
+	// leases is the instance's lease cache (leasecache.go).
+	leases *recordCache
+	// throttledAt is when a write of a run's record was last throttled
+	// (deferred.go), under mu.
+	throttledAt map[string]time.Time
 }
 
 type batch struct {
@@ -73,7 +78,7 @@ type result struct {
 }
 
 func newCommitter(e *Engine) *committer {
-	return &committer{e: e, batches: map[string]*batch{}, cache: newRecordCache(4096)}
+	return &committer{e: e, batches: map[string]*batch{}, cache: newRecordCache(4096), leases: newRecordCache(4096)}
 }
 
 // mutate runs m on the run's record and commits it, together with
@@ -118,6 +123,7 @@ func (c *committer) lead(run string) {
 		b := c.batches[run]
 		if len(b.items) == 0 {
 			delete(c.batches, run)
+			c.idleLocked(run)
 			c.mu.Unlock()
 			return
 		}
@@ -209,6 +215,12 @@ func (c *committer) commit(run string, items []*pending) {
 		case err == nil:
 			c.cache.put(run, data, nv)
 			fx.run, fx.rev = rec, rec.Rev
+			for i := range fx.hints {
+				// The revision that made the work ready: a claim on an
+				// instance whose cached copy is at least this new decides
+				// the hint without reading the run (claimRun).
+				fx.hints[i].Rev = rec.Rev
+			}
 			e.cfg.Telemetry.Committed(len(items), attempt)
 			c.finish(items, vals, errs, nil, fx)
 			return
@@ -217,9 +229,22 @@ func (c *committer) commit(run string, items []*pending) {
 			c.cache.drop(run)
 			useCache = false
 		case blob.IsRetryable(err) && attempt < 20:
-			c.cache.drop(run)
-			useCache = false
-			sleepJitter(ctx, attempt)
+			if errors.Is(err, blob.ErrThrottled) {
+				// Refused, nothing written: the cached copy and its version
+				// are still the ones to swap against (a write elsewhere
+				// meanwhile fails the swap and makes the read). Completes of
+				// this run are deferred meanwhile (deferred.go).
+				c.throttled(run)
+				// The object takes about a write a second: retrying at
+				// once only spends requests. What queued meanwhile rides
+				// in this batch instead of waiting for the next.
+				sleepThrottled(ctx)
+				items = c.takeQueued(run, items)
+			} else {
+				c.cache.drop(run)
+				useCache = false
+				sleepJitter(ctx, attempt)
+			}
 		default:
 			c.finish(items, vals, errs, unavailable(err), nil)
 			return
@@ -324,6 +349,28 @@ func unavailable(err error) error {
 		return &UnavailableError{Err: err}
 	}
 	return err
+}
+
+// sleepThrottled waits 100–200 ms before a throttled write is retried.
+func sleepThrottled(ctx context.Context) {
+	t := time.NewTimer(time.Duration(100+rand.IntN(100)) * time.Millisecond)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	}
+}
+
+// takeQueued moves the mutations queued for run since its batch was taken
+// into items (the leader's batch, being retried).
+func (c *committer) takeQueued(run string, items []*pending) []*pending {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if b := c.batches[run]; b != nil && len(b.items) > 0 {
+		items = append(items, b.items...)
+		b.items = nil
+	}
+	return items
 }
 
 func sleepJitter(ctx context.Context, attempt int) {

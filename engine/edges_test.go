@@ -459,6 +459,8 @@ func TestHeartbeatManyHidesStoreErrors(t *testing.T) {
 	register(t, e, "w", single("h", cairn.Step{}))
 	mustStart(t, e, "h", `{}`)
 	l := claimOne(t, e, "w")
+	// As on an instance that did not make the lease: it reads the lease.
+	e.forgetLease(l.Run, l.Step, l.Attempt)
 	fs.Inject(faults.Rule{Ops: []faults.Op{faults.OpGet}, KeyPrefix: "leases/", Err: errors.New("s3: AccessDenied on leases/secret/key")})
 	out := e.HeartbeatMany(ctx, []string{l.ID})
 	if out[0].Error == "" || strings.Contains(out[0].Error, "leases/") || strings.Contains(out[0].Error, "AccessDenied") {
@@ -533,6 +535,8 @@ func TestClaimBacksOffWhileTheStoreFails(t *testing.T) {
 	e := newTestEngine(t, store, Config{Logger: slog.New(slog.NewTextHandler(&logs, nil)), FallbackInterval: time.Minute})
 	register(t, e, "w", single("o", cairn.Step{}))
 	run := mustStart(t, e, "o", `{}`)
+	// As on an instance that did not start the run: the claim reads it.
+	e.commits.cache.drop(run)
 	fs.Inject(faults.Rule{Ops: []faults.Op{faults.OpGet}, KeyPrefix: "runs/", Err: errors.New("connection refused")})
 	before := fs.Stats()
 	ls, err := e.Claim(ctx, ClaimRequest{WorkerID: "w", WaitMs: 1500})

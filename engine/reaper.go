@@ -197,6 +197,15 @@ func (e *Engine) checkLeases(ctx context.Context, r *runRecord, d *definition, n
 		if err != nil {
 			return err
 		}
+		if l.State == leaseCompleted {
+			// A deferred complete whose fold did not happen (deferred.go).
+			if _, err := e.fold(ctx, leaseToken{Run: l.Run, Step: l.Step, Attempt: l.Attempt, Worker: l.Worker}, l); err != nil {
+				if _, rejected := IsRejection(err); !rejected {
+					return err
+				}
+			}
+			continue
+		}
 		why := ""
 		switch {
 		case l.State == leaseExpired:

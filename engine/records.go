@@ -49,6 +49,11 @@ type runRecord struct {
 	// Layout is the key layout of the run's record and leases ("" flat,
 	// KeyLayoutSharded), fixed when the run starts (layout.go).
 	Layout string `json:"layout,omitempty"`
+
+	// fromCache marks a copy a claim took from the committer's cache
+	// (claimRun): never stored; a render error on it is decided again on
+	// a fresh read before the step is failed.
+	fromCache bool
 }
 
 // stepState is one step of a run record.
@@ -94,6 +99,9 @@ type eventRecord struct {
 const (
 	leaseActive  = "active"
 	leaseExpired = "expired"
+	// leaseCompleted: a deferred complete (deferred.go) is durable in the
+	// lease (Done) and not yet folded into the run record.
+	leaseCompleted = "completed"
 )
 
 // leaseRecord is the stored lease of one attempt: created once by the
@@ -120,6 +128,8 @@ type leaseRecord struct {
 	Nonce string `json:"nonce"`
 
 	key string // where it was read (either layout; see layout.go)
+	// Done is a deferred complete's outcome, set with leaseCompleted.
+	Done *leaseDone `json:"done,omitempty"`
 }
 
 // leaseToken is what a lease id encodes: which lease object to read, and

@@ -27,6 +27,9 @@ func (e *Engine) lease(ctx context.Context, id string) (leaseToken, *leaseRecord
 	if err != nil {
 		return tok, nil, "", &InvalidError{Field: "lease", Message: "malformed lease id"}
 	}
+	if l, ver, ok := e.cachedLease(tok); ok {
+		return tok, l, ver, nil // written by this instance: see leasecache.go
+	}
 	l, ver, key, err := e.readLeaseAt(ctx, tok.Run, tok.Step, tok.Attempt)
 	if l != nil {
 		l.key = key
@@ -65,6 +68,7 @@ func (e *Engine) fence(ctx context.Context, l *leaseRecord, ver blob.Version, wh
 	f := *l
 	f.State, f.ExpiredWhy = leaseExpired, why
 	_, err := e.store.Swap(ctx, l.keyIn(e.keys), mustJSON(&f), ver)
+	e.forgetLease(l.Run, l.Step, l.Attempt)
 	if err == nil {
 		*l = f
 	}
@@ -127,6 +131,9 @@ func (e *Engine) workerCall(ctx context.Context, id string, lateFail func()) (le
 				return tok, nil, "", unavailable(err)
 			}
 		}
+		if l.State == leaseCompleted {
+			return tok, nil, "", e.foldAnswer(ctx, tok, l) // see deferred.go
+		}
 		if l.State != leaseActive {
 			return tok, nil, "", e.refuseFenced(ctx, tok, l)
 		}
@@ -147,10 +154,12 @@ func (e *Engine) updateLease(ctx context.Context, id string, check func(tok leas
 			return l, err
 		}
 		change(l)
-		_, err = e.store.Swap(ctx, l.keyIn(e.keys), mustJSON(l), ver)
+		nv, err := e.store.Swap(ctx, l.keyIn(e.keys), mustJSON(l), ver)
 		if err == nil {
+			e.cacheLease(l, nv)
 			return l, nil
 		}
+		e.forgetLease(tok.Run, tok.Step, tok.Attempt) // the next look reads it
 		if attempt > 20 || !errors.Is(err, blob.ErrPreconditionFailed) && !blob.IsRetryable(err) {
 			return nil, unavailable(err)
 		}
@@ -355,14 +364,23 @@ func (e *Engine) Complete(ctx context.Context, id string, req CompleteRequest) (
 }
 
 func (e *Engine) complete(ctx context.Context, id string, req CompleteRequest) (*Ended, error) {
-	return e.end(ctx, id, req.StatePatch, req.Usage, false, nil, &req.Output, func(r *runRecord, d *definition, tok leaseToken, startedAt *time.Time, fx *effects) {
+	if ended, ok, err := e.completeDeferred(ctx, id, req); ok {
+		return ended, err // the run record is congested: see deferred.go
+	}
+	return e.end(ctx, id, req.StatePatch, req.Usage, false, nil, &req.Output, e.completeApply(&req.Output), cairn.OutcomeCompleted)
+}
+
+// completeApply is what a complete does to the run record once its lease
+// and attempt are checked.
+func (e *Engine) completeApply(output *json.RawMessage) func(r *runRecord, d *definition, tok leaseToken, startedAt *time.Time, fx *effects) {
+	return func(r *runRecord, d *definition, tok leaseToken, startedAt *time.Time, fx *effects) {
 		st := r.Steps[tok.Step]
 		st.Status = cairn.StepCompleted
-		st.Output = req.Output
+		st.Output = *output
 		st.CompletedBy = tok.Attempt
 		r.journal(fx.now, cairn.JournalEntry{Type: cairn.JournalStepCompleted, Step: tok.Step, Attempt: tok.Attempt, Worker: tok.Worker})
 		e.advance(r, d, fx)
-	}, cairn.OutcomeCompleted)
+	}
 }
 
 // Fail ends an attempt with an error; its class decides what follows.
@@ -422,6 +440,9 @@ func (e *Engine) end(ctx context.Context, id string, patch map[string]json.RawMe
 	if err != nil {
 		return nil, err
 	}
+	// Whatever the run record decides, this lease's worker calls are over
+	// (a retry after a store failure reads the lease again).
+	defer e.forgetLease(tok.Run, tok.Step, tok.Attempt)
 	d, err := e.definition(ctx, l.Workflow, l.Version)
 	if err != nil {
 		return nil, err
@@ -432,12 +453,20 @@ func (e *Engine) end(ctx context.Context, id string, patch map[string]json.RawMe
 	if err := e.externalizeEnd(ctx, tok.Run, output, patch); err != nil {
 		return nil, err
 	}
-	startedAt := l.StartedAt
 	var u cairn.Usage
 	if usage != nil {
 		u = e.cfg.Prices.price(*usage)
 	}
-	m := func(r *runRecord, fx *effects) (*Ended, error) {
+	return e.mutateSpilling(ctx, tok.Run, output, patch, e.endMutation(d, tok, l, patch, u, unstartedOK, apply, outcome))
+}
+
+// endMutation is the run-record change of a complete or fail of lease l
+// (usage u already priced): check the attempt is current, record it,
+// merge state and usage, apply the outcome.
+func (e *Engine) endMutation(d *definition, tok leaseToken, l *leaseRecord, patch map[string]json.RawMessage, u cairn.Usage, unstartedOK bool,
+	apply func(r *runRecord, d *definition, tok leaseToken, startedAt *time.Time, fx *effects), outcome cairn.AttemptOutcome) func(r *runRecord, fx *effects) (*Ended, error) {
+	startedAt := l.StartedAt
+	return func(r *runRecord, fx *effects) (*Ended, error) {
 		if r.Workflow != l.Workflow || r.Version != l.Version {
 			return nil, reject(cairn.ReasonFenced, "lease does not belong to run %s", r.ID)
 		}
@@ -479,7 +508,6 @@ func (e *Engine) end(ctx context.Context, id string, patch map[string]json.RawMe
 		}
 		return &Ended{RunStatus: r.Status}, nil
 	}
-	return e.mutateSpilling(ctx, tok.Run, output, patch, m)
 }
 
 // HeartbeatResult is one lease's answer in a batched heartbeat.

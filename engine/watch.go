@@ -146,16 +146,59 @@ func (e *Engine) GetRunStatus(ctx context.Context, id string, after int64, wait 
 	if err := runIDRule.check("run", id); err != nil {
 		return nil, err
 	}
+	r, err := e.watchRun(ctx, id, after, false, wait)
+	if err != nil {
+		return nil, err
+	}
+	return e.status(ctx, r), nil
+}
+
+// AwaitRun is GetRun held until the run ends, up to wait capped at the
+// claim hold: what a client waiting for a run's outcome asks, in one
+// request however many times the run changes meanwhile. It costs what a
+// held status request costs (one read when it starts, none per change
+// committed on this instance), and answers from the record in hand: the
+// caller audits the answer once, as a GetRun's. A run still running when
+// the hold ends is answered as GetRun answers it (with its holders).
+func (e *Engine) AwaitRun(ctx context.Context, id string, wait time.Duration) (*cairn.Run, error) {
+	if err := runIDRule.check("run", id); err != nil {
+		return nil, err
+	}
 	if wait <= 0 {
-		r, err := e.readRun(ctx, id)
-		if err != nil {
-			return nil, err
-		}
-		return e.status(ctx, r), nil
+		return e.GetRun(ctx, id)
+	}
+	r, err := e.watchRun(ctx, id, 0, true, wait)
+	if err != nil {
+		return nil, err
+	}
+	if !r.Status.Terminal() {
+		return e.GetRun(ctx, id) // the hold ended first: the full view, holders read
+	}
+	d, err := e.definition(ctx, r.Workflow, r.Version)
+	if err != nil {
+		d = nil // the view works without the definition
+	}
+	return e.view(r, d), nil
+}
+
+// watchRun returns run's record once its rev exceeds after (any change,
+// unless untilEnd: only its end counts) or the run ended, holding up to
+// wait (none: one read). See GetRunStatus for what a hold reads.
+func (e *Engine) watchRun(ctx context.Context, id string, after int64, untilEnd bool, wait time.Duration) (*runRecord, error) {
+	if wait <= 0 {
+		return e.readRun(ctx, id)
+	}
+	// answers reports whether r answers the request.
+	answers := func(r *runRecord) bool {
+		return r.Status.Terminal() || !untilEnd && r.Rev > after
 	}
 	deadline := e.holdUntil(ctx, wait)
-	if r := e.cachedRun(id, after+1); r != nil {
-		return e.status(ctx, r), nil
+	if !untilEnd {
+		if r := e.cachedRun(id, after+1); r != nil {
+			return r, nil
+		}
+	} else if r := e.cachedRun(id, 0); r != nil && r.Status.Terminal() {
+		return r, nil // ended is final: any copy that says so is current
 	}
 	// Registered before the first read: a change committed after it is
 	// signalled, a change before it is in the read.
@@ -171,8 +214,8 @@ func (e *Engine) GetRunStatus(ctx context.Context, id string, after int64, wait 
 	hold := time.NewTimer(time.Until(deadline))
 	defer hold.Stop()
 	for {
-		if r.Rev > after || r.Status.Terminal() || !time.Now().Before(deadline) {
-			return e.status(ctx, r), nil
+		if answers(r) || !time.Now().Before(deadline) {
+			return r, nil
 		}
 		heard, next := e.watch.state(w)
 		if heard > consumed {
@@ -200,9 +243,9 @@ func (e *Engine) GetRunStatus(ctx context.Context, id string, after int64, wait 
 			fallback.Reset(e.cfg.FallbackInterval)
 		case <-hold.C:
 		case <-ctx.Done():
-			return e.status(ctx, r), nil
+			return r, nil
 		case <-e.draining:
-			return e.status(ctx, r), nil
+			return r, nil
 		}
 	}
 }

@@ -306,7 +306,7 @@ func (c *Client) Start(ctx context.Context, workflow string, o StartOptions) (*R
 
 // Get returns a run. The read is audited with the client's key.
 func (c *Client) Get(ctx context.Context, run string) (*Run, error) {
-	r, err := decodeView[cairn.Run](c)(c.api.GetRun(ctx, run))
+	r, err := decodeView[cairn.Run](c)(c.api.GetRun(ctx, run, nil))
 	if err != nil {
 		return nil, err
 	}
@@ -443,11 +443,48 @@ func (c *Client) Runs(ctx context.Context, o ListOptions) iter.Seq2[RunSummary, 
 	}
 }
 
-// Wait polls a run until it ends or ctx is done, and returns it. A run
-// that ended in failure is returned with a nil error: look at its Status
-// and Error, or call Run.Err.
+// Wait waits until a run ends or ctx is done, and returns it. A run that
+// ended in failure is returned with a nil error: look at its Status and
+// Error, or call Run.Err.
+//
+// It holds one request (GET /runs/{run} with wait_ms, audited once when
+// it answers) that the server answers when the run ends, however often
+// the run changes meanwhile; a run still running when the hold ends is
+// waited on again. A server that answers at once without holding (one
+// that predates wait_ms) is followed as Watch does. Transient errors are
+// retried with backoff.
 func (c *Client) Wait(ctx context.Context, run string) (*Run, error) {
-	return c.Watch(ctx, run, nil)
+	const hold = 20 * time.Second
+	backoff := 100 * time.Millisecond
+	var lastErr error
+	for {
+		sent := time.Now()
+		r, err := decodeView[cairn.Run](c)(c.api.GetRun(ctx, run, &client.GetRunParams{WaitMs: ptr(hold.Milliseconds())}))
+		switch {
+		case err == nil && r.Status.Terminal():
+			return &Run{Run: *r}, nil
+		case err == nil && time.Since(sent) < time.Second:
+			return c.Watch(ctx, run, nil) // not held: the server predates wait_ms
+		case err == nil:
+			lastErr, backoff = nil, 100*time.Millisecond
+			continue
+		case temporary(err) && ctx.Err() == nil:
+			lastErr = err
+		default:
+			return nil, err
+		}
+		t := time.NewTimer(backoff)
+		backoff = min(backoff*2, 2*time.Second)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			if lastErr != nil {
+				return nil, fmt.Errorf("%w (last error: %v)", ctx.Err(), lastErr)
+			}
+			return nil, ctx.Err()
+		case <-t.C:
+		}
+	}
 }
 
 // Watch follows a run until it ends or ctx is done, calling fn (when not

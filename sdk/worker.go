@@ -694,8 +694,14 @@ func errorMessage(err error) string {
 }
 
 // started tells the engine the body is about to run. It reports whether
-// to run it.
+// to run it. An at_least_once lease is started by its claim (the
+// protocol's started is optional for it and writes nothing): no call, one
+// round trip less per step. An at_most_once lease must be started: the
+// engine records it, and never offers the step again.
 func (w *Worker) started(a *attempt, log *slog.Logger) bool {
+	if cairn.Delivery(a.lease.Delivery) != cairn.AtMostOnce {
+		return true
+	}
 	b := backoff{min: 100 * time.Millisecond, max: 2 * time.Second}
 	giveUp := time.Now().Add(w.leaseTTL)
 	for {

@@ -55,6 +55,8 @@ func main() {
 	flag.IntVar(&o.fanoutReps, "fanout-reps", 3, "fan-out: runs, one after the other (latencies over them)")
 	flag.IntVar(&o.singles, "singles", 50, "single: one-step runs, one after the other, the worker idle before each")
 	flag.StringVar(&o.out, "out", "", "append the result lines to this file")
+	flag.StringVar(&o.cpuprofile, "cpuprofile", "", "write the server's CPU profile of each workload (its first --profile-secs) to this directory as <target>-<workload>.pprof (go tool pprof -top)")
+	flag.IntVar(&o.profileSecs, "profile-secs", 5, "with --cpuprofile: seconds of each workload profiled")
 	flag.Parse()
 	if err := run(context.Background(), o); err != nil {
 		fmt.Fprintln(os.Stderr, "e2e bench:", err)
@@ -66,6 +68,43 @@ type options struct {
 	cairn, targets, workloads, minio, out string
 	scale                                 float64
 	slots, runs, fanoutReps, singles      int
+	cpuprofile                            string
+	profileSecs                           int
+}
+
+// startProfile starts profiling the server's CPU for o.profileSecs when
+// o.cpuprofile is set; the returned func waits for the profile and writes
+// it as <dir>/<name>.pprof.
+func startProfile(server string, o options, name string) func() error {
+	if o.cpuprofile == "" {
+		return func() error { return nil }
+	}
+	done := make(chan error, 1)
+	go func() {
+		resp, err := http.Get(fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", server, o.profileSecs))
+		if err != nil {
+			done <- err
+			return
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			done <- fmt.Errorf("%s", resp.Status)
+			return
+		}
+		if err := os.MkdirAll(o.cpuprofile, 0o755); err != nil {
+			done <- err
+			return
+		}
+		f, err := os.Create(filepath.Join(o.cpuprofile, name+".pprof"))
+		if err != nil {
+			done <- err
+			return
+		}
+		defer f.Close()
+		_, err = io.Copy(f, resp.Body)
+		done <- err
+	}()
+	return func() error { return <-done }
 }
 
 func run(ctx context.Context, o options) error {

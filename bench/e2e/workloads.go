@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -98,7 +99,11 @@ func benchTarget(ctx context.Context, t target, self string, o options, out io.W
 		if err != nil {
 			return err
 		}
+		prof := startProfile(base, o, t.name+"-"+strings.TrimSpace(wl))
 		r, err := fn(ctx, c, o)
+		if perr := prof(); perr != nil {
+			fmt.Fprintln(os.Stderr, "e2e bench: cpu profile:", perr)
+		}
 		if err != nil {
 			return fmt.Errorf("%s: %w\nserver log:\n%s\nworker log:\n%s", wl, err, srv.logs, w.logs)
 		}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"strconv"
 
@@ -72,6 +73,9 @@ func (h *benchHooks) handler(next http.Handler) http.Handler {
 		w.Header().Set("Content-Type", "application/json")
 		json.NewEncoder(w).Encode(h.counts.Snapshot())
 	})
+	// The server's CPU profile, for bench/e2e --cpuprofile (benchmarks
+	// only: served only with CAIRN_BENCH_STATS=1).
+	mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
 	mux.Handle("/", next)
 	return mux
 }

@@ -1358,6 +1358,12 @@ type DeleteRunParams struct {
 	Force *bool `form:"force,omitempty" json:"force,omitempty"`
 }
 
+// GetRunParams defines parameters for GetRun.
+type GetRunParams struct {
+	// WaitMs Hold the request until the run ends, up to this long (capped at 4/5 of the max request time): waiting for a run's outcome in one request. 0 answers at once.
+	WaitMs *int64 `form:"wait_ms,omitempty" json:"wait_ms,omitempty"`
+}
+
 // GetRunStatusParams defines parameters for GetRunStatus.
 type GetRunStatusParams struct {
 	// After Wait for a rev greater than this.
@@ -1551,12 +1557,12 @@ type ClientInterface interface {
 
 	// GetRun Get a run
 	//
-	// The run with every step's status, attempts, output and usage. Audited: the read is recorded with the key that made it.
+	// The run with every step's status, attempts, output and usage. Audited: the read is recorded with the key that made it. With wait_ms the request is held until the run ends (or wait_ms passes: then it answers the running run) and audited once, when it answers; a commit on any instance wakes it, and a run that changes many times costs no more than once: what a client waiting for a run's outcome sends.
 	//
 	// Needs a key with the `read` scope.
 	//
 	// Corresponds with GET /v1/api/runs/{run} (the `GetRun` operationId).
-	GetRun(ctx context.Context, run string, reqEditors ...RequestEditorFn) (*http.Response, error)
+	GetRun(ctx context.Context, run string, params *GetRunParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CancelRunWithBody Cancel a run
 	//
@@ -1848,7 +1854,7 @@ type ClientInterface interface {
 
 	// StepStarted Declare that a step's body is about to run
 	//
-	// Always sent before the body: it separates offered from running. For at_most_once steps it is recorded durably; complete/fail without it is refused as not_started.
+	// Sent before the body of an at_most_once lease: it separates offered from running, is recorded durably, and complete/fail without it is refused as not_started. For an at_least_once lease the claim is the start: started is optional, records nothing and only answers whether the lease is still live (the Go SDK does not send it).
 	//
 	// Needs a key with the `worker` scope.
 	//
@@ -2040,13 +2046,13 @@ func (c *Client) DeleteRun(ctx context.Context, run string, params *DeleteRunPar
 
 // GetRun Get a run
 //
-// The run with every step's status, attempts, output and usage. Audited: the read is recorded with the key that made it.
+// The run with every step's status, attempts, output and usage. Audited: the read is recorded with the key that made it. With wait_ms the request is held until the run ends (or wait_ms passes: then it answers the running run) and audited once, when it answers; a commit on any instance wakes it, and a run that changes many times costs no more than once: what a client waiting for a run's outcome sends.
 //
 // Needs a key with the `read` scope.
 //
 // Corresponds with GET /v1/api/runs/{run} (the `GetRun` operationId).
-func (c *Client) GetRun(ctx context.Context, run string, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewGetRunRequest(c.Server, run)
+func (c *Client) GetRun(ctx context.Context, run string, params *GetRunParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetRunRequest(c.Server, run, params)
 	if err != nil {
 		return nil, err
 	}
@@ -2627,7 +2633,7 @@ func (c *Client) GetLeasePayload(ctx context.Context, lease string, sha256 strin
 
 // StepStarted Declare that a step's body is about to run
 //
-// Always sent before the body: it separates offered from running. For at_most_once steps it is recorded durably; complete/fail without it is refused as not_started.
+// Sent before the body of an at_most_once lease: it separates offered from running, is recorded durably, and complete/fail without it is refused as not_started. For an at_least_once lease the claim is the start: started is optional, records nothing and only answers whether the lease is still live (the Go SDK does not send it).
 //
 // Needs a key with the `worker` scope.
 //
@@ -3016,7 +3022,7 @@ func NewDeleteRunRequest(server string, run string, params *DeleteRunParams) (*h
 }
 
 // NewGetRunRequest constructs an http.Request for the GetRun method
-func NewGetRunRequest(server string, run string) (*http.Request, error) {
+func NewGetRunRequest(server string, run string, params *GetRunParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -3039,6 +3045,33 @@ func NewGetRunRequest(server string, run string) (*http.Request, error) {
 	queryURL, err := serverURL.Parse(operationPath)
 	if err != nil {
 		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.WaitMs != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "wait_ms", *params.WaitMs, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
@@ -4176,14 +4209,14 @@ type ClientWithResponsesInterface interface {
 
 	// GetRunWithResponse Get a run
 	//
-	// The run with every step's status, attempts, output and usage. Audited: the read is recorded with the key that made it.
+	// The run with every step's status, attempts, output and usage. Audited: the read is recorded with the key that made it. With wait_ms the request is held until the run ends (or wait_ms passes: then it answers the running run) and audited once, when it answers; a commit on any instance wakes it, and a run that changes many times costs no more than once: what a client waiting for a run's outcome sends.
 	//
 	// Needs a key with the `read` scope.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v1/api/runs/{run} (the `GetRun` operationId).
-	GetRunWithResponse(ctx context.Context, run string, reqEditors ...RequestEditorFn) (*GetRunHTTPResponse, error)
+	GetRunWithResponse(ctx context.Context, run string, params *GetRunParams, reqEditors ...RequestEditorFn) (*GetRunHTTPResponse, error)
 
 	// CancelRunWithBodyWithResponse Cancel a run
 	//
@@ -4495,7 +4528,7 @@ type ClientWithResponsesInterface interface {
 
 	// StepStartedWithResponse Declare that a step's body is about to run
 	//
-	// Always sent before the body: it separates offered from running. For at_most_once steps it is recorded durably; complete/fail without it is refused as not_started.
+	// Sent before the body of an at_most_once lease: it separates offered from running, is recorded durably, and complete/fail without it is refused as not_started. For an at_least_once lease the claim is the start: started is optional, records nothing and only answers whether the lease is still live (the Go SDK does not send it).
 	//
 	// Needs a key with the `worker` scope.
 	//
@@ -7453,15 +7486,15 @@ func (c *ClientWithResponses) DeleteRunWithResponse(ctx context.Context, run str
 
 // GetRunWithResponse Get a run
 //
-// The run with every step's status, attempts, output and usage. Audited: the read is recorded with the key that made it.
+// The run with every step's status, attempts, output and usage. Audited: the read is recorded with the key that made it. With wait_ms the request is held until the run ends (or wait_ms passes: then it answers the running run) and audited once, when it answers; a commit on any instance wakes it, and a run that changes many times costs no more than once: what a client waiting for a run's outcome sends.
 //
 // Needs a key with the `read` scope.
 //
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /v1/api/runs/{run} (the `GetRun` operationId).
-func (c *ClientWithResponses) GetRunWithResponse(ctx context.Context, run string, reqEditors ...RequestEditorFn) (*GetRunHTTPResponse, error) {
-	rsp, err := c.GetRun(ctx, run, reqEditors...)
+func (c *ClientWithResponses) GetRunWithResponse(ctx context.Context, run string, params *GetRunParams, reqEditors ...RequestEditorFn) (*GetRunHTTPResponse, error) {
+	rsp, err := c.GetRun(ctx, run, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -7946,7 +7979,7 @@ func (c *ClientWithResponses) GetLeasePayloadWithResponse(ctx context.Context, l
 
 // StepStartedWithResponse Declare that a step's body is about to run
 //
-// Always sent before the body: it separates offered from running. For at_most_once steps it is recorded durably; complete/fail without it is refused as not_started.
+// Sent before the body of an at_most_once lease: it separates offered from running, is recorded durably, and complete/fail without it is refused as not_started. For an at_least_once lease the claim is the start: started is optional, records nothing and only answers whether the lease is still live (the Go SDK does not send it).
 //
 // Needs a key with the `worker` scope.
 //

@@ -103,7 +103,7 @@ export interface paths {
         };
         /**
          * Get a run
-         * @description The run with every step's status, attempts, output and usage. Audited: the read is recorded with the key that made it.
+         * @description The run with every step's status, attempts, output and usage. Audited: the read is recorded with the key that made it. With wait_ms the request is held until the run ends (or wait_ms passes: then it answers the running run) and audited once, when it answers; a commit on any instance wakes it, and a run that changes many times costs no more than once: what a client waiting for a run's outcome sends.
          *
          *     Needs a key with the `read` scope.
          */
@@ -519,7 +519,7 @@ export interface paths {
         put?: never;
         /**
          * Declare that a step's body is about to run
-         * @description Always sent before the body: it separates offered from running. For at_most_once steps it is recorded durably; complete/fail without it is refused as not_started.
+         * @description Sent before the body of an at_most_once lease: it separates offered from running, is recorded durably, and complete/fail without it is refused as not_started. For an at_least_once lease the claim is the start: started is optional, records nothing and only answers whether the lease is still live (the Go SDK does not send it).
          *
          *     Needs a key with the `worker` scope.
          */
@@ -1805,7 +1805,10 @@ export interface operations {
     };
     getRun: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Hold the request until the run ends, up to this long (capped at 4/5 of the max request time): waiting for a run's outcome in one request. 0 answers at once. */
+                wait_ms?: number;
+            };
             header?: never;
             path: {
                 /** @description Run id. */

@@ -1,0 +1,180 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/blob"
+)
+
+// Deferred completes: on a store that takes about one write per second
+// per object (GCS), the completions of a wide fan-out queue behind the run
+// record however well group commit folds them, and a worker waits ~2 s per
+// step with its slot idle. While the run record is congested (a write to
+// it was throttled in the last congestedFor, and a batch is in flight), a
+// complete is made durable in its own lease object instead — a
+// compare-and-swap of the lease from active to completed, carrying the
+// output, state patch and priced usage — and answered at once (run_status
+// running); the committer folds it into the run record in the next batch.
+//
+// The lease swap is the decision: the reaper's fence is a swap of the same
+// object against the same version, so exactly one of "completed" and
+// "expired" lands, as between a complete and a fence today. A completed
+// lease is folded (the same mutation a complete applies: the attempt must
+// still be current) by the goroutine the complete started, and by anyone
+// who finds it later: a worker call on the lease (answered already_applied,
+// or the run's refusal when the run ended first), and the reaper's visit
+// of the ready step (an instance that died between the swap and the fold).
+// A complete that cannot be decided on the instance's cached run record
+// (none, not current, near the size limit, an at_most_once attempt without
+// started) takes the ordinary path, so its refusals are what they were.
+
+// congestedFor is how long after a throttled write of a run record its
+// completes are deferred.
+const congestedFor = 2 * time.Second
+
+// leaseDone is a deferred complete's outcome, kept in the lease.
+type leaseDone struct {
+	Output     json.RawMessage            `json:"output"`
+	StatePatch map[string]json.RawMessage `json:"state_patch,omitempty"`
+	Usage      *cairn.Usage               `json:"usage,omitempty"` // priced
+	At         time.Time                  `json:"at"`
+}
+
+// throttled records that a write of run's record was throttled.
+func (c *committer) throttled(run string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.throttledAt == nil {
+		c.throttledAt = map[string]time.Time{}
+	}
+	c.throttledAt[run] = time.Now()
+}
+
+// congested reports whether completes of run should be deferred: a batch
+// is being written and a write was throttled lately.
+func (c *committer) congested(run string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	at, ok := c.throttledAt[run]
+	_, busy := c.batches[run]
+	return ok && busy && time.Since(at) < congestedFor
+}
+
+// idleLocked forgets run's throttling once nothing is queued for it (called by
+// the leader as it exits, c.mu held).
+func (c *committer) idleLocked(run string) {
+	if at, ok := c.throttledAt[run]; ok && time.Since(at) >= congestedFor {
+		delete(c.throttledAt, run)
+	}
+}
+
+// completeDeferred makes a complete durable in its lease and answers it
+// before the fold, when the run record is congested. ok is false when the
+// complete should take the ordinary path.
+func (e *Engine) completeDeferred(ctx context.Context, id string, req CompleteRequest) (_ *Ended, ok bool, _ error) {
+	tok, err := parseLeaseID(id)
+	if err != nil || !e.commits.congested(tok.Run) {
+		return nil, false, nil
+	}
+	r := e.cachedRun(tok.Run, 0)
+	if r == nil {
+		return nil, false, nil
+	}
+	size := len(req.Output)
+	for k, v := range req.StatePatch {
+		size += len(k) + len(v)
+	}
+	raw, _, _ := e.commits.cache.get(tok.Run)
+	if len(raw)+size+(64<<10) > e.cfg.MaxRunRecordBytes {
+		return nil, false, nil // may be too large: decided by the record
+	}
+	tok, l, ver, err := e.workerCall(ctx, id, nil)
+	if err != nil {
+		return nil, true, err
+	}
+	if l.Delivery == cairn.AtMostOnce && l.StartedAt == nil {
+		return nil, false, nil
+	}
+	if r.Workflow != l.Workflow || r.Version != l.Version || e.checkCurrent(r, tok) != nil {
+		return nil, false, nil
+	}
+	if d, err := e.definition(ctx, l.Workflow, l.Version); err != nil || d.Step(l.Step) == nil {
+		return nil, false, nil
+	}
+	// Values over the inline limit go by reference first (payloads.go), so
+	// the lease and the record it is folded into hold only references.
+	if err := e.externalizeEnd(ctx, tok.Run, &req.Output, req.StatePatch); err != nil {
+		return nil, true, err
+	}
+	done := &leaseDone{Output: req.Output, StatePatch: req.StatePatch, At: e.now()}
+	if req.Usage != nil {
+		u := e.cfg.Prices.price(*req.Usage)
+		done.Usage = &u
+	}
+	c := *l
+	c.State, c.Done = leaseCompleted, done
+	_, err = e.store.Swap(ctx, l.keyIn(e.keys), mustJSON(&c), ver)
+	e.forgetLease(tok.Run, tok.Step, tok.Attempt)
+	switch {
+	case errors.Is(err, blob.ErrPreconditionFailed):
+		return nil, false, nil // the lease changed (a fence): the ordinary path reads it
+	case err != nil:
+		return nil, true, unavailable(err)
+	}
+	go func() {
+		fctx, cancel := context.WithTimeout(context.Background(), e.cfg.CommitTimeout)
+		defer cancel()
+		if _, err := e.fold(fctx, tok, &c); err != nil {
+			if _, rejected := IsRejection(err); !rejected {
+				e.log.Warn("folding a deferred complete failed; the reaper's visit of the step folds it", "run", tok.Run, "step", tok.Step, "err", err)
+			}
+		}
+	}()
+	return &Ended{RunStatus: cairn.RunRunning}, true, nil
+}
+
+// fold applies a completed lease's outcome to the run record, as its
+// complete would have; a rejection says the attempt is no longer current
+// (already applied, or the run ended first).
+func (e *Engine) fold(ctx context.Context, tok leaseToken, l *leaseRecord) (*Ended, error) {
+	d, err := e.definition(ctx, l.Workflow, l.Version)
+	if err != nil {
+		return nil, err
+	}
+	var u cairn.Usage
+	if l.Done.Usage != nil {
+		u = *l.Done.Usage
+	}
+	ended, err := mutate(ctx, e.commits, l.Run, e.endMutation(d, tok, l, l.Done.StatePatch, u, false, e.completeApply(&l.Done.Output), cairn.OutcomeCompleted))
+	if reason, ok := IsRejection(err); ok && reason == cairn.ReasonTooLarge {
+		// Checked against the size limit before deferring, but the record
+		// grew meanwhile: fail the step as a worker told too_large does.
+		why := cairn.ErrorInfo{Class: cairn.ClassOutputTooLarge, Message: "the deferred output would grow the run record past its limit"}
+		return mutate(ctx, e.commits, l.Run, e.endMutation(d, tok, l, nil, u, true, func(r *runRecord, d *definition, tok leaseToken, startedAt *time.Time, fx *effects) {
+			e.failAttempt(r, d, tok.Step, tok.Attempt, why, tok.Worker, startedAt != nil, fx)
+		}, cairn.OutcomeFailed))
+	}
+	return ended, err
+}
+
+// foldAnswer answers a worker call on a completed lease: fold it (a no-op
+// when it was folded), then already_applied, or the refusal of the run
+// record when the run moved on first.
+func (e *Engine) foldAnswer(ctx context.Context, tok leaseToken, l *leaseRecord) error {
+	_, err := e.fold(ctx, leaseTokenOf(l, tok), l)
+	if err == nil {
+		return reject(cairn.ReasonAlreadyApplied, "attempt %d of step %s already ended (completed)", tok.Attempt, tok.Step)
+	}
+	return err
+}
+
+// leaseTokenOf is tok with the lease's own fields (a token the lease
+// matched).
+func leaseTokenOf(l *leaseRecord, tok leaseToken) leaseToken {
+	tok.Run, tok.Step, tok.Attempt, tok.Worker = l.Run, l.Step, l.Attempt, l.Worker
+	return tok
+}

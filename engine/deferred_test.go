@@ -1,0 +1,87 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/blob/mem"
+)
+
+// completeLease makes l's complete durable in its lease the way a deferred
+// complete does, and folds nothing: the instance died between the two.
+func completeLease(t *testing.T, e *Engine, l Lease, output string) {
+	t.Helper()
+	ctx := context.Background()
+	tok := mustToken(t, l.ID)
+	key := e.keys.lease(tok.Run, tok.Step, tok.Attempt)
+	rec, ver, err := readJSON[leaseRecord](ctx, e.store, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec.State, rec.Done = leaseCompleted, &leaseDone{Output: json.RawMessage(output), At: e.now()}
+	if _, err := e.store.Swap(ctx, key, mustJSON(rec), ver); err != nil {
+		t.Fatal(err)
+	}
+	e.forgetLease(tok.Run, tok.Step, tok.Attempt)
+}
+
+// TestDeferredCompleteFoldedByReaper: a complete made durable in its
+// lease by an instance that died before the fold is folded by the
+// reaper's visit of the step — even long past the lease's expiry, where an
+// active lease would be fenced and the attempt lost — and a later worker
+// call on the lease is told already_applied.
+func TestDeferredCompleteFoldedByReaper(t *testing.T) {
+	ctx := context.Background()
+	clk := newClock()
+	e := newTestEngine(t, mem.New(), Config{Now: clk.Now})
+	register(t, e, "w", linear("lin", "1", 2))
+	run := mustStart(t, e, "lin", `{"n":1}`)
+	l := claimOne(t, e, "w")
+	completeLease(t, e, l, `"first"`)
+	// The worker's heartbeat fences nothing: the lease is folded first.
+	clk.Advance(10 * time.Minute)
+	if _, err := e.Reap(ctx); err != nil {
+		t.Fatal(err)
+	}
+	r := getRun(t, e, run)
+	s0 := stepOf(r, stepName(0))
+	if s0.Status != cairn.StepCompleted || string(s0.Output) != `"first"` || len(s0.Attempts) != 1 {
+		t.Fatalf("step after the reaper's fold: %+v", s0)
+	}
+	_, err := e.Heartbeat(ctx, l.ID)
+	wantReason(t, err, cairn.ReasonAlreadyApplied)
+	_, err = e.Complete(ctx, l.ID, CompleteRequest{Output: json.RawMessage(`"again"`)})
+	wantReason(t, err, cairn.ReasonAlreadyApplied)
+	if s := stepOf(getRun(t, e, run), stepName(1)); s.Status != cairn.StepReady {
+		t.Fatalf("next step: %+v", s)
+	}
+}
+
+// TestDeferredCompleteFoldedByWorkerCall: the worker's own retry of the
+// complete (its answer lost) folds a completed lease and is answered
+// already_applied; a fence after the lease completed is refused by the
+// lease's version.
+func TestDeferredCompleteFoldedByWorkerCall(t *testing.T) {
+	ctx := context.Background()
+	e := newTestEngine(t, mem.New(), Config{})
+	register(t, e, "w", single("s", cairn.Step{}))
+	run := mustStart(t, e, "s", `{}`)
+	l := claimOne(t, e, "w")
+	tok := mustToken(t, l.ID)
+	stale, ver, err := readJSON[leaseRecord](ctx, e.store, e.keys.lease(tok.Run, tok.Step, tok.Attempt))
+	if err != nil {
+		t.Fatal(err)
+	}
+	completeLease(t, e, l, `7`)
+	if err := e.fence(ctx, stale, ver, "expired"); err == nil {
+		t.Fatal("a fence against the version before the complete landed")
+	}
+	_, err = e.Complete(ctx, l.ID, CompleteRequest{Output: json.RawMessage(`7`)})
+	wantReason(t, err, cairn.ReasonAlreadyApplied)
+	if r := getRun(t, e, run); r.Status != cairn.RunCompleted || string(r.Output) == "" {
+		t.Fatalf("run %s %s", r.Status, r.Output)
+	}
+}

@@ -381,10 +381,11 @@ func (e *Engine) claimOne(ctx context.Context, w cachedWorker, r *runRecord, d *
 			outputs[a] = as.Output
 		}
 	}
-	input, err := d.templates[step].render(renderVars{
+	vars := renderVars{
 		Input: r.Input, State: r.State, Steps: outputs, RunID: r.ID,
 		Workflow: r.Workflow, Version: r.Version, Correlation: r.Correlation,
-	})
+	}
+	input, err := d.templates[step].render(vars)
 	if err != nil {
 		e.failRender(ctx, r.ID, d, step, st.Attempt, fmt.Errorf("template of step %s: %w", step, err))
 		return nil, nil, nil
@@ -397,6 +398,9 @@ func (e *Engine) claimOne(ctx context.Context, w cachedWorker, r *runRecord, d *
 	if s.Timeout > 0 {
 		t := now.Add(s.Timeout.D())
 		l.TimeoutAt = &t
+	}
+	if ok, back, err := e.acquireFlow(ctx, r, d, step, &l, vars, h); !ok {
+		return nil, back, err // flow control (limits.go): not now
 	}
 	key := e.keys.lease(r.ID, step, st.Attempt)
 	_, err = e.store.Create(ctx, key, mustJSON(l))
@@ -411,6 +415,9 @@ func (e *Engine) claimOne(ctx context.Context, w cachedWorker, r *runRecord, d *
 				err = blob.ErrPreconditionFailed
 			}
 		}
+	}
+	if err != nil {
+		e.releaseSlots(ctx, &l)
 	}
 	if errors.Is(err, blob.ErrPreconditionFailed) {
 		return nil, nil, nil // another claim won this attempt

@@ -142,6 +142,8 @@ type Engine struct {
 	scanMu   sync.Mutex
 	lastScan time.Time
 
+	flow flowState // flow control's parked hints (limits.go)
+
 	draining  chan struct{}
 	drainOnce sync.Once
 

@@ -232,6 +232,7 @@ func (e *Engine) checkLeases(ctx context.Context, r *runRecord, d *definition, n
 		if err := e.recoverAttempt(ctx, r.ID, d, l, why, stats); err != nil {
 			return err
 		}
+		e.releaseSlots(ctx, l) // the attempt is over (limits.go)
 	}
 	return nil
 }

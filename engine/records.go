@@ -115,6 +115,9 @@ type leaseRecord struct {
 	// A worker call is believed only when the id's nonce matches the
 	// stored one, so an id cannot be made up or edited into another.
 	Nonce string `json:"nonce"`
+	// Slots are the concurrency limit objects this attempt holds a slot
+	// in (limits.go): freed when the attempt ends.
+	Slots []string `json:"slots,omitempty"`
 }
 
 // leaseToken is what a lease id encodes: which lease object to read, and

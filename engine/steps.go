@@ -93,6 +93,7 @@ func (e *Engine) refuseFenced(ctx context.Context, tok leaseToken, l *leaseRecor
 	if err != nil {
 		return err
 	}
+	e.releaseSlots(ctx, l) // the attempt is over (limits.go)
 	if refusal != nil {
 		return refusal
 	}
@@ -427,7 +428,7 @@ func (e *Engine) end(ctx context.Context, id string, patch map[string]json.RawMe
 	if usage != nil {
 		u = e.cfg.Prices.price(*usage)
 	}
-	return mutate(ctx, e.commits, tok.Run, func(r *runRecord, fx *effects) (*Ended, error) {
+	ended, err := mutate(ctx, e.commits, tok.Run, func(r *runRecord, fx *effects) (*Ended, error) {
 		if r.Workflow != l.Workflow || r.Version != l.Version {
 			return nil, reject(cairn.ReasonFenced, "lease does not belong to run %s", r.ID)
 		}
@@ -469,6 +470,8 @@ func (e *Engine) end(ctx context.Context, id string, patch map[string]json.RawMe
 		}
 		return &Ended{RunStatus: r.Status}, nil
 	})
+	e.attemptEnded(ctx, l, err) // free its concurrency slots (limits.go)
+	return ended, err
 }
 
 // HeartbeatResult is one lease's answer in a batched heartbeat.

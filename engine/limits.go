@@ -412,6 +412,7 @@ func (e *Engine) holderStale(ctx context.Context, h slotHolder) (bool, error) {
 			_, err := e.store.Create(ctx, key, mustJSON(tomb))
 			if err == nil {
 				e.log.Info("concurrency slot recovered: its claim died before writing the lease", "run", h.Run, "step", h.Step, "attempt", h.Attempt)
+				e.recoverNow(ctx, &tomb)
 				return true, nil
 			}
 			if errors.Is(err, blob.ErrPreconditionFailed) {
@@ -439,9 +440,29 @@ func (e *Engine) holderStale(ctx context.Context, h slotHolder) (bool, error) {
 		if errors.Is(err, blob.ErrPreconditionFailed) {
 			continue // a heartbeat won, or someone fenced it: look again
 		}
+		if err == nil {
+			e.recoverNow(ctx, l)
+		}
 		return err == nil, err
 	}
 	return false, nil
+}
+
+// recoverNow applies a lease this claim fenced to its run, as the
+// reaper's next visit would (which stays the fallback when this fails):
+// the attempt is re-queued or failed at once rather than at the run's
+// next routine visit. Then it frees the lease's slots under its other
+// keys.
+func (e *Engine) recoverNow(ctx context.Context, l *leaseRecord) {
+	d, err := e.definition(ctx, l.Workflow, l.Version)
+	if err == nil {
+		err = e.recoverAttempt(ctx, l.Run, d, l, l.ExpiredWhy, &ReapStats{})
+	}
+	if err != nil && !isNotFoundErr(err) {
+		e.log.Warn("applying a fenced lease to its run failed; the reaper will", "run", l.Run, "step", l.Step, "attempt", l.Attempt, "err", err)
+		return
+	}
+	e.releaseSlots(ctx, l)
 }
 
 // releaseSlots removes lease l's attempt from every limit object it holds

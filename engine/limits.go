@@ -281,7 +281,8 @@ func (e *Engine) acquireFlow(ctx context.Context, r *runRecord, d *definition, s
 			return false, &h, nil
 		}
 	}
-	holder := slotHolder{Run: r.ID, Step: step, Attempt: l.Attempt, Tag: nonceTag(l.Nonce), Worker: l.Worker, Workflow: r.Workflow, Version: r.Version, At: l.ClaimedAt}
+	holder := slotHolder{Run: r.ID, Step: step, Attempt: l.Attempt, Tag: nonceTag(l.Nonce), Worker: l.Worker, Workflow: r.Workflow, Version: r.Version}
+	first := e.now()
 	for _, s := range slots {
 		got, err := e.takeSlot(ctx, s.obj, s.scope, s.key, s.limit, holder)
 		if err == nil && !got {
@@ -297,6 +298,13 @@ func (e *Engine) acquireFlow(ctx context.Context, r *runRecord, d *definition, s
 			return false, &h, nil
 		}
 		l.Slots = append(l.Slots, s.obj)
+	}
+	if len(slots) > 0 && e.now().Sub(first) > slotGrace/2 {
+		// Too slow: a claim that needs a slot may soon take this one for
+		// a dead claimer's. Give the slots back and try again later.
+		e.releaseSlots(ctx, l)
+		l.Slots = nil
+		return false, &h, nil
 	}
 	return true, nil, nil
 }
@@ -326,6 +334,7 @@ func (e *Engine) takeSlot(ctx context.Context, key, scope, name string, limit in
 				return false, nil
 			}
 		}
+		holder.At = e.now() // the lease write must follow within slotGrace
 		obj.Holders = append(obj.Holders, holder)
 		if ver == "" {
 			_, err = e.store.Create(ctx, key, mustJSON(obj))

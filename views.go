@@ -31,6 +31,7 @@ type Run struct {
 	StepsTotal    int                        `json:"steps_total"`
 	PendingEvents []string                   `json:"pending_events" nullable:"false" doc:"Events received that no wait has consumed yet; empty when none."`
 	RerunOf       string                     `json:"rerun_of,omitempty" doc:"The run this one reran, reusing its completed steps' outputs."`
+	Priority      int                        `json:"priority,omitempty" doc:"The run's priority (default 0; higher is offered first)."`
 }
 
 // Step returns the run's step with the given id, or nil.

@@ -217,7 +217,7 @@ func (e *Engine) runHints(ctx context.Context, run string) ([]notify.Hint, error
 	var out []notify.Hint
 	for id, st := range r.Steps {
 		if st.Status == cairn.StepReady && (st.ReadyAt == nil || !st.ReadyAt.After(now)) {
-			out = append(out, notify.Hint{Run: r.ID, Workflow: r.Workflow, Version: r.Version, Step: id, Attempt: st.Attempt})
+			out = append(out, notify.Hint{Run: r.ID, Workflow: r.Workflow, Version: r.Version, Step: id, Attempt: st.Attempt, Priority: e.priorityOf(ctx, r, id)})
 		}
 	}
 	return out, nil
@@ -263,7 +263,7 @@ func (e *Engine) fallbackScan(ctx context.Context) int {
 				continue
 			}
 			if _, err := e.store.Stat(ctx, e.keys.lease(r.ID, id, st.Attempt)); isNotFound(err) {
-				e.hub.add(notify.Hint{Run: r.ID, Workflow: r.Workflow, Version: r.Version, Step: id, Attempt: st.Attempt})
+				e.hub.add(notify.Hint{Run: r.ID, Workflow: r.Workflow, Version: r.Version, Step: id, Attempt: st.Attempt, Priority: e.priorityOf(ctx, r, id)})
 				added++
 			}
 		}
@@ -367,7 +367,7 @@ func (e *Engine) claimOne(ctx context.Context, w cachedWorker, r *runRecord, d *
 		return nil, nil, nil
 	}
 	now := e.now()
-	h := notify.Hint{Run: r.ID, Workflow: r.Workflow, Version: r.Version, Step: step, Attempt: st.Attempt}
+	h := notify.Hint{Run: r.ID, Workflow: r.Workflow, Version: r.Version, Step: step, Attempt: st.Attempt, Priority: stepPriority(r, d, step)}
 	if st.ReadyAt != nil && st.ReadyAt.After(now) {
 		h.NotBefore = *st.ReadyAt
 		return nil, &h, nil

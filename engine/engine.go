@@ -55,6 +55,10 @@ type Config struct {
 	// AnnounceAfter is how long a ready attempt may stay unclaimed before
 	// the reaper announces it again [5s].
 	AnnounceAfter time.Duration
+	// PriorityAging is how long a ready step waits in an instance's hub to
+	// gain one point of priority, which bounds starvation (priority.go)
+	// [1s].
+	PriorityAging time.Duration
 	// UnservableAvoid is how long a worker that failed an attempt as
 	// unservable is not offered that step again [30s].
 	UnservableAvoid time.Duration
@@ -98,6 +102,7 @@ func (c *Config) setDefaults() {
 	def(&c.FallbackInterval, DefaultFallbackInterval)
 	def(&c.ActiveCheckInterval, c.LeaseTTL)
 	def(&c.AnnounceAfter, 5*time.Second)
+	def(&c.PriorityAging, time.Second)
 	def(&c.UnservableAvoid, 30*time.Second)
 	def(&c.CommitTimeout, 20*time.Second)
 	if c.Retention == 0 {
@@ -160,6 +165,7 @@ func New(store *blob.Bucket, cfg Config) (*Engine, error) {
 	e := &Engine{store: store, cfg: cfg, keys: keys{prefix: cfg.Prefix}, log: cfg.Logger, draining: make(chan struct{})}
 	e.commits = newCommitter(e)
 	e.hub = newHub(cfg.Now)
+	e.hub.aging = cfg.PriorityAging
 	e.watch = newWatchers()
 	e.defs = newDefCache()
 	e.workers = newWorkerCache(e.now)

@@ -24,6 +24,8 @@ type hub struct {
 	// changes: the signal HeldClaims' watchers wait on.
 	changed chan struct{}
 	adds    int
+
+	prio // priorities (priority.go)
 }
 
 type hubHint struct {
@@ -66,6 +68,7 @@ func (h *hub) add(x notify.Hint) {
 		h.order = append(h.order, k)
 	}
 	h.hints[k] = hubHint{Hint: x, added: h.now()}
+	h.noteLocked(k, x)
 	h.adds++
 	if len(h.hints) > hubMaxHints || h.adds%4096 == 0 {
 		h.compactLocked(true)
@@ -107,6 +110,9 @@ func (h *hub) take(match func(notify.Hint) bool, n int) []notify.Hint {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	now := h.now()
+	if h.prioritized {
+		return h.takeByPriorityLocked(match, n, now)
+	}
 	var out []notify.Hint
 	// Start at a random place: claims on other instances hold the same
 	// hints (fan-out buses), and taking them in the same order would make

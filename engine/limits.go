@@ -272,7 +272,7 @@ func (e *Engine) acquireFlow(ctx context.Context, r *runRecord, d *definition, s
 		} else if !isNotFound(err) {
 			return false, nil, err
 		}
-		granted, at, err := e.takeRate(ctx, rl, k)
+		granted, at, err := e.takeRate(ctx, rl, k, l.ClaimedAt)
 		if err != nil {
 			return false, nil, err
 		}

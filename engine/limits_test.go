@@ -115,7 +115,7 @@ func TestConcurrencyNoOverGrant(t *testing.T) {
 			cfg := engines[0].Config()
 			wf := cairn.Workflow{Name: "cc", Version: "1",
 				Concurrency: []cairn.ConcurrencyLimit{{Limit: 4}},
-				Steps: []cairn.Step{{ID: "work", Concurrency: &cairn.ConcurrencyLimit{Key: "${input.customer}", Limit: 3}}}}
+				Steps:       []cairn.Step{{ID: "work", Concurrency: &cairn.ConcurrencyLimit{Key: "${input.customer}", Limit: 3}}}}
 			const workers = 12
 			for i := range workers {
 				register(t, engines[i%3], fmt.Sprintf("w%02d", i), wf)

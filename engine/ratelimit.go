@@ -36,9 +36,12 @@ func (k keys) rate(scope, key string) string {
 	return k.prefix + "ratelimits/" + hex.EncodeToString(h[:])
 }
 
-// takeRate asks for one grant of rl under key. Refused, it returns when
-// to ask again.
-func (e *Engine) takeRate(ctx context.Context, rl *compiledRate, name string) (bool, time.Time, error) {
+// takeRate asks for one grant of rl under key at now (the claim's time,
+// which its lease records as claimed_at). Refused, it returns when to ask
+// again. Grants are applied in CAS order and each needs tat <= now + tau,
+// so a claim whose now is stale is refused, never granted early: grant
+// times are at least T apart (burst 1) whatever the claimers' order.
+func (e *Engine) takeRate(ctx context.Context, rl *compiledRate, name string, now time.Time) (bool, time.Time, error) {
 	key := e.keys.rate(rl.scope, name)
 	t := rl.period / time.Duration(rl.limit)
 	tau := t * time.Duration(rl.burst-1)
@@ -50,7 +53,6 @@ func (e *Engine) takeRate(ctx context.Context, rl *compiledRate, name string) (b
 		if err != nil {
 			return false, time.Time{}, err
 		}
-		now := e.now()
 		tat := obj.TAT
 		if tat.Before(now) {
 			tat = now
@@ -78,5 +80,5 @@ func (e *Engine) takeRate(ctx context.Context, rl *compiledRate, name string) (b
 		}
 		sleepJitter(ctx, try)
 	}
-	return false, e.now().Add(t), nil
+	return false, now.Add(t), nil
 }

@@ -199,7 +199,7 @@ func (e *Engine) checkLeases(ctx context.Context, r *runRecord, d *definition, n
 		l, ver, err := readJSON[leaseRecord](ctx, e.store, key)
 		if isNotFound(err) {
 			if st.ReadyAt == nil || now.Sub(*st.ReadyAt) >= e.cfg.AnnounceAfter {
-				e.announce([]notify.Hint{{Run: r.ID, Workflow: r.Workflow, Version: r.Version, Step: s.ID, Attempt: st.Attempt}})
+				e.announce([]notify.Hint{{Run: r.ID, Workflow: r.Workflow, Version: r.Version, Step: s.ID, Attempt: st.Attempt, Priority: stepPriority(r, d, s.ID)}})
 				stats.Announced++
 			}
 			continue

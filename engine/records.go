@@ -35,6 +35,8 @@ type runRecord struct {
 	Journal        []cairn.JournalEntry       `json:"journal"`
 	// RerunOf is the run this one was started from by a rerun.
 	RerunOf string `json:"rerun_of,omitempty"`
+	// Priority is the run's priority (priority.go).
+	Priority int `json:"priority,omitempty"`
 	// Rev counts the record's committed writes.
 	Rev int64 `json:"rev"`
 	// TimerAt is the due time of the newest timer a commit armed for the

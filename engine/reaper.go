@@ -83,6 +83,13 @@ list:
 			}
 			continue
 		}
+		if id, ok := batchTimerID(run); ok { // batches.go
+			if err := e.reapBatch(ctx, id, due[run], now, &stats); err != nil {
+				stats.Errors++
+				e.log.Warn("reaper: batch visit failed; its timer stays for the next pass", "batch", id, "err", err)
+			}
+			continue
+		}
 		stats.RunsVisited++
 		if err := e.reapRun(ctx, run, due[run], now, &stats); err != nil {
 			stats.Errors++

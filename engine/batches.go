@@ -85,7 +85,7 @@ type Batch struct {
 	Applied   int         `json:"applied" doc:"Runs cancelled or rerun."`
 	Skipped   int         `json:"skipped" doc:"Matching runs the action did not apply to (a cancel of a run that ended meanwhile, a rerun of a run still running)."`
 	Failed    int         `json:"failed" doc:"Runs whose action failed for another reason (see errors)."`
-	Errors    []string    `json:"errors,omitempty" nullable:"false" doc:"The first errors, run by run."`
+	Errors    []string    `json:"errors" nullable:"false" doc:"The first errors, run by run."`
 	// Cursor is the listing's page token after the last page done.
 	Cursor string `json:"cursor,omitempty" doc:"Where the batch goes on (opaque)."`
 	Pages  int    `json:"pages" doc:"Pages of runs done."`

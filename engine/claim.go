@@ -66,9 +66,9 @@ func (e *Engine) Claim(ctx context.Context, req ClaimRequest) ([]Lease, error) {
 		max = 100
 	}
 	deadline := e.holdUntil(ctx, time.Duration(req.WaitMs)*time.Millisecond)
-	skip := map[string]bool{} // hints this claim cannot use
+	skip := &skipSet{} // hints this claim cannot use (read by the hub's goroutines: see skipSet)
 	match := func(h notify.Hint) bool {
-		return w.served[workflowID{h.Workflow, h.Version}] && (req.Run == "" || h.Run == req.Run) && !skip[h.Key()]
+		return w.served[workflowID{h.Workflow, h.Version}] && (req.Run == "" || h.Run == req.Run) && !skip.has(h.Key())
 	}
 	wake, stop := e.hub.wait(match)
 	defer stop()
@@ -274,7 +274,7 @@ func (e *Engine) fallbackScan(ctx context.Context) int {
 // tryClaim turns hints into leases: per run, one read of the run record,
 // then one create-only write per attempt. A hint that is stale is
 // dropped; one this claim cannot use yet is put back.
-func (e *Engine) tryClaim(ctx context.Context, w cachedWorker, hints []notify.Hint, max int, skip map[string]bool, scoped string) (_ []Lease, storeFailed bool, _ error) {
+func (e *Engine) tryClaim(ctx context.Context, w cachedWorker, hints []notify.Hint, max int, skip *skipSet, scoped string) (_ []Lease, storeFailed bool, _ error) {
 	byRun := map[string][]notify.Hint{}
 	var order []string
 	for _, h := range hints {
@@ -332,7 +332,7 @@ func (e *Engine) tryClaim(ctx context.Context, w cachedWorker, hints []notify.Hi
 				continue
 			}
 			if back != nil {
-				skip[back.Key()] = true
+				skip.add(back.Key())
 				putBack = append(putBack, *back)
 			}
 			if l != nil {

@@ -32,6 +32,7 @@ type Run struct {
 	PendingEvents []string                   `json:"pending_events" nullable:"false" doc:"Events received that no wait has consumed yet; empty when none."`
 	RerunOf       string                     `json:"rerun_of,omitempty" doc:"The run this one reran, reusing its completed steps' outputs."`
 	NoLiveWorker  bool                       `json:"no_live_worker,omitempty" doc:"True while a task step is ready and no worker seen alive (see the workers list) serves this workflow@version: the run waits for one to start."`
+	Priority      int                        `json:"priority,omitempty" doc:"The run's priority (default 0; higher is offered first)."`
 }
 
 // Step returns the run's step with the given id, or nil.

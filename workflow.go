@@ -93,6 +93,10 @@ type Step struct {
 	WaitTimeout Duration `json:"wait_timeout,omitempty" doc:"Wait steps: fail the step with class timeout after this long (default: wait forever)."`
 	// Sleep options.
 	Duration Duration `json:"duration,omitempty" doc:"Sleep steps: how long to sleep."`
+	// Flow control (flow.go), task steps.
+	Concurrency *ConcurrencyLimit `json:"concurrency,omitempty" doc:"Task steps: most attempts of this step holding a lease at once, per rendered key (across runs of every version of the workflow)."`
+	RateLimit   *RateLimit        `json:"rate_limit,omitempty" doc:"Task steps: most attempts of this step handed out per period, per rendered key; attempts beyond it wait."`
+	Priority    *int              `json:"priority,omitempty" minimum:"-100" maximum:"100" doc:"Task steps: overrides the run's priority for this step (higher is offered first)."`
 }
 
 // EffectiveKind returns the step's kind, task when unset.
@@ -120,6 +124,8 @@ type Workflow struct {
 	Description string   `json:"description,omitempty" maxLength:"2000"`
 	Steps       []Step   `json:"steps" nullable:"false" minItems:"1" maxItems:"1000" doc:"The steps; order does not matter, after does."`
 	Deadline    Duration `json:"deadline,omitempty" doc:"Default run deadline, from start (default: none)."`
+	// Concurrency limits across the workflow's runs (flow.go).
+	Concurrency []ConcurrencyLimit `json:"concurrency,omitempty" nullable:"false" maxItems:"4" doc:"Limits on the task attempts of all runs of this workflow (every version) holding a lease at once: each per rendered key, or, without a key, one global limit for the workflow."`
 }
 
 // Step returns the step with the given id, or nil.
@@ -244,6 +250,7 @@ func (w *Workflow) Validate(prefix string) error {
 			seen[a] = true
 		}
 	}
+	w.validateFlow(func(field, format string, args ...any) { add(field, format, args...) })
 	if len(errs) == 0 {
 		if cycle := w.findCycle(); cycle != nil {
 			i := index[cycle[0]]

@@ -67,6 +67,7 @@ func New(e *engine.Engine, cfg Config) *API {
 	a.mountUI()
 	a.registerScheduleOps()
 	a.registerPayloadOps()
+	a.registerBatchOps()
 	a.handler = a.recoverPanics(a.routeProblems(mux))
 	return a
 }
@@ -113,6 +114,7 @@ var Tags = []*huma.Tag{
 	{Name: "Runs", Description: "Start, list, read, watch, signal and cancel runs of workflows."},
 	{Name: "Workflows", Description: "Registered workflow definitions: each name and version is stored once and immutable."},
 	{Name: "Schedules", Description: "Cron schedules that start runs: create, pause, resume, backfill, delete."},
+	{Name: "Batches", Description: "Bulk operations: cancel or rerun every run matching a filter, as a tracked job."},
 	{Name: "Operations", Description: "Liveness, readiness and the reaper: for load balancers, schedulers and operators."},
 }
 

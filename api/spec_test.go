@@ -30,6 +30,8 @@ var optionalArrays = map[string]string{
 	"RetryPolicy.non_retryable":     "a definition as registered: omitted when no class is listed",
 	"RetryPolicy.retry_after_start": "a definition as registered: an at_most_once opt-in, omitted by default",
 	"Ended.leases":                  "eager dispatch: only a complete with claim_next carries it",
+	"Workflow.concurrency":          "a definition as registered: omitted when it declares no concurrency limit",
+	"BatchFilter.status":            "a batch's filter as given: omitted when it does not filter by status",
 }
 
 func TestResponseArraysAreRequiredAndNotNull(t *testing.T) {

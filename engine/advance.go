@@ -188,7 +188,7 @@ func (e *Engine) scheduleAttempt(r *runRecord, d *definition, step string, at ti
 	st.Status = cairn.StepReady
 	t := at
 	st.ReadyAt = &t
-	fx.hints = append(fx.hints, notify.Hint{Run: r.ID, Workflow: r.Workflow, Version: r.Version, Step: step, Attempt: st.Attempt, NotBefore: notBefore(at, fx.now)})
+	fx.hints = append(fx.hints, notify.Hint{Run: r.ID, Workflow: r.Workflow, Version: r.Version, Step: step, Attempt: st.Attempt, NotBefore: notBefore(at, fx.now), Priority: stepPriority(r, d, step)})
 	r.journal(fx.now, cairn.JournalEntry{Type: cairn.JournalStepReady, Step: step, Attempt: st.Attempt})
 }
 

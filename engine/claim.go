@@ -67,9 +67,9 @@ func (e *Engine) Claim(ctx context.Context, req ClaimRequest) ([]Lease, error) {
 		max = 100
 	}
 	deadline := e.holdUntil(ctx, time.Duration(req.WaitMs)*time.Millisecond)
-	skip := map[string]bool{} // hints this claim cannot use
+	skip := &skipSet{} // hints this claim cannot use (read by the hub's goroutines: see skipSet)
 	match := func(h notify.Hint) bool {
-		return w.served[workflowID{h.Workflow, h.Version}] && (req.Run == "" || h.Run == req.Run) && !skip[h.Key()]
+		return w.served[workflowID{h.Workflow, h.Version}] && (req.Run == "" || h.Run == req.Run) && !skip.has(h.Key())
 	}
 	wake, stop := e.hub.wait(match)
 	defer stop()
@@ -226,7 +226,7 @@ func (e *Engine) runHints(ctx context.Context, run string) ([]notify.Hint, error
 	var out []notify.Hint
 	for id, st := range r.Steps {
 		if st.Status == cairn.StepReady && (st.ReadyAt == nil || !st.ReadyAt.After(now)) {
-			out = append(out, notify.Hint{Run: r.ID, Workflow: r.Workflow, Version: r.Version, Step: id, Attempt: st.Attempt})
+			out = append(out, notify.Hint{Run: r.ID, Workflow: r.Workflow, Version: r.Version, Step: id, Attempt: st.Attempt, Priority: e.priorityOf(ctx, r, id)})
 		}
 	}
 	return out, nil
@@ -272,7 +272,7 @@ func (e *Engine) fallbackScan(ctx context.Context) int {
 				continue
 			}
 			if _, err := e.store.Stat(ctx, e.keys.leaseOf(r, id, st.Attempt)); isNotFound(err) {
-				e.hub.add(notify.Hint{Run: r.ID, Workflow: r.Workflow, Version: r.Version, Step: id, Attempt: st.Attempt})
+				e.hub.add(notify.Hint{Run: r.ID, Workflow: r.Workflow, Version: r.Version, Step: id, Attempt: st.Attempt, Priority: e.priorityOf(ctx, r, id)})
 				added++
 			}
 		}
@@ -283,7 +283,7 @@ func (e *Engine) fallbackScan(ctx context.Context) int {
 // tryClaim turns hints into leases: per run, one read of the run record,
 // then one create-only write per attempt. A hint that is stale is
 // dropped; one this claim cannot use yet is put back.
-func (e *Engine) tryClaim(ctx context.Context, w cachedWorker, hints []notify.Hint, max int, skip map[string]bool, scoped string) (_ []Lease, storeFailed bool, _ error) {
+func (e *Engine) tryClaim(ctx context.Context, w cachedWorker, hints []notify.Hint, max int, skip *skipSet, scoped string) (_ []Lease, storeFailed bool, _ error) {
 	byRun := map[string][]notify.Hint{}
 	var order []string
 	for _, h := range hints {
@@ -363,7 +363,7 @@ func (e *Engine) tryClaim(ctx context.Context, w cachedWorker, hints []notify.Hi
 				continue
 			}
 			if g.back != nil {
-				skip[g.back.Key()] = true
+				skip.add(g.back.Key())
 				putBack = append(putBack, *g.back)
 			}
 			if g.l != nil {
@@ -422,7 +422,7 @@ func (e *Engine) claimOne(ctx context.Context, w cachedWorker, r *runRecord, d *
 		return nil, nil, nil
 	}
 	now := e.now()
-	h := notify.Hint{Run: r.ID, Workflow: r.Workflow, Version: r.Version, Step: step, Attempt: st.Attempt}
+	h := notify.Hint{Run: r.ID, Workflow: r.Workflow, Version: r.Version, Step: step, Attempt: st.Attempt, Priority: stepPriority(r, d, step)}
 	if st.ReadyAt != nil && st.ReadyAt.After(now) {
 		h.NotBefore = *st.ReadyAt
 		return nil, &h, nil
@@ -436,11 +436,12 @@ func (e *Engine) claimOne(ctx context.Context, w cachedWorker, r *runRecord, d *
 			outputs[a] = as.Output
 		}
 	}
-	input, err := d.templates[step].render(renderVars{
+	vars := renderVars{
 		Input: r.Input, State: r.State, Steps: outputs, RunID: r.ID,
 		Workflow: r.Workflow, Version: r.Version, Correlation: r.Correlation,
 		Resolve: e.resolver(ctx, r.ID),
-	})
+	}
+	input, err := d.templates[step].render(vars)
 	if err != nil {
 		if isPayloadReadError(err) {
 			return nil, nil, err // the store failed: not the template's fault
@@ -460,6 +461,9 @@ func (e *Engine) claimOne(ctx context.Context, w cachedWorker, r *runRecord, d *
 		t := now.Add(s.Timeout.D())
 		l.TimeoutAt = &t
 	}
+	if ok, back, err := e.acquireFlow(ctx, r, d, step, &l, vars, h); !ok {
+		return nil, back, err // flow control (limits.go): not now
+	}
 	key := e.keys.leaseOf(r, step, st.Attempt)
 	ver, err := e.store.Create(ctx, key, mustJSON(l))
 	if err != nil && !errors.Is(err, blob.ErrPreconditionFailed) {
@@ -473,6 +477,9 @@ func (e *Engine) claimOne(ctx context.Context, w cachedWorker, r *runRecord, d *
 				err = blob.ErrPreconditionFailed
 			}
 		}
+	}
+	if err != nil {
+		e.releaseSlots(ctx, &l)
 	}
 	if errors.Is(err, blob.ErrPreconditionFailed) {
 		return nil, nil, nil // another claim won this attempt

@@ -140,7 +140,8 @@ func (e *Engine) completeDeferred(ctx context.Context, id string, req CompleteRe
 // fold applies a completed lease's outcome to the run record, as its
 // complete would have; a rejection says the attempt is no longer current
 // (already applied, or the run ended first).
-func (e *Engine) fold(ctx context.Context, tok leaseToken, l *leaseRecord) (*Ended, error) {
+func (e *Engine) fold(ctx context.Context, tok leaseToken, l *leaseRecord) (_ *Ended, ferr error) {
+	defer func() { e.attemptEnded(ctx, l, ferr) }() // free its concurrency slots (limits.go)
 	d, err := e.definition(ctx, l.Workflow, l.Version)
 	if err != nil {
 		return nil, err

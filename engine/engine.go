@@ -55,6 +55,10 @@ type Config struct {
 	// AnnounceAfter is how long a ready attempt may stay unclaimed before
 	// the reaper announces it again [5s].
 	AnnounceAfter time.Duration
+	// PriorityAging is how long a ready step waits in an instance's hub to
+	// gain one point of priority, which bounds starvation (priority.go)
+	// [1s].
+	PriorityAging time.Duration
 	// UnservableAvoid is how long a worker that failed an attempt as
 	// unservable is not offered that step again [30s].
 	UnservableAvoid time.Duration
@@ -119,6 +123,7 @@ func (c *Config) setDefaults() {
 	def(&c.FallbackInterval, DefaultFallbackInterval)
 	def(&c.ActiveCheckInterval, c.LeaseTTL)
 	def(&c.AnnounceAfter, 5*time.Second)
+	def(&c.PriorityAging, time.Second)
 	def(&c.UnservableAvoid, 30*time.Second)
 	def(&c.CommitTimeout, 20*time.Second)
 	if c.Retention == 0 {
@@ -179,6 +184,8 @@ type Engine struct {
 	scanMu   sync.Mutex
 	lastScan time.Time
 
+	flow flowState // flow control's parked hints (limits.go)
+
 	draining  chan struct{}
 	drainOnce sync.Once
 
@@ -202,6 +209,7 @@ func New(store *blob.Bucket, cfg Config) (*Engine, error) {
 	e.commits = newCommitter(e)
 	e.hub = newHub(cfg.Now)
 	e.hub.dropped = func(n int) { cfg.Telemetry.Dropped("hint", "evicted", n) } // see telemetry.go
+	e.hub.aging = cfg.PriorityAging
 	e.watch = newWatchers()
 	e.defs = newDefCache()
 	e.workers = newWorkerCache(e.now)

@@ -27,6 +27,8 @@ type hub struct {
 	// dropped, when set, hears of hints pruned for age or number (a
 	// dropped hint is found again by the fallback scan or the reaper).
 	dropped func(n int)
+
+	prio // priorities (priority.go)
 }
 
 type hubHint struct {
@@ -69,6 +71,7 @@ func (h *hub) add(x notify.Hint) {
 		h.order = append(h.order, k)
 	}
 	h.hints[k] = hubHint{Hint: x, added: h.now()}
+	h.noteLocked(k, x)
 	h.adds++
 	if len(h.hints) > hubMaxHints || h.adds%4096 == 0 {
 		h.compactLocked(true)
@@ -117,6 +120,9 @@ func (h *hub) takeDue(match func(notify.Hint) bool, n int) ([]notify.Hint, []tim
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	now := h.now()
+	if h.prioritized {
+		return h.takeByPriorityLocked(match, n, now)
+	}
 	var out []notify.Hint
 	var due []time.Time
 	// Start at a random place: claims on other instances hold the same

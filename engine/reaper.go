@@ -70,6 +70,13 @@ func (e *Engine) Reap(ctx context.Context) (ReapStats, error) {
 			}
 			continue
 		}
+		if id, ok := batchTimerID(run); ok { // batches.go
+			if err := e.reapBatch(ctx, id, due[run], now, &stats); err != nil {
+				stats.Errors++
+				e.log.Warn("reaper: batch visit failed; its timer stays for the next pass", "batch", id, "err", err)
+			}
+			continue
+		}
 		stats.RunsVisited++
 		if err := e.reapRun(ctx, run, due[run], now, &stats); err != nil {
 			stats.Errors++
@@ -189,7 +196,7 @@ func (e *Engine) checkLeases(ctx context.Context, r *runRecord, d *definition, n
 		}
 		if isNotFound(err) {
 			if st.ReadyAt == nil || now.Sub(*st.ReadyAt) >= e.cfg.AnnounceAfter {
-				e.announce([]notify.Hint{{Run: r.ID, Workflow: r.Workflow, Version: r.Version, Step: s.ID, Attempt: st.Attempt}})
+				e.announce([]notify.Hint{{Run: r.ID, Workflow: r.Workflow, Version: r.Version, Step: s.ID, Attempt: st.Attempt, Priority: stepPriority(r, d, s.ID)}})
 				stats.Announced++
 			}
 			continue
@@ -231,6 +238,7 @@ func (e *Engine) checkLeases(ctx context.Context, r *runRecord, d *definition, n
 		if err := e.recoverAttempt(ctx, r.ID, d, l, why, stats); err != nil {
 			return err
 		}
+		e.releaseSlots(ctx, l) // the attempt is over (limits.go)
 	}
 	return nil
 }

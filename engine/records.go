@@ -35,6 +35,8 @@ type runRecord struct {
 	Journal        []cairn.JournalEntry       `json:"journal"`
 	// RerunOf is the run this one was started from by a rerun.
 	RerunOf string `json:"rerun_of,omitempty"`
+	// Priority is the run's priority (priority.go).
+	Priority int `json:"priority,omitempty"`
 	// Rev counts the record's committed writes.
 	Rev int64 `json:"rev"`
 	// TimerAt is the due time of the newest timer a commit armed for the
@@ -130,6 +132,9 @@ type leaseRecord struct {
 	key string // where it was read (either layout; see layout.go)
 	// Done is a deferred complete's outcome, set with leaseCompleted.
 	Done *leaseDone `json:"done,omitempty"`
+	// Slots are the concurrency limit objects this attempt holds a slot
+	// in (limits.go): freed when the attempt ends.
+	Slots []string `json:"slots,omitempty"`
 }
 
 // leaseToken is what a lease id encodes: which lease object to read, and

@@ -26,6 +26,7 @@ type StartRequest struct {
 	IdempotencyKey string                     `json:"idempotency_key,omitempty" maxLength:"256" doc:"Starting twice with the same key (per workflow) returns the first run."`
 	Deadline       *time.Time                 `json:"deadline,omitempty" doc:"The run times out at this time (default: the workflow's deadline, if any)."`
 	State          map[string]json.RawMessage `json:"state,omitempty" doc:"Initial run state."`
+	Priority       int                        `json:"priority,omitempty" minimum:"-100" maximum:"100" doc:"The run's priority (default 0): of the steps ready at once, higher priorities are offered first; a step's own priority overrides it. A step that waits gains one point per second (engine PriorityAging), so none starves."`
 }
 
 // newRunID returns a run id that sorts newest first: a ULID whose time is
@@ -80,6 +81,9 @@ func (e *Engine) startRun(ctx context.Context, req StartRequest, seed func(r *ru
 	if err != nil {
 		return nil, err
 	}
+	if err := cairn.CheckPriority(req.Priority); err != nil {
+		return nil, &InvalidError{Field: "priority", Message: err.Error()}
+	}
 	now := e.now()
 	id := newRunID(now)
 	if req.IdempotencyKey != "" {
@@ -105,7 +109,7 @@ func (e *Engine) startRun(ctx context.Context, req StartRequest, seed func(r *ru
 		ID: id, Workflow: req.Workflow, Version: version, Status: cairn.RunRunning,
 		Input: req.Input, State: map[string]json.RawMessage{}, Correlation: req.Correlation,
 		IdempotencyKey: req.IdempotencyKey, CreatedAt: now, UpdatedAt: now, Trace: telemetry.ParentOf(ctx),
-		Steps: map[string]*stepState{}, Journal: []cairn.JournalEntry{}, Layout: e.keys.layout(),
+		Steps: map[string]*stepState{}, Journal: []cairn.JournalEntry{}, Layout: e.keys.layout(), Priority: req.Priority,
 	}
 	for k, v := range req.State {
 		r.State[k] = v
@@ -181,7 +185,7 @@ func (e *Engine) view(r *runRecord, d *definition) *cairn.Run {
 		ID: r.ID, Workflow: r.Workflow, Version: r.Version, Status: r.Status, Input: r.Input, State: r.State,
 		Correlation: r.Correlation, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, EndedAt: r.EndedAt,
 		Deadline: r.Deadline, Output: r.Output, Error: r.Error, Usage: r.Usage, Steps: []cairn.StepView{}, PendingEvents: []string{}, RerunOf: r.RerunOf,
-		StepsTotal: len(r.Steps),
+		StepsTotal: len(r.Steps), Priority: r.Priority,
 	}
 	order := stepOrder(r, d)
 	kindOfStep := map[string]cairn.StepKind{}

@@ -100,6 +100,7 @@ func (e *Engine) refuseFenced(ctx context.Context, tok leaseToken, l *leaseRecor
 	if err != nil {
 		return err
 	}
+	e.releaseSlots(ctx, l) // the attempt is over (limits.go)
 	if refusal != nil {
 		return refusal
 	}
@@ -457,7 +458,9 @@ func (e *Engine) end(ctx context.Context, id string, patch map[string]json.RawMe
 	if usage != nil {
 		u = e.cfg.Prices.price(*usage)
 	}
-	return e.mutateSpilling(ctx, tok.Run, output, patch, e.endMutation(d, tok, l, patch, u, unstartedOK, apply, outcome))
+	ended, err := e.mutateSpilling(ctx, tok.Run, output, patch, e.endMutation(d, tok, l, patch, u, unstartedOK, apply, outcome))
+	e.attemptEnded(ctx, l, err) // free its concurrency slots (limits.go)
+	return ended, err
 }
 
 // endMutation is the run-record change of a complete or fail of lease l

@@ -20,6 +20,7 @@ type definition struct {
 	templates map[string]*template // by step id
 	whens     map[string]*template // the when condition of each conditional step, by step id
 	ancestors map[string][]string
+	flow      *flowPlan // concurrency, rate limits, priorities (limits.go)
 }
 
 func compile(w cairn.Workflow, field string) (*definition, error) {
@@ -42,6 +43,11 @@ func compile(w cairn.Workflow, field string) (*definition, error) {
 		}
 		d.ancestors[s.ID] = w.Ancestors(s.ID)
 	}
+	flow, err := compileFlow(w, field)
+	if err != nil {
+		return nil, err
+	}
+	d.flow = flow
 	return d, nil
 }
 

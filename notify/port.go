@@ -34,6 +34,9 @@ type Hint struct {
 	Changed bool `json:"changed,omitempty"`
 	// Rev is the run record's revision a change notice announces.
 	Rev int64 `json:"rev,omitempty"`
+	// Priority is the step's effective priority (the run's, or the
+	// step's override): an instance offers higher ones first.
+	Priority int `json:"priority,omitempty"`
 }
 
 // Key identifies the step a hint is about: of two hints with one key, the

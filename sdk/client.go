@@ -260,6 +260,9 @@ type StartOptions struct {
 	Timeout time.Duration
 	// State is the run's initial state (top-level keys).
 	State map[string]any
+	// Priority of the run's steps, in [-100, 100] [0]: of the steps ready
+	// at once, higher priorities are offered first (sdk/flow.go).
+	Priority int
 }
 
 // Start starts a run of workflow.
@@ -269,6 +272,10 @@ func (c *Client) Start(ctx context.Context, workflow string, o StartOptions) (*R
 		Version:        ptr(o.Version),
 		Correlation:    ptr(o.Correlation),
 		IdempotencyKey: ptr(o.IdempotencyKey),
+	}
+	if o.Priority != 0 {
+		p := int64(o.Priority)
+		req.Priority = &p
 	}
 	if o.Input != nil {
 		in, err := toJSON(o.Input)

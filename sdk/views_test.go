@@ -38,6 +38,8 @@ var viewCases = []struct {
 	{"listWorkers", reflect.TypeFor[struct {
 		Workers []WorkerInfo `json:"workers"`
 	}](), ""},
+	{"createBatch", reflect.TypeFor[Batch](), ""},
+	{"getBatch", reflect.TypeFor[Batch](), ""},
 }
 
 // TestSDKExposesEveryAPIField walks the schema of each answer the SDK

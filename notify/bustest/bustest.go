@@ -84,6 +84,7 @@ func Hints(batch string, n int) []notify.Hint {
 			Step:     fmt.Sprintf("step-%d", i),
 			Attempt:  i + 1,
 			Taken:    i%3 == 0,
+			Priority: i%201 - 100, // the whole range, negative ones included
 		}
 		if i%5 == 0 {
 			out[i].Changed, out[i].Rev = true, int64(i+7)

@@ -41,6 +41,87 @@ func (e AttemptOutcome) Valid() bool {
 	}
 }
 
+// Defines values for BatchAction.
+const (
+	BatchActionCancel BatchAction = "cancel"
+	BatchActionRerun  BatchAction = "rerun"
+)
+
+// Valid indicates whether the value is a known member of the BatchAction enum.
+func (e BatchAction) Valid() bool {
+	switch e {
+	case BatchActionCancel:
+		return true
+	case BatchActionRerun:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for BatchState.
+const (
+	BatchStateDone    BatchState = "done"
+	BatchStateRunning BatchState = "running"
+)
+
+// Valid indicates whether the value is a known member of the BatchState enum.
+func (e BatchState) Valid() bool {
+	switch e {
+	case BatchStateDone:
+		return true
+	case BatchStateRunning:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for BatchFilterStatus.
+const (
+	BatchFilterStatusCancelled BatchFilterStatus = "cancelled"
+	BatchFilterStatusCompleted BatchFilterStatus = "completed"
+	BatchFilterStatusFailed    BatchFilterStatus = "failed"
+	BatchFilterStatusRunning   BatchFilterStatus = "running"
+	BatchFilterStatusTimedOut  BatchFilterStatus = "timed_out"
+)
+
+// Valid indicates whether the value is a known member of the BatchFilterStatus enum.
+func (e BatchFilterStatus) Valid() bool {
+	switch e {
+	case BatchFilterStatusCancelled:
+		return true
+	case BatchFilterStatusCompleted:
+		return true
+	case BatchFilterStatusFailed:
+		return true
+	case BatchFilterStatusRunning:
+		return true
+	case BatchFilterStatusTimedOut:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for BatchRequestAction.
+const (
+	BatchRequestActionCancel BatchRequestAction = "cancel"
+	BatchRequestActionRerun  BatchRequestAction = "rerun"
+)
+
+// Valid indicates whether the value is a known member of the BatchRequestAction enum.
+func (e BatchRequestAction) Valid() bool {
+	switch e {
+	case BatchRequestActionCancel:
+		return true
+	case BatchRequestActionRerun:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for EndedRunStatus.
 const (
 	EndedRunStatusCancelled EndedRunStatus = "cancelled"
@@ -555,6 +636,81 @@ type BackfillTick struct {
 	Tick    time.Time `json:"tick"`
 }
 
+// Batch defines model for Batch.
+type Batch struct {
+	Action BatchAction `json:"action"`
+
+	// Applied Runs cancelled or rerun.
+	Applied   int64     `json:"applied"`
+	CreatedAt time.Time `json:"created_at"`
+
+	// Cursor Where the batch goes on (opaque).
+	Cursor  *string    `json:"cursor,omitempty"`
+	EndedAt *time.Time `json:"ended_at,omitempty"`
+
+	// Errors The first errors, run by run.
+	Errors []string `json:"errors"`
+
+	// Failed Runs whose action failed for another reason (see errors).
+	Failed int64       `json:"failed"`
+	Filter BatchFilter `json:"filter"`
+	Id     string      `json:"id"`
+
+	// Matched Runs that matched the filter.
+	Matched int64 `json:"matched"`
+
+	// Pages Pages of runs done.
+	Pages  int64   `json:"pages"`
+	Reason *string `json:"reason,omitempty"`
+
+	// Scanned Runs looked at.
+	Scanned int64 `json:"scanned"`
+
+	// Skipped Matching runs the action did not apply to (a cancel of a run that ended meanwhile, a rerun of a run still running).
+	Skipped int64 `json:"skipped"`
+
+	// State running until every run of the listing was looked at.
+	State     BatchState `json:"state"`
+	UpdatedAt time.Time  `json:"updated_at"`
+}
+
+// BatchAction defines model for Batch.Action.
+type BatchAction string
+
+// BatchState running until every run of the listing was looked at.
+type BatchState string
+
+// BatchFilter defines model for BatchFilter.
+type BatchFilter struct {
+	// StartedAfter Runs started at or after this time.
+	StartedAfter *time.Time `json:"started_after,omitempty"`
+
+	// StartedBefore Runs started before this time (and always before the batch was created: runs the batch itself starts never match).
+	StartedBefore *time.Time `json:"started_before,omitempty"`
+
+	// Status Runs in one of these statuses.
+	Status *[]BatchFilterStatus `json:"status,omitempty"`
+
+	// Workflow Runs of this workflow.
+	Workflow *string `json:"workflow,omitempty"`
+}
+
+// BatchFilterStatus defines model for BatchFilter.Status.
+type BatchFilterStatus string
+
+// BatchRequest defines model for BatchRequest.
+type BatchRequest struct {
+	// Action cancel: cancel each matching running run. rerun: rerun each matching ended run (reusing its completed steps), once, whatever happens to the batch.
+	Action BatchRequestAction `json:"action"`
+	Filter BatchFilter        `json:"filter"`
+
+	// Reason Recorded with each cancel.
+	Reason *string `json:"reason,omitempty"`
+}
+
+// BatchRequestAction cancel: cancel each matching running run. rerun: rerun each matching ended run (reusing its completed steps), once, whatever happens to the batch.
+type BatchRequestAction string
+
 // BuildInfo defines model for BuildInfo.
 type BuildInfo struct {
 	Go string `json:"go"`
@@ -614,6 +770,15 @@ type CompleteRequest struct {
 	// StatePatch Merged into the run state: top-level keys replace.
 	StatePatch *map[string]json.RawMessage `json:"state_patch,omitempty"`
 	Usage      *Usage                      `json:"usage,omitempty"`
+}
+
+// ConcurrencyLimit defines model for ConcurrencyLimit.
+type ConcurrencyLimit struct {
+	// Key A template over input, state, steps.<id>.output and run (such as "${input.customer}"), rendered when an attempt is claimed: attempts whose keys render equal share the limit. Empty: one limit for all of them (the step's, or the workflow's).
+	Key *string `json:"key,omitempty"`
+
+	// Limit Most attempts holding a lease at once under one key.
+	Limit int64 `json:"limit"`
 }
 
 // Ended defines model for Ended.
@@ -858,6 +1023,23 @@ type Problem struct {
 // ProblemReason On a 409 to a worker call: why the call was refused. SDKs branch on it.
 type ProblemReason string
 
+// RateLimit defines model for RateLimit.
+type RateLimit struct {
+	// Burst Attempts that may be handed out at once (default 1: evenly spaced, period/limit apart). At most limit. Any window of one period holds at most limit+burst-1.
+	Burst *int64 `json:"burst,omitempty"`
+
+	// Key A template rendered when an attempt is claimed (such as "${input.api}"): attempts whose keys render equal share the rate. Empty: one rate for every attempt of the step.
+	Key *string `json:"key,omitempty"`
+
+	// Limit Attempts handed out per period.
+	Limit int64 `json:"limit"`
+
+	// Period The period, as a Go duration: "1s" to "24h".
+	//
+	// Examples: 30s, 1h30m
+	Period string `json:"period"`
+}
+
 // ReadyResponse defines model for ReadyResponse.
 type ReadyResponse struct {
 	Build BuildInfo `json:"build"`
@@ -973,6 +1155,9 @@ type Run struct {
 
 	// PendingEvents Events received that no wait has consumed yet; empty when none.
 	PendingEvents []string `json:"pending_events"`
+
+	// Priority The run's priority (default 0; higher is offered first).
+	Priority *int64 `json:"priority,omitempty"`
 
 	// RerunOf The run this one reran, reusing its completed steps' outputs.
 	RerunOf *string                    `json:"rerun_of,omitempty"`
@@ -1146,6 +1331,9 @@ type StartRequest struct {
 	// Input The run's input, any JSON value.
 	Input json.RawMessage `json:"input,omitempty"`
 
+	// Priority The run's priority (default 0): of the steps ready at once, higher priorities are offered first; a step's own priority overrides it. A step that waits gains one point per second (engine PriorityAging), so none starves.
+	Priority *int64 `json:"priority,omitempty"`
+
 	// State Initial run state.
 	State *map[string]json.RawMessage `json:"state,omitempty"`
 
@@ -1166,7 +1354,8 @@ type StartResult struct {
 // Step defines model for Step.
 type Step struct {
 	// After Steps that must complete before this one starts.
-	After *[]string `json:"after,omitempty"`
+	After       *[]string         `json:"after,omitempty"`
+	Concurrency *ConcurrencyLimit `json:"concurrency,omitempty"`
 
 	// Delivery Task delivery guarantee (default at_least_once).
 	Delivery *StepDelivery `json:"delivery,omitempty"`
@@ -1189,8 +1378,12 @@ type Step struct {
 	Kind *StepKind `json:"kind,omitempty"`
 
 	// MaxDeliveries Lost leases before the step is dead-lettered (default 5).
-	MaxDeliveries *int64       `json:"max_deliveries,omitempty"`
-	Retry         *RetryPolicy `json:"retry,omitempty"`
+	MaxDeliveries *int64 `json:"max_deliveries,omitempty"`
+
+	// Priority Task steps: overrides the run's priority for this step (higher is offered first).
+	Priority  *int64       `json:"priority,omitempty"`
+	RateLimit *RateLimit   `json:"rate_limit,omitempty"`
+	Retry     *RetryPolicy `json:"retry,omitempty"`
 
 	// Timeout Longest one attempt of a task may run, heartbeats or not (default: none).
 	//
@@ -1308,6 +1501,9 @@ type WorkerInfo struct {
 
 // Workflow defines model for Workflow.
 type Workflow struct {
+	// Concurrency Limits on the task attempts of all runs of this workflow (every version) holding a lease at once: each per rendered key, or, without a key, one global limit for the workflow.
+	Concurrency *[]ConcurrencyLimit `json:"concurrency,omitempty"`
+
 	// Deadline Default run deadline, from start (default: none).
 	//
 	// Examples: 30s, 1h30m
@@ -1384,6 +1580,9 @@ type ListSchedulesParams struct {
 	// Cursor next_cursor of the previous page.
 	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
+
+// CreateBatchJSONRequestBody defines body for CreateBatch for application/json ContentType.
+type CreateBatchJSONRequestBody = BatchRequest
 
 // StartRunJSONRequestBody defines body for StartRun for application/json ContentType.
 type StartRunJSONRequestBody = StartRequest
@@ -1491,6 +1690,37 @@ func WithRequestEditorFn(fn RequestEditorFn) ClientOption {
 
 // The interface specification for the client above.
 type ClientInterface interface {
+
+	// CreateBatchWithBody Cancel or rerun every run matching a filter
+	//
+	// Starts a batch job over the runs matching the filter (status, workflow, start time; at least one), newest first: cancel each running one, or rerun each ended one (once, with the idempotency key batch:<id>:<run>). The call does the first page of 100 runs and answers with the batch; the reaper does the rest, 500 runs a pass, and any instance or reaper goes on where a dead one stopped. Follow it with getBatch.
+	//
+	// Needs a key with the `execute` scope.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/api/batches (the `CreateBatch` operationId).
+	CreateBatchWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateBatch Cancel or rerun every run matching a filter
+	//
+	// Starts a batch job over the runs matching the filter (status, workflow, start time; at least one), newest first: cancel each running one, or rerun each ended one (once, with the idempotency key batch:<id>:<run>). The call does the first page of 100 runs and answers with the batch; the reaper does the rest, 500 runs a pass, and any instance or reaper goes on where a dead one stopped. Follow it with getBatch.
+	//
+	// Needs a key with the `execute` scope.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/api/batches (the `CreateBatch` operationId).
+	CreateBatch(ctx context.Context, body CreateBatchJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetBatch Get a batch
+	//
+	// A batch's state (running, done) and counters: runs scanned, matched, applied, skipped, failed.
+	//
+	// Needs a key with the `read` scope.
+	//
+	// Corresponds with GET /v1/api/batches/{batch} (the `GetBatch` operationId).
+	GetBatch(ctx context.Context, batch string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// Health Liveness
 	//
@@ -1909,6 +2139,67 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /v1/api/workflows/{name}/versions/{version} (the `GetWorkflow` operationId).
 	GetWorkflow(ctx context.Context, name string, version string, reqEditors ...RequestEditorFn) (*http.Response, error)
+}
+
+// CreateBatchWithBody Cancel or rerun every run matching a filter
+//
+// Starts a batch job over the runs matching the filter (status, workflow, start time; at least one), newest first: cancel each running one, or rerun each ended one (once, with the idempotency key batch:<id>:<run>). The call does the first page of 100 runs and answers with the batch; the reaper does the rest, 500 runs a pass, and any instance or reaper goes on where a dead one stopped. Follow it with getBatch.
+//
+// Needs a key with the `execute` scope.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/api/batches (the `CreateBatch` operationId).
+func (c *Client) CreateBatchWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateBatchRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateBatch Cancel or rerun every run matching a filter
+//
+// Starts a batch job over the runs matching the filter (status, workflow, start time; at least one), newest first: cancel each running one, or rerun each ended one (once, with the idempotency key batch:<id>:<run>). The call does the first page of 100 runs and answers with the batch; the reaper does the rest, 500 runs a pass, and any instance or reaper goes on where a dead one stopped. Follow it with getBatch.
+//
+// Needs a key with the `execute` scope.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/api/batches (the `CreateBatch` operationId).
+func (c *Client) CreateBatch(ctx context.Context, body CreateBatchJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateBatchRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetBatch Get a batch
+//
+// A batch's state (running, done) and counters: runs scanned, matched, applied, skipped, failed.
+//
+// Needs a key with the `read` scope.
+//
+// Corresponds with GET /v1/api/batches/{batch} (the `GetBatch` operationId).
+func (c *Client) GetBatch(ctx context.Context, batch string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetBatchRequest(c.Server, batch)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
 }
 
 // Health Liveness
@@ -2747,6 +3038,80 @@ func (c *Client) GetWorkflow(ctx context.Context, name string, version string, r
 		return nil, err
 	}
 	return c.Client.Do(req)
+}
+
+// NewCreateBatchRequest calls the generic CreateBatch builder with application/json body
+func NewCreateBatchRequest(server string, body CreateBatchJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCreateBatchRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewCreateBatchRequestWithBody constructs an http.Request for the CreateBatch method, with any body, and a specified content type
+func NewCreateBatchRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/api/batches")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewGetBatchRequest constructs an http.Request for the GetBatch method
+func NewGetBatchRequest(server string, batch string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "batch", batch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/api/batches/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
 }
 
 // NewHealthRequest constructs an http.Request for the Health method
@@ -4134,6 +4499,39 @@ func WithBaseURL(baseURL string) ClientOption {
 // ClientWithResponsesInterface is the interface specification for the client with responses above.
 type ClientWithResponsesInterface interface {
 
+	// CreateBatchWithBodyWithResponse Cancel or rerun every run matching a filter
+	//
+	// Starts a batch job over the runs matching the filter (status, workflow, start time; at least one), newest first: cancel each running one, or rerun each ended one (once, with the idempotency key batch:<id>:<run>). The call does the first page of 100 runs and answers with the batch; the reaper does the rest, 500 runs a pass, and any instance or reaper goes on where a dead one stopped. Follow it with getBatch.
+	//
+	// Needs a key with the `execute` scope.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/api/batches (the `CreateBatch` operationId).
+	CreateBatchWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateBatchHTTPResponse, error)
+
+	// CreateBatchWithResponse Cancel or rerun every run matching a filter
+	//
+	// Starts a batch job over the runs matching the filter (status, workflow, start time; at least one), newest first: cancel each running one, or rerun each ended one (once, with the idempotency key batch:<id>:<run>). The call does the first page of 100 runs and answers with the batch; the reaper does the rest, 500 runs a pass, and any instance or reaper goes on where a dead one stopped. Follow it with getBatch.
+	//
+	// Needs a key with the `execute` scope.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/api/batches (the `CreateBatch` operationId).
+	CreateBatchWithResponse(ctx context.Context, body CreateBatchJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateBatchHTTPResponse, error)
+
+	// GetBatchWithResponse Get a batch
+	//
+	// A batch's state (running, done) and counters: runs scanned, matched, applied, skipped, failed.
+	//
+	// Needs a key with the `read` scope.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/api/batches/{batch} (the `GetBatch` operationId).
+	GetBatchWithResponse(ctx context.Context, batch string, reqEditors ...RequestEditorFn) (*GetBatchHTTPResponse, error)
+
 	// HealthWithResponse Liveness
 	//
 	// 200 while the process serves HTTP; it reads nothing from the bucket (see readyz for that). Carries the build and the claims this instance holds. Needs no key.
@@ -4591,6 +4989,179 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v1/api/workflows/{name}/versions/{version} (the `GetWorkflow` operationId).
 	GetWorkflowWithResponse(ctx context.Context, name string, version string, reqEditors ...RequestEditorFn) (*GetWorkflowHTTPResponse, error)
+}
+
+type CreateBatchHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON202 the response for an HTTP 202 `application/json` response
+	JSON202 *Batch
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
+	// ApplicationproblemJSON502 the response for an HTTP 502 `application/problem+json` response
+	ApplicationproblemJSON502 *Problem
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Problem
+}
+
+// GetJSON202 returns the response for an HTTP 202 `application/json` response
+func (r CreateBatchHTTPResponse) GetJSON202() *Batch {
+	return r.JSON202
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r CreateBatchHTTPResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r CreateBatchHTTPResponse) GetApplicationproblemJSON403() *Problem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r CreateBatchHTTPResponse) GetApplicationproblemJSON422() *Problem {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r CreateBatchHTTPResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON502 returns the response for an HTTP 502 `application/problem+json` response
+func (r CreateBatchHTTPResponse) GetApplicationproblemJSON502() *Problem {
+	return r.ApplicationproblemJSON502
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r CreateBatchHTTPResponse) GetApplicationproblemJSON503() *Problem {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r CreateBatchHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CreateBatchHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CreateBatchHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CreateBatchHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetBatchHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Batch
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
+	// ApplicationproblemJSON502 the response for an HTTP 502 `application/problem+json` response
+	ApplicationproblemJSON502 *Problem
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetBatchHTTPResponse) GetJSON200() *Batch {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetBatchHTTPResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetBatchHTTPResponse) GetApplicationproblemJSON403() *Problem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetBatchHTTPResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r GetBatchHTTPResponse) GetApplicationproblemJSON422() *Problem {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r GetBatchHTTPResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON502 returns the response for an HTTP 502 `application/problem+json` response
+func (r GetBatchHTTPResponse) GetApplicationproblemJSON502() *Problem {
+	return r.ApplicationproblemJSON502
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r GetBatchHTTPResponse) GetApplicationproblemJSON503() *Problem {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetBatchHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetBatchHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetBatchHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetBatchHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
 }
 
 type HealthHTTPResponse struct {
@@ -7369,6 +7940,57 @@ func (r GetWorkflowHTTPResponse) ContentType() string {
 	return ""
 }
 
+// CreateBatchWithBodyWithResponse Cancel or rerun every run matching a filter
+//
+// Starts a batch job over the runs matching the filter (status, workflow, start time; at least one), newest first: cancel each running one, or rerun each ended one (once, with the idempotency key batch:<id>:<run>). The call does the first page of 100 runs and answers with the batch; the reaper does the rest, 500 runs a pass, and any instance or reaper goes on where a dead one stopped. Follow it with getBatch.
+//
+// Needs a key with the `execute` scope.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/api/batches (the `CreateBatch` operationId).
+func (c *ClientWithResponses) CreateBatchWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateBatchHTTPResponse, error) {
+	rsp, err := c.CreateBatchWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateBatchHTTPResponse(rsp)
+}
+
+// CreateBatchWithResponse Cancel or rerun every run matching a filter
+//
+// Starts a batch job over the runs matching the filter (status, workflow, start time; at least one), newest first: cancel each running one, or rerun each ended one (once, with the idempotency key batch:<id>:<run>). The call does the first page of 100 runs and answers with the batch; the reaper does the rest, 500 runs a pass, and any instance or reaper goes on where a dead one stopped. Follow it with getBatch.
+//
+// Needs a key with the `execute` scope.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/api/batches (the `CreateBatch` operationId).
+func (c *ClientWithResponses) CreateBatchWithResponse(ctx context.Context, body CreateBatchJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateBatchHTTPResponse, error) {
+	rsp, err := c.CreateBatch(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateBatchHTTPResponse(rsp)
+}
+
+// GetBatchWithResponse Get a batch
+//
+// A batch's state (running, done) and counters: runs scanned, matched, applied, skipped, failed.
+//
+// Needs a key with the `read` scope.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/api/batches/{batch} (the `GetBatch` operationId).
+func (c *ClientWithResponses) GetBatchWithResponse(ctx context.Context, batch string, reqEditors ...RequestEditorFn) (*GetBatchHTTPResponse, error) {
+	rsp, err := c.GetBatch(ctx, batch, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetBatchHTTPResponse(rsp)
+}
+
 // HealthWithResponse Liveness
 //
 // 200 while the process serves HTTP; it reads nothing from the bucket (see readyz for that). Carries the build and the claims this instance holds. Needs no key.
@@ -8077,6 +8699,149 @@ func (c *ClientWithResponses) GetWorkflowWithResponse(ctx context.Context, name 
 		return nil, err
 	}
 	return ParseGetWorkflowHTTPResponse(rsp)
+}
+
+// ParseCreateBatchHTTPResponse parses an HTTP response from a CreateBatchWithResponse call
+func ParseCreateBatchHTTPResponse(rsp *http.Response) (*CreateBatchHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CreateBatchHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 202:
+		var dest Batch
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON202 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 502:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON502 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetBatchHTTPResponse parses an HTTP response from a GetBatchWithResponse call
+func ParseGetBatchHTTPResponse(rsp *http.Response) (*GetBatchHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetBatchHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Batch
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 502:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON502 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	return response, nil
 }
 
 // ParseHealthHTTPResponse parses an HTTP response from a HealthWithResponse call

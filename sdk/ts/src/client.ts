@@ -44,6 +44,8 @@ export interface StartOptions {
   deadline?: Date | number;
   /** Initial run state. */
   state?: Record<string, unknown>;
+  /** The run's priority in [-100, 100] (default 0): higher is offered first. */
+  priority?: number;
 }
 
 export interface ListOptions {
@@ -136,11 +138,21 @@ export class Client {
         idempotency_key: opts.idempotencyKey,
         deadline,
         state: opts.state,
+        priority: opts.priority,
       },
     });
     const res = unwrap(r);
     await resolveRun(this.api, res.run);
     return res;
+  }
+
+  /** Starts a batch: cancel or rerun every run matching the filter (at least one field). The server does the first page; poll getBatch until state is "done". */
+  async startBatch(req: Schemas["BatchRequest"]): Promise<Schemas["Batch"]> {
+    return unwrap(await this.api.POST("/v1/api/batches", { body: req }));
+  }
+
+  async getBatch(batch: string): Promise<Schemas["Batch"]> {
+    return unwrap(await this.api.GET("/v1/api/batches/{batch}", { params: { path: { batch } } }));
   }
 
   async get(run: string): Promise<Run> {

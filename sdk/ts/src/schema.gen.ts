@@ -4,6 +4,50 @@
  */
 
 export interface paths {
+    "/v1/api/batches": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel or rerun every run matching a filter
+         * @description Starts a batch job over the runs matching the filter (status, workflow, start time; at least one), newest first: cancel each running one, or rerun each ended one (once, with the idempotency key batch:<id>:<run>). The call does the first page of 100 runs and answers with the batch; the reaper does the rest, 500 runs a pass, and any instance or reaper goes on where a dead one stopped. Follow it with getBatch.
+         *
+         *     Needs a key with the `execute` scope.
+         */
+        post: operations["createBatch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/api/batches/{batch}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a batch
+         * @description A batch's state (running, done) and counters: runs scanned, matched, applied, skipped, failed.
+         *
+         *     Needs a key with the `read` scope.
+         */
+        get: operations["getBatch"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/api/healthz": {
         parameters: {
             query?: never;
@@ -673,6 +717,84 @@ export interface components {
             /** Format: date-time */
             tick: string;
         };
+        Batch: {
+            /** @enum {string} */
+            action: "cancel" | "rerun";
+            /**
+             * Format: int64
+             * @description Runs cancelled or rerun.
+             */
+            applied: number;
+            /** Format: date-time */
+            created_at: string;
+            /** @description Where the batch goes on (opaque). */
+            cursor?: string;
+            /** Format: date-time */
+            ended_at?: string;
+            /** @description The first errors, run by run. */
+            errors: string[];
+            /**
+             * Format: int64
+             * @description Runs whose action failed for another reason (see errors).
+             */
+            failed: number;
+            filter: components["schemas"]["BatchFilter"];
+            id: string;
+            /**
+             * Format: int64
+             * @description Runs that matched the filter.
+             */
+            matched: number;
+            /**
+             * Format: int64
+             * @description Pages of runs done.
+             */
+            pages: number;
+            reason?: string;
+            /**
+             * Format: int64
+             * @description Runs looked at.
+             */
+            scanned: number;
+            /**
+             * Format: int64
+             * @description Matching runs the action did not apply to (a cancel of a run that ended meanwhile, a rerun of a run still running).
+             */
+            skipped: number;
+            /**
+             * @description running until every run of the listing was looked at.
+             * @enum {string}
+             */
+            state: "running" | "done";
+            /** Format: date-time */
+            updated_at: string;
+        };
+        BatchFilter: {
+            /**
+             * Format: date-time
+             * @description Runs started at or after this time.
+             */
+            started_after?: string;
+            /**
+             * Format: date-time
+             * @description Runs started before this time (and always before the batch was created: runs the batch itself starts never match).
+             */
+            started_before?: string;
+            /** @description Runs in one of these statuses. */
+            status?: ("running" | "completed" | "failed" | "cancelled" | "timed_out")[];
+            /** @description Runs of this workflow. */
+            workflow?: string;
+        };
+        BatchRequest: {
+            /**
+             * @description cancel: cancel each matching running run. rerun: rerun each matching ended run (reusing its completed steps), once, whatever happens to the batch.
+             * @enum {string}
+             */
+            action: "cancel" | "rerun";
+            filter: components["schemas"]["BatchFilter"];
+            /** @description Recorded with each cancel. */
+            reason?: string;
+        };
         BuildInfo: {
             go: string;
             /** @description The checkout had uncommitted changes. */
@@ -725,6 +847,15 @@ export interface components {
             };
             /** @description What the attempt consumed; tokens are priced by the engine's price book. */
             usage?: components["schemas"]["Usage"];
+        };
+        ConcurrencyLimit: {
+            /** @description A template over input, state, steps.<id>.output and run (such as "${input.customer}"), rendered when an attempt is claimed: attempts whose keys render equal share the limit. Empty: one limit for all of them (the step's, or the workflow's). */
+            key?: string;
+            /**
+             * Format: int64
+             * @description Most attempts holding a lease at once under one key.
+             */
+            limit: number;
         };
         Ended: {
             /** @description With claim_next: the leases claimed for the worker after the complete was applied, as a claim answers them (none when nothing was ready). Run them like a claim's. */
@@ -947,6 +1078,26 @@ export interface components {
              */
             type: string;
         };
+        RateLimit: {
+            /**
+             * Format: int64
+             * @description Attempts that may be handed out at once (default 1: evenly spaced, period/limit apart). At most limit. Any window of one period holds at most limit+burst-1.
+             */
+            burst?: number;
+            /** @description A template rendered when an attempt is claimed (such as "${input.api}"): attempts whose keys render equal share the rate. Empty: one rate for every attempt of the step. */
+            key?: string;
+            /**
+             * Format: int64
+             * @description Attempts handed out per period.
+             */
+            limit: number;
+            /**
+             * @description The period, as a Go duration: "1s" to "24h".
+             * @example 30s
+             * @example 1h30m
+             */
+            period: string;
+        };
         ReadyResponse: {
             build: components["schemas"]["BuildInfo"];
             /** @example ready */
@@ -1077,6 +1228,11 @@ export interface components {
             output?: unknown;
             /** @description Events received that no wait has consumed yet; empty when none. */
             pending_events: string[];
+            /**
+             * Format: int64
+             * @description The run's priority (default 0; higher is offered first).
+             */
+            priority?: number;
             /** @description The run this one reran, reusing its completed steps' outputs. */
             rerun_of?: string;
             state: {
@@ -1251,6 +1407,11 @@ export interface components {
             idempotency_key?: string;
             /** @description The run's input, any JSON value. */
             input?: unknown;
+            /**
+             * Format: int64
+             * @description The run's priority (default 0): of the steps ready at once, higher priorities are offered first; a step's own priority overrides it. A step that waits gains one point per second (engine PriorityAging), so none starves.
+             */
+            priority?: number;
             /** @description Initial run state. */
             state?: {
                 [key: string]: unknown;
@@ -1268,6 +1429,8 @@ export interface components {
         Step: {
             /** @description Steps that must complete before this one starts. */
             after?: string[];
+            /** @description Task steps: most attempts of this step holding a lease at once, per rendered key (across runs of every version of the workflow). */
+            concurrency?: components["schemas"]["ConcurrencyLimit"];
             /**
              * @description Task delivery guarantee (default at_least_once).
              * @enum {string}
@@ -1295,6 +1458,13 @@ export interface components {
              * @description Lost leases before the step is dead-lettered (default 5).
              */
             max_deliveries?: number;
+            /**
+             * Format: int64
+             * @description Task steps: overrides the run's priority for this step (higher is offered first).
+             */
+            priority?: number;
+            /** @description Task steps: most attempts of this step handed out per period, per rendered key; attempts beyond it wait. */
+            rate_limit?: components["schemas"]["RateLimit"];
             /** @description Retry policy of a task step. */
             retry?: components["schemas"]["RetryPolicy"];
             /**
@@ -1417,6 +1587,8 @@ export interface components {
             workflows: string[];
         };
         Workflow: {
+            /** @description Limits on the task attempts of all runs of this workflow (every version) holding a lease at once: each per rendered key, or, without a key, one global limit for the workflow. */
+            concurrency?: components["schemas"]["ConcurrencyLimit"][];
             /**
              * @description Default run deadline, from start (default: none).
              * @example 30s
@@ -1447,6 +1619,170 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    createBatch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BatchRequest"];
+            };
+        };
+        responses: {
+            /** @description Accepted */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Batch"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Bad Gateway */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getBatch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Batch id. */
+                batch: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Batch"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Bad Gateway */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     health: {
         parameters: {
             query?: never;

@@ -40,6 +40,12 @@ export interface StepOptions {
   atMostOnce?: boolean;
   /** Lost leases before the step is dead-lettered (default 5). */
   maxDeliveries?: number;
+  /** Task: at most `limit` attempts hold a lease at once among those whose `key` template (e.g. "${input.customer}") renders equal; no key: one limit for the step. */
+  concurrency?: { key?: string; limit: number };
+  /** Task: at most `limit` attempts handed out per `period` per rendered key, evenly spaced unless `burst` > 1; attempts beyond wait. */
+  rateLimit?: { key?: string; limit: number; period: Duration; burst?: number };
+  /** Task: overrides the run's priority, in [-100, 100]; higher is offered first. */
+  priority?: number;
 }
 
 /** A step body: the rendered input in, the output (any JSON value) out. */
@@ -51,6 +57,8 @@ export interface WorkflowOptions {
   description?: string;
   /** Default run deadline, from start. */
   deadline?: Duration;
+  /** Limits on the task attempts of all runs holding a lease at once: per rendered key, or without key one global limit (at most 4). */
+  concurrency?: { key?: string; limit: number }[];
 }
 
 type Step = Schemas["Step"];
@@ -117,6 +125,12 @@ export class WorkflowDef {
     }
     if (o.atMostOnce) s.delivery = "at_most_once";
     if (o.maxDeliveries !== undefined) s.max_deliveries = o.maxDeliveries;
+    if (o.concurrency) s.concurrency = { key: o.concurrency.key, limit: o.concurrency.limit };
+    if (o.rateLimit) {
+      const r = o.rateLimit;
+      s.rate_limit = { key: r.key, limit: r.limit, period: duration(r.period), burst: r.burst };
+    }
+    if (o.priority !== undefined) s.priority = o.priority;
     this.steps.push(s);
     return this;
   }
@@ -128,6 +142,7 @@ export class WorkflowDef {
       version: this.version,
       description: this.opts.description,
       deadline: this.opts.deadline === undefined ? undefined : duration(this.opts.deadline),
+      concurrency: this.opts.concurrency?.map((c) => ({ key: c.key, limit: c.limit })),
       steps: this.steps.map((s) => ({ ...s })),
     };
   }

@@ -1,0 +1,300 @@
+package engine
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/oklog/ulid/v2"
+
+	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/blob"
+)
+
+// Bulk operations: cancel or rerun every run matching a filter, as a
+// tracked batch job (docs/ARCHITECTURE.md, "Batches").
+//
+// A batch is one object, batches/<id>, changed only by CAS. It holds the
+// filter, the action, a cursor into the listing of runs/ (newest first)
+// and counters. Work is done a page of runs at a time: list a page from
+// the cursor, read each run the page names that the run id's time does
+// not already rule out, apply the action to those that match, then CAS
+// the cursor past the page. The POST that creates a batch does its first
+// page; a timer timers/<due>/b-<id> makes the reaper do the rest,
+// batchPagesPerPass pages a pass, re-arming the timer until the batch is
+// done. An instance that dies anywhere leaves the timer and the record:
+// the next pass redoes at most the page it was on. Both actions are
+// idempotent (a cancel of an ended run is a no-op; a rerun carries the
+// idempotency key batch:<id>:<run>), so a page done twice changes
+// nothing twice.
+
+// Batch actions.
+const (
+	BatchCancel = "cancel"
+	BatchRerun  = "rerun"
+)
+
+// Batch states.
+const (
+	BatchRunning = "running"
+	BatchDone    = "done"
+)
+
+const (
+	batchPageSize      = 100
+	batchPagesPerPass  = 5
+	batchTimerPrefix   = "b-"
+	batchMaxErrors     = 10
+	batchMaxStatuses   = 8
+	batchPassFor       = 20 * time.Second
+	batchReasonMaxSize = 512
+)
+
+// BatchFilter says which runs a batch acts on. Every field set must
+// match; at least one must be set.
+type BatchFilter struct {
+	Status        []cairn.RunStatus `json:"status,omitempty" nullable:"false" maxItems:"8" doc:"Runs in one of these statuses."`
+	Workflow      string            `json:"workflow,omitempty" maxLength:"128" pattern:"^([A-Za-z0-9][A-Za-z0-9_.-]*)?$" doc:"Runs of this workflow."`
+	StartedAfter  *time.Time        `json:"started_after,omitempty" doc:"Runs started at or after this time."`
+	StartedBefore *time.Time        `json:"started_before,omitempty" doc:"Runs started before this time (and always before the batch was created: runs the batch itself starts never match)."`
+}
+
+// BatchRequest starts a batch.
+type BatchRequest struct {
+	Action string      `json:"action" enum:"cancel,rerun" doc:"cancel: cancel each matching running run. rerun: rerun each matching ended run (reusing its completed steps), once, whatever happens to the batch."`
+	Filter BatchFilter `json:"filter"`
+	Reason string      `json:"reason,omitempty" maxLength:"512" doc:"Recorded with each cancel."`
+}
+
+// Batch is a batch job and its progress.
+type Batch struct {
+	ID        string      `json:"id"`
+	Action    string      `json:"action" enum:"cancel,rerun"`
+	Filter    BatchFilter `json:"filter"`
+	Reason    string      `json:"reason,omitempty"`
+	State     string      `json:"state" enum:"running,done" doc:"running until every run of the listing was looked at."`
+	CreatedAt time.Time   `json:"created_at"`
+	UpdatedAt time.Time   `json:"updated_at"`
+	EndedAt   *time.Time  `json:"ended_at,omitempty"`
+	Scanned   int         `json:"scanned" doc:"Runs looked at."`
+	Matched   int         `json:"matched" doc:"Runs that matched the filter."`
+	Applied   int         `json:"applied" doc:"Runs cancelled or rerun."`
+	Skipped   int         `json:"skipped" doc:"Matching runs the action did not apply to (a cancel of a run that ended meanwhile, a rerun of a run still running)."`
+	Failed    int         `json:"failed" doc:"Runs whose action failed for another reason (see errors)."`
+	Errors    []string    `json:"errors" nullable:"false" doc:"The first errors, run by run."`
+	// Cursor is the listing's page token after the last page done.
+	Cursor string `json:"cursor,omitempty" doc:"Where the batch goes on (opaque)."`
+	Pages  int    `json:"pages" doc:"Pages of runs done."`
+}
+
+func (k keys) batch(id string) string { return k.prefix + "batches/" + id }
+
+func batchTimerID(name string) (string, bool) { return strings.CutPrefix(name, batchTimerPrefix) }
+
+// runStartedAt is the start time a run id encodes (ids are ULIDs with
+// inverted time, see newRunID).
+func runStartedAt(id string) (time.Time, bool) {
+	u, err := ulid.ParseStrict(id)
+	if err != nil {
+		return time.Time{}, false
+	}
+	return ulid.Time(ulid.MaxTime() - u.Time()), true
+}
+
+// StartBatch checks the request, stores the batch and its timer, and does
+// its first page.
+func (e *Engine) StartBatch(ctx context.Context, req BatchRequest) (*Batch, error) {
+	if req.Action != BatchCancel && req.Action != BatchRerun {
+		return nil, &InvalidError{Field: "action", Message: "must be cancel or rerun"}
+	}
+	f := req.Filter
+	if len(f.Status) == 0 && f.Workflow == "" && f.StartedAfter == nil && f.StartedBefore == nil {
+		return nil, &InvalidError{Field: "filter", Message: "set at least one of status, workflow, started_after, started_before"}
+	}
+	if len(f.Status) > batchMaxStatuses {
+		return nil, &InvalidError{Field: "filter.status", Message: fmt.Sprintf("at most %d statuses", batchMaxStatuses)}
+	}
+	for i, s := range f.Status {
+		if !slices.Contains(s.Values(), s) {
+			return nil, &InvalidError{Field: fmt.Sprintf("filter.status[%d]", i), Message: fmt.Sprintf("unknown run status %q", s)}
+		}
+	}
+	if f.Workflow != "" {
+		if err := nameRule.check("filter.workflow", f.Workflow); err != nil {
+			return nil, err
+		}
+	}
+	if f.StartedAfter != nil && f.StartedBefore != nil && !f.StartedAfter.Before(*f.StartedBefore) {
+		return nil, &InvalidError{Field: "filter.started_after", Message: "must be before started_before"}
+	}
+	if len(req.Reason) > batchReasonMaxSize {
+		return nil, &InvalidError{Field: "reason", Message: fmt.Sprintf("at most %d bytes", batchReasonMaxSize)}
+	}
+	now := e.now()
+	if f.StartedBefore == nil || f.StartedBefore.After(now) {
+		t := now
+		f.StartedBefore = &t
+	}
+	b := &Batch{ID: ulid.MustNew(ulid.Timestamp(now), rand.Reader).String(), Action: req.Action, Filter: f, Reason: req.Reason,
+		State: BatchRunning, CreatedAt: now, UpdatedAt: now, Errors: []string{}}
+	// The timer first: a batch stored without one would never go on.
+	if _, err := e.putTimer(ctx, batchTimerPrefix+b.ID, timerDue(now, now)); err != nil {
+		return nil, err
+	}
+	if _, err := e.store.Create(ctx, e.keys.batch(b.ID), mustJSON(b)); err != nil {
+		return nil, err
+	}
+	got, err := e.advanceBatch(ctx, b.ID, 1)
+	if err != nil {
+		e.log.Warn("batch: the first page failed; the reaper goes on", "batch", b.ID, "err", err)
+		return b, nil
+	}
+	return got, nil
+}
+
+// GetBatch returns a batch.
+func (e *Engine) GetBatch(ctx context.Context, id string) (*Batch, error) {
+	if _, err := ulid.ParseStrict(id); err != nil {
+		return nil, &InvalidError{Field: "batch", Message: "not a batch id"}
+	}
+	b, _, err := readJSON[Batch](ctx, e.store, e.keys.batch(id))
+	if isNotFound(err) {
+		return nil, &NotFoundError{What: "batch", ID: id}
+	}
+	return b, err
+}
+
+// batchHook, when set (tests), is called before the action on each
+// matching run; an error stops the page there, as a dying instance would.
+var batchHook func(run string) error
+
+// advanceBatch does up to pages pages of a batch and returns it as
+// stored after the last.
+func (e *Engine) advanceBatch(ctx context.Context, id string, pages int) (*Batch, error) {
+	key := e.keys.batch(id)
+	var b *Batch
+	for done := 0; done < pages; {
+		cur, ver, err := readJSON[Batch](ctx, e.store, key)
+		if err != nil {
+			return nil, err
+		}
+		b = cur
+		if b.State == BatchDone {
+			return b, nil
+		}
+		next := *b
+		next.Errors = slices.Clone(b.Errors)
+		if err := e.batchPage(ctx, &next); err != nil {
+			return b, err
+		}
+		next.UpdatedAt = e.now()
+		next.Pages++
+		if next.State == BatchDone {
+			t := next.UpdatedAt
+			next.EndedAt = &t
+		}
+		_, err = e.store.Swap(ctx, key, mustJSON(&next), ver)
+		if errors.Is(err, blob.ErrPreconditionFailed) {
+			continue // another instance did this page: go on from its cursor
+		}
+		if err != nil {
+			return b, err
+		}
+		b = &next
+		done++
+	}
+	return b, nil
+}
+
+// batchPage does one page of b from its cursor, updating b in memory.
+func (e *Engine) batchPage(ctx context.Context, b *Batch) error {
+	p, err := e.store.List(ctx, blob.ListOptions{Prefix: e.keys.runsPrefix(), PageSize: batchPageSize, PageToken: b.Cursor})
+	if err != nil {
+		return err
+	}
+	f := b.Filter
+	for _, o := range p.Objects {
+		id := strings.TrimPrefix(o.Key, e.keys.runsPrefix())
+		b.Scanned++
+		at, ok := runStartedAt(id)
+		if !ok {
+			continue
+		}
+		if f.StartedBefore != nil && !at.Before(*f.StartedBefore) {
+			continue
+		}
+		if f.StartedAfter != nil && at.Before(*f.StartedAfter) {
+			// Runs are listed newest first: every later one is older.
+			b.State = BatchDone
+			return nil
+		}
+		r, err := e.readRun(ctx, id)
+		if isNotFoundErr(err) {
+			continue // deleted meanwhile
+		}
+		if err != nil {
+			return err
+		}
+		if f.Workflow != "" && r.Workflow != f.Workflow || len(f.Status) > 0 && !slices.Contains(f.Status, r.Status) {
+			continue
+		}
+		b.Matched++
+		if batchHook != nil {
+			if err := batchHook(id); err != nil {
+				return err
+			}
+		}
+		switch b.Action {
+		case BatchCancel:
+			_, err = e.CancelRun(ctx, id, b.Reason)
+		case BatchRerun:
+			_, err = e.RerunRun(ctx, id, RerunRequest{IdempotencyKey: "batch:" + b.ID + ":" + id})
+		}
+		var conflict *ConflictError
+		switch {
+		case err == nil:
+			b.Applied++
+		case errors.As(err, &conflict):
+			b.Skipped++
+		case blob.IsRetryable(err) || ctx.Err() != nil:
+			return err // the store is failing: redo this page later
+		default:
+			b.Failed++
+			if len(b.Errors) < batchMaxErrors {
+				b.Errors = append(b.Errors, id+": "+publicError(err))
+			}
+		}
+	}
+	b.Cursor = p.NextPageToken
+	if p.NextPageToken == "" {
+		b.State = BatchDone
+	}
+	return nil
+}
+
+// reapBatch is the reaper's visit of a due batch timer: a few pages, then
+// a new timer unless the batch is done, then the spent timers go.
+func (e *Engine) reapBatch(ctx context.Context, id string, timerKeys []string, now time.Time, stats *ReapStats) error {
+	ctx, cancel := context.WithTimeout(ctx, batchPassFor)
+	defer cancel()
+	b, err := e.advanceBatch(ctx, id, batchPagesPerPass)
+	if isNotFound(err) {
+		return e.dropTimers(ctx, timerKeys, "")
+	}
+	keep := ""
+	if err != nil || b.State != BatchDone {
+		k, perr := e.putTimer(ctx, batchTimerPrefix+id, timerDue(now, now))
+		if perr != nil {
+			return perr
+		}
+		keep = k
+	}
+	if err != nil {
+		return err
+	}
+	return e.dropTimers(ctx, timerKeys, keep)
+}

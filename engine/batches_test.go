@@ -1,0 +1,186 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/blob"
+)
+
+// allRuns reads every run record in the bucket.
+func allRuns(t *testing.T, e *Engine) []*runRecord {
+	t.Helper()
+	ctx := context.Background()
+	var out []*runRecord
+	opts := blob.ListOptions{Prefix: e.keys.runsPrefix()}
+	for {
+		p, err := e.store.List(ctx, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, o := range p.Objects {
+			r, err := e.readRun(ctx, strings.TrimPrefix(o.Key, e.keys.runsPrefix()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, r)
+		}
+		if p.NextPageToken == "" {
+			return out
+		}
+		opts.PageToken = p.NextPageToken
+	}
+}
+
+// TestBatchSurvivesInstanceDeath: a cancel batch, then a rerun batch, over
+// 150 runs of one workflow among 10 of another. Instance A starts each
+// batch (its first page) and dies in the middle of the second page, after
+// acting on some runs and before moving the cursor; instance B's reaper
+// finishes the batch. Every matching run is cancelled, then rerun exactly
+// once; no other run is touched.
+func TestBatchSurvivesInstanceDeath(t *testing.T) {
+	for name, open := range stores(t) {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			store := open(t)
+			clk := newClock()
+			a := newTestEngine(t, store, Config{Now: clk.Now})
+			b := newTestEngine(t, store, Config{Now: clk.Now})
+			register(t, a, "w", single("bw", cairn.Step{}), single("other", cairn.Step{}))
+			const n = 150
+			var others []string
+			for i := range n + 10 {
+				if i%16 == 0 {
+					others = append(others, mustStart(t, a, "other", `{}`))
+				} else {
+					mustStart(t, a, "bw", `{}`)
+				}
+			}
+			clk.Advance(time.Second)
+			var dying atomic.Bool
+			run := func(req BatchRequest) *Batch {
+				t.Helper()
+				var calls atomic.Int64
+				dying.Store(false)
+				died := errors.New("instance died")
+				batchHook = func(string) error {
+					if !dying.Load() {
+						return nil
+					}
+					if calls.Add(1) > 20 {
+						return died
+					}
+					return nil
+				}
+				defer func() { batchHook = nil }()
+				got, err := a.StartBatch(ctx, req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got.State != BatchRunning || got.Pages != 1 {
+					t.Fatalf("after the first page: %+v", got)
+				}
+				clk.Advance(3 * time.Second)
+				dying.Store(true)
+				if _, err := a.Reap(ctx); err != nil { // dies in page 2, after acting on 20 runs
+					t.Fatal(err)
+				}
+				if got, _ := a.GetBatch(ctx, got.ID); got.Pages != 1 {
+					t.Fatalf("the dying pass moved the cursor: %+v", got)
+				}
+				batchHook = nil
+				for range 10 {
+					clk.Advance(3 * time.Second)
+					if _, err := b.Reap(ctx); err != nil {
+						t.Fatal(err)
+					}
+					if got, _ = b.GetBatch(ctx, got.ID); got.State == BatchDone {
+						break
+					}
+				}
+				if got.State != BatchDone || got.EndedAt == nil || got.Failed != 0 {
+					t.Fatalf("batch not done: %+v", got)
+				}
+				// Its timer is gone.
+				p, err := store.List(ctx, blob.ListOptions{Prefix: a.keys.timersPrefix()})
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, o := range p.Objects {
+					if strings.Contains(o.Key, batchTimerPrefix+got.ID) {
+						t.Fatalf("timer left: %s", o.Key)
+					}
+				}
+				return got
+			}
+			cancel := run(BatchRequest{Action: BatchCancel, Filter: BatchFilter{Workflow: "bw", Status: []cairn.RunStatus{cairn.RunRunning}}, Reason: "bulk"})
+			cancelled := 0
+			for _, r := range allRuns(t, a) {
+				switch r.Workflow {
+				case "bw":
+					if r.Status != cairn.RunCancelled {
+						t.Fatalf("run %s of bw is %s", r.ID, r.Status)
+					}
+					cancelled++
+				case "other":
+					if r.Status != cairn.RunRunning {
+						t.Fatalf("run %s of other is %s", r.ID, r.Status)
+					}
+				}
+			}
+			// The dead pass cancelled 20 runs that its redo no longer
+			// matches (they are not running any more).
+			if cancelled != n || cancel.Applied != n-20 || cancel.Matched != n-20 {
+				t.Fatalf("%d cancelled, batch %+v", cancelled, cancel)
+			}
+			rerun := run(BatchRequest{Action: BatchRerun, Filter: BatchFilter{Workflow: "bw", Status: []cairn.RunStatus{cairn.RunCancelled}}})
+			if rerun.Matched != n || rerun.Applied != n {
+				t.Fatalf("rerun batch %+v, want %d matched and applied", rerun, n)
+			}
+			reruns := map[string]int{}
+			for _, r := range allRuns(t, a) {
+				if r.RerunOf != "" {
+					reruns[r.RerunOf]++
+				}
+			}
+			if len(reruns) != n {
+				t.Fatalf("%d runs rerun, want %d", len(reruns), n)
+			}
+			for src, k := range reruns {
+				if k != 1 {
+					t.Fatalf("run %s rerun %d times", src, k)
+				}
+			}
+			_ = others
+		})
+	}
+}
+
+// TestBatchValidation: a batch needs an action and a filter; bad fields
+// are named.
+func TestBatchValidation(t *testing.T) {
+	e := newTestEngine(t, nil, Config{})
+	ctx := context.Background()
+	for _, c := range []struct {
+		req   BatchRequest
+		field string
+	}{
+		{BatchRequest{Action: "delete", Filter: BatchFilter{Workflow: "x"}}, "action"},
+		{BatchRequest{Action: BatchCancel}, "filter"},
+		{BatchRequest{Action: BatchCancel, Filter: BatchFilter{Status: []cairn.RunStatus{"sleepy"}}}, "filter.status[0]"},
+		{BatchRequest{Action: BatchCancel, Filter: BatchFilter{Workflow: "bad name"}}, "filter.workflow"},
+	} {
+		_, err := e.StartBatch(ctx, c.req)
+		if err == nil || !strings.HasPrefix(err.Error(), c.field+":") {
+			t.Errorf("%+v: got %v, want an error naming %s", c.req, err, c.field)
+		}
+	}
+	if _, err := e.GetBatch(ctx, "01ARZ3NDEKTSV4RRFFQ69G5FAV"); !isNotFoundAPI(err) {
+		t.Fatalf("got %v", err)
+	}
+}

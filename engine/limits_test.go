@@ -1,0 +1,375 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/blob/mem"
+	"github.com/cairn-dev/cairn/notify"
+	notifymem "github.com/cairn-dev/cairn/notify/mem"
+)
+
+// activeHistory records, at every instant, the attempts a test's workers
+// hold per key, and every time a key held more than its limit. An attempt
+// counts from the moment its claim answered until its worker is about to
+// answer (complete or fail), or until the engine may take it back: its
+// lease's expiry plus the recovery window, in the engine's clock. The
+// clock only moves through advance, which first drops the attempts the
+// new time lets the engine take back: so every grant the engine makes is
+// seen after what it may have freed.
+type activeHistory struct {
+	mu       sync.Mutex
+	clk      *clock
+	recovery time.Duration
+	limits   map[string]int
+	active   map[string]map[string]time.Time // key → lease id → deadline
+	max      map[string]int
+	grants   int
+	over     []string
+}
+
+func newActiveHistory(clk *clock, recovery time.Duration, limits map[string]int) *activeHistory {
+	return &activeHistory{clk: clk, recovery: recovery, limits: limits, active: map[string]map[string]time.Time{}, max: map[string]int{}}
+}
+
+func (h *activeHistory) claimed(keys []string, l Lease) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.grants++
+	for _, k := range keys {
+		m := h.active[k]
+		if m == nil {
+			m = map[string]time.Time{}
+			h.active[k] = m
+		}
+		m[l.ID] = l.ExpiresAt.Add(h.recovery)
+		if n := len(m); n > h.max[k] {
+			h.max[k] = n
+		}
+		if len(m) > h.limits[k] {
+			h.over = append(h.over, fmt.Sprintf("key %s: %d attempts at once, limit %d (at %s)", k, len(m), h.limits[k], h.clk.Now().Format(time.RFC3339Nano)))
+		}
+	}
+}
+
+// hold counts a slot held by no lease (a claimer that died between the
+// slot write and the lease write) until the engine may recover it.
+func (h *activeHistory) hold(key, id string, until time.Time) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.active[key] == nil {
+		h.active[key] = map[string]time.Time{}
+	}
+	h.active[key][id] = until
+}
+
+func (h *activeHistory) ended(keys []string, id string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, k := range keys {
+		delete(h.active[k], id)
+	}
+}
+
+func (h *activeHistory) advance(d time.Duration) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	next := h.clk.Now().Add(d)
+	for _, m := range h.active {
+		for id, until := range m {
+			if !next.Before(until) {
+				delete(m, id)
+			}
+		}
+	}
+	h.clk.Advance(d)
+}
+
+// TestConcurrencyNoOverGrant: claimers on three engine instances sharing
+// one bucket and a bus drain runs of a step limited to 3 attempts at once
+// per customer, in a workflow limited to 4 at once in all. Some workers
+// vanish with their lease (the reaper or a claim that finds the key full
+// takes it back once it expired); one slot is held by a claimer that
+// "died" between the slot write and the lease write. At no instant do the
+// workers hold more than the limits, every run completes, and each limit
+// is reached (the test can see an over-grant).
+func TestConcurrencyNoOverGrant(t *testing.T) {
+	for name, open := range stores(t) {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			store := open(t)
+			bus := notifymem.New()
+			clk := newClock()
+			var engines []*Engine
+			for range 3 {
+				engines = append(engines, newTestEngine(t, store, Config{Bus: bus, Now: clk.Now, FallbackInterval: 100 * time.Millisecond, AnnounceAfter: time.Second}))
+			}
+			cfg := engines[0].Config()
+			wf := cairn.Workflow{Name: "cc", Version: "1",
+				Concurrency: []cairn.ConcurrencyLimit{{Limit: 4}},
+				Steps:       []cairn.Step{{ID: "work", Concurrency: &cairn.ConcurrencyLimit{Key: "${input.customer}", Limit: 3}}}}
+			const workers = 12
+			for i := range workers {
+				register(t, engines[i%3], fmt.Sprintf("w%02d", i), wf)
+			}
+			hist := newActiveHistory(clk, cfg.RecoveryWindow, map[string]int{"a": 3, "b": 3, "all": 4})
+			// A claimer died after writing its slot for customer a, before
+			// its lease: the slot names an attempt whose lease never comes.
+			d, err := engines[0].definition(ctx, "cc", "1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			dead := slotHolder{Run: "7ZZZZZZZZZZZZZZZZZZZZZZZZZ", Step: "work", Attempt: 1, Tag: nonceTag(newNonce()), Worker: "w00", Workflow: "cc", Version: "1", At: clk.Now()}
+			for _, c := range d.flow.steps["work"].limits {
+				k := ""
+				if c.key != nil {
+					k = "a"
+				}
+				obj := limitObject{Scope: c.scope, Key: k, Holders: []slotHolder{dead}}
+				if _, err := store.Create(ctx, engines[0].keys.limit(c.scope, k), mustJSON(obj)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			hist.hold("a", "dead", dead.At.Add(slotGrace))
+			hist.hold("all", "dead", dead.At.Add(slotGrace))
+
+			runs := 60
+			if name == "minio" {
+				runs = 30 // a MinIO request takes 10-100 ms on a shared machine
+			}
+			var runIDs []string
+			for i := range runs {
+				runIDs = append(runIDs, mustStart(t, engines[i%3], "cc", fmt.Sprintf(`{"customer": %q}`, string(rune('a'+i%2)))))
+			}
+			var (
+				stopped  atomic.Bool
+				vanished atomic.Int64
+				wg       sync.WaitGroup
+			)
+			for i := range workers {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					e := engines[i%3]
+					worker := fmt.Sprintf("w%02d", i)
+					rng := rand.New(rand.NewPCG(uint64(i), 7))
+					for !stopped.Load() {
+						ls, err := e.Claim(ctx, ClaimRequest{WorkerID: worker, Max: 1, WaitMs: 200})
+						if err != nil {
+							t.Error(err)
+							return
+						}
+						for _, l := range ls {
+							var in struct{ Customer string }
+							_ = json.Unmarshal(l.Input, &in)
+							keys := []string{in.Customer, "all"}
+							hist.claimed(keys, l)
+							if rng.IntN(8) == 0 && vanished.Load() < 6 {
+								vanished.Add(1)
+								continue // the worker vanishes: no heartbeat, no answer
+							}
+							time.Sleep(time.Duration(3000+rng.IntN(12000)) * time.Microsecond)
+							hist.ended(keys, l.ID)
+							for try := 0; ; try++ {
+								_, err := e.Complete(ctx, l.ID, CompleteRequest{Output: json.RawMessage(`1`)})
+								if reason, ok := IsRejection(err); err == nil || ok && reason != "" {
+									break // applied, or the attempt was taken back
+								}
+								if try == 10 {
+									t.Errorf("complete: %v", err)
+									break
+								}
+								time.Sleep(50 * time.Millisecond)
+							}
+						}
+					}
+				}()
+			}
+			// The reaper, and time: 500 ms of engine time every 20 ms (a
+			// vanished lease is taken back after about 2 s).
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for !stopped.Load() {
+					if _, err := engines[1].Reap(ctx); err != nil {
+						t.Logf("reap: %v", err)
+					}
+					hist.advance(500 * time.Millisecond)
+					time.Sleep(20 * time.Millisecond)
+				}
+			}()
+			deadline := time.Now().Add(2 * time.Minute)
+			for {
+				done := 0
+				for _, id := range runIDs {
+					if getRun(t, engines[0], id).Status == cairn.RunCompleted {
+						done++
+					}
+				}
+				if done == runs || time.Now().After(deadline) {
+					break
+				}
+				time.Sleep(100 * time.Millisecond)
+			}
+			stopped.Store(true)
+			wg.Wait()
+			hist.mu.Lock()
+			defer hist.mu.Unlock()
+			if len(hist.over) > 0 {
+				t.Fatalf("over-grant %d times, e.g. %s", len(hist.over), hist.over[0])
+			}
+			for _, id := range runIDs {
+				if r := getRun(t, engines[0], id); r.Status != cairn.RunCompleted {
+					t.Fatalf("run %s is %s", id, r.Status)
+				}
+			}
+			// The limits were reached, so an over-grant could be seen: the
+			// global one, and at least one customer's.
+			if hist.max["all"] != 4 || max(hist.max["a"], hist.max["b"]) != 3 {
+				t.Errorf("at most %v at once: the limits were not reached, the test could not see an over-grant", hist.max)
+			}
+			// Every slot is free at the end.
+			for _, c := range d.flow.steps["work"].limits {
+				for _, k := range []string{"", "a", "b"} {
+					obj, _, err := readJSON[limitObject](ctx, store, engines[0].keys.limit(c.scope, k))
+					if err == nil && len(obj.Holders) > 0 {
+						t.Errorf("limit %q key %q still has %d holders: %+v", c.scope, k, len(obj.Holders), obj.Holders)
+					}
+				}
+			}
+			t.Logf("%s: %d grants, %d workers vanished with their lease, max at once %v, no over-grant", name, hist.grants, vanished.Load(), hist.max)
+		})
+	}
+}
+
+// TestConcurrencyClaimDiesBetweenSlotAndLease: a claimer takes the only
+// slot and dies before its lease write. No one else is granted the key
+// until slotGrace passed; then a claim fences the attempt with a
+// tombstone lease (so the dead claimer's late write can never land), the
+// reaper re-queues it, and the step completes on its next attempt.
+func TestConcurrencyClaimDiesBetweenSlotAndLease(t *testing.T) {
+	for name, open := range stores(t) {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			store := open(t)
+			clk := newClock()
+			e := newTestEngine(t, store, Config{Now: clk.Now, AnnounceAfter: time.Second})
+			wf := single("one", cairn.Step{Concurrency: &cairn.ConcurrencyLimit{Limit: 1}})
+			register(t, e, "w1", wf)
+			run := mustStart(t, e, "one", `{}`)
+			// The dying claim: its slot lands, its lease does not.
+			r, err := e.readRun(ctx, run)
+			if err != nil {
+				t.Fatal(err)
+			}
+			d, _ := e.definition(ctx, "one", "1")
+			lost := leaseRecord{Run: run, Step: "only", Attempt: 1, Worker: "w1", Nonce: newNonce(), ClaimedAt: clk.Now()}
+			ok, _, err := e.acquireFlow(ctx, r, d, "only", &lost, renderVars{Input: r.Input}, notifyHint(r, "only", 1))
+			if err != nil || !ok {
+				t.Fatalf("acquire: %v %v", ok, err)
+			}
+			if ls, _ := e.Claim(ctx, ClaimRequest{WorkerID: "w1", WaitMs: 300}); len(ls) != 0 {
+				t.Fatalf("claimed %d while the only slot is held", len(ls))
+			}
+			clk.Advance(slotGrace + time.Second)
+			time.Sleep(staleCheckEvery)
+			// This claim fences attempt 1 with a tombstone lease, frees the
+			// slot, applies the loss to the run (as the reaper would) and
+			// leases attempt 2.
+			l := claimOne(t, e, "w1")
+			if l.Attempt != 2 {
+				t.Fatalf("attempt %d, want 2", l.Attempt)
+			}
+			if _, err := store.Create(ctx, e.keys.lease(run, "only", 1), mustJSON(lost)); err == nil {
+				t.Fatal("the dead claimer's late lease write landed")
+			}
+			if _, err := e.Complete(ctx, l.ID, CompleteRequest{Output: json.RawMessage(`1`)}); err != nil {
+				t.Fatal(err)
+			}
+			if got := getRun(t, e, run); got.Status != cairn.RunCompleted {
+				t.Fatalf("run %s", got.Status)
+			}
+			obj, _, err := readJSON[limitObject](ctx, store, e.keys.limit(d.flow.steps["only"].limits[0].scope, ""))
+			if err != nil || len(obj.Holders) != 0 {
+				t.Fatalf("slots left: %+v %v", obj, err)
+			}
+		})
+	}
+}
+
+// TestConcurrencyKeysAreIndependent: a key at its limit does not hold back
+// another key, and a slot frees when its attempt completes or fails.
+func TestConcurrencyKeysAreIndependent(t *testing.T) {
+	ctx := context.Background()
+	e := newTestEngine(t, nil, Config{})
+	wf := single("keyed", cairn.Step{Concurrency: &cairn.ConcurrencyLimit{Key: "cust-${input.c}", Limit: 1}, Retry: &cairn.RetryPolicy{MaxAttempts: 2, InitialBackoff: cairn.Duration(time.Millisecond)}})
+	register(t, e, "w", wf)
+	a1 := mustStart(t, e, "keyed", `{"c": 1}`)
+	mustStart(t, e, "keyed", `{"c": 1}`)
+	mustStart(t, e, "keyed", `{"c": 2}`)
+	ls, err := e.Claim(ctx, ClaimRequest{WorkerID: "w", Max: 10, WaitMs: 500})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ls) != 2 {
+		t.Fatalf("claimed %d, want 2 (one per key)", len(ls))
+	}
+	var first Lease
+	for _, l := range ls {
+		if string(l.Input) == `{"c":1}` {
+			first = l
+		}
+	}
+	if first.ID == "" {
+		t.Fatalf("no lease for key 1: %+v", ls)
+	}
+	// A fail frees the slot: the other run of key 1 (or the retry) is next.
+	if _, err := e.Fail(ctx, first.ID, FailRequest{Error: cairn.ErrorInfo{Class: "boom", Message: "x"}}); err != nil {
+		t.Fatal(err)
+	}
+	next := claimOne(t, e, "w")
+	if string(next.Input) != `{"c":1}` {
+		t.Fatalf("next lease is for %s, want key 1", next.Input)
+	}
+	if ls, _ := e.Claim(ctx, ClaimRequest{WorkerID: "w", WaitMs: 200}); len(ls) != 0 {
+		t.Fatalf("a second attempt of key 1 was leased while one holds it")
+	}
+	if _, err := e.Complete(ctx, next.ID, CompleteRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	third := claimOne(t, e, "w")
+	if string(third.Input) != `{"c":1}` {
+		t.Fatalf("third lease %s", third.Input)
+	}
+	_ = a1
+}
+
+// TestConcurrencyKeyRenderError: a key that does not render fails the
+// step with render_error, naming the option.
+func TestConcurrencyKeyRenderError(t *testing.T) {
+	e := newTestEngine(t, mem.New(), Config{})
+	register(t, e, "w", single("bad", cairn.Step{Concurrency: &cairn.ConcurrencyLimit{Key: "${input.missing.deep}", Limit: 1}}))
+	run := mustStart(t, e, "bad", `{}`)
+	if ls, _ := e.Claim(context.Background(), ClaimRequest{WorkerID: "w", WaitMs: 200}); len(ls) != 0 {
+		t.Fatal("leased a step whose key cannot render")
+	}
+	st := stepOf(getRun(t, e, run), "only")
+	if st.Status != cairn.StepFailed || st.Error == nil || st.Error.Class != cairn.ClassRenderError {
+		t.Fatalf("step %s %+v, want failed render_error", st.Status, st.Error)
+	}
+	if want := "concurrency.key of step only"; !strings.Contains(st.Error.Message, want) {
+		t.Fatalf("message %q does not name %q", st.Error.Message, want)
+	}
+}
+
+func notifyHint(r *runRecord, step string, n int) notify.Hint {
+	return notify.Hint{Run: r.ID, Workflow: r.Workflow, Version: r.Version, Step: step, Attempt: n}
+}

@@ -574,7 +574,7 @@ func (e *Engine) leaseKeyOfRun(ctx context.Context, run, step string, attempt in
 	r := e.cachedRun(run, 0)
 	if r == nil {
 		var err error
-		if r, err = e.readRun(ctx, run); isNotFound(err) {
+		if r, err = e.readRun(ctx, run); isNotFound(err) || isNotFoundErr(err) {
 			return e.keys.lease(run, step, attempt), nil
 		} else if err != nil {
 			return "", err

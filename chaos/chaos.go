@@ -123,7 +123,10 @@ type Report struct {
 	TempLeft int
 	// Calls counts recorded worker-protocol calls; Linearizable is the
 	// history checker's verdict.
-	Calls        int
+	Calls int
+	// Unanswered counts calls in flight when their worker was killed
+	// (invoked, never answered: checked as possibly applied).
+	Unanswered   int
 	LeaseOps     int
 	Linearizable bool
 	Drain        time.Duration
@@ -159,7 +162,7 @@ func (r *Report) String() string {
 	fmt.Fprintf(&b, "  executions=%d at_least_once duplicates=%d double at_most_once=%d stuck=%d corrupt=%d/%d objects temp_left=%d\n",
 		r.Executions, r.Duplicates, r.DoubleAMO, r.Stuck, r.Corrupt, r.Objects, r.TempLeft)
 	fmt.Fprintf(&b, "  executions of attempts cut by the run's end (not in the record)=%d\n", r.Unrecorded)
-	fmt.Fprintf(&b, "  worker calls=%d lease operations=%d linearizable=%v drain=%v\n", r.Calls, r.LeaseOps, r.Linearizable, r.Drain.Round(time.Millisecond))
+	fmt.Fprintf(&b, "  worker calls=%d (unanswered=%d) lease operations=%d linearizable=%v drain=%v\n", r.Calls, r.Unanswered, r.LeaseOps, r.Linearizable, r.Drain.Round(time.Millisecond))
 	for _, f := range r.Failures {
 		fmt.Fprintf(&b, "  FAILED (seed %d): %s\n", r.Seed, f)
 	}

@@ -66,6 +66,10 @@ type Config struct {
 	// FileRoot is the store's directory when it is a file store ("" otherwise):
 	// the temp-file check walks it.
 	FileRoot string
+	// StoreProc, when set, is the store's server process (MinIO), which
+	// the round starts first and then kills, pauses and restarts like the
+	// others; the driver probes the API while it is down.
+	StoreProc *StoreProc
 	// NATS is the bus URL; empty runs with no bus (fallback polling only).
 	NATS    string
 	APIs    int
@@ -130,6 +134,12 @@ type Report struct {
 	LeaseOps     int
 	Linearizable bool
 	Drain        time.Duration
+	// Outage is how the API answered while the store process was down;
+	// OutageLogs counts the API instances' log lines about a failing or
+	// unreachable store (claims summarise an outage in one line each way;
+	// other requests log one line each).
+	Outage     OutageCounts
+	OutageLogs map[string]int
 	// Failures lists each failed check.
 	Failures []string
 }
@@ -150,8 +160,11 @@ func (r *Report) fail(format string, args ...any) {
 func (r *Report) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "chaos seed=%d store=%s bus=%s duration=%v\n", r.Seed, r.Store, r.Bus, r.Duration)
-	fmt.Fprintf(&b, "  kills: api=%d reaper=%d worker=%d; pauses: api=%d reaper=%d worker=%d\n",
-		r.Kills[KindAPI], r.Kills[KindReaper], r.Kills[KindWorker], r.Pauses[KindAPI], r.Pauses[KindReaper], r.Pauses[KindWorker])
+	fmt.Fprintf(&b, "  kills: api=%d reaper=%d worker=%d store=%d; pauses: api=%d reaper=%d worker=%d store=%d\n",
+		r.Kills[KindAPI], r.Kills[KindReaper], r.Kills[KindWorker], r.Kills[KindStore], r.Pauses[KindAPI], r.Pauses[KindReaper], r.Pauses[KindWorker], r.Pauses[KindStore])
+	if o := r.Outage; o.Probes > 0 || r.Kills[KindStore] > 0 {
+		fmt.Fprintf(&b, "  store down: probes=%d 503+Retry-After=%d other 5xx=%d answered=%d; log lines %v\n", o.Probes, o.Unavailable, o.Other, o.OK, r.OutageLogs)
+	}
 	fmt.Fprintf(&b, "  faults injected: 5xx=%d conflict=%d throttle=%d lost=%d\n", r.Faults.Error, r.Faults.Conflict, r.Faults.Throttle, r.Faults.Lost)
 	st := make([]string, 0, len(r.ByStatus))
 	for s, n := range r.ByStatus {
@@ -174,6 +187,8 @@ type round struct {
 	cfg    Config
 	rep    *Report
 	procs  []*proc
+	apis   []*proc // the API instances, in Addrs order
+	store  *proc   // the store process, when the round runs one
 	execs  string
 	hist   string
 	logmu  sync.Mutex
@@ -243,17 +258,27 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return nil, err
 	}
 	r.logf("chaos: seed=%d store=%s bus=%s apis=%d workers=%d duration=%v dir=%s", cfg.Seed, rep.Store, bus, cfg.APIs, cfg.Workers, cfg.Duration, cfg.Dir)
+	if cfg.StoreProc != nil {
+		defer r.stopKinds(KindStore) // last: the checks read the store
+		if err := r.startStore(ctx); err != nil {
+			return nil, err
+		}
+	}
 	defer r.stopAll()
 	if err := r.startAll(ctx); err != nil {
 		return nil, err
+	}
+	if r.store != nil {
+		r.procs = append(r.procs, r.store)
 	}
 
 	// Chaos phase: load and faults together.
 	chaosCtx, stopChaos := context.WithTimeout(ctx, cfg.Duration)
 	var wg sync.WaitGroup
-	wg.Add(2)
+	wg.Add(3)
 	go func() { defer wg.Done(); r.workload(chaosCtx) }()
 	go func() { defer wg.Done(); r.chaos(chaosCtx) }()
+	go func() { defer wg.Done(); r.probeOutages(chaosCtx) }()
 	wg.Wait()
 	stopChaos()
 	if ctx.Err() != nil {
@@ -291,6 +316,8 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	r.collectFaults()
 	r.checkStore(cctx)
 	r.checkHistory()
+	r.checkOutage()
+	rep.OutageLogs = r.countOutageLogs()
 	return rep, nil
 }
 
@@ -315,7 +342,9 @@ func (r *round) startAll(ctx context.Context) error {
 		}}
 	}
 	for i, addr := range cfg.Addrs {
-		r.procs = append(r.procs, cairnProc(fmt.Sprintf("api%d", i), KindAPI, "serve", "--addr", addr))
+		api := cairnProc(fmt.Sprintf("api%d", i), KindAPI, "serve", "--addr", addr)
+		r.procs = append(r.procs, api)
+		r.apis = append(r.apis, api)
 		base := "http://" + addr
 		r.bases = append(r.bases, base)
 		c, err := sdk.NewClient(base, sdk.WithHTTPClient(&http.Client{Timeout: 15 * time.Second}))
@@ -413,9 +442,13 @@ func (r *round) chaos(ctx context.Context) {
 			p.kill()
 			r.rep.Kills[p.kind]++
 			// Most killed processes come back soon; some stay down until a
-			// later action picks them.
-			if rng.Float64() < 0.7 {
+			// later action picks them. The store always comes back within
+			// 3 s: an outage is the point, not a round with no store.
+			if back := rng.Float64(); back < 0.7 || p.kind == KindStore {
 				d := time.Duration(rng.Int64N(int64(time.Second)))
+				if p.kind == KindStore {
+					d = time.Duration(rng.Int64N(int64(3 * time.Second)))
+				}
 				time.AfterFunc(d, func() {
 					if ctx.Err() == nil {
 						p.ensure()

@@ -25,7 +25,10 @@ func TestStoreLogSummarisesAnOutage(t *testing.T) {
 		var wg sync.WaitGroup
 		for range n {
 			wg.Add(1)
-			go func() { defer wg.Done(); s.unreachable(context.Background(), log, "get", errors.New("connection refused")) }()
+			go func() {
+				defer wg.Done()
+				s.unreachable(context.Background(), log, "get", errors.New("connection refused"))
+			}()
 		}
 		wg.Wait()
 	}

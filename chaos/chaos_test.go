@@ -112,7 +112,7 @@ func TestChaos(t *testing.T) {
 		if *duration > 2*time.Minute {
 			// A long round starts fewer runs a second, so the checks that
 			// read every run and object afterwards stay minutes, not hours.
-			cfg.StartEvery = 120 * time.Millisecond
+			cfg.StartEvery = 200 * time.Millisecond
 			// A long round's drain waits out a backlog built over many
 			// minutes on a shared machine.
 			cfg.DrainTimeout = 15 * time.Minute
@@ -121,7 +121,7 @@ func TestChaos(t *testing.T) {
 			cfg.Addrs = append(cfg.Addrs, testinfra.FreeAddr(t))
 		}
 		cfg.Log = logWriter{t}
-		ctx, cancel := context.WithTimeout(context.Background(), *duration+10*time.Minute)
+		ctx, cancel := context.WithTimeout(context.Background(), *duration+cfg.DrainTimeout+10*time.Minute)
 		defer cancel()
 		rep, err := chaos.Run(ctx, cfg)
 		if err != nil {

@@ -77,6 +77,9 @@ type Config struct {
 	Faults  Faults
 	// ChaosEvery is the mean period between chaos actions.
 	ChaosEvery time.Duration
+	// StoreEvery is the mean period between store process outages (a
+	// kill -9 or a pause of up to 3 s) [8s].
+	StoreEvery time.Duration
 	// StartEvery is the mean period between run starts.
 	StartEvery time.Duration
 	// Dir holds logs, the execution log and the call history.
@@ -243,6 +246,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if cfg.ChaosEvery == 0 {
 		cfg.ChaosEvery = 500 * time.Millisecond
 	}
+	if cfg.StoreEvery == 0 {
+		cfg.StoreEvery = 8 * time.Second
+	}
 	if cfg.StartEvery == 0 {
 		cfg.StartEvery = 40 * time.Millisecond
 	}
@@ -275,7 +281,8 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	// Chaos phase: load and faults together.
 	chaosCtx, stopChaos := context.WithTimeout(ctx, cfg.Duration)
 	var wg sync.WaitGroup
-	wg.Add(3)
+	wg.Add(4)
+	go func() { defer wg.Done(); r.storeChaos(chaosCtx) }()
 	go func() { defer wg.Done(); r.workload(chaosCtx) }()
 	go func() { defer wg.Done(); r.chaos(chaosCtx) }()
 	go func() { defer wg.Done(); r.probeOutages(chaosCtx) }()
@@ -430,6 +437,9 @@ func (r *round) chaos(ctx context.Context) {
 		case <-time.After(wait):
 		}
 		p := r.procs[rng.IntN(len(r.procs))]
+		if p.kind == KindStore {
+			continue // the store has its own, slower schedule (storeChaos)
+		}
 		x := rng.Float64()
 		switch {
 		case !p.alive():
@@ -440,15 +450,11 @@ func (r *round) chaos(ctx context.Context) {
 			p.resume()
 		case x < 0.6:
 			p.kill()
-			r.rep.Kills[p.kind]++
+			r.count(r.rep.Kills, p.kind)
 			// Most killed processes come back soon; some stay down until a
-			// later action picks them. The store always comes back within
-			// 3 s: an outage is the point, not a round with no store.
-			if back := rng.Float64(); back < 0.7 || p.kind == KindStore {
+			// later action picks them.
+			if rng.Float64() < 0.7 {
 				d := time.Duration(rng.Int64N(int64(time.Second)))
-				if p.kind == KindStore {
-					d = time.Duration(rng.Int64N(int64(3 * time.Second)))
-				}
 				time.AfterFunc(d, func() {
 					if ctx.Err() == nil {
 						p.ensure()
@@ -457,7 +463,7 @@ func (r *round) chaos(ctx context.Context) {
 			}
 		default:
 			if p.pause() {
-				r.rep.Pauses[p.kind]++
+				r.count(r.rep.Pauses, p.kind)
 				d := time.Duration(rng.Int64N(int64(3 * time.Second)))
 				time.AfterFunc(d, p.resume)
 			}

@@ -3,6 +3,7 @@ package chaos
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -178,4 +179,46 @@ func (r *round) countOutageLogs() map[string]int {
 		}
 	}
 	return out
+}
+
+// storeChaos takes the store process down on its own seeded schedule,
+// about once per StoreEvery: kill -9 (7 in 10) or SIGSTOP, for up to 3 s,
+// then restart or resume it. (Picked like the other processes it went
+// down every few seconds and MinIO, slow to start on a loaded machine,
+// was down most of a round.)
+func (r *round) storeChaos(ctx context.Context) {
+	if r.store == nil {
+		return
+	}
+	rng := rand.New(rand.NewPCG(r.cfg.Seed, 3))
+	every := int64(r.cfg.StoreEvery)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(time.Duration(every/2 + rng.Int64N(every))):
+		}
+		down := time.Duration(rng.Int64N(int64(3 * time.Second)))
+		kill := rng.Float64() < 0.7
+		if kill {
+			r.store.kill()
+			r.count(r.rep.Kills, KindStore)
+		} else if r.store.pause() {
+			r.count(r.rep.Pauses, KindStore)
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(down):
+		}
+		if err := r.store.ensure(); err != nil {
+			r.logf("chaos: restart the store: %v", err)
+		}
+	}
+}
+
+// count adds one to a per-kind counter of the report.
+func (r *round) count(m map[Kind]int, k Kind) {
+	r.mu.Lock()
+	m[k]++
+	r.mu.Unlock()
 }

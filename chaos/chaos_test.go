@@ -116,6 +116,7 @@ func TestChaos(t *testing.T) {
 			// A long round's drain waits out a backlog built over many
 			// minutes on a shared machine.
 			cfg.DrainTimeout = 15 * time.Minute
+			cfg.StoreEvery = 30 * time.Second
 		} else {
 			// Healthy, a short round drains in seconds; on a machine
 			// shared with other builds it may take minutes, and "stuck"

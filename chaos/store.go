@@ -182,8 +182,8 @@ func (r *round) countOutageLogs() map[string]int {
 }
 
 // storeChaos takes the store process down on its own seeded schedule,
-// about once per StoreEvery: kill -9 (7 in 10) or SIGSTOP, for up to 3 s,
-// then restart or resume it. (Picked like the other processes it went
+// about StoreEvery after it last came back: kill -9 (7 in 10) or SIGSTOP,
+// for up to 3 s, then restart or resume it. (Picked like the other processes it went
 // down every few seconds and MinIO, slow to start on a loaded machine,
 // was down most of a round.)
 func (r *round) storeChaos(ctx context.Context) {
@@ -212,6 +212,12 @@ func (r *round) storeChaos(ctx context.Context) {
 		}
 		if err := r.store.ensure(); err != nil {
 			r.logf("chaos: restart the store: %v", err)
+		}
+		// The next outage is counted from when the store serves again: a
+		// restart on a loaded machine takes MinIO seconds, and outages
+		// closer than that keep it down for good.
+		if err := waitURL(ctx, r.cfg.StoreProc.Health, time.Minute); err != nil && ctx.Err() == nil {
+			r.logf("chaos: the store did not come back: %v", err)
 		}
 	}
 }

@@ -294,6 +294,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 
 	// Drain: everything back up, no more chaos, wait for every run to end.
 	t0 := time.Now()
+	if r.store != nil {
+		r.reviveStore(ctx)
+	}
 	for _, p := range r.procs {
 		if err := p.ensure(); err != nil {
 			return nil, err

@@ -210,15 +210,28 @@ func (r *round) storeChaos(ctx context.Context) {
 		case <-ctx.Done():
 		case <-time.After(down):
 		}
-		if err := r.store.ensure(); err != nil {
-			r.logf("chaos: restart the store: %v", err)
-		}
 		// The next outage is counted from when the store serves again: a
 		// restart on a loaded machine takes MinIO seconds, and outages
 		// closer than that keep it down for good.
-		if err := waitURL(ctx, r.cfg.StoreProc.Health, time.Minute); err != nil && ctx.Err() == nil {
-			r.logf("chaos: the store did not come back: %v", err)
+		r.reviveStore(ctx)
+	}
+}
+
+// reviveStore restarts (or resumes) the store process and waits until it
+// serves. A MinIO restarted right after a kill -9 sometimes hangs before
+// it listens (seen on a machine at load ~70: no socket a minute later), so
+// a start that does not serve within 20 s is killed and started again.
+func (r *round) reviveStore(ctx context.Context) {
+	for try := 1; ctx.Err() == nil; try++ {
+		if err := r.store.ensure(); err != nil {
+			r.logf("chaos: restart the store: %v", err)
 		}
+		err := waitURL(ctx, r.cfg.StoreProc.Health, 20*time.Second)
+		if err == nil || ctx.Err() != nil {
+			return
+		}
+		r.logf("chaos: the store does not serve after a restart (try %d): %v; killing it and starting again", try, err)
+		r.store.kill()
 	}
 }
 

@@ -49,6 +49,8 @@ type API struct {
 	huma    huma.API
 	mux     *http.ServeMux
 	handler http.Handler
+	// unreachable summarises store outages in the log (storelog.go).
+	unreachable storeLog
 }
 
 // New builds the API.

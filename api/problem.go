@@ -134,7 +134,7 @@ func (a *API) toProblem(ctx context.Context, err error, params map[string]string
 		if storeUnreachable(err) {
 			// Nothing reached the store, so nothing was applied: the
 			// client may retry as it would after throttling.
-			a.log.WarnContext(ctx, "store unreachable", "op", berr.Op, "err", berr.Err)
+			a.unreachable.unreachable(ctx, a.log, berr.Op, berr.Err)
 			p := problem(http.StatusServiceUnavailable, "the store is unreachable; nothing was applied, retry shortly")
 			p.headers = http.Header{"Retry-After": {"1"}}
 			return p

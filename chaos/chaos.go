@@ -66,6 +66,10 @@ type Config struct {
 	// FileRoot is the store's directory when it is a file store ("" otherwise):
 	// the temp-file check walks it.
 	FileRoot string
+	// StoreProc, when set, is the store's server process (MinIO), which
+	// the round starts first and then kills, pauses and restarts like the
+	// others; the driver probes the API while it is down.
+	StoreProc *StoreProc
 	// NATS is the bus URL; empty runs with no bus (fallback polling only).
 	NATS    string
 	APIs    int
@@ -73,6 +77,9 @@ type Config struct {
 	Faults  Faults
 	// ChaosEvery is the mean period between chaos actions.
 	ChaosEvery time.Duration
+	// StoreEvery is the mean period between store process outages (a
+	// kill -9 or a pause of up to 3 s) [8s].
+	StoreEvery time.Duration
 	// StartEvery is the mean period between run starts.
 	StartEvery time.Duration
 	// Dir holds logs, the execution log and the call history.
@@ -123,10 +130,19 @@ type Report struct {
 	TempLeft int
 	// Calls counts recorded worker-protocol calls; Linearizable is the
 	// history checker's verdict.
-	Calls        int
+	Calls int
+	// Unanswered counts calls in flight when their worker was killed
+	// (invoked, never answered: checked as possibly applied).
+	Unanswered   int
 	LeaseOps     int
 	Linearizable bool
 	Drain        time.Duration
+	// Outage is how the API answered while the store process was down;
+	// OutageLogs counts the API instances' log lines about a failing or
+	// unreachable store (claims summarise an outage in one line each way;
+	// other requests log one line each).
+	Outage     OutageCounts
+	OutageLogs map[string]int
 	// Failures lists each failed check.
 	Failures []string
 }
@@ -147,8 +163,11 @@ func (r *Report) fail(format string, args ...any) {
 func (r *Report) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "chaos seed=%d store=%s bus=%s duration=%v\n", r.Seed, r.Store, r.Bus, r.Duration)
-	fmt.Fprintf(&b, "  kills: api=%d reaper=%d worker=%d; pauses: api=%d reaper=%d worker=%d\n",
-		r.Kills[KindAPI], r.Kills[KindReaper], r.Kills[KindWorker], r.Pauses[KindAPI], r.Pauses[KindReaper], r.Pauses[KindWorker])
+	fmt.Fprintf(&b, "  kills: api=%d reaper=%d worker=%d store=%d; pauses: api=%d reaper=%d worker=%d store=%d\n",
+		r.Kills[KindAPI], r.Kills[KindReaper], r.Kills[KindWorker], r.Kills[KindStore], r.Pauses[KindAPI], r.Pauses[KindReaper], r.Pauses[KindWorker], r.Pauses[KindStore])
+	if o := r.Outage; o.Probes > 0 || r.Kills[KindStore] > 0 {
+		fmt.Fprintf(&b, "  store down: probes=%d 503+Retry-After=%d other 5xx=%d answered=%d; log lines %v\n", o.Probes, o.Unavailable, o.Other, o.OK, r.OutageLogs)
+	}
 	fmt.Fprintf(&b, "  faults injected: 5xx=%d conflict=%d throttle=%d lost=%d\n", r.Faults.Error, r.Faults.Conflict, r.Faults.Throttle, r.Faults.Lost)
 	st := make([]string, 0, len(r.ByStatus))
 	for s, n := range r.ByStatus {
@@ -159,7 +178,7 @@ func (r *Report) String() string {
 	fmt.Fprintf(&b, "  executions=%d at_least_once duplicates=%d double at_most_once=%d stuck=%d corrupt=%d/%d objects temp_left=%d\n",
 		r.Executions, r.Duplicates, r.DoubleAMO, r.Stuck, r.Corrupt, r.Objects, r.TempLeft)
 	fmt.Fprintf(&b, "  executions of attempts cut by the run's end (not in the record)=%d\n", r.Unrecorded)
-	fmt.Fprintf(&b, "  worker calls=%d lease operations=%d linearizable=%v drain=%v\n", r.Calls, r.LeaseOps, r.Linearizable, r.Drain.Round(time.Millisecond))
+	fmt.Fprintf(&b, "  worker calls=%d (unanswered=%d) lease operations=%d linearizable=%v drain=%v\n", r.Calls, r.Unanswered, r.LeaseOps, r.Linearizable, r.Drain.Round(time.Millisecond))
 	for _, f := range r.Failures {
 		fmt.Fprintf(&b, "  FAILED (seed %d): %s\n", r.Seed, f)
 	}
@@ -171,6 +190,8 @@ type round struct {
 	cfg    Config
 	rep    *Report
 	procs  []*proc
+	apis   []*proc // the API instances, in Addrs order
+	store  *proc   // the store process, when the round runs one
 	execs  string
 	hist   string
 	logmu  sync.Mutex
@@ -225,6 +246,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if cfg.ChaosEvery == 0 {
 		cfg.ChaosEvery = 500 * time.Millisecond
 	}
+	if cfg.StoreEvery == 0 {
+		cfg.StoreEvery = 8 * time.Second
+	}
 	if cfg.StartEvery == 0 {
 		cfg.StartEvery = 40 * time.Millisecond
 	}
@@ -240,17 +264,28 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return nil, err
 	}
 	r.logf("chaos: seed=%d store=%s bus=%s apis=%d workers=%d duration=%v dir=%s", cfg.Seed, rep.Store, bus, cfg.APIs, cfg.Workers, cfg.Duration, cfg.Dir)
+	if cfg.StoreProc != nil {
+		defer r.stopKinds(KindStore) // last: the checks read the store
+		if err := r.startStore(ctx); err != nil {
+			return nil, err
+		}
+	}
 	defer r.stopAll()
 	if err := r.startAll(ctx); err != nil {
 		return nil, err
+	}
+	if r.store != nil {
+		r.procs = append(r.procs, r.store)
 	}
 
 	// Chaos phase: load and faults together.
 	chaosCtx, stopChaos := context.WithTimeout(ctx, cfg.Duration)
 	var wg sync.WaitGroup
-	wg.Add(2)
+	wg.Add(4)
+	go func() { defer wg.Done(); r.storeChaos(chaosCtx) }()
 	go func() { defer wg.Done(); r.workload(chaosCtx) }()
 	go func() { defer wg.Done(); r.chaos(chaosCtx) }()
+	go func() { defer wg.Done(); r.probeOutages(chaosCtx) }()
 	wg.Wait()
 	stopChaos()
 	if ctx.Err() != nil {
@@ -259,6 +294,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 
 	// Drain: everything back up, no more chaos, wait for every run to end.
 	t0 := time.Now()
+	if r.store != nil {
+		r.reviveStore(ctx)
+	}
 	for _, p := range r.procs {
 		if err := p.ensure(); err != nil {
 			return nil, err
@@ -288,6 +326,8 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	r.collectFaults()
 	r.checkStore(cctx)
 	r.checkHistory()
+	r.checkOutage()
+	rep.OutageLogs = r.countOutageLogs()
 	return rep, nil
 }
 
@@ -312,7 +352,9 @@ func (r *round) startAll(ctx context.Context) error {
 		}}
 	}
 	for i, addr := range cfg.Addrs {
-		r.procs = append(r.procs, cairnProc(fmt.Sprintf("api%d", i), KindAPI, "serve", "--addr", addr))
+		api := cairnProc(fmt.Sprintf("api%d", i), KindAPI, "serve", "--addr", addr)
+		r.procs = append(r.procs, api)
+		r.apis = append(r.apis, api)
 		base := "http://" + addr
 		r.bases = append(r.bases, base)
 		c, err := sdk.NewClient(base, sdk.WithHTTPClient(&http.Client{Timeout: 15 * time.Second}))
@@ -398,6 +440,9 @@ func (r *round) chaos(ctx context.Context) {
 		case <-time.After(wait):
 		}
 		p := r.procs[rng.IntN(len(r.procs))]
+		if p.kind == KindStore {
+			continue // the store has its own, slower schedule (storeChaos)
+		}
 		x := rng.Float64()
 		switch {
 		case !p.alive():
@@ -408,7 +453,7 @@ func (r *round) chaos(ctx context.Context) {
 			p.resume()
 		case x < 0.6:
 			p.kill()
-			r.rep.Kills[p.kind]++
+			r.count(r.rep.Kills, p.kind)
 			// Most killed processes come back soon; some stay down until a
 			// later action picks them.
 			if rng.Float64() < 0.7 {
@@ -421,7 +466,7 @@ func (r *round) chaos(ctx context.Context) {
 			}
 		default:
 			if p.pause() {
-				r.rep.Pauses[p.kind]++
+				r.count(r.rep.Pauses, p.kind)
 				d := time.Duration(rng.Int64N(int64(3 * time.Second)))
 				time.AfterFunc(d, p.resume)
 			}

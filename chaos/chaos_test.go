@@ -1,5 +1,3 @@
-//go:build chaos
-
 package chaos_test
 
 import (
@@ -24,12 +22,17 @@ import (
 func TestMain(m *testing.M) { testinfra.Main(m) }
 
 // make chaos sets these (or CHAOS_DURATION / CHAOS_SEED); make test runs
-// the short default round.
+// the short default round (shortRound of chaos per store, both stores at
+// once, about two minutes with the builds and the checks).
 var (
-	duration = flag.Duration("chaos.duration", envDuration("CHAOS_DURATION", 25*time.Second), "how long each round kills and pauses processes")
+	duration = flag.Duration("chaos.duration", envDuration("CHAOS_DURATION", shortRound), "how long each round kills and pauses processes")
 	seed     = flag.Uint64("chaos.seed", envUint("CHAOS_SEED", 0), "schedule seed (0: a new one, printed)")
 	keep     = flag.Bool("chaos.keep", os.Getenv("CHAOS_KEEP") != "", "keep the round's directory (logs, execution log, history)")
 )
+
+// shortRound is make test's round: long enough for every workload, a few
+// kills of every kind and a store restart, short enough for CI.
+const shortRound = 12 * time.Second
 
 func envDuration(name string, def time.Duration) time.Duration {
 	if d, err := time.ParseDuration(os.Getenv(name)); err == nil {
@@ -109,13 +112,22 @@ func TestChaos(t *testing.T) {
 		if *duration > 2*time.Minute {
 			// A long round starts fewer runs a second, so the checks that
 			// read every run and object afterwards stay minutes, not hours.
-			cfg.StartEvery = 120 * time.Millisecond
+			cfg.StartEvery = 200 * time.Millisecond
+			// A long round's drain waits out a backlog built over many
+			// minutes on a shared machine.
+			cfg.DrainTimeout = 15 * time.Minute
+			cfg.StoreEvery = 30 * time.Second
+		} else {
+			// Healthy, a short round drains in seconds; on a machine
+			// shared with other builds it may take minutes, and "stuck"
+			// must mean stuck, not slow.
+			cfg.DrainTimeout = 4 * time.Minute
 		}
 		for range cfg.APIs {
 			cfg.Addrs = append(cfg.Addrs, testinfra.FreeAddr(t))
 		}
 		cfg.Log = logWriter{t}
-		ctx, cancel := context.WithTimeout(context.Background(), *duration+10*time.Minute)
+		ctx, cancel := context.WithTimeout(context.Background(), *duration+cfg.DrainTimeout+10*time.Minute)
 		defer cancel()
 		rep, err := chaos.Run(ctx, cfg)
 		if err != nil {
@@ -135,21 +147,54 @@ func TestChaos(t *testing.T) {
 		root := t.TempDir()
 		round(t, chaos.Config{Store: "file://" + root + "?nosync=true&tmp_max_age=3s", FileRoot: root})
 	})
+	if !minioRounds {
+		return
+	}
 	t.Run("minio+nats", func(t *testing.T) {
 		t.Parallel()
-		ep := testinfra.MinIO(t)
-		name := testinfra.NewBucketName(t)
-		ep.CreateBucket(t, name)
-		url := fmt.Sprintf("s3://%s?endpoint=%s&use_path_style=true&region=%s", name, ep.Endpoint, ep.Region)
-		round(t, chaos.Config{
-			Store:    url,
-			NATS:     natsURL,
-			StoreEnv: []string{"AWS_ACCESS_KEY_ID=" + ep.AccessKey, "AWS_SECRET_ACCESS_KEY=" + ep.SecretKey},
-			OpenStore: func(ctx context.Context) (*blob.Bucket, error) {
-				return s3.New(ctx, s3.Options{Bucket: name, Region: ep.Region, Endpoint: ep.Endpoint, UsePathStyle: true, AccessKey: ep.AccessKey, SecretKey: ep.SecretKey})
-			},
-		})
+		round(t, minioRound(t, natsURL))
 	})
+}
+
+// minioRounds is set by -tags chaos (make chaos): the MinIO round, with
+// MinIO killed and restarted, is not yet part of make test — on this
+// project's shared 2-core machine at load 40–70 it left runs open past its
+// drain and a restarted MinIO sometimes never listened (docs/RELIABILITY.md).
+var minioRounds = false
+
+// minioRound is the MinIO round's store. With the MinIO binary at hand
+// (CAIRN_MINIO_BIN, exported by scripts/testenv.sh) the round runs MinIO
+// itself, on a fixed port and data directory, so the driver can kill -9,
+// pause and restart it mid-load; otherwise it uses the test binary's
+// MinIO container, which it does not restart (logged).
+func minioRound(t *testing.T, natsURL string) chaos.Config {
+	var ep *testinfra.MinIOEndpoint
+	var sp *chaos.StoreProc
+	name := testinfra.NewBucketName(t)
+	if bin := os.Getenv("CAIRN_MINIO_BIN"); bin != "" {
+		addr, console := testinfra.FreeAddr(t), testinfra.FreeAddr(t)
+		ep = &testinfra.MinIOEndpoint{Endpoint: "http://" + addr, AccessKey: "minioadmin", SecretKey: "minioadmin", Region: "us-east-1"}
+		sp = &chaos.StoreProc{
+			Bin:    bin,
+			Args:   []string{"server", t.TempDir(), "--address", addr, "--console-address", console, "--quiet"},
+			Env:    []string{"MINIO_ROOT_USER=" + ep.AccessKey, "MINIO_ROOT_PASSWORD=" + ep.SecretKey, "MINIO_BROWSER=off"},
+			Health: ep.Endpoint + "/minio/health/live",
+			Setup:  func(context.Context) error { ep.CreateBucket(t, name); return nil },
+		}
+	} else {
+		t.Log("CAIRN_MINIO_BIN is unset: the round uses the MinIO container and does not restart it (run scripts/testenv.sh for the binary)")
+		ep = testinfra.MinIO(t)
+		ep.CreateBucket(t, name)
+	}
+	return chaos.Config{
+		Store:     fmt.Sprintf("s3://%s?endpoint=%s&use_path_style=true&region=%s", name, ep.Endpoint, ep.Region),
+		StoreProc: sp,
+		NATS:      natsURL,
+		StoreEnv:  []string{"AWS_ACCESS_KEY_ID=" + ep.AccessKey, "AWS_SECRET_ACCESS_KEY=" + ep.SecretKey},
+		OpenStore: func(ctx context.Context) (*blob.Bucket, error) {
+			return s3.New(ctx, s3.Options{Bucket: name, Region: ep.Region, Endpoint: ep.Endpoint, UsePathStyle: true, AccessKey: ep.AccessKey, SecretKey: ep.SecretKey})
+		},
+	}
 }
 
 type logWriter struct{ t *testing.T }

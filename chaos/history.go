@@ -8,14 +8,30 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
 // Call is one worker-protocol call as a worker saw it: its invocation and
 // its answer, with wall-clock times (every process of a chaos round runs
 // on one machine, so their clocks agree). The history checker reads them.
+//
+// A call is recorded twice: a Pending line when it is invoked, and the
+// complete line (same Worker and Seq) when its answer arrives. A worker
+// killed while a call is in flight leaves only the Pending line; the
+// checker takes that call as invoked and unanswered (it may have been
+// applied at any later time), as Jepsen takes an indeterminate operation.
+// Without it, a complete in flight when its worker was killed vanished
+// from the history while the engine applied it — and the worker's own
+// earlier-answered heartbeat that said already_applied looked impossible
+// (the non-linearizable history of seed 447662497; docs/DECISIONS-rel2.md).
 type Call struct {
 	Worker string `json:"worker"`
+	// Seq numbers the worker process's calls (from 1); 0 in histories
+	// recorded before invocations were logged.
+	Seq int64 `json:"seq,omitempty"`
+	// Pending marks the invocation line of a call.
+	Pending bool `json:"pending,omitempty"`
 	// Path is the request path below /v1/api (/steps/claim, /steps/{lease}/complete, …).
 	Path string          `json:"path"`
 	Req  json.RawMessage `json:"req,omitempty"`
@@ -34,6 +50,7 @@ type recorder struct {
 	worker string
 	mu     sync.Mutex
 	f      *os.File
+	seq    atomic.Int64
 }
 
 func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -41,7 +58,7 @@ func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 	if i < 0 || req.Method != http.MethodPost {
 		return r.next.RoundTrip(req)
 	}
-	c := Call{Worker: r.worker, Path: req.URL.Path[i:]}
+	c := Call{Worker: r.worker, Path: req.URL.Path[i:], Seq: r.seq.Add(1)}
 	if req.Body != nil && req.GetBody != nil {
 		if b, err := req.GetBody(); err == nil {
 			body, _ := io.ReadAll(b)
@@ -52,6 +69,11 @@ func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 	}
 	c.Start = time.Now().UnixNano()
+	// The invocation is on file before the request leaves: a kill -9
+	// before the answer leaves this line alone.
+	inv := c
+	inv.Pending = true
+	r.write(inv)
 	res, err := r.next.RoundTrip(req)
 	if err != nil {
 		c.End = time.Now().UnixNano()

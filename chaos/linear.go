@@ -211,7 +211,7 @@ func Operations(calls []Call) []porcupine.Operation {
 		ops = append(ops, porcupine.Operation{ClientId: client(c.Worker), Call: c.Start, Return: ret,
 			Input: LeaseOp{Op: op, Lease: lease, Worker: c.Worker}, Output: LeaseResult{Result: result}, Metadata: key})
 	}
-	for _, c := range calls {
+	for _, c := range resolvePending(calls) {
 		switch {
 		case c.Path == "/steps/claim":
 			if c.Status != 200 {
@@ -271,6 +271,34 @@ func Operations(calls []Call) []porcupine.Operation {
 	return ops
 }
 
+// resolvePending drops the invocation line of every call whose answer was
+// recorded and turns each other one (its worker was killed before the
+// answer came) into an unanswered call: status 0, which the model reads
+// as "may have been applied at any later time".
+func resolvePending(calls []Call) []Call {
+	type id struct {
+		w string
+		n int64
+	}
+	answered := map[id]bool{}
+	for _, c := range calls {
+		if !c.Pending && c.Seq != 0 {
+			answered[id{c.Worker, c.Seq}] = true
+		}
+	}
+	out := make([]Call, 0, len(calls))
+	for _, c := range calls {
+		if c.Pending {
+			if answered[id{c.Worker, c.Seq}] {
+				continue
+			}
+			c.Pending, c.Status, c.Resp, c.End = false, 0, nil, math.MaxInt64
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
 // classify maps a single call's answer to a result.
 func classify(c Call) string {
 	switch {
@@ -304,7 +332,12 @@ func (r *round) checkHistory() {
 	if err != nil {
 		r.rep.fail("history: %v", err)
 	}
-	r.rep.Calls = len(calls)
+	for _, c := range resolvePending(calls) {
+		r.rep.Calls++
+		if c.Seq != 0 && c.End == math.MaxInt64 {
+			r.rep.Unanswered++
+		}
+	}
 	res, info, n := CheckHistory(calls, 5*time.Minute)
 	r.rep.LeaseOps = n
 	r.rep.Linearizable = res == porcupine.Ok
@@ -312,8 +345,56 @@ func (r *round) checkHistory() {
 	case porcupine.Illegal:
 		path := r.cfg.Dir + "/history.html"
 		porcupine.VisualizePath(LeaseModel.ToModel(), info, path)
-		r.rep.fail("the worker-protocol history is not linearizable against the lease model (%d operations; see %s)", n, path)
+		r.rep.fail("the worker-protocol history is not linearizable against the lease model (%d operations; see %s); rejected attempts:\n  %s",
+			n, path, strings.Join(IllegalAttempts(calls, 3), "\n  "))
 	case porcupine.Unknown:
 		r.logf("chaos: the history check timed out (%d operations)", n)
 	}
+}
+
+// IllegalAttempts checks each attempt's operations on its own and
+// describes the ones the lease model rejects (at most max), one operation
+// a line with times relative to the attempt's first call: what a failed
+// history check prints, so the failure explains itself without the
+// visualisation.
+func IllegalAttempts(calls []Call, max int) []string {
+	ops := Operations(calls)
+	model := LeaseModel.ToModel()
+	var out []string
+	for _, part := range model.Partition(ops) {
+		if porcupine.CheckOperations(model, part) {
+			continue
+		}
+		out = append(out, describeOps(part))
+		if len(out) >= max {
+			break
+		}
+	}
+	return out
+}
+
+func describeOps(ops []porcupine.Operation) string {
+	sorted := append([]porcupine.Operation(nil), ops...)
+	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Call < sorted[j].Call })
+	t0 := sorted[0].Call
+	ms := func(t int64) string {
+		if t == math.MaxInt64 {
+			return "∞"
+		}
+		return fmt.Sprintf("%.1fms", float64(t-t0)/1e6)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "attempt %s:", sorted[0].Metadata)
+	for _, o := range sorted {
+		op := o.Input.(LeaseOp)
+		fmt.Fprintf(&b, "\n    [%s, %s] %s by %s (lease …%s) → %s", ms(o.Call), ms(o.Return), op.Op, op.Worker, tail(op.Lease, 8), o.Output.(LeaseResult).Result)
+	}
+	return b.String()
+}
+
+func tail(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[len(s)-n:]
 }

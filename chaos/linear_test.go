@@ -75,6 +75,43 @@ func TestLeaseModel(t *testing.T) {
 			call("w1", "/steps/"+a+"/heartbeat", 200, "", 40, 50),
 		}, false},
 	}
+	// Seed 447662497: a worker killed while its complete was in flight
+	// (the engine applied it; the answer never came) had asked for a
+	// heartbeat after sending the complete, answered already_applied.
+	// Recorded with its invocation line the complete may have been
+	// applied any time after it was sent: linearizable. Without the
+	// invocation line (histories before it was recorded) the same calls
+	// read as already_applied with no applied end.
+	inflight := []Call{
+		claimCall("w1", a, 0, 10), call("w1", "/steps/"+a+"/started", 200, "", 20, 30),
+		{Worker: "w1", Seq: 7, Pending: true, Path: "/steps/" + a + "/complete", Start: 40},
+		call("w1", "/steps/"+a+"/heartbeat", 409, "already_applied", 50, 60),
+	}
+	cases = append(cases,
+		struct {
+			name  string
+			calls []Call
+			ok    bool
+		}{"complete in flight when its worker was killed, then already_applied", inflight, true},
+		struct {
+			name  string
+			calls []Call
+			ok    bool
+		}{"the same without the complete's invocation", []Call{inflight[0], inflight[1], inflight[3]}, false},
+		struct {
+			name  string
+			calls []Call
+			ok    bool
+		}{"an answered call's invocation line is not a second call", []Call{
+			// Read as a second, unanswered complete, the invocation line
+			// would explain the already_applied (applied before the
+			// fenced refusal); resolved, the one complete was refused.
+			claimCall("w1", a, 0, 10),
+			{Worker: "w1", Seq: 3, Pending: true, Path: "/steps/" + a + "/complete", Start: 20},
+			{Worker: "w1", Seq: 3, Path: "/steps/" + a + "/complete", Status: 409, Resp: []byte(`{"reason":"fenced"}`), Start: 20, End: 30},
+			call("w1", "/steps/"+a+"/heartbeat", 409, "already_applied", 40, 50),
+		}, false},
+	)
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			res, _, n := CheckHistory(c.calls, 10*time.Second)

@@ -26,6 +26,9 @@ func TestRecordedHistory(t *testing.T) {
 	res, _, n := CheckHistory(calls, 5*time.Minute)
 	t.Logf("%d calls, %d lease operations: %s in %v", len(calls), n, res, time.Since(t0))
 	if res != porcupine.Ok {
+		for _, a := range IllegalAttempts(calls, 10) {
+			t.Log(a)
+		}
 		t.Fatal(res)
 	}
 }

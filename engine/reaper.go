@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/cairn-dev/cairn"
@@ -28,6 +29,8 @@ type ReapStats struct {
 	SchedulesSkipped int `json:"schedules_skipped" doc:"Schedule ticks skipped: the previous run still ran (overlap skip)."`
 	SchedulesFailed  int `json:"schedules_failed" doc:"Schedule ticks whose run could not be started (see the schedule's last_error)."`
 	RunsDeleted      int `json:"runs_deleted" doc:"Ended runs deleted past the retention."`
+
+	deletes *deleteBudget // the pass's retention deletions, shared by its concurrent visits
 }
 
 // Reap runs one reaper pass: it lists the timer index up to now (one LIST
@@ -59,29 +62,48 @@ func (e *Engine) Reap(ctx context.Context) (ReapStats, error) {
 		}
 		due[run] = append(due[run], t.key)
 	}
+	// Visit the due runs, reapParallel at a time (see reap_parallel.go):
+	// one visit per run, each with its own counters, summed at the end.
+	var (
+		wg      sync.WaitGroup
+		mu      sync.Mutex
+		sem     = make(chan struct{}, reapParallel)
+		deletes deleteBudget
+	)
 	for _, run := range order {
 		if ctx.Err() != nil {
-			return stats, ctx.Err()
+			break
 		}
-		if id, ok := scheduleTimerID(run); ok {
-			if err := e.reapSchedule(ctx, id, due[run], now, &stats); err != nil {
-				stats.Errors++
-				e.log.Warn("reaper: schedule visit failed; its timer stays for the next pass", "schedule", id, "err", err)
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			local := ReapStats{deletes: &deletes}
+			if id, ok := scheduleTimerID(run); ok {
+				if err := e.reapSchedule(ctx, id, due[run], now, &local); err != nil {
+					local.Errors++
+					e.log.Warn("reaper: schedule visit failed; its timer stays for the next pass", "schedule", id, "err", err)
+				}
+			} else if id, ok := batchTimerID(run); ok { // batches.go
+				if err := e.reapBatch(ctx, id, due[run], now, &local); err != nil {
+					local.Errors++
+					e.log.Warn("reaper: batch visit failed; its timer stays for the next pass", "batch", id, "err", err)
+				}
+			} else {
+				local.RunsVisited++
+				if err := e.reapRun(ctx, run, due[run], now, &local); err != nil {
+					local.Errors++
+					e.log.Warn("reaper: run visit failed; its timer stays for the next pass", "run", run, "err", err)
+				}
 			}
-			continue
-		}
-		if id, ok := batchTimerID(run); ok { // batches.go
-			if err := e.reapBatch(ctx, id, due[run], now, &stats); err != nil {
-				stats.Errors++
-				e.log.Warn("reaper: batch visit failed; its timer stays for the next pass", "batch", id, "err", err)
-			}
-			continue
-		}
-		stats.RunsVisited++
-		if err := e.reapRun(ctx, run, due[run], now, &stats); err != nil {
-			stats.Errors++
-			e.log.Warn("reaper: run visit failed; its timer stays for the next pass", "run", run, "err", err)
-		}
+			mu.Lock()
+			stats.add(local)
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	if ctx.Err() != nil {
+		return stats, ctx.Err()
 	}
 	return stats, nil
 }

@@ -127,7 +127,7 @@ func (e *Engine) reapExpired(ctx context.Context, r *runRecord, timerKeys []stri
 	if due.IsZero() || now.Before(due) {
 		return false, nil
 	}
-	if stats.RunsDeleted >= e.cfg.RetentionBatch {
+	if !stats.takeDelete(e.cfg.RetentionBatch) {
 		return true, nil // the timer stays due: the next pass
 	}
 	if err := e.purgeRun(ctx, r); err != nil {

@@ -6,11 +6,13 @@ import (
 	"github.com/cairn-dev/cairn/blob"
 	"github.com/cairn-dev/cairn/blob/file"
 	"github.com/cairn-dev/cairn/blob/mem"
+	"github.com/cairn-dev/cairn/internal/storetest"
 )
 
 // stores returns the stores engine tests run against: mem always, the
-// file store, and MinIO when containers are available (see
-// main_test.go).
+// file store, GCS (an in-process fake-gcs-server through the gcs driver),
+// Azure (Azurite, not under -short) and MinIO when containers are
+// available (see main_test.go).
 func stores(t *testing.T) map[string]func(t *testing.T) *blob.Bucket {
 	m := map[string]func(t *testing.T) *blob.Bucket{
 		"mem": func(t *testing.T) *blob.Bucket { return mem.New() },
@@ -22,6 +24,8 @@ func stores(t *testing.T) map[string]func(t *testing.T) *blob.Bucket {
 			return b
 		},
 	}
+	m["gcs"] = func(t *testing.T) *blob.Bucket { return storetest.GCS(t) }
+	m["azure"] = func(t *testing.T) *blob.Bucket { return storetest.Azure(t) }
 	for k, v := range extraStores {
 		m[k] = v
 	}

@@ -251,6 +251,8 @@ print_env() {
   echo "export TESTCONTAINERS_HOST_OVERRIDE=127.0.0.1"
   echo "export CAIRN_MINIO_IMAGE=$MINIO_IMAGE"
   echo "export CAIRN_AZURITE_BIN=$AZURITE_BIN"
+  # The chaos suite runs MinIO from its binary to kill -9 and restart it.
+  [[ ! -x $MINIO_BIN ]] || echo "export CAIRN_MINIO_BIN=$MINIO_BIN"
   [[ -z ${CHROMIUM_BIN:-} ]] || echo "export CAIRN_CHROMIUM=$CHROMIUM_BIN"
 }
 

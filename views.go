@@ -57,6 +57,17 @@ type StepView struct {
 	Usage    Usage           `json:"usage"`
 	Attempts []Attempt       `json:"attempts" nullable:"false" doc:"The step's attempts; empty before the first."`
 	Holder   *Holder         `json:"holder,omitempty" doc:"For a ready task step: the worker holding its current attempt, if any."`
+	Map      *MapProgress    `json:"map,omitempty" doc:"For a map step: its items' progress."`
+	Child    string          `json:"child,omitempty" doc:"For a child step: the id of its child run."`
+}
+
+// MapProgress is how far a map step is.
+type MapProgress struct {
+	Total     int         `json:"total" doc:"Items in all."`
+	Completed int         `json:"completed"`
+	Failed    int         `json:"failed" doc:"Items that failed for good (tolerated, or the one that failed the step)."`
+	Running   int         `json:"running" doc:"Items started and not finished."`
+	Errors    []ErrorInfo `json:"errors" nullable:"false" doc:"The first item errors (step names the item as <step>.<index>)."`
 }
 
 // Holder is who holds a step's current attempt.

@@ -25,6 +25,9 @@ import (
 //	run:   running → completed | failed | cancelled | timed_out
 
 func (r *runRecord) journal(now time.Time, e cairn.JournalEntry) {
+	if droppedItemJournal(e) {
+		return // see mapstep.go
+	}
 	e.At = now
 	r.Journal = append(r.Journal, e)
 }
@@ -240,6 +243,10 @@ func (e *Engine) failAttempt(r *runRecord, d *definition, step string, n int, wh
 	policy := s.Retry.WithDefaults()
 	why.Step = ""
 	if started && s.EffectiveDelivery() == cairn.AtMostOnce && !slices.Contains(policy.RetryAfterStart, why.Class) {
+		if _, _, item := splitItem(step); item {
+			e.itemFailed(r, d, step, n, worker, why, fx)
+			return
+		}
 		st.Status = cairn.StepFailed
 		st.Error = &why
 		r.journal(fx.now, cairn.JournalEntry{Type: cairn.JournalStepFailed, Step: step, Attempt: n, Worker: worker, Error: &why,
@@ -276,6 +283,10 @@ func (e *Engine) failAttempt(r *runRecord, d *definition, step string, n int, wh
 	}
 	if retryable(why.Class, policy) {
 		st.Failures++
+	}
+	if _, _, item := splitItem(step); item {
+		e.itemFailed(r, d, step, n, worker, why, fx)
+		return
 	}
 	st.Status = cairn.StepFailed
 	st.Error = &why

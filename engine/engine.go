@@ -146,6 +146,8 @@ type Engine struct {
 	drainOnce sync.Once
 
 	stopBus func()
+
+	items *itemsCache // decoded map items objects (mapstep.go)
 }
 
 // New returns an engine on store. Close it to stop its notification
@@ -160,6 +162,7 @@ func New(store *blob.Bucket, cfg Config) (*Engine, error) {
 	e.hub = newHub(cfg.Now)
 	e.watch = newWatchers()
 	e.defs = newDefCache()
+	e.items = newItemsCache()
 	e.workers = newWorkerCache(e.now)
 	e.outage = outage{log: e.log, now: e.now}
 	if cfg.Bus != nil {
@@ -200,6 +203,9 @@ func (e *Engine) MaxClaimHold() time.Duration { return e.cfg.MaxRequestTime * 4 
 // work ready sends no extra message).
 func (e *Engine) afterCommit(fx *effects) {
 	e.observe(fx)
+	for _, f := range fx.after {
+		f()
+	}
 	hints := fx.hints
 	if fx.rev > 0 {
 		e.watch.changed(fx.run.ID, fx.rev)

@@ -68,6 +68,8 @@ type stepState struct {
 	Avoid       map[string]time.Time `json:"avoid,omitempty"`
 	Usage       cairn.Usage          `json:"usage"`
 	Attempts    []cairn.Attempt      `json:"attempts,omitempty"`
+	// Map is a map step's progress (mapstep.go).
+	Map *mapState `json:"map,omitempty"`
 }
 
 func (s *stepState) attempt(n int) *cairn.Attempt {
@@ -165,7 +167,7 @@ func parseLeaseID(id string) (leaseToken, error) {
 		return t, errBadLease
 	}
 	if err := json.Unmarshal(b, &t); err != nil || t.Attempt < 1 || t.Attempt > 999_999 || len(t.Nonce) != 22 ||
-		!runIDRule.valid(t.Run) || !stepIDRule.valid(t.Step) || !workerIDRule.valid(t.Worker) {
+		!runIDRule.valid(t.Run) || !validStepID(t.Step) || !workerIDRule.valid(t.Worker) {
 		return t, errBadLease
 	}
 	return t, nil

@@ -177,7 +177,7 @@ func (e *Engine) view(r *runRecord, d *definition) *cairn.Run {
 		ID: r.ID, Workflow: r.Workflow, Version: r.Version, Status: r.Status, Input: r.Input, State: r.State,
 		Correlation: r.Correlation, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, EndedAt: r.EndedAt,
 		Deadline: r.Deadline, Output: r.Output, Error: r.Error, Usage: r.Usage, Steps: []cairn.StepView{}, PendingEvents: []string{}, RerunOf: r.RerunOf,
-		StepsTotal: len(r.Steps),
+		StepsTotal: len(r.Steps) - len(itemSteps(r)),
 	}
 	order := stepOrder(r, d)
 	kindOfStep := map[string]cairn.StepKind{}
@@ -197,6 +197,7 @@ func (e *Engine) view(r *runRecord, d *definition) *cairn.Run {
 		v.Steps = append(v.Steps, cairn.StepView{
 			ID: id, Kind: kindOfStep[id], Status: st.Status, Attempt: st.Attempt, Failures: st.Failures,
 			ReadyAt: st.ReadyAt, WakeAt: st.WakeAt, Output: st.Output, Error: st.Error, Usage: st.Usage, Attempts: append([]cairn.Attempt{}, st.Attempts...),
+			Map: mapProgress(st),
 		})
 	}
 	for _, ev := range r.Events {

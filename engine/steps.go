@@ -353,6 +353,10 @@ func (e *Engine) Complete(ctx context.Context, id string, req CompleteRequest) (
 
 func (e *Engine) complete(ctx context.Context, id string, req CompleteRequest) (*Ended, error) {
 	return e.end(ctx, id, req.StatePatch, req.Usage, false, nil, func(r *runRecord, d *definition, tok leaseToken, startedAt *time.Time, fx *effects) {
+		if _, _, item := splitItem(tok.Step); item {
+			e.itemCompleted(r, d, tok.Step, req.Output, fx) // mapstep.go
+			return
+		}
 		st := r.Steps[tok.Step]
 		st.Status = cairn.StepCompleted
 		st.Output = req.Output
@@ -457,7 +461,9 @@ func (e *Engine) end(ctx context.Context, id string, patch map[string]json.RawMe
 		}
 		apply(r, d, tok, startedAt, fx)
 		if a.Outcome == cairn.OutcomeFailed {
-			a.Error = r.Steps[tok.Step].Error
+			if st := r.Steps[tok.Step]; st != nil { // a finished map item is gone
+				a.Error = st.Error
+			}
 			if a.Error == nil {
 				for i := len(r.Journal) - 1; i >= 0; i-- {
 					if j := r.Journal[i]; j.Step == tok.Step && j.Attempt == tok.Attempt && j.Error != nil {

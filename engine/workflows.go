@@ -20,6 +20,7 @@ type definition struct {
 	templates map[string]*template // by step id
 	whens     map[string]*template // the when condition of each conditional step, by step id
 	ancestors map[string][]string
+	items     map[string]*template // the items expression of each map step
 }
 
 func compile(w cairn.Workflow, field string) (*definition, error) {
@@ -41,6 +42,16 @@ func compile(w cairn.Workflow, field string) (*definition, error) {
 			d.whens[s.ID] = c
 		}
 		d.ancestors[s.ID] = w.Ancestors(s.ID)
+		if s.Items != "" {
+			if d.items == nil {
+				d.items = map[string]*template{}
+			}
+			c, err := compileTemplate(whenTemplate(s.Items))
+			if err != nil {
+				return nil, cairn.ValidationError{{Field: fmt.Sprintf("%s.steps[%d].items", field, i), Message: err.Error()}}
+			}
+			d.items[s.ID] = c
+		}
 	}
 	return d, nil
 }

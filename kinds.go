@@ -24,7 +24,9 @@ const (
 )
 
 // Values lists every step kind (the API's enum).
-func (StepKind) Values() []StepKind { return []StepKind{KindTask, KindWait, KindSleep, KindMap, KindChild} }
+func (StepKind) Values() []StepKind {
+	return []StepKind{KindTask, KindWait, KindSleep, KindMap, KindChild}
+}
 
 // A kindCheck validates the options of a step of one kind. add reports a
 // field error; field is relative to the step ("" for the step itself,

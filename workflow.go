@@ -99,8 +99,8 @@ type Step struct {
 	ToleratedFailures       int     `json:"tolerated_failures,omitempty" minimum:"0" doc:"Map steps: items that may fail (after their retries) without failing the map; their outputs are null."`
 	ToleratedFailurePercent float64 `json:"tolerated_failure_percent,omitempty" minimum:"0" maximum:"100" doc:"Map steps: the share of items, in percent, that may fail without failing the map (the larger of this and tolerated_failures applies)."`
 	// Child options (kinds_map.go).
-	Workflow      string `json:"workflow,omitempty" maxLength:"128" doc:"Child steps: the workflow the child run runs."`
-	ChildVersion  string `json:"child_version,omitempty" maxLength:"64" doc:"Child steps: the child workflow's version (default: its newest when the step starts)."`
+	Workflow     string `json:"workflow,omitempty" maxLength:"128" doc:"Child steps: the workflow the child run runs."`
+	ChildVersion string `json:"child_version,omitempty" maxLength:"64" doc:"Child steps: the child workflow's version (default: its newest when the step starts)."`
 }
 
 // EffectiveKind returns the step's kind, task when unset.

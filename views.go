@@ -31,6 +31,8 @@ type Run struct {
 	StepsTotal    int                        `json:"steps_total"`
 	PendingEvents []string                   `json:"pending_events" nullable:"false" doc:"Events received that no wait has consumed yet; empty when none."`
 	RerunOf       string                     `json:"rerun_of,omitempty" doc:"The run this one reran, reusing its completed steps' outputs."`
+	Parent        string                     `json:"parent,omitempty" doc:"For a child run: the run whose child step started it."`
+	ParentStep    string                     `json:"parent_step,omitempty" doc:"For a child run: that step."`
 }
 
 // Step returns the run's step with the given id, or nil.

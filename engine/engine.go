@@ -148,6 +148,10 @@ type Engine struct {
 	stopBus func()
 
 	items *itemsCache // decoded map items objects (mapstep.go)
+	// flows runs the work a commit asks of its instance (collect a map,
+	// start a child, apply a child's end): not waited for by Settle,
+	// whose lock such work would need.
+	flows background
 }
 
 // New returns an engine on store. Close it to stop its notification
@@ -181,6 +185,7 @@ func (e *Engine) Close() error {
 		e.stopBus()
 	}
 	e.background.close()
+	e.flows.close()
 	return nil
 }
 
@@ -206,6 +211,7 @@ func (e *Engine) afterCommit(fx *effects) {
 	for _, f := range fx.after {
 		f()
 	}
+	e.runLinksAfterCommit(fx) // child.go
 	hints := fx.hints
 	if fx.rev > 0 {
 		e.watch.changed(fx.run.ID, fx.rev)

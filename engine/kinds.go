@@ -32,7 +32,7 @@ type stepKind struct {
 	// the reaper checks).
 	fire func(e *Engine, r *runRecord, s *cairn.Step, fx *effects)
 	// visit, when not nil, is what the reaper does, outside any mutation,
-	// for an active step of this kind whose wake-up is due: work that
+	// for an active step of this kind on each visit of its run: work that
 	// needs reads or writes beyond the run record (collecting a map's
 	// outputs, starting or reading a child run), which the instance that
 	// committed the step's change normally does right after the commit.
@@ -98,7 +98,8 @@ var stepKinds = map[cairn.StepKind]*stepKind{
 			r.journal(fx.now, cairn.JournalEntry{Type: cairn.JournalStepCompleted, Step: s.ID, Message: "sleep ended"})
 		},
 	},
-	cairn.KindMap: mapKind, // mapstep.go
+	cairn.KindMap:   mapKind,   // mapstep.go
+	cairn.KindChild: childKind, // child.go
 }
 
 // activeKinds finds a kind by its active status.

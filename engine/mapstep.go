@@ -83,6 +83,9 @@ type preWrite struct {
 func init() {
 	mapKind.start = (*Engine).startMap
 	mapKind.visit = func(ctx context.Context, e *Engine, r *runRecord, d *definition, s *cairn.Step) error {
+		if st := r.Steps[s.ID]; st.Map == nil || !st.Map.Collect {
+			return nil
+		}
 		return e.collectMap(ctx, r.ID, d, s.ID)
 	}
 }
@@ -312,7 +315,7 @@ func (e *Engine) finishMap(r *runRecord, d *definition, s *cairn.Step, fx *effec
 	st.Map.Collect = true
 	run, step := r.ID, s.ID
 	fx.after = append(fx.after, func() {
-		e.background.goDo(func() {
+		e.flows.goDo(func() {
 			ctx, cancel := context.WithTimeout(context.Background(), e.cfg.CommitTimeout)
 			defer cancel()
 			if err := e.collectMap(ctx, run, d, step); err != nil {
@@ -539,18 +542,19 @@ func (l *Lease) recordStep() string {
 	return l.Step
 }
 
-// visitSteps does, for each active step whose kind has a visit and whose
-// wake-up is due, that visit (the reaper's fallback for work an instance
-// starts after a commit).
-func (e *Engine) visitSteps(ctx context.Context, r *runRecord, d *definition, now time.Time) error {
+// visitSteps does, for each active step whose kind has a visit, that
+// visit (the reaper's fallback for work an instance starts after a
+// commit), on every reaper visit of the run: the visit decides whether
+// there is anything to do.
+func (e *Engine) visitSteps(ctx context.Context, r *runRecord, d *definition) error {
+	if err := e.checkParent(ctx, r); err != nil { // child.go
+		return err
+	}
 	for i := range d.Steps {
 		s := &d.Steps[i]
 		st := r.Steps[s.ID]
 		k := kindOf(s)
 		if st == nil || k.visit == nil || st.Status != k.active {
-			continue
-		}
-		if w := k.wake(e, st, now); w.IsZero() || w.After(now) {
 			continue
 		}
 		if err := k.visit(ctx, e, r, d, s); err != nil {

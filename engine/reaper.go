@@ -109,7 +109,7 @@ func (e *Engine) reapRun(ctx context.Context, run string, timerKeys []string, no
 		return err
 	}
 	if !r.Status.Terminal() {
-		if err := e.visitSteps(ctx, r, d, now); err != nil {
+		if err := e.visitSteps(ctx, r, d); err != nil {
 			return err
 		}
 		if err := e.fireTimers(ctx, r, d, now, stats); err != nil {

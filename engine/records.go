@@ -35,6 +35,8 @@ type runRecord struct {
 	Journal        []cairn.JournalEntry       `json:"journal"`
 	// RerunOf is the run this one was started from by a rerun.
 	RerunOf string `json:"rerun_of,omitempty"`
+	// Parent is the run whose child step started this one (child.go).
+	Parent *parentLink `json:"parent,omitempty"`
 	// Rev counts the record's committed writes.
 	Rev int64 `json:"rev"`
 	// TimerAt is the due time of the newest timer a commit armed for the
@@ -70,6 +72,8 @@ type stepState struct {
 	Attempts    []cairn.Attempt      `json:"attempts,omitempty"`
 	// Map is a map step's progress (mapstep.go).
 	Map *mapState `json:"map,omitempty"`
+	// Child is a child step's child run (child.go).
+	Child *childState `json:"child,omitempty"`
 }
 
 func (s *stepState) attempt(n int) *cairn.Attempt {

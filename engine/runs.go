@@ -179,6 +179,9 @@ func (e *Engine) view(r *runRecord, d *definition) *cairn.Run {
 		Deadline: r.Deadline, Output: r.Output, Error: r.Error, Usage: r.Usage, Steps: []cairn.StepView{}, PendingEvents: []string{}, RerunOf: r.RerunOf,
 		StepsTotal: len(r.Steps) - len(itemSteps(r)),
 	}
+	if r.Parent != nil {
+		v.Parent, v.ParentStep = r.Parent.Run, r.Parent.Step
+	}
 	order := stepOrder(r, d)
 	kindOfStep := map[string]cairn.StepKind{}
 	if d != nil {
@@ -197,7 +200,7 @@ func (e *Engine) view(r *runRecord, d *definition) *cairn.Run {
 		v.Steps = append(v.Steps, cairn.StepView{
 			ID: id, Kind: kindOfStep[id], Status: st.Status, Attempt: st.Attempt, Failures: st.Failures,
 			ReadyAt: st.ReadyAt, WakeAt: st.WakeAt, Output: st.Output, Error: st.Error, Usage: st.Usage, Attempts: append([]cairn.Attempt{}, st.Attempts...),
-			Map: mapProgress(st),
+			Map: mapProgress(st), Child: childOf(st),
 		})
 	}
 	for _, ev := range r.Events {

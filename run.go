@@ -284,6 +284,10 @@ const (
 	JournalMapStarted JournalType = "map_started"
 	// JournalChildStarted: a child step started its child run.
 	JournalChildStarted JournalType = "child_started"
+	// JournalCompensationStarted: the run failed and its on_failure steps
+	// start; JournalCompensationEnded: they are done (the message says how).
+	JournalCompensationStarted JournalType = "compensation_started"
+	JournalCompensationEnded   JournalType = "compensation_ended"
 )
 
 // Values lists every journal entry type (the API's enum).
@@ -292,7 +296,7 @@ func (JournalType) Values() []JournalType {
 		JournalRunStarted, JournalStepReady, JournalStepClaimed, JournalStepStarted, JournalStepCompleted,
 		JournalStepFailed, JournalStepRequeued, JournalStepRetryScheduled, JournalStepSkipped, JournalLeaseLost, JournalWaitStarted,
 		JournalEventReceived, JournalSleepStarted, JournalRunCompleted, JournalRunFailed, JournalRunCancelled,
-		JournalRunTimedOut, JournalMapStarted, JournalChildStarted,
+		JournalRunTimedOut, JournalMapStarted, JournalChildStarted, JournalCompensationStarted, JournalCompensationEnded,
 	}
 }
 

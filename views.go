@@ -32,6 +32,7 @@ type Run struct {
 	PendingEvents []string                   `json:"pending_events" nullable:"false" doc:"Events received that no wait has consumed yet; empty when none."`
 	RerunOf       string                     `json:"rerun_of,omitempty" doc:"The run this one reran, reusing its completed steps' outputs."`
 	Parent        string                     `json:"parent,omitempty" doc:"For a child run: the run whose child step started it."`
+	Compensation  *Compensation              `json:"compensation,omitempty" doc:"Once a run whose workflow has on_failure steps failed: how its compensation went."`
 	ParentStep    string                     `json:"parent_step,omitempty" doc:"For a child run: that step."`
 }
 

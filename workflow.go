@@ -254,6 +254,7 @@ func (w *Workflow) Validate(prefix string) error {
 			seen[a] = true
 		}
 	}
+	w.validateOnFailure(add) // compensation.go
 	if len(errs) == 0 {
 		if cycle := w.findCycle(); cycle != nil {
 			i := index[cycle[0]]

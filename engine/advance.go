@@ -41,7 +41,7 @@ func (r *runRecord) journal(now time.Time, e cairn.JournalEntry) {
 func (e *Engine) advance(r *runRecord, d *definition, fx *effects) {
 	for changed := true; changed && !r.Status.Terminal(); {
 		changed = false
-		for _, s := range d.Steps {
+		for _, s := range advanceSteps(r, d) { // compensate.go
 			st := r.Steps[s.ID]
 			if r.Status.Terminal() || st.Status != cairn.StepPending || !depsSettled(r, &s) {
 				continue
@@ -58,6 +58,10 @@ func (e *Engine) advance(r *runRecord, d *definition, fx *effects) {
 		}
 	}
 	if r.Status.Terminal() {
+		return
+	}
+	if r.compensating() {
+		e.compensationDone(r, fx)
 		return
 	}
 	for _, st := range r.Steps {
@@ -207,6 +211,13 @@ func notBefore(at, now time.Time) time.Time {
 func (e *Engine) endRun(r *runRecord, status cairn.RunStatus, why *cairn.ErrorInfo, now time.Time, message string) {
 	if r.Status.Terminal() {
 		return
+	}
+	if e.compensateInstead(r, status, why, now) { // compensate.go
+		return
+	}
+	if c := r.Compensation; c != nil && c.Failure != nil && (status == cairn.RunFailed || status == cairn.RunCompleted) {
+		// The compensation ended: the run fails with what started it.
+		status, why, message = cairn.RunFailed, c.Failure, "compensation "+string(c.Status)
 	}
 	r.Status = status
 	r.Error = why

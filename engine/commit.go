@@ -184,6 +184,16 @@ func (c *committer) commit(run string, items []*pending) {
 			c.finish(items, nil, nil, err, nil)
 			return
 		}
+		if rec.compensating() {
+			// A failure that started the compensation (endRun has no
+			// definition) starts its steps here: compensate.go.
+			d, err := e.definition(ctx, rec.Workflow, rec.Version)
+			if err != nil {
+				c.finish(items, nil, nil, err, nil)
+				return
+			}
+			e.advance(rec, d, fx)
+		}
 		data := mustJSON(rec)
 		// Records are always written by mustJSON, whose encoding is
 		// deterministic: unchanged bytes mean nothing to write.

@@ -127,6 +127,11 @@ func (d *definition) Step(id string) *cairn.Step {
 	if s := d.Workflow.Step(baseStep(id)); s != nil {
 		return s
 	}
+	for i := range d.OnFailure {
+		if d.OnFailure[i].ID == id {
+			return &d.OnFailure[i]
+		}
+	}
 	return nil
 }
 

@@ -195,6 +195,7 @@ func (e *Engine) checkLeases(ctx context.Context, r *runRecord, d *definition, n
 		ids = append(ids, s.ID)
 	}
 	ids = append(ids, itemSteps(r)...) // running map items (mapstep.go)
+	ids = append(ids, compSteps(r)...) // on_failure steps (compensate.go)
 	for _, id := range ids {
 		st := r.Steps[id]
 		if st == nil || st.Status != cairn.StepReady || st.Attempt == 0 {

@@ -35,6 +35,9 @@ type runRecord struct {
 	Journal        []cairn.JournalEntry       `json:"journal"`
 	// RerunOf is the run this one was started from by a rerun.
 	RerunOf string `json:"rerun_of,omitempty"`
+	// Compensation is the run's on_failure steps and how they went
+	// (compensate.go).
+	Compensation *compState `json:"compensation,omitempty"`
 	// Parent is the run whose child step started this one (child.go).
 	Parent *parentLink `json:"parent,omitempty"`
 	// Rev counts the record's committed writes.

@@ -119,6 +119,7 @@ func (e *Engine) startRun(ctx context.Context, req StartRequest, seed func(r *ru
 	for _, s := range d.Steps {
 		r.Steps[s.ID] = &stepState{Status: cairn.StepPending}
 	}
+	armCompensation(r, d) // compensate.go
 	fx := &effects{now: now}
 	r.journal(now, cairn.JournalEntry{Type: cairn.JournalRunStarted, Message: req.Workflow + "@" + version})
 	if seed != nil {
@@ -177,11 +178,12 @@ func (e *Engine) view(r *runRecord, d *definition) *cairn.Run {
 		ID: r.ID, Workflow: r.Workflow, Version: r.Version, Status: r.Status, Input: r.Input, State: r.State,
 		Correlation: r.Correlation, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, EndedAt: r.EndedAt,
 		Deadline: r.Deadline, Output: r.Output, Error: r.Error, Usage: r.Usage, Steps: []cairn.StepView{}, PendingEvents: []string{}, RerunOf: r.RerunOf,
-		StepsTotal: len(r.Steps) - len(itemSteps(r)),
+		StepsTotal: len(r.Steps) - len(itemSteps(r)) - len(compSteps(r)),
 	}
 	if r.Parent != nil {
 		v.Parent, v.ParentStep = r.Parent.Run, r.Parent.Step
 	}
+	v.Compensation = compView(r)
 	order := stepOrder(r, d)
 	kindOfStep := map[string]cairn.StepKind{}
 	if d != nil {
@@ -513,7 +515,7 @@ func stepOrder(r *runRecord, d *definition) []string {
 		for _, s := range d.Steps {
 			order = append(order, s.ID)
 		}
-		return order
+		return append(order, compSteps(r)...)
 	}
 	for id := range r.Steps {
 		order = append(order, id)

@@ -53,6 +53,9 @@ func compile(w cairn.Workflow, field string) (*definition, error) {
 			d.items[s.ID] = c
 		}
 	}
+	if err := compileOnFailure(d, field); err != nil { // compensate.go
+		return nil, err
+	}
 	return d, nil
 }
 

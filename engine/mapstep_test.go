@@ -246,3 +246,72 @@ func TestMapRejectsBadItems(t *testing.T) {
 }
 
 var _ = blob.ErrNotFound
+
+// An instance abandoned mid-map: it holds item leases it never answers,
+// and it commits the last item but dies before collecting (its flows
+// closed). Another instance's reaper recovers the items' leases (each
+// item re-offered, no retry budget spent) and collects the outputs.
+func TestMapSurvivesAnAbandonedInstance(t *testing.T) {
+	for name, open := range stores(t) {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			store := open(t)
+			clk := newClock()
+			cfg := Config{Now: clk.Now}
+			a := newTestEngine(t, store, cfg)
+			b := newTestEngine(t, store, cfg)
+			register(t, a, "w", mapWorkflow(3, 0))
+			run := mustStart(t, a, "mapper", `{"tag": "t"}`)
+			completeNext(t, a, `{"items": [0, 1, 2, 3, 4]}`)
+			// a claims three items and is abandoned with them.
+			held, err := a.Claim(ctx, ClaimRequest{WorkerID: "w", Max: 3})
+			if err != nil || len(held) != 3 {
+				t.Fatalf("claimed %d: %v", len(held), err)
+			}
+			a.flows.close()
+			clk.Advance(b.cfg.LeaseTTL + b.cfg.RecoveryWindow + 5*time.Second)
+			if _, err := b.Reap(ctx); err != nil {
+				t.Fatal(err)
+			}
+			// b's workers finish every item; a commits the last one.
+			for i := 0; ; i++ {
+				if i > 20 {
+					t.Fatal("items never finished")
+				}
+				eng := b
+				r := getRun(t, b, run)
+				if m := stepOf(r, "each").Map; m.Completed == 4 {
+					eng = a
+				} else if m.Completed == 5 {
+					break
+				}
+				ls, err := eng.Claim(ctx, ClaimRequest{WorkerID: "w", Max: 1})
+				if err != nil || len(ls) != 1 {
+					t.Fatalf("claim: %d %v (progress %+v)", len(ls), err, stepOf(r, "each").Map)
+				}
+				l := ls[0]
+				if _, err := eng.Complete(ctx, l.ID, CompleteRequest{Output: json.RawMessage(fmt.Sprint(*l.Item * 10))}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			r := getRun(t, b, run)
+			if s := stepOf(r, "each"); s.Status != cairn.StepMapping {
+				t.Fatalf("each %s before the reaper collects", s.Status)
+			}
+			clk.Advance(5 * time.Second)
+			if _, err := b.Reap(ctx); err != nil {
+				t.Fatal(err)
+			}
+			r = getRun(t, b, run)
+			if s := stepOf(r, "each"); s.Status != cairn.StepCompleted || string(s.Output) != `[0,10,20,30,40]` {
+				t.Fatalf("each %s %s", s.Status, s.Output)
+			}
+			// The abandoned leases answer fenced: their items were re-run.
+			for _, l := range held {
+				if _, err := a.Complete(ctx, l.ID, CompleteRequest{Output: json.RawMessage(`-1`)}); err == nil {
+					t.Fatalf("abandoned lease of item %d completed", *l.Item)
+				}
+			}
+		})
+	}
+}

@@ -315,3 +315,34 @@ func TestMapSurvivesAnAbandonedInstance(t *testing.T) {
 		})
 	}
 }
+
+// A map that is the run's first step starts inside StartRun (not through
+// the committer): its items object is written there too. An item that
+// fails with a fatal error fails the map at once.
+func TestMapAsFirstStepAndFatalItem(t *testing.T) {
+	e := newTestEngine(t, nil, Config{})
+	register(t, e, "w", cairn.Workflow{Name: "items", Version: "1", Steps: []cairn.Step{{ID: "each", Kind: cairn.KindMap, Items: "input.xs", MaxConcurrency: 5}}})
+	run := mustStart(t, e, "items", `{"xs": [0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15]}`)
+	ctx := context.Background()
+	for i := 0; i < 30 && !getRun(t, e, run).Status.Terminal(); i++ {
+		ls, err := e.Claim(ctx, ClaimRequest{WorkerID: "w", Max: 5})
+		if err != nil || len(ls) == 0 {
+			t.Fatalf("claim: %d %v", len(ls), err)
+		}
+		for _, l := range ls {
+			if string(l.Input) == "13" {
+				if _, err := e.Fail(ctx, l.ID, FailRequest{Error: cairn.ErrorInfo{Class: cairn.ClassFatal, Message: "unlucky"}}); err != nil {
+					t.Fatal(err)
+				}
+				continue
+			}
+			if _, err := e.Complete(ctx, l.ID, CompleteRequest{Output: l.Input}); err != nil {
+				wantReason(t, err, cairn.ReasonRunTerminal) // the map failed meanwhile
+			}
+		}
+	}
+	r := getRun(t, e, run)
+	if r.Status != cairn.RunFailed || r.Error.Step != "each" || !strings.Contains(r.Error.Message, "item 13 failed: unlucky") {
+		t.Fatalf("run %s %+v", r.Status, r.Error)
+	}
+}

@@ -132,6 +132,9 @@ func (e *Engine) startRun(ctx context.Context, req StartRequest, seed func(r *ru
 	if _, err := e.armTimer(ctx, r, now); err != nil { // when the run needs one
 		return nil, unavailable(err)
 	}
+	if err := e.preWrites(ctx, fx.writes); err != nil { // a map's items (mapstep.go)
+		return nil, unavailable(err)
+	}
 	data := mustJSON(r)
 	v, err := e.store.Create(ctx, e.keys.run(id), data)
 	if errors.Is(err, blob.ErrPreconditionFailed) && req.IdempotencyKey != "" {

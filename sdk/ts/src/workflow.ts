@@ -40,6 +40,14 @@ export interface StepOptions {
   atMostOnce?: boolean;
   /** Lost leases before the step is dead-lettered (default 5). */
   maxDeliveries?: number;
+  /** Map steps: most items running at once (default 100). */
+  maxConcurrency?: number;
+  /** Map steps: items that may fail without failing the step (their outputs are null). */
+  toleratedFailures?: number;
+  /** Map steps: the share of items, in percent, that may fail. */
+  toleratedFailurePercent?: number;
+  /** Child steps: the child workflow's version (default its newest). */
+  childVersion?: string;
 }
 
 /** A step body: the rendered input in, the output (any JSON value) out. */
@@ -60,6 +68,8 @@ export class WorkflowDef {
   readonly version: string;
   readonly handlers = new Map<string, Handler>();
   private readonly steps: Step[] = [];
+  private readonly onFailureSteps: Step[] = [];
+  private compensating = false;
   private readonly opts: WorkflowOptions;
 
   constructor(opts: WorkflowOptions) {
@@ -96,8 +106,35 @@ export class WorkflowDef {
     return this.add({ id, kind: "sleep", duration: duration(d) }, opts);
   }
 
+  /**
+   * A map step: handler runs once per element of the array `items` (a CEL
+   * expression) renders, at most maxConcurrency at a time; the output is
+   * the outputs in input order. The input template sees item and index;
+   * without one a body's input is its element.
+   */
+  map<In = any, Out = unknown>(id: string, items: string, handler: Handler<In, Out>, opts: StepOptions = {}): this {
+    this.handlers.set(id, handler as Handler);
+    return this.add({ id, kind: "map", items }, opts);
+  }
+
+  /** A step that starts a run of workflow and ends with it (its output, or its error). */
+  child(id: string, workflow: string, opts: StepOptions = {}): this {
+    return this.add({ id, kind: "child", workflow }, opts);
+  }
+
+  /** A compensation step (saga): a task run only when the run fails, after the on_failure steps in opts.after. */
+  onFailure<In = any, Out = unknown>(id: string, handler: Handler<In, Out>, opts: StepOptions = {}): this {
+    this.compensating = true;
+    try {
+      return this.task(id, handler, opts);
+    } finally {
+      this.compensating = false;
+    }
+  }
+
   private add(s: Step, o: StepOptions): this {
-    if (this.steps.some((x) => x.id === s.id)) throw new Error(`cairn: workflow ${this.name}: step ${s.id} defined twice`);
+    if (this.steps.some((x) => x.id === s.id) || this.onFailureSteps.some((x) => x.id === s.id))
+      throw new Error(`cairn: workflow ${this.name}: step ${s.id} defined twice`);
     if (o.after?.length) s.after = o.after;
     if (o.input !== undefined) s.input = sortKeys(o.input);
     if (o.retry) {
@@ -117,7 +154,11 @@ export class WorkflowDef {
     }
     if (o.atMostOnce) s.delivery = "at_most_once";
     if (o.maxDeliveries !== undefined) s.max_deliveries = o.maxDeliveries;
-    this.steps.push(s);
+    if (o.maxConcurrency !== undefined) s.max_concurrency = o.maxConcurrency;
+    if (o.toleratedFailures !== undefined) s.tolerated_failures = o.toleratedFailures;
+    if (o.toleratedFailurePercent !== undefined) s.tolerated_failure_percent = o.toleratedFailurePercent;
+    if (o.childVersion !== undefined) s.child_version = o.childVersion;
+    (this.compensating ? this.onFailureSteps : this.steps).push(s);
     return this;
   }
 
@@ -129,6 +170,7 @@ export class WorkflowDef {
       description: this.opts.description,
       deadline: this.opts.deadline === undefined ? undefined : duration(this.opts.deadline),
       steps: this.steps.map((s) => ({ ...s })),
+      ...(this.onFailureSteps.length ? { on_failure: this.onFailureSteps.map((s) => ({ ...s })) } : {}),
     };
   }
 }

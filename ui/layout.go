@@ -20,7 +20,7 @@ type gnode struct {
 	Kind   cairn.StepKind
 	Status cairn.StepStatus
 	// Note is a map step's progress (done/total).
-	Note string
+	Note   string
 	X, Y   int
 	W, H   int
 	TX, TY int

@@ -30,6 +30,7 @@ var optionalArrays = map[string]string{
 	"RetryPolicy.non_retryable":     "a definition as registered: omitted when no class is listed",
 	"RetryPolicy.retry_after_start": "a definition as registered: an at_most_once opt-in, omitted by default",
 	"Ended.leases":                  "eager dispatch: only a complete with claim_next carries it",
+	"Workflow.on_failure":           "a definition as registered: workflows without compensation omit it",
 }
 
 func TestResponseArraysAreRequiredAndNotNull(t *testing.T) {

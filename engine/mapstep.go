@@ -568,3 +568,20 @@ func (e *Engine) visitSteps(ctx context.Context, r *runRecord, d *definition) er
 	}
 	return nil
 }
+
+// itemEnded answers already_applied to a complete or fail of a map item
+// that has finished (it left the record). end calls it only for a live
+// lease: a new attempt of an item exists only once the previous one's
+// lease was fenced or its fail applied, so a live lease of a finished item
+// is the attempt that finished it — its own complete or fail was applied
+// (a retried call whose first answer was lost).
+func itemEnded(r *runRecord, tok leaseToken) error {
+	base, idx, ok := splitItem(tok.Step)
+	if !ok || r.Steps[tok.Step] != nil {
+		return nil
+	}
+	if bs := r.Steps[base]; bs != nil && bs.Map != nil && idx < bs.Map.Next {
+		return reject(cairn.ReasonAlreadyApplied, "item %d of map step %s already ended", idx, base)
+	}
+	return nil
+}

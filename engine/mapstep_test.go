@@ -346,3 +346,23 @@ func TestMapAsFirstStepAndFatalItem(t *testing.T) {
 		t.Fatalf("run %s %+v", r.Status, r.Error)
 	}
 }
+
+// A complete whose answer was lost is sent again: the item has left the
+// record, and the retry answers already_applied (its own complete won),
+// not fenced.
+func TestMapItemCompleteRetriedIsAlreadyApplied(t *testing.T) {
+	ctx := context.Background()
+	e := newTestEngine(t, nil, Config{})
+	register(t, e, "w", mapWorkflow(3, 0))
+	mustStart(t, e, "mapper", `{"tag": "t"}`)
+	completeNext(t, e, `{"items": [1, 2, 3, 4]}`)
+	l := claimOne(t, e, "w")
+	if l.Item == nil || l.Step != "each" {
+		t.Fatalf("lease %s item %v", l.Step, l.Item)
+	}
+	if _, err := e.Complete(ctx, l.ID, CompleteRequest{Output: json.RawMessage(`1`)}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := e.Complete(ctx, l.ID, CompleteRequest{Output: json.RawMessage(`1`)})
+	wantReason(t, err, cairn.ReasonAlreadyApplied)
+}

@@ -435,6 +435,9 @@ func (e *Engine) end(ctx context.Context, id string, patch map[string]json.RawMe
 		if r.Workflow != l.Workflow || r.Version != l.Version {
 			return nil, reject(cairn.ReasonFenced, "lease does not belong to run %s", r.ID)
 		}
+		if err := itemEnded(r, tok); err != nil { // mapstep.go
+			return nil, err
+		}
 		if err := e.checkCurrent(r, tok); err != nil {
 			return nil, err
 		}

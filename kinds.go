@@ -17,10 +17,16 @@ const (
 	KindWait StepKind = "wait"
 	// KindSleep waits for a fixed time.
 	KindSleep StepKind = "sleep"
+	// KindMap runs its body once per element of an array (see kinds_map.go).
+	KindMap StepKind = "map"
+	// KindChild starts a run of another workflow and ends with it.
+	KindChild StepKind = "child"
 )
 
 // Values lists every step kind (the API's enum).
-func (StepKind) Values() []StepKind { return []StepKind{KindTask, KindWait, KindSleep} }
+func (StepKind) Values() []StepKind {
+	return []StepKind{KindTask, KindWait, KindSleep, KindMap, KindChild}
+}
 
 // A kindCheck validates the options of a step of one kind. add reports a
 // field error; field is relative to the step ("" for the step itself,
@@ -34,6 +40,8 @@ var kindChecks = map[StepKind]kindCheck{
 		if s.Event != "" || s.WaitTimeout != 0 || s.Duration != 0 {
 			add("", "a task step takes no event, wait_timeout or duration")
 		}
+		noMapOptions(s, add)
+		noChildOptions(s, add)
 	},
 	KindWait: func(s *Step, add func(field, format string, args ...any)) {
 		if s.Event == "" {
@@ -44,12 +52,18 @@ var kindChecks = map[StepKind]kindCheck{
 		if s.WaitTimeout < 0 {
 			add(".wait_timeout", "must not be negative")
 		}
+		noMapOptions(s, add)
+		noChildOptions(s, add)
 	},
 	KindSleep: func(s *Step, add func(field, format string, args ...any)) {
 		if s.Duration <= 0 {
 			add(".duration", "a sleep step needs a positive duration")
 		}
+		noMapOptions(s, add)
+		noChildOptions(s, add)
 	},
+	KindMap:   checkMap,
+	KindChild: checkChild,
 }
 
 // kindList is the kinds for people: "task, wait or sleep".

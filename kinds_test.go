@@ -18,7 +18,7 @@ func TestEveryKindIsChecked(t *testing.T) {
 	}
 	w := Workflow{Name: "w", Version: "1", Steps: []Step{{ID: "a", Kind: "nap"}}}
 	err := w.Validate("wf")
-	if err == nil || !strings.Contains(err.Error(), `wf.steps[0].kind: unknown kind "nap" (want task, wait or sleep)`) {
+	if err == nil || !strings.Contains(err.Error(), `wf.steps[0].kind: unknown kind "nap" (want task, wait, sleep, map or child)`) {
 		t.Fatalf("unknown kind: %v", err)
 	}
 }
@@ -37,6 +37,17 @@ func TestKindChecks(t *testing.T) {
 		{Step{ID: "a", Kind: KindWait, Event: "go", Retry: &RetryPolicy{}}, "w.steps[0]: delivery, retry, timeout and max_deliveries apply to task steps only"},
 		{Step{ID: "a", Kind: KindSleep, Duration: Duration(1)}, ""},
 		{Step{ID: "a", Kind: KindSleep}, "w.steps[0].duration: a sleep step needs a positive duration"},
+		{Step{ID: "a", Kind: KindMap, Items: "${input.xs}", MaxConcurrency: 5, ToleratedFailurePercent: 10, Retry: &RetryPolicy{MaxAttempts: 2}}, ""},
+		{Step{ID: "a", Kind: KindMap}, "w.steps[0].items: a map step needs items"},
+		{Step{ID: "a", Kind: KindMap, Items: "x", MaxConcurrency: 5000}, "w.steps[0].max_concurrency: must be between 1 and 1000"},
+		{Step{ID: "a", Kind: KindMap, Items: "x", ToleratedFailurePercent: 150}, "w.steps[0].tolerated_failure_percent: must be between 0 and 100"},
+		{Step{ID: "a", Kind: KindMap, Items: "x", ToleratedFailures: -1}, "w.steps[0].tolerated_failures: must not be negative"},
+		{Step{ID: "a", Items: "x"}, "w.steps[0]: items, max_concurrency and tolerated_failures apply to map steps only"},
+		{Step{ID: "a", Kind: KindChild, Workflow: "billing"}, ""},
+		{Step{ID: "a", Kind: KindChild}, "w.steps[0].workflow: a child step needs the name of the workflow"},
+		{Step{ID: "a", Kind: KindChild, Workflow: "b", ChildVersion: "/x"}, "w.steps[0].child_version: must match"},
+		{Step{ID: "a", Kind: KindChild, Workflow: "b", Retry: &RetryPolicy{}}, "w.steps[0]: delivery, retry, timeout and max_deliveries apply to task steps only"},
+		{Step{ID: "a", Workflow: "b"}, "w.steps[0]: workflow and child_version apply to child steps only"},
 	}
 	for _, c := range cases {
 		w := Workflow{Name: "w", Version: "1", Steps: []Step{c.step}}

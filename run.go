@@ -43,11 +43,15 @@ const (
 	// its dependencies was skipped. A skipped step counts as done for its
 	// dependents and for the run's completion, and has no output.
 	StepSkipped StepStatus = "skipped"
+	// StepMapping: a map step runs its items.
+	StepMapping StepStatus = "mapping"
+	// StepChildRunning: a child step waits for its child run to end.
+	StepChildRunning StepStatus = "child_running"
 )
 
 // Values lists every step status (the API's enum of step statuses).
 func (StepStatus) Values() []StepStatus {
-	return []StepStatus{StepPending, StepReady, StepWaiting, StepSleeping, StepCompleted, StepFailed, StepCancelled, StepSkipped}
+	return []StepStatus{StepPending, StepReady, StepWaiting, StepSleeping, StepCompleted, StepFailed, StepCancelled, StepSkipped, StepMapping, StepChildRunning}
 }
 
 // Active reports whether a step in status s has started and is not done:
@@ -276,6 +280,14 @@ const (
 	JournalWaitStarted   JournalType = "wait_started"
 	JournalSleepStarted  JournalType = "sleep_started"
 	JournalEventReceived JournalType = "event_received"
+	// JournalMapStarted: a map step rendered its items and started them.
+	JournalMapStarted JournalType = "map_started"
+	// JournalChildStarted: a child step started its child run.
+	JournalChildStarted JournalType = "child_started"
+	// JournalCompensationStarted: the run failed and its on_failure steps
+	// start; JournalCompensationEnded: they are done (the message says how).
+	JournalCompensationStarted JournalType = "compensation_started"
+	JournalCompensationEnded   JournalType = "compensation_ended"
 )
 
 // Values lists every journal entry type (the API's enum).
@@ -284,7 +296,7 @@ func (JournalType) Values() []JournalType {
 		JournalRunStarted, JournalStepReady, JournalStepClaimed, JournalStepStarted, JournalStepCompleted,
 		JournalStepFailed, JournalStepRequeued, JournalStepRetryScheduled, JournalStepSkipped, JournalLeaseLost, JournalWaitStarted,
 		JournalEventReceived, JournalSleepStarted, JournalRunCompleted, JournalRunFailed, JournalRunCancelled,
-		JournalRunTimedOut,
+		JournalRunTimedOut, JournalMapStarted, JournalChildStarted, JournalCompensationStarted, JournalCompensationEnded,
 	}
 }
 

@@ -33,6 +33,9 @@ type Run struct {
 	RerunOf       string                     `json:"rerun_of,omitempty" doc:"The run this one reran, reusing its completed steps' outputs."`
 	NoLiveWorker  bool                       `json:"no_live_worker,omitempty" doc:"True while a task step is ready and no worker seen alive (see the workers list) serves this workflow@version: the run waits for one to start."`
 	Priority      int                        `json:"priority,omitempty" doc:"The run's priority (default 0; higher is offered first)."`
+	Parent        string                     `json:"parent,omitempty" doc:"For a child run: the run whose child step started it."`
+	Compensation  *Compensation              `json:"compensation,omitempty" doc:"Once a run whose workflow has on_failure steps failed: how its compensation went."`
+	ParentStep    string                     `json:"parent_step,omitempty" doc:"For a child run: that step."`
 }
 
 // Step returns the run's step with the given id, or nil.
@@ -60,6 +63,17 @@ type StepView struct {
 	Attempts []Attempt       `json:"attempts" nullable:"false" doc:"The step's attempts; empty before the first."`
 	Holder   *Holder         `json:"holder,omitempty" doc:"For a ready task step: the worker holding its current attempt, if any."`
 	Event    string          `json:"event,omitempty" doc:"Wait steps: the event name that resumes the wait."`
+	Map      *MapProgress    `json:"map,omitempty" doc:"For a map step: its items' progress."`
+	Child    string          `json:"child,omitempty" doc:"For a child step: the id of its child run."`
+}
+
+// MapProgress is how far a map step is.
+type MapProgress struct {
+	Total     int         `json:"total" doc:"Items in all."`
+	Completed int         `json:"completed"`
+	Failed    int         `json:"failed" doc:"Items that failed for good (tolerated, or the one that failed the step)."`
+	Running   int         `json:"running" doc:"Items started and not finished."`
+	Errors    []ErrorInfo `json:"errors" nullable:"false" doc:"The first item errors (step names the item as <step>.<index>)."`
 }
 
 // Holder is who holds a step's current attempt.

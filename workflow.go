@@ -97,6 +97,14 @@ type Step struct {
 	Concurrency *ConcurrencyLimit `json:"concurrency,omitempty" doc:"Task steps: most attempts of this step holding a lease at once, per rendered key (across runs of every version of the workflow)."`
 	RateLimit   *RateLimit        `json:"rate_limit,omitempty" doc:"Task steps: most attempts of this step handed out per period, per rendered key; attempts beyond it wait."`
 	Priority    *int              `json:"priority,omitempty" minimum:"-100" maximum:"100" doc:"Task steps: overrides the run's priority for this step (higher is offered first)."`
+	// Map options (kinds_map.go).
+	Items                   string  `json:"items,omitempty" maxLength:"2000" doc:"Map steps: a CEL expression (bare or as ${expr}) that renders the array to map over; the step's body runs once per element, its input template sees item and index."`
+	MaxConcurrency          int     `json:"max_concurrency,omitempty" minimum:"0" maximum:"1000" doc:"Map steps: most items running at once (default 100)."`
+	ToleratedFailures       int     `json:"tolerated_failures,omitempty" minimum:"0" doc:"Map steps: items that may fail (after their retries) without failing the map; their outputs are null."`
+	ToleratedFailurePercent float64 `json:"tolerated_failure_percent,omitempty" minimum:"0" maximum:"100" doc:"Map steps: the share of items, in percent, that may fail without failing the map (the larger of this and tolerated_failures applies)."`
+	// Child options (kinds_map.go).
+	Workflow     string `json:"workflow,omitempty" maxLength:"128" doc:"Child steps: the workflow the child run runs."`
+	ChildVersion string `json:"child_version,omitempty" maxLength:"64" doc:"Child steps: the child workflow's version (default: its newest when the step starts)."`
 }
 
 // EffectiveKind returns the step's kind, task when unset.
@@ -126,6 +134,8 @@ type Workflow struct {
 	Deadline    Duration `json:"deadline,omitempty" doc:"Default run deadline, from start (default: none)."`
 	// Concurrency limits across the workflow's runs (flow.go).
 	Concurrency []ConcurrencyLimit `json:"concurrency,omitempty" nullable:"false" maxItems:"4" doc:"Limits on the task attempts of all runs of this workflow (every version) holding a lease at once: each per rendered key, or, without a key, one global limit for the workflow."`
+	// OnFailure is the compensation (a saga): steps run when the run fails.
+	OnFailure []Step `json:"on_failure,omitempty" nullable:"false" maxItems:"100" doc:"Compensation steps (a saga): a small DAG of task steps run after the run fails, with the failed run's input, state and step outputs in their templates. The run stays failed; its compensation status says how they went."`
 }
 
 // Step returns the step with the given id, or nil.
@@ -204,8 +214,8 @@ func (w *Workflow) Validate(prefix string) error {
 		} else {
 			add(f+".kind", "unknown kind %q (want %s)", s.Kind, kindList())
 		}
-		if s.EffectiveKind() != KindTask && (s.Delivery != "" || s.Retry != nil || s.Timeout != 0 || s.MaxDeliveries != 0) {
-			add(f, "delivery, retry, timeout and max_deliveries apply to task steps only")
+		if k := s.EffectiveKind(); k != KindTask && k != KindMap && (s.Delivery != "" || s.Retry != nil || s.Timeout != 0 || s.MaxDeliveries != 0) {
+			add(f, "delivery, retry, timeout and max_deliveries apply to task steps only (and to the items of map steps)")
 		}
 		if d := s.Delivery; d != "" && d != AtLeastOnce && d != AtMostOnce {
 			add(f+".delivery", "unknown delivery %q (want at_least_once or at_most_once)", d)
@@ -251,6 +261,7 @@ func (w *Workflow) Validate(prefix string) error {
 		}
 	}
 	w.validateFlow(func(field, format string, args ...any) { add(field, format, args...) })
+	w.validateOnFailure(add) // compensation.go
 	if len(errs) == 0 {
 		if cycle := w.findCycle(); cycle != nil {
 			i := index[cycle[0]]

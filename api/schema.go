@@ -47,6 +47,7 @@ func enumSchemas(r huma.Registry) {
 	registerEnum[cairn.AttemptOutcome](r)
 	registerEnum[cairn.JournalType](r)
 	registerEnum[cairn.Reason](r)
+	registerEnum[cairn.CompensationStatus](r)
 }
 
 // schemaName names the spec's schemas: a named Go type keeps its name

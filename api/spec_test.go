@@ -32,6 +32,7 @@ var optionalArrays = map[string]string{
 	"Ended.leases":                  "eager dispatch: only a complete with claim_next carries it",
 	"Workflow.concurrency":          "a definition as registered: omitted when it declares no concurrency limit",
 	"BatchFilter.status":            "a batch's filter as given: omitted when it does not filter by status",
+	"Workflow.on_failure":           "a definition as registered: workflows without compensation omit it",
 }
 
 func TestResponseArraysAreRequiredAndNotNull(t *testing.T) {

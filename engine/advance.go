@@ -25,6 +25,9 @@ import (
 //	run:   running → completed | failed | cancelled | timed_out
 
 func (r *runRecord) journal(now time.Time, e cairn.JournalEntry) {
+	if droppedItemJournal(e) {
+		return // see mapstep.go
+	}
 	e.At = now
 	r.Journal = append(r.Journal, e)
 }
@@ -38,7 +41,7 @@ func (r *runRecord) journal(now time.Time, e cairn.JournalEntry) {
 func (e *Engine) advance(r *runRecord, d *definition, fx *effects) {
 	for changed := true; changed && !r.Status.Terminal(); {
 		changed = false
-		for _, s := range d.Steps {
+		for _, s := range advanceSteps(r, d) { // compensate.go
 			st := r.Steps[s.ID]
 			if r.Status.Terminal() || st.Status != cairn.StepPending || !depsSettled(r, &s) {
 				continue
@@ -55,6 +58,10 @@ func (e *Engine) advance(r *runRecord, d *definition, fx *effects) {
 		}
 	}
 	if r.Status.Terminal() {
+		return
+	}
+	if r.compensating() {
+		e.compensationDone(r, fx)
 		return
 	}
 	for _, st := range r.Steps {
@@ -205,6 +212,13 @@ func (e *Engine) endRun(r *runRecord, status cairn.RunStatus, why *cairn.ErrorIn
 	if r.Status.Terminal() {
 		return
 	}
+	if e.compensateInstead(r, status, why, now) { // compensate.go
+		return
+	}
+	if c := r.Compensation; c != nil && c.Failure != nil && (status == cairn.RunFailed || status == cairn.RunCompleted) {
+		// The compensation ended: the run fails with what started it.
+		status, why, message = cairn.RunFailed, c.Failure, "compensation "+string(c.Status)
+	}
 	r.Status = status
 	r.Error = why
 	t := now
@@ -240,6 +254,10 @@ func (e *Engine) failAttempt(r *runRecord, d *definition, step string, n int, wh
 	policy := s.Retry.WithDefaults()
 	why.Step = ""
 	if started && s.EffectiveDelivery() == cairn.AtMostOnce && !slices.Contains(policy.RetryAfterStart, why.Class) {
+		if _, _, item := splitItem(step); item {
+			e.itemFailed(r, d, step, n, worker, why, fx)
+			return
+		}
 		st.Status = cairn.StepFailed
 		st.Error = &why
 		r.journal(fx.now, cairn.JournalEntry{Type: cairn.JournalStepFailed, Step: step, Attempt: n, Worker: worker, Error: &why,
@@ -276,6 +294,10 @@ func (e *Engine) failAttempt(r *runRecord, d *definition, step string, n int, wh
 	}
 	if retryable(why.Class, policy) {
 		st.Failures++
+	}
+	if _, _, item := splitItem(step); item {
+		e.itemFailed(r, d, step, n, worker, why, fx)
+		return
 	}
 	st.Status = cairn.StepFailed
 	st.Error = &why

@@ -41,6 +41,9 @@ type Lease struct {
 	TimeoutAt      *time.Time                 `json:"timeout_at,omitempty" doc:"The attempt fails with class timeout then, heartbeats or not."`
 	HeartbeatMs    int64                      `json:"heartbeat_ms"`
 	LeaseTTLMs     int64                      `json:"lease_ttl_ms"`
+	Item           *int                       `json:"item,omitempty" doc:"For an item of a map step (step names the map step): the item's index in the items array."`
+
+	vstep string // the run record's step: a map item's is <step>.<item>
 }
 
 // Drain makes every held claim answer now (empty) and every later claim
@@ -378,7 +381,7 @@ func (e *Engine) tryClaim(ctx context.Context, w cachedWorker, hints []notify.Hi
 		// Tell the other instances these attempts are gone.
 		taken := make([]notify.Hint, len(leases))
 		for i, l := range leases {
-			taken[i] = notify.Hint{Run: l.Run, Workflow: l.Workflow, Version: l.Version, Step: l.Step, Attempt: l.Attempt, Taken: true}
+			taken[i] = notify.Hint{Run: l.Run, Workflow: l.Workflow, Version: l.Version, Step: l.recordStep(), Attempt: l.Attempt, Taken: true}
 		}
 		go e.announce(taken)
 	}
@@ -430,8 +433,9 @@ func (e *Engine) claimOne(ctx context.Context, w cachedWorker, r *runRecord, d *
 	if until, ok := st.Avoid[w.rec.ID]; ok && until.After(now) {
 		return nil, &h, nil
 	}
+	base := s.ID // the definition's step: step itself, or a map item's map step
 	outputs := map[string]json.RawMessage{}
-	for _, a := range d.ancestors[step] {
+	for _, a := range d.ancestors[base] {
 		if as := r.Steps[a]; as != nil && as.Status == cairn.StepCompleted {
 			outputs[a] = as.Output
 		}
@@ -441,7 +445,14 @@ func (e *Engine) claimOne(ctx context.Context, w cachedWorker, r *runRecord, d *
 		Workflow: r.Workflow, Version: r.Version, Correlation: r.Correlation,
 		Resolve: e.resolver(ctx, r.ID),
 	}
-	input, err := d.templates[step].render(vars)
+	item, err := e.itemVars(ctx, r, step, &vars)
+	if err != nil {
+		return nil, nil, err
+	}
+	input, err := d.templates[base].render(vars)
+	if item != nil && len(s.Input) == 0 {
+		input, err = vars.Item, nil // a map item without a template gets its element
+	}
 	if err != nil {
 		if isPayloadReadError(err) {
 			return nil, nil, err // the store failed: not the template's fault
@@ -503,7 +514,7 @@ func (e *Engine) claimOne(ctx context.Context, w cachedWorker, r *runRecord, d *
 		state = map[string]json.RawMessage{}
 	}
 	return &Lease{
-		ID: tok.id(), Run: r.ID, Workflow: r.Workflow, Version: r.Version, Step: step, Attempt: st.Attempt,
+		ID: tok.id(), Run: r.ID, Workflow: r.Workflow, Version: r.Version, Step: base, Item: item, vstep: step, Attempt: st.Attempt,
 		Delivery: l.Delivery, Input: input, Steps: outputs, State: state, Correlation: r.Correlation,
 		IdempotencyKey: r.ID + ":" + step, TraceParent: l.TraceParent, ExpiresAt: l.ExpiresAt, TimeoutAt: l.TimeoutAt,
 		HeartbeatMs: e.cfg.HeartbeatInterval.Milliseconds(), LeaseTTLMs: e.cfg.LeaseTTL.Milliseconds(),

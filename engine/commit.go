@@ -36,6 +36,12 @@ type effects struct {
 	// journalFrom is the length of the run's journal before the
 	// batch: the entries after it are the batch's (see observe).
 	journalFrom int
+	// writes are objects the new record refers to, written before its
+	// swap (map items and output shards: mapstep.go).
+	writes []preWrite
+	// after runs once the write landed, before anyone is answered: work
+	// the commit asks this instance to start (collecting a map).
+	after []func()
 }
 
 // committer applies mutations to run records with group commit: the
@@ -184,6 +190,16 @@ func (c *committer) commit(run string, items []*pending) {
 			c.finish(items, nil, nil, err, nil)
 			return
 		}
+		if rec.compensating() {
+			// A failure that started the compensation (endRun has no
+			// definition) starts its steps here: compensate.go.
+			d, err := e.definition(ctx, rec.Workflow, rec.Version)
+			if err != nil {
+				c.finish(items, nil, nil, err, nil)
+				return
+			}
+			e.advance(rec, d, fx)
+		}
 		data := mustJSON(rec)
 		// Records are always written by mustJSON, whose encoding is
 		// deterministic: unchanged bytes mean nothing to write.
@@ -208,6 +224,10 @@ func (c *committer) commit(run string, items []*pending) {
 				c.finish(items, vals, errs, unavailable(err), nil)
 				return
 			}
+		}
+		if err := e.preWrites(ctx, fx.writes); err != nil {
+			c.finish(items, vals, errs, unavailable(err), nil)
+			return
 		}
 		data = mustJSON(rec)
 		nv, err := e.store.Swap(ctx, e.keys.runOf(rec), data, ver)
@@ -271,6 +291,7 @@ func (c *committer) applyAll(run string, raw []byte, items []*pending, fx *effec
 			return nil, nil, nil, fmt.Errorf("run %s: stored record is corrupt: %w", run, err)
 		}
 		fx.hints = fx.hints[:0]
+		fx.writes, fx.after = fx.writes[:0], fx.after[:0]
 		fx.journalFrom = len(rec.Journal)
 		vals := make([]any, len(items))
 		errs := make([]error, len(items))

@@ -193,6 +193,11 @@ type Engine struct {
 
 	// payloads caches payload objects (immutable, by content hash).
 	payloads *payloadCache
+	items *itemsCache // decoded map items objects (mapstep.go)
+	// flows runs the work a commit asks of its instance (collect a map,
+	// start a child, apply a child's end): not waited for by Settle,
+	// whose lock such work would need.
+	flows background
 }
 
 // New returns an engine on store. Close it to stop its notification
@@ -212,6 +217,7 @@ func New(store *blob.Bucket, cfg Config) (*Engine, error) {
 	e.hub.aging = cfg.PriorityAging
 	e.watch = newWatchers()
 	e.defs = newDefCache()
+	e.items = newItemsCache()
 	e.workers = newWorkerCache(e.now)
 	e.payloads = newPayloadCache(cfg.PayloadCacheBytes)
 	e.outage = outage{log: e.log, now: e.now}
@@ -231,6 +237,7 @@ func (e *Engine) Close() error {
 		e.stopBus()
 	}
 	e.background.close()
+	e.flows.close()
 	return nil
 }
 
@@ -253,6 +260,10 @@ func (e *Engine) MaxClaimHold() time.Duration { return e.cfg.MaxRequestTime * 4 
 // work ready sends no extra message).
 func (e *Engine) afterCommit(fx *effects) {
 	e.observe(fx)
+	for _, f := range fx.after {
+		f()
+	}
+	e.runLinksAfterCommit(fx) // child.go
 	hints := fx.hints
 	if fx.rev > 0 {
 		e.watch.changed(fx.run.ID, fx.rev)

@@ -19,6 +19,8 @@ import (
 //	idempotency/<sha256>             start idempotency: key → run id (create-only)
 //	leases/<run>/<step>/<attempt>    one lease per attempt (create-only, then CAS)
 //	timers/<due-ms>/<run>            run wake-up for the reaper (plain put, delete)
+//	maps/<run>/<step>/items-<sha>    a map step's items (plain put, content-addressed: mapstep.go)
+//	maps/<run>/<step>/out-<k>-<sha>  a map step's outputs, shard k of 100 items (same)
 //	audit/<date>/<ns>-<rand>         audit record of a read (create-only)
 //	payloads/<run>/<sha256>          a value stored by reference (create-only; payloads.go)
 //

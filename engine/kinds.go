@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"encoding/json"
 	"time"
 
@@ -30,6 +31,12 @@ type stepKind struct {
 	// due time of its own (a task's attempts end by their leases, which
 	// the reaper checks).
 	fire func(e *Engine, r *runRecord, s *cairn.Step, fx *effects)
+	// visit, when not nil, is what the reaper does, outside any mutation,
+	// for an active step of this kind on each visit of its run: work that
+	// needs reads or writes beyond the run record (collecting a map's
+	// outputs, starting or reading a child run), which the instance that
+	// committed the step's change normally does right after the commit.
+	visit func(ctx context.Context, e *Engine, r *runRecord, d *definition, s *cairn.Step) error
 }
 
 var stepKinds = map[cairn.StepKind]*stepKind{
@@ -91,6 +98,8 @@ var stepKinds = map[cairn.StepKind]*stepKind{
 			r.journal(fx.now, cairn.JournalEntry{Type: cairn.JournalStepCompleted, Step: s.ID, Message: "sleep ended"})
 		},
 	},
+	cairn.KindMap:   mapKind,   // mapstep.go
+	cairn.KindChild: childKind, // child.go
 }
 
 // activeKinds finds a kind by its active status.

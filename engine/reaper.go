@@ -125,6 +125,9 @@ func (e *Engine) reapRun(ctx context.Context, run string, timerKeys []string, no
 		return err
 	}
 	if !r.Status.Terminal() {
+		if err := e.visitSteps(ctx, r, d); err != nil {
+			return err
+		}
 		if err := e.fireTimers(ctx, r, d, now, stats); err != nil {
 			return err
 		}
@@ -203,22 +206,28 @@ func (e *Engine) fireTimers(ctx context.Context, r *runRecord, d *definition, no
 // past its expiry and the recovery window, or past its attempt timeout,
 // is reclaimed.
 func (e *Engine) checkLeases(ctx context.Context, r *runRecord, d *definition, now time.Time, stats *ReapStats) error {
+	ids := make([]string, 0, len(d.Steps))
 	for _, s := range d.Steps {
-		st := r.Steps[s.ID]
+		ids = append(ids, s.ID)
+	}
+	ids = append(ids, itemSteps(r)...) // running map items (mapstep.go)
+	ids = append(ids, compSteps(r)...) // on_failure steps (compensate.go)
+	for _, id := range ids {
+		st := r.Steps[id]
 		if st == nil || st.Status != cairn.StepReady || st.Attempt == 0 {
 			continue
 		}
 		if st.ReadyAt != nil && st.ReadyAt.After(now) {
 			continue // retry backoff: announced when due
 		}
-		key := e.keys.leaseOf(r, s.ID, st.Attempt)
+		key := e.keys.leaseOf(r, id, st.Attempt)
 		l, ver, err := readJSON[leaseRecord](ctx, e.store, key)
 		if l != nil {
 			l.key = key
 		}
 		if isNotFound(err) {
 			if st.ReadyAt == nil || now.Sub(*st.ReadyAt) >= e.cfg.AnnounceAfter {
-				e.announce([]notify.Hint{{Run: r.ID, Workflow: r.Workflow, Version: r.Version, Step: s.ID, Attempt: st.Attempt, Priority: stepPriority(r, d, s.ID)}})
+				e.announce([]notify.Hint{{Run: r.ID, Workflow: r.Workflow, Version: r.Version, Step: id, Attempt: st.Attempt, Priority: stepPriority(r, d, id)}})
 				stats.Announced++
 			}
 			continue

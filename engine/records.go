@@ -37,6 +37,11 @@ type runRecord struct {
 	RerunOf string `json:"rerun_of,omitempty"`
 	// Priority is the run's priority (priority.go).
 	Priority int `json:"priority,omitempty"`
+	// Compensation is the run's on_failure steps and how they went
+	// (compensate.go).
+	Compensation *compState `json:"compensation,omitempty"`
+	// Parent is the run whose child step started this one (child.go).
+	Parent *parentLink `json:"parent,omitempty"`
 	// Rev counts the record's committed writes.
 	Rev int64 `json:"rev"`
 	// TimerAt is the due time of the newest timer a commit armed for the
@@ -78,6 +83,10 @@ type stepState struct {
 	Avoid       map[string]time.Time `json:"avoid,omitempty"`
 	Usage       cairn.Usage          `json:"usage"`
 	Attempts    []cairn.Attempt      `json:"attempts,omitempty"`
+	// Map is a map step's progress (mapstep.go).
+	Map *mapState `json:"map,omitempty"`
+	// Child is a child step's child run (child.go).
+	Child *childState `json:"child,omitempty"`
 }
 
 func (s *stepState) attempt(n int) *cairn.Attempt {
@@ -185,7 +194,7 @@ func parseLeaseID(id string) (leaseToken, error) {
 		return t, errBadLease
 	}
 	if err := json.Unmarshal(b, &t); err != nil || t.Attempt < 1 || t.Attempt > 999_999 || len(t.Nonce) != 22 ||
-		!runIDRule.valid(t.Run) || !stepIDRule.valid(t.Step) || !workerIDRule.valid(t.Worker) {
+		!runIDRule.valid(t.Run) || !validStepID(t.Step) || !workerIDRule.valid(t.Worker) {
 		return t, errBadLease
 	}
 	return t, nil

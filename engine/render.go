@@ -112,6 +112,9 @@ func env() (*cel.Env, error) {
 			cel.Variable("state", cel.MapType(cel.StringType, cel.DynType)),
 			cel.Variable("steps", cel.MapType(cel.StringType, cel.DynType)),
 			cel.Variable("run", cel.MapType(cel.StringType, cel.DynType)),
+			// A map item's element and index (null and 0 elsewhere).
+			cel.Variable("item", cel.DynType),
+			cel.Variable("index", cel.IntType),
 		)
 	})
 	return celEnv, celEnvErr
@@ -296,6 +299,10 @@ type renderVars struct {
 	// Resolve returns the value a payload reference names (nil: values
 	// by reference cannot be read, and a render that needs one fails).
 	Resolve func(json.RawMessage) (json.RawMessage, error)
+	// Item and Index are a map item's element and index (HasItem set).
+	Item    json.RawMessage
+	Index   int
+	HasItem bool
 }
 
 func (v renderVars) activation() (map[string]any, error) {
@@ -317,7 +324,15 @@ func (v renderVars) activation() (map[string]any, error) {
 		}
 		steps[k] = map[string]any{"output": out}
 	}
+	var item any
+	if v.HasItem {
+		if item, err = decodeJSON(v.Item); err != nil {
+			return nil, fmt.Errorf("item: %v", err)
+		}
+	}
 	return map[string]any{
+		"item":  item,
+		"index": int64(v.Index),
 		"input": input,
 		"state": state,
 		"steps": steps,

@@ -83,6 +83,11 @@ func (e *Engine) purgeRun(ctx context.Context, r *runRecord) error {
 	if err != nil {
 		return err
 	}
+	maps, err := e.store.ListAll(ctx, e.keys.mapPrefix(r.ID)) // map items and shards (mapstep.go)
+	if err != nil {
+		return err
+	}
+	leases = append(leases, maps...)
 	for _, l := range leases {
 		if err := e.store.Delete(ctx, l.Key); err != nil && !isNotFound(err) {
 			return err

@@ -124,6 +124,7 @@ func (e *Engine) startRun(ctx context.Context, req StartRequest, seed func(r *ru
 	for _, s := range d.Steps {
 		r.Steps[s.ID] = &stepState{Status: cairn.StepPending}
 	}
+	armCompensation(r, d) // compensate.go
 	fx := &effects{now: now}
 	r.journal(now, cairn.JournalEntry{Type: cairn.JournalRunStarted, Message: req.Workflow + "@" + version})
 	if seed != nil {
@@ -137,6 +138,9 @@ func (e *Engine) startRun(ctx context.Context, req StartRequest, seed func(r *ru
 	}
 	r.Rev = 1
 	if _, err := e.armTimer(ctx, r, now); err != nil { // when the run needs one
+		return nil, unavailable(err)
+	}
+	if err := e.preWrites(ctx, fx.writes); err != nil { // a map's items (mapstep.go)
 		return nil, unavailable(err)
 	}
 	data := mustJSON(r)
@@ -185,8 +189,12 @@ func (e *Engine) view(r *runRecord, d *definition) *cairn.Run {
 		ID: r.ID, Workflow: r.Workflow, Version: r.Version, Status: r.Status, Input: r.Input, State: r.State,
 		Correlation: r.Correlation, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, EndedAt: r.EndedAt,
 		Deadline: r.Deadline, Output: r.Output, Error: r.Error, Usage: r.Usage, Steps: []cairn.StepView{}, PendingEvents: []string{}, RerunOf: r.RerunOf,
-		StepsTotal: len(r.Steps), Priority: r.Priority,
+		StepsTotal: len(r.Steps) - len(itemSteps(r)) - len(compSteps(r)), Priority: r.Priority,
 	}
+	if r.Parent != nil {
+		v.Parent, v.ParentStep = r.Parent.Run, r.Parent.Step
+	}
+	v.Compensation = compView(r)
 	order := stepOrder(r, d)
 	kindOfStep := map[string]cairn.StepKind{}
 	eventOfStep := map[string]string{}
@@ -208,6 +216,7 @@ func (e *Engine) view(r *runRecord, d *definition) *cairn.Run {
 			ID: id, Kind: kindOfStep[id], Status: st.Status, Attempt: st.Attempt, Failures: st.Failures,
 			ReadyAt: st.ReadyAt, WakeAt: st.WakeAt, Output: st.Output, Error: st.Error, Usage: st.Usage, Attempts: append([]cairn.Attempt{}, st.Attempts...),
 			Event: eventOfStep[id],
+			Map: mapProgress(st), Child: childOf(st),
 		})
 	}
 	for _, ev := range r.Events {
@@ -526,7 +535,7 @@ func stepOrder(r *runRecord, d *definition) []string {
 		for _, s := range d.Steps {
 			order = append(order, s.ID)
 		}
-		return order
+		return append(order, compSteps(r)...)
 	}
 	for id := range r.Steps {
 		order = append(order, id)

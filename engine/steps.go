@@ -375,6 +375,10 @@ func (e *Engine) complete(ctx context.Context, id string, req CompleteRequest) (
 // and attempt are checked.
 func (e *Engine) completeApply(output *json.RawMessage) func(r *runRecord, d *definition, tok leaseToken, startedAt *time.Time, fx *effects) {
 	return func(r *runRecord, d *definition, tok leaseToken, startedAt *time.Time, fx *effects) {
+		if _, _, item := splitItem(tok.Step); item {
+			e.itemCompleted(r, d, tok.Step, *output, fx) // mapstep.go
+			return
+		}
 		st := r.Steps[tok.Step]
 		st.Status = cairn.StepCompleted
 		st.Output = *output
@@ -473,6 +477,9 @@ func (e *Engine) endMutation(d *definition, tok leaseToken, l *leaseRecord, patc
 		if r.Workflow != l.Workflow || r.Version != l.Version {
 			return nil, reject(cairn.ReasonFenced, "lease does not belong to run %s", r.ID)
 		}
+		if err := itemEnded(r, tok); err != nil { // mapstep.go
+			return nil, err
+		}
 		if err := e.checkCurrent(r, tok); err != nil {
 			return nil, err
 		}
@@ -499,7 +506,9 @@ func (e *Engine) endMutation(d *definition, tok leaseToken, l *leaseRecord, patc
 		}
 		apply(r, d, tok, startedAt, fx)
 		if a.Outcome == cairn.OutcomeFailed {
-			a.Error = r.Steps[tok.Step].Error
+			if st := r.Steps[tok.Step]; st != nil { // a finished map item is gone
+				a.Error = st.Error
+			}
 			if a.Error == nil {
 				for i := len(r.Journal) - 1; i >= 0; i-- {
 					if j := r.Journal[i]; j.Step == tok.Step && j.Attempt == tok.Attempt && j.Error != nil {

@@ -21,6 +21,7 @@ type definition struct {
 	whens     map[string]*template // the when condition of each conditional step, by step id
 	ancestors map[string][]string
 	flow      *flowPlan // concurrency, rate limits, priorities (limits.go)
+	items     map[string]*template // the items expression of each map step
 }
 
 func compile(w cairn.Workflow, field string) (*definition, error) {
@@ -42,6 +43,19 @@ func compile(w cairn.Workflow, field string) (*definition, error) {
 			d.whens[s.ID] = c
 		}
 		d.ancestors[s.ID] = w.Ancestors(s.ID)
+		if s.Items != "" {
+			if d.items == nil {
+				d.items = map[string]*template{}
+			}
+			c, err := compileTemplate(whenTemplate(s.Items))
+			if err != nil {
+				return nil, cairn.ValidationError{{Field: fmt.Sprintf("%s.steps[%d].items", field, i), Message: err.Error()}}
+			}
+			d.items[s.ID] = c
+		}
+	}
+	if err := compileOnFailure(d, field); err != nil { // compensate.go
+		return nil, err
 	}
 	flow, err := compileFlow(w, field)
 	if err != nil {

@@ -73,6 +73,9 @@ type StepInfo struct {
 	TraceParent string
 	// TimeoutAt is when the attempt times out (zero: no timeout).
 	TimeoutAt time.Time
+	// Item is, for an item of a map step, its index in the items array
+	// (-1 otherwise). Step is then the map step.
+	Item int
 }
 
 // StepContext is what a body gets: a context.Context that is cancelled

@@ -613,7 +613,7 @@ func (w *Worker) handle(a *attempt, base context.Context) (next *attempt) {
 		info: StepInfo{
 			Run: l.Run, Workflow: l.Workflow, Version: l.Version, Step: l.Step, Attempt: int(l.Attempt),
 			Delivery: cairn.Delivery(l.Delivery), IdempotencyKey: l.IdempotencyKey, Correlation: deref(l.Correlation),
-			Worker: w.id, Lease: l.Id, TraceParent: l.Traceparent, TimeoutAt: deref(l.TimeoutAt),
+			Worker: w.id, Lease: l.Id, TraceParent: l.Traceparent, TimeoutAt: deref(l.TimeoutAt), Item: itemIndex(l.Item),
 		},
 		input: input, outputs: l.Steps, state: l.State, log: log, usage: &usageAcc{},
 		payload: w.leasePayloads(l.Id),

@@ -24,6 +24,8 @@ type WorkflowDef struct {
 	wf       cairn.Workflow
 	handlers map[string]Handler
 	errs     []error
+	// compensation: add appends to the on_failure steps (OnFailure).
+	compensation bool
 }
 
 // Workflow starts the definition of workflow name at version.
@@ -83,6 +85,10 @@ func (d *WorkflowDef) add(s cairn.Step, opts []StepOption) *WorkflowDef {
 	}
 	if s.Kind == cairn.KindTask {
 		s.Kind = "" // the default, kept out of the stored form
+	}
+	if d.compensation {
+		d.wf.OnFailure = append(d.wf.OnFailure, s)
+		return d
 	}
 	d.wf.Steps = append(d.wf.Steps, s)
 	return d
@@ -177,8 +183,8 @@ type RetryPolicy struct {
 // Retry sets a task step's retry policy.
 func Retry(p RetryPolicy) StepOption {
 	return func(s *cairn.Step) error {
-		if s.Kind != cairn.KindTask {
-			return errors.New("retry applies to task steps only")
+		if s.Kind != cairn.KindTask && s.Kind != cairn.KindMap {
+			return errors.New("retry applies to task and map steps only")
 		}
 		s.Retry = &cairn.RetryPolicy{
 			MaxAttempts: p.MaxAttempts, InitialBackoff: cairn.Duration(p.InitialBackoff),
@@ -198,8 +204,8 @@ func Retry(p RetryPolicy) StepOption {
 // StepContext.IdempotencyKey to the side effect anyway.
 func AtMostOnce() StepOption {
 	return func(s *cairn.Step) error {
-		if s.Kind != cairn.KindTask {
-			return errors.New("delivery applies to task steps only")
+		if s.Kind != cairn.KindTask && s.Kind != cairn.KindMap {
+			return errors.New("delivery applies to task and map steps only")
 		}
 		s.Delivery = cairn.AtMostOnce
 		return nil
@@ -213,7 +219,7 @@ func AtMostOnce() StepOption {
 func Timeout(d time.Duration) StepOption {
 	return func(s *cairn.Step) error {
 		switch s.Kind {
-		case cairn.KindTask:
+		case cairn.KindTask, cairn.KindMap:
 			s.Timeout = cairn.Duration(d)
 		case cairn.KindWait:
 			s.WaitTimeout = cairn.Duration(d)
@@ -228,8 +234,8 @@ func Timeout(d time.Duration) StepOption {
 // without an answer) before the step is dead-lettered [5].
 func MaxDeliveries(n int) StepOption {
 	return func(s *cairn.Step) error {
-		if s.Kind != cairn.KindTask {
-			return errors.New("max deliveries applies to task steps only")
+		if s.Kind != cairn.KindTask && s.Kind != cairn.KindMap {
+			return errors.New("max deliveries applies to task and map steps only")
 		}
 		s.MaxDeliveries = n
 		return nil

@@ -19,6 +19,8 @@ type gnode struct {
 	ID     string
 	Kind   cairn.StepKind
 	Status cairn.StepStatus
+	// Note is a map step's progress (done/total).
+	Note   string
 	X, Y   int
 	W, H   int
 	TX, TY int
@@ -76,6 +78,9 @@ func layoutGraph(def *cairn.Workflow, run *cairn.Run) *graph {
 		n.TX, n.TY = n.X+8, n.Y+nodeH/2+5
 		if st := run.Step(s.id); st != nil {
 			n.Status = st.Status
+			if m := st.Map; m != nil {
+				n.Note = fmt.Sprintf("%d/%d", m.Completed+m.Failed, m.Total)
+			}
 		}
 		rows[d]++
 		g.Nodes = append(g.Nodes, n)

@@ -325,6 +325,20 @@ func stepState(s sdk.StepView, holdersKnown bool) (string, string) {
 			return "sleeping", "until " + clock(*s.WakeAt)
 		}
 		return "sleeping", ""
+	case cairn.StepMapping:
+		if m := s.Map; m != nil {
+			detail := fmt.Sprintf("%d running", m.Running)
+			if m.Failed > 0 {
+				detail += fmt.Sprintf(", %d failed", m.Failed)
+			}
+			return fmt.Sprintf("mapping %d/%d", m.Completed+m.Failed, m.Total), detail
+		}
+		return "mapping", ""
+	case cairn.StepChildRunning:
+		if s.Child != "" {
+			return "waiting for its child run", s.Child
+		}
+		return "starting its child run", ""
 	case cairn.StepFailed:
 		if s.Error != nil {
 			return "failed", s.Error.Class + ": " + abbrev(s.Error.Message, 120)

@@ -122,6 +122,30 @@ func (e BatchRequestAction) Valid() bool {
 	}
 }
 
+// Defines values for CompensationStatus.
+const (
+	CompensationStatusCancelled CompensationStatus = "cancelled"
+	CompensationStatusCompleted CompensationStatus = "completed"
+	CompensationStatusFailed    CompensationStatus = "failed"
+	CompensationStatusRunning   CompensationStatus = "running"
+)
+
+// Valid indicates whether the value is a known member of the CompensationStatus enum.
+func (e CompensationStatus) Valid() bool {
+	switch e {
+	case CompensationStatusCancelled:
+		return true
+	case CompensationStatusCompleted:
+		return true
+	case CompensationStatusFailed:
+		return true
+	case CompensationStatusRunning:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for EndedRunStatus.
 const (
 	EndedRunStatusCancelled EndedRunStatus = "cancelled"
@@ -178,31 +202,43 @@ func (e HeartbeatResultReason) Valid() bool {
 
 // Defines values for JournalEntryType.
 const (
-	EventReceived      JournalEntryType = "event_received"
-	LeaseLost          JournalEntryType = "lease_lost"
-	RunCancelled       JournalEntryType = "run_cancelled"
-	RunCompleted       JournalEntryType = "run_completed"
-	RunFailed          JournalEntryType = "run_failed"
-	RunStarted         JournalEntryType = "run_started"
-	RunTimedOut        JournalEntryType = "run_timed_out"
-	SleepStarted       JournalEntryType = "sleep_started"
-	StepClaimed        JournalEntryType = "step_claimed"
-	StepCompleted      JournalEntryType = "step_completed"
-	StepFailed         JournalEntryType = "step_failed"
-	StepReady          JournalEntryType = "step_ready"
-	StepRequeued       JournalEntryType = "step_requeued"
-	StepRetryScheduled JournalEntryType = "step_retry_scheduled"
-	StepSkipped        JournalEntryType = "step_skipped"
-	StepStarted        JournalEntryType = "step_started"
-	WaitStarted        JournalEntryType = "wait_started"
+	ChildStarted        JournalEntryType = "child_started"
+	CompensationEnded   JournalEntryType = "compensation_ended"
+	CompensationStarted JournalEntryType = "compensation_started"
+	EventReceived       JournalEntryType = "event_received"
+	LeaseLost           JournalEntryType = "lease_lost"
+	MapStarted          JournalEntryType = "map_started"
+	RunCancelled        JournalEntryType = "run_cancelled"
+	RunCompleted        JournalEntryType = "run_completed"
+	RunFailed           JournalEntryType = "run_failed"
+	RunStarted          JournalEntryType = "run_started"
+	RunTimedOut         JournalEntryType = "run_timed_out"
+	SleepStarted        JournalEntryType = "sleep_started"
+	StepClaimed         JournalEntryType = "step_claimed"
+	StepCompleted       JournalEntryType = "step_completed"
+	StepFailed          JournalEntryType = "step_failed"
+	StepReady           JournalEntryType = "step_ready"
+	StepRequeued        JournalEntryType = "step_requeued"
+	StepRetryScheduled  JournalEntryType = "step_retry_scheduled"
+	StepSkipped         JournalEntryType = "step_skipped"
+	StepStarted         JournalEntryType = "step_started"
+	WaitStarted         JournalEntryType = "wait_started"
 )
 
 // Valid indicates whether the value is a known member of the JournalEntryType enum.
 func (e JournalEntryType) Valid() bool {
 	switch e {
+	case ChildStarted:
+		return true
+	case CompensationEnded:
+		return true
+	case CompensationStarted:
+		return true
 	case EventReceived:
 		return true
 	case LeaseLost:
+		return true
+	case MapStarted:
 		return true
 	case RunCancelled:
 		return true
@@ -427,6 +463,8 @@ func (e StepDelivery) Valid() bool {
 
 // Defines values for StepKind.
 const (
+	StepKindChild StepKind = "child"
+	StepKindMap   StepKind = "map"
 	StepKindSleep StepKind = "sleep"
 	StepKindTask  StepKind = "task"
 	StepKindWait  StepKind = "wait"
@@ -435,6 +473,10 @@ const (
 // Valid indicates whether the value is a known member of the StepKind enum.
 func (e StepKind) Valid() bool {
 	switch e {
+	case StepKindChild:
+		return true
+	case StepKindMap:
+		return true
 	case StepKindSleep:
 		return true
 	case StepKindTask:
@@ -448,6 +490,8 @@ func (e StepKind) Valid() bool {
 
 // Defines values for StepProgressKind.
 const (
+	StepProgressKindChild StepProgressKind = "child"
+	StepProgressKindMap   StepProgressKind = "map"
 	StepProgressKindSleep StepProgressKind = "sleep"
 	StepProgressKindTask  StepProgressKind = "task"
 	StepProgressKindWait  StepProgressKind = "wait"
@@ -456,6 +500,10 @@ const (
 // Valid indicates whether the value is a known member of the StepProgressKind enum.
 func (e StepProgressKind) Valid() bool {
 	switch e {
+	case StepProgressKindChild:
+		return true
+	case StepProgressKindMap:
+		return true
 	case StepProgressKindSleep:
 		return true
 	case StepProgressKindTask:
@@ -469,14 +517,16 @@ func (e StepProgressKind) Valid() bool {
 
 // Defines values for StepProgressStatus.
 const (
-	StepProgressStatusCancelled StepProgressStatus = "cancelled"
-	StepProgressStatusCompleted StepProgressStatus = "completed"
-	StepProgressStatusFailed    StepProgressStatus = "failed"
-	StepProgressStatusPending   StepProgressStatus = "pending"
-	StepProgressStatusReady     StepProgressStatus = "ready"
-	StepProgressStatusSkipped   StepProgressStatus = "skipped"
-	StepProgressStatusSleeping  StepProgressStatus = "sleeping"
-	StepProgressStatusWaiting   StepProgressStatus = "waiting"
+	StepProgressStatusCancelled    StepProgressStatus = "cancelled"
+	StepProgressStatusChildRunning StepProgressStatus = "child_running"
+	StepProgressStatusCompleted    StepProgressStatus = "completed"
+	StepProgressStatusFailed       StepProgressStatus = "failed"
+	StepProgressStatusMapping      StepProgressStatus = "mapping"
+	StepProgressStatusPending      StepProgressStatus = "pending"
+	StepProgressStatusReady        StepProgressStatus = "ready"
+	StepProgressStatusSkipped      StepProgressStatus = "skipped"
+	StepProgressStatusSleeping     StepProgressStatus = "sleeping"
+	StepProgressStatusWaiting      StepProgressStatus = "waiting"
 )
 
 // Valid indicates whether the value is a known member of the StepProgressStatus enum.
@@ -484,9 +534,13 @@ func (e StepProgressStatus) Valid() bool {
 	switch e {
 	case StepProgressStatusCancelled:
 		return true
+	case StepProgressStatusChildRunning:
+		return true
 	case StepProgressStatusCompleted:
 		return true
 	case StepProgressStatusFailed:
+		return true
+	case StepProgressStatusMapping:
 		return true
 	case StepProgressStatusPending:
 		return true
@@ -505,6 +559,8 @@ func (e StepProgressStatus) Valid() bool {
 
 // Defines values for StepViewKind.
 const (
+	StepViewKindChild StepViewKind = "child"
+	StepViewKindMap   StepViewKind = "map"
 	StepViewKindSleep StepViewKind = "sleep"
 	StepViewKindTask  StepViewKind = "task"
 	StepViewKindWait  StepViewKind = "wait"
@@ -513,6 +569,10 @@ const (
 // Valid indicates whether the value is a known member of the StepViewKind enum.
 func (e StepViewKind) Valid() bool {
 	switch e {
+	case StepViewKindChild:
+		return true
+	case StepViewKindMap:
+		return true
 	case StepViewKindSleep:
 		return true
 	case StepViewKindTask:
@@ -526,14 +586,16 @@ func (e StepViewKind) Valid() bool {
 
 // Defines values for StepViewStatus.
 const (
-	StepViewStatusCancelled StepViewStatus = "cancelled"
-	StepViewStatusCompleted StepViewStatus = "completed"
-	StepViewStatusFailed    StepViewStatus = "failed"
-	StepViewStatusPending   StepViewStatus = "pending"
-	StepViewStatusReady     StepViewStatus = "ready"
-	StepViewStatusSkipped   StepViewStatus = "skipped"
-	StepViewStatusSleeping  StepViewStatus = "sleeping"
-	StepViewStatusWaiting   StepViewStatus = "waiting"
+	StepViewStatusCancelled    StepViewStatus = "cancelled"
+	StepViewStatusChildRunning StepViewStatus = "child_running"
+	StepViewStatusCompleted    StepViewStatus = "completed"
+	StepViewStatusFailed       StepViewStatus = "failed"
+	StepViewStatusMapping      StepViewStatus = "mapping"
+	StepViewStatusPending      StepViewStatus = "pending"
+	StepViewStatusReady        StepViewStatus = "ready"
+	StepViewStatusSkipped      StepViewStatus = "skipped"
+	StepViewStatusSleeping     StepViewStatus = "sleeping"
+	StepViewStatusWaiting      StepViewStatus = "waiting"
 )
 
 // Valid indicates whether the value is a known member of the StepViewStatus enum.
@@ -541,9 +603,13 @@ func (e StepViewStatus) Valid() bool {
 	switch e {
 	case StepViewStatusCancelled:
 		return true
+	case StepViewStatusChildRunning:
+		return true
 	case StepViewStatusCompleted:
 		return true
 	case StepViewStatusFailed:
+		return true
+	case StepViewStatusMapping:
 		return true
 	case StepViewStatusPending:
 		return true
@@ -760,6 +826,16 @@ type ClaimResponse struct {
 	Leases []Lease `json:"leases"`
 }
 
+// Compensation defines model for Compensation.
+type Compensation struct {
+	Error   *ErrorInfo         `json:"error,omitempty"`
+	Failure *ErrorInfo         `json:"failure,omitempty"`
+	Status  CompensationStatus `json:"status"`
+}
+
+// CompensationStatus defines model for Compensation.Status.
+type CompensationStatus string
+
 // CompleteRequest defines model for CompleteRequest.
 type CompleteRequest struct {
 	ClaimNext *ClaimNext `json:"claim_next,omitempty"`
@@ -939,9 +1015,12 @@ type Lease struct {
 	IdempotencyKey string `json:"idempotency_key"`
 
 	// Input The step's rendered input.
-	Input      json.RawMessage `json:"input"`
-	LeaseTtlMs int64           `json:"lease_ttl_ms"`
-	Run        string          `json:"run"`
+	Input json.RawMessage `json:"input"`
+
+	// Item For an item of a map step (step names the map step): the item's index in the items array.
+	Item       *int64 `json:"item,omitempty"`
+	LeaseTtlMs int64  `json:"lease_ttl_ms"`
+	Run        string `json:"run"`
 
 	// State The run state when the lease was made.
 	State map[string]json.RawMessage `json:"state"`
@@ -976,6 +1055,23 @@ type ListWorkersResponse struct {
 // ListWorkflowsResponse defines model for ListWorkflowsResponse.
 type ListWorkflowsResponse struct {
 	Workflows []WorkflowSummary `json:"workflows"`
+}
+
+// MapProgress defines model for MapProgress.
+type MapProgress struct {
+	Completed int64 `json:"completed"`
+
+	// Errors The first item errors (step names the item as <step>.<index>).
+	Errors []ErrorInfo `json:"errors"`
+
+	// Failed Items that failed for good (tolerated, or the one that failed the step).
+	Failed int64 `json:"failed"`
+
+	// Running Items started and not finished.
+	Running int64 `json:"running"`
+
+	// Total Items in all.
+	Total int64 `json:"total"`
 }
 
 // ModelUsage defines model for ModelUsage.
@@ -1139,19 +1235,26 @@ type RetryPolicy struct {
 
 // Run defines model for Run.
 type Run struct {
-	Correlation *string         `json:"correlation,omitempty"`
-	CreatedAt   time.Time       `json:"created_at"`
-	Deadline    *time.Time      `json:"deadline,omitempty"`
-	EndedAt     *time.Time      `json:"ended_at,omitempty"`
-	Error       *ErrorInfo      `json:"error,omitempty"`
-	Id          string          `json:"id"`
-	Input       json.RawMessage `json:"input,omitempty"`
+	Compensation *Compensation   `json:"compensation,omitempty"`
+	Correlation  *string         `json:"correlation,omitempty"`
+	CreatedAt    time.Time       `json:"created_at"`
+	Deadline     *time.Time      `json:"deadline,omitempty"`
+	EndedAt      *time.Time      `json:"ended_at,omitempty"`
+	Error        *ErrorInfo      `json:"error,omitempty"`
+	Id           string          `json:"id"`
+	Input        json.RawMessage `json:"input,omitempty"`
 
 	// NoLiveWorker True while a task step is ready and no worker seen alive (see the workers list) serves this workflow@version: the run waits for one to start.
 	NoLiveWorker *bool `json:"no_live_worker,omitempty"`
 
 	// Output The only sink step's output, or an object of every sink's output by step id.
 	Output json.RawMessage `json:"output,omitempty"`
+
+	// Parent For a child run: the run whose child step started it.
+	Parent *string `json:"parent,omitempty"`
+
+	// ParentStep For a child run: that step.
+	ParentStep *string `json:"parent_step,omitempty"`
 
 	// PendingEvents Events received that no wait has consumed yet; empty when none.
 	PendingEvents []string `json:"pending_events"`
@@ -1354,8 +1457,11 @@ type StartResult struct {
 // Step defines model for Step.
 type Step struct {
 	// After Steps that must complete before this one starts.
-	After       *[]string         `json:"after,omitempty"`
-	Concurrency *ConcurrencyLimit `json:"concurrency,omitempty"`
+	After *[]string `json:"after,omitempty"`
+
+	// ChildVersion Child steps: the child workflow's version (default: its newest when the step starts).
+	ChildVersion *string           `json:"child_version,omitempty"`
+	Concurrency  *ConcurrencyLimit `json:"concurrency,omitempty"`
 
 	// Delivery Task delivery guarantee (default at_least_once).
 	Delivery *StepDelivery `json:"delivery,omitempty"`
@@ -1374,8 +1480,14 @@ type Step struct {
 	// Input Input template: JSON whose strings may hold CEL expressions as ${expr} over input, state, steps.<id>.output and run.
 	Input json.RawMessage `json:"input,omitempty"`
 
+	// Items Map steps: a CEL expression (bare or as ${expr}) that renders the array to map over; the step's body runs once per element, its input template sees item and index.
+	Items *string `json:"items,omitempty"`
+
 	// Kind task (default), wait or sleep.
 	Kind *StepKind `json:"kind,omitempty"`
+
+	// MaxConcurrency Map steps: most items running at once (default 100).
+	MaxConcurrency *int64 `json:"max_concurrency,omitempty"`
 
 	// MaxDeliveries Lost leases before the step is dead-lettered (default 5).
 	MaxDeliveries *int64 `json:"max_deliveries,omitempty"`
@@ -1390,6 +1502,12 @@ type Step struct {
 	// Examples: 30s, 1h30m
 	Timeout *string `json:"timeout,omitempty"`
 
+	// ToleratedFailurePercent Map steps: the share of items, in percent, that may fail without failing the map (the larger of this and tolerated_failures applies).
+	ToleratedFailurePercent *float64 `json:"tolerated_failure_percent,omitempty"`
+
+	// ToleratedFailures Map steps: items that may fail (after their retries) without failing the map; their outputs are null.
+	ToleratedFailures *int64 `json:"tolerated_failures,omitempty"`
+
 	// WaitTimeout Wait steps: fail the step with class timeout after this long (default: wait forever).
 	//
 	// Examples: 30s, 1h30m
@@ -1397,6 +1515,9 @@ type Step struct {
 
 	// When A CEL condition over input, state, steps.<id>.output and run (bare, or as ${expr}), evaluated when the step's dependencies are done. False: the step is skipped. A step whose dependencies were all skipped is skipped too; a step with at least one completed dependency runs (a join after branches). Skipped steps have no output: test with has(steps.<id>).
 	When *string `json:"when,omitempty"`
+
+	// Workflow Child steps: the workflow the child run runs.
+	Workflow *string `json:"workflow,omitempty"`
 }
 
 // StepDelivery Task delivery guarantee (default at_least_once).
@@ -1437,8 +1558,11 @@ type StepView struct {
 	Attempt *int64 `json:"attempt,omitempty"`
 
 	// Attempts The step's attempts; empty before the first.
-	Attempts []Attempt  `json:"attempts"`
-	Error    *ErrorInfo `json:"error,omitempty"`
+	Attempts []Attempt `json:"attempts"`
+
+	// Child For a child step: the id of its child run.
+	Child *string    `json:"child,omitempty"`
+	Error *ErrorInfo `json:"error,omitempty"`
 
 	// Event Wait steps: the event name that resumes the wait.
 	Event *string `json:"event,omitempty"`
@@ -1448,6 +1572,7 @@ type StepView struct {
 	Holder   *Holder         `json:"holder,omitempty"`
 	Id       string          `json:"id"`
 	Kind     StepViewKind    `json:"kind"`
+	Map      *MapProgress    `json:"map,omitempty"`
 	Output   json.RawMessage `json:"output,omitempty"`
 	ReadyAt  *time.Time      `json:"ready_at,omitempty"`
 	Status   StepViewStatus  `json:"status"`
@@ -1512,6 +1637,9 @@ type Workflow struct {
 
 	// Name Workflow name.
 	Name string `json:"name"`
+
+	// OnFailure Compensation steps (a saga): a small DAG of task steps run after the run fails, with the failed run's input, state and step outputs in their templates. The run stays failed; its compensation status says how they went.
+	OnFailure *[]Step `json:"on_failure,omitempty"`
 
 	// Steps The steps; order does not matter, after does.
 	Steps []Step `json:"steps"`

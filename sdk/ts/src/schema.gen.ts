@@ -836,6 +836,13 @@ export interface components {
             /** @description Up to max leases; empty when nothing became ready while the claim was held. */
             leases: components["schemas"]["Lease"][];
         };
+        Compensation: {
+            /** @description Why the compensation did not complete. */
+            error?: components["schemas"]["ErrorInfo"];
+            failure?: components["schemas"]["ErrorInfo"];
+            /** @enum {string} */
+            status: "running" | "completed" | "failed" | "cancelled";
+        };
         CompleteRequest: {
             /** @description Eager dispatch: once the complete is applied, claim up to max more leases for this lease's worker (never held: none ready answers none) and return them in leases. Leave it out to claim separately. */
             claim_next?: components["schemas"]["ClaimNext"];
@@ -966,7 +973,7 @@ export interface components {
              * @description What happened.
              * @enum {string}
              */
-            type: "run_started" | "step_ready" | "step_claimed" | "step_started" | "step_completed" | "step_failed" | "step_requeued" | "step_retry_scheduled" | "step_skipped" | "lease_lost" | "wait_started" | "event_received" | "sleep_started" | "run_completed" | "run_failed" | "run_cancelled" | "run_timed_out";
+            type: "run_started" | "step_ready" | "step_claimed" | "step_started" | "step_completed" | "step_failed" | "step_requeued" | "step_retry_scheduled" | "step_skipped" | "lease_lost" | "wait_started" | "event_received" | "sleep_started" | "run_completed" | "run_failed" | "run_cancelled" | "run_timed_out" | "map_started" | "child_started" | "compensation_started" | "compensation_ended";
             worker?: string;
         };
         JournalResponse: {
@@ -994,6 +1001,11 @@ export interface components {
             idempotency_key: string;
             /** @description The step's rendered input. */
             input: unknown;
+            /**
+             * Format: int64
+             * @description For an item of a map step (step names the map step): the item's index in the items array.
+             */
+            item?: number;
             /** Format: int64 */
             lease_ttl_ms: number;
             run: string;
@@ -1028,6 +1040,27 @@ export interface components {
         };
         ListWorkflowsResponse: {
             workflows: components["schemas"]["WorkflowSummary"][];
+        };
+        MapProgress: {
+            /** Format: int64 */
+            completed: number;
+            /** @description The first item errors (step names the item as <step>.<index>). */
+            errors: components["schemas"]["ErrorInfo"][];
+            /**
+             * Format: int64
+             * @description Items that failed for good (tolerated, or the one that failed the step).
+             */
+            failed: number;
+            /**
+             * Format: int64
+             * @description Items started and not finished.
+             */
+            running: number;
+            /**
+             * Format: int64
+             * @description Items in all.
+             */
+            total: number;
         };
         ModelUsage: {
             /**
@@ -1212,6 +1245,8 @@ export interface components {
             retry_after_start?: string[];
         };
         Run: {
+            /** @description Once a run whose workflow has on_failure steps failed: how its compensation went. */
+            compensation?: components["schemas"]["Compensation"];
             correlation?: string;
             /** Format: date-time */
             created_at: string;
@@ -1226,6 +1261,10 @@ export interface components {
             no_live_worker?: boolean;
             /** @description The only sink step's output, or an object of every sink's output by step id. */
             output?: unknown;
+            /** @description For a child run: the run whose child step started it. */
+            parent?: string;
+            /** @description For a child run: that step. */
+            parent_step?: string;
             /** @description Events received that no wait has consumed yet; empty when none. */
             pending_events: string[];
             /**
@@ -1429,6 +1468,8 @@ export interface components {
         Step: {
             /** @description Steps that must complete before this one starts. */
             after?: string[];
+            /** @description Child steps: the child workflow's version (default: its newest when the step starts). */
+            child_version?: string;
             /** @description Task steps: most attempts of this step holding a lease at once, per rendered key (across runs of every version of the workflow). */
             concurrency?: components["schemas"]["ConcurrencyLimit"];
             /**
@@ -1448,11 +1489,18 @@ export interface components {
             id: string;
             /** @description Input template: JSON whose strings may hold CEL expressions as ${expr} over input, state, steps.<id>.output and run. */
             input?: unknown;
+            /** @description Map steps: a CEL expression (bare or as ${expr}) that renders the array to map over; the step's body runs once per element, its input template sees item and index. */
+            items?: string;
             /**
              * @description task (default), wait or sleep.
              * @enum {string}
              */
-            kind?: "task" | "wait" | "sleep";
+            kind?: "task" | "wait" | "sleep" | "map" | "child";
+            /**
+             * Format: int64
+             * @description Map steps: most items running at once (default 100).
+             */
+            max_concurrency?: number;
             /**
              * Format: int64
              * @description Lost leases before the step is dead-lettered (default 5).
@@ -1474,6 +1522,16 @@ export interface components {
              */
             timeout?: string;
             /**
+             * Format: double
+             * @description Map steps: the share of items, in percent, that may fail without failing the map (the larger of this and tolerated_failures applies).
+             */
+            tolerated_failure_percent?: number;
+            /**
+             * Format: int64
+             * @description Map steps: items that may fail (after their retries) without failing the map; their outputs are null.
+             */
+            tolerated_failures?: number;
+            /**
              * @description Wait steps: fail the step with class timeout after this long (default: wait forever).
              * @example 30s
              * @example 1h30m
@@ -1481,6 +1539,8 @@ export interface components {
             wait_timeout?: string;
             /** @description A CEL condition over input, state, steps.<id>.output and run (bare, or as ${expr}), evaluated when the step's dependencies are done. False: the step is skipped. A step whose dependencies were all skipped is skipped too; a step with at least one completed dependency runs (a join after branches). Skipped steps have no output: test with has(steps.<id>). */
             when?: string;
+            /** @description Child steps: the workflow the child run runs. */
+            workflow?: string;
         };
         StepProgress: {
             /** Format: int64 */
@@ -1495,14 +1555,14 @@ export interface components {
             holder?: components["schemas"]["Holder"];
             id: string;
             /** @enum {string} */
-            kind?: "task" | "wait" | "sleep";
+            kind?: "task" | "wait" | "sleep" | "map" | "child";
             /**
              * Format: date-time
              * @description A task step waiting for a retry: when it becomes claimable.
              */
             ready_at?: string;
             /** @enum {string} */
-            status: "pending" | "ready" | "waiting" | "sleeping" | "completed" | "failed" | "cancelled" | "skipped";
+            status: "pending" | "ready" | "waiting" | "sleeping" | "completed" | "failed" | "cancelled" | "skipped" | "mapping" | "child_running";
             /**
              * Format: date-time
              * @description When a sleep ends or a wait times out.
@@ -1517,6 +1577,8 @@ export interface components {
             attempt?: number;
             /** @description The step's attempts; empty before the first. */
             attempts: components["schemas"]["Attempt"][];
+            /** @description For a child step: the id of its child run. */
+            child?: string;
             error?: components["schemas"]["ErrorInfo"];
             /** @description Wait steps: the event name that resumes the wait. */
             event?: string;
@@ -1529,12 +1591,14 @@ export interface components {
             holder?: components["schemas"]["Holder"];
             id: string;
             /** @enum {string} */
-            kind: "task" | "wait" | "sleep";
+            kind: "task" | "wait" | "sleep" | "map" | "child";
+            /** @description For a map step: its items' progress. */
+            map?: components["schemas"]["MapProgress"];
             output?: unknown;
             /** Format: date-time */
             ready_at?: string;
             /** @enum {string} */
-            status: "pending" | "ready" | "waiting" | "sleeping" | "completed" | "failed" | "cancelled" | "skipped";
+            status: "pending" | "ready" | "waiting" | "sleeping" | "completed" | "failed" | "cancelled" | "skipped" | "mapping" | "child_running";
             usage: components["schemas"]["Usage"];
             /**
              * Format: date-time
@@ -1598,6 +1662,8 @@ export interface components {
             description?: string;
             /** @description Workflow name. */
             name: string;
+            /** @description Compensation steps (a saga): a small DAG of task steps run after the run fails, with the failed run's input, state and step outputs in their templates. The run stays failed; its compensation status says how they went. */
+            on_failure?: components["schemas"]["Step"][];
             /** @description The steps; order does not matter, after does. */
             steps: components["schemas"]["Step"][];
             /** @description Version; several coexist, runs pin theirs. */

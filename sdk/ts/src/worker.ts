@@ -68,6 +68,8 @@ export interface StepInfo {
   traceparent: string;
   /** The attempt fails with class timeout then. */
   timeoutAt: Date | undefined;
+  /** For an item of a map step (step names the map step): its index in the items array. */
+  item: number | undefined;
 }
 
 /** What a body gets besides its input. */
@@ -381,6 +383,7 @@ export class Worker {
         lease: l.id,
         traceparent: l.traceparent,
         timeoutAt,
+        item: l.item,
       },
       idempotencyKey: l.idempotency_key,
       input: l.input,

@@ -46,6 +46,14 @@ export interface StepOptions {
   rateLimit?: { key?: string; limit: number; period: Duration; burst?: number };
   /** Task: overrides the run's priority, in [-100, 100]; higher is offered first. */
   priority?: number;
+  /** Map steps: most items running at once (default 100). */
+  maxConcurrency?: number;
+  /** Map steps: items that may fail without failing the step (their outputs are null). */
+  toleratedFailures?: number;
+  /** Map steps: the share of items, in percent, that may fail. */
+  toleratedFailurePercent?: number;
+  /** Child steps: the child workflow's version (default its newest). */
+  childVersion?: string;
 }
 
 /** A step body: the rendered input in, the output (any JSON value) out. */
@@ -68,6 +76,8 @@ export class WorkflowDef {
   readonly version: string;
   readonly handlers = new Map<string, Handler>();
   private readonly steps: Step[] = [];
+  private readonly onFailureSteps: Step[] = [];
+  private compensating = false;
   private readonly opts: WorkflowOptions;
 
   constructor(opts: WorkflowOptions) {
@@ -104,8 +114,35 @@ export class WorkflowDef {
     return this.add({ id, kind: "sleep", duration: duration(d) }, opts);
   }
 
+  /**
+   * A map step: handler runs once per element of the array `items` (a CEL
+   * expression) renders, at most maxConcurrency at a time; the output is
+   * the outputs in input order. The input template sees item and index;
+   * without one a body's input is its element.
+   */
+  map<In = any, Out = unknown>(id: string, items: string, handler: Handler<In, Out>, opts: StepOptions = {}): this {
+    this.handlers.set(id, handler as Handler);
+    return this.add({ id, kind: "map", items }, opts);
+  }
+
+  /** A step that starts a run of workflow and ends with it (its output, or its error). */
+  child(id: string, workflow: string, opts: StepOptions = {}): this {
+    return this.add({ id, kind: "child", workflow }, opts);
+  }
+
+  /** A compensation step (saga): a task run only when the run fails, after the on_failure steps in opts.after. */
+  onFailure<In = any, Out = unknown>(id: string, handler: Handler<In, Out>, opts: StepOptions = {}): this {
+    this.compensating = true;
+    try {
+      return this.task(id, handler, opts);
+    } finally {
+      this.compensating = false;
+    }
+  }
+
   private add(s: Step, o: StepOptions): this {
-    if (this.steps.some((x) => x.id === s.id)) throw new Error(`cairn: workflow ${this.name}: step ${s.id} defined twice`);
+    if (this.steps.some((x) => x.id === s.id) || this.onFailureSteps.some((x) => x.id === s.id))
+      throw new Error(`cairn: workflow ${this.name}: step ${s.id} defined twice`);
     if (o.after?.length) s.after = o.after;
     if (o.input !== undefined) s.input = sortKeys(o.input);
     if (o.retry) {
@@ -131,7 +168,11 @@ export class WorkflowDef {
       s.rate_limit = { key: r.key, limit: r.limit, period: duration(r.period), burst: r.burst };
     }
     if (o.priority !== undefined) s.priority = o.priority;
-    this.steps.push(s);
+    if (o.maxConcurrency !== undefined) s.max_concurrency = o.maxConcurrency;
+    if (o.toleratedFailures !== undefined) s.tolerated_failures = o.toleratedFailures;
+    if (o.toleratedFailurePercent !== undefined) s.tolerated_failure_percent = o.toleratedFailurePercent;
+    if (o.childVersion !== undefined) s.child_version = o.childVersion;
+    (this.compensating ? this.onFailureSteps : this.steps).push(s);
     return this;
   }
 
@@ -144,6 +185,7 @@ export class WorkflowDef {
       deadline: this.opts.deadline === undefined ? undefined : duration(this.opts.deadline),
       concurrency: this.opts.concurrency?.map((c) => ({ key: c.key, limit: c.limit })),
       steps: this.steps.map((s) => ({ ...s })),
+      ...(this.onFailureSteps.length ? { on_failure: this.onFailureSteps.map((s) => ({ ...s })) } : {}),
     };
   }
 }

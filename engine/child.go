@@ -1,0 +1,294 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/cairn-dev/cairn"
+)
+
+// Child steps. A child step starts a run of another workflow and ends
+// with it: completed with the child's output, or failed with its error.
+//
+//	child_running, no child yet ──start (idempotency key child:<run>:<step>:<attempt>)──▶ child_running(child)
+//	child_running(child) ──the child ends completed──▶ completed (output: the child's)
+//	                     ──the child ends otherwise──▶ failed (the child's error)
+//	the parent ends first (failed, cancelled, timed out) ──▶ the child is cancelled
+//
+// Every change is made where it is known, right after the commit that
+// makes it necessary, with the reaper as the fallback for an instance
+// that died in between:
+//
+//   - the commit that starts the step asks its instance to start the child
+//     (startChild: StartRun with the idempotency key, then record the
+//     child's id in the parent); the reaper does the same for a child
+//     step that has no child yet. However often it is repeated, the key
+//     admits one child;
+//   - the commit that ends a run with a parent link asks its instance to
+//     apply the end to the parent (a guarded mutation: only while the
+//     parent's step still waits for that child); the reaper, visiting
+//     the parent routinely while a child runs, reads the child and does
+//     the same;
+//   - the commit that ends a parent asks its instance to cancel its
+//     running children; a child the reaper visits reads its parent and
+//     cancels itself when the parent has ended.
+type childState struct {
+	Attempt int    `json:"attempt"`
+	Run     string `json:"run,omitempty"`
+}
+
+// parentLink is a child run's parent: the run and its child step.
+type parentLink struct {
+	Run  string `json:"run"`
+	Step string `json:"step"`
+}
+
+var childKind = &stepKind{
+	active: cairn.StepChildRunning,
+	// start and visit are set in init: they reach the committer.
+	// No child yet: visit at once (start it). A running child: the
+	// routine visit that reads it, in case its end was not applied.
+	wake: func(e *Engine, st *stepState, now time.Time) time.Time {
+		if st.Child == nil || st.Child.Run == "" {
+			return now
+		}
+		return now.Add(e.cfg.ActiveCheckInterval)
+	},
+}
+
+func init() {
+	childKind.start = func(e *Engine, r *runRecord, d *definition, s *cairn.Step, fx *effects) {
+		st := r.Steps[s.ID]
+		st.Status = cairn.StepChildRunning
+		st.Child = &childState{Attempt: 1}
+		run, step := r.ID, s.ID
+		fx.after = append(fx.after, func() {
+			e.flows.goDo(func() {
+				ctx, cancel := context.WithTimeout(context.Background(), e.cfg.CommitTimeout)
+				defer cancel()
+				if err := e.startChild(ctx, run, d, step); err != nil {
+					e.log.Warn("child: starting the child run failed; the reaper starts it", "run", run, "step", step, "err", err)
+				}
+			})
+		})
+	}
+	childKind.visit = func(ctx context.Context, e *Engine, r *runRecord, d *definition, s *cairn.Step) error {
+		st := r.Steps[s.ID]
+		if st.Child == nil || st.Child.Run == "" {
+			return e.startChild(ctx, r.ID, d, s.ID)
+		}
+		c, err := e.readRun(ctx, st.Child.Run)
+		if err != nil {
+			return err
+		}
+		if c.Status.Terminal() {
+			return e.childEnded(ctx, c)
+		}
+		return nil
+	}
+}
+
+func childKey(run, step string, attempt int) string {
+	return "child:" + run + ":" + step + ":" + strconv.Itoa(attempt)
+}
+
+// startChild starts the child run of a child step (idempotently) and
+// records its id in the parent.
+func (e *Engine) startChild(ctx context.Context, run string, d *definition, step string) error {
+	r, err := e.readRun(ctx, run)
+	if err != nil {
+		return err
+	}
+	st := r.Steps[step]
+	s := d.Step(step)
+	if r.Status.Terminal() || st == nil || s == nil || st.Status != cairn.StepChildRunning || st.Child == nil || st.Child.Run != "" {
+		return nil
+	}
+	attempt := st.Child.Attempt
+	input, err := d.templates[step].render(e.renderVarsFor(r, d, step))
+	if err != nil {
+		return e.failChildStep(ctx, run, step, attempt, cairn.ErrorInfo{Class: cairn.ClassRenderError, Message: fmt.Sprintf("template of step %s: %v", step, err)})
+	}
+	res, err := e.startRun(ctx, StartRequest{Workflow: s.Workflow, Version: s.ChildVersion, Input: input,
+		Correlation: r.Correlation, IdempotencyKey: childKey(run, step, attempt)},
+		func(c *runRecord, _ *definition, _ time.Time) { c.Parent = &parentLink{Run: run, Step: step} })
+	if err != nil {
+		var nf *NotFoundError
+		var ve cairn.ValidationError
+		if !errors.As(err, &nf) && !errors.As(err, &ve) {
+			return err // the store: the reaper tries again
+		}
+		// Not a store failure: the child cannot be started (no such
+		// workflow, an input it refuses). The step fails with the reason.
+		return e.failChildStep(ctx, run, step, attempt, cairn.ErrorInfo{Class: cairn.ClassFatal, Message: fmt.Sprintf("child run of workflow %s could not start: %v", s.Workflow, err)})
+	}
+	child := res.Run.ID
+	_, err = mutate(ctx, e.commits, run, func(r *runRecord, fx *effects) (struct{}, error) {
+		st := r.Steps[step]
+		if r.Status.Terminal() || st == nil || st.Status != cairn.StepChildRunning || st.Child == nil || st.Child.Attempt != attempt || st.Child.Run != "" {
+			return struct{}{}, nil
+		}
+		st.Child.Run = child
+		r.journal(fx.now, cairn.JournalEntry{Type: cairn.JournalChildStarted, Step: step, Message: "child run " + child + " of " + s.Workflow + "@" + res.Run.Version})
+		return struct{}{}, nil
+	})
+	if err != nil {
+		return err
+	}
+	if res.Run.Status.Terminal() {
+		// Ended at its start (every step skipped, a deadline passed).
+		c, err := e.readRun(ctx, child)
+		if err != nil {
+			return err
+		}
+		return e.childEnded(ctx, c)
+	}
+	return nil
+}
+
+func (e *Engine) failChildStep(ctx context.Context, run, step string, attempt int, why cairn.ErrorInfo) error {
+	_, err := mutate(ctx, e.commits, run, func(r *runRecord, fx *effects) (struct{}, error) {
+		st := r.Steps[step]
+		if r.Status.Terminal() || st == nil || st.Status != cairn.StepChildRunning || st.Child == nil || st.Child.Attempt != attempt {
+			return struct{}{}, nil
+		}
+		e.failStepAndRun(r, step, why, fx)
+		return struct{}{}, nil
+	})
+	return err
+}
+
+// failStepAndRun fails a step that is not a task (no retry applies) and
+// the run.
+func (e *Engine) failStepAndRun(r *runRecord, step string, why cairn.ErrorInfo, fx *effects) {
+	st := r.Steps[step]
+	st.Status, st.Error, st.WakeAt = cairn.StepFailed, &why, nil
+	r.journal(fx.now, cairn.JournalEntry{Type: cairn.JournalStepFailed, Step: step, Error: &why})
+	runErr := why
+	runErr.Step = step
+	e.endRun(r, cairn.RunFailed, &runErr, fx.now, "step "+step+" failed")
+}
+
+// childEnded applies an ended child run to its parent's step: a guarded
+// mutation, applied only while the step still waits for this child.
+func (e *Engine) childEnded(ctx context.Context, c *runRecord) error {
+	p := c.Parent
+	if p == nil || !c.Status.Terminal() {
+		return nil
+	}
+	pr, err := e.readRun(ctx, p.Run)
+	if err != nil {
+		return err
+	}
+	d, err := e.definition(ctx, pr.Workflow, pr.Version)
+	if err != nil {
+		return err
+	}
+	_, err = mutate(ctx, e.commits, p.Run, func(r *runRecord, fx *effects) (struct{}, error) {
+		st := r.Steps[p.Step]
+		if r.Status.Terminal() || st == nil || st.Status != cairn.StepChildRunning || st.Child == nil ||
+			st.Child.Run != "" && st.Child.Run != c.ID || c.IdempotencyKey != childKey(p.Run, p.Step, st.Child.Attempt) {
+			return struct{}{}, nil
+		}
+		st.Child.Run = c.ID
+		if c.Status == cairn.RunCompleted {
+			st.Status, st.Output = cairn.StepCompleted, c.Output
+			if len(st.Output) == 0 {
+				st.Output = json.RawMessage("null")
+			}
+			r.journal(fx.now, cairn.JournalEntry{Type: cairn.JournalStepCompleted, Step: p.Step, Message: "child run " + c.ID + " completed"})
+			e.advance(r, d, fx)
+			return struct{}{}, nil
+		}
+		why := cairn.ErrorInfo{Class: cairn.ClassFatal, Message: "child run " + c.ID + " " + string(c.Status)}
+		if c.Error != nil {
+			why.Class = c.Error.Class
+			why.Message = fmt.Sprintf("child run %s %s: %s", c.ID, c.Status, c.Error.Message)
+		}
+		e.failStepAndRun(r, p.Step, why, fx)
+		return struct{}{}, nil
+	})
+	return err
+}
+
+// runLinksAfterCommit is what a committed batch that ended its run asks
+// of this instance: apply the end to the parent, cancel running
+// children. Called from afterCommit.
+func (e *Engine) runLinksAfterCommit(fx *effects) {
+	r := fx.run
+	if r == nil || !r.Status.Terminal() || fx.journalFrom >= len(r.Journal) {
+		return
+	}
+	ended := false
+	for _, j := range r.Journal[fx.journalFrom:] {
+		if cairn.JournalRunEnded(r.Status) == j.Type {
+			ended = true
+		}
+	}
+	if !ended {
+		return
+	}
+	var children []string
+	for _, st := range r.Steps {
+		if st.Status == cairn.StepCancelled && st.Child != nil && st.Child.Run != "" {
+			children = append(children, st.Child.Run)
+		}
+	}
+	if r.Parent == nil && len(children) == 0 {
+		return
+	}
+	c := r
+	e.flows.goDo(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), e.cfg.CommitTimeout)
+		defer cancel()
+		if c.Parent != nil {
+			if err := e.childEnded(ctx, c); err != nil {
+				e.log.Warn("child: applying the child's end to its parent failed; the reaper applies it", "run", c.ID, "parent", c.Parent.Run, "err", err)
+			}
+		}
+		for _, id := range children {
+			if _, err := e.CancelRun(ctx, id, "parent run "+c.ID+" ended ("+string(c.Status)+")"); err != nil && !conflictErr(err) {
+				e.log.Warn("child: cancelling a child run failed; it cancels itself when the reaper visits it", "run", id, "parent", c.ID, "err", err)
+			}
+		}
+	})
+}
+
+func conflictErr(err error) bool {
+	var c *ConflictError
+	return errors.As(err, &c)
+}
+
+// checkParent cancels a running child whose parent ended (the fallback
+// of the cancel the parent's instance sends): the reaper calls it when it
+// visits a run with a parent.
+func (e *Engine) checkParent(ctx context.Context, r *runRecord) error {
+	if r.Parent == nil || r.Status.Terminal() {
+		return nil
+	}
+	p, err := e.readRun(ctx, r.Parent.Run)
+	if isNotFoundErr(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if !p.Status.Terminal() {
+		return nil
+	}
+	if _, err := e.CancelRun(ctx, r.ID, "parent run "+p.ID+" ended ("+string(p.Status)+")"); err != nil && !conflictErr(err) {
+		return err
+	}
+	return nil
+}
+
+func childOf(st *stepState) string {
+	if st.Child == nil {
+		return ""
+	}
+	return st.Child.Run
+}

@@ -1,0 +1,93 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/sdk"
+	"github.com/cairn-dev/cairn/sdk/sdktest"
+)
+
+func TestFulfilment(t *testing.T) {
+	srv := sdktest.Start(t, sdktest.Options{})
+	c, err := sdk.NewClient(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.CloseIdleConnections()
+	w := newWorker(c, slog.New(slog.DiscardHandler))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- w.Serve(ctx) }()
+	defer func() { cancel(); <-done }()
+	<-w.Ready()
+
+	lines := []Line{{"tea", 2}, {"cup", 1}, {"pot", 1}, {"spoon", 4}, {"tray", 1}, {"cosy", 1}}
+	run, err := c.Start(ctx, "fulfilment", sdk.StartOptions{Input: Order{ID: "o-1", Card: "4242", Lines: lines}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	shipped, err := sdk.Result[Shipped](ctx, c, run.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if shipped.Tracking != "TRK-O-1" || shipped.Parcels != len(lines) {
+		t.Fatalf("shipped %+v", shipped)
+	}
+	r, err := c.Get(ctx, run.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res []Reservation
+	json.Unmarshal(r.Step("reserve").Output, &res)
+	if len(res) != len(lines) || res[3].SKU != "spoon" || res[3].Hold != "H-o-1-3" {
+		t.Fatalf("reservations %s", r.Step("reserve").Output)
+	}
+	if child, err := c.Get(ctx, r.Step("ship").Child); err != nil || child.Workflow != "shipment" || child.Parent != run.ID {
+		t.Fatalf("child %+v %v", child, err)
+	}
+
+	// A declined card: the run fails with card_declined, and the
+	// compensation releases the reservations; nothing was charged.
+	run, err = c.Start(ctx, "fulfilment", sdk.StartOptions{Input: Order{ID: "o-2", Card: "declined", Lines: lines[:2]}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err = c.Wait(ctx, run.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Status != sdk.RunFailed || r.Error.Class != "card_declined" || r.Compensation == nil || r.Compensation.Status != cairn.CompensationCompleted {
+		t.Fatalf("run %s %+v %+v", r.Status, r.Error, r.Compensation)
+	}
+	if got := string(r.Step("release").Output); got != `{"holds":["H-o-2-0","H-o-2-1"]}` {
+		t.Fatalf("released %s", got)
+	}
+	if got := string(r.Step("refund").Output); got != `"nothing charged"` {
+		t.Fatalf("refund %s", got)
+	}
+
+	// A line out of stock fails its item (not retried: out_of_stock is
+	// non-retryable), the map and the run; the compensation runs. A failed
+	// map has no output, so release sees no reservations: a real saga
+	// would release by order id, or keep holds in the run state.
+	run, err = c.Start(ctx, "fulfilment", sdk.StartOptions{Input: Order{ID: "o-3", Card: "4242", Lines: []Line{{"tea", 1}, {OutOfStock, 1}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err = c.Wait(ctx, run.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Status != sdk.RunFailed || r.Error.Step != "reserve" || r.Error.Class != "out_of_stock" || r.Compensation.Status != cairn.CompensationCompleted {
+		t.Fatalf("run %s %+v %+v", r.Status, r.Error, r.Compensation)
+	}
+	if got := string(r.Step("release").Output); got != `{"holds":[]}` {
+		t.Fatalf("released %s", got)
+	}
+}

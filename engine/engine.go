@@ -193,7 +193,7 @@ type Engine struct {
 
 	// payloads caches payload objects (immutable, by content hash).
 	payloads *payloadCache
-	items *itemsCache // decoded map items objects (mapstep.go)
+	items    *itemsCache // decoded map items objects (mapstep.go)
 	// flows runs the work a commit asks of its instance (collect a map,
 	// start a child, apply a child's end): not waited for by Settle,
 	// whose lock such work would need.

@@ -20,7 +20,7 @@ type definition struct {
 	templates map[string]*template // by step id
 	whens     map[string]*template // the when condition of each conditional step, by step id
 	ancestors map[string][]string
-	flow      *flowPlan // concurrency, rate limits, priorities (limits.go)
+	flow      *flowPlan            // concurrency, rate limits, priorities (limits.go)
 	items     map[string]*template // the items expression of each map step
 }
 

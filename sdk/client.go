@@ -469,6 +469,9 @@ func (c *Client) Wait(ctx context.Context, run string) (*Run, error) {
 		r, err := decodeView[cairn.Run](c)(c.api.GetRun(ctx, run, &client.GetRunParams{WaitMs: ptr(hold.Milliseconds())}))
 		switch {
 		case err == nil && r.Status.Terminal():
+			if err := c.resolveRun(ctx, r); err != nil {
+				return nil, err
+			}
 			return &Run{Run: *r}, nil
 		case err == nil && time.Since(sent) < time.Second:
 			return c.Watch(ctx, run, nil) // not held: the server predates wait_ms

@@ -101,7 +101,7 @@ func humaConfig() huma.Config {
 	c.SchemasPath = "/schemas"
 	// No schema link: Huma's default create hook adds a `$schema` property
 	// to every response schema (and body) and a Link header. Generated
-	// clients then carry a field that is not data (docs/DECISIONS-spec.md).
+	// clients then carry a field that is not data (docs/DECISIONS.md).
 	c.CreateHooks = nil
 	c.Components.Schemas = huma.NewMapRegistry("#/components/schemas/", schemaName)
 	c.Components.Schemas.RegisterTypeAlias(reflect.TypeOf(cairn.Duration(0)), reflect.TypeOf(durationSchema("")))

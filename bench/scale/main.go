@@ -4,7 +4,7 @@
 // step latency, requests per step and cost over simulated time.
 //
 // Two scale factors make internet-scale loads fit one small machine
-// (docs/SCALE.md, docs/DECISIONS-scale.md):
+// (docs/SCALE.md, docs/DECISIONS.md):
 //
 //   - --scale f divides the load AND every partition's capacity by f, so
 //     each partition meets its limit at the same ratio as at full size

@@ -82,7 +82,7 @@ func startMinIO() (*MinIOEndpoint, error) {
 		image = DefaultMinIOImage
 	}
 	host, _ := os.Hostname()
-	ctr, err := testcontainers.GenericContainer(ctx, testcontainers.GenericContainerRequest{
+	req := testcontainers.GenericContainerRequest{
 		Started: true,
 		ContainerRequest: testcontainers.ContainerRequest{
 			Image: image,
@@ -110,7 +110,24 @@ func startMinIO() (*MinIOEndpoint, error) {
 			WaitingFor: wait.ForHTTP("/minio/health/ready").WithPort(minioPort).
 				WithStartupTimeout(90 * time.Second),
 		},
-	})
+	}
+	// A container engine under load sometimes fails a start outright
+	// ("write child: broken pipe" from the OCI runtime while several test
+	// binaries start containers at once): the failed container is removed
+	// and the start tried again, three times in all.
+	var ctr testcontainers.Container
+	var err error
+	for try := 1; ; try++ {
+		ctr, err = testcontainers.GenericContainer(ctx, req)
+		if err == nil || try == 3 || ctx.Err() != nil {
+			break
+		}
+		fmt.Fprintf(os.Stderr, "testinfra: MinIO start %d failed, retrying: %v\n", try, err)
+		if ctr != nil {
+			_ = testcontainers.TerminateContainer(ctr)
+		}
+		time.Sleep(time.Duration(try) * time.Second)
+	}
 	if ctr != nil {
 		onStop(func() {
 			if err := testcontainers.TerminateContainer(ctr); err != nil {

@@ -375,7 +375,7 @@ func (req ListRequest) row(r *runRecord) (RunRow, bool) {
 			s.StepsDone++
 		}
 	}
-	return RunRow{RunSummary: s, Correlation: r.Correlation, CostUSD: r.Usage.CostUSD}, true
+	return RunRow{RunSummary: s, Correlation: r.Correlation, CostUSD: r.Usage.CostUSD, Priority: r.Priority}, true
 }
 
 // listRunRowsMerged is ListRunRows over the sharded layout: newest first

@@ -298,6 +298,7 @@ type RunRow struct {
 	cairn.RunSummary
 	Correlation string
 	CostUSD     float64
+	Priority    int // the run's priority (the dashboard shows it when non-zero)
 }
 
 // ListRunRows is ListRuns with each run's correlation and cost, and the

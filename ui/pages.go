@@ -106,7 +106,7 @@ func (h *Handler) oneRun(ctx context.Context, id string) ([]engine.RunRow, error
 	}
 	return []engine.RunRow{{RunSummary: cairn.RunSummary{ID: run.ID, Workflow: run.Workflow, Version: run.Version, Status: run.Status,
 		CreatedAt: run.CreatedAt, UpdatedAt: run.UpdatedAt, EndedAt: run.EndedAt, StepsDone: run.StepsDone, StepsTotal: run.StepsTotal,
-		Error: run.Error}, Correlation: run.Correlation, CostUSD: run.Usage.CostUSD}}, nil
+		Error: run.Error}, Correlation: run.Correlation, CostUSD: run.Usage.CostUSD, Priority: run.Priority}}, nil
 }
 
 func servedBy(workers []cairn.WorkerInfo) map[string]bool {
@@ -152,11 +152,14 @@ type runView struct {
 	Input    string
 	Output   string
 	Steps    []stepDetail
+	// WorkflowFlow is the workflow's own concurrency limits (flow_ui.go).
+	WorkflowFlow []string
 }
 
 type stepDetail struct {
 	cairn.StepView
 	OutputText string
+	Flow       string // the step's flow control from the definition (flow_ui.go), or ""
 }
 
 // run is a run's page.
@@ -194,6 +197,7 @@ func (h *Handler) run(ctx context.Context, r *http.Request, v *view) (string, er
 	if wf, err := h.e.GetWorkflow(ctx, run.Workflow, run.Version); err == nil {
 		def = wf
 	}
+	addFlow(rv, def)
 	rv.Graph = layoutGraph(def, run)
 	rv.Timeline = layoutTimeline(run, journal, now)
 	v.Title, v.Nav, v.Run = "Run "+run.ID, "runs", rv

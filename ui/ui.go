@@ -64,6 +64,7 @@ func New(e *engine.Engine, cfg Config) *Handler {
 	h.mux.HandleFunc("GET "+Prefix+"{$}", h.page(h.runs))
 	h.mux.HandleFunc("GET "+Prefix+"runs/{run}", h.page(h.run))
 	h.mux.HandleFunc("GET "+Prefix+"workers", h.page(h.workers))
+	h.mux.HandleFunc("GET "+Prefix+"batches/{batch}", h.page(h.batch))
 	h.mux.HandleFunc(Prefix, func(w http.ResponseWriter, r *http.Request) {
 		h.render(w, r, http.StatusNotFound, "message", &view{Title: "Not found", Message: "No page at " + r.URL.Path + "."})
 	})
@@ -91,6 +92,7 @@ type view struct {
 	Runs     *runsView
 	Run      *runView
 	Workers  []cairn.WorkerInfo
+	Batch    *engine.Batch
 	Rendered time.Time
 }
 
@@ -122,7 +124,10 @@ func (h *Handler) page(build func(ctx context.Context, r *http.Request, v *view)
 func errorStatus(err error) (int, string) {
 	var nf *engine.NotFoundError
 	var ve cairn.ValidationError
+	var ie *engine.InvalidError
 	switch {
+	case errors.As(err, &ie):
+		return http.StatusBadRequest, err.Error()
 	case errors.As(err, &nf):
 		return http.StatusNotFound, err.Error()
 	case errors.As(err, &ve):

@@ -274,7 +274,7 @@ func TestKillInstanceMidFlows(t *testing.T) {
 			return "file://" + t.TempDir() + "?nosync=true", nil
 		},
 		"minio": func(t *testing.T) (string, []string) {
-			mc := testinfra.MinIO(t)
+			mc := minioForKill(t)
 			bucket := testinfra.NewBucketName(t)
 			mc.CreateBucket(t, bucket)
 			return "s3://" + bucket + "?endpoint=" + mc.Endpoint + "&use_path_style=true&region=" + mc.Region,
@@ -313,7 +313,9 @@ func killMidMap(t *testing.T, c *killCluster) {
 		parkedMu sync.Mutex
 		parked   []itemLease // leases of items claimed through the victim, held across the kill
 		parkedN  atomic.Int64
-		done     atomic.Int64 // items completed by a worker (some may be rejected later)
+		done     atomic.Int64 // answers the engine accepted (a retried answer may count twice)
+		leasesMu sync.Mutex
+		leases   = map[int]int{} // leases handed out per item
 		errs     = make(chan error, 16)
 	)
 	arm := make(chan struct{}) // closed when enough items are done: park the victim's leases
@@ -396,6 +398,11 @@ func killMidMap(t *testing.T, c *killCluster) {
 					continue
 				}
 				for _, l := range out.Leases {
+					if l.Item != nil {
+						leasesMu.Lock()
+						leases[*l.Item]++
+						leasesMu.Unlock()
+					}
 					res, ok := answer(l)
 					if !ok {
 						continue
@@ -451,10 +458,13 @@ func killMidMap(t *testing.T, c *killCluster) {
 	parkedMu.Lock()
 	held := parked
 	parkedMu.Unlock()
+	var abandoned []int
 	for i, l := range held {
 		if i%2 == 0 {
 			res, _ := answer(l)
 			complete(victim, l, res)
+		} else {
+			abandoned = append(abandoned, *l.Item)
 		}
 	}
 	// The victim comes back while the map finishes.
@@ -485,7 +495,21 @@ func killMidMap(t *testing.T, c *killCluster) {
 	if string(r.Output) != fmt.Sprint(mapItems) {
 		t.Fatalf("sum saw %s items", r.Output)
 	}
-	t.Logf("map completed: %d answers accepted for %d items", done.Load(), mapItems)
+	// Every abandoned item was recovered: its lease expired, the reaper
+	// made it ready again, a worker claimed it again.
+	wg.Wait()
+	leasesMu.Lock()
+	defer leasesMu.Unlock()
+	for _, n := range abandoned {
+		if leases[n] < 2 {
+			t.Fatalf("abandoned item %d was leased %d times: not recovered", n, leases[n])
+		}
+	}
+	total := 0
+	for _, k := range leases {
+		total += k
+	}
+	t.Logf("map completed: %d item leases, %d answers accepted (2 of them fetch and sum) for %d items; %d abandoned items re-leased", total, done.Load(), mapItems, len(abandoned))
 }
 
 func killMidChild(t *testing.T, c *killCluster) {
@@ -592,5 +616,52 @@ func killMidChild(t *testing.T, c *killCluster) {
 		if n != 1 {
 			t.Fatalf("%d child runs of %s", n, run)
 		}
+	}
+}
+
+// minioForKill is the test binary's MinIO container, or, with the MinIO
+// binary at hand (CAIRN_MINIO_BIN, exported by scripts/testenv.sh), a
+// MinIO process of this test on a free loopback port: the pattern of the
+// chaos suite's MinIO round, which does not depend on the container engine.
+func minioForKill(t *testing.T) *testinfra.MinIOEndpoint {
+	bin := os.Getenv("CAIRN_MINIO_BIN")
+	if bin == "" {
+		return testinfra.MinIO(t)
+	}
+	addr, console := testinfra.FreeAddr(t), testinfra.FreeAddr(t)
+	ep := &testinfra.MinIOEndpoint{Endpoint: "http://" + addr, AccessKey: "minioadmin", SecretKey: "minioadmin", Region: "us-east-1"}
+	cmd := exec.Command(bin, "server", t.TempDir(), "--address", addr, "--console-address", console, "--quiet")
+	cmd.Env = append(os.Environ(), "MINIO_ROOT_USER="+ep.AccessKey, "MINIO_ROOT_PASSWORD="+ep.SecretKey, "MINIO_BROWSER=off", "MINIO_UPDATE=off")
+	var logs bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &syncWriter{w: &logs}, &syncWriter{w: &logs}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); close(exited) }()
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		<-exited
+		if t.Failed() {
+			t.Logf("minio:\n%s", tail(logs.String(), 2000))
+		}
+	})
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		if res, err := http.Get(ep.Endpoint + "/minio/health/ready"); err == nil {
+			res.Body.Close()
+			if res.StatusCode == 200 {
+				return ep
+			}
+		}
+		select {
+		case <-exited:
+			t.Fatalf("minio exited: %s", tail(logs.String(), 2000))
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("minio did not become ready at %s", ep.Endpoint)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }

@@ -268,6 +268,9 @@ func itemOutput(n int) int { return n*7 + 3 }
 // its after-commit work); the reaper finishes both, the parent sees the
 // child's output.
 func TestKillInstanceMidFlows(t *testing.T) {
+	if testing.Short() {
+		t.Skip("multi-process: not in -short mode (make test runs it)")
+	}
 	bin := buildCairn(t)
 	stores := map[string]func(t *testing.T) (string, []string){
 		"file": func(t *testing.T) (string, []string) {

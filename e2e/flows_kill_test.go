@@ -1,0 +1,670 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/cairn-dev/cairn/internal/testinfra"
+)
+
+// killCluster is three `cairn serve` processes and a `cairn reaper` on one
+// bucket, NATS between them; any instance can be killed with kill -9 and
+// started again on its address.
+type killCluster struct {
+	t    *testing.T
+	bin  string
+	env  []string
+	addr [3]string
+
+	mu   sync.Mutex
+	cmds [3]*exec.Cmd
+	logs [3]*bytes.Buffer
+	dead [3]bool
+}
+
+func (c *killCluster) base(i int) string { return "http://" + c.addr[i] + "/v1/api" }
+
+func (c *killCluster) alive(i int) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return !c.dead[i]
+}
+
+// serve starts instance i and waits for it to answer.
+func (c *killCluster) serve(i int) {
+	cmd := exec.Command(c.bin, "serve", "--addr", c.addr[i])
+	cmd.Env = append(os.Environ(), c.env...)
+	var logs bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &syncWriter{w: &logs}, &syncWriter{w: &logs}
+	if err := cmd.Start(); err != nil {
+		c.t.Fatal(err)
+	}
+	c.mu.Lock()
+	c.cmds[i], c.logs[i], c.dead[i] = cmd, &logs, false
+	c.mu.Unlock()
+	waitHealthy(c.t, c.base(i))
+}
+
+// kill sends SIGKILL to instance i and reaps the process.
+func (c *killCluster) kill(i int) {
+	c.mu.Lock()
+	cmd := c.cmds[i]
+	c.dead[i] = true
+	c.mu.Unlock()
+	cmd.Process.Kill()
+	cmd.Wait()
+}
+
+func newKillCluster(t *testing.T, bin, blobURL string, extra ...string) *killCluster {
+	c := &killCluster{t: t, bin: bin, env: append([]string{
+		"CAIRN_BLOB=" + blobURL,
+		"CAIRN_NOTIFY=" + newNATS(t),
+		"CAIRN_DEV=true",
+		"CAIRN_LEASE_TTL=2s",
+	}, extra...)}
+	for i := range c.addr {
+		c.addr[i] = testinfra.FreeAddr(t)
+	}
+	t.Cleanup(func() {
+		for i := range c.cmds {
+			c.mu.Lock()
+			cmd, dead := c.cmds[i], c.dead[i]
+			c.mu.Unlock()
+			if cmd == nil || dead {
+				continue
+			}
+			cmd.Process.Signal(syscall.SIGTERM)
+			done := make(chan struct{})
+			go func() { cmd.Wait(); close(done) }()
+			select {
+			case <-done:
+			case <-time.After(10 * time.Second):
+				cmd.Process.Kill()
+				<-done
+			}
+		}
+		if t.Failed() {
+			for i := range c.logs {
+				if c.logs[i] != nil {
+					t.Logf("instance %d (last start):\n%s", i, tail(c.logs[i].String(), 4000))
+				}
+			}
+		}
+	})
+	for i := range c.addr {
+		c.serve(i)
+	}
+	start(t, bin, c.env, "reaper", "--every", "250ms")
+	return c
+}
+
+type syncWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
+}
+
+func tail(s string, n int) string {
+	if len(s) > n {
+		return "…" + s[len(s)-n:]
+	}
+	return s
+}
+
+var errDown = errors.New("instance unreachable")
+
+// try posts JSON like call but reports a transport error (a killed
+// instance) instead of failing the test.
+func try(method, url string, body, out any) (int, error) {
+	var r io.Reader
+	if body != nil {
+		b, _ := json.Marshal(body)
+		r = bytes.NewReader(b)
+	}
+	req, _ := http.NewRequest(method, url, r)
+	req.Header.Set("Content-Type", "application/json")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, fmt.Errorf("%w: %v", errDown, err)
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		return 0, fmt.Errorf("%w: %v", errDown, err)
+	}
+	if out != nil && res.StatusCode < 300 {
+		json.Unmarshal(b, out)
+	}
+	if res.StatusCode >= 500 {
+		return res.StatusCode, fmt.Errorf("%s %s → %d %s", method, url, res.StatusCode, b)
+	}
+	return res.StatusCode, nil
+}
+
+type itemLease struct {
+	ID    string          `json:"id"`
+	Run   string          `json:"run"`
+	Step  string          `json:"step"`
+	Item  *int            `json:"item"`
+	Input json.RawMessage `json:"input"`
+}
+
+type flowStep struct {
+	ID     string          `json:"id"`
+	Status string          `json:"status"`
+	Output json.RawMessage `json:"output"`
+	Child  string          `json:"child"`
+	Map    *struct {
+		Total     int `json:"total"`
+		Completed int `json:"completed"`
+		Running   int `json:"running"`
+	} `json:"map"`
+}
+
+type flowRun struct {
+	Status string          `json:"status"`
+	Parent string          `json:"parent"`
+	Output json.RawMessage `json:"output"`
+	Error  json.RawMessage `json:"error"`
+	Steps  []flowStep      `json:"steps"`
+}
+
+func (r flowRun) step(id string) flowStep {
+	for _, s := range r.Steps {
+		if s.ID == id {
+			return s
+		}
+	}
+	return flowStep{}
+}
+
+// view reads a run from the first instance alive.
+func (c *killCluster) view(t *testing.T, run string) flowRun {
+	t.Helper()
+	for i := range c.addr {
+		if !c.alive(i) {
+			continue
+		}
+		var r flowRun
+		if s, err := try("GET", c.base(i)+"/runs/"+run, nil, &r); err == nil && s == 200 {
+			return r
+		}
+	}
+	t.Fatalf("no instance answers for run %s", run)
+	return flowRun{}
+}
+
+// awaitRun polls run until cond holds or the deadline passes.
+func (c *killCluster) awaitRun(t *testing.T, run string, within time.Duration, what string, cond func(flowRun) bool) flowRun {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		r := c.view(t, run)
+		if cond(r) {
+			return r
+		}
+		if time.Now().After(deadline) {
+			b, _ := json.Marshal(r)
+			t.Fatalf("run %s: %s not reached within %v: %s", run, what, within, tail(string(b), 2000))
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+}
+
+const (
+	mapItems = 300
+	mapConc  = 20
+)
+
+func killFlows() []map[string]any {
+	return []map[string]any{
+		{"name": "kmap", "version": "1", "steps": []map[string]any{
+			{"id": "fetch"},
+			{"id": "each", "kind": "map", "after": []string{"fetch"}, "items": "${steps.fetch.output.items}", "max_concurrency": mapConc},
+			{"id": "sum", "after": []string{"each"}, "input": "${size(steps.each.output)}"},
+		}},
+		{"name": "kparent", "version": "1", "steps": []map[string]any{
+			{"id": "prep"},
+			{"id": "ship", "kind": "child", "workflow": "kchild", "after": []string{"prep"}, "input": map[string]any{"order": "${steps.prep.output}"}},
+			{"id": "done", "after": []string{"ship"}, "input": "${steps.ship.output.tracking}"},
+		}},
+		{"name": "kchild", "version": "1", "steps": []map[string]any{
+			{"id": "label", "input": map[string]any{"for": "${input.order}"}},
+		}},
+	}
+}
+
+// itemOutput is what the worker answers for map element n.
+func itemOutput(n int) int { return n*7 + 3 }
+
+// TestKillInstanceMidMap: kill -9 an API instance while a map step is
+// half done and some of its items are leased through that instance. Part
+// of those leases are completed through another instance after the kill
+// (the worker survives, its instance did not), part are abandoned (the
+// worker went down with it): the reaper recovers them. The instance comes
+// back. The map's output has every item once, in input order.
+//
+// TestKillInstanceMidChild: kill -9 the instance that committed the step
+// before a child step (the child's start is its after-commit work) and the
+// instance that completed the child's last step (the parent's resume is
+// its after-commit work); the reaper finishes both, the parent sees the
+// child's output.
+func TestKillInstanceMidFlows(t *testing.T) {
+	if testing.Short() {
+		t.Skip("multi-process: not in -short mode (make test runs it)")
+	}
+	bin := buildCairn(t)
+	stores := map[string]func(t *testing.T) (string, []string){
+		"file": func(t *testing.T) (string, []string) {
+			return "file://" + t.TempDir() + "?nosync=true", nil
+		},
+		"minio": func(t *testing.T) (string, []string) {
+			mc := minioForKill(t)
+			bucket := testinfra.NewBucketName(t)
+			mc.CreateBucket(t, bucket)
+			return "s3://" + bucket + "?endpoint=" + mc.Endpoint + "&use_path_style=true&region=" + mc.Region,
+				[]string{"AWS_ACCESS_KEY_ID=" + mc.AccessKey, "AWS_SECRET_ACCESS_KEY=" + mc.SecretKey}
+		},
+	}
+	for _, name := range []string{"file", "minio"} {
+		t.Run(name, func(t *testing.T) {
+			url, env := stores[name](t)
+			c := newKillCluster(t, bin, url, env...)
+			if s, err := try("POST", c.base(1)+"/workers/register", map[string]any{"worker_id": "kw", "workflows": killFlows()}, nil); err != nil || s != 200 {
+				t.Fatalf("register: %d %v", s, err)
+			}
+			t.Run("map", func(t *testing.T) { killMidMap(t, c) })
+			t.Run("child", func(t *testing.T) { killMidChild(t, c) })
+		})
+	}
+}
+
+func killMidMap(t *testing.T, c *killCluster) {
+	const victim = 0
+	var started struct {
+		Run struct {
+			ID string `json:"id"`
+		} `json:"run"`
+	}
+	if s, err := try("POST", c.base(1)+"/runs", map[string]any{"workflow": "kmap", "input": map[string]any{}}, &started); err != nil || s != 201 {
+		t.Fatalf("start: %d %v", s, err)
+	}
+	run := started.Run.ID
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var (
+		killed   = make(chan struct{}) // closed after the victim died
+		parkedMu sync.Mutex
+		parked   []itemLease // leases of items claimed through the victim, held across the kill
+		parkedN  atomic.Int64
+		done     atomic.Int64 // answers the engine accepted (a retried answer may count twice)
+		leasesMu sync.Mutex
+		leases   = map[int]int{} // leases handed out per item
+		errs     = make(chan error, 16)
+	)
+	arm := make(chan struct{}) // closed when enough items are done: park the victim's leases
+	var armOnce sync.Once
+
+	// complete answers lease l on instance i, falling back to the others
+	// while i is down. 4xx (a lease lost to the reaper, an answer already
+	// applied) is final.
+	complete := func(i int, l itemLease, out any) {
+		for ctx.Err() == nil {
+			for k := range 3 {
+				j := (i + k) % 3
+				if !c.alive(j) {
+					continue
+				}
+				s, err := try("POST", c.base(j)+"/steps/"+l.ID+"/complete", map[string]any{"output": out}, nil)
+				if err == nil {
+					if s == 200 {
+						done.Add(1)
+					}
+					return
+				}
+				if !errors.Is(err, errDown) {
+					select {
+					case errs <- err:
+					default:
+					}
+					return
+				}
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	answer := func(l itemLease) (any, bool) {
+		switch l.Step {
+		case "fetch":
+			xs := make([]int, mapItems)
+			for i := range xs {
+				xs[i] = i
+			}
+			return map[string]any{"items": xs}, true
+		case "each":
+			var n int
+			if l.Item == nil || json.Unmarshal(l.Input, &n) != nil || n != *l.Item {
+				select {
+				case errs <- fmt.Errorf("item lease %v with input %s", l.Item, l.Input):
+				default:
+				}
+				return nil, false
+			}
+			return itemOutput(n), true
+		default:
+			return json.RawMessage(l.Input), true
+		}
+	}
+
+	var wg sync.WaitGroup
+	for w := range 6 {
+		inst := w % 3
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ctx.Err() == nil {
+				if !c.alive(inst) {
+					time.Sleep(20 * time.Millisecond)
+					continue
+				}
+				var out struct {
+					Leases []itemLease `json:"leases"`
+				}
+				s, err := try("POST", c.base(inst)+"/steps/claim", map[string]any{"worker_id": "kw", "max": 4, "wait_ms": 500, "run": run}, &out)
+				if err != nil || s != 200 {
+					if err != nil && !errors.Is(err, errDown) {
+						select {
+						case errs <- err:
+						default:
+						}
+					}
+					time.Sleep(20 * time.Millisecond)
+					continue
+				}
+				for _, l := range out.Leases {
+					if l.Item != nil {
+						leasesMu.Lock()
+						leases[*l.Item]++
+						leasesMu.Unlock()
+					}
+					res, ok := answer(l)
+					if !ok {
+						continue
+					}
+					if inst == victim && l.Step == "each" {
+						select {
+						case <-arm:
+							select {
+							case <-killed:
+							default:
+								// Held through the kill.
+								parkedMu.Lock()
+								parked = append(parked, l)
+								parkedMu.Unlock()
+								parkedN.Add(1)
+								continue
+							}
+						default:
+						}
+					}
+					complete(inst, l, res)
+				}
+			}
+		}()
+	}
+	defer wg.Wait()
+	defer cancel()
+
+	// Mid-way: a third of the items done, then hold the victim's next
+	// leases until at least 6 are parked, and kill it.
+	c.awaitRun(t, run, 30*time.Second, "a third of the items done", func(r flowRun) bool {
+		m := r.step("each").Map
+		return m != nil && m.Completed >= mapItems/3
+	})
+	armOnce.Do(func() { close(arm) })
+	deadline := time.Now().Add(20 * time.Second)
+	for parkedN.Load() < 6 {
+		if time.Now().After(deadline) {
+			t.Fatalf("only %d leases parked on the victim", parkedN.Load())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	mid := c.view(t, run).step("each").Map
+	c.kill(victim)
+	close(killed)
+	t.Logf("killed instance %d with %d/%d items completed, %d running, %d leases held through it", victim, mid.Completed, mid.Total, mid.Running, parkedN.Load())
+	if mid.Completed >= mapItems {
+		t.Fatalf("the map was over before the kill")
+	}
+
+	// Half the parked leases: the worker survives and answers through
+	// another instance. The other half: abandoned, for the reaper.
+	parkedMu.Lock()
+	held := parked
+	parkedMu.Unlock()
+	var abandoned []int
+	for i, l := range held {
+		if i%2 == 0 {
+			res, _ := answer(l)
+			complete(victim, l, res)
+		} else {
+			abandoned = append(abandoned, *l.Item)
+		}
+	}
+	// The victim comes back while the map finishes.
+	c.serve(victim)
+
+	r := c.awaitRun(t, run, 45*time.Second, "completed", func(r flowRun) bool { return r.Status != "running" })
+	cancel()
+	select {
+	case err := <-errs:
+		t.Fatal(err)
+	default:
+	}
+	if r.Status != "completed" {
+		t.Fatalf("run %s: %s", r.Status, r.Error)
+	}
+	var outs []int
+	if err := json.Unmarshal(r.step("each").Output, &outs); err != nil || len(outs) != mapItems {
+		t.Fatalf("map output (%v) %s", err, tail(string(r.step("each").Output), 300))
+	}
+	for i, o := range outs {
+		if o != itemOutput(i) {
+			t.Fatalf("map output[%d] = %d, want %d: items out of order or doubled", i, o, itemOutput(i))
+		}
+	}
+	if m := r.step("each").Map; m == nil || m.Total != mapItems || m.Completed != mapItems || m.Running != 0 {
+		t.Fatalf("map progress %+v", m)
+	}
+	if string(r.Output) != fmt.Sprint(mapItems) {
+		t.Fatalf("sum saw %s items", r.Output)
+	}
+	// Every abandoned item was recovered: its lease expired, the reaper
+	// made it ready again, a worker claimed it again.
+	wg.Wait()
+	leasesMu.Lock()
+	defer leasesMu.Unlock()
+	for _, n := range abandoned {
+		if leases[n] < 2 {
+			t.Fatalf("abandoned item %d was leased %d times: not recovered", n, leases[n])
+		}
+	}
+	total := 0
+	for _, k := range leases {
+		total += k
+	}
+	t.Logf("map completed: %d item leases, %d answers accepted (2 of them fetch and sum) for %d items; %d abandoned items re-leased", total, done.Load(), mapItems, len(abandoned))
+}
+
+func killMidChild(t *testing.T, c *killCluster) {
+	// worker claims one lease of run through instance i and completes it
+	// there with out.
+	claimOn := func(i int, run string, out func(itemLease) any) itemLease {
+		t.Helper()
+		deadline := time.Now().Add(20 * time.Second)
+		for time.Now().Before(deadline) {
+			var res struct {
+				Leases []itemLease `json:"leases"`
+			}
+			s, err := try("POST", c.base(i)+"/steps/claim", map[string]any{"worker_id": "kw", "max": 1, "wait_ms": 1000, "run": run}, &res)
+			if err != nil || s != 200 {
+				t.Fatalf("claim on %d: %d %v", i, s, err)
+			}
+			if len(res.Leases) == 1 {
+				l := res.Leases[0]
+				if s, err := try("POST", c.base(i)+"/steps/"+l.ID+"/complete", map[string]any{"output": out(l)}, nil); err != nil || s != 200 {
+					t.Fatalf("complete %s on %d: %d %v", l.Step, i, s, err)
+				}
+				return l
+			}
+		}
+		t.Fatalf("nothing to claim of run %s on instance %d", run, i)
+		return itemLease{}
+	}
+	start := func(i int, order string) string {
+		var out struct {
+			Run struct {
+				ID string `json:"id"`
+			} `json:"run"`
+		}
+		if s, err := try("POST", c.base(i)+"/runs", map[string]any{"workflow": "kparent", "input": map[string]any{"order": order}}, &out); err != nil || s != 201 {
+			t.Fatalf("start: %d %v", s, err)
+		}
+		return out.Run.ID
+	}
+	tracking := func(l itemLease) any {
+		var in struct {
+			For string `json:"for"`
+		}
+		json.Unmarshal(l.Input, &in)
+		return map[string]any{"tracking": "T-" + in.For}
+	}
+	echo := func(l itemLease) any { return json.RawMessage(l.Input) }
+
+	for round, victim := range []int{1, 2} {
+		other := (victim + 1) % 3
+		order := fmt.Sprintf("o-%d", round)
+		run := start(other, order)
+
+		// Kill 1: the victim commits prep; its after-commit work starts
+		// the child. Killed at once, the child may or may not exist: the
+		// reaper makes sure there is exactly one.
+		claimOn(victim, run, func(itemLease) any { return order })
+		c.kill(victim)
+		p := c.awaitRun(t, run, 20*time.Second, "child started", func(r flowRun) bool {
+			return r.step("ship").Child != "" && r.step("ship").Status == "child_running"
+		})
+		child := p.step("ship").Child
+		c.serve(victim)
+
+		// Kill 2: the victim completes the child's only step, which ends
+		// the child run; resuming the parent is its after-commit work.
+		l := claimOn(victim, child, tracking)
+		if l.Step != "label" || string(l.Input) != `{"for":"`+order+`"}` {
+			t.Fatalf("child lease %s %s", l.Step, l.Input)
+		}
+		c.kill(victim)
+		c.awaitRun(t, run, 20*time.Second, "ship completed", func(r flowRun) bool {
+			return r.step("ship").Status == "completed"
+		})
+		c.serve(victim)
+		d := claimOn(other, run, echo)
+		if d.Step != "done" || string(d.Input) != `"T-`+order+`"` {
+			t.Fatalf("parent's done got %s %s, want the child's tracking", d.Step, d.Input)
+		}
+		r := c.awaitRun(t, run, 10*time.Second, "completed", func(r flowRun) bool { return r.Status != "running" })
+		if r.Status != "completed" || string(r.Output) != `"T-`+order+`"` {
+			t.Fatalf("parent %s output %s error %s", r.Status, r.Output, r.Error)
+		}
+		if s := r.step("ship"); s.Child != child || !strings.Contains(string(s.Output), "T-"+order) {
+			t.Fatalf("ship child %s output %s", s.Child, s.Output)
+		}
+		if cr := c.view(t, child); cr.Status != "completed" {
+			t.Fatalf("child %s", cr.Status)
+		}
+		// Exactly one child run: the list of kchild runs has one per round.
+		var list struct {
+			Runs []struct {
+				ID string `json:"id"`
+			} `json:"runs"`
+		}
+		if s, err := try("GET", c.base(other)+"/runs?workflow=kchild&limit=100", nil, &list); err != nil || s != 200 {
+			t.Fatalf("list: %d %v", s, err)
+		}
+		n := 0
+		for _, cr := range list.Runs {
+			if c.view(t, cr.ID).Parent == run {
+				n++
+			}
+		}
+		if n != 1 {
+			t.Fatalf("%d child runs of %s", n, run)
+		}
+	}
+}
+
+// minioForKill is the test binary's MinIO container, or, with the MinIO
+// binary at hand (CAIRN_MINIO_BIN, exported by scripts/testenv.sh), a
+// MinIO process of this test on a free loopback port: the pattern of the
+// chaos suite's MinIO round, which does not depend on the container engine.
+func minioForKill(t *testing.T) *testinfra.MinIOEndpoint {
+	bin := os.Getenv("CAIRN_MINIO_BIN")
+	if bin == "" {
+		return testinfra.MinIO(t)
+	}
+	addr, console := testinfra.FreeAddr(t), testinfra.FreeAddr(t)
+	ep := &testinfra.MinIOEndpoint{Endpoint: "http://" + addr, AccessKey: "minioadmin", SecretKey: "minioadmin", Region: "us-east-1"}
+	cmd := exec.Command(bin, "server", t.TempDir(), "--address", addr, "--console-address", console, "--quiet")
+	cmd.Env = append(os.Environ(), "MINIO_ROOT_USER="+ep.AccessKey, "MINIO_ROOT_PASSWORD="+ep.SecretKey, "MINIO_BROWSER=off", "MINIO_UPDATE=off")
+	var logs bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &syncWriter{w: &logs}, &syncWriter{w: &logs}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); close(exited) }()
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		<-exited
+		if t.Failed() {
+			t.Logf("minio:\n%s", tail(logs.String(), 2000))
+		}
+	})
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		if res, err := http.Get(ep.Endpoint + "/minio/health/ready"); err == nil {
+			res.Body.Close()
+			if res.StatusCode == 200 {
+				return ep
+			}
+		}
+		select {
+		case <-exited:
+			t.Fatalf("minio exited: %s", tail(logs.String(), 2000))
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("minio did not become ready at %s", ep.Endpoint)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}

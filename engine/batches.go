@@ -283,7 +283,7 @@ func (e *Engine) reapBatch(ctx context.Context, id string, timerKeys []string, n
 	defer cancel()
 	b, err := e.advanceBatch(ctx, id, batchPagesPerPass)
 	if isNotFound(err) {
-		return e.dropTimers(ctx, timerKeys, "")
+		return e.dropOrphanTimers(ctx, timerKeys, now)
 	}
 	keep := ""
 	if err != nil || b.State != BatchDone {

@@ -112,7 +112,7 @@ func (e *Engine) Reap(ctx context.Context) (ReapStats, error) {
 func (e *Engine) reapRun(ctx context.Context, run string, timerKeys []string, now time.Time, stats *ReapStats) error {
 	r, err := e.readRun(ctx, run)
 	if isNotFoundErr(err) {
-		return e.dropTimers(ctx, timerKeys, "")
+		return e.dropOrphanTimers(ctx, timerKeys, now)
 	}
 	if err != nil {
 		return err
@@ -152,6 +152,33 @@ func (e *Engine) reapRun(ctx context.Context, run string, timerKeys []string, no
 		}
 	}
 	return e.dropTimers(ctx, timerKeys, keep)
+}
+
+// orphanGrace is how long past its due time a timer whose run (or batch)
+// does not exist is kept. A start writes the run's timer first and the
+// record after (so no run ever exists without a timer); a start that
+// stalls between the two — a slow or throttled store, a paused process —
+// can find its timer due before its record exists. Dropping that timer
+// would leave the run, once created, with no timer: with no bus (or its
+// hint lost) neither the claims' fallback scan (which reads the runs of
+// the timer index) nor the reaper would ever find its ready steps. A
+// start is bounded by MaxRequestTime (StartRun's context), so a timer
+// twice that past due with still no record belongs to a start that died:
+// it is dropped then. Until then it costs one read per reaper pass.
+func (e *Engine) orphanGrace() time.Duration { return 2 * e.cfg.MaxRequestTime }
+
+// dropOrphanTimers drops the due timers of a run or batch that does not
+// exist, except those young enough to belong to a start still in flight
+// (see orphanGrace).
+func (e *Engine) dropOrphanTimers(ctx context.Context, timerKeys []string, now time.Time) error {
+	old := make([]string, 0, len(timerKeys))
+	for _, k := range timerKeys {
+		if at, _, ok := e.keys.parseTimer(k); ok && now.Sub(at) < e.orphanGrace() {
+			continue
+		}
+		old = append(old, k)
+	}
+	return e.dropTimers(ctx, old, "")
 }
 
 func (e *Engine) dropTimers(ctx context.Context, timerKeys []string, keep string) error {

@@ -69,6 +69,12 @@ func (e *Engine) startRun(ctx context.Context, req StartRequest, seed func(r *ru
 	if err := e.checkStartTarget(req.Workflow, req.Version, req.Input); err != nil {
 		return nil, err
 	}
+	// A start is bounded by MaxRequestTime wherever it is called from: the
+	// reaper keeps a timer whose run does not exist yet for twice that
+	// (orphanGrace), so the record a start writes after its timer finds the
+	// timer still there.
+	ctx, cancel := context.WithTimeout(ctx, e.cfg.MaxRequestTime)
+	defer cancel()
 	version := req.Version
 	if version == "" {
 		v, err := e.latestVersion(ctx, req.Workflow)

@@ -97,9 +97,14 @@ func (p *pausable) client() *http.Client {
 		if p.paused.Load() && (isCall(r, "/steps/heartbeat") || p.pauseComplete && isCall(r, "/complete")) {
 			return nil, errors.New("simulated pause: no network")
 		}
+		if isCall(r, "/complete") {
+			// Counted as sent, not as answered: the server wakes the
+			// run's waiters when it commits, which can be before this
+			// round trip returns.
+			p.completes.Add(1)
+		}
 		resp, err := next.RoundTrip(r)
 		if err == nil && isCall(r, "/complete") {
-			p.completes.Add(1)
 			if resp.StatusCode == http.StatusConflict {
 				b, _ := io.ReadAll(resp.Body)
 				if bytes.Contains(b, []byte(`"fenced"`)) {

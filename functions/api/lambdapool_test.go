@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -231,6 +232,11 @@ func idleFleet(t *testing.T, base string, n int) {
 	})
 }
 
+var (
+	idleWindow = flag.Duration("idle-window", 2*time.Minute, "TestLambdaIdleClaims: how long to measure")
+	idleLayout = flag.String("idle-layout", "flat", "TestLambdaIdleClaims: CAIRN_KEY_LAYOUT")
+)
+
 // Prices for the idle cost (us-east-1, arm64, 2026): Lambda duration per
 // GB-second and requests, API Gateway HTTP API requests.
 const (
@@ -254,7 +260,7 @@ func TestLambdaIdleClaims(t *testing.T) {
 		t.Skip("measures for two minutes")
 	}
 	const workers = 40
-	window := 2 * time.Minute
+	window := *idleWindow
 	type result struct {
 		name                 string
 		claimsPerMin, envs   float64
@@ -273,7 +279,7 @@ func TestLambdaIdleClaims(t *testing.T) {
 	} {
 		t.Run(fmt.Sprintf("policy%d", i), func(t *testing.T) {
 			t.Parallel()
-			s := startLambdaStack(t, stackOptions{env: pol.env})
+			s := startLambdaStack(t, stackOptions{env: append(pol.env, "CAIRN_KEY_LAYOUT="+*idleLayout)})
 			idleFleet(t, s.srv.URL, workers)
 			time.Sleep(5 * time.Second) // registrations and first claims settle
 			s.claims.reset()
@@ -295,8 +301,8 @@ func TestLambdaIdleClaims(t *testing.T) {
 				monthAPI:     float64(cs.calls) * httpAPIPerCall * months,
 			}
 			results[i] = r
-			t.Logf("%s, %d idle workers, %v: per worker per minute %.2f claims, %.2f S3 requests (%s); %.3f Lambda environments held per worker (peak %d, %d environments started); per worker-month: S3 $%.3f, Lambda $%.2f, HTTP API $%.3f",
-				pol.name, workers, el.Round(time.Second), r.claimsPerMin, r.perWorkerMin, s3, envs, cs.peak, cs.envs, r.monthS3, r.monthLambda, r.monthAPI)
+			t.Logf("%s, %s layout, %d idle workers, %v: per worker per minute %.2f claims, %.2f S3 requests (%s); %.3f Lambda environments held per worker (peak %d, %d environments started); per worker-month: S3 $%.3f, Lambda $%.2f, HTTP API $%.3f",
+				pol.name, *idleLayout, workers, el.Round(time.Second), r.claimsPerMin, r.perWorkerMin, s3, envs, cs.peak, cs.envs, r.monthS3, r.monthLambda, r.monthAPI)
 			if cs.throttled > 0 {
 				t.Errorf("%d claims throttled without a limit", cs.throttled)
 			}

@@ -235,6 +235,7 @@ func idleFleet(t *testing.T, base string, n int) {
 var (
 	idleWindow = flag.Duration("idle-window", 2*time.Minute, "TestLambdaIdleClaims: how long to measure")
 	idleLayout = flag.String("idle-layout", "flat", "TestLambdaIdleClaims: CAIRN_KEY_LAYOUT")
+	idleWarm   = flag.Duration("idle-warm", 30*time.Second, "TestLambdaIdleClaims: how long the fleet idles before the measure")
 )
 
 // Prices for the idle cost (us-east-1, arm64, 2026): Lambda duration per
@@ -281,7 +282,7 @@ func TestLambdaIdleClaims(t *testing.T) {
 			t.Parallel()
 			s := startLambdaStack(t, stackOptions{env: append(pol.env, "CAIRN_KEY_LAYOUT="+*idleLayout)})
 			idleFleet(t, s.srv.URL, workers)
-			time.Sleep(5 * time.Second) // registrations and first claims settle
+			time.Sleep(*idleWarm) // the idle backoffs reach the pause
 			s.claims.reset()
 			s.api.reset()
 			before := s.counts.Snapshot()
@@ -307,9 +308,11 @@ func TestLambdaIdleClaims(t *testing.T) {
 				t.Errorf("%d claims throttled without a limit", cs.throttled)
 			}
 			if i == 0 {
-				// About hold/(hold + 3/4 pause) ≈ 0.12 of an environment.
-				if envs > 0.2 || envs < 0.03 {
-					t.Errorf("%.3f environments per idle worker; want about 0.12", envs)
+				// About hold/(hold + 3/4 pause) ≈ 0.12 of an environment
+				// (0.13 measured; more on a loaded machine, where requests
+				// take longer, or while the backoffs still ramp).
+				if envs > 0.22 || envs < 0.03 {
+					t.Errorf("%.3f environments per idle worker; want about 0.12 (0.03 to 0.22)", envs)
 				}
 				// New work is picked up within a pause and a hold.
 				c, _ := sdk.NewClient(s.srv.URL)

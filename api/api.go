@@ -203,7 +203,8 @@ type claimInput struct {
 
 type claimOutput struct {
 	Body struct {
-		Leases []engine.Lease `json:"leases" nullable:"false" doc:"Up to max leases; empty when nothing became ready while the claim was held."`
+		Leases  []engine.Lease `json:"leases" nullable:"false" doc:"Up to max leases; empty when nothing became ready while the claim was held."`
+		PauseMs int64          `json:"pause_ms,omitempty" doc:"Set on an empty answer when the server holds claims briefly (CAIRN_CLAIM_PAUSE, e.g. on Lambda, where a held claim takes an execution environment): wait up to this long before claiming again. Other workers' claims and the hint bus pick up work meanwhile. Absent: claim again at once."`
 	}
 }
 
@@ -259,7 +260,7 @@ func (a *API) registerWorkerOps() {
 	op(a, huma.Operation{
 		OperationID: "claimSteps", Method: http.MethodPost, Path: "/steps/claim", Tags: []string{"Workers"},
 		Summary:     "Claim runnable steps as leases",
-		Description: "Returns up to max leases. When none is ready the request is held up to wait_ms (never more than 4/5 of the server's max request time) and may return empty early: claim again. A claim scoped to a run answers 409 run_terminal once the run has ended.",
+		Description: "Returns up to max leases. When none is ready the request is held up to wait_ms (never more than the server's claim hold, at most 4/5 of its max request time) and may return empty early: claim again, after pause_ms when the answer carries it. A claim scoped to a run answers 409 run_terminal once the run has ended.",
 		Errors:      protocolErrors,
 	}, ScopeWorker, func(ctx context.Context, in *claimInput) (*claimOutput, error) {
 		// ClaimRequest (claim.go) declares no pattern for run, and the
@@ -277,6 +278,9 @@ func (a *API) registerWorkerOps() {
 		noteLeases(ctx, len(leases))
 		out := &claimOutput{}
 		out.Body.Leases = nonNil(leases)
+		if len(leases) == 0 {
+			out.Body.PauseMs = a.engine.ClaimPause().Milliseconds()
+		}
 		return out, nil
 	})
 	op(a, huma.Operation{

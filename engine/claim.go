@@ -18,7 +18,7 @@ import (
 type ClaimRequest struct {
 	WorkerID string `json:"worker_id" minLength:"1" maxLength:"128" doc:"The id the worker registered with."`
 	Max      int    `json:"max,omitempty" minimum:"0" maximum:"100" doc:"Most leases to return (default 1)."`
-	WaitMs   int64  `json:"wait_ms,omitempty" minimum:"0" maximum:"3600000" doc:"Hold the request up to this long while nothing is ready; capped at 4/5 of the server's max request time. 0 answers at once."`
+	WaitMs   int64  `json:"wait_ms,omitempty" minimum:"0" maximum:"3600000" doc:"Hold the request up to this long while nothing is ready; capped by the server's claim hold (at most 4/5 of its max request time; CAIRN_CLAIM_HOLD). 0 answers at once."`
 	Run      string `json:"run,omitempty" maxLength:"64" doc:"Only claim steps of this run (a script driving its own run)."`
 }
 
@@ -69,7 +69,7 @@ func (e *Engine) Claim(ctx context.Context, req ClaimRequest) ([]Lease, error) {
 	if max > 100 {
 		max = 100
 	}
-	deadline := e.holdUntil(ctx, time.Duration(req.WaitMs)*time.Millisecond)
+	deadline := e.holdUntil(ctx, min(time.Duration(req.WaitMs)*time.Millisecond, e.ClaimHold()))
 	skip := &skipSet{} // hints this claim cannot use (read by the hub's goroutines: see skipSet)
 	match := func(h notify.Hint) bool {
 		return w.served[workflowID{h.Workflow, h.Version}] && (req.Run == "" || h.Run == req.Run) && !skip.has(h.Key())

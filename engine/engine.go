@@ -49,6 +49,14 @@ type Config struct {
 	// FallbackInterval is how often a waiting claim looks in the bucket
 	// for work whose notification may have been lost [10s].
 	FallbackInterval time.Duration
+	// ClaimHold is the longest a claim is held open while nothing is
+	// ready, never more than 4/5 of MaxRequestTime; negative: claims
+	// answer at once. Short holds are for platforms where a held request
+	// costs an execution environment (Lambda) [4/5 of MaxRequestTime].
+	ClaimHold time.Duration
+	// ClaimPause is what an empty claim's answer tells the worker to wait
+	// before it claims again (pause_ms) [0: claim again at once].
+	ClaimPause time.Duration
 	// ActiveCheckInterval is how often the reaper visits a run that has
 	// ready or leased steps [LeaseTTL].
 	ActiveCheckInterval time.Duration
@@ -252,6 +260,23 @@ func (e *Engine) now() time.Time { return e.cfg.Now().UTC() }
 // MaxClaimHold is the longest a claim may be held: 4/5 of the maximum
 // request time.
 func (e *Engine) MaxClaimHold() time.Duration { return e.cfg.MaxRequestTime * 4 / 5 }
+
+// ClaimHold is the longest a claim is held open: Config.ClaimHold, within
+// MaxClaimHold.
+func (e *Engine) ClaimHold() time.Duration {
+	switch h := e.cfg.ClaimHold; {
+	case h < 0:
+		return 0
+	case h == 0:
+		return e.MaxClaimHold()
+	default:
+		return min(h, e.MaxClaimHold())
+	}
+}
+
+// ClaimPause is how long a worker is asked to wait after an empty claim
+// before the next one (Config.ClaimPause; 0: at once).
+func (e *Engine) ClaimPause() time.Duration { return max(e.cfg.ClaimPause, 0) }
 
 // afterCommit carries out a committed write's effects: it wakes this
 // instance's status requests waiting on the run, and publishes the hints

@@ -55,7 +55,7 @@ func (e *Engine) Register(ctx context.Context, req RegisterRequest) (*RegisterRe
 		WorkerID:    req.WorkerID,
 		LeaseTTLMs:  e.cfg.LeaseTTL.Milliseconds(),
 		HeartbeatMs: e.cfg.HeartbeatInterval.Milliseconds(),
-		MaxHoldMs:   e.MaxClaimHold().Milliseconds(),
+		MaxHoldMs:   e.ClaimHold().Milliseconds(),
 	}, nil
 }
 
@@ -150,9 +150,10 @@ const WorkerSeenEvery = time.Minute
 
 // workerAliveWindow is how long after it was last seen a worker counts as
 // alive: two recording periods (a worker seen just after a recording is
-// recorded again a period later) plus the longest claim hold.
+// recorded again a period later) plus the longest claim hold and the
+// pause an idle worker is told to take between claims.
 func (e *Engine) workerAliveWindow() time.Duration {
-	return 2*WorkerSeenEvery + e.MaxClaimHold()
+	return 2*WorkerSeenEvery + e.MaxClaimHold() + e.ClaimPause()
 }
 
 // seen records, at most once per WorkerSeenEvery per instance, that a

@@ -46,7 +46,7 @@ func claimHold(t *testing.T, c *config.Config) time.Duration {
 		t.Fatal(err)
 	}
 	defer e.Close()
-	return e.MaxClaimHold()
+	return e.ClaimHold()
 }
 
 // ---- Permissions derived from the code ----
@@ -235,6 +235,9 @@ func gcsPermissions(t *testing.T) []string {
 func refHandlers(overrides map[string]any) map[string]intrinsics.IntrinsicHandler {
 	pseudo := map[string]string{"AWS::Region": "us-east-1", "AWS::AccountId": "123456789012", "AWS::StackName": "cairn", "AWS::Partition": "aws"}
 	ref := func(name string, template any) any {
+		if name == "AWS::NoValue" {
+			return nil
+		}
 		if v, ok := pseudo[name]; ok {
 			return v
 		}
@@ -297,7 +300,7 @@ func loadSAM(t *testing.T, params map[string]any) samTemplate {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts := &intrinsics.ProcessorOptions{IntrinsicHandlerOverrides: refHandlers(params)}
+	opts := &intrinsics.ProcessorOptions{IntrinsicHandlerOverrides: refHandlers(params), EvaluateConditions: true}
 	processed, err := intrinsics.ProcessYAML(data, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -469,7 +472,7 @@ func TestSAMTemplate(t *testing.T) {
 	publish, subscribe := sqsActions(t)
 	t.Logf("from the code: S3 objects %v, bucket %v; SQS publish %v, subscribe %v", objects, list, publish, subscribe)
 
-	fns := map[string]config.Role{"ApiFunction": config.API, "ReaperFunction": config.Reaper}
+	fns := map[string]config.Role{"ApiFunction": config.API, "ClaimsFunction": config.API, "ReaperFunction": config.Reaper}
 	if got := sortedKeys(sam.tmpl.GetAllServerlessFunctionResources()); !slices.Equal(got, sortedKeys(fns)) {
 		t.Fatalf("functions %v, want %v", got, sortedKeys(fns))
 	}
@@ -542,7 +545,10 @@ func TestSAMTemplate(t *testing.T) {
 				wantSQS = append(slices.Clone(publish), subscribe...)
 				sort.Strings(wantSQS)
 			}
-			logGroup := map[config.Role]string{config.API: "getatt.ApiLogGroup.Arn", config.Reaper: "getatt.ReaperLogGroup.Arn"}[role]
+			logGroup := "getatt." + strings.TrimSuffix(name, "Function") + "LogGroup.Arn"
+			if _, err := sam.tmpl.GetLogsLogGroupWithName(strings.TrimSuffix(name, "Function") + "LogGroup"); err != nil {
+				t.Errorf("no log group of its own: %v", err)
+			}
 			want := map[string][]string{
 				"getatt.Bucket.Arn/*":   objects,
 				"getatt.Bucket.Arn":     list,
@@ -597,6 +603,125 @@ func TestSAMTemplate(t *testing.T) {
 		t.Errorf("%d queues", len(qs))
 	} else {
 		checkQueue(t, qs["HintsQueue"])
+	}
+}
+
+// Lambda's default concurrency quota per region, and what it keeps
+// unreserved whatever functions reserve.
+const (
+	lambdaQuota           = 1000
+	lambdaMinUnreserved   = 100
+	safeFleet             = 1000 // idle workers the defaults must carry on a default quota
+	invocationOverhead    = 100 * time.Millisecond
+	completeHeadroomShare = 0.5 // of the quota, left to everything but claims
+)
+
+// idleConcurrency is the Lambda environments W idle workers take on
+// average when the server holds a claim hold and the SDKs wait 3/4 of
+// pause between empty claims (their jittered backoff at its cap): each
+// worker is in a request hold + overhead out of every hold + overhead +
+// 3/4 pause.
+func idleConcurrency(w int, hold, pause time.Duration) float64 {
+	busy := hold + invocationOverhead
+	return float64(w) * busy.Seconds() / (busy + pause*3/4).Seconds()
+}
+
+// TestSAMClaims: claims have a function of their own, reached through the
+// HTTP API's claim route, whose reserved concurrency bounds the
+// environments waiting workers take; the defaults carry 1,000 idle
+// workers on a default 1,000 quota and leave starts and completes most of
+// it; every value the parameters allow is one the binary accepts.
+func TestSAMClaims(t *testing.T) {
+	sam := loadSAM(t, map[string]any{"Keys": sampleKeys})
+	params := sam.raw["Parameters"].(map[string]any)
+	claims := sam.function(t, "ClaimsFunction")
+	c, err := config.FromEnv(config.API, claims.environ())
+	if err != nil {
+		t.Fatal(err)
+	}
+	hold := claimHold(t, c)
+	pause := c.ClaimPause
+
+	// Reached by the claim route of the HTTP API, and nothing else; the
+	// API function keeps every other path.
+	ev, ok := claims.events["Claim"]
+	if !ok || len(claims.events) != 1 || ev.Type != "HttpApi" || ev.Properties["Path"] != api.BasePath+"/steps/claim" || ev.Properties["Method"] != "POST" {
+		t.Errorf("claims function events %+v: want one HttpApi event, POST %s/steps/claim", claims.events, api.BasePath)
+	}
+	if ev.Properties["ApiId"] != "ref.HttpApi" {
+		t.Errorf("claim route on API %v, want the stack's HttpApi", ev.Properties["ApiId"])
+	}
+	if claims.fn.FunctionUrlConfig != nil {
+		t.Error("the claims function has a Function URL: workers reach it through the HTTP API's route")
+	}
+	// The invocation outlives the hold: the engine answers 500 ms before
+	// the invocation's deadline anyway, but a hold cut short by the
+	// timeout is wasted.
+	if time.Duration(claims.timeout)*time.Second < hold+time.Second {
+		t.Errorf("claims function timeout %ds is shorter than the claim hold %v + 1 s", claims.timeout, hold)
+	}
+
+	// Both functions that may serve claims hold them briefly and ask for
+	// a pause (workers on the Function URL claim on the API function).
+	for _, name := range []string{"ApiFunction", "ClaimsFunction"} {
+		f := sam.function(t, name)
+		fc, err := config.FromEnv(config.API, f.environ())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if h := claimHold(t, fc); h > 5*time.Second || fc.ClaimPause < 4*h {
+			t.Errorf("%s: claims held %v with a %v pause: a waiting worker would hold an environment most of the time", name, h, fc.ClaimPause)
+		}
+	}
+
+	// Reserved concurrency: the parameter, bounded, its default sized.
+	if claims.fn.ReservedConcurrentExecutions == nil {
+		t.Fatal("the claims function has no reserved concurrency")
+	}
+	reserved := *claims.fn.ReservedConcurrentExecutions
+	p := params["ClaimsConcurrency"].(map[string]any)
+	if p["Default"] != float64(reserved) || p["MinValue"] != float64(0) || p["MaxValue"] == nil {
+		t.Errorf("ClaimsConcurrency %+v: want the reserved concurrency %d as default, bounds 0 to a maximum", p, reserved)
+	}
+	need := idleConcurrency(safeFleet, hold, pause)
+	if float64(reserved) < need*1.25 {
+		t.Errorf("reserved %d environments for claims; %d idle workers take %.0f at a %v hold and %v pause: want 25%% headroom", reserved, safeFleet, need, hold, pause)
+	}
+	if left := lambdaQuota - reserved; float64(left) < completeHeadroomShare*lambdaQuota || left < lambdaMinUnreserved {
+		t.Errorf("reserving %d of a %d quota leaves %d for starts, completes and status reads", reserved, lambdaQuota, left)
+	}
+	t.Logf("claims: hold %v, pause %v; %d idle workers take %.0f environments (24 s holds: %d); %d reserved, %d of a default quota left",
+		hold, pause, safeFleet, need, safeFleet, reserved, lambdaQuota-reserved)
+
+	// 0 reserves nothing (for accounts whose quota is below 300).
+	zero := loadSAM(t, map[string]any{"Keys": sampleKeys, "ClaimsConcurrency": "0"}).function(t, "ClaimsFunction")
+	if zero.fn.ReservedConcurrentExecutions != nil {
+		t.Errorf("ClaimsConcurrency=0 reserves %d", *zero.fn.ReservedConcurrentExecutions)
+	}
+
+	// Every hold and pause the parameters' patterns allow, and nothing
+	// else nearby, is accepted by the binary under this stack's
+	// CAIRN_MAX_REQUEST_TIME; the claims function's timeout covers the
+	// longest.
+	for _, pc := range []struct {
+		param, env string
+		upTo       int
+	}{{"ClaimHold", config.EnvClaimHold, 30}, {"ClaimPause", config.EnvClaimPause, 90}} {
+		pd := params[pc.param].(map[string]any)
+		re := regexp.MustCompile(fmt.Sprint(pd["AllowedPattern"]))
+		if !re.MatchString(fmt.Sprint(pd["Default"])) {
+			t.Errorf("%s: default %v does not match its own pattern", pc.param, pd["Default"])
+		}
+		for n := 0; n <= pc.upTo; n++ {
+			v := fmt.Sprintf("%ds", n)
+			_, err := config.FromEnv(config.API, append(claims.environ(), pc.env+"="+v))
+			if allowed := re.MatchString(v); allowed != (err == nil) {
+				t.Errorf("%s=%s: the template allows it: %v; the binary accepts it: %v (%v)", pc.param, v, allowed, err == nil, err)
+			}
+			if pc.param == "ClaimHold" && re.MatchString(v) && time.Duration(n)*time.Second+time.Second > time.Duration(claims.timeout)*time.Second {
+				t.Errorf("ClaimHold=%s: longer than the claims function's timeout %ds less 1 s", v, claims.timeout)
+			}
+		}
 	}
 }
 

@@ -370,6 +370,7 @@ func (w *Worker) register(ctx context.Context, wfs []client.Workflow) (*client.R
 func (w *Worker) claimLoop(ctx context.Context, bodyBase context.Context, wfs []client.Workflow, bodies *sync.WaitGroup) error {
 	failures := backoff{min: 200 * time.Millisecond, max: 10 * time.Second}
 	quick := backoff{min: 50 * time.Millisecond, max: time.Second}
+	var idle backoff // the server's pause between empty claims (pause_ms)
 	for {
 		// Reserve a slot before claiming: block for one, take any others
 		// that are free, and claim no more than that.
@@ -389,7 +390,7 @@ func (w *Worker) claimLoop(ctx context.Context, bodyBase context.Context, wfs []
 			}
 		}
 		began := time.Now()
-		leases, err := w.claim(ctx, n)
+		leases, pause, err := w.claim(ctx, n)
 		if err != nil {
 			w.release(n)
 			if ctx.Err() != nil {
@@ -444,14 +445,27 @@ func (w *Worker) claimLoop(ctx context.Context, bodyBase context.Context, wfs []
 				}
 			}()
 		}
-		if len(leases) == 0 && time.Since(began) < 50*time.Millisecond {
+		switch {
+		case len(leases) == 0 && pause > 0:
+			// The server holds claims briefly and asks for a pause (on
+			// Lambda a held claim is an execution environment): wait
+			// here, where waiting costs nothing, and let other workers'
+			// claims and the hints pick up what becomes ready meanwhile.
+			idlePause(&idle, pause)
+			if !idle.sleep(ctx) {
+				return nil
+			}
+		case len(leases) == 0 && time.Since(began) < 50*time.Millisecond:
 			// The server answered empty at once (it is draining, or holds
 			// no claims): do not spin.
 			if !quick.sleep(ctx) {
 				return nil
 			}
-		} else {
+		default:
 			quick.reset()
+			if len(leases) > 0 {
+				idle.reset()
+			}
 		}
 	}
 }
@@ -462,8 +476,9 @@ func (w *Worker) release(n int) {
 	}
 }
 
-// claim asks for up to n leases.
-func (w *Worker) claim(ctx context.Context, n int) ([]client.Lease, error) {
+// claim asks for up to n leases. pause is how long the server asks the
+// worker to wait before claiming again when there was none (pause_ms).
+func (w *Worker) claim(ctx context.Context, n int) (_ []client.Lease, pause time.Duration, _ error) {
 	max := int64(n)
 	wait := w.cfg.claimWait.Milliseconds()
 	req := client.ClaimRequest{WorkerId: w.id, Max: &max, WaitMs: &wait}
@@ -471,9 +486,29 @@ func (w *Worker) claim(ctx context.Context, n int) ([]client.Lease, error) {
 	defer cancel()
 	resp, err := w.c.api.ClaimStepsWithResponse(cctx, req)
 	if err := w.c.check(err, resp); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	return resp.JSON200.Leases, nil
+	if p := resp.JSON200.PauseMs; p != nil && *p > 0 {
+		pause = min(time.Duration(*p)*time.Millisecond, maxClaimPause)
+	}
+	return resp.JSON200.Leases, pause, nil
+}
+
+// maxClaimPause bounds the pause a server may ask for between empty
+// claims (the server's own bound is a minute).
+const maxClaimPause = time.Minute
+
+// idlePause is the wait after an empty claim whose answer asked for a
+// pause: it starts at a second (or the pause, when shorter) and doubles
+// with each empty claim up to the pause, with jitter (half to all of
+// it), so a worker that just ran out of work looks again soon, a worker
+// idle for long claims about once per hold + 3/4 of the pause, and a
+// fleet of idle workers does not claim in step. Leases reset it.
+func idlePause(b *backoff, pause time.Duration) {
+	if b.max != pause {
+		b.min, b.max = min(time.Second, pause), pause
+		b.cur = min(b.cur, pause)
+	}
 }
 
 // attempt is one lease the worker holds.

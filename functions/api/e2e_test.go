@@ -289,20 +289,49 @@ func testLambdaRIE(t *testing.T, dir string) {
 		t.Fatalf("run: %+v", r)
 	}
 
-	// A claim asking to wait 20 s in a 4 s invocation answers, empty,
-	// about 500 ms before the deadline: the deadline reached the engine.
+	// Lambda's claim policy, by default: a claim asking to wait 20 s is
+	// held 2 s (CAIRN_CLAIM_HOLD) and its empty answer asks the worker to
+	// pause 20 s (pause_ms, CAIRN_CLAIM_PAUSE) before the next.
 	start = time.Now()
-	if ls := claim(t, c, "lw", "", 20000); len(ls) != 0 {
+	code, body = c.call(t, "POST", api.BasePath+"/steps/claim", map[string]any{"worker_id": "lw", "wait_ms": 20000})
+	short := time.Since(start)
+	mustStatus(t, "claim", code, body, 200)
+	var empty struct {
+		Leases  []lease `json:"leases"`
+		PauseMs int64   `json:"pause_ms"`
+	}
+	if err := json.Unmarshal(body, &empty); err != nil || empty.Leases == nil || len(empty.Leases) != 0 || empty.PauseMs != 20000 {
+		t.Fatalf("claim with no work answered %s; want no lease and pause_ms 20000", body)
+	}
+	if short < 1800*time.Millisecond || short > 2900*time.Millisecond {
+		t.Fatalf("claim held %v on Lambda's default policy; want about 2 s", short)
+	}
+	// RIE starts the bootstrap on the first invocation: that one is the
+	// cold start (process start, init, first request served).
+	t.Logf("under RIE: first (cold) invocation %v, warm invocation %v; a 20 s claim held %v (Lambda's default hold), pause_ms %d",
+		first.Round(time.Millisecond), warm.Round(time.Millisecond), short.Round(time.Millisecond), empty.PauseMs)
+
+	// With long holds configured, a claim asking to wait 20 s in a 4 s
+	// invocation answers, empty, about 500 ms before the deadline: the
+	// deadline reached the engine.
+	longAddr := "127.0.0.1:" + itoa(freePort(t))
+	startProcess(t, rie, append(env,
+		"AWS_LAMBDA_FUNCTION_NAME=cairn-api", "AWS_LAMBDA_FUNCTION_MEMORY_SIZE=512",
+		"AWS_LAMBDA_FUNCTION_TIMEOUT=4", // seconds: the invocation deadline the claim must respect
+		"CAIRN_MAX_REQUEST_TIME=30s", "CAIRN_CLAIM_HOLD=24s",
+	), "--runtime-api-address", "127.0.0.1:"+itoa(freePort(t)), "--runtime-interface-emulator-address", longAddr, boot)
+	waitTCP(t, longAddr, 15*time.Second)
+	lc := rieCaller{invokeURL: "http://" + longAddr + "/2015-03-31/functions/function/invocations", key: workerSecret}
+	lc.call(t, "GET", api.BasePath+"/healthz", nil) // the cold start, outside the measure
+	start = time.Now()
+	if ls := claim(t, lc, "lw", "", 20000); len(ls) != 0 {
 		t.Fatalf("claim with no work: %+v", ls)
 	}
 	held := time.Since(start)
 	if held < 2500*time.Millisecond || held > 3900*time.Millisecond {
 		t.Fatalf("claim held %v in a 4 s invocation; want about 3.5 s", held)
 	}
-	// RIE starts the bootstrap on the first invocation: that one is the
-	// cold start (process start, init, first request served).
-	t.Logf("under RIE: first (cold) invocation %v, warm invocation %v; a 20 s claim in a 4 s invocation held %v",
-		first.Round(time.Millisecond), warm.Round(time.Millisecond), held.Round(time.Millisecond))
+	t.Logf("under RIE with CAIRN_CLAIM_HOLD=24s: a 20 s claim in a 4 s invocation held %v", held.Round(time.Millisecond))
 
 	// The reaper's bootstrap, invoked as EventBridge Scheduler does, on
 	// the same bucket: one pass per invocation, statistics as the result.

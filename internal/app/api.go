@@ -58,7 +58,7 @@ func API(ctx context.Context, cfg *config.Config, log *slog.Logger, o APIOptions
 	}
 	return serve.API(ctx, e, h, serve.Options{
 		Addr: cfg.Addr(), Name: "cairn api", Path: api.BasePath, Logger: log, Ready: o.Ready,
-		LogAttrs: []any{"drivers", drivers.Cloud, "max_request_time", cfg.MaxRequestTime, "claim_hold", e.MaxClaimHold(), "notify", cfg.Notify != "",
+		LogAttrs: []any{"drivers", drivers.Cloud, "max_request_time", cfg.MaxRequestTime, "claim_hold", e.ClaimHold(), "claim_pause", e.ClaimPause(), "notify", cfg.Notify != "",
 			"traces", orNone(rt.Telemetry.Traces), "metrics", metricsPath(rt.Telemetry)},
 	}, o.ReapEvery)
 }

@@ -22,6 +22,8 @@
 //	CAIRN_MAX_REQUEST_TIME  the platform's request limit [30s]; a claim holds at most 4/5 of it
 //	CAIRN_LEASE_TTL         lease lifetime without a heartbeat [30s]
 //	CAIRN_HEARTBEAT         heartbeat period told to workers [CAIRN_LEASE_TTL/3]
+//	CAIRN_CLAIM_HOLD        the longest a claim is held open while nothing is ready [4/5 of CAIRN_MAX_REQUEST_TIME; 2s on Lambda]
+//	CAIRN_CLAIM_PAUSE       how long a worker is told to wait after an empty claim [0; 20s on Lambda]
 //	CAIRN_FALLBACK_INTERVAL how often a waiting claim looks in the bucket for work whose hint was lost [10s]
 //	CAIRN_KEY_LAYOUT        flat or sharded: sharded spreads runs, leases, timers and audit over 16 key prefixes (docs/SCALE.md) [flat]
 //	PORT                    port of the HTTP server outside Lambda [8080]
@@ -55,6 +57,8 @@ const (
 	EnvLeaseTTL         = "CAIRN_LEASE_TTL"
 	EnvHeartbeat        = "CAIRN_HEARTBEAT"
 	EnvFallbackInterval = "CAIRN_FALLBACK_INTERVAL"
+	EnvClaimHold        = "CAIRN_CLAIM_HOLD"
+	EnvClaimPause       = "CAIRN_CLAIM_PAUSE"
 	EnvRetention        = "CAIRN_RETENTION"
 	EnvKeyLayout        = "CAIRN_KEY_LAYOUT"
 	// Payloads by reference (engine/payloads.go): sizes in bytes.
@@ -81,7 +85,7 @@ var Known = []string{
 	EnvFallbackInterval, EnvRetention, EnvHost, EnvLogLevel, EnvLogFormat, EnvMetrics,
 	EnvOIDCAudience, EnvOIDCEmails, EnvOIDCIssuer, EnvOIDCJWKSURL, EnvKeyLayout,
 	EnvOIDCAudience, EnvOIDCEmails, EnvOIDCIssuer, EnvOIDCJWKSURL,
-	EnvPayloadInlineMax, EnvMaxPayloadBytes,
+	EnvPayloadInlineMax, EnvMaxPayloadBytes, EnvClaimHold, EnvClaimPause,
 }
 
 // otherCairnVars are CAIRN_ variables other parts of cairn read (the SDK,
@@ -197,7 +201,7 @@ func FromEnv(role Role, environ []string) (*Config, error) {
 	c.Store.parse(r)
 	c.Bus.parse(r)
 	c.Auth.parse(r, c.Platform)
-	c.Engine.parse(r)
+	c.Engine.parse(r, c.Platform)
 	c.Server.parse(r)
 	c.Log.parse(r, c.Platform)
 	c.Telemetry.parse(r)

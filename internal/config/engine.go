@@ -23,6 +23,15 @@ type Engine struct {
 	LeaseTTL         time.Duration
 	Heartbeat        time.Duration
 	FallbackInterval time.Duration // 0: the engine's default
+	// ClaimHold is the longest a claim is held open (CAIRN_CLAIM_HOLD):
+	// never more than 4/5 of MaxRequestTime; 0 answers claims at once.
+	// ClaimPause is what an empty claim tells the worker to wait before
+	// the next (CAIRN_CLAIM_PAUSE). Both default short on Lambda
+	// (LambdaClaimHold, LambdaClaimPause), where a held claim is an
+	// execution environment; elsewhere the hold is 4/5 of MaxRequestTime
+	// and there is no pause.
+	ClaimHold  time.Duration
+	ClaimPause time.Duration
 	// Retention is how long ended runs are kept; negative: forever
 	// (CAIRN_RETENTION=forever).
 	Retention time.Duration
@@ -35,7 +44,20 @@ type Engine struct {
 	MaxPayloadBytes  int
 }
 
-func (e *Engine) parse(r *reader) {
+// The claim policy on Lambda, unless CAIRN_CLAIM_HOLD and
+// CAIRN_CLAIM_PAUSE say otherwise: a waiting worker holds an execution
+// environment for LambdaClaimHold out of every LambdaClaimHold + a pause
+// of 3/4 × LambdaClaimPause on average (the SDKs' jitter), about a tenth
+// of the time, instead of all of it (docs/SCALE.md, section 4).
+const (
+	LambdaClaimHold  = 2 * time.Second
+	LambdaClaimPause = 20 * time.Second
+	// MaxClaimPause bounds CAIRN_CLAIM_PAUSE: a worker that waits longer
+	// between claims would pass for gone (engine.WorkerSeenEvery).
+	MaxClaimPause = time.Minute
+)
+
+func (e *Engine) parse(r *reader, p Platform) {
 	if raw := r.str(EnvPrices); raw != "" {
 		e.Prices = r.prices(raw)
 	}
@@ -49,6 +71,16 @@ func (e *Engine) parse(r *reader) {
 		r.problem(EnvHeartbeat, fmt.Sprintf("%v must be shorter than the lease TTL %v (CAIRN_LEASE_TTL), or a worker's lease expires between two heartbeats", e.Heartbeat, e.LeaseTTL))
 	}
 	e.FallbackInterval = r.duration(EnvFallbackInterval, 0, 100*time.Millisecond, time.Hour)
+	maxHold := e.MaxRequestTime * 4 / 5
+	holdDef, pauseDef := maxHold, time.Duration(0)
+	if p.OnLambda {
+		holdDef, pauseDef = min(LambdaClaimHold, maxHold), LambdaClaimPause
+	}
+	e.ClaimHold = r.duration(EnvClaimHold, holdDef, 0, time.Hour)
+	if e.MaxRequestTime > 0 && e.ClaimHold > maxHold {
+		r.problem(EnvClaimHold, fmt.Sprintf("%v is longer than 4/5 of CAIRN_MAX_REQUEST_TIME (%v): the platform would cut the claim off", e.ClaimHold, maxHold))
+	}
+	e.ClaimPause = r.duration(EnvClaimPause, pauseDef, 0, MaxClaimPause)
 	if r.str(EnvRetention) == "forever" {
 		e.Retention = -1
 	} else {
@@ -88,6 +120,8 @@ func (c *Config) EngineConfig(bus notify.Bus, log *slog.Logger) engine.Config {
 		HeartbeatInterval: c.Heartbeat,
 		MaxRequestTime:    c.MaxRequestTime,
 		FallbackInterval:  c.FallbackInterval,
+		ClaimHold:         claimHold(c.ClaimHold),
+		ClaimPause:        c.ClaimPause,
 		Retention:         c.Retention,
 		KeyLayout:         c.KeyLayout,
 		PayloadInlineMax:  c.PayloadInlineMax,
@@ -96,6 +130,14 @@ func (c *Config) EngineConfig(bus notify.Bus, log *slog.Logger) engine.Config {
 		Bus:               bus,
 		Logger:            log,
 	}
+}
+
+// claimHold is the engine's form: 0 there is the default, negative none.
+func claimHold(d time.Duration) time.Duration {
+	if d == 0 {
+		return -1
+	}
+	return d
 }
 
 // prices decodes a price book strictly: unknown fields and negative prices

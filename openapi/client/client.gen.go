@@ -813,7 +813,7 @@ type ClaimRequest struct {
 	// Run Only claim steps of this run (a script driving its own run).
 	Run *string `json:"run,omitempty"`
 
-	// WaitMs Hold the request up to this long while nothing is ready; capped at 4/5 of the server's max request time. 0 answers at once.
+	// WaitMs Hold the request up to this long while nothing is ready; capped by the server's claim hold (at most 4/5 of its max request time; CAIRN_CLAIM_HOLD). 0 answers at once.
 	WaitMs *int64 `json:"wait_ms,omitempty"`
 
 	// WorkerId The id the worker registered with.
@@ -824,6 +824,9 @@ type ClaimRequest struct {
 type ClaimResponse struct {
 	// Leases Up to max leases; empty when nothing became ready while the claim was held.
 	Leases []Lease `json:"leases"`
+
+	// PauseMs Set on an empty answer when the server holds claims briefly (CAIRN_CLAIM_PAUSE, e.g. on Lambda, where a held claim takes an execution environment): wait up to this long before claiming again. Other workers' claims and the hint bus pick up work meanwhile. Absent: claim again at once.
+	PauseMs *int64 `json:"pause_ms,omitempty"`
 }
 
 // Compensation defines model for Compensation.
@@ -2106,7 +2109,7 @@ type ClientInterface interface {
 
 	// ClaimStepsWithBody Claim runnable steps as leases
 	//
-	// Returns up to max leases. When none is ready the request is held up to wait_ms (never more than 4/5 of the server's max request time) and may return empty early: claim again. A claim scoped to a run answers 409 run_terminal once the run has ended.
+	// Returns up to max leases. When none is ready the request is held up to wait_ms (never more than the server's claim hold, at most 4/5 of its max request time) and may return empty early: claim again, after pause_ms when the answer carries it. A claim scoped to a run answers 409 run_terminal once the run has ended.
 	//
 	// Needs a key with the `worker` scope.
 	//
@@ -2117,7 +2120,7 @@ type ClientInterface interface {
 
 	// ClaimSteps Claim runnable steps as leases
 	//
-	// Returns up to max leases. When none is ready the request is held up to wait_ms (never more than 4/5 of the server's max request time) and may return empty early: claim again. A claim scoped to a run answers 409 run_terminal once the run has ended.
+	// Returns up to max leases. When none is ready the request is held up to wait_ms (never more than the server's claim hold, at most 4/5 of its max request time) and may return empty early: claim again, after pause_ms when the answer carries it. A claim scoped to a run answers 409 run_terminal once the run has ended.
 	//
 	// Needs a key with the `worker` scope.
 	//
@@ -2846,7 +2849,7 @@ func (c *Client) ResumeSchedule(ctx context.Context, schedule string, reqEditors
 
 // ClaimStepsWithBody Claim runnable steps as leases
 //
-// Returns up to max leases. When none is ready the request is held up to wait_ms (never more than 4/5 of the server's max request time) and may return empty early: claim again. A claim scoped to a run answers 409 run_terminal once the run has ended.
+// Returns up to max leases. When none is ready the request is held up to wait_ms (never more than the server's claim hold, at most 4/5 of its max request time) and may return empty early: claim again, after pause_ms when the answer carries it. A claim scoped to a run answers 409 run_terminal once the run has ended.
 //
 // Needs a key with the `worker` scope.
 //
@@ -2867,7 +2870,7 @@ func (c *Client) ClaimStepsWithBody(ctx context.Context, contentType string, bod
 
 // ClaimSteps Claim runnable steps as leases
 //
-// Returns up to max leases. When none is ready the request is held up to wait_ms (never more than 4/5 of the server's max request time) and may return empty early: claim again. A claim scoped to a run answers 409 run_terminal once the run has ended.
+// Returns up to max leases. When none is ready the request is held up to wait_ms (never more than the server's claim hold, at most 4/5 of its max request time) and may return empty early: claim again, after pause_ms when the answer carries it. A claim scoped to a run answers 409 run_terminal once the run has ended.
 //
 // Needs a key with the `worker` scope.
 //
@@ -4944,7 +4947,7 @@ type ClientWithResponsesInterface interface {
 
 	// ClaimStepsWithBodyWithResponse Claim runnable steps as leases
 	//
-	// Returns up to max leases. When none is ready the request is held up to wait_ms (never more than 4/5 of the server's max request time) and may return empty early: claim again. A claim scoped to a run answers 409 run_terminal once the run has ended.
+	// Returns up to max leases. When none is ready the request is held up to wait_ms (never more than the server's claim hold, at most 4/5 of its max request time) and may return empty early: claim again, after pause_ms when the answer carries it. A claim scoped to a run answers 409 run_terminal once the run has ended.
 	//
 	// Needs a key with the `worker` scope.
 	//
@@ -4955,7 +4958,7 @@ type ClientWithResponsesInterface interface {
 
 	// ClaimStepsWithResponse Claim runnable steps as leases
 	//
-	// Returns up to max leases. When none is ready the request is held up to wait_ms (never more than 4/5 of the server's max request time) and may return empty early: claim again. A claim scoped to a run answers 409 run_terminal once the run has ended.
+	// Returns up to max leases. When none is ready the request is held up to wait_ms (never more than the server's claim hold, at most 4/5 of its max request time) and may return empty early: claim again, after pause_ms when the answer carries it. A claim scoped to a run answers 409 run_terminal once the run has ended.
 	//
 	// Needs a key with the `worker` scope.
 	//
@@ -8559,7 +8562,7 @@ func (c *ClientWithResponses) ResumeScheduleWithResponse(ctx context.Context, sc
 
 // ClaimStepsWithBodyWithResponse Claim runnable steps as leases
 //
-// Returns up to max leases. When none is ready the request is held up to wait_ms (never more than 4/5 of the server's max request time) and may return empty early: claim again. A claim scoped to a run answers 409 run_terminal once the run has ended.
+// Returns up to max leases. When none is ready the request is held up to wait_ms (never more than the server's claim hold, at most 4/5 of its max request time) and may return empty early: claim again, after pause_ms when the answer carries it. A claim scoped to a run answers 409 run_terminal once the run has ended.
 //
 // Needs a key with the `worker` scope.
 //
@@ -8576,7 +8579,7 @@ func (c *ClientWithResponses) ClaimStepsWithBodyWithResponse(ctx context.Context
 
 // ClaimStepsWithResponse Claim runnable steps as leases
 //
-// Returns up to max leases. When none is ready the request is held up to wait_ms (never more than 4/5 of the server's max request time) and may return empty early: claim again. A claim scoped to a run answers 409 run_terminal once the run has ended.
+// Returns up to max leases. When none is ready the request is held up to wait_ms (never more than the server's claim hold, at most 4/5 of its max request time) and may return empty early: claim again, after pause_ms when the answer carries it. A claim scoped to a run answers 409 run_terminal once the run has ended.
 //
 // Needs a key with the `worker` scope.
 //

@@ -431,7 +431,7 @@ export interface paths {
         put?: never;
         /**
          * Claim runnable steps as leases
-         * @description Returns up to max leases. When none is ready the request is held up to wait_ms (never more than 4/5 of the server's max request time) and may return empty early: claim again. A claim scoped to a run answers 409 run_terminal once the run has ended.
+         * @description Returns up to max leases. When none is ready the request is held up to wait_ms (never more than the server's claim hold, at most 4/5 of its max request time) and may return empty early: claim again, after pause_ms when the answer carries it. A claim scoped to a run answers 409 run_terminal once the run has ended.
          *
          *     Needs a key with the `worker` scope.
          */
@@ -826,7 +826,7 @@ export interface components {
             run?: string;
             /**
              * Format: int64
-             * @description Hold the request up to this long while nothing is ready; capped at 4/5 of the server's max request time. 0 answers at once.
+             * @description Hold the request up to this long while nothing is ready; capped by the server's claim hold (at most 4/5 of its max request time; CAIRN_CLAIM_HOLD). 0 answers at once.
              */
             wait_ms?: number;
             /** @description The id the worker registered with. */
@@ -835,6 +835,11 @@ export interface components {
         ClaimResponse: {
             /** @description Up to max leases; empty when nothing became ready while the claim was held. */
             leases: components["schemas"]["Lease"][];
+            /**
+             * Format: int64
+             * @description Set on an empty answer when the server holds claims briefly (CAIRN_CLAIM_PAUSE, e.g. on Lambda, where a held claim takes an execution environment): wait up to this long before claiming again. Other workers' claims and the hint bus pick up work meanwhile. Absent: claim again at once.
+             */
+            pause_ms?: number;
         };
         Compensation: {
             /** @description Why the compensation did not complete. */

@@ -267,17 +267,24 @@ export class Worker {
 
   private async claimLoop(signal: AbortSignal, bodies: Set<Promise<void>>): Promise<void> {
     let delay = 200;
+    // The server's pause between empty claims (pause_ms, e.g. on Lambda,
+    // where a held claim is an execution environment): from 1 s doubling
+    // up to the pause, each wait half to all of it; leases reset it.
+    let idle = 0;
     while (!signal.aborted) {
       const n = await this.reserve(signal);
       if (n === 0) break;
       let leases: Lease[];
+      let pauseMs = 0;
       try {
-        leases = unwrap(
+        const answer = unwrap(
           await this.c.api.POST("/v1/api/steps/claim", {
             body: { worker_id: this.id, max: n, wait_ms: this.claimWaitMs },
             signal,
           }),
-        ).leases;
+        );
+        leases = answer.leases;
+        pauseMs = Math.min(answer.pause_ms ?? 0, 60_000);
         delay = 200;
       } catch (err) {
         this.release(n);
@@ -292,6 +299,14 @@ export class Worker {
         const p = this.dispatch(lease).catch((err) => this.log.error("step dispatch failed", { err, lease: lease.id }));
         bodies.add(p);
         void p.finally(() => bodies.delete(p));
+      }
+      if (leases.length > 0) {
+        idle = 0;
+      } else if (pauseMs > 0) {
+        // Wait here, where waiting costs nothing: other workers' claims
+        // and the hints pick up what becomes ready meanwhile.
+        idle = idle === 0 ? Math.min(1000, pauseMs) : Math.min(idle * 2, pauseMs);
+        await sleep(idle / 2 + (Math.random() * idle) / 2, signal).catch(() => {});
       }
     }
   }

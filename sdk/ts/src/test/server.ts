@@ -25,7 +25,8 @@ export function freePort(): Promise<number> {
   });
 }
 
-export async function startServer(): Promise<DevServer> {
+/** Starts cairn dev; env adds variables (CAIRN_CLAIM_HOLD…) to its environment. */
+export async function startServer(env: Record<string, string> = {}): Promise<DevServer> {
   const bin = process.env.CAIRN_BIN;
   if (!bin) throw new Error("CAIRN_BIN is not set: run the tests with make ts-test");
   const dir = mkdtempSync(join(tmpdir(), "cairn-ts-"));
@@ -33,7 +34,7 @@ export async function startServer(): Promise<DevServer> {
   const url = `http://127.0.0.1:${port}`;
   const proc: ChildProcess = spawn(bin, ["dev", "--addr", `127.0.0.1:${port}`, "--dir", dir, "--lease-ttl", "1500ms", "--reap-every", "200ms"], {
     stdio: ["ignore", "ignore", process.env.CAIRN_DEBUG ? "inherit" : "ignore"],
-    env: { ...process.env, CAIRN_LOG_LEVEL: "warn" },
+    env: { ...process.env, CAIRN_LOG_LEVEL: "warn", ...env },
   });
   const exited = new Promise<void>((r) => proc.once("exit", () => r()));
   const client = new Client({ server: url });

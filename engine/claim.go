@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"sync"
 	"time"
 
@@ -509,7 +510,7 @@ func (e *Engine) claimOne(ctx context.Context, w cachedWorker, r *runRecord, d *
 		}
 	}
 	tok := leaseToken{Run: r.ID, Step: step, Attempt: st.Attempt, Worker: w.rec.ID, ClaimedAt: l.ClaimedAt.UnixMilli(), Nonce: l.Nonce}
-	state := r.State
+	state := maps.Clone(r.State) // the lease's own: r may be the shared cached copy (claimRun)
 	if state == nil {
 		state = map[string]json.RawMessage{}
 	}

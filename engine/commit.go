@@ -419,6 +419,14 @@ type cacheEntry struct {
 	run  string
 	data []byte
 	ver  blob.Version
+
+	// decoded is data decoded once, shared read-only by every claim that
+	// decides on this copy (sharedRun): a fan-out's claims would
+	// otherwise each decode the whole record, which grows with the
+	// width, so a W-wide fan-out cost O(W²). An entry is never changed
+	// after put; a new write puts a new entry.
+	once    sync.Once
+	decoded *runRecord
 }
 
 func newRecordCache(max int) *recordCache {
@@ -436,15 +444,38 @@ func (c *recordCache) get(run string) ([]byte, blob.Version, bool) {
 	return nil, "", false
 }
 
+// shared returns the cached record of run decoded, decoding it once per
+// cached version. The record is shared by every caller and must not be
+// changed (nor any map, slice or pointer in it).
+func (c *recordCache) shared(run string) (*runRecord, bool) {
+	c.mu.Lock()
+	el, ok := c.items[run]
+	if ok {
+		c.ll.MoveToFront(el)
+	}
+	c.mu.Unlock()
+	if !ok {
+		return nil, false
+	}
+	e := el.Value.(*cacheEntry)
+	e.once.Do(func() {
+		var r runRecord
+		if json.Unmarshal(e.data, &r) == nil {
+			e.decoded = &r
+		}
+	})
+	return e.decoded, e.decoded != nil
+}
+
 func (c *recordCache) put(run string, data []byte, ver blob.Version) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if el, ok := c.items[run]; ok {
-		el.Value = &cacheEntry{run, data, ver}
+		el.Value = &cacheEntry{run: run, data: data, ver: ver}
 		c.ll.MoveToFront(el)
 		return
 	}
-	c.items[run] = c.ll.PushFront(&cacheEntry{run, data, ver})
+	c.items[run] = c.ll.PushFront(&cacheEntry{run: run, data: data, ver: ver})
 	if c.ll.Len() > c.max {
 		old := c.ll.Back()
 		c.ll.Remove(old)

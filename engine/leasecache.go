@@ -75,14 +75,17 @@ func (e *Engine) cachedLease(tok leaseToken) (*leaseRecord, blob.Version, bool) 
 // copy. It reports whether the record came from the cache: a hint the
 // cached copy cannot honour (the step not ready there) is decided again
 // on a fresh read, so a stale copy costs one read, never a lost hint.
+// The cached copy is shared (sharedRun): a claim reads it and changes
+// nothing in it.
 func (e *Engine) claimRun(ctx context.Context, run string, hs []notify.Hint) (*runRecord, bool, error) {
 	var need int64
 	for _, h := range hs {
 		need = max(need, h.Rev)
 	}
-	if r := e.cachedRun(run, need); r != nil {
-		r.fromCache = true
-		return r, true, nil
+	if r := e.sharedRun(run, need); r != nil {
+		c := *r // the struct only: its maps, slices and pointers stay shared and unchanged
+		c.fromCache = true
+		return &c, true, nil
 	}
 	r, err := e.readRun(ctx, run)
 	return r, false, err

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	mrand "math/rand/v2"
 	"sort"
 	"strings"
 	"time"
@@ -137,14 +138,39 @@ func (e *Engine) startRun(ctx context.Context, req StartRequest, seed func(r *ru
 		e.advance(r, d, fx)
 	}
 	r.Rev = 1
-	if _, err := e.armTimer(ctx, r, now); err != nil { // when the run needs one
+	// The timer before the record (a record without its timer would not
+	// be found by the reaper if this process died between the two), and
+	// each written once per start: a write the store refuses for rate is
+	// retried here with the same id and the same timer, so a throttled
+	// start does not leave one timer per client retry (see
+	// docs/DECISIONS.md, "Engine limits at scale").
+	var timerKey string
+	if err := retryRefused(ctx, func() (err error) {
+		timerKey, err = e.armTimer(ctx, r, now) // when the run needs one
+		return err
+	}); err != nil {
 		return nil, unavailable(err)
 	}
 	if err := e.preWrites(ctx, fx.writes); err != nil { // a map's items (mapstep.go)
 		return nil, unavailable(err)
 	}
 	data := mustJSON(r)
-	v, err := e.store.Create(ctx, e.keys.run(id), data)
+	var v blob.Version
+	err = retryRefused(ctx, func() (err error) {
+		v, err = e.store.Create(ctx, e.keys.run(id), data)
+		return err
+	})
+	if err != nil && blob.IsRetryable(err) && timerKey != "" && req.IdempotencyKey == "" {
+		// Refused: nothing was written, and the id is this request's
+		// alone (no idempotency key names it), so no run will ever need
+		// the timer. Best effort: one the store refuses to delete is
+		// deleted by the reaper when it finds no run.
+		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		if derr := e.store.Delete(dctx, timerKey); derr != nil {
+			e.log.Debug("start: deleting the timer of a refused start failed; the reaper deletes it", "run", id, "err", derr)
+		}
+		cancel()
+	}
 	if errors.Is(err, blob.ErrPreconditionFailed) && req.IdempotencyKey != "" {
 		// A concurrent start with the same key finished it first.
 		existing, err := e.readRun(ctx, id)
@@ -160,6 +186,30 @@ func (e *Engine) startRun(ctx context.Context, req StartRequest, seed func(r *ru
 	fx.run = r // for observe; rev stays 0: no change notice for a new run
 	e.afterCommit(fx)
 	return &cairn.StartResult{Run: e.view(r, d)}, nil
+}
+
+// startRetries is how often a start retries a write the store refused
+// for rate (throttled, or a conflicting concurrent write) before it
+// answers unavailable: 3 retries after 100–200, 200–400 and 400–800 ms.
+const startRetries = 3
+
+// retryRefused calls f until it succeeds, fails with anything but a
+// refusal after which nothing was written (blob.IsRetryable), or has been
+// retried startRetries times, backing off between tries.
+func retryRefused(ctx context.Context, f func() error) error {
+	err := f()
+	for attempt := 0; attempt < startRetries && err != nil && blob.IsRetryable(err); attempt++ {
+		d := time.Duration(100<<attempt) * time.Millisecond
+		t := time.NewTimer(d + mrand.N(d))
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return err
+		}
+		err = f()
+	}
+	return err
 }
 
 func isNotFoundErr(err error) bool {

@@ -111,6 +111,18 @@ func (e *Engine) cachedRun(run string, rev int64) *runRecord {
 	return &r
 }
 
+// sharedRun is cachedRun without a copy of its own: the committer's
+// cached copy decoded once per version and shared by every caller, which
+// must not change it. Claims decide on it (claimRun), so the claims of a
+// wide fan-out do not each decode the whole record.
+func (e *Engine) sharedRun(run string, rev int64) *runRecord {
+	r, ok := e.commits.cache.shared(run)
+	if !ok || r.Rev < rev {
+		return nil
+	}
+	return r
+}
+
 // runAtLeast returns run's record for a request woken by a change to
 // revision rev: from the committer's cache when it has it (a change
 // committed here), else from one read shared by every request of this

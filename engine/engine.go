@@ -26,6 +26,9 @@ const (
 	DefaultLeaseTTL         = 30 * time.Second
 	DefaultMaxRequestTime   = 30 * time.Second
 	DefaultFallbackInterval = 10 * time.Second
+	// DefaultLatestTTL is how long an instance trusts the newest version
+	// of a workflow it read (Config.LatestTTL).
+	DefaultLatestTTL = 5 * time.Second
 	// DefaultHeartbeatsPerTTL: HeartbeatInterval defaults to
 	// LeaseTTL / DefaultHeartbeatsPerTTL.
 	DefaultHeartbeatsPerTTL = 3
@@ -108,6 +111,14 @@ type Config struct {
 	// over 16 key prefixes for stores that partition by key range (S3,
 	// GCS) at high request rates. Either reads both (layout.go) [flat].
 	KeyLayout string
+	// LatestTTL is how long an instance trusts the newest version of a
+	// workflow it read (workflows/<name>/@latest, one object read by every
+	// start that names no version): a start on another instance may run
+	// the previous version for up to this long after a registration
+	// (registrations announce themselves on fan-out buses, which shortens
+	// it; a registration through this instance is seen at once). Wall
+	// clock. Negative reads the object on every start [5s].
+	LatestTTL time.Duration
 }
 
 func (c *Config) setDefaults() {
@@ -126,6 +137,9 @@ func (c *Config) setDefaults() {
 	def(&c.PriorityAging, time.Second)
 	def(&c.UnservableAvoid, 30*time.Second)
 	def(&c.CommitTimeout, 20*time.Second)
+	if c.LatestTTL == 0 {
+		c.LatestTTL = DefaultLatestTTL
+	}
 	if c.Retention == 0 {
 		c.Retention = DefaultRetention
 	}
@@ -175,6 +189,7 @@ type Engine struct {
 	hub     *hub
 	watch   *watchers
 	defs    *defCache
+	latest  latestCache // workflows' newest versions (workflows.go)
 	workers *workerCache
 	live    liveCache // which workflow versions live workers serve; see liveness.go
 

@@ -90,6 +90,10 @@ func (ws *watchers) waiting(run string) int {
 // receive handles a notification from the bus: run-change notices wake
 // status requests, everything else goes to the hub of claims.
 func (e *Engine) receive(h notify.Hint) {
+	if h.Registered != "" {
+		e.latest.forget(h.Registered)
+		return
+	}
 	if h.Changed {
 		e.watch.changed(h.Run, h.Rev)
 		return

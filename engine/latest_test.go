@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -90,5 +91,29 @@ func TestLatestVersionUncached(t *testing.T) {
 	}
 	if got := counts.Snapshot().Get; got != 5 {
 		t.Fatalf("5 starts read %d objects, want 5", got)
+	}
+}
+
+// A definition this instance registered is registered again (every
+// worker's start) without reading the bucket: only the worker record is
+// written. Another instance still checks it against the stored one.
+func TestReRegisterKnownDefinition(t *testing.T) {
+	store, counts := counting.Wrap(mem.New())
+	a := newTestEngine(t, store, Config{})
+	b := newTestEngine(t, store, Config{})
+	wf := single("x", cairn.Step{})
+	register(t, a, "w1", wf)
+	counts.Reset()
+	register(t, a, "w2", wf)
+	if s := counts.Snapshot(); s.Reads() != 0 || s.Writes() != 1 {
+		t.Fatalf("re-registration: %d reads, %d writes; want 0 and the worker record", s.Reads(), s.Writes())
+	}
+	other := wf
+	other.Steps = []cairn.Step{{ID: "only", Retry: &cairn.RetryPolicy{MaxAttempts: 3}}}
+	if _, err := a.Register(context.Background(), RegisterRequest{WorkerID: "w3", Workflows: []cairn.Workflow{other}}); err == nil {
+		t.Fatal("other content under a registered version accepted")
+	}
+	if _, err := b.Register(context.Background(), RegisterRequest{WorkerID: "w4", Workflows: []cairn.Workflow{other}}); err == nil {
+		t.Fatal("other content under a registered version accepted by another instance")
 	}
 }

@@ -3,6 +3,7 @@ package engine
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -71,9 +72,18 @@ func compile(w cairn.Workflow, field string) (*definition, error) {
 type defCache struct {
 	mu   sync.RWMutex
 	defs map[workflowID]*definition
+	// registered is the hash of the stored form of each definition this
+	// instance registered to the end (stored and recorded in the latest
+	// record): registering it again is a no-op, answered without
+	// compiling it or reading the bucket. Every worker registers its
+	// definitions when it starts, so a fleet of workers of one wide
+	// workflow would otherwise read the whole definition once each.
+	registered map[workflowID][sha256.Size]byte
 }
 
-func newDefCache() *defCache { return &defCache{defs: map[workflowID]*definition{}} }
+func newDefCache() *defCache {
+	return &defCache{defs: map[workflowID]*definition{}, registered: map[workflowID][sha256.Size]byte{}}
+}
 
 // canonical returns a definition's stored form: the same content always
 // gives the same bytes, so re-registration can be compared byte for byte.
@@ -89,11 +99,19 @@ func canonical(w cairn.Workflow) []byte {
 func (e *Engine) registerWorkflows(ctx context.Context, wfs []cairn.Workflow) error {
 	for i, w := range wfs {
 		field := fmt.Sprintf("workflows[%d]", i)
+		data := canonical(w)
+		sum := sha256.Sum256(data)
+		id := workflowID{w.Name, w.Version}
+		e.defs.mu.RLock()
+		known, ok := e.defs.registered[id]
+		e.defs.mu.RUnlock()
+		if ok && known == sum {
+			continue // registered here before, byte for byte
+		}
 		d, err := compile(w, field)
 		if err != nil {
 			return err
 		}
-		data := canonical(w)
 		key := e.keys.workflow(w.Name, w.Version)
 		_, err = e.store.Create(ctx, key, data)
 		switch {
@@ -121,7 +139,8 @@ func (e *Engine) registerWorkflows(ctx context.Context, wfs []cairn.Workflow) er
 			return err
 		}
 		e.defs.mu.Lock()
-		e.defs.defs[workflowID{w.Name, w.Version}] = d
+		e.defs.defs[id] = d
+		e.defs.registered[id] = sum
 		e.defs.mu.Unlock()
 	}
 	return nil

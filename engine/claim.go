@@ -352,7 +352,7 @@ func (e *Engine) tryClaim(ctx context.Context, w cachedWorker, hints []notify.Hi
 				}
 			}
 			if len(stale) > 0 {
-				if fresh, ferr := e.readRun(ctx, run); ferr == nil {
+				if fresh, ferr := e.readRunShared(ctx, run, r.Rev); ferr == nil {
 					for j, g := range e.claimSteps(ctx, w, fresh, d, stale) {
 						res[at[j]] = g
 					}

@@ -199,7 +199,8 @@ type Engine struct {
 	scanMu   sync.Mutex
 	lastScan time.Time
 
-	flow flowState // flow control's parked hints (limits.go)
+	flow  flowState // flow control's parked hints (limits.go)
+	reads runReads  // claims' run-record reads in flight (leasecache.go)
 
 	draining  chan struct{}
 	drainOnce sync.Once

@@ -201,6 +201,8 @@ type Engine struct {
 
 	flow  flowState // flow control's parked hints (limits.go)
 	reads runReads  // claims' run-record reads in flight (leasecache.go)
+	// startRetry bounds the retries starts make themselves (runs.go).
+	startRetry retryBudget
 
 	draining  chan struct{}
 	drainOnce sync.Once

@@ -9,6 +9,7 @@ import (
 	mrand "math/rand/v2"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/oklog/ulid/v2"
@@ -145,10 +146,11 @@ func (e *Engine) startRun(ctx context.Context, req StartRequest, seed func(r *ru
 	// start does not leave one timer per client retry (see
 	// docs/DECISIONS.md, "Engine limits at scale").
 	var timerKey string
-	if err := retryRefused(ctx, func() (err error) {
+	retriedTimer, err := retryRefused(ctx, &e.startRetry, func() (err error) {
 		timerKey, err = e.armTimer(ctx, r, now) // when the run needs one
 		return err
-	}); err != nil {
+	})
+	if err != nil {
 		return nil, unavailable(err)
 	}
 	if err := e.preWrites(ctx, fx.writes); err != nil { // a map's items (mapstep.go)
@@ -156,10 +158,13 @@ func (e *Engine) startRun(ctx context.Context, req StartRequest, seed func(r *ru
 	}
 	data := mustJSON(r)
 	var v blob.Version
-	err = retryRefused(ctx, func() (err error) {
+	retriedCreate, err := retryRefused(ctx, &e.startRetry, func() (err error) {
 		v, err = e.store.Create(ctx, e.keys.run(id), data)
 		return err
 	})
+	if err == nil && !retriedTimer && !retriedCreate {
+		e.startRetry.earn()
+	}
 	if err != nil && blob.IsRetryable(err) && timerKey != "" && req.IdempotencyKey == "" {
 		// Refused: nothing was written, and the id is this request's
 		// alone (no idempotency key names it), so no run will ever need
@@ -190,26 +195,70 @@ func (e *Engine) startRun(ctx context.Context, req StartRequest, seed func(r *ru
 
 // startRetries is how often a start retries a write the store refused
 // for rate (throttled, or a conflicting concurrent write) before it
-// answers unavailable: 3 retries after 100–200, 200–400 and 400–800 ms.
+// answers unavailable: up to 3 retries after 100–200, 200–400 and
+// 400–800 ms, while the instance's retry budget lasts.
 const startRetries = 3
 
+// startRetryBase is the first retry's backoff (a variable for tests).
+var startRetryBase = 100 * time.Millisecond
+
+// retryBudget bounds a start's own retries so that they absorb a burst of
+// refusals without multiplying the load of a store that stays overloaded
+// (the client retries too): a retry spends a token, a start whose writes
+// all succeeded first time earns a tenth of one, up to retryBudgetMax. So
+// under sustained throttling about one start in ten retries here, and the
+// rest are left to the client's backoff (as the AWS SDKs' retry quota
+// does).
+type retryBudget struct {
+	mu     sync.Mutex
+	tokens float64
+	init   bool
+}
+
+const retryBudgetMax = 100
+
+func (b *retryBudget) take() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if !b.init {
+		b.tokens, b.init = retryBudgetMax, true
+	}
+	if b.tokens < 1 {
+		return false
+	}
+	b.tokens--
+	return true
+}
+
+func (b *retryBudget) earn() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if !b.init {
+		b.tokens, b.init = retryBudgetMax, true
+	}
+	b.tokens = min(b.tokens+0.1, retryBudgetMax)
+}
+
 // retryRefused calls f until it succeeds, fails with anything but a
-// refusal after which nothing was written (blob.IsRetryable), or has been
-// retried startRetries times, backing off between tries.
-func retryRefused(ctx context.Context, f func() error) error {
+// refusal after which nothing was written (blob.IsRetryable), has been
+// retried startRetries times, or the budget is spent, backing off between
+// tries. It reports whether it retried.
+func retryRefused(ctx context.Context, budget *retryBudget, f func() error) (bool, error) {
 	err := f()
-	for attempt := 0; attempt < startRetries && err != nil && blob.IsRetryable(err); attempt++ {
-		d := time.Duration(100<<attempt) * time.Millisecond
+	retried := false
+	for attempt := 0; attempt < startRetries && err != nil && blob.IsRetryable(err) && budget.take(); attempt++ {
+		retried = true
+		d := startRetryBase << attempt
 		t := time.NewTimer(d + mrand.N(d))
 		select {
 		case <-t.C:
 		case <-ctx.Done():
 			t.Stop()
-			return err
+			return retried, err
 		}
 		err = f()
 	}
-	return err
+	return retried, err
 }
 
 func isNotFoundErr(err error) bool {

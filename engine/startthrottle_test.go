@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/blob"
+	"github.com/cairn-dev/cairn/blob/counting"
 	"github.com/cairn-dev/cairn/blob/faults"
 	"github.com/cairn-dev/cairn/blob/mem"
 )
@@ -92,5 +94,41 @@ func TestStartUnknownOutcomeKeepsTimer(t *testing.T) {
 	timers, err := store.ListAll(ctx, e.keys.timersPrefix())
 	if err != nil || len(timers) != 1 {
 		t.Fatalf("timers: %v %v, want the landed run's", timers, err)
+	}
+}
+
+// Under refusals that do not stop, a start's own retries stop when the
+// instance's retry budget is spent: the client's retries are not
+// multiplied by the engine's. Starts that succeed first time refill it.
+func TestStartRetryBudget(t *testing.T) {
+	defer func(d time.Duration) { startRetryBase = d }(startRetryBase)
+	startRetryBase = time.Millisecond
+	ctx := context.Background()
+	store, ctl := faults.Wrap(mem.New(), faults.Profile{})
+	counted, counts := counting.Wrap(store)
+	e := newTestEngine(t, counted, Config{})
+	register(t, e, "w", single("x", cairn.Step{}))
+	ctl.Inject(faults.Rule{Ops: []faults.Op{faults.OpCreate}, KeyPrefix: e.keys.prefix + "runs/", Err: blob.ErrThrottled})
+	counts.Reset()
+	const starts = 60
+	for range starts {
+		if _, err := e.StartRun(ctx, StartRequest{Workflow: "x"}); err == nil {
+			t.Fatal("a refused start succeeded")
+		}
+	}
+	if got := counts.Snapshot().Create; got != starts+retryBudgetMax {
+		t.Fatalf("%d refused starts made %d creates, want one each and %d retries (the budget)", starts, got, retryBudgetMax)
+	}
+	ctl.Clear()
+	for range 20 { // 20 first-time successes earn 2 retries
+		mustStart(t, e, "x", `{}`)
+	}
+	ctl.Inject(faults.Rule{Ops: []faults.Op{faults.OpCreate}, KeyPrefix: e.keys.prefix + "runs/", Err: blob.ErrThrottled})
+	counts.Reset()
+	if _, err := e.StartRun(ctx, StartRequest{Workflow: "x"}); err == nil {
+		t.Fatal("a refused start succeeded")
+	}
+	if got := counts.Snapshot().Create; got != 3 {
+		t.Fatalf("after 20 successes a refused start made %d creates, want 3 (two retries earned)", got)
 	}
 }

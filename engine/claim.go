@@ -271,15 +271,28 @@ func (e *Engine) fallbackScan(ctx context.Context) int {
 		if err != nil || r.Status.Terminal() {
 			continue
 		}
+		// The leases of the ready attempts, looked up concurrently (a
+		// wide fan-out has thousands).
+		var mu sync.Mutex
+		var wg sync.WaitGroup
+		sem := make(chan struct{}, reaperLeaseReads)
 		for id, st := range r.Steps {
 			if st.Status != cairn.StepReady || st.ReadyAt != nil && st.ReadyAt.After(now) {
 				continue
 			}
-			if _, err := e.store.Stat(ctx, e.keys.leaseOf(r, id, st.Attempt)); isNotFound(err) {
-				e.hub.add(notify.Hint{Run: r.ID, Workflow: r.Workflow, Version: r.Version, Step: id, Attempt: st.Attempt, Priority: e.priorityOf(ctx, r, id)})
-				added++
-			}
+			wg.Add(1)
+			sem <- struct{}{}
+			go func() {
+				defer func() { <-sem; wg.Done() }()
+				if _, err := e.store.Stat(ctx, e.keys.leaseOf(r, id, st.Attempt)); isNotFound(err) {
+					e.hub.add(notify.Hint{Run: r.ID, Workflow: r.Workflow, Version: r.Version, Step: id, Attempt: st.Attempt, Priority: e.priorityOf(ctx, r, id)})
+					mu.Lock()
+					added++
+					mu.Unlock()
+				}
+			}()
 		}
+		wg.Wait()
 	}
 	return added
 }

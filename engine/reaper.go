@@ -201,6 +201,9 @@ func (e *Engine) fireTimers(ctx context.Context, r *runRecord, d *definition, no
 	return err
 }
 
+// reaperLeaseReads is how many lease reads one run's visit makes at once.
+const reaperLeaseReads = 32
+
 // checkLeases looks at the lease of every ready attempt: none yet means
 // unclaimed (announce it again once AnnounceAfter passed); an active one
 // past its expiry and the recovery window, or past its attempt timeout,
@@ -212,7 +215,19 @@ func (e *Engine) checkLeases(ctx context.Context, r *runRecord, d *definition, n
 	}
 	ids = append(ids, itemSteps(r)...) // running map items (mapstep.go)
 	ids = append(ids, compSteps(r)...) // on_failure steps (compensate.go)
-	for _, id := range ids {
+	// The ready attempts' leases, read concurrently (a wide fan-out has
+	// thousands: one at a time, a visit took minutes and re-announced
+	// unclaimed steps at one per store round trip), then decided in order.
+	type leaseRead struct {
+		l   *leaseRecord
+		ver blob.Version
+		err error
+		ok  bool
+	}
+	reads := make([]leaseRead, len(ids))
+	sem := make(chan struct{}, reaperLeaseReads)
+	var wg sync.WaitGroup
+	for i, id := range ids {
 		st := r.Steps[id]
 		if st == nil || st.Status != cairn.StepReady || st.Attempt == 0 {
 			continue
@@ -221,14 +236,34 @@ func (e *Engine) checkLeases(ctx context.Context, r *runRecord, d *definition, n
 			continue // retry backoff: announced when due
 		}
 		key := e.keys.leaseOf(r, id, st.Attempt)
-		l, ver, err := readJSON[leaseRecord](ctx, e.store, key)
-		if l != nil {
-			l.key = key
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			l, ver, err := readJSON[leaseRecord](ctx, e.store, key)
+			if l != nil {
+				l.key = key
+			}
+			reads[i] = leaseRead{l, ver, err, true}
+		}()
+	}
+	wg.Wait()
+	var unclaimed []notify.Hint
+	defer func() {
+		if len(unclaimed) > 0 {
+			e.announce(unclaimed)
+			stats.Announced += len(unclaimed)
 		}
+	}()
+	for i, id := range ids {
+		if !reads[i].ok {
+			continue
+		}
+		st := r.Steps[id]
+		l, ver, err := reads[i].l, reads[i].ver, reads[i].err
 		if isNotFound(err) {
 			if st.ReadyAt == nil || now.Sub(*st.ReadyAt) >= e.cfg.AnnounceAfter {
-				e.announce([]notify.Hint{{Run: r.ID, Workflow: r.Workflow, Version: r.Version, Step: id, Attempt: st.Attempt, Priority: stepPriority(r, d, id)}})
-				stats.Announced++
+				unclaimed = append(unclaimed, notify.Hint{Run: r.ID, Workflow: r.Workflow, Version: r.Version, Step: id, Attempt: st.Attempt, Priority: stepPriority(r, d, id)})
 			}
 			continue
 		}

@@ -249,7 +249,24 @@ func (e *Engine) checkLeases(ctx context.Context, r *runRecord, d *definition, n
 	}
 	wg.Wait()
 	var unclaimed []notify.Hint
+	// Lost leases are fenced and recovered concurrently (each recovery is
+	// a commit of the run: concurrent ones share group commits), so a wide
+	// fan-out's lost leases come back in a few commits, not one each.
+	var (
+		recMu    sync.Mutex
+		recErr   error
+		recovers sync.WaitGroup
+	)
+	recSem := make(chan struct{}, reaperLeaseReads)
+	fail := func(err error) {
+		recMu.Lock()
+		if recErr == nil {
+			recErr = err
+		}
+		recMu.Unlock()
+	}
 	defer func() {
+		recovers.Wait()
 		if len(unclaimed) > 0 {
 			e.announce(unclaimed)
 			stats.Announced += len(unclaimed)
@@ -291,22 +308,35 @@ func (e *Engine) checkLeases(ctx context.Context, r *runRecord, d *definition, n
 		if why == "" {
 			continue
 		}
-		if l.State == leaseActive {
-			// Fence the lease first: from here its worker's heartbeats and
-			// started are refused, so the decision below cannot race them.
-			if err := e.fence(ctx, l, ver, why); err != nil {
-				if errors.Is(err, blob.ErrPreconditionFailed) {
-					continue // a heartbeat won: look again next pass
+		recovers.Add(1)
+		recSem <- struct{}{}
+		go func() {
+			defer func() { <-recSem; recovers.Done() }()
+			if l.State == leaseActive {
+				// Fence the lease first: from here its worker's heartbeats
+				// and started are refused, so the decision below cannot
+				// race them.
+				if err := e.fence(ctx, l, ver, why); err != nil {
+					if !errors.Is(err, blob.ErrPreconditionFailed) { // else a heartbeat won: look again next pass
+						fail(err)
+					}
+					return
 				}
-				return err
 			}
-		}
-		if err := e.recoverAttempt(ctx, r.ID, d, l, why, stats); err != nil {
-			return err
-		}
-		e.releaseSlots(ctx, l) // the attempt is over (limits.go)
+			var got ReapStats
+			if err := e.recoverAttempt(ctx, r.ID, d, l, why, &got); err != nil {
+				fail(err)
+				return
+			}
+			recMu.Lock()
+			stats.TimedOut += got.TimedOut
+			stats.LeasesLost += got.LeasesLost
+			recMu.Unlock()
+			e.releaseSlots(ctx, l) // the attempt is over (limits.go)
+		}()
 	}
-	return nil
+	recovers.Wait()
+	return recErr
 }
 
 // recoverAttempt applies a reclaimed lease to the run: see

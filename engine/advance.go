@@ -41,11 +41,14 @@ func (r *runRecord) journal(now time.Time, e cairn.JournalEntry) {
 func (e *Engine) advance(r *runRecord, d *definition, fx *effects) {
 	for changed := true; changed && !r.Status.Terminal(); {
 		changed = false
-		for _, s := range advanceSteps(r, d) { // compensate.go
-			st := r.Steps[s.ID]
-			if r.Status.Terminal() || st.Status != cairn.StepPending || !depsSettled(r, &s) {
+		steps := advanceSteps(r, d) // compensate.go
+		for i := range steps {
+			// Not a copy of every step: a fan-out's complete visits them all.
+			if st := r.Steps[steps[i].ID]; r.Status.Terminal() || st.Status != cairn.StepPending || !depsSettled(r, &steps[i]) {
 				continue
 			}
+			s := steps[i]
+			st := r.Steps[s.ID]
 			changed = true
 			if why := e.skipReason(r, d, &s, fx); why != "" {
 				st.Status = cairn.StepSkipped

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"sync"
 	"time"
 
@@ -270,15 +271,28 @@ func (e *Engine) fallbackScan(ctx context.Context) int {
 		if err != nil || r.Status.Terminal() {
 			continue
 		}
+		// The leases of the ready attempts, looked up concurrently (a
+		// wide fan-out has thousands).
+		var mu sync.Mutex
+		var wg sync.WaitGroup
+		sem := make(chan struct{}, reaperLeaseReads)
 		for id, st := range r.Steps {
 			if st.Status != cairn.StepReady || st.ReadyAt != nil && st.ReadyAt.After(now) {
 				continue
 			}
-			if _, err := e.store.Stat(ctx, e.keys.leaseOf(r, id, st.Attempt)); isNotFound(err) {
-				e.hub.add(notify.Hint{Run: r.ID, Workflow: r.Workflow, Version: r.Version, Step: id, Attempt: st.Attempt, Priority: e.priorityOf(ctx, r, id)})
-				added++
-			}
+			wg.Add(1)
+			sem <- struct{}{}
+			go func() {
+				defer func() { <-sem; wg.Done() }()
+				if _, err := e.store.Stat(ctx, e.keys.leaseOf(r, id, st.Attempt)); isNotFound(err) {
+					e.hub.add(notify.Hint{Run: r.ID, Workflow: r.Workflow, Version: r.Version, Step: id, Attempt: st.Attempt, Priority: e.priorityOf(ctx, r, id)})
+					mu.Lock()
+					added++
+					mu.Unlock()
+				}
+			}()
 		}
+		wg.Wait()
 	}
 	return added
 }
@@ -351,7 +365,7 @@ func (e *Engine) tryClaim(ctx context.Context, w cachedWorker, hints []notify.Hi
 				}
 			}
 			if len(stale) > 0 {
-				if fresh, ferr := e.readRun(ctx, run); ferr == nil {
+				if fresh, ferr := e.readRunShared(ctx, run, r.Rev); ferr == nil {
 					for j, g := range e.claimSteps(ctx, w, fresh, d, stale) {
 						res[at[j]] = g
 					}
@@ -509,7 +523,7 @@ func (e *Engine) claimOne(ctx context.Context, w cachedWorker, r *runRecord, d *
 		}
 	}
 	tok := leaseToken{Run: r.ID, Step: step, Attempt: st.Attempt, Worker: w.rec.ID, ClaimedAt: l.ClaimedAt.UnixMilli(), Nonce: l.Nonce}
-	state := r.State
+	state := maps.Clone(r.State) // the lease's own: r may be the shared cached copy (claimRun)
 	if state == nil {
 		state = map[string]json.RawMessage{}
 	}

@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cairn-dev/cairn"
@@ -419,6 +420,14 @@ type cacheEntry struct {
 	run  string
 	data []byte
 	ver  blob.Version
+
+	// decoded is data decoded once, shared read-only by every claim that
+	// decides on this copy (sharedRun): a fan-out's claims would
+	// otherwise each decode the whole record, which grows with the
+	// width, so a W-wide fan-out cost O(W²). An entry is never changed
+	// after put; a new write puts a new entry.
+	once    sync.Once
+	decoded atomic.Pointer[runRecord]
 }
 
 func newRecordCache(max int) *recordCache {
@@ -436,15 +445,66 @@ func (c *recordCache) get(run string) ([]byte, blob.Version, bool) {
 	return nil, "", false
 }
 
-func (c *recordCache) put(run string, data []byte, ver blob.Version) {
+// shared returns the cached record of run decoded, decoding it once per
+// cached version. The record is shared by every caller and must not be
+// changed (nor any map, slice or pointer in it).
+func (c *recordCache) shared(run string) (*runRecord, bool) {
+	c.mu.Lock()
+	el, ok := c.items[run]
+	var e *cacheEntry
+	if ok {
+		c.ll.MoveToFront(el)
+		e = el.Value.(*cacheEntry) // under mu: put replaces it
+	}
+	c.mu.Unlock()
+	if !ok {
+		return nil, false
+	}
+	e.once.Do(func() {
+		var r runRecord
+		if json.Unmarshal(e.data, &r) == nil {
+			e.decoded.Store(&r)
+		}
+	})
+	r := e.decoded.Load()
+	return r, r != nil
+}
+
+// offer caches rec (data decoded, read at ver) unless the cached copy is
+// known to be at least as new. rec becomes the entry's shared decoded
+// copy: it must not be changed.
+func (c *recordCache) offer(run string, data []byte, ver blob.Version, rec *runRecord) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if el, ok := c.items[run]; ok {
-		el.Value = &cacheEntry{run, data, ver}
+		if cur := el.Value.(*cacheEntry); cur.ver == ver || cur.known() != nil && cur.known().Rev >= rec.Rev {
+			return
+		}
+	}
+	ent := &cacheEntry{run: run, data: data, ver: ver}
+	ent.decoded.Store(rec)
+	ent.once.Do(func() {}) // decoded already
+	c.putLocked(ent)
+}
+
+// known is the entry's decoded copy when it was decoded already, else nil
+// (without decoding it).
+func (e *cacheEntry) known() *runRecord { return e.decoded.Load() }
+
+func (c *recordCache) put(run string, data []byte, ver blob.Version) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.putLocked(&cacheEntry{run: run, data: data, ver: ver})
+}
+
+func (c *recordCache) putLocked(ent *cacheEntry) {
+	run := ent.run
+	if el, ok := c.items[run]; ok {
+		el.Value = ent
 		c.ll.MoveToFront(el)
 		return
 	}
-	c.items[run] = c.ll.PushFront(&cacheEntry{run, data, ver})
+	c.items[run] = c.ll.PushFront(ent)
 	if c.ll.Len() > c.max {
 		old := c.ll.Back()
 		c.ll.Remove(old)

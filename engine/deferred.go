@@ -80,7 +80,7 @@ func (e *Engine) completeDeferred(ctx context.Context, id string, req CompleteRe
 	if err != nil || !e.commits.congested(tok.Run) {
 		return nil, false, nil
 	}
-	r := e.cachedRun(tok.Run, 0)
+	r := e.sharedRun(tok.Run, 0) // read only
 	if r == nil {
 		return nil, false, nil
 	}

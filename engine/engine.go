@@ -26,6 +26,9 @@ const (
 	DefaultLeaseTTL         = 30 * time.Second
 	DefaultMaxRequestTime   = 30 * time.Second
 	DefaultFallbackInterval = 10 * time.Second
+	// DefaultLatestTTL is how long an instance trusts the newest version
+	// of a workflow it read (Config.LatestTTL).
+	DefaultLatestTTL = 5 * time.Second
 	// DefaultHeartbeatsPerTTL: HeartbeatInterval defaults to
 	// LeaseTTL / DefaultHeartbeatsPerTTL.
 	DefaultHeartbeatsPerTTL = 3
@@ -116,6 +119,14 @@ type Config struct {
 	// over 16 key prefixes for stores that partition by key range (S3,
 	// GCS) at high request rates. Either reads both (layout.go) [flat].
 	KeyLayout string
+	// LatestTTL is how long an instance trusts the newest version of a
+	// workflow it read (workflows/<name>/@latest, one object read by every
+	// start that names no version): a start on another instance may run
+	// the previous version for up to this long after a registration
+	// (registrations announce themselves on fan-out buses, which shortens
+	// it; a registration through this instance is seen at once). Wall
+	// clock. Negative reads the object on every start [5s].
+	LatestTTL time.Duration
 }
 
 func (c *Config) setDefaults() {
@@ -134,6 +145,9 @@ func (c *Config) setDefaults() {
 	def(&c.PriorityAging, time.Second)
 	def(&c.UnservableAvoid, 30*time.Second)
 	def(&c.CommitTimeout, 20*time.Second)
+	if c.LatestTTL == 0 {
+		c.LatestTTL = DefaultLatestTTL
+	}
 	if c.Retention == 0 {
 		c.Retention = DefaultRetention
 	}
@@ -183,6 +197,7 @@ type Engine struct {
 	hub     *hub
 	watch   *watchers
 	defs    *defCache
+	latest  latestCache // workflows' newest versions (workflows.go)
 	workers *workerCache
 	live    liveCache // which workflow versions live workers serve; see liveness.go
 
@@ -192,7 +207,10 @@ type Engine struct {
 	scanMu   sync.Mutex
 	lastScan time.Time
 
-	flow flowState // flow control's parked hints (limits.go)
+	flow  flowState // flow control's parked hints (limits.go)
+	reads runReads  // claims' run-record reads in flight (leasecache.go)
+	// startRetry bounds the retries starts make themselves (runs.go).
+	startRetry retryBudget
 
 	draining  chan struct{}
 	drainOnce sync.Once

@@ -52,8 +52,8 @@ func newHub(now func() time.Time) *hub {
 
 // add records a hint and wakes the claims it matches.
 func (h *hub) add(x notify.Hint) {
-	if x.Changed {
-		return // a run-change notice, never claimable work
+	if x.Changed || x.Registered != "" {
+		return // a run-change or registration notice, never claimable work
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()

@@ -571,7 +571,7 @@ func (s *skipSet) add(k string) {
 // layout (layout.go), from the cached record or, failing that, a read. A
 // run that is gone answers the engine's own layout.
 func (e *Engine) leaseKeyOfRun(ctx context.Context, run, step string, attempt int) (string, error) {
-	r := e.cachedRun(run, 0)
+	r := e.sharedRun(run, 0) // read only
 	if r == nil {
 		var err error
 		if r, err = e.readRun(ctx, run); isNotFound(err) || isNotFoundErr(err) {

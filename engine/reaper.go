@@ -228,6 +228,9 @@ func (e *Engine) fireTimers(ctx context.Context, r *runRecord, d *definition, no
 	return err
 }
 
+// reaperLeaseReads is how many lease reads one run's visit makes at once.
+const reaperLeaseReads = 32
+
 // checkLeases looks at the lease of every ready attempt: none yet means
 // unclaimed (announce it again once AnnounceAfter passed); an active one
 // past its expiry and the recovery window, or past its attempt timeout,
@@ -239,7 +242,19 @@ func (e *Engine) checkLeases(ctx context.Context, r *runRecord, d *definition, n
 	}
 	ids = append(ids, itemSteps(r)...) // running map items (mapstep.go)
 	ids = append(ids, compSteps(r)...) // on_failure steps (compensate.go)
-	for _, id := range ids {
+	// The ready attempts' leases, read concurrently (a wide fan-out has
+	// thousands: one at a time, a visit took minutes and re-announced
+	// unclaimed steps at one per store round trip), then decided in order.
+	type leaseRead struct {
+		l   *leaseRecord
+		ver blob.Version
+		err error
+		ok  bool
+	}
+	reads := make([]leaseRead, len(ids))
+	sem := make(chan struct{}, reaperLeaseReads)
+	var wg sync.WaitGroup
+	for i, id := range ids {
 		st := r.Steps[id]
 		if st == nil || st.Status != cairn.StepReady || st.Attempt == 0 {
 			continue
@@ -248,14 +263,51 @@ func (e *Engine) checkLeases(ctx context.Context, r *runRecord, d *definition, n
 			continue // retry backoff: announced when due
 		}
 		key := e.keys.leaseOf(r, id, st.Attempt)
-		l, ver, err := readJSON[leaseRecord](ctx, e.store, key)
-		if l != nil {
-			l.key = key
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			l, ver, err := readJSON[leaseRecord](ctx, e.store, key)
+			if l != nil {
+				l.key = key
+			}
+			reads[i] = leaseRead{l, ver, err, true}
+		}()
+	}
+	wg.Wait()
+	var unclaimed []notify.Hint
+	// Lost leases are fenced and recovered concurrently (each recovery is
+	// a commit of the run: concurrent ones share group commits), so a wide
+	// fan-out's lost leases come back in a few commits, not one each.
+	var (
+		recMu    sync.Mutex
+		recErr   error
+		recovers sync.WaitGroup
+	)
+	recSem := make(chan struct{}, reaperLeaseReads)
+	fail := func(err error) {
+		recMu.Lock()
+		if recErr == nil {
+			recErr = err
 		}
+		recMu.Unlock()
+	}
+	defer func() {
+		recovers.Wait()
+		if len(unclaimed) > 0 {
+			e.announce(unclaimed)
+			stats.Announced += len(unclaimed)
+		}
+	}()
+	for i, id := range ids {
+		if !reads[i].ok {
+			continue
+		}
+		st := r.Steps[id]
+		l, ver, err := reads[i].l, reads[i].ver, reads[i].err
 		if isNotFound(err) {
 			if st.ReadyAt == nil || now.Sub(*st.ReadyAt) >= e.cfg.AnnounceAfter {
-				e.announce([]notify.Hint{{Run: r.ID, Workflow: r.Workflow, Version: r.Version, Step: id, Attempt: st.Attempt, Priority: stepPriority(r, d, id)}})
-				stats.Announced++
+				unclaimed = append(unclaimed, notify.Hint{Run: r.ID, Workflow: r.Workflow, Version: r.Version, Step: id, Attempt: st.Attempt, Priority: stepPriority(r, d, id)})
 			}
 			continue
 		}
@@ -283,22 +335,35 @@ func (e *Engine) checkLeases(ctx context.Context, r *runRecord, d *definition, n
 		if why == "" {
 			continue
 		}
-		if l.State == leaseActive {
-			// Fence the lease first: from here its worker's heartbeats and
-			// started are refused, so the decision below cannot race them.
-			if err := e.fence(ctx, l, ver, why); err != nil {
-				if errors.Is(err, blob.ErrPreconditionFailed) {
-					continue // a heartbeat won: look again next pass
+		recovers.Add(1)
+		recSem <- struct{}{}
+		go func() {
+			defer func() { <-recSem; recovers.Done() }()
+			if l.State == leaseActive {
+				// Fence the lease first: from here its worker's heartbeats
+				// and started are refused, so the decision below cannot
+				// race them.
+				if err := e.fence(ctx, l, ver, why); err != nil {
+					if !errors.Is(err, blob.ErrPreconditionFailed) { // else a heartbeat won: look again next pass
+						fail(err)
+					}
+					return
 				}
-				return err
 			}
-		}
-		if err := e.recoverAttempt(ctx, r.ID, d, l, why, stats); err != nil {
-			return err
-		}
-		e.releaseSlots(ctx, l) // the attempt is over (limits.go)
+			var got ReapStats
+			if err := e.recoverAttempt(ctx, r.ID, d, l, why, &got); err != nil {
+				fail(err)
+				return
+			}
+			recMu.Lock()
+			stats.TimedOut += got.TimedOut
+			stats.LeasesLost += got.LeasesLost
+			recMu.Unlock()
+			e.releaseSlots(ctx, l) // the attempt is over (limits.go)
+		}()
 	}
-	return nil
+	recovers.Wait()
+	return recErr
 }
 
 // recoverAttempt applies a reclaimed lease to the run: see

@@ -6,8 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	mrand "math/rand/v2"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/oklog/ulid/v2"
@@ -143,14 +145,43 @@ func (e *Engine) startRun(ctx context.Context, req StartRequest, seed func(r *ru
 		e.advance(r, d, fx)
 	}
 	r.Rev = 1
-	if _, err := e.armTimer(ctx, r, now); err != nil { // when the run needs one
+	// The timer before the record (a record without its timer would not
+	// be found by the reaper if this process died between the two), and
+	// each written once per start: a write the store refuses for rate is
+	// retried here with the same id and the same timer, so a throttled
+	// start does not leave one timer per client retry (see
+	// docs/DECISIONS.md, "Engine limits at scale").
+	var timerKey string
+	retriedTimer, err := retryRefused(ctx, &e.startRetry, func() (err error) {
+		timerKey, err = e.armTimer(ctx, r, now) // when the run needs one
+		return err
+	})
+	if err != nil {
 		return nil, unavailable(err)
 	}
 	if err := e.preWrites(ctx, fx.writes); err != nil { // a map's items (mapstep.go)
 		return nil, unavailable(err)
 	}
 	data := mustJSON(r)
-	v, err := e.store.Create(ctx, e.keys.run(id), data)
+	var v blob.Version
+	retriedCreate, err := retryRefused(ctx, &e.startRetry, func() (err error) {
+		v, err = e.store.Create(ctx, e.keys.run(id), data)
+		return err
+	})
+	if err == nil && !retriedTimer && !retriedCreate {
+		e.startRetry.earn()
+	}
+	if err != nil && blob.IsRetryable(err) && timerKey != "" && req.IdempotencyKey == "" {
+		// Refused: nothing was written, and the id is this request's
+		// alone (no idempotency key names it), so no run will ever need
+		// the timer. Best effort: one the store refuses to delete is
+		// deleted by the reaper when it finds no run.
+		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		if derr := e.store.Delete(dctx, timerKey); derr != nil {
+			e.log.Debug("start: deleting the timer of a refused start failed; the reaper deletes it", "run", id, "err", derr)
+		}
+		cancel()
+	}
 	if errors.Is(err, blob.ErrPreconditionFailed) && req.IdempotencyKey != "" {
 		// A concurrent start with the same key finished it first.
 		existing, err := e.readRun(ctx, id)
@@ -166,6 +197,74 @@ func (e *Engine) startRun(ctx context.Context, req StartRequest, seed func(r *ru
 	fx.run = r // for observe; rev stays 0: no change notice for a new run
 	e.afterCommit(fx)
 	return &cairn.StartResult{Run: e.view(r, d)}, nil
+}
+
+// startRetries is how often a start retries a write the store refused
+// for rate (throttled, or a conflicting concurrent write) before it
+// answers unavailable: up to 3 retries after 100–200, 200–400 and
+// 400–800 ms, while the instance's retry budget lasts.
+const startRetries = 3
+
+// startRetryBase is the first retry's backoff (a variable for tests).
+var startRetryBase = 100 * time.Millisecond
+
+// retryBudget bounds a start's own retries so that they absorb a burst of
+// refusals without multiplying the load of a store that stays overloaded
+// (the client retries too): a retry spends a token, a start whose writes
+// all succeeded first time earns a tenth of one, up to retryBudgetMax. So
+// under sustained throttling about one start in ten retries here, and the
+// rest are left to the client's backoff (as the AWS SDKs' retry quota
+// does).
+type retryBudget struct {
+	mu     sync.Mutex
+	tokens float64
+	init   bool
+}
+
+const retryBudgetMax = 100
+
+func (b *retryBudget) take() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if !b.init {
+		b.tokens, b.init = retryBudgetMax, true
+	}
+	if b.tokens < 1 {
+		return false
+	}
+	b.tokens--
+	return true
+}
+
+func (b *retryBudget) earn() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if !b.init {
+		b.tokens, b.init = retryBudgetMax, true
+	}
+	b.tokens = min(b.tokens+0.1, retryBudgetMax)
+}
+
+// retryRefused calls f until it succeeds, fails with anything but a
+// refusal after which nothing was written (blob.IsRetryable), has been
+// retried startRetries times, or the budget is spent, backing off between
+// tries. It reports whether it retried.
+func retryRefused(ctx context.Context, budget *retryBudget, f func() error) (bool, error) {
+	err := f()
+	retried := false
+	for attempt := 0; attempt < startRetries && err != nil && blob.IsRetryable(err) && budget.take(); attempt++ {
+		retried = true
+		d := startRetryBase << attempt
+		t := time.NewTimer(d + mrand.N(d))
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return retried, err
+		}
+		err = f()
+	}
+	return retried, err
 }
 
 func isNotFoundErr(err error) bool {

@@ -90,6 +90,10 @@ func (ws *watchers) waiting(run string) int {
 // receive handles a notification from the bus: run-change notices wake
 // status requests, everything else goes to the hub of claims.
 func (e *Engine) receive(h notify.Hint) {
+	if h.Registered != "" {
+		e.latest.forget(h.Registered)
+		return
+	}
 	if h.Changed {
 		e.watch.changed(h.Run, h.Rev)
 		return
@@ -109,6 +113,18 @@ func (e *Engine) cachedRun(run string, rev int64) *runRecord {
 		return nil
 	}
 	return &r
+}
+
+// sharedRun is cachedRun without a copy of its own: the committer's
+// cached copy decoded once per version and shared by every caller, which
+// must not change it. Claims decide on it (claimRun), so the claims of a
+// wide fan-out do not each decode the whole record.
+func (e *Engine) sharedRun(run string, rev int64) *runRecord {
+	r, ok := e.commits.cache.shared(run)
+	if !ok || r.Rev < rev {
+		return nil
+	}
+	return r
 }
 
 // runAtLeast returns run's record for a request woken by a change to

@@ -3,6 +3,7 @@ package engine
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/blob"
+	"github.com/cairn-dev/cairn/notify"
 )
 
 // definition is a registered workflow with its compiled templates.
@@ -70,9 +72,18 @@ func compile(w cairn.Workflow, field string) (*definition, error) {
 type defCache struct {
 	mu   sync.RWMutex
 	defs map[workflowID]*definition
+	// registered is the hash of the stored form of each definition this
+	// instance registered to the end (stored and recorded in the latest
+	// record): registering it again is a no-op, answered without
+	// compiling it or reading the bucket. Every worker registers its
+	// definitions when it starts, so a fleet of workers of one wide
+	// workflow would otherwise read the whole definition once each.
+	registered map[workflowID][sha256.Size]byte
 }
 
-func newDefCache() *defCache { return &defCache{defs: map[workflowID]*definition{}} }
+func newDefCache() *defCache {
+	return &defCache{defs: map[workflowID]*definition{}, registered: map[workflowID][sha256.Size]byte{}}
+}
 
 // canonical returns a definition's stored form: the same content always
 // gives the same bytes, so re-registration can be compared byte for byte.
@@ -88,11 +99,19 @@ func canonical(w cairn.Workflow) []byte {
 func (e *Engine) registerWorkflows(ctx context.Context, wfs []cairn.Workflow) error {
 	for i, w := range wfs {
 		field := fmt.Sprintf("workflows[%d]", i)
+		data := canonical(w)
+		sum := sha256.Sum256(data)
+		id := workflowID{w.Name, w.Version}
+		e.defs.mu.RLock()
+		known, ok := e.defs.registered[id]
+		e.defs.mu.RUnlock()
+		if ok && known == sum {
+			continue // registered here before, byte for byte
+		}
 		d, err := compile(w, field)
 		if err != nil {
 			return err
 		}
-		data := canonical(w)
 		key := e.keys.workflow(w.Name, w.Version)
 		_, err = e.store.Create(ctx, key, data)
 		switch {
@@ -120,10 +139,22 @@ func (e *Engine) registerWorkflows(ctx context.Context, wfs []cairn.Workflow) er
 			return err
 		}
 		e.defs.mu.Lock()
-		e.defs.defs[workflowID{w.Name, w.Version}] = d
+		e.defs.defs[id] = d
+		e.defs.registered[id] = sum
 		e.defs.mu.Unlock()
 	}
 	return nil
+}
+
+// registered forgets the cached newest version of a workflow whose
+// latest record a registration changed, here and, through the bus, on
+// the other instances (a queue bus tells only one of them: there,
+// LatestTTL bounds how long the previous version is started).
+func (e *Engine) registered(name string) {
+	e.latest.forget(name)
+	if e.cfg.Bus != nil {
+		go e.announce([]notify.Hint{{Registered: name}})
+	}
 }
 
 // latestRecord names the newest registered version of a workflow, and
@@ -138,6 +169,8 @@ type versionAt struct {
 	RegisteredAt time.Time `json:"registered_at"`
 }
 
+// bumpLatest records version as the workflow's newest, unless the
+// latest record has it already.
 func (e *Engine) bumpLatest(ctx context.Context, name, version string) error {
 	key := e.keys.workflowLatest(name)
 	for attempt := 0; attempt < 50; attempt++ {
@@ -160,6 +193,7 @@ func (e *Engine) bumpLatest(ctx context.Context, name, version string) error {
 			_, err = e.store.Swap(ctx, key, mustJSON(rec), ver)
 		}
 		if err == nil {
+			e.registered(name)
 			return nil
 		}
 		if !errors.Is(err, blob.ErrPreconditionFailed) && !blob.IsRetryable(err) && !isNotFound(err) {
@@ -196,8 +230,14 @@ func (e *Engine) definition(ctx context.Context, name, version string) (*definit
 	return d, nil
 }
 
-// latestVersion returns the newest registered version of a workflow.
+// latestVersion returns the newest registered version of a workflow:
+// from the instance's cache when it read it less than LatestTTL ago and
+// no registration of the workflow was heard of since, else one read.
 func (e *Engine) latestVersion(ctx context.Context, name string) (string, error) {
+	v, gen, ok := e.latest.get(name, e.cfg.LatestTTL)
+	if ok {
+		return v, nil
+	}
 	rec, _, err := readJSON[latestRecord](ctx, e.store, e.keys.workflowLatest(name))
 	if isNotFound(err) {
 		return "", &NotFoundError{What: "workflow", ID: name}
@@ -205,7 +245,60 @@ func (e *Engine) latestVersion(ctx context.Context, name string) (string, error)
 	if err != nil {
 		return "", err
 	}
+	e.latest.put(name, rec.Latest, gen)
 	return rec.Latest, nil
+}
+
+// latestCache is an instance's cache of workflows' newest versions
+// (Config.LatestTTL). A registration heard of (through this instance, or
+// announced on the bus) forgets the workflow's entry and bumps the
+// generation, so a read that began before it cannot put back the version
+// it replaced.
+type latestCache struct {
+	mu  sync.Mutex
+	m   map[string]latestEntry
+	gen uint64
+}
+
+type latestEntry struct {
+	version string
+	at      time.Time
+}
+
+// get returns name's cached version when it is younger than ttl, and the
+// generation a read that misses must hand to put.
+func (c *latestCache) get(name string, ttl time.Duration) (string, uint64, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if x, ok := c.m[name]; ok && ttl > 0 && time.Since(x.at) < ttl {
+		return x.version, c.gen, true
+	}
+	return "", c.gen, false
+}
+
+// put caches version as name's newest, read at generation gen: unless a
+// registration was heard of since.
+func (c *latestCache) put(name, version string, gen uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if gen != c.gen {
+		return
+	}
+	if c.m == nil {
+		c.m = map[string]latestEntry{}
+	}
+	if len(c.m) >= 10_000 {
+		clear(c.m) // bounded: one entry per workflow name started
+	}
+	c.m[name] = latestEntry{version, time.Now()}
+}
+
+// forget drops name's entry: a version of it was registered.
+func (c *latestCache) forget(name string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.gen++
+	delete(c.m, name)
 }
 
 // ListWorkflows lists registered workflows.

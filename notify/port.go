@@ -37,6 +37,11 @@ type Hint struct {
 	// Priority is the step's effective priority (the run's, or the
 	// step's override): an instance offers higher ones first.
 	Priority int `json:"priority,omitempty"`
+	// Registered marks a registration notice instead: a new version of
+	// the workflow named here was registered, and instances forget the
+	// newest version they cached for it. Run, Workflow and Step are
+	// empty; it is not work.
+	Registered string `json:"registered,omitempty"`
 }
 
 // Key identifies the step a hint is about: of two hints with one key, the

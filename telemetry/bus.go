@@ -21,32 +21,32 @@ type bus struct {
 }
 
 func kind(h notify.Hint) string {
-	if h.Changed {
+	switch {
+	case h.Changed:
 		return "change"
+	case h.Registered != "":
+		return "registration"
 	}
 	return "hint"
 }
 
 func (b *bus) Publish(ctx context.Context, hints []notify.Hint) error {
 	err := b.Bus.Publish(ctx, hints)
-	var hs, cs int
+	n := map[string]int{}
 	for _, h := range hints {
-		if h.Changed {
-			cs++
+		n[kind(h)]++
+	}
+	for _, k := range []string{"hint", "change", "registration"} {
+		if err != nil {
+			// The engine serves its own claims from the hints meanwhile;
+			// the other instances find the work by their fallback scans
+			// (and a registration by their LatestTTL).
+			b.t.Dropped(k, "publish_failed", n[k])
 		} else {
-			hs++
+			b.t.Published(k, n[k])
 		}
 	}
-	if err != nil {
-		// The engine serves its own claims from the hints meanwhile;
-		// the other instances find the work by their fallback scans.
-		b.t.Dropped("hint", "publish_failed", hs)
-		b.t.Dropped("change", "publish_failed", cs)
-		return err
-	}
-	b.t.Published("hint", hs)
-	b.t.Published("change", cs)
-	return nil
+	return err
 }
 
 func (b *bus) Subscribe(fn func(notify.Hint)) (func(), error) {

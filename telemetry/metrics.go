@@ -100,8 +100,8 @@ func newInstruments(m metric.Meter) (*instruments, error) {
 		reapItems:     c(MetricReapItems, "{item}", "What reaper passes did, by kind: timers_due, runs_visited, leases_lost, attempts_timed_out, announced, timers_fired, errors."),
 		blobRequests:  c(MetricBlobRequests, "{request}", "Object-store requests, by op, billing class (put, get, free) and result (ok, not_found, precondition_failed, error)."),
 		blobDuration:  secs(MetricBlobDuration, "Object-store request duration, by op.", fast...),
-		published:     c(MetricPublished, "{hint}", "Hints and change notices published on the bus."),
-		received:      c(MetricReceived, "{hint}", "Hints and change notices received from the bus."),
+		published:     c(MetricPublished, "{hint}", "Hints, change and registration notices published on the bus."),
+		received:      c(MetricReceived, "{hint}", "Hints, change and registration notices received from the bus."),
 		dropped:       c(MetricDropped, "{hint}", "Hints and change notices lost on the way, by kind and reason: publish_failed (the bus refused them; this instance's claims still get its hints), evicted (an instance's pool of hints pruned for age or number)."),
 		wake:          secs(MetricWakeLatency, "From a hint becoming claimable on an instance (arrived, or its retry backoff ended) to the claim that took it answering.", fast...),
 	}
@@ -223,7 +223,8 @@ func (t *T) Reaped(took time.Duration, items map[string]int) {
 	}
 }
 
-// Published and Received count bus traffic by kind (hint, change).
+// Published and Received count bus traffic by kind (hint, change,
+// registration).
 func (t *T) Published(kind string, n int) {
 	if t == nil || t.m == nil || n == 0 {
 		return
@@ -239,7 +240,8 @@ func (t *T) Received(kind string) {
 	t.m.received.Add(bg, 1, metric.WithAttributes(attribute.String("kind", kind)))
 }
 
-// Dropped counts n hints (kind hint or change) lost for reason.
+// Dropped counts n hints (kind hint, change or registration) lost for
+// reason.
 func (t *T) Dropped(kind, reason string, n int) {
 	if t == nil || t.m == nil || n <= 0 {
 		return

@@ -168,6 +168,7 @@ type simulation struct {
 	burstDone atomic.Int64
 	retries   atomic.Int64
 	held      []float64
+	fanRun    atomic.Value // string: the fanout scenario's run
 }
 
 func defaults(o *options) {
@@ -293,6 +294,9 @@ func run(ctx context.Context, o options, w io.Writer) (result, error) {
 			cur := s.snap()
 			if !o.quiet {
 				cur.line(w, prev, o, now.Sub(start))
+				if id, ok := s.fanRun.Load().(string); ok {
+					s.fanStatus(ctx, w, id)
+				}
 			}
 			prev, next = cur, next.Add(o.report)
 		}
@@ -317,6 +321,17 @@ func run(ctx context.Context, o options, w io.Writer) (result, error) {
 		heldClaims: held / float64(max(len(s.held), 1)), throttled: float64(d.counts.Throttled()) / float64(max(d.counts.Requests(), 1)),
 		hottest: final.stats.HottestWrites, byPrefix: d.byPrefix, retries: s.retries.Load(),
 	}, nil
+}
+
+// fanStatus reports how many of the fan-out's steps are done: from the
+// run's progress (one read; GetRun would read every ready step's lease).
+func (s *simulation) fanStatus(ctx context.Context, w io.Writer, id string) {
+	p, err := s.engines[0].GetRunStatus(ctx, id, 0, 0)
+	if err != nil {
+		fmt.Fprintf(w, "#   fan-out %s: %v\n", id, err)
+		return
+	}
+	fmt.Fprintf(w, "#   fan-out %s %s: %d of %d steps done\n", id, p.Status, p.StepsDone, p.StepsTotal)
 }
 
 // drained: a finite scenario ends when its runs are all done.
@@ -494,6 +509,9 @@ func (s *simulation) start(ctx context.Context, wf string, count bool) {
 	}
 	if count {
 		s.started.Add(1)
+	}
+	if wf == "fan" {
+		s.fanRun.Store(id)
 	}
 	s.mu.Lock()
 	if _, ok := s.readyAt[id]; !ok {

@@ -30,6 +30,7 @@ import (
 // benchReport is what `cairn bench` measures.
 type benchReport struct {
 	Store       string  `json:"store"`
+	Layout      string  `json:"layout,omitempty"`
 	Profile     string  `json:"profile"`
 	Shape       string  `json:"shape"`
 	Runs        int     `json:"runs"`
@@ -66,6 +67,7 @@ func newBenchCmd() *cobra.Command {
 		scale                 float64
 		asJSON                bool
 		traceMode             string
+		layout                string
 	)
 	cmd := &cobra.Command{
 		Use:   "bench",
@@ -126,7 +128,7 @@ the request cost per million steps at S3 prices.
 			default:
 				return fmt.Errorf("--trace %q: want off or mem", traceMode)
 			}
-			rep, err := runBench(ctx, counted, counts, shape, runs, width, workers, tel)
+			rep, err := runBench(ctx, counted, counts, shape, runs, width, workers, tel, layout)
 			if err != nil {
 				return err
 			}
@@ -135,7 +137,7 @@ the request cost per million steps at S3 prices.
 				tp.ForceFlush(ctx)
 				rep.Spans = len(spans.GetSpans())
 			}
-			rep.Store, rep.Profile, rep.Throttled = redactURL(store), profile, ctl.Stats().Throttled
+			rep.Store, rep.Profile, rep.Throttled, rep.Layout = redactURL(store), profile, ctl.Stats().Throttled, layout
 			if profile != "" && profile != "none" {
 				rep.Profile = fmt.Sprintf("%s ×%g", profile, scale)
 			}
@@ -152,6 +154,7 @@ the request cost per million steps at S3 prices.
 	f.IntVar(&workers, "workers", 8, "concurrent claim loops")
 	f.BoolVar(&asJSON, "json", false, "print the report as JSON")
 	f.StringVar(&traceMode, "trace", "off", "off, or mem: record the engine's spans into memory (to measure tracing's overhead)")
+	f.StringVar(&layout, "layout", engine.KeyLayoutFlat, "key layout the engine writes: flat or sharded (CAIRN_KEY_LAYOUT)")
 	return cmd
 }
 
@@ -180,12 +183,12 @@ func benchWorkflow(shape string, width int) (cairn.Workflow, error) {
 	return w, nil
 }
 
-func runBench(ctx context.Context, store *blob.Bucket, counts *counting.Counts, shape string, runs, width, workers int, tel *telemetry.T) (*benchReport, error) {
+func runBench(ctx context.Context, store *blob.Bucket, counts *counting.Counts, shape string, runs, width, workers int, tel *telemetry.T, layout string) (*benchReport, error) {
 	wf, err := benchWorkflow(shape, width)
 	if err != nil {
 		return nil, err
 	}
-	e, err := engine.New(store, engine.Config{Logger: quietLogger(), Telemetry: tel})
+	e, err := engine.New(store, engine.Config{Logger: quietLogger(), Telemetry: tel, KeyLayout: layout})
 	if err != nil {
 		return nil, err
 	}
@@ -279,18 +282,14 @@ func runBench(ctx context.Context, store *blob.Bucket, counts *counting.Counts, 
 			return nil, fmt.Errorf("run %s ended %s", id, r.Status)
 		}
 	}
-	// Rev counts a run record's writes; read them without disturbing the
-	// counts above.
+	// Rev counts a run record's writes (read after the counts above, in
+	// whichever key layout the run was written).
 	for _, id := range ids {
-		o, err := store.Driver().Get(ctx, "runs/"+id)
+		p, err := e.GetRunStatus(ctx, id, 0, 0)
 		if err != nil {
 			return nil, err
 		}
-		var rec struct {
-			Rev int64 `json:"rev"`
-		}
-		json.Unmarshal(o.Data, &rec)
-		revs += rec.Rev
+		revs += p.Rev
 	}
 	n := float64(total)
 	return &benchReport{

@@ -72,7 +72,7 @@ func Run(t *testing.T, h Harness) {
 // Hints returns n hints of batch, every field set on the first: NotBefore
 // carries nanoseconds and a non-UTC zone on even hints and is zero on odd
 // ones; Taken is set on every third hint, Changed (with Rev) on every
-// fifth.
+// fifth, Registered on every seventh.
 func Hints(batch string, n int) []notify.Hint {
 	zone := time.FixedZone("X", 5*3600+30*60)
 	out := make([]notify.Hint, n)
@@ -88,6 +88,9 @@ func Hints(batch string, n int) []notify.Hint {
 		}
 		if i%5 == 0 {
 			out[i].Changed, out[i].Rev = true, int64(i+7)
+		}
+		if i%7 == 0 {
+			out[i].Registered = "wf-" + batch
 		}
 		if i%2 == 0 {
 			out[i].NotBefore = time.Date(2031, 2, 3, 4, 5, 6, 123456789+i, zone)

@@ -1,0 +1,119 @@
+package engine
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/blob/counting"
+	"github.com/cairn-dev/cairn/blob/mem"
+	notifymem "github.com/cairn-dev/cairn/notify/mem"
+)
+
+func startedVersion(t *testing.T, e *Engine, wf string) string {
+	t.Helper()
+	return getRun(t, e, mustStart(t, e, wf, `{}`)).Version
+}
+
+// Starts that name no version read workflows/<name>/@latest once per
+// LatestTTL per instance, not once each; a registration through the
+// instance is seen by its next start.
+func TestLatestVersionCached(t *testing.T) {
+	store, counts := counting.Wrap(mem.New())
+	e := newTestEngine(t, store, Config{LatestTTL: time.Hour})
+	register(t, e, "w", single("x", cairn.Step{}))
+	counts.Reset()
+	for range 20 {
+		mustStart(t, e, "x", `{}`)
+	}
+	if got := counts.Snapshot().Get; got != 1 {
+		t.Fatalf("20 starts read %d objects, want the one @latest read", got)
+	}
+	v2 := single("x", cairn.Step{})
+	v2.Version = "2"
+	register(t, e, "w", v2)
+	if v := startedVersion(t, e, "x"); v != "2" {
+		t.Fatalf("a start after a registration through this instance ran version %s, want 2", v)
+	}
+}
+
+// Another instance hears of a registration on the bus and starts the new
+// version; without a bus it may start the previous one until its cached
+// entry is LatestTTL old, never later.
+func TestLatestVersionAcrossInstances(t *testing.T) {
+	for _, withBus := range []bool{true, false} {
+		name := map[bool]string{true: "bus", false: "ttl"}[withBus]
+		t.Run(name, func(t *testing.T) {
+			store := mem.New()
+			cfg := Config{LatestTTL: time.Hour}
+			if !withBus {
+				cfg.LatestTTL = 300 * time.Millisecond
+			} else {
+				cfg.Bus = notifymem.New()
+			}
+			a := newTestEngine(t, store, cfg)
+			b := newTestEngine(t, store, cfg)
+			register(t, a, "w", single("x", cairn.Step{}))
+			if v := startedVersion(t, b, "x"); v != "1" {
+				t.Fatalf("version %s, want 1", v)
+			}
+			v2 := single("x", cairn.Step{})
+			v2.Version = "2"
+			registeredAt := time.Now()
+			register(t, a, "w", v2)
+			deadline := time.Now().Add(5 * time.Second)
+			for {
+				v := startedVersion(t, b, "x")
+				if v == "2" {
+					break
+				}
+				if withBus && time.Now().After(deadline) {
+					t.Fatal("the other instance still starts version 1 5 s after the registration was announced")
+				}
+				if !withBus && time.Since(registeredAt) > cfg.LatestTTL+200*time.Millisecond {
+					t.Fatalf("the other instance started version 1 %v after the registration, past LatestTTL %v", time.Since(registeredAt), cfg.LatestTTL)
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+		})
+	}
+}
+
+// A negative LatestTTL reads @latest on every start.
+func TestLatestVersionUncached(t *testing.T) {
+	store, counts := counting.Wrap(mem.New())
+	e := newTestEngine(t, store, Config{LatestTTL: -1})
+	register(t, e, "w", single("x", cairn.Step{}))
+	counts.Reset()
+	for range 5 {
+		mustStart(t, e, "x", `{}`)
+	}
+	if got := counts.Snapshot().Get; got != 5 {
+		t.Fatalf("5 starts read %d objects, want 5", got)
+	}
+}
+
+// A definition this instance registered is registered again (every
+// worker's start) without reading the bucket: only the worker record is
+// written. Another instance still checks it against the stored one.
+func TestReRegisterKnownDefinition(t *testing.T) {
+	store, counts := counting.Wrap(mem.New())
+	a := newTestEngine(t, store, Config{})
+	b := newTestEngine(t, store, Config{})
+	wf := single("x", cairn.Step{})
+	register(t, a, "w1", wf)
+	counts.Reset()
+	register(t, a, "w2", wf)
+	if s := counts.Snapshot(); s.Reads() != 0 || s.Writes() != 1 {
+		t.Fatalf("re-registration: %d reads, %d writes; want 0 and the worker record", s.Reads(), s.Writes())
+	}
+	other := wf
+	other.Steps = []cairn.Step{{ID: "only", Retry: &cairn.RetryPolicy{MaxAttempts: 3}}}
+	if _, err := a.Register(context.Background(), RegisterRequest{WorkerID: "w3", Workflows: []cairn.Workflow{other}}); err == nil {
+		t.Fatal("other content under a registered version accepted")
+	}
+	if _, err := b.Register(context.Background(), RegisterRequest{WorkerID: "w4", Workflows: []cairn.Workflow{other}}); err == nil {
+		t.Fatal("other content under a registered version accepted by another instance")
+	}
+}

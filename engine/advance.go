@@ -43,12 +43,11 @@ func (e *Engine) advance(r *runRecord, d *definition, fx *effects) {
 		changed = false
 		steps := advanceSteps(r, d) // compensate.go
 		for i := range steps {
-			// Not a copy of every step: a fan-out's complete visits them all.
-			if st := r.Steps[steps[i].ID]; r.Status.Terminal() || st.Status != cairn.StepPending || !depsSettled(r, &steps[i]) {
+			st := r.Steps[steps[i].ID]
+			if r.Status.Terminal() || st.Status != cairn.StepPending || !depsSettled(r, &steps[i]) {
 				continue
 			}
-			s := steps[i]
-			st := r.Steps[s.ID]
+			s := steps[i] // a copy only of the steps that start: a fan-out's complete visits them all
 			changed = true
 			if why := e.skipReason(r, d, &s, fx); why != "" {
 				st.Status = cairn.StepSkipped

@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"sync"
 
 	"github.com/cairn-dev/cairn"
@@ -148,20 +147,10 @@ func (e *Engine) readRunShared(ctx context.Context, run string, need int64) (*ru
 // cache (as the copy its next commit swaps against, and claims decide
 // on), unless the cache holds a newer one.
 func (e *Engine) readRunCaching(ctx context.Context, run string) (*runRecord, error) {
-	if !runIDRule.valid(run) {
-		return nil, &NotFoundError{What: "run", ID: run}
-	}
-	o, err := getEither(ctx, e.store, e.keys.run(run), e.keys.otherRun(run))
-	if isNotFound(err) {
-		return nil, &NotFoundError{What: "run", ID: run}
-	}
+	r, o, err := e.getRun(ctx, run)
 	if err != nil {
 		return nil, err
 	}
-	var r runRecord
-	if err := jsonUnmarshal(o.Data, &r); err != nil {
-		return nil, fmt.Errorf("run %s: stored record is corrupt: %w", run, err)
-	}
-	e.commits.cache.offer(run, o.Data, o.Version, &r)
-	return &r, nil
+	e.commits.cache.offer(run, o.Data, o.Version, r)
+	return r, nil
 }

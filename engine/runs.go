@@ -216,9 +216,10 @@ var startRetryBase = 100 * time.Millisecond
 // rest are left to the client's backoff (as the AWS SDKs' retry quota
 // does).
 type retryBudget struct {
-	mu     sync.Mutex
-	tokens float64
-	init   bool
+	mu sync.Mutex
+	// spent is the tenths of a retry spent and not yet earned back
+	// (exact, unlike a float): the zero value is a full budget.
+	spent int
 }
 
 const retryBudgetMax = 100
@@ -226,23 +227,17 @@ const retryBudgetMax = 100
 func (b *retryBudget) take() bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if !b.init {
-		b.tokens, b.init = retryBudgetMax, true
-	}
-	if b.tokens < 1 {
+	if b.spent > (retryBudgetMax-1)*10 {
 		return false
 	}
-	b.tokens--
+	b.spent += 10
 	return true
 }
 
 func (b *retryBudget) earn() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if !b.init {
-		b.tokens, b.init = retryBudgetMax, true
-	}
-	b.tokens = min(b.tokens+0.1, retryBudgetMax)
+	b.spent = max(b.spent-1, 0)
 }
 
 // retryRefused calls f until it succeeds, fails with anything but a
@@ -276,14 +271,28 @@ func isNotFoundErr(err error) bool {
 // id names no run: entry points refuse it first with a validation error;
 // for ids from elsewhere (a lease, a timer key) it is simply not found.
 func (e *Engine) readRun(ctx context.Context, id string) (*runRecord, error) {
-	if !runIDRule.valid(id) {
-		return nil, &NotFoundError{What: "run", ID: id}
-	}
-	r, _, _, err := readEither[runRecord](ctx, e.store, e.keys.run(id), e.keys.otherRun(id))
-	if isNotFound(err) {
-		return nil, &NotFoundError{What: "run", ID: id}
-	}
+	r, _, err := e.getRun(ctx, id)
 	return r, err
+}
+
+// getRun reads run id's record in either layout and decodes it; it
+// returns the stored object too (its bytes and version, for a cache).
+func (e *Engine) getRun(ctx context.Context, id string) (*runRecord, *blob.Object, error) {
+	if !runIDRule.valid(id) {
+		return nil, nil, &NotFoundError{What: "run", ID: id}
+	}
+	o, err := getEither(ctx, e.store, e.keys.run(id), e.keys.otherRun(id))
+	if isNotFound(err) {
+		return nil, nil, &NotFoundError{What: "run", ID: id}
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	var r runRecord
+	if err := jsonUnmarshal(o.Data, &r); err != nil {
+		return nil, nil, fmt.Errorf("run %s: stored record is corrupt: %w", id, err)
+	}
+	return &r, o, nil
 }
 
 // view is the API's view of a run record: steps in definition order (by

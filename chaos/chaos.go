@@ -82,6 +82,10 @@ type Config struct {
 	StoreEvery time.Duration
 	// StartEvery is the mean period between run starts.
 	StartEvery time.Duration
+	// StartGiveUp bounds the retries of a start, an event or a cancel
+	// during the chaos [3m]; one that gives up is looked up again after
+	// it (resolveLate).
+	StartGiveUp time.Duration
 	// Dir holds logs, the execution log and the call history.
 	Dir string
 	// CairnBin is a cairn binary built with -tags cairn_chaos; WorkerBin
@@ -107,10 +111,18 @@ type Report struct {
 	// Faults counts the faults injected into the stores.
 	Faults FaultCounts
 	// Runs counts runs started, by final status.
-	Runs        int
-	ByStatus    map[cairn.RunStatus]int
-	ByWorkflow  map[string]int
-	IdemStarts  int
+	Runs       int
+	ByStatus   map[cairn.RunStatus]int
+	ByWorkflow map[string]int
+	IdemStarts int
+	// LateFound counts starts that gave up during the chaos and whose run
+	// the driver found afterwards by the idempotency key (the first start
+	// had created it); LateCreated those whose run the lookup created (no
+	// start had got through); LateSends events and cancels sent after the
+	// chaos because every try during it failed.
+	LateFound, LateCreated, LateSends int
+	// EventsSent and CancelsSent count the events and cancels accepted;
+	// Executions the logged executions of step bodies.
 	EventsSent  int
 	CancelsSent int
 	Executions  int
@@ -175,6 +187,9 @@ func (r *Report) String() string {
 	}
 	sort.Strings(st)
 	fmt.Fprintf(&b, "  runs=%d (%s); idempotent double starts=%d events=%d cancels=%d\n", r.Runs, strings.Join(st, " "), r.IdemStarts, r.EventsSent, r.CancelsSent)
+	if r.LateFound+r.LateCreated+r.LateSends > 0 {
+		fmt.Fprintf(&b, "  gave up during the chaos, resolved after it: starts found by key=%d created by the lookup=%d events/cancels=%d\n", r.LateFound, r.LateCreated, r.LateSends)
+	}
 	fmt.Fprintf(&b, "  executions=%d at_least_once duplicates=%d double at_most_once=%d stuck=%d corrupt=%d/%d objects temp_left=%d\n",
 		r.Executions, r.Duplicates, r.DoubleAMO, r.Stuck, r.Corrupt, r.Objects, r.TempLeft)
 	fmt.Fprintf(&b, "  executions of attempts cut by the run's end (not in the record)=%d\n", r.Unrecorded)
@@ -200,6 +215,7 @@ type round struct {
 
 	mu      sync.Mutex
 	runs    map[string]string // run id → workflow
+	late    []job             // jobs that gave up during the chaos (resolveLate)
 	pending sync.WaitGroup    // event senders, cancels
 	events  atomic.Int64
 	cancels atomic.Int64
@@ -252,6 +268,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if cfg.StartEvery == 0 {
 		cfg.StartEvery = 40 * time.Millisecond
 	}
+	if cfg.StartGiveUp == 0 {
+		cfg.StartGiveUp = 3 * time.Minute
+	}
 	bus := "none"
 	if cfg.NATS != "" {
 		bus = "nats"
@@ -303,6 +322,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		}
 	}
 	r.pending.Wait()
+	r.resolveLate(ctx)
 	r.drain(ctx)
 	rep.Drain = time.Since(t0)
 	rep.EventsSent, rep.CancelsSent, rep.IdemStarts = int(r.events.Load()), int(r.cancels.Load()), int(r.idem.Load())
@@ -487,99 +507,219 @@ func (r *round) workload(ctx context.Context) {
 		}
 		n++
 		wf := Workflows[rng.IntN(len(Workflows))]
-		in := Input{WorkMs: 30}
+		j := job{wf: wf, in: Input{WorkMs: 30}}
 		if wf == WfSlow {
-			in.SlowMs = 1500
+			j.in.SlowMs = 1500
 		}
-		c := r.client[rng.IntN(len(r.client))]
+		j.c = r.client[rng.IntN(len(r.client))]
 		// Every start carries an idempotency key, so a start whose answer
 		// was lost is retried into the same run, never an unknown second.
-		idemKey := fmt.Sprintf("k-%d-%d", r.cfg.Seed, n)
-		twice := rng.Float64() < 0.15
+		j.key = fmt.Sprintf("k-%d-%d", r.cfg.Seed, n)
+		j.twice = rng.Float64() < 0.15
 		evDelay := time.Duration(rng.Int64N(int64(time.Second)))
 		cancel := wf == WfSlow && rng.Float64() < 0.5
 		cancelDelay := time.Duration(rng.Int64N(int64(2 * time.Second)))
-		other := r.client[rng.IntN(len(r.client))]
+		j.other = r.client[rng.IntN(len(r.client))]
+		switch {
+		case wf == WfWait:
+			j.event, j.delay = true, evDelay
+		case cancel:
+			j.cancel, j.delay = true, cancelDelay
+		}
 		r.pending.Add(1)
-		go func() {
-			defer r.pending.Done()
-			id, err := r.start(c, wf, in, idemKey)
-			if err != nil {
-				r.logf("chaos: start %s: %v", wf, err)
-				return
-			}
-			if twice {
-				// The same start again, on another instance: the same run.
-				r.idem.Add(1)
-				id2, err := r.start(other, wf, in, idemKey)
-				if err == nil && id2 != id {
-					r.mu.Lock()
-					r.rep.fail("idempotent start %q gave two runs: %s and %s", idemKey, id, id2)
-					r.mu.Unlock()
-				}
-			}
-			switch {
-			case wf == WfWait:
-				time.Sleep(evDelay)
-				r.sendEvent(other, id)
-			case cancel:
-				time.Sleep(cancelDelay)
-				r.cancel(other, id)
-			}
-		}()
+		go func() { defer r.pending.Done(); r.drive(j) }()
 	}
 }
 
+// job is one run the workload drives: its start (twice, on two instances,
+// when twice is set), then, after delay, its event or its cancel.
+type job struct {
+	wf            string
+	in            Input
+	key           string
+	c, other      *sdk.Client
+	twice         bool
+	event, cancel bool
+	delay         time.Duration
+	// id is the run's, once a start answered (set on a job whose event or
+	// cancel gave up).
+	id string
+}
+
+// drive starts a job's run and sends what follows the start. A start
+// whose retries give up is not counted failed: its run may well exist
+// (the answer was lost, or an instance created it and then timed out),
+// so the job waits in r.late until the drain, when every process is back,
+// looks the run up by its idempotency key (resolveLate) and drives it on.
+// Likewise an event or a cancel the instances never accepted.
+func (r *round) drive(j job) {
+	id, err := r.start(j.c, j.wf, j.in, j.key)
+	if err != nil {
+		r.logf("chaos: start %s (key %s): %v; looking it up by its key after the chaos", j.wf, j.key, err)
+		r.addLate(j)
+		return
+	}
+	if j.twice {
+		// The same start again, on another instance: the same run.
+		r.idem.Add(1)
+		id2, err := r.start(j.other, j.wf, j.in, j.key)
+		if err == nil && id2 != id {
+			r.mu.Lock()
+			r.rep.fail("idempotent start %q gave two runs: %s and %s", j.key, id, id2)
+			r.mu.Unlock()
+		}
+	}
+	r.follow(j, id, false)
+}
+
+// follow sends a started run's event or cancel after the job's delay; a
+// send that gives up waits for resolveLate, unless this is already the
+// late pass.
+func (r *round) follow(j job, id string, late bool) {
+	if !j.event && !j.cancel {
+		return
+	}
+	time.Sleep(j.delay)
+	var ok bool
+	if j.event {
+		ok = r.sendEvent(j.other, id)
+	} else {
+		ok = r.cancel(j.other, id)
+	}
+	if !ok && !late {
+		j.id = id
+		r.addLate(j)
+	}
+}
+
+func (r *round) addLate(j job) {
+	r.mu.Lock()
+	r.late = append(r.late, j)
+	r.mu.Unlock()
+}
+
+// resolveLate drives on the jobs that gave up during the chaos, now that
+// every process is back: a job whose start gave up is started again with
+// its idempotency key — which answers with the run the first start
+// created, if it did (Existed), or creates it now — and then gets its
+// event or cancel; a job whose event or cancel gave up sends it again.
+// Without this, a start that gave up while its run was created left a run
+// no start had answered with, and a wait run whose event was never sent
+// sat waiting past the drain ("stuck" runs that were the driver's).
+func (r *round) resolveLate(ctx context.Context) {
+	r.mu.Lock()
+	late := r.late
+	r.late = nil
+	r.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, j := range late {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if j.id == "" {
+				run, err := r.startRun(ctx, j.c, j.wf, j.in, j.key, r.cfg.DrainTimeout)
+				if err != nil {
+					r.mu.Lock()
+					r.rep.fail("start %s (key %s) gave up during the chaos and its run was not found by its key after it: %v", j.wf, j.key, err)
+					r.mu.Unlock()
+					return
+				}
+				r.mu.Lock()
+				if run.Existed {
+					r.rep.LateFound++
+				} else {
+					r.rep.LateCreated++
+				}
+				r.mu.Unlock()
+				j.id = run.ID
+			} else {
+				r.mu.Lock()
+				r.rep.LateSends++
+				r.mu.Unlock()
+			}
+			j.delay = 0
+			r.follow(j, j.id, true)
+		}()
+	}
+	wg.Wait()
+}
+
 // start starts a run, retrying on every instance in turn until one
-// answers: with the idempotency key, a start whose answer was lost is
-// retried into the same run.
+// answers or StartGiveUp passes: with the idempotency key, a start whose
+// answer was lost is retried into the same run.
 func (r *round) start(c *sdk.Client, wf string, in Input, key string) (string, error) {
+	run, err := r.startRun(context.Background(), c, wf, in, key, r.cfg.StartGiveUp)
+	if err != nil {
+		return "", err
+	}
+	return run.ID, nil
+}
+
+func (r *round) startRun(ctx context.Context, c *sdk.Client, wf string, in Input, key string, giveUp time.Duration) (*sdk.Run, error) {
 	var last error
-	deadline := time.Now().Add(3 * time.Minute)
-	for i := 0; time.Now().Before(deadline); i++ {
+	deadline := time.Now().Add(giveUp)
+	for i := 0; time.Now().Before(deadline) && ctx.Err() == nil; i++ {
 		if i > 0 {
 			c = r.client[i%len(r.client)]
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-		run, err := c.Start(ctx, wf, sdk.StartOptions{Input: in, IdempotencyKey: key})
+		cctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+		run, err := c.Start(cctx, wf, sdk.StartOptions{Input: in, IdempotencyKey: key})
 		cancel()
 		if err == nil {
 			r.mu.Lock()
 			r.runs[run.ID] = wf
 			r.mu.Unlock()
-			return run.ID, nil
+			return run, nil
 		}
 		last = err
 		time.Sleep(100 * time.Millisecond)
 	}
-	return "", last
+	if last == nil {
+		last = ctx.Err()
+	}
+	return nil, last
 }
 
-func (r *round) sendEvent(c *sdk.Client, run string) {
-	for range 200 {
+// sendEvent sends a wait run its event until an instance accepts it (or
+// the run has ended), for up to StartGiveUp.
+func (r *round) sendEvent(c *sdk.Client, run string) bool {
+	deadline := time.Now().Add(r.cfg.StartGiveUp)
+	for i := 0; time.Now().Before(deadline); i++ {
+		if i > 0 {
+			c = r.client[i%len(r.client)]
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 		_, err := c.SendEvent(ctx, run, sdk.Event{Name: WaitEvent, ID: "ev-" + run})
 		cancel()
 		if err == nil || sdk.ReasonOf(err) == cairn.ReasonRunTerminal || sdk.IsConflict(err) {
 			r.events.Add(1)
-			return
+			return true
 		}
 		time.Sleep(250 * time.Millisecond)
 	}
-	r.logf("chaos: event to %s never accepted", run)
+	r.logf("chaos: event to %s not accepted yet", run)
+	return false
 }
 
-func (r *round) cancel(c *sdk.Client, run string) {
-	for range 100 {
+// cancel cancels a run until an instance accepts it (or the run has
+// ended), for up to StartGiveUp.
+func (r *round) cancel(c *sdk.Client, run string) bool {
+	deadline := time.Now().Add(r.cfg.StartGiveUp)
+	for i := 0; time.Now().Before(deadline); i++ {
+		if i > 0 {
+			c = r.client[i%len(r.client)]
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 		_, err := c.Cancel(ctx, run, "chaos")
 		cancel()
 		if err == nil || sdk.IsConflict(err) {
 			r.cancels.Add(1)
-			return
+			return true
 		}
 		time.Sleep(250 * time.Millisecond)
 	}
+	r.logf("chaos: cancel of %s not accepted yet", run)
+	return false
 }
 
 // drain waits until every run started has ended or the drain timeout

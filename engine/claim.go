@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"sort"
 	"sync"
 	"time"
 
@@ -239,8 +240,19 @@ func (e *Engine) runHints(ctx context.Context, run string) ([]notify.Hint, error
 // fallbackScan looks in the bucket for claimable work whose notification
 // may have been lost, at most once per FallbackInterval per instance. It
 // lists the first page of the timer index (every run with ready or leased
-// steps has a timer), reads up to scanRuns of those runs, and adds a hint
-// for each ready attempt that has no lease. It returns the hints added.
+// steps has a timer due within ActiveCheckInterval, or overdue), reads up
+// to scanRuns of those runs, and adds a hint for each ready attempt that
+// has no lease. It returns the hints added.
+//
+// Each scan reads the runs after the last one the previous scan read (in
+// the index's order: due time, then name), wrapping around, so successive
+// scans cover every run the page holds. Reading the first scanRuns runs
+// every time found nothing while they were busy (leased steps, the
+// oldest timers): a step made ready behind them — by an event on an
+// instance where no claim waited, or by a sleep the reaper fired, whose
+// hints reach no other instance without a bus — waited until the
+// reaper's visits had moved every run ahead of it to the back of the
+// index, which under load took minutes (TestFallbackScanFindsReadyWorkBehindABacklog).
 func (e *Engine) fallbackScan(ctx context.Context) int {
 	e.scanMu.Lock()
 	if now := e.now(); now.Sub(e.lastScan) < e.cfg.FallbackInterval && !now.Before(e.lastScan) {
@@ -248,26 +260,26 @@ func (e *Engine) fallbackScan(ctx context.Context) int {
 		return 0
 	}
 	e.lastScan = e.now()
+	after := e.scanAfter
 	e.scanMu.Unlock()
-	const scanRuns = 16
-	timerKeys, err := e.scanTimers(ctx, 200)
+	timerKeys, err := e.scanTimers(ctx, scanPage)
 	if err != nil {
 		e.outage.fail("list timers", err)
 		return 0
 	}
-	seen := map[string]bool{}
-	added := 0
 	now := e.now()
-	for _, key := range timerKeys {
-		_, run, ok := e.keys.parseTimer(key)
-		if !ok || seen[run] {
-			continue
-		}
-		if len(seen) == scanRuns {
-			break
-		}
-		seen[run] = true
-		r, err := e.readRun(ctx, run)
+	runs := scanOrder(e.keys, timerKeys, now.Add(e.cfg.ActiveCheckInterval+minTimerLead+timerBucket), after)
+	if len(runs) > scanRuns {
+		runs = runs[:scanRuns]
+	}
+	if len(runs) > 0 {
+		e.scanMu.Lock()
+		e.scanAfter = runs[len(runs)-1]
+		e.scanMu.Unlock()
+	}
+	added := 0
+	for _, t := range runs {
+		r, err := e.readRun(ctx, t.name)
 		if err != nil || r.Status.Terminal() {
 			continue
 		}
@@ -295,6 +307,37 @@ func (e *Engine) fallbackScan(ctx context.Context) int {
 		wg.Wait()
 	}
 	return added
+}
+
+const (
+	// scanRuns is how many runs one fallback scan reads.
+	scanRuns = 16
+	// scanPage is how many timer keys one fallback scan lists (per
+	// listing): one LIST request, the most S3 returns in one.
+	scanPage = 1000
+)
+
+// scanOrder is the order in which a fallback scan reads the runs named by
+// timerKeys (in index order): each run once, at its first timer, only
+// timers due by horizon (a run with a ready step has one; later ones are
+// sleeps, wait timeouts and retention) and only run ids, starting after
+// the position after and wrapping around to the first.
+func scanOrder(k keys, timerKeys []string, horizon time.Time, after dueTimer) []dueTimer {
+	seen := map[string]bool{}
+	var all []dueTimer
+	for _, key := range timerKeys {
+		at, run, ok := k.parseTimer(key)
+		if !ok || at.After(horizon) || seen[run] || !runIDRule.valid(run) {
+			continue
+		}
+		seen[run] = true
+		all = append(all, dueTimer{key: key, at: at, name: run})
+	}
+	i := sort.Search(len(all), func(i int) bool {
+		t := all[i]
+		return t.at.After(after.at) || t.at.Equal(after.at) && t.name > after.name
+	})
+	return append(all[i:len(all):len(all)], all[:i]...)
 }
 
 // tryClaim turns hints into leases: per run, one read of the run record,

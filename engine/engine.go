@@ -206,6 +206,9 @@ type Engine struct {
 
 	scanMu   sync.Mutex
 	lastScan time.Time
+	// scanAfter is the timer position of the last run the previous
+	// fallback scan read: the next one goes on after it (claim.go).
+	scanAfter dueTimer
 
 	flow  flowState // flow control's parked hints (limits.go)
 	reads runReads  // claims' run-record reads in flight (leasecache.go)

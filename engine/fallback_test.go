@@ -1,0 +1,74 @@
+package engine
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/cairn-dev/cairn"
+)
+
+// TestFallbackScanFindsReadyWorkBehindABacklog: with no bus, a step made
+// ready on one instance (here by an event, whose hint stays in that
+// instance's hub, where no claim waits) is found by a claim waiting on
+// another instance through its fallback scan — within a few fallback
+// intervals, even when more runs than one scan reads (scanRuns) have
+// timers due before it: runs whose steps are leased and busy. Each scan
+// goes on where the previous one stopped instead of reading the same
+// first runs of the timer index every time (the MinIO no-bus chaos round
+// saw steps after waits and sleeps found minutes late; the reaper's
+// re-announcements reach no other instance without a bus).
+func TestFallbackScanFindsReadyWorkBehindABacklog(t *testing.T) {
+	ctx := context.Background()
+	cfg := Config{FallbackInterval: 50 * time.Millisecond}
+	a := newTestEngine(t, nil, cfg)
+	b := newTestEngine(t, a.store, cfg)
+	hold := single("hold", cairn.Step{ID: "busy"})
+	wait := cairn.Workflow{Name: "wt", Version: "1", Steps: []cairn.Step{
+		{ID: "w", Kind: cairn.KindWait, Event: "go"},
+		{ID: "t", After: []string{"w"}},
+	}}
+	register(t, a, "busy-worker", hold)
+	register(t, b, "idle-worker", wait)
+
+	// A backlog: 3×scanRuns runs whose only step is leased (their timers
+	// are due before the wait run's, which is armed last).
+	const backlog = 48
+	for range backlog {
+		mustStart(t, a, "hold", "")
+	}
+	for got := 0; got < backlog; {
+		ls, err := a.Claim(ctx, ClaimRequest{WorkerID: "busy-worker", Max: backlog - got, WaitMs: 1000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ls) == 0 {
+			t.Fatalf("claimed %d of %d backlog steps", got, backlog)
+		}
+		got += len(ls)
+	}
+
+	// The wait run's timer lands in a later timer bucket than every
+	// backlog run's: behind them in the index.
+	time.Sleep(timerBucket + 100*time.Millisecond)
+	run := mustStart(t, a, "wt", "")
+	if _, err := a.SendEvent(ctx, run, EventRequest{Name: "go"}); err != nil {
+		t.Fatal(err)
+	}
+	if st := stepOf(getRun(t, a, run), "t"); st.Status != cairn.StepReady {
+		t.Fatalf("step t is %s after the event, want ready", st.Status)
+	}
+
+	// B never saw the hint: only its fallback scans can find the step.
+	start := time.Now()
+	ls, err := b.Claim(ctx, ClaimRequest{WorkerID: "idle-worker", Max: 1, WaitMs: 3000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	took := time.Since(start)
+	if len(ls) != 1 || ls[0].Run != run || ls[0].Step != "t" {
+		t.Fatalf("a claim on the other instance got %v after %v; want step t of run %s within a few %v fallback scans behind %d busy runs",
+			ls, took.Round(time.Millisecond), run, cfg.FallbackInterval, backlog)
+	}
+	t.Logf("found behind %d busy runs in %v (fallback every %v)", backlog, took.Round(time.Millisecond), cfg.FallbackInterval)
+}

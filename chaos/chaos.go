@@ -155,6 +155,9 @@ type Report struct {
 	// other requests log one line each).
 	Outage     OutageCounts
 	OutageLogs map[string]int
+	// StoreHangs counts store restarts that did not serve within 20 s
+	// (each was sent SIGABRT for a goroutine dump, then started again).
+	StoreHangs int
 	// Failures lists each failed check.
 	Failures []string
 }
@@ -178,7 +181,7 @@ func (r *Report) String() string {
 	fmt.Fprintf(&b, "  kills: api=%d reaper=%d worker=%d store=%d; pauses: api=%d reaper=%d worker=%d store=%d\n",
 		r.Kills[KindAPI], r.Kills[KindReaper], r.Kills[KindWorker], r.Kills[KindStore], r.Pauses[KindAPI], r.Pauses[KindReaper], r.Pauses[KindWorker], r.Pauses[KindStore])
 	if o := r.Outage; o.Probes > 0 || r.Kills[KindStore] > 0 {
-		fmt.Fprintf(&b, "  store down: probes=%d 503+Retry-After=%d other 5xx=%d answered=%d; log lines %v\n", o.Probes, o.Unavailable, o.Other, o.OK, r.OutageLogs)
+		fmt.Fprintf(&b, "  store down: probes=%d 503+Retry-After=%d other 5xx=%d answered=%d; log lines %v; restarts that hung=%d\n", o.Probes, o.Unavailable, o.Other, o.OK, r.OutageLogs, r.StoreHangs)
 	}
 	fmt.Fprintf(&b, "  faults injected: 5xx=%d conflict=%d throttle=%d lost=%d\n", r.Faults.Error, r.Faults.Conflict, r.Faults.Throttle, r.Faults.Lost)
 	st := make([]string, 0, len(r.ByStatus))

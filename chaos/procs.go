@@ -94,6 +94,27 @@ func (p *proc) kill() {
 	p.paused = false
 }
 
+// abort sends SIGABRT (a Go program with GOTRACEBACK=crash dumps every
+// goroutine and exits), and SIGKILL if it has not exited after grace.
+func (p *proc) abort(grace time.Duration) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.aliveLocked() {
+		return
+	}
+	if p.paused {
+		p.cmd.Process.Signal(syscall.SIGCONT)
+	}
+	p.cmd.Process.Signal(syscall.SIGABRT)
+	select {
+	case <-p.exited:
+	case <-time.After(grace):
+		p.cmd.Process.Signal(syscall.SIGKILL)
+		<-p.exited
+	}
+	p.paused = false
+}
+
 func (p *proc) pause() bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()

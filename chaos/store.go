@@ -45,8 +45,11 @@ type OutageCounts struct {
 // startStore starts the store process and waits until it serves.
 func (r *round) startStore(ctx context.Context) error {
 	sp := r.cfg.StoreProc
+	// GOTRACEBACK=crash: a start that hangs is sent SIGABRT and dumps
+	// every goroutine to its log (reviveStore).
+	env := append([]string{"GOTRACEBACK=crash"}, sp.Env...)
 	p := &proc{name: "store", kind: KindStore, bin: sp.Bin, args: sp.Args, dir: r.cfg.Dir,
-		env: func(int) []string { return sp.Env }}
+		env: func(int) []string { return env }}
 	if err := p.start(); err != nil {
 		return err
 	}
@@ -218,9 +221,9 @@ func (r *round) storeChaos(ctx context.Context) {
 }
 
 // reviveStore restarts (or resumes) the store process and waits until it
-// serves. A MinIO restarted right after a kill -9 sometimes hangs before
-// it listens (seen on a machine at load ~70: no socket a minute later), so
-// a start that does not serve within 20 s is killed and started again.
+// serves. A start that does not serve within 20 s is sent SIGABRT — the
+// store runs with GOTRACEBACK=crash, so its log gets every goroutine's
+// stack, the evidence of where it hangs — then killed and started again.
 func (r *round) reviveStore(ctx context.Context) {
 	for try := 1; ctx.Err() == nil; try++ {
 		if err := r.store.ensure(); err != nil {
@@ -230,8 +233,11 @@ func (r *round) reviveStore(ctx context.Context) {
 		if err == nil || ctx.Err() != nil {
 			return
 		}
-		r.logf("chaos: the store does not serve after a restart (try %d): %v; killing it and starting again", try, err)
-		r.store.kill()
+		r.mu.Lock()
+		r.rep.StoreHangs++
+		r.mu.Unlock()
+		r.logf("chaos: the store does not serve after a restart (try %d): %v; dumping its goroutines (SIGABRT, see %s.log), killing it and starting again", try, err, r.store.name)
+		r.store.abort(5 * time.Second)
 	}
 }
 

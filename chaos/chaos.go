@@ -91,6 +91,11 @@ type Config struct {
 	// CairnBin is a cairn binary built with -tags cairn_chaos; WorkerBin
 	// the chaosworker binary.
 	CairnBin, WorkerBin string
+	// TSWorkers is how many TypeScript workers (chaos/tsworker, the
+	// TypeScript SDK) join the Go workers, run as NodeBin TSWorkerScript.
+	TSWorkers      int
+	NodeBin        string
+	TSWorkerScript string
 	// Addrs are the API instances' listen addresses (127.0.0.1:port).
 	Addrs []string
 	Log   io.Writer
@@ -126,6 +131,8 @@ type Report struct {
 	EventsSent  int
 	CancelsSent int
 	Executions  int
+	// TSExecutions counts the executions by TypeScript workers.
+	TSExecutions int
 	// Duplicates counts extra executions of at_least_once steps (the same
 	// step of the same run executed again after a kill or a lost lease).
 	Duplicates int
@@ -155,9 +162,12 @@ type Report struct {
 	// other requests log one line each).
 	Outage     OutageCounts
 	OutageLogs map[string]int
-	// StoreHangs counts store restarts that did not serve within 20 s
-	// (each was sent SIGABRT for a goroutine dump, then started again).
-	StoreHangs int
+	// StoreHangs counts store starts taken for hung — no CPU used for
+	// 20 s, or not serving after 5 minutes — or that exited (each was sent
+	// SIGABRT for a goroutine dump, then started again); StoreStartMax is
+	// the longest a start took until it served.
+	StoreHangs    int
+	StoreStartMax time.Duration
 	// Failures lists each failed check.
 	Failures []string
 }
@@ -181,7 +191,7 @@ func (r *Report) String() string {
 	fmt.Fprintf(&b, "  kills: api=%d reaper=%d worker=%d store=%d; pauses: api=%d reaper=%d worker=%d store=%d\n",
 		r.Kills[KindAPI], r.Kills[KindReaper], r.Kills[KindWorker], r.Kills[KindStore], r.Pauses[KindAPI], r.Pauses[KindReaper], r.Pauses[KindWorker], r.Pauses[KindStore])
 	if o := r.Outage; o.Probes > 0 || r.Kills[KindStore] > 0 {
-		fmt.Fprintf(&b, "  store down: probes=%d 503+Retry-After=%d other 5xx=%d answered=%d; log lines %v; restarts that hung=%d\n", o.Probes, o.Unavailable, o.Other, o.OK, r.OutageLogs, r.StoreHangs)
+		fmt.Fprintf(&b, "  store down: probes=%d 503+Retry-After=%d other 5xx=%d answered=%d; log lines %v; starts that hung or exited=%d, slowest start=%v\n", o.Probes, o.Unavailable, o.Other, o.OK, r.OutageLogs, r.StoreHangs, r.StoreStartMax.Round(time.Millisecond))
 	}
 	fmt.Fprintf(&b, "  faults injected: 5xx=%d conflict=%d throttle=%d lost=%d\n", r.Faults.Error, r.Faults.Conflict, r.Faults.Throttle, r.Faults.Lost)
 	st := make([]string, 0, len(r.ByStatus))
@@ -195,7 +205,7 @@ func (r *Report) String() string {
 	}
 	fmt.Fprintf(&b, "  executions=%d at_least_once duplicates=%d double at_most_once=%d stuck=%d corrupt=%d/%d objects temp_left=%d\n",
 		r.Executions, r.Duplicates, r.DoubleAMO, r.Stuck, r.Corrupt, r.Objects, r.TempLeft)
-	fmt.Fprintf(&b, "  executions of attempts cut by the run's end (not in the record)=%d\n", r.Unrecorded)
+	fmt.Fprintf(&b, "  executions of attempts cut by the run's end (not in the record)=%d; by typescript workers=%d\n", r.Unrecorded, r.TSExecutions)
 	fmt.Fprintf(&b, "  worker calls=%d (unanswered=%d) lease operations=%d linearizable=%v drain=%v\n", r.Calls, r.Unanswered, r.LeaseOps, r.Linearizable, r.Drain.Round(time.Millisecond))
 	for _, f := range r.Failures {
 		fmt.Fprintf(&b, "  FAILED (seed %d): %s\n", r.Seed, f)
@@ -285,7 +295,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err := os.MkdirAll(filepath.Join(cfg.Dir, "faults"), 0o755); err != nil {
 		return nil, err
 	}
-	r.logf("chaos: seed=%d store=%s bus=%s apis=%d workers=%d duration=%v dir=%s", cfg.Seed, rep.Store, bus, cfg.APIs, cfg.Workers, cfg.Duration, cfg.Dir)
+	r.logf("chaos: seed=%d store=%s bus=%s apis=%d workers=%d (go) + %d (typescript) duration=%v dir=%s", cfg.Seed, rep.Store, bus, cfg.APIs, cfg.Workers, cfg.TSWorkers, cfg.Duration, cfg.Dir)
 	if cfg.StoreProc != nil {
 		defer r.stopKinds(KindStore) // last: the checks read the store
 		if err := r.startStore(ctx); err != nil {
@@ -387,12 +397,19 @@ func (r *round) startAll(ctx context.Context) error {
 		r.client = append(r.client, c)
 	}
 	r.procs = append(r.procs, cairnProc("reaper", KindReaper, "reaper", "--every", "250ms"))
-	for i := range cfg.Workers {
-		name := fmt.Sprintf("worker%d", i)
-		base := r.bases[i%len(r.bases)]
-		r.procs = append(r.procs, &proc{name: name, kind: KindWorker, bin: cfg.WorkerBin, dir: cfg.Dir, env: func(gen int) []string {
+	worker := func(name, base, bin string, args ...string) *proc {
+		return &proc{name: name, kind: KindWorker, bin: bin, args: args, dir: cfg.Dir, env: func(gen int) []string {
 			return []string{envServer + "=" + base, envName + "=" + fmt.Sprintf("%s-g%d", name, gen), envExecLog + "=" + r.execs, envHistory + "=" + r.hist}
-		}})
+		}}
+	}
+	for i := range cfg.Workers {
+		r.procs = append(r.procs, worker(fmt.Sprintf("worker%d", i), r.bases[i%len(r.bases)], cfg.WorkerBin))
+	}
+	// TypeScript workers: the same workflows, bodies and logs through the
+	// TypeScript SDK, side by side with the Go workers (the definitions
+	// are the same bytes, so either serves any step).
+	for i := range cfg.TSWorkers {
+		r.procs = append(r.procs, worker(fmt.Sprintf("tsworker%d", i), r.bases[(cfg.Workers+i)%len(r.bases)], cfg.NodeBin, cfg.TSWorkerScript))
 	}
 	for _, p := range r.procs {
 		if err := p.start(); err != nil {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"math/rand/v2"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -65,6 +67,63 @@ func build(t *testing.T) (cairnBin, workerBin string) {
 	return cairnBin, workerBin
 }
 
+// buildTS compiles the TypeScript chaos worker (chaos/tsworker) against
+// the TypeScript SDK (sdk/ts, compiled here too) with the SDK's locked
+// tsc, into a directory of the test's own, and returns node and the
+// script. With no node on PATH it returns "" (the rounds run Go workers
+// only, logged); with node but without the SDK's node_modules (make
+// ts-deps, which make test runs first) it fails.
+func buildTS(t *testing.T) (node, script string, _ error) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Log("node is not on PATH: the rounds run without TypeScript workers")
+		return "", "", nil
+	}
+	sdkDir, err := filepath.Abs("../sdk/ts")
+	if err != nil {
+		return "", "", err
+	}
+	tsc := filepath.Join(sdkDir, "node_modules", "typescript", "bin", "tsc")
+	if _, err := os.Stat(tsc); err != nil {
+		return "", "", fmt.Errorf("the TypeScript chaos worker needs sdk/ts/node_modules (run make ts-deps): %w", err)
+	}
+	src, err := filepath.Abs("tsworker")
+	if err != nil {
+		return "", "", err
+	}
+	dir := t.TempDir()
+	// The SDK as the package @cairn-dev/cairn, and its one dependency.
+	pkg := filepath.Join(dir, "node_modules", "@cairn-dev", "cairn")
+	files := map[string]string{
+		filepath.Join(dir, "package.json"): `{"type":"module"}`,
+		filepath.Join(pkg, "package.json"): `{"name":"@cairn-dev/cairn","type":"module","exports":{".":{"types":"./index.d.ts","import":"./index.js"}}}`,
+		filepath.Join(dir, "tsconfig.json"): fmt.Sprintf(`{"compilerOptions":{"target":"ES2022","lib":["ES2022"],"module":"NodeNext","moduleResolution":"NodeNext",
+"strict":true,"types":["node"],"typeRoots":[%q],"rootDir":%q,"outDir":%q,"paths":{"@cairn-dev/cairn":[%q]}},"files":[%q]}`,
+			filepath.Join(sdkDir, "node_modules", "@types"), src, filepath.Join(dir, "w"), filepath.Join(pkg, "index.d.ts"), filepath.Join(src, "chaosworker.ts")),
+	}
+	for path, body := range files {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return "", "", err
+		}
+		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+			return "", "", err
+		}
+	}
+	if err := os.Symlink(filepath.Join(sdkDir, "node_modules", "openapi-fetch"), filepath.Join(dir, "node_modules", "openapi-fetch")); err != nil {
+		return "", "", err
+	}
+	for _, args := range [][]string{
+		{tsc, "-p", filepath.Join(sdkDir, "tsconfig.json"), "--outDir", pkg, "--sourceMap", "false"},
+		{tsc, "-p", filepath.Join(dir, "tsconfig.json")},
+	} {
+		cmd := exec.Command(node, args...)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return "", "", fmt.Errorf("tsc %v: %w\n%s", args[1:], err, out)
+		}
+	}
+	return node, filepath.Join(dir, "w", "chaosworker.js"), nil
+}
+
 func startNATS(t *testing.T) string {
 	s, err := natsserver.NewServer(&natsserver.Options{Host: "127.0.0.1", Port: -1, NoLog: true, NoSigs: true})
 	if err != nil {
@@ -93,7 +152,15 @@ func TestChaos(t *testing.T) {
 		s = uint64(time.Now().UnixNano() % 1_000_000_000)
 	}
 	t.Logf("chaos seed %d (replay: make chaos SEED=%d DURATION=%v)", s, s, *duration)
+	var node, tsScript string
+	var tsErr error
+	tsBuilt := make(chan struct{})
+	go func() { defer close(tsBuilt); node, tsScript, tsErr = buildTS(t) }()
 	cairnBin, workerBin := build(t)
+	<-tsBuilt
+	if tsErr != nil {
+		t.Fatal(tsErr)
+	}
 	natsURL := startNATS(t)
 
 	round := func(t *testing.T, cfg chaos.Config) {
@@ -108,6 +175,14 @@ func TestChaos(t *testing.T) {
 		cfg.Seed, cfg.Duration, cfg.Dir = s, *duration, dir
 		cfg.CairnBin, cfg.WorkerBin = cairnBin, workerBin
 		cfg.APIs, cfg.Workers = 3, 4
+		if node != "" {
+			// One TypeScript worker beside the four Go ones (two in a
+			// long round).
+			cfg.TSWorkers, cfg.NodeBin, cfg.TSWorkerScript = 1, node, tsScript
+			if *duration > 2*time.Minute {
+				cfg.TSWorkers = 2
+			}
+		}
 		cfg.Faults = faults
 		if *duration > 2*time.Minute {
 			// A long round starts fewer runs a second, so the checks that
@@ -172,7 +247,7 @@ func minioRound(t *testing.T, natsURL string) chaos.Config {
 	var sp *chaos.StoreProc
 	name := testinfra.NewBucketName(t)
 	if bin := os.Getenv("CAIRN_MINIO_BIN"); bin != "" {
-		addr, console := testinfra.FreeAddr(t), testinfra.FreeAddr(t)
+		addr, console := storeAddr(t), storeAddr(t)
 		ep = &testinfra.MinIOEndpoint{Endpoint: "http://" + addr, AccessKey: "minioadmin", SecretKey: "minioadmin", Region: "us-east-1"}
 		sp = &chaos.StoreProc{
 			Bin:    bin,
@@ -195,6 +270,23 @@ func minioRound(t *testing.T, natsURL string) chaos.Config {
 			return s3.New(ctx, s3.Options{Bucket: name, Region: ep.Region, Endpoint: ep.Endpoint, UsePathStyle: true, AccessKey: ep.AccessKey, SecretKey: ep.SecretKey})
 		},
 	}
+}
+
+// storeAddr is a free 127.0.0.1 address for the store process, with a
+// port below Linux's ephemeral range (32768–60999). The round restarts
+// MinIO on the same port while every cairn process keeps dialling it;
+// a port in the ephemeral range may meanwhile be the local port of some
+// outgoing connection, and MinIO then exits "port already in use".
+func storeAddr(t *testing.T) string {
+	for range 200 {
+		addr := fmt.Sprintf("127.0.0.1:%d", 20000+rand.IntN(12000))
+		if l, err := net.Listen("tcp", addr); err == nil {
+			l.Close()
+			return addr
+		}
+	}
+	t.Fatal("no free port for the store below the ephemeral range")
+	return ""
 }
 
 type logWriter struct{ t *testing.T }

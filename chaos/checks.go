@@ -73,6 +73,9 @@ func (r *round) checkRuns(ctx context.Context) {
 	rep.Executions = len(execs)
 	byStep := map[string][]Exec{}
 	for _, e := range execs {
+		if strings.HasPrefix(e.Worker, "tsworker") {
+			rep.TSExecutions++
+		}
 		k := e.Run + "/" + e.Step
 		byStep[k] = append(byStep[k], e)
 	}
@@ -112,6 +115,9 @@ func (r *round) checkRuns(ctx context.Context) {
 	}
 	r.mu.Unlock()
 	rep.Runs = len(listed)
+	if r.cfg.TSWorkers > 0 && rep.TSExecutions == 0 {
+		rep.fail("the %d TypeScript workers executed nothing (see tsworker*.log: a definition the engine refused as different from the Go workers'?)", r.cfg.TSWorkers)
+	}
 
 	for id := range listed {
 		run, err := retry(func(ctx context.Context) (*sdk.Run, error) { return c.Get(ctx, id) })

@@ -5,6 +5,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -92,6 +94,34 @@ func (p *proc) kill() {
 	p.cmd.Process.Signal(syscall.SIGKILL)
 	<-p.exited
 	p.paused = false
+}
+
+// cpuTime is the CPU time the running process has used (user and
+// system, from /proc; 0 where it cannot be read).
+func (p *proc) cpuTime() time.Duration {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.aliveLocked() {
+		return 0
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.cmd.Process.Pid))
+	if err != nil {
+		return 0
+	}
+	// Fields after the command name (which may hold spaces), from field 3:
+	// utime and stime are fields 14 and 15, in clock ticks (100 a second
+	// on Linux).
+	_, rest, ok := strings.Cut(string(b), ") ")
+	if !ok {
+		return 0
+	}
+	f := strings.Fields(rest)
+	if len(f) < 13 {
+		return 0
+	}
+	ut, _ := strconv.ParseInt(f[11], 10, 64)
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(ut+st) * 10 * time.Millisecond
 }
 
 // abort sends SIGABRT (a Go program with GOTRACEBACK=crash dumps every

@@ -37,11 +37,12 @@ const nowNs = (): bigint => wall0 + (process.hrtime.bigint() - mono0);
 // ---- the call history (chaos/history.go) ----
 
 let seq = 0;
+// jsonOrUndefined is a body as one line of JSON (the server ends its
+// answers with a newline), or undefined when it is no JSON.
 const jsonOrUndefined = (s: string): string | undefined => {
-  if (s === "") return undefined;
+  if (s.trim() === "") return undefined;
   try {
-    JSON.parse(s);
-    return s;
+    return JSON.stringify(JSON.parse(s));
   } catch {
     return undefined;
   }

@@ -199,6 +199,8 @@ func TestChaos(t *testing.T) {
 			// shared with other builds it may take minutes, and "stuck"
 			// must mean stuck, not slow.
 			cfg.DrainTimeout = 4 * time.Minute
+			// One to three store outages in a 12 s round.
+			cfg.StoreEvery = 5 * time.Second
 		}
 		for range cfg.APIs {
 			cfg.Addrs = append(cfg.Addrs, testinfra.FreeAddr(t))

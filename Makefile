@@ -154,9 +154,9 @@ image: testenv
 
 .PHONY: chaos
 
-## chaos: the long chaos round (DURATION=20m, SEED=n to replay a schedule): cairn serve ×3, a reaper and SDK workers on the file store with NATS and on MinIO with no bus, killed, paused and restarted under load with store faults, then checked (docs/RELIABILITY.md)
+## chaos: the long chaos round (DURATION=20m, SEED=n to replay a schedule): cairn serve ×3, a reaper, Go and TypeScript SDK workers on the file store with no bus, on MinIO with NATS and on MinIO with no bus, killed, paused and restarted (MinIO too) under load with store faults, then checked (docs/RELIABILITY.md)
 DURATION ?= 20m
-chaos: testenv
+chaos: testenv ts-deps
 	$(TESTENV_EVAL) && CHAOS_DURATION=$(DURATION) $(if $(SEED),CHAOS_SEED=$(SEED)) CHAOS_KEEP=1 \
 	  $(GO) test -tags chaos -count=1 -v -run '^TestChaos$$' -timeout 6h ./chaos
 

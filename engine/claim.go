@@ -292,12 +292,21 @@ func (e *Engine) fallbackScan(ctx context.Context) int {
 			if st.Status != cairn.StepReady || st.ReadyAt != nil && st.ReadyAt.After(now) {
 				continue
 			}
+			h := notify.Hint{Run: r.ID, Workflow: r.Workflow, Version: r.Version, Step: id, Attempt: st.Attempt}
+			if e.hub.holds(h) || e.flow.holds(h) {
+				// Not lost: held here, perhaps deferred by flow control
+				// (NotBefore) or parked until a slot frees. A fresh hint
+				// would make it claimable at once, for a claim the limit
+				// refuses again.
+				continue
+			}
 			wg.Add(1)
 			sem <- struct{}{}
 			go func() {
 				defer func() { <-sem; wg.Done() }()
 				if _, err := e.store.Stat(ctx, e.keys.leaseOf(r, id, st.Attempt)); isNotFound(err) {
-					e.hub.add(notify.Hint{Run: r.ID, Workflow: r.Workflow, Version: r.Version, Step: id, Attempt: st.Attempt, Priority: e.priorityOf(ctx, r, id)})
+					h.Priority = e.priorityOf(ctx, r, id)
+					e.hub.add(h)
 					mu.Lock()
 					added++
 					mu.Unlock()

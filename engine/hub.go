@@ -51,6 +51,15 @@ func newHub(now func() time.Time) *hub {
 }
 
 // add records a hint and wakes the claims it matches.
+// holds reports whether the hub holds a hint for x's step and attempt (or
+// a later one), claimable now or later (NotBefore).
+func (h *hub) holds(x notify.Hint) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	cur, ok := h.hints[x.Key()]
+	return ok && cur.Attempt >= x.Attempt
+}
+
 func (h *hub) add(x notify.Hint) {
 	if x.Changed || x.Registered != "" {
 		return // a run-change or registration notice, never claimable work

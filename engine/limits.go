@@ -204,6 +204,19 @@ func (f *flowState) park(key string, h notify.Hint) {
 	}
 }
 
+// holds reports whether a hint for x's step and attempt (or a later one)
+// is parked on any key.
+func (f *flowState) holds(x notify.Hint) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, m := range f.parked {
+		if cur, ok := m[x.Key()]; ok && cur.Attempt >= x.Attempt {
+			return true
+		}
+	}
+	return false
+}
+
 func (f *flowState) unpark(key string) []notify.Hint {
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -84,11 +84,26 @@ func (e *Engine) completeDeferred(ctx context.Context, id string, req CompleteRe
 	if r == nil {
 		return nil, false, nil
 	}
+	raw, cver, _ := e.commits.cache.get(tok.Run)
+	// The cached copy may be older than the stored record: another
+	// instance may have applied this very lease's end (the worker's
+	// earlier complete, whose answer was lost, retried here). Deciding on
+	// the stale copy would answer the retry ok for an end the record
+	// already holds, where the protocol says already_applied (the chaos
+	// suite's lease history caught it). One HEAD confirms the copy is the
+	// stored one; a newer record is read (and cached) instead.
+	if o, err := e.store.Stat(ctx, e.keys.runOf(r)); err != nil || o.Version != cver {
+		fresh, err := e.readRunCaching(ctx, tok.Run)
+		if err != nil {
+			return nil, false, nil // the ordinary path reads and reports it
+		}
+		r = fresh
+		raw, _, _ = e.commits.cache.get(tok.Run)
+	}
 	size := len(req.Output)
 	for k, v := range req.StatePatch {
 		size += len(k) + len(v)
 	}
-	raw, _, _ := e.commits.cache.get(tok.Run)
 	if len(raw)+size+(64<<10) > e.cfg.MaxRunRecordBytes {
 		return nil, false, nil // may be too large: decided by the record
 	}

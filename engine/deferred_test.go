@@ -85,3 +85,55 @@ func TestDeferredCompleteFoldedByWorkerCall(t *testing.T) {
 		t.Fatalf("run %s %s", r.Status, r.Output)
 	}
 }
+
+// TestDeferredCompleteOnAStaleCopy: a worker's complete is applied by
+// instance A through the ordinary path and its answer lost; the retry
+// reaches instance B, whose cached copy of the run record predates A's
+// write, while B's committer is congested (so B would defer). The retry
+// must be answered already_applied, as the record says — not ok from B's
+// stale copy (the chaos suite's lease history caught B answering ok).
+func TestDeferredCompleteOnAStaleCopy(t *testing.T) {
+	ctx := context.Background()
+	store := mem.New()
+	a := newTestEngine(t, store, Config{})
+	b := newTestEngine(t, store, Config{})
+	register(t, a, "w", linear("lin", "1", 2))
+	run := mustStart(t, a, "lin", `{"n":1}`)
+	l := claimOne(t, b, "w") // B's claim caches the record
+	if _, ok := b.commits.cache.shared(run); !ok {
+		t.Fatal("B has no cached copy of the run record")
+	}
+	if _, err := a.Complete(ctx, l.ID, CompleteRequest{Output: json.RawMessage(`"first"`)}); err != nil {
+		t.Fatal(err)
+	}
+	// B is congested on the run: a throttled write and a batch in flight
+	// (a stand-in, so the decision is asked directly: a complete through
+	// the committer would queue behind the stand-in forever).
+	b.commits.throttled(run)
+	b.commits.mu.Lock()
+	b.commits.batches[run] = &batch{}
+	b.commits.mu.Unlock()
+	if !b.commits.congested(run) {
+		t.Fatal("B is not congested")
+	}
+	ended, deferred, err := b.completeDeferred(ctx, l.ID, CompleteRequest{Output: json.RawMessage(`"second"`)})
+	b.commits.mu.Lock()
+	delete(b.commits.batches, run)
+	b.commits.mu.Unlock()
+	if deferred && err == nil {
+		t.Fatalf("B answered the retry from its stale copy: %+v", ended)
+	}
+	_, err = b.Complete(ctx, l.ID, CompleteRequest{Output: json.RawMessage(`"second"`)})
+	wantReason(t, err, cairn.ReasonAlreadyApplied)
+	tok := mustToken(t, l.ID)
+	rec, _, err := readJSON[leaseRecord](ctx, store, b.keys.lease(tok.Run, tok.Step, tok.Attempt))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.State == leaseCompleted {
+		t.Fatal("B deferred the retry into the lease")
+	}
+	if s := stepOf(getRun(t, a, run), stepName(0)); string(s.Output) != `"first"` || len(s.Attempts) != 1 {
+		t.Fatalf("step 0: %+v", s)
+	}
+}

@@ -459,10 +459,14 @@ func readJSON[T any](ctx context.Context, b *blob.Bucket, key string) (*T, blob.
 	}
 	v := new(T)
 	if err := jsonUnmarshal(o.Data, v); err != nil {
-		return nil, "", fmt.Errorf("%s: stored object is corrupt: %w", key, err)
+		return nil, "", fmt.Errorf("%s: %w: %w", key, errCorrupt, err)
 	}
 	return v, o.Version, nil
 }
+
+// errCorrupt marks a stored object that does not decode: reading it again
+// does not help.
+var errCorrupt = errors.New("stored object is corrupt")
 
 func isNotFound(err error) bool { return errors.Is(err, blob.ErrNotFound) }
 

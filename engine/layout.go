@@ -395,14 +395,17 @@ func (e *Engine) listRunRowsMerged(ctx context.Context, req ListRequest, after s
 			return nil, "", err
 		}
 		more = m
-		for _, key := range keys {
+		if len(keys) > 0 {
+			key := keys[len(keys)-1]
 			after = key[strings.LastIndexByte(key, '/')+1:]
-			r, _, err := readJSON[runRecord](ctx, e.store, key)
-			if isNotFound(err) {
+		}
+		recs, err := e.readListed(ctx, keys)
+		if err != nil {
+			return nil, "", err
+		}
+		for _, r := range recs {
+			if r == nil {
 				continue
-			}
-			if err != nil {
-				return nil, "", err
 			}
 			if row, ok := req.row(r); ok {
 				out = append(out, row)

@@ -2,11 +2,14 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/blob/faults"
+	"github.com/cairn-dev/cairn/blob/mem"
 )
 
 // A filtered listing fills its page from further on in the bucket: runs
@@ -96,5 +99,47 @@ func TestListFilterScanIsBounded(t *testing.T) {
 	p, err = e.ListRuns(ctx, ListRequest{Status: cairn.RunCompleted, Limit: 1, Cursor: p.NextCursor})
 	if err != nil || len(p.Runs) != 0 || p.NextCursor != "" {
 		t.Fatalf("second page: %+v %v", p, err)
+	}
+}
+
+// A listing survives transient store errors on its record reads: 120 runs
+// listed 50 a page, 5 % of run-record reads failing, on both layouts.
+// Before, one failed read failed the page (the chaos suite's full listing
+// almost never finished at a 0.5 % fault rate). A corrupt record still
+// fails the listing: reading it again does not help.
+func TestListSurvivesTransientReadErrors(t *testing.T) {
+	ctx := context.Background()
+	for _, layout := range []string{KeyLayoutFlat, KeyLayoutSharded} {
+		t.Run(layout, func(t *testing.T) {
+			store, ctl := faults.Wrap(mem.New(), faults.Profile{})
+			ctl.Seed(7)
+			e := newTestEngine(t, store, Config{KeyLayout: layout})
+			register(t, e, "w", linear("lin", "1", 1))
+			want := map[string]bool{}
+			for range 120 {
+				want[mustStart(t, e, "lin", `{"n":1}`)] = true
+			}
+			ctl.Inject(faults.Rule{Ops: []faults.Op{faults.OpGet}, KeyPrefix: "runs/", Probability: 0.05, Err: errors.New("injected 500")})
+			got := map[string]bool{}
+			cursor := ""
+			for {
+				p, err := e.ListRuns(ctx, ListRequest{Limit: 50, Cursor: cursor})
+				if err != nil {
+					t.Fatalf("listing after %d runs: %v", len(got), err)
+				}
+				for _, r := range p.Runs {
+					got[r.ID] = true
+				}
+				if cursor = p.NextCursor; cursor == "" {
+					break
+				}
+			}
+			if len(got) != len(want) {
+				t.Fatalf("listed %d runs, want %d", len(got), len(want))
+			}
+			if st := ctl.Stats(); st.Injected == 0 {
+				t.Fatalf("no fault fired: %+v", st)
+			}
+		})
 	}
 }

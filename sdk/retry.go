@@ -1,6 +1,7 @@
 package sdk
 
 import (
+	"context"
 	"errors"
 	"math/rand/v2"
 	"net"
@@ -10,10 +11,13 @@ import (
 )
 
 // retryDoer sends requests through next and sends again, after a pause,
-// those that certainly changed nothing: answered 503 (the API's promise:
-// nothing was applied; it comes with Retry-After when the store is busy or
-// unreachable), or refused before any byte was sent (the connection could
-// not be made). Anything else — an answer, or a connection lost after the
+// those that certainly changed nothing: answered 503 or 429 (the API's
+// promise: nothing was applied; a 503 comes with Retry-After when the store
+// is busy or unreachable), or refused before any byte was sent (the
+// connection could not be made). A GET changes nothing whatever its
+// outcome, so it is also sent again after a server error (500, 502, 504:
+// a store read that failed) or a connection lost mid-request. Anything
+// else — an answer, or a write whose connection was lost after the
 // request went out — is returned as is: only the caller knows whether it
 // is safe to repeat.
 type retryDoer struct {
@@ -25,7 +29,7 @@ type retryDoer struct {
 func (d *retryDoer) Do(req *http.Request) (*http.Response, error) {
 	for n := 1; ; n++ {
 		resp, err := d.next.Do(req)
-		wait, again := d.retry(n, resp, err)
+		wait, again := d.retry(n, req.Method == http.MethodGet || req.Method == http.MethodHead, resp, err)
 		if !again || (req.Body != nil && req.GetBody == nil) {
 			return resp, err
 		}
@@ -50,8 +54,8 @@ func (d *retryDoer) Do(req *http.Request) (*http.Response, error) {
 }
 
 // retry says whether the n-th send's outcome may be sent again, and after
-// how long.
-func (d *retryDoer) retry(n int, resp *http.Response, err error) (time.Duration, bool) {
+// how long; safe is true for a GET or HEAD.
+func (d *retryDoer) retry(n int, safe bool, resp *http.Response, err error) (time.Duration, bool) {
 	attempts, maxWait := d.attempts, d.maxWait
 	if attempts == 0 {
 		attempts = 4
@@ -70,8 +74,13 @@ func (d *retryDoer) retry(n int, resp *http.Response, err error) (time.Duration,
 		if errors.As(err, &op) && op.Op == "dial" {
 			return min(backoff, maxWait), true // nothing was sent
 		}
+		if safe && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
+			return min(backoff, maxWait), true
+		}
 		return 0, false
-	case resp.StatusCode == http.StatusServiceUnavailable:
+	case safe && (resp.StatusCode == http.StatusInternalServerError || resp.StatusCode == http.StatusBadGateway || resp.StatusCode == http.StatusGatewayTimeout):
+		return min(backoff, maxWait), true
+	case resp.StatusCode == http.StatusServiceUnavailable || resp.StatusCode == http.StatusTooManyRequests:
 		if s, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && s >= 0 {
 			return min(max(time.Duration(s)*time.Second, backoff), maxWait), true
 		}

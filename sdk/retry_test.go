@@ -10,8 +10,9 @@ import (
 	"time"
 )
 
-// TestRetriesWhatChangedNothing: a 503 (nothing applied) is sent again,
-// honouring Retry-After, body included; other errors are not.
+// TestRetriesWhatChangedNothing: a 503 or 429 (nothing applied) is sent
+// again, honouring Retry-After, body included; a GET's server error too;
+// a write's other errors are not.
 func TestRetriesWhatChangedNothing(t *testing.T) {
 	var hits, bodies atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -42,7 +43,9 @@ func TestRetriesWhatChangedNothing(t *testing.T) {
 		t.Fatalf("%d sends, %d with a body; want 3 and 3", hits.Load(), bodies.Load())
 	}
 
-	// A 500 is not retried: something may have happened.
+	// A 500 of a start is not retried: something may have happened. A
+	// GET changes nothing: its 500 (a store read that failed) is sent
+	// again, up to 4 sends in all.
 	hits.Store(0)
 	srv500 := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		hits.Add(1)
@@ -50,8 +53,28 @@ func TestRetriesWhatChangedNothing(t *testing.T) {
 	}))
 	defer srv500.Close()
 	c500, _ := NewClient(srv500.URL)
-	if _, err := c500.Get(ctx, "01ARZ3NDEKTSV4RRFFQ69G5FAV"); err == nil || hits.Load() != 1 {
-		t.Fatalf("500: err %v after %d sends, want an error after 1", err, hits.Load())
+	if _, err := c500.Start(ctx, "w", StartOptions{}); err == nil || hits.Load() != 1 {
+		t.Fatalf("start, 500: err %v after %d sends, want an error after 1", err, hits.Load())
+	}
+	hits.Store(0)
+	if _, err := c500.Get(ctx, "01ARZ3NDEKTSV4RRFFQ69G5FAV"); err == nil || hits.Load() != 4 {
+		t.Fatalf("get, 500: err %v after %d sends, want an error after 4", err, hits.Load())
+	}
+
+	// A 429 applied nothing either: a start is sent again.
+	hits.Store(0)
+	srv429 := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if hits.Add(1) == 1 {
+			w.WriteHeader(429)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"run":{"id":"01ARZ3NDEKTSV4RRFFQ69G5FAV","workflow":"w","version":"1","status":"running","state":{},"steps":[],"created_at":"2026-01-01T00:00:00Z","updated_at":"2026-01-01T00:00:00Z","usage":{},"steps_done":0,"steps_total":1},"existed":false}`))
+	}))
+	defer srv429.Close()
+	c429, _ := NewClient(srv429.URL)
+	if _, err := c429.Start(ctx, "w", StartOptions{}); err != nil || hits.Load() != 2 {
+		t.Fatalf("start, 429 then 201: err %v after %d sends, want success after 2", err, hits.Load())
 	}
 
 	// A refused connection sent nothing: retried, then reported.

@@ -100,19 +100,25 @@ export class Client {
     const base = opts.fetch ?? globalThis.fetch;
     // Sends a call again (up to 4 sends, 100 ms doubling, honouring
     // Retry-After up to 5 s) only when nothing was applied: a 503 or 429,
-    // or a connection refused before the request went out.
+    // or a connection refused before the request went out. A GET changes
+    // nothing whatever its outcome: it is sent again after a server error
+    // (500, 502, 504: a store read that failed) or a lost connection too.
     const retrying: typeof fetch = async (input, init) => {
       let delay = 100;
+      const method = (init?.method ?? (input instanceof Request ? input.method : "GET")).toUpperCase();
+      const safe = method === "GET" || method === "HEAD";
       for (let send = 1; ; send++) {
         const req = input instanceof Request ? input.clone() : input;
         try {
           const res = await base(req, init);
-          if ((res.status !== 503 && res.status !== 429) || send === 4) return res;
+          const again = res.status === 503 || res.status === 429 || (safe && (res.status === 500 || res.status === 502 || res.status === 504));
+          if (!again || send === 4) return res;
           const ra = Number(res.headers.get("retry-after"));
           await res.body?.cancel();
           await sleep(Number.isFinite(ra) && ra > 0 ? Math.min(ra * 1000, 5000) : delay, init?.signal ?? (input instanceof Request ? input.signal : undefined));
         } catch (err) {
-          if (!temporary(err) || send === 4) throw err;
+          const aborted = (err as { name?: string })?.name === "AbortError" || (err as { name?: string })?.name === "TimeoutError";
+          if (!(temporary(err) || (safe && !aborted && err instanceof TypeError)) || send === 4) throw err;
           await sleep(delay, init?.signal ?? undefined);
         }
         delay *= 2;

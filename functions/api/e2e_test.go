@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fsouza/fake-gcs-server/fakestorage"
 	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/client"
 	"github.com/testcontainers/testcontainers-go"
@@ -354,29 +355,68 @@ func testLambdaRIE(t *testing.T, dir string) {
 	t.Logf("reaper under RIE: %s", raw)
 }
 
+// buildImage builds the real container image (make image) once per test
+// binary; it is removed when the binary's services stop.
+func buildImage(t *testing.T) string {
+	t.Helper()
+	imageOnce.Do(func() {
+		imageName = fmt.Sprintf("localhost/cairn-test:%d", os.Getpid())
+		build := exec.Command(repoRoot(t)+"/infra/image/build.sh", imageName)
+		build.Dir = repoRoot(t)
+		var stderr bytes.Buffer
+		build.Stderr = &stderr
+		if err := build.Run(); err != nil {
+			imageErr = fmt.Errorf("infra/image/build.sh: %v\n%s", err, stderr.String())
+			return
+		}
+		t.Log(string(bytes.TrimSpace(stderr.Bytes())))
+	})
+	if imageErr != nil {
+		t.Fatal(imageErr)
+	}
+	return imageName
+}
+
+var (
+	imageOnce sync.Once
+	imageName string
+	imageErr  error
+)
+
+func removeImage() {
+	if imageName == "" {
+		return
+	}
+	cli, err := testcontainers.NewDockerClientWithOpts(context.Background())
+	if err == nil {
+		cli.ImageRemove(context.Background(), imageName, client.ImageRemoveOptions{Force: true})
+		cli.Close()
+	}
+}
+
+// gcsBucket starts a fake-gcs-server on 127.0.0.1 with a fresh bucket and
+// returns the environment that points the functions at it: what a Cloud
+// Run deployment's gs:// bucket is, short of Google.
+func gcsBucket(t *testing.T) []string {
+	t.Helper()
+	srv, err := fakestorage.NewServerWithOptions(fakestorage.Options{Scheme: "http", Host: "127.0.0.1"})
+	if err != nil {
+		t.Fatalf("fake-gcs-server: %v", err)
+	}
+	t.Cleanup(srv.Stop)
+	name := testinfra.NewBucketName(t)
+	srv.CreateBucket(name)
+	return []string{"CAIRN_BLOB=gs://" + name + "?endpoint=" + srv.URL(), "CAIRN_KEYS=" + keysEnv}
+}
+
 // testCloudRunImage runs the real container image (make image) the way
 // Cloud Run does — K_SERVICE set, SIGTERM with 10 s of grace on scale-in —
-// against MinIO, drives a workflow with raw HTTP calls from outside, and
+// against the bucket env names (MinIO, or fake-gcs-server as Cloud Run's
+// own store), drives a workflow with raw HTTP calls from outside, and
 // replaces the container mid-run: the run still finishes.
-func testCloudRunImage(t *testing.T) {
-	env, _, _ := minioBucket(t)
+func testCloudRunImage(t *testing.T, env []string) {
 	ctx := ctxTimeout(t, 3*time.Minute)
-	image := fmt.Sprintf("localhost/cairn-test:%d", os.Getpid())
-	build := exec.Command(repoRoot(t)+"/infra/image/build.sh", image)
-	build.Dir = repoRoot(t)
-	var stderr bytes.Buffer
-	build.Stderr = &stderr
-	if err := build.Run(); err != nil {
-		t.Fatalf("infra/image/build.sh: %v\n%s", err, stderr.String())
-	}
-	t.Log(string(bytes.TrimSpace(stderr.Bytes())))
-	t.Cleanup(func() {
-		cli, err := testcontainers.NewDockerClientWithOpts(context.Background())
-		if err == nil {
-			cli.ImageRemove(context.Background(), image, client.ImageRemoveOptions{Force: true})
-			cli.Close()
-		}
-	})
+	image := buildImage(t)
 
 	port := freePort(t)
 	base := "http://127.0.0.1:" + itoa(port)
@@ -394,7 +434,7 @@ func testCloudRunImage(t *testing.T) {
 				Image: image,
 				Env:   ctrEnv,
 				// Host networking keeps everything on 127.0.0.1: the container
-				// reaches MinIO's published port and binds CAIRN_HOST:PORT.
+				// reaches the store's port and binds CAIRN_HOST:PORT.
 				HostConfigModifier: func(hc *container.HostConfig) { hc.NetworkMode = "host" },
 				WaitingFor:         wait.ForLog("cairn api: serving").WithStartupTimeout(30 * time.Second),
 			},

@@ -57,13 +57,23 @@ func TestLambdaDeadlineReachesTheEngine(t *testing.T) {
 // Interface Emulator, and the container image.
 func TestBinaries(t *testing.T) {
 	dir := t.TempDir()
+	t.Cleanup(removeImage) // after every subtest
 	local := goBuild(t, "./functions/api", dir+"/cairn-api", "", hostArch())
 	t.Logf("functions/api, every driver (linux/%s, -s -w -trimpath): %s", hostArch(), mb(fileSize(t, local)))
 
 	t.Run("ColdStart", func(t *testing.T) { testColdStart(t, local) })
 	t.Run("SIGTERMDuringHeldClaim", func(t *testing.T) { testSIGTERM(t, local) })
 	t.Run("Lambda", func(t *testing.T) { testLambdaRIE(t, dir) })
-	t.Run("CloudRunImage", func(t *testing.T) { testCloudRunImage(t) })
+	t.Run("CloudRunImage", func(t *testing.T) {
+		env, _, _ := minioBucket(t) // skips under -short before the build
+		testCloudRunImage(t, env)
+	})
+	t.Run("CloudRunImageGCS", func(t *testing.T) {
+		if testing.Short() {
+			t.Skip("the image is not built in -short mode")
+		}
+		testCloudRunImage(t, gcsBucket(t))
+	})
 }
 
 // testColdStart measures process start → first request served (a 200 from

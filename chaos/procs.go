@@ -126,7 +126,14 @@ func (p *proc) cpuTime() time.Duration {
 
 // abort sends SIGABRT (a Go program with GOTRACEBACK=crash dumps every
 // goroutine and exits), and SIGKILL if it has not exited after grace.
-func (p *proc) abort(grace time.Duration) {
+func (p *proc) abort(grace time.Duration) { p.end(syscall.SIGABRT, grace) }
+
+// stop ends the process with SIGTERM, then SIGKILL after grace.
+func (p *proc) stop(grace time.Duration) { p.end(syscall.SIGTERM, grace) }
+
+// end sends sig to a live process (resumed first if paused), and SIGKILL
+// if it has not exited after grace.
+func (p *proc) end(sig syscall.Signal, grace time.Duration) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if !p.aliveLocked() {
@@ -135,14 +142,14 @@ func (p *proc) abort(grace time.Duration) {
 	if p.paused {
 		p.cmd.Process.Signal(syscall.SIGCONT)
 	}
-	p.cmd.Process.Signal(syscall.SIGABRT)
+	p.paused = false
+	p.cmd.Process.Signal(sig)
 	select {
 	case <-p.exited:
 	case <-time.After(grace):
 		p.cmd.Process.Signal(syscall.SIGKILL)
 		<-p.exited
 	}
-	p.paused = false
 }
 
 func (p *proc) pause() bool {
@@ -183,24 +190,4 @@ func (p *proc) ensure() error {
 		return nil
 	}
 	return p.startLocked()
-}
-
-// stop ends the process with SIGTERM, then SIGKILL after grace.
-func (p *proc) stop(grace time.Duration) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if !p.aliveLocked() {
-		return
-	}
-	if p.paused {
-		p.cmd.Process.Signal(syscall.SIGCONT)
-		p.paused = false
-	}
-	p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-p.exited:
-	case <-time.After(grace):
-		p.cmd.Process.Signal(syscall.SIGKILL)
-		<-p.exited
-	}
 }

@@ -361,6 +361,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	r.checkHistory()
 	r.checkOutage()
 	rep.OutageLogs = r.countOutageLogs()
+	r.checkOutageLogs()
 	return rep, nil
 }
 

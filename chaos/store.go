@@ -167,6 +167,31 @@ func (r *round) countOutageLogs() map[string]int {
 	return out
 }
 
+// checkOutageLogs fails the round when the API instances logged a store
+// outage per request instead of summarising it: each instance logs the
+// first unreachable answer, then at most one line per 10 s, and its claim
+// path one line when an outage starts. The bound allows every process
+// start (an API killed and restarted logs anew) a line per store outage
+// and one per 10 s of the round; one line per request — 1,260 lines in a
+// 12 s round before the summary — is far above it.
+func (r *round) checkOutageLogs() {
+	downs := r.rep.Kills[KindStore] + r.rep.Pauses[KindStore]
+	if downs == 0 {
+		return
+	}
+	starts := len(r.apis) + r.rep.Kills[KindAPI]
+	limit := starts * (downs + 2 + int(r.cfg.Duration/(10*time.Second)))
+	// The claim path takes any failure after an answer for an outage's
+	// start, an injected fault included.
+	f := r.rep.Faults
+	injected := int(f.Error + f.Conflict + f.Throttle + f.Lost)
+	for k, max := range map[string]int{"store_unreachable": limit, "claims_back_off": limit + injected} {
+		if n := r.rep.OutageLogs[k]; n > max {
+			r.rep.fail("the API instances logged %d %s lines for %d store outages (at most %d expected): an outage is logged per request", n, k, downs, max)
+		}
+	}
+}
+
 // storeChaos takes the store process down on its own seeded schedule,
 // about StoreEvery after it last came back: kill -9 (7 in 10) or SIGSTOP,
 // for up to 3 s, then restart or resume it. (Picked like the other processes it went

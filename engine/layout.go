@@ -174,7 +174,7 @@ func (e *Engine) listOrdered(ctx context.Context, ls []listing, pageSize int, ke
 			defer wg.Done()
 			opts := blob.ListOptions{Prefix: l.prefix, PageSize: pageSize}
 			for {
-				p, err := e.store.List(ctx, opts)
+				p, err := e.listRetrying(ctx, opts)
 				mu.Lock()
 				lists++
 				if err != nil && first == nil {

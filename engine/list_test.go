@@ -102,8 +102,9 @@ func TestListFilterScanIsBounded(t *testing.T) {
 	}
 }
 
-// A listing survives transient store errors on its record reads: 120 runs
-// listed 50 a page, 5 % of run-record reads failing, on both layouts.
+// A listing survives transient store errors on its record reads and its
+// LISTs: 120 runs listed 50 a page, 5 % of run-record reads and 10 % of
+// LISTs failing, on both layouts.
 // Before, one failed read failed the page (the chaos suite's full listing
 // almost never finished at a 0.5 % fault rate). A corrupt record still
 // fails the listing: reading it again does not help.
@@ -119,7 +120,10 @@ func TestListSurvivesTransientReadErrors(t *testing.T) {
 			for range 120 {
 				want[mustStart(t, e, "lin", `{"n":1}`)] = true
 			}
-			ctl.Inject(faults.Rule{Ops: []faults.Op{faults.OpGet}, KeyPrefix: "runs/", Probability: 0.05, Err: errors.New("injected 500")})
+			ctl.Inject(faults.Rule{Ops: []faults.Op{faults.OpGet}, KeyPrefix: "runs/", Probability: 0.05, Err: errors.New("injected 500")},
+				// A failed LIST of a page with a cursor was answered 422, a
+				// bad cursor: the probe without it succeeded.
+				faults.Rule{Ops: []faults.Op{faults.OpList}, KeyPrefix: "runs/", Probability: 0.1, Err: errors.New("injected 503")})
 			got := map[string]bool{}
 			cursor := ""
 			for {

@@ -436,7 +436,7 @@ func (e *Engine) ListRunRows(ctx context.Context, req ListRequest) ([]RunRow, st
 	var out []RunRow
 	for pages := 0; pages < listScanPages && len(out) < req.Limit; pages++ {
 		opts := blob.ListOptions{Prefix: e.keys.runsPrefix(), PageSize: req.Limit - len(out), PageToken: token}
-		p, err := e.store.List(ctx, opts)
+		p, err := e.listRetrying(ctx, opts)
 		if err != nil {
 			if pages == 0 && token != "" && e.cursorRefused(ctx, opts, err) {
 				return nil, "", cairn.ValidationError{{Field: "cursor", Message: "not a cursor this listing returned"}}
@@ -661,6 +661,22 @@ func stepOrder(r *runRecord, d *definition) []string {
 	}
 	sort.Strings(order)
 	return order
+}
+
+// listRetrying is a LIST of a listing page, tried up to 4 times: like a
+// GET it changes nothing, and one transient failure of a page with a
+// cursor was otherwise taken by cursorRefused for a bad cursor (the
+// tokenless probe it makes then succeeds) and answered 422 — the chaos
+// suite's full listing failed so. A refused argument and the request's
+// end are not retried.
+func (e *Engine) listRetrying(ctx context.Context, opts blob.ListOptions) (blob.ListPage, error) {
+	for attempt := 0; ; attempt++ {
+		p, err := e.store.List(ctx, opts)
+		if err == nil || attempt >= 3 || ctx.Err() != nil || errors.Is(err, blob.ErrInvalidArgument) {
+			return p, err
+		}
+		sleepJitter(ctx, attempt)
+	}
 }
 
 // listReads is how many run records a listing reads at once.

@@ -86,7 +86,9 @@ type Batch struct {
 	Skipped   int         `json:"skipped" doc:"Matching runs the action did not apply to (a cancel of a run that ended meanwhile, a rerun of a run still running)."`
 	Failed    int         `json:"failed" doc:"Runs whose action failed for another reason (see errors)."`
 	Errors    []string    `json:"errors" nullable:"false" doc:"The first errors, run by run."`
-	// Cursor is the listing's page token after the last page done.
+	// Cursor is where the listing goes on after the last page done: the
+	// store's page token (flat layout), or runCursorPrefix and the id of
+	// the page's last run (the sharded layout's merged listing).
 	Cursor string `json:"cursor,omitempty" doc:"Where the batch goes on (opaque)."`
 	Pages  int    `json:"pages" doc:"Pages of runs done."`
 }
@@ -210,15 +212,50 @@ func (e *Engine) advanceBatch(ctx context.Context, id string, pages int) (*Batch
 	return b, nil
 }
 
+// batchPageKeys lists the run keys of b's next page and the cursor after
+// it ("" when the listing ends there), and whether the page is newest
+// first (so that a run started before the filter's StartedAfter ends the
+// batch).
+//
+// The flat layout pages through runs/ with the store's page tokens. The
+// sharded layout keeps runs in 16 listings (and the flat one, for runs
+// written before the switch), none of them newest first on its own: its
+// page is the merged listing's (listRunKeys) and its cursor the id of the
+// last run of the page, marked with runCursorPrefix like the run
+// listing's. A page token without the mark is a batch an engine of the
+// flat layout started: its listing of runs/ goes on to the end, through
+// the flat runs and then through every shard in key order, which is not
+// newest first — each run is looked at once, none is skipped.
+func (e *Engine) batchPageKeys(ctx context.Context, b *Batch) (keys []string, next string, newestFirst bool, err error) {
+	if e.keys.sharded && b.Cursor == "" || strings.HasPrefix(b.Cursor, runCursorPrefix) {
+		keys, more, err := e.listRunKeys(ctx, strings.TrimPrefix(b.Cursor, runCursorPrefix), batchPageSize)
+		if err != nil || !more || len(keys) == 0 {
+			return keys, "", true, err
+		}
+		return keys, runCursorPrefix + runIDOfKey(keys[len(keys)-1]), true, nil
+	}
+	p, err := e.store.List(ctx, blob.ListOptions{Prefix: e.keys.runsPrefix(), PageSize: batchPageSize, PageToken: b.Cursor})
+	if err != nil {
+		return nil, "", false, err
+	}
+	for _, o := range p.Objects {
+		keys = append(keys, o.Key)
+	}
+	return keys, p.NextPageToken, !e.keys.sharded, nil
+}
+
+// runIDOfKey is the run id a run record's key ends with, in either layout.
+func runIDOfKey(key string) string { return key[strings.LastIndexByte(key, '/')+1:] }
+
 // batchPage does one page of b from its cursor, updating b in memory.
 func (e *Engine) batchPage(ctx context.Context, b *Batch) error {
-	p, err := e.store.List(ctx, blob.ListOptions{Prefix: e.keys.runsPrefix(), PageSize: batchPageSize, PageToken: b.Cursor})
+	keys, next, newestFirst, err := e.batchPageKeys(ctx, b)
 	if err != nil {
 		return err
 	}
 	f := b.Filter
-	for _, o := range p.Objects {
-		id := strings.TrimPrefix(o.Key, e.keys.runsPrefix())
+	for _, key := range keys {
+		id := runIDOfKey(key)
 		b.Scanned++
 		at, ok := runStartedAt(id)
 		if !ok {
@@ -228,6 +265,9 @@ func (e *Engine) batchPage(ctx context.Context, b *Batch) error {
 			continue
 		}
 		if f.StartedAfter != nil && at.Before(*f.StartedAfter) {
+			if !newestFirst {
+				continue
+			}
 			// Runs are listed newest first: every later one is older.
 			b.State = BatchDone
 			return nil
@@ -269,8 +309,8 @@ func (e *Engine) batchPage(ctx context.Context, b *Batch) error {
 			}
 		}
 	}
-	b.Cursor = p.NextPageToken
-	if p.NextPageToken == "" {
+	b.Cursor = next
+	if next == "" {
 		b.State = BatchDone
 	}
 	return nil

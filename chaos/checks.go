@@ -62,6 +62,27 @@ func retry[T any](f func(ctx context.Context) (T, error)) (T, error) {
 	return zero, last
 }
 
+// listAll lists every run, page by page, each page retried as one call.
+func listAll(c *sdk.Client) (map[string]cairn.RunStatus, error) {
+	m := map[string]cairn.RunStatus{}
+	cursor := ""
+	for {
+		p, err := retry(func(ctx context.Context) (*sdk.RunPage, error) {
+			return c.List(ctx, sdk.ListOptions{Cursor: cursor})
+		})
+		if err != nil {
+			return nil, fmt.Errorf("after %d runs: %w", len(m), err)
+		}
+		for _, s := range p.Runs {
+			m[s.ID] = s.Status
+		}
+		if p.NextCursor == "" {
+			return m, nil
+		}
+		cursor = p.NextCursor
+	}
+}
+
 // checkRuns checks every run against the execution log, through the API.
 func (r *round) checkRuns(ctx context.Context) {
 	rep := r.rep
@@ -80,18 +101,10 @@ func (r *round) checkRuns(ctx context.Context) {
 		byStep[k] = append(byStep[k], e)
 	}
 
-	// The API instances still inject store faults: a listing that fails
-	// part way is started again.
-	listed, err := retry(func(ctx context.Context) (map[string]cairn.RunStatus, error) {
-		m := map[string]cairn.RunStatus{}
-		for s, err := range c.Runs(ctx, sdk.ListOptions{}) {
-			if err != nil {
-				return nil, err
-			}
-			m[s.ID] = s.Status
-		}
-		return m, nil
-	})
+	// The API instances still inject store faults: each page is retried
+	// on its own (the whole listing of a long round's thousands of runs
+	// does not fit one call's 15 s on a loaded machine).
+	listed, err := listAll(c)
 	if err != nil {
 		// Check the runs the starts answered with, one by one.
 		rep.fail("listing runs: %v", err)

@@ -757,27 +757,48 @@ func (r *round) drain(ctx context.Context) {
 	r.mu.Unlock()
 	sort.Strings(open)
 	for i := 0; ; i++ {
-		c := r.client[i%len(r.client)]
-		still := open[:0]
-		for _, id := range open {
-			// The status read: one GET of the record, not audited (a full
-			// read writes an audit record each time, which made a drain of
-			// MinIO take minutes of the checker's own writes).
-			ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-			res, err := c.API().GetRunStatusWithResponse(ctx, id, &client.GetRunStatusParams{})
-			cancel()
-			if err != nil || res.JSON200 == nil || !cairn.RunStatus(res.JSON200.Status).Terminal() {
-				still = append(still, id)
-			}
-		}
-		open = still
+		late := time.Now().After(deadline) // this pass is the last
+		open = r.stillOpen(ctx, r.client[i%len(r.client)], open)
 		if len(open) == 0 {
 			return
 		}
-		if time.Now().After(deadline) || ctx.Err() != nil {
+		if late || ctx.Err() != nil {
 			r.logf("chaos: drain timed out with %d runs open (e.g. %s)", len(open), open[0])
 			return
 		}
 		time.Sleep(250 * time.Millisecond)
 	}
+}
+
+// stillOpen returns the runs of open whose status read does not say they
+// ended, reading 8 at a time. A pass over a long round's thousands of runs
+// one by one took minutes on a loaded machine, so a run that ended early
+// in the pass was still counted open when the deadline came at its end;
+// the pass that starts after the deadline is the last.
+func (r *round) stillOpen(ctx context.Context, c *sdk.Client, open []string) []string {
+	ended := make([]bool, len(open))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 8)
+	for i, id := range open {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			// The status read: one GET of the record, not audited (a full
+			// read writes an audit record each time, which made a drain of
+			// MinIO take minutes of the checker's own writes).
+			ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			defer cancel()
+			res, err := c.API().GetRunStatusWithResponse(ctx, id, &client.GetRunStatusParams{})
+			ended[i] = err == nil && res.JSON200 != nil && cairn.RunStatus(res.JSON200.Status).Terminal()
+		}()
+	}
+	wg.Wait()
+	still := open[:0]
+	for i, id := range open {
+		if !ended[i] {
+			still = append(still, id)
+		}
+	}
+	return still
 }

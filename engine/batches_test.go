@@ -102,15 +102,7 @@ func testBatchSurvivesInstanceDeath(t *testing.T, layout string, open func(*test
 			t.Fatalf("the dying pass moved the cursor: %+v", got)
 		}
 		batchHook = nil
-		for range 10 {
-			clk.Advance(3 * time.Second)
-			if _, err := b.Reap(ctx); err != nil {
-				t.Fatal(err)
-			}
-			if got, _ = b.GetBatch(ctx, got.ID); got.State == BatchDone {
-				break
-			}
-		}
+		got = reapUntilBatchDone(t, clk, b, got.ID)
 		if got.State != BatchDone || got.EndedAt == nil || got.Failed != 0 {
 			t.Fatalf("batch not done: %+v", got)
 		}
@@ -206,15 +198,7 @@ func TestBatchAcrossLayoutSwitch(t *testing.T) {
 	if got.Pages != 1 || got.Cursor == "" || strings.HasPrefix(got.Cursor, runCursorPrefix) {
 		t.Fatalf("after the flat engine's first page: %+v", got)
 	}
-	for range 10 {
-		clk.Advance(3 * time.Second)
-		if _, err := sharded.Reap(ctx); err != nil {
-			t.Fatal(err)
-		}
-		if got, _ = sharded.GetBatch(ctx, got.ID); got.State == BatchDone {
-			break
-		}
-	}
+	got = reapUntilBatchDone(t, clk, sharded, got.ID)
 	if got.State != BatchDone || got.Failed != 0 {
 		t.Fatalf("batch not done: %+v", got)
 	}
@@ -251,4 +235,22 @@ func TestBatchValidation(t *testing.T) {
 	if _, err := e.GetBatch(ctx, "01ARZ3NDEKTSV4RRFFQ69G5FAV"); !isNotFoundAPI(err) {
 		t.Fatalf("got %v", err)
 	}
+}
+
+// reapUntilBatchDone runs e's reaper, 3 s apart on clk, until batch id is
+// done (at most 10 passes), and returns the batch as it last read it.
+func reapUntilBatchDone(t *testing.T, clk *clock, e *Engine, id string) *Batch {
+	t.Helper()
+	ctx := context.Background()
+	var got *Batch
+	for range 10 {
+		clk.Advance(3 * time.Second)
+		if _, err := e.Reap(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if got, _ = e.GetBatch(ctx, id); got != nil && got.State == BatchDone {
+			break
+		}
+	}
+	return got
 }

@@ -93,12 +93,12 @@ func (e *Engine) completeDeferred(ctx context.Context, id string, req CompleteRe
 	// suite's lease history caught it). One HEAD confirms the copy is the
 	// stored one; a newer record is read (and cached) instead.
 	if o, err := e.store.Stat(ctx, e.keys.runOf(r)); err != nil || o.Version != cver {
-		fresh, err := e.readRunCaching(ctx, tok.Run)
+		fresh, o, err := e.getRun(ctx, tok.Run)
 		if err != nil {
 			return nil, false, nil // the ordinary path reads and reports it
 		}
-		r = fresh
-		raw, _, _ = e.commits.cache.get(tok.Run)
+		e.commits.cache.offer(tok.Run, o.Data, o.Version, fresh)
+		r, raw = fresh, o.Data
 	}
 	size := len(req.Output)
 	for k, v := range req.StatePatch {

@@ -399,18 +399,11 @@ func (e *Engine) listRunRowsMerged(ctx context.Context, req ListRequest, after s
 			key := keys[len(keys)-1]
 			after = key[strings.LastIndexByte(key, '/')+1:]
 		}
-		recs, err := e.readListed(ctx, keys)
+		rows, err := e.listedRows(ctx, req, keys)
 		if err != nil {
 			return nil, "", err
 		}
-		for _, r := range recs {
-			if r == nil {
-				continue
-			}
-			if row, ok := req.row(r); ok {
-				out = append(out, row)
-			}
-		}
+		out = append(out, rows...)
 		if !more {
 			break
 		}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/oklog/ulid/v2"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/blob"
@@ -447,18 +448,11 @@ func (e *Engine) ListRunRows(ctx context.Context, req ListRequest) ([]RunRow, st
 		for i, o := range p.Objects {
 			keys[i] = o.Key
 		}
-		recs, err := e.readListed(ctx, keys)
+		rows, err := e.listedRows(ctx, req, keys)
 		if err != nil {
 			return nil, "", err
 		}
-		for _, r := range recs {
-			if r == nil {
-				continue
-			}
-			if row, ok := req.row(r); ok {
-				out = append(out, row)
-			}
-		}
+		out = append(out, rows...)
 		token = p.NextPageToken
 		if token == "" {
 			break
@@ -663,63 +657,67 @@ func stepOrder(r *runRecord, d *definition) []string {
 	return order
 }
 
-// listRetrying is a LIST of a listing page, tried up to 4 times: like a
-// GET it changes nothing, and one transient failure of a page with a
-// cursor was otherwise taken by cursorRefused for a bad cursor (the
-// tokenless probe it makes then succeeds) and answered 422 — the chaos
-// suite's full listing failed so. A refused argument and the request's
-// end are not retried.
-func (e *Engine) listRetrying(ctx context.Context, opts blob.ListOptions) (blob.ListPage, error) {
+// retryRead runs read, a request that changes nothing (a GET, a LIST), up
+// to 4 times with the committer's jitter between: one transient store
+// error among a listing page's fifty reads failed the page (at a 0.5 %
+// fault rate about one page in five; the chaos suite's full listing never
+// finished), and a failed LIST of a page with a cursor was taken by
+// cursorRefused for a bad cursor (its tokenless probe then succeeded) and
+// answered 422. Not found, a bad argument, a corrupt object and the
+// request's end are returned at once: trying again does not change them.
+func retryRead(ctx context.Context, read func() error) error {
 	for attempt := 0; ; attempt++ {
-		p, err := e.store.List(ctx, opts)
-		if err == nil || attempt >= 3 || ctx.Err() != nil || errors.Is(err, blob.ErrInvalidArgument) {
-			return p, err
+		err := read()
+		if err == nil || attempt >= 3 || ctx.Err() != nil || isNotFound(err) ||
+			errors.Is(err, blob.ErrInvalidArgument) || errors.Is(err, errCorrupt) {
+			return err
 		}
 		sleepJitter(ctx, attempt)
 	}
 }
 
+// listRetrying is a LIST of a listing page through retryRead.
+func (e *Engine) listRetrying(ctx context.Context, opts blob.ListOptions) (p blob.ListPage, err error) {
+	err = retryRead(ctx, func() (err error) {
+		p, err = e.store.List(ctx, opts)
+		return err
+	})
+	return p, err
+}
+
 // listReads is how many run records a listing reads at once.
 const listReads = 8
 
-// readListed reads the run records a listing page names, listReads at a
-// time, in order; a record deleted since the listing is left out (nil). A
-// read is a GET, safe to repeat: one that fails for any reason but not
-// found, a bad key or the request's end is tried up to 4 times, so one
-// transient store error among a page's fifty reads does not fail the page
-// (at a 0.5 % fault rate a 50-run page failed about one time in five, and
-// a listing of thousands of runs almost never finished: the chaos suite's
-// `listing runs: 502`).
-func (e *Engine) readListed(ctx context.Context, keys []string) ([]*runRecord, error) {
-	out := make([]*runRecord, len(keys))
-	errs := make([]error, len(keys))
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, listReads)
+// listedRows reads the run records a listing page names, listReads at a
+// time and each through retryRead, and returns the rows of those req
+// keeps, in the page's order; a record deleted since the listing is left
+// out.
+func (e *Engine) listedRows(ctx context.Context, req ListRequest, keys []string) ([]RunRow, error) {
+	recs := make([]*runRecord, len(keys))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(listReads)
 	for i, key := range keys {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			for attempt := 0; ; attempt++ {
-				r, _, err := readJSON[runRecord](ctx, e.store, key)
-				switch {
-				case err == nil:
-					out[i] = r
-					return
-				case isNotFound(err):
-					return
-				case attempt >= 3 || ctx.Err() != nil || errors.Is(err, blob.ErrInvalidArgument) || errors.Is(err, errCorrupt):
-					errs[i] = err
-					return
-				}
-				sleepJitter(ctx, attempt)
+		g.Go(func() error {
+			err := retryRead(gctx, func() (err error) {
+				recs[i], _, err = readJSON[runRecord](gctx, e.store, key)
+				return err
+			})
+			if isNotFound(err) {
+				return nil
 			}
-		}()
+			return err
+		})
 	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return nil, err
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	var out []RunRow
+	for _, r := range recs {
+		if r == nil {
+			continue
+		}
+		if row, ok := req.row(r); ok {
+			out = append(out, row)
 		}
 	}
 	return out, nil

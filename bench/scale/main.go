@@ -22,6 +22,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -29,6 +30,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"math/rand/v2"
 	"os"
 	"sort"
@@ -51,11 +53,14 @@ type options struct {
 	duration, warmup        time.Duration
 	report                  time.Duration
 	instances, workers      int
+	fleet                   int
 	steps                   int
 	stepsPerSec             float64
 	burstRuns               int
 	burstWindow             time.Duration
 	warm                    time.Duration
+	doubleEvery             time.Duration
+	rampFrom                float64
 	fanout                  int
 	idleWorkers             int
 	reapEvery               time.Duration
@@ -75,12 +80,15 @@ func main() {
 	flag.DurationVar(&o.warmup, "warmup", 0, "simulated time excluded from the summary (0: the scenario's default)")
 	flag.DurationVar(&o.report, "report", time.Minute, "simulated time between report lines")
 	flag.IntVar(&o.instances, "instances", 2, "engine instances (API functions) sharing the bucket and an in-process bus")
+	flag.IntVar(&o.fleet, "fleet", 0, "full-size API instances the simulated ones stand for: each engine's fallback scans (its fixed requests, which the load's scaling does not divide) are spaced so that --instances of them cost what this many would at full size, divided by --scale (0: not spaced; every simulated instance scans as often as a real one)")
 	flag.IntVar(&o.workers, "workers", 0, "simulated workers in all (0: enough for the load)")
 	flag.IntVar(&o.steps, "steps", 5, "steady: linear steps per run")
 	flag.Float64Var(&o.stepsPerSec, "steps-per-sec", 10000, "steady: full-size steps per second")
 	flag.IntVar(&o.burstRuns, "burst-runs", 100000, "burst: full-size runs started")
 	flag.DurationVar(&o.burstWindow, "burst-window", time.Minute, "burst: over this simulated time")
 	flag.DurationVar(&o.warm, "warm", 50*time.Minute, "steady and burst: the steady load ramps up linearly over this simulated time (as S3 and GCS ask: the store splits partitions as the load grows); steady measures after it, burst starts its burst after it, on top of the steady load")
+	flag.DurationVar(&o.doubleEvery, "double-every", 0, "steady and burst: ramp exponentially instead, from --ramp-from steps/s doubling every this simulated time up to --steps-per-sec (GCS ramps a bucket no faster than doubling every 20 minutes); --warm becomes the time the ramp takes")
+	flag.Float64Var(&o.rampFrom, "ramp-from", 140, "with --double-every: full-size steps/s at the start (140 is half of what one GCS partition's 1,000 writes/s carries at 3.5 writes a step)")
 	flag.IntVar(&o.fanout, "fanout", 10000, "fanout: parallel steps of the one run (not scaled)")
 	flag.IntVar(&o.idleWorkers, "idle-workers", 5000, "idle: waiting workers (not scaled)")
 	flag.DurationVar(&o.reapEvery, "reap-every", time.Minute, "simulated reaper period (the cloud templates' default)")
@@ -102,6 +110,21 @@ func main() {
 			f.Close()
 		}
 	}
+}
+
+// fallbackInterval spaces each simulated instance's fallback scans so that
+// the instances' scans are the requests --fleet real instances would make
+// at full size, divided by the scale like the rest of the load: an
+// instance scans at most once per engine.DefaultFallbackInterval, so --fleet
+// of them make fleet/10 s scans at full size, fleet/(10 s × scale) once
+// divided, and each of the --instances simulated engines must scan every
+// 10 s × scale × instances / fleet. Without it, 2 simulated instances at
+// 1/50 scan like 100 real ones, against the store's divided capacity.
+func fallbackInterval(o options) time.Duration {
+	if o.fleet <= 0 {
+		return 0 // the engine's default
+	}
+	return time.Duration(float64(engine.DefaultFallbackInterval) * o.scale * float64(o.instances) / float64(o.fleet))
 }
 
 // result is what a simulation measured after its warm-up.
@@ -172,6 +195,9 @@ type simulation struct {
 }
 
 func defaults(o *options) {
+	if o.doubleEvery > 0 && o.rampFrom > 0 && o.rampFrom < o.stepsPerSec {
+		o.warm = time.Duration(float64(o.doubleEvery) * math.Log2(o.stepsPerSec/o.rampFrom))
+	}
 	if o.duration == 0 {
 		switch o.scenario {
 		case "burst":
@@ -235,7 +261,8 @@ func run(ctx context.Context, o options, w io.Writer) (result, error) {
 			// A claim's hold is timed by the wall clock: divided by the
 			// speed, it holds as long in simulated time as on the platform
 			// (30 s requests, 24 s holds).
-			MaxRequestTime: time.Duration(float64(engine.DefaultMaxRequestTime) / o.speed),
+			MaxRequestTime:   time.Duration(float64(engine.DefaultMaxRequestTime) / o.speed),
+			FallbackInterval: fallbackInterval(o),
 		})
 		if err != nil {
 			return result{}, err
@@ -279,7 +306,7 @@ func run(ctx context.Context, o options, w io.Writer) (result, error) {
 	end := start.Add(o.duration)
 	prev := s.snap()
 	if !o.quiet {
-		fmt.Fprintf(w, "# %s on %s, %s layout, scale 1/%g, %g× time, %d instances, %d workers\n", o.scenario, o.model, o.layout, o.scale, o.speed, o.instances, o.workers)
+		fmt.Fprintf(w, "# %s on %s, %s layout, scale 1/%g, %g× time, %d instances, %d workers, fallback scans every %s (fleet %d)\n", o.scenario, o.model, o.layout, o.scale, o.speed, o.instances, o.workers, cmp.Or(fallbackInterval(o), engine.DefaultFallbackInterval), o.fleet)
 		fmt.Fprintf(w, "%8s %10s %10s %9s %9s %9s %8s %6s %6s\n", "sim", "steps/s", "req/s", "thr%", "p50", "p99", "req/step", "parts", "held")
 	}
 	for {
@@ -458,25 +485,42 @@ func (s *simulation) generate(ctx context.Context) {
 	s.pace(ctx, wf, rate, total, 0, true)
 }
 
-// steady starts the steady load's runs, ramping up linearly over o.warm.
+// steady starts the steady load's runs, ramping up over o.warm: linearly,
+// or exponentially with --double-every.
 func (s *simulation) steady(ctx context.Context, o options, count bool) {
-	s.pace(ctx, "steady", o.stepsPerSec/float64(o.steps)/o.scale, 1<<62, o.warm, count)
+	rate := o.stepsPerSec / float64(o.steps) / o.scale
+	if o.doubleEvery > 0 && o.rampFrom > 0 && o.rampFrom < o.stepsPerSec {
+		from, d := o.rampFrom/float64(o.steps)/o.scale, o.doubleEvery.Seconds()
+		s.paceBy(ctx, "steady", func(el float64) float64 { return min(rate, from*math.Exp2(el/d)) }, 1<<62, count)
+		return
+	}
+	s.pace(ctx, "steady", rate, 1<<62, o.warm, count)
 }
 
 // pace starts total runs of wf at rate per simulated second, reached
 // linearly over ramp (0: at once).
 func (s *simulation) pace(ctx context.Context, wf string, rate float64, total int64, ramp time.Duration, count bool) {
+	r := ramp.Seconds()
+	s.paceBy(ctx, wf, func(el float64) float64 {
+		if el < r {
+			return rate * el / r
+		}
+		return rate
+	}, total, count)
+}
+
+// paceBy starts total runs of wf at rate(t) per simulated second, t the
+// simulated seconds since it began.
+func (s *simulation) paceBy(ctx context.Context, wf string, rate func(el float64) float64, total int64, count bool) {
 	sem := make(chan struct{}, 512)
 	begin := s.clock.Now()
 	var issued int64
+	var want, last float64
 	for issued < total && ctx.Err() == nil {
 		el := s.clock.Now().Sub(begin).Seconds()
-		var want float64
-		switch r := ramp.Seconds(); {
-		case el < r:
-			want = rate * el * el / (2 * r)
-		default:
-			want = rate * (el - r/2)
+		if el > last { // the trapezoid of the rate over the elapsed slice
+			want += (rate(last) + rate(el)) / 2 * (el - last)
+			last = el
 		}
 		due := min(total, int64(want))
 		for ; issued < due; issued++ {
@@ -581,7 +625,10 @@ func (s *simulation) reaper(ctx context.Context) {
 		if err := s.clock.Sleep(ctx, s.o.reapEvery); err != nil {
 			return
 		}
-		s.engines[0].Reap(ctx)
+		// The reaper is one per deployment and its LISTs (every shard of
+		// the timer index, each pass) do not shrink with the load: charged
+		// at 1/scale, they cost the scaled store what they cost the real one.
+		s.engines[0].Reap(sim.WithListWeight(ctx, 1/s.o.scale))
 	}
 }
 

@@ -277,13 +277,37 @@ func prefixOf(key string) string {
 	return key
 }
 
+type listWeightKey struct{}
+
+// WithListWeight returns a context whose LIST requests are charged to the
+// store with probability w (0 < w < 1): a LIST that is not charged is served
+// with its latency but takes no capacity and is not counted. A scaled
+// simulation (Model.Scaled) divides the load and the capacity by a factor,
+// but a deployment's fixed requests — a reaper pass lists every shard of
+// the timer index whatever the load — do not shrink with the load; made
+// with w = 1/factor, they cost the scaled store what they cost the full one.
+func WithListWeight(ctx context.Context, w float64) context.Context {
+	return context.WithValue(ctx, listWeightKey{}, w)
+}
+
+func listWeight(ctx context.Context) float64 {
+	if w, ok := ctx.Value(listWeightKey{}).(float64); ok && w > 0 && w < 1 {
+		return w
+	}
+	return 1
+}
+
 // admit decides one request: nil, or the throttling error. It also
-// samples the request's latency.
-func (s *Store) admit(op faults.Op, key string) (time.Duration, error) {
+// samples the request's latency. A LIST is charged with probability
+// listW (WithListWeight): one not charged is only delayed.
+func (s *Store) admit(op faults.Op, key string, listW float64) (time.Duration, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.clock.Now()
 	m := s.model
+	if op == faults.OpList && listW < 1 && s.rng.Float64() >= listW {
+		return sample(m.List, s.rng), nil
+	}
 	c := s.byPrefix[prefixOf(key)]
 	if c == nil {
 		c = &Counts{}
@@ -454,7 +478,7 @@ func sample(l faults.Latency, r *rand.Rand) time.Duration {
 
 func do[T any](s *Store, ctx context.Context, op faults.Op, key string, f func() (T, error)) (T, error) {
 	var zero T
-	delay, err := s.admit(op, key)
+	delay, err := s.admit(op, key, listWeight(ctx))
 	if delay > 0 {
 		if err := s.clock.Sleep(ctx, delay); err != nil {
 			return zero, err

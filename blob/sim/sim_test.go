@@ -259,3 +259,37 @@ func TestLatencyOnScaledClock(t *testing.T) {
 		t.Fatal("read with a cancelled context succeeded")
 	}
 }
+
+// A LIST made under WithListWeight(ctx, w) is charged to the store about
+// w of the time: 1,000 LISTs at once on a partition with a second of burst
+// (55 reads at 1/100) are nearly all refused at full weight and all served
+// at 1/100, and the counted LISTs are about w of them.
+func TestListWeight(t *testing.T) {
+	for _, tc := range []struct {
+		w                  float64
+		minThr, maxThr     int
+		minCount, maxCount int64
+	}{
+		{w: 1, minThr: 900, maxThr: 1000, minCount: 1000, maxCount: 1000},
+		{w: 0.01, minThr: 0, maxThr: 0, minCount: 1, maxCount: 30},
+	} {
+		t.Run(fmt.Sprint(tc.w), func(t *testing.T) {
+			c := sim.NewManualClock(t0)
+			b, s := sim.New(mem.New(), sim.S3.NoLatency().Scaled(100), c, 1)
+			ctx := sim.WithListWeight(context.Background(), tc.w)
+			thr := 0
+			for range 1000 {
+				_, err := b.List(ctx, blob.ListOptions{Prefix: "timers/"})
+				if errors.Is(err, blob.ErrThrottled) {
+					thr++
+				} else if err != nil {
+					t.Fatal(err)
+				}
+			}
+			n := s.Stats().Total.Lists
+			if thr < tc.minThr || thr > tc.maxThr || n < tc.minCount || n > tc.maxCount {
+				t.Fatalf("weight %g: %d of 1,000 LISTs throttled, %d counted; want %d–%d throttled, %d–%d counted", tc.w, thr, n, tc.minThr, tc.maxThr, tc.minCount, tc.maxCount)
+			}
+		})
+	}
+}

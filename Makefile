@@ -32,7 +32,7 @@ check:
 
 ## test: every test, MinIO/Azurite integration included (starts what it needs; installing podman or writing /etc/containers/containers.conf needs CAIRN_TESTENV_SYSTEM=1 or CI=true)
 test: testenv openapi-check lint-openapi ts-test
-	$(TESTENV_EVAL) && $(GO) test $(GOFLAGS_T) -timeout 30m $(PKGS)
+	$(TESTENV_EVAL) && GO=$(GO) scripts/gotest.sh $(GOFLAGS_T) -timeout 30m $(PKGS)
 
 ## test-short: the quick loop — in-process tests only: no containers, no race detector (make test has both); about a minute
 test-short:

@@ -543,6 +543,7 @@ func (e *Engine) claimOne(ctx context.Context, w cachedWorker, r *runRecord, d *
 	}
 	key := e.keys.leaseOf(r, step, st.Attempt)
 	ver, err := e.store.Create(ctx, key, mustJSON(l))
+	e.admit.wrote(now, err)
 	if err != nil && !errors.Is(err, blob.ErrPreconditionFailed) {
 		// The outcome is unknown (a timeout, a lost answer, a retry that
 		// was refused): the write may have landed. If the lease is ours,

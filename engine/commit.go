@@ -232,6 +232,7 @@ func (c *committer) commit(run string, items []*pending) {
 		}
 		data = mustJSON(rec)
 		nv, err := e.store.Swap(ctx, e.keys.runOf(rec), data, ver)
+		e.admit.wrote(fx.now, err)
 		switch {
 		case err == nil:
 			c.cache.put(run, data, nv)

@@ -127,6 +127,11 @@ type Config struct {
 	// it; a registration through this instance is seen at once). Wall
 	// clock. Negative reads the object on every start [5s].
 	LatestTTL time.Duration
+	// ShedAbove is the share of this instance's writes, over the last 30
+	// s, that the store may refuse for rate before StartRun refuses a
+	// share of new runs (503, nothing written) so the runs already going
+	// get the capacity (admission.go); negative never sheds [0.1].
+	ShedAbove float64
 }
 
 func (c *Config) setDefaults() {
@@ -145,6 +150,9 @@ func (c *Config) setDefaults() {
 	def(&c.PriorityAging, time.Second)
 	def(&c.UnservableAvoid, 30*time.Second)
 	def(&c.CommitTimeout, 20*time.Second)
+	if c.ShedAbove == 0 {
+		c.ShedAbove = DefaultShedAbove
+	}
 	if c.LatestTTL == 0 {
 		c.LatestTTL = DefaultLatestTTL
 	}
@@ -214,6 +222,8 @@ type Engine struct {
 	reads runReads  // claims' run-record reads in flight (leasecache.go)
 	// startRetry bounds the retries starts make themselves (runs.go).
 	startRetry retryBudget
+	// admit sheds starts while the store refuses writes (admission.go).
+	admit *admission
 
 	draining  chan struct{}
 	drainOnce sync.Once
@@ -241,6 +251,7 @@ func New(store *blob.Bucket, cfg Config) (*Engine, error) {
 	}
 	e := &Engine{store: store, cfg: cfg, keys: keys{prefix: cfg.Prefix, sharded: cfg.KeyLayout == KeyLayoutSharded}, log: cfg.Logger, draining: make(chan struct{})}
 	e.commits = newCommitter(e)
+	e.admit = newAdmission(cfg.ShedAbove)
 	e.hub = newHub(cfg.Now)
 	e.hub.dropped = func(n int) { cfg.Telemetry.Dropped("hint", "evicted", n) } // see telemetry.go
 	e.hub.aging = cfg.PriorityAging

@@ -40,7 +40,21 @@ func newRunID(now time.Time) string {
 }
 
 // StartRun starts a run of a workflow.
+//
+// While the store refuses a share of this instance's writes for rate, a
+// share of starts is refused before anything is written (admission.go):
+// UnavailableError, answered 503 with Retry-After. A start with an
+// idempotency key is refused the same way: its retry is the same start.
 func (e *Engine) StartRun(ctx context.Context, req StartRequest) (*cairn.StartResult, error) {
+	if e.admit.shed(e.now()) {
+		if err := e.checkStartTarget(req.Workflow, req.Version, req.Input); err != nil {
+			return nil, err // bad input is a 4xx whatever the store does
+		}
+		if p, log := e.admit.noteShed(e.now()); log {
+			e.log.Warn("shedding new runs: the store is refusing this instance's writes for rate; starts are answered 503", "share", fmt.Sprintf("%.0f%%", 100*p))
+		}
+		return nil, &UnavailableError{Err: errShed}
+	}
 	return e.startRun(ctx, req, nil)
 }
 
@@ -155,6 +169,9 @@ func (e *Engine) startRun(ctx context.Context, req StartRequest, seed func(r *ru
 	var timerKey string
 	retriedTimer, err := retryRefused(ctx, &e.startRetry, func() (err error) {
 		timerKey, err = e.armTimer(ctx, r, now) // when the run needs one
+		if timerKey != "" || err != nil {
+			e.admit.wrote(e.now(), err)
+		}
 		return err
 	})
 	if err != nil {
@@ -167,6 +184,7 @@ func (e *Engine) startRun(ctx context.Context, req StartRequest, seed func(r *ru
 	var v blob.Version
 	retriedCreate, err := retryRefused(ctx, &e.startRetry, func() (err error) {
 		v, err = e.store.Create(ctx, e.keys.run(id), data)
+		e.admit.wrote(e.now(), err)
 		return err
 	})
 	if err == nil && !retriedTimer && !retriedCreate {

@@ -106,7 +106,10 @@ func TestStartRetryBudget(t *testing.T) {
 	ctx := context.Background()
 	store, ctl := faults.Wrap(mem.New(), faults.Profile{})
 	counted, counts := counting.Wrap(store)
-	e := newTestEngine(t, counted, Config{})
+	// Admission control off: it would shed most of these starts before
+	// they write (TestStartsShedWhileStoreThrottles); this is the budget
+	// of the starts it admits.
+	e := newTestEngine(t, counted, Config{ShedAbove: -1})
 	register(t, e, "w", single("x", cairn.Step{}))
 	ctl.Inject(faults.Rule{Ops: []faults.Op{faults.OpCreate}, KeyPrefix: e.keys.prefix + "runs/", Err: blob.ErrThrottled})
 	counts.Reset()

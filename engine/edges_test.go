@@ -721,3 +721,39 @@ func TestRegisterFinishesAHalfDoneRegistration(t *testing.T) {
 		t.Fatalf("workflows %+v, %v", wfs, err)
 	}
 }
+
+// A sighting that another instance recorded within half a period is not
+// written again: short claims (Lambda) land on a new environment nearly
+// every time, and each wrote the worker record. It is read, and written
+// once the record is half a period old.
+func TestSightingSkipsAFreshRecord(t *testing.T) {
+	ctx := context.Background()
+	clk := newClock()
+	store, counts := counting.Wrap(mem.New())
+	var es []*Engine
+	for range 3 {
+		es = append(es, newTestEngine(t, store, Config{Now: clk.Now, ClaimHold: -1}))
+	}
+	register(t, es[0], "w", single("l", cairn.Step{}))
+	clk.Advance(10 * time.Minute)
+	claimOn := func(e *Engine) counting.Snapshot {
+		t.Helper()
+		before := counts.Snapshot()
+		if _, err := e.Claim(ctx, ClaimRequest{WorkerID: "w", Max: 1}); err != nil {
+			t.Fatal(err)
+		}
+		e.Settle()
+		return counts.Snapshot().Sub(before)
+	}
+	if d := claimOn(es[0]); d.Swap != 1 {
+		t.Fatalf("first sighting: %d swaps, want 1 (the record is 10 minutes old)", d.Swap)
+	}
+	clk.Advance(WorkerSeenEvery/2 - time.Second)
+	if d := claimOn(es[1]); d.Swap != 0 {
+		t.Fatalf("a sighting %v after another instance's: %d swaps, want 0", WorkerSeenEvery/2-time.Second, d.Swap)
+	}
+	clk.Advance(2 * time.Second)
+	if d := claimOn(es[2]); d.Swap != 1 {
+		t.Fatalf("a sighting %v after the recorded one: %d swaps, want 1", WorkerSeenEvery/2+time.Second, d.Swap)
+	}
+}

@@ -179,7 +179,14 @@ func (e *Engine) seen(worker string) {
 		if err != nil {
 			return
 		}
-		if rec.LastSeenAt != nil && !rec.LastSeenAt.Before(now) {
+		if rec.LastSeenAt != nil && now.Sub(*rec.LastSeenAt) < WorkerSeenEvery/2 {
+			// Another instance recorded it within half a period (or
+			// later than now): the record stays fresh enough without this
+			// write. Short claims on Lambda land on a different
+			// environment nearly every time, and each would otherwise
+			// write the record (docs/SCALE.md, section 4). The record is
+			// then at most 1.5 periods old when this instance next looks,
+			// inside workerAliveWindow's two.
 			return
 		}
 		rec.LastSeenAt = &now

@@ -153,7 +153,7 @@ func (r result) summary(o options) string {
 	for k, c := range r.byPrefix {
 		if c.Requests() > 0 {
 			rate := func(n int64) float64 { return float64(n) * o.scale / r.simTime.Seconds() }
-			prefixes = append(prefixes, fmt.Sprintf("%s=%.0fr+%.0fw/s(%.2f%%thr)", k, rate(c.Reads+c.Lists), rate(c.Writes+c.Deletes), 100*float64(c.Throttled())/float64(c.Requests())))
+			prefixes = append(prefixes, fmt.Sprintf("%s=%.0fr+%.0fw+%.0fd/s(%.2f%%thr)", k, rate(c.Reads+c.Lists), rate(c.Writes), rate(c.Deletes), 100*float64(c.Throttled())/float64(c.Requests())))
 		}
 	}
 	sort.Strings(prefixes)
@@ -338,6 +338,17 @@ func run(ctx context.Context, o options, w io.Writer) (result, error) {
 	<-genDone
 	wg.Wait()
 	d := final.sub(warm)
+	if !o.quiet {
+		// Where the refusals were: the partitions that refused most, since
+		// each was made (a partition split after the warm-up counts from
+		// its split).
+		ps := store.Partitions()
+		sort.Slice(ps, func(i, j int) bool { return ps[i].Refused > ps[j].Refused })
+		fmt.Fprintf(w, "# partitions that refused most (of %d): first key, refused / requests\n", len(ps))
+		for _, p := range ps[:min(8, len(ps))] {
+			fmt.Fprintf(w, "#   %-40q %5.1f%% of %d\n", p.Lo, 100*float64(p.Refused)/float64(max(p.Served+p.Refused, 1)), p.Served+p.Refused)
+		}
+	}
 	held := 0.0
 	for _, h := range s.held {
 		held += h

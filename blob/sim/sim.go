@@ -185,6 +185,7 @@ type partition struct {
 	second           time.Time // start of the second being counted
 	writesThisSecond int64
 	peakWrites       int64
+	served, refused  int64 // requests since the partition was made
 }
 
 // Store is the simulated store. Use it through the Bucket New returns.
@@ -260,6 +261,24 @@ func (s *Store) PartitionBounds() []string {
 	out := make([]string, len(s.parts))
 	for i, p := range s.parts {
 		out[i] = p.lo
+	}
+	return out
+}
+
+// PartitionStat is one partition's traffic since it was made (a split
+// makes two new counts: the upper half starts from zero).
+type PartitionStat struct {
+	Lo              string // its first key
+	Served, Refused int64
+}
+
+// Partitions returns every partition's traffic, in key order.
+func (s *Store) Partitions() []PartitionStat {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]PartitionStat, len(s.parts))
+	for i, p := range s.parts {
+		out[i] = PartitionStat{Lo: p.lo, Served: p.served, Refused: p.refused}
 	}
 	return out
 }
@@ -354,6 +373,9 @@ func (s *Store) admit(op faults.Op, key string, listW float64) (time.Duration, e
 	}
 	if d.Throttled() > 0 {
 		err = fmt.Errorf("%w: %s (simulated %s)", blob.ErrThrottled, m.Refusal, m.Name)
+		p.refused++
+	} else {
+		p.served++
 	}
 	s.total.add(d)
 	c.add(d)

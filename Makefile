@@ -45,19 +45,21 @@ bench: testenv
 	$(GO) run ./cmd/cairn bench --store mem:// --shape linear --width 10 --runs 10 --profile s3
 	$(GO) run ./cmd/cairn bench --store mem:// --shape fanout --width 200 --runs 2 --workers 16 --profile gcs --scale 0.2
 	$(MAKE) --no-print-directory bench-e2e
-	$(GO) run ./bench/scale --quiet --scenario burst  --layout flat    --steps-per-sec 1000 --burst-runs 10000 --warm 20m --scale 50 --speed 4
-	$(GO) run ./bench/scale --quiet --scenario burst  --layout sharded --steps-per-sec 1000 --burst-runs 10000 --warm 20m --scale 50 --speed 4
+	$(GO) run ./bench/scale --quiet --scenario burst  --layout flat    --steps-per-sec 1000 --burst-runs 10000 --warm 20m --scale 50 --speed 4 --fleet 4
+	$(GO) run ./bench/scale --quiet --scenario burst  --layout sharded --steps-per-sec 1000 --burst-runs 10000 --warm 20m --scale 50 --speed 4 --fleet 4
 	$(GO) run ./bench/scale --quiet --scenario fanout --fanout 1000 --scale 1 --speed 2
 	$(GO) run ./bench/scale --quiet --scenario idle   --idle-workers 500 --scale 1 --speed 1 --duration 2m
 
-## scale: the real engine on the simulated S3/GCS store (bench/scale, docs/SCALE.md) at full size: steady 10,000 steps/s, a 100,000-run burst in a minute with today's (flat) and the sharded key layout, a 10,000-wide fan-out, 5,000 idle workers; about an hour on 2 cores; summaries appended to bench/scale-results.txt
+## scale: the real engine on the simulated S3/GCS store (bench/scale, docs/SCALE.md) at full size: steady 10,000 steps/s, a 100,000-run burst in a minute with today's (flat) and the sharded key layout, a 10,000-wide fan-out, 5,000 idle workers; steady load ramped linearly (faster than the stores split) and at each store's own pace (--double-every); about two hours on 2 cores; summaries appended to bench/scale-results.txt
 SCALE_OUT  ?= bench/scale-results.txt
 scale:
 	$(GO) build -o $(BIN)/cairn-scale ./bench/scale
-	$(BIN)/cairn-scale --scenario burst  --model s3  --layout flat    --warm 60m --out $(SCALE_OUT)
-	$(BIN)/cairn-scale --scenario burst  --model s3  --layout sharded --warm 60m --out $(SCALE_OUT)
-	$(BIN)/cairn-scale --scenario steady --model s3  --layout sharded --out $(SCALE_OUT)
-	$(BIN)/cairn-scale --scenario steady --model gcs --layout sharded --out $(SCALE_OUT)
+	$(BIN)/cairn-scale --scenario burst  --model s3  --layout flat    --warm 60m --fleet 20 --out $(SCALE_OUT)
+	$(BIN)/cairn-scale --scenario burst  --model s3  --layout sharded --warm 60m --fleet 20 --out $(SCALE_OUT)
+	$(BIN)/cairn-scale --scenario steady --model s3  --layout sharded --fleet 20 --out $(SCALE_OUT)
+	$(BIN)/cairn-scale --scenario steady --model s3  --layout sharded --fleet 20 --double-every 10m --ramp-from 500 --out $(SCALE_OUT)
+	$(BIN)/cairn-scale --scenario steady --model gcs --layout sharded --fleet 20 --duration 80m --out $(SCALE_OUT)
+	$(BIN)/cairn-scale --scenario steady --model gcs --layout sharded --fleet 20 --double-every 20m --ramp-from 140 --out $(SCALE_OUT)
 	$(BIN)/cairn-scale --scenario fanout --model s3  --layout sharded --scale 1 --speed 2 --out $(SCALE_OUT)
 	$(BIN)/cairn-scale --scenario idle   --model s3  --layout sharded --scale 1 --speed 1 --duration 3m --out $(SCALE_OUT)
 

@@ -80,7 +80,7 @@ func main() {
 	flag.DurationVar(&o.warmup, "warmup", 0, "simulated time excluded from the summary (0: the scenario's default)")
 	flag.DurationVar(&o.report, "report", time.Minute, "simulated time between report lines")
 	flag.IntVar(&o.instances, "instances", 2, "engine instances (API functions) sharing the bucket and an in-process bus")
-	flag.IntVar(&o.fleet, "fleet", 0, "full-size API instances the simulated ones stand for: each engine's fallback scans (its fixed requests, which the load's scaling does not divide) are spaced so that --instances of them cost what this many would at full size, divided by --scale (0: not spaced; every simulated instance scans as often as a real one)")
+	flag.IntVar(&o.fleet, "fleet", 20, "full-size API instances the simulated ones stand for: each engine's fallback scans (its fixed requests, which the load's scaling does not divide) are spaced so that --instances of them cost what this many would at full size, divided by --scale (0: not spaced; every simulated instance scans as often as a real one; 20 is a Cloud Run service of 20 instances at concurrency 250)")
 	flag.IntVar(&o.workers, "workers", 0, "simulated workers in all (0: enough for the load)")
 	flag.IntVar(&o.steps, "steps", 5, "steady: linear steps per run")
 	flag.Float64Var(&o.stepsPerSec, "steps-per-sec", 10000, "steady: full-size steps per second")

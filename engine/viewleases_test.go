@@ -19,7 +19,7 @@ type peakGets struct {
 	blob.Driver
 	mu            sync.Mutex
 	inflight, max int
-	armed         bool
+	armed, opened bool
 	full          chan struct{}
 }
 
@@ -29,8 +29,9 @@ func (p *peakGets) Get(ctx context.Context, key string) (*blob.Object, error) {
 	if counted {
 		p.inflight++
 		p.max = max(p.max, p.inflight)
-		if p.inflight == leaseReads {
-			close(p.full)
+		if p.inflight == leaseReads && !p.opened {
+			close(p.full) // once: later reads (the journal's) pass at once
+			p.opened = true
 		}
 	}
 	full := p.full

@@ -54,6 +54,7 @@ type options struct {
 	report                  time.Duration
 	instances, workers      int
 	fleet                   int
+	burst                   float64
 	steps                   int
 	stepsPerSec             float64
 	burstRuns               int
@@ -81,6 +82,7 @@ func main() {
 	flag.DurationVar(&o.report, "report", time.Minute, "simulated time between report lines")
 	flag.IntVar(&o.instances, "instances", 2, "engine instances (API functions) sharing the bucket and an in-process bus")
 	flag.IntVar(&o.fleet, "fleet", 20, "full-size API instances the simulated ones stand for: each engine's fallback scans (its fixed requests, which the load's scaling does not divide) are spaced so that --instances of them cost what this many would at full size, divided by --scale (0: not spaced; every simulated instance scans as often as a real one; 20 is a Cloud Run service of 20 instances at concurrency 250)")
+	flag.Float64Var(&o.burst, "burst", 0, "seconds of a partition's capacity it may take at once (0: the model's 1 s); see docs/SCALE.md on scaling and burstiness")
 	flag.IntVar(&o.workers, "workers", 0, "simulated workers in all (0: enough for the load)")
 	flag.IntVar(&o.steps, "steps", 5, "steady: linear steps per run")
 	flag.Float64Var(&o.stepsPerSec, "steps-per-sec", 10000, "steady: full-size steps per second")
@@ -251,7 +253,11 @@ func run(ctx context.Context, o options, w io.Writer) (result, error) {
 	}
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	clock := sim.NewScaledClock(t0, o.speed)
-	bucket, store := sim.New(mem.New(), model.Scaled(o.scale), clock, o.seed)
+	scaled := model.Scaled(o.scale)
+	if o.burst > 0 {
+		scaled.Burst = o.burst
+	}
+	bucket, store := sim.New(mem.New(), scaled, clock, o.seed)
 	s := &simulation{o: o, clock: clock, store: store, readyAt: map[string]time.Time{}}
 	bus := notifymem.New()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))

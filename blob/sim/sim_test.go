@@ -262,7 +262,7 @@ func TestLatencyOnScaledClock(t *testing.T) {
 
 // A LIST made under WithListWeight(ctx, w) is charged to the store about
 // w of the time: 1,000 LISTs at once on a partition with a second of burst
-// (55 reads at 1/100) are nearly all refused at full weight and all served
+// (55 reads at 1/100, the burst set back to 1 s) are nearly all refused at full weight and all served
 // at 1/100, and the counted LISTs are about w of them.
 func TestListWeight(t *testing.T) {
 	for _, tc := range []struct {
@@ -275,7 +275,9 @@ func TestListWeight(t *testing.T) {
 	} {
 		t.Run(fmt.Sprint(tc.w), func(t *testing.T) {
 			c := sim.NewManualClock(t0)
-			b, s := sim.New(mem.New(), sim.S3.NoLatency().Scaled(100), c, 1)
+			m := sim.S3.NoLatency().Scaled(100)
+			m.Burst = 1 // 55 reads at once
+			b, s := sim.New(mem.New(), m, c, 1)
 			ctx := sim.WithListWeight(context.Background(), tc.w)
 			thr := 0
 			for range 1000 {
@@ -291,5 +293,28 @@ func TestListWeight(t *testing.T) {
 				t.Fatalf("weight %g: %d of 1,000 LISTs throttled, %d counted; want %d–%d throttled, %d–%d counted", tc.w, thr, n, tc.minThr, tc.maxThr, tc.minCount, tc.maxCount)
 			}
 		})
+	}
+}
+
+// Scaled divides the capacity by f and multiplies the burst by √f: at
+// 1/100 a partition takes 35 writes/s and 350 at once.
+func TestScaledBurst(t *testing.T) {
+	c := sim.NewManualClock(t0)
+	m := sim.S3.NoLatency().Scaled(100)
+	if m.WritesPerSecond != 35 || m.Burst != 10 {
+		t.Fatalf("Scaled(100): %g writes/s, burst %g s; want 35 and 10", m.WritesPerSecond, m.Burst)
+	}
+	b, _ := sim.New(mem.New(), m, c, 1)
+	refused := 0
+	for i := range 400 {
+		_, err := b.Put(context.Background(), fmt.Sprintf("runs/%03d", i), nil, blob.WriteOptions{})
+		if errors.Is(err, blob.ErrThrottled) {
+			refused++
+		} else if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if refused != 50 {
+		t.Fatalf("400 writes at once: %d refused, want 50 (350 of burst)", refused)
 	}
 }

@@ -67,6 +67,9 @@ type committer struct {
 	// throttledAt is when a write of a run's record was last throttled
 	// (deferred.go), under mu.
 	throttledAt map[string]time.Time
+	// wroteAt is when this instance last wrote a run's record (wall
+	// clock), for Config.ObjectWritesPerSecond, under mu.
+	wroteAt map[string]time.Time
 }
 
 type batch struct {
@@ -167,6 +170,7 @@ func (c *committer) commit(run string, items []*pending) {
 	defer cancel()
 	key := e.keys.run(run)
 	useCache := true
+	paced := false // at most one wait per batch
 	for attempt := 0; ; attempt++ {
 		var raw []byte
 		var ver blob.Version
@@ -214,6 +218,20 @@ func (c *committer) commit(run string, items []*pending) {
 			c.finish(items, vals, errs, nil, fx) // nothing to write
 			return
 		}
+		if !paced {
+			if wait := c.paceWait(run); wait > 0 {
+				// The record was written less than the store's per-object
+				// period ago: wait out the period rather than be refused,
+				// and take what queued meanwhile (decided again on the
+				// cached copy). Completes of the run are deferred meanwhile,
+				// as after a refusal.
+				paced = true
+				c.throttled(run)
+				sleepCtx(ctx, wait)
+				items = c.takeQueued(run, items)
+				continue
+			}
+		}
 		rec.Rev++
 		rec.UpdatedAt = fx.now
 		// The run's next wake-up gets its timer before the write that
@@ -236,6 +254,7 @@ func (c *committer) commit(run string, items []*pending) {
 		switch {
 		case err == nil:
 			c.cache.put(run, data, nv)
+			c.wrote(run)
 			fx.run, fx.rev = rec, rec.Rev
 			for i := range fx.hints {
 				// The revision that made the work ready: a claim on an
@@ -377,6 +396,61 @@ func unavailable(err error) error {
 // sleepThrottled waits 100–200 ms before a throttled write is retried.
 func sleepThrottled(ctx context.Context) {
 	t := time.NewTimer(time.Duration(100+rand.IntN(100)) * time.Millisecond)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	}
+}
+
+// wrote notes that this instance wrote run's record now (for the
+// per-object spacing; nothing when the store has no per-object limit).
+func (c *committer) wrote(run string) {
+	if c.e.cfg.ObjectWritesPerSecond <= 0 {
+		return
+	}
+	now := time.Now()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.wroteAt == nil {
+		c.wroteAt = map[string]time.Time{}
+	}
+	if len(c.wroteAt) >= 10_000 {
+		period := c.period()
+		for k, t := range c.wroteAt {
+			if now.Sub(t) >= period {
+				delete(c.wroteAt, k)
+			}
+		}
+	}
+	c.wroteAt[run] = now
+}
+
+// period is the per-object write period (0: none).
+func (c *committer) period() time.Duration {
+	if r := c.e.cfg.ObjectWritesPerSecond; r > 0 {
+		return time.Duration(float64(time.Second) / r)
+	}
+	return 0
+}
+
+// paceWait is how long to wait before writing run's record again.
+func (c *committer) paceWait(run string) time.Duration {
+	period := c.period()
+	if period == 0 {
+		return 0
+	}
+	c.mu.Lock()
+	t, ok := c.wroteAt[run]
+	c.mu.Unlock()
+	if !ok {
+		return 0
+	}
+	return period - time.Since(t)
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-t.C:

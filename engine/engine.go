@@ -132,6 +132,13 @@ type Config struct {
 	// share of new runs (503, nothing written) so the runs already going
 	// get the capacity (admission.go); negative never sheds [0.1].
 	ShedAbove float64
+	// ObjectWritesPerSecond is the store's limit of writes to one object
+	// (GCS: about 1 a second). The committer then spaces its writes of a
+	// run record by 1/this (wall clock) instead of writing, being refused
+	// (429) and retrying every 100–200 ms; completes that arrive meanwhile
+	// join the batch, or are deferred (deferred.go) as after a refusal.
+	// 0: no spacing [0; cairn serve sets 1 for gs:// buckets].
+	ObjectWritesPerSecond float64
 }
 
 func (c *Config) setDefaults() {

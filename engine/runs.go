@@ -213,6 +213,7 @@ func (e *Engine) startRun(ctx context.Context, req StartRequest, seed func(r *ru
 		return nil, unavailable(err)
 	}
 	e.commits.cache.put(id, data, v)
+	e.commits.wrote(id)
 	fx.run = r // for observe; rev stays 0: no change notice for a new run
 	e.afterCommit(fx)
 	return &cairn.StartResult{Run: e.view(r, d)}, nil

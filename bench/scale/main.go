@@ -55,6 +55,7 @@ type options struct {
 	instances, workers      int
 	fleet                   int
 	burst                   float64
+	noPacing                bool
 	steps                   int
 	stepsPerSec             float64
 	burstRuns               int
@@ -83,6 +84,7 @@ func main() {
 	flag.IntVar(&o.instances, "instances", 2, "engine instances (API functions) sharing the bucket and an in-process bus")
 	flag.IntVar(&o.fleet, "fleet", 20, "full-size API instances the simulated ones stand for: each engine's fallback scans (its fixed requests, which the load's scaling does not divide) are spaced so that --instances of them cost what this many would at full size, divided by --scale (0: not spaced; every simulated instance scans as often as a real one; 20 is a Cloud Run service of 20 instances at concurrency 250)")
 	flag.Float64Var(&o.burst, "burst", 0, "seconds of a partition's capacity it may take at once (0: the model's 1 s); see docs/SCALE.md on scaling and burstiness")
+	flag.BoolVar(&o.noPacing, "no-pacing", false, "GCS: do not tell the engine the store's per-object write limit (engine.Config.ObjectWritesPerSecond), as before it spaced its record writes")
 	flag.IntVar(&o.workers, "workers", 0, "simulated workers in all (0: enough for the load)")
 	flag.IntVar(&o.steps, "steps", 5, "steady: linear steps per run")
 	flag.Float64Var(&o.stepsPerSec, "steps-per-sec", 10000, "steady: full-size steps per second")
@@ -127,6 +129,13 @@ func fallbackInterval(o options) time.Duration {
 		return 0 // the engine's default
 	}
 	return time.Duration(float64(engine.DefaultFallbackInterval) * o.scale * float64(o.instances) / float64(o.fleet))
+}
+
+func objectRate(o options, m sim.Model) float64 {
+	if o.noPacing {
+		return 0
+	}
+	return m.WritesPerObjectPerSecond
 }
 
 // result is what a simulation measured after its warm-up.
@@ -269,6 +278,9 @@ func run(ctx context.Context, o options, w io.Writer) (result, error) {
 			// (30 s requests, 24 s holds).
 			MaxRequestTime:   time.Duration(float64(engine.DefaultMaxRequestTime) / o.speed),
 			FallbackInterval: fallbackInterval(o),
+			// GCS's one write a second per object, on the wall clock the
+			// committer spaces by: speed a wall second.
+			ObjectWritesPerSecond: objectRate(o, model) * o.speed,
 		})
 		if err != nil {
 			return result{}, err

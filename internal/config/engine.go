@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/cairn-dev/cairn/engine"
@@ -129,7 +130,19 @@ func (c *Config) EngineConfig(bus notify.Bus, log *slog.Logger) engine.Config {
 		Prices:            c.Prices,
 		Bus:               bus,
 		Logger:            log,
+		// GCS takes about one write a second to one object: the committer
+		// spaces its writes of a run record instead of being refused.
+		ObjectWritesPerSecond: objectWritesPerSecond(c.Blob),
 	}
+}
+
+// objectWritesPerSecond is the per-object write limit of the bucket the
+// URL names: 1 for GCS (gs://), none for the rest.
+func objectWritesPerSecond(blobURL string) float64 {
+	if strings.HasPrefix(blobURL, "gs://") {
+		return 1
+	}
+	return 0
 }
 
 // claimHold is the engine's form: 0 there is the default, negative none.

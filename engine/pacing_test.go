@@ -1,0 +1,65 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/blob"
+	"github.com/cairn-dev/cairn/blob/faults"
+	"github.com/cairn-dev/cairn/blob/mem"
+)
+
+// On a store that takes one write per object per period (GCS: a second;
+// here 100 ms), a committer told the limit (ObjectWritesPerSecond) spaces
+// its writes of a run record instead of being refused and retrying every
+// 100–200 ms. A 20-step linear run driven as fast as eager dispatch goes
+// is refused far less often, and still completes.
+func TestCommitterSpacesRecordWrites(t *testing.T) {
+	if testing.Short() {
+		t.Skip("two 20-step runs at a 100 ms per-object period: a few seconds")
+	}
+	drive := func(t *testing.T, pace float64) (refused int64, took time.Duration) {
+		store, fs := faults.Wrap(mem.New(), faults.Profile{WritesPerObjectPerSecond: 1, TimeScale: 0.1})
+		e := newTestEngine(t, store, Config{ObjectWritesPerSecond: pace, ShedAbove: -1})
+		register(t, e, "w", linear("lin", "1", 20))
+		ctx := context.Background()
+		begin := time.Now()
+		id := mustStart(t, e, "lin", `{"n": 1}`)
+		next := []Lease{claimOne(t, e, "w")}
+		for len(next) > 0 {
+			l := next[0]
+			var ended *Ended
+			for {
+				var err error
+				ended, err = e.Complete(ctx, l.ID, CompleteRequest{Output: json.RawMessage(`1`), ClaimNext: &ClaimNext{Max: 1}})
+				var u *UnavailableError
+				if err == nil {
+					break
+				}
+				if !errors.As(err, &u) && !errors.Is(err, blob.ErrThrottled) {
+					t.Fatalf("complete %s: %v", l.Step, err)
+				}
+				time.Sleep(50 * time.Millisecond) // the SDK's backoff
+			}
+			next = ended.Leases
+			if len(next) == 0 && ended.RunStatus == cairn.RunRunning {
+				next = []Lease{claimOne(t, e, "w")} // deferred: the fold makes the next step ready
+			}
+		}
+		r, err := e.GetRun(ctx, id)
+		if err != nil || r.Status != cairn.RunCompleted {
+			t.Fatalf("run: %v %v, want completed", r.Status, err)
+		}
+		return fs.Stats().Throttled, time.Since(begin)
+	}
+	unpacedRefused, unpacedTook := drive(t, 0)
+	pacedRefused, pacedTook := drive(t, 10)
+	t.Logf("20 steps: unpaced %d refused in %v; paced %d refused in %v", unpacedRefused, unpacedTook.Round(time.Millisecond), pacedRefused, pacedTook.Round(time.Millisecond))
+	if pacedRefused*3 > unpacedRefused || unpacedRefused < 10 {
+		t.Fatalf("refused writes: %d paced, %d unpaced; want the paced run to be refused less than a third as often", pacedRefused, unpacedRefused)
+	}
+}

@@ -56,6 +56,7 @@ type options struct {
 	fleet                   int
 	burst                   float64
 	noPacing                bool
+	shedAbove               float64
 	steps                   int
 	stepsPerSec             float64
 	burstRuns               int
@@ -85,6 +86,7 @@ func main() {
 	flag.IntVar(&o.fleet, "fleet", 20, "full-size API instances the simulated ones stand for: each engine's fallback scans (its fixed requests, which the load's scaling does not divide) are spaced so that --instances of them cost what this many would at full size, divided by --scale (0: not spaced; every simulated instance scans as often as a real one; 20 is a Cloud Run service of 20 instances at concurrency 250)")
 	flag.Float64Var(&o.burst, "burst", 0, "seconds of a partition's capacity it may take at once (0: the model's 1 s); see docs/SCALE.md on scaling and burstiness")
 	flag.BoolVar(&o.noPacing, "no-pacing", false, "GCS: do not tell the engine the store's per-object write limit (engine.Config.ObjectWritesPerSecond), as before it spaced its record writes")
+	flag.Float64Var(&o.shedAbove, "shed-above", 0, "engine.Config.ShedAbove: the share of refused writes above which an instance sheds new runs (0: the engine's default; negative: never)")
 	flag.IntVar(&o.workers, "workers", 0, "simulated workers in all (0: enough for the load)")
 	flag.IntVar(&o.steps, "steps", 5, "steady: linear steps per run")
 	flag.Float64Var(&o.stepsPerSec, "steps-per-sec", 10000, "steady: full-size steps per second")
@@ -281,6 +283,7 @@ func run(ctx context.Context, o options, w io.Writer) (result, error) {
 			// GCS's one write a second per object, on the wall clock the
 			// committer spaces by: speed a wall second.
 			ObjectWritesPerSecond: objectRate(o, model) * o.speed,
+			ShedAbove:             o.shedAbove,
 		})
 		if err != nil {
 			return result{}, err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"strings"
 	"sync"
@@ -38,6 +39,13 @@ type activeHistory struct {
 
 func newActiveHistory(clk *clock, recovery time.Duration, limits map[string]int) *activeHistory {
 	return &activeHistory{clk: clk, recovery: recovery, limits: limits, active: map[string]map[string]time.Time{}, max: map[string]int{}}
+}
+
+// maxSnapshot is a copy of the most held at once, per key.
+func (h *activeHistory) maxSnapshot() map[string]int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return maps.Clone(h.max)
 }
 
 func (h *activeHistory) claimed(keys []string, l Lease) {
@@ -146,9 +154,12 @@ func TestConcurrencyNoOverGrant(t *testing.T) {
 				runs = 30 // a MinIO request takes 10-100 ms on a shared machine
 			}
 			var runIDs []string
-			for i := range runs {
-				runIDs = append(runIDs, mustStart(t, engines[i%3], "cc", fmt.Sprintf(`{"customer": %q}`, string(rune('a'+i%2)))))
+			startRuns := func() {
+				for i := range runs {
+					runIDs = append(runIDs, mustStart(t, engines[i%3], "cc", fmt.Sprintf(`{"customer": %q}`, string(rune('a'+i%2)))))
+				}
 			}
+			startRuns()
 			var (
 				stopped  atomic.Bool
 				vanished atomic.Int64
@@ -213,18 +224,35 @@ func TestConcurrencyNoOverGrant(t *testing.T) {
 					time.Sleep(20 * time.Millisecond)
 				}
 			}()
-			deadline := time.Now().Add(2 * time.Minute)
-			for {
-				done := 0
-				for _, id := range runIDs {
-					if getRun(t, engines[0], id).Status == cairn.RunCompleted {
-						done++
+			drain := func() {
+				deadline := time.Now().Add(2 * time.Minute)
+				for {
+					done := 0
+					for _, id := range runIDs {
+						if getRun(t, engines[0], id).Status == cairn.RunCompleted {
+							done++
+						}
 					}
+					if done == len(runIDs) || time.Now().After(deadline) {
+						break
+					}
+					time.Sleep(100 * time.Millisecond)
 				}
-				if done == runs || time.Now().After(deadline) {
-					break
-				}
-				time.Sleep(100 * time.Millisecond)
+			}
+			reached := func() bool {
+				hist.mu.Lock()
+				defer hist.mu.Unlock()
+				return hist.max["all"] == 4 && max(hist.max["a"], hist.max["b"]) == 3
+			}
+			drain()
+			// The limits are reached by attempts that happen to overlap:
+			// on a slow store one round of runs may not line three of one
+			// customer up at once. Up to two more rounds, then the check
+			// below holds the test to it.
+			for round := 1; round < 3 && !reached(); round++ {
+				t.Logf("%s: limits not reached yet (%v): another %d runs", name, hist.maxSnapshot(), runs)
+				startRuns()
+				drain()
 			}
 			stopped.Store(true)
 			wg.Wait()

@@ -25,6 +25,7 @@
 //	CAIRN_CLAIM_HOLD        the longest a claim is held open while nothing is ready [4/5 of CAIRN_MAX_REQUEST_TIME; 2s on Lambda]
 //	CAIRN_CLAIM_PAUSE       how long a worker is told to wait after an empty claim [0; 20s on Lambda]
 //	CAIRN_FALLBACK_INTERVAL how often a waiting claim looks in the bucket for work whose hint was lost [10s]
+//	CAIRN_SHED_ABOVE        share of refused writes above which new runs are shed (0.01–0.99, or off) [0.1]
 //	CAIRN_KEY_LAYOUT        flat or sharded: sharded spreads runs, leases, timers and audit over 16 key prefixes (docs/SCALE.md) [flat]
 //	PORT                    port of the HTTP server outside Lambda [8080]
 //	CAIRN_HOST              address the HTTP server binds [127.0.0.1; the container image sets 0.0.0.0]
@@ -61,6 +62,7 @@ const (
 	EnvClaimPause       = "CAIRN_CLAIM_PAUSE"
 	EnvRetention        = "CAIRN_RETENTION"
 	EnvKeyLayout        = "CAIRN_KEY_LAYOUT"
+	EnvShedAbove        = "CAIRN_SHED_ABOVE"
 	// Payloads by reference (engine/payloads.go): sizes in bytes.
 	EnvPayloadInlineMax = "CAIRN_PAYLOAD_INLINE_MAX"
 	EnvMaxPayloadBytes  = "CAIRN_MAX_PAYLOAD_BYTES"
@@ -85,7 +87,7 @@ var Known = []string{
 	EnvFallbackInterval, EnvRetention, EnvHost, EnvLogLevel, EnvLogFormat, EnvMetrics,
 	EnvOIDCAudience, EnvOIDCEmails, EnvOIDCIssuer, EnvOIDCJWKSURL, EnvKeyLayout,
 	EnvOIDCAudience, EnvOIDCEmails, EnvOIDCIssuer, EnvOIDCJWKSURL,
-	EnvPayloadInlineMax, EnvMaxPayloadBytes, EnvClaimHold, EnvClaimPause,
+	EnvPayloadInlineMax, EnvMaxPayloadBytes, EnvClaimHold, EnvClaimPause, EnvShedAbove,
 }
 
 // otherCairnVars are CAIRN_ variables other parts of cairn read (the SDK,

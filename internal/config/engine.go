@@ -43,6 +43,9 @@ type Engine struct {
 	// engine's defaults; PayloadInlineMax -1 keeps every value inline).
 	PayloadInlineMax int
 	MaxPayloadBytes  int
+	// ShedAbove is engine.Config.ShedAbove (CAIRN_SHED_ABOVE; 0: the
+	// engine's default, negative: off).
+	ShedAbove float64
 }
 
 // The claim policy on Lambda, unless CAIRN_CLAIM_HOLD and
@@ -98,6 +101,17 @@ func (e *Engine) parse(r *reader, p Platform) {
 		e.PayloadInlineMax = r.bytes(EnvPayloadInlineMax, 0, 1<<10, 4<<20)
 	}
 	e.MaxPayloadBytes = r.bytes(EnvMaxPayloadBytes, 0, 1<<10, 1<<30)
+	switch v := r.str(EnvShedAbove); v {
+	case "":
+	case "off":
+		e.ShedAbove = -1
+	default:
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || f < 0.01 || f > 0.99 {
+			r.problem(EnvShedAbove, fmt.Sprintf("%q: want a share from 0.01 to 0.99 of the writes the store may refuse before new runs are shed, or off", v))
+		}
+		e.ShedAbove = f
+	}
 }
 
 // bytes reads a size in bytes within [min, max]; def when unset.
@@ -127,6 +141,7 @@ func (c *Config) EngineConfig(bus notify.Bus, log *slog.Logger) engine.Config {
 		KeyLayout:         c.KeyLayout,
 		PayloadInlineMax:  c.PayloadInlineMax,
 		MaxOutputBytes:    c.MaxPayloadBytes,
+		ShedAbove:         c.ShedAbove,
 		Prices:            c.Prices,
 		Bus:               bus,
 		Logger:            log,

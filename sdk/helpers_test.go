@@ -88,7 +88,18 @@ func waitRun(t *testing.T, c *Client, id string, within time.Duration) *Run {
 	}
 	if err != nil {
 		if cur, gerr := c.Get(context.Background(), id); gerr == nil {
-			t.Fatalf("waiting for run %s: %v (status %s, steps %+v)", id, err, cur.Status, cur.Steps)
+			var maps []string
+			for _, st := range cur.Steps {
+				if st.Map != nil {
+					maps = append(maps, fmt.Sprintf("%s: %+v", st.ID, *st.Map))
+				}
+			}
+			if j, jerr := c.Journal(context.Background(), id); jerr == nil {
+				for _, en := range j[max(0, len(j)-40):] {
+					t.Logf("journal: %s %s %s#%d %s %s", en.At.Format("15:04:05.000"), en.Type, en.Step, en.Attempt, en.Worker, en.Message)
+				}
+			}
+			t.Fatalf("waiting for run %s: %v (status %s, steps %+v, maps %v)", id, err, cur.Status, cur.Steps, maps)
 		}
 		t.Fatalf("waiting for run %s: %v", id, err)
 	}

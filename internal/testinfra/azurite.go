@@ -39,6 +39,10 @@ var azuriteOnce struct {
 	sync.Once
 	ep  *AzuriteEndpoint
 	err error
+
+	mu   sync.Mutex // guards ep and stop after the first start
+	stop func()     // stops the running Azurite
+	out  *bytes.Buffer
 }
 
 // Azurite returns the test binary's Azurite blob service, starting it on first
@@ -50,7 +54,42 @@ func Azurite(t testing.TB) *AzuriteEndpoint {
 	if azuriteOnce.err != nil {
 		t.Fatalf("testinfra: Azurite: %v\n%s", azuriteOnce.err, setupHint)
 	}
+	azuriteOnce.mu.Lock()
+	defer azuriteOnce.mu.Unlock()
 	return azuriteOnce.ep
+}
+
+// RestartAzurite replaces the binary's Azurite when it stopped answering
+// at ep (CI saw the one Node process of an engine suite hang late in the
+// suite: no answer to a container create for 90 s), and returns the new
+// one; when another test already replaced ep, the current one. Buckets
+// on the old one are gone: only a test that cannot reach it calls this.
+func RestartAzurite(t testing.TB, ep *AzuriteEndpoint) *AzuriteEndpoint {
+	t.Helper()
+	azuriteOnce.mu.Lock()
+	defer azuriteOnce.mu.Unlock()
+	if azuriteOnce.ep != ep {
+		return azuriteOnce.ep
+	}
+	if azuriteOnce.out != nil {
+		t.Logf("testinfra: restarting Azurite at %s; its output: %s", ep.BlobEndpoint, tail(azuriteOnce.out.String(), 2000))
+	}
+	if azuriteOnce.stop != nil {
+		azuriteOnce.stop()
+	}
+	next, err := startAzurite()
+	if err != nil {
+		t.Fatalf("testinfra: restarting Azurite: %v", err)
+	}
+	azuriteOnce.ep = next
+	return next
+}
+
+func tail(s string, n int) string {
+	if len(s) > n {
+		return "…" + s[len(s)-n:]
+	}
+	return s
 }
 
 func startAzurite() (*AzuriteEndpoint, error) {
@@ -115,7 +154,10 @@ func runAzurite(bin string) (*AzuriteEndpoint, error) {
 		cancel()
 		if err == nil {
 			resp.Body.Close()
-			onStop(stop)
+			var once sync.Once
+			stopOnce := func() { once.Do(stop) }
+			onStop(stopOnce)
+			azuriteOnce.stop, azuriteOnce.out = stopOnce, &out
 			return ep, nil
 		}
 		select {

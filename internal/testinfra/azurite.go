@@ -71,11 +71,11 @@ func RestartAzurite(t testing.TB, ep *AzuriteEndpoint) *AzuriteEndpoint {
 	if azuriteOnce.ep != ep {
 		return azuriteOnce.ep
 	}
-	if azuriteOnce.out != nil {
-		t.Logf("testinfra: restarting Azurite at %s; its output: %s", ep.BlobEndpoint, tail(azuriteOnce.out.String(), 2000))
-	}
 	if azuriteOnce.stop != nil {
-		azuriteOnce.stop()
+		azuriteOnce.stop() // waits for the process: its output is complete
+	}
+	if azuriteOnce.out != nil {
+		t.Logf("testinfra: restarted Azurite at %s; its output: %s", ep.BlobEndpoint, tail(azuriteOnce.out.String(), 2000))
 	}
 	next, err := startAzurite()
 	if err != nil {

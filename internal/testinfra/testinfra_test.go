@@ -113,3 +113,30 @@ func TestAzuriteAnswers(t *testing.T) {
 		t.Fatalf("no x-ms-request-id in answer %s %v", resp.Status, resp.Header)
 	}
 }
+
+// RestartAzurite replaces the instance at the endpoint given (the old one
+// stops answering, the new one answers), and a second call with the old
+// endpoint returns the new one instead of restarting again.
+func TestRestartAzurite(t *testing.T) {
+	old := testinfra.Azurite(t)
+	next := testinfra.RestartAzurite(t, old)
+	if next == old || next.BlobEndpoint == old.BlobEndpoint {
+		t.Fatalf("restart returned %+v, want a new endpoint", next)
+	}
+	if again := testinfra.RestartAzurite(t, old); again != next {
+		t.Fatal("a second restart for the same old endpoint started another instance")
+	}
+	if cur := testinfra.Azurite(t); cur != next {
+		t.Fatal("Azurite does not return the restarted instance")
+	}
+	resp, err := http.Get(next.BlobEndpoint + "?comp=list")
+	if err != nil {
+		t.Fatalf("the new Azurite: %v", err)
+	}
+	resp.Body.Close()
+	c := &http.Client{Timeout: 2 * time.Second}
+	if resp, err := c.Get(old.BlobEndpoint + "?comp=list"); err == nil {
+		resp.Body.Close()
+		t.Fatal("the old Azurite still answers")
+	}
+}

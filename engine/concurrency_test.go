@@ -106,19 +106,7 @@ func TestConcurrentClaimersExactlyOnce(t *testing.T) {
 					}
 				}()
 			}
-			deadline := time.Now().Add(4 * time.Minute)
-			for {
-				done := 0
-				for _, id := range runIDs {
-					if getRun(t, engines[0], id).Status == cairn.RunCompleted {
-						done++
-					}
-				}
-				if done == runs || time.Now().After(deadline) {
-					break
-				}
-				time.Sleep(100 * time.Millisecond)
-			}
+			awaitCompleted(t, engines[0], runIDs, 4*time.Minute)
 			stopped.Store(true)
 			wg.Wait()
 			if len(dups) > 0 {

@@ -65,6 +65,25 @@ func wantReason(t testing.TB, err error, reason cairn.Reason) {
 	}
 }
 
+// awaitCompleted polls until every run of ids is completed or within has
+// passed (the caller checks the statuses after).
+func awaitCompleted(t testing.TB, e *Engine, ids []string, within time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		done := 0
+		for _, id := range ids {
+			if getRun(t, e, id).Status == cairn.RunCompleted {
+				done++
+			}
+		}
+		if done == len(ids) || time.Now().After(deadline) {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
 func getRun(t testing.TB, e *Engine, id string) *cairn.Run {
 	t.Helper()
 	r, err := e.GetRun(context.Background(), id)

@@ -224,21 +224,7 @@ func TestConcurrencyNoOverGrant(t *testing.T) {
 					time.Sleep(20 * time.Millisecond)
 				}
 			}()
-			drain := func() {
-				deadline := time.Now().Add(2 * time.Minute)
-				for {
-					done := 0
-					for _, id := range runIDs {
-						if getRun(t, engines[0], id).Status == cairn.RunCompleted {
-							done++
-						}
-					}
-					if done == len(runIDs) || time.Now().After(deadline) {
-						break
-					}
-					time.Sleep(100 * time.Millisecond)
-				}
-			}
+			drain := func() { awaitCompleted(t, engines[0], runIDs, 2*time.Minute) }
 			reached := func() bool {
 				hist.mu.Lock()
 				defer hist.mu.Unlock()

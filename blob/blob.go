@@ -136,6 +136,12 @@ var (
 	ErrInvalidArgument = errors.New("invalid argument")
 	// ErrClosed: the bucket has been closed.
 	ErrClosed = errors.New("bucket closed")
+	// ErrRetriedWrite accompanies ErrPreconditionFailed (or ErrConflict)
+	// when the driver retried the conditional write after an attempt
+	// without an answer: that attempt may have been applied, and the
+	// refusal may be the retry meeting this very write. A caller that can
+	// recognise its own bytes (a nonce) should read the object back.
+	ErrRetriedWrite = errors.New("refused after a retried attempt (an earlier attempt may have been applied)")
 )
 
 // Error is the error a Bucket returns: which operation on which key failed,

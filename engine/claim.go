@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -304,7 +305,10 @@ func (e *Engine) fallbackScan(ctx context.Context) int {
 			sem <- struct{}{}
 			go func() {
 				defer func() { <-sem; wg.Done() }()
-				if _, err := e.store.Stat(ctx, e.keys.leaseOf(r, id, st.Attempt)); isNotFound(err) {
+				key := e.keys.leaseOf(r, id, st.Attempt)
+				// A lease of an unsettled create of ours is held by nobody:
+				// a claim takes it over (claimOne).
+				if _, err := e.store.Stat(ctx, key); isNotFound(err) || err == nil && e.unsettled.has(key) {
 					h.Priority = e.priorityOf(ctx, r, id)
 					e.hub.add(h)
 					mu.Lock()
@@ -544,16 +548,34 @@ func (e *Engine) claimOne(ctx context.Context, w cachedWorker, r *runRecord, d *
 	key := e.keys.leaseOf(r, step, st.Attempt)
 	ver, err := e.store.Create(ctx, key, mustJSON(l))
 	e.admit.wrote(now, err)
-	if err != nil && !errors.Is(err, blob.ErrPreconditionFailed) {
+	lost := e.unsettled.nonces(key) // earlier creates of this attempt here whose outcome is unknown
+	if err != nil && (!errors.Is(err, blob.ErrPreconditionFailed) || errors.Is(err, blob.ErrRetriedWrite) || len(lost) > 0) {
 		// The outcome is unknown (a timeout, a lost answer, a retry that
-		// was refused): the write may have landed. If the lease is ours,
-		// it is ours; otherwise it would sit unclaimed until it expired.
-		if got, _, rerr := readJSON[leaseRecord](ctx, e.store, key); rerr == nil {
-			if got.Nonce == l.Nonce {
-				err, ver = nil, "" // ours, but its version unknown: not cached
-			} else {
-				err = blob.ErrPreconditionFailed
+		// met a write, perhaps its own), or the lease in place may be an
+		// earlier create of this instance whose answer it never got, which
+		// nobody holds. Either would sit unclaimed until it expired
+		// (forever without a reaper): read it back.
+		got, gver, rerr := readJSON[leaseRecord](ctx, e.store, key)
+		switch {
+		case rerr != nil:
+			if !errors.Is(err, blob.ErrPreconditionFailed) {
+				// Still unknown: the next claim of this attempt (the hint
+				// goes back to the hub) decides it.
+				e.unsettled.add(key, l.Nonce)
 			}
+		case got.Nonce == l.Nonce:
+			err, ver = nil, "" // ours, but its version unknown: not cached
+		case slices.Contains(lost, got.Nonce) && got.State == leaseActive:
+			// An earlier create of ours landed and was never handed out:
+			// take it over (a swap: a fence or another takeover wins).
+			if ver, err = e.store.Swap(ctx, key, mustJSON(l), gver); err != nil && !errors.Is(err, blob.ErrPreconditionFailed) {
+				e.unsettled.add(key, l.Nonce) // this swap's outcome is unknown in turn
+			}
+		default:
+			err = blob.ErrPreconditionFailed
+		}
+		if rerr == nil && err == nil || rerr == nil && !slices.Contains(lost, got.Nonce) {
+			e.unsettled.drop(key) // settled: ours now, or another claim's
 		}
 	}
 	if err != nil {
@@ -601,4 +623,41 @@ func (e *Engine) failRender(ctx context.Context, run string, d *definition, step
 	if err != nil {
 		e.log.Warn("recording a render error failed", "run", run, "step", step, "err", err)
 	}
+}
+
+// unsettledLeases are lease creates of this instance whose outcome it
+// could not learn (the write failed without an answer and reading the
+// lease back failed too), by lease key: the nonces written. Such a lease,
+// if it landed, is held by nobody; the next claim of the attempt that
+// meets it takes it over instead of taking it for another claim's.
+type unsettledLeases struct {
+	mu sync.Mutex
+	m  map[string][]string
+}
+
+func (u *unsettledLeases) add(key, nonce string) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.m == nil {
+		u.m = map[string][]string{}
+	}
+	u.m[key] = append(u.m[key], nonce)
+}
+
+func (u *unsettledLeases) nonces(key string) []string {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return slices.Clone(u.m[key])
+}
+
+func (u *unsettledLeases) has(key string) bool {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return len(u.m[key]) > 0
+}
+
+func (u *unsettledLeases) drop(key string) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	delete(u.m, key)
 }

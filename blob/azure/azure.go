@@ -39,7 +39,8 @@
 // times (default 2) with a short backoff, so an unreachable endpoint fails
 // within seconds. A conditional write retried after a lost response can
 // fail with ErrPreconditionFailed although the first attempt succeeded:
-// re-read and re-decide, as after any precondition failure.
+// such a refusal also carries blob.ErrRetriedWrite (the driver counts a
+// write's attempts); re-read and re-decide.
 //
 // # URLs
 //
@@ -81,6 +82,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
@@ -167,7 +169,22 @@ func clientOptions(maxRetries int) *container.ClientOptions {
 		MaxRetryDelay: 2 * time.Second,
 	}
 	o.Telemetry = policy.TelemetryOptions{ApplicationID: "cairn"}
+	o.PerRetryPolicies = []policy.Policy{countAttempts{}}
 	return o
+}
+
+// attemptsKey is the context key of a write's attempt counter.
+type attemptsKey struct{}
+
+// countAttempts counts the attempts of a request whose context carries a
+// counter (Put's conditional writes).
+type countAttempts struct{}
+
+func (countAttempts) Do(req *policy.Request) (*http.Response, error) {
+	if n, ok := req.Raw().Context().Value(attemptsKey{}).(*atomic.Int32); ok {
+		n.Add(1)
+	}
+	return req.Next()
 }
 
 func newClient(opts Options) (*container.Client, error) {
@@ -385,9 +402,18 @@ func (d *driver) Put(ctx context.Context, key string, data []byte, opts blob.Wri
 	if cond != nil {
 		uo.AccessConditions = &azblobblob.AccessConditions{ModifiedAccessConditions: cond}
 	}
+	var attempts atomic.Int32
+	if cond != nil {
+		ctx = context.WithValue(ctx, attemptsKey{}, &attempts)
+	}
 	resp, err := d.c.NewBlockBlobClient(escapeKey(key)).Upload(ctx, streaming.NopCloser(bytes.NewReader(data)), uo)
 	if err != nil {
-		return "", mapErr(ctx, err)
+		mapped := mapErr(ctx, err)
+		if attempts.Load() >= 2 && errors.Is(mapped, blob.ErrPreconditionFailed) {
+			// A retry met a write, perhaps its own earlier attempt's.
+			return "", fmt.Errorf("%w: %w", blob.ErrRetriedWrite, mapped)
+		}
+		return "", mapped
 	}
 	return etag(resp.ETag)
 }

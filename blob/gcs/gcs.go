@@ -308,6 +308,7 @@ func (d *driver) Put(ctx context.Context, key string, data []byte, opts blob.Wri
 		ct = "application/octet-stream"
 	}
 	var w *storage.Writer
+	var n atomic.Int32 // the attempts' failures the retry predicate saw
 	wopts := &gcblob.WriterOptions{
 		ContentType: ct,
 		IfNotExist:  opts.IfNotExist, // gcsblob: ifGenerationMatch=0
@@ -321,14 +322,13 @@ func (d *driver) Put(ctx context.Context, key string, data []byte, opts blob.Wri
 			if match != 0 {
 				*h = (*h).If(storage.Conditions{GenerationMatch: match})
 			}
-			if d.attempts > 0 {
-				// Uploads ignore the client's WithMaxAttempts and retry
-				// until the context ends; bound them by counting.
-				var n atomic.Int32
-				*h = (*h).Retryer(storage.WithErrorFunc(func(err error) bool {
-					return n.Add(1) < int32(d.attempts) && storage.ShouldRetry(err)
-				}))
-			}
+			// Uploads ignore the client's WithMaxAttempts and retry until
+			// the context ends; bound them by counting (and count anyway:
+			// a refusal after a retry is reported as ErrRetriedWrite).
+			*h = (*h).Retryer(storage.WithErrorFunc(func(err error) bool {
+				k := n.Add(1)
+				return (d.attempts <= 0 || k < int32(d.attempts)) && storage.ShouldRetry(err)
+			}))
 			if !as(&w) {
 				return errors.New("gcs: gcsblob did not expose its *storage.Writer")
 			}
@@ -336,7 +336,12 @@ func (d *driver) Put(ctx context.Context, key string, data []byte, opts blob.Wri
 		},
 	}
 	if err := d.b.WriteAll(ctx, key, data, wopts); err != nil {
-		return "", mapErr(ctx, err)
+		mapped := mapErr(ctx, err)
+		if (opts.IfNotExist || match != 0) && n.Load() >= 2 && errors.Is(mapped, blob.ErrPreconditionFailed) {
+			// A retry met a write, perhaps its own earlier attempt's.
+			return "", fmt.Errorf("%w: %w", blob.ErrRetriedWrite, mapped)
+		}
+		return "", mapped
 	}
 	if w == nil {
 		return "", errors.New("gcs: BeforeWrite was not called")

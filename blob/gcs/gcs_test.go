@@ -4,7 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -194,5 +199,46 @@ func TestUnreachableIsFast(t *testing.T) {
 	}
 	if d := time.Since(start); d > 10*time.Second {
 		t.Fatalf("took %v", d)
+	}
+}
+
+// TestCreateRetriedAfterLostAnswer: the first upload reaches the store but
+// its answer is lost (a 503 here; a timeout or reset on a loaded machine).
+// The client retries the create-only write, which meets the first
+// attempt's object: 412. That refusal must say the write was retried, or a
+// caller takes its own write for another's (engine claimOne orphaned its
+// lease that way).
+func TestCreateRetriedAfterLostAnswer(t *testing.T) {
+	srv, endpoint := fakeGCS(t)
+	var uploads atomic.Int32
+	target, _ := url.Parse(endpoint)
+	rp := httputil.NewSingleHostReverseProxy(target)
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost && strings.Contains(r.URL.Path, "/upload/") && uploads.Add(1) == 1 {
+			rec := httptest.NewRecorder()
+			rp.ServeHTTP(rec, r)                         // applied…
+			w.WriteHeader(http.StatusServiceUnavailable) // …answer lost
+			return
+		}
+		rp.ServeHTTP(w, r)
+	}))
+	defer proxy.Close()
+	name := fmt.Sprintf("cairn-test-%d", bucketSeq.Add(1))
+	srv.CreateBucket(name)
+	b, err := gcs.New(context.Background(), gcs.Options{Bucket: name, Endpoint: proxy.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	_, err = b.Create(context.Background(), "k", []byte("mine"))
+	if uploads.Load() < 2 {
+		t.Fatalf("the client did not retry (%d uploads): %v", uploads.Load(), err)
+	}
+	if !errors.Is(err, blob.ErrPreconditionFailed) || !errors.Is(err, blob.ErrRetriedWrite) {
+		t.Fatalf("create retried after a lost answer: %v, want ErrPreconditionFailed with ErrRetriedWrite", err)
+	}
+	// A first-attempt 412 (contention) carries no mark.
+	if _, err := b.Create(context.Background(), "k", []byte("other")); !errors.Is(err, blob.ErrPreconditionFailed) || errors.Is(err, blob.ErrRetriedWrite) {
+		t.Fatalf("plain create on a taken key: %v", err)
 	}
 }

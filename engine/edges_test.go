@@ -618,12 +618,15 @@ func TestWorkerLiveness(t *testing.T) {
 			t.Fatalf("a worker unseen for 10 minutes is alive: %+v", w)
 		}
 	}
-	// A heartbeat a period later records it again.
-	clk.Advance(WorkerSeenEvery)
-	if _, err := e.Heartbeat(ctx, l.ID); err != nil {
-		t.Fatal(err)
+	// A heartbeat a period later records it again (heartbeats every 10 s
+	// meanwhile keep the lease: one lapsed past its TTL is refused).
+	for left := WorkerSeenEvery; left > 0; left -= 10 * time.Second {
+		clk.Advance(min(left, 10*time.Second))
+		if _, err := e.Heartbeat(ctx, l.ID); err != nil {
+			t.Fatal(err)
+		}
 	}
-	awaitSeen("w", clk.Now())
+	awaitSeen("w", seenAt.Add(WorkerSeenEvery))
 }
 
 // TestLateFailIsTheTimeout: a fail that arrives just past timeout_at (a

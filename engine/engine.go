@@ -227,6 +227,9 @@ type Engine struct {
 
 	flow  flowState // flow control's parked hints (limits.go)
 	reads runReads  // claims' run-record reads in flight (leasecache.go)
+	// unsettled are this instance's lease creates whose outcome it could
+	// not learn (claim.go).
+	unsettled unsettledLeases
 	// startRetry bounds the retries starts make themselves (runs.go).
 	startRetry retryBudget
 	// admit sheds starts while the store refuses writes (admission.go).
@@ -234,6 +237,8 @@ type Engine struct {
 
 	draining  chan struct{}
 	drainOnce sync.Once
+
+	own ownWakes // the due times of the run timers this instance wrote (ownwake.go)
 
 	stopBus func()
 
@@ -404,7 +409,10 @@ func (e *Engine) nextWake(r *runRecord, now time.Time) time.Time {
 // portable conditional delete); writing new timers at least two buckets
 // ahead keeps a fresh timer from ever landing on a key a concurrent reaper
 // pass is about to delete, as long as instances' clocks agree within a
-// second. Timers so fire within ~2 s plus the reaper period.
+// second. A due time nearer than that is fired on time by the instance
+// that armed it (own wakes, ownwake.go) or by the claims that wait for it
+// (retry backoffs are NotBefore hints); the index alone fires it within
+// minTimerLead plus the reaper's period.
 const minTimerLead = 2 * timerBucket
 
 // needsNewTimer reports whether a commit must arm a timer for r: the run
@@ -425,12 +433,24 @@ func (e *Engine) needsNewTimer(r *runRecord, now time.Time) bool {
 }
 
 // timerDue is when a timer for due is written: never earlier than
-// minTimerLead from now, at the start of its bucket.
+// minTimerLead from now, rounded up to a whole bucket. Up, never down: a
+// key named for a time before the due time is listed by a pass that runs
+// before it, finds nothing due, and re-arms the run one routine period
+// later — an attempt timeout then fired a lease TTL late
+// (TestTimerKeysNeverEarly).
 func timerDue(due, now time.Time) time.Time {
 	if min := now.Add(minTimerLead); due.Before(min) {
 		due = min
 	}
-	return due.Truncate(timerBucket)
+	return ceilTo(due, timerBucket)
+}
+
+// ceilTo rounds t up to a multiple of d.
+func ceilTo(t time.Time, d time.Duration) time.Time {
+	if f := t.Truncate(d); f.Before(t) {
+		return f.Add(d)
+	}
+	return t
 }
 
 // armTimer writes the run's next wake-up, records it in r.TimerAt, and
@@ -441,12 +461,20 @@ func (e *Engine) armTimer(ctx context.Context, r *runRecord, now time.Time) (str
 	if due.IsZero() {
 		return "", nil
 	}
-	due = timerDue(due, now)
-	key, err := e.putTimer(ctx, timerName(r), due)
+	return e.armTimerAt(ctx, r, due, now)
+}
+
+// armTimerAt writes the run's wake-up at due (see armTimer).
+func (e *Engine) armTimerAt(ctx context.Context, r *runRecord, due, now time.Time) (string, error) {
+	at := timerDue(due, now)
+	key, err := e.putTimer(ctx, timerName(r), at)
 	if err != nil {
 		return "", err
 	}
-	r.TimerAt = &due
+	if !r.Status.Terminal() {
+		e.ownWake(r.ID, due)
+	}
+	r.TimerAt = &at
 	return key, nil
 }
 
@@ -461,11 +489,12 @@ func (e *Engine) putTimer(ctx context.Context, run string, due time.Time) (strin
 // armAt writes a timer for run at due (an attempt's timeout), unless the
 // run's armed timer fires earlier anyway.
 func (e *Engine) armAt(ctx context.Context, r *runRecord, due, now time.Time) error {
-	due = timerDue(due, now)
-	if r.TimerAt != nil && r.TimerAt.After(now) && !due.Before(*r.TimerAt) {
+	e.ownWake(r.ID, due)
+	at := timerDue(due, now)
+	if r.TimerAt != nil && r.TimerAt.After(now) && !at.Before(*r.TimerAt) {
 		return nil
 	}
-	_, err := e.putTimer(ctx, r.ID, due)
+	_, err := e.putTimer(ctx, r.ID, at)
 	return err
 }
 

@@ -11,6 +11,9 @@ import "sync/atomic"
 // 102-second pass over 330 runs, and sleeps that fired minutes late).
 const reapParallel = 8
 
+// Add sums o's counters into s.
+func (s *ReapStats) Add(o ReapStats) { s.add(o) }
+
 // add sums o's counters into s.
 func (s *ReapStats) add(o ReapStats) {
 	s.TimersDue += o.TimersDue

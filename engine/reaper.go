@@ -124,6 +124,7 @@ func (e *Engine) reapRun(ctx context.Context, run string, timerKeys []string, no
 	if err != nil {
 		return err
 	}
+	var leaseWake time.Time
 	if !r.Status.Terminal() {
 		if err := e.visitSteps(ctx, r, d); err != nil {
 			return err
@@ -131,7 +132,7 @@ func (e *Engine) reapRun(ctx context.Context, run string, timerKeys []string, no
 		if err := e.fireTimers(ctx, r, d, now, stats); err != nil {
 			return err
 		}
-		if err := e.checkLeases(ctx, r, d, now, stats); err != nil {
+		if leaseWake, err = e.checkLeases(ctx, r, d, now, stats); err != nil {
 			return err
 		}
 		// Re-read: the visit may have changed the run.
@@ -140,12 +141,22 @@ func (e *Engine) reapRun(ctx context.Context, run string, timerKeys []string, no
 		}
 	}
 	keep := ""
-	if now := e.now(); !e.nextWake(r, now).IsZero() {
-		if r.TimerAt != nil && r.TimerAt.After(now) && !timerDue(e.nextWake(r, now), now).Before(*r.TimerAt) {
+	now = e.now()
+	// The next wake-up: the record's own (nextWake), or sooner, the
+	// earliest time a lease read above becomes recoverable (its attempt
+	// timeout, its expiry plus the recovery window): the record does not
+	// hold those, and a visit that came before them must come back then,
+	// not one routine period later (TestUnstartedAttemptTimesOutOnTime).
+	wake := e.nextWake(r, now)
+	if !r.Status.Terminal() && !leaseWake.IsZero() && (wake.IsZero() || leaseWake.Before(wake)) {
+		wake = leaseWake
+	}
+	if !wake.IsZero() {
+		if r.TimerAt != nil && r.TimerAt.After(now) && !timerDue(wake, now).Before(*r.TimerAt) {
 			// A commit of this visit (or a recent one) armed a timer that
 			// fires soon enough: it is not among the due keys deleted below.
 		} else {
-			if keep, err = e.armTimer(ctx, r, now); err != nil {
+			if keep, err = e.armTimerAt(ctx, r, wake, now); err != nil {
 				return err
 			}
 			stats.Rearmed++
@@ -234,8 +245,9 @@ const reaperLeaseReads = 32
 // checkLeases looks at the lease of every ready attempt: none yet means
 // unclaimed (announce it again once AnnounceAfter passed); an active one
 // past its expiry and the recovery window, or past its attempt timeout,
-// is reclaimed.
-func (e *Engine) checkLeases(ctx context.Context, r *runRecord, d *definition, now time.Time, stats *ReapStats) error {
+// is reclaimed. It returns the earliest time a live lease it read becomes
+// recoverable (zero: none), for the run's next visit.
+func (e *Engine) checkLeases(ctx context.Context, r *runRecord, d *definition, now time.Time, stats *ReapStats) (wake time.Time, _ error) {
 	ids := make([]string, 0, len(d.Steps))
 	for _, s := range d.Steps {
 		ids = append(ids, s.ID)
@@ -312,13 +324,13 @@ func (e *Engine) checkLeases(ctx context.Context, r *runRecord, d *definition, n
 			continue
 		}
 		if err != nil {
-			return err
+			return time.Time{}, err
 		}
 		if l.State == leaseCompleted {
 			// A deferred complete whose fold did not happen (deferred.go).
 			if _, err := e.fold(ctx, leaseToken{Run: l.Run, Step: l.Step, Attempt: l.Attempt, Worker: l.Worker}, l); err != nil {
 				if _, rejected := IsRejection(err); !rejected {
-					return err
+					return time.Time{}, err
 				}
 			}
 			continue
@@ -333,6 +345,15 @@ func (e *Engine) checkLeases(ctx context.Context, r *runRecord, d *definition, n
 			why = "expired"
 		}
 		if why == "" {
+			if l.State == leaseActive {
+				at := l.ExpiresAt.Add(e.cfg.RecoveryWindow)
+				if l.TimeoutAt != nil && l.TimeoutAt.Before(at) {
+					at = *l.TimeoutAt
+				}
+				if wake.IsZero() || at.Before(wake) {
+					wake = at
+				}
+			}
 			continue
 		}
 		recovers.Add(1)
@@ -363,7 +384,7 @@ func (e *Engine) checkLeases(ctx context.Context, r *runRecord, d *definition, n
 		}()
 	}
 	recovers.Wait()
-	return recErr
+	return wake, recErr
 }
 
 // recoverAttempt applies a reclaimed lease to the run: see

@@ -59,6 +59,15 @@ func (e *Engine) timedOut(l *leaseRecord) bool {
 	return l.TimeoutAt != nil && !e.now().Before(*l.TimeoutAt)
 }
 
+// lapsed reports whether a lease's heartbeats stopped long enough for the
+// reaper to recover it: past its expiry and the recovery window. From
+// then on its worker's calls are refused whether or not a reaper pass
+// came by: expired means expired, not "until the next visit"
+// (TestLapsedLeaseRefusesHeartbeat).
+func (e *Engine) lapsed(l *leaseRecord) bool {
+	return !e.now().Before(l.ExpiresAt.Add(e.cfg.RecoveryWindow))
+}
+
 // fence marks an active lease expired (why: "timeout" or "expired") by
 // compare-and-swap. From then on its worker's started and heartbeat are
 // refused, so what is decided about the attempt cannot race them. It
@@ -109,7 +118,7 @@ func (e *Engine) refuseFenced(ctx context.Context, tok leaseToken, l *leaseRecor
 
 // workerCall reads a lease for a worker call and refuses it when the
 // engine has taken the attempt back: fenced by the reaper, or past its
-// timeout_at (then fenced here, and the timeout recorded). lateFail, when
+// timeout_at or lapsed (then fenced here, and the outcome recorded). lateFail, when
 // not nil, is called instead of fencing a lease past timeout_at: a fail
 // that arrives then (a body that gave up at its deadline) is applied as
 // the timeout it is, keeping the worker's words.
@@ -119,12 +128,20 @@ func (e *Engine) workerCall(ctx context.Context, id string, lateFail func()) (le
 		if err != nil {
 			return tok, nil, "", err
 		}
-		if l.State == leaseActive && e.timedOut(l) {
-			if lateFail != nil {
+		why := ""
+		switch {
+		case l.State != leaseActive:
+		case e.timedOut(l):
+			why = "timeout"
+		case e.lapsed(l):
+			why = "expired"
+		}
+		if why != "" {
+			if why == "timeout" && lateFail != nil {
 				lateFail()
 				return tok, l, ver, nil
 			}
-			err := e.fence(ctx, l, ver, "timeout")
+			err := e.fence(ctx, l, ver, why)
 			if errors.Is(err, blob.ErrPreconditionFailed) && attempt < 20 {
 				continue // the lease changed: look again
 			}

@@ -14,6 +14,15 @@ type Reaping interface {
 	Reap(ctx context.Context) (engine.ReapStats, error)
 }
 
+// OwnWakes is what a Reaper whose engine implements it (*engine.Engine)
+// also drives between passes: the exact due times of the timers the
+// engine itself wrote, visited when due instead of at the next pass
+// (engine/ownwake.go).
+type OwnWakes interface {
+	NextOwnWake() (in time.Duration, ok bool, changed <-chan struct{})
+	VisitOwnWakes(ctx context.Context) engine.ReapStats
+}
+
 // DefaultReapPeriod is ReaperConfig.Period's default: a second, as on a
 // laptop. The clouds schedule the reaper function every minute instead.
 const DefaultReapPeriod = time.Second
@@ -88,16 +97,59 @@ func (r *Reaper) Run(ctx context.Context) {
 	log.Info(r.Config.Name + ": a pass every " + r.Config.Period.String())
 	t := time.NewTicker(r.Config.Period)
 	defer t.Stop()
+	own, _ := r.e.(OwnWakes)
 	for {
 		r.RunOnce(ctx)
-		select {
-		case <-ctx.Done():
+		if !r.waitTick(ctx, t.C, own) {
 			st := r.Stats()
 			log.Info(r.Config.Name+": stopped", "passes", st.Passes, "failed", st.Failed, "runs_visited", st.RunsVisited,
 				"leases_lost", st.LeasesLost, "timers_fired", st.TimersFired, "announced", st.Announced, "errors", st.Errors)
 			return
-		case <-t.C:
 		}
+	}
+}
+
+// waitTick waits for the next tick, visiting the engine's own wakes as
+// they fall due meanwhile; it reports false once ctx ended.
+func (r *Reaper) waitTick(ctx context.Context, tick <-chan time.Time, own OwnWakes) bool {
+	for {
+		var (
+			wake    <-chan time.Time
+			changed <-chan struct{}
+			timer   *time.Timer
+		)
+		if own != nil {
+			in, ok, ch := own.NextOwnWake()
+			changed = ch
+			if ok {
+				timer = time.NewTimer(in)
+				wake = timer.C
+			}
+		}
+		select {
+		case <-ctx.Done():
+			stopTimer(timer)
+			return false
+		case <-tick:
+			stopTimer(timer)
+			return true
+		case <-changed:
+			stopTimer(timer)
+		case <-wake:
+			st := own.VisitOwnWakes(ctx)
+			r.mu.Lock()
+			r.stats.ReapStats.Add(st) // visits, not a pass
+			r.mu.Unlock()
+			if st.Errors > 0 {
+				r.Config.Logger.Warn(r.Config.Name+": own wakes visited with errors", "stats", st)
+			}
+		}
+	}
+}
+
+func stopTimer(t *time.Timer) {
+	if t != nil {
+		t.Stop()
 	}
 }
 
@@ -131,15 +183,7 @@ func (r *Reaper) add(p Pass, err error) {
 	if err != nil {
 		s.Failed++
 	}
-	s.TimersDue += p.TimersDue
-	s.RunsVisited += p.RunsVisited
-	s.LeasesLost += p.LeasesLost
-	s.TimedOut += p.TimedOut
-	s.Announced += p.Announced
-	s.TimersFired += p.TimersFired
-	s.Rearmed += p.Rearmed
-	s.Errors += p.Errors
-	s.ListRequests += p.ListRequests
+	s.ReapStats.Add(p.ReapStats)
 }
 
 // Stats returns the totals of the passes run so far.

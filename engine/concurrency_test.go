@@ -106,9 +106,12 @@ func TestConcurrentClaimersExactlyOnce(t *testing.T) {
 					}
 				}()
 			}
-			awaitCompleted(t, engines[0], runIDs, 4*time.Minute)
+			stuck := awaitCompleted(t, engines[0], runIDs, 4*time.Minute)
 			stopped.Store(true)
 			wg.Wait()
+			if stuck != "" {
+				t.Fatal(stuck)
+			}
 			if len(dups) > 0 {
 				t.Fatalf("%d steps leased twice, e.g. %s", len(dups), dups[0])
 			}

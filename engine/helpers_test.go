@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -65,23 +67,102 @@ func wantReason(t testing.TB, err error, reason cairn.Reason) {
 	}
 }
 
-// awaitCompleted polls until every run of ids is completed or within has
-// passed (the caller checks the statuses after).
-func awaitCompleted(t testing.TB, e *Engine, ids []string, within time.Duration) {
+// awaitCompleted waits until every run of ids is completed; at within, or
+// when a run ends otherwise, it returns a diagnosis of each run that is not
+// (diagnoseRun), which the caller fails the test with once its goroutines
+// stopped: a wait that ends silently reports a symptom later, not the
+// stuck step. "" means every run completed.
+// It waits through the engine's own long poll (AwaitRun), not a sleep loop.
+func awaitCompleted(t testing.TB, e *Engine, ids []string, within time.Duration) (diagnosis string) {
 	t.Helper()
 	deadline := time.Now().Add(within)
-	for {
-		done := 0
-		for _, id := range ids {
-			if getRun(t, e, id).Status == cairn.RunCompleted {
-				done++
+	left := slices.Clone(ids)
+	for len(left) > 0 {
+		var still []string
+		for _, id := range left {
+			if r := getRun(t, e, id); !r.Status.Terminal() {
+				still = append(still, id)
+			} else if r.Status != cairn.RunCompleted {
+				return fmt.Sprintf("run %s ended %s, want completed:\n%s", id, r.Status, diagnoseRun(t, e, id))
 			}
 		}
-		if done == len(ids) || time.Now().After(deadline) {
-			return
+		left = still
+		if len(left) == 0 {
+			return ""
 		}
-		time.Sleep(100 * time.Millisecond)
+		if time.Now().After(deadline) {
+			var b strings.Builder
+			fmt.Fprintf(&b, "%d of %d runs not completed after %v:\n", len(left), len(ids), within)
+			for i, id := range left {
+				if i == 5 {
+					fmt.Fprintf(&b, "… and %d more\n", len(left)-5)
+					break
+				}
+				b.WriteString(diagnoseRun(t, e, id))
+			}
+			return b.String()
+		}
+		// Held until the first run left ends (the engine's own long poll),
+		// at most half a second: then the others are looked at again.
+		_, _ = e.AwaitRun(context.Background(), left[0], min(time.Until(deadline), 500*time.Millisecond)+time.Millisecond)
 	}
+	return ""
+}
+
+// diagnoseRun describes why a run may be stuck: its status, each step that
+// is not done with its attempt and that attempt's lease (or its absence),
+// the run's timers in the index, and the last journal entries.
+func diagnoseRun(t testing.TB, e *Engine, id string) string {
+	t.Helper()
+	ctx := context.Background()
+	var b strings.Builder
+	r, err := e.GetRun(ctx, id)
+	if err != nil {
+		return fmt.Sprintf("run %s: %v\n", id, err)
+	}
+	rec, _ := e.readRun(ctx, id)
+	rev := int64(-1)
+	if rec != nil {
+		rev = rec.Rev
+	}
+	fmt.Fprintf(&b, "run %s (%s@%s): %s, rev %d\n", id, r.Workflow, r.Version, r.Status, rev)
+	for _, s := range r.Steps {
+		if s.Status == cairn.StepCompleted || s.Status == cairn.StepSkipped {
+			continue
+		}
+		fmt.Fprintf(&b, "  step %s: %s, attempt %d", s.ID, s.Status, s.Attempt)
+		if s.Status == cairn.StepReady && s.Attempt > 0 && rec != nil {
+			o, err := e.store.Get(ctx, e.keys.leaseOf(rec, s.ID, s.Attempt))
+			switch {
+			case isNotFound(err):
+				b.WriteString(", no lease (unclaimed)")
+			case err != nil:
+				fmt.Fprintf(&b, ", lease unreadable: %v", err)
+			default:
+				fmt.Fprintf(&b, ", lease %s", o.Data)
+			}
+		}
+		b.WriteString("\n")
+	}
+	if ts, err := e.store.ListAll(ctx, e.keys.timersPrefix()); err == nil {
+		n := 0
+		for _, a := range ts {
+			if strings.Contains(a.Key, id) {
+				fmt.Fprintf(&b, "  timer %s\n", a.Key)
+				n++
+			}
+		}
+		if n == 0 {
+			b.WriteString("  no timer in the index\n")
+		}
+	}
+	if j, err := e.Journal(ctx, id); err == nil {
+		from := max(0, len(j)-15)
+		for _, x := range j[from:] {
+			fmt.Fprintf(&b, "  %s %s %s #%d %s %s\n", x.At.Format("15:04:05.000"), x.Type, x.Step, x.Attempt, x.Worker, x.Message)
+		}
+	}
+	return b.String()
 }
 
 func getRun(t testing.TB, e *Engine, id string) *cairn.Run {

@@ -224,7 +224,13 @@ func TestConcurrencyNoOverGrant(t *testing.T) {
 					time.Sleep(20 * time.Millisecond)
 				}
 			}()
-			drain := func() { awaitCompleted(t, engines[0], runIDs, 2*time.Minute) }
+			drain := func() {
+				if stuck := awaitCompleted(t, engines[0], runIDs, 2*time.Minute); stuck != "" {
+					stopped.Store(true)
+					wg.Wait()
+					t.Fatal(stuck)
+				}
+			}
 			reached := func() bool {
 				hist.mu.Lock()
 				defer hist.mu.Unlock()

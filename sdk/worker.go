@@ -142,6 +142,9 @@ type Worker struct {
 
 type handlerKey struct{ workflow, version, step string }
 
+// unnamedWorkers counts the workers this process made without WithName.
+var unnamedWorkers atomic.Int64
+
 // NewWorker returns a worker that talks to the API through c. It performs
 // no I/O; Serve does.
 func NewWorker(c *Client, opts ...WorkerOption) *Worker {
@@ -165,6 +168,14 @@ func NewWorker(c *Client, opts ...WorkerOption) *Worker {
 			host = "worker"
 		}
 		id = host + "-" + strconv.Itoa(os.Getpid())
+		if n := unnamedWorkers.Add(1); n > 1 {
+			// Not the process's first: an id of its own. The engine keeps
+			// one record per id (the last registration's workflows) and
+			// avoids a worker by id after an unservable fail, so workers
+			// sharing one would take each other's steps, fail them as
+			// unservable and make the engine avoid them all.
+			id += "-" + strconv.FormatInt(n, 10)
+		}
 	}
 	id = sanitizeID(id)
 	w := &Worker{

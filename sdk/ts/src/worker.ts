@@ -108,6 +108,9 @@ const unservable = "unservable";
 /** A 409 refusal's reason, or undefined. */
 const refusal = (err: unknown) => (err instanceof APIError && err.status === 409 ? err.reason : undefined);
 
+/** How many unnamed workers this process made: the second on number their ids. */
+let unnamedWorkers = 0;
+
 export class Worker {
   readonly id: string;
   private readonly c: Client;
@@ -131,7 +134,16 @@ export class Worker {
 
   constructor(client: Client, opts: WorkerOptions = {}) {
     this.c = client;
-    this.id = opts.name ?? `${hostname()}-${process.pid}`;
+    // Unnamed workers of one process each get an id of their own: the
+    // engine keeps one record per id (the last registration's workflows)
+    // and avoids an id after an unservable fail, so workers sharing one
+    // would take each other's steps and be avoided together.
+    if (opts.name) {
+      this.id = opts.name;
+    } else {
+      const n = ++unnamedWorkers;
+      this.id = n > 1 ? `${hostname()}-${process.pid}-${n}` : `${hostname()}-${process.pid}`;
+    }
     this.log = withAttrs(opts.logger ?? consoleLogger(), { worker: this.id });
     this.concurrency = Math.max(1, opts.concurrency ?? 4);
     this.drainTimeoutMs = opts.drainTimeoutMs ?? 30_000;

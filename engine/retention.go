@@ -45,8 +45,8 @@ func (e *Engine) retentionDue(r *runRecord) time.Time {
 }
 
 // DeleteRun deletes one ended run now: its leases, its idempotency key,
-// the record and its timer. A run still running is a conflict unless
-// force, which cancels it first.
+// the record and its timers, the retention timer included (runTimerKeys).
+// A run still running is a conflict unless force, which cancels it first.
 func (e *Engine) DeleteRun(ctx context.Context, id string, force bool) error {
 	if err := runIDRule.check("run", id); err != nil {
 		return err
@@ -69,16 +69,18 @@ func (e *Engine) DeleteRun(ctx context.Context, id string, force bool) error {
 			return err
 		}
 	}
-	if err := e.purgeRun(ctx, r); err != nil {
+	if err := e.purgeRun(ctx, r, nil); err != nil {
 		return unavailable(err)
 	}
 	return nil
 }
 
-// purgeRun deletes an ended run's objects, the record last: a purge that
-// dies midway leaves the record, and with it the timer that brings the
-// reaper back to finish.
-func (e *Engine) purgeRun(ctx context.Context, r *runRecord) error {
+// purgeRun deletes an ended run's objects, the record last but for the
+// timers: a purge that dies midway leaves the record, and with it the
+// timer that brings the reaper back to finish. due are timer keys the
+// caller found due (the reaper's); they go with the run's other timers
+// (runTimerKeys).
+func (e *Engine) purgeRun(ctx context.Context, r *runRecord, due []string) error {
 	leases, err := e.store.ListAll(ctx, e.keys.leasesOfRun(r))
 	if err != nil {
 		return err
@@ -112,16 +114,143 @@ func (e *Engine) purgeRun(ctx context.Context, r *runRecord) error {
 		return err
 	}
 	e.commits.cache.drop(r.ID)
-	if r.TimerAt != nil {
-		for _, name := range []string{r.ID, retentionTimerPrefix + r.ID} {
-			for _, key := range e.keys.timerKeys(*r.TimerAt, name) {
-				if err := e.store.Delete(ctx, key); err != nil && !isNotFound(err) {
-					return err
-				}
-			}
+	timers, err := e.runTimerKeys(ctx, r, due)
+	if err != nil {
+		return err
+	}
+	for _, key := range timers {
+		if err := e.store.Delete(ctx, key); err != nil && !isNotFound(err) {
+			return err
 		}
 	}
 	return nil
+}
+
+// runTimerKeys are the keys of r's timers that purgeRun deletes, the
+// caller's due keys among them, each once. A timer key starts with its due
+// time, so only a listing of the whole timer index (every run's timers)
+// could find all of one run's; instead the keys are computed from the
+// record, one per distinct due time and name, in both layouts (the
+// sharded one also deletes the flat key, as timerKeys):
+//
+//   - the newest timer a commit armed (TimerAt), under either name;
+//   - the retention timer, at ended_at + retention: the reaper visit that
+//     finds an ended run's last timer spent arms it without recording it
+//     in TimerAt (a visit writes no record);
+//   - the deadline and the steps' retry backoffs still ahead: ending the
+//     run arms the retention timer, which supersedes a later one as
+//     TimerAt (a far deadline), and a superseded timer stays until due;
+//
+// and one listing: the reaper's routine re-arms of a running run (a ready
+// or leased step's visit every ActiveCheckInterval) are not recorded
+// either, and the last one may be due up to ActiveCheckInterval +
+// minTimerLead + timerBucket after the run ended. While that window is
+// ahead, its timers are listed (recentTimers).
+//
+// Cost: 3 DELETEs (6 sharded) plus 1 (2) per distinct future wake-up of
+// the record, and, for a run that ended less than that window ago (a
+// forced delete always), at most maxTimerWindowLists listings (twice that
+// sharded: the run's shard and the flat keys), each of the timers due in
+// a block of about the window's length. Left for the reaper, which
+// drops a due timer whose run is gone (dropOrphanTimers): timers already
+// due, a timer written less than minTimerLead before its due time (its
+// key is then later: a retention timer armed after the retention
+// passed), an attempt's timeout timer (armAt; its time is in the lease),
+// a superseded sleep's or wait timeout's timer (ending the run clears
+// their WakeAt), and a retention timer armed under another
+// Config.Retention.
+func (e *Engine) runTimerKeys(ctx context.Context, r *runRecord, due []string) ([]string, error) {
+	seen := map[string]bool{}
+	var out []string
+	addKey := func(key string) {
+		if !seen[key] {
+			seen[key] = true
+			out = append(out, key)
+		}
+	}
+	add := func(at time.Time, name string) {
+		for _, key := range e.keys.timerKeys(at, name) {
+			addKey(key)
+		}
+	}
+	for _, key := range due {
+		addKey(key)
+	}
+	if r.TimerAt != nil {
+		add(*r.TimerAt, r.ID)
+		add(*r.TimerAt, retentionTimerPrefix+r.ID)
+	}
+	if at := e.retentionDue(r); !at.IsZero() {
+		add(at, retentionTimerPrefix+r.ID)
+	}
+	now := e.now()
+	future := func(t *time.Time) {
+		if t != nil && t.After(now) {
+			add(*t, r.ID)
+		}
+	}
+	future(r.Deadline)
+	for _, st := range r.Steps {
+		future(st.ReadyAt) // an ended run's WakeAt are cleared (endRun)
+	}
+	recent, err := e.recentTimers(ctx, r, now)
+	for _, key := range recent {
+		addKey(key)
+	}
+	return out, err
+}
+
+// maxTimerWindowLists bounds the LISTs of recentTimers (per layout).
+const maxTimerWindowLists = 4
+
+// recentTimers lists the plain timers of ended run r due from its end to
+// ActiveCheckInterval + minTimerLead + timerBucket later, nothing once
+// that is past. The window is covered by at most maxTimerWindowLists
+// decimal prefixes of the due time (timers/<s>/<ms-prefix>), the smallest
+// blocks that do, so each LIST reads the timers of one shard due within a
+// few windows' length.
+func (e *Engine) recentTimers(ctx context.Context, r *runRecord, now time.Time) ([]string, error) {
+	if r.EndedAt == nil {
+		return nil, nil
+	}
+	hi := r.EndedAt.Add(e.cfg.ActiveCheckInterval + minTimerLead + timerBucket)
+	if !hi.After(now) {
+		return nil, nil
+	}
+	var out []string
+	for _, prefix := range e.keys.timerWindow(r.EndedAt.Truncate(timerBucket), hi, r.ID) {
+		objs, err := e.store.ListAll(ctx, prefix)
+		if err != nil {
+			return out, err
+		}
+		for _, o := range objs {
+			if _, name, ok := e.keys.parseTimer(o.Key); ok && name == r.ID {
+				out = append(out, o.Key)
+			}
+		}
+	}
+	return out, nil
+}
+
+// timerWindow returns the listing prefixes that cover the timers of name
+// due from lo to hi: at most maxTimerWindowLists decimal blocks of the
+// due time in milliseconds, per layout, as timerKeys.
+func (k keys) timerWindow(lo, hi time.Time, name string) []string {
+	a, b := lo.UnixMilli(), hi.UnixMilli()
+	digits, block := 13, int64(1) // timer keys hold %013d milliseconds
+	for b/block-a/block >= maxTimerWindowLists {
+		block *= 10
+		digits--
+	}
+	var out []string
+	for i := a / block; i <= b/block; i++ {
+		ms := fmt.Sprintf("%0*d", digits, i)
+		if k.sharded {
+			out = append(out, fmt.Sprintf("%stimers/%c/%s", k.prefix, shardOf(name), ms))
+		}
+		out = append(out, k.prefix+"timers/"+ms)
+	}
+	return out
 }
 
 // reapExpired deletes r when its retention has passed; it reports whether
@@ -135,11 +264,11 @@ func (e *Engine) reapExpired(ctx context.Context, r *runRecord, timerKeys []stri
 	if !stats.takeDelete(e.cfg.RetentionBatch) {
 		return true, nil // the timer stays due: the next pass
 	}
-	if err := e.purgeRun(ctx, r); err != nil {
+	if err := e.purgeRun(ctx, r, timerKeys); err != nil {
 		return true, err
 	}
 	stats.RunsDeleted++
-	return true, e.dropTimers(ctx, timerKeys, "")
+	return true, nil
 }
 
 func (k keys) leasesOf(run string) string { return k.prefix + "leases/" + run + "/" }

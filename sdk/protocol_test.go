@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -349,52 +350,111 @@ func TestNotStarted(t *testing.T) {
 }
 
 // The worker never holds more leases than its concurrency: it reserves
-// slots before it claims, and claims no more than it reserved.
+// slots before it claims, and claims no more than it reserved. Leases
+// come from claim answers and from complete answers (claim_next, eager
+// dispatch: most of them on a busy worker); every one counts, from the
+// answer that granted it to the answer to its complete or fail.
 func TestSlotReservation(t *testing.T) {
 	e := newEnv(t, sdktest.Options{})
 	const conc = 3
 	var (
 		mu        sync.Mutex
-		held      int // leases claimed and not yet reported, seen on the wire
+		held      = map[string]bool{} // leases granted and not yet reported, seen on the wire
 		violation string
 		claims    int
+		leased    int // leases granted, by claims and by completes
+		eager     int // of which by completes
 	)
+	violate := func(format string, args ...any) {
+		if violation == "" {
+			violation = fmt.Sprintf(format, args...)
+		}
+	}
+	// grant counts the leases of an answer to a request that asked for at
+	// most max.
+	grant := func(call string, max int, resp *http.Response) {
+		rb, _ := io.ReadAll(resp.Body)
+		resp.Body = io.NopCloser(bytes.NewReader(rb))
+		var out struct{ Leases []client.Lease }
+		json.Unmarshal(rb, &out)
+		mu.Lock()
+		defer mu.Unlock()
+		if len(out.Leases) > max {
+			violate("%s asked for at most %d leases and got %d", call, max, len(out.Leases))
+		}
+		for _, l := range out.Leases {
+			if held[l.Id] {
+				violate("lease %s granted twice", l.Id)
+			}
+			held[l.Id] = true
+			leased++
+			if call != "claim" {
+				eager++
+			}
+		}
+		if len(held) > conc {
+			violate("holding %d leases after a %s answer", len(held), call)
+		}
+	}
+	// leaseOf is the lease a /steps/{lease}/<call> is about.
+	leaseOf := func(r *http.Request) string {
+		p := r.URL.EscapedPath()
+		p = p[:strings.LastIndex(p, "/")]
+		id, _ := url.PathUnescape(p[strings.LastIndex(p, "/")+1:])
+		return id
+	}
 	hc := interceptClient(func(r *http.Request, next http.RoundTripper) (*http.Response, error) {
+		call := ""
 		switch {
 		case isCall(r, "/steps/claim"):
-			b, _ := io.ReadAll(r.Body)
-			r.Body = io.NopCloser(bytes.NewReader(b))
-			var req struct{ Max int }
-			json.Unmarshal(b, &req)
-			mu.Lock()
+			call = "claim"
+		case isCall(r, "/complete"):
+			call = "complete"
+		case isCall(r, "/fail"):
+			call = "fail"
+		default:
+			return next.RoundTrip(r)
+		}
+		b, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(b))
+		var req struct {
+			Max       int
+			ClaimNext *struct{ Max int } `json:"claim_next"`
+		}
+		json.Unmarshal(b, &req)
+		max := req.Max // a claim's
+		mu.Lock()
+		if call == "claim" {
 			claims++
-			if held+req.Max > conc {
-				violation = fmt.Sprintf("claim of max %d while holding %d leases", req.Max, held)
+			if len(held)+max > conc {
+				violate("claim of max %d while holding %d leases", max, len(held))
 			}
-			mu.Unlock()
-			resp, err := next.RoundTrip(r)
-			if err != nil {
-				return resp, err
+		} else {
+			max = 0
+			if req.ClaimNext != nil {
+				max = req.ClaimNext.Max
 			}
-			rb, _ := io.ReadAll(resp.Body)
-			resp.Body = io.NopCloser(bytes.NewReader(rb))
-			var out struct{ Leases []json.RawMessage }
-			json.Unmarshal(rb, &out)
-			mu.Lock()
-			held += len(out.Leases)
-			if held > conc {
-				violation = fmt.Sprintf("holding %d leases", held)
+			// The reported lease's slot is the one claim_next refills.
+			if !held[leaseOf(r)] {
+				violate("%s of lease %s, which the worker was not granted", call, leaseOf(r))
+			} else if len(held)-1+max > conc {
+				violate("%s with claim_next max %d while holding %d leases", call, max, len(held))
 			}
-			mu.Unlock()
-			return resp, nil
-		case isCall(r, "/complete"), isCall(r, "/fail"):
-			resp, err := next.RoundTrip(r)
-			mu.Lock()
-			held--
-			mu.Unlock()
+		}
+		mu.Unlock()
+		resp, err := next.RoundTrip(r)
+		if err != nil {
 			return resp, err
 		}
-		return next.RoundTrip(r)
+		if call != "claim" && resp.StatusCode/100 == 2 {
+			mu.Lock()
+			delete(held, leaseOf(r))
+			mu.Unlock()
+		}
+		if resp.StatusCode/100 == 2 {
+			grant(call, max, resp)
+		}
+		return resp, nil
 	})
 	var running, peak, total atomic.Int32
 	h := Handle(func(ctx StepContext, _ struct{}) (int, error) {
@@ -436,7 +496,10 @@ func TestSlotReservation(t *testing.T) {
 	if total.Load() != 24 {
 		t.Fatalf("%d bodies ran, want 24", total.Load())
 	}
-	t.Logf("%d claims, peak %d bodies", claims, peak.Load())
+	if leased != 24 || len(held) != 0 {
+		t.Fatalf("%d leases granted, %d still held; want 24, 0", leased, len(held))
+	}
+	t.Logf("%d claims, %d leases (%d from completes), peak %d bodies", claims, leased, eager, peak.Load())
 }
 
 // Long bodies outlive the lease TTL thanks to heartbeats, one batched

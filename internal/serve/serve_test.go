@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/internal/testutil"
 
 	"github.com/cairn-dev/cairn/blob/mem"
@@ -282,5 +283,66 @@ func TestAPIWithReaper(t *testing.T) {
 	}
 	if out := logs.String(); !strings.Contains(out, "cairn reaper: stopped") || !strings.Contains(out, "cairn: stopped") {
 		t.Errorf("logs:\n%s", out)
+	}
+}
+
+// TestReaperVisitsOwnWakesBetweenPasses: with a pass only every hour, a
+// sleep this engine armed still ends on time — the reaper loop visits the
+// engine's own wakes between passes (engine/ownwake.go) — while commits
+// add wakes concurrently with the loop's visits (run it with -race).
+func TestReaperVisitsOwnWakesBetweenPasses(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	e, err := engine.New(mem.New(), engine.Config{Logger: quiet()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	r := NewReaper(e, ReaperConfig{Period: time.Hour, Logger: quiet()})
+	done := make(chan struct{})
+	go func() { r.Run(ctx); close(done) }()
+	wf := cairn.Workflow{Name: "nap", Version: "1", Steps: []cairn.Step{{ID: "t"}, {ID: "z", Kind: cairn.KindSleep, Duration: cairn.Duration(300 * time.Millisecond), After: []string{"t"}}}}
+	if _, err := e.Register(ctx, engine.RegisterRequest{WorkerID: "w", Workflows: []cairn.Workflow{wf}}); err != nil {
+		t.Fatal(err)
+	}
+	const runs = 8
+	ids := make([]string, runs)
+	for i := range ids {
+		res, err := e.StartRun(ctx, engine.StartRequest{Workflow: "nap"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids[i] = res.Run.ID
+	}
+	ended := make(chan time.Duration, runs)
+	for range runs {
+		go func() {
+			ls, err := e.Claim(ctx, engine.ClaimRequest{WorkerID: "w", WaitMs: 5000})
+			if err != nil || len(ls) != 1 {
+				t.Errorf("claim: %v %d", err, len(ls))
+				ended <- -1
+				return
+			}
+			at := time.Now()
+			if _, err := e.Complete(ctx, ls[0].ID, engine.CompleteRequest{}); err != nil {
+				t.Errorf("complete: %v", err)
+			}
+			got, err := e.AwaitRun(ctx, ls[0].Run, 5*time.Second)
+			if err != nil || got.Status != cairn.RunCompleted {
+				t.Errorf("run %s: %v %v", ls[0].Run, got.Status, err)
+			}
+			ended <- time.Since(at)
+		}()
+	}
+	for range runs {
+		d := <-ended
+		if d < 300*time.Millisecond || d > 1300*time.Millisecond {
+			t.Fatalf("a 300 ms sleep ended %v after its task (the reaper passes hourly: only own wakes fire it)", d)
+		}
+	}
+	cancel()
+	<-done
+	if st := r.Stats(); st.Passes != 1 || st.TimersFired < runs {
+		t.Fatalf("stats %+v: want 1 pass and %d timers fired by own wakes", st, runs)
 	}
 }

@@ -180,13 +180,16 @@ func (e *Engine) runTimerKeys(ctx context.Context, r *runRecord, due []string) (
 		add(*r.TimerAt, r.ID)
 		add(*r.TimerAt, retentionTimerPrefix+r.ID)
 	}
+	// A due time's key is the due time rounded up to its bucket (timerDue),
+	// unless it was armed less than minTimerLead ahead (then later: left
+	// to the reaper, below).
 	if at := e.retentionDue(r); !at.IsZero() {
-		add(at, retentionTimerPrefix+r.ID)
+		add(ceilTo(at, timerBucket), retentionTimerPrefix+r.ID)
 	}
 	now := e.now()
 	future := func(t *time.Time) {
 		if t != nil && t.After(now) {
-			add(*t, r.ID)
+			add(ceilTo(*t, timerBucket), r.ID)
 		}
 	}
 	future(r.Deadline)

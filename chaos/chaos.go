@@ -168,6 +168,9 @@ type Report struct {
 	// the longest a start took until it served.
 	StoreHangs    int
 	StoreStartMax time.Duration
+	// Live is the liveness measured: ready-to-leased waits and the
+	// bounds of those and of the drain (liveness.go).
+	Live Liveness
 	// Failures lists each failed check.
 	Failures []string
 }
@@ -207,6 +210,7 @@ func (r *Report) String() string {
 		r.Executions, r.Duplicates, r.DoubleAMO, r.Stuck, r.Corrupt, r.Objects, r.TempLeft)
 	fmt.Fprintf(&b, "  executions of attempts cut by the run's end (not in the record)=%d; by typescript workers=%d\n", r.Unrecorded, r.TSExecutions)
 	fmt.Fprintf(&b, "  worker calls=%d (unanswered=%d) lease operations=%d linearizable=%v drain=%v\n", r.Calls, r.Unanswered, r.LeaseOps, r.Linearizable, r.Drain.Round(time.Millisecond))
+	b.WriteString(r.Live.String())
 	for _, f := range r.Failures {
 		fmt.Fprintf(&b, "  FAILED (seed %d): %s\n", r.Seed, f)
 	}
@@ -225,6 +229,16 @@ type round struct {
 	logmu  sync.Mutex
 	bases  []string
 	client []*sdk.Client
+
+	// tl is the process table over time; workerAPI names each worker's
+	// API instance (liveness.go).
+	tl        *timeline
+	workerAPI map[string]string
+	// journals are the ended runs' journals, read by checkRuns.
+	journals []runJournal
+	// chaosStart and drainStart begin the two phases; driverDone is when
+	// the drain's restarts and late sends were done.
+	chaosStart, drainStart, driverDone time.Time
 
 	mu      sync.Mutex
 	runs    map[string]string // run id → workflow
@@ -291,7 +305,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	rep := &Report{Seed: cfg.Seed, Store: strings.SplitN(cfg.Store, ":", 2)[0], Bus: bus, Duration: cfg.Duration,
 		Kills: map[Kind]int{}, Pauses: map[Kind]int{}, ByStatus: map[cairn.RunStatus]int{}, ByWorkflow: map[string]int{}}
 	r := &round{cfg: cfg, rep: rep, execs: filepath.Join(cfg.Dir, "executions.jsonl"), hist: filepath.Join(cfg.Dir, "history.jsonl"),
-		runs: map[string]string{}}
+		runs: map[string]string{}, tl: &timeline{}, workerAPI: map[string]string{}}
 	if err := os.MkdirAll(filepath.Join(cfg.Dir, "faults"), 0o755); err != nil {
 		return nil, err
 	}
@@ -311,6 +325,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 
 	// Chaos phase: load and faults together.
+	r.chaosStart = time.Now()
 	chaosCtx, stopChaos := context.WithTimeout(ctx, cfg.Duration)
 	var wg sync.WaitGroup
 	wg.Add(4)
@@ -326,6 +341,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 
 	// Drain: everything back up, no more chaos, wait for every run to end.
 	t0 := time.Now()
+	r.drainStart = t0
 	if r.store != nil {
 		r.reviveStore(ctx)
 	}
@@ -336,6 +352,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	r.pending.Wait()
 	r.resolveLate(ctx)
+	r.driverDone = time.Now()
 	r.drain(ctx)
 	rep.Drain = time.Since(t0)
 	rep.EventsSent, rep.CancelsSent, rep.IdemStarts = int(r.events.Load()), int(r.cancels.Load()), int(r.idem.Load())
@@ -359,6 +376,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	r.collectFaults()
 	r.checkStore(cctx)
 	r.checkHistory()
+	r.checkLiveness()
 	r.checkOutage()
 	rep.OutageLogs = r.countOutageLogs()
 	r.checkOutageLogs()
@@ -368,14 +386,45 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 // tempMaxAge is the file store's temp-file sweep age in chaos rounds.
 const tempMaxAge = 3 * time.Second
 
+// The cairn processes' configuration, which the liveness bounds derive
+// from (liveParams).
+const (
+	leaseTTL = 2 * time.Second
+	// noBusFallback is CAIRN_FALLBACK_INTERVAL in a round with no bus; a
+	// round with a bus leaves the engine's default, busFallback.
+	noBusFallback = 500 * time.Millisecond
+	busFallback   = 10 * time.Second // engine.DefaultFallbackInterval
+	reaperEvery   = 250 * time.Millisecond
+	// announceAfter and activeCheck are the engine's defaults of
+	// AnnounceAfter and ActiveCheckInterval (= the lease TTL).
+	announceAfter = 5 * time.Second
+	activeCheck   = leaseTTL
+	// liveSlack is L1's allowance for a loaded machine; workloadTime the
+	// slowest chaos run's own time (the slow workflow's 1.5 s body and
+	// one more step; the flaky workflow's two failures and backoffs are
+	// less).
+	liveSlack    = 5 * time.Second
+	workloadTime = 2 * time.Second
+)
+
+// liveParams are the round's liveness parameters.
+func (r *round) liveParams() liveParams {
+	p := liveParams{LeaseTTL: leaseTTL, Reaper: reaperEvery, Fallback: noBusFallback,
+		AnnounceAfter: announceAfter, ActiveCheck: activeCheck, Slack: liveSlack, Workload: workloadTime}
+	if r.cfg.NATS != "" {
+		p.Bus, p.Fallback = true, busFallback
+	}
+	return p
+}
+
 func (r *round) startAll(ctx context.Context) error {
 	cfg := r.cfg
-	common := []string{"CAIRN_DEV=true", "CAIRN_LEASE_TTL=2s", "CAIRN_LOG_LEVEL=warn", "CAIRN_MAX_REQUEST_TIME=10s"}
+	common := []string{"CAIRN_DEV=true", "CAIRN_LEASE_TTL=" + leaseTTL.String(), "CAIRN_LOG_LEVEL=warn", "CAIRN_MAX_REQUEST_TIME=10s"}
 	common = append(common, cfg.StoreEnv...)
 	if cfg.NATS != "" {
 		common = append(common, "CAIRN_NOTIFY="+cfg.NATS)
 	} else {
-		common = append(common, "CAIRN_FALLBACK_INTERVAL=500ms")
+		common = append(common, "CAIRN_FALLBACK_INTERVAL="+noBusFallback.String())
 	}
 	idx := 0
 	cairnProc := func(name string, kind Kind, args ...string) *proc {
@@ -397,22 +446,25 @@ func (r *round) startAll(ctx context.Context) error {
 		}
 		r.client = append(r.client, c)
 	}
-	r.procs = append(r.procs, cairnProc("reaper", KindReaper, "reaper", "--every", "250ms"))
-	worker := func(name, base, bin string, args ...string) *proc {
+	r.procs = append(r.procs, cairnProc("reaper", KindReaper, "reaper", "--every", reaperEvery.String()))
+	worker := func(name string, api int, bin string, args ...string) *proc {
+		base := r.bases[api]
+		r.workerAPI[name] = r.apis[api].name
 		return &proc{name: name, kind: KindWorker, bin: bin, args: args, dir: cfg.Dir, env: func(gen int) []string {
 			return []string{envServer + "=" + base, envName + "=" + fmt.Sprintf("%s-g%d", name, gen), envExecLog + "=" + r.execs, envHistory + "=" + r.hist}
 		}}
 	}
 	for i := range cfg.Workers {
-		r.procs = append(r.procs, worker(fmt.Sprintf("worker%d", i), r.bases[i%len(r.bases)], cfg.WorkerBin))
+		r.procs = append(r.procs, worker(fmt.Sprintf("worker%d", i), i%len(r.bases), cfg.WorkerBin))
 	}
 	// TypeScript workers: the same workflows, bodies and logs through the
 	// TypeScript SDK, side by side with the Go workers (the definitions
 	// are the same bytes, so either serves any step).
 	for i := range cfg.TSWorkers {
-		r.procs = append(r.procs, worker(fmt.Sprintf("tsworker%d", i), r.bases[(cfg.Workers+i)%len(r.bases)], cfg.NodeBin, cfg.TSWorkerScript))
+		r.procs = append(r.procs, worker(fmt.Sprintf("tsworker%d", i), (cfg.Workers+i)%len(r.bases), cfg.NodeBin, cfg.TSWorkerScript))
 	}
 	for _, p := range r.procs {
+		p.tl = r.tl
 		if err := p.start(); err != nil {
 			return err
 		}

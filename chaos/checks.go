@@ -150,6 +150,7 @@ func (r *round) checkRuns(ctx context.Context) {
 			rep.fail("journal of run %s: %v", id, err)
 			continue
 		}
+		r.journals = append(r.journals, runJournal{ID: id, Entries: journal})
 		r.checkRun(&run.Run, journal, byStep)
 	}
 }

@@ -37,6 +37,19 @@ type proc struct {
 	exited chan struct{}
 	paused bool
 	gen    int
+	// tl, when set, records each time the process goes up (started,
+	// resumed) or down (killed, paused, stopped, exited): the liveness
+	// check counts only the time a worker could claim (liveness.go). The
+	// store process is marked up only once it serves (reviveStore).
+	tl *timeline
+}
+
+// markUp records that the process runs (the store's start is marked by
+// the driver once it serves).
+func (p *proc) markUp() {
+	if p.kind != KindStore {
+		p.tl.mark(p.name, true)
+	}
 }
 
 func (p *proc) start() error {
@@ -60,8 +73,9 @@ func (p *proc) startLocked() error {
 	}
 	p.gen++
 	exited := make(chan struct{})
-	go func() { cmd.Wait(); logf.Close(); close(exited) }()
+	go func() { cmd.Wait(); logf.Close(); p.tl.mark(p.name, false); close(exited) }()
 	p.cmd, p.exited, p.paused = cmd, exited, false
+	p.markUp()
 	return nil
 }
 
@@ -159,6 +173,9 @@ func (p *proc) pause() bool {
 		return false
 	}
 	p.paused = p.cmd.Process.Signal(syscall.SIGSTOP) == nil
+	if p.paused {
+		p.tl.mark(p.name, false)
+	}
 	return p.paused
 }
 
@@ -167,6 +184,7 @@ func (p *proc) resume() {
 	defer p.mu.Unlock()
 	if p.aliveLocked() && p.paused {
 		p.cmd.Process.Signal(syscall.SIGCONT)
+		p.markUp()
 	}
 	p.paused = false
 }
@@ -186,6 +204,7 @@ func (p *proc) ensure() error {
 		if p.paused {
 			p.cmd.Process.Signal(syscall.SIGCONT)
 			p.paused = false
+			p.markUp()
 		}
 		return nil
 	}

@@ -49,7 +49,7 @@ func (r *round) startStore(ctx context.Context) error {
 	// every goroutine to its log (reviveStore).
 	env := append([]string{"GOTRACEBACK=crash"}, sp.Env...)
 	p := &proc{name: "store", kind: KindStore, bin: sp.Bin, args: sp.Args, dir: r.cfg.Dir,
-		env: func(int) []string { return env }}
+		env: func(int) []string { return env }, tl: r.tl}
 	if err := p.start(); err != nil {
 		return err
 	}
@@ -57,6 +57,7 @@ func (r *round) startStore(ctx context.Context) error {
 	if err := r.waitStore(ctx); err != nil {
 		return fmt.Errorf("the store process: %w", err)
 	}
+	r.tl.mark(p.name, true)
 	if sp.Setup != nil {
 		if err := sp.Setup(ctx); err != nil {
 			return fmt.Errorf("store setup: %w", err)
@@ -246,6 +247,7 @@ func (r *round) reviveStore(ctx context.Context) {
 		t0 := time.Now()
 		err := r.waitStore(ctx)
 		if err == nil {
+			r.tl.mark(r.store.name, true) // serving: the liveness check counts from here
 			r.mu.Lock()
 			r.rep.StoreStartMax = max(r.rep.StoreStartMax, time.Since(t0))
 			r.mu.Unlock()

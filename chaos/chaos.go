@@ -96,6 +96,9 @@ type Config struct {
 	TSWorkers      int
 	NodeBin        string
 	TSWorkerScript string
+	// StrictLiveness judges the ready-to-leased waits counted while a
+	// worker had free slots, not only while one was idle (liveness.go).
+	StrictLiveness bool
 	// Addrs are the API instances' listen addresses (127.0.0.1:port).
 	Addrs []string
 	Log   io.Writer

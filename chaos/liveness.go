@@ -30,21 +30,29 @@ import (
 // waits until its run ended (a lower bound of its wait, counted as such).
 //
 // "While an eligible worker was idle" is approximated from the workers'
-// call history and the driver's process table: only the time in which
-// some worker was waiting in a claim that the engine answered with no
-// lease — the worker claims only for free slots, and the engine held the
-// claim, scanning the bucket for work whose hint it lacked, and found
-// nothing for it — at an API instance that was up (not killed or
-// paused), with the store process (when the round runs one) up, counts.
-// Time in which every worker was busy, down, or claiming from an
-// instance that was down is excluded: that is throughput, which the
-// drain bound judges. A claim answered with leases counts nothing, even
-// with fewer than it asked for or after a hold: a fast answer with work
-// cannot be told from a hold by its times (a short round, seed 1, had
-// claims answer one lease of eight after ~45 ms for 22 s on end while an
-// attempt whose hint was lost waited). So a wait is undercounted by at
-// most the claims answered with work while it waited, and its whole wait
-// is reported beside it.
+// call history and the driver's process table, in two readings. A worker
+// claims only for its free slots; a claim the engine answers with fewer
+// leases than asked for had nothing more at hand for it.
+//
+//   - idle (judged by default): time in which some worker was in a claim
+//     the engine answered with no lease — it held the claim, scanning the
+//     bucket for work whose hint it lacked, and found nothing;
+//   - free slots (judged with Config.StrictLiveness, CHAOS_LIVENESS=free):
+//     time in which some worker was in a claim answered with fewer leases
+//     than it asked for — it had free slots, and got some work, or none.
+//
+// Either counts only claims at an API instance that was up (not killed,
+// not paused), with the store process (when the round runs one) up. Time
+// in which every worker was busy, down, or claiming from an instance that
+// was down is not counted: that is throughput, which the drain bound
+// judges. The idle reading undercounts (a claim held, then answered with a
+// lease, counts nothing: by its times a hold cannot be told from a fast
+// answer with work) and is what the bound holds for today; the free-slot
+// reading also counts a worker whose claims keep finding work of their
+// own instance while an attempt whose hint no instance holds waits for a
+// fallback scan — a starvation the first short rounds showed (seed 1:
+// 20–25 s; docs/RELIABILITY.md, Findings). Both are reported, with the
+// whole waits.
 
 // procEvent is a process of the round going up or down.
 type procEvent struct {
@@ -85,18 +93,20 @@ type span struct{ From, To time.Time }
 // forever ends the last span of a timeline still open.
 var forever = time.Unix(1<<40, 0)
 
-// claimSpan is a claim a worker waited in at an API instance (see
-// idleClaims).
+// claimSpan is a claim a worker made with free slots left after its
+// answer, at an API instance (see freeClaims).
 type claimSpan struct {
 	API      string
 	From, To time.Time
+	// Empty: answered with no lease (the worker was idle).
+	Empty bool
 }
 
-// idleClaims returns the claims in which workers waited for work: those
-// the engine answered (200) with no lease, from the claim's invocation to
-// its answer, each with the API instance its worker claims from
-// (workerAPI, by process name: a history's worker is <process>-g<start>).
-func idleClaims(calls []Call, workerAPI map[string]string) []claimSpan {
+// freeClaims returns the claims the engine answered (200) with fewer
+// leases than the worker asked for, from the claim's invocation to its
+// answer, each with the API instance its worker claims from (workerAPI,
+// by process name: a history's worker is <process>-g<start>).
+func freeClaims(calls []Call, workerAPI map[string]string) []claimSpan {
 	var out []claimSpan
 	for _, c := range calls {
 		if c.Path != "/steps/claim" || c.Pending || c.Status != 200 || c.End == 0 || c.End == math.MaxInt64 {
@@ -110,21 +120,28 @@ func idleClaims(calls []Call, workerAPI map[string]string) []claimSpan {
 		if !ok {
 			continue
 		}
+		var req struct {
+			Max int `json:"max"`
+		}
 		var resp struct {
 			Leases []json.RawMessage `json:"leases"`
 		}
-		if json.Unmarshal(c.Resp, &resp) != nil || len(resp.Leases) > 0 {
+		if json.Unmarshal(c.Resp, &resp) != nil || len(c.Req) > 0 && json.Unmarshal(c.Req, &req) != nil {
 			continue
 		}
-		out = append(out, claimSpan{API: api, From: time.Unix(0, c.Start), To: time.Unix(0, c.End)})
+		if len(resp.Leases) >= max(req.Max, 1) {
+			continue // all it asked for
+		}
+		out = append(out, claimSpan{API: api, From: time.Unix(0, c.Start), To: time.Unix(0, c.End), Empty: len(resp.Leases) == 0})
 	}
 	return out
 }
 
-// claimable returns the spans in which a worker waited for work at an API
-// instance that was up, with the store process (store; "" when the round
-// runs none) up. It is never nil.
-func claimable(events []procEvent, claims []claimSpan, store string) []span {
+// claimable returns the spans in which a worker was in one of claims (with
+// emptyOnly, one answered with no lease) at an API instance that was up,
+// with the store process (store; "" when the round runs none) up. It is
+// never nil.
+func claimable(events []procEvent, claims []claimSpan, store string, emptyOnly bool) []span {
 	type ev struct {
 		at   time.Time
 		proc string // a process going up or down
@@ -137,6 +154,9 @@ func claimable(events []procEvent, claims []claimSpan, store string) []span {
 		evs = append(evs, ev{at: e.At, proc: e.Proc, up: e.Up})
 	}
 	for _, c := range claims {
+		if emptyOnly && !c.Empty {
+			continue
+		}
 		evs = append(evs, ev{at: c.From, api: c.API, d: 1}, ev{at: c.To, api: c.API, d: -1})
 	}
 	sort.SliceStable(evs, func(i, j int) bool { return evs[i].at.Before(evs[j].at) })
@@ -219,9 +239,9 @@ type Sample struct {
 	// ended with no claim of it seen (its wait was at least that long).
 	Leased    time.Time
 	NotLeased bool
-	// Raw is Leased − Ready; Wait the part of it in which a worker could
-	// claim (the approximation above), which the bound applies to.
-	Raw, Wait time.Duration
+	// Raw is Leased − Ready; Idle and Free the parts of it counted by the
+	// two readings above.
+	Raw, Idle, Free time.Duration
 }
 
 func (s Sample) String() string {
@@ -229,8 +249,8 @@ func (s Sample) String() string {
 	if s.NotLeased {
 		leased = "not leased; the run ended " + s.Leased.UTC().Format("15:04:05.000")
 	}
-	return fmt.Sprintf("run %s step %s attempt %d: ready %s, %s (waited %v, counted %v)",
-		s.Run, s.Step, s.Attempt, s.Ready.UTC().Format("15:04:05.000"), leased, s.Raw.Round(time.Millisecond), s.Wait.Round(time.Millisecond))
+	return fmt.Sprintf("run %s step %s attempt %d: ready %s, %s (waited %v; while a worker was idle %v, had free slots %v)",
+		s.Run, s.Step, s.Attempt, s.Ready.UTC().Format("15:04:05.000"), leased, s.Raw.Round(time.Millisecond), s.Idle.Round(time.Millisecond), s.Free.Round(time.Millisecond))
 }
 
 // retryAt parses the time a step_retry_scheduled entry's message names.
@@ -245,9 +265,9 @@ func retryAt(msg string) (time.Time, bool) {
 
 // attemptSamples returns the ready-to-leased wait of every task attempt
 // the journals show ready, with leases the journals lack taken from
-// claims (the history's answered claims). spans are the claimable spans
-// (nil: all time counts).
-func attemptSamples(runs []runJournal, claims map[attemptKey]time.Time, spans []span) []Sample {
+// claims (the history's answered claims). idle and free are the spans the
+// two readings count (nil: all time counts).
+func attemptSamples(runs []runJournal, claims map[attemptKey]time.Time, idle, free []span) []Sample {
 	var out []Sample
 	for _, run := range runs {
 		type sn struct {
@@ -303,9 +323,12 @@ func attemptSamples(runs []runJournal, claims map[attemptKey]time.Time, spans []
 				s.Leased = s.Ready
 			}
 			s.Raw = s.Leased.Sub(s.Ready)
-			s.Wait = s.Raw
-			if spans != nil {
-				s.Wait = covered(spans, s.Ready, s.Leased)
+			s.Idle, s.Free = s.Raw, s.Raw
+			if idle != nil {
+				s.Idle = covered(idle, s.Ready, s.Leased)
+			}
+			if free != nil {
+				s.Free = covered(free, s.Ready, s.Leased)
 			}
 			out = append(out, s)
 		}
@@ -469,21 +492,31 @@ func (p liveParams) drainBound(driver time.Duration, backlog int, throughput flo
 		driver.Round(time.Millisecond), p.LeaseTTL, p.Reaper, backlog, throughput, work.Round(time.Millisecond), l1.Round(time.Millisecond), p.Workload)
 }
 
+// Dist is a distribution's median, 99th percentile and maximum.
+type Dist struct{ P50, P99, Max time.Duration }
+
+func dist(ds []time.Duration) Dist {
+	slices.Sort(ds)
+	return Dist{percentile(ds, 0.50), percentile(ds, 0.99), percentile(ds, 1)}
+}
+
+func (d Dist) String() string {
+	return fmt.Sprintf("p50=%v p99=%v max=%v", d.P50.Round(time.Millisecond), d.P99.Round(time.Millisecond), d.Max.Round(time.Millisecond))
+}
+
 // Liveness is what a round measured of its liveness, and its bounds.
 type Liveness struct {
 	// Attempts counts the attempts measured; NotLeased those whose run
 	// ended before a claim of them was seen (counted at the run's end).
 	Attempts, NotLeased int
-	// P50, P99 and Max are of the counted waits (Sample.Wait); Excluded
-	// sums the time not counted (no worker could claim).
-	P50, P99, Max time.Duration
-	Excluded      time.Duration
-	// RawP50, RawP99 and RawMax are of the waits counted whole, idle
-	// workers or not (reported, not judged: see above).
-	RawP50, RawP99, RawMax time.Duration
+	// Idle, Free and Whole are the waits counted by the two readings
+	// (while a worker was idle; while one had free slots) and whole.
+	Idle, Free, Whole Dist
+	// Strict: the free-slot reading is judged, not the idle one.
+	Strict bool
 	// PeakActive is the most runs open at once.
 	PeakActive int
-	// Bound is L1, Max's bound; BoundWhy how it was derived.
+	// Bound is L1, the judged reading's bound; BoundWhy how it was derived.
 	Bound    time.Duration
 	BoundWhy string
 	// Throughput is attempts leased a second during the chaos; Backlog
@@ -495,17 +528,27 @@ type Liveness struct {
 	DrainWhy   string
 	// samples are every attempt's wait (written to liveness.jsonl).
 	samples []Sample
-	// Worst are the longest counted waits, longest first; WorstRaw the
-	// longest waits counted whole (what a slow drain waited for).
-	Worst, WorstRaw []Sample
+	// Worst are the longest waits of the judged reading, longest first;
+	// WorstFree of the free-slot reading, WorstRaw whole.
+	Worst, WorstFree, WorstRaw []Sample
+}
+
+// Judged is the distribution L1 applies to.
+func (l *Liveness) Judged() Dist {
+	if l.Strict {
+		return l.Free
+	}
+	return l.Idle
 }
 
 // liveInput is what measureLiveness reads.
 type liveInput struct {
 	Runs   []runJournal
 	Claims map[attemptKey]time.Time
-	// Spans are the claimable spans (nil: all time counts).
-	Spans []span
+	// IdleSpans and FreeSpans are what the two readings count (nil: all
+	// time counts); Strict judges the free-slot reading.
+	IdleSpans, FreeSpans []span
+	Strict               bool
 	// ChaosStart and DrainStart bound the chaos phase; Driver is the
 	// drain's time spent by the driver itself (see drainBound).
 	ChaosStart, DrainStart time.Time
@@ -516,12 +559,18 @@ type liveInput struct {
 // worstKept is how many of the longest waits a report keeps.
 const worstKept = 5
 
+// longest returns the worstKept samples with the longest wait by key.
+func longest(samples []Sample, key func(Sample) time.Duration) []Sample {
+	ss := slices.Clone(samples)
+	sort.SliceStable(ss, func(i, j int) bool { return key(ss[i]) > key(ss[j]) })
+	return ss[:min(worstKept, len(ss))]
+}
+
 // measureLiveness computes the waits, their percentiles and the bounds.
 func measureLiveness(in liveInput) Liveness {
-	samples := attemptSamples(in.Runs, in.Claims, in.Spans)
-	var l Liveness
-	waits := make([]time.Duration, 0, len(samples))
-	raws := make([]time.Duration, 0, len(samples))
+	samples := attemptSamples(in.Runs, in.Claims, in.IdleSpans, in.FreeSpans)
+	l := Liveness{Strict: in.Strict, samples: samples}
+	var idle, free, whole []time.Duration
 	var chaosLeased int
 	for _, s := range samples {
 		l.Attempts++
@@ -532,19 +581,15 @@ func measureLiveness(in liveInput) Liveness {
 		} else if !s.Leased.Before(in.ChaosStart) {
 			chaosLeased++
 		}
-		l.Excluded += s.Raw - s.Wait
-		waits = append(waits, s.Wait)
-		raws = append(raws, s.Raw)
+		idle, free, whole = append(idle, s.Idle), append(free, s.Free), append(whole, s.Raw)
 	}
-	slices.Sort(waits)
-	slices.Sort(raws)
-	l.P50, l.P99, l.Max = percentile(waits, 0.50), percentile(waits, 0.99), percentile(waits, 1)
-	l.RawP50, l.RawP99, l.RawMax = percentile(raws, 0.50), percentile(raws, 0.99), percentile(raws, 1)
-	l.samples = samples
-	sort.SliceStable(samples, func(i, j int) bool { return samples[i].Raw > samples[j].Raw })
-	l.WorstRaw = slices.Clone(samples[:min(worstKept, len(samples))])
-	sort.SliceStable(samples, func(i, j int) bool { return samples[i].Wait > samples[j].Wait })
-	l.Worst = slices.Clone(samples[:min(worstKept, len(samples))])
+	l.Idle, l.Free, l.Whole = dist(idle), dist(free), dist(whole)
+	l.WorstRaw = longest(samples, func(s Sample) time.Duration { return s.Raw })
+	l.WorstFree = longest(samples, func(s Sample) time.Duration { return s.Free })
+	l.Worst = longest(samples, func(s Sample) time.Duration { return s.Idle })
+	if l.Strict {
+		l.Worst = l.WorstFree
+	}
 	l.PeakActive = peakActive(in.Runs)
 	l.Bound, l.BoundWhy = in.Params.readyBound(l.PeakActive)
 	if chaos := in.DrainStart.Sub(in.ChaosStart); chaos > 0 {
@@ -565,10 +610,14 @@ func (l *Liveness) violations(drain time.Duration) []string {
 		}
 		return b.String()
 	}
+	reading := "was idle"
+	if l.Strict {
+		reading = "had free slots"
+	}
 	var out []string
-	if l.Max > l.Bound {
-		out = append(out, fmt.Sprintf("liveness: a ready attempt waited %v for a lease while a worker waited for work, above the bound L1 = %v (%s)%s",
-			l.Max.Round(time.Millisecond), l.Bound.Round(time.Millisecond), l.BoundWhy, worst(l.Worst)))
+	if max := l.Judged().Max; max > l.Bound {
+		out = append(out, fmt.Sprintf("liveness: a ready attempt waited %v for a lease while a worker %s, above the bound L1 = %v (%s)%s",
+			max.Round(time.Millisecond), reading, l.Bound.Round(time.Millisecond), l.BoundWhy, worst(l.Worst)))
 	}
 	if l.DrainBound > 0 && drain > l.DrainBound {
 		out = append(out, fmt.Sprintf("liveness: the drain took %v, above the bound L3 = %v (%s)%s",
@@ -579,10 +628,15 @@ func (l *Liveness) violations(drain time.Duration) []string {
 
 // String is the report's liveness lines.
 func (l *Liveness) String() string {
-	return fmt.Sprintf("  ready→leased while a worker waited for work: attempts=%d (not leased before the run ended=%d) p50=%v p99=%v max=%v bound L1=%v [%s]; not counted (no worker waiting)=%v; whole waits p50=%v p99=%v max=%v\n"+
+	idle, free := " (judged)", ""
+	if l.Strict {
+		idle, free = "", " (judged)"
+	}
+	return fmt.Sprintf("  ready→leased: attempts=%d (not leased before the run ended=%d) bound L1=%v [%s]\n"+
+		"    while a worker was idle%s %v; while one had free slots%s %v; whole %v\n"+
 		"  drain bound L3=%v [%s]\n",
-		l.Attempts, l.NotLeased, l.P50.Round(time.Millisecond), l.P99.Round(time.Millisecond), l.Max.Round(time.Millisecond), l.Bound.Round(time.Millisecond), l.BoundWhy,
-		l.Excluded.Round(time.Millisecond), l.RawP50.Round(time.Millisecond), l.RawP99.Round(time.Millisecond), l.RawMax.Round(time.Millisecond),
+		l.Attempts, l.NotLeased, l.Bound.Round(time.Millisecond), l.BoundWhy,
+		idle, l.Idle, free, l.Free, l.Whole,
 		l.DrainBound.Round(time.Millisecond), l.DrainWhy)
 }
 
@@ -596,16 +650,21 @@ func (r *round) checkLiveness() {
 	}
 	events := r.tl.events()
 	writeLines(r, "procs.jsonl", events)
-	spans := claimable(events, idleClaims(calls, r.workerAPI), storeName(r.store))
+	claims := freeClaims(calls, r.workerAPI)
 	l := measureLiveness(liveInput{
-		Runs: r.journals, Claims: historyClaims(calls), Spans: spans,
+		Runs: r.journals, Claims: historyClaims(calls), Strict: r.cfg.StrictLiveness,
+		IdleSpans:  claimable(events, claims, storeName(r.store), true),
+		FreeSpans:  claimable(events, claims, storeName(r.store), false),
 		ChaosStart: r.chaosStart, DrainStart: r.drainStart, Driver: r.driverDone.Sub(r.drainStart),
 		Params: r.liveParams(),
 	})
 	r.rep.Live = l
-	r.logf("chaos: ready→leased p50=%v p99=%v max=%v (bound %v) over %d attempts; drain %v (bound %v)",
-		l.P50.Round(time.Millisecond), l.P99.Round(time.Millisecond), l.Max.Round(time.Millisecond), l.Bound.Round(time.Millisecond),
-		l.Attempts, r.rep.Drain.Round(time.Millisecond), l.DrainBound.Round(time.Millisecond))
+	r.logf("chaos: ready→leased over %d attempts, judged (%s) %v (bound %v); drain %v (bound %v)",
+		l.Attempts, map[bool]string{false: "while a worker was idle", true: "while one had free slots"}[l.Strict], l.Judged(), l.Bound.Round(time.Millisecond),
+		r.rep.Drain.Round(time.Millisecond), l.DrainBound.Round(time.Millisecond))
+	for _, s := range l.WorstFree {
+		r.logf("chaos: a long wait while a worker had free slots: %s", s)
+	}
 	for _, s := range l.WorstRaw {
 		r.logf("chaos: a long wait (whole): %s", s)
 	}

@@ -75,7 +75,7 @@ func TestLivenessWaits(t *testing.T) {
 	})
 	spans := []span{{at(-1000), at(3000)}, {at(11_000), forever}}
 	got := map[string]Sample{}
-	for _, s := range attemptSamples(runs, claims, spans) {
+	for _, s := range attemptSamples(runs, claims, spans, nil) {
 		got[s.Run+"/"+s.Step+"/"+string(rune('0'+s.Attempt))] = s
 	}
 	want := map[string]struct {
@@ -100,8 +100,8 @@ func TestLivenessWaits(t *testing.T) {
 			t.Errorf("no sample %s", k)
 			continue
 		}
-		if s.Wait != w.wait || s.Raw != w.raw || s.NotLeased != w.notLeased {
-			t.Errorf("%s: wait %v raw %v not leased %v, want %v %v %v", k, s.Wait, s.Raw, s.NotLeased, w.wait, w.raw, w.notLeased)
+		if s.Idle != w.wait || s.Raw != w.raw || s.Free != w.raw || s.NotLeased != w.notLeased {
+			t.Errorf("%s: idle %v raw %v free %v not leased %v, want %v %v %v %v", k, s.Idle, s.Raw, s.Free, s.NotLeased, w.wait, w.raw, w.raw, w.notLeased)
 		}
 	}
 }
@@ -132,9 +132,9 @@ func TestClaimable(t *testing.T) {
 		{Worker: "tsworker0-g0", Path: "/steps/claim", Pending: true, Start: at(2000).UnixNano()},
 		{Worker: "tsworker0-g0", Path: "/steps/claim", Start: at(2000).UnixNano(), End: at(2900).UnixNano()},
 	}
-	claims := idleClaims(calls, workerAPI)
-	if len(claims) != 3 {
-		t.Fatalf("idle claims %v, want 3", claims)
+	claims := freeClaims(calls, workerAPI)
+	if len(claims) != 4 {
+		t.Fatalf("claims with free slots %v, want 4", claims)
 	}
 	ev := []procEvent{
 		{at(0), "store", true}, {at(0), "api0", true}, {at(0), "api1", true},
@@ -142,7 +142,7 @@ func TestClaimable(t *testing.T) {
 		{at(4000), "store", false},
 		{at(5000), "store", true},
 	}
-	spans := claimable(ev, claims, "store")
+	spans := claimable(ev, claims, "store", true)
 	want := []span{{at(0), at(2000)}, {at(3000), at(4000)}, {at(5000), at(6000)}}
 	if len(spans) != len(want) {
 		t.Fatalf("spans %v, want %v", spans, want)
@@ -155,8 +155,19 @@ func TestClaimable(t *testing.T) {
 	if d := covered(spans, at(1500), at(5500)); d != 2*time.Second {
 		t.Errorf("covered 1.5 s..5.5 s = %v, want 2s (0.5 + 1 + 0.5)", d)
 	}
-	if d := covered(claimable(ev, nil, "store"), at(0), at(1000)); d != 0 {
+	if d := covered(claimable(ev, nil, "store", false), at(0), at(1000)); d != 0 {
 		t.Errorf("no worker ever waited: covered %v", d)
+	}
+	// With free slots: the claim that got one lease of eight counts too.
+	free := claimable(ev, claims, "store", false)
+	want = []span{{at(0), at(2900)}, {at(3000), at(4000)}, {at(5000), at(6000)}}
+	if len(free) != len(want) {
+		t.Fatalf("free-slot spans %v, want %v", free, want)
+	}
+	for i := range want {
+		if !free[i].From.Equal(want[i].From) || !free[i].To.Equal(want[i].To) {
+			t.Errorf("free-slot span %d = %v, want %v", i, free[i], want[i])
+		}
 	}
 }
 
@@ -228,8 +239,8 @@ func TestLivenessVerdict(t *testing.T) {
 	if l.Attempts != 360 || l.NotLeased != 0 || l.Backlog != 60 {
 		t.Errorf("attempts %d not leased %d backlog %d, want 360 0 60", l.Attempts, l.NotLeased, l.Backlog)
 	}
-	if l.Max != 200*time.Millisecond || l.P50 != 50*time.Millisecond || l.P99 != 197*time.Millisecond {
-		t.Errorf("p50 %v p99 %v max %v", l.P50, l.P99, l.Max)
+	if want := (Dist{50 * time.Millisecond, 197 * time.Millisecond, 200 * time.Millisecond}); l.Idle != want || l.Free != want || l.Whole != want {
+		t.Errorf("idle %v free %v whole %v, want %v", l.Idle, l.Free, l.Whole, want)
 	}
 	if l.Throughput != 5 { // 300 attempts in 60 s
 		t.Errorf("throughput %v, want 5/s", l.Throughput)
@@ -253,8 +264,8 @@ func TestLivenessVerdict(t *testing.T) {
 	stuck := linearRun("stuck-run", 30_000, 20, 9000, 20)
 	in.Runs = append(in.Runs, stuck)
 	l = measureLiveness(in)
-	if l.Max != 9*time.Second {
-		t.Errorf("max %v, want 9s", l.Max)
+	if l.Idle.Max != 9*time.Second {
+		t.Errorf("max %v, want 9s", l.Idle.Max)
 	}
 	v := l.violations(10 * time.Second)
 	if len(v) != 1 || !strings.Contains(v[0], "above the bound L1") || !strings.Contains(v[0], "run stuck-run step b attempt 1: ready 12:00:30.050") {
@@ -262,10 +273,17 @@ func TestLivenessVerdict(t *testing.T) {
 	}
 	t.Log(v)
 
-	// The same wait while no worker could claim for 8 of its 9 s passes.
-	in.Spans = []span{{at(-1000), at(31_000)}, {at(39_000), forever}}
+	// The same wait while no worker was idle for 8 of its 9 s passes,
+	// unless workers had free slots meanwhile and that reading is judged.
+	in.IdleSpans = []span{{at(-1000), at(31_000)}, {at(39_000), forever}}
+	in.FreeSpans = []span{{at(-1000), forever}}
 	l = measureLiveness(in)
-	if l.Max >= l.Bound || len(l.violations(10*time.Second)) != 0 {
-		t.Errorf("an excluded outage fails the round: max %v bound %v", l.Max, l.Bound)
+	if l.Idle.Max >= l.Bound || len(l.violations(10*time.Second)) != 0 {
+		t.Errorf("an excluded outage fails the round: max %v bound %v", l.Idle.Max, l.Bound)
+	}
+	in.Strict = true
+	l = measureLiveness(in)
+	if v := l.violations(10 * time.Second); len(v) != 1 || !strings.Contains(v[0], "while a worker had free slots") || !strings.Contains(v[0], "stuck-run") {
+		t.Errorf("strict: violations %q", v)
 	}
 }

@@ -77,6 +77,27 @@ func TestConcurrentClaimersExactlyOnce(t *testing.T) {
 							return
 						}
 						claims.Add(1)
+						// Like an SDK worker: the leases held wait their turn
+						// under heartbeats (a lease past its TTL and recovery
+						// window is lapsed, and its step offered again).
+						beat := make(chan struct{})
+						var beats sync.WaitGroup
+						if len(ls) > 0 {
+							beats.Go(func() {
+								tick := time.NewTicker(e.cfg.HeartbeatInterval)
+								defer tick.Stop()
+								for {
+									select {
+									case <-beat:
+										return
+									case <-tick.C:
+										for _, l := range ls {
+											e.Heartbeat(ctx, l.ID) // refused once completed: fine
+										}
+									}
+								}
+							})
+						}
 						for _, l := range ls {
 							k := l.Run + "/" + l.Step
 							mu.Lock()
@@ -93,16 +114,19 @@ func TestConcurrentClaimersExactlyOnce(t *testing.T) {
 							// complete is idempotent.
 							for try := 0; ; try++ {
 								_, err := e.Complete(ctx, l.ID, CompleteRequest{Output: json.RawMessage(`1`)})
-								if reason, _ := IsRejection(err); err == nil || reason == cairn.ReasonAlreadyApplied {
+								reason, _ := IsRejection(err)
+								if err == nil || reason == cairn.ReasonAlreadyApplied {
 									break
 								}
-								if try == 10 {
+								if try == 10 || reason != "" { // a refusal is final
 									t.Errorf("complete %s: %v", k, err)
 									break
 								}
 								time.Sleep(100 * time.Millisecond)
 							}
 						}
+						close(beat)
+						beats.Wait()
 					}
 				}()
 			}

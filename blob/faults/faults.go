@@ -20,6 +20,7 @@ package faults
 import (
 	"context"
 	"errors"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -149,6 +150,9 @@ type Store struct {
 type Stats struct {
 	// Throttled is how many writes the rate limit refused.
 	Throttled int64
+	// ThrottledBy counts them by the key's first segment ("runs",
+	// "leases", …).
+	ThrottledBy map[string]int64
 	// Injected is how many faults fired.
 	Injected int64
 }
@@ -200,7 +204,9 @@ func (s *Store) Clear() {
 func (s *Store) Stats() Stats {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.stats
+	st := s.stats
+	st.ThrottledBy = maps.Clone(s.stats.ThrottledBy)
+	return st
 }
 
 // before decides an operation's latency and fault: the error to return
@@ -262,6 +268,11 @@ func (s *Store) before(op Op, key string) (delay time.Duration, pre, post error)
 		}
 		if float64(len(recent)) >= p.WritesPerObjectPerSecond {
 			s.stats.Throttled++
+			if s.stats.ThrottledBy == nil {
+				s.stats.ThrottledBy = map[string]int64{}
+			}
+			seg, _, _ := strings.Cut(key, "/")
+			s.stats.ThrottledBy[seg]++
 			pre = blob.ErrThrottled
 		} else {
 			recent = append(recent, now)

@@ -108,6 +108,9 @@ func (e *Engine) Claim(ctx context.Context, req ClaimRequest) ([]Lease, error) {
 			leases, storeFailed, err := e.tryClaim(ctx, w, hints, max, skip, req.Run)
 			if len(leases) > 0 || err != nil {
 				e.observeWake(leases, woke)
+				if err == nil && len(leases) < max && req.Run == "" {
+					e.scanBehind()
+				}
 				return leases, err
 			}
 			if storeFailed {
@@ -320,6 +323,30 @@ func (e *Engine) fallbackScan(ctx context.Context) int {
 		wg.Wait()
 	}
 	return added
+}
+
+// scanBehind runs a fallback scan in the background, when one is due, for
+// a claim that answers with fewer leases than it asked for: the worker has
+// free slots, and work whose hint this instance never got (made ready on
+// another instance without a bus, or whose hint died with its instance)
+// would otherwise wait until this instance's claims come back empty — with
+// a steady trickle of local hints, minutes
+// (TestScanWhileLocalHintsTrickle). What it finds goes to the hub, which
+// wakes a waiting claim or serves the next one. Once per FallbackInterval
+// per instance, as every scan.
+func (e *Engine) scanBehind() {
+	e.scanMu.Lock()
+	now := e.now()
+	due := now.Sub(e.lastScan) >= e.cfg.FallbackInterval || now.Before(e.lastScan)
+	e.scanMu.Unlock()
+	if !due {
+		return
+	}
+	e.flows.goDo(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), e.cfg.MaxRequestTime)
+		defer cancel()
+		e.fallbackScan(ctx)
+	})
 }
 
 const (

@@ -334,10 +334,15 @@ func (e *Engine) fallbackScan(ctx context.Context) int {
 // (TestScanWhileLocalHintsTrickle). What it finds goes to the hub, which
 // wakes a waiting claim or serves the next one. Once per FallbackInterval
 // per instance, as every scan.
+// A busy instance's claims answer many times a second, so these scans
+// are spaced by at least scanBehindEvery whatever FallbackInterval says:
+// each reads up to scanRuns runs and HEADs their ready attempts' leases,
+// which on a short FallbackInterval (tests, chaos rounds) loaded the store
+// more than the work did.
 func (e *Engine) scanBehind() {
 	e.scanMu.Lock()
 	now := e.now()
-	due := now.Sub(e.lastScan) >= e.cfg.FallbackInterval || now.Before(e.lastScan)
+	due := now.Sub(e.lastScan) >= max(e.cfg.FallbackInterval, scanBehindEvery) || now.Before(e.lastScan)
 	e.scanMu.Unlock()
 	if !due {
 		return
@@ -350,6 +355,8 @@ func (e *Engine) scanBehind() {
 }
 
 const (
+	// scanBehindEvery is the least spacing of scanBehind's scans.
+	scanBehindEvery = time.Second
 	// scanRuns is how many runs one fallback scan reads.
 	scanRuns = 16
 	// scanPage is how many timer keys one fallback scan lists (per

@@ -98,33 +98,38 @@ func TestConcurrentClaimersExactlyOnce(t *testing.T) {
 								}
 							})
 						}
+						// Like an SDK worker, the leases of one claim run at
+						// once (its concurrency), each started then completed.
+						var work sync.WaitGroup
 						for _, l := range ls {
-							k := l.Run + "/" + l.Step
-							mu.Lock()
-							if prev, ok := leased[k]; ok {
-								dups = append(dups, fmt.Sprintf("%s leased to %s and %s", k, prev, worker))
-							}
-							leased[k] = worker
-							mu.Unlock()
-							if _, err := e.Started(ctx, l.ID); err != nil {
-								t.Error(err)
-							}
-							// Like an SDK worker: a transient failure (store
-							// busy, the commit ran out of time) is retried;
-							// complete is idempotent.
-							for try := 0; ; try++ {
-								_, err := e.Complete(ctx, l.ID, CompleteRequest{Output: json.RawMessage(`1`)})
-								reason, _ := IsRejection(err)
-								if err == nil || reason == cairn.ReasonAlreadyApplied {
-									break
+							work.Go(func() {
+								k := l.Run + "/" + l.Step
+								mu.Lock()
+								if prev, ok := leased[k]; ok {
+									dups = append(dups, fmt.Sprintf("%s leased to %s and %s (attempt %d)", k, prev, worker, l.Attempt))
 								}
-								if try == 10 || reason != "" { // a refusal is final
-									t.Errorf("complete %s: %v", k, err)
-									break
+								leased[k] = worker
+								mu.Unlock()
+								if _, err := e.Started(ctx, l.ID); err != nil {
+									t.Error(err)
 								}
-								time.Sleep(100 * time.Millisecond)
-							}
+								// A transient failure (store busy, the commit ran
+								// out of time) is retried; complete is idempotent.
+								for try := 0; ; try++ {
+									_, err := e.Complete(ctx, l.ID, CompleteRequest{Output: json.RawMessage(`1`)})
+									reason, _ := IsRejection(err)
+									if err == nil || reason == cairn.ReasonAlreadyApplied {
+										break
+									}
+									if try == 10 || reason != "" { // a refusal is final
+										t.Errorf("complete %s: %v", k, err)
+										break
+									}
+									time.Sleep(100 * time.Millisecond)
+								}
+							})
 						}
+						work.Wait()
 						close(beat)
 						beats.Wait()
 					}

@@ -19,6 +19,7 @@ type Reaping interface {
 // engine itself wrote, visited when due instead of at the next pass
 // (engine/ownwake.go).
 type OwnWakes interface {
+	KeepOwnWakes()
 	NextOwnWake() (in time.Duration, ok bool, changed <-chan struct{})
 	VisitOwnWakes(ctx context.Context) engine.ReapStats
 }
@@ -98,6 +99,9 @@ func (r *Reaper) Run(ctx context.Context) {
 	t := time.NewTicker(r.Config.Period)
 	defer t.Stop()
 	own, _ := r.e.(OwnWakes)
+	if own != nil {
+		own.KeepOwnWakes() // before the first pass: a timer armed meanwhile is kept
+	}
 	for {
 		r.RunOnce(ctx)
 		if !r.waitTick(ctx, t.C, own) {

@@ -485,6 +485,16 @@ func TestSlotReservation(t *testing.T) {
 			t.Fatalf("run %s", r.Status)
 		}
 	}
+	// A run is completed once the server committed its last complete; the
+	// worker's side (this interceptor) sees that answer a moment later.
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		mu.Lock()
+		n := len(held)
+		mu.Unlock()
+		if n == 0 || time.Now().After(deadline) {
+			break
+		}
+	}
 	mu.Lock()
 	defer mu.Unlock()
 	if violation != "" {

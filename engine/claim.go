@@ -608,7 +608,7 @@ func (e *Engine) claimOne(ctx context.Context, w cachedWorker, r *runRecord, d *
 		default:
 			err = blob.ErrPreconditionFailed
 		}
-		if rerr == nil && err == nil || rerr == nil && !slices.Contains(lost, got.Nonce) {
+		if rerr == nil && (err == nil || !slices.Contains(lost, got.Nonce)) {
 			e.unsettled.drop(key) // settled: ours now, or another claim's
 		}
 	}

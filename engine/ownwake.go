@@ -59,6 +59,11 @@ func (e *Engine) KeepOwnWakes() {
 	w := &e.own
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	w.startLocked()
+}
+
+// startLocked turns recording on (w.mu held).
+func (w *ownWakes) startLocked() {
 	if !w.on {
 		w.on, w.set, w.changed = true, map[ownWake]bool{}, make(chan struct{})
 	}
@@ -90,9 +95,7 @@ func (e *Engine) NextOwnWake() (in time.Duration, ok bool, changed <-chan struct
 	w := &e.own
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if !w.on {
-		w.on, w.set, w.changed = true, map[ownWake]bool{}, make(chan struct{})
-	}
+	w.startLocked()
 	if len(w.h) == 0 {
 		return 0, false, w.changed
 	}

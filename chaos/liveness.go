@@ -452,8 +452,12 @@ type liveParams struct {
 }
 
 // scanRunsPerFallback is how many runs one fallback scan reads
-// (engine/claim.go scanRuns).
-const scanRunsPerFallback = 16
+// (engine/claim.go scanRuns); scanBehindEvery the least spacing of the
+// scans a claim answered with free slots starts (scanBehindEvery there).
+const (
+	scanRunsPerFallback = 16
+	scanBehindEvery     = time.Second
+)
 
 // readyBound is L1: the longest a ready attempt may wait for a lease while
 // a worker waited for work, with active runs open. Work made ready on an
@@ -462,10 +466,17 @@ const scanRunsPerFallback = 16
 // ceil(active/16) intervals a scan has passed every run. With a bus the
 // hint reaches every instance at once; one lost with its publisher is
 // announced again after AnnounceAfter, at the reaper's next visit.
-func (p liveParams) readyBound(active int) (time.Duration, string) {
+// A worker whose claims find work of their own instance (the free-slot
+// reading, freeSlots) is not in an empty claim: its instance scans at the
+// spacing of the scans such claims start, at least scanBehindEvery.
+func (p liveParams) readyBound(active int, freeSlots bool) (time.Duration, string) {
 	scans := max(1, (active+scanRunsPerFallback-1)/scanRunsPerFallback)
-	d := p.Fallback * time.Duration(scans)
-	why := fmt.Sprintf("fallback %v × ceil(%d active runs / %d)", p.Fallback, active, scanRunsPerFallback)
+	every, name := p.Fallback, "fallback"
+	if freeSlots {
+		every, name = max(p.Fallback, scanBehindEvery), "scan behind a claim"
+	}
+	d := every * time.Duration(scans)
+	why := fmt.Sprintf("%s %v × ceil(%d active runs / %d)", name, every, active, scanRunsPerFallback)
 	if ann := p.AnnounceAfter + p.ActiveCheck; p.Bus && ann < d {
 		d = ann
 		why = fmt.Sprintf("re-announce after %v + reaper visit every %v", p.AnnounceAfter, p.ActiveCheck)
@@ -591,7 +602,7 @@ func measureLiveness(in liveInput) Liveness {
 		l.Worst = l.WorstFree
 	}
 	l.PeakActive = peakActive(in.Runs)
-	l.Bound, l.BoundWhy = in.Params.readyBound(l.PeakActive)
+	l.Bound, l.BoundWhy = in.Params.readyBound(l.PeakActive, l.Strict)
 	if chaos := in.DrainStart.Sub(in.ChaosStart); chaos > 0 {
 		l.Throughput = float64(chaosLeased) / chaos.Seconds()
 	}

@@ -192,20 +192,25 @@ func TestPercentile(t *testing.T) {
 // TestLivenessBounds: L1 and L3 as docs/RELIABILITY.md states them.
 func TestLivenessBounds(t *testing.T) {
 	// No bus: 40 active runs take ceil(40/16) = 3 scans of 500 ms.
-	if d, _ := testParams.readyBound(40); d != 1500*time.Millisecond+250*time.Millisecond+5*time.Second {
+	if d, _ := testParams.readyBound(40, false); d != 1500*time.Millisecond+250*time.Millisecond+5*time.Second {
 		t.Errorf("L1 with no bus = %v", d)
 	}
-	if d, _ := testParams.readyBound(0); d != 500*time.Millisecond+250*time.Millisecond+5*time.Second {
+	if d, _ := testParams.readyBound(0, false); d != 500*time.Millisecond+250*time.Millisecond+5*time.Second {
 		t.Errorf("L1 with no runs = %v", d)
+	}
+	// Judged by free slots: the scans a claim with free slots starts are a
+	// second apart at least, so 3 of them take 3 s.
+	if d, why := testParams.readyBound(40, true); d != 3*time.Second+250*time.Millisecond+5*time.Second || !strings.Contains(why, "scan behind") {
+		t.Errorf("L1 judged by free slots = %v (%s)", d, why)
 	}
 	// A bus: 10 s × 3 scans, or the reaper's re-announce after 5 s at its
 	// next visit (2 s): the smaller.
 	bus := testParams
 	bus.Bus, bus.Fallback = true, 10*time.Second
-	if d, why := bus.readyBound(40); d != 7*time.Second+250*time.Millisecond+5*time.Second || !strings.Contains(why, "re-announce") {
+	if d, why := bus.readyBound(40, false); d != 7*time.Second+250*time.Millisecond+5*time.Second || !strings.Contains(why, "re-announce") {
 		t.Errorf("L1 with a bus = %v (%s)", d, why)
 	}
-	if d, _ := bus.readyBound(10); d != 7*time.Second+250*time.Millisecond+5*time.Second {
+	if d, _ := bus.readyBound(10, false); d != 7*time.Second+250*time.Millisecond+5*time.Second {
 		t.Errorf("L1 with a bus, few runs = %v", d)
 	}
 	// L3: driver 1 s + 4 s + 0.5 s + 300 attempts at 100/s (3 s) + L1 + 2 s.

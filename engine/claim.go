@@ -273,6 +273,14 @@ func (e *Engine) fallbackScan(ctx context.Context) int {
 	}
 	now := e.now()
 	runs := scanOrder(e.keys, timerKeys, now.Add(e.cfg.ActiveCheckInterval+minTimerLead+timerBucket), after)
+	if after.name == "" && len(runs) > scanRuns {
+		// An instance's first scan starts at a random run: each started
+		// at the first, instances that restart more often than a whole
+		// rotation takes would read the same runs again and again and
+		// never the ones behind them.
+		i := e.scanStart(len(runs))
+		runs = append(runs[i:len(runs):len(runs)], runs[:i]...)
+	}
 	if len(runs) > scanRuns {
 		runs = runs[:scanRuns]
 	}

@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"sync"
 	"time"
 
@@ -224,6 +225,9 @@ type Engine struct {
 	// scanAfter is the timer position of the last run the previous
 	// fallback scan read: the next one goes on after it (claim.go).
 	scanAfter dueTimer
+	// scanStart picks where an instance's first scan starts among n runs
+	// (rand.IntN; a test sets it).
+	scanStart func(n int) int
 
 	flow  flowState // flow control's parked hints (limits.go)
 	reads runReads  // claims' run-record reads in flight (leasecache.go)
@@ -261,7 +265,7 @@ func New(store *blob.Bucket, cfg Config) (*Engine, error) {
 	if err := checkKeyLayout(cfg.KeyLayout); err != nil {
 		return nil, err
 	}
-	e := &Engine{store: store, cfg: cfg, keys: keys{prefix: cfg.Prefix, sharded: cfg.KeyLayout == KeyLayoutSharded}, log: cfg.Logger, draining: make(chan struct{})}
+	e := &Engine{store: store, cfg: cfg, keys: keys{prefix: cfg.Prefix, sharded: cfg.KeyLayout == KeyLayoutSharded}, log: cfg.Logger, draining: make(chan struct{}), scanStart: rand.IntN}
 	e.commits = newCommitter(e)
 	e.admit = newAdmission(cfg.ShedAbove)
 	e.hub = newHub(cfg.Now)

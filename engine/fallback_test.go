@@ -72,3 +72,67 @@ func TestFallbackScanFindsReadyWorkBehindABacklog(t *testing.T) {
 	}
 	t.Logf("found behind %d busy runs in %v (fallback every %v)", backlog, took.Round(time.Millisecond), cfg.FallbackInterval)
 }
+
+// TestFirstScanStartsAnywhere: an instance's first fallback scan starts
+// where scanStart says among the due runs, not always at the first. Each
+// started at the first, instances restarted more often than a rotation
+// takes (chaos rounds kill them every few seconds) read the same 16 runs
+// again and again, and work behind them waited for the reaper's visits to
+// reorder the index: a ready attempt of a 1-minute round waited 20 s with
+// free slots waiting. Here the only ready step's run is the last of 49;
+// one scan (the interval is an hour) finds it only when it starts there.
+func TestFirstScanStartsAnywhere(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		start func(n int) int
+		found bool
+	}{
+		{"at the last run", func(n int) int { return n - 1 }, true},
+		{"at the first run", func(int) int { return 0 }, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			cfg := Config{FallbackInterval: time.Hour}
+			a := newTestEngine(t, nil, cfg)
+			b := newTestEngine(t, a.store, cfg)
+			var asked int
+			b.scanStart = func(n int) int { asked = n; return tc.start(n) }
+			hold := single("hold", cairn.Step{ID: "busy"})
+			wait := cairn.Workflow{Name: "wt", Version: "1", Steps: []cairn.Step{
+				{ID: "w", Kind: cairn.KindWait, Event: "go"},
+				{ID: "t", After: []string{"w"}},
+			}}
+			register(t, a, "busy-worker", hold)
+			register(t, b, "idle-worker", wait)
+			const backlog = 48
+			for range backlog {
+				mustStart(t, a, "hold", "")
+			}
+			for got := 0; got < backlog; {
+				ls, err := a.Claim(ctx, ClaimRequest{WorkerID: "busy-worker", Max: backlog - got, WaitMs: 1000})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(ls) == 0 {
+					t.Fatalf("claimed %d of %d backlog steps", got, backlog)
+				}
+				got += len(ls)
+			}
+			time.Sleep(timerBucket + 100*time.Millisecond) // the wait run's timer behind every backlog run's
+			run := mustStart(t, a, "wt", "")
+			if _, err := a.SendEvent(ctx, run, EventRequest{Name: "go"}); err != nil {
+				t.Fatal(err)
+			}
+			ls, err := b.Claim(ctx, ClaimRequest{WorkerID: "idle-worker", Max: 1, WaitMs: 300})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if asked != backlog+1 {
+				t.Fatalf("the first scan chose its start among %d runs, want %d", asked, backlog+1)
+			}
+			if got := len(ls) == 1 && ls[0].Run == run; got != tc.found {
+				t.Fatalf("one scan starting %s found the ready step: %v, want %v (leases %v)", tc.name, got, tc.found, ls)
+			}
+		})
+	}
+}

@@ -20,6 +20,7 @@ import (
 	"github.com/danielgtaylor/huma/v2/adapters/humago"
 
 	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/auth"
 	"github.com/cairn-dev/cairn/engine"
 )
 
@@ -32,7 +33,7 @@ const BasePath = "/v1/api"
 // Config configures the API.
 type Config struct {
 	// Keys are the accepted API keys. With none, DevMode must be set.
-	Keys []Key
+	Keys []auth.Key
 	// DevMode serves every request without a key. For a laptop only; the
 	// server says so loudly at start.
 	DevMode bool
@@ -43,7 +44,7 @@ type Config struct {
 // API is the HTTP API over one engine.
 type API struct {
 	engine  *engine.Engine
-	keys    []Key
+	keys    []auth.Key
 	devMode bool
 	log     *slog.Logger
 	huma    huma.API
@@ -250,7 +251,7 @@ func (a *API) registerWorkerOps() {
 		Summary:      "Register a worker and the workflows it serves",
 		Description:  "Stores each definition (create-only; the same content again is a no-op, other content under a known name and version is a 409) and the worker's record. The answer carries lease_ttl_ms and heartbeat_ms, and the worker's id: the one given, or one the server generated when worker_id was absent, which the worker then names in its claims.",
 		MaxBodyBytes: 4 << 20, Errors: []int{http.StatusConflict},
-	}, ScopeWorker, func(ctx context.Context, in *registerInput) (*registerOutput, error) {
+	}, auth.ScopeWorker, func(ctx context.Context, in *registerInput) (*registerOutput, error) {
 		r, err := a.engine.Register(ctx, in.Body)
 		if err != nil {
 			return nil, err
@@ -262,7 +263,7 @@ func (a *API) registerWorkerOps() {
 		Summary:     "Claim runnable steps as leases",
 		Description: "Returns up to max leases. When none is ready the request is held up to wait_ms (never more than the server's claim hold, at most 4/5 of its max request time) and may return empty early: claim again, after pause_ms when the answer carries it. A claim scoped to a run answers 409 run_terminal once the run has ended.",
 		Errors:      protocolErrors,
-	}, ScopeWorker, func(ctx context.Context, in *claimInput) (*claimOutput, error) {
+	}, auth.ScopeWorker, func(ctx context.Context, in *claimInput) (*claimOutput, error) {
 		// ClaimRequest (claim.go) declares no pattern for run, and the
 		// engine answers a run id that cannot exist as not found: refuse
 		// it here, naming body.run.
@@ -288,7 +289,7 @@ func (a *API) registerWorkerOps() {
 		Summary:     "Declare that a step's body is about to run",
 		Description: "Sent before the body of an at_most_once lease: it separates offered from running, is recorded durably, and complete/fail without it is refused as not_started. For an at_least_once lease the claim is the start: started is optional, records nothing and only answers whether the lease is still live (the Go SDK does not send it).",
 		Errors:      protocolErrors,
-	}, ScopeWorker, func(ctx context.Context, in *leaseInput) (*leaseStatusOutput, error) {
+	}, auth.ScopeWorker, func(ctx context.Context, in *leaseInput) (*leaseStatusOutput, error) {
 		s, err := a.engine.Started(ctx, in.Lease)
 		if err != nil {
 			return nil, err
@@ -300,7 +301,7 @@ func (a *API) registerWorkerOps() {
 		Summary:     "Extend a lease",
 		Description: "The only proof that the worker is alive. A fenced or run_terminal answer means: cancel the body.",
 		Errors:      protocolErrors,
-	}, ScopeWorker, func(ctx context.Context, in *leaseInput) (*leaseStatusOutput, error) {
+	}, auth.ScopeWorker, func(ctx context.Context, in *leaseInput) (*leaseStatusOutput, error) {
 		s, err := a.engine.Heartbeat(ctx, in.Lease)
 		if err != nil {
 			return nil, err
@@ -311,7 +312,7 @@ func (a *API) registerWorkerOps() {
 		OperationID: "heartbeatSteps", Method: http.MethodPost, Path: "/steps/heartbeat", Tags: []string{"Workers"},
 		Summary:     "Extend several leases in one call",
 		Description: "A batched heartbeat: each lease is extended or refused on its own, with the reason a single heartbeat would give. A worker running many bodies sends one call per heartbeat period.",
-	}, ScopeWorker, func(ctx context.Context, in *heartbeatManyInput) (*heartbeatManyOutput, error) {
+	}, auth.ScopeWorker, func(ctx context.Context, in *heartbeatManyInput) (*heartbeatManyOutput, error) {
 		out := &heartbeatManyOutput{}
 		out.Body.Results = nonNil(a.engine.HeartbeatMany(ctx, in.Body.Leases))
 		return out, nil
@@ -321,7 +322,7 @@ func (a *API) registerWorkerOps() {
 		Summary:      "End a step with its output",
 		Description:  "Records the output, merges the state patch (top-level keys replace) and prices the usage. already_applied means an earlier complete of this lease landed: treat it as success. With claim_next (eager dispatch) the answer also carries up to claim_next.max new leases for this worker, claimed after the complete was applied without holding: a busy worker does one call per step.",
 		MaxBodyBytes: a.payloadBody(), Errors: protocolErrors,
-	}, ScopeWorker, func(ctx context.Context, in *completeInput) (*endedOutput, error) {
+	}, auth.ScopeWorker, func(ctx context.Context, in *completeInput) (*endedOutput, error) {
 		r, err := a.engine.Complete(ctx, in.Lease, in.Body)
 		if err != nil {
 			return nil, err
@@ -336,7 +337,7 @@ func (a *API) registerWorkerOps() {
 		Summary:      "End a step's attempt with an error",
 		Description:  "The error class decides what follows: retryable (and typed classes not listed as non-retryable) retry with backoff within the step's budget; fatal fails the step; unservable re-queues the attempt at once without spending budget.",
 		MaxBodyBytes: a.payloadBody(), Errors: protocolErrors,
-	}, ScopeWorker, func(ctx context.Context, in *failInput) (*endedOutput, error) {
+	}, auth.ScopeWorker, func(ctx context.Context, in *failInput) (*endedOutput, error) {
 		r, err := a.engine.Fail(ctx, in.Lease, in.Body)
 		if err != nil {
 			return nil, err
@@ -423,7 +424,7 @@ func (a *API) registerRunOps() {
 		Summary:      "Start a run",
 		Description:  "Starts a run of a workflow (its newest version unless one is named). With an idempotency_key, starting again returns the first run with existed=true.",
 		MaxBodyBytes: a.payloadBody(), Errors: []int{http.StatusNotFound},
-	}, ScopeExecute, func(ctx context.Context, in *startInput) (*startOutput, error) {
+	}, auth.ScopeExecute, func(ctx context.Context, in *startInput) (*startOutput, error) {
 		r, err := a.engine.StartRun(ctx, in.Body)
 		if err != nil {
 			return nil, err
@@ -434,7 +435,7 @@ func (a *API) registerRunOps() {
 		OperationID: "listRuns", Method: http.MethodGet, Path: "/runs", Tags: []string{"Runs"},
 		Summary:     "List runs, newest first",
 		Description: "Cursor-paginated. Filters apply to each page read, so a filtered page may hold fewer runs than limit and still have a next_cursor.",
-	}, ScopeRead, func(ctx context.Context, in *listRunsInput) (*listRunsOutput, error) {
+	}, auth.ScopeRead, func(ctx context.Context, in *listRunsInput) (*listRunsOutput, error) {
 		p, err := a.engine.ListRuns(ctx, engine.ListRequest{Workflow: in.Workflow, Status: in.Status, Limit: in.Limit, Cursor: in.Cursor})
 		if err != nil {
 			return nil, err
@@ -446,7 +447,7 @@ func (a *API) registerRunOps() {
 		Summary:     "Get a run",
 		Description: "The run with every step's status, attempts, output and usage. Audited: the read is recorded with the key that made it. With wait_ms the request is held until the run ends (or wait_ms passes: then it answers the running run) and audited once, when it answers; a commit on any instance wakes it, and a run that changes many times costs no more than once: what a client waiting for a run's outcome sends.",
 		Errors:      []int{http.StatusNotFound},
-	}, ScopeRead, func(ctx context.Context, in *getRunInput) (*runOutput, error) {
+	}, auth.ScopeRead, func(ctx context.Context, in *getRunInput) (*runOutput, error) {
 		r, err := a.engine.AwaitRun(ctx, in.Run, time.Duration(in.WaitMs)*time.Millisecond)
 		if err != nil {
 			return nil, err
@@ -461,7 +462,7 @@ func (a *API) registerRunOps() {
 		Summary:     "Get a run's progress, optionally waiting for a change",
 		Description: "Status and per-step progress without the run's contents (no input, outputs or state), so it is not audited: what watchers follow. With wait_ms, the request is held until the run's rev exceeds after or the run ends (capped like a claim); a commit on any instance wakes it (pushed over the bus, no polling).",
 		Errors:      []int{http.StatusNotFound},
-	}, ScopeRead, func(ctx context.Context, in *runStatusInput) (*runStatusOutput, error) {
+	}, auth.ScopeRead, func(ctx context.Context, in *runStatusInput) (*runStatusOutput, error) {
 		s, err := a.engine.GetRunStatus(ctx, in.Run, in.After, time.Duration(in.WaitMs)*time.Millisecond)
 		if err != nil {
 			return nil, err
@@ -478,7 +479,7 @@ func (a *API) registerRunOps() {
 		Summary:     "Get a run's journal",
 		Description: "What happened to the run, oldest first: which worker held each attempt, how each ended, events, retries. Audited.",
 		Errors:      []int{http.StatusNotFound},
-	}, ScopeRead, func(ctx context.Context, in *runInput) (*journalOutput, error) {
+	}, auth.ScopeRead, func(ctx context.Context, in *runInput) (*journalOutput, error) {
 		j, err := a.engine.Journal(ctx, in.Run)
 		if err != nil {
 			return nil, err
@@ -495,7 +496,7 @@ func (a *API) registerRunOps() {
 		Summary:     "Cancel a run",
 		Description: "Ends a running run as cancelled. Workers holding its leases are told run_terminal on their next call. Cancelling a run that already ended is a 409.",
 		Errors:      []int{http.StatusNotFound, http.StatusConflict},
-	}, ScopeExecute, func(ctx context.Context, in *cancelInput) (*runOutput, error) {
+	}, auth.ScopeExecute, func(ctx context.Context, in *cancelInput) (*runOutput, error) {
 		r, err := a.engine.CancelRun(ctx, in.Run, in.Body.Reason)
 		if err != nil {
 			return nil, err
@@ -507,7 +508,7 @@ func (a *API) registerRunOps() {
 		Summary:     "Rerun an ended run",
 		Description: "Starts a new run of the ended run's workflow version, with its input, correlation and final state, in which every step that completed (except from_step and the steps after it) is already completed with its old output, and the rest run again. The new run's rerun_of names the old one, which is not changed. Rerunning a running run is a 409.",
 		Errors:      []int{http.StatusNotFound, http.StatusConflict},
-	}, ScopeExecute, func(ctx context.Context, in *rerunInput) (*startOutput, error) {
+	}, auth.ScopeExecute, func(ctx context.Context, in *rerunInput) (*startOutput, error) {
 		r, err := a.engine.RerunRun(ctx, in.Run, in.Body)
 		if err != nil {
 			return nil, err
@@ -519,7 +520,7 @@ func (a *API) registerRunOps() {
 		Summary:      "Send an event to a run",
 		Description:  "Completes every wait step waiting for the event's name, with the payload as its output. When none waits, the event is kept and consumed by the next wait for that name. Events to an ended run are a 409.",
 		MaxBodyBytes: a.payloadBody(), Errors: []int{http.StatusNotFound, http.StatusConflict},
-	}, ScopeExecute, func(ctx context.Context, in *eventInput) (*eventOutput, error) {
+	}, auth.ScopeExecute, func(ctx context.Context, in *eventInput) (*eventOutput, error) {
 		r, err := a.engine.SendEvent(ctx, in.Run, in.Body)
 		if err != nil {
 			return nil, err
@@ -556,7 +557,7 @@ func (a *API) registerWorkflowOps() {
 		OperationID: "listWorkflows", Method: http.MethodGet, Path: "/workflows", Tags: []string{"Workflows"},
 		Summary:     "List registered workflows",
 		Description: "Every workflow name with its registered versions, oldest first, and the newest (what a run starts when it names no version), sorted by name.",
-	}, ScopeRead, func(ctx context.Context, _ *struct{}) (*listWorkflowsOutput, error) {
+	}, auth.ScopeRead, func(ctx context.Context, _ *struct{}) (*listWorkflowsOutput, error) {
 		w, err := a.engine.ListWorkflows(ctx)
 		if err != nil {
 			return nil, err
@@ -570,7 +571,7 @@ func (a *API) registerWorkflowOps() {
 		Summary:     "Get a workflow definition",
 		Description: "The definition as registered: its steps, their kinds, dependencies, delivery and retry policies.",
 		Errors:      []int{http.StatusNotFound},
-	}, ScopeRead, func(ctx context.Context, in *workflowInput) (*workflowOutput, error) {
+	}, auth.ScopeRead, func(ctx context.Context, in *workflowInput) (*workflowOutput, error) {
 		w, err := a.engine.GetWorkflow(ctx, in.Name, in.Version)
 		if err != nil {
 			return nil, err
@@ -581,7 +582,7 @@ func (a *API) registerWorkflowOps() {
 		OperationID: "listWorkers", Method: http.MethodGet, Path: "/workers", Tags: []string{"Workers"},
 		Summary:     "List registered workers",
 		Description: "Every worker that has registered: its labels, the name@version of each definition it serves, when it was last seen and whether it counts as alive.",
-	}, ScopeRead, func(ctx context.Context, _ *struct{}) (*listWorkersOutput, error) {
+	}, auth.ScopeRead, func(ctx context.Context, _ *struct{}) (*listWorkersOutput, error) {
 		w, err := a.engine.ListWorkers(ctx)
 		if err != nil {
 			return nil, err
@@ -621,7 +622,7 @@ func (a *API) registerAdminOps() {
 		OperationID: "runReaper", Method: http.MethodPost, Path: "/reaper/run", Tags: []string{"Operations"},
 		Summary:     "Run one reaper pass",
 		Description: "Recovers expired leases, fires due sleeps, wait timeouts and run deadlines, and re-announces unclaimed work. Idempotent and safe to run concurrently; the scheduled reaper function calls the same code.",
-	}, ScopeAdmin, func(ctx context.Context, _ *struct{}) (*reapOutput, error) {
+	}, auth.ScopeAdmin, func(ctx context.Context, _ *struct{}) (*reapOutput, error) {
 		start := time.Now()
 		s, err := a.engine.Reap(ctx)
 		if err != nil {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/api"
+	"github.com/cairn-dev/cairn/auth"
 	"github.com/cairn-dev/cairn/blob/mem"
 	"github.com/cairn-dev/cairn/engine"
 )
@@ -197,12 +198,12 @@ func TestRejectionIsProblemWithReason(t *testing.T) {
 }
 
 func TestKeysScopesAndAudit(t *testing.T) {
-	keys, err := api.ParseKeys(strings.Join([]string{
-		"wrk:worker:" + api.HashSecret("s-worker"),
-		"exe:execute:" + api.HashSecret("s-exec"),
-		"rd:read:" + api.HashSecret("s-read"),
-		"wr:write:" + api.HashSecret("s-write"),
-		"adm:admin:" + api.HashSecret("s-admin"),
+	keys, err := auth.ParseKeys(strings.Join([]string{
+		"wrk:worker:" + auth.HashSecret("s-worker"),
+		"exe:execute:" + auth.HashSecret("s-exec"),
+		"rd:read:" + auth.HashSecret("s-read"),
+		"wr:write:" + auth.HashSecret("s-write"),
+		"adm:admin:" + auth.HashSecret("s-admin"),
 	}, ","))
 	if err != nil {
 		t.Fatal(err)
@@ -238,7 +239,7 @@ func TestKeysScopesAndAudit(t *testing.T) {
 func TestAuditRecordsReads(t *testing.T) {
 	store := mem.New()
 	e, _ := engine.New(store, engine.Config{})
-	keys, _ := api.ParseKeys("rd:read:" + api.HashSecret("s") + ",adm:admin:" + api.HashSecret("a"))
+	keys, _ := auth.ParseKeys("rd:read:" + auth.HashSecret("s") + ",adm:admin:" + auth.HashSecret("a"))
 	a := api.New(e, api.Config{Keys: keys})
 	ts := httptest.NewServer(a.Handler())
 	defer ts.Close()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 
+	"github.com/cairn-dev/cairn/auth"
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/danielgtaylor/huma/v2"
 )
@@ -35,7 +36,7 @@ func (a *API) registerPayloadOps() {
 		Summary:     "Get a payload stored by reference",
 		Description: "A run's input, a step's output, a state value or an event payload larger than the server's inline limit (64 KiB by default) is stored as its own object and appears in the run as a reference, {\"$cairn_payload\":{\"sha256\":…,\"bytes\":…}}, wherever GET /runs/{run} did not resolve it (it resolves up to 4 MiB per answer). This answers the value itself. Audited like getRun.",
 		Errors:      []int{http.StatusNotFound},
-	}, ScopeRead, func(ctx context.Context, in *payloadInput) (*payloadOutput, error) {
+	}, auth.ScopeRead, func(ctx context.Context, in *payloadInput) (*payloadOutput, error) {
 		b, err := a.engine.Payload(ctx, in.Run, in.SHA256)
 		if err != nil {
 			return nil, err
@@ -50,7 +51,7 @@ func (a *API) registerPayloadOps() {
 		Summary:     "Get a payload of a lease's run",
 		Description: "For workers: a lease's input, its steps' outputs and its state values larger than the server's inline limit arrive as references, {\"$cairn_payload\":{\"sha256\":…,\"bytes\":…}}; this answers the value one names. The lease proves the run (an ended lease still does).",
 		Errors:      []int{http.StatusNotFound},
-	}, ScopeWorker, func(ctx context.Context, in *leasePayloadInput) (*payloadOutput, error) {
+	}, auth.ScopeWorker, func(ctx context.Context, in *leasePayloadInput) (*payloadOutput, error) {
 		b, err := a.engine.LeasePayload(ctx, in.Lease, in.SHA256)
 		if err != nil {
 			return nil, err

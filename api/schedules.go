@@ -6,6 +6,7 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
+	"github.com/cairn-dev/cairn/auth"
 	"github.com/cairn-dev/cairn/engine"
 )
 
@@ -52,7 +53,7 @@ func (a *API) registerScheduleOps() {
 		Summary:      "Create a schedule",
 		Description:  "Starts a run of the workflow at every tick of a cron expression in a time zone. The reaper fires due ticks: one run per tick however many reapers run (each tick's run has an idempotency key derived from the schedule and the tick). Ticks missed while no reaper ran fire once (the newest); backfill the others. An id that exists is a 409.",
 		MaxBodyBytes: 2 << 20, Errors: []int{http.StatusConflict},
-	}, ScopeExecute, func(ctx context.Context, in *createScheduleInput) (*scheduleOutput, error) {
+	}, auth.ScopeExecute, func(ctx context.Context, in *createScheduleInput) (*scheduleOutput, error) {
 		s, err := a.engine.CreateSchedule(ctx, in.Body)
 		if err != nil {
 			return nil, err
@@ -63,7 +64,7 @@ func (a *API) registerScheduleOps() {
 		OperationID: "listSchedules", Method: http.MethodGet, Path: "/schedules", Tags: []string{"Schedules"},
 		Summary:     "List schedules",
 		Description: "By id, cursor-paginated.",
-	}, ScopeRead, func(ctx context.Context, in *listSchedulesInput) (*listSchedulesOutput, error) {
+	}, auth.ScopeRead, func(ctx context.Context, in *listSchedulesInput) (*listSchedulesOutput, error) {
 		p, err := a.engine.ListSchedules(ctx, in.Limit, in.Cursor)
 		if err != nil {
 			return nil, err
@@ -75,7 +76,7 @@ func (a *API) registerScheduleOps() {
 		Summary:     "Get a schedule",
 		Description: "The schedule with its next tick, its newest run and its counters (fired, skipped, missed, failed).",
 		Errors:      []int{http.StatusNotFound},
-	}, ScopeRead, func(ctx context.Context, in *scheduleIDInput) (*scheduleOutput, error) {
+	}, auth.ScopeRead, func(ctx context.Context, in *scheduleIDInput) (*scheduleOutput, error) {
 		s, err := a.engine.GetSchedule(ctx, in.Schedule)
 		if err != nil {
 			return nil, err
@@ -87,7 +88,7 @@ func (a *API) registerScheduleOps() {
 		Summary:     "Pause a schedule",
 		Description: "No tick fires until it is resumed. Pausing a paused schedule changes nothing.",
 		Errors:      []int{http.StatusNotFound},
-	}, ScopeExecute, func(ctx context.Context, in *scheduleIDInput) (*scheduleOutput, error) {
+	}, auth.ScopeExecute, func(ctx context.Context, in *scheduleIDInput) (*scheduleOutput, error) {
 		s, err := a.engine.PauseSchedule(ctx, in.Schedule)
 		if err != nil {
 			return nil, err
@@ -99,7 +100,7 @@ func (a *API) registerScheduleOps() {
 		Summary:     "Resume a schedule",
 		Description: "Ticks fire again from now on; those that passed while it was paused do not (backfill them).",
 		Errors:      []int{http.StatusNotFound, http.StatusConflict},
-	}, ScopeExecute, func(ctx context.Context, in *scheduleIDInput) (*scheduleOutput, error) {
+	}, auth.ScopeExecute, func(ctx context.Context, in *scheduleIDInput) (*scheduleOutput, error) {
 		s, err := a.engine.ResumeSchedule(ctx, in.Schedule)
 		if err != nil {
 			return nil, err
@@ -111,7 +112,7 @@ func (a *API) registerScheduleOps() {
 		Summary:     "Delete a schedule",
 		Description: "No tick fires after it. The runs it started stay.",
 		Errors:      []int{http.StatusNotFound},
-	}, ScopeExecute, func(ctx context.Context, in *scheduleIDInput) (*struct{}, error) {
+	}, auth.ScopeExecute, func(ctx context.Context, in *scheduleIDInput) (*struct{}, error) {
 		return nil, a.engine.DeleteSchedule(ctx, in.Schedule)
 	})
 	op(a, huma.Operation{
@@ -119,7 +120,7 @@ func (a *API) registerScheduleOps() {
 		Summary:     "Start the runs of past ticks",
 		Description: "Starts a run for each tick in (from, to], oldest first, at most max (100). A tick that already has its run (it fired, or an earlier backfill) is not started again: it is listed with existed=true. Backfill ignores the overlap policy and a pause.",
 		Errors:      []int{http.StatusNotFound},
-	}, ScopeExecute, func(ctx context.Context, in *backfillInput) (*backfillOutput, error) {
+	}, auth.ScopeExecute, func(ctx context.Context, in *backfillInput) (*backfillOutput, error) {
 		r, err := a.engine.BackfillSchedule(ctx, in.Schedule, in.Body)
 		if err != nil {
 			return nil, err
@@ -131,7 +132,7 @@ func (a *API) registerScheduleOps() {
 		Summary:     "Delete an ended run",
 		Description: "Deletes the run, its leases, its idempotency key and its timer now, rather than when its retention passes. A run still running is a 409 unless force=true, which cancels it first.",
 		Errors:      []int{http.StatusNotFound, http.StatusConflict},
-	}, ScopeAdmin, func(ctx context.Context, in *deleteRunInput) (*struct{}, error) {
+	}, auth.ScopeAdmin, func(ctx context.Context, in *deleteRunInput) (*struct{}, error) {
 		return nil, a.engine.DeleteRun(ctx, in.Run, in.Force)
 	})
 }

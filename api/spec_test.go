@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/cairn-dev/cairn/api"
+	"github.com/cairn-dev/cairn/auth"
 )
 
 // No schema carries Huma's `$schema` link: it is not data, and every
@@ -145,7 +146,7 @@ func TestProblemsCarryWhatTheSpecRequires(t *testing.T) {
 		t.Fatalf("Problem requires %v", required)
 	}
 	s := newServer(t, api.Config{DevMode: true})
-	k := newServer(t, api.Config{Keys: []api.Key{{ID: "k", Scopes: []string{api.ScopeRead}}}})
+	k := newServer(t, api.Config{Keys: []auth.Key{{ID: "k", Scopes: []string{auth.ScopeRead}}}})
 	for _, c := range []struct {
 		s                  *server
 		method, path, body string

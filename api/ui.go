@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/cairn-dev/cairn/auth"
 	"github.com/cairn-dev/cairn/ui"
 )
 
@@ -28,8 +29,8 @@ func (a *API) authorizeUI(r *http.Request) (ui.Access, int, string) {
 	if !ok {
 		return ui.Access{}, http.StatusUnauthorized, "This dashboard needs an API key with the read scope."
 	}
-	if !grants(k.Scopes, ScopeRead) {
-		return ui.Access{}, http.StatusForbidden, fmt.Sprintf("Key %q lacks the %q scope the dashboard needs.", k.ID, ScopeRead)
+	if !auth.Grants(k.Scopes, auth.ScopeRead) {
+		return ui.Access{}, http.StatusForbidden, fmt.Sprintf("Key %q lacks the %q scope the dashboard needs.", k.ID, auth.ScopeRead)
 	}
-	return ui.Access{Who: k.ID, Execute: grants(k.Scopes, ScopeExecute)}, 0, ""
+	return ui.Access{Who: k.ID, Execute: auth.Grants(k.Scopes, auth.ScopeExecute)}, 0, ""
 }

@@ -28,6 +28,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/cairn-dev/cairn/api"
+	"github.com/cairn-dev/cairn/auth"
 	"github.com/cairn-dev/cairn/blob/mem"
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/internal/config"
@@ -35,7 +36,7 @@ import (
 )
 
 // sampleKeys is what an operator would store as CAIRN_KEYS.
-var sampleKeys = "w1:worker:" + api.HashSecret("w") + ",ops:admin:" + api.HashSecret("a")
+var sampleKeys = "w1:worker:" + auth.HashSecret("w") + ",ops:admin:" + auth.HashSecret("a")
 
 // claimHold is the longest the engine holds a claim under cfg: asked of
 // the engine itself, not recomputed here.

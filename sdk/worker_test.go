@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn"
-	"github.com/cairn-dev/cairn/api"
+	"github.com/cairn-dev/cairn/auth"
 	"github.com/cairn-dev/cairn/sdk/sdktest"
 )
 
@@ -212,7 +212,7 @@ func TestClientErrors(t *testing.T) {
 // API keys go as Authorization: Bearer; a worker needs the worker scope,
 // a client that starts and reads runs execute and read.
 func TestAPIKeys(t *testing.T) {
-	keys, err := api.ParseKeys("wk:worker:" + api.HashSecret("worker-secret") + ",cl:execute+read:" + api.HashSecret("client-secret"))
+	keys, err := auth.ParseKeys("wk:worker:" + auth.HashSecret("worker-secret") + ",cl:execute+read:" + auth.HashSecret("client-secret"))
 	if err != nil {
 		t.Fatal(err)
 	}

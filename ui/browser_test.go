@@ -14,7 +14,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/cairn-dev/cairn/api"
+	"github.com/cairn-dev/cairn/auth"
 	"github.com/cairn-dev/cairn/sdk"
 	"github.com/cairn-dev/cairn/sdk/sdktest"
 )
@@ -51,7 +51,7 @@ func TestDashboardInBrowser(t *testing.T) {
 	}
 	bin := chromium(t)
 	const secret = "dashboard-test-secret"
-	keys, err := api.ParseKeys("ops:admin:" + api.HashSecret(secret))
+	keys, err := auth.ParseKeys("ops:admin:" + auth.HashSecret(secret))
 	if err != nil {
 		t.Fatal(err)
 	}

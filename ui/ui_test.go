@@ -13,6 +13,7 @@ import (
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/api"
+	"github.com/cairn-dev/cairn/auth"
 	"github.com/cairn-dev/cairn/blob/mem"
 	"github.com/cairn-dev/cairn/engine"
 )
@@ -179,7 +180,7 @@ func TestPagesInDevMode(t *testing.T) {
 }
 
 func TestPagesNeedAKey(t *testing.T) {
-	keys, err := api.ParseKeys("reader:read:" + api.HashSecret("r-secret") + ",runner:read+execute:" + api.HashSecret("x-secret") + ",worker:worker:" + api.HashSecret("w-secret"))
+	keys, err := auth.ParseKeys("reader:read:" + auth.HashSecret("r-secret") + ",runner:read+execute:" + auth.HashSecret("x-secret") + ",worker:worker:" + auth.HashSecret("w-secret"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairn-dev/cairn/auth"
 	"github.com/cairn-dev/cairn/internal/testutil"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -82,7 +83,7 @@ const (
 	adminSecret  = "admin-secret-e2e"
 )
 
-var keysEnv = "w1:worker+execute+read:" + api.HashSecret(workerSecret) + ",ops:admin:" + api.HashSecret(adminSecret)
+var keysEnv = "w1:worker+execute+read:" + auth.HashSecret(workerSecret) + ",ops:admin:" + auth.HashSecret(adminSecret)
 
 // minioBucket makes a fresh bucket on the test binary's MinIO and returns
 // the environment that points a function at it.

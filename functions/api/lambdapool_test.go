@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/api"
+	"github.com/cairn-dev/cairn/auth"
 	"github.com/cairn-dev/cairn/blob"
 	"github.com/cairn-dev/cairn/blob/counting"
 	"github.com/cairn-dev/cairn/blob/mem"
@@ -152,7 +153,7 @@ func startLambdaStack(t *testing.T, o stackOptions) *lambdaStack {
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	// What the template sets (Globals and the functions), on Lambda.
 	environ := append([]string{
-		"AWS_LAMBDA_RUNTIME_API=127.0.0.1:9001", "CAIRN_BLOB=mem://", "CAIRN_KEYS=" + "w1:worker:" + api.HashSecret("w"),
+		"AWS_LAMBDA_RUNTIME_API=127.0.0.1:9001", "CAIRN_BLOB=mem://", "CAIRN_KEYS=" + "w1:worker:" + auth.HashSecret("w"),
 		"CAIRN_FALLBACK_INTERVAL=3s", "CAIRN_MAX_REQUEST_TIME=30s",
 	}, o.env...)
 	cfg, err := config.FromEnv(config.API, environ)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/cairn-dev/cairn/api"
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/internal/app"
 	"github.com/cairn-dev/cairn/internal/config"
 	"github.com/cairn-dev/cairn/internal/serve"
 )
@@ -28,7 +29,7 @@ func newHTTPHandler(ctx context.Context, cfg *config.Config, e *engine.Engine, r
 			return nil, err
 		}
 	}
-	return newHandler(r, api.New(e, cfg.APIConfig(log)).Handler(), v, cfg.Dev, log), nil
+	return newHandler(r, api.New(e, app.APIConfig(cfg, log)).Handler(), v, cfg.Dev, log), nil
 }
 
 // verifier checks OIDC ID tokens (oidc.go).

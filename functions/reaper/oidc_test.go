@@ -24,6 +24,7 @@ import (
 	"github.com/go-jose/go-jose/v4/jwt"
 
 	"github.com/cairn-dev/cairn/api"
+	"github.com/cairn-dev/cairn/auth"
 	"github.com/cairn-dev/cairn/internal/config"
 	"github.com/cairn-dev/cairn/internal/serve"
 )
@@ -90,7 +91,7 @@ func TestReaperHTTPAuth(t *testing.T) {
 	stranger := newIssuer(t, "k1") // same key id, other key
 	other := newIssuer(t, "k9")    // a key Google does not have
 	e := newEngine(t)
-	keys, err := api.ParseKeys("ops:admin:" + api.HashSecret("admin-secret") + ",w:worker:" + api.HashSecret("worker-secret"))
+	keys, err := auth.ParseKeys("ops:admin:" + auth.HashSecret("admin-secret") + ",w:worker:" + auth.HashSecret("worker-secret"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/cairn-dev/cairn/api"
+	"github.com/cairn-dev/cairn/auth"
 	"github.com/cairn-dev/cairn/blob/mem"
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/internal/serve"
@@ -60,7 +61,7 @@ func TestLambdaHandlerRunsOnePass(t *testing.T) {
 // (checked by package api) and nothing else.
 func TestReaperWithAdminKey(t *testing.T) {
 	e := newEngine(t)
-	keys, err := api.ParseKeys("ops:admin:" + api.HashSecret("admin-secret") + ",w:worker:" + api.HashSecret("worker-secret"))
+	keys, err := auth.ParseKeys("ops:admin:" + auth.HashSecret("admin-secret") + ",w:worker:" + auth.HashSecret("worker-secret"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -28,6 +28,11 @@ type APIOptions struct {
 	Ready func(net.Addr)
 }
 
+// APIConfig is the API configuration cfg describes: its keys, or dev mode.
+func APIConfig(cfg *config.Config, log *slog.Logger) api.Config {
+	return api.Config{Keys: cfg.Keys, DevMode: cfg.Dev, Logger: log}
+}
+
 // API is the API function, the code path of functions/api, `cairn serve`
 // and `cairn dev`: it opens the runtime cfg names and serves the Huma API
 // over its engine. On AWS Lambda it serves invocations and never returns;
@@ -43,7 +48,7 @@ func API(ctx context.Context, cfg *config.Config, log *slog.Logger, o APIOptions
 		log.Warn("DEV MODE: no API keys; every request is accepted without authentication. Bind to 127.0.0.1 only.")
 	}
 	e := rt.Engine
-	h := rt.bench.handler(api.New(e, cfg.APIConfig(log)).Handler())
+	h := rt.bench.handler(api.New(e, APIConfig(cfg, log)).Handler())
 	if m := rt.Telemetry.Metrics; m != nil {
 		// /metrics beside the API, on its listener: for a Prometheus
 		// scrape, unauthenticated (bind it where only the scraper reaches).

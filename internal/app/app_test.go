@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/api"
+	"github.com/cairn-dev/cairn/auth"
 	"github.com/cairn-dev/cairn/internal/app"
 	"github.com/cairn-dev/cairn/internal/config"
 	_ "github.com/cairn-dev/cairn/internal/config/drivers"
@@ -37,7 +38,7 @@ func TestLoadLogsWarnings(t *testing.T) {
 }
 
 func TestCloudRunLogger(t *testing.T) {
-	cfg, err := config.FromEnv(config.API, []string{"CAIRN_BLOB=mem://", "CAIRN_KEYS=w1:worker:" + api.HashSecret("w"), "K_SERVICE=cairn-api"})
+	cfg, err := config.FromEnv(config.API, []string{"CAIRN_BLOB=mem://", "CAIRN_KEYS=w1:worker:" + auth.HashSecret("w"), "K_SERVICE=cairn-api"})
 	if err != nil {
 		t.Fatal(err)
 	}

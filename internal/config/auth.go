@@ -1,16 +1,15 @@
 package config
 
 import (
-	"log/slog"
 	"slices"
 
-	"github.com/cairn-dev/cairn/api"
+	"github.com/cairn-dev/cairn/auth"
 )
 
 // Auth says who may call the API.
 type Auth struct {
 	// Keys are the API keys (CAIRN_KEYS).
-	Keys []api.Key
+	Keys []auth.Key
 	// Dev turns authentication off (CAIRN_DEV), on a laptop only.
 	Dev bool
 }
@@ -18,7 +17,7 @@ type Auth struct {
 func (a *Auth) parse(r *reader, p Platform) {
 	a.Dev = r.boolean(EnvDev)
 	if raw := r.str(EnvKeys); raw != "" {
-		keys, err := api.ParseKeys(raw)
+		keys, err := auth.ParseKeys(raw)
 		switch {
 		case err != nil:
 			r.problem(EnvKeys, err.Error())
@@ -56,16 +55,11 @@ func (a *Auth) require(r *reader, role Role, o OIDC) {
 	}
 }
 
-func hasAdmin(keys []api.Key) bool {
+func hasAdmin(keys []auth.Key) bool {
 	for _, k := range keys {
-		if slices.Contains(k.Scopes, api.ScopeAdmin) {
+		if slices.Contains(k.Scopes, auth.ScopeAdmin) {
 			return true
 		}
 	}
 	return false
-}
-
-// APIConfig is the API configuration.
-func (c *Config) APIConfig(log *slog.Logger) api.Config {
-	return api.Config{Keys: c.Keys, DevMode: c.Dev, Logger: log}
 }

@@ -7,15 +7,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cairn-dev/cairn/api"
+	"github.com/cairn-dev/cairn/auth"
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/internal/config"
 	_ "github.com/cairn-dev/cairn/internal/config/drivers"
 )
 
 var (
-	workerHash = api.HashSecret("worker-secret")
-	adminHash  = api.HashSecret("admin-secret")
+	workerHash = auth.HashSecret("worker-secret")
+	adminHash  = auth.HashSecret("admin-secret")
 	keys       = "w1:worker:" + workerHash + ",ops:admin:" + adminHash
 )
 

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/api"
+	"github.com/cairn-dev/cairn/auth"
 	"github.com/cairn-dev/cairn/blob"
 	"github.com/cairn-dev/cairn/blob/file"
 	"github.com/cairn-dev/cairn/engine"
@@ -33,7 +34,7 @@ type Options struct {
 	// Store is the bucket [a file store in t.TempDir(), without fsync].
 	Store *blob.Bucket
 	// Keys are the API keys; none runs in dev mode (no authentication).
-	Keys []api.Key
+	Keys []auth.Key
 	// Logger is the server's logger [discarded].
 	Logger *slog.Logger
 }

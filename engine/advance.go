@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/engine/internal/render"
 	"github.com/cairn-dev/cairn/notify"
 )
 
@@ -107,14 +108,14 @@ func (e *Engine) skipReason(r *runRecord, d *definition, s *cairn.Step, fx *effe
 	if t == nil {
 		return ""
 	}
-	out, err := t.render(e.renderVarsFor(r, d, s.ID))
+	out, err := t.Render(e.renderVarsFor(r, d, s.ID))
 	switch {
 	case err == nil && string(out) == "true":
 		return ""
 	case err == nil && string(out) == "false":
-		return "when condition is false: " + clip(s.When)
+		return "when condition is false: " + render.Clip(s.When)
 	case err == nil:
-		err = fmt.Errorf("evaluated to %s, not a bool", clip(string(out)))
+		err = fmt.Errorf("evaluated to %s, not a bool", render.Clip(string(out)))
 	}
 	why := cairn.ErrorInfo{Class: cairn.ClassRenderError, Message: fmt.Sprintf("when condition of step %s: %v", s.ID, err)}
 	st := r.Steps[s.ID]
@@ -128,14 +129,14 @@ func (e *Engine) skipReason(r *runRecord, d *definition, s *cairn.Step, fx *effe
 
 // renderVarsFor is what a step's expressions see: the run's input, state
 // and identity, and the outputs of its completed ancestors.
-func (e *Engine) renderVarsFor(r *runRecord, d *definition, step string) renderVars {
+func (e *Engine) renderVarsFor(r *runRecord, d *definition, step string) render.Vars {
 	outputs := map[string]json.RawMessage{}
 	for _, a := range d.ancestors[step] {
 		if as := r.Steps[a]; as != nil && as.Status == cairn.StepCompleted {
 			outputs[a] = as.Output
 		}
 	}
-	return renderVars{Input: r.Input, State: r.State, Steps: outputs, RunID: r.ID,
+	return render.Vars{Input: r.Input, State: r.State, Steps: outputs, RunID: r.ID,
 		Workflow: r.Workflow, Version: r.Version, Correlation: r.Correlation, Resolve: e.resolver(nil, r.ID)}
 }
 
@@ -144,7 +145,7 @@ func (e *Engine) renderVarsFor(r *runRecord, d *definition, step string) renderV
 func whenTemplate(cond string) json.RawMessage {
 	c := strings.TrimSpace(cond)
 	if strings.HasPrefix(c, "${") && strings.HasSuffix(c, "}") {
-		if end, err := closing(c, 2); err == nil && end == len(c)-1 {
+		if end, err := render.Closing(c, 2); err == nil && end == len(c)-1 {
 			c = strings.TrimSpace(c[2:end])
 		}
 	}

@@ -109,7 +109,7 @@ func (e *Engine) startChild(ctx context.Context, run string, d *definition, step
 		return nil
 	}
 	attempt := st.Child.Attempt
-	input, err := d.templates[step].render(e.renderVarsFor(r, d, step))
+	input, err := d.templates[step].Render(e.renderVarsFor(r, d, step))
 	if err != nil {
 		return e.failChildStep(ctx, run, step, attempt, cairn.ErrorInfo{Class: cairn.ClassRenderError, Message: fmt.Sprintf("template of step %s: %v", step, err)})
 	}

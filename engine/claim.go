@@ -13,6 +13,7 @@ import (
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/blob"
+	"github.com/cairn-dev/cairn/engine/internal/render"
 	"github.com/cairn-dev/cairn/notify"
 	"github.com/cairn-dev/cairn/telemetry"
 )
@@ -552,7 +553,7 @@ func (e *Engine) claimOne(ctx context.Context, w cachedWorker, r *runRecord, d *
 			outputs[a] = as.Output
 		}
 	}
-	vars := renderVars{
+	vars := render.Vars{
 		Input: r.Input, State: r.State, Steps: outputs, RunID: r.ID,
 		Workflow: r.Workflow, Version: r.Version, Correlation: r.Correlation,
 		Resolve: e.resolver(ctx, r.ID),
@@ -561,7 +562,7 @@ func (e *Engine) claimOne(ctx context.Context, w cachedWorker, r *runRecord, d *
 	if err != nil {
 		return nil, nil, err
 	}
-	input, err := d.templates[base].render(vars)
+	input, err := d.templates[base].Render(vars)
 	if item != nil && len(s.Input) == 0 {
 		input, err = vars.Item, nil // a map item without a template gets its element
 	}

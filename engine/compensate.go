@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/engine/internal/render"
 )
 
 // Compensation (a saga). A workflow's on_failure steps run when a run of
@@ -132,7 +133,7 @@ func compileOnFailure(d *definition, field string) error {
 	}
 	sub := cairn.Workflow{Steps: d.OnFailure}
 	for i, s := range d.OnFailure {
-		t, err := compileTemplate(s.Input)
+		t, err := render.Compile(s.Input)
 		if err != nil {
 			return cairn.ValidationError{{Field: fmt.Sprintf("%s.on_failure[%d].input", field, i), Message: err.Error()}}
 		}

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/blob"
+	"github.com/cairn-dev/cairn/engine/internal/render"
 	"github.com/cairn-dev/cairn/notify"
 	"github.com/cairn-dev/cairn/telemetry"
 )
@@ -33,6 +34,14 @@ const (
 	// DefaultHeartbeatsPerTTL: HeartbeatInterval defaults to
 	// LeaseTTL / DefaultHeartbeatsPerTTL.
 	DefaultHeartbeatsPerTTL = 3
+)
+
+// Default limits of one render of an input template (package
+// engine/internal/render).
+const (
+	DefaultExprCostLimit     = render.DefaultExprCostLimit
+	DefaultTemplateCostLimit = render.DefaultTemplateCostLimit
+	DefaultMaxRenderedBytes  = render.DefaultMaxRenderedBytes
 )
 
 // Config tunes an Engine. Zero fields take the defaults in brackets.

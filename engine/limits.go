@@ -13,6 +13,7 @@ import (
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/blob"
+	"github.com/cairn-dev/cairn/engine/internal/render"
 	"github.com/cairn-dev/cairn/notify"
 )
 
@@ -56,16 +57,16 @@ type stepFlow struct {
 }
 
 type compiledLimit struct {
-	scope string    // what the key is counted within
-	field string    // the option's field path, for errors
-	key   *template // nil: no key (one limit for the scope)
+	scope string           // what the key is counted within
+	field string           // the option's field path, for errors
+	key   *render.Template // nil: no key (one limit for the scope)
 	limit int
 }
 
 type compiledRate struct {
 	scope  string
 	field  string
-	key    *template
+	key    *render.Template
 	limit  int
 	period time.Duration
 	burst  int
@@ -74,11 +75,11 @@ type compiledRate struct {
 // compileFlow compiles the key templates of a workflow's flow options.
 func compileFlow(w cairn.Workflow, field string) (*flowPlan, error) {
 	p := &flowPlan{steps: map[string]*stepFlow{}}
-	keyTemplate := func(k, f string) (*template, error) {
+	keyTemplate := func(k, f string) (*render.Template, error) {
 		if k == "" {
 			return nil, nil
 		}
-		t, err := compileTemplate(mustJSON(k))
+		t, err := render.Compile(mustJSON(k))
 		if err != nil {
 			return nil, cairn.ValidationError{{Field: f, Message: err.Error()}}
 		}
@@ -124,11 +125,11 @@ func compileFlow(w cairn.Workflow, field string) (*flowPlan, error) {
 
 // renderKey renders a key template to a string: a string value as is,
 // anything else as its JSON text.
-func renderKey(t *template, vars renderVars) (string, error) {
+func renderKey(t *render.Template, vars render.Vars) (string, error) {
 	if t == nil {
 		return "", nil
 	}
-	raw, err := t.render(vars)
+	raw, err := t.Render(vars)
 	if err != nil {
 		return "", err
 	}
@@ -254,7 +255,7 @@ func (f *flowState) mayCheck(key string) bool {
 // lease; otherwise back (when not nil) is the hint to put back, delayed
 // until the attempt may be claimable. A key that does not render fails the
 // step (render_error) and returns neither.
-func (e *Engine) acquireFlow(ctx context.Context, r *runRecord, d *definition, step string, l *leaseRecord, vars renderVars, h notify.Hint) (ok bool, back *notify.Hint, err error) {
+func (e *Engine) acquireFlow(ctx context.Context, r *runRecord, d *definition, step string, l *leaseRecord, vars render.Vars, h notify.Hint) (ok bool, back *notify.Hint, err error) {
 	sf := d.flow.steps[step]
 	if sf == nil || len(sf.limits) == 0 && sf.rate == nil {
 		return true, nil, nil

@@ -14,6 +14,7 @@ import (
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/blob/mem"
+	"github.com/cairn-dev/cairn/engine/internal/render"
 	"github.com/cairn-dev/cairn/notify"
 	notifymem "github.com/cairn-dev/cairn/notify/mem"
 )
@@ -299,7 +300,7 @@ func TestConcurrencyClaimDiesBetweenSlotAndLease(t *testing.T) {
 			}
 			d, _ := e.definition(ctx, "one", "1")
 			lost := leaseRecord{Run: run, Step: "only", Attempt: 1, Worker: "w1", Nonce: newNonce(), ClaimedAt: clk.Now()}
-			ok, _, err := e.acquireFlow(ctx, r, d, "only", &lost, renderVars{Input: r.Input}, notifyHint(r, "only", 1))
+			ok, _, err := e.acquireFlow(ctx, r, d, "only", &lost, render.Vars{Input: r.Input}, notifyHint(r, "only", 1))
 			if err != nil || !ok {
 				t.Fatalf("acquire: %v %v", ok, err)
 			}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/blob"
+	"github.com/cairn-dev/cairn/engine/internal/render"
 )
 
 // Map steps. A map step runs its body once per element of an array its
@@ -171,14 +172,14 @@ func (e *Engine) startMap(r *runRecord, d *definition, s *cairn.Step, fx *effect
 		why := cairn.ErrorInfo{Class: class, Message: msg}
 		e.failMapStep(r, s.ID, why, fx)
 	}
-	out, err := d.items[s.ID].render(e.renderVarsFor(r, d, s.ID))
+	out, err := d.items[s.ID].Render(e.renderVarsFor(r, d, s.ID))
 	if err != nil {
 		fail(cairn.ClassRenderError, fmt.Sprintf("items of map step %s: %v", s.ID, err))
 		return
 	}
 	var items []json.RawMessage
 	if err := json.Unmarshal(out, &items); err != nil || out[0] != '[' {
-		fail(cairn.ClassRenderError, fmt.Sprintf("items of map step %s: rendered %s, not an array", s.ID, clip(string(out))))
+		fail(cairn.ClassRenderError, fmt.Sprintf("items of map step %s: rendered %s, not an array", s.ID, render.Clip(string(out))))
 		return
 	}
 	if len(items) > cairn.MaxMapItems {
@@ -521,7 +522,7 @@ func (e *Engine) preWrites(ctx context.Context, ws []preWrite) error {
 
 // itemVars adds a map item's element and index to vars, when step is a
 // map item; it returns the index, or nil.
-func (e *Engine) itemVars(ctx context.Context, r *runRecord, step string, vars *renderVars) (*int, error) {
+func (e *Engine) itemVars(ctx context.Context, r *runRecord, step string, vars *render.Vars) (*int, error) {
 	base, idx, ok := splitItem(step)
 	if !ok {
 		return nil, nil

@@ -13,6 +13,7 @@ import (
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/blob"
 	"github.com/cairn-dev/cairn/blob/counting"
+	"github.com/cairn-dev/cairn/engine/internal/render"
 )
 
 func mapWorkflow(conc, tolerated int) cairn.Workflow {
@@ -131,7 +132,7 @@ func TestMapCollectsInOrder(t *testing.T) {
 			}
 			var outs []int
 			if err := json.Unmarshal(stepOf(r, "each").Output, &outs); err != nil || len(outs) != n {
-				t.Fatalf("map output %s: %v", clip(string(stepOf(r, "each").Output)), err)
+				t.Fatalf("map output %s: %v", render.Clip(string(stepOf(r, "each").Output)), err)
 			}
 			for i, o := range outs {
 				if o != i*10 {

@@ -505,37 +505,6 @@ func TestPayloadRacingCompletes(t *testing.T) {
 	}
 }
 
-// TestPayloadRefNeeds: a template resolves only the references its
-// expressions read.
-func TestPayloadRefNeeds(t *testing.T) {
-	tpl, err := compileTemplate(json.RawMessage(`{"a":"${steps.a.output.x + state.k}","b":"${has(steps.b.output.y)}","c":"${steps['c'].output}"}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := tpl.needs
-	if n.input || n.allSteps || n.allState || !n.steps["a"] || !n.steps["b"] || !n.steps["c"] || len(n.steps) != 3 || !n.state["k"] || len(n.state) != 1 {
-		t.Fatalf("needs %+v", n)
-	}
-	tpl, _ = compileTemplate(json.RawMessage(`"${steps.map(k, k).size() + size(input)}"`))
-	if !tpl.needs.allSteps || !tpl.needs.input {
-		t.Fatalf("needs %+v", tpl.needs)
-	}
-	// Rendering reads only what is needed.
-	read := 0
-	ref := encodeRef(payloadRef{SHA256: strings.Repeat("0", 64), Bytes: 9})
-	tpl, _ = compileTemplate(json.RawMessage(`"${steps.a.output}"`))
-	out, err := tpl.render(renderVars{
-		Steps: map[string]json.RawMessage{"a": ref, "b": ref},
-		Resolve: func(json.RawMessage) (json.RawMessage, error) {
-			read++
-			return json.RawMessage(`"v"`), nil
-		},
-	})
-	if err != nil || string(out) != `"v"` || read != 1 {
-		t.Fatalf("render %s %v, %d reads", out, err, read)
-	}
-}
-
 // TestPayloadRenderBudget: a render that would resolve more than
 // RenderResolveBytes fails the step with render_error naming the limit.
 func TestPayloadRenderBudget(t *testing.T) {

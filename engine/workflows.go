@@ -13,32 +13,33 @@ import (
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/blob"
+	"github.com/cairn-dev/cairn/engine/internal/render"
 	"github.com/cairn-dev/cairn/notify"
 )
 
 // definition is a registered workflow with its compiled templates.
 type definition struct {
 	cairn.Workflow
-	templates map[string]*template // by step id
-	whens     map[string]*template // the when condition of each conditional step, by step id
+	templates map[string]*render.Template // by step id
+	whens     map[string]*render.Template // the when condition of each conditional step, by step id
 	ancestors map[string][]string
-	flow      *flowPlan            // concurrency, rate limits, priorities (limits.go)
-	items     map[string]*template // the items expression of each map step
+	flow      *flowPlan                   // concurrency, rate limits, priorities (limits.go)
+	items     map[string]*render.Template // the items expression of each map step
 }
 
 func compile(w cairn.Workflow, field string) (*definition, error) {
 	if err := w.Validate(field); err != nil {
 		return nil, err
 	}
-	d := &definition{Workflow: w, templates: map[string]*template{}, whens: map[string]*template{}, ancestors: map[string][]string{}}
+	d := &definition{Workflow: w, templates: map[string]*render.Template{}, whens: map[string]*render.Template{}, ancestors: map[string][]string{}}
 	for i, s := range w.Steps {
-		t, err := compileTemplate(s.Input)
+		t, err := render.Compile(s.Input)
 		if err != nil {
 			return nil, cairn.ValidationError{{Field: fmt.Sprintf("%s.steps[%d].input", field, i), Message: err.Error()}}
 		}
 		d.templates[s.ID] = t
 		if s.When != "" {
-			c, err := compileTemplate(whenTemplate(s.When))
+			c, err := render.Compile(whenTemplate(s.When))
 			if err != nil {
 				return nil, cairn.ValidationError{{Field: fmt.Sprintf("%s.steps[%d].when", field, i), Message: err.Error()}}
 			}
@@ -47,9 +48,9 @@ func compile(w cairn.Workflow, field string) (*definition, error) {
 		d.ancestors[s.ID] = w.Ancestors(s.ID)
 		if s.Items != "" {
 			if d.items == nil {
-				d.items = map[string]*template{}
+				d.items = map[string]*render.Template{}
 			}
-			c, err := compileTemplate(whenTemplate(s.Items))
+			c, err := render.Compile(whenTemplate(s.Items))
 			if err != nil {
 				return nil, cairn.ValidationError{{Field: fmt.Sprintf("%s.steps[%d].items", field, i), Message: err.Error()}}
 			}

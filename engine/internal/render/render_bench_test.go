@@ -1,4 +1,4 @@
-package engine
+package render
 
 import (
 	"encoding/json"
@@ -29,15 +29,15 @@ const nestedMapTemplate = `{"m": "${input.xs.map(x, input.xs.map(y, x*y))}"}`
 // unbounded it runs to completion (seconds, hundreds of MB); bounded it
 // is refused at the cost limit.
 func BenchmarkRenderBounded(b *testing.B) {
-	tpl, err := compileTemplate(json.RawMessage(nestedMapTemplate))
+	tpl, err := Compile(json.RawMessage(nestedMapTemplate))
 	if err != nil {
 		b.Fatal(err)
 	}
-	vars := renderVars{Input: intsInput(1500)}
+	vars := Vars{Input: intsInput(1500)}
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
-		_, _ = tpl.render(vars)
+		_, _ = tpl.Render(vars)
 	}
 }
 
@@ -55,22 +55,22 @@ const typicalTemplate = `{
 // BenchmarkRenderTypical is the price of the bounds on an ordinary
 // template.
 func BenchmarkRenderTypical(b *testing.B) {
-	tpl, err := compileTemplate(json.RawMessage(typicalTemplate))
+	tpl, err := Compile(json.RawMessage(typicalTemplate))
 	if err != nil {
 		b.Fatal(err)
 	}
-	vars := renderVars{
+	vars := Vars{
 		Input: json.RawMessage(`{"n": 41, "xs": [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]}`),
 		Steps: map[string]json.RawMessage{"a": json.RawMessage(`{"ok": true, "items": ["a", "b", "c"]}`)},
 		RunID: "run-1", Workflow: "w", Version: "1",
 	}
-	if _, err := tpl.render(vars); err != nil {
+	if _, err := tpl.Render(vars); err != nil {
 		b.Fatal(err)
 	}
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
-		if _, err := tpl.render(vars); err != nil {
+		if _, err := tpl.Render(vars); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -1,4 +1,8 @@
-package engine
+// Package render compiles and renders the engine's input templates: JSON
+// values whose strings hold CEL expressions, evaluated under a metered
+// cost budget and a byte cap, resolving only the values stored by
+// reference that their expressions read.
+package render
 
 import (
 	"bytes"
@@ -41,10 +45,10 @@ import (
 // render's expressions add up under a second limit, and the rendered input
 // has a byte cap that is enforced while values are encoded, not after. A
 // template over a bound fails the step with class render_error, and the
-// error names the limit. See renderLimits.
+// error names the limit. See Limits.
 
-// renderLimits bound one render of a template.
-type renderLimits struct {
+// Limits bound one render of a template.
+type Limits struct {
 	// ExprCost caps the CEL cost of one expression's evaluation.
 	ExprCost uint64
 	// TemplateCost caps the CEL cost of one render: the sum over the
@@ -79,14 +83,14 @@ const (
 	DefaultMaxRenderedBytes  = 1 << 20
 )
 
-// defaultRenderLimits are the limits compileTemplate gives a template.
-var defaultRenderLimits = renderLimits{
+// defaultLimits are the limits Compile gives a template.
+var defaultLimits = Limits{
 	ExprCost:     DefaultExprCostLimit,
 	TemplateCost: DefaultTemplateCostLimit,
 	MaxBytes:     DefaultMaxRenderedBytes,
 }
 
-func (l renderLimits) withDefaults() renderLimits {
+func (l Limits) withDefaults() Limits {
 	if l.ExprCost == 0 {
 		l.ExprCost = DefaultExprCostLimit
 	}
@@ -120,12 +124,12 @@ func env() (*cel.Env, error) {
 	return celEnv, celEnvErr
 }
 
-// template is a compiled input template.
-type template struct {
+// Template is a compiled input template.
+type Template struct {
 	raw    json.RawMessage
-	limits renderLimits
+	limits Limits
 	progs  map[string]*program // by expression source
-	needs  *refNeeds           // what the expressions read (payloads_render.go)
+	needs  *refNeeds           // what the expressions read (refs.go)
 }
 
 // program is one compiled expression and its idle planned instances.
@@ -135,18 +139,18 @@ type program struct {
 	idle []*instance
 }
 
-// compileTemplate parses a template and compiles every expression in it,
+// Compile parses a template and compiles every expression in it,
 // so a definition with a bad expression is refused at registration. It
 // gives the template the default render limits.
-func compileTemplate(raw json.RawMessage) (*template, error) {
-	return compileTemplateWith(raw, defaultRenderLimits)
+func Compile(raw json.RawMessage) (*Template, error) {
+	return CompileWith(raw, defaultLimits)
 }
 
-// compileTemplateWith is compileTemplate with explicit limits (zero fields
+// CompileWith is Compile with explicit limits (zero fields
 // take the defaults).
-func compileTemplateWith(raw json.RawMessage, limits renderLimits) (*template, error) {
+func CompileWith(raw json.RawMessage, limits Limits) (*Template, error) {
 	limits = limits.withDefaults()
-	t := &template{raw: raw, limits: limits, progs: map[string]*program{}, needs: newRefNeeds()}
+	t := &Template{raw: raw, limits: limits, progs: map[string]*program{}, needs: newRefNeeds()}
 	if len(raw) == 0 {
 		return t, nil
 	}
@@ -220,8 +224,8 @@ func satAdd(a, b uint64) uint64 {
 	return a + b
 }
 
-// clip shortens an expression for an error message.
-func clip(src string) string {
+// Clip shortens an expression for an error message.
+func Clip(src string) string {
 	const n = 80
 	if len(src) <= n {
 		return src
@@ -245,7 +249,7 @@ func expressions(s string) ([]string, error) {
 		if !strings.HasPrefix(s[i:], "${") {
 			continue
 		}
-		end, err := closing(s, i+2)
+		end, err := Closing(s, i+2)
 		if err != nil {
 			return nil, err
 		}
@@ -259,9 +263,9 @@ func expressions(s string) ([]string, error) {
 	return out, nil
 }
 
-// closing finds the "}" that closes an expression starting at from,
+// Closing finds the "}" that closes an expression starting at from,
 // skipping braces inside CEL string literals.
-func closing(s string, from int) (int, error) {
+func Closing(s string, from int) (int, error) {
 	depth := 0
 	var quote byte
 	for j := from; j < len(s); j++ {
@@ -287,8 +291,8 @@ func closing(s string, from int) (int, error) {
 	return 0, fmt.Errorf("unclosed ${ in %q", s)
 }
 
-// renderVars are the values expressions see.
-type renderVars struct {
+// Vars are the values expressions see.
+type Vars struct {
 	Input       json.RawMessage
 	State       map[string]json.RawMessage
 	Steps       map[string]json.RawMessage // outputs by step id
@@ -305,7 +309,7 @@ type renderVars struct {
 	HasItem bool
 }
 
-func (v renderVars) activation() (map[string]any, error) {
+func (v Vars) activation() (map[string]any, error) {
 	input, err := decodeJSON(v.Input)
 	if err != nil {
 		return nil, fmt.Errorf("run input: %v", err)
@@ -376,9 +380,9 @@ func numbers(v any) any {
 	return v
 }
 
-// render evaluates the template. An empty template renders as the run's
+// Render evaluates the template. An empty template renders as the run's
 // input, unchanged (its size was bounded when the run was started).
-func (t *template) render(vars renderVars) (json.RawMessage, error) {
+func (t *Template) Render(vars Vars) (json.RawMessage, error) {
 	if len(t.raw) == 0 {
 		if len(vars.Input) == 0 {
 			return json.RawMessage("null"), nil
@@ -414,7 +418,7 @@ func (t *template) render(vars renderVars) (json.RawMessage, error) {
 
 // renderer is the state of one render: what its expressions have spent.
 type renderer struct {
-	t     *template
+	t     *Template
 	act   map[string]any
 	cost  uint64 // CEL cost so far
 	bytes int    // bytes the expressions' values have rendered as so far
@@ -429,7 +433,7 @@ func (r *renderer) eval(v any) (any, error) {
 		}
 		trimmed := strings.TrimSpace(x)
 		if len(exprs) == 1 && strings.HasPrefix(trimmed, "${") && strings.HasSuffix(trimmed, "}") {
-			if end, _ := closing(trimmed, 2); end == len(trimmed)-1 {
+			if end, _ := Closing(trimmed, 2); end == len(trimmed)-1 {
 				val, err := r.evalExpr(exprs[0])
 				if err != nil {
 					return nil, err
@@ -449,7 +453,7 @@ func (r *renderer) eval(v any) (any, error) {
 				b.WriteByte(x[i])
 				continue
 			}
-			end, _ := closing(x, i+2)
+			end, _ := Closing(x, i+2)
 			src := strings.TrimSpace(x[i+2 : end])
 			val, err := r.evalExpr(src)
 			if err != nil {
@@ -520,9 +524,9 @@ func (r *renderer) evalExpr(src string) (ref.Val, error) {
 	r.cost = satAdd(r.cost, spent)
 	if exceeded {
 		if limit == lim.ExprCost {
-			return nil, fmt.Errorf("expression ${%s} exceeds the CEL cost limit of %d per expression", clip(src), lim.ExprCost)
+			return nil, fmt.Errorf("expression ${%s} exceeds the CEL cost limit of %d per expression", Clip(src), lim.ExprCost)
 		}
-		return nil, fmt.Errorf("template exceeds the CEL cost limit of %d per render (the sum over its expressions) at ${%s}", lim.TemplateCost, clip(src))
+		return nil, fmt.Errorf("template exceeds the CEL cost limit of %d per render (the sum over its expressions) at ${%s}", lim.TemplateCost, Clip(src))
 	}
 	if err != nil {
 		return nil, fmt.Errorf("${%s}: %v", src, err)
@@ -548,7 +552,7 @@ func (r *renderer) encode(src string, val ref.Val, top bool) (json.RawMessage, e
 }
 
 func (r *renderer) tooBig(src string) error {
-	return fmt.Errorf("rendered input is over the %d-byte limit at ${%s}", r.t.limits.MaxBytes, clip(src))
+	return fmt.Errorf("rendered input is over the %d-byte limit at ${%s}", r.t.limits.MaxBytes, Clip(src))
 }
 
 // errTooBig stops an encoding that would pass its byte budget.

@@ -7,7 +7,6 @@ import (
 	"encoding/binary"
 	"fmt"
 
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 )
 
@@ -107,8 +106,15 @@ type forcedKey struct{}
 // IDGenerator returns the span id generator a TracerProvider must use for
 // the engine's derived spans (run and attempt spans) to take their
 // derived ids: it hands out random ids, except to a span the engine
-// starts with ids of its own. NewTracerProvider installs it.
-func IDGenerator() sdktrace.IDGenerator { return idGen{} }
+// starts with ids of its own. otelsetup.NewTracerProvider installs it.
+func IDGenerator() IDs { return idGen{} }
+
+// IDs is the SDK's id generator (sdktrace.IDGenerator), spelled out here
+// so that this package does not link the SDK.
+type IDs interface {
+	NewIDs(ctx context.Context) (trace.TraceID, trace.SpanID)
+	NewSpanID(ctx context.Context, traceID trace.TraceID) trace.SpanID
+}
 
 type idGen struct{}
 

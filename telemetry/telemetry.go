@@ -5,8 +5,10 @@
 // nothing, which is what an engine gets when telemetry is off: every hook
 // is a nil check.
 //
-// Setup builds a T from the standard OTEL_* variables (an OTLP trace
-// exporter) and, when asked, a Prometheus exporter for metrics.
+// It speaks the OpenTelemetry API only: package telemetry/otelsetup
+// builds a T on the SDK from the standard OTEL_* variables (an OTLP trace
+// exporter) and, when asked, a Prometheus exporter for metrics, and only
+// the process shells import it.
 package telemetry
 
 import (
@@ -16,7 +18,6 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/metric"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/cairn-dev/cairn"
@@ -33,9 +34,9 @@ type T struct {
 }
 
 // New returns telemetry on tp and mp; either may be nil (that signal is
-// off). tp must generate ids with IDGenerator (NewTracerProvider does),
-// or the engine's run and attempt spans get random ids and the chain a
-// lease's traceparent names is broken.
+// off). tp must generate ids with IDGenerator (otelsetup.NewTracerProvider
+// does), or the engine's run and attempt spans get random ids and the
+// chain a lease's traceparent names is broken.
 func New(tp trace.TracerProvider, mp metric.MeterProvider) (*T, error) {
 	t := &T{}
 	if tp != nil {
@@ -52,11 +53,6 @@ func New(tp trace.TracerProvider, mp metric.MeterProvider) (*T, error) {
 		return nil, nil
 	}
 	return t, nil
-}
-
-// NewTracerProvider is sdktrace.NewTracerProvider with IDGenerator.
-func NewTracerProvider(opts ...sdktrace.TracerProviderOption) *sdktrace.TracerProvider {
-	return sdktrace.NewTracerProvider(append(opts, sdktrace.WithIDGenerator(IDGenerator()))...)
 }
 
 // Tracing reports whether t records spans.

@@ -16,6 +16,7 @@ import (
 	"github.com/cairn-dev/cairn/sdk"
 	"github.com/cairn-dev/cairn/sdk/sdktest"
 	"github.com/cairn-dev/cairn/telemetry"
+	"github.com/cairn-dev/cairn/telemetry/otelsetup"
 )
 
 // One run, started on API instance A by a traced caller and worked through
@@ -26,7 +27,7 @@ import (
 // whichever instance saw them end, under the ids the lease named.
 func TestOneTracePerRunAcrossInstances(t *testing.T) {
 	exp := tracetest.NewInMemoryExporter()
-	serverTP := telemetry.NewTracerProvider(sdktrace.WithSyncer(exp))
+	serverTP := otelsetup.NewTracerProvider(sdktrace.WithSyncer(exp))
 	tel, err := telemetry.New(serverTP, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -25,6 +25,7 @@ import (
 	"github.com/cairn-dev/cairn/blob/faults"
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/telemetry"
+	"github.com/cairn-dev/cairn/telemetry/otelsetup"
 )
 
 // benchReport is what `cairn bench` measures.
@@ -119,7 +120,7 @@ the request cost per million steps at S3 prices.
 				// Spans as they would go to a collector, but kept in
 				// memory: the engine's cost of tracing, not a network's.
 				spans = tracetest.NewInMemoryExporter()
-				tp = telemetry.NewTracerProvider(sdktrace.WithBatcher(spans, sdktrace.WithMaxQueueSize(1<<20)))
+				tp = otelsetup.NewTracerProvider(sdktrace.WithBatcher(spans, sdktrace.WithMaxQueueSize(1<<20)))
 				defer tp.Shutdown(context.Background())
 				if tel, err = telemetry.New(tp, nil); err != nil {
 					return err

@@ -15,7 +15,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/config"
 	"github.com/cairn-dev/cairn/internal/config/drivers"
 	"github.com/cairn-dev/cairn/internal/serve"
-	"github.com/cairn-dev/cairn/telemetry"
+	"github.com/cairn-dev/cairn/telemetry/otelsetup"
 )
 
 // APIOptions are what a command line adds to the API function.
@@ -83,7 +83,7 @@ func orNone(s string) string {
 	return s
 }
 
-func metricsPath(p *telemetry.Provider) string {
+func metricsPath(p *otelsetup.Provider) string {
 	if p.Metrics == nil {
 		return "off"
 	}

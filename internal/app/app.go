@@ -25,6 +25,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/serve"
 	"github.com/cairn-dev/cairn/notify"
 	"github.com/cairn-dev/cairn/telemetry"
+	"github.com/cairn-dev/cairn/telemetry/otelsetup"
 )
 
 // Load reads the configuration for role from environ (as os.Environ
@@ -78,7 +79,7 @@ type Runtime struct {
 	Bus    notify.Bus
 	Engine *engine.Engine
 	// Telemetry is what the OTEL_* variables and CAIRN_METRICS turned on.
-	Telemetry *telemetry.Provider
+	Telemetry *otelsetup.Provider
 
 	bench *benchHooks
 }
@@ -89,7 +90,7 @@ type Runtime struct {
 // queue (SQS, Pub/Sub) each message reaches one subscriber, and a reaper
 // that subscribed would swallow hints meant for the API instances' claims.
 func Open(ctx context.Context, c *config.Config, log *slog.Logger) (*Runtime, error) {
-	tel, err := telemetry.Setup(ctx, telemetry.Options{Metrics: c.Metrics && c.Role == config.API})
+	tel, err := otelsetup.Setup(ctx, otelsetup.Options{Metrics: c.Metrics && c.Role == config.API})
 	if err != nil {
 		return nil, err
 	}

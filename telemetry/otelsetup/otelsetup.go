@@ -1,4 +1,10 @@
-package telemetry
+// Package otelsetup builds cairn's telemetry from the standard OTEL_*
+// variables: the OpenTelemetry SDK's providers, an OTLP trace exporter
+// (gRPC or HTTP) and, when asked, a Prometheus exporter for the metrics.
+// Only the process shells (internal/app, cmd) import it, so that what
+// imports the engine, the API or package telemetry does not link the
+// exporters.
+package otelsetup
 
 import (
 	"context"
@@ -19,6 +25,8 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	semconv "go.opentelemetry.io/otel/semconv/v1.26.0"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/cairn-dev/cairn/telemetry"
 )
 
 // Options select what Setup turns on.
@@ -35,7 +43,7 @@ type Options struct {
 // everything is off), the /metrics handler (nil without Options.Metrics)
 // and the shutdown that flushes spans.
 type Provider struct {
-	T       *T
+	T       *telemetry.T
 	Metrics http.Handler
 	// Traces says where spans go ("" when off), for the start banner.
 	Traces   string
@@ -65,6 +73,12 @@ func TracesEnabled(getenv func(string) string) bool {
 		return getenv("OTEL_EXPORTER_OTLP_ENDPOINT") != "" || getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") != ""
 	}
 	return false
+}
+
+// NewTracerProvider is sdktrace.NewTracerProvider with
+// telemetry.IDGenerator, which the engine's run and attempt spans need.
+func NewTracerProvider(opts ...sdktrace.TracerProviderOption) *sdktrace.TracerProvider {
+	return sdktrace.NewTracerProvider(append(opts, sdktrace.WithIDGenerator(telemetry.IDGenerator()))...)
 }
 
 // Setup builds the telemetry the environment asks for. Traces go to an
@@ -137,7 +151,7 @@ func Setup(ctx context.Context, o Options) (*Provider, error) {
 	if mp != nil {
 		mpi = mp
 	}
-	t, err := New(tpi, mpi)
+	t, err := telemetry.New(tpi, mpi)
 	if err != nil {
 		p.Shutdown(ctx)
 		return nil, err

@@ -1,7 +1,7 @@
 // Package serve owns the two lifecycles every cairn server process shares:
 // serving an HTTP handler until its context ends (HTTP), and running a
 // reaper pass every period (Reaper). The API function, the reaper
-// function, `cairn serve`, `cairn dev`, `cairn reaper` and functions/local
+// function, `cairn serve`, `cairn dev`, `cairn reaper` and internal/local
 // all go through it, so they time out, drain and shut down alike.
 package serve
 

@@ -20,7 +20,7 @@ import (
 	"github.com/cairn-dev/cairn/blob"
 	"github.com/cairn-dev/cairn/blob/file"
 	"github.com/cairn-dev/cairn/engine"
-	"github.com/cairn-dev/cairn/functions/local"
+	"github.com/cairn-dev/cairn/internal/local"
 )
 
 // Options configure a test server. Zero fields take fast test defaults.

@@ -10,7 +10,7 @@ import (
 
 	"github.com/cairn-dev/cairn/api"
 	"github.com/cairn-dev/cairn/blob/mem"
-	"github.com/cairn-dev/cairn/functions/local"
+	"github.com/cairn-dev/cairn/internal/local"
 )
 
 // TestServe: the server answers, then stops with nil when its context

@@ -87,6 +87,7 @@ openapi:
 	$(OAPI_CODEGEN) -config openapi/client/oapi-codegen.yaml -o openapi/client/client.gen.go openapi/openapi.json
 	$(MAKE) --no-print-directory ts-deps
 	$(TS_SCHEMA) -o sdk/ts/src/schema.gen.ts
+	node sdk/ts/scripts/gen-kinds.mjs openapi/openapi.json > sdk/ts/src/kinds.gen.ts
 
 ## openapi-check: fail when the committed OpenAPI documents, the client's overlay or the Go client are stale
 openapi-check:
@@ -100,6 +101,8 @@ openapi-check:
 	  if ! cmp -s $$tmp/$$f openapi/$$f; then echo "openapi/$$f is stale: run make openapi and commit" >&2; exit 1; fi; \
 	done && $(MAKE) --no-print-directory ts-deps && $(TS_SCHEMA) -o $$tmp/schema.gen.ts && \
 	if ! cmp -s $$tmp/schema.gen.ts sdk/ts/src/schema.gen.ts; then echo "sdk/ts/src/schema.gen.ts is stale: run make openapi and commit" >&2; exit 1; fi; \
+	node sdk/ts/scripts/gen-kinds.mjs openapi/openapi.json > $$tmp/kinds.gen.ts && \
+	if ! cmp -s $$tmp/kinds.gen.ts sdk/ts/src/kinds.gen.ts; then echo "sdk/ts/src/kinds.gen.ts is stale: run make openapi and commit" >&2; exit 1; fi; \
 	echo "openapi: committed spec, Go client and TypeScript schema are up to date"
 
 # ---- TypeScript SDK (sdk/ts) and the spec linter: node/npm, packages from the npm registry ----

@@ -60,7 +60,7 @@ func (w *Workflow) validateOnFailure(add func(field, format string, args ...any)
 		if s.EffectiveKind() != KindTask {
 			add(f+".kind", "on_failure steps are task steps")
 		} else {
-			kindChecks[KindTask](&s, func(field, format string, args ...any) { add(f+field, format, args...) })
+			checkStep(&s, func(field, format string, args ...any) { add(f+field, format, args...) })
 		}
 		if s.When != "" {
 			add(f+".when", "on_failure steps take no when condition")

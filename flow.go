@@ -58,9 +58,6 @@ func (w *Workflow) validateFlow(add func(field, format string, args ...any)) {
 	for i := range w.Steps {
 		s := &w.Steps[i]
 		f := fmt.Sprintf(".steps[%d]", i)
-		if s.EffectiveKind() != KindTask && (s.Concurrency != nil || s.RateLimit != nil || s.Priority != nil) {
-			add(f, "step %s: concurrency, rate_limit and priority apply to task steps only", s.ID)
-		}
 		if s.Concurrency != nil {
 			checkConcurrency(s.Concurrency, f+".concurrency", add)
 		}

@@ -1,11 +1,16 @@
 package cairn
 
-import "strings"
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
 
 // StepKind is what a step does.
 //
-// Adding a kind: its constant here and in Values, its check in
-// kindChecks, and its behaviour in the engine's table (engine/kinds.go).
+// Adding a kind: its constant here and in Values, the options it takes in
+// kindOptions, its check in kindChecks, and its behaviour in the engine's
+// table (engine/kinds.go).
 // The API's enum, the SDK and the CLI follow from Values.
 type StepKind string
 
@@ -28,21 +33,114 @@ func (StepKind) Values() []StepKind {
 	return []StepKind{KindTask, KindWait, KindSleep, KindMap, KindChild}
 }
 
-// A kindCheck validates the options of a step of one kind. add reports a
-// field error; field is relative to the step ("" for the step itself,
-// ".event", …). The options of task steps (delivery, retry, timeout,
-// max_deliveries) are refused on other kinds by Validate itself.
+// A kindCheck validates what a kind needs of its own options (a wait's
+// event, a sleep's duration, …). add reports a field error; field is
+// relative to the step ("" for the step itself, ".event", …). Options of
+// other kinds are refused before it, from kindOptions.
 type kindCheck func(s *Step, add func(field, format string, args ...any))
 
-// kindChecks holds each kind's check, used by Workflow.Validate.
-var kindChecks = map[StepKind]kindCheck{
-	KindTask: func(s *Step, add func(field, format string, args ...any)) {
-		if s.Event != "" || s.WaitTimeout != 0 || s.Duration != 0 {
-			add("", "a task step takes no event, wait_timeout or duration")
+// kindOptions is the one table of which optional step fields (by JSON
+// name) each kind takes; id, kind, after, input and when every kind
+// takes. Workflow.Validate refuses the others, the Go SDK's options ask
+// it (StepKind.Takes), and the API publishes it in the spec
+// (x-kind-options on Step), from which the TypeScript SDK's check is
+// generated.
+var kindOptions = map[StepKind][]string{
+	KindTask:  {"delivery", "retry", "timeout", "max_deliveries", "concurrency", "rate_limit", "priority"},
+	KindWait:  {"event", "wait_timeout"},
+	KindSleep: {"duration"},
+	// A map's items are task attempts: they take a task's delivery,
+	// retry, timeout and max_deliveries.
+	KindMap:   {"delivery", "retry", "timeout", "max_deliveries", "items", "max_concurrency", "tolerated_failures", "tolerated_failure_percent"},
+	KindChild: {"workflow", "child_version"},
+}
+
+// stepOptions tells, for each optional field of kindOptions, whether a
+// step sets it.
+var stepOptions = map[string]func(s *Step) bool{
+	"delivery":                  func(s *Step) bool { return s.Delivery != "" },
+	"retry":                     func(s *Step) bool { return s.Retry != nil },
+	"timeout":                   func(s *Step) bool { return s.Timeout != 0 },
+	"max_deliveries":            func(s *Step) bool { return s.MaxDeliveries != 0 },
+	"concurrency":               func(s *Step) bool { return s.Concurrency != nil },
+	"rate_limit":                func(s *Step) bool { return s.RateLimit != nil },
+	"priority":                  func(s *Step) bool { return s.Priority != nil },
+	"event":                     func(s *Step) bool { return s.Event != "" },
+	"wait_timeout":              func(s *Step) bool { return s.WaitTimeout != 0 },
+	"duration":                  func(s *Step) bool { return s.Duration != 0 },
+	"items":                     func(s *Step) bool { return s.Items != "" },
+	"max_concurrency":           func(s *Step) bool { return s.MaxConcurrency != 0 },
+	"tolerated_failures":        func(s *Step) bool { return s.ToleratedFailures != 0 },
+	"tolerated_failure_percent": func(s *Step) bool { return s.ToleratedFailurePercent != 0 },
+	"workflow":                  func(s *Step) bool { return s.Workflow != "" },
+	"child_version":             func(s *Step) bool { return s.ChildVersion != "" },
+}
+
+// KindOptions returns which optional step fields (JSON names) each kind
+// takes: a copy of the table Validate applies.
+func KindOptions() map[StepKind][]string {
+	out := make(map[StepKind][]string, len(kindOptions))
+	for k, v := range kindOptions {
+		out[k] = slices.Clone(v)
+	}
+	return out
+}
+
+// Takes returns nil when steps of kind k (task when "") take the optional
+// field option (its JSON name, like "retry"), and otherwise the error a
+// definition setting it gets: "retry applies to task and map steps only".
+func (k StepKind) Takes(option string) error {
+	if k == "" {
+		k = KindTask
+	}
+	if slices.Contains(kindOptions[k], option) {
+		return nil
+	}
+	var takers []string
+	for _, kind := range k.Values() {
+		if slices.Contains(kindOptions[kind], option) {
+			takers = append(takers, string(kind))
 		}
-		noMapOptions(s, add)
-		noChildOptions(s, add)
-	},
+	}
+	if len(takers) == 0 {
+		return fmt.Errorf("%s is not a step option", option)
+	}
+	return fmt.Errorf("%s applies to %s steps only", option, orList(takers, "and"))
+}
+
+// checkStep validates a step's kind and options: each option set must be
+// one its kind takes (kindOptions), then the kind's own check.
+func checkStep(s *Step, add func(field, format string, args ...any)) {
+	k := s.EffectiveKind()
+	check, ok := kindChecks[k]
+	if !ok {
+		add(".kind", "unknown kind %q (want %s)", s.Kind, kindList())
+		return
+	}
+	for _, option := range stepOptionNames {
+		if stepOptions[option](s) {
+			if err := k.Takes(option); err != nil {
+				add("."+option, "%s", err)
+			}
+		}
+	}
+	check(s, add)
+}
+
+// stepOptionNames is stepOptions' keys in a fixed order (the order of
+// Validate's errors).
+var stepOptionNames = func() []string {
+	names := make([]string, 0, len(stepOptions))
+	for n := range stepOptions {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}()
+
+// kindChecks holds each kind's own check, used by checkStep.
+var kindChecks = map[StepKind]kindCheck{
+	KindTask: func(*Step, func(field, format string, args ...any)) {},
 	KindWait: func(s *Step, add func(field, format string, args ...any)) {
 		if s.Event == "" {
 			add(".event", "a wait step needs the event name it waits for")
@@ -52,15 +150,11 @@ var kindChecks = map[StepKind]kindCheck{
 		if s.WaitTimeout < 0 {
 			add(".wait_timeout", "must not be negative")
 		}
-		noMapOptions(s, add)
-		noChildOptions(s, add)
 	},
 	KindSleep: func(s *Step, add func(field, format string, args ...any)) {
 		if s.Duration <= 0 {
 			add(".duration", "a sleep step needs a positive duration")
 		}
-		noMapOptions(s, add)
-		noChildOptions(s, add)
 	},
 	KindMap:   checkMap,
 	KindChild: checkChild,
@@ -73,8 +167,13 @@ func kindList() string {
 	for i, v := range vs {
 		names[i] = string(v)
 	}
+	return orList(names, "or")
+}
+
+// orList joins names for people: "a", "a or b", "a, b or c".
+func orList(names []string, conj string) string {
 	if len(names) < 2 {
 		return strings.Join(names, "")
 	}
-	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+	return strings.Join(names[:len(names)-1], ", ") + " " + conj + " " + names[len(names)-1]
 }

@@ -49,10 +49,6 @@ func checkMap(s *Step, add func(field, format string, args ...any)) {
 	if s.ToleratedFailurePercent < 0 || s.ToleratedFailurePercent > 100 {
 		add(".tolerated_failure_percent", "must be between 0 and 100")
 	}
-	if s.Event != "" || s.WaitTimeout != 0 || s.Duration != 0 {
-		add("", "a map step takes no event, wait_timeout or duration")
-	}
-	noChildOptions(s, add)
 }
 
 func checkChild(s *Step, add func(field, format string, args ...any)) {
@@ -63,21 +59,5 @@ func checkChild(s *Step, add func(field, format string, args ...any)) {
 	}
 	if s.ChildVersion != "" && (!versionRE.MatchString(s.ChildVersion) || len(s.ChildVersion) > 64) {
 		add(".child_version", "must match %s and be at most 64 bytes", versionRE)
-	}
-	if s.Event != "" || s.WaitTimeout != 0 || s.Duration != 0 {
-		add("", "a child step takes no event, wait_timeout or duration")
-	}
-	noMapOptions(s, add)
-}
-
-func noMapOptions(s *Step, add func(field, format string, args ...any)) {
-	if s.Items != "" || s.MaxConcurrency != 0 || s.ToleratedFailures != 0 || s.ToleratedFailurePercent != 0 {
-		add("", "items, max_concurrency and tolerated_failures apply to map steps only")
-	}
-}
-
-func noChildOptions(s *Step, add func(field, format string, args ...any)) {
-	if s.Workflow != "" || s.ChildVersion != "" {
-		add("", "workflow and child_version apply to child steps only")
 	}
 }

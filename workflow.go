@@ -78,7 +78,7 @@ func (p *RetryPolicy) WithDefaults() RetryPolicy {
 // Step is one node of a workflow's DAG.
 type Step struct {
 	ID    string          `json:"id" minLength:"1" maxLength:"64" pattern:"^[A-Za-z][A-Za-z0-9_-]*$" doc:"Unique within the workflow; a CEL identifier-like name."`
-	Kind  StepKind        `json:"kind,omitempty" doc:"task (default), wait or sleep."`
+	Kind  StepKind        `json:"kind,omitempty" doc:"task (default), wait, sleep, map or child. Which optional fields each kind takes is x-kind-options of this schema."`
 	After []string        `json:"after,omitempty" nullable:"false" doc:"Steps that must complete before this one starts."`
 	Input json.RawMessage `json:"input,omitempty" doc:"Input template: JSON whose strings may hold CEL expressions as ${expr} over input, state, steps.<id>.output and run."`
 	// When makes the step conditional (a branch).
@@ -209,14 +209,7 @@ func (w *Workflow) Validate(prefix string) error {
 		} else {
 			index[s.ID] = i
 		}
-		if check, ok := kindChecks[s.EffectiveKind()]; ok {
-			check(&s, func(field, format string, args ...any) { add(f+field, format, args...) })
-		} else {
-			add(f+".kind", "unknown kind %q (want %s)", s.Kind, kindList())
-		}
-		if k := s.EffectiveKind(); k != KindTask && k != KindMap && (s.Delivery != "" || s.Retry != nil || s.Timeout != 0 || s.MaxDeliveries != 0) {
-			add(f, "delivery, retry, timeout and max_deliveries apply to task steps only (and to the items of map steps)")
-		}
+		checkStep(&s, func(field, format string, args ...any) { add(f+field, format, args...) })
 		if d := s.Delivery; d != "" && d != AtLeastOnce && d != AtMostOnce {
 			add(f+".delivery", "unknown delivery %q (want at_least_once or at_most_once)", d)
 		}

@@ -71,6 +71,7 @@ func New(e *engine.Engine, cfg Config) *API {
 	a.registerScheduleOps()
 	a.registerPayloadOps()
 	a.registerBatchOps()
+	publishKindOptions(a.huma.OpenAPI().Components.Schemas)
 	a.handler = a.recoverPanics(a.routeProblems(mux))
 	return a
 }

@@ -94,3 +94,23 @@ func (durationSchema) Schema(huma.Registry) *huma.Schema {
 		Examples: []any{"30s", "1h30m"},
 	}
 }
+
+// publishKindOptions writes the root table of which optional step fields
+// each kind takes (cairn.KindOptions) into the spec, as x-kind-options on
+// the Step schema: {"task": ["delivery", …], "wait": ["event", …], …}.
+// The TypeScript SDK generates its check of a step's options from it
+// (sdk/ts/src/kinds.gen.ts), so neither SDK keeps a list of its own.
+func publishKindOptions(r huma.Registry) {
+	s := r.Map()["Step"]
+	if s == nil {
+		return
+	}
+	if s.Extensions == nil {
+		s.Extensions = map[string]any{}
+	}
+	opts := map[string][]string{}
+	for k, fields := range cairn.KindOptions() {
+		opts[string(k)] = fields
+	}
+	s.Extensions["x-kind-options"] = opts
+}

@@ -1,7 +1,6 @@
 package sdk
 
 import (
-	"errors"
 	"time"
 
 	"github.com/cairn-dev/cairn"
@@ -15,8 +14,8 @@ import (
 // "${input.customer}" ("" for one limit across all runs of the step).
 func Concurrency(key string, limit int) StepOption {
 	return func(s *cairn.Step) error {
-		if s.Kind != cairn.KindTask {
-			return errors.New("concurrency applies to task steps only")
+		if err := s.Kind.Takes("concurrency"); err != nil {
+			return err
 		}
 		s.Concurrency = &cairn.ConcurrencyLimit{Key: key, Limit: limit}
 		return nil
@@ -34,8 +33,8 @@ func RateLimit(key string, limit int, period time.Duration) StepOption {
 // of one period then holds at most limit+burst-1.
 func RateLimitBurst(key string, limit int, period time.Duration, burst int) StepOption {
 	return func(s *cairn.Step) error {
-		if s.Kind != cairn.KindTask {
-			return errors.New("rate limits apply to task steps only")
+		if err := s.Kind.Takes("rate_limit"); err != nil {
+			return err
 		}
 		s.RateLimit = &cairn.RateLimit{Key: key, Limit: limit, Period: cairn.Duration(period), Burst: burst}
 		return nil
@@ -46,8 +45,8 @@ func RateLimitBurst(key string, limit int, period time.Duration, burst int) Step
 // higher is offered first.
 func Priority(p int) StepOption {
 	return func(s *cairn.Step) error {
-		if s.Kind != cairn.KindTask {
-			return errors.New("priority applies to task steps only")
+		if err := s.Kind.Takes("priority"); err != nil {
+			return err
 		}
 		if err := cairn.CheckPriority(p); err != nil {
 			return err

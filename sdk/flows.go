@@ -1,7 +1,6 @@
 package sdk
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/cairn-dev/cairn"
@@ -55,8 +54,8 @@ func (d *WorkflowDef) OnFailure(id string, h Handler, opts ...StepOption) *Workf
 // [cairn.DefaultMapConcurrency].
 func MaxConcurrency(n int) StepOption {
 	return func(s *cairn.Step) error {
-		if s.Kind != cairn.KindMap {
-			return errors.New("max concurrency applies to map steps only")
+		if err := s.Kind.Takes("max_concurrency"); err != nil {
+			return err
 		}
 		s.MaxConcurrency = n
 		return nil
@@ -66,8 +65,8 @@ func MaxConcurrency(n int) StepOption {
 // ToleratedFailures lets n items of a map step fail without failing it.
 func ToleratedFailures(n int) StepOption {
 	return func(s *cairn.Step) error {
-		if s.Kind != cairn.KindMap {
-			return errors.New("tolerated failures apply to map steps only")
+		if err := s.Kind.Takes("tolerated_failures"); err != nil {
+			return err
 		}
 		s.ToleratedFailures = n
 		return nil
@@ -78,8 +77,8 @@ func ToleratedFailures(n int) StepOption {
 // without failing it.
 func ToleratedFailurePercent(pct float64) StepOption {
 	return func(s *cairn.Step) error {
-		if s.Kind != cairn.KindMap {
-			return errors.New("tolerated failures apply to map steps only")
+		if err := s.Kind.Takes("tolerated_failure_percent"); err != nil {
+			return err
 		}
 		s.ToleratedFailurePercent = pct
 		return nil
@@ -89,8 +88,8 @@ func ToleratedFailurePercent(pct float64) StepOption {
 // ChildVersion pins the version of a child step's workflow.
 func ChildVersion(v string) StepOption {
 	return func(s *cairn.Step) error {
-		if s.Kind != cairn.KindChild {
-			return errors.New("child version applies to child steps only")
+		if err := s.Kind.Takes("child_version"); err != nil {
+			return err
 		}
 		s.ChildVersion = v
 		return nil

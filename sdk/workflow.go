@@ -183,8 +183,8 @@ type RetryPolicy struct {
 // Retry sets a task step's retry policy.
 func Retry(p RetryPolicy) StepOption {
 	return func(s *cairn.Step) error {
-		if s.Kind != cairn.KindTask && s.Kind != cairn.KindMap {
-			return errors.New("retry applies to task and map steps only")
+		if err := s.Kind.Takes("retry"); err != nil {
+			return err
 		}
 		s.Retry = &cairn.RetryPolicy{
 			MaxAttempts: p.MaxAttempts, InitialBackoff: cairn.Duration(p.InitialBackoff),
@@ -204,8 +204,8 @@ func Retry(p RetryPolicy) StepOption {
 // StepContext.IdempotencyKey to the side effect anyway.
 func AtMostOnce() StepOption {
 	return func(s *cairn.Step) error {
-		if s.Kind != cairn.KindTask && s.Kind != cairn.KindMap {
-			return errors.New("delivery applies to task and map steps only")
+		if err := s.Kind.Takes("delivery"); err != nil {
+			return err
 		}
 		s.Delivery = cairn.AtMostOnce
 		return nil
@@ -224,7 +224,7 @@ func Timeout(d time.Duration) StepOption {
 		case cairn.KindWait:
 			s.WaitTimeout = cairn.Duration(d)
 		default:
-			return errors.New("a sleep step takes no timeout")
+			return s.Kind.Takes("timeout")
 		}
 		return nil
 	}
@@ -234,8 +234,8 @@ func Timeout(d time.Duration) StepOption {
 // without an answer) before the step is dead-lettered [5].
 func MaxDeliveries(n int) StepOption {
 	return func(s *cairn.Step) error {
-		if s.Kind != cairn.KindTask && s.Kind != cairn.KindMap {
-			return errors.New("max deliveries applies to task and map steps only")
+		if err := s.Kind.Takes("max_deliveries"); err != nil {
+			return err
 		}
 		s.MaxDeliveries = n
 		return nil

@@ -1486,7 +1486,7 @@ type Step struct {
 	// Items Map steps: a CEL expression (bare or as ${expr}) that renders the array to map over; the step's body runs once per element, its input template sees item and index.
 	Items *string `json:"items,omitempty"`
 
-	// Kind task (default), wait or sleep.
+	// Kind task (default), wait, sleep, map or child. Which optional fields each kind takes is x-kind-options of this schema.
 	Kind *StepKind `json:"kind,omitempty"`
 
 	// MaxConcurrency Map steps: most items running at once (default 100).
@@ -1526,7 +1526,7 @@ type Step struct {
 // StepDelivery Task delivery guarantee (default at_least_once).
 type StepDelivery string
 
-// StepKind task (default), wait or sleep.
+// StepKind task (default), wait, sleep, map or child. Which optional fields each kind takes is x-kind-options of this schema.
 type StepKind string
 
 // StepProgress defines model for StepProgress.

@@ -1497,7 +1497,7 @@ export interface components {
             /** @description Map steps: a CEL expression (bare or as ${expr}) that renders the array to map over; the step's body runs once per element, its input template sees item and index. */
             items?: string;
             /**
-             * @description task (default), wait or sleep.
+             * @description task (default), wait, sleep, map or child. Which optional fields each kind takes is x-kind-options of this schema.
              * @enum {string}
              */
             kind?: "task" | "wait" | "sleep" | "map" | "child";

@@ -1,6 +1,7 @@
 // Workflow definitions: a DAG of tasks (bodies run by workers), waits
 // (completed by events) and sleeps, registered by the worker.
 import type { Schemas } from "./client.js";
+import { kindOptions } from "./kinds.gen.js";
 import type { StepContext } from "./worker.js";
 
 /** A duration: milliseconds (a number) or a Go duration string ("30s", "1h30m"). The wire form is the string. */
@@ -172,6 +173,7 @@ export class WorkflowDef {
     if (o.toleratedFailures !== undefined) s.tolerated_failures = o.toleratedFailures;
     if (o.toleratedFailurePercent !== undefined) s.tolerated_failure_percent = o.toleratedFailurePercent;
     if (o.childVersion !== undefined) s.child_version = o.childVersion;
+    checkKindOptions(s, `cairn: workflow ${this.name}: step ${s.id}`);
     (this.compensating ? this.onFailureSteps : this.steps).push(s);
     return this;
   }
@@ -187,6 +189,26 @@ export class WorkflowDef {
       steps: this.steps.map((s) => ({ ...s })),
       ...(this.onFailureSteps.length ? { on_failure: this.onFailureSteps.map((s) => ({ ...s })) } : {}),
     };
+  }
+}
+
+/** The step fields every kind takes; the others are in kindOptions. */
+const commonStepFields = new Set(["id", "kind", "after", "input", "when"]);
+
+/**
+ * Refuses a step that sets an option its kind does not take, with the
+ * engine's message ("retry applies to task and map steps only"): the
+ * table is the engine's, generated from the spec (kinds.gen.ts).
+ */
+export function checkKindOptions(s: Step, where: string): void {
+  const kind = s.kind ?? "task";
+  const takes = kindOptions[kind];
+  if (!takes) throw new Error(`${where}: unknown kind ${kind}`);
+  for (const [field, value] of Object.entries(s)) {
+    if (value === undefined || commonStepFields.has(field) || takes.includes(field)) continue;
+    const takers = Object.keys(kindOptions).filter((k) => kindOptions[k]?.includes(field));
+    const list = takers.length < 2 ? takers.join("") : `${takers.slice(0, -1).join(", ")} and ${takers[takers.length - 1]}`;
+    throw new Error(`${where}: ${field} applies to ${list} steps only`);
   }
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/app"
 	"github.com/cairn-dev/cairn/internal/config"
 	_ "github.com/cairn-dev/cairn/internal/config/drivers"
+	"github.com/cairn-dev/cairn/internal/testutil"
 	"github.com/cairn-dev/cairn/notify"
 )
 
@@ -79,7 +80,7 @@ func TestOpen(t *testing.T) {
 // runs the reaper beside it when asked, and stops with nil when its
 // context ends.
 func TestAPI(t *testing.T) {
-	var logs bytes.Buffer
+	var logs testutil.SyncBuffer // read while the server writes
 	cfg, err := config.FromEnv(config.API, []string{"CAIRN_BLOB=mem://", "CAIRN_DEV=true", "PORT=0"})
 	if err != nil {
 		t.Fatal(err)
@@ -108,7 +109,11 @@ func TestAPI(t *testing.T) {
 	if resp.StatusCode != 200 {
 		t.Fatalf("healthz %d", resp.StatusCode)
 	}
-	time.Sleep(50 * time.Millisecond) // a few reaper passes
+	// The reaper runs beside the server: a few passes, a period apart.
+	testutil.Eventually(t, 5*time.Second, "three reaper passes", func() (bool, string) {
+		out := logs.String()
+		return strings.Count(out, "cairn reaper: pass") >= 3, out
+	})
 	cancel()
 	select {
 	case err := <-done:

@@ -3,6 +3,7 @@ package serve
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -185,10 +186,10 @@ func TestReaperLoop(t *testing.T) {
 	done := make(chan struct{})
 	go func() { r.Run(ctx); close(done) }()
 	// The first pass runs at once, not a period later.
-	deadline := time.Now().Add(5 * time.Second)
-	for f.passes.Load() < 3 && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
+	testutil.Eventually(t, 5*time.Second, "three reaper passes", func() (bool, string) {
+		n := f.passes.Load()
+		return n >= 3, fmt.Sprintf("%d passes", n)
+	})
 	cancel()
 	select {
 	case <-done:
@@ -271,12 +272,24 @@ func TestAPIWithReaper(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	addr := make(chan net.Addr, 1)
 	done := make(chan error, 1)
+	// At Debug: the reaper's routine passes are what the test waits on.
+	log := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	go func() {
-		done <- API(ctx, e, http.NotFoundHandler(), Options{Addr: "127.0.0.1:0", Logger: slog.New(slog.NewTextHandler(&logs, nil)), Ready: func(a net.Addr) { addr <- a }},
+		done <- API(ctx, e, http.NotFoundHandler(), Options{Addr: "127.0.0.1:0", Logger: log, Ready: func(a net.Addr) { addr <- a }},
 			10*time.Millisecond)
 	}()
-	<-addr
-	time.Sleep(50 * time.Millisecond)
+	select {
+	case <-addr:
+	case err := <-done:
+		t.Fatalf("API returned before serving: %v", err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("API not serving within 10 s")
+	}
+	// The reaper runs beside the server: two passes, a period apart.
+	testutil.Eventually(t, 5*time.Second, "two reaper passes", func() (bool, string) {
+		out := logs.String()
+		return strings.Count(out, "cairn reaper: pass") >= 2, out
+	})
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatal(err)
@@ -301,9 +314,10 @@ func TestReaperVisitsOwnWakesBetweenPasses(t *testing.T) {
 	r := NewReaper(e, ReaperConfig{Period: time.Hour, Logger: quiet()})
 	done := make(chan struct{})
 	go func() { r.Run(ctx); close(done) }()
-	for r.Stats().Passes == 0 { // the loop is up (its first pass done)
-		time.Sleep(time.Millisecond)
-	}
+	testutil.EventuallyEvery(t, 5*time.Second, time.Millisecond, "the reaper loop's first pass", func() (bool, string) {
+		st := r.Stats()
+		return st.Passes > 0, fmt.Sprintf("stats %+v", st)
+	})
 	wf := cairn.Workflow{Name: "nap", Version: "1", Steps: []cairn.Step{{ID: "t"}, {ID: "z", Kind: cairn.KindSleep, Duration: cairn.Duration(300 * time.Millisecond), After: []string{"t"}}}}
 	if _, err := e.Register(ctx, engine.RegisterRequest{WorkerID: "w", Workflows: []cairn.Workflow{wf}}); err != nil {
 		t.Fatal(err)

@@ -10,15 +10,12 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
+	"github.com/cairn-dev/cairn/examples/internal/example"
 	"github.com/cairn-dev/cairn/sdk"
 )
 
@@ -70,17 +67,5 @@ func newWorker(c *sdk.Client, log *slog.Logger) *sdk.Worker {
 	return sdk.NewWorker(c, sdk.WithLogger(log), sdk.WithLabels(map[string]string{"example": "flaky"})).Register(Workflow())
 }
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
-	c, err := sdk.ClientFromEnv()
-	if err != nil {
-		log.Error("cairn client", "err", err)
-		os.Exit(1)
-	}
-	if err := newWorker(c, log).Serve(ctx); err != nil {
-		log.Error("worker stopped", "err", err)
-		os.Exit(1)
-	}
-}
+// main serves the worker until Ctrl-C, with a client of $CAIRN_SERVER.
+func main() { example.Main(newWorker) }

@@ -1,29 +1,15 @@
 package main
 
 import (
-	"context"
-	"log/slog"
 	"testing"
 	"time"
 
+	"github.com/cairn-dev/cairn/examples/internal/example"
 	"github.com/cairn-dev/cairn/sdk"
-	"github.com/cairn-dev/cairn/sdk/sdktest"
 )
 
 func TestFlaky(t *testing.T) {
-	srv := sdktest.Start(t, sdktest.Options{})
-	c, err := sdk.NewClient(srv.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.CloseIdleConnections()
-	w := newWorker(c, slog.New(slog.DiscardHandler))
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	done := make(chan error, 1)
-	go func() { done <- w.Serve(ctx) }()
-	defer func() { cancel(); <-done }()
-	<-w.Ready()
+	ctx, c := example.Start(t, 30*time.Second, newWorker)
 
 	ok, err := c.Start(ctx, "flaky", sdk.StartOptions{Input: Request{City: "Lisbon"}})
 	if err != nil {

@@ -1,31 +1,17 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
-	"log/slog"
 	"testing"
 	"time"
 
 	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/examples/internal/example"
 	"github.com/cairn-dev/cairn/sdk"
-	"github.com/cairn-dev/cairn/sdk/sdktest"
 )
 
 func TestFulfilment(t *testing.T) {
-	srv := sdktest.Start(t, sdktest.Options{})
-	c, err := sdk.NewClient(srv.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.CloseIdleConnections()
-	w := newWorker(c, slog.New(slog.DiscardHandler))
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	done := make(chan error, 1)
-	go func() { done <- w.Serve(ctx) }()
-	defer func() { cancel(); <-done }()
-	<-w.Ready()
+	ctx, c := example.Start(t, time.Minute, newWorker)
 
 	lines := []Line{{"tea", 2}, {"cup", 1}, {"pot", 1}, {"spoon", 4}, {"tray", 1}, {"cosy", 1}}
 	run, err := c.Start(ctx, "fulfilment", sdk.StartOptions{Input: Order{ID: "o-1", Card: "4242", Lines: lines}})

@@ -11,16 +11,13 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
-	"os/signal"
 	"sync"
-	"syscall"
 	"time"
 
+	"github.com/cairn-dev/cairn/examples/internal/example"
 	"github.com/cairn-dev/cairn/sdk"
 )
 
@@ -129,17 +126,7 @@ func newWorker(c *sdk.Client, p *Provider, log *slog.Logger) *sdk.Worker {
 	return sdk.NewWorker(c, sdk.WithLogger(log), sdk.WithLabels(map[string]string{"example": "payment"})).Register(Workflow(p))
 }
 
+// main serves the worker until Ctrl-C, with a client of $CAIRN_SERVER.
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
-	c, err := sdk.ClientFromEnv()
-	if err != nil {
-		log.Error("cairn client", "err", err)
-		os.Exit(1)
-	}
-	if err := newWorker(c, NewProvider(), log).Serve(ctx); err != nil {
-		log.Error("worker stopped", "err", err)
-		os.Exit(1)
-	}
+	example.Main(func(c *sdk.Client, log *slog.Logger) *sdk.Worker { return newWorker(c, NewProvider(), log) })
 }

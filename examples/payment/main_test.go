@@ -1,31 +1,18 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"log/slog"
 	"testing"
 	"time"
 
+	"github.com/cairn-dev/cairn/examples/internal/example"
 	"github.com/cairn-dev/cairn/sdk"
-	"github.com/cairn-dev/cairn/sdk/sdktest"
 )
 
 func TestPayment(t *testing.T) {
-	srv := sdktest.Start(t, sdktest.Options{})
-	c, err := sdk.NewClient(srv.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.CloseIdleConnections()
 	p := NewProvider()
-	w := newWorker(c, p, slog.New(slog.DiscardHandler))
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	done := make(chan error, 1)
-	go func() { done <- w.Serve(ctx) }()
-	defer func() { cancel(); <-done }()
-	<-w.Ready()
+	ctx, c := example.Start(t, 30*time.Second, func(c *sdk.Client, log *slog.Logger) *sdk.Worker { return newWorker(c, p, log) })
 
 	paid, err := c.Start(ctx, "payment", sdk.StartOptions{IdempotencyKey: "A-1001",
 		Input: json.RawMessage(`{"order":"A-1001","items":[{"sku":"book","qty":2,"unit_cents":1500}],"card":"4242"}`)})

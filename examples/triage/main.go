@@ -14,16 +14,14 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/cairn-dev/cairn/examples/internal/example"
 	"github.com/cairn-dev/cairn/sdk"
 )
 
@@ -161,22 +159,12 @@ func newWorker(c *sdk.Client, log *slog.Logger) *sdk.Worker {
 		Register(Workflow())
 }
 
+// main serves the worker until Ctrl-C, with a client of $CAIRN_SERVER.
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
 	// An SDK tracer provider, so spans are recorded and their token usage
 	// summed (add an exporter to see them in a tracing backend).
 	tp := sdktrace.NewTracerProvider()
 	defer tp.Shutdown(context.Background())
 	otel.SetTracerProvider(tp)
-	c, err := sdk.ClientFromEnv()
-	if err != nil {
-		log.Error("cairn client", "err", err)
-		os.Exit(1)
-	}
-	if err := newWorker(c, log).Serve(ctx); err != nil {
-		log.Error("worker stopped", "err", err)
-		os.Exit(1)
-	}
+	example.Main(newWorker)
 }

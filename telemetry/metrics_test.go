@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"sync"
 	"testing"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/cairn-dev/cairn/blob/file"
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/internal/testutil"
 	"github.com/cairn-dev/cairn/sdk"
 	"github.com/cairn-dev/cairn/sdk/sdktest"
 	"github.com/cairn-dev/cairn/telemetry"
@@ -151,18 +153,13 @@ func TestRunsProduceTheirMetrics(t *testing.T) {
 	}
 	// No claim is in progress once the worker stopped: the gauge comes
 	// back to 0 (the server ends a held claim when its caller hangs up).
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+	testutil.Eventually(t, 5*time.Second, telemetry.MetricClaimsWaiting+" back to 0 after the worker stopped", func() (bool, string) {
 		if err := reader.Collect(context.Background(), &rm); err != nil {
 			t.Fatal(err)
 		}
 		n := sum(rm, telemetry.MetricClaimsWaiting, nil)
-		if n == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s = %d after the worker stopped, want 0", telemetry.MetricClaimsWaiting, n)
-		}
-	}
+		return n == 0, fmt.Sprintf("%s = %d", telemetry.MetricClaimsWaiting, n)
+	})
 }
 
 func kv(pairs ...any) []attribute.KeyValue {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/cairn-dev/cairn/blob/file"
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/internal/testutil"
 	"github.com/cairn-dev/cairn/sdk"
 	"github.com/cairn-dev/cairn/sdk/sdktest"
 	"github.com/cairn-dev/cairn/telemetry"
@@ -84,20 +85,17 @@ func TestOneTracePerRunAcrossInstances(t *testing.T) {
 	}
 
 	tid := caller.SpanContext().TraceID()
+	// The run's last spans end after its outcome is committed.
 	var spans tracetest.SpanStubs
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	testutil.Eventually(t, 10*time.Second, "the spans of step b and of the run", func() (bool, string) {
 		spans = nil
 		for _, s := range exp.GetSpans() {
 			if s.SpanContext.TraceID() == tid {
 				spans = append(spans, s)
 			}
 		}
-		if len(find(spans, "step traced/b")) == 1 && len(find(spans, "run traced")) == 1 || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return len(find(spans, "step traced/b")) == 1 && len(find(spans, "run traced")) == 1, "trace: " + names(spans)
+	})
 	one := func(name string) tracetest.SpanStub {
 		t.Helper()
 		f := find(spans, name)

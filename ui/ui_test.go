@@ -68,18 +68,19 @@ func (f *fixture) register() {
 func (f *fixture) claim(run string) engine.Lease {
 	f.t.Helper()
 	ctx := context.Background()
+	// A held claim (the engine's long poll) picks up a retry once its 1ms
+	// backoff passes; it may answer empty early: claim again.
 	deadline := time.Now().Add(5 * time.Second)
 	for time.Now().Before(deadline) {
-		ls, err := f.e.Claim(ctx, engine.ClaimRequest{WorkerID: "w1", Run: run})
+		ls, err := f.e.Claim(ctx, engine.ClaimRequest{WorkerID: "w1", Run: run, WaitMs: time.Until(deadline).Milliseconds()})
 		if err != nil {
 			f.t.Fatal(err)
 		}
 		if len(ls) == 1 {
 			return ls[0]
 		}
-		time.Sleep(2 * time.Millisecond) // a retry's backoff is 1ms
 	}
-	f.t.Fatal("nothing to claim")
+	f.t.Fatalf("nothing to claim of run %s within 5 s", run)
 	return engine.Lease{}
 }
 

@@ -79,16 +79,16 @@ func TestDriverResolvesWhatGaveUp(t *testing.T) {
 	served := make(chan struct{})
 	go func() { defer close(served); w.Serve(ctx) }()
 	t.Cleanup(func() { cancel(); <-served })
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		wfs, err := direct.Workflows(ctx)
-		if err == nil && len(wfs) == len(Workflows) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("workflows not registered: %v %v", wfs, err)
-		}
-		time.Sleep(50 * time.Millisecond)
+	// Ready: the worker registered its workflows and claims.
+	select {
+	case <-w.Ready():
+	case <-served:
+		t.Fatal("the worker stopped before it was ready")
+	case <-time.After(30 * time.Second):
+		t.Fatal("the worker was not ready within 30 s")
+	}
+	if wfs, err := direct.Workflows(ctx); err != nil || len(wfs) != len(Workflows) {
+		t.Fatalf("the ready worker registered %v (%v), want the %d chaos workflows", wfs, err, len(Workflows))
 	}
 	countRuns := func() int {
 		n := 0

@@ -78,7 +78,7 @@ func (e *Engine) Claim(ctx context.Context, req ClaimRequest) ([]Lease, error) {
 	match := func(h notify.Hint) bool {
 		return w.served[workflowID{h.Workflow, h.Version}] && (req.Run == "" || h.Run == req.Run) && !skip.has(h.Key())
 	}
-	wake, stop := e.hub.wait(match)
+	wake, stop := e.hub.Wait(match)
 	defer stop()
 	e.cfg.Telemetry.Holding(1) // cairn.claims.waiting
 	defer e.cfg.Telemetry.Holding(-1)
@@ -87,7 +87,7 @@ func (e *Engine) Claim(ctx context.Context, req ClaimRequest) ([]Lease, error) {
 	// woke: when each hint taken became claimable (see observeWake).
 	woke := map[string]time.Time{}
 	for {
-		hints, due := e.hub.takeDue(match, max)
+		hints, due := e.hub.TakeDue(match, max)
 		for i, h := range hints {
 			woke[h.Key()] = due[i]
 		}
@@ -177,7 +177,7 @@ func (e *Engine) pause(ctx context.Context, d time.Duration, deadline time.Time)
 // HeldClaims is the number of claims this instance holds now, waiting for
 // work.
 func (e *Engine) HeldClaims() int {
-	n, _ := e.hub.held()
+	n, _ := e.hub.Held()
 	return n
 }
 
@@ -186,7 +186,7 @@ func (e *Engine) HeldClaims() int {
 // claim is held, instead of sleeping and hoping.
 func (e *Engine) AwaitHeldClaims(ctx context.Context, n int) error {
 	for {
-		got, changed := e.hub.held()
+		got, changed := e.hub.Held()
 		if got >= n {
 			return nil
 		}
@@ -306,7 +306,7 @@ func (e *Engine) fallbackScan(ctx context.Context) int {
 				continue
 			}
 			h := notify.Hint{Run: r.ID, Workflow: r.Workflow, Version: r.Version, Step: id, Attempt: st.Attempt}
-			if e.hub.holds(h) || e.flow.holds(h) {
+			if e.hub.Holds(h) || e.flow.holds(h) {
 				// Not lost: held here, perhaps deferred by flow control
 				// (NotBefore) or parked until a slot frees. A fresh hint
 				// would make it claimable at once, for a claim the limit
@@ -322,7 +322,7 @@ func (e *Engine) fallbackScan(ctx context.Context) int {
 				// a claim takes it over (claimOne).
 				if _, err := e.store.Stat(ctx, key); isNotFound(err) || err == nil && e.unsettled.has(key) {
 					h.Priority = e.priorityOf(ctx, r, id)
-					e.hub.add(h)
+					e.hub.Add(h)
 					mu.Lock()
 					added++
 					mu.Unlock()
@@ -488,7 +488,7 @@ func (e *Engine) tryClaim(ctx context.Context, w cachedWorker, hints []notify.Hi
 		}
 	}
 	for _, h := range putBack {
-		e.hub.add(h)
+		e.hub.Add(h)
 	}
 	if len(leases) > 0 && e.cfg.Bus != nil {
 		// Tell the other instances these attempts are gone.

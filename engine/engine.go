@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/blob"
+	"github.com/cairn-dev/cairn/engine/internal/hub"
 	"github.com/cairn-dev/cairn/engine/internal/render"
 	"github.com/cairn-dev/cairn/notify"
 	"github.com/cairn-dev/cairn/telemetry"
@@ -219,7 +220,7 @@ type Engine struct {
 	log   *slog.Logger
 
 	commits *committer
-	hub     *hub
+	hub     *hub.Hub
 	watch   *watchers
 	defs    *defCache
 	latest  latestCache // workflows' newest versions (workflows.go)
@@ -277,9 +278,7 @@ func New(store *blob.Bucket, cfg Config) (*Engine, error) {
 	e := &Engine{store: store, cfg: cfg, keys: keys{prefix: cfg.Prefix, sharded: cfg.KeyLayout == KeyLayoutSharded}, log: cfg.Logger, draining: make(chan struct{}), scanStart: rand.IntN}
 	e.commits = newCommitter(e)
 	e.admit = newAdmission(cfg.ShedAbove)
-	e.hub = newHub(cfg.Now)
-	e.hub.dropped = func(n int) { cfg.Telemetry.Dropped("hint", "evicted", n) } // see telemetry.go
-	e.hub.aging = cfg.PriorityAging
+	e.hub = hub.New(cfg.Now, cfg.PriorityAging, func(n int) { cfg.Telemetry.Dropped("hint", "evicted", n) }) // see telemetry.go
 	e.watch = newWatchers()
 	e.defs = newDefCache()
 	e.items = newItemsCache()

@@ -125,7 +125,7 @@ func TestClaimStaleCacheReadsAgain(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A hears of s1 without a revision (as from the reaper's announce).
-	a.hub.add(notify.Hint{Run: run, Workflow: "lin", Version: "1", Step: stepName(1), Attempt: 1})
+	a.hub.Add(notify.Hint{Run: run, Workflow: "lin", Version: "1", Step: stepName(1), Attempt: 1})
 	a.lastScan = a.now() // no fallback scan: only the hint
 	a.seen("w")          // the worker's sighting (a read of its record), not counted
 	a.Settle()

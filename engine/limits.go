@@ -511,7 +511,7 @@ func (e *Engine) releaseSlots(ctx context.Context, l *leaseRecord) {
 		}
 		for _, h := range e.flow.unpark(key) {
 			h.NotBefore = time.Time{}
-			e.hub.add(h)
+			e.hub.Add(h)
 		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/engine/internal/hub"
 	"github.com/cairn-dev/cairn/notify"
 	"github.com/cairn-dev/cairn/telemetry"
 )
@@ -134,7 +135,7 @@ func TestDroppedNotificationsMetric(t *testing.T) {
 	e := newTestEngine(t, nil, Config{Telemetry: tel, Bus: telemetry.WrapBus(failingBus{}, tel)})
 	register(t, e, "w1", single("one", cairn.Step{ID: "s"}))
 	run := mustStart(t, e, "one", `{}`)
-	if n := e.hub.size(); n != 1 {
+	if n := e.hub.Size(); n != 1 {
 		t.Fatalf("the instance holds %d hints after a failed publication, want its own 1", n)
 	}
 	if _, err := e.CancelRun(ctx, run, "stop"); err != nil { // a change notice
@@ -152,17 +153,16 @@ func TestDroppedNotificationsMetric(t *testing.T) {
 		t.Errorf("published = %d, want 0", n)
 	}
 
-	// The pool prunes hints older than hubMaxAge when it compacts (every
+	// The pool prunes hints older than hub.MaxAge when it compacts (every
 	// 4096 additions).
 	clk := newClock()
-	h := newHub(clk.Now)
-	h.dropped = func(n int) { tel.Dropped("hint", "evicted", n) }
-	h.add(notify.Hint{Run: "old", Workflow: "one", Version: "1", Step: "s", Attempt: 1})
-	clk.Advance(hubMaxAge + time.Minute)
+	h := hub.New(clk.Now, 0, func(n int) { tel.Dropped("hint", "evicted", n) })
+	h.Add(notify.Hint{Run: "old", Workflow: "one", Version: "1", Step: "s", Attempt: 1})
+	clk.Advance(hub.MaxAge + time.Minute)
 	for i := 1; i < 4096; i++ {
-		h.add(notify.Hint{Run: fmt.Sprint("r", i), Workflow: "one", Version: "1", Step: "s", Attempt: 1})
+		h.Add(notify.Hint{Run: fmt.Sprint("r", i), Workflow: "one", Version: "1", Step: "s", Attempt: 1})
 	}
-	if n := counter(t, reader, telemetry.MetricDropped, hint, attribute.String("reason", "evicted")); n != 1 || h.size() != 4095 {
-		t.Errorf("evicted = %d with %d hints left, want 1 and 4095", n, h.size())
+	if n := counter(t, reader, telemetry.MetricDropped, hint, attribute.String("reason", "evicted")); n != 1 || h.Size() != 4095 {
+		t.Errorf("evicted = %d with %d hints left, want 1 and 4095", n, h.Size())
 	}
 }

@@ -98,7 +98,7 @@ func (e *Engine) receive(h notify.Hint) {
 		e.watch.changed(h.Run, h.Rev)
 		return
 	}
-	e.hub.add(h)
+	e.hub.Add(h)
 }
 
 // cachedRun returns the committer's cached copy of run when it holds a

@@ -177,11 +177,11 @@ func TestChangeNoticeIsNotWork(t *testing.T) {
 		t.Fatal(err)
 	}
 	time.Sleep(50 * time.Millisecond)
-	if n := e.hub.size(); n != 0 {
+	if n := e.hub.Size(); n != 0 {
 		t.Fatalf("hub holds %d hints after a change notice, want 0", n)
 	}
-	e.hub.add(notify.Hint{Run: id, Workflow: "one", Version: "1", Step: "only", Attempt: 1, Changed: true})
-	if n := e.hub.size(); n != 0 {
+	e.hub.Add(notify.Hint{Run: id, Workflow: "one", Version: "1", Step: "only", Attempt: 1, Changed: true})
+	if n := e.hub.Size(); n != 0 {
 		t.Fatalf("hub.add kept a change notice")
 	}
 }

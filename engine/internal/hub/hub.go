@@ -1,4 +1,6 @@
-package engine
+// Package hub is one instance's pool of work hints and the claims waiting
+// for them, handed out in order of effective priority.
+package hub
 
 import (
 	"math/rand/v2"
@@ -8,12 +10,12 @@ import (
 	"github.com/cairn-dev/cairn/notify"
 )
 
-// hub is one instance's pool of hints and the claims waiting for them.
+// Hub is one instance's pool of hints and the claims waiting for them.
 // Each hint goes to one claim (queue semantics within an instance); a
 // claim that cannot use a hint puts it back. Hints are bounded in number
 // and age: a dropped hint is found again by the fallback scan or the
 // reaper.
-type hub struct {
+type Hub struct {
 	now func() time.Time
 
 	mu      sync.Mutex
@@ -41,26 +43,33 @@ type waiter struct {
 	ch    chan struct{}
 }
 
+// The bounds of the pool: hints beyond maxHints, the oldest first, and
+// hints older than MaxAge are pruned.
 const (
-	hubMaxHints = 100_000
-	hubMaxAge   = 10 * time.Minute
+	maxHints = 100_000
+	MaxAge   = 10 * time.Minute
 )
 
-func newHub(now func() time.Time) *hub {
-	return &hub{now: now, hints: map[string]hubHint{}, waiters: map[*waiter]struct{}{}, changed: make(chan struct{})}
+// New returns an empty hub on the clock now. aging is how long a hint
+// waits to gain a point of effective priority (0: a second; priority.go);
+// dropped, when not nil, hears of hints pruned for age or number.
+func New(now func() time.Time, aging time.Duration, dropped func(n int)) *Hub {
+	h := &Hub{now: now, hints: map[string]hubHint{}, waiters: map[*waiter]struct{}{}, changed: make(chan struct{}), dropped: dropped}
+	h.aging = aging
+	return h
 }
 
-// add records a hint and wakes the claims it matches.
-// holds reports whether the hub holds a hint for x's step and attempt (or
+// Holds reports whether the hub holds a hint for x's step and attempt (or
 // a later one), claimable now or later (NotBefore).
-func (h *hub) holds(x notify.Hint) bool {
+func (h *Hub) Holds(x notify.Hint) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	cur, ok := h.hints[x.Key()]
 	return ok && cur.Attempt >= x.Attempt
 }
 
-func (h *hub) add(x notify.Hint) {
+// Add records a hint and wakes the claims it matches.
+func (h *Hub) Add(x notify.Hint) {
 	if x.Changed || x.Registered != "" {
 		return // a run-change or registration notice, never claimable work
 	}
@@ -82,7 +91,7 @@ func (h *hub) add(x notify.Hint) {
 	h.hints[k] = hubHint{Hint: x, added: h.now()}
 	h.noteLocked(k, x)
 	h.adds++
-	if len(h.hints) > hubMaxHints || h.adds%4096 == 0 {
+	if len(h.hints) > maxHints || h.adds%4096 == 0 {
 		h.compactLocked(true)
 	}
 	if delay := x.NotBefore.Sub(h.now()); delay > 0 {
@@ -96,13 +105,13 @@ func (h *hub) add(x notify.Hint) {
 }
 
 // wake notifies the claims now waiting that match x.
-func (h *hub) wake(x notify.Hint) {
+func (h *Hub) wake(x notify.Hint) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.wakeLocked(x)
 }
 
-func (h *hub) wakeLocked(x notify.Hint) {
+func (h *Hub) wakeLocked(x notify.Hint) {
 	for w := range h.waiters {
 		if w.match(x) {
 			signal(w.ch)
@@ -117,15 +126,15 @@ func signal(ch chan struct{}) {
 	}
 }
 
-// take removes and returns up to n due hints that match.
-func (h *hub) take(match func(notify.Hint) bool, n int) []notify.Hint {
-	out, _ := h.takeDue(match, n)
+// Take removes and returns up to n due hints that match.
+func (h *Hub) Take(match func(notify.Hint) bool, n int) []notify.Hint {
+	out, _ := h.TakeDue(match, n)
 	return out
 }
 
-// takeDue is take, with when each hint became claimable here: when it
+// TakeDue is Take, with when each hint became claimable here: when it
 // arrived, or its NotBefore if later (the start of its wake latency).
-func (h *hub) takeDue(match func(notify.Hint) bool, n int) ([]notify.Hint, []time.Time) {
+func (h *Hub) TakeDue(match func(notify.Hint) bool, n int) ([]notify.Hint, []time.Time) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	now := h.now()
@@ -166,7 +175,7 @@ func (h *hub) takeDue(match func(notify.Hint) bool, n int) ([]notify.Hint, []tim
 
 // compactLocked drops keys of taken hints from the order, and with prune
 // the oldest hints beyond the bounds.
-func (h *hub) compactLocked(prune bool) {
+func (h *Hub) compactLocked(prune bool) {
 	now := h.now()
 	order := h.order[:0]
 	for _, k := range h.order {
@@ -174,7 +183,7 @@ func (h *hub) compactLocked(prune bool) {
 		if !ok {
 			continue
 		}
-		if prune && (now.Sub(x.added) > hubMaxAge || len(h.hints) > hubMaxHints) {
+		if prune && (now.Sub(x.added) > MaxAge || len(h.hints) > maxHints) {
 			delete(h.hints, k)
 			if h.dropped != nil {
 				h.dropped(1)
@@ -186,9 +195,9 @@ func (h *hub) compactLocked(prune bool) {
 	h.order = order
 }
 
-// wait returns a channel signalled when a matching hint arrives, and a
+// Wait returns a channel signalled when a matching hint arrives, and a
 // function to stop waiting.
-func (h *hub) wait(match func(notify.Hint) bool) (<-chan struct{}, func()) {
+func (h *Hub) Wait(match func(notify.Hint) bool) (<-chan struct{}, func()) {
 	w := &waiter{match: match, ch: make(chan struct{}, 1)}
 	h.mu.Lock()
 	h.waiters[w] = struct{}{}
@@ -202,22 +211,22 @@ func (h *hub) wait(match func(notify.Hint) bool) (<-chan struct{}, func()) {
 	}
 }
 
-// size is the number of hints held.
-func (h *hub) size() int {
+// Size is the number of hints held.
+func (h *Hub) Size() int {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return len(h.hints)
 }
 
 // changedLocked signals that the set of waiting claims changed.
-func (h *hub) changedLocked() {
+func (h *Hub) changedLocked() {
 	close(h.changed)
 	h.changed = make(chan struct{})
 }
 
-// held returns the number of claims waiting now and a channel closed at
+// Held returns the number of claims waiting now and a channel closed at
 // the next change.
-func (h *hub) held() (int, <-chan struct{}) {
+func (h *Hub) Held() (int, <-chan struct{}) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return len(h.waiters), h.changed

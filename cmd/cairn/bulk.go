@@ -54,11 +54,7 @@ func newBatchStartCmd(cf *clientFlags, action string) *cobra.Command {
 		Example: `  cairn batches cancel --workflow billing --status running --reason "bad deploy"
   cairn batches rerun --status failed --started-after 2026-11-30T00:00:00Z --wait`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := cf.client()
-			if err != nil {
-				return err
-			}
+		RunE: cf.run(func(cmd *cobra.Command, args []string, c *sdk.Client) error {
 			f := sdk.BatchFilter{Workflow: workflow}
 			for _, s := range statuses {
 				f.Status = append(f.Status, cairn.RunStatus(s))
@@ -86,7 +82,7 @@ func newBatchStartCmd(cf *clientFlags, action string) *cobra.Command {
 				}
 			}
 			return printBatch(cmd.OutOrStdout(), b, asJSON)
-		},
+		}),
 	}
 	fl := cmd.Flags()
 	fl.StringSliceVar(&statuses, "status", nil, "runs in these statuses (repeat or comma-separate)")
@@ -107,17 +103,13 @@ func newBatchGetCmd(cf *clientFlags) *cobra.Command {
 		Use:   "get <batch>",
 		Short: "Show a batch's progress",
 		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := cf.client()
-			if err != nil {
-				return err
-			}
+		RunE: cf.run(func(cmd *cobra.Command, args []string, c *sdk.Client) error {
 			b, err := c.GetBatch(cmd.Context(), args[0])
 			if err != nil {
 				return err
 			}
 			return printBatch(cmd.OutOrStdout(), b, asJSON)
-		},
+		}),
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	return cmd

@@ -13,12 +13,7 @@ import (
 
 func TestBatchesCommands(t *testing.T) {
 	srv := sdktest.Start(t, sdktest.Options{})
-	startWorker(t, srv.URL)
-	c, err := sdk.NewClient(srv.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.CloseIdleConnections)
+	c := startWorker(t, srv.URL)
 	ctx := context.Background()
 	var runs []string
 	for range 3 {

@@ -43,6 +43,34 @@ func (cf *clientFlags) client() (*sdk.Client, error) {
 	return sdk.NewClient(cf.server, opts...)
 }
 
+// run returns a command's RunE: it makes the client of the server the
+// flags name, then calls f with it.
+func (cf *clientFlags) run(f func(cmd *cobra.Command, args []string, c *sdk.Client) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		c, err := cf.client()
+		if err != nil {
+			return err
+		}
+		return f(cmd, args, c)
+	}
+}
+
+// runOutput is run for a command with -o/--output (of): it checks the
+// format first, then calls f with the client and the format.
+func (cf *clientFlags) runOutput(of *outputFlag, f func(cmd *cobra.Command, args []string, c *sdk.Client, format string) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		format, err := of.get()
+		if err != nil {
+			return err
+		}
+		c, err := cf.client()
+		if err != nil {
+			return err
+		}
+		return f(cmd, args, c, format)
+	}
+}
+
 // printJSON writes v as indented JSON.
 func printJSON(w io.Writer, v any) error {
 	b, err := json.MarshalIndent(v, "", "  ")

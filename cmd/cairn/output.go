@@ -22,12 +22,10 @@ type outputFlag struct {
 	json   bool
 }
 
-// addOutputFlag adds -o/--output (and --json) to cmd.
-func addOutputFlag(cmd *cobra.Command) *outputFlag {
-	o := &outputFlag{}
+// addTo adds -o/--output (and --json) to cmd.
+func (o *outputFlag) addTo(cmd *cobra.Command) {
 	cmd.Flags().StringVarP(&o.format, "output", "o", outTable, "output format: table, json or jsonl (one object per line)")
 	cmd.Flags().BoolVar(&o.json, "json", false, "same as -o json")
-	return o
 }
 
 // get returns the chosen format, or an error naming the flag.

@@ -23,30 +23,15 @@ The new run names the old one (rerun_of); the old run is not changed.`,
 		Example: `  cairn runs rerun 7YBQ8AW8WZN0T33XRQSRCZBFT4 --wait           # retry what failed
   cairn runs rerun 7YBQ8AW8WZN0T33XRQSRCZBFT4 --from route     # run route and what follows again`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := cf.client()
+		RunE: cf.run(func(cmd *cobra.Command, args []string, c *sdk.Client) error {
+			r, err := c.Rerun(cmd.Context(), args[0], sdk.RerunOptions{FromStep: from, IdempotencyKey: ikey})
 			if err != nil {
 				return err
 			}
-			ctx := cmd.Context()
-			r, err := c.Rerun(ctx, args[0], sdk.RerunOptions{FromStep: from, IdempotencyKey: ikey})
-			if err != nil {
-				return err
-			}
-			out := cmd.OutOrStdout()
-			if !wait {
-				if asJSON {
-					return printJSON(out, r)
-				}
-				fmt.Fprintf(out, "started run %s (%s@%s), rerun of %s: %d/%d steps reused\n", r.ID, r.Workflow, r.Version, args[0], r.StepsDone, r.StepsTotal)
-				fmt.Fprintf(cmd.ErrOrStderr(), "watch it: cairn runs watch %s\n", r.ID)
-				return nil
-			}
-			if !asJSON {
-				fmt.Fprintf(out, "run %s (%s@%s), rerun of %s\n", r.ID, r.Workflow, r.Version, args[0])
-			}
-			return watch(ctx, c, r.ID, out, asJSON)
-		},
+			return startedRun(cmd, c, r, wait, asJSON,
+				fmt.Sprintf("started run %s (%s@%s), rerun of %s: %d/%d steps reused", r.ID, r.Workflow, r.Version, args[0], r.StepsDone, r.StepsTotal),
+				fmt.Sprintf("run %s (%s@%s), rerun of %s", r.ID, r.Workflow, r.Version, args[0]))
+		}),
 	}
 	f := cmd.Flags()
 	f.StringVar(&from, "from", "", "run this step and every step after it again (default: only what did not complete)")

@@ -41,11 +41,7 @@ func newRunsStartCmd(cf *clientFlags) *cobra.Command {
   cairn runs start triage --input @ticket.json --idempotency-key ticket-1234
   cairn runs start report --version 2 --deadline 1h --json`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := cf.client()
-			if err != nil {
-				return err
-			}
+		RunE: cf.run(func(cmd *cobra.Command, args []string, c *sdk.Client) error {
 			o := sdk.StartOptions{Version: version, IdempotencyKey: ikey, Correlation: correlation, Timeout: deadline}
 			if input != "" {
 				in, err := readJSONArg(cmd, "input", input)
@@ -54,29 +50,18 @@ func newRunsStartCmd(cf *clientFlags) *cobra.Command {
 				}
 				o.Input = in
 			}
-			ctx := cmd.Context()
-			r, err := c.Start(ctx, args[0], o)
+			r, err := c.Start(cmd.Context(), args[0], o)
 			if err != nil {
 				return err
 			}
-			out := cmd.OutOrStdout()
-			if !wait {
-				if asJSON {
-					return printJSON(out, r)
-				}
-				verb := "started"
-				if r.Existed {
-					verb = "found (idempotency key)"
-				}
-				fmt.Fprintf(out, "%s run %s (%s@%s)\n", verb, r.ID, r.Workflow, r.Version)
-				fmt.Fprintf(cmd.ErrOrStderr(), "watch it: cairn runs watch %s\n", r.ID)
-				return nil
+			verb := "started"
+			if r.Existed {
+				verb = "found (idempotency key)"
 			}
-			if !asJSON {
-				fmt.Fprintf(out, "run %s (%s@%s)\n", r.ID, r.Workflow, r.Version)
-			}
-			return watch(ctx, c, r.ID, out, asJSON)
-		},
+			return startedRun(cmd, c, r, wait, asJSON,
+				fmt.Sprintf("%s run %s (%s@%s)", verb, r.ID, r.Workflow, r.Version),
+				fmt.Sprintf("run %s (%s@%s)", r.ID, r.Workflow, r.Version))
+		}),
 	}
 	f := cmd.Flags()
 	f.StringVar(&input, "input", "", "run input: JSON, @file, or - for stdin")
@@ -95,16 +80,32 @@ func newRunsWatchCmd(cf *clientFlags) *cobra.Command {
 		Use:   "watch <run>",
 		Short: "Show a run's progress until it ends, then its output",
 		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := cf.client()
-			if err != nil {
-				return err
-			}
+		RunE: cf.run(func(cmd *cobra.Command, args []string, c *sdk.Client) error {
 			return watch(cmd.Context(), c, args[0], cmd.OutOrStdout(), asJSON)
-		},
+		}),
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print only the ended run, as JSON")
 	return cmd
+}
+
+// startedRun prints a run just started (or rerun). Without wait it says
+// so in started, and on stderr how to watch it; with wait it prints header
+// and then watches the run to its end. asJSON prints the run as JSON
+// instead (with wait, once it ended).
+func startedRun(cmd *cobra.Command, c *sdk.Client, r *sdk.Run, wait, asJSON bool, started, header string) error {
+	out := cmd.OutOrStdout()
+	if !wait {
+		if asJSON {
+			return printJSON(out, r)
+		}
+		fmt.Fprintln(out, started)
+		fmt.Fprintf(cmd.ErrOrStderr(), "watch it: cairn runs watch %s\n", r.ID)
+		return nil
+	}
+	if !asJSON {
+		fmt.Fprintln(out, header)
+	}
+	return watch(cmd.Context(), c, r.ID, out, asJSON)
 }
 
 // watch follows a run to its end. It prints each step's transitions as
@@ -427,20 +428,12 @@ func usageString(u sdk.Usage) string {
 }
 
 func newRunsGetCmd(cf *clientFlags) *cobra.Command {
-	var of *outputFlag
+	of := new(outputFlag)
 	cmd := &cobra.Command{
 		Use:   "get <run>",
 		Short: "Show a run: status, steps, output",
 		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			format, err := of.get()
-			if err != nil {
-				return err
-			}
-			c, err := cf.client()
-			if err != nil {
-				return err
-			}
+		RunE: cf.runOutput(of, func(cmd *cobra.Command, args []string, c *sdk.Client, format string) error {
 			r, err := c.Get(cmd.Context(), args[0])
 			if err != nil {
 				return err
@@ -450,9 +443,9 @@ func newRunsGetCmd(cf *clientFlags) *cobra.Command {
 				printRun(out, r)
 				return nil
 			})
-		},
+		}),
 	}
-	of = addOutputFlag(cmd)
+	of.addTo(cmd)
 	return cmd
 }
 
@@ -504,7 +497,7 @@ func newRunsListCmd(cf *clientFlags) *cobra.Command {
 		workflow, status, cursor string
 		limit                    int
 		all                      bool
-		of                       *outputFlag
+		of                       = new(outputFlag)
 	)
 	cmd := &cobra.Command{
 		Use:   "list",
@@ -512,15 +505,7 @@ func newRunsListCmd(cf *clientFlags) *cobra.Command {
 		Example: `  cairn runs list --workflow triage --status failed
   cairn runs list --all -o jsonl | jq -r .id`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			format, err := of.get()
-			if err != nil {
-				return err
-			}
-			c, err := cf.client()
-			if err != nil {
-				return err
-			}
+		RunE: cf.runOutput(of, func(cmd *cobra.Command, args []string, c *sdk.Client, format string) error {
 			o := sdk.ListOptions{Workflow: workflow, Status: cairn.RunStatus(status), Limit: limit, Cursor: cursor}
 			runs := []sdk.RunSummary{}
 			next := ""
@@ -539,7 +524,7 @@ func newRunsListCmd(cf *clientFlags) *cobra.Command {
 				runs, next = append(runs, p.Runs...), p.NextCursor
 			}
 			out := cmd.OutOrStdout()
-			err = emit(out, format, map[string]any{"runs": runs, "next_cursor": next}, runs, func() error {
+			err := emit(out, format, map[string]any{"runs": runs, "next_cursor": next}, runs, func() error {
 				color := colorOK(out, os.Getenv)
 				tw := newTable(out)
 				fmt.Fprintln(tw, "RUN\tWORKFLOW\tSTATUS\tSTEPS\tSTARTED\tTOOK\tERROR")
@@ -560,7 +545,7 @@ func newRunsListCmd(cf *clientFlags) *cobra.Command {
 				fmt.Fprintf(cmd.ErrOrStderr(), "more: cairn runs list --cursor %s (or --all)\n", next)
 			}
 			return err
-		},
+		}),
 	}
 	f := cmd.Flags()
 	f.StringVar(&workflow, "workflow", "", "only runs of this workflow")
@@ -568,13 +553,13 @@ func newRunsListCmd(cf *clientFlags) *cobra.Command {
 	f.IntVar(&limit, "limit", 20, "runs read per page")
 	f.StringVar(&cursor, "cursor", "", "the page after this cursor")
 	f.BoolVar(&all, "all", false, "read every page")
-	of = addOutputFlag(cmd)
+	of.addTo(cmd)
 	return cmd
 }
 
 func newRunsJournalCmd(cf *clientFlags) *cobra.Command {
 	var (
-		of     *outputFlag
+		of     = new(outputFlag)
 		follow bool
 	)
 	cmd := &cobra.Command{
@@ -615,7 +600,7 @@ func newRunsJournalCmd(cf *clientFlags) *cobra.Command {
 			})
 		},
 	}
-	of = addOutputFlag(cmd)
+	of.addTo(cmd)
 	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "keep printing new entries until the run ends (Ctrl-C stops following, not the run)")
 	return cmd
 }
@@ -627,11 +612,7 @@ func newRunsCancelCmd(cf *clientFlags) *cobra.Command {
 		Use:   "cancel <run>",
 		Short: "Cancel a running run",
 		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := cf.client()
-			if err != nil {
-				return err
-			}
+		RunE: cf.run(func(cmd *cobra.Command, args []string, c *sdk.Client) error {
 			r, err := c.Cancel(cmd.Context(), args[0], reason)
 			if err != nil {
 				return err
@@ -641,7 +622,7 @@ func newRunsCancelCmd(cf *clientFlags) *cobra.Command {
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "cancelled run %s (%d/%d steps had completed)\n", r.ID, r.StepsDone, r.StepsTotal)
 			return nil
-		},
+		}),
 	}
 	cmd.Flags().StringVar(&reason, "reason", "", "why, recorded in the journal")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the run as JSON")
@@ -656,11 +637,7 @@ func newRunsEventCmd(cf *clientFlags) *cobra.Command {
 		Short:   "Send an event to a run (resumes the wait steps waiting for it)",
 		Example: `  cairn runs event 7YBQ… approved --payload '{"approver":"ana"}'`,
 		Args:    cobra.ExactArgs(2),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := cf.client()
-			if err != nil {
-				return err
-			}
+		RunE: cf.run(func(cmd *cobra.Command, args []string, c *sdk.Client) error {
 			ev := sdk.Event{Name: args[1], ID: id}
 			if payload != "" {
 				p, err := readJSONArg(cmd, "payload", payload)
@@ -685,7 +662,7 @@ func newRunsEventCmd(cf *clientFlags) *cobra.Command {
 				fmt.Fprintf(out, "event %s: recorded; the next wait for it will take it\n", args[1])
 			}
 			return nil
-		},
+		}),
 	}
 	cmd.Flags().StringVar(&payload, "payload", "", "event payload: JSON, @file, or - for stdin")
 	cmd.Flags().StringVar(&id, "id", "", "event id: sending the same id again is ignored")

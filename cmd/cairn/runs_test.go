@@ -42,7 +42,9 @@ type greetIn struct {
 	Name string `json:"name"`
 }
 
-func startWorker(t *testing.T, url string) {
+// startWorker serves workflows greet and gate against the server at url
+// until the test ends, and returns the client it serves with.
+func startWorker(t *testing.T, url string) *sdk.Client {
 	t.Helper()
 	c, err := sdk.NewClient(url)
 	if err != nil {
@@ -77,6 +79,7 @@ func startWorker(t *testing.T, url string) {
 	case err := <-done:
 		t.Fatal(err)
 	}
+	return c
 }
 
 var runIDRE = regexp.MustCompile(`run ([0-9A-Z]{26})`)

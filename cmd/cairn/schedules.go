@@ -55,11 +55,7 @@ func newSchedulesCreateCmd(cf *clientFlags) *cobra.Command {
 		Example: `  cairn schedules create report '0 2 * * *' --tz Europe/Paris --input '{"period":"day"}'
   cairn schedules create sync '@every 15m' --id sync-15m --overlap cancel_previous`,
 		Args: cobra.ExactArgs(2),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := cf.client()
-			if err != nil {
-				return err
-			}
+		RunE: cf.run(func(cmd *cobra.Command, args []string, c *sdk.Client) error {
 			if input != "" {
 				in, err := readJSONArg(cmd, "input", input)
 				if err != nil {
@@ -72,7 +68,7 @@ func newSchedulesCreateCmd(cf *clientFlags) *cobra.Command {
 				return err
 			}
 			return printSchedule(cmd.OutOrStdout(), s, asJSON)
-		},
+		}),
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.ID, "id", "", "schedule id (default generated)")
@@ -87,20 +83,12 @@ func newSchedulesCreateCmd(cf *clientFlags) *cobra.Command {
 }
 
 func newSchedulesListCmd(cf *clientFlags) *cobra.Command {
-	var of *outputFlag
+	of := new(outputFlag)
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List schedules",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			format, err := of.get()
-			if err != nil {
-				return err
-			}
-			c, err := cf.client()
-			if err != nil {
-				return err
-			}
+		RunE: cf.runOutput(of, func(cmd *cobra.Command, args []string, c *sdk.Client, format string) error {
 			all := []sdk.Schedule{}
 			cursor := ""
 			for {
@@ -130,36 +118,28 @@ func newSchedulesListCmd(cf *clientFlags) *cobra.Command {
 				}
 				return tw.Flush()
 			})
-		},
+		}),
 	}
-	of = addOutputFlag(cmd)
+	of.addTo(cmd)
 	return cmd
 }
 
 func newSchedulesGetCmd(cf *clientFlags) *cobra.Command {
-	var of *outputFlag
+	of := new(outputFlag)
 	cmd := &cobra.Command{
 		Use:   "get <schedule>",
 		Short: "Show a schedule",
 		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			format, err := of.get()
-			if err != nil {
-				return err
-			}
-			c, err := cf.client()
-			if err != nil {
-				return err
-			}
+		RunE: cf.runOutput(of, func(cmd *cobra.Command, args []string, c *sdk.Client, format string) error {
 			s, err := c.GetSchedule(cmd.Context(), args[0])
 			if err != nil {
 				return err
 			}
 			out := cmd.OutOrStdout()
 			return emit(out, format, s, []any{s}, func() error { return printSchedule(out, s, false) })
-		},
+		}),
 	}
-	of = addOutputFlag(cmd)
+	of.addTo(cmd)
 	return cmd
 }
 
@@ -173,11 +153,7 @@ func newSchedulesPauseCmd(cf *clientFlags, pause bool) *cobra.Command {
 		Use:   use,
 		Short: short,
 		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := cf.client()
-			if err != nil {
-				return err
-			}
+		RunE: cf.run(func(cmd *cobra.Command, args []string, c *sdk.Client) error {
 			f := c.ResumeSchedule
 			if pause {
 				f = c.PauseSchedule
@@ -187,7 +163,7 @@ func newSchedulesPauseCmd(cf *clientFlags, pause bool) *cobra.Command {
 				return err
 			}
 			return printSchedule(cmd.OutOrStdout(), s, asJSON)
-		},
+		}),
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	return cmd
@@ -198,17 +174,13 @@ func newSchedulesDeleteCmd(cf *clientFlags) *cobra.Command {
 		Use:   "delete <schedule>",
 		Short: "Delete a schedule (its runs stay)",
 		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := cf.client()
-			if err != nil {
-				return err
-			}
+		RunE: cf.run(func(cmd *cobra.Command, args []string, c *sdk.Client) error {
 			if err := c.DeleteSchedule(cmd.Context(), args[0]); err != nil {
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "deleted schedule %s\n", args[0])
 			return nil
-		},
+		}),
 	}
 }
 
@@ -226,11 +198,7 @@ func newSchedulesBackfillCmd(cf *clientFlags) *cobra.Command {
 		Example: `  cairn schedules backfill report --since 72h
   cairn schedules backfill report --from 2026-01-01T00:00:00Z --to 2026-01-08T00:00:00Z --max 10`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := cf.client()
-			if err != nil {
-				return err
-			}
+		RunE: cf.run(func(cmd *cobra.Command, args []string, c *sdk.Client) (err error) {
 			end := time.Now()
 			if to != "" {
 				if end, err = time.Parse(time.RFC3339, to); err != nil {
@@ -264,7 +232,7 @@ func newSchedulesBackfillCmd(cf *clientFlags) *cobra.Command {
 				fmt.Fprintln(cmd.ErrOrStderr(), "more ticks in the range: backfill again from the last tick")
 			}
 			return nil
-		},
+		}),
 	}
 	f := cmd.Flags()
 	f.DurationVar(&since, "since", 0, "ticks in the last duration (instead of --from)")
@@ -283,17 +251,13 @@ func newRunsDeleteCmd(cf *clientFlags) *cobra.Command {
 		Long: `delete removes an ended run before its retention (CAIRN_RETENTION) would.
 A running run is refused unless --force, which cancels it first.`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := cf.client()
-			if err != nil {
-				return err
-			}
+		RunE: cf.run(func(cmd *cobra.Command, args []string, c *sdk.Client) error {
 			if err := c.DeleteRun(cmd.Context(), args[0], force); err != nil {
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "deleted run %s\n", args[0])
 			return nil
-		},
+		}),
 	}
 	cmd.Flags().BoolVar(&force, "force", false, "cancel the run first if it still runs")
 	return cmd

@@ -48,32 +48,33 @@ func (f *serverFlags) registerMetrics(cmd *cobra.Command) {
 func (f *serverFlags) environ(cmd *cobra.Command, env []string, addr string) ([]string, error) {
 	env = append([]string(nil), env...)
 	set := func(name, value string) { env = append(env, name+"="+value) }
-	if f.blobURL != "" {
-		set(config.EnvBlob, f.blobURL)
+	// A flag's value, "" when it was not given.
+	changed := func(flag string, v bool) string {
+		if !cmd.Flags().Changed(flag) {
+			return ""
+		}
+		return fmt.Sprint(v)
 	}
-	if f.notifyURL != "" {
-		set(config.EnvNotify, f.notifyURL)
+	duration := func(d time.Duration) string {
+		if d <= 0 {
+			return ""
+		}
+		return d.String()
 	}
-	if f.keys != "" {
-		set(config.EnvKeys, f.keys)
-	}
-	if cmd.Flags().Changed("dev") {
-		set(config.EnvDev, fmt.Sprint(f.dev))
-	}
-	if f.leaseTTL > 0 {
-		set(config.EnvLeaseTTL, f.leaseTTL.String())
-	}
-	if f.maxRequest > 0 {
-		set(config.EnvMaxRequestTime, f.maxRequest.String())
-	}
-	if f.logLevel != "" {
-		set(config.EnvLogLevel, f.logLevel)
-	}
-	if f.logFormat != "" {
-		set(config.EnvLogFormat, f.logFormat)
-	}
-	if cmd.Flags().Changed("metrics") {
-		set(config.EnvMetrics, fmt.Sprint(f.metrics))
+	for _, v := range []struct{ name, value string }{
+		{config.EnvBlob, f.blobURL},
+		{config.EnvNotify, f.notifyURL},
+		{config.EnvKeys, f.keys},
+		{config.EnvDev, changed("dev", f.dev)},
+		{config.EnvLeaseTTL, duration(f.leaseTTL)},
+		{config.EnvMaxRequestTime, duration(f.maxRequest)},
+		{config.EnvLogLevel, f.logLevel},
+		{config.EnvLogFormat, f.logFormat},
+		{config.EnvMetrics, changed("metrics", f.metrics)},
+	} {
+		if v.value != "" {
+			set(v.name, v.value)
+		}
 	}
 	if addr != "" {
 		host, port, err := net.SplitHostPort(addr)

@@ -13,20 +13,12 @@ import (
 )
 
 func newWorkersCmd(cf *clientFlags) *cobra.Command {
-	var of *outputFlag
+	of := new(outputFlag)
 	cmd := &cobra.Command{
 		Use:   "workers",
 		Short: "List registered workers and the workflows they serve",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			format, err := of.get()
-			if err != nil {
-				return err
-			}
-			c, err := cf.client()
-			if err != nil {
-				return err
-			}
+		RunE: cf.runOutput(of, func(cmd *cobra.Command, args []string, c *sdk.Client, format string) error {
 			ws, err := c.Workers(cmd.Context())
 			if err != nil {
 				return err
@@ -56,15 +48,15 @@ func newWorkersCmd(cf *clientFlags) *cobra.Command {
 				}
 				return tw.Flush()
 			})
-		},
+		}),
 	}
-	of = addOutputFlag(cmd)
+	of.addTo(cmd)
 	return cmd
 }
 
 func newWorkflowsCmd(cf *clientFlags) *cobra.Command {
 	var (
-		of      *outputFlag
+		of      = new(outputFlag)
 		version string
 	)
 	cmd := &cobra.Command{
@@ -74,15 +66,7 @@ func newWorkflowsCmd(cf *clientFlags) *cobra.Command {
   cairn workflows triage --version 1
   cairn workflows triage -o json`,
 		Args: cobra.MaximumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			format, err := of.get()
-			if err != nil {
-				return err
-			}
-			c, err := cf.client()
-			if err != nil {
-				return err
-			}
+		RunE: cf.runOutput(of, func(cmd *cobra.Command, args []string, c *sdk.Client, format string) error {
 			out := cmd.OutOrStdout()
 			if len(args) == 1 {
 				w, err := c.Workflow(cmd.Context(), args[0], version)
@@ -110,9 +94,9 @@ func newWorkflowsCmd(cf *clientFlags) *cobra.Command {
 				}
 				return tw.Flush()
 			})
-		},
+		}),
 	}
-	of = addOutputFlag(cmd)
+	of.addTo(cmd)
 	cmd.Flags().StringVar(&version, "version", "", "with a name: the version to show (default: the latest)")
 	return cmd
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/cairn-dev/cairn/blob/counting"
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/internal/storetest"
+	"github.com/cairn-dev/cairn/internal/testutil"
 	"github.com/cairn-dev/cairn/sdk/sdktest"
 )
 
@@ -93,9 +94,10 @@ func BenchmarkWorkerSteps(b *testing.B) {
 				// watched in process, so that waiting adds no store traffic
 				// (reading a run through the API is audited: a write).
 				total := int64(runs * sh.steps)
-				for bodies.Load() < total || w.InFlight() > 0 {
-					time.Sleep(time.Millisecond)
-				}
+				testutil.EventuallyEvery(b, 5*time.Minute, time.Millisecond, "every body run and reported", func() (bool, string) {
+					n, f := bodies.Load(), w.InFlight()
+					return n >= total && f == 0, fmt.Sprintf("%d of %d bodies ran, %d in flight", n, total, f)
+				})
 				elapsed := time.Since(t0)
 				b.StopTimer()
 				ops := counts.Snapshot()

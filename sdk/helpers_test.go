@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairn-dev/cairn/internal/testutil"
 	"github.com/cairn-dev/cairn/sdk/sdktest"
 )
 
@@ -115,16 +116,11 @@ func start(t *testing.T, c *Client, wf string, o StartOptions) *Run {
 	return r
 }
 
-// eventually polls cond until it holds or within passes.
+// eventually waits until cond holds, failing the test at within
+// (testutil.Eventually, for conditions with nothing more to say).
 func eventually(t *testing.T, within time.Duration, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(within)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", within, what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testutil.Eventually(t, within, what, func() (bool, string) { return cond(), "not yet" })
 }
 
 // logRecorder is a slog handler that keeps every record, and writes them

@@ -22,12 +22,13 @@ import (
 // Shutdown lets a running body finish, reports it, then returns.
 func TestDrainLetsBodiesFinish(t *testing.T) {
 	e := newEnv(t, sdktest.Options{})
-	began := make(chan struct{})
+	began, release := make(chan struct{}), make(chan struct{})
 	var finished atomic.Int64
 	wf := Workflow("drain", "1").Task("s", Handle(func(ctx StepContext, _ struct{}) (string, error) {
 		close(began)
-		time.Sleep(300 * time.Millisecond)
-		if ctx.Err() != nil {
+		select {
+		case <-release: // the test lets the body finish once Serve is draining
+		case <-ctx.Done():
 			return "", context.Cause(ctx)
 		}
 		finished.Store(time.Now().UnixNano())
@@ -36,9 +37,28 @@ func TestDrainLetsBodiesFinish(t *testing.T) {
 	w := NewWorker(e.c, WithLogger(quiet()), WithDrainTimeout(5*time.Second)).Register(wf)
 	stop := serve(t, w)
 	run := start(t, e.c, "drain", StartOptions{})
-	<-began
-	if err := stop(); err != nil {
-		t.Fatal(err)
+	select {
+	case <-began:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the body did not start within 10 s")
+	}
+	stopping := make(chan error, 1)
+	go func() { stopping <- stop() }()
+	// Serve does not return while the body runs: it has 300 ms to do
+	// so wrongly (it would at once), with the body held.
+	select {
+	case err := <-stopping:
+		t.Fatalf("Serve returned (%v) while a body ran", err)
+	case <-time.After(300 * time.Millisecond):
+	}
+	close(release)
+	select {
+	case err := <-stopping:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Serve did not return within 10 s of the body finishing")
 	}
 	stopped := time.Now()
 	if finished.Load() == 0 || time.Unix(0, finished.Load()).After(stopped) {

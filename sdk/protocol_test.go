@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/internal/testutil"
 	"github.com/cairn-dev/cairn/openapi/client"
 	"github.com/cairn-dev/cairn/sdk/sdktest"
 )
@@ -219,14 +220,25 @@ func TestLostCompleteAnswerIsAlreadyApplied(t *testing.T) {
 	e := newEnv(t, sdktest.Options{})
 	var completes, fails, dropped, unavailable atomic.Int32
 	var answers sync.Map
+	extra := make(chan string, 1) // a fail, or a complete after the third
+	signal := func(what string) {
+		select {
+		case extra <- what:
+		default:
+		}
+	}
 	hc := interceptClient(func(r *http.Request, next http.RoundTripper) (*http.Response, error) {
 		if isCall(r, "/fail") {
 			fails.Add(1)
+			signal("a fail")
 		}
 		if !isCall(r, "/complete") {
 			return next.RoundTrip(r)
 		}
 		n := completes.Add(1)
+		if n > 3 {
+			signal(fmt.Sprintf("complete #%d", n))
+		}
 		if n == 1 {
 			// A 503 before anything is applied: retried.
 			unavailable.Add(1)
@@ -262,7 +274,14 @@ func TestLostCompleteAnswerIsAlreadyApplied(t *testing.T) {
 	if s, _ := third.(string); !strings.HasPrefix(s, "409") || !strings.Contains(s, "already_applied") {
 		t.Fatalf("third complete answered %q, want 409 already_applied", s)
 	}
-	time.Sleep(100 * time.Millisecond)
+	// Nothing more after the already_applied answer: no fail, no fourth
+	// complete. The SDK would send either at once on taking the answer
+	// for a failure; 100 ms is many round trips on this in-process server.
+	select {
+	case what := <-extra:
+		t.Fatalf("%s after the already_applied answer", what)
+	case <-time.After(100 * time.Millisecond):
+	}
 	if fails.Load() != 0 || completes.Load() != 3 {
 		t.Fatalf("completes %d fails %d", completes.Load(), fails.Load())
 	}
@@ -487,14 +506,11 @@ func TestSlotReservation(t *testing.T) {
 	}
 	// A run is completed once the server committed its last complete; the
 	// worker's side (this interceptor) sees that answer a moment later.
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+	testutil.Eventually(t, 5*time.Second, "the worker to see its last answers", func() (bool, string) {
 		mu.Lock()
-		n := len(held)
-		mu.Unlock()
-		if n == 0 || time.Now().After(deadline) {
-			break
-		}
-	}
+		defer mu.Unlock()
+		return len(held) == 0, fmt.Sprintf("%d leases still held: %v", len(held), held)
+	})
 	mu.Lock()
 	defer mu.Unlock()
 	if violation != "" {

@@ -2,7 +2,9 @@ package sdk
 
 import (
 	"context"
+	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -19,7 +21,15 @@ func TestUnnamedWorkersDoNotShareAnID(t *testing.T) {
 	e := newEnv(t, sdktest.Options{})
 	one := Workflow("shared", "1").Task("t", Handle(func(StepContext, struct{}) (string, error) { return "one", nil }))
 	two := Workflow("shared", "2").Task("t", Handle(func(StepContext, struct{}) (string, error) { return "two", nil }))
-	a := NewWorker(e.c, WithLogger(quiet()), WithClaimWait(50*time.Millisecond)).Register(one)
+	var aClaims atomic.Int64 // claims a's server answered
+	hc := interceptClient(func(r *http.Request, next http.RoundTripper) (*http.Response, error) {
+		resp, err := next.RoundTrip(r)
+		if err == nil && isCall(r, "/steps/claim") {
+			aClaims.Add(1)
+		}
+		return resp, err
+	})
+	a := NewWorker(e.client(t, WithHTTPClient(hc)), WithLogger(quiet()), WithClaimWait(50*time.Millisecond)).Register(one)
 	b := NewWorker(e.c, WithLogger(quiet())).Register(two)
 	if a.ID() == b.ID() {
 		t.Errorf("two unnamed workers share the id %s", a.ID())
@@ -31,7 +41,8 @@ func TestUnnamedWorkersDoNotShareAnID(t *testing.T) {
 		t.Fatal(err)
 	}
 	run := start(t, e.c, "shared", StartOptions{Version: "2"}).ID
-	time.Sleep(500 * time.Millisecond) // ten of a's claims
+	from := aClaims.Load()
+	eventually(t, 10*time.Second, "ten of a's claims answered after the start", func() bool { return aClaims.Load() >= from+10 })
 	j, err := e.c.Journal(context.Background(), run)
 	if err != nil {
 		t.Fatal(err)

@@ -19,7 +19,6 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -189,45 +188,70 @@ func retrying(write func() (blob.Version, error)) (blob.Version, error) {
 	}
 }
 
-func testConcurrentCreate(t *testing.T, b *blob.Bucket) {
-	c, k := ctx(t), key(t, "contended")
-	var wins, losses atomic.Int32
-	var winner atomic.Value
+// contend has Contenders goroutines write at once, the i-th the data
+// data(i) through write (retrying transient refusals). It returns what the
+// writes that succeeded wrote and the version each got, and how many were
+// refused with blob.ErrPreconditionFailed; any other error fails the test,
+// which what names ("a concurrent create").
+func contend(t *testing.T, what string, data func(i int) []byte, write func(data []byte) (blob.Version, error)) (wins []written, losses int) {
+	t.Helper()
+	var mu sync.Mutex
 	var wg sync.WaitGroup
 	start := make(chan struct{})
 	errs := make(chan error, Contenders)
 	for i := range Contenders {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			<-start
-			data := []byte("writer-" + strconv.Itoa(i))
-			v, err := retrying(func() (blob.Version, error) { return b.Create(c, k, data) })
+			d := data(i)
+			v, err := retrying(func() (blob.Version, error) { return write(d) })
+			mu.Lock()
+			defer mu.Unlock()
 			switch {
 			case err == nil:
-				wins.Add(1)
-				winner.Store([2]string{string(data), string(v)})
+				wins = append(wins, written{d, v})
 			case errors.Is(err, blob.ErrPreconditionFailed):
-				losses.Add(1)
+				losses++
 			default:
 				errs <- err
 			}
-		}()
+		})
 	}
 	close(start)
 	wg.Wait()
 	close(errs)
 	for err := range errs {
-		t.Errorf("unexpected error from a concurrent create: %v", err)
+		t.Errorf("unexpected error from %s: %v", what, err)
 	}
-	if wins.Load() != 1 || losses.Load() != Contenders-1 {
-		t.Fatalf("%d winners and %d precondition failures, want 1 and %d", wins.Load(), losses.Load(), Contenders-1)
+	return wins, losses
+}
+
+// written is a write that succeeded: the data and the version it got.
+type written struct {
+	data    []byte
+	version blob.Version
+}
+
+// oneWinner checks that exactly one of the Contenders writes to k won, the
+// others refused with a precondition failure, and that k holds the
+// winner's data at the winner's version.
+func oneWinner(t *testing.T, c context.Context, b *blob.Bucket, k string, wins []written, losses int) {
+	t.Helper()
+	if len(wins) != 1 || losses != Contenders-1 {
+		t.Fatalf("%d winners and %d precondition failures, want 1 and %d", len(wins), losses, Contenders-1)
 	}
-	w := winner.Load().([2]string)
+	w := wins[0]
 	o := must(b.Get(c, k))
-	if string(o.Data) != w[0] || string(o.Version) != w[1] {
-		t.Fatalf("stored %q@%q, but the winner wrote %q@%q", o.Data, o.Version, w[0], w[1])
+	if !bytes.Equal(o.Data, w.data) || o.Version != w.version {
+		t.Fatalf("stored %q@%q, but the winner wrote %q@%q", o.Data, o.Version, w.data, w.version)
 	}
+}
+
+func testConcurrentCreate(t *testing.T, b *blob.Bucket) {
+	c, k := ctx(t), key(t, "contended")
+	wins, losses := contend(t, "a concurrent create",
+		func(i int) []byte { return []byte("writer-" + strconv.Itoa(i)) },
+		func(data []byte) (blob.Version, error) { return b.Create(c, k, data) })
+	oneWinner(t, c, b, k, wins, losses)
 }
 
 func testSwap(t *testing.T, b *blob.Bucket) {
@@ -268,43 +292,10 @@ func testSwapStaleAndMissing(t *testing.T, b *blob.Bucket) {
 func testConcurrentSwap(t *testing.T, b *blob.Bucket) {
 	c, k := ctx(t), key(t, "contended")
 	v0 := must(b.Create(c, k, []byte("base")))
-	var wins, losses atomic.Int32
-	var winner atomic.Value
-	var wg sync.WaitGroup
-	start := make(chan struct{})
-	errs := make(chan error, Contenders)
-	for i := range Contenders {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			<-start
-			data := []byte("swapper-" + strconv.Itoa(i))
-			v, err := retrying(func() (blob.Version, error) { return b.Swap(c, k, data, v0) })
-			switch {
-			case err == nil:
-				wins.Add(1)
-				winner.Store([2]string{string(data), string(v)})
-			case errors.Is(err, blob.ErrPreconditionFailed):
-				losses.Add(1)
-			default:
-				errs <- err
-			}
-		}()
-	}
-	close(start)
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Errorf("unexpected error from a concurrent swap: %v", err)
-	}
-	if wins.Load() != 1 || losses.Load() != Contenders-1 {
-		t.Fatalf("%d winners and %d precondition failures, want 1 and %d", wins.Load(), losses.Load(), Contenders-1)
-	}
-	w := winner.Load().([2]string)
-	o := must(b.Get(c, k))
-	if string(o.Data) != w[0] || string(o.Version) != w[1] {
-		t.Fatalf("stored %q@%q, but the winner wrote %q@%q", o.Data, o.Version, w[0], w[1])
-	}
+	wins, losses := contend(t, "a concurrent swap",
+		func(i int) []byte { return []byte("swapper-" + strconv.Itoa(i)) },
+		func(data []byte) (blob.Version, error) { return b.Swap(c, k, data, v0) })
+	oneWinner(t, c, b, k, wins, losses)
 }
 
 // testConcurrentSwapRounds repeats the one-winner check round after round
@@ -318,36 +309,13 @@ func testConcurrentSwapRounds(t *testing.T, b *blob.Bucket) {
 	v := must(b.Create(c, k, []byte("0")))
 	seen := map[blob.Version]bool{v: true}
 	for r := range rounds {
-		var wins atomic.Int32
-		var winner atomic.Value
-		var wg sync.WaitGroup
-		start := make(chan struct{})
-		errs := make(chan error, Contenders)
-		for i := range Contenders {
-			wg.Go(func() {
-				<-start
-				data := fmt.Appendf(nil, "r%d-w%d", r, i)
-				nv, err := retrying(func() (blob.Version, error) { return b.Swap(c, k, data, v) })
-				switch {
-				case err == nil:
-					wins.Add(1)
-					winner.Store(nv)
-				case errors.Is(err, blob.ErrPreconditionFailed):
-				default:
-					errs <- err
-				}
-			})
+		wins, _ := contend(t, fmt.Sprintf("a concurrent swap in round %d", r),
+			func(i int) []byte { return fmt.Appendf(nil, "r%d-w%d", r, i) },
+			func(data []byte) (blob.Version, error) { return b.Swap(c, k, data, v) })
+		if len(wins) != 1 {
+			t.Fatalf("round %d: %d winners, want 1", r, len(wins))
 		}
-		close(start)
-		wg.Wait()
-		close(errs)
-		for err := range errs {
-			t.Errorf("round %d: unexpected error from a concurrent swap: %v", r, err)
-		}
-		if wins.Load() != 1 {
-			t.Fatalf("round %d: %d winners, want 1", r, wins.Load())
-		}
-		v = winner.Load().(blob.Version)
+		v = wins[0].version
 		if seen[v] {
 			t.Fatalf("round %d: version %q returned twice", r, v)
 		}

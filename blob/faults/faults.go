@@ -28,6 +28,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/blob"
+	"github.com/cairn-dev/cairn/internal/ctxsleep"
 )
 
 // Op names an operation kind.
@@ -295,27 +296,13 @@ func containsOp(ops []Op, op Op) bool {
 	return false
 }
 
-// sleep waits d, or until ctx is done. The Bucket has checked ctx before
-// calling: with no latency there is nothing to wait for.
-func sleep(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return nil
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
 // do runs one operation through latency and faults.
 func do[T any](s *Store, ctx context.Context, op Op, key string, f func() (T, error)) (T, error) {
 	var zero T
 	delay, pre, post := s.before(op, key)
-	if err := sleep(ctx, delay); err != nil {
+	// The Bucket has checked ctx before calling: with no latency there is
+	// nothing to wait for.
+	if err := ctxsleep.Sleep(ctx, delay); err != nil {
 		return zero, err
 	}
 	if pre != nil {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"sync"
 	"time"
+
+	"github.com/cairn-dev/cairn/internal/ctxsleep"
 )
 
 // ScaledClock is simulated time running Factor times faster than the wall
@@ -41,18 +43,7 @@ func (c *ScaledClock) Wall(d time.Duration) time.Duration {
 
 // Sleep waits the simulated duration d, or until ctx ends.
 func (c *ScaledClock) Sleep(ctx context.Context, d time.Duration) error {
-	w := c.Wall(d)
-	if w <= 0 {
-		return nil
-	}
-	t := time.NewTimer(w)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return ctxsleep.Sleep(ctx, c.Wall(d))
 }
 
 // ManualClock is time that moves only when told to; Sleep returns at once

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/internal/ctxsleep"
 	"github.com/cairn-dev/cairn/sdk"
 )
 
@@ -43,7 +44,7 @@ func followRun(ctx context.Context, c *sdk.Client, id string, fn func(p *sdk.Run
 			if !sdk.Temporary(err) {
 				return last, err
 			}
-			if !sleepCtx(ctx, backoff) {
+			if ctxsleep.Sleep(ctx, backoff) != nil {
 				return last, ctx.Err()
 			}
 			backoff = min(backoff*2, 2*time.Second)
@@ -91,17 +92,6 @@ func progressKey(p *sdk.RunProgress) string {
 		}
 	}
 	return b.String()
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
 }
 
 // followJournal prints a run's journal and then each new entry as the

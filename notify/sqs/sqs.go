@@ -69,6 +69,7 @@ import (
 	"github.com/aws/smithy-go/transport/http/protocol/awsquery"
 	gcaws "gocloud.dev/aws"
 
+	"github.com/cairn-dev/cairn/internal/ctxsleep"
 	"github.com/cairn-dev/cairn/notify"
 )
 
@@ -425,14 +426,14 @@ func (b *Bus) receive(ctx context.Context, sink *notify.Sink) {
 			}
 			backoff = min(max(2*backoff, 250*time.Millisecond), maxBackoff)
 			b.log.Warn("sqs: receiving notifications failed; retrying", "err", err, "backoff", backoff)
-			if !sleep(ctx, backoff) {
+			if ctxsleep.Sleep(ctx, backoff) != nil {
 				return
 			}
 			continue
 		}
 		backoff = 0
 		if len(out.Messages) == 0 {
-			if b.waitSeconds == 0 && !sleep(ctx, shortPollPause) {
+			if b.waitSeconds == 0 && ctxsleep.Sleep(ctx, shortPollPause) != nil {
 				return
 			}
 			continue
@@ -537,18 +538,6 @@ func (c safeBodyClient) Do(r *http.Request) (*http.Response, error) {
 
 // readCloser hides its ReadCloser's other methods.
 type readCloser struct{ io.ReadCloser }
-
-// sleep waits d; false when ctx ended first.
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
-}
 
 // Close stops the subscriptions still running (stop them first to be
 // sure of the last delivery) and makes Publish and Subscribe fail. It

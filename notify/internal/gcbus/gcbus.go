@@ -13,6 +13,7 @@ import (
 
 	"gocloud.dev/pubsub"
 
+	"github.com/cairn-dev/cairn/internal/ctxsleep"
 	"github.com/cairn-dev/cairn/notify"
 )
 
@@ -127,14 +128,7 @@ func (b *Bus) receive(ctx context.Context, sub *pubsub.Subscription, sink *notif
 func (b *Bus) pause(ctx context.Context, backoff *time.Duration, err error) bool {
 	*backoff = min(max(2**backoff, 250*time.Millisecond), 30*time.Second)
 	b.Logger.Warn(b.Name+": receiving notifications failed; retrying", "err", err, "backoff", *backoff)
-	t := time.NewTimer(*backoff)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
+	return ctxsleep.Sleep(ctx, *backoff) == nil
 }
 
 func shutdown(sub *pubsub.Subscription) {

@@ -28,6 +28,7 @@ import (
 	"github.com/cairn-dev/cairn/blob"
 	"github.com/cairn-dev/cairn/blob/s3"
 	"github.com/cairn-dev/cairn/internal/testinfra"
+	"github.com/cairn-dev/cairn/internal/testutil"
 )
 
 var sigterm = syscall.SIGTERM
@@ -72,10 +73,10 @@ type claimAnswer struct {
 }
 
 // heldClaim sends a claim from a goroutine (no t.Fatal there) and delivers
-// its answer and when it came. It returns once the request is written and
-// the server has had a moment to take it up: from then on the claim is
-// held.
-func heldClaim(base, worker, run string, waitMs int) <-chan claimAnswer {
+// its answer and when it came. It returns once the server reports the
+// claim held (held_claims in its health answer): from then on it is.
+func heldClaim(t *testing.T, base, worker, run string, waitMs int) <-chan claimAnswer {
+	t.Helper()
 	ch := make(chan claimAnswer, 1)
 	written := make(chan struct{})
 	go func() {
@@ -102,7 +103,26 @@ func heldClaim(base, worker, run string, waitMs int) <-chan claimAnswer {
 		ch <- a
 	}()
 	<-written
-	time.Sleep(300 * time.Millisecond)
+	var a claimAnswer
+	testutil.Eventually(t, 10*time.Second, "the claim held on "+base, func() (bool, string) {
+		select {
+		case a = <-ch:
+			t.Fatalf("the claim answered before it was held: %d %+v %v", a.code, a.leases, a.err)
+		default:
+		}
+		var h struct {
+			HeldClaims int `json:"held_claims"`
+		}
+		resp, err := http.Get(base + api.BasePath + "/healthz")
+		if err != nil {
+			return false, err.Error()
+		}
+		defer resp.Body.Close()
+		if err := json.NewDecoder(resp.Body).Decode(&h); err != nil {
+			return false, fmt.Sprintf("healthz %s: %v", resp.Status, err)
+		}
+		return h.HeldClaims > 0, fmt.Sprintf("healthz %s, held_claims %d", resp.Status, h.HeldClaims)
+	})
 	return ch
 }
 
@@ -126,7 +146,7 @@ func testSIGTERM(t *testing.T, bin string) {
 	p, base := startAPI()
 	c := httpCaller{base: base, key: workerSecret}
 	register(t, c, "w1")
-	answer := heldClaim(base, "w1", "", 20000) // now held
+	answer := heldClaim(t, base, "w1", "", 20000) // now held
 	signalled := time.Now()
 	p.cmd.Process.Signal(sigterm)
 	var a claimAnswer
@@ -163,7 +183,7 @@ func testSIGTERM(t *testing.T, bin string) {
 	var runs []string
 	for _, delay := range []time.Duration{0, 3 * time.Millisecond, 10 * time.Millisecond, 30 * time.Millisecond} {
 		p, base = startAPI()
-		answer = heldClaim(base, "w1", "", 20000)
+		answer = heldClaim(t, base, "w1", "", 20000)
 		runStarted := make(chan string, 1)
 		go func() {
 			body, _ := json.Marshal(map[string]any{"workflow": "e2e", "input": map[string]any{"n": 1}})
@@ -243,15 +263,14 @@ func installRIE(t *testing.T, dir string) string {
 
 func waitTCP(t *testing.T, addr string, within time.Duration) {
 	t.Helper()
-	deadline := time.Now().Add(within)
-	for time.Now().Before(deadline) {
-		if c, err := net.DialTimeout("tcp", addr, 100*time.Millisecond); err == nil {
-			c.Close()
-			return
+	testutil.EventuallyEvery(t, within, 5*time.Millisecond, addr+" listening", func() (bool, string) {
+		c, err := net.DialTimeout("tcp", addr, 100*time.Millisecond)
+		if err != nil {
+			return false, err.Error()
 		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	t.Fatalf("%s not listening after %v", addr, within)
+		c.Close()
+		return true, ""
+	})
 }
 
 // testLambdaRIE runs the real bootstrap under the Runtime Interface
@@ -461,7 +480,7 @@ func testCloudRunImage(t *testing.T, env []string) {
 	started(t, c, lb)
 
 	// A claim is held when Cloud Run scales the instance in.
-	answer := heldClaim(base, "cw", run, 20000)
+	answer := heldClaim(t, base, "cw", run, 20000)
 	stopTimeout := 10 * time.Second
 	stopped := time.Now()
 	if err := ctr1.Stop(ctx, &stopTimeout); err != nil {

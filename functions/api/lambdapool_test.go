@@ -11,7 +11,6 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -22,6 +21,7 @@ import (
 	"github.com/cairn-dev/cairn/blob/mem"
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/internal/config"
+	"github.com/cairn-dev/cairn/internal/testutil"
 	memnotify "github.com/cairn-dev/cairn/notify/mem"
 	"github.com/cairn-dev/cairn/sdk"
 )
@@ -370,17 +370,15 @@ func TestLambdaClaimsKeepCompletesAlive(t *testing.T) {
 		t.Parallel()
 		s := startLambdaStack(t, stackOptions{env: long, apiLimit: quota, claimsLimit: -1})
 		idleFleet(t, s.srv.URL, workers)
-		var refused atomic.Int64
-		deadline := time.Now().Add(10 * time.Second)
-		for time.Now().Before(deadline) && refused.Load() == 0 {
-			if code, _ := start(s.srv.URL); code == http.StatusTooManyRequests {
-				refused.Add(1)
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
-		if refused.Load() == 0 {
-			t.Fatalf("%d workers holding claims on a %d quota never starved a start: the model does not show the failure", workers, quota)
-		}
+		// A start every 100 ms until one is refused.
+		tries := 0
+		testutil.EventuallyEvery(t, 10*time.Second, 100*time.Millisecond,
+			fmt.Sprintf("a start refused (429) with %d workers holding claims on a %d quota (else the model does not show the failure)", workers, quota),
+			func() (bool, string) {
+				tries++
+				code, _ := start(s.srv.URL)
+				return code == http.StatusTooManyRequests, fmt.Sprintf("%d starts, the last answered %d", tries, code)
+			})
 		t.Logf("one function, quota %d, %d idle workers holding 20 s claims: starts refused (429)", quota, workers)
 	})
 	t.Run("claims function", func(t *testing.T) {
@@ -388,23 +386,20 @@ func TestLambdaClaimsKeepCompletesAlive(t *testing.T) {
 		s := startLambdaStack(t, stackOptions{env: long, apiLimit: quota - reserved, claimsLimit: reserved})
 		idleFleet(t, s.srv.URL, workers)
 		c, _ := sdk.NewClient(s.srv.URL)
-		var runs []string
 		for i := range 5 {
 			began := time.Now()
 			code, run := start(s.srv.URL)
 			if code != http.StatusCreated {
 				t.Fatalf("start %d: HTTP %d", i, code)
 			}
-			runs = append(runs, run)
 			t.Logf("start %d answered in %v", i, time.Since(began).Round(time.Millisecond))
-			time.Sleep(200 * time.Millisecond)
-		}
-		// Every run completes: claims within the reservation take them.
-		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-		defer cancel()
-		for _, id := range runs {
-			if got, err := c.Wait(ctx, id); err != nil || got.Status != sdk.RunCompleted {
-				t.Fatalf("run %s: %v %v", id, got, err)
+			// The run completes before the next start: claims within the
+			// reservation take it, its complete goes through the API.
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			got, err := c.Wait(ctx, run)
+			cancel()
+			if err != nil || got.Status != sdk.RunCompleted {
+				t.Fatalf("run %d (%s) not completed within 30 s of its start: %v %v", i, run, got, err)
 			}
 		}
 		cs, as := s.claims.stats(), s.api.stats()

@@ -42,6 +42,13 @@ type Harness struct {
 	// tree and does not list such pairs. The suite then never writes them.
 	// cairn's own key layout never nests (docs/ARCHITECTURE.md).
 	NoNestedKeys bool
+	// MalformedVersions, if set, are versions the driver can tell it never
+	// issues: a Swap against one must be refused with
+	// blob.ErrPreconditionFailed and change nothing.
+	MalformedVersions []blob.Version
+	// MalformedPageToken, if set, is a page token the driver can tell it
+	// never issues: a List with it must fail with blob.ErrInvalidArgument.
+	MalformedPageToken string
 }
 
 // nested is whether the suite may write nested keys (see
@@ -51,10 +58,11 @@ var nested = true
 // Run runs the conformance suite.
 func Run(t *testing.T, h Harness) {
 	nested = !h.NoNestedKeys
-	tests := []struct {
+	type test struct {
 		name string
 		fn   func(t *testing.T, b *blob.Bucket)
-	}{
+	}
+	tests := []test{
 		{"MissingObject", testMissing},
 		{"CreateGetStat", testCreateGetStat},
 		{"CreateExisting", testCreateExisting},
@@ -74,6 +82,13 @@ func Run(t *testing.T, h Harness) {
 		{"InvalidArguments", testInvalid},
 		{"CancelledContext", testCancelled},
 		{"Closed", testClosed},
+		{"AsUnsupportedType", testAsUnsupported},
+	}
+	if h.MalformedVersions != nil {
+		tests = append(tests, test{"MalformedVersions", func(t *testing.T, b *blob.Bucket) { testMalformedVersions(t, b, h.MalformedVersions) }})
+	}
+	if h.MalformedPageToken != "" {
+		tests = append(tests, test{"MalformedPageToken", func(t *testing.T, b *blob.Bucket) { testMalformedPageToken(t, b, h.MalformedPageToken) }})
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -576,6 +591,34 @@ func testInvalid(t *testing.T, b *blob.Bucket) {
 	wantErr(t, err, blob.ErrInvalidArgument)
 	_, err = b.Swap(c, key(t, "noversion"), nil, "")
 	wantErr(t, err, blob.ErrInvalidArgument)
+}
+
+func testAsUnsupported(t *testing.T, b *blob.Bucket) {
+	var wrong *int
+	if b.As(&wrong) {
+		t.Fatal("As accepted an unsupported type")
+	}
+}
+
+func testMalformedVersions(t *testing.T, b *blob.Bucket, versions []blob.Version) {
+	c, k := ctx(t), key(t, "obj")
+	if _, err := b.Create(c, k, []byte("a")); err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range versions {
+		if _, err := b.Swap(c, k, []byte("b"), v); !errors.Is(err, blob.ErrPreconditionFailed) {
+			t.Errorf("Swap with version %q: %v, want ErrPreconditionFailed", v, err)
+		}
+	}
+	if o, err := b.Get(c, k); err != nil || string(o.Data) != "a" {
+		t.Fatalf("after malformed swaps: %+v, %v", o, err)
+	}
+}
+
+func testMalformedPageToken(t *testing.T, b *blob.Bucket, token string) {
+	if _, err := b.List(ctx(t), blob.ListOptions{PageToken: token}); !errors.Is(err, blob.ErrInvalidArgument) {
+		t.Fatalf("List with a malformed token %q: %v, want ErrInvalidArgument", token, err)
+	}
 }
 
 func testCancelled(t *testing.T, b *blob.Bucket) {

@@ -32,20 +32,12 @@ func TestConformance(t *testing.T) {
 
 func TestOpenURL(t *testing.T) {
 	dir := t.TempDir()
-	b, err := blob.OpenBucket(context.Background(), "file://"+dir+"?nosync=true")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	b := blobtest.OpenURL(t, "file://"+dir+"?nosync=true")
 	var root string
 	if !b.As(&root) || root != dir {
 		t.Fatalf("As root = %q, want %q", root, dir)
 	}
-	for _, bad := range []string{"file://host/x", "file:///x?bogus=1"} {
-		if _, err := blob.OpenBucket(context.Background(), bad); err == nil {
-			t.Errorf("OpenBucket(%q) succeeded, want an error", bad)
-		}
-	}
+	blobtest.RefusesURLs(t, "file://host/x", "file:///x?bogus=1")
 }
 
 // The multi-process test re-executes this test binary as child processes

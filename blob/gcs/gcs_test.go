@@ -69,6 +69,9 @@ func TestConformance(t *testing.T) {
 			}
 			return b
 		},
+		// Generations are positive integers: 0 would mean "no condition".
+		MalformedVersions:  []blob.Version{"0", "-1", "abc", `"etag"`},
+		MalformedPageToken: "!!not base64",
 	})
 }
 
@@ -77,30 +80,15 @@ func TestURLOpener(t *testing.T) {
 	srv.CreateBucket("url-bucket")
 	ctx := context.Background()
 
-	b, err := blob.OpenBucket(ctx, "gs://url-bucket?endpoint="+endpoint)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
-	v, err := b.Create(ctx, "k", []byte("via url"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := blobtest.OpenURL(t, "gs://url-bucket?endpoint="+endpoint)
+	v := blobtest.RoundTrip(t, b, "k", "via url")
 	if _, err := strconv.ParseInt(string(v), 10, 64); err != nil {
 		t.Fatalf("version %q is not a decimal generation", v)
-	}
-	o, err := b.Get(ctx, "k")
-	if err != nil || string(o.Data) != "via url" || o.Version != v {
-		t.Fatalf("Get = %+v, %v", o, err)
 	}
 	var gb *gcblob.Bucket
 	var sc *storage.Client
 	if !b.As(&gb) || gb == nil || !b.As(&sc) || sc == nil {
 		t.Fatal("As does not expose *gocloud blob.Bucket and *storage.Client")
-	}
-	var wrong *int
-	if b.As(&wrong) {
-		t.Fatal("As accepted an unsupported type")
 	}
 
 	// STORAGE_EMULATOR_HOST, as gocloud and the storage client honour it.
@@ -115,19 +103,14 @@ func TestURLOpener(t *testing.T) {
 		t.Fatalf("via STORAGE_EMULATOR_HOST: %+v, %v", o, err)
 	}
 
-	for _, bad := range []string{
+	blobtest.RefusesURLs(t,
 		"gs://url-bucket?region=x",
 		"gs://url-bucket?anonymous=maybe",
 		"gs://url-bucket?access_id=someone",
 		"gs://url-bucket/sub/path",
 		"gs://url-bucket?endpoint=ftp://127.0.0.1:1",
 		"gs:///nobucket",
-	} {
-		if b, err := blob.OpenBucket(ctx, bad); err == nil {
-			b.Close()
-			t.Errorf("OpenBucket(%q) succeeded", bad)
-		}
-	}
+	)
 }
 
 // TestConcurrentPutsGetDistinctGenerations: unconditional writes racing on
@@ -160,27 +143,6 @@ func TestConcurrentPutsGetDistinctGenerations(t *testing.T) {
 		})
 	}
 	wg.Wait()
-}
-
-func TestMalformedVersion(t *testing.T) {
-	srv, endpoint := fakeGCS(t)
-	b := newBucket(t, srv, endpoint)
-	defer b.Close()
-	ctx := context.Background()
-	if _, err := b.Create(ctx, "k", []byte("a")); err != nil {
-		t.Fatal(err)
-	}
-	for _, v := range []blob.Version{"0", "-1", "abc", `"etag"`} {
-		if _, err := b.Swap(ctx, "k", []byte("b"), v); !errors.Is(err, blob.ErrPreconditionFailed) {
-			t.Errorf("Swap with version %q: %v, want ErrPreconditionFailed", v, err)
-		}
-	}
-	if o, err := b.Get(ctx, "k"); err != nil || string(o.Data) != "a" {
-		t.Fatalf("after malformed swaps: %+v, %v", o, err)
-	}
-	if _, err := b.List(ctx, blob.ListOptions{PageToken: "!!not base64"}); !errors.Is(err, blob.ErrInvalidArgument) {
-		t.Fatalf("List with a malformed token: %v", err)
-	}
 }
 
 func TestUnreachableIsFast(t *testing.T) {

@@ -634,17 +634,6 @@ func TestOpenBucketURL(t *testing.T) {
 	// Credentials through the default chain (environment).
 	t.Setenv("AWS_ACCESS_KEY_ID", ep.AccessKey)
 	t.Setenv("AWS_SECRET_ACCESS_KEY", ep.SecretKey)
-	c := testCtx(t)
-	b, err := blob.OpenBucket(c, "s3://"+name+"?endpoint="+url.QueryEscape(ep.Endpoint)+"&region="+ep.Region+"&use_path_style=true")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
-	v, err := b.Create(c, "via/url", []byte("hi"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if o, err := b.Get(c, "via/url"); err != nil || string(o.Data) != "hi" || o.Version != v {
-		t.Fatalf("Get = %+v, %v", o, err)
-	}
+	b := blobtest.OpenURL(t, "s3://"+name+"?endpoint="+url.QueryEscape(ep.Endpoint)+"&region="+ep.Region+"&use_path_style=true")
+	blobtest.RoundTrip(t, b, "via/url", "hi")
 }

@@ -461,6 +461,28 @@ func closeBus(b notify.Bus) {
 	}
 }
 
+// OpenURL opens the bus url names (notify.Open), failing the test on an
+// error, and closes it when the test ends.
+func OpenURL(t testing.TB, url string) notify.Bus {
+	t.Helper()
+	b, err := notify.Open(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Opened(t, b)
+}
+
+// RefusesURLs checks that notify.Open refuses each of urls.
+func RefusesURLs(t testing.TB, urls ...string) {
+	t.Helper()
+	for _, u := range urls {
+		if b, err := notify.Open(context.Background(), u); err == nil {
+			closeBus(b)
+			t.Errorf("Open(%q) succeeded", u)
+		}
+	}
+}
+
 // Opened registers b's Close for the end of the test and returns b.
 func Opened[B notify.Bus](t testing.TB, b B) B {
 	t.Cleanup(func() { closeBus(b) })

@@ -49,15 +49,6 @@ func channel(t testing.TB, srv *pstest.Server, extra string) string {
 	return fmt.Sprintf("gcppubsub://%s?subscription=hints-%d%s", topic, n, extra)
 }
 
-func open(t testing.TB, url string) notify.Bus {
-	t.Helper()
-	b, err := notify.Open(context.Background(), url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return bustest.Opened(t, b)
-}
-
 func TestConformance(t *testing.T) {
 	srv := startEmulator(t)
 	t.Setenv("PUBSUB_EMULATOR_HOST", srv.Addr)
@@ -66,7 +57,7 @@ func TestConformance(t *testing.T) {
 		Channel: func(t *testing.T) func(t *testing.T) notify.Bus {
 			// A small message limit makes every test exercise splitting.
 			url := channel(t, srv, "&max_message_bytes=4096")
-			return func(t *testing.T) notify.Bus { return open(t, url) }
+			return func(t *testing.T) notify.Bus { return bustest.OpenURL(t, url) }
 		},
 		Unreachable: func(t *testing.T) (notify.Bus, error) {
 			t.Setenv("PUBSUB_EMULATOR_HOST", testinfra.FreeAddr(t))
@@ -120,7 +111,7 @@ func TestPublishOnly(t *testing.T) {
 	srv := startEmulator(t)
 	t.Setenv("PUBSUB_EMULATOR_HOST", srv.Addr)
 	channel(t, srv, "")
-	b := open(t, fmt.Sprintf("gcppubsub://projects/cairn-test/topics/hints-%d", names.Load()))
+	b := bustest.OpenURL(t, fmt.Sprintf("gcppubsub://projects/cairn-test/topics/hints-%d", names.Load()))
 	if _, err := b.Subscribe(func(notify.Hint) {}); err == nil {
 		t.Fatal("Subscribe on a bus without a subscription succeeded")
 	}
@@ -132,21 +123,17 @@ func TestPublishOnly(t *testing.T) {
 func TestOpenURLErrors(t *testing.T) {
 	srv := startEmulator(t)
 	t.Setenv("PUBSUB_EMULATOR_HOST", srv.Addr)
-	for _, bad := range []string{
+	bustest.RefusesURLs(t,
 		"gcppubsub://myproject/mytopic",
 		"gcppubsub://projects/p/topics/t?bogus=1",
 		"gcppubsub://projects/p/topics/t?subscription=a/b",
 		"gcppubsub://projects/p/topics/t?publish_timeout=x",
-	} {
-		if _, err := notify.Open(context.Background(), bad); err == nil {
-			t.Errorf("Open(%q) succeeded", bad)
-		}
-	}
-	b := open(t, "gcppubsub://projects/p/topics/t?subscription=projects/q/subscriptions/s")
+	)
+	b := bustest.OpenURL(t, "gcppubsub://projects/p/topics/t?subscription=projects/q/subscriptions/s")
 	if got := b.(*cps.Bus).SubscriptionPath(); got != "projects/q/subscriptions/s" {
 		t.Errorf("subscription %q", got)
 	}
-	b = open(t, "gcppubsub://projects/p/topics/t?subscription=s")
+	b = bustest.OpenURL(t, "gcppubsub://projects/p/topics/t?subscription=s")
 	if got := b.(*cps.Bus).SubscriptionPath(); got != "projects/p/subscriptions/s" {
 		t.Errorf("subscription %q", got)
 	}

@@ -20,13 +20,7 @@ func TestConformance(t *testing.T) {
 		Kind: bustest.FanOut,
 		Channel: func(t *testing.T) func(t *testing.T) notify.Bus {
 			url := fmt.Sprintf("mem://conformance-%d", channels.Add(1))
-			return func(t *testing.T) notify.Bus {
-				b, err := notify.Open(context.Background(), url)
-				if err != nil {
-					t.Fatal(err)
-				}
-				return bustest.Opened(t, b)
-			}
+			return func(t *testing.T) notify.Bus { return bustest.OpenURL(t, url) }
 		},
 		Quiet: 50 * time.Millisecond,
 	})

@@ -61,6 +61,24 @@ func emit[T any](w io.Writer, format string, doc any, items []T, table func() er
 	return table()
 }
 
+// emitList prints a listing of items in format (see emit); as a table,
+// empty when there are none, else header and a line per item, row giving
+// its tab-separated columns.
+func emitList[T any](w io.Writer, format string, items []T, empty, header string, row func(T) string) error {
+	return emit(w, format, items, items, func() error {
+		if len(items) == 0 {
+			fmt.Fprintln(w, empty)
+			return nil
+		}
+		tw := newTable(w)
+		fmt.Fprintln(tw, header)
+		for _, it := range items {
+			fmt.Fprintln(tw, row(it))
+		}
+		return tw.Flush()
+	})
+}
+
 // printJSONLine writes v as one line of compact JSON.
 func printJSONLine(w io.Writer, v any) error {
 	b, err := json.Marshal(v)

@@ -101,23 +101,16 @@ func newSchedulesListCmd(cf *clientFlags) *cobra.Command {
 					break
 				}
 			}
-			out := cmd.OutOrStdout()
-			return emit(out, format, all, all, func() error {
-				if len(all) == 0 {
-					fmt.Fprintln(out, "no schedules (create one: cairn schedules create <workflow> '0 2 * * *')")
-					return nil
-				}
-				tw := newTable(out)
-				fmt.Fprintln(tw, "SCHEDULE\tWORKFLOW\tCRON\tTZ\tOVERLAP\tNEXT\tFIRED\tSKIPPED\tLAST RUN")
-				for _, s := range all {
+			return emitList(cmd.OutOrStdout(), format, all,
+				"no schedules (create one: cairn schedules create <workflow> '0 2 * * *')",
+				"SCHEDULE\tWORKFLOW\tCRON\tTZ\tOVERLAP\tNEXT\tFIRED\tSKIPPED\tLAST RUN",
+				func(s sdk.Schedule) string {
 					next := "paused"
 					if s.NextAt != nil {
 						next = s.NextAt.Format(time.RFC3339)
 					}
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\n", s.ID, s.Workflow, s.Cron, s.TimeZone, s.Overlap, next, s.Fired, s.Skipped, s.LastRun)
-				}
-				return tw.Flush()
-			})
+					return fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s", s.ID, s.Workflow, s.Cron, s.TimeZone, s.Overlap, next, s.Fired, s.Skipped, s.LastRun)
+				})
 		}),
 	}
 	of.addTo(cmd)

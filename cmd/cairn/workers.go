@@ -26,15 +26,10 @@ func newWorkersCmd(cf *clientFlags) *cobra.Command {
 			if ws == nil {
 				ws = []sdk.WorkerInfo{}
 			}
-			out := cmd.OutOrStdout()
-			return emit(out, format, ws, ws, func() error {
-				if len(ws) == 0 {
-					fmt.Fprintln(out, "no workers registered (start one: go run ./examples/triage)")
-					return nil
-				}
-				tw := newTable(out)
-				fmt.Fprintln(tw, "WORKER\tSTATE\tLAST SEEN\tWORKFLOWS\tREGISTERED\tLABELS")
-				for _, w := range ws {
+			return emitList(cmd.OutOrStdout(), format, ws,
+				"no workers registered (start one: go run ./examples/triage)",
+				"WORKER\tSTATE\tLAST SEEN\tWORKFLOWS\tREGISTERED\tLABELS",
+				func(w sdk.WorkerInfo) string {
 					var labels []string
 					for k, v := range w.Labels {
 						labels = append(labels, k+"="+v)
@@ -44,10 +39,8 @@ func newWorkersCmd(cf *clientFlags) *cobra.Command {
 					if w.Alive {
 						state = "alive"
 					}
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", w.ID, state, ago(w.LastSeenAt), strings.Join(w.Workflows, ", "), ago(w.RegisteredAt), strings.Join(labels, ","))
-				}
-				return tw.Flush()
-			})
+					return fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s", w.ID, state, ago(w.LastSeenAt), strings.Join(w.Workflows, ", "), ago(w.RegisteredAt), strings.Join(labels, ","))
+				})
 		}),
 	}
 	of.addTo(cmd)
@@ -82,18 +75,12 @@ func newWorkflowsCmd(cf *clientFlags) *cobra.Command {
 			if ws == nil {
 				ws = []sdk.WorkflowSummary{}
 			}
-			return emit(out, format, ws, ws, func() error {
-				if len(ws) == 0 {
-					fmt.Fprintln(out, "no workflows registered (workers register theirs: go run ./examples/triage)")
-					return nil
-				}
-				tw := newTable(out)
-				fmt.Fprintln(tw, "WORKFLOW\tLATEST\tVERSIONS")
-				for _, w := range ws {
-					fmt.Fprintf(tw, "%s\t%s\t%s\n", w.Name, w.Latest, strings.Join(w.Versions, ", "))
-				}
-				return tw.Flush()
-			})
+			return emitList(out, format, ws,
+				"no workflows registered (workers register theirs: go run ./examples/triage)",
+				"WORKFLOW\tLATEST\tVERSIONS",
+				func(w sdk.WorkflowSummary) string {
+					return fmt.Sprintf("%s\t%s\t%s", w.Name, w.Latest, strings.Join(w.Versions, ", "))
+				})
 		}),
 	}
 	of.addTo(cmd)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/blob"
+	"github.com/cairn-dev/cairn/engine/internal/keys"
 )
 
 // Bulk operations: cancel or rerun every run matching a filter, as a
@@ -93,8 +94,6 @@ type Batch struct {
 	Pages  int    `json:"pages" doc:"Pages of runs done."`
 }
 
-func (k keys) batch(id string) string { return k.prefix + "batches/" + id }
-
 func batchTimerID(name string) (string, bool) { return strings.CutPrefix(name, batchTimerPrefix) }
 
 // runStartedAt is the start time a run id encodes (ids are ULIDs with
@@ -126,7 +125,7 @@ func (e *Engine) StartBatch(ctx context.Context, req BatchRequest) (*Batch, erro
 		}
 	}
 	if f.Workflow != "" {
-		if err := nameRule.check("filter.workflow", f.Workflow); err != nil {
+		if err := keys.WorkflowName.Check("filter.workflow", f.Workflow); err != nil {
 			return nil, err
 		}
 	}
@@ -147,7 +146,7 @@ func (e *Engine) StartBatch(ctx context.Context, req BatchRequest) (*Batch, erro
 	if _, err := e.putTimer(ctx, batchTimerPrefix+b.ID, timerDue(now, now)); err != nil {
 		return nil, err
 	}
-	if _, err := e.store.Create(ctx, e.keys.batch(b.ID), mustJSON(b)); err != nil {
+	if _, err := e.store.Create(ctx, e.keys.Batch(b.ID), mustJSON(b)); err != nil {
 		return nil, err
 	}
 	got, err := e.advanceBatch(ctx, b.ID, 1)
@@ -163,7 +162,7 @@ func (e *Engine) GetBatch(ctx context.Context, id string) (*Batch, error) {
 	if _, err := ulid.ParseStrict(id); err != nil {
 		return nil, &InvalidError{Field: "batch", Message: "not a batch id"}
 	}
-	b, _, err := readJSON[Batch](ctx, e.store, e.keys.batch(id))
+	b, _, err := readJSON[Batch](ctx, e.store, e.keys.Batch(id))
 	if isNotFound(err) {
 		return nil, &NotFoundError{What: "batch", ID: id}
 	}
@@ -177,7 +176,7 @@ var batchHook func(run string) error
 // advanceBatch does up to pages pages of a batch and returns it as
 // stored after the last.
 func (e *Engine) advanceBatch(ctx context.Context, id string, pages int) (*Batch, error) {
-	key := e.keys.batch(id)
+	key := e.keys.Batch(id)
 	var b *Batch
 	for done := 0; done < pages; {
 		cur, ver, err := readJSON[Batch](ctx, e.store, key)
@@ -227,21 +226,21 @@ func (e *Engine) advanceBatch(ctx context.Context, id string, pages int) (*Batch
 // the flat runs and then through every shard in key order, which is not
 // newest first — each run is looked at once, none is skipped.
 func (e *Engine) batchPageKeys(ctx context.Context, b *Batch) (keys []string, next string, newestFirst bool, err error) {
-	if e.keys.sharded && b.Cursor == "" || strings.HasPrefix(b.Cursor, runCursorPrefix) {
+	if e.keys.Sharded && b.Cursor == "" || strings.HasPrefix(b.Cursor, runCursorPrefix) {
 		keys, more, err := e.listRunKeys(ctx, strings.TrimPrefix(b.Cursor, runCursorPrefix), batchPageSize)
 		if err != nil || !more || len(keys) == 0 {
 			return keys, "", true, err
 		}
 		return keys, runCursorPrefix + runIDOfKey(keys[len(keys)-1]), true, nil
 	}
-	p, err := e.store.List(ctx, blob.ListOptions{Prefix: e.keys.runsPrefix(), PageSize: batchPageSize, PageToken: b.Cursor})
+	p, err := e.store.List(ctx, blob.ListOptions{Prefix: e.keys.RunsPrefix(), PageSize: batchPageSize, PageToken: b.Cursor})
 	if err != nil {
 		return nil, "", false, err
 	}
 	for _, o := range p.Objects {
 		keys = append(keys, o.Key)
 	}
-	return keys, p.NextPageToken, !e.keys.sharded, nil
+	return keys, p.NextPageToken, !e.keys.Sharded, nil
 }
 
 // runIDOfKey is the run id a run record's key ends with, in either layout.

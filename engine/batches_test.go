@@ -18,7 +18,7 @@ func allRuns(t *testing.T, e *Engine) []*runRecord {
 	t.Helper()
 	ctx := context.Background()
 	var out []*runRecord
-	opts := blob.ListOptions{Prefix: e.keys.runsPrefix()}
+	opts := blob.ListOptions{Prefix: e.keys.RunsPrefix()}
 	for {
 		p, err := e.store.List(ctx, opts)
 		if err != nil {
@@ -107,7 +107,7 @@ func testBatchSurvivesInstanceDeath(t *testing.T, layout string, open func(*test
 			t.Fatalf("batch not done: %+v", got)
 		}
 		// Its timer is gone.
-		p, err := store.List(ctx, blob.ListOptions{Prefix: a.keys.timersPrefix()})
+		p, err := store.List(ctx, blob.ListOptions{Prefix: a.keys.TimersPrefix()})
 		if err != nil {
 			t.Fatal(err)
 		}

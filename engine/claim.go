@@ -13,6 +13,7 @@ import (
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/blob"
+	"github.com/cairn-dev/cairn/engine/internal/keys"
 	"github.com/cairn-dev/cairn/engine/internal/render"
 	"github.com/cairn-dev/cairn/notify"
 	"github.com/cairn-dev/cairn/telemetry"
@@ -273,7 +274,7 @@ func (e *Engine) fallbackScan(ctx context.Context) int {
 		return 0
 	}
 	now := e.now()
-	runs := scanOrder(e.keys, timerKeys, now.Add(e.cfg.ActiveCheckInterval+minTimerLead+timerBucket), after)
+	runs := scanOrder(e.keys, timerKeys, now.Add(e.cfg.ActiveCheckInterval+minTimerLead+keys.TimerBucket), after)
 	if after.name == "" && len(runs) > scanRuns {
 		// An instance's first scan starts at a random run: each started
 		// at the first, instances that restart more often than a whole
@@ -317,7 +318,7 @@ func (e *Engine) fallbackScan(ctx context.Context) int {
 			sem <- struct{}{}
 			go func() {
 				defer func() { <-sem; wg.Done() }()
-				key := e.keys.leaseOf(r, id, st.Attempt)
+				key := e.keys.LeaseOf(r.Layout, r.ID, id, st.Attempt)
 				// A lease of an unsettled create of ours is held by nobody:
 				// a claim takes it over (claimOne).
 				if _, err := e.store.Stat(ctx, key); isNotFound(err) || err == nil && e.unsettled.has(key) {
@@ -378,12 +379,12 @@ const (
 // timers due by horizon (a run with a ready step has one; later ones are
 // sleeps, wait timeouts and retention) and only run ids, starting after
 // the position after and wrapping around to the first.
-func scanOrder(k keys, timerKeys []string, horizon time.Time, after dueTimer) []dueTimer {
+func scanOrder(k keys.Layout, timerKeys []string, horizon time.Time, after dueTimer) []dueTimer {
 	seen := map[string]bool{}
 	var all []dueTimer
 	for _, key := range timerKeys {
-		at, run, ok := k.parseTimer(key)
-		if !ok || at.After(horizon) || seen[run] || !runIDRule.valid(run) {
+		at, run, ok := k.ParseTimer(key)
+		if !ok || at.After(horizon) || seen[run] || !keys.RunID.Valid(run) {
 			continue
 		}
 		seen[run] = true
@@ -588,7 +589,7 @@ func (e *Engine) claimOne(ctx context.Context, w cachedWorker, r *runRecord, d *
 	if ok, back, err := e.acquireFlow(ctx, r, d, step, &l, vars, h); !ok {
 		return nil, back, err // flow control (limits.go): not now
 	}
-	key := e.keys.leaseOf(r, step, st.Attempt)
+	key := e.keys.LeaseOf(r.Layout, r.ID, step, st.Attempt)
 	ver, err := e.store.Create(ctx, key, mustJSON(l))
 	e.admit.wrote(now, err)
 	lost := e.unsettled.nonces(key) // earlier creates of this attempt here whose outcome is unknown

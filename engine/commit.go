@@ -168,7 +168,7 @@ func (c *committer) commit(run string, items []*pending) {
 	e := c.e
 	ctx, cancel := context.WithTimeout(context.Background(), e.cfg.CommitTimeout)
 	defer cancel()
-	key := e.keys.run(run)
+	key := e.keys.Run(run)
 	useCache := true
 	paced := false // at most one wait per batch
 	for attempt := 0; ; attempt++ {
@@ -178,7 +178,7 @@ func (c *committer) commit(run string, items []*pending) {
 		if cached, v, ok := c.cache.get(run); ok && useCache {
 			raw, ver, fromCache = cached, v, true
 		} else {
-			o, err := getEither(ctx, e.store, key, e.keys.otherRun(run))
+			o, err := getEither(ctx, e.store, key, e.keys.OtherRun(run))
 			if err != nil {
 				if errors.Is(err, blob.ErrNotFound) {
 					err = &NotFoundError{What: "run", ID: run}
@@ -249,7 +249,7 @@ func (c *committer) commit(run string, items []*pending) {
 			return
 		}
 		data = mustJSON(rec)
-		nv, err := e.store.Swap(ctx, e.keys.runOf(rec), data, ver)
+		nv, err := e.store.Swap(ctx, e.keys.RunOf(rec.Layout, rec.ID), data, ver)
 		e.admit.wrote(fx.now, err)
 		switch {
 		case err == nil:

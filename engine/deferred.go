@@ -92,7 +92,7 @@ func (e *Engine) completeDeferred(ctx context.Context, id string, req CompleteRe
 	// already holds, where the protocol says already_applied (the chaos
 	// suite's lease history caught it). One HEAD confirms the copy is the
 	// stored one; a newer record is read (and cached) instead.
-	if o, err := e.store.Stat(ctx, e.keys.runOf(r)); err != nil || o.Version != cver {
+	if o, err := e.store.Stat(ctx, e.keys.RunOf(r.Layout, r.ID)); err != nil || o.Version != cver {
 		fresh, o, err := e.getRun(ctx, tok.Run)
 		if err != nil {
 			return nil, false, nil // the ordinary path reads and reports it

@@ -16,7 +16,7 @@ func completeLease(t *testing.T, e *Engine, l Lease, output string) {
 	t.Helper()
 	ctx := context.Background()
 	tok := mustToken(t, l.ID)
-	key := e.keys.lease(tok.Run, tok.Step, tok.Attempt)
+	key := e.keys.Lease(tok.Run, tok.Step, tok.Attempt)
 	rec, ver, err := readJSON[leaseRecord](ctx, e.store, key)
 	if err != nil {
 		t.Fatal(err)
@@ -71,7 +71,7 @@ func TestDeferredCompleteFoldedByWorkerCall(t *testing.T) {
 	run := mustStart(t, e, "s", `{}`)
 	l := claimOne(t, e, "w")
 	tok := mustToken(t, l.ID)
-	stale, ver, err := readJSON[leaseRecord](ctx, e.store, e.keys.lease(tok.Run, tok.Step, tok.Attempt))
+	stale, ver, err := readJSON[leaseRecord](ctx, e.store, e.keys.Lease(tok.Run, tok.Step, tok.Attempt))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +126,7 @@ func TestDeferredCompleteOnAStaleCopy(t *testing.T) {
 	_, err = b.Complete(ctx, l.ID, CompleteRequest{Output: json.RawMessage(`"second"`)})
 	wantReason(t, err, cairn.ReasonAlreadyApplied)
 	tok := mustToken(t, l.ID)
-	rec, _, err := readJSON[leaseRecord](ctx, store, b.keys.lease(tok.Run, tok.Step, tok.Attempt))
+	rec, _, err := readJSON[leaseRecord](ctx, store, b.keys.Lease(tok.Run, tok.Step, tok.Attempt))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,13 +13,13 @@ import (
 // either layout.
 func timersOfRun(t testing.TB, e *Engine, run string) []string {
 	t.Helper()
-	all, err := e.store.ListAll(context.Background(), e.keys.timersPrefix())
+	all, err := e.store.ListAll(context.Background(), e.keys.TimersPrefix())
 	if err != nil {
 		t.Fatal(err)
 	}
 	var out []string
 	for _, a := range all {
-		if _, name, ok := e.keys.parseTimer(a.Key); ok && strings.TrimPrefix(name, retentionTimerPrefix) == run {
+		if _, name, ok := e.keys.ParseTimer(a.Key); ok && strings.TrimPrefix(name, retentionTimerPrefix) == run {
 			out = append(out, a.Key)
 		}
 	}
@@ -100,40 +100,5 @@ func TestDeleteRunDeletesTimers(t *testing.T) {
 				t.Fatalf("left: %v", keys)
 			}
 		})
-	}
-}
-
-// TestTimerWindow: the prefixes that list a window of due times cover it
-// with at most maxTimerWindowLists blocks per layout, the smallest that do.
-func TestTimerWindow(t *testing.T) {
-	at := func(ms int64) time.Time { return time.UnixMilli(ms) }
-	for _, c := range []struct {
-		lo, hi int64
-		want   []string
-	}{
-		{1772452860000, 1772452893000, []string{"timers/177245286", "timers/177245287", "timers/177245288", "timers/177245289"}},
-		{1772452860000, 1772452900000, []string{"timers/17724528", "timers/17724529"}},
-		{1772452999000, 1772453002000, []string{"timers/1772452999", "timers/1772453000", "timers/1772453001", "timers/1772453002"}},
-		{1772452999000, 1772453003000, []string{"timers/177245299", "timers/177245300"}},
-		{1772452860000, 1772452860000, []string{"timers/1772452860000"}},
-	} {
-		got := keys{}.timerWindow(at(c.lo), at(c.hi), "x")
-		if strings.Join(got, " ") != strings.Join(c.want, " ") {
-			t.Errorf("window %d–%d: %v, want %v", c.lo, c.hi, got, c.want)
-		}
-		for _, ms := range []int64{c.lo, c.hi} {
-			key := keys{}.timer(at(ms), "x")
-			found := false
-			for _, p := range got {
-				found = found || strings.HasPrefix(key, p)
-			}
-			if !found {
-				t.Errorf("window %d–%d: %s is under no prefix of %v", c.lo, c.hi, key, got)
-			}
-		}
-	}
-	sharded := keys{sharded: true}.timerWindow(at(1772452860000), at(1772452893000), "x")
-	if len(sharded) != 8 || sharded[0] != "timers/"+string(shardOf("x"))+"/177245286" || sharded[1] != "timers/177245286" {
-		t.Errorf("sharded window: %v", sharded)
 	}
 }

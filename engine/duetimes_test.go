@@ -8,11 +8,12 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/engine/internal/keys"
 )
 
 // The L2 bound of docs/ARCHITECTURE.md, read off the timer index alone:
 // a due time d armed at now fires at the first reaper pass at or after
-// timerDue(d, now) — never before d, and at most timerBucket (or, for d
+// timerDue(d, now) — never before d, and at most keys.TimerBucket (or, for d
 // nearer than minTimerLead, minTimerLead) plus the reaper's period after
 // it. These tests drive passes on an injected clock at chosen phases
 // against the due times, so the edges where a pass lands between a
@@ -37,10 +38,10 @@ func TestTimerKeysNeverEarly(t *testing.T) {
 		if lead := now.Add(minTimerLead); floor.Before(lead) {
 			floor = lead
 		}
-		if got.Before(floor) || !got.Before(floor.Add(timerBucket)) {
-			t.Fatalf("timerDue(%v, now %v) = %v, want in [%v, %v)", due, now, got, floor, floor.Add(timerBucket))
+		if got.Before(floor) || !got.Before(floor.Add(keys.TimerBucket)) {
+			t.Fatalf("timerDue(%v, now %v) = %v, want in [%v, %v)", due, now, got, floor, floor.Add(keys.TimerBucket))
 		}
-		if got.Truncate(timerBucket) != got {
+		if got.Truncate(keys.TimerBucket) != got {
 			t.Fatalf("timerDue = %v: not a bucket start", got)
 		}
 	}
@@ -127,7 +128,7 @@ func TestLeaseExpiryRecoveredOnTime(t *testing.T) {
 			clk.Advance(passPhase + 700*time.Millisecond - time.Second)
 			at := passesUntil(t, e, clk, time.Second, 60, func() bool { return stepOf(getRun(t, e, run), "only").Attempt > 1 })
 			due := l.ExpiresAt.Add(e.cfg.RecoveryWindow)
-			if bound := ceilTo(due, timerBucket).Add(time.Second); at.Before(due) || at.After(bound) {
+			if bound := ceilTo(due, keys.TimerBucket).Add(time.Second); at.Before(due) || at.After(bound) {
 				t.Fatalf("lease recoverable at %v was recovered at the pass at %v (%v late; bound %v)", due.Format("15:04:05.000"), at.Format("15:04:05.000"), at.Sub(due), bound.Sub(due))
 			}
 		})
@@ -137,7 +138,7 @@ func TestLeaseExpiryRecoveredOnTime(t *testing.T) {
 // TestShortTimersFireWithinBound is finding 4 of issue #23: short sleeps,
 // wait timeouts and run deadlines fired up to 2 s late, and sometimes at a
 // pass before the due instant that then re-armed. Each fires at the first
-// pass at or after its timer key (≤ due + timerBucket + period), and,
+// pass at or after its timer key (≤ due + keys.TimerBucket + period), and,
 // where the instance that armed it keeps own wakes (cairn dev), at its
 // due instant.
 func TestShortTimersFireWithinBound(t *testing.T) {

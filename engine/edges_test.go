@@ -709,7 +709,7 @@ func TestRegisterFinishesAHalfDoneRegistration(t *testing.T) {
 	ctx := context.Background()
 	e := newTestEngine(t, nil, Config{})
 	w := single("half", cairn.Step{})
-	if _, err := e.store.Create(ctx, e.keys.workflow(w.Name, w.Version), canonical(w)); err != nil {
+	if _, err := e.store.Create(ctx, e.keys.Workflow(w.Name, w.Version), canonical(w)); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := e.StartRun(ctx, StartRequest{Workflow: "half"}); !isNotFoundAPI(err) {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/cairn-dev/cairn/blob"
 	"github.com/cairn-dev/cairn/engine/internal/hub"
+	"github.com/cairn-dev/cairn/engine/internal/keys"
 	"github.com/cairn-dev/cairn/engine/internal/render"
 	"github.com/cairn-dev/cairn/notify"
 	"github.com/cairn-dev/cairn/telemetry"
@@ -216,7 +217,7 @@ func (c *Config) setDefaults() {
 type Engine struct {
 	store *blob.Bucket
 	cfg   Config
-	keys  keys
+	keys  keys.Layout
 	log   *slog.Logger
 
 	commits *committer
@@ -275,7 +276,7 @@ func New(store *blob.Bucket, cfg Config) (*Engine, error) {
 	if err := checkKeyLayout(cfg.KeyLayout); err != nil {
 		return nil, err
 	}
-	e := &Engine{store: store, cfg: cfg, keys: keys{prefix: cfg.Prefix, sharded: cfg.KeyLayout == KeyLayoutSharded}, log: cfg.Logger, draining: make(chan struct{}), scanStart: rand.IntN}
+	e := &Engine{store: store, cfg: cfg, keys: keys.Layout{Prefix: cfg.Prefix, Sharded: cfg.KeyLayout == KeyLayoutSharded}, log: cfg.Logger, draining: make(chan struct{}), scanStart: rand.IntN}
 	e.commits = newCommitter(e)
 	e.admit = newAdmission(cfg.ShedAbove)
 	e.hub = hub.New(cfg.Now, cfg.PriorityAging, func(n int) { cfg.Telemetry.Dropped("hint", "evicted", n) }) // see telemetry.go
@@ -425,7 +426,7 @@ func (e *Engine) nextWake(r *runRecord, now time.Time) time.Time {
 // that armed it (own wakes, ownwake.go) or by the claims that wait for it
 // (retry backoffs are NotBefore hints); the index alone fires it within
 // minTimerLead plus the reaper's period.
-const minTimerLead = 2 * timerBucket
+const minTimerLead = 2 * keys.TimerBucket
 
 // needsNewTimer reports whether a commit must arm a timer for r: the run
 // has a next wake-up, and the newest armed timer (TimerAt) is spent or
@@ -454,7 +455,7 @@ func timerDue(due, now time.Time) time.Time {
 	if min := now.Add(minTimerLead); due.Before(min) {
 		due = min
 	}
-	return ceilTo(due, timerBucket)
+	return ceilTo(due, keys.TimerBucket)
 }
 
 // ceilTo rounds t up to a multiple of d.
@@ -493,7 +494,7 @@ func (e *Engine) armTimerAt(ctx context.Context, r *runRecord, due, now time.Tim
 // putTimer writes the timer of run at due (a bucket start) and returns its
 // key.
 func (e *Engine) putTimer(ctx context.Context, run string, due time.Time) (string, error) {
-	key := e.keys.timer(due, run)
+	key := e.keys.Timer(due, run)
 	_, err := e.store.Put(ctx, key, []byte(`{"run":"`+run+`"}`), blob.WriteOptions{})
 	return key, err
 }
@@ -532,7 +533,7 @@ func isNotFound(err error) bool { return errors.Is(err, blob.ErrNotFound) }
 // Ready reports whether the bucket answers: one read of an object that
 // need not exist (not found is an answer).
 func (e *Engine) Ready(ctx context.Context) error {
-	_, err := e.store.Stat(ctx, e.keys.prefix+"readyz")
+	_, err := e.store.Stat(ctx, e.keys.Prefix+"readyz")
 	if err == nil || isNotFound(err) {
 		return nil
 	}

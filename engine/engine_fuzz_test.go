@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/engine/internal/keys"
 )
 
 // FuzzParseLeaseID: any string is refused or parsed into a token that
@@ -25,8 +26,8 @@ func FuzzParseLeaseID(f *testing.F) {
 			}
 			return
 		}
-		if tok.Attempt < 1 || tok.Attempt > 999_999 || len(tok.Nonce) != 22 || !runIDRule.valid(tok.Run) ||
-			!stepIDRule.valid(tok.Step) || !workerIDRule.valid(tok.Worker) {
+		if tok.Attempt < 1 || tok.Attempt > 999_999 || len(tok.Nonce) != 22 || !keys.RunID.Valid(tok.Run) ||
+			!keys.StepID.Valid(tok.Step) || !keys.WorkerID.Valid(tok.Worker) {
 			t.Fatalf("accepted a malformed lease id: %+v", tok)
 		}
 	})

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/engine/internal/keys"
 )
 
 // TestFallbackScanFindsReadyWorkBehindABacklog: with no bus, a step made
@@ -50,7 +51,7 @@ func TestFallbackScanFindsReadyWorkBehindABacklog(t *testing.T) {
 
 	// The wait run's timer lands in a later timer bucket than every
 	// backlog run's: behind them in the index.
-	time.Sleep(timerBucket + 100*time.Millisecond)
+	time.Sleep(keys.TimerBucket + 100*time.Millisecond)
 	run := mustStart(t, a, "wt", "")
 	if _, err := a.SendEvent(ctx, run, EventRequest{Name: "go"}); err != nil {
 		t.Fatal(err)
@@ -118,7 +119,7 @@ func TestFirstScanStartsAnywhere(t *testing.T) {
 				}
 				got += len(ls)
 			}
-			time.Sleep(timerBucket + 100*time.Millisecond) // the wait run's timer behind every backlog run's
+			time.Sleep(keys.TimerBucket + 100*time.Millisecond) // the wait run's timer behind every backlog run's
 			run := mustStart(t, a, "wt", "")
 			if _, err := a.SendEvent(ctx, run, EventRequest{Name: "go"}); err != nil {
 				t.Fatal(err)

@@ -132,7 +132,7 @@ func diagnoseRun(t testing.TB, e *Engine, id string) string {
 		}
 		fmt.Fprintf(&b, "  step %s: %s, attempt %d", s.ID, s.Status, s.Attempt)
 		if s.Status == cairn.StepReady && s.Attempt > 0 && rec != nil {
-			o, err := e.store.Get(ctx, e.keys.leaseOf(rec, s.ID, s.Attempt))
+			o, err := e.store.Get(ctx, e.keys.LeaseOf(rec.Layout, rec.ID, s.ID, s.Attempt))
 			switch {
 			case isNotFound(err):
 				b.WriteString(", no lease (unclaimed)")
@@ -144,7 +144,7 @@ func diagnoseRun(t testing.TB, e *Engine, id string) string {
 		}
 		b.WriteString("\n")
 	}
-	if ts, err := e.store.ListAll(ctx, e.keys.timersPrefix()); err == nil {
+	if ts, err := e.store.ListAll(ctx, e.keys.TimersPrefix()); err == nil {
 		n := 0
 		for _, a := range ts {
 			if strings.Contains(a.Key, id) {

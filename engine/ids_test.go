@@ -12,6 +12,7 @@ import (
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/blob"
 	"github.com/cairn-dev/cairn/blob/mem"
+	"github.com/cairn-dev/cairn/engine/internal/keys"
 )
 
 // spyDriver counts the calls that reach the store, and can refuse
@@ -148,7 +149,7 @@ func TestRegisterGeneratesWorkerID(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !workerIDRule.valid(a.WorkerID) || a.WorkerID == b.WorkerID {
+	if !keys.WorkerID.Valid(a.WorkerID) || a.WorkerID == b.WorkerID {
 		t.Fatalf("generated worker ids %q and %q: want two distinct valid ids", a.WorkerID, b.WorkerID)
 	}
 	if _, err := e.StartRun(ctx, StartRequest{Workflow: "lin"}); err != nil {
@@ -203,7 +204,7 @@ func TestListCursorRefusedByTheStore(t *testing.T) {
 	ctx := context.Background()
 	spy := &spyDriver{Driver: mem.New().Driver()}
 	e := newTestEngine(t, blob.NewBucket(spy), Config{})
-	cursor := encodeCursor("runs/01ZZZ")
+	cursor := keys.EncodeCursor("runs/01ZZZ")
 	spy.listErr = func(o blob.ListOptions) error {
 		if o.PageToken != "" {
 			return errors.New("400 InvalidArgument: the continuation token provided is incorrect")

@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"fmt"
-	"hash/fnv"
 	"sort"
 	"strings"
 	"sync"
@@ -11,49 +10,16 @@ import (
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/blob"
+	"github.com/cairn-dev/cairn/engine/internal/keys"
 )
 
-// Key layouts (Config.KeyLayout).
-//
-// The flat layout is the original one: runs/<run>, leases/<run>/…,
-// timers/<due-ms>/<name>, audit/<date>/…. Run ids are ULIDs with inverted
-// time and timer keys start with their due time, so every object a burst
-// writes shares a long prefix with the others: on a store that serves a
-// bucket from key-range partitions (S3, GCS) they all land on one
-// partition, which splitting cannot relieve (the next key is always at
-// the edge).
-//
-// The sharded layout puts a one-letter shard (a–p, from a hash of the run
-// id or timer name) after the first segment: runs/<s>/<run>,
-// leases/<s>/<run>/…, timers/<s>/<due-ms>/<name>, audit/<s>/<date>/….
-// The store can then split each kind into 16 ranges that each take a
-// sixteenth of the load. Listings that must be ordered list the 16 shards
-// (and the flat prefix, for objects written before the switch) in
-// parallel and merge: run ids and due times order the same way in every
-// shard. Shard letters are lower case and sort after every flat key
-// (digits and upper-case ULIDs), so the flat part of a listing is the
-// keys before <prefix>a.
-//
-// Migration: an engine reads both layouts (its own first; the other only
-// when the object is not found) and writes its own. A run record names
-// its layout (runRecord.Layout), and its leases are always written in it,
-// so engines of both layouts claiming one run create the same lease key.
+// Key layouts (Config.KeyLayout): the keys of each, and why the sharded
+// one, are in engine/internal/keys. An engine reads both layouts (its own
+// first; the other only when the object is not found) and writes its own.
 const (
-	KeyLayoutFlat    = "flat"
-	KeyLayoutSharded = "sharded"
-	// keyShards is the number of shards of the sharded layout. It is
-	// fixed: a run's key is found from its id, so it must not change.
-	keyShards = 16
+	KeyLayoutFlat    = keys.NameFlat
+	KeyLayoutSharded = keys.NameSharded
 )
-
-// shardOf is the shard letter of a run id or timer name.
-func shardOf(name string) byte {
-	h := fnv.New32a()
-	h.Write([]byte(name))
-	return 'a' + byte(h.Sum32()%keyShards)
-}
-
-func isShard(c byte) bool { return c >= 'a' && c < 'a'+keyShards }
 
 // checkKeyLayout validates Config.KeyLayout.
 func checkKeyLayout(l string) error {
@@ -62,48 +28,6 @@ func checkKeyLayout(l string) error {
 		return nil
 	}
 	return fmt.Errorf("engine: key layout %q: want %q or %q", l, KeyLayoutFlat, KeyLayoutSharded)
-}
-
-func (k keys) runIn(sharded bool, id string) string {
-	if sharded {
-		return k.prefix + "runs/" + string(shardOf(id)) + "/" + id
-	}
-	return k.prefix + "runs/" + id
-}
-
-func (k keys) leaseIn(sharded bool, run, step string, attempt int) string {
-	if sharded {
-		return fmt.Sprintf("%sleases/%c/%s/%s/%06d", k.prefix, shardOf(run), run, step, attempt)
-	}
-	return fmt.Sprintf("%sleases/%s/%s/%06d", k.prefix, run, step, attempt)
-}
-
-func (k keys) leasesOfIn(sharded bool, run string) string {
-	if sharded {
-		return k.prefix + "leases/" + string(shardOf(run)) + "/" + run + "/"
-	}
-	return k.prefix + "leases/" + run + "/"
-}
-
-// layout is the name of the layout this engine writes.
-func (k keys) layout() string {
-	if k.sharded {
-		return KeyLayoutSharded
-	}
-	return ""
-}
-
-// runOf is the key of r's record, in the layout r was created in.
-func (k keys) runOf(r *runRecord) string { return k.runIn(r.Layout == KeyLayoutSharded, r.ID) }
-
-// leaseOf is the key of a lease of r, in r's layout.
-func (k keys) leaseOf(r *runRecord, step string, attempt int) string {
-	return k.leaseIn(r.Layout == KeyLayoutSharded, r.ID, step, attempt)
-}
-
-// leasesOfRun is the prefix of r's leases, in r's layout.
-func (k keys) leasesOfRun(r *runRecord) string {
-	return k.leasesOfIn(r.Layout == KeyLayoutSharded, r.ID)
 }
 
 // readEither reads key, and when it is not found, other (the same object
@@ -126,42 +50,17 @@ func getEither(ctx context.Context, store *blob.Bucket, key, other string) (*blo
 	return o, err
 }
 
-// otherRun is the key of run id in the layout this engine does not write.
-func (k keys) otherRun(id string) string { return k.runIn(!k.sharded, id) }
-
 // readLeaseAt reads the lease of (run, step, attempt) in either layout and
 // returns the key it was found at.
 func (e *Engine) readLeaseAt(ctx context.Context, run, step string, attempt int) (*leaseRecord, blob.Version, string, error) {
-	return readEither[leaseRecord](ctx, e.store, e.keys.leaseIn(e.keys.sharded, run, step, attempt), e.keys.leaseIn(!e.keys.sharded, run, step, attempt))
-}
-
-// listing is one prefix an ordered listing covers, and the key before
-// which it stops (the flat part of a sharded listing ends where the
-// shards begin).
-type listing struct {
-	prefix, end string
-}
-
-// listings are the prefixes under base ("runs/", "timers/") that an
-// ordered listing merges: the flat one, and with the sharded layout the
-// 16 shards.
-func (k keys) listings(base string) []listing {
-	base = k.prefix + base
-	if !k.sharded {
-		return []listing{{prefix: base}}
-	}
-	out := []listing{{prefix: base, end: base + "a"}}
-	for i := 0; i < keyShards; i++ {
-		out = append(out, listing{prefix: base + string(rune('a'+i)) + "/"})
-	}
-	return out
+	return readEither[leaseRecord](ctx, e.store, e.keys.LeaseIn(e.keys.Sharded, run, step, attempt), e.keys.LeaseIn(!e.keys.Sharded, run, step, attempt))
 }
 
 // listOrdered lists every listing in parallel, page by page, handing each
 // key to keep in order until keep says stop or the listing ends. keep
 // runs on one goroutine per listing; it returns whether to go on. It
 // returns the number of LIST requests made.
-func (e *Engine) listOrdered(ctx context.Context, ls []listing, pageSize int, keep func(i int, key string) bool) (int, error) {
+func (e *Engine) listOrdered(ctx context.Context, ls []keys.Listing, pageSize int, keep func(i int, key string) bool) (int, error) {
 	var (
 		wg    sync.WaitGroup
 		mu    sync.Mutex
@@ -172,7 +71,7 @@ func (e *Engine) listOrdered(ctx context.Context, ls []listing, pageSize int, ke
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			opts := blob.ListOptions{Prefix: l.prefix, PageSize: pageSize}
+			opts := blob.ListOptions{Prefix: l.Prefix, PageSize: pageSize}
 			for {
 				p, err := e.listRetrying(ctx, opts)
 				mu.Lock()
@@ -185,7 +84,7 @@ func (e *Engine) listOrdered(ctx context.Context, ls []listing, pageSize int, ke
 					return
 				}
 				for _, o := range p.Objects {
-					if l.end != "" && o.Key >= l.end {
+					if l.End != "" && o.Key >= l.End {
 						return
 					}
 					if !keep(i, o.Key) {
@@ -213,10 +112,10 @@ type dueTimer struct {
 // dueTimers lists the timers due at now across the layout's listings,
 // ordered by due time (then name). It returns the LIST requests made.
 func (e *Engine) dueTimers(ctx context.Context, now time.Time) ([]dueTimer, int, error) {
-	ls := e.keys.listings("timers/")
+	ls := e.keys.Listings("timers/")
 	per := make([][]dueTimer, len(ls))
 	n, err := e.listOrdered(ctx, ls, 1000, func(i int, key string) bool {
-		at, name, ok := e.keys.parseTimer(key)
+		at, name, ok := e.keys.ParseTimer(key)
 		if !ok {
 			return true
 		}
@@ -254,9 +153,9 @@ func sortTimers(ts []dueTimer) {
 // of the layout, merged by due time: what the claims' fallback scan reads.
 // With the sharded layout that is 17 LISTs a scan instead of one.
 func (e *Engine) scanTimers(ctx context.Context, n int) ([]string, error) {
-	ls := e.keys.listings("timers/")
+	ls := e.keys.Listings("timers/")
 	if len(ls) == 1 {
-		p, err := e.store.List(ctx, blob.ListOptions{Prefix: ls[0].prefix, PageSize: n})
+		p, err := e.store.List(ctx, blob.ListOptions{Prefix: ls[0].Prefix, PageSize: n})
 		if err != nil {
 			return nil, err
 		}
@@ -268,7 +167,7 @@ func (e *Engine) scanTimers(ctx context.Context, n int) ([]string, error) {
 	}
 	per := make([][]dueTimer, len(ls))
 	_, err := e.listOrdered(ctx, ls, n, func(i int, key string) bool {
-		at, name, ok := e.keys.parseTimer(key)
+		at, name, ok := e.keys.ParseTimer(key)
 		if ok {
 			per[i] = append(per[i], dueTimer{key: key, at: at, name: name})
 		}
@@ -301,7 +200,7 @@ const runCursorPrefix = "after:"
 // sorts after `after` ("" from the start), merged across the layout's
 // listings, and whether more may follow.
 func (e *Engine) listRunKeys(ctx context.Context, after string, need int) ([]string, bool, error) {
-	ls := e.keys.listings("runs/")
+	ls := e.keys.Listings("runs/")
 	type cand struct{ id, key string }
 	per := make([][]cand, len(ls))
 	more := make([]bool, len(ls))
@@ -343,23 +242,11 @@ func (e *Engine) listRunKeys(ctx context.Context, after string, need int) ([]str
 
 // keyIn is where l lives: where it was read, else its key in the layout k
 // writes.
-func (l *leaseRecord) keyIn(k keys) string {
+func (l *leaseRecord) keyIn(k keys.Layout) string {
 	if l.key != "" {
 		return l.key
 	}
-	return k.lease(l.Run, l.Step, l.Attempt)
-}
-
-// timerKeys are the keys a timer of name due at due may have: its key in
-// this engine's layout, and with the sharded layout also the flat one (a
-// timer armed before the switch).
-func (k keys) timerKeys(due time.Time, name string) []string {
-	if !k.sharded {
-		return []string{k.timer(due, name)}
-	}
-	flat := k
-	flat.sharded = false
-	return []string{k.timer(due, name), flat.timer(due, name)}
+	return k.Lease(l.Run, l.Step, l.Attempt)
 }
 
 // row is r's row in a listing, and whether it passes the filters.
@@ -384,7 +271,7 @@ func (req ListRequest) row(r *runRecord) (RunRow, bool) {
 // listing that examined listScanPages batches without filling up is
 // short and has a cursor, as with the flat layout.
 func (e *Engine) listRunRowsMerged(ctx context.Context, req ListRequest, after string) ([]RunRow, string, error) {
-	if after != "" && !runIDRule.valid(after) {
+	if after != "" && !keys.RunID.Valid(after) {
 		return nil, "", cairn.ValidationError{{Field: "cursor", Message: "not a cursor this listing returned"}}
 	}
 	var out []RunRow
@@ -411,5 +298,5 @@ func (e *Engine) listRunRowsMerged(ctx context.Context, req ListRequest, after s
 	if !more {
 		return out, "", nil
 	}
-	return out, encodeCursor(runCursorPrefix + after), nil
+	return out, keys.EncodeCursor(runCursorPrefix + after), nil
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/cairn-dev/cairn/blob"
 	"github.com/cairn-dev/cairn/blob/counting"
 	"github.com/cairn-dev/cairn/blob/mem"
+	"github.com/cairn-dev/cairn/engine/internal/keys"
 	notifymem "github.com/cairn-dev/cairn/notify/mem"
 )
 
@@ -63,7 +64,7 @@ func TestShardedLayoutSpreadsKeys(t *testing.T) {
 		shards := map[byte]int{}
 		for _, k := range allKeys(t, store, kind) {
 			rest := strings.TrimPrefix(k, kind)
-			if len(rest) < 3 || !isShard(rest[0]) || rest[1] != '/' {
+			if len(rest) < 3 || !keys.IsShard(rest[0]) || rest[1] != '/' {
 				t.Fatalf("%s without a shard: %q", kind, k)
 			}
 			shards[rest[0]]++
@@ -149,7 +150,7 @@ func TestShardedListRunsNewestFirst(t *testing.T) {
 	}
 	// A cursor of the merged listing names a run id; anything else that
 	// decodes is a page token of the flat listing, and a bad id is refused.
-	if _, err := sharded.ListRuns(ctx, ListRequest{Cursor: encodeCursor(runCursorPrefix + "../x")}); err == nil {
+	if _, err := sharded.ListRuns(ctx, ListRequest{Cursor: keys.EncodeCursor(runCursorPrefix + "../x")}); err == nil {
 		t.Fatal("a cursor with a bad run id was accepted")
 	}
 }
@@ -268,15 +269,15 @@ func TestShardedListingCost(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s := counts.Snapshot(); s.List != 1+keyShards || st.ListRequests != 1+keyShards || s.Total() != s.List {
-		t.Fatalf("idle pass: %+v, stats %+v; want %d LISTs and nothing else", s, st, 1+keyShards)
+	if s := counts.Snapshot(); s.List != 1+keys.Shards || st.ListRequests != 1+keys.Shards || s.Total() != s.List {
+		t.Fatalf("idle pass: %+v, stats %+v; want %d LISTs and nothing else", s, st, 1+keys.Shards)
 	}
 	counts.Reset()
 	for range 3 {
 		e.fallbackScan(ctx)
 		clk.Advance(e.cfg.FallbackInterval)
 	}
-	if s := counts.Snapshot(); s.List != 3*(1+keyShards) {
-		t.Fatalf("3 fallback scans made %d LISTs, want %d", s.List, 3*(1+keyShards))
+	if s := counts.Snapshot(); s.List != 3*(1+keys.Shards) {
+		t.Fatalf("3 fallback scans made %d LISTs, want %d", s.List, 3*(1+keys.Shards))
 	}
 }

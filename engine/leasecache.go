@@ -33,7 +33,7 @@ import (
 
 // leaseKey is the cache key of a lease: its object key.
 func (e *Engine) leaseKey(run, step string, attempt int) string {
-	return e.keys.lease(run, step, attempt)
+	return e.keys.Lease(run, step, attempt)
 }
 
 // cacheLease remembers a lease this instance wrote, at version ver.

@@ -56,7 +56,7 @@ func TestLeaseCacheCompleteBeforeRecovery(t *testing.T) {
 	run := mustStart(t, a, "g", `{}`)
 	l := claimOne(t, a, "w")
 	tok := mustToken(t, l.ID)
-	rec, ver, err := readJSON[leaseRecord](ctx, store, b.keys.lease(tok.Run, tok.Step, tok.Attempt))
+	rec, ver, err := readJSON[leaseRecord](ctx, store, b.keys.Lease(tok.Run, tok.Step, tok.Attempt))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -143,11 +143,6 @@ func renderKey(t *render.Template, vars render.Vars) (string, error) {
 	return s, nil
 }
 
-func (k keys) limit(scope, key string) string {
-	h := sha256.Sum256([]byte(scope + "\x00" + key))
-	return k.prefix + "limits/" + hex.EncodeToString(h[:])
-}
-
 // limitObject is the stored state of one concurrency key.
 type limitObject struct {
 	Scope   string       `json:"scope"`
@@ -271,7 +266,7 @@ func (e *Engine) acquireFlow(ctx context.Context, r *runRecord, d *definition, s
 			e.failRender(ctx, r.ID, d, step, l.Attempt, fmt.Errorf("%s of step %s: %w", c.field, step, err))
 			return false, nil, nil
 		}
-		slots = append(slots, slotKey{obj: e.keys.limit(c.scope, k), scope: c.scope, key: k, limit: c.limit})
+		slots = append(slots, slotKey{obj: e.keys.Limit(c.scope, k), scope: c.scope, key: k, limit: c.limit})
 	}
 	if rl := sf.rate; rl != nil {
 		k, err := renderKey(rl.key, vars)
@@ -281,7 +276,7 @@ func (e *Engine) acquireFlow(ctx context.Context, r *runRecord, d *definition, s
 		}
 		// A grant is spent whatever follows, so do not spend one on an
 		// attempt another claim already won.
-		if _, err := e.store.Stat(ctx, e.keys.leaseOf(r, step, l.Attempt)); err == nil {
+		if _, err := e.store.Stat(ctx, e.keys.LeaseOf(r.Layout, r.ID, step, l.Attempt)); err == nil {
 			return false, nil, nil
 		} else if !isNotFound(err) {
 			return false, nil, err
@@ -589,10 +584,10 @@ func (e *Engine) leaseKeyOfRun(ctx context.Context, run, step string, attempt in
 	if r == nil {
 		var err error
 		if r, err = e.readRun(ctx, run); isNotFound(err) || isNotFoundErr(err) {
-			return e.keys.lease(run, step, attempt), nil
+			return e.keys.Lease(run, step, attempt), nil
 		} else if err != nil {
 			return "", err
 		}
 	}
-	return e.keys.leaseOf(r, step, attempt), nil
+	return e.keys.LeaseOf(r.Layout, r.ID, step, attempt), nil
 }

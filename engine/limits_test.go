@@ -143,7 +143,7 @@ func TestConcurrencyNoOverGrant(t *testing.T) {
 					k = "a"
 				}
 				obj := limitObject{Scope: c.scope, Key: k, Holders: []slotHolder{dead}}
-				if _, err := store.Create(ctx, engines[0].keys.limit(c.scope, k), mustJSON(obj)); err != nil {
+				if _, err := store.Create(ctx, engines[0].keys.Limit(c.scope, k), mustJSON(obj)); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -267,7 +267,7 @@ func TestConcurrencyNoOverGrant(t *testing.T) {
 			// Every slot is free at the end.
 			for _, c := range d.flow.steps["work"].limits {
 				for _, k := range []string{"", "a", "b"} {
-					obj, _, err := readJSON[limitObject](ctx, store, engines[0].keys.limit(c.scope, k))
+					obj, _, err := readJSON[limitObject](ctx, store, engines[0].keys.Limit(c.scope, k))
 					if err == nil && len(obj.Holders) > 0 {
 						t.Errorf("limit %q key %q still has %d holders: %+v", c.scope, k, len(obj.Holders), obj.Holders)
 					}
@@ -316,7 +316,7 @@ func TestConcurrencyClaimDiesBetweenSlotAndLease(t *testing.T) {
 			if l.Attempt != 2 {
 				t.Fatalf("attempt %d, want 2", l.Attempt)
 			}
-			if _, err := store.Create(ctx, e.keys.lease(run, "only", 1), mustJSON(lost)); err == nil {
+			if _, err := store.Create(ctx, e.keys.Lease(run, "only", 1), mustJSON(lost)); err == nil {
 				t.Fatal("the dead claimer's late lease write landed")
 			}
 			if _, err := e.Complete(ctx, l.ID, CompleteRequest{Output: json.RawMessage(`1`)}); err != nil {
@@ -325,7 +325,7 @@ func TestConcurrencyClaimDiesBetweenSlotAndLease(t *testing.T) {
 			if got := getRun(t, e, run); got.Status != cairn.RunCompleted {
 				t.Fatalf("run %s", got.Status)
 			}
-			obj, _, err := readJSON[limitObject](ctx, store, e.keys.limit(d.flow.steps["only"].limits[0].scope, ""))
+			obj, _, err := readJSON[limitObject](ctx, store, e.keys.Limit(d.flow.steps["only"].limits[0].scope, ""))
 			if err != nil || len(obj.Holders) != 0 {
 				t.Fatalf("slots left: %+v %v", obj, err)
 			}

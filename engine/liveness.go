@@ -113,7 +113,7 @@ func (e *Engine) ReadHolders(ctx context.Context, p *cairn.RunProgress) error {
 		}
 		n++
 		g.Go(func() error {
-			l, _, err := readJSON[leaseRecord](gctx, e.store, e.keys.lease(p.ID, s.ID, s.Attempt))
+			l, _, err := readJSON[leaseRecord](gctx, e.store, e.keys.Lease(p.ID, s.ID, s.Attempt))
 			if isNotFound(err) {
 				return nil
 			}

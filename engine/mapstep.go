@@ -15,6 +15,7 @@ import (
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/blob"
+	"github.com/cairn-dev/cairn/engine/internal/keys"
 	"github.com/cairn-dev/cairn/engine/internal/render"
 )
 
@@ -117,9 +118,9 @@ func baseStep(id string) string {
 func validStepID(id string) bool {
 	base, _, ok := splitItem(id)
 	if ok {
-		return stepIDRule.valid(base)
+		return keys.StepID.Valid(base)
 	}
-	return stepIDRule.valid(id)
+	return keys.StepID.Valid(id)
 }
 
 // Step returns the step of the definition named by a step id or a map
@@ -134,14 +135,6 @@ func (d *definition) Step(id string) *cairn.Step {
 		}
 	}
 	return nil
-}
-
-func (k keys) mapPrefix(run string) string { return k.prefix + "maps/" + run + "/" }
-func (k keys) mapItems(run, step, sum string) string {
-	return k.mapPrefix(run) + step + "/items-" + sum
-}
-func (k keys) mapShard(run, step string, shard int, sum string) string {
-	return fmt.Sprintf("%s%s/out-%05d-%s", k.mapPrefix(run), step, shard, sum)
 }
 
 func contentSum(b []byte) string {
@@ -187,7 +180,7 @@ func (e *Engine) startMap(r *runRecord, d *definition, s *cairn.Step, fx *effect
 		return
 	}
 	sum := contentSum(out)
-	m := &mapState{Total: len(items), ItemsKey: e.keys.mapItems(r.ID, s.ID, sum),
+	m := &mapState{Total: len(items), ItemsKey: e.keys.MapItems(r.ID, s.ID, sum),
 		ShardDone: make([]int, (len(items)+mapShardSize-1)/mapShardSize), Shards: make([]string, (len(items)+mapShardSize-1)/mapShardSize)}
 	st.Status, st.Map = cairn.StepMapping, m
 	r.journal(fx.now, cairn.JournalEntry{Type: cairn.JournalMapStarted, Step: s.ID, Message: fmt.Sprintf("%d items, at most %d at a time", len(items), s.EffectiveMaxConcurrency())})
@@ -252,7 +245,7 @@ func (e *Engine) itemEnded(r *runRecord, d *definition, item string, out json.Ra
 		buf.WriteByte(']')
 		data := buf.Bytes()
 		m.Shards[k] = contentSum(data)
-		fx.writes = append(fx.writes, preWrite{key: e.keys.mapShard(r.ID, base, k, m.Shards[k]), data: data})
+		fx.writes = append(fx.writes, preWrite{key: e.keys.MapShard(r.ID, base, k, m.Shards[k]), data: data})
 	}
 	if len(m.Held) == 0 {
 		m.Held = nil
@@ -364,7 +357,7 @@ func (e *Engine) collectMap(ctx context.Context, run string, d *definition, step
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			o, err := e.store.Get(ctx, e.keys.mapShard(run, step, k, sum))
+			o, err := e.store.Get(ctx, e.keys.MapShard(run, step, k, sum))
 			if err == nil {
 				err = json.Unmarshal(o.Data, &parts[k])
 			}

@@ -154,7 +154,7 @@ func TestMapCollectsInOrder(t *testing.T) {
 			}
 			// The record holds no entry per item: no item steps, no held
 			// outputs, one hash per shard; the journal has no entry per item.
-			raw, err := store.Get(ctx, e.keys.run(run))
+			raw, err := store.Get(ctx, e.keys.Run(run))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -164,7 +164,7 @@ func TestMapCollectsInOrder(t *testing.T) {
 			if j := countJournal(t, e, run, cairn.JournalStepReady, ""); j > 10 {
 				t.Fatalf("%d step_ready entries in the journal for %d items", j, n)
 			}
-			shards, err := store.ListAll(ctx, e.keys.mapPrefix(run))
+			shards, err := store.ListAll(ctx, e.keys.MapPrefix(run))
 			if err != nil || len(shards) != 1+3 {
 				t.Fatalf("map objects %d (%v), want 1 items object and 3 shards", len(shards), err)
 			}

@@ -53,7 +53,7 @@ func TestClaimDoesNotOrphanItsOwnLease(t *testing.T) {
 					return
 				}
 			}
-			o, err := store.Get(ctx, e.keys.lease(run, "sa", 1))
+			o, err := store.Get(ctx, e.keys.Lease(run, "sa", 1))
 			t.Fatalf("step sa of %s was not leased in 3 s (60 fallback intervals); lease object: %s (err %v)", run, objData(o), err)
 		})
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/blob"
+	"github.com/cairn-dev/cairn/engine/internal/keys"
 )
 
 // Large payloads by reference.
@@ -72,9 +73,6 @@ func IsPayloadRef(raw json.RawMessage) bool {
 }
 
 func validSHA(s string) bool { return cairn.ValidSHA256(s) }
-
-func (k keys) payload(run, sha string) string { return k.prefix + "payloads/" + run + "/" + sha }
-func (k keys) payloadsOf(run string) string   { return k.prefix + "payloads/" + run + "/" }
 
 // byReference reports whether raw must be stored as a payload object.
 func (e *Engine) byReference(raw json.RawMessage) bool {
@@ -180,7 +178,7 @@ func (e *Engine) readPayload(ctx context.Context, run, sha string, cached bool) 
 	if b, ok := e.payloads.get(run, sha); ok && cached {
 		return b, nil
 	}
-	o, err := e.store.Get(ctx, e.keys.payload(run, sha))
+	o, err := e.store.Get(ctx, e.keys.Payload(run, sha))
 	if isNotFound(err) {
 		return nil, &NotFoundError{What: "payload", ID: sha}
 	}
@@ -197,7 +195,7 @@ func (e *Engine) readPayload(ctx context.Context, run, sha string, cached bool) 
 
 // Payload returns payload sha of run (GET /runs/{run}/payloads/{sha256}).
 func (e *Engine) Payload(ctx context.Context, run, sha string) (json.RawMessage, error) {
-	if err := runIDRule.check("run", run); err != nil {
+	if err := keys.RunID.Check("run", run); err != nil {
 		return nil, err
 	}
 	if !validSHA(sha) {
@@ -222,7 +220,7 @@ func (e *Engine) LeasePayload(ctx context.Context, lease, sha string) (json.RawM
 
 // deletePayloads deletes every payload object of run.
 func (e *Engine) deletePayloads(ctx context.Context, run string) error {
-	objs, err := e.store.ListAll(ctx, e.keys.payloadsOf(run))
+	objs, err := e.store.ListAll(ctx, e.keys.PayloadsOf(run))
 	if err != nil {
 		return err
 	}
@@ -503,7 +501,7 @@ func (e *Engine) spillValues(ctx context.Context, run string, output *json.RawMe
 func (e *Engine) store1(ctx context.Context, run string, raw json.RawMessage) (json.RawMessage, error) {
 	sum := sha256.Sum256(raw)
 	ref := payloadRef{SHA256: hex.EncodeToString(sum[:]), Bytes: len(raw)}
-	_, err := e.store.Create(ctx, e.keys.payload(run, ref.SHA256), raw)
+	_, err := e.store.Create(ctx, e.keys.Payload(run, ref.SHA256), raw)
 	if err != nil && !errors.Is(err, blob.ErrPreconditionFailed) {
 		// Already there is fine: the key is the content's hash.
 		return nil, unavailable(err)

@@ -23,7 +23,7 @@ func bigJSON(i, n int) json.RawMessage {
 
 func payloadKeys(t testing.TB, e *Engine, run string) []string {
 	t.Helper()
-	objs, err := e.store.ListAll(context.Background(), e.keys.payloadsOf(run))
+	objs, err := e.store.ListAll(context.Background(), e.keys.PayloadsOf(run))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,7 +138,7 @@ func TestPayloadFanOut200(t *testing.T) {
 			if _, err := e.Complete(ctx, l.ID, CompleteRequest{Output: json.RawMessage(`"joined"`)}); err != nil {
 				t.Fatal(err)
 			}
-			o, err := e.store.Get(ctx, e.keys.run(run))
+			o, err := e.store.Get(ctx, e.keys.Run(run))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -567,7 +567,7 @@ func TestPayloadSpillsNearTheRecordLimit(t *testing.T) {
 	if err := json.Unmarshal(l.Input, &in); err != nil || len(in.Ns) != width || in.Ns[width-1] != width-1 {
 		t.Fatalf("join input: %v", err)
 	}
-	o, err := e.store.Get(ctx, e.keys.run(run))
+	o, err := e.store.Get(ctx, e.keys.Run(run))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,8 +2,6 @@ package engine
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"time"
 
@@ -31,18 +29,13 @@ type rateObject struct {
 	TAT   time.Time `json:"tat"`
 }
 
-func (k keys) rate(scope, key string) string {
-	h := sha256.Sum256([]byte(scope + "\x00" + key))
-	return k.prefix + "ratelimits/" + hex.EncodeToString(h[:])
-}
-
 // takeRate asks for one grant of rl under key at now (the claim's time,
 // which its lease records as claimed_at). Refused, it returns when to ask
 // again. Grants are applied in CAS order and each needs tat <= now + tau,
 // so a claim whose now is stale is refused, never granted early: grant
 // times are at least T apart (burst 1) whatever the claimers' order.
 func (e *Engine) takeRate(ctx context.Context, rl *compiledRate, name string, now time.Time) (bool, time.Time, error) {
-	key := e.keys.rate(rl.scope, name)
+	key := e.keys.Rate(rl.scope, name)
 	t := rl.period / time.Duration(rl.limit)
 	tau := t * time.Duration(rl.burst-1)
 	for try := 0; try < slotCASTries; try++ {

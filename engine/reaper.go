@@ -184,7 +184,7 @@ func (e *Engine) orphanGrace() time.Duration { return 2 * e.cfg.MaxRequestTime }
 func (e *Engine) dropOrphanTimers(ctx context.Context, timerKeys []string, now time.Time) error {
 	old := make([]string, 0, len(timerKeys))
 	for _, k := range timerKeys {
-		if at, _, ok := e.keys.parseTimer(k); ok && now.Sub(at) < e.orphanGrace() {
+		if at, _, ok := e.keys.ParseTimer(k); ok && now.Sub(at) < e.orphanGrace() {
 			continue
 		}
 		old = append(old, k)
@@ -274,7 +274,7 @@ func (e *Engine) checkLeases(ctx context.Context, r *runRecord, d *definition, n
 		if st.ReadyAt != nil && st.ReadyAt.After(now) {
 			continue // retry backoff: announced when due
 		}
-		key := e.keys.leaseOf(r, id, st.Attempt)
+		key := e.keys.LeaseOf(r.Layout, r.ID, id, st.Attempt)
 		wg.Add(1)
 		sem <- struct{}{}
 		go func() {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/engine/internal/keys"
 )
 
 // runRecord is the stored run: everything about one run but its leases.
@@ -194,7 +195,7 @@ func parseLeaseID(id string) (leaseToken, error) {
 		return t, errBadLease
 	}
 	if err := json.Unmarshal(b, &t); err != nil || t.Attempt < 1 || t.Attempt > 999_999 || len(t.Nonce) != 22 ||
-		!runIDRule.valid(t.Run) || !validStepID(t.Step) || !workerIDRule.valid(t.Worker) {
+		!keys.RunID.Valid(t.Run) || !validStepID(t.Step) || !keys.WorkerID.Valid(t.Worker) {
 		return t, errBadLease
 	}
 	return t, nil

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/engine/internal/keys"
 )
 
 // RerunRequest starts a new run from an ended one.
@@ -23,11 +24,11 @@ type RerunRequest struct {
 // Inngest's replay, it is a new run, not a rewind: the old run's history
 // stays as it was.
 func (e *Engine) RerunRun(ctx context.Context, id string, req RerunRequest) (*cairn.StartResult, error) {
-	if err := runIDRule.check("run", id); err != nil {
+	if err := keys.RunID.Check("run", id); err != nil {
 		return nil, err
 	}
 	if req.FromStep != "" {
-		if err := stepIDRule.check("from_step", req.FromStep); err != nil {
+		if err := keys.StepID.Check("from_step", req.FromStep); err != nil {
 			return nil, err
 		}
 	}

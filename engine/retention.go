@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/cairn-dev/cairn/engine/internal/keys"
 )
 
 // Retention: an ended run, with its leases, its idempotency key and its
@@ -48,7 +50,7 @@ func (e *Engine) retentionDue(r *runRecord) time.Time {
 // the record and its timers, the retention timer included (runTimerKeys).
 // A run still running is a conflict unless force, which cancels it first.
 func (e *Engine) DeleteRun(ctx context.Context, id string, force bool) error {
-	if err := runIDRule.check("run", id); err != nil {
+	if err := keys.RunID.Check("run", id); err != nil {
 		return err
 	}
 	r, err := e.readRun(ctx, id)
@@ -81,11 +83,11 @@ func (e *Engine) DeleteRun(ctx context.Context, id string, force bool) error {
 // caller found due (the reaper's); they go with the run's other timers
 // (runTimerKeys).
 func (e *Engine) purgeRun(ctx context.Context, r *runRecord, due []string) error {
-	leases, err := e.store.ListAll(ctx, e.keys.leasesOfRun(r))
+	leases, err := e.store.ListAll(ctx, e.keys.LeasesOfRun(r.Layout, r.ID))
 	if err != nil {
 		return err
 	}
-	maps, err := e.store.ListAll(ctx, e.keys.mapPrefix(r.ID)) // map items and shards (mapstep.go)
+	maps, err := e.store.ListAll(ctx, e.keys.MapPrefix(r.ID)) // map items and shards (mapstep.go)
 	if err != nil {
 		return err
 	}
@@ -96,7 +98,7 @@ func (e *Engine) purgeRun(ctx context.Context, r *runRecord, due []string) error
 		}
 	}
 	if r.IdempotencyKey != "" {
-		ikey := e.keys.idempotency(r.Workflow, r.IdempotencyKey)
+		ikey := e.keys.Idempotency(r.Workflow, r.IdempotencyKey)
 		o, err := e.store.Get(ctx, ikey)
 		switch {
 		case err == nil && string(o.Data) == r.ID:
@@ -110,7 +112,7 @@ func (e *Engine) purgeRun(ctx context.Context, r *runRecord, due []string) error
 	if err := e.deletePayloads(ctx, r.ID); err != nil {
 		return err
 	}
-	if err := e.store.Delete(ctx, e.keys.runOf(r)); err != nil && !isNotFound(err) {
+	if err := e.store.Delete(ctx, e.keys.RunOf(r.Layout, r.ID)); err != nil && !isNotFound(err) {
 		return err
 	}
 	e.commits.cache.drop(r.ID)
@@ -144,12 +146,12 @@ func (e *Engine) purgeRun(ctx context.Context, r *runRecord, due []string) error
 // and one listing: the reaper's routine re-arms of a running run (a ready
 // or leased step's visit every ActiveCheckInterval) are not recorded
 // either, and the last one may be due up to ActiveCheckInterval +
-// minTimerLead + timerBucket after the run ended. While that window is
+// minTimerLead + keys.TimerBucket after the run ended. While that window is
 // ahead, its timers are listed (recentTimers).
 //
 // Cost: 3 DELETEs (6 sharded) plus 1 (2) per distinct future wake-up of
 // the record, and, for a run that ended less than that window ago (a
-// forced delete always), at most maxTimerWindowLists listings (twice that
+// forced delete always), at most keys.MaxTimerWindowLists listings (twice that
 // sharded: the run's shard and the flat keys), each of the timers due in
 // a block of about the window's length. Left for the reaper, which
 // drops a due timer whose run is gone (dropOrphanTimers): timers already
@@ -169,7 +171,7 @@ func (e *Engine) runTimerKeys(ctx context.Context, r *runRecord, due []string) (
 		}
 	}
 	add := func(at time.Time, name string) {
-		for _, key := range e.keys.timerKeys(at, name) {
+		for _, key := range e.keys.TimerKeys(at, name) {
 			addKey(key)
 		}
 	}
@@ -184,12 +186,12 @@ func (e *Engine) runTimerKeys(ctx context.Context, r *runRecord, due []string) (
 	// unless it was armed less than minTimerLead ahead (then later: left
 	// to the reaper, below).
 	if at := e.retentionDue(r); !at.IsZero() {
-		add(ceilTo(at, timerBucket), retentionTimerPrefix+r.ID)
+		add(ceilTo(at, keys.TimerBucket), retentionTimerPrefix+r.ID)
 	}
 	now := e.now()
 	future := func(t *time.Time) {
 		if t != nil && t.After(now) {
-			add(ceilTo(*t, timerBucket), r.ID)
+			add(ceilTo(*t, keys.TimerBucket), r.ID)
 		}
 	}
 	future(r.Deadline)
@@ -203,12 +205,9 @@ func (e *Engine) runTimerKeys(ctx context.Context, r *runRecord, due []string) (
 	return out, err
 }
 
-// maxTimerWindowLists bounds the LISTs of recentTimers (per layout).
-const maxTimerWindowLists = 4
-
 // recentTimers lists the plain timers of ended run r due from its end to
-// ActiveCheckInterval + minTimerLead + timerBucket later, nothing once
-// that is past. The window is covered by at most maxTimerWindowLists
+// ActiveCheckInterval + minTimerLead + keys.TimerBucket later, nothing once
+// that is past. The window is covered by at most keys.MaxTimerWindowLists
 // decimal prefixes of the due time (timers/<s>/<ms-prefix>), the smallest
 // blocks that do, so each LIST reads the timers of one shard due within a
 // few windows' length.
@@ -216,44 +215,23 @@ func (e *Engine) recentTimers(ctx context.Context, r *runRecord, now time.Time) 
 	if r.EndedAt == nil {
 		return nil, nil
 	}
-	hi := r.EndedAt.Add(e.cfg.ActiveCheckInterval + minTimerLead + timerBucket)
+	hi := r.EndedAt.Add(e.cfg.ActiveCheckInterval + minTimerLead + keys.TimerBucket)
 	if !hi.After(now) {
 		return nil, nil
 	}
 	var out []string
-	for _, prefix := range e.keys.timerWindow(r.EndedAt.Truncate(timerBucket), hi, r.ID) {
+	for _, prefix := range e.keys.TimerWindow(r.EndedAt.Truncate(keys.TimerBucket), hi, r.ID) {
 		objs, err := e.store.ListAll(ctx, prefix)
 		if err != nil {
 			return out, err
 		}
 		for _, o := range objs {
-			if _, name, ok := e.keys.parseTimer(o.Key); ok && name == r.ID {
+			if _, name, ok := e.keys.ParseTimer(o.Key); ok && name == r.ID {
 				out = append(out, o.Key)
 			}
 		}
 	}
 	return out, nil
-}
-
-// timerWindow returns the listing prefixes that cover the timers of name
-// due from lo to hi: at most maxTimerWindowLists decimal blocks of the
-// due time in milliseconds, per layout, as timerKeys.
-func (k keys) timerWindow(lo, hi time.Time, name string) []string {
-	a, b := lo.UnixMilli(), hi.UnixMilli()
-	digits, block := 13, int64(1) // timer keys hold %013d milliseconds
-	for b/block-a/block >= maxTimerWindowLists {
-		block *= 10
-		digits--
-	}
-	var out []string
-	for i := a / block; i <= b/block; i++ {
-		ms := fmt.Sprintf("%0*d", digits, i)
-		if k.sharded {
-			out = append(out, fmt.Sprintf("%stimers/%c/%s", k.prefix, shardOf(name), ms))
-		}
-		out = append(out, k.prefix+"timers/"+ms)
-	}
-	return out
 }
 
 // reapExpired deletes r when its retention has passed; it reports whether
@@ -273,5 +251,3 @@ func (e *Engine) reapExpired(ctx context.Context, r *runRecord, timerKeys []stri
 	stats.RunsDeleted++
 	return true, nil
 }
-
-func (k keys) leasesOf(run string) string { return k.prefix + "leases/" + run + "/" }

@@ -16,7 +16,7 @@ import (
 // engineKeys lists the bucket's keys, without workflows/ and workers/.
 func engineKeys(t testing.TB, e *Engine) []string {
 	t.Helper()
-	all, err := e.store.ListAll(context.Background(), e.keys.prefix)
+	all, err := e.store.ListAll(context.Background(), e.keys.Prefix)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,14 +78,14 @@ func TestRetention(t *testing.T) {
 			var gone []string
 			for _, k := range before {
 				// Other runs' spent timers go as every pass re-arms them.
-				if _, run, isTimer := e.keys.parseTimer(k); isTimer && run != old {
+				if _, run, isTimer := e.keys.ParseTimer(k); isTimer && run != old {
 					continue
 				}
 				if !slices.Contains(after, k) {
 					gone = append(gone, k)
 				}
 			}
-			want := append(keysOfRun(before, old), e.keys.idempotency("ret", "k1"))
+			want := append(keysOfRun(before, old), e.keys.Idempotency("ret", "k1"))
 			slices.Sort(want)
 			slices.Sort(gone)
 			if !slices.Equal(gone, want) {
@@ -190,7 +190,7 @@ func TestDeleteRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	due := timerDue(e.retentionDue(r), e.now())
-	key := e.keys.timer(due, retentionTimerPrefix+other)
+	key := e.keys.Timer(due, retentionTimerPrefix+other)
 	if _, err := e.store.Stat(ctx, key); err == nil {
 		return // the ending commit armed it
 	}
@@ -199,7 +199,7 @@ func TestDeleteRun(t *testing.T) {
 	mustReap(t, e)
 	t.Logf("the reaper visit of the ended run: %v", counts.Snapshot())
 	if _, err := e.store.Stat(ctx, key); err != nil {
-		left, _ := e.store.ListAll(ctx, e.keys.timersPrefix())
+		left, _ := e.store.ListAll(ctx, e.keys.TimersPrefix())
 		t.Fatalf("no retention timer %s: %v; timers: %v", key, err, left)
 	}
 }
@@ -225,7 +225,7 @@ func TestRetentionTimersCostScansNothing(t *testing.T) {
 		if _, err := e.armTimer(ctx, rec, e.now()); err != nil {
 			t.Fatal(err)
 		}
-		if err := e.store.Delete(ctx, e.keys.timer(spent, r.ID)); err != nil {
+		if err := e.store.Delete(ctx, e.keys.Timer(spent, r.ID)); err != nil {
 			t.Fatal(err)
 		}
 	}

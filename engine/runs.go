@@ -17,6 +17,7 @@ import (
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/blob"
+	"github.com/cairn-dev/cairn/engine/internal/keys"
 	"github.com/cairn-dev/cairn/telemetry"
 )
 
@@ -62,11 +63,11 @@ func (e *Engine) StartRun(ctx context.Context, req StartRequest) (*cairn.StartRe
 // version, and an input that is JSON within the size limit. Starts and
 // schedules (which start runs later) check the same.
 func (e *Engine) checkStartTarget(workflow, version string, input json.RawMessage) error {
-	if err := nameRule.check("workflow", workflow); err != nil {
+	if err := keys.WorkflowName.Check("workflow", workflow); err != nil {
 		return err
 	}
 	if version != "" {
-		if err := versionRule.check("version", version); err != nil {
+		if err := keys.Version.Check("version", version); err != nil {
 			return err
 		}
 	}
@@ -110,7 +111,7 @@ func (e *Engine) startRun(ctx context.Context, req StartRequest, seed func(r *ru
 	now := e.now()
 	id := newRunID(now)
 	if req.IdempotencyKey != "" {
-		ikey := e.keys.idempotency(req.Workflow, req.IdempotencyKey)
+		ikey := e.keys.Idempotency(req.Workflow, req.IdempotencyKey)
 		_, err := e.store.Create(ctx, ikey, []byte(id))
 		if errors.Is(err, blob.ErrPreconditionFailed) {
 			o, err := e.store.Get(ctx, ikey)
@@ -132,7 +133,7 @@ func (e *Engine) startRun(ctx context.Context, req StartRequest, seed func(r *ru
 		ID: id, Workflow: req.Workflow, Version: version, Status: cairn.RunRunning,
 		Input: req.Input, State: map[string]json.RawMessage{}, Correlation: req.Correlation,
 		IdempotencyKey: req.IdempotencyKey, CreatedAt: now, UpdatedAt: now, Trace: telemetry.ParentOf(ctx),
-		Steps: map[string]*stepState{}, Journal: []cairn.JournalEntry{}, Layout: e.keys.layout(), Priority: req.Priority,
+		Steps: map[string]*stepState{}, Journal: []cairn.JournalEntry{}, Layout: e.keys.Name(), Priority: req.Priority,
 	}
 	for k, v := range req.State {
 		r.State[k] = v
@@ -183,7 +184,7 @@ func (e *Engine) startRun(ctx context.Context, req StartRequest, seed func(r *ru
 	data := mustJSON(r)
 	var v blob.Version
 	retriedCreate, err := retryRefused(ctx, &e.startRetry, func() (err error) {
-		v, err = e.store.Create(ctx, e.keys.run(id), data)
+		v, err = e.store.Create(ctx, e.keys.Run(id), data)
 		e.admit.wrote(e.now(), err)
 		return err
 	})
@@ -298,10 +299,10 @@ func (e *Engine) readRun(ctx context.Context, id string) (*runRecord, error) {
 // getRun reads run id's record in either layout and decodes it; it
 // returns the stored object too (its bytes and version, for a cache).
 func (e *Engine) getRun(ctx context.Context, id string) (*runRecord, *blob.Object, error) {
-	if !runIDRule.valid(id) {
+	if !keys.RunID.Valid(id) {
 		return nil, nil, &NotFoundError{What: "run", ID: id}
 	}
-	o, err := getEither(ctx, e.store, e.keys.run(id), e.keys.otherRun(id))
+	o, err := getEither(ctx, e.store, e.keys.Run(id), e.keys.OtherRun(id))
 	if isNotFound(err) {
 		return nil, nil, &NotFoundError{What: "run", ID: id}
 	}
@@ -361,7 +362,7 @@ func (e *Engine) view(r *runRecord, d *definition) *cairn.Run {
 
 // GetRun returns a run.
 func (e *Engine) GetRun(ctx context.Context, id string) (*cairn.Run, error) {
-	if err := runIDRule.check("run", id); err != nil {
+	if err := keys.RunID.Check("run", id); err != nil {
 		return nil, err
 	}
 	r, err := e.readRun(ctx, id)
@@ -417,7 +418,7 @@ func (e *Engine) readLeases(ctx context.Context, r *runRecord, attempts []stepAt
 	g.SetLimit(leaseReads)
 	for i, a := range attempts {
 		g.Go(func() error {
-			l, _, err := readJSON[leaseRecord](gctx, e.store, e.keys.leaseOf(r, a.step, a.attempt))
+			l, _, err := readJSON[leaseRecord](gctx, e.store, e.keys.LeaseOf(r.Layout, r.ID, a.step, a.attempt))
 			if isNotFound(err) {
 				return nil
 			}
@@ -477,20 +478,20 @@ func (e *Engine) ListRunRows(ctx context.Context, req ListRequest) ([]RunRow, st
 		req.Limit = 50
 	}
 	if req.Workflow != "" {
-		if err := nameRule.check("workflow", req.Workflow); err != nil {
+		if err := keys.WorkflowName.Check("workflow", req.Workflow); err != nil {
 			return nil, "", err
 		}
 	}
-	token, err := decodeCursor("cursor", req.Cursor)
+	token, err := keys.DecodeCursor("cursor", req.Cursor)
 	if err != nil {
 		return nil, "", err
 	}
-	if e.keys.sharded && (token == "" || strings.HasPrefix(token, runCursorPrefix)) {
+	if e.keys.Sharded && (token == "" || strings.HasPrefix(token, runCursorPrefix)) {
 		return e.listRunRowsMerged(ctx, req, strings.TrimPrefix(token, runCursorPrefix))
 	}
 	var out []RunRow
 	for pages := 0; pages < listScanPages && len(out) < req.Limit; pages++ {
-		opts := blob.ListOptions{Prefix: e.keys.runsPrefix(), PageSize: req.Limit - len(out), PageToken: token}
+		opts := blob.ListOptions{Prefix: e.keys.RunsPrefix(), PageSize: req.Limit - len(out), PageToken: token}
 		p, err := e.listRetrying(ctx, opts)
 		if err != nil {
 			if pages == 0 && token != "" && e.cursorRefused(ctx, opts, err) {
@@ -512,7 +513,7 @@ func (e *Engine) ListRunRows(ctx context.Context, req ListRequest) ([]RunRow, st
 			break
 		}
 	}
-	return out, encodeCursor(token), nil
+	return out, keys.EncodeCursor(token), nil
 }
 
 // cursorRefused tells whether a listing failed because of its page token
@@ -535,7 +536,7 @@ func (e *Engine) cursorRefused(ctx context.Context, opts blob.ListOptions, err e
 // Journal returns what happened to a run, oldest first, with the attempts
 // that are running now (read from their leases).
 func (e *Engine) Journal(ctx context.Context, id string) ([]cairn.JournalEntry, error) {
-	if err := runIDRule.check("run", id); err != nil {
+	if err := keys.RunID.Check("run", id); err != nil {
 		return nil, err
 	}
 	r, err := e.readRun(ctx, id)
@@ -572,7 +573,7 @@ func (e *Engine) Journal(ctx context.Context, id string) ([]cairn.JournalEntry, 
 // CancelRun cancels a running run. Workers holding its leases learn it on
 // their next heartbeat or complete (run_terminal).
 func (e *Engine) CancelRun(ctx context.Context, id, reason string) (*cairn.Run, error) {
-	if err := runIDRule.check("run", id); err != nil {
+	if err := keys.RunID.Check("run", id); err != nil {
 		return nil, err
 	}
 	r, err := mutate(ctx, e.commits, id, func(r *runRecord, fx *effects) (*runRecord, error) {
@@ -604,14 +605,14 @@ type EventRequest struct {
 // completes with the payload as output. When none waits, the event is
 // recorded (up to MaxPendingEvents) and consumed by the next wait for it.
 func (e *Engine) SendEvent(ctx context.Context, run string, req EventRequest) (*cairn.EventResult, error) {
-	if err := runIDRule.check("run", run); err != nil {
+	if err := keys.RunID.Check("run", run); err != nil {
 		return nil, err
 	}
-	if err := textRule.check("name", req.Name); err != nil {
+	if err := keys.Text.Check("name", req.Name); err != nil {
 		return nil, err
 	}
 	if req.ID != "" {
-		if err := textRule.check("id", req.ID); err != nil {
+		if err := keys.Text.Check("id", req.ID); err != nil {
 			return nil, err
 		}
 	}
@@ -674,7 +675,7 @@ func (e *Engine) Audit(ctx context.Context, who, op, run string) error {
 	var r [4]byte
 	rand.Read(r[:])
 	rec := map[string]any{"at": now, "who": who, "operation": op, "run": run}
-	_, err := e.store.Create(ctx, e.keys.audit(now, fmt.Sprintf("%x", r)), mustJSON(rec))
+	_, err := e.store.Create(ctx, e.keys.Audit(now, fmt.Sprintf("%x", r)), mustJSON(rec))
 	return err
 }
 

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/blob"
+	"github.com/cairn-dev/cairn/engine/internal/keys"
 )
 
 // Schedules start runs of a workflow on a cron calendar. A schedule is
@@ -54,7 +54,7 @@ const (
 	maxScheduleSwapErrors = 4
 )
 
-var scheduleIDRule = idRule{regexp.MustCompile(ScheduleIDPattern), MaxScheduleIDLength}
+var scheduleIDRule = keys.NewRule(ScheduleIDPattern, MaxScheduleIDLength)
 
 // cronParser reads the five standard fields and descriptors (@daily,
 // @every 1h). Time zones come from the time_zone field, never from the
@@ -128,8 +128,6 @@ type BackfillResult struct {
 	Truncated bool           `json:"truncated" doc:"More ticks lay in the range than max: backfill again from the last tick."`
 }
 
-func (k keys) schedule(id string) string { return k.prefix + "schedules/" + id }
-func (k keys) schedulesPrefix() string   { return k.prefix + "schedules/" }
 func scheduleTimerName(id string) string { return scheduleTimerPrefix + id }
 func scheduleTimerID(name string) (string, bool) {
 	return strings.CutPrefix(name, scheduleTimerPrefix)
@@ -215,7 +213,7 @@ func (s *Schedule) idempotencyKey(tick time.Time) string {
 }
 
 func (e *Engine) readSchedule(ctx context.Context, id string) (*scheduleRecord, blob.Version, error) {
-	s, v, err := readJSON[scheduleRecord](ctx, e.store, e.keys.schedule(id))
+	s, v, err := readJSON[scheduleRecord](ctx, e.store, e.keys.Schedule(id))
 	if isNotFound(err) {
 		return nil, "", &NotFoundError{What: "schedule", ID: id}
 	}
@@ -228,7 +226,7 @@ func (e *Engine) CreateSchedule(ctx context.Context, req ScheduleRequest) (*Sche
 	if req.ID == "" {
 		req.ID = strings.ToLower(newRunID(now))
 	}
-	if err := scheduleIDRule.check("id", req.ID); err != nil {
+	if err := scheduleIDRule.Check("id", req.ID); err != nil {
 		return nil, err
 	}
 	if err := e.checkStartTarget(req.Workflow, req.Version, req.Input); err != nil {
@@ -263,7 +261,7 @@ func (e *Engine) CreateSchedule(ctx context.Context, req ScheduleRequest) (*Sche
 			return nil, unavailable(err)
 		}
 	}
-	if _, err := e.store.Create(ctx, e.keys.schedule(s.ID), mustJSON(s)); err != nil {
+	if _, err := e.store.Create(ctx, e.keys.Schedule(s.ID), mustJSON(s)); err != nil {
 		if errors.Is(err, blob.ErrPreconditionFailed) {
 			return nil, &ConflictError{Message: fmt.Sprintf("schedule %s already exists", s.ID)}
 		}
@@ -274,7 +272,7 @@ func (e *Engine) CreateSchedule(ctx context.Context, req ScheduleRequest) (*Sche
 
 // GetSchedule reads a schedule.
 func (e *Engine) GetSchedule(ctx context.Context, id string) (*Schedule, error) {
-	if err := scheduleIDRule.check("schedule", id); err != nil {
+	if err := scheduleIDRule.Check("schedule", id); err != nil {
 		return nil, err
 	}
 	s, _, err := e.readSchedule(ctx, id)
@@ -287,13 +285,13 @@ func (e *Engine) ListSchedules(ctx context.Context, limit int, cursor string) (*
 	if limit <= 0 || limit > 100 {
 		limit = 100
 	}
-	token, err := decodeCursor("cursor", cursor)
+	token, err := keys.DecodeCursor("cursor", cursor)
 	if err != nil {
 		return nil, err
 	}
-	p, err := e.store.List(ctx, blob.ListOptions{Prefix: e.keys.schedulesPrefix(), PageSize: limit, PageToken: token})
+	p, err := e.store.List(ctx, blob.ListOptions{Prefix: e.keys.SchedulesPrefix(), PageSize: limit, PageToken: token})
 	if err != nil {
-		if e.cursorRefused(ctx, blob.ListOptions{Prefix: e.keys.schedulesPrefix(), PageToken: token}, err) {
+		if e.cursorRefused(ctx, blob.ListOptions{Prefix: e.keys.SchedulesPrefix(), PageToken: token}, err) {
 			return nil, &InvalidError{Field: "cursor", Message: "not a cursor of this listing"}
 		}
 		return nil, err
@@ -311,7 +309,7 @@ func (e *Engine) ListSchedules(ctx context.Context, limit int, cursor string) (*
 	}
 	sort.Slice(page.Schedules, func(i, j int) bool { return page.Schedules[i].ID < page.Schedules[j].ID })
 	if p.NextPageToken != "" {
-		page.NextCursor = encodeCursor(p.NextPageToken)
+		page.NextCursor = keys.EncodeCursor(p.NextPageToken)
 	}
 	return page, nil
 }
@@ -319,7 +317,7 @@ func (e *Engine) ListSchedules(ctx context.Context, limit int, cursor string) (*
 // updateSchedule applies change to a schedule by compare-and-swap,
 // re-reading on a lost race. change returns false to write nothing.
 func (e *Engine) updateSchedule(ctx context.Context, id string, change func(s *Schedule, now time.Time) (bool, error)) (*Schedule, error) {
-	if err := scheduleIDRule.check("schedule", id); err != nil {
+	if err := scheduleIDRule.Check("schedule", id); err != nil {
 		return nil, err
 	}
 	for range maxScheduleSwapErrors {
@@ -334,7 +332,7 @@ func (e *Engine) updateSchedule(ctx context.Context, id string, change func(s *S
 		}
 		s.Rev++
 		s.UpdatedAt = now
-		_, err = e.store.Swap(ctx, e.keys.schedule(id), mustJSON(s), ver)
+		_, err = e.store.Swap(ctx, e.keys.Schedule(id), mustJSON(s), ver)
 		if errors.Is(err, blob.ErrPreconditionFailed) || isNotFound(err) {
 			continue
 		}
@@ -387,7 +385,7 @@ func (e *Engine) DeleteSchedule(ctx context.Context, id string) error {
 	if _, err := e.GetSchedule(ctx, id); err != nil {
 		return err
 	}
-	if err := e.store.Delete(ctx, e.keys.schedule(id)); err != nil && !isNotFound(err) {
+	if err := e.store.Delete(ctx, e.keys.Schedule(id)); err != nil && !isNotFound(err) {
 		return unavailable(err)
 	}
 	return nil
@@ -516,7 +514,7 @@ func (e *Engine) reapSchedule(ctx context.Context, id string, timerKeys []string
 		}
 		n.Rev++
 		n.UpdatedAt = now
-		nver, err := e.store.Swap(ctx, e.keys.schedule(id), mustJSON(&n), ver)
+		nver, err := e.store.Swap(ctx, e.keys.Schedule(id), mustJSON(&n), ver)
 		if errors.Is(err, blob.ErrPreconditionFailed) || isNotFound(err) {
 			continue // another reaper claimed it: look again
 		}
@@ -563,7 +561,7 @@ func (e *Engine) finishTick(ctx context.Context, s *Schedule, ver blob.Version, 
 	}
 	n.Rev++
 	n.UpdatedAt = e.now()
-	if _, err := e.store.Swap(ctx, e.keys.schedule(s.ID), mustJSON(&n), ver); err != nil {
+	if _, err := e.store.Swap(ctx, e.keys.Schedule(s.ID), mustJSON(&n), ver); err != nil {
 		return err
 	}
 	if n.LastError == "" {

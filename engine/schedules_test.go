@@ -163,13 +163,13 @@ func TestScheduleFiresOncePerTick(t *testing.T) {
 				t.Fatalf("next_at %v, want %v", s.NextAt, want)
 			}
 			// Exactly one live timer: the next tick's.
-			all, err := store.ListAll(context.Background(), engines[0].keys.timersPrefix())
+			all, err := store.ListAll(context.Background(), engines[0].keys.TimersPrefix())
 			if err != nil {
 				t.Fatal(err)
 			}
 			n := 0
 			for _, a := range all {
-				if _, name, _ := engines[0].keys.parseTimer(a.Key); strings.HasPrefix(name, scheduleTimerPrefix) {
+				if _, name, _ := engines[0].keys.ParseTimer(a.Key); strings.HasPrefix(name, scheduleTimerPrefix) {
 					n++
 				}
 			}
@@ -265,7 +265,7 @@ func TestSchedulePauseResume(t *testing.T) {
 	if runs := scheduleRuns(t, e, "p"); len(runs) != 1 {
 		t.Fatalf("a deleted schedule fired: %v", runs)
 	}
-	if left, _ := e.store.ListAll(ctx, e.keys.timersPrefix()); len(left) != 1 { // the sleeping run's
+	if left, _ := e.store.ListAll(ctx, e.keys.TimersPrefix()); len(left) != 1 { // the sleeping run's
 		t.Fatalf("timers left after delete: %v", left)
 	}
 	if _, err := e.GetSchedule(ctx, "p"); !isNotFoundAPI(err) {
@@ -336,7 +336,7 @@ func TestSchedulePendingTickFinished(t *testing.T) {
 	tick := *s.NextAt
 	next := tick.Add(time.Minute)
 	s.Pending, s.NextAt = &tick, &next
-	if _, err := e.store.Swap(ctx, e.keys.schedule("c"), mustJSON(s), ver); err != nil {
+	if _, err := e.store.Swap(ctx, e.keys.Schedule("c"), mustJSON(s), ver); err != nil {
 		t.Fatal(err)
 	}
 	clk.Advance(time.Minute)

@@ -21,16 +21,16 @@ func TestStartThrottledReusesTimer(t *testing.T) {
 	store, ctl := faults.Wrap(mem.New(), faults.Profile{})
 	e := newTestEngine(t, store, Config{})
 	register(t, e, "w", single("x", cairn.Step{}))
-	ctl.Inject(faults.Rule{Ops: []faults.Op{faults.OpCreate}, KeyPrefix: e.keys.prefix + "runs/", Err: blob.ErrThrottled, Times: startRetries})
+	ctl.Inject(faults.Rule{Ops: []faults.Op{faults.OpCreate}, KeyPrefix: e.keys.Prefix + "runs/", Err: blob.ErrThrottled, Times: startRetries})
 	id := mustStart(t, e, "x", `{}`)
-	timers, err := store.ListAll(ctx, e.keys.timersPrefix())
+	timers, err := store.ListAll(ctx, e.keys.TimersPrefix())
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(timers) != 1 {
 		t.Fatalf("after %d refused creates: %d timers %v, want the start's one", startRetries, len(timers), timers)
 	}
-	if _, name, ok := e.keys.parseTimer(timers[0].Key); !ok || name != id {
+	if _, name, ok := e.keys.ParseTimer(timers[0].Key); !ok || name != id {
 		t.Fatalf("timer %s is not run %s's", timers[0].Key, id)
 	}
 	if r := getRun(t, e, id); r.Status != cairn.RunRunning {
@@ -50,7 +50,7 @@ func TestStartRefusedLeavesNoTimer(t *testing.T) {
 	store, ctl := faults.Wrap(mem.New(), faults.Profile{})
 	e := newTestEngine(t, store, Config{})
 	register(t, e, "w", single("x", cairn.Step{}))
-	ctl.Inject(faults.Rule{Ops: []faults.Op{faults.OpCreate}, KeyPrefix: e.keys.prefix + "runs/", Err: blob.ErrThrottled})
+	ctl.Inject(faults.Rule{Ops: []faults.Op{faults.OpCreate}, KeyPrefix: e.keys.Prefix + "runs/", Err: blob.ErrThrottled})
 	for range 3 { // a client retrying
 		_, err := e.StartRun(ctx, StartRequest{Workflow: "x"})
 		var u *UnavailableError
@@ -58,7 +58,7 @@ func TestStartRefusedLeavesNoTimer(t *testing.T) {
 			t.Fatalf("start: %v, want unavailable", err)
 		}
 	}
-	for _, prefix := range []string{e.keys.timersPrefix(), e.keys.prefix + "runs/"} {
+	for _, prefix := range []string{e.keys.TimersPrefix(), e.keys.Prefix + "runs/"} {
 		left, err := store.ListAll(ctx, prefix)
 		if err != nil {
 			t.Fatal(err)
@@ -83,15 +83,15 @@ func TestStartUnknownOutcomeKeepsTimer(t *testing.T) {
 	store, ctl := faults.Wrap(mem.New(), faults.Profile{})
 	e := newTestEngine(t, store, Config{})
 	register(t, e, "w", single("x", cairn.Step{}))
-	ctl.Inject(faults.Rule{Ops: []faults.Op{faults.OpCreate}, KeyPrefix: e.keys.prefix + "runs/", After: true, Err: errors.New("connection reset"), Times: 1})
+	ctl.Inject(faults.Rule{Ops: []faults.Op{faults.OpCreate}, KeyPrefix: e.keys.Prefix + "runs/", After: true, Err: errors.New("connection reset"), Times: 1})
 	if _, err := e.StartRun(ctx, StartRequest{Workflow: "x"}); err == nil {
 		t.Fatal("start with a lost answer succeeded")
 	}
-	runs, err := store.ListAll(ctx, e.keys.prefix+"runs/")
+	runs, err := store.ListAll(ctx, e.keys.Prefix+"runs/")
 	if err != nil || len(runs) != 1 {
 		t.Fatalf("runs: %v %v, want the one that landed", runs, err)
 	}
-	timers, err := store.ListAll(ctx, e.keys.timersPrefix())
+	timers, err := store.ListAll(ctx, e.keys.TimersPrefix())
 	if err != nil || len(timers) != 1 {
 		t.Fatalf("timers: %v %v, want the landed run's", timers, err)
 	}
@@ -111,7 +111,7 @@ func TestStartRetryBudget(t *testing.T) {
 	// of the starts it admits.
 	e := newTestEngine(t, counted, Config{ShedAbove: -1})
 	register(t, e, "w", single("x", cairn.Step{}))
-	ctl.Inject(faults.Rule{Ops: []faults.Op{faults.OpCreate}, KeyPrefix: e.keys.prefix + "runs/", Err: blob.ErrThrottled})
+	ctl.Inject(faults.Rule{Ops: []faults.Op{faults.OpCreate}, KeyPrefix: e.keys.Prefix + "runs/", Err: blob.ErrThrottled})
 	counts.Reset()
 	const starts = 60
 	for range starts {
@@ -126,7 +126,7 @@ func TestStartRetryBudget(t *testing.T) {
 	for range 20 { // 20 first-time successes earn 2 retries
 		mustStart(t, e, "x", `{}`)
 	}
-	ctl.Inject(faults.Rule{Ops: []faults.Op{faults.OpCreate}, KeyPrefix: e.keys.prefix + "runs/", Err: blob.ErrThrottled})
+	ctl.Inject(faults.Rule{Ops: []faults.Op{faults.OpCreate}, KeyPrefix: e.keys.Prefix + "runs/", Err: blob.ErrThrottled})
 	counts.Reset()
 	if _, err := e.StartRun(ctx, StartRequest{Workflow: "x"}); err == nil {
 		t.Fatal("a refused start succeeded")

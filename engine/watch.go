@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/engine/internal/keys"
 	"github.com/cairn-dev/cairn/notify"
 )
 
@@ -159,7 +160,7 @@ func (e *Engine) runAtLeast(ctx context.Context, w *runWatch, run string, rev in
 // notice was lost. A record cached by this instance's committer that is
 // newer than after answers without a read.
 func (e *Engine) GetRunStatus(ctx context.Context, id string, after int64, wait time.Duration) (*cairn.RunProgress, error) {
-	if err := runIDRule.check("run", id); err != nil {
+	if err := keys.RunID.Check("run", id); err != nil {
 		return nil, err
 	}
 	r, err := e.watchRun(ctx, id, after, false, wait)
@@ -177,7 +178,7 @@ func (e *Engine) GetRunStatus(ctx context.Context, id string, after int64, wait 
 // caller audits the answer once, as a GetRun's. A run still running when
 // the hold ends is answered as GetRun answers it (with its holders).
 func (e *Engine) AwaitRun(ctx context.Context, id string, wait time.Duration) (*cairn.Run, error) {
-	if err := runIDRule.check("run", id); err != nil {
+	if err := keys.RunID.Check("run", id); err != nil {
 		return nil, err
 	}
 	if wait <= 0 {

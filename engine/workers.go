@@ -11,6 +11,7 @@ import (
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/blob"
+	"github.com/cairn-dev/cairn/engine/internal/keys"
 )
 
 // RegisterRequest announces a worker and the definitions it serves.
@@ -35,8 +36,8 @@ type RegisterResponse struct {
 // sending the same definitions.
 func (e *Engine) Register(ctx context.Context, req RegisterRequest) (*RegisterResponse, error) {
 	if req.WorkerID == "" {
-		req.WorkerID = newWorkerID(e.now())
-	} else if err := workerIDRule.check("worker_id", req.WorkerID); err != nil {
+		req.WorkerID = keys.NewWorkerID(e.now())
+	} else if err := keys.WorkerID.Check("worker_id", req.WorkerID); err != nil {
 		return nil, err
 	}
 	if err := e.registerWorkflows(ctx, req.Workflows); err != nil {
@@ -46,7 +47,7 @@ func (e *Engine) Register(ctx context.Context, req RegisterRequest) (*RegisterRe
 	for _, w := range req.Workflows {
 		rec.Workflows = append(rec.Workflows, workflowID{w.Name, w.Version})
 	}
-	if _, err := e.store.Put(ctx, e.keys.worker(req.WorkerID), mustJSON(rec), blob.WriteOptions{}); err != nil {
+	if _, err := e.store.Put(ctx, e.keys.Worker(req.WorkerID), mustJSON(rec), blob.WriteOptions{}); err != nil {
 		return nil, err
 	}
 	e.workers.put(&rec)
@@ -93,7 +94,7 @@ func (c *workerCache) put(rec *workerRecord) cachedWorker {
 }
 
 func (e *Engine) worker(ctx context.Context, id string) (cachedWorker, error) {
-	if err := workerIDRule.check("worker_id", id); err != nil {
+	if err := keys.WorkerID.Check("worker_id", id); err != nil {
 		return cachedWorker{}, err
 	}
 	e.workers.mu.Lock()
@@ -102,7 +103,7 @@ func (e *Engine) worker(ctx context.Context, id string) (cachedWorker, error) {
 	if ok && e.now().Sub(cw.at) < workerCacheTTL && !e.now().Before(cw.at) {
 		return cw, nil
 	}
-	rec, _, err := readJSON[workerRecord](ctx, e.store, e.keys.worker(id))
+	rec, _, err := readJSON[workerRecord](ctx, e.store, e.keys.Worker(id))
 	if isNotFound(err) {
 		return cachedWorker{}, &NotFoundError{What: "worker", ID: id}
 	}
@@ -114,7 +115,7 @@ func (e *Engine) worker(ctx context.Context, id string) (cachedWorker, error) {
 
 // ListWorkers lists registered workers.
 func (e *Engine) ListWorkers(ctx context.Context) ([]cairn.WorkerInfo, error) {
-	objs, err := e.store.ListAll(ctx, e.keys.workersPrefix())
+	objs, err := e.store.ListAll(ctx, e.keys.WorkersPrefix())
 	if err != nil {
 		return nil, err
 	}
@@ -174,7 +175,7 @@ func (e *Engine) seen(worker string) {
 	e.background.goDo(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		key := e.keys.worker(worker)
+		key := e.keys.Worker(worker)
 		rec, ver, err := readJSON[workerRecord](ctx, e.store, key)
 		if err != nil {
 			return

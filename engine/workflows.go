@@ -13,6 +13,7 @@ import (
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/blob"
+	"github.com/cairn-dev/cairn/engine/internal/keys"
 	"github.com/cairn-dev/cairn/engine/internal/render"
 	"github.com/cairn-dev/cairn/notify"
 )
@@ -113,7 +114,7 @@ func (e *Engine) registerWorkflows(ctx context.Context, wfs []cairn.Workflow) er
 		if err != nil {
 			return err
 		}
-		key := e.keys.workflow(w.Name, w.Version)
+		key := e.keys.Workflow(w.Name, w.Version)
 		_, err = e.store.Create(ctx, key, data)
 		switch {
 		case err == nil:
@@ -173,7 +174,7 @@ type versionAt struct {
 // bumpLatest records version as the workflow's newest, unless the
 // latest record has it already.
 func (e *Engine) bumpLatest(ctx context.Context, name, version string) error {
-	key := e.keys.workflowLatest(name)
+	key := e.keys.WorkflowLatest(name)
 	for attempt := 0; attempt < 50; attempt++ {
 		rec, ver, err := readJSON[latestRecord](ctx, e.store, key)
 		if isNotFound(err) {
@@ -214,7 +215,7 @@ func (e *Engine) definition(ctx context.Context, name, version string) (*definit
 	if d != nil {
 		return d, nil
 	}
-	w, _, err := readJSON[cairn.Workflow](ctx, e.store, e.keys.workflow(name, version))
+	w, _, err := readJSON[cairn.Workflow](ctx, e.store, e.keys.Workflow(name, version))
 	if isNotFound(err) {
 		return nil, &NotFoundError{What: "workflow", ID: id.String()}
 	}
@@ -239,7 +240,7 @@ func (e *Engine) latestVersion(ctx context.Context, name string) (string, error)
 	if ok {
 		return v, nil
 	}
-	rec, _, err := readJSON[latestRecord](ctx, e.store, e.keys.workflowLatest(name))
+	rec, _, err := readJSON[latestRecord](ctx, e.store, e.keys.WorkflowLatest(name))
 	if isNotFound(err) {
 		return "", &NotFoundError{What: "workflow", ID: name}
 	}
@@ -304,13 +305,13 @@ func (c *latestCache) forget(name string) {
 
 // ListWorkflows lists registered workflows.
 func (e *Engine) ListWorkflows(ctx context.Context) ([]cairn.WorkflowSummary, error) {
-	objs, err := e.store.ListAll(ctx, e.keys.workflowsPrefix())
+	objs, err := e.store.ListAll(ctx, e.keys.WorkflowsPrefix())
 	if err != nil {
 		return nil, err
 	}
 	out := []cairn.WorkflowSummary{}
 	for _, o := range objs {
-		rest := o.Key[len(e.keys.workflowsPrefix()):]
+		rest := o.Key[len(e.keys.WorkflowsPrefix()):]
 		name, v, _ := cut(rest, "/")
 		if v != "@latest" {
 			continue
@@ -332,11 +333,11 @@ func (e *Engine) ListWorkflows(ctx context.Context) ([]cairn.WorkflowSummary, er
 // GetWorkflow returns one registered definition: of version, or the
 // newest when version is empty.
 func (e *Engine) GetWorkflow(ctx context.Context, name, version string) (*cairn.Workflow, error) {
-	if err := nameRule.check("name", name); err != nil {
+	if err := keys.WorkflowName.Check("name", name); err != nil {
 		return nil, err
 	}
 	if version != "" {
-		if err := versionRule.check("version", version); err != nil {
+		if err := keys.Version.Check("version", version); err != nil {
 			return nil, err
 		}
 	} else {

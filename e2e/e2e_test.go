@@ -14,7 +14,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -23,6 +22,7 @@ import (
 	natsserver "github.com/nats-io/nats-server/v2/server"
 
 	"github.com/cairn-dev/cairn/internal/testinfra"
+	"github.com/cairn-dev/cairn/internal/testutil"
 )
 
 func TestMain(m *testing.M) {
@@ -88,18 +88,17 @@ func start(t *testing.T, bin string, env []string, args ...string) *exec.Cmd {
 	return cmd
 }
 
+// waitHealthy probes base's health endpoint until it answers 200.
 func waitHealthy(t *testing.T, base string) {
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		if res, err := http.Get(base + "/healthz"); err == nil {
-			res.Body.Close()
-			if res.StatusCode == 200 {
-				return
-			}
+	t.Helper()
+	testutil.EventuallyEvery(t, 30*time.Second, 50*time.Millisecond, base+" healthy", func() (bool, string) {
+		res, err := http.Get(base + "/healthz")
+		if err != nil {
+			return false, err.Error()
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Fatalf("%s did not become healthy", base)
+		res.Body.Close()
+		return res.StatusCode == 200, "healthz " + res.Status
+	})
 }
 
 func newCluster(t *testing.T) *cluster {
@@ -365,17 +364,11 @@ var _ = context.Background
 // of a sleep that hopes it is.
 func awaitHeldClaim(t testing.TB, base string) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	testutil.EventuallyEvery(t, 10*time.Second, time.Millisecond, "a held claim reported by "+base, func() (bool, string) {
 		var h struct {
 			HeldClaims int `json:"held_claims"`
 		}
-		if call(t, "GET", base+"/healthz", nil, &h) == 200 && h.HeldClaims > 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s never reported a held claim", base)
-		}
-		runtime.Gosched()
-	}
+		s := call(t, "GET", base+"/healthz", nil, &h)
+		return s == 200 && h.HeldClaims > 0, fmt.Sprintf("healthz %d, held_claims %d", s, h.HeldClaims)
+	})
 }

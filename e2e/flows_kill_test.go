@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/testinfra"
+	"github.com/cairn-dev/cairn/internal/testutil"
 )
 
 // killCluster is three `cairn serve` processes and a `cairn reaper` on one
@@ -29,18 +30,38 @@ type killCluster struct {
 	env  []string
 	addr [3]string
 
-	mu   sync.Mutex
-	cmds [3]*exec.Cmd
-	logs [3]*bytes.Buffer
-	dead [3]bool
+	mu      sync.Mutex
+	cmds    [3]*exec.Cmd
+	logs    [3]*bytes.Buffer
+	dead    [3]bool
+	serving [3]bool       // healthy, and not killed since
+	changed chan struct{} // closed (and replaced) when an instance starts serving or is killed
 }
 
 func (c *killCluster) base(i int) string { return "http://" + c.addr[i] + "/v1/api" }
 
+// alive reports whether instance i serves: it answered its health check
+// and was not killed since.
 func (c *killCluster) alive(i int) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return !c.dead[i]
+	return c.serving[i]
+}
+
+// changes is closed at the next kill or start of an instance: take it
+// before looking at alive, then wait on it for the instances to change.
+func (c *killCluster) changes() <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.changed
+}
+
+// setServing marks instance i serving or not and signals the change; the
+// caller holds c.mu.
+func (c *killCluster) setServing(i int, on bool) {
+	c.serving[i] = on
+	close(c.changed)
+	c.changed = make(chan struct{})
 }
 
 // serve starts instance i and waits for it to answer.
@@ -56,6 +77,9 @@ func (c *killCluster) serve(i int) {
 	c.cmds[i], c.logs[i], c.dead[i] = cmd, &logs, false
 	c.mu.Unlock()
 	waitHealthy(c.t, c.base(i))
+	c.mu.Lock()
+	c.setServing(i, true)
+	c.mu.Unlock()
 }
 
 // kill sends SIGKILL to instance i and reaps the process.
@@ -63,13 +87,14 @@ func (c *killCluster) kill(i int) {
 	c.mu.Lock()
 	cmd := c.cmds[i]
 	c.dead[i] = true
+	c.setServing(i, false) // before the kill: a request it fails finds it down
 	c.mu.Unlock()
 	cmd.Process.Kill()
 	cmd.Wait()
 }
 
 func newKillCluster(t *testing.T, bin, blobURL string, extra ...string) *killCluster {
-	c := &killCluster{t: t, bin: bin, env: append([]string{
+	c := &killCluster{t: t, bin: bin, changed: make(chan struct{}), env: append([]string{
 		"CAIRN_BLOB=" + blobURL,
 		"CAIRN_NOTIFY=" + newNATS(t),
 		"CAIRN_DEV=true",
@@ -212,21 +237,53 @@ func (c *killCluster) view(t *testing.T, run string) flowRun {
 	return flowRun{}
 }
 
-// awaitRun polls run until cond holds or the deadline passes.
+// awaitRun reads run until cond holds, failing the test at within or
+// once the run ended without it. Between reads it holds a status request
+// until the run's next commit (the API's long poll), not a sleep.
 func (c *killCluster) awaitRun(t *testing.T, run string, within time.Duration, what string, cond func(flowRun) bool) flowRun {
 	t.Helper()
 	deadline := time.Now().Add(within)
+	var rev int64
 	for {
 		r := c.view(t, run)
 		if cond(r) {
 			return r
 		}
-		if time.Now().After(deadline) {
+		left := time.Until(deadline)
+		if left <= 0 || r.Status != "running" {
 			b, _ := json.Marshal(r)
-			t.Fatalf("run %s: %s not reached within %v: %s", run, what, within, tail(string(b), 2000))
+			why := fmt.Sprintf("not reached within %v", within)
+			if r.Status != "running" {
+				why = "not reached before the run ended"
+			}
+			t.Fatalf("run %s: %s %s: %s", run, what, why, tail(string(b), 2000))
 		}
-		time.Sleep(25 * time.Millisecond)
+		rev = c.nextRev(t, run, rev, min(left, 5*time.Second))
 	}
+}
+
+// nextRev holds a status request on run, on the first instance that
+// answers, until the run's rev exceeds after (a commit on any instance
+// wakes it) or hold passes, and returns the rev seen.
+func (c *killCluster) nextRev(t *testing.T, run string, after int64, hold time.Duration) int64 {
+	t.Helper()
+	var errs []string
+	for i := range c.addr {
+		if !c.alive(i) {
+			continue
+		}
+		var st struct {
+			Rev int64 `json:"rev"`
+		}
+		url := fmt.Sprintf("%s/runs/%s/status?after=%d&wait_ms=%d", c.base(i), run, after, hold.Milliseconds())
+		s, err := try("GET", url, nil, &st)
+		if err == nil && s == 200 {
+			return st.Rev
+		}
+		errs = append(errs, fmt.Sprintf("instance %d: %d %v", i, s, err))
+	}
+	t.Fatalf("no instance answers the status of run %s: %v", run, errs)
+	return 0
 }
 
 const (
@@ -324,11 +381,18 @@ func killMidMap(t *testing.T, c *killCluster) {
 	arm := make(chan struct{}) // closed when enough items are done: park the victim's leases
 	var armOnce sync.Once
 
+	report := func(err error) {
+		select {
+		case errs <- err:
+		default:
+		}
+	}
 	// complete answers lease l on instance i, falling back to the others
 	// while i is down. 4xx (a lease lost to the reaper, an answer already
 	// applied) is final.
 	complete := func(i int, l itemLease, out any) {
 		for ctx.Err() == nil {
+			changed := c.changes()
 			for k := range 3 {
 				j := (i + k) % 3
 				if !c.alive(j) {
@@ -342,14 +406,19 @@ func killMidMap(t *testing.T, c *killCluster) {
 					return
 				}
 				if !errors.Is(err, errDown) {
-					select {
-					case errs <- err:
-					default:
-					}
+					report(err)
 					return
 				}
 			}
-			time.Sleep(20 * time.Millisecond)
+			// No instance took it: wait for one to come back. An
+			// instance still serving that failed the request (no kill
+			// explains it) gets another try after a short backoff, which
+			// an instance's return cuts short.
+			select {
+			case <-ctx.Done():
+			case <-changed:
+			case <-time.After(20 * time.Millisecond):
+			}
 		}
 	}
 	answer := func(l itemLease) (any, bool) {
@@ -382,23 +451,39 @@ func killMidMap(t *testing.T, c *killCluster) {
 		go func() {
 			defer wg.Done()
 			for ctx.Err() == nil {
+				changed := c.changes()
 				if !c.alive(inst) {
-					time.Sleep(20 * time.Millisecond)
+					// Its instance is down: wait until it serves again.
+					select {
+					case <-ctx.Done():
+					case <-changed:
+					}
 					continue
 				}
 				var out struct {
 					Leases []itemLease `json:"leases"`
 				}
 				s, err := try("POST", c.base(inst)+"/steps/claim", map[string]any{"worker_id": "kw", "max": 4, "wait_ms": 500, "run": run}, &out)
-				if err != nil || s != 200 {
-					if err != nil && !errors.Is(err, errDown) {
-						select {
-						case errs <- err:
-						default:
-						}
+				switch {
+				case errors.Is(err, errDown):
+					// Killed under the claim (it is marked down before the
+					// kill: the loop then waits for its return), or failed
+					// while serving: another try after a short backoff,
+					// cut short by any instance's change.
+					select {
+					case <-ctx.Done():
+					case <-changed:
+					case <-time.After(20 * time.Millisecond):
 					}
-					time.Sleep(20 * time.Millisecond)
 					continue
+				case err != nil:
+					report(err)
+					return
+				case s == http.StatusConflict:
+					return // run_terminal: the run ended, nothing more to claim
+				case s != 200:
+					report(fmt.Errorf("claim on instance %d: HTTP %d", inst, s))
+					return
 				}
 				for _, l := range out.Leases {
 					if l.Item != nil {
@@ -436,18 +521,26 @@ func killMidMap(t *testing.T, c *killCluster) {
 
 	// Mid-way: a third of the items done, then hold the victim's next
 	// leases until at least 6 are parked, and kill it.
+	// failed fails the test on an error a worker stopped on: the run
+	// would not go on without it.
+	failed := func() {
+		t.Helper()
+		select {
+		case err := <-errs:
+			t.Fatal(err)
+		default:
+		}
+	}
 	c.awaitRun(t, run, 30*time.Second, "a third of the items done", func(r flowRun) bool {
+		failed()
 		m := r.step("each").Map
 		return m != nil && m.Completed >= mapItems/3
 	})
 	armOnce.Do(func() { close(arm) })
-	deadline := time.Now().Add(20 * time.Second)
-	for parkedN.Load() < 6 {
-		if time.Now().After(deadline) {
-			t.Fatalf("only %d leases parked on the victim", parkedN.Load())
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testutil.Eventually(t, 20*time.Second, "6 leases parked on the victim", func() (bool, string) {
+		n := parkedN.Load()
+		return n >= 6, fmt.Sprintf("%d parked", n)
+	})
 	mid := c.view(t, run).step("each").Map
 	c.kill(victim)
 	close(killed)
@@ -473,7 +566,10 @@ func killMidMap(t *testing.T, c *killCluster) {
 	// The victim comes back while the map finishes.
 	c.serve(victim)
 
-	r := c.awaitRun(t, run, 45*time.Second, "completed", func(r flowRun) bool { return r.Status != "running" })
+	r := c.awaitRun(t, run, 45*time.Second, "completed", func(r flowRun) bool {
+		failed()
+		return r.Status != "running"
+	})
 	cancel()
 	select {
 	case err := <-errs:
@@ -649,22 +745,18 @@ func minioForKill(t *testing.T) *testinfra.MinIOEndpoint {
 			t.Logf("minio:\n%s", tail(logs.String(), 2000))
 		}
 	})
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		if res, err := http.Get(ep.Endpoint + "/minio/health/ready"); err == nil {
-			res.Body.Close()
-			if res.StatusCode == 200 {
-				return ep
-			}
-		}
+	testutil.EventuallyEvery(t, 60*time.Second, 50*time.Millisecond, "minio ready at "+ep.Endpoint, func() (bool, string) {
 		select {
 		case <-exited:
 			t.Fatalf("minio exited: %s", tail(logs.String(), 2000))
 		default:
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("minio did not become ready at %s", ep.Endpoint)
+		res, err := http.Get(ep.Endpoint + "/minio/health/ready")
+		if err != nil {
+			return false, err.Error()
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		res.Body.Close()
+		return res.StatusCode == 200, "ready probe " + res.Status
+	})
+	return ep
 }

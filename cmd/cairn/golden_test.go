@@ -187,18 +187,6 @@ func TestGolden(t *testing.T) {
 		}), sdk.After("approve"), sdk.Input("${steps.shout.output}"),
 			sdk.Retry(sdk.RetryPolicy{InitialBackoff: time.Second, MaxBackoff: time.Second}))
 	gated := sdk.Workflow("gated", "1").Wait("go", "go")
-	serve := func(name string) (stop func()) {
-		w := sdk.NewWorker(c, sdk.WithName(name), sdk.WithLogger(quietLogger())).Register(golden1, gated)
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan error, 1)
-		go func() { done <- w.Serve(ctx) }()
-		select {
-		case <-w.Ready():
-		case err := <-done:
-			t.Fatal(err)
-		}
-		return func() { cancel(); <-done }
-	}
 	// A worker that registered the workflows ten minutes ago and is gone:
 	// one registration call, no claims (a claim would be seen later).
 	offset.Store(int64(-10 * time.Minute))
@@ -230,7 +218,7 @@ func TestGolden(t *testing.T) {
 	go func() { followed <- froot.ExecuteContext(ctx) }()
 	waitOutput(t, &follow, "step_ready")
 
-	stop := serve("cli-golden")
+	stop := serveWorker(t, sdk.NewWorker(c, sdk.WithName("cli-golden"), sdk.WithLogger(quietLogger())).Register(golden1, gated))
 	defer stop()
 	waitOutput(t, &out, "shout                running  on cli-golden")
 	shout <- struct{}{}

@@ -24,15 +24,7 @@ func TestWaitInterruptedSaysTheRunContinues(t *testing.T) {
 			<-ctx.Done()
 			return "", ctx.Err()
 		})))
-	wctx, wcancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- w.Serve(wctx) }()
-	t.Cleanup(func() { wcancel(); <-done })
-	select {
-	case <-w.Ready():
-	case <-time.After(10 * time.Second):
-		t.Fatal("worker not ready")
-	}
+	serveWorker(t, w)
 
 	root := newRootCmd()
 	var out syncBuffer

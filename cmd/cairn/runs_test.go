@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -66,20 +67,28 @@ func startWorker(t *testing.T, url string) *sdk.Client {
 		Wait("go", "go").
 		Task("after", sdk.Handle(func(ctx sdk.StepContext, in json.RawMessage) (json.RawMessage, error) { return in, nil }),
 			sdk.After("go"), sdk.Input("${steps.go.output}"))
-	w := sdk.NewWorker(c, sdk.WithName("cli-worker"), sdk.WithLogger(slog.New(slog.DiscardHandler))).Register(wf, gate)
+	serveWorker(t, sdk.NewWorker(c, sdk.WithName("cli-worker"), sdk.WithLogger(slog.New(slog.DiscardHandler))).Register(wf, gate))
+	return c
+}
+
+// serveWorker serves w and returns once it is ready (failing the test if
+// it is not within 10 seconds); stop stops it, as the test's end does.
+func serveWorker(t *testing.T, w *sdk.Worker) (stop func()) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- w.Serve(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		<-done
-	})
+	stop = sync.OnceFunc(func() { cancel(); <-done })
+	t.Cleanup(stop)
 	select {
 	case <-w.Ready():
 	case err := <-done:
+		done <- err // for stop
 		t.Fatal(err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("worker not ready")
 	}
-	return c
+	return stop
 }
 
 var runIDRE = regexp.MustCompile(`run ([0-9A-Z]{26})`)

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"bytes"
-	"container/list"
 	"context"
 	"encoding/json"
 	"errors"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/blob"
+	"github.com/cairn-dev/cairn/engine/internal/cache"
 	"github.com/cairn-dev/cairn/notify"
 )
 
@@ -485,14 +485,10 @@ func sleepJitter(ctx context.Context, attempt int) {
 
 // recordCache is a bounded LRU of run records by id.
 type recordCache struct {
-	mu    sync.Mutex
-	max   int
-	ll    *list.List
-	items map[string]*list.Element
+	lru *cache.Cache[string, *cacheEntry]
 }
 
 type cacheEntry struct {
-	run  string
 	data []byte
 	ver  blob.Version
 
@@ -506,15 +502,11 @@ type cacheEntry struct {
 }
 
 func newRecordCache(max int) *recordCache {
-	return &recordCache{max: max, ll: list.New(), items: map[string]*list.Element{}}
+	return &recordCache{lru: cache.New[string, *cacheEntry](max)}
 }
 
 func (c *recordCache) get(run string) ([]byte, blob.Version, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if el, ok := c.items[run]; ok {
-		c.ll.MoveToFront(el)
-		e := el.Value.(*cacheEntry)
+	if e, ok := c.lru.Get(run); ok {
 		return e.data, e.ver, true
 	}
 	return nil, "", false
@@ -524,14 +516,7 @@ func (c *recordCache) get(run string) ([]byte, blob.Version, bool) {
 // cached version. The record is shared by every caller and must not be
 // changed (nor any map, slice or pointer in it).
 func (c *recordCache) shared(run string) (*runRecord, bool) {
-	c.mu.Lock()
-	el, ok := c.items[run]
-	var e *cacheEntry
-	if ok {
-		c.ll.MoveToFront(el)
-		e = el.Value.(*cacheEntry) // under mu: put replaces it
-	}
-	c.mu.Unlock()
+	e, ok := c.lru.Get(run)
 	if !ok {
 		return nil, false
 	}
@@ -549,17 +534,12 @@ func (c *recordCache) shared(run string) (*runRecord, bool) {
 // known to be at least as new. rec becomes the entry's shared decoded
 // copy: it must not be changed.
 func (c *recordCache) offer(run string, data []byte, ver blob.Version, rec *runRecord) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if el, ok := c.items[run]; ok {
-		if cur := el.Value.(*cacheEntry); cur.ver == ver || cur.known() != nil && cur.known().Rev >= rec.Rev {
-			return
-		}
-	}
-	ent := &cacheEntry{run: run, data: data, ver: ver}
+	ent := &cacheEntry{data: data, ver: ver}
 	ent.decoded.Store(rec)
 	ent.once.Do(func() {}) // decoded already
-	c.putLocked(ent)
+	c.lru.Offer(run, ent, func(cur *cacheEntry) bool {
+		return cur.ver == ver || cur.known() != nil && cur.known().Rev >= rec.Rev
+	})
 }
 
 // known is the entry's decoded copy when it was decoded already, else nil
@@ -567,31 +547,7 @@ func (c *recordCache) offer(run string, data []byte, ver blob.Version, rec *runR
 func (e *cacheEntry) known() *runRecord { return e.decoded.Load() }
 
 func (c *recordCache) put(run string, data []byte, ver blob.Version) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.putLocked(&cacheEntry{run: run, data: data, ver: ver})
+	c.lru.Put(run, &cacheEntry{data: data, ver: ver})
 }
 
-func (c *recordCache) putLocked(ent *cacheEntry) {
-	run := ent.run
-	if el, ok := c.items[run]; ok {
-		el.Value = ent
-		c.ll.MoveToFront(el)
-		return
-	}
-	c.items[run] = c.ll.PushFront(ent)
-	if c.ll.Len() > c.max {
-		old := c.ll.Back()
-		c.ll.Remove(old)
-		delete(c.items, old.Value.(*cacheEntry).run)
-	}
-}
-
-func (c *recordCache) drop(run string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if el, ok := c.items[run]; ok {
-		c.ll.Remove(el)
-		delete(c.items, run)
-	}
-}
+func (c *recordCache) drop(run string) { c.lru.Delete(run) }

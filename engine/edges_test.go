@@ -606,7 +606,7 @@ func TestWorkerLiveness(t *testing.T) {
 		}
 	}
 	e.workers.mu.Lock()
-	last := e.workers.seen["w"]
+	last, _ := e.workers.seen.Peek("w")
 	e.workers.mu.Unlock()
 	if !last.Equal(seenAt) {
 		t.Fatalf("a sighting was recorded at %v, %v after the last one: one per call, not per period", last, last.Sub(seenAt))

@@ -13,6 +13,7 @@ import (
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/blob"
+	"github.com/cairn-dev/cairn/engine/internal/cache"
 	"github.com/cairn-dev/cairn/engine/internal/render"
 	"github.com/cairn-dev/cairn/notify"
 )
@@ -178,7 +179,7 @@ func (h slotHolder) is(l *leaseRecord) bool {
 type flowState struct {
 	mu      sync.Mutex
 	parked  map[string]map[string]notify.Hint // limit object key → hint key → hint
-	checked map[string]time.Time              // limit object key → last stale search (wall clock)
+	checked *cache.Cache[string, time.Time]   // limit object key → last stale search (wall clock)
 }
 
 func (f *flowState) park(key string, h notify.Hint) {
@@ -231,16 +232,13 @@ func (f *flowState) mayCheck(key string) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.checked == nil {
-		f.checked = map[string]time.Time{}
+		f.checked = cache.New[string, time.Time](10_000)
 	}
 	now := time.Now()
-	if t, ok := f.checked[key]; ok && now.Sub(t) < staleCheckEvery {
+	if t, ok := f.checked.Get(key); ok && now.Sub(t) < staleCheckEvery {
 		return false
 	}
-	if len(f.checked) > 10_000 {
-		clear(f.checked)
-	}
-	f.checked[key] = now
+	f.checked.Put(key, now)
 	return true
 }
 

@@ -15,6 +15,7 @@ import (
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/blob"
+	"github.com/cairn-dev/cairn/engine/internal/cache"
 	"github.com/cairn-dev/cairn/engine/internal/keys"
 	"github.com/cairn-dev/cairn/engine/internal/render"
 )
@@ -428,41 +429,30 @@ func (e *Engine) mapItem(ctx context.Context, key string, i int) (json.RawMessag
 	return items[i], nil
 }
 
-// itemsCache keeps decoded items objects by key (LRU-ish: oldest out).
+// itemsCache keeps decoded items objects by key (oldest out).
 type itemsCache struct {
-	mu    sync.Mutex
-	order []string
-	m     map[string][]json.RawMessage
+	fifo *cache.Cache[string, []json.RawMessage] // through Peek and Add only: first in, first out
 }
 
-func newItemsCache() *itemsCache { return &itemsCache{m: map[string][]json.RawMessage{}} }
+func newItemsCache() *itemsCache {
+	return &itemsCache{fifo: cache.New[string, []json.RawMessage](mapCacheEntries)}
+}
 
 func (e *Engine) mapItemsCache() *itemsCache { return e.items }
 
 func (c *itemsCache) get(ctx context.Context, b *blob.Bucket, key string) ([]json.RawMessage, error) {
-	c.mu.Lock()
-	items, ok := c.m[key]
-	c.mu.Unlock()
-	if ok {
+	if items, ok := c.fifo.Peek(key); ok {
 		return items, nil
 	}
 	o, err := b.Get(ctx, key)
 	if err != nil {
 		return nil, err
 	}
+	var items []json.RawMessage
 	if err := json.Unmarshal(o.Data, &items); err != nil {
 		return nil, fmt.Errorf("items object %s: %w", key, err)
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if _, ok := c.m[key]; !ok {
-		c.m[key] = items
-		c.order = append(c.order, key)
-		if len(c.order) > mapCacheEntries {
-			delete(c.m, c.order[0])
-			c.order = c.order[1:]
-		}
-	}
+	c.fifo.Add(key, items)
 	return items, nil
 }
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/blob"
+	"github.com/cairn-dev/cairn/engine/internal/cache"
 	"github.com/cairn-dev/cairn/engine/internal/keys"
 )
 
@@ -297,65 +298,34 @@ func (e *Engine) resolveView(ctx context.Context, v *cairn.Run, multiSink bool) 
 // key is the content's hash), bounded in bytes, so a join that reads
 // outputs this instance just wrote does not read them back.
 type payloadCache struct {
-	mu    sync.Mutex
-	max   int
-	size  int
-	m     map[string]json.RawMessage
-	order []string
+	max  int
+	fifo *cache.Cache[string, json.RawMessage] // through Peek and Add only: first in, first out
 }
 
 func newPayloadCache(max int) *payloadCache {
-	return &payloadCache{max: max, m: map[string]json.RawMessage{}}
+	return &payloadCache{max: max, fifo: cache.NewWeighted[string](max, func(b json.RawMessage) int { return len(b) })}
 }
 
 func (c *payloadCache) get(run, sha string) (json.RawMessage, bool) {
 	if c == nil || c.max <= 0 {
 		return nil, false
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	b, ok := c.m[run+"/"+sha]
-	return b, ok
+	return c.fifo.Peek(run + "/" + sha)
 }
 
 func (c *payloadCache) put(run, sha string, b json.RawMessage) {
 	if c == nil || c.max <= 0 || len(b) > c.max/4 {
 		return
 	}
-	k := run + "/" + sha
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if _, ok := c.m[k]; ok {
-		return
-	}
-	c.m[k] = b
-	c.order = append(c.order, k)
-	c.size += len(b)
-	for c.size > c.max && len(c.order) > 0 {
-		old := c.order[0]
-		c.order = c.order[1:]
-		c.size -= len(c.m[old])
-		delete(c.m, old)
-	}
+	c.fifo.Add(run+"/"+sha, b)
 }
 
 func (c *payloadCache) dropRun(run string) {
 	if c == nil {
 		return
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
 	p := run + "/"
-	kept := c.order[:0]
-	for _, k := range c.order {
-		if len(k) > len(p) && k[:len(p)] == p {
-			c.size -= len(c.m[k])
-			delete(c.m, k)
-			continue
-		}
-		kept = append(kept, k)
-	}
-	c.order = kept
+	c.fifo.DeleteFunc(func(k string, _ json.RawMessage) bool { return len(k) > len(p) && k[:len(p)] == p })
 }
 
 // payloadCtx bounds payload reads made inside a run mutation (a when

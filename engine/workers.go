@@ -11,6 +11,7 @@ import (
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/blob"
+	"github.com/cairn-dev/cairn/engine/internal/cache"
 	"github.com/cairn-dev/cairn/engine/internal/keys"
 )
 
@@ -65,7 +66,7 @@ func (e *Engine) Register(ctx context.Context, req RegisterRequest) (*RegisterRe
 // instance that missed that re-reads after workerCacheTTL.
 type workerCache struct {
 	mu   sync.Mutex
-	seen map[string]time.Time // when this instance last recorded a worker as seen
+	seen *cache.Cache[string, time.Time] // when this instance last recorded a worker as seen (bounded)
 	m    map[string]cachedWorker
 	now  func() time.Time // the engine's clock
 }
@@ -79,7 +80,7 @@ type cachedWorker struct {
 const workerCacheTTL = time.Minute
 
 func newWorkerCache(now func() time.Time) *workerCache {
-	return &workerCache{m: map[string]cachedWorker{}, seen: map[string]time.Time{}, now: now}
+	return &workerCache{m: map[string]cachedWorker{}, seen: cache.New[string, time.Time](100_000), now: now}
 }
 
 func (c *workerCache) put(rec *workerRecord) cachedWorker {
@@ -163,14 +164,11 @@ func (e *Engine) workerAliveWindow() time.Duration {
 func (e *Engine) seen(worker string) {
 	now := e.now()
 	e.workers.mu.Lock()
-	if last, ok := e.workers.seen[worker]; ok && now.Sub(last) < WorkerSeenEvery && !now.Before(last) {
+	if last, ok := e.workers.seen.Get(worker); ok && now.Sub(last) < WorkerSeenEvery && !now.Before(last) {
 		e.workers.mu.Unlock()
 		return
 	}
-	e.workers.seen[worker] = now
-	if len(e.workers.seen) > 100_000 {
-		clear(e.workers.seen) // bounded; a forgotten worker is recorded again
-	}
+	e.workers.seen.Put(worker, now)
 	e.workers.mu.Unlock()
 	e.background.goDo(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

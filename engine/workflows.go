@@ -13,6 +13,7 @@ import (
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/blob"
+	"github.com/cairn-dev/cairn/engine/internal/cache"
 	"github.com/cairn-dev/cairn/engine/internal/keys"
 	"github.com/cairn-dev/cairn/engine/internal/render"
 	"github.com/cairn-dev/cairn/notify"
@@ -258,7 +259,7 @@ func (e *Engine) latestVersion(ctx context.Context, name string) (string, error)
 // it replaced.
 type latestCache struct {
 	mu  sync.Mutex
-	m   map[string]latestEntry
+	m   *cache.Cache[string, latestEntry] // bounded: one entry per workflow name started
 	gen uint64
 }
 
@@ -272,7 +273,10 @@ type latestEntry struct {
 func (c *latestCache) get(name string, ttl time.Duration) (string, uint64, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if x, ok := c.m[name]; ok && ttl > 0 && time.Since(x.at) < ttl {
+	if c.m == nil {
+		return "", c.gen, false
+	}
+	if x, ok := c.m.Get(name); ok && ttl > 0 && time.Since(x.at) < ttl {
 		return x.version, c.gen, true
 	}
 	return "", c.gen, false
@@ -287,12 +291,9 @@ func (c *latestCache) put(name, version string, gen uint64) {
 		return
 	}
 	if c.m == nil {
-		c.m = map[string]latestEntry{}
+		c.m = cache.New[string, latestEntry](10_000)
 	}
-	if len(c.m) >= 10_000 {
-		clear(c.m) // bounded: one entry per workflow name started
-	}
-	c.m[name] = latestEntry{version, time.Now()}
+	c.m.Put(name, latestEntry{version, time.Now()})
 }
 
 // forget drops name's entry: a version of it was registered.
@@ -300,7 +301,9 @@ func (c *latestCache) forget(name string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.gen++
-	delete(c.m, name)
+	if c.m != nil {
+		c.m.Delete(name)
+	}
 }
 
 // ListWorkflows lists registered workflows.

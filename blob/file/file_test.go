@@ -16,6 +16,7 @@ import (
 	"github.com/cairn-dev/cairn/blob"
 	"github.com/cairn-dev/cairn/blob/blobtest"
 	"github.com/cairn-dev/cairn/blob/file"
+	"github.com/cairn-dev/cairn/internal/testutil"
 )
 
 func open(t testing.TB, dir string) *blob.Bucket {
@@ -179,16 +180,10 @@ func TestSweepTemp(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if _, err := os.Stat(fresh); errors.Is(err, fs.ErrNotExist) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the open bucket never swept the temp file")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testutil.Eventually(t, 10*time.Second, "the open bucket to sweep the temp file", func() (bool, string) {
+		_, err := os.Stat(fresh)
+		return errors.Is(err, fs.ErrNotExist), fmt.Sprintf("stat: %v", err)
+	})
 	if o, err := b.Get(ctx, "leases/r1/s/000001"); err != nil || string(o.Data) != "x" {
 		t.Fatalf("object after sweep: %v", err)
 	}

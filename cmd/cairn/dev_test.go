@@ -71,7 +71,7 @@ func TestDevReadsTheEnvironment(t *testing.T) {
 	go func() { done <- root.ExecuteContext(ctx) }()
 	re := regexp.MustCompile(`API on (http://\S+/v1/api)`)
 	var base string
-	for deadline := time.Now().Add(10 * time.Second); base == "" && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+	testutil.Eventually(t, 10*time.Second, "cairn dev's banner", func() (bool, string) {
 		if m := re.FindStringSubmatch(out.String()); m != nil {
 			base = m[1]
 		}
@@ -80,7 +80,8 @@ func TestDevReadsTheEnvironment(t *testing.T) {
 			t.Fatalf("dev stopped: %v\n%s", err, logs.String())
 		default:
 		}
-	}
+		return base != "", out.String() + "\n" + logs.String()
+	})
 	if base == "" {
 		t.Fatalf("no banner:\n%s\n%s", out.String(), logs.String())
 	}

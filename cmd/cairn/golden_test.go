@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/internal/testutil"
 	"github.com/cairn-dev/cairn/sdk"
 	"github.com/cairn-dev/cairn/sdk/sdktest"
 )
@@ -139,12 +140,9 @@ func (g gate) wait(ctx context.Context) error {
 // waitOutput waits until out holds want.
 func waitOutput(t *testing.T, out *syncBuffer, want string) {
 	t.Helper()
-	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		if strings.Contains(out.String(), want) {
-			return
-		}
-	}
-	t.Fatalf("the output never showed %q:\n%s", want, out.String())
+	testutil.Eventually(t, 20*time.Second, fmt.Sprintf("the output to show %q", want), func() (bool, string) {
+		return strings.Contains(out.String(), want), out.String()
+	})
 }
 
 // TestGolden runs the CLI against a real in-process server (HTTP, a file

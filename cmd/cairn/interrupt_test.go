@@ -33,11 +33,17 @@ func TestWaitInterruptedSaysTheRunContinues(t *testing.T) {
 	root.SetArgs([]string{"--server", srv.URL, "runs", "start", "slow", "--wait"})
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
-		// Interrupt once the run shows its step running.
-		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-			if strings.Contains(out.String(), "running") {
-				break
+		// Interrupt once the run shows its step running (or after 10 s:
+		// the checks below then fail, showing the output).
+		tick := time.NewTicker(10 * time.Millisecond)
+		defer tick.Stop()
+		for bound := time.After(10 * time.Second); !strings.Contains(out.String(), "running"); {
+			select {
+			case <-tick.C:
+				continue
+			case <-bound:
 			}
+			break
 		}
 		cancel()
 	}()

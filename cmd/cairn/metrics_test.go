@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cairn-dev/cairn/internal/testutil"
 )
 
 // cairn dev --metrics serves the engine's metrics for Prometheus at
@@ -29,11 +31,13 @@ func TestDevServesMetrics(t *testing.T) {
 		go func() { done <- root.ExecuteContext(ctx) }()
 		re := regexp.MustCompile(`API on (http://\S+)/v1/api`)
 		var base string
-		for deadline := time.Now().Add(10 * time.Second); base == "" && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		t.Cleanup(cancel)
+		testutil.Eventually(t, 10*time.Second, "cairn dev's banner", func() (bool, string) {
 			if m := re.FindStringSubmatch(out.String()); m != nil {
 				base = m[1]
 			}
-		}
+			return base != "", out.String() + "\n" + logs.String()
+		})
 		if base == "" {
 			cancel()
 			t.Fatalf("no banner:\n%s\n%s", out.String(), logs.String())

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"regexp"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairn-dev/cairn/internal/testutil"
 	"github.com/cairn-dev/cairn/sdk"
 	"github.com/cairn-dev/cairn/sdk/sdktest"
 )
@@ -229,17 +231,10 @@ func TestRunsGetShowsHolder(t *testing.T) {
 	<-w.Ready()
 	out := mustCLI(t, srv.URL, "runs", "start", "hold", "--input", `1`)
 	id := runIDRE.FindStringSubmatch(out)[1]
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	testutil.Eventually(t, 10*time.Second, "runs get to show the step's holder", func() (bool, string) {
 		out = mustCLI(t, srv.URL, "runs", "get", id)
-		if strings.Contains(out, "on holder-worker since") {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("get never showed the holder:\n%s", out)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return strings.Contains(out, "on holder-worker since"), out
+	})
 	out = mustCLI(t, srv.URL, "runs", "get", id, "--json")
 	var r sdk.Run
 	if err := json.Unmarshal([]byte(out), &r); err != nil || r.Step("slow").Holder == nil || r.Step("slow").Holder.Worker != "holder-worker" {
@@ -249,17 +244,10 @@ func TestRunsGetShowsHolder(t *testing.T) {
 
 func waitFor(t *testing.T, server, id, state string) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	testutil.Eventually(t, 10*time.Second, fmt.Sprintf("run %s %s", id, state), func() (bool, string) {
 		out := mustCLI(t, server, "runs", "get", id)
-		if strings.Contains(out, "waiting") {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("run %s never reached %q:\n%s", id, state, out)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return strings.Contains(out, "waiting"), out
+	})
 }
 
 // API errors are one clear line; bad flags are refused before any call.

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairn-dev/cairn/internal/testutil"
 	"github.com/cairn-dev/cairn/notify"
 )
 
@@ -160,13 +161,7 @@ func (c *Collector) Count(k string) int {
 // every 20ms.
 func WaitFor(t testing.TB, d time.Duration, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", d, what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	testutil.EventuallyEvery(t, d, 5*time.Millisecond, what, func() (bool, string) { return cond(), "" })
 }
 
 func subscribe(t *testing.T, b notify.Bus, c *Collector) func() {

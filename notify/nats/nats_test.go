@@ -13,6 +13,7 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	natsgo "github.com/nats-io/nats.go"
 
+	"github.com/cairn-dev/cairn/internal/testutil"
 	"github.com/cairn-dev/cairn/notify"
 	"github.com/cairn-dev/cairn/notify/bustest"
 	cnats "github.com/cairn-dev/cairn/notify/nats"
@@ -131,12 +132,13 @@ func TestReconnect(t *testing.T) {
 	})
 	// The client resubscribes on reconnect; publish until it shows.
 	want := bustest.Hints("back", 1)[0]
-	bustest.WaitFor(t, 10*time.Second, "a hint after reconnect", func() bool {
-		if err := pub.Publish(ctx, []notify.Hint{want}); err != nil {
-			t.Logf("Publish after reconnect: %v", err)
+	// A publish every 20 ms, each given that long to arrive.
+	testutil.EventuallyEvery(t, 10*time.Second, 20*time.Millisecond, "a hint after reconnect", func() (bool, string) {
+		if c.Count(bustest.Key(want)) > 0 {
+			return true, ""
 		}
-		time.Sleep(20 * time.Millisecond)
-		return c.Count(bustest.Key(want)) > 0
+		err := pub.Publish(ctx, []notify.Hint{want})
+		return false, fmt.Sprintf("last publish: %v", err)
 	})
 }
 

@@ -260,45 +260,90 @@ func New(ctx context.Context, opts Options) (*blob.Bucket, error) {
 }
 
 func newDriver(ctx context.Context, opts Options) (*driver, error) {
-	if opts.Bucket == "" {
-		return nil, errors.New("s3: Options.Bucket is required")
-	}
-	if (opts.AccessKey == "") != (opts.SecretKey == "") {
-		return nil, errors.New("s3: set both Options.AccessKey and Options.SecretKey, or neither")
-	}
-	if opts.Anonymous && opts.AccessKey != "" {
-		return nil, errors.New("s3: Options.Anonymous and static credentials are exclusive")
-	}
-	if opts.ServerSideEncryption == "" && opts.SSEKMSKeyID != "" {
-		return nil, errors.New("s3: Options.SSEKMSKeyID needs ServerSideEncryption aws:kms or aws:kms:dsse")
+	if err := checkOptions(opts); err != nil {
+		return nil, err
 	}
 	d := &driver{bucket: opts.Bucket, sse: opts.ServerSideEncryption, kmsKeyID: opts.SSEKMSKeyID}
 	if opts.SuffixKeys {
 		d.suffix = KeySuffix
 	}
 	if opts.Client != nil {
+		d.client = opts.Client
+		return d, nil
+	}
+	cfg, err := loadConfig(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	d.client = awss3.NewFromConfig(cfg, clientOptions(opts)...)
+	return d, nil
+}
+
+// checkOptions rejects Options that are incomplete or contradict
+// themselves, before anything is built from them.
+func checkOptions(opts Options) error {
+	if opts.Bucket == "" {
+		return errors.New("s3: Options.Bucket is required")
+	}
+	if (opts.AccessKey == "") != (opts.SecretKey == "") {
+		return errors.New("s3: set both Options.AccessKey and Options.SecretKey, or neither")
+	}
+	if opts.Anonymous && opts.AccessKey != "" {
+		return errors.New("s3: Options.Anonymous and static credentials are exclusive")
+	}
+	if opts.ServerSideEncryption == "" && opts.SSEKMSKeyID != "" {
+		return errors.New("s3: Options.SSEKMSKeyID needs ServerSideEncryption aws:kms or aws:kms:dsse")
+	}
+	if opts.Client != nil {
 		if opts.Region != "" || opts.Endpoint != "" || opts.UsePathStyle || opts.AccessKey != "" ||
 			opts.SessionToken != "" || opts.Profile != "" || opts.Anonymous || opts.RoleARN != "" ||
 			opts.HTTPClient != nil || len(opts.ConfigOptions) > 0 || len(opts.ClientOptions) > 0 {
-			return nil, errors.New("s3: Options.Client is set: configure the client itself, not the connection fields of Options")
+			return errors.New("s3: Options.Client is set: configure the client itself, not the connection fields of Options")
 		}
-		d.client = opts.Client
-		return d, nil
 	}
 	if opts.Endpoint != "" {
 		u, err := url.Parse(opts.Endpoint)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return nil, fmt.Errorf("s3: endpoint %q is not an http(s) URL", opts.Endpoint)
+			return fmt.Errorf("s3: endpoint %q is not an http(s) URL", opts.Endpoint)
 		}
 	}
+	return nil
+}
 
+// loadConfig loads the AWS config for opts: the driver's retryer and HTTP
+// client, opts' region, profile and credentials, then opts.ConfigOptions;
+// a region of us-east-1 for a custom endpoint that names none; and the
+// role to assume, if any.
+func loadConfig(ctx context.Context, opts Options) (aws.Config, error) {
+	cfg, err := awsconfig.LoadDefaultConfig(ctx, configLoadOptions(opts)...)
+	if err != nil {
+		return cfg, fmt.Errorf("s3: loading AWS config: %w", err)
+	}
+	if cfg.Region == "" {
+		if opts.Endpoint == "" {
+			return cfg, errors.New("s3: no region: set Options.Region (URL parameter region=) or configure one (AWS_REGION)")
+		}
+		cfg.Region = "us-east-1"
+	}
+	if opts.RoleARN != "" {
+		if !strings.HasPrefix(opts.RoleARN, "arn:") {
+			return cfg, fmt.Errorf("s3: role %q is not an ARN", opts.RoleARN)
+		}
+		cfg.Credentials = aws.NewCredentialsCache(stscreds.NewAssumeRoleProvider(sts.NewFromConfig(cfg), opts.RoleARN))
+	}
+	return cfg, nil
+}
+
+// configLoadOptions are the options for loading the AWS config: the
+// driver's own, then opts.ConfigOptions.
+func configLoadOptions(opts Options) []func(*awsconfig.LoadOptions) error {
 	lo := []func(*awsconfig.LoadOptions) error{
 		awsconfig.WithRetryer(func() aws.Retryer { return newRetryer(0) }),
 	}
 	if opts.HTTPClient == nil {
 		// Passed through the config so that a custom CA bundle
 		// (AWS_CA_BUNDLE) applies to it. A caller's client is set on the
-		// S3 client below, and used as is.
+		// S3 client (clientOptions), and used as is.
 		bc := awshttp.NewBuildableClient().
 			WithDialerOptions(func(d *net.Dialer) { d.Timeout = dialTimeout }).
 			WithTransportOptions(func(t *http.Transport) {
@@ -321,23 +366,12 @@ func newDriver(ctx context.Context, opts Options) (*driver, error) {
 	case opts.Anonymous:
 		lo = append(lo, awsconfig.WithCredentialsProvider(aws.AnonymousCredentials{}))
 	}
-	lo = append(lo, opts.ConfigOptions...)
-	cfg, err := awsconfig.LoadDefaultConfig(ctx, lo...)
-	if err != nil {
-		return nil, fmt.Errorf("s3: loading AWS config: %w", err)
-	}
-	if cfg.Region == "" {
-		if opts.Endpoint == "" {
-			return nil, errors.New("s3: no region: set Options.Region (URL parameter region=) or configure one (AWS_REGION)")
-		}
-		cfg.Region = "us-east-1"
-	}
-	if opts.RoleARN != "" {
-		if !strings.HasPrefix(opts.RoleARN, "arn:") {
-			return nil, fmt.Errorf("s3: role %q is not an ARN", opts.RoleARN)
-		}
-		cfg.Credentials = aws.NewCredentialsCache(stscreds.NewAssumeRoleProvider(sts.NewFromConfig(cfg), opts.RoleARN))
-	}
+	return append(lo, opts.ConfigOptions...)
+}
+
+// clientOptions are the S3 client's options: the driver's own, then
+// opts.ClientOptions.
+func clientOptions(opts Options) []func(*awss3.Options) {
 	co := []func(*awss3.Options){func(o *awss3.Options) {
 		if opts.Endpoint != "" {
 			o.BaseEndpoint = aws.String(opts.Endpoint)
@@ -350,9 +384,7 @@ func newDriver(ctx context.Context, opts Options) (*driver, error) {
 		// warning on every GET.
 		o.DisableLogOutputChecksumValidationSkipped = true
 	}}
-	co = append(co, opts.ClientOptions...)
-	d.client = awss3.NewFromConfig(cfg, co...)
-	return d, nil
+	return append(co, opts.ClientOptions...)
 }
 
 // newRetryer is the SDK's standard retryer with the driver's limits. A

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
 	"path/filepath"
@@ -623,6 +624,12 @@ func TestOptionsFromURL(t *testing.T) {
 	_, err = blob.OpenBucket(context.Background(), "s3://b?endpoint=http://127.0.0.1:9&colour=blue")
 	if err == nil || !strings.Contains(err.Error(), `"colour"`) {
 		t.Fatalf("OpenBucket with an unknown parameter: %v", err)
+	}
+
+	// The list the unknown-parameter error gives is the table's names.
+	known, table := slices.Sorted(slices.Values(knownParams)), slices.Sorted(maps.Keys(urlParams))
+	if !slices.Equal(known, table) {
+		t.Errorf("knownParams %v, URL parameters %v", known, table)
 	}
 }
 

@@ -246,7 +246,16 @@ type endedOutput struct {
 
 var protocolErrors = []int{http.StatusConflict, http.StatusNotFound}
 
+// registerWorkerOps registers the worker protocol: how a worker joins and
+// gets leases, then what it does with each lease.
 func (a *API) registerWorkerOps() {
+	a.registerClaimOps()
+	a.registerLeaseOps()
+}
+
+// registerClaimOps registers how a worker joins and gets work: register,
+// then claim.
+func (a *API) registerClaimOps() {
 	op(a, huma.Operation{
 		OperationID: "registerWorker", Method: http.MethodPost, Path: "/workers/register", Tags: []string{"Workers"},
 		Summary:      "Register a worker and the workflows it serves",
@@ -285,6 +294,11 @@ func (a *API) registerWorkerOps() {
 		}
 		return out, nil
 	})
+}
+
+// registerLeaseOps registers what a worker does with a lease it holds:
+// declare it started, keep it alive, end it.
+func (a *API) registerLeaseOps() {
 	op(a, huma.Operation{
 		OperationID: "stepStarted", Method: http.MethodPost, Path: "/steps/{lease}/started", Tags: []string{"Workers"},
 		Summary:     "Declare that a step's body is about to run",
@@ -419,7 +433,16 @@ type eventOutput struct {
 	Body *cairn.EventResult
 }
 
+// registerRunOps registers the operations on runs: those that start or
+// change a run (scope execute), then those that read runs (scope read).
 func (a *API) registerRunOps() {
+	a.registerRunExecuteOps()
+	a.registerRunReadOps()
+}
+
+// registerRunExecuteOps registers the operations that start or change a
+// run: start, cancel, rerun, send an event.
+func (a *API) registerRunExecuteOps() {
 	op(a, huma.Operation{
 		OperationID: "startRun", Method: http.MethodPost, Path: "/runs", Tags: []string{"Runs"}, DefaultStatus: http.StatusCreated,
 		Summary:      "Start a run",
@@ -432,6 +455,47 @@ func (a *API) registerRunOps() {
 		}
 		return &startOutput{Body: r}, nil
 	})
+	op(a, huma.Operation{
+		OperationID: "cancelRun", Method: http.MethodPost, Path: "/runs/{run}/cancel", Tags: []string{"Runs"},
+		Summary:     "Cancel a run",
+		Description: "Ends a running run as cancelled. Workers holding its leases are told run_terminal on their next call. Cancelling a run that already ended is a 409.",
+		Errors:      []int{http.StatusNotFound, http.StatusConflict},
+	}, auth.ScopeExecute, func(ctx context.Context, in *cancelInput) (*runOutput, error) {
+		r, err := a.engine.CancelRun(ctx, in.Run, in.Body.Reason)
+		if err != nil {
+			return nil, err
+		}
+		return &runOutput{Body: r}, nil
+	})
+	op(a, huma.Operation{
+		OperationID: "rerunRun", Method: http.MethodPost, Path: "/runs/{run}/rerun", Tags: []string{"Runs"}, DefaultStatus: http.StatusCreated,
+		Summary:     "Rerun an ended run",
+		Description: "Starts a new run of the ended run's workflow version, with its input, correlation and final state, in which every step that completed (except from_step and the steps after it) is already completed with its old output, and the rest run again. The new run's rerun_of names the old one, which is not changed. Rerunning a running run is a 409.",
+		Errors:      []int{http.StatusNotFound, http.StatusConflict},
+	}, auth.ScopeExecute, func(ctx context.Context, in *rerunInput) (*startOutput, error) {
+		r, err := a.engine.RerunRun(ctx, in.Run, in.Body)
+		if err != nil {
+			return nil, err
+		}
+		return &startOutput{Body: r}, nil
+	})
+	op(a, huma.Operation{
+		OperationID: "sendEvent", Method: http.MethodPost, Path: "/runs/{run}/events", Tags: []string{"Runs"},
+		Summary:      "Send an event to a run",
+		Description:  "Completes every wait step waiting for the event's name, with the payload as its output. When none waits, the event is kept and consumed by the next wait for that name. Events to an ended run are a 409.",
+		MaxBodyBytes: a.payloadBody(), Errors: []int{http.StatusNotFound, http.StatusConflict},
+	}, auth.ScopeExecute, func(ctx context.Context, in *eventInput) (*eventOutput, error) {
+		r, err := a.engine.SendEvent(ctx, in.Run, in.Body)
+		if err != nil {
+			return nil, err
+		}
+		return &eventOutput{Body: r}, nil
+	})
+}
+
+// registerRunReadOps registers the operations that read runs: list, get,
+// follow the progress of one, read its journal.
+func (a *API) registerRunReadOps() {
 	op(a, huma.Operation{
 		OperationID: "listRuns", Method: http.MethodGet, Path: "/runs", Tags: []string{"Runs"},
 		Summary:     "List runs, newest first",
@@ -491,42 +555,6 @@ func (a *API) registerRunOps() {
 		out := &journalOutput{}
 		out.Body.Entries = nonNil(j)
 		return out, nil
-	})
-	op(a, huma.Operation{
-		OperationID: "cancelRun", Method: http.MethodPost, Path: "/runs/{run}/cancel", Tags: []string{"Runs"},
-		Summary:     "Cancel a run",
-		Description: "Ends a running run as cancelled. Workers holding its leases are told run_terminal on their next call. Cancelling a run that already ended is a 409.",
-		Errors:      []int{http.StatusNotFound, http.StatusConflict},
-	}, auth.ScopeExecute, func(ctx context.Context, in *cancelInput) (*runOutput, error) {
-		r, err := a.engine.CancelRun(ctx, in.Run, in.Body.Reason)
-		if err != nil {
-			return nil, err
-		}
-		return &runOutput{Body: r}, nil
-	})
-	op(a, huma.Operation{
-		OperationID: "rerunRun", Method: http.MethodPost, Path: "/runs/{run}/rerun", Tags: []string{"Runs"}, DefaultStatus: http.StatusCreated,
-		Summary:     "Rerun an ended run",
-		Description: "Starts a new run of the ended run's workflow version, with its input, correlation and final state, in which every step that completed (except from_step and the steps after it) is already completed with its old output, and the rest run again. The new run's rerun_of names the old one, which is not changed. Rerunning a running run is a 409.",
-		Errors:      []int{http.StatusNotFound, http.StatusConflict},
-	}, auth.ScopeExecute, func(ctx context.Context, in *rerunInput) (*startOutput, error) {
-		r, err := a.engine.RerunRun(ctx, in.Run, in.Body)
-		if err != nil {
-			return nil, err
-		}
-		return &startOutput{Body: r}, nil
-	})
-	op(a, huma.Operation{
-		OperationID: "sendEvent", Method: http.MethodPost, Path: "/runs/{run}/events", Tags: []string{"Runs"},
-		Summary:      "Send an event to a run",
-		Description:  "Completes every wait step waiting for the event's name, with the payload as its output. When none waits, the event is kept and consumed by the next wait for that name. Events to an ended run are a 409.",
-		MaxBodyBytes: a.payloadBody(), Errors: []int{http.StatusNotFound, http.StatusConflict},
-	}, auth.ScopeExecute, func(ctx context.Context, in *eventInput) (*eventOutput, error) {
-		r, err := a.engine.SendEvent(ctx, in.Run, in.Body)
-		if err != nil {
-			return nil, err
-		}
-		return &eventOutput{Body: r}, nil
 	})
 }
 

@@ -47,7 +47,18 @@ type deleteRunInput struct {
 	Force bool   `query:"force" doc:"Cancel the run first when it is still running."`
 }
 
+// registerScheduleOps registers the operations on schedules, those that
+// change them (scope execute) and those that read them (scope read), and
+// deleting one run.
 func (a *API) registerScheduleOps() {
+	a.registerScheduleExecuteOps()
+	a.registerScheduleReadOps()
+	a.registerDeleteRunOp()
+}
+
+// registerScheduleExecuteOps registers the operations that change a
+// schedule or start runs from it: create, pause, resume, delete, backfill.
+func (a *API) registerScheduleExecuteOps() {
 	op(a, huma.Operation{
 		OperationID: "createSchedule", Method: http.MethodPost, Path: "/schedules", Tags: []string{"Schedules"}, DefaultStatus: http.StatusCreated,
 		Summary:      "Create a schedule",
@@ -55,29 +66,6 @@ func (a *API) registerScheduleOps() {
 		MaxBodyBytes: 2 << 20, Errors: []int{http.StatusConflict},
 	}, auth.ScopeExecute, func(ctx context.Context, in *createScheduleInput) (*scheduleOutput, error) {
 		s, err := a.engine.CreateSchedule(ctx, in.Body)
-		if err != nil {
-			return nil, err
-		}
-		return &scheduleOutput{Body: s}, nil
-	})
-	op(a, huma.Operation{
-		OperationID: "listSchedules", Method: http.MethodGet, Path: "/schedules", Tags: []string{"Schedules"},
-		Summary:     "List schedules",
-		Description: "By id, cursor-paginated.",
-	}, auth.ScopeRead, func(ctx context.Context, in *listSchedulesInput) (*listSchedulesOutput, error) {
-		p, err := a.engine.ListSchedules(ctx, in.Limit, in.Cursor)
-		if err != nil {
-			return nil, err
-		}
-		return &listSchedulesOutput{Body: p}, nil
-	})
-	op(a, huma.Operation{
-		OperationID: "getSchedule", Method: http.MethodGet, Path: "/schedules/{schedule}", Tags: []string{"Schedules"},
-		Summary:     "Get a schedule",
-		Description: "The schedule with its next tick, its newest run and its counters (fired, skipped, missed, failed).",
-		Errors:      []int{http.StatusNotFound},
-	}, auth.ScopeRead, func(ctx context.Context, in *scheduleIDInput) (*scheduleOutput, error) {
-		s, err := a.engine.GetSchedule(ctx, in.Schedule)
 		if err != nil {
 			return nil, err
 		}
@@ -127,6 +115,39 @@ func (a *API) registerScheduleOps() {
 		}
 		return &backfillOutput{Body: r}, nil
 	})
+}
+
+// registerScheduleReadOps registers the operations that read schedules:
+// list, get.
+func (a *API) registerScheduleReadOps() {
+	op(a, huma.Operation{
+		OperationID: "listSchedules", Method: http.MethodGet, Path: "/schedules", Tags: []string{"Schedules"},
+		Summary:     "List schedules",
+		Description: "By id, cursor-paginated.",
+	}, auth.ScopeRead, func(ctx context.Context, in *listSchedulesInput) (*listSchedulesOutput, error) {
+		p, err := a.engine.ListSchedules(ctx, in.Limit, in.Cursor)
+		if err != nil {
+			return nil, err
+		}
+		return &listSchedulesOutput{Body: p}, nil
+	})
+	op(a, huma.Operation{
+		OperationID: "getSchedule", Method: http.MethodGet, Path: "/schedules/{schedule}", Tags: []string{"Schedules"},
+		Summary:     "Get a schedule",
+		Description: "The schedule with its next tick, its newest run and its counters (fired, skipped, missed, failed).",
+		Errors:      []int{http.StatusNotFound},
+	}, auth.ScopeRead, func(ctx context.Context, in *scheduleIDInput) (*scheduleOutput, error) {
+		s, err := a.engine.GetSchedule(ctx, in.Schedule)
+		if err != nil {
+			return nil, err
+		}
+		return &scheduleOutput{Body: s}, nil
+	})
+}
+
+// registerDeleteRunOp registers deleting one run ahead of its retention
+// (scope admin).
+func (a *API) registerDeleteRunOp() {
 	op(a, huma.Operation{
 		OperationID: "deleteRun", Method: http.MethodDelete, Path: "/runs/{run}", Tags: []string{"Runs"}, DefaultStatus: http.StatusNoContent,
 		Summary:     "Delete an ended run",

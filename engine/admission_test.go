@@ -13,6 +13,7 @@ import (
 	"github.com/cairn-dev/cairn/blob/counting"
 	"github.com/cairn-dev/cairn/blob/faults"
 	"github.com/cairn-dev/cairn/blob/mem"
+	"github.com/cairn-dev/cairn/engine/internal/throttle"
 )
 
 // The shed share follows max(0, (R − K·A)/(R + 1)) over the window:
@@ -51,15 +52,15 @@ func TestAdmissionShare(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			a := newAdmission(DefaultShedAbove)
 			feed(a, tc.n, tc.refused, tc.other)
-			if got := a.shedProbability(at); math.Abs(got-tc.want) > 1e-9 {
+			if got := a.Probability(at); math.Abs(got-tc.want) > 1e-9 {
 				t.Fatalf("shed share %.4f, want %.4f", got, tc.want)
 			}
-			if got := a.shedProbability(at.Add(admissionWindow + time.Second)); got != 0 {
+			if got := a.Probability(at.Add(throttle.Window + time.Second)); got != 0 {
 				t.Fatalf("after the window: shed share %.4f, want 0", got)
 			}
 		})
 	}
-	if p := func() float64 { a := newAdmission(-1); feed(a, 1000, 900, nil); return a.shedProbability(at) }(); p != 0 {
+	if p := func() float64 { a := newAdmission(-1); feed(a, 1000, 900, nil); return a.Probability(at) }(); p != 0 {
 		t.Fatalf("ShedAbove < 0: shed share %.4f, want 0 (off)", p)
 	}
 }
@@ -113,7 +114,7 @@ func TestStartsShedWhileStoreThrottles(t *testing.T) {
 			shedNow++
 		}
 	}
-	if p := e.admit.shedProbability(now()); shedNow < 20 || p < 0.3 {
+	if p := e.admit.Probability(now()); shedNow < 20 || p < 0.3 {
 		t.Fatalf("at a 70%% refusal rate: %d of 100 starts shed, share %.2f; want ≥ 20 and ≥ 0.3", shedNow, p)
 	}
 	// Bad input is still a 4xx while shedding.
@@ -124,7 +125,7 @@ func TestStartsShedWhileStoreThrottles(t *testing.T) {
 	}
 
 	fs.Clear()
-	advance(admissionWindow + time.Second)
+	advance(throttle.Window + time.Second)
 	for i := range 50 {
 		if _, err := e.StartRun(ctx, StartRequest{Workflow: "one", Version: "1"}); err != nil {
 			t.Fatalf("start %d after the refusals stopped and the window passed: %v", i, err)

@@ -6,19 +6,13 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/blob"
+	"github.com/cairn-dev/cairn/engine/internal/throttle"
 )
 
-// Rate limits: the generic cell rate algorithm (GCRA) with one state
-// object per key, ratelimits/<sha256(scope, key)>, changed only by
-// compare-and-swap.
-//
-// A rate of limit per period emits one grant every T = period/limit. The
-// object holds tat, the theoretical arrival time of the next grant. A
-// claim at now is granted when tat - now <= tau, where tau = (burst-1)*T,
-// and then stores tat = max(tat, now) + T; otherwise it waits until
-// tat - tau. With burst 1 (the default) grants are at least T apart, so
-// any window of one period holds at most limit grants; a burst b lets b
-// go at once, and a window then holds at most limit+b-1.
+// Rate limits: the generic cell rate algorithm (GCRA, throttle.GCRA)
+// with one state object per key, ratelimits/<sha256(scope, key)>, changed
+// only by compare-and-swap. The object holds tat, the theoretical arrival
+// time of the next grant.
 //
 // Cost: one GET and one CAS per granted attempt (a create for a new key),
 // one GET per refused look; a lost CAS race re-reads.
@@ -36,8 +30,7 @@ type rateObject struct {
 // times are at least T apart (burst 1) whatever the claimers' order.
 func (e *Engine) takeRate(ctx context.Context, rl *compiledRate, name string, now time.Time) (bool, time.Time, error) {
 	key := e.keys.Rate(rl.scope, name)
-	t := rl.period / time.Duration(rl.limit)
-	tau := t * time.Duration(rl.burst-1)
+	g := throttle.GCRA{Limit: rl.limit, Period: rl.period, Burst: rl.burst}
 	for try := 0; try < slotCASTries; try++ {
 		obj, ver, err := readJSON[rateObject](ctx, e.store, key)
 		if isNotFound(err) {
@@ -46,14 +39,11 @@ func (e *Engine) takeRate(ctx context.Context, rl *compiledRate, name string, no
 		if err != nil {
 			return false, time.Time{}, err
 		}
-		tat := obj.TAT
-		if tat.Before(now) {
-			tat = now
+		granted, tat := g.Take(obj.TAT, now)
+		if !granted {
+			return false, tat, nil
 		}
-		if tat.Sub(now) > tau {
-			return false, tat.Add(-tau), nil
-		}
-		obj.TAT = tat.Add(t)
+		obj.TAT = tat
 		if ver == "" {
 			_, err = e.store.Create(ctx, key, mustJSON(obj))
 		} else {
@@ -73,5 +63,5 @@ func (e *Engine) takeRate(ctx context.Context, rl *compiledRate, name string, no
 		}
 		sleepJitter(ctx, try)
 	}
-	return false, now.Add(t), nil
+	return false, now.Add(g.Emission()), nil
 }

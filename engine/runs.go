@@ -47,11 +47,11 @@ func newRunID(now time.Time) string {
 // UnavailableError, answered 503 with Retry-After. A start with an
 // idempotency key is refused the same way: its retry is the same start.
 func (e *Engine) StartRun(ctx context.Context, req StartRequest) (*cairn.StartResult, error) {
-	if e.admit.shed(e.now()) {
+	if e.admit.Shed(e.now()) {
 		if err := e.checkStartTarget(req.Workflow, req.Version, req.Input); err != nil {
 			return nil, err // bad input is a 4xx whatever the store does
 		}
-		if p, log := e.admit.noteShed(e.now()); log {
+		if p, log := e.admit.NoteShed(e.now()); log {
 			e.log.Warn("shedding new runs: the store is refusing this instance's writes for rate; starts are answered 503", "share", fmt.Sprintf("%.0f%%", 100*p))
 		}
 		return nil, &UnavailableError{Err: errShed}

@@ -379,105 +379,141 @@ func (w *Worker) register(ctx context.Context, wfs []client.Workflow) (*client.R
 // claimLoop reserves slots, claims up to that many leases, and starts a
 // body per lease, until ctx is cancelled.
 func (w *Worker) claimLoop(ctx context.Context, bodyBase context.Context, wfs []client.Workflow, bodies *sync.WaitGroup) error {
-	failures := backoff{min: 200 * time.Millisecond, max: 10 * time.Second}
-	quick := backoff{min: 50 * time.Millisecond, max: time.Second}
-	var idle backoff // the server's pause between empty claims (pause_ms)
+	waits := claimWaits{
+		failures: backoff{min: 200 * time.Millisecond, max: 10 * time.Second},
+		quick:    backoff{min: 50 * time.Millisecond, max: time.Second},
+	}
 	for {
-		// Reserve a slot before claiming: block for one, take any others
-		// that are free, and claim no more than that.
-		select {
-		case w.slots <- struct{}{}:
-		case <-ctx.Done():
+		n := w.reserve(ctx)
+		if n == 0 {
 			return nil
-		}
-		n := 1
-	more:
-		for n < cap(w.slots) {
-			select {
-			case w.slots <- struct{}{}:
-				n++
-			default:
-				break more
-			}
 		}
 		began := time.Now()
 		leases, pause, err := w.claim(ctx, n)
 		if err != nil {
 			w.release(n)
-			if ctx.Err() != nil {
-				return nil
-			}
-			var ae *APIError
-			switch {
-			case IsNotFound(err):
-				// The worker's record is gone (a wiped bucket, a new
-				// deployment): register again.
-				w.log.Warn("the server does not know this worker; registering again", "err", err)
-				if _, err := w.register(ctx, wfs); err != nil {
-					if ctx.Err() != nil {
-						return nil
-					}
-					return err
-				}
-				continue
-			case errors.As(err, &ae) && (ae.Status == 401 || ae.Status == 403):
-				return fmt.Errorf("cairn: claiming steps: %w", err)
-			}
-			w.log.Warn("claim failed; retrying", "err", err)
-			if !failures.sleep(ctx) {
-				return nil
+			if stop, err := w.claimFailed(ctx, err, wfs, &waits.failures); stop {
+				return err
 			}
 			continue
 		}
-		failures.reset()
-		taken := min(len(leases), n)
-		w.release(n - taken)
-		for i, l := range leases {
-			if i >= n {
-				// More leases than asked for: a server bug. Never run more
-				// than the slots reserved; hand them back at once.
-				w.log.Error("the server returned more leases than claimed; releasing the extra ones", "max", n, "got", len(leases))
-				a := w.track(l, bodyBase)
-				go func() {
-					defer w.untrack(a)
-					w.publishFail(a, cairn.ClassUnservable, "worker "+w.id+" claimed fewer leases than it got", nil, Usage{})
-				}()
-				continue
-			}
-			a := w.track(l, bodyBase)
-			bodies.Add(1)
-			go func() {
-				defer bodies.Done()
-				defer w.release(1)
-				// Eager dispatch: a complete may hand back this slot's
-				// next lease; run it on the same slot.
-				for next := a; next != nil; {
-					next = w.handle(next, bodyBase)
-				}
-			}()
+		waits.failures.reset()
+		w.startBodies(leases, n, bodyBase, bodies)
+		if !waits.afterClaim(ctx, len(leases), pause, began) {
+			return nil
 		}
-		switch {
-		case len(leases) == 0 && pause > 0:
-			// The server holds claims briefly and asks for a pause (on
-			// Lambda a held claim is an execution environment): wait
-			// here, where waiting costs nothing, and let other workers'
-			// claims and the hints pick up what becomes ready meanwhile.
-			idlePause(&idle, pause)
-			if !idle.sleep(ctx) {
-				return nil
-			}
-		case len(leases) == 0 && time.Since(began) < 50*time.Millisecond:
-			// The server answered empty at once (it is draining, or holds
-			// no claims): do not spin.
-			if !quick.sleep(ctx) {
-				return nil
-			}
+	}
+}
+
+// reserve reserves slots before a claim: it blocks for one, then takes
+// any others that are free, and the claim asks for no more than that. It
+// returns how many it reserved, or 0 once ctx is cancelled.
+func (w *Worker) reserve(ctx context.Context) int {
+	select {
+	case w.slots <- struct{}{}:
+	case <-ctx.Done():
+		return 0
+	}
+	n := 1
+	for n < cap(w.slots) {
+		select {
+		case w.slots <- struct{}{}:
+			n++
 		default:
-			quick.reset()
-			if len(leases) > 0 {
-				idle.reset()
-			}
+			return n
 		}
+	}
+	return n
+}
+
+// claimFailed answers a claim that failed: when the server no longer
+// knows the worker it registers again, when the key is refused it stops,
+// and otherwise it waits out the failures backoff. It reports whether the
+// claim loop stops, and with what error (nil once ctx is cancelled).
+func (w *Worker) claimFailed(ctx context.Context, err error, wfs []client.Workflow, failures *backoff) (stop bool, _ error) {
+	if ctx.Err() != nil {
+		return true, nil
+	}
+	var ae *APIError
+	switch {
+	case IsNotFound(err):
+		// The worker's record is gone (a wiped bucket, a new
+		// deployment): register again.
+		w.log.Warn("the server does not know this worker; registering again", "err", err)
+		if _, err := w.register(ctx, wfs); err != nil {
+			if ctx.Err() != nil {
+				return true, nil
+			}
+			return true, err
+		}
+		return false, nil
+	case errors.As(err, &ae) && (ae.Status == 401 || ae.Status == 403):
+		return true, fmt.Errorf("cairn: claiming steps: %w", err)
+	}
+	w.log.Warn("claim failed; retrying", "err", err)
+	return !failures.sleep(ctx), nil
+}
+
+// startBodies starts a body per lease claimed on the n slots reserved,
+// each on its slot, and hands back the slots no lease came for.
+func (w *Worker) startBodies(leases []client.Lease, n int, bodyBase context.Context, bodies *sync.WaitGroup) {
+	taken := min(len(leases), n)
+	w.release(n - taken)
+	for i, l := range leases {
+		if i >= n {
+			// More leases than asked for: a server bug. Never run more
+			// than the slots reserved; hand them back at once.
+			w.log.Error("the server returned more leases than claimed; releasing the extra ones", "max", n, "got", len(leases))
+			a := w.track(l, bodyBase)
+			go func() {
+				defer w.untrack(a)
+				w.publishFail(a, cairn.ClassUnservable, "worker "+w.id+" claimed fewer leases than it got", nil, Usage{})
+			}()
+			continue
+		}
+		a := w.track(l, bodyBase)
+		bodies.Add(1)
+		go func() {
+			defer bodies.Done()
+			defer w.release(1)
+			// Eager dispatch: a complete may hand back this slot's
+			// next lease; run it on the same slot.
+			for next := a; next != nil; {
+				next = w.handle(next, bodyBase)
+			}
+		}()
+	}
+}
+
+// claimWaits are the claim loop's backoffs: after failed claims, after
+// empty answers that came at once, and between empty claims when the
+// server asks for a pause (pause_ms).
+type claimWaits struct {
+	failures, quick, idle backoff
+}
+
+// afterClaim waits, if need be, after a claim that got leases leases and
+// began at began, before the next claim. It returns false once ctx is
+// cancelled while waiting.
+func (c *claimWaits) afterClaim(ctx context.Context, leases int, pause time.Duration, began time.Time) bool {
+	switch {
+	case leases == 0 && pause > 0:
+		// The server holds claims briefly and asks for a pause (on
+		// Lambda a held claim is an execution environment): wait
+		// here, where waiting costs nothing, and let other workers'
+		// claims and the hints pick up what becomes ready meanwhile.
+		idlePause(&c.idle, pause)
+		return c.idle.sleep(ctx)
+	case leases == 0 && time.Since(began) < 50*time.Millisecond:
+		// The server answered empty at once (it is draining, or holds
+		// no claims): do not spin.
+		return c.quick.sleep(ctx)
+	default:
+		c.quick.reset()
+		if leases > 0 {
+			c.idle.reset()
+		}
+		return true
 	}
 }
 
@@ -615,24 +651,10 @@ func (w *Worker) handle(a *attempt, base context.Context) (next *attempt) {
 	defer w.untrack(a)
 	l := a.lease
 	log := w.log.With("run", l.Run, "workflow", l.Workflow, "version", l.Version, "step", l.Step, "attempt", l.Attempt)
-	h := w.handlers[handlerKey{l.Workflow, l.Version, l.Step}]
-	if h == nil {
-		log.Warn("failing a lease this worker does not serve as unservable; the engine offers it to another worker")
-		w.publishFail(a, cairn.ClassUnservable,
-			fmt.Sprintf("worker %s does not serve step %s of %s@%s", w.id, l.Step, l.Workflow, l.Version), nil, Usage{})
-		w.metrics.steps.Add(context.Background(), 1, metric.WithAttributes(attribute.String("outcome", "unservable")))
+	h, input, ok := w.admit(a, log)
+	if !ok {
 		return
 	}
-	if w.hasEnded(l.Run) {
-		a.finish()
-		log.Info("dropping a lease of a run that ended")
-		return
-	}
-	input := w.prefetchInput(a.ctx, l.Id, l.Input, log) // before started: a read that fails costs no attempt
-	if !w.started(a, log) {
-		return
-	}
-	a.started.Store(true)
 
 	// The body's context: the lease's, bounded by the attempt timeout,
 	// carrying the step span (a child of the engine's step span).
@@ -669,7 +691,53 @@ func (w *Worker) handle(a *attempt, base context.Context) (next *attempt) {
 	out, err := w.runBody(sc, h)
 	elapsed := time.Since(start)
 	patch, usage := sc.ended()
+	return w.report(a, sc, span, bodyResult{out: out, err: err, elapsed: elapsed, patch: patch, usage: usage}, base)
+}
 
+// admit readies a lease's body to run: it fails a lease this worker does
+// not serve as unservable, drops a lease of a run that ended, reads the
+// input, and (for an at_most_once lease) tells the engine the body
+// starts. It reports whether to run the body, and its handler and input.
+func (w *Worker) admit(a *attempt, log *slog.Logger) (_ Handler, input json.RawMessage, ok bool) {
+	l := a.lease
+	h := w.handlers[handlerKey{l.Workflow, l.Version, l.Step}]
+	if h == nil {
+		log.Warn("failing a lease this worker does not serve as unservable; the engine offers it to another worker")
+		w.publishFail(a, cairn.ClassUnservable,
+			fmt.Sprintf("worker %s does not serve step %s of %s@%s", w.id, l.Step, l.Workflow, l.Version), nil, Usage{})
+		w.metrics.steps.Add(context.Background(), 1, metric.WithAttributes(attribute.String("outcome", "unservable")))
+		return nil, nil, false
+	}
+	if w.hasEnded(l.Run) {
+		a.finish()
+		log.Info("dropping a lease of a run that ended")
+		return nil, nil, false
+	}
+	input = w.prefetchInput(a.ctx, l.Id, l.Input, log) // before started: a read that fails costs no attempt
+	if !w.started(a, log) {
+		return nil, nil, false
+	}
+	a.started.Store(true)
+	return h, input, true
+}
+
+// bodyResult is how a body ended: what it returned, how long it ran, and
+// the state patch and usage it recorded.
+type bodyResult struct {
+	out     any
+	err     error
+	elapsed time.Duration
+	patch   map[string]json.RawMessage
+	usage   Usage
+}
+
+// report publishes how the body of a ended, by the cause that ended it:
+// nothing when the engine ended the lease or the run, interrupted when
+// the drain cut it off, else completed or failed (by the error's class).
+// sc is the body's context and span its step span. It returns the next
+// attempt when the complete handed one back (eager dispatch), or nil.
+func (w *Worker) report(a *attempt, sc *stepCtx, span trace.Span, r bodyResult, base context.Context) *attempt {
+	log, elapsed, err := sc.log, r.elapsed, r.err
 	switch cause := context.Cause(a.ctx); {
 	case errors.Is(cause, ErrLeaseLost), errors.Is(cause, ErrRunEnded):
 		// The engine said so already: publish nothing more.
@@ -677,7 +745,7 @@ func (w *Worker) handle(a *attempt, base context.Context) (next *attempt) {
 		span.SetStatus(codes.Error, cause.Error())
 		log.Info("body cancelled; nothing is reported", "cause", cause, "elapsed", elapsed)
 		w.metrics.record("dropped", elapsed)
-		return
+		return nil
 	case errors.Is(cause, ErrShutdown) && err != nil:
 		// Cut off by the drain, and the body did not finish: interrupted.
 		// (A body that returns its output when cancelled is reported as
@@ -687,29 +755,29 @@ func (w *Worker) handle(a *attempt, base context.Context) (next *attempt) {
 		span.SetAttributes(attribute.String("cairn.error.class", cairn.ClassInterrupted))
 		w.metrics.record("interrupted", elapsed)
 		log.Info("step interrupted by the shutdown", "elapsed", elapsed)
-		w.publishFail(a, cairn.ClassInterrupted, msg, patch, usage)
-		return
+		w.publishFail(a, cairn.ClassInterrupted, msg, r.patch, r.usage)
+		return nil
 	}
 	if err == nil {
-		data, merr := toJSON(out)
+		data, merr := toJSON(r.out)
 		if merr != nil {
-			err = Fatal(fmt.Errorf("encoding the output of step %s: %w", l.Step, merr))
+			err = Fatal(fmt.Errorf("encoding the output of step %s: %w", a.lease.Step, merr))
 		} else {
 			span.SetStatus(codes.Ok, "")
 			w.metrics.record("completed", elapsed)
 			log.Debug("step completed", "elapsed", elapsed)
-			return w.eager(w.publishComplete(a, data, patch, usage, log), base)
+			return w.eager(w.publishComplete(a, data, r.patch, r.usage, log), base)
 		}
 	}
 	class, msg := classify(err)
-	if errors.Is(context.Cause(ctx), ErrAttemptTimeout) && (errors.Is(err, context.DeadlineExceeded) || errors.Is(err, ErrAttemptTimeout)) {
+	if errors.Is(context.Cause(sc.Context), ErrAttemptTimeout) && (errors.Is(err, context.DeadlineExceeded) || errors.Is(err, ErrAttemptTimeout)) {
 		class, msg = cairn.ClassTimeout, "attempt exceeded its timeout: "+msg
 	}
 	span.SetStatus(codes.Error, msg)
 	span.SetAttributes(attribute.String("cairn.error.class", class))
 	w.metrics.record("failed", elapsed)
 	log.Info("step failed", "class", class, "err", msg, "elapsed", elapsed)
-	w.publishFail(a, class, msg, patch, usage)
+	w.publishFail(a, class, msg, r.patch, r.usage)
 	return nil
 }
 

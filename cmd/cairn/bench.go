@@ -61,15 +61,18 @@ type benchReport struct {
 	Spans int    `json:"spans,omitempty"`
 }
 
+// benchOptions are the flags of `cairn bench`.
+type benchOptions struct {
+	store, profile, shape string
+	runs, width, workers  int
+	scale                 float64
+	asJSON                bool
+	traceMode             string
+	layout                string
+}
+
 func newBenchCmd() *cobra.Command {
-	var (
-		store, profile, shape string
-		runs, width, workers  int
-		scale                 float64
-		asJSON                bool
-		traceMode             string
-		layout                string
-	)
+	var o benchOptions
 	cmd := &cobra.Command{
 		Use:   "bench",
 		Short: "Measure the engine on a store: steps/s, blob requests per step, run-record writes, latencies",
@@ -84,79 +87,123 @@ the request cost per million steps at S3 prices.
   cairn bench --store mem:// --shape fanout --width 200 --profile gcs --scale 0.2
   cairn bench --store 's3://bucket?endpoint=http://127.0.0.1:9000&use_path_style=true'`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx := cmd.Context()
-			if store == "" {
-				dir, err := os.MkdirTemp("", "cairn-bench-")
-				if err != nil {
-					return err
-				}
-				defer os.RemoveAll(dir)
-				store = "file://" + filepath.ToSlash(dir)
-			}
-			b, err := blob.OpenBucket(ctx, store)
-			if err != nil {
-				return err
-			}
-			defer b.Close()
-			var prof faults.Profile
-			switch profile {
-			case "", "none":
-			case "s3":
-				prof = faults.S3.Scaled(scale)
-			case "gcs":
-				prof = faults.GCS.Scaled(scale)
-			default:
-				return fmt.Errorf("--profile %q: want none, s3 or gcs", profile)
-			}
-			shaped, ctl := faults.Wrap(b, prof)
-			counted, counts := counting.Wrap(shaped)
-			var tel *telemetry.T
-			var spans *tracetest.InMemoryExporter
-			var tp *sdktrace.TracerProvider
-			switch traceMode {
-			case "", "off":
-				traceMode = "off"
-			case "mem":
-				// Spans as they would go to a collector, but kept in
-				// memory: the engine's cost of tracing, not a network's.
-				spans = tracetest.NewInMemoryExporter()
-				tp = otelsetup.NewTracerProvider(sdktrace.WithBatcher(spans, sdktrace.WithMaxQueueSize(1<<20)))
-				defer tp.Shutdown(context.Background())
-				if tel, err = telemetry.New(tp, nil); err != nil {
-					return err
-				}
-				counted = telemetry.WrapBucket(counted, tel)
-			default:
-				return fmt.Errorf("--trace %q: want off or mem", traceMode)
-			}
-			rep, err := runBench(ctx, counted, counts, shape, runs, width, workers, tel, layout)
-			if err != nil {
-				return err
-			}
-			rep.Trace = traceMode
-			if spans != nil {
-				tp.ForceFlush(ctx)
-				rep.Spans = len(spans.GetSpans())
-			}
-			rep.Store, rep.Profile, rep.Throttled, rep.Layout = redactURL(store), profile, ctl.Stats().Throttled, layout
-			if profile != "" && profile != "none" {
-				rep.Profile = fmt.Sprintf("%s ×%g", profile, scale)
-			}
-			return printBench(cmd.OutOrStdout(), rep, asJSON)
+			return o.run(cmd.Context(), cmd.OutOrStdout())
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&store, "store", "", "bucket URL (default: a temporary directory)")
-	f.StringVar(&profile, "profile", "none", "cloud shape: none, s3 or gcs")
-	f.Float64Var(&scale, "scale", 1, "time scale of the profile (0.1 runs ten times faster)")
-	f.StringVar(&shape, "shape", "linear", "linear (a chain of --width steps) or fanout (--width parallel steps and a join)")
-	f.IntVar(&runs, "runs", 20, "runs to start")
-	f.IntVar(&width, "width", 10, "steps per run (linear) or parallel steps (fanout)")
-	f.IntVar(&workers, "workers", 8, "concurrent claim loops")
-	f.BoolVar(&asJSON, "json", false, "print the report as JSON")
-	f.StringVar(&traceMode, "trace", "off", "off, or mem: record the engine's spans into memory (to measure tracing's overhead)")
-	f.StringVar(&layout, "layout", engine.KeyLayoutFlat, "key layout the engine writes: flat or sharded (CAIRN_KEY_LAYOUT)")
+	f.StringVar(&o.store, "store", "", "bucket URL (default: a temporary directory)")
+	f.StringVar(&o.profile, "profile", "none", "cloud shape: none, s3 or gcs")
+	f.Float64Var(&o.scale, "scale", 1, "time scale of the profile (0.1 runs ten times faster)")
+	f.StringVar(&o.shape, "shape", "linear", "linear (a chain of --width steps) or fanout (--width parallel steps and a join)")
+	f.IntVar(&o.runs, "runs", 20, "runs to start")
+	f.IntVar(&o.width, "width", 10, "steps per run (linear) or parallel steps (fanout)")
+	f.IntVar(&o.workers, "workers", 8, "concurrent claim loops")
+	f.BoolVar(&o.asJSON, "json", false, "print the report as JSON")
+	f.StringVar(&o.traceMode, "trace", "off", "off, or mem: record the engine's spans into memory (to measure tracing's overhead)")
+	f.StringVar(&o.layout, "layout", engine.KeyLayoutFlat, "key layout the engine writes: flat or sharded (CAIRN_KEY_LAYOUT)")
 	return cmd
+}
+
+// run opens the store (a temporary directory when none is named), shapes
+// it like the profile, counts its requests, records spans as asked, runs
+// the bench on it and prints the report to out.
+func (o benchOptions) run(ctx context.Context, out io.Writer) error {
+	store := o.store
+	if store == "" {
+		dir, err := os.MkdirTemp("", "cairn-bench-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+		store = "file://" + filepath.ToSlash(dir)
+	}
+	b, err := blob.OpenBucket(ctx, store)
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	prof, err := benchProfile(o.profile, o.scale)
+	if err != nil {
+		return err
+	}
+	shaped, ctl := faults.Wrap(b, prof)
+	counted, counts := counting.Wrap(shaped)
+	tr, err := newBenchTrace(o.traceMode)
+	if err != nil {
+		return err
+	}
+	defer tr.shutdown()
+	if tr.tel != nil {
+		counted = telemetry.WrapBucket(counted, tr.tel)
+	}
+	rep, err := runBench(ctx, counted, counts, o.shape, o.runs, o.width, o.workers, tr.tel, o.layout)
+	if err != nil {
+		return err
+	}
+	rep.Trace, rep.Spans = tr.mode, tr.recorded(ctx)
+	rep.Store, rep.Profile, rep.Throttled, rep.Layout = redactURL(store), o.profile, ctl.Stats().Throttled, o.layout
+	if o.profile != "" && o.profile != "none" {
+		rep.Profile = fmt.Sprintf("%s ×%g", o.profile, o.scale)
+	}
+	return printBench(out, rep, o.asJSON)
+}
+
+// benchProfile is the cloud shape --profile names, its time scaled.
+func benchProfile(profile string, scale float64) (faults.Profile, error) {
+	switch profile {
+	case "", "none":
+		return faults.Profile{}, nil
+	case "s3":
+		return faults.S3.Scaled(scale), nil
+	case "gcs":
+		return faults.GCS.Scaled(scale), nil
+	default:
+		return faults.Profile{}, fmt.Errorf("--profile %q: want none, s3 or gcs", profile)
+	}
+}
+
+// benchTrace is how the bench records the engine's spans (--trace): off,
+// or into memory.
+type benchTrace struct {
+	mode  string
+	tel   *telemetry.T // nil when off
+	spans *tracetest.InMemoryExporter
+	tp    *sdktrace.TracerProvider
+}
+
+func newBenchTrace(mode string) (*benchTrace, error) {
+	switch mode {
+	case "", "off":
+		return &benchTrace{mode: "off"}, nil
+	case "mem":
+		// Spans as they would go to a collector, but kept in
+		// memory: the engine's cost of tracing, not a network's.
+		t := &benchTrace{mode: mode, spans: tracetest.NewInMemoryExporter()}
+		t.tp = otelsetup.NewTracerProvider(sdktrace.WithBatcher(t.spans, sdktrace.WithMaxQueueSize(1<<20)))
+		var err error
+		if t.tel, err = telemetry.New(t.tp, nil); err != nil {
+			t.shutdown()
+			return nil, err
+		}
+		return t, nil
+	default:
+		return nil, fmt.Errorf("--trace %q: want off or mem", mode)
+	}
+}
+
+func (t *benchTrace) shutdown() {
+	if t.tp != nil {
+		t.tp.Shutdown(context.Background())
+	}
+}
+
+// recorded is how many spans were recorded, once flushed.
+func (t *benchTrace) recorded(ctx context.Context) int {
+	if t.spans == nil {
+		return 0
+	}
+	t.tp.ForceFlush(ctx)
+	return len(t.spans.GetSpans())
 }
 
 func benchWorkflow(shape string, width int) (cairn.Workflow, error) {
@@ -194,14 +241,9 @@ func runBench(ctx context.Context, store *blob.Bucket, counts *counting.Counts, 
 		return nil, err
 	}
 	defer e.Close()
-	if _, err := e.Register(ctx, engine.RegisterRequest{WorkerID: "bench", Workflows: []cairn.Workflow{wf}}); err != nil {
+	if err := primeBench(ctx, e, wf); err != nil {
 		return nil, err
 	}
-	// One claim first: the instance's first fallback scan is not per step.
-	if _, err := e.Claim(ctx, engine.ClaimRequest{WorkerID: "bench"}); err != nil {
-		return nil, err
-	}
-	e.Settle() // the worker's sighting is per minute, not per step
 	counts.Reset()
 	total := runs * len(wf.Steps)
 	start := time.Now()
@@ -213,84 +255,24 @@ func runBench(ctx context.Context, store *blob.Bucket, counts *counting.Counts, 
 		}
 		ids[i] = r.Run.ID
 	}
-	var (
-		done                  atomic.Int64
-		mu                    sync.Mutex
-		claimLat, completeLat []time.Duration
-		firstErr              error
-		wg                    sync.WaitGroup
-	)
+	load := &benchLoad{total: int64(total)}
+	var wg sync.WaitGroup
 	for range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for done.Load() < int64(total) {
-				t0 := time.Now()
-				ls, err := e.Claim(ctx, engine.ClaimRequest{WorkerID: "bench", Max: 4, WaitMs: 1000})
-				if err != nil {
-					mu.Lock()
-					firstErr = err
-					mu.Unlock()
-					return
-				}
-				if len(ls) == 0 {
-					continue
-				}
-				cl := time.Since(t0)
-				for _, l := range ls {
-					t1 := time.Now()
-					if _, err := e.Started(ctx, l.ID); err != nil {
-						mu.Lock()
-						firstErr = fmt.Errorf("started: %w", err)
-						mu.Unlock()
-						return
-					}
-					for {
-						_, err = e.Complete(ctx, l.ID, engine.CompleteRequest{Output: json.RawMessage(`null`)})
-						if _, unavailable := err.(*engine.UnavailableError); !unavailable {
-							break
-						}
-						time.Sleep(50 * time.Millisecond)
-					}
-					if reason, _ := engine.IsRejection(err); err != nil && reason != cairn.ReasonAlreadyApplied {
-						mu.Lock()
-						firstErr = fmt.Errorf("complete: %w", err)
-						mu.Unlock()
-						return
-					}
-					mu.Lock()
-					claimLat = append(claimLat, cl)
-					completeLat = append(completeLat, time.Since(t1))
-					mu.Unlock()
-					done.Add(1)
-				}
-			}
+			load.work(ctx, e)
 		}()
 	}
 	wg.Wait()
-	if firstErr != nil {
-		return nil, firstErr
+	if load.firstErr != nil {
+		return nil, load.firstErr
 	}
 	elapsed := time.Since(start)
 	ops := counts.Snapshot()
-	var revs int64
-	for _, id := range ids {
-		r, err := e.GetRun(ctx, id)
-		if err != nil {
-			return nil, err
-		}
-		if r.Status != cairn.RunCompleted {
-			return nil, fmt.Errorf("run %s ended %s", id, r.Status)
-		}
-	}
-	// Rev counts a run record's writes (read after the counts above, in
-	// whichever key layout the run was written).
-	for _, id := range ids {
-		p, err := e.GetRunStatus(ctx, id, 0, 0)
-		if err != nil {
-			return nil, err
-		}
-		revs += p.Rev
+	revs, err := benchRunWrites(ctx, e, ids)
+	if err != nil {
+		return nil, err
 	}
 	n := float64(total)
 	return &benchReport{
@@ -299,10 +281,115 @@ func runBench(ctx context.Context, store *blob.Bucket, counts *counting.Counts, 
 		GetPerStep: float64(ops.Reads()) / n, PutClassPerStep: float64(ops.PutClass()) / n,
 		ListPerStep: float64(ops.List) / n, DeletePerStep: float64(ops.Delete) / n,
 		RunWritesPerStep: float64(revs) / n,
-		ClaimP50Ms:       pct(claimLat, 0.5), ClaimP99Ms: pct(claimLat, 0.99),
-		CompleteP50Ms: pct(completeLat, 0.5), CompleteP99Ms: pct(completeLat, 0.99),
+		ClaimP50Ms:       pct(load.claimLat, 0.5), ClaimP99Ms: pct(load.claimLat, 0.99),
+		CompleteP50Ms: pct(load.completeLat, 0.5), CompleteP99Ms: pct(load.completeLat, 0.99),
 		USDPerMillionSteps: ops.Cost() / n * 1e6,
 	}, nil
+}
+
+// primeBench registers the bench's workflow and makes the requests that
+// are not per step (the instance's first fallback scan, the worker's
+// sighting) before the counts are reset.
+func primeBench(ctx context.Context, e *engine.Engine, wf cairn.Workflow) error {
+	if _, err := e.Register(ctx, engine.RegisterRequest{WorkerID: "bench", Workflows: []cairn.Workflow{wf}}); err != nil {
+		return err
+	}
+	// One claim first: the instance's first fallback scan is not per step.
+	if _, err := e.Claim(ctx, engine.ClaimRequest{WorkerID: "bench"}); err != nil {
+		return err
+	}
+	e.Settle() // the worker's sighting is per minute, not per step
+	return nil
+}
+
+// benchLoad is what the bench's claim loops share: the steps to do and
+// done, the latencies measured, and the error that stopped a loop.
+type benchLoad struct {
+	total                 int64
+	done                  atomic.Int64
+	mu                    sync.Mutex
+	claimLat, completeLat []time.Duration
+	firstErr              error
+}
+
+// work is one claim loop: it claims up to 4 leases and runs each
+// (started, then complete), until every step is done or a call fails.
+func (b *benchLoad) work(ctx context.Context, e *engine.Engine) {
+	for b.done.Load() < b.total {
+		t0 := time.Now()
+		ls, err := e.Claim(ctx, engine.ClaimRequest{WorkerID: "bench", Max: 4, WaitMs: 1000})
+		if err != nil {
+			b.fail(err)
+			return
+		}
+		if len(ls) == 0 {
+			continue
+		}
+		cl := time.Since(t0)
+		for _, l := range ls {
+			t1 := time.Now()
+			if err := runBenchStep(ctx, e, l.ID); err != nil {
+				b.fail(err)
+				return
+			}
+			b.mu.Lock()
+			b.claimLat = append(b.claimLat, cl)
+			b.completeLat = append(b.completeLat, time.Since(t1))
+			b.mu.Unlock()
+			b.done.Add(1)
+		}
+	}
+}
+
+func (b *benchLoad) fail(err error) {
+	b.mu.Lock()
+	b.firstErr = err
+	b.mu.Unlock()
+}
+
+// runBenchStep runs one lease's no-op step: started, then complete,
+// retried while the engine is unavailable. A complete that already
+// applied counts as done.
+func runBenchStep(ctx context.Context, e *engine.Engine, lease string) error {
+	if _, err := e.Started(ctx, lease); err != nil {
+		return fmt.Errorf("started: %w", err)
+	}
+	var err error
+	for {
+		_, err = e.Complete(ctx, lease, engine.CompleteRequest{Output: json.RawMessage(`null`)})
+		if _, unavailable := err.(*engine.UnavailableError); !unavailable {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if reason, _ := engine.IsRejection(err); err != nil && reason != cairn.ReasonAlreadyApplied {
+		return fmt.Errorf("complete: %w", err)
+	}
+	return nil
+}
+
+// benchRunWrites checks that every run completed and counts the writes of
+// their run records (read after the counts, in whichever key layout the
+// runs were written).
+func benchRunWrites(ctx context.Context, e *engine.Engine, ids []string) (revs int64, _ error) {
+	for _, id := range ids {
+		r, err := e.GetRun(ctx, id)
+		if err != nil {
+			return 0, err
+		}
+		if r.Status != cairn.RunCompleted {
+			return 0, fmt.Errorf("run %s ended %s", id, r.Status)
+		}
+	}
+	// Rev counts a run record's writes.
+	for _, id := range ids {
+		p, err := e.GetRunStatus(ctx, id, 0, 0)
+		if err != nil {
+			return 0, err
+		}
+		revs += p.Rev
+	}
+	return revs, nil
 }
 
 func pct(d []time.Duration, q float64) float64 {

@@ -49,9 +49,8 @@ func TestAwaitRunAnswersAtTheEnd(t *testing.T) {
 			x.ch <- answer{r, err, time.Now()}
 		}()
 	}
-	for a.watch.waiting(run) == 0 || b.watch.waiting(run) == 0 {
-		time.Sleep(time.Millisecond)
-	}
+	awaitWatched(t, a, run)
+	awaitWatched(t, b, run)
 	aCounts.Reset()
 	var last time.Time
 	for i := range 3 {

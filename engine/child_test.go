@@ -63,7 +63,8 @@ func TestChildRunCompletesParent(t *testing.T) {
 }
 
 func TestChildFailureFailsParent(t *testing.T) {
-	e := newTestEngine(t, nil, Config{})
+	clk := newClock()
+	e := newTestEngine(t, nil, Config{Now: clk.Now})
 	register(t, e, "w", parentChildWorkflows()...)
 	run := mustStart(t, e, "parent", `{}`)
 	completeNext(t, e, `"o-1"`)
@@ -75,7 +76,7 @@ func TestChildFailureFailsParent(t *testing.T) {
 	// out_of_stock is retryable: spend the budget.
 	for range 2 {
 		settleFlows(e)
-		waitReady(t, e, l.Run, "label")
+		pastBackoff(t, e, clk, l.Run, "label")
 		l2 := claimOne(t, e, "w")
 		if _, err := e.Fail(context.Background(), l2.ID, FailRequest{Error: cairn.ErrorInfo{Class: "out_of_stock", Message: "no boxes"}}); err != nil {
 			t.Fatal(err)
@@ -88,17 +89,15 @@ func TestChildFailureFailsParent(t *testing.T) {
 	}
 }
 
-// waitReady waits until a step's attempt is claimable (its backoff over).
-func waitReady(t *testing.T, e *Engine, run, step string) {
+// pastBackoff advances clk to the end of the backoff of a step's retry:
+// its attempt is then claimable.
+func pastBackoff(t *testing.T, e *Engine, clk *clock, run, step string) {
 	t.Helper()
-	for range 500 {
-		s := stepOf(getRun(t, e, run), step)
-		if s.Status == cairn.StepReady && (s.ReadyAt == nil || !s.ReadyAt.After(time.Now())) {
-			return
-		}
-		time.Sleep(10 * time.Millisecond)
+	s := stepOf(getRun(t, e, run), step)
+	if s.Status != cairn.StepReady || s.ReadyAt == nil {
+		t.Fatalf("step %s of %s is %s (ready at %v), want ready after a backoff", step, run, s.Status, s.ReadyAt)
 	}
-	t.Fatalf("%s of %s never ready", step, run)
+	clk.Advance(max(0, s.ReadyAt.Sub(clk.Now())))
 }
 
 func TestCancelParentCancelsChild(t *testing.T) {

@@ -184,15 +184,11 @@ func TestEagerAndHeldClaimsRace(t *testing.T) {
 	if len(dups) > 0 {
 		t.Fatalf("%d steps leased twice, e.g. %s", len(dups), dups[0])
 	}
-	deadline := time.Now().Add(10 * time.Second)
+	if stuck := awaitCompleted(t, engines[0], runs, 10*time.Second); stuck != "" {
+		t.Fatal(stuck)
+	}
 	for _, id := range runs {
-		for getRun(t, engines[0], id).Status != cairn.RunCompleted && time.Now().Before(deadline) {
-			time.Sleep(10 * time.Millisecond)
-		}
 		r := getRun(t, engines[0], id)
-		if r.Status != cairn.RunCompleted {
-			t.Fatalf("run %s is %s", id, r.Status)
-		}
 		for _, s := range r.Steps {
 			if len(s.Attempts) != 1 {
 				t.Fatalf("step %s of %s had %d attempts", s.ID, id, len(s.Attempts))

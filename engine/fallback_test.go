@@ -21,7 +21,8 @@ import (
 // re-announcements reach no other instance without a bus).
 func TestFallbackScanFindsReadyWorkBehindABacklog(t *testing.T) {
 	ctx := context.Background()
-	cfg := Config{FallbackInterval: 50 * time.Millisecond}
+	clk := &runningClock{}
+	cfg := Config{FallbackInterval: 50 * time.Millisecond, Now: clk.Now}
 	a := newTestEngine(t, nil, cfg)
 	b := newTestEngine(t, a.store, cfg)
 	hold := single("hold", cairn.Step{ID: "busy"})
@@ -51,11 +52,12 @@ func TestFallbackScanFindsReadyWorkBehindABacklog(t *testing.T) {
 
 	// The wait run's timer lands in a later timer bucket than every
 	// backlog run's: behind them in the index.
-	time.Sleep(keys.TimerBucket + 100*time.Millisecond)
+	clk.Advance(keys.TimerBucket + 100*time.Millisecond)
 	run := mustStart(t, a, "wt", "")
 	if _, err := a.SendEvent(ctx, run, EventRequest{Name: "go"}); err != nil {
 		t.Fatal(err)
 	}
+	timersBehind(t, a, run, backlog)
 	if st := stepOf(getRun(t, a, run), "t"); st.Status != cairn.StepReady {
 		t.Fatalf("step t is %s after the event, want ready", st.Status)
 	}
@@ -93,7 +95,8 @@ func TestFirstScanStartsAnywhere(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
-			cfg := Config{FallbackInterval: time.Hour}
+			clk := &runningClock{}
+			cfg := Config{FallbackInterval: time.Hour, Now: clk.Now}
 			a := newTestEngine(t, nil, cfg)
 			b := newTestEngine(t, a.store, cfg)
 			var asked int
@@ -119,11 +122,12 @@ func TestFirstScanStartsAnywhere(t *testing.T) {
 				}
 				got += len(ls)
 			}
-			time.Sleep(keys.TimerBucket + 100*time.Millisecond) // the wait run's timer behind every backlog run's
+			clk.Advance(keys.TimerBucket + 100*time.Millisecond) // the wait run's timer behind every backlog run's
 			run := mustStart(t, a, "wt", "")
 			if _, err := a.SendEvent(ctx, run, EventRequest{Name: "go"}); err != nil {
 				t.Fatal(err)
 			}
+			timersBehind(t, a, run, backlog)
 			ls, err := b.Claim(ctx, ClaimRequest{WorkerID: "idle-worker", Max: 1, WaitMs: 300})
 			if err != nil {
 				t.Fatal(err)
@@ -136,4 +140,42 @@ func TestFirstScanStartsAnywhere(t *testing.T) {
 			}
 		})
 	}
+}
+
+// timersBehind checks what the tests above arrange: every timer of run is
+// due in a later bucket than every timer of the n other runs (the
+// backlog), so a scan of the timer index in due order reads it last.
+func timersBehind(t *testing.T, e *Engine, run string, n int) {
+	t.Helper()
+	ts, err := e.store.ListAll(context.Background(), e.keys.TimersPrefix())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var first, lastOther time.Time
+	others := map[string]bool{}
+	for _, a := range ts {
+		due, id, ok := e.keys.ParseTimer(a.Key)
+		switch {
+		case !ok:
+			t.Fatalf("timer key %q does not parse", a.Key)
+		case id == run:
+			if first.IsZero() || due.Before(first) {
+				first = due
+			}
+		default:
+			others[id] = true
+			lastOther = maxTime(lastOther, due)
+		}
+	}
+	if len(others) != n || first.IsZero() || !first.After(lastOther) {
+		t.Fatalf("run %s's first timer is due at %v, the last of the %d other runs' at %v; want it behind %d runs' timers",
+			run, first.Format("15:04:05.000"), len(others), lastOther.Format("15:04:05.000"), n)
+	}
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }

@@ -8,10 +8,12 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/internal/testutil"
 )
 
 // clock is a settable clock for tests that need leases to expire.
@@ -33,6 +35,16 @@ func (c *clock) Advance(d time.Duration) {
 	c.t = c.t.Add(d)
 	c.mu.Unlock()
 }
+
+// runningClock is the wall clock plus an offset that Advance moves
+// forward: for tests where engine time must pass on its own (fallback
+// scans, throttles) and also jump, e.g. past a timer bucket, without
+// sleeping through it.
+type runningClock struct{ off atomic.Int64 }
+
+func (c *runningClock) Now() time.Time { return time.Now().Add(time.Duration(c.off.Load())) }
+
+func (c *runningClock) Advance(d time.Duration) { c.off.Add(int64(d)) }
 
 func mustStart(t testing.TB, e *Engine, wf string, input string) string {
 	t.Helper()
@@ -67,44 +79,109 @@ func wantReason(t testing.TB, err error, reason cairn.Reason) {
 	}
 }
 
+// runWaitBound is how long awaitRun waits for a run's state: far more
+// than any test's run needs on a loaded machine with a real store, so
+// reaching it means the run is stuck, which the failure then describes.
+const runWaitBound = time.Minute
+
+// awaitRun waits until pred holds for run id (what names the state, for
+// the failure) and returns the run as pred saw it. It waits on the
+// engine's own long poll (GetRunStatus after the last revision seen, so
+// it is woken by the next change), looking again at least every half
+// second for a state that is not a change of the record (a backoff that
+// ends). At runWaitBound, or when the run ends without pred holding, it
+// fails the test with a diagnosis of the run (diagnoseRun). Call it from
+// the test's goroutine.
+func awaitRun(t testing.TB, e *Engine, id, what string, pred func(*cairn.Run) bool) *cairn.Run {
+	t.Helper()
+	r, diag := waitRun(t, e, id, time.Now().Add(runWaitBound), pred)
+	if diag != "" {
+		t.Fatalf("run %s not %s within %v: %s", id, what, runWaitBound, diag)
+	}
+	return r
+}
+
+// awaitEnded is awaitRun for the end of the run, whatever its status.
+func awaitEnded(t testing.TB, e *Engine, id string) *cairn.Run {
+	t.Helper()
+	return awaitRun(t, e, id, "ended", func(r *cairn.Run) bool { return r.Status.Terminal() })
+}
+
+// waitRun is awaitRun without the failure: it returns the run once pred
+// holds, or a diagnosis ("" when pred held) when the run ended without it
+// or deadline passed.
+func waitRun(t testing.TB, e *Engine, id string, deadline time.Time, pred func(*cairn.Run) bool) (*cairn.Run, string) {
+	t.Helper()
+	ctx := context.Background()
+	var rev int64
+	hold := time.Duration(0) // the first look answers at once
+	for {
+		p, err := e.GetRunStatus(ctx, id, rev, hold)
+		if err != nil {
+			return nil, fmt.Sprintf("status: %v\n%s", err, diagnoseRun(t, e, id))
+		}
+		rev = p.Rev
+		r := getRun(t, e, id)
+		if pred(r) {
+			return r, ""
+		}
+		if r.Status.Terminal() {
+			return r, fmt.Sprintf("the run ended %s without it:\n%s", r.Status, diagnoseRun(t, e, id))
+		}
+		left := time.Until(deadline)
+		if left <= 0 {
+			return r, "not so by the bound:\n" + diagnoseRun(t, e, id)
+		}
+		hold = min(left, 500*time.Millisecond)
+	}
+}
+
+// awaitWatched waits until a status request waits on run on e (one
+// registered with e.watch): a change committed from then on wakes it. The
+// registry signals nothing, so this polls it, every millisecond (a
+// request registers within microseconds of being sent), up to 10 s.
+func awaitWatched(t testing.TB, e *Engine, run string) {
+	t.Helper()
+	testutil.EventuallyEvery(t, 10*time.Second, time.Millisecond, "a status request waiting on run "+run, func() (bool, string) {
+		n := e.watch.waiting(run)
+		return n > 0, fmt.Sprintf("%d requests waiting", n)
+	})
+}
+
 // awaitCompleted waits until every run of ids is completed; at within, or
 // when a run ends otherwise, it returns a diagnosis of each run that is not
 // (diagnoseRun), which the caller fails the test with once its goroutines
 // stopped: a wait that ends silently reports a symptom later, not the
 // stuck step. "" means every run completed.
-// It waits through the engine's own long poll (AwaitRun), not a sleep loop.
+// It waits on each run in turn through waitRun (the engine's long poll).
 func awaitCompleted(t testing.TB, e *Engine, ids []string, within time.Duration) (diagnosis string) {
 	t.Helper()
 	deadline := time.Now().Add(within)
-	left := slices.Clone(ids)
-	for len(left) > 0 {
-		var still []string
-		for _, id := range left {
-			if r := getRun(t, e, id); !r.Status.Terminal() {
-				still = append(still, id)
-			} else if r.Status != cairn.RunCompleted {
-				return fmt.Sprintf("run %s ended %s, want completed:\n%s", id, r.Status, diagnoseRun(t, e, id))
+	completed := func(r *cairn.Run) bool { return r.Status == cairn.RunCompleted }
+	for i, id := range ids {
+		r, diag := waitRun(t, e, id, deadline, completed)
+		switch {
+		case diag == "":
+			continue
+		case r != nil && r.Status.Terminal():
+			return fmt.Sprintf("run %s ended %s, want completed:\n%s", id, r.Status, diagnoseRun(t, e, id))
+		}
+		var left []string
+		for _, id := range ids[i:] {
+			if !completed(getRun(t, e, id)) {
+				left = append(left, id)
 			}
 		}
-		left = still
-		if len(left) == 0 {
-			return ""
-		}
-		if time.Now().After(deadline) {
-			var b strings.Builder
-			fmt.Fprintf(&b, "%d of %d runs not completed after %v:\n", len(left), len(ids), within)
-			for i, id := range left {
-				if i == 5 {
-					fmt.Fprintf(&b, "… and %d more\n", len(left)-5)
-					break
-				}
-				b.WriteString(diagnoseRun(t, e, id))
+		var b strings.Builder
+		fmt.Fprintf(&b, "%d of %d runs not completed after %v:\n", len(left), len(ids), within)
+		for i, id := range left {
+			if i == 5 {
+				fmt.Fprintf(&b, "… and %d more\n", len(left)-5)
+				break
 			}
-			return b.String()
+			b.WriteString(diagnoseRun(t, e, id))
 		}
-		// Held until the first run left ends (the engine's own long poll),
-		// at most half a second: then the others are looked at again.
-		_, _ = e.AwaitRun(context.Background(), left[0], min(time.Until(deadline), 500*time.Millisecond)+time.Millisecond)
+		return b.String()
 	}
 	return ""
 }
@@ -131,6 +208,12 @@ func diagnoseRun(t testing.TB, e *Engine, id string) string {
 			continue
 		}
 		fmt.Fprintf(&b, "  step %s: %s, attempt %d", s.ID, s.Status, s.Attempt)
+		if s.ReadyAt != nil {
+			fmt.Fprintf(&b, ", ready at %s", s.ReadyAt.Format("15:04:05.000"))
+		}
+		if s.Map != nil {
+			fmt.Fprintf(&b, ", map %+v", *s.Map)
+		}
 		if s.Status == cairn.StepReady && s.Attempt > 0 && rec != nil {
 			o, err := e.store.Get(ctx, e.keys.LeaseOf(rec.Layout, rec.ID, s.ID, s.Attempt))
 			switch {

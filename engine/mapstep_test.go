@@ -98,22 +98,6 @@ func mapWorker(t *testing.T, ctx context.Context, e *Engine, n int, fail func(n 
 	t.Cleanup(wg.Wait)
 }
 
-func waitEnded(t *testing.T, e *Engine, run string, within time.Duration) *cairn.Run {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), within)
-	defer cancel()
-	for {
-		r := getRun(t, e, run)
-		if r.Status.Terminal() {
-			return r
-		}
-		if ctx.Err() != nil {
-			t.Fatalf("run %s still %s after %v: %+v", run, r.Status, within, stepOf(r, "each").Map)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 func TestMapCollectsInOrder(t *testing.T) {
 	for name, open := range stores(t) {
 		t.Run(name, func(t *testing.T) {
@@ -126,7 +110,7 @@ func TestMapCollectsInOrder(t *testing.T) {
 			const n = 250
 			run := mustStart(t, e, "mapper", `{"tag": "t"}`)
 			mapWorker(t, ctx, e, n, nil, &peak)
-			r := waitEnded(t, e, run, 60*time.Second)
+			r := awaitEnded(t, e, run)
 			if r.Status != cairn.RunCompleted {
 				t.Fatalf("run %s %+v", r.Status, r.Error)
 			}
@@ -193,7 +177,7 @@ func TestMapToleratedFailures(t *testing.T) {
 				}
 				return n == 5 && attempt == 1 // fails once, then succeeds: a retry per item
 			}, &peak)
-			r := waitEnded(t, e, run, 30*time.Second)
+			r := awaitEnded(t, e, run)
 			if r.Status != c.want {
 				t.Fatalf("run %s (%+v), want %s", r.Status, r.Error, c.want)
 			}

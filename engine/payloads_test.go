@@ -8,7 +8,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/blob"
@@ -522,19 +521,9 @@ func TestPayloadRenderBudget(t *testing.T) {
 	if len(ls) != 0 {
 		t.Fatalf("join claimed despite the budget")
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		r := getRun(t, e, run)
-		if j := stepOf(r, "join"); j.Status == cairn.StepFailed {
-			if j.Error == nil || j.Error.Class != cairn.ClassRenderError || !strings.Contains(j.Error.Message, "153600-byte limit") {
-				t.Fatalf("join error %+v", j.Error)
-			}
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("join is %s", stepOf(r, "join").Status)
-		}
-		time.Sleep(20 * time.Millisecond)
+	r := awaitRun(t, e, run, "with join failed", func(r *cairn.Run) bool { return stepOf(r, "join").Status == cairn.StepFailed })
+	if j := stepOf(r, "join"); j.Error == nil || j.Error.Class != cairn.ClassRenderError || !strings.Contains(j.Error.Message, "153600-byte limit") {
+		t.Fatalf("join error %+v", j.Error)
 	}
 }
 

@@ -40,9 +40,7 @@ func watchAcross(t *testing.T, a, w *Engine, wait time.Duration) (time.Duration,
 		}
 		got <- answer{q, time.Now()}
 	}()
-	for w.watch.waiting(id) == 0 {
-		time.Sleep(time.Millisecond)
-	}
+	awaitWatched(t, w, id)
 	t0 := time.Now()
 	if _, err := a.Complete(ctx, l.ID, CompleteRequest{Output: json.RawMessage(`1`)}); err != nil {
 		t.Fatal(err)
@@ -114,9 +112,7 @@ func TestWatchSameInstanceReadsNothingWhenWoken(t *testing.T) {
 		q, _ := e.GetRunStatus(ctx, id, p.Rev, 10*time.Second)
 		got <- q
 	}()
-	for e.watch.waiting(id) == 0 {
-		time.Sleep(time.Millisecond)
-	}
+	awaitWatched(t, e, id)
 	before := counts.Snapshot()
 	if _, err := e.Complete(ctx, l.ID, CompleteRequest{Output: json.RawMessage(`1`)}); err != nil {
 		t.Fatal(err)
@@ -173,10 +169,21 @@ func TestChangeNoticeIsNotWork(t *testing.T) {
 	e := newTestEngine(t, nil, Config{Bus: bus})
 	register(t, e, "w", single("one", cairn.Step{Kind: cairn.KindWait, Event: "go"}))
 	id := mustStart(t, e, "one", `{}`)
+	// A watcher of the run, to be told when the notice is delivered.
+	w, stop := e.watch.add(id)
+	defer stop()
+	_, heard := e.watch.state(w)
 	if err := bus.Publish(context.Background(), []notify.Hint{{Run: id, Workflow: "one", Version: "1", Step: "only", Attempt: 1, Changed: true, Rev: 9}}); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(50 * time.Millisecond)
+	select {
+	case <-heard:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the change notice did not reach the run's watchers within 10 s")
+	}
+	if rev, _ := e.watch.state(w); rev != 9 {
+		t.Fatalf("the watchers heard of rev %d, want the notice's 9", rev)
+	}
 	if n := e.hub.Size(); n != 0 {
 		t.Fatalf("hub holds %d hints after a change notice, want 0", n)
 	}

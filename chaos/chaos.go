@@ -286,6 +286,40 @@ func (r *round) storeURL(i, gen int) string {
 // Run runs one chaos round and reports it. A non-empty Report.Failures
 // means a check failed; err means the round could not run.
 func Run(ctx context.Context, cfg Config) (*Report, error) {
+	r := newRound(cfg.withDefaults())
+	cfg, rep := r.cfg, r.rep
+	if err := os.MkdirAll(filepath.Join(cfg.Dir, "faults"), 0o755); err != nil {
+		return nil, err
+	}
+	r.logf("chaos: seed=%d store=%s bus=%s apis=%d workers=%d (go) + %d (typescript) duration=%v dir=%s", cfg.Seed, rep.Store, rep.Bus, cfg.APIs, cfg.Workers, cfg.TSWorkers, cfg.Duration, cfg.Dir)
+	if cfg.StoreProc != nil {
+		defer r.stopKinds(KindStore) // last: the checks read the store
+		if err := r.startStore(ctx); err != nil {
+			return nil, err
+		}
+	}
+	defer r.stopAll()
+	if err := r.startAll(ctx); err != nil {
+		return nil, err
+	}
+	if r.store != nil {
+		r.procs = append(r.procs, r.store)
+	}
+
+	r.chaosPhase(ctx)
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	if err := r.drainPhase(ctx); err != nil {
+		return nil, err
+	}
+	r.checkPhase(ctx)
+	return rep, nil
+}
+
+// withDefaults is cfg with its unset periods and timeouts set to their
+// defaults.
+func (cfg Config) withDefaults() Config {
 	if cfg.DrainTimeout == 0 {
 		cfg.DrainTimeout = 2 * time.Minute
 	}
@@ -301,35 +335,27 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if cfg.StartGiveUp == 0 {
 		cfg.StartGiveUp = 3 * time.Minute
 	}
+	return cfg
+}
+
+// newRound is a round of cfg, with its empty report.
+func newRound(cfg Config) *round {
 	bus := "none"
 	if cfg.NATS != "" {
 		bus = "nats"
 	}
 	rep := &Report{Seed: cfg.Seed, Store: strings.SplitN(cfg.Store, ":", 2)[0], Bus: bus, Duration: cfg.Duration,
 		Kills: map[Kind]int{}, Pauses: map[Kind]int{}, ByStatus: map[cairn.RunStatus]int{}, ByWorkflow: map[string]int{}}
-	r := &round{cfg: cfg, rep: rep, execs: filepath.Join(cfg.Dir, "executions.jsonl"), hist: filepath.Join(cfg.Dir, "history.jsonl"),
+	return &round{cfg: cfg, rep: rep, execs: filepath.Join(cfg.Dir, "executions.jsonl"), hist: filepath.Join(cfg.Dir, "history.jsonl"),
 		runs: map[string]string{}, tl: &timeline{}, workerAPI: map[string]string{}}
-	if err := os.MkdirAll(filepath.Join(cfg.Dir, "faults"), 0o755); err != nil {
-		return nil, err
-	}
-	r.logf("chaos: seed=%d store=%s bus=%s apis=%d workers=%d (go) + %d (typescript) duration=%v dir=%s", cfg.Seed, rep.Store, bus, cfg.APIs, cfg.Workers, cfg.TSWorkers, cfg.Duration, cfg.Dir)
-	if cfg.StoreProc != nil {
-		defer r.stopKinds(KindStore) // last: the checks read the store
-		if err := r.startStore(ctx); err != nil {
-			return nil, err
-		}
-	}
-	defer r.stopAll()
-	if err := r.startAll(ctx); err != nil {
-		return nil, err
-	}
-	if r.store != nil {
-		r.procs = append(r.procs, r.store)
-	}
+}
 
-	// Chaos phase: load and faults together.
+// chaosPhase runs the load and the faults together for the round's
+// duration (or until ctx is cancelled).
+func (r *round) chaosPhase(ctx context.Context) {
 	r.chaosStart = time.Now()
-	chaosCtx, stopChaos := context.WithTimeout(ctx, cfg.Duration)
+	chaosCtx, stopChaos := context.WithTimeout(ctx, r.cfg.Duration)
+	defer stopChaos()
 	var wg sync.WaitGroup
 	wg.Add(4)
 	go func() { defer wg.Done(); r.storeChaos(chaosCtx) }()
@@ -337,12 +363,12 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	go func() { defer wg.Done(); r.chaos(chaosCtx) }()
 	go func() { defer wg.Done(); r.probeOutages(chaosCtx) }()
 	wg.Wait()
-	stopChaos()
-	if ctx.Err() != nil {
-		return nil, ctx.Err()
-	}
+}
 
-	// Drain: everything back up, no more chaos, wait for every run to end.
+// drainPhase brings everything back up, with no more chaos, and waits for
+// every run to end.
+func (r *round) drainPhase(ctx context.Context) error {
+	rep := r.rep
 	t0 := time.Now()
 	r.drainStart = t0
 	if r.store != nil {
@@ -350,7 +376,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	for _, p := range r.procs {
 		if err := p.ensure(); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	r.pending.Wait()
@@ -360,10 +386,13 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	rep.Drain = time.Since(t0)
 	rep.EventsSent, rep.CancelsSent, rep.IdemStarts = int(r.events.Load()), int(r.cancels.Load()), int(r.idem.Load())
 	r.logf("chaos: drained in %v", rep.Drain.Round(time.Millisecond))
+	return nil
+}
 
-	// Let the reapers and sweeps pass once more, then stop everything and
-	// check what is left.
-	if cfg.FileRoot != "" {
+// checkPhase lets the reapers and sweeps pass once more, then stops
+// everything and checks what is left.
+func (r *round) checkPhase(ctx context.Context) {
+	if r.cfg.FileRoot != "" {
 		time.Sleep(2*tempMaxAge + time.Second)
 	}
 	// Stop the workers and the reaper first: nothing runs any more while
@@ -381,9 +410,8 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	r.checkHistory()
 	r.checkLiveness()
 	r.checkOutage()
-	rep.OutageLogs = r.countOutageLogs()
+	r.rep.OutageLogs = r.countOutageLogs()
 	r.checkOutageLogs()
-	return rep, nil
 }
 
 // tempMaxAge is the file store's temp-file sweep age in chaos rounds.

@@ -165,121 +165,165 @@ func stepsSummary(run *cairn.Run) string {
 
 // checkRun checks one ended run's steps and journal.
 func (r *round) checkRun(run *cairn.Run, journal []sdk.JournalEntry, byStep map[string][]Exec) {
-	rep := r.rep
-	type ja struct {
-		step    string
-		attempt int
-	}
-	jtypes := map[ja][]cairn.JournalType{}
-	completions := map[string]int{}
-	ended := 0
-	for _, e := range journal {
-		if e.Step != "" && e.Attempt > 0 {
-			k := ja{e.Step, e.Attempt}
-			jtypes[k] = append(jtypes[k], e.Type)
-		}
-		if e.Type == cairn.JournalStepCompleted {
-			completions[e.Step]++
-		}
-		if e.Type == cairn.JournalRunEnded(run.Status) {
-			ended++
-		}
-	}
-	has := func(step string, n int, t cairn.JournalType) bool {
-		for _, x := range jtypes[ja{step, n}] {
-			if x == t {
-				return true
-			}
-		}
-		return false
-	}
-	if ended != 1 {
-		rep.fail("run %s ended %s but its journal has %d %s entries", run.ID, run.Status, ended, cairn.JournalRunEnded(run.Status))
+	j := indexJournal(run, journal)
+	if j.ended != 1 {
+		r.rep.fail("run %s ended %s but its journal has %d %s entries", run.ID, run.Status, j.ended, cairn.JournalRunEnded(run.Status))
 	}
 	for _, s := range run.Steps {
 		if s.Kind != cairn.KindTask {
 			continue
 		}
-		ex := byStep[run.ID+"/"+s.ID]
-		amo := run.Workflow == WfAMO && s.ID == "once"
-		if amo && len(ex) > 1 {
-			rep.DoubleAMO++
-			rep.fail("at_most_once step %s of run %s ran %d times: %+v", s.ID, run.ID, len(ex), ex)
+		r.checkStep(run, &s, byStep[run.ID+"/"+s.ID], j)
+	}
+}
+
+// journalAttempt names one attempt of a step in a journal.
+type journalAttempt struct {
+	step    string
+	attempt int
+}
+
+// journalIndex is what a run's journal says: the entry types of each
+// attempt, how many times each step completed, and how many entries end
+// the run as it ended.
+type journalIndex struct {
+	types       map[journalAttempt][]cairn.JournalType
+	completions map[string]int
+	ended       int
+}
+
+func indexJournal(run *cairn.Run, journal []sdk.JournalEntry) journalIndex {
+	j := journalIndex{types: map[journalAttempt][]cairn.JournalType{}, completions: map[string]int{}}
+	for _, e := range journal {
+		if e.Step != "" && e.Attempt > 0 {
+			k := journalAttempt{e.Step, e.Attempt}
+			j.types[k] = append(j.types[k], e.Type)
 		}
-		ok := 0
-		for _, e := range ex {
-			if !e.Failed {
-				ok++
-			}
-			if e.Delivery != string(cairn.AtMostOnce) && amo || e.Delivery == string(cairn.AtMostOnce) && !amo {
-				rep.fail("step %s of run %s executed with delivery %s", s.ID, run.ID, e.Delivery)
-			}
-			// Every execution held a recorded attempt of its worker.
-			found := false
-			for _, a := range s.Attempts {
-				if a.N == e.Attempt {
-					found = true
-					if a.Worker != e.Worker {
-						rep.fail("run %s step %s attempt %d executed by %s but recorded for %s", run.ID, s.ID, e.Attempt, e.Worker, a.Worker)
-					}
+		if e.Type == cairn.JournalStepCompleted {
+			j.completions[e.Step]++
+		}
+		if e.Type == cairn.JournalRunEnded(run.Status) {
+			j.ended++
+		}
+	}
+	return j
+}
+
+// has reports whether attempt n of step has a journal entry of type t.
+func (j journalIndex) has(step string, n int, t cairn.JournalType) bool {
+	for _, x := range j.types[journalAttempt{step, n}] {
+		if x == t {
+			return true
+		}
+	}
+	return false
+}
+
+// checkStep checks one task step of an ended run: its executions (ex)
+// against its recorded attempts, its attempts against the journal, and a
+// completed step's output against the executions.
+func (r *round) checkStep(run *cairn.Run, s *cairn.StepView, ex []Exec, j journalIndex) {
+	rep := r.rep
+	amo := run.Workflow == WfAMO && s.ID == "once"
+	if amo && len(ex) > 1 {
+		rep.DoubleAMO++
+		rep.fail("at_most_once step %s of run %s ran %d times: %+v", s.ID, run.ID, len(ex), ex)
+	}
+	ok := r.checkExecutions(run, s, ex, amo)
+	if !amo && ok > 1 {
+		rep.Duplicates += ok - 1
+	}
+	if j.completions[s.ID] > 1 {
+		rep.fail("run %s step %s completed %d times in the journal", run.ID, s.ID, j.completions[s.ID])
+	}
+	r.checkAttemptsJournal(run, s, j)
+	if s.Status != cairn.StepCompleted {
+		return
+	}
+	r.checkOutput(run, s, ex)
+}
+
+// checkExecutions checks a step's logged executions: each with the step's
+// delivery, each by the worker of a recorded attempt. It returns how many
+// of them succeeded.
+func (r *round) checkExecutions(run *cairn.Run, s *cairn.StepView, ex []Exec, amo bool) (ok int) {
+	rep := r.rep
+	for _, e := range ex {
+		if !e.Failed {
+			ok++
+		}
+		if e.Delivery != string(cairn.AtMostOnce) && amo || e.Delivery == string(cairn.AtMostOnce) && !amo {
+			rep.fail("step %s of run %s executed with delivery %s", s.ID, run.ID, e.Delivery)
+		}
+		// Every execution held a recorded attempt of its worker.
+		found := false
+		for _, a := range s.Attempts {
+			if a.N == e.Attempt {
+				found = true
+				if a.Worker != e.Worker {
+					rep.fail("run %s step %s attempt %d executed by %s but recorded for %s", run.ID, s.ID, e.Attempt, e.Worker, a.Worker)
 				}
 			}
-			if !found && run.Status != cairn.RunCompleted && s.Status != cairn.StepCompleted {
-				rep.Unrecorded++
-			} else if !found {
-				rep.fail("run %s step %s: attempt %d executed by %s is not among the recorded attempts", run.ID, s.ID, e.Attempt, e.Worker)
-			}
 		}
-		if !amo && ok > 1 {
-			rep.Duplicates += ok - 1
+		if !found && run.Status != cairn.RunCompleted && s.Status != cairn.StepCompleted {
+			rep.Unrecorded++
+		} else if !found {
+			rep.fail("run %s step %s: attempt %d executed by %s is not among the recorded attempts", run.ID, s.ID, e.Attempt, e.Worker)
 		}
-		if completions[s.ID] > 1 {
-			rep.fail("run %s step %s completed %d times in the journal", run.ID, s.ID, completions[s.ID])
+	}
+	return ok
+}
+
+// checkAttemptsJournal checks that the journal has each recorded attempt
+// of a step claimed, and ended as the attempt's outcome says.
+func (r *round) checkAttemptsJournal(run *cairn.Run, s *cairn.StepView, j journalIndex) {
+	rep := r.rep
+	for _, a := range s.Attempts {
+		if !j.has(s.ID, a.N, cairn.JournalStepClaimed) {
+			rep.fail("run %s step %s attempt %d (%s) has no step_claimed journal entry", run.ID, s.ID, a.N, a.Outcome)
 		}
-		for _, a := range s.Attempts {
-			if !has(s.ID, a.N, cairn.JournalStepClaimed) {
-				rep.fail("run %s step %s attempt %d (%s) has no step_claimed journal entry", run.ID, s.ID, a.N, a.Outcome)
-			}
-			var want cairn.JournalType
-			switch a.Outcome {
-			case cairn.OutcomeCompleted:
-				want = cairn.JournalStepCompleted
-			case cairn.OutcomeLost:
-				want = cairn.JournalLeaseLost
-			}
-			if want != "" && !has(s.ID, a.N, want) {
-				rep.fail("run %s step %s attempt %d ended %s but the journal has no %s for it", run.ID, s.ID, a.N, a.Outcome, want)
-			}
-			if a.Outcome != cairn.OutcomeCompleted && has(s.ID, a.N, cairn.JournalStepCompleted) {
-				rep.fail("run %s step %s attempt %d ended %s but the journal says it completed", run.ID, s.ID, a.N, a.Outcome)
-			}
+		var want cairn.JournalType
+		switch a.Outcome {
+		case cairn.OutcomeCompleted:
+			want = cairn.JournalStepCompleted
+		case cairn.OutcomeLost:
+			want = cairn.JournalLeaseLost
 		}
-		if s.Status != cairn.StepCompleted {
-			continue
+		if want != "" && !j.has(s.ID, a.N, want) {
+			rep.fail("run %s step %s attempt %d ended %s but the journal has no %s for it", run.ID, s.ID, a.N, a.Outcome, want)
 		}
-		var out Output
-		if err := json.Unmarshal(s.Output, &out); err != nil || out.Nonce == "" {
-			rep.fail("run %s step %s completed with output %s", run.ID, s.ID, s.Output)
-			continue
+		if a.Outcome != cairn.OutcomeCompleted && j.has(s.ID, a.N, cairn.JournalStepCompleted) {
+			rep.fail("run %s step %s attempt %d ended %s but the journal says it completed", run.ID, s.ID, a.N, a.Outcome)
 		}
-		match := false
-		for _, e := range ex {
-			if e.Attempt == s.Attempt && e.Nonce == out.Nonce && !e.Failed {
-				match = true
-			}
+	}
+}
+
+// checkOutput checks a completed step's output: it is a logged successful
+// execution of the step's last attempt, recorded as completed.
+func (r *round) checkOutput(run *cairn.Run, s *cairn.StepView, ex []Exec) {
+	rep := r.rep
+	var out Output
+	if err := json.Unmarshal(s.Output, &out); err != nil || out.Nonce == "" {
+		rep.fail("run %s step %s completed with output %s", run.ID, s.ID, s.Output)
+		return
+	}
+	match := false
+	for _, e := range ex {
+		if e.Attempt == s.Attempt && e.Nonce == out.Nonce && !e.Failed {
+			match = true
 		}
-		if !match {
-			rep.fail("run %s step %s: recorded output %s (attempt %d) is no logged execution of that attempt (%d executions)", run.ID, s.ID, out.Nonce, s.Attempt, len(ex))
+	}
+	if !match {
+		rep.fail("run %s step %s: recorded output %s (attempt %d) is no logged execution of that attempt (%d executions)", run.ID, s.ID, out.Nonce, s.Attempt, len(ex))
+	}
+	var last *cairn.Attempt
+	for i := range s.Attempts {
+		if s.Attempts[i].N == s.Attempt {
+			last = &s.Attempts[i]
 		}
-		var last *cairn.Attempt
-		for i := range s.Attempts {
-			if s.Attempts[i].N == s.Attempt {
-				last = &s.Attempts[i]
-			}
-		}
-		if last == nil || last.Outcome != cairn.OutcomeCompleted {
-			rep.fail("run %s step %s completed but its attempt %d is recorded as %+v", run.ID, s.ID, s.Attempt, last)
-		}
+	}
+	if last == nil || last.Outcome != cairn.OutcomeCompleted {
+		rep.fail("run %s step %s completed but its attempt %d is recorded as %+v", run.ID, s.ID, s.Attempt, last)
 	}
 }
 

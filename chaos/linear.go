@@ -190,85 +190,112 @@ func leaseKey(id string) (string, bool) {
 // no answer gets a return time of +∞: it may take effect at any later
 // point.
 func Operations(calls []Call) []porcupine.Operation {
-	clients := map[string]int{}
-	client := func(w string) int {
-		if n, ok := clients[w]; ok {
-			return n
-		}
-		clients[w] = len(clients)
-		return clients[w]
-	}
-	var ops []porcupine.Operation
-	add := func(c Call, op, lease, result string) {
-		key, ok := leaseKey(lease)
-		if !ok {
-			return
-		}
-		ret := c.End
-		if result == resUnknown {
-			ret = math.MaxInt64
-		}
-		ops = append(ops, porcupine.Operation{ClientId: client(c.Worker), Call: c.Start, Return: ret,
-			Input: LeaseOp{Op: op, Lease: lease, Worker: c.Worker}, Output: LeaseResult{Result: result}, Metadata: key})
-	}
+	b := &opsBuilder{clients: map[string]int{}}
 	for _, c := range resolvePending(calls) {
-		switch {
-		case c.Path == "/steps/claim":
-			if c.Status != 200 {
-				continue // a claim with no answer may have leased: later calls show it
-			}
-			var r struct {
-				Leases []struct {
-					ID string `json:"id"`
-				} `json:"leases"`
-			}
-			if json.Unmarshal(c.Resp, &r) == nil {
-				for _, l := range r.Leases {
-					add(c, "claim", l.ID, resOK)
-				}
-			}
-		case c.Path == "/steps/heartbeat":
-			var req struct {
-				Leases []string `json:"leases"`
-			}
-			json.Unmarshal(c.Req, &req)
-			var r struct {
-				Results []struct {
-					Lease     string  `json:"lease"`
-					ExpiresAt *string `json:"expires_at"`
-					Reason    string  `json:"reason"`
-				} `json:"results"`
-			}
-			if c.Status != 200 || json.Unmarshal(c.Resp, &r) != nil {
-				for _, l := range req.Leases {
-					add(c, "heartbeat", l, classify(c))
-				}
-				continue
-			}
-			for _, res := range r.Results {
-				switch {
-				case res.ExpiresAt != nil:
-					add(c, "heartbeat", res.Lease, resOK)
-				case res.Reason != "":
-					add(c, "heartbeat", res.Lease, res.Reason)
-				default:
-					add(c, "heartbeat", res.Lease, resUnknown)
-				}
-			}
+		switch c.Path {
+		case "/steps/claim":
+			b.claim(c)
+		case "/steps/heartbeat":
+			b.heartbeatMany(c)
 		default:
-			rest := strings.TrimPrefix(c.Path, "/steps/")
-			i := strings.LastIndexByte(rest, '/')
-			if i < 0 {
-				continue
-			}
-			lease, op := rest[:i], rest[i+1:]
-			switch op {
-			case "started", "heartbeat", "complete", "fail":
-				add(c, op, lease, classify(c))
-			}
+			b.leaseCall(c)
 		}
 	}
-	return ops
+	return b.ops
+}
+
+// opsBuilder collects the operations of recorded calls, numbering the
+// workers as porcupine clients in the order they first appear.
+type opsBuilder struct {
+	clients map[string]int
+	ops     []porcupine.Operation
+}
+
+func (b *opsBuilder) client(w string) int {
+	if n, ok := b.clients[w]; ok {
+		return n
+	}
+	b.clients[w] = len(b.clients)
+	return b.clients[w]
+}
+
+// add adds the operation op on lease by call c, with its result; a lease
+// id that does not decode is skipped.
+func (b *opsBuilder) add(c Call, op, lease, result string) {
+	key, ok := leaseKey(lease)
+	if !ok {
+		return
+	}
+	ret := c.End
+	if result == resUnknown {
+		ret = math.MaxInt64
+	}
+	b.ops = append(b.ops, porcupine.Operation{ClientId: b.client(c.Worker), Call: c.Start, Return: ret,
+		Input: LeaseOp{Op: op, Lease: lease, Worker: c.Worker}, Output: LeaseResult{Result: result}, Metadata: key})
+}
+
+// claim adds a claim for each lease an answered claim granted.
+func (b *opsBuilder) claim(c Call) {
+	if c.Status != 200 {
+		return // a claim with no answer may have leased: later calls show it
+	}
+	var r struct {
+		Leases []struct {
+			ID string `json:"id"`
+		} `json:"leases"`
+	}
+	if json.Unmarshal(c.Resp, &r) == nil {
+		for _, l := range r.Leases {
+			b.add(c, "claim", l.ID, resOK)
+		}
+	}
+}
+
+// heartbeatMany adds a heartbeat for each lease of a batched heartbeat:
+// with its own result when the call was answered, else with the call's.
+func (b *opsBuilder) heartbeatMany(c Call) {
+	var req struct {
+		Leases []string `json:"leases"`
+	}
+	json.Unmarshal(c.Req, &req)
+	var r struct {
+		Results []struct {
+			Lease     string  `json:"lease"`
+			ExpiresAt *string `json:"expires_at"`
+			Reason    string  `json:"reason"`
+		} `json:"results"`
+	}
+	if c.Status != 200 || json.Unmarshal(c.Resp, &r) != nil {
+		for _, l := range req.Leases {
+			b.add(c, "heartbeat", l, classify(c))
+		}
+		return
+	}
+	for _, res := range r.Results {
+		switch {
+		case res.ExpiresAt != nil:
+			b.add(c, "heartbeat", res.Lease, resOK)
+		case res.Reason != "":
+			b.add(c, "heartbeat", res.Lease, res.Reason)
+		default:
+			b.add(c, "heartbeat", res.Lease, resUnknown)
+		}
+	}
+}
+
+// leaseCall adds the operation of a call on one lease
+// (/steps/{lease}/started, heartbeat, complete or fail).
+func (b *opsBuilder) leaseCall(c Call) {
+	rest := strings.TrimPrefix(c.Path, "/steps/")
+	i := strings.LastIndexByte(rest, '/')
+	if i < 0 {
+		return
+	}
+	lease, op := rest[:i], rest[i+1:]
+	switch op {
+	case "started", "heartbeat", "complete", "fail":
+		b.add(c, op, lease, classify(c))
+	}
 }
 
 // resolvePending drops the invocation line of every call whose answer was

@@ -136,31 +136,102 @@ const (
 	tlPlot  = 900
 	tlLabel = 190
 	tlRow   = 22
+	tlTop   = 24 // the first row's y, below the ticks' labels
 )
 
+// layoutTimeline lays out the timeline of run: a row per wait or sleep
+// that began, per recorded attempt that was claimed and per attempt held
+// now, on an axis from the run's creation to its end (or now).
 func layoutTimeline(run *cairn.Run, journal []cairn.JournalEntry, now time.Time) *timeline {
-	t0 := run.CreatedAt
-	t1 := now
-	if run.EndedAt != nil {
-		t1 = *run.EndedAt
-	}
-	span := t1.Sub(t0)
-	if span <= 0 {
-		span = time.Millisecond
-	}
-	x := func(t time.Time) int {
-		f := float64(t.Sub(t0)) / float64(span)
-		f = min(max(f, 0), 1)
-		return tlLabel + int(f*tlPlot)
-	}
-	end := func(p *time.Time) time.Time {
-		if p != nil {
-			return *p
+	ax := newTimeAxis(run, now)
+	began, ended := waitTimes(journal)
+	tl := &timeline{W: tlLabel + tlPlot + 10, Label: tlLabel}
+	for _, s := range run.Steps {
+		switch s.Kind {
+		case cairn.KindWait, cairn.KindSleep:
+			if b, ok := began[s.ID]; ok {
+				tl.add(waitRow(s, b, ended, ax))
+			}
+			continue
 		}
-		return t1
+		for _, a := range s.Attempts {
+			if a.ClaimedAt == nil {
+				continue
+			}
+			tl.add(attemptRow(s.ID, a, ax))
+		}
+		// The attempt held now is in a lease, not yet in the record.
+		if s.Holder != nil && (len(s.Attempts) == 0 || s.Attempts[len(s.Attempts)-1].N != s.Attempt) {
+			tl.add(heldRow(s, ax))
+		}
 	}
-	// When each wait or sleep began and ended, from the journal.
-	began, ended := map[string]time.Time{}, map[string]time.Time{}
+	tl.H = tlTop + len(tl.Rows)*tlRow + 6
+	tl.Ticks = ax.ticks()
+	return tl
+}
+
+// add places r in the next row, its bar at least 2 wide.
+func (tl *timeline) add(r trow) {
+	y := tlTop + len(tl.Rows)*tlRow
+	r.Y, r.TY = y, y+tlRow/2+4
+	if r.BW < 2 {
+		r.BW = 2
+	}
+	tl.Rows = append(tl.Rows, r)
+}
+
+// timeAxis maps the run's time, from its creation to its end (or now),
+// onto the plot.
+type timeAxis struct {
+	t0, t1 time.Time
+	span   time.Duration
+}
+
+func newTimeAxis(run *cairn.Run, now time.Time) timeAxis {
+	ax := timeAxis{t0: run.CreatedAt, t1: now}
+	if run.EndedAt != nil {
+		ax.t1 = *run.EndedAt
+	}
+	ax.span = ax.t1.Sub(ax.t0)
+	if ax.span <= 0 {
+		ax.span = time.Millisecond
+	}
+	return ax
+}
+
+// x is t's x on the plot, clamped to it.
+func (ax timeAxis) x(t time.Time) int {
+	f := float64(t.Sub(ax.t0)) / float64(ax.span)
+	f = min(max(f, 0), 1)
+	return tlLabel + int(f*tlPlot)
+}
+
+// end is *p, or the axis' end when p is nil (not ended yet).
+func (ax timeAxis) end(p *time.Time) time.Time {
+	if p != nil {
+		return *p
+	}
+	return ax.t1
+}
+
+// ticks are the axis' five ticks: its start, quarters and end.
+func (ax timeAxis) ticks() []tick {
+	var ticks []tick
+	for i := 0; i <= 4; i++ {
+		at := ax.t0.Add(ax.span * time.Duration(i) / 4)
+		anchor := "start"
+		if i == 4 {
+			anchor = "end"
+		}
+		ticks = append(ticks, tick{X: ax.x(at), TY: 14, Label: "+" + fmtDur(at.Sub(ax.t0)), Anchor: anchor})
+	}
+	return ticks
+}
+
+// waitTimes reads from the journal when each wait or sleep began and
+// ended.
+func waitTimes(journal []cairn.JournalEntry) (began, ended map[string]time.Time) {
+	began, ended = map[string]time.Time{}, map[string]time.Time{}
 	for _, j := range journal {
 		switch j.Type {
 		case cairn.JournalWaitStarted, cairn.JournalSleepStarted:
@@ -169,80 +240,58 @@ func layoutTimeline(run *cairn.Run, journal []cairn.JournalEntry, now time.Time)
 			ended[j.Step] = j.At
 		}
 	}
-	tl := &timeline{W: tlLabel + tlPlot + 10, Label: tlLabel}
-	y := 24
-	add := func(r trow) {
-		r.Y, r.TY = y, y+tlRow/2+4
-		if r.BW < 2 {
-			r.BW = 2
-		}
-		tl.Rows = append(tl.Rows, r)
-		y += tlRow
+	return began, ended
+}
+
+// waitRow is the row of wait or sleep step s, which began at b: from b to
+// its end in the journal (or now).
+func waitRow(s cairn.StepView, b time.Time, ended map[string]time.Time, ax timeAxis) trow {
+	e, done := ended[s.ID]
+	if !done {
+		e = ax.t1
 	}
-	for _, s := range run.Steps {
-		switch s.Kind {
-		case cairn.KindWait, cairn.KindSleep:
-			b, ok := began[s.ID]
-			if !ok {
-				continue
-			}
-			e, done := ended[s.ID]
-			if !done {
-				e = t1
-			}
-			add(trow{Label: s.ID, Step: s.ID, Kind: string(s.Kind), Class: string(s.Status), X: x(b), BW: x(e) - x(b), Running: !done,
-				Title: fmt.Sprintf("%s %s: %s → %s", s.Kind, s.ID, b.UTC().Format(time.RFC3339Nano), tsOr(done, e))})
-			continue
-		}
-		for _, a := range s.Attempts {
-			if a.ClaimedAt == nil {
-				continue
-			}
-			r := trow{Label: fmt.Sprintf("%s #%d", s.ID, a.N), Step: s.ID, Attempt: a.N, Kind: "attempt", Class: string(a.Outcome)}
-			if a.Outcome == "" {
-				r.Class, r.Running = "running", true
-			}
-			start := *a.ClaimedAt
-			if a.StartedAt != nil {
-				r.HasQueue, r.QX, r.QW = true, x(*a.ClaimedAt), x(*a.StartedAt)-x(*a.ClaimedAt)
-				start = *a.StartedAt
-			}
-			r.X, r.BW = x(start), x(end(a.EndedAt))-x(start)
-			r.Title = fmt.Sprintf("%s attempt %d by %s: claimed %s", s.ID, a.N, a.Worker, a.ClaimedAt.UTC().Format(time.RFC3339Nano))
-			if a.StartedAt != nil {
-				r.Title += ", started " + a.StartedAt.UTC().Format(time.RFC3339Nano)
-			}
-			if a.EndedAt != nil {
-				r.Title += ", ended " + a.EndedAt.UTC().Format(time.RFC3339Nano) + " " + string(a.Outcome)
-			}
-			if a.Error != nil {
-				r.Title += ": " + a.Error.Class + ": " + a.Error.Message
-			}
-			add(r)
-		}
-		// The attempt held now is in a lease, not yet in the record.
-		if s.Holder != nil && (len(s.Attempts) == 0 || s.Attempts[len(s.Attempts)-1].N != s.Attempt) {
-			r := trow{Label: fmt.Sprintf("%s #%d", s.ID, s.Attempt), Step: s.ID, Attempt: s.Attempt, Kind: "attempt", Class: "running", Running: true}
-			start := s.Holder.ClaimedAt
-			if s.Holder.StartedAt != nil {
-				r.HasQueue, r.QX, r.QW = true, x(start), x(*s.Holder.StartedAt)-x(start)
-				start = *s.Holder.StartedAt
-			}
-			r.X, r.BW = x(start), x(t1)-x(start)
-			r.Title = fmt.Sprintf("%s attempt %d held by %s since %s", s.ID, s.Attempt, s.Holder.Worker, s.Holder.ClaimedAt.UTC().Format(time.RFC3339Nano))
-			add(r)
-		}
+	return trow{Label: s.ID, Step: s.ID, Kind: string(s.Kind), Class: string(s.Status), X: ax.x(b), BW: ax.x(e) - ax.x(b), Running: !done,
+		Title: fmt.Sprintf("%s %s: %s → %s", s.Kind, s.ID, b.UTC().Format(time.RFC3339Nano), tsOr(done, e))}
+}
+
+// attemptRow is the row of a recorded attempt of step: queued from its
+// claim to its start, then running to its end (or now).
+func attemptRow(step string, a cairn.Attempt, ax timeAxis) trow {
+	r := trow{Label: fmt.Sprintf("%s #%d", step, a.N), Step: step, Attempt: a.N, Kind: "attempt", Class: string(a.Outcome)}
+	if a.Outcome == "" {
+		r.Class, r.Running = "running", true
 	}
-	tl.H = y + 6
-	for i := 0; i <= 4; i++ {
-		at := t0.Add(span * time.Duration(i) / 4)
-		anchor := "start"
-		if i == 4 {
-			anchor = "end"
-		}
-		tl.Ticks = append(tl.Ticks, tick{X: x(at), TY: 14, Label: "+" + fmtDur(at.Sub(t0)), Anchor: anchor})
+	start := *a.ClaimedAt
+	if a.StartedAt != nil {
+		r.HasQueue, r.QX, r.QW = true, ax.x(*a.ClaimedAt), ax.x(*a.StartedAt)-ax.x(*a.ClaimedAt)
+		start = *a.StartedAt
 	}
-	return tl
+	r.X, r.BW = ax.x(start), ax.x(ax.end(a.EndedAt))-ax.x(start)
+	r.Title = fmt.Sprintf("%s attempt %d by %s: claimed %s", step, a.N, a.Worker, a.ClaimedAt.UTC().Format(time.RFC3339Nano))
+	if a.StartedAt != nil {
+		r.Title += ", started " + a.StartedAt.UTC().Format(time.RFC3339Nano)
+	}
+	if a.EndedAt != nil {
+		r.Title += ", ended " + a.EndedAt.UTC().Format(time.RFC3339Nano) + " " + string(a.Outcome)
+	}
+	if a.Error != nil {
+		r.Title += ": " + a.Error.Class + ": " + a.Error.Message
+	}
+	return r
+}
+
+// heldRow is the row of the attempt of s its holder runs now, which is in
+// its lease and not yet in the run's record.
+func heldRow(s cairn.StepView, ax timeAxis) trow {
+	r := trow{Label: fmt.Sprintf("%s #%d", s.ID, s.Attempt), Step: s.ID, Attempt: s.Attempt, Kind: "attempt", Class: "running", Running: true}
+	start := s.Holder.ClaimedAt
+	if s.Holder.StartedAt != nil {
+		r.HasQueue, r.QX, r.QW = true, ax.x(start), ax.x(*s.Holder.StartedAt)-ax.x(start)
+		start = *s.Holder.StartedAt
+	}
+	r.X, r.BW = ax.x(start), ax.x(ax.t1)-ax.x(start)
+	r.Title = fmt.Sprintf("%s attempt %d held by %s since %s", s.ID, s.Attempt, s.Holder.Worker, s.Holder.ClaimedAt.UTC().Format(time.RFC3339Nano))
+	return r
 }
 
 func tsOr(done bool, t time.Time) string {

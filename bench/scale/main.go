@@ -253,14 +253,9 @@ func defaults(o *options) {
 
 func run(ctx context.Context, o options, w io.Writer) (result, error) {
 	defaults(&o)
-	var model sim.Model
-	switch o.model {
-	case "s3":
-		model = sim.S3
-	case "gcs":
-		model = sim.GCS
-	default:
-		return result{}, fmt.Errorf("model %q: want s3 or gcs", o.model)
+	model, err := storeModel(o.model)
+	if err != nil {
+		return result{}, err
 	}
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	clock := sim.NewScaledClock(t0, o.speed)
@@ -270,36 +265,11 @@ func run(ctx context.Context, o options, w io.Writer) (result, error) {
 	}
 	bucket, store := sim.New(mem.New(), scaled, clock, o.seed)
 	s := &simulation{o: o, clock: clock, store: store, readyAt: map[string]time.Time{}}
-	bus := notifymem.New()
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	for range o.instances {
-		e, err := engine.New(bucket, engine.Config{
-			Now: clock.Now, Bus: bus, KeyLayout: o.layout, Logger: log,
-			// A claim's hold is timed by the wall clock: divided by the
-			// speed, it holds as long in simulated time as on the platform
-			// (30 s requests, 24 s holds).
-			MaxRequestTime:   time.Duration(float64(engine.DefaultMaxRequestTime) / o.speed),
-			FallbackInterval: fallbackInterval(o),
-			// GCS's one write a second per object, on the wall clock the
-			// committer spaces by: speed a wall second.
-			ObjectWritesPerSecond: objectRate(o, model) * o.speed,
-			ShedAbove:             o.shedAbove,
-		})
-		if err != nil {
-			return result{}, err
-		}
-		defer e.Close()
-		s.engines = append(s.engines, e)
+	defer s.closeEngines()
+	if err := s.startEngines(bucket, model); err != nil {
+		return result{}, err
 	}
-	var wfs []cairn.Workflow // only what the scenario runs: definitions are part of every worker's registration
-	switch o.scenario {
-	case "fanout":
-		wfs = []cairn.Workflow{fan("fan", o.fanout)}
-	case "burst":
-		wfs = []cairn.Workflow{linear("steady", o.steps), linear("single", 1)}
-	default:
-		wfs = []cairn.Workflow{linear("steady", o.steps), linear("single", 1)}
-	}
+	wfs := scenarioWorkflows(o)
 	if err := s.retry(ctx, func() error {
 		_, err := s.engines[0].Register(ctx, engine.RegisterRequest{WorkerID: "admin", Workflows: wfs})
 		return err
@@ -318,8 +288,83 @@ func run(ctx context.Context, o options, w io.Writer) (result, error) {
 	genDone := make(chan struct{})
 	go func() { defer close(genDone); s.generate(ctx) }()
 
-	start := clock.Now()
-	var warm *snapshot
+	warm, final := s.observe(ctx, w)
+	cancel()
+	<-genDone
+	wg.Wait()
+	if !o.quiet {
+		printRefusals(w, store)
+	}
+	return s.measured(warm, final), nil
+}
+
+// storeModel is the store model --model names.
+func storeModel(name string) (sim.Model, error) {
+	switch name {
+	case "s3":
+		return sim.S3, nil
+	case "gcs":
+		return sim.GCS, nil
+	default:
+		return sim.Model{}, fmt.Errorf("model %q: want s3 or gcs", name)
+	}
+}
+
+// startEngines starts the simulation's engine instances on bucket, which
+// share an in-process bus; closeEngines closes them.
+func (s *simulation) startEngines(bucket *blob.Bucket, model sim.Model) error {
+	o := s.o
+	bus := notifymem.New()
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	for range o.instances {
+		e, err := engine.New(bucket, engine.Config{
+			Now: s.clock.Now, Bus: bus, KeyLayout: o.layout, Logger: log,
+			// A claim's hold is timed by the wall clock: divided by the
+			// speed, it holds as long in simulated time as on the platform
+			// (30 s requests, 24 s holds).
+			MaxRequestTime:   time.Duration(float64(engine.DefaultMaxRequestTime) / o.speed),
+			FallbackInterval: fallbackInterval(o),
+			// GCS's one write a second per object, on the wall clock the
+			// committer spaces by: speed a wall second.
+			ObjectWritesPerSecond: objectRate(o, model) * o.speed,
+			ShedAbove:             o.shedAbove,
+		})
+		if err != nil {
+			return err
+		}
+		s.engines = append(s.engines, e)
+	}
+	return nil
+}
+
+// closeEngines closes the engines, the newest first.
+func (s *simulation) closeEngines() {
+	for i := len(s.engines) - 1; i >= 0; i-- {
+		s.engines[i].Close()
+	}
+}
+
+// scenarioWorkflows are the workflows the scenario runs, and only those:
+// definitions are part of every worker's registration.
+func scenarioWorkflows(o options) []cairn.Workflow {
+	switch o.scenario {
+	case "fanout":
+		return []cairn.Workflow{fan("fan", o.fanout)}
+	case "burst":
+		return []cairn.Workflow{linear("steady", o.steps), linear("single", 1)}
+	default:
+		return []cairn.Workflow{linear("steady", o.steps), linear("single", 1)}
+	}
+}
+
+// observe follows the simulation in simulated time until its duration
+// passes (or, but for steady, its load drained), printing a report line
+// every --report unless quiet, and sampling the claims held each second.
+// It returns the snapshots the summary spans: at the warm-up's end (or
+// the last report's, when the warm-up outlasted the run) and at the end.
+func (s *simulation) observe(ctx context.Context, w io.Writer) (warm, final *snapshot) {
+	o := s.o
+	start := s.clock.Now()
 	if o.warmup < 0 {
 		warm = s.snap()
 	}
@@ -331,7 +376,7 @@ func run(ctx context.Context, o options, w io.Writer) (result, error) {
 		fmt.Fprintf(w, "%8s %10s %10s %9s %9s %9s %8s %6s %6s\n", "sim", "steps/s", "req/s", "thr%", "p50", "p99", "req/step", "parts", "held")
 	}
 	for {
-		now := clock.Now()
+		now := s.clock.Now()
 		if now.After(end) || o.scenario != "steady" && s.drained(now.Sub(start)) {
 			break
 		}
@@ -349,27 +394,30 @@ func run(ctx context.Context, o options, w io.Writer) (result, error) {
 			prev, next = cur, next.Add(o.report)
 		}
 		s.sampleHeld()
-		clock.Sleep(ctx, time.Second)
+		s.clock.Sleep(ctx, time.Second)
 	}
-	final := s.snap()
+	final = s.snap()
 	if warm == nil {
 		warm = prev
 	}
-	cancel()
-	<-genDone
-	wg.Wait()
-	d := final.sub(warm)
-	if !o.quiet {
-		// Where the refusals were: the partitions that refused most, since
-		// each was made (a partition split after the warm-up counts from
-		// its split).
-		ps := store.Partitions()
-		sort.Slice(ps, func(i, j int) bool { return ps[i].Refused > ps[j].Refused })
-		fmt.Fprintf(w, "# partitions that refused most (of %d): first key, refused / requests\n", len(ps))
-		for _, p := range ps[:min(8, len(ps))] {
-			fmt.Fprintf(w, "#   %-40q %5.1f%% of %d\n", p.Lo, 100*float64(p.Refused)/float64(max(p.Served+p.Refused, 1)), p.Served+p.Refused)
-		}
+	return warm, final
+}
+
+// printRefusals prints where the refusals were: the partitions that
+// refused most, since each was made (a partition split after the warm-up
+// counts from its split).
+func printRefusals(w io.Writer, store *sim.Store) {
+	ps := store.Partitions()
+	sort.Slice(ps, func(i, j int) bool { return ps[i].Refused > ps[j].Refused })
+	fmt.Fprintf(w, "# partitions that refused most (of %d): first key, refused / requests\n", len(ps))
+	for _, p := range ps[:min(8, len(ps))] {
+		fmt.Fprintf(w, "#   %-40q %5.1f%% of %d\n", p.Lo, 100*float64(p.Refused)/float64(max(p.Served+p.Refused, 1)), p.Served+p.Refused)
 	}
+}
+
+// measured is what the simulation measured from warm to final.
+func (s *simulation) measured(warm, final *snapshot) result {
+	d := final.sub(warm)
 	held := 0.0
 	for _, h := range s.held {
 		held += h
@@ -379,7 +427,7 @@ func run(ctx context.Context, o options, w io.Writer) (result, error) {
 		counts: d.counts, lat: d.lat, partitions: final.stats.Partitions, splits: len(final.stats.Splits),
 		heldClaims: held / float64(max(len(s.held), 1)), throttled: float64(d.counts.Throttled()) / float64(max(d.counts.Requests(), 1)),
 		hottest: final.stats.HottestWrites, byPrefix: d.byPrefix, retries: s.retries.Load(),
-	}, nil
+	}
 }
 
 // fanStatus reports how many of the fan-out's steps are done: from the

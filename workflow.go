@@ -209,33 +209,58 @@ func (w *Workflow) Validate(prefix string) error {
 		} else {
 			index[s.ID] = i
 		}
-		checkStep(&s, func(field, format string, args ...any) { add(f+field, format, args...) })
-		if d := s.Delivery; d != "" && d != AtLeastOnce && d != AtMostOnce {
-			add(f+".delivery", "unknown delivery %q (want at_least_once or at_most_once)", d)
-		}
-		if s.Timeout < 0 {
-			add(f+".timeout", "must not be negative")
-		}
-		if r := s.Retry; r != nil {
-			if r.MaxAttempts < 0 {
-				add(f+".retry.max_attempts", "must not be negative")
-			}
-			if r.InitialBackoff < 0 || r.MaxBackoff < 0 {
-				add(f+".retry", "backoffs must not be negative")
-			}
-			if r.Multiplier != 0 && r.Multiplier < 1 {
-				add(f+".retry.multiplier", "must be at least 1")
-			}
-		}
-		if len(s.Input) > 0 && !json.Valid(s.Input) {
-			add(f+".input", "not valid JSON")
-		}
-		if len(s.When) > 2000 {
-			add(f+".when", "at most 2000 bytes")
-		} else if s.When != "" && strings.TrimSpace(s.When) == "" {
-			add(f+".when", "empty condition")
+		stepAdd := func(field, format string, args ...any) { add(f+field, format, args...) }
+		checkStep(&s, stepAdd)
+		checkStepOptions(&s, stepAdd)
+	}
+	w.checkAfter(index, add)
+	w.validateFlow(func(field, format string, args ...any) { add(field, format, args...) })
+	w.validateOnFailure(add) // compensation.go
+	if len(errs) == 0 {
+		if cycle := w.findCycle(); cycle != nil {
+			i := index[cycle[0]]
+			add(fmt.Sprintf(".steps[%d].after", i), "dependency cycle: %v", cycle)
 		}
 	}
+	if len(errs) > 0 {
+		return errs
+	}
+	return nil
+}
+
+// checkStepOptions checks the options every kind of step has: delivery,
+// timeout, retry, input and when.
+func checkStepOptions(s *Step, add func(field, format string, args ...any)) {
+	if d := s.Delivery; d != "" && d != AtLeastOnce && d != AtMostOnce {
+		add(".delivery", "unknown delivery %q (want at_least_once or at_most_once)", d)
+	}
+	if s.Timeout < 0 {
+		add(".timeout", "must not be negative")
+	}
+	if r := s.Retry; r != nil {
+		if r.MaxAttempts < 0 {
+			add(".retry.max_attempts", "must not be negative")
+		}
+		if r.InitialBackoff < 0 || r.MaxBackoff < 0 {
+			add(".retry", "backoffs must not be negative")
+		}
+		if r.Multiplier != 0 && r.Multiplier < 1 {
+			add(".retry.multiplier", "must be at least 1")
+		}
+	}
+	if len(s.Input) > 0 && !json.Valid(s.Input) {
+		add(".input", "not valid JSON")
+	}
+	if len(s.When) > 2000 {
+		add(".when", "at most 2000 bytes")
+	} else if s.When != "" && strings.TrimSpace(s.When) == "" {
+		add(".when", "empty condition")
+	}
+}
+
+// checkAfter checks each step's dependencies: known steps (index holds
+// the valid ids), not the step itself, each listed once.
+func (w *Workflow) checkAfter(index map[string]int, add func(field, format string, args ...any)) {
 	for i, s := range w.Steps {
 		seen := map[string]bool{}
 		for j, a := range s.After {
@@ -253,18 +278,6 @@ func (w *Workflow) Validate(prefix string) error {
 			seen[a] = true
 		}
 	}
-	w.validateFlow(func(field, format string, args ...any) { add(field, format, args...) })
-	w.validateOnFailure(add) // compensation.go
-	if len(errs) == 0 {
-		if cycle := w.findCycle(); cycle != nil {
-			i := index[cycle[0]]
-			add(fmt.Sprintf(".steps[%d].after", i), "dependency cycle: %v", cycle)
-		}
-	}
-	if len(errs) > 0 {
-		return errs
-	}
-	return nil
 }
 
 // findCycle returns the step ids of a dependency cycle, or nil.

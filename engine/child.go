@@ -49,7 +49,7 @@ type parentLink struct {
 
 var childKind = &stepKind{
 	active: cairn.StepChildRunning,
-	// start and visit are set in init: they reach the committer.
+	// start and visit are set in kinds.go's init: they reach the committer.
 	// No child yet: visit at once (start it). A running child: the
 	// routine visit that reads it, in case its end was not applied.
 	wake: func(e *Engine, st *stepState, now time.Time) time.Time {
@@ -60,36 +60,40 @@ var childKind = &stepKind{
 	},
 }
 
-func init() {
-	childKind.start = func(e *Engine, r *runRecord, d *definition, s *cairn.Step, fx *effects) {
-		st := r.Steps[s.ID]
-		st.Status = cairn.StepChildRunning
-		st.Child = &childState{Attempt: 1}
-		run, step := r.ID, s.ID
-		fx.after = append(fx.after, func() {
-			e.flows.goDo(func() {
-				ctx, cancel := context.WithTimeout(context.Background(), e.cfg.CommitTimeout)
-				defer cancel()
-				if err := e.startChild(ctx, run, d, step); err != nil {
-					e.log.Warn("child: starting the child run failed; the reaper starts it", "run", run, "step", step, "err", err)
-				}
-			})
+// startChildStep is the child kind's start: the step runs, and the
+// commit asks its instance to start the child run (the reaper's visit is
+// the fallback).
+func (e *Engine) startChildStep(r *runRecord, d *definition, s *cairn.Step, fx *effects) {
+	st := r.Steps[s.ID]
+	st.Status = cairn.StepChildRunning
+	st.Child = &childState{Attempt: 1}
+	run, step := r.ID, s.ID
+	fx.after = append(fx.after, func() {
+		e.flows.goDo(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), e.cfg.CommitTimeout)
+			defer cancel()
+			if err := e.startChild(ctx, run, d, step); err != nil {
+				e.log.Warn("child: starting the child run failed; the reaper starts it", "run", run, "step", step, "err", err)
+			}
 		})
+	})
+}
+
+// visitChild is the child kind's visit: start the child run if it has
+// none yet, or apply its end if it ended.
+func visitChild(ctx context.Context, e *Engine, r *runRecord, d *definition, s *cairn.Step) error {
+	st := r.Steps[s.ID]
+	if st.Child == nil || st.Child.Run == "" {
+		return e.startChild(ctx, r.ID, d, s.ID)
 	}
-	childKind.visit = func(ctx context.Context, e *Engine, r *runRecord, d *definition, s *cairn.Step) error {
-		st := r.Steps[s.ID]
-		if st.Child == nil || st.Child.Run == "" {
-			return e.startChild(ctx, r.ID, d, s.ID)
-		}
-		c, err := e.readRun(ctx, st.Child.Run)
-		if err != nil {
-			return err
-		}
-		if c.Status.Terminal() {
-			return e.childEnded(ctx, c)
-		}
-		return nil
+	c, err := e.readRun(ctx, st.Child.Run)
+	if err != nil {
+		return err
 	}
+	if c.Status.Terminal() {
+		return e.childEnded(ctx, c)
+	}
+	return nil
 }
 
 func childKey(run, step string, attempt int) string {

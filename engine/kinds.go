@@ -37,6 +37,12 @@ type stepKind struct {
 	// outputs, starting or reading a child run), which the instance that
 	// committed the step's change normally does right after the commit.
 	visit func(ctx context.Context, e *Engine, r *runRecord, d *definition, s *cairn.Step) error
+	// event, when not nil, is what an event sent to the run does to a
+	// step of this kind, inside the event's mutation: it reports whether
+	// the step took the event (then it is not kept for a later step). The
+	// kinds that take the root's "event" option have one, the others none
+	// (TestEveryKindHasBehaviour).
+	event func(e *Engine, r *runRecord, s *cairn.Step, ev eventRecord, fx *effects) bool
 }
 
 var stepKinds = map[cairn.StepKind]*stepKind{
@@ -71,6 +77,13 @@ var stepKinds = map[cairn.StepKind]*stepKind{
 			}
 		},
 		wake: wakeAt, // the wait's timeout, if it has one
+		event: func(e *Engine, r *runRecord, s *cairn.Step, ev eventRecord, fx *effects) bool {
+			if s.Event != ev.Name || r.Steps[s.ID].Status != cairn.StepWaiting {
+				return false
+			}
+			e.resumeWait(r, s.ID, ev, fx)
+			return true
+		},
 		fire: func(e *Engine, r *runRecord, s *cairn.Step, fx *effects) {
 			st := r.Steps[s.ID]
 			st.Status, st.WakeAt = cairn.StepFailed, nil
@@ -100,6 +113,15 @@ var stepKinds = map[cairn.StepKind]*stepKind{
 	},
 	cairn.KindMap:   mapKind,   // mapstep.go
 	cairn.KindChild: childKind, // child.go
+}
+
+// init wires the hooks that start or collect work beyond the run record
+// (a map's items, a child run): they reach the committer, which reaches
+// stepKinds, so naming them in the table's initializer would be an
+// initialization cycle. Every other hook is in the table.
+func init() {
+	mapKind.start, mapKind.visit = (*Engine).startMap, visitMap             // mapstep.go
+	childKind.start, childKind.visit = (*Engine).startChildStep, visitChild // child.go
 }
 
 // activeKinds finds a kind by its active status.

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/cairn-dev/cairn"
@@ -29,5 +30,32 @@ func TestEveryKindHasBehaviour(t *testing.T) {
 		if activeKinds[b.active] != b {
 			t.Errorf("kind %s: activeKinds does not find it by %s", k, b.active)
 		}
+		// Every optional hook is set exactly where the kind needs it: a
+		// due time of its own (fire), work beyond the run record (visit),
+		// events (event, for the kinds the root table gives the "event"
+		// option). A new kind fails here until it is listed.
+		want, ok := optionalHooks[k]
+		if !ok {
+			t.Errorf("kind %s: list its optional hooks in optionalHooks", k)
+			continue
+		}
+		got := map[string]bool{"fire": b.fire != nil, "visit": b.visit != nil, "event": b.event != nil}
+		for hook, set := range got {
+			if set != slices.Contains(want, hook) {
+				t.Errorf("kind %s: hook %s set = %v, want %v", k, hook, set, !set)
+			}
+		}
+		if takes := k.Takes("event") == nil; takes != (b.event != nil) {
+			t.Errorf("kind %s: takes the event option: %v, but has an event hook: %v", k, takes, b.event != nil)
+		}
 	}
+}
+
+// optionalHooks are the hooks beyond active, start and wake each kind has.
+var optionalHooks = map[cairn.StepKind][]string{
+	cairn.KindTask:  {},
+	cairn.KindWait:  {"fire", "event"},
+	cairn.KindSleep: {"fire"},
+	cairn.KindMap:   {"visit"},
+	cairn.KindChild: {"visit"},
 }

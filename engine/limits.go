@@ -73,6 +73,12 @@ type compiledRate struct {
 	burst  int
 }
 
+// takesFlow reports whether steps of kind k take flow control's options
+// (the root's table, kindOptions: task steps).
+func takesFlow(k cairn.StepKind) bool {
+	return k.Takes("concurrency") == nil || k.Takes("rate_limit") == nil || k.Takes("priority") == nil
+}
+
 // compileFlow compiles the key templates of a workflow's flow options.
 func compileFlow(w cairn.Workflow, field string) (*flowPlan, error) {
 	p := &flowPlan{steps: map[string]*stepFlow{}}
@@ -96,7 +102,7 @@ func compileFlow(w cairn.Workflow, field string) (*flowPlan, error) {
 		wf = append(wf, compiledLimit{scope: fmt.Sprintf("workflow\x00%s\x00%d", w.Name, i), field: "concurrency[" + fmt.Sprint(i) + "].key", key: t, limit: c.Limit})
 	}
 	for i, s := range w.Steps {
-		if s.EffectiveKind() != cairn.KindTask {
+		if !takesFlow(s.EffectiveKind()) {
 			continue
 		}
 		sf := &stepFlow{priority: s.Priority}

@@ -83,14 +83,13 @@ type preWrite struct {
 	data []byte
 }
 
-func init() {
-	mapKind.start = (*Engine).startMap
-	mapKind.visit = func(ctx context.Context, e *Engine, r *runRecord, d *definition, s *cairn.Step) error {
-		if st := r.Steps[s.ID]; st.Map == nil || !st.Map.Collect {
-			return nil
-		}
-		return e.collectMap(ctx, r.ID, d, s.ID)
+// visitMap is the map kind's visit: collect the outputs of a map whose
+// items are all done.
+func visitMap(ctx context.Context, e *Engine, r *runRecord, d *definition, s *cairn.Step) error {
+	if st := r.Steps[s.ID]; st.Map == nil || !st.Map.Collect {
+		return nil
 	}
+	return e.collectMap(ctx, r.ID, d, s.ID)
 }
 
 func itemID(step string, i int) string { return step + "." + strconv.Itoa(i) }

@@ -652,8 +652,7 @@ func (e *Engine) SendEvent(ctx context.Context, run string, req EventRequest) (*
 		ev := eventRecord{Name: req.Name, Payload: req.Payload, ReceivedAt: fx.now, ID: req.ID}
 		r.journal(fx.now, cairn.JournalEntry{Type: cairn.JournalEventReceived, Message: req.ID, Data: mustJSON(map[string]any{"name": req.Name, "payload": req.Payload})})
 		for _, s := range d.Steps {
-			if s.EffectiveKind() == cairn.KindWait && s.Event == req.Name && r.Steps[s.ID].Status == cairn.StepWaiting {
-				e.resumeWait(r, s.ID, ev, fx)
+			if k := kindOf(&s); k.event != nil && k.event(e, r, &s, ev, fx) {
 				res.Resumed = append(res.Resumed, s.ID)
 			}
 		}

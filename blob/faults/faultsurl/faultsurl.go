@@ -52,76 +52,99 @@ func Open(ctx context.Context, u *url.URL) (*blob.Bucket, error) {
 	if err != nil {
 		return nil, err
 	}
-	rate := func(name string) (float64, error) {
-		s := q.Get(name)
-		if s == "" {
-			return 0, nil
-		}
-		f, err := strconv.ParseFloat(s, 64)
-		if err != nil || f < 0 || f > 1 {
-			return 0, fmt.Errorf("faults: %s=%q: want a probability in [0,1]", name, s)
-		}
-		return f, nil
-	}
-	dur := func(name string) (time.Duration, error) {
-		s := q.Get(name)
-		if s == "" {
-			return 0, nil
-		}
-		d, err := time.ParseDuration(s)
-		if err != nil || d < 0 {
-			return 0, fmt.Errorf("faults: %s=%q: want a duration", name, s)
-		}
-		return d, nil
-	}
-	var rates [4]float64
-	for i, n := range []string{"error", "conflict", "throttle", "lost"} {
-		if rates[i], err = rate(n); err != nil {
-			b.Close()
-			return nil, err
-		}
-	}
-	p50, err := dur("latency")
+	p, err := parseParams(q)
 	if err != nil {
 		b.Close()
 		return nil, err
 	}
-	p99, err := dur("latency99")
-	if err != nil {
-		b.Close()
-		return nil, err
-	}
-	var seed uint64
-	if s := q.Get("seed"); s != "" {
-		if seed, err = strconv.ParseUint(s, 10, 64); err != nil {
-			b.Close()
-			return nil, fmt.Errorf("faults: seed=%q: want an unsigned integer", s)
-		}
-	}
-	lat := faults.Latency{P50: p50, P99: p99}
-	fb, st := faults.Wrap(b, faults.Profile{Name: "chaos", Read: lat, Write: lat, List: lat, Delete: lat})
-	st.Seed(seed)
-	writes := []faults.Op{faults.OpCreate, faults.OpSwap, faults.OpPut}
-	var rules []faults.Rule
-	if rates[0] > 0 {
-		rules = append(rules, faults.Rule{Err: ErrInjected5xx, Probability: rates[0]})
-	}
-	if rates[1] > 0 {
-		rules = append(rules, faults.Rule{Ops: []faults.Op{faults.OpCreate, faults.OpSwap}, Err: fmt.Errorf("faults: injected 409 ConditionalRequestConflict: %w", blob.ErrConflict), Probability: rates[1]})
-	}
-	if rates[2] > 0 {
-		rules = append(rules, faults.Rule{Ops: writes, Err: fmt.Errorf("faults: injected 503 SlowDown: %w", blob.ErrThrottled), Probability: rates[2]})
-	}
-	if rates[3] > 0 {
-		rules = append(rules, faults.Rule{Ops: writes, After: true, Err: ErrInjectedLost, Probability: rates[3]})
-	}
-	st.Inject(rules...)
+	fb, st := faults.Wrap(b, faults.Profile{Name: "chaos", Read: p.latency, Write: p.latency, List: p.latency, Delete: p.latency})
+	st.Seed(p.seed)
+	st.Inject(p.rules()...)
 	if path := q.Get("stats"); path != "" {
 		c := &counter{Driver: fb.Driver(), path: path + "." + strconv.Itoa(os.Getpid()), done: make(chan struct{}), finished: make(chan struct{})}
 		go c.loop()
 		return blob.NewBucket(c), nil
 	}
 	return fb, nil
+}
+
+// params are the faults a faults:// URL asks for.
+type params struct {
+	// rates are the probabilities of error, conflict, throttle and lost.
+	rates   [4]float64
+	latency faults.Latency
+	seed    uint64
+}
+
+// parseParams reads the fault rates, the latency and the seed of a
+// faults:// URL's query.
+func parseParams(q url.Values) (params, error) {
+	var p params
+	var err error
+	for i, n := range []string{"error", "conflict", "throttle", "lost"} {
+		if p.rates[i], err = rateParam(q, n); err != nil {
+			return p, err
+		}
+	}
+	if p.latency.P50, err = durationParam(q, "latency"); err != nil {
+		return p, err
+	}
+	if p.latency.P99, err = durationParam(q, "latency99"); err != nil {
+		return p, err
+	}
+	if s := q.Get("seed"); s != "" {
+		if p.seed, err = strconv.ParseUint(s, 10, 64); err != nil {
+			return p, fmt.Errorf("faults: seed=%q: want an unsigned integer", s)
+		}
+	}
+	return p, nil
+}
+
+// rateParam is the probability parameter name, 0 when absent.
+func rateParam(q url.Values, name string) (float64, error) {
+	s := q.Get(name)
+	if s == "" {
+		return 0, nil
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || f < 0 || f > 1 {
+		return 0, fmt.Errorf("faults: %s=%q: want a probability in [0,1]", name, s)
+	}
+	return f, nil
+}
+
+// durationParam is the duration parameter name, 0 when absent.
+func durationParam(q url.Values, name string) (time.Duration, error) {
+	s := q.Get(name)
+	if s == "" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 {
+		return 0, fmt.Errorf("faults: %s=%q: want a duration", name, s)
+	}
+	return d, nil
+}
+
+// rules are the fault rules of the rates that are not zero: an error on
+// any operation, a conflict on a conditional write, a throttle on any
+// write, a lost answer after any write.
+func (p params) rules() []faults.Rule {
+	writes := []faults.Op{faults.OpCreate, faults.OpSwap, faults.OpPut}
+	var rules []faults.Rule
+	if p.rates[0] > 0 {
+		rules = append(rules, faults.Rule{Err: ErrInjected5xx, Probability: p.rates[0]})
+	}
+	if p.rates[1] > 0 {
+		rules = append(rules, faults.Rule{Ops: []faults.Op{faults.OpCreate, faults.OpSwap}, Err: fmt.Errorf("faults: injected 409 ConditionalRequestConflict: %w", blob.ErrConflict), Probability: p.rates[1]})
+	}
+	if p.rates[2] > 0 {
+		rules = append(rules, faults.Rule{Ops: writes, Err: fmt.Errorf("faults: injected 503 SlowDown: %w", blob.ErrThrottled), Probability: p.rates[2]})
+	}
+	if p.rates[3] > 0 {
+		rules = append(rules, faults.Rule{Ops: writes, After: true, Err: ErrInjectedLost, Probability: p.rates[3]})
+	}
+	return rules
 }
 
 // Counts are the faults one process injected, by kind; with stats=<path>

@@ -81,8 +81,35 @@ func startMinIO() (*MinIOEndpoint, error) {
 	if image == "" {
 		image = DefaultMinIOImage
 	}
+	ctr, err := startMinIOContainer(ctx, minioRequest(image))
+	if ctr != nil {
+		onStop(func() {
+			if err := testcontainers.TerminateContainer(ctr); err != nil {
+				fmt.Fprintf(os.Stderr, "testinfra: stopping MinIO: %v\n", err)
+			}
+		})
+	}
+	if err != nil {
+		return nil, fmt.Errorf("starting container from image %q: %w", image, err)
+	}
+	port, err := ctr.MappedPort(ctx, minioPort)
+	if err != nil {
+		return nil, err
+	}
+	return &MinIOEndpoint{
+		Endpoint:  "http://127.0.0.1:" + port.Port(),
+		AccessKey: minioUser,
+		SecretKey: minioPassword,
+		Region:    "us-east-1",
+	}, nil
+}
+
+// minioRequest is the container request of a MinIO server from image:
+// its credentials, the labels removeStale finds it by, its port published
+// on loopback, and waiting until it is ready.
+func minioRequest(image string) testcontainers.GenericContainerRequest {
 	host, _ := os.Hostname()
-	req := testcontainers.GenericContainerRequest{
+	return testcontainers.GenericContainerRequest{
 		Started: true,
 		ContainerRequest: testcontainers.ContainerRequest{
 			Image: image,
@@ -111,12 +138,16 @@ func startMinIO() (*MinIOEndpoint, error) {
 				WithStartupTimeout(90 * time.Second),
 		},
 	}
-	// A container engine under load sometimes fails a start outright
-	// ("write child: broken pipe" from the OCI runtime while several test
-	// binaries start containers at once): the failed container is removed
-	// and the start tried again, three times in all.
-	var ctr testcontainers.Container
-	var err error
+}
+
+// startMinIOContainer starts the MinIO container of req, retrying failed
+// starts.
+//
+// A container engine under load sometimes fails a start outright
+// ("write child: broken pipe" from the OCI runtime while several test
+// binaries start containers at once): the failed container is removed
+// and the start tried again, three times in all.
+func startMinIOContainer(ctx context.Context, req testcontainers.GenericContainerRequest) (ctr testcontainers.Container, err error) {
 	for try := 1; ; try++ {
 		ctr, err = testcontainers.GenericContainer(ctx, req)
 		if err == nil || try == 3 || ctx.Err() != nil {
@@ -128,26 +159,7 @@ func startMinIO() (*MinIOEndpoint, error) {
 		}
 		time.Sleep(time.Duration(try) * time.Second)
 	}
-	if ctr != nil {
-		onStop(func() {
-			if err := testcontainers.TerminateContainer(ctr); err != nil {
-				fmt.Fprintf(os.Stderr, "testinfra: stopping MinIO: %v\n", err)
-			}
-		})
-	}
-	if err != nil {
-		return nil, fmt.Errorf("starting container from image %q: %w", image, err)
-	}
-	port, err := ctr.MappedPort(ctx, minioPort)
-	if err != nil {
-		return nil, err
-	}
-	return &MinIOEndpoint{
-		Endpoint:  "http://127.0.0.1:" + port.Port(),
-		AccessKey: minioUser,
-		SecretKey: minioPassword,
-		Region:    "us-east-1",
-	}, nil
+	return ctr, err
 }
 
 // engineHealthy pings the engine testcontainers would use.

@@ -167,17 +167,7 @@ func run(envFile, procfile string, startMinIO bool, hooks *hooks) error {
 	if err != nil {
 		return err
 	}
-	if startMinIO {
-		cmd := exec.Command("scripts/testenv.sh", "minio")
-		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-		if err := cmd.Run(); err != nil {
-			return fmt.Errorf("starting MinIO: %w", err)
-		}
-	}
-	if err := createBucket(env); err != nil {
-		return err
-	}
-	if err := build(); err != nil {
+	if err := setUp(env, startMinIO); err != nil {
 		return err
 	}
 
@@ -192,33 +182,16 @@ func run(envFile, procfile string, startMinIO bool, hooks *hooks) error {
 			}
 		}()
 	}
-	var procs []*proc
-	defer func() { stopAll(procs) }()
 	exited := make(chan string, len(entries))
-	baseEnv := os.Environ()
-	for _, k := range order {
-		baseEnv = append(baseEnv, k+"="+env[k])
-	}
-	for i, e := range entries {
-		p, err := start(e, baseEnv, exited)
-		if err != nil {
-			return err
-		}
-		procs = append(procs, p)
-		if i == 0 && env["NATS_PORT"] != "" {
-			if err := waitTCP(ctx, "127.0.0.1:"+env["NATS_PORT"], 10*time.Second); err != nil {
-				return fmt.Errorf("%s: %w", e.Name, err)
-			}
-		}
+	procs, err := startAll(ctx, entries, env, order, exited)
+	defer stopAll(procs)
+	if err != nil {
+		return err
 	}
 	ports := apiPorts(entries)
-	var targets []*url.URL
-	for _, p := range ports {
-		u, _ := url.Parse("http://127.0.0.1:" + p)
-		targets = append(targets, u)
-		if err := waitHealthy(ctx, u.String()+"/v1/api/healthz", 30*time.Second); err != nil {
-			return err
-		}
+	targets, err := waitAPIs(ctx, ports)
+	if err != nil {
+		return err
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:"+env["PROXY_PORT"])
 	if err != nil {
@@ -239,6 +212,62 @@ func run(envFile, procfile string, startMinIO bool, hooks *hooks) error {
 	case name := <-exited:
 		return fmt.Errorf("%s exited; stopping the others", name)
 	}
+}
+
+// setUp readies what the processes need: MinIO (if asked), the bucket,
+// and the binaries.
+func setUp(env map[string]string, startMinIO bool) error {
+	if startMinIO {
+		cmd := exec.Command("scripts/testenv.sh", "minio")
+		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+		if err := cmd.Run(); err != nil {
+			return fmt.Errorf("starting MinIO: %w", err)
+		}
+	}
+	if err := createBucket(env); err != nil {
+		return err
+	}
+	return build()
+}
+
+// startAll starts the Procfile's entries in order, with the environment
+// file's variables (in its order) over this process's, waiting for NATS
+// after the first entry when the file sets NATS_PORT. It returns the
+// processes it started, also on an error. Each one's name is sent on
+// exited when it exits.
+func startAll(ctx context.Context, entries []entry, env map[string]string, order []string, exited chan<- string) ([]*proc, error) {
+	var procs []*proc
+	baseEnv := os.Environ()
+	for _, k := range order {
+		baseEnv = append(baseEnv, k+"="+env[k])
+	}
+	for i, e := range entries {
+		p, err := start(e, baseEnv, exited)
+		if err != nil {
+			return procs, err
+		}
+		procs = append(procs, p)
+		if i == 0 && env["NATS_PORT"] != "" {
+			if err := waitTCP(ctx, "127.0.0.1:"+env["NATS_PORT"], 10*time.Second); err != nil {
+				return procs, fmt.Errorf("%s: %w", e.Name, err)
+			}
+		}
+	}
+	return procs, nil
+}
+
+// waitAPIs waits for the API instance on each port to answer healthz, in
+// turn, and returns their URLs.
+func waitAPIs(ctx context.Context, ports []string) ([]*url.URL, error) {
+	var targets []*url.URL
+	for _, p := range ports {
+		u, _ := url.Parse("http://127.0.0.1:" + p)
+		targets = append(targets, u)
+		if err := waitHealthy(ctx, u.String()+"/v1/api/healthz", 30*time.Second); err != nil {
+			return nil, err
+		}
+	}
+	return targets, nil
 }
 
 type hooks struct {

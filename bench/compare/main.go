@@ -121,27 +121,13 @@ func run(o options) error {
 		return fmt.Errorf("start %s: %w", o.temporal, err)
 	}
 	defer func() { srv.Process.Kill(); srv.Wait() }()
-	var c client.Client
-	for deadline := time.Now().Add(60 * time.Second); ; {
-		c, err = client.Dial(client.Options{HostPort: addr, Logger: quiet{}})
-		if err == nil {
-			if _, err = c.CheckHealth(ctx, &client.CheckHealthRequest{}); err == nil {
-				break
-			}
-			c.Close()
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("temporal dev server at %s did not answer: %v\n%s", addr, err, logs.String())
-		}
-		time.Sleep(200 * time.Millisecond)
+	c, err := dial(ctx, addr, &logs)
+	if err != nil {
+		return err
 	}
 	defer c.Close()
-	w := worker.New(c, queue, worker.Options{MaxConcurrentActivityExecutionSize: o.slots})
-	w.RegisterWorkflow(Linear)
-	w.RegisterWorkflow(Fanout)
-	w.RegisterWorkflow(Single)
-	w.RegisterActivityWithOptions(Step, activity.RegisterOptions{Name: "Step"})
-	if err := w.Start(); err != nil {
+	w, err := startWorker(c, o)
+	if err != nil {
 		return err
 	}
 	defer w.Stop()
@@ -161,32 +147,74 @@ func run(o options) error {
 	}
 	for _, wl := range strings.Split(o.workloads, ",") {
 		time.Sleep(500 * time.Millisecond)
-		cpu0, err := procCPU(srv.Process.Pid)
+		r, err := measure(ctx, c, o, wl, srv.Process.Pid)
 		if err != nil {
 			return err
 		}
-		var r result
-		switch strings.TrimSpace(wl) {
-		case "linear":
-			r, err = linear(ctx, c, o)
-		case "fanout":
-			r, err = fanout(ctx, c, o)
-		case "single":
-			r, err = single(ctx, c, o)
-		default:
-			return fmt.Errorf("--workloads: unknown workload %q", wl)
-		}
-		if err != nil {
-			return fmt.Errorf("%s: %w", wl, err)
-		}
-		cpu1, err := procCPU(srv.Process.Pid)
-		if err != nil {
-			return err
-		}
-		r.cpu = cpu1 - cpu0
 		fmt.Fprintln(out, r)
 	}
 	return nil
+}
+
+// dial connects to the Temporal dev server at addr once it answers its
+// health check, within a minute; logs are the server's, for the error.
+func dial(ctx context.Context, addr string, logs *strings.Builder) (client.Client, error) {
+	for deadline := time.Now().Add(60 * time.Second); ; {
+		c, err := client.Dial(client.Options{HostPort: addr, Logger: quiet{}})
+		if err == nil {
+			if _, err = c.CheckHealth(ctx, &client.CheckHealthRequest{}); err == nil {
+				return c, nil
+			}
+			c.Close()
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("temporal dev server at %s did not answer: %v\n%s", addr, err, logs.String())
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// startWorker starts a worker of the workflows and the step activity,
+// with o.slots activity slots.
+func startWorker(c client.Client, o options) (worker.Worker, error) {
+	w := worker.New(c, queue, worker.Options{MaxConcurrentActivityExecutionSize: o.slots})
+	w.RegisterWorkflow(Linear)
+	w.RegisterWorkflow(Fanout)
+	w.RegisterWorkflow(Single)
+	w.RegisterActivityWithOptions(Step, activity.RegisterOptions{Name: "Step"})
+	if err := w.Start(); err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
+// measure runs the workload wl and measures it, with the CPU time the
+// server (process pid) spent on it.
+func measure(ctx context.Context, c client.Client, o options, wl string, pid int) (result, error) {
+	cpu0, err := procCPU(pid)
+	if err != nil {
+		return result{}, err
+	}
+	var r result
+	switch strings.TrimSpace(wl) {
+	case "linear":
+		r, err = linear(ctx, c, o)
+	case "fanout":
+		r, err = fanout(ctx, c, o)
+	case "single":
+		r, err = single(ctx, c, o)
+	default:
+		return result{}, fmt.Errorf("--workloads: unknown workload %q", wl)
+	}
+	if err != nil {
+		return result{}, fmt.Errorf("%s: %w", wl, err)
+	}
+	cpu1, err := procCPU(pid)
+	if err != nil {
+		return result{}, err
+	}
+	r.cpu = cpu1 - cpu0
+	return r, nil
 }
 
 type result struct {

@@ -125,7 +125,7 @@ func TestConcurrentClaimersExactlyOnce(t *testing.T) {
 										t.Errorf("complete %s: %v", k, err)
 										break
 									}
-									time.Sleep(100 * time.Millisecond)
+									spend(100 * time.Millisecond) // the backoff
 								}
 							})
 						}

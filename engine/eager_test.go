@@ -165,7 +165,7 @@ func TestEagerAndHeldClaimsRace(t *testing.T) {
 						t.Errorf("complete %s/%s: %v", l.Run, l.Step, err)
 						return
 					}
-					time.Sleep(50 * time.Millisecond)
+					spend(50 * time.Millisecond) // the backoff
 				}
 				for _, n := range res.Leases {
 					eager.Add(1)

@@ -127,7 +127,7 @@ func TestFanOutUnderGCSProfile(t *testing.T) {
 								_, err := e.Complete(ctx, l.ID, CompleteRequest{Output: json.RawMessage(fmt.Sprint(i))})
 								var u *UnavailableError
 								if errors.As(err, &u) {
-									time.Sleep(50 * time.Millisecond)
+									spend(50 * time.Millisecond)
 									continue // throttled: nothing applied, retry
 								}
 								if err != nil {

@@ -86,10 +86,12 @@ const runWaitBound = time.Minute
 
 // awaitRun waits until pred holds for run id (what names the state, for
 // the failure) and returns the run as pred saw it. It waits on the
-// engine's own long poll (GetRunStatus after the last revision seen, so
-// it is woken by the next change), looking again at least every half
-// second for a state that is not a change of the record (a backoff that
-// ends). At runWaitBound, or when the run ends without pred holding, it
+// engine's own long poll (the record GetRunStatus answers from, after the
+// last revision seen, so it is woken by the next change), looking again
+// at least every half second for a state that is not a change of the
+// record (a backoff that ends). pred sees the run as GetRun shows it but
+// without its holders (reading them costs a read per held step, per
+// change). At runWaitBound, or when the run ends without pred holding, it
 // fails the test with a diagnosis of the run (diagnoseRun). Call it from
 // the test's goroutine.
 func awaitRun(t testing.TB, e *Engine, id, what string, pred func(*cairn.Run) bool) *cairn.Run {
@@ -116,12 +118,16 @@ func waitRun(t testing.TB, e *Engine, id string, deadline time.Time, pred func(*
 	var rev int64
 	hold := time.Duration(0) // the first look answers at once
 	for {
-		p, err := e.GetRunStatus(ctx, id, rev, hold)
+		rec, err := e.watchRun(ctx, id, rev, false, hold)
 		if err != nil {
 			return nil, fmt.Sprintf("status: %v\n%s", err, diagnoseRun(t, e, id))
 		}
-		rev = p.Rev
-		r := getRun(t, e, id)
+		rev = rec.Rev
+		d, err := e.definition(ctx, rec.Workflow, rec.Version)
+		if err != nil {
+			d = nil // the view works without it, as GetRun's does
+		}
+		r := e.view(rec, d)
 		if pred(r) {
 			return r, ""
 		}
@@ -164,11 +170,11 @@ func awaitCompleted(t testing.TB, e *Engine, ids []string, within time.Duration)
 		case diag == "":
 			continue
 		case r != nil && r.Status.Terminal():
-			return fmt.Sprintf("run %s ended %s, want completed:\n%s", id, r.Status, diagnoseRun(t, e, id))
+			return fmt.Sprintf("run %s, want completed: %s", id, diag)
 		}
 		var left []string
 		for _, id := range ids[i:] {
-			if !completed(getRun(t, e, id)) {
+			if rec, err := e.readRun(context.Background(), id); err != nil || rec.Status != cairn.RunCompleted {
 				left = append(left, id)
 			}
 		}

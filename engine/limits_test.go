@@ -195,7 +195,7 @@ func TestConcurrencyNoOverGrant(t *testing.T) {
 							if name != "mem" && name != "file" {
 								hold *= 10
 							}
-							time.Sleep(hold)
+							spend(hold)
 							hist.ended(keys, l.ID)
 							for try := 0; ; try++ {
 								_, err := e.Complete(ctx, l.ID, CompleteRequest{Output: json.RawMessage(`1`)})
@@ -206,23 +206,24 @@ func TestConcurrencyNoOverGrant(t *testing.T) {
 									t.Errorf("complete: %v", err)
 									break
 								}
-								time.Sleep(50 * time.Millisecond)
+								spend(50 * time.Millisecond) // the backoff
 							}
 						}
 					}
 				}()
 			}
-			// The reaper, and time: 500 ms of engine time every 20 ms (a
-			// vanished lease is taken back after about 2 s).
+			// The reaper, and time: 500 ms of engine time every 20 ms of
+			// wall time (a vanished lease is taken back after about 2 s).
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				for !stopped.Load() {
+				tick := time.NewTicker(20 * time.Millisecond)
+				defer tick.Stop()
+				for ; !stopped.Load(); <-tick.C {
 					if _, err := engines[1].Reap(ctx); err != nil {
 						t.Logf("reap: %v", err)
 					}
 					hist.advance(500 * time.Millisecond)
-					time.Sleep(20 * time.Millisecond)
 				}
 			}()
 			drain := func() {
@@ -308,10 +309,12 @@ func TestConcurrencyClaimDiesBetweenSlotAndLease(t *testing.T) {
 				t.Fatalf("claimed %d while the only slot is held", len(ls))
 			}
 			clk.Advance(slotGrace + time.Second)
-			time.Sleep(staleCheckEvery)
-			// This claim fences attempt 1 with a tombstone lease, frees the
-			// slot, applies the loss to the run (as the reaper would) and
-			// leases attempt 2.
+			// This claim, held up to 3 s, finds the slot stale once this
+			// instance may look again (staleCheckEvery of wall time after
+			// the claim above looked: its hint, parked for parkFor, comes
+			// back later than that). It fences attempt 1 with a tombstone
+			// lease, frees the slot, applies the loss to the run (as the
+			// reaper would) and leases attempt 2.
 			l := claimOne(t, e, "w1")
 			if l.Attempt != 2 {
 				t.Fatalf("attempt %d, want 2", l.Attempt)

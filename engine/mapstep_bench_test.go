@@ -94,7 +94,7 @@ func benchMapOnce(b *testing.B, store *blob.Bucket, n int) {
 						if _, rej := IsRejection(err); err == nil || rej || try > 20 {
 							break
 						}
-						time.Sleep(20 * time.Millisecond)
+						spend(20 * time.Millisecond) // the backoff
 					}
 				}
 			}

@@ -47,7 +47,7 @@ func TestCommitterSpacesRecordWrites(t *testing.T) {
 				if !errors.As(err, &u) && !errors.Is(err, blob.ErrThrottled) {
 					t.Fatalf("complete %s: %v", l.Step, err)
 				}
-				time.Sleep(50 * time.Millisecond) // the SDK's backoff
+				spend(50 * time.Millisecond) // the SDK's backoff
 			}
 			next = ended.Leases
 			if len(next) == 0 && ended.RunStatus == cairn.RunRunning {

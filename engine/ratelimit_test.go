@@ -49,6 +49,7 @@ func TestRateLimitNeverExceeded(t *testing.T) {
 					grants  = map[string][]time.Time{}
 					stopped atomic.Bool
 					wg      sync.WaitGroup
+					all     = make(chan struct{}) // closed at the last grant awaited
 				)
 				for i := range 6 {
 					wg.Add(1)
@@ -66,6 +67,9 @@ func TestRateLimitNeverExceeded(t *testing.T) {
 								_ = json.Unmarshal(l.Input, &in)
 								mu.Lock()
 								grants[in.API] = append(grants[in.API], l.ExpiresAt.Add(-ttl))
+								if len(grants["api-0"])+len(grants["api-1"]) == 2*perKey {
+									close(all)
+								}
 								mu.Unlock()
 								if _, err := e.Complete(ctx, l.ID, CompleteRequest{}); err != nil {
 									t.Error(err)
@@ -86,20 +90,27 @@ func TestRateLimitNeverExceeded(t *testing.T) {
 				}
 				go func() {
 					defer wg.Done()
+					ticker := time.NewTicker(tick)
+					defer ticker.Stop()
 					for !stopped.Load() {
-						time.Sleep(tick)
+						<-ticker.C
 						clk.Advance(250 * time.Millisecond)
 					}
 				}()
-				deadline := time.Now().Add(time.Minute)
-				for time.Now().Before(deadline) {
+				select {
+				case <-all:
+				case <-time.After(time.Minute):
 					mu.Lock()
-					n := len(grants["api-0"]) + len(grants["api-1"])
+					n0, n1 := len(grants["api-0"]), len(grants["api-1"])
 					mu.Unlock()
-					if n == 2*perKey {
-						break
+					var stuck string
+					for _, id := range runIDs {
+						if !getRun(t, engines[0], id).Status.Terminal() {
+							stuck = diagnoseRun(t, engines[0], id)
+							break
+						}
 					}
-					time.Sleep(20 * time.Millisecond)
+					t.Errorf("%d and %d grants for api-0 and api-1 within a minute, want %d each; a run not ended:\n%s", n0, n1, perKey, stuck)
 				}
 				stopped.Store(true)
 				wg.Wait()

@@ -48,6 +48,6 @@ func TestScanWhileLocalHintsTrickle(t *testing.T) {
 		if chain == 0 && len(ls) == 0 {
 			t.Fatalf("round %d: an empty claim before the far step was leased", round)
 		}
-		time.Sleep(50 * time.Millisecond) // the worker's body
+		spend(50 * time.Millisecond) // the worker's body
 	}
 }

@@ -69,7 +69,8 @@ func BenchmarkWatchLatency(b *testing.B) {
 					}
 					got <- time.Now()
 				}()
-				time.Sleep(time.Duration(5+rand.IntN(45)) * time.Millisecond)
+				awaitWatched(b, w, id)
+				spend(time.Duration(rand.IntN(45)) * time.Millisecond) // the change comes at any moment of the hold
 				t0 := time.Now()
 				if _, err := a.Complete(ctx, l.ID, CompleteRequest{Output: json.RawMessage(`1`)}); err != nil {
 					b.Fatal(err)

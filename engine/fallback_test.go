@@ -25,39 +25,8 @@ func TestFallbackScanFindsReadyWorkBehindABacklog(t *testing.T) {
 	cfg := Config{FallbackInterval: 50 * time.Millisecond, Now: clk.Now}
 	a := newTestEngine(t, nil, cfg)
 	b := newTestEngine(t, a.store, cfg)
-	hold := single("hold", cairn.Step{ID: "busy"})
-	wait := cairn.Workflow{Name: "wt", Version: "1", Steps: []cairn.Step{
-		{ID: "w", Kind: cairn.KindWait, Event: "go"},
-		{ID: "t", After: []string{"w"}},
-	}}
-	register(t, a, "busy-worker", hold)
-	register(t, b, "idle-worker", wait)
-
-	// A backlog: 3×scanRuns runs whose only step is leased (their timers
-	// are due before the wait run's, which is armed last).
 	const backlog = 48
-	for range backlog {
-		mustStart(t, a, "hold", "")
-	}
-	for got := 0; got < backlog; {
-		ls, err := a.Claim(ctx, ClaimRequest{WorkerID: "busy-worker", Max: backlog - got, WaitMs: 1000})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(ls) == 0 {
-			t.Fatalf("claimed %d of %d backlog steps", got, backlog)
-		}
-		got += len(ls)
-	}
-
-	// The wait run's timer lands in a later timer bucket than every
-	// backlog run's: behind them in the index.
-	clk.Advance(keys.TimerBucket + 100*time.Millisecond)
-	run := mustStart(t, a, "wt", "")
-	if _, err := a.SendEvent(ctx, run, EventRequest{Name: "go"}); err != nil {
-		t.Fatal(err)
-	}
-	timersBehind(t, a, run, backlog)
+	run := readyBehindBacklog(t, a, b, clk, backlog)
 	if st := stepOf(getRun(t, a, run), "t"); st.Status != cairn.StepReady {
 		t.Fatalf("step t is %s after the event, want ready", st.Status)
 	}
@@ -101,33 +70,8 @@ func TestFirstScanStartsAnywhere(t *testing.T) {
 			b := newTestEngine(t, a.store, cfg)
 			var asked int
 			b.scanStart = func(n int) int { asked = n; return tc.start(n) }
-			hold := single("hold", cairn.Step{ID: "busy"})
-			wait := cairn.Workflow{Name: "wt", Version: "1", Steps: []cairn.Step{
-				{ID: "w", Kind: cairn.KindWait, Event: "go"},
-				{ID: "t", After: []string{"w"}},
-			}}
-			register(t, a, "busy-worker", hold)
-			register(t, b, "idle-worker", wait)
 			const backlog = 48
-			for range backlog {
-				mustStart(t, a, "hold", "")
-			}
-			for got := 0; got < backlog; {
-				ls, err := a.Claim(ctx, ClaimRequest{WorkerID: "busy-worker", Max: backlog - got, WaitMs: 1000})
-				if err != nil {
-					t.Fatal(err)
-				}
-				if len(ls) == 0 {
-					t.Fatalf("claimed %d of %d backlog steps", got, backlog)
-				}
-				got += len(ls)
-			}
-			clk.Advance(keys.TimerBucket + 100*time.Millisecond) // the wait run's timer behind every backlog run's
-			run := mustStart(t, a, "wt", "")
-			if _, err := a.SendEvent(ctx, run, EventRequest{Name: "go"}); err != nil {
-				t.Fatal(err)
-			}
-			timersBehind(t, a, run, backlog)
+			run := readyBehindBacklog(t, a, b, clk, backlog)
 			ls, err := b.Claim(ctx, ClaimRequest{WorkerID: "idle-worker", Max: 1, WaitMs: 300})
 			if err != nil {
 				t.Fatal(err)
@@ -178,4 +122,40 @@ func maxTime(a, b time.Time) time.Time {
 		return b
 	}
 	return a
+}
+
+// readyBehindBacklog makes, through a, backlog runs whose only step is
+// leased (busy-worker holds them; 3×scanRuns for 48), then one run whose
+// step t is made ready by an event on a, its timer in a later bucket
+// than every backlog run's, and returns it. b serves its workflow
+// (idle-worker) and never saw the hint: only its fallback scans can find
+// the step.
+func readyBehindBacklog(t *testing.T, a, b *Engine, clk *runningClock, backlog int) string {
+	t.Helper()
+	ctx := context.Background()
+	register(t, a, "busy-worker", single("hold", cairn.Step{ID: "busy"}))
+	register(t, b, "idle-worker", cairn.Workflow{Name: "wt", Version: "1", Steps: []cairn.Step{
+		{ID: "w", Kind: cairn.KindWait, Event: "go"},
+		{ID: "t", After: []string{"w"}},
+	}})
+	for range backlog {
+		mustStart(t, a, "hold", "")
+	}
+	for got := 0; got < backlog; {
+		ls, err := a.Claim(ctx, ClaimRequest{WorkerID: "busy-worker", Max: backlog - got, WaitMs: 1000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ls) == 0 {
+			t.Fatalf("claimed %d of %d backlog steps", got, backlog)
+		}
+		got += len(ls)
+	}
+	clk.Advance(keys.TimerBucket + 100*time.Millisecond) // the wait run's timer behind every backlog run's
+	run := mustStart(t, a, "wt", "")
+	if _, err := a.SendEvent(ctx, run, EventRequest{Name: "go"}); err != nil {
+		t.Fatal(err)
+	}
+	timersBehind(t, a, run, backlog)
+	return run
 }

@@ -163,7 +163,13 @@ func clientOptions(maxRetries int) *container.ClientOptions {
 	tr.DialContext = (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext
 	o := &container.ClientOptions{}
 	o.Transport = &http.Client{Transport: tr}
+	// A try timeout: azcore has none by default, so an endpoint that
+	// accepts a request and never answers (seen of Azurite on a loaded
+	// CI machine) held the caller until its context ended, and a caller
+	// without a deadline for ever. A minute is twice the longest API
+	// request (engine.DefaultMaxRequestTime) for objects of kilobytes.
 	o.Retry = policy.RetryOptions{
+		TryTimeout:    time.Minute,
 		MaxRetries:    int32(maxRetries),
 		RetryDelay:    200 * time.Millisecond,
 		MaxRetryDelay: 2 * time.Second,

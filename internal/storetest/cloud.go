@@ -3,15 +3,11 @@ package storetest
 import (
 	"context"
 	"errors"
-	"fmt"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/bloberror"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
-	"github.com/fsouza/fake-gcs-server/fakestorage"
 
 	"github.com/cairn-dev/cairn/blob"
 	"github.com/cairn-dev/cairn/blob/azure"
@@ -19,32 +15,16 @@ import (
 	"github.com/cairn-dev/cairn/internal/testinfra"
 )
 
-// fakeGCS is the test binary's in-process fake-gcs-server (plain HTTP on
-// 127.0.0.1), started on first use and shared: each test gets its own
-// bucket.
-var fakeGCS struct {
-	sync.Once
-	srv *fakestorage.Server
-	err error
-	seq atomic.Int64
-}
-
-// GCS returns a fresh bucket on the test binary's fake-gcs-server,
-// opened through the gcs driver (the real cloud.google.com/go/storage
-// client over HTTP, generation preconditions and all).
+// GCS returns a fresh bucket on the test binary's fake-gcs-server (a
+// child process, testinfra.FakeGCS), opened through the gcs driver (the
+// real cloud.google.com/go/storage client over HTTP, generation
+// preconditions and all). The package's TestMain must call testinfra.Main.
 func GCS(t testing.TB) *blob.Bucket {
 	t.Helper()
-	fakeGCS.Do(func() {
-		fakeGCS.srv, fakeGCS.err = fakestorage.NewServerWithOptions(fakestorage.Options{
-			Scheme: "http", Host: "127.0.0.1", NoListener: false,
-		})
-	})
-	if fakeGCS.err != nil {
-		t.Fatalf("storetest: fake-gcs-server: %v", fakeGCS.err)
-	}
-	name := fmt.Sprintf("cairn-engine-%d", fakeGCS.seq.Add(1))
-	fakeGCS.srv.CreateBucket(name)
-	b, err := gcs.New(context.Background(), gcs.Options{Bucket: name, Endpoint: fakeGCS.srv.URL()})
+	url := testinfra.FakeGCS(t)
+	name := testinfra.NewBucketName(t)
+	testinfra.CreateGCSBucket(t, url, name)
+	b, err := gcs.New(context.Background(), gcs.Options{Bucket: name, Endpoint: url})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -118,12 +118,7 @@ func (e *Engine) skipReason(r *runRecord, d *definition, s *cairn.Step, fx *effe
 		err = fmt.Errorf("evaluated to %s, not a bool", render.Clip(string(out)))
 	}
 	why := cairn.ErrorInfo{Class: cairn.ClassRenderError, Message: fmt.Sprintf("when condition of step %s: %v", s.ID, err)}
-	st := r.Steps[s.ID]
-	st.Status, st.Error = cairn.StepFailed, &why
-	r.journal(fx.now, cairn.JournalEntry{Type: cairn.JournalStepFailed, Step: s.ID, Error: &why})
-	runErr := why
-	runErr.Step = s.ID
-	e.endRun(r, cairn.RunFailed, &runErr, fx.now, "step "+s.ID+" failed")
+	e.failStepAndRun(r, s.ID, why, cairn.JournalEntry{}, fx)
 	return ""
 }
 
@@ -235,6 +230,21 @@ func (e *Engine) endRun(r *runRecord, status cairn.RunStatus, why *cairn.ErrorIn
 	r.journal(now, cairn.JournalEntry{Type: cairn.JournalRunEnded(status), Error: why, Message: message})
 }
 
+// failStepAndRun fails step with why and the run with it: the one way a
+// step's failure ends its run (a task's last attempt or a started
+// at_most_once one, a when condition that does not render, a wait's
+// timeout, a failed child or map). entry is the step_failed journal
+// entry's attempt, worker and message, when there are any.
+func (e *Engine) failStepAndRun(r *runRecord, step string, why cairn.ErrorInfo, entry cairn.JournalEntry, fx *effects) {
+	st := r.Steps[step]
+	st.Status, st.Error, st.WakeAt = cairn.StepFailed, &why, nil
+	entry.Type, entry.Step, entry.Error = cairn.JournalStepFailed, step, &why
+	r.journal(fx.now, entry)
+	runErr := why
+	runErr.Step = step
+	e.endRun(r, cairn.RunFailed, &runErr, fx.now, "step "+step+" failed")
+}
+
 // backoff is the wait before attempt n+1 after failures failures.
 func backoff(p cairn.RetryPolicy, failures int) time.Duration {
 	d := float64(p.InitialBackoff.D()) * math.Pow(p.Multiplier, float64(failures-1))
@@ -261,13 +271,8 @@ func (e *Engine) failAttempt(r *runRecord, d *definition, step string, n int, wh
 			e.itemFailed(r, d, step, n, worker, why, fx)
 			return
 		}
-		st.Status = cairn.StepFailed
-		st.Error = &why
-		r.journal(fx.now, cairn.JournalEntry{Type: cairn.JournalStepFailed, Step: step, Attempt: n, Worker: worker, Error: &why,
-			Message: "at_most_once attempt had started: not run again"})
-		runErr := why
-		runErr.Step = step
-		e.endRun(r, cairn.RunFailed, &runErr, fx.now, "step "+step+" failed")
+		e.failStepAndRun(r, step, why, cairn.JournalEntry{Attempt: n, Worker: worker,
+			Message: "at_most_once attempt had started: not run again"}, fx)
 		return
 	}
 	switch {
@@ -302,12 +307,7 @@ func (e *Engine) failAttempt(r *runRecord, d *definition, step string, n int, wh
 		e.itemFailed(r, d, step, n, worker, why, fx)
 		return
 	}
-	st.Status = cairn.StepFailed
-	st.Error = &why
-	r.journal(fx.now, cairn.JournalEntry{Type: cairn.JournalStepFailed, Step: step, Attempt: n, Worker: worker, Error: &why})
-	runErr := why
-	runErr.Step = step
-	e.endRun(r, cairn.RunFailed, &runErr, fx.now, "step "+step+" failed")
+	e.failStepAndRun(r, step, why, cairn.JournalEntry{Attempt: n, Worker: worker}, fx)
 }
 
 // retryable reports whether a failure of class may be retried under p.

@@ -160,22 +160,12 @@ func (e *Engine) failChildStep(ctx context.Context, run, step string, attempt in
 		if r.Status.Terminal() || st == nil || st.Status != cairn.StepChildRunning || st.Child == nil || st.Child.Attempt != attempt {
 			return struct{}{}, nil
 		}
-		e.failStepAndRun(r, step, why, fx)
+		e.failStepAndRun(r, step, why, cairn.JournalEntry{}, fx)
 		return struct{}{}, nil
 	})
 	return err
 }
 
-// failStepAndRun fails a step that is not a task (no retry applies) and
-// the run.
-func (e *Engine) failStepAndRun(r *runRecord, step string, why cairn.ErrorInfo, fx *effects) {
-	st := r.Steps[step]
-	st.Status, st.Error, st.WakeAt = cairn.StepFailed, &why, nil
-	r.journal(fx.now, cairn.JournalEntry{Type: cairn.JournalStepFailed, Step: step, Error: &why})
-	runErr := why
-	runErr.Step = step
-	e.endRun(r, cairn.RunFailed, &runErr, fx.now, "step "+step+" failed")
-}
 
 // childEnded applies an ended child run to its parent's step: a guarded
 // mutation, applied only while the step still waits for this child.
@@ -213,7 +203,7 @@ func (e *Engine) childEnded(ctx context.Context, c *runRecord) error {
 			why.Class = c.Error.Class
 			why.Message = fmt.Sprintf("child run %s %s: %s", c.ID, c.Status, c.Error.Message)
 		}
-		e.failStepAndRun(r, p.Step, why, fx)
+		e.failStepAndRun(r, p.Step, why, cairn.JournalEntry{}, fx)
 		return struct{}{}, nil
 	})
 	return err

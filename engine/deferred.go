@@ -75,9 +75,8 @@ func (c *committer) idleLocked(run string) {
 // completeDeferred makes a complete durable in its lease and answers it
 // before the fold, when the run record is congested. ok is false when the
 // complete should take the ordinary path.
-func (e *Engine) completeDeferred(ctx context.Context, id string, req CompleteRequest) (_ *Ended, ok bool, _ error) {
-	tok, err := parseLeaseID(id)
-	if err != nil || !e.commits.congested(tok.Run) {
+func (e *Engine) completeDeferred(ctx context.Context, tok leaseToken, req CompleteRequest) (_ *Ended, ok bool, _ error) {
+	if !e.commits.congested(tok.Run) {
 		return nil, false, nil
 	}
 	r := e.sharedRun(tok.Run, 0) // read only
@@ -107,7 +106,7 @@ func (e *Engine) completeDeferred(ctx context.Context, id string, req CompleteRe
 	if len(raw)+size+(64<<10) > e.cfg.MaxRunRecordBytes {
 		return nil, false, nil // may be too large: decided by the record
 	}
-	tok, l, ver, err := e.workerCall(ctx, id, nil)
+	tok, l, ver, err := e.workerCall(ctx, tok, nil)
 	if err != nil {
 		return nil, true, err
 	}

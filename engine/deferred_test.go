@@ -116,7 +116,7 @@ func TestDeferredCompleteOnAStaleCopy(t *testing.T) {
 	if !b.commits.congested(run) {
 		t.Fatal("B is not congested")
 	}
-	ended, deferred, err := b.completeDeferred(ctx, l.ID, CompleteRequest{Output: json.RawMessage(`"second"`)})
+	ended, deferred, err := b.completeDeferred(ctx, mustToken(t, l.ID), CompleteRequest{Output: json.RawMessage(`"second"`)})
 	b.commits.mu.Lock()
 	delete(b.commits.batches, run)
 	b.commits.mu.Unlock()

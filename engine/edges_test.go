@@ -190,7 +190,7 @@ func TestLateCompleteAfterFence(t *testing.T) {
 			l := claimOne(t, e, "w")
 			clk.Advance(time.Minute)
 			// The reaper's first write, and a crash before its second.
-			tok, lr, ver, err := e.lease(ctx, l.ID)
+			tok, lr, ver, err := e.lease(ctx, mustToken(t, l.ID))
 			if err != nil {
 				t.Fatal(err)
 			}

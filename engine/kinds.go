@@ -85,14 +85,8 @@ var stepKinds = map[cairn.StepKind]*stepKind{
 			return true
 		},
 		fire: func(e *Engine, r *runRecord, s *cairn.Step, fx *effects) {
-			st := r.Steps[s.ID]
-			st.Status, st.WakeAt = cairn.StepFailed, nil
 			why := cairn.ErrorInfo{Class: cairn.ClassTimeout, Message: "no event " + s.Event + " within " + s.WaitTimeout.D().String()}
-			st.Error = &why
-			r.journal(fx.now, cairn.JournalEntry{Type: cairn.JournalStepFailed, Step: s.ID, Error: &why})
-			runErr := why
-			runErr.Step = s.ID
-			e.endRun(r, cairn.RunFailed, &runErr, fx.now, "wait "+s.ID+" timed out")
+			e.failStepAndRun(r, s.ID, why, cairn.JournalEntry{}, fx)
 		},
 	},
 	cairn.KindSleep: {

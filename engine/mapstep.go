@@ -163,7 +163,7 @@ func (e *Engine) startMap(r *runRecord, d *definition, s *cairn.Step, fx *effect
 	st := r.Steps[s.ID]
 	fail := func(class, msg string) {
 		why := cairn.ErrorInfo{Class: class, Message: msg}
-		e.failMapStep(r, s.ID, why, fx)
+		e.failStepAndRun(r, s.ID, why, cairn.JournalEntry{}, fx)
 	}
 	out, err := d.items[s.ID].Render(e.renderVarsFor(r, d, s.ID))
 	if err != nil {
@@ -286,20 +286,10 @@ func (e *Engine) itemFailed(r *runRecord, d *definition, item string, n int, wor
 		if m.Failed > 1 {
 			mapErr.Message = fmt.Sprintf("%d items failed (tolerated: %d); item %d: %s", m.Failed, s.ToleratedOf(m.Total), idx, why.Message)
 		}
-		e.failMapStep(r, base, mapErr, fx)
+		e.failStepAndRun(r, base, mapErr, cairn.JournalEntry{}, fx)
 		return
 	}
 	e.itemEnded(r, d, item, json.RawMessage("null"), fx)
-}
-
-// failMapStep fails a map step and the run.
-func (e *Engine) failMapStep(r *runRecord, step string, why cairn.ErrorInfo, fx *effects) {
-	st := r.Steps[step]
-	st.Status, st.Error, st.WakeAt = cairn.StepFailed, &why, nil
-	r.journal(fx.now, cairn.JournalEntry{Type: cairn.JournalStepFailed, Step: step, Error: &why})
-	runErr := why
-	runErr.Step = step
-	e.endRun(r, cairn.RunFailed, &runErr, fx.now, "step "+step+" failed")
 }
 
 // finishMap marks a map whose items are all done for collection, and asks
@@ -394,7 +384,7 @@ func (e *Engine) collectMap(ctx context.Context, run string, d *definition, step
 		}
 		if tooLarge != nil {
 			st.Map.Collect = false
-			e.failMapStep(r, step, cairn.ErrorInfo{Class: cairn.ClassOutputTooLarge, Message: tooLarge.Error()}, fx)
+			e.failStepAndRun(r, step, cairn.ErrorInfo{Class: cairn.ClassOutputTooLarge, Message: tooLarge.Error()}, cairn.JournalEntry{}, fx)
 			return struct{}{}, nil
 		}
 		e.completeMap(r, d, s, out, fx)

@@ -212,7 +212,11 @@ func (e *Engine) LeasePayload(ctx context.Context, lease, sha string) (json.RawM
 	if !validSHA(sha) {
 		return nil, &InvalidError{Field: "sha256", Message: "must be 64 lowercase hex digits"}
 	}
-	tok, _, _, err := e.lease(ctx, lease)
+	tok, err := leaseArg(lease)
+	if err != nil {
+		return nil, err
+	}
+	tok, _, _, err = e.lease(ctx, tok)
 	if err != nil {
 		return nil, err
 	}

@@ -159,6 +159,8 @@ type leaseToken struct {
 	Worker    string `json:"w"`
 	ClaimedAt int64  `json:"t"`
 	Nonce     string `json:"k"`
+
+	raw string // the id as the caller sent it (for error messages)
 }
 
 func (t leaseToken) id() string {
@@ -185,6 +187,16 @@ func (t leaseToken) matches(l *leaseRecord) bool {
 
 var errBadLease = errors.New("malformed lease id")
 
+// leaseArg parses the lease id of a worker call, once per call: what
+// follows takes the token. A malformed id is the caller's error.
+func leaseArg(id string) (leaseToken, error) {
+	tok, err := parseLeaseID(id)
+	if err != nil {
+		return tok, &InvalidError{Field: "lease", Message: "malformed lease id"}
+	}
+	return tok, nil
+}
+
 func parseLeaseID(id string) (leaseToken, error) {
 	var t leaseToken
 	if len(id) > 2048 {
@@ -198,6 +210,7 @@ func parseLeaseID(id string) (leaseToken, error) {
 		!keys.RunID.Valid(t.Run) || !validStepID(t.Step) || !keys.WorkerID.Valid(t.Worker) {
 		return t, errBadLease
 	}
+	t.raw = id
 	return t, nil
 }
 

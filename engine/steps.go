@@ -22,11 +22,7 @@ type LeaseStatus struct {
 // one: the lease object exists and its worker, claim time and nonce match
 // the id's. Anything else is "lease not found": a made-up or edited id
 // learns nothing.
-func (e *Engine) lease(ctx context.Context, id string) (leaseToken, *leaseRecord, blob.Version, error) {
-	tok, err := parseLeaseID(id)
-	if err != nil {
-		return tok, nil, "", &InvalidError{Field: "lease", Message: "malformed lease id"}
-	}
+func (e *Engine) lease(ctx context.Context, tok leaseToken) (leaseToken, *leaseRecord, blob.Version, error) {
 	if l, ver, ok := e.cachedLease(tok); ok {
 		return tok, l, ver, nil // written by this instance: see leasecache.go
 	}
@@ -35,13 +31,13 @@ func (e *Engine) lease(ctx context.Context, id string) (leaseToken, *leaseRecord
 		l.key = key
 	}
 	if isNotFound(err) {
-		return tok, nil, "", &NotFoundError{What: "lease", ID: shortID(id)}
+		return tok, nil, "", &NotFoundError{What: "lease", ID: shortID(tok.raw)}
 	}
 	if err != nil {
 		return tok, nil, "", err
 	}
 	if !tok.matches(l) {
-		return tok, nil, "", &NotFoundError{What: "lease", ID: shortID(id)}
+		return tok, nil, "", &NotFoundError{What: "lease", ID: shortID(tok.raw)}
 	}
 	return tok, l, ver, nil
 }
@@ -122,9 +118,9 @@ func (e *Engine) refuseFenced(ctx context.Context, tok leaseToken, l *leaseRecor
 // not nil, is called instead of fencing a lease past timeout_at: a fail
 // that arrives then (a body that gave up at its deadline) is applied as
 // the timeout it is, keeping the worker's words.
-func (e *Engine) workerCall(ctx context.Context, id string, lateFail func()) (leaseToken, *leaseRecord, blob.Version, error) {
+func (e *Engine) workerCall(ctx context.Context, tok leaseToken, lateFail func()) (leaseToken, *leaseRecord, blob.Version, error) {
 	for attempt := 0; ; attempt++ {
-		tok, l, ver, err := e.lease(ctx, id)
+		tok, l, ver, err := e.lease(ctx, tok)
 		if err != nil {
 			return tok, nil, "", err
 		}
@@ -161,9 +157,9 @@ func (e *Engine) workerCall(ctx context.Context, id string, lateFail func()) (le
 
 // updateLease applies change to a live lease by compare-and-swap,
 // re-reading after a lost race. check runs on every read and may refuse.
-func (e *Engine) updateLease(ctx context.Context, id string, check func(tok leaseToken, l *leaseRecord) (write bool, err error), change func(l *leaseRecord)) (*leaseRecord, error) {
+func (e *Engine) updateLease(ctx context.Context, tok leaseToken, check func(tok leaseToken, l *leaseRecord) (write bool, err error), change func(l *leaseRecord)) (*leaseRecord, error) {
 	for attempt := 0; ; attempt++ {
-		tok, l, ver, err := e.workerCall(ctx, id, nil)
+		tok, l, ver, err := e.workerCall(ctx, tok, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -192,7 +188,11 @@ func (e *Engine) updateLease(ctx context.Context, id string, check func(tok leas
 // again) and checks the run is still running; for at_least_once it only
 // checks that the lease is live.
 func (e *Engine) Started(ctx context.Context, id string) (*LeaseStatus, error) {
-	l, err := e.updateLease(ctx, id, func(tok leaseToken, l *leaseRecord) (bool, error) {
+	tok, err := leaseArg(id)
+	if err != nil {
+		return nil, err
+	}
+	l, err := e.updateLease(ctx, tok, func(tok leaseToken, l *leaseRecord) (bool, error) {
 		if l.Delivery != cairn.AtMostOnce || l.StartedAt != nil {
 			return false, nil
 		}
@@ -252,17 +252,19 @@ func findAttempt(st *stepState, n int) *cairn.Attempt {
 // attempt is over: completed, reclaimed, past its timeout, or its run
 // ended.
 func (e *Engine) Heartbeat(ctx context.Context, id string) (*LeaseStatus, error) {
-	return e.heartbeat(ctx, id, newRunMemo(e))
+	tok, err := leaseArg(id)
+	if err != nil {
+		return nil, err
+	}
+	return e.heartbeat(ctx, tok, newRunMemo(e))
 }
 
 // heartbeat is Heartbeat with the run record read through runs, started
 // before the lease is read, so the two reads overlap and a batch reads
 // each run once.
-func (e *Engine) heartbeat(ctx context.Context, id string, runs *runMemo) (*LeaseStatus, error) {
-	if tok, err := parseLeaseID(id); err == nil {
-		runs.prefetch(ctx, tok.Run)
-	}
-	l, err := e.updateLease(ctx, id, func(tok leaseToken, l *leaseRecord) (bool, error) {
+func (e *Engine) heartbeat(ctx context.Context, tok leaseToken, runs *runMemo) (*LeaseStatus, error) {
+	runs.prefetch(ctx, tok.Run)
+	l, err := e.updateLease(ctx, tok, func(tok leaseToken, l *leaseRecord) (bool, error) {
 		r, err := runs.get(ctx, l.Run)
 		if err != nil {
 			return false, err
@@ -364,14 +366,17 @@ func (e *Engine) Complete(ctx context.Context, id string, req CompleteRequest) (
 	if n := req.ClaimNext; n != nil && (n.Max < 1 || n.Max > 100) {
 		return nil, &InvalidError{Field: "claim_next.max", Message: "must be between 1 and 100"}
 	}
-	ended, err := e.complete(ctx, id, req)
+	tok, err := leaseArg(id)
+	if err != nil {
+		return nil, err
+	}
+	ended, err := e.complete(ctx, tok, req)
 	if err != nil || req.ClaimNext == nil {
 		return ended, err
 	}
 	// The complete landed, so the lease id was proven: its worker is the
 	// one to claim for. The claim never holds. A failure here must not
 	// turn the applied complete into an error: the worker claims again.
-	tok, _ := parseLeaseID(id)
 	leases, cerr := e.Claim(ctx, ClaimRequest{WorkerID: tok.Worker, Max: req.ClaimNext.Max})
 	if cerr != nil && len(leases) == 0 {
 		e.log.Warn("eager claim after complete failed; the worker claims again", "worker", tok.Worker, "err", cerr)
@@ -381,11 +386,11 @@ func (e *Engine) Complete(ctx context.Context, id string, req CompleteRequest) (
 	return ended, nil
 }
 
-func (e *Engine) complete(ctx context.Context, id string, req CompleteRequest) (*Ended, error) {
-	if ended, ok, err := e.completeDeferred(ctx, id, req); ok {
+func (e *Engine) complete(ctx context.Context, tok leaseToken, req CompleteRequest) (*Ended, error) {
+	if ended, ok, err := e.completeDeferred(ctx, tok, req); ok {
 		return ended, err // the run record is congested: see deferred.go
 	}
-	return e.end(ctx, id, req.StatePatch, req.Usage, false, nil, &req.Output, e.completeApply(&req.Output), cairn.OutcomeCompleted)
+	return e.end(ctx, tok, req.StatePatch, req.Usage, false, nil, &req.Output, e.completeApply(&req.Output), cairn.OutcomeCompleted)
 }
 
 // completeApply is what a complete does to the run record once its lease
@@ -426,7 +431,11 @@ func (e *Engine) Fail(ctx context.Context, id string, req FailRequest) (*Ended, 
 			why.Class = cairn.ClassTimeout
 		}
 	}
-	return e.end(ctx, id, req.StatePatch, req.Usage, unstartedOK, late, nil, func(r *runRecord, d *definition, tok leaseToken, startedAt *time.Time, fx *effects) {
+	tok, err := leaseArg(id)
+	if err != nil {
+		return nil, err
+	}
+	return e.end(ctx, tok, req.StatePatch, req.Usage, unstartedOK, late, nil, func(r *runRecord, d *definition, tok leaseToken, startedAt *time.Time, fx *effects) {
 		e.failAttempt(r, d, tok.Step, tok.Attempt, why, tok.Worker, startedAt != nil, fx)
 	}, cairn.OutcomeFailed)
 }
@@ -456,9 +465,9 @@ func (e *Engine) checkSizes(output json.RawMessage, patch map[string]json.RawMes
 // output, when not nil, is the complete's output: it and the state patch
 // are stored by reference (payloads.go) once the lease is proven, before
 // the run-record write.
-func (e *Engine) end(ctx context.Context, id string, patch map[string]json.RawMessage, usage *cairn.Usage, unstartedOK bool, lateFail func(),
+func (e *Engine) end(ctx context.Context, tok leaseToken, patch map[string]json.RawMessage, usage *cairn.Usage, unstartedOK bool, lateFail func(),
 	output *json.RawMessage, apply func(r *runRecord, d *definition, tok leaseToken, startedAt *time.Time, fx *effects), outcome cairn.AttemptOutcome) (*Ended, error) {
-	tok, l, _, err := e.workerCall(ctx, id, lateFail)
+	tok, l, _, err := e.workerCall(ctx, tok, lateFail)
 	if err != nil {
 		return nil, err
 	}
@@ -470,7 +479,7 @@ func (e *Engine) end(ctx context.Context, id string, patch map[string]json.RawMe
 		return nil, err
 	}
 	if d.Step(l.Step) == nil {
-		return nil, &NotFoundError{What: "lease", ID: shortID(id)}
+		return nil, &NotFoundError{What: "lease", ID: shortID(tok.raw)}
 	}
 	if err := e.externalizeEnd(ctx, tok.Run, output, patch); err != nil {
 		return nil, err
@@ -575,7 +584,11 @@ func (e *Engine) HeartbeatMany(ctx context.Context, ids []string) []HeartbeatRes
 					out[i].Error = "internal error; retry"
 				}
 			}()
-			s, err := e.heartbeat(ctx, id, runs)
+			tok, err := leaseArg(id)
+			var s *LeaseStatus
+			if err == nil {
+				s, err = e.heartbeat(ctx, tok, runs)
+			}
 			switch reason, ok := IsRejection(err); {
 			case err == nil:
 				t := s.ExpiresAt

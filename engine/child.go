@@ -166,7 +166,6 @@ func (e *Engine) failChildStep(ctx context.Context, run, step string, attempt in
 	return err
 }
 
-
 // childEnded applies an ended child run to its parent's step: a guarded
 // mutation, applied only while the step still waits for this child.
 func (e *Engine) childEnded(ctx context.Context, c *runRecord) error {

@@ -18,12 +18,18 @@ import (
 	"github.com/cairn-dev/cairn/notify"
 )
 
-// A mutation changes a run record, or refuses to and says why. It must be
-// a pure function of the record (and the time it is given): when a
-// compare-and-swap loses, the committer runs it again on the fresh record.
-// A mutation that returns an error must leave the record unchanged.
-// Mutations are submitted through mutate, which types their answers.
-type mutation func(r *runRecord, fx *effects) (any, error)
+// A mutationOf[T] changes a run record and answers T, or refuses to and
+// says why: the one form of every change to a run record (starts,
+// worker calls, the reaper, events, cancels, maps and children). It must
+// be a pure function of the record (and the time it is given): when a
+// compare-and-swap loses, the committer runs it again on the fresh
+// record. A mutation that returns an error must leave the record
+// unchanged. Mutations are submitted through mutate, which types their
+// answers.
+type mutationOf[T any] func(r *runRecord, fx *effects) (T, error)
+
+// mutation is the committer's untyped form of a mutationOf[T].
+type mutation = mutationOf[any]
 
 // effects are what a committed write asks for after it lands: hints to
 // publish for work that became ready, and (set by the committer once the
@@ -96,7 +102,7 @@ func newCommitter(e *Engine) *committer {
 // (or the commit's error). When there is nothing to write (m changed
 // nothing) no write is made. m must be a pure function of the record:
 // see mutation. It is the only way to change a run record.
-func mutate[T any](ctx context.Context, c *committer, run string, m func(r *runRecord, fx *effects) (T, error)) (T, error) {
+func mutate[T any](ctx context.Context, c *committer, run string, m mutationOf[T]) (T, error) {
 	val, err := c.submit(ctx, run, func(r *runRecord, fx *effects) (any, error) { return m(r, fx) })
 	t, _ := val.(T) // the zero T when m did not answer (an error, a panic)
 	return t, err

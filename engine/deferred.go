@@ -162,16 +162,15 @@ func (e *Engine) fold(ctx context.Context, tok leaseToken, l *leaseRecord) (_ *E
 	}
 	var u cairn.Usage
 	if l.Done.Usage != nil {
-		u = *l.Done.Usage
+		u = *l.Done.Usage // priced when deferred
 	}
-	ended, err := mutate(ctx, e.commits, l.Run, e.endMutation(d, tok, l, l.Done.StatePatch, u, false, e.completeApply(&l.Done.Output), cairn.OutcomeCompleted))
+	done := &ending{output: &l.Done.Output, patch: l.Done.StatePatch, usage: u}
+	ended, err := mutate(ctx, e.commits, l.Run, e.endMutation(d, tok, l, done))
 	if reason, ok := IsRejection(err); ok && reason == cairn.ReasonTooLarge {
 		// Checked against the size limit before deferring, but the record
 		// grew meanwhile: fail the step as a worker told too_large does.
 		why := cairn.ErrorInfo{Class: cairn.ClassOutputTooLarge, Message: "the deferred output would grow the run record past its limit"}
-		return mutate(ctx, e.commits, l.Run, e.endMutation(d, tok, l, nil, u, true, func(r *runRecord, d *definition, tok leaseToken, startedAt *time.Time, fx *effects) {
-			e.failAttempt(r, d, tok.Step, tok.Attempt, why, tok.Worker, startedAt != nil, fx)
-		}, cairn.OutcomeFailed))
+		return mutate(ctx, e.commits, l.Run, e.endMutation(d, tok, l, &ending{why: &why, usage: u}))
 	}
 	return ended, err
 }

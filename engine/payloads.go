@@ -483,6 +483,3 @@ func (e *Engine) store1(ctx context.Context, run string, raw json.RawMessage) (j
 	e.payloads.put(run, ref.SHA256, raw)
 	return encodeRef(ref), nil
 }
-
-// mutationOf is a run mutation answering T.
-type mutationOf[T any] func(r *runRecord, fx *effects) (T, error)

@@ -390,24 +390,81 @@ func (e *Engine) complete(ctx context.Context, tok leaseToken, req CompleteReque
 	if ended, ok, err := e.completeDeferred(ctx, tok, req); ok {
 		return ended, err // the run record is congested: see deferred.go
 	}
-	return e.end(ctx, tok, req.StatePatch, req.Usage, false, nil, &req.Output, e.completeApply(&req.Output), cairn.OutcomeCompleted)
+	return e.end(ctx, tok, e.completing(&req.Output, req.StatePatch, req.Usage))
 }
 
-// completeApply is what a complete does to the run record once its lease
-// and attempt are checked.
-func (e *Engine) completeApply(output *json.RawMessage) func(r *runRecord, d *definition, tok leaseToken, startedAt *time.Time, fx *effects) {
-	return func(r *runRecord, d *definition, tok leaseToken, startedAt *time.Time, fx *effects) {
-		if _, _, item := splitItem(tok.Step); item {
-			e.itemCompleted(r, d, tok.Step, *output, fx) // mapstep.go
-			return
-		}
-		st := r.Steps[tok.Step]
-		st.Status = cairn.StepCompleted
-		st.Output = *output
-		st.CompletedBy = tok.Attempt
-		r.journal(fx.now, cairn.JournalEntry{Type: cairn.JournalStepCompleted, Step: tok.Step, Attempt: tok.Attempt, Worker: tok.Worker})
-		e.advance(r, d, fx)
+// ending is how a worker ends an attempt: completing it with an output,
+// or failing it with an error. A deferred complete is folded through the
+// same (deferred.go).
+type ending struct {
+	output *json.RawMessage           // completing: the output
+	why    *cairn.ErrorInfo           // failing: the error
+	patch  map[string]json.RawMessage // the state patch
+	usage  cairn.Usage                // priced
+}
+
+// completing is the ending of a complete.
+func (e *Engine) completing(output *json.RawMessage, patch map[string]json.RawMessage, usage *cairn.Usage) *ending {
+	return &ending{output: output, patch: patch, usage: e.priced(usage)}
+}
+
+// failing is the ending of a fail.
+func (e *Engine) failing(why cairn.ErrorInfo, patch map[string]json.RawMessage, usage *cairn.Usage) *ending {
+	return &ending{why: &why, patch: patch, usage: e.priced(usage)}
+}
+
+func (e *Engine) priced(u *cairn.Usage) cairn.Usage {
+	if u == nil {
+		return cairn.Usage{}
 	}
+	return e.cfg.Prices.price(*u)
+}
+
+func (en *ending) outcome() cairn.AttemptOutcome {
+	if en.why != nil {
+		return cairn.OutcomeFailed
+	}
+	return cairn.OutcomeCompleted
+}
+
+// unstartedOK: a worker that does not serve a step never starts its body,
+// so an unservable fail of an at_most_once attempt needs no started.
+func (en *ending) unstartedOK() bool {
+	return en.why != nil && en.why.Class == cairn.ClassUnservable
+}
+
+// late turns a fail that arrives past the attempt's timeout_at (a body
+// that gave up at its deadline) into the timeout it is, keeping the
+// worker's words. A complete has none: past timeout_at it is fenced.
+func (en *ending) late() func() {
+	if en.why == nil {
+		return nil
+	}
+	return func() {
+		if en.why.Class != cairn.ClassTimeout {
+			en.why.Message = "reported as " + en.why.Class + " after the attempt's timeout: " + en.why.Message
+			en.why.Class = cairn.ClassTimeout
+		}
+	}
+}
+
+// apply is what the ending does to the run record once its lease and
+// attempt are checked.
+func (e *Engine) apply(en *ending, r *runRecord, d *definition, tok leaseToken, started bool, fx *effects) {
+	if en.why != nil {
+		e.failAttempt(r, d, tok.Step, tok.Attempt, *en.why, tok.Worker, started, fx)
+		return
+	}
+	if _, _, item := splitItem(tok.Step); item {
+		e.itemCompleted(r, d, tok.Step, *en.output, fx) // mapstep.go
+		return
+	}
+	st := r.Steps[tok.Step]
+	st.Status = cairn.StepCompleted
+	st.Output = *en.output
+	st.CompletedBy = tok.Attempt
+	r.journal(fx.now, cairn.JournalEntry{Type: cairn.JournalStepCompleted, Step: tok.Step, Attempt: tok.Attempt, Worker: tok.Worker})
+	e.advance(r, d, fx)
 }
 
 // Fail ends an attempt with an error; its class decides what follows.
@@ -421,23 +478,11 @@ func (e *Engine) Fail(ctx context.Context, id string, req FailRequest) (*Ended, 
 	if err := e.checkSizes(nil, req.StatePatch); err != nil {
 		return nil, err
 	}
-	why := req.Error
-	// A worker that does not serve the step never starts its body: an
-	// unservable fail of an at_most_once attempt needs no started.
-	unstartedOK := why.Class == cairn.ClassUnservable
-	late := func() {
-		if why.Class != cairn.ClassTimeout {
-			why.Message = "reported as " + why.Class + " after the attempt's timeout: " + why.Message
-			why.Class = cairn.ClassTimeout
-		}
-	}
 	tok, err := leaseArg(id)
 	if err != nil {
 		return nil, err
 	}
-	return e.end(ctx, tok, req.StatePatch, req.Usage, unstartedOK, late, nil, func(r *runRecord, d *definition, tok leaseToken, startedAt *time.Time, fx *effects) {
-		e.failAttempt(r, d, tok.Step, tok.Attempt, why, tok.Worker, startedAt != nil, fx)
-	}, cairn.OutcomeFailed)
+	return e.end(ctx, tok, e.failing(req.Error, req.StatePatch, req.Usage))
 }
 
 func (e *Engine) checkSizes(output json.RawMessage, patch map[string]json.RawMessage) error {
@@ -465,9 +510,8 @@ func (e *Engine) checkSizes(output json.RawMessage, patch map[string]json.RawMes
 // output, when not nil, is the complete's output: it and the state patch
 // are stored by reference (payloads.go) once the lease is proven, before
 // the run-record write.
-func (e *Engine) end(ctx context.Context, tok leaseToken, patch map[string]json.RawMessage, usage *cairn.Usage, unstartedOK bool, lateFail func(),
-	output *json.RawMessage, apply func(r *runRecord, d *definition, tok leaseToken, startedAt *time.Time, fx *effects), outcome cairn.AttemptOutcome) (*Ended, error) {
-	tok, l, _, err := e.workerCall(ctx, tok, lateFail)
+func (e *Engine) end(ctx context.Context, tok leaseToken, en *ending) (*Ended, error) {
+	tok, l, _, err := e.workerCall(ctx, tok, en.late())
 	if err != nil {
 		return nil, err
 	}
@@ -481,24 +525,18 @@ func (e *Engine) end(ctx context.Context, tok leaseToken, patch map[string]json.
 	if d.Step(l.Step) == nil {
 		return nil, &NotFoundError{What: "lease", ID: shortID(tok.raw)}
 	}
-	if err := e.externalizeEnd(ctx, tok.Run, output, patch); err != nil {
+	if err := e.externalizeEnd(ctx, tok.Run, en.output, en.patch); err != nil {
 		return nil, err
 	}
-	var u cairn.Usage
-	if usage != nil {
-		u = e.cfg.Prices.price(*usage)
-	}
-	ended, err := e.mutateSpilling(ctx, tok.Run, output, patch, e.endMutation(d, tok, l, patch, u, unstartedOK, apply, outcome))
+	ended, err := e.mutateSpilling(ctx, tok.Run, en.output, en.patch, e.endMutation(d, tok, l, en))
 	e.attemptEnded(ctx, l, err) // free its concurrency slots (limits.go)
 	return ended, err
 }
 
-// endMutation is the run-record change of a complete or fail of lease l
-// (usage u already priced): check the attempt is current, record it,
-// merge state and usage, apply the outcome.
-func (e *Engine) endMutation(d *definition, tok leaseToken, l *leaseRecord, patch map[string]json.RawMessage, u cairn.Usage, unstartedOK bool,
-	apply func(r *runRecord, d *definition, tok leaseToken, startedAt *time.Time, fx *effects), outcome cairn.AttemptOutcome) func(r *runRecord, fx *effects) (*Ended, error) {
-	startedAt := l.StartedAt
+// endMutation is the run-record change of ending en of lease l: check the
+// attempt is current, record it, merge state and usage, apply the ending.
+func (e *Engine) endMutation(d *definition, tok leaseToken, l *leaseRecord, en *ending) mutationOf[*Ended] {
+	startedAt, outcome, u := l.StartedAt, en.outcome(), en.usage
 	return func(r *runRecord, fx *effects) (*Ended, error) {
 		if r.Workflow != l.Workflow || r.Version != l.Version {
 			return nil, reject(cairn.ReasonFenced, "lease does not belong to run %s", r.ID)
@@ -509,7 +547,7 @@ func (e *Engine) endMutation(d *definition, tok leaseToken, l *leaseRecord, patc
 		if err := e.checkCurrent(r, tok); err != nil {
 			return nil, err
 		}
-		if l.Delivery == cairn.AtMostOnce && startedAt == nil && !unstartedOK {
+		if l.Delivery == cairn.AtMostOnce && startedAt == nil && !en.unstartedOK() {
 			return nil, reject(cairn.ReasonNotStarted, "%s of at_most_once attempt %d of step %s arrived without started; an SDK worker never does this", outcome, tok.Attempt, tok.Step)
 		}
 		st := r.Steps[tok.Step]
@@ -524,13 +562,13 @@ func (e *Engine) endMutation(d *definition, tok leaseToken, l *leaseRecord, patc
 			st.Usage.Add(u)
 			r.Usage.Add(u)
 		}
-		for k, v := range patch {
+		for k, v := range en.patch {
 			if r.State == nil {
 				r.State = map[string]json.RawMessage{}
 			}
 			r.State[k] = v
 		}
-		apply(r, d, tok, startedAt, fx)
+		e.apply(en, r, d, tok, startedAt != nil, fx)
 		if a.Outcome == cairn.OutcomeFailed {
 			if st := r.Steps[tok.Step]; st != nil { // a finished map item is gone
 				a.Error = st.Error

@@ -22,6 +22,8 @@ import (
 	"github.com/cairn-dev/cairn/engine/internal/render"
 	"github.com/cairn-dev/cairn/notify"
 	"github.com/cairn-dev/cairn/telemetry"
+
+	"golang.org/x/sync/singleflight"
 )
 
 // Defaults of the Config fields a deployment sets (internal/config reads
@@ -240,8 +242,8 @@ type Engine struct {
 	// (rand.IntN; a test sets it).
 	scanStart func(n int) int
 
-	flow  flowState // flow control's parked hints (limits.go)
-	reads runReads  // claims' run-record reads in flight (leasecache.go)
+	flow  flowState          // flow control's parked hints (limits.go)
+	reads singleflight.Group // claims' run-record reads in flight (runstore.go)
 	// unsettled are this instance's lease creates whose outcome it could
 	// not learn (claim.go).
 	unsettled unsettledLeases

@@ -288,34 +288,6 @@ func isNotFoundErr(err error) bool {
 	return errors.As(err, &nf)
 }
 
-// readRun reads a run record from the bucket. An id that cannot be a run
-// id names no run: entry points refuse it first with a validation error;
-// for ids from elsewhere (a lease, a timer key) it is simply not found.
-func (e *Engine) readRun(ctx context.Context, id string) (*runRecord, error) {
-	r, _, err := e.getRun(ctx, id)
-	return r, err
-}
-
-// getRun reads run id's record in either layout and decodes it; it
-// returns the stored object too (its bytes and version, for a cache).
-func (e *Engine) getRun(ctx context.Context, id string) (*runRecord, *blob.Object, error) {
-	if !keys.RunID.Valid(id) {
-		return nil, nil, &NotFoundError{What: "run", ID: id}
-	}
-	o, err := getEither(ctx, e.store, e.keys.Run(id), e.keys.OtherRun(id))
-	if isNotFound(err) {
-		return nil, nil, &NotFoundError{What: "run", ID: id}
-	}
-	if err != nil {
-		return nil, nil, err
-	}
-	var r runRecord
-	if err := jsonUnmarshal(o.Data, &r); err != nil {
-		return nil, nil, fmt.Errorf("run %s: stored record is corrupt: %w", id, err)
-	}
-	return &r, o, nil
-}
-
 // view is the API's view of a run record: steps in definition order (by
 // id without the definition), without the engine's bookkeeping. Holders
 // are read from leases by GetRun.

@@ -284,48 +284,6 @@ func (e *Engine) heartbeat(ctx context.Context, tok leaseToken, runs *runMemo) (
 	return &LeaseStatus{ExpiresAt: l.ExpiresAt}, nil
 }
 
-// runMemo reads each run record at most once, for the leases of one
-// heartbeat call.
-type runMemo struct {
-	e  *Engine
-	mu sync.Mutex
-	m  map[string]*runRead
-}
-
-type runRead struct {
-	done chan struct{}
-	r    *runRecord
-	err  error
-}
-
-func newRunMemo(e *Engine) *runMemo { return &runMemo{e: e, m: map[string]*runRead{}} }
-
-// prefetch starts reading run unless a read is under way or done.
-func (m *runMemo) prefetch(ctx context.Context, run string) *runRead {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if rr, ok := m.m[run]; ok {
-		return rr
-	}
-	rr := &runRead{done: make(chan struct{})}
-	m.m[run] = rr
-	go func() {
-		defer close(rr.done)
-		rr.r, rr.err = m.e.readRun(ctx, run)
-	}()
-	return rr
-}
-
-func (m *runMemo) get(ctx context.Context, run string) (*runRecord, error) {
-	rr := m.prefetch(ctx, run)
-	select {
-	case <-rr.done:
-		return rr.r, rr.err
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-}
-
 // CompleteRequest ends a step with its output.
 type CompleteRequest struct {
 	Output     json.RawMessage            `json:"output,omitempty" doc:"The step's output, any JSON."`

@@ -10,7 +10,7 @@ import (
 )
 
 // stores returns the stores engine tests run against: mem always, the
-// file store, GCS (an in-process fake-gcs-server through the gcs driver),
+// file store, GCS (fake-gcs-server, a child process, through the gcs driver),
 // Azure (Azurite, not under -short) and MinIO when containers are
 // available (see main_test.go).
 func stores(t *testing.T) map[string]func(t *testing.T) *blob.Bucket {

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"encoding/json"
 	"sync"
 	"time"
 
@@ -100,32 +99,6 @@ func (e *Engine) receive(h notify.Hint) {
 		return
 	}
 	e.hub.Add(h)
-}
-
-// cachedRun returns the committer's cached copy of run when it holds a
-// revision of at least rev, without reading the bucket.
-func (e *Engine) cachedRun(run string, rev int64) *runRecord {
-	raw, _, ok := e.commits.cache.get(run)
-	if !ok {
-		return nil
-	}
-	var r runRecord
-	if json.Unmarshal(raw, &r) != nil || r.Rev < rev {
-		return nil
-	}
-	return &r
-}
-
-// sharedRun is cachedRun without a copy of its own: the committer's
-// cached copy decoded once per version and shared by every caller, which
-// must not change it. Claims decide on it (claimRun), so the claims of a
-// wide fan-out do not each decode the whole record.
-func (e *Engine) sharedRun(run string, rev int64) *runRecord {
-	r, ok := e.commits.cache.shared(run)
-	if !ok || r.Rev < rev {
-		return nil
-	}
-	return r
 }
 
 // runAtLeast returns run's record for a request woken by a change to

@@ -199,6 +199,28 @@ func claimable(events []procEvent, claims []claimSpan, store string, emptyOnly b
 	return out
 }
 
+// downSpans returns the spans in which proc was down (killed or paused),
+// sorted; before its first start it is not counted.
+func downSpans(events []procEvent, proc string) []span {
+	var out []span
+	var from time.Time
+	down := false
+	for _, e := range events {
+		switch {
+		case e.Proc != proc:
+		case !e.Up && !down:
+			from, down = e.At, true
+		case e.Up && down:
+			out = append(out, span{from, e.At})
+			down = false
+		}
+	}
+	if down {
+		out = append(out, span{from, forever})
+	}
+	return out
+}
+
 // covered is how much of [a, b) the sorted, disjoint spans cover.
 func covered(spans []span, a, b time.Time) time.Duration {
 	var d time.Duration
@@ -242,6 +264,10 @@ type Sample struct {
 	// Raw is Leased − Ready; Idle and Free the parts of it counted by the
 	// two readings above.
 	Raw, Idle, Free time.Duration
+	// ReaperDown: the reaper was down (killed or paused) for some of the
+	// wait, so a lost hint could not be announced again: the bound is
+	// the fallback scans' (readyBound).
+	ReaperDown bool `json:",omitempty"`
 }
 
 func (s Sample) String() string {
@@ -267,7 +293,7 @@ func retryAt(msg string) (time.Time, bool) {
 // the journals show ready, with leases the journals lack taken from
 // claims (the history's answered claims). idle and free are the spans the
 // two readings count (nil: all time counts).
-func attemptSamples(runs []runJournal, claims map[attemptKey]time.Time, idle, free []span) []Sample {
+func attemptSamples(runs []runJournal, claims map[attemptKey]time.Time, idle, free, reaperDown []span) []Sample {
 	var out []Sample
 	for _, run := range runs {
 		type sn struct {
@@ -330,6 +356,7 @@ func attemptSamples(runs []runJournal, claims map[attemptKey]time.Time, idle, fr
 			if free != nil {
 				s.Free = covered(free, s.Ready, s.Leased)
 			}
+			s.ReaperDown = covered(reaperDown, s.Ready, s.Leased) > 0
 			out = append(out, s)
 		}
 	}
@@ -469,7 +496,9 @@ const (
 // A worker whose claims find work of their own instance (the free-slot
 // reading, freeSlots) is not in an empty claim: its instance scans at the
 // spacing of the scans such claims start, at least scanBehindEvery.
-func (p liveParams) readyBound(active int, freeSlots bool) (time.Duration, string) {
+// reaperUp says the reaper ran throughout the wait: when it did not, a
+// lost hint is found by the fallback scans only.
+func (p liveParams) readyBound(active int, freeSlots, reaperUp bool) (time.Duration, string) {
 	scans := max(1, (active+scanRunsPerFallback-1)/scanRunsPerFallback)
 	every, name := p.Fallback, "fallback"
 	if freeSlots {
@@ -477,7 +506,7 @@ func (p liveParams) readyBound(active int, freeSlots bool) (time.Duration, strin
 	}
 	d := every * time.Duration(scans)
 	why := fmt.Sprintf("%s %v × ceil(%d active runs / %d)", name, every, active, scanRunsPerFallback)
-	if ann := p.AnnounceAfter + p.ActiveCheck; p.Bus && ann < d {
+	if ann := p.AnnounceAfter + p.ActiveCheck; p.Bus && reaperUp && ann < d {
 		d = ann
 		why = fmt.Sprintf("re-announce after %v + reaper visit every %v", p.AnnounceAfter, p.ActiveCheck)
 	}
@@ -528,8 +557,10 @@ type Liveness struct {
 	// PeakActive is the most runs open at once.
 	PeakActive int
 	// Bound is L1, the judged reading's bound; BoundWhy how it was derived.
-	Bound    time.Duration
-	BoundWhy string
+	// NoReaperBound is L1 for a wait during which the reaper was down
+	// (with a bus, the fallback scans' bound; else Bound).
+	Bound, NoReaperBound       time.Duration
+	BoundWhy, NoReaperBoundWhy string
 	// Throughput is attempts leased a second during the chaos; Backlog
 	// the attempts leased after the drain began.
 	Throughput float64
@@ -542,6 +573,22 @@ type Liveness struct {
 	// Worst are the longest waits of the judged reading, longest first;
 	// WorstFree of the free-slot reading, WorstRaw whole.
 	Worst, WorstFree, WorstRaw []Sample
+}
+
+// judged is the reading of s that L1 applies to.
+func (l *Liveness) judged(s Sample) time.Duration {
+	if l.Strict {
+		return s.Free
+	}
+	return s.Idle
+}
+
+// boundOf is the L1 bound of s's wait.
+func (l *Liveness) boundOf(s Sample) time.Duration {
+	if s.ReaperDown {
+		return l.NoReaperBound
+	}
+	return l.Bound
 }
 
 // Judged is the distribution L1 applies to.
@@ -557,9 +604,10 @@ type liveInput struct {
 	Runs   []runJournal
 	Claims map[attemptKey]time.Time
 	// IdleSpans and FreeSpans are what the two readings count (nil: all
-	// time counts); Strict judges the free-slot reading.
-	IdleSpans, FreeSpans []span
-	Strict               bool
+	// time counts); Strict judges the free-slot reading. ReaperDown are
+	// the spans the reaper was down.
+	IdleSpans, FreeSpans, ReaperDown []span
+	Strict                           bool
 	// ChaosStart and DrainStart bound the chaos phase; Driver is the
 	// drain's time spent by the driver itself (see drainBound).
 	ChaosStart, DrainStart time.Time
@@ -579,7 +627,7 @@ func longest(samples []Sample, key func(Sample) time.Duration) []Sample {
 
 // measureLiveness computes the waits, their percentiles and the bounds.
 func measureLiveness(in liveInput) Liveness {
-	samples := attemptSamples(in.Runs, in.Claims, in.IdleSpans, in.FreeSpans)
+	samples := attemptSamples(in.Runs, in.Claims, in.IdleSpans, in.FreeSpans, in.ReaperDown)
 	l := Liveness{Strict: in.Strict, samples: samples}
 	var idle, free, whole []time.Duration
 	var chaosLeased int
@@ -602,7 +650,8 @@ func measureLiveness(in liveInput) Liveness {
 		l.Worst = l.WorstFree
 	}
 	l.PeakActive = peakActive(in.Runs)
-	l.Bound, l.BoundWhy = in.Params.readyBound(l.PeakActive, l.Strict)
+	l.Bound, l.BoundWhy = in.Params.readyBound(l.PeakActive, l.Strict, true)
+	l.NoReaperBound, l.NoReaperBoundWhy = in.Params.readyBound(l.PeakActive, l.Strict, false)
 	if chaos := in.DrainStart.Sub(in.ChaosStart); chaos > 0 {
 		l.Throughput = float64(chaosLeased) / chaos.Seconds()
 	}
@@ -626,9 +675,22 @@ func (l *Liveness) violations(drain time.Duration) []string {
 		reading = "had free slots"
 	}
 	var out []string
-	if max := l.Judged().Max; max > l.Bound {
-		out = append(out, fmt.Sprintf("liveness: a ready attempt waited %v for a lease while a worker %s, above the bound L1 = %v (%s)%s",
-			max.Round(time.Millisecond), reading, l.Bound.Round(time.Millisecond), l.BoundWhy, worst(l.Worst)))
+	// Each wait against its bound: a wait while the reaper was down has
+	// the fallback scans' (with a bus, the looser one).
+	var over []Sample
+	for _, s := range l.samples {
+		if l.judged(s) > l.boundOf(s) {
+			over = append(over, s)
+		}
+	}
+	if len(over) > 0 {
+		s := longest(over, func(s Sample) time.Duration { return l.judged(s) - l.boundOf(s) })[0]
+		bound, why := l.Bound, l.BoundWhy
+		if s.ReaperDown {
+			bound, why = l.NoReaperBound, l.NoReaperBoundWhy+"; the reaper was down during the wait"
+		}
+		out = append(out, fmt.Sprintf("liveness: a ready attempt waited %v for a lease while a worker %s, above the bound L1 = %v (%s); %d waits over their bound%s",
+			l.judged(s).Round(time.Millisecond), reading, bound.Round(time.Millisecond), why, len(over), worst(longest(over, l.judged))))
 	}
 	if l.DrainBound > 0 && drain > l.DrainBound {
 		out = append(out, fmt.Sprintf("liveness: the drain took %v, above the bound L3 = %v (%s)%s",
@@ -643,10 +705,14 @@ func (l *Liveness) String() string {
 	if l.Strict {
 		idle, free = "", " (judged)"
 	}
-	return fmt.Sprintf("  ready→leased: attempts=%d (not leased before the run ended=%d) bound L1=%v [%s]\n"+
+	noReaper := ""
+	if l.NoReaperBound != l.Bound {
+		noReaper = fmt.Sprintf("; while the reaper was down L1=%v [%s]", l.NoReaperBound.Round(time.Millisecond), l.NoReaperBoundWhy)
+	}
+	return fmt.Sprintf("  ready→leased: attempts=%d (not leased before the run ended=%d) bound L1=%v [%s]%s\n"+
 		"    while a worker was idle%s %v; while one had free slots%s %v; whole %v\n"+
 		"  drain bound L3=%v [%s]\n",
-		l.Attempts, l.NotLeased, l.Bound.Round(time.Millisecond), l.BoundWhy,
+		l.Attempts, l.NotLeased, l.Bound.Round(time.Millisecond), l.BoundWhy, noReaper,
 		idle, l.Idle, free, l.Free, l.Whole,
 		l.DrainBound.Round(time.Millisecond), l.DrainWhy)
 }
@@ -666,6 +732,7 @@ func (r *round) checkLiveness() {
 		Runs: r.journals, Claims: historyClaims(calls), Strict: r.cfg.StrictLiveness,
 		IdleSpans:  claimable(events, claims, storeName(r.store), true),
 		FreeSpans:  claimable(events, claims, storeName(r.store), false),
+		ReaperDown: downSpans(events, "reaper"),
 		ChaosStart: r.chaosStart, DrainStart: r.drainStart, Driver: r.driverDone.Sub(r.drainStart),
 		Params: r.liveParams(),
 	})

@@ -75,7 +75,7 @@ func TestLivenessWaits(t *testing.T) {
 	})
 	spans := []span{{at(-1000), at(3000)}, {at(11_000), forever}}
 	got := map[string]Sample{}
-	for _, s := range attemptSamples(runs, claims, spans, nil) {
+	for _, s := range attemptSamples(runs, claims, spans, nil, nil) {
 		got[s.Run+"/"+s.Step+"/"+string(rune('0'+s.Attempt))] = s
 	}
 	want := map[string]struct {
@@ -192,26 +192,33 @@ func TestPercentile(t *testing.T) {
 // TestLivenessBounds: L1 and L3 as docs/RELIABILITY.md states them.
 func TestLivenessBounds(t *testing.T) {
 	// No bus: 40 active runs take ceil(40/16) = 3 scans of 500 ms.
-	if d, _ := testParams.readyBound(40, false); d != 1500*time.Millisecond+250*time.Millisecond+5*time.Second {
+	if d, _ := testParams.readyBound(40, false, true); d != 1500*time.Millisecond+250*time.Millisecond+5*time.Second {
 		t.Errorf("L1 with no bus = %v", d)
 	}
-	if d, _ := testParams.readyBound(0, false); d != 500*time.Millisecond+250*time.Millisecond+5*time.Second {
+	if d, _ := testParams.readyBound(0, false, true); d != 500*time.Millisecond+250*time.Millisecond+5*time.Second {
 		t.Errorf("L1 with no runs = %v", d)
 	}
 	// Judged by free slots: the scans a claim with free slots starts are a
 	// second apart at least, so 3 of them take 3 s.
-	if d, why := testParams.readyBound(40, true); d != 3*time.Second+250*time.Millisecond+5*time.Second || !strings.Contains(why, "scan behind") {
+	if d, why := testParams.readyBound(40, true, true); d != 3*time.Second+250*time.Millisecond+5*time.Second || !strings.Contains(why, "scan behind") {
 		t.Errorf("L1 judged by free slots = %v (%s)", d, why)
 	}
 	// A bus: 10 s × 3 scans, or the reaper's re-announce after 5 s at its
 	// next visit (2 s): the smaller.
 	bus := testParams
 	bus.Bus, bus.Fallback = true, 10*time.Second
-	if d, why := bus.readyBound(40, false); d != 7*time.Second+250*time.Millisecond+5*time.Second || !strings.Contains(why, "re-announce") {
+	if d, why := bus.readyBound(40, false, true); d != 7*time.Second+250*time.Millisecond+5*time.Second || !strings.Contains(why, "re-announce") {
 		t.Errorf("L1 with a bus = %v (%s)", d, why)
 	}
-	if d, _ := bus.readyBound(10, false); d != 7*time.Second+250*time.Millisecond+5*time.Second {
+	if d, _ := bus.readyBound(10, false, true); d != 7*time.Second+250*time.Millisecond+5*time.Second {
 		t.Errorf("L1 with a bus, few runs = %v", d)
+	}
+	// With the reaper down no hint is announced again: 10 s × 3 scans.
+	if d, why := bus.readyBound(40, false, false); d != 30*time.Second+250*time.Millisecond+5*time.Second || !strings.Contains(why, "fallback") {
+		t.Errorf("L1 with a bus, the reaper down = %v (%s)", d, why)
+	}
+	if d, _ := testParams.readyBound(40, false, false); d != 1500*time.Millisecond+250*time.Millisecond+5*time.Second {
+		t.Errorf("L1 with no bus, the reaper down = %v", d)
 	}
 	// L3: driver 1 s + 4 s + 0.5 s + 300 attempts at 100/s (3 s) + L1 + 2 s.
 	if d, _ := testParams.drainBound(time.Second, 300, 100, 6*time.Second); d != 16500*time.Millisecond {
@@ -290,5 +297,50 @@ func TestLivenessVerdict(t *testing.T) {
 	l = measureLiveness(in)
 	if v := l.violations(10 * time.Second); len(v) != 1 || !strings.Contains(v[0], "while a worker had free slots") || !strings.Contains(v[0], "stuck-run") {
 		t.Errorf("strict: violations %q", v)
+	}
+}
+
+// TestLivenessReaperDown: in a round with a bus, a lost hint is announced
+// again by the reaper; a wait during which the reaper was killed or
+// paused is held to the fallback scans' bound instead, and one while it
+// ran to the re-announce bound.
+func TestLivenessReaperDown(t *testing.T) {
+	events := []procEvent{
+		{At: at(0), Proc: "reaper", Up: true}, {At: at(0), Proc: "api0", Up: true},
+		{At: at(20_000), Proc: "reaper", Up: false}, {At: at(21_000), Proc: "api0", Up: false},
+		{At: at(22_000), Proc: "api0", Up: true}, {At: at(30_000), Proc: "reaper", Up: true},
+		{At: at(50_000), Proc: "reaper", Up: false},
+	}
+	down := downSpans(events, "reaper")
+	if len(down) != 2 || down[0] != (span{at(20_000), at(30_000)}) || down[1] != (span{at(50_000), forever}) {
+		t.Fatalf("down spans %v", down)
+	}
+	bus := testParams
+	bus.Bus, bus.Fallback = true, 10*time.Second
+	// One run: a 15 s wait for its step b, ready at 10 s (the reaper goes
+	// down at 20 s) — under the fallback bound (10 s × 1 scan + 0.25 s +
+	// 5 s slack), over the re-announce one (7.25 s + 5 s).
+	in := liveInput{Runs: []runJournal{linearRun("r", 10_000, 10, 15_000, 10)}, ChaosStart: at(0), DrainStart: at(60_000), Params: bus, ReaperDown: down}
+	l := measureLiveness(in)
+	if l.Bound != 12250*time.Millisecond || l.NoReaperBound != 15250*time.Millisecond {
+		t.Fatalf("bounds %v / %v", l.Bound, l.NoReaperBound)
+	}
+	if v := l.violations(time.Second); len(v) != 0 {
+		t.Errorf("a wait while the reaper was down, under the fallback bound, fails: %v", v)
+	}
+	if !strings.Contains(l.String(), "while the reaper was down L1=15.25s") {
+		t.Errorf("the report does not give the bound:\n%s", l.String())
+	}
+	// The same wait with the reaper up throughout is over its bound.
+	in.ReaperDown = nil
+	l = measureLiveness(in)
+	if v := l.violations(time.Second); len(v) != 1 || !strings.Contains(v[0], "above the bound L1 = 12.25s") || !strings.Contains(v[0], "run r step b") {
+		t.Errorf("a 15 s wait with the reaper up: %v", v)
+	}
+	// And one over the fallback bound fails with the reaper down.
+	in.Runs, in.ReaperDown = []runJournal{linearRun("r", 10_000, 10, 16_000, 10)}, down
+	l = measureLiveness(in)
+	if v := l.violations(time.Second); len(v) != 1 || !strings.Contains(v[0], "the reaper was down during the wait") {
+		t.Errorf("a 16 s wait with the reaper down: %v", v)
 	}
 }

@@ -109,28 +109,72 @@ func (e *Engine) startRun(ctx context.Context, req StartRequest, seed func(r *ru
 		return nil, &InvalidError{Field: "priority", Message: err.Error()}
 	}
 	now := e.now()
-	id := newRunID(now)
-	if req.IdempotencyKey != "" {
-		ikey := e.keys.Idempotency(req.Workflow, req.IdempotencyKey)
-		_, err := e.store.Create(ctx, ikey, []byte(id))
-		if errors.Is(err, blob.ErrPreconditionFailed) {
-			o, err := e.store.Get(ctx, ikey)
-			if err != nil {
-				return nil, err
-			}
-			id = string(o.Data)
-			if r, err := e.readRun(ctx, id); err == nil {
-				return &cairn.StartResult{Run: e.view(r, d), Existed: true}, nil
-			} else if !isNotFound(errors.Unwrap(err)) && !isNotFoundErr(err) {
-				return nil, err
-			}
-			// The first start died between the key and the run: finish it.
-		} else if err != nil {
+	id, existing, err := e.startID(ctx, req, d, now)
+	if existing != nil || err != nil {
+		return existing, err
+	}
+	r := e.newRunRecord(ctx, req, d, id, now)
+	fx := &effects{now: now}
+	if seed != nil {
+		seed(r, d, now)
+	}
+	if err := e.externalizeStart(ctx, r); err != nil { // payloads before the record
+		return nil, err
+	}
+	if !e.checkDeadline(r, now) {
+		e.advance(r, d, fx)
+	}
+	err = e.createRun(ctx, r, fx, req.IdempotencyKey != "")
+	if errors.Is(err, errRunExists) && req.IdempotencyKey != "" {
+		// A concurrent start with the same key finished it first.
+		existing, err := e.readRun(ctx, id)
+		if err != nil {
 			return nil, err
 		}
+		return &cairn.StartResult{Run: e.view(existing, d), Existed: true}, nil
 	}
+	if errors.Is(err, errRunExists) {
+		return nil, unavailable(blob.ErrPreconditionFailed)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &cairn.StartResult{Run: e.view(r, d)}, nil
+}
+
+// startID is the id of the run a start makes: a new one, or with an
+// idempotency key the one the key names, whose run is answered as it
+// stands (existing) when it was written. A start that died between the
+// key and the run is finished under the key's id.
+func (e *Engine) startID(ctx context.Context, req StartRequest, d *definition, now time.Time) (string, *cairn.StartResult, error) {
+	id := newRunID(now)
+	if req.IdempotencyKey == "" {
+		return id, nil, nil
+	}
+	ikey := e.keys.Idempotency(req.Workflow, req.IdempotencyKey)
+	_, err := e.store.Create(ctx, ikey, []byte(id))
+	if !errors.Is(err, blob.ErrPreconditionFailed) {
+		return id, nil, err
+	}
+	o, err := e.store.Get(ctx, ikey)
+	if err != nil {
+		return "", nil, err
+	}
+	id = string(o.Data)
+	r, err := e.readRun(ctx, id)
+	if err == nil {
+		return id, &cairn.StartResult{Run: e.view(r, d), Existed: true}, nil
+	}
+	if !isNotFound(errors.Unwrap(err)) && !isNotFoundErr(err) {
+		return "", nil, err
+	}
+	return id, nil, nil // the first start died between the key and the run: finish it
+}
+
+// newRunRecord is the record of a run req starts, its steps pending.
+func (e *Engine) newRunRecord(ctx context.Context, req StartRequest, d *definition, id string, now time.Time) *runRecord {
 	r := &runRecord{
-		ID: id, Workflow: req.Workflow, Version: version, Status: cairn.RunRunning,
+		ID: id, Workflow: req.Workflow, Version: d.Version, Status: cairn.RunRunning,
 		Input: req.Input, State: map[string]json.RawMessage{}, Correlation: req.Correlation,
 		IdempotencyKey: req.IdempotencyKey, CreatedAt: now, UpdatedAt: now, Trace: telemetry.ParentOf(ctx),
 		Steps: map[string]*stepState{}, Journal: []cairn.JournalEntry{}, Layout: e.keys.Name(), Priority: req.Priority,
@@ -149,75 +193,73 @@ func (e *Engine) startRun(ctx context.Context, req StartRequest, seed func(r *ru
 		r.Steps[s.ID] = &stepState{Status: cairn.StepPending}
 	}
 	armCompensation(r, d) // compensate.go
-	fx := &effects{now: now}
-	r.journal(now, cairn.JournalEntry{Type: cairn.JournalRunStarted, Message: req.Workflow + "@" + version})
-	if seed != nil {
-		seed(r, d, now)
-	}
-	if err := e.externalizeStart(ctx, r); err != nil { // payloads before the record
-		return nil, err
-	}
-	if !e.checkDeadline(r, now) {
-		e.advance(r, d, fx)
-	}
+	r.journal(now, cairn.JournalEntry{Type: cairn.JournalRunStarted, Message: req.Workflow + "@" + d.Version})
+	return r
+}
+
+// errRunExists: createRun found the run's record written (by a
+// concurrent start under the same idempotency key).
+var errRunExists = errors.New("the run record exists")
+
+// createRun writes a new run record at revision 1 in the committer's
+// order (commit.go): its timer before the record (a record without its
+// timer would not be found by the reaper if this process died between
+// the two), the objects the record refers to, then the record, create-
+// only; then the cache and the effects. It returns errRunExists when the
+// record was there, else the store's errors as unavailable. Each is written once per start:
+// a write the store refuses for rate is retried here with the same id and
+// the same timer, so a throttled start does not leave one timer per
+// client retry (docs/DECISIONS.md, "Engine limits at scale"). keyed says
+// an idempotency key names the id (then a refused start keeps its timer:
+// the key's next start needs it).
+func (e *Engine) createRun(ctx context.Context, r *runRecord, fx *effects, keyed bool) error {
 	r.Rev = 1
-	// The timer before the record (a record without its timer would not
-	// be found by the reaper if this process died between the two), and
-	// each written once per start: a write the store refuses for rate is
-	// retried here with the same id and the same timer, so a throttled
-	// start does not leave one timer per client retry (see
-	// docs/DECISIONS.md, "Engine limits at scale").
 	var timerKey string
 	retriedTimer, err := retryRefused(ctx, &e.startRetry, func() (err error) {
-		timerKey, err = e.armTimer(ctx, r, now) // when the run needs one
+		timerKey, err = e.armTimer(ctx, r, fx.now) // when the run needs one
 		if timerKey != "" || err != nil {
 			e.admit.wrote(e.now(), err)
 		}
 		return err
 	})
 	if err != nil {
-		return nil, unavailable(err)
+		return unavailable(err)
 	}
 	if err := e.preWrites(ctx, fx.writes); err != nil { // a map's items (mapstep.go)
-		return nil, unavailable(err)
+		return unavailable(err)
 	}
 	data := mustJSON(r)
 	var v blob.Version
 	retriedCreate, err := retryRefused(ctx, &e.startRetry, func() (err error) {
-		v, err = e.store.Create(ctx, e.keys.Run(id), data)
+		v, err = e.store.Create(ctx, e.keys.Run(r.ID), data)
 		e.admit.wrote(e.now(), err)
 		return err
 	})
 	if err == nil && !retriedTimer && !retriedCreate {
 		e.startRetry.earn()
 	}
-	if err != nil && blob.IsRetryable(err) && timerKey != "" && req.IdempotencyKey == "" {
+	if err != nil && blob.IsRetryable(err) && timerKey != "" && !keyed {
 		// Refused: nothing was written, and the id is this request's
 		// alone (no idempotency key names it), so no run will ever need
 		// the timer. Best effort: one the store refuses to delete is
 		// deleted by the reaper when it finds no run.
 		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		if derr := e.store.Delete(dctx, timerKey); derr != nil {
-			e.log.Debug("start: deleting the timer of a refused start failed; the reaper deletes it", "run", id, "err", derr)
+			e.log.Debug("start: deleting the timer of a refused start failed; the reaper deletes it", "run", r.ID, "err", derr)
 		}
 		cancel()
 	}
-	if errors.Is(err, blob.ErrPreconditionFailed) && req.IdempotencyKey != "" {
-		// A concurrent start with the same key finished it first.
-		existing, err := e.readRun(ctx, id)
-		if err != nil {
-			return nil, err
-		}
-		return &cairn.StartResult{Run: e.view(existing, d), Existed: true}, nil
+	if errors.Is(err, blob.ErrPreconditionFailed) {
+		return errRunExists
 	}
 	if err != nil {
-		return nil, unavailable(err)
+		return unavailable(err)
 	}
-	e.commits.cache.put(id, data, v)
-	e.commits.wrote(id)
+	e.commits.cache.put(r.ID, data, v)
+	e.commits.wrote(r.ID)
 	fx.run = r // for observe; rev stays 0: no change notice for a new run
 	e.afterCommit(fx)
-	return &cairn.StartResult{Run: e.view(r, d)}, nil
+	return nil
 }
 
 // startRetries is how often a start retries a write the store refused

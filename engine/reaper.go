@@ -248,83 +248,29 @@ const reaperLeaseReads = 32
 // is reclaimed. It returns the earliest time a live lease it read becomes
 // recoverable (zero: none), for the run's next visit.
 func (e *Engine) checkLeases(ctx context.Context, r *runRecord, d *definition, now time.Time, stats *ReapStats) (wake time.Time, _ error) {
-	ids := make([]string, 0, len(d.Steps))
-	for _, s := range d.Steps {
-		ids = append(ids, s.ID)
-	}
-	ids = append(ids, itemSteps(r)...) // running map items (mapstep.go)
-	ids = append(ids, compSteps(r)...) // on_failure steps (compensate.go)
-	// The ready attempts' leases, read concurrently (a wide fan-out has
-	// thousands: one at a time, a visit took minutes and re-announced
-	// unclaimed steps at one per store round trip), then decided in order.
-	type leaseRead struct {
-		l   *leaseRecord
-		ver blob.Version
-		err error
-		ok  bool
-	}
-	reads := make([]leaseRead, len(ids))
-	sem := make(chan struct{}, reaperLeaseReads)
-	var wg sync.WaitGroup
-	for i, id := range ids {
-		st := r.Steps[id]
-		if st == nil || st.Status != cairn.StepReady || st.Attempt == 0 {
-			continue
-		}
-		if st.ReadyAt != nil && st.ReadyAt.After(now) {
-			continue // retry backoff: announced when due
-		}
-		key := e.keys.LeaseOf(r.Layout, r.ID, id, st.Attempt)
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			l, ver, err := readJSON[leaseRecord](ctx, e.store, key)
-			if l != nil {
-				l.key = key
-			}
-			reads[i] = leaseRead{l, ver, err, true}
-		}()
-	}
-	wg.Wait()
+	reads := e.readyLeases(ctx, r, d, now)
 	var unclaimed []notify.Hint
 	// Lost leases are fenced and recovered concurrently (each recovery is
 	// a commit of the run: concurrent ones share group commits), so a wide
 	// fan-out's lost leases come back in a few commits, not one each.
-	var (
-		recMu    sync.Mutex
-		recErr   error
-		recovers sync.WaitGroup
-	)
-	recSem := make(chan struct{}, reaperLeaseReads)
-	fail := func(err error) {
-		recMu.Lock()
-		if recErr == nil {
-			recErr = err
-		}
-		recMu.Unlock()
-	}
+	rec := recoveries{sem: make(chan struct{}, reaperLeaseReads)}
 	defer func() {
-		recovers.Wait()
+		rec.wg.Wait()
 		if len(unclaimed) > 0 {
 			e.announce(unclaimed)
 			stats.Announced += len(unclaimed)
 		}
 	}()
-	for i, id := range ids {
-		if !reads[i].ok {
-			continue
-		}
-		st := r.Steps[id]
-		l, ver, err := reads[i].l, reads[i].ver, reads[i].err
-		if isNotFound(err) {
+	for _, rd := range reads {
+		st, l := r.Steps[rd.step], rd.l
+		if isNotFound(rd.err) {
 			if st.ReadyAt == nil || now.Sub(*st.ReadyAt) >= e.cfg.AnnounceAfter {
-				unclaimed = append(unclaimed, notify.Hint{Run: r.ID, Workflow: r.Workflow, Version: r.Version, Step: id, Attempt: st.Attempt, Priority: stepPriority(r, d, id)})
+				unclaimed = append(unclaimed, notify.Hint{Run: r.ID, Workflow: r.Workflow, Version: r.Version, Step: rd.step, Attempt: st.Attempt, Priority: stepPriority(r, d, rd.step)})
 			}
 			continue
 		}
-		if err != nil {
-			return time.Time{}, err
+		if rd.err != nil {
+			return time.Time{}, rd.err
 		}
 		if l.State == leaseCompleted {
 			// A deferred complete whose fold did not happen (deferred.go).
@@ -335,56 +281,138 @@ func (e *Engine) checkLeases(ctx context.Context, r *runRecord, d *definition, n
 			}
 			continue
 		}
-		why := ""
-		switch {
-		case l.State == leaseExpired:
-			why = l.ExpiredWhy // an earlier pass died between the two writes
-		case l.TimeoutAt != nil && !now.Before(*l.TimeoutAt):
-			why = "timeout"
-		case !now.Before(l.ExpiresAt.Add(e.cfg.RecoveryWindow)):
-			why = "expired"
-		}
+		why, at := e.leaseVerdict(l, now)
 		if why == "" {
-			if l.State == leaseActive {
-				at := l.ExpiresAt.Add(e.cfg.RecoveryWindow)
-				if l.TimeoutAt != nil && l.TimeoutAt.Before(at) {
-					at = *l.TimeoutAt
-				}
-				if wake.IsZero() || at.Before(wake) {
-					wake = at
-				}
+			if !at.IsZero() && (wake.IsZero() || at.Before(wake)) {
+				wake = at
 			}
 			continue
 		}
-		recovers.Add(1)
-		recSem <- struct{}{}
+		rec.start(func() error { return e.reclaim(ctx, r, d, l, rd.ver, why, stats, &rec.mu) })
+	}
+	rec.wg.Wait()
+	return wake, rec.err
+}
+
+// leaseRead is one ready attempt's lease as checkLeases read it.
+type leaseRead struct {
+	step string
+	l    *leaseRecord
+	ver  blob.Version
+	err  error
+}
+
+// readyLeases reads the lease of every ready attempt of r (map items and
+// on_failure steps included) whose retry backoff is over, concurrently (a
+// wide fan-out has thousands: one at a time, a visit took minutes and
+// re-announced unclaimed steps at one per store round trip), in the
+// definition's order.
+func (e *Engine) readyLeases(ctx context.Context, r *runRecord, d *definition, now time.Time) []leaseRead {
+	ids := make([]string, 0, len(d.Steps))
+	for _, s := range d.Steps {
+		ids = append(ids, s.ID)
+	}
+	ids = append(ids, itemSteps(r)...) // running map items (mapstep.go)
+	ids = append(ids, compSteps(r)...) // on_failure steps (compensate.go)
+	var reads []leaseRead
+	for _, id := range ids {
+		st := r.Steps[id]
+		if st == nil || st.Status != cairn.StepReady || st.Attempt == 0 {
+			continue
+		}
+		if st.ReadyAt != nil && st.ReadyAt.After(now) {
+			continue // retry backoff: announced when due
+		}
+		reads = append(reads, leaseRead{step: id})
+	}
+	sem := make(chan struct{}, reaperLeaseReads)
+	var wg sync.WaitGroup
+	for i := range reads {
+		key := e.keys.LeaseOf(r.Layout, r.ID, reads[i].step, r.Steps[reads[i].step].Attempt)
+		wg.Add(1)
+		sem <- struct{}{}
 		go func() {
-			defer func() { <-recSem; recovers.Done() }()
-			if l.State == leaseActive {
-				// Fence the lease first: from here its worker's heartbeats
-				// and started are refused, so the decision below cannot
-				// race them.
-				if err := e.fence(ctx, l, ver, why); err != nil {
-					if !errors.Is(err, blob.ErrPreconditionFailed) { // else a heartbeat won: look again next pass
-						fail(err)
-					}
-					return
-				}
+			defer func() { <-sem; wg.Done() }()
+			l, ver, err := readJSON[leaseRecord](ctx, e.store, key)
+			if l != nil {
+				l.key = key
 			}
-			var got ReapStats
-			if err := e.recoverAttempt(ctx, r.ID, d, l, why, &got); err != nil {
-				fail(err)
-				return
-			}
-			recMu.Lock()
-			stats.TimedOut += got.TimedOut
-			stats.LeasesLost += got.LeasesLost
-			recMu.Unlock()
-			e.releaseSlots(ctx, l) // the attempt is over (limits.go)
+			reads[i].l, reads[i].ver, reads[i].err = l, ver, err
 		}()
 	}
-	recovers.Wait()
-	return wake, recErr
+	wg.Wait()
+	return reads
+}
+
+// leaseVerdict says why a lease that is not completed is to be reclaimed
+// at now ("timeout", "expired", or the reason an earlier pass fenced it
+// with), or "" and when it will be (zero when it is not active).
+func (e *Engine) leaseVerdict(l *leaseRecord, now time.Time) (why string, at time.Time) {
+	switch {
+	case l.State == leaseExpired:
+		return l.ExpiredWhy, time.Time{} // an earlier pass died between the two writes
+	case l.TimeoutAt != nil && !now.Before(*l.TimeoutAt):
+		return "timeout", time.Time{}
+	case !now.Before(l.ExpiresAt.Add(e.cfg.RecoveryWindow)):
+		return "expired", time.Time{}
+	case l.State != leaseActive:
+		return "", time.Time{}
+	}
+	at = l.ExpiresAt.Add(e.cfg.RecoveryWindow)
+	if l.TimeoutAt != nil && l.TimeoutAt.Before(at) {
+		at = *l.TimeoutAt
+	}
+	return "", at
+}
+
+// reclaim takes lease l back for why: fenced first when active (from
+// then on its worker's heartbeats and started are refused, so the
+// decision cannot race them), then the attempt recovered on the run
+// record and its concurrency slots freed. A fence that loses to a
+// heartbeat is not an error: the next pass looks again. mu guards stats.
+func (e *Engine) reclaim(ctx context.Context, r *runRecord, d *definition, l *leaseRecord, ver blob.Version, why string, stats *ReapStats, mu *sync.Mutex) error {
+	if l.State == leaseActive {
+		if err := e.fence(ctx, l, ver, why); err != nil {
+			if errors.Is(err, blob.ErrPreconditionFailed) {
+				return nil // a heartbeat won: look again next pass
+			}
+			return err
+		}
+	}
+	var got ReapStats
+	if err := e.recoverAttempt(ctx, r.ID, d, l, why, &got); err != nil {
+		return err
+	}
+	mu.Lock()
+	stats.TimedOut += got.TimedOut
+	stats.LeasesLost += got.LeasesLost
+	mu.Unlock()
+	e.releaseSlots(ctx, l) // the attempt is over (limits.go)
+	return nil
+}
+
+// recoveries runs reclaims at most cap(sem) at once and keeps the first
+// error.
+type recoveries struct {
+	sem chan struct{}
+	wg  sync.WaitGroup
+	mu  sync.Mutex
+	err error
+}
+
+func (rc *recoveries) start(f func() error) {
+	rc.wg.Add(1)
+	rc.sem <- struct{}{}
+	go func() {
+		defer func() { <-rc.sem; rc.wg.Done() }()
+		if err := f(); err != nil {
+			rc.mu.Lock()
+			if rc.err == nil {
+				rc.err = err
+			}
+			rc.mu.Unlock()
+		}
+	}()
 }
 
 // recoverAttempt applies a reclaimed lease to the run: see

@@ -174,42 +174,19 @@ func (c *committer) commit(run string, items []*pending) {
 	e := c.e
 	ctx, cancel := context.WithTimeout(context.Background(), e.cfg.CommitTimeout)
 	defer cancel()
-	key := e.keys.Run(run)
 	useCache := true
 	paced := false // at most one wait per batch
 	for attempt := 0; ; attempt++ {
-		var raw []byte
-		var ver blob.Version
-		fromCache := false
-		if cached, v, ok := c.cache.get(run); ok && useCache {
-			raw, ver, fromCache = cached, v, true
-		} else {
-			o, err := getEither(ctx, e.store, key, e.keys.OtherRun(run))
-			if err != nil {
-				if errors.Is(err, blob.ErrNotFound) {
-					err = &NotFoundError{What: "run", ID: run}
-				}
-				c.finish(items, nil, nil, err, nil)
-				return
-			}
-			raw, ver = o.Data, o.Version
-			c.cache.put(run, raw, ver)
-		}
-		fx := &effects{now: e.now()}
-		rec, vals, errs, err := c.applyAll(run, raw, items, fx)
+		raw, ver, fromCache, err := c.base(ctx, run, useCache)
 		if err != nil {
 			c.finish(items, nil, nil, err, nil)
 			return
 		}
-		if rec.compensating() {
-			// A failure that started the compensation (endRun has no
-			// definition) starts its steps here: compensate.go.
-			d, err := e.definition(ctx, rec.Workflow, rec.Version)
-			if err != nil {
-				c.finish(items, nil, nil, err, nil)
-				return
-			}
-			e.advance(rec, d, fx)
+		fx := &effects{now: e.now()}
+		rec, vals, errs, err := c.decide(ctx, run, raw, items, fx)
+		if err != nil {
+			c.finish(items, nil, nil, err, nil)
+			return
 		}
 		data := mustJSON(rec)
 		// Records are always written by mustJSON, whose encoding is
@@ -224,39 +201,19 @@ func (c *committer) commit(run string, items []*pending) {
 			c.finish(items, vals, errs, nil, fx) // nothing to write
 			return
 		}
-		if !paced {
-			if wait := c.paceWait(run); wait > 0 {
-				// The record was written less than the store's per-object
-				// period ago: wait out the period rather than be refused,
-				// and take what queued meanwhile (decided again on the
-				// cached copy). Completes of the run are deferred meanwhile,
-				// as after a refusal.
-				paced = true
-				c.throttled(run)
-				sleepCtx(ctx, wait)
-				items = c.takeQueued(run, items)
-				continue
-			}
+		if !paced && c.pace(ctx, run) {
+			// Waited out the store's per-object period: take what queued
+			// meanwhile (decided again on the cached copy).
+			paced = true
+			items = c.takeQueued(run, items)
+			continue
 		}
-		rec.Rev++
-		rec.UpdatedAt = fx.now
-		// The run's next wake-up gets its timer before the write that
-		// needs it: a timer without need is harmless, a need without a
-		// timer would leave a sleep, timeout, backoff or deadline to fire
-		// late. See armTimer for when a commit arms one.
-		if e.needsNewTimer(rec, fx.now) {
-			if _, err := e.armTimer(ctx, rec, fx.now); err != nil {
-				c.finish(items, vals, errs, unavailable(err), nil)
-				return
-			}
-		}
-		if err := e.preWrites(ctx, fx.writes); err != nil {
-			c.finish(items, vals, errs, unavailable(err), nil)
+		data, nv, err := c.write(ctx, rec, ver, fx)
+		var before *writeBeforeError
+		if errors.As(err, &before) {
+			c.finish(items, vals, errs, unavailable(before.err), nil)
 			return
 		}
-		data = mustJSON(rec)
-		nv, err := e.store.Swap(ctx, e.keys.RunOf(rec.Layout, rec.ID), data, ver)
-		e.admit.wrote(fx.now, err)
 		switch {
 		case err == nil:
 			c.cache.put(run, data, nv)
@@ -275,23 +232,21 @@ func (c *committer) commit(run string, items []*pending) {
 			// Lost the race: read the winner's record and decide again.
 			c.cache.drop(run)
 			useCache = false
+		case blob.IsRetryable(err) && attempt < 20 && errors.Is(err, blob.ErrThrottled):
+			// Refused, nothing written: the cached copy and its version
+			// are still the ones to swap against (a write elsewhere
+			// meanwhile fails the swap and makes the read). Completes of
+			// this run are deferred meanwhile (deferred.go). The object
+			// takes about a write a second: retrying at once only spends
+			// requests. What queued meanwhile rides in this batch instead
+			// of waiting for the next.
+			c.throttled(run)
+			sleepThrottled(ctx)
+			items = c.takeQueued(run, items)
 		case blob.IsRetryable(err) && attempt < 20:
-			if errors.Is(err, blob.ErrThrottled) {
-				// Refused, nothing written: the cached copy and its version
-				// are still the ones to swap against (a write elsewhere
-				// meanwhile fails the swap and makes the read). Completes of
-				// this run are deferred meanwhile (deferred.go).
-				c.throttled(run)
-				// The object takes about a write a second: retrying at
-				// once only spends requests. What queued meanwhile rides
-				// in this batch instead of waiting for the next.
-				sleepThrottled(ctx)
-				items = c.takeQueued(run, items)
-			} else {
-				c.cache.drop(run)
-				useCache = false
-				sleepJitter(ctx, attempt)
-			}
+			c.cache.drop(run)
+			useCache = false
+			sleepJitter(ctx, attempt)
 		default:
 			c.finish(items, vals, errs, unavailable(err), nil)
 			return
@@ -301,6 +256,86 @@ func (c *committer) commit(run string, items []*pending) {
 			return
 		}
 	}
+}
+
+// pace waits out the store's per-object period when the record was
+// written less than that ago (rather than be refused), and reports
+// whether it waited. Completes of the run are deferred meanwhile, as
+// after a refusal.
+func (c *committer) pace(ctx context.Context, run string) bool {
+	wait := c.paceWait(run)
+	if wait <= 0 {
+		return false
+	}
+	c.throttled(run)
+	sleepCtx(ctx, wait)
+	return true
+}
+
+// base is the record a batch is decided on, with its version: the
+// cached copy when useCache and the cache has one (fromCache), else read
+// from the bucket (in either layout) and cached.
+func (c *committer) base(ctx context.Context, run string, useCache bool) (raw []byte, ver blob.Version, fromCache bool, err error) {
+	if cached, v, ok := c.cache.get(run); ok && useCache {
+		return cached, v, true, nil
+	}
+	e := c.e
+	o, err := getEither(ctx, e.store, e.keys.Run(run), e.keys.OtherRun(run))
+	if err != nil {
+		if errors.Is(err, blob.ErrNotFound) {
+			err = &NotFoundError{What: "run", ID: run}
+		}
+		return nil, "", false, err
+	}
+	c.cache.put(run, o.Data, o.Version)
+	return o.Data, o.Version, false, nil
+}
+
+// decide applies a batch's mutations to raw (applyAll), and starts the
+// steps of a compensation a failure started (endRun has no definition:
+// compensate.go).
+func (c *committer) decide(ctx context.Context, run string, raw []byte, items []*pending, fx *effects) (*runRecord, []any, []error, error) {
+	rec, vals, errs, err := c.applyAll(run, raw, items, fx)
+	if err != nil || !rec.compensating() {
+		return rec, vals, errs, err
+	}
+	d, err := c.e.definition(ctx, rec.Workflow, rec.Version)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	c.e.advance(rec, d, fx)
+	return rec, vals, errs, nil
+}
+
+// writeBeforeError is a failure of a write the record's swap needs first
+// (its timer, the objects it refers to): nothing was swapped.
+type writeBeforeError struct{ err error }
+
+func (e *writeBeforeError) Error() string { return e.err.Error() }
+
+// write swaps rec, at its next revision, over version ver: the run's next
+// wake-up gets its timer before the write that needs it (a timer without
+// need is harmless, a need without a timer would leave a sleep, timeout,
+// backoff or deadline to fire late; see armTimer for when a commit arms
+// one), and the objects the record refers to are written before it. It
+// returns the bytes written and their version, the swap's error, or a
+// writeBeforeError.
+func (c *committer) write(ctx context.Context, rec *runRecord, ver blob.Version, fx *effects) ([]byte, blob.Version, error) {
+	e := c.e
+	rec.Rev++
+	rec.UpdatedAt = fx.now
+	if e.needsNewTimer(rec, fx.now) {
+		if _, err := e.armTimer(ctx, rec, fx.now); err != nil {
+			return nil, "", &writeBeforeError{err}
+		}
+	}
+	if err := e.preWrites(ctx, fx.writes); err != nil {
+		return nil, "", &writeBeforeError{err}
+	}
+	data := mustJSON(rec)
+	nv, err := e.store.Swap(ctx, e.keys.RunOf(rec.Layout, rec.ID), data, ver)
+	e.admit.wrote(fx.now, err)
+	return data, nv, err
 }
 
 // applyAll runs a batch's mutations on a fresh decode of raw, in order.

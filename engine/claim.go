@@ -548,35 +548,11 @@ func (e *Engine) claimOne(ctx context.Context, w cachedWorker, r *runRecord, d *
 		return nil, &h, nil
 	}
 	base := s.ID // the definition's step: step itself, or a map item's map step
-	outputs := map[string]json.RawMessage{}
-	for _, a := range d.ancestors[base] {
-		if as := r.Steps[a]; as != nil && as.Status == cairn.StepCompleted {
-			outputs[a] = as.Output
-		}
-	}
-	vars := render.Vars{
-		Input: r.Input, State: r.State, Steps: outputs, RunID: r.ID,
-		Workflow: r.Workflow, Version: r.Version, Correlation: r.Correlation,
-		Resolve: e.resolver(ctx, r.ID),
-	}
-	item, err := e.itemVars(ctx, r, step, &vars)
-	if err != nil {
+	input, vars, item, ok, err := e.claimInput(ctx, r, d, s, step)
+	if !ok || err != nil {
 		return nil, nil, err
 	}
-	input, err := d.templates[base].Render(vars)
-	if item != nil && len(s.Input) == 0 {
-		input, err = vars.Item, nil // a map item without a template gets its element
-	}
-	if err != nil {
-		if isPayloadReadError(err) {
-			return nil, nil, err // the store failed: not the template's fault
-		}
-		if r.fromCache {
-			return nil, nil, nil // decided again on a fresh read (tryClaim)
-		}
-		e.failRender(ctx, r.ID, d, step, st.Attempt, fmt.Errorf("template of step %s: %w", step, err))
-		return nil, nil, nil
-	}
+	outputs := vars.Steps
 	l := leaseRecord{
 		Run: r.ID, Step: step, Attempt: st.Attempt, Worker: w.rec.ID, Workflow: r.Workflow, Version: r.Version,
 		Delivery: s.EffectiveDelivery(), State: leaseActive, ClaimedAt: now, ExpiresAt: now.Add(e.cfg.LeaseTTL),
@@ -590,38 +566,7 @@ func (e *Engine) claimOne(ctx context.Context, w cachedWorker, r *runRecord, d *
 		return nil, back, err // flow control (limits.go): not now
 	}
 	key := e.keys.LeaseOf(r.Layout, r.ID, step, st.Attempt)
-	ver, err := e.store.Create(ctx, key, mustJSON(l))
-	e.admit.wrote(now, err)
-	lost := e.unsettled.nonces(key) // earlier creates of this attempt here whose outcome is unknown
-	if err != nil && (!errors.Is(err, blob.ErrPreconditionFailed) || errors.Is(err, blob.ErrRetriedWrite) || len(lost) > 0) {
-		// The outcome is unknown (a timeout, a lost answer, a retry that
-		// met a write, perhaps its own), or the lease in place may be an
-		// earlier create of this instance whose answer it never got, which
-		// nobody holds. Either would sit unclaimed until it expired
-		// (forever without a reaper): read it back.
-		got, gver, rerr := readJSON[leaseRecord](ctx, e.store, key)
-		switch {
-		case rerr != nil:
-			if !errors.Is(err, blob.ErrPreconditionFailed) {
-				// Still unknown: the next claim of this attempt (the hint
-				// goes back to the hub) decides it.
-				e.unsettled.add(key, l.Nonce)
-			}
-		case got.Nonce == l.Nonce:
-			err, ver = nil, "" // ours, but its version unknown: not cached
-		case slices.Contains(lost, got.Nonce) && got.State == leaseActive:
-			// An earlier create of ours landed and was never handed out:
-			// take it over (a swap: a fence or another takeover wins).
-			if ver, err = e.store.Swap(ctx, key, mustJSON(l), gver); err != nil && !errors.Is(err, blob.ErrPreconditionFailed) {
-				e.unsettled.add(key, l.Nonce) // this swap's outcome is unknown in turn
-			}
-		default:
-			err = blob.ErrPreconditionFailed
-		}
-		if rerr == nil && (err == nil || !slices.Contains(lost, got.Nonce)) {
-			e.unsettled.drop(key) // settled: ours now, or another claim's
-		}
-	}
+	ver, err := e.createLease(ctx, key, &l, now)
 	if err != nil {
 		e.releaseSlots(ctx, &l)
 	}
@@ -652,6 +597,79 @@ func (e *Engine) claimOne(ctx context.Context, w cachedWorker, r *runRecord, d *
 		IdempotencyKey: r.ID + ":" + step, TraceParent: l.TraceParent, ExpiresAt: l.ExpiresAt, TimeoutAt: l.TimeoutAt,
 		HeartbeatMs: e.cfg.HeartbeatInterval.Milliseconds(), LeaseTTLMs: e.cfg.LeaseTTL.Milliseconds(),
 	}, nil, nil
+}
+
+// claimInput renders the input of step (s, or an item of map step s) for
+// a claim, with the variables it rendered from (flow control keys read
+// them). ok is false when the step is not claimable now: its template
+// failed (the attempt is failed render_error, or, decided on a cached
+// copy, decided again on a fresh read by tryClaim).
+func (e *Engine) claimInput(ctx context.Context, r *runRecord, d *definition, s *cairn.Step, step string) (input json.RawMessage, vars render.Vars, item *int, ok bool, err error) {
+	outputs := map[string]json.RawMessage{}
+	for _, a := range d.ancestors[s.ID] {
+		if as := r.Steps[a]; as != nil && as.Status == cairn.StepCompleted {
+			outputs[a] = as.Output
+		}
+	}
+	vars = render.Vars{
+		Input: r.Input, State: r.State, Steps: outputs, RunID: r.ID,
+		Workflow: r.Workflow, Version: r.Version, Correlation: r.Correlation,
+		Resolve: e.resolver(ctx, r.ID),
+	}
+	if item, err = e.itemVars(ctx, r, step, &vars); err != nil {
+		return nil, vars, nil, false, err
+	}
+	input, err = d.templates[s.ID].Render(vars)
+	if item != nil && len(s.Input) == 0 {
+		input, err = vars.Item, nil // a map item without a template gets its element
+	}
+	switch {
+	case err == nil:
+		return input, vars, item, true, nil
+	case isPayloadReadError(err):
+		return nil, vars, nil, false, err // the store failed: not the template's fault
+	case !r.fromCache:
+		e.failRender(ctx, r.ID, d, step, r.Steps[step].Attempt, fmt.Errorf("template of step %s: %w", step, err))
+	}
+	return nil, vars, nil, false, nil
+}
+
+// createLease writes lease l at key, create-only, and settles an outcome
+// it cannot know: a timeout, a lost answer, a retry that met a write
+// (perhaps its own), or a lease in place that may be an earlier create of
+// this instance whose answer it never got, which nobody holds. Either
+// would sit unclaimed until it expired (forever without a reaper), so it
+// reads the lease back. blob.ErrPreconditionFailed: another claim holds
+// the attempt. A version of "" with no error: ours, its version unknown.
+func (e *Engine) createLease(ctx context.Context, key string, l *leaseRecord, now time.Time) (blob.Version, error) {
+	ver, err := e.store.Create(ctx, key, mustJSON(l))
+	e.admit.wrote(now, err)
+	lost := e.unsettled.nonces(key) // earlier creates of this attempt here whose outcome is unknown
+	if err != nil && (!errors.Is(err, blob.ErrPreconditionFailed) || errors.Is(err, blob.ErrRetriedWrite) || len(lost) > 0) {
+		got, gver, rerr := readJSON[leaseRecord](ctx, e.store, key)
+		switch {
+		case rerr != nil:
+			if !errors.Is(err, blob.ErrPreconditionFailed) {
+				// Still unknown: the next claim of this attempt (the hint
+				// goes back to the hub) decides it.
+				e.unsettled.add(key, l.Nonce)
+			}
+		case got.Nonce == l.Nonce:
+			err, ver = nil, "" // ours, but its version unknown: not cached
+		case slices.Contains(lost, got.Nonce) && got.State == leaseActive:
+			// An earlier create of ours landed and was never handed out:
+			// take it over (a swap: a fence or another takeover wins).
+			if ver, err = e.store.Swap(ctx, key, mustJSON(l), gver); err != nil && !errors.Is(err, blob.ErrPreconditionFailed) {
+				e.unsettled.add(key, l.Nonce) // this swap's outcome is unknown in turn
+			}
+		default:
+			err = blob.ErrPreconditionFailed
+		}
+		if rerr == nil && (err == nil || !slices.Contains(lost, got.Nonce)) {
+			e.unsettled.drop(key) // settled: ours now, or another claim's
+		}
+	}
+	return ver, err
 }
 
 // failRender fails a step whose input template did not render.

@@ -67,13 +67,7 @@ func (e *Engine) Claim(ctx context.Context, req ClaimRequest) ([]Lease, error) {
 		return nil, err
 	}
 	e.seen(w.rec.ID)
-	max := req.Max
-	if max <= 0 {
-		max = 1
-	}
-	if max > 100 {
-		max = 100
-	}
+	max := min(100, max(1, req.Max))
 	deadline := e.holdUntil(ctx, min(time.Duration(req.WaitMs)*time.Millisecond, e.ClaimHold()))
 	skip := &skipSet{} // hints this claim cannot use (read by the hub's goroutines: see skipSet)
 	match := func(h notify.Hint) bool {
@@ -131,27 +125,31 @@ func (e *Engine) Claim(ctx context.Context, req ClaimRequest) ([]Lease, error) {
 				continue
 			}
 		}
-		left := time.Until(deadline)
-		if left <= 0 {
+		if !e.await(ctx, wake, deadline) {
 			return []Lease{}, nil
 		}
-		next := left
-		if fb := e.cfg.FallbackInterval; fb < next {
-			next = fb
-		}
-		t := time.NewTimer(next)
-		select {
-		case <-wake:
-		case <-t.C:
-		case <-e.draining:
-			t.Stop()
-			return []Lease{}, nil
-		case <-ctx.Done():
-			t.Stop()
-			return []Lease{}, nil
-		}
-		t.Stop()
 	}
+}
+
+// await holds a claim until a hint may be for it (wake), or for the
+// fallback interval (its next scan); false when the hold is over: the
+// deadline passed, the instance drains, or ctx ended.
+func (e *Engine) await(ctx context.Context, wake <-chan struct{}, deadline time.Time) bool {
+	left := time.Until(deadline)
+	if left <= 0 {
+		return false
+	}
+	t := time.NewTimer(min(left, e.cfg.FallbackInterval))
+	defer t.Stop()
+	select {
+	case <-wake:
+	case <-t.C:
+	case <-e.draining:
+		return false
+	case <-ctx.Done():
+		return false
+	}
+	return true
 }
 
 // pause waits d, or until the hold's deadline, the drain or ctx; it
@@ -440,37 +438,11 @@ func (e *Engine) tryClaim(ctx context.Context, w cachedWorker, hints []notify.Hi
 			putBack = append(putBack, hs...)
 			continue
 		}
-		done := map[string]bool{}
-		var todo []notify.Hint
-		for _, h := range hs {
-			if done[h.Step] {
-				continue
-			}
-			done[h.Step] = true
-			if len(leases)+len(todo) >= max {
-				putBack = append(putBack, h)
-				continue
-			}
-			todo = append(todo, h)
-		}
+		todo, over := takeHints(hs, max-len(leases))
+		putBack = append(putBack, over...)
 		res := e.claimSteps(ctx, w, r, d, todo)
 		if cached {
-			// Not claimable on the cached copy, which may be stale:
-			// decide those on a fresh read (claimRun).
-			var stale []notify.Hint
-			var at []int
-			for i, g := range res {
-				if g.l == nil && g.back == nil && g.err == nil {
-					stale, at = append(stale, todo[i]), append(at, i)
-				}
-			}
-			if len(stale) > 0 {
-				if fresh, ferr := e.readRunShared(ctx, run, r.Rev); ferr == nil {
-					for j, g := range e.claimSteps(ctx, w, fresh, d, stale) {
-						res[at[j]] = g
-					}
-				}
-			}
+			e.claimStale(ctx, w, r, d, todo, res)
 		}
 		for i, g := range res {
 			if g.err != nil {
@@ -503,6 +475,47 @@ func (e *Engine) tryClaim(ctx context.Context, w cachedWorker, hints []notify.Hi
 		return nil, storeFailed, scopedErr
 	}
 	return leases, storeFailed, nil
+}
+
+// takeHints returns one hint per step of hs, up to room of them, and the
+// ones over that.
+func takeHints(hs []notify.Hint, room int) (todo, over []notify.Hint) {
+	done := map[string]bool{}
+	for _, h := range hs {
+		if done[h.Step] {
+			continue
+		}
+		done[h.Step] = true
+		if len(todo) >= room {
+			over = append(over, h)
+			continue
+		}
+		todo = append(todo, h)
+	}
+	return todo, over
+}
+
+// claimStale decides again, on a fresh read, the hints of todo that were
+// not claimable on r, the cached copy, which may be stale (claimRun); res
+// are claimSteps' answers on r, replaced in place.
+func (e *Engine) claimStale(ctx context.Context, w cachedWorker, r *runRecord, d *definition, todo []notify.Hint, res []claimed) {
+	var stale []notify.Hint
+	var at []int
+	for i, g := range res {
+		if g.l == nil && g.back == nil && g.err == nil {
+			stale, at = append(stale, todo[i]), append(at, i)
+		}
+	}
+	if len(stale) == 0 {
+		return
+	}
+	fresh, err := e.readRunShared(ctx, r.ID, r.Rev)
+	if err != nil {
+		return
+	}
+	for j, g := range e.claimSteps(ctx, w, fresh, d, stale) {
+		res[at[j]] = g
+	}
 }
 
 // claimed is one claimOne's answer.

@@ -483,15 +483,9 @@ func (e *Engine) reapSchedule(ctx context.Context, id string, timerKeys []string
 		if !next.IsZero() && !next.After(now) {
 			next = cal.next(now) // more missed ticks than one visit walks
 		}
-		skip := false
-		if s.Overlap == OverlapSkip && s.LastRun != "" {
-			r, err := e.readRun(ctx, s.LastRun)
-			switch {
-			case err == nil:
-				skip = !r.Status.Terminal()
-			case !isNotFoundErr(err):
-				return err
-			}
+		skip, err := e.overlapSkips(ctx, s)
+		if err != nil {
+			return err
 		}
 		// The next timer first: a crash after the claim must leave one.
 		keep := ""
@@ -500,20 +494,7 @@ func (e *Engine) reapSchedule(ctx context.Context, id string, timerKeys []string
 				return err
 			}
 		}
-		n := *s
-		if next.IsZero() {
-			n.NextAt = nil
-		} else {
-			n.NextAt = &next
-		}
-		n.Missed += missed
-		if skip {
-			n.Skipped++
-		} else {
-			n.Pending = &tick
-		}
-		n.Rev++
-		n.UpdatedAt = now
+		n := s.ticked(tick, next, missed, skip, now)
 		nver, err := e.store.Swap(ctx, e.keys.Schedule(id), mustJSON(&n), ver)
 		if errors.Is(err, blob.ErrPreconditionFailed) || isNotFound(err) {
 			continue // another reaper claimed it: look again
@@ -529,6 +510,42 @@ func (e *Engine) reapSchedule(ctx context.Context, id string, timerKeys []string
 		return e.dropTimers(ctx, timerKeys, keep)
 	}
 	return errors.New("schedule " + id + " kept changing")
+}
+
+// overlapSkips reports whether a due tick of s is skipped: its overlap
+// policy is skip and the run of its last tick is still running.
+func (e *Engine) overlapSkips(ctx context.Context, s *scheduleRecord) (bool, error) {
+	if s.Overlap != OverlapSkip || s.LastRun == "" {
+		return false, nil
+	}
+	r, err := e.readRun(ctx, s.LastRun)
+	switch {
+	case err == nil:
+		return !r.Status.Terminal(), nil
+	case isNotFoundErr(err):
+		return false, nil
+	}
+	return false, err
+}
+
+// ticked is s once tick is taken (pending, or skipped), missed ticks
+// counted and next (zero: none) the next due time.
+func (s *scheduleRecord) ticked(tick, next time.Time, missed int64, skip bool, now time.Time) scheduleRecord {
+	n := *s
+	if next.IsZero() {
+		n.NextAt = nil
+	} else {
+		n.NextAt = &next
+	}
+	n.Missed += missed
+	if skip {
+		n.Skipped++
+	} else {
+		n.Pending = &tick
+	}
+	n.Rev++
+	n.UpdatedAt = now
+	return n
 }
 
 // finishTick starts the pending tick's run and records it. A start the

@@ -28,7 +28,9 @@ import (
 //     requests an instance holds on a run.
 //   - the write: mutate (commit.go), a compare-and-swap of the whole
 //     record through the committer, which batches an instance's
-//     mutations of a run into one write and keeps the cache.
+//     mutations of a run into one write and keeps the cache; a new run's
+//     first record is createRun's (runs.go), create-only, in the same
+//     order (timer, pre-writes, record, cache, effects).
 //
 // A read never decides a write: every mutation runs on the record the
 // committer swaps against, and runs again on a fresher one when it loses.

@@ -165,7 +165,22 @@ func TestConcurrencyNoOverGrant(t *testing.T) {
 				stopped  atomic.Bool
 				vanished atomic.Int64
 				wg       sync.WaitGroup
+				// slowest is the slowest recent worker call (wall time,
+				// decaying): the engine's clock runs slower when the store
+				// is slow, so that a live worker's attempt never outlasts
+				// its lease in engine time (a loaded machine has made an
+				// Azurite call take seconds).
+				slowest atomic.Int64
 			)
+			observe := func(d time.Duration) {
+				for {
+					old := slowest.Load()
+					next := max(int64(d), old*9/10)
+					if slowest.CompareAndSwap(old, next) {
+						return
+					}
+				}
+			}
 			for i := range workers {
 				wg.Add(1)
 				go func() {
@@ -180,6 +195,7 @@ func TestConcurrencyNoOverGrant(t *testing.T) {
 							return
 						}
 						for _, l := range ls {
+							began := time.Now()
 							var in struct{ Customer string }
 							_ = json.Unmarshal(l.Input, &in)
 							keys := []string{in.Customer, "all"}
@@ -197,8 +213,11 @@ func TestConcurrencyNoOverGrant(t *testing.T) {
 							}
 							spend(hold)
 							hist.ended(keys, l.ID)
+							observe(time.Since(began) - hold) // what the store added
 							for try := 0; ; try++ {
+								began := time.Now()
 								_, err := e.Complete(ctx, l.ID, CompleteRequest{Output: json.RawMessage(`1`)})
+								observe(time.Since(began))
 								if reason, ok := IsRejection(err); err == nil || ok && reason != "" {
 									break // applied, or the attempt was taken back
 								}
@@ -212,8 +231,11 @@ func TestConcurrencyNoOverGrant(t *testing.T) {
 					}
 				}()
 			}
-			// The reaper, and time: 500 ms of engine time every 20 ms of
-			// wall time (a vanished lease is taken back after about 2 s).
+			// The reaper, and time: up to 500 ms of engine time every 20 ms
+			// of wall time (a vanished lease is taken back after about
+			// 2 s), slower when the store is: a lease lapses in engine time
+			// no sooner than 10 times the slowest recent worker call.
+			lapse := cfg.LeaseTTL + cfg.RecoveryWindow
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
@@ -223,7 +245,11 @@ func TestConcurrencyNoOverGrant(t *testing.T) {
 					if _, err := engines[1].Reap(ctx); err != nil {
 						t.Logf("reap: %v", err)
 					}
-					hist.advance(500 * time.Millisecond)
+					step := 500 * time.Millisecond
+					if slow := time.Duration(slowest.Load()); slow > 0 {
+						step = min(step, time.Duration(float64(lapse)*float64(20*time.Millisecond)/float64(10*slow)))
+					}
+					hist.advance(max(step, time.Millisecond))
 				}
 			}()
 			drain := func() {

@@ -62,21 +62,34 @@ func CreateGCSBucket(t testing.TB, url, name string) {
 	}
 }
 
-func startFakeGCS() (string, error) {
-	dir, err := os.MkdirTemp("", "cairn-fakegcs-")
+// GoBuild builds target (a package path, or "." in dir) as a plain
+// binary — no race detector, no cgo — named name in a new temporary
+// directory, and returns its path and that directory (the caller removes
+// it). The test emulators written in Go are built this way.
+func GoBuild(dir, target, name string) (bin, tmp string, err error) {
+	tmp, err = os.MkdirTemp("", "cairn-"+name+"-")
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
-	bin := filepath.Join(dir, "fakegcs")
+	bin = filepath.Join(tmp, name)
 	gobin, err := exec.LookPath("go")
 	if err != nil {
 		gobin = filepath.Join(runtime.GOROOT(), "bin", "go")
 	}
-	build := exec.Command(gobin, "build", "-o", bin, "github.com/cairn-dev/cairn/internal/testinfra/fakegcs")
+	build := exec.Command(gobin, "build", "-o", bin, target)
+	build.Dir = dir
 	build.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=readonly -buildvcs=false", "CGO_ENABLED=0")
 	if out, err := build.CombinedOutput(); err != nil {
-		os.RemoveAll(dir)
-		return "", fmt.Errorf("go build ./internal/testinfra/fakegcs: %v\n%s", err, out)
+		os.RemoveAll(tmp)
+		return "", "", fmt.Errorf("go build %s: %v\n%s", target, err, out)
+	}
+	return bin, tmp, nil
+}
+
+func startFakeGCS() (string, error) {
+	bin, dir, err := GoBuild("", "github.com/cairn-dev/cairn/internal/testinfra/fakegcs", "fakegcs")
+	if err != nil {
+		return "", err
 	}
 	cmd := exec.Command(bin)
 	stdin, err := cmd.StdinPipe() // closed when this binary ends: the child exits

@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -70,20 +69,9 @@ func goaws(t testing.TB) string {
 }
 
 func startGoaws() (string, error) {
-	dir, err := os.MkdirTemp("", "cairn-goaws")
+	bin, dir, err := testinfra.GoBuild(filepath.Join("testdata", "goaws"), ".", "goaws")
 	if err != nil {
 		return "", err
-	}
-	bin := filepath.Join(dir, "goaws")
-	gobin, err := exec.LookPath("go")
-	if err != nil {
-		gobin = filepath.Join(runtime.GOROOT(), "bin", "go")
-	}
-	build := exec.Command(gobin, "build", "-o", bin, ".")
-	build.Dir = filepath.Join("testdata", "goaws")
-	build.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=readonly -buildvcs=false", "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build testdata/goaws: %v\n%s", err, out)
 	}
 	var queues []string
 	for i := range queuePool {
@@ -107,7 +95,9 @@ func startGoaws() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if err := cmd.Start(); err != nil {
+	err = cmd.Start()
+	os.RemoveAll(dir) // a started binary runs on without its file
+	if err != nil {
 		return "", err
 	}
 	goawsCmd = cmd

@@ -130,14 +130,9 @@ func (e *Engine) readRunShared(ctx context.Context, run string, need int64) (*ru
 	})
 	select {
 	case res := <-ch:
-		if res.Err == nil && res.Val.(*runRecord).Rev >= need {
-			return res.Val.(*runRecord), nil
-		}
-		if !res.Shared {
-			if res.Err != nil {
-				return nil, res.Err
-			}
-			return res.Val.(*runRecord), nil
+		r, _ := res.Val.(*runRecord)
+		if res.Err == nil && r.Rev >= need || !res.Shared {
+			return r, res.Err // fresh enough, or this claim's own read
 		}
 		return e.readRunCaching(ctx, run)
 	case <-ctx.Done():

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/blob"
 	"github.com/cairn-dev/cairn/blob/mem"
 	"github.com/cairn-dev/cairn/engine/internal/render"
 	"github.com/cairn-dev/cairn/notify"
@@ -316,6 +318,13 @@ func TestConcurrencyNoOverGrant(t *testing.T) {
 			if hist.max["all"] != 4 || max(hist.max["a"], hist.max["b"]) != 3 {
 				t.Errorf("at most %v at once: the limits were not reached, the test could not see an over-grant", hist.max)
 			}
+			// The dead claimer's slot is taken back when a claim needs it:
+			// by a claim that finds its key full (ARCHITECTURE.md,
+			// concurrency limits), not before. The runs above may never
+			// have filled customer a's key (or the global one) after the
+			// grace: fill them now, one claim at a time, and hold the
+			// engine to it.
+			recoverDead(t, engines[0], clk, store, d, dead)
 			// Every slot is free at the end.
 			for _, c := range d.flow.steps["work"].limits {
 				for _, k := range []string{"", "a", "b"} {
@@ -327,6 +336,69 @@ func TestConcurrencyNoOverGrant(t *testing.T) {
 			}
 			t.Logf("%s: %d grants, %d workers vanished with their lease, max at once %v, no over-grant", name, hist.grants, vanished.Load(), hist.max)
 		})
+	}
+}
+
+// recoverDead fills the keys of workflow "cc" that may still name the
+// dead claimer's slot, so that a claim finds each full: three attempts of
+// customer a (the third finds key a full if it names the dead slot; the
+// global key then holds 3 attempts, with the dead slot 4), then one of
+// customer b (it finds the global key full if it still names it). Each
+// claim must be granted, within a minute; then no limit object names the
+// dead slot, and every run it started is completed.
+func recoverDead(t *testing.T, e *Engine, clk *clock, store *blob.Bucket, d *definition, dead slotHolder) {
+	t.Helper()
+	ctx := context.Background()
+	named := func() []string {
+		var keys []string
+		for _, c := range d.flow.steps["work"].limits {
+			k := ""
+			if c.key != nil {
+				k = "a"
+			}
+			obj, _, err := readJSON[limitObject](ctx, store, e.keys.Limit(c.scope, k))
+			if err == nil && slices.ContainsFunc(obj.Holders, func(h slotHolder) bool { return h.Tag == dead.Tag }) {
+				keys = append(keys, fmt.Sprintf("%q/%q: %+v", c.scope, k, obj.Holders))
+			}
+		}
+		return keys
+	}
+	if len(named()) == 0 {
+		return
+	}
+	var (
+		ids  []string
+		held []Lease
+	)
+	claim := func(customer string, n int) {
+		for range n {
+			ids = append(ids, mustStart(t, e, "cc", fmt.Sprintf(`{"customer": %q}`, customer)))
+		}
+		want := len(held) + n
+		for deadline := time.Now().Add(time.Minute); len(held) < want; {
+			if time.Now().After(deadline) {
+				t.Fatalf("%d attempts held of %d within a minute: a full key kept the dead claimer's slot: %v", len(held), want, named())
+			}
+			ls, err := e.Claim(ctx, ClaimRequest{WorkerID: "w00", Max: 1, WaitMs: 100})
+			if err != nil {
+				t.Fatal(err)
+			}
+			held = append(held, ls...)
+			clk.Advance(time.Second) // a parked hint comes back
+		}
+	}
+	claim("a", 3)
+	claim("b", 1)
+	if left := named(); len(left) > 0 {
+		t.Fatalf("4 attempts hold slots, yet the dead claimer's slot is still in %v", left)
+	}
+	for _, l := range held {
+		if _, err := e.Complete(ctx, l.ID, CompleteRequest{Output: json.RawMessage(`1`)}); err != nil {
+			t.Fatalf("complete %s: %v", l.ID, err)
+		}
+	}
+	if stuck := awaitCompleted(t, e, ids, time.Minute); stuck != "" {
+		t.Fatalf("the runs that filled the keys did not complete:\n%s", stuck)
 	}
 }
 

@@ -424,16 +424,6 @@ func (c *committer) finish(items []*pending, vals []any, errs []error, failed er
 	}
 }
 
-func unavailable(err error) error {
-	if err == nil {
-		return nil
-	}
-	if blob.IsRetryable(err) {
-		return &UnavailableError{Err: err}
-	}
-	return err
-}
-
 // sleepThrottled waits 100–200 ms before a throttled write is retried.
 func sleepThrottled(ctx context.Context) {
 	t := time.NewTimer(time.Duration(100+rand.IntN(100)) * time.Millisecond)

@@ -19,6 +19,7 @@ import (
 	"github.com/cairn-dev/cairn/blob"
 	"github.com/cairn-dev/cairn/engine/internal/hub"
 	"github.com/cairn-dev/cairn/engine/internal/keys"
+	"github.com/cairn-dev/cairn/engine/internal/payload"
 	"github.com/cairn-dev/cairn/engine/internal/render"
 	"github.com/cairn-dev/cairn/notify"
 	"github.com/cairn-dev/cairn/telemetry"
@@ -260,7 +261,7 @@ type Engine struct {
 	stopBus func()
 
 	// payloads caches payload objects (immutable, by content hash).
-	payloads *payloadCache
+	payloads *payload.Store
 	items    *itemsCache // decoded map items objects (mapstep.go)
 	// flows runs the work a commit asks of its instance (collect a map,
 	// start a child, apply a child's end): not waited for by Settle,
@@ -286,7 +287,7 @@ func New(store *blob.Bucket, cfg Config) (*Engine, error) {
 	e.defs = newDefCache()
 	e.items = newItemsCache()
 	e.workers = newWorkerCache(e.now)
-	e.payloads = newPayloadCache(cfg.PayloadCacheBytes)
+	e.payloads = payload.New(store, e.keys, cfg.PayloadInlineMax, cfg.PayloadCacheBytes)
 	e.outage = outage{log: e.log, now: e.now}
 	if cfg.Bus != nil {
 		stop, err := cfg.Bus.Subscribe(e.receive)

@@ -4,13 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+
+	"github.com/cairn-dev/cairn/engine/internal/payload"
 )
 
 // resolver is a render's Resolve: it reads the references of run, at
 // most RenderResolveBytes in all. ctx nil: a render inside a run
 // mutation, bounded by its own timeout.
 func (e *Engine) resolver(ctx context.Context, run string) func(json.RawMessage) (json.RawMessage, error) {
-	budget := newBudget(e.cfg.RenderResolveBytes)
+	budget := payload.NewBudget(e.cfg.RenderResolveBytes)
 	return func(raw json.RawMessage) (json.RawMessage, error) {
 		c := ctx
 		if c == nil {
@@ -18,7 +20,7 @@ func (e *Engine) resolver(ctx context.Context, run string) func(json.RawMessage)
 			c, cancel = payloadCtx()
 			defer cancel()
 		}
-		b, err := e.resolve(c, run, raw, budget)
+		b, err := e.payloads.Resolve(c, run, raw, budget)
 		var (
 			nf   *NotFoundError
 			big  *PayloadTooLargeError

@@ -13,6 +13,7 @@ import (
 	"github.com/cairn-dev/cairn/blob"
 	"github.com/cairn-dev/cairn/blob/counting"
 	"github.com/cairn-dev/cairn/blob/mem"
+	"github.com/cairn-dev/cairn/engine/internal/payload"
 )
 
 // bigJSON is a JSON object of about n bytes whose field n is i.
@@ -398,7 +399,7 @@ func TestPayloadDedupAndDelete(t *testing.T) {
 
 func mustJSONRef(t testing.TB, e *Engine, raw json.RawMessage) json.RawMessage {
 	t.Helper()
-	ref, err := (&Engine{store: mem.New(), cfg: e.cfg, keys: e.keys}).externalize(context.Background(), "x", raw)
+	ref, err := payload.New(mem.New(), e.keys, e.cfg.PayloadInlineMax, 0).Externalize(context.Background(), "x", raw)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -429,12 +430,12 @@ func TestPayloadLookalike(t *testing.T) {
 		t.Fatalf("lookalike values changed: %s / %s", r.Input, stepOf(r, "only").Output)
 	}
 	for _, s := range []string{`{"$cairn_payload":1}`, ` {"\u0024cairn_payload":{"x":1},"y":2}`, `{"$cairn_payload":{"sha256":"` + strings.Repeat("ab", 32) + `","bytes":5}}`} {
-		if !e.byReference(json.RawMessage(s)) {
+		if !e.payloads.ByReference(json.RawMessage(s)) {
 			t.Fatalf("%s would stay inline", s)
 		}
 	}
 	for _, s := range []string{`{"a":{"$cairn_payload":1}}`, `[{"$cairn_payload":1}]`, `"$cairn_payload"`} {
-		if e.byReference(json.RawMessage(s)) {
+		if e.payloads.ByReference(json.RawMessage(s)) {
 			t.Fatalf("%s would go by reference", s)
 		}
 	}

@@ -109,7 +109,7 @@ func (e *Engine) purgeRun(ctx context.Context, r *runRecord, due []string) error
 			return err
 		}
 	}
-	if err := e.deletePayloads(ctx, r.ID); err != nil {
+	if err := e.payloads.DeleteRun(ctx, r.ID); err != nil {
 		return err
 	}
 	if err := e.store.Delete(ctx, e.keys.RunOf(r.Layout, r.ID)); err != nil && !isNotFound(err) {

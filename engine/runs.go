@@ -325,11 +325,6 @@ func retryRefused(ctx context.Context, budget *retryBudget, f func() error) (boo
 	return retried, err
 }
 
-func isNotFoundErr(err error) bool {
-	var nf *NotFoundError
-	return errors.As(err, &nf)
-}
-
 // view is the API's view of a run record: steps in definition order (by
 // id without the definition), without the engine's bookkeeping. Holders
 // are read from leases by GetRun.
@@ -408,7 +403,7 @@ func (e *Engine) GetRun(ctx context.Context, id string) (*cairn.Run, error) {
 			v.Steps[at[j]].Holder = &cairn.Holder{Worker: l.Worker, ClaimedAt: l.ClaimedAt, StartedAt: l.StartedAt, ExpiresAt: l.ExpiresAt}
 		}
 	}
-	if err := e.resolveView(ctx, v, d != nil && len(d.Sinks()) > 1); err != nil { // see payloads.go
+	if err := e.payloads.ResolveView(ctx, v, d != nil && len(d.Sinks()) > 1, e.cfg.ViewResolveBytes); err != nil { // see payloads.go
 		return nil, err
 	}
 	return v, nil
@@ -638,7 +633,7 @@ func (e *Engine) SendEvent(ctx context.Context, run string, req EventRequest) (*
 		return nil, err
 	}
 	if !r0.Status.Terminal() { // the run exists: its payload goes first
-		if req.Payload, err = e.externalize(ctx, run, req.Payload); err != nil {
+		if req.Payload, err = e.payloads.Externalize(ctx, run, req.Payload); err != nil {
 			return nil, err
 		}
 	}

@@ -305,7 +305,7 @@ func (e *Engine) fallbackScan(ctx context.Context) int {
 				continue
 			}
 			h := notify.Hint{Run: r.ID, Workflow: r.Workflow, Version: r.Version, Step: id, Attempt: st.Attempt}
-			if e.hub.Holds(h) || e.flow.holds(h) {
+			if e.hub.Holds(h) || e.flow.Holds(h) {
 				// Not lost: held here, perhaps deferred by flow control
 				// (NotBefore) or parked until a slot frees. A fresh hint
 				// would make it claimable at once, for a claim the limit

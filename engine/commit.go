@@ -15,6 +15,7 @@ import (
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/blob"
 	"github.com/cairn-dev/cairn/engine/internal/cache"
+	"github.com/cairn-dev/cairn/engine/internal/throttle"
 	"github.com/cairn-dev/cairn/notify"
 )
 
@@ -501,18 +502,7 @@ func (c *committer) takeQueued(run string, items []*pending) []*pending {
 	return items
 }
 
-func sleepJitter(ctx context.Context, attempt int) {
-	d := time.Duration(10+rand.IntN(20*(attempt+1))) * time.Millisecond
-	if d > time.Second {
-		d = time.Second
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-	case <-ctx.Done():
-	}
-}
+func sleepJitter(ctx context.Context, attempt int) { throttle.Jitter(ctx, attempt) }
 
 // recordCache is a bounded LRU of run records by id.
 type recordCache struct {

@@ -24,6 +24,7 @@ import (
 	"github.com/cairn-dev/cairn/notify"
 	"github.com/cairn-dev/cairn/telemetry"
 
+	"github.com/cairn-dev/cairn/engine/internal/flow"
 	"golang.org/x/sync/singleflight"
 )
 
@@ -243,7 +244,7 @@ type Engine struct {
 	// (rand.IntN; a test sets it).
 	scanStart func(n int) int
 
-	flow  flowState          // flow control's parked hints (limits.go)
+	flow  *flow.Table        // flow control: concurrency slots, rate limits, parked hints (limits.go)
 	reads singleflight.Group // claims' run-record reads in flight (runstore.go)
 	// unsettled are this instance's lease creates whose outcome it could
 	// not learn (claim.go).
@@ -287,6 +288,7 @@ func New(store *blob.Bucket, cfg Config) (*Engine, error) {
 	e.defs = newDefCache()
 	e.items = newItemsCache()
 	e.workers = newWorkerCache(e.now)
+	e.flow = flow.NewTable(store, e.keys, e.now, e.holderStale)
 	e.payloads = payload.New(store, e.keys, cfg.PayloadInlineMax, cfg.PayloadCacheBytes)
 	e.outage = outage{log: e.log, now: e.now}
 	if cfg.Bus != nil {

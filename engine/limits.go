@@ -2,251 +2,30 @@ package engine
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"sync"
 	"time"
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/blob"
-	"github.com/cairn-dev/cairn/engine/internal/cache"
+	"github.com/cairn-dev/cairn/engine/internal/flow"
 	"github.com/cairn-dev/cairn/engine/internal/render"
 	"github.com/cairn-dev/cairn/notify"
 )
 
-// Concurrency limits (docs/ARCHITECTURE.md, "Flow control").
-//
-// Each limit key has one object, limits/<sha256(scope, key)>, holding the
-// attempts that hold a slot under it. A claim adds its attempt by
-// compare-and-swap before it creates the lease, so a lease never exists
-// without its slot; the slot is removed (CAS) when the attempt ends
-// (complete, fail, the reaper's recovery of a lost lease). A slot whose
-// attempt ended without its removal (an instance died) is recovered by a
-// claim that finds the key full: see holderStale.
+// Flow control at claim time (docs/ARCHITECTURE.md, "Flow control"): the
+// mechanism is engine/internal/flow; here the engine applies it to a
+// claim, and decides when a slot's attempt is over (holderStale).
 
-// slotGrace is how long a slot may name a lease that does not exist yet
-// (its claimer is between the slot write and the lease write) before a
-// claim that needs the slot fences the attempt with a tombstone lease.
-const slotGrace = 10 * time.Second
-
-// staleCheckEvery bounds how often one instance looks for stale slots
-// under one full key (each look reads up to staleCheckMax leases).
-const (
-	staleCheckEvery = 250 * time.Millisecond
-	staleCheckMax   = 8
-	slotCASTries    = 24
+type (
+	limitObject = flow.Object
+	slotHolder  = flow.Holder
 )
 
-// parkFor is how long a hint whose attempt waits for a concurrency slot
-// stays out of the hub when no slot of its key frees on this instance (a
-// slot freed on another instance is noticed then).
-const parkFor = time.Second
+const slotGrace = flow.SlotGrace
 
-// flowPlan is a definition's compiled flow-control options.
-type flowPlan struct {
-	steps map[string]*stepFlow // by step id; nil entry: none
-}
-
-type stepFlow struct {
-	limits   []compiledLimit
-	rate     *compiledRate
-	priority *int
-}
-
-type compiledLimit struct {
-	scope string           // what the key is counted within
-	field string           // the option's field path, for errors
-	key   *render.Template // nil: no key (one limit for the scope)
-	limit int
-}
-
-type compiledRate struct {
-	scope  string
-	field  string
-	key    *render.Template
-	limit  int
-	period time.Duration
-	burst  int
-}
-
-// takesFlow reports whether steps of kind k take flow control's options
-// (the root's table, kindOptions: task steps).
-func takesFlow(k cairn.StepKind) bool {
-	return k.Takes("concurrency") == nil || k.Takes("rate_limit") == nil || k.Takes("priority") == nil
-}
-
-// compileFlow compiles the key templates of a workflow's flow options.
-func compileFlow(w cairn.Workflow, field string) (*flowPlan, error) {
-	p := &flowPlan{steps: map[string]*stepFlow{}}
-	keyTemplate := func(k, f string) (*render.Template, error) {
-		if k == "" {
-			return nil, nil
-		}
-		t, err := render.Compile(mustJSON(k))
-		if err != nil {
-			return nil, cairn.ValidationError{{Field: f, Message: err.Error()}}
-		}
-		return t, nil
-	}
-	var wf []compiledLimit
-	for i, c := range w.Concurrency {
-		f := fmt.Sprintf("%s.concurrency[%d]", field, i)
-		t, err := keyTemplate(c.Key, f+".key")
-		if err != nil {
-			return nil, err
-		}
-		wf = append(wf, compiledLimit{scope: fmt.Sprintf("workflow\x00%s\x00%d", w.Name, i), field: "concurrency[" + fmt.Sprint(i) + "].key", key: t, limit: c.Limit})
-	}
-	for i, s := range w.Steps {
-		if !takesFlow(s.EffectiveKind()) {
-			continue
-		}
-		sf := &stepFlow{priority: s.Priority}
-		f := fmt.Sprintf("%s.steps[%d]", field, i)
-		if c := s.Concurrency; c != nil {
-			t, err := keyTemplate(c.Key, f+".concurrency.key")
-			if err != nil {
-				return nil, err
-			}
-			sf.limits = append(sf.limits, compiledLimit{scope: "step\x00" + w.Name + "\x00" + s.ID, field: "concurrency.key", key: t, limit: c.Limit})
-		}
-		sf.limits = append(sf.limits, wf...)
-		if rl := s.RateLimit; rl != nil {
-			t, err := keyTemplate(rl.Key, f+".rate_limit.key")
-			if err != nil {
-				return nil, err
-			}
-			burst := max(rl.Burst, 1)
-			sf.rate = &compiledRate{scope: "step\x00" + w.Name + "\x00" + s.ID, field: "rate_limit.key", key: t, limit: rl.Limit, period: rl.Period.D(), burst: burst}
-		}
-		if len(sf.limits) > 0 || sf.rate != nil || sf.priority != nil {
-			p.steps[s.ID] = sf
-		}
-	}
-	return p, nil
-}
-
-// renderKey renders a key template to a string: a string value as is,
-// anything else as its JSON text.
-func renderKey(t *render.Template, vars render.Vars) (string, error) {
-	if t == nil {
-		return "", nil
-	}
-	raw, err := t.Render(vars)
-	if err != nil {
-		return "", err
-	}
-	var s string
-	if json.Unmarshal(raw, &s) != nil {
-		s = string(raw)
-	}
-	if len(s) > 1024 {
-		return "", fmt.Errorf("rendered key is %d bytes, over the 1024-byte limit", len(s))
-	}
-	return s, nil
-}
-
-// limitObject is the stored state of one concurrency key.
-type limitObject struct {
-	Scope   string       `json:"scope"`
-	Key     string       `json:"key"`
-	Holders []slotHolder `json:"holders"`
-}
-
-// slotHolder is one attempt holding a slot: enough to find its lease and
-// to fence the attempt if the lease never appears.
-type slotHolder struct {
-	Run      string    `json:"run"`
-	Step     string    `json:"step"`
-	Attempt  int       `json:"attempt"`
-	Tag      string    `json:"tag"` // sha256 of the lease nonce (the nonce is the lease's secret)
-	Worker   string    `json:"worker"`
-	Workflow string    `json:"workflow"`
-	Version  string    `json:"version"`
-	At       time.Time `json:"at"`
-}
-
-func nonceTag(nonce string) string {
-	h := sha256.Sum256([]byte(nonce))
-	return hex.EncodeToString(h[:12])
-}
-
-func (h slotHolder) is(l *leaseRecord) bool {
-	return h.Run == l.Run && h.Step == l.Step && h.Attempt == l.Attempt && h.Tag == nonceTag(l.Nonce)
-}
-
-// flowState is an instance's memory of flow control: hints parked until a
-// slot of their key frees, and when each full key was last searched for
-// stale slots. Only hints: losing it costs latency.
-type flowState struct {
-	mu      sync.Mutex
-	parked  map[string]map[string]notify.Hint // limit object key → hint key → hint
-	checked *cache.Cache[string, time.Time]   // limit object key → last stale search (wall clock)
-}
-
-func (f *flowState) park(key string, h notify.Hint) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.parked == nil {
-		f.parked = map[string]map[string]notify.Hint{}
-	}
-	m := f.parked[key]
-	if m == nil {
-		if len(f.parked) > 10_000 {
-			clear(f.parked) // bounded: parked hints come back after parkFor anyway
-		}
-		m = map[string]notify.Hint{}
-		f.parked[key] = m
-	}
-	if len(m) < 1000 {
-		m[h.Key()] = h
-	}
-}
-
-// holds reports whether a hint for x's step and attempt (or a later one)
-// is parked on any key.
-func (f *flowState) holds(x notify.Hint) bool {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	for _, m := range f.parked {
-		if cur, ok := m[x.Key()]; ok && cur.Attempt >= x.Attempt {
-			return true
-		}
-	}
-	return false
-}
-
-func (f *flowState) unpark(key string) []notify.Hint {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	m := f.parked[key]
-	delete(f.parked, key)
-	out := make([]notify.Hint, 0, len(m))
-	for _, h := range m {
-		out = append(out, h)
-	}
-	return out
-}
-
-// mayCheck reports whether this instance may search key for stale slots
-// now, and records the search.
-func (f *flowState) mayCheck(key string) bool {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.checked == nil {
-		f.checked = cache.New[string, time.Time](10_000)
-	}
-	now := time.Now()
-	if t, ok := f.checked.Get(key); ok && now.Sub(t) < staleCheckEvery {
-		return false
-	}
-	f.checked.Put(key, now)
-	return true
-}
+func nonceTag(nonce string) string { return flow.Tag(nonce) }
 
 // acquireFlow applies a step's flow control to a claim about to create
 // lease l: the rate limit, then every concurrency limit, recording the
@@ -255,8 +34,8 @@ func (f *flowState) mayCheck(key string) bool {
 // until the attempt may be claimable. A key that does not render fails the
 // step (render_error) and returns neither.
 func (e *Engine) acquireFlow(ctx context.Context, r *runRecord, d *definition, step string, l *leaseRecord, vars render.Vars, h notify.Hint) (ok bool, back *notify.Hint, err error) {
-	sf := d.flow.steps[step]
-	if sf == nil || len(sf.limits) == 0 && sf.rate == nil {
+	sf := d.flow.Steps[step]
+	if sf == nil || len(sf.Limits) == 0 && sf.Rate == nil {
 		return true, nil, nil
 	}
 	type slotKey struct {
@@ -264,18 +43,18 @@ func (e *Engine) acquireFlow(ctx context.Context, r *runRecord, d *definition, s
 		limit           int
 	}
 	var slots []slotKey
-	for _, c := range sf.limits {
-		k, err := renderKey(c.key, vars)
+	for _, c := range sf.Limits {
+		k, err := flow.RenderKey(c.Key, vars)
 		if err != nil {
-			e.failRender(ctx, r.ID, d, step, l.Attempt, fmt.Errorf("%s of step %s: %w", c.field, step, err))
+			e.failRender(ctx, r.ID, d, step, l.Attempt, fmt.Errorf("%s of step %s: %w", c.Field, step, err))
 			return false, nil, nil
 		}
-		slots = append(slots, slotKey{obj: e.keys.Limit(c.scope, k), scope: c.scope, key: k, limit: c.limit})
+		slots = append(slots, slotKey{obj: e.flow.Key(c.Scope, k), scope: c.Scope, key: k, limit: c.Limit})
 	}
-	if rl := sf.rate; rl != nil {
-		k, err := renderKey(rl.key, vars)
+	if rl := sf.Rate; rl != nil {
+		k, err := flow.RenderKey(rl.Key, vars)
 		if err != nil {
-			e.failRender(ctx, r.ID, d, step, l.Attempt, fmt.Errorf("%s of step %s: %w", rl.field, step, err))
+			e.failRender(ctx, r.ID, d, step, l.Attempt, fmt.Errorf("%s of step %s: %w", rl.Field, step, err))
 			return false, nil, nil
 		}
 		// A grant is spent whatever follows, so do not spend one on an
@@ -285,7 +64,7 @@ func (e *Engine) acquireFlow(ctx context.Context, r *runRecord, d *definition, s
 		} else if !isNotFound(err) {
 			return false, nil, err
 		}
-		granted, at, err := e.takeRate(ctx, rl, k, l.ClaimedAt)
+		granted, at, err := e.flow.TakeRate(ctx, rl, k, l.ClaimedAt)
 		if err != nil {
 			return false, nil, err
 		}
@@ -297,10 +76,10 @@ func (e *Engine) acquireFlow(ctx context.Context, r *runRecord, d *definition, s
 	holder := slotHolder{Run: r.ID, Step: step, Attempt: l.Attempt, Tag: nonceTag(l.Nonce), Worker: l.Worker, Workflow: r.Workflow, Version: r.Version}
 	first := e.now()
 	for _, s := range slots {
-		got, err := e.takeSlot(ctx, s.obj, s.scope, s.key, s.limit, holder)
+		got, err := e.flow.Take(ctx, s.obj, s.scope, s.key, s.limit, holder)
 		if err == nil && !got {
-			e.flow.park(s.obj, h)
-			h.NotBefore = e.now().Add(parkFor)
+			e.flow.Park(s.obj, h)
+			h.NotBefore = e.now().Add(flow.ParkFor)
 		}
 		if err != nil || !got {
 			e.releaseSlots(ctx, l)
@@ -320,91 +99,6 @@ func (e *Engine) acquireFlow(ctx context.Context, r *runRecord, d *definition, s
 		return false, &h, nil
 	}
 	return true, nil, nil
-}
-
-// takeSlot adds holder to the limit object at key unless limit attempts
-// hold it already (after removing stale holders). A lost race re-reads.
-func (e *Engine) takeSlot(ctx context.Context, key, scope, name string, limit int, holder slotHolder) (bool, error) {
-	for try := 0; try < slotCASTries; try++ {
-		obj, ver, err := readJSON[limitObject](ctx, e.store, key)
-		if isNotFound(err) {
-			obj, ver, err = &limitObject{Scope: scope, Key: clipKey(name)}, "", nil
-		}
-		if err != nil {
-			return false, err
-		}
-		obj.Holders = slices.DeleteFunc(obj.Holders, func(x slotHolder) bool { return x.Tag == holder.Tag })
-		if len(obj.Holders) >= limit {
-			stale, err := e.staleHolders(ctx, key, obj.Holders)
-			if err != nil {
-				return false, err
-			}
-			if len(stale) == 0 {
-				return false, nil
-			}
-			obj.Holders = slices.DeleteFunc(obj.Holders, func(x slotHolder) bool { return stale[x.Tag] })
-			if len(obj.Holders) >= limit {
-				return false, nil
-			}
-		}
-		holder.At = e.now() // the lease write must follow within slotGrace
-		obj.Holders = append(obj.Holders, holder)
-		if ver == "" {
-			_, err = e.store.Create(ctx, key, mustJSON(obj))
-		} else {
-			_, err = e.store.Swap(ctx, key, mustJSON(obj), ver)
-		}
-		if err == nil {
-			return true, nil
-		}
-		if errors.Is(err, blob.ErrPreconditionFailed) || errors.Is(err, blob.ErrConflict) {
-			sleepJitter(ctx, try/4)
-			continue
-		}
-		// Unknown outcome: the write may have landed.
-		if got, _, rerr := readJSON[limitObject](ctx, e.store, key); rerr == nil {
-			if slices.ContainsFunc(got.Holders, func(x slotHolder) bool { return x.Tag == holder.Tag }) {
-				return true, nil
-			}
-		}
-		if !blob.IsRetryable(err) {
-			return false, err
-		}
-		sleepJitter(ctx, try)
-	}
-	return false, nil // contended: the hint comes back after parkFor
-}
-
-func clipKey(k string) string {
-	if len(k) > 256 {
-		return k[:256] + "…"
-	}
-	return k
-}
-
-// staleHolders returns the tags of holders whose attempts hold no live
-// lease, looking at the oldest staleCheckMax at most, at most once per
-// staleCheckEvery per key on this instance.
-func (e *Engine) staleHolders(ctx context.Context, key string, hs []slotHolder) (map[string]bool, error) {
-	if !e.flow.mayCheck(key) {
-		return nil, nil
-	}
-	sorted := slices.Clone(hs)
-	slices.SortFunc(sorted, func(a, b slotHolder) int { return a.At.Compare(b.At) })
-	stale := map[string]bool{}
-	for i, h := range sorted {
-		if i == staleCheckMax {
-			break
-		}
-		ok, err := e.holderStale(ctx, h)
-		if err != nil {
-			return nil, err
-		}
-		if ok {
-			stale[h.Tag] = true
-		}
-	}
-	return stale, nil
 }
 
 // holderStale decides whether a slot's attempt is over. Its lease:
@@ -503,40 +197,15 @@ func (e *Engine) releaseSlots(ctx context.Context, l *leaseRecord) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
 	for _, key := range l.Slots {
-		if err := e.releaseSlot(ctx, key, l); err != nil {
+		if err := e.flow.Release(ctx, key, func(h slotHolder) bool { return h.Is(l.Run, l.Step, l.Attempt, l.Nonce) }); err != nil {
 			// The slot is recovered when a claim finds the key full and
 			// the lease ended (holderStale).
 			e.log.Warn("releasing a concurrency slot failed; it is recovered once the lease is seen ended", "run", l.Run, "step", l.Step, "attempt", l.Attempt, "err", err)
 		}
-		for _, h := range e.flow.unpark(key) {
+		for _, h := range e.flow.Unpark(key) {
 			h.NotBefore = time.Time{}
 			e.hub.Add(h)
 		}
-	}
-}
-
-func (e *Engine) releaseSlot(ctx context.Context, key string, l *leaseRecord) error {
-	for try := 0; ; try++ {
-		obj, ver, err := readJSON[limitObject](ctx, e.store, key)
-		if isNotFound(err) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		n := len(obj.Holders)
-		obj.Holders = slices.DeleteFunc(obj.Holders, func(x slotHolder) bool { return x.is(l) })
-		if len(obj.Holders) == n {
-			return nil
-		}
-		_, err = e.store.Swap(ctx, key, mustJSON(obj), ver)
-		if err == nil {
-			return nil
-		}
-		if try >= slotCASTries || !errors.Is(err, blob.ErrPreconditionFailed) && !blob.IsRetryable(err) {
-			return err
-		}
-		sleepJitter(ctx, try/4)
 	}
 }
 

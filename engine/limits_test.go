@@ -139,13 +139,13 @@ func TestConcurrencyNoOverGrant(t *testing.T) {
 				t.Fatal(err)
 			}
 			dead := slotHolder{Run: "7ZZZZZZZZZZZZZZZZZZZZZZZZZ", Step: "work", Attempt: 1, Tag: nonceTag(newNonce()), Worker: "w00", Workflow: "cc", Version: "1", At: clk.Now()}
-			for _, c := range d.flow.steps["work"].limits {
+			for _, c := range d.flow.Steps["work"].Limits {
 				k := ""
-				if c.key != nil {
+				if c.Key != nil {
 					k = "a"
 				}
-				obj := limitObject{Scope: c.scope, Key: k, Holders: []slotHolder{dead}}
-				if _, err := store.Create(ctx, engines[0].keys.Limit(c.scope, k), mustJSON(obj)); err != nil {
+				obj := limitObject{Scope: c.Scope, Key: k, Holders: []slotHolder{dead}}
+				if _, err := store.Create(ctx, engines[0].keys.Limit(c.Scope, k), mustJSON(obj)); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -326,11 +326,11 @@ func TestConcurrencyNoOverGrant(t *testing.T) {
 			// engine to it.
 			recoverDead(t, engines[0], clk, store, d, dead)
 			// Every slot is free at the end.
-			for _, c := range d.flow.steps["work"].limits {
+			for _, c := range d.flow.Steps["work"].Limits {
 				for _, k := range []string{"", "a", "b"} {
-					obj, _, err := readJSON[limitObject](ctx, store, engines[0].keys.Limit(c.scope, k))
+					obj, _, err := readJSON[limitObject](ctx, store, engines[0].keys.Limit(c.Scope, k))
 					if err == nil && len(obj.Holders) > 0 {
-						t.Errorf("limit %q key %q still has %d holders: %+v", c.scope, k, len(obj.Holders), obj.Holders)
+						t.Errorf("limit %q key %q still has %d holders: %+v", c.Scope, k, len(obj.Holders), obj.Holders)
 					}
 				}
 			}
@@ -351,14 +351,14 @@ func recoverDead(t *testing.T, e *Engine, clk *clock, store *blob.Bucket, d *def
 	ctx := context.Background()
 	named := func() []string {
 		var keys []string
-		for _, c := range d.flow.steps["work"].limits {
+		for _, c := range d.flow.Steps["work"].Limits {
 			k := ""
-			if c.key != nil {
+			if c.Key != nil {
 				k = "a"
 			}
-			obj, _, err := readJSON[limitObject](ctx, store, e.keys.Limit(c.scope, k))
+			obj, _, err := readJSON[limitObject](ctx, store, e.keys.Limit(c.Scope, k))
 			if err == nil && slices.ContainsFunc(obj.Holders, func(h slotHolder) bool { return h.Tag == dead.Tag }) {
-				keys = append(keys, fmt.Sprintf("%q/%q: %+v", c.scope, k, obj.Holders))
+				keys = append(keys, fmt.Sprintf("%q/%q: %+v", c.Scope, k, obj.Holders))
 			}
 		}
 		return keys
@@ -451,7 +451,7 @@ func TestConcurrencyClaimDiesBetweenSlotAndLease(t *testing.T) {
 			if got := getRun(t, e, run); got.Status != cairn.RunCompleted {
 				t.Fatalf("run %s", got.Status)
 			}
-			obj, _, err := readJSON[limitObject](ctx, store, e.keys.Limit(d.flow.steps["only"].limits[0].scope, ""))
+			obj, _, err := readJSON[limitObject](ctx, store, e.keys.Limit(d.flow.Steps["only"].Limits[0].Scope, ""))
 			if err != nil || len(obj.Holders) != 0 {
 				t.Fatalf("slots left: %+v %v", obj, err)
 			}

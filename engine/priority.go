@@ -11,8 +11,8 @@ import "context"
 // stepPriority is the effective priority of a step of r.
 func stepPriority(r *runRecord, d *definition, step string) int {
 	if d != nil && d.flow != nil {
-		if sf := d.flow.steps[step]; sf != nil && sf.priority != nil {
-			return *sf.priority
+		if sf := d.flow.Steps[step]; sf != nil && sf.Priority != nil {
+			return *sf.Priority
 		}
 	}
 	return r.Priority

@@ -14,6 +14,7 @@ import (
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/blob"
 	"github.com/cairn-dev/cairn/engine/internal/cache"
+	"github.com/cairn-dev/cairn/engine/internal/flow"
 	"github.com/cairn-dev/cairn/engine/internal/keys"
 	"github.com/cairn-dev/cairn/engine/internal/render"
 	"github.com/cairn-dev/cairn/notify"
@@ -25,7 +26,7 @@ type definition struct {
 	templates map[string]*render.Template // by step id
 	whens     map[string]*render.Template // the when condition of each conditional step, by step id
 	ancestors map[string][]string
-	flow      *flowPlan                   // concurrency, rate limits, priorities (limits.go)
+	flow      *flow.Plan                  // concurrency, rate limits, priorities (limits.go)
 	items     map[string]*render.Template // the items expression of each map step
 }
 
@@ -62,11 +63,11 @@ func compile(w cairn.Workflow, field string) (*definition, error) {
 	if err := compileOnFailure(d, field); err != nil { // compensate.go
 		return nil, err
 	}
-	flow, err := compileFlow(w, field)
+	plan, err := flow.Compile(w, field)
 	if err != nil {
 		return nil, err
 	}
-	d.flow = flow
+	d.flow = plan
 	return d, nil
 }
 

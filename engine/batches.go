@@ -227,7 +227,7 @@ func (e *Engine) advanceBatch(ctx context.Context, id string, pages int) (*Batch
 // newest first — each run is looked at once, none is skipped.
 func (e *Engine) batchPageKeys(ctx context.Context, b *Batch) (keys []string, next string, newestFirst bool, err error) {
 	if e.keys.Sharded && b.Cursor == "" || strings.HasPrefix(b.Cursor, runCursorPrefix) {
-		keys, more, err := e.listRunKeys(ctx, strings.TrimPrefix(b.Cursor, runCursorPrefix), batchPageSize)
+		keys, more, err := e.scan.RunKeys(ctx, strings.TrimPrefix(b.Cursor, runCursorPrefix), batchPageSize)
 		if err != nil || !more || len(keys) == 0 {
 			return keys, "", true, err
 		}

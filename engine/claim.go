@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"sort"
 	"sync"
 	"time"
 
@@ -15,6 +14,7 @@ import (
 	"github.com/cairn-dev/cairn/blob"
 	"github.com/cairn-dev/cairn/engine/internal/keys"
 	"github.com/cairn-dev/cairn/engine/internal/render"
+	"github.com/cairn-dev/cairn/engine/internal/scan"
 	"github.com/cairn-dev/cairn/notify"
 	"github.com/cairn-dev/cairn/telemetry"
 )
@@ -266,14 +266,14 @@ func (e *Engine) fallbackScan(ctx context.Context) int {
 	e.lastScan = e.now()
 	after := e.scanAfter
 	e.scanMu.Unlock()
-	timerKeys, err := e.scanTimers(ctx, scanPage)
+	timerKeys, err := e.scan.FirstTimers(ctx, scanPage)
 	if err != nil {
 		e.outage.fail("list timers", err)
 		return 0
 	}
 	now := e.now()
-	runs := scanOrder(e.keys, timerKeys, now.Add(e.cfg.ActiveCheckInterval+minTimerLead+keys.TimerBucket), after)
-	if after.name == "" && len(runs) > scanRuns {
+	runs := scan.Order(e.keys, timerKeys, now.Add(e.cfg.ActiveCheckInterval+minTimerLead+keys.TimerBucket), after)
+	if after.Name == "" && len(runs) > scanRuns {
 		// An instance's first scan starts at a random run: each started
 		// at the first, instances that restart more often than a whole
 		// rotation takes would read the same runs again and again and
@@ -291,7 +291,7 @@ func (e *Engine) fallbackScan(ctx context.Context) int {
 	}
 	added := 0
 	for _, t := range runs {
-		r, err := e.readRun(ctx, t.name)
+		r, err := e.readRun(ctx, t.Name)
 		if err != nil || r.Status.Terminal() {
 			continue
 		}
@@ -371,29 +371,6 @@ const (
 	// listing): one LIST request, the most S3 returns in one.
 	scanPage = 1000
 )
-
-// scanOrder is the order in which a fallback scan reads the runs named by
-// timerKeys (in index order): each run once, at its first timer, only
-// timers due by horizon (a run with a ready step has one; later ones are
-// sleeps, wait timeouts and retention) and only run ids, starting after
-// the position after and wrapping around to the first.
-func scanOrder(k keys.Layout, timerKeys []string, horizon time.Time, after dueTimer) []dueTimer {
-	seen := map[string]bool{}
-	var all []dueTimer
-	for _, key := range timerKeys {
-		at, run, ok := k.ParseTimer(key)
-		if !ok || at.After(horizon) || seen[run] || !keys.RunID.Valid(run) {
-			continue
-		}
-		seen[run] = true
-		all = append(all, dueTimer{key: key, at: at, name: run})
-	}
-	i := sort.Search(len(all), func(i int) bool {
-		t := all[i]
-		return t.at.After(after.at) || t.at.Equal(after.at) && t.name > after.name
-	})
-	return append(all[i:len(all):len(all)], all[:i]...)
-}
 
 // tryClaim turns hints into leases: per run, one read of the run record,
 // then one create-only write per attempt. A hint that is stale is

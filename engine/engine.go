@@ -17,15 +17,18 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/blob"
+	"github.com/cairn-dev/cairn/engine/internal/errs"
 	"github.com/cairn-dev/cairn/engine/internal/hub"
 	"github.com/cairn-dev/cairn/engine/internal/keys"
 	"github.com/cairn-dev/cairn/engine/internal/payload"
 	"github.com/cairn-dev/cairn/engine/internal/render"
+	"github.com/cairn-dev/cairn/engine/internal/scan"
 	"github.com/cairn-dev/cairn/notify"
 	"github.com/cairn-dev/cairn/telemetry"
 
-	"github.com/cairn-dev/cairn/engine/internal/flow"
 	"golang.org/x/sync/singleflight"
+
+	"github.com/cairn-dev/cairn/engine/internal/flow"
 )
 
 // Defaults of the Config fields a deployment sets (internal/config reads
@@ -239,11 +242,12 @@ type Engine struct {
 	lastScan time.Time
 	// scanAfter is the timer position of the last run the previous
 	// fallback scan read: the next one goes on after it (claim.go).
-	scanAfter dueTimer
+	scanAfter scan.Timer
 	// scanStart picks where an instance's first scan starts among n runs
 	// (rand.IntN; a test sets it).
 	scanStart func(n int) int
 
+	scan  scan.Lister        // ordered listings over both key layouts (engine/internal/scan)
 	flow  *flow.Table        // flow control: concurrency slots, rate limits, parked hints (limits.go)
 	reads singleflight.Group // claims' run-record reads in flight (runstore.go)
 	// unsettled are this instance's lease creates whose outcome it could
@@ -288,6 +292,7 @@ func New(store *blob.Bucket, cfg Config) (*Engine, error) {
 	e.defs = newDefCache()
 	e.items = newItemsCache()
 	e.workers = newWorkerCache(e.now)
+	e.scan = scan.Lister{Bucket: store, Keys: e.keys}
 	e.flow = flow.NewTable(store, e.keys, e.now, e.holderStale)
 	e.payloads = payload.New(store, e.keys, cfg.PayloadInlineMax, cfg.PayloadCacheBytes)
 	e.outage = outage{log: e.log, now: e.now}
@@ -531,7 +536,7 @@ func readJSON[T any](ctx context.Context, b *blob.Bucket, key string) (*T, blob.
 
 // errCorrupt marks a stored object that does not decode: reading it again
 // does not help.
-var errCorrupt = errors.New("stored object is corrupt")
+var errCorrupt = errs.ErrCorrupt
 
 func isNotFound(err error) bool { return errors.Is(err, blob.ErrNotFound) }
 

@@ -3,10 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
-	"sort"
 	"strings"
-	"sync"
-	"time"
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/blob"
@@ -56,138 +53,6 @@ func (e *Engine) readLeaseAt(ctx context.Context, run, step string, attempt int)
 	return readEither[leaseRecord](ctx, e.store, e.keys.LeaseIn(e.keys.Sharded, run, step, attempt), e.keys.LeaseIn(!e.keys.Sharded, run, step, attempt))
 }
 
-// listOrdered lists every listing in parallel, page by page, handing each
-// key to keep in order until keep says stop or the listing ends. keep
-// runs on one goroutine per listing; it returns whether to go on. It
-// returns the number of LIST requests made.
-func (e *Engine) listOrdered(ctx context.Context, ls []keys.Listing, pageSize int, keep func(i int, key string) bool) (int, error) {
-	var (
-		wg    sync.WaitGroup
-		mu    sync.Mutex
-		lists int
-		first error
-	)
-	for i, l := range ls {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			opts := blob.ListOptions{Prefix: l.Prefix, PageSize: pageSize}
-			for {
-				p, err := e.listRetrying(ctx, opts)
-				mu.Lock()
-				lists++
-				if err != nil && first == nil {
-					first = err
-				}
-				mu.Unlock()
-				if err != nil {
-					return
-				}
-				for _, o := range p.Objects {
-					if l.End != "" && o.Key >= l.End {
-						return
-					}
-					if !keep(i, o.Key) {
-						return
-					}
-				}
-				if p.NextPageToken == "" {
-					return
-				}
-				opts.PageToken = p.NextPageToken
-			}
-		}()
-	}
-	wg.Wait()
-	return lists, first
-}
-
-// dueTimer is a due timer key and what it names.
-type dueTimer struct {
-	key  string
-	at   time.Time
-	name string
-}
-
-// dueTimers lists the timers due at now across the layout's listings,
-// ordered by due time (then name). It returns the LIST requests made.
-func (e *Engine) dueTimers(ctx context.Context, now time.Time) ([]dueTimer, int, error) {
-	ls := e.keys.Listings("timers/")
-	per := make([][]dueTimer, len(ls))
-	n, err := e.listOrdered(ctx, ls, 1000, func(i int, key string) bool {
-		at, name, ok := e.keys.ParseTimer(key)
-		if !ok {
-			return true
-		}
-		if at.After(now) {
-			return false
-		}
-		per[i] = append(per[i], dueTimer{key: key, at: at, name: name})
-		return true
-	})
-	if err != nil {
-		return nil, n, err
-	}
-	var all []dueTimer
-	for _, p := range per {
-		all = append(all, p...)
-	}
-	if len(ls) > 1 {
-		sortTimers(all)
-	}
-	return all, n, nil
-}
-
-// sortTimers orders timers as one flat listing would: by due time, then
-// name.
-func sortTimers(ts []dueTimer) {
-	sort.SliceStable(ts, func(i, j int) bool {
-		if !ts[i].at.Equal(ts[j].at) {
-			return ts[i].at.Before(ts[j].at)
-		}
-		return ts[i].name < ts[j].name
-	})
-}
-
-// scanTimers lists the first page (up to n keys) of every timer listing
-// of the layout, merged by due time: what the claims' fallback scan reads.
-// With the sharded layout that is 17 LISTs a scan instead of one.
-func (e *Engine) scanTimers(ctx context.Context, n int) ([]string, error) {
-	ls := e.keys.Listings("timers/")
-	if len(ls) == 1 {
-		p, err := e.store.List(ctx, blob.ListOptions{Prefix: ls[0].Prefix, PageSize: n})
-		if err != nil {
-			return nil, err
-		}
-		out := make([]string, len(p.Objects))
-		for i, o := range p.Objects {
-			out[i] = o.Key
-		}
-		return out, nil
-	}
-	per := make([][]dueTimer, len(ls))
-	_, err := e.listOrdered(ctx, ls, n, func(i int, key string) bool {
-		at, name, ok := e.keys.ParseTimer(key)
-		if ok {
-			per[i] = append(per[i], dueTimer{key: key, at: at, name: name})
-		}
-		return len(per[i]) < n
-	})
-	if err != nil {
-		return nil, err
-	}
-	var all []dueTimer
-	for _, p := range per {
-		all = append(all, p...)
-	}
-	sortTimers(all)
-	out := make([]string, 0, n)
-	for _, t := range all[:min(n, len(all))] {
-		out = append(out, t.key)
-	}
-	return out, nil
-}
-
 // runCursorPrefix marks a run listing cursor of the merged listing: the
 // id of the last run the previous page examined. Run ids sort the same in
 // every shard, so "after this id" is a position in all of them at once,
@@ -195,50 +60,6 @@ func (e *Engine) scanTimers(ctx context.Context, n int) ([]string, error) {
 // without it is a store page token of the flat listing (from an engine
 // before the sharded layout).
 const runCursorPrefix = "after:"
-
-// listRunKeys returns up to need run keys, newest first, of runs whose id
-// sorts after `after` ("" from the start), merged across the layout's
-// listings, and whether more may follow.
-func (e *Engine) listRunKeys(ctx context.Context, after string, need int) ([]string, bool, error) {
-	ls := e.keys.Listings("runs/")
-	type cand struct{ id, key string }
-	per := make([][]cand, len(ls))
-	more := make([]bool, len(ls))
-	pageSize := need + 1
-	if after != "" {
-		pageSize = 1000 // skipping to the position: as few pages as possible
-	}
-	_, err := e.listOrdered(ctx, ls, pageSize, func(i int, key string) bool {
-		id := key[strings.LastIndexByte(key, '/')+1:]
-		if id <= after {
-			return true
-		}
-		if len(per[i]) == need {
-			more[i] = true
-			return false
-		}
-		per[i] = append(per[i], cand{id, key})
-		return true
-	})
-	if err != nil {
-		return nil, false, err
-	}
-	var all []cand
-	anyMore := false
-	for i, p := range per {
-		all = append(all, p...)
-		anyMore = anyMore || more[i]
-	}
-	sort.Slice(all, func(i, j int) bool { return all[i].id < all[j].id })
-	if len(all) > need {
-		all, anyMore = all[:need], true
-	}
-	out := make([]string, len(all))
-	for i, c := range all {
-		out[i] = c.key
-	}
-	return out, anyMore, nil
-}
 
 // keyIn is where l lives: where it was read, else its key in the layout k
 // writes.
@@ -277,7 +98,7 @@ func (e *Engine) listRunRowsMerged(ctx context.Context, req ListRequest, after s
 	var out []RunRow
 	more := false
 	for pages := 0; pages < listScanPages && len(out) < req.Limit; pages++ {
-		keys, m, err := e.listRunKeys(ctx, after, req.Limit-len(out))
+		keys, m, err := e.scan.RunKeys(ctx, after, req.Limit-len(out))
 		if err != nil {
 			return nil, "", err
 		}

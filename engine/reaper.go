@@ -49,18 +49,18 @@ func (e *Engine) Reap(ctx context.Context) (ReapStats, error) {
 	var order []string
 	// Every listing of the layout (one, or the flat one and 16 shards)
 	// up to now, merged by due time: see layout.go.
-	timers, lists, err := e.dueTimers(ctx, now)
+	timers, lists, err := e.scan.DueTimers(ctx, now)
 	stats.ListRequests += lists
 	if err != nil {
 		return stats, err
 	}
 	for _, t := range timers {
-		run := strings.TrimPrefix(t.name, retentionTimerPrefix) // see timerName
+		run := strings.TrimPrefix(t.Name, retentionTimerPrefix) // see timerName
 		stats.TimersDue++
 		if _, seen := due[run]; !seen {
 			order = append(order, run)
 		}
-		due[run] = append(due[run], t.key)
+		due[run] = append(due[run], t.Key)
 	}
 	// Visit the due runs, reapParallel at a time (see reap_parallel.go):
 	// one visit per run, each with its own counters, summed at the end.

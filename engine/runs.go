@@ -18,6 +18,7 @@ import (
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/blob"
 	"github.com/cairn-dev/cairn/engine/internal/keys"
+	"github.com/cairn-dev/cairn/engine/internal/scan"
 	"github.com/cairn-dev/cairn/telemetry"
 )
 
@@ -501,7 +502,7 @@ func (e *Engine) ListRunRows(ctx context.Context, req ListRequest) ([]RunRow, st
 	var out []RunRow
 	for pages := 0; pages < listScanPages && len(out) < req.Limit; pages++ {
 		opts := blob.ListOptions{Prefix: e.keys.RunsPrefix(), PageSize: req.Limit - len(out), PageToken: token}
-		p, err := e.listRetrying(ctx, opts)
+		p, err := e.scan.List(ctx, opts)
 		if err != nil {
 			if pages == 0 && token != "" && e.cursorRefused(ctx, opts, err) {
 				return nil, "", cairn.ValidationError{{Field: "cursor", Message: "not a cursor this listing returned"}}
@@ -724,34 +725,6 @@ func stepOrder(r *runRecord, d *definition) []string {
 	return order
 }
 
-// retryRead runs read, a request that changes nothing (a GET, a LIST), up
-// to 4 times with the committer's jitter between: one transient store
-// error among a listing page's fifty reads failed the page (at a 0.5 %
-// fault rate about one page in five; the chaos suite's full listing never
-// finished), and a failed LIST of a page with a cursor was taken by
-// cursorRefused for a bad cursor (its tokenless probe then succeeded) and
-// answered 422. Not found, a bad argument, a corrupt object and the
-// request's end are returned at once: trying again does not change them.
-func retryRead(ctx context.Context, read func() error) error {
-	for attempt := 0; ; attempt++ {
-		err := read()
-		if err == nil || attempt >= 3 || ctx.Err() != nil || isNotFound(err) ||
-			errors.Is(err, blob.ErrInvalidArgument) || errors.Is(err, errCorrupt) {
-			return err
-		}
-		sleepJitter(ctx, attempt)
-	}
-}
-
-// listRetrying is a LIST of a listing page through retryRead.
-func (e *Engine) listRetrying(ctx context.Context, opts blob.ListOptions) (p blob.ListPage, err error) {
-	err = retryRead(ctx, func() (err error) {
-		p, err = e.store.List(ctx, opts)
-		return err
-	})
-	return p, err
-}
-
 // listReads is how many run records a listing reads at once.
 const listReads = 8
 
@@ -765,7 +738,7 @@ func (e *Engine) listedRows(ctx context.Context, req ListRequest, keys []string)
 	g.SetLimit(listReads)
 	for i, key := range keys {
 		g.Go(func() error {
-			err := retryRead(gctx, func() (err error) {
+			err := scan.RetryRead(gctx, func() (err error) {
 				recs[i], _, err = readJSON[runRecord](gctx, e.store, key)
 				return err
 			})

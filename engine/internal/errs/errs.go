@@ -81,3 +81,7 @@ func IsRejection(err error) (cairn.Reason, bool) {
 	}
 	return "", false
 }
+
+// ErrCorrupt marks a stored object that does not decode: reading it again
+// does not help.
+var ErrCorrupt = errors.New("stored object is corrupt")

@@ -23,6 +23,7 @@ import (
 	"github.com/cairn-dev/cairn/engine/internal/payload"
 	"github.com/cairn-dev/cairn/engine/internal/render"
 	"github.com/cairn-dev/cairn/engine/internal/scan"
+	"github.com/cairn-dev/cairn/engine/internal/wake"
 	"github.com/cairn-dev/cairn/notify"
 	"github.com/cairn-dev/cairn/telemetry"
 
@@ -261,7 +262,7 @@ type Engine struct {
 	draining  chan struct{}
 	drainOnce sync.Once
 
-	own ownWakes // the due times of the run timers this instance wrote (ownwake.go)
+	own wake.Set // the due times of the run timers this instance wrote (ownwake.go)
 
 	stopBus func()
 

@@ -24,6 +24,7 @@ import (
 	"github.com/cairn-dev/cairn/engine/internal/render"
 	"github.com/cairn-dev/cairn/engine/internal/scan"
 	"github.com/cairn-dev/cairn/engine/internal/wake"
+	"github.com/cairn-dev/cairn/engine/internal/watch"
 	"github.com/cairn-dev/cairn/notify"
 	"github.com/cairn-dev/cairn/telemetry"
 
@@ -230,7 +231,7 @@ type Engine struct {
 
 	commits *committer
 	hub     *hub.Hub
-	watch   *watchers
+	watch   *watch.Registry[runRecord]
 	defs    *defCache
 	latest  latestCache // workflows' newest versions (workflows.go)
 	workers *workerCache
@@ -289,7 +290,7 @@ func New(store *blob.Bucket, cfg Config) (*Engine, error) {
 	e.commits = newCommitter(e)
 	e.admit = newAdmission(cfg.ShedAbove)
 	e.hub = hub.New(cfg.Now, cfg.PriorityAging, func(n int) { cfg.Telemetry.Dropped("hint", "evicted", n) }) // see telemetry.go
-	e.watch = newWatchers()
+	e.watch = watch.New[runRecord]()
 	e.defs = newDefCache()
 	e.items = newItemsCache()
 	e.workers = newWorkerCache(e.now)
@@ -359,7 +360,7 @@ func (e *Engine) afterCommit(fx *effects) {
 	e.runLinksAfterCommit(fx) // child.go
 	hints := fx.hints
 	if fx.rev > 0 {
-		e.watch.changed(fx.run.ID, fx.rev)
+		e.watch.Changed(fx.run.ID, fx.rev)
 		if e.cfg.Bus != nil {
 			// No workflow or version: an instance that predates change
 			// notices decodes one as a hint for no workflow it serves,

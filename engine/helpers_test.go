@@ -149,7 +149,7 @@ func waitRun(t testing.TB, e *Engine, id string, deadline time.Time, pred func(*
 func awaitWatched(t testing.TB, e *Engine, run string) {
 	t.Helper()
 	testutil.EventuallyEvery(t, 10*time.Second, time.Millisecond, "a status request waiting on run "+run, func() (bool, string) {
-		n := e.watch.waiting(run)
+		n := e.watch.Waiting(run)
 		return n > 0, fmt.Sprintf("%d requests waiting", n)
 	})
 }

@@ -2,90 +2,17 @@ package engine
 
 import (
 	"context"
-	"sync"
 	"time"
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/engine/internal/keys"
+	"github.com/cairn-dev/cairn/engine/internal/watch"
 	"github.com/cairn-dev/cairn/notify"
 )
 
-// watchers is one instance's registry of status requests waiting for a
-// run to change (GetRunStatus with a wait). The committer signals it after
-// each write on this instance, and run-change notices from the bus
-// (notify.Hint with Changed) signal it for writes on other instances, so a
-// waiting request answers within milliseconds of a change and reads the
-// bucket only when told of one, plus a slow fallback read in case a
-// notice was lost.
-type watchers struct {
-	mu   sync.Mutex
-	runs map[string]*runWatch
-}
-
-// runWatch is the waiting requests of one run.
-type runWatch struct {
-	n int // requests registered
-	// heard is the newest revision this instance was told of while
-	// someone waited; next is closed (and replaced) when it grows.
-	heard int64
-	next  chan struct{}
-
-	// readMu makes the requests woken by one change share one read.
-	readMu sync.Mutex
-	latest *runRecord // the newest record read for them (shared, read-only)
-}
-
-func newWatchers() *watchers { return &watchers{runs: map[string]*runWatch{}} }
-
-// add registers a waiting request on run; call the returned stop when it
-// answers.
-func (ws *watchers) add(run string) (*runWatch, func()) {
-	ws.mu.Lock()
-	defer ws.mu.Unlock()
-	w := ws.runs[run]
-	if w == nil {
-		w = &runWatch{next: make(chan struct{})}
-		ws.runs[run] = w
-	}
-	w.n++
-	return w, func() {
-		ws.mu.Lock()
-		defer ws.mu.Unlock()
-		if w.n--; w.n == 0 {
-			delete(ws.runs, run)
-		}
-	}
-}
-
-// changed says run's record now has revision rev. Runs nobody waits on
-// cost a map lookup.
-func (ws *watchers) changed(run string, rev int64) {
-	ws.mu.Lock()
-	defer ws.mu.Unlock()
-	if w := ws.runs[run]; w != nil && rev > w.heard {
-		w.heard = rev
-		close(w.next)
-		w.next = make(chan struct{})
-	}
-}
-
-// state returns the newest revision heard of and a channel closed when a
-// newer one is.
-func (ws *watchers) state(w *runWatch) (int64, <-chan struct{}) {
-	ws.mu.Lock()
-	defer ws.mu.Unlock()
-	return w.heard, w.next
-}
-
-// waiting is the number of status requests waiting on run.
-func (ws *watchers) waiting(run string) int {
-	ws.mu.Lock()
-	defer ws.mu.Unlock()
-	if w := ws.runs[run]; w != nil {
-		return w.n
-	}
-	return 0
-}
+// Run watchers (engine/internal/watch): status requests waiting for a
+// run to change (GetRunStatus with a wait, AwaitRun).
+type runWatch = watch.Watch[runRecord]
 
 // receive handles a notification from the bus: run-change notices wake
 // status requests, everything else goes to the hub of claims.
@@ -95,7 +22,7 @@ func (e *Engine) receive(h notify.Hint) {
 		return
 	}
 	if h.Changed {
-		e.watch.changed(h.Run, h.Rev)
+		e.watch.Changed(h.Run, h.Rev)
 		return
 	}
 	e.hub.Add(h)
@@ -109,19 +36,13 @@ func (e *Engine) runAtLeast(ctx context.Context, w *runWatch, run string, rev in
 	if r := e.cachedRun(run, rev); r != nil {
 		return r, nil
 	}
-	w.readMu.Lock()
-	defer w.readMu.Unlock()
-	if w.latest != nil && w.latest.Rev >= rev {
-		return w.latest, nil
-	}
-	r, err := e.readRun(ctx, run)
-	if err != nil {
-		return nil, err
-	}
-	if w.latest == nil || r.Rev > w.latest.Rev {
-		w.latest = r
-	}
-	return r, nil
+	return w.AtLeast(rev, func() (*runRecord, int64, error) {
+		r, err := e.readRun(ctx, run)
+		if err != nil {
+			return nil, 0, err
+		}
+		return r, r.Rev, nil
+	})
 }
 
 // GetRunStatus returns a run's progress. With wait > 0 it holds until the
@@ -192,7 +113,7 @@ func (e *Engine) watchRun(ctx context.Context, id string, after int64, untilEnd 
 	}
 	// Registered before the first read: a change committed after it is
 	// signalled, a change before it is in the read.
-	w, stop := e.watch.add(id)
+	w, stop := e.watch.Add(id)
 	defer stop()
 	r, err := e.readRun(ctx, id)
 	if err != nil {
@@ -207,7 +128,7 @@ func (e *Engine) watchRun(ctx context.Context, id string, after int64, untilEnd 
 		if answers(r) || !time.Now().Before(deadline) {
 			return r, nil
 		}
-		heard, next := e.watch.state(w)
+		heard, next := e.watch.State(w)
 		if heard > consumed {
 			consumed = heard
 			nr, err := e.runAtLeast(ctx, w, id, heard)

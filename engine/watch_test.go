@@ -157,7 +157,7 @@ func TestWatchHoldsUntilWait(t *testing.T) {
 	if d := time.Since(t0); d < 250*time.Millisecond || d > 2*time.Second {
 		t.Fatalf("held %v, want about 300ms", d)
 	}
-	if n := e.watch.waiting(id); n != 0 {
+	if n := e.watch.Waiting(id); n != 0 {
 		t.Fatalf("%d watchers left registered", n)
 	}
 }
@@ -170,9 +170,9 @@ func TestChangeNoticeIsNotWork(t *testing.T) {
 	register(t, e, "w", single("one", cairn.Step{Kind: cairn.KindWait, Event: "go"}))
 	id := mustStart(t, e, "one", `{}`)
 	// A watcher of the run, to be told when the notice is delivered.
-	w, stop := e.watch.add(id)
+	w, stop := e.watch.Add(id)
 	defer stop()
-	_, heard := e.watch.state(w)
+	_, heard := e.watch.State(w)
 	if err := bus.Publish(context.Background(), []notify.Hint{{Run: id, Workflow: "one", Version: "1", Step: "only", Attempt: 1, Changed: true, Rev: 9}}); err != nil {
 		t.Fatal(err)
 	}
@@ -181,7 +181,7 @@ func TestChangeNoticeIsNotWork(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the change notice did not reach the run's watchers within 10 s")
 	}
-	if rev, _ := e.watch.state(w); rev != 9 {
+	if rev, _ := e.watch.State(w); rev != 9 {
 		t.Fatalf("the watchers heard of rev %d, want the notice's 9", rev)
 	}
 	if n := e.hub.Size(); n != 0 {

@@ -5,9 +5,9 @@ import (
 	"time"
 )
 
-// The API's views of runs, workflows and workers: what the engine
-// returns, the API sends and the SDK decodes, one set of types for all
-// three. Their JSON is the wire format.
+// The API's views of runs, workflows, workers, schedules and batches:
+// what the engine returns, the API sends and the SDK decodes, one set of
+// types for all three. Their JSON is the wire format.
 
 // Run is a run as the API shows it: the run record without the engine's
 // bookkeeping, with its steps in definition order.
@@ -167,4 +167,131 @@ type WorkerInfo struct {
 	Labels       map[string]string `json:"labels,omitempty"`
 	LastSeenAt   time.Time         `json:"last_seen_at" doc:"The worker's last claim or heartbeat the engine recorded (recorded at most once a minute per worker and API instance), or its registration."`
 	Alive        bool              `json:"alive" doc:"Seen within the alive window (two recording periods plus the longest claim hold): a worker that is polling or running steps is alive."`
+}
+
+// Schedules: a workflow started on a cron calendar.
+
+// Overlap policies: what a tick does while the schedule's previous run is
+// still running.
+const (
+	OverlapSkip           = "skip"
+	OverlapAllow          = "allow"
+	OverlapCancelPrevious = "cancel_previous"
+)
+
+// ScheduleRequest creates a schedule.
+type ScheduleRequest struct {
+	ID          string          `json:"id,omitempty" maxLength:"128" pattern:"^([A-Za-z0-9][A-Za-z0-9_.-]*)?$" doc:"Schedule id; default a generated one. Creating an id that exists is a 409."`
+	Workflow    string          `json:"workflow" minLength:"1" maxLength:"128" pattern:"^[A-Za-z0-9][A-Za-z0-9_.-]*$" doc:"Workflow to start."`
+	Version     string          `json:"version,omitempty" maxLength:"64" pattern:"^([A-Za-z0-9][A-Za-z0-9_.+-]*)?$" doc:"Version to start; default the newest registered at each tick."`
+	Cron        string          `json:"cron" minLength:"1" maxLength:"128" doc:"Five-field cron expression (minute hour day-of-month month day-of-week) or a descriptor (@hourly, @daily, @weekly, @monthly, @yearly, @every <duration> of at least 1m)."`
+	TimeZone    string          `json:"time_zone,omitempty" maxLength:"64" doc:"IANA time zone the expression is read in (default UTC), e.g. Europe/Paris. Across a daylight-saving change a tick in the skipped hour does not fire and a tick in the repeated hour fires once."`
+	Input       json.RawMessage `json:"input,omitempty" doc:"Input of every run it starts, any JSON value. Each run's correlation is schedule:<id>:<tick>, so templates see the tick as run.correlation."`
+	Overlap     string          `json:"overlap,omitempty" enum:"skip,allow,cancel_previous" doc:"What a tick does while the previous run of the schedule still runs: skip the tick (default), allow a second run, or cancel_previous and start."`
+	Paused      bool            `json:"paused,omitempty" doc:"Create the schedule paused."`
+	Description string          `json:"description,omitempty" maxLength:"512" pattern:"^[^\\x00-\\x1F\\x7F]*$" doc:"Free text."`
+}
+
+// Schedule is a schedule as the API shows it.
+type Schedule struct {
+	ID          string          `json:"id"`
+	Workflow    string          `json:"workflow"`
+	Version     string          `json:"version,omitempty"`
+	Cron        string          `json:"cron"`
+	TimeZone    string          `json:"time_zone"`
+	Input       json.RawMessage `json:"input,omitempty"`
+	Overlap     string          `json:"overlap" enum:"skip,allow,cancel_previous"`
+	Paused      bool            `json:"paused"`
+	Description string          `json:"description,omitempty"`
+	NextAt      *time.Time      `json:"next_at,omitempty" doc:"The next tick; absent while paused."`
+	Pending     *time.Time      `json:"pending,omitempty" doc:"A tick whose run is being started."`
+	LastTick    *time.Time      `json:"last_tick,omitempty" doc:"The newest tick that started a run."`
+	LastRun     string          `json:"last_run,omitempty" doc:"The run the newest tick started."`
+	LastError   string          `json:"last_error,omitempty" doc:"Why the newest failed tick could not start a run (e.g. the workflow is not registered)."`
+	Fired       int64           `json:"fired" doc:"Ticks that started a run (backfills not counted)."`
+	Skipped     int64           `json:"skipped" doc:"Ticks skipped because the previous run still ran (overlap skip)."`
+	Missed      int64           `json:"missed" doc:"Ticks that passed while no reaper ran; only the newest of a gap fires (backfill the others)."`
+	Failed      int64           `json:"failed" doc:"Ticks whose run could not be started."`
+	CreatedAt   time.Time       `json:"created_at"`
+	UpdatedAt   time.Time       `json:"updated_at"`
+	Rev         int64           `json:"rev"`
+}
+
+// SchedulePage is a page of schedules.
+type SchedulePage struct {
+	Schedules  []Schedule `json:"schedules" nullable:"false"`
+	NextCursor string     `json:"next_cursor,omitempty"`
+}
+
+// BackfillRequest asks for the runs of past ticks.
+type BackfillRequest struct {
+	From time.Time `json:"from" doc:"Ticks after this time (exclusive)..."`
+	To   time.Time `json:"to" doc:"...up to this time (inclusive), at most now."`
+	Max  int       `json:"max,omitempty" minimum:"0" maximum:"100" doc:"At most this many ticks, oldest first (default and cap 100)."`
+}
+
+// BackfillTick is one tick of a backfill.
+type BackfillTick struct {
+	Tick    time.Time `json:"tick"`
+	Run     string    `json:"run"`
+	Existed bool      `json:"existed" doc:"The tick already had its run (fired earlier, or an earlier backfill): nothing new started."`
+}
+
+// BackfillResult lists the ticks a backfill started.
+type BackfillResult struct {
+	Ticks     []BackfillTick `json:"ticks" nullable:"false"`
+	Truncated bool           `json:"truncated" doc:"More ticks lay in the range than max: backfill again from the last tick."`
+}
+
+// Batches: cancel or rerun every run matching a filter, as a tracked job.
+
+// Batch actions.
+const (
+	BatchCancel = "cancel"
+	BatchRerun  = "rerun"
+)
+
+// Batch states.
+const (
+	BatchRunning = "running"
+	BatchDone    = "done"
+)
+
+// BatchFilter says which runs a batch acts on. Every field set must
+// match; at least one must be set.
+type BatchFilter struct {
+	Status        []RunStatus `json:"status,omitempty" nullable:"false" maxItems:"8" doc:"Runs in one of these statuses."`
+	Workflow      string      `json:"workflow,omitempty" maxLength:"128" pattern:"^([A-Za-z0-9][A-Za-z0-9_.-]*)?$" doc:"Runs of this workflow."`
+	StartedAfter  *time.Time  `json:"started_after,omitempty" doc:"Runs started at or after this time."`
+	StartedBefore *time.Time  `json:"started_before,omitempty" doc:"Runs started before this time (and always before the batch was created: runs the batch itself starts never match)."`
+}
+
+// BatchRequest starts a batch.
+type BatchRequest struct {
+	Action string      `json:"action" enum:"cancel,rerun" doc:"cancel: cancel each matching running run. rerun: rerun each matching ended run (reusing its completed steps), once, whatever happens to the batch."`
+	Filter BatchFilter `json:"filter"`
+	Reason string      `json:"reason,omitempty" maxLength:"512" doc:"Recorded with each cancel."`
+}
+
+// Batch is a batch job and its progress.
+type Batch struct {
+	ID        string      `json:"id"`
+	Action    string      `json:"action" enum:"cancel,rerun"`
+	Filter    BatchFilter `json:"filter"`
+	Reason    string      `json:"reason,omitempty"`
+	State     string      `json:"state" enum:"running,done" doc:"running until every run of the listing was looked at."`
+	CreatedAt time.Time   `json:"created_at"`
+	UpdatedAt time.Time   `json:"updated_at"`
+	EndedAt   *time.Time  `json:"ended_at,omitempty"`
+	Scanned   int         `json:"scanned" doc:"Runs looked at."`
+	Matched   int         `json:"matched" doc:"Runs that matched the filter."`
+	Applied   int         `json:"applied" doc:"Runs cancelled or rerun."`
+	Skipped   int         `json:"skipped" doc:"Matching runs the action did not apply to (a cancel of a run that ended meanwhile, a rerun of a run still running)."`
+	Failed    int         `json:"failed" doc:"Runs whose action failed for another reason (see errors)."`
+	Errors    []string    `json:"errors" nullable:"false" doc:"The first errors, run by run."`
+	// Cursor is where the listing goes on after the last page done: the
+	// store's page token (flat layout), or "after:" and the id of the
+	// page's last run (the sharded layout's merged listing).
+	Cursor string `json:"cursor,omitempty" doc:"Where the batch goes on (opaque)."`
+	Pages  int    `json:"pages" doc:"Pages of runs done."`
 }

@@ -33,16 +33,19 @@ import (
 // idempotency key batch:<id>:<run>), so a page done twice changes
 // nothing twice.
 
-// Batch actions.
-const (
-	BatchCancel = "cancel"
-	BatchRerun  = "rerun"
+// The API's batch views (the root package's views.go).
+type (
+	BatchFilter  = cairn.BatchFilter
+	BatchRequest = cairn.BatchRequest
+	Batch        = cairn.Batch
 )
 
-// Batch states.
+// Batch actions and states (cairn.Batch*).
 const (
-	BatchRunning = "running"
-	BatchDone    = "done"
+	BatchCancel  = cairn.BatchCancel
+	BatchRerun   = cairn.BatchRerun
+	BatchRunning = cairn.BatchRunning
+	BatchDone    = cairn.BatchDone
 )
 
 const (
@@ -54,45 +57,6 @@ const (
 	batchPassFor       = 20 * time.Second
 	batchReasonMaxSize = 512
 )
-
-// BatchFilter says which runs a batch acts on. Every field set must
-// match; at least one must be set.
-type BatchFilter struct {
-	Status        []cairn.RunStatus `json:"status,omitempty" nullable:"false" maxItems:"8" doc:"Runs in one of these statuses."`
-	Workflow      string            `json:"workflow,omitempty" maxLength:"128" pattern:"^([A-Za-z0-9][A-Za-z0-9_.-]*)?$" doc:"Runs of this workflow."`
-	StartedAfter  *time.Time        `json:"started_after,omitempty" doc:"Runs started at or after this time."`
-	StartedBefore *time.Time        `json:"started_before,omitempty" doc:"Runs started before this time (and always before the batch was created: runs the batch itself starts never match)."`
-}
-
-// BatchRequest starts a batch.
-type BatchRequest struct {
-	Action string      `json:"action" enum:"cancel,rerun" doc:"cancel: cancel each matching running run. rerun: rerun each matching ended run (reusing its completed steps), once, whatever happens to the batch."`
-	Filter BatchFilter `json:"filter"`
-	Reason string      `json:"reason,omitempty" maxLength:"512" doc:"Recorded with each cancel."`
-}
-
-// Batch is a batch job and its progress.
-type Batch struct {
-	ID        string      `json:"id"`
-	Action    string      `json:"action" enum:"cancel,rerun"`
-	Filter    BatchFilter `json:"filter"`
-	Reason    string      `json:"reason,omitempty"`
-	State     string      `json:"state" enum:"running,done" doc:"running until every run of the listing was looked at."`
-	CreatedAt time.Time   `json:"created_at"`
-	UpdatedAt time.Time   `json:"updated_at"`
-	EndedAt   *time.Time  `json:"ended_at,omitempty"`
-	Scanned   int         `json:"scanned" doc:"Runs looked at."`
-	Matched   int         `json:"matched" doc:"Runs that matched the filter."`
-	Applied   int         `json:"applied" doc:"Runs cancelled or rerun."`
-	Skipped   int         `json:"skipped" doc:"Matching runs the action did not apply to (a cancel of a run that ended meanwhile, a rerun of a run still running)."`
-	Failed    int         `json:"failed" doc:"Runs whose action failed for another reason (see errors)."`
-	Errors    []string    `json:"errors" nullable:"false" doc:"The first errors, run by run."`
-	// Cursor is where the listing goes on after the last page done: the
-	// store's page token (flat layout), or runCursorPrefix and the id of
-	// the page's last run (the sharded layout's merged listing).
-	Cursor string `json:"cursor,omitempty" doc:"Where the batch goes on (opaque)."`
-	Pages  int    `json:"pages" doc:"Pages of runs done."`
-}
 
 func batchTimerID(name string) (string, bool) { return strings.CutPrefix(name, batchTimerPrefix) }
 

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
@@ -34,14 +33,6 @@ import (
 // A reaper that finds a pending tick (its claimer died, or lost the race
 // to finish) redoes 2 and 3, which the idempotency key makes harmless.
 
-// Overlap policies: what a tick does while the schedule's previous run is
-// still running.
-const (
-	OverlapSkip           = "skip"
-	OverlapAllow          = "allow"
-	OverlapCancelPrevious = "cancel_previous"
-)
-
 // Bounds of schedules.
 const (
 	// ScheduleIDPattern: schedule ids are part of keys (schedules/<id>).
@@ -61,72 +52,25 @@ var scheduleIDRule = keys.NewRule(ScheduleIDPattern, MaxScheduleIDLength)
 // expression (CRON_TZ= is refused).
 var cronParser = cron.NewParser(cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow | cron.Descriptor)
 
-// ScheduleRequest creates a schedule.
-type ScheduleRequest struct {
-	ID          string          `json:"id,omitempty" maxLength:"128" pattern:"^([A-Za-z0-9][A-Za-z0-9_.-]*)?$" doc:"Schedule id; default a generated one. Creating an id that exists is a 409."`
-	Workflow    string          `json:"workflow" minLength:"1" maxLength:"128" pattern:"^[A-Za-z0-9][A-Za-z0-9_.-]*$" doc:"Workflow to start."`
-	Version     string          `json:"version,omitempty" maxLength:"64" pattern:"^([A-Za-z0-9][A-Za-z0-9_.+-]*)?$" doc:"Version to start; default the newest registered at each tick."`
-	Cron        string          `json:"cron" minLength:"1" maxLength:"128" doc:"Five-field cron expression (minute hour day-of-month month day-of-week) or a descriptor (@hourly, @daily, @weekly, @monthly, @yearly, @every <duration> of at least 1m)."`
-	TimeZone    string          `json:"time_zone,omitempty" maxLength:"64" doc:"IANA time zone the expression is read in (default UTC), e.g. Europe/Paris. Across a daylight-saving change a tick in the skipped hour does not fire and a tick in the repeated hour fires once."`
-	Input       json.RawMessage `json:"input,omitempty" doc:"Input of every run it starts, any JSON value. Each run's correlation is schedule:<id>:<tick>, so templates see the tick as run.correlation."`
-	Overlap     string          `json:"overlap,omitempty" enum:"skip,allow,cancel_previous" doc:"What a tick does while the previous run of the schedule still runs: skip the tick (default), allow a second run, or cancel_previous and start."`
-	Paused      bool            `json:"paused,omitempty" doc:"Create the schedule paused."`
-	Description string          `json:"description,omitempty" maxLength:"512" pattern:"^[^\\x00-\\x1F\\x7F]*$" doc:"Free text."`
-}
+// The API's schedule views (the root package's views.go).
+type (
+	ScheduleRequest = cairn.ScheduleRequest
+	Schedule        = cairn.Schedule
+	SchedulePage    = cairn.SchedulePage
+	BackfillRequest = cairn.BackfillRequest
+	BackfillTick    = cairn.BackfillTick
+	BackfillResult  = cairn.BackfillResult
+)
 
-// Schedule is a schedule as the API shows it.
-type Schedule struct {
-	ID          string          `json:"id"`
-	Workflow    string          `json:"workflow"`
-	Version     string          `json:"version,omitempty"`
-	Cron        string          `json:"cron"`
-	TimeZone    string          `json:"time_zone"`
-	Input       json.RawMessage `json:"input,omitempty"`
-	Overlap     string          `json:"overlap" enum:"skip,allow,cancel_previous"`
-	Paused      bool            `json:"paused"`
-	Description string          `json:"description,omitempty"`
-	NextAt      *time.Time      `json:"next_at,omitempty" doc:"The next tick; absent while paused."`
-	Pending     *time.Time      `json:"pending,omitempty" doc:"A tick whose run is being started."`
-	LastTick    *time.Time      `json:"last_tick,omitempty" doc:"The newest tick that started a run."`
-	LastRun     string          `json:"last_run,omitempty" doc:"The run the newest tick started."`
-	LastError   string          `json:"last_error,omitempty" doc:"Why the newest failed tick could not start a run (e.g. the workflow is not registered)."`
-	Fired       int64           `json:"fired" doc:"Ticks that started a run (backfills not counted)."`
-	Skipped     int64           `json:"skipped" doc:"Ticks skipped because the previous run still ran (overlap skip)."`
-	Missed      int64           `json:"missed" doc:"Ticks that passed while no reaper ran; only the newest of a gap fires (backfill the others)."`
-	Failed      int64           `json:"failed" doc:"Ticks whose run could not be started."`
-	CreatedAt   time.Time       `json:"created_at"`
-	UpdatedAt   time.Time       `json:"updated_at"`
-	Rev         int64           `json:"rev"`
-}
+// Overlap policies (cairn.Overlap*).
+const (
+	OverlapSkip           = cairn.OverlapSkip
+	OverlapAllow          = cairn.OverlapAllow
+	OverlapCancelPrevious = cairn.OverlapCancelPrevious
+)
 
 // scheduleRecord is what schedules/<id> holds: the view itself.
 type scheduleRecord = Schedule
-
-// SchedulePage is a page of schedules.
-type SchedulePage struct {
-	Schedules  []Schedule `json:"schedules" nullable:"false"`
-	NextCursor string     `json:"next_cursor,omitempty"`
-}
-
-// BackfillRequest asks for the runs of past ticks.
-type BackfillRequest struct {
-	From time.Time `json:"from" doc:"Ticks after this time (exclusive)..."`
-	To   time.Time `json:"to" doc:"...up to this time (inclusive), at most now."`
-	Max  int       `json:"max,omitempty" minimum:"0" maximum:"100" doc:"At most this many ticks, oldest first (default and cap 100)."`
-}
-
-// BackfillTick is one tick of a backfill.
-type BackfillTick struct {
-	Tick    time.Time `json:"tick"`
-	Run     string    `json:"run"`
-	Existed bool      `json:"existed" doc:"The tick already had its run (fired earlier, or an earlier backfill): nothing new started."`
-}
-
-// BackfillResult lists the ticks a backfill started.
-type BackfillResult struct {
-	Ticks     []BackfillTick `json:"ticks" nullable:"false"`
-	Truncated bool           `json:"truncated" doc:"More ticks lay in the range than max: backfill again from the last tick."`
-}
 
 func scheduleTimerName(id string) string { return scheduleTimerPrefix + id }
 func scheduleTimerID(name string) (string, bool) {
@@ -204,11 +148,11 @@ func (c calendar) latest(next, now time.Time) (time.Time, int64) {
 	return tick, missed
 }
 
-func (s *Schedule) calendar() (calendar, error) { return parseCalendar(s.Cron, s.TimeZone) }
+func scheduleCalendar(s *Schedule) (calendar, error) { return parseCalendar(s.Cron, s.TimeZone) }
 
-// idempotencyKey names a tick's run. The creation time keeps a schedule
+// tickKey names a tick's run. The creation time keeps a schedule
 // deleted and created again under its id from meeting the old runs.
-func (s *Schedule) idempotencyKey(tick time.Time) string {
+func tickKey(s *Schedule, tick time.Time) string {
 	return "schedule/" + s.ID + "/" + strconv.FormatInt(s.CreatedAt.UnixNano(), 10) + "/" + tick.UTC().Format(time.RFC3339)
 }
 
@@ -363,7 +307,7 @@ func (e *Engine) ResumeSchedule(ctx context.Context, id string) (*Schedule, erro
 		if !s.Paused {
 			return false, nil
 		}
-		cal, err := s.calendar()
+		cal, err := scheduleCalendar(s)
 		if err != nil {
 			return false, err
 		}
@@ -415,7 +359,7 @@ func (e *Engine) BackfillSchedule(ctx context.Context, id string, req BackfillRe
 	if max <= 0 || max > MaxBackfillTicks {
 		max = MaxBackfillTicks
 	}
-	cal, err := s.calendar()
+	cal, err := scheduleCalendar(s)
 	if err != nil {
 		return nil, err
 	}
@@ -438,7 +382,7 @@ func (e *Engine) startTick(ctx context.Context, s *Schedule, tick time.Time) (*c
 	return e.StartRun(ctx, StartRequest{
 		Workflow: s.Workflow, Version: s.Version, Input: s.Input,
 		Correlation:    "schedule:" + s.ID + ":" + tick.UTC().Format(time.RFC3339),
-		IdempotencyKey: s.idempotencyKey(tick),
+		IdempotencyKey: tickKey(s, tick),
 	})
 }
 
@@ -474,7 +418,7 @@ func (e *Engine) reapSchedule(ctx context.Context, id string, timerKeys []string
 			}
 			return e.dropTimers(ctx, timerKeys, keep)
 		}
-		cal, err := s.calendar()
+		cal, err := scheduleCalendar(s)
 		if err != nil {
 			return err
 		}
@@ -494,7 +438,7 @@ func (e *Engine) reapSchedule(ctx context.Context, id string, timerKeys []string
 				return err
 			}
 		}
-		n := s.ticked(tick, next, missed, skip, now)
+		n := ticked(s, tick, next, missed, skip, now)
 		nver, err := e.store.Swap(ctx, e.keys.Schedule(id), mustJSON(&n), ver)
 		if errors.Is(err, blob.ErrPreconditionFailed) || isNotFound(err) {
 			continue // another reaper claimed it: look again
@@ -530,7 +474,7 @@ func (e *Engine) overlapSkips(ctx context.Context, s *scheduleRecord) (bool, err
 
 // ticked is s once tick is taken (pending, or skipped), missed ticks
 // counted and next (zero: none) the next due time.
-func (s *scheduleRecord) ticked(tick, next time.Time, missed int64, skip bool, now time.Time) scheduleRecord {
+func ticked(s *scheduleRecord, tick, next time.Time, missed int64, skip bool, now time.Time) scheduleRecord {
 	n := *s
 	if next.IsZero() {
 		n.NextAt = nil

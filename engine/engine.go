@@ -365,7 +365,7 @@ func (e *Engine) afterCommit(fx *effects) {
 			// No workflow or version: an instance that predates change
 			// notices decodes one as a hint for no workflow it serves,
 			// and no claim of its takes it.
-			hints = append(hints, notify.Hint{Run: fx.run.ID, Changed: true, Rev: fx.rev})
+			hints = append(hints, notify.ChangeNotice(fx.run.ID, fx.rev))
 		}
 	}
 	if len(hints) > 0 {

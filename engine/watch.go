@@ -17,15 +17,14 @@ type runWatch = watch.Watch[runRecord]
 // receive handles a notification from the bus: run-change notices wake
 // status requests, everything else goes to the hub of claims.
 func (e *Engine) receive(h notify.Hint) {
-	if h.Registered != "" {
+	switch h.Kind() {
+	case notify.KindRegistered:
 		e.latest.forget(h.Registered)
-		return
-	}
-	if h.Changed {
+	case notify.KindChanged:
 		e.watch.Changed(h.Run, h.Rev)
-		return
+	default:
+		e.hub.Add(h)
 	}
-	e.hub.Add(h)
 }
 
 // runAtLeast returns run's record for a request woken by a change to

@@ -157,7 +157,7 @@ func (e *Engine) registerWorkflows(ctx context.Context, wfs []cairn.Workflow) er
 func (e *Engine) registered(name string) {
 	e.latest.forget(name)
 	if e.cfg.Bus != nil {
-		go e.announce([]notify.Hint{{Registered: name}})
+		go e.announce([]notify.Hint{notify.RegistrationNotice(name)})
 	}
 }
 

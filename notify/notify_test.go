@@ -138,3 +138,22 @@ func TestSinkStops(t *testing.T) {
 		t.Fatal("DeliverMessage after Close reported true")
 	}
 }
+
+// TestHintKinds: each kind of message is told apart by its fields, and
+// only ready and taken hints are work.
+func TestHintKinds(t *testing.T) {
+	for _, c := range []struct {
+		h    notify.Hint
+		kind notify.Kind
+		work bool
+	}{
+		{notify.Hint{Run: "r", Step: "s", Attempt: 1}, notify.KindReady, true},
+		{notify.Hint{Run: "r", Step: "s", Attempt: 1, Taken: true}, notify.KindTaken, true},
+		{notify.ChangeNotice("r", 3), notify.KindChanged, false},
+		{notify.RegistrationNotice("wf"), notify.KindRegistered, false},
+	} {
+		if k := c.h.Kind(); k != c.kind || c.h.Work() != c.work {
+			t.Errorf("%+v: kind %s, work %v; want %s, %v", c.h, k, c.h.Work(), c.kind, c.work)
+		}
+	}
+}

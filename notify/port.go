@@ -44,6 +44,45 @@ type Hint struct {
 	Registered string `json:"registered,omitempty"`
 }
 
+// Kind is what a message on the bus says. The wire format tells the kinds
+// apart by their fields (Changed, Registered, Taken); Kind names them.
+type Kind string
+
+// The kinds of message.
+const (
+	// KindReady: an attempt is ready to be claimed (at NotBefore when set).
+	KindReady Kind = "ready"
+	// KindTaken: an attempt was claimed; instances drop their copies.
+	KindTaken Kind = "taken"
+	// KindChanged: a run's record reached revision Rev; not work.
+	KindChanged Kind = "changed"
+	// KindRegistered: a workflow has a new version; not work.
+	KindRegistered Kind = "registered"
+)
+
+// Kind is the kind of message h is.
+func (h Hint) Kind() Kind {
+	switch {
+	case h.Registered != "":
+		return KindRegistered
+	case h.Changed:
+		return KindChanged
+	case h.Taken:
+		return KindTaken
+	}
+	return KindReady
+}
+
+// Work reports whether h is about an attempt (ready, or taken): what a
+// hub of claims keeps.
+func (h Hint) Work() bool { k := h.Kind(); return k == KindReady || k == KindTaken }
+
+// ChangeNotice says run's record reached revision rev.
+func ChangeNotice(run string, rev int64) Hint { return Hint{Run: run, Changed: true, Rev: rev} }
+
+// RegistrationNotice says workflow has a new version.
+func RegistrationNotice(workflow string) Hint { return Hint{Registered: workflow} }
+
 // Key identifies the step a hint is about: of two hints with one key, the
 // newer attempt wins.
 func (h Hint) Key() string { return h.Run + "/" + h.Step }

@@ -21,10 +21,10 @@ type bus struct {
 }
 
 func kind(h notify.Hint) string {
-	switch {
-	case h.Changed:
+	switch h.Kind() {
+	case notify.KindChanged:
 		return "change"
-	case h.Registered != "":
+	case notify.KindRegistered:
 		return "registration"
 	}
 	return "hint"

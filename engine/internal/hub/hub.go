@@ -70,13 +70,13 @@ func (h *Hub) Holds(x notify.Hint) bool {
 
 // Add records a hint and wakes the claims it matches.
 func (h *Hub) Add(x notify.Hint) {
-	if x.Changed || x.Registered != "" {
+	if !x.Work() {
 		return // a run-change or registration notice, never claimable work
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	k := x.Key()
-	if x.Taken {
+	if x.Kind() == notify.KindTaken {
 		if cur, ok := h.hints[k]; ok && cur.Attempt <= x.Attempt {
 			delete(h.hints, k)
 		}

@@ -295,3 +295,6 @@ type Batch struct {
 	Cursor string `json:"cursor,omitempty" doc:"Where the batch goes on (opaque)."`
 	Pages  int    `json:"pages" doc:"Pages of runs done."`
 }
+
+// Done reports whether every run was looked at.
+func (b *Batch) Done() bool { return b.State == BatchDone }

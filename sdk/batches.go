@@ -9,44 +9,21 @@ import (
 	"github.com/cairn-dev/cairn/openapi/client"
 )
 
-// Batch actions.
+// Batch actions, the filter and the batch's progress: the API's views
+// (the root package's).
 const (
-	BatchCancel = "cancel"
-	BatchRerun  = "rerun"
+	BatchCancel = cairn.BatchCancel
+	BatchRerun  = cairn.BatchRerun
 )
 
-// BatchFilter says which runs a batch acts on: every field set must match,
-// at least one must be set.
-type BatchFilter struct {
-	Status        []cairn.RunStatus `json:"status,omitempty"`
-	Workflow      string            `json:"workflow,omitempty"`
-	StartedAfter  *time.Time        `json:"started_after,omitempty"`
-	StartedBefore *time.Time        `json:"started_before,omitempty"`
-}
-
-// Batch is a bulk cancel or rerun and its progress (see the createBatch
-// operation).
-type Batch struct {
-	ID        string      `json:"id"`
-	Action    string      `json:"action"`
-	Filter    BatchFilter `json:"filter"`
-	Reason    string      `json:"reason,omitempty"`
-	State     string      `json:"state"` // running or done
-	CreatedAt time.Time   `json:"created_at"`
-	UpdatedAt time.Time   `json:"updated_at"`
-	EndedAt   *time.Time  `json:"ended_at,omitempty"`
-	Scanned   int         `json:"scanned"`
-	Matched   int         `json:"matched"`
-	Applied   int         `json:"applied"`
-	Skipped   int         `json:"skipped"`
-	Failed    int         `json:"failed"`
-	Errors    []string    `json:"errors"`
-	Cursor    string      `json:"cursor,omitempty"`
-	Pages     int         `json:"pages"`
-}
-
-// Done reports whether every run was looked at.
-func (b *Batch) Done() bool { return b.State == "done" }
+type (
+	// BatchFilter says which runs a batch acts on: every field set must
+	// match, at least one must be set.
+	BatchFilter = cairn.BatchFilter
+	// Batch is a bulk cancel or rerun and its progress (see the
+	// createBatch operation).
+	Batch = cairn.Batch
+)
 
 // StartBatch starts a batch: action (BatchCancel or BatchRerun) on every
 // run matching filter. reason is recorded with each cancel. The server

@@ -2,60 +2,30 @@ package sdk
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"time"
 
+	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/openapi/client"
 )
 
-// Schedule is a cron schedule that starts runs of a workflow (see the
-// createSchedule operation).
-type Schedule struct {
-	ID          string          `json:"id"`
-	Workflow    string          `json:"workflow"`
-	Version     string          `json:"version,omitempty"`
-	Cron        string          `json:"cron"`
-	TimeZone    string          `json:"time_zone"`
-	Input       json.RawMessage `json:"input,omitempty"`
-	Overlap     string          `json:"overlap"`
-	Paused      bool            `json:"paused"`
-	Description string          `json:"description,omitempty"`
-	NextAt      *time.Time      `json:"next_at,omitempty"`
-	Pending     *time.Time      `json:"pending,omitempty"`
-	LastTick    *time.Time      `json:"last_tick,omitempty"`
-	LastRun     string          `json:"last_run,omitempty"`
-	LastError   string          `json:"last_error,omitempty"`
-	Fired       int64           `json:"fired"`
-	Skipped     int64           `json:"skipped"`
-	Missed      int64           `json:"missed"`
-	Failed      int64           `json:"failed"`
-	CreatedAt   time.Time       `json:"created_at"`
-	UpdatedAt   time.Time       `json:"updated_at"`
-	Rev         int64           `json:"rev"`
-}
-
-// SchedulePage is a page of schedules.
-type SchedulePage struct {
-	Schedules  []Schedule `json:"schedules"`
-	NextCursor string     `json:"next_cursor,omitempty"`
-}
-
-// BackfillResult lists the ticks a backfill started (or found started).
-type BackfillResult struct {
-	Ticks []struct {
-		Tick    time.Time `json:"tick"`
-		Run     string    `json:"run"`
-		Existed bool      `json:"existed"`
-	} `json:"ticks"`
-	Truncated bool `json:"truncated"`
-}
+// A schedule, a page of them, a backfill's result and the overlap
+// policies: the API's views (the root package's).
+type (
+	// Schedule is a cron schedule that starts runs of a workflow (see the
+	// createSchedule operation).
+	Schedule = cairn.Schedule
+	// SchedulePage is a page of schedules.
+	SchedulePage = cairn.SchedulePage
+	// BackfillResult lists the ticks a backfill started (or found started).
+	BackfillResult = cairn.BackfillResult
+)
 
 // Overlap policies of a schedule.
 const (
-	OverlapSkip           = "skip"
-	OverlapAllow          = "allow"
-	OverlapCancelPrevious = "cancel_previous"
+	OverlapSkip           = cairn.OverlapSkip
+	OverlapAllow          = cairn.OverlapAllow
+	OverlapCancelPrevious = cairn.OverlapCancelPrevious
 )
 
 // ScheduleOptions are a new schedule's optional fields.

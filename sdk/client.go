@@ -462,7 +462,7 @@ func (c *Client) Runs(ctx context.Context, o ListOptions) iter.Seq2[RunSummary, 
 // retried with backoff.
 func (c *Client) Wait(ctx context.Context, run string) (*Run, error) {
 	const hold = 20 * time.Second
-	backoff := 100 * time.Millisecond
+	b := backoff{min: 100 * time.Millisecond, max: 2 * time.Second} // between transient errors
 	var lastErr error
 	for {
 		sent := time.Now()
@@ -476,23 +476,16 @@ func (c *Client) Wait(ctx context.Context, run string) (*Run, error) {
 		case err == nil && time.Since(sent) < time.Second:
 			return c.Watch(ctx, run, nil) // not held: the server predates wait_ms
 		case err == nil:
-			lastErr, backoff = nil, 100*time.Millisecond
+			lastErr = nil
+			b.reset()
 			continue
 		case temporary(err) && ctx.Err() == nil:
 			lastErr = err
 		default:
 			return nil, err
 		}
-		t := time.NewTimer(backoff)
-		backoff = min(backoff*2, 2*time.Second)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			if lastErr != nil {
-				return nil, fmt.Errorf("%w (last error: %v)", ctx.Err(), lastErr)
-			}
-			return nil, ctx.Err()
-		case <-t.C:
+		if !b.sleep(ctx) {
+			return nil, fmt.Errorf("%w (last error: %v)", ctx.Err(), lastErr)
 		}
 	}
 }
@@ -507,7 +500,7 @@ func (c *Client) Wait(ctx context.Context, run string) (*Run, error) {
 func (c *Client) Watch(ctx context.Context, run string, fn func(*Run)) (*Run, error) {
 	const hold = 20 * time.Second
 	after := int64(-1)
-	backoff := 100 * time.Millisecond
+	b := backoff{min: 100 * time.Millisecond, max: 2 * time.Second} // between transient errors
 	var lastErr error
 	for {
 		params := &client.GetRunStatusParams{}
@@ -517,7 +510,8 @@ func (c *Client) Watch(ctx context.Context, run string, fn func(*Run)) (*Run, er
 		p, err := decodeView[cairn.RunProgress](c)(c.api.GetRunStatus(ctx, run, params))
 		switch {
 		case err == nil:
-			lastErr, backoff = nil, 100*time.Millisecond
+			lastErr = nil
+			b.reset()
 			if p.Status.Terminal() {
 				r, err := c.Get(ctx, run)
 				if err != nil {
@@ -540,16 +534,8 @@ func (c *Client) Watch(ctx context.Context, run string, fn func(*Run)) (*Run, er
 		default:
 			return nil, err
 		}
-		t := time.NewTimer(backoff)
-		backoff = min(backoff*2, 2*time.Second)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			if lastErr != nil {
-				return nil, fmt.Errorf("%w (last error: %v)", ctx.Err(), lastErr)
-			}
-			return nil, ctx.Err()
-		case <-t.C:
+		if !b.sleep(ctx) {
+			return nil, fmt.Errorf("%w (last error: %v)", ctx.Err(), lastErr)
 		}
 	}
 }

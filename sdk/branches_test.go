@@ -47,11 +47,16 @@ func TestWhenBranches(t *testing.T) {
 func TestRerunAfterAFix(t *testing.T) {
 	e := newEnv(t, sdktest.Options{})
 	var fetches, fixed atomic.Int32
+	held := make(chan struct{}) // fixed == 2: "use" waits for it, so its run is running
+	defer close(held)
 	wf := Workflow("fix", "1").
 		Task("fetch", Handle(func(StepContext, struct{}) (int, error) { fetches.Add(1); return 41, nil })).
 		Task("use", Handle(func(_ StepContext, n int) (int, error) {
-			if fixed.Load() == 0 {
+			switch fixed.Load() {
+			case 0:
 				return 0, Fatal(errors.New("bug"))
+			case 2:
+				<-held
 			}
 			return n + 1, nil
 		}), After("fetch"), Input("${steps.fetch.output}"))
@@ -72,6 +77,7 @@ func TestRerunAfterAFix(t *testing.T) {
 	if fetches.Load() != 1 {
 		t.Fatalf("fetch ran %d times, want once (reused)", fetches.Load())
 	}
+	fixed.Store(2) // a run that cannot end before its rerun is asked for (it ended in 80 ms on CI rehearsal 20)
 	var ae *APIError
 	if _, err := e.c.Rerun(context.Background(), start(t, e.c, "fix", StartOptions{}).ID, RerunOptions{}); !errors.As(err, &ae) || ae.Status != 409 {
 		t.Fatalf("rerun of a running run: %v", err)

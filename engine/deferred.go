@@ -14,7 +14,8 @@ import (
 // per object (GCS), the completions of a wide fan-out queue behind the run
 // record however well group commit folds them, and a worker waits ~2 s per
 // step with its slot idle. While the run record is congested (a write to
-// it was throttled in the last congestedFor, and a batch is in flight), a
+// it was throttled in the last commit.CongestedFor, and a batch is in
+// flight), a
 // complete is made durable in its own lease object instead — a
 // compare-and-swap of the lease from active to completed, carrying the
 // output, state patch and priced usage — and answered at once (run_status
@@ -32,10 +33,6 @@ import (
 // (none, not current, near the size limit, an at_most_once attempt without
 // started) takes the ordinary path, so its refusals are what they were.
 
-// congestedFor is how long after a throttled write of a run record its
-// completes are deferred.
-const congestedFor = 2 * time.Second
-
 // leaseDone is a deferred complete's outcome, kept in the lease.
 type leaseDone struct {
 	Output     json.RawMessage            `json:"output"`
@@ -44,46 +41,18 @@ type leaseDone struct {
 	At         time.Time                  `json:"at"`
 }
 
-// throttled records that a write of run's record was throttled.
-func (c *committer) throttled(run string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.throttledAt == nil {
-		c.throttledAt = map[string]time.Time{}
-	}
-	c.throttledAt[run] = time.Now()
-}
-
-// congested reports whether completes of run should be deferred: a batch
-// is being written and a write was throttled lately.
-func (c *committer) congested(run string) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	at, ok := c.throttledAt[run]
-	_, busy := c.batches[run]
-	return ok && busy && time.Since(at) < congestedFor
-}
-
-// idleLocked forgets run's throttling once nothing is queued for it (called by
-// the leader as it exits, c.mu held).
-func (c *committer) idleLocked(run string) {
-	if at, ok := c.throttledAt[run]; ok && time.Since(at) >= congestedFor {
-		delete(c.throttledAt, run)
-	}
-}
-
 // completeDeferred makes a complete durable in its lease and answers it
 // before the fold, when the run record is congested. ok is false when the
 // complete should take the ordinary path.
 func (e *Engine) completeDeferred(ctx context.Context, tok leaseToken, req CompleteRequest) (_ *Ended, ok bool, _ error) {
-	if !e.commits.congested(tok.Run) {
+	if !e.commits.Congested(tok.Run) {
 		return nil, false, nil
 	}
 	r := e.sharedRun(tok.Run, 0) // read only
 	if r == nil {
 		return nil, false, nil
 	}
-	raw, cver, _ := e.commits.cache.get(tok.Run)
+	raw, cver, _ := e.commits.Cache().Get(tok.Run)
 	// The cached copy may be older than the stored record: another
 	// instance may have applied this very lease's end (the worker's
 	// earlier complete, whose answer was lost, retried here). Deciding on
@@ -96,7 +65,7 @@ func (e *Engine) completeDeferred(ctx context.Context, tok leaseToken, req Compl
 		if err != nil {
 			return nil, false, nil // the ordinary path reads and reports it
 		}
-		e.commits.cache.offer(tok.Run, o.Data, o.Version, fresh)
+		e.commits.Cache().Offer(tok.Run, o.Data, o.Version, fresh)
 		r, raw = fresh, o.Data
 	}
 	size := len(req.Output)

@@ -100,7 +100,7 @@ func TestDeferredCompleteOnAStaleCopy(t *testing.T) {
 	register(t, a, "w", linear("lin", "1", 2))
 	run := mustStart(t, a, "lin", `{"n":1}`)
 	l := claimOne(t, b, "w") // B's claim caches the record
-	if _, ok := b.commits.cache.shared(run); !ok {
+	if _, ok := b.commits.Cache().Shared(run); !ok {
 		t.Fatal("B has no cached copy of the run record")
 	}
 	if _, err := a.Complete(ctx, l.ID, CompleteRequest{Output: json.RawMessage(`"first"`)}); err != nil {
@@ -109,17 +109,13 @@ func TestDeferredCompleteOnAStaleCopy(t *testing.T) {
 	// B is congested on the run: a throttled write and a batch in flight
 	// (a stand-in, so the decision is asked directly: a complete through
 	// the committer would queue behind the stand-in forever).
-	b.commits.throttled(run)
-	b.commits.mu.Lock()
-	b.commits.batches[run] = &batch{}
-	b.commits.mu.Unlock()
-	if !b.commits.congested(run) {
+	b.commits.Throttled(run)
+	release := b.commits.Hold(run)
+	if !b.commits.Congested(run) {
 		t.Fatal("B is not congested")
 	}
 	ended, deferred, err := b.completeDeferred(ctx, mustToken(t, l.ID), CompleteRequest{Output: json.RawMessage(`"second"`)})
-	b.commits.mu.Lock()
-	delete(b.commits.batches, run)
-	b.commits.mu.Unlock()
+	release()
 	if deferred && err == nil {
 		t.Fatalf("B answered the retry from its stale copy: %+v", ended)
 	}

@@ -536,7 +536,7 @@ func TestClaimBacksOffWhileTheStoreFails(t *testing.T) {
 	register(t, e, "w", single("o", cairn.Step{}))
 	run := mustStart(t, e, "o", `{}`)
 	// As on an instance that did not start the run: the claim reads it.
-	e.commits.cache.drop(run)
+	e.commits.Cache().Drop(run)
 	fs.Inject(faults.Rule{Ops: []faults.Op{faults.OpGet}, KeyPrefix: "runs/", Err: errors.New("connection refused")})
 	before := fs.Stats()
 	ls, err := e.Claim(ctx, ClaimRequest{WorkerID: "w", WaitMs: 1500})

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/blob"
+	"github.com/cairn-dev/cairn/engine/internal/commit"
 	"github.com/cairn-dev/cairn/engine/internal/errs"
 	"github.com/cairn-dev/cairn/engine/internal/hub"
 	"github.com/cairn-dev/cairn/engine/internal/keys"
@@ -230,6 +231,7 @@ type Engine struct {
 	log   *slog.Logger
 
 	commits *committer
+	leases  *commit.Cache[leaseRecord] // the lease cache (leasecache.go)
 	hub     *hub.Hub
 	watch   *watch.Registry[runRecord]
 	defs    *defCache
@@ -288,6 +290,7 @@ func New(store *blob.Bucket, cfg Config) (*Engine, error) {
 	}
 	e := &Engine{store: store, cfg: cfg, keys: keys.Layout{Prefix: cfg.Prefix, Sharded: cfg.KeyLayout == KeyLayoutSharded}, log: cfg.Logger, draining: make(chan struct{}), scanStart: rand.IntN}
 	e.commits = newCommitter(e)
+	e.leases = commit.NewCache[leaseRecord](4096, nil)
 	e.admit = newAdmission(cfg.ShedAbove)
 	e.hub = hub.New(cfg.Now, cfg.PriorityAging, func(n int) { cfg.Telemetry.Dropped("hint", "evicted", n) }) // see telemetry.go
 	e.watch = watch.New[runRecord]()

@@ -39,19 +39,19 @@ func (e *Engine) cacheLease(l *leaseRecord, ver blob.Version) {
 		e.forgetLease(l.Run, l.Step, l.Attempt)
 		return
 	}
-	e.commits.leases.put(e.leaseKey(l.Run, l.Step, l.Attempt), mustJSON(l), ver)
+	e.leases.Put(e.leaseKey(l.Run, l.Step, l.Attempt), mustJSON(l), ver)
 }
 
 // forgetLease drops a lease from the cache: it ended, or a write against
 // the cached version failed.
 func (e *Engine) forgetLease(run, step string, attempt int) {
-	e.commits.leases.drop(e.leaseKey(run, step, attempt))
+	e.leases.Drop(e.leaseKey(run, step, attempt))
 }
 
 // cachedLease returns the cached lease tok names when the cache holds it,
 // the id matches it, and it may be trusted without a read (see above).
 func (e *Engine) cachedLease(tok leaseToken) (*leaseRecord, blob.Version, bool) {
-	raw, ver, ok := e.commits.leases.get(e.leaseKey(tok.Run, tok.Step, tok.Attempt))
+	raw, ver, ok := e.leases.Get(e.leaseKey(tok.Run, tok.Step, tok.Attempt))
 	if !ok {
 		return nil, "", false
 	}

@@ -172,7 +172,7 @@ func (e *Engine) mutateSpilling(ctx context.Context, run string, output *json.Ra
 	if e.cfg.PayloadInlineMax < 0 {
 		return mutate(ctx, e.commits, run, m)
 	}
-	if data, _, ok := e.commits.cache.get(run); ok && len(data) > e.cfg.MaxRunRecordBytes/4 {
+	if data, _, ok := e.commits.Cache().Get(run); ok && len(data) > e.cfg.MaxRunRecordBytes/4 {
 		if _, err := e.payloads.Spill(ctx, run, output, patch); err != nil {
 			return nil, err
 		}

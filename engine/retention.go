@@ -115,7 +115,7 @@ func (e *Engine) purgeRun(ctx context.Context, r *runRecord, due []string) error
 	if err := e.store.Delete(ctx, e.keys.RunOf(r.Layout, r.ID)); err != nil && !isNotFound(err) {
 		return err
 	}
-	e.commits.cache.drop(r.ID)
+	e.commits.Cache().Drop(r.ID)
 	timers, err := e.runTimerKeys(ctx, r, due)
 	if err != nil {
 		return err

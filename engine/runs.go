@@ -256,8 +256,7 @@ func (e *Engine) createRun(ctx context.Context, r *runRecord, fx *effects, keyed
 	if err != nil {
 		return unavailable(err)
 	}
-	e.commits.cache.put(r.ID, data, v)
-	e.commits.wrote(r.ID)
+	e.commits.Created(r.ID, data, v)
 	fx.run = r // for observe; rev stays 0: no change notice for a new run
 	e.afterCommit(fx)
 	return nil

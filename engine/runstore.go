@@ -66,7 +66,7 @@ func (e *Engine) getRun(ctx context.Context, id string) (*runRecord, *blob.Objec
 // cachedRun returns the committer's cached copy of run when it holds a
 // revision of at least rev, without reading the bucket.
 func (e *Engine) cachedRun(run string, rev int64) *runRecord {
-	raw, _, ok := e.commits.cache.get(run)
+	raw, _, ok := e.commits.Cache().Get(run)
 	if !ok {
 		return nil
 	}
@@ -82,7 +82,7 @@ func (e *Engine) cachedRun(run string, rev int64) *runRecord {
 // must not change it. Claims decide on it (claimRun), so the claims of a
 // wide fan-out do not each decode the whole record.
 func (e *Engine) sharedRun(run string, rev int64) *runRecord {
-	r, ok := e.commits.cache.shared(run)
+	r, ok := e.commits.Cache().Shared(run)
 	if !ok || r.Rev < rev {
 		return nil
 	}
@@ -148,7 +148,7 @@ func (e *Engine) readRunCaching(ctx context.Context, run string) (*runRecord, er
 	if err != nil {
 		return nil, err
 	}
-	e.commits.cache.offer(run, o.Data, o.Version, r)
+	e.commits.Cache().Offer(run, o.Data, o.Version, r)
 	return r, nil
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/blob"
+	"github.com/cairn-dev/cairn/engine/internal/throttle"
 )
 
 // LeaseStatus answers started and heartbeat.
@@ -178,7 +179,7 @@ func (e *Engine) updateLease(ctx context.Context, tok leaseToken, check func(tok
 			return nil, unavailable(err)
 		}
 		if blob.IsRetryable(err) {
-			sleepJitter(ctx, attempt)
+			throttle.Jitter(ctx, attempt)
 		}
 	}
 }

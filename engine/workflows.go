@@ -17,6 +17,7 @@ import (
 	"github.com/cairn-dev/cairn/engine/internal/flow"
 	"github.com/cairn-dev/cairn/engine/internal/keys"
 	"github.com/cairn-dev/cairn/engine/internal/render"
+	"github.com/cairn-dev/cairn/engine/internal/throttle"
 	"github.com/cairn-dev/cairn/notify"
 )
 
@@ -203,7 +204,7 @@ func (e *Engine) bumpLatest(ctx context.Context, name, version string) error {
 		if !errors.Is(err, blob.ErrPreconditionFailed) && !blob.IsRetryable(err) && !isNotFound(err) {
 			return err
 		}
-		sleepJitter(ctx, attempt)
+		throttle.Jitter(ctx, attempt)
 	}
 	return &UnavailableError{Err: fmt.Errorf("workflow %s: too many concurrent registrations", name)}
 }

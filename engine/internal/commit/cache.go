@@ -1,0 +1,83 @@
+package commit
+
+import (
+	"encoding/json"
+	"sync"
+	"sync/atomic"
+
+	"github.com/cairn-dev/cairn/blob"
+	"github.com/cairn-dev/cairn/engine/internal/cache"
+)
+
+// Cache is a bounded LRU of records by id: the bytes last written or read
+// with their version, and the same decoded once for readers that share it.
+type Cache[R any] struct {
+	lru *cache.Cache[string, *entry[R]]
+	rev func(*R) int64
+}
+
+type entry[R any] struct {
+	data []byte
+	ver  blob.Version
+
+	// decoded is data decoded once, shared read-only by every reader that
+	// decides on this copy (Shared): a fan-out's claims would otherwise
+	// each decode the whole record, which grows with the width, so a
+	// W-wide fan-out cost O(W²). An entry is never changed after Put; a
+	// new write puts a new entry.
+	once    sync.Once
+	decoded atomic.Pointer[R]
+}
+
+// NewCache returns a cache of up to max records; rev is a record's
+// revision (Offer keeps the newer copy; nil when Offer is not used).
+func NewCache[R any](max int, rev func(*R) int64) *Cache[R] {
+	return &Cache[R]{lru: cache.New[string, *entry[R]](max), rev: rev}
+}
+
+// Get returns the cached bytes of id and their version.
+func (c *Cache[R]) Get(id string) ([]byte, blob.Version, bool) {
+	if e, ok := c.lru.Get(id); ok {
+		return e.data, e.ver, true
+	}
+	return nil, "", false
+}
+
+// Shared returns the cached record of id decoded, decoding it once per
+// cached version. The record is shared by every caller and must not be
+// changed (nor any map, slice or pointer in it).
+func (c *Cache[R]) Shared(id string) (*R, bool) {
+	e, ok := c.lru.Get(id)
+	if !ok {
+		return nil, false
+	}
+	e.once.Do(func() {
+		var r R
+		if json.Unmarshal(e.data, &r) == nil {
+			e.decoded.Store(&r)
+		}
+	})
+	r := e.decoded.Load()
+	return r, r != nil
+}
+
+// Offer caches rec (data decoded, read at ver) unless the cached copy is
+// known to be at least as new. rec becomes the entry's shared decoded
+// copy: it must not be changed.
+func (c *Cache[R]) Offer(id string, data []byte, ver blob.Version, rec *R) {
+	ent := &entry[R]{data: data, ver: ver}
+	ent.decoded.Store(rec)
+	ent.once.Do(func() {}) // decoded already
+	c.lru.Offer(id, ent, func(cur *entry[R]) bool {
+		known := cur.decoded.Load() // nil when not decoded yet (not decoded here)
+		return cur.ver == ver || known != nil && c.rev(known) >= c.rev(rec)
+	})
+}
+
+// Put caches data, written or read at ver.
+func (c *Cache[R]) Put(id string, data []byte, ver blob.Version) {
+	c.lru.Put(id, &entry[R]{data: data, ver: ver})
+}
+
+// Drop forgets id.
+func (c *Cache[R]) Drop(id string) { c.lru.Delete(id) }

@@ -24,6 +24,7 @@ import (
 	"github.com/cairn-dev/cairn/engine/internal/payload"
 	"github.com/cairn-dev/cairn/engine/internal/render"
 	"github.com/cairn-dev/cairn/engine/internal/scan"
+	"github.com/cairn-dev/cairn/engine/internal/schedule"
 	"github.com/cairn-dev/cairn/engine/internal/wake"
 	"github.com/cairn-dev/cairn/engine/internal/watch"
 	"github.com/cairn-dev/cairn/notify"
@@ -269,6 +270,10 @@ type Engine struct {
 
 	stopBus func()
 
+	// schedules and batches are engine/internal/schedule and batch
+	// (schedules.go, batches.go).
+	schedules *schedule.Schedules
+
 	// payloads caches payload objects (immutable, by content hash).
 	payloads *payload.Store
 	items    *itemsCache // decoded map items objects (mapstep.go)
@@ -298,6 +303,7 @@ func New(store *blob.Bucket, cfg Config) (*Engine, error) {
 	e.items = newItemsCache()
 	e.workers = newWorkerCache(e.now)
 	e.scan = scan.Lister{Bucket: store, Keys: e.keys}
+	e.schedules = newSchedules(e)
 	e.flow = flow.NewTable(store, e.keys, e.now, e.holderStale)
 	e.payloads = payload.New(store, e.keys, cfg.PayloadInlineMax, cfg.PayloadCacheBytes)
 	e.outage = outage{log: e.log, now: e.now}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/blob"
+	"github.com/cairn-dev/cairn/engine/internal/schedule"
 	"github.com/cairn-dev/cairn/notify"
 )
 
@@ -79,8 +80,10 @@ func (e *Engine) Reap(ctx context.Context) (ReapStats, error) {
 		go func() {
 			defer func() { <-sem; wg.Done() }()
 			local := ReapStats{deletes: &deletes}
-			if id, ok := scheduleTimerID(run); ok {
-				if err := e.reapSchedule(ctx, id, due[run], now, &local); err != nil {
+			if id, ok := schedule.TimerID(run); ok {
+				t, err := e.schedules.Reap(ctx, id, due[run], now)
+				local.SchedulesFired, local.SchedulesSkipped, local.SchedulesFailed = t.Fired, t.Skipped, t.Failed
+				if err != nil {
 					local.Errors++
 					e.log.Warn("reaper: schedule visit failed; its timer stays for the next pass", "schedule", id, "err", err)
 				}

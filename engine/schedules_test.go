@@ -11,6 +11,7 @@ import (
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/blob/counting"
 	"github.com/cairn-dev/cairn/blob/mem"
+	"github.com/cairn-dev/cairn/engine/internal/schedule"
 )
 
 // schedClock starts at a fixed minute boundary plus 30s, so ticks of
@@ -169,7 +170,7 @@ func TestScheduleFiresOncePerTick(t *testing.T) {
 			}
 			n := 0
 			for _, a := range all {
-				if _, name, _ := engines[0].keys.ParseTimer(a.Key); strings.HasPrefix(name, scheduleTimerPrefix) {
+				if _, name, _ := engines[0].keys.ParseTimer(a.Key); strings.HasPrefix(name, schedule.TimerPrefix) {
 					n++
 				}
 			}
@@ -329,7 +330,7 @@ func TestSchedulePendingTickFinished(t *testing.T) {
 	e := newTestEngine(t, nil, Config{Now: clk.Now})
 	register(t, e, "w", single("cronwf", cairn.Step{}))
 	mustCreateSchedule(t, e, ScheduleRequest{ID: "c", Workflow: "cronwf", Cron: "* * * * *"})
-	s, ver, err := e.readSchedule(ctx, "c")
+	s, ver, err := e.schedules.Read(ctx, "c")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -344,7 +345,7 @@ func TestSchedulePendingTickFinished(t *testing.T) {
 	if st.SchedulesFired != 1 {
 		t.Fatalf("stats %+v", st)
 	}
-	s, _, _ = e.readSchedule(ctx, "c")
+	s, _, _ = e.schedules.Read(ctx, "c")
 	if s.Pending != nil || s.Fired != 1 || s.LastRun == "" || !s.NextAt.Equal(next) {
 		t.Fatalf("after finishing: %+v", s)
 	}
@@ -374,13 +375,13 @@ func TestScheduleUnregisteredWorkflow(t *testing.T) {
 // zone across daylight-saving changes. robfig/cron skips a tick in the
 // hour that does not exist and fires once in the hour that repeats.
 func TestScheduleTimeZones(t *testing.T) {
-	cal, err := parseCalendar("30 2 * * *", "America/New_York")
+	cal, err := schedule.ParseCalendar("30 2 * * *", "America/New_York")
 	if err != nil {
 		t.Fatal(err)
 	}
 	var got []string
 	for t0 := time.Date(2026, 3, 6, 12, 0, 0, 0, time.UTC); len(got) < 4; {
-		t0 = cal.next(t0)
+		t0 = cal.Next(t0)
 		got = append(got, t0.Format(time.RFC3339))
 	}
 	// 2026-03-08 02:30 EST→EDT does not exist.
@@ -388,13 +389,13 @@ func TestScheduleTimeZones(t *testing.T) {
 	if strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("spring forward: got %v, want %v", got, want)
 	}
-	cal, err = parseCalendar("30 1 * * *", "America/New_York")
+	cal, err = schedule.ParseCalendar("30 1 * * *", "America/New_York")
 	if err != nil {
 		t.Fatal(err)
 	}
 	got = nil
 	for t0 := time.Date(2026, 10, 31, 12, 0, 0, 0, time.UTC); len(got) < 3; {
-		t0 = cal.next(t0)
+		t0 = cal.Next(t0)
 		got = append(got, t0.Format(time.RFC3339))
 	}
 	// 2026-11-01 01:30 happens twice (EDT then EST): one tick.

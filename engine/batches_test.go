@@ -11,6 +11,7 @@ import (
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/blob"
 	"github.com/cairn-dev/cairn/blob/mem"
+	bulk "github.com/cairn-dev/cairn/engine/internal/batch"
 )
 
 // allRuns reads every run record in the bucket.
@@ -25,7 +26,7 @@ func allRuns(t *testing.T, e *Engine) []*runRecord {
 			t.Fatal(err)
 		}
 		for _, o := range p.Objects {
-			r, err := e.readRun(ctx, runIDOfKey(o.Key))
+			r, err := e.readRun(ctx, bulk.RunIDOfKey(o.Key))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -76,7 +77,7 @@ func testBatchSurvivesInstanceDeath(t *testing.T, layout string, open func(*test
 		var calls atomic.Int64
 		dying.Store(false)
 		died := errors.New("instance died")
-		batchHook = func(string) error {
+		bulk.Hook = func(string) error {
 			if !dying.Load() {
 				return nil
 			}
@@ -85,7 +86,7 @@ func testBatchSurvivesInstanceDeath(t *testing.T, layout string, open func(*test
 			}
 			return nil
 		}
-		defer func() { batchHook = nil }()
+		defer func() { bulk.Hook = nil }()
 		got, err := a.StartBatch(ctx, req)
 		if err != nil {
 			t.Fatal(err)
@@ -101,7 +102,7 @@ func testBatchSurvivesInstanceDeath(t *testing.T, layout string, open func(*test
 		if got, _ := a.GetBatch(ctx, got.ID); got.Pages != 1 {
 			t.Fatalf("the dying pass moved the cursor: %+v", got)
 		}
-		batchHook = nil
+		bulk.Hook = nil
 		got = reapUntilBatchDone(t, clk, b, got.ID)
 		if got.State != BatchDone || got.EndedAt == nil || got.Failed != 0 {
 			t.Fatalf("batch not done: %+v", got)
@@ -112,7 +113,7 @@ func testBatchSurvivesInstanceDeath(t *testing.T, layout string, open func(*test
 			t.Fatal(err)
 		}
 		for _, o := range p.Objects {
-			if strings.Contains(o.Key, batchTimerPrefix+got.ID) {
+			if strings.Contains(o.Key, bulk.TimerPrefix+got.ID) {
 				t.Fatalf("timer left: %s", o.Key)
 			}
 		}

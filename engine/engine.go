@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/blob"
+	bulk "github.com/cairn-dev/cairn/engine/internal/batch"
 	"github.com/cairn-dev/cairn/engine/internal/commit"
 	"github.com/cairn-dev/cairn/engine/internal/errs"
 	"github.com/cairn-dev/cairn/engine/internal/hub"
@@ -273,6 +274,7 @@ type Engine struct {
 	// schedules and batches are engine/internal/schedule and batch
 	// (schedules.go, batches.go).
 	schedules *schedule.Schedules
+	batches   *bulk.Batches
 
 	// payloads caches payload objects (immutable, by content hash).
 	payloads *payload.Store
@@ -303,7 +305,7 @@ func New(store *blob.Bucket, cfg Config) (*Engine, error) {
 	e.items = newItemsCache()
 	e.workers = newWorkerCache(e.now)
 	e.scan = scan.Lister{Bucket: store, Keys: e.keys}
-	e.schedules = newSchedules(e)
+	e.schedules, e.batches = newSchedules(e), newBatches(e)
 	e.flow = flow.NewTable(store, e.keys, e.now, e.holderStale)
 	e.payloads = payload.New(store, e.keys, cfg.PayloadInlineMax, cfg.PayloadCacheBytes)
 	e.outage = outage{log: e.log, now: e.now}

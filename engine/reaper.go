@@ -10,6 +10,7 @@ import (
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/blob"
+	bulk "github.com/cairn-dev/cairn/engine/internal/batch"
 	"github.com/cairn-dev/cairn/engine/internal/schedule"
 	"github.com/cairn-dev/cairn/notify"
 )
@@ -87,8 +88,8 @@ func (e *Engine) Reap(ctx context.Context) (ReapStats, error) {
 					local.Errors++
 					e.log.Warn("reaper: schedule visit failed; its timer stays for the next pass", "schedule", id, "err", err)
 				}
-			} else if id, ok := batchTimerID(run); ok { // batches.go
-				if err := e.reapBatch(ctx, id, due[run], now, &local); err != nil {
+			} else if id, ok := bulk.TimerID(run); ok { // batches.go
+				if err := e.batches.Reap(ctx, id, due[run], now); err != nil {
 					local.Errors++
 					e.log.Warn("reaper: batch visit failed; its timer stays for the next pass", "batch", id, "err", err)
 				}

@@ -46,19 +46,20 @@ func newSchedules(e *Engine) *schedule.Schedules {
 		Start: func(ctx context.Context, workflow, version string, input json.RawMessage, correlation, key string) (*cairn.StartResult, error) {
 			return e.StartRun(ctx, StartRequest{Workflow: workflow, Version: version, Input: input, Correlation: correlation, IdempotencyKey: key})
 		},
-		Cancel: e.CancelRun, RunStatus: e.runStatus,
+		Cancel: e.CancelRun, Run: e.runState,
 		TimerDue: timerDue, PutTimer: e.putTimer, DropTimers: e.dropTimers,
 		CursorRefused: e.cursorRefused,
 	})
 }
 
-// runStatus is a run's status (what schedules and batches ask of a run).
-func (e *Engine) runStatus(ctx context.Context, id string) (cairn.RunStatus, error) {
+// runState is a run's workflow and status (what schedules and batches
+// ask of a run).
+func (e *Engine) runState(ctx context.Context, id string) (string, cairn.RunStatus, error) {
 	r, err := e.readRun(ctx, id)
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
-	return r.Status, nil
+	return r.Workflow, r.Status, nil
 }
 
 // CreateSchedule stores a new schedule and arms its first tick.

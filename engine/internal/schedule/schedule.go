@@ -75,8 +75,9 @@ type Host struct {
 	Start func(ctx context.Context, workflow, version string, input json.RawMessage, correlation, idempotencyKey string) (*cairn.StartResult, error)
 	// Cancel cancels a run (a ConflictError when it has ended).
 	Cancel func(ctx context.Context, run, reason string) (*cairn.Run, error)
-	// RunStatus reads a run's status (a NotFoundError when it is gone).
-	RunStatus func(ctx context.Context, run string) (cairn.RunStatus, error)
+	// Run reads a run's workflow and status (a NotFoundError when it is
+	// gone).
+	Run func(ctx context.Context, run string) (workflow string, status cairn.RunStatus, err error)
 	// TimerDue is when a timer for due is written; PutTimer writes the
 	// timer named name at a due time TimerDue returned, and returns its
 	// key; DropTimers deletes timer keys but keep.
@@ -499,7 +500,7 @@ func (x *Schedules) overlapSkips(ctx context.Context, s *record) (bool, error) {
 	if s.Overlap != cairn.OverlapSkip || s.LastRun == "" {
 		return false, nil
 	}
-	status, err := x.h.RunStatus(ctx, s.LastRun)
+	_, status, err := x.h.Run(ctx, s.LastRun)
 	switch {
 	case err == nil:
 		return !status.Terminal(), nil

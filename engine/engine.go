@@ -22,6 +22,7 @@ import (
 	"github.com/cairn-dev/cairn/engine/internal/errs"
 	"github.com/cairn-dev/cairn/engine/internal/hub"
 	"github.com/cairn-dev/cairn/engine/internal/keys"
+	"github.com/cairn-dev/cairn/engine/internal/object"
 	"github.com/cairn-dev/cairn/engine/internal/payload"
 	"github.com/cairn-dev/cairn/engine/internal/render"
 	"github.com/cairn-dev/cairn/engine/internal/scan"
@@ -534,17 +535,9 @@ func (e *Engine) armAt(ctx context.Context, r *runRecord, due, now time.Time) er
 	return err
 }
 
-// readJSON reads and decodes an object.
+// readJSON reads and decodes an object (engine/internal/object).
 func readJSON[T any](ctx context.Context, b *blob.Bucket, key string) (*T, blob.Version, error) {
-	o, err := b.Get(ctx, key)
-	if err != nil {
-		return nil, "", err
-	}
-	v := new(T)
-	if err := jsonUnmarshal(o.Data, v); err != nil {
-		return nil, "", fmt.Errorf("%s: %w: %w", key, errCorrupt, err)
-	}
-	return v, o.Version, nil
+	return object.Read[T](ctx, b, key)
 }
 
 // errCorrupt marks a stored object that does not decode: reading it again

@@ -6,11 +6,11 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/engine/internal/keys"
+	"github.com/cairn-dev/cairn/engine/internal/object"
 )
 
 // runRecord is the stored run: everything about one run but its leases.
@@ -232,10 +232,4 @@ type workflowID struct {
 
 func (w workflowID) String() string { return w.Name + "@" + w.Version }
 
-func mustJSON(v any) []byte {
-	b, err := json.Marshal(v)
-	if err != nil {
-		panic(fmt.Sprintf("engine: marshal %T: %v", v, err))
-	}
-	return b
-}
+func mustJSON(v any) []byte { return object.JSON(v) }

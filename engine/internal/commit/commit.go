@@ -27,6 +27,7 @@ import (
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/blob"
 	"github.com/cairn-dev/cairn/engine/internal/errs"
+	"github.com/cairn-dev/cairn/engine/internal/object"
 	"github.com/cairn-dev/cairn/engine/internal/throttle"
 )
 
@@ -502,11 +503,4 @@ func sleep(ctx context.Context, d time.Duration) {
 	}
 }
 
-// mustJSON encodes a record (every record type encodes).
-func mustJSON(v any) []byte {
-	b, err := json.Marshal(v)
-	if err != nil {
-		panic(fmt.Sprintf("commit: encoding a record: %v", err))
-	}
-	return b
-}
+var mustJSON = object.JSON

@@ -69,7 +69,7 @@ func (e *Engine) startChildStep(r *runRecord, d *definition, s *cairn.Step, fx *
 	st.Child = &childState{Attempt: 1}
 	run, step := r.ID, s.ID
 	fx.after = append(fx.after, func() {
-		e.flows.goDo(func() {
+		e.flows.Go(func() {
 			ctx, cancel := context.WithTimeout(context.Background(), e.cfg.CommitTimeout)
 			defer cancel()
 			if err := e.startChild(ctx, run, d, step); err != nil {
@@ -235,7 +235,7 @@ func (e *Engine) runLinksAfterCommit(fx *effects) {
 		return
 	}
 	c := r
-	e.flows.goDo(func() {
+	e.flows.Go(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), e.cfg.CommitTimeout)
 		defer cancel()
 		if c.Parent != nil {

@@ -24,7 +24,7 @@ func parentChildWorkflows() []cairn.Workflow {
 }
 
 // settleFlows waits for the work commits started on e (child starts, ends).
-func settleFlows(e *Engine) { e.flows.wait() }
+func settleFlows(e *Engine) { e.flows.Wait() }
 
 func TestChildRunCompletesParent(t *testing.T) {
 	for name, open := range stores(t) {
@@ -133,7 +133,7 @@ func TestChildLinksRecoveredByReaper(t *testing.T) {
 
 			// Started by a, whose flows never run: the reaper of b starts
 			// the child, and only one.
-			a.flows.close()
+			a.flows.Close()
 			run := mustStart(t, a, "parent", `{}`)
 			completeNext(t, a, `"o-1"`)
 			if c := stepOf(getRun(t, b, run), "ship").Child; c != "" {
@@ -186,7 +186,7 @@ func TestChildCancelRecoveredByReaper(t *testing.T) {
 	completeNext(t, a, `"o-1"`)
 	settleFlows(a)
 	child := stepOf(getRun(t, a, run), "ship").Child
-	a.flows.close() // a cancels the parent and dies before cancelling the child
+	a.flows.Close() // a cancels the parent and dies before cancelling the child
 	if _, err := a.CancelRun(ctx, run, "stop"); err != nil {
 		t.Fatal(err)
 	}

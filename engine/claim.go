@@ -66,12 +66,12 @@ func (e *Engine) Claim(ctx context.Context, req ClaimRequest) ([]Lease, error) {
 	if err != nil {
 		return nil, err
 	}
-	e.seen(w.rec.ID)
+	e.seen(w.Rec.ID)
 	max := min(100, max(1, req.Max))
 	deadline := e.holdUntil(ctx, min(time.Duration(req.WaitMs)*time.Millisecond, e.ClaimHold()))
 	skip := &skipSet{} // hints this claim cannot use (read by the hub's goroutines: see skipSet)
 	match := func(h notify.Hint) bool {
-		return w.served[workflowID{h.Workflow, h.Version}] && (req.Run == "" || h.Run == req.Run) && !skip.has(h.Key())
+		return w.Served[workflowID{Name: h.Workflow, Version: h.Version}] && (req.Run == "" || h.Run == req.Run) && !skip.has(h.Key())
 	}
 	wake, stop := e.hub.Wait(match)
 	defer stop()
@@ -355,7 +355,7 @@ func (e *Engine) scanBehind() {
 	if !due {
 		return
 	}
-	e.flows.goDo(func() {
+	e.flows.Go(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), e.cfg.MaxRequestTime)
 		defer cancel()
 		e.fallbackScan(ctx)
@@ -534,7 +534,7 @@ func (e *Engine) claimOne(ctx context.Context, w cachedWorker, r *runRecord, d *
 		h.NotBefore = *st.ReadyAt
 		return nil, &h, nil
 	}
-	if until, ok := st.Avoid[w.rec.ID]; ok && until.After(now) {
+	if until, ok := st.Avoid[w.Rec.ID]; ok && until.After(now) {
 		return nil, &h, nil
 	}
 	base := s.ID // the definition's step: step itself, or a map item's map step
@@ -544,7 +544,7 @@ func (e *Engine) claimOne(ctx context.Context, w cachedWorker, r *runRecord, d *
 	}
 	outputs := vars.Steps
 	l := leaseRecord{
-		Run: r.ID, Step: step, Attempt: st.Attempt, Worker: w.rec.ID, Workflow: r.Workflow, Version: r.Version,
+		Run: r.ID, Step: step, Attempt: st.Attempt, Worker: w.Rec.ID, Workflow: r.Workflow, Version: r.Version,
 		Delivery: s.EffectiveDelivery(), State: leaseActive, ClaimedAt: now, ExpiresAt: now.Add(e.cfg.LeaseTTL),
 		TraceParent: telemetry.StepTraceParent(r.ID, r.Trace, step, st.Attempt), Nonce: newNonce(),
 	}
@@ -576,7 +576,7 @@ func (e *Engine) claimOne(ctx context.Context, w cachedWorker, r *runRecord, d *
 			e.log.Warn("claim: arming the attempt's timeout timer failed; the reaper's routine visit will find it", "run", r.ID, "step", step, "err", err)
 		}
 	}
-	tok := leaseToken{Run: r.ID, Step: step, Attempt: st.Attempt, Worker: w.rec.ID, ClaimedAt: l.ClaimedAt.UnixMilli(), Nonce: l.Nonce}
+	tok := leaseToken{Run: r.ID, Step: step, Attempt: st.Attempt, Worker: w.Rec.ID, ClaimedAt: l.ClaimedAt.UnixMilli(), Nonce: l.Nonce}
 	state := maps.Clone(r.State) // the lease's own: r may be the shared cached copy (claimRun)
 	if state == nil {
 		state = map[string]json.RawMessage{}

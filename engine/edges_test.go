@@ -605,9 +605,7 @@ func TestWorkerLiveness(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	e.workers.mu.Lock()
-	last, _ := e.workers.seen.Peek("w")
-	e.workers.mu.Unlock()
+	last, _ := e.workers.LastSeen("w")
 	if !last.Equal(seenAt) {
 		t.Fatalf("a sighting was recorded at %v, %v after the last one: one per call, not per period", last, last.Sub(seenAt))
 	}
@@ -683,18 +681,18 @@ func TestSightingsRaceCloseAndSettle(t *testing.T) {
 		}()
 	}
 	deadline := time.Now().Add(10 * time.Second)
-	for e.background.started.Load() < 200 && time.Now().Before(deadline) {
+	for e.background.Started.Load() < 200 && time.Now().Before(deadline) {
 		e.Settle()
 	}
 	e.Close()
 	close(stop)
 	wg.Wait()
-	if started := e.background.started.Load(); started == 0 {
+	if started := e.background.Started.Load(); started == 0 {
 		t.Fatal("no sighting started: the test raced nothing")
 	}
-	before := e.background.started.Load()
+	before := e.background.Started.Load()
 	e.seen("after-close")
-	if e.background.started.Load() != before {
+	if e.background.Started.Load() != before {
 		t.Fatal("a sighting after Close started background work")
 	}
 }

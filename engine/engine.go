@@ -29,6 +29,7 @@ import (
 	"github.com/cairn-dev/cairn/engine/internal/schedule"
 	"github.com/cairn-dev/cairn/engine/internal/wake"
 	"github.com/cairn-dev/cairn/engine/internal/watch"
+	"github.com/cairn-dev/cairn/engine/internal/workers"
 	"github.com/cairn-dev/cairn/notify"
 	"github.com/cairn-dev/cairn/telemetry"
 
@@ -239,7 +240,7 @@ type Engine struct {
 	watch   *watch.Registry[runRecord]
 	defs    *defCache
 	latest  latestCache // workflows' newest versions (workflows.go)
-	workers *workerCache
+	workers *workers.Registry
 	live    liveCache // which workflow versions live workers serve; see liveness.go
 
 	outage     outage
@@ -304,7 +305,7 @@ func New(store *blob.Bucket, cfg Config) (*Engine, error) {
 	e.watch = watch.New[runRecord]()
 	e.defs = newDefCache()
 	e.items = newItemsCache()
-	e.workers = newWorkerCache(e.now)
+	e.workers = workers.New(store, e.keys, e.now, e.log, &e.background)
 	e.scan = scan.Lister{Bucket: store, Keys: e.keys}
 	e.schedules, e.batches = newSchedules(e), newBatches(e)
 	e.flow = flow.NewTable(store, e.keys, e.now, e.holderStale)
@@ -325,8 +326,8 @@ func (e *Engine) Close() error {
 	if e.stopBus != nil {
 		e.stopBus()
 	}
-	e.background.close()
-	e.flows.close()
+	e.background.Close()
+	e.flows.Close()
 	return nil
 }
 

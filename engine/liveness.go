@@ -85,7 +85,7 @@ func (e *Engine) noLiveWorker(ctx context.Context, r *runRecord) bool {
 		return false
 	}
 	served, ok := e.liveServed(ctx)
-	return ok && !served[workflowID{r.Workflow, r.Version}.String()]
+	return ok && !served[workflowID{Name: r.Workflow, Version: r.Version}.String()]
 }
 
 // MaxHoldersRead bounds the leases one status call with holders reads.

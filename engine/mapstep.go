@@ -304,7 +304,7 @@ func (e *Engine) finishMap(r *runRecord, d *definition, s *cairn.Step, fx *effec
 	st.Map.Collect = true
 	run, step := r.ID, s.ID
 	fx.after = append(fx.after, func() {
-		e.flows.goDo(func() {
+		e.flows.Go(func() {
 			ctx, cancel := context.WithTimeout(context.Background(), e.cfg.CommitTimeout)
 			defer cancel()
 			if err := e.collectMap(ctx, run, d, step); err != nil {

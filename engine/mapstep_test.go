@@ -257,7 +257,7 @@ func TestMapSurvivesAnAbandonedInstance(t *testing.T) {
 			if err != nil || len(held) != 3 {
 				t.Fatalf("claimed %d: %v", len(held), err)
 			}
-			a.flows.close()
+			a.flows.Close()
 			clk.Advance(b.cfg.LeaseTTL + b.cfg.RecoveryWindow + 5*time.Second)
 			if _, err := b.Reap(ctx); err != nil {
 				t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/engine/internal/keys"
 	"github.com/cairn-dev/cairn/engine/internal/object"
+	"github.com/cairn-dev/cairn/engine/internal/workers"
 )
 
 // runRecord is the stored run: everything about one run but its leases.
@@ -214,22 +215,10 @@ func parseLeaseID(id string) (leaseToken, error) {
 	return t, nil
 }
 
-// workerRecord is a registered worker.
-type workerRecord struct {
-	ID           string            `json:"id"`
-	Workflows    []workflowID      `json:"workflows"`
-	RegisteredAt time.Time         `json:"registered_at"`
-	Labels       map[string]string `json:"labels,omitempty"`
-	// LastSeenAt is the last claim or heartbeat an instance recorded (at
-	// most one write per worker per instance per WorkerSeenEvery).
-	LastSeenAt *time.Time `json:"last_seen_at,omitempty"`
-}
-
-type workflowID struct {
-	Name    string `json:"name"`
-	Version string `json:"version"`
-}
-
-func (w workflowID) String() string { return w.Name + "@" + w.Version }
+type (
+	workerRecord = workers.Record     // a registered worker
+	workflowID   = workers.WorkflowID // a definition's name and version
+	cachedWorker = workers.Cached     // a worker record as claims use it
+)
 
 func mustJSON(v any) []byte { return object.JSON(v) }

@@ -2,17 +2,11 @@ package engine
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"sort"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/cairn-dev/cairn"
-	"github.com/cairn-dev/cairn/blob"
-	"github.com/cairn-dev/cairn/engine/internal/cache"
 	"github.com/cairn-dev/cairn/engine/internal/keys"
+	"github.com/cairn-dev/cairn/engine/internal/workers"
 )
 
 // RegisterRequest announces a worker and the definitions it serves.
@@ -46,12 +40,11 @@ func (e *Engine) Register(ctx context.Context, req RegisterRequest) (*RegisterRe
 	}
 	rec := workerRecord{ID: req.WorkerID, RegisteredAt: e.now(), Labels: req.Labels}
 	for _, w := range req.Workflows {
-		rec.Workflows = append(rec.Workflows, workflowID{w.Name, w.Version})
+		rec.Workflows = append(rec.Workflows, workflowID{Name: w.Name, Version: w.Version})
 	}
-	if _, err := e.store.Put(ctx, e.keys.Worker(req.WorkerID), mustJSON(rec), blob.WriteOptions{}); err != nil {
+	if err := e.workers.Put(ctx, &rec); err != nil {
 		return nil, err
 	}
-	e.workers.put(&rec)
 	e.live.reset() // a new worker may serve what none served (liveness.go)
 	return &RegisterResponse{
 		WorkerID:    req.WorkerID,
@@ -61,94 +54,21 @@ func (e *Engine) Register(ctx context.Context, req RegisterRequest) (*RegisterRe
 	}, nil
 }
 
-// workerCache keeps worker records read by claims. A record changes only
-// when its worker registers again, which it does on every start; an
-// instance that missed that re-reads after workerCacheTTL.
-type workerCache struct {
-	mu   sync.Mutex
-	seen *cache.Cache[string, time.Time] // when this instance last recorded a worker as seen (bounded)
-	m    map[string]cachedWorker
-	now  func() time.Time // the engine's clock
-}
-
-type cachedWorker struct {
-	rec    *workerRecord
-	served map[workflowID]bool
-	at     time.Time
-}
-
-const workerCacheTTL = time.Minute
-
-func newWorkerCache(now func() time.Time) *workerCache {
-	return &workerCache{m: map[string]cachedWorker{}, seen: cache.New[string, time.Time](100_000), now: now}
-}
-
-func (c *workerCache) put(rec *workerRecord) cachedWorker {
-	cw := cachedWorker{rec: rec, served: map[workflowID]bool{}, at: c.now()}
-	for _, w := range rec.Workflows {
-		cw.served[w] = true
-	}
-	c.mu.Lock()
-	c.m[rec.ID] = cw
-	c.mu.Unlock()
-	return cw
-}
-
+// worker is worker id's record, cached for claims (engine/internal/workers).
 func (e *Engine) worker(ctx context.Context, id string) (cachedWorker, error) {
-	if err := keys.WorkerID.Check("worker_id", id); err != nil {
-		return cachedWorker{}, err
-	}
-	e.workers.mu.Lock()
-	cw, ok := e.workers.m[id]
-	e.workers.mu.Unlock()
-	if ok && e.now().Sub(cw.at) < workerCacheTTL && !e.now().Before(cw.at) {
-		return cw, nil
-	}
-	rec, _, err := readJSON[workerRecord](ctx, e.store, e.keys.Worker(id))
-	if isNotFound(err) {
-		return cachedWorker{}, &NotFoundError{What: "worker", ID: id}
-	}
-	if err != nil {
-		return cachedWorker{}, err
-	}
-	return e.workers.put(rec), nil
+	return e.workers.Get(ctx, id)
 }
 
 // ListWorkers lists registered workers.
 func (e *Engine) ListWorkers(ctx context.Context) ([]cairn.WorkerInfo, error) {
-	objs, err := e.store.ListAll(ctx, e.keys.WorkersPrefix())
-	if err != nil {
-		return nil, err
-	}
-	out := []cairn.WorkerInfo{}
-	for _, o := range objs {
-		rec, _, err := readJSON[workerRecord](ctx, e.store, o.Key)
-		if isNotFound(err) {
-			continue
-		}
-		if err != nil {
-			return nil, fmt.Errorf("worker %s: %w", o.Key, err)
-		}
-		seen := rec.RegisteredAt
-		if rec.LastSeenAt != nil && rec.LastSeenAt.After(seen) {
-			seen = *rec.LastSeenAt
-		}
-		wi := cairn.WorkerInfo{ID: rec.ID, RegisteredAt: rec.RegisteredAt, Labels: rec.Labels, Workflows: []string{},
-			LastSeenAt: seen, Alive: e.now().Sub(seen) <= e.workerAliveWindow()}
-		for _, w := range rec.Workflows {
-			wi.Workflows = append(wi.Workflows, w.String())
-		}
-		out = append(out, wi)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
-	return out, nil
+	return e.workers.List(ctx, e.workerAliveWindow())
 }
 
 // WorkerSeenEvery is how often an instance records that a worker is
 // alive (on its claims and heartbeats): one read and one conditional write
 // of the worker record per worker per instance per period, never one per
 // call.
-const WorkerSeenEvery = time.Minute
+const WorkerSeenEvery = workers.SeenEvery
 
 // workerAliveWindow is how long after it was last seen a worker counts as
 // alive: two recording periods (a worker seen just after a recording is
@@ -159,88 +79,13 @@ func (e *Engine) workerAliveWindow() time.Duration {
 }
 
 // seen records, at most once per WorkerSeenEvery per instance, that a
-// worker called. It runs in the background: a claim or heartbeat never
-// waits for it, and a failure only delays the record.
-func (e *Engine) seen(worker string) {
-	now := e.now()
-	e.workers.mu.Lock()
-	if last, ok := e.workers.seen.Get(worker); ok && now.Sub(last) < WorkerSeenEvery && !now.Before(last) {
-		e.workers.mu.Unlock()
-		return
-	}
-	e.workers.seen.Put(worker, now)
-	e.workers.mu.Unlock()
-	e.background.goDo(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		key := e.keys.Worker(worker)
-		rec, ver, err := readJSON[workerRecord](ctx, e.store, key)
-		if err != nil {
-			return
-		}
-		if rec.LastSeenAt != nil && now.Sub(*rec.LastSeenAt) < WorkerSeenEvery/2 {
-			// Another instance recorded it within half a period (or
-			// later than now): the record stays fresh enough without this
-			// write. Short claims on Lambda land on a different
-			// environment nearly every time, and each would otherwise
-			// write the record (docs/SCALE.md, section 4). The record is
-			// then at most 1.5 periods old when this instance next looks,
-			// inside workerAliveWindow's two.
-			return
-		}
-		rec.LastSeenAt = &now
-		// A conditional write: a registration that changed the record
-		// meanwhile wins, and this sighting is recorded next period.
-		if _, err := e.store.Swap(ctx, key, mustJSON(rec), ver); err != nil && !errors.Is(err, blob.ErrPreconditionFailed) {
-			e.log.Debug("recording a worker sighting failed", "worker", worker, "err", err)
-		}
-	})
-}
+// worker called (in the background).
+func (e *Engine) seen(worker string) { e.workers.Seen(worker) }
 
 // Settle waits for the engine's background bookkeeping (worker sightings)
 // to finish: benchmarks call it before they count requests, so a per-worker
 // cost is not billed to the steps measured.
-func (e *Engine) Settle() { e.background.wait() }
+func (e *Engine) Settle() { e.background.Wait() }
 
-// background runs the engine's bookkeeping goroutines, which requests
-// start and Settle and Close wait for. A request may start one while a
-// wait is under way (a server stopping still answers the calls in
-// flight); a bare sync.WaitGroup forbids that (an Add from zero
-// concurrent with Wait), so the mutex orders the two, and once closed
-// nothing new starts.
-type background struct {
-	mu      sync.Mutex
-	wg      sync.WaitGroup
-	closed  bool
-	started atomic.Int64 // goroutines started, for tests
-}
-
-// goDo runs f in a goroutine unless the engine is closed.
-func (b *background) goDo(f func()) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.closed {
-		return
-	}
-	b.started.Add(1)
-	b.wg.Add(1)
-	go func() {
-		defer b.wg.Done()
-		f()
-	}()
-}
-
-// wait waits for the goroutines started so far; a start waits meanwhile.
-func (b *background) wait() {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.wg.Wait()
-}
-
-// close stops new starts and waits for the goroutines running.
-func (b *background) close() {
-	b.mu.Lock()
-	b.closed = true
-	b.mu.Unlock()
-	b.wg.Wait()
-}
+// background runs the engine's bookkeeping goroutines (workers.Background).
+type background = workers.Background

@@ -106,7 +106,7 @@ func (e *Engine) registerWorkflows(ctx context.Context, wfs []cairn.Workflow) er
 		field := fmt.Sprintf("workflows[%d]", i)
 		data := canonical(w)
 		sum := sha256.Sum256(data)
-		id := workflowID{w.Name, w.Version}
+		id := workflowID{Name: w.Name, Version: w.Version}
 		e.defs.mu.RLock()
 		known, ok := e.defs.registered[id]
 		e.defs.mu.RUnlock()
@@ -211,7 +211,7 @@ func (e *Engine) bumpLatest(ctx context.Context, name, version string) error {
 
 // definition returns a compiled definition, reading it once per instance.
 func (e *Engine) definition(ctx context.Context, name, version string) (*definition, error) {
-	id := workflowID{name, version}
+	id := workflowID{Name: name, Version: version}
 	e.defs.mu.RLock()
 	d := e.defs.defs[id]
 	e.defs.mu.RUnlock()

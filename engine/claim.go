@@ -15,6 +15,7 @@ import (
 	"github.com/cairn-dev/cairn/engine/internal/keys"
 	"github.com/cairn-dev/cairn/engine/internal/render"
 	"github.com/cairn-dev/cairn/engine/internal/scan"
+	"github.com/cairn-dev/cairn/engine/internal/throttle"
 	"github.com/cairn-dev/cairn/notify"
 	"github.com/cairn-dev/cairn/telemetry"
 )
@@ -113,7 +114,7 @@ func (e *Engine) Claim(ctx context.Context, req ClaimRequest) ([]Lease, error) {
 				// The hints went back to the hub, which would hand them
 				// straight back: wait before trying the bucket again.
 				failures++
-				if !e.pause(ctx, claimBackoff(failures), deadline) {
+				if !e.pause(ctx, throttle.ClaimBackoff(failures), deadline) {
 					return []Lease{}, nil
 				}
 				continue
@@ -268,7 +269,7 @@ func (e *Engine) fallbackScan(ctx context.Context) int {
 	e.scanMu.Unlock()
 	timerKeys, err := e.scan.FirstTimers(ctx, scanPage)
 	if err != nil {
-		e.outage.fail("list timers", err)
+		e.outage.Fail("list timers", err)
 		return 0
 	}
 	now := e.now()
@@ -399,11 +400,11 @@ func (e *Engine) tryClaim(ctx context.Context, w cachedWorker, hints []notify.Hi
 				continue
 			}
 			putBack = append(putBack, hs...)
-			e.outage.fail("read run", err)
+			e.outage.Fail("read run", err)
 			storeFailed = true
 			continue
 		}
-		e.outage.ok()
+		e.outage.OK()
 		if r.Status.Terminal() {
 			if run == scoped {
 				scopedErr = reject(cairn.ReasonRunTerminal, "run %s has ended (%s)", run, r.Status)
@@ -423,7 +424,7 @@ func (e *Engine) tryClaim(ctx context.Context, w cachedWorker, hints []notify.Hi
 		}
 		for i, g := range res {
 			if g.err != nil {
-				e.outage.fail("create lease", g.err)
+				e.outage.Fail("create lease", g.err)
 				storeFailed = true
 				putBack = append(putBack, todo[i])
 				continue

@@ -27,6 +27,7 @@ import (
 	"github.com/cairn-dev/cairn/engine/internal/render"
 	"github.com/cairn-dev/cairn/engine/internal/scan"
 	"github.com/cairn-dev/cairn/engine/internal/schedule"
+	"github.com/cairn-dev/cairn/engine/internal/throttle"
 	"github.com/cairn-dev/cairn/engine/internal/wake"
 	"github.com/cairn-dev/cairn/engine/internal/watch"
 	"github.com/cairn-dev/cairn/engine/internal/workers"
@@ -241,9 +242,8 @@ type Engine struct {
 	defs    *defCache
 	latest  latestCache // workflows' newest versions (workflows.go)
 	workers *workers.Registry
-	live    liveCache // which workflow versions live workers serve; see liveness.go
 
-	outage     outage
+	outage     throttle.Outage
 	background background // bookkeeping goroutines (worker sightings); see Settle
 
 	scanMu   sync.Mutex
@@ -310,7 +310,7 @@ func New(store *blob.Bucket, cfg Config) (*Engine, error) {
 	e.schedules, e.batches = newSchedules(e), newBatches(e)
 	e.flow = flow.NewTable(store, e.keys, e.now, e.holderStale)
 	e.payloads = payload.New(store, e.keys, cfg.PayloadInlineMax, cfg.PayloadCacheBytes)
-	e.outage = outage{log: e.log, now: e.now}
+	e.outage = throttle.Outage{Log: e.log, Now: e.now}
 	if cfg.Bus != nil {
 		stop, err := cfg.Bus.Subscribe(e.receive)
 		if err != nil {

@@ -2,8 +2,6 @@ package engine
 
 import (
 	"context"
-	"sync"
-	"time"
 
 	"golang.org/x/sync/errgroup"
 
@@ -15,58 +13,8 @@ import (
 // RunProgress.NoLiveWorker), so `cairn runs get` and a watcher can tell
 // "nobody runs this workflow@version" from "a step is slow". Liveness is
 // the workers list's (last_seen_at within the alive window), read at most
-// once per liveCacheTTL per instance, and only for runs that have a ready
+// once per workers.LiveTTL per instance, and only for runs that have a ready
 // task step: looking at a run costs no extra request otherwise.
-
-// liveCacheTTL is how long an instance reuses its reading of the workers
-// list to answer whether a workflow@version has a live worker.
-const liveCacheTTL = 15 * time.Second
-
-// liveCache is one instance's latest reading of which workflow versions
-// live workers serve.
-type liveCache struct {
-	mu     sync.Mutex
-	at     time.Time
-	served map[string]bool // name@version → a live worker serves it
-}
-
-// reset forgets the reading: the next question reads the workers list.
-func (c *liveCache) reset() {
-	c.mu.Lock()
-	c.served = nil
-	c.mu.Unlock()
-}
-
-// liveServed returns the set of workflow@version a live worker serves,
-// from a reading at most liveCacheTTL old; ok is false when the workers
-// list cannot be read (then nothing is claimed about liveness).
-func (e *Engine) liveServed(ctx context.Context) (map[string]bool, bool) {
-	c := &e.live
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	now := e.now()
-	if c.served != nil && now.Sub(c.at) < liveCacheTTL && !now.Before(c.at) {
-		return c.served, true
-	}
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	ws, err := e.ListWorkers(ctx)
-	if err != nil {
-		e.log.Debug("reading the workers list for liveness failed", "err", err)
-		return nil, false
-	}
-	served := map[string]bool{}
-	for _, w := range ws {
-		if !w.Alive {
-			continue
-		}
-		for _, id := range w.Workflows {
-			served[id] = true
-		}
-	}
-	c.served, c.at = served, now
-	return served, true
-}
 
 // noLiveWorker reports whether r is running, has a ready task step and no
 // live worker serves its workflow@version.
@@ -84,7 +32,7 @@ func (e *Engine) noLiveWorker(ctx context.Context, r *runRecord) bool {
 	if !ready {
 		return false
 	}
-	served, ok := e.liveServed(ctx)
+	served, ok := e.workers.Serving(ctx, e.workerAliveWindow())
 	return ok && !served[workflowID{Name: r.Workflow, Version: r.Version}.String()]
 }
 

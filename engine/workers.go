@@ -45,7 +45,6 @@ func (e *Engine) Register(ctx context.Context, req RegisterRequest) (*RegisterRe
 	if err := e.workers.Put(ctx, &rec); err != nil {
 		return nil, err
 	}
-	e.live.reset() // a new worker may serve what none served (liveness.go)
 	return &RegisterResponse{
 		WorkerID:    req.WorkerID,
 		LeaseTTLMs:  e.cfg.LeaseTTL.Milliseconds(),

@@ -70,6 +70,52 @@ type Registry struct {
 	mu   sync.Mutex
 	seen *cache.Cache[string, time.Time] // when this instance last recorded a worker as seen (bounded)
 	m    map[string]Cached
+
+	live liveReading
+}
+
+// liveReading is the instance's latest reading of which workflow
+// versions live workers serve (Serving).
+type liveReading struct {
+	mu     sync.Mutex
+	at     time.Time
+	served map[string]bool // name@version → a live worker serves it
+}
+
+// LiveTTL is how long an instance reuses its reading of the workers list
+// to answer whether a workflow@version has a live worker.
+const LiveTTL = 15 * time.Second
+
+// Serving returns the set of workflow@version a live worker serves (one
+// seen within alive), from a reading at most LiveTTL old; ok is false
+// when the workers list cannot be read (then nothing is claimed about
+// liveness). A registration here forgets the reading.
+func (r *Registry) Serving(ctx context.Context, alive time.Duration) (map[string]bool, bool) {
+	c := &r.live
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	now := r.now()
+	if c.served != nil && now.Sub(c.at) < LiveTTL && !now.Before(c.at) {
+		return c.served, true
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	ws, err := r.List(ctx, alive)
+	if err != nil {
+		r.log.Debug("reading the workers list for liveness failed", "err", err)
+		return nil, false
+	}
+	served := map[string]bool{}
+	for _, w := range ws {
+		if !w.Alive {
+			continue
+		}
+		for _, id := range w.Workflows {
+			served[id] = true
+		}
+	}
+	c.served, c.at = served, now
+	return served, true
 }
 
 // New returns a registry whose sightings run on bg.
@@ -83,6 +129,9 @@ func (r *Registry) Put(ctx context.Context, rec *Record) error {
 		return err
 	}
 	r.cache(rec)
+	r.live.mu.Lock()
+	r.live.served = nil // a new worker may serve what none served
+	r.live.mu.Unlock()
 	return nil
 }
 

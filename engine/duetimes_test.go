@@ -19,9 +19,9 @@ import (
 // against the due times, so the edges where a pass lands between a
 // bucket's start and the due instant are hit on purpose, not by luck.
 
-// clockAt is a test clock set to a whole second plus phase.
-func clockAt(phase time.Duration) *clock {
-	return &clock{t: time.Unix(1_800_000_000, 0).UTC().Add(phase)}
+// clockAtPhase is a test clock set to a whole second plus phase.
+func clockAtPhase(phase time.Duration) *clock {
+	return clockAt(time.Unix(1_800_000_000, 0).UTC().Add(phase))
 }
 
 func TestTimerKeysNeverEarly(t *testing.T) {
@@ -76,7 +76,7 @@ func TestUnstartedAttemptTimesOutOnTime(t *testing.T) {
 	for _, claimPhase := range []time.Duration{100 * time.Millisecond, 500 * time.Millisecond, 900 * time.Millisecond} {
 		for _, passPhase := range []time.Duration{0, 300 * time.Millisecond, 600 * time.Millisecond, 950 * time.Millisecond} {
 			t.Run(fmt.Sprintf("claim+%v/pass+%v", claimPhase, passPhase), func(t *testing.T) {
-				clk := clockAt(claimPhase)
+				clk := clockAtPhase(claimPhase)
 				e := newTestEngine(t, nil, Config{Now: clk.Now})
 				register(t, e, "w", single("to", cairn.Step{Timeout: cairn.Duration(2 * time.Second), Retry: &cairn.RetryPolicy{MaxAttempts: 2, InitialBackoff: cairn.Duration(time.Millisecond)}}))
 				run := mustStart(t, e, "to", `{}`)
@@ -120,7 +120,7 @@ func TestUnstartedAttemptTimesOutOnTime(t *testing.T) {
 func TestLeaseExpiryRecoveredOnTime(t *testing.T) {
 	for _, passPhase := range []time.Duration{0, 400 * time.Millisecond, 800 * time.Millisecond} {
 		t.Run(fmt.Sprintf("pass+%v", passPhase), func(t *testing.T) {
-			clk := clockAt(300 * time.Millisecond)
+			clk := clockAtPhase(300 * time.Millisecond)
 			e := newTestEngine(t, nil, Config{Now: clk.Now, LeaseTTL: 6 * time.Second})
 			register(t, e, "w", single("ex", cairn.Step{}))
 			run := mustStart(t, e, "ex", `{}`)
@@ -163,7 +163,7 @@ func TestShortTimersFireWithinBound(t *testing.T) {
 			passPhase := time.Duration(rng.Int64N(int64(time.Second)))
 			own := i%2 == 1
 			t.Run(fmt.Sprintf("%s/%d/own=%v", c.name, i, own), func(t *testing.T) {
-				clk := clockAt(phase)
+				clk := clockAtPhase(phase)
 				e := newTestEngine(t, nil, Config{Now: clk.Now})
 				if own {
 					e.KeepOwnWakes()
@@ -212,7 +212,7 @@ func TestShortTimersFireWithinBound(t *testing.T) {
 // lost (re-queued) in the run record at once.
 func TestLapsedLeaseRefusesHeartbeat(t *testing.T) {
 	ctx := context.Background()
-	clk := clockAt(0)
+	clk := clockAtPhase(0)
 	e := newTestEngine(t, nil, Config{Now: clk.Now, LeaseTTL: 6 * time.Second})
 	register(t, e, "w", single("lap", cairn.Step{}))
 	run := mustStart(t, e, "lap", `{}`)

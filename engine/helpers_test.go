@@ -7,34 +7,23 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/blob/sim"
 	"github.com/cairn-dev/cairn/internal/testutil"
 )
 
-// clock is a settable clock for tests that need leases to expire.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
+// clock is a settable clock for tests that need leases to expire: time
+// that moves only when told to.
+type clock = sim.ManualClock
 
-func newClock() *clock { return &clock{t: time.Now().UTC()} }
+func newClock() *clock { return clockAt(time.Now().UTC()) }
 
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
+// clockAt is a clock stopped at t.
+func clockAt(t time.Time) *clock { return sim.NewManualClock(t) }
 
 // runningClock is the wall clock plus an offset that Advance moves
 // forward: for tests where engine time must pass on its own (fallback

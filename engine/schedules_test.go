@@ -17,7 +17,7 @@ import (
 // schedClock starts at a fixed minute boundary plus 30s, so ticks of
 // "* * * * *" fall 30s after each Advance(time.Minute).
 func schedClock() *clock {
-	return &clock{t: time.Date(2026, 3, 2, 10, 0, 30, 0, time.UTC)}
+	return clockAt(time.Date(2026, 3, 2, 10, 0, 30, 0, time.UTC))
 }
 
 func mustCreateSchedule(t testing.TB, e *Engine, req ScheduleRequest) *Schedule {
@@ -404,7 +404,7 @@ func TestScheduleTimeZones(t *testing.T) {
 		t.Errorf("fall back: got %v, want %v", got, want)
 	}
 	// Through the engine: a daily schedule in Asia/Kolkata (UTC+5:30).
-	clk := &clock{t: time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC)}
+	clk := clockAt(time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC))
 	e := newTestEngine(t, nil, Config{Now: clk.Now})
 	s := mustCreateSchedule(t, e, ScheduleRequest{ID: "tz", Workflow: "x", Cron: "0 9 * * *", TimeZone: "Asia/Kolkata"})
 	if want := time.Date(2026, 3, 2, 3, 30, 0, 0, time.UTC); !s.NextAt.Equal(want) {

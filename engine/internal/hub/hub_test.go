@@ -1,15 +1,15 @@
 package hub
 
 import (
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/cairn-dev/cairn/blob/sim"
 	"github.com/cairn-dev/cairn/notify"
 )
 
 func TestHub(t *testing.T) {
-	clk := newClock()
+	clk := sim.NewManualClock(time.Now().UTC())
 	h := New(clk.Now, 0, nil)
 	all := func(notify.Hint) bool { return true }
 	onlyA := func(x notify.Hint) bool { return x.Workflow == "a" }
@@ -60,24 +60,4 @@ func TestHub(t *testing.T) {
 	if got := h.Take(all, 2); len(got) != 2 || h.Size() != 3 {
 		t.Fatalf("take(2) = %d, left %d", len(got), h.Size())
 	}
-}
-
-// clock is a test clock that moves only when told.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newClock() *clock { return &clock{t: time.Now().UTC()} }
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
 }

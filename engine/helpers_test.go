@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/blob"
+	"github.com/cairn-dev/cairn/blob/mem"
 	"github.com/cairn-dev/cairn/blob/sim"
 	"github.com/cairn-dev/cairn/internal/testutil"
 )
@@ -296,4 +298,135 @@ func single(name string, s cairn.Step) cairn.Workflow {
 func isNotFoundAPI(err error) bool {
 	var nf *NotFoundError
 	return errors.As(err, &nf)
+}
+
+// harness is what an engine test starts from: a context, a clock that
+// moves only when told (the engine's Config.Now unless the test asks for
+// the wall clock or its config sets its own), a store (a fresh mem store
+// unless given) and an engine on them, closed when the test ends.
+type harness struct {
+	t     testing.TB
+	ctx   context.Context
+	clk   *clock
+	store *blob.Bucket
+	cfg   Config // as the engine got it
+	e     *Engine
+}
+
+type harnessOption func(*harnessSetup)
+
+type harnessSetup struct {
+	store *blob.Bucket
+	cfg   Config
+	wall  bool
+	reg   []func(h *harness)
+}
+
+// onStore puts the harness's engine on store.
+func onStore(store *blob.Bucket) harnessOption {
+	return func(s *harnessSetup) { s.store = store }
+}
+
+// withConfig is the engine's configuration (its Now, when unset, is the
+// harness's clock).
+func withConfig(cfg Config) harnessOption {
+	return func(s *harnessSetup) { s.cfg = cfg }
+}
+
+// wallClock leaves the engine on the wall clock, as Config{} does.
+func wallClock() harnessOption {
+	return func(s *harnessSetup) { s.wall = true }
+}
+
+// withWorkflows registers wfs for worker on the harness's engine.
+func withWorkflows(worker string, wfs ...cairn.Workflow) harnessOption {
+	return func(s *harnessSetup) {
+		s.reg = append(s.reg, func(h *harness) { register(h.t, h.e, worker, wfs...) })
+	}
+}
+
+func newHarness(t testing.TB, opts ...harnessOption) *harness {
+	t.Helper()
+	var s harnessSetup
+	for _, o := range opts {
+		o(&s)
+	}
+	h := &harness{t: t, ctx: context.Background(), clk: newClock(), store: s.store}
+	if h.store == nil {
+		h.store = mem.New()
+	}
+	if s.cfg.Now == nil && !s.wall {
+		s.cfg.Now = h.clk.Now
+	}
+	h.cfg = s.cfg
+	h.e = newTestEngine(t, h.store, h.cfg)
+	for _, r := range s.reg {
+		r(h)
+	}
+	return h
+}
+
+// eachStore runs test as a subtest on each store engine tests run on
+// (stores), with a harness on it made with opts.
+func eachStore(t *testing.T, test func(t *testing.T, h *harness), opts ...harnessOption) {
+	for name, open := range stores(t) {
+		t.Run(name, func(t *testing.T) {
+			test(t, newHarness(t, append([]harnessOption{onStore(open(t))}, opts...)...))
+		})
+	}
+}
+
+// peer is another instance on the harness's store, with its config.
+func (h *harness) peer() *Engine {
+	h.t.Helper()
+	return newTestEngine(h.t, h.store, h.cfg)
+}
+
+// start starts a run of wf with input (none when "") and returns its id.
+func (h *harness) start(wf, input string) string {
+	h.t.Helper()
+	return mustStart(h.t, h.e, wf, input)
+}
+
+// claim claims one lease for worker, which must get exactly one.
+func (h *harness) claim(worker string) Lease {
+	h.t.Helper()
+	return claimOne(h.t, h.e, worker)
+}
+
+// run is the run's view (getRun).
+func (h *harness) run(id string) *cairn.Run {
+	h.t.Helper()
+	return getRun(h.t, h.e, id)
+}
+
+// reap runs one reaper pass, which must not fail.
+func (h *harness) reap() ReapStats {
+	h.t.Helper()
+	st, err := h.e.Reap(h.ctx)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return st
+}
+
+// started marks lease id started on the harness's engine, which must accept it.
+func (h *harness) started(id string) {
+	h.t.Helper()
+	if _, err := h.e.Started(h.ctx, id); err != nil {
+		h.t.Fatal(err)
+	}
+}
+
+// complete completes lease id on the harness's engine with output (none
+// when ""), which must be accepted.
+func (h *harness) complete(id, output string) {
+	h.t.Helper()
+	req := CompleteRequest{}
+	if output != "" {
+		req.Output = json.RawMessage(output)
+	}
+	if _, err := h.e.Complete(h.ctx, id, req); err != nil {
+		h.t.Fatal(err)
+	}
 }

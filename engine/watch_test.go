@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -190,5 +191,168 @@ func TestChangeNoticeIsNotWork(t *testing.T) {
 	e.hub.Add(notify.Hint{Run: id, Workflow: "one", Version: "1", Step: "only", Attempt: 1, Changed: true})
 	if n := e.hub.Size(); n != 0 {
 		t.Fatalf("hub.add kept a change notice")
+	}
+}
+
+// TestAwaitRunAnswersAtTheEnd: a run of three steps, awaited on the
+// instance that commits them and on another one over the bus: both
+// requests are held through the intermediate changes and answer the
+// ended run, with its outputs, once. The request on the committing
+// instance reads nothing after its first read; the other reads once per
+// change it is told of.
+func TestAwaitRunAnswersAtTheEnd(t *testing.T) {
+	ctx := context.Background()
+	bucket := mem.New()
+	bus := notifymem.New()
+	cfg := Config{Bus: bus, FallbackInterval: 5 * time.Second}
+	aStore, aCounts := counting.Wrap(bucket)
+	a := newTestEngine(t, aStore, cfg)
+	b := newTestEngine(t, bucket, cfg)
+	register(t, a, "w", linear("lin", "1", 3))
+	// The instance's first fallback scan and worker sighting, and the
+	// start's hint delivered over the bus, before anything is counted.
+	if _, err := a.Claim(ctx, ClaimRequest{WorkerID: "w"}); err != nil {
+		t.Fatal(err)
+	}
+	a.Settle()
+	run := mustStart(t, a, "lin", `{"n":1}`)
+	type answer struct {
+		r   *cairn.Run
+		err error
+		at  time.Time
+	}
+	onA, onB := make(chan answer, 1), make(chan answer, 1)
+	for _, x := range []struct {
+		e  *Engine
+		ch chan answer
+	}{{a, onA}, {b, onB}} {
+		go func() {
+			r, err := x.e.AwaitRun(ctx, run, 20*time.Second)
+			x.ch <- answer{r, err, time.Now()}
+		}()
+	}
+	awaitWatched(t, a, run)
+	awaitWatched(t, b, run)
+	aCounts.Reset()
+	var last time.Time
+	for i := range 3 {
+		l := claimOne(t, a, "w")
+		if _, err := a.Complete(ctx, l.ID, CompleteRequest{Output: json.RawMessage(`"o"`)}); err != nil {
+			t.Fatal(err)
+		}
+		last = time.Now()
+		if i < 2 {
+			select {
+			case got := <-onA:
+				t.Fatalf("answered before the run ended: %+v", got)
+			case got := <-onB:
+				t.Fatalf("answered before the run ended: %+v", got)
+			default:
+			}
+		}
+	}
+	for name, ch := range map[string]chan answer{"A": onA, "B": onB} {
+		got := <-ch
+		if got.err != nil || got.r.Status != cairn.RunCompleted || string(got.r.Output) == "" {
+			t.Fatalf("%s: %+v %v", name, got.r, got.err)
+		}
+		if d := got.at.Sub(last); d > time.Second {
+			t.Fatalf("%s answered %v after the last complete", name, d)
+		}
+	}
+	if g := aCounts.Snapshot().Get; g != 0 {
+		t.Errorf("A made %d GETs for 3 steps and its waiting request, want 0", g)
+	}
+}
+
+// TestAwaitRunHoldEnds: a run that does not end within the hold is
+// answered as it is, running, when the hold ends.
+func TestAwaitRunHoldEnds(t *testing.T) {
+	ctx := context.Background()
+	e := newTestEngine(t, nil, Config{})
+	register(t, e, "w", single("slow", cairn.Step{}))
+	run := mustStart(t, e, "slow", `{}`)
+	start := time.Now()
+	r, err := e.AwaitRun(ctx, run, 300*time.Millisecond)
+	if err != nil || r.Status != cairn.RunRunning {
+		t.Fatalf("%+v %v", r, err)
+	}
+	if d := time.Since(start); d < 250*time.Millisecond {
+		t.Fatalf("answered after %v, before the hold ended", d)
+	}
+	if _, err := e.AwaitRun(ctx, "not-a-run!", time.Second); err == nil {
+		t.Fatal("a malformed run id was accepted")
+	}
+}
+
+// BenchmarkWatchLatency measures how soon a waiting status request
+// (GetRunStatus with after and wait) returns once its run changes: a run
+// of one step is claimed, a watcher long-polls its status, and the step
+// completes 5–50 ms later (a random phase). It reports the p50/p99 from
+// the start of the Complete call (a lease read and the commit) to the
+// watcher's return, and the watcher's blob GETs per change — the
+// request's first read of the record included.
+//
+//   - same: the watcher and the complete on one engine;
+//   - cross: the watcher on engine B, the complete on engine A (one
+//     bucket, one notify/mem bus); B's GETs are counted alone.
+func BenchmarkWatchLatency(b *testing.B) {
+	for _, name := range []string{"same", "cross"} {
+		b.Run(name, func(b *testing.B) {
+			ctx := context.Background()
+			bucket := mem.New()
+			bus := notifymem.New()
+			watchStore, counts := counting.Wrap(bucket)
+			aStore := bucket
+			if name == "same" {
+				aStore = watchStore
+			}
+			a := newTestEngine(b, aStore, Config{Bus: bus})
+			w := a
+			if name == "cross" {
+				w = newTestEngine(b, watchStore, Config{Bus: bus})
+			}
+			register(b, a, "w", single("one", cairn.Step{}))
+			// A complete's own GETs (counted on the same engine), measured
+			// without a watcher, are taken off.
+			mustStart(b, a, "one", `{}`)
+			l := claimOne(b, a, "w")
+			before := counts.Snapshot()
+			if _, err := a.Complete(ctx, l.ID, CompleteRequest{Output: json.RawMessage(`1`)}); err != nil {
+				b.Fatal(err)
+			}
+			base := counts.Snapshot().Sub(before).Get
+			lat := make([]time.Duration, 0, b.N)
+			var gets int64
+			b.ResetTimer()
+			for range b.N {
+				id := mustStart(b, a, "one", `{}`)
+				l := claimOne(b, a, "w")
+				p, err := a.GetRunStatus(ctx, id, 0, 0)
+				if err != nil {
+					b.Fatal(err)
+				}
+				before := counts.Snapshot()
+				got := make(chan time.Time, 1)
+				go func() {
+					q, err := w.GetRunStatus(ctx, id, p.Rev, 10*time.Second)
+					if err != nil || q.Rev <= p.Rev {
+						b.Error("watch:", err, q)
+					}
+					got <- time.Now()
+				}()
+				awaitWatched(b, w, id)
+				spend(time.Duration(rand.IntN(45)) * time.Millisecond) // the change comes at any moment of the hold
+				t0 := time.Now()
+				if _, err := a.Complete(ctx, l.ID, CompleteRequest{Output: json.RawMessage(`1`)}); err != nil {
+					b.Fatal(err)
+				}
+				lat = append(lat, (<-got).Sub(t0))
+				gets += counts.Snapshot().Sub(before).Get - base
+			}
+			b.StopTimer()
+			reportLatency(b, lat)
+			b.ReportMetric(float64(gets)/float64(b.N), "gets/change")
+		})
 	}
 }

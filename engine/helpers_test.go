@@ -430,3 +430,13 @@ func (h *harness) complete(id, output string) {
 		h.t.Fatal(err)
 	}
 }
+
+// startStarted starts a run of wf with input and has worker claim its
+// first step and report it started: a run whose step is being worked on.
+func (h *harness) startStarted(wf, input, worker string) (run string, l Lease) {
+	h.t.Helper()
+	run = h.start(wf, input)
+	l = h.claim(worker)
+	h.started(l.ID)
+	return run, l
+}

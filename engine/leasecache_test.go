@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"context"
 	"encoding/json"
 	"sync"
 	"testing"
@@ -18,18 +17,14 @@ import (
 // heartbeat (a swap against the cached version) and complete (decided on
 // the run record) are both refused as fenced, as with a read.
 func TestLeaseCacheFencedElsewhere(t *testing.T) {
-	ctx := context.Background()
-	clk := newClock()
-	store := mem.New()
-	a := newTestEngine(t, store, Config{Now: clk.Now})
-	b := newTestEngine(t, store, Config{Now: clk.Now})
-	register(t, a, "w", single("f", cairn.Step{}))
-	run := mustStart(t, a, "f", `{}`)
-	l := claimOne(t, a, "w")
+	h := newHarness(t, withWorkflows("w", single("f", cairn.Step{})))
+	ctx, a, b := h.ctx, h.e, h.peer()
+	run := h.start("f", `{}`)
+	l := h.claim("w")
 	if _, _, ok := a.cachedLease(mustToken(t, l.ID)); !ok {
 		t.Fatal("the lease A made is not in its cache")
 	}
-	clk.Advance(time.Minute)
+	h.clk.Advance(time.Minute)
 	if st, err := b.Reap(ctx); err != nil || st.LeasesLost != 1 {
 		t.Fatalf("reap on B: %+v %v", st, err)
 	}
@@ -47,25 +42,19 @@ func TestLeaseCacheFencedElsewhere(t *testing.T) {
 // its cache) lands: the complete wins, B's recovery then changes nothing,
 // and nobody was told "fenced" before the step completed.
 func TestLeaseCacheCompleteBeforeRecovery(t *testing.T) {
-	ctx := context.Background()
-	clk := newClock()
-	store := mem.New()
-	a := newTestEngine(t, store, Config{Now: clk.Now})
-	b := newTestEngine(t, store, Config{Now: clk.Now})
-	register(t, a, "w", single("g", cairn.Step{}))
-	run := mustStart(t, a, "g", `{}`)
-	l := claimOne(t, a, "w")
+	h := newHarness(t, withWorkflows("w", single("g", cairn.Step{})))
+	ctx, b := h.ctx, h.peer()
+	run := h.start("g", `{}`)
+	l := h.claim("w")
 	tok := mustToken(t, l.ID)
-	rec, ver, err := readJSON[leaseRecord](ctx, store, b.keys.Lease(tok.Run, tok.Step, tok.Attempt))
+	rec, ver, err := readJSON[leaseRecord](ctx, h.store, b.keys.Lease(tok.Run, tok.Step, tok.Attempt))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := b.fence(ctx, rec, ver, "expired"); err != nil { // the reaper's first write only
 		t.Fatal(err)
 	}
-	if _, err := a.Complete(ctx, l.ID, CompleteRequest{Output: json.RawMessage(`1`)}); err != nil {
-		t.Fatal(err)
-	}
+	h.complete(l.ID, `1`)
 	d, err := b.definition(ctx, "g", "1")
 	if err != nil {
 		t.Fatal(err)
@@ -87,23 +76,18 @@ func TestLeaseCacheCompleteBeforeRecovery(t *testing.T) {
 // A and started through B: A's cached copy lacks started_at, so A reads
 // the lease and accepts the complete (not refused as not_started).
 func TestLeaseCacheAtMostOnceStartedElsewhere(t *testing.T) {
-	ctx := context.Background()
-	store := mem.New()
-	a := newTestEngine(t, store, Config{})
-	b := newTestEngine(t, store, Config{})
-	register(t, a, "w", single("m", cairn.Step{Delivery: cairn.AtMostOnce}))
-	run := mustStart(t, a, "m", `{}`)
-	l := claimOne(t, a, "w")
-	if _, _, ok := a.cachedLease(mustToken(t, l.ID)); ok {
+	h := newHarness(t, wallClock(), withWorkflows("w", single("m", cairn.Step{Delivery: cairn.AtMostOnce})))
+	b := h.peer()
+	run := h.start("m", `{}`)
+	l := h.claim("w")
+	if _, _, ok := h.e.cachedLease(mustToken(t, l.ID)); ok {
 		t.Fatal("an unstarted at_most_once lease must not be trusted from the cache")
 	}
-	if _, err := b.Started(ctx, l.ID); err != nil {
+	if _, err := b.Started(h.ctx, l.ID); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := a.Complete(ctx, l.ID, CompleteRequest{Output: json.RawMessage(`1`)}); err != nil {
-		t.Fatal(err)
-	}
-	if r := getRun(t, a, run); r.Status != cairn.RunCompleted {
+	h.complete(l.ID, `1`)
+	if r := h.run(run); r.Status != cairn.RunCompleted {
 		t.Fatalf("run %s", r.Status)
 	}
 }
@@ -113,14 +97,13 @@ func TestLeaseCacheAtMostOnceStartedElsewhere(t *testing.T) {
 // on one fresh read and gets the lease: a stale copy costs a read, never
 // the work.
 func TestClaimStaleCacheReadsAgain(t *testing.T) {
-	ctx := context.Background()
 	base := mem.New()
 	store, counts := counting.Wrap(base)
-	a := newTestEngine(t, store, Config{})
-	b := newTestEngine(t, base, Config{})
-	register(t, a, "w", linear("lin", "1", 2))
-	run := mustStart(t, a, "lin", `{"n":1}`) // A caches rev 0: s0 ready, s1 pending
-	l0 := claimOne(t, b, "w")                // B finds s0 by its fallback scan
+	h := newHarness(t, onStore(store), wallClock(), withWorkflows("w", linear("lin", "1", 2)))
+	ctx, a := h.ctx, h.e
+	b := newTestEngine(t, base, h.cfg)
+	run := h.start("lin", `{"n":1}`) // A caches rev 0: s0 ready, s1 pending
+	l0 := claimOne(t, b, "w")        // B finds s0 by its fallback scan
 	if _, err := b.Complete(ctx, l0.ID, CompleteRequest{Output: json.RawMessage(`"o"`)}); err != nil {
 		t.Fatal(err)
 	}
@@ -151,13 +134,10 @@ func TestClaimStaleCacheReadsAgain(t *testing.T) {
 // A completes them: every renewal answers or is refused, every complete
 // lands once, and the run completes.
 func TestLeaseCacheRace(t *testing.T) {
-	ctx := context.Background()
-	store := mem.New()
-	a := newTestEngine(t, store, Config{})
-	b := newTestEngine(t, store, Config{})
 	const width = 16
-	register(t, a, "w", fanOut("race", width))
-	run := mustStart(t, a, "race", `{}`)
+	h := newHarness(t, wallClock(), withWorkflows("w", fanOut("race", width)))
+	ctx, a, b := h.ctx, h.e, h.peer()
+	run := h.start("race", `{}`)
 	var leases []Lease
 	for len(leases) < width {
 		ls, err := a.Claim(ctx, ClaimRequest{WorkerID: "w", Max: 100, WaitMs: 2000})

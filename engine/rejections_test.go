@@ -13,9 +13,7 @@ import (
 func TestAlreadyAppliedAfterLostAnswer(t *testing.T) {
 	eachStore(t, func(t *testing.T, h *harness) {
 		ctx, e := h.ctx, h.e
-		run := h.start("lin", `{"n":1}`)
-		l := h.claim("w")
-		h.started(l.ID)
+		run, l := h.startStarted("lin", `{"n":1}`, "w")
 		h.complete(l.ID, `"a"`)
 		// The answer was lost; the worker sends complete again, and
 		// fail too: both are already_applied, and nothing changes.
@@ -40,9 +38,7 @@ func TestFencedAfterPausePastExpiry(t *testing.T) {
 	eachStore(t, func(t *testing.T, h *harness) {
 		ctx, e := h.ctx, h.e
 		register(t, e, "w2", single("one", cairn.Step{}))
-		run := h.start("one", `{}`)
-		l1 := h.claim("w1")
-		h.started(l1.ID)
+		run, l1 := h.startStarted("one", `{}`, "w1")
 		// w1 pauses (GC, laptop lid): no heartbeats past expiry and
 		// the recovery window. The reaper reclaims the attempt.
 		h.clk.Advance(10*time.Second + 5*time.Second + time.Millisecond)
@@ -76,9 +72,7 @@ func TestFencedAfterPausePastExpiry(t *testing.T) {
 func TestRunTerminalAfterCancel(t *testing.T) {
 	eachStore(t, func(t *testing.T, h *harness) {
 		ctx, e := h.ctx, h.e
-		run := h.start("lin", `{"n":1}`)
-		l := h.claim("w")
-		h.started(l.ID)
+		run, l := h.startStarted("lin", `{"n":1}`, "w")
 		if _, err := e.CancelRun(ctx, run, "operator"); err != nil {
 			t.Fatal(err)
 		}
@@ -126,8 +120,7 @@ func TestNotStartedForHandWrittenAtMostOnce(t *testing.T) {
 
 func TestAtMostOnceLostAfterStartFailsNotRerun(t *testing.T) {
 	h := newHarness(t, withConfig(Config{LeaseTTL: 10 * time.Second}), withWorkflows("w", single("pay", cairn.Step{Delivery: cairn.AtMostOnce})))
-	run := h.start("pay", `{}`)
-	h.started(h.claim("w").ID)
+	run, _ := h.startStarted("pay", `{}`, "w")
 	h.clk.Advance(time.Minute)
 	h.reap()
 	r := h.run(run)

@@ -17,15 +17,30 @@ import (
 	"github.com/cairn-dev/cairn/engine/internal/throttle"
 )
 
+// startsOnFaultyStore is an engine with cfg on a store that fails as
+// its controller is told, its requests counted, where worker w serves
+// workflow x of one step.
+func startsOnFaultyStore(t *testing.T, cfg Config) (*blob.Bucket, *faults.Store, *counting.Counts, *Engine) {
+	t.Helper()
+	store, ctl := faults.Wrap(mem.New(), faults.Profile{})
+	counted, counts := counting.Wrap(store)
+	h := newHarness(t, onStore(counted), withConfig(cfg), wallClock(), withWorkflows("w", single("x", cairn.Step{})))
+	return store, ctl, counts, h.e
+}
+
+// failRunCreates makes the creates of e's run records fail as rule says.
+func failRunCreates(ctl *faults.Store, e *Engine, rule faults.Rule) {
+	rule.Ops, rule.KeyPrefix = []faults.Op{faults.OpCreate}, e.keys.Prefix+"runs/"
+	ctl.Inject(rule)
+}
+
 // A start whose run record the store refuses for rate retries the create
 // with the same id and timer: the start succeeds and leaves one timer, not
 // one per refusal.
 func TestStartThrottledReusesTimer(t *testing.T) {
 	ctx := context.Background()
-	store, ctl := faults.Wrap(mem.New(), faults.Profile{})
-	e := newTestEngine(t, store, Config{})
-	register(t, e, "w", single("x", cairn.Step{}))
-	ctl.Inject(faults.Rule{Ops: []faults.Op{faults.OpCreate}, KeyPrefix: e.keys.Prefix + "runs/", Err: blob.ErrThrottled, Times: startRetries})
+	store, ctl, _, e := startsOnFaultyStore(t, Config{})
+	failRunCreates(ctl, e, faults.Rule{Err: blob.ErrThrottled, Times: startRetries})
 	id := mustStart(t, e, "x", `{}`)
 	timers, err := store.ListAll(ctx, e.keys.TimersPrefix())
 	if err != nil {
@@ -51,10 +66,8 @@ func TestStartThrottledReusesTimer(t *testing.T) {
 // otherwise read and delete, once per client retry).
 func TestStartRefusedLeavesNoTimer(t *testing.T) {
 	ctx := context.Background()
-	store, ctl := faults.Wrap(mem.New(), faults.Profile{})
-	e := newTestEngine(t, store, Config{})
-	register(t, e, "w", single("x", cairn.Step{}))
-	ctl.Inject(faults.Rule{Ops: []faults.Op{faults.OpCreate}, KeyPrefix: e.keys.Prefix + "runs/", Err: blob.ErrThrottled})
+	store, ctl, _, e := startsOnFaultyStore(t, Config{})
+	failRunCreates(ctl, e, faults.Rule{Err: blob.ErrThrottled})
 	for range 3 { // a client retrying
 		_, err := e.StartRun(ctx, StartRequest{Workflow: "x"})
 		var u *UnavailableError
@@ -84,10 +97,8 @@ func TestStartRefusedLeavesNoTimer(t *testing.T) {
 // and the reaper must find the run through it.
 func TestStartUnknownOutcomeKeepsTimer(t *testing.T) {
 	ctx := context.Background()
-	store, ctl := faults.Wrap(mem.New(), faults.Profile{})
-	e := newTestEngine(t, store, Config{})
-	register(t, e, "w", single("x", cairn.Step{}))
-	ctl.Inject(faults.Rule{Ops: []faults.Op{faults.OpCreate}, KeyPrefix: e.keys.Prefix + "runs/", After: true, Err: errors.New("connection reset"), Times: 1})
+	store, ctl, _, e := startsOnFaultyStore(t, Config{})
+	failRunCreates(ctl, e, faults.Rule{After: true, Err: errors.New("connection reset"), Times: 1})
 	if _, err := e.StartRun(ctx, StartRequest{Workflow: "x"}); err == nil {
 		t.Fatal("start with a lost answer succeeded")
 	}
@@ -108,14 +119,11 @@ func TestStartRetryBudget(t *testing.T) {
 	defer func(d time.Duration) { startRetryBase = d }(startRetryBase)
 	startRetryBase = time.Millisecond
 	ctx := context.Background()
-	store, ctl := faults.Wrap(mem.New(), faults.Profile{})
-	counted, counts := counting.Wrap(store)
 	// Admission control off: it would shed most of these starts before
 	// they write (TestStartsShedWhileStoreThrottles); this is the budget
 	// of the starts it admits.
-	e := newTestEngine(t, counted, Config{ShedAbove: -1})
-	register(t, e, "w", single("x", cairn.Step{}))
-	ctl.Inject(faults.Rule{Ops: []faults.Op{faults.OpCreate}, KeyPrefix: e.keys.Prefix + "runs/", Err: blob.ErrThrottled})
+	_, ctl, counts, e := startsOnFaultyStore(t, Config{ShedAbove: -1})
+	failRunCreates(ctl, e, faults.Rule{Err: blob.ErrThrottled})
 	counts.Reset()
 	const starts = 60
 	for range starts {
@@ -130,7 +138,7 @@ func TestStartRetryBudget(t *testing.T) {
 	for range 20 { // 20 first-time successes earn 2 retries
 		mustStart(t, e, "x", `{}`)
 	}
-	ctl.Inject(faults.Rule{Ops: []faults.Op{faults.OpCreate}, KeyPrefix: e.keys.Prefix + "runs/", Err: blob.ErrThrottled})
+	failRunCreates(ctl, e, faults.Rule{Err: blob.ErrThrottled})
 	counts.Reset()
 	if _, err := e.StartRun(ctx, StartRequest{Workflow: "x"}); err == nil {
 		t.Fatal("a refused start succeeded")

@@ -18,18 +18,26 @@ func startedVersion(t *testing.T, e *Engine, wf string) string {
 	return getRun(t, e, mustStart(t, e, wf, `{}`)).Version
 }
 
+// readsOfStarts is an engine with LatestTTL ttl where worker w serves
+// workflow x, and how many objects n starts of x naming no version read.
+func readsOfStarts(t *testing.T, ttl time.Duration, n int) (*Engine, int64) {
+	t.Helper()
+	store, counts := counting.Wrap(mem.New())
+	e := newTestEngine(t, store, Config{LatestTTL: ttl})
+	register(t, e, "w", single("x", cairn.Step{}))
+	counts.Reset()
+	for range n {
+		mustStart(t, e, "x", `{}`)
+	}
+	return e, counts.Snapshot().Get
+}
+
 // Starts that name no version read workflows/<name>/@latest once per
 // LatestTTL per instance, not once each; a registration through the
 // instance is seen by its next start.
 func TestLatestVersionCached(t *testing.T) {
-	store, counts := counting.Wrap(mem.New())
-	e := newTestEngine(t, store, Config{LatestTTL: time.Hour})
-	register(t, e, "w", single("x", cairn.Step{}))
-	counts.Reset()
-	for range 20 {
-		mustStart(t, e, "x", `{}`)
-	}
-	if got := counts.Snapshot().Get; got != 1 {
+	e, got := readsOfStarts(t, time.Hour, 20)
+	if got != 1 {
 		t.Fatalf("20 starts read %d objects, want the one @latest read", got)
 	}
 	v2 := single("x", cairn.Step{})
@@ -82,14 +90,7 @@ func TestLatestVersionAcrossInstances(t *testing.T) {
 
 // A negative LatestTTL reads @latest on every start.
 func TestLatestVersionUncached(t *testing.T) {
-	store, counts := counting.Wrap(mem.New())
-	e := newTestEngine(t, store, Config{LatestTTL: -1})
-	register(t, e, "w", single("x", cairn.Step{}))
-	counts.Reset()
-	for range 5 {
-		mustStart(t, e, "x", `{}`)
-	}
-	if got := counts.Snapshot().Get; got != 5 {
+	if _, got := readsOfStarts(t, -1, 5); got != 5 {
 		t.Fatalf("5 starts read %d objects, want 5", got)
 	}
 }

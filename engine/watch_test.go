@@ -15,6 +15,21 @@ import (
 	notifymem "github.com/cairn-dev/cairn/notify/mem"
 )
 
+// claimedOne registers workflow one (of one step) for worker w on e,
+// starts a run of it and claims the step; it returns the run, the lease
+// and the run's status once claimed, which a watch waits to change.
+func claimedOne(t *testing.T, e *Engine) (string, Lease, *cairn.RunProgress) {
+	t.Helper()
+	register(t, e, "w", single("one", cairn.Step{}))
+	id := mustStart(t, e, "one", `{}`)
+	l := claimOne(t, e, "w")
+	p, err := e.GetRunStatus(context.Background(), id, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id, l, p
+}
+
 // watchAcross starts a run of one step on engine a, claims it, holds a
 // status request on engine w and completes the step on a once the request
 // waits. It returns how long after the complete the request answered, and
@@ -22,13 +37,7 @@ import (
 func watchAcross(t *testing.T, a, w *Engine, wait time.Duration) (time.Duration, *cairn.RunProgress) {
 	t.Helper()
 	ctx := context.Background()
-	register(t, a, "w", single("one", cairn.Step{}))
-	id := mustStart(t, a, "one", `{}`)
-	l := claimOne(t, a, "w")
-	p, err := a.GetRunStatus(ctx, id, 0, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	id, l, p := claimedOne(t, a)
 	type answer struct {
 		p  *cairn.RunProgress
 		at time.Time
@@ -101,13 +110,7 @@ func TestWatchSameInstanceReadsNothingWhenWoken(t *testing.T) {
 	store, counts := counting.Wrap(mem.New())
 	e := newTestEngine(t, store, Config{})
 	ctx := context.Background()
-	register(t, e, "w", single("one", cairn.Step{}))
-	id := mustStart(t, e, "one", `{}`)
-	l := claimOne(t, e, "w")
-	p, err := e.GetRunStatus(ctx, id, 0, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	id, l, p := claimedOne(t, e)
 	got := make(chan *cairn.RunProgress, 1)
 	go func() {
 		q, _ := e.GetRunStatus(ctx, id, p.Rev, 10*time.Second)

@@ -27,39 +27,36 @@ func parentChildWorkflows() []cairn.Workflow {
 func settleFlows(e *Engine) { e.flows.Wait() }
 
 func TestChildRunCompletesParent(t *testing.T) {
-	for name, open := range stores(t) {
-		t.Run(name, func(t *testing.T) {
-			e := newTestEngine(t, open(t), Config{})
-			register(t, e, "w", parentChildWorkflows()...)
-			run := mustStart(t, e, "parent", `{}`)
-			completeNext(t, e, `"o-1"`)
-			settleFlows(e)
-			p := getRun(t, e, run)
-			child := stepOf(p, "ship").Child
-			if stepOf(p, "ship").Status != cairn.StepChildRunning || child == "" {
-				t.Fatalf("ship %+v", stepOf(p, "ship"))
-			}
-			l := claimOne(t, e, "w")
-			if l.Run != child || string(l.Input) != `{"for":"o-1"}` {
-				t.Fatalf("lease %s %s %s, want the child's label", l.Run, l.Step, l.Input)
-			}
-			if _, err := e.Complete(context.Background(), l.ID, CompleteRequest{Output: json.RawMessage(`{"tracking": "T9"}`)}); err != nil {
-				t.Fatal(err)
-			}
-			settleFlows(e)
-			l = claimOne(t, e, "w")
-			if l.Run != run || l.Step != "done" || string(l.Input) != `"T9"` {
-				t.Fatalf("lease %s %s %s, want the parent's done with the child's output", l.Run, l.Step, l.Input)
-			}
-			c := getRun(t, e, child)
-			if c.Parent != run || c.ParentStep != "ship" {
-				t.Fatalf("child's parent link %q %q", c.Parent, c.ParentStep)
-			}
-			if n := countJournal(t, e, run, cairn.JournalChildStarted, "ship"); n != 1 {
-				t.Fatalf("%d child_started entries", n)
-			}
-		})
-	}
+	eachStore(t, func(t *testing.T, h *harness) {
+		e := h.e
+		run := mustStart(t, e, "parent", `{}`)
+		completeNext(t, e, `"o-1"`)
+		settleFlows(e)
+		p := getRun(t, e, run)
+		child := stepOf(p, "ship").Child
+		if stepOf(p, "ship").Status != cairn.StepChildRunning || child == "" {
+			t.Fatalf("ship %+v", stepOf(p, "ship"))
+		}
+		l := claimOne(t, e, "w")
+		if l.Run != child || string(l.Input) != `{"for":"o-1"}` {
+			t.Fatalf("lease %s %s %s, want the child's label", l.Run, l.Step, l.Input)
+		}
+		if _, err := e.Complete(context.Background(), l.ID, CompleteRequest{Output: json.RawMessage(`{"tracking": "T9"}`)}); err != nil {
+			t.Fatal(err)
+		}
+		settleFlows(e)
+		l = claimOne(t, e, "w")
+		if l.Run != run || l.Step != "done" || string(l.Input) != `"T9"` {
+			t.Fatalf("lease %s %s %s, want the parent's done with the child's output", l.Run, l.Step, l.Input)
+		}
+		c := getRun(t, e, child)
+		if c.Parent != run || c.ParentStep != "ship" {
+			t.Fatalf("child's parent link %q %q", c.Parent, c.ParentStep)
+		}
+		if n := countJournal(t, e, run, cairn.JournalChildStarted, "ship"); n != 1 {
+			t.Fatalf("%d child_started entries", n)
+		}
+	}, wallClock(), withWorkflows("w", parentChildWorkflows()...))
 }
 
 func TestChildFailureFailsParent(t *testing.T) {

@@ -24,53 +24,49 @@ func sagaWorkflow() cairn.Workflow {
 }
 
 func TestCompensationRunsOnFailure(t *testing.T) {
-	for name, open := range stores(t) {
-		t.Run(name, func(t *testing.T) {
-			ctx := context.Background()
-			e := newTestEngine(t, open(t), Config{})
-			register(t, e, "w", sagaWorkflow())
-			run := mustStart(t, e, "saga", `{}`)
-			completeNext(t, e, `"hold-7"`)
-			l := claimOne(t, e, "w")
-			if _, err := e.Fail(ctx, l.ID, FailRequest{Error: cairn.ErrorInfo{Class: "card_declined", Message: "insufficient funds"}}); err != nil {
-				t.Fatal(err)
-			}
-			r := getRun(t, e, run)
-			if r.Status != cairn.RunRunning || r.Compensation == nil || r.Compensation.Status != cairn.CompensationRunning {
-				t.Fatalf("run %s compensation %+v", r.Status, r.Compensation)
-			}
-			if s := stepOf(r, "ship").Status; s != cairn.StepCancelled {
-				t.Fatalf("ship %s", s)
-			}
-			l = claimOne(t, e, "w")
-			if l.Step != "release" || string(l.Input) != `{"hold":"hold-7","why":"not charged"}` {
-				t.Fatalf("lease %s %s", l.Step, l.Input)
-			}
-			if _, err := e.Complete(ctx, l.ID, CompleteRequest{Output: json.RawMessage(`"released"`)}); err != nil {
-				t.Fatal(err)
-			}
-			l = claimOne(t, e, "w")
-			if l.Step != "apologise" || string(l.Input) != `"released"` {
-				t.Fatalf("lease %s %s", l.Step, l.Input)
-			}
-			if _, err := e.Complete(ctx, l.ID, CompleteRequest{Output: json.RawMessage(`"sorry"`)}); err != nil {
-				t.Fatal(err)
-			}
-			r = getRun(t, e, run)
-			if r.Status != cairn.RunFailed || r.Error == nil || r.Error.Class != "card_declined" || r.Error.Step != "charge" {
-				t.Fatalf("run %s %+v: want failed with charge's error", r.Status, r.Error)
-			}
-			if r.Compensation.Status != cairn.CompensationCompleted || r.Compensation.Failure.Class != "card_declined" {
-				t.Fatalf("compensation %+v", r.Compensation)
-			}
-			if s := stepOf(r, "apologise"); s.Status != cairn.StepCompleted || string(s.Output) != `"sorry"` {
-				t.Fatalf("apologise %+v", s)
-			}
-			if countJournal(t, e, run, cairn.JournalCompensationStarted, "") != 1 || countJournal(t, e, run, cairn.JournalCompensationEnded, "") != 1 {
-				t.Fatal("compensation not journaled")
-			}
-		})
-	}
+	eachStore(t, func(t *testing.T, h *harness) {
+		ctx, e := h.ctx, h.e
+		run := mustStart(t, e, "saga", `{}`)
+		completeNext(t, e, `"hold-7"`)
+		l := claimOne(t, e, "w")
+		if _, err := e.Fail(ctx, l.ID, FailRequest{Error: cairn.ErrorInfo{Class: "card_declined", Message: "insufficient funds"}}); err != nil {
+			t.Fatal(err)
+		}
+		r := getRun(t, e, run)
+		if r.Status != cairn.RunRunning || r.Compensation == nil || r.Compensation.Status != cairn.CompensationRunning {
+			t.Fatalf("run %s compensation %+v", r.Status, r.Compensation)
+		}
+		if s := stepOf(r, "ship").Status; s != cairn.StepCancelled {
+			t.Fatalf("ship %s", s)
+		}
+		l = claimOne(t, e, "w")
+		if l.Step != "release" || string(l.Input) != `{"hold":"hold-7","why":"not charged"}` {
+			t.Fatalf("lease %s %s", l.Step, l.Input)
+		}
+		if _, err := e.Complete(ctx, l.ID, CompleteRequest{Output: json.RawMessage(`"released"`)}); err != nil {
+			t.Fatal(err)
+		}
+		l = claimOne(t, e, "w")
+		if l.Step != "apologise" || string(l.Input) != `"released"` {
+			t.Fatalf("lease %s %s", l.Step, l.Input)
+		}
+		if _, err := e.Complete(ctx, l.ID, CompleteRequest{Output: json.RawMessage(`"sorry"`)}); err != nil {
+			t.Fatal(err)
+		}
+		r = getRun(t, e, run)
+		if r.Status != cairn.RunFailed || r.Error == nil || r.Error.Class != "card_declined" || r.Error.Step != "charge" {
+			t.Fatalf("run %s %+v: want failed with charge's error", r.Status, r.Error)
+		}
+		if r.Compensation.Status != cairn.CompensationCompleted || r.Compensation.Failure.Class != "card_declined" {
+			t.Fatalf("compensation %+v", r.Compensation)
+		}
+		if s := stepOf(r, "apologise"); s.Status != cairn.StepCompleted || string(s.Output) != `"sorry"` {
+			t.Fatalf("apologise %+v", s)
+		}
+		if countJournal(t, e, run, cairn.JournalCompensationStarted, "") != 1 || countJournal(t, e, run, cairn.JournalCompensationEnded, "") != 1 {
+			t.Fatal("compensation not journaled")
+		}
+	}, wallClock(), withWorkflows("w", sagaWorkflow()))
 }
 
 func TestCompensationFailureKeepsTheRunsError(t *testing.T) {

@@ -43,85 +43,82 @@ func editToken(t *testing.T, id string, edit func(m map[string]any)) string {
 // TestLeaseIDsAreProven: nothing in a lease id is believed that the lease
 // object does not confirm; a forged id changes nothing and answers 404.
 func TestLeaseIDsAreProven(t *testing.T) {
-	for name, open := range stores(t) {
-		t.Run(name, func(t *testing.T) {
-			ctx := context.Background()
-			e := newTestEngine(t, open(t), Config{})
-			short := cairn.Workflow{Name: "short", Version: "1", Steps: []cairn.Step{{ID: "a"}}}
-			long := cairn.Workflow{Name: "long", Version: "1", Steps: []cairn.Step{{ID: "a"}, {ID: "extra", After: []string{"a"}}}}
-			once := cairn.Workflow{Name: "once", Version: "1", Steps: []cairn.Step{{ID: "pay", Delivery: cairn.AtMostOnce}}}
-			register(t, e, "w", short, long, once)
-			run := mustStart(t, e, "short", `{}`)
-			l := claimOne(t, e, "w")
+	eachStore(t, func(t *testing.T, h *harness) {
+		ctx, e := h.ctx, h.e
+		short := cairn.Workflow{Name: "short", Version: "1", Steps: []cairn.Step{{ID: "a"}}}
+		long := cairn.Workflow{Name: "long", Version: "1", Steps: []cairn.Step{{ID: "a"}, {ID: "extra", After: []string{"a"}}}}
+		once := cairn.Workflow{Name: "once", Version: "1", Steps: []cairn.Step{{ID: "pay", Delivery: cairn.AtMostOnce}}}
+		register(t, e, "w", short, long, once)
+		run := mustStart(t, e, "short", `{}`)
+		l := claimOne(t, e, "w")
 
-			forged := map[string]string{
-				"other nonce":   editToken(t, l.ID, func(m map[string]any) { m["k"] = "AAAAAAAAAAAAAAAAAAAAAA" }),
-				"other worker":  editToken(t, l.ID, func(m map[string]any) { m["w"] = "nobody" }),
-				"other claim":   editToken(t, l.ID, func(m map[string]any) { m["t"] = m["t"].(float64) + 1 }),
-				"next attempt":  editToken(t, l.ID, func(m map[string]any) { m["n"] = 2 }),
-				"other step":    editToken(t, l.ID, func(m map[string]any) { m["s"] = "extra" }),
-				"workflow hint": editToken(t, l.ID, func(m map[string]any) { m["f"] = "long"; m["v"] = "1" }),
+		forged := map[string]string{
+			"other nonce":   editToken(t, l.ID, func(m map[string]any) { m["k"] = "AAAAAAAAAAAAAAAAAAAAAA" }),
+			"other worker":  editToken(t, l.ID, func(m map[string]any) { m["w"] = "nobody" }),
+			"other claim":   editToken(t, l.ID, func(m map[string]any) { m["t"] = m["t"].(float64) + 1 }),
+			"next attempt":  editToken(t, l.ID, func(m map[string]any) { m["n"] = 2 }),
+			"other step":    editToken(t, l.ID, func(m map[string]any) { m["s"] = "extra" }),
+			"workflow hint": editToken(t, l.ID, func(m map[string]any) { m["f"] = "long"; m["v"] = "1" }),
+		}
+		for what, id := range forged {
+			if what == "workflow hint" {
+				// Extra fields are ignored: the id still names the real
+				// lease; what it says of the workflow is never read.
+				continue
 			}
-			for what, id := range forged {
-				if what == "workflow hint" {
-					// Extra fields are ignored: the id still names the real
-					// lease; what it says of the workflow is never read.
-					continue
-				}
-				for call, do := range map[string]func() error{
-					"complete": func() error { _, err := e.Complete(ctx, id, CompleteRequest{}); return err },
-					"fail": func() error {
-						_, err := e.Fail(ctx, id, FailRequest{Error: cairn.ErrorInfo{Class: "fatal"}})
-						return err
-					},
-					"heartbeat": func() error { _, err := e.Heartbeat(ctx, id); return err },
-					"started":   func() error { _, err := e.Started(ctx, id); return err },
-				} {
-					err := do()
-					if !isNotFoundAPI(err) {
-						t.Fatalf("%s with %s: got %v, want lease not found", call, what, err)
-					}
-				}
-			}
-			// An id for an attempt nobody claimed.
-			run2 := mustStart(t, e, "short", `{}`)
-			madeUp := leaseToken{Run: run2, Step: "a", Attempt: 1, Worker: "nobody", ClaimedAt: time.Now().UnixMilli(), Nonce: newNonce()}.id()
-			if _, err := e.Complete(ctx, madeUp, CompleteRequest{}); !isNotFoundAPI(err) {
-				t.Fatalf("complete of an unclaimed attempt: %v", err)
-			}
-			if s := stepOf(getRun(t, e, run2), "a"); s.Status != cairn.StepReady {
-				t.Fatalf("made-up id changed the step: %s", s.Status)
-			}
-			// Garbage ids are invalid, not a crash.
-			for _, id := range []string{"", "x", "..", strings.Repeat("A", 5000), base64.RawURLEncoding.EncodeToString([]byte(`{"r":"../x","s":"a","n":1,"w":"w","t":1,"k":"AAAAAAAAAAAAAAAAAAAAAA"}`))} {
-				_, err := e.Complete(ctx, id, CompleteRequest{})
-				var inv *InvalidError
-				if !errors.As(err, &inv) && !isNotFoundAPI(err) {
-					t.Fatalf("complete(%.20q): %v", id, err)
+			for call, do := range map[string]func() error{
+				"complete": func() error { _, err := e.Complete(ctx, id, CompleteRequest{}); return err },
+				"fail": func() error {
+					_, err := e.Fail(ctx, id, FailRequest{Error: cairn.ErrorInfo{Class: "fatal"}})
+					return err
+				},
+				"heartbeat": func() error { _, err := e.Heartbeat(ctx, id); return err },
+				"started":   func() error { _, err := e.Started(ctx, id); return err },
+			} {
+				err := do()
+				if !isNotFoundAPI(err) {
+					t.Fatalf("%s with %s: got %v, want lease not found", call, what, err)
 				}
 			}
-			// The real id still works, and its workflow edit changed nothing:
-			// the run completes as the short workflow it is.
-			if _, err := e.Complete(ctx, forged["workflow hint"], CompleteRequest{Output: json.RawMessage(`1`)}); err != nil {
-				t.Fatal(err)
+		}
+		// An id for an attempt nobody claimed.
+		run2 := mustStart(t, e, "short", `{}`)
+		madeUp := leaseToken{Run: run2, Step: "a", Attempt: 1, Worker: "nobody", ClaimedAt: time.Now().UnixMilli(), Nonce: newNonce()}.id()
+		if _, err := e.Complete(ctx, madeUp, CompleteRequest{}); !isNotFoundAPI(err) {
+			t.Fatalf("complete of an unclaimed attempt: %v", err)
+		}
+		if s := stepOf(getRun(t, e, run2), "a"); s.Status != cairn.StepReady {
+			t.Fatalf("made-up id changed the step: %s", s.Status)
+		}
+		// Garbage ids are invalid, not a crash.
+		for _, id := range []string{"", "x", "..", strings.Repeat("A", 5000), base64.RawURLEncoding.EncodeToString([]byte(`{"r":"../x","s":"a","n":1,"w":"w","t":1,"k":"AAAAAAAAAAAAAAAAAAAAAA"}`))} {
+			_, err := e.Complete(ctx, id, CompleteRequest{})
+			var inv *InvalidError
+			if !errors.As(err, &inv) && !isNotFoundAPI(err) {
+				t.Fatalf("complete(%.20q): %v", id, err)
 			}
-			if r := getRun(t, e, run); r.Status != cairn.RunCompleted {
-				t.Fatalf("run %s", r.Status)
-			}
+		}
+		// The real id still works, and its workflow edit changed nothing:
+		// the run completes as the short workflow it is.
+		if _, err := e.Complete(ctx, forged["workflow hint"], CompleteRequest{Output: json.RawMessage(`1`)}); err != nil {
+			t.Fatal(err)
+		}
+		if r := getRun(t, e, run); r.Status != cairn.RunCompleted {
+			t.Fatalf("run %s", r.Status)
+		}
 
-			// at_most_once: the delivery comes from the lease, so no id edit
-			// completes it without started.
-			onceRun := mustStart(t, e, "once", `{}`)
-			los, err := e.Claim(ctx, ClaimRequest{WorkerID: "w", Run: onceRun, WaitMs: 1000})
-			if err != nil || len(los) != 1 {
-				t.Fatalf("claim: %v %v", los, err)
-			}
-			lo := los[0]
-			edited := editToken(t, lo.ID, func(m map[string]any) { m["f"] = "short"; m["v"] = "1" })
-			_, err = e.Complete(ctx, edited, CompleteRequest{})
-			wantReason(t, err, cairn.ReasonNotStarted)
-		})
-	}
+		// at_most_once: the delivery comes from the lease, so no id edit
+		// completes it without started.
+		onceRun := mustStart(t, e, "once", `{}`)
+		los, err := e.Claim(ctx, ClaimRequest{WorkerID: "w", Run: onceRun, WaitMs: 1000})
+		if err != nil || len(los) != 1 {
+			t.Fatalf("claim: %v %v", los, err)
+		}
+		lo := los[0]
+		edited := editToken(t, lo.ID, func(m map[string]any) { m["f"] = "short"; m["v"] = "1" })
+		_, err = e.Complete(ctx, edited, CompleteRequest{})
+		wantReason(t, err, cairn.ReasonNotStarted)
+	}, wallClock())
 }
 
 // TestMutationPanicDoesNotKill: a panic inside a run mutation fails that
@@ -180,38 +177,33 @@ func TestMutationPanicDoesNotKill(t *testing.T) {
 // the lease but before it wrote the run record is not applied once the
 // worker was told "fenced": the refusal settles the outcome first.
 func TestLateCompleteAfterFence(t *testing.T) {
-	for name, open := range stores(t) {
-		t.Run(name, func(t *testing.T) {
-			ctx := context.Background()
-			clk := newClock()
-			e := newTestEngine(t, open(t), Config{Now: clk.Now})
-			register(t, e, "w", single("f", cairn.Step{}))
-			run := mustStart(t, e, "f", `{}`)
-			l := claimOne(t, e, "w")
-			clk.Advance(time.Minute)
-			// The reaper's first write, and a crash before its second.
-			tok, lr, ver, err := e.lease(ctx, mustToken(t, l.ID))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := e.fence(ctx, lr, ver, "expired"); err != nil {
-				t.Fatal(err)
-			}
-			_, err = e.Heartbeat(ctx, l.ID)
-			wantReason(t, err, cairn.ReasonFenced)
-			_, err = e.Complete(ctx, l.ID, CompleteRequest{Output: json.RawMessage(`"late"`)})
-			wantReason(t, err, cairn.ReasonFenced)
-			s := stepOf(getRun(t, e, run), "only")
-			if s.Status != cairn.StepReady || s.Attempt != 2 || s.Attempts[0].Outcome != "lost" {
-				t.Fatalf("after fence: %+v", s)
-			}
-			// The reaper's pass finds it decided.
-			if st, err := e.Reap(ctx); err != nil || st.LeasesLost != 0 {
-				t.Fatalf("reap %+v %v", st, err)
-			}
-			_ = tok
-		})
-	}
+	eachStore(t, func(t *testing.T, h *harness) {
+		ctx, clk, e := h.ctx, h.clk, h.e
+		run := mustStart(t, e, "f", `{}`)
+		l := claimOne(t, e, "w")
+		clk.Advance(time.Minute)
+		// The reaper's first write, and a crash before its second.
+		tok, lr, ver, err := e.lease(ctx, mustToken(t, l.ID))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := e.fence(ctx, lr, ver, "expired"); err != nil {
+			t.Fatal(err)
+		}
+		_, err = e.Heartbeat(ctx, l.ID)
+		wantReason(t, err, cairn.ReasonFenced)
+		_, err = e.Complete(ctx, l.ID, CompleteRequest{Output: json.RawMessage(`"late"`)})
+		wantReason(t, err, cairn.ReasonFenced)
+		s := stepOf(getRun(t, e, run), "only")
+		if s.Status != cairn.StepReady || s.Attempt != 2 || s.Attempts[0].Outcome != "lost" {
+			t.Fatalf("after fence: %+v", s)
+		}
+		// The reaper's pass finds it decided.
+		if st, err := e.Reap(ctx); err != nil || st.LeasesLost != 0 {
+			t.Fatalf("reap %+v %v", st, err)
+		}
+		_ = tok
+	}, withWorkflows("w", single("f", cairn.Step{})))
 }
 
 // TestAlreadyAppliedMeansOwnOutcome: already_applied only ever answers the

@@ -316,6 +316,7 @@ type harness struct {
 type harnessOption func(*harnessSetup)
 
 type harnessSetup struct {
+	clk   *clock
 	store *blob.Bucket
 	cfg   Config
 	wall  bool
@@ -325,6 +326,12 @@ type harnessSetup struct {
 // onStore puts the harness's engine on store.
 func onStore(store *blob.Bucket) harnessOption {
 	return func(s *harnessSetup) { s.store = store }
+}
+
+// withClock makes the harness's clock with newClk instead of newClock
+// (each harness its own: eachStore's subtests do not share one).
+func withClock(newClk func() *clock) harnessOption {
+	return func(s *harnessSetup) { s.clk = newClk() }
 }
 
 // withConfig is the engine's configuration (its Now, when unset, is the
@@ -351,7 +358,10 @@ func newHarness(t testing.TB, opts ...harnessOption) *harness {
 	for _, o := range opts {
 		o(&s)
 	}
-	h := &harness{t: t, ctx: context.Background(), clk: newClock(), store: s.store}
+	h := &harness{t: t, ctx: context.Background(), clk: s.clk, store: s.store}
+	if h.clk == nil {
+		h.clk = newClock()
+	}
 	if h.store == nil {
 		h.store = mem.New()
 	}

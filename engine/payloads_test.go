@@ -450,59 +450,55 @@ func TestPayloadLookalike(t *testing.T) {
 // outputs and of different steps race; exactly one of each lease's
 // completes applies, and every output resolves to what its winner sent.
 func TestPayloadRacingCompletes(t *testing.T) {
-	for name, open := range stores(t) {
-		t.Run(name, func(t *testing.T) {
-			ctx := context.Background()
-			e := newTestEngine(t, open(t), Config{})
-			register(t, e, "w", payloadFanOut("race", 4))
-			run := mustStart(t, e, "race", `{}`)
-			ls, err := e.Claim(ctx, ClaimRequest{WorkerID: "w", Max: 4, WaitMs: 2000})
-			if err != nil || len(ls) != 4 {
-				t.Fatalf("claim: %d %v", len(ls), err)
+	eachStore(t, func(t *testing.T, h *harness) {
+		ctx, e := h.ctx, h.e
+		run := mustStart(t, e, "race", `{}`)
+		ls, err := e.Claim(ctx, ClaimRequest{WorkerID: "w", Max: 4, WaitMs: 2000})
+		if err != nil || len(ls) != 4 {
+			t.Fatalf("claim: %d %v", len(ls), err)
+		}
+		type result struct {
+			step string
+			out  json.RawMessage
+			err  error
+		}
+		results := make(chan result, 8)
+		var wg sync.WaitGroup
+		for i, l := range ls {
+			for k := range 2 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					out := bigJSON(10*i+k, 70<<10+k)
+					_, err := e.Complete(ctx, l.ID, CompleteRequest{Output: out})
+					results <- result{l.Step, out, err}
+				}()
 			}
-			type result struct {
-				step string
-				out  json.RawMessage
-				err  error
-			}
-			results := make(chan result, 8)
-			var wg sync.WaitGroup
-			for i, l := range ls {
-				for k := range 2 {
-					wg.Add(1)
-					go func() {
-						defer wg.Done()
-						out := bigJSON(10*i+k, 70<<10+k)
-						_, err := e.Complete(ctx, l.ID, CompleteRequest{Output: out})
-						results <- result{l.Step, out, err}
-					}()
+		}
+		wg.Wait()
+		close(results)
+		won := map[string]json.RawMessage{}
+		for r := range results {
+			switch reason, _ := IsRejection(r.err); {
+			case r.err == nil:
+				if won[r.step] != nil {
+					t.Fatalf("two completes of %s applied", r.step)
 				}
+				won[r.step] = r.out
+			case reason != cairn.ReasonAlreadyApplied:
+				t.Fatalf("complete of %s: %v", r.step, r.err)
 			}
-			wg.Wait()
-			close(results)
-			won := map[string]json.RawMessage{}
-			for r := range results {
-				switch reason, _ := IsRejection(r.err); {
-				case r.err == nil:
-					if won[r.step] != nil {
-						t.Fatalf("two completes of %s applied", r.step)
-					}
-					won[r.step] = r.out
-				case reason != cairn.ReasonAlreadyApplied:
-					t.Fatalf("complete of %s: %v", r.step, r.err)
-				}
+		}
+		rr := getRun(t, e, run)
+		for _, l := range ls {
+			if w := won[l.Step]; w == nil || string(stepOf(rr, l.Step).Output) != string(w) {
+				t.Fatalf("step %s: output is not its winner's", l.Step)
 			}
-			rr := getRun(t, e, run)
-			for _, l := range ls {
-				if w := won[l.Step]; w == nil || string(stepOf(rr, l.Step).Output) != string(w) {
-					t.Fatalf("step %s: output is not its winner's", l.Step)
-				}
-			}
-			if n := len(payloadKeys(t, e, run)); n < 4 || n > 8 {
-				t.Fatalf("%d payloads (winners, plus the losers' harmless orphans)", n)
-			}
-		})
-	}
+		}
+		if n := len(payloadKeys(t, e, run)); n < 4 || n > 8 {
+			t.Fatalf("%d payloads (winners, plus the losers' harmless orphans)", n)
+		}
+	}, wallClock(), withWorkflows("w", payloadFanOut("race", 4)))
 }
 
 // TestPayloadRenderBudget: a render that would resolve more than

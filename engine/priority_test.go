@@ -22,42 +22,39 @@ func startPrio(t *testing.T, e *Engine, wf string, prio int, input string) strin
 // the highest effective priority first: the run's, or the step's
 // override.
 func TestPriorityOrder(t *testing.T) {
-	for name, open := range stores(t) {
-		t.Run(name, func(t *testing.T) {
-			clk := newClock()
-			e := newTestEngine(t, open(t), Config{Now: clk.Now})
-			urgent := 50
-			wf := cairn.Workflow{Name: "p", Version: "1", Steps: []cairn.Step{
-				{ID: "plain"},
-				{ID: "urgent", Priority: &urgent},
-			}}
-			register(t, e, "w", wf)
-			low := startPrio(t, e, "p", -5, `"low"`)
-			mid := startPrio(t, e, "p", 0, `"mid"`)
-			high := startPrio(t, e, "p", 10, `"high"`)
-			var got []string
-			for range 6 {
-				l := claimOne(t, e, "w")
-				got = append(got, l.Run+"/"+l.Step)
+	eachStore(t, func(t *testing.T, h *harness) {
+		e := h.e
+		urgent := 50
+		wf := cairn.Workflow{Name: "p", Version: "1", Steps: []cairn.Step{
+			{ID: "plain"},
+			{ID: "urgent", Priority: &urgent},
+		}}
+		register(t, e, "w", wf)
+		low := startPrio(t, e, "p", -5, `"low"`)
+		mid := startPrio(t, e, "p", 0, `"mid"`)
+		high := startPrio(t, e, "p", 10, `"high"`)
+		var got []string
+		for range 6 {
+			l := claimOne(t, e, "w")
+			got = append(got, l.Run+"/"+l.Step)
+		}
+		// The three urgent steps (priority 50) first, then the plain
+		// steps by run priority.
+		for i := range 3 {
+			if got[i][len(got[i])-len("urgent"):] != "urgent" {
+				t.Fatalf("claim %d was %s, want an urgent step first: %v", i, got[i], got)
 			}
-			// The three urgent steps (priority 50) first, then the plain
-			// steps by run priority.
-			for i := range 3 {
-				if got[i][len(got[i])-len("urgent"):] != "urgent" {
-					t.Fatalf("claim %d was %s, want an urgent step first: %v", i, got[i], got)
-				}
+		}
+		want := []string{high + "/plain", mid + "/plain", low + "/plain"}
+		for i, w := range want {
+			if got[3+i] != w {
+				t.Fatalf("claim %d was %s, want %s (order %v)", 3+i, got[3+i], w, got)
 			}
-			want := []string{high + "/plain", mid + "/plain", low + "/plain"}
-			for i, w := range want {
-				if got[3+i] != w {
-					t.Fatalf("claim %d was %s, want %s (order %v)", 3+i, got[3+i], w, got)
-				}
-			}
-			if r := getRun(t, e, high); r.Priority != 10 {
-				t.Fatalf("run view priority %d, want 10", r.Priority)
-			}
-		})
-	}
+		}
+		if r := getRun(t, e, high); r.Priority != 10 {
+			t.Fatalf("run view priority %d, want 10", r.Priority)
+		}
+	})
 }
 
 // TestPriorityAgingBoundsStarvation: a low-priority step that has waited

@@ -171,103 +171,99 @@ func TestAllNotificationsDropped(t *testing.T) {
 // TestTimers covers sleeps, wait timeouts, events before waits, run
 // deadlines and attempt timeouts through the reaper, on every store.
 func TestTimers(t *testing.T) {
-	for name, open := range stores(t) {
-		t.Run(name, func(t *testing.T) {
-			ctx := context.Background()
-			clk := newClock()
-			e := newTestEngine(t, open(t), Config{Now: clk.Now})
-			wf := cairn.Workflow{Name: "timers", Version: "1", Steps: []cairn.Step{
-				{ID: "nap", Kind: cairn.KindSleep, Duration: cairn.Duration(time.Minute)},
-				{ID: "approval", Kind: cairn.KindWait, Event: "approved", WaitTimeout: cairn.Duration(time.Hour), After: []string{"nap"}},
-				{ID: "act", After: []string{"approval"}, Input: json.RawMessage(`{"by": "${steps.approval.output.by}"}`), Timeout: cairn.Duration(time.Minute)},
-			}}
-			register(t, e, "w", wf)
+	eachStore(t, func(t *testing.T, h *harness) {
+		ctx, clk, e := h.ctx, h.clk, h.e
+		wf := cairn.Workflow{Name: "timers", Version: "1", Steps: []cairn.Step{
+			{ID: "nap", Kind: cairn.KindSleep, Duration: cairn.Duration(time.Minute)},
+			{ID: "approval", Kind: cairn.KindWait, Event: "approved", WaitTimeout: cairn.Duration(time.Hour), After: []string{"nap"}},
+			{ID: "act", After: []string{"approval"}, Input: json.RawMessage(`{"by": "${steps.approval.output.by}"}`), Timeout: cairn.Duration(time.Minute)},
+		}}
+		register(t, e, "w", wf)
 
-			// 1. Sleep, event sent early (kept), wait consumes it.
-			run := mustStart(t, e, "timers", `{}`)
-			if res, err := e.SendEvent(ctx, run, EventRequest{Name: "approved", Payload: json.RawMessage(`{"by":"ann"}`), ID: "ev1"}); err != nil || !res.Recorded {
-				t.Fatalf("early event: %+v %v", res, err)
-			}
-			if res, _ := e.SendEvent(ctx, run, EventRequest{Name: "approved", ID: "ev1"}); !res.Duplicate {
-				t.Fatal("same event id was not recognised as a duplicate")
-			}
-			clk.Advance(30 * time.Second)
-			e.Reap(ctx)
-			if s := stepOf(getRun(t, e, run), "nap"); s.Status != cairn.StepSleeping {
-				t.Fatalf("nap %s before its time", s.Status)
-			}
-			clk.Advance(31 * time.Second)
-			if _, err := e.Reap(ctx); err != nil {
+		// 1. Sleep, event sent early (kept), wait consumes it.
+		run := mustStart(t, e, "timers", `{}`)
+		if res, err := e.SendEvent(ctx, run, EventRequest{Name: "approved", Payload: json.RawMessage(`{"by":"ann"}`), ID: "ev1"}); err != nil || !res.Recorded {
+			t.Fatalf("early event: %+v %v", res, err)
+		}
+		if res, _ := e.SendEvent(ctx, run, EventRequest{Name: "approved", ID: "ev1"}); !res.Duplicate {
+			t.Fatal("same event id was not recognised as a duplicate")
+		}
+		clk.Advance(30 * time.Second)
+		e.Reap(ctx)
+		if s := stepOf(getRun(t, e, run), "nap"); s.Status != cairn.StepSleeping {
+			t.Fatalf("nap %s before its time", s.Status)
+		}
+		clk.Advance(31 * time.Second)
+		if _, err := e.Reap(ctx); err != nil {
+			t.Fatal(err)
+		}
+		r := getRun(t, e, run)
+		if stepOf(r, "nap").Status != cairn.StepCompleted || stepOf(r, "approval").Status != cairn.StepCompleted || stepOf(r, "act").Status != cairn.StepReady {
+			t.Fatalf("after sleep: %+v", r.Steps)
+		}
+		// 2. The attempt timeout fails the attempt (class timeout) and retries.
+		l := claimOne(t, e, "w")
+		if string(l.Input) != `{"by":"ann"}` {
+			t.Fatalf("input %s", l.Input)
+		}
+		// Heartbeats within the TTL keep the lease (one that lapsed past
+		// its TTL and recovery window is refused: TestLapsedLeaseRefusesHeartbeat).
+		for _, d := range []time.Duration{29 * time.Second, 30 * time.Second} {
+			clk.Advance(d)
+			if _, err := e.Heartbeat(ctx, l.ID); err != nil {
 				t.Fatal(err)
 			}
-			r := getRun(t, e, run)
-			if stepOf(r, "nap").Status != cairn.StepCompleted || stepOf(r, "approval").Status != cairn.StepCompleted || stepOf(r, "act").Status != cairn.StepReady {
-				t.Fatalf("after sleep: %+v", r.Steps)
-			}
-			// 2. The attempt timeout fails the attempt (class timeout) and retries.
-			l := claimOne(t, e, "w")
-			if string(l.Input) != `{"by":"ann"}` {
-				t.Fatalf("input %s", l.Input)
-			}
-			// Heartbeats within the TTL keep the lease (one that lapsed past
-			// its TTL and recovery window is refused: TestLapsedLeaseRefusesHeartbeat).
-			for _, d := range []time.Duration{29 * time.Second, 30 * time.Second} {
-				clk.Advance(d)
-				if _, err := e.Heartbeat(ctx, l.ID); err != nil {
-					t.Fatal(err)
-				}
-			}
-			clk.Advance(2 * time.Second)
-			// Past timeout_at the attempt is over: the heartbeat is refused, and
-			// the timeout is already the run's decided outcome when it is.
-			_, err := e.Heartbeat(ctx, l.ID)
-			wantReason(t, err, cairn.ReasonFenced)
-			s := stepOf(getRun(t, e, run), "act")
-			if s.Attempt != 2 || s.Failures != 1 || s.Attempts[0].Error == nil || s.Attempts[0].Error.Class != cairn.ClassTimeout || s.Attempts[0].Outcome != "timed_out" {
-				t.Fatalf("after timeout: %+v", s)
-			}
-			if st, _ := e.Reap(ctx); st.TimedOut != 0 {
-				t.Fatalf("reaper stats %+v: the timeout was recorded twice", st)
-			}
-			_, err = e.Complete(ctx, l.ID, CompleteRequest{})
-			wantReason(t, err, cairn.ReasonFenced) // never already_applied: its output would be dropped
-			// The reaper alone also times an attempt out, heartbeats or not.
-			clk.Advance(5 * time.Second) // the retry backoff
-			e.Reap(ctx)
-			l2 := claimOne(t, e, "w")
-			clk.Advance(61 * time.Second)
-			if st, _ := e.Reap(ctx); st.TimedOut != 1 {
-				t.Fatalf("reaper stats %+v, want one timed out attempt", st)
-			}
-			_, err = e.Heartbeat(ctx, l2.ID)
-			wantReason(t, err, cairn.ReasonFenced)
+		}
+		clk.Advance(2 * time.Second)
+		// Past timeout_at the attempt is over: the heartbeat is refused, and
+		// the timeout is already the run's decided outcome when it is.
+		_, err := e.Heartbeat(ctx, l.ID)
+		wantReason(t, err, cairn.ReasonFenced)
+		s := stepOf(getRun(t, e, run), "act")
+		if s.Attempt != 2 || s.Failures != 1 || s.Attempts[0].Error == nil || s.Attempts[0].Error.Class != cairn.ClassTimeout || s.Attempts[0].Outcome != "timed_out" {
+			t.Fatalf("after timeout: %+v", s)
+		}
+		if st, _ := e.Reap(ctx); st.TimedOut != 0 {
+			t.Fatalf("reaper stats %+v: the timeout was recorded twice", st)
+		}
+		_, err = e.Complete(ctx, l.ID, CompleteRequest{})
+		wantReason(t, err, cairn.ReasonFenced) // never already_applied: its output would be dropped
+		// The reaper alone also times an attempt out, heartbeats or not.
+		clk.Advance(5 * time.Second) // the retry backoff
+		e.Reap(ctx)
+		l2 := claimOne(t, e, "w")
+		clk.Advance(61 * time.Second)
+		if st, _ := e.Reap(ctx); st.TimedOut != 1 {
+			t.Fatalf("reaper stats %+v, want one timed out attempt", st)
+		}
+		_, err = e.Heartbeat(ctx, l2.ID)
+		wantReason(t, err, cairn.ReasonFenced)
 
-			// 3. A wait that times out fails the run.
-			run2 := mustStart(t, e, "timers", `{}`)
-			clk.Advance(2 * time.Minute)
-			e.Reap(ctx)
-			clk.Advance(2 * time.Hour)
-			e.Reap(ctx)
-			if r := getRun(t, e, run2); r.Status != cairn.RunFailed || r.Error.Class != cairn.ClassTimeout || r.Error.Step != "approval" {
-				t.Fatalf("run2 %s %+v", r.Status, r.Error)
-			}
-			// 4. A run deadline times the run out.
-			dl := clk.Now().Add(time.Minute)
-			res, err := e.StartRun(ctx, StartRequest{Workflow: "timers", Deadline: &dl})
-			if err != nil {
-				t.Fatal(err)
-			}
-			clk.Advance(2 * time.Minute)
-			e.Reap(ctx)
-			if r := getRun(t, e, res.Run.ID); r.Status != cairn.RunTimedOut {
-				t.Fatalf("run past deadline: %s", r.Status)
-			}
-			_, err = e.SendEvent(ctx, res.Run.ID, EventRequest{Name: "approved"})
-			if err == nil {
-				t.Fatal("event to a timed-out run accepted")
-			}
-		})
-	}
+		// 3. A wait that times out fails the run.
+		run2 := mustStart(t, e, "timers", `{}`)
+		clk.Advance(2 * time.Minute)
+		e.Reap(ctx)
+		clk.Advance(2 * time.Hour)
+		e.Reap(ctx)
+		if r := getRun(t, e, run2); r.Status != cairn.RunFailed || r.Error.Class != cairn.ClassTimeout || r.Error.Step != "approval" {
+			t.Fatalf("run2 %s %+v", r.Status, r.Error)
+		}
+		// 4. A run deadline times the run out.
+		dl := clk.Now().Add(time.Minute)
+		res, err := e.StartRun(ctx, StartRequest{Workflow: "timers", Deadline: &dl})
+		if err != nil {
+			t.Fatal(err)
+		}
+		clk.Advance(2 * time.Minute)
+		e.Reap(ctx)
+		if r := getRun(t, e, res.Run.ID); r.Status != cairn.RunTimedOut {
+			t.Fatalf("run past deadline: %s", r.Status)
+		}
+		_, err = e.SendEvent(ctx, res.Run.ID, EventRequest{Name: "approved"})
+		if err == nil {
+			t.Fatal("event to a timed-out run accepted")
+		}
+	})
 }
 
 // TestRetriesAndClasses covers retry with backoff, non-retryable classes,

@@ -43,74 +43,69 @@ func keysOfRun(keys []string, run string) []string {
 // than the retention ago, with their leases, idempotency keys and timers,
 // and never a running run.
 func TestRetention(t *testing.T) {
-	for name, open := range stores(t) {
-		t.Run(name, func(t *testing.T) {
-			ctx := context.Background()
-			clk := schedClock()
-			e := newTestEngine(t, open(t), Config{Now: clk.Now, Retention: 48 * time.Hour})
-			register(t, e, "w", single("ret", cairn.Step{}))
-			// old: completed by a worker (a lease), started with an idempotency key.
-			res, err := e.StartRun(ctx, StartRequest{Workflow: "ret", IdempotencyKey: "k1"})
-			if err != nil {
-				t.Fatal(err)
+	eachStore(t, func(t *testing.T, h *harness) {
+		ctx, clk, e := h.ctx, h.clk, h.e
+		// old: completed by a worker (a lease), started with an idempotency key.
+		res, err := e.StartRun(ctx, StartRequest{Workflow: "ret", IdempotencyKey: "k1"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		old := res.Run.ID
+		l := claimOne(t, e, "w")
+		if _, err := e.Complete(ctx, l.ID, CompleteRequest{}); err != nil {
+			t.Fatal(err)
+		}
+		running := mustStart(t, e, "ret", `{}`) // never claimed: runs forever
+		clk.Advance(24 * time.Hour)
+		younger := mustStart(t, e, "ret", `{}`)
+		if _, err := e.CancelRun(ctx, younger, ""); err != nil {
+			t.Fatal(err)
+		}
+		before := engineKeys(t, e)
+		if len(keysOfRun(before, old)) < 3 { // run, lease, timer
+			t.Fatalf("old run's objects: %v", keysOfRun(before, old))
+		}
+		clk.Advance(24*time.Hour + 3*time.Second) // old ended 48h+3s ago, younger 24h+3s
+		st := mustReap(t, e)
+		if st.RunsDeleted != 1 {
+			t.Fatalf("deleted %d runs, want 1", st.RunsDeleted)
+		}
+		after := engineKeys(t, e)
+		var gone []string
+		for _, k := range before {
+			// Other runs' spent timers go as every pass re-arms them.
+			if _, run, isTimer := e.keys.ParseTimer(k); isTimer && run != old {
+				continue
 			}
-			old := res.Run.ID
-			l := claimOne(t, e, "w")
-			if _, err := e.Complete(ctx, l.ID, CompleteRequest{}); err != nil {
-				t.Fatal(err)
+			if !slices.Contains(after, k) {
+				gone = append(gone, k)
 			}
-			running := mustStart(t, e, "ret", `{}`) // never claimed: runs forever
-			clk.Advance(24 * time.Hour)
-			younger := mustStart(t, e, "ret", `{}`)
-			if _, err := e.CancelRun(ctx, younger, ""); err != nil {
-				t.Fatal(err)
-			}
-			before := engineKeys(t, e)
-			if len(keysOfRun(before, old)) < 3 { // run, lease, timer
-				t.Fatalf("old run's objects: %v", keysOfRun(before, old))
-			}
-			clk.Advance(24*time.Hour + 3*time.Second) // old ended 48h+3s ago, younger 24h+3s
-			st := mustReap(t, e)
-			if st.RunsDeleted != 1 {
-				t.Fatalf("deleted %d runs, want 1", st.RunsDeleted)
-			}
-			after := engineKeys(t, e)
-			var gone []string
-			for _, k := range before {
-				// Other runs' spent timers go as every pass re-arms them.
-				if _, run, isTimer := e.keys.ParseTimer(k); isTimer && run != old {
-					continue
-				}
-				if !slices.Contains(after, k) {
-					gone = append(gone, k)
-				}
-			}
-			want := append(keysOfRun(before, old), e.keys.Idempotency("ret", "k1"))
-			slices.Sort(want)
-			slices.Sort(gone)
-			if !slices.Equal(gone, want) {
-				t.Fatalf("deleted %v, want exactly %v", gone, want)
-			}
-			if left := keysOfRun(after, old); len(left) != 0 {
-				t.Fatalf("left of the deleted run: %v", left)
-			}
-			if _, err := e.GetRun(ctx, old); !isNotFoundAPI(err) {
-				t.Fatalf("old run: %v", err)
-			}
-			// The idempotency key is free again.
-			if res, err := e.StartRun(ctx, StartRequest{Workflow: "ret", IdempotencyKey: "k1"}); err != nil || res.Existed {
-				t.Fatalf("start with a purged key: %+v %v", res, err)
-			}
-			clk.Advance(100 * 24 * time.Hour)
-			mustReap(t, e)
-			if _, err := e.GetRun(ctx, younger); !isNotFoundAPI(err) {
-				t.Fatalf("younger run after its retention: %v", err)
-			}
-			if r := getRun(t, e, running); r.Status != cairn.RunRunning {
-				t.Fatalf("the running run: %s", r.Status)
-			}
-		})
-	}
+		}
+		want := append(keysOfRun(before, old), e.keys.Idempotency("ret", "k1"))
+		slices.Sort(want)
+		slices.Sort(gone)
+		if !slices.Equal(gone, want) {
+			t.Fatalf("deleted %v, want exactly %v", gone, want)
+		}
+		if left := keysOfRun(after, old); len(left) != 0 {
+			t.Fatalf("left of the deleted run: %v", left)
+		}
+		if _, err := e.GetRun(ctx, old); !isNotFoundAPI(err) {
+			t.Fatalf("old run: %v", err)
+		}
+		// The idempotency key is free again.
+		if res, err := e.StartRun(ctx, StartRequest{Workflow: "ret", IdempotencyKey: "k1"}); err != nil || res.Existed {
+			t.Fatalf("start with a purged key: %+v %v", res, err)
+		}
+		clk.Advance(100 * 24 * time.Hour)
+		mustReap(t, e)
+		if _, err := e.GetRun(ctx, younger); !isNotFoundAPI(err) {
+			t.Fatalf("younger run after its retention: %v", err)
+		}
+		if r := getRun(t, e, running); r.Status != cairn.RunRunning {
+			t.Fatalf("the running run: %s", r.Status)
+		}
+	}, withConfig(Config{Retention: 48 * time.Hour}), withClock(schedClock), withWorkflows("w", single("ret", cairn.Step{})))
 }
 
 func TestRetentionBatch(t *testing.T) {

@@ -277,48 +277,43 @@ func TestSchedulePauseResume(t *testing.T) {
 // TestScheduleMissedAndBackfill: a reaper that did not run for ten ticks
 // fires only the newest; backfill starts the others, once.
 func TestScheduleMissedAndBackfill(t *testing.T) {
-	for name, open := range stores(t) {
-		t.Run(name, func(t *testing.T) {
-			ctx := context.Background()
-			clk := schedClock()
-			e := newTestEngine(t, open(t), Config{Now: clk.Now})
-			register(t, e, "w", single("cronwf", cairn.Step{}))
-			created := mustCreateSchedule(t, e, ScheduleRequest{ID: "b", Workflow: "cronwf", Cron: "* * * * *", Overlap: OverlapAllow})
-			clk.Advance(10 * time.Minute)
-			mustReap(t, e)
-			s, _ := e.GetSchedule(ctx, "b")
-			if s.Fired != 1 || s.Missed != 9 || s.LastTick == nil || !s.LastTick.Equal(time.Date(2026, 3, 2, 10, 10, 0, 0, time.UTC)) {
-				t.Fatalf("after a gap: fired=%d missed=%d last=%v", s.Fired, s.Missed, s.LastTick)
+	eachStore(t, func(t *testing.T, h *harness) {
+		ctx, clk, e := h.ctx, h.clk, h.e
+		created := mustCreateSchedule(t, e, ScheduleRequest{ID: "b", Workflow: "cronwf", Cron: "* * * * *", Overlap: OverlapAllow})
+		clk.Advance(10 * time.Minute)
+		mustReap(t, e)
+		s, _ := e.GetSchedule(ctx, "b")
+		if s.Fired != 1 || s.Missed != 9 || s.LastTick == nil || !s.LastTick.Equal(time.Date(2026, 3, 2, 10, 10, 0, 0, time.UTC)) {
+			t.Fatalf("after a gap: fired=%d missed=%d last=%v", s.Fired, s.Missed, s.LastTick)
+		}
+		res, err := e.BackfillSchedule(ctx, "b", BackfillRequest{From: created.CreatedAt, To: clk.Now(), Max: 4})
+		if err != nil || len(res.Ticks) != 4 || !res.Truncated {
+			t.Fatalf("bounded backfill: %+v %v", res, err)
+		}
+		res, err = e.BackfillSchedule(ctx, "b", BackfillRequest{From: created.CreatedAt, To: clk.Now()})
+		if err != nil || len(res.Ticks) != 10 || res.Truncated {
+			t.Fatalf("backfill: %+v %v", res, err)
+		}
+		for i, tk := range res.Ticks {
+			if want := i < 4 || i == 9; tk.Existed != want {
+				t.Errorf("tick %s existed=%v, want %v", tk.Tick, tk.Existed, want)
 			}
-			res, err := e.BackfillSchedule(ctx, "b", BackfillRequest{From: created.CreatedAt, To: clk.Now(), Max: 4})
-			if err != nil || len(res.Ticks) != 4 || !res.Truncated {
-				t.Fatalf("bounded backfill: %+v %v", res, err)
+		}
+		if runs := scheduleRuns(t, e, "b"); len(runs) != 10 {
+			t.Fatalf("%d runs after backfill, want 10", len(runs))
+		}
+		for _, bad := range []BackfillRequest{
+			{From: created.CreatedAt},
+			{To: clk.Now()},
+			{From: clk.Now(), To: created.CreatedAt},
+			{From: created.CreatedAt, To: clk.Now().Add(time.Hour)},
+		} {
+			var inv *InvalidError
+			if _, err := e.BackfillSchedule(ctx, "b", bad); !errors.As(err, &inv) {
+				t.Errorf("backfill %+v: %v, want invalid", bad, err)
 			}
-			res, err = e.BackfillSchedule(ctx, "b", BackfillRequest{From: created.CreatedAt, To: clk.Now()})
-			if err != nil || len(res.Ticks) != 10 || res.Truncated {
-				t.Fatalf("backfill: %+v %v", res, err)
-			}
-			for i, tk := range res.Ticks {
-				if want := i < 4 || i == 9; tk.Existed != want {
-					t.Errorf("tick %s existed=%v, want %v", tk.Tick, tk.Existed, want)
-				}
-			}
-			if runs := scheduleRuns(t, e, "b"); len(runs) != 10 {
-				t.Fatalf("%d runs after backfill, want 10", len(runs))
-			}
-			for _, bad := range []BackfillRequest{
-				{From: created.CreatedAt},
-				{To: clk.Now()},
-				{From: clk.Now(), To: created.CreatedAt},
-				{From: created.CreatedAt, To: clk.Now().Add(time.Hour)},
-			} {
-				var inv *InvalidError
-				if _, err := e.BackfillSchedule(ctx, "b", bad); !errors.As(err, &inv) {
-					t.Errorf("backfill %+v: %v, want invalid", bad, err)
-				}
-			}
-		})
-	}
+		}
+	}, withClock(schedClock), withWorkflows("w", single("cronwf", cairn.Step{})))
 }
 
 // TestSchedulePendingTickFinished: a reaper that died after claiming a

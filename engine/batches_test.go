@@ -217,8 +217,8 @@ func TestBatchAcrossLayoutSwitch(t *testing.T) {
 // TestBatchValidation: a batch needs an action and a filter; bad fields
 // are named.
 func TestBatchValidation(t *testing.T) {
-	e := newTestEngine(t, nil, Config{})
-	ctx := context.Background()
+	h := newHarness(t, wallClock())
+	e, ctx := h.e, h.ctx
 	for _, c := range []struct {
 		req   BatchRequest
 		field string

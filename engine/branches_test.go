@@ -38,8 +38,8 @@ func completeNext(t *testing.T, e *Engine, output string) Lease {
 func TestWhenBranchesSkipAndJoin(t *testing.T) {
 	for _, kind := range []string{"bug", "feature"} {
 		t.Run(kind, func(t *testing.T) {
-			e := newTestEngine(t, nil, Config{})
-			register(t, e, "w", routeWorkflow())
+			h := newHarness(t, wallClock(), withWorkflows("w", routeWorkflow()))
+			e := h.e
 			run := mustStart(t, e, "route", `{}`)
 			completeNext(t, e, `{"kind": "`+kind+`"}`)
 			ran := map[string]bool{}
@@ -96,8 +96,8 @@ func TestWhenThatCannotBeDecidedFailsTheRun(t *testing.T) {
 		"no such key": "input.missing.deeper == 1",
 	} {
 		t.Run(name, func(t *testing.T) {
-			e := newTestEngine(t, nil, Config{})
-			register(t, e, "w", cairn.Workflow{Name: "c", Version: "1", Steps: []cairn.Step{{ID: "a", When: cond}, {ID: "b"}}})
+			h := newHarness(t, wallClock(), withWorkflows("w", cairn.Workflow{Name: "c", Version: "1", Steps: []cairn.Step{{ID: "a", When: cond}, {ID: "b"}}}))
+			e := h.e
 			run := mustStart(t, e, "c", `{"n": 1}`)
 			r := getRun(t, e, run)
 			if r.Status != cairn.RunFailed || r.Error == nil || r.Error.Class != cairn.ClassRenderError || r.Error.Step != "a" {

@@ -60,9 +60,8 @@ func TestChildRunCompletesParent(t *testing.T) {
 }
 
 func TestChildFailureFailsParent(t *testing.T) {
-	clk := newClock()
-	e := newTestEngine(t, nil, Config{Now: clk.Now})
-	register(t, e, "w", parentChildWorkflows()...)
+	h := newHarness(t, withWorkflows("w", parentChildWorkflows()...))
+	clk, e := h.clk, h.e
 	run := mustStart(t, e, "parent", `{}`)
 	completeNext(t, e, `"o-1"`)
 	settleFlows(e)
@@ -98,8 +97,8 @@ func pastBackoff(t *testing.T, e *Engine, clk *clock, run, step string) {
 }
 
 func TestCancelParentCancelsChild(t *testing.T) {
-	e := newTestEngine(t, nil, Config{})
-	register(t, e, "w", parentChildWorkflows()...)
+	h := newHarness(t, wallClock(), withWorkflows("w", parentChildWorkflows()...))
+	e := h.e
 	run := mustStart(t, e, "parent", `{}`)
 	completeNext(t, e, `"o-1"`)
 	settleFlows(e)

@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -70,8 +69,8 @@ func TestCompensationRunsOnFailure(t *testing.T) {
 }
 
 func TestCompensationFailureKeepsTheRunsError(t *testing.T) {
-	ctx := context.Background()
-	e := newTestEngine(t, nil, Config{})
+	h := newHarness(t, wallClock())
+	ctx, e := h.ctx, h.e
 	w := sagaWorkflow()
 	w.OnFailure[0].Retry = &cairn.RetryPolicy{MaxAttempts: 1}
 	register(t, e, "w", w)
@@ -96,9 +95,8 @@ func TestCompensationFailureKeepsTheRunsError(t *testing.T) {
 }
 
 func TestCompensationNotOnSuccessOrCancel(t *testing.T) {
-	ctx := context.Background()
-	e := newTestEngine(t, nil, Config{})
-	register(t, e, "w", sagaWorkflow())
+	h := newHarness(t, wallClock(), withWorkflows("w", sagaWorkflow()))
+	ctx, e := h.ctx, h.e
 	run := mustStart(t, e, "saga", `{}`)
 	for range 3 {
 		completeNext(t, e, `"ok"`)

@@ -34,10 +34,8 @@ func completeLease(t *testing.T, e *Engine, l Lease, output string) {
 // active lease would be fenced and the attempt lost — and a later worker
 // call on the lease is told already_applied.
 func TestDeferredCompleteFoldedByReaper(t *testing.T) {
-	ctx := context.Background()
-	clk := newClock()
-	e := newTestEngine(t, mem.New(), Config{Now: clk.Now})
-	register(t, e, "w", linear("lin", "1", 2))
+	h := newHarness(t, withWorkflows("w", linear("lin", "1", 2)))
+	ctx, clk, e := h.ctx, h.clk, h.e
 	run := mustStart(t, e, "lin", `{"n":1}`)
 	l := claimOne(t, e, "w")
 	completeLease(t, e, l, `"first"`)
@@ -65,9 +63,8 @@ func TestDeferredCompleteFoldedByReaper(t *testing.T) {
 // already_applied; a fence after the lease completed is refused by the
 // lease's version.
 func TestDeferredCompleteFoldedByWorkerCall(t *testing.T) {
-	ctx := context.Background()
-	e := newTestEngine(t, mem.New(), Config{})
-	register(t, e, "w", single("s", cairn.Step{}))
+	h := newHarness(t, wallClock(), withWorkflows("w", single("s", cairn.Step{})))
+	ctx, e := h.ctx, h.e
 	run := mustStart(t, e, "s", `{}`)
 	l := claimOne(t, e, "w")
 	tok := mustToken(t, l.ID)

@@ -35,9 +35,8 @@ func timersOfRun(t testing.TB, e *Engine, run string) []string {
 func TestDeleteRunDeletesTimers(t *testing.T) {
 	for _, layout := range []string{KeyLayoutFlat, KeyLayoutSharded} {
 		t.Run(layout, func(t *testing.T) {
-			ctx := context.Background()
-			clk := schedClock()
-			e := newTestEngine(t, nil, Config{Now: clk.Now, Retention: 48 * time.Hour, KeyLayout: layout})
+			h := newHarness(t, withConfig(Config{Retention: 48 * time.Hour, KeyLayout: layout}), withClock(schedClock))
+			ctx, clk, e := h.ctx, h.clk, h.e
 			register(t, e, "w", single("del", cairn.Step{}),
 				single("nap", cairn.Step{Kind: cairn.KindSleep, Duration: cairn.Duration(365 * 24 * time.Hour)}))
 

@@ -20,10 +20,8 @@ import (
 // refused (already applied) claims nothing; claim_next.max out of range
 // is refused naming the field.
 func TestCompleteClaimNext(t *testing.T) {
-	ctx := context.Background()
-	e := newTestEngine(t, nil, Config{})
-	register(t, e, "w1", linear("lin", "1", 3))
-	register(t, e, "w2", linear("lin", "1", 3))
+	h := newHarness(t, wallClock(), withWorkflows("w1", linear("lin", "1", 3)), withWorkflows("w2", linear("lin", "1", 3)))
+	ctx, e := h.ctx, h.e
 	id := mustStart(t, e, "lin", `{"n": 1}`)
 	l := claimOne(t, e, "w1")
 	for i := range 3 {

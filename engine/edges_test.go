@@ -124,9 +124,8 @@ func TestLeaseIDsAreProven(t *testing.T) {
 // TestMutationPanicDoesNotKill: a panic inside a run mutation fails that
 // request only; the others of its batch commit and the engine goes on.
 func TestMutationPanicDoesNotKill(t *testing.T) {
-	ctx := context.Background()
-	e := newTestEngine(t, nil, Config{})
-	register(t, e, "w", single("p", cairn.Step{}))
+	h := newHarness(t, wallClock(), withWorkflows("w", single("p", cairn.Step{})))
+	ctx, e := h.ctx, h.e
 	run := mustStart(t, e, "p", `{}`)
 	res := make(chan error, 3)
 	for i := range 3 {
@@ -209,10 +208,8 @@ func TestLateCompleteAfterFence(t *testing.T) {
 // TestAlreadyAppliedMeansOwnOutcome: already_applied only ever answers the
 // lease whose own complete or fail landed.
 func TestAlreadyAppliedMeansOwnOutcome(t *testing.T) {
-	ctx := context.Background()
-	clk := newClock()
-	e := newTestEngine(t, nil, Config{Now: clk.Now})
-	register(t, e, "w", single("a", cairn.Step{}))
+	h := newHarness(t, withWorkflows("w", single("a", cairn.Step{})))
+	ctx, clk, e := h.ctx, h.clk, h.e
 	mustStart(t, e, "a", `{}`)
 	l := claimOne(t, e, "w")
 	if _, err := e.Complete(ctx, l.ID, CompleteRequest{}); err != nil {
@@ -240,9 +237,8 @@ func TestAtMostOnceNeverAgainAfterStarted(t *testing.T) {
 	ctx := context.Background()
 	for _, class := range []string{cairn.ClassRetryable, cairn.ClassPanic, cairn.ClassInterrupted, "rate_limited", cairn.ClassUnservable, cairn.ClassTimeout} {
 		t.Run(class, func(t *testing.T) {
-			clk := newClock()
-			e := newTestEngine(t, nil, Config{Now: clk.Now})
-			register(t, e, "w", single("pay", cairn.Step{Delivery: cairn.AtMostOnce, Timeout: cairn.Duration(10 * time.Second)}))
+			h := newHarness(t, withWorkflows("w", single("pay", cairn.Step{Delivery: cairn.AtMostOnce, Timeout: cairn.Duration(10 * time.Second)})))
+			clk, e := h.clk, h.e
 			run := mustStart(t, e, "pay", `{}`)
 			l := claimOne(t, e, "w")
 			if _, err := e.Started(ctx, l.ID); err != nil {
@@ -280,9 +276,8 @@ func TestAtMostOnceNeverAgainAfterStarted(t *testing.T) {
 		}
 	})
 	t.Run("not started", func(t *testing.T) {
-		clk := newClock()
-		e := newTestEngine(t, nil, Config{Now: clk.Now})
-		register(t, e, "w", single("pay", cairn.Step{Delivery: cairn.AtMostOnce, Timeout: cairn.Duration(10 * time.Second)}))
+		h := newHarness(t, withWorkflows("w", single("pay", cairn.Step{Delivery: cairn.AtMostOnce, Timeout: cairn.Duration(10 * time.Second)})))
+		clk, e := h.clk, h.e
 		run := mustStart(t, e, "pay", `{}`)
 		claimOne(t, e, "w")
 		clk.Advance(11 * time.Second)
@@ -326,9 +321,8 @@ func TestDueTimesFireOnTime(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			clk := newClock()
-			e := newTestEngine(t, nil, Config{Now: clk.Now})
-			register(t, e, "w", cairn.Workflow{Name: "d", Version: "1", Steps: c.steps})
+			h := newHarness(t, withWorkflows("w", cairn.Workflow{Name: "d", Version: "1", Steps: c.steps}))
+			clk, e := h.clk, h.e
 			run := mustStart(t, e, "d", `{}`)
 			l := claimOne(t, e, "w")
 			if _, err := e.Complete(ctx, l.ID, CompleteRequest{}); err != nil {
@@ -345,9 +339,8 @@ func TestDueTimesFireOnTime(t *testing.T) {
 		})
 	}
 	t.Run("retry backoff", func(t *testing.T) {
-		clk := newClock()
-		e := newTestEngine(t, nil, Config{Now: clk.Now})
-		register(t, e, "w", single("b", cairn.Step{Retry: &cairn.RetryPolicy{InitialBackoff: cairn.Duration(3 * time.Second)}}))
+		h := newHarness(t, withWorkflows("w", single("b", cairn.Step{Retry: &cairn.RetryPolicy{InitialBackoff: cairn.Duration(3 * time.Second)}})))
+		clk, e := h.clk, h.e
 		mustStart(t, e, "b", `{}`)
 		l := claimOne(t, e, "w")
 		if _, err := e.Fail(ctx, l.ID, FailRequest{Error: cairn.ErrorInfo{Class: cairn.ClassRetryable}}); err != nil {
@@ -364,9 +357,8 @@ func TestDueTimesFireOnTime(t *testing.T) {
 // TestRunScopedClaimServesOnlyRegistered: a run-scoped claim offers only
 // steps of workflows and versions the worker registered.
 func TestRunScopedClaimServesOnlyRegistered(t *testing.T) {
-	ctx := context.Background()
-	e := newTestEngine(t, nil, Config{})
-	register(t, e, "v1", single("s", cairn.Step{}))
+	h := newHarness(t, wallClock(), withWorkflows("v1", single("s", cairn.Step{})))
+	ctx, e := h.ctx, h.e
 	v2 := single("s", cairn.Step{})
 	v2.Version = "2"
 	register(t, e, "v2only", v2)
@@ -390,9 +382,8 @@ func TestRunScopedClaimServesOnlyRegistered(t *testing.T) {
 // TestClaimWokenWhenBackoffEnds: a claim sent during a retry's backoff is
 // woken when the backoff ends, not at the next fallback scan.
 func TestClaimWokenWhenBackoffEnds(t *testing.T) {
-	ctx := context.Background()
-	e := newTestEngine(t, nil, Config{FallbackInterval: time.Minute})
-	register(t, e, "w", single("b", cairn.Step{Retry: &cairn.RetryPolicy{InitialBackoff: cairn.Duration(300 * time.Millisecond)}}))
+	h := newHarness(t, withConfig(Config{FallbackInterval: time.Minute}), wallClock(), withWorkflows("w", single("b", cairn.Step{Retry: &cairn.RetryPolicy{InitialBackoff: cairn.Duration(300 * time.Millisecond)}})))
+	ctx, e := h.ctx, h.e
 	mustStart(t, e, "b", `{}`)
 	l := claimOne(t, e, "w")
 	if _, err := e.Fail(ctx, l.ID, FailRequest{Error: cairn.ErrorInfo{Class: cairn.ClassRetryable}}); err != nil {
@@ -499,9 +490,8 @@ var _ = blob.ErrNotFound
 // handler fails it as unservable without ever starting it; the step goes
 // back to the queue for another worker.
 func TestUnservableAtMostOnceNeedsNoStarted(t *testing.T) {
-	ctx := context.Background()
-	e := newTestEngine(t, nil, Config{})
-	register(t, e, "w", single("u", cairn.Step{Delivery: cairn.AtMostOnce}))
+	h := newHarness(t, wallClock(), withWorkflows("w", single("u", cairn.Step{Delivery: cairn.AtMostOnce})))
+	ctx, e := h.ctx, h.e
 	run := mustStart(t, e, "u", `{}`)
 	l := claimOne(t, e, "w")
 	if _, err := e.Fail(ctx, l.ID, FailRequest{Error: cairn.ErrorInfo{Class: cairn.ClassUnservable}}); err != nil {
@@ -558,12 +548,9 @@ func TestClaimBacksOffWhileTheStoreFails(t *testing.T) {
 // at most once per WorkerSeenEvery per instance; a worker not seen for the
 // alive window is listed as gone.
 func TestWorkerLiveness(t *testing.T) {
-	ctx := context.Background()
-	clk := newClock()
 	store, counts := counting.Wrap(mem.New())
-	e := newTestEngine(t, store, Config{Now: clk.Now})
-	register(t, e, "w", single("l", cairn.Step{}))
-	register(t, e, "idle", single("l", cairn.Step{}))
+	h := newHarness(t, onStore(store), withWorkflows("w", single("l", cairn.Step{})), withWorkflows("idle", single("l", cairn.Step{})))
+	ctx, clk, e := h.ctx, h.clk, h.e
 	clk.Advance(10 * time.Minute)
 	awaitSeen := func(worker string, at time.Time) cairn.WorkerInfo {
 		t.Helper()
@@ -623,10 +610,8 @@ func TestWorkerLiveness(t *testing.T) {
 // body that gave up at its deadline) is applied as class timeout with the
 // worker's message; a complete that late is refused.
 func TestLateFailIsTheTimeout(t *testing.T) {
-	ctx := context.Background()
-	clk := newClock()
-	e := newTestEngine(t, nil, Config{Now: clk.Now})
-	register(t, e, "w", single("lf", cairn.Step{Timeout: cairn.Duration(time.Second), Retry: &cairn.RetryPolicy{MaxAttempts: 1}}))
+	h := newHarness(t, withWorkflows("w", single("lf", cairn.Step{Timeout: cairn.Duration(time.Second), Retry: &cairn.RetryPolicy{MaxAttempts: 1}})))
+	ctx, clk, e := h.ctx, h.clk, h.e
 	run := mustStart(t, e, "lf", `{}`)
 	l := claimOne(t, e, "w")
 	clk.Advance(1100 * time.Millisecond)
@@ -696,8 +681,8 @@ func TestSightingsRaceCloseAndSettle(t *testing.T) {
 // unstartable by name and unlisted forever (found by the chaos suite on
 // MinIO with lost responses injected).
 func TestRegisterFinishesAHalfDoneRegistration(t *testing.T) {
-	ctx := context.Background()
-	e := newTestEngine(t, nil, Config{})
+	h := newHarness(t, wallClock())
+	ctx, e := h.ctx, h.e
 	w := single("half", cairn.Step{})
 	if _, err := e.store.Create(ctx, e.keys.Workflow(w.Name, w.Version), canonical(w)); err != nil {
 		t.Fatal(err)

@@ -63,9 +63,8 @@ func register(t testing.TB, e *Engine, worker string, wfs ...cairn.Workflow) {
 }
 
 func TestLinearRunEndToEnd(t *testing.T) {
-	ctx := context.Background()
-	e := newTestEngine(t, nil, Config{})
-	register(t, e, "w1", linear("lin", "1", 3))
+	h := newHarness(t, wallClock(), withWorkflows("w1", linear("lin", "1", 3)))
+	ctx, e := h.ctx, h.e
 	res, err := e.StartRun(ctx, StartRequest{Workflow: "lin", Input: json.RawMessage(`{"n": 1}`)})
 	if err != nil {
 		t.Fatal(err)

@@ -139,8 +139,8 @@ func TestInvalidIDsNeverReachTheStore(t *testing.T) {
 
 // A worker that registers without an id gets one, unique and usable.
 func TestRegisterGeneratesWorkerID(t *testing.T) {
-	ctx := context.Background()
-	e := newTestEngine(t, nil, Config{})
+	h := newHarness(t, wallClock())
+	ctx, e := h.ctx, h.e
 	a, err := e.Register(ctx, RegisterRequest{Workflows: []cairn.Workflow{linear("lin", "1", 1)}})
 	if err != nil {
 		t.Fatal(err)
@@ -167,9 +167,8 @@ func TestRegisterGeneratesWorkerID(t *testing.T) {
 
 // Cursors are base64url, and following them visits every run once.
 func TestListCursorsRoundTrip(t *testing.T) {
-	ctx := context.Background()
-	e := newTestEngine(t, nil, Config{})
-	register(t, e, "w1", linear("lin", "1", 1))
+	h := newHarness(t, wallClock(), withWorkflows("w1", linear("lin", "1", 1)))
+	ctx, e := h.ctx, h.e
 	for range 3 {
 		if _, err := e.StartRun(ctx, StartRequest{Workflow: "lin"}); err != nil {
 			t.Fatal(err)

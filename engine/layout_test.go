@@ -48,10 +48,8 @@ func runSteps(t testing.TB, e *Engine, w string, n int) {
 // The sharded layout puts a shard letter after the first segment of every
 // run, lease, timer and audit key, and the runs spread over the shards.
 func TestShardedLayoutSpreadsKeys(t *testing.T) {
-	ctx := context.Background()
-	store := mem.New()
-	e := newTestEngine(t, store, Config{KeyLayout: KeyLayoutSharded})
-	register(t, e, "w", linear("lin", "1", 2))
+	h := newHarness(t, withConfig(Config{KeyLayout: KeyLayoutSharded}), wallClock(), withWorkflows("w", linear("lin", "1", 2)))
+	ctx, store, e := h.ctx, h.store, h.e
 	const n = 64
 	for range n {
 		mustStart(t, e, "lin", `{"n":1}`)
@@ -256,11 +254,9 @@ func TestMigrationFlatToSharded(t *testing.T) {
 // the flat prefix and 16 shards (17 LISTs), and so does a waiting claim's
 // fallback scan, at most once per FallbackInterval per instance.
 func TestShardedListingCost(t *testing.T) {
-	ctx := context.Background()
 	store, counts := counting.Wrap(mem.New())
-	clk := newClock()
-	e := newTestEngine(t, store, Config{KeyLayout: KeyLayoutSharded, Now: clk.Now})
-	register(t, e, "w", single("nap", cairn.Step{Kind: cairn.KindSleep, Duration: cairn.Duration(time.Hour)}))
+	h := newHarness(t, withConfig(Config{KeyLayout: KeyLayoutSharded}), onStore(store), withWorkflows("w", single("nap", cairn.Step{Kind: cairn.KindSleep, Duration: cairn.Duration(time.Hour)})))
+	ctx, clk, e := h.ctx, h.clk, h.e
 	for range 100 {
 		mustStart(t, e, "nap", "")
 	}

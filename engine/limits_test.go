@@ -15,7 +15,6 @@ import (
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/blob"
-	"github.com/cairn-dev/cairn/blob/mem"
 	"github.com/cairn-dev/cairn/engine/internal/render"
 	"github.com/cairn-dev/cairn/notify"
 	notifymem "github.com/cairn-dev/cairn/notify/mem"
@@ -472,8 +471,8 @@ func TestConcurrencyClaimDiesBetweenSlotAndLease(t *testing.T) {
 // TestConcurrencyKeysAreIndependent: a key at its limit does not hold back
 // another key, and a slot frees when its attempt completes or fails.
 func TestConcurrencyKeysAreIndependent(t *testing.T) {
-	ctx := context.Background()
-	e := newTestEngine(t, nil, Config{})
+	h := newHarness(t, wallClock())
+	ctx, e := h.ctx, h.e
 	wf := single("keyed", cairn.Step{Concurrency: &cairn.ConcurrencyLimit{Key: "cust-${input.c}", Limit: 1}, Retry: &cairn.RetryPolicy{MaxAttempts: 2, InitialBackoff: cairn.Duration(time.Millisecond)}})
 	register(t, e, "w", wf)
 	a1 := mustStart(t, e, "keyed", `{"c": 1}`)
@@ -519,8 +518,8 @@ func TestConcurrencyKeysAreIndependent(t *testing.T) {
 // TestConcurrencyKeyRenderError: a key that does not render fails the
 // step with render_error, naming the option.
 func TestConcurrencyKeyRenderError(t *testing.T) {
-	e := newTestEngine(t, mem.New(), Config{})
-	register(t, e, "w", single("bad", cairn.Step{Concurrency: &cairn.ConcurrencyLimit{Key: "${input.missing.deep}", Limit: 1}}))
+	h := newHarness(t, wallClock(), withWorkflows("w", single("bad", cairn.Step{Concurrency: &cairn.ConcurrencyLimit{Key: "${input.missing.deep}", Limit: 1}})))
+	e := h.e
 	run := mustStart(t, e, "bad", `{}`)
 	if ls, _ := e.Claim(context.Background(), ClaimRequest{WorkerID: "w", WaitMs: 200}); len(ls) != 0 {
 		t.Fatal("leased a step whose key cannot render")

@@ -81,9 +81,8 @@ func TestListFilterFillsPage(t *testing.T) {
 // A filter that matches nothing reads a bounded number of bucket pages
 // and answers a short page with a cursor to go on from.
 func TestListFilterScanIsBounded(t *testing.T) {
-	ctx := context.Background()
-	e := newTestEngine(t, nil, Config{})
-	register(t, e, "w1", linear("b", "1", 1))
+	h := newHarness(t, wallClock(), withWorkflows("w1", linear("b", "1", 1)))
+	ctx, e := h.ctx, h.e
 	for range listScanPages + 3 {
 		if _, err := e.StartRun(ctx, StartRequest{Workflow: "b"}); err != nil {
 			t.Fatal(err)

@@ -19,11 +19,9 @@ import (
 // older than its 15 s), and no longer once a worker registers. A run that
 // only waits for an event never reads the workers list for it.
 func TestNoLiveWorker(t *testing.T) {
-	ctx := context.Background()
-	clk := newClock()
 	store, counts := counting.Wrap(mem.New())
-	e := newTestEngine(t, store, Config{Now: clk.Now})
-	register(t, e, "w1", single("one", cairn.Step{ID: "s"}), single("waits", cairn.Step{ID: "w", Kind: cairn.KindWait, Event: "go"}))
+	h := newHarness(t, onStore(store), withWorkflows("w1", single("one", cairn.Step{ID: "s"}), single("waits", cairn.Step{ID: "w", Kind: cairn.KindWait, Event: "go"})))
+	ctx, clk, e := h.ctx, h.clk, h.e
 	run := mustStart(t, e, "one", `{}`)
 
 	status := func() *cairn.RunProgress {
@@ -68,9 +66,9 @@ func TestNoLiveWorker(t *testing.T) {
 // ReadHolders fills in who holds each ready step: none before the claim,
 // the claiming worker after, with one lease read per ready step.
 func TestReadHolders(t *testing.T) {
-	ctx := context.Background()
 	store, counts := counting.Wrap(mem.New())
-	e := newTestEngine(t, store, Config{})
+	h := newHarness(t, wallClock(), onStore(store))
+	ctx, e := h.ctx, h.e
 	wf := cairn.Workflow{Name: "fan", Version: "1", Steps: []cairn.Step{{ID: "a"}, {ID: "b"}, {ID: "c"}}}
 	register(t, e, "w1", wf)
 	run := mustStart(t, e, "fan", `{}`)

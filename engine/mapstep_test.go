@@ -166,8 +166,8 @@ func TestMapToleratedFailures(t *testing.T) {
 		want      cairn.RunStatus
 	}{{"tolerated", 2, cairn.RunCompleted}, {"not tolerated", 1, cairn.RunFailed}} {
 		t.Run(c.name, func(t *testing.T) {
-			e := newTestEngine(t, nil, Config{})
-			register(t, e, "w", mapWorkflow(10, c.tolerated))
+			h := newHarness(t, wallClock(), withWorkflows("w", mapWorkflow(10, c.tolerated)))
+			e := h.e
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			var peak atomic.Int64
@@ -214,8 +214,8 @@ func TestMapRejectsBadItems(t *testing.T) {
 		{"too many", fmt.Sprintf(`{"items": [%s0]}`, strings.Repeat("0,", cairn.MaxMapItems)), "over the limit"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			e := newTestEngine(t, nil, Config{})
-			register(t, e, "w", mapWorkflow(5, 0))
+			h := newHarness(t, wallClock(), withWorkflows("w", mapWorkflow(5, 0)))
+			e := h.e
 			run := mustStart(t, e, "mapper", `{}`)
 			completeNext(t, e, c.fetch)
 			r := getRun(t, e, run)
@@ -225,8 +225,8 @@ func TestMapRejectsBadItems(t *testing.T) {
 		})
 	}
 	t.Run("empty", func(t *testing.T) {
-		e := newTestEngine(t, nil, Config{})
-		register(t, e, "w", mapWorkflow(5, 0))
+		h := newHarness(t, wallClock(), withWorkflows("w", mapWorkflow(5, 0)))
+		e := h.e
 		run := mustStart(t, e, "mapper", `{}`)
 		completeNext(t, e, `{"items": []}`)
 		completeNext(t, e, `"x"`)
@@ -312,8 +312,8 @@ func TestMapSurvivesAnAbandonedInstance(t *testing.T) {
 // the committer): its items object is written there too. An item that
 // fails with a fatal error fails the map at once.
 func TestMapAsFirstStepAndFatalItem(t *testing.T) {
-	e := newTestEngine(t, nil, Config{})
-	register(t, e, "w", cairn.Workflow{Name: "items", Version: "1", Steps: []cairn.Step{{ID: "each", Kind: cairn.KindMap, Items: "input.xs", MaxConcurrency: 5}}})
+	h := newHarness(t, wallClock(), withWorkflows("w", cairn.Workflow{Name: "items", Version: "1", Steps: []cairn.Step{{ID: "each", Kind: cairn.KindMap, Items: "input.xs", MaxConcurrency: 5}}}))
+	e := h.e
 	run := mustStart(t, e, "items", `{"xs": [0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15]}`)
 	ctx := context.Background()
 	for i := 0; i < 30 && !getRun(t, e, run).Status.Terminal(); i++ {
@@ -343,9 +343,8 @@ func TestMapAsFirstStepAndFatalItem(t *testing.T) {
 // record, and the retry answers already_applied (its own complete won),
 // not fenced.
 func TestMapItemCompleteRetriedIsAlreadyApplied(t *testing.T) {
-	ctx := context.Background()
-	e := newTestEngine(t, nil, Config{})
-	register(t, e, "w", mapWorkflow(3, 0))
+	h := newHarness(t, wallClock(), withWorkflows("w", mapWorkflow(3, 0)))
+	ctx, e := h.ctx, h.e
 	mustStart(t, e, "mapper", `{"tag": "t"}`)
 	completeNext(t, e, `{"items": [1, 2, 3, 4]}`)
 	l := claimOne(t, e, "w")

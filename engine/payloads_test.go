@@ -315,8 +315,8 @@ func TestPayloadLimit(t *testing.T) {
 // the input's reference, which its worker reads back; templates see both
 // values; the journal holds the event's reference, not its bytes.
 func TestPayloadStartInputAndEvent(t *testing.T) {
-	ctx := context.Background()
-	e := newTestEngine(t, nil, Config{})
+	h := newHarness(t, wallClock())
+	ctx, e := h.ctx, h.e
 	wf := cairn.Workflow{Name: "ev", Version: "1", Steps: []cairn.Step{
 		{ID: "a"},
 		{ID: "w", Kind: cairn.KindWait, Event: "go", After: []string{"a"}},
@@ -365,9 +365,8 @@ func TestPayloadStartInputAndEvent(t *testing.T) {
 // TestPayloadDedupAndDelete: the same content is one object however many
 // values hold it; deleting the run deletes its payloads.
 func TestPayloadDedupAndDelete(t *testing.T) {
-	ctx := context.Background()
-	e := newTestEngine(t, nil, Config{})
-	register(t, e, "w", payloadFanOut("dd", 3))
+	h := newHarness(t, wallClock(), withWorkflows("w", payloadFanOut("dd", 3)))
+	ctx, e := h.ctx, h.e
 	run := mustStart(t, e, "dd", `{}`)
 	same := bigJSON(1, 80<<10)
 	for range 3 {
@@ -410,9 +409,8 @@ func mustJSONRef(t testing.TB, e *Engine, raw json.RawMessage) json.RawMessage {
 // form is stored by reference itself, so it comes back as sent and is
 // never taken for a reference; other values are untouched.
 func TestPayloadLookalike(t *testing.T) {
-	ctx := context.Background()
-	e := newTestEngine(t, nil, Config{})
-	register(t, e, "w", single("look", cairn.Step{Input: json.RawMessage(`{"x":"${input}"}`)}))
+	h := newHarness(t, wallClock(), withWorkflows("w", single("look", cairn.Step{Input: json.RawMessage(`{"x":"${input}"}`)})))
+	ctx, e := h.ctx, h.e
 	fake := encodeRef(payloadRef{SHA256: strings.Repeat("ab", 32), Bytes: 5})
 	res, err := e.StartRun(ctx, StartRequest{Workflow: "look", Input: fake})
 	if err != nil {
@@ -504,9 +502,8 @@ func TestPayloadRacingCompletes(t *testing.T) {
 // TestPayloadRenderBudget: a render that would resolve more than
 // RenderResolveBytes fails the step with render_error naming the limit.
 func TestPayloadRenderBudget(t *testing.T) {
-	ctx := context.Background()
-	e := newTestEngine(t, nil, Config{RenderResolveBytes: 150 << 10})
-	register(t, e, "w", payloadFanOut("budget", 2))
+	h := newHarness(t, withConfig(Config{RenderResolveBytes: 150 << 10}), wallClock(), withWorkflows("w", payloadFanOut("budget", 2)))
+	ctx, e := h.ctx, h.e
 	run := mustStart(t, e, "budget", `{}`)
 	for range 2 {
 		l := claimOne(t, e, "w")

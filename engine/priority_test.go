@@ -61,9 +61,8 @@ func TestPriorityOrder(t *testing.T) {
 // longer than (q-p)×PriorityAging is offered before a fresh step of
 // priority q; before that, the fresh higher one goes first.
 func TestPriorityAgingBoundsStarvation(t *testing.T) {
-	clk := newClock()
-	e := newTestEngine(t, nil, Config{Now: clk.Now, PriorityAging: time.Second})
-	register(t, e, "w", single("s", cairn.Step{}))
+	h := newHarness(t, withConfig(Config{PriorityAging: time.Second}), withWorkflows("w", single("s", cairn.Step{})))
+	clk, e := h.clk, h.e
 	low := startPrio(t, e, "s", 0, `1`)
 	clk.Advance(2 * time.Second)
 	high := startPrio(t, e, "s", 3, `2`)
@@ -83,8 +82,8 @@ func TestPriorityAgingBoundsStarvation(t *testing.T) {
 // TestPriorityRange: a priority outside [-100, 100] is refused, naming the
 // field; so is a step override.
 func TestPriorityRange(t *testing.T) {
-	e := newTestEngine(t, nil, Config{})
-	register(t, e, "w", single("s", cairn.Step{}))
+	h := newHarness(t, wallClock(), withWorkflows("w", single("s", cairn.Step{})))
+	e := h.e
 	_, err := e.StartRun(context.Background(), StartRequest{Workflow: "s", Priority: 101})
 	var inv *InvalidError
 	if !asInvalid(err, &inv) || inv.Field != "priority" {

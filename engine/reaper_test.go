@@ -270,9 +270,8 @@ func TestTimers(t *testing.T) {
 // fatal, unservable (no budget spent, worker avoided), budget exhaustion,
 // dead-lettering after max_deliveries and the render error class.
 func TestRetriesAndClasses(t *testing.T) {
-	ctx := context.Background()
-	clk := newClock()
-	e := newTestEngine(t, nil, Config{Now: clk.Now, LeaseTTL: 10 * time.Second})
+	h := newHarness(t, withConfig(Config{LeaseTTL: 10 * time.Second}))
+	ctx, clk, e := h.ctx, h.clk, h.e
 	retry := &cairn.RetryPolicy{MaxAttempts: 3, InitialBackoff: cairn.Duration(time.Second), NonRetryable: []string{"bad_input"}}
 	register(t, e, "w", single("r", cairn.Step{Retry: retry, MaxDeliveries: 2}))
 	register(t, e, "w2", single("r", cairn.Step{Retry: retry, MaxDeliveries: 2}))
@@ -352,9 +351,8 @@ func TestRetriesAndClasses(t *testing.T) {
 }
 
 func TestUsagePricedAndSummed(t *testing.T) {
-	ctx := context.Background()
-	e := newTestEngine(t, nil, Config{Prices: PriceBook{"gpt-x": {InputPerMillion: 2, OutputPerMillion: 8}}})
-	register(t, e, "w", fanOut("fan", 2))
+	h := newHarness(t, withConfig(Config{Prices: PriceBook{"gpt-x": {InputPerMillion: 2, OutputPerMillion: 8}}}), wallClock(), withWorkflows("w", fanOut("fan", 2)))
+	ctx, e := h.ctx, h.e
 	run := mustStart(t, e, "fan", `{}`)
 	for range 3 {
 		l := claimOne(t, e, "w")

@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"context"
 	"encoding/json"
 	"strconv"
 	"strings"
@@ -13,9 +12,8 @@ import (
 // TestRenderLimitFailsStepWithRenderError: through the engine, a template
 // over its budget fails the step with class render_error, naming the limit.
 func TestRenderLimitFailsStepWithRenderError(t *testing.T) {
-	ctx := context.Background()
-	e := newTestEngine(t, nil, Config{})
-	register(t, e, "w", single("heavy", cairn.Step{Input: json.RawMessage(`{"m": "${input.xs.map(x, input.xs.map(y, x*y))}"}`)}))
+	h := newHarness(t, wallClock(), withWorkflows("w", single("heavy", cairn.Step{Input: json.RawMessage(`{"m": "${input.xs.map(x, input.xs.map(y, x*y))}"}`)})))
+	ctx, e := h.ctx, h.e
 	run := mustStart(t, e, "heavy", ints1500())
 	if ls, _ := e.Claim(ctx, ClaimRequest{WorkerID: "w", WaitMs: 200}); len(ls) != 0 {
 		t.Fatal("a step whose input is over its budget was offered")

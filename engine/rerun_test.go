@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"testing"
@@ -20,9 +19,8 @@ func rerunWorkflow() cairn.Workflow {
 }
 
 func TestRerunReusesCompletedSteps(t *testing.T) {
-	ctx := context.Background()
-	e := newTestEngine(t, nil, Config{})
-	register(t, e, "w", rerunWorkflow())
+	h := newHarness(t, wallClock(), withWorkflows("w", rerunWorkflow()))
+	ctx, e := h.ctx, h.e
 	old := mustStart(t, e, "rr", `{"n": 1}`)
 	completeNext(t, e, `"A"`)
 	// d completes, then b fails for good.

@@ -109,9 +109,8 @@ func TestRetention(t *testing.T) {
 }
 
 func TestRetentionBatch(t *testing.T) {
-	clk := schedClock()
-	e := newTestEngine(t, nil, Config{Now: clk.Now, Retention: time.Hour, RetentionBatch: 2})
-	register(t, e, "w", single("ret", cairn.Step{}))
+	h := newHarness(t, withConfig(Config{Retention: time.Hour, RetentionBatch: 2}), withClock(schedClock), withWorkflows("w", single("ret", cairn.Step{})))
+	clk, e := h.clk, h.e
 	for range 5 {
 		if _, err := e.CancelRun(context.Background(), mustStart(t, e, "ret", `{}`), ""); err != nil {
 			t.Fatal(err)
@@ -131,9 +130,8 @@ func TestRetentionBatch(t *testing.T) {
 }
 
 func TestRetentionDisabled(t *testing.T) {
-	clk := schedClock()
-	e := newTestEngine(t, nil, Config{Now: clk.Now, Retention: -1})
-	register(t, e, "w", single("ret", cairn.Step{}))
+	h := newHarness(t, withConfig(Config{Retention: -1}), withClock(schedClock), withWorkflows("w", single("ret", cairn.Step{})))
+	clk, e := h.clk, h.e
 	id := mustStart(t, e, "ret", `{}`)
 	if _, err := e.CancelRun(context.Background(), id, ""); err != nil {
 		t.Fatal(err)
@@ -144,11 +142,9 @@ func TestRetentionDisabled(t *testing.T) {
 }
 
 func TestDeleteRun(t *testing.T) {
-	ctx := context.Background()
 	store, counts := counting.Wrap(mem.New())
-	clk := newClock()
-	e := newTestEngine(t, store, Config{Now: clk.Now})
-	register(t, e, "w", single("del", cairn.Step{}))
+	h := newHarness(t, onStore(store), withWorkflows("w", single("del", cairn.Step{})))
+	ctx, clk, e := h.ctx, h.clk, h.e
 	id := mustStart(t, e, "del", `{}`)
 	var conflict *ConflictError
 	if err := e.DeleteRun(ctx, id, false); !errors.As(err, &conflict) {
@@ -203,10 +199,9 @@ func TestDeleteRun(t *testing.T) {
 // retention have timers in the index the claims' fallback scan reads;
 // the scan skips them without reading the runs.
 func TestRetentionTimersCostScansNothing(t *testing.T) {
-	ctx := context.Background()
 	store, counts := counting.Wrap(mem.New())
-	e := newTestEngine(t, store, Config{})
-	register(t, e, "w", single("ret", cairn.Step{}))
+	h := newHarness(t, wallClock(), onStore(store), withWorkflows("w", single("ret", cairn.Step{})))
+	ctx, e := h.ctx, h.e
 	for range 20 {
 		r, err := e.CancelRun(ctx, mustStart(t, e, "ret", `{}`), "")
 		if err != nil {

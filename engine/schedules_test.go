@@ -184,8 +184,8 @@ func TestScheduleFiresOncePerTick(t *testing.T) {
 func TestScheduleOverlap(t *testing.T) {
 	for _, policy := range []string{OverlapSkip, OverlapAllow, OverlapCancelPrevious} {
 		t.Run(policy, func(t *testing.T) {
-			clk := schedClock()
-			e := newTestEngine(t, nil, Config{Now: clk.Now})
+			h := newHarness(t, withClock(schedClock))
+			clk, e := h.clk, h.e
 			// A task step no worker claims: each run keeps running.
 			register(t, e, "w", single("cronwf", cairn.Step{}))
 			mustCreateSchedule(t, e, ScheduleRequest{ID: "s", Workflow: "cronwf", Cron: "* * * * *", Overlap: policy})
@@ -231,10 +231,8 @@ func TestScheduleOverlap(t *testing.T) {
 }
 
 func TestSchedulePauseResume(t *testing.T) {
-	ctx := context.Background()
-	clk := schedClock()
-	e := newTestEngine(t, nil, Config{Now: clk.Now})
-	register(t, e, "w", single("cronwf", cairn.Step{Kind: cairn.KindSleep, Duration: cairn.Duration(time.Hour)}))
+	h := newHarness(t, withClock(schedClock), withWorkflows("w", single("cronwf", cairn.Step{Kind: cairn.KindSleep, Duration: cairn.Duration(time.Hour)})))
+	ctx, clk, e := h.ctx, h.clk, h.e
 	mustCreateSchedule(t, e, ScheduleRequest{ID: "p", Workflow: "cronwf", Cron: "*/5 * * * *", Overlap: OverlapAllow})
 	s, err := e.PauseSchedule(ctx, "p")
 	if err != nil || !s.Paused || s.NextAt != nil {
@@ -320,10 +318,8 @@ func TestScheduleMissedAndBackfill(t *testing.T) {
 // tick (pending set, no run) leaves it to the next pass, which starts
 // the run once.
 func TestSchedulePendingTickFinished(t *testing.T) {
-	ctx := context.Background()
-	clk := schedClock()
-	e := newTestEngine(t, nil, Config{Now: clk.Now})
-	register(t, e, "w", single("cronwf", cairn.Step{}))
+	h := newHarness(t, withClock(schedClock), withWorkflows("w", single("cronwf", cairn.Step{})))
+	ctx, clk, e := h.ctx, h.clk, h.e
 	mustCreateSchedule(t, e, ScheduleRequest{ID: "c", Workflow: "cronwf", Cron: "* * * * *"})
 	s, ver, err := e.schedules.Read(ctx, "c")
 	if err != nil {
@@ -347,9 +343,8 @@ func TestSchedulePendingTickFinished(t *testing.T) {
 }
 
 func TestScheduleUnregisteredWorkflow(t *testing.T) {
-	ctx := context.Background()
-	clk := schedClock()
-	e := newTestEngine(t, nil, Config{Now: clk.Now})
+	h := newHarness(t, withClock(schedClock))
+	ctx, clk, e := h.ctx, h.clk, h.e
 	mustCreateSchedule(t, e, ScheduleRequest{ID: "u", Workflow: "nobody", Cron: "* * * * *"})
 	clk.Advance(time.Minute)
 	st := mustReap(t, e)
@@ -411,11 +406,9 @@ func TestScheduleTimeZones(t *testing.T) {
 // nothing while none is due (their timers sit in the index the pass
 // lists anyway), and a fixed handful per tick.
 func TestScheduleReaperRequests(t *testing.T) {
-	ctx := context.Background()
-	clk := schedClock()
 	store, counts := counting.Wrap(mem.New())
-	e := newTestEngine(t, store, Config{Now: clk.Now})
-	register(t, e, "w", single("cronwf", cairn.Step{}))
+	h := newHarness(t, withClock(schedClock), onStore(store), withWorkflows("w", single("cronwf", cairn.Step{})))
+	ctx, clk, e := h.ctx, h.clk, h.e
 	for i := range 50 {
 		mustCreateSchedule(t, e, ScheduleRequest{ID: "s" + string(rune('a'+i%26)) + string(rune('a'+i/26)), Workflow: "cronwf", Cron: "0 * * * *"})
 	}

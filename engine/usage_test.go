@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"context"
 	"encoding/json"
 	"math"
 	"testing"
@@ -26,8 +25,8 @@ func near(a, b float64) bool { return math.Abs(a-b) < 1e-12 }
 // (before, Add made the model "mixed" and the price book found no price:
 // $0).
 func TestUsageTwoModelsPriced(t *testing.T) {
-	ctx := context.Background()
-	e := newTestEngine(t, nil, Config{Prices: testPrices})
+	h := newHarness(t, withConfig(Config{Prices: testPrices}), wallClock())
+	ctx, e := h.ctx, h.e
 	wf := cairn.Workflow{Name: "two", Version: "1", Steps: []cairn.Step{
 		{ID: "agent", Retry: &cairn.RetryPolicy{InitialBackoff: cairn.Duration(time.Millisecond)}},
 		{ID: "summary", After: []string{"agent"}},

@@ -108,8 +108,8 @@ func TestWatchFallbackWhenNoticesLost(t *testing.T) {
 // instance that commits the change answers from the committer's copy.
 func TestWatchSameInstanceReadsNothingWhenWoken(t *testing.T) {
 	store, counts := counting.Wrap(mem.New())
-	e := newTestEngine(t, store, Config{})
-	ctx := context.Background()
+	h := newHarness(t, wallClock(), onStore(store))
+	e, ctx := h.e, h.ctx
 	id, l, p := claimedOne(t, e)
 	got := make(chan *cairn.RunProgress, 1)
 	go func() {
@@ -145,8 +145,8 @@ func TestWatchSameInstanceReadsNothingWhenWoken(t *testing.T) {
 // TestWatchHoldsUntilWait: without a change, a waiting request answers at
 // its wait with the unchanged revision.
 func TestWatchHoldsUntilWait(t *testing.T) {
-	e := newTestEngine(t, nil, Config{FallbackInterval: 50 * time.Millisecond})
-	register(t, e, "w", single("one", cairn.Step{}))
+	h := newHarness(t, withConfig(Config{FallbackInterval: 50 * time.Millisecond}), wallClock(), withWorkflows("w", single("one", cairn.Step{})))
+	e := h.e
 	id := mustStart(t, e, "one", `{}`)
 	ctx := context.Background()
 	p, err := e.GetRunStatus(ctx, id, 0, 0)
@@ -271,9 +271,8 @@ func TestAwaitRunAnswersAtTheEnd(t *testing.T) {
 // TestAwaitRunHoldEnds: a run that does not end within the hold is
 // answered as it is, running, when the hold ends.
 func TestAwaitRunHoldEnds(t *testing.T) {
-	ctx := context.Background()
-	e := newTestEngine(t, nil, Config{})
-	register(t, e, "w", single("slow", cairn.Step{}))
+	h := newHarness(t, wallClock(), withWorkflows("w", single("slow", cairn.Step{})))
+	ctx, e := h.ctx, h.e
 	run := mustStart(t, e, "slow", `{}`)
 	start := time.Now()
 	r, err := e.AwaitRun(ctx, run, 300*time.Millisecond)

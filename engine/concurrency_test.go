@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -50,13 +49,8 @@ func TestConcurrentClaimersExactlyOnce(t *testing.T) {
 			continue // the real stores are the point here
 		}
 		t.Run(name, func(t *testing.T) {
-			ctx := context.Background()
-			store := open(t)
-			bus := notifymem.New()
-			var engines []*Engine
-			for range 4 {
-				engines = append(engines, newTestEngine(t, store, Config{Bus: bus, FallbackInterval: 200 * time.Millisecond}))
-			}
+			h := newHarness(t, onStore(open(t)), withConfig(Config{Bus: notifymem.New(), FallbackInterval: 200 * time.Millisecond}), wallClock())
+			ctx, engines := h.ctx, h.instances(4)
 			const runs, width = 10, 100 // 10 runs × 100 parallel steps = 1,000 ready steps
 			wf := fanOut("wide", width)
 			for i := range 32 {

@@ -705,13 +705,9 @@ func TestRegisterFinishesAHalfDoneRegistration(t *testing.T) {
 // every time, and each wrote the worker record. It is read, and written
 // once the record is half a period old.
 func TestSightingSkipsAFreshRecord(t *testing.T) {
-	ctx := context.Background()
-	clk := newClock()
 	store, counts := counting.Wrap(mem.New())
-	var es []*Engine
-	for range 3 {
-		es = append(es, newTestEngine(t, store, Config{Now: clk.Now, ClaimHold: -1}))
-	}
+	h := newHarness(t, onStore(store), withConfig(Config{ClaimHold: -1}))
+	ctx, clk, es := h.ctx, h.clk, h.instances(3)
 	register(t, es[0], "w", single("l", cairn.Step{}))
 	clk.Advance(10 * time.Minute)
 	claimOn := func(e *Engine) counting.Snapshot {

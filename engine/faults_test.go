@@ -174,12 +174,10 @@ func TestBlobOpsPerStep(t *testing.T) {
 			e := newTestEngine(t, store, Config{})
 			const n = 20
 			register(t, e, "w", linear("lin", "1", n))
-			// Let the instance's first-claim fallback scan happen before we
-			// count: it is per instance, not per step.
-			if _, err := e.Claim(ctx, ClaimRequest{WorkerID: "w", WaitMs: 0}); err != nil {
-				t.Fatal(err)
-			}
-			e.Settle() // and the worker's sighting (once a minute per worker)
+			// Let the instance's first-claim fallback scan and the worker's
+			// sighting (once a minute per worker) happen before we count:
+			// they are per instance, not per step.
+			warmUp(t, e, "w")
 			counts.Reset()
 			run := mustStart(t, e, "lin", `{"n":1}`)
 			start := counts.Snapshot()

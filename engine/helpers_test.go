@@ -450,3 +450,25 @@ func (h *harness) startStarted(wf, input, worker string) (run string, l Lease) {
 	h.started(l.ID)
 	return run, l
 }
+
+// instances is the harness's engine and n-1 peers: n instances on one
+// store with one config (and so one bus, when it has one).
+func (h *harness) instances(n int) []*Engine {
+	h.t.Helper()
+	es := []*Engine{h.e}
+	for len(es) < n {
+		es = append(es, h.peer())
+	}
+	return es
+}
+
+// warmUp pays e's once-per-instance costs before a test counts its
+// requests: the first claim's fallback scan and worker's sighting (a claim
+// for worker that waits for nothing), settled.
+func warmUp(t testing.TB, e *Engine, worker string) {
+	t.Helper()
+	if _, err := e.Claim(context.Background(), ClaimRequest{WorkerID: worker}); err != nil {
+		t.Fatal(err)
+	}
+	e.Settle()
+}

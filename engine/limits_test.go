@@ -114,14 +114,8 @@ func (h *activeHistory) advance(d time.Duration) {
 func TestConcurrencyNoOverGrant(t *testing.T) {
 	for name, open := range stores(t) {
 		t.Run(name, func(t *testing.T) {
-			ctx := context.Background()
-			store := open(t)
-			bus := notifymem.New()
-			clk := newClock()
-			var engines []*Engine
-			for range 3 {
-				engines = append(engines, newTestEngine(t, store, Config{Bus: bus, Now: clk.Now, FallbackInterval: 100 * time.Millisecond, AnnounceAfter: time.Second}))
-			}
+			h := newHarness(t, onStore(open(t)), withConfig(Config{Bus: notifymem.New(), FallbackInterval: 100 * time.Millisecond, AnnounceAfter: time.Second}))
+			ctx, store, clk, engines := h.ctx, h.store, h.clk, h.instances(3)
 			cfg := engines[0].Config()
 			wf := cairn.Workflow{Name: "cc", Version: "1",
 				Concurrency: []cairn.ConcurrencyLimit{{Limit: 4}},

@@ -23,15 +23,7 @@ func bigJSON(i, n int) json.RawMessage {
 
 func payloadKeys(t testing.TB, e *Engine, run string) []string {
 	t.Helper()
-	objs, err := e.store.ListAll(context.Background(), e.keys.PayloadsOf(run))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	for _, o := range objs {
-		out = append(out, o.Key)
-	}
-	return out
+	return allKeys(t, e.store, e.keys.PayloadsOf(run))
 }
 
 // fanOut is a workflow of width parallel steps and a join whose template

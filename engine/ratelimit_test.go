@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -25,14 +24,8 @@ func TestRateLimitNeverExceeded(t *testing.T) {
 	for name, open := range stores(t) {
 		for _, burst := range []int{1, 3} {
 			t.Run(fmt.Sprintf("%s/burst%d", name, burst), func(t *testing.T) {
-				ctx := context.Background()
-				store := open(t)
-				bus := notifymem.New()
-				clk := newClock()
-				var engines []*Engine
-				for range 2 {
-					engines = append(engines, newTestEngine(t, store, Config{Bus: bus, Now: clk.Now, FallbackInterval: 50 * time.Millisecond}))
-				}
+				h := newHarness(t, onStore(open(t)), withConfig(Config{Bus: notifymem.New(), FallbackInterval: 50 * time.Millisecond}))
+				ctx, clk, engines := h.ctx, h.clk, h.instances(2)
 				const limit, period = 5, 10 * time.Second
 				wf := single("rl", cairn.Step{RateLimit: &cairn.RateLimit{Key: "${input.api}", Limit: limit, Period: cairn.Duration(period), Burst: burst}})
 				for i := range 6 {

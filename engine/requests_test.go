@@ -79,10 +79,7 @@ func TestRequestsPerStepByClass(t *testing.T) {
 			e := newTestEngine(t, store, Config{})
 			const steps, runs = 5, 20
 			register(t, e, "w", linear("lin", "1", steps), single("one", cairn.Step{}))
-			if _, err := e.Claim(ctx, ClaimRequest{WorkerID: "w"}); err != nil { // the instance's first fallback scan
-				t.Fatal(err)
-			}
-			e.Settle()
+			warmUp(t, e, "w")
 			wctx, stop := context.WithCancel(ctx)
 			done := make(chan struct{})
 			go func() { defer close(done); sdkWorker(wctx, t, e, "w", 8) }()

@@ -114,12 +114,8 @@ func TestScheduleValidation(t *testing.T) {
 func TestScheduleFiresOncePerTick(t *testing.T) {
 	for name, open := range stores(t) {
 		t.Run(name, func(t *testing.T) {
-			store := open(t)
-			clk := schedClock()
-			var engines []*Engine
-			for range 4 {
-				engines = append(engines, newTestEngine(t, store, Config{Now: clk.Now}))
-			}
+			h := newHarness(t, onStore(open(t)), withClock(schedClock))
+			store, clk, engines := h.store, h.clk, h.instances(4)
 			register(t, engines[0], "w", single("cronwf", cairn.Step{}))
 			mustCreateSchedule(t, engines[0], ScheduleRequest{ID: "every-minute", Workflow: "cronwf", Cron: "* * * * *", Overlap: OverlapAllow, Input: []byte(`{"n":1}`)})
 			const ticks = 3

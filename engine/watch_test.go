@@ -214,10 +214,7 @@ func TestAwaitRunAnswersAtTheEnd(t *testing.T) {
 	register(t, a, "w", linear("lin", "1", 3))
 	// The instance's first fallback scan and worker sighting, and the
 	// start's hint delivered over the bus, before anything is counted.
-	if _, err := a.Claim(ctx, ClaimRequest{WorkerID: "w"}); err != nil {
-		t.Fatal(err)
-	}
-	a.Settle()
+	warmUp(t, a, "w")
 	run := mustStart(t, a, "lin", `{"n":1}`)
 	type answer struct {
 		r   *cairn.Run

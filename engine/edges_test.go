@@ -548,9 +548,8 @@ func TestClaimBacksOffWhileTheStoreFails(t *testing.T) {
 // at most once per WorkerSeenEvery per instance; a worker not seen for the
 // alive window is listed as gone.
 func TestWorkerLiveness(t *testing.T) {
-	store, counts := counting.Wrap(mem.New())
-	h := newHarness(t, onStore(store), withWorkflows("w", single("l", cairn.Step{})), withWorkflows("idle", single("l", cairn.Step{})))
-	ctx, clk, e := h.ctx, h.clk, h.e
+	h := newHarness(t, counted(), withWorkflows("w", single("l", cairn.Step{})), withWorkflows("idle", single("l", cairn.Step{})))
+	ctx, clk, e, counts := h.ctx, h.clk, h.e, h.counts
 	clk.Advance(10 * time.Minute)
 	awaitSeen := func(worker string, at time.Time) cairn.WorkerInfo {
 		t.Helper()
@@ -705,9 +704,8 @@ func TestRegisterFinishesAHalfDoneRegistration(t *testing.T) {
 // every time, and each wrote the worker record. It is read, and written
 // once the record is half a period old.
 func TestSightingSkipsAFreshRecord(t *testing.T) {
-	store, counts := counting.Wrap(mem.New())
-	h := newHarness(t, onStore(store), withConfig(Config{ClaimHold: -1}))
-	ctx, clk, es := h.ctx, h.clk, h.instances(3)
+	h := newHarness(t, counted(), withConfig(Config{ClaimHold: -1}))
+	ctx, clk, es, counts := h.ctx, h.clk, h.instances(3), h.counts
 	register(t, es[0], "w", single("l", cairn.Step{}))
 	clk.Advance(10 * time.Minute)
 	claimOn := func(e *Engine) counting.Snapshot {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/blob"
+	"github.com/cairn-dev/cairn/blob/counting"
 	"github.com/cairn-dev/cairn/blob/mem"
 	"github.com/cairn-dev/cairn/blob/sim"
 	"github.com/cairn-dev/cairn/internal/testutil"
@@ -305,12 +306,13 @@ func isNotFoundAPI(err error) bool {
 // the wall clock or its config sets its own), a store (a fresh mem store
 // unless given) and an engine on them, closed when the test ends.
 type harness struct {
-	t     testing.TB
-	ctx   context.Context
-	clk   *clock
-	store *blob.Bucket
-	cfg   Config // as the engine got it
-	e     *Engine
+	t      testing.TB
+	ctx    context.Context
+	clk    *clock
+	store  *blob.Bucket
+	cfg    Config // as the engine got it
+	e      *Engine
+	counts *counting.Counts // the engine's requests, with counted
 }
 
 type harnessOption func(*harnessSetup)
@@ -320,6 +322,7 @@ type harnessSetup struct {
 	store *blob.Bucket
 	cfg   Config
 	wall  bool
+	count bool
 	reg   []func(h *harness)
 }
 
@@ -338,6 +341,12 @@ func withClock(newClk func() *clock) harnessOption {
 // harness's clock).
 func withConfig(cfg Config) harnessOption {
 	return func(s *harnessSetup) { s.cfg = cfg }
+}
+
+// counted counts the requests the harness's engine makes to its store
+// (h.counts); h.store is then the counting store.
+func counted() harnessOption {
+	return func(s *harnessSetup) { s.count = true }
 }
 
 // wallClock leaves the engine on the wall clock, as Config{} does.
@@ -364,6 +373,9 @@ func newHarness(t testing.TB, opts ...harnessOption) *harness {
 	}
 	if h.store == nil {
 		h.store = mem.New()
+	}
+	if s.count {
+		h.store, h.counts = counting.Wrap(h.store)
 	}
 	if s.cfg.Now == nil && !s.wall {
 		s.cfg.Now = h.clk.Now

@@ -11,7 +11,6 @@ import (
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/blob"
-	"github.com/cairn-dev/cairn/blob/counting"
 	"github.com/cairn-dev/cairn/blob/mem"
 	"github.com/cairn-dev/cairn/engine/internal/keys"
 	notifymem "github.com/cairn-dev/cairn/notify/mem"
@@ -254,9 +253,8 @@ func TestMigrationFlatToSharded(t *testing.T) {
 // the flat prefix and 16 shards (17 LISTs), and so does a waiting claim's
 // fallback scan, at most once per FallbackInterval per instance.
 func TestShardedListingCost(t *testing.T) {
-	store, counts := counting.Wrap(mem.New())
-	h := newHarness(t, withConfig(Config{KeyLayout: KeyLayoutSharded}), onStore(store), withWorkflows("w", single("nap", cairn.Step{Kind: cairn.KindSleep, Duration: cairn.Duration(time.Hour)})))
-	ctx, clk, e := h.ctx, h.clk, h.e
+	h := newHarness(t, withConfig(Config{KeyLayout: KeyLayoutSharded}), counted(), withWorkflows("w", single("nap", cairn.Step{Kind: cairn.KindSleep, Duration: cairn.Duration(time.Hour)})))
+	ctx, clk, e, counts := h.ctx, h.clk, h.e, h.counts
 	for range 100 {
 		mustStart(t, e, "nap", "")
 	}

@@ -9,7 +9,6 @@ import (
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/blob"
-	"github.com/cairn-dev/cairn/blob/counting"
 	"github.com/cairn-dev/cairn/blob/mem"
 )
 
@@ -19,9 +18,8 @@ import (
 // older than its 15 s), and no longer once a worker registers. A run that
 // only waits for an event never reads the workers list for it.
 func TestNoLiveWorker(t *testing.T) {
-	store, counts := counting.Wrap(mem.New())
-	h := newHarness(t, onStore(store), withWorkflows("w1", single("one", cairn.Step{ID: "s"}), single("waits", cairn.Step{ID: "w", Kind: cairn.KindWait, Event: "go"})))
-	ctx, clk, e := h.ctx, h.clk, h.e
+	h := newHarness(t, counted(), withWorkflows("w1", single("one", cairn.Step{ID: "s"}), single("waits", cairn.Step{ID: "w", Kind: cairn.KindWait, Event: "go"})))
+	ctx, clk, e, counts := h.ctx, h.clk, h.e, h.counts
 	run := mustStart(t, e, "one", `{}`)
 
 	status := func() *cairn.RunProgress {
@@ -66,9 +64,8 @@ func TestNoLiveWorker(t *testing.T) {
 // ReadHolders fills in who holds each ready step: none before the claim,
 // the claiming worker after, with one lease read per ready step.
 func TestReadHolders(t *testing.T) {
-	store, counts := counting.Wrap(mem.New())
-	h := newHarness(t, wallClock(), onStore(store))
-	ctx, e := h.ctx, h.e
+	h := newHarness(t, wallClock(), counted())
+	ctx, e, counts := h.ctx, h.e, h.counts
 	wf := cairn.Workflow{Name: "fan", Version: "1", Steps: []cairn.Step{{ID: "a"}, {ID: "b"}, {ID: "c"}}}
 	register(t, e, "w1", wf)
 	run := mustStart(t, e, "fan", `{}`)

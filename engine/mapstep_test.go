@@ -102,61 +102,57 @@ func mapWorker(t *testing.T, ctx context.Context, e *Engine, n int, fail func(n 
 }
 
 func TestMapCollectsInOrder(t *testing.T) {
-	for name, open := range stores(t) {
-		t.Run(name, func(t *testing.T) {
-			store, _ := counting.Wrap(open(t))
-			e := newTestEngine(t, store, Config{})
-			register(t, e, "w", mapWorkflow(7, 0))
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			var peak atomic.Int64
-			const n = 250
-			run := mustStart(t, e, "mapper", `{"tag": "t"}`)
-			mapWorker(t, ctx, e, n, nil, &peak)
-			r := awaitEnded(t, e, run)
-			if r.Status != cairn.RunCompleted {
-				t.Fatalf("run %s %+v", r.Status, r.Error)
+	eachStore(t, func(t *testing.T, h *harness) {
+		store, e := h.store, h.e
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		var peak atomic.Int64
+		const n = 250
+		run := mustStart(t, e, "mapper", `{"tag": "t"}`)
+		mapWorker(t, ctx, e, n, nil, &peak)
+		r := awaitEnded(t, e, run)
+		if r.Status != cairn.RunCompleted {
+			t.Fatalf("run %s %+v", r.Status, r.Error)
+		}
+		var outs []int
+		if err := json.Unmarshal(stepOf(r, "each").Output, &outs); err != nil || len(outs) != n {
+			t.Fatalf("map output %s: %v", render.Clip(string(stepOf(r, "each").Output)), err)
+		}
+		for i, o := range outs {
+			if o != i*10 {
+				t.Fatalf("output[%d] = %d, want %d", i, o, i*10)
 			}
-			var outs []int
-			if err := json.Unmarshal(stepOf(r, "each").Output, &outs); err != nil || len(outs) != n {
-				t.Fatalf("map output %s: %v", render.Clip(string(stepOf(r, "each").Output)), err)
-			}
-			for i, o := range outs {
-				if o != i*10 {
-					t.Fatalf("output[%d] = %d, want %d", i, o, i*10)
-				}
-			}
-			if string(r.Output) != fmt.Sprint(n) {
-				t.Fatalf("sum saw %s items", r.Output)
-			}
-			if p := peak.Load(); p > 7 {
-				t.Fatalf("%d items ran at once, max_concurrency 7", p)
-			}
-			m := stepOf(r, "each").Map
-			if m == nil || m.Total != n || m.Completed != n || m.Failed != 0 || m.Running != 0 {
-				t.Fatalf("progress %+v", m)
-			}
-			if r.StepsTotal != 3 || len(r.Steps) != 3 {
-				t.Fatalf("view shows %d steps (total %d): items must not be steps", len(r.Steps), r.StepsTotal)
-			}
-			// The record holds no entry per item: no item steps, no held
-			// outputs, one hash per shard; the journal has no entry per item.
-			raw, err := store.Get(ctx, e.keys.Run(run))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if c := strings.Count(string(raw.Data), `"each.`); c != 0 {
-				t.Fatalf("record names %d items", c)
-			}
-			if j := countJournal(t, e, run, cairn.JournalStepReady, ""); j > 10 {
-				t.Fatalf("%d step_ready entries in the journal for %d items", j, n)
-			}
-			shards, err := store.ListAll(ctx, e.keys.MapPrefix(run))
-			if err != nil || len(shards) != 1+3 {
-				t.Fatalf("map objects %d (%v), want 1 items object and 3 shards", len(shards), err)
-			}
-		})
-	}
+		}
+		if string(r.Output) != fmt.Sprint(n) {
+			t.Fatalf("sum saw %s items", r.Output)
+		}
+		if p := peak.Load(); p > 7 {
+			t.Fatalf("%d items ran at once, max_concurrency 7", p)
+		}
+		m := stepOf(r, "each").Map
+		if m == nil || m.Total != n || m.Completed != n || m.Failed != 0 || m.Running != 0 {
+			t.Fatalf("progress %+v", m)
+		}
+		if r.StepsTotal != 3 || len(r.Steps) != 3 {
+			t.Fatalf("view shows %d steps (total %d): items must not be steps", len(r.Steps), r.StepsTotal)
+		}
+		// The record holds no entry per item: no item steps, no held
+		// outputs, one hash per shard; the journal has no entry per item.
+		raw, err := store.Get(ctx, e.keys.Run(run))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c := strings.Count(string(raw.Data), `"each.`); c != 0 {
+			t.Fatalf("record names %d items", c)
+		}
+		if j := countJournal(t, e, run, cairn.JournalStepReady, ""); j > 10 {
+			t.Fatalf("%d step_ready entries in the journal for %d items", j, n)
+		}
+		shards, err := store.ListAll(ctx, e.keys.MapPrefix(run))
+		if err != nil || len(shards) != 1+3 {
+			t.Fatalf("map objects %d (%v), want 1 items object and 3 shards", len(shards), err)
+		}
+	}, wallClock(), counted(), withWorkflows("w", mapWorkflow(7, 0)))
 }
 
 func TestMapToleratedFailures(t *testing.T) {

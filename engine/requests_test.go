@@ -72,102 +72,98 @@ func sdkWorker(ctx context.Context, t testing.TB, e *Engine, worker string, slot
 // (start, lease, end, timer, audit, watcher). The budgets are the figures
 // measured, so a change that adds a request fails here.
 func TestRequestsPerStepByClass(t *testing.T) {
-	for name, open := range stores(t) {
-		t.Run(name, func(t *testing.T) {
-			ctx := context.Background()
-			store, counts := counting.Wrap(open(t))
-			e := newTestEngine(t, store, Config{})
-			const steps, runs = 5, 20
-			register(t, e, "w", linear("lin", "1", steps), single("one", cairn.Step{}))
-			warmUp(t, e, "w")
-			wctx, stop := context.WithCancel(ctx)
-			done := make(chan struct{})
-			go func() { defer close(done); sdkWorker(wctx, t, e, "w", 8) }()
-			defer func() { stop(); <-done }()
-			// Let the held claims settle before counting.
-			if err := e.AwaitHeldClaims(ctx, 8); err != nil {
-				t.Fatal(err)
-			}
+	eachStore(t, func(t *testing.T, h *harness) {
+		ctx, counts, e := h.ctx, h.counts, h.e
+		const steps, runs = 5, 20
+		register(t, e, "w", linear("lin", "1", steps), single("one", cairn.Step{}))
+		warmUp(t, e, "w")
+		wctx, stop := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() { defer close(done); sdkWorker(wctx, t, e, "w", 8) }()
+		defer func() { stop(); <-done }()
+		// Let the held claims settle before counting.
+		if err := e.AwaitHeldClaims(ctx, 8); err != nil {
+			t.Fatal(err)
+		}
 
-			// Every run of a measure ends within its bound, or the
-			// test says which did not and why.
-			const bound = 3 * time.Minute
-			measure := func(what string, n int, start func() string) counting.Snapshot {
-				counts.Reset()
-				mctx, cancel := context.WithTimeout(ctx, bound)
-				defer cancel()
-				var wg sync.WaitGroup
-				for range n {
-					wg.Go(func() {
-						run := start()
-						r, err := sdkWait(mctx, e, run)
-						if err != nil {
-							t.Errorf("%s run %s did not end within %v: %v\n%s", what, run, bound, err, diagnoseRun(t, e, run))
-							return
-						}
-						if r.Status != cairn.RunCompleted {
-							t.Errorf("run %s %s", run, r.Status)
-						}
-					})
-				}
-				wg.Wait()
-				return counts.Snapshot()
+		// Every run of a measure ends within its bound, or the
+		// test says which did not and why.
+		const bound = 3 * time.Minute
+		measure := func(what string, n int, start func() string) counting.Snapshot {
+			counts.Reset()
+			mctx, cancel := context.WithTimeout(ctx, bound)
+			defer cancel()
+			var wg sync.WaitGroup
+			for range n {
+				wg.Go(func() {
+					run := start()
+					r, err := sdkWait(mctx, e, run)
+					if err != nil {
+						t.Errorf("%s run %s did not end within %v: %v\n%s", what, run, bound, err, diagnoseRun(t, e, run))
+						return
+					}
+					if r.Status != cairn.RunCompleted {
+						t.Errorf("run %s %s", run, r.Status)
+					}
+				})
 			}
-			per := func(v int64, n int) float64 { return float64(v) / float64(n) }
-			n := runs * steps
-			// A measure counts what its runs cost, and what time costs
-			// meanwhile: on a loaded machine a slow emulator stretches a
-			// round past the periodic reads (a watcher's fallback read,
-			// the newest version's 5 s trust). Those only add, and only
-			// sometimes: a round within budget shows the protocol's cost,
-			// and up to three are run. A request added to every step or
-			// run fails all three.
-			const rounds = 3
-			for round := 1; ; round++ {
-				lin := measure("linear", runs, func() string { return mustStart(t, e, "lin", `{"n":1}`) })
-				t.Logf("linear %d×%d, a client waiting on each (round %d): per step GET %.2f, HEAD %.2f, PUT-class %.2f (create %.2f, swap %.2f, put %.2f, list %.2f), DELETE %.2f; $%.2f per million steps",
-					runs, steps, round, per(lin.Get, n), per(lin.Stat, n), per(lin.PutClass(), n), per(lin.Create, n), per(lin.Swap, n), per(lin.Put, n), per(lin.List, n), per(lin.Delete, n), lin.Cost()/float64(n)*1e6)
-				// Budget per linear step, the run's start and its watcher
-				// included: 2 PUT-class per step (lease, run record) and, per
-				// run of 5 steps, 1 GET (@latest) + 3 PUT-class (run, timer,
-				// audit) at the start and end, 1 GET (the waiting client).
-				// Issue #11's ≤ 2 PUT per step is met by the steps, not by
-				// a 5-step run's start and audit (0.6 PUT per step).
-				over := per(lin.Get+lin.Stat, n) > 0.45 || per(lin.PutClass(), n) > 2.65 || lin.Delete > 0
-				if !over {
-					break
-				}
-				if round == rounds {
-					t.Errorf("linear steps over budget in %d rounds, the last: %v", rounds, lin)
-					break
-				}
+			wg.Wait()
+			return counts.Snapshot()
+		}
+		per := func(v int64, n int) float64 { return float64(v) / float64(n) }
+		n := runs * steps
+		// A measure counts what its runs cost, and what time costs
+		// meanwhile: on a loaded machine a slow emulator stretches a
+		// round past the periodic reads (a watcher's fallback read,
+		// the newest version's 5 s trust). Those only add, and only
+		// sometimes: a round within budget shows the protocol's cost,
+		// and up to three are run. A request added to every step or
+		// run fails all three.
+		const rounds = 3
+		for round := 1; ; round++ {
+			lin := measure("linear", runs, func() string { return mustStart(t, e, "lin", `{"n":1}`) })
+			t.Logf("linear %d×%d, a client waiting on each (round %d): per step GET %.2f, HEAD %.2f, PUT-class %.2f (create %.2f, swap %.2f, put %.2f, list %.2f), DELETE %.2f; $%.2f per million steps",
+				runs, steps, round, per(lin.Get, n), per(lin.Stat, n), per(lin.PutClass(), n), per(lin.Create, n), per(lin.Swap, n), per(lin.Put, n), per(lin.List, n), per(lin.Delete, n), lin.Cost()/float64(n)*1e6)
+			// Budget per linear step, the run's start and its watcher
+			// included: 2 PUT-class per step (lease, run record) and, per
+			// run of 5 steps, 1 GET (@latest) + 3 PUT-class (run, timer,
+			// audit) at the start and end, 1 GET (the waiting client).
+			// Issue #11's ≤ 2 PUT per step is met by the steps, not by
+			// a 5-step run's start and audit (0.6 PUT per step).
+			over := per(lin.Get+lin.Stat, n) > 0.45 || per(lin.PutClass(), n) > 2.65 || lin.Delete > 0
+			if !over {
+				break
 			}
+			if round == rounds {
+				t.Errorf("linear steps over budget in %d rounds, the last: %v", rounds, lin)
+				break
+			}
+		}
 
-			// Single-step runs one after the other: every request a run
-			// costs, the watcher's included.
-			for round := 1; ; round++ {
-				var single counting.Snapshot
-				for range runs {
-					s := measure("single", 1, func() string { return mustStart(t, e, "one", `{}`) })
-					single.Get += s.Get
-					single.Stat += s.Stat
-					single.Create += s.Create
-					single.Swap += s.Swap
-					single.Put += s.Put
-					single.List += s.List
-					single.Delete += s.Delete
-				}
-				t.Logf("single-step run (round %d): GET %.2f, HEAD %.2f, create %.2f, swap %.2f, put %.2f, list %.2f, DELETE %.2f: %.2f requests per run",
-					round, per(single.Get, runs), per(single.Stat, runs), per(single.Create, runs), per(single.Swap, runs), per(single.Put, runs), per(single.List, runs), per(single.Delete, runs), per(single.Total(), runs))
-				over := per(single.Total(), runs) > 7.05 || per(single.Get+single.Stat, runs) > 2.05
-				if !over {
-					break
-				}
-				if round == rounds {
-					t.Errorf("single-step runs over budget in %d rounds, the last: %v per %d runs", rounds, single, runs)
-					break
-				}
+		// Single-step runs one after the other: every request a run
+		// costs, the watcher's included.
+		for round := 1; ; round++ {
+			var single counting.Snapshot
+			for range runs {
+				s := measure("single", 1, func() string { return mustStart(t, e, "one", `{}`) })
+				single.Get += s.Get
+				single.Stat += s.Stat
+				single.Create += s.Create
+				single.Swap += s.Swap
+				single.Put += s.Put
+				single.List += s.List
+				single.Delete += s.Delete
 			}
-		})
-	}
+			t.Logf("single-step run (round %d): GET %.2f, HEAD %.2f, create %.2f, swap %.2f, put %.2f, list %.2f, DELETE %.2f: %.2f requests per run",
+				round, per(single.Get, runs), per(single.Stat, runs), per(single.Create, runs), per(single.Swap, runs), per(single.Put, runs), per(single.List, runs), per(single.Delete, runs), per(single.Total(), runs))
+			over := per(single.Total(), runs) > 7.05 || per(single.Get+single.Stat, runs) > 2.05
+			if !over {
+				break
+			}
+			if round == rounds {
+				t.Errorf("single-step runs over budget in %d rounds, the last: %v per %d runs", rounds, single, runs)
+				break
+			}
+		}
+	}, wallClock(), counted())
 }

@@ -9,8 +9,6 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn"
-	"github.com/cairn-dev/cairn/blob/counting"
-	"github.com/cairn-dev/cairn/blob/mem"
 )
 
 // engineKeys lists the bucket's keys, without workflows/ and workers/.
@@ -142,9 +140,8 @@ func TestRetentionDisabled(t *testing.T) {
 }
 
 func TestDeleteRun(t *testing.T) {
-	store, counts := counting.Wrap(mem.New())
-	h := newHarness(t, onStore(store), withWorkflows("w", single("del", cairn.Step{})))
-	ctx, clk, e := h.ctx, h.clk, h.e
+	h := newHarness(t, counted(), withWorkflows("w", single("del", cairn.Step{})))
+	ctx, clk, e, counts := h.ctx, h.clk, h.e, h.counts
 	id := mustStart(t, e, "del", `{}`)
 	var conflict *ConflictError
 	if err := e.DeleteRun(ctx, id, false); !errors.As(err, &conflict) {
@@ -199,9 +196,8 @@ func TestDeleteRun(t *testing.T) {
 // retention have timers in the index the claims' fallback scan reads;
 // the scan skips them without reading the runs.
 func TestRetentionTimersCostScansNothing(t *testing.T) {
-	store, counts := counting.Wrap(mem.New())
-	h := newHarness(t, wallClock(), onStore(store), withWorkflows("w", single("ret", cairn.Step{})))
-	ctx, e := h.ctx, h.e
+	h := newHarness(t, wallClock(), counted(), withWorkflows("w", single("ret", cairn.Step{})))
+	ctx, e, counts := h.ctx, h.e, h.counts
 	for range 20 {
 		r, err := e.CancelRun(ctx, mustStart(t, e, "ret", `{}`), "")
 		if err != nil {

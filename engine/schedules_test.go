@@ -9,8 +9,6 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn"
-	"github.com/cairn-dev/cairn/blob/counting"
-	"github.com/cairn-dev/cairn/blob/mem"
 	"github.com/cairn-dev/cairn/engine/internal/schedule"
 )
 
@@ -402,9 +400,8 @@ func TestScheduleTimeZones(t *testing.T) {
 // nothing while none is due (their timers sit in the index the pass
 // lists anyway), and a fixed handful per tick.
 func TestScheduleReaperRequests(t *testing.T) {
-	store, counts := counting.Wrap(mem.New())
-	h := newHarness(t, withClock(schedClock), onStore(store), withWorkflows("w", single("cronwf", cairn.Step{})))
-	ctx, clk, e := h.ctx, h.clk, h.e
+	h := newHarness(t, withClock(schedClock), counted(), withWorkflows("w", single("cronwf", cairn.Step{})))
+	ctx, clk, e, counts := h.ctx, h.clk, h.e, h.counts
 	for i := range 50 {
 		mustCreateSchedule(t, e, ScheduleRequest{ID: "s" + string(rune('a'+i%26)) + string(rune('a'+i/26)), Workflow: "cronwf", Cron: "0 * * * *"})
 	}

@@ -107,9 +107,8 @@ func TestWatchFallbackWhenNoticesLost(t *testing.T) {
 // TestWatchSameInstanceReadsNothingWhenWoken: a request waiting on the
 // instance that commits the change answers from the committer's copy.
 func TestWatchSameInstanceReadsNothingWhenWoken(t *testing.T) {
-	store, counts := counting.Wrap(mem.New())
-	h := newHarness(t, wallClock(), onStore(store))
-	e, ctx := h.e, h.ctx
+	h := newHarness(t, wallClock(), counted())
+	e, ctx, counts := h.e, h.ctx, h.counts
 	id, l, p := claimedOne(t, e)
 	got := make(chan *cairn.RunProgress, 1)
 	go func() {

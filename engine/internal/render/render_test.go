@@ -236,14 +236,7 @@ func TestRenderHugeStringHitsByteCap(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var rerr error
-		_, alloc := measure(func() { _, rerr = tpl.Render(Vars{}) })
-		if rerr == nil || !strings.Contains(rerr.Error(), "rendered input is over the 1048576-byte limit") {
-			t.Fatalf("got %v, want the byte cap named", rerr)
-		}
-		if alloc > 32<<20 {
-			t.Errorf("allocated %d bytes", alloc)
-		}
+		wantOverByteCap(t, "", tpl, Vars{}, "rendered input is over the 1048576-byte limit", 32<<20)
 	}
 	// Sixteen doublings (1 MiB of x's, plus quotes) is over too; fifteen renders.
 	ok, err := Compile(json.RawMessage(`"${['xxxxxxxxxxxxxxxx']` + strings.Repeat(`.map(a, a + a)`, 15) + `[0]}"`))
@@ -264,26 +257,28 @@ func TestRenderBigListHitsByteCap(t *testing.T) {
 		t.Fatal(err)
 	}
 	vars := Vars{Input: intsInput(1500)}
-	var rerr error
-	_, alloc := measure(func() { _, rerr = tpl.Render(vars) })
-	if rerr == nil || !strings.Contains(rerr.Error(), "over the 1048576-byte limit") {
-		t.Fatalf("got %v, want the byte cap named", rerr)
-	}
-	if alloc > 64<<20 {
-		t.Errorf("allocated %d bytes", alloc)
-	}
+	wantOverByteCap(t, "", tpl, vars, "over the 1048576-byte limit", 64<<20)
 	// Shared structure: a list of itself 40 levels deep is 2^40 lists as
 	// JSON, built at a cost of a few hundred.
 	shared, err := Compile(json.RawMessage(`"${[input.xs]` + strings.Repeat(`.map(a, [a, a])`, 40) + `}"`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, alloc = measure(func() { _, rerr = shared.Render(vars) })
-	if rerr == nil || !strings.Contains(rerr.Error(), "over the 1048576-byte limit") {
-		t.Fatalf("shared: got %v, want the byte cap named", rerr)
+	wantOverByteCap(t, "shared: ", shared, vars, "over the 1048576-byte limit", 64<<20)
+}
+
+// wantOverByteCap renders tpl with vars, which the rendered-input byte
+// cap must refuse with an error containing want, allocating at most
+// maxAlloc bytes on the way; what prefixes the failures.
+func wantOverByteCap(t *testing.T, what string, tpl *Template, vars Vars, want string, maxAlloc uint64) {
+	t.Helper()
+	var rerr error
+	_, alloc := measure(func() { _, rerr = tpl.Render(vars) })
+	if rerr == nil || !strings.Contains(rerr.Error(), want) {
+		t.Fatalf("%sgot %v, want the byte cap named", what, rerr)
 	}
-	if alloc > 64<<20 {
-		t.Errorf("shared: allocated %d bytes", alloc)
+	if alloc > maxAlloc {
+		t.Errorf("%sallocated %d bytes", what, alloc)
 	}
 }
 

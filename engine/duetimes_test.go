@@ -237,3 +237,69 @@ func TestLapsedLeaseRefusesHeartbeat(t *testing.T) {
 		t.Fatal("a complete on the lapsed lease was applied")
 	}
 }
+
+// TestDueTimesFireOnTime: every due time fires within the reaper period
+// plus minTimerLead wherever it sits in the DAG, even when the run has a
+// later timer already.
+func TestDueTimesFireOnTime(t *testing.T) {
+	ctx := context.Background()
+	slack := minTimerLead + time.Second
+	cases := []struct {
+		name  string
+		steps []cairn.Step
+		due   time.Duration
+		check func(t *testing.T, r *cairn.Run)
+	}{
+		{"sleep after a task", []cairn.Step{{ID: "t"}, {ID: "nap", Kind: cairn.KindSleep, Duration: cairn.Duration(3 * time.Second), After: []string{"t"}}}, 3 * time.Second,
+			func(t *testing.T, r *cairn.Run) {
+				if s := stepOf(r, "nap"); s.Status != cairn.StepCompleted {
+					t.Fatalf("sleep %s", s.Status)
+				}
+			}},
+		{"wait timeout after a task", []cairn.Step{{ID: "t"}, {ID: "w", Kind: cairn.KindWait, Event: "e", WaitTimeout: cairn.Duration(2 * time.Second), After: []string{"t"}}}, 2 * time.Second,
+			func(t *testing.T, r *cairn.Run) {
+				if r.Status != cairn.RunFailed || r.Error.Class != cairn.ClassTimeout {
+					t.Fatalf("run %s %+v", r.Status, r.Error)
+				}
+			}},
+		{"attempt timeout", []cairn.Step{{ID: "t"}, {ID: "slow", Timeout: cairn.Duration(2 * time.Second), After: []string{"t"}, Retry: &cairn.RetryPolicy{MaxAttempts: 1}}}, 2 * time.Second,
+			func(t *testing.T, r *cairn.Run) {
+				if r.Status != cairn.RunFailed || r.Error.Class != cairn.ClassTimeout {
+					t.Fatalf("run %s %+v", r.Status, r.Error)
+				}
+			}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			h := newHarness(t, withWorkflows("w", cairn.Workflow{Name: "d", Version: "1", Steps: c.steps}))
+			clk, e := h.clk, h.e
+			run := mustStart(t, e, "d", `{}`)
+			l := claimOne(t, e, "w")
+			if _, err := e.Complete(ctx, l.ID, CompleteRequest{}); err != nil {
+				t.Fatal(err)
+			}
+			if c.name == "attempt timeout" {
+				claimOne(t, e, "w") // the worker holds it and heartbeats nothing
+			}
+			clk.Advance(c.due + slack)
+			if _, err := e.Reap(ctx); err != nil {
+				t.Fatal(err)
+			}
+			c.check(t, getRun(t, e, run))
+		})
+	}
+	t.Run("retry backoff", func(t *testing.T) {
+		h := newHarness(t, withWorkflows("w", single("b", cairn.Step{Retry: &cairn.RetryPolicy{InitialBackoff: cairn.Duration(3 * time.Second)}})))
+		clk, e := h.clk, h.e
+		mustStart(t, e, "b", `{}`)
+		l := claimOne(t, e, "w")
+		if _, err := e.Fail(ctx, l.ID, FailRequest{Error: cairn.ErrorInfo{Class: cairn.ClassRetryable}}); err != nil {
+			t.Fatal(err)
+		}
+		clk.Advance(3*time.Second*12/10 + slack)
+		st, err := e.Reap(ctx)
+		if err != nil || st.RunsVisited != 1 {
+			t.Fatalf("reap after the backoff: %+v %v (the retry was not looked at when due)", st, err)
+		}
+	})
+}

@@ -5,17 +5,13 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"log/slog"
-	"runtime"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/blob"
-	"github.com/cairn-dev/cairn/blob/counting"
 	"github.com/cairn-dev/cairn/blob/faults"
 	"github.com/cairn-dev/cairn/blob/mem"
 	"github.com/cairn-dev/cairn/internal/testutil"
@@ -288,72 +284,6 @@ func TestAtMostOnceNeverAgainAfterStarted(t *testing.T) {
 	})
 }
 
-// TestDueTimesFireOnTime: every due time fires within the reaper period
-// plus minTimerLead wherever it sits in the DAG, even when the run has a
-// later timer already.
-func TestDueTimesFireOnTime(t *testing.T) {
-	ctx := context.Background()
-	slack := minTimerLead + time.Second
-	cases := []struct {
-		name  string
-		steps []cairn.Step
-		due   time.Duration
-		check func(t *testing.T, r *cairn.Run)
-	}{
-		{"sleep after a task", []cairn.Step{{ID: "t"}, {ID: "nap", Kind: cairn.KindSleep, Duration: cairn.Duration(3 * time.Second), After: []string{"t"}}}, 3 * time.Second,
-			func(t *testing.T, r *cairn.Run) {
-				if s := stepOf(r, "nap"); s.Status != cairn.StepCompleted {
-					t.Fatalf("sleep %s", s.Status)
-				}
-			}},
-		{"wait timeout after a task", []cairn.Step{{ID: "t"}, {ID: "w", Kind: cairn.KindWait, Event: "e", WaitTimeout: cairn.Duration(2 * time.Second), After: []string{"t"}}}, 2 * time.Second,
-			func(t *testing.T, r *cairn.Run) {
-				if r.Status != cairn.RunFailed || r.Error.Class != cairn.ClassTimeout {
-					t.Fatalf("run %s %+v", r.Status, r.Error)
-				}
-			}},
-		{"attempt timeout", []cairn.Step{{ID: "t"}, {ID: "slow", Timeout: cairn.Duration(2 * time.Second), After: []string{"t"}, Retry: &cairn.RetryPolicy{MaxAttempts: 1}}}, 2 * time.Second,
-			func(t *testing.T, r *cairn.Run) {
-				if r.Status != cairn.RunFailed || r.Error.Class != cairn.ClassTimeout {
-					t.Fatalf("run %s %+v", r.Status, r.Error)
-				}
-			}},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			h := newHarness(t, withWorkflows("w", cairn.Workflow{Name: "d", Version: "1", Steps: c.steps}))
-			clk, e := h.clk, h.e
-			run := mustStart(t, e, "d", `{}`)
-			l := claimOne(t, e, "w")
-			if _, err := e.Complete(ctx, l.ID, CompleteRequest{}); err != nil {
-				t.Fatal(err)
-			}
-			if c.name == "attempt timeout" {
-				claimOne(t, e, "w") // the worker holds it and heartbeats nothing
-			}
-			clk.Advance(c.due + slack)
-			if _, err := e.Reap(ctx); err != nil {
-				t.Fatal(err)
-			}
-			c.check(t, getRun(t, e, run))
-		})
-	}
-	t.Run("retry backoff", func(t *testing.T) {
-		h := newHarness(t, withWorkflows("w", single("b", cairn.Step{Retry: &cairn.RetryPolicy{InitialBackoff: cairn.Duration(3 * time.Second)}})))
-		clk, e := h.clk, h.e
-		mustStart(t, e, "b", `{}`)
-		l := claimOne(t, e, "w")
-		if _, err := e.Fail(ctx, l.ID, FailRequest{Error: cairn.ErrorInfo{Class: cairn.ClassRetryable}}); err != nil {
-			t.Fatal(err)
-		}
-		clk.Advance(3*time.Second*12/10 + slack)
-		st, err := e.Reap(ctx)
-		if err != nil || st.RunsVisited != 1 {
-			t.Fatalf("reap after the backoff: %+v %v (the retry was not looked at when due)", st, err)
-		}
-	})
-}
-
 // TestRunScopedClaimServesOnlyRegistered: a run-scoped claim offers only
 // steps of workflows and versions the worker registered.
 func TestRunScopedClaimServesOnlyRegistered(t *testing.T) {
@@ -544,67 +474,6 @@ func TestClaimBacksOffWhileTheStoreFails(t *testing.T) {
 	}
 }
 
-// TestWorkerLiveness: claims and heartbeats record that a worker is alive,
-// at most once per WorkerSeenEvery per instance; a worker not seen for the
-// alive window is listed as gone.
-func TestWorkerLiveness(t *testing.T) {
-	h := newHarness(t, counted(), withWorkflows("w", single("l", cairn.Step{})), withWorkflows("idle", single("l", cairn.Step{})))
-	ctx, clk, e, counts := h.ctx, h.clk, h.e, h.counts
-	clk.Advance(10 * time.Minute)
-	awaitSeen := func(worker string, at time.Time) cairn.WorkerInfo {
-		t.Helper()
-		deadline := time.Now().Add(5 * time.Second)
-		for {
-			ws, err := e.ListWorkers(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, w := range ws {
-				if w.ID == worker && !w.LastSeenAt.Before(at) {
-					return w
-				}
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("worker %s never recorded as seen at %v: %+v", worker, at, ws)
-			}
-			runtime.Gosched()
-		}
-	}
-	mustStart(t, e, "l", `{}`)
-	seenAt := clk.Now()
-	l := claimOne(t, e, "w")
-	if w := awaitSeen("w", seenAt); !w.Alive {
-		t.Fatalf("a worker that just claimed is not alive: %+v", w)
-	}
-	// Many calls within the period: no more sightings recorded.
-	for range 20 {
-		clk.Advance(time.Second)
-		if _, err := e.Heartbeat(ctx, l.ID); err != nil {
-			t.Fatal(err)
-		}
-	}
-	last, _ := e.workers.LastSeen("w")
-	if !last.Equal(seenAt) {
-		t.Fatalf("a sighting was recorded at %v, %v after the last one: one per call, not per period", last, last.Sub(seenAt))
-	}
-	_ = counts
-	ws, _ := e.ListWorkers(ctx)
-	for _, w := range ws {
-		if w.ID == "idle" && w.Alive {
-			t.Fatalf("a worker unseen for 10 minutes is alive: %+v", w)
-		}
-	}
-	// A heartbeat a period later records it again (heartbeats every 10 s
-	// meanwhile keep the lease: one lapsed past its TTL is refused).
-	for left := WorkerSeenEvery; left > 0; left -= 10 * time.Second {
-		clk.Advance(min(left, 10*time.Second))
-		if _, err := e.Heartbeat(ctx, l.ID); err != nil {
-			t.Fatal(err)
-		}
-	}
-	awaitSeen("w", seenAt.Add(WorkerSeenEvery))
-}
-
 // TestLateFailIsTheTimeout: a fail that arrives just past timeout_at (a
 // body that gave up at its deadline) is applied as class timeout with the
 // worker's message; a complete that late is refused.
@@ -633,46 +502,6 @@ func TestLateFailIsTheTimeout(t *testing.T) {
 	_ = run
 }
 
-// TestSightingsRaceCloseAndSettle: worker sightings start background work
-// from request goroutines while Settle and Close wait for that work. A
-// server shutting down still answers calls in flight, so neither wait may
-// race a sighting starting (sync.WaitGroup forbids an Add concurrent with a
-// Wait at zero), and a sighting after Close starts nothing.
-func TestSightingsRaceCloseAndSettle(t *testing.T) {
-	e := newTestEngine(t, nil, Config{})
-	var wg sync.WaitGroup
-	stop := make(chan struct{})
-	for g := range 4 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := 0; ; i++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				e.seen(fmt.Sprintf("w-%d-%d", g, i))
-			}
-		}()
-	}
-	deadline := time.Now().Add(10 * time.Second)
-	for e.background.Started.Load() < 200 && time.Now().Before(deadline) {
-		e.Settle()
-	}
-	e.Close()
-	close(stop)
-	wg.Wait()
-	if started := e.background.Started.Load(); started == 0 {
-		t.Fatal("no sighting started: the test raced nothing")
-	}
-	before := e.background.Started.Load()
-	e.seen("after-close")
-	if e.background.Started.Load() != before {
-		t.Fatal("a sighting after Close started background work")
-	}
-}
-
 // TestRegisterFinishesAHalfDoneRegistration: a registration that wrote
 // the definition and died (or lost the store's answer) before recording
 // the version in the workflow's latest record is finished by the next
@@ -696,36 +525,5 @@ func TestRegisterFinishesAHalfDoneRegistration(t *testing.T) {
 	wfs, err := e.ListWorkflows(ctx)
 	if err != nil || len(wfs) != 1 || wfs[0].Name != "half" || wfs[0].Latest != "1" {
 		t.Fatalf("workflows %+v, %v", wfs, err)
-	}
-}
-
-// A sighting that another instance recorded within half a period is not
-// written again: short claims (Lambda) land on a new environment nearly
-// every time, and each wrote the worker record. It is read, and written
-// once the record is half a period old.
-func TestSightingSkipsAFreshRecord(t *testing.T) {
-	h := newHarness(t, counted(), withConfig(Config{ClaimHold: -1}))
-	ctx, clk, es, counts := h.ctx, h.clk, h.instances(3), h.counts
-	register(t, es[0], "w", single("l", cairn.Step{}))
-	clk.Advance(10 * time.Minute)
-	claimOn := func(e *Engine) counting.Snapshot {
-		t.Helper()
-		before := counts.Snapshot()
-		if _, err := e.Claim(ctx, ClaimRequest{WorkerID: "w", Max: 1}); err != nil {
-			t.Fatal(err)
-		}
-		e.Settle()
-		return counts.Snapshot().Sub(before)
-	}
-	if d := claimOn(es[0]); d.Swap != 1 {
-		t.Fatalf("first sighting: %d swaps, want 1 (the record is 10 minutes old)", d.Swap)
-	}
-	clk.Advance(WorkerSeenEvery/2 - time.Second)
-	if d := claimOn(es[1]); d.Swap != 0 {
-		t.Fatalf("a sighting %v after another instance's: %d swaps, want 0", WorkerSeenEvery/2-time.Second, d.Swap)
-	}
-	clk.Advance(2 * time.Second)
-	if d := claimOn(es[2]); d.Swap != 1 {
-		t.Fatalf("a sighting %v after the recorded one: %d swaps, want 1", WorkerSeenEvery/2+time.Second, d.Swap)
 	}
 }

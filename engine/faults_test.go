@@ -163,49 +163,4 @@ func TestFanOutUnderGCSProfile(t *testing.T) {
 	}
 }
 
-// TestBlobOpsPerStep measures what one step of a linear at_least_once
-// workflow costs in blob operations, without heartbeats: the cost target
-// is ≤ 3 PUT-class and ≤ 3 GET-class requests per step and no LIST.
-func TestBlobOpsPerStep(t *testing.T) {
-	eachStore(t, func(t *testing.T, h *harness) {
-		ctx, counts, e := h.ctx, h.counts, h.e
-		const n = 20
-		register(t, e, "w", linear("lin", "1", n))
-		// Let the instance's first-claim fallback scan and the worker's
-		// sighting (once a minute per worker) happen before we count:
-		// they are per instance, not per step.
-		warmUp(t, e, "w")
-		counts.Reset()
-		run := mustStart(t, e, "lin", `{"n":1}`)
-		start := counts.Snapshot()
-		counts.Reset()
-		for range n {
-			l := claimOne(t, e, "w")
-			if _, err := e.Started(ctx, l.ID); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := e.Complete(ctx, l.ID, CompleteRequest{Output: json.RawMessage(`"o"`)}); err != nil {
-				t.Fatal(err)
-			}
-		}
-		s := counts.Snapshot()
-		if r := getRun(t, e, run); r.Status != cairn.RunCompleted {
-			t.Fatalf("run %s", r.Status)
-		}
-		per := func(v int64) float64 { return float64(v) / n }
-		t.Logf("run start: GET %d, PUT-class %d (create %d, put %d)", start.Get, start.PutClass(), start.Create, start.Put)
-		t.Logf("per step over %d steps: GET %.2f, HEAD %.2f, PUT-class %.2f (create %.2f, swap %.2f, put %.2f, list %.2f), DELETE %.2f",
-			n, per(s.Get), per(s.Stat), per(s.PutClass()), per(s.Create), per(s.Swap), per(s.Put), per(s.List), per(s.Delete))
-		// The budget: at most 3 reads and 3 writes per linear step (a
-		// claim reads the run, started and complete read the lease to
-		// prove it), and a start of at most 1 read and 3 writes.
-		if per(s.PutClass()) > 3 || per(s.Reads()) > 3 || s.List > 0 {
-			t.Fatalf("steps over budget: %v", s)
-		}
-		if start.Reads() > 1 || start.PutClass() > 3 || start.List > 0 {
-			t.Fatalf("start over budget: %v", start)
-		}
-	}, wallClock(), counted())
-}
-
 var _ = blob.ErrNotFound

@@ -2,6 +2,8 @@ package engine
 
 import (
 	"context"
+	"fmt"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -9,6 +11,7 @@ import (
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/blob"
+	"github.com/cairn-dev/cairn/blob/counting"
 	"github.com/cairn-dev/cairn/blob/mem"
 )
 
@@ -199,5 +202,137 @@ func TestRunViewReadsLeasesConcurrently(t *testing.T) {
 	defer d.mu.Unlock()
 	if d.max != leaseReads {
 		t.Fatalf("peak lease reads in flight %d, want %d", d.max, leaseReads)
+	}
+}
+
+// TestWorkerLiveness: claims and heartbeats record that a worker is alive,
+// at most once per WorkerSeenEvery per instance; a worker not seen for the
+// alive window is listed as gone.
+func TestWorkerLiveness(t *testing.T) {
+	h := newHarness(t, counted(), withWorkflows("w", single("l", cairn.Step{})), withWorkflows("idle", single("l", cairn.Step{})))
+	ctx, clk, e, counts := h.ctx, h.clk, h.e, h.counts
+	clk.Advance(10 * time.Minute)
+	awaitSeen := func(worker string, at time.Time) cairn.WorkerInfo {
+		t.Helper()
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			ws, err := e.ListWorkers(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, w := range ws {
+				if w.ID == worker && !w.LastSeenAt.Before(at) {
+					return w
+				}
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("worker %s never recorded as seen at %v: %+v", worker, at, ws)
+			}
+			runtime.Gosched()
+		}
+	}
+	mustStart(t, e, "l", `{}`)
+	seenAt := clk.Now()
+	l := claimOne(t, e, "w")
+	if w := awaitSeen("w", seenAt); !w.Alive {
+		t.Fatalf("a worker that just claimed is not alive: %+v", w)
+	}
+	// Many calls within the period: no more sightings recorded.
+	for range 20 {
+		clk.Advance(time.Second)
+		if _, err := e.Heartbeat(ctx, l.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	last, _ := e.workers.LastSeen("w")
+	if !last.Equal(seenAt) {
+		t.Fatalf("a sighting was recorded at %v, %v after the last one: one per call, not per period", last, last.Sub(seenAt))
+	}
+	_ = counts
+	ws, _ := e.ListWorkers(ctx)
+	for _, w := range ws {
+		if w.ID == "idle" && w.Alive {
+			t.Fatalf("a worker unseen for 10 minutes is alive: %+v", w)
+		}
+	}
+	// A heartbeat a period later records it again (heartbeats every 10 s
+	// meanwhile keep the lease: one lapsed past its TTL is refused).
+	for left := WorkerSeenEvery; left > 0; left -= 10 * time.Second {
+		clk.Advance(min(left, 10*time.Second))
+		if _, err := e.Heartbeat(ctx, l.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	awaitSeen("w", seenAt.Add(WorkerSeenEvery))
+}
+
+// TestSightingsRaceCloseAndSettle: worker sightings start background work
+// from request goroutines while Settle and Close wait for that work. A
+// server shutting down still answers calls in flight, so neither wait may
+// race a sighting starting (sync.WaitGroup forbids an Add concurrent with a
+// Wait at zero), and a sighting after Close starts nothing.
+func TestSightingsRaceCloseAndSettle(t *testing.T) {
+	e := newTestEngine(t, nil, Config{})
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				e.seen(fmt.Sprintf("w-%d-%d", g, i))
+			}
+		}()
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for e.background.Started.Load() < 200 && time.Now().Before(deadline) {
+		e.Settle()
+	}
+	e.Close()
+	close(stop)
+	wg.Wait()
+	if started := e.background.Started.Load(); started == 0 {
+		t.Fatal("no sighting started: the test raced nothing")
+	}
+	before := e.background.Started.Load()
+	e.seen("after-close")
+	if e.background.Started.Load() != before {
+		t.Fatal("a sighting after Close started background work")
+	}
+}
+
+// A sighting that another instance recorded within half a period is not
+// written again: short claims (Lambda) land on a new environment nearly
+// every time, and each wrote the worker record. It is read, and written
+// once the record is half a period old.
+func TestSightingSkipsAFreshRecord(t *testing.T) {
+	h := newHarness(t, counted(), withConfig(Config{ClaimHold: -1}))
+	ctx, clk, es, counts := h.ctx, h.clk, h.instances(3), h.counts
+	register(t, es[0], "w", single("l", cairn.Step{}))
+	clk.Advance(10 * time.Minute)
+	claimOn := func(e *Engine) counting.Snapshot {
+		t.Helper()
+		before := counts.Snapshot()
+		if _, err := e.Claim(ctx, ClaimRequest{WorkerID: "w", Max: 1}); err != nil {
+			t.Fatal(err)
+		}
+		e.Settle()
+		return counts.Snapshot().Sub(before)
+	}
+	if d := claimOn(es[0]); d.Swap != 1 {
+		t.Fatalf("first sighting: %d swaps, want 1 (the record is 10 minutes old)", d.Swap)
+	}
+	clk.Advance(WorkerSeenEvery/2 - time.Second)
+	if d := claimOn(es[1]); d.Swap != 0 {
+		t.Fatalf("a sighting %v after another instance's: %d swaps, want 0", WorkerSeenEvery/2-time.Second, d.Swap)
+	}
+	clk.Advance(2 * time.Second)
+	if d := claimOn(es[2]); d.Swap != 1 {
+		t.Fatalf("a sighting %v after the recorded one: %d swaps, want 1", WorkerSeenEvery/2+time.Second, d.Swap)
 	}
 }

@@ -221,3 +221,24 @@ func TestUsageAdd(t *testing.T) {
 		t.Fatalf("round trip %s: %+v %v", b, back, err)
 	}
 }
+
+func TestUsagePricedAndSummed(t *testing.T) {
+	h := newHarness(t, withConfig(Config{Prices: PriceBook{"gpt-x": {InputPerMillion: 2, OutputPerMillion: 8}}}), wallClock(), withWorkflows("w", fanOut("fan", 2)))
+	ctx, e := h.ctx, h.e
+	run := mustStart(t, e, "fan", `{}`)
+	for range 3 {
+		l := claimOne(t, e, "w")
+		u := &cairn.Usage{Model: "gpt-x", InputTokens: 1000, OutputTokens: 500, CostUSD: 99, Counters: map[string]int64{"calls": 1}}
+		if _, err := e.Complete(ctx, l.ID, CompleteRequest{Output: json.RawMessage(`1`), Usage: u}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := getRun(t, e, run)
+	want := 3 * (1000*2.0/1e6 + 500*8.0/1e6)
+	if d := r.Usage.CostUSD - want; d > 1e-12 || d < -1e-12 || r.Usage.InputTokens != 3000 || r.Usage.Counters["calls"] != 3 {
+		t.Fatalf("run usage %+v, want cost %g", r.Usage, want)
+	}
+	if s := stepOf(r, "join"); s.Usage.InputTokens != 1000 || s.Attempts[0].Usage == nil {
+		t.Fatalf("step usage %+v", s)
+	}
+}

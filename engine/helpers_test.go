@@ -361,6 +361,7 @@ func withWorkflows(worker string, wfs ...cairn.Workflow) harnessOption {
 	}
 }
 
+// newHarness is a test's harness, made as opts say.
 func newHarness(t testing.TB, opts ...harnessOption) *harness {
 	t.Helper()
 	var s harnessSetup

@@ -240,7 +240,6 @@ type Engine struct {
 	hub     *hub.Hub
 	watch   *watch.Registry[runRecord]
 	defs    *defCache
-	latest  latestCache // workflows' newest versions (workflows.go)
 	workers *workers.Registry
 
 	outage     throttle.Outage
@@ -303,7 +302,7 @@ func New(store *blob.Bucket, cfg Config) (*Engine, error) {
 	e.admit = newAdmission(cfg.ShedAbove)
 	e.hub = hub.New(cfg.Now, cfg.PriorityAging, func(n int) { cfg.Telemetry.Dropped("hint", "evicted", n) }) // see telemetry.go
 	e.watch = watch.New[runRecord]()
-	e.defs = newDefCache()
+	e.defs = e.newCatalog()
 	e.items = newItemsCache()
 	e.workers = workers.New(store, e.keys, e.now, e.log, &e.background)
 	e.scan = scan.Lister{Bucket: store, Keys: e.keys}

@@ -57,7 +57,7 @@ func (e *Engine) getRun(ctx context.Context, id string) (*runRecord, *blob.Objec
 		return nil, nil, err
 	}
 	var r runRecord
-	if err := jsonUnmarshal(o.Data, &r); err != nil {
+	if err := json.Unmarshal(o.Data, &r); err != nil {
 		return nil, nil, fmt.Errorf("run %s: stored record is corrupt: %w", id, err)
 	}
 	return &r, o, nil

@@ -19,7 +19,7 @@ type runWatch = watch.Watch[runRecord]
 func (e *Engine) receive(h notify.Hint) {
 	switch h.Kind() {
 	case notify.KindRegistered:
-		e.latest.forget(h.Registered)
+		e.defs.Forget(h.Registered)
 	case notify.KindChanged:
 		e.watch.Changed(h.Run, h.Rev)
 	default:

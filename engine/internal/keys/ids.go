@@ -125,3 +125,11 @@ func DecodeCursor(field, cursor string) (string, error) {
 	}
 	return string(b), nil
 }
+
+// WorkflowID names a workflow definition: a name at a version.
+type WorkflowID struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
+}
+
+func (w WorkflowID) String() string { return w.Name + "@" + w.Version }

@@ -34,12 +34,7 @@ type Record struct {
 }
 
 // WorkflowID names a workflow definition: a name at a version.
-type WorkflowID struct {
-	Name    string `json:"name"`
-	Version string `json:"version"`
-}
-
-func (w WorkflowID) String() string { return w.Name + "@" + w.Version }
+type WorkflowID = keys.WorkflowID
 
 // Cached is a worker record as claims use it: with the set of what it
 // serves, and when it was read.

@@ -298,43 +298,50 @@ func (c *Client) Start(ctx context.Context, workflow string, o StartOptions) (*R
 		}
 		req.State = &st
 	}
-	res, err := decodeView[cairn.StartResult](c)(c.api.StartRun(ctx, req))
-	if err != nil {
-		return nil, err
+	return c.started(ctx)(decodeView[cairn.StartResult](c)(c.api.StartRun(ctx, req)))
+}
+
+// started turns the answer of a call that starts a run into the run, its
+// references resolved.
+func (c *Client) started(ctx context.Context) func(*cairn.StartResult, error) (*Run, error) {
+	return func(res *cairn.StartResult, err error) (*Run, error) {
+		if err != nil {
+			return nil, err
+		}
+		if res.Run == nil {
+			return nil, unexpected(http.StatusCreated, "the answer holds no run")
+		}
+		if err := c.resolveRun(ctx, res.Run); err != nil {
+			return nil, err
+		}
+		return &Run{Run: *res.Run, Existed: res.Existed}, nil
 	}
-	if res.Run == nil {
-		return nil, unexpected(http.StatusCreated, "the answer holds no run")
+}
+
+// viewed turns the answer of a call that returns a run view into the run,
+// its references resolved.
+func (c *Client) viewed(ctx context.Context) func(*cairn.Run, error) (*Run, error) {
+	return func(r *cairn.Run, err error) (*Run, error) {
+		if err != nil {
+			return nil, err
+		}
+		if err := c.resolveRun(ctx, r); err != nil {
+			return nil, err
+		}
+		return &Run{Run: *r}, nil
 	}
-	if err := c.resolveRun(ctx, res.Run); err != nil {
-		return nil, err
-	}
-	return &Run{Run: *res.Run, Existed: res.Existed}, nil
 }
 
 // Get returns a run. The read is audited with the client's key.
 func (c *Client) Get(ctx context.Context, run string) (*Run, error) {
-	r, err := decodeView[cairn.Run](c)(c.api.GetRun(ctx, run, nil))
-	if err != nil {
-		return nil, err
-	}
-	if err := c.resolveRun(ctx, r); err != nil {
-		return nil, err
-	}
-	return &Run{Run: *r}, nil
+	return c.viewed(ctx)(decodeView[cairn.Run](c)(c.api.GetRun(ctx, run, nil)))
 }
 
 // Cancel cancels a running run. Workers holding its steps learn it on
 // their next heartbeat and cancel the bodies. Cancelling an ended run is a
 // 409.
 func (c *Client) Cancel(ctx context.Context, run, reason string) (*Run, error) {
-	r, err := decodeView[cairn.Run](c)(c.api.CancelRun(ctx, run, client.CancelRequest{Reason: ptr(reason)}))
-	if err != nil {
-		return nil, err
-	}
-	if err := c.resolveRun(ctx, r); err != nil {
-		return nil, err
-	}
-	return &Run{Run: *r}, nil
+	return c.viewed(ctx)(decodeView[cairn.Run](c)(c.api.CancelRun(ctx, run, client.CancelRequest{Reason: ptr(reason)})))
 }
 
 // RerunOptions choose what a rerun runs again.
@@ -353,17 +360,7 @@ type RerunOptions struct {
 // reused as chosen by o. The new run's RerunOf names the old run.
 // Rerunning a running run is a 409 (an *APIError).
 func (c *Client) Rerun(ctx context.Context, run string, o RerunOptions) (*Run, error) {
-	res, err := decodeView[cairn.StartResult](c)(c.api.RerunRun(ctx, run, client.RerunRequest{FromStep: ptr(o.FromStep), IdempotencyKey: ptr(o.IdempotencyKey)}))
-	if err != nil {
-		return nil, err
-	}
-	if res.Run == nil {
-		return nil, unexpected(http.StatusCreated, "the answer holds no run")
-	}
-	if err := c.resolveRun(ctx, res.Run); err != nil {
-		return nil, err
-	}
-	return &Run{Run: *res.Run, Existed: res.Existed}, nil
+	return c.started(ctx)(decodeView[cairn.StartResult](c)(c.api.RerunRun(ctx, run, client.RerunRequest{FromStep: ptr(o.FromStep), IdempotencyKey: ptr(o.IdempotencyKey)})))
 }
 
 // Event is an event sent to a run.
@@ -469,10 +466,7 @@ func (c *Client) Wait(ctx context.Context, run string) (*Run, error) {
 		r, err := decodeView[cairn.Run](c)(c.api.GetRun(ctx, run, &client.GetRunParams{WaitMs: ptr(hold.Milliseconds())}))
 		switch {
 		case err == nil && r.Status.Terminal():
-			if err := c.resolveRun(ctx, r); err != nil {
-				return nil, err
-			}
-			return &Run{Run: *r}, nil
+			return c.viewed(ctx)(r, nil)
 		case err == nil && time.Since(sent) < time.Second:
 			return c.Watch(ctx, run, nil) // not held: the server predates wait_ms
 		case err == nil:

@@ -13,13 +13,7 @@ import (
 // among those whose key renders equal. key is a template such as
 // "${input.customer}" ("" for one limit across all runs of the step).
 func Concurrency(key string, limit int) StepOption {
-	return func(s *cairn.Step) error {
-		if err := s.Kind.Takes("concurrency"); err != nil {
-			return err
-		}
-		s.Concurrency = &cairn.ConcurrencyLimit{Key: key, Limit: limit}
-		return nil
-	}
+	return takes("concurrency", func(s *cairn.Step) { s.Concurrency = &cairn.ConcurrencyLimit{Key: key, Limit: limit} })
 }
 
 // RateLimit hands out at most limit attempts of a task step per period
@@ -32,13 +26,9 @@ func RateLimit(key string, limit int, period time.Duration) StepOption {
 // RateLimitBurst is RateLimit letting burst attempts go at once: any window
 // of one period then holds at most limit+burst-1.
 func RateLimitBurst(key string, limit int, period time.Duration, burst int) StepOption {
-	return func(s *cairn.Step) error {
-		if err := s.Kind.Takes("rate_limit"); err != nil {
-			return err
-		}
+	return takes("rate_limit", func(s *cairn.Step) {
 		s.RateLimit = &cairn.RateLimit{Key: key, Limit: limit, Period: cairn.Duration(period), Burst: burst}
-		return nil
-	}
+	})
 }
 
 // Priority overrides the run's priority for a task step, in [-100, 100];

@@ -53,47 +53,23 @@ func (d *WorkflowDef) OnFailure(id string, h Handler, opts ...StepOption) *Workf
 // MaxConcurrency bounds how many items of a map step run at once
 // [cairn.DefaultMapConcurrency].
 func MaxConcurrency(n int) StepOption {
-	return func(s *cairn.Step) error {
-		if err := s.Kind.Takes("max_concurrency"); err != nil {
-			return err
-		}
-		s.MaxConcurrency = n
-		return nil
-	}
+	return takes("max_concurrency", func(s *cairn.Step) { s.MaxConcurrency = n })
 }
 
 // ToleratedFailures lets n items of a map step fail without failing it.
 func ToleratedFailures(n int) StepOption {
-	return func(s *cairn.Step) error {
-		if err := s.Kind.Takes("tolerated_failures"); err != nil {
-			return err
-		}
-		s.ToleratedFailures = n
-		return nil
-	}
+	return takes("tolerated_failures", func(s *cairn.Step) { s.ToleratedFailures = n })
 }
 
 // ToleratedFailurePercent lets pct percent of a map step's items fail
 // without failing it.
 func ToleratedFailurePercent(pct float64) StepOption {
-	return func(s *cairn.Step) error {
-		if err := s.Kind.Takes("tolerated_failure_percent"); err != nil {
-			return err
-		}
-		s.ToleratedFailurePercent = pct
-		return nil
-	}
+	return takes("tolerated_failure_percent", func(s *cairn.Step) { s.ToleratedFailurePercent = pct })
 }
 
 // ChildVersion pins the version of a child step's workflow.
 func ChildVersion(v string) StepOption {
-	return func(s *cairn.Step) error {
-		if err := s.Kind.Takes("child_version"); err != nil {
-			return err
-		}
-		s.ChildVersion = v
-		return nil
-	}
+	return takes("child_version", func(s *cairn.Step) { s.ChildVersion = v })
 }
 
 func itemIndex(p *int64) int {

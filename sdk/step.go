@@ -195,23 +195,23 @@ func (s *stepCtx) resolved(m map[string]json.RawMessage, k string) (json.RawMess
 func (s *stepCtx) Logger() *slog.Logger { return s.log }
 
 func (s *stepCtx) Output(step string, v any) error {
-	if _, ok := s.outputs[step]; !ok {
-		return fmt.Errorf("%w: step %s has no output this step can see (is it in after, directly or not?)", ErrNoValue, step)
-	}
-	raw, err := s.resolved(s.outputs, step)
-	if err != nil {
-		return fmt.Errorf("cairn: reading the output of step %s: %w", step, err)
-	}
-	return decodeValue(raw, v)
+	return s.decode(s.outputs, step, v, "step "+step+" has no output this step can see (is it in after, directly or not?)", "the output of step "+step)
 }
 
 func (s *stepCtx) State(key string, v any) error {
-	if _, ok := s.state[key]; !ok {
-		return fmt.Errorf("%w: state key %s is not set", ErrNoValue, key)
+	return s.decode(s.state, key, v, "state key "+key+" is not set", "state key "+key)
+}
+
+// decode decodes m[k] into v, read through its reference if it is one;
+// missing says why an absent k has no value, what names the value in a
+// failed read.
+func (s *stepCtx) decode(m map[string]json.RawMessage, k string, v any, missing, what string) error {
+	if _, ok := m[k]; !ok {
+		return fmt.Errorf("%w: %s", ErrNoValue, missing)
 	}
-	raw, err := s.resolved(s.state, key)
+	raw, err := s.resolved(m, k)
 	if err != nil {
-		return fmt.Errorf("cairn: reading state key %s: %w", key, err)
+		return fmt.Errorf("cairn: reading %s: %w", what, err)
 	}
 	return decodeValue(raw, v)
 }

@@ -110,6 +110,18 @@ func (d *WorkflowDef) Definition() (cairn.Workflow, error) {
 // StepOption sets an option of a step.
 type StepOption func(*cairn.Step) error
 
+// takes is the option that sets a field of the step's kind with set,
+// refusing a kind without the field (named as in the definition's JSON).
+func takes(field string, set func(*cairn.Step)) StepOption {
+	return func(s *cairn.Step) error {
+		if err := s.Kind.Takes(field); err != nil {
+			return err
+		}
+		set(s)
+		return nil
+	}
+}
+
 // After makes the step wait for the given steps to complete.
 func After(steps ...string) StepOption {
 	return func(s *cairn.Step) error {
@@ -182,17 +194,13 @@ type RetryPolicy struct {
 
 // Retry sets a task step's retry policy.
 func Retry(p RetryPolicy) StepOption {
-	return func(s *cairn.Step) error {
-		if err := s.Kind.Takes("retry"); err != nil {
-			return err
-		}
+	return takes("retry", func(s *cairn.Step) {
 		s.Retry = &cairn.RetryPolicy{
 			MaxAttempts: p.MaxAttempts, InitialBackoff: cairn.Duration(p.InitialBackoff),
 			MaxBackoff: cairn.Duration(p.MaxBackoff), Multiplier: p.Multiplier, NonRetryable: p.NonRetryable,
 			RetryAfterStart: p.RetryAfterStart,
 		}
-		return nil
-	}
+	})
 }
 
 // AtMostOnce makes a task step at_most_once: once its body has started
@@ -203,13 +211,7 @@ func Retry(p RetryPolicy) StepOption {
 // that must not repeat and cannot be made idempotent; pass
 // StepContext.IdempotencyKey to the side effect anyway.
 func AtMostOnce() StepOption {
-	return func(s *cairn.Step) error {
-		if err := s.Kind.Takes("delivery"); err != nil {
-			return err
-		}
-		s.Delivery = cairn.AtMostOnce
-		return nil
-	}
+	return takes("delivery", func(s *cairn.Step) { s.Delivery = cairn.AtMostOnce })
 }
 
 // Timeout bounds a step. For a task step it is the longest one attempt
@@ -233,11 +235,5 @@ func Timeout(d time.Duration) StepOption {
 // MaxDeliveries sets how many leases of a task step may be lost (expire
 // without an answer) before the step is dead-lettered [5].
 func MaxDeliveries(n int) StepOption {
-	return func(s *cairn.Step) error {
-		if err := s.Kind.Takes("max_deliveries"); err != nil {
-			return err
-		}
-		s.MaxDeliveries = n
-		return nil
-	}
+	return takes("max_deliveries", func(s *cairn.Step) { s.MaxDeliveries = n })
 }

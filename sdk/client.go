@@ -459,29 +459,21 @@ func (c *Client) Runs(ctx context.Context, o ListOptions) iter.Seq2[RunSummary, 
 // retried with backoff.
 func (c *Client) Wait(ctx context.Context, run string) (*Run, error) {
 	const hold = 20 * time.Second
-	b := backoff{min: 100 * time.Millisecond, max: 2 * time.Second} // between transient errors
-	var lastErr error
-	for {
+	return follow(ctx, func() (*Run, bool, error) {
 		sent := time.Now()
 		r, err := decodeView[cairn.Run](c)(c.api.GetRun(ctx, run, &client.GetRunParams{WaitMs: ptr(hold.Milliseconds())}))
 		switch {
-		case err == nil && r.Status.Terminal():
-			return c.viewed(ctx)(r, nil)
-		case err == nil && time.Since(sent) < time.Second:
-			return c.Watch(ctx, run, nil) // not held: the server predates wait_ms
-		case err == nil:
-			lastErr = nil
-			b.reset()
-			continue
-		case temporary(err) && ctx.Err() == nil:
-			lastErr = err
-		default:
-			return nil, err
+		case err != nil:
+			return nil, false, err
+		case r.Status.Terminal():
+			rr, err := c.viewed(ctx)(r, nil)
+			return rr, true, err
+		case time.Since(sent) < time.Second:
+			rr, err := c.Watch(ctx, run, nil) // not held: the server predates wait_ms
+			return rr, true, err
 		}
-		if !b.sleep(ctx) {
-			return nil, fmt.Errorf("%w (last error: %v)", ctx.Err(), lastErr)
-		}
-	}
+		return nil, false, nil
+	})
 }
 
 // Watch follows a run until it ends or ctx is done, calling fn (when not
@@ -494,34 +486,50 @@ func (c *Client) Wait(ctx context.Context, run string) (*Run, error) {
 func (c *Client) Watch(ctx context.Context, run string, fn func(*Run)) (*Run, error) {
 	const hold = 20 * time.Second
 	after := int64(-1)
-	b := backoff{min: 100 * time.Millisecond, max: 2 * time.Second} // between transient errors
-	var lastErr error
-	for {
+	return follow(ctx, func() (*Run, bool, error) {
 		params := &client.GetRunStatusParams{}
 		if after >= 0 {
 			params.After, params.WaitMs = ptr(after), ptr(hold.Milliseconds())
 		}
 		p, err := decodeView[cairn.RunProgress](c)(c.api.GetRunStatus(ctx, run, params))
+		if err != nil {
+			return nil, false, err
+		}
+		if p.Status.Terminal() {
+			r, err := c.Get(ctx, run)
+			if err != nil {
+				return nil, true, err
+			}
+			if fn != nil {
+				fn(r)
+			}
+			return r, true, nil
+		}
+		if p.Rev != after {
+			after = p.Rev
+			if fn != nil {
+				fn(progressRun(p))
+			}
+		}
+		return nil, false, nil
+	})
+}
+
+// follow calls read until it says the run is done, and returns what that
+// read returned. A read that fails with a transient error (the server
+// unreachable or busy) is retried with backoff until ctx is done; any
+// other error is returned.
+func follow(ctx context.Context, read func() (r *Run, done bool, err error)) (*Run, error) {
+	b := backoff{min: 100 * time.Millisecond, max: 2 * time.Second} // between transient errors
+	var lastErr error
+	for {
+		r, done, err := read()
 		switch {
+		case done:
+			return r, err
 		case err == nil:
 			lastErr = nil
 			b.reset()
-			if p.Status.Terminal() {
-				r, err := c.Get(ctx, run)
-				if err != nil {
-					return nil, err
-				}
-				if fn != nil {
-					fn(r)
-				}
-				return r, nil
-			}
-			if p.Rev != after {
-				after = p.Rev
-				if fn != nil {
-					fn(progressRun(p))
-				}
-			}
 			continue
 		case temporary(err) && ctx.Err() == nil:
 			lastErr = err

@@ -1,6 +1,8 @@
 package sdk
 
 import (
+	"context"
+	"fmt"
 	"net/http"
 	"strings"
 	"sync/atomic"
@@ -62,4 +64,98 @@ func TestClaimPause(t *testing.T) {
 		}
 		t.Logf("idle worker, %v hold, no pause: %d claims in %v", hold, n, idleFor)
 	})
+}
+
+// TestEagerDispatchOneCallPerStep: a busy worker gets its next lease in
+// the answer to complete (claim_next) instead of claiming again. A run of
+// ten sequential steps on a one-slot worker takes ten completes and no
+// more than a couple of claims (the first, and the one held after the
+// run ended) — without eager dispatch it takes a claim per step.
+func TestEagerDispatchOneCallPerStep(t *testing.T) {
+	e := newEnv(t, sdktest.Options{})
+	var claims, completes atomic.Int64
+	var completed atomic.Bool
+	hc := interceptClient(func(r *http.Request, next http.RoundTripper) (*http.Response, error) {
+		switch {
+		case strings.HasSuffix(r.URL.Path, "/steps/claim"):
+			if !completed.Load() {
+				claims.Add(1)
+			}
+		case strings.HasSuffix(r.URL.Path, "/complete"):
+			completes.Add(1)
+		}
+		return next.RoundTrip(r)
+	})
+	wc := e.client(t, WithHTTPClient(hc))
+	const n = 10
+	d := Workflow("eager", "1")
+	var ran atomic.Int64
+	for i := range n {
+		var opts []StepOption
+		if i > 0 {
+			opts = append(opts, After(fmt.Sprintf("s%02d", i-1)))
+		}
+		d.Task(fmt.Sprintf("s%02d", i), Handle(func(StepContext, struct{}) (int, error) { return int(ran.Add(1)), nil }), opts...)
+	}
+	serve(t, NewWorker(wc, WithConcurrency(1), WithLogger(quiet())).Register(d))
+	r := start(t, e.c, "eager", StartOptions{})
+	got := waitRun(t, e.c, r.ID, 30*time.Second)
+	completed.Store(true)
+	if got.Status != RunCompleted || ran.Load() != n {
+		t.Fatalf("run %s, %d bodies ran; want completed, %d", got.Status, ran.Load(), n)
+	}
+	if c := completes.Load(); c != n {
+		t.Fatalf("%d completes, want %d", c, n)
+	}
+	if c := claims.Load(); c > 3 {
+		t.Fatalf("%d claims for %d sequential steps: the completes did not hand the next lease back", c, n)
+	}
+}
+
+// Two unnamed Workers of one process (TestMapItemFailureOverHTTP runs
+// one per version) must not share a worker id: the engine keeps one
+// record per id, so the second registration replaced the first's served
+// workflows; the first's next claim then leased the second's steps, failed
+// them as unservable, and the engine avoided that id — both workers — for
+// UnservableAvoid (30 s): map items sat ready for up to a minute.
+func TestUnnamedWorkersDoNotShareAnID(t *testing.T) {
+	e := newEnv(t, sdktest.Options{})
+	one := Workflow("shared", "1").Task("t", Handle(func(StepContext, struct{}) (string, error) { return "one", nil }))
+	two := Workflow("shared", "2").Task("t", Handle(func(StepContext, struct{}) (string, error) { return "two", nil }))
+	var aClaims atomic.Int64 // claims a's server answered
+	hc := interceptClient(func(r *http.Request, next http.RoundTripper) (*http.Response, error) {
+		resp, err := next.RoundTrip(r)
+		if err == nil && isCall(r, "/steps/claim") {
+			aClaims.Add(1)
+		}
+		return resp, err
+	})
+	a := NewWorker(e.client(t, WithHTTPClient(hc)), WithLogger(quiet()), WithClaimWait(50*time.Millisecond)).Register(one)
+	b := NewWorker(e.c, WithLogger(quiet())).Register(two)
+	if a.ID() == b.ID() {
+		t.Errorf("two unnamed workers share the id %s", a.ID())
+	}
+	serve(t, a)
+	// b registers (shared@2) and stops: from now on only a claims, and
+	// it does not serve shared@2.
+	if err := serve(t, b)(); err != nil {
+		t.Fatal(err)
+	}
+	run := start(t, e.c, "shared", StartOptions{Version: "2"}).ID
+	from := aClaims.Load()
+	eventually(t, 10*time.Second, "ten of a's claims answered after the start", func() bool { return aClaims.Load() >= from+10 })
+	j, err := e.c.Journal(context.Background(), run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, en := range j {
+		if strings.Contains(en.Message, "does not serve") {
+			t.Errorf("worker %s was leased a step of shared@2, which it does not serve: %s %s", en.Worker, en.Type, en.Message)
+		}
+	}
+	// b again: it must get the step at once, not after an avoidance.
+	serve(t, b)
+	if r := waitRun(t, e.c, run, 5*time.Second); r.Status != RunCompleted || string(r.Output) != `"two"` {
+		t.Fatalf("run %s %s", r.Status, r.Output)
+	}
 }

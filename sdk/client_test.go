@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -83,5 +84,48 @@ func TestSchedulesOverHTTP(t *testing.T) {
 	}
 	if err := e.c.DeleteSchedule(ctx, "n1"); !errors.As(err, &ae) || ae.Status != http.StatusNotFound {
 		t.Fatalf("delete again: %v", err)
+	}
+}
+
+// Rerun over HTTP: a run whose second step failed is rerun; the first
+// step's output is reused (its body does not run again), the second runs
+// with it.
+func TestRerunAfterAFix(t *testing.T) {
+	e := newEnv(t, sdktest.Options{})
+	var fetches, fixed atomic.Int32
+	held := make(chan struct{}) // fixed == 2: "use" waits for it, so its run is running
+	defer close(held)
+	wf := Workflow("fix", "1").
+		Task("fetch", Handle(func(StepContext, struct{}) (int, error) { fetches.Add(1); return 41, nil })).
+		Task("use", Handle(func(_ StepContext, n int) (int, error) {
+			switch fixed.Load() {
+			case 0:
+				return 0, Fatal(errors.New("bug"))
+			case 2:
+				<-held
+			}
+			return n + 1, nil
+		}), After("fetch"), Input("${steps.fetch.output}"))
+	serve(t, NewWorker(e.c, WithLogger(quiet())).Register(wf))
+	old := waitRun(t, e.c, start(t, e.c, "fix", StartOptions{}).ID, 10*time.Second)
+	if old.Status != RunFailed {
+		t.Fatalf("first run %s", old.Status)
+	}
+	fixed.Store(1)
+	nr, err := e.c.Rerun(context.Background(), old.ID, RerunOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := waitRun(t, e.c, nr.ID, 10*time.Second)
+	if r.Status != RunCompleted || string(r.Output) != "42" || r.RerunOf != old.ID {
+		t.Fatalf("rerun %s output %s rerun_of %q", r.Status, r.Output, r.RerunOf)
+	}
+	if fetches.Load() != 1 {
+		t.Fatalf("fetch ran %d times, want once (reused)", fetches.Load())
+	}
+	fixed.Store(2) // a run that cannot end before its rerun is asked for (it ended in 80 ms on CI rehearsal 20)
+	var ae *APIError
+	if _, err := e.c.Rerun(context.Background(), start(t, e.c, "fix", StartOptions{}).ID, RerunOptions{}); !errors.As(err, &ae) || ae.Status != 409 {
+		t.Fatalf("rerun of a running run: %v", err)
 	}
 }

@@ -157,13 +157,7 @@ func TestAtMostOnceNeverReportedRetryable(t *testing.T) {
 	}
 	drained := start(t, e.c, "amo-drain", StartOptions{})
 	<-began
-	t0 := time.Now()
-	if err := stop(); err != nil {
-		t.Fatal(err)
-	}
-	if d := time.Since(t0); d > 5*time.Second {
-		t.Fatalf("shutdown took %v", d)
-	}
+	stopWithin(t, stop, 5*time.Second)
 	eventually(t, 5*time.Second, "three fails recorded", func() bool { return len(wr.fails()) >= 3 })
 	fails := wr.fails()
 	if len(fails) != 3 {
@@ -220,28 +214,26 @@ func TestAtMostOnceStartedIsNotRunAgain(t *testing.T) {
 	stuck := make(chan struct{})
 	t.Cleanup(func() { close(stuck) })
 	began := make(chan struct{}, 2)
+	// cutOffOnce: the first body runs until the shutdown cuts it off,
+	// later ones return out.
+	cutOffOnce := func(runs *atomic.Int32, out int) Handler {
+		return Handle(func(ctx StepContext, _ struct{}) (int, error) {
+			if runs.Add(1) == 1 {
+				began <- struct{}{}
+				<-ctx.Done()
+				return 0, ctx.Err()
+			}
+			return out, nil
+		})
+	}
 	build := func() []*WorkflowDef {
 		return []*WorkflowDef{
 			Workflow("amo-panic2", "1").Task("pay", Handle(func(StepContext, struct{}) (int, error) {
 				panics.Add(1)
 				panic("boom")
 			}), AtMostOnce(), Retry(fast)),
-			Workflow("amo-drain2", "1").Task("pay", Handle(func(ctx StepContext, _ struct{}) (int, error) {
-				if drained.Add(1) == 1 {
-					began <- struct{}{}
-					<-ctx.Done()
-					return 0, ctx.Err()
-				}
-				return 2, nil
-			}), AtMostOnce(), Retry(fast)),
-			Workflow("amo-optin", "1").Task("pay", Handle(func(ctx StepContext, _ struct{}) (int, error) {
-				if optedIn.Add(1) == 1 {
-					began <- struct{}{}
-					<-ctx.Done()
-					return 0, ctx.Err()
-				}
-				return 3, nil
-			}), AtMostOnce(), Retry(optIn)),
+			Workflow("amo-drain2", "1").Task("pay", cutOffOnce(&drained, 2), AtMostOnce(), Retry(fast)),
+			Workflow("amo-optin", "1").Task("pay", cutOffOnce(&optedIn, 3), AtMostOnce(), Retry(optIn)),
 		}
 	}
 	stop := serve(t, NewWorker(e.c, WithLogger(quiet()), WithConcurrency(4), WithDrainTimeout(100*time.Millisecond)).Register(build()...))

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -218,5 +219,107 @@ func TestFlowValidationNamesTheField(t *testing.T) {
 	err := NewWorker(e.c, WithLogger(quiet())).Register(bad).Serve(ctx)
 	if err == nil || !strings.Contains(err.Error(), "steps[0].items") {
 		t.Fatalf("server check: %v", err)
+	}
+}
+
+// TestFlowBuilder: the builder's flow options land in the definition, and
+// misuse is refused.
+func TestFlowBuilder(t *testing.T) {
+	d := Workflow("f", "1").Concurrency("", 10).Concurrency("${input.tenant}", 2)
+	d.add(cairn.Step{ID: "call", Kind: cairn.KindTask}, []StepOption{Concurrency("${input.customer}", 5), RateLimit("${input.api}", 100, time.Minute), Priority(7)})
+	w, err := d.Definition()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := w.Step("call")
+	if len(w.Concurrency) != 2 || w.Concurrency[1].Key != "${input.tenant}" || s.Concurrency == nil || s.Concurrency.Limit != 5 ||
+		s.RateLimit == nil || s.RateLimit.Limit != 100 || s.RateLimit.Period.D() != time.Minute || s.Priority == nil || *s.Priority != 7 {
+		t.Fatalf("definition %+v, step %+v", w, s)
+	}
+	bad := Workflow("g", "1")
+	bad.add(cairn.Step{ID: "s", Kind: cairn.KindTask}, []StepOption{Priority(500)})
+	if _, err := bad.Definition(); err == nil {
+		t.Fatal("priority 500 accepted")
+	}
+}
+
+// TestFlowOverHTTP: a run's priority, and a bulk cancel through the SDK
+// against a real server.
+func TestFlowOverHTTP(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, sdktest.Options{})
+	reg, err := e.c.API().RegisterWorkerWithBodyWithResponse(ctx, "application/json",
+		strings.NewReader(`{"worker_id":"w","workflows":[{"name":"bulk","version":"1","concurrency":[{"limit":3}],"steps":[{"id":"only","concurrency":{"key":"${input.c}","limit":1},"priority":5}]}]}`))
+	if err := e.c.check(err, reg); err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for i := range 5 {
+		r, err := e.c.Start(ctx, "bulk", StartOptions{Input: map[string]int{"c": i}, Priority: i - 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Priority != i-2 {
+			t.Fatalf("run priority %d, want %d", r.Priority, i-2)
+		}
+		ids = append(ids, r.ID)
+	}
+	var ae *APIError
+	if _, err := e.c.Start(ctx, "bulk", StartOptions{Priority: 101}); !errors.As(err, &ae) || ae.Status != http.StatusUnprocessableEntity {
+		t.Fatalf("priority 101: %v", err)
+	}
+	if _, err := e.c.StartBatch(ctx, BatchCancel, BatchFilter{}, ""); !errors.As(err, &ae) || ae.Status != http.StatusUnprocessableEntity || !strings.Contains(ae.Error(), "filter") {
+		t.Fatalf("empty filter: %v", err)
+	}
+	b, err := e.c.StartBatch(ctx, BatchCancel, BatchFilter{Workflow: "bulk", Status: []cairn.RunStatus{cairn.RunRunning}}, "bulk test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err = e.c.WaitBatch(ctx, b.ID, 50*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !b.Done() || b.Matched != 5 || b.Applied != 5 {
+		t.Fatalf("batch %+v", b)
+	}
+	for _, id := range ids {
+		r, err := e.c.Get(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Status != cairn.RunCancelled {
+			t.Fatalf("run %s is %s", id, r.Status)
+		}
+	}
+}
+
+// When over HTTP: the branch not taken never reaches a worker, the join
+// runs, and the run view says skipped.
+func TestWhenBranches(t *testing.T) {
+	e := newEnv(t, sdktest.Options{})
+	var refunds, rejects atomic.Int32
+	wf := Workflow("refund", "1").
+		Task("check", Handle(func(_ StepContext, in struct{ Amount int }) (map[string]bool, error) {
+			return map[string]bool{"eligible": in.Amount < 100}, nil
+		})).
+		Task("refund", Handle(func(StepContext, struct{}) (string, error) { refunds.Add(1); return "refunded", nil }),
+			After("check"), When("steps.check.output.eligible")).
+		Task("reject", Handle(func(StepContext, struct{}) (string, error) { rejects.Add(1); return "rejected", nil }),
+			After("check"), When("!steps.check.output.eligible")).
+		Task("reply", Handle(func(_ StepContext, in map[string]string) (string, error) { return in["outcome"], nil }),
+			After("refund", "reject"), Input(map[string]any{"outcome": "${has(steps.refund) ? steps.refund.output : steps.reject.output}"}))
+	serve(t, NewWorker(e.c, WithLogger(quiet())).Register(wf))
+	r := waitRun(t, e.c, start(t, e.c, "refund", StartOptions{Input: map[string]int{"amount": 250}}).ID, 10*time.Second)
+	if r.Status != RunCompleted || string(r.Output) != `"rejected"` {
+		t.Fatalf("run %s output %s %+v", r.Status, r.Output, r.Error)
+	}
+	if refunds.Load() != 0 || rejects.Load() != 1 {
+		t.Fatalf("refund ran %d, reject ran %d", refunds.Load(), rejects.Load())
+	}
+	if s := r.Step("refund"); s.Status != StepSkipped || len(s.Attempts) != 0 {
+		t.Fatalf("refund step %+v", s)
+	}
+	if r.StepsDone != 4 || r.StepsTotal != 4 {
+		t.Fatalf("steps %d/%d", r.StepsDone, r.StepsTotal)
 	}
 }

@@ -78,6 +78,19 @@ func serve(t testing.TB, w *Worker) (stop func() error) {
 	return stop
 }
 
+// stopWithin stops a worker (serve's stop) and fails the test if that
+// fails or takes longer than within.
+func stopWithin(t *testing.T, stop func() error, within time.Duration) {
+	t.Helper()
+	t0 := time.Now()
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(t0); d > within {
+		t.Fatalf("shutdown took %v", d)
+	}
+}
+
 func waitRun(t *testing.T, c *Client, id string, within time.Duration) *Run {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), within)

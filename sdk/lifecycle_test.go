@@ -97,13 +97,7 @@ func TestDrainTimeoutReleasesBodies(t *testing.T) {
 	stop := serve(t, w)
 	run := start(t, e.c, "stuck", StartOptions{})
 	<-began
-	t0 := time.Now()
-	if err := stop(); err != nil {
-		t.Fatal(err)
-	}
-	if d := time.Since(t0); d > 3*time.Second {
-		t.Fatalf("shutdown took %v", d)
-	}
+	stopWithin(t, stop, 3*time.Second)
 	if cause := <-causes; !errors.Is(cause, ErrShutdown) {
 		t.Fatalf("cause %v", cause)
 	}

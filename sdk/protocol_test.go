@@ -94,6 +94,14 @@ type pausable struct {
 	fenced        atomic.Int32
 }
 
+// cutOffUntilLost pauses the worker's calls until the engine has
+// reclaimed the lease of ctx's attempt (lease_lost in the run's journal).
+func (p *pausable) cutOffUntilLost(t *testing.T, c *Client, ctx StepContext) {
+	p.paused.Store(true)
+	waitJournal(t, c, ctx.Info().Run, "lease_lost")
+	p.paused.Store(false)
+}
+
 func (p *pausable) client() *http.Client {
 	return interceptClient(func(r *http.Request, next http.RoundTripper) (*http.Response, error) {
 		if p.paused.Load() && (isCall(r, "/steps/heartbeat") || p.pauseComplete && isCall(r, "/complete")) {
@@ -148,9 +156,7 @@ func TestFencedHeartbeatCancelsBody(t *testing.T) {
 		if ctx.Info().Attempt > 1 {
 			return "fresh", nil
 		}
-		p.paused.Store(true)
-		waitJournal(t, e.c, ctx.Info().Run, "lease_lost")
-		p.paused.Store(false)
+		p.cutOffUntilLost(t, e.c, ctx)
 		select {
 		case <-ctx.Done():
 			causes <- context.Cause(ctx)
@@ -192,9 +198,7 @@ func TestFencedCompleteIsDropped(t *testing.T) {
 		if ctx.Info().Attempt > 1 {
 			return "fresh", nil
 		}
-		p.paused.Store(true)
-		waitJournal(t, e.c, ctx.Info().Run, "lease_lost")
-		p.paused.Store(false)
+		p.cutOffUntilLost(t, e.c, ctx)
 		return "stale", nil
 	})).Wait("hold", "never", After("s"))
 	w := NewWorker(e.client(t, WithHTTPClient(p.client())), WithConcurrency(2), WithLogger(slogOf(logs))).Register(wf)

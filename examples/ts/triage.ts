@@ -1,7 +1,7 @@
-// The triage worker of examples/triage, in TypeScript: the same workflow
+// The triage workflow of examples/triage, in TypeScript: the same workflow
 // (name, version and definition), so Go and TypeScript workers can serve it
-// side by side. Run: make run (terminal 1), then here: npm install && npm start.
-import { Client, consoleLogger, defineWorkflow, type StepContext, Worker } from "@cairn-dev/cairn";
+// side by side. main.ts serves it; the SDK's tests run it too.
+import { defineWorkflow, type StepContext } from "@cairn-dev/cairn";
 
 interface Classification {
   category: string;
@@ -55,8 +55,3 @@ export const triage = defineWorkflow({ name: "triage", version: "1", description
       retry: { maxAttempts: 5 },
     },
   );
-
-// $CAIRN_SERVER (default http://127.0.0.1:8080), $CAIRN_KEY.
-const worker = new Worker(new Client(), { concurrency: 8, logger: consoleLogger(), labels: { example: "triage-ts" } }).register(triage);
-// Drains on SIGTERM/SIGINT: running bodies finish and report first.
-await worker.serve({ handleSignals: true });

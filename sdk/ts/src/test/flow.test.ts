@@ -3,27 +3,12 @@
 // key at once across two workers; priorities order the attempts a limit
 // held back; a batch cancels the running runs its filter matches.
 import assert from "node:assert/strict";
-import { after, before, test } from "node:test";
+import { test } from "node:test";
 
 import { defineWorkflow, Worker } from "../index.js";
-import { memLogger, startServer, type DevServer } from "./server.js";
+import { memLogger, serverForFile, serving, whileServing } from "./server.js";
 
-let srv: DevServer;
-before(async () => {
-  srv = await startServer();
-});
-after(async () => {
-  await srv.stop();
-});
-
-async function serving(w: Worker): Promise<() => Promise<void>> {
-  const done = w.serve();
-  await Promise.race([w.ready, done]);
-  return async () => {
-    w.stop();
-    await done;
-  };
-}
+const srv = serverForFile();
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -122,8 +107,7 @@ test("startBatch cancels the running runs its filter matches; getBatch follows i
   const wf = defineWorkflow({ name: "batch-ts", version: "1" }).wait("hold", "go");
   const other = defineWorkflow({ name: "batch-other-ts", version: "1" }).wait("hold", "go");
   const w = new Worker(srv.client, { logger: memLogger(), claimWaitMs: 1000 }).register(wf).register(other);
-  const stop = await serving(w);
-  try {
+  await whileServing(w, async () => {
     const ids: string[] = [];
     for (let i = 0; i < 5; i++) ids.push((await srv.client.start("batch-ts", { input: { i } })).run.id);
     const keep = (await srv.client.start("batch-other-ts", {})).run.id;
@@ -156,7 +140,5 @@ test("startBatch cancels the running runs its filter matches; getBatch follows i
       srv.client.startBatch({ action: "cancel", filter: {} }),
       (e: any) => e.status === 422 || e.status === 400,
     );
-  } finally {
-    await stop();
-  }
+  });
 });

@@ -4,18 +4,12 @@
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { once } from "node:events";
-import { after, before, test } from "node:test";
+import { test } from "node:test";
 
 import { defineWorkflow, failure, Worker } from "../index.js";
-import { memLogger, startServer, type DevServer } from "./server.js";
+import { memLogger, serverForFile } from "./server.js";
 
-let srv: DevServer;
-before(async () => {
-  srv = await startServer();
-});
-after(async () => {
-  await srv.stop();
-});
+const srv = serverForFile();
 
 test("a Go worker and a TypeScript worker serve different steps of one run", async () => {
   const bin = process.env.CAIRN_GO_WORKER;

@@ -1,16 +1,10 @@
 import assert from "node:assert/strict";
-import { after, before, test } from "node:test";
+import { test } from "node:test";
 
 import { asPayloadRef, defineWorkflow, Worker } from "../index.js";
-import { memLogger, startServer, type DevServer } from "./server.js";
+import { memLogger, serverForFile } from "./server.js";
 
-let srv: DevServer;
-before(async () => {
-  srv = await startServer();
-});
-after(async () => {
-  await srv.stop();
-});
+const srv = serverForFile();
 
 const big = (n: number, size: number) => ({ n, pad: "q".repeat(size) });
 

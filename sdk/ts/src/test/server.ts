@@ -6,8 +6,9 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { after, before } from "node:test";
 
-import { Client, type Logger } from "../index.js";
+import { Client, type Logger, type Worker } from "../index.js";
 
 export interface DevServer {
   url: string;
@@ -58,6 +59,41 @@ export async function startServer(env: Record<string, string> = {}): Promise<Dev
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * One cairn dev for a test file: started before its tests, stopped after
+ * them. Its url and client are set once the tests run.
+ */
+export function serverForFile(env: Record<string, string> = {}): DevServer {
+  const srv = {} as DevServer;
+  before(async () => {
+    Object.assign(srv, await startServer(env));
+  });
+  after(async () => {
+    await srv.stop();
+  });
+  return srv;
+}
+
+/** Serves w until the returned stop is awaited; resolves once w is ready. */
+export async function serving(w: Worker): Promise<() => Promise<void>> {
+  const done = w.serve();
+  await Promise.race([w.ready, done]);
+  return async () => {
+    w.stop();
+    await done;
+  };
+}
+
+/** Serves w while body runs, and stops it after (however body ends). */
+export async function whileServing<T>(w: Worker, body: () => Promise<T>): Promise<T> {
+  const stop = await serving(w);
+  try {
+    return await body();
+  } finally {
+    await stop();
+  }
 }
 
 /** A Logger keeping records, for assertions; silent. */

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { after, before, test } from "node:test";
+import { test } from "node:test";
 
 import {
   Client,
@@ -9,32 +9,19 @@ import {
   retryable,
   failure,
   Worker,
+  type WorkflowDef,
 } from "../index.js";
-import { memLogger, startServer, type DevServer } from "./server.js";
-import { triage } from "./triage.js";
+import { memLogger, serverForFile, serving, whileServing } from "./server.js";
 
-let srv: DevServer;
-before(async () => {
-  srv = await startServer();
-});
-after(async () => {
-  await srv.stop();
-});
+// The triage workflow of examples/ts, built by tsconfig.example.json into
+// dist/test/example (it imports @cairn-dev/cairn: this package, by name).
+const { triage } = (await import(new URL("./example/triage.js", import.meta.url).href)) as { triage: WorkflowDef };
 
-/** Serves defs on a fresh worker until the returned stop is awaited. */
-async function serving(w: Worker): Promise<() => Promise<void>> {
-  const done = w.serve();
-  await Promise.race([w.ready, done]);
-  return async () => {
-    w.stop();
-    await done;
-  };
-}
+const srv = serverForFile();
 
 test("the triage workflow, written in TypeScript, completes", async () => {
   const w = new Worker(srv.client, { name: "ts-triage", logger: memLogger(), claimWaitMs: 2000 }).register(triage);
-  const stop = await serving(w);
-  try {
+  await whileServing(w, async () => {
     const ticket = { subject: "Charged twice", body: "URGENT: I was charged twice for my order", customer: "ana@bigcorp.com" };
     const { run } = await srv.client.start("triage", { input: ticket, idempotencyKey: "ticket-1" });
     const again = await srv.client.start("triage", { input: ticket, idempotencyKey: "ticket-1" });
@@ -53,9 +40,7 @@ test("the triage workflow, written in TypeScript, completes", async () => {
     assert.equal(done.usage?.input_tokens, 9);
     const page = await srv.client.list({ workflow: "triage" });
     assert.ok(page.runs.some((r) => r.id === run.id));
-  } finally {
-    await stop();
-  }
+  });
 });
 
 test("a retryable error is retried, a non-retryable typed failure is not", async () => {
@@ -75,8 +60,7 @@ test("a retryable error is retried, a non-retryable typed failure is not", async
       throw failure("card_declined", "the card was declined");
     }, { after: ["fetch"], retry: { maxAttempts: 5, initialBackoff: 50, nonRetryable: ["card_declined"] } });
   const w = new Worker(srv.client, { logger: memLogger(), claimWaitMs: 2000 }).register(wf);
-  const stop = await serving(w);
-  try {
+  await whileServing(w, async () => {
     const { run } = await srv.client.start("flaky-ts", {});
     const done = await srv.client.wait(run.id);
     assert.equal(done.status, "failed");
@@ -87,9 +71,7 @@ test("a retryable error is retried, a non-retryable typed failure is not", async
     assert.deepEqual(done.error && { class: done.error.class, step: done.error.step }, { class: "card_declined", step: "declined" });
     const declined = done.steps.find((s) => s.id === "declined");
     assert.equal(declined?.attempts?.length, 1, "a non-retryable class is not retried");
-  } finally {
-    await stop();
-  }
+  });
 });
 
 test("an at_most_once step that started is never run again", async () => {
@@ -103,17 +85,14 @@ test("an at_most_once step that started is never run again", async () => {
     { atMostOnce: true, retry: { maxAttempts: 5, initialBackoff: 50 } },
   );
   const w = new Worker(srv.client, { logger: memLogger(), claimWaitMs: 2000 }).register(wf);
-  const stop = await serving(w);
-  try {
+  await whileServing(w, async () => {
     const { run } = await srv.client.start("amo-ts", {});
     const done = await srv.client.wait(run.id);
     assert.equal(done.status, "failed");
     assert.equal(done.error?.class, "retryable");
     await new Promise((r) => setTimeout(r, 500)); // a retry, were there one, would be scheduled at 50 ms
     assert.equal(bodies, 1);
-  } finally {
-    await stop();
-  }
+  });
 });
 
 test("a fenced lease aborts the body's signal, and the step runs again", async () => {
@@ -140,17 +119,14 @@ test("a fenced lease aborts the body's signal, and the step runs again", async (
     return { attempt: ctx.info.attempt };
   });
   const w = new Worker(client, { logger: memLogger(), claimWaitMs: 1000, concurrency: 2 }).register(wf);
-  const stop = await serving(w);
-  try {
+  await whileServing(w, async () => {
     const { run } = await client.start("fenced-ts", {});
     const done = await client.wait(run.id);
     assert.equal(done.status, "completed");
     assert.deepEqual(done.output, { attempt: 2 });
     assert.equal(reasons.length, 1);
     assert.ok(reasons[0] instanceof LeaseLostError, `signal reason: ${String(reasons[0])}`);
-  } finally {
-    await stop();
-  }
+  });
 });
 
 test("stop drains: a running body finishes and reports; past the drain timeout a body is interrupted", async () => {

@@ -12,10 +12,7 @@ import (
 func TestApproval(t *testing.T) {
 	ctx, c := example.Start(t, 30*time.Second, newWorker)
 
-	run, err := c.Start(ctx, "approval", sdk.StartOptions{Input: Expense{Requester: "ana", Amount: 120.5, Reason: "conference"}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	run := example.StartRun(t, ctx, c, "approval", sdk.StartOptions{Input: Expense{Requester: "ana", Amount: 120.5, Reason: "conference"}})
 	// The run waits for the event, at no cost. Follow its progress (a long
 	// poll the server answers at each change) until the wait has begun.
 	wctx, stop := context.WithCancel(ctx)
@@ -31,7 +28,8 @@ func TestApproval(t *testing.T) {
 		t.Fatal("the run never waited for the approval")
 	}
 	// Progress carries statuses only; the whole run has the wait's timeout.
-	if waiting, err = c.Get(ctx, run.ID); err != nil {
+	waiting, err := c.Get(ctx, run.ID)
+	if err != nil {
 		t.Fatal(err)
 	}
 	if s := waiting.Step("approval"); s.WakeAt == nil || time.Until(*s.WakeAt) < 23*time.Hour {

@@ -11,14 +11,8 @@ import (
 func TestFlaky(t *testing.T) {
 	ctx, c := example.Start(t, 30*time.Second, newWorker)
 
-	ok, err := c.Start(ctx, "flaky", sdk.StartOptions{Input: Request{City: "Lisbon"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	bad, err := c.Start(ctx, "flaky", sdk.StartOptions{Input: Request{}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ok := example.StartRun(t, ctx, c, "flaky", sdk.StartOptions{Input: Request{City: "Lisbon"}})
+	bad := example.StartRun(t, ctx, c, "flaky", sdk.StartOptions{Input: Request{}})
 	f, err := sdk.Result[Forecast](ctx, c, ok.ID)
 	if err != nil {
 		t.Fatal(err)

@@ -14,10 +14,7 @@ func TestFulfilment(t *testing.T) {
 	ctx, c := example.Start(t, time.Minute, newWorker)
 
 	lines := []Line{{"tea", 2}, {"cup", 1}, {"pot", 1}, {"spoon", 4}, {"tray", 1}, {"cosy", 1}}
-	run, err := c.Start(ctx, "fulfilment", sdk.StartOptions{Input: Order{ID: "o-1", Card: "4242", Lines: lines}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	run := example.StartRun(t, ctx, c, "fulfilment", sdk.StartOptions{Input: Order{ID: "o-1", Card: "4242", Lines: lines}})
 	shipped, err := sdk.Result[Shipped](ctx, c, run.ID)
 	if err != nil {
 		t.Fatal(err)
@@ -40,10 +37,7 @@ func TestFulfilment(t *testing.T) {
 
 	// A declined card: the run fails with card_declined, and the
 	// compensation releases the reservations; nothing was charged.
-	run, err = c.Start(ctx, "fulfilment", sdk.StartOptions{Input: Order{ID: "o-2", Card: "declined", Lines: lines[:2]}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	run = example.StartRun(t, ctx, c, "fulfilment", sdk.StartOptions{Input: Order{ID: "o-2", Card: "declined", Lines: lines[:2]}})
 	r, err = c.Wait(ctx, run.ID)
 	if err != nil {
 		t.Fatal(err)
@@ -62,10 +56,7 @@ func TestFulfilment(t *testing.T) {
 	// non-retryable), the map and the run; the compensation runs. A failed
 	// map has no output, so release sees no reservations: a real saga
 	// would release by order id, or keep holds in the run state.
-	run, err = c.Start(ctx, "fulfilment", sdk.StartOptions{Input: Order{ID: "o-3", Card: "4242", Lines: []Line{{"tea", 1}, {OutOfStock, 1}}}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	run = example.StartRun(t, ctx, c, "fulfilment", sdk.StartOptions{Input: Order{ID: "o-3", Card: "4242", Lines: []Line{{"tea", 1}, {OutOfStock, 1}}}})
 	r, err = c.Wait(ctx, run.ID)
 	if err != nil {
 		t.Fatal(err)

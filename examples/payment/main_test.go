@@ -14,16 +14,10 @@ func TestPayment(t *testing.T) {
 	p := NewProvider()
 	ctx, c := example.Start(t, 30*time.Second, func(c *sdk.Client, log *slog.Logger) *sdk.Worker { return newWorker(c, p, log) })
 
-	paid, err := c.Start(ctx, "payment", sdk.StartOptions{IdempotencyKey: "A-1001",
+	paid := example.StartRun(t, ctx, c, "payment", sdk.StartOptions{IdempotencyKey: "A-1001",
 		Input: json.RawMessage(`{"order":"A-1001","items":[{"sku":"book","qty":2,"unit_cents":1500}],"card":"4242"}`)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	declined, err := c.Start(ctx, "payment", sdk.StartOptions{
+	declined := example.StartRun(t, ctx, c, "payment", sdk.StartOptions{
 		Input: json.RawMessage(`{"order":"A-1002","items":[{"sku":"pen","qty":1,"unit_cents":300}],"card":"0000"}`)})
-	if err != nil {
-		t.Fatal(err)
-	}
 	rc, err := sdk.Result[Receipt](ctx, c, paid.ID)
 	if err != nil {
 		t.Fatal(err)

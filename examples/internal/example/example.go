@@ -68,3 +68,13 @@ func Start(t testing.TB, timeout time.Duration, newWorker NewWorker) (context.Co
 	}
 	return ctx, c
 }
+
+// StartRun starts a run of workflow with c, failing the test if it cannot.
+func StartRun(t testing.TB, ctx context.Context, c *sdk.Client, workflow string, o sdk.StartOptions) *sdk.Run {
+	t.Helper()
+	r, err := c.Start(ctx, workflow, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}

@@ -277,12 +277,9 @@ func (c *Client) Start(ctx context.Context, workflow string, o StartOptions) (*R
 		p := int64(o.Priority)
 		req.Priority = &p
 	}
-	if o.Input != nil {
-		in, err := toJSON(o.Input)
-		if err != nil {
-			return nil, fmt.Errorf("cairn: run input: %w", err)
-		}
-		req.Input = in
+	var err error
+	if req.Input, err = optionalJSON(o.Input, "run input"); err != nil {
+		return nil, err
 	}
 	if !o.Deadline.IsZero() {
 		d := o.Deadline.UTC()
@@ -378,12 +375,9 @@ type Event struct {
 // SendEvent sends an event to a run.
 func (c *Client) SendEvent(ctx context.Context, run string, ev Event) (*EventResult, error) {
 	req := client.EventRequest{Name: ev.Name, Id: ptr(ev.ID)}
-	if ev.Payload != nil {
-		p, err := toJSON(ev.Payload)
-		if err != nil {
-			return nil, fmt.Errorf("cairn: event payload: %w", err)
-		}
-		req.Payload = p
+	var err error
+	if req.Payload, err = optionalJSON(ev.Payload, "event payload"); err != nil {
+		return nil, err
 	}
 	return decodeView[EventResult](c)(c.api.SendEvent(ctx, run, req))
 }
@@ -632,6 +626,19 @@ func toJSON(v any) (json.RawMessage, error) {
 		return json.RawMessage(x), nil
 	}
 	return json.Marshal(v)
+}
+
+// optionalJSON encodes v (toJSON) for an optional field: nil stays
+// absent. what names the field in an error.
+func optionalJSON(v any, what string) (json.RawMessage, error) {
+	if v == nil {
+		return nil, nil
+	}
+	b, err := toJSON(v)
+	if err != nil {
+		return nil, fmt.Errorf("cairn: %s: %w", what, err)
+	}
+	return b, nil
 }
 
 func toJSONMap(m map[string]any) (map[string]json.RawMessage, error) {

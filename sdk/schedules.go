@@ -2,7 +2,6 @@ package sdk
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/cairn-dev/cairn"
@@ -58,12 +57,9 @@ func (c *Client) CreateSchedule(ctx context.Context, workflow, cron string, o Sc
 		ov := client.ScheduleRequestOverlap(o.Overlap)
 		req.Overlap = &ov
 	}
-	if o.Input != nil {
-		in, err := toJSON(o.Input)
-		if err != nil {
-			return nil, fmt.Errorf("cairn: schedule input: %w", err)
-		}
-		req.Input = in
+	var err error
+	if req.Input, err = optionalJSON(o.Input, "schedule input"); err != nil {
+		return nil, err
 	}
 	return decodeView[Schedule](c)(c.api.CreateSchedule(ctx, req))
 }

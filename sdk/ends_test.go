@@ -125,8 +125,7 @@ func tooLarge(r *http.Request) *http.Response {
 func TestAtMostOnceNeverReportedRetryable(t *testing.T) {
 	e := newEnv(t, sdktest.Options{})
 	wr := &wire{}
-	stuck := make(chan struct{})
-	t.Cleanup(func() { close(stuck) })
+	stuck := closedAtEnd(t)
 	began := make(chan struct{}, 1)
 	once := RetryPolicy{MaxAttempts: 1}
 	wfs := []*WorkflowDef{
@@ -211,8 +210,6 @@ func TestAtMostOnceStartedIsNotRunAgain(t *testing.T) {
 	optIn := fast
 	optIn.RetryAfterStart = []string{ClassInterrupted}
 	var panics, drained, optedIn atomic.Int32
-	stuck := make(chan struct{})
-	t.Cleanup(func() { close(stuck) })
 	began := make(chan struct{}, 2)
 	// cutOffOnce: the first body runs until the shutdown cuts it off,
 	// later ones return out.
@@ -294,8 +291,7 @@ func TestDrainReportsOutputOfCancelledBody(t *testing.T) {
 func TestDrainDoesNotReportUnstartedAtMostOnce(t *testing.T) {
 	e := newEnv(t, sdktest.Options{})
 	wr := &wire{}
-	release := make(chan struct{})
-	t.Cleanup(func() { close(release) })
+	release := closedAtEnd(t)
 	startedSeen := make(chan struct{}, 1)
 	hc := wr.client()
 	inner := hc.Transport

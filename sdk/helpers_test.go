@@ -78,6 +78,14 @@ func serve(t testing.TB, w *Worker) (stop func() error) {
 	return stop
 }
 
+// closedAtEnd returns a channel closed when the test ends: a body held on
+// it is let go then.
+func closedAtEnd(t *testing.T) chan struct{} {
+	c := make(chan struct{})
+	t.Cleanup(func() { close(c) })
+	return c
+}
+
 // stopWithin stops a worker (serve's stop) and fails the test if that
 // fails or takes longer than within.
 func stopWithin(t *testing.T, stop func() error, within time.Duration) {

@@ -547,7 +547,7 @@ func (e *Engine) claimOne(ctx context.Context, w cachedWorker, r *runRecord, d *
 	l := leaseRecord{
 		Run: r.ID, Step: step, Attempt: st.Attempt, Worker: w.Rec.ID, Workflow: r.Workflow, Version: r.Version,
 		Delivery: s.EffectiveDelivery(), State: leaseActive, ClaimedAt: now, ExpiresAt: now.Add(e.cfg.LeaseTTL),
-		TraceParent: telemetry.StepTraceParent(r.ID, r.Trace, step, st.Attempt), Nonce: newNonce(),
+		TraceParent: telemetry.StepTraceParent(r.ID, r.Trace, step, st.Attempt), Nonce: keys.NewNonce(),
 	}
 	if s.Timeout > 0 {
 		t := now.Add(s.Timeout.D())
@@ -583,7 +583,7 @@ func (e *Engine) claimOne(ctx context.Context, w cachedWorker, r *runRecord, d *
 		state = map[string]json.RawMessage{}
 	}
 	return &Lease{
-		ID: tok.id(), Run: r.ID, Workflow: r.Workflow, Version: r.Version, Step: base, Item: item, vstep: step, Attempt: st.Attempt,
+		ID: tok.ID(), Run: r.ID, Workflow: r.Workflow, Version: r.Version, Step: base, Item: item, vstep: step, Attempt: st.Attempt,
 		Delivery: l.Delivery, Input: input, Steps: outputs, State: state, Correlation: r.Correlation,
 		IdempotencyKey: r.ID + ":" + step, TraceParent: l.TraceParent, ExpiresAt: l.ExpiresAt, TimeoutAt: l.TimeoutAt,
 		HeartbeatMs: e.cfg.HeartbeatInterval.Milliseconds(), LeaseTTLMs: e.cfg.LeaseTTL.Milliseconds(),

@@ -14,6 +14,7 @@ import (
 	"github.com/cairn-dev/cairn/blob"
 	"github.com/cairn-dev/cairn/blob/faults"
 	"github.com/cairn-dev/cairn/blob/mem"
+	"github.com/cairn-dev/cairn/engine/internal/keys"
 	"github.com/cairn-dev/cairn/internal/testutil"
 )
 
@@ -79,7 +80,7 @@ func TestLeaseIDsAreProven(t *testing.T) {
 		}
 		// An id for an attempt nobody claimed.
 		run2 := mustStart(t, e, "short", `{}`)
-		madeUp := leaseToken{Run: run2, Step: "a", Attempt: 1, Worker: "nobody", ClaimedAt: time.Now().UnixMilli(), Nonce: newNonce()}.id()
+		madeUp := leaseToken{Run: run2, Step: "a", Attempt: 1, Worker: "nobody", ClaimedAt: time.Now().UnixMilli(), Nonce: keys.NewNonce()}.ID()
 		if _, err := e.Complete(ctx, madeUp, CompleteRequest{}); !isNotFoundAPI(err) {
 			t.Fatalf("complete of an unclaimed attempt: %v", err)
 		}

@@ -21,8 +21,8 @@ func FuzzParseLeaseID(f *testing.F) {
 	f.Fuzz(func(t *testing.T, id string) {
 		tok, err := parseLeaseID(id)
 		if err != nil {
-			if !errors.Is(err, errBadLease) {
-				t.Fatalf("error %v is not errBadLease", err)
+			if !errors.Is(err, keys.ErrBadLease) {
+				t.Fatalf("error %v is not keys.ErrBadLease", err)
 			}
 			return
 		}

@@ -56,7 +56,7 @@ func (e *Engine) cachedLease(tok leaseToken) (*leaseRecord, blob.Version, bool) 
 		return nil, "", false
 	}
 	var l leaseRecord
-	if json.Unmarshal(raw, &l) != nil || !tok.matches(&l) || l.State != leaseActive {
+	if json.Unmarshal(raw, &l) != nil || !tokenMatches(tok, &l) || l.State != leaseActive {
 		return nil, "", false
 	}
 	if l.Delivery == cairn.AtMostOnce && l.StartedAt == nil {

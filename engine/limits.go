@@ -10,6 +10,7 @@ import (
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/blob"
 	"github.com/cairn-dev/cairn/engine/internal/flow"
+	"github.com/cairn-dev/cairn/engine/internal/keys"
 	"github.com/cairn-dev/cairn/engine/internal/render"
 	"github.com/cairn-dev/cairn/notify"
 )
@@ -130,7 +131,7 @@ func (e *Engine) holderStale(ctx context.Context, h slotHolder) (bool, error) {
 				return false, kerr
 			}
 			tomb := leaseRecord{Run: h.Run, Step: h.Step, Attempt: h.Attempt, Worker: h.Worker, Workflow: h.Workflow, Version: h.Version,
-				Delivery: cairn.AtLeastOnce, State: leaseExpired, ExpiredWhy: "expired", ClaimedAt: h.At, ExpiresAt: h.At, Nonce: newNonce()}
+				Delivery: cairn.AtLeastOnce, State: leaseExpired, ExpiredWhy: "expired", ClaimedAt: h.At, ExpiresAt: h.At, Nonce: keys.NewNonce()}
 			_, err := e.store.Create(ctx, key, mustJSON(tomb))
 			if err == nil {
 				e.log.Info("concurrency slot recovered: its claim died before writing the lease", "run", h.Run, "step", h.Step, "attempt", h.Attempt)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/blob"
+	"github.com/cairn-dev/cairn/engine/internal/keys"
 	"github.com/cairn-dev/cairn/engine/internal/render"
 	"github.com/cairn-dev/cairn/notify"
 	notifymem "github.com/cairn-dev/cairn/notify/mem"
@@ -131,7 +132,7 @@ func TestConcurrencyNoOverGrant(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			dead := slotHolder{Run: "7ZZZZZZZZZZZZZZZZZZZZZZZZZ", Step: "work", Attempt: 1, Tag: nonceTag(newNonce()), Worker: "w00", Workflow: "cc", Version: "1", At: clk.Now()}
+			dead := slotHolder{Run: "7ZZZZZZZZZZZZZZZZZZZZZZZZZ", Step: "work", Attempt: 1, Tag: nonceTag(keys.NewNonce()), Worker: "w00", Workflow: "cc", Version: "1", At: clk.Now()}
 			for _, c := range d.flow.Steps["work"].Limits {
 				k := ""
 				if c.Key != nil {
@@ -426,7 +427,7 @@ func TestConcurrencyClaimDiesBetweenSlotAndLease(t *testing.T) {
 				t.Fatal(err)
 			}
 			d, _ := e.definition(ctx, "one", "1")
-			lost := leaseRecord{Run: run, Step: "only", Attempt: 1, Worker: "w1", Nonce: newNonce(), ClaimedAt: clk.Now()}
+			lost := leaseRecord{Run: run, Step: "only", Attempt: 1, Worker: "w1", Nonce: keys.NewNonce(), ClaimedAt: clk.Now()}
 			ok, _, err := e.acquireFlow(ctx, r, d, "only", &lost, render.Vars{Input: r.Input}, notifyHint(r, "only", 1))
 			if err != nil || !ok {
 				t.Fatalf("acquire: %v %v", ok, err)

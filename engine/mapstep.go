@@ -92,35 +92,16 @@ func visitMap(ctx context.Context, e *Engine, r *runRecord, d *definition, s *ca
 	return e.collectMap(ctx, r.ID, d, s.ID)
 }
 
-func itemID(step string, i int) string { return step + "." + strconv.Itoa(i) }
+// itemID and splitItem name a map item's virtual step id "step.i"
+// (engine/internal/keys).
+func itemID(step string, i int) string { return keys.ItemID(step, i) }
 
-// splitItem splits a map item's virtual step id into the map step and
-// the index.
-func splitItem(id string) (string, int, bool) {
-	base, idx, ok := strings.Cut(id, ".")
-	if !ok {
-		return id, 0, false
-	}
-	n, err := strconv.Atoi(idx)
-	if err != nil || n < 0 || n >= cairn.MaxMapItems || strconv.Itoa(n) != idx {
-		return id, 0, false
-	}
-	return base, n, true
-}
+func splitItem(id string) (string, int, bool) { return keys.SplitItem(id) }
 
 // baseStep is the definition's step id of a step or map item id.
 func baseStep(id string) string {
 	base, _, _ := splitItem(id)
 	return base
-}
-
-// validStepID accepts step ids and map item ids (lease ids name either).
-func validStepID(id string) bool {
-	base, _, ok := splitItem(id)
-	if ok {
-		return keys.StepID.Valid(base)
-	}
-	return keys.StepID.Valid(id)
 }
 
 // Step returns the step of the definition named by a step id or a map

@@ -1,11 +1,7 @@
 package engine
 
 import (
-	"crypto/rand"
-	"crypto/subtle"
-	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"time"
 
 	"github.com/cairn-dev/cairn"
@@ -148,45 +144,14 @@ type leaseRecord struct {
 	Slots []string `json:"slots,omitempty"`
 }
 
-// leaseToken is what a lease id encodes: which lease object to read, and
-// the proof that the caller was handed that lease. Nothing in it is
-// believed until the lease object confirms it: the object's worker,
-// claim time and nonce must match. Workflow, version and delivery come
-// from the lease object and the run record, never from the id.
-type leaseToken struct {
-	Run       string `json:"r"`
-	Step      string `json:"s"`
-	Attempt   int    `json:"n"`
-	Worker    string `json:"w"`
-	ClaimedAt int64  `json:"t"`
-	Nonce     string `json:"k"`
+// leaseToken is what a lease id encodes (keys.LeaseToken): nothing in it
+// is believed until the lease object confirms it (tokenMatches).
+type leaseToken = keys.LeaseToken
 
-	raw string // the id as the caller sent it (for error messages)
+// tokenMatches reports whether the stored lease l is the one tok names.
+func tokenMatches(tok leaseToken, l *leaseRecord) bool {
+	return tok.Matches(l.Run, l.Step, l.Attempt, l.Worker, l.ClaimedAt, l.Nonce)
 }
-
-func (t leaseToken) id() string {
-	b, _ := json.Marshal(t)
-	return base64.RawURLEncoding.EncodeToString(b)
-}
-
-// newNonce returns 128 random bits, base64url.
-func newNonce() string {
-	var b [16]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		panic("engine: no randomness: " + err.Error())
-	}
-	return base64.RawURLEncoding.EncodeToString(b[:])
-}
-
-// matches reports whether the stored lease l is the one the token names:
-// same worker, same claim, same nonce (compared in constant time).
-func (t leaseToken) matches(l *leaseRecord) bool {
-	ok := subtle.ConstantTimeCompare([]byte(t.Nonce), []byte(l.Nonce)) == 1
-	return ok && l.Nonce != "" && l.Worker == t.Worker && l.ClaimedAt.UnixMilli() == t.ClaimedAt &&
-		l.Run == t.Run && l.Step == t.Step && l.Attempt == t.Attempt
-}
-
-var errBadLease = errors.New("malformed lease id")
 
 // leaseArg parses the lease id of a worker call, once per call: what
 // follows takes the token. A malformed id is the caller's error.
@@ -198,22 +163,7 @@ func leaseArg(id string) (leaseToken, error) {
 	return tok, nil
 }
 
-func parseLeaseID(id string) (leaseToken, error) {
-	var t leaseToken
-	if len(id) > 2048 {
-		return t, errBadLease
-	}
-	b, err := base64.RawURLEncoding.DecodeString(id)
-	if err != nil || len(b) > 1024 {
-		return t, errBadLease
-	}
-	if err := json.Unmarshal(b, &t); err != nil || t.Attempt < 1 || t.Attempt > 999_999 || len(t.Nonce) != 22 ||
-		!keys.RunID.Valid(t.Run) || !validStepID(t.Step) || !keys.WorkerID.Valid(t.Worker) {
-		return t, errBadLease
-	}
-	t.raw = id
-	return t, nil
-}
+func parseLeaseID(id string) (leaseToken, error) { return keys.ParseLease(id) }
 
 type (
 	workerRecord = workers.Record     // a registered worker

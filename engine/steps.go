@@ -32,13 +32,13 @@ func (e *Engine) lease(ctx context.Context, tok leaseToken) (leaseToken, *leaseR
 		l.key = key
 	}
 	if isNotFound(err) {
-		return tok, nil, "", &NotFoundError{What: "lease", ID: shortID(tok.raw)}
+		return tok, nil, "", &NotFoundError{What: "lease", ID: shortID(tok.Raw)}
 	}
 	if err != nil {
 		return tok, nil, "", err
 	}
-	if !tok.matches(l) {
-		return tok, nil, "", &NotFoundError{What: "lease", ID: shortID(tok.raw)}
+	if !tokenMatches(tok, l) {
+		return tok, nil, "", &NotFoundError{What: "lease", ID: shortID(tok.Raw)}
 	}
 	return tok, l, ver, nil
 }
@@ -482,7 +482,7 @@ func (e *Engine) end(ctx context.Context, tok leaseToken, en *ending) (*Ended, e
 		return nil, err
 	}
 	if d.Step(l.Step) == nil {
-		return nil, &NotFoundError{What: "lease", ID: shortID(tok.raw)}
+		return nil, &NotFoundError{What: "lease", ID: shortID(tok.Raw)}
 	}
 	if err := e.externalizeEnd(ctx, tok.Run, en.output, en.patch); err != nil {
 		return nil, err

@@ -25,6 +25,7 @@ import (
 	"github.com/cairn-dev/cairn/engine/internal/object"
 	"github.com/cairn-dev/cairn/engine/internal/payload"
 	"github.com/cairn-dev/cairn/engine/internal/render"
+	"github.com/cairn-dev/cairn/engine/internal/retention"
 	"github.com/cairn-dev/cairn/engine/internal/scan"
 	"github.com/cairn-dev/cairn/engine/internal/schedule"
 	"github.com/cairn-dev/cairn/engine/internal/throttle"
@@ -270,6 +271,8 @@ type Engine struct {
 
 	own wake.Set // the due times of the run timers this instance wrote (ownwake.go)
 
+	purger *retention.Purger // deletes ended runs (retention.go)
+
 	stopBus func()
 
 	// schedules and batches are engine/internal/schedule and batch
@@ -309,6 +312,7 @@ func New(store *blob.Bucket, cfg Config) (*Engine, error) {
 	e.schedules, e.batches = newSchedules(e), newBatches(e)
 	e.flow = flow.NewTable(store, e.keys, e.now, e.holderStale)
 	e.payloads = payload.New(store, e.keys, cfg.PayloadInlineMax, cfg.PayloadCacheBytes)
+	e.purger = newPurger(e)
 	e.outage = throttle.Outage{Log: e.log, Now: e.now}
 	if cfg.Bus != nil {
 		stop, err := cfg.Bus.Subscribe(e.receive)

@@ -39,18 +39,14 @@ func (e *Engine) acquireFlow(ctx context.Context, r *runRecord, d *definition, s
 	if sf == nil || len(sf.Limits) == 0 && sf.Rate == nil {
 		return true, nil, nil
 	}
-	type slotKey struct {
-		obj, scope, key string
-		limit           int
-	}
-	var slots []slotKey
+	var slots []flow.Want
 	for _, c := range sf.Limits {
 		k, err := flow.RenderKey(c.Key, vars)
 		if err != nil {
 			e.failRender(ctx, r.ID, d, step, l.Attempt, fmt.Errorf("%s of step %s: %w", c.Field, step, err))
 			return false, nil, nil
 		}
-		slots = append(slots, slotKey{obj: e.flow.Key(c.Scope, k), scope: c.Scope, key: k, limit: c.Limit})
+		slots = append(slots, flow.Want{Obj: e.flow.Key(c.Scope, k), Scope: c.Scope, Name: k, Limit: c.Limit})
 	}
 	if rl := sf.Rate; rl != nil {
 		k, err := flow.RenderKey(rl.Key, vars)
@@ -75,28 +71,14 @@ func (e *Engine) acquireFlow(ctx context.Context, r *runRecord, d *definition, s
 		}
 	}
 	holder := slotHolder{Run: r.ID, Step: step, Attempt: l.Attempt, Tag: nonceTag(l.Nonce), Worker: l.Worker, Workflow: r.Workflow, Version: r.Version}
-	first := e.now()
-	for _, s := range slots {
-		got, err := e.flow.Take(ctx, s.obj, s.scope, s.key, s.limit, holder)
-		if err == nil && !got {
-			e.flow.Park(s.obj, h)
-			h.NotBefore = e.now().Add(flow.ParkFor)
-		}
-		if err != nil || !got {
-			e.releaseSlots(ctx, l)
-			l.Slots = nil
-			if err != nil {
-				return false, nil, err
-			}
-			return false, &h, nil
-		}
-		l.Slots = append(l.Slots, s.obj)
-	}
-	if len(slots) > 0 && e.now().Sub(first) > slotGrace/2 {
-		// Too slow: a claim that needs a slot may soon take this one for
-		// a dead claimer's. Give the slots back and try again later.
+	taken, err := e.flow.TakeAll(ctx, slots, holder, &h, func(taken []string) {
+		l.Slots = taken
 		e.releaseSlots(ctx, l)
-		l.Slots = nil
+	})
+	if l.Slots = taken; err != nil {
+		return false, nil, err
+	}
+	if taken == nil && len(slots) > 0 {
 		return false, &h, nil
 	}
 	return true, nil, nil

@@ -173,6 +173,43 @@ func (t *Table) Take(ctx context.Context, key, scope, name string, limit int, ho
 	return false, nil // contended: the hint comes back after ParkFor
 }
 
+// Want is one concurrency slot a claim needs: the limit object's key
+// (Table.Key of scope and name) and its limit.
+type Want struct {
+	Obj, Scope, Name string
+	Limit            int
+}
+
+// TakeAll takes a slot for holder under every key of wants, in order, or
+// none: it returns the objects' keys when it took them all. When a key is
+// full, h is parked on it and its NotBefore set ParkFor ahead. Slots
+// taken before a refusal or an error are handed to giveBack (which
+// releases them and wakes what waits on them); so are all of them when
+// the takes took longer than SlotGrace/2: a claim that needs a slot may
+// soon take this one for a dead claimer's, so give the slots back and
+// try again later.
+func (t *Table) TakeAll(ctx context.Context, wants []Want, holder Holder, h *notify.Hint, giveBack func(taken []string)) ([]string, error) {
+	var taken []string
+	first := t.now()
+	for _, w := range wants {
+		got, err := t.Take(ctx, w.Obj, w.Scope, w.Name, w.Limit, holder)
+		if err == nil && !got {
+			t.Park(w.Obj, *h)
+			h.NotBefore = t.now().Add(ParkFor)
+		}
+		if err != nil || !got {
+			giveBack(taken)
+			return nil, err
+		}
+		taken = append(taken, w.Obj)
+	}
+	if len(wants) > 0 && t.now().Sub(first) > SlotGrace/2 {
+		giveBack(taken)
+		return nil, nil
+	}
+	return taken, nil
+}
+
 // Release removes the holders is matches from the object at key.
 func (t *Table) Release(ctx context.Context, key string, is func(Holder) bool) error {
 	for try := 0; ; try++ {

@@ -10,6 +10,7 @@ import (
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/blob/faults"
 	"github.com/cairn-dev/cairn/blob/mem"
+	"github.com/cairn-dev/cairn/engine/internal/list"
 )
 
 // A filtered listing fills its page from further on in the bucket: runs
@@ -83,7 +84,7 @@ func TestListFilterFillsPage(t *testing.T) {
 func TestListFilterScanIsBounded(t *testing.T) {
 	h := newHarness(t, wallClock(), withWorkflows("w1", linear("b", "1", 1)))
 	ctx, e := h.ctx, h.e
-	for range listScanPages + 3 {
+	for range list.ScanPages + 3 {
 		if _, err := e.StartRun(ctx, StartRequest{Workflow: "b"}); err != nil {
 			t.Fatal(err)
 		}
@@ -93,7 +94,7 @@ func TestListFilterScanIsBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(p.Runs) != 0 || p.NextCursor == "" {
-		t.Fatalf("want an empty page with a cursor after %d pages: %+v", listScanPages, p)
+		t.Fatalf("want an empty page with a cursor after %d pages: %+v", list.ScanPages, p)
 	}
 	p, err = e.ListRuns(ctx, ListRequest{Status: cairn.RunCompleted, Limit: 1, Cursor: p.NextCursor})
 	if err != nil || len(p.Runs) != 0 || p.NextCursor != "" {

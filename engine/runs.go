@@ -8,7 +8,6 @@ import (
 	"fmt"
 	mrand "math/rand/v2"
 	"sort"
-	"strings"
 	"sync"
 	"time"
 
@@ -18,7 +17,7 @@ import (
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/blob"
 	"github.com/cairn-dev/cairn/engine/internal/keys"
-	"github.com/cairn-dev/cairn/engine/internal/scan"
+	"github.com/cairn-dev/cairn/engine/internal/list"
 	"github.com/cairn-dev/cairn/telemetry"
 )
 
@@ -439,26 +438,10 @@ func (e *Engine) readLeases(ctx context.Context, r *runRecord, attempts []stepAt
 }
 
 // ListRequest filters and pages a run listing.
-type ListRequest struct {
-	Workflow string
-	Status   cairn.RunStatus
-	// Correlation keeps only runs started with this correlation.
-	Correlation string
-	Limit       int
-	Cursor      string
-}
+type ListRequest = list.Request
 
-// listScanPages bounds the bucket pages one filtered listing reads: a
-// filter that matches little ends the page early with a cursor rather
-// than reading the whole bucket in one request.
-const listScanPages = 16
-
-// ListRuns lists runs newest first. A filtered listing reads bucket pages
-// until it holds Limit matching runs, the listing ends, or it has read
-// listScanPages pages (then the page is short and has a cursor). Each
-// bucket page asks for no more objects than runs still wanted, so a page
-// never holds more matches than fit and its token is where the next page
-// starts.
+// ListRuns lists runs newest first. A filtered listing's page may be
+// short and have a cursor: what one listing reads is bounded (list.Runs).
 func (e *Engine) ListRuns(ctx context.Context, req ListRequest) (*cairn.RunPage, error) {
 	rows, next, err := e.ListRunRows(ctx, req)
 	if err != nil {
@@ -473,73 +456,18 @@ func (e *Engine) ListRuns(ctx context.Context, req ListRequest) (*cairn.RunPage,
 
 // RunRow is a run in a listing with what the dashboard shows besides the
 // API's summary.
-type RunRow struct {
-	cairn.RunSummary
-	Correlation string
-	CostUSD     float64
-	Priority    int // the run's priority (the dashboard shows it when non-zero)
-}
+type RunRow = list.Row
 
 // ListRunRows is ListRuns with each run's correlation and cost, and the
-// next cursor ("" on the last page).
+// next cursor ("" on the last page); engine/internal/list pages it.
 func (e *Engine) ListRunRows(ctx context.Context, req ListRequest) ([]RunRow, string, error) {
-	if req.Limit <= 0 {
-		req.Limit = 50
-	}
-	if req.Workflow != "" {
-		if err := keys.WorkflowName.Check("workflow", req.Workflow); err != nil {
-			return nil, "", err
-		}
-	}
-	token, err := keys.DecodeCursor("cursor", req.Cursor)
-	if err != nil {
-		return nil, "", err
-	}
-	if e.keys.Sharded && (token == "" || strings.HasPrefix(token, runCursorPrefix)) {
-		return e.listRunRowsMerged(ctx, req, strings.TrimPrefix(token, runCursorPrefix))
-	}
-	var out []RunRow
-	for pages := 0; pages < listScanPages && len(out) < req.Limit; pages++ {
-		opts := blob.ListOptions{Prefix: e.keys.RunsPrefix(), PageSize: req.Limit - len(out), PageToken: token}
-		p, err := e.scan.List(ctx, opts)
-		if err != nil {
-			if pages == 0 && token != "" && e.cursorRefused(ctx, opts, err) {
-				return nil, "", cairn.ValidationError{{Field: "cursor", Message: "not a cursor this listing returned"}}
-			}
-			return nil, "", err
-		}
-		keys := make([]string, len(p.Objects))
-		for i, o := range p.Objects {
-			keys[i] = o.Key
-		}
-		rows, err := e.listedRows(ctx, req, keys)
-		if err != nil {
-			return nil, "", err
-		}
-		out = append(out, rows...)
-		token = p.NextPageToken
-		if token == "" {
-			break
-		}
-	}
-	return out, keys.EncodeCursor(token), nil
+	return list.Runs(ctx, list.Host{Scan: e.scan, Row: e.listedRow}, req)
 }
 
 // cursorRefused tells whether a listing failed because of its page token
-// rather than the store: a store refusing a token it did not make (S3
-// answers 400) and a store that is down look alike, and only the second
-// may be answered as the store's failure. The first page is listed again
-// without the token: if that works, the token was at fault.
+// rather than the store (scan.Lister.CursorRefused).
 func (e *Engine) cursorRefused(ctx context.Context, opts blob.ListOptions, err error) bool {
-	if errors.Is(err, blob.ErrInvalidArgument) {
-		return true
-	}
-	if blob.IsRetryable(err) || ctx.Err() != nil {
-		return false
-	}
-	opts.PageToken, opts.PageSize = "", 1
-	_, err = e.store.List(ctx, opts)
-	return err == nil
+	return e.scan.CursorRefused(ctx, opts, err)
 }
 
 // Journal returns what happened to a run, oldest first, with the attempts
@@ -724,40 +652,18 @@ func stepOrder(r *runRecord, d *definition) []string {
 	return order
 }
 
-// listReads is how many run records a listing reads at once.
-const listReads = 8
-
-// listedRows reads the run records a listing page names, listReads at a
-// time and each through retryRead, and returns the rows of those req
-// keeps, in the page's order; a record deleted since the listing is left
-// out.
-func (e *Engine) listedRows(ctx context.Context, req ListRequest, keys []string) ([]RunRow, error) {
-	recs := make([]*runRecord, len(keys))
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(listReads)
-	for i, key := range keys {
-		g.Go(func() error {
-			err := scan.RetryRead(gctx, func() (err error) {
-				recs[i], _, err = readJSON[runRecord](gctx, e.store, key)
-				return err
-			})
-			if isNotFound(err) {
-				return nil
-			}
-			return err
-		})
+// listedRow is the row in a listing of the run record at key.
+func (e *Engine) listedRow(ctx context.Context, key string) (RunRow, error) {
+	r, _, err := readJSON[runRecord](ctx, e.store, key)
+	if err != nil {
+		return RunRow{}, err
 	}
-	if err := g.Wait(); err != nil {
-		return nil, err
-	}
-	var out []RunRow
-	for _, r := range recs {
-		if r == nil {
-			continue
-		}
-		if row, ok := req.row(r); ok {
-			out = append(out, row)
+	s := cairn.RunSummary{ID: r.ID, Workflow: r.Workflow, Version: r.Version, Status: r.Status, CreatedAt: r.CreatedAt,
+		UpdatedAt: r.UpdatedAt, EndedAt: r.EndedAt, StepsTotal: len(r.Steps), Error: r.Error}
+	for _, st := range r.Steps {
+		if st.Status.Settled() {
+			s.StepsDone++
 		}
 	}
-	return out, nil
+	return RunRow{RunSummary: s, Correlation: r.Correlation, CostUSD: r.Usage.CostUSD, Priority: r.Priority}, nil
 }

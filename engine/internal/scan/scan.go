@@ -52,6 +52,23 @@ func (l Lister) List(ctx context.Context, opts blob.ListOptions) (p blob.ListPag
 	return p, err
 }
 
+// CursorRefused tells whether a listing failed because of its page token
+// rather than the store: a store refusing a token it did not make (S3
+// answers 400) and a store that is down look alike, and only the second
+// may be answered as the store's failure. The first page is listed again
+// without the token: if that works, the token was at fault.
+func (l Lister) CursorRefused(ctx context.Context, opts blob.ListOptions, err error) bool {
+	if errors.Is(err, blob.ErrInvalidArgument) {
+		return true
+	}
+	if blob.IsRetryable(err) || ctx.Err() != nil {
+		return false
+	}
+	opts.PageToken, opts.PageSize = "", 1
+	_, err = l.Bucket.List(ctx, opts)
+	return err == nil
+}
+
 // Ordered lists every listing in parallel, page by page, handing each key
 // to keep in order until keep says stop or the listing ends. keep runs on
 // one goroutine per listing; it returns whether to go on. It returns the

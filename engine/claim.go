@@ -259,14 +259,10 @@ func (e *Engine) runHints(ctx context.Context, run string) ([]notify.Hint, error
 // reaper's visits had moved every run ahead of it to the back of the
 // index, which under load took minutes (TestFallbackScanFindsReadyWorkBehindABacklog).
 func (e *Engine) fallbackScan(ctx context.Context) int {
-	e.scanMu.Lock()
-	if now := e.now(); now.Sub(e.lastScan) < e.cfg.FallbackInterval && !now.Before(e.lastScan) {
-		e.scanMu.Unlock()
+	after, ok := e.rotation.Begin(e.now(), e.cfg.FallbackInterval)
+	if !ok {
 		return 0
 	}
-	e.lastScan = e.now()
-	after := e.scanAfter
-	e.scanMu.Unlock()
 	timerKeys, err := e.scan.FirstTimers(ctx, scanPage)
 	if err != nil {
 		e.outage.Fail("list timers", err)
@@ -274,22 +270,7 @@ func (e *Engine) fallbackScan(ctx context.Context) int {
 	}
 	now := e.now()
 	runs := scan.Order(e.keys, timerKeys, now.Add(e.cfg.ActiveCheckInterval+minTimerLead+keys.TimerBucket), after)
-	if after.Name == "" && len(runs) > scanRuns {
-		// An instance's first scan starts at a random run: each started
-		// at the first, instances that restart more often than a whole
-		// rotation takes would read the same runs again and again and
-		// never the ones behind them.
-		i := e.scanStart(len(runs))
-		runs = append(runs[i:len(runs):len(runs)], runs[:i]...)
-	}
-	if len(runs) > scanRuns {
-		runs = runs[:scanRuns]
-	}
-	if len(runs) > 0 {
-		e.scanMu.Lock()
-		e.scanAfter = runs[len(runs)-1]
-		e.scanMu.Unlock()
-	}
+	runs = e.rotation.Pick(runs, after, scanRuns)
 	added := 0
 	for _, t := range runs {
 		r, err := e.readRun(ctx, t.Name)
@@ -349,11 +330,7 @@ func (e *Engine) fallbackScan(ctx context.Context) int {
 // which on a short FallbackInterval (tests, chaos rounds) loaded the store
 // more than the work did.
 func (e *Engine) scanBehind() {
-	e.scanMu.Lock()
-	now := e.now()
-	due := now.Sub(e.lastScan) >= max(e.cfg.FallbackInterval, scanBehindEvery) || now.Before(e.lastScan)
-	e.scanMu.Unlock()
-	if !due {
+	if !e.rotation.Due(e.now(), max(e.cfg.FallbackInterval, scanBehindEvery)) {
 		return
 	}
 	e.flows.Go(func() {

@@ -246,14 +246,7 @@ type Engine struct {
 	outage     throttle.Outage
 	background background // bookkeeping goroutines (worker sightings); see Settle
 
-	scanMu   sync.Mutex
-	lastScan time.Time
-	// scanAfter is the timer position of the last run the previous
-	// fallback scan read: the next one goes on after it (claim.go).
-	scanAfter scan.Timer
-	// scanStart picks where an instance's first scan starts among n runs
-	// (rand.IntN; a test sets it).
-	scanStart func(n int) int
+	rotation scan.Rotation // where this instance's fallback scans are (claim.go)
 
 	scan  scan.Lister        // ordered listings over both key layouts (engine/internal/scan)
 	flow  *flow.Table        // flow control: concurrency slots, rate limits, parked hints (limits.go)
@@ -299,7 +292,8 @@ func New(store *blob.Bucket, cfg Config) (*Engine, error) {
 	if err := checkKeyLayout(cfg.KeyLayout); err != nil {
 		return nil, err
 	}
-	e := &Engine{store: store, cfg: cfg, keys: keys.Layout{Prefix: cfg.Prefix, Sharded: cfg.KeyLayout == KeyLayoutSharded}, log: cfg.Logger, draining: make(chan struct{}), scanStart: rand.IntN}
+	e := &Engine{store: store, cfg: cfg, keys: keys.Layout{Prefix: cfg.Prefix, Sharded: cfg.KeyLayout == KeyLayoutSharded}, log: cfg.Logger, draining: make(chan struct{})}
+	e.rotation.Start = rand.IntN
 	e.commits = newCommitter(e)
 	e.leases = commit.NewCache[leaseRecord](4096, nil)
 	e.admit = newAdmission(cfg.ShedAbove)

@@ -71,7 +71,7 @@ func TestFirstScanStartsAnywhere(t *testing.T) {
 			a := newTestEngine(t, nil, cfg)
 			b := newTestEngine(t, a.store, cfg)
 			var asked int
-			b.scanStart = func(n int) int { asked = n; return tc.start(n) }
+			b.rotation.Start = func(n int) int { asked = n; return tc.start(n) }
 			const backlog = 48
 			run := readyBehindBacklog(t, a, b, clk, backlog)
 			ls, err := b.Claim(ctx, ClaimRequest{WorkerID: "idle-worker", Max: 1, WaitMs: 300})

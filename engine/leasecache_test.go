@@ -109,8 +109,8 @@ func TestClaimStaleCacheReadsAgain(t *testing.T) {
 	}
 	// A hears of s1 without a revision (as from the reaper's announce).
 	a.hub.Add(notify.Hint{Run: run, Workflow: "lin", Version: "1", Step: stepName(1), Attempt: 1})
-	a.lastScan = a.now() // no fallback scan: only the hint
-	a.seen("w")          // the worker's sighting (a read of its record), not counted
+	a.rotation.Begin(a.now(), 0) // no fallback scan: only the hint
+	a.seen("w")                  // the worker's sighting (a read of its record), not counted
 	a.Settle()
 	counts.Reset()
 	// A's hub also still holds the start's hint for s0 (taken by B).

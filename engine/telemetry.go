@@ -9,19 +9,17 @@ import (
 )
 
 // observe logs the run lifecycle a commit recorded (started and ended at
-// info) and hands each journal entry it added to the telemetry: the
-// spans of the attempts and the run that ended, and the metrics. The
-// journal is the one place every instance records what happened, so the
-// instance that commits an end records its span, whichever began it.
+// info) and hands the journal entries it added to the telemetry (spans
+// and metrics). The journal is the one place every instance records what
+// happened, so the instance that commits an end records its span,
+// whichever began it.
 func (e *Engine) observe(fx *effects) {
 	r := fx.run
 	if r == nil || fx.journalFrom >= len(r.Journal) {
 		return
 	}
-	t := e.cfg.Telemetry
-	info := telemetry.Run{ID: r.ID, Workflow: r.Workflow, Version: r.Version, Parent: r.Trace, CreatedAt: r.CreatedAt}
-	var ended map[[2]any]bool
-	for _, j := range r.Journal[fx.journalFrom:] {
+	added := r.Journal[fx.journalFrom:]
+	for _, j := range added {
 		switch j.Type {
 		case cairn.JournalRunStarted:
 			e.log.Info("run started", "run", r.ID, "workflow", r.Workflow, "version", r.Version)
@@ -33,30 +31,18 @@ func (e *Engine) observe(fx *effects) {
 			}
 			e.log.Info("run ended", attrs...)
 		}
-		if t == nil {
-			continue
-		}
-		var a *cairn.Attempt
-		done := false
-		if j.Attempt > 0 && j.Step != "" {
-			if st := r.Steps[j.Step]; st != nil {
-				for i := range st.Attempts {
-					if st.Attempts[i].N == j.Attempt {
-						a = &st.Attempts[i]
-					}
-				}
-			}
-			if j.Type != cairn.JournalStepClaimed && j.Type != cairn.JournalStepReady && j.Type != cairn.JournalStepStarted {
-				if ended == nil {
-					ended = map[[2]any]bool{}
-				}
-				k := [2]any{j.Step, j.Attempt}
-				done = ended[k]
-				ended[k] = true
-			}
-		}
-		t.Journal(info, j, a, done)
 	}
+	info := telemetry.Run{ID: r.ID, Workflow: r.Workflow, Version: r.Version, Parent: r.Trace, CreatedAt: r.CreatedAt}
+	e.cfg.Telemetry.Observe(info, added, func(step string, n int) *cairn.Attempt {
+		if st := r.Steps[step]; st != nil {
+			for i := range st.Attempts {
+				if st.Attempts[i].N == n {
+					return &st.Attempts[i]
+				}
+			}
+		}
+		return nil
+	})
 }
 
 // observeReap records one reaper pass.

@@ -74,12 +74,39 @@ type Run struct {
 	CreatedAt time.Time
 }
 
+// Observe records the journal entries one commit added to run r:
+// attempt finds an entry's attempt in the record (nil when it has none).
+// An attempt's end is counted once even when the commit journals it
+// twice (an outcome and the step's end).
+func (t *T) Observe(r Run, added []cairn.JournalEntry, attempt func(step string, n int) *cairn.Attempt) {
+	if t == nil {
+		return
+	}
+	var ended map[[2]any]bool
+	for _, j := range added {
+		var a *cairn.Attempt
+		done := false
+		if j.Attempt > 0 && j.Step != "" {
+			a = attempt(j.Step, j.Attempt)
+			if j.Type != cairn.JournalStepClaimed && j.Type != cairn.JournalStepReady && j.Type != cairn.JournalStepStarted {
+				if ended == nil {
+					ended = map[[2]any]bool{}
+				}
+				k := [2]any{j.Step, j.Attempt}
+				done = ended[k]
+				ended[k] = true
+			}
+		}
+		t.entry(r, j, a, done)
+	}
+}
+
 // Journal observes one journal entry a commit added to a run. attempt is
 // the attempt record the entry names (nil when none): an entry that ends
 // an attempt records the attempt's span. ended reports whether an
 // earlier entry of the same commit already ended this attempt (a lost
 // lease followed by its retry): its span is recorded once.
-func (t *T) Journal(r Run, j cairn.JournalEntry, attempt *cairn.Attempt, ended bool) {
+func (t *T) entry(r Run, j cairn.JournalEntry, attempt *cairn.Attempt, ended bool) {
 	if t == nil {
 		return
 	}

@@ -265,3 +265,54 @@ func Order(k keys.Layout, timerKeys []string, horizon time.Time, after Timer) []
 	i := sort.Search(len(all), func(i int) bool { return all[i].After(after) })
 	return append(all[i:len(all):len(all)], all[:i]...)
 }
+
+// Rotation is where one instance's fallback scans are: when the last one
+// began and the run it read last, so that each scan reads the runs after
+// it and successive scans cover every due run.
+type Rotation struct {
+	mu    sync.Mutex
+	last  time.Time
+	after Timer
+	// Start picks where an instance's first scan starts among n runs
+	// (rand.IntN; a test fixes it).
+	Start func(n int) int
+}
+
+// Due tells whether a scan spaced every apart is due at now (a clock that
+// went back makes one due).
+func (r *Rotation) Due(now time.Time, every time.Duration) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return now.Sub(r.last) >= every || now.Before(r.last)
+}
+
+// Begin starts a scan at now when one is due (every apart): ok is false
+// when none is. after is the position to go on after.
+func (r *Rotation) Begin(now time.Time, every time.Duration) (after Timer, ok bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if now.Sub(r.last) < every && !now.Before(r.last) {
+		return Timer{}, false
+	}
+	r.last = now
+	return r.after, true
+}
+
+// Pick takes up to n of runs (Order's answer for after) and records the
+// last one taken as where the next scan goes on. An instance's first
+// scan starts at a run Start picks: each started at the first, instances
+// that restart more often than a whole rotation takes would read the
+// same runs again and again and never the ones behind them.
+func (r *Rotation) Pick(runs []Timer, after Timer, n int) []Timer {
+	if after.Name == "" && len(runs) > n {
+		i := r.Start(len(runs))
+		runs = append(runs[i:len(runs):len(runs)], runs[:i]...)
+	}
+	runs = runs[:min(n, len(runs))]
+	if len(runs) > 0 {
+		r.mu.Lock()
+		r.after = runs[len(runs)-1]
+		r.mu.Unlock()
+	}
+	return runs
+}

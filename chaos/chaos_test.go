@@ -13,12 +13,11 @@ import (
 	"testing"
 	"time"
 
-	natsserver "github.com/nats-io/nats-server/v2/server"
-
 	"github.com/cairn-dev/cairn/blob"
 	"github.com/cairn-dev/cairn/blob/s3"
 	"github.com/cairn-dev/cairn/chaos"
 	"github.com/cairn-dev/cairn/internal/testinfra"
+	"github.com/cairn-dev/cairn/internal/testinfra/testnats"
 )
 
 func TestMain(m *testing.M) { testinfra.Main(m) }
@@ -124,19 +123,6 @@ func buildTS(t *testing.T) (node, script string, _ error) {
 	return node, filepath.Join(dir, "w", "chaosworker.js"), nil
 }
 
-func startNATS(t *testing.T) string {
-	s, err := natsserver.NewServer(&natsserver.Options{Host: "127.0.0.1", Port: -1, NoLog: true, NoSigs: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	go s.Start()
-	if !s.ReadyForConnections(10 * time.Second) {
-		t.Fatal("nats server did not start")
-	}
-	t.Cleanup(s.Shutdown)
-	return s.ClientURL()
-}
-
 // faults are the store fault rates of every round.
 var faults = chaos.Faults{Error: 0.005, Conflict: 0.005, Throttle: 0.005, Lost: 0.005, Latency: 500 * time.Microsecond, Latency99: 20 * time.Millisecond}
 
@@ -163,7 +149,7 @@ func TestChaos(t *testing.T) {
 	if tsErr != nil {
 		t.Fatal(tsErr)
 	}
-	natsURL := startNATS(t)
+	natsURL := testnats.URL(t)
 
 	round := func(t *testing.T, cfg chaos.Config) {
 		dir := t.TempDir()

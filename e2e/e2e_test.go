@@ -19,9 +19,8 @@ import (
 	"testing"
 	"time"
 
-	natsserver "github.com/nats-io/nats-server/v2/server"
-
 	"github.com/cairn-dev/cairn/internal/testinfra"
+	"github.com/cairn-dev/cairn/internal/testinfra/testnats"
 	"github.com/cairn-dev/cairn/internal/testutil"
 )
 
@@ -45,22 +44,6 @@ func buildCairn(t *testing.T) string {
 		t.Fatalf("building cairn: %v", err)
 	}
 	return bin
-}
-
-func startNATS(t *testing.T) string { return newNATS(t) }
-
-// newNATS starts an embedded NATS server on 127.0.0.1 for the test.
-func newNATS(t testing.TB) string {
-	s, err := natsserver.NewServer(&natsserver.Options{Host: "127.0.0.1", Port: -1, NoLog: true, NoSigs: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	go s.Start()
-	if !s.ReadyForConnections(10 * time.Second) {
-		t.Fatal("nats server did not start")
-	}
-	t.Cleanup(s.Shutdown)
-	return s.ClientURL()
 }
 
 // start runs a cairn subcommand until the test ends.
@@ -105,7 +88,7 @@ func newCluster(t *testing.T) *cluster {
 	mc := testinfra.MinIO(t)
 	bucket := testinfra.NewBucketName(t)
 	mc.CreateBucket(t, bucket)
-	natsURL := startNATS(t)
+	natsURL := testnats.URL(t)
 	bin := buildCairn(t)
 	env := []string{
 		"AWS_ACCESS_KEY_ID=" + mc.AccessKey, "AWS_SECRET_ACCESS_KEY=" + mc.SecretKey,
@@ -126,6 +109,23 @@ func newCluster(t *testing.T) *cluster {
 
 // call posts JSON and decodes the answer; it returns the status.
 func call(t testing.TB, method, url string, body, out any) int {
+	status, b, err := send(method, url, body)
+	if status == 0 {
+		t.Fatalf("%s %s: %v", method, url, err)
+	}
+	if out != nil {
+		json.Unmarshal(b, out)
+	}
+	if status >= 300 {
+		t.Logf("%s %s → %d %s", method, url, status, b)
+	}
+	return status
+}
+
+// send sends body (if not nil) as JSON and returns the answer's status
+// and body: a status of 0 with the error when no answer came, or the
+// status with whatever body was read and the error that ended the read.
+func send(method, url string, body any) (int, []byte, error) {
 	var r io.Reader
 	if body != nil {
 		b, _ := json.Marshal(body)
@@ -135,17 +135,11 @@ func call(t testing.TB, method, url string, body, out any) int {
 	req.Header.Set("Content-Type", "application/json")
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
-		t.Fatalf("%s %s: %v", method, url, err)
+		return 0, nil, err
 	}
 	defer res.Body.Close()
-	b, _ := io.ReadAll(res.Body)
-	if out != nil {
-		json.Unmarshal(b, out)
-	}
-	if res.StatusCode >= 300 {
-		t.Logf("%s %s → %d %s", method, url, res.StatusCode, b)
-	}
-	return res.StatusCode
+	b, err := io.ReadAll(res.Body)
+	return res.StatusCode, b, err
 }
 
 type lease struct {

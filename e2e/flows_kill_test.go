@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/testinfra"
+	"github.com/cairn-dev/cairn/internal/testinfra/testnats"
 	"github.com/cairn-dev/cairn/internal/testutil"
 )
 
@@ -96,7 +97,7 @@ func (c *killCluster) kill(i int) {
 func newKillCluster(t *testing.T, bin, blobURL string, extra ...string) *killCluster {
 	c := &killCluster{t: t, bin: bin, changed: make(chan struct{}), env: append([]string{
 		"CAIRN_BLOB=" + blobURL,
-		"CAIRN_NOTIFY=" + newNATS(t),
+		"CAIRN_NOTIFY=" + testnats.URL(t),
 		"CAIRN_DEV=true",
 		"CAIRN_LEASE_TTL=2s",
 	}, extra...)}
@@ -159,29 +160,17 @@ var errDown = errors.New("instance unreachable")
 // try posts JSON like call but reports a transport error (a killed
 // instance) instead of failing the test.
 func try(method, url string, body, out any) (int, error) {
-	var r io.Reader
-	if body != nil {
-		b, _ := json.Marshal(body)
-		r = bytes.NewReader(b)
-	}
-	req, _ := http.NewRequest(method, url, r)
-	req.Header.Set("Content-Type", "application/json")
-	res, err := http.DefaultClient.Do(req)
+	status, b, err := send(method, url, body)
 	if err != nil {
 		return 0, fmt.Errorf("%w: %v", errDown, err)
 	}
-	defer res.Body.Close()
-	b, err := io.ReadAll(res.Body)
-	if err != nil {
-		return 0, fmt.Errorf("%w: %v", errDown, err)
-	}
-	if out != nil && res.StatusCode < 300 {
+	if out != nil && status < 300 {
 		json.Unmarshal(b, out)
 	}
-	if res.StatusCode >= 500 {
-		return res.StatusCode, fmt.Errorf("%s %s → %d %s", method, url, res.StatusCode, b)
+	if status >= 500 {
+		return status, fmt.Errorf("%s %s → %d %s", method, url, status, b)
 	}
-	return res.StatusCode, nil
+	return status, nil
 }
 
 type itemLease struct {

@@ -10,6 +10,7 @@ import (
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/blob/mem"
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/internal/testinfra/testnats"
 	"github.com/cairn-dev/cairn/notify"
 	_ "github.com/cairn-dev/cairn/notify/mem"
 	_ "github.com/cairn-dev/cairn/notify/nats"
@@ -24,7 +25,7 @@ func BenchmarkWakeAcrossInstances(b *testing.B) {
 		b.Run(bus, func(b *testing.B) {
 			url := "mem://wake-bench"
 			if bus == "nats" {
-				url = newNATS(b)
+				url = testnats.URL(b)
 			}
 			ctx := context.Background()
 			store := mem.New()

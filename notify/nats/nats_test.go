@@ -10,35 +10,19 @@ import (
 
 	"github.com/cairn-dev/cairn/internal/testinfra"
 
-	"github.com/nats-io/nats-server/v2/server"
 	natsgo "github.com/nats-io/nats.go"
 
+	"github.com/cairn-dev/cairn/internal/testinfra/testnats"
 	"github.com/cairn-dev/cairn/internal/testutil"
 	"github.com/cairn-dev/cairn/notify"
 	"github.com/cairn-dev/cairn/notify/bustest"
 	cnats "github.com/cairn-dev/cairn/notify/nats"
 )
 
-// startServer runs an embedded NATS server on 127.0.0.1 (a random port
-// when port is -1).
-func startServer(t testing.TB, port int) *server.Server {
-	t.Helper()
-	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: port, NoLog: true, NoSigs: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	go s.Start()
-	if !s.ReadyForConnections(10 * time.Second) {
-		t.Fatal("nats server not ready")
-	}
-	t.Cleanup(s.Shutdown)
-	return s
-}
-
 var subjects atomic.Int64
 
 func TestConformance(t *testing.T) {
-	srv := startServer(t, -1)
+	srv := testnats.Start(t, -1)
 	bustest.Run(t, bustest.Harness{
 		Kind: bustest.FanOut,
 		Channel: func(t *testing.T) func(t *testing.T) notify.Bus {
@@ -60,7 +44,7 @@ func TestConformance(t *testing.T) {
 }
 
 func TestOpenURL(t *testing.T) {
-	srv := startServer(t, -1)
+	srv := testnats.Start(t, -1)
 	ctx := context.Background()
 	b, err := notify.Open(ctx, srv.ClientURL()+"?subject=cairn.url&name=url-test&reconnect_wait=100ms&max_message_bytes=1000")
 	if err != nil {
@@ -88,7 +72,7 @@ func TestOpenURL(t *testing.T) {
 // once a server is back on the same port, the subscription resumes by
 // itself.
 func TestReconnect(t *testing.T) {
-	srv := startServer(t, -1)
+	srv := testnats.Start(t, -1)
 	port := srv.Addr().(*net.TCPAddr).Port
 	url := fmt.Sprintf("nats://127.0.0.1:%d?subject=cairn.reconnect&reconnect_wait=50ms", port)
 	ctx := context.Background()
@@ -126,7 +110,7 @@ func TestReconnect(t *testing.T) {
 		t.Logf("Publish while disconnected: %v", err)
 	}
 
-	startServer(t, port)
+	testnats.Start(t, port)
 	bustest.WaitFor(t, 10*time.Second, "reconnect", func() bool {
 		return pub.(*cnats.Bus).Conn().IsConnected() && sub.(*cnats.Bus).Conn().IsConnected()
 	})
@@ -145,7 +129,7 @@ func TestReconnect(t *testing.T) {
 // TestStopAfterClose: a stop after the connection closed does not panic
 // or block.
 func TestStopAfterClose(t *testing.T) {
-	srv := startServer(t, -1)
+	srv := testnats.Start(t, -1)
 	b, err := cnats.Connect(srv.ClientURL(), cnats.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -163,7 +147,7 @@ func TestStopAfterClose(t *testing.T) {
 
 // TestNewSharesConn: New on a caller's connection does not close it.
 func TestNewSharesConn(t *testing.T) {
-	srv := startServer(t, -1)
+	srv := testnats.Start(t, -1)
 	nc, err := natsgo.Connect(srv.ClientURL(), cnats.ConnectOptions("shared", nil)...)
 	if err != nil {
 		t.Fatal(err)
@@ -180,7 +164,7 @@ func TestNewSharesConn(t *testing.T) {
 }
 
 func BenchmarkWake(b *testing.B) {
-	srv := startServer(b, -1)
+	srv := testnats.Start(b, -1)
 	pub, err := cnats.Connect(srv.ClientURL(), cnats.Options{Subject: "cairn.bench"})
 	if err != nil {
 		b.Fatal(err)

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"sync"
 	"testing"
 	"time"
 
@@ -14,11 +13,8 @@ import (
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
-	"github.com/cairn-dev/cairn/blob/file"
-	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/internal/testutil"
 	"github.com/cairn-dev/cairn/sdk"
-	"github.com/cairn-dev/cairn/sdk/sdktest"
 	"github.com/cairn-dev/cairn/telemetry"
 )
 
@@ -28,44 +24,17 @@ import (
 func TestRunsProduceTheirMetrics(t *testing.T) {
 	reader := sdkmetric.NewManualReader()
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
-	tel, err := telemetry.New(nil, mp)
-	if err != nil {
-		t.Fatal(err)
-	}
-	store, err := file.New(t.TempDir(), file.Options{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := sdktest.Start(t, sdktest.Options{Store: telemetry.WrapBucket(store, tel), Engine: engine.Config{Telemetry: tel}})
+	srv := newTelemetered(t, nil, mp).start(t)
 	c, err := sdk.NewClient(srv.URL)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var once sync.Once
-	ok := sdk.Workflow("ok", "1").
-		Task("a", sdk.Handle(func(ctx sdk.StepContext, _ struct{}) (string, error) {
-			failed := false
-			once.Do(func() { failed = true })
-			if failed {
-				return "", sdk.Retryable(errors.New("try again"))
-			}
-			return "A", nil
-		}), sdk.Retry(sdk.RetryPolicy{InitialBackoff: 10 * time.Millisecond})).
-		Task("b", sdk.Handle(func(ctx sdk.StepContext, _ struct{}) (string, error) { return "B", nil }), sdk.After("a"))
+	ok := failsOnce("ok", "try again")
 	doomed := sdk.Workflow("doomed", "1").
 		Task("s", sdk.Handle(func(ctx sdk.StepContext, _ struct{}) (string, error) {
 			return "", sdk.Fatal(errors.New("no"))
 		}))
-	w := sdk.NewWorker(c, sdk.WithName("w1"), sdk.WithClaimWait(time.Second)).Register(ok, doomed)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- w.Serve(ctx) }()
-	t.Cleanup(func() { cancel(); <-done })
-	select {
-	case <-w.Ready():
-	case <-time.After(10 * time.Second):
-		t.Fatal("worker not ready")
-	}
+	stop := testutil.ServeWorker(t, sdk.NewWorker(c, sdk.WithName("w1"), sdk.WithClaimWait(time.Second)).Register(ok, doomed), 10*time.Second)
 	wctx, wcancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer wcancel()
 	r1, err := c.Start(wctx, "ok", sdk.StartOptions{})
@@ -92,19 +61,13 @@ func TestRunsProduceTheirMetrics(t *testing.T) {
 	if resp.StatusCode != http.StatusConflict {
 		t.Fatalf("claim on an ended run: %d, want 409", resp.StatusCode)
 	}
-	cancel()
-	<-done
-	done <- nil // for the cleanup
+	stop()
 
 	var rm metricdata.ResourceMetrics
 	if err := reader.Collect(context.Background(), &rm); err != nil {
 		t.Fatal(err)
 	}
-	want := []struct {
-		name  string
-		attrs []attribute.KeyValue
-		n     int64
-	}{
+	want := []count{
 		{telemetry.MetricRunsStarted, kv("workflow", "ok"), 1},
 		{telemetry.MetricRunsStarted, kv("workflow", "doomed"), 1},
 		{telemetry.MetricRunsEnded, kv("workflow", "ok", "status", "completed"), 1},
@@ -126,11 +89,7 @@ func TestRunsProduceTheirMetrics(t *testing.T) {
 			t.Errorf("%s%v = %d, want %d", w.name, w.attrs, got, w.n)
 		}
 	}
-	atLeast := []struct {
-		name  string
-		attrs []attribute.KeyValue
-		n     int64
-	}{
+	atLeast := []count{
 		{telemetry.MetricClaims, kv("result", "held"), 1},
 		{telemetry.MetricClaims, kv("result", "error"), 1},
 		{telemetry.MetricBlobRequests, kv("op", "create", "class", "put", "result", "ok"), 6}, // 2 runs, 4 leases
@@ -160,6 +119,14 @@ func TestRunsProduceTheirMetrics(t *testing.T) {
 		n := sum(rm, telemetry.MetricClaimsWaiting, nil)
 		return n == 0, fmt.Sprintf("%s = %d", telemetry.MetricClaimsWaiting, n)
 	})
+}
+
+// count is how many data points (or histogram counts) a metric has
+// with attributes that include attrs.
+type count struct {
+	name  string
+	attrs []attribute.KeyValue
+	n     int64
 }
 
 func kv(pairs ...any) []attribute.KeyValue {

@@ -2,21 +2,15 @@ package telemetry_test
 
 import (
 	"context"
-	"errors"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
-	"github.com/cairn-dev/cairn/blob/file"
-	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/internal/testutil"
 	"github.com/cairn-dev/cairn/sdk"
-	"github.com/cairn-dev/cairn/sdk/sdktest"
-	"github.com/cairn-dev/cairn/telemetry"
 	"github.com/cairn-dev/cairn/telemetry/otelsetup"
 )
 
@@ -29,16 +23,8 @@ import (
 func TestOneTracePerRunAcrossInstances(t *testing.T) {
 	exp := tracetest.NewInMemoryExporter()
 	serverTP := otelsetup.NewTracerProvider(sdktrace.WithSyncer(exp))
-	tel, err := telemetry.New(serverTP, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	store, err := file.New(t.TempDir(), file.Options{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	a := sdktest.Start(t, sdktest.Options{Store: telemetry.WrapBucket(store, tel), Engine: engine.Config{Telemetry: tel}})
-	b := sdktest.Start(t, sdktest.Options{Store: telemetry.WrapBucket(store, tel), Engine: engine.Config{Telemetry: tel}})
+	f := newTelemetered(t, serverTP, nil)
+	a, b := f.start(t), f.start(t)
 
 	callerTP := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
 	workerTP := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
@@ -50,27 +36,8 @@ func TestOneTracePerRunAcrossInstances(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var once sync.Once
-	wf := sdk.Workflow("traced", "1").
-		Task("a", sdk.Handle(func(ctx sdk.StepContext, _ struct{}) (string, error) {
-			failed := false
-			once.Do(func() { failed = true })
-			if failed {
-				return "", sdk.Retryable(errors.New("first attempt fails"))
-			}
-			return "A", nil
-		}), sdk.Retry(sdk.RetryPolicy{InitialBackoff: 10 * time.Millisecond})).
-		Task("b", sdk.Handle(func(ctx sdk.StepContext, _ struct{}) (string, error) { return "B", nil }), sdk.After("a"))
-	w := sdk.NewWorker(cb, sdk.WithTracerProvider(workerTP), sdk.WithClaimWait(time.Second)).Register(wf)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- w.Serve(ctx) }()
-	t.Cleanup(func() { cancel(); <-done })
-	select {
-	case <-w.Ready():
-	case <-time.After(10 * time.Second):
-		t.Fatal("worker not ready")
-	}
+	wf := failsOnce("traced", "first attempt fails")
+	testutil.ServeWorker(t, sdk.NewWorker(cb, sdk.WithTracerProvider(workerTP), sdk.WithClaimWait(time.Second)).Register(wf), 10*time.Second)
 
 	callerCtx, caller := callerTP.Tracer("caller").Start(context.Background(), "caller")
 	run, err := ca.Start(callerCtx, "traced", sdk.StartOptions{})

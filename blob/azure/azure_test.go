@@ -22,14 +22,7 @@ func TestMain(m *testing.M) { testinfra.Main(m) }
 func newContainer(t testing.TB, ep *testinfra.AzuriteEndpoint) string {
 	t.Helper()
 	name := testinfra.NewBucketName(t)
-	cred, err := container.NewSharedKeyCredential(ep.AccountName, ep.AccountKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := container.NewClientWithSharedKeyCredential(ep.BlobEndpoint+"/"+name, cred, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := ep.ContainerClient(t, name)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if _, err := c.Create(ctx, nil); err != nil {

@@ -216,7 +216,7 @@ func TestGolden(t *testing.T) {
 	go func() { followed <- froot.ExecuteContext(ctx) }()
 	waitOutput(t, &follow, "step_ready")
 
-	stop := serveWorker(t, sdk.NewWorker(c, sdk.WithName("cli-golden"), sdk.WithLogger(quietLogger())).Register(golden1, gated))
+	stop := testutil.ServeWorker(t, sdk.NewWorker(c, sdk.WithName("cli-golden"), sdk.WithLogger(quietLogger())).Register(golden1, gated), 10*time.Second)
 	defer stop()
 	waitOutput(t, &out, "shout                running  on cli-golden")
 	shout <- struct{}{}

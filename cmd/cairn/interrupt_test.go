@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairn-dev/cairn/internal/testutil"
 	"github.com/cairn-dev/cairn/sdk"
 	"github.com/cairn-dev/cairn/sdk/sdktest"
 )
@@ -24,7 +25,7 @@ func TestWaitInterruptedSaysTheRunContinues(t *testing.T) {
 			<-ctx.Done()
 			return "", ctx.Err()
 		})))
-	serveWorker(t, w)
+	testutil.ServeWorker(t, w, 10*time.Second)
 
 	root := newRootCmd()
 	var out syncBuffer

@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -69,28 +68,8 @@ func startWorker(t *testing.T, url string) *sdk.Client {
 		Wait("go", "go").
 		Task("after", sdk.Handle(func(ctx sdk.StepContext, in json.RawMessage) (json.RawMessage, error) { return in, nil }),
 			sdk.After("go"), sdk.Input("${steps.go.output}"))
-	serveWorker(t, sdk.NewWorker(c, sdk.WithName("cli-worker"), sdk.WithLogger(slog.New(slog.DiscardHandler))).Register(wf, gate))
+	testutil.ServeWorker(t, sdk.NewWorker(c, sdk.WithName("cli-worker"), sdk.WithLogger(slog.New(slog.DiscardHandler))).Register(wf, gate), 10*time.Second)
 	return c
-}
-
-// serveWorker serves w and returns once it is ready (failing the test if
-// it is not within 10 seconds); stop stops it, as the test's end does.
-func serveWorker(t *testing.T, w *sdk.Worker) (stop func()) {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- w.Serve(ctx) }()
-	stop = sync.OnceFunc(func() { cancel(); <-done })
-	t.Cleanup(stop)
-	select {
-	case <-w.Ready():
-	case err := <-done:
-		done <- err // for stop
-		t.Fatal(err)
-	case <-time.After(10 * time.Second):
-		t.Fatal("worker not ready")
-	}
-	return stop
 }
 
 var runIDRE = regexp.MustCompile(`run ([0-9A-Z]{26})`)

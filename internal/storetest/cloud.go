@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/bloberror"
-	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 
 	"github.com/cairn-dev/cairn/blob"
 	"github.com/cairn-dev/cairn/blob/azure"
@@ -25,11 +24,7 @@ func GCS(t testing.TB) *blob.Bucket {
 	name := testinfra.NewBucketName(t)
 	testinfra.CreateGCSBucket(t, url, name)
 	b, err := gcs.New(context.Background(), gcs.Options{Bucket: name, Endpoint: url})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { b.Close() })
-	return b
+	return opened(t, b, err)
 }
 
 // Azure returns a fresh container on the test binary's Azurite, opened
@@ -40,14 +35,8 @@ func Azure(t testing.TB) *blob.Bucket {
 	t.Helper()
 	ep := testinfra.Azurite(t)
 	name := testinfra.NewBucketName(t)
-	cred, err := container.NewSharedKeyCredential(ep.AccountName, ep.AccountKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := container.NewClientWithSharedKeyCredential(ep.BlobEndpoint+"/"+name, cred, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := ep.ContainerClient(t, name)
+	var err error
 	// A loaded machine can stall Azurite (one Node process for the whole
 	// test binary) past one 30-second try: try three times, and take a
 	// container a timed-out try did create.
@@ -66,9 +55,7 @@ func Azure(t testing.TB) *blob.Bucket {
 			// No answer in 30 s: Azurite hung (seen late in CI's engine
 			// suite); a new one takes the rest of the binary's tests.
 			ep = testinfra.RestartAzurite(t, ep)
-			if c, err = container.NewClientWithSharedKeyCredential(ep.BlobEndpoint+"/"+name, cred, nil); err != nil {
-				t.Fatal(err)
-			}
+			c = ep.ContainerClient(t, name)
 		}
 	}
 	b, err := azure.New(context.Background(), azure.Options{

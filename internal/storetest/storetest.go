@@ -16,11 +16,7 @@ import (
 func File(t testing.TB) *blob.Bucket {
 	t.Helper()
 	b, err := file.New(t.TempDir(), file.Options{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { b.Close() })
-	return b
+	return opened(t, b, err)
 }
 
 // MinIO returns a fresh bucket on the test binary's MinIO container. In
@@ -36,11 +32,7 @@ func MinIO(t testing.TB) *blob.Bucket {
 		Bucket: name, Region: ep.Region, Endpoint: ep.Endpoint, UsePathStyle: true,
 		AccessKey: ep.AccessKey, SecretKey: ep.SecretKey,
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { b.Close() })
-	return b
+	return opened(t, b, err)
 }
 
 // FileSync is File with fsync on every write, as the embedded default
@@ -48,6 +40,13 @@ func MinIO(t testing.TB) *blob.Bucket {
 func FileSync(t testing.TB) *blob.Bucket {
 	t.Helper()
 	b, err := file.New(t.TempDir(), file.Options{})
+	return opened(t, b, err)
+}
+
+// opened fails the test on err, else closes b when the test ends and
+// returns it.
+func opened(t testing.TB, b *blob.Bucket, err error) *blob.Bucket {
+	t.Helper()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
 )
 
 // Azurite's well-known development account.
@@ -33,6 +35,21 @@ type AzuriteEndpoint struct {
 func (e *AzuriteEndpoint) ConnectionString() string {
 	return "DefaultEndpointsProtocol=http;AccountName=" + e.AccountName +
 		";AccountKey=" + e.AccountKey + ";BlobEndpoint=" + e.BlobEndpoint + ";"
+}
+
+// ContainerClient returns a client of the container name on e,
+// authenticated with e's shared key.
+func (e *AzuriteEndpoint) ContainerClient(t testing.TB, name string) *container.Client {
+	t.Helper()
+	cred, err := container.NewSharedKeyCredential(e.AccountName, e.AccountKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := container.NewClientWithSharedKeyCredential(e.BlobEndpoint+"/"+name, cred, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
 
 var azuriteOnce struct {

@@ -56,19 +56,26 @@ func start(t *testing.T, bin string, env []string, args ...string) *exec.Cmd {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		cmd.Process.Signal(syscall.SIGTERM)
-		done := make(chan struct{})
-		go func() { cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			cmd.Process.Kill()
-		}
+		terminate(cmd)
 		if t.Failed() {
 			t.Logf("cairn %s:\n%s", strings.Join(args, " "), logs.String())
 		}
 	})
 	return cmd
+}
+
+// terminate stops cmd with SIGTERM and waits for it to exit, killing it
+// after 10 seconds.
+func terminate(cmd *exec.Cmd) {
+	cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		cmd.Process.Kill()
+		<-done
+	}
 }
 
 // waitHealthy probes base's health endpoint until it answers 200.

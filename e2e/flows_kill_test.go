@@ -13,7 +13,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -112,15 +111,7 @@ func newKillCluster(t *testing.T, bin, blobURL string, extra ...string) *killClu
 			if cmd == nil || dead {
 				continue
 			}
-			cmd.Process.Signal(syscall.SIGTERM)
-			done := make(chan struct{})
-			go func() { cmd.Wait(); close(done) }()
-			select {
-			case <-done:
-			case <-time.After(10 * time.Second):
-				cmd.Process.Kill()
-				<-done
-			}
+			terminate(cmd)
 		}
 		if t.Failed() {
 			for i := range c.logs {

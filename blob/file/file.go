@@ -47,7 +47,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"sync"
 	"syscall"
@@ -56,6 +55,7 @@ import (
 	"github.com/gofrs/flock"
 
 	"github.com/cairn-dev/cairn/blob"
+	"github.com/cairn-dev/cairn/blob/internal/keypage"
 )
 
 func init() {
@@ -482,23 +482,16 @@ func (d *driver) List(ctx context.Context, opts blob.ListOptions) (blob.ListPage
 	if err := walk(start, dirKey); err != nil {
 		return blob.ListPage{}, err
 	}
-	sort.Strings(keys)
-	var page blob.ListPage
-	for i, k := range keys {
-		if i == opts.PageSize {
-			page.NextPageToken = keys[i-1]
-			break
-		}
+	return keypage.Page(keys, opts.PageSize, func(k string) (blob.Attributes, bool, error) {
 		v, _, fi, err := readFile(d.path(k), false)
 		if errors.Is(err, blob.ErrNotFound) {
-			continue // deleted since the walk
+			return blob.Attributes{}, false, nil // deleted since the walk
 		}
 		if err != nil {
-			return blob.ListPage{}, err
+			return blob.Attributes{}, false, err
 		}
-		page.Objects = append(page.Objects, blob.Attributes{Key: k, Size: fi.Size(), Version: v, ModTime: fi.ModTime()})
-	}
-	return page, nil
+		return blob.Attributes{Key: k, Size: fi.Size(), Version: v, ModTime: fi.ModTime()}, true, nil
+	})
 }
 
 // As supports *string: the bucket's root directory.

@@ -8,13 +8,13 @@ package mem
 import (
 	"context"
 	"net/url"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/cairn-dev/cairn/blob"
+	"github.com/cairn-dev/cairn/blob/internal/keypage"
 )
 
 func init() {
@@ -92,23 +92,16 @@ func (d *driver) Delete(ctx context.Context, key string) error {
 
 func (d *driver) List(ctx context.Context, opts blob.ListOptions) (blob.ListPage, error) {
 	d.mu.RLock()
+	defer d.mu.RUnlock()
 	var keys []string
 	for k := range d.objects {
 		if strings.HasPrefix(k, opts.Prefix) && k > opts.PageToken {
 			keys = append(keys, k)
 		}
 	}
-	sort.Strings(keys)
-	var page blob.ListPage
-	for i, k := range keys {
-		if i == opts.PageSize {
-			page.NextPageToken = keys[i-1]
-			break
-		}
-		page.Objects = append(page.Objects, attrs(k, d.objects[k]))
-	}
-	d.mu.RUnlock()
-	return page, nil
+	return keypage.Page(keys, opts.PageSize, func(k string) (blob.Attributes, bool, error) {
+		return attrs(k, d.objects[k]), true, nil
+	})
 }
 
 func (d *driver) As(target any) bool { return false }

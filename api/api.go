@@ -153,6 +153,24 @@ func op[I, O any](a *API, o huma.Operation, scope string, h func(context.Context
 	})
 }
 
+// bodyOf is the output of an operation whose answer is one value, its
+// body.
+type bodyOf[T any] struct {
+	Body T
+}
+
+// bodyOp registers, as op does, an operation whose handler returns the
+// body of its answer.
+func bodyOp[I, T any](a *API, o huma.Operation, scope string, h func(context.Context, *I) (T, error)) {
+	op(a, o, scope, func(ctx context.Context, in *I) (*bodyOf[T], error) {
+		v, err := h(ctx, in)
+		if err != nil {
+			return nil, err
+		}
+		return &bodyOf[T]{Body: v}, nil
+	})
+}
+
 // paramLocations maps the path and query parameters of an input type to
 // their locations in problems: the engine names a field ("run", "cursor")
 // without knowing whether the request carried it in the path, the query
@@ -195,10 +213,6 @@ type registerInput struct {
 	Body engine.RegisterRequest
 }
 
-type registerOutput struct {
-	Body *engine.RegisterResponse
-}
-
 type claimInput struct {
 	Body engine.ClaimRequest
 }
@@ -212,10 +226,6 @@ type claimOutput struct {
 
 type leaseInput struct {
 	Lease string `path:"lease" maxLength:"2048" doc:"The lease id from claim."`
-}
-
-type leaseStatusOutput struct {
-	Body *engine.LeaseStatus
 }
 
 type heartbeatManyInput struct {
@@ -240,10 +250,6 @@ type failInput struct {
 	Body  engine.FailRequest
 }
 
-type endedOutput struct {
-	Body *engine.Ended
-}
-
 var protocolErrors = []int{http.StatusConflict, http.StatusNotFound}
 
 // registerWorkerOps registers the worker protocol: how a worker joins and
@@ -256,17 +262,13 @@ func (a *API) registerWorkerOps() {
 // registerClaimOps registers how a worker joins and gets work: register,
 // then claim.
 func (a *API) registerClaimOps() {
-	op(a, huma.Operation{
+	bodyOp(a, huma.Operation{
 		OperationID: "registerWorker", Method: http.MethodPost, Path: "/workers/register", Tags: []string{"Workers"},
 		Summary:      "Register a worker and the workflows it serves",
 		Description:  "Stores each definition (create-only; the same content again is a no-op, other content under a known name and version is a 409) and the worker's record. The answer carries lease_ttl_ms and heartbeat_ms, and the worker's id: the one given, or one the server generated when worker_id was absent, which the worker then names in its claims.",
 		MaxBodyBytes: 4 << 20, Errors: []int{http.StatusConflict},
-	}, auth.ScopeWorker, func(ctx context.Context, in *registerInput) (*registerOutput, error) {
-		r, err := a.engine.Register(ctx, in.Body)
-		if err != nil {
-			return nil, err
-		}
-		return &registerOutput{Body: r}, nil
+	}, auth.ScopeWorker, func(ctx context.Context, in *registerInput) (*engine.RegisterResponse, error) {
+		return a.engine.Register(ctx, in.Body)
 	})
 	op(a, huma.Operation{
 		OperationID: "claimSteps", Method: http.MethodPost, Path: "/steps/claim", Tags: []string{"Workers"},
@@ -299,29 +301,21 @@ func (a *API) registerClaimOps() {
 // registerLeaseOps registers what a worker does with a lease it holds:
 // declare it started, keep it alive, end it.
 func (a *API) registerLeaseOps() {
-	op(a, huma.Operation{
+	bodyOp(a, huma.Operation{
 		OperationID: "stepStarted", Method: http.MethodPost, Path: "/steps/{lease}/started", Tags: []string{"Workers"},
 		Summary:     "Declare that a step's body is about to run",
 		Description: "Sent before the body of an at_most_once lease: it separates offered from running, is recorded durably, and complete/fail without it is refused as not_started. For an at_least_once lease the claim is the start: started is optional, records nothing and only answers whether the lease is still live (the Go SDK does not send it).",
 		Errors:      protocolErrors,
-	}, auth.ScopeWorker, func(ctx context.Context, in *leaseInput) (*leaseStatusOutput, error) {
-		s, err := a.engine.Started(ctx, in.Lease)
-		if err != nil {
-			return nil, err
-		}
-		return &leaseStatusOutput{Body: s}, nil
+	}, auth.ScopeWorker, func(ctx context.Context, in *leaseInput) (*engine.LeaseStatus, error) {
+		return a.engine.Started(ctx, in.Lease)
 	})
-	op(a, huma.Operation{
+	bodyOp(a, huma.Operation{
 		OperationID: "heartbeatStep", Method: http.MethodPost, Path: "/steps/{lease}/heartbeat", Tags: []string{"Workers"},
 		Summary:     "Extend a lease",
 		Description: "The only proof that the worker is alive. A fenced or run_terminal answer means: cancel the body.",
 		Errors:      protocolErrors,
-	}, auth.ScopeWorker, func(ctx context.Context, in *leaseInput) (*leaseStatusOutput, error) {
-		s, err := a.engine.Heartbeat(ctx, in.Lease)
-		if err != nil {
-			return nil, err
-		}
-		return &leaseStatusOutput{Body: s}, nil
+	}, auth.ScopeWorker, func(ctx context.Context, in *leaseInput) (*engine.LeaseStatus, error) {
+		return a.engine.Heartbeat(ctx, in.Lease)
 	})
 	op(a, huma.Operation{
 		OperationID: "heartbeatSteps", Method: http.MethodPost, Path: "/steps/heartbeat", Tags: []string{"Workers"},
@@ -332,12 +326,12 @@ func (a *API) registerLeaseOps() {
 		out.Body.Results = nonNil(a.engine.HeartbeatMany(ctx, in.Body.Leases))
 		return out, nil
 	})
-	op(a, huma.Operation{
+	bodyOp(a, huma.Operation{
 		OperationID: "completeStep", Method: http.MethodPost, Path: "/steps/{lease}/complete", Tags: []string{"Workers"},
 		Summary:      "End a step with its output",
 		Description:  "Records the output, merges the state patch (top-level keys replace) and prices the usage. already_applied means an earlier complete of this lease landed: treat it as success. With claim_next (eager dispatch) the answer also carries up to claim_next.max new leases for this worker, claimed after the complete was applied without holding: a busy worker does one call per step.",
 		MaxBodyBytes: a.payloadBody(), Errors: protocolErrors,
-	}, auth.ScopeWorker, func(ctx context.Context, in *completeInput) (*endedOutput, error) {
+	}, auth.ScopeWorker, func(ctx context.Context, in *completeInput) (*engine.Ended, error) {
 		r, err := a.engine.Complete(ctx, in.Lease, in.Body)
 		if err != nil {
 			return nil, err
@@ -345,19 +339,15 @@ func (a *API) registerLeaseOps() {
 		if in.Body.ClaimNext != nil {
 			noteLeases(ctx, len(r.Leases)) // eagerly dispatched leases are granted leases too
 		}
-		return &endedOutput{Body: r}, nil
+		return r, nil
 	})
-	op(a, huma.Operation{
+	bodyOp(a, huma.Operation{
 		OperationID: "failStep", Method: http.MethodPost, Path: "/steps/{lease}/fail", Tags: []string{"Workers"},
 		Summary:      "End a step's attempt with an error",
 		Description:  "The error class decides what follows: retryable (and typed classes not listed as non-retryable) retry with backoff within the step's budget; fatal fails the step; unservable re-queues the attempt at once without spending budget.",
 		MaxBodyBytes: a.payloadBody(), Errors: protocolErrors,
-	}, auth.ScopeWorker, func(ctx context.Context, in *failInput) (*endedOutput, error) {
-		r, err := a.engine.Fail(ctx, in.Lease, in.Body)
-		if err != nil {
-			return nil, err
-		}
-		return &endedOutput{Body: r}, nil
+	}, auth.ScopeWorker, func(ctx context.Context, in *failInput) (*engine.Ended, error) {
+		return a.engine.Fail(ctx, in.Lease, in.Body)
 	})
 }
 
@@ -365,14 +355,6 @@ func (a *API) registerLeaseOps() {
 
 type startInput struct {
 	Body engine.StartRequest
-}
-
-type runOutput struct {
-	Body *cairn.Run
-}
-
-type startOutput struct {
-	Body *cairn.StartResult
 }
 
 type runInput struct {
@@ -391,19 +373,11 @@ type runStatusInput struct {
 	Holders bool   `query:"holders" doc:"Also read who holds each ready task step (one lease read per ready step, at most 100): what a live progress display asks for; a claim does not change the run's rev, so it does not end a wait."`
 }
 
-type runStatusOutput struct {
-	Body *cairn.RunProgress
-}
-
 type listRunsInput struct {
 	Workflow string          `query:"workflow" maxLength:"128" pattern:"^[A-Za-z0-9][A-Za-z0-9_.-]*$" doc:"Only runs of this workflow."`
 	Status   cairn.RunStatus `query:"status" doc:"Only runs in this status."`
 	Limit    int             `query:"limit" minimum:"1" maximum:"200" default:"50" doc:"Runs read per page."`
 	Cursor   string          `query:"cursor" maxLength:"2048" pattern:"^[A-Za-z0-9_-]*$" doc:"next_cursor of the previous page (opaque, base64url)."`
-}
-
-type listRunsOutput struct {
-	Body *cairn.RunPage
 }
 
 type journalOutput struct {
@@ -429,10 +403,6 @@ type eventInput struct {
 	Body engine.EventRequest
 }
 
-type eventOutput struct {
-	Body *cairn.EventResult
-}
-
 // registerRunOps registers the operations on runs: those that start or
 // change a run (scope execute), then those that read runs (scope read).
 func (a *API) registerRunOps() {
@@ -443,76 +413,56 @@ func (a *API) registerRunOps() {
 // registerRunExecuteOps registers the operations that start or change a
 // run: start, cancel, rerun, send an event.
 func (a *API) registerRunExecuteOps() {
-	op(a, huma.Operation{
+	bodyOp(a, huma.Operation{
 		OperationID: "startRun", Method: http.MethodPost, Path: "/runs", Tags: []string{"Runs"}, DefaultStatus: http.StatusCreated,
 		Summary:      "Start a run",
 		Description:  "Starts a run of a workflow (its newest version unless one is named). With an idempotency_key, starting again returns the first run with existed=true.",
 		MaxBodyBytes: a.payloadBody(), Errors: []int{http.StatusNotFound},
-	}, auth.ScopeExecute, func(ctx context.Context, in *startInput) (*startOutput, error) {
-		r, err := a.engine.StartRun(ctx, in.Body)
-		if err != nil {
-			return nil, err
-		}
-		return &startOutput{Body: r}, nil
+	}, auth.ScopeExecute, func(ctx context.Context, in *startInput) (*cairn.StartResult, error) {
+		return a.engine.StartRun(ctx, in.Body)
 	})
-	op(a, huma.Operation{
+	bodyOp(a, huma.Operation{
 		OperationID: "cancelRun", Method: http.MethodPost, Path: "/runs/{run}/cancel", Tags: []string{"Runs"},
 		Summary:     "Cancel a run",
 		Description: "Ends a running run as cancelled. Workers holding its leases are told run_terminal on their next call. Cancelling a run that already ended is a 409.",
 		Errors:      []int{http.StatusNotFound, http.StatusConflict},
-	}, auth.ScopeExecute, func(ctx context.Context, in *cancelInput) (*runOutput, error) {
-		r, err := a.engine.CancelRun(ctx, in.Run, in.Body.Reason)
-		if err != nil {
-			return nil, err
-		}
-		return &runOutput{Body: r}, nil
+	}, auth.ScopeExecute, func(ctx context.Context, in *cancelInput) (*cairn.Run, error) {
+		return a.engine.CancelRun(ctx, in.Run, in.Body.Reason)
 	})
-	op(a, huma.Operation{
+	bodyOp(a, huma.Operation{
 		OperationID: "rerunRun", Method: http.MethodPost, Path: "/runs/{run}/rerun", Tags: []string{"Runs"}, DefaultStatus: http.StatusCreated,
 		Summary:     "Rerun an ended run",
 		Description: "Starts a new run of the ended run's workflow version, with its input, correlation and final state, in which every step that completed (except from_step and the steps after it) is already completed with its old output, and the rest run again. The new run's rerun_of names the old one, which is not changed. Rerunning a running run is a 409.",
 		Errors:      []int{http.StatusNotFound, http.StatusConflict},
-	}, auth.ScopeExecute, func(ctx context.Context, in *rerunInput) (*startOutput, error) {
-		r, err := a.engine.RerunRun(ctx, in.Run, in.Body)
-		if err != nil {
-			return nil, err
-		}
-		return &startOutput{Body: r}, nil
+	}, auth.ScopeExecute, func(ctx context.Context, in *rerunInput) (*cairn.StartResult, error) {
+		return a.engine.RerunRun(ctx, in.Run, in.Body)
 	})
-	op(a, huma.Operation{
+	bodyOp(a, huma.Operation{
 		OperationID: "sendEvent", Method: http.MethodPost, Path: "/runs/{run}/events", Tags: []string{"Runs"},
 		Summary:      "Send an event to a run",
 		Description:  "Completes every wait step waiting for the event's name, with the payload as its output. When none waits, the event is kept and consumed by the next wait for that name. Events to an ended run are a 409.",
 		MaxBodyBytes: a.payloadBody(), Errors: []int{http.StatusNotFound, http.StatusConflict},
-	}, auth.ScopeExecute, func(ctx context.Context, in *eventInput) (*eventOutput, error) {
-		r, err := a.engine.SendEvent(ctx, in.Run, in.Body)
-		if err != nil {
-			return nil, err
-		}
-		return &eventOutput{Body: r}, nil
+	}, auth.ScopeExecute, func(ctx context.Context, in *eventInput) (*cairn.EventResult, error) {
+		return a.engine.SendEvent(ctx, in.Run, in.Body)
 	})
 }
 
 // registerRunReadOps registers the operations that read runs: list, get,
 // follow the progress of one, read its journal.
 func (a *API) registerRunReadOps() {
-	op(a, huma.Operation{
+	bodyOp(a, huma.Operation{
 		OperationID: "listRuns", Method: http.MethodGet, Path: "/runs", Tags: []string{"Runs"},
 		Summary:     "List runs, newest first",
 		Description: "Cursor-paginated. Filters apply to each page read, so a filtered page may hold fewer runs than limit and still have a next_cursor.",
-	}, auth.ScopeRead, func(ctx context.Context, in *listRunsInput) (*listRunsOutput, error) {
-		p, err := a.engine.ListRuns(ctx, engine.ListRequest{Workflow: in.Workflow, Status: in.Status, Limit: in.Limit, Cursor: in.Cursor})
-		if err != nil {
-			return nil, err
-		}
-		return &listRunsOutput{Body: p}, nil
+	}, auth.ScopeRead, func(ctx context.Context, in *listRunsInput) (*cairn.RunPage, error) {
+		return a.engine.ListRuns(ctx, engine.ListRequest{Workflow: in.Workflow, Status: in.Status, Limit: in.Limit, Cursor: in.Cursor})
 	})
-	op(a, huma.Operation{
+	bodyOp(a, huma.Operation{
 		OperationID: "getRun", Method: http.MethodGet, Path: "/runs/{run}", Tags: []string{"Runs"},
 		Summary:     "Get a run",
 		Description: "The run with every step's status, attempts, output and usage. Audited: the read is recorded with the key that made it. With wait_ms the request is held until the run ends (or wait_ms passes: then it answers the running run) and audited once, when it answers; a commit on any instance wakes it, and a run that changes many times costs no more than once: what a client waiting for a run's outcome sends.",
 		Errors:      []int{http.StatusNotFound},
-	}, auth.ScopeRead, func(ctx context.Context, in *getRunInput) (*runOutput, error) {
+	}, auth.ScopeRead, func(ctx context.Context, in *getRunInput) (*cairn.Run, error) {
 		r, err := a.engine.AwaitRun(ctx, in.Run, time.Duration(in.WaitMs)*time.Millisecond)
 		if err != nil {
 			return nil, err
@@ -520,14 +470,14 @@ func (a *API) registerRunReadOps() {
 		if err := a.engine.Audit(ctx, who(ctx), "getRun", in.Run); err != nil {
 			return nil, err
 		}
-		return &runOutput{Body: r}, nil
+		return r, nil
 	})
-	op(a, huma.Operation{
+	bodyOp(a, huma.Operation{
 		OperationID: "getRunStatus", Method: http.MethodGet, Path: "/runs/{run}/status", Tags: []string{"Runs"},
 		Summary:     "Get a run's progress, optionally waiting for a change",
 		Description: "Status and per-step progress without the run's contents (no input, outputs or state), so it is not audited: what watchers follow. With wait_ms, the request is held until the run's rev exceeds after or the run ends (capped like a claim); a commit on any instance wakes it (pushed over the bus, no polling).",
 		Errors:      []int{http.StatusNotFound},
-	}, auth.ScopeRead, func(ctx context.Context, in *runStatusInput) (*runStatusOutput, error) {
+	}, auth.ScopeRead, func(ctx context.Context, in *runStatusInput) (*cairn.RunProgress, error) {
 		s, err := a.engine.GetRunStatus(ctx, in.Run, in.After, time.Duration(in.WaitMs)*time.Millisecond)
 		if err != nil {
 			return nil, err
@@ -537,7 +487,7 @@ func (a *API) registerRunReadOps() {
 				return nil, err
 			}
 		}
-		return &runStatusOutput{Body: s}, nil
+		return s, nil
 	})
 	op(a, huma.Operation{
 		OperationID: "getRunJournal", Method: http.MethodGet, Path: "/runs/{run}/journal", Tags: []string{"Runs"},
@@ -571,10 +521,6 @@ type workflowInput struct {
 	Version string `path:"version" maxLength:"64" pattern:"^[A-Za-z0-9][A-Za-z0-9_.+-]*$"`
 }
 
-type workflowOutput struct {
-	Body *cairn.Workflow
-}
-
 type listWorkersOutput struct {
 	Body struct {
 		Workers []cairn.WorkerInfo `json:"workers" nullable:"false"`
@@ -595,17 +541,13 @@ func (a *API) registerWorkflowOps() {
 		out.Body.Workflows = nonNil(w)
 		return out, nil
 	})
-	op(a, huma.Operation{
+	bodyOp(a, huma.Operation{
 		OperationID: "getWorkflow", Method: http.MethodGet, Path: "/workflows/{name}/versions/{version}", Tags: []string{"Workflows"},
 		Summary:     "Get a workflow definition",
 		Description: "The definition as registered: its steps, their kinds, dependencies, delivery and retry policies.",
 		Errors:      []int{http.StatusNotFound},
-	}, auth.ScopeRead, func(ctx context.Context, in *workflowInput) (*workflowOutput, error) {
-		w, err := a.engine.GetWorkflow(ctx, in.Name, in.Version)
-		if err != nil {
-			return nil, err
-		}
-		return &workflowOutput{Body: w}, nil
+	}, auth.ScopeRead, func(ctx context.Context, in *workflowInput) (*cairn.Workflow, error) {
+		return a.engine.GetWorkflow(ctx, in.Name, in.Version)
 	})
 	op(a, huma.Operation{
 		OperationID: "listWorkers", Method: http.MethodGet, Path: "/workers", Tags: []string{"Workers"},

@@ -16,36 +16,24 @@ type createBatchInput struct {
 	Body engine.BatchRequest
 }
 
-type batchOutput struct {
-	Body *engine.Batch
-}
-
 type batchIDInput struct {
 	Batch string `path:"batch" minLength:"26" maxLength:"26" pattern:"^[0-9A-Z]+$" doc:"Batch id."`
 }
 
 func (a *API) registerBatchOps() {
-	op(a, huma.Operation{
+	bodyOp(a, huma.Operation{
 		OperationID: "createBatch", Method: http.MethodPost, Path: "/batches", Tags: []string{"Batches"}, DefaultStatus: http.StatusAccepted,
 		Summary:     "Cancel or rerun every run matching a filter",
 		Description: "Starts a batch job over the runs matching the filter (status, workflow, start time; at least one), newest first: cancel each running one, or rerun each ended one (once, with the idempotency key batch:<id>:<run>). The call does the first page of 100 runs and answers with the batch; the reaper does the rest, 500 runs a pass, and any instance or reaper goes on where a dead one stopped. Follow it with getBatch.",
-	}, auth.ScopeExecute, func(ctx context.Context, in *createBatchInput) (*batchOutput, error) {
-		b, err := a.engine.StartBatch(ctx, in.Body)
-		if err != nil {
-			return nil, err
-		}
-		return &batchOutput{Body: b}, nil
+	}, auth.ScopeExecute, func(ctx context.Context, in *createBatchInput) (*engine.Batch, error) {
+		return a.engine.StartBatch(ctx, in.Body)
 	})
-	op(a, huma.Operation{
+	bodyOp(a, huma.Operation{
 		OperationID: "getBatch", Method: http.MethodGet, Path: "/batches/{batch}", Tags: []string{"Batches"},
 		Summary:     "Get a batch",
 		Description: "A batch's state (running, done) and counters: runs scanned, matched, applied, skipped, failed.",
 		Errors:      []int{http.StatusNotFound},
-	}, auth.ScopeRead, func(ctx context.Context, in *batchIDInput) (*batchOutput, error) {
-		b, err := a.engine.GetBatch(ctx, in.Batch)
-		if err != nil {
-			return nil, err
-		}
-		return &batchOutput{Body: b}, nil
+	}, auth.ScopeRead, func(ctx context.Context, in *batchIDInput) (*engine.Batch, error) {
+		return a.engine.GetBatch(ctx, in.Batch)
 	})
 }

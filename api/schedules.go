@@ -20,26 +20,14 @@ type createScheduleInput struct {
 	Body engine.ScheduleRequest
 }
 
-type scheduleOutput struct {
-	Body *engine.Schedule
-}
-
 type listSchedulesInput struct {
 	Limit  int    `query:"limit" minimum:"0" maximum:"100" doc:"Page size (default and cap 100)."`
 	Cursor string `query:"cursor" maxLength:"2048" pattern:"^[A-Za-z0-9_-]*$" doc:"next_cursor of the previous page."`
 }
 
-type listSchedulesOutput struct {
-	Body *engine.SchedulePage
-}
-
 type backfillInput struct {
 	Schedule string `path:"schedule" maxLength:"128" pattern:"^[A-Za-z0-9][A-Za-z0-9_.-]*$" doc:"Schedule id."`
 	Body     engine.BackfillRequest
-}
-
-type backfillOutput struct {
-	Body *engine.BackfillResult
 }
 
 type deleteRunInput struct {
@@ -59,41 +47,29 @@ func (a *API) registerScheduleOps() {
 // registerScheduleExecuteOps registers the operations that change a
 // schedule or start runs from it: create, pause, resume, delete, backfill.
 func (a *API) registerScheduleExecuteOps() {
-	op(a, huma.Operation{
+	bodyOp(a, huma.Operation{
 		OperationID: "createSchedule", Method: http.MethodPost, Path: "/schedules", Tags: []string{"Schedules"}, DefaultStatus: http.StatusCreated,
 		Summary:      "Create a schedule",
 		Description:  "Starts a run of the workflow at every tick of a cron expression in a time zone. The reaper fires due ticks: one run per tick however many reapers run (each tick's run has an idempotency key derived from the schedule and the tick). Ticks missed while no reaper ran fire once (the newest); backfill the others. An id that exists is a 409.",
 		MaxBodyBytes: 2 << 20, Errors: []int{http.StatusConflict},
-	}, auth.ScopeExecute, func(ctx context.Context, in *createScheduleInput) (*scheduleOutput, error) {
-		s, err := a.engine.CreateSchedule(ctx, in.Body)
-		if err != nil {
-			return nil, err
-		}
-		return &scheduleOutput{Body: s}, nil
+	}, auth.ScopeExecute, func(ctx context.Context, in *createScheduleInput) (*engine.Schedule, error) {
+		return a.engine.CreateSchedule(ctx, in.Body)
 	})
-	op(a, huma.Operation{
+	bodyOp(a, huma.Operation{
 		OperationID: "pauseSchedule", Method: http.MethodPost, Path: "/schedules/{schedule}/pause", Tags: []string{"Schedules"},
 		Summary:     "Pause a schedule",
 		Description: "No tick fires until it is resumed. Pausing a paused schedule changes nothing.",
 		Errors:      []int{http.StatusNotFound},
-	}, auth.ScopeExecute, func(ctx context.Context, in *scheduleIDInput) (*scheduleOutput, error) {
-		s, err := a.engine.PauseSchedule(ctx, in.Schedule)
-		if err != nil {
-			return nil, err
-		}
-		return &scheduleOutput{Body: s}, nil
+	}, auth.ScopeExecute, func(ctx context.Context, in *scheduleIDInput) (*engine.Schedule, error) {
+		return a.engine.PauseSchedule(ctx, in.Schedule)
 	})
-	op(a, huma.Operation{
+	bodyOp(a, huma.Operation{
 		OperationID: "resumeSchedule", Method: http.MethodPost, Path: "/schedules/{schedule}/resume", Tags: []string{"Schedules"},
 		Summary:     "Resume a schedule",
 		Description: "Ticks fire again from now on; those that passed while it was paused do not (backfill them).",
 		Errors:      []int{http.StatusNotFound, http.StatusConflict},
-	}, auth.ScopeExecute, func(ctx context.Context, in *scheduleIDInput) (*scheduleOutput, error) {
-		s, err := a.engine.ResumeSchedule(ctx, in.Schedule)
-		if err != nil {
-			return nil, err
-		}
-		return &scheduleOutput{Body: s}, nil
+	}, auth.ScopeExecute, func(ctx context.Context, in *scheduleIDInput) (*engine.Schedule, error) {
+		return a.engine.ResumeSchedule(ctx, in.Schedule)
 	})
 	op(a, huma.Operation{
 		OperationID: "deleteSchedule", Method: http.MethodDelete, Path: "/schedules/{schedule}", Tags: []string{"Schedules"}, DefaultStatus: http.StatusNoContent,
@@ -103,45 +79,33 @@ func (a *API) registerScheduleExecuteOps() {
 	}, auth.ScopeExecute, func(ctx context.Context, in *scheduleIDInput) (*struct{}, error) {
 		return nil, a.engine.DeleteSchedule(ctx, in.Schedule)
 	})
-	op(a, huma.Operation{
+	bodyOp(a, huma.Operation{
 		OperationID: "backfillSchedule", Method: http.MethodPost, Path: "/schedules/{schedule}/backfill", Tags: []string{"Schedules"},
 		Summary:     "Start the runs of past ticks",
 		Description: "Starts a run for each tick in (from, to], oldest first, at most max (100). A tick that already has its run (it fired, or an earlier backfill) is not started again: it is listed with existed=true. Backfill ignores the overlap policy and a pause.",
 		Errors:      []int{http.StatusNotFound},
-	}, auth.ScopeExecute, func(ctx context.Context, in *backfillInput) (*backfillOutput, error) {
-		r, err := a.engine.BackfillSchedule(ctx, in.Schedule, in.Body)
-		if err != nil {
-			return nil, err
-		}
-		return &backfillOutput{Body: r}, nil
+	}, auth.ScopeExecute, func(ctx context.Context, in *backfillInput) (*engine.BackfillResult, error) {
+		return a.engine.BackfillSchedule(ctx, in.Schedule, in.Body)
 	})
 }
 
 // registerScheduleReadOps registers the operations that read schedules:
 // list, get.
 func (a *API) registerScheduleReadOps() {
-	op(a, huma.Operation{
+	bodyOp(a, huma.Operation{
 		OperationID: "listSchedules", Method: http.MethodGet, Path: "/schedules", Tags: []string{"Schedules"},
 		Summary:     "List schedules",
 		Description: "By id, cursor-paginated.",
-	}, auth.ScopeRead, func(ctx context.Context, in *listSchedulesInput) (*listSchedulesOutput, error) {
-		p, err := a.engine.ListSchedules(ctx, in.Limit, in.Cursor)
-		if err != nil {
-			return nil, err
-		}
-		return &listSchedulesOutput{Body: p}, nil
+	}, auth.ScopeRead, func(ctx context.Context, in *listSchedulesInput) (*engine.SchedulePage, error) {
+		return a.engine.ListSchedules(ctx, in.Limit, in.Cursor)
 	})
-	op(a, huma.Operation{
+	bodyOp(a, huma.Operation{
 		OperationID: "getSchedule", Method: http.MethodGet, Path: "/schedules/{schedule}", Tags: []string{"Schedules"},
 		Summary:     "Get a schedule",
 		Description: "The schedule with its next tick, its newest run and its counters (fired, skipped, missed, failed).",
 		Errors:      []int{http.StatusNotFound},
-	}, auth.ScopeRead, func(ctx context.Context, in *scheduleIDInput) (*scheduleOutput, error) {
-		s, err := a.engine.GetSchedule(ctx, in.Schedule)
-		if err != nil {
-			return nil, err
-		}
-		return &scheduleOutput{Body: s}, nil
+	}, auth.ScopeRead, func(ctx context.Context, in *scheduleIDInput) (*engine.Schedule, error) {
+		return a.engine.GetSchedule(ctx, in.Schedule)
 	})
 }
 

@@ -1,12 +1,10 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -32,7 +30,7 @@ type killCluster struct {
 
 	mu      sync.Mutex
 	cmds    [3]*exec.Cmd
-	logs    [3]*bytes.Buffer
+	logs    [3]*testutil.SyncBuffer
 	dead    [3]bool
 	serving [3]bool       // healthy, and not killed since
 	changed chan struct{} // closed (and replaced) when an instance starts serving or is killed
@@ -68,8 +66,8 @@ func (c *killCluster) setServing(i int, on bool) {
 func (c *killCluster) serve(i int) {
 	cmd := exec.Command(c.bin, "serve", "--addr", c.addr[i])
 	cmd.Env = append(os.Environ(), c.env...)
-	var logs bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &syncWriter{w: &logs}, &syncWriter{w: &logs}
+	var logs testutil.SyncBuffer
+	cmd.Stdout, cmd.Stderr = &logs, &logs
 	if err := cmd.Start(); err != nil {
 		c.t.Fatal(err)
 	}
@@ -126,17 +124,6 @@ func newKillCluster(t *testing.T, bin, blobURL string, extra ...string) *killClu
 	}
 	start(t, bin, c.env, "reaper", "--every", "250ms")
 	return c
-}
-
-type syncWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (s *syncWriter) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.w.Write(p)
 }
 
 func tail(s string, n int) string {
@@ -711,8 +698,8 @@ func minioForKill(t *testing.T) *testinfra.MinIOEndpoint {
 	ep := &testinfra.MinIOEndpoint{Endpoint: "http://" + addr, AccessKey: "minioadmin", SecretKey: "minioadmin", Region: "us-east-1"}
 	cmd := exec.Command(bin, "server", t.TempDir(), "--address", addr, "--console-address", console, "--quiet")
 	cmd.Env = append(os.Environ(), "MINIO_ROOT_USER="+ep.AccessKey, "MINIO_ROOT_PASSWORD="+ep.SecretKey, "MINIO_BROWSER=off", "MINIO_UPDATE=off")
-	var logs bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &syncWriter{w: &logs}, &syncWriter{w: &logs}
+	var logs testutil.SyncBuffer
+	cmd.Stdout, cmd.Stderr = &logs, &logs
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}

@@ -8,12 +8,10 @@ import (
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/sdk"
-	"github.com/cairn-dev/cairn/sdk/sdktest"
 )
 
 func TestBatchesCommands(t *testing.T) {
-	srv := sdktest.Start(t, sdktest.Options{})
-	c := startWorker(t, srv.URL)
+	srv, c := startServed(t)
 	ctx := context.Background()
 	var runs []string
 	for range 3 {

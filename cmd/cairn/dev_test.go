@@ -3,9 +3,11 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
 	"net/http"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -60,32 +62,8 @@ func TestDevReadsTheEnvironment(t *testing.T) {
 
 	t.Setenv("CAIRN_LOG_LEVEL", "debug")
 	t.Setenv("CAIRN_BLOB", "mem://")
-	root = newRootCmd()
-	root.SetArgs([]string{"dev", "--addr", "127.0.0.1:0", "--reap-every", "10ms"})
-	var out, logs syncBuffer
-	root.SetOut(&out)
-	root.SetErr(&logs)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	done := make(chan error, 1)
-	go func() { done <- root.ExecuteContext(ctx) }()
-	re := regexp.MustCompile(`API on (http://\S+/v1/api)`)
-	var base string
-	testutil.Eventually(t, 10*time.Second, "cairn dev's banner", func() (bool, string) {
-		if m := re.FindStringSubmatch(out.String()); m != nil {
-			base = m[1]
-		}
-		select {
-		case err := <-done:
-			t.Fatalf("dev stopped: %v\n%s", err, logs.String())
-		default:
-		}
-		return base != "", out.String() + "\n" + logs.String()
-	})
-	if base == "" {
-		t.Fatalf("no banner:\n%s\n%s", out.String(), logs.String())
-	}
-	resp, err := http.Get(base + "/healthz")
+	d := startDev(t, "--addr", "127.0.0.1:0", "--reap-every", "10ms")
+	resp, err := http.Get(d.base + "/v1/api/healthz")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,15 +71,95 @@ func TestDevReadsTheEnvironment(t *testing.T) {
 	if resp.StatusCode != 200 {
 		t.Fatalf("healthz %d", resp.StatusCode)
 	}
-	cancel()
-	if err := <-done; err != nil {
+	if err := d.stop(); err != nil {
 		t.Fatalf("dev stopped with %v", err)
 	}
-	if !strings.Contains(out.String(), "store mem://") {
-		t.Errorf("banner:\n%s", out.String())
+	if !strings.Contains(d.out.String(), "store mem://") {
+		t.Errorf("banner:\n%s", d.out.String())
 	}
 	// debug: the reaper's routine passes show.
-	if l := logs.String(); !strings.Contains(l, "level=DEBUG") || !strings.Contains(l, "DEV MODE") {
+	if l := d.logs.String(); !strings.Contains(l, "level=DEBUG") || !strings.Contains(l, "DEV MODE") {
 		t.Errorf("logs:\n%s", l)
 	}
+}
+
+// cairn dev --metrics serves the engine's metrics for Prometheus at
+// /metrics, beside the API; without the flag there is no such path.
+func TestDevServesMetrics(t *testing.T) {
+	for _, on := range []bool{true, false} {
+		t.Setenv("CAIRN_BLOB", "mem://")
+		args := []string{"--addr", "127.0.0.1:0", "--log-level", "error"}
+		if on {
+			args = append(args, "--metrics")
+		}
+		d := startDev(t, args...)
+		// One API call that reads the bucket.
+		resp, err := http.Get(d.base + "/v1/api/runs")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		resp, err = http.Get(d.base + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if on {
+			for _, want := range []string{
+				`cairn_blob_requests_total{class="put",op="list"`,
+				`cairn_api_request_duration_seconds_count{op="listRuns",`,
+			} {
+				if resp.StatusCode != 200 || !strings.Contains(string(body), want) {
+					t.Errorf("/metrics: %d, no %s in\n%s", resp.StatusCode, want, body)
+				}
+			}
+		} else if resp.StatusCode != http.StatusNotFound {
+			t.Errorf("/metrics without --metrics: %d, want 404", resp.StatusCode)
+		}
+		if strings.Contains(d.logs.String(), "level=INFO") {
+			t.Errorf("--log-level error still logs info:\n%s", d.logs.String())
+		}
+		if err := d.stop(); err != nil {
+			t.Fatalf("dev stopped with %v", err)
+		}
+	}
+}
+
+// devRun is a `cairn dev` the test runs.
+type devRun struct {
+	base      string // the server's root, http://HOST:PORT
+	out, logs syncBuffer
+	stop      func() error // stops it and returns what it returned
+}
+
+// startDev runs `cairn dev` with args until stop or the test's end, and
+// returns once it printed its banner (failing the test if it stops
+// first or prints none within 10 seconds).
+func startDev(t *testing.T, args ...string) *devRun {
+	t.Helper()
+	d := &devRun{}
+	root := newRootCmd()
+	root.SetArgs(append([]string{"dev"}, args...))
+	root.SetOut(&d.out)
+	root.SetErr(&d.logs)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- root.ExecuteContext(ctx) }()
+	d.stop = sync.OnceValue(func() error { cancel(); return <-done })
+	t.Cleanup(func() { d.stop() })
+	re := regexp.MustCompile(`API on (http://\S+)/v1/api`)
+	testutil.Eventually(t, 10*time.Second, "cairn dev's banner", func() (bool, string) {
+		if m := re.FindStringSubmatch(d.out.String()); m != nil {
+			d.base = m[1]
+		}
+		select {
+		case err := <-done:
+			done <- err // for stop
+			t.Fatalf("dev stopped: %v\n%s", err, d.logs.String())
+		default:
+		}
+		return d.base != "", d.out.String() + "\n" + d.logs.String()
+	})
+	return d
 }

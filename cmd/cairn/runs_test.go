@@ -44,11 +44,13 @@ type greetIn struct {
 	Name string `json:"name"`
 }
 
-// startWorker serves workflows greet and gate against the server at url
-// until the test ends, and returns the client it serves with.
-func startWorker(t *testing.T, url string) *sdk.Client {
+// startServed starts a server and a worker serving workflows greet and
+// gate on it until the test ends, and returns the server and the client
+// the worker serves with.
+func startServed(t *testing.T) (*sdktest.Server, *sdk.Client) {
 	t.Helper()
-	c, err := sdk.NewClient(url)
+	srv := sdktest.Start(t, sdktest.Options{})
+	c, err := sdk.NewClient(srv.URL)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,14 +71,13 @@ func startWorker(t *testing.T, url string) *sdk.Client {
 		Task("after", sdk.Handle(func(ctx sdk.StepContext, in json.RawMessage) (json.RawMessage, error) { return in, nil }),
 			sdk.After("go"), sdk.Input("${steps.go.output}"))
 	testutil.ServeWorker(t, sdk.NewWorker(c, sdk.WithName("cli-worker"), sdk.WithLogger(slog.New(slog.DiscardHandler))).Register(wf, gate), 10*time.Second)
-	return c
+	return srv, c
 }
 
 var runIDRE = regexp.MustCompile(`run ([0-9A-Z]{26})`)
 
 func TestRunsCommands(t *testing.T) {
-	srv := sdktest.Start(t, sdktest.Options{})
-	startWorker(t, srv.URL)
+	srv, _ := startServed(t)
 
 	// start --wait: progress lines, the end, usage, the output.
 	out := mustCLI(t, srv.URL, "runs", "start", "greet", "--input", `{"name":"ana"}`, "--wait")
@@ -264,4 +265,31 @@ func compact(raw json.RawMessage) string {
 		return string(raw)
 	}
 	return b.String()
+}
+
+// cairn runs rerun: a failed run is rerun from a step, and the output says
+// which run it reran and how many steps it reused.
+func TestRunsRerun(t *testing.T) {
+	srv, _ := startServed(t)
+	out, err := cli(t, srv.URL, "runs", "start", "greet", "--input", `{"name":"boom"}`, "--wait")
+	if err == nil {
+		t.Fatalf("a failing run exited 0:\n%s", out)
+	}
+	m := runIDRE.FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("no run id in %q", out)
+	}
+	old := m[1]
+	out = mustCLI(t, srv.URL, "runs", "rerun", old)
+	if !strings.Contains(out, "rerun of "+old) || !strings.Contains(out, "1/2 steps reused") {
+		t.Fatalf("rerun said %q", out)
+	}
+	// From the first step, nothing is reused: it fails the same way.
+	out, err = cli(t, srv.URL, "runs", "rerun", old, "--from", "shout", "--wait")
+	if err == nil || !strings.Contains(out, "rerun of "+old) || !strings.Contains(out, "cannot greet BOOM") {
+		t.Fatalf("rerun --from shout --wait: %v\n%s", err, out)
+	}
+	if _, err := cli(t, srv.URL, "runs", "rerun", old, "--from", "nope"); err == nil || !strings.Contains(err.Error(), "from_step") {
+		t.Fatalf("unknown step: %v", err)
+	}
 }

@@ -6,12 +6,10 @@ import (
 	"testing"
 
 	"github.com/cairn-dev/cairn/sdk"
-	"github.com/cairn-dev/cairn/sdk/sdktest"
 )
 
 func TestSchedulesCommands(t *testing.T) {
-	srv := sdktest.Start(t, sdktest.Options{})
-	startWorker(t, srv.URL)
+	srv, _ := startServed(t)
 	out := mustCLI(t, srv.URL, "schedules", "create", "gate", "*/5 * * * *", "--id", "gate5", "--tz", "Europe/Paris", "--input", `{"x":1}`, "--overlap", "allow")
 	if !strings.Contains(out, `schedule gate5: gate "*/5 * * * *" (Europe/Paris), overlap allow, next 20`) {
 		t.Fatalf("create: %s", out)

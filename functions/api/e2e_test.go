@@ -135,7 +135,7 @@ func testSIGTERM(t *testing.T, bin string) {
 	env, ep, name := minioBucket(t)
 	b := openBucket(t, ep, name)
 	startAPI := func() (*process, string) {
-		port := freePort(t)
+		port := testinfra.FreePort(t)
 		p := startProcess(t, bin, append(env, "PORT="+itoa(port)))
 		base := "http://127.0.0.1:" + itoa(port)
 		waitHealthy(t, base, 15*time.Second)
@@ -280,12 +280,12 @@ func testLambdaRIE(t *testing.T, dir string) {
 	boot := goBuild(t, "./functions/api", dir+"/bootstrap", "lambda.norpc,cairn_aws", hostArch())
 	t.Logf("Lambda bootstrap (lambda.norpc,cairn_aws, linux/%s): %s", hostArch(), mb(fileSize(t, boot)))
 	rie := installRIE(t, dir)
-	rieAddr := "127.0.0.1:" + itoa(freePort(t))
+	rieAddr := testinfra.FreeAddr(t)
 	startProcess(t, rie, append(env,
 		"AWS_LAMBDA_FUNCTION_NAME=cairn-api", "AWS_LAMBDA_FUNCTION_MEMORY_SIZE=512",
 		"AWS_LAMBDA_FUNCTION_TIMEOUT=4", // seconds: the invocation deadline the claim must respect
 		"CAIRN_MAX_REQUEST_TIME=30s",
-	), "--runtime-api-address", "127.0.0.1:"+itoa(freePort(t)), "--runtime-interface-emulator-address", rieAddr, boot)
+	), "--runtime-api-address", testinfra.FreeAddr(t), "--runtime-interface-emulator-address", rieAddr, boot)
 	waitTCP(t, rieAddr, 15*time.Second)
 	c := rieCaller{invokeURL: "http://" + rieAddr + "/2015-03-31/functions/function/invocations", key: workerSecret}
 
@@ -334,12 +334,12 @@ func testLambdaRIE(t *testing.T, dir string) {
 	// With long holds configured, a claim asking to wait 20 s in a 4 s
 	// invocation answers, empty, about 500 ms before the deadline: the
 	// deadline reached the engine.
-	longAddr := "127.0.0.1:" + itoa(freePort(t))
+	longAddr := testinfra.FreeAddr(t)
 	startProcess(t, rie, append(env,
 		"AWS_LAMBDA_FUNCTION_NAME=cairn-api", "AWS_LAMBDA_FUNCTION_MEMORY_SIZE=512",
 		"AWS_LAMBDA_FUNCTION_TIMEOUT=4", // seconds: the invocation deadline the claim must respect
 		"CAIRN_MAX_REQUEST_TIME=30s", "CAIRN_CLAIM_HOLD=24s",
-	), "--runtime-api-address", "127.0.0.1:"+itoa(freePort(t)), "--runtime-interface-emulator-address", longAddr, boot)
+	), "--runtime-api-address", testinfra.FreeAddr(t), "--runtime-interface-emulator-address", longAddr, boot)
 	waitTCP(t, longAddr, 15*time.Second)
 	lc := rieCaller{invokeURL: "http://" + longAddr + "/2015-03-31/functions/function/invocations", key: workerSecret}
 	lc.call(t, "GET", api.BasePath+"/healthz", nil) // the cold start, outside the measure
@@ -356,9 +356,9 @@ func testLambdaRIE(t *testing.T, dir string) {
 	// The reaper's bootstrap, invoked as EventBridge Scheduler does, on
 	// the same bucket: one pass per invocation, statistics as the result.
 	reaperBoot := goBuild(t, "./functions/reaper", dir+"/reaper/bootstrap", "lambda.norpc,cairn_aws", hostArch())
-	rAddr := "127.0.0.1:" + itoa(freePort(t))
+	rAddr := testinfra.FreeAddr(t)
 	startProcess(t, rie, append(env, "AWS_LAMBDA_FUNCTION_NAME=cairn-reaper", "AWS_LAMBDA_FUNCTION_TIMEOUT=60"),
-		"--runtime-api-address", "127.0.0.1:"+itoa(freePort(t)), "--runtime-interface-emulator-address", rAddr, reaperBoot)
+		"--runtime-api-address", testinfra.FreeAddr(t), "--runtime-interface-emulator-address", rAddr, reaperBoot)
 	waitTCP(t, rAddr, 15*time.Second)
 	ev := `{"version":"0","id":"x","detail-type":"Scheduled Event","source":"aws.scheduler","account":"123456789012","time":"2026-11-29T10:00:00Z","region":"us-east-1","resources":[],"detail":"{}"}`
 	resp, err := http.Post("http://"+rAddr+"/2015-03-31/functions/function/invocations", "application/json", strings.NewReader(ev))
@@ -437,7 +437,7 @@ func testCloudRunImage(t *testing.T, env []string) {
 	ctx := ctxTimeout(t, 3*time.Minute)
 	image := buildImage(t)
 
-	port := freePort(t)
+	port := testinfra.FreePort(t)
 	base := "http://127.0.0.1:" + itoa(port)
 	ctrEnv := map[string]string{"K_SERVICE": "cairn-api", "CAIRN_HOST": "127.0.0.1", "PORT": itoa(port)}
 	for _, kv := range env {

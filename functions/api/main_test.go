@@ -82,7 +82,7 @@ func testColdStart(t *testing.T, bin string) {
 	const runs = 7
 	var times []time.Duration
 	for range runs {
-		port := freePort(t)
+		port := testinfra.FreePort(t)
 		start := time.Now()
 		p := startProcess(t, bin, []string{"CAIRN_BLOB=mem://", "CAIRN_DEV=true", "PORT=" + itoa(port), "CAIRN_LOG_LEVEL=warn"})
 		waitHealthy(t, "http://127.0.0.1:"+itoa(port), 10*time.Second)

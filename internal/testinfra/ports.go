@@ -2,6 +2,7 @@ package testinfra
 
 import (
 	"net"
+	"strconv"
 	"testing"
 )
 
@@ -10,10 +11,24 @@ import (
 // not answer.
 func FreeAddr(t testing.TB) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	return "127.0.0.1:" + strconv.Itoa(FreePort(t))
+}
+
+// FreePort returns a port of 127.0.0.1 nothing listens on at the moment.
+func FreePort(t testing.TB) int {
+	t.Helper()
+	port, err := freePort()
 	if err != nil {
 		t.Fatal(err)
 	}
+	return port
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
 	defer l.Close()
-	return l.Addr().String()
+	return l.Addr().(*net.TCPAddr).Port, nil
 }

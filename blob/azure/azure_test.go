@@ -72,7 +72,6 @@ func TestConformance(t *testing.T) {
 func TestURLOpener(t *testing.T) {
 	ep := testinfra.Azurite(t)
 	name := newContainer(t, ep)
-	ctx := context.Background()
 	host := strings.TrimPrefix(strings.TrimSuffix(ep.BlobEndpoint, "/"+ep.AccountName), "http://")
 
 	t.Setenv("AZURE_STORAGE_ACCOUNT", ep.AccountName)
@@ -90,26 +89,12 @@ func TestURLOpener(t *testing.T) {
 
 	// localemu=true with a non-loopback-looking domain still goes path-style;
 	// storage_account overrides the account in the service URL.
-	b2, err := blob.OpenBucket(ctx, "azblob://"+name+"?protocol=http&localemu=true&storage_account="+ep.AccountName+"&domain="+host)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b2.Close()
-	if o, err := b2.Get(ctx, "k"); err != nil || o.Version != v {
-		t.Fatalf("second opener: %+v, %v", o, err)
-	}
+	blobtest.SeesVersion(t, "azblob://"+name+"?protocol=http&localemu=true&storage_account="+ep.AccountName+"&domain="+host, "k", v)
 
 	// A connection string, as gocloud reads it, when no account key is set.
 	t.Setenv("AZURE_STORAGE_KEY", "")
 	t.Setenv("AZURE_STORAGE_CONNECTION_STRING", ep.ConnectionString())
-	b3, err := blob.OpenBucket(ctx, "azblob://"+name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b3.Close()
-	if o, err := b3.Get(ctx, "k"); err != nil || o.Version != v {
-		t.Fatalf("connection string opener: %+v, %v", o, err)
-	}
+	blobtest.SeesVersion(t, "azblob://"+name, "k", v)
 
 	blobtest.RefusesURLs(t,
 		"azblob://"+name+"?region=x",

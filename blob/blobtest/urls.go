@@ -21,6 +21,16 @@ func OpenURL(t *testing.T, url string) *blob.Bucket {
 	return b
 }
 
+// SeesVersion opens url as OpenURL does and fails the test unless key
+// reads back there at version v: another way to open a bucket reaches the
+// same objects.
+func SeesVersion(t *testing.T, url, key string, v blob.Version) {
+	t.Helper()
+	if o, err := OpenURL(t, url).Get(context.Background(), key); err != nil || o.Version != v {
+		t.Fatalf("%s: Get(%q) = %+v, %v; want version %q", url, key, o, err, v)
+	}
+}
+
 // RoundTrip creates key holding data in b and reads it back. It fails the
 // test unless Get returns data at the version Create returned, and returns
 // that version.

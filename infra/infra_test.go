@@ -6,6 +6,7 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -92,16 +93,7 @@ func methodCalls(t *testing.T, dir, recvField string, only []string) []string {
 			return true
 		})
 	}
-	return sortedKeys(seen)
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
+	return slices.Sorted(maps.Keys(seen))
 }
 
 // actionsFor maps calls to the permissions they need; a call the table
@@ -120,7 +112,7 @@ func actionsFor(t *testing.T, what string, calls []string, table map[string][]st
 			set[a] = true
 		}
 	}
-	return sortedKeys(set)
+	return slices.Sorted(maps.Keys(set))
 }
 
 // s3Actions: what blob/s3 calls on its S3 client.
@@ -179,7 +171,7 @@ func busCalls(t *testing.T, dir string) []string {
 			set[c] = true
 		}
 	}
-	return sortedKeys(set)
+	return slices.Sorted(maps.Keys(set))
 }
 
 // sqsActions: what notify/sqs calls on its SQS client, split by side
@@ -474,8 +466,8 @@ func TestSAMTemplate(t *testing.T) {
 	t.Logf("from the code: S3 objects %v, bucket %v; SQS publish %v, subscribe %v", objects, list, publish, subscribe)
 
 	fns := map[string]config.Role{"ApiFunction": config.API, "ClaimsFunction": config.API, "ReaperFunction": config.Reaper}
-	if got := sortedKeys(sam.tmpl.GetAllServerlessFunctionResources()); !slices.Equal(got, sortedKeys(fns)) {
-		t.Fatalf("functions %v, want %v", got, sortedKeys(fns))
+	if got := slices.Sorted(maps.Keys(sam.tmpl.GetAllServerlessFunctionResources())); !slices.Equal(got, slices.Sorted(maps.Keys(fns))) {
+		t.Fatalf("functions %v, want %v", got, slices.Sorted(maps.Keys(fns)))
 	}
 	for name, role := range fns {
 		t.Run(name, func(t *testing.T) {

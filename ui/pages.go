@@ -6,10 +6,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"html/template"
+	"maps"
 	"net/http"
 	"net/url"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -93,7 +93,7 @@ func (h *Handler) runs(ctx context.Context, r *http.Request, v *view) (string, e
 			unserved[row.Workflow+"@"+row.Version]++
 		}
 	}
-	for _, k := range sortedKeys(unserved) {
+	for _, k := range slices.Sorted(maps.Keys(unserved)) {
 		v.Banners = append(v.Banners, fmt.Sprintf("No live worker serves %s (%d running runs on this page).", k, unserved[k]))
 	}
 	return "runs", nil
@@ -119,15 +119,6 @@ func servedBy(workers []cairn.WorkerInfo) map[string]bool {
 		}
 	}
 	return m
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	return ks
 }
 
 func (h *Handler) workers(ctx context.Context, r *http.Request, v *view) (string, error) {
@@ -308,7 +299,7 @@ var funcs = template.FuncMap{
 		if u.CostUSD > 0 {
 			parts = append(parts, fmt.Sprintf("$%.4f", u.CostUSD))
 		}
-		for _, k := range sortedKeys(u.Counters) {
+		for _, k := range slices.Sorted(maps.Keys(u.Counters)) {
 			parts = append(parts, fmt.Sprintf("%s=%d", k, u.Counters[k]))
 		}
 		return strings.Join(parts, ", ")

@@ -13,9 +13,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"regexp"
-	"sort"
+	"slices"
 	"strings"
 )
 
@@ -92,7 +93,7 @@ func freeFormValues(spec []byte) ([]action, error) {
 		return nil, fmt.Errorf("reading the spec: %w", err)
 	}
 	var out []action
-	for _, name := range sortedKeys(doc.Components.Schemas) {
+	for _, name := range slices.Sorted(maps.Keys(doc.Components.Schemas)) {
 		var s map[string]json.RawMessage
 		if err := json.Unmarshal(doc.Components.Schemas[name], &s); err != nil {
 			return nil, fmt.Errorf("schema %s: %w", name, err)
@@ -111,7 +112,7 @@ func walk(out *[]action, path string, s map[string]json.RawMessage) error {
 		if err := json.Unmarshal(raw, &props); err != nil {
 			return fmt.Errorf("%s.properties: %w", path, err)
 		}
-		for _, name := range sortedKeys(props) {
+		for _, name := range slices.Sorted(maps.Keys(props)) {
 			if err := value(out, path+".properties"+segment(name), props[name], true); err != nil {
 				return err
 			}
@@ -160,13 +161,4 @@ func segment(name string) string {
 		return "." + name
 	}
 	return "['" + strings.ReplaceAll(name, "'", `\'`) + "']"
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

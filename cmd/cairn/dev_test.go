@@ -63,14 +63,7 @@ func TestDevReadsTheEnvironment(t *testing.T) {
 	t.Setenv("CAIRN_LOG_LEVEL", "debug")
 	t.Setenv("CAIRN_BLOB", "mem://")
 	d := startDev(t, "--addr", "127.0.0.1:0", "--reap-every", "10ms")
-	resp, err := http.Get(d.base + "/v1/api/healthz")
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != 200 {
-		t.Fatalf("healthz %d", resp.StatusCode)
-	}
+	testutil.GetOK(t, d.base+"/v1/api/healthz")
 	if err := d.stop(); err != nil {
 		t.Fatalf("dev stopped with %v", err)
 	}

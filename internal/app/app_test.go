@@ -8,7 +8,6 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -86,42 +85,17 @@ func TestAPI(t *testing.T) {
 		t.Fatal(err)
 	}
 	log := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	ready := make(chan net.Addr, 1)
-	done := make(chan error, 1)
-	go func() {
-		done <- app.API(ctx, cfg, log, app.APIOptions{ReapEvery: 10 * time.Millisecond, Ready: func(a net.Addr) { ready <- a }})
-	}()
-	var addr net.Addr
-	select {
-	case addr = <-ready:
-	case err := <-done:
-		t.Fatal(err)
-	case <-time.After(10 * time.Second):
-		t.Fatal("not serving after 10s")
-	}
-	resp, err := http.Get("http://" + addr.String() + api.BasePath + "/healthz")
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != 200 {
-		t.Fatalf("healthz %d", resp.StatusCode)
-	}
+	addr, stop := testutil.Serving(t, func(ctx context.Context, ready func(string)) error {
+		return app.API(ctx, cfg, log, app.APIOptions{ReapEvery: 10 * time.Millisecond, Ready: func(a net.Addr) { ready(a.String()) }})
+	})
+	testutil.GetOK(t, "http://"+addr+api.BasePath+"/healthz")
 	// The reaper runs beside the server: a few passes, a period apart.
 	testutil.Eventually(t, 5*time.Second, "three reaper passes", func() (bool, string) {
 		out := logs.String()
 		return strings.Count(out, "cairn reaper: pass") >= 3, out
 	})
-	cancel()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("API returned %v", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("API did not stop")
+	if err := stop(); err != nil {
+		t.Fatalf("API returned %v", err)
 	}
 	out := logs.String()
 	for _, want := range []string{"DEV MODE", "cairn api: serving", "cairn reaper: a pass every 10ms", "cairn api: stopped", "cairn reaper: stopped"} {

@@ -269,29 +269,18 @@ func TestAPIWithReaper(t *testing.T) {
 	}
 	defer e.Close()
 	var logs syncBuffer
-	ctx, cancel := context.WithCancel(context.Background())
-	addr := make(chan net.Addr, 1)
-	done := make(chan error, 1)
 	// At Debug: the reaper's routine passes are what the test waits on.
 	log := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	go func() {
-		done <- API(ctx, e, http.NotFoundHandler(), Options{Addr: "127.0.0.1:0", Logger: log, Ready: func(a net.Addr) { addr <- a }},
+	_, stop := testutil.Serving(t, func(ctx context.Context, ready func(string)) error {
+		return API(ctx, e, http.NotFoundHandler(), Options{Addr: "127.0.0.1:0", Logger: log, Ready: func(a net.Addr) { ready(a.String()) }},
 			10*time.Millisecond)
-	}()
-	select {
-	case <-addr:
-	case err := <-done:
-		t.Fatalf("API returned before serving: %v", err)
-	case <-time.After(10 * time.Second):
-		t.Fatal("API not serving within 10 s")
-	}
+	})
 	// The reaper runs beside the server: two passes, a period apart.
 	testutil.Eventually(t, 5*time.Second, "two reaper passes", func() (bool, string) {
 		out := logs.String()
 		return strings.Count(out, "cairn reaper: pass") >= 2, out
 	})
-	cancel()
-	if err := <-done; err != nil {
+	if err := stop(); err != nil {
 		t.Fatal(err)
 	}
 	if out := logs.String(); !strings.Contains(out, "cairn reaper: stopped") || !strings.Contains(out, "cairn: stopped") {

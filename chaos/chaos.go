@@ -787,42 +787,48 @@ func (r *round) startRun(ctx context.Context, c *sdk.Client, wf string, in Input
 // sendEvent sends a wait run its event until an instance accepts it (or
 // the run has ended), for up to StartGiveUp.
 func (r *round) sendEvent(c *sdk.Client, run string) bool {
-	deadline := time.Now().Add(r.cfg.StartGiveUp)
-	for i := 0; time.Now().Before(deadline); i++ {
-		if i > 0 {
-			c = r.client[i%len(r.client)]
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	ok := r.untilAccepted(c, "event to "+run, func(ctx context.Context, c *sdk.Client) error {
 		_, err := c.SendEvent(ctx, run, sdk.Event{Name: WaitEvent, ID: "ev-" + run})
-		cancel()
-		if err == nil || sdk.ReasonOf(err) == cairn.ReasonRunTerminal || sdk.IsConflict(err) {
-			r.events.Add(1)
-			return true
-		}
-		time.Sleep(250 * time.Millisecond)
+		return err
+	}, func(err error) bool { return sdk.ReasonOf(err) == cairn.ReasonRunTerminal || sdk.IsConflict(err) })
+	if ok {
+		r.events.Add(1)
 	}
-	r.logf("chaos: event to %s not accepted yet", run)
-	return false
+	return ok
 }
 
 // cancel cancels a run until an instance accepts it (or the run has
 // ended), for up to StartGiveUp.
 func (r *round) cancel(c *sdk.Client, run string) bool {
+	ok := r.untilAccepted(c, "cancel of "+run, func(ctx context.Context, c *sdk.Client) error {
+		_, err := c.Cancel(ctx, run, "chaos")
+		return err
+	}, sdk.IsConflict)
+	if ok {
+		r.cancels.Add(1)
+	}
+	return ok
+}
+
+// untilAccepted calls op with c, then with each instance's client in
+// turn, a quarter of a second apart, until it succeeds or fails with an
+// error that settles the matter, for up to StartGiveUp; it reports
+// whether that happened, and logs what was not accepted when not.
+func (r *round) untilAccepted(c *sdk.Client, what string, op func(context.Context, *sdk.Client) error, settles func(error) bool) bool {
 	deadline := time.Now().Add(r.cfg.StartGiveUp)
 	for i := 0; time.Now().Before(deadline); i++ {
 		if i > 0 {
 			c = r.client[i%len(r.client)]
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-		_, err := c.Cancel(ctx, run, "chaos")
+		err := op(ctx, c)
 		cancel()
-		if err == nil || sdk.IsConflict(err) {
-			r.cancels.Add(1)
+		if err == nil || settles(err) {
 			return true
 		}
 		time.Sleep(250 * time.Millisecond)
 	}
-	r.logf("chaos: cancel of %s not accepted yet", run)
+	r.logf("chaos: %s not accepted yet", what)
 	return false
 }
 

@@ -28,17 +28,20 @@ func claimCall(worker, lease string, start, end int64) Call {
 		Resp: fmt.Appendf(nil, `{"leases":[{"id":%q}]}`, lease)}
 }
 
+// modelCase is a history and whether the lease model allows it.
+type modelCase struct {
+	name  string
+	calls []Call
+	ok    bool
+}
+
 // TestLeaseModel: the checker accepts histories the lease protocol
 // allows and rejects each kind of violation it exists to find.
 func TestLeaseModel(t *testing.T) {
 	a := leaseID("r1", "s", 1, "w1")
 	b := leaseID("r1", "s", 1, "w2") // a second lease of the same attempt
 	a2 := leaseID("r1", "s", 2, "w2")
-	cases := []struct {
-		name  string
-		calls []Call
-		ok    bool
-	}{
+	cases := []modelCase{
 		{"claim, started, heartbeat, complete", []Call{
 			claimCall("w1", a, 0, 10), call("w1", "/steps/"+a+"/started", 200, "", 20, 30),
 			call("w1", "/steps/"+a+"/heartbeat", 200, "", 40, 50), call("w1", "/steps/"+a+"/complete", 200, "", 60, 70),
@@ -88,21 +91,9 @@ func TestLeaseModel(t *testing.T) {
 		call("w1", "/steps/"+a+"/heartbeat", 409, "already_applied", 50, 60),
 	}
 	cases = append(cases,
-		struct {
-			name  string
-			calls []Call
-			ok    bool
-		}{"complete in flight when its worker was killed, then already_applied", inflight, true},
-		struct {
-			name  string
-			calls []Call
-			ok    bool
-		}{"the same without the complete's invocation", []Call{inflight[0], inflight[1], inflight[3]}, false},
-		struct {
-			name  string
-			calls []Call
-			ok    bool
-		}{"an answered call's invocation line is not a second call", []Call{
+		modelCase{"complete in flight when its worker was killed, then already_applied", inflight, true},
+		modelCase{"the same without the complete's invocation", []Call{inflight[0], inflight[1], inflight[3]}, false},
+		modelCase{"an answered call's invocation line is not a second call", []Call{
 			// Read as a second, unanswered complete, the invocation line
 			// would explain the already_applied (applied before the
 			// fenced refusal); resolved, the one complete was refused.

@@ -97,6 +97,7 @@ import (
 	"gocloud.dev/blob/azureblob"
 
 	"github.com/cairn-dev/cairn/blob"
+	"github.com/cairn-dev/cairn/blob/internal/cloud"
 	"github.com/cairn-dev/cairn/blob/internal/gclist"
 )
 
@@ -239,14 +240,8 @@ func newClient(opts Options) (*container.Client, error) {
 // OpenURL opens a container from an azblob:// URL; see the package
 // documentation. blob.OpenBucket calls it for the "azblob" scheme.
 func OpenURL(ctx context.Context, u *url.URL) (*blob.Bucket, error) {
-	if u.Scheme != Scheme {
-		return nil, fmt.Errorf("azure: URL scheme %q, want %q", u.Scheme, Scheme)
-	}
-	if u.Host == "" {
-		return nil, errors.New("azure: URL names no container (want azblob://CONTAINER)")
-	}
-	if u.Path != "" && u.Path != "/" {
-		return nil, fmt.Errorf("azure: URL path %q not supported (want azblob://CONTAINER)", u.Path)
+	if err := cloud.CheckBucketURL(u, "azure", Scheme, "container", "azblob://CONTAINER"); err != nil {
+		return nil, err
 	}
 	env := azureblob.NewDefaultServiceURLOptions()
 	so, err := withOverrides(*env, u.Query())
@@ -474,10 +469,7 @@ func mapErr(ctx context.Context, err error) error {
 			return fmt.Errorf("%w: %w", blob.ErrThrottled, err)
 		}
 	}
-	if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
-		return fmt.Errorf("%w: %w", cerr, err)
-	}
-	return err
+	return cloud.WithContext(ctx, err)
 }
 
 // escapeKey escapes a blob key exactly as gocloud.dev/blob/azureblob

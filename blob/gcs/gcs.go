@@ -97,6 +97,7 @@ import (
 	"google.golang.org/api/option"
 
 	"github.com/cairn-dev/cairn/blob"
+	"github.com/cairn-dev/cairn/blob/internal/cloud"
 	"github.com/cairn-dev/cairn/blob/internal/gclist"
 )
 
@@ -209,14 +210,8 @@ func newClient(ctx context.Context, endpoint string, anonymous bool, universe st
 // OpenURL opens a bucket from a gs:// URL; see the package documentation.
 // blob.OpenBucket calls it for the "gs" scheme.
 func OpenURL(ctx context.Context, u *url.URL) (*blob.Bucket, error) {
-	if u.Scheme != Scheme {
-		return nil, fmt.Errorf("gcs: URL scheme %q, want %q", u.Scheme, Scheme)
-	}
-	if u.Host == "" {
-		return nil, errors.New("gcs: URL names no bucket (want gs://BUCKET)")
-	}
-	if u.Path != "" && u.Path != "/" {
-		return nil, fmt.Errorf("gcs: URL path %q not supported (want gs://BUCKET)", u.Path)
+	if err := cloud.CheckBucketURL(u, "gcs", Scheme, "bucket", "gs://BUCKET"); err != nil {
+		return nil, err
 	}
 	opts := Options{Bucket: u.Host}
 	for k, vs := range u.Query() {
@@ -421,8 +416,5 @@ func mapErr(ctx context.Context, err error) error {
 		return fmt.Errorf("%w: %w", blob.ErrNotFound, err)
 	}
 	// The context ended during the call: make sure that shows.
-	if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
-		return fmt.Errorf("%w: %w", cerr, err)
-	}
-	return err
+	return cloud.WithContext(ctx, err)
 }

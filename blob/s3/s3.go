@@ -151,6 +151,7 @@ import (
 	"github.com/aws/smithy-go/middleware"
 
 	"github.com/cairn-dev/cairn/blob"
+	"github.com/cairn-dev/cairn/blob/internal/cloud"
 )
 
 // Trailer layout. See the package documentation.
@@ -747,10 +748,7 @@ func mapErr(ctx context.Context, err error) error {
 	if !errors.As(err, &ae) {
 		if status == 0 {
 			// No response at all: a transport error or a cancelled context.
-			if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
-				return fmt.Errorf("%w: %w", cerr, err)
-			}
-			return err
+			return cloud.WithContext(ctx, err)
 		}
 	}
 	e := &apiError{Status: status, err: err}

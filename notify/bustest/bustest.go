@@ -164,7 +164,15 @@ func WaitFor(t testing.TB, d time.Duration, what string, cond func() bool) {
 	testutil.EventuallyEvery(t, d, 5*time.Millisecond, what, func() (bool, string) { return cond(), "" })
 }
 
-func subscribe(t *testing.T, b notify.Bus, c *Collector) func() {
+// Subscribe subscribes a new Collector to b until the test ends, and
+// returns it and the subscription's stop (which may be called again).
+func Subscribe(t testing.TB, b notify.Bus) (*Collector, func()) {
+	t.Helper()
+	c := NewCollector()
+	return c, subscribe(t, b, c)
+}
+
+func subscribe(t testing.TB, b notify.Bus, c *Collector) func() {
 	t.Helper()
 	stop, err := b.Subscribe(c.Add)
 	if err != nil {

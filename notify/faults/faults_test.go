@@ -18,12 +18,7 @@ func setup(t *testing.T, cfg faults.Config) (*faults.Bus, *bustest.Collector) {
 	t.Helper()
 	b := faults.Wrap(mem.New(), cfg)
 	t.Cleanup(func() { b.Close() })
-	c := bustest.NewCollector()
-	stop, err := b.Subscribe(c.Add)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(stop)
+	c, _ := bustest.Subscribe(t, b)
 	return b, c
 }
 
@@ -36,8 +31,7 @@ func publish(t *testing.T, b notify.Bus, hs []notify.Hint) error {
 
 func TestDropAll(t *testing.T) {
 	b := faults.DropAll(mem.New())
-	c := bustest.NewCollector()
-	stop, _ := b.Subscribe(c.Add)
+	c, stop := bustest.Subscribe(t, b)
 	defer stop()
 	if err := publish(t, b, bustest.Hints("x", 50)); err != nil {
 		t.Fatalf("a dropped hint must not fail Publish: %v", err)
@@ -126,8 +120,7 @@ func TestFailPublish(t *testing.T) {
 
 func TestCloseDropsHeldHints(t *testing.T) {
 	b := faults.Wrap(mem.New(), faults.Config{Reorder: 1, MaxDelay: time.Hour})
-	c := bustest.NewCollector()
-	stop, _ := b.Subscribe(c.Add)
+	c, stop := bustest.Subscribe(t, b)
 	defer stop()
 	if err := publish(t, b, bustest.Hints("h", 10)); err != nil {
 		t.Fatal(err)
@@ -186,8 +179,7 @@ func TestOpenURL(t *testing.T) {
 			t.Fatalf("%s opened a %T", u, b)
 		}
 		// Subscribers on the inner bus see nothing of what goes through b.
-		c := bustest.NewCollector()
-		stop, _ := mem.Get(inner).Subscribe(c.Add)
+		c, stop := bustest.Subscribe(t, mem.Get(inner))
 		if err := publish(t, b, bustest.Hints("u", 5)); err != nil {
 			t.Fatal(err)
 		}

@@ -83,11 +83,7 @@ func TestNewOnCallersConn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := bustest.NewCollector()
-	stop, err := b.Subscribe(c.Add)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, stop := bustest.Subscribe(t, b)
 	if err := b.Publish(ctx, bustest.Hints("new", 3)); err != nil {
 		t.Fatal(err)
 	}

@@ -55,11 +55,7 @@ func TestOpenURL(t *testing.T) {
 	if nb.Subject() != "cairn.url" {
 		t.Errorf("subject %q", nb.Subject())
 	}
-	c := bustest.NewCollector()
-	stop, err := b.Subscribe(c.Add)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, stop := bustest.Subscribe(t, b)
 	defer stop()
 	if err := b.Publish(ctx, bustest.Hints("url", 20)); err != nil {
 		t.Fatal(err)
@@ -86,11 +82,7 @@ func TestReconnect(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer notify.Close(sub)
-	c := bustest.NewCollector()
-	stop, err := sub.Subscribe(c.Add)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, stop := bustest.Subscribe(t, sub)
 	defer stop()
 	if err := pub.Publish(ctx, bustest.Hints("up", 1)); err != nil {
 		t.Fatal(err)

@@ -169,11 +169,7 @@ func TestPublishTimeoutWithoutDeadline(t *testing.T) {
 // into messages that goaws, enforcing SQS's 256 KiB, accepts.
 func TestMessageSize(t *testing.T) {
 	b := bustest.OpenURL(t, queueURL(t, ""))
-	c := bustest.NewCollector()
-	stop, err := b.Subscribe(c.Add)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, stop := bustest.Subscribe(t, b)
 	defer stop()
 	want := bustest.Hints(strings.Repeat("S", 1000), 600) // about 700 KB
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -205,11 +201,7 @@ func TestOpenURLErrors(t *testing.T) {
 // come back after the visibility timeout.
 func TestDeletesDelivered(t *testing.T) {
 	b := bustest.OpenURL(t, queueURL(t, "&max_message_bytes=4096")).(*csqs.Bus)
-	c := bustest.NewCollector()
-	stop, err := b.Subscribe(c.Add)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, stop := bustest.Subscribe(t, b)
 	defer stop()
 	want := bustest.Hints(strings.Repeat("D", 200), 100) // several messages
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

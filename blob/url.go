@@ -4,40 +4,21 @@ import (
 	"context"
 	"fmt"
 	"net/url"
-	"sort"
-	"sync"
+
+	"github.com/cairn-dev/cairn/internal/schemes"
 )
 
 // Opener opens a bucket from a parsed URL. Drivers register one per scheme.
 type Opener func(ctx context.Context, u *url.URL) (*Bucket, error)
 
-var (
-	openersMu sync.RWMutex
-	openers   = map[string]Opener{}
-)
+var openers = schemes.New[Opener]("blob")
 
 // Register makes a URL scheme openable by OpenBucket. Drivers call it from
 // init; registering a scheme twice panics.
-func Register(scheme string, o Opener) {
-	openersMu.Lock()
-	defer openersMu.Unlock()
-	if _, dup := openers[scheme]; dup {
-		panic("blob: scheme registered twice: " + scheme)
-	}
-	openers[scheme] = o
-}
+func Register(scheme string, o Opener) { openers.Register(scheme, o) }
 
 // Schemes returns the registered URL schemes, sorted.
-func Schemes() []string {
-	openersMu.RLock()
-	defer openersMu.RUnlock()
-	s := make([]string, 0, len(openers))
-	for k := range openers {
-		s = append(s, k)
-	}
-	sort.Strings(s)
-	return s
-}
+func Schemes() []string { return openers.Schemes() }
 
 // OpenBucket opens the bucket a URL names, through the driver registered
 // for its scheme. The driver packages document their URL forms, which
@@ -53,10 +34,8 @@ func OpenBucket(ctx context.Context, rawURL string) (*Bucket, error) {
 	if u.Scheme == "" {
 		return nil, fmt.Errorf("blob: open %q: no scheme (want one of %v)", rawURL, Schemes())
 	}
-	openersMu.RLock()
-	o := openers[u.Scheme]
-	openersMu.RUnlock()
-	if o == nil {
+	o, ok := openers.Lookup(u.Scheme)
+	if !ok || o == nil {
 		return nil, fmt.Errorf("blob: open %q: unknown scheme %q (registered: %v)", rawURL, u.Scheme, Schemes())
 	}
 	b, err := o(ctx, u)

@@ -5,46 +5,28 @@ import (
 	"fmt"
 	"io"
 	"net/url"
-	"slices"
 	"strings"
-	"sync"
+
+	"github.com/cairn-dev/cairn/internal/schemes"
 )
 
 // OpenFunc opens a bus for a URL whose scheme it was registered for.
 type OpenFunc func(ctx context.Context, u *url.URL) (Bus, error)
 
-var (
-	registryMu sync.RWMutex
-	registry   = map[string]OpenFunc{}
-)
+var registry = schemes.New[OpenFunc]("notify")
 
 // Register makes a driver available under scheme (case-insensitive). It is
 // called from the driver package's init; registering a scheme twice
 // panics.
 func Register(scheme string, open OpenFunc) {
-	scheme = strings.ToLower(scheme)
 	if scheme == "" || open == nil {
 		panic("notify: Register with an empty scheme or a nil OpenFunc")
 	}
-	registryMu.Lock()
-	defer registryMu.Unlock()
-	if _, dup := registry[scheme]; dup {
-		panic("notify: scheme " + scheme + " registered twice")
-	}
-	registry[scheme] = open
+	registry.Register(scheme, open)
 }
 
 // Schemes lists the registered schemes, sorted.
-func Schemes() []string {
-	registryMu.RLock()
-	defer registryMu.RUnlock()
-	out := make([]string, 0, len(registry))
-	for s := range registry {
-		out = append(out, s)
-	}
-	slices.Sort(out)
-	return out
-}
+func Schemes() []string { return registry.Schemes() }
 
 // Open opens the bus named by rawURL, whose scheme selects the driver (see
 // the package documentation for the schemes and the semantics every driver
@@ -63,9 +45,7 @@ func Open(ctx context.Context, rawURL string) (Bus, error) {
 		return nil, fmt.Errorf("notify: URL %q has no scheme (registered: %s)", Redact(rawURL), strings.Join(Schemes(), ", "))
 	}
 	scheme := strings.ToLower(u.Scheme)
-	registryMu.RLock()
-	open, ok := registry[scheme]
-	registryMu.RUnlock()
+	open, ok := registry.Lookup(scheme)
 	if !ok {
 		return nil, fmt.Errorf("notify: no driver for scheme %q (registered: %s; import github.com/cairn-dev/cairn/notify/all)", scheme, strings.Join(Schemes(), ", "))
 	}

@@ -76,7 +76,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -159,11 +158,8 @@ func clientOptions(maxRetries int) *container.ClientOptions {
 	case maxRetries < 0:
 		maxRetries = -1
 	}
-	// A dial timeout: an endpoint that does not answer fails fast.
-	tr := http.DefaultTransport.(*http.Transport).Clone()
-	tr.DialContext = (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext
 	o := &container.ClientOptions{}
-	o.Transport = &http.Client{Transport: tr}
+	o.Transport = cloud.HTTPClient()
 	// A try timeout: azcore has none by default, so an endpoint that
 	// accepts a request and never answers (seen of Azurite on a loaded
 	// CI machine) held the caller until its context ended, and a caller
@@ -209,8 +205,8 @@ func newClient(opts Options) (*container.Client, error) {
 		}
 		svc = "https://" + opts.AccountName + ".blob.core.windows.net"
 	}
-	su, err := url.Parse(svc)
-	if err != nil || (su.Scheme != "http" && su.Scheme != "https") || su.Host == "" {
+	su, ok := cloud.ParseHTTPURL(svc)
+	if !ok {
 		return nil, fmt.Errorf("invalid service URL %q", svc)
 	}
 	cu := *su
@@ -390,10 +386,7 @@ func (d *driver) Put(ctx context.Context, key string, data []byte, opts blob.Wri
 		}
 		cond = &azblobblob.ModifiedAccessConditions{IfMatch: &m}
 	}
-	ct := opts.ContentType
-	if ct == "" {
-		ct = "application/octet-stream"
-	}
+	ct := cloud.ContentType(opts.ContentType)
 	sum := md5.Sum(data)
 	uo := &blockblob.UploadOptions{
 		HTTPHeaders: &azblobblob.HTTPHeaders{BlobContentType: &ct, BlobContentMD5: sum[:]},
@@ -409,12 +402,7 @@ func (d *driver) Put(ctx context.Context, key string, data []byte, opts blob.Wri
 	}
 	resp, err := d.c.NewBlockBlobClient(escapeKey(key)).Upload(ctx, streaming.NopCloser(bytes.NewReader(data)), uo)
 	if err != nil {
-		mapped := mapErr(ctx, err)
-		if attempts.Load() >= 2 && errors.Is(mapped, blob.ErrPreconditionFailed) {
-			// A retry met a write, perhaps its own earlier attempt's.
-			return "", fmt.Errorf("%w: %w", blob.ErrRetriedWrite, mapped)
-		}
-		return "", mapped
+		return "", cloud.RetriedWrite(mapErr(ctx, err), attempts.Load())
 	}
 	return etag(resp.ETag)
 }

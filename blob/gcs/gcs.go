@@ -80,7 +80,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -171,19 +170,15 @@ func newClient(ctx context.Context, endpoint string, anonymous bool, universe st
 		}
 	}
 	if endpoint != "" {
-		u, err := url.Parse(endpoint)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		u, ok := cloud.ParseHTTPURL(endpoint)
+		if !ok {
 			return nil, fmt.Errorf("invalid endpoint %q: want http(s)://host[:port]", endpoint)
 		}
 		u.Path = strings.TrimSuffix(u.Path, "/") + "/storage/v1/"
-		// A dedicated transport with a dial timeout: an endpoint that does
-		// not answer fails fast rather than hanging until the context ends.
-		tr := http.DefaultTransport.(*http.Transport).Clone()
-		tr.DialContext = (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext
 		copts = append(copts,
 			option.WithEndpoint(u.String()),
 			option.WithoutAuthentication(),
-			option.WithHTTPClient(&http.Client{Transport: tr}),
+			option.WithHTTPClient(cloud.HTTPClient()),
 			// Emulators serve the JSON API; XML reads would go to a
 			// path-style URL that, e.g., fake-gcs-server only answers on
 			// its configured public host.
@@ -298,10 +293,7 @@ func (d *driver) Put(ctx context.Context, key string, data []byte, opts blob.Wri
 		}
 		match = g
 	}
-	ct := opts.ContentType
-	if ct == "" {
-		ct = "application/octet-stream"
-	}
+	ct := cloud.ContentType(opts.ContentType)
 	var w *storage.Writer
 	var n atomic.Int32 // the attempts' failures the retry predicate saw
 	wopts := &gcblob.WriterOptions{
@@ -332,9 +324,8 @@ func (d *driver) Put(ctx context.Context, key string, data []byte, opts blob.Wri
 	}
 	if err := d.b.WriteAll(ctx, key, data, wopts); err != nil {
 		mapped := mapErr(ctx, err)
-		if (opts.IfNotExist || match != 0) && n.Load() >= 2 && errors.Is(mapped, blob.ErrPreconditionFailed) {
-			// A retry met a write, perhaps its own earlier attempt's.
-			return "", fmt.Errorf("%w: %w", blob.ErrRetriedWrite, mapped)
+		if opts.IfNotExist || match != 0 {
+			return "", cloud.RetriedWrite(mapped, n.Load())
 		}
 		return "", mapped
 	}

@@ -303,8 +303,7 @@ func checkOptions(opts Options) error {
 		}
 	}
 	if opts.Endpoint != "" {
-		u, err := url.Parse(opts.Endpoint)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		if _, ok := cloud.ParseHTTPURL(opts.Endpoint); !ok {
 			return fmt.Errorf("s3: endpoint %q is not an http(s) URL", opts.Endpoint)
 		}
 	}
@@ -522,10 +521,7 @@ func (d *driver) Put(ctx context.Context, key string, data []byte, opts blob.Wri
 		return "", fmt.Errorf("s3: drawing a nonce: %w", err)
 	}
 	body := seal(data, nonce)
-	ct := opts.ContentType
-	if ct == "" {
-		ct = "application/octet-stream"
-	}
+	ct := cloud.ContentType(opts.ContentType)
 	in := &awss3.PutObjectInput{
 		Bucket:        &d.bucket,
 		Key:           d.stored(key),

@@ -38,7 +38,13 @@ func NewWeighted[K comparable, V any](max int, weight func(V) int) *Cache[K, V] 
 }
 
 // Get returns k's value and marks it used.
-func (c *Cache[K, V]) Get(k K) (V, bool) {
+func (c *Cache[K, V]) Get(k K) (V, bool) { return c.lookup(k, true) }
+
+// Peek returns k's value without marking it used.
+func (c *Cache[K, V]) Peek(k K) (V, bool) { return c.lookup(k, false) }
+
+// lookup returns k's value, and marks it used if use.
+func (c *Cache[K, V]) lookup(k K, use bool) (V, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok := c.items[k]
@@ -46,18 +52,8 @@ func (c *Cache[K, V]) Get(k K) (V, bool) {
 		var zero V
 		return zero, false
 	}
-	c.toFront(e)
-	return e.val, true
-}
-
-// Peek returns k's value without marking it used.
-func (c *Cache[K, V]) Peek(k K) (V, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	e, ok := c.items[k]
-	if !ok {
-		var zero V
-		return zero, false
+	if use {
+		c.toFront(e)
 	}
 	return e.val, true
 }

@@ -157,11 +157,7 @@ func TestGolden(t *testing.T) {
 		Now: func() time.Time { return time.Now().Add(time.Duration(offset.Load())) },
 	}})
 	n := &normalizer{ids: map[string]string{}}
-	c, err := sdk.NewClient(srv.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.CloseIdleConnections)
+	c := testClient(t, srv.URL)
 
 	shout, greet := make(gate), make(gate)
 	var greets atomic.Int32
@@ -227,7 +223,7 @@ func TestGolden(t *testing.T) {
 	waitOutput(t, &out, "greet                retry pending (attempt 2)")
 	waitOutput(t, &out, "greet                running (attempt 2)")
 	greet <- struct{}{}
-	err = <-started
+	err := <-started
 	golden(t, "runs_start_wait", n.transcript(startArgs, out.String(), err))
 	golden(t, "runs_event", event)
 	err = <-followed

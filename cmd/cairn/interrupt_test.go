@@ -16,10 +16,7 @@ import (
 // the message says so and how to follow it.
 func TestWaitInterruptedSaysTheRunContinues(t *testing.T) {
 	srv := sdktest.Start(t, sdktest.Options{})
-	c, err := sdk.NewClient(srv.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := testClient(t, srv.URL)
 	w := sdk.NewWorker(c, sdk.WithLogger(quietLogger()), sdk.WithDrainTimeout(100*time.Millisecond)).Register(sdk.Workflow("slow", "1").
 		Task("s", sdk.Handle(func(ctx sdk.StepContext, _ struct{}) (string, error) {
 			<-ctx.Done()
@@ -48,7 +45,7 @@ func TestWaitInterruptedSaysTheRunContinues(t *testing.T) {
 		}
 		cancel()
 	}()
-	err = root.ExecuteContext(ctx)
+	err := root.ExecuteContext(ctx)
 	m := runIDRE.FindStringSubmatch(out.String())
 	if m == nil {
 		t.Fatalf("no run id in:\n%s", out.String())

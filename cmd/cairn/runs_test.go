@@ -40,6 +40,18 @@ func mustCLI(t *testing.T, server string, args ...string) string {
 	return out
 }
 
+// testClient is a client of server whose idle connections close when the
+// test ends.
+func testClient(t *testing.T, server string) *sdk.Client {
+	t.Helper()
+	c, err := sdk.NewClient(server)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.CloseIdleConnections)
+	return c
+}
+
 type greetIn struct {
 	Name string `json:"name"`
 }
@@ -50,11 +62,7 @@ type greetIn struct {
 func startServed(t *testing.T) (*sdktest.Server, *sdk.Client) {
 	t.Helper()
 	srv := sdktest.Start(t, sdktest.Options{})
-	c, err := sdk.NewClient(srv.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.CloseIdleConnections)
+	c := testClient(t, srv.URL)
 	wf := sdk.Workflow("greet", "1").
 		Task("shout", sdk.Handle(func(ctx sdk.StepContext, in greetIn) (string, error) {
 			ctx.SetUsage(sdk.Usage{Model: "m", InputTokens: 3, OutputTokens: 4})
@@ -186,11 +194,7 @@ func TestRunsCommands(t *testing.T) {
 // get shows who holds a running step: the holder the API sends.
 func TestRunsGetShowsHolder(t *testing.T) {
 	srv := sdktest.Start(t, sdktest.Options{})
-	c, err := sdk.NewClient(srv.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.CloseIdleConnections)
+	c := testClient(t, srv.URL)
 	release := make(chan struct{})
 	wf := sdk.Workflow("hold", "1").Task("slow", sdk.Handle(func(ctx sdk.StepContext, in json.RawMessage) (json.RawMessage, error) {
 		select {

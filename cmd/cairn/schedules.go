@@ -28,12 +28,8 @@ func printSchedule(w io.Writer, s *sdk.Schedule, asJSON bool) error {
 	if asJSON {
 		return printJSON(w, s)
 	}
-	next := "paused"
-	if s.NextAt != nil {
-		next = s.NextAt.Format(time.RFC3339)
-	}
 	fmt.Fprintf(w, "schedule %s: %s %q (%s), overlap %s, next %s, fired %d, skipped %d, missed %d, failed %d\n",
-		s.ID, s.Workflow, s.Cron, s.TimeZone, s.Overlap, next, s.Fired, s.Skipped, s.Missed, s.Failed)
+		s.ID, s.Workflow, s.Cron, s.TimeZone, s.Overlap, nextTick(s), s.Fired, s.Skipped, s.Missed, s.Failed)
 	if s.LastRun != "" {
 		fmt.Fprintf(w, "  last run %s\n", s.LastRun)
 	}
@@ -41,6 +37,14 @@ func printSchedule(w io.Writer, s *sdk.Schedule, asJSON bool) error {
 		fmt.Fprintf(w, "  last error: %s\n", s.LastError)
 	}
 	return nil
+}
+
+// nextTick is when a schedule fires next, or "paused".
+func nextTick(s *sdk.Schedule) string {
+	if s.NextAt == nil {
+		return "paused"
+	}
+	return s.NextAt.Format(time.RFC3339)
 }
 
 func newSchedulesCreateCmd(cf *clientFlags) *cobra.Command {
@@ -105,11 +109,7 @@ func newSchedulesListCmd(cf *clientFlags) *cobra.Command {
 				"no schedules (create one: cairn schedules create <workflow> '0 2 * * *')",
 				"SCHEDULE\tWORKFLOW\tCRON\tTZ\tOVERLAP\tNEXT\tFIRED\tSKIPPED\tLAST RUN",
 				func(s sdk.Schedule) string {
-					next := "paused"
-					if s.NextAt != nil {
-						next = s.NextAt.Format(time.RFC3339)
-					}
-					return fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s", s.ID, s.Workflow, s.Cron, s.TimeZone, s.Overlap, next, s.Fired, s.Skipped, s.LastRun)
+					return fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s", s.ID, s.Workflow, s.Cron, s.TimeZone, s.Overlap, nextTick(&s), s.Fired, s.Skipped, s.LastRun)
 				})
 		}),
 	}

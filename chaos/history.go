@@ -24,7 +24,7 @@ import (
 // Without it, a complete in flight when its worker was killed vanished
 // from the history while the engine applied it — and the worker's own
 // earlier-answered heartbeat that said already_applied looked impossible
-// (the non-linearizable history of seed 447662497; docs/DECISIONS.md).
+// (the non-linearizable history of seed 447662497).
 type Call struct {
 	Worker string `json:"worker"`
 	// Seq numbers the worker process's calls (from 1); 0 in histories

@@ -209,7 +209,7 @@ var errRunExists = errors.New("the run record exists")
 // record was there, else the store's errors as unavailable. Each is written once per start:
 // a write the store refuses for rate is retried here with the same id and
 // the same timer, so a throttled start does not leave one timer per
-// client retry (docs/DECISIONS.md, "Engine limits at scale"). keyed says
+// client retry (docs/DECISIONS.md 14.2). keyed says
 // an idempotency key names the id (then a refused start keeps its timer:
 // the key's next start needs it).
 func (e *Engine) createRun(ctx context.Context, r *runRecord, fx *effects, keyed bool) error {

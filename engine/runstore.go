@@ -117,8 +117,7 @@ func (e *Engine) claimRun(ctx context.Context, run string, hs []notify.Hint) (*r
 // flight: the claims that miss the cache while one is in flight share it,
 // and it refreshes the committer's cache, so the claims of a wide fan-out
 // whose commits land on another instance read and decode the record once
-// per revision, not once each (docs/DECISIONS.md, "Engine limits at
-// scale"). A shared read that began before the commit a hint announces
+// per revision, not once each (docs/DECISIONS.md 3.5). A shared read that began before the commit a hint announces
 // may miss it (its revision is under need): then this claim reads again.
 // The record is shared: it must not be changed.
 func (e *Engine) readRunShared(ctx context.Context, run string, need int64) (*runRecord, error) {

@@ -14,6 +14,7 @@ import (
 	"log/slog"
 	"net/http"
 	"reflect"
+	"sync"
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
@@ -52,6 +53,9 @@ type API struct {
 	handler http.Handler
 	// unreachable summarises store outages in the log (storelog.go).
 	unreachable storeLog
+	// docsJSON is the document the reference page reads (docsSpec, ui.go).
+	docsOnce sync.Once
+	docsJSON []byte
 }
 
 // New builds the API.

@@ -1,24 +1,41 @@
 package api
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
+
+	"github.com/danielgtaylor/huma/v2"
 
 	"github.com/cairn-dev/cairn/auth"
 	"github.com/cairn-dev/cairn/ui"
 )
 
-// mountUI serves the dashboard under /ui/ and redirects / there, and
-// the API reference at /docs with its assets embedded. Its
+// mountUI serves the dashboard under /ui/ and redirects / there, its
+// icon at /favicon.ico, and the API reference at /docs with its assets embedded. Its
 // pages check keys as the operations do: the read scope to see a page,
 // execute for its actions (which call the operations themselves).
 func (a *API) mountUI() {
 	h := ui.New(a.engine, ui.Config{APIBase: BasePath, Authorize: a.authorizeUI})
 	a.mux.Handle(ui.Prefix, h)
 	a.mux.Handle("GET /{$}", http.RedirectHandler(ui.Prefix, http.StatusFound))
-	docs := ui.Docs("/openapi")
+	a.mux.Handle("GET "+ui.FaviconPath, ui.Favicon())
+	docs := ui.Docs(a.docsSpec)
 	a.mux.Handle("GET "+ui.DocsPath, docs)
 	a.mux.Handle("GET "+ui.DocsPath+"/", docs)
+}
+
+// docsSpec is the OpenAPI document as the reference page reads it: the
+// server that serves the page first, so that its Try-It calls the server
+// the reader opened (on Lambda or Cloud Run, not 127.0.0.1:8080, the
+// published document's first server, kept first there for generators).
+func (a *API) docsSpec() []byte {
+	a.docsOnce.Do(func() {
+		o := *a.OpenAPI()
+		o.Servers = []*huma.Server{{URL: "/", Description: "The server that serves this page."}}
+		a.docsJSON, _ = json.Marshal(&o)
+	})
+	return a.docsJSON
 }
 
 func (a *API) authorizeUI(r *http.Request) (ui.Access, int, string) {

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 
 	"github.com/cairn-dev/cairn/auth"
@@ -168,6 +169,11 @@ func TestDashboardInBrowser(t *testing.T) {
 		}
 	}
 
+	// The reader is in Tokyo: times are shown in their local time.
+	if _, err := chromedp.Call(bctx, emulation.SetTimezoneOverride, emulation.SetTimezoneOverrideParams{TimezoneID: "Asia/Tokyo"}); err != nil {
+		t.Fatal(err)
+	}
+
 	// / redirects to the dashboard, which asks for a key.
 	run("open and give the key",
 		chromedp.Navigate(srv.URL+"/"),
@@ -189,6 +195,19 @@ func TestDashboardInBrowser(t *testing.T) {
 		"fetch:completed,summarize:completed,price:completed,publish:completed")
 	js("no script ran", `window.pwned === undefined`, true)
 	js("output shown as text", `document.querySelector('#steps').textContent.includes('<script>window.pwned = 1</script>')`, true)
+	rerun, err := c.Rerun(ctx, done.ID, sdk.RerunOptions{FromStep: "publish"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run("open its rerun and follow the link back",
+		chromedp.Navigate(srv.URL+"/ui/runs/"+rerun.ID),
+		chromedp.WaitVisible(chromedp.CSS(`#run-rerun-of`)),
+		chromedp.Click(chromedp.CSS(`#run-rerun-of`)),
+		chromedp.WaitVisible(chromedp.CSS(`#run[data-run="`+done.ID+`"]`)),
+	)
+	if r, err := c.Wait(ctx, rerun.ID); err != nil || r.Status != sdk.RunCompleted {
+		t.Fatalf("rerun: %v %v", r, err)
+	}
 
 	// A waiting run with a retried step: one bar per attempt.
 	run("open the run to cancel",
@@ -201,6 +220,25 @@ func TestDashboardInBrowser(t *testing.T) {
 	js("the retry in the steps table", `document.querySelector('#steps tr[data-step=check]').innerText.includes('upstream answered 503')`, true)
 	js("graph of the waiting run", `[...document.querySelectorAll('#dag g.node')].map(n => n.dataset.step + ':' + n.dataset.status).join(',')`,
 		"check:completed,approve:waiting,ship:pending")
+	js("the wait says what it waits for", `document.querySelector('#steps tr[data-step=approve] .wait-detail').innerText.startsWith('for event approved')`, true)
+	js("the event form offers it", `document.querySelector('#event-form input[name=name]').value`, "approved")
+	js("local time", `/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3} UTC\+09:00$/.test(document.querySelector('#journal time').textContent)`, true)
+	js("the footer says so", `document.getElementById('tz-shown').textContent`, "times in local time (Asia/Tokyo)")
+	run("switch to UTC", chromedp.Click(chromedp.CSS(`#tz-toggle`)))
+	js("UTC", `/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3} UTC$/.test(document.querySelector('#journal time').textContent)`, true)
+	js("the same instant", `new Date(document.querySelector('#journal time').getAttribute('datetime')).toISOString().replace('T', ' ').replace('Z', ' UTC') === document.querySelector('#journal time').textContent`, true)
+	run("back to local time", chromedp.Click(chromedp.CSS(`#tz-toggle`)))
+	js("local again", `document.querySelector('#journal time').textContent.endsWith('UTC+09:00')`, true)
+	js("light by default", `getComputedStyle(document.body).backgroundColor`, "rgb(255, 255, 255)")
+	if _, err := chromedp.Call(bctx, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: "dark"}}}); err != nil {
+		t.Fatal(err)
+	}
+	js("dark when the reader prefers it", `getComputedStyle(document.body).backgroundColor`, "rgb(15, 19, 26)")
+	js("a waiting badge in the dark", `getComputedStyle(document.querySelector('#steps tr[data-step=approve] .status')).backgroundColor`, "rgb(78, 29, 9)")
+	run("dark screenshot", shot("run-waiting-dark.png"))
+	if _, err := chromedp.Call(bctx, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{}); err != nil {
+		t.Fatal(err)
+	}
 	run("cancel it",
 		shot("run-waiting.png"),
 		chromedp.Click(chromedp.CSS(`#cancel-run`)),

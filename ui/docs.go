@@ -17,10 +17,11 @@ var docsFiles embed.FS
 // DocsPath is where the API reference is served; its assets are below it.
 const DocsPath = "/docs"
 
-// Docs serves the API reference page for the OpenAPI document at
-// specPath (Stoplight Elements, as Huma's own page, with its assets
-// embedded) at DocsPath, and the assets under DocsPath/.
-func Docs(specPath string) http.Handler {
+// Docs serves the API reference page (Stoplight Elements, as Huma's own
+// page, with its assets embedded) at DocsPath, the assets under
+// DocsPath/, and the OpenAPI document spec returns, which the page reads,
+// at DocsPath/openapi.json.
+func Docs(spec func() []byte) http.Handler {
 	page := []byte(`<!doctype html>
 <html lang="en">
 <head>
@@ -32,7 +33,7 @@ func Docs(specPath string) http.Handler {
 <script src="` + DocsPath + `/web-components.min.js"></script>
 </head>
 <body>
-<elements-api apiDescriptionUrl="` + specPath + `.yaml" router="hash" layout="sidebar" tryItCredentialsPolicy="same-origin"></elements-api>
+<elements-api apiDescriptionUrl="` + DocsPath + `/openapi.json" router="hash" layout="sidebar" tryItCredentialsPolicy="same-origin"></elements-api>
 </body>
 </html>`)
 	sub, _ := fs.Sub(docsFiles, "docs")
@@ -44,6 +45,10 @@ func Docs(specPath string) http.Handler {
 		h.Set("Content-Security-Policy", "default-src 'none'; base-uri 'none'; connect-src 'self'; form-action 'none'; frame-ancestors 'none'; "+
 			"img-src 'self' data:; font-src 'self' data:; script-src 'self'; style-src 'self' 'unsafe-inline'")
 		_, _ = w.Write(page)
+	})
+	mux.HandleFunc("GET "+DocsPath+"/openapi.json", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(spec())
 	})
 	mux.Handle("GET "+DocsPath+"/", files)
 	return mux

@@ -143,6 +143,9 @@ type runView struct {
 	Input    string
 	Output   string
 	Steps    []stepDetail
+	// Awaited is the event the run's first waiting step waits for: the
+	// send-event form offers it.
+	Awaited string
 	// WorkflowFlow is the workflow's own concurrency limits (flow_ui.go).
 	WorkflowFlow []string
 }
@@ -183,6 +186,9 @@ func (h *Handler) run(ctx context.Context, r *http.Request, v *view) (string, er
 	}
 	for _, s := range run.Steps {
 		rv.Steps = append(rv.Steps, stepDetail{StepView: s, OutputText: pretty(s.Output)})
+		if s.Status == cairn.StepWaiting && rv.Awaited == "" {
+			rv.Awaited = s.Event
+		}
 	}
 	var def *cairn.Workflow
 	if wf, err := h.e.GetWorkflow(ctx, run.Workflow, run.Version); err == nil {
@@ -258,20 +264,20 @@ func pretty(raw json.RawMessage) string {
 }
 
 var funcs = template.FuncMap{
-	"ts": func(t any) string {
+	"ts": func(t any) template.HTML {
+		var at time.Time
 		switch t := t.(type) {
 		case time.Time:
-			if t.IsZero() {
-				return ""
-			}
-			return t.UTC().Format("2006-01-02 15:04:05.000")
+			at = t
 		case *time.Time:
-			if t == nil {
-				return ""
+			if t != nil {
+				at = *t
 			}
-			return t.UTC().Format("2006-01-02 15:04:05.000")
 		}
-		return ""
+		if at.IsZero() {
+			return ""
+		}
+		return stamp(at)
 	},
 	"dur": func(from time.Time, to *time.Time, now time.Time) string {
 		end := now
@@ -325,4 +331,13 @@ func (h *Handler) now() time.Time {
 		return n().UTC()
 	}
 	return time.Now().UTC()
+}
+
+// stamp renders t as a <time> element: in UTC, saying so, for a page
+// read without script; the dashboard's script shows it in the reader's
+// local time instead unless they chose UTC (the footer's switch).
+func stamp(t time.Time) template.HTML {
+	t = t.UTC()
+	return template.HTML(`<time datetime="` + t.Format("2006-01-02T15:04:05.000Z07:00") + `">` +
+		t.Format("2006-01-02 15:04:05.000") + ` UTC</time>`)
 }

@@ -71,6 +71,20 @@ func New(e *engine.Engine, cfg Config) *Handler {
 	return h
 }
 
+// FaviconPath is where browsers ask for a site's icon unasked.
+const FaviconPath = "/favicon.ico"
+
+// Favicon serves the dashboard's icon (an SVG, which browsers take at
+// FaviconPath whatever its name says), so no page's request for it is a
+// 404.
+func Favicon() http.Handler {
+	icon, _ := files.ReadFile("assets/favicon.svg")
+	return cacheable(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "image/svg+xml")
+		_, _ = w.Write(icon)
+	}))
+}
+
 func cacheable(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Cache-Control", "public, max-age=300")

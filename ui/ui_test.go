@@ -333,9 +333,55 @@ func TestDocsServedOffline(t *testing.T) {
 	if st != 200 || !strings.Contains(body, `src="/docs/web-components.min.js"`) || strings.Contains(body, "https://") {
 		t.Fatalf("/docs: %d %s", st, body)
 	}
-	for _, p := range []string{"/docs/web-components.min.js", "/docs/styles.min.css", "/docs/VERSION", "/openapi.yaml"} {
+	for _, p := range []string{"/docs/web-components.min.js", "/docs/styles.min.css", "/docs/VERSION", "/openapi.yaml", "/docs/openapi.json"} {
 		if st, body, _ := f.get(p, ""); st != 200 || len(body) < 100 {
 			t.Errorf("%s: %d, %d bytes", p, st, len(body))
 		}
+	}
+}
+
+// The reference page's Try-It calls the server that serves the page, not
+// the published document's first server (127.0.0.1:8080, the local
+// default for generators): deployed on Lambda or Cloud Run it would call
+// the reader's laptop.
+func TestDocsTryItCallsItsOwnServer(t *testing.T) {
+	f := newFixture(t, api.Config{DevMode: true})
+	_, page, _ := f.get("/docs", "")
+	if !strings.Contains(page, `apiDescriptionUrl="/docs/openapi.json"`) {
+		t.Fatalf("the page does not read /docs/openapi.json: %s", page)
+	}
+	var doc, published struct {
+		Servers []struct{ URL string } `json:"servers"`
+		Paths   map[string]any         `json:"paths"`
+	}
+	_, body, _ := f.get("/docs/openapi.json", "")
+	if err := json.Unmarshal([]byte(body), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Servers) != 1 || doc.Servers[0].URL != "/" || len(doc.Paths) < 10 {
+		t.Errorf("the page's document: servers %+v, %d paths; want only / and every path", doc.Servers, len(doc.Paths))
+	}
+	_, body, _ = f.get("/openapi.json", "")
+	if err := json.Unmarshal([]byte(body), &published); err != nil {
+		t.Fatal(err)
+	}
+	if len(published.Servers) == 0 || published.Servers[0].URL != "http://127.0.0.1:8080" || len(published.Paths) != len(doc.Paths) {
+		t.Errorf("the published document changed: servers %+v, %d paths", published.Servers, len(published.Paths))
+	}
+}
+
+// Every page links the icon, and browsers that ask /favicon.ico unasked
+// get it rather than a 404.
+func TestFavicon(t *testing.T) {
+	f := newFixture(t, api.Config{DevMode: true})
+	st, body, h := f.get("/favicon.ico", "")
+	if st != 200 || h.Get("Content-Type") != "image/svg+xml" || !strings.HasPrefix(body, "<svg") {
+		t.Fatalf("/favicon.ico: %d %s %.40s", st, h.Get("Content-Type"), body)
+	}
+	if _, page, _ := f.get("/ui/", ""); !strings.Contains(page, `<link rel="icon" href="/ui/assets/favicon.svg"`) {
+		t.Errorf("the dashboard's pages do not link the icon")
+	}
+	if st, _, _ := f.get("/ui/assets/favicon.svg", ""); st != 200 {
+		t.Errorf("/ui/assets/favicon.svg: %d", st)
 	}
 }

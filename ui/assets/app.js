@@ -112,7 +112,34 @@
     }
   }
 
+  // Times: rendered in UTC (saying so); shown in the reader's local time
+  // with its offset unless they chose UTC, a choice kept in localStorage.
+  const TZ = "cairn.tz";
+  const pad = (n, w) => String(n).padStart(w || 2, "0");
+  function localStamp(d) {
+    const off = -d.getTimezoneOffset();
+    const zone = "UTC" + (off < 0 ? "−" : "+") + pad(Math.floor(Math.abs(off) / 60)) + ":" + pad(Math.abs(off) % 60);
+    return d.getFullYear() + "-" + pad(d.getMonth() + 1) + "-" + pad(d.getDate()) + " " + pad(d.getHours()) + ":" +
+      pad(d.getMinutes()) + ":" + pad(d.getSeconds()) + "." + pad(d.getMilliseconds(), 3) + " " + zone;
+  }
+  function utcStamp(d) { return d.toISOString().replace("T", " ").replace("Z", " UTC"); }
+  function showTimes() {
+    const utc = localStorage.getItem(TZ) === "utc";
+    for (const el of document.querySelectorAll("time[datetime]")) {
+      const d = new Date(el.getAttribute("datetime"));
+      if (!isNaN(d)) el.textContent = utc ? utcStamp(d) : localStamp(d);
+    }
+    const shown = document.getElementById("tz-shown"), btn = document.getElementById("tz-toggle");
+    if (shown) shown.textContent = utc ? "times in UTC" : "times in local time (" + Intl.DateTimeFormat().resolvedOptions().timeZone + ")";
+    if (btn) {
+      btn.hidden = false;
+      btn.textContent = utc ? "show local time" : "show UTC";
+      btn.onclick = () => { localStorage.setItem(TZ, utc ? "local" : "utc"); showTimes(); };
+    }
+  }
+
   function init() {
+    showTimes();
     const main = document.getElementById("main");
     if (main.dataset.auth === "required" && key()) { load(location.href, false); return; }
     const forget = document.getElementById("forget-key");

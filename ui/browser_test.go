@@ -239,6 +239,11 @@ func TestDashboardInBrowser(t *testing.T) {
 	if _, err := chromedp.Call(bctx, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{}); err != nil {
 		t.Fatal(err)
 	}
+	js("bars say how long", `document.querySelector('#timeline g.bar[data-step=check][data-attempt="1"] text.dur').textContent.endsWith('ms')`, true)
+	js("mark the page before a bar is clicked", `window.barPage = true`, true)
+	run("click the wait's bar", chromedp.Click(chromedp.CSS(`#timeline g.bar[data-step=approve] rect.span`)))
+	js("the step's row is the target", `location.hash + ' ' + (document.querySelector('#steps tr:target') || {}).id`, "#step-approve step-approve")
+	js("no reload for an anchor", `window.barPage === true`, true)
 	run("cancel it",
 		shot("run-waiting.png"),
 		chromedp.Click(chromedp.CSS(`#cancel-run`)),

@@ -54,7 +54,7 @@ func TestFlowControlOnRunPages(t *testing.T) {
 		t.Error("run page renders a concurrency key as HTML")
 	}
 	// The plain step has no flow control: an empty cell.
-	if i := strings.Index(body, `<tr data-step="plain"`); i < 0 || !strings.Contains(body[i:], `<td class="flow"></td>`) {
+	if i := strings.Index(body, `<tr id="step-plain" data-step="plain"`); i < 0 || !strings.Contains(body[i:], `<td class="flow"></td>`) {
 		t.Error("plain step: want an empty flow-control cell")
 	}
 	// Priority 0 is not shown on the run page.

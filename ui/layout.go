@@ -13,6 +13,8 @@ type graph struct {
 	W, H  int
 	Nodes []gnode
 	Edges []gedge
+	// CompY is where the compensation band's label is (0: no band).
+	CompY int
 }
 
 type gnode struct {
@@ -34,22 +36,43 @@ const (
 	rowGap       = 14
 )
 
+// graphStep is a step as the graph draws it.
+type graphStep struct {
+	id    string
+	kind  cairn.StepKind
+	after []string
+}
+
+// layoutGraph lays out the definition's steps and, below them, its
+// compensation (on_failure) steps as a band of their own; without the
+// definition, the run's steps in one column.
 func layoutGraph(def *cairn.Workflow, run *cairn.Run) *graph {
-	type stepInfo struct {
-		id    string
-		kind  cairn.StepKind
-		after []string
-	}
-	var steps []stepInfo
-	if def != nil {
-		for _, s := range def.Steps {
-			steps = append(steps, stepInfo{s.ID, s.EffectiveKind(), s.After})
-		}
-	} else {
+	g := &graph{}
+	if def == nil {
+		var steps []graphStep
 		for _, s := range run.Steps {
-			steps = append(steps, stepInfo{id: s.ID, kind: s.Kind})
+			steps = append(steps, graphStep{id: s.ID, kind: s.Kind})
 		}
+		g.band(steps, run, 10)
+		return g
 	}
+	var steps, comp []graphStep
+	for _, s := range def.Steps {
+		steps = append(steps, graphStep{s.ID, s.EffectiveKind(), s.After})
+	}
+	for _, s := range def.OnFailure {
+		comp = append(comp, graphStep{s.ID, s.EffectiveKind(), s.After})
+	}
+	g.band(steps, run, 10)
+	if len(comp) > 0 {
+		g.CompY = g.H + 8
+		g.band(comp, run, g.CompY+18)
+	}
+	return g
+}
+
+// band lays out steps in columns by depth from y down, with their edges.
+func (g *graph) band(steps []graphStep, run *cairn.Run, y int) {
 	depth := map[string]int{}
 	// Definitions are validated acyclic; iterate to a fixed point, bounded.
 	for range len(steps) + 1 {
@@ -69,12 +92,11 @@ func layoutGraph(def *cairn.Workflow, run *cairn.Run) *graph {
 			break
 		}
 	}
-	g := &graph{}
 	rows := map[int]int{}
-	pos := map[string]*gnode{}
+	pos := map[string]gnode{}
 	for _, s := range steps {
 		d := depth[s.id]
-		n := gnode{ID: s.id, Kind: s.kind, X: 10 + d*(nodeW+colGap), Y: 10 + rows[d]*(nodeH+rowGap), W: nodeW, H: nodeH}
+		n := gnode{ID: s.id, Kind: s.kind, X: 10 + d*(nodeW+colGap), Y: y + rows[d]*(nodeH+rowGap), W: nodeW, H: nodeH}
 		n.TX, n.TY = n.X+8, n.Y+nodeH/2+5
 		if st := run.Step(s.id); st != nil {
 			n.Status = st.Status
@@ -84,15 +106,15 @@ func layoutGraph(def *cairn.Workflow, run *cairn.Run) *graph {
 		}
 		rows[d]++
 		g.Nodes = append(g.Nodes, n)
-		pos[s.id] = &g.Nodes[len(g.Nodes)-1]
+		pos[s.id] = n
 		g.W = max(g.W, n.X+nodeW+10)
 		g.H = max(g.H, n.Y+nodeH+10)
 	}
 	for _, s := range steps {
-		to := pos[s.id]
+		to, ok := pos[s.id]
 		for _, a := range s.after {
-			from := pos[a]
-			if from == nil || to == nil {
+			from, found := pos[a]
+			if !ok || !found {
 				continue
 			}
 			x1, y1, x2, y2 := from.X+from.W, from.Y+from.H/2, to.X, to.Y+to.H/2
@@ -100,7 +122,6 @@ func layoutGraph(def *cairn.Workflow, run *cairn.Run) *graph {
 			g.Edges = append(g.Edges, gedge{D: fmt.Sprintf("M%d %d C%d %d %d %d %d %d", x1, y1, mid, y1, mid, y2, x2, y2)})
 		}
 	}
-	return g
 }
 
 // timeline places one bar per attempt of each task step (claimed →
@@ -124,6 +145,11 @@ type trow struct {
 	X, BW    int // started (or claimed) → ended
 	Running  bool
 	HasQueue bool
+	// Dur is how long the bar lasted (so far, when Running), written at
+	// DX beside it (before it, DAnchor end, when it reaches the right).
+	Dur     string
+	DX      int
+	DAnchor string
 }
 
 type tick struct {
@@ -148,7 +174,7 @@ func layoutTimeline(run *cairn.Run, journal []cairn.JournalEntry, now time.Time)
 	tl := &timeline{W: tlLabel + tlPlot + 10, Label: tlLabel}
 	for _, s := range run.Steps {
 		switch s.Kind {
-		case cairn.KindWait, cairn.KindSleep:
+		case cairn.KindWait, cairn.KindSleep, cairn.KindMap, cairn.KindChild:
 			if b, ok := began[s.ID]; ok {
 				tl.add(waitRow(s, b, ended, ax))
 			}
@@ -176,6 +202,12 @@ func (tl *timeline) add(r trow) {
 	r.Y, r.TY = y, y+tlRow/2+4
 	if r.BW < 2 {
 		r.BW = 2
+	}
+	r.DX = r.X + r.BW + 4
+	if r.DX > tlLabel+tlPlot-40 {
+		r.DX, r.DAnchor = r.X-4, "end"
+	} else {
+		r.DAnchor = "start"
 	}
 	tl.Rows = append(tl.Rows, r)
 }
@@ -228,14 +260,16 @@ func (ax timeAxis) ticks() []tick {
 	return ticks
 }
 
-// waitTimes reads from the journal when each wait or sleep began and
-// ended.
+// waitTimes reads from the journal when each wait, sleep, map or child
+// step began and ended.
 func waitTimes(journal []cairn.JournalEntry) (began, ended map[string]time.Time) {
 	began, ended = map[string]time.Time{}, map[string]time.Time{}
 	for _, j := range journal {
 		switch j.Type {
-		case cairn.JournalWaitStarted, cairn.JournalSleepStarted:
-			began[j.Step] = j.At
+		case cairn.JournalWaitStarted, cairn.JournalSleepStarted, cairn.JournalMapStarted, cairn.JournalChildStarted:
+			if _, ok := began[j.Step]; !ok {
+				began[j.Step] = j.At
+			}
 		case cairn.JournalStepCompleted, cairn.JournalStepFailed:
 			ended[j.Step] = j.At
 		}
@@ -243,14 +277,14 @@ func waitTimes(journal []cairn.JournalEntry) (began, ended map[string]time.Time)
 	return began, ended
 }
 
-// waitRow is the row of wait or sleep step s, which began at b: from b to
-// its end in the journal (or now).
+// waitRow is the row of wait, sleep, map or child step s, which began at
+// b: from b to its end in the journal (or now).
 func waitRow(s cairn.StepView, b time.Time, ended map[string]time.Time, ax timeAxis) trow {
 	e, done := ended[s.ID]
 	if !done {
 		e = ax.t1
 	}
-	return trow{Label: s.ID, Step: s.ID, Kind: string(s.Kind), Class: string(s.Status), X: ax.x(b), BW: ax.x(e) - ax.x(b), Running: !done,
+	return trow{Label: s.ID, Step: s.ID, Kind: string(s.Kind), Class: string(s.Status), X: ax.x(b), BW: ax.x(e) - ax.x(b), Running: !done, Dur: fmtDur(e.Sub(b)),
 		Title: fmt.Sprintf("%s %s: %s → %s", s.Kind, s.ID, b.UTC().Format(time.RFC3339Nano), tsOr(done, e))}
 }
 
@@ -267,6 +301,7 @@ func attemptRow(step string, a cairn.Attempt, ax timeAxis) trow {
 		start = *a.StartedAt
 	}
 	r.X, r.BW = ax.x(start), ax.x(ax.end(a.EndedAt))-ax.x(start)
+	r.Dur = fmtDur(ax.end(a.EndedAt).Sub(start))
 	r.Title = fmt.Sprintf("%s attempt %d by %s: claimed %s", step, a.N, a.Worker, a.ClaimedAt.UTC().Format(time.RFC3339Nano))
 	if a.StartedAt != nil {
 		r.Title += ", started " + a.StartedAt.UTC().Format(time.RFC3339Nano)
@@ -290,6 +325,7 @@ func heldRow(s cairn.StepView, ax timeAxis) trow {
 		start = *s.Holder.StartedAt
 	}
 	r.X, r.BW = ax.x(start), ax.x(ax.t1)-ax.x(start)
+	r.Dur = fmtDur(ax.t1.Sub(start))
 	r.Title = fmt.Sprintf("%s attempt %d held by %s since %s", s.ID, s.Attempt, s.Holder.Worker, s.Holder.ClaimedAt.UTC().Format(time.RFC3339Nano))
 	return r
 }

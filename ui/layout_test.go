@@ -61,3 +61,52 @@ func TestLayout(t *testing.T) {
 		t.Fatalf("columns %v, %d edges", cols, len(g.Edges))
 	}
 }
+
+// Map and child steps have their bars (from map_started / child_started
+// to their end, or now), every bar says how long it lasted, and a
+// definition's compensation steps are drawn in a band below its graph.
+func TestLayoutMapChildAndCompensation(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	at := func(s int) *time.Time { v := t0.Add(time.Duration(s) * time.Second); return &v }
+	run := &cairn.Run{ID: "r", CreatedAt: t0, Steps: []cairn.StepView{
+		{ID: "fan", Kind: cairn.KindMap, Status: cairn.StepCompleted, Map: &cairn.MapProgress{Total: 3, Completed: 3}},
+		{ID: "sub", Kind: cairn.KindChild, Status: cairn.StepChildRunning, Child: "c1"},
+		{ID: "undo", Kind: cairn.KindTask, Status: cairn.StepPending},
+	}}
+	journal := []cairn.JournalEntry{
+		{At: *at(1), Type: cairn.JournalMapStarted, Step: "fan"},
+		{At: *at(4), Type: cairn.JournalStepCompleted, Step: "fan"},
+		{At: *at(5), Type: cairn.JournalChildStarted, Step: "sub"},
+	}
+	tl := layoutTimeline(run, journal, *at(10))
+	if len(tl.Rows) != 2 {
+		t.Fatalf("%d rows, want the map's and the child's: %+v", len(tl.Rows), tl.Rows)
+	}
+	fan, sub := tl.Rows[0], tl.Rows[1]
+	if fan.Kind != "map" || fan.Running || fan.Dur != "3.0s" || fan.X != tlLabel+90 || fan.BW != 270 {
+		t.Errorf("map row %+v, want 1s→4s, 3s", fan)
+	}
+	if sub.Kind != "child" || !sub.Running || sub.Dur != "5.0s" || sub.X+sub.BW != tlLabel+tlPlot {
+		t.Errorf("child row %+v, want 5s→now, running", sub)
+	}
+
+	def := &cairn.Workflow{
+		Steps:     []cairn.Step{{ID: "fan", Kind: cairn.KindMap}, {ID: "sub", Kind: cairn.KindChild, After: []string{"fan"}}},
+		OnFailure: []cairn.Step{{ID: "undo"}},
+	}
+	g := layoutGraph(def, run)
+	var undo *gnode
+	for i := range g.Nodes {
+		if g.Nodes[i].ID == "undo" {
+			undo = &g.Nodes[i]
+		}
+	}
+	if undo == nil || g.CompY == 0 || undo.Y <= g.CompY || undo.Kind != cairn.KindTask {
+		t.Fatalf("compensation band at %d, undo %+v", g.CompY, undo)
+	}
+	for _, n := range g.Nodes {
+		if n.ID != "undo" && n.Y+n.H > g.CompY {
+			t.Errorf("node %s (y %d) overlaps the compensation band at %d", n.ID, n.Y, g.CompY)
+		}
+	}
+}

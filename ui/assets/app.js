@@ -30,6 +30,7 @@
   }
 
   function navigable(a) {
+    if (a && a.hash && a.pathname === location.pathname) return false; // an anchor on this page
     return a && a.origin === location.origin && a.pathname.startsWith("/ui/") && !a.pathname.startsWith("/ui/assets/");
   }
 

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -16,6 +17,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/cairn-dev/cairn/auth"
+	"github.com/cairn-dev/cairn/internal/testutil"
 	"github.com/cairn-dev/cairn/sdk"
 	"github.com/cairn-dev/cairn/sdk/sdktest"
 )
@@ -195,19 +197,24 @@ func TestDashboardInBrowser(t *testing.T) {
 		"fetch:completed,summarize:completed,price:completed,publish:completed")
 	js("no script ran", `window.pwned === undefined`, true)
 	js("output shown as text", `document.querySelector('#steps').textContent.includes('<script>window.pwned = 1</script>')`, true)
-	rerun, err := c.Rerun(ctx, done.ID, sdk.RerunOptions{FromStep: "publish"})
+	run("rerun it from publish",
+		chromedp.Click(chromedp.CSS(`#steps button.rerun-from[data-step=publish]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#run-rerun-of`)),
+	)
+	rerunID, err := chromedp.Run(bctx, chromedp.Evaluate[string](`document.getElementById('run').dataset.run`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	run("open its rerun and follow the link back",
-		chromedp.Navigate(srv.URL+"/ui/runs/"+rerun.ID),
-		chromedp.WaitVisible(chromedp.CSS(`#run-rerun-of`)),
+	if r, err := c.Wait(ctx, rerunID); err != nil || r.Status != sdk.RunCompleted || r.RerunOf != done.ID {
+		t.Fatalf("the rerun the page started: %+v %v", r, err)
+	}
+	if j, err := c.Journal(ctx, rerunID); err != nil || !strings.Contains(fmt.Sprint(j), "reused") {
+		t.Fatalf("the rerun reused no step: %v %v", j, err)
+	}
+	run("follow the link back",
 		chromedp.Click(chromedp.CSS(`#run-rerun-of`)),
 		chromedp.WaitVisible(chromedp.CSS(`#run[data-run="`+done.ID+`"]`)),
 	)
-	if r, err := c.Wait(ctx, rerun.ID); err != nil || r.Status != sdk.RunCompleted {
-		t.Fatalf("rerun: %v %v", r, err)
-	}
 
 	// A waiting run with a retried step: one bar per attempt.
 	run("open the run to cancel",
@@ -278,6 +285,44 @@ func TestDashboardInBrowser(t *testing.T) {
 		shot("workers.png"),
 	)
 	js("the worker is alive", `document.querySelector('#workers tr[data-worker]').dataset.alive`, "true")
+
+	// Start a run from the runs page; the list then shows a run started
+	// elsewhere without a reload; a bulk cancel of the matching runs.
+	run("start a run from the dashboard",
+		chromedp.Navigate(srv.URL+"/ui/?workflow=approval&status=running"),
+		chromedp.WaitVisible(chromedp.CSS(`#start-form`)),
+		chromedp.SetValue(chromedp.CSS(`#start-form select[name=workflow]`), "approval"),
+		chromedp.SetValue(chromedp.CSS(`#start-form input[name=input]`), `{"from":"ui"}`),
+		chromedp.Click(chromedp.CSS(`#start-form button[type=submit]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#run[data-live=true]`)),
+	)
+	started, err := chromedp.Run(bctx, chromedp.Evaluate[string](`document.getElementById('run').dataset.run`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, err := c.Get(ctx, started); err != nil || r.Workflow != "approval" || string(r.Input) != `{"from":"ui"}` {
+		t.Fatalf("the run the page started: %+v %v", r, err)
+	}
+	run("the filtered list", chromedp.Navigate(srv.URL+"/ui/?workflow=approval&status=running"), chromedp.WaitVisible(chromedp.CSS(`#runs tr[data-run="`+started+`"]`)))
+	js("mark the list", `window.listPage = true`, true)
+	another := waitingRun()
+	run("see a new run appear", chromedp.WaitVisible(chromedp.CSS(`#runs tr[data-run="`+another+`"]`)))
+	js("without a reload", `window.listPage === true`, true)
+	run("cancel every matching run",
+		chromedp.Click(chromedp.CSS(`button.bulk[data-action=cancel]`)),
+		chromedp.WaitVisible(chromedp.CSS(`button.bulk[data-armed=true]`)),
+		chromedp.Click(chromedp.CSS(`button.bulk[data-action=cancel]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#batch-filter`)),
+	)
+	for _, id := range []string{started, another} {
+		testutil.Eventually(t, 30*time.Second, "run "+id+" cancelled by the batch", func() (bool, string) {
+			r, err := c.Get(ctx, id)
+			if err != nil {
+				return false, err.Error()
+			}
+			return r.Status == sdk.RunCancelled, string(r.Status)
+		})
+	}
 
 	// The API reference renders from embedded assets.
 	run("docs", chromedp.Navigate(srv.URL+"/docs"), chromedp.WaitVisible(chromedp.CSS(`elements-api`)))

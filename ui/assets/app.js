@@ -5,6 +5,7 @@
 "use strict";
 (function () {
   const KEY = "cairn.key";
+  const REFRESH_MS = Number(document.body.dataset.refreshMs) || 5000;
   const api = () => document.body.dataset.api || "/v1/api";
   const key = () => sessionStorage.getItem(KEY);
   const auth = () => (key() ? { Authorization: "Bearer " + key() } : {});
@@ -49,6 +50,9 @@
     } else if (f.id === "event-form") {
       ev.preventDefault();
       sendEvent(f);
+    } else if (f.id === "start-form") {
+      ev.preventDefault();
+      startRun(f);
     } else if (f.method === "get" && key()) {
       ev.preventDefault();
       const u = new URL(f.action);
@@ -78,6 +82,50 @@
     const r = await call("/runs/" + encodeURIComponent(btn.dataset.run) + "/cancel", { reason: "cancelled from the dashboard" });
     if (!r.ok) { say("cancel: " + r.status + " " + r.msg); btn.disabled = false; return; }
     load(location.href, false);
+  }
+  async function callJSON(path, body) {
+    const r = await fetch(api() + path, {
+      method: "POST",
+      headers: Object.assign({ "Content-Type": "application/json" }, auth()),
+      body: JSON.stringify(body),
+    });
+    const text = await r.text();
+    let j = null;
+    try { j = JSON.parse(text); } catch (e) { /* not JSON */ }
+    return { ok: r.ok, status: r.status, j, msg: (j && (j.detail || j.title)) || text };
+  }
+  async function rerun(btn) {
+    btn.disabled = true;
+    const body = btn.dataset.step ? { from_step: btn.dataset.step } : {};
+    const r = await callJSON("/runs/" + encodeURIComponent(btn.dataset.run) + "/rerun", body);
+    if (!r.ok) { say("rerun: " + r.status + " " + r.msg); btn.disabled = false; return; }
+    load("/ui/runs/" + encodeURIComponent(r.j.run.id), true);
+  }
+  async function startRun(f) {
+    const body = { workflow: f.elements.workflow.value };
+    const p = f.elements.input.value.trim();
+    if (p) {
+      try { body.input = JSON.parse(p); } catch (e) { say("input is not JSON: " + e.message); return; }
+    }
+    const r = await callJSON("/runs", body);
+    if (!r.ok) { say("start: " + r.status + " " + r.msg); return; }
+    load("/ui/runs/" + encodeURIComponent(r.j.run.id), true);
+  }
+  // A bulk action asks once more (the button says what it will do), then
+  // starts a batch and shows its page.
+  async function bulk(btn) {
+    if (btn.dataset.armed !== "true") {
+      btn.dataset.armed = "true";
+      btn.textContent = "Confirm: " + btn.dataset.action + " every matching run";
+      return;
+    }
+    btn.disabled = true;
+    const filter = {};
+    if (btn.dataset.status) filter.status = [btn.dataset.status];
+    if (btn.dataset.workflow) filter.workflow = btn.dataset.workflow;
+    const r = await callJSON("/batches", { action: btn.dataset.action, filter, reason: btn.dataset.action + " from the dashboard" });
+    if (!r.ok) { say(btn.dataset.action + ": " + r.status + " " + r.msg); btn.disabled = false; return; }
+    load("/ui/batches/" + encodeURIComponent(r.j.id), true);
   }
   async function sendEvent(f) {
     const body = { name: f.elements.name.value };
@@ -150,8 +198,19 @@
     }
     const c = document.getElementById("cancel-run");
     if (c) c.onclick = () => cancelRun(c);
+    for (const b of document.querySelectorAll("#rerun-run, button.rerun-from")) b.onclick = () => rerun(b);
+    for (const b of document.querySelectorAll("button.bulk")) b.onclick = () => bulk(b);
     const run = document.getElementById("run");
     if (run && run.dataset.live === "true") follow(generation, run.dataset.run, Number(run.dataset.rev));
   }
+  // The runs list and the workers page refresh while they are open and
+  // seen, unless the reader is typing in a form.
+  setInterval(() => {
+    const t = document.querySelector("[data-refresh=true]");
+    const typing = document.activeElement && ["INPUT", "SELECT", "TEXTAREA"].includes(document.activeElement.tagName);
+    const armed = document.querySelector("[data-armed=true]");
+    if (t && document.visibilityState === "visible" && !typing && !armed) load(location.href, false);
+  }, REFRESH_MS);
+
   init();
 })();

@@ -131,6 +131,78 @@ func (h *Handler) workers(ctx context.Context, r *http.Request, v *view) (string
 	return "workers", nil
 }
 
+// workflows is the registered workflows' page.
+func (h *Handler) workflows(ctx context.Context, r *http.Request, v *view) (string, error) {
+	v.Title, v.Nav = "Workflows", "workflows"
+	ws, err := h.e.ListWorkflows(ctx)
+	if err != nil {
+		return "", err
+	}
+	v.Workflows = ws
+	return "workflows", nil
+}
+
+// definitionView is one workflow version's page.
+type definitionView struct {
+	Def       *cairn.Workflow
+	Graph     *graph
+	Steps     []defStep
+	Schedules []cairn.Schedule
+	// MoreSchedules: not every schedule was read (the first page only).
+	MoreSchedules bool
+}
+
+type defStep struct {
+	cairn.Step
+	Comp    bool   // an on_failure (compensation) step
+	Options string // the step's other fields, as JSON
+}
+
+// definition is a workflow version's page: its graph, its steps and their
+// options, and the schedules that start it.
+func (h *Handler) definition(ctx context.Context, r *http.Request, v *view) (string, error) {
+	def, err := h.e.GetWorkflow(ctx, r.PathValue("name"), r.PathValue("version"))
+	if err != nil {
+		return "", err
+	}
+	dv := &definitionView{Def: def, Graph: layoutGraph(def, &cairn.Run{})}
+	for i, list := range [][]cairn.Step{def.Steps, def.OnFailure} {
+		for _, st := range list {
+			o := st
+			o.ID, o.Kind, o.After = "", "", nil
+			b, _ := json.Marshal(o)
+			opts := ""
+			if string(b) != "{}" {
+				opts = pretty(b)
+			}
+			dv.Steps = append(dv.Steps, defStep{Step: st, Comp: i == 1, Options: opts})
+		}
+	}
+	page, err := h.e.ListSchedules(ctx, 100, "")
+	if err != nil {
+		return "", err
+	}
+	for _, s := range page.Schedules {
+		if s.Workflow == def.Name && (s.Version == "" || s.Version == def.Version) {
+			dv.Schedules = append(dv.Schedules, s)
+		}
+	}
+	dv.MoreSchedules = page.NextCursor != ""
+	v.Title, v.Nav, v.Definition = "Workflow "+def.Name+"@"+def.Version, "workflows", dv
+	return "workflow", nil
+}
+
+// schedules is the schedules' page, 100 at a time.
+func (h *Handler) schedules(ctx context.Context, r *http.Request, v *view) (string, error) {
+	v.Title, v.Nav = "Schedules", "schedules"
+	page, err := h.e.ListSchedules(ctx, 100, r.URL.Query().Get("cursor"))
+	if err != nil {
+		return "", err
+	}
+	v.Schedules = page
+	return "schedules", nil
+}
+
 type runView struct {
 	Run      *cairn.Run
 	Journal  []cairn.JournalEntry
@@ -293,6 +365,9 @@ var funcs = template.FuncMap{
 		return fmt.Sprintf("$%.4f", c)
 	},
 	"runURL": func(id string) string { return Prefix + "runs/" + url.PathEscape(id) },
+	"defURL": func(name, version string) string {
+		return Prefix + "workflows/" + url.PathEscape(name) + "/" + url.PathEscape(version)
+	},
 	"join":   strings.Join,
 	"usage": func(u cairn.Usage) string {
 		var parts []string

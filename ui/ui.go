@@ -64,6 +64,9 @@ func New(e *engine.Engine, cfg Config) *Handler {
 	h.mux.HandleFunc("GET "+Prefix+"{$}", h.page(h.runs))
 	h.mux.HandleFunc("GET "+Prefix+"runs/{run}", h.page(h.run))
 	h.mux.HandleFunc("GET "+Prefix+"workers", h.page(h.workers))
+	h.mux.HandleFunc("GET "+Prefix+"workflows", h.page(h.workflows))
+	h.mux.HandleFunc("GET "+Prefix+"workflows/{name}/{version}", h.page(h.definition))
+	h.mux.HandleFunc("GET "+Prefix+"schedules", h.page(h.schedules))
 	h.mux.HandleFunc("GET "+Prefix+"batches/{batch}", h.page(h.batch))
 	h.mux.HandleFunc(Prefix, func(w http.ResponseWriter, r *http.Request) {
 		h.render(w, r, http.StatusNotFound, "message", &view{Title: "Not found", Message: "No page at " + r.URL.Path + "."})
@@ -106,6 +109,11 @@ type view struct {
 	Runs     *runsView
 	Run      *runView
 	Workers  []cairn.WorkerInfo
+	// Workflows, Definition, Schedules: the workflows, one workflow
+	// version's and the schedules' pages.
+	Workflows  []cairn.WorkflowSummary
+	Definition *definitionView
+	Schedules  *cairn.SchedulePage
 	Batch    *engine.Batch
 	Rendered time.Time
 }

@@ -1,0 +1,74 @@
+package ui_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/api"
+	"github.com/cairn-dev/cairn/engine"
+)
+
+// The workflows page lists each workflow's versions; a version's page
+// draws its graph with the compensation band, lists its steps with their
+// options, and the schedules that start it; the schedules page shows each
+// schedule's counters and last error. Values are text, never markup.
+func TestWorkflowAndSchedulePages(t *testing.T) {
+	f := newFixture(t, api.Config{DevMode: true})
+	ctx := context.Background()
+	wf := cairn.Workflow{Name: "orders", Version: "2", Description: "takes <b>orders</b>",
+		Steps: []cairn.Step{
+			{ID: "charge", Input: []byte(`{"amount":"${input.amount}"}`)},
+			{ID: "ship", After: []string{"charge"}},
+		},
+		OnFailure: []cairn.Step{{ID: "refund"}},
+	}
+	old := cairn.Workflow{Name: "orders", Version: "1", Steps: []cairn.Step{{ID: "charge"}}}
+	if _, err := f.e.Register(ctx, engine.RegisterRequest{WorkerID: "w1", Workflows: []cairn.Workflow{old, wf}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.e.CreateSchedule(ctx, engine.ScheduleRequest{ID: "nightly", Workflow: "orders", Version: "2", Cron: "0 3 * * *", TimeZone: "Europe/Paris"}); err != nil {
+		t.Fatal(err)
+	}
+
+	_, body, _ := f.get("/ui/workflows", "")
+	for _, want := range []string{`<tr data-workflow="orders">`, `<a href="/ui/workflows/orders/2">2</a>`, `<a href="/ui/workflows/orders/1">1</a>`, `href="/ui/workflows"`} {
+		if !strings.Contains(body, want) {
+			t.Errorf("workflows page lacks %s", want)
+		}
+	}
+
+	st, body, _ := f.get("/ui/workflows/orders/2", "")
+	if st != 200 {
+		t.Fatalf("definition page: %d %.300s", st, body)
+	}
+	for _, want := range []string{
+		`takes &lt;b&gt;orders&lt;/b&gt;`,
+		`<g class="node" data-step="refund">`,
+		`on failure (compensation)`,
+		`<tr id="step-ship" data-step="ship"><td><code>ship</code></td><td>task</td><td>charge</td>`,
+		`&#34;amount&#34;: &#34;${input.amount}&#34;`,
+		`<tr data-schedule="nightly"><td><code>nightly</code></td><td><code>0 3 * * *</code> Europe/Paris</td>`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("definition page lacks %s", want)
+		}
+	}
+	if strings.Contains(body, "<b>orders</b>") {
+		t.Error("a description is rendered as HTML")
+	}
+	if _, body, _ := f.get("/ui/workflows/orders/1", ""); strings.Contains(body, `data-schedule="nightly"`) {
+		t.Error("version 1's page shows version 2's schedule")
+	}
+	if st, _, _ := f.get("/ui/workflows/orders/9", ""); st != 404 {
+		t.Errorf("an unknown version: %d, want 404", st)
+	}
+
+	_, body, _ = f.get("/ui/schedules", "")
+	for _, want := range []string{`<tr data-schedule="nightly" data-failed="0">`, `<a href="/ui/workflows/orders/2">orders@2</a>`, `<code>0 3 * * *</code> Europe/Paris`} {
+		if !strings.Contains(body, want) {
+			t.Errorf("schedules page lacks %s", want)
+		}
+	}
+}

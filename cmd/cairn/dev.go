@@ -5,6 +5,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/cairn-dev/cairn/api"
 	"github.com/cairn-dev/cairn/internal/app"
 	"github.com/cairn-dev/cairn/internal/config"
+	"github.com/cairn-dev/cairn/sdk"
 )
 
 func newDevCmd() *cobra.Command {
@@ -50,7 +52,7 @@ laptop only.`,
 					at := a.String()
 					fmt.Fprintf(out, "cairn dev: API on http://%s%s (docs: http://%s/docs), store %s\n", at, api.BasePath, at, cfg.Blob)
 					fmt.Fprintf(out, "dashboard: http://%s/ui/\n", at)
-					fmt.Fprintf(out, "next: go run ./examples/triage   (a worker), then:\n      go run ./cmd/cairn runs start triage --wait --input '{\"subject\":\"Charged twice\",\"body\":\"URGENT: I was charged twice\",\"customer\":\"ana@bigcorp.com\"}'\n")
+					fmt.Fprint(out, nextHint(a))
 				},
 			})
 		},
@@ -61,6 +63,30 @@ laptop only.`,
 	cmd.Flags().StringVar(&dir, "dir", ".cairn/data", "directory of the local store, when neither --blob nor $"+config.EnvBlob+" names one")
 	cmd.Flags().DurationVar(&reapEvery, "reap-every", time.Second, "reaper period")
 	return cmd
+}
+
+// nextHint is the banner's last lines: how to start the example worker
+// and a run against the server listening on a. Both find the server in
+// $CAIRN_SERVER (sdk.ClientFromEnv, the --server flag's default), so an
+// address other than the default one is exported first; a wildcard host
+// (0.0.0.0, ::) is reached on the loopback address.
+func nextHint(a net.Addr) string {
+	server := "http://" + a.String()
+	if tcp, ok := a.(*net.TCPAddr); ok {
+		ip := tcp.IP
+		if ip == nil || ip.IsUnspecified() {
+			ip = net.IPv4(127, 0, 0, 1)
+		}
+		server = "http://" + net.JoinHostPort(ip.String(), strconv.Itoa(tcp.Port))
+	}
+	var b strings.Builder
+	b.WriteString("next: ")
+	indent := "      "
+	if server != sdk.DefaultServer {
+		fmt.Fprintf(&b, "export CAIRN_SERVER=%s   (in each terminal below)\n%s", server, indent)
+	}
+	fmt.Fprintf(&b, "go run ./examples/triage   (a worker), then:\n%sgo run ./cmd/cairn runs start triage --wait --input '{\"subject\":\"Charged twice\",\"body\":\"URGENT: I was charged twice\",\"customer\":\"ana@bigcorp.com\"}'\n", indent)
+	return b.String()
 }
 
 // devEnviron puts dev's default store, a directory, under env: a

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"net"
 	"net/http"
 	"regexp"
 	"strings"
@@ -155,4 +156,36 @@ func startDev(t *testing.T, args ...string) *devRun {
 		return d.base != "", d.out.String() + "\n" + d.logs.String()
 	})
 	return d
+}
+
+// The banner's next: hint names the server dev listens on: the default
+// address needs nothing, another one is exported as CAIRN_SERVER (which
+// the example worker and the CLI read), a wildcard host as loopback.
+func TestDevNextHintUsesTheAddress(t *testing.T) {
+	for _, tc := range []struct {
+		addr *net.TCPAddr
+		want string // "" : no export
+	}{
+		{&net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 8080}, ""},
+		{&net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 9090}, "export CAIRN_SERVER=http://127.0.0.1:9090"},
+		{&net.TCPAddr{IP: net.IPv4zero, Port: 8080}, ""},
+		{&net.TCPAddr{IP: net.IPv6unspecified, Port: 7000}, "export CAIRN_SERVER=http://127.0.0.1:7000"},
+		{&net.TCPAddr{IP: net.ParseIP("10.1.2.3"), Port: 8080}, "export CAIRN_SERVER=http://10.1.2.3:8080"},
+		{&net.TCPAddr{IP: net.IPv6loopback, Port: 8080}, "export CAIRN_SERVER=http://[::1]:8080"},
+	} {
+		h := nextHint(tc.addr)
+		if !strings.HasPrefix(h, "next: ") || !strings.Contains(h, "go run ./examples/triage") {
+			t.Errorf("%v: hint\n%s", tc.addr, h)
+		}
+		if got := strings.Contains(h, "CAIRN_SERVER"); got != (tc.want != "") || (tc.want != "" && !strings.Contains(h, tc.want)) {
+			t.Errorf("%v: hint\n%s\nwant %q", tc.addr, h, tc.want)
+		}
+	}
+
+	// The real banner, on a port the system picks.
+	t.Setenv("CAIRN_BLOB", "mem://")
+	d := startDev(t, "--addr", "127.0.0.1:0", "--log-level", "error")
+	if !strings.Contains(d.out.String(), "export CAIRN_SERVER="+d.base+" ") {
+		t.Errorf("banner names no %s:\n%s", d.base, d.out.String())
+	}
 }

@@ -78,8 +78,8 @@ func newRequestID() string {
 // answer, and logs one line per call when the answer is sent — at info,
 // with operation, method, path template, status, duration, the key's id
 // (never the key) and the run, step or lease ids of the path; a worker's
-// refusal (409) at debug, since they are part of the protocol. Bodies and
-// payloads are never logged.
+// refusal (409) and the routine polls that succeed at debug (accessLevel).
+// Bodies and payloads are never logged.
 //
 // With telemetry on it also opens the operation's server span (a child of
 // the caller's traceparent; the engine's spans and the blob requests the
@@ -118,10 +118,7 @@ func (a *API) accessLog(ctx huma.Context, next func(huma.Context)) {
 			tel.Granted(ci.leases) // a complete's eager dispatch (claim_next)
 		}
 	}
-	level := slog.LevelInfo
-	if status == 409 {
-		level = slog.LevelDebug
-	}
+	level := accessLevel(op.OperationID, status, ci.leases)
 	attrs := []slog.Attr{
 		slog.String("request_id", id),
 		slog.String("op", op.OperationID),
@@ -141,4 +138,32 @@ func (a *API) accessLog(ctx huma.Context, next func(huma.Context)) {
 		attrs = append(attrs, slog.String("trace_id", span.SpanContext().TraceID().String()))
 	}
 	a.log.LogAttrs(ctx.Context(), level, "api call", attrs...)
+}
+
+// routinePolls are the operations a client repeats while nothing happens:
+// a successful one changes nothing worth a line at info (a status
+// long-poll, a heartbeat, a health probe). A claim is one of them when it
+// returns no lease.
+var routinePolls = map[string]bool{
+	"getRunStatus":   true,
+	"heartbeatStep":  true,
+	"heartbeatSteps": true,
+	"health":         true,
+	"ready":          true,
+}
+
+// accessLevel is the level of a call's access log line: debug for a
+// worker's refusal (409, part of the protocol) and for a routine poll that
+// succeeded (routinePolls, a claim that returned nothing), info for the
+// rest — errors and calls that change state.
+func accessLevel(op string, status, leases int) slog.Level {
+	switch {
+	case status == 409:
+		return slog.LevelDebug
+	case status >= 300:
+		return slog.LevelInfo
+	case routinePolls[op], op == "claimSteps" && leases == 0:
+		return slog.LevelDebug
+	}
+	return slog.LevelInfo
 }

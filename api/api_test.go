@@ -104,6 +104,8 @@ func TestBadInputIsA4xxNamingTheProblem(t *testing.T) {
 		{"fail without class", "POST", "/steps/eyJmIjoid2YiLCJ2IjoiMSIsInIiOiJyIiwicyI6ImEiLCJuIjoxLCJ3IjoidzEiLCJ0IjoxfQ/fail", `{"error":{"message":"x"}}`, 422, "class"},
 		{"bad duration", "POST", "/workers/register", `{"worker_id":"w1","workflows":[{"name":"t","version":"1","steps":[{"id":"a","timeout":"soon"}]}]}`, 422, ""},
 		{"bad worker id", "POST", "/workers/register", `{"worker_id":"has space","workflows":[]}`, 422, "worker_id"},
+		{"schedule of an unregistered workflow", "POST", "/schedules", `{"workflow":"nope","cron":"0 * * * *"}`, 422, `"location":"body.workflow"`},
+		{"schedule of an unregistered version", "POST", "/schedules", `{"workflow":"wf","version":"9","cron":"0 * * * *"}`, 422, `"location":"body.version"`},
 		{"wait without event", "POST", "/workers/register", `{"worker_id":"w1","workflows":[{"name":"w","version":"1","steps":[{"id":"a","kind":"wait"}]}]}`, 422, "event"},
 	}
 	for _, c := range cases {

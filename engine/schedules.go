@@ -3,6 +3,8 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/engine/internal/schedule"
@@ -42,14 +44,37 @@ const (
 func newSchedules(e *Engine) *schedule.Schedules {
 	return schedule.New(schedule.Host{
 		Store: e.store, Keys: e.keys, Now: e.now, NewID: newRunID,
-		CheckStart: e.checkStartTarget,
+		CheckStart: e.checkStartTarget, CheckWorkflow: e.checkRegistered,
 		Start: func(ctx context.Context, workflow, version string, input json.RawMessage, correlation, key string) (*cairn.StartResult, error) {
 			return e.StartRun(ctx, StartRequest{Workflow: workflow, Version: version, Input: input, Correlation: correlation, IdempotencyKey: key})
 		},
 		Cancel: e.CancelRun, Run: e.runState,
 		TimerDue: timerDue, PutTimer: e.putTimer, DropTimers: e.dropTimers,
-		CursorRefused: e.cursorRefused,
+		CursorRefused: e.cursorRefused, Log: e.log,
 	})
+}
+
+// checkRegistered refuses a schedule of a workflow with no registered
+// definition (of version, when it names one), naming the field: every
+// tick would fail (a typo, or a worker not started yet: start it first).
+func (e *Engine) checkRegistered(ctx context.Context, workflow, version string) error {
+	var err error
+	if version == "" {
+		_, err = e.latestVersion(ctx, workflow)
+	} else {
+		_, err = e.definition(ctx, workflow, version)
+	}
+	var nf *NotFoundError
+	switch {
+	case !errors.As(err, &nf):
+		return err
+	case version == "":
+		return &InvalidError{Field: "workflow", Message: fmt.Sprintf("no workflow %q is registered: register it (start its worker) before scheduling it", workflow)}
+	}
+	if _, lerr := e.latestVersion(ctx, workflow); lerr != nil {
+		return &InvalidError{Field: "workflow", Message: fmt.Sprintf("no workflow %q is registered: register it (start its worker) before scheduling it", workflow)}
+	}
+	return &InvalidError{Field: "version", Message: fmt.Sprintf("workflow %q has no registered version %q", workflow, version)}
 }
 
 // runState is a run's workflow and status (what schedules and batches

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"strings"
 	"sync"
 	"testing"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/engine/internal/schedule"
+	"github.com/cairn-dev/cairn/internal/testutil"
 )
 
 // schedClock starts at a fixed minute boundary plus 30s, so ticks of
@@ -336,15 +338,64 @@ func TestSchedulePendingTickFinished(t *testing.T) {
 	}
 }
 
+// TestScheduleOfUnregisteredWorkflowRefused: a schedule of a workflow (or
+// a pinned version) with no registered definition is refused at creation,
+// naming the field, rather than failing every tick.
+func TestScheduleOfUnregisteredWorkflowRefused(t *testing.T) {
+	h := newHarness(t, withClock(schedClock), withWorkflows("w", single("known", cairn.Step{})))
+	for _, c := range []struct {
+		req   ScheduleRequest
+		field string
+	}{
+		{ScheduleRequest{Workflow: "nobody", Cron: "* * * * *"}, "workflow"},
+		{ScheduleRequest{Workflow: "nobody", Version: "1", Cron: "* * * * *"}, "workflow"},
+		{ScheduleRequest{Workflow: "known", Version: "2", Cron: "* * * * *"}, "version"},
+	} {
+		_, err := h.e.CreateSchedule(h.ctx, c.req)
+		var inv *InvalidError
+		if !errors.As(err, &inv) || inv.Field != c.field || !strings.Contains(inv.Message, c.req.Workflow) {
+			t.Errorf("%+v: got %v, want an invalid %s", c.req, err, c.field)
+		}
+	}
+	if p, err := h.e.ListSchedules(h.ctx, 0, ""); err != nil || len(p.Schedules) != 0 {
+		t.Fatalf("schedules %+v, %v", p, err)
+	}
+	mustCreateSchedule(t, h.e, ScheduleRequest{Workflow: "known", Cron: "* * * * *"})
+	mustCreateSchedule(t, h.e, ScheduleRequest{Workflow: "known", Version: "1", Cron: "* * * * *"})
+}
+
+// TestScheduleUnregisteredWorkflow: a tick whose workflow is not
+// registered (a schedule stored before creation checked it) is counted
+// failed, recorded as last_error and logged at warn with the schedule's
+// id, and the next tick tries again.
 func TestScheduleUnregisteredWorkflow(t *testing.T) {
-	h := newHarness(t, withClock(schedClock))
+	var logs testutil.SyncBuffer
+	h := newHarness(t, withClock(schedClock), withWorkflows("w", single("other", cairn.Step{})),
+		withConfig(Config{Logger: slog.New(slog.NewTextHandler(&logs, nil))}))
 	ctx, clk, e := h.ctx, h.clk, h.e
-	mustCreateSchedule(t, e, ScheduleRequest{ID: "u", Workflow: "nobody", Cron: "* * * * *"})
+	mustCreateSchedule(t, e, ScheduleRequest{ID: "u", Workflow: "other", Cron: "* * * * *"})
+	s, ver, err := e.schedules.Read(ctx, "u")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Workflow = "nobody"
+	if _, err := e.store.Swap(ctx, e.keys.Schedule("u"), mustJSON(s), ver); err != nil {
+		t.Fatal(err)
+	}
 	clk.Advance(time.Minute)
 	st := mustReap(t, e)
-	s, _ := e.GetSchedule(ctx, "u")
+	s, _ = e.GetSchedule(ctx, "u")
 	if st.SchedulesFailed != 1 || s.Failed != 1 || s.Pending != nil || !strings.Contains(s.LastError, "nobody") || s.NextAt == nil {
 		t.Fatalf("stats %+v schedule %+v", st, s)
+	}
+	var warned []string
+	for _, l := range strings.Split(logs.String(), "\n") {
+		if strings.Contains(l, "schedule tick failed") {
+			warned = append(warned, l)
+		}
+	}
+	if len(warned) != 1 || !strings.Contains(warned[0], "level=WARN") || !strings.Contains(warned[0], "schedule=u") || !strings.Contains(warned[0], "nobody") {
+		t.Fatalf("want one warning naming the schedule and the error, got %q\n%s", warned, logs.String())
 	}
 	// The next tick tries again, and works once the workflow exists.
 	register(t, e, "w", single("nobody", cairn.Step{}))
@@ -390,6 +441,7 @@ func TestScheduleTimeZones(t *testing.T) {
 	// Through the engine: a daily schedule in Asia/Kolkata (UTC+5:30).
 	clk := clockAt(time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC))
 	e := newTestEngine(t, nil, Config{Now: clk.Now})
+	register(t, e, "w", single("x", cairn.Step{}))
 	s := mustCreateSchedule(t, e, ScheduleRequest{ID: "tz", Workflow: "x", Cron: "0 9 * * *", TimeZone: "Asia/Kolkata"})
 	if want := time.Date(2026, 3, 2, 3, 30, 0, 0, time.UTC); !s.NextAt.Equal(want) {
 		t.Fatalf("next_at %v, want %v", s.NextAt, want)

@@ -24,6 +24,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sort"
 	"strconv"
 	"strings"
@@ -71,6 +72,9 @@ type Host struct {
 	// CheckStart refuses a start that cannot start (no such workflow, a
 	// bad input), as starting would.
 	CheckStart func(workflow, version string, input json.RawMessage) error
+	// CheckWorkflow refuses a workflow (or a pinned version of it) that
+	// has no registered definition, naming the field.
+	CheckWorkflow func(ctx context.Context, workflow, version string) error
 	// Start starts a run, once per idempotency key.
 	Start func(ctx context.Context, workflow, version string, input json.RawMessage, correlation, idempotencyKey string) (*cairn.StartResult, error)
 	// Cancel cancels a run (a ConflictError when it has ended).
@@ -87,6 +91,9 @@ type Host struct {
 	// CursorRefused tells whether a listing failed for its page token
 	// rather than the store.
 	CursorRefused func(ctx context.Context, opts blob.ListOptions, err error) bool
+	// Log receives a warning for each tick whose run could not be started
+	// [none].
+	Log *slog.Logger
 }
 
 // Schedules is the schedules of one engine.
@@ -208,6 +215,9 @@ func (x *Schedules) Create(ctx context.Context, req cairn.ScheduleRequest) (*cai
 		return nil, err
 	}
 	if err := h.CheckStart(req.Workflow, req.Version, req.Input); err != nil {
+		return nil, err
+	}
+	if err := h.CheckWorkflow(ctx, req.Workflow, req.Version); err != nil {
 		return nil, err
 	}
 	switch req.Overlap {
@@ -567,6 +577,11 @@ func (x *Schedules) finishTick(ctx context.Context, s *cairn.Schedule, ver blob.
 		stats.Fired++
 	} else {
 		stats.Failed++
+		// Once per failed tick: logged after the swap that records it,
+		// which one reaper wins.
+		if x.h.Log != nil {
+			x.h.Log.Warn("schedule tick failed", "schedule", s.ID, "workflow", s.Workflow, "tick", tick.Format(time.RFC3339), "err", err)
+		}
 	}
 	return nil
 }

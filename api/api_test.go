@@ -306,3 +306,32 @@ func TestRunStatusLongPoll(t *testing.T) {
 		t.Fatal("held poll did not return after the run changed")
 	}
 }
+
+// An event whose name no wait of the run's definition uses is kept (202
+// semantics unchanged: recorded) but answered with a Cairn-Warning header;
+// one a wait uses gets none.
+func TestEventNoWaitUsesWarns(t *testing.T) {
+	s := newServer(t, api.Config{DevMode: true})
+	if r := register(s, `{"name":"ap","version":"1","steps":[{"id":"a"},{"id":"w","kind":"wait","event":"approved","after":["a"]}]}`); r.status != 200 {
+		t.Fatalf("register: %d %s", r.status, r.raw)
+	}
+	r := s.do("POST", "/runs", `{"workflow":"ap"}`)
+	run, _ := r.body["run"].(map[string]any)["id"].(string)
+	send := func(name string) (*http.Response, string) {
+		res, err := http.Post(s.url+"/runs/"+run+"/events", "application/json", strings.NewReader(`{"name":"`+name+`"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return res, string(b)
+	}
+	res, body := send("aproved")
+	if w := res.Header.Get("Cairn-Warning"); res.StatusCode != 200 || !strings.Contains(body, `"recorded":true`) || !strings.Contains(w, `"aproved"`) || !strings.Contains(w, `"approved"`) {
+		t.Fatalf("typo: %d %q %s", res.StatusCode, w, body)
+	}
+	res, body = send("approved")
+	if _, set := res.Header["Cairn-Warning"]; res.StatusCode != 200 || set {
+		t.Fatalf("a waited name: %d %v %s", res.StatusCode, res.Header, body)
+	}
+}

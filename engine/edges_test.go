@@ -528,3 +528,37 @@ func TestRegisterFinishesAHalfDoneRegistration(t *testing.T) {
 		t.Fatalf("workflows %+v, %v", wfs, err)
 	}
 }
+
+// TestEventNoWaitUses: an event whose name no wait step of the run's
+// definition waits for is kept like any early event, but the answer
+// carries a warning naming the waits there are, and it is logged; an early
+// event of a name a wait uses, and a duplicate, carry none.
+func TestEventNoWaitUses(t *testing.T) {
+	var logs testutil.SyncBuffer
+	h := newHarness(t, withConfig(Config{Logger: slog.New(slog.NewTextHandler(&logs, nil))}),
+		withWorkflows("w",
+			cairn.Workflow{Name: "appr", Version: "1", Steps: []cairn.Step{
+				{ID: "a"},
+				{ID: "w", Kind: cairn.KindWait, Event: "approved", After: []string{"a"}},
+			}},
+			single("plain", cairn.Step{})))
+	ctx, e := h.ctx, h.e
+	run := mustStart(t, e, "appr", `{}`)
+	res, warning, err := e.SendEventWithWarning(ctx, run, EventRequest{Name: "aproved", ID: "e1"})
+	if err != nil || !res.Recorded || !strings.Contains(warning, `"aproved"`) || !strings.Contains(warning, `its waits are for "approved"`) {
+		t.Fatalf("typo: %+v %q %v", res, warning, err)
+	}
+	if l := logs.String(); !strings.Contains(l, "level=WARN") || !strings.Contains(l, "event=aproved") || !strings.Contains(l, "run="+run) {
+		t.Fatalf("not logged:\n%s", l)
+	}
+	if res, warning, err = e.SendEventWithWarning(ctx, run, EventRequest{Name: "aproved", ID: "e1"}); err != nil || !res.Duplicate || warning != "" {
+		t.Fatalf("duplicate: %+v %q %v", res, warning, err)
+	}
+	if res, warning, err = e.SendEventWithWarning(ctx, run, EventRequest{Name: "approved"}); err != nil || !res.Recorded || warning != "" {
+		t.Fatalf("early event of a wait: %+v %q %v", res, warning, err)
+	}
+	other := mustStart(t, e, "plain", `{}`)
+	if _, warning, err = e.SendEventWithWarning(ctx, other, EventRequest{Name: "x"}); err != nil || !strings.Contains(warning, "no wait step") || strings.Contains(warning, "its waits") {
+		t.Fatalf("no waits at all: %q %v", warning, err)
+	}
+}

@@ -7,7 +7,10 @@ import (
 	"errors"
 	"fmt"
 	mrand "math/rand/v2"
+	"slices"
 	"sort"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -542,34 +545,74 @@ type EventRequest struct {
 // completes with the payload as output. When none waits, the event is
 // recorded (up to MaxPendingEvents) and consumed by the next wait for it.
 func (e *Engine) SendEvent(ctx context.Context, run string, req EventRequest) (*cairn.EventResult, error) {
+	res, _, err := e.SendEventWithWarning(ctx, run, req)
+	return res, err
+}
+
+// SendEventWithWarning is SendEvent, and a warning when it recorded an
+// event whose name no wait step of the run's definition waits for (event
+// names are fixed in the definition): it is kept, as any early event, but
+// likely a typo that nothing will ever consume. The warning is logged too.
+func (e *Engine) SendEventWithWarning(ctx context.Context, run string, req EventRequest) (*cairn.EventResult, string, error) {
+	res, d, err := e.sendEvent(ctx, run, req)
+	if err != nil || !res.Recorded {
+		return res, "", err
+	}
+	var waited []string
+	for _, s := range d.Steps {
+		if s.Kind == cairn.KindWait && !slices.Contains(waited, s.Event) {
+			if s.Event == req.Name {
+				return res, "", nil
+			}
+			waited = append(waited, s.Event)
+		}
+	}
+	warning := fmt.Sprintf("no wait step of workflow %s version %s waits for event %q: it is kept, but nothing will consume it", d.Name, d.Version, req.Name)
+	if len(waited) > 0 {
+		warning += fmt.Sprintf(" (its waits are for %s)", strings.Join(quoteAll(waited), ", "))
+	}
+	e.log.Warn("event no wait uses", "run", run, "event", req.Name, "workflow", d.Name, "version", d.Version, "waits", waited)
+	return res, warning, nil
+}
+
+func quoteAll(ss []string) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = strconv.Quote(s)
+	}
+	return out
+}
+
+// sendEvent is SendEvent, and the run's definition.
+func (e *Engine) sendEvent(ctx context.Context, run string, req EventRequest) (*cairn.EventResult, *definition, error) {
 	if err := keys.RunID.Check("run", run); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := keys.Text.Check("name", req.Name); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if req.ID != "" {
 		if err := keys.Text.Check("id", req.ID); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	if len(req.Payload) > e.cfg.MaxOutputBytes {
-		return nil, cairn.ValidationError{{Field: "payload", Message: fmt.Sprintf("%d bytes, over the %d-byte limit", len(req.Payload), e.cfg.MaxOutputBytes)}}
+		return nil, nil, cairn.ValidationError{{Field: "payload", Message: fmt.Sprintf("%d bytes, over the %d-byte limit", len(req.Payload), e.cfg.MaxOutputBytes)}}
 	}
 	r0, err := e.readRun(ctx, run)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if !r0.Status.Terminal() { // the run exists: its payload goes first
 		if req.Payload, err = e.payloads.Externalize(ctx, run, req.Payload); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	d, err := e.definition(ctx, r0.Workflow, r0.Version)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return mutate(ctx, e.commits, run, func(r *runRecord, fx *effects) (*cairn.EventResult, error) {
+	res, err := mutate(ctx, e.commits, run, func(r *runRecord, fx *effects) (*cairn.EventResult, error) {
 		res := &cairn.EventResult{Resumed: []string{}}
 		if req.ID != "" {
 			for _, j := range r.Journal {
@@ -603,6 +646,7 @@ func (e *Engine) SendEvent(ctx context.Context, run string, req EventRequest) (*
 		e.advance(r, d, fx)
 		return res, nil
 	})
+	return res, d, err
 }
 
 // Audit records that who read a run (operation op).

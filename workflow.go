@@ -9,7 +9,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -383,4 +385,30 @@ func validText(s string) bool {
 		}
 	}
 	return true
+}
+
+// Events is the event names the workflow's wait steps wait for, each
+// once, in step order.
+func (w *Workflow) Events() []string {
+	var out []string
+	for _, s := range w.Steps {
+		if s.EffectiveKind() == KindWait && !slices.Contains(out, s.Event) {
+			out = append(out, s.Event)
+		}
+	}
+	return out
+}
+
+// EventNoWaitWarning says that no wait step of w waits for event name,
+// and which names its waits are for.
+func EventNoWaitWarning(w *Workflow, name string) string {
+	msg := fmt.Sprintf("no wait step of workflow %s version %s waits for event %q: it is kept, but nothing will consume it", w.Name, w.Version, name)
+	if waits := w.Events(); len(waits) > 0 {
+		q := make([]string, len(waits))
+		for i, e := range waits {
+			q[i] = strconv.Quote(e)
+		}
+		msg += " (its waits are for " + strings.Join(q, ", ") + ")"
+	}
+	return msg
 }

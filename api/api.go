@@ -407,11 +407,6 @@ type eventInput struct {
 	Body engine.EventRequest
 }
 
-type eventOutput struct {
-	Warning string `header:"Cairn-Warning" doc:"Set when no wait step of the run's definition waits for the event's name: the event is kept, but nothing will consume it (a typo?)."`
-	Body    *cairn.EventResult
-}
-
 // registerRunOps registers the operations on runs: those that start or
 // change a run (scope execute), then those that read runs (scope read).
 func (a *API) registerRunOps() {
@@ -446,17 +441,13 @@ func (a *API) registerRunExecuteOps() {
 	}, auth.ScopeExecute, func(ctx context.Context, in *rerunInput) (*cairn.StartResult, error) {
 		return a.engine.RerunRun(ctx, in.Run, in.Body)
 	})
-	op(a, huma.Operation{
+	bodyOp(a, huma.Operation{
 		OperationID: "sendEvent", Method: http.MethodPost, Path: "/runs/{run}/events", Tags: []string{"Runs"},
 		Summary:      "Send an event to a run",
-		Description:  "Completes every wait step waiting for the event's name, with the payload as its output. When none waits, the event is kept and consumed by the next wait for that name. When no wait step of the run's definition waits for that name at all (likely a typo), the event is still kept, and the answer carries a Cairn-Warning header saying so. Events to an ended run are a 409.",
+		Description:  "Completes every wait step waiting for the event's name, with the payload as its output. When none waits, the event is kept and consumed by the next wait for that name. When no wait step of the run's definition waits for that name at all (likely a typo), the event is still kept, and the answer's warning says so. Events to an ended run are a 409.",
 		MaxBodyBytes: a.payloadBody(), Errors: []int{http.StatusNotFound, http.StatusConflict},
-	}, auth.ScopeExecute, func(ctx context.Context, in *eventInput) (*eventOutput, error) {
-		res, warning, err := a.engine.SendEventWithWarning(ctx, in.Run, in.Body)
-		if err != nil {
-			return nil, err
-		}
-		return &eventOutput{Warning: warning, Body: res}, nil
+	}, auth.ScopeExecute, func(ctx context.Context, in *eventInput) (*cairn.EventResult, error) {
+		return a.engine.SendEvent(ctx, in.Run, in.Body)
 	})
 }
 

@@ -544,21 +544,21 @@ func TestEventNoWaitUses(t *testing.T) {
 			single("plain", cairn.Step{})))
 	ctx, e := h.ctx, h.e
 	run := mustStart(t, e, "appr", `{}`)
-	res, warning, err := e.SendEventWithWarning(ctx, run, EventRequest{Name: "aproved", ID: "e1"})
-	if err != nil || !res.Recorded || !strings.Contains(warning, `"aproved"`) || !strings.Contains(warning, `its waits are for "approved"`) {
-		t.Fatalf("typo: %+v %q %v", res, warning, err)
+	res, err := e.SendEvent(ctx, run, EventRequest{Name: "aproved", ID: "e1"})
+	if err != nil || !res.Recorded || !strings.Contains(res.Warning, `"aproved"`) || !strings.Contains(res.Warning, `its waits are for "approved"`) {
+		t.Fatalf("typo: %+v %v", res, err)
 	}
 	if l := logs.String(); !strings.Contains(l, "level=WARN") || !strings.Contains(l, "event=aproved") || !strings.Contains(l, "run="+run) {
 		t.Fatalf("not logged:\n%s", l)
 	}
-	if res, warning, err = e.SendEventWithWarning(ctx, run, EventRequest{Name: "aproved", ID: "e1"}); err != nil || !res.Duplicate || warning != "" {
-		t.Fatalf("duplicate: %+v %q %v", res, warning, err)
+	if res, err = e.SendEvent(ctx, run, EventRequest{Name: "aproved", ID: "e1"}); err != nil || !res.Duplicate || res.Warning != "" {
+		t.Fatalf("duplicate: %+v %v", res, err)
 	}
-	if res, warning, err = e.SendEventWithWarning(ctx, run, EventRequest{Name: "approved"}); err != nil || !res.Recorded || warning != "" {
-		t.Fatalf("early event of a wait: %+v %q %v", res, warning, err)
+	if res, err = e.SendEvent(ctx, run, EventRequest{Name: "approved"}); err != nil || !res.Recorded || res.Warning != "" {
+		t.Fatalf("early event of a wait: %+v %v", res, err)
 	}
 	other := mustStart(t, e, "plain", `{}`)
-	if _, warning, err = e.SendEventWithWarning(ctx, other, EventRequest{Name: "x"}); err != nil || !strings.Contains(warning, "no wait step") || strings.Contains(warning, "its waits") {
-		t.Fatalf("no waits at all: %q %v", warning, err)
+	if res, err = e.SendEvent(ctx, other, EventRequest{Name: "x"}); err != nil || !strings.Contains(res.Warning, "no wait step") || strings.Contains(res.Warning, "its waits") {
+		t.Fatalf("no waits at all: %+v %v", res, err)
 	}
 }

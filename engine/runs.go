@@ -9,8 +9,6 @@ import (
 	mrand "math/rand/v2"
 	"slices"
 	"sort"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -545,42 +543,17 @@ type EventRequest struct {
 // completes with the payload as output. When none waits, the event is
 // recorded (up to MaxPendingEvents) and consumed by the next wait for it.
 func (e *Engine) SendEvent(ctx context.Context, run string, req EventRequest) (*cairn.EventResult, error) {
-	res, _, err := e.SendEventWithWarning(ctx, run, req)
-	return res, err
-}
-
-// SendEventWithWarning is SendEvent, and a warning when it recorded an
-// event whose name no wait step of the run's definition waits for (event
-// names are fixed in the definition): it is kept, as any early event, but
-// likely a typo that nothing will ever consume. The warning is logged too.
-func (e *Engine) SendEventWithWarning(ctx context.Context, run string, req EventRequest) (*cairn.EventResult, string, error) {
 	res, d, err := e.sendEvent(ctx, run, req)
 	if err != nil || !res.Recorded {
-		return res, "", err
+		return res, err
 	}
-	var waited []string
-	for _, s := range d.Steps {
-		if s.Kind == cairn.KindWait && !slices.Contains(waited, s.Event) {
-			if s.Event == req.Name {
-				return res, "", nil
-			}
-			waited = append(waited, s.Event)
-		}
+	// Kept for a later wait; when no wait of the definition ever waits for
+	// it (names are fixed in the definition), most likely a typo: say so.
+	if waits := d.Events(); !slices.Contains(waits, req.Name) {
+		res.Warning = cairn.EventNoWaitWarning(&d.Workflow, req.Name)
+		e.log.Warn("event no wait uses", "run", run, "event", req.Name, "workflow", d.Name, "version", d.Version, "waits", waits)
 	}
-	warning := fmt.Sprintf("no wait step of workflow %s version %s waits for event %q: it is kept, but nothing will consume it", d.Name, d.Version, req.Name)
-	if len(waited) > 0 {
-		warning += fmt.Sprintf(" (its waits are for %s)", strings.Join(quoteAll(waited), ", "))
-	}
-	e.log.Warn("event no wait uses", "run", run, "event", req.Name, "workflow", d.Name, "version", d.Version, "waits", waited)
-	return res, warning, nil
-}
-
-func quoteAll(ss []string) []string {
-	out := make([]string, len(ss))
-	for i, s := range ss {
-		out[i] = strconv.Quote(s)
-	}
-	return out
+	return res, nil
 }
 
 // sendEvent is SendEvent, and the run's definition.

@@ -918,6 +918,9 @@ type EventResult struct {
 
 	// Resumed Wait steps the event completed.
 	Resumed []string `json:"resumed"`
+
+	// Warning Set when no wait step of the run's definition waits for the event's name: the event is kept, but nothing will consume it (a typo?).
+	Warning *string `json:"warning,omitempty"`
 }
 
 // FailRequest defines model for FailRequest.
@@ -1949,7 +1952,7 @@ type ClientInterface interface {
 
 	// SendEventWithBody Send an event to a run
 	//
-	// Completes every wait step waiting for the event's name, with the payload as its output. When none waits, the event is kept and consumed by the next wait for that name. When no wait step of the run's definition waits for that name at all (likely a typo), the event is still kept, and the answer carries a Cairn-Warning header saying so. Events to an ended run are a 409.
+	// Completes every wait step waiting for the event's name, with the payload as its output. When none waits, the event is kept and consumed by the next wait for that name. When no wait step of the run's definition waits for that name at all (likely a typo), the event is still kept, and the answer's warning says so. Events to an ended run are a 409.
 	//
 	// Needs a key with the `execute` scope.
 	//
@@ -1960,7 +1963,7 @@ type ClientInterface interface {
 
 	// SendEvent Send an event to a run
 	//
-	// Completes every wait step waiting for the event's name, with the payload as its output. When none waits, the event is kept and consumed by the next wait for that name. When no wait step of the run's definition waits for that name at all (likely a typo), the event is still kept, and the answer carries a Cairn-Warning header saying so. Events to an ended run are a 409.
+	// Completes every wait step waiting for the event's name, with the payload as its output. When none waits, the event is kept and consumed by the next wait for that name. When no wait step of the run's definition waits for that name at all (likely a typo), the event is still kept, and the answer's warning says so. Events to an ended run are a 409.
 	//
 	// Needs a key with the `execute` scope.
 	//
@@ -2529,7 +2532,7 @@ func (c *Client) CancelRun(ctx context.Context, run string, body CancelRunJSONRe
 
 // SendEventWithBody Send an event to a run
 //
-// Completes every wait step waiting for the event's name, with the payload as its output. When none waits, the event is kept and consumed by the next wait for that name. When no wait step of the run's definition waits for that name at all (likely a typo), the event is still kept, and the answer carries a Cairn-Warning header saying so. Events to an ended run are a 409.
+// Completes every wait step waiting for the event's name, with the payload as its output. When none waits, the event is kept and consumed by the next wait for that name. When no wait step of the run's definition waits for that name at all (likely a typo), the event is still kept, and the answer's warning says so. Events to an ended run are a 409.
 //
 // Needs a key with the `execute` scope.
 //
@@ -2550,7 +2553,7 @@ func (c *Client) SendEventWithBody(ctx context.Context, run string, contentType 
 
 // SendEvent Send an event to a run
 //
-// Completes every wait step waiting for the event's name, with the payload as its output. When none waits, the event is kept and consumed by the next wait for that name. When no wait step of the run's definition waits for that name at all (likely a typo), the event is still kept, and the answer carries a Cairn-Warning header saying so. Events to an ended run are a 409.
+// Completes every wait step waiting for the event's name, with the payload as its output. When none waits, the event is kept and consumed by the next wait for that name. When no wait step of the run's definition waits for that name at all (likely a typo), the event is still kept, and the answer's warning says so. Events to an ended run are a 409.
 //
 // Needs a key with the `execute` scope.
 //
@@ -4771,7 +4774,7 @@ type ClientWithResponsesInterface interface {
 
 	// SendEventWithBodyWithResponse Send an event to a run
 	//
-	// Completes every wait step waiting for the event's name, with the payload as its output. When none waits, the event is kept and consumed by the next wait for that name. When no wait step of the run's definition waits for that name at all (likely a typo), the event is still kept, and the answer carries a Cairn-Warning header saying so. Events to an ended run are a 409.
+	// Completes every wait step waiting for the event's name, with the payload as its output. When none waits, the event is kept and consumed by the next wait for that name. When no wait step of the run's definition waits for that name at all (likely a typo), the event is still kept, and the answer's warning says so. Events to an ended run are a 409.
 	//
 	// Needs a key with the `execute` scope.
 	//
@@ -4782,7 +4785,7 @@ type ClientWithResponsesInterface interface {
 
 	// SendEventWithResponse Send an event to a run
 	//
-	// Completes every wait step waiting for the event's name, with the payload as its output. When none waits, the event is kept and consumed by the next wait for that name. When no wait step of the run's definition waits for that name at all (likely a typo), the event is still kept, and the answer carries a Cairn-Warning header saying so. Events to an ended run are a 409.
+	// Completes every wait step waiting for the event's name, with the payload as its output. When none waits, the event is kept and consumed by the next wait for that name. When no wait step of the run's definition waits for that name at all (likely a typo), the event is still kept, and the answer's warning says so. Events to an ended run are a 409.
 	//
 	// Needs a key with the `execute` scope.
 	//
@@ -5966,11 +5969,6 @@ func (r CancelRunHTTPResponse) ContentType() string {
 	return ""
 }
 
-// SendEventHTTPResponse200Headers the declared response headers of an HTTP 200 response for SendEvent
-type SendEventHTTPResponse200Headers struct {
-	CairnWarning *string
-}
-
 type SendEventHTTPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -5992,8 +5990,6 @@ type SendEventHTTPResponse struct {
 	ApplicationproblemJSON502 *Problem
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *Problem
-	// Headers200 the parsed response headers for an HTTP 200 response
-	Headers200 *SendEventHTTPResponse200Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -8297,7 +8293,7 @@ func (c *ClientWithResponses) CancelRunWithResponse(ctx context.Context, run str
 
 // SendEventWithBodyWithResponse Send an event to a run
 //
-// Completes every wait step waiting for the event's name, with the payload as its output. When none waits, the event is kept and consumed by the next wait for that name. When no wait step of the run's definition waits for that name at all (likely a typo), the event is still kept, and the answer carries a Cairn-Warning header saying so. Events to an ended run are a 409.
+// Completes every wait step waiting for the event's name, with the payload as its output. When none waits, the event is kept and consumed by the next wait for that name. When no wait step of the run's definition waits for that name at all (likely a typo), the event is still kept, and the answer's warning says so. Events to an ended run are a 409.
 //
 // Needs a key with the `execute` scope.
 //
@@ -8314,7 +8310,7 @@ func (c *ClientWithResponses) SendEventWithBodyWithResponse(ctx context.Context,
 
 // SendEventWithResponse Send an event to a run
 //
-// Completes every wait step waiting for the event's name, with the payload as its output. When none waits, the event is kept and consumed by the next wait for that name. When no wait step of the run's definition waits for that name at all (likely a typo), the event is still kept, and the answer carries a Cairn-Warning header saying so. Events to an ended run are a 409.
+// Completes every wait step waiting for the event's name, with the payload as its output. When none waits, the event is kept and consumed by the next wait for that name. When no wait step of the run's definition waits for that name at all (likely a typo), the event is still kept, and the answer's warning says so. Events to an ended run are a 409.
 //
 // Needs a key with the `execute` scope.
 //
@@ -9613,19 +9609,6 @@ func ParseSendEventHTTPResponse(rsp *http.Response) (*SendEventHTTPResponse, err
 		}
 		response.ApplicationproblemJSON503 = &dest
 
-	}
-
-	switch {
-	case rsp.StatusCode == 200:
-		var headers SendEventHTTPResponse200Headers
-		if values := rsp.Header.Values("Cairn-Warning"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "Cairn-Warning", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.CairnWarning = &value
-		}
-		response.Headers200 = &headers
 	}
 
 	return response, nil

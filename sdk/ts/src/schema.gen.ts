@@ -199,7 +199,7 @@ export interface paths {
         put?: never;
         /**
          * Send an event to a run
-         * @description Completes every wait step waiting for the event's name, with the payload as its output. When none waits, the event is kept and consumed by the next wait for that name. When no wait step of the run's definition waits for that name at all (likely a typo), the event is still kept, and the answer carries a Cairn-Warning header saying so. Events to an ended run are a 409.
+         * @description Completes every wait step waiting for the event's name, with the payload as its output. When none waits, the event is kept and consumed by the next wait for that name. When no wait step of the run's definition waits for that name at all (likely a typo), the event is still kept, and the answer's warning says so. Events to an ended run are a 409.
          *
          *     Needs a key with the `execute` scope.
          */
@@ -909,6 +909,8 @@ export interface components {
             recorded: boolean;
             /** @description Wait steps the event completed. */
             resumed: string[];
+            /** @description Set when no wait step of the run's definition waits for the event's name: the event is kept, but nothing will consume it (a typo?). */
+            warning?: string;
         };
         FailRequest: {
             /** @description class decides retry: retryable, fatal, unservable, or a typed class. */
@@ -2510,7 +2512,6 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
-                    "Cairn-Warning"?: string;
                     [name: string]: unknown;
                 };
                 content: {

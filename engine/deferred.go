@@ -95,7 +95,7 @@ func (e *Engine) completeDeferred(ctx context.Context, tok leaseToken, req Compl
 	}
 	done := &leaseDone{Output: req.Output, StatePatch: req.StatePatch, At: e.now()}
 	if req.Usage != nil {
-		u := e.cfg.Prices.price(*req.Usage)
+		u := e.cfg.Prices.Price(*req.Usage)
 		done.Usage = &u
 	}
 	c := *l

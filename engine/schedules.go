@@ -58,23 +58,17 @@ func newSchedules(e *Engine) *schedule.Schedules {
 // definition (of version, when it names one), naming the field: every
 // tick would fail (a typo, or a worker not started yet: start it first).
 func (e *Engine) checkRegistered(ctx context.Context, workflow, version string) error {
-	var err error
-	if version == "" {
-		_, err = e.latestVersion(ctx, workflow)
-	} else {
-		_, err = e.definition(ctx, workflow, version)
-	}
 	var nf *NotFoundError
-	switch {
-	case !errors.As(err, &nf):
+	if _, err := e.latestVersion(ctx, workflow); errors.As(err, &nf) {
+		return &InvalidError{Field: "workflow", Message: fmt.Sprintf("no workflow %q is registered: register it (start its worker) before scheduling it", workflow)}
+	} else if err != nil || version == "" {
 		return err
-	case version == "":
-		return &InvalidError{Field: "workflow", Message: fmt.Sprintf("no workflow %q is registered: register it (start its worker) before scheduling it", workflow)}
 	}
-	if _, lerr := e.latestVersion(ctx, workflow); lerr != nil {
-		return &InvalidError{Field: "workflow", Message: fmt.Sprintf("no workflow %q is registered: register it (start its worker) before scheduling it", workflow)}
+	_, err := e.definition(ctx, workflow, version)
+	if errors.As(err, &nf) {
+		return &InvalidError{Field: "version", Message: fmt.Sprintf("workflow %q has no registered version %q", workflow, version)}
 	}
-	return &InvalidError{Field: "version", Message: fmt.Sprintf("workflow %q has no registered version %q", workflow, version)}
+	return err
 }
 
 // runState is a run's workflow and status (what schedules and batches

@@ -376,7 +376,7 @@ func (e *Engine) priced(u *cairn.Usage) cairn.Usage {
 	if u == nil {
 		return cairn.Usage{}
 	}
-	return e.cfg.Prices.price(*u)
+	return e.cfg.Prices.Price(*u)
 }
 
 func (en *ending) outcome() cairn.AttemptOutcome {

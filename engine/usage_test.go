@@ -145,7 +145,7 @@ func TestUsagePriceForms(t *testing.T) {
 		want: cairn.Usage{Counters: map[string]int64{"x": 1}},
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := testPrices.price(tc.in)
+			got := testPrices.Price(tc.in)
 			if !sameUsage(got, tc.want) {
 				t.Fatalf("price(%+v)\n = %+v\nwant %+v", tc.in, got, tc.want)
 			}

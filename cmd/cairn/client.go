@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"golang.org/x/term"
@@ -125,8 +124,6 @@ func abbrev(s string, n int) string {
 	return s
 }
 
-func newTable(w io.Writer) *tabwriter.Writer { return tabwriter.NewWriter(w, 0, 0, 2, ' ', 0) }
-
 // ago formats a time as a short age.
 func ago(t time.Time) string {
 	if t.IsZero() {
@@ -149,8 +146,9 @@ func shortDuration(d time.Duration) string {
 }
 
 // isTerminal reports whether w is a terminal (not /dev/null, a pipe or a
-// file: a character device is not enough).
-func isTerminal(w io.Writer) bool {
+// file: a character device is not enough). A variable so that tests can
+// take the terminal's code paths.
+var isTerminal = func(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
 }

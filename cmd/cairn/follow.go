@@ -167,31 +167,47 @@ func runErr(r *sdk.Run) error {
 }
 
 // endReason says how a run ended without repeating itself: its status,
-// the step, the error class when it adds to the status, the message
-// without a prefix that repeats the class.
+// then its error (errorText) without the class when the status says it.
 func endReason(r *sdk.Run) string {
 	msg := string(r.Status)
-	i := r.Error
+	if t := errorText(r.Error, string(r.Status)); t != "" {
+		msg += ": " + t
+	}
+	return msg
+}
+
+// errorText says what an error is, each part once: the step, the class
+// (unless it is said already, as the status), the message without the
+// prefixes that repeat the class or the status. A cancelled run's error
+// ({class cancelled, message "cancelled: changed my mind"}) reads
+// "cancelled: changed my mind"; a failed step's "step greet: fatal: boom".
+func errorText(i *sdk.ErrorInfo, said string) string {
 	if i == nil {
-		return msg
+		return ""
 	}
+	var parts []string
 	if i.Step != "" {
-		msg += ": step " + i.Step
+		parts = append(parts, "step "+i.Step)
 	}
-	if i.Class != "" && i.Class != string(r.Status) {
-		msg += ": " + i.Class
+	if i.Class != "" && i.Class != said {
+		parts = append(parts, i.Class)
 	}
 	m := strings.TrimSpace(i.Message)
-	for _, p := range []string{i.Class, string(r.Status)} {
-		if p != "" {
-			if m == p {
-				m = ""
+	for trimmed := true; trimmed; {
+		trimmed = false
+		for _, p := range []string{i.Class, said} {
+			if p == "" {
+				continue
 			}
-			m = strings.TrimSpace(strings.TrimPrefix(m, p+":"))
+			if m == p {
+				m, trimmed = "", true
+			} else if rest, ok := strings.CutPrefix(m, p+":"); ok {
+				m, trimmed = strings.TrimSpace(rest), true
+			}
 		}
 	}
 	if m != "" {
-		msg += ": " + m
+		parts = append(parts, m)
 	}
-	return msg
+	return strings.Join(parts, ": ")
 }

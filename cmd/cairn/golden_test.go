@@ -239,7 +239,8 @@ func TestGolden(t *testing.T) {
 		golden(t, "workflow_"+f, n.run(t, srv.URL, "workflows", "golden", "-o", f))
 	}
 
-	// A cancelled run says so once.
+	// A cancelled run says so once, in every view: not "cancelled:
+	// cancelled: not needed".
 	startGated := []string{"runs", "start", "gated"}
 	raw, err := cli(t, srv.URL, startGated...)
 	if err != nil {
@@ -249,6 +250,8 @@ func TestGolden(t *testing.T) {
 	s := n.transcript(startGated, raw, nil)
 	s += n.run(t, srv.URL, "runs", "cancel", gid, "--reason", "not needed")
 	s += n.run(t, srv.URL, "runs", "watch", gid)
+	s += n.run(t, srv.URL, "runs", "get", gid)
+	s += n.run(t, srv.URL, "runs", "list", "--workflow", "gated")
 	golden(t, "runs_cancelled", s)
 
 	// Schedules.

@@ -467,7 +467,7 @@ func printRun(out io.Writer, r *sdk.Run) {
 		fmt.Fprintf(out, "corr.     %s\n", r.Correlation)
 	}
 	if r.Error != nil {
-		fmt.Fprintf(out, "error     step %s: %s: %s\n", r.Error.Step, r.Error.Class, r.Error.Message)
+		fmt.Fprintf(out, "error     %s\n", errorText(r.Error, ""))
 	}
 	if !r.Usage.IsZero() {
 		fmt.Fprintf(out, "usage     %s\n", usageString(r.Usage))
@@ -533,10 +533,7 @@ func newRunsListCmd(cf *clientFlags) *cobra.Command {
 					if r.EndedAt != nil {
 						took = shortDuration(r.EndedAt.Sub(r.CreatedAt))
 					}
-					errText := ""
-					if r.Error != nil {
-						errText = abbrev(r.Error.Step+": "+r.Error.Class+": "+r.Error.Message, 60)
-					}
+					errText := abbrev(errorText(r.Error, ""), 60)
 					fmt.Fprintf(tw, "%s\t%s@%s\t%s\t%d/%d\t%s\t%s\t%s\n", r.ID, r.Workflow, r.Version, paintStatus(string(r.Status), color), r.StepsDone, r.StepsTotal, ago(r.CreatedAt), took, errText)
 				}
 				return tw.Flush()

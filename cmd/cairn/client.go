@@ -28,7 +28,7 @@ func addClientFlags(root *cobra.Command) *clientFlags {
 	if server == "" {
 		server = sdk.DefaultServer
 	}
-	root.PersistentFlags().StringVar(&cf.server, "server", server, "cairn API address (env CAIRN_SERVER)")
+	root.PersistentFlags().StringVar(&cf.server, "server", server, "cairn API address: a URL, or host:port for http://host:port (env CAIRN_SERVER)")
 	root.PersistentFlags().StringVar(&cf.key, "key", os.Getenv("CAIRN_KEY"), "API key, sent as Authorization: Bearer <key> (env CAIRN_KEY)")
 	return cf
 }
@@ -39,7 +39,18 @@ func (cf *clientFlags) client() (*sdk.Client, error) {
 	if cf.key != "" {
 		opts = append(opts, sdk.WithAPIKey(cf.key))
 	}
-	return sdk.NewClient(cf.server, opts...)
+	return sdk.NewClient(serverURL(cf.server), opts...)
+}
+
+// serverURL is the API address given to --server or $CAIRN_SERVER as a
+// URL: host:port (127.0.0.1:8080, localhost:8080) means http://host:port;
+// an address with a scheme is taken as it is.
+func serverURL(s string) string {
+	s = strings.TrimSpace(s)
+	if s == "" || strings.Contains(s, "://") {
+		return s
+	}
+	return "http://" + s
 }
 
 // run returns a command's RunE: it makes the client of the server the

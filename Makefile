@@ -10,11 +10,20 @@ OAPI_CODEGEN ?= $(GO) tool oapi-codegen
 
 include mk/testenv.mk
 
+# UNTIL_CTRL_C runs a command that runs until Ctrl-C so that make ends
+# quietly then, not with "*** Error" or "*** Interrupt": the recipe's
+# shell outlives the Ctrl-C (a trap, which its command does not inherit)
+# and takes the command's exit status 130 (stopped by Ctrl-C) as success.
+# The long-running targets run a built binary, not `go run`, which exits
+# 1 whenever its program was interrupted.
+UNTIL_CTRL_C = trap : INT; $(1) || { st=$$?; [ $$st -eq 130 ] || exit $$st; }
+
 .PHONY: run build check test test-short bench scale bench-e2e bench-compare openapi openapi-check clean
 
 ## run: the embedded default — API + reaper + notifications in one process on .cairn/data; ADDR=host:port to listen elsewhere (default 127.0.0.1:8080; CAIRN_* variables apply)
 run:
-	$(GO) run ./cmd/cairn dev $(if $(ADDR),--addr $(ADDR))
+	$(GO) build -o $(BIN)/cairn ./cmd/cairn
+	$(call UNTIL_CTRL_C,$(BIN)/cairn dev $(if $(ADDR),--addr $(ADDR)))
 
 ## build: the cairn binary into bin/
 build:
@@ -169,7 +178,8 @@ chaos: testenv ts-deps
 
 ## up: local multi-process cairn — MinIO + NATS + two API instances + the reaper on 127.0.0.1 (Ctrl-C stops all)
 up:
-	$(GO) run ./infra/local/up
+	$(GO) build -o $(BIN)/cairn-up ./infra/local/up
+	$(call UNTIL_CTRL_C,$(BIN)/cairn-up)
 
 ## down: stop what `make up` left running (MinIO started by `make minio`)
 down: minio-stop

@@ -1,0 +1,62 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/cairn-dev/cairn/internal/testutil"
+)
+
+// fakeGo stands in for go in the Makefile's recipes: `go build -o OUT
+// PKG` writes to OUT a program that runs until Ctrl-C and then exits
+// with $FAKE_EXIT (0 as cairn dev does after draining, or 130); `go run`
+// runs that program and exits 1 when it was interrupted, as go run does.
+const fakeGo = `#!/bin/sh
+prog='trap "exit ${FAKE_EXIT:-0}" INT; echo ready; while :; do sleep 0.05; done'
+case "$1" in
+build) printf '#!/bin/sh\n%s\n' "$prog" > "$3"; chmod +x "$3" ;;
+run) trap 'exit 1' INT; sh -c "$prog"; exit 1 ;;
+*) exit 2 ;;
+esac
+`
+
+// Ctrl-C ends make run and make up quietly: no "make: *** … Error 1" or
+// "*** … Interrupt", whether the program exits 0 or 130 after the
+// Ctrl-C. Make runs in a process group of its own, which gets the
+// SIGINT, as a terminal sends it to its foreground group.
+func TestMakeEndsQuietlyOnCtrlC(t *testing.T) {
+	if _, err := exec.LookPath("make"); err != nil {
+		t.Skip("no make")
+	}
+	dir := t.TempDir()
+	goBin := filepath.Join(dir, "go")
+	if err := os.WriteFile(goBin, []byte(fakeGo), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, target := range []string{"run", "up"} {
+		for _, status := range []string{"0", "130"} {
+			cmd := exec.Command("make", "--no-print-directory", target, "GO="+goBin, "BIN="+dir)
+			cmd.Dir = filepath.Join("..", "..")
+			cmd.Env = append(os.Environ(), "FAKE_EXIT="+status)
+			cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+			var out syncBuffer
+			cmd.Stdout, cmd.Stderr = &out, &out
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			testutil.Eventually(t, 20*time.Second, "make "+target+" to run its program", func() (bool, string) {
+				return strings.Contains(out.String(), "ready"), out.String()
+			})
+			syscall.Kill(-cmd.Process.Pid, syscall.SIGINT)
+			cmd.Wait()
+			if strings.Contains(out.String(), "***") {
+				t.Errorf("make %s, its program exiting %s after Ctrl-C, did not end quietly:\n%s", target, status, out.String())
+			}
+		}
+	}
+}

@@ -164,7 +164,7 @@ func watch(ctx context.Context, c *sdk.Client, id string, out io.Writer, asJSON 
 type progress struct {
 	out    io.Writer
 	tty    bool
-	began  time.Time
+	clock  elapsedClock
 	steps  map[string]string // step id → last printed state
 	mu     sync.Mutex        // shared with the ticker
 	last   *sdk.Run
@@ -184,7 +184,7 @@ type progress struct {
 var workerGrace = time.Second
 
 func newProgress(out io.Writer, tty bool) *progress {
-	p := &progress{out: out, tty: tty, began: time.Now(), steps: map[string]string{}, unheld: map[string]time.Time{}, done: make(chan struct{})}
+	p := &progress{out: out, tty: tty, steps: map[string]string{}, unheld: map[string]time.Time{}, done: make(chan struct{})}
 	if tty {
 		p.ticker = time.NewTicker(200 * time.Millisecond)
 		go func() {
@@ -224,16 +224,44 @@ func (p *progress) stop() {
 	p.unlock()
 }
 
-func (p *progress) elapsed(r *sdk.Run) time.Duration {
-	if r != nil && !r.CreatedAt.IsZero() {
-		end := time.Now()
-		if r.EndedAt != nil {
-			end = *r.EndedAt
-		}
-		return end.Sub(r.CreatedAt)
-	}
-	return time.Since(p.began)
+// elapsedClock says how long a run has been going, on one clock: the
+// server's times of a reading (its last change, or its end, less its
+// creation) advanced by the client's monotonic clock since the reading
+// came, never going back. The client's wall clock, which may be minutes
+// off the server's, is never mixed with the server's times.
+type elapsedClock struct {
+	updated time.Time     // the reading's UpdatedAt
+	base    time.Duration // its elapsed time by the server's times
+	at      time.Time     // when it came (monotonic)
+	shown   time.Duration // the most elapsed time shown
 }
+
+// observe takes a reading of the run: a new one (a later change) sets
+// the clock to the server's elapsed time at that change.
+func (c *elapsedClock) observe(r *sdk.Run) {
+	if !c.at.IsZero() && r.UpdatedAt.Equal(c.updated) {
+		return
+	}
+	end := r.UpdatedAt
+	if r.EndedAt != nil {
+		end = *r.EndedAt
+	}
+	c.updated, c.base, c.at = r.UpdatedAt, 0, time.Now()
+	if !r.CreatedAt.IsZero() && end.After(r.CreatedAt) {
+		c.base = end.Sub(r.CreatedAt)
+	}
+}
+
+// elapsed is the run's elapsed time now, never less than one shown before.
+func (c *elapsedClock) elapsed() time.Duration {
+	if c.at.IsZero() {
+		return c.shown
+	}
+	c.shown = max(c.shown, c.base+time.Since(c.at))
+	return c.shown
+}
+
+func (p *progress) elapsed() time.Duration { return p.clock.elapsed() }
 
 // update prints the steps whose state changed since the last reading;
 // holdersKnown says a ready step without a holder is held by nobody.
@@ -242,12 +270,13 @@ func (p *progress) update(r *sdk.Run, holdersKnown bool) {
 	defer p.unlock()
 	p.clearLine()
 	p.last = r
+	p.clock.observe(r)
 	if r.NoLiveWorker != p.noWorker && !r.Status.Terminal() {
 		p.noWorker = r.NoLiveWorker
 		if r.NoLiveWorker {
-			fmt.Fprintf(p.out, "%8s  no live worker serves %s@%s: its ready steps wait until one starts (see cairn workers)\n", "+"+shortDuration(p.elapsed(r)), r.Workflow, r.Version)
+			fmt.Fprintf(p.out, "%8s  no live worker serves %s@%s: its ready steps wait until one starts (see cairn workers)\n", "+"+shortDuration(p.elapsed()), r.Workflow, r.Version)
 		} else {
-			fmt.Fprintf(p.out, "%8s  a worker serving %s@%s is alive\n", "+"+shortDuration(p.elapsed(r)), r.Workflow, r.Version)
+			fmt.Fprintf(p.out, "%8s  a worker serving %s@%s is alive\n", "+"+shortDuration(p.elapsed()), r.Workflow, r.Version)
 		}
 	}
 	for _, s := range r.Steps {
@@ -272,7 +301,7 @@ func (p *progress) update(r *sdk.Run, holdersKnown bool) {
 			continue
 		}
 		p.steps[s.ID] = state
-		line := fmt.Sprintf("%8s  [%d/%d]  %-20s %s", "+"+shortDuration(p.elapsed(r)), r.StepsDone, r.StepsTotal, s.ID, state)
+		line := fmt.Sprintf("%8s  [%d/%d]  %-20s %s", "+"+shortDuration(p.elapsed()), r.StepsDone, r.StepsTotal, s.ID, state)
 		if detail != "" {
 			line += "  " + detail
 		}
@@ -399,7 +428,7 @@ func (p *progress) statusLine() {
 	if cur == "" {
 		cur = "-"
 	}
-	fmt.Fprintf(p.out, "\r\033[K… %s  %d/%d steps  current: %s  %s", r.Status, r.StepsDone, r.StepsTotal, abbrev(cur, 60), shortDuration(p.elapsed(r)))
+	fmt.Fprintf(p.out, "\r\033[K… %s  %d/%d steps  current: %s  %s", r.Status, r.StepsDone, r.StepsTotal, abbrev(cur, 60), shortDuration(p.elapsed()))
 	p.line = true
 }
 

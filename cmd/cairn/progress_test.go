@@ -1,0 +1,65 @@
+package main
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/internal/testutil"
+	"github.com/cairn-dev/cairn/sdk"
+	"github.com/cairn-dev/cairn/sdk/sdktest"
+)
+
+// elapsedRE finds the elapsed times --wait prints: "+1.2s" at the start
+// of a progress line, and the live status line's last field.
+var elapsedRE = regexp.MustCompile(`(?m)(?:^[\r\x1b\[K ]*\+(\S+)\s|current: [^\r\n]*  (\S+)\r)`)
+
+// The elapsed times --wait prints never go back and stay the run's, when
+// the server's clock is minutes ahead of the client's or behind it: they
+// are read on one clock (the server's times, advanced by the client's
+// monotonic clock between readings), not the client's wall clock less the
+// server's start time. On a terminal too, whose live line shows it.
+func TestWaitElapsedNeverGoesBack(t *testing.T) {
+	for _, skew := range []time.Duration{10 * time.Minute, -10 * time.Minute} {
+		t.Run(skew.String(), func(t *testing.T) {
+			srv := sdktest.Start(t, sdktest.Options{Engine: engine.Config{
+				Now: func() time.Time { return time.Now().Add(skew) },
+			}})
+			c := testClient(t, srv.URL)
+			step := func(ctx sdk.StepContext, in string) (string, error) {
+				select {
+				case <-time.After(300 * time.Millisecond):
+				case <-ctx.Done():
+				}
+				return in, nil
+			}
+			wf := sdk.Workflow("steps", "1").
+				Task("a", sdk.Handle(step)).
+				Task("b", sdk.Handle(step), sdk.After("a"), sdk.Input("${steps.a.output}"))
+			testutil.ServeWorker(t, sdk.NewWorker(c, sdk.WithLogger(quietLogger())).Register(wf), 10*time.Second)
+			onTerminal(t)
+
+			out := mustCLI(t, srv.URL, "runs", "start", "steps", "--input", `"x"`, "--wait")
+			var seen []time.Duration
+			for _, m := range elapsedRE.FindAllStringSubmatch(out, -1) {
+				text := m[1] + m[2]
+				d, err := time.ParseDuration(text)
+				if err != nil {
+					t.Fatalf("elapsed %q: %v\n%q", text, err, out)
+				}
+				if d < 0 || d > time.Minute {
+					t.Errorf("elapsed %s: not the run's (the server's clock is %s off)\n%q", d, skew, out)
+				}
+				if n := len(seen); n > 0 && d < seen[n-1] {
+					t.Errorf("elapsed went back from %s to %s\n%q", seen[n-1], d, out)
+				}
+				seen = append(seen, d)
+			}
+			if len(seen) < 3 || !strings.Contains(out, "(2/2 steps)") {
+				t.Fatalf("too few elapsed times (%v) in:\n%q", seen, out)
+			}
+		})
+	}
+}

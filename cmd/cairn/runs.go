@@ -546,11 +546,10 @@ func newRunsListCmd(cf *clientFlags) *cobra.Command {
 					runs = append(runs, r)
 				}
 			} else {
-				p, err := c.List(cmd.Context(), o)
-				if err != nil {
+				var err error
+				if runs, next, err = listRuns(cmd.Context(), c, o); err != nil {
 					return err
 				}
-				runs, next = append(runs, p.Runs...), p.NextCursor
 			}
 			out := cmd.OutOrStdout()
 			err := emit(out, format, map[string]any{"runs": runs, "next_cursor": next}, runs, func() error {
@@ -576,11 +575,46 @@ func newRunsListCmd(cf *clientFlags) *cobra.Command {
 	f := cmd.Flags()
 	f.StringVar(&workflow, "workflow", "", "only runs of this workflow")
 	f.StringVar(&status, "status", "", "only runs in this status (running, completed, failed, cancelled, timed_out)")
-	f.IntVar(&limit, "limit", 20, "runs read per page")
+	f.IntVar(&limit, "limit", 20, fmt.Sprintf("runs to list: pages are read until this many match (at most %d pages; then the cursor of the rest is printed)", listPages))
 	f.StringVar(&cursor, "cursor", "", "the page after this cursor")
 	f.BoolVar(&all, "all", false, "read every page")
 	of.addTo(cmd)
 	return cmd
+}
+
+// listPages bounds the pages runs list reads to fill --limit. The server
+// answers a filtered page after examining a bounded part of the bucket
+// (up to 16 reads of as many runs as are still wanted), so a page may be
+// short, or empty, and still have a cursor. Following cursors until
+// --limit runs match makes the listing what was asked; the bound keeps a
+// filter that matches nothing recent from reading the whole bucket one
+// request after another (--all does that on purpose): past it the CLI
+// prints what it found and the cursor to go on from.
+const listPages = 50
+
+// listRuns reads pages of runs matching o until it has o.Limit of them
+// or the listing ends or listPages pages were read. Each page asks for no
+// more runs than are still wanted, so the next cursor returned is where
+// the rest starts.
+func listRuns(ctx context.Context, c *sdk.Client, o sdk.ListOptions) ([]sdk.RunSummary, string, error) {
+	limit := o.Limit
+	if limit <= 0 {
+		limit = 20
+	}
+	runs := []sdk.RunSummary{}
+	for pages := 0; pages < listPages && len(runs) < limit; pages++ {
+		o.Limit = limit - len(runs)
+		p, err := c.List(ctx, o)
+		if err != nil {
+			return nil, "", err
+		}
+		runs = append(runs, p.Runs...)
+		o.Cursor = p.NextCursor
+		if o.Cursor == "" {
+			break
+		}
+	}
+	return runs, o.Cursor, nil
 }
 
 func newRunsJournalCmd(cf *clientFlags) *cobra.Command {

@@ -297,3 +297,61 @@ func TestRunsRerun(t *testing.T) {
 		t.Fatalf("unknown step: %v", err)
 	}
 }
+
+// --limit counts the runs listed, not the runs read: a filter whose
+// matches are older than the first pages the server examines still lists
+// --limit of them, the CLI following the cursor of short or empty pages.
+func TestRunsListLimitCountsMatches(t *testing.T) {
+	srv := sdktest.Start(t, sdktest.Options{})
+	c := testClient(t, srv.URL)
+	register(t, srv.URL, "ghost", sdk.Workflow("approval", "1").Wait("ok", "ok"), sdk.Workflow("other", "1").Wait("ok", "ok"))
+	ctx := context.Background()
+	var approvals []string
+	for range 4 {
+		r, err := c.Start(ctx, "approval", sdk.StartOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		approvals = append(approvals, r.ID)
+	}
+	// More newer runs than one filtered page examines (16 reads of 2).
+	for range 40 {
+		if _, err := c.Start(ctx, "other", sdk.StartOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Runs started in the same millisecond list in any order.
+	isApproval := map[string]bool{}
+	for _, id := range approvals {
+		isApproval[id] = true
+	}
+	for _, tc := range []struct {
+		limit string
+		want  int
+		more  bool
+	}{
+		{"2", 2, true},
+		{"10", 4, false},
+	} {
+		root := newRootCmd()
+		var out, errOut bytes.Buffer
+		root.SetOut(&out)
+		root.SetErr(&errOut)
+		root.SetArgs([]string{"--server", srv.URL, "runs", "list", "--workflow", "approval", "--limit", tc.limit})
+		if err := root.Execute(); err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, l := range strings.Split(strings.TrimSpace(out.String()), "\n")[1:] {
+			if id := strings.Fields(l)[0]; isApproval[id] {
+				got = append(got, id)
+			}
+		}
+		if len(got) != tc.want || strings.Count(out.String(), "\n") != tc.want+1 {
+			t.Errorf("runs list --workflow approval --limit %s listed %d approval runs, want %d:\n%s", tc.limit, len(got), tc.want, out.String())
+		}
+		if more := strings.Contains(errOut.String(), "more: cairn runs list --cursor"); more != tc.more {
+			t.Errorf("--limit %s: the next cursor shown: %t, want %t (%s)", tc.limit, more, tc.more, errOut.String())
+		}
+	}
+}

@@ -20,6 +20,7 @@ func newRootCmd() *cobra.Command {
 	root.AddCommand(newDevCmd(), newOpenAPICmd(), newServeCmd(), newReaperCmd(),
 		newRunsCmd(cf), newWorkersCmd(cf), newWorkflowsCmd(cf), newBenchCmd(), newSchedulesCmd(cf), newBatchesCmd(cf))
 	refuseUnknownSubcommands(root)
+	completeArgs(root, cf)
 	return root
 }
 

@@ -21,7 +21,15 @@ func newRunsCmd(cf *clientFlags) *cobra.Command {
 		Use:   "runs",
 		Short: "Start, watch, list, signal and cancel runs",
 		Long: `runs talks to a cairn server (--server, default $CAIRN_SERVER or
-http://127.0.0.1:8080) with the key in --key or $CAIRN_KEY.`,
+http://127.0.0.1:8080) with the key in --key or $CAIRN_KEY.
+
+Steps done/total, in every view (list, get, watch, --wait, cancel, -o json
+too), counts the steps the workflow declares: a map step is one step
+however many items it maps, the compensation (on_failure) steps of a
+failed run are not counted, and done is completed or skipped.
+
+Run ids are inverted ULIDs: they sort newest first, so a listing of the
+bucket reads the newest runs first. See docs/CLI.md.`,
 	}
 	cmd.AddCommand(newRunsStartCmd(cf), newRunsGetCmd(cf), newRunsListCmd(cf), newRunsJournalCmd(cf),
 		newRunsCancelCmd(cf), newRunsEventCmd(cf), newRunsWatchCmd(cf), newRunsRerunCmd(cf), newRunsDeleteCmd(cf))
@@ -117,9 +125,12 @@ func watch(ctx context.Context, c *sdk.Client, id string, out io.Writer, asJSON 
 		p = newProgress(out, isTerminal(out))
 		defer p.stop()
 	}
+	counts := newStepCounts(c)
 	_, err := followRun(ctx, c, id, func(rp *sdk.RunProgress, _ bool) error {
 		if p != nil {
-			p.update(sdk.ProgressRun(rp), !rp.HoldersTruncated)
+			r := sdk.ProgressRun(rp)
+			counts.run(ctx, r)
+			p.update(r, !rp.HoldersTruncated)
 		}
 		return nil
 	})
@@ -138,6 +149,7 @@ func watch(ctx context.Context, c *sdk.Client, id string, out io.Writer, asJSON 
 	if err != nil {
 		return err
 	}
+	counts.run(ctx, r)
 	if asJSON {
 		if err := printJSON(out, r); err != nil {
 			return err
@@ -467,6 +479,7 @@ func newRunsGetCmd(cf *clientFlags) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			newStepCounts(c).run(cmd.Context(), r)
 			out := cmd.OutOrStdout()
 			return emit(out, format, r, []*sdk.Run{r}, func() error {
 				printRun(out, r)
@@ -551,6 +564,7 @@ func newRunsListCmd(cf *clientFlags) *cobra.Command {
 					return err
 				}
 			}
+			newStepCounts(c).summaries(cmd.Context(), runs)
 			out := cmd.OutOrStdout()
 			err := emit(out, format, map[string]any{"runs": runs, "next_cursor": next}, runs, func() error {
 				color := colorOK(out, os.Getenv)
@@ -677,6 +691,7 @@ func newRunsCancelCmd(cf *clientFlags) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			newStepCounts(c).run(cmd.Context(), r)
 			if asJSON {
 				return printJSON(cmd.OutOrStdout(), r)
 			}

@@ -22,7 +22,11 @@ time; at least one), newest first: cancel each running one, or rerun each
 ended one (once). The server does the first 100 runs; the reaper does the
 rest, and goes on where a dead instance stopped. Talks to a cairn server
 (--server, default $CAIRN_SERVER or http://127.0.0.1:8080) with the key in
---key or $CAIRN_KEY.`,
+--key or $CAIRN_KEY.
+
+Batch ids are plain ULIDs: unique, and they tell when the batch started.
+(Run ids are ULIDs with inverted time, newest first; schedule ids lower
+case: see docs/CLI.md.)`,
 	}
 	cmd.AddCommand(newBatchStartCmd(cf, sdk.BatchCancel), newBatchStartCmd(cf, sdk.BatchRerun), newBatchGetCmd(cf))
 	return cmd

@@ -28,8 +28,9 @@ too), counts the steps the workflow declares: a map step is one step
 however many items it maps, the compensation (on_failure) steps of a
 failed run are not counted, and done is completed or skipped.
 
-Run ids are inverted ULIDs: they sort newest first, so a listing of the
-bucket reads the newest runs first. See docs/CLI.md.`,
+Run ids are ULIDs with inverted time: they sort newest first, so a listing
+of the bucket reads the newest runs first. (Batch ids are plain ULIDs,
+schedule ids lower case: see docs/CLI.md.)`,
 	}
 	cmd.AddCommand(newRunsStartCmd(cf), newRunsGetCmd(cf), newRunsListCmd(cf), newRunsJournalCmd(cf),
 		newRunsCancelCmd(cf), newRunsEventCmd(cf), newRunsWatchCmd(cf), newRunsRerunCmd(cf), newRunsDeleteCmd(cf))

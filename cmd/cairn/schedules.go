@@ -17,7 +17,11 @@ func newSchedulesCmd(cf *clientFlags) *cobra.Command {
 		Long: `schedules start runs of a workflow at each tick of a cron expression in a
 time zone. The reaper fires due ticks, one run per tick. Talks to a cairn
 server (--server, default $CAIRN_SERVER or http://127.0.0.1:8080) with the
-key in --key or $CAIRN_KEY.`,
+key in --key or $CAIRN_KEY.
+
+Schedule ids are lower case: usually a name you choose (--id nightly), and
+a generated one is a lower-case ULID to look like such names. (Run ids are
+inverted ULIDs, newest first; batch ids plain ULIDs: see docs/CLI.md.)`,
 	}
 	cmd.AddCommand(newSchedulesCreateCmd(cf), newSchedulesListCmd(cf), newSchedulesGetCmd(cf),
 		newSchedulesPauseCmd(cf, true), newSchedulesPauseCmd(cf, false), newSchedulesDeleteCmd(cf), newSchedulesBackfillCmd(cf))

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"io"
 	"strings"
 	"testing"
@@ -36,5 +37,31 @@ func TestUnknownSubcommandFails(t *testing.T) {
 	root.SetOut(&out)
 	if err := root.Execute(); err != nil || !strings.Contains(out.String(), "Available Commands") {
 		t.Errorf("cairn runs: %v\n%s", err, out.String())
+	}
+}
+
+// The help of runs, batches and schedules says why their ids differ, and
+// runs' help how steps are counted.
+func TestHelpExplainsIdsAndStepCounts(t *testing.T) {
+	for _, tc := range []struct {
+		group string
+		want  []string
+	}{
+		{"runs", []string{"ULIDs with inverted time", "newest first", "steps the workflow declares"}},
+		{"batches", []string{"Batch ids are plain ULIDs"}},
+		{"schedules", []string{"Schedule ids are lower case"}},
+	} {
+		root := newRootCmd()
+		var out bytes.Buffer
+		root.SetOut(&out)
+		root.SetArgs([]string{tc.group, "--help"})
+		if err := root.Execute(); err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(strings.Join(strings.Fields(out.String()), " "), w) {
+				t.Errorf("cairn %s --help lacks %q:\n%s", tc.group, w, out.String())
+			}
+		}
 	}
 }

@@ -27,8 +27,8 @@ type Run struct {
 	Error         *ErrorInfo                 `json:"error,omitempty"`
 	Usage         Usage                      `json:"usage"`
 	Steps         []StepView                 `json:"steps" nullable:"false"`
-	StepsDone     int                        `json:"steps_done" doc:"Steps completed or skipped."`
-	StepsTotal    int                        `json:"steps_total"`
+	StepsDone     int                        `json:"steps_done" doc:"Declared steps completed or skipped (a map step counts once, compensation steps not)."`
+	StepsTotal    int                        `json:"steps_total" doc:"The steps the definition declares (a map step counts once, compensation steps not)."`
 	PendingEvents []string                   `json:"pending_events" nullable:"false" doc:"Events received that no wait has consumed yet; empty when none."`
 	RerunOf       string                     `json:"rerun_of,omitempty" doc:"The run this one reran, reusing its completed steps' outputs."`
 	NoLiveWorker  bool                       `json:"no_live_worker,omitempty" doc:"True while a task step is ready and no worker seen alive (see the workers list) serves this workflow@version: the run waits for one to start."`
@@ -93,8 +93,8 @@ type RunSummary struct {
 	CreatedAt  time.Time  `json:"created_at"`
 	UpdatedAt  time.Time  `json:"updated_at"`
 	EndedAt    *time.Time `json:"ended_at,omitempty"`
-	StepsDone  int        `json:"steps_done" doc:"Steps completed or skipped."`
-	StepsTotal int        `json:"steps_total"`
+	StepsDone  int        `json:"steps_done" doc:"Declared steps completed or skipped (a map step counts once, compensation steps not)."`
+	StepsTotal int        `json:"steps_total" doc:"The steps the definition declares (a map step counts once, compensation steps not)."`
 	Error      *ErrorInfo `json:"error,omitempty"`
 }
 
@@ -115,8 +115,8 @@ type RunProgress struct {
 	CreatedAt  time.Time      `json:"created_at"`
 	UpdatedAt  time.Time      `json:"updated_at"`
 	EndedAt    *time.Time     `json:"ended_at,omitempty"`
-	StepsDone  int            `json:"steps_done" doc:"Steps completed or skipped."`
-	StepsTotal int            `json:"steps_total"`
+	StepsDone  int            `json:"steps_done" doc:"Declared steps completed or skipped (a map step counts once, compensation steps not)."`
+	StepsTotal int            `json:"steps_total" doc:"The steps the definition declares (a map step counts once, compensation steps not)."`
 	Steps      []StepProgress `json:"steps" nullable:"false"`
 	Error      *ErrorInfo     `json:"error,omitempty"`
 	// NoLiveWorker: see Run.NoLiveWorker.

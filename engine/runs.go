@@ -333,8 +333,9 @@ func (e *Engine) view(r *runRecord, d *definition) *cairn.Run {
 		ID: r.ID, Workflow: r.Workflow, Version: r.Version, Status: r.Status, Input: r.Input, State: r.State,
 		Correlation: r.Correlation, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, EndedAt: r.EndedAt,
 		Deadline: r.Deadline, Output: r.Output, Error: r.Error, Usage: r.Usage, Steps: []cairn.StepView{}, PendingEvents: []string{}, RerunOf: r.RerunOf,
-		StepsTotal: len(r.Steps) - len(itemSteps(r)) - len(compSteps(r)), Priority: r.Priority,
+		Priority: r.Priority,
 	}
+	v.StepsDone, v.StepsTotal = stepCounts(r)
 	if r.Parent != nil {
 		v.Parent, v.ParentStep = r.Parent.Run, r.Parent.Step
 	}
@@ -352,9 +353,6 @@ func (e *Engine) view(r *runRecord, d *definition) *cairn.Run {
 		st := r.Steps[id]
 		if st == nil {
 			continue
-		}
-		if st.Status.Settled() {
-			v.StepsDone++
 		}
 		v.Steps = append(v.Steps, cairn.StepView{
 			ID: id, Kind: kindOfStep[id], Status: st.Status, Attempt: st.Attempt, Failures: st.Failures,
@@ -634,7 +632,8 @@ func (e *Engine) Audit(ctx context.Context, who, op, run string) error {
 
 func (e *Engine) status(ctx context.Context, r *runRecord) *cairn.RunProgress {
 	s := &cairn.RunProgress{ID: r.ID, Workflow: r.Workflow, Version: r.Version, Status: r.Status, Rev: r.Rev,
-		CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, EndedAt: r.EndedAt, StepsTotal: len(r.Steps), Error: r.Error, Steps: []cairn.StepProgress{}}
+		CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, EndedAt: r.EndedAt, Error: r.Error, Steps: []cairn.StepProgress{}}
+	s.StepsDone, s.StepsTotal = stepCounts(r)
 	d, _ := e.definition(ctx, r.Workflow, r.Version)
 	defs := stepIndex(d)
 	for _, id := range stepOrder(r, d) {
@@ -642,14 +641,28 @@ func (e *Engine) status(ctx context.Context, r *runRecord) *cairn.RunProgress {
 		if st == nil {
 			continue
 		}
-		if st.Status.Settled() {
-			s.StepsDone++
-		}
 		s.Steps = append(s.Steps, cairn.StepProgress{ID: id, Status: st.Status, Attempt: st.Attempt, Failures: st.Failures})
 		progressDetail(&s.Steps[len(s.Steps)-1], st, defs[id]) // see liveness.go
 	}
 	s.NoLiveWorker = e.noLiveWorker(ctx, r)
 	return s
+}
+
+// stepCounts is a run's progress as every view counts it: the steps its
+// definition declares (a map step once, whatever its items; compensation
+// steps not), and how many of them completed or were skipped.
+func stepCounts(r *runRecord) (done, total int) {
+	comp := compSteps(r)
+	for id, st := range r.Steps {
+		if _, _, item := splitItem(id); item || slices.Contains(comp, id) {
+			continue
+		}
+		total++
+		if st.Status.Settled() {
+			done++
+		}
+	}
+	return done, total
 }
 
 // stepOrder lists a run's steps in definition order, or by id when the
@@ -676,11 +689,7 @@ func (e *Engine) listedRow(ctx context.Context, key string) (RunRow, error) {
 		return RunRow{}, err
 	}
 	s := cairn.RunSummary{ID: r.ID, Workflow: r.Workflow, Version: r.Version, Status: r.Status, CreatedAt: r.CreatedAt,
-		UpdatedAt: r.UpdatedAt, EndedAt: r.EndedAt, StepsTotal: len(r.Steps), Error: r.Error}
-	for _, st := range r.Steps {
-		if st.Status.Settled() {
-			s.StepsDone++
-		}
-	}
+		UpdatedAt: r.UpdatedAt, EndedAt: r.EndedAt, Error: r.Error}
+	s.StepsDone, s.StepsTotal = stepCounts(r)
 	return RunRow{RunSummary: s, Correlation: r.Correlation, CostUSD: r.Usage.CostUSD, Priority: r.Priority}, nil
 }

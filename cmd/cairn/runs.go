@@ -126,12 +126,9 @@ func watch(ctx context.Context, c *sdk.Client, id string, out io.Writer, asJSON 
 		p = newProgress(out, isTerminal(out))
 		defer p.stop()
 	}
-	counts := newStepCounts(c)
 	_, err := followRun(ctx, c, id, func(rp *sdk.RunProgress, _ bool) error {
 		if p != nil {
-			r := sdk.ProgressRun(rp)
-			counts.run(ctx, r)
-			p.update(r, !rp.HoldersTruncated)
+			p.update(sdk.ProgressRun(rp), !rp.HoldersTruncated)
 		}
 		return nil
 	})
@@ -150,7 +147,6 @@ func watch(ctx context.Context, c *sdk.Client, id string, out io.Writer, asJSON 
 	if err != nil {
 		return err
 	}
-	counts.run(ctx, r)
 	if asJSON {
 		if err := printJSON(out, r); err != nil {
 			return err
@@ -480,7 +476,6 @@ func newRunsGetCmd(cf *clientFlags) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			newStepCounts(c).run(cmd.Context(), r)
 			out := cmd.OutOrStdout()
 			return emit(out, format, r, []*sdk.Run{r}, func() error {
 				printRun(out, r)
@@ -565,7 +560,6 @@ func newRunsListCmd(cf *clientFlags) *cobra.Command {
 					return err
 				}
 			}
-			newStepCounts(c).summaries(cmd.Context(), runs)
 			out := cmd.OutOrStdout()
 			err := emit(out, format, map[string]any{"runs": runs, "next_cursor": next}, runs, func() error {
 				color := colorOK(out, os.Getenv)
@@ -692,7 +686,6 @@ func newRunsCancelCmd(cf *clientFlags) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			newStepCounts(c).run(cmd.Context(), r)
 			if asJSON {
 				return printJSON(cmd.OutOrStdout(), r)
 			}

@@ -1274,8 +1274,10 @@ type Run struct {
 	Status  RunStatus                  `json:"status"`
 	Steps   []StepView                 `json:"steps"`
 
-	// StepsDone Steps completed or skipped.
-	StepsDone  int64     `json:"steps_done"`
+	// StepsDone Declared steps completed or skipped (a map step counts once, compensation steps not).
+	StepsDone int64 `json:"steps_done"`
+
+	// StepsTotal The steps the definition declares (a map step counts once, compensation steps not).
 	StepsTotal int64     `json:"steps_total"`
 	UpdatedAt  time.Time `json:"updated_at"`
 	Usage      Usage     `json:"usage"`
@@ -1311,8 +1313,10 @@ type RunProgress struct {
 	Status RunProgressStatus `json:"status"`
 	Steps  []StepProgress    `json:"steps"`
 
-	// StepsDone Steps completed or skipped.
-	StepsDone  int64     `json:"steps_done"`
+	// StepsDone Declared steps completed or skipped (a map step counts once, compensation steps not).
+	StepsDone int64 `json:"steps_done"`
+
+	// StepsTotal The steps the definition declares (a map step counts once, compensation steps not).
 	StepsTotal int64     `json:"steps_total"`
 	UpdatedAt  time.Time `json:"updated_at"`
 	Version    string    `json:"version"`
@@ -1330,8 +1334,10 @@ type RunSummary struct {
 	Id        string           `json:"id"`
 	Status    RunSummaryStatus `json:"status"`
 
-	// StepsDone Steps completed or skipped.
-	StepsDone  int64     `json:"steps_done"`
+	// StepsDone Declared steps completed or skipped (a map step counts once, compensation steps not).
+	StepsDone int64 `json:"steps_done"`
+
+	// StepsTotal The steps the definition declares (a map step counts once, compensation steps not).
 	StepsTotal int64     `json:"steps_total"`
 	UpdatedAt  time.Time `json:"updated_at"`
 	Version    string    `json:"version"`

@@ -1289,10 +1289,13 @@ export interface components {
             steps: components["schemas"]["StepView"][];
             /**
              * Format: int64
-             * @description Steps completed or skipped.
+             * @description Declared steps completed or skipped (a map step counts once, compensation steps not).
              */
             steps_done: number;
-            /** Format: int64 */
+            /**
+             * Format: int64
+             * @description The steps the definition declares (a map step counts once, compensation steps not).
+             */
             steps_total: number;
             /** Format: date-time */
             updated_at: string;
@@ -1326,10 +1329,13 @@ export interface components {
             steps: components["schemas"]["StepProgress"][];
             /**
              * Format: int64
-             * @description Steps completed or skipped.
+             * @description Declared steps completed or skipped (a map step counts once, compensation steps not).
              */
             steps_done: number;
-            /** Format: int64 */
+            /**
+             * Format: int64
+             * @description The steps the definition declares (a map step counts once, compensation steps not).
+             */
             steps_total: number;
             /** Format: date-time */
             updated_at: string;
@@ -1347,10 +1353,13 @@ export interface components {
             status: "running" | "completed" | "failed" | "cancelled" | "timed_out";
             /**
              * Format: int64
-             * @description Steps completed or skipped.
+             * @description Declared steps completed or skipped (a map step counts once, compensation steps not).
              */
             steps_done: number;
-            /** Format: int64 */
+            /**
+             * Format: int64
+             * @description The steps the definition declares (a map step counts once, compensation steps not).
+             */
             steps_total: number;
             /** Format: date-time */
             updated_at: string;

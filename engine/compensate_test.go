@@ -59,8 +59,11 @@ func TestCompensationRunsOnFailure(t *testing.T) {
 		if r.Compensation.Status != cairn.CompensationCompleted || r.Compensation.Failure.Class != "card_declined" {
 			t.Fatalf("compensation %+v", r.Compensation)
 		}
-		if s := stepOf(r, "apologise"); s.Status != cairn.StepCompleted || string(s.Output) != `"sorry"` {
-			t.Fatalf("apologise %+v", s)
+		if s := stepOf(r, "apologise"); s.Status != cairn.StepCompleted || string(s.Output) != `"sorry"` || s.Kind != cairn.KindTask {
+			t.Fatalf("apologise %+v (a compensation step has its kind)", s)
+		}
+		if r.StepsTotal != len(sagaWorkflow().Steps) {
+			t.Fatalf("%d steps counted, want the %d declared (compensation steps not)", r.StepsTotal, len(sagaWorkflow().Steps))
 		}
 		if countJournal(t, e, run, cairn.JournalCompensationStarted, "") != 1 || countJournal(t, e, run, cairn.JournalCompensationEnded, "") != 1 {
 			t.Fatal("compensation not journaled")

@@ -344,7 +344,7 @@ func (e *Engine) view(r *runRecord, d *definition) *cairn.Run {
 	kindOfStep := map[string]cairn.StepKind{}
 	eventOfStep := map[string]string{}
 	if d != nil {
-		for _, s := range d.Steps {
+		for _, s := range slices.Concat(d.Steps, d.OnFailure) {
 			kindOfStep[s.ID] = s.EffectiveKind()
 			eventOfStep[s.ID] = s.Event
 		}

@@ -368,7 +368,7 @@ var funcs = template.FuncMap{
 	"defURL": func(name, version string) string {
 		return Prefix + "workflows/" + url.PathEscape(name) + "/" + url.PathEscape(version)
 	},
-	"join":   strings.Join,
+	"join": strings.Join,
 	"usage": func(u cairn.Usage) string {
 		var parts []string
 		if u.Model != "" {

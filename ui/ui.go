@@ -99,23 +99,23 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux.Serv
 
 // view is what every page template receives.
 type view struct {
-	Title    string
-	Nav      string
-	APIBase  string
-	Auth     bool // the page needs a key the request did not bring
-	Message  string
-	Access   Access
-	Banners  []string
-	Runs     *runsView
-	Run      *runView
-	Workers  []cairn.WorkerInfo
+	Title   string
+	Nav     string
+	APIBase string
+	Auth    bool // the page needs a key the request did not bring
+	Message string
+	Access  Access
+	Banners []string
+	Runs    *runsView
+	Run     *runView
+	Workers []cairn.WorkerInfo
 	// Workflows, Definition, Schedules: the workflows, one workflow
 	// version's and the schedules' pages.
 	Workflows  []cairn.WorkflowSummary
 	Definition *definitionView
 	Schedules  *cairn.SchedulePage
-	Batch    *engine.Batch
-	Rendered time.Time
+	Batch      *engine.Batch
+	Rendered   time.Time
 }
 
 // page wraps a page's builder: the key check, the time bound, errors as

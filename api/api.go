@@ -380,8 +380,13 @@ type runStatusInput struct {
 type listRunsInput struct {
 	Workflow string          `query:"workflow" maxLength:"128" pattern:"^[A-Za-z0-9][A-Za-z0-9_.-]*$" doc:"Only runs of this workflow."`
 	Status   cairn.RunStatus `query:"status" doc:"Only runs in this status."`
-	Limit    int             `query:"limit" minimum:"1" maximum:"200" default:"50" doc:"Runs read per page."`
-	Cursor   string          `query:"cursor" maxLength:"2048" pattern:"^[A-Za-z0-9_-]*$" doc:"next_cursor of the previous page (opaque, base64url)."`
+	// Correlation and the time range filter the rows the listing reads,
+	// as workflow and status do (a page may be short with a cursor).
+	Correlation   string    `query:"correlation" maxLength:"256" doc:"Only runs started with this correlation."`
+	StartedAfter  time.Time `query:"started_after" doc:"Only runs started at or after this time (RFC 3339)."`
+	StartedBefore time.Time `query:"started_before" doc:"Only runs started before this time (RFC 3339)."`
+	Limit         int       `query:"limit" minimum:"1" maximum:"200" default:"50" doc:"Runs read per page."`
+	Cursor        string    `query:"cursor" maxLength:"2048" pattern:"^[A-Za-z0-9_-]*$" doc:"next_cursor of the previous page (opaque, base64url)."`
 }
 
 type journalOutput struct {
@@ -459,7 +464,8 @@ func (a *API) registerRunReadOps() {
 		Summary:     "List runs, newest first",
 		Description: "Cursor-paginated. Filters apply to each page read, so a filtered page may hold fewer runs than limit and still have a next_cursor.",
 	}, auth.ScopeRead, func(ctx context.Context, in *listRunsInput) (*cairn.RunPage, error) {
-		return a.engine.ListRuns(ctx, engine.ListRequest{Workflow: in.Workflow, Status: in.Status, Limit: in.Limit, Cursor: in.Cursor})
+		return a.engine.ListRuns(ctx, engine.ListRequest{Workflow: in.Workflow, Status: in.Status, Correlation: in.Correlation,
+			StartedAfter: in.StartedAfter, StartedBefore: in.StartedBefore, Limit: in.Limit, Cursor: in.Cursor})
 	})
 	bodyOp(a, huma.Operation{
 		OperationID: "getRun", Method: http.MethodGet, Path: "/runs/{run}", Tags: []string{"Runs"},

@@ -8,6 +8,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -333,5 +335,54 @@ func TestEventNoWaitUsesWarns(t *testing.T) {
 	res, body = send("approved")
 	if res.StatusCode != 200 || strings.Contains(body, "warning") {
 		t.Fatalf("a waited name: %d %s", res.StatusCode, body)
+	}
+}
+
+// A listing filters by correlation and by when runs started (the
+// dashboard's search and a user's GET /runs?correlation= were ignored
+// before); a bad time is a 422 naming the parameter.
+func TestListRunsByCorrelationAndTime(t *testing.T) {
+	s := newServer(t, api.Config{DevMode: true})
+	if r := register(s, okWorkflow); r.status != 200 {
+		t.Fatalf("register: %d %s", r.status, r.raw)
+	}
+	start := func(corr string) (string, time.Time) {
+		r := s.do("POST", "/runs", `{"workflow":"wf","correlation":"`+corr+`"}`)
+		if r.status != 201 {
+			t.Fatalf("start: %d %s", r.status, r.raw)
+		}
+		run := r.body["run"].(map[string]any)
+		at, _ := time.Parse(time.RFC3339Nano, run["created_at"].(string))
+		return run["id"].(string), at
+	}
+	a1, t1 := start("order-1")
+	time.Sleep(5 * time.Millisecond) // distinct creation times, 1 ms apart at least
+	b, _ := start("order-2")
+	time.Sleep(5 * time.Millisecond)
+	a2, t3 := start("order-1")
+	ids := func(q string) []string {
+		r := s.do("GET", "/runs?"+q, "")
+		if r.status != 200 {
+			t.Fatalf("list %s: %d %s", q, r.status, r.raw)
+		}
+		var out []string
+		for _, x := range r.body["runs"].([]any) {
+			out = append(out, x.(map[string]any)["id"].(string))
+		}
+		return out
+	}
+	if got := ids("correlation=order-1"); !slices.Equal(got, []string{a2, a1}) {
+		t.Errorf("correlation=order-1: %v, want [%s %s]", got, a2, a1)
+	}
+	after := url.QueryEscape(t1.Add(time.Millisecond).Format(time.RFC3339Nano))
+	before := url.QueryEscape(t3.Format(time.RFC3339Nano))
+	if got := ids("started_after=" + after + "&started_before=" + before); !slices.Equal(got, []string{b}) {
+		t.Errorf("between the first and the last start: %v, want [%s]", got, b)
+	}
+	if got := ids("correlation=order-2&started_after=" + url.QueryEscape(t3.Format(time.RFC3339Nano))); len(got) != 0 {
+		t.Errorf("order-2 after the last start: %v, want none", got)
+	}
+	if r := s.do("GET", "/runs?started_after=yesterday", ""); r.status != 422 || !strings.Contains(r.raw, "started_after") {
+		t.Errorf("a bad time: %d %s", r.status, r.raw)
 	}
 }

@@ -398,6 +398,11 @@ func (c *Client) Journal(ctx context.Context, run string) ([]JournalEntry, error
 type ListOptions struct {
 	Workflow string
 	Status   cairn.RunStatus
+	// Correlation keeps only the runs started with it.
+	Correlation string
+	// StartedAfter and StartedBefore keep only the runs started at or
+	// after, and before, these times (zero: no bound).
+	StartedAfter, StartedBefore time.Time
 	// Limit is the runs read per page [50].
 	Limit int
 	// Cursor is the NextCursor of the previous page.
@@ -406,7 +411,13 @@ type ListOptions struct {
 
 // List returns one page of runs, newest first.
 func (c *Client) List(ctx context.Context, o ListOptions) (*RunPage, error) {
-	p := &client.ListRunsParams{Workflow: ptr(o.Workflow), Cursor: ptr(o.Cursor)}
+	p := &client.ListRunsParams{Workflow: ptr(o.Workflow), Cursor: ptr(o.Cursor), Correlation: ptr(o.Correlation)}
+	if !o.StartedAfter.IsZero() {
+		p.StartedAfter = &o.StartedAfter
+	}
+	if !o.StartedBefore.IsZero() {
+		p.StartedBefore = &o.StartedBefore
+	}
 	if o.Status != "" {
 		s := client.ListRunsParamsStatus(o.Status)
 		p.Status = &s

@@ -21,17 +21,25 @@ import (
 const pageSize = 50
 
 type runsView struct {
-	Rows       []engine.RunRow
-	Status     string
-	Workflow   string
-	Query      string
-	Statuses   []cairn.RunStatus
-	Workflows  []string
-	Next       string // URL of the next page, or ""
-	First      bool
-	Now        time.Time
-	FilterNote string
+	Rows     []engine.RunRow
+	Status   string
+	Workflow string
+	Query    string
+	// Since is how far back the listing goes ("" for all time; one of
+	// sinceChoices), StartedAfter the time it starts from.
+	Since        string
+	StartedAfter time.Time
+	Statuses     []cairn.RunStatus
+	Workflows    []string
+	Next         string // URL of the next page, or ""
+	First        bool
+	Now          time.Time
+	FilterNote   string
 }
+
+// sinceChoices are the runs page's time ranges: runs started in the
+// last hour, day or week.
+var sinceChoices = map[string]time.Duration{"1h": time.Hour, "24h": 24 * time.Hour, "168h": 7 * 24 * time.Hour}
 
 // runs is the runs page: a filtered, paged table. A query that is a run
 // id goes to that run; any other query is a correlation.
@@ -42,6 +50,13 @@ func (h *Handler) runs(ctx context.Context, r *http.Request, v *view) (string, e
 	v.Title, v.Nav, v.Runs = "Runs", "runs", rv
 	if rv.Status != "" && !slices.Contains(rv.Statuses, cairn.RunStatus(rv.Status)) {
 		return "", cairn.ValidationError{{Field: "status", Message: "not a run status"}}
+	}
+	if since := q.Get("since"); since != "" {
+		d, ok := sinceChoices[since]
+		if !ok {
+			return "", cairn.ValidationError{{Field: "since", Message: "one of 1h, 24h, 168h"}}
+		}
+		rv.Since, rv.StartedAfter = since, rv.Now.Add(-d)
 	}
 	if rv.Query != "" {
 		if _, err := h.e.GetRunStatus(ctx, rv.Query, 0, 0); err == nil {
@@ -57,14 +72,14 @@ func (h *Handler) runs(ctx context.Context, r *http.Request, v *view) (string, e
 		}
 	}
 	rows, next, err := h.e.ListRunRows(ctx, engine.ListRequest{Workflow: rv.Workflow, Status: cairn.RunStatus(rv.Status),
-		Correlation: rv.Query, Limit: pageSize, Cursor: q.Get("cursor")})
+		Correlation: rv.Query, StartedAfter: rv.StartedAfter, Limit: pageSize, Cursor: q.Get("cursor")})
 	if err != nil {
 		return "", err
 	}
 	rv.Rows = rows
 	if next != "" {
 		nq := url.Values{}
-		for _, k := range []string{"status", "workflow", "q"} {
+		for _, k := range []string{"status", "workflow", "q", "since"} {
 			if q.Get(k) != "" {
 				nq.Set(k, q.Get(k))
 			}
@@ -364,7 +379,8 @@ var funcs = template.FuncMap{
 		}
 		return fmt.Sprintf("$%.4f", c)
 	},
-	"runURL": func(id string) string { return Prefix + "runs/" + url.PathEscape(id) },
+	"runURL":  func(id string) string { return Prefix + "runs/" + url.PathEscape(id) },
+	"rfc3339": func(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) },
 	"defURL": func(name, version string) string {
 		return Prefix + "workflows/" + url.PathEscape(name) + "/" + url.PathEscape(version)
 	},

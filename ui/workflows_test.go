@@ -72,3 +72,25 @@ func TestWorkflowAndSchedulePages(t *testing.T) {
 		}
 	}
 }
+
+// The runs page's time range: runs started in the last hour are listed,
+// the bulk buttons carry the range to the batch they start, and a range
+// the page does not offer is a 422 naming it.
+func TestRunsSince(t *testing.T) {
+	f := newFixture(t, api.Config{DevMode: true})
+	ctx := context.Background()
+	if _, err := f.e.Register(ctx, engine.RegisterRequest{WorkerID: "w1", Workflows: []cairn.Workflow{{Name: "wf", Version: "1", Steps: []cairn.Step{{ID: "a"}}}}}); err != nil {
+		t.Fatal(err)
+	}
+	r, err := f.e.StartRun(ctx, engine.StartRequest{Workflow: "wf"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, body, _ := f.get("/ui/?since=1h", "")
+	if !strings.Contains(body, `<tr data-run="`+r.Run.ID+`"`) || !strings.Contains(body, `<option value="1h" selected>`) || !strings.Contains(body, `data-started-after="20`) {
+		t.Errorf("since=1h: the run, the choice or the bulk range missing:\n%.3000s", body)
+	}
+	if st, body, _ := f.get("/ui/?since=2y", ""); st != 422 || !strings.Contains(body, "since") {
+		t.Errorf("since=2y: %d %.300s", st, body)
+	}
+}

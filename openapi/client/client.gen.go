@@ -1678,6 +1678,15 @@ type ListRunsParams struct {
 	// Status Only runs in this status.
 	Status *ListRunsParamsStatus `form:"status,omitempty" json:"status,omitempty"`
 
+	// Correlation Only runs started with this correlation.
+	Correlation *string `form:"correlation,omitempty" json:"correlation,omitempty"`
+
+	// StartedAfter Only runs started at or after this time (RFC 3339).
+	StartedAfter *time.Time `form:"started_after,omitempty" json:"started_after,omitempty"`
+
+	// StartedBefore Only runs started before this time (RFC 3339).
+	StartedBefore *time.Time `form:"started_before,omitempty" json:"started_before,omitempty"`
+
 	// Limit Runs read per page.
 	Limit *int64 `form:"limit,omitempty" json:"limit,omitempty"`
 
@@ -3378,6 +3387,42 @@ func NewListRunsRequest(server string, params *ListRunsParams) (*http.Request, e
 		if params.Status != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "status", *params.Status, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Correlation != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "correlation", *params.Correlation, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.StartedAfter != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "started_after", *params.StartedAfter, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.StartedBefore != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "started_before", *params.StartedBefore, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {

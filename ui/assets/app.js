@@ -123,6 +123,7 @@
     const filter = {};
     if (btn.dataset.status) filter.status = [btn.dataset.status];
     if (btn.dataset.workflow) filter.workflow = btn.dataset.workflow;
+    if (btn.dataset.startedAfter) filter.started_after = btn.dataset.startedAfter;
     const r = await callJSON("/batches", { action: btn.dataset.action, filter, reason: btn.dataset.action + " from the dashboard" });
     if (!r.ok) { say(btn.dataset.action + ": " + r.status + " " + r.msg); btn.disabled = false; return; }
     load("/ui/batches/" + encodeURIComponent(r.j.id), true);

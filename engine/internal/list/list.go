@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"time"
 
 	"golang.org/x/sync/errgroup"
 
@@ -24,8 +25,11 @@ type Request struct {
 	Status   cairn.RunStatus
 	// Correlation keeps only runs started with this correlation.
 	Correlation string
-	Limit       int
-	Cursor      string
+	// StartedAfter and StartedBefore keep only runs created at or after,
+	// and before, these times (zero: no bound).
+	StartedAfter, StartedBefore time.Time
+	Limit                       int
+	Cursor                      string
 }
 
 // Row is a run in a listing with what the dashboard shows besides the
@@ -40,7 +44,9 @@ type Row struct {
 // keeps tells whether row passes req's filters.
 func (req Request) keeps(row Row) bool {
 	return (req.Workflow == "" || row.Workflow == req.Workflow) && (req.Status == "" || row.Status == req.Status) &&
-		(req.Correlation == "" || row.Correlation == req.Correlation)
+		(req.Correlation == "" || row.Correlation == req.Correlation) &&
+		(req.StartedAfter.IsZero() || !row.CreatedAt.Before(req.StartedAfter)) &&
+		(req.StartedBefore.IsZero() || row.CreatedAt.Before(req.StartedBefore))
 }
 
 // CursorMark marks a run listing cursor of the merged listing: the

@@ -2058,6 +2058,12 @@ export interface operations {
                 workflow?: string;
                 /** @description Only runs in this status. */
                 status?: "running" | "completed" | "failed" | "cancelled" | "timed_out";
+                /** @description Only runs started with this correlation. */
+                correlation?: string;
+                /** @description Only runs started at or after this time (RFC 3339). */
+                started_after?: string;
+                /** @description Only runs started before this time (RFC 3339). */
+                started_before?: string;
                 /** @description Runs read per page. */
                 limit?: number;
                 /** @description next_cursor of the previous page (opaque, base64url). */

@@ -275,6 +275,14 @@ func (a *API) registerClaimOps() {
 		return a.engine.Register(ctx, in.Body)
 	})
 	op(a, huma.Operation{
+		OperationID: "stopWorker", Method: http.MethodPost, Path: "/workers/{worker}/stop", Tags: []string{"Workers"},
+		Summary:       "Say a worker stopped",
+		Description:   "A worker that drained and stops says so: it is listed as gone (alive false, stopped_at) at once instead of after the alive window. A worker seen again afterwards, or registering again, is alive. Sending it is optional: a worker that dies without it is gone once the alive window passes.",
+		DefaultStatus: http.StatusNoContent, Errors: []int{http.StatusNotFound},
+	}, auth.ScopeWorker, func(ctx context.Context, in *stopWorkerInput) (*struct{}, error) {
+		return nil, a.engine.StopWorker(ctx, in.Worker)
+	})
+	op(a, huma.Operation{
 		OperationID: "claimSteps", Method: http.MethodPost, Path: "/steps/claim", Tags: []string{"Workers"},
 		Summary:     "Claim runnable steps as leases",
 		Description: "Returns up to max leases. When none is ready the request is held up to wait_ms (never more than the server's claim hold, at most 4/5 of its max request time) and may return empty early: claim again, after pause_ms when the answer carries it. A claim scoped to a run answers 409 run_terminal once the run has ended.",
@@ -375,6 +383,10 @@ type runStatusInput struct {
 	After   int64  `query:"after" minimum:"0" doc:"Wait for a rev greater than this."`
 	WaitMs  int64  `query:"wait_ms" minimum:"0" maximum:"3600000" doc:"Hold up to this long for a change (capped at 4/5 of the max request time)."`
 	Holders bool   `query:"holders" doc:"Also read who holds each ready task step (one lease read per ready step, at most 100): what a live progress display asks for; a claim does not change the run's rev, so it does not end a wait."`
+}
+
+type stopWorkerInput struct {
+	Worker string `path:"worker" maxLength:"128" pattern:"^[A-Za-z0-9][A-Za-z0-9_.:@-]*$" doc:"The worker's id."`
 }
 
 type listRunsInput struct {

@@ -58,6 +58,10 @@ func (e *Engine) worker(ctx context.Context, id string) (cachedWorker, error) {
 	return e.workers.Get(ctx, id)
 }
 
+// StopWorker records that a worker stopped gracefully: it is listed as
+// gone at once.
+func (e *Engine) StopWorker(ctx context.Context, id string) error { return e.workers.Stop(ctx, id) }
+
 // ListWorkers lists registered workers.
 func (e *Engine) ListWorkers(ctx context.Context) ([]cairn.WorkerInfo, error) {
 	return e.workers.List(ctx, e.workerAliveWindow())

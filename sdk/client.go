@@ -409,6 +409,13 @@ type ListOptions struct {
 	Cursor string
 }
 
+// StopWorker says that worker id stopped (its drain ended): the server
+// lists it as gone at once. Worker.Serve sends it when it returns.
+func (c *Client) StopWorker(ctx context.Context, id string) error {
+	resp, err := c.api.StopWorkerWithResponse(ctx, id)
+	return c.check(err, resp)
+}
+
 // List returns one page of runs, newest first.
 func (c *Client) List(ctx context.Context, o ListOptions) (*RunPage, error) {
 	p := &client.ListRunsParams{Workflow: ptr(o.Workflow), Cursor: ptr(o.Cursor), Correlation: ptr(o.Correlation)}

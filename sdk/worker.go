@@ -297,6 +297,13 @@ func (w *Worker) Serve(ctx context.Context) error {
 	w.claiming = ctx
 	claimErr := w.claimLoop(ctx, bodyBase, wfs, &bodies)
 	w.drain(&bodies, stopPub)
+	// Say so, so that the worker is listed as gone at once, not after the
+	// server's alive window; best effort, bounded.
+	stopCtx, cancelStop := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	if err := w.c.StopWorker(stopCtx, w.id); err != nil {
+		w.log.Debug("could not say the worker stopped", "err", err)
+	}
+	cancelStop()
 	if claimErr != nil {
 		w.log.Error("worker stopped", "err", claimErr)
 	} else {

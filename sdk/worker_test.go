@@ -354,3 +354,37 @@ func TestPayloadsByReferenceEndToEnd(t *testing.T) {
 type errString string
 
 func (e errString) Error() string { return string(e) }
+
+// A worker that stops gracefully says so: it is listed as gone at once
+// (not after the server's alive window, minutes), and alive again once
+// it serves again.
+func TestStoppedWorkerListedGone(t *testing.T) {
+	e := newEnv(t, sdktest.Options{})
+	ctx := context.Background()
+	wf := Workflow("stopper", "1").Task("a", Handle(func(StepContext, struct{}) (struct{}, error) { return struct{}{}, nil }))
+	alive := func() (bool, *time.Time) {
+		t.Helper()
+		ws, err := e.c.Workers(ctx)
+		if err != nil || len(ws) != 1 {
+			t.Fatalf("workers %+v %v", ws, err)
+		}
+		return ws[0].Alive, ws[0].StoppedAt
+	}
+	stop := serve(t, NewWorker(e.c, WithName("w-stop"), WithLogger(quiet())).Register(wf))
+	if a, at := alive(); !a || at != nil {
+		t.Fatalf("serving: alive %v, stopped_at %v", a, at)
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	if a, at := alive(); a || at == nil {
+		t.Fatalf("stopped: alive %v, stopped_at %v; want gone at once", a, at)
+	}
+	serve(t, NewWorker(e.c, WithName("w-stop"), WithLogger(quiet())).Register(wf))
+	if a, at := alive(); !a || at != nil {
+		t.Fatalf("serving again: alive %v, stopped_at %v", a, at)
+	}
+	if err := e.c.StopWorker(ctx, "nobody"); !IsNotFound(err) {
+		t.Fatalf("stopping an unknown worker: %v, want not found", err)
+	}
+}

@@ -379,8 +379,18 @@ var funcs = template.FuncMap{
 		}
 		return fmt.Sprintf("$%.4f", c)
 	},
-	"runURL":  func(id string) string { return Prefix + "runs/" + url.PathEscape(id) },
-	"rfc3339": func(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) },
+	"runURL": func(id string) string { return Prefix + "runs/" + url.PathEscape(id) },
+	"rfc3339": func(t any) string {
+		switch t := t.(type) {
+		case time.Time:
+			return t.UTC().Format(time.RFC3339Nano)
+		case *time.Time:
+			if t != nil {
+				return t.UTC().Format(time.RFC3339Nano)
+			}
+		}
+		return ""
+	},
 	"defURL": func(name, version string) string {
 		return Prefix + "workflows/" + url.PathEscape(name) + "/" + url.PathEscape(version)
 	},

@@ -94,3 +94,22 @@ func TestRunsSince(t *testing.T) {
 		t.Errorf("since=2y: %d %.300s", st, body)
 	}
 }
+
+// A worker that said it stopped is shown stopped on the workers page.
+func TestWorkersPageShowsStopped(t *testing.T) {
+	f := newFixture(t, api.Config{DevMode: true})
+	ctx := context.Background()
+	if _, err := f.e.Register(ctx, engine.RegisterRequest{WorkerID: "w-gone", Workflows: []cairn.Workflow{{Name: "wf", Version: "1", Steps: []cairn.Step{{ID: "a"}}}}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, body, _ := f.get("/ui/workers", ""); !strings.Contains(body, `<tr data-worker="w-gone" data-alive="true">`) {
+		t.Fatalf("a registered worker is not alive:\n%.2000s", body)
+	}
+	if err := f.e.StopWorker(ctx, "w-gone"); err != nil {
+		t.Fatal(err)
+	}
+	_, body, _ := f.get("/ui/workers", "")
+	if !strings.Contains(body, `<tr data-worker="w-gone" data-alive="false">`) || !strings.Contains(body, `>stopped</span>`) {
+		t.Fatalf("a stopped worker is not shown stopped:\n%.2000s", body)
+	}
+}

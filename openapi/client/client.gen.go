@@ -1623,7 +1623,7 @@ type Usage struct {
 
 // WorkerInfo defines model for WorkerInfo.
 type WorkerInfo struct {
-	// Alive Seen within the alive window (two recording periods plus the longest claim hold): a worker that is polling or running steps is alive.
+	// Alive Seen within the alive window (two recording periods plus the longest claim hold) and not stopped since: a worker that is polling or running steps is alive.
 	Alive  bool               `json:"alive"`
 	Id     string             `json:"id"`
 	Labels *map[string]string `json:"labels,omitempty"`
@@ -1631,6 +1631,9 @@ type WorkerInfo struct {
 	// LastSeenAt The worker's last claim or heartbeat the engine recorded (recorded at most once a minute per worker and API instance), or its registration.
 	LastSeenAt   time.Time `json:"last_seen_at"`
 	RegisteredAt time.Time `json:"registered_at"`
+
+	// StoppedAt When the worker said it stopped (its graceful drain ended), if it has not been seen since.
+	StoppedAt *time.Time `json:"stopped_at,omitempty"`
 
 	// Workflows name@version of each definition served.
 	Workflows []string `json:"workflows"`
@@ -2270,6 +2273,15 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v1/api/workers/register (the `RegisterWorker` operationId).
 	RegisterWorker(ctx context.Context, body RegisterWorkerJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// StopWorker Say a worker stopped
+	//
+	// A worker that drained and stops says so: it is listed as gone (alive false, stopped_at) at once instead of after the alive window. A worker seen again afterwards, or registering again, is alive. Sending it is optional: a worker that dies without it is gone once the alive window passes.
+	//
+	// Needs a key with the `worker` scope.
+	//
+	// Corresponds with POST /v1/api/workers/{worker}/stop (the `StopWorker` operationId).
+	StopWorker(ctx context.Context, worker string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListWorkflows List registered workflows
 	//
@@ -3141,6 +3153,25 @@ func (c *Client) RegisterWorkerWithBody(ctx context.Context, contentType string,
 // Corresponds with POST /v1/api/workers/register (the `RegisterWorker` operationId).
 func (c *Client) RegisterWorker(ctx context.Context, body RegisterWorkerJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewRegisterWorkerRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// StopWorker Say a worker stopped
+//
+// A worker that drained and stops says so: it is listed as gone (alive false, stopped_at) at once instead of after the alive window. A worker seen again afterwards, or registering again, is alive. Sending it is optional: a worker that dies without it is gone once the alive window passes.
+//
+// Needs a key with the `worker` scope.
+//
+// Corresponds with POST /v1/api/workers/{worker}/stop (the `StopWorker` operationId).
+func (c *Client) StopWorker(ctx context.Context, worker string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewStopWorkerRequest(c.Server, worker)
 	if err != nil {
 		return nil, err
 	}
@@ -4572,6 +4603,40 @@ func NewRegisterWorkerRequestWithBody(server string, contentType string, body io
 	return req, nil
 }
 
+// NewStopWorkerRequest constructs an http.Request for the StopWorker method
+func NewStopWorkerRequest(server string, worker string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "worker", worker, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/api/workers/%s/stop", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewListWorkflowsRequest constructs an http.Request for the ListWorkflows method
 func NewListWorkflowsRequest(server string) (*http.Request, error) {
 	var err error
@@ -5152,6 +5217,17 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/api/workers/register (the `RegisterWorker` operationId).
 	RegisterWorkerWithResponse(ctx context.Context, body RegisterWorkerJSONRequestBody, reqEditors ...RequestEditorFn) (*RegisterWorkerHTTPResponse, error)
+
+	// StopWorkerWithResponse Say a worker stopped
+	//
+	// A worker that drained and stops says so: it is listed as gone (alive false, stopped_at) at once instead of after the alive window. A worker seen again afterwards, or registering again, is alive. Sending it is optional: a worker that dies without it is gone once the alive window passes.
+	//
+	// Needs a key with the `worker` scope.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/api/workers/{worker}/stop (the `StopWorker` operationId).
+	StopWorkerWithResponse(ctx context.Context, worker string, reqEditors ...RequestEditorFn) (*StopWorkerHTTPResponse, error)
 
 	// ListWorkflowsWithResponse List registered workflows
 	//
@@ -7952,6 +8028,89 @@ func (r RegisterWorkerHTTPResponse) ContentType() string {
 	return ""
 }
 
+type StopWorkerHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
+	// ApplicationproblemJSON502 the response for an HTTP 502 `application/problem+json` response
+	ApplicationproblemJSON502 *Problem
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Problem
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r StopWorkerHTTPResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r StopWorkerHTTPResponse) GetApplicationproblemJSON403() *Problem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r StopWorkerHTTPResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r StopWorkerHTTPResponse) GetApplicationproblemJSON422() *Problem {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r StopWorkerHTTPResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON502 returns the response for an HTTP 502 `application/problem+json` response
+func (r StopWorkerHTTPResponse) GetApplicationproblemJSON502() *Problem {
+	return r.ApplicationproblemJSON502
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r StopWorkerHTTPResponse) GetApplicationproblemJSON503() *Problem {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r StopWorkerHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r StopWorkerHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r StopWorkerHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r StopWorkerHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type ListWorkflowsHTTPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -8850,6 +9009,23 @@ func (c *ClientWithResponses) RegisterWorkerWithResponse(ctx context.Context, bo
 		return nil, err
 	}
 	return ParseRegisterWorkerHTTPResponse(rsp)
+}
+
+// StopWorkerWithResponse Say a worker stopped
+//
+// A worker that drained and stops says so: it is listed as gone (alive false, stopped_at) at once instead of after the alive window. A worker seen again afterwards, or registering again, is alive. Sending it is optional: a worker that dies without it is gone once the alive window passes.
+//
+// Needs a key with the `worker` scope.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/api/workers/{worker}/stop (the `StopWorker` operationId).
+func (c *ClientWithResponses) StopWorkerWithResponse(ctx context.Context, worker string, reqEditors ...RequestEditorFn) (*StopWorkerHTTPResponse, error) {
+	rsp, err := c.StopWorker(ctx, worker, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseStopWorkerHTTPResponse(rsp)
 }
 
 // ListWorkflowsWithResponse List registered workflows
@@ -11181,6 +11357,77 @@ func ParseRegisterWorkerHTTPResponse(rsp *http.Response) (*RegisterWorkerHTTPRes
 			return nil, err
 		}
 		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 502:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON502 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseStopWorkerHTTPResponse parses an HTTP response from a StopWorkerWithResponse call
+func ParseStopWorkerHTTPResponse(rsp *http.Response) (*StopWorkerHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &StopWorkerHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
 		var dest Problem

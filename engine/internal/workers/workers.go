@@ -31,6 +31,9 @@ type Record struct {
 	// LastSeenAt is the last claim or heartbeat an instance recorded (at
 	// most one write per worker per instance per SeenEvery).
 	LastSeenAt *time.Time `json:"last_seen_at,omitempty"`
+	// StoppedAt is when the worker said it stopped (its graceful drain
+	// ended): it is gone from then, unless it is seen again later.
+	StoppedAt *time.Time `json:"stopped_at,omitempty"`
 }
 
 // WorkflowID names a workflow definition: a name at a version.
@@ -182,8 +185,12 @@ func (r *Registry) List(ctx context.Context, alive time.Duration) ([]cairn.Worke
 		if rec.LastSeenAt != nil && rec.LastSeenAt.After(seen) {
 			seen = *rec.LastSeenAt
 		}
+		stopped := rec.StoppedAt != nil && !rec.StoppedAt.Before(seen)
 		wi := cairn.WorkerInfo{ID: rec.ID, RegisteredAt: rec.RegisteredAt, Labels: rec.Labels, Workflows: []string{},
-			LastSeenAt: seen, Alive: r.now().Sub(seen) <= alive}
+			LastSeenAt: seen, Alive: r.now().Sub(seen) <= alive && !stopped}
+		if stopped {
+			wi.StoppedAt = rec.StoppedAt
+		}
 		for _, w := range rec.Workflows {
 			wi.Workflows = append(wi.Workflows, w.String())
 		}
@@ -191,6 +198,38 @@ func (r *Registry) List(ctx context.Context, alive time.Duration) ([]cairn.Worke
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out, nil
+}
+
+// Stop records that worker stopped (its graceful drain ended): the
+// listing shows it gone at once rather than after the alive window. One
+// conditional write, retried on a lost race with a sighting; a worker
+// seen after it stopped (a restart that has not registered yet) counts as
+// alive again.
+func (r *Registry) Stop(ctx context.Context, worker string) error {
+	if err := keys.WorkerID.Check("worker_id", worker); err != nil {
+		return err
+	}
+	key := r.keys.Worker(worker)
+	for try := 0; ; try++ {
+		rec, ver, err := object.Read[Record](ctx, r.store, key)
+		if errors.Is(err, blob.ErrNotFound) {
+			return &errs.NotFoundError{What: "worker", ID: worker}
+		}
+		if err != nil {
+			return err
+		}
+		now := r.now()
+		rec.StoppedAt = &now
+		if _, err = r.store.Swap(ctx, key, object.JSON(rec), ver); !errors.Is(err, blob.ErrPreconditionFailed) || try >= 4 {
+			if err == nil {
+				r.mu.Lock()
+				delete(r.m, worker) // claims read the record again
+				r.seen.Delete(worker)
+				r.mu.Unlock()
+			}
+			return err
+		}
+	}
 }
 
 // LastSeen is when this instance last recorded worker as seen.

@@ -239,6 +239,11 @@ export class Client {
   async workers(): Promise<WorkerInfo[]> {
     return unwrap(await this.api.GET("/v1/api/workers", {})).workers;
   }
+
+  /** Says worker id stopped (its drain ended): the server lists it as gone at once. Worker.serve sends it when it returns. */
+  async stopWorker(id: string): Promise<void> {
+    unwrap(await this.api.POST("/v1/api/workers/{worker}/stop", { params: { path: { worker: id } } }));
+  }
 }
 
 /** A run that did not complete, from Client.result. */

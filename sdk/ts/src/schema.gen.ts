@@ -618,6 +618,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/api/workers/{worker}/stop": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Say a worker stopped
+         * @description A worker that drained and stops says so: it is listed as gone (alive false, stopped_at) at once instead of after the alive window. A worker seen again afterwards, or registering again, is alive. Sending it is optional: a worker that dies without it is gone once the alive window passes.
+         *
+         *     Needs a key with the `worker` scope.
+         */
+        post: operations["stopWorker"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/api/workflows": {
         parameters: {
             query?: never;
@@ -1650,7 +1672,7 @@ export interface components {
             output_tokens?: number;
         };
         WorkerInfo: {
-            /** @description Seen within the alive window (two recording periods plus the longest claim hold): a worker that is polling or running steps is alive. */
+            /** @description Seen within the alive window (two recording periods plus the longest claim hold) and not stopped since: a worker that is polling or running steps is alive. */
             alive: boolean;
             id: string;
             labels?: {
@@ -1663,6 +1685,11 @@ export interface components {
             last_seen_at: string;
             /** Format: date-time */
             registered_at: string;
+            /**
+             * Format: date-time
+             * @description When the worker said it stopped (its graceful drain ended), if it has not been seen since.
+             */
+            stopped_at?: string;
             /** @description name@version of each definition served. */
             workflows: string[];
         };
@@ -4345,6 +4372,90 @@ export interface operations {
             };
             /** @description Conflict */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Bad Gateway */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    stopWorker: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The worker's id. */
+                worker: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No Content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not Found */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -205,6 +205,13 @@ export class Worker {
       await this.drain(bodies);
       hbStop.abort();
       await hb;
+      // Say so, so that the worker is listed as gone at once, not after the
+      // server's alive window; best effort, bounded.
+      const bound = new AbortController();
+      const timeout = sleep(5_000, bound.signal).catch(() => undefined);
+      await Promise.race([this.c.stopWorker(this.id), timeout])
+        .catch((err: unknown) => this.log.debug("could not say the worker stopped", { err: String(err) }))
+        .finally(() => bound.abort());
       this.log.info("worker stopped");
     } finally {
       if (opts.handleSignals) {

@@ -154,6 +154,10 @@ test("stop drains: a running body finishes and reports; past the drain timeout a
   const done = await srv.client.wait(run.id);
   assert.equal(done.status, "completed");
   assert.deepEqual(done.output, { done: true, attempt: 1 });
+  // The stopped worker said so: it is listed as gone at once.
+  const me = (await srv.client.workers()).find((x) => x.id === w.id);
+  assert.equal(me?.alive, false, JSON.stringify(me));
+  assert.ok(me?.stopped_at, JSON.stringify(me));
 
   // Past the drain timeout: the body's signal is aborted with ShutdownError
   // and the attempt is reported interrupted; another worker finishes it.

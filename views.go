@@ -153,6 +153,13 @@ type EventResult struct {
 	Warning   string   `json:"warning,omitempty" doc:"Set when no wait step of the run's definition waits for the event's name: the event is kept, but nothing will consume it (a typo?)."`
 }
 
+// InputView is the rendered input an attempt's lease gave its worker.
+type InputView struct {
+	Input json.RawMessage `json:"input,omitempty" doc:"The input, as the worker received it (a value stored by reference stays a reference)."`
+	Bytes int             `json:"bytes" doc:"Its size."`
+	Kept  bool            `json:"kept" doc:"False when it was too large to keep (over 8 KiB): only its size is known."`
+}
+
 // WorkflowSummary describes a registered workflow.
 type WorkflowSummary struct {
 	Name     string   `json:"name"`

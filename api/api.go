@@ -385,6 +385,12 @@ type runStatusInput struct {
 	Holders bool   `query:"holders" doc:"Also read who holds each ready task step (one lease read per ready step, at most 100): what a live progress display asks for; a claim does not change the run's rev, so it does not end a wait."`
 }
 
+type stepInputInput struct {
+	Run     string `path:"run" maxLength:"64" pattern:"^[0-9A-Za-z]+$" doc:"Run id."`
+	Step    string `path:"step" maxLength:"80" doc:"Step id, or a map item's id (<step>.<index>)."`
+	Attempt int    `path:"attempt" minimum:"1" maximum:"1000000" doc:"Attempt number."`
+}
+
 type stopWorkerInput struct {
 	Worker string `path:"worker" maxLength:"128" pattern:"^[A-Za-z0-9][A-Za-z0-9_.:@-]*$" doc:"The worker's id."`
 }
@@ -478,6 +484,21 @@ func (a *API) registerRunReadOps() {
 	}, auth.ScopeRead, func(ctx context.Context, in *listRunsInput) (*cairn.RunPage, error) {
 		return a.engine.ListRuns(ctx, engine.ListRequest{Workflow: in.Workflow, Status: in.Status, Correlation: in.Correlation,
 			StartedAfter: in.StartedAfter, StartedBefore: in.StartedBefore, Limit: in.Limit, Cursor: in.Cursor})
+	})
+	bodyOp(a, huma.Operation{
+		OperationID: "getStepInput", Method: http.MethodGet, Path: "/runs/{run}/steps/{step}/attempts/{attempt}/input", Tags: []string{"Runs"},
+		Summary:     "Get the input an attempt was given",
+		Description: "The rendered input the attempt's lease gave its worker, as the worker received it (a value over the inline limit stays a payload reference), when it was at most 8 KiB (kept: false and its size otherwise). Audited like reading the run.",
+		Errors:      []int{http.StatusNotFound},
+	}, auth.ScopeRead, func(ctx context.Context, in *stepInputInput) (*cairn.InputView, error) {
+		res, err := a.engine.StepInput(ctx, in.Run, in.Step, in.Attempt)
+		if err != nil {
+			return nil, err
+		}
+		if err := a.engine.Audit(ctx, who(ctx), "getStepInput", in.Run); err != nil {
+			return nil, err
+		}
+		return res, nil
 	})
 	bodyOp(a, huma.Operation{
 		OperationID: "getRun", Method: http.MethodGet, Path: "/runs/{run}", Tags: []string{"Runs"},

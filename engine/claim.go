@@ -524,7 +524,10 @@ func (e *Engine) claimOne(ctx context.Context, w cachedWorker, r *runRecord, d *
 	l := leaseRecord{
 		Run: r.ID, Step: step, Attempt: st.Attempt, Worker: w.Rec.ID, Workflow: r.Workflow, Version: r.Version,
 		Delivery: s.EffectiveDelivery(), State: leaseActive, ClaimedAt: now, ExpiresAt: now.Add(e.cfg.LeaseTTL),
-		TraceParent: telemetry.StepTraceParent(r.ID, r.Trace, step, st.Attempt), Nonce: keys.NewNonce(),
+		TraceParent: telemetry.StepTraceParent(r.ID, r.Trace, step, st.Attempt), Nonce: keys.NewNonce(), InputBytes: len(input),
+	}
+	if len(input) <= KeptInputBytes {
+		l.Input = input
 	}
 	if s.Timeout > 0 {
 		t := now.Add(s.Timeout.D())

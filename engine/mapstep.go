@@ -10,13 +10,13 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/blob"
 	"github.com/cairn-dev/cairn/engine/internal/cache"
 	"github.com/cairn-dev/cairn/engine/internal/keys"
+	"github.com/cairn-dev/cairn/engine/internal/par"
 	"github.com/cairn-dev/cairn/engine/internal/render"
 )
 
@@ -321,21 +321,13 @@ func (e *Engine) collectMap(ctx context.Context, run string, d *definition, step
 	shards := append([]string(nil), st.Map.Shards...)
 	parts := make([][]json.RawMessage, len(shards))
 	errs := make([]error, len(shards))
-	sem := make(chan struct{}, 8)
-	var wg sync.WaitGroup
-	for k, sum := range shards {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			o, err := e.store.Get(ctx, e.keys.MapShard(run, step, k, sum))
-			if err == nil {
-				err = json.Unmarshal(o.Data, &parts[k])
-			}
-			errs[k] = err
-		}()
-	}
-	wg.Wait()
+	par.Each(8, len(shards), func(k int) {
+		o, err := e.store.Get(ctx, e.keys.MapShard(run, step, k, shards[k]))
+		if err == nil {
+			err = json.Unmarshal(o.Data, &parts[k])
+		}
+		errs[k] = err
+	})
 	size := 2
 	for k, err := range errs {
 		if err != nil {

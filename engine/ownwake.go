@@ -4,6 +4,8 @@ import (
 	"context"
 	"sync"
 	"time"
+
+	"github.com/cairn-dev/cairn/engine/internal/par"
 )
 
 // Own wakes (engine/internal/wake): an instance that runs the reaper in
@@ -44,23 +46,16 @@ func (e *Engine) VisitOwnWakes(ctx context.Context) ReapStats {
 	var (
 		stats ReapStats
 		mu    sync.Mutex
-		wg    sync.WaitGroup
-		sem   = make(chan struct{}, reapParallel)
 	)
-	for _, run := range runs {
-		sem <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-sem }()
-			local := ReapStats{RunsVisited: 1}
-			if err := e.reapRun(ctx, run, nil, e.now(), &local); err != nil {
-				local.Errors++
-				e.log.Debug("reaper: own wake's visit failed; the timer index fires it", "run", run, "err", err)
-			}
-			mu.Lock()
-			stats.add(local)
-			mu.Unlock()
-		})
-	}
-	wg.Wait()
+	par.Each(reapParallel, len(runs), func(i int) {
+		local := ReapStats{RunsVisited: 1}
+		if err := e.reapRun(ctx, runs[i], nil, e.now(), &local); err != nil {
+			local.Errors++
+			e.log.Debug("reaper: own wake's visit failed; the timer index fires it", "run", runs[i], "err", err)
+		}
+		mu.Lock()
+		stats.add(local)
+		mu.Unlock()
+	})
 	return stats
 }

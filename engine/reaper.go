@@ -11,6 +11,7 @@ import (
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/blob"
 	bulk "github.com/cairn-dev/cairn/engine/internal/batch"
+	"github.com/cairn-dev/cairn/engine/internal/par"
 	"github.com/cairn-dev/cairn/engine/internal/schedule"
 	"github.com/cairn-dev/cairn/notify"
 )
@@ -67,45 +68,38 @@ func (e *Engine) Reap(ctx context.Context) (ReapStats, error) {
 	// Visit the due runs, reapParallel at a time (see reap_parallel.go):
 	// one visit per run, each with its own counters, summed at the end.
 	var (
-		wg      sync.WaitGroup
 		mu      sync.Mutex
-		sem     = make(chan struct{}, reapParallel)
 		deletes deleteBudget
 	)
-	for _, run := range order {
+	par.Each(reapParallel, len(order), func(i int) {
+		run := order[i]
 		if ctx.Err() != nil {
-			break
+			return // the pass ends: the rest wait for the next
 		}
-		sem <- struct{}{}
-		wg.Add(1)
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			local := ReapStats{deletes: &deletes}
-			if id, ok := schedule.TimerID(run); ok {
-				t, err := e.schedules.Reap(ctx, id, due[run], now)
-				local.SchedulesFired, local.SchedulesSkipped, local.SchedulesFailed = t.Fired, t.Skipped, t.Failed
-				if err != nil {
-					local.Errors++
-					e.log.Warn("reaper: schedule visit failed; its timer stays for the next pass", "schedule", id, "err", err)
-				}
-			} else if id, ok := bulk.TimerID(run); ok { // batches.go
-				if err := e.batches.Reap(ctx, id, due[run], now); err != nil {
-					local.Errors++
-					e.log.Warn("reaper: batch visit failed; its timer stays for the next pass", "batch", id, "err", err)
-				}
-			} else {
-				local.RunsVisited++
-				if err := e.reapRun(ctx, run, due[run], now, &local); err != nil {
-					local.Errors++
-					e.log.Warn("reaper: run visit failed; its timer stays for the next pass", "run", run, "err", err)
-				}
+		local := ReapStats{deletes: &deletes}
+		if id, ok := schedule.TimerID(run); ok {
+			t, err := e.schedules.Reap(ctx, id, due[run], now)
+			local.SchedulesFired, local.SchedulesSkipped, local.SchedulesFailed = t.Fired, t.Skipped, t.Failed
+			if err != nil {
+				local.Errors++
+				e.log.Warn("reaper: schedule visit failed; its timer stays for the next pass", "schedule", id, "err", err)
 			}
-			mu.Lock()
-			stats.add(local)
-			mu.Unlock()
-		}()
-	}
-	wg.Wait()
+		} else if id, ok := bulk.TimerID(run); ok { // batches.go
+			if err := e.batches.Reap(ctx, id, due[run], now); err != nil {
+				local.Errors++
+				e.log.Warn("reaper: batch visit failed; its timer stays for the next pass", "batch", id, "err", err)
+			}
+		} else {
+			local.RunsVisited++
+			if err := e.reapRun(ctx, run, due[run], now, &local); err != nil {
+				local.Errors++
+				e.log.Warn("reaper: run visit failed; its timer stays for the next pass", "run", run, "err", err)
+			}
+		}
+		mu.Lock()
+		stats.add(local)
+		mu.Unlock()
+	})
 	if ctx.Err() != nil {
 		return stats, ctx.Err()
 	}
@@ -329,22 +323,14 @@ func (e *Engine) readyLeases(ctx context.Context, r *runRecord, d *definition, n
 		}
 		reads = append(reads, leaseRead{step: id})
 	}
-	sem := make(chan struct{}, reaperLeaseReads)
-	var wg sync.WaitGroup
-	for i := range reads {
+	par.Each(reaperLeaseReads, len(reads), func(i int) {
 		key := e.keys.LeaseOf(r.Layout, r.ID, reads[i].step, r.Steps[reads[i].step].Attempt)
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			l, ver, err := readJSON[leaseRecord](ctx, e.store, key)
-			if l != nil {
-				l.key = key
-			}
-			reads[i].l, reads[i].ver, reads[i].err = l, ver, err
-		}()
-	}
-	wg.Wait()
+		l, ver, err := readJSON[leaseRecord](ctx, e.store, key)
+		if l != nil {
+			l.key = key
+		}
+		reads[i].l, reads[i].ver, reads[i].err = l, ver, err
+	})
 	return reads
 }
 

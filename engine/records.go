@@ -131,6 +131,11 @@ type leaseRecord struct {
 	TimeoutAt   *time.Time     `json:"timeout_at,omitempty"`
 	ExpiredWhy  string         `json:"expired_why,omitempty"`
 	TraceParent string         `json:"traceparent,omitempty"`
+	// Input is the rendered input the lease gave its worker, kept when
+	// it is at most KeptInputBytes (InputBytes is its size either way):
+	// what the dashboard and GET /runs/{run}/steps/{step}/input show.
+	Input      json.RawMessage `json:"input,omitempty"`
+	InputBytes int             `json:"input_bytes,omitempty"`
 	// Nonce is the lease's secret: 128 random bits, also in the lease id.
 	// A worker call is believed only when the id's nonce matches the
 	// stored one, so an id cannot be made up or edited into another.

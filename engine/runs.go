@@ -620,6 +620,32 @@ func (e *Engine) sendEvent(ctx context.Context, run string, req EventRequest) (*
 	return res, d, err
 }
 
+// KeptInputBytes is the largest rendered input a lease keeps for
+// StepInput: the lease is rewritten by every heartbeat and cached per
+// instance, so a larger one is only measured.
+const KeptInputBytes = 8 << 10
+
+// StepInput is the input the lease of a step's attempt gave its worker.
+func (e *Engine) StepInput(ctx context.Context, run, step string, attempt int) (*cairn.InputView, error) {
+	if err := keys.RunID.Check("run", run); err != nil {
+		return nil, err
+	}
+	if !keys.ValidStep(step) || attempt < 1 {
+		return nil, &InvalidError{Field: "step", Message: "not a step id (a map item is <step>.<index>) with an attempt from 1"}
+	}
+	key, err := e.leaseKeyOfRun(ctx, run, step, attempt)
+	if err != nil {
+		return nil, err
+	}
+	l, _, err := readJSON[leaseRecord](ctx, e.store, key)
+	if isNotFound(err) {
+		return nil, &NotFoundError{What: "attempt", ID: fmt.Sprintf("%s/%s/%d", run, step, attempt)}
+	} else if err != nil {
+		return nil, err
+	}
+	return &cairn.InputView{Input: l.Input, Bytes: l.InputBytes, Kept: l.InputBytes == 0 || l.Input != nil}, nil
+}
+
 // Audit records that who read a run (operation op).
 func (e *Engine) Audit(ctx context.Context, who, op, run string) error {
 	now := e.now()

@@ -6,11 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
-	"sync"
 	"time"
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/blob"
+	"github.com/cairn-dev/cairn/engine/internal/par"
 	"github.com/cairn-dev/cairn/engine/internal/throttle"
 )
 
@@ -567,41 +567,34 @@ const heartbeatParallel = 100
 func (e *Engine) HeartbeatMany(ctx context.Context, ids []string) []HeartbeatResult {
 	out := make([]HeartbeatResult, len(ids))
 	runs := newRunMemo(e)
-	sem := make(chan struct{}, heartbeatParallel)
-	var wg sync.WaitGroup
-	for i, id := range ids {
+	par.Each(heartbeatParallel, len(ids), func(i int) {
+		id := ids[i]
 		out[i].Lease = id
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			defer func() {
-				if p := recover(); p != nil {
-					e.log.Error("heartbeat panicked", "panic", p, "stack", string(debug.Stack()))
-					out[i].Error = "internal error; retry"
-				}
-			}()
-			tok, err := leaseArg(id)
-			var s *LeaseStatus
-			if err == nil {
-				s, err = e.heartbeat(ctx, tok, runs)
-			}
-			switch reason, ok := IsRejection(err); {
-			case err == nil:
-				t := s.ExpiresAt
-				out[i].ExpiresAt = &t
-			case ok:
-				out[i].Reason = reason
-			default:
-				out[i].Error = publicError(err)
-				if out[i].Error == "" {
-					e.log.Warn("batched heartbeat: a lease failed", "err", err)
-					out[i].Error = "the store is busy or failed; retry"
-				}
+		defer func() {
+			if p := recover(); p != nil {
+				e.log.Error("heartbeat panicked", "panic", p, "stack", string(debug.Stack()))
+				out[i].Error = "internal error; retry"
 			}
 		}()
-	}
-	wg.Wait()
+		tok, err := leaseArg(id)
+		var s *LeaseStatus
+		if err == nil {
+			s, err = e.heartbeat(ctx, tok, runs)
+		}
+		switch reason, ok := IsRejection(err); {
+		case err == nil:
+			t := s.ExpiresAt
+			out[i].ExpiresAt = &t
+		case ok:
+			out[i].Reason = reason
+		default:
+			out[i].Error = publicError(err)
+			if out[i].Error == "" {
+				e.log.Warn("batched heartbeat: a lease failed", "err", err)
+				out[i].Error = "the store is busy or failed; retry"
+			}
+		}
+	})
 	return out
 }
 

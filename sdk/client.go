@@ -409,6 +409,12 @@ type ListOptions struct {
 	Cursor string
 }
 
+// StepInput returns the input attempt of step got from its lease, when
+// it was small enough to keep (InputView.Kept). Audited like Get.
+func (c *Client) StepInput(ctx context.Context, run, step string, attempt int) (*InputView, error) {
+	return decodeView[InputView](c)(c.api.GetStepInput(ctx, run, step, int64(attempt)))
+}
+
 // StopWorker says that worker id stopped (its drain ended): the server
 // lists it as gone at once. Worker.Serve sends it when it returns.
 func (c *Client) StopWorker(ctx context.Context, id string) error {

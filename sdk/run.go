@@ -54,6 +54,8 @@ type (
 	WorkflowSummary = cairn.WorkflowSummary
 	// WorkerInfo describes a registered worker.
 	WorkerInfo = cairn.WorkerInfo
+	// InputView is the rendered input an attempt's lease gave its worker.
+	InputView = cairn.InputView
 )
 
 // Run statuses.

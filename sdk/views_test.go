@@ -40,6 +40,7 @@ var viewCases = []struct {
 	}](), ""},
 	{"createBatch", reflect.TypeFor[Batch](), ""},
 	{"getBatch", reflect.TypeFor[Batch](), ""},
+	{"getStepInput", reflect.TypeFor[InputView](), ""},
 }
 
 // TestSDKExposesEveryAPIField walks the schema of each answer the SDK

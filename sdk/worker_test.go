@@ -388,3 +388,29 @@ func TestStoppedWorkerListedGone(t *testing.T) {
 		t.Fatalf("stopping an unknown worker: %v, want not found", err)
 	}
 }
+
+// The input an attempt was given can be read back (audited), as the
+// worker got it; an attempt that does not exist is not found.
+func TestStepInputReadBack(t *testing.T) {
+	e := newEnv(t, sdktest.Options{})
+	ctx := context.Background()
+	type in struct {
+		Who string `json:"who"`
+	}
+	wf := Workflow("inputs", "1").Task("greet", Handle(func(_ StepContext, x in) (string, error) { return "hi " + x.Who, nil }), Input(map[string]any{"who": "${input.name}"}))
+	serve(t, NewWorker(e.c, WithLogger(quiet())).Register(wf))
+	run, err := e.c.Start(ctx, "inputs", StartOptions{Input: map[string]string{"name": "ana"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, err := e.c.Wait(ctx, run.ID); err != nil || r.Status != RunCompleted {
+		t.Fatalf("run %+v %v", r, err)
+	}
+	got, err := e.c.StepInput(ctx, run.ID, "greet", 1)
+	if err != nil || !got.Kept || string(got.Input) != `{"who":"ana"}` || got.Bytes != len(`{"who":"ana"}`) {
+		t.Fatalf("input %+v (%s) %v", got, got.Input, err)
+	}
+	if _, err := e.c.StepInput(ctx, run.ID, "greet", 2); !IsNotFound(err) {
+		t.Fatalf("attempt 2: %v, want not found", err)
+	}
+}

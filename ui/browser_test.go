@@ -102,7 +102,7 @@ func TestDashboardInBrowser(t *testing.T) {
 		t.Fatalf("report run: %v %v", r, err)
 	}
 	waitingRun := func() string {
-		r, err := c.Start(ctx, "approval", sdk.StartOptions{Correlation: "order-7"})
+		r, err := c.Start(ctx, "approval", sdk.StartOptions{Correlation: "order-7", Input: map[string]int{"order": 7}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -224,6 +224,14 @@ func TestDashboardInBrowser(t *testing.T) {
 	js("attempt bars of check", `[...document.querySelectorAll('#timeline g.bar[data-step=check]')].map(b => b.dataset.attempt + ':' + b.dataset.outcome).join(',')`,
 		"1:failed,2:completed")
 	js("the wait's bar", `document.querySelectorAll('#timeline g.bar[data-kind=wait][data-step=approve]').length`, 1)
+	run("open check's second attempt's input",
+		chromedp.Click(chromedp.CSS(`#steps tr[data-step=check] details.input[data-attempt="2"] summary`)),
+		chromedp.WaitVisible(chromedp.CSS(`#steps tr[data-step=check] details.input[data-attempt="2"][data-loaded=true]`)),
+	)
+	testutil.Eventually(t, 10*time.Second, "the input shown", func() (bool, string) {
+		got, err := chromedp.Run(bctx, chromedp.Evaluate[string](`document.querySelector('#steps tr[data-step=check] details.input[data-attempt="2"] pre').textContent`))
+		return err == nil && got == "{\n  \"order\": 7\n}", fmt.Sprint(got, err)
+	})
 	js("the retry in the steps table", `document.querySelector('#steps tr[data-step=check]').innerText.includes('upstream answered 503')`, true)
 	js("graph of the waiting run", `[...document.querySelectorAll('#dag g.node')].map(n => n.dataset.step + ':' + n.dataset.status).join(',')`,
 		"check:completed,approve:waiting,ship:pending")

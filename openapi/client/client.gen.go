@@ -981,6 +981,18 @@ type Holder struct {
 	Worker    string     `json:"worker"`
 }
 
+// InputView defines model for InputView.
+type InputView struct {
+	// Bytes Its size.
+	Bytes int64 `json:"bytes"`
+
+	// Input The input, as the worker received it (a value stored by reference stays a reference).
+	Input json.RawMessage `json:"input,omitempty"`
+
+	// Kept False when it was too large to keep (over 8 KiB): only its size is known.
+	Kept bool `json:"kept"`
+}
+
 // JournalEntry defines model for JournalEntry.
 type JournalEntry struct {
 	At      time.Time       `json:"at"`
@@ -2039,6 +2051,15 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/api/runs/{run}/status (the `GetRunStatus` operationId).
 	GetRunStatus(ctx context.Context, run string, params *GetRunStatusParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetStepInput Get the input an attempt was given
+	//
+	// The rendered input the attempt's lease gave its worker, as the worker received it (a value over the inline limit stays a payload reference), when it was at most 8 KiB (kept: false and its size otherwise). Audited like reading the run.
+	//
+	// Needs a key with the `read` scope.
+	//
+	// Corresponds with GET /v1/api/runs/{run}/steps/{step}/attempts/{attempt}/input (the `GetStepInput` operationId).
+	GetStepInput(ctx context.Context, run string, step string, attempt int64, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListSchedules List schedules
 	//
 	// By id, cursor-paginated.
@@ -2688,6 +2709,25 @@ func (c *Client) RerunRun(ctx context.Context, run string, body RerunRunJSONRequ
 // Corresponds with GET /v1/api/runs/{run}/status (the `GetRunStatus` operationId).
 func (c *Client) GetRunStatus(ctx context.Context, run string, params *GetRunStatusParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetRunStatusRequest(c.Server, run, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetStepInput Get the input an attempt was given
+//
+// The rendered input the attempt's lease gave its worker, as the worker received it (a value over the inline limit stays a payload reference), when it was at most 8 KiB (kept: false and its size otherwise). Audited like reading the run.
+//
+// Needs a key with the `read` scope.
+//
+// Corresponds with GET /v1/api/runs/{run}/steps/{step}/attempts/{attempt}/input (the `GetStepInput` operationId).
+func (c *Client) GetStepInput(ctx context.Context, run string, step string, attempt int64, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetStepInputRequest(c.Server, run, step, attempt)
 	if err != nil {
 		return nil, err
 	}
@@ -3964,6 +4004,54 @@ func NewGetRunStatusRequest(server string, run string, params *GetRunStatusParam
 	return req, nil
 }
 
+// NewGetStepInputRequest constructs an http.Request for the GetStepInput method
+func NewGetStepInputRequest(server string, run string, step string, attempt int64) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "run", run, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "step", step, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam2 string
+
+	pathParam2, err = runtime.StyleParamWithOptions("simple", false, "attempt", attempt, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "integer", Format: "int64"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/api/runs/%s/steps/%s/attempts/%s/input", pathParam0, pathParam1, pathParam2)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewListSchedulesRequest constructs an http.Request for the ListSchedules method
 func NewListSchedulesRequest(server string, params *ListSchedulesParams) (*http.Request, error) {
 	var err error
@@ -4964,6 +5052,17 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v1/api/runs/{run}/status (the `GetRunStatus` operationId).
 	GetRunStatusWithResponse(ctx context.Context, run string, params *GetRunStatusParams, reqEditors ...RequestEditorFn) (*GetRunStatusHTTPResponse, error)
+
+	// GetStepInputWithResponse Get the input an attempt was given
+	//
+	// The rendered input the attempt's lease gave its worker, as the worker received it (a value over the inline limit stays a payload reference), when it was at most 8 KiB (kept: false and its size otherwise). Audited like reading the run.
+	//
+	// Needs a key with the `read` scope.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/api/runs/{run}/steps/{step}/attempts/{attempt}/input (the `GetStepInput` operationId).
+	GetStepInputWithResponse(ctx context.Context, run string, step string, attempt int64, reqEditors ...RequestEditorFn) (*GetStepInputHTTPResponse, error)
 
 	// ListSchedulesWithResponse List schedules
 	//
@@ -6561,6 +6660,96 @@ func (r GetRunStatusHTTPResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetRunStatusHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetStepInputHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *InputView
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
+	// ApplicationproblemJSON502 the response for an HTTP 502 `application/problem+json` response
+	ApplicationproblemJSON502 *Problem
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetStepInputHTTPResponse) GetJSON200() *InputView {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetStepInputHTTPResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetStepInputHTTPResponse) GetApplicationproblemJSON403() *Problem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetStepInputHTTPResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r GetStepInputHTTPResponse) GetApplicationproblemJSON422() *Problem {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r GetStepInputHTTPResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON502 returns the response for an HTTP 502 `application/problem+json` response
+func (r GetStepInputHTTPResponse) GetApplicationproblemJSON502() *Problem {
+	return r.ApplicationproblemJSON502
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r GetStepInputHTTPResponse) GetApplicationproblemJSON503() *Problem {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetStepInputHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetStepInputHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetStepInputHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetStepInputHTTPResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -8620,6 +8809,23 @@ func (c *ClientWithResponses) GetRunStatusWithResponse(ctx context.Context, run 
 	return ParseGetRunStatusHTTPResponse(rsp)
 }
 
+// GetStepInputWithResponse Get the input an attempt was given
+//
+// The rendered input the attempt's lease gave its worker, as the worker received it (a value over the inline limit stays a payload reference), when it was at most 8 KiB (kept: false and its size otherwise). Audited like reading the run.
+//
+// Needs a key with the `read` scope.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/api/runs/{run}/steps/{step}/attempts/{attempt}/input (the `GetStepInput` operationId).
+func (c *ClientWithResponses) GetStepInputWithResponse(ctx context.Context, run string, step string, attempt int64, reqEditors ...RequestEditorFn) (*GetStepInputHTTPResponse, error) {
+	rsp, err := c.GetStepInput(ctx, run, step, attempt, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetStepInputHTTPResponse(rsp)
+}
+
 // ListSchedulesWithResponse List schedules
 //
 // By id, cursor-paginated.
@@ -10102,6 +10308,81 @@ func ParseGetRunStatusHTTPResponse(rsp *http.Response) (*GetRunStatusHTTPRespons
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
 		var dest RunProgress
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 502:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON502 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetStepInputHTTPResponse parses an HTTP response from a GetStepInputWithResponse call
+func ParseGetStepInputHTTPResponse(rsp *http.Response) (*GetStepInputHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetStepInputHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest InputView
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}

@@ -61,6 +61,20 @@
     }
   });
   window.addEventListener("popstate", () => load(location.href, false));
+  // An attempt's input is read when its details open (the lease keeps it;
+  // the read is audited like the run's).
+  document.addEventListener("toggle", async (ev) => {
+    const d = ev.target;
+    if (!(d instanceof HTMLDetailsElement) || !d.classList.contains("input") || !d.open || d.dataset.loaded) return;
+    d.dataset.loaded = "true";
+    const pre = d.querySelector("pre");
+    const run = document.getElementById("run").dataset.run, step = d.closest("tr").dataset.step;
+    const r = await fetch(api() + "/runs/" + encodeURIComponent(run) + "/steps/" + encodeURIComponent(step) + "/attempts/" + d.dataset.attempt + "/input",
+      { headers: auth(), cache: "no-store" });
+    if (!r.ok) { pre.textContent = "input: " + r.status; return; }
+    const x = await r.json();
+    pre.textContent = !x.kept ? "not kept: " + x.bytes + " bytes, over 8 KiB" : x.input === undefined ? "no input" : JSON.stringify(x.input, null, 2);
+  }, true);
 
   async function call(path, body) {
     const r = await fetch(api() + path, {

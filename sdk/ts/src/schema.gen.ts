@@ -298,6 +298,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/api/runs/{run}/steps/{step}/attempts/{attempt}/input": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get the input an attempt was given
+         * @description The rendered input the attempt's lease gave its worker, as the worker received it (a value over the inline limit stays a payload reference), when it was at most 8 KiB (kept: false and its size otherwise). Audited like reading the run.
+         *
+         *     Needs a key with the `read` scope.
+         */
+        get: operations["getStepInput"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/api/schedules": {
         parameters: {
             query?: never;
@@ -988,6 +1010,17 @@ export interface components {
              */
             started_at?: string;
             worker: string;
+        };
+        InputView: {
+            /**
+             * Format: int64
+             * @description Its size.
+             */
+            bytes: number;
+            /** @description The input, as the worker received it (a value stored by reference stays a reference). */
+            input?: unknown;
+            /** @description False when it was too large to keep (over 8 KiB): only its size is known. */
+            kept: boolean;
         };
         JournalEntry: {
             /** Format: date-time */
@@ -2933,6 +2966,96 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RunProgress"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Bad Gateway */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getStepInput: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Run id. */
+                run: string;
+                /** @description Step id, or a map item's id (<step>.<index>). */
+                step: string;
+                /** @description Attempt number. */
+                attempt: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InputView"];
                 };
             };
             /** @description Unauthorized */

@@ -43,6 +43,7 @@ var (
 	durRE      = regexp.MustCompile(`-?\b(\d+(\.\d+)?(ns|µs|ms|h|m|s))+\b`)
 	padRE      = regexp.MustCompile(`(\S) {2,}`)
 	progressRE = regexp.MustCompile(`(?m)^ +\+<dur>`)
+	zoneRE     = regexp.MustCompile(`\bUTC([+-]\d{2}:\d{2})?\b`) // the machine's zone, as stamp writes it
 )
 
 func (n *normalizer) norm(s string) string {
@@ -53,6 +54,7 @@ func (n *normalizer) norm(s string) string {
 		return n.ids[id]
 	})
 	s = rfc3339RE.ReplaceAllString(s, "<time>")
+	s = zoneRE.ReplaceAllString(s, "<zone>")
 	s = dateTimeRE.ReplaceAllString(s, "<time>")
 	s = clockRE.ReplaceAllString(s, "<clock>")
 	s = durRE.ReplaceAllString(s, "<dur>")

@@ -410,8 +410,27 @@ func previousError(s sdk.StepView) *sdk.ErrorInfo {
 	return nil
 }
 
-// clock formats a moment: the time of day when it is today, else the date
-// too.
+// stamp formats a moment as every CLI view and the dashboard do: in local
+// time, with its offset from UTC ("2026-12-04 18:03:04 UTC+09:00").
+func stamp(t time.Time) string { return stampIn(t, time.Local) }
+
+// stampIn is stamp in the zone loc.
+func stampIn(t time.Time, loc *time.Location) string {
+	t = t.In(loc)
+	_, off := t.Zone()
+	zone := "UTC"
+	if off != 0 {
+		sign := "+"
+		if off < 0 {
+			sign, off = "-", -off
+		}
+		zone += fmt.Sprintf("%s%02d:%02d", sign, off/3600, off%3600/60)
+	}
+	return t.Format(time.DateTime) + " " + zone
+}
+
+// clock formats a moment in a table: the time of day when it is today,
+// else the date too, in local time (the table says which zone).
 func clock(t time.Time) string {
 	t = t.Local()
 	if y, m, d := t.Date(); y == time.Now().Year() && m == time.Now().Month() && d == time.Now().Day() {
@@ -494,12 +513,12 @@ func printRun(out io.Writer, r *sdk.Run) {
 	if r.NoLiveWorker {
 		fmt.Fprintf(out, "workers   none alive serves %s@%s: its ready steps wait until one starts (see cairn workers)\n", r.Workflow, r.Version)
 	}
-	fmt.Fprintf(out, "started   %s (%s)\n", r.CreatedAt.Local().Format(time.DateTime), ago(r.CreatedAt))
+	fmt.Fprintf(out, "started   %s (%s)\n", stamp(r.CreatedAt), ago(r.CreatedAt))
 	if r.EndedAt != nil {
-		fmt.Fprintf(out, "ended     %s (took %s)\n", r.EndedAt.Local().Format(time.DateTime), shortDuration(r.EndedAt.Sub(r.CreatedAt)))
+		fmt.Fprintf(out, "ended     %s (took %s)\n", stamp(*r.EndedAt), shortDuration(r.EndedAt.Sub(r.CreatedAt)))
 	}
 	if r.Deadline != nil {
-		fmt.Fprintf(out, "deadline  %s\n", r.Deadline.Local().Format(time.DateTime))
+		fmt.Fprintf(out, "deadline  %s\n", stamp(*r.Deadline))
 	}
 	if r.Correlation != "" {
 		fmt.Fprintf(out, "corr.     %s\n", r.Correlation)
@@ -564,7 +583,7 @@ func newRunsListCmd(cf *clientFlags) *cobra.Command {
 			err := emit(out, format, map[string]any{"runs": runs, "next_cursor": next}, runs, func() error {
 				color := colorOK(out, os.Getenv)
 				tw := newTable(out)
-				fmt.Fprintln(tw, "RUN\tWORKFLOW\tSTATUS\tSTEPS\tSTARTED\tTOOK\tERROR")
+				fmt.Fprintln(tw, "RUN\tWORKFLOW\tSTATUS\tSTEPS\tSTARTED ("+localZone()+")\tTOOK\tERROR")
 				for _, r := range runs {
 					took := "-"
 					if r.EndedAt != nil {
@@ -737,4 +756,10 @@ func newRunsEventCmd(cf *clientFlags) *cobra.Command {
 	cmd.Flags().StringVar(&id, "id", "", "event id: sending the same id again is ignored")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	return cmd
+}
+
+// localZone names the local zone as stamp does ("UTC+09:00", "UTC").
+func localZone() string {
+	z := stamp(time.Now())
+	return z[strings.LastIndex(z, " ")+1:]
 }

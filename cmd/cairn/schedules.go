@@ -48,7 +48,7 @@ func nextTick(s *sdk.Schedule) string {
 	if s.NextAt == nil {
 		return "paused"
 	}
-	return s.NextAt.Format(time.RFC3339)
+	return stamp(*s.NextAt)
 }
 
 func newSchedulesCreateCmd(cf *clientFlags) *cobra.Command {
@@ -223,7 +223,7 @@ func newSchedulesBackfillCmd(cf *clientFlags) *cobra.Command {
 				if t.Existed {
 					verb = "had"
 				}
-				fmt.Fprintf(out, "%s  %s run %s\n", t.Tick.Format(time.RFC3339), verb, t.Run)
+				fmt.Fprintf(out, "%s  %s run %s\n", stamp(t.Tick), verb, t.Run)
 			}
 			if r.Truncated {
 				fmt.Fprintln(cmd.ErrOrStderr(), "more ticks in the range: backfill again from the last tick")

@@ -4,6 +4,7 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"time"
 )
 
 // onTerminal makes the CLI take its terminal code paths (colours, the
@@ -75,4 +76,24 @@ func TestRunsListAlignsColouredStatuses(t *testing.T) {
 		t.Fatalf("runs list on a terminal has no colours:\n%s", out)
 	}
 	checkAligned(t, out, "WORKFLOW", "STATUS", "STEPS", "STARTED", "TOOK", "ERROR")
+}
+
+// Every CLI view writes a moment one way, as the dashboard does: local
+// time with its offset from UTC.
+func TestStampSaysItsZone(t *testing.T) {
+	at := time.Date(2026, 12, 4, 9, 3, 4, 0, time.UTC)
+	for zone, want := range map[string]string{
+		"UTC":              "2026-12-04 09:03:04 UTC",
+		"Asia/Tokyo":       "2026-12-04 18:03:04 UTC+09:00",
+		"America/New_York": "2026-12-04 04:03:04 UTC-05:00",
+		"Asia/Kolkata":     "2026-12-04 14:33:04 UTC+05:30",
+	} {
+		loc, err := time.LoadLocation(zone)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := stampIn(at, loc); got != want {
+			t.Errorf("%s: %q, want %q", zone, got, want)
+		}
+	}
 }

@@ -118,8 +118,18 @@ func (g *graph) band(steps []graphStep, run *cairn.Run, y int) {
 				continue
 			}
 			x1, y1, x2, y2 := from.X+from.W, from.Y+from.H/2, to.X, to.Y+to.H/2
-			mid := (x1 + x2) / 2
-			g.Edges = append(g.Edges, gedge{D: fmt.Sprintf("M%d %d C%d %d %d %d %d %d", x1, y1, mid, y1, mid, y2, x2, y2)})
+			if to.X-from.X <= nodeW+colGap {
+				mid := (x1 + x2) / 2
+				g.Edges = append(g.Edges, gedge{D: fmt.Sprintf("M%d %d C%d %d %d %d %d %d", x1, y1, mid, y1, mid, y2, x2, y2)})
+				continue
+			}
+			// Across columns: through the gap above the higher of the two
+			// rows, which no node of any column covers, not under the nodes
+			// of the columns between.
+			lane := min(from.Y, to.Y) - rowGap/2
+			a, b := x1+colGap/2, x2-colGap/2
+			g.Edges = append(g.Edges, gedge{D: fmt.Sprintf("M%d %d C%d %d %d %d %d %d H%d C%d %d %d %d %d %d",
+				x1, y1, a, y1, x1, lane, a, lane, b, x2, lane, b, y2, x2, y2)})
 		}
 	}
 }

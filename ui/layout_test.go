@@ -1,6 +1,8 @@
 package ui
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -107,6 +109,35 @@ func TestLayoutMapChildAndCompensation(t *testing.T) {
 	for _, n := range g.Nodes {
 		if n.ID != "undo" && n.Y+n.H > g.CompY {
 			t.Errorf("node %s (y %d) overlaps the compensation band at %d", n.ID, n.Y, g.CompY)
+		}
+	}
+}
+
+// An edge that skips columns runs through the gap between rows, never
+// under a node of a column it crosses.
+func TestLongEdgesAvoidNodes(t *testing.T) {
+	def := &cairn.Workflow{Steps: []cairn.Step{
+		{ID: "a"}, {ID: "b", After: []string{"a"}}, {ID: "b2", After: []string{"a"}}, {ID: "c", After: []string{"b", "b2"}},
+		{ID: "d", After: []string{"c", "a"}}, // a → d skips two columns
+	}}
+	g := layoutGraph(def, &cairn.Run{})
+	var long string
+	for _, e := range g.Edges {
+		if strings.Contains(e.D, "H") {
+			long = e.D
+		}
+	}
+	if long == "" {
+		t.Fatalf("no edge routed through a lane: %+v", g.Edges)
+	}
+	// The lane's y is the C's second control point's y before H.
+	var x1, y1, c1x, c1y, c2x, lane, ax, ay, hx int
+	if _, err := fmt.Sscanf(long, "M%d %d C%d %d %d %d %d %d H%d", &x1, &y1, &c1x, &c1y, &c2x, &lane, &ax, &ay, &hx); err != nil {
+		t.Fatalf("%s: %v", long, err)
+	}
+	for _, n := range g.Nodes {
+		if n.X > x1 && n.X+n.W < hx+colGap && lane >= n.Y && lane <= n.Y+n.H {
+			t.Errorf("the lane at y=%d passes under %s (y %d–%d)", lane, n.ID, n.Y, n.Y+n.H)
 		}
 	}
 }

@@ -76,6 +76,8 @@
     pre.textContent = !x.kept ? "not kept: " + x.bytes + " bytes, over 8 KiB" : x.input === undefined ? "no input" : JSON.stringify(x.input, null, 2);
   }, true);
 
+  // call POSTs body to an API operation: its status, its answer (j) and,
+  // for a problem, what it says (msg).
   async function call(path, body) {
     const r = await fetch(api() + path, {
       method: "POST",
@@ -83,9 +85,9 @@
       body: JSON.stringify(body),
     });
     const text = await r.text();
-    let msg = "";
-    try { const j = JSON.parse(text); msg = j.detail || j.title || ""; } catch (e) { msg = text; }
-    return { ok: r.ok, status: r.status, msg };
+    let j = null;
+    try { j = JSON.parse(text); } catch (e) { /* not JSON */ }
+    return { ok: r.ok, status: r.status, j, msg: (j && (j.detail || j.title)) || text };
   }
   function say(text) {
     const el = document.getElementById("action-result");
@@ -97,21 +99,10 @@
     if (!r.ok) { say("cancel: " + r.status + " " + r.msg); btn.disabled = false; return; }
     load(location.href, false);
   }
-  async function callJSON(path, body) {
-    const r = await fetch(api() + path, {
-      method: "POST",
-      headers: Object.assign({ "Content-Type": "application/json" }, auth()),
-      body: JSON.stringify(body),
-    });
-    const text = await r.text();
-    let j = null;
-    try { j = JSON.parse(text); } catch (e) { /* not JSON */ }
-    return { ok: r.ok, status: r.status, j, msg: (j && (j.detail || j.title)) || text };
-  }
   async function rerun(btn) {
     btn.disabled = true;
     const body = btn.dataset.step ? { from_step: btn.dataset.step } : {};
-    const r = await callJSON("/runs/" + encodeURIComponent(btn.dataset.run) + "/rerun", body);
+    const r = await call("/runs/" + encodeURIComponent(btn.dataset.run) + "/rerun", body);
     if (!r.ok) { say("rerun: " + r.status + " " + r.msg); btn.disabled = false; return; }
     load("/ui/runs/" + encodeURIComponent(r.j.run.id), true);
   }
@@ -121,7 +112,7 @@
     if (p) {
       try { body.input = JSON.parse(p); } catch (e) { say("input is not JSON: " + e.message); return; }
     }
-    const r = await callJSON("/runs", body);
+    const r = await call("/runs", body);
     if (!r.ok) { say("start: " + r.status + " " + r.msg); return; }
     load("/ui/runs/" + encodeURIComponent(r.j.run.id), true);
   }
@@ -138,7 +129,7 @@
     if (btn.dataset.status) filter.status = [btn.dataset.status];
     if (btn.dataset.workflow) filter.workflow = btn.dataset.workflow;
     if (btn.dataset.startedAfter) filter.started_after = btn.dataset.startedAfter;
-    const r = await callJSON("/batches", { action: btn.dataset.action, filter, reason: btn.dataset.action + " from the dashboard" });
+    const r = await call("/batches", { action: btn.dataset.action, filter, reason: btn.dataset.action + " from the dashboard" });
     if (!r.ok) { say(btn.dataset.action + ": " + r.status + " " + r.msg); btn.disabled = false; return; }
     load("/ui/batches/" + encodeURIComponent(r.j.id), true);
   }

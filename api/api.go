@@ -401,6 +401,7 @@ type listRunsInput struct {
 	// Correlation and the time range filter the rows the listing reads,
 	// as workflow and status do (a page may be short with a cursor).
 	Correlation   string    `query:"correlation" maxLength:"256" doc:"Only runs started with this correlation."`
+	IDPrefix      string    `query:"id_prefix" maxLength:"64" pattern:"^[0-9A-Za-z]*$" doc:"Only runs whose id starts with this."`
 	StartedAfter  time.Time `query:"started_after" doc:"Only runs started at or after this time (RFC 3339)."`
 	StartedBefore time.Time `query:"started_before" doc:"Only runs started before this time (RFC 3339)."`
 	Limit         int       `query:"limit" minimum:"1" maximum:"200" default:"50" doc:"Runs read per page."`
@@ -482,7 +483,7 @@ func (a *API) registerRunReadOps() {
 		Summary:     "List runs, newest first",
 		Description: "Cursor-paginated. Filters apply to each page read, so a filtered page may hold fewer runs than limit and still have a next_cursor.",
 	}, auth.ScopeRead, func(ctx context.Context, in *listRunsInput) (*cairn.RunPage, error) {
-		return a.engine.ListRuns(ctx, engine.ListRequest{Workflow: in.Workflow, Status: in.Status, Correlation: in.Correlation,
+		return a.engine.ListRuns(ctx, engine.ListRequest{Workflow: in.Workflow, Status: in.Status, Correlation: in.Correlation, IDPrefix: in.IDPrefix,
 			StartedAfter: in.StartedAfter, StartedBefore: in.StartedBefore, Limit: in.Limit, Cursor: in.Cursor})
 	})
 	bodyOp(a, huma.Operation{

@@ -382,6 +382,12 @@ func TestListRunsByCorrelationAndTime(t *testing.T) {
 	if got := ids("correlation=order-2&started_after=" + url.QueryEscape(t3.Format(time.RFC3339Nano))); len(got) != 0 {
 		t.Errorf("order-2 after the last start: %v, want none", got)
 	}
+	if got := ids("id_prefix=" + a2); !slices.Equal(got, []string{a2}) {
+		t.Errorf("id_prefix=%s: %v", a2, got)
+	}
+	if r := s.do("GET", "/runs?id_prefix=no-dashes", ""); r.status != 422 || !strings.Contains(r.raw, "id_prefix") {
+		t.Errorf("a bad id prefix: %d %s", r.status, r.raw)
+	}
 	if r := s.do("GET", "/runs?started_after=yesterday", ""); r.status != 422 || !strings.Contains(r.raw, "started_after") {
 		t.Errorf("a bad time: %d %s", r.status, r.raw)
 	}

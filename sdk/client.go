@@ -400,6 +400,8 @@ type ListOptions struct {
 	Status   cairn.RunStatus
 	// Correlation keeps only the runs started with it.
 	Correlation string
+	// IDPrefix keeps only the runs whose id starts with it.
+	IDPrefix string
 	// StartedAfter and StartedBefore keep only the runs started at or
 	// after, and before, these times (zero: no bound).
 	StartedAfter, StartedBefore time.Time
@@ -424,7 +426,7 @@ func (c *Client) StopWorker(ctx context.Context, id string) error {
 
 // List returns one page of runs, newest first.
 func (c *Client) List(ctx context.Context, o ListOptions) (*RunPage, error) {
-	p := &client.ListRunsParams{Workflow: ptr(o.Workflow), Cursor: ptr(o.Cursor), Correlation: ptr(o.Correlation)}
+	p := &client.ListRunsParams{Workflow: ptr(o.Workflow), Cursor: ptr(o.Cursor), Correlation: ptr(o.Correlation), IdPrefix: ptr(o.IDPrefix)}
 	if !o.StartedAfter.IsZero() {
 		p.StartedAfter = &o.StartedAfter
 	}

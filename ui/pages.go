@@ -9,6 +9,7 @@ import (
 	"maps"
 	"net/http"
 	"net/url"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -36,6 +37,9 @@ type runsView struct {
 	Now          time.Time
 	FilterNote   string
 }
+
+// idPrefixRE is what the search box takes for the start of a run id.
+var idPrefixRE = regexp.MustCompile(`^[0-9A-HJKMNP-TV-Z]{2,25}$`)
 
 // sinceChoices are the runs page's time ranges: runs started in the
 // last hour, day or week.
@@ -71,8 +75,23 @@ func (h *Handler) runs(ctx context.Context, r *http.Request, v *view) (string, e
 			return "runs", nil
 		}
 	}
-	rows, next, err := h.e.ListRunRows(ctx, engine.ListRequest{Workflow: rv.Workflow, Status: cairn.RunStatus(rv.Status),
-		Correlation: rv.Query, StartedAfter: rv.StartedAfter, Limit: pageSize, Cursor: q.Get("cursor")})
+	req := engine.ListRequest{Workflow: rv.Workflow, Status: cairn.RunStatus(rv.Status),
+		Correlation: rv.Query, StartedAfter: rv.StartedAfter, Limit: pageSize, Cursor: q.Get("cursor")}
+	var (
+		rows []engine.RunRow
+		next string
+		err  error
+	)
+	if idPrefixRE.MatchString(rv.Query) {
+		// What a run id begins with (ids are upper case): those runs; a
+		// correlation of that form when no id matches.
+		byID := req
+		byID.Correlation, byID.IDPrefix = "", rv.Query
+		rows, next, err = h.e.ListRunRows(ctx, byID)
+	}
+	if err == nil && len(rows) == 0 && next == "" {
+		rows, next, err = h.e.ListRunRows(ctx, req)
+	}
 	if err != nil {
 		return "", err
 	}

@@ -113,3 +113,35 @@ func TestWorkersPageShowsStopped(t *testing.T) {
 		t.Fatalf("a stopped worker is not shown stopped:\n%.2000s", body)
 	}
 }
+
+// The search box takes the start of a run id: those runs only; a
+// correlation still finds its runs.
+func TestRunsByIDPrefix(t *testing.T) {
+	f := newFixture(t, api.Config{DevMode: true})
+	ctx := context.Background()
+	if _, err := f.e.Register(ctx, engine.RegisterRequest{WorkerID: "w1", Workflows: []cairn.Workflow{{Name: "wf", Version: "1", Steps: []cairn.Step{{ID: "a"}}}}}); err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, corr := range []string{"order-1", "order-2", "order-3"} {
+		r, err := f.e.StartRun(ctx, engine.StartRequest{Workflow: "wf", Correlation: corr})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, r.Run.ID)
+	}
+	// The longest prefix of ids[0] no other id shares.
+	n := 1
+	for _, id := range ids[1:] {
+		for n <= len(id) && id[:n] == ids[0][:n] {
+			n++
+		}
+	}
+	_, body, _ := f.get("/ui/?q="+ids[0][:n], "")
+	if !strings.Contains(body, `<tr data-run="`+ids[0]+`"`) || strings.Contains(body, `<tr data-run="`+ids[1]+`"`) || strings.Contains(body, `<tr data-run="`+ids[2]+`"`) {
+		t.Errorf("q=%s: want only %s:\n%.2000s", ids[0][:n], ids[0], body)
+	}
+	if _, body, _ := f.get("/ui/?q=order-2", ""); !strings.Contains(body, `<tr data-run="`+ids[1]+`"`) || strings.Contains(body, `<tr data-run="`+ids[0]+`"`) {
+		t.Errorf("q=order-2: want only %s", ids[1])
+	}
+}

@@ -1696,6 +1696,9 @@ type ListRunsParams struct {
 	// Correlation Only runs started with this correlation.
 	Correlation *string `form:"correlation,omitempty" json:"correlation,omitempty"`
 
+	// IdPrefix Only runs whose id starts with this.
+	IdPrefix *string `form:"id_prefix,omitempty" json:"id_prefix,omitempty"`
+
 	// StartedAfter Only runs started at or after this time (RFC 3339).
 	StartedAfter *time.Time `form:"started_after,omitempty" json:"started_after,omitempty"`
 
@@ -3470,6 +3473,18 @@ func NewListRunsRequest(server string, params *ListRunsParams) (*http.Request, e
 		if params.Correlation != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "correlation", *params.Correlation, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.IdPrefix != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "id_prefix", *params.IdPrefix, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {

@@ -25,6 +25,9 @@ type Request struct {
 	Status   cairn.RunStatus
 	// Correlation keeps only runs started with this correlation.
 	Correlation string
+	// IDPrefix keeps only runs whose id starts with it (checked on the
+	// key, before the record is read).
+	IDPrefix string
 	// StartedAfter and StartedBefore keep only runs created at or after,
 	// and before, these times (zero: no bound).
 	StartedAfter, StartedBefore time.Time
@@ -85,6 +88,11 @@ func Runs(ctx context.Context, h Host, req Request) ([]Row, string, error) {
 	}
 	if req.Workflow != "" {
 		if err := keys.WorkflowName.Check("workflow", req.Workflow); err != nil {
+			return nil, "", err
+		}
+	}
+	if req.IDPrefix != "" {
+		if err := keys.RunID.Check("id_prefix", req.IDPrefix); err != nil {
 			return nil, "", err
 		}
 	}
@@ -171,6 +179,9 @@ func listed(ctx context.Context, h Host, req Request, keys []string) ([]Row, err
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(reads)
 	for i, key := range keys {
+		if !strings.HasPrefix(key[strings.LastIndexByte(key, '/')+1:], req.IDPrefix) {
+			continue
+		}
 		g.Go(func() error {
 			err := scan.RetryRead(gctx, func() (err error) {
 				rows[i], err = h.Row(gctx, key)

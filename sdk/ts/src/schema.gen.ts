@@ -2120,6 +2120,8 @@ export interface operations {
                 status?: "running" | "completed" | "failed" | "cancelled" | "timed_out";
                 /** @description Only runs started with this correlation. */
                 correlation?: string;
+                /** @description Only runs whose id starts with this. */
+                id_prefix?: string;
                 /** @description Only runs started at or after this time (RFC 3339). */
                 started_after?: string;
                 /** @description Only runs started before this time (RFC 3339). */

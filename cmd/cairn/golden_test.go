@@ -241,6 +241,10 @@ func TestGolden(t *testing.T) {
 		golden(t, "workflow_"+f, n.run(t, srv.URL, "workflows", "golden", "-o", f))
 	}
 
+	// The input each attempt of greet was given (its template renders
+	// shout's output), the latest and the first.
+	golden(t, "runs_input", n.run(t, srv.URL, "runs", "input", id, "greet")+n.run(t, srv.URL, "runs", "input", id, "greet", "--attempt", "1"))
+
 	// A cancelled run says so once, in every view: not "cancelled:
 	// cancelled: not needed".
 	startGated := []string{"runs", "start", "gated"}

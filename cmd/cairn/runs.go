@@ -33,7 +33,7 @@ of the bucket reads the newest runs first. (Batch ids are plain ULIDs,
 schedule ids lower case: see docs/CLI.md.)`,
 	}
 	cmd.AddCommand(newRunsStartCmd(cf), newRunsGetCmd(cf), newRunsListCmd(cf), newRunsJournalCmd(cf),
-		newRunsCancelCmd(cf), newRunsEventCmd(cf), newRunsWatchCmd(cf), newRunsRerunCmd(cf), newRunsDeleteCmd(cf))
+		newRunsCancelCmd(cf), newRunsEventCmd(cf), newRunsWatchCmd(cf), newRunsRerunCmd(cf), newRunsDeleteCmd(cf), newRunsInputCmd(cf))
 	return cmd
 }
 
@@ -503,6 +503,43 @@ func newRunsGetCmd(cf *clientFlags) *cobra.Command {
 		}),
 	}
 	of.addTo(cmd)
+	return cmd
+}
+
+func newRunsInputCmd(cf *clientFlags) *cobra.Command {
+	var attempt int
+	cmd := &cobra.Command{
+		Use:   "input <run> <step>",
+		Short: "Show the input a step's attempt was given",
+		Long: "The rendered input the attempt's lease gave its worker (the latest attempt unless --attempt), " +
+			"as JSON; kept when at most 8 KiB, else only its size is known. Audited like reading the run.",
+		Example: `  cairn runs input 7YB… draft_reply
+  cairn runs input 7YB… check --attempt 1`,
+		Args: cobra.ExactArgs(2),
+		RunE: cf.run(func(cmd *cobra.Command, args []string, c *sdk.Client) error {
+			n := attempt
+			if n == 0 {
+				r, err := c.Get(cmd.Context(), args[0])
+				if err != nil {
+					return err
+				}
+				s := r.Step(args[1])
+				if s == nil || s.Attempt == 0 {
+					return fmt.Errorf("step %s of run %s has no attempt", args[1], args[0])
+				}
+				n = s.Attempt
+			}
+			in, err := c.StepInput(cmd.Context(), args[0], args[1], n)
+			if err != nil {
+				return err
+			}
+			if !in.Kept {
+				return fmt.Errorf("the input of attempt %d was not kept: %d bytes, over 8 KiB", n, in.Bytes)
+			}
+			return printJSON(cmd.OutOrStdout(), in.Input)
+		}),
+	}
+	cmd.Flags().IntVar(&attempt, "attempt", 0, "the attempt (default: the latest)")
 	return cmd
 }
 

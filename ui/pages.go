@@ -38,6 +38,22 @@ type runsView struct {
 	FilterNote   string
 }
 
+// listRuns reads the runs page's rows: a query that looks like the start
+// of a run id lists those runs, else (or when none matches) the runs of
+// that correlation.
+func (h *Handler) listRuns(ctx context.Context, rv *runsView, cursor string) ([]engine.RunRow, string, error) {
+	req := engine.ListRequest{Workflow: rv.Workflow, Status: cairn.RunStatus(rv.Status),
+		Correlation: rv.Query, StartedAfter: rv.StartedAfter, Limit: pageSize, Cursor: cursor}
+	if idPrefixRE.MatchString(rv.Query) {
+		byID := req
+		byID.Correlation, byID.IDPrefix = "", rv.Query
+		if rows, next, err := h.e.ListRunRows(ctx, byID); err != nil || len(rows) > 0 || next != "" {
+			return rows, next, err
+		}
+	}
+	return h.e.ListRunRows(ctx, req)
+}
+
 // idPrefixRE is what the search box takes for the start of a run id.
 var idPrefixRE = regexp.MustCompile(`^[0-9A-HJKMNP-TV-Z]{2,25}$`)
 
@@ -75,23 +91,7 @@ func (h *Handler) runs(ctx context.Context, r *http.Request, v *view) (string, e
 			return "runs", nil
 		}
 	}
-	req := engine.ListRequest{Workflow: rv.Workflow, Status: cairn.RunStatus(rv.Status),
-		Correlation: rv.Query, StartedAfter: rv.StartedAfter, Limit: pageSize, Cursor: q.Get("cursor")}
-	var (
-		rows []engine.RunRow
-		next string
-		err  error
-	)
-	if idPrefixRE.MatchString(rv.Query) {
-		// What a run id begins with (ids are upper case): those runs; a
-		// correlation of that form when no id matches.
-		byID := req
-		byID.Correlation, byID.IDPrefix = "", rv.Query
-		rows, next, err = h.e.ListRunRows(ctx, byID)
-	}
-	if err == nil && len(rows) == 0 && next == "" {
-		rows, next, err = h.e.ListRunRows(ctx, req)
-	}
+	rows, next, err := h.listRuns(ctx, rv, q.Get("cursor"))
 	if err != nil {
 		return "", err
 	}

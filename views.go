@@ -174,8 +174,8 @@ type WorkerInfo struct {
 	RegisteredAt time.Time         `json:"registered_at"`
 	Labels       map[string]string `json:"labels,omitempty"`
 	LastSeenAt   time.Time         `json:"last_seen_at" doc:"The worker's last claim or heartbeat the engine recorded (recorded at most once a minute per worker and API instance), or its registration."`
-	Alive        bool              `json:"alive" doc:"Seen within the alive window (two recording periods plus the longest claim hold) and not stopped since: a worker that is polling or running steps is alive."`
-	StoppedAt    *time.Time        `json:"stopped_at,omitempty" doc:"When the worker said it stopped (its graceful drain ended), if it has not been seen since."`
+	Alive        bool              `json:"alive" doc:"Seen within the alive window (two recording periods plus the longest claim hold), and not stopped since it registered: a worker that is polling or running steps is alive."`
+	StoppedAt    *time.Time        `json:"stopped_at,omitempty" doc:"When the worker said it stopped (its graceful drain ended), if it has not registered since."`
 }
 
 // Schedules: a workflow started on a cron calendar.

@@ -277,7 +277,7 @@ func (a *API) registerClaimOps() {
 	op(a, huma.Operation{
 		OperationID: "stopWorker", Method: http.MethodPost, Path: "/workers/{worker}/stop", Tags: []string{"Workers"},
 		Summary:       "Say a worker stopped",
-		Description:   "A worker that drained and stops says so: it is listed as gone (alive false, stopped_at) at once instead of after the alive window. A worker seen again afterwards, or registering again, is alive. Sending it is optional: a worker that dies without it is gone once the alive window passes.",
+		Description:   "A worker that drained and stops says so: it is listed as gone (alive false, stopped_at) at once instead of after the alive window. A worker that registers again (every start does) is alive. Sending it is optional: a worker that dies without it is gone once the alive window passes.",
 		DefaultStatus: http.StatusNoContent, Errors: []int{http.StatusNotFound},
 	}, auth.ScopeWorker, func(ctx context.Context, in *stopWorkerInput) (*struct{}, error) {
 		return nil, a.engine.StopWorker(ctx, in.Worker)

@@ -1635,7 +1635,7 @@ type Usage struct {
 
 // WorkerInfo defines model for WorkerInfo.
 type WorkerInfo struct {
-	// Alive Seen within the alive window (two recording periods plus the longest claim hold) and not stopped since: a worker that is polling or running steps is alive.
+	// Alive Seen within the alive window (two recording periods plus the longest claim hold), and not stopped since it registered: a worker that is polling or running steps is alive.
 	Alive  bool               `json:"alive"`
 	Id     string             `json:"id"`
 	Labels *map[string]string `json:"labels,omitempty"`
@@ -1644,7 +1644,7 @@ type WorkerInfo struct {
 	LastSeenAt   time.Time `json:"last_seen_at"`
 	RegisteredAt time.Time `json:"registered_at"`
 
-	// StoppedAt When the worker said it stopped (its graceful drain ended), if it has not been seen since.
+	// StoppedAt When the worker said it stopped (its graceful drain ended), if it has not registered since.
 	StoppedAt *time.Time `json:"stopped_at,omitempty"`
 
 	// Workflows name@version of each definition served.
@@ -2300,7 +2300,7 @@ type ClientInterface interface {
 
 	// StopWorker Say a worker stopped
 	//
-	// A worker that drained and stops says so: it is listed as gone (alive false, stopped_at) at once instead of after the alive window. A worker seen again afterwards, or registering again, is alive. Sending it is optional: a worker that dies without it is gone once the alive window passes.
+	// A worker that drained and stops says so: it is listed as gone (alive false, stopped_at) at once instead of after the alive window. A worker that registers again (every start does) is alive. Sending it is optional: a worker that dies without it is gone once the alive window passes.
 	//
 	// Needs a key with the `worker` scope.
 	//
@@ -3208,7 +3208,7 @@ func (c *Client) RegisterWorker(ctx context.Context, body RegisterWorkerJSONRequ
 
 // StopWorker Say a worker stopped
 //
-// A worker that drained and stops says so: it is listed as gone (alive false, stopped_at) at once instead of after the alive window. A worker seen again afterwards, or registering again, is alive. Sending it is optional: a worker that dies without it is gone once the alive window passes.
+// A worker that drained and stops says so: it is listed as gone (alive false, stopped_at) at once instead of after the alive window. A worker that registers again (every start does) is alive. Sending it is optional: a worker that dies without it is gone once the alive window passes.
 //
 // Needs a key with the `worker` scope.
 //
@@ -5334,7 +5334,7 @@ type ClientWithResponsesInterface interface {
 
 	// StopWorkerWithResponse Say a worker stopped
 	//
-	// A worker that drained and stops says so: it is listed as gone (alive false, stopped_at) at once instead of after the alive window. A worker seen again afterwards, or registering again, is alive. Sending it is optional: a worker that dies without it is gone once the alive window passes.
+	// A worker that drained and stops says so: it is listed as gone (alive false, stopped_at) at once instead of after the alive window. A worker that registers again (every start does) is alive. Sending it is optional: a worker that dies without it is gone once the alive window passes.
 	//
 	// Needs a key with the `worker` scope.
 	//
@@ -9234,7 +9234,7 @@ func (c *ClientWithResponses) RegisterWorkerWithResponse(ctx context.Context, bo
 
 // StopWorkerWithResponse Say a worker stopped
 //
-// A worker that drained and stops says so: it is listed as gone (alive false, stopped_at) at once instead of after the alive window. A worker seen again afterwards, or registering again, is alive. Sending it is optional: a worker that dies without it is gone once the alive window passes.
+// A worker that drained and stops says so: it is listed as gone (alive false, stopped_at) at once instead of after the alive window. A worker that registers again (every start does) is alive. Sending it is optional: a worker that dies without it is gone once the alive window passes.
 //
 // Needs a key with the `worker` scope.
 //

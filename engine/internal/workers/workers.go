@@ -32,7 +32,7 @@ type Record struct {
 	// most one write per worker per instance per SeenEvery).
 	LastSeenAt *time.Time `json:"last_seen_at,omitempty"`
 	// StoppedAt is when the worker said it stopped (its graceful drain
-	// ended): it is gone from then, unless it is seen again later.
+	// ended): it is gone from then until it registers again.
 	StoppedAt *time.Time `json:"stopped_at,omitempty"`
 }
 
@@ -185,7 +185,7 @@ func (r *Registry) List(ctx context.Context, alive time.Duration) ([]cairn.Worke
 		if rec.LastSeenAt != nil && rec.LastSeenAt.After(seen) {
 			seen = *rec.LastSeenAt
 		}
-		stopped := rec.StoppedAt != nil && !rec.StoppedAt.Before(seen)
+		stopped := rec.StoppedAt != nil
 		wi := cairn.WorkerInfo{ID: rec.ID, RegisteredAt: rec.RegisteredAt, Labels: rec.Labels, Workflows: []string{},
 			LastSeenAt: seen, Alive: r.now().Sub(seen) <= alive && !stopped}
 		if stopped {
@@ -201,10 +201,11 @@ func (r *Registry) List(ctx context.Context, alive time.Duration) ([]cairn.Worke
 }
 
 // Stop records that worker stopped (its graceful drain ended): the
-// listing shows it gone at once rather than after the alive window. One
-// conditional write, retried on a lost race with a sighting; a worker
-// seen after it stopped (a restart that has not registered yet) counts as
-// alive again.
+// listing shows it gone at once rather than after the alive window, until
+// it registers again (every start does). One conditional write, retried
+// on a lost race with a sighting. Sightings of a stopped worker are not
+// recorded: a claim the worker sent before it stopped may reach the
+// server after (a held claim it abandoned), and must not bring it back.
 func (r *Registry) Stop(ctx context.Context, worker string) error {
 	if err := keys.WorkerID.Check("worker_id", worker); err != nil {
 		return err
@@ -258,6 +259,9 @@ func (r *Registry) Seen(worker string) {
 		rec, ver, err := object.Read[Record](ctx, r.store, key)
 		if err != nil {
 			return
+		}
+		if rec.StoppedAt != nil {
+			return // stopped: gone until it registers again (Stop)
 		}
 		if rec.LastSeenAt != nil && now.Sub(*rec.LastSeenAt) < SeenEvery/2 {
 			// Another instance recorded it within half a period (or

@@ -651,7 +651,7 @@ export interface paths {
         put?: never;
         /**
          * Say a worker stopped
-         * @description A worker that drained and stops says so: it is listed as gone (alive false, stopped_at) at once instead of after the alive window. A worker seen again afterwards, or registering again, is alive. Sending it is optional: a worker that dies without it is gone once the alive window passes.
+         * @description A worker that drained and stops says so: it is listed as gone (alive false, stopped_at) at once instead of after the alive window. A worker that registers again (every start does) is alive. Sending it is optional: a worker that dies without it is gone once the alive window passes.
          *
          *     Needs a key with the `worker` scope.
          */
@@ -1705,7 +1705,7 @@ export interface components {
             output_tokens?: number;
         };
         WorkerInfo: {
-            /** @description Seen within the alive window (two recording periods plus the longest claim hold) and not stopped since: a worker that is polling or running steps is alive. */
+            /** @description Seen within the alive window (two recording periods plus the longest claim hold), and not stopped since it registered: a worker that is polling or running steps is alive. */
             alive: boolean;
             id: string;
             labels?: {
@@ -1720,7 +1720,7 @@ export interface components {
             registered_at: string;
             /**
              * Format: date-time
-             * @description When the worker said it stopped (its graceful drain ended), if it has not been seen since.
+             * @description When the worker said it stopped (its graceful drain ended), if it has not registered since.
              */
             stopped_at?: string;
             /** @description name@version of each definition served. */

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/internal/testutil"
 	"github.com/cairn-dev/cairn/sdk"
@@ -63,3 +64,28 @@ func TestWaitElapsedNeverGoesBack(t *testing.T) {
 		})
 	}
 }
+
+// A retry's time is compared with the server's time as the readings give
+// it, not the client's clock: a server ten minutes ahead once made every
+// ready step of a --wait read "retry pending".
+func TestRetryPendingOnTheServersClock(t *testing.T) {
+	server := time.Now().Add(10 * time.Minute) // the server is ahead
+	var c elapsedClock
+	r := &sdk.Run{}
+	r.CreatedAt, r.UpdatedAt = server.Add(-time.Second), server
+	c.observe(r)
+	now := c.serverNow()
+	if d := now.Sub(server); d < 0 || d > time.Minute {
+		t.Fatalf("the server's time estimated %s off", d)
+	}
+	due := sdk.StepView{ID: "s", Status: cairn.StepReady, Attempt: 2, ReadyAt: ptrTime(server.Add(-time.Millisecond))}
+	if state, _ := stepState(due, true, now); state != "waiting for a worker (attempt 2)" {
+		t.Errorf("a retry due on the server's clock: %q, want waiting for a worker", state)
+	}
+	later := sdk.StepView{ID: "s", Status: cairn.StepReady, Attempt: 2, ReadyAt: ptrTime(server.Add(time.Minute))}
+	if state, _ := stepState(later, true, now); state != "retry pending (attempt 2)" {
+		t.Errorf("a retry a minute ahead on the server's clock: %q, want retry pending", state)
+	}
+}
+
+func ptrTime(t time.Time) *time.Time { return &t }

@@ -261,6 +261,16 @@ func (c *elapsedClock) observe(r *sdk.Run) {
 	}
 }
 
+// serverNow estimates the server's time: the reading's last change
+// advanced by the client's monotonic clock since it came (zero before a
+// reading).
+func (c *elapsedClock) serverNow() time.Time {
+	if c.at.IsZero() {
+		return time.Time{}
+	}
+	return c.updated.Add(time.Since(c.at))
+}
+
 // elapsed is the run's elapsed time now, never less than one shown before.
 func (c *elapsedClock) elapsed() time.Duration {
 	if c.at.IsZero() {
@@ -289,7 +299,7 @@ func (p *progress) update(r *sdk.Run, holdersKnown bool) {
 		}
 	}
 	for _, s := range r.Steps {
-		state, detail := stepState(s, holdersKnown && !r.Status.Terminal())
+		state, detail := stepState(s, holdersKnown && !r.Status.Terminal(), p.clock.serverNow())
 		if p.steps[s.ID] == state {
 			continue
 		}
@@ -321,8 +331,12 @@ func (p *progress) update(r *sdk.Run, holdersKnown bool) {
 
 // stepState names a step's state for people, with a detail. holdersKnown
 // says the view read who holds the ready steps (a ready step with no
-// holder then waits for a worker).
-func stepState(s sdk.StepView, holdersKnown bool) (string, string) {
+// holder then waits for a worker); now is the server's time as the view
+// knows it (zero: the client's), which a retry's time is compared with.
+func stepState(s sdk.StepView, holdersKnown bool, now time.Time) (string, string) {
+	if now.IsZero() {
+		now = time.Now()
+	}
 	switch s.Status {
 	case cairn.StepReady:
 		var state string
@@ -335,7 +349,7 @@ func stepState(s sdk.StepView, holdersKnown bool) (string, string) {
 				held += ", started"
 			}
 			detail = append(detail, held)
-		case s.ReadyAt != nil && s.ReadyAt.After(time.Now()):
+		case s.ReadyAt != nil && s.ReadyAt.After(now):
 			state = "retry pending"
 			detail = append(detail, "at "+clock(*s.ReadyAt))
 		case holdersKnown:
@@ -573,7 +587,7 @@ func printRun(out io.Writer, r *sdk.Run) {
 	tw := newTable(out)
 	fmt.Fprintln(tw, "STEP\tKIND\tSTATUS\tATTEMPTS\tDETAIL")
 	for _, s := range r.Steps {
-		state, detail := stepState(s, !r.Status.Terminal())
+		state, detail := stepState(s, !r.Status.Terminal(), time.Time{})
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", s.ID, s.Kind, state, len(s.Attempts), detail)
 	}
 	tw.Flush()

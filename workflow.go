@@ -399,11 +399,16 @@ func (w *Workflow) Events() []string {
 	return out
 }
 
-// EventNoWaitWarning says that no wait step of w waits for event name,
-// and which names its waits are for.
-func EventNoWaitWarning(w *Workflow, name string) string {
+// EventWarning says, when no wait step of w waits for event name, that
+// nothing will consume it and which names its waits are for; "" when a
+// wait uses the name.
+func (w *Workflow) EventWarning(name string) string {
+	waits := w.Events()
+	if slices.Contains(waits, name) {
+		return ""
+	}
 	msg := fmt.Sprintf("no wait step of workflow %s version %s waits for event %q: it is kept, but nothing will consume it", w.Name, w.Version, name)
-	if waits := w.Events(); len(waits) > 0 {
+	if len(waits) > 0 {
 		q := make([]string, len(waits))
 		for i, e := range waits {
 			q[i] = strconv.Quote(e)

@@ -547,9 +547,8 @@ func (e *Engine) SendEvent(ctx context.Context, run string, req EventRequest) (*
 	}
 	// Kept for a later wait; when no wait of the definition ever waits for
 	// it (names are fixed in the definition), most likely a typo: say so.
-	if waits := d.Events(); !slices.Contains(waits, req.Name) {
-		res.Warning = cairn.EventNoWaitWarning(&d.Workflow, req.Name)
-		e.log.Warn("event no wait uses", "run", run, "event", req.Name, "workflow", d.Name, "version", d.Version, "waits", waits)
+	if res.Warning = d.EventWarning(req.Name); res.Warning != "" {
+		e.log.Warn("event no wait uses", "run", run, "event", req.Name, "workflow", d.Name, "version", d.Version, "waits", d.Events())
 	}
 	return res, nil
 }

@@ -129,8 +129,8 @@ func readJSONArg(cmd *cobra.Command, flag, v string) (json.RawMessage, error) {
 
 func abbrev(s string, n int) string {
 	s = strings.TrimSpace(s)
-	if len(s) > n {
-		return s[:n] + "…"
+	if r := []rune(s); len(r) > n {
+		return string(r[:n]) + "…"
 	}
 	return s
 }

@@ -431,16 +431,20 @@ func stamp(t time.Time) string { return stampIn(t, time.Local) }
 // stampIn is stamp in the zone loc.
 func stampIn(t time.Time, loc *time.Location) string {
 	t = t.In(loc)
+	return t.Format(time.DateTime) + " " + zoneOf(t)
+}
+
+// zoneOf names t's zone by its offset: "UTC", "UTC+09:00", "UTC-05:00".
+func zoneOf(t time.Time) string {
 	_, off := t.Zone()
-	zone := "UTC"
-	if off != 0 {
-		sign := "+"
-		if off < 0 {
-			sign, off = "-", -off
-		}
-		zone += fmt.Sprintf("%s%02d:%02d", sign, off/3600, off%3600/60)
+	if off == 0 {
+		return "UTC"
 	}
-	return t.Format(time.DateTime) + " " + zone
+	sign := "+"
+	if off < 0 {
+		sign, off = "-", -off
+	}
+	return fmt.Sprintf("UTC%s%02d:%02d", sign, off/3600, off%3600/60)
 }
 
 // clock formats a moment in a table: the time of day when it is today,
@@ -634,7 +638,7 @@ func newRunsListCmd(cf *clientFlags) *cobra.Command {
 			err := emit(out, format, map[string]any{"runs": runs, "next_cursor": next}, runs, func() error {
 				color := colorOK(out, os.Getenv)
 				tw := newTable(out)
-				fmt.Fprintln(tw, "RUN\tWORKFLOW\tSTATUS\tSTEPS\tSTARTED ("+localZone()+")\tTOOK\tERROR")
+				fmt.Fprintln(tw, "RUN\tWORKFLOW\tSTATUS\tSTEPS\tSTARTED ("+zoneOf(time.Now())+")\tTOOK\tERROR")
 				for _, r := range runs {
 					took := "-"
 					if r.EndedAt != nil {
@@ -807,10 +811,4 @@ func newRunsEventCmd(cf *clientFlags) *cobra.Command {
 	cmd.Flags().StringVar(&id, "id", "", "event id: sending the same id again is ignored")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	return cmd
-}
-
-// localZone names the local zone as stamp does ("UTC+09:00", "UTC").
-func localZone() string {
-	z := stamp(time.Now())
-	return z[strings.LastIndex(z, " ")+1:]
 }

@@ -113,7 +113,7 @@ func newSchedulesListCmd(cf *clientFlags) *cobra.Command {
 				"no schedules (create one: cairn schedules create <workflow> '0 2 * * *')",
 				"SCHEDULE\tWORKFLOW\tCRON\tTZ\tOVERLAP\tNEXT\tFIRED\tSKIPPED\tFAILED\tLAST RUN\tLAST ERROR",
 				func(s sdk.Schedule) string {
-					return fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%s\t%s", s.ID, s.Workflow, s.Cron, s.TimeZone, s.Overlap, nextTick(&s), s.Fired, s.Skipped, s.Failed, s.LastRun, clip(s.LastError, 60))
+					return fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%s\t%s", s.ID, s.Workflow, s.Cron, s.TimeZone, s.Overlap, nextTick(&s), s.Fired, s.Skipped, s.Failed, s.LastRun, abbrev(s.LastError, 60))
 				})
 		}),
 	}
@@ -258,12 +258,4 @@ A running run is refused unless --force, which cancels it first.`,
 	}
 	cmd.Flags().BoolVar(&force, "force", false, "cancel the run first if it still runs")
 	return cmd
-}
-
-// clip shortens s to n characters, saying so ("…"); get shows it whole.
-func clip(s string, n int) string {
-	if r := []rune(s); len(r) > n {
-		return string(r[:n-1]) + "…"
-	}
-	return s
 }

@@ -4,23 +4,19 @@
 // a few at a time.
 package par
 
-import "sync"
+import "golang.org/x/sync/errgroup"
 
 // Each calls fn(i) for every i in [0, count), at most n at once, and
 // returns when every call has returned. A goroutine is started only when
 // a slot is free, so a long list never holds more than n goroutines.
 func Each(n, count int, fn func(i int)) {
-	if n < 1 {
-		n = 1
-	}
-	sem := make(chan struct{}, n)
-	var wg sync.WaitGroup
+	var g errgroup.Group
+	g.SetLimit(max(n, 1))
 	for i := range count {
-		sem <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-sem }()
+		g.Go(func() error {
 			fn(i)
+			return nil
 		})
 	}
-	wg.Wait()
+	_ = g.Wait() // fn returns no error
 }

@@ -222,12 +222,6 @@ func (r *Registry) Stop(ctx context.Context, worker string) error {
 		now := r.now()
 		rec.StoppedAt = &now
 		if _, err = r.store.Swap(ctx, key, object.JSON(rec), ver); !errors.Is(err, blob.ErrPreconditionFailed) || try >= 4 {
-			if err == nil {
-				r.mu.Lock()
-				delete(r.m, worker) // claims read the record again
-				r.seen.Delete(worker)
-				r.mu.Unlock()
-			}
 			return err
 		}
 	}

@@ -25,9 +25,7 @@ func TestFlowControlOnRunPages(t *testing.T) {
 				RateLimit: &cairn.RateLimit{Key: "${input.api}", Limit: 10, Period: cairn.Duration(time.Minute), Burst: 3}, Priority: &prio},
 			{ID: "plain", After: []string{"charge"}},
 		}}
-	if _, err := f.e.Register(ctx, engine.RegisterRequest{WorkerID: "w1", Workflows: []cairn.Workflow{wf}}); err != nil {
-		t.Fatal(err)
-	}
+	f.registerFor("w1", wf)
 	hi, err := f.e.StartRun(ctx, engine.StartRequest{Workflow: "flow", Priority: 42})
 	if err != nil {
 		t.Fatal(err)

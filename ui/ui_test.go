@@ -60,9 +60,7 @@ func (f *fixture) register() {
 		{ID: "approve", Kind: cairn.KindWait, Event: "approved", After: []string{"fetch"}},
 		{ID: "done", After: []string{"flaky", "approve"}},
 	}}
-	if _, err := f.e.Register(context.Background(), engine.RegisterRequest{WorkerID: "w1", Workflows: []cairn.Workflow{wf}}); err != nil {
-		f.t.Fatal(err)
-	}
+	f.registerFor("w1", wf)
 }
 
 func (f *fixture) claim(run string) engine.Lease {
@@ -309,9 +307,7 @@ func (f *fixture) completedRun(n int) string {
 		}
 		wf.Steps = append(wf.Steps, s)
 	}
-	if _, err := f.e.Register(ctx, engine.RegisterRequest{WorkerID: "w1", Workflows: []cairn.Workflow{wf}}); err != nil {
-		f.t.Fatal(err)
-	}
+	f.registerFor("w1", wf)
 	r, err := f.e.StartRun(ctx, engine.StartRequest{Workflow: wf.Name})
 	if err != nil {
 		f.t.Fatal(err)

@@ -25,9 +25,7 @@ func TestWorkflowAndSchedulePages(t *testing.T) {
 		OnFailure: []cairn.Step{{ID: "refund"}},
 	}
 	old := cairn.Workflow{Name: "orders", Version: "1", Steps: []cairn.Step{{ID: "charge"}}}
-	if _, err := f.e.Register(ctx, engine.RegisterRequest{WorkerID: "w1", Workflows: []cairn.Workflow{old, wf}}); err != nil {
-		t.Fatal(err)
-	}
+	f.registerFor("w1", old, wf)
 	if _, err := f.e.CreateSchedule(ctx, engine.ScheduleRequest{ID: "nightly", Workflow: "orders", Version: "2", Cron: "0 3 * * *", TimeZone: "Europe/Paris"}); err != nil {
 		t.Fatal(err)
 	}
@@ -79,9 +77,7 @@ func TestWorkflowAndSchedulePages(t *testing.T) {
 func TestRunsSince(t *testing.T) {
 	f := newFixture(t, api.Config{DevMode: true})
 	ctx := context.Background()
-	if _, err := f.e.Register(ctx, engine.RegisterRequest{WorkerID: "w1", Workflows: []cairn.Workflow{{Name: "wf", Version: "1", Steps: []cairn.Step{{ID: "a"}}}}}); err != nil {
-		t.Fatal(err)
-	}
+	f.registerFor("w1", oneStep)
 	r, err := f.e.StartRun(ctx, engine.StartRequest{Workflow: "wf"})
 	if err != nil {
 		t.Fatal(err)
@@ -99,9 +95,7 @@ func TestRunsSince(t *testing.T) {
 func TestWorkersPageShowsStopped(t *testing.T) {
 	f := newFixture(t, api.Config{DevMode: true})
 	ctx := context.Background()
-	if _, err := f.e.Register(ctx, engine.RegisterRequest{WorkerID: "w-gone", Workflows: []cairn.Workflow{{Name: "wf", Version: "1", Steps: []cairn.Step{{ID: "a"}}}}}); err != nil {
-		t.Fatal(err)
-	}
+	f.registerFor("w-gone", oneStep)
 	if _, body, _ := f.get("/ui/workers", ""); !strings.Contains(body, `<tr data-worker="w-gone" data-alive="true">`) {
 		t.Fatalf("a registered worker is not alive:\n%.2000s", body)
 	}
@@ -119,9 +113,7 @@ func TestWorkersPageShowsStopped(t *testing.T) {
 func TestRunsByIDPrefix(t *testing.T) {
 	f := newFixture(t, api.Config{DevMode: true})
 	ctx := context.Background()
-	if _, err := f.e.Register(ctx, engine.RegisterRequest{WorkerID: "w1", Workflows: []cairn.Workflow{{Name: "wf", Version: "1", Steps: []cairn.Step{{ID: "a"}}}}}); err != nil {
-		t.Fatal(err)
-	}
+	f.registerFor("w1", oneStep)
 	var ids []string
 	for _, corr := range []string{"order-1", "order-2", "order-3"} {
 		r, err := f.e.StartRun(ctx, engine.StartRequest{Workflow: "wf", Correlation: corr})
@@ -143,5 +135,16 @@ func TestRunsByIDPrefix(t *testing.T) {
 	}
 	if _, body, _ := f.get("/ui/?q=order-2", ""); !strings.Contains(body, `<tr data-run="`+ids[1]+`"`) || strings.Contains(body, `<tr data-run="`+ids[0]+`"`) {
 		t.Errorf("q=order-2: want only %s", ids[1])
+	}
+}
+
+// oneStep is a workflow of one task step.
+var oneStep = cairn.Workflow{Name: "wf", Version: "1", Steps: []cairn.Step{{ID: "a"}}}
+
+// registerFor registers wfs for worker on the fixture's engine.
+func (f *fixture) registerFor(worker string, wfs ...cairn.Workflow) {
+	f.t.Helper()
+	if _, err := f.e.Register(context.Background(), engine.RegisterRequest{WorkerID: worker, Workflows: wfs}); err != nil {
+		f.t.Fatal(err)
 	}
 }

@@ -15,14 +15,8 @@ import (
 // Ctrl-C during `runs start --wait` stops the watching, not the run, and
 // the message says so and how to follow it.
 func TestWaitInterruptedSaysTheRunContinues(t *testing.T) {
-	srv := sdktest.Start(t, sdktest.Options{})
+	srv := slowServer(t)
 	c := testClient(t, srv.URL)
-	w := sdk.NewWorker(c, sdk.WithLogger(quietLogger()), sdk.WithDrainTimeout(100*time.Millisecond)).Register(sdk.Workflow("slow", "1").
-		Task("s", sdk.Handle(func(ctx sdk.StepContext, _ struct{}) (string, error) {
-			<-ctx.Done()
-			return "", ctx.Err()
-		})))
-	testutil.ServeWorker(t, w, 10*time.Second)
 
 	root := newRootCmd()
 	var out syncBuffer
@@ -58,4 +52,18 @@ func TestWaitInterruptedSaysTheRunContinues(t *testing.T) {
 	if err != nil || r.Status != sdk.RunRunning {
 		t.Fatalf("the run after the interrupt: %+v %v", r, err)
 	}
+}
+
+// slowServer is a test server whose worker serves "slow": one step that
+// runs until it is cancelled.
+func slowServer(t *testing.T) *sdktest.Server {
+	t.Helper()
+	srv := sdktest.Start(t, sdktest.Options{})
+	w := sdk.NewWorker(testClient(t, srv.URL), sdk.WithLogger(quietLogger()), sdk.WithDrainTimeout(100*time.Millisecond)).Register(sdk.Workflow("slow", "1").
+		Task("s", sdk.Handle(func(ctx sdk.StepContext, _ struct{}) (string, error) {
+			<-ctx.Done()
+			return "", ctx.Err()
+		})))
+	testutil.ServeWorker(t, w, 10*time.Second)
+	return srv
 }

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/testutil"
-	"github.com/cairn-dev/cairn/sdk"
 	"github.com/cairn-dev/cairn/sdk/sdktest"
 )
 
@@ -74,14 +73,7 @@ func TestErrorPrefixedOnce(t *testing.T) {
 // reports a command Ctrl-C stopped; a SIGTERM 143. A command Ctrl-C ends
 // as it should (a server draining) exits 0: see exitStatus.
 func TestInterruptedWaitExits130(t *testing.T) {
-	srv := sdktest.Start(t, sdktest.Options{})
-	c := testClient(t, srv.URL)
-	w := sdk.NewWorker(c, sdk.WithLogger(quietLogger()), sdk.WithDrainTimeout(100*time.Millisecond)).Register(sdk.Workflow("slow", "1").
-		Task("s", sdk.Handle(func(ctx sdk.StepContext, _ struct{}) (string, error) {
-			<-ctx.Done()
-			return "", ctx.Err()
-		})))
-	testutil.ServeWorker(t, w, 10*time.Second)
+	srv := slowServer(t)
 
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
 		cmd, out, errOut := mainProcess("--server", srv.URL, "runs", "start", "slow", "--wait")

@@ -27,7 +27,20 @@
     if (who) document.querySelector("header .who").replaceWith(who);
     document.title = main.dataset.title || document.title;
     if (push) history.pushState({}, "", url);
+    else if (location.hash) retarget();
     init();
+  }
+
+  // retarget points the URL's fragment (#step-…, #j…) at the element of
+  // that id in the page just rendered again, where the old one was: the
+  // browser matches :target to the element a fragment navigation found,
+  // which the re-render replaced. Without a new history entry, and
+  // without moving the page.
+  function retarget() {
+    const h = location.hash, y = window.scrollY;
+    history.replaceState(history.state, "", location.pathname + location.search);
+    location.replace(h);
+    window.scrollTo(0, y);
   }
 
   function navigable(a) {

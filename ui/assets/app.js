@@ -27,7 +27,8 @@
     if (who) document.querySelector("header .who").replaceWith(who);
     document.title = main.dataset.title || document.title;
     if (push) history.pushState({}, "", url);
-    else if (location.hash) retarget();
+    shown = location.pathname + location.search;
+    if (!push && location.hash) retarget();
     init();
   }
 
@@ -73,7 +74,12 @@
       load(u.href, true);
     }
   });
-  window.addEventListener("popstate", () => load(location.href, false));
+  // Back and forward to another page render it; a move between fragments
+  // of this page (retarget's among them) does not.
+  let shown = location.pathname + location.search;
+  window.addEventListener("popstate", () => {
+    if (location.pathname + location.search !== shown) load(location.href, false);
+  });
   // An attempt's input is read when its details open (the lease keeps it;
   // the read is audited like the run's).
   document.addEventListener("toggle", async (ev) => {

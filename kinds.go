@@ -26,11 +26,14 @@ const (
 	KindMap StepKind = "map"
 	// KindChild starts a run of another workflow and ends with it.
 	KindChild StepKind = "child"
+	// KindFunction runs a durable function on a worker: its body's
+	// operations are checkpointed in the step's history (function.go).
+	KindFunction StepKind = "function"
 )
 
 // Values lists every step kind (the API's enum).
 func (StepKind) Values() []StepKind {
-	return []StepKind{KindTask, KindWait, KindSleep, KindMap, KindChild}
+	return []StepKind{KindTask, KindWait, KindSleep, KindMap, KindChild, KindFunction}
 }
 
 // A kindCheck validates what a kind needs of its own options (a wait's
@@ -53,6 +56,9 @@ var kindOptions = map[StepKind][]string{
 	// retry, timeout and max_deliveries.
 	KindMap:   {"delivery", "retry", "timeout", "max_deliveries", "items", "max_concurrency", "tolerated_failures", "tolerated_failure_percent"},
 	KindChild: {"workflow", "child_version"},
+	// A function's driver is a task attempt that replays: at_least_once
+	// always (its steps choose their own delivery).
+	KindFunction: {"retry", "timeout", "max_deliveries", "concurrency", "rate_limit", "priority"},
 }
 
 // stepOptions tells, for each optional field of kindOptions, whether a
@@ -156,8 +162,9 @@ var kindChecks = map[StepKind]kindCheck{
 			add(".duration", "a sleep step needs a positive duration")
 		}
 	},
-	KindMap:   checkMap,
-	KindChild: checkChild,
+	KindMap:      checkMap,
+	KindChild:    checkChild,
+	KindFunction: func(*Step, func(field, format string, args ...any)) {},
 }
 
 // kindList is the kinds for people: "task, wait or sleep".

@@ -227,11 +227,14 @@ const (
 	OutcomeFailed    AttemptOutcome = "failed"    // the worker failed it
 	OutcomeTimedOut  AttemptOutcome = "timed_out" // it outlived the step's timeout
 	OutcomeLost      AttemptOutcome = "lost"      // its lease expired unanswered
+	// OutcomeSuspended: a function's driver suspended (a sleep): the step
+	// goes on in a later attempt, which replays its history.
+	OutcomeSuspended AttemptOutcome = "suspended"
 )
 
 // Values lists every outcome the engine records (the API's enum).
 func (AttemptOutcome) Values() []AttemptOutcome {
-	return []AttemptOutcome{OutcomeCompleted, OutcomeFailed, OutcomeTimedOut, OutcomeLost}
+	return []AttemptOutcome{OutcomeCompleted, OutcomeFailed, OutcomeTimedOut, OutcomeLost, OutcomeSuspended}
 }
 
 // Attempt records one lease of a task step.
@@ -288,6 +291,10 @@ const (
 	// start; JournalCompensationEnded: they are done (the message says how).
 	JournalCompensationStarted JournalType = "compensation_started"
 	JournalCompensationEnded   JournalType = "compensation_ended"
+	// JournalOperation: a function step checkpointed an operation (the
+	// message names it); JournalStepSuspended: its driver suspended.
+	JournalOperation     JournalType = "operation"
+	JournalStepSuspended JournalType = "step_suspended"
 )
 
 // Values lists every journal entry type (the API's enum).
@@ -297,6 +304,7 @@ func (JournalType) Values() []JournalType {
 		JournalStepFailed, JournalStepRequeued, JournalStepRetryScheduled, JournalStepSkipped, JournalLeaseLost, JournalWaitStarted,
 		JournalEventReceived, JournalSleepStarted, JournalRunCompleted, JournalRunFailed, JournalRunCancelled,
 		JournalRunTimedOut, JournalMapStarted, JournalChildStarted, JournalCompensationStarted, JournalCompensationEnded,
+		JournalOperation, JournalStepSuspended,
 	}
 }
 

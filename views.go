@@ -65,6 +65,8 @@ type StepView struct {
 	Event    string          `json:"event,omitempty" doc:"Wait steps: the event name that resumes the wait."`
 	Map      *MapProgress    `json:"map,omitempty" doc:"For a map step: its items' progress."`
 	Child    string          `json:"child,omitempty" doc:"For a child step: the id of its child run."`
+	// Operations is a function step's history (function.go).
+	Operations []Operation `json:"operations,omitempty" nullable:"false" doc:"For a function step: the operations its body checkpointed, in order."`
 }
 
 // MapProgress is how far a map step is.

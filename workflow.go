@@ -8,6 +8,8 @@ package cairn
 import (
 	"encoding/json"
 	"fmt"
+	"math"
+	"math/rand/v2"
 	"regexp"
 	"slices"
 	"sort"
@@ -43,6 +45,28 @@ type RetryPolicy struct {
 	// attempt whose started was recorded. Empty (the default): a started
 	// at_most_once attempt is never offered again, whatever its class.
 	RetryAfterStart []string `json:"retry_after_start,omitempty" nullable:"false" doc:"at_most_once only: error classes that may retry an attempt after its started was recorded (an explicit opt-in; by default a started at_most_once attempt is never run again)."`
+}
+
+// Retries reports whether a failure of class may be retried under p
+// (within its attempts): every class but the engine's final ones and
+// those p lists as non-retryable.
+func (p RetryPolicy) Retries(class string) bool {
+	switch class {
+	case ClassFatal, ClassRenderError, ClassLost, ClassDeadLettered, ClassOutputTooLarge, ClassNondeterminism:
+		return false
+	}
+	return !slices.Contains(p.NonRetryable, class)
+}
+
+// Backoff is the wait before the next attempt after failures failures
+// under p (its defaults applied), jittered by ±20%.
+func (p RetryPolicy) Backoff(failures int) time.Duration {
+	d := float64(p.InitialBackoff.D()) * math.Pow(p.Multiplier, float64(failures-1))
+	if max := float64(p.MaxBackoff.D()); d > max {
+		d = max
+	}
+	d *= 0.8 + 0.4*rand.Float64()
+	return time.Duration(d)
 }
 
 // Defaults for a RetryPolicy's zero fields.

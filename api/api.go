@@ -249,6 +249,11 @@ type completeInput struct {
 	Body  engine.CompleteRequest
 }
 
+type checkpointInput struct {
+	Lease string `path:"lease" maxLength:"2048"`
+	Body  engine.CheckpointRequest
+}
+
 type failInput struct {
 	Lease string `path:"lease" maxLength:"2048"`
 	Body  engine.FailRequest
@@ -352,6 +357,14 @@ func (a *API) registerLeaseOps() {
 			noteLeases(ctx, len(r.Leases)) // eagerly dispatched leases are granted leases too
 		}
 		return r, nil
+	})
+	bodyOp(a, huma.Operation{
+		OperationID: "checkpointStep", Method: http.MethodPost, Path: "/steps/{lease}/checkpoint", Tags: []string{"Workers"},
+		Summary:      "Record a function step's operations",
+		Description:  "For a function step (a durable function's driver): adds operations to the step's history, which a later attempt's lease carries for replay, and with suspend ends this attempt and schedules the next at suspend.until. Refused like a heartbeat once the attempt is not current (fenced, run_terminal): a fenced driver checkpoints nothing. One run-record write.",
+		MaxBodyBytes: a.payloadBody(), Errors: protocolErrors,
+	}, auth.ScopeWorker, func(ctx context.Context, in *checkpointInput) (*engine.Checkpointed, error) {
+		return a.engine.Checkpoint(ctx, in.Lease, in.Body)
 	})
 	bodyOp(a, huma.Operation{
 		OperationID: "failStep", Method: http.MethodPost, Path: "/steps/{lease}/fail", Tags: []string{"Workers"},

@@ -34,6 +34,8 @@ var optionalArrays = map[string]string{
 	"Workflow.concurrency":          "a definition as registered: omitted when it declares no concurrency limit",
 	"BatchFilter.status":            "a batch's filter as given: omitted when it does not filter by status",
 	"Workflow.on_failure":           "a definition as registered: workflows without compensation omit it",
+	"Lease.history":                 "only a function step's lease carries its history, and only once it has one",
+	"StepView.operations":           "only a function step has operations, and only once its body checkpointed one",
 }
 
 func TestResponseArraysAreRequiredAndNotNull(t *testing.T) {

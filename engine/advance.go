@@ -3,8 +3,6 @@ package engine
 import (
 	"encoding/json"
 	"fmt"
-	"math"
-	"math/rand/v2"
 	"slices"
 	"strings"
 	"time"
@@ -245,16 +243,6 @@ func (e *Engine) failStepAndRun(r *runRecord, step string, why cairn.ErrorInfo, 
 	e.endRun(r, cairn.RunFailed, &runErr, fx.now, "step "+step+" failed")
 }
 
-// backoff is the wait before attempt n+1 after failures failures.
-func backoff(p cairn.RetryPolicy, failures int) time.Duration {
-	d := float64(p.InitialBackoff.D()) * math.Pow(p.Multiplier, float64(failures-1))
-	if max := float64(p.MaxBackoff.D()); d > max {
-		d = max
-	}
-	d *= 0.8 + 0.4*rand.Float64() // ±20% jitter
-	return time.Duration(d)
-}
-
 // failAttempt applies the failure of attempt n of a task step: retry,
 // requeue (unservable) or fail the step and the run. The caller checked
 // that n is the step's current attempt. started says the attempt's
@@ -292,15 +280,15 @@ func (e *Engine) failAttempt(r *runRecord, d *definition, step string, n int, wh
 		r.journal(fx.now, cairn.JournalEntry{Type: cairn.JournalStepRequeued, Step: step, Attempt: n, Worker: worker, Error: &why, Message: "worker does not serve this step; no retry budget spent"})
 		e.scheduleAttempt(r, d, step, fx.now, fx)
 		return
-	case retryable(why.Class, policy) && st.Failures+1 < policy.MaxAttempts:
+	case policy.Retries(why.Class) && st.Failures+1 < policy.MaxAttempts:
 		st.Failures++
-		at := fx.now.Add(backoff(policy, st.Failures))
+		at := fx.now.Add(policy.Backoff(st.Failures))
 		r.journal(fx.now, cairn.JournalEntry{Type: cairn.JournalStepRetryScheduled, Step: step, Attempt: n, Worker: worker, Error: &why,
 			Message: "retry at " + at.Format(time.RFC3339Nano)})
 		e.scheduleAttempt(r, d, step, at, fx)
 		return
 	}
-	if retryable(why.Class, policy) {
+	if policy.Retries(why.Class) {
 		st.Failures++
 	}
 	if _, _, item := splitItem(step); item {
@@ -308,20 +296,6 @@ func (e *Engine) failAttempt(r *runRecord, d *definition, step string, n int, wh
 		return
 	}
 	e.failStepAndRun(r, step, why, cairn.JournalEntry{Attempt: n, Worker: worker}, fx)
-}
-
-// retryable reports whether a failure of class may be retried under p.
-func retryable(class string, p cairn.RetryPolicy) bool {
-	switch class {
-	case cairn.ClassFatal, cairn.ClassRenderError, cairn.ClassLost, cairn.ClassDeadLettered, cairn.ClassOutputTooLarge:
-		return false
-	}
-	for _, c := range p.NonRetryable {
-		if c == class {
-			return false
-		}
-	}
-	return true
 }
 
 // checkDeadline times the run out when its deadline has passed.

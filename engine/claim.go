@@ -48,6 +48,7 @@ type Lease struct {
 	HeartbeatMs    int64                      `json:"heartbeat_ms"`
 	LeaseTTLMs     int64                      `json:"lease_ttl_ms"`
 	Item           *int                       `json:"item,omitempty" doc:"For an item of a map step (step names the map step): the item's index in the items array."`
+	History        []cairn.Operation          `json:"history,omitempty" nullable:"false" doc:"For a function step: the operations its body checkpointed in earlier attempts, in order; replay returns their results."`
 
 	vstep string // the run record's step: a map item's is <step>.<item>
 }
@@ -567,6 +568,7 @@ func (e *Engine) claimOne(ctx context.Context, w cachedWorker, r *runRecord, d *
 		Delivery: l.Delivery, Input: input, Steps: outputs, State: state, Correlation: r.Correlation,
 		IdempotencyKey: r.ID + ":" + step, TraceParent: l.TraceParent, ExpiresAt: l.ExpiresAt, TimeoutAt: l.TimeoutAt,
 		HeartbeatMs: e.cfg.HeartbeatInterval.Milliseconds(), LeaseTTLMs: e.cfg.LeaseTTL.Milliseconds(),
+		History: slices.Clip(st.Ops), // append-only: the cached record's next append copies
 	}, nil, nil
 }
 

@@ -45,21 +45,27 @@ type stepKind struct {
 	event func(e *Engine, r *runRecord, s *cairn.Step, ev eventRecord, fx *effects) bool
 }
 
-var stepKinds = map[cairn.StepKind]*stepKind{
-	cairn.KindTask: {
-		active: cairn.StepReady,
-		start: func(e *Engine, r *runRecord, d *definition, s *cairn.Step, fx *effects) {
-			e.scheduleAttempt(r, d, s.ID, fx.now, fx)
-		},
-		// A ready attempt is visited when its backoff ends, and routinely
-		// while it may be held: its lease may expire.
-		wake: func(e *Engine, st *stepState, now time.Time) time.Time {
-			if st.ReadyAt != nil && st.ReadyAt.After(now) {
-				return *st.ReadyAt
-			}
-			return now.Add(e.cfg.ActiveCheckInterval)
-		},
+// taskKind runs an attempt on a worker under a lease.
+var taskKind = &stepKind{
+	active: cairn.StepReady,
+	start: func(e *Engine, r *runRecord, d *definition, s *cairn.Step, fx *effects) {
+		e.scheduleAttempt(r, d, s.ID, fx.now, fx)
 	},
+	// A ready attempt is visited when its backoff ends, and routinely
+	// while it may be held: its lease may expire.
+	wake: func(e *Engine, st *stepState, now time.Time) time.Time {
+		if st.ReadyAt != nil && st.ReadyAt.After(now) {
+			return *st.ReadyAt
+		}
+		return now.Add(e.cfg.ActiveCheckInterval)
+	},
+}
+
+var stepKinds = map[cairn.StepKind]*stepKind{
+	cairn.KindTask: taskKind,
+	// A function's driver is a task attempt (function.go): it is claimed,
+	// held, retried and recovered as one.
+	cairn.KindFunction: taskKind,
 	cairn.KindWait: {
 		active: cairn.StepWaiting,
 		start: func(e *Engine, r *runRecord, d *definition, s *cairn.Step, fx *effects) {

@@ -8,7 +8,8 @@ import (
 )
 
 // Every kind of the vocabulary has its entry in the engine's table, with
-// a start, a wake and an active status of its own.
+// a start, a wake and an active status of its own — or another kind's
+// entry, whose behaviour it has (a function's driver is a task attempt).
 func TestEveryKindHasBehaviour(t *testing.T) {
 	kinds := cairn.StepKind("").Values()
 	if len(stepKinds) != len(kinds) {
@@ -23,7 +24,7 @@ func TestEveryKindHasBehaviour(t *testing.T) {
 		if b.active.Done() || b.active == cairn.StepPending || b.active == "" {
 			t.Errorf("kind %s: active status %q is not a running one", k, b.active)
 		}
-		if o, dup := seen[b.active]; dup {
+		if o, dup := seen[b.active]; dup && stepKinds[o] != b {
 			t.Errorf("kinds %s and %s share the active status %s", o, k, b.active)
 		}
 		seen[b.active] = k
@@ -58,4 +59,6 @@ var optionalHooks = map[cairn.StepKind][]string{
 	cairn.KindSleep: {"fire"},
 	cairn.KindMap:   {"visit"},
 	cairn.KindChild: {"visit"},
+	// A function's driver is a task attempt (function.go).
+	cairn.KindFunction: {},
 }

@@ -85,6 +85,8 @@ type stepState struct {
 	Map *mapState `json:"map,omitempty"`
 	// Child is a child step's child run (child.go).
 	Child *childState `json:"child,omitempty"`
+	// Ops is a function step's history (function.go).
+	Ops []cairn.Operation `json:"ops,omitempty"`
 }
 
 func (s *stepState) attempt(n int) *cairn.Attempt {

@@ -358,7 +358,7 @@ func (e *Engine) view(r *runRecord, d *definition) *cairn.Run {
 			ID: id, Kind: kindOfStep[id], Status: st.Status, Attempt: st.Attempt, Failures: st.Failures,
 			ReadyAt: st.ReadyAt, WakeAt: st.WakeAt, Output: st.Output, Error: st.Error, Usage: st.Usage, Attempts: append([]cairn.Attempt{}, st.Attempts...),
 			Event: eventOfStep[id],
-			Map:   mapProgress(st), Child: childOf(st),
+			Map:   mapProgress(st), Child: childOf(st), Operations: st.Ops,
 		})
 	}
 	for _, ev := range r.Events {

@@ -22,6 +22,7 @@ const (
 	AttemptOutcomeCompleted AttemptOutcome = "completed"
 	AttemptOutcomeFailed    AttemptOutcome = "failed"
 	AttemptOutcomeLost      AttemptOutcome = "lost"
+	AttemptOutcomeSuspended AttemptOutcome = "suspended"
 	AttemptOutcomeTimedOut  AttemptOutcome = "timed_out"
 )
 
@@ -33,6 +34,8 @@ func (e AttemptOutcome) Valid() bool {
 	case AttemptOutcomeFailed:
 		return true
 	case AttemptOutcomeLost:
+		return true
+	case AttemptOutcomeSuspended:
 		return true
 	case AttemptOutcomeTimedOut:
 		return true
@@ -122,6 +125,33 @@ func (e BatchRequestAction) Valid() bool {
 	}
 }
 
+// Defines values for CheckpointedRunStatus.
+const (
+	CheckpointedRunStatusCancelled CheckpointedRunStatus = "cancelled"
+	CheckpointedRunStatusCompleted CheckpointedRunStatus = "completed"
+	CheckpointedRunStatusFailed    CheckpointedRunStatus = "failed"
+	CheckpointedRunStatusRunning   CheckpointedRunStatus = "running"
+	CheckpointedRunStatusTimedOut  CheckpointedRunStatus = "timed_out"
+)
+
+// Valid indicates whether the value is a known member of the CheckpointedRunStatus enum.
+func (e CheckpointedRunStatus) Valid() bool {
+	switch e {
+	case CheckpointedRunStatusCancelled:
+		return true
+	case CheckpointedRunStatusCompleted:
+		return true
+	case CheckpointedRunStatusFailed:
+		return true
+	case CheckpointedRunStatusRunning:
+		return true
+	case CheckpointedRunStatusTimedOut:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for CompensationStatus.
 const (
 	CompensationStatusCancelled CompensationStatus = "cancelled"
@@ -202,73 +232,79 @@ func (e HeartbeatResultReason) Valid() bool {
 
 // Defines values for JournalEntryType.
 const (
-	ChildStarted        JournalEntryType = "child_started"
-	CompensationEnded   JournalEntryType = "compensation_ended"
-	CompensationStarted JournalEntryType = "compensation_started"
-	EventReceived       JournalEntryType = "event_received"
-	LeaseLost           JournalEntryType = "lease_lost"
-	MapStarted          JournalEntryType = "map_started"
-	RunCancelled        JournalEntryType = "run_cancelled"
-	RunCompleted        JournalEntryType = "run_completed"
-	RunFailed           JournalEntryType = "run_failed"
-	RunStarted          JournalEntryType = "run_started"
-	RunTimedOut         JournalEntryType = "run_timed_out"
-	SleepStarted        JournalEntryType = "sleep_started"
-	StepClaimed         JournalEntryType = "step_claimed"
-	StepCompleted       JournalEntryType = "step_completed"
-	StepFailed          JournalEntryType = "step_failed"
-	StepReady           JournalEntryType = "step_ready"
-	StepRequeued        JournalEntryType = "step_requeued"
-	StepRetryScheduled  JournalEntryType = "step_retry_scheduled"
-	StepSkipped         JournalEntryType = "step_skipped"
-	StepStarted         JournalEntryType = "step_started"
-	WaitStarted         JournalEntryType = "wait_started"
+	JournalEntryTypeChildStarted        JournalEntryType = "child_started"
+	JournalEntryTypeCompensationEnded   JournalEntryType = "compensation_ended"
+	JournalEntryTypeCompensationStarted JournalEntryType = "compensation_started"
+	JournalEntryTypeEventReceived       JournalEntryType = "event_received"
+	JournalEntryTypeLeaseLost           JournalEntryType = "lease_lost"
+	JournalEntryTypeMapStarted          JournalEntryType = "map_started"
+	JournalEntryTypeOperation           JournalEntryType = "operation"
+	JournalEntryTypeRunCancelled        JournalEntryType = "run_cancelled"
+	JournalEntryTypeRunCompleted        JournalEntryType = "run_completed"
+	JournalEntryTypeRunFailed           JournalEntryType = "run_failed"
+	JournalEntryTypeRunStarted          JournalEntryType = "run_started"
+	JournalEntryTypeRunTimedOut         JournalEntryType = "run_timed_out"
+	JournalEntryTypeSleepStarted        JournalEntryType = "sleep_started"
+	JournalEntryTypeStepClaimed         JournalEntryType = "step_claimed"
+	JournalEntryTypeStepCompleted       JournalEntryType = "step_completed"
+	JournalEntryTypeStepFailed          JournalEntryType = "step_failed"
+	JournalEntryTypeStepReady           JournalEntryType = "step_ready"
+	JournalEntryTypeStepRequeued        JournalEntryType = "step_requeued"
+	JournalEntryTypeStepRetryScheduled  JournalEntryType = "step_retry_scheduled"
+	JournalEntryTypeStepSkipped         JournalEntryType = "step_skipped"
+	JournalEntryTypeStepStarted         JournalEntryType = "step_started"
+	JournalEntryTypeStepSuspended       JournalEntryType = "step_suspended"
+	JournalEntryTypeWaitStarted         JournalEntryType = "wait_started"
 )
 
 // Valid indicates whether the value is a known member of the JournalEntryType enum.
 func (e JournalEntryType) Valid() bool {
 	switch e {
-	case ChildStarted:
+	case JournalEntryTypeChildStarted:
 		return true
-	case CompensationEnded:
+	case JournalEntryTypeCompensationEnded:
 		return true
-	case CompensationStarted:
+	case JournalEntryTypeCompensationStarted:
 		return true
-	case EventReceived:
+	case JournalEntryTypeEventReceived:
 		return true
-	case LeaseLost:
+	case JournalEntryTypeLeaseLost:
 		return true
-	case MapStarted:
+	case JournalEntryTypeMapStarted:
 		return true
-	case RunCancelled:
+	case JournalEntryTypeOperation:
 		return true
-	case RunCompleted:
+	case JournalEntryTypeRunCancelled:
 		return true
-	case RunFailed:
+	case JournalEntryTypeRunCompleted:
 		return true
-	case RunStarted:
+	case JournalEntryTypeRunFailed:
 		return true
-	case RunTimedOut:
+	case JournalEntryTypeRunStarted:
 		return true
-	case SleepStarted:
+	case JournalEntryTypeRunTimedOut:
 		return true
-	case StepClaimed:
+	case JournalEntryTypeSleepStarted:
 		return true
-	case StepCompleted:
+	case JournalEntryTypeStepClaimed:
 		return true
-	case StepFailed:
+	case JournalEntryTypeStepCompleted:
 		return true
-	case StepReady:
+	case JournalEntryTypeStepFailed:
 		return true
-	case StepRequeued:
+	case JournalEntryTypeStepReady:
 		return true
-	case StepRetryScheduled:
+	case JournalEntryTypeStepRequeued:
 		return true
-	case StepSkipped:
+	case JournalEntryTypeStepRetryScheduled:
 		return true
-	case StepStarted:
+	case JournalEntryTypeStepSkipped:
 		return true
-	case WaitStarted:
+	case JournalEntryTypeStepStarted:
+		return true
+	case JournalEntryTypeStepSuspended:
+		return true
+	case JournalEntryTypeWaitStarted:
 		return true
 	default:
 		return false
@@ -463,17 +499,20 @@ func (e StepDelivery) Valid() bool {
 
 // Defines values for StepKind.
 const (
-	StepKindChild StepKind = "child"
-	StepKindMap   StepKind = "map"
-	StepKindSleep StepKind = "sleep"
-	StepKindTask  StepKind = "task"
-	StepKindWait  StepKind = "wait"
+	StepKindChild    StepKind = "child"
+	StepKindFunction StepKind = "function"
+	StepKindMap      StepKind = "map"
+	StepKindSleep    StepKind = "sleep"
+	StepKindTask     StepKind = "task"
+	StepKindWait     StepKind = "wait"
 )
 
 // Valid indicates whether the value is a known member of the StepKind enum.
 func (e StepKind) Valid() bool {
 	switch e {
 	case StepKindChild:
+		return true
+	case StepKindFunction:
 		return true
 	case StepKindMap:
 		return true
@@ -490,17 +529,20 @@ func (e StepKind) Valid() bool {
 
 // Defines values for StepProgressKind.
 const (
-	StepProgressKindChild StepProgressKind = "child"
-	StepProgressKindMap   StepProgressKind = "map"
-	StepProgressKindSleep StepProgressKind = "sleep"
-	StepProgressKindTask  StepProgressKind = "task"
-	StepProgressKindWait  StepProgressKind = "wait"
+	StepProgressKindChild    StepProgressKind = "child"
+	StepProgressKindFunction StepProgressKind = "function"
+	StepProgressKindMap      StepProgressKind = "map"
+	StepProgressKindSleep    StepProgressKind = "sleep"
+	StepProgressKindTask     StepProgressKind = "task"
+	StepProgressKindWait     StepProgressKind = "wait"
 )
 
 // Valid indicates whether the value is a known member of the StepProgressKind enum.
 func (e StepProgressKind) Valid() bool {
 	switch e {
 	case StepProgressKindChild:
+		return true
+	case StepProgressKindFunction:
 		return true
 	case StepProgressKindMap:
 		return true
@@ -559,17 +601,20 @@ func (e StepProgressStatus) Valid() bool {
 
 // Defines values for StepViewKind.
 const (
-	StepViewKindChild StepViewKind = "child"
-	StepViewKindMap   StepViewKind = "map"
-	StepViewKindSleep StepViewKind = "sleep"
-	StepViewKindTask  StepViewKind = "task"
-	StepViewKindWait  StepViewKind = "wait"
+	StepViewKindChild    StepViewKind = "child"
+	StepViewKindFunction StepViewKind = "function"
+	StepViewKindMap      StepViewKind = "map"
+	StepViewKindSleep    StepViewKind = "sleep"
+	StepViewKindTask     StepViewKind = "task"
+	StepViewKindWait     StepViewKind = "wait"
 )
 
 // Valid indicates whether the value is a known member of the StepViewKind enum.
 func (e StepViewKind) Valid() bool {
 	switch e {
 	case StepViewKindChild:
+		return true
+	case StepViewKindFunction:
 		return true
 	case StepViewKindMap:
 		return true
@@ -799,6 +844,23 @@ type CancelRequest struct {
 	Reason *string `json:"reason,omitempty"`
 }
 
+// CheckpointRequest defines model for CheckpointRequest.
+type CheckpointRequest struct {
+	// Operations Operations to add to the step's history, in order: each one's seq continues the history (an operation already recorded at its seq is skipped, so a checkpoint sent again adds nothing).
+	Operations []Operation `json:"operations"`
+	Suspend    *Suspension `json:"suspend,omitempty"`
+}
+
+// Checkpointed defines model for Checkpointed.
+type Checkpointed struct {
+	// Operations The history's length now.
+	Operations int64                 `json:"operations"`
+	RunStatus  CheckpointedRunStatus `json:"run_status"`
+}
+
+// CheckpointedRunStatus defines model for Checkpointed.RunStatus.
+type CheckpointedRunStatus string
+
 // ClaimNext defines model for ClaimNext.
 type ClaimNext struct {
 	// Max Most leases to return with the answer: the worker's slots this step frees (usually 1).
@@ -1026,6 +1088,9 @@ type Lease struct {
 	ExpiresAt   time.Time `json:"expires_at"`
 	HeartbeatMs int64     `json:"heartbeat_ms"`
 
+	// History For a function step: the operations its body checkpointed in earlier attempts, in order; replay returns their results.
+	History *[]Operation `json:"history,omitempty"`
+
 	// Id Opaque lease id for started, heartbeat, complete and fail.
 	Id string `json:"id"`
 
@@ -1098,6 +1163,27 @@ type ModelUsage struct {
 	CostUsd      *float64 `json:"cost_usd,omitempty"`
 	InputTokens  *int64   `json:"input_tokens,omitempty"`
 	OutputTokens *int64   `json:"output_tokens,omitempty"`
+}
+
+// Operation defines model for Operation.
+type Operation struct {
+	// At When the engine recorded it (set by the engine).
+	At    *time.Time `json:"at,omitempty"`
+	Error *ErrorInfo `json:"error,omitempty"`
+
+	// Id The operation's id: <scope>/<name>#<k>, k counting earlier uses of the name in the scope.
+	Id   string `json:"id"`
+	Kind string `json:"kind"`
+
+	// Result A completed operation's result, any JSON.
+	Result json.RawMessage `json:"result,omitempty"`
+
+	// Seq Its position in the history, from 0: a checkpoint's operations continue the history where it ends.
+	Seq    int64  `json:"seq"`
+	Status string `json:"status"`
+
+	// WakeAt A sleep's end.
+	WakeAt *time.Time `json:"wake_at,omitempty"`
 }
 
 // Problem defines model for Problem.
@@ -1592,15 +1678,18 @@ type StepView struct {
 	Event *string `json:"event,omitempty"`
 
 	// Failures Retry budget spent.
-	Failures *int64          `json:"failures,omitempty"`
-	Holder   *Holder         `json:"holder,omitempty"`
-	Id       string          `json:"id"`
-	Kind     StepViewKind    `json:"kind"`
-	Map      *MapProgress    `json:"map,omitempty"`
-	Output   json.RawMessage `json:"output,omitempty"`
-	ReadyAt  *time.Time      `json:"ready_at,omitempty"`
-	Status   StepViewStatus  `json:"status"`
-	Usage    Usage           `json:"usage"`
+	Failures *int64       `json:"failures,omitempty"`
+	Holder   *Holder      `json:"holder,omitempty"`
+	Id       string       `json:"id"`
+	Kind     StepViewKind `json:"kind"`
+	Map      *MapProgress `json:"map,omitempty"`
+
+	// Operations For a function step: the operations its body checkpointed, in order.
+	Operations *[]Operation    `json:"operations,omitempty"`
+	Output     json.RawMessage `json:"output,omitempty"`
+	ReadyAt    *time.Time      `json:"ready_at,omitempty"`
+	Status     StepViewStatus  `json:"status"`
+	Usage      Usage           `json:"usage"`
 
 	// WakeAt When a sleep ends or a wait times out.
 	WakeAt *time.Time `json:"wake_at,omitempty"`
@@ -1611,6 +1700,12 @@ type StepViewKind string
 
 // StepViewStatus defines model for StepView.Status.
 type StepViewStatus string
+
+// Suspension defines model for Suspension.
+type Suspension struct {
+	// Until When the next attempt becomes claimable (a sleep's end; a time past is now).
+	Until time.Time `json:"until"`
+}
 
 // Usage defines model for Usage.
 type Usage struct {
@@ -1774,6 +1869,9 @@ type ClaimStepsJSONRequestBody = ClaimRequest
 
 // HeartbeatStepsJSONRequestBody defines body for HeartbeatSteps for application/json ContentType.
 type HeartbeatStepsJSONRequestBody = HeartbeatManyRequest
+
+// CheckpointStepJSONRequestBody defines body for CheckpointStep for application/json ContentType.
+type CheckpointStepJSONRequestBody = CheckpointRequest
 
 // CompleteStepJSONRequestBody defines body for CompleteStep for application/json ContentType.
 type CompleteStepJSONRequestBody = CompleteRequest
@@ -2195,6 +2293,28 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v1/api/steps/heartbeat (the `HeartbeatSteps` operationId).
 	HeartbeatSteps(ctx context.Context, body HeartbeatStepsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CheckpointStepWithBody Record a function step's operations
+	//
+	// For a function step (a durable function's driver): adds operations to the step's history, which a later attempt's lease carries for replay, and with suspend ends this attempt and schedules the next at suspend.until. Refused like a heartbeat once the attempt is not current (fenced, run_terminal): a fenced driver checkpoints nothing. One run-record write.
+	//
+	// Needs a key with the `worker` scope.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/api/steps/{lease}/checkpoint (the `CheckpointStep` operationId).
+	CheckpointStepWithBody(ctx context.Context, lease string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CheckpointStep Record a function step's operations
+	//
+	// For a function step (a durable function's driver): adds operations to the step's history, which a later attempt's lease carries for replay, and with suspend ends this attempt and schedules the next at suspend.until. Refused like a heartbeat once the attempt is not current (fenced, run_terminal): a fenced driver checkpoints nothing. One run-record write.
+	//
+	// Needs a key with the `worker` scope.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/api/steps/{lease}/checkpoint (the `CheckpointStep` operationId).
+	CheckpointStep(ctx context.Context, lease string, body CheckpointStepJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CompleteStepWithBody End a step with its output
 	//
@@ -2994,6 +3114,48 @@ func (c *Client) HeartbeatStepsWithBody(ctx context.Context, contentType string,
 // Corresponds with POST /v1/api/steps/heartbeat (the `HeartbeatSteps` operationId).
 func (c *Client) HeartbeatSteps(ctx context.Context, body HeartbeatStepsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewHeartbeatStepsRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CheckpointStepWithBody Record a function step's operations
+//
+// For a function step (a durable function's driver): adds operations to the step's history, which a later attempt's lease carries for replay, and with suspend ends this attempt and schedules the next at suspend.until. Refused like a heartbeat once the attempt is not current (fenced, run_terminal): a fenced driver checkpoints nothing. One run-record write.
+//
+// Needs a key with the `worker` scope.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/api/steps/{lease}/checkpoint (the `CheckpointStep` operationId).
+func (c *Client) CheckpointStepWithBody(ctx context.Context, lease string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCheckpointStepRequestWithBody(c.Server, lease, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CheckpointStep Record a function step's operations
+//
+// For a function step (a durable function's driver): adds operations to the step's history, which a later attempt's lease carries for replay, and with suspend ends this attempt and schedules the next at suspend.until. Refused like a heartbeat once the attempt is not current (fenced, run_terminal): a fenced driver checkpoints nothing. One run-record write.
+//
+// Needs a key with the `worker` scope.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/api/steps/{lease}/checkpoint (the `CheckpointStep` operationId).
+func (c *Client) CheckpointStep(ctx context.Context, lease string, body CheckpointStepJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCheckpointStepRequest(c.Server, lease, body)
 	if err != nil {
 		return nil, err
 	}
@@ -4436,6 +4598,53 @@ func NewHeartbeatStepsRequestWithBody(server string, contentType string, body io
 	return req, nil
 }
 
+// NewCheckpointStepRequest calls the generic CheckpointStep builder with application/json body
+func NewCheckpointStepRequest(server string, lease string, body CheckpointStepJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCheckpointStepRequestWithBody(server, lease, "application/json", bodyReader)
+}
+
+// NewCheckpointStepRequestWithBody constructs an http.Request for the CheckpointStep method, with any body, and a specified content type
+func NewCheckpointStepRequestWithBody(server string, lease string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "lease", lease, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/api/steps/%s/checkpoint", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewCompleteStepRequest calls the generic CompleteStep builder with application/json body
 func NewCompleteStepRequest(server string, lease string, body CompleteStepJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -5221,6 +5430,28 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/api/steps/heartbeat (the `HeartbeatSteps` operationId).
 	HeartbeatStepsWithResponse(ctx context.Context, body HeartbeatStepsJSONRequestBody, reqEditors ...RequestEditorFn) (*HeartbeatStepsHTTPResponse, error)
+
+	// CheckpointStepWithBodyWithResponse Record a function step's operations
+	//
+	// For a function step (a durable function's driver): adds operations to the step's history, which a later attempt's lease carries for replay, and with suspend ends this attempt and schedules the next at suspend.until. Refused like a heartbeat once the attempt is not current (fenced, run_terminal): a fenced driver checkpoints nothing. One run-record write.
+	//
+	// Needs a key with the `worker` scope.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/api/steps/{lease}/checkpoint (the `CheckpointStep` operationId).
+	CheckpointStepWithBodyWithResponse(ctx context.Context, lease string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CheckpointStepHTTPResponse, error)
+
+	// CheckpointStepWithResponse Record a function step's operations
+	//
+	// For a function step (a durable function's driver): adds operations to the step's history, which a later attempt's lease carries for replay, and with suspend ends this attempt and schedules the next at suspend.until. Refused like a heartbeat once the attempt is not current (fenced, run_terminal): a fenced driver checkpoints nothing. One run-record write.
+	//
+	// Needs a key with the `worker` scope.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/api/steps/{lease}/checkpoint (the `CheckpointStep` operationId).
+	CheckpointStepWithResponse(ctx context.Context, lease string, body CheckpointStepJSONRequestBody, reqEditors ...RequestEditorFn) (*CheckpointStepHTTPResponse, error)
 
 	// CompleteStepWithBodyWithResponse End a step with its output
 	//
@@ -7574,6 +7805,103 @@ func (r HeartbeatStepsHTTPResponse) ContentType() string {
 	return ""
 }
 
+type CheckpointStepHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Checkpointed
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Problem
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
+	// ApplicationproblemJSON502 the response for an HTTP 502 `application/problem+json` response
+	ApplicationproblemJSON502 *Problem
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r CheckpointStepHTTPResponse) GetJSON200() *Checkpointed {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r CheckpointStepHTTPResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r CheckpointStepHTTPResponse) GetApplicationproblemJSON403() *Problem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r CheckpointStepHTTPResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r CheckpointStepHTTPResponse) GetApplicationproblemJSON409() *Problem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r CheckpointStepHTTPResponse) GetApplicationproblemJSON422() *Problem {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r CheckpointStepHTTPResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON502 returns the response for an HTTP 502 `application/problem+json` response
+func (r CheckpointStepHTTPResponse) GetApplicationproblemJSON502() *Problem {
+	return r.ApplicationproblemJSON502
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r CheckpointStepHTTPResponse) GetApplicationproblemJSON503() *Problem {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r CheckpointStepHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CheckpointStepHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CheckpointStepHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CheckpointStepHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type CompleteStepHTTPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -9060,6 +9388,40 @@ func (c *ClientWithResponses) HeartbeatStepsWithResponse(ctx context.Context, bo
 		return nil, err
 	}
 	return ParseHeartbeatStepsHTTPResponse(rsp)
+}
+
+// CheckpointStepWithBodyWithResponse Record a function step's operations
+//
+// For a function step (a durable function's driver): adds operations to the step's history, which a later attempt's lease carries for replay, and with suspend ends this attempt and schedules the next at suspend.until. Refused like a heartbeat once the attempt is not current (fenced, run_terminal): a fenced driver checkpoints nothing. One run-record write.
+//
+// Needs a key with the `worker` scope.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/api/steps/{lease}/checkpoint (the `CheckpointStep` operationId).
+func (c *ClientWithResponses) CheckpointStepWithBodyWithResponse(ctx context.Context, lease string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CheckpointStepHTTPResponse, error) {
+	rsp, err := c.CheckpointStepWithBody(ctx, lease, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCheckpointStepHTTPResponse(rsp)
+}
+
+// CheckpointStepWithResponse Record a function step's operations
+//
+// For a function step (a durable function's driver): adds operations to the step's history, which a later attempt's lease carries for replay, and with suspend ends this attempt and schedules the next at suspend.until. Refused like a heartbeat once the attempt is not current (fenced, run_terminal): a fenced driver checkpoints nothing. One run-record write.
+//
+// Needs a key with the `worker` scope.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/api/steps/{lease}/checkpoint (the `CheckpointStep` operationId).
+func (c *ClientWithResponses) CheckpointStepWithResponse(ctx context.Context, lease string, body CheckpointStepJSONRequestBody, reqEditors ...RequestEditorFn) (*CheckpointStepHTTPResponse, error) {
+	rsp, err := c.CheckpointStep(ctx, lease, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCheckpointStepHTTPResponse(rsp)
 }
 
 // CompleteStepWithBodyWithResponse End a step with its output
@@ -11094,6 +11456,88 @@ func ParseHeartbeatStepsHTTPResponse(rsp *http.Response) (*HeartbeatStepsHTTPRes
 			return nil, err
 		}
 		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 502:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON502 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseCheckpointStepHTTPResponse parses an HTTP response from a CheckpointStepWithResponse call
+func ParseCheckpointStepHTTPResponse(rsp *http.Response) (*CheckpointStepHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CheckpointStepHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Checkpointed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
 		var dest Problem

@@ -7,4 +7,5 @@ export const kindOptions: Readonly<Record<string, readonly string[]>> = {
   sleep: ["duration"],
   map: ["delivery", "retry", "timeout", "max_deliveries", "items", "max_concurrency", "tolerated_failures", "tolerated_failure_percent"],
   child: ["workflow", "child_version"],
+  function: ["retry", "timeout", "max_deliveries", "concurrency", "rate_limit", "priority"],
 };

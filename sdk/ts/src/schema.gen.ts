@@ -486,6 +486,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/api/steps/{lease}/checkpoint": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Record a function step's operations
+         * @description For a function step (a durable function's driver): adds operations to the step's history, which a later attempt's lease carries for replay, and with suspend ends this attempt and schedules the next at suspend.until. Refused like a heartbeat once the attempt is not current (fenced, run_terminal): a fenced driver checkpoints nothing. One run-record write.
+         *
+         *     Needs a key with the `worker` scope.
+         */
+        post: operations["checkpointStep"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/api/steps/{lease}/complete": {
         parameters: {
             query?: never;
@@ -725,7 +747,7 @@ export interface components {
              * @description How the attempt ended; absent while it runs.
              * @enum {string}
              */
-            outcome?: "completed" | "failed" | "timed_out" | "lost";
+            outcome?: "completed" | "failed" | "timed_out" | "lost" | "suspended";
             /** Format: date-time */
             started_at?: string;
             usage?: components["schemas"]["Usage"];
@@ -852,6 +874,21 @@ export interface components {
         };
         CancelRequest: {
             reason?: string;
+        };
+        CheckpointRequest: {
+            /** @description Operations to add to the step's history, in order: each one's seq continues the history (an operation already recorded at its seq is skipped, so a checkpoint sent again adds nothing). */
+            operations: components["schemas"]["Operation"][];
+            /** @description End this attempt once the operations are recorded: the step's next attempt, which replays the history, becomes claimable at until. */
+            suspend?: components["schemas"]["Suspension"];
+        };
+        Checkpointed: {
+            /**
+             * Format: int64
+             * @description The history's length now.
+             */
+            operations: number;
+            /** @enum {string} */
+            run_status: "running" | "completed" | "failed" | "cancelled" | "timed_out";
         };
         ClaimNext: {
             /**
@@ -1035,7 +1072,7 @@ export interface components {
              * @description What happened.
              * @enum {string}
              */
-            type: "run_started" | "step_ready" | "step_claimed" | "step_started" | "step_completed" | "step_failed" | "step_requeued" | "step_retry_scheduled" | "step_skipped" | "lease_lost" | "wait_started" | "event_received" | "sleep_started" | "run_completed" | "run_failed" | "run_cancelled" | "run_timed_out" | "map_started" | "child_started" | "compensation_started" | "compensation_ended";
+            type: "run_started" | "step_ready" | "step_claimed" | "step_started" | "step_completed" | "step_failed" | "step_requeued" | "step_retry_scheduled" | "step_skipped" | "lease_lost" | "wait_started" | "event_received" | "sleep_started" | "run_completed" | "run_failed" | "run_cancelled" | "run_timed_out" | "map_started" | "child_started" | "compensation_started" | "compensation_ended" | "operation" | "step_suspended";
             worker?: string;
         };
         JournalResponse: {
@@ -1057,6 +1094,8 @@ export interface components {
             expires_at: string;
             /** Format: int64 */
             heartbeat_ms: number;
+            /** @description For a function step: the operations its body checkpointed in earlier attempts, in order; replay returns their results. */
+            history?: components["schemas"]["Operation"][];
             /** @description Opaque lease id for started, heartbeat, complete and fail. */
             id: string;
             /** @description Stable across every attempt of this step of this run: pass it to side-effecting calls. */
@@ -1134,6 +1173,31 @@ export interface components {
             input_tokens?: number;
             /** Format: int64 */
             output_tokens?: number;
+        };
+        Operation: {
+            /**
+             * Format: date-time
+             * @description When the engine recorded it (set by the engine).
+             */
+            at?: string;
+            /** @description A failed operation's error. */
+            error?: components["schemas"]["ErrorInfo"];
+            /** @description The operation's id: <scope>/<name>#<k>, k counting earlier uses of the name in the scope. */
+            id: string;
+            kind: string;
+            /** @description A completed operation's result, any JSON. */
+            result?: unknown;
+            /**
+             * Format: int64
+             * @description Its position in the history, from 0: a checkpoint's operations continue the history where it ends.
+             */
+            seq: number;
+            status: string;
+            /**
+             * Format: date-time
+             * @description A sleep's end.
+             */
+            wake_at?: string;
         };
         Problem: {
             /**
@@ -1566,7 +1630,7 @@ export interface components {
              * @description task (default), wait, sleep, map or child. Which optional fields each kind takes is x-kind-options of this schema.
              * @enum {string}
              */
-            kind?: "task" | "wait" | "sleep" | "map" | "child";
+            kind?: "task" | "wait" | "sleep" | "map" | "child" | "function";
             /**
              * Format: int64
              * @description Map steps: most items running at once (default 100).
@@ -1626,7 +1690,7 @@ export interface components {
             holder?: components["schemas"]["Holder"];
             id: string;
             /** @enum {string} */
-            kind?: "task" | "wait" | "sleep" | "map" | "child";
+            kind?: "task" | "wait" | "sleep" | "map" | "child" | "function";
             /**
              * Format: date-time
              * @description A task step waiting for a retry: when it becomes claimable.
@@ -1662,9 +1726,11 @@ export interface components {
             holder?: components["schemas"]["Holder"];
             id: string;
             /** @enum {string} */
-            kind: "task" | "wait" | "sleep" | "map" | "child";
+            kind: "task" | "wait" | "sleep" | "map" | "child" | "function";
             /** @description For a map step: its items' progress. */
             map?: components["schemas"]["MapProgress"];
+            /** @description For a function step: the operations its body checkpointed, in order. */
+            operations?: components["schemas"]["Operation"][];
             output?: unknown;
             /** Format: date-time */
             ready_at?: string;
@@ -1676,6 +1742,13 @@ export interface components {
              * @description When a sleep ends or a wait times out.
              */
             wake_at?: string;
+        };
+        Suspension: {
+            /**
+             * Format: date-time
+             * @description When the next attempt becomes claimable (a sleep's end; a time past is now).
+             */
+            until: string;
         };
         Usage: {
             /**
@@ -3861,6 +3934,104 @@ export interface operations {
             };
             /** @description Forbidden */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Bad Gateway */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    checkpointStep: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                lease: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CheckpointRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Checkpointed"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -1,0 +1,113 @@
+// Package history keeps a function step's history: the operations its
+// body checkpointed, in order (docs/FUNCTIONS.md). It decides what a
+// checkpoint adds — append-only, continuous, bounded — and nothing else:
+// it reads and writes no store.
+package history
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"time"
+	"unicode/utf8"
+
+	"github.com/cairn-dev/cairn"
+)
+
+// Limits bounds a history.
+type Limits struct {
+	// Operations is the most operations a history holds.
+	Operations int
+	// ResultBytes is the largest result one operation records.
+	ResultBytes int
+	// Bytes is the most bytes of results and errors a history holds.
+	Bytes int
+}
+
+// FieldError is a checkpoint the history refuses, naming the field at
+// fault ("operations[3].seq").
+type FieldError struct {
+	Field, Message string
+}
+
+func (e *FieldError) Error() string { return e.Field + ": " + e.Message }
+
+// Append returns the operations of ops that hist does not hold yet, each
+// stamped at now, after checking that ops continue hist: each one's seq is
+// the next position, or a position hist already holds with the same id,
+// kind and status (a checkpoint sent again after a lost answer adds
+// nothing). It refuses an operation that is malformed or that would take
+// the history past lim.
+func Append(hist, ops []cairn.Operation, now time.Time, lim Limits) ([]cairn.Operation, error) {
+	bytes := Size(hist)
+	next := len(hist)
+	var added []cairn.Operation
+	for i, op := range ops {
+		field := func(f string) string { return fmt.Sprintf("operations[%d]%s", i, f) }
+		if err := check(op, lim, field); err != nil {
+			return nil, err
+		}
+		if op.Seq < len(hist) {
+			if h := hist[op.Seq]; h.ID != op.ID || h.Kind != op.Kind || h.Status != op.Status {
+				return nil, &FieldError{field(".seq"), fmt.Sprintf("position %d of the history holds %s %q (%s), not %s %q (%s)", op.Seq, h.Kind, h.ID, h.Status, op.Kind, op.ID, op.Status)}
+			}
+			continue
+		}
+		if op.Seq != next {
+			return nil, &FieldError{field(".seq"), fmt.Sprintf("is %d; the history continues at %d", op.Seq, next)}
+		}
+		if next >= lim.Operations {
+			return nil, &FieldError{"operations", fmt.Sprintf("the history would hold over %d operations, its limit: continue the work in a new run", lim.Operations)}
+		}
+		bytes += opBytes(op)
+		if bytes > lim.Bytes {
+			return nil, &FieldError{"operations", fmt.Sprintf("the history's results would take over %d bytes, its limit: return large values by reference", lim.Bytes)}
+		}
+		op.At = now
+		added = append(added, op)
+		next++
+	}
+	return added, nil
+}
+
+func check(op cairn.Operation, lim Limits, field func(string) string) error {
+	switch {
+	case op.ID == "" || len(op.ID) > 512 || !utf8.ValidString(op.ID):
+		return &FieldError{field(".id"), "must be 1 to 512 bytes of UTF-8"}
+	case !slices.Contains(op.Kind.Values(), op.Kind):
+		return &FieldError{field(".kind"), fmt.Sprintf("unknown operation kind %q", op.Kind)}
+	case !slices.Contains(op.Status.Values(), op.Status):
+		return &FieldError{field(".status"), fmt.Sprintf("unknown operation status %q", op.Status)}
+	case op.Seq < 0:
+		return &FieldError{field(".seq"), "must not be negative"}
+	case len(op.Result) > lim.ResultBytes:
+		return &FieldError{field(".result"), fmt.Sprintf("%d bytes, over the %d-byte limit", len(op.Result), lim.ResultBytes)}
+	case len(op.Result) > 0 && !json.Valid(op.Result):
+		return &FieldError{field(".result"), "not valid JSON"}
+	case op.Status == cairn.OpFailed && op.Error == nil:
+		return &FieldError{field(".error"), "a failed operation needs its error"}
+	case op.Kind == cairn.OpSleep && op.WakeAt == nil:
+		return &FieldError{field(".wake_at"), "a sleep needs its end"}
+	}
+	if op.Error != nil && len(op.Error.Message) > 16<<10 {
+		return &FieldError{field(".error.message"), "over 16 KiB"}
+	}
+	return nil
+}
+
+// Size is the bytes of results and errors hist holds.
+func Size(hist []cairn.Operation) int {
+	n := 0
+	for _, op := range hist {
+		n += opBytes(op)
+	}
+	return n
+}
+
+func opBytes(op cairn.Operation) int {
+	n := len(op.ID) + len(op.Result)
+	if op.Error != nil {
+		n += len(op.Error.Class) + len(op.Error.Message)
+	}
+	return n
+}

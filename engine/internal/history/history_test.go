@@ -1,0 +1,57 @@
+package history
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cairn-dev/cairn"
+)
+
+var lim = Limits{Operations: 3, ResultBytes: 16, Bytes: 40}
+
+func step(seq int, id, result string) cairn.Operation {
+	return cairn.Operation{ID: id, Seq: seq, Kind: cairn.OpStep, Status: cairn.OpCompleted, Result: json.RawMessage(result)}
+}
+
+func TestAppendContinuesAndSkipsWhatItHolds(t *testing.T) {
+	now := time.Unix(100, 0)
+	hist := []cairn.Operation{step(0, "/a#0", "1")}
+	added, err := Append(hist, []cairn.Operation{step(0, "/a#0", "1"), step(1, "/b#0", "2")}, now, lim)
+	if err != nil || len(added) != 1 || added[0].ID != "/b#0" || !added[0].At.Equal(now) {
+		t.Fatalf("added %+v, %v", added, err)
+	}
+}
+
+func TestAppendRefuses(t *testing.T) {
+	hist := []cairn.Operation{step(0, "/a#0", "1")}
+	wake := time.Unix(5, 0)
+	for _, c := range []struct {
+		name  string
+		ops   []cairn.Operation
+		field string
+		words string
+	}{
+		{"gap", []cairn.Operation{step(2, "/c#0", "1")}, "operations[0].seq", "continues at 1"},
+		{"another operation at a held position", []cairn.Operation{step(0, "/z#0", "1")}, "operations[0].seq", `holds step "/a#0"`},
+		{"negative seq", []cairn.Operation{step(-1, "/c#0", "1")}, "operations[0].seq", "negative"},
+		{"no id", []cairn.Operation{step(1, "", "1")}, "operations[0].id", "1 to 512"},
+		{"bad utf-8", []cairn.Operation{step(1, "\xff", "1")}, "operations[0].id", "UTF-8"},
+		{"unknown kind", []cairn.Operation{{ID: "/c#0", Seq: 1, Kind: "dance", Status: cairn.OpCompleted}}, "operations[0].kind", "dance"},
+		{"unknown status", []cairn.Operation{{ID: "/c#0", Seq: 1, Kind: cairn.OpStep, Status: "maybe"}}, "operations[0].status", "maybe"},
+		{"result not JSON", []cairn.Operation{step(1, "/c#0", "{")}, "operations[0].result", "JSON"},
+		{"result too large", []cairn.Operation{step(1, "/c#0", `"`+strings.Repeat("x", 20)+`"`)}, "operations[0].result", "16-byte"},
+		{"failed without error", []cairn.Operation{{ID: "/c#0", Seq: 1, Kind: cairn.OpStep, Status: cairn.OpFailed}}, "operations[0].error", "error"},
+		{"sleep without end", []cairn.Operation{{ID: "/c#0", Seq: 1, Kind: cairn.OpSleep, Status: cairn.OpCompleted}}, "operations[0].wake_at", "end"},
+		{"too many", []cairn.Operation{step(1, "/b#0", "1"), step(2, "/c#0", "1"), {ID: "/d#0", Seq: 3, Kind: cairn.OpSleep, Status: cairn.OpCompleted, WakeAt: &wake}}, "operations", "over 3 operations"},
+		{"too many bytes", []cairn.Operation{step(1, "/b#0", `"0123456789abc"`), step(2, "/c#0", `"0123456789abc"`)}, "operations", "over 40 bytes"},
+	} {
+		_, err := Append(hist, c.ops, time.Now(), lim)
+		var fe *FieldError
+		if !errors.As(err, &fe) || fe.Field != c.field || !strings.Contains(fe.Message, c.words) {
+			t.Errorf("%s: got %v, want %s: …%s…", c.name, err, c.field, c.words)
+		}
+	}
+}

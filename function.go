@@ -1,0 +1,71 @@
+package cairn
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// A function step (KindFunction) runs a worker's code as a durable
+// function: the body's operations — steps, sleeps, recorded values — are
+// checkpointed in the step's history, and a new attempt of the step
+// replays the body with the recorded results (docs/FUNCTIONS.md).
+
+// OperationKind is what an operation of a function's body did.
+type OperationKind string
+
+// Operation kinds.
+const (
+	// OpStep ran a piece of code once, its result memoized.
+	OpStep OperationKind = "step"
+	// OpSleep waits until WakeAt; the driver's lease ends meanwhile.
+	OpSleep OperationKind = "sleep"
+	// OpValue recorded a value the body must see again on replay: the
+	// time, a random number, a UUID.
+	OpValue OperationKind = "value"
+	// OpPatch recorded a patch marker (the code took the patched branch).
+	OpPatch OperationKind = "patch"
+)
+
+// Values lists every operation kind (the API's enum).
+func (OperationKind) Values() []OperationKind {
+	return []OperationKind{OpStep, OpSleep, OpValue, OpPatch}
+}
+
+// OperationStatus is how far an operation got.
+type OperationStatus string
+
+// Operation statuses.
+const (
+	// OpStarted: an at_most_once step's body is about to run; a replay
+	// that finds no outcome after it does not run it again.
+	OpStarted OperationStatus = "started"
+	// OpCompleted: the operation ended with its result.
+	OpCompleted OperationStatus = "completed"
+	// OpFailed: the operation failed for good (a step whose retries ran out).
+	OpFailed OperationStatus = "failed"
+)
+
+// Values lists every operation status (the API's enum).
+func (OperationStatus) Values() []OperationStatus {
+	return []OperationStatus{OpStarted, OpCompleted, OpFailed}
+}
+
+// Operation is one record of a function step's history.
+type Operation struct {
+	ID     string          `json:"id" minLength:"1" maxLength:"512" doc:"The operation's id: <scope>/<name>#<k>, k counting earlier uses of the name in the scope."`
+	Seq    int             `json:"seq" minimum:"0" doc:"Its position in the history, from 0: a checkpoint's operations continue the history where it ends."`
+	Kind   OperationKind   `json:"kind"`
+	Status OperationStatus `json:"status"`
+	Result json.RawMessage `json:"result,omitempty" doc:"A completed operation's result, any JSON."`
+	Error  *ErrorInfo      `json:"error,omitempty" doc:"A failed operation's error."`
+	WakeAt *time.Time      `json:"wake_at,omitempty" doc:"A sleep's end."`
+	At     time.Time       `json:"at,omitempty" doc:"When the engine recorded it (set by the engine)."`
+}
+
+// ClassNondeterminism: a function's body, replayed, reached operations
+// other than those its history records (docs/FUNCTIONS.md). Not retried.
+const ClassNondeterminism = "nondeterminism"
+
+// MaxOperations is how many operations a function step's history holds;
+// a checkpoint past it is refused (continue in a new run).
+const MaxOperations = 10_000

@@ -1,8 +1,6 @@
 package sdk
 
 import (
-	"fmt"
-
 	"github.com/cairn-dev/cairn"
 )
 
@@ -20,14 +18,7 @@ import (
 // (and the run) unless ToleratedFailures or ToleratedFailurePercent
 // allows it, when its output is null.
 func (d *WorkflowDef) Map(id, items string, h Handler, opts ...StepOption) *WorkflowDef {
-	if h == nil {
-		d.errs = append(d.errs, fmt.Errorf("step %q: nil handler", id))
-	}
-	if _, dup := d.handlers[id]; dup {
-		d.errs = append(d.errs, fmt.Errorf("step %q: defined twice", id))
-	}
-	d.handlers[id] = h
-	return d.add(cairn.Step{ID: id, Kind: cairn.KindMap, Items: items}, opts)
+	return d.served(cairn.Step{ID: id, Kind: cairn.KindMap, Items: items}, h, opts)
 }
 
 // Child adds a step that starts a run of workflow (its newest version

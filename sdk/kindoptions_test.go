@@ -34,6 +34,9 @@ func TestStepOptionsFollowTheKindTable(t *testing.T) {
 		cairn.KindSleep: func(d *WorkflowDef, o StepOption) { d.Sleep("s", time.Second, o) },
 		cairn.KindMap:   func(d *WorkflowDef, o StepOption) { d.Map("s", "${input.xs}", nop, o) },
 		cairn.KindChild: func(d *WorkflowDef, o StepOption) { d.Child("s", "other", o) },
+		cairn.KindFunction: func(d *WorkflowDef, o StepOption) {
+			d.Function("s", func(*Durable) (any, error) { return nil, nil }, o)
+		},
 	}
 	table := cairn.KindOptions()
 	for _, kind := range cairn.StepKind("").Values() {

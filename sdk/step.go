@@ -139,6 +139,11 @@ type stepCtx struct {
 	mu       sync.Mutex
 	patch    map[string]json.RawMessage
 	explicit *Usage
+
+	// att and worker are the attempt the body runs for and its worker
+	// (a function's driver checkpoints through them: function.go).
+	att    *attempt
+	worker *Worker
 }
 
 type stepCtxKey struct{}

@@ -691,7 +691,7 @@ func (w *Worker) handle(a *attempt, base context.Context) (next *attempt) {
 			Worker: w.id, Lease: l.Id, TraceParent: l.Traceparent, TimeoutAt: deref(l.TimeoutAt), Item: itemIndex(l.Item),
 		},
 		input: input, outputs: l.Steps, state: l.State, log: log, usage: &usageAcc{},
-		payload: w.leasePayloads(l.Id),
+		payload: w.leasePayloads(l.Id), att: a, worker: w,
 	}
 	a.body.Store(sc)
 	start := time.Now()
@@ -746,8 +746,9 @@ type bodyResult struct {
 func (w *Worker) report(a *attempt, sc *stepCtx, span trace.Span, r bodyResult, base context.Context) *attempt {
 	log, elapsed, err := sc.log, r.elapsed, r.err
 	switch cause := context.Cause(a.ctx); {
-	case errors.Is(cause, ErrLeaseLost), errors.Is(cause, ErrRunEnded):
-		// The engine said so already: publish nothing more.
+	case errors.Is(cause, ErrLeaseLost), errors.Is(cause, ErrRunEnded), errors.Is(cause, errSuspended), errors.Is(err, errSuspended):
+		// The engine said so already (or ended the attempt at a function's
+		// suspension): publish nothing more.
 		a.finish()
 		span.SetStatus(codes.Error, cause.Error())
 		log.Info("body cancelled; nothing is reported", "cause", cause, "elapsed", elapsed)
@@ -985,6 +986,28 @@ func (w *Worker) retry(ctx context.Context, a *attempt, fn func(ctx context.Cont
 			return err
 		}
 	}
+}
+
+// checkpoint records a function's operations under a's lease (with a
+// suspension, ending the attempt), retrying what changed nothing. A
+// refusal is answered by its reason (the body's context is cancelled);
+// an operation the engine refuses (the history's limits) fails the body.
+func (w *Worker) checkpoint(a *attempt, req client.CheckpointRequest) error {
+	err := w.retry(a.ctx, a, func(ctx context.Context) error {
+		resp, err := w.c.api.CheckpointStepWithResponse(ctx, a.lease.Id, req)
+		return w.c.check(err, resp)
+	})
+	var ae *APIError
+	switch {
+	case err == nil:
+		return nil
+	case a.ctx.Err() != nil:
+		return context.Cause(a.ctx)
+	case errors.As(err, &ae) && ae.Status == 422:
+		return Fatal(fmt.Errorf("the engine refused the function's checkpoint: %w", err))
+	}
+	w.refused(a, "checkpoint", err, w.log.With("run", a.lease.Run, "step", a.lease.Step, "attempt", a.lease.Attempt))
+	return err
 }
 
 // answered handles the answer to complete or fail.

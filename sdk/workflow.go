@@ -54,14 +54,19 @@ func (d *WorkflowDef) Version() string { return d.wf.Version }
 
 // Task adds a task step whose body h runs on a worker.
 func (d *WorkflowDef) Task(id string, h Handler, opts ...StepOption) *WorkflowDef {
+	return d.served(cairn.Step{ID: id, Kind: cairn.KindTask}, h, opts)
+}
+
+// served adds a step a worker serves with h (a task, a map, a function).
+func (d *WorkflowDef) served(s cairn.Step, h Handler, opts []StepOption) *WorkflowDef {
 	if h == nil {
-		d.errs = append(d.errs, fmt.Errorf("step %q: nil handler", id))
+		d.errs = append(d.errs, fmt.Errorf("step %q: nil handler", s.ID))
 	}
-	if _, dup := d.handlers[id]; dup {
-		d.errs = append(d.errs, fmt.Errorf("step %q: defined twice", id))
+	if _, dup := d.handlers[s.ID]; dup {
+		d.errs = append(d.errs, fmt.Errorf("step %q: defined twice", s.ID))
 	}
-	d.handlers[id] = h
-	return d.add(cairn.Step{ID: id, Kind: cairn.KindTask}, opts)
+	d.handlers[s.ID] = h
+	return d.add(s, opts)
 }
 
 // Wait adds a step that waits for an event named event sent to the run

@@ -1,0 +1,509 @@
+package sdk
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	mrand "math/rand/v2"
+	"runtime/debug"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/openapi/client"
+)
+
+// A durable function is a workflow written as ordinary code: its body
+// calls operations on a *Durable — Step, Sleep, Now, Random, UUID,
+// Patched — each named by the caller, and each operation's outcome is
+// checkpointed in the bucket under the driver's lease. A crash, a
+// deploy or a long sleep ends the attempt; the next attempt runs the
+// body again and every operation already recorded returns its recorded
+// outcome at once (replay). The body must therefore reach the same
+// operations on every replay: see docs/FUNCTIONS.md for the rules.
+
+// FunctionBody is the body of a durable function step.
+type FunctionBody func(fc *Durable) (any, error)
+
+// Durably makes a FunctionBody of a typed body: the run's input (the
+// step's rendered input) is decoded into In, and Out is the output.
+func Durably[In, Out any](body func(fc *Durable, in In) (Out, error)) FunctionBody {
+	return func(fc *Durable) (any, error) {
+		var in In
+		if err := decodeInput(fc.sc.Input(), &in); err != nil {
+			return nil, Fatal(fmt.Errorf("decoding the input of function %s into %T: %w", fc.sc.info.Workflow, in, err))
+		}
+		return body(fc, in)
+	}
+}
+
+// Function makes a workflow of one durable function, step "main". Unlike
+// a task, the function is not retried when its body returns an error (an
+// operation's own retries are its Step's): pass Retry to change that.
+//
+//	sdk.Function("triage", "1", func(fc *sdk.Durable, t Ticket) (Reply, error) { … })
+func Function[In, Out any](name, version string, body func(fc *Durable, in In) (Out, error), opts ...StepOption) *WorkflowDef {
+	opts = append([]StepOption{Retry(RetryPolicy{MaxAttempts: 1})}, opts...)
+	return Workflow(name, version).Function("main", Durably(body), opts...)
+}
+
+// Function adds a durable function step: body runs on a worker under a
+// lease like a task's, and its operations are checkpointed (see Durable).
+func (d *WorkflowDef) Function(id string, body FunctionBody, opts ...StepOption) *WorkflowDef {
+	var h Handler
+	if body != nil {
+		h = func(ctx StepContext) (any, error) { return drive(ctx.(*stepCtx), body) }
+	}
+	return d.served(cairn.Step{ID: id, Kind: cairn.KindFunction}, h, opts)
+}
+
+// errSuspended ends a driver whose function suspended (a sleep): the
+// engine ended its attempt, and nothing more is reported for it.
+var errSuspended = errors.New("cairn: the function suspended; a later attempt goes on")
+
+// inlineSleep is the longest sleep a driver waits out holding its lease;
+// a longer one suspends the function (its worker slot is freed).
+const inlineSleep = 2 * time.Second
+
+// Checkpoint batching: recorded operations are sent together, in the
+// background once the oldest has waited flushDelay, at once when
+// flushOps wait, and always before a suspension, before an at_most_once
+// step's body, and when the body returns. A crash loses at most the
+// unsent ones (their steps run again: at_least_once).
+const (
+	flushOps   = 32
+	flushDelay = 250 * time.Millisecond
+)
+
+// Durable is a durable function's context: a context.Context, cancelled
+// when the lease is lost, the run ends or the function suspends, with the
+// function's operations. Its methods are safe for concurrent use.
+type Durable struct {
+	context.Context
+	sc *stepCtx
+
+	mu      sync.Mutex
+	hist    []client.Operation // recorded and sent
+	byID    map[string][]int   // positions in hist by id
+	visited map[string]bool    // ids the body reached in this attempt
+	uses    map[string]int     // a name's uses so far (its ids' k)
+	pending []client.Operation // recorded, not sent yet
+	stop    error              // set once the body must end: suspended, nondeterminism
+	send    func(client.CheckpointRequest) error
+	timer   *time.Timer // the background flush of pending
+	flushMu sync.Mutex  // one checkpoint at a time: seqs stay in order
+}
+
+func newDurable(sc *stepCtx, hist []client.Operation, send func(client.CheckpointRequest) error) *Durable {
+	fc := &Durable{Context: sc, sc: sc, hist: hist, byID: map[string][]int{}, visited: map[string]bool{}, uses: map[string]int{}, send: send}
+	for i, op := range hist {
+		fc.byID[op.Id] = append(fc.byID[op.Id], i)
+	}
+	return fc
+}
+
+// drive runs a function body for one attempt of its driver step.
+func drive(sc *stepCtx, body FunctionBody) (any, error) {
+	var hist []client.Operation
+	if h := sc.att.lease.History; h != nil {
+		hist = *h
+	}
+	fc := newDurable(sc, hist, func(req client.CheckpointRequest) error { return sc.worker.checkpoint(sc.att, req) })
+	defer fc.stopTimer()
+	out, err := body(fc)
+	if errors.Is(context.Cause(sc), ErrShutdown) {
+		// The worker is draining: the function goes on in another attempt
+		// (no failure spent), from what it recorded.
+		now := time.Now()
+		if ferr := fc.flush(&now); ferr != nil {
+			return nil, ferr
+		}
+		return nil, errSuspended
+	}
+	fc.mu.Lock()
+	stop := fc.stop
+	if stop == nil && err == nil {
+		stop = fc.unreached()
+	}
+	fc.mu.Unlock()
+	if stop != nil {
+		return nil, stop
+	}
+	if ferr := fc.flush(nil); ferr != nil && err == nil {
+		return nil, ferr
+	}
+	return out, err
+}
+
+func (fc *Durable) stopTimer() {
+	fc.mu.Lock()
+	defer fc.mu.Unlock()
+	if fc.timer != nil {
+		fc.timer.Stop()
+	}
+}
+
+// unreached is the nondeterminism of a body that returned leaving
+// recorded operations unreached. Called with mu held.
+func (fc *Durable) unreached() error {
+	for _, op := range fc.hist {
+		if !fc.visited[op.Id] {
+			return fc.broken(fmt.Sprintf("the body returned without reaching %s %q (seq %d), which the history records", op.Kind, op.Id, op.Seq))
+		}
+	}
+	return nil
+}
+
+// broken stops the body for nondeterminism. Called with mu held.
+func (fc *Durable) broken(what string) error {
+	if fc.stop == nil {
+		fc.stop = Failure(cairn.ClassNondeterminism, errors.New("nondeterminism in run "+fc.sc.info.Run+": "+what+
+			"; the code changed under a run in flight: gate changes with Patched (docs/FUNCTIONS.md)"))
+	}
+	return fc.stop
+}
+
+// Info describes the driver's attempt.
+func (fc *Durable) Info() StepInfo { return fc.sc.Info() }
+
+// Logger is the worker's logger for the driver's attempt.
+func (fc *Durable) Logger() *slog.Logger { return fc.sc.Logger() }
+
+// begin names the next use of name and returns its id and what the
+// history holds for it (nil: new), or the error that ends the body.
+// Called with mu held.
+func (fc *Durable) begin(name string, kind cairn.OperationKind) (string, []client.Operation, error) {
+	if fc.stop != nil {
+		return "", nil, fc.stop
+	}
+	if fc.Err() != nil {
+		return "", nil, context.Cause(fc)
+	}
+	id := "/" + name + "#" + strconv.Itoa(fc.uses[name])
+	fc.uses[name]++
+	fc.visited[id] = true
+	var recs []client.Operation
+	for _, i := range fc.byID[id] {
+		recs = append(recs, fc.hist[i])
+	}
+	for _, op := range fc.pending {
+		if op.Id == id {
+			recs = append(recs, op)
+		}
+	}
+	if len(recs) > 0 && recs[0].Kind != string(kind) {
+		return "", nil, fc.broken(fmt.Sprintf("replay reached %s %q where the history records %s %q (seq %d)", kind, id, recs[0].Kind, id, recs[0].Seq))
+	}
+	return id, recs, nil
+}
+
+// record adds an operation to what is sent next. Called with mu held.
+func (fc *Durable) record(op client.Operation) {
+	op.Seq = int64(len(fc.hist) + len(fc.pending))
+	if len(fc.pending) == 0 {
+		fc.armFlush()
+	}
+	fc.pending = append(fc.pending, op)
+}
+
+// armFlush sends what is pending in flushDelay. Called with mu held.
+func (fc *Durable) armFlush() {
+	if fc.timer == nil {
+		fc.timer = time.AfterFunc(flushDelay, func() { _ = fc.flush(nil) }) // a failure cancels the body, or the next flush retries
+		return
+	}
+	fc.timer.Reset(flushDelay)
+}
+
+// due reports whether enough operations wait to send them now.
+func (fc *Durable) due() bool {
+	fc.mu.Lock()
+	defer fc.mu.Unlock()
+	return len(fc.pending) >= flushOps
+}
+
+// flush sends the pending operations in one checkpoint, with a
+// suspension until *until when it is set.
+func (fc *Durable) flush(until *time.Time) error {
+	fc.flushMu.Lock()
+	defer fc.flushMu.Unlock()
+	fc.mu.Lock()
+	ops := slices.Clone(fc.pending)
+	fc.mu.Unlock()
+	if len(ops) == 0 && until == nil {
+		return nil
+	}
+	req := client.CheckpointRequest{Operations: ops}
+	if until != nil {
+		req.Suspend = &client.Suspension{Until: *until}
+	}
+	if err := fc.send(req); err != nil {
+		return err
+	}
+	fc.mu.Lock()
+	defer fc.mu.Unlock()
+	for _, op := range ops {
+		fc.byID[op.Id] = append(fc.byID[op.Id], len(fc.hist))
+		fc.hist = append(fc.hist, op)
+	}
+	fc.pending = fc.pending[len(ops):]
+	if len(fc.pending) > 0 {
+		fc.armFlush()
+	}
+	return nil
+}
+
+// Step runs fn once for the function: its result is checkpointed, and a
+// replay returns it without running fn again. opts are a task's: Retry
+// (fn is retried in this attempt, backing off; an error's class decides
+// as for a task), Timeout (of each try), AtMostOnce (fn is never run
+// again once it started, even after a crash: a replay that finds it
+// started without an outcome fails it with class lost). An error that
+// ends the step is returned with its class; the body may handle it or
+// return it, failing the function.
+func Step[T any](fc *Durable, name string, fn func(ctx context.Context) (T, error), opts ...StepOption) (T, error) {
+	var zero T
+	s := cairn.Step{ID: name, Kind: cairn.KindTask}
+	for _, o := range opts {
+		if err := o(&s); err != nil {
+			return zero, Fatal(fmt.Errorf("step %q: %w", name, err))
+		}
+	}
+	fc.mu.Lock()
+	id, recs, err := fc.begin(name, cairn.OpStep)
+	fc.mu.Unlock()
+	if err != nil {
+		return zero, err
+	}
+	if len(recs) > 0 {
+		last := recs[len(recs)-1]
+		switch cairn.OperationStatus(last.Status) {
+		case cairn.OpCompleted:
+			var v T
+			if err := decodeInput(last.Result, &v); err != nil {
+				return zero, Fatal(fmt.Errorf("decoding the recorded result of step %q into %T: %w", id, v, err))
+			}
+			return v, nil
+		case cairn.OpFailed:
+			return zero, opError(last.Error)
+		}
+		// started, no outcome: an at_most_once step is not run again.
+		why := &client.ErrorInfo{Class: cairn.ClassLost, Message: "at_most_once step " + id + " started in an earlier attempt without recording an outcome: it is not run again"}
+		fc.mu.Lock()
+		fc.record(client.Operation{Id: id, Kind: string(cairn.OpStep), Status: string(cairn.OpFailed), Error: why})
+		fc.mu.Unlock()
+		return zero, opError(why)
+	}
+	atMostOnce := s.EffectiveDelivery() == cairn.AtMostOnce
+	if atMostOnce {
+		fc.mu.Lock()
+		fc.record(client.Operation{Id: id, Kind: string(cairn.OpStep), Status: string(cairn.OpStarted)})
+		fc.mu.Unlock()
+		if err := fc.flush(nil); err != nil { // durable before the body runs
+			return zero, err
+		}
+	}
+	v, why := runStep(fc, s, fn, atMostOnce)
+	op := client.Operation{Id: id, Kind: string(cairn.OpStep), Status: string(cairn.OpCompleted)}
+	if why == nil {
+		result, err := toJSON(v)
+		if err != nil {
+			why = &client.ErrorInfo{Class: cairn.ClassFatal, Message: fmt.Sprintf("encoding the result of step %q: %v", id, err)}
+		}
+		op.Result = result
+	}
+	if fc.Err() != nil {
+		return zero, context.Cause(fc) // the lease is gone: record nothing
+	}
+	if why != nil {
+		op.Status, op.Result, op.Error = string(cairn.OpFailed), nil, why
+	}
+	fc.mu.Lock()
+	fc.record(op)
+	fc.mu.Unlock()
+	if fc.due() {
+		if err := fc.flush(nil); err != nil {
+			return zero, err
+		}
+	}
+	if why != nil {
+		return zero, opError(why)
+	}
+	return v, nil
+}
+
+// runStep runs fn until it succeeds or its error ends the step.
+func runStep[T any](fc *Durable, s cairn.Step, fn func(ctx context.Context) (T, error), atMostOnce bool) (T, *client.ErrorInfo) {
+	policy := s.Retry.WithDefaults()
+	for failures := 1; ; failures++ {
+		v, err := tryStep(fc, s, fn)
+		if err == nil {
+			return v, nil
+		}
+		class, msg := classify(err)
+		if atMostOnce || !policy.Retries(class) || failures >= policy.MaxAttempts || fc.Err() != nil {
+			return v, &client.ErrorInfo{Class: class, Message: msg}
+		}
+		t := time.NewTimer(policy.Backoff(failures))
+		select {
+		case <-fc.Done():
+			t.Stop()
+			return v, &client.ErrorInfo{Class: class, Message: msg}
+		case <-t.C:
+		}
+	}
+}
+
+// tryStep runs fn once, bounded by the step's timeout, a panic turned
+// into an error of class panic.
+func tryStep[T any](fc *Durable, s cairn.Step, fn func(ctx context.Context) (T, error)) (v T, err error) {
+	ctx := context.Context(fc)
+	if s.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, s.Timeout.D())
+		defer cancel()
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			fc.sc.log.Error("a function's step panicked; reporting it as class panic", "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+			err = Failure(cairn.ClassPanic, fmt.Errorf("panic: %v", r))
+		}
+	}()
+	return fn(ctx)
+}
+
+func opError(e *client.ErrorInfo) error {
+	if e == nil {
+		return Fatal(errors.New("a failed operation without its error"))
+	}
+	return Failure(e.Class, errors.New(e.Message))
+}
+
+// Sleep waits d; see SleepUntil.
+func (fc *Durable) Sleep(name string, d time.Duration) error {
+	return fc.sleep(name, func() time.Time { return time.Now().Add(d) })
+}
+
+// SleepUntil waits until t. A wait longer than a couple of seconds
+// suspends the function: the attempt ends, the worker's slot is freed,
+// and the next attempt replays the body at t. The end is recorded, so a
+// replay waits for the same time. An error (the function suspended, the
+// lease was lost) must be returned by the body.
+func (fc *Durable) SleepUntil(name string, t time.Time) error {
+	return fc.sleep(name, func() time.Time { return t })
+}
+
+func (fc *Durable) sleep(name string, end func() time.Time) error {
+	fc.mu.Lock()
+	id, recs, err := fc.begin(name, cairn.OpSleep)
+	var wake time.Time
+	switch {
+	case err != nil:
+	case len(recs) > 0 && recs[0].WakeAt != nil:
+		wake = *recs[0].WakeAt
+	default:
+		wake = end()
+		fc.record(client.Operation{Id: id, Kind: string(cairn.OpSleep), Status: string(cairn.OpCompleted), WakeAt: &wake})
+	}
+	fc.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	left := time.Until(wake)
+	if left <= 0 {
+		return nil
+	}
+	if left <= inlineSleep {
+		t := time.NewTimer(left)
+		defer t.Stop()
+		select {
+		case <-fc.Done():
+			return context.Cause(fc)
+		case <-t.C:
+			return nil
+		}
+	}
+	if err := fc.flush(&wake); err != nil {
+		return err
+	}
+	fc.mu.Lock()
+	fc.stop = errSuspended
+	fc.mu.Unlock()
+	fc.sc.att.cancel(errSuspended)
+	return errSuspended
+}
+
+// value records what gen returns under name, or returns what was
+// recorded. A failure ends the body: value returns the zero value then,
+// and the driver reports the failure whatever the body returns.
+func (fc *Durable) value(name string, v any, gen func() any) {
+	fc.mu.Lock()
+	defer fc.mu.Unlock()
+	id, recs, err := fc.begin(name, cairn.OpValue)
+	if err != nil {
+		return
+	}
+	if len(recs) > 0 {
+		if err := json.Unmarshal(recs[0].Result, v); err != nil {
+			fc.broken(fmt.Sprintf("the value recorded for %q does not decode into %T: %v", id, v, err))
+		}
+		return
+	}
+	raw, _ := json.Marshal(gen())
+	_ = json.Unmarshal(raw, v)
+	fc.record(client.Operation{Id: id, Kind: string(cairn.OpValue), Status: string(cairn.OpCompleted), Result: raw})
+}
+
+// Now is the time, recorded: a replay sees the same time.
+func (fc *Durable) Now() time.Time {
+	var t time.Time
+	fc.value("now", &t, func() any { return time.Now().UTC() })
+	return t
+}
+
+// Random is a random float64 in [0, 1), recorded.
+func (fc *Durable) Random() float64 {
+	var f float64
+	fc.value("random", &f, func() any { return mrand.Float64() })
+	return f
+}
+
+// UUID is a random (version 4) UUID, recorded.
+func (fc *Durable) UUID() string {
+	var s string
+	fc.value("uuid", &s, func() any {
+		var b [16]byte
+		_, _ = rand.Read(b[:])
+		b[6], b[8] = b[6]&0x0f|0x40, b[8]&0x3f|0x80
+		return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:])
+	})
+	return s
+}
+
+// Patched reports whether the run takes the code path that change id
+// introduced: true for a run that reaches it first (the choice is
+// recorded), false for a run whose history was recorded by the code
+// before the change (it still holds operations this attempt has not
+// reached). Remove the check once no run in flight predates the change.
+//
+//	if fc.Patched("fraud-check") { … new code … } else { … old code … }
+func (fc *Durable) Patched(id string) bool {
+	fc.mu.Lock()
+	defer fc.mu.Unlock()
+	key, recs, err := fc.begin("patch:"+id, cairn.OpPatch)
+	switch {
+	case err != nil:
+		return false
+	case len(recs) > 0:
+		return true
+	case slices.ContainsFunc(fc.hist, func(op client.Operation) bool { return !fc.visited[op.Id] }):
+		return false // replaying what the code before the change recorded
+	}
+	fc.record(client.Operation{Id: key, Kind: string(cairn.OpPatch), Status: string(cairn.OpCompleted)})
+	return true
+}

@@ -1,0 +1,217 @@
+package sdk
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/cairn-dev/cairn"
+)
+
+type order struct {
+	Item string `json:"item"`
+	Qty  int    `json:"qty"`
+}
+
+type receipt struct {
+	Charge  string `json:"charge"`
+	Shipped bool   `json:"shipped"`
+	ID      string `json:"id"`
+}
+
+// A durable function runs its steps once each, across a sleep that
+// suspends it (the attempt ends, the next one replays the body): the
+// steps before the sleep are not run again, the recorded values are the
+// same after the replay, and the run's history shows every operation.
+func TestFunctionRunsStepsOnceAcrossASuspension(t *testing.T) {
+	e := newEnv(t, fastReap())
+	var charges, ships, bodies atomic.Int32
+	ids := make(chan string, 4)
+	wf := Function("checkout", "1", func(fc *Durable, o order) (receipt, error) {
+		bodies.Add(1)
+		id := fc.UUID()
+		ids <- id
+		charge, err := Step(fc, "charge", func(ctx context.Context) (string, error) {
+			charges.Add(1)
+			return "ch_" + o.Item, nil
+		})
+		if err != nil {
+			return receipt{}, err
+		}
+		if err := fc.Sleep("cool-off", inlineSleep+time.Second); err != nil {
+			return receipt{}, err
+		}
+		shipped, err := Step(fc, "ship", func(ctx context.Context) (bool, error) {
+			ships.Add(1)
+			return o.Qty > 0, nil
+		})
+		return receipt{Charge: charge, Shipped: shipped, ID: id}, err
+	})
+	w := NewWorker(e.client(t), WithLogger(quiet())).Register(wf)
+	serve(t, w)
+	run := start(t, e.c, "checkout", StartOptions{Input: order{Item: "book", Qty: 2}})
+	r := waitRun(t, e.c, run.ID, 30*time.Second)
+	var got receipt
+	if err := r.Decode(&got); err != nil || r.Status != RunCompleted {
+		t.Fatalf("run %s %+v: %v", r.Status, r.Error, err)
+	}
+	first, second := <-ids, <-ids
+	if got.Charge != "ch_book" || !got.Shipped || got.ID != first || second != first {
+		t.Fatalf("receipt %+v; uuids %s then %s", got, first, second)
+	}
+	if charges.Load() != 1 || ships.Load() != 1 || bodies.Load() != 2 {
+		t.Fatalf("charge ran %d times, ship %d, the body %d; want 1, 1, 2", charges.Load(), ships.Load(), bodies.Load())
+	}
+	st := r.Step("main")
+	var names []string
+	for _, op := range st.Operations {
+		names = append(names, op.ID)
+	}
+	if strings.Join(names, " ") != "/uuid#0 /charge#0 /cool-off#0 /ship#0" {
+		t.Fatalf("history %v", names)
+	}
+	if len(st.Attempts) != 2 || st.Attempts[0].Outcome != cairn.OutcomeSuspended || st.Attempts[1].Outcome != cairn.OutcomeCompleted {
+		t.Fatalf("attempts %+v", st.Attempts)
+	}
+	sleep := st.Operations[2]
+	resumed := st.Attempts[1].ClaimedAt
+	if resumed == nil || resumed.Before(*sleep.WakeAt) || resumed.Sub(*sleep.WakeAt) > 3*time.Second {
+		t.Fatalf("the sleep ended at %v, the function resumed at %v: want within 3s after", sleep.WakeAt, resumed)
+	}
+}
+
+// A driver whose worker stops answering mid-step is fenced; the next
+// attempt replays what it checkpointed: the step that completed before is
+// not run again, the one that was running is.
+func TestFunctionResumesAfterTheDriverIsLost(t *testing.T) {
+	e := newEnv(t, fastReap())
+	p := &pausable{}
+	var firsts, seconds atomic.Int32
+	wf := Function("lossy", "1", func(fc *Durable, _ struct{}) (string, error) {
+		a, err := Step(fc, "first", func(ctx context.Context) (string, error) {
+			firsts.Add(1)
+			return "a", nil
+		})
+		if err != nil {
+			return "", err
+		}
+		return Step(fc, "second", func(ctx context.Context) (string, error) {
+			if seconds.Add(1) == 1 {
+				// Once "first" is checkpointed, the worker goes silent
+				// until the engine reclaims the driver's lease.
+				eventually(t, 10*time.Second, "first checkpointed", func() bool {
+					r, err := e.c.Get(ctx, fc.Info().Run)
+					return err == nil && len(r.Step("main").Operations) == 1
+				})
+				p.cutOffUntilLost(t, e.c, fc.sc)
+				<-ctx.Done()
+				return "", context.Cause(ctx)
+			}
+			return a + "b", nil
+		})
+	})
+	w := NewWorker(e.client(t, WithHTTPClient(p.client())), WithLogger(quiet())).Register(wf)
+	serve(t, w)
+	run := start(t, e.c, "lossy", StartOptions{})
+	r := waitRun(t, e.c, run.ID, 30*time.Second)
+	if r.Status != RunCompleted || string(r.Output) != `"ab"` {
+		t.Fatalf("run %s output %s error %+v", r.Status, r.Output, r.Error)
+	}
+	if firsts.Load() != 1 || seconds.Load() != 2 {
+		t.Fatalf("first ran %d times, second %d; want 1 and 2", firsts.Load(), seconds.Load())
+	}
+	if a := r.Step("main").Attempts; len(a) != 2 || a[0].Outcome != cairn.OutcomeLost {
+		t.Fatalf("attempts %+v", a)
+	}
+}
+
+// Code changed under a run in flight fails the run with class
+// nondeterminism, naming the operation; Patched lets the new code run for
+// new runs while runs recorded by the old code keep the old path.
+func TestFunctionNondeterminismAndPatched(t *testing.T) {
+	e := newEnv(t, fastReap())
+	old := func(fc *Durable, _ struct{}) (string, error) {
+		if _, err := Step(fc, "a", func(context.Context) (int, error) { return 1, nil }); err != nil {
+			return "", err
+		}
+		if err := fc.Sleep("wait", inlineSleep+500*time.Millisecond); err != nil {
+			return "", err
+		}
+		return "old", nil
+	}
+	// v1 runs two runs to their sleep, then a worker with changed code
+	// serves them: one change breaks the history, one is gated.
+	w1 := NewWorker(e.client(t), WithLogger(quiet())).Register(Function("changing", "1", old), Function("gated", "1", old))
+	stop1 := serve(t, w1)
+	broken := start(t, e.c, "changing", StartOptions{})
+	gated := start(t, e.c, "gated", StartOptions{})
+	for _, id := range []string{broken.ID, gated.ID} {
+		eventually(t, 10*time.Second, "the sleep to suspend "+id, func() bool {
+			r, err := e.c.Get(context.Background(), id)
+			return err == nil && len(r.Step("main").Attempts) > 0 && r.Step("main").Attempts[0].Outcome == cairn.OutcomeSuspended
+		})
+	}
+	if err := stop1(); err != nil {
+		t.Fatal(err)
+	}
+	changed := func(fc *Durable, _ struct{}) (string, error) {
+		if err := fc.Sleep("a", time.Millisecond); err != nil { // a step became a sleep
+			return "", err
+		}
+		return "new", nil
+	}
+	patched := func(fc *Durable, _ struct{}) (string, error) {
+		if fc.Patched("skip-a") {
+			return "patched", nil
+		}
+		return old(fc, struct{}{})
+	}
+	w2 := NewWorker(e.client(t), WithLogger(quiet())).Register(Function("changing", "1", changed), Function("gated", "1", patched))
+	serve(t, w2)
+	r := waitRun(t, e.c, broken.ID, 30*time.Second)
+	if r.Status != RunFailed || r.Error.Class != cairn.ClassNondeterminism || !strings.Contains(r.Error.Message, `replay reached sleep "/a#0" where the history records step "/a#0"`) {
+		t.Fatalf("changed code: run %s %+v", r.Status, r.Error)
+	}
+	if r = waitRun(t, e.c, gated.ID, 30*time.Second); r.Status != RunCompleted || string(r.Output) != `"old"` {
+		t.Fatalf("gated run in flight: %s %s %+v", r.Status, r.Output, r.Error)
+	}
+	fresh := start(t, e.c, "gated", StartOptions{})
+	if r = waitRun(t, e.c, fresh.ID, 30*time.Second); r.Status != RunCompleted || string(r.Output) != `"patched"` {
+		t.Fatalf("a new run of the gated code: %s %s %+v", r.Status, r.Output, r.Error)
+	}
+}
+
+// A step's error is retried within the function's attempt by its class,
+// and one that ends the step fails the function with its class; an
+// at_most_once step that started is never run again.
+func TestFunctionStepErrors(t *testing.T) {
+	e := newEnv(t, fastReap())
+	var tries atomic.Int32
+	wf := Function("errs", "1", func(fc *Durable, _ struct{}) (int, error) {
+		n, err := Step(fc, "flaky", func(context.Context) (int, error) {
+			if tries.Add(1) < 3 {
+				return 0, Retryable(errors.New("not yet"))
+			}
+			return 7, nil
+		}, Retry(RetryPolicy{MaxAttempts: 3, InitialBackoff: 10 * time.Millisecond}))
+		if err != nil {
+			return 0, err
+		}
+		_, err = Step(fc, "declined", func(context.Context) (int, error) {
+			return 0, Failure("card_declined", errors.New("insufficient funds"))
+		}, AtMostOnce())
+		return n, err
+	})
+	serve(t, NewWorker(e.client(t), WithLogger(quiet())).Register(wf))
+	r := waitRun(t, e.c, start(t, e.c, "errs", StartOptions{}).ID, 30*time.Second)
+	if r.Status != RunFailed || r.Error.Class != "card_declined" || tries.Load() != 3 {
+		t.Fatalf("run %s %+v, flaky tried %d times", r.Status, r.Error, tries.Load())
+	}
+	ops := r.Step("main").Operations
+	if len(ops) != 3 || ops[1].Status != cairn.OpStarted || ops[2].Status != cairn.OpFailed || ops[2].Error.Class != "card_declined" {
+		t.Fatalf("history %+v", ops)
+	}
+}

@@ -24,11 +24,15 @@ const (
 	OpValue OperationKind = "value"
 	// OpPatch recorded a patch marker (the code took the patched branch).
 	OpPatch OperationKind = "patch"
+	// OpWait waits for an event sent to the run, until WakeAt if set: a
+	// started record, then the engine's completed one (the event's
+	// payload), or the driver's failed one (class timeout).
+	OpWait OperationKind = "wait"
 )
 
 // Values lists every operation kind (the API's enum).
 func (OperationKind) Values() []OperationKind {
-	return []OperationKind{OpStep, OpSleep, OpValue, OpPatch}
+	return []OperationKind{OpStep, OpSleep, OpValue, OpPatch, OpWait}
 }
 
 // OperationStatus is how far an operation got.

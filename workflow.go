@@ -425,10 +425,10 @@ func (w *Workflow) Events() []string {
 
 // EventWarning says, when no wait step of w waits for event name, that
 // nothing will consume it and which names its waits are for; "" when a
-// wait uses the name.
+// wait uses the name, or when a function step may (its waits are code).
 func (w *Workflow) EventWarning(name string) string {
 	waits := w.Events()
-	if slices.Contains(waits, name) {
+	if slices.Contains(waits, name) || slices.ContainsFunc(w.Steps, func(s Step) bool { return s.EffectiveKind() == KindFunction }) {
 		return ""
 	}
 	msg := fmt.Sprintf("no wait step of workflow %s version %s waits for event %q: it is kept, but nothing will consume it", w.Name, w.Version, name)

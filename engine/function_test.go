@@ -57,7 +57,7 @@ func TestFunctionCheckpointSuspendResume(t *testing.T) {
 
 		until := h.clk.Now().Add(time.Hour)
 		sleep := cairn.Operation{ID: "/nap#0", Seq: 2, Kind: cairn.OpSleep, Status: cairn.OpCompleted, WakeAt: &until}
-		if _, err := e.Checkpoint(ctx, l1.ID, CheckpointRequest{Operations: []cairn.Operation{sleep}, Suspend: &Suspension{Until: until}}); err != nil {
+		if _, err := e.Checkpoint(ctx, l1.ID, CheckpointRequest{Operations: []cairn.Operation{sleep}, Suspend: &Suspension{Until: &until}}); err != nil {
 			t.Fatal(err)
 		}
 		_, err = e.Heartbeat(ctx, l1.ID)
@@ -136,5 +136,90 @@ func TestCheckpointOnlyForFunctionsAndNondeterminismFails(t *testing.T) {
 	}
 	if r := h.run(run); r.Status != cairn.RunFailed || r.Error.Class != cairn.ClassNondeterminism {
 		t.Fatalf("run %s %+v, want failed with nondeterminism at once", r.Status, r.Error)
+	}
+}
+
+// waitFor suspends lease l's driver until event name (or until), for
+// wait operation id at seq.
+func waitFor(t *testing.T, h *harness, l Lease, seq int, id, name string, until *time.Time) {
+	t.Helper()
+	wait := cairn.Operation{ID: id, Seq: seq, Kind: cairn.OpWait, Status: cairn.OpStarted, WakeAt: until}
+	if _, err := h.e.Checkpoint(h.ctx, l.ID, CheckpointRequest{Operations: []cairn.Operation{wait}, Suspend: &Suspension{Event: name, Op: id, Until: until}}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func noLease(t *testing.T, h *harness, what string) {
+	t.Helper()
+	if ls, err := h.e.Claim(h.ctx, ClaimRequest{WorkerID: "w1", Max: 1}); err != nil || len(ls) != 0 {
+		t.Fatalf("%s: %d leases, %v; want none", what, len(ls), err)
+	}
+}
+
+// A function waiting for an event: the event makes its next attempt
+// claimable at once and is recorded as the wait's outcome; an event sent
+// before the wait is taken when it starts; past its timeout an event is
+// kept for later and the driver records the timeout; a driver that
+// replayed without an outcome the engine recorded meanwhile is fenced and
+// its attempt ends, the next one replaying it.
+func TestFunctionWaitsForEvents(t *testing.T) {
+	h := newHarness(t, withWorkflows("w1", fnWorkflow("fn")))
+	ctx, e := h.ctx, h.e
+	run := h.start("fn", "")
+	l := h.claim("w1")
+	hour := h.clk.Now().Add(time.Hour)
+	waitFor(t, h, l, 0, "/approve#0", "approve", &hour)
+	noLease(t, h, "waiting")
+	if res, err := e.SendEvent(ctx, run, EventRequest{Name: "approve", Payload: json.RawMessage(`{"by":"ann"}`)}); err != nil || len(res.Resumed) != 1 || res.Warning != "" {
+		t.Fatalf("event: %+v %v", res, err)
+	}
+	l = h.claim("w1")
+	if len(l.History) != 2 || l.History[1].Status != cairn.OpCompleted || string(l.History[1].Result) != `{"by":"ann"}` {
+		t.Fatalf("after the event: %+v", l.History)
+	}
+
+	// An event that came first is taken by the wait that starts later.
+	if _, err := e.SendEvent(ctx, run, EventRequest{Name: "early", Payload: json.RawMessage(`1`)}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, h, l, 2, "/early#0", "early", nil)
+	l = h.claim("w1")
+	if len(l.History) != 4 || l.History[3].ID != "/early#0" || string(l.History[3].Result) != "1" {
+		t.Fatalf("an event sent first: %+v", l.History)
+	}
+
+	// Past its timeout, the event is not the wait's: the driver records
+	// the timeout.
+	minute := h.clk.Now().Add(time.Minute)
+	waitFor(t, h, l, 4, "/late#0", "late", &minute)
+	h.clk.Advance(time.Minute)
+	if res, err := e.SendEvent(ctx, run, EventRequest{Name: "late"}); err != nil || !res.Recorded {
+		t.Fatalf("a late event: %+v %v", res, err)
+	}
+	l = h.claim("w1")
+	timeout := cairn.Operation{ID: "/late#0", Seq: 5, Kind: cairn.OpWait, Status: cairn.OpFailed, Error: &cairn.ErrorInfo{Class: cairn.ClassTimeout, Message: "no event late within 1m"}}
+	if _, err := e.Checkpoint(ctx, l.ID, CheckpointRequest{Operations: []cairn.Operation{timeout}}); err != nil {
+		t.Fatal(err)
+	}
+
+	// The engine recorded an event's outcome that a replaying driver did
+	// not see (it replayed a stale history): its checkpoint is fenced, and
+	// the next attempt, claimable at once, sees the outcome.
+	far := h.clk.Now().Add(time.Hour)
+	waitFor(t, h, l, 6, "/again#0", "again", &far)
+	if _, err := e.SendEvent(ctx, run, EventRequest{Name: "again", Payload: json.RawMessage(`2`)}); err != nil {
+		t.Fatal(err)
+	}
+	l = h.claim("w1")
+	stale := cairn.Operation{ID: "/again#0", Seq: 7, Kind: cairn.OpWait, Status: cairn.OpFailed, Error: &cairn.ErrorInfo{Class: cairn.ClassTimeout, Message: "stale"}}
+	_, err := e.Checkpoint(ctx, l.ID, CheckpointRequest{Operations: []cairn.Operation{stale}})
+	wantReason(t, err, cairn.ReasonFenced)
+	l = h.claim("w1")
+	if len(l.History) != 8 || l.History[7].Status != cairn.OpCompleted || string(l.History[7].Result) != "2" {
+		t.Fatalf("after the fenced stale checkpoint: %+v", l.History)
+	}
+	h.complete(l.ID, `"ok"`)
+	if r := h.run(run); r.Status != cairn.RunCompleted {
+		t.Fatalf("run %s", r.Status)
 	}
 }

@@ -62,10 +62,8 @@ var taskKind = &stepKind{
 }
 
 var stepKinds = map[cairn.StepKind]*stepKind{
-	cairn.KindTask: taskKind,
-	// A function's driver is a task attempt (function.go): it is claimed,
-	// held, retried and recovered as one.
-	cairn.KindFunction: taskKind,
+	cairn.KindTask:     taskKind,
+	cairn.KindFunction: functionKind, // function.go
 	cairn.KindWait: {
 		active: cairn.StepWaiting,
 		start: func(e *Engine, r *runRecord, d *definition, s *cairn.Step, fx *effects) {
@@ -124,11 +122,14 @@ func init() {
 	childKind.start, childKind.visit = (*Engine).startChildStep, visitChild // child.go
 }
 
-// activeKinds finds a kind by its active status.
+// activeKinds finds a kind by its active status: the first kind (in the
+// vocabulary's order) with it. A function shares the task's.
 var activeKinds = func() map[cairn.StepStatus]*stepKind {
 	m := map[cairn.StepStatus]*stepKind{}
-	for _, k := range stepKinds {
-		m[k.active] = k
+	for _, kind := range cairn.StepKind("").Values() {
+		if k := stepKinds[kind]; m[k.active] == nil {
+			m[k.active] = k
+		}
 	}
 	return m
 }()

@@ -87,6 +87,8 @@ type stepState struct {
 	Child *childState `json:"child,omitempty"`
 	// Ops is a function step's history (function.go).
 	Ops []cairn.Operation `json:"ops,omitempty"`
+	// Wait is the event a suspended function step waits for (function.go).
+	Wait *funcWait `json:"wait,omitempty"`
 }
 
 func (s *stepState) attempt(n int) *cairn.Attempt {

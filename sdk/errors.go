@@ -97,6 +97,17 @@ func Failure(class string, err error) error {
 // what a body's unmarked error means already; use it for clarity.
 func Fatal(err error) error { return Failure(cairn.ClassFatal, err) }
 
+// ClassOf returns the class an error is reported with: a Failure's or
+// Retryable's class, fatal for any other error, "" for nil. A durable
+// function's body uses it on an operation's error (a wait's timeout).
+func ClassOf(err error) string {
+	if err == nil {
+		return ""
+	}
+	class, _ := classify(err)
+	return class
+}
+
 // classify returns the class and message a body's error is reported with.
 func classify(err error) (class, message string) {
 	var se *StepError

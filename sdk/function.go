@@ -120,7 +120,7 @@ func drive(sc *stepCtx, body FunctionBody) (any, error) {
 		// The worker is draining: the function goes on in another attempt
 		// (no failure spent), from what it recorded.
 		now := time.Now()
-		if ferr := fc.flush(&now); ferr != nil {
+		if ferr := fc.flush(&client.Suspension{Until: &now}); ferr != nil {
 			return nil, ferr
 		}
 		return nil, errSuspended
@@ -227,21 +227,18 @@ func (fc *Durable) due() bool {
 	return len(fc.pending) >= flushOps
 }
 
-// flush sends the pending operations in one checkpoint, with a
-// suspension until *until when it is set.
-func (fc *Durable) flush(until *time.Time) error {
+// flush sends the pending operations in one checkpoint, with the
+// suspension sp when it is set.
+func (fc *Durable) flush(sp *client.Suspension) error {
 	fc.flushMu.Lock()
 	defer fc.flushMu.Unlock()
 	fc.mu.Lock()
 	ops := slices.Clone(fc.pending)
 	fc.mu.Unlock()
-	if len(ops) == 0 && until == nil {
+	if len(ops) == 0 && sp == nil {
 		return nil
 	}
-	req := client.CheckpointRequest{Operations: ops}
-	if until != nil {
-		req.Suspend = &client.Suspension{Until: *until}
-	}
+	req := client.CheckpointRequest{Operations: ops, Suspend: sp}
 	if err := fc.send(req); err != nil {
 		return err
 	}
@@ -428,7 +425,13 @@ func (fc *Durable) sleep(name string, end func() time.Time) error {
 			return nil
 		}
 	}
-	if err := fc.flush(&wake); err != nil {
+	return fc.suspend(&client.Suspension{Until: &wake})
+}
+
+// suspend ends the attempt as sp says, sending what is pending: the body
+// must return (the error it gets says so).
+func (fc *Durable) suspend(sp *client.Suspension) error {
+	if err := fc.flush(sp); err != nil {
 		return err
 	}
 	fc.mu.Lock()
@@ -436,6 +439,54 @@ func (fc *Durable) sleep(name string, end func() time.Time) error {
 	fc.mu.Unlock()
 	fc.sc.att.cancel(errSuspended)
 	return errSuspended
+}
+
+// WaitEvent waits for an event named event sent to the run
+// (Client.SendEvent, `cairn runs event`) and returns its payload. The
+// function suspends meanwhile: the attempt ends, and the next one, made
+// claimable by the event, replays the body to here. With timeout > 0, an
+// event that has not come by then is not waited for: WaitEvent returns
+// an error of class timeout (the body may handle it). An event sent
+// before the wait starts is kept for it.
+func (fc *Durable) WaitEvent(name, event string, timeout time.Duration) (json.RawMessage, error) {
+	fc.mu.Lock()
+	id, recs, err := fc.begin(name, cairn.OpWait)
+	if err != nil {
+		fc.mu.Unlock()
+		return nil, err
+	}
+	var deadline *time.Time
+	if len(recs) == 0 {
+		if timeout > 0 {
+			t := time.Now().Add(timeout)
+			deadline = &t
+		}
+		fc.record(client.Operation{Id: id, Kind: string(cairn.OpWait), Status: string(cairn.OpStarted), WakeAt: deadline})
+	} else {
+		deadline = recs[0].WakeAt
+	}
+	var outcome *client.Operation
+	if n := len(recs); n > 0 && recs[n-1].Status != string(cairn.OpStarted) {
+		outcome = &recs[n-1]
+	}
+	// The engine's clock decides a timeout: this attempt was claimed past
+	// the deadline, so the engine takes no event for the wait any more.
+	l := fc.sc.att.lease
+	claimed := l.ExpiresAt.Add(-time.Duration(l.LeaseTtlMs) * time.Millisecond)
+	if outcome == nil && len(recs) > 0 && deadline != nil && !claimed.Before(*deadline) {
+		why := &client.ErrorInfo{Class: cairn.ClassTimeout, Message: fmt.Sprintf("no event %q by %s (wait %s)", event, deadline.UTC().Format(time.RFC3339), id)}
+		fc.record(client.Operation{Id: id, Kind: string(cairn.OpWait), Status: string(cairn.OpFailed), Error: why})
+		fc.mu.Unlock()
+		return nil, opError(why)
+	}
+	fc.mu.Unlock()
+	switch {
+	case outcome != nil && outcome.Status == string(cairn.OpCompleted):
+		return outcome.Result, nil
+	case outcome != nil:
+		return nil, opError(outcome.Error)
+	}
+	return nil, fc.suspend(&client.Suspension{Event: &event, Op: &id, Until: deadline})
 }
 
 // value records what gen returns under name, or returns what was

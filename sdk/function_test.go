@@ -2,7 +2,9 @@ package sdk
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -212,6 +214,51 @@ func TestFunctionStepErrors(t *testing.T) {
 	}
 	ops := r.Step("main").Operations
 	if len(ops) != 3 || ops[1].Status != cairn.OpStarted || ops[2].Status != cairn.OpFailed || ops[2].Error.Class != "card_declined" {
+		t.Fatalf("history %+v", ops)
+	}
+}
+
+// A function waits for an event (suspended meanwhile: no worker slot is
+// held) and gets its payload; a wait past its timeout returns an error of
+// class timeout, which the body may handle.
+func TestFunctionWaitsForAnEvent(t *testing.T) {
+	e := newEnv(t, fastReap())
+	type decision struct {
+		By string `json:"by"`
+	}
+	wf := Function("approval", "1", func(fc *Durable, _ struct{}) (string, error) {
+		raw, err := fc.WaitEvent("approval", "approve", time.Minute)
+		if err != nil {
+			return "", err
+		}
+		var d decision
+		if err := json.Unmarshal(raw, &d); err != nil {
+			return "", err
+		}
+		if _, err := fc.WaitEvent("second-look", "never", inlineSleep+time.Second); ClassOf(err) != cairn.ClassTimeout {
+			return "", fmt.Errorf("want a timeout, got %v", err)
+		}
+		return "approved by " + d.By, nil
+	})
+	w := NewWorker(e.client(t), WithLogger(quiet())).Register(wf)
+	serve(t, w)
+	run := start(t, e.c, "approval", StartOptions{})
+	eventually(t, 10*time.Second, "the function to suspend for the event", func() bool {
+		r, err := e.c.Get(context.Background(), run.ID)
+		return err == nil && len(r.Step("main").Attempts) > 0 && r.Step("main").Attempts[0].Outcome == cairn.OutcomeSuspended
+	})
+	if w.InFlight() != 0 {
+		t.Fatalf("%d leases held while the function waits", w.InFlight())
+	}
+	if _, err := e.c.SendEvent(context.Background(), run.ID, Event{Name: "approve", Payload: decision{By: "ann"}}); err != nil {
+		t.Fatal(err)
+	}
+	r := waitRun(t, e.c, run.ID, 30*time.Second)
+	if r.Status != RunCompleted || string(r.Output) != `"approved by ann"` {
+		t.Fatalf("run %s %s %+v", r.Status, r.Output, r.Error)
+	}
+	ops := r.Step("main").Operations
+	if len(ops) != 4 || ops[1].Status != cairn.OpCompleted || ops[3].Status != cairn.OpFailed || ops[3].Error.Class != cairn.ClassTimeout {
 		t.Fatalf("history %+v", ops)
 	}
 }

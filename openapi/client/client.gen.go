@@ -1703,8 +1703,14 @@ type StepViewStatus string
 
 // Suspension defines model for Suspension.
 type Suspension struct {
-	// Until When the next attempt becomes claimable (a sleep's end; a time past is now).
-	Until time.Time `json:"until"`
+	// Event An event sent to the run that makes the next attempt claimable at once, recorded as op's outcome (its payload the result).
+	Event *string `json:"event,omitempty"`
+
+	// Op With event: the id of the wait operation the event completes.
+	Op *string `json:"op,omitempty"`
+
+	// Until When the next attempt becomes claimable (a sleep's end, a wait's timeout; a time past is now). Required without event.
+	Until *time.Time `json:"until,omitempty"`
 }
 
 // Usage defines model for Usage.

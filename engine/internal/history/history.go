@@ -6,6 +6,7 @@ package history
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -23,6 +24,11 @@ type Limits struct {
 	// Bytes is the most bytes of results and errors a history holds.
 	Bytes int
 }
+
+// ErrChanged is a checkpoint made on a history that changed under it: the
+// engine recorded an operation's outcome (an event a wait got) at the
+// position where the driver, replaying without it, recorded another.
+var ErrChanged = errors.New("the engine recorded an operation's outcome the driver did not see")
 
 // FieldError is a checkpoint the history refuses, naming the field at
 // fault ("operations[3].seq").
@@ -48,7 +54,11 @@ func Append(hist, ops []cairn.Operation, now time.Time, lim Limits) ([]cairn.Ope
 			return nil, err
 		}
 		if op.Seq < len(hist) {
-			if h := hist[op.Seq]; h.ID != op.ID || h.Kind != op.Kind || h.Status != op.Status {
+			h := hist[op.Seq]
+			if h.ID == op.ID && h.Kind == op.Kind && h.Status != op.Status && h.Kind == cairn.OpWait {
+				return nil, fmt.Errorf("%w: %s %q at %d", ErrChanged, h.Kind, h.ID, op.Seq)
+			}
+			if h.ID != op.ID || h.Kind != op.Kind || h.Status != op.Status {
 				return nil, &FieldError{field(".seq"), fmt.Sprintf("position %d of the history holds %s %q (%s), not %s %q (%s)", op.Seq, h.Kind, h.ID, h.Status, op.Kind, op.ID, op.Status)}
 			}
 			continue
@@ -93,6 +103,17 @@ func check(op cairn.Operation, lim Limits, field func(string) string) error {
 		return &FieldError{field(".error.message"), "over 16 KiB"}
 	}
 	return nil
+}
+
+// Ended reports whether hist records the outcome of operation id
+// (completed or failed).
+func Ended(hist []cairn.Operation, id string) bool {
+	for _, op := range hist {
+		if op.ID == id && op.Status != cairn.OpStarted {
+			return true
+		}
+	}
+	return false
 }
 
 // Size is the bytes of results and errors hist holds.

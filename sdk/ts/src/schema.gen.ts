@@ -878,7 +878,7 @@ export interface components {
         CheckpointRequest: {
             /** @description Operations to add to the step's history, in order: each one's seq continues the history (an operation already recorded at its seq is skipped, so a checkpoint sent again adds nothing). */
             operations: components["schemas"]["Operation"][];
-            /** @description End this attempt once the operations are recorded: the step's next attempt, which replays the history, becomes claimable at until. */
+            /** @description End this attempt once the operations are recorded: the step's next attempt, which replays the history, becomes claimable at until, or when event arrives (the engine then records it as op's outcome), whichever is first. */
             suspend?: components["schemas"]["Suspension"];
         };
         Checkpointed: {
@@ -1744,11 +1744,15 @@ export interface components {
             wake_at?: string;
         };
         Suspension: {
+            /** @description An event sent to the run that makes the next attempt claimable at once, recorded as op's outcome (its payload the result). */
+            event?: string;
+            /** @description With event: the id of the wait operation the event completes. */
+            op?: string;
             /**
              * Format: date-time
-             * @description When the next attempt becomes claimable (a sleep's end; a time past is now).
+             * @description When the next attempt becomes claimable (a sleep's end, a wait's timeout; a time past is now). Required without event.
              */
-            until: string;
+            until?: string;
         };
         Usage: {
             /**

@@ -20,7 +20,7 @@ func TestEveryKindIsChecked(t *testing.T) {
 	}
 	w := Workflow{Name: "w", Version: "1", Steps: []Step{{ID: "a", Kind: "nap"}}}
 	err := w.Validate("wf")
-	if err == nil || !strings.Contains(err.Error(), `wf.steps[0].kind: unknown kind "nap" (want task, wait, sleep, map or child)`) {
+	if err == nil || !strings.Contains(err.Error(), `wf.steps[0].kind: unknown kind "nap" (want task, wait, sleep, map, child or function)`) {
 		t.Fatalf("unknown kind: %v", err)
 	}
 }
@@ -36,7 +36,7 @@ func TestKindChecks(t *testing.T) {
 		{Step{ID: "a", Kind: KindWait}, "w.steps[0].event: a wait step needs the event name it waits for"},
 		{Step{ID: "a", Kind: KindWait, Event: "a\x01"}, "w.steps[0].event: must be valid UTF-8"},
 		{Step{ID: "a", Kind: KindWait, Event: "go", WaitTimeout: -1}, "w.steps[0].wait_timeout: must not be negative"},
-		{Step{ID: "a", Kind: KindWait, Event: "go", Retry: &RetryPolicy{}}, "w.steps[0].retry: retry applies to task and map steps only"},
+		{Step{ID: "a", Kind: KindWait, Event: "go", Retry: &RetryPolicy{}}, "w.steps[0].retry: retry applies to task, map and function steps only"},
 		{Step{ID: "a", Kind: KindSleep, Duration: Duration(1)}, ""},
 		{Step{ID: "a", Kind: KindSleep}, "w.steps[0].duration: a sleep step needs a positive duration"},
 		{Step{ID: "a", Kind: KindMap, Items: "${input.xs}", MaxConcurrency: 5, ToleratedFailurePercent: 10, Retry: &RetryPolicy{MaxAttempts: 2}}, ""},
@@ -48,12 +48,14 @@ func TestKindChecks(t *testing.T) {
 		{Step{ID: "a", Kind: KindChild, Workflow: "billing"}, ""},
 		{Step{ID: "a", Kind: KindChild}, "w.steps[0].workflow: a child step needs the name of the workflow"},
 		{Step{ID: "a", Kind: KindChild, Workflow: "b", ChildVersion: "/x"}, "w.steps[0].child_version: must match"},
-		{Step{ID: "a", Kind: KindChild, Workflow: "b", Retry: &RetryPolicy{}}, "w.steps[0].retry: retry applies to task and map steps only"},
+		{Step{ID: "a", Kind: KindChild, Workflow: "b", Retry: &RetryPolicy{}}, "w.steps[0].retry: retry applies to task, map and function steps only"},
 		{Step{ID: "a", Workflow: "b"}, "w.steps[0].workflow: workflow applies to child steps only"},
-		{Step{ID: "a", Kind: KindSleep, Duration: Duration(1), Priority: new(int)}, "w.steps[0].priority: priority applies to task steps only"},
-		{Step{ID: "a", Kind: KindMap, Items: "x", Concurrency: &ConcurrencyLimit{Limit: 1}}, "w.steps[0].concurrency: concurrency applies to task steps only"},
+		{Step{ID: "a", Kind: KindSleep, Duration: Duration(1), Priority: new(int)}, "w.steps[0].priority: priority applies to task and function steps only"},
+		{Step{ID: "a", Kind: KindMap, Items: "x", Concurrency: &ConcurrencyLimit{Limit: 1}}, "w.steps[0].concurrency: concurrency applies to task and function steps only"},
 		{Step{ID: "a", Kind: KindWait, Event: "go", Duration: Duration(1)}, "w.steps[0].duration: duration applies to sleep steps only"},
 		{Step{ID: "a", Kind: KindChild, Workflow: "b", MaxConcurrency: 3}, "w.steps[0].max_concurrency: max_concurrency applies to map steps only"},
+		{Step{ID: "a", Kind: KindFunction, Retry: &RetryPolicy{MaxAttempts: 1}, Timeout: Duration(1), Priority: new(int)}, ""},
+		{Step{ID: "a", Kind: KindFunction, Delivery: AtMostOnce}, "w.steps[0].delivery: delivery applies to task and map steps only"},
 	}
 	for _, c := range cases {
 		w := Workflow{Name: "w", Version: "1", Steps: []Step{c.step}}

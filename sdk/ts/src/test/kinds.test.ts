@@ -16,10 +16,10 @@ test("kinds.gen.ts is the spec's x-kind-options", () => {
 test("an option its kind does not take is refused with the engine's message", () => {
   const nop = async () => null;
   assert.throws(() => defineWorkflow({ name: "w", version: "1" }).sleep("s", "1s", { timeout: "2s" }), {
-    message: "cairn: workflow w: step s: timeout applies to task and map steps only",
+    message: "cairn: workflow w: step s: timeout applies to task, map and function steps only",
   });
   assert.throws(() => defineWorkflow({ name: "w", version: "1" }).map("m", "${input.xs}", nop, { priority: 3 }), {
-    message: "cairn: workflow w: step m: priority applies to task steps only",
+    message: "cairn: workflow w: step m: priority applies to task and function steps only",
   });
   assert.throws(() => defineWorkflow({ name: "w", version: "1" }).task("t", nop, { maxConcurrency: 2 }), {
     message: "cairn: workflow w: step t: max_concurrency applies to map steps only",

@@ -47,13 +47,14 @@ func main() {
 	var o options
 	flag.StringVar(&o.cairn, "cairn", "", "the cairn binary (default: go build ./cmd/cairn into a temporary directory)")
 	flag.StringVar(&o.targets, "targets", "file,minio,s3,gcs", "comma-separated: file (fsync), minio, s3 (mem:// shaped like S3), gcs (mem:// shaped like GCS)")
-	flag.StringVar(&o.workloads, "workloads", "linear,fanout,single", "comma-separated: linear, fanout, single")
+	flag.StringVar(&o.workloads, "workloads", "linear,fanout,single", "comma-separated: linear, fanout, single, chain (one 1,000-step linear DAG run at a time), function (one durable function of 1,000 steps at a time)")
 	flag.StringVar(&o.minio, "minio", "http://127.0.0.1:9000", "MinIO endpoint for the minio target (scripts/testenv.sh minio starts one; credentials minioadmin)")
 	flag.Float64Var(&o.scale, "scale", 1, "time scale of the s3/gcs profiles (0.1 runs ten times faster)")
 	flag.IntVar(&o.slots, "slots", 8, "worker slots")
 	flag.IntVar(&o.runs, "runs", 200, "linear: runs started at once (5 steps each)")
 	flag.IntVar(&o.fanoutReps, "fanout-reps", 3, "fan-out: runs, one after the other (latencies over them)")
 	flag.IntVar(&o.singles, "singles", 50, "single: one-step runs, one after the other, the worker idle before each")
+	flag.IntVar(&o.chainReps, "chain-reps", 3, "chain and function: runs of 1,000 steps, one after the other")
 	flag.StringVar(&o.out, "out", "", "append the result lines to this file")
 	flag.StringVar(&o.cpuprofile, "cpuprofile", "", "write the server's CPU profile of each workload (its first --profile-secs) to this directory as <target>-<workload>.pprof (go tool pprof -top)")
 	flag.IntVar(&o.profileSecs, "profile-secs", 5, "with --cpuprofile: seconds of each workload profiled")
@@ -68,6 +69,7 @@ type options struct {
 	cairn, targets, workloads, minio, out string
 	scale                                 float64
 	slots, runs, fanoutReps, singles      int
+	chainReps                             int
 	cpuprofile                            string
 	profileSecs                           int
 }

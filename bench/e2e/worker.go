@@ -19,6 +19,11 @@ const (
 	wfLinear = "e2e-linear5"
 	wfFanout = "e2e-fanout200"
 	wfSingle = "e2e-single"
+	// wfChain and wfFunction are the same work, chainSteps no-op steps in
+	// a row: a DAG, and a durable function.
+	wfChain    = "e2e-chain1000"
+	wfFunction = "e2e-function1000"
+	chainSteps = 1000
 
 	linearSteps = 5
 	fanoutWidth = 200
@@ -45,7 +50,23 @@ func workflows() []*sdk.WorkflowDef {
 	single := sdk.Workflow(wfSingle, "1").Task("only", sdk.Handle(func(sdk.StepContext, struct{}) (string, error) {
 		return strconv.FormatInt(time.Now().UnixNano(), 10), nil
 	}))
-	return []*sdk.WorkflowDef{linear, fan, single}
+	chain := sdk.Workflow(wfChain, "1")
+	for i := range chainSteps {
+		var opts []sdk.StepOption
+		if i > 0 {
+			opts = append(opts, sdk.After(fmt.Sprintf("c%d", i-1)))
+		}
+		chain.Task(fmt.Sprintf("c%d", i), noop, opts...)
+	}
+	function := sdk.Function(wfFunction, "1", func(fc *sdk.Durable, _ struct{}) (int, error) {
+		for i := range chainSteps {
+			if _, err := sdk.Step(fc, "c", func(context.Context) (int, error) { return i, nil }); err != nil {
+				return 0, err
+			}
+		}
+		return chainSteps, nil
+	})
+	return []*sdk.WorkflowDef{linear, fan, single, chain, function}
 }
 
 // workerMain is the worker process: one SDK worker with `slots` slots on

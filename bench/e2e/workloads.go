@@ -85,6 +85,14 @@ func benchTarget(ctx context.Context, t target, self string, o options, out io.W
 			fn = fanout
 		case "single":
 			fn = single
+		case "chain":
+			fn = func(ctx context.Context, c *sdk.Client, o options) (result, error) {
+				return oneByOne(ctx, c, o, "chain", wfChain)
+			}
+		case "function":
+			fn = func(ctx context.Context, c *sdk.Client, o options) (result, error) {
+				return oneByOne(ctx, c, o, "function", wfFunction)
+			}
 		default:
 			return fmt.Errorf("--workloads: unknown workload %q", wl)
 		}
@@ -170,6 +178,27 @@ func fanout(ctx context.Context, c *sdk.Client, o options) (result, error) {
 	for range o.fanoutReps {
 		s := time.Now()
 		run, err := c.Start(ctx, wfFanout, sdk.StartOptions{})
+		if err != nil {
+			return r, err
+		}
+		if _, err := wait(ctx, c, run.ID); err != nil {
+			return r, err
+		}
+		r.lat = append(r.lat, time.Since(s))
+	}
+	r.elapsed = time.Since(t0)
+	return r, nil
+}
+
+// oneByOne runs o.chainReps runs of wf (chainSteps sequential no-op
+// steps: a DAG or a durable function) one after the other; the latency
+// is start → the client saw it complete.
+func oneByOne(ctx context.Context, c *sdk.Client, o options, name, wf string) (result, error) {
+	r := result{workload: name, runs: o.chainReps, steps: o.chainReps * chainSteps, latName: "run"}
+	t0 := time.Now()
+	for range o.chainReps {
+		s := time.Now()
+		run, err := c.Start(ctx, wf, sdk.StartOptions{})
 		if err != nil {
 			return r, err
 		}

@@ -28,11 +28,14 @@ const (
 	// started record, then the engine's completed one (the event's
 	// payload), or the driver's failed one (class timeout).
 	OpWait OperationKind = "wait"
+	// OpInvoke ran another workflow: a started record, then the engine's
+	// completed (the run's output) or failed one (its error).
+	OpInvoke OperationKind = "invoke"
 )
 
 // Values lists every operation kind (the API's enum).
 func (OperationKind) Values() []OperationKind {
-	return []OperationKind{OpStep, OpSleep, OpValue, OpPatch, OpWait}
+	return []OperationKind{OpStep, OpSleep, OpValue, OpPatch, OpWait, OpInvoke}
 }
 
 // OperationStatus is how far an operation got.

@@ -41,10 +41,12 @@ type childState struct {
 	Run     string `json:"run,omitempty"`
 }
 
-// parentLink is a child run's parent: the run and its child step.
+// parentLink is a child run's parent: the run and its child step, or
+// the function step and the operation that invoked it (function.go).
 type parentLink struct {
 	Run  string `json:"run"`
 	Step string `json:"step"`
+	Op   string `json:"op,omitempty"`
 }
 
 var childKind = &stepKind{
@@ -173,6 +175,15 @@ func (e *Engine) childEnded(ctx context.Context, c *runRecord) error {
 	if p == nil || !c.Status.Terminal() {
 		return nil
 	}
+	if p.Op != "" { // a function's invoke (function.go)
+		if c.IdempotencyKey != invokeKey(p.Run, p.Step, p.Op) {
+			return nil
+		}
+		if c.Status == cairn.RunCompleted {
+			return e.invokeDone(ctx, p.Run, p.Step, p.Op, c.ID, c.Output, nil)
+		}
+		return e.invokeDone(ctx, p.Run, p.Step, p.Op, c.ID, nil, childError(c))
+	}
 	pr, err := e.readRun(ctx, p.Run)
 	if err != nil {
 		return err
@@ -197,15 +208,20 @@ func (e *Engine) childEnded(ctx context.Context, c *runRecord) error {
 			e.advance(r, d, fx)
 			return struct{}{}, nil
 		}
-		why := cairn.ErrorInfo{Class: cairn.ClassFatal, Message: "child run " + c.ID + " " + string(c.Status)}
-		if c.Error != nil {
-			why.Class = c.Error.Class
-			why.Message = fmt.Sprintf("child run %s %s: %s", c.ID, c.Status, c.Error.Message)
-		}
-		e.failStepAndRun(r, p.Step, why, cairn.JournalEntry{}, fx)
+		e.failStepAndRun(r, p.Step, *childError(c), cairn.JournalEntry{}, fx)
 		return struct{}{}, nil
 	})
 	return err
+}
+
+// childError is why a child run that did not complete fails its parent.
+func childError(c *runRecord) *cairn.ErrorInfo {
+	why := cairn.ErrorInfo{Class: cairn.ClassFatal, Message: "child run " + c.ID + " " + string(c.Status)}
+	if c.Error != nil {
+		why.Class = c.Error.Class
+		why.Message = fmt.Sprintf("child run %s %s: %s", c.ID, c.Status, c.Error.Message)
+	}
+	return &why
 }
 
 // runLinksAfterCommit is what a committed batch that ended its run asks

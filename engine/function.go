@@ -2,7 +2,9 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/cairn-dev/cairn"
@@ -20,9 +22,10 @@ var functionKind = &stepKind{
 	active: cairn.StepReady, // claimed, held, retried and recovered as a task
 	start:  taskKind.start,
 	wake:   taskKind.wake,
+	// visit is set in kinds.go's init (it reaches the committer).
 	event: func(e *Engine, r *runRecord, s *cairn.Step, ev eventRecord, fx *effects) bool {
 		st := r.Steps[s.ID]
-		if w := st.Wait; w == nil || w.Event != ev.Name || st.Status != cairn.StepReady || w.Until != nil && !fx.now.Before(*w.Until) {
+		if w := st.Wait; w == nil || w.Event == "" || w.Event != ev.Name || st.Status != cairn.StepReady || w.Until != nil && !fx.now.Before(*w.Until) {
 			return false // not waiting for it, or too late: the driver records the timeout
 		}
 		e.eventArrived(r, s.ID, ev, fx)
@@ -30,11 +33,13 @@ var functionKind = &stepKind{
 	},
 }
 
-// funcWait is the event a suspended function step waits for.
+// funcWait is what a suspended function step waits for: an event, or
+// the end of a run it invoked (its id in stepState.Child).
 type funcWait struct {
-	Op    string     `json:"op"`              // the wait operation's id
-	Event string     `json:"event"`           // the event's name
-	Until *time.Time `json:"until,omitempty"` // the wait's timeout
+	Op     string      `json:"op"`               // the operation's id
+	Event  string      `json:"event,omitempty"`  // the event's name
+	Until  *time.Time  `json:"until,omitempty"`  // the wait's timeout
+	Invoke *Invocation `json:"invoke,omitempty"` // the run to start
 }
 
 // CheckpointRequest records a function step's operations.
@@ -47,7 +52,16 @@ type CheckpointRequest struct {
 type Suspension struct {
 	Until *time.Time `json:"until,omitempty" doc:"When the next attempt becomes claimable (a sleep's end, a wait's timeout; a time past is now). Required without event."`
 	Event string     `json:"event,omitempty" maxLength:"256" doc:"An event sent to the run that makes the next attempt claimable at once, recorded as op's outcome (its payload the result)."`
-	Op    string     `json:"op,omitempty" maxLength:"512" doc:"With event: the id of the wait operation the event completes."`
+	Op    string     `json:"op,omitempty" maxLength:"512" doc:"With event or invoke: the id of the operation the event or the run's end completes."`
+	// Invoke starts a run of another workflow for the function.
+	Invoke *Invocation `json:"invoke,omitempty" doc:"Start a run of another workflow (once per op) and make the next attempt claimable when it ends, its output (or error) recorded as op's outcome."`
+}
+
+// Invocation is a run a function starts and waits for.
+type Invocation struct {
+	Workflow string          `json:"workflow" minLength:"1" maxLength:"128" doc:"The workflow to run (a DAG or a function, served by any worker)."`
+	Version  string          `json:"version,omitempty" maxLength:"64" doc:"Its version; the newest when the run starts if empty."`
+	Input    json.RawMessage `json:"input,omitempty" doc:"The run's input."`
 }
 
 // Checkpointed answers a checkpoint.
@@ -65,8 +79,11 @@ func (e *Engine) Checkpoint(ctx context.Context, id string, req CheckpointReques
 	if err != nil {
 		return nil, err
 	}
-	if sp := req.Suspend; sp != nil && (sp.Until == nil && sp.Event == "" || (sp.Event == "") != (sp.Op == "")) {
-		return nil, cairn.ValidationError{{Field: "body.suspend", Message: "needs until, or event and op (a wait, with until as its timeout)"}}
+	if sp := req.Suspend; sp != nil && (sp.Event != "" && sp.Invoke != nil || (sp.Event != "" || sp.Invoke != nil) != (sp.Op != "") || sp.Until == nil && sp.Op == "") {
+		return nil, cairn.ValidationError{{Field: "body.suspend", Message: "needs until, or op with one of event (a wait; until its timeout) and invoke"}}
+	}
+	if sp := req.Suspend; sp != nil && sp.Invoke != nil && len(sp.Invoke.Input) > e.cfg.MaxOutputBytes {
+		return nil, cairn.ValidationError{{Field: "body.suspend.invoke.input", Message: fmt.Sprintf("%d bytes, over the %d-byte limit", len(sp.Invoke.Input), e.cfg.MaxOutputBytes)}}
 	}
 	tok, l, _, err := e.workerCall(ctx, tok, nil)
 	if err != nil {
@@ -137,9 +154,21 @@ func (e *Engine) suspendFor(r *runRecord, d *definition, l *leaseRecord, sp *Sus
 	e.suspend(r, d, l, until, fx)
 	st := r.Steps[l.Step]
 	switch {
-	case sp.Event == "":
+	case sp.Op == "": // a sleep
 	case history.Ended(st.Ops, sp.Op):
 		e.readyNow(r, l.Step, fx)
+	case sp.Invoke != nil:
+		st.Wait, st.Child = &funcWait{Op: sp.Op, Invoke: sp.Invoke}, &childState{Attempt: l.Attempt}
+		run, step := r.ID, l.Step
+		fx.after = append(fx.after, func() {
+			e.flows.Go(func() {
+				ctx, cancel := context.WithTimeout(context.Background(), e.cfg.CommitTimeout)
+				defer cancel()
+				if err := e.startInvoked(ctx, run, step); err != nil {
+					e.log.Warn("function: starting an invoked run failed; the reaper starts it", "run", run, "step", step, "err", err)
+				}
+			})
+		})
 	default:
 		st.Wait = &funcWait{Op: sp.Op, Event: sp.Event, Until: sp.Until}
 		if i := eventIndex(r.Events, sp.Event); i >= 0 && fx.now.Before(until) {
@@ -183,4 +212,102 @@ func (e *Engine) readyNow(r *runRecord, step string, fx *effects) {
 	now := fx.now
 	st.ReadyAt = &now
 	fx.hints = append(fx.hints, notify.Hint{Run: r.ID, Workflow: r.Workflow, Version: r.Version, Step: step, Attempt: st.Attempt})
+}
+
+// functionWake is when the reaper must look at a function step waiting
+// for a run it invoked (to start it, or to read its end), or zero.
+func functionWake(e *Engine, st *stepState, now time.Time) time.Time {
+	if w := st.Wait; w == nil || w.Invoke == nil {
+		return time.Time{}
+	}
+	if st.Child == nil || st.Child.Run == "" {
+		return now
+	}
+	return now.Add(e.cfg.ActiveCheckInterval)
+}
+
+// visitFunction is the function kind's visit: start the run it invoked
+// if it has none yet, or apply its end.
+func visitFunction(ctx context.Context, e *Engine, r *runRecord, _ *definition, s *cairn.Step) error {
+	st := r.Steps[s.ID]
+	if w := st.Wait; w == nil || w.Invoke == nil {
+		return nil
+	}
+	if st.Child == nil || st.Child.Run == "" {
+		return e.startInvoked(ctx, r.ID, s.ID)
+	}
+	c, err := e.readRun(ctx, st.Child.Run)
+	if err != nil || !c.Status.Terminal() {
+		return err
+	}
+	return e.childEnded(ctx, c)
+}
+
+func invokeKey(run, step, op string) string { return "invoke:" + run + ":" + step + ":" + op }
+
+// startInvoked starts the run a function step invoked (idempotently: the
+// key names the operation) and records its id.
+func (e *Engine) startInvoked(ctx context.Context, run, step string) error {
+	r, err := e.readRun(ctx, run)
+	if err != nil {
+		return err
+	}
+	st := r.Steps[step]
+	if r.Status.Terminal() || st == nil || st.Wait == nil || st.Wait.Invoke == nil || st.Child == nil || st.Child.Run != "" {
+		return nil
+	}
+	w := *st.Wait
+	res, err := e.startRun(ctx, StartRequest{Workflow: w.Invoke.Workflow, Version: w.Invoke.Version, Input: w.Invoke.Input,
+		Correlation: r.Correlation, IdempotencyKey: invokeKey(run, step, w.Op)},
+		func(c *runRecord, _ *definition, _ time.Time) { c.Parent = &parentLink{Run: run, Step: step, Op: w.Op} })
+	var nf *NotFoundError
+	var ve cairn.ValidationError
+	if errors.As(err, &nf) || errors.As(err, &ve) {
+		// It cannot start (no such workflow, an input it refuses): the
+		// operation fails with the reason.
+		why := cairn.ErrorInfo{Class: cairn.ClassFatal, Message: fmt.Sprintf("the run of workflow %s could not start: %v", w.Invoke.Workflow, err)}
+		return e.invokeDone(ctx, run, step, w.Op, "", nil, &why)
+	}
+	if err != nil {
+		return err // the store: the reaper tries again
+	}
+	child := res.Run.ID
+	_, err = mutate(ctx, e.commits, run, func(r *runRecord, fx *effects) (struct{}, error) {
+		if st := r.Steps[step]; !r.Status.Terminal() && st != nil && st.Wait != nil && st.Wait.Op == w.Op && st.Child != nil && st.Child.Run == "" {
+			st.Child.Run = child
+			r.journal(fx.now, cairn.JournalEntry{Type: cairn.JournalChildStarted, Step: step, Message: "child run " + child + " of " + w.Invoke.Workflow + "@" + res.Run.Version + " for " + w.Op})
+		}
+		return struct{}{}, nil
+	})
+	if err != nil || !res.Run.Status.Terminal() {
+		return err
+	}
+	c, err := e.readRun(ctx, child) // ended at its start
+	if err != nil {
+		return err
+	}
+	return e.childEnded(ctx, c)
+}
+
+// invokeDone records the end of the run a function step invoked for op
+// (its output, or why) as the operation's outcome, and makes the step's
+// next attempt claimable now: only while the step still waits for it.
+func (e *Engine) invokeDone(ctx context.Context, run, step, op, child string, output json.RawMessage, why *cairn.ErrorInfo) error {
+	_, err := mutate(ctx, e.commits, run, func(r *runRecord, fx *effects) (struct{}, error) {
+		st := r.Steps[step]
+		if r.Status.Terminal() || st == nil || st.Wait == nil || st.Wait.Op != op || st.Wait.Invoke == nil {
+			return struct{}{}, nil
+		}
+		o := cairn.Operation{ID: op, Seq: len(st.Ops), Kind: cairn.OpInvoke, Status: cairn.OpCompleted, Result: output, Error: why, At: fx.now}
+		if why != nil {
+			o.Status = cairn.OpFailed
+		} else if len(o.Result) == 0 {
+			o.Result = json.RawMessage("null")
+		}
+		st.Ops, st.Wait = append(st.Ops, o), nil
+		r.journal(fx.now, cairn.JournalEntry{Type: cairn.JournalOperation, Step: step, Error: why, Message: "invoke " + op + " " + string(o.Status) + " (child run " + child + ")"})
+		e.readyNow(r, step, fx)
+		return struct{}{}, nil
+	})
+	return err
 }

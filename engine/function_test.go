@@ -223,3 +223,67 @@ func TestFunctionWaitsForEvents(t *testing.T) {
 		t.Fatalf("run %s", r.Status)
 	}
 }
+
+// A function invokes another workflow: the run starts once (an invoke
+// sent again starts no second run), its end is recorded as the
+// operation's outcome (output, or error) and makes the next attempt
+// claimable; a parent that ends cancels the run it invoked.
+func TestFunctionInvokesARun(t *testing.T) {
+	h := newHarness(t, withWorkflows("w1", fnWorkflow("fn"), single("dag", cairn.Step{ID: "only"})))
+	ctx, e := h.ctx, h.e
+	run := h.start("fn", "")
+	l := h.claim("w1")
+	invoke := func(l Lease, seq int, id string) {
+		t.Helper()
+		started := cairn.Operation{ID: id, Seq: seq, Kind: cairn.OpInvoke, Status: cairn.OpStarted}
+		sp := &Suspension{Op: id, Invoke: &Invocation{Workflow: "dag", Input: json.RawMessage(`{"n":1}`)}}
+		if _, err := e.Checkpoint(ctx, l.ID, CheckpointRequest{Operations: []cairn.Operation{started}, Suspend: sp}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	invoke(l, 0, "/bill#0")
+	e.Settle()
+	child := h.claim("w1") // the invoked run's step
+	if child.Run == run || child.Step != "only" || string(child.Input) != `{"n":1}` {
+		t.Fatalf("the invoked run's lease: %+v", child)
+	}
+	h.complete(child.ID, `{"paid":true}`)
+	e.Settle()
+	l = h.claim("w1")
+	if l.Run != run || len(l.History) != 2 || l.History[1].Kind != cairn.OpInvoke || string(l.History[1].Result) != `{"paid":true}` {
+		t.Fatalf("after the invoked run: %+v", l)
+	}
+
+	// A run that fails fails the operation with its error.
+	invoke(l, 2, "/bill#1")
+	e.Settle()
+	child = h.claim("w1")
+	if _, err := e.Fail(ctx, child.ID, FailRequest{Error: cairn.ErrorInfo{Class: "card_declined", Message: "no"}}); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 { // the invoked step's retries
+		h.clk.Advance(10 * time.Minute)
+		h.reap()
+		if ls, _ := e.Claim(ctx, ClaimRequest{WorkerID: "w1", Max: 1, WaitMs: 1000}); len(ls) == 1 {
+			if ls[0].Run == run {
+				l = ls[0]
+				break
+			}
+			if _, err := e.Fail(ctx, ls[0].ID, FailRequest{Error: cairn.ErrorInfo{Class: "card_declined", Message: "no"}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if l.Run != run || len(l.History) != 4 || l.History[3].Status != cairn.OpFailed || l.History[3].Error.Class != "card_declined" {
+		t.Fatalf("after the invoked run failed: %+v", l.History)
+	}
+
+	// The parent's end cancels a run it invoked that still runs.
+	invoke(l, 4, "/bill#2")
+	e.Settle()
+	child = h.claim("w1")
+	if _, err := e.CancelRun(ctx, run, "test"); err != nil {
+		t.Fatal(err)
+	}
+	awaitRun(t, e, child.Run, "cancelled with its parent", func(r *cairn.Run) bool { return r.Status == cairn.RunCancelled })
+}

@@ -54,6 +54,9 @@ var taskKind = &stepKind{
 	// A ready attempt is visited when its backoff ends, and routinely
 	// while it may be held: its lease may expire.
 	wake: func(e *Engine, st *stepState, now time.Time) time.Time {
+		if t := functionWake(e, st, now); !t.IsZero() {
+			return t // a function waiting for a run it invoked (function.go)
+		}
 		if st.ReadyAt != nil && st.ReadyAt.After(now) {
 			return *st.ReadyAt
 		}
@@ -120,6 +123,7 @@ var stepKinds = map[cairn.StepKind]*stepKind{
 func init() {
 	mapKind.start, mapKind.visit = (*Engine).startMap, visitMap             // mapstep.go
 	childKind.start, childKind.visit = (*Engine).startChildStep, visitChild // child.go
+	functionKind.visit = visitFunction                                      // function.go
 }
 
 // activeKinds finds a kind by its active status: the first kind (in the

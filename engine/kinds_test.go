@@ -64,5 +64,5 @@ var optionalHooks = map[cairn.StepKind][]string{
 	cairn.KindMap:   {"visit"},
 	cairn.KindChild: {"visit"},
 	// A function's waits take events (function.go).
-	cairn.KindFunction: {"event"},
+	cairn.KindFunction: {"event", "visit"},
 }

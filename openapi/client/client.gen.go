@@ -1055,6 +1055,18 @@ type InputView struct {
 	Kept bool `json:"kept"`
 }
 
+// Invocation defines model for Invocation.
+type Invocation struct {
+	// Input The run's input.
+	Input json.RawMessage `json:"input,omitempty"`
+
+	// Version Its version; the newest when the run starts if empty.
+	Version *string `json:"version,omitempty"`
+
+	// Workflow The workflow to run (a DAG or a function, served by any worker).
+	Workflow string `json:"workflow"`
+}
+
 // JournalEntry defines model for JournalEntry.
 type JournalEntry struct {
 	At      time.Time       `json:"at"`
@@ -1704,9 +1716,10 @@ type StepViewStatus string
 // Suspension defines model for Suspension.
 type Suspension struct {
 	// Event An event sent to the run that makes the next attempt claimable at once, recorded as op's outcome (its payload the result).
-	Event *string `json:"event,omitempty"`
+	Event  *string     `json:"event,omitempty"`
+	Invoke *Invocation `json:"invoke,omitempty"`
 
-	// Op With event: the id of the wait operation the event completes.
+	// Op With event or invoke: the id of the operation the event or the run's end completes.
 	Op *string `json:"op,omitempty"`
 
 	// Until When the next attempt becomes claimable (a sleep's end, a wait's timeout; a time past is now). Required without event.

@@ -1059,6 +1059,14 @@ export interface components {
             /** @description False when it was too large to keep (over 8 KiB): only its size is known. */
             kept: boolean;
         };
+        Invocation: {
+            /** @description The run's input. */
+            input?: unknown;
+            /** @description Its version; the newest when the run starts if empty. */
+            version?: string;
+            /** @description The workflow to run (a DAG or a function, served by any worker). */
+            workflow: string;
+        };
         JournalEntry: {
             /** Format: date-time */
             at: string;
@@ -1746,7 +1754,9 @@ export interface components {
         Suspension: {
             /** @description An event sent to the run that makes the next attempt claimable at once, recorded as op's outcome (its payload the result). */
             event?: string;
-            /** @description With event: the id of the wait operation the event completes. */
+            /** @description Start a run of another workflow (once per op) and make the next attempt claimable when it ends, its output (or error) recorded as op's outcome. */
+            invoke?: components["schemas"]["Invocation"];
+            /** @description With event or invoke: the id of the operation the event or the run's end completes. */
             op?: string;
             /**
              * Format: date-time

@@ -14,6 +14,7 @@ import (
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/blob"
 	"github.com/cairn-dev/cairn/blob/counting"
+	"github.com/cairn-dev/cairn/blob/faults"
 	"github.com/cairn-dev/cairn/blob/mem"
 	"github.com/cairn-dev/cairn/blob/sim"
 	"github.com/cairn-dev/cairn/internal/testutil"
@@ -313,6 +314,8 @@ type harness struct {
 	cfg    Config // as the engine got it
 	e      *Engine
 	counts *counting.Counts // the engine's requests, with counted
+	faults *faults.Store    // the store's fault injector, with withFaults
+	faulty *blob.Bucket     // with withFaults, the faulty store uncounted
 }
 
 type harnessOption func(*harnessSetup)
@@ -323,6 +326,7 @@ type harnessSetup struct {
 	cfg   Config
 	wall  bool
 	count bool
+	fault *faults.Profile
 	reg   []func(h *harness)
 }
 
@@ -347,6 +351,13 @@ func withConfig(cfg Config) harnessOption {
 // (h.counts); h.store is then the counting store.
 func counted() harnessOption {
 	return func(s *harnessSetup) { s.count = true }
+}
+
+// withFaults puts the harness's store behind a fault injector that fails
+// requests as p says and as h.faults is told; h.store is then the faulty
+// store (counted with counted, h.faulty not).
+func withFaults(p faults.Profile) harnessOption {
+	return func(s *harnessSetup) { s.fault = &p }
 }
 
 // wallClock leaves the engine on the wall clock, as Config{} does.
@@ -374,6 +385,10 @@ func newHarness(t testing.TB, opts ...harnessOption) *harness {
 	}
 	if h.store == nil {
 		h.store = mem.New()
+	}
+	if s.fault != nil {
+		h.store, h.faults = faults.Wrap(h.store, *s.fault)
+		h.faulty = h.store
 	}
 	if s.count {
 		h.store, h.counts = counting.Wrap(h.store)

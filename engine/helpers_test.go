@@ -315,7 +315,7 @@ type harness struct {
 	e      *Engine
 	counts *counting.Counts // the engine's requests, with counted
 	faults *faults.Store    // the store's fault injector, with withFaults
-	faulty *blob.Bucket     // with withFaults, the faulty store uncounted
+	base   *blob.Bucket     // the store under the counting (store without counted)
 }
 
 type harnessOption func(*harnessSetup)
@@ -355,7 +355,7 @@ func counted() harnessOption {
 
 // withFaults puts the harness's store behind a fault injector that fails
 // requests as p says and as h.faults is told; h.store is then the faulty
-// store (counted with counted, h.faulty not).
+// store (counted with counted, h.base not).
 func withFaults(p faults.Profile) harnessOption {
 	return func(s *harnessSetup) { s.fault = &p }
 }
@@ -388,8 +388,8 @@ func newHarness(t testing.TB, opts ...harnessOption) *harness {
 	}
 	if s.fault != nil {
 		h.store, h.faults = faults.Wrap(h.store, *s.fault)
-		h.faulty = h.store
 	}
+	h.base = h.store
 	if s.count {
 		h.store, h.counts = counting.Wrap(h.store)
 	}
@@ -414,10 +414,18 @@ func eachStore(t *testing.T, test func(t *testing.T, h *harness), opts ...harnes
 	}
 }
 
-// peer is another instance on the harness's store, with its config.
+// peer is another instance on the harness's store, with its config; its
+// requests are not counted with the harness's engine's.
 func (h *harness) peer() *Engine {
 	h.t.Helper()
-	return newTestEngine(h.t, h.store, h.cfg)
+	return newTestEngine(h.t, h.base, h.cfg)
+}
+
+// countedPeer is a peer whose requests are counted apart, in counts.
+func (h *harness) countedPeer() (e *Engine, counts *counting.Counts) {
+	h.t.Helper()
+	store, counts := counting.Wrap(h.base)
+	return newTestEngine(h.t, store, h.cfg), counts
 }
 
 // start starts a run of wf with input (none when "") and returns its id.

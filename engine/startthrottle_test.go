@@ -22,7 +22,7 @@ import (
 func startsOnFaultyStore(t *testing.T, cfg Config) (*blob.Bucket, *faults.Store, *counting.Counts, *Engine) {
 	t.Helper()
 	h := newHarness(t, withFaults(faults.Profile{}), counted(), withConfig(cfg), wallClock(), withWorkflows("w", single("x", cairn.Step{})))
-	return h.faulty, h.faults, h.counts, h.e
+	return h.base, h.faults, h.counts, h.e
 }
 
 // failRunCreates makes the creates of e's run records fail as rule says.

@@ -414,9 +414,15 @@ func eachStore(t *testing.T, test func(t *testing.T, h *harness), opts ...harnes
 	}
 }
 
-// peer is another instance on the harness's store, with its config; its
-// requests are not counted with the harness's engine's.
+// peer is another instance on the harness's store, with its config (its
+// requests counted with the harness's engine's, with counted).
 func (h *harness) peer() *Engine {
+	h.t.Helper()
+	return newTestEngine(h.t, h.store, h.cfg)
+}
+
+// uncountedPeer is a peer whose requests are not counted.
+func (h *harness) uncountedPeer() *Engine {
 	h.t.Helper()
 	return newTestEngine(h.t, h.base, h.cfg)
 }

@@ -96,7 +96,7 @@ func TestLeaseCacheAtMostOnceStartedElsewhere(t *testing.T) {
 // the work.
 func TestClaimStaleCacheReadsAgain(t *testing.T) {
 	h := newHarness(t, counted(), wallClock(), withWorkflows("w", linear("lin", "1", 2)))
-	ctx, a, b, counts := h.ctx, h.e, h.peer(), h.counts
+	ctx, a, b, counts := h.ctx, h.e, h.uncountedPeer(), h.counts
 	run := h.start("lin", `{"n":1}`) // A caches rev 0: s0 ready, s1 pending
 	l0 := claimOne(t, b, "w")        // B finds s0 by its fallback scan
 	if _, err := b.Complete(ctx, l0.ID, CompleteRequest{Output: json.RawMessage(`"o"`)}); err != nil {

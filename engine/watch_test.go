@@ -197,7 +197,7 @@ func TestChangeNoticeIsNotWork(t *testing.T) {
 // change it is told of.
 func TestAwaitRunAnswersAtTheEnd(t *testing.T) {
 	h := newHarness(t, counted(), withConfig(Config{Bus: notifymem.New(), FallbackInterval: 5 * time.Second}), wallClock(), withWorkflows("w", linear("lin", "1", 3)))
-	ctx, a, aCounts, b := h.ctx, h.e, h.counts, h.peer()
+	ctx, a, aCounts, b := h.ctx, h.e, h.counts, h.uncountedPeer()
 	// The instance's first fallback scan and worker sighting, and the
 	// start's hint delivered over the bus, before anything is counted.
 	warmUp(t, a, "w")

@@ -10,7 +10,6 @@ import (
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/blob"
-	"github.com/cairn-dev/cairn/blob/mem"
 	bulk "github.com/cairn-dev/cairn/engine/internal/batch"
 )
 
@@ -167,11 +166,9 @@ func testBatchSurvivesInstanceDeath(t *testing.T, layout string, open func(*test
 // before the filter's StartedAfter, which the flat listing reaches before
 // the shards), and the batch ends.
 func TestBatchAcrossLayoutSwitch(t *testing.T) {
-	ctx := context.Background()
-	store := mem.New()
-	clk := newClock()
-	flat := newTestEngine(t, store, Config{Now: clk.Now, KeyLayout: KeyLayoutFlat})
-	sharded := newTestEngine(t, store, Config{Now: clk.Now, KeyLayout: KeyLayoutSharded})
+	h := newHarness(t, withConfig(Config{KeyLayout: KeyLayoutFlat}))
+	ctx, clk, flat := h.ctx, h.clk, h.e
+	sharded := newTestEngine(t, h.store, Config{Now: clk.Now, KeyLayout: KeyLayoutSharded})
 	register(t, flat, "w", single("bw", cairn.Step{}), single("other", cairn.Step{}))
 	want := map[string]bool{}
 	var after time.Time

@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -13,7 +12,6 @@ import (
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/blob"
 	"github.com/cairn-dev/cairn/blob/faults"
-	"github.com/cairn-dev/cairn/blob/mem"
 	notifymem "github.com/cairn-dev/cairn/notify/mem"
 )
 
@@ -225,10 +223,8 @@ func TestClaimDoesNotOrphanItsOwnLease(t *testing.T) {
 	}
 	for name, rules := range cases {
 		t.Run(name, func(t *testing.T) {
-			ctx := context.Background()
-			store, ctl := faults.Wrap(mem.New(), faults.Profile{})
-			e := newTestEngine(t, store, Config{FallbackInterval: 50 * time.Millisecond})
-			register(t, e, "w", linear("one", "1", 1))
+			h := newHarness(t, withFaults(faults.Profile{}), withConfig(Config{FallbackInterval: 50 * time.Millisecond}), wallClock(), withWorkflows("w", linear("one", "1", 1)))
+			ctx, store, ctl, e := h.ctx, h.store, h.faults, h.e
 			run := mustStart(t, e, "one", `{"n":1}`)
 			ctl.Inject(rules...)
 			deadline := time.Now().Add(3 * time.Second) // 60 fallback intervals
@@ -327,13 +323,8 @@ func asInvalid(err error, target **InvalidError) bool {
 // ten linear runs. Every step is leased exactly once and every run
 // completes with one attempt per step.
 func TestEagerAndHeldClaimsRace(t *testing.T) {
-	ctx := context.Background()
-	store := mem.New()
-	bus := notifymem.New()
-	engines := []*Engine{
-		newTestEngine(t, store, Config{Bus: bus, FallbackInterval: 200 * time.Millisecond}),
-		newTestEngine(t, store, Config{Bus: bus, FallbackInterval: 200 * time.Millisecond}),
-	}
+	h := newHarness(t, withConfig(Config{Bus: notifymem.New(), FallbackInterval: 200 * time.Millisecond}), wallClock())
+	ctx, engines := h.ctx, h.instances(2)
 	wide, lin := fanOut("wide", 100), linear("lin", "1", 5)
 	const workers = 8
 	for i := range workers {

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn"
-	"github.com/cairn-dev/cairn/blob/mem"
 )
 
 // completeLease makes l's complete durable in its lease the way a deferred
@@ -90,11 +89,8 @@ func TestDeferredCompleteFoldedByWorkerCall(t *testing.T) {
 // must be answered already_applied, as the record says — not ok from B's
 // stale copy (the chaos suite's lease history caught B answering ok).
 func TestDeferredCompleteOnAStaleCopy(t *testing.T) {
-	ctx := context.Background()
-	store := mem.New()
-	a := newTestEngine(t, store, Config{})
-	b := newTestEngine(t, store, Config{})
-	register(t, a, "w", linear("lin", "1", 2))
+	h := newHarness(t, wallClock(), withWorkflows("w", linear("lin", "1", 2)))
+	ctx, a, b := h.ctx, h.e, h.peer()
 	run := mustStart(t, a, "lin", `{"n":1}`)
 	l := claimOne(t, b, "w") // B's claim caches the record
 	if _, ok := b.commits.Cache().Shared(run); !ok {
@@ -119,7 +115,7 @@ func TestDeferredCompleteOnAStaleCopy(t *testing.T) {
 	_, err = b.Complete(ctx, l.ID, CompleteRequest{Output: json.RawMessage(`"second"`)})
 	wantReason(t, err, cairn.ReasonAlreadyApplied)
 	tok := mustToken(t, l.ID)
-	rec, _, err := readJSON[leaseRecord](ctx, store, b.keys.Lease(tok.Run, tok.Step, tok.Attempt))
+	rec, _, err := readJSON[leaseRecord](ctx, h.store, b.keys.Lease(tok.Run, tok.Step, tok.Attempt))
 	if err != nil {
 		t.Fatal(err)
 	}

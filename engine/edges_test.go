@@ -13,7 +13,6 @@ import (
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/blob"
 	"github.com/cairn-dev/cairn/blob/faults"
-	"github.com/cairn-dev/cairn/blob/mem"
 	"github.com/cairn-dev/cairn/engine/internal/keys"
 	"github.com/cairn-dev/cairn/internal/testutil"
 )
@@ -367,10 +366,8 @@ func TestTooLarge(t *testing.T) {
 // TestHeartbeatManyHidesStoreErrors: a batched heartbeat never returns
 // store error text or keys.
 func TestHeartbeatManyHidesStoreErrors(t *testing.T) {
-	ctx := context.Background()
-	store, fs := faults.Wrap(mem.New(), faults.Profile{})
-	e := newTestEngine(t, store, Config{})
-	register(t, e, "w", single("h", cairn.Step{}))
+	h := newHarness(t, withFaults(faults.Profile{}), wallClock(), withWorkflows("w", single("h", cairn.Step{})))
+	ctx, e, fs := h.ctx, h.e, h.faults
 	mustStart(t, e, "h", `{}`)
 	l := claimOne(t, e, "w")
 	// As on an instance that did not make the lease: it reads the lease.
@@ -386,11 +383,8 @@ func TestHeartbeatManyHidesStoreErrors(t *testing.T) {
 // on the S3 latency profile; the 100-lease batch should take at most about
 // twice the single one (they renew concurrently).
 func BenchmarkHeartbeatMany(b *testing.B) {
-	ctx := context.Background()
-	store, _ := faults.Wrap(mem.New(), faults.S3)
-	e := newTestEngine(b, store, Config{})
-	wf := fanOut("hb", 100)
-	register(b, e, "w", wf)
+	h := newHarness(b, withFaults(faults.S3), wallClock(), withWorkflows("w", fanOut("hb", 100)))
+	ctx, e := h.ctx, h.e
 	mustStart(b, e, "hb", `{}`)
 	var ids []string
 	for len(ids) < 100 {
@@ -442,11 +436,9 @@ func TestUnservableAtMostOnceNeedsNoStarted(t *testing.T) {
 // backs off instead of re-reading in a tight loop, and the outage is
 // logged once when it starts and once when it ends, not per request.
 func TestClaimBacksOffWhileTheStoreFails(t *testing.T) {
-	ctx := context.Background()
-	store, fs := faults.Wrap(mem.New(), faults.Profile{})
 	var logs testutil.SyncBuffer
-	e := newTestEngine(t, store, Config{Logger: slog.New(slog.NewTextHandler(&logs, nil)), FallbackInterval: time.Minute})
-	register(t, e, "w", single("o", cairn.Step{}))
+	h := newHarness(t, withFaults(faults.Profile{}), withConfig(Config{Logger: slog.New(slog.NewTextHandler(&logs, nil)), FallbackInterval: time.Minute}), wallClock(), withWorkflows("w", single("o", cairn.Step{})))
+	ctx, e, fs := h.ctx, h.e, h.faults
 	run := mustStart(t, e, "o", `{}`)
 	// As on an instance that did not start the run: the claim reads it.
 	e.commits.Cache().Drop(run)

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn"
-	"github.com/cairn-dev/cairn/blob/mem"
 	"github.com/cairn-dev/cairn/engine/internal/keys"
 )
 
@@ -169,10 +168,8 @@ func readyBehindBacklog(t *testing.T, a, b *Engine, clk *runningClock, backlog i
 // empty, so the chaos rounds saw such steps wait 15–29 s behind a trickle
 // of local hints (issue #23).
 func TestScanWhileLocalHintsTrickle(t *testing.T) {
-	ctx := context.Background()
-	store := mem.New()
-	a := newTestEngine(t, store, Config{FallbackInterval: 200 * time.Millisecond})
-	b := newTestEngine(t, store, Config{FallbackInterval: 200 * time.Millisecond})
+	h := newHarness(t, withConfig(Config{FallbackInterval: 200 * time.Millisecond}), wallClock())
+	ctx, a, b := h.ctx, h.e, h.peer()
 	register(t, a, "w", linear("chain", "1", 40), single("other", cairn.Step{}))
 	register(t, b, "w", linear("chain", "1", 40), single("other", cairn.Step{}))
 	mustStart(t, a, "chain", `{"n": 1}`)

@@ -10,9 +10,7 @@ import (
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/blob"
-	"github.com/cairn-dev/cairn/blob/counting"
 	"github.com/cairn-dev/cairn/blob/faults"
-	"github.com/cairn-dev/cairn/blob/mem"
 )
 
 // TestCompleteSurvivesCrashBetweenWrites kills the API instance (makes
@@ -25,9 +23,8 @@ func TestCompleteSurvivesCrashBetweenWrites(t *testing.T) {
 	// How many writes does a complete make? Count them on a clean run:
 	// the run record swap, plus a timer when the run needs a new one.
 	writesOf := func() int {
-		b, c := counting.Wrap(mem.New())
-		e := newTestEngine(t, b, Config{})
-		register(t, e, "w", linear("lin", "1", 2))
+		h := newHarness(t, counted(), wallClock(), withWorkflows("w", linear("lin", "1", 2)))
+		e, c := h.e, h.counts
 		mustStart(t, e, "lin", `{"n":1}`)
 		l := claimOne(t, e, "w")
 		e.Settle() // the claim's worker sighting is not the complete's
@@ -45,9 +42,8 @@ func TestCompleteSurvivesCrashBetweenWrites(t *testing.T) {
 		for k := 0; k < n; k++ {
 			for _, after := range []bool{false, true} {
 				t.Run(fmt.Sprintf("%s/write%d/after=%v", name, k, after), func(t *testing.T) {
-					store, ctl := faults.Wrap(open(t), faults.Profile{})
-					e := newTestEngine(t, store, Config{})
-					register(t, e, "w", linear("lin", "1", 2))
+					h := newHarness(t, onStore(open(t)), withFaults(faults.Profile{}), wallClock(), withWorkflows("w", linear("lin", "1", 2)))
+					e, ctl := h.e, h.faults
 					run := mustStart(t, e, "lin", `{"n":1}`)
 					l := claimOne(t, e, "w")
 					e.Settle() // the claim's worker sighting is not the complete's
@@ -59,7 +55,7 @@ func TestCompleteSurvivesCrashBetweenWrites(t *testing.T) {
 					}
 					ctl.Clear()
 					// The worker retries against another instance.
-					e2 := newTestEngine(t, store, Config{})
+					e2 := h.peer()
 					_, err = e2.Complete(ctx, l.ID, CompleteRequest{Output: json.RawMessage(`"x"`)})
 					if reason, ok := IsRejection(err); err != nil && (!ok || reason != cairn.ReasonAlreadyApplied) {
 						t.Fatalf("retried complete: %v", err)
@@ -102,9 +98,8 @@ func TestFanOutUnderGCSProfile(t *testing.T) {
 			ctx := context.Background()
 			const width = 200
 			// Time scaled by 0.2: 16–140 ms writes, 5 writes/s per object.
-			store, ctl := faults.Wrap(open(t), faults.GCS.Scaled(0.2))
-			e := newTestEngine(t, store, Config{})
-			register(t, e, "w", fanOut("fan", width))
+			h := newHarness(t, onStore(open(t)), withFaults(faults.GCS.Scaled(0.2)), wallClock(), withWorkflows("w", fanOut("fan", width)))
+			e, ctl := h.e, h.faults
 			start := time.Now()
 			run := mustStart(t, e, "fan", `{}`)
 			done := make(chan error, 16)

@@ -14,6 +14,7 @@ import (
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/blob"
 	"github.com/cairn-dev/cairn/blob/counting"
+	"github.com/cairn-dev/cairn/blob/faults"
 	"github.com/cairn-dev/cairn/blob/mem"
 	"github.com/cairn-dev/cairn/blob/sim"
 	"github.com/cairn-dev/cairn/internal/testutil"
@@ -313,6 +314,8 @@ type harness struct {
 	cfg    Config // as the engine got it
 	e      *Engine
 	counts *counting.Counts // the engine's requests, with counted
+	faults *faults.Store    // the store's fault injector, with withFaults
+	base   *blob.Bucket     // the store under the counting (store without counted)
 }
 
 type harnessOption func(*harnessSetup)
@@ -323,6 +326,7 @@ type harnessSetup struct {
 	cfg   Config
 	wall  bool
 	count bool
+	fault *faults.Profile
 	reg   []func(h *harness)
 }
 
@@ -347,6 +351,13 @@ func withConfig(cfg Config) harnessOption {
 // (h.counts); h.store is then the counting store.
 func counted() harnessOption {
 	return func(s *harnessSetup) { s.count = true }
+}
+
+// withFaults puts the harness's store behind a fault injector that fails
+// requests as p says and as h.faults is told; h.store is then the faulty
+// store (counted with counted, h.base not).
+func withFaults(p faults.Profile) harnessOption {
+	return func(s *harnessSetup) { s.fault = &p }
 }
 
 // wallClock leaves the engine on the wall clock, as Config{} does.
@@ -375,6 +386,10 @@ func newHarness(t testing.TB, opts ...harnessOption) *harness {
 	if h.store == nil {
 		h.store = mem.New()
 	}
+	if s.fault != nil {
+		h.store, h.faults = faults.Wrap(h.store, *s.fault)
+	}
+	h.base = h.store
 	if s.count {
 		h.store, h.counts = counting.Wrap(h.store)
 	}
@@ -399,10 +414,24 @@ func eachStore(t *testing.T, test func(t *testing.T, h *harness), opts ...harnes
 	}
 }
 
-// peer is another instance on the harness's store, with its config.
+// peer is another instance on the harness's store, with its config (its
+// requests counted with the harness's engine's, with counted).
 func (h *harness) peer() *Engine {
 	h.t.Helper()
 	return newTestEngine(h.t, h.store, h.cfg)
+}
+
+// uncountedPeer is a peer whose requests are not counted.
+func (h *harness) uncountedPeer() *Engine {
+	h.t.Helper()
+	return newTestEngine(h.t, h.base, h.cfg)
+}
+
+// countedPeer is a peer whose requests are counted apart, in counts.
+func (h *harness) countedPeer() (e *Engine, counts *counting.Counts) {
+	h.t.Helper()
+	store, counts := counting.Wrap(h.base)
+	return newTestEngine(h.t, store, h.cfg), counts
 }
 
 // start starts a run of wf with input (none when "") and returns its id.

@@ -7,8 +7,6 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn"
-	"github.com/cairn-dev/cairn/blob/counting"
-	"github.com/cairn-dev/cairn/blob/mem"
 	"github.com/cairn-dev/cairn/notify"
 )
 
@@ -97,11 +95,8 @@ func TestLeaseCacheAtMostOnceStartedElsewhere(t *testing.T) {
 // on one fresh read and gets the lease: a stale copy costs a read, never
 // the work.
 func TestClaimStaleCacheReadsAgain(t *testing.T) {
-	base := mem.New()
-	store, counts := counting.Wrap(base)
-	h := newHarness(t, onStore(store), wallClock(), withWorkflows("w", linear("lin", "1", 2)))
-	ctx, a := h.ctx, h.e
-	b := newTestEngine(t, base, h.cfg)
+	h := newHarness(t, counted(), wallClock(), withWorkflows("w", linear("lin", "1", 2)))
+	ctx, a, b, counts := h.ctx, h.e, h.uncountedPeer(), h.counts
 	run := h.start("lin", `{"n":1}`) // A caches rev 0: s0 ready, s1 pending
 	l0 := claimOne(t, b, "w")        // B finds s0 by its fallback scan
 	if _, err := b.Complete(ctx, l0.ID, CompleteRequest{Output: json.RawMessage(`"o"`)}); err != nil {

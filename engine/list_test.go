@@ -9,7 +9,6 @@ import (
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/blob/faults"
-	"github.com/cairn-dev/cairn/blob/mem"
 	"github.com/cairn-dev/cairn/engine/internal/list"
 )
 
@@ -112,9 +111,9 @@ func TestListSurvivesTransientReadErrors(t *testing.T) {
 	ctx := context.Background()
 	for _, layout := range []string{KeyLayoutFlat, KeyLayoutSharded} {
 		t.Run(layout, func(t *testing.T) {
-			store, ctl := faults.Wrap(mem.New(), faults.Profile{})
+			h := newHarness(t, withFaults(faults.Profile{}), withConfig(Config{KeyLayout: layout}), wallClock())
+			ctl, e := h.faults, h.e
 			ctl.Seed(7)
-			e := newTestEngine(t, store, Config{KeyLayout: layout})
 			register(t, e, "w", linear("lin", "1", 1))
 			want := map[string]bool{}
 			for range 120 {

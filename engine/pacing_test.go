@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"testing"
@@ -10,7 +9,6 @@ import (
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/blob"
 	"github.com/cairn-dev/cairn/blob/faults"
-	"github.com/cairn-dev/cairn/blob/mem"
 )
 
 // On a store that takes one write per object per period (GCS: a second;
@@ -27,10 +25,8 @@ func TestCommitterSpacesRecordWrites(t *testing.T) {
 	// refused too, more often the more the record is congested (the
 	// machine's load), and is not what this paces.
 	drive := func(t *testing.T, pace float64) (refused int64, took time.Duration) {
-		store, fs := faults.Wrap(mem.New(), faults.Profile{WritesPerObjectPerSecond: 1, TimeScale: 0.1})
-		e := newTestEngine(t, store, Config{ObjectWritesPerSecond: pace, ShedAbove: -1})
-		register(t, e, "w", linear("lin", "1", 20))
-		ctx := context.Background()
+		h := newHarness(t, withFaults(faults.Profile{WritesPerObjectPerSecond: 1, TimeScale: 0.1}), withConfig(Config{ObjectWritesPerSecond: pace, ShedAbove: -1}), wallClock(), withWorkflows("w", linear("lin", "1", 20)))
+		ctx, e, fs := h.ctx, h.e, h.faults
 		begin := time.Now()
 		id := mustStart(t, e, "lin", `{"n": 1}`)
 		next := []Lease{claimOne(t, e, "w")}

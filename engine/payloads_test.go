@@ -202,9 +202,8 @@ func mustRef(t testing.TB, raw json.RawMessage) payloadRef {
 // requests of each phase.
 func runTwoSteps(t testing.TB, cfg Config, out json.RawMessage) (claim1, complete1, claim2, complete2 counting.Snapshot) {
 	t.Helper()
-	ctx := context.Background()
-	store, counts := counting.Wrap(mem.New())
-	e := newTestEngine(t, store, cfg)
+	h := newHarness(t, counted(), withConfig(cfg), wallClock())
+	ctx, e, counts := h.ctx, h.e, h.counts
 	wf := cairn.Workflow{Name: "two", Version: "1", Steps: []cairn.Step{
 		{ID: "a"},
 		{ID: "b", After: []string{"a"}, Input: json.RawMessage(`{"n":"${steps.a.output.n}"}`)},
@@ -536,12 +535,11 @@ var _ = blob.ErrNotFound
 // by reference (a wide fan-out of 50 KB outputs, five times the record
 // limit in all, used to fail with too_large).
 func TestPayloadSpillsNearTheRecordLimit(t *testing.T) {
-	ctx := context.Background()
-	store, counts := counting.Wrap(mem.New())
 	// A 1 MiB record limit (8 MiB by default) and 100 steps keep the test
 	// quick: 5 MB of 50 KB outputs is five times the limit, as 200 of them
 	// are of the default one.
-	e := newTestEngine(t, store, Config{MaxRunRecordBytes: 1 << 20})
+	h := newHarness(t, counted(), withConfig(Config{MaxRunRecordBytes: 1 << 20}), wallClock())
+	ctx, e, counts := h.ctx, h.e, h.counts
 	const width = 100
 	register(t, e, "w", payloadFanOut("spill", width))
 	run := mustStart(t, e, "spill", `{}`)

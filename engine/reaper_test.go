@@ -120,12 +120,9 @@ func TestReaperRacesItselfAndDies(t *testing.T) {
 // another instance still get all the work through the fallback scan and
 // the reaper, within the fallback bound.
 func TestAllNotificationsDropped(t *testing.T) {
-	ctx := context.Background()
-	store := mem.New()
 	bus := notifyfaults.DropAll(notifymem.New())
-	cfg := Config{Bus: bus, FallbackInterval: 300 * time.Millisecond, AnnounceAfter: 100 * time.Millisecond}
-	starter := newTestEngine(t, store, cfg)
-	worker := newTestEngine(t, store, cfg)
+	h := newHarness(t, withConfig(Config{Bus: bus, FallbackInterval: 300 * time.Millisecond, AnnounceAfter: 100 * time.Millisecond}), wallClock())
+	ctx, starter, worker := h.ctx, h.e, h.peer()
 	register(t, worker, "w", linear("lin", "1", 3))
 	var runs []string
 	for range 5 {
@@ -133,7 +130,7 @@ func TestAllNotificationsDropped(t *testing.T) {
 	}
 	stop := make(chan struct{})
 	go func() { // the reaper, every 100 ms, on a third instance
-		r := newTestEngine(t, store, cfg)
+		r := h.peer()
 		for {
 			select {
 			case <-stop:
@@ -165,7 +162,7 @@ func TestAllNotificationsDropped(t *testing.T) {
 			t.Fatalf("run %s %s", id, r.Status)
 		}
 	}
-	t.Logf("15 steps of 5 runs done in %v with every notification dropped (fallback every %v)", time.Since(start).Round(time.Millisecond), cfg.FallbackInterval)
+	t.Logf("15 steps of 5 runs done in %v with every notification dropped (fallback every %v)", time.Since(start).Round(time.Millisecond), h.cfg.FallbackInterval)
 }
 
 // TestTimers covers sleeps, wait timeouts, events before waits, run

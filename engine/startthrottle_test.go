@@ -13,7 +13,6 @@ import (
 	"github.com/cairn-dev/cairn/blob"
 	"github.com/cairn-dev/cairn/blob/counting"
 	"github.com/cairn-dev/cairn/blob/faults"
-	"github.com/cairn-dev/cairn/blob/mem"
 	"github.com/cairn-dev/cairn/engine/internal/throttle"
 )
 
@@ -22,10 +21,8 @@ import (
 // workflow x of one step.
 func startsOnFaultyStore(t *testing.T, cfg Config) (*blob.Bucket, *faults.Store, *counting.Counts, *Engine) {
 	t.Helper()
-	store, ctl := faults.Wrap(mem.New(), faults.Profile{})
-	counted, counts := counting.Wrap(store)
-	h := newHarness(t, onStore(counted), withConfig(cfg), wallClock(), withWorkflows("w", single("x", cairn.Step{})))
-	return store, ctl, counts, h.e
+	h := newHarness(t, withFaults(faults.Profile{}), counted(), withConfig(cfg), wallClock(), withWorkflows("w", single("x", cairn.Step{})))
+	return h.base, h.faults, h.counts, h.e
 }
 
 // failRunCreates makes the creates of e's run records fail as rule says.
@@ -206,11 +203,8 @@ func TestStartsShedWhileStoreThrottles(t *testing.T) {
 	clock := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	now := func() time.Time { mu.Lock(); defer mu.Unlock(); return clock }
 	advance := func(d time.Duration) { mu.Lock(); clock = clock.Add(d); mu.Unlock() }
-	faulty, fs := faults.Wrap(mem.New(), faults.Profile{})
-	store, counts := counting.Wrap(faulty)
-	e := newTestEngine(t, store, Config{Now: now})
-	register(t, e, "w", linear("one", "1", 1))
-	ctx := context.Background()
+	h := newHarness(t, withFaults(faults.Profile{}), counted(), withConfig(Config{Now: now}), withWorkflows("w", linear("one", "1", 1)))
+	ctx, e, fs, counts := h.ctx, h.e, h.faults, h.counts
 	old := startRetryBase
 	startRetryBase = time.Millisecond
 	t.Cleanup(func() { startRetryBase = old })

@@ -8,8 +8,6 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn"
-	"github.com/cairn-dev/cairn/blob/counting"
-	"github.com/cairn-dev/cairn/blob/mem"
 	"github.com/cairn-dev/cairn/notify"
 	notifyfaults "github.com/cairn-dev/cairn/notify/faults"
 	notifymem "github.com/cairn-dev/cairn/notify/mem"
@@ -66,15 +64,12 @@ func watchAcross(t *testing.T, a, w *Engine, wait time.Duration) (time.Duration,
 // answers within milliseconds of a commit on engine A (one bucket, one
 // bus), far under the fallback interval, with one read for the change.
 func TestWatchWokenAcrossInstances(t *testing.T) {
-	bucket := mem.New()
-	bus := notifymem.New()
-	cfg := Config{Bus: bus, FallbackInterval: 5 * time.Second}
-	a := newTestEngine(t, bucket, cfg)
-	bStore, counts := counting.Wrap(bucket)
-	b := newTestEngine(t, bStore, cfg)
+	h := newHarness(t, withConfig(Config{Bus: notifymem.New(), FallbackInterval: 5 * time.Second}), wallClock())
+	a := h.e
+	b, counts := h.countedPeer()
 	took, _ := watchAcross(t, a, b, 10*time.Second)
 	if took > time.Second {
-		t.Fatalf("watcher on B answered %v after the commit on A; want well under the %v fallback", took, cfg.FallbackInterval)
+		t.Fatalf("watcher on B answered %v after the commit on A; want well under the %v fallback", took, h.cfg.FallbackInterval)
 	}
 	// The request's first read, one read when woken, and the definition
 	// (cold on B) for the answer's step order.
@@ -88,12 +83,10 @@ func TestWatchWokenAcrossInstances(t *testing.T) {
 // request waiting on another instance still sees the change, at its
 // fallback read.
 func TestWatchFallbackWhenNoticesLost(t *testing.T) {
-	bucket := mem.New()
 	bus := notifyfaults.DropAll(notifymem.New())
 	const fallback = 300 * time.Millisecond
-	cfg := Config{Bus: bus, FallbackInterval: fallback}
-	a := newTestEngine(t, bucket, cfg)
-	b := newTestEngine(t, bucket, cfg)
+	h := newHarness(t, withConfig(Config{Bus: bus, FallbackInterval: fallback}), wallClock())
+	a, b := h.e, h.peer()
 	took, _ := watchAcross(t, a, b, 10*time.Second)
 	if took > fallback+time.Second {
 		t.Fatalf("watcher answered %v after the commit, want within the %v fallback", took, fallback)
@@ -203,14 +196,8 @@ func TestChangeNoticeIsNotWork(t *testing.T) {
 // instance reads nothing after its first read; the other reads once per
 // change it is told of.
 func TestAwaitRunAnswersAtTheEnd(t *testing.T) {
-	ctx := context.Background()
-	bucket := mem.New()
-	bus := notifymem.New()
-	cfg := Config{Bus: bus, FallbackInterval: 5 * time.Second}
-	aStore, aCounts := counting.Wrap(bucket)
-	a := newTestEngine(t, aStore, cfg)
-	b := newTestEngine(t, bucket, cfg)
-	register(t, a, "w", linear("lin", "1", 3))
+	h := newHarness(t, counted(), withConfig(Config{Bus: notifymem.New(), FallbackInterval: 5 * time.Second}), wallClock(), withWorkflows("w", linear("lin", "1", 3)))
+	ctx, a, aCounts, b := h.ctx, h.e, h.counts, h.uncountedPeer()
 	// The instance's first fallback scan and worker sighting, and the
 	// start's hint delivered over the bus, before anything is counted.
 	warmUp(t, a, "w")
@@ -297,20 +284,15 @@ func TestAwaitRunHoldEnds(t *testing.T) {
 func BenchmarkWatchLatency(b *testing.B) {
 	for _, name := range []string{"same", "cross"} {
 		b.Run(name, func(b *testing.B) {
-			ctx := context.Background()
-			bucket := mem.New()
-			bus := notifymem.New()
-			watchStore, counts := counting.Wrap(bucket)
-			aStore := bucket
+			opts := []harnessOption{withConfig(Config{Bus: notifymem.New()}), wallClock(), withWorkflows("w", single("one", cairn.Step{}))}
 			if name == "same" {
-				aStore = watchStore
+				opts = append(opts, counted())
 			}
-			a := newTestEngine(b, aStore, Config{Bus: bus})
-			w := a
+			h := newHarness(b, opts...)
+			ctx, a, w, counts := h.ctx, h.e, h.e, h.counts
 			if name == "cross" {
-				w = newTestEngine(b, watchStore, Config{Bus: bus})
+				w, counts = h.countedPeer()
 			}
-			register(b, a, "w", single("one", cairn.Step{}))
 			// A complete's own GETs (counted on the same engine), measured
 			// without a watcher, are taken off.
 			mustStart(b, a, "one", `{}`)

@@ -86,11 +86,7 @@ func serverCompletions(ctx context.Context, cf *clientFlags, prefix string, list
 
 func workflowNames(ctx context.Context, c *sdk.Client) ([]string, error) {
 	ws, err := c.Workflows(ctx)
-	var names []string
-	for _, w := range ws {
-		names = append(names, w.Name)
-	}
-	return names, err
+	return names(ws, func(w sdk.WorkflowSummary) string { return w.Name }), err
 }
 
 // runIDs are the newest runs' ids (one page): an id is typed from its
@@ -100,11 +96,7 @@ func runIDs(ctx context.Context, c *sdk.Client) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	var ids []string
-	for _, r := range p.Runs {
-		ids = append(ids, r.ID)
-	}
-	return ids, nil
+	return names(p.Runs, func(r sdk.RunSummary) string { return r.ID }), nil
 }
 
 func scheduleIDs(ctx context.Context, c *sdk.Client) ([]string, error) {
@@ -112,9 +104,14 @@ func scheduleIDs(ctx context.Context, c *sdk.Client) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	var ids []string
-	for _, s := range p.Schedules {
-		ids = append(ids, s.ID)
+	return names(p.Schedules, func(s sdk.Schedule) string { return s.ID }), nil
+}
+
+// names is the name of each of xs, in order.
+func names[T any](xs []T, name func(T) string) []string {
+	var out []string
+	for _, x := range xs {
+		out = append(out, name(x))
 	}
-	return ids, nil
+	return out
 }

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cairn-dev/cairn/internal/testutil"
 	"github.com/cairn-dev/cairn/sdk"
 	"github.com/cairn-dev/cairn/sdk/sdktest"
 )
@@ -58,12 +57,11 @@ func TestWaitInterruptedSaysTheRunContinues(t *testing.T) {
 // runs until it is cancelled.
 func slowServer(t *testing.T) *sdktest.Server {
 	t.Helper()
-	srv := sdktest.Start(t, sdktest.Options{})
-	w := sdk.NewWorker(testClient(t, srv.URL), sdk.WithLogger(quietLogger()), sdk.WithDrainTimeout(100*time.Millisecond)).Register(sdk.Workflow("slow", "1").
+	slow := sdk.Workflow("slow", "1").
 		Task("s", sdk.Handle(func(ctx sdk.StepContext, _ struct{}) (string, error) {
 			<-ctx.Done()
 			return "", ctx.Err()
-		})))
-	testutil.ServeWorker(t, w, 10*time.Second)
+		}))
+	srv, _ := serving(t, sdktest.Options{}, []sdk.WorkerOption{sdk.WithDrainTimeout(100 * time.Millisecond)}, slow)
 	return srv
 }

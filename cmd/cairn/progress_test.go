@@ -8,7 +8,6 @@ import (
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/engine"
-	"github.com/cairn-dev/cairn/internal/testutil"
 	"github.com/cairn-dev/cairn/sdk"
 	"github.com/cairn-dev/cairn/sdk/sdktest"
 )
@@ -25,10 +24,6 @@ var elapsedRE = regexp.MustCompile(`(?m)(?:^[\r\x1b\[K ]*\+(\S+)\s|current: [^\r
 func TestWaitElapsedNeverGoesBack(t *testing.T) {
 	for _, skew := range []time.Duration{10 * time.Minute, -10 * time.Minute} {
 		t.Run(skew.String(), func(t *testing.T) {
-			srv := sdktest.Start(t, sdktest.Options{Engine: engine.Config{
-				Now: func() time.Time { return time.Now().Add(skew) },
-			}})
-			c := testClient(t, srv.URL)
 			step := func(ctx sdk.StepContext, in string) (string, error) {
 				select {
 				case <-time.After(300 * time.Millisecond):
@@ -39,7 +34,9 @@ func TestWaitElapsedNeverGoesBack(t *testing.T) {
 			wf := sdk.Workflow("steps", "1").
 				Task("a", sdk.Handle(step)).
 				Task("b", sdk.Handle(step), sdk.After("a"), sdk.Input("${steps.a.output}"))
-			testutil.ServeWorker(t, sdk.NewWorker(c, sdk.WithLogger(quietLogger())).Register(wf), 10*time.Second)
+			srv, _ := serving(t, sdktest.Options{Engine: engine.Config{
+				Now: func() time.Time { return time.Now().Add(skew) },
+			}}, nil, wf)
 			onTerminal(t)
 
 			out := mustCLI(t, srv.URL, "runs", "start", "steps", "--input", `"x"`, "--wait")

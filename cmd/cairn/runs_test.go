@@ -52,6 +52,18 @@ func testClient(t *testing.T, server string) *sdk.Client {
 	return c
 }
 
+// serving starts a server with opts and a worker serving defs on it until
+// the test ends, and returns the server and the client the worker serves
+// with. The worker logs nothing; wopts are its other options.
+func serving(t *testing.T, opts sdktest.Options, wopts []sdk.WorkerOption, defs ...*sdk.WorkflowDef) (*sdktest.Server, *sdk.Client) {
+	t.Helper()
+	srv := sdktest.Start(t, opts)
+	c := testClient(t, srv.URL)
+	w := sdk.NewWorker(c, append([]sdk.WorkerOption{sdk.WithLogger(quietLogger())}, wopts...)...).Register(defs...)
+	testutil.ServeWorker(t, w, 10*time.Second)
+	return srv, c
+}
+
 type greetIn struct {
 	Name string `json:"name"`
 }
@@ -61,8 +73,6 @@ type greetIn struct {
 // the worker serves with.
 func startServed(t *testing.T) (*sdktest.Server, *sdk.Client) {
 	t.Helper()
-	srv := sdktest.Start(t, sdktest.Options{})
-	c := testClient(t, srv.URL)
 	wf := sdk.Workflow("greet", "1").
 		Task("shout", sdk.Handle(func(ctx sdk.StepContext, in greetIn) (string, error) {
 			ctx.SetUsage(sdk.Usage{Model: "m", InputTokens: 3, OutputTokens: 4})
@@ -78,8 +88,7 @@ func startServed(t *testing.T) (*sdktest.Server, *sdk.Client) {
 		Wait("go", "go").
 		Task("after", sdk.Handle(func(ctx sdk.StepContext, in json.RawMessage) (json.RawMessage, error) { return in, nil }),
 			sdk.After("go"), sdk.Input("${steps.go.output}"))
-	testutil.ServeWorker(t, sdk.NewWorker(c, sdk.WithName("cli-worker"), sdk.WithLogger(slog.New(slog.DiscardHandler))).Register(wf, gate), 10*time.Second)
-	return srv, c
+	return serving(t, sdktest.Options{}, []sdk.WorkerOption{sdk.WithName("cli-worker")}, wf, gate)
 }
 
 var runIDRE = regexp.MustCompile(`run ([0-9A-Z]{26})`)

@@ -19,15 +19,13 @@ import (
 // declared steps completed, "1/2" in --wait's end, get, list (table and
 // JSON) and watch.
 func TestStepCountsAgreeAcrossViews(t *testing.T) {
-	srv := sdktest.Start(t, sdktest.Options{})
-	c := testClient(t, srv.URL)
 	wf := sdk.Workflow("saga", "1").
 		Map("each", "${input}", sdk.Handle(func(ctx sdk.StepContext, n int) (int, error) { return n * 2, nil })).
 		Task("boom", sdk.Handle(func(ctx sdk.StepContext, _ json.RawMessage) (string, error) {
 			return "", sdk.Fatal(errors.New("boom"))
 		}), sdk.After("each")).
 		OnFailure("undo", sdk.Handle(func(ctx sdk.StepContext, _ json.RawMessage) (string, error) { return "undone", nil }))
-	testutil.ServeWorker(t, sdk.NewWorker(c, sdk.WithLogger(quietLogger())).Register(wf), 10*time.Second)
+	srv, c := serving(t, sdktest.Options{}, nil, wf)
 
 	out, err := cli(t, srv.URL, "runs", "start", "saga", "--input", "[1,2,3]", "--wait")
 	if err == nil {

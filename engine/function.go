@@ -50,7 +50,7 @@ type CheckpointRequest struct {
 
 // Suspension is when a suspended function goes on.
 type Suspension struct {
-	Until *time.Time `json:"until,omitempty" doc:"When the next attempt becomes claimable (a sleep's end, a wait's timeout; a time past is now). Required without event."`
+	Until *time.Time `json:"until,omitempty" doc:"When the next attempt becomes claimable (a sleep's end, a wait's timeout; a time past is now). Required without op."`
 	Event string     `json:"event,omitempty" maxLength:"256" doc:"An event sent to the run that makes the next attempt claimable at once, recorded as op's outcome (its payload the result)."`
 	Op    string     `json:"op,omitempty" maxLength:"512" doc:"With event or invoke: the id of the operation the event or the run's end completes."`
 	// Invoke starts a run of another workflow for the function.

@@ -465,10 +465,7 @@ func (fc *Durable) WaitEvent(name, event string, timeout time.Duration) (json.Ra
 	} else {
 		deadline = recs[0].WakeAt
 	}
-	var outcome *client.Operation
-	if n := len(recs); n > 0 && recs[n-1].Status != string(cairn.OpStarted) {
-		outcome = &recs[n-1]
-	}
+	outcome := lastOutcome(recs)
 	// The engine's clock decides a timeout: this attempt was claimed past
 	// the deadline, so the engine takes no event for the wait any more.
 	l := fc.sc.att.lease
@@ -557,4 +554,58 @@ func (fc *Durable) Patched(id string) bool {
 	}
 	fc.record(client.Operation{Id: key, Kind: string(cairn.OpPatch), Status: string(cairn.OpCompleted)})
 	return true
+}
+
+// Call names the run Invoke starts: a workflow (a DAG or a function,
+// served by any worker in any language), its version (the newest when the
+// run starts, if empty) and its input.
+type Call struct {
+	Workflow, Version string
+	Input             any
+}
+
+// Invoke starts a run for the function and waits for it (the function
+// suspends meanwhile), returning its output decoded into T, or its error
+// (its class kept). The run starts once, however often the body replays;
+// it is cancelled if the function's run ends first.
+//
+//	bill, err := sdk.Invoke[Invoice](fc, "bill", sdk.Call{Workflow: "billing", Input: order})
+func Invoke[T any](fc *Durable, name string, call Call) (T, error) {
+	var zero T
+	input, err := toJSON(call.Input)
+	if err != nil {
+		return zero, Fatal(fmt.Errorf("encoding the input of invoke %q: %w", name, err))
+	}
+	fc.mu.Lock()
+	id, recs, err := fc.begin(name, cairn.OpInvoke)
+	if err == nil && len(recs) == 0 {
+		fc.record(client.Operation{Id: id, Kind: string(cairn.OpInvoke), Status: string(cairn.OpStarted)})
+	}
+	fc.mu.Unlock()
+	switch last := lastOutcome(recs); {
+	case err != nil:
+		return zero, err
+	case last != nil && last.Status == string(cairn.OpFailed):
+		return zero, opError(last.Error)
+	case last != nil:
+		var v T
+		if err := decodeInput(last.Result, &v); err != nil {
+			return zero, Fatal(fmt.Errorf("decoding the output of the run invoke %q started into %T: %w", id, v, err))
+		}
+		return v, nil
+	}
+	inv := &client.Invocation{Workflow: call.Workflow, Input: input}
+	if call.Version != "" {
+		inv.Version = &call.Version
+	}
+	return zero, fc.suspend(&client.Suspension{Op: &id, Invoke: inv})
+}
+
+// lastOutcome is the outcome among an operation's records (completed or
+// failed), or nil when it has only started.
+func lastOutcome(recs []client.Operation) *client.Operation {
+	if n := len(recs); n > 0 && recs[n-1].Status != string(cairn.OpStarted) {
+		return &recs[n-1]
+	}
+	return nil
 }

@@ -262,3 +262,45 @@ func TestFunctionWaitsForAnEvent(t *testing.T) {
 		t.Fatalf("history %+v", ops)
 	}
 }
+
+// A function invokes a DAG and gets its output; a DAG's child step runs
+// a function; a run the function invokes that fails fails the invoke
+// with its class.
+func TestFunctionInvokesWorkflows(t *testing.T) {
+	e := newEnv(t, fastReap())
+	var billed atomic.Int32
+	billing := Workflow("billing", "1").Task("charge", Handle(func(_ StepContext, o order) (string, error) {
+		billed.Add(1)
+		if o.Qty == 0 {
+			return "", Failure("empty_order", errors.New("nothing to bill"))
+		}
+		return fmt.Sprintf("invoice %s x%d", o.Item, o.Qty), nil
+	}), Retry(RetryPolicy{NonRetryable: []string{"empty_order"}}))
+	checkout := Function("shop", "1", func(fc *Durable, o order) (string, error) {
+		inv, err := Invoke[string](fc, "bill", Call{Workflow: "billing", Input: o})
+		if ClassOf(err) == "empty_order" {
+			return "nothing to do", nil
+		}
+		return inv, err
+	})
+	outer := Workflow("outer", "1").Child("shop", "shop", Input(map[string]any{"item": "pen", "qty": 3}))
+	serve(t, NewWorker(e.client(t), WithLogger(quiet())).Register(billing, checkout, outer))
+
+	r := waitRun(t, e.c, start(t, e.c, "shop", StartOptions{Input: order{Item: "book", Qty: 2}}).ID, 30*time.Second)
+	if r.Status != RunCompleted || string(r.Output) != `"invoice book x2"` {
+		t.Fatalf("function invoking a DAG: %s %s %+v", r.Status, r.Output, r.Error)
+	}
+	ops := r.Step("main").Operations
+	if len(ops) != 2 || ops[0].Kind != cairn.OpInvoke || ops[1].Status != cairn.OpCompleted {
+		t.Fatalf("history %+v", ops)
+	}
+	if r = waitRun(t, e.c, start(t, e.c, "shop", StartOptions{Input: order{Item: "air"}}).ID, 30*time.Second); string(r.Output) != `"nothing to do"` {
+		t.Fatalf("a failed invoke handled: %s %s %+v", r.Status, r.Output, r.Error)
+	}
+	if r = waitRun(t, e.c, start(t, e.c, "outer", StartOptions{}).ID, 30*time.Second); r.Status != RunCompleted || string(r.Output) != `"invoice pen x3"` {
+		t.Fatalf("a DAG running a function as its child: %s %s %+v", r.Status, r.Output, r.Error)
+	}
+	if billed.Load() != 3 {
+		t.Fatalf("billing ran %d times, want 3 (each invoked run once)", billed.Load())
+	}
+}

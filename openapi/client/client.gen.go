@@ -1722,7 +1722,7 @@ type Suspension struct {
 	// Op With event or invoke: the id of the operation the event or the run's end completes.
 	Op *string `json:"op,omitempty"`
 
-	// Until When the next attempt becomes claimable (a sleep's end, a wait's timeout; a time past is now). Required without event.
+	// Until When the next attempt becomes claimable (a sleep's end, a wait's timeout; a time past is now). Required without op.
 	Until *time.Time `json:"until,omitempty"`
 }
 

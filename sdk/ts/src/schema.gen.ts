@@ -1760,7 +1760,7 @@ export interface components {
             op?: string;
             /**
              * Format: date-time
-             * @description When the next attempt becomes claimable (a sleep's end, a wait's timeout; a time past is now). Required without event.
+             * @description When the next attempt becomes claimable (a sleep's end, a wait's timeout; a time past is now). Required without op.
              */
             until?: string;
         };

@@ -2,12 +2,14 @@
 // classified and its customer looked up (in parallel), then routed to a
 // queue, and a reply is drafted. It shows input templates (CEL ${…} over
 // the run input and earlier outputs), a state patch, and token usage
-// summed from an OpenTelemetry span.
+// summed from an OpenTelemetry span. It also serves "triage-fn", the same
+// work written as a durable function (ordinary code, checkpointed).
 //
 //	make run                      # the dev server, in another terminal
 //	go run ./examples/triage      # this worker
 //	go run ./cmd/cairn runs start triage --wait \
 //	  --input '{"subject":"Charged twice","body":"URGENT: I was charged twice for my order","customer":"ana@bigcorp.com"}'
+//	go run ./cmd/cairn runs start triage-fn --wait --input '…the same…'
 package main
 
 import (
@@ -94,7 +96,18 @@ func Workflow() *sdk.WorkflowDef {
 }
 
 func classify(ctx sdk.StepContext, in struct{ Text string }) (Classification, error) {
-	text := strings.ToLower(in.Text)
+	c := classifyText(in.Text)
+	// The run state keeps what later steps and people want at hand.
+	if err := ctx.SetStatePatch(map[string]any{"category": c.Category, "priority": c.Priority}); err != nil {
+		return c, err
+	}
+	ctx.Logger().Info("classified", "category", c.Category, "priority", c.Priority)
+	return c, nil
+}
+
+// classifyText is classify's logic: a stand-in for a model call.
+func classifyText(text string) Classification {
+	text = strings.ToLower(text)
 	c := Classification{Category: "other", Priority: "normal"}
 	switch {
 	case strings.Contains(text, "charge") || strings.Contains(text, "refund") || strings.Contains(text, "invoice"):
@@ -107,37 +120,46 @@ func classify(ctx sdk.StepContext, in struct{ Text string }) (Classification, er
 	if strings.Contains(text, "urgent") || strings.Contains(text, "down") {
 		c.Priority = "high"
 	}
-	// The run state keeps what later steps and people want at hand.
-	if err := ctx.SetStatePatch(map[string]any{"category": c.Category, "priority": c.Priority}); err != nil {
-		return c, err
-	}
-	ctx.Logger().Info("classified", "category", c.Category, "priority", c.Priority)
-	return c, nil
+	return c
 }
 
 func lookupCustomer(ctx sdk.StepContext, email string) (Customer, error) {
+	return customerOf(email), nil
+}
+
+// customerOf is lookup_customer's logic: a stand-in for a CRM call.
+func customerOf(email string) Customer {
 	tier := "standard"
 	if strings.HasSuffix(email, "@bigcorp.com") {
 		tier = "gold"
 	}
-	return Customer{Email: email, Tier: tier}, nil
+	return Customer{Email: email, Tier: tier}
 }
 
 func route(ctx sdk.StepContext, in RouteIn) (Route, error) {
-	r := Route{Queue: in.Category, SLAHours: 48}
-	if in.Urgent || in.Tier == "gold" {
-		r.Queue += "-priority"
-		r.SLAHours = 4
-	}
+	r := routeOf(in)
 	if err := ctx.SetState("queue", r.Queue); err != nil {
 		return r, err
 	}
 	return r, nil
 }
 
+// routeOf is route's logic.
+func routeOf(in RouteIn) Route {
+	r := Route{Queue: in.Category, SLAHours: 48}
+	if in.Urgent || in.Tier == "gold" {
+		r.Queue += "-priority"
+		r.SLAHours = 4
+	}
+	return r
+}
+
 var tracer = otel.Tracer("github.com/cairn-dev/cairn/examples/triage")
 
-func draftReply(ctx sdk.StepContext, in DraftIn) (Reply, error) {
+func draftReply(ctx sdk.StepContext, in DraftIn) (Reply, error) { return draft(ctx, in), nil }
+
+// draft is draft_reply's logic.
+func draft(ctx context.Context, in DraftIn) Reply {
 	// A stand-in for a model call. The span carries gen_ai usage
 	// attributes; the worker sums them into the step's usage, which the
 	// engine prices and shows on the run.
@@ -150,13 +172,36 @@ func draftReply(ctx sdk.StepContext, in DraftIn) (Reply, error) {
 		attribute.Int("gen_ai.usage.output_tokens", len(strings.Fields(text))),
 	)
 	span.End()
-	return Reply{Queue: in.Queue, Text: text}, nil
+	return Reply{Queue: in.Queue, Text: text}
+}
+
+// FunctionWorkflow is the same triage written as a durable function:
+// ordinary code whose steps are checkpointed in the bucket, so a crash
+// or a deploy resumes it after the last step that completed. The two
+// lookups run one after the other here (the DAG runs them in parallel).
+func FunctionWorkflow() *sdk.WorkflowDef {
+	return sdk.Function("triage-fn", "1", func(fc *sdk.Durable, t Ticket) (Reply, error) {
+		c, err := sdk.Step(fc, "classify", func(context.Context) (Classification, error) {
+			return classifyText(t.Subject + "\n" + t.Body), nil
+		})
+		if err != nil {
+			return Reply{}, err
+		}
+		cust, err := sdk.Step(fc, "lookup_customer", func(context.Context) (Customer, error) { return customerOf(t.Customer), nil })
+		if err != nil {
+			return Reply{}, err
+		}
+		r := routeOf(RouteIn{Category: c.Category, Urgent: c.Priority == "high", Tier: cust.Tier}) // pure: no step needed
+		return sdk.Step(fc, "draft_reply", func(ctx context.Context) (Reply, error) {
+			return draft(ctx, DraftIn{Greeting: "Hi " + t.Customer + ",", Queue: r.Queue, SLAHours: r.SLAHours, Subject: t.Subject}), nil
+		}, sdk.Retry(sdk.RetryPolicy{MaxAttempts: 5}))
+	}).Describe("Support-ticket triage as a durable function: the same steps as triage, written as code.")
 }
 
 // newWorker returns a worker serving the workflow.
 func newWorker(c *sdk.Client, log *slog.Logger) *sdk.Worker {
 	return sdk.NewWorker(c, sdk.WithConcurrency(8), sdk.WithLogger(log), sdk.WithLabels(map[string]string{"example": "triage"})).
-		Register(Workflow())
+		Register(Workflow(), FunctionWorkflow())
 }
 
 // main serves the worker until Ctrl-C, with a client of $CAIRN_SERVER.

@@ -73,4 +73,18 @@ func TestQuickstart(t *testing.T) {
 	if r.StepsDone != 4 {
 		t.Fatalf("%d steps done", r.StepsDone)
 	}
+
+	// The same ticket through the durable function: the same reply, and
+	// its three steps in the run's history.
+	fn, err := c.Start(ctx, "triage-fn", sdk.StartOptions{Input: json.RawMessage(input)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	same, err := sdk.Result[Reply](wctx, c, fn.ID)
+	if err != nil || same != reply {
+		t.Fatalf("the function's reply %+v, %v; the DAG's %+v", same, err, reply)
+	}
+	if r, err = c.Get(ctx, fn.ID); err != nil || len(r.Step("main").Operations) != 3 {
+		t.Fatalf("the function's run: %v %+v", err, r)
+	}
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/sdk/sdktest"
 )
 
 type order struct {
@@ -302,5 +303,41 @@ func TestFunctionInvokesWorkflows(t *testing.T) {
 	}
 	if billed.Load() != 3 {
 		t.Fatalf("billing ran %d times, want 3 (each invoked run once)", billed.Load())
+	}
+}
+
+// A worker that drains past its timeout suspends the functions it cuts
+// off (no failure, no retry budget): another worker resumes them from
+// what they recorded.
+func TestDrainSuspendsFunctions(t *testing.T) {
+	e := newEnv(t, sdktest.Options{})
+	began := make(chan struct{}, 1)
+	var firsts atomic.Int32
+	def := func() *WorkflowDef {
+		return Function("drained", "1", func(fc *Durable, _ struct{}) (string, error) {
+			if _, err := Step(fc, "first", func(context.Context) (int, error) { return int(firsts.Add(1)), nil }); err != nil {
+				return "", err
+			}
+			return Step(fc, "slow", func(ctx context.Context) (string, error) {
+				if fc.Info().Attempt > 1 {
+					return "resumed", nil
+				}
+				began <- struct{}{}
+				<-ctx.Done()
+				return "", ctx.Err()
+			})
+		})
+	}
+	stop := serve(t, NewWorker(e.c, WithLogger(quiet()), WithDrainTimeout(200*time.Millisecond)).Register(def()))
+	run := start(t, e.c, "drained", StartOptions{})
+	<-began
+	stopWithin(t, stop, 3*time.Second)
+	serve(t, NewWorker(e.c, WithLogger(quiet())).Register(def()))
+	r := waitRun(t, e.c, run.ID, 10*time.Second)
+	if r.Status != RunCompleted || string(r.Output) != `"resumed"` || firsts.Load() != 1 {
+		t.Fatalf("run %s %s %+v; first ran %d times", r.Status, r.Output, r.Error, firsts.Load())
+	}
+	if a := r.Step("main").Attempts; len(a) != 2 || a[0].Outcome != cairn.OutcomeSuspended || r.Step("main").Failures != 0 {
+		t.Fatalf("attempts %+v", a)
 	}
 }

@@ -993,16 +993,19 @@ func (w *Worker) retry(ctx context.Context, a *attempt, fn func(ctx context.Cont
 // refusal is answered by its reason (the body's context is cancelled);
 // an operation the engine refuses (the history's limits) fails the body.
 func (w *Worker) checkpoint(a *attempt, req client.CheckpointRequest) error {
-	err := w.retry(a.ctx, a, func(ctx context.Context) error {
+	// Sent on the publishing context: a draining worker's last checkpoint
+	// (its suspension) goes out after the body's context is cancelled.
+	err := w.retry(w.pubCtx, a, func(ctx context.Context) error {
 		resp, err := w.c.api.CheckpointStepWithResponse(ctx, a.lease.Id, req)
 		return w.c.check(err, resp)
 	})
 	var ae *APIError
+	cause := context.Cause(a.ctx)
 	switch {
 	case err == nil:
 		return nil
-	case a.ctx.Err() != nil:
-		return context.Cause(a.ctx)
+	case errors.Is(cause, ErrLeaseLost) || errors.Is(cause, ErrRunEnded):
+		return cause
 	case errors.As(err, &ae) && ae.Status == 422:
 		return Fatal(fmt.Errorf("the engine refused the function's checkpoint: %w", err))
 	}

@@ -82,29 +82,41 @@ const (
 
 // Durable is a durable function's context: a context.Context, cancelled
 // when the lease is lost, the run ends or the function suspends, with the
-// function's operations. Its methods are safe for concurrent use.
+// function's operations. Its methods are safe for concurrent use. Map and
+// Parallel give each branch a Durable of its own scope.
 type Durable struct {
 	context.Context
 	sc *stepCtx
+	*journal
+	scope  string         // "" for the body, /<name>#<k>/<i> for a branch
+	uses   map[string]int // a name's uses so far in this scope (its ids' k); under mu
+	onPark func()         // a branch's: gives its concurrency slot back
+}
 
+// journal is an attempt's history, shared by the body and its branches.
+type journal struct {
 	mu      sync.Mutex
 	hist    []client.Operation // recorded and sent
 	byID    map[string][]int   // positions in hist by id
 	visited map[string]bool    // ids the body reached in this attempt
-	uses    map[string]int     // a name's uses so far (its ids' k)
 	pending []client.Operation // recorded, not sent yet
 	stop    error              // set once the body must end: suspended, nondeterminism
 	send    func(client.CheckpointRequest) error
 	timer   *time.Timer // the background flush of pending
 	flushMu sync.Mutex  // one checkpoint at a time: seqs stay in order
+	// The barrier of branches (Map, Parallel): running counts the scopes
+	// that may still record operations; a suspension waits (parked) until
+	// none runs, and the attempt then suspends once, for all of them.
+	running int
+	parked  []*client.Suspension
 }
 
 func newDurable(sc *stepCtx, hist []client.Operation, send func(client.CheckpointRequest) error) *Durable {
-	fc := &Durable{Context: sc, sc: sc, hist: hist, byID: map[string][]int{}, visited: map[string]bool{}, uses: map[string]int{}, send: send}
+	j := &journal{hist: hist, byID: map[string][]int{}, visited: map[string]bool{}, send: send, running: 1}
 	for i, op := range hist {
-		fc.byID[op.Id] = append(fc.byID[op.Id], i)
+		j.byID[op.Id] = append(j.byID[op.Id], i)
 	}
-	return fc
+	return &Durable{Context: sc, sc: sc, journal: j, uses: map[string]int{}}
 }
 
 // drive runs a function body for one attempt of its driver step.
@@ -184,7 +196,7 @@ func (fc *Durable) begin(name string, kind cairn.OperationKind) (string, []clien
 	if fc.Err() != nil {
 		return "", nil, context.Cause(fc)
 	}
-	id := "/" + name + "#" + strconv.Itoa(fc.uses[name])
+	id := fc.scope + "/" + name + "#" + strconv.Itoa(fc.uses[name])
 	fc.uses[name]++
 	fc.visited[id] = true
 	var recs []client.Operation
@@ -429,16 +441,126 @@ func (fc *Durable) sleep(name string, end func() time.Time) error {
 }
 
 // suspend ends the attempt as sp says, sending what is pending: the body
-// must return (the error it gets says so).
+// must return (the error it gets says so). In a branch, it waits until no
+// other branch runs: the attempt suspends once for all of them.
 func (fc *Durable) suspend(sp *client.Suspension) error {
-	if err := fc.flush(sp); err != nil {
+	fc.mu.Lock()
+	fc.parked = append(fc.parked, sp)
+	fc.running--
+	last := fc.running == 0
+	fc.mu.Unlock()
+	if fc.onPark != nil {
+		fc.onPark()
+	}
+	if last {
+		return fc.suspendNow()
+	}
+	<-fc.Done()
+	fc.mu.Lock()
+	defer fc.mu.Unlock()
+	if fc.stop != nil {
+		return fc.stop
+	}
+	return context.Cause(fc)
+}
+
+// leave is a branch's end: the last scope running suspends the attempt
+// for the parked ones.
+func (fc *Durable) leave() {
+	fc.mu.Lock()
+	fc.running--
+	last := fc.running == 0 && len(fc.parked) > 0
+	fc.mu.Unlock()
+	if last {
+		_ = fc.suspendNow() // the parked branches get its outcome from the context
+	}
+}
+
+// suspendNow suspends the attempt for every parked suspension at once:
+// until the earliest time, and for one operation's event or run (the
+// others suspend again when the next attempt replays to them; an event
+// for them meanwhile is kept for them).
+func (fc *Durable) suspendNow() error {
+	fc.mu.Lock()
+	var sp client.Suspension
+	for _, p := range fc.parked {
+		if p.Op != nil && sp.Op == nil {
+			sp.Op, sp.Event, sp.Invoke = p.Op, p.Event, p.Invoke
+		}
+		if p.Until != nil && (sp.Until == nil || p.Until.Before(*sp.Until)) {
+			sp.Until = p.Until
+		}
+	}
+	fc.mu.Unlock()
+	err := fc.flush(&sp)
+	fc.mu.Lock()
+	if err == nil && fc.stop == nil {
+		fc.stop = errSuspended
+	}
+	fc.mu.Unlock()
+	if err != nil {
+		fc.sc.att.cancel(err)
 		return err
 	}
-	fc.mu.Lock()
-	fc.stop = errSuspended
-	fc.mu.Unlock()
 	fc.sc.att.cancel(errSuspended)
 	return errSuspended
+}
+
+// Map runs fn on each item, at most limit at once (0: all at once), each
+// in a scope of its own (its operations' ids are under
+// /<name>#<k>/<index>), and returns the outputs in the items' order, or
+// the error of the first item (by index) that failed. A branch that
+// sleeps, waits or invokes parks until no branch runs; the function then
+// suspends once for all of them. Waits and invokes of several branches
+// are taken one per suspension.
+func Map[In, Out any](fc *Durable, name string, items []In, limit int, fn func(fc *Durable, item In) (Out, error)) ([]Out, error) {
+	fc.mu.Lock()
+	if fc.stop != nil {
+		defer fc.mu.Unlock()
+		return nil, fc.stop
+	}
+	base := fc.scope + "/" + name + "#" + strconv.Itoa(fc.uses[name])
+	fc.uses[name]++
+	fc.running += len(items) - 1 // the caller waits for the branches
+	fc.mu.Unlock()
+	if limit <= 0 || limit > len(items) {
+		limit = max(len(items), 1)
+	}
+	slots := make(chan struct{}, limit)
+	out, errs := make([]Out, len(items)), make([]error, len(items))
+	var wg sync.WaitGroup
+	for i, item := range items {
+		wg.Go(func() {
+			defer fc.leave()
+			slots <- struct{}{}
+			var once sync.Once
+			release := func() { once.Do(func() { <-slots }) }
+			defer release()
+			b := &Durable{Context: fc.Context, sc: fc.sc, journal: fc.journal, scope: base + "/" + strconv.Itoa(i), uses: map[string]int{}, onPark: release}
+			out[i], errs[i] = fn(b, item)
+		})
+	}
+	wg.Wait()
+	fc.mu.Lock()
+	fc.running++
+	stop := fc.stop
+	fc.mu.Unlock()
+	if stop != nil {
+		return out, stop
+	}
+	for i, err := range errs {
+		if err != nil {
+			return out, fmt.Errorf("%s item %d: %w", name, i, err)
+		}
+	}
+	return out, nil
+}
+
+// Parallel runs branches at once, each in a scope of its own (see Map),
+// and returns the first error (by position).
+func (fc *Durable) Parallel(name string, branches ...func(fc *Durable) error) error {
+	_, err := Map(fc, name, branches, 0, func(fc *Durable, b func(*Durable) error) (struct{}, error) { return struct{}{}, b(fc) })
+	return err
 }
 
 // WaitEvent waits for an event named event sent to the run

@@ -8,11 +8,13 @@ import { APIError } from "./errors.js";
 import {
   AttemptTimeoutError,
   classOf,
+  FatalError,
   LeaseLostError,
   RunEndedError,
   ShutdownError,
 } from "./errors.js";
-import { _sleep as sleep, type Client, type Lease, type Schemas, type Usage, unwrap } from "./client.js";
+import { _sleep as sleep, type Client, type Lease, type Schemas, temporary, type Usage, unwrap } from "./client.js";
+import { type CheckpointRequest, driverOf, FunctionSuspended } from "./function.js";
 import type { Handler, WorkflowDef } from "./workflow.js";
 import { resolveLease } from "./payloads.js";
 
@@ -440,8 +442,11 @@ export class Worker {
     let error: unknown;
     let ok = false;
     const t0 = Date.now();
+    const driver = driverOf(h);
     try {
-      output = await h(ctx, l.input);
+      output = driver
+        ? await driver(ctx, { lease: l, checkpoint: (req) => this.checkpoint(a, log, req), abort: (r) => a.ctrl.abort(r) })
+        : await h(ctx, l.input);
       ok = true;
     } catch (err) {
       error = err;
@@ -451,6 +456,11 @@ export class Worker {
     const reason = a.ctrl.signal.reason as unknown;
     if (reason instanceof LeaseLostError || reason instanceof RunEndedError) {
       log.info("body cancelled; nothing reported", { cause: reason.message });
+      return;
+    }
+    if (reason instanceof FunctionSuspended || error instanceof FunctionSuspended) {
+      // The engine ended the attempt at the function's suspension.
+      log.debug("the function suspended; nothing reported", { ms: Date.now() - t0 });
       return;
     }
     a.reporting = true;
@@ -518,6 +528,51 @@ export class Worker {
           return;
         }
         log.warn(`${kind} failed; retrying`, { err });
+        await sleep(delay);
+        delay = Math.min(delay * 2, 5000);
+      }
+    }
+  }
+
+  /**
+   * Records a durable function's operations under a's lease (with a
+   * suspension, ending the attempt). Resending is safe (the engine skips
+   * operations recorded at their seq), so failures that may not have
+   * reached it are retried for a few lease TTLs. A refusal is answered by
+   * its reason (fenced aborts the body, run_terminal stops the run's
+   * bodies) and thrown; an operation the engine refuses (the history's
+   * limits) fails the function.
+   */
+  private async checkpoint(a: Attempt, log: Logger, body: CheckpointRequest): Promise<void> {
+    const until = Date.now() + Math.max(60_000, 3 * this.leaseTTLMs);
+    let delay = 100;
+    const lease = a.lease.id;
+    for (;;) {
+      try {
+        unwrap(await this.c.api.POST("/v1/api/steps/{lease}/checkpoint", { params: { path: { lease } }, body }));
+        return;
+      } catch (err) {
+        switch (refusal(err)) {
+          case "already_applied":
+            return;
+          case "fenced":
+            log.warn("checkpoint refused: the lease was fenced (reclaimed, or the history changed); the work is dropped", { err });
+            if (!a.reporting) a.ctrl.abort(new LeaseLostError(lease));
+            throw a.ctrl.signal.reason ?? err;
+          case "run_terminal":
+            log.info("checkpoint refused: the run has ended; its bodies are stopped");
+            this.runEnded(a.lease.run);
+            throw a.ctrl.signal.reason ?? err;
+        }
+        if (err instanceof APIError && err.status === 422) throw new FatalError(`the engine refused the function's checkpoint: ${err.message}`, { cause: err });
+        const reason = a.ctrl.signal.reason as unknown;
+        if (reason instanceof LeaseLostError || reason instanceof RunEndedError) throw reason; // a heartbeat learned the outcome meanwhile
+        const network = err instanceof TypeError || temporary(err) || (err instanceof APIError && err.status >= 500);
+        if (!network || Date.now() > until) {
+          log.error("checkpoint failed; giving up", { err });
+          throw err;
+        }
+        log.warn("checkpoint failed; retrying", { err });
         await sleep(delay);
         delay = Math.min(delay * 2, 5000);
       }

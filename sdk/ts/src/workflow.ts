@@ -1,6 +1,7 @@
 // Workflow definitions: a DAG of tasks (bodies run by workers), waits
 // (completed by events) and sleeps, registered by the worker.
 import type { Schemas } from "./client.js";
+import { type FunctionBody, type FunctionOptions, functionHandler } from "./function.js";
 import { kindOptions } from "./kinds.gen.js";
 import type { StepContext } from "./worker.js";
 
@@ -103,6 +104,17 @@ export class WorkflowDef {
    */
   remoteTask(id: string, opts: StepOptions = {}): this {
     return this.add({ id }, opts);
+  }
+
+  /**
+   * A durable function step: body runs on a worker under a lease like a
+   * task's, and its operations are checkpointed (DurableContext); a later
+   * attempt replays it. Its input is the step's rendered input (default:
+   * the run's). defineFunction makes a workflow of one.
+   */
+  function<In = any, Out = unknown>(id: string, body: FunctionBody<In, Out>, opts: FunctionOptions = {}): this {
+    this.handlers.set(id, functionHandler(body as FunctionBody));
+    return this.add({ id, kind: "function" }, opts);
   }
 
   /** A step completed by the event name sent to the run; its payload is the output. */

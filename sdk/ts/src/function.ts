@@ -1,0 +1,563 @@
+// Durable functions: a workflow written as ordinary code. Its body calls
+// operations on a DurableContext — step, sleep, sleepUntil, waitForEvent,
+// now, random, uuid, patched — each named by the caller, and each
+// operation's outcome is checkpointed in the bucket under the driver's
+// lease. A crash, a deploy or a long sleep ends the attempt; the next
+// attempt runs the body again and every operation already recorded
+// returns its recorded outcome at once (replay). The body must therefore
+// reach the same operations on every replay: docs/FUNCTIONS.md has the
+// rules. The semantics and the wire are the Go SDK's (sdk/function.go): a
+// history recorded by a Go worker replays here, and the reverse.
+import { randomUUID } from "node:crypto";
+
+import type { Lease, Schemas } from "./client.js";
+import { classOf, FatalError, RetryableError, ShutdownError, StepFailure } from "./errors.js";
+import type { Logger, StepContext, StepInfo } from "./worker.js";
+import { type Duration, type Handler, type RetryPolicy, type StepOptions, WorkflowDef, type WorkflowOptions } from "./workflow.js";
+
+type Operation = Schemas["Operation"];
+type Suspension = Schemas["Suspension"];
+type ErrorInfo = Schemas["ErrorInfo"];
+export type CheckpointRequest = Schemas["CheckpointRequest"];
+
+/** The body of a durable function: the run's input in, the output (any JSON value) out. */
+export type FunctionBody<In = any, Out = unknown> = (ctx: DurableContext, input: In) => Promise<Out> | Out;
+
+/** Options of a function step: a task's flow control and lease options, and its retry policy (the function's whole attempts). */
+export type FunctionOptions = Pick<StepOptions, "after" | "input" | "retry" | "timeout" | "maxDeliveries" | "concurrency" | "rateLimit" | "priority">;
+
+/** Options of ctx.step: a task's. */
+export interface DurableStepOptions {
+  /** The step is retried in the attempt, backing off, by its error's class (default: a task's, 3 attempts from 1s). */
+  retry?: RetryPolicy;
+  /** The longest one try may run: its signal is aborted then, and the error is of class timeout. */
+  timeout?: Duration;
+  /** Once the step started, it is never run again, even after a crash: a replay that finds it started without an outcome fails it with class lost. Not retried. */
+  atMostOnce?: boolean;
+}
+
+/**
+ * A durable function's context: its operations, and the driver's
+ * attempt. Operations named the same are told apart by their order: the
+ * k-th use of a name in an attempt is operation "/name#k".
+ */
+export interface DurableContext {
+  /** Aborted when the lease is lost, the run ended, the function suspended or the worker shut down. */
+  readonly signal: AbortSignal;
+  /** The driver's attempt. */
+  readonly info: StepInfo;
+  readonly log: Logger;
+  /**
+   * Runs fn once for the function: its result (any JSON value) is
+   * checkpointed, and a replay returns it without running fn again. An
+   * error that ends the step (retries spent, a class not retried) is
+   * thrown with its class — the body may handle it, or let it fail the
+   * function — and thrown again on replay.
+   */
+  step<T>(name: string, fn: (signal: AbortSignal) => Promise<T> | T, opts?: DurableStepOptions): Promise<T>;
+  /** Waits d; see sleepUntil. */
+  sleep(name: string, d: Duration): Promise<void>;
+  /**
+   * Waits until t. A wait longer than a couple of seconds suspends the
+   * function: the attempt ends, the worker's slot is freed, and the next
+   * attempt replays the body at t (the promise then rejects with
+   * FunctionSuspended, which the body must let through). The end is
+   * recorded, so a replay waits for the same time.
+   */
+  sleepUntil(name: string, t: Date): Promise<void>;
+  /**
+   * Waits for an event named event sent to the run (client.sendEvent,
+   * `cairn runs event`) and returns its payload. The function suspends
+   * meanwhile. With a timeout, an event that has not come by then is not
+   * waited for: the promise rejects with an error of class timeout (the
+   * body may handle it). An event sent before the wait starts is kept for it.
+   */
+  waitForEvent<T = unknown>(name: string, event: string, opts?: { timeout?: Duration }): Promise<T>;
+  /** The time, recorded: a replay sees the same time. */
+  now(): Date;
+  /** A random number in [0, 1), recorded. */
+  random(): number;
+  /** A random (version 4) UUID, recorded. */
+  uuid(): string;
+  /**
+   * Whether the run takes the code path change id introduced: true for a
+   * run that reaches it first (the choice is recorded), false for a run
+   * whose history was recorded by the code before the change. Remove the
+   * check once no run in flight predates the change.
+   */
+  patched(id: string): boolean;
+}
+
+/**
+ * The error an operation rejects with once the function suspended (a
+ * long sleep, a wait for an event): the engine ended the attempt, and a
+ * later one goes on. The body must let it through; the worker reports
+ * nothing for the attempt, whatever the body returns.
+ */
+export class FunctionSuspended extends Error {
+  override readonly name = "FunctionSuspended";
+  constructor() {
+    super("cairn: the function suspended; a later attempt goes on");
+  }
+}
+
+/** The longest sleep, in ms, a driver waits out holding its lease; a longer one suspends the function. */
+export const inlineSleepMs = 2000;
+
+// Checkpoint batching: recorded operations are sent together, in the
+// background once the oldest has waited flushDelayMs, at once when
+// flushOps wait, and always before a suspension, before an at_most_once
+// step's body, and when the body returns. A crash loses at most the
+// unsent ones (their steps run again: at_least_once).
+const flushOps = 32;
+const flushDelayMs = 250;
+
+/** What the worker gives a driver: its lease, the checkpoint call, and the end of its attempt. */
+export interface DriverHooks {
+  lease: Lease;
+  checkpoint(req: CheckpointRequest): Promise<void>;
+  /** Ends the attempt's signal with reason (the function suspended). */
+  abort(reason: unknown): void;
+}
+
+const driverKey = Symbol("cairn.function");
+
+type Driver = (ctx: StepContext, hooks: DriverHooks) => Promise<unknown>;
+
+/** The driver of a step handler, when it is a function step's. */
+export function driverOf(h: Handler): Driver | undefined {
+  return (h as Handler & { [driverKey]?: Driver })[driverKey];
+}
+
+/** The handler of a function step whose body is body: the worker drives it (driverOf). */
+export function functionHandler(body: FunctionBody): Handler {
+  const h: Handler = () => {
+    throw new Error("cairn: a function step is driven by the worker");
+  };
+  return Object.assign(h, { [driverKey]: ((ctx, hooks) => drive(ctx, hooks, body)) satisfies Driver });
+}
+
+/**
+ * Defines a workflow of one durable function, step "main". Unlike a
+ * task, the function is not retried when its body throws (an operation's
+ * own retries are its step's): pass retry to change that.
+ *
+ *     defineFunction({ name: "triage", version: "1" }, async (ctx, ticket: Ticket) => { … })
+ */
+export function defineFunction<In = any, Out = unknown>(opts: WorkflowOptions, body: FunctionBody<In, Out>, fnOpts: FunctionOptions = {}): WorkflowDef {
+  return new WorkflowDef(opts).function("main", body, { retry: { maxAttempts: 1 }, ...fnOpts });
+}
+
+/** Drives body for one attempt of its function step. */
+async function drive(sc: StepContext, hooks: DriverHooks, body: FunctionBody): Promise<unknown> {
+  const fc = new Durable(sc, hooks);
+  try {
+    let out: unknown;
+    let err: unknown;
+    let threw = false;
+    try {
+      out = await body(fc, sc.input);
+    } catch (e) {
+      err = e;
+      threw = true;
+    }
+    if (sc.signal.reason instanceof ShutdownError) {
+      // The worker is draining: the function goes on in another attempt
+      // (no failure spent), from what it recorded.
+      await fc.flush({ until: new Date().toISOString() });
+      throw new FunctionSuspended();
+    }
+    const stop = fc.stop ?? (threw ? undefined : fc.unreached());
+    if (stop !== undefined) throw stop;
+    try {
+      await fc.flush();
+    } catch (ferr) {
+      if (!threw) throw ferr;
+    }
+    if (threw) throw err;
+    return out;
+  } finally {
+    fc.stopTimer();
+  }
+}
+
+class Durable implements DurableContext {
+  readonly signal: AbortSignal;
+  readonly info: StepInfo;
+  readonly log: Logger;
+  /** Set once the body must end: suspended, nondeterminism. */
+  stop: Error | undefined;
+
+  private readonly sc: StepContext;
+  private readonly hooks: DriverHooks;
+  /** Recorded and sent. */
+  private readonly hist: Operation[];
+  /** Positions in hist by id. */
+  private readonly byID = new Map<string, number[]>();
+  /** Ids the body reached in this attempt. */
+  private readonly visited = new Set<string>();
+  /** A name's uses so far (its ids' k). */
+  private readonly uses = new Map<string, number>();
+  /** Recorded, not sent yet. */
+  private pending: Operation[] = [];
+  /** The background flush of pending. */
+  private timer: NodeJS.Timeout | undefined;
+  /** One checkpoint at a time: seqs stay in order. */
+  private flushing: Promise<unknown> = Promise.resolve();
+
+  constructor(sc: StepContext, hooks: DriverHooks) {
+    this.sc = sc;
+    this.hooks = hooks;
+    this.signal = sc.signal;
+    this.info = sc.info;
+    this.log = sc.log;
+    this.hist = [...(hooks.lease.history ?? [])];
+    this.hist.forEach((op, i) => this.index(op.id, i));
+  }
+
+  private index(id: string, i: number): void {
+    const at = this.byID.get(id);
+    if (at) at.push(i);
+    else this.byID.set(id, [i]);
+  }
+
+  stopTimer(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+
+  /** The nondeterminism of a body that returned leaving recorded operations unreached. */
+  unreached(): Error | undefined {
+    for (const op of this.hist) {
+      if (!this.visited.has(op.id)) return this.broken(`the body returned without reaching ${op.kind} ${q(op.id)} (seq ${op.seq}), which the history records`);
+    }
+    return undefined;
+  }
+
+  /** Stops the body for nondeterminism. */
+  private broken(what: string): Error {
+    this.stop ??= new StepFailure(
+      "nondeterminism",
+      `nondeterminism in run ${this.info.run}: ${what}; the code changed under a run in flight: gate changes with Patched (docs/FUNCTIONS.md)`,
+    );
+    return this.stop;
+  }
+
+  /**
+   * Names the next use of name and returns its id and what the history
+   * holds for it (empty: new); throws what ends the body.
+   */
+  private begin(name: string, kind: string): { id: string; recs: Operation[] } {
+    if (this.stop) throw this.stop;
+    if (this.signal.aborted) throw this.signal.reason;
+    const k = this.uses.get(name) ?? 0;
+    const id = `/${name}#${k}`;
+    this.uses.set(name, k + 1);
+    this.visited.add(id);
+    const recs = (this.byID.get(id) ?? []).map((i) => this.hist[i]!);
+    for (const op of this.pending) if (op.id === id) recs.push(op);
+    const first = recs[0];
+    if (first && first.kind !== kind) throw this.broken(`replay reached ${kind} ${q(id)} where the history records ${first.kind} ${q(id)} (seq ${first.seq})`);
+    return { id, recs };
+  }
+
+  /** Adds an operation to what is sent next. */
+  private record(op: Omit<Operation, "seq">): void {
+    if (this.pending.length === 0) this.armFlush();
+    this.pending.push({ ...op, seq: this.hist.length + this.pending.length });
+  }
+
+  /** Sends what is pending in flushDelayMs. */
+  private armFlush(): void {
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      // A failure aborts the body (a refusal), or the next flush retries.
+      this.flush().catch((err: unknown) => this.log.debug("a background checkpoint failed", { err }));
+    }, flushDelayMs);
+  }
+
+  /** Sends the pending operations in one checkpoint, with the suspension sp when it is set. */
+  flush(sp?: Suspension): Promise<void> {
+    const p = this.flushing.then(() => this.send(sp));
+    this.flushing = p.catch(() => undefined);
+    return p;
+  }
+
+  private async send(sp: Suspension | undefined): Promise<void> {
+    const ops = this.pending.slice();
+    if (ops.length === 0 && !sp) return;
+    await this.hooks.checkpoint(sp ? { operations: ops, suspend: sp } : { operations: ops });
+    for (const op of ops) {
+      this.index(op.id, this.hist.length);
+      this.hist.push(op);
+    }
+    this.pending = this.pending.slice(ops.length);
+    if (this.pending.length > 0) this.armFlush();
+    else this.stopTimer();
+  }
+
+  async step<T>(name: string, fn: (signal: AbortSignal) => Promise<T> | T, opts: DurableStepOptions = {}): Promise<T> {
+    const { id, recs } = this.begin(name, "step");
+    const last = recs[recs.length - 1];
+    if (last) {
+      switch (last.status) {
+        case "completed":
+          return (last.result ?? null) as T;
+        case "failed":
+          throw opError(last.error);
+      }
+      // started, no outcome: an at_most_once step is not run again.
+      const why: ErrorInfo = { class: "lost", message: `at_most_once step ${id} started in an earlier attempt without recording an outcome: it is not run again` };
+      this.record({ id, kind: "step", status: "failed", error: why });
+      throw opError(why);
+    }
+    const atMostOnce = opts.atMostOnce === true;
+    if (atMostOnce) {
+      this.record({ id, kind: "step", status: "started" });
+      await this.flush(); // durable before the body runs
+    }
+    const ran = await this.runStep(id, fn, opts, atMostOnce);
+    let why = ran.why;
+    let result: unknown = null;
+    if (!why) {
+      try {
+        const text = JSON.stringify(ran.value);
+        // What a replay returns: the first run returns the same.
+        result = text === undefined ? null : JSON.parse(text);
+      } catch (err) {
+        why = { class: "fatal", message: `encoding the result of step ${q(id)}: ${message(err)}` };
+      }
+    }
+    if (this.signal.aborted) throw this.signal.reason; // the lease is gone: record nothing
+    if (why) this.record({ id, kind: "step", status: "failed", error: why });
+    else this.record({ id, kind: "step", status: "completed", result });
+    if (this.pending.length >= flushOps) await this.flush();
+    if (why) throw opError(why);
+    return result as T;
+  }
+
+  /** Runs fn until it succeeds or its error ends the step. */
+  private async runStep<T>(id: string, fn: (signal: AbortSignal) => Promise<T> | T, opts: DurableStepOptions, atMostOnce: boolean): Promise<{ value?: T; why?: ErrorInfo }> {
+    const p = opts.retry ?? {};
+    const maxAttempts = p.maxAttempts || 3;
+    for (let failures = 1; ; failures++) {
+      const t = opts.timeout === undefined ? undefined : AbortSignal.timeout(durationMs(opts.timeout));
+      const signal = t ? AbortSignal.any([this.signal, t]) : this.signal;
+      let err: unknown;
+      try {
+        return { value: await fn(signal) };
+      } catch (e) {
+        err = e;
+      }
+      let cls = classOf(err);
+      let msg = message(err);
+      if (t?.aborted && !this.signal.aborted) {
+        cls = "timeout";
+        msg = `step ${id} exceeded its timeout: ${msg}`;
+      }
+      if (msg === "") msg = cls;
+      const why = { class: cls, message: msg };
+      if (atMostOnce || !retries(p, cls) || failures >= maxAttempts || this.signal.aborted) return { why };
+      try {
+        await abortableSleep(backoffMs(p, failures), this.signal);
+      } catch {
+        return { why };
+      }
+    }
+  }
+
+  sleep(name: string, d: Duration): Promise<void> {
+    const ms = durationMs(d);
+    return this.sleepTo(name, () => new Date(Date.now() + ms));
+  }
+
+  sleepUntil(name: string, t: Date): Promise<void> {
+    return this.sleepTo(name, () => t);
+  }
+
+  private async sleepTo(name: string, end: () => Date): Promise<void> {
+    const { id, recs } = this.begin(name, "sleep");
+    let wake: Date;
+    const rec = recs[0];
+    if (rec?.wake_at !== undefined) {
+      wake = new Date(rec.wake_at);
+    } else {
+      wake = end();
+      this.record({ id, kind: "sleep", status: "completed", wake_at: wake.toISOString() });
+    }
+    const left = wake.getTime() - Date.now();
+    if (left <= 0) return;
+    if (left <= inlineSleepMs) return abortableSleep(left, this.signal);
+    return this.suspend({ until: wake.toISOString() });
+  }
+
+  /** Ends the attempt as sp says, sending what is pending: the body must end (the error thrown says so). */
+  private async suspend(sp: Suspension): Promise<never> {
+    await this.flush(sp);
+    const s = new FunctionSuspended();
+    this.stop ??= s;
+    this.hooks.abort(s);
+    throw s;
+  }
+
+  async waitForEvent<T = unknown>(name: string, event: string, opts: { timeout?: Duration } = {}): Promise<T> {
+    const { id, recs } = this.begin(name, "wait");
+    let deadline: string | undefined;
+    if (recs.length === 0) {
+      const ms = opts.timeout === undefined ? 0 : durationMs(opts.timeout);
+      if (ms > 0) deadline = new Date(Date.now() + ms).toISOString();
+      this.record(deadline === undefined ? { id, kind: "wait", status: "started" } : { id, kind: "wait", status: "started", wake_at: deadline });
+    } else {
+      deadline = recs[0]!.wake_at;
+    }
+    const last = recs[recs.length - 1];
+    const outcome = last && last.status !== "started" ? last : undefined;
+    // The engine's clock decides a timeout: this attempt was claimed past
+    // the deadline, so the engine takes no event for the wait any more.
+    const l = this.hooks.lease;
+    const claimed = new Date(l.expires_at).getTime() - l.lease_ttl_ms;
+    if (!outcome && recs.length > 0 && deadline !== undefined && claimed >= new Date(deadline).getTime()) {
+      const why: ErrorInfo = { class: "timeout", message: `no event ${q(event)} by ${rfc3339(new Date(deadline))} (wait ${id})` };
+      this.record({ id, kind: "wait", status: "failed", error: why });
+      throw opError(why);
+    }
+    if (outcome?.status === "completed") return (outcome.result ?? null) as T;
+    if (outcome) throw opError(outcome.error);
+    return this.suspend(deadline === undefined ? { event, op: id } : { event, op: id, until: deadline });
+  }
+
+  /** Records what gen returns under name, or returns what was recorded, checked by valid; undefined once the body must end. */
+  private value<T>(name: string, gen: () => T, valid: (v: unknown) => v is T, what: string): T | undefined {
+    let id: string;
+    let recs: Operation[];
+    try {
+      ({ id, recs } = this.begin(name, "value"));
+    } catch {
+      return undefined; // the driver reports what ended the body
+    }
+    if (recs.length > 0) {
+      const v = recs[0]!.result;
+      if (valid(v)) return v;
+      this.broken(`the value recorded for ${q(id)} does not decode into ${what}: ${JSON.stringify(v)}`);
+      return undefined;
+    }
+    const v = gen();
+    this.record({ id, kind: "value", status: "completed", result: v });
+    return v;
+  }
+
+  now(): Date {
+    const iso = this.value("now", () => new Date().toISOString(), (v): v is string => typeof v === "string" && !Number.isNaN(Date.parse(v)), "a time");
+    return iso === undefined ? new Date(0) : new Date(iso);
+  }
+
+  random(): number {
+    return this.value("random", () => Math.random(), (v): v is number => typeof v === "number", "a number") ?? 0;
+  }
+
+  uuid(): string {
+    return this.value("uuid", () => randomUUID(), (v): v is string => typeof v === "string", "a string") ?? "";
+  }
+
+  patched(id: string): boolean {
+    let key: string;
+    let recs: Operation[];
+    try {
+      ({ id: key, recs } = this.begin(`patch:${id}`, "patch"));
+    } catch {
+      return false;
+    }
+    if (recs.length > 0) return true;
+    if (this.hist.some((op) => !this.visited.has(op.id))) return false; // replaying what the code before the change recorded
+    this.record({ id: key, kind: "patch", status: "completed" });
+    return true;
+  }
+}
+
+/** The error a failed operation is thrown with: its class and message. */
+function opError(e: ErrorInfo | undefined): Error {
+  if (!e) return new FatalError("a failed operation without its error");
+  switch (e.class) {
+    case "fatal":
+      return new FatalError(e.message);
+    case "retryable":
+      return new RetryableError(e.message);
+  }
+  try {
+    return new StepFailure(e.class, e.message);
+  } catch {
+    return new FatalError(e.message); // a class this SDK cannot name
+  }
+}
+
+/** Whether a failure of cls may be retried under p: every class but the engine's final ones and p's non-retryable ones (cairn.RetryPolicy.Retries). */
+function retries(p: RetryPolicy, cls: string): boolean {
+  switch (cls) {
+    case "fatal":
+    case "render_error":
+    case "lost":
+    case "dead_lettered":
+    case "output_too_large":
+    case "nondeterminism":
+      return false;
+  }
+  return !(p.nonRetryable ?? []).includes(cls);
+}
+
+/** The wait before the next try after failures failures under p (its defaults applied), jittered by ±20% (cairn.RetryPolicy.Backoff). */
+function backoffMs(p: RetryPolicy, failures: number): number {
+  const initial = p.initialBackoff === undefined ? 1000 : durationMs(p.initialBackoff) || 1000;
+  const max = p.maxBackoff === undefined ? 300_000 : durationMs(p.maxBackoff) || 300_000;
+  const mult = p.multiplier || 2;
+  return Math.min(initial * mult ** (failures - 1), max) * (0.8 + 0.4 * Math.random());
+}
+
+function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    if (signal.aborted) return reject(signal.reason);
+    const onAbort = () => {
+      clearTimeout(t);
+      reject(signal.reason);
+    };
+    const t = setTimeout(() => {
+      signal.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    signal.addEventListener("abort", onAbort, { once: true });
+  });
+}
+
+const goUnits: Record<string, number> = { ns: 1e-6, us: 1e-3, "µs": 1e-3, "μs": 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+
+/** A Duration in milliseconds: a number as is, a Go duration string ("1h30m", "250ms") parsed. */
+export function durationMs(d: Duration): number {
+  if (typeof d === "number") {
+    if (!Number.isFinite(d) || d < 0) throw new TypeError(`cairn: invalid duration ${d}`);
+    return d;
+  }
+  const s = d.trim();
+  if (s === "0") return 0;
+  const re = /(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h)/y;
+  let ms = 0;
+  let at = 0;
+  while (at < s.length) {
+    re.lastIndex = at;
+    const m = re.exec(s);
+    if (!m) throw new TypeError(`cairn: invalid duration ${JSON.stringify(d)}`);
+    ms += Number(m[1]) * goUnits[m[2]!]!;
+    at = re.lastIndex;
+  }
+  if (at === 0) throw new TypeError(`cairn: invalid duration ${JSON.stringify(d)}`);
+  return ms;
+}
+
+/** t as RFC 3339 in UTC to the second, as Go's time.RFC3339 formats it. */
+function rfc3339(t: Date): string {
+  return t.toISOString().replace(/\.\d{3}Z$/, "Z");
+}
+
+/** s quoted, as Go's %q quotes it (for these messages' plain ids). */
+const q = (s: string) => JSON.stringify(s);
+
+const message = (err: unknown) => (err instanceof Error ? err.message : String(err));

@@ -244,14 +244,34 @@ func (fc *Durable) due() bool {
 func (fc *Durable) flush(sp *client.Suspension) error {
 	fc.flushMu.Lock()
 	defer fc.flushMu.Unlock()
-	fc.mu.Lock()
-	ops := slices.Clone(fc.pending)
-	fc.mu.Unlock()
-	if len(ops) == 0 && sp == nil {
-		return nil
+	for {
+		fc.mu.Lock()
+		n := len(fc.pending)
+		ops := slices.Clone(fc.pending[:min(n, maxCheckpointOps)])
+		fc.mu.Unlock()
+		last := n <= maxCheckpointOps // else the rest in the next call
+		if last && n == 0 && sp == nil {
+			return nil
+		}
+		var with *client.Suspension
+		if last {
+			with = sp
+		}
+		if err := fc.sendOps(ops, with); err != nil || last {
+			return err
+		}
 	}
-	req := client.CheckpointRequest{Operations: ops, Suspend: sp}
-	if err := fc.send(req); err != nil {
+}
+
+// maxCheckpointOps is the most operations one checkpoint carries (the
+// engine's bound is 1,000).
+const maxCheckpointOps = 500
+
+// sendOps checkpoints ops, the oldest pending ones, with sp; once they
+// are recorded they leave pending for the history. Called with flushMu
+// held.
+func (fc *Durable) sendOps(ops []client.Operation, sp *client.Suspension) error {
+	if err := fc.send(client.CheckpointRequest{Operations: ops, Suspend: sp}); err != nil {
 		return err
 	}
 	fc.mu.Lock()
@@ -383,7 +403,12 @@ func tryStep[T any](fc *Durable, s cairn.Step, fn func(ctx context.Context) (T, 
 			err = Failure(cairn.ClassPanic, fmt.Errorf("panic: %v", r))
 		}
 	}()
-	return fn(ctx)
+	v, err = fn(ctx)
+	if err != nil && ctx.Err() != nil && fc.Err() == nil && ClassOf(err) == cairn.ClassFatal {
+		// The step's own timeout cut it off: class timeout, as a task's.
+		err = Failure(cairn.ClassTimeout, fmt.Errorf("step %s exceeded its timeout of %s: %w", s.ID, s.Timeout.D(), err))
+	}
+	return v, err
 }
 
 func opError(e *client.ErrorInfo) error {

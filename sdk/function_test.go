@@ -341,3 +341,72 @@ func TestDrainSuspendsFunctions(t *testing.T) {
 		t.Fatalf("attempts %+v", a)
 	}
 }
+
+// Map runs its items at once in scopes of their own; a branch that
+// sleeps parks until the others are done, and the function suspends once:
+// on replay no item's step runs again. Parallel is Map over branches.
+func TestFunctionMapAndParallel(t *testing.T) {
+	e := newEnv(t, fastReap())
+	var runs atomic.Int32
+	wf := Function("fan", "1", func(fc *Durable, xs []int) (int, error) {
+		sq, err := Map(fc, "square", xs, 2, func(fc *Durable, x int) (int, error) {
+			v, err := Step(fc, "mul", func(context.Context) (int, error) { runs.Add(1); return x * x, nil })
+			if err == nil && x == 3 {
+				err = fc.Sleep("rest", inlineSleep+time.Second) // one branch suspends the function
+			}
+			return v, err
+		})
+		if err != nil {
+			return 0, err
+		}
+		sum := 0
+		for _, v := range sq {
+			sum += v
+		}
+		var a, b int
+		err = fc.Parallel("both",
+			func(fc *Durable) (err error) { a, err = Step(fc, "a", func(context.Context) (int, error) { return 1, nil }); return err },
+			func(fc *Durable) (err error) { b, err = Step(fc, "b", func(context.Context) (int, error) { return 2, nil }); return err },
+		)
+		return sum + a + b, err
+	})
+	serve(t, NewWorker(e.client(t), WithLogger(quiet())).Register(wf))
+	r := waitRun(t, e.c, start(t, e.c, "fan", StartOptions{Input: []int{1, 2, 3, 4, 5}}).ID, 30*time.Second)
+	if r.Status != RunCompleted || string(r.Output) != "58" || runs.Load() != 5 {
+		t.Fatalf("run %s %s %+v; the item steps ran %d times, want 5", r.Status, r.Output, r.Error, runs.Load())
+	}
+	ids := map[string]bool{}
+	for _, op := range r.Step("main").Operations {
+		ids[op.ID] = true
+	}
+	for _, id := range []string{"/square#0/0/mul#0", "/square#0/4/mul#0", "/square#0/2/rest#0", "/both#0/0/a#0", "/both#0/1/b#0"} {
+		if !ids[id] {
+			t.Errorf("history has no %s: %v", id, ids)
+		}
+	}
+	if a := r.Step("main").Attempts; len(a) != 2 || a[0].Outcome != cairn.OutcomeSuspended {
+		t.Fatalf("attempts %+v", a)
+	}
+}
+
+// A step cut off by its own timeout fails with class timeout, as a task's
+// attempt; thousands of recorded values go out in checkpoints the engine
+// takes (at most 1,000 operations each).
+func TestFunctionStepTimeoutAndManyValues(t *testing.T) {
+	e := newEnv(t, fastReap())
+	wf := Function("bounded", "1", func(fc *Durable, _ struct{}) (int, error) {
+		for range 2500 {
+			fc.UUID()
+		}
+		_, err := Step(fc, "slow", func(ctx context.Context) (int, error) {
+			<-ctx.Done()
+			return 0, ctx.Err()
+		}, Timeout(50*time.Millisecond), Retry(RetryPolicy{MaxAttempts: 1}))
+		return 0, err
+	})
+	serve(t, NewWorker(e.client(t), WithLogger(quiet())).Register(wf))
+	r := waitRun(t, e.c, start(t, e.c, "bounded", StartOptions{}).ID, 30*time.Second)
+	if r.Status != RunFailed || r.Error.Class != cairn.ClassTimeout || len(r.Step("main").Operations) != 2501 {
+		t.Fatalf("run %s %+v, %d operations", r.Status, r.Error, len(r.Step("main").Operations))
+	}
+}

@@ -365,8 +365,14 @@ func TestFunctionMapAndParallel(t *testing.T) {
 		}
 		var a, b int
 		err = fc.Parallel("both",
-			func(fc *Durable) (err error) { a, err = Step(fc, "a", func(context.Context) (int, error) { return 1, nil }); return err },
-			func(fc *Durable) (err error) { b, err = Step(fc, "b", func(context.Context) (int, error) { return 2, nil }); return err },
+			func(fc *Durable) (err error) {
+				a, err = Step(fc, "a", func(context.Context) (int, error) { return 1, nil })
+				return err
+			},
+			func(fc *Durable) (err error) {
+				b, err = Step(fc, "b", func(context.Context) (int, error) { return 2, nil })
+				return err
+			},
 		)
 		return sum + a + b, err
 	})

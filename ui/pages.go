@@ -431,6 +431,14 @@ var funcs = template.FuncMap{
 		return strings.Join(parts, ", ")
 	},
 	"terminal": func(s cairn.RunStatus) bool { return s.Terminal() },
+	// brief is a JSON value on one line, cut at 120 bytes (a function's
+	// operation results in the steps table).
+	"brief": func(raw json.RawMessage) string {
+		if len(raw) > 120 {
+			return strings.ToValidUTF8(string(raw[:120]), "") + "…"
+		}
+		return string(raw)
+	},
 }
 
 func fmtDur(d time.Duration) string {

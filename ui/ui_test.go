@@ -381,3 +381,32 @@ func TestFavicon(t *testing.T) {
 		t.Errorf("/ui/assets/favicon.svg: %d", st)
 	}
 }
+
+// A function step's operations are listed under it, results escaped and
+// cut short, a failed one with its error.
+func TestRunPageListsAFunctionsOperations(t *testing.T) {
+	f := newFixture(t, api.Config{DevMode: true})
+	f.registerFor("w1", cairn.Workflow{Name: "fn", Version: "1", Steps: []cairn.Step{{ID: "main", Kind: cairn.KindFunction}}})
+	ctx := context.Background()
+	r, err := f.e.StartRun(ctx, engine.StartRequest{Workflow: "fn"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := f.claim(r.Run.ID)
+	ops := []cairn.Operation{
+		{ID: "/charge#0", Seq: 0, Kind: cairn.OpStep, Status: cairn.OpCompleted, Result: json.RawMessage(`"<b>ch_1</b>` + strings.Repeat("x", 200) + `"`)},
+		{ID: "/ship#0", Seq: 1, Kind: cairn.OpStep, Status: cairn.OpFailed, Error: &cairn.ErrorInfo{Class: "no_stock", Message: "out of pens"}},
+	}
+	if _, err := f.e.Checkpoint(ctx, l.ID, engine.CheckpointRequest{Operations: ops}); err != nil {
+		t.Fatal(err)
+	}
+	_, body, _ := f.get("/ui/runs/"+r.Run.ID, "")
+	for _, want := range []string{"2 operations of the function", `data-op="/charge#0"`, `&#34;\u003cb\u003ech_1\u003c/b\u003exxx`, "xxxx…</code>", "<b>no_stock</b>: out of pens"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the run page lacks %q: %s", want, body[strings.Index(body, "operations of"):][:900])
+		}
+	}
+	if strings.Contains(body, "<b>ch_1</b>") {
+		t.Error("an operation's result is not escaped")
+	}
+}

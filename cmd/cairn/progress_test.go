@@ -86,3 +86,24 @@ func TestRetryPendingOnTheServersClock(t *testing.T) {
 }
 
 func ptrTime(t time.Time) *time.Time { return &t }
+
+// A durable function between attempts reads as suspended, with its wake
+// time when it sleeps and its operations so far.
+func TestSuspendedFunctionState(t *testing.T) {
+	now := time.Now()
+	suspended := []cairn.Attempt{{N: 1, Outcome: cairn.OutcomeSuspended}}
+	ops := []cairn.Operation{{ID: "/a#0"}, {ID: "/nap#0"}}
+	sleeping := sdk.StepView{ID: "main", Kind: cairn.KindFunction, Status: cairn.StepReady, Attempt: 2, Attempts: suspended, Operations: ops, ReadyAt: ptrTime(now.Add(time.Hour))}
+	if state, detail := stepState(sleeping, true, now); state != "suspended" || !strings.HasPrefix(detail, "until ") || !strings.HasSuffix(detail, "; 2 operations") {
+		t.Errorf("a sleeping function: %q %q", state, detail)
+	}
+	waiting := sleeping
+	waiting.ReadyAt = ptrTime(now.AddDate(100, 0, 0)) // waits for an event or a run
+	if state, detail := stepState(waiting, true, now); state != "suspended" || detail != "2 operations" {
+		t.Errorf("a waiting function: %q %q", state, detail)
+	}
+	waiting.Holder = &cairn.Holder{Worker: "w1", ClaimedAt: now}
+	if state, _ := stepState(waiting, true, now); !strings.HasPrefix(state, "running") {
+		t.Errorf("a function held by a worker: %q", state)
+	}
+}

@@ -339,6 +339,15 @@ func stepState(s sdk.StepView, holdersKnown bool, now time.Time) (string, string
 	}
 	switch s.Status {
 	case cairn.StepReady:
+		if n := len(s.Attempts); s.Kind == cairn.KindFunction && s.Holder == nil && n > 0 && s.Attempts[n-1].Outcome == cairn.OutcomeSuspended {
+			// A durable function between attempts: sleeping, or waiting
+			// for an event or a run it invoked (its ready time far away).
+			detail := fmt.Sprintf("%d operations", len(s.Operations))
+			if s.ReadyAt != nil && s.ReadyAt.After(now) && s.ReadyAt.Before(now.AddDate(10, 0, 0)) {
+				detail = "until " + clock(*s.ReadyAt) + "; " + detail
+			}
+			return "suspended", detail
+		}
 		var state string
 		var detail []string
 		switch {

@@ -28,6 +28,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv(doomedEnv) != "" {
 		os.Exit(doomedWorker())
 	}
+	if os.Getenv(fnWorkerEnv) != "" {
+		os.Exit(fnWorker())
+	}
 	testinfra.Main(m)
 }
 

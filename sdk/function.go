@@ -70,11 +70,11 @@ var errSuspended = errors.New("cairn: the function suspended; a later attempt go
 // a longer one suspends the function (its worker slot is freed).
 const inlineSleep = 2 * time.Second
 
-// Checkpoint batching: recorded operations are sent together, in the
-// background once the oldest has waited flushDelay, at once when
-// flushOps wait, and always before a suspension, before an at_most_once
-// step's body, and when the body returns. A crash loses at most the
-// unsent ones (their steps run again: at_least_once).
+// Checkpoints: what the function recorded is sent before each step's
+// body starts (so a completed step never runs again), before a
+// suspension and when the body returns; records made between (values,
+// patches, a last step's result) go in the background once the oldest
+// has waited flushDelay, or at once when flushOps wait.
 const (
 	flushOps   = 32
 	flushDelay = 250 * time.Millisecond
@@ -333,9 +333,13 @@ func Step[T any](fc *Durable, name string, fn func(ctx context.Context) (T, erro
 		fc.mu.Lock()
 		fc.record(client.Operation{Id: id, Kind: string(cairn.OpStep), Status: string(cairn.OpStarted)})
 		fc.mu.Unlock()
-		if err := fc.flush(nil); err != nil { // durable before the body runs
-			return zero, err
-		}
+	}
+	// What the function recorded so far — the previous step's result
+	// above all — is durable before this step's side effects begin: a
+	// step that completed never runs again, and an at_most_once step's
+	// start is on record before its body.
+	if err := fc.flush(nil); err != nil {
+		return zero, err
 	}
 	v, why := runStep(fc, s, fn, atMostOnce)
 	op := client.Operation{Id: id, Kind: string(cairn.OpStep), Status: string(cairn.OpCompleted)}

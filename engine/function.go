@@ -123,6 +123,9 @@ func (e *Engine) Checkpoint(ctx context.Context, id string, req CheckpointReques
 				Message: string(op.Kind) + " " + op.ID + " " + string(op.Status)})
 		}
 		st.Ops = append(st.Ops, added...)
+		if w := st.Wait; w != nil && history.Ended(st.Ops, w.Op) {
+			st.Wait = nil // the driver recorded the wait's timeout
+		}
 		if sp := req.Suspend; sp != nil {
 			e.suspendFor(r, d, l, sp, fx)
 		}
@@ -214,16 +217,22 @@ func (e *Engine) readyNow(r *runRecord, step string, fx *effects) {
 	fx.hints = append(fx.hints, notify.Hint{Run: r.ID, Workflow: r.Workflow, Version: r.Version, Step: step, Attempt: st.Attempt})
 }
 
-// functionWake is when the reaper must look at a function step waiting
-// for a run it invoked (to start it, or to read its end), or zero.
-func functionWake(e *Engine, st *stepState, now time.Time) time.Time {
-	if w := st.Wait; w == nil || w.Invoke == nil {
-		return time.Time{}
+// functionWake is when the reaper must look at a function step that
+// waits (ok false when it does not wait): for an event, at the wait's
+// timeout, if any (the next attempt is claimable then); for a run it
+// invoked, at once to start it, then routinely to read its end.
+func functionWake(e *Engine, st *stepState, now time.Time) (t time.Time, ok bool) {
+	switch w := st.Wait; {
+	case w == nil:
+		return time.Time{}, false
+	case w.Invoke == nil && w.Until != nil:
+		return *w.Until, true
+	case w.Invoke == nil:
+		return time.Time{}, true // only the event wakes it: no timer
+	case st.Child == nil || st.Child.Run == "":
+		return now, true
 	}
-	if st.Child == nil || st.Child.Run == "" {
-		return now
-	}
-	return now.Add(e.cfg.ActiveCheckInterval)
+	return now.Add(e.cfg.ActiveCheckInterval), true
 }
 
 // visitFunction is the function kind's visit: start the run it invoked

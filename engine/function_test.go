@@ -3,10 +3,12 @@ package engine
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
 	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/blob/counting"
 )
 
 // fnWorkflow is a function workflow: one driver step, "main".
@@ -282,8 +284,60 @@ func TestFunctionInvokesARun(t *testing.T) {
 	invoke(l, 4, "/bill#2")
 	e.Settle()
 	child = h.claim("w1")
+	awaitRun(t, e, run, "recording the run it invoked", func(r *cairn.Run) bool { return stepOf(r, "main").Child == child.Run })
 	if _, err := e.CancelRun(ctx, run, "test"); err != nil {
 		t.Fatal(err)
 	}
 	awaitRun(t, e, child.Run, "cancelled with its parent", func(r *cairn.Run) bool { return r.Status == cairn.RunCancelled })
+}
+
+// What each operation of a function costs in store requests, on the
+// engine's side: a checkpoint of steps is one record swap; a sleep is the
+// swap that suspends and, at its end, one claim (a lease create); an
+// event is one swap; the end is the complete's swap. Logged for the
+// docs, and bounded so that a request added to a checkpoint fails here.
+func TestFunctionRequestsPerOperation(t *testing.T) {
+	h := newHarness(t, counted(), withWorkflows("w1", fnWorkflow("fn")))
+	ctx, e, counts := h.ctx, h.e, h.counts
+	warmUp(t, e, "w1")
+	run := h.start("fn", "")
+	l := h.claim("w1")
+	e.Settle()
+	measure := func(what string, max counting.Snapshot, do func()) {
+		t.Helper()
+		counts.Reset()
+		do()
+		e.Settle()
+		got := counts.Snapshot()
+		t.Logf("%s: %s", what, got)
+		if got.Reads() > max.Reads() || got.PutClass() > max.PutClass() || got.Delete > 0 {
+			t.Errorf("%s cost %s, over %d reads and %d PUT-class", what, got, max.Reads(), max.PutClass())
+		}
+	}
+	measure("a checkpoint of 10 steps", counting.Snapshot{Swap: 1}, func() {
+		var ops []cairn.Operation
+		for i := range 10 {
+			ops = append(ops, op(i, cairn.OpStep, fmt.Sprintf("/s#%d", i), "1"))
+		}
+		if _, err := e.Checkpoint(ctx, l.ID, CheckpointRequest{Operations: ops}); err != nil {
+			t.Fatal(err)
+		}
+	})
+	until := h.clk.Now().Add(time.Minute)
+	measure("a sleep's suspension", counting.Snapshot{Swap: 1, Put: 1}, func() { // the swap; a timer for its end
+		sleep := cairn.Operation{ID: "/nap#0", Seq: 10, Kind: cairn.OpSleep, Status: cairn.OpCompleted, WakeAt: &until}
+		if _, err := e.Checkpoint(ctx, l.ID, CheckpointRequest{Operations: []cairn.Operation{sleep}, Suspend: &Suspension{Until: &until}}); err != nil {
+			t.Fatal(err)
+		}
+	})
+	h.clk.Advance(time.Minute)
+	// A claim's own cost, as any task's: the run record, the lease, and
+	// the worker's sighting a minute on.
+	measure("the resume's claim", counting.Snapshot{Get: 2, Create: 1, Swap: 1}, func() { l = h.claim("w1") })
+	measure("a wait's suspension, then its event", counting.Snapshot{Get: 1, Swap: 2, Put: 1}, func() { // the event's timer
+		waitFor(t, h, l, 11, "/ok#0", "ok", nil)
+		if _, err := e.SendEvent(ctx, run, EventRequest{Name: "ok"}); err != nil {
+			t.Fatal(err)
+		}
+	})
 }

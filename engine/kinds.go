@@ -54,8 +54,8 @@ var taskKind = &stepKind{
 	// A ready attempt is visited when its backoff ends, and routinely
 	// while it may be held: its lease may expire.
 	wake: func(e *Engine, st *stepState, now time.Time) time.Time {
-		if t := functionWake(e, st, now); !t.IsZero() {
-			return t // a function waiting for a run it invoked (function.go)
+		if t, ok := functionWake(e, st, now); ok {
+			return t // a function waiting for an event or a run (function.go)
 		}
 		if st.ReadyAt != nil && st.ReadyAt.After(now) {
 			return *st.ReadyAt

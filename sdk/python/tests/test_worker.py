@@ -137,18 +137,18 @@ def test_at_most_once_never_runs_again(server: DevServer) -> None:
         assert len(bodies) == 1
 
 
-class _DropHeartbeats(httpx.AsyncBaseTransport):
+class _DropHeartbeats(httpx.BaseTransport):
     """Fails batched heartbeats (a network error) while drop is set."""
 
     def __init__(self) -> None:
-        self.inner = httpx.AsyncHTTPTransport()
+        self.inner = httpx.HTTPTransport()
         self.drop = threading.Event()
         self.drop.set()
 
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
         if self.drop.is_set() and request.url.path.endswith("/steps/heartbeat"):
             raise httpx.ConnectTimeout("dropped by the test", request=request)
-        return await self.inner.handle_async_request(request)
+        return self.inner.handle_request(request)
 
 
 def test_fenced_lease_cancels_the_body(server: DevServer, monkeypatch: Any) -> None:
@@ -156,12 +156,13 @@ def test_fenced_lease_cancels_the_body(server: DevServer, monkeypatch: Any) -> N
     # and the reaper offers the step again; the next heartbeat of the first
     # attempt is refused fenced, which cancels its body.
     transport = _DropHeartbeats()
-    real = cairn.AsyncClient.__init__
+    real = cairn.Client.__init__
 
-    def patched(self: cairn.AsyncClient, server: str | None = None, key: str | None = None, **kw: Any) -> None:
+    def patched(self: cairn.Client, server: str | None = None, key: str | None = None, **kw: Any) -> None:
         real(self, server, key, transport=transport)
 
-    monkeypatch.setattr(cairn.AsyncClient, "__init__", patched)
+    # The worker's protocol client is a cairn.Client made in serve.
+    monkeypatch.setattr(cairn.Client, "__init__", patched)
     causes: list[Any] = []
     told = threading.Event()
 

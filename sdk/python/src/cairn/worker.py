@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import datetime as _dt
+import functools
 import inspect
 import json
 import logging
@@ -32,8 +33,10 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
+import httpx
 from opentelemetry import context as otel_context
 from opentelemetry import trace
+from opentelemetry.sdk.trace import TracerProvider as SDKTracerProvider
 from opentelemetry.trace import SpanKind, Status, StatusCode
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
@@ -401,8 +404,13 @@ class Worker:
     async def _serve(self) -> None:
         wfs = self._prepare()
         assert self._stopping is not None
-        self.c = AsyncClient(self._server, self._key)
+        # The protocol's calls go through the blocking client on threads of
+        # their own: httpx's blocking transport costs well under half the CPU
+        # of its asyncio one per request, and a busy worker makes one request
+        # per step.
+        self.c = Client(self._server, self._key)
         self.api = self.c.api
+        self._io = ThreadPoolExecutor(max_workers=self.concurrency + 4, thread_name_prefix=f"cairn-io-{self.id}")
         self._pool = ThreadPoolExecutor(max_workers=self.concurrency, thread_name_prefix=f"cairn-{self.id}")
         self._inflight = {}
         self._ended = {}
@@ -411,6 +419,9 @@ class Worker:
         self._slot_freed = asyncio.Event()
         tp = self._tp or trace.get_tracer_provider()
         install(tp)
+        # Without an SDK provider every span is a no-op: skip reading the
+        # lease's traceparent, a cost per step for nothing.
+        self._tracing = isinstance(tp, SDKTracerProvider) or not isinstance(tp, trace.ProxyTracerProvider)
         self.tracer = tp.get_tracer(_INSTRUMENTATION)
         try:
             reg = await self._register(wfs)
@@ -450,18 +461,17 @@ class Worker:
             self.log.info("worker stopped")
         finally:
             self._pool.shutdown(wait=False)
-            await self.c.aclose()
+            # A claim abandoned on stop may still be held on an I/O thread.
+            self._io.shutdown(wait=False, cancel_futures=True)
+            self.c.close()
 
     async def _call(self, op: Any, **kwargs: Any) -> Any:
         """Calls a generated operation; its parsed 2xx answer, or an APIError / TransportError."""
+        call = functools.partial(op.sync_detailed, client=self.api, **kwargs)
         try:
-            resp: Response[Any] = await op.asyncio_detailed(client=self.api, **kwargs)
-        except Exception as err:
-            import httpx
-
-            if isinstance(err, httpx.TransportError):
-                raise E.TransportError(self.c.server, err) from err
-            raise
+            resp: Response[Any] = await asyncio.get_running_loop().run_in_executor(self._io, call)
+        except httpx.TransportError as err:
+            raise E.TransportError(self.c.server, err) from err
         if 200 <= resp.status_code < 300:
             return resp.parsed
         raise E.APIError.from_body(int(resp.status_code), resp.content)
@@ -691,7 +701,7 @@ class Worker:
             return None
 
         # The body's span: a child of the engine's step span (the lease's traceparent).
-        parent = TraceContextTextMapPropagator().extract({"traceparent": l.traceparent})
+        parent = TraceContextTextMapPropagator().extract({"traceparent": l.traceparent}) if self._tracing else None
         span = self.tracer.start_span(
             f"step {l.workflow}/{l.step}",
             context=parent,
@@ -980,7 +990,7 @@ class Worker:
         give_up = time.monotonic() + max(60.0, 3 * self.lease_ttl)
         while True:
             try:
-                return await asyncio.wait_for(fn(), 30)
+                return await fn()  # bounded by the client's timeouts
             except (E.CairnError, TimeoutError) as err:
                 e = err if isinstance(err, E.CairnError) else E.TransportError(self.c.server, err)
                 if not E.temporary(e) or time.monotonic() > give_up or not self._publishing:

@@ -320,3 +320,21 @@ def test_kind_options_are_checked() -> None:
     }
     assert d["steps"][2]["duration"] == "250ms"
     assert d["on_failure"] == [{"id": "undo"}]
+
+
+def test_example_script(server: DevServer) -> None:
+    import os
+    import subprocess
+
+    # examples/python/triage.py as a user runs it: it serves, starts a
+    # ticket, prints the reply and stops.
+    p = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "python" / "triage.py")],
+        env={**os.environ, "CAIRN_SERVER": server.url},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert '"queue": "billing-priority"' in p.stdout, p.stdout
+    assert "worker stopped" in p.stderr

@@ -407,9 +407,12 @@ class Worker:
         # The protocol's calls go through the blocking client on threads of
         # their own: httpx's blocking transport costs well under half the CPU
         # of its asyncio one per request, and a busy worker makes one request
-        # per step.
+        # per step (complete, asking for the next lease).
         self.c = Client(self._server, self._key)
         self.api = self.c.api
+        # Claims, held up to claim_wait, go through the asyncio client: a
+        # stop cancels the one held.
+        self.ac = AsyncClient(self._server, self._key)
         self._io = ThreadPoolExecutor(max_workers=self.concurrency + 4, thread_name_prefix=f"cairn-io-{self.id}")
         self._pool = ThreadPoolExecutor(max_workers=self.concurrency, thread_name_prefix=f"cairn-{self.id}")
         self._inflight = {}
@@ -464,12 +467,23 @@ class Worker:
             # A claim abandoned on stop may still be held on an I/O thread.
             self._io.shutdown(wait=False, cancel_futures=True)
             self.c.close()
+            await self.ac.aclose()
 
     async def _call(self, op: Any, **kwargs: Any) -> Any:
         """Calls a generated operation; its parsed 2xx answer, or an APIError / TransportError."""
         call = functools.partial(op.sync_detailed, client=self.api, **kwargs)
         try:
             resp: Response[Any] = await asyncio.get_running_loop().run_in_executor(self._io, call)
+        except httpx.TransportError as err:
+            raise E.TransportError(self.c.server, err) from err
+        if 200 <= resp.status_code < 300:
+            return resp.parsed
+        raise E.APIError.from_body(int(resp.status_code), resp.content)
+
+    async def _call_async(self, op: Any, **kwargs: Any) -> Any:
+        """_call through the asyncio client: cancellable."""
+        try:
+            resp: Response[Any] = await op.asyncio_detailed(client=self.ac.api, **kwargs)
         except httpx.TransportError as err:
             raise E.TransportError(self.c.server, err) from err
         if 200 <= resp.status_code < 300:
@@ -577,7 +591,7 @@ class Worker:
     async def _claim(self, n: int) -> tuple[list[Lease], float]:
         assert self._stopping is not None
         body = ClaimRequest(worker_id=self.id, max_=n, wait_ms=int(self.claim_wait * 1000))
-        claim = asyncio.ensure_future(self._call(claim_steps, body=body))
+        claim = asyncio.ensure_future(self._call_async(claim_steps, body=body))
         stop = asyncio.ensure_future(self._stopping.wait())
         done, _ = await asyncio.wait({claim, stop}, timeout=self.claim_wait + 30, return_when=asyncio.FIRST_COMPLETED)
         stop.cancel()

@@ -95,6 +95,7 @@ triage = (
 
 def main() -> None:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per request otherwise
     client = cairn.Client()
     worker = cairn.Worker(client, concurrency=8, labels={"example": "triage-py"}).register(triage)
     if "--serve" in sys.argv:

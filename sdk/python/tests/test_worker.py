@@ -5,9 +5,11 @@ from __future__ import annotations
 import sys
 import threading
 import time
+from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 from conftest import ROOT, DevServer, eventually, mem_logger, serving, step, wait_run
 
 import cairn
@@ -284,7 +286,6 @@ def test_unservable(server: DevServer) -> None:
 
 
 def test_kind_options_are_checked() -> None:
-    import pytest
 
     with pytest.raises(ValueError, match="retry applies to task and map steps only"):
         cairn.workflow("k", "1").sleep("s", 1, retry=cairn.RetryPolicy(max_attempts=2))
@@ -338,3 +339,45 @@ def test_example_script(server: DevServer) -> None:
     assert p.returncode == 0, p.stderr[-3000:]
     assert '"queue": "billing-priority"' in p.stdout, p.stdout
     assert "worker stopped" in p.stderr
+
+
+def test_sigterm_drains(server: DevServer, tmp_path: Any) -> None:
+    import os
+    import signal
+    import subprocess
+
+    gate = tmp_path / "gate"
+    p = subprocess.Popen(
+        [sys.executable, str(Path(__file__).parent / "sigterm_worker.py")],
+        env={**os.environ, "CAIRN_SERVER": server.url, "GATE": str(gate)},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        c = server.client
+        eventually(lambda: any(x.id == "sigterm-worker" and x.alive for x in c.workers()), 15, "the worker registered")
+        run = c.start("sigterm-py").run.id
+        assert p.stdout is not None
+        assert p.stdout.readline().strip() == "running", "the body did not start"
+        p.send_signal(signal.SIGTERM)
+        # The worker drains: it waits for the running body instead of exiting.
+        eventually(
+            lambda: any(x.id == "sigterm-worker" for x in c.workers()) and p.poll() is None,
+            2,
+            "the worker still runs after SIGTERM",
+        )
+        with pytest.raises(subprocess.TimeoutExpired):
+            p.wait(0.5)
+        gate.touch()
+        assert p.wait(30) == 0
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait(5)
+    err = p.stderr.read() if p.stderr else ""
+    assert "signal received: draining" in err, err[-2000:]
+    done = wait_run(c, run)
+    assert done.status.value == "completed" and done.output == {"attempt": 1}
+    me = [x for x in c.workers() if x.id == "sigterm-worker"]
+    assert me and not me[0].alive, me

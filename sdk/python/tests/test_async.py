@@ -8,6 +8,8 @@ import datetime as dt
 from typing import Any
 
 from conftest import DevServer, mem_logger, step
+from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 from opentelemetry.sdk.trace import TracerProvider
 
 import cairn
@@ -151,7 +153,10 @@ def test_usage_from_spans(server: DevServer) -> None:
 
     wf = cairn.workflow("usage-py", "1").task("llm", llm).task("allm", allm, after=["llm"])
     log, _ = mem_logger()
-    w = cairn.Worker(server.client, logger=log, claim_wait=2, tracer_provider=tp).register(wf)
+    reader = InMemoryMetricReader()
+    w = cairn.Worker(
+        server.client, logger=log, claim_wait=2, tracer_provider=tp, meter_provider=MeterProvider([reader])
+    ).register(wf)
 
     async def main() -> Any:
         async with cairn.AsyncClient(server.url) as c:
@@ -169,6 +174,15 @@ def test_usage_from_spans(server: DevServer) -> None:
     assert u.counters.additional_properties == {"tool_calls": 2}
     u2 = step(done, "allm").usage
     assert (u2.input_tokens, u2.output_tokens, u2.model) == (7, 3, "m2")
+    # The worker's metrics: steps by outcome, leases held.
+    data = reader.get_metrics_data()
+    assert data is not None
+    points = {
+        m.name: list(m.data.data_points) for rm in data.resource_metrics for sm in rm.scope_metrics for m in sm.metrics
+    }
+    completed = [p for p in points["cairn.worker.steps"] if p.attributes == {"outcome": "completed"}]
+    assert completed and completed[0].value == 2, points["cairn.worker.steps"]
+    assert points["cairn.worker.leases"][0].value == 0
 
 
 def test_async_client_events_reruns_schedules_batches(server: DevServer) -> None:

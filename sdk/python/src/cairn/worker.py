@@ -35,7 +35,7 @@ from typing import Any
 
 import httpx
 from opentelemetry import context as otel_context
-from opentelemetry import trace
+from opentelemetry import metrics, trace
 from opentelemetry.sdk.trace import TracerProvider as SDKTracerProvider
 from opentelemetry.trace import SpanKind, Status, StatusCode
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
@@ -301,6 +301,7 @@ class Worker:
         claim_wait: float = DEFAULT_CLAIM_WAIT,
         labels: dict[str, str] | None = None,
         tracer_provider: trace.TracerProvider | None = None,
+        meter_provider: metrics.MeterProvider | None = None,
     ) -> None:
         if client is not None:
             server, key = client.server, client.key
@@ -314,6 +315,10 @@ class Worker:
         self._logger = logger or logging.getLogger("cairn.worker")
         self.log = logging.LoggerAdapter(self._logger, {"worker": self.id})
         self._tp = tracer_provider
+        meter = (meter_provider or metrics.get_meter_provider()).get_meter(_INSTRUMENTATION)
+        self._m_steps = meter.create_counter("cairn.worker.steps", description="Step attempts run, by outcome.")
+        self._m_duration = meter.create_histogram("cairn.worker.step.duration", unit="s", description="Body run time.")
+        self._m_leases = meter.create_up_down_counter("cairn.worker.leases", description="Leases held.")
         self._defs: list[Workflow] = []
         self._handlers: dict[tuple[str, str, str], Handler] = {}
         self.ready = threading.Event()
@@ -649,10 +654,12 @@ class Worker:
     def _track(self, lease: Lease) -> _Attempt:
         a = _Attempt(lease)
         self._inflight[lease.id] = a
+        self._m_leases.add(1)
         return a
 
     def _untrack(self, a: _Attempt) -> None:
-        self._inflight.pop(a.lease.id, None)
+        if self._inflight.pop(a.lease.id, None) is not None:
+            self._m_leases.add(-1)
         a.settled.set()
 
     def _run_ended(self, run: str) -> None:
@@ -695,6 +702,7 @@ class Worker:
         h = self._handlers.get((l.workflow, l.version, l.step))
         if h is None:
             log.warning("failing a lease this worker does not serve as unservable; the engine offers it to another")
+            self._m_steps.add(1, {"outcome": "unservable"})
             await self._publish_fail(
                 a, E.CLASS_UNSERVABLE, f"worker {self.id} does not serve step {l.step} of {l.workflow}@{l.version}"
             )
@@ -805,6 +813,7 @@ class Worker:
             a.finish()
             span.set_status(Status(StatusCode.ERROR, str(cause)))
             log.info("body cancelled; nothing is reported (%s, %.3fs)", cause, elapsed)
+            self._record("dropped", elapsed)
             return None
         if isinstance(cause, E.Shutdown) and err is not None:
             # Cut off by the drain and the body did not finish: interrupted. (A
@@ -813,6 +822,7 @@ class Worker:
             span.set_status(Status(StatusCode.ERROR, msg))
             span.set_attribute("cairn.error.class", E.CLASS_INTERRUPTED)
             log.info("step interrupted by the shutdown (%.3fs)", elapsed)
+            self._record("interrupted", elapsed)
             await self._publish_fail(a, E.CLASS_INTERRUPTED, msg, patch, usage)
             return None
         if err is None:
@@ -823,6 +833,7 @@ class Worker:
             else:
                 span.set_status(Status(StatusCode.OK))
                 log.debug("step completed (%.3fs)", elapsed)
+                self._record("completed", elapsed)
                 return self._eager(await self._publish_complete(a, out, patch, usage, log))
         if isinstance(err, Exception | asyncio.CancelledError):
             cls, msg = E.class_of(err), E.message_of(err)
@@ -836,8 +847,13 @@ class Worker:
         span.set_status(Status(StatusCode.ERROR, msg))
         span.set_attribute("cairn.error.class", cls)
         log.info("step failed: class %s: %s (%.3fs)", cls, msg, elapsed)
+        self._record("failed", elapsed)
         await self._publish_fail(a, cls, msg, patch, usage)
         return None
+
+    def _record(self, outcome: str, elapsed: float) -> None:
+        self._m_steps.add(1, {"outcome": outcome})
+        self._m_duration.record(elapsed, {"outcome": outcome})
 
     def _interrupted(self) -> str:
         return f"worker {self.id} shut down before the step finished (drain timeout {self.drain_timeout}s)"

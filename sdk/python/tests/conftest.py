@@ -1,7 +1,7 @@
 """Starts a real `cairn dev` (the binary in $CAIRN_BIN, built by make py-test)
 on a free 127.0.0.1 port and a temporary directory, with fast lease timings,
 for the tests: one server per test module (tests use workflow names of their
-own), or one per test with the `fresh_server` fixture."""
+own)."""
 
 from __future__ import annotations
 
@@ -100,13 +100,6 @@ def start_server(env: dict[str, str] | None = None, lease_ttl: str = "1500ms") -
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[DevServer]:
-    s = start_server()
-    yield s
-    s.stop()
-
-
-@pytest.fixture
-def fresh_server() -> Iterator[DevServer]:
     s = start_server()
     yield s
     s.stop()

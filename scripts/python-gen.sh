@@ -24,7 +24,7 @@ if grep -qi 'warning' "$tmp/log"; then
 	exit 1
 fi
 "$venv/bin/python" "$root/sdk/python/scripts/gen_kinds.py" "$spec" >"$tmp/_kinds.py"
-PATH=$venv/bin:$PATH ruff format --quiet --no-cache "$tmp/_kinds.py"
+PATH=$venv/bin:$PATH ruff format --quiet --no-cache --isolated "$tmp/_kinds.py"
 
 mkdir -p "$out"
 rm -rf "$out/_api"

@@ -381,3 +381,36 @@ def test_sigterm_drains(server: DevServer, tmp_path: Any) -> None:
     assert done.status.value == "completed" and done.output == {"attempt": 1}
     me = [x for x in c.workers() if x.id == "sigterm-worker"]
     assert me and not me[0].alive, me
+
+
+def test_values_stored_by_reference(server: DevServer) -> None:
+    # Values past the server's inline limit (64 KiB) are stored by reference:
+    # the worker reads a lease's input and earlier outputs through the lease,
+    # the client a run's values, so neither body nor reader sees a reference.
+    big = "x" * 100_000
+
+    wf = (
+        cairn.workflow("payload-py", "1")
+        .task("echo", lambda ctx, x: {"text": x["text"], "n": len(x["text"])})
+        .task("size", lambda ctx, x: len(ctx.output("echo")["text"]), after=["echo"])
+    )
+    log, _ = mem_logger()
+    with serving(cairn.Worker(server.client, logger=log, claim_wait=1).register(wf)):
+        run = server.client.start("payload-py", {"text": big}).run.id
+        done = wait_run(server.client, run)
+    assert done.status.value == "completed", done.error
+    assert done.input_ == {"text": big}
+    assert step(done, "echo").output == {"text": big, "n": len(big)}
+    assert step(done, "size").output == len(big)
+
+
+def test_a_conflicting_definition_is_refused(server: DevServer) -> None:
+    log, _ = mem_logger()
+    one = cairn.workflow("conflict-py", "1").task("a", lambda ctx, x: 1)
+    with serving(cairn.Worker(server.client, logger=log, claim_wait=1).register(one)):
+        pass
+    other = cairn.workflow("conflict-py", "1").task("a", lambda ctx, x: 1).task("b", lambda ctx, x: 2)
+    w = cairn.Worker(server.client, logger=log, claim_wait=1).register(other)
+    with pytest.raises(cairn.CairnError, match="409"):
+        w.serve(handle_signals=False)
+    assert not w.ready.is_set()

@@ -10,7 +10,6 @@ driven by :class:`Client` (blocking, httpx.Client) or :class:`AsyncClient`
 from __future__ import annotations
 
 import datetime as _dt
-import json
 import os
 import random
 import time
@@ -127,8 +126,9 @@ def _resolve_values(slots: list[tuple[Any, Callable[[Any], None]]], fetch: Calla
         ref = as_payload_ref(value)
         if ref is None:
             continue
-        text = yield fetch(ref[0])
-        put(json.loads(text))
+        # The answer is the JSON value itself, which the generated call decodes.
+        value = yield fetch(ref[0])
+        put(value)
 
 
 def _resolve_run(r: Run) -> _Op[Run]:

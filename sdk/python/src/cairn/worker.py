@@ -876,8 +876,8 @@ class Worker:
         for _ in range(4):
             try:
                 for slot, (sha, _n) in refs:
-                    text = await self._call(get_lease_payload, lease=l.id, sha256=sha)
-                    v = json.loads(text)
+                    # The answer is the JSON value itself, which the generated call decodes.
+                    v = await self._call(get_lease_payload, lease=l.id, sha256=sha)
                     if slot == "input":
                         input_ = v
                     elif slot[0] == "o":

@@ -9,6 +9,7 @@ BIN       := bin
 OAPI_CODEGEN ?= $(GO) tool oapi-codegen
 
 include mk/testenv.mk
+include mk/python.mk
 
 # UNTIL_CTRL_C runs a command that runs until Ctrl-C so that make ends
 # quietly then, not with "*** Error" or "*** Interrupt": the recipe's
@@ -40,7 +41,7 @@ check:
 	@$(MAKE) --no-print-directory openapi-check
 
 ## test: every test, MinIO/Azurite integration included (starts what it needs; installing podman or writing /etc/containers/containers.conf needs CAIRN_TESTENV_SYSTEM=1 or CI=true)
-test: testenv openapi-check lint-openapi ts-test
+test: testenv openapi-check lint-openapi ts-test py-test
 	$(TESTENV_EVAL) && GO=$(GO) scripts/gotest.sh $(GOFLAGS_T) -timeout 30m $(PKGS)
 
 ## test-short: the quick loop — in-process tests only: no containers, no race detector (make test has both); about a minute
@@ -87,7 +88,7 @@ bench-compare:
 	GOFLAGS=-mod=mod GOBIN=$(abspath $(BIN)) $(GO) install $(TEMPORAL_CLI)
 	cd bench/compare && GOFLAGS=-mod=mod $(GO) run . --temporal $(abspath $(BIN))/temporal --out $(abspath bench/results.txt)
 
-## openapi: regenerate the committed OpenAPI documents from the code, and the Go client (and its overlay) from them
+## openapi: regenerate the committed OpenAPI documents from the code, and the Go client (and its overlay), the TypeScript schema and the Python client from them
 openapi:
 	$(GO) run ./cmd/cairn openapi > openapi/openapi.json
 	$(GO) run ./cmd/cairn openapi --format yaml > openapi/openapi.yaml
@@ -97,8 +98,9 @@ openapi:
 	$(MAKE) --no-print-directory ts-deps
 	$(TS_SCHEMA) -o sdk/ts/src/schema.gen.ts
 	node sdk/ts/scripts/gen-kinds.mjs openapi/openapi.json > sdk/ts/src/kinds.gen.ts
+	scripts/python-gen.sh
 
-## openapi-check: fail when the committed OpenAPI documents, the client's overlay or the Go client are stale
+## openapi-check: fail when the committed OpenAPI documents, the client's overlay, the Go client or the TypeScript and Python generated code are stale
 openapi-check:
 	@tmp=$$(mktemp -d); trap 'rm -rf $$tmp' EXIT; \
 	$(GO) run ./cmd/cairn openapi > $$tmp/openapi.json && \
@@ -112,7 +114,11 @@ openapi-check:
 	if ! cmp -s $$tmp/schema.gen.ts sdk/ts/src/schema.gen.ts; then echo "sdk/ts/src/schema.gen.ts is stale: run make openapi and commit" >&2; exit 1; fi; \
 	node sdk/ts/scripts/gen-kinds.mjs openapi/openapi.json > $$tmp/kinds.gen.ts && \
 	if ! cmp -s $$tmp/kinds.gen.ts sdk/ts/src/kinds.gen.ts; then echo "sdk/ts/src/kinds.gen.ts is stale: run make openapi and commit" >&2; exit 1; fi; \
-	echo "openapi: committed spec, Go client and TypeScript schema are up to date"
+	scripts/python-gen.sh $$tmp/py && \
+	for f in _api _kinds.py; do \
+	  if ! diff -r -q -x __pycache__ $$tmp/py/$$f sdk/python/src/cairn/$$f >/dev/null; then echo "sdk/python/src/cairn/$$f is stale: run make openapi and commit" >&2; exit 1; fi; \
+	done; \
+	echo "openapi: committed spec, Go client, TypeScript schema and Python client are up to date"
 
 # ---- TypeScript SDK (sdk/ts) and the spec linter: node/npm, packages from the npm registry ----
 # The TypeScript types of the spec, by openapi-typescript (a devDependency of sdk/ts).

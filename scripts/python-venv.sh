@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Prints the path of the Python SDK's virtual environment, creating it
+# first when it is missing: python3 -m venv, then the pinned tools and
+# dependencies of sdk/python/requirements-dev.txt from PyPI, then the
+# package itself (editable, so the tests see the work tree's code).
+#
+# The environment lives under ~/.cache/cairn/pyvenv-<hash>, the hash of
+# the requirements, the package's pyproject and this checkout's path: a
+# changed pin makes a new one, and two checkouts never share an editable
+# install. CAIRN_PYVENV overrides the path. Only the first run downloads;
+# the tests never do.
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+py=${PYTHON:-python3}
+req=$root/sdk/python/requirements-dev.txt
+proj=$root/sdk/python/pyproject.toml
+hash=$( { cat "$req" "$proj"; echo "$root"; "$py" -c 'import sys; print(sys.version)'; } | sha256sum | cut -c1-16)
+venv=${CAIRN_PYVENV:-${XDG_CACHE_HOME:-$HOME/.cache}/cairn/pyvenv-$hash}
+
+if [ -f "$venv/.cairn-complete" ]; then
+	echo "$venv"
+	exit 0
+fi
+
+mkdir -p "$(dirname "$venv")"
+# One creator at a time: a second make waits for the first.
+exec 9>"$venv.lock"
+flock 9
+if [ ! -f "$venv/.cairn-complete" ]; then
+	rm -rf "$venv"
+	echo "python-venv: creating $venv (pinned dependencies from PyPI)" >&2
+	"$py" -m venv "$venv" >&2
+	"$venv/bin/python" -m pip install --disable-pip-version-check --no-input -q -r "$req" >&2
+	"$venv/bin/python" -m pip install --disable-pip-version-check --no-input -q --no-deps --no-build-isolation -e "$root/sdk/python" >&2
+	touch "$venv/.cairn-complete"
+fi
+echo "$venv"

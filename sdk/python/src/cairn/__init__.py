@@ -1,0 +1,66 @@
+"""cairn's Python SDK: a client for runs and a worker for step bodies, over
+the client generated from the committed OpenAPI document (cairn._api)."""
+
+__version__ = "0.1.0"
+
+from .client import DEFAULT_SERVER, AsyncClient, Client, StartedRun
+from .errors import (
+    APIError,
+    AttemptTimeout,
+    CairnError,
+    Cancelled,
+    FatalError,
+    LeaseLost,
+    RetryableError,
+    RunEnded,
+    RunFailedError,
+    Shutdown,
+    StepError,
+    StepFailure,
+    TransportError,
+    failure,
+    fatal,
+    is_conflict,
+    is_not_found,
+    reason_of,
+    retryable,
+)
+from .usage import Usage, UsageSpanProcessor
+from .worker import StepContext, StepInfo, Worker
+from .workflow import Concurrency, RateLimit, RetryPolicy, Workflow, workflow
+
+__all__ = [
+    "DEFAULT_SERVER",
+    "APIError",
+    "AsyncClient",
+    "AttemptTimeout",
+    "CairnError",
+    "Cancelled",
+    "Client",
+    "Concurrency",
+    "FatalError",
+    "LeaseLost",
+    "RateLimit",
+    "RetryPolicy",
+    "RetryableError",
+    "RunEnded",
+    "RunFailedError",
+    "Shutdown",
+    "StartedRun",
+    "StepContext",
+    "StepError",
+    "StepFailure",
+    "StepInfo",
+    "TransportError",
+    "Usage",
+    "UsageSpanProcessor",
+    "Worker",
+    "Workflow",
+    "failure",
+    "fatal",
+    "is_conflict",
+    "is_not_found",
+    "reason_of",
+    "retryable",
+    "workflow",
+]

@@ -1,0 +1,231 @@
+from http import HTTPStatus
+from typing import Any, cast
+from urllib.parse import quote
+
+import httpx
+
+from ... import errors
+from ...client import AuthenticatedClient, Client
+from ...models.problem import Problem
+from ...types import Response
+
+
+def _get_kwargs(
+    run: str,
+    sha256: str,
+) -> dict[str, Any]:
+
+    _kwargs: dict[str, Any] = {
+        "method": "get",
+        "url": "/v1/api/runs/{run}/payloads/{sha256}".format(
+            run=quote(str(run), safe=""),
+            sha256=quote(str(sha256), safe=""),
+        ),
+    }
+
+    return _kwargs
+
+
+def _parse_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> Problem | str | None:
+    if response.status_code == 200:
+        response_200 = cast(str, response.json())
+        return response_200
+
+    if response.status_code == 401:
+        response_401 = Problem.from_dict(response.json())
+
+        return response_401
+
+    if response.status_code == 403:
+        response_403 = Problem.from_dict(response.json())
+
+        return response_403
+
+    if response.status_code == 404:
+        response_404 = Problem.from_dict(response.json())
+
+        return response_404
+
+    if response.status_code == 422:
+        response_422 = Problem.from_dict(response.json())
+
+        return response_422
+
+    if response.status_code == 500:
+        response_500 = Problem.from_dict(response.json())
+
+        return response_500
+
+    if response.status_code == 502:
+        response_502 = Problem.from_dict(response.json())
+
+        return response_502
+
+    if response.status_code == 503:
+        response_503 = Problem.from_dict(response.json())
+
+        return response_503
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> Response[Problem | str]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    run: str,
+    sha256: str,
+    *,
+    client: AuthenticatedClient,
+) -> Response[Problem | str]:
+    """Get a payload stored by reference
+
+     A run's input, a step's output, a state value or an event payload larger than the server's inline
+    limit (64 KiB by default) is stored as its own object and appears in the run as a reference,
+    {"$cairn_payload":{"sha256":…,"bytes":…}}, wherever GET /runs/{run} did not resolve it (it resolves
+    up to 4 MiB per answer). This answers the value itself. Audited like getRun.
+
+    Needs a key with the `read` scope.
+
+    Args:
+        run (str): Run id.
+        sha256 (str): The payload's SHA-256 (hex), from its reference.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Problem | str]
+    """
+
+    kwargs = _get_kwargs(
+        run=run,
+        sha256=sha256,
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+
+def sync(
+    run: str,
+    sha256: str,
+    *,
+    client: AuthenticatedClient,
+) -> Problem | str | None:
+    """Get a payload stored by reference
+
+     A run's input, a step's output, a state value or an event payload larger than the server's inline
+    limit (64 KiB by default) is stored as its own object and appears in the run as a reference,
+    {"$cairn_payload":{"sha256":…,"bytes":…}}, wherever GET /runs/{run} did not resolve it (it resolves
+    up to 4 MiB per answer). This answers the value itself. Audited like getRun.
+
+    Needs a key with the `read` scope.
+
+    Args:
+        run (str): Run id.
+        sha256 (str): The payload's SHA-256 (hex), from its reference.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Problem | str
+    """
+
+    return sync_detailed(
+        run=run,
+        sha256=sha256,
+        client=client,
+    ).parsed
+
+
+async def asyncio_detailed(
+    run: str,
+    sha256: str,
+    *,
+    client: AuthenticatedClient,
+) -> Response[Problem | str]:
+    """Get a payload stored by reference
+
+     A run's input, a step's output, a state value or an event payload larger than the server's inline
+    limit (64 KiB by default) is stored as its own object and appears in the run as a reference,
+    {"$cairn_payload":{"sha256":…,"bytes":…}}, wherever GET /runs/{run} did not resolve it (it resolves
+    up to 4 MiB per answer). This answers the value itself. Audited like getRun.
+
+    Needs a key with the `read` scope.
+
+    Args:
+        run (str): Run id.
+        sha256 (str): The payload's SHA-256 (hex), from its reference.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Problem | str]
+    """
+
+    kwargs = _get_kwargs(
+        run=run,
+        sha256=sha256,
+    )
+
+    response = await client.get_async_httpx_client().request(**kwargs)
+
+    return _build_response(client=client, response=response)
+
+
+async def asyncio(
+    run: str,
+    sha256: str,
+    *,
+    client: AuthenticatedClient,
+) -> Problem | str | None:
+    """Get a payload stored by reference
+
+     A run's input, a step's output, a state value or an event payload larger than the server's inline
+    limit (64 KiB by default) is stored as its own object and appears in the run as a reference,
+    {"$cairn_payload":{"sha256":…,"bytes":…}}, wherever GET /runs/{run} did not resolve it (it resolves
+    up to 4 MiB per answer). This answers the value itself. Audited like getRun.
+
+    Needs a key with the `read` scope.
+
+    Args:
+        run (str): Run id.
+        sha256 (str): The payload's SHA-256 (hex), from its reference.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Problem | str
+    """
+
+    return (
+        await asyncio_detailed(
+            run=run,
+            sha256=sha256,
+            client=client,
+        )
+    ).parsed

@@ -1,0 +1,211 @@
+from http import HTTPStatus
+from typing import Any
+
+import httpx
+
+from ... import errors
+from ...client import AuthenticatedClient, Client
+from ...models.heartbeat_many_request import HeartbeatManyRequest
+from ...models.heartbeat_many_response import HeartbeatManyResponse
+from ...models.problem import Problem
+from ...types import Response
+
+
+def _get_kwargs(
+    *,
+    body: HeartbeatManyRequest,
+) -> dict[str, Any]:
+    headers: dict[str, Any] = {}
+
+    _kwargs: dict[str, Any] = {
+        "method": "post",
+        "url": "/v1/api/steps/heartbeat",
+    }
+
+    _kwargs["json"] = body.to_dict()
+
+    headers["Content-Type"] = "application/json"
+
+    _kwargs["headers"] = headers
+    return _kwargs
+
+
+def _parse_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> HeartbeatManyResponse | Problem | None:
+    if response.status_code == 200:
+        response_200 = HeartbeatManyResponse.from_dict(response.json())
+
+        return response_200
+
+    if response.status_code == 401:
+        response_401 = Problem.from_dict(response.json())
+
+        return response_401
+
+    if response.status_code == 403:
+        response_403 = Problem.from_dict(response.json())
+
+        return response_403
+
+    if response.status_code == 422:
+        response_422 = Problem.from_dict(response.json())
+
+        return response_422
+
+    if response.status_code == 500:
+        response_500 = Problem.from_dict(response.json())
+
+        return response_500
+
+    if response.status_code == 502:
+        response_502 = Problem.from_dict(response.json())
+
+        return response_502
+
+    if response.status_code == 503:
+        response_503 = Problem.from_dict(response.json())
+
+        return response_503
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> Response[HeartbeatManyResponse | Problem]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    *,
+    client: AuthenticatedClient,
+    body: HeartbeatManyRequest,
+) -> Response[HeartbeatManyResponse | Problem]:
+    """Extend several leases in one call
+
+     A batched heartbeat: each lease is extended or refused on its own, with the reason a single
+    heartbeat would give. A worker running many bodies sends one call per heartbeat period.
+
+    Needs a key with the `worker` scope.
+
+    Args:
+        body (HeartbeatManyRequest):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[HeartbeatManyResponse | Problem]
+    """
+
+    kwargs = _get_kwargs(
+        body=body,
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+
+def sync(
+    *,
+    client: AuthenticatedClient,
+    body: HeartbeatManyRequest,
+) -> HeartbeatManyResponse | Problem | None:
+    """Extend several leases in one call
+
+     A batched heartbeat: each lease is extended or refused on its own, with the reason a single
+    heartbeat would give. A worker running many bodies sends one call per heartbeat period.
+
+    Needs a key with the `worker` scope.
+
+    Args:
+        body (HeartbeatManyRequest):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        HeartbeatManyResponse | Problem
+    """
+
+    return sync_detailed(
+        client=client,
+        body=body,
+    ).parsed
+
+
+async def asyncio_detailed(
+    *,
+    client: AuthenticatedClient,
+    body: HeartbeatManyRequest,
+) -> Response[HeartbeatManyResponse | Problem]:
+    """Extend several leases in one call
+
+     A batched heartbeat: each lease is extended or refused on its own, with the reason a single
+    heartbeat would give. A worker running many bodies sends one call per heartbeat period.
+
+    Needs a key with the `worker` scope.
+
+    Args:
+        body (HeartbeatManyRequest):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[HeartbeatManyResponse | Problem]
+    """
+
+    kwargs = _get_kwargs(
+        body=body,
+    )
+
+    response = await client.get_async_httpx_client().request(**kwargs)
+
+    return _build_response(client=client, response=response)
+
+
+async def asyncio(
+    *,
+    client: AuthenticatedClient,
+    body: HeartbeatManyRequest,
+) -> HeartbeatManyResponse | Problem | None:
+    """Extend several leases in one call
+
+     A batched heartbeat: each lease is extended or refused on its own, with the reason a single
+    heartbeat would give. A worker running many bodies sends one call per heartbeat period.
+
+    Needs a key with the `worker` scope.
+
+    Args:
+        body (HeartbeatManyRequest):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        HeartbeatManyResponse | Problem
+    """
+
+    return (
+        await asyncio_detailed(
+            client=client,
+            body=body,
+        )
+    ).parsed

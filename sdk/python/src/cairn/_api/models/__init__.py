@@ -1,0 +1,189 @@
+"""Contains all the data models used in inputs/outputs"""
+
+from .attempt import Attempt
+from .attempt_outcome import AttemptOutcome
+from .backfill_request import BackfillRequest
+from .backfill_result import BackfillResult
+from .backfill_tick import BackfillTick
+from .batch import Batch
+from .batch_action import BatchAction
+from .batch_filter import BatchFilter
+from .batch_filter_status_item import BatchFilterStatusItem
+from .batch_request import BatchRequest
+from .batch_request_action import BatchRequestAction
+from .batch_state import BatchState
+from .build_info import BuildInfo
+from .cancel_request import CancelRequest
+from .claim_next import ClaimNext
+from .claim_request import ClaimRequest
+from .claim_response import ClaimResponse
+from .compensation import Compensation
+from .compensation_status import CompensationStatus
+from .complete_request import CompleteRequest
+from .complete_request_state_patch import CompleteRequestStatePatch
+from .concurrency_limit import ConcurrencyLimit
+from .ended import Ended
+from .ended_run_status import EndedRunStatus
+from .error_detail import ErrorDetail
+from .error_info import ErrorInfo
+from .event_request import EventRequest
+from .event_result import EventResult
+from .fail_request import FailRequest
+from .fail_request_state_patch import FailRequestStatePatch
+from .health_response import HealthResponse
+from .heartbeat_many_request import HeartbeatManyRequest
+from .heartbeat_many_response import HeartbeatManyResponse
+from .heartbeat_result import HeartbeatResult
+from .heartbeat_result_reason import HeartbeatResultReason
+from .holder import Holder
+from .input_view import InputView
+from .journal_entry import JournalEntry
+from .journal_entry_type import JournalEntryType
+from .journal_response import JournalResponse
+from .lease import Lease
+from .lease_delivery import LeaseDelivery
+from .lease_state import LeaseState
+from .lease_status import LeaseStatus
+from .lease_steps import LeaseSteps
+from .list_runs_status import ListRunsStatus
+from .list_workers_response import ListWorkersResponse
+from .list_workflows_response import ListWorkflowsResponse
+from .map_progress import MapProgress
+from .model_usage import ModelUsage
+from .problem import Problem
+from .problem_reason import ProblemReason
+from .rate_limit import RateLimit
+from .ready_response import ReadyResponse
+from .reap_response import ReapResponse
+from .register_request import RegisterRequest
+from .register_request_labels import RegisterRequestLabels
+from .register_response import RegisterResponse
+from .rerun_request import RerunRequest
+from .retry_policy import RetryPolicy
+from .run import Run
+from .run_page import RunPage
+from .run_progress import RunProgress
+from .run_progress_status import RunProgressStatus
+from .run_state import RunState
+from .run_status import RunStatus
+from .run_summary import RunSummary
+from .run_summary_status import RunSummaryStatus
+from .schedule import Schedule
+from .schedule_overlap import ScheduleOverlap
+from .schedule_page import SchedulePage
+from .schedule_request import ScheduleRequest
+from .schedule_request_overlap import ScheduleRequestOverlap
+from .start_request import StartRequest
+from .start_request_state import StartRequestState
+from .start_result import StartResult
+from .step import Step
+from .step_delivery import StepDelivery
+from .step_kind import StepKind
+from .step_progress import StepProgress
+from .step_progress_kind import StepProgressKind
+from .step_progress_status import StepProgressStatus
+from .step_view import StepView
+from .step_view_kind import StepViewKind
+from .step_view_status import StepViewStatus
+from .usage import Usage
+from .usage_counters import UsageCounters
+from .usage_models import UsageModels
+from .worker_info import WorkerInfo
+from .worker_info_labels import WorkerInfoLabels
+from .workflow import Workflow
+from .workflow_summary import WorkflowSummary
+
+__all__ = (
+    "Attempt",
+    "AttemptOutcome",
+    "BackfillRequest",
+    "BackfillResult",
+    "BackfillTick",
+    "Batch",
+    "BatchAction",
+    "BatchFilter",
+    "BatchFilterStatusItem",
+    "BatchRequest",
+    "BatchRequestAction",
+    "BatchState",
+    "BuildInfo",
+    "CancelRequest",
+    "ClaimNext",
+    "ClaimRequest",
+    "ClaimResponse",
+    "Compensation",
+    "CompensationStatus",
+    "CompleteRequest",
+    "CompleteRequestStatePatch",
+    "ConcurrencyLimit",
+    "Ended",
+    "EndedRunStatus",
+    "ErrorDetail",
+    "ErrorInfo",
+    "EventRequest",
+    "EventResult",
+    "FailRequest",
+    "FailRequestStatePatch",
+    "HealthResponse",
+    "HeartbeatManyRequest",
+    "HeartbeatManyResponse",
+    "HeartbeatResult",
+    "HeartbeatResultReason",
+    "Holder",
+    "InputView",
+    "JournalEntry",
+    "JournalEntryType",
+    "JournalResponse",
+    "Lease",
+    "LeaseDelivery",
+    "LeaseState",
+    "LeaseStatus",
+    "LeaseSteps",
+    "ListRunsStatus",
+    "ListWorkersResponse",
+    "ListWorkflowsResponse",
+    "MapProgress",
+    "ModelUsage",
+    "Problem",
+    "ProblemReason",
+    "RateLimit",
+    "ReadyResponse",
+    "ReapResponse",
+    "RegisterRequest",
+    "RegisterRequestLabels",
+    "RegisterResponse",
+    "RerunRequest",
+    "RetryPolicy",
+    "Run",
+    "RunPage",
+    "RunProgress",
+    "RunProgressStatus",
+    "RunState",
+    "RunStatus",
+    "RunSummary",
+    "RunSummaryStatus",
+    "Schedule",
+    "ScheduleOverlap",
+    "SchedulePage",
+    "ScheduleRequest",
+    "ScheduleRequestOverlap",
+    "StartRequest",
+    "StartRequestState",
+    "StartResult",
+    "Step",
+    "StepDelivery",
+    "StepKind",
+    "StepProgress",
+    "StepProgressKind",
+    "StepProgressStatus",
+    "StepView",
+    "StepViewKind",
+    "StepViewStatus",
+    "Usage",
+    "UsageCounters",
+    "UsageModels",
+    "WorkerInfo",
+    "WorkerInfoLabels",
+    "Workflow",
+    "WorkflowSummary",
+)

@@ -1,0 +1,11 @@
+from enum import StrEnum
+
+
+class AttemptOutcome(StrEnum):
+    COMPLETED = "completed"
+    FAILED = "failed"
+    LOST = "lost"
+    TIMED_OUT = "timed_out"
+
+    def __str__(self) -> str:
+        return str(self.value)

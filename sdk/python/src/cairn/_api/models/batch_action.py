@@ -1,0 +1,9 @@
+from enum import StrEnum
+
+
+class BatchAction(StrEnum):
+    CANCEL = "cancel"
+    RERUN = "rerun"
+
+    def __str__(self) -> str:
+        return str(self.value)

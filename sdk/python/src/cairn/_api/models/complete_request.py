@@ -1,0 +1,100 @@
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from attrs import define as _attrs_define
+
+from ..types import UNSET, Unset
+
+if TYPE_CHECKING:
+    from ..models.claim_next import ClaimNext
+    from ..models.complete_request_state_patch import CompleteRequestStatePatch
+    from ..models.usage import Usage
+
+
+T = TypeVar("T", bound="CompleteRequest")
+
+
+@_attrs_define
+class CompleteRequest:
+    """
+    Attributes:
+        claim_next (ClaimNext | Unset):
+        output (Any | Unset): The step's output, any JSON.
+        state_patch (CompleteRequestStatePatch | Unset): Merged into the run state: top-level keys replace.
+        usage (Usage | Unset):
+    """
+
+    claim_next: ClaimNext | Unset = UNSET
+    output: Any | Unset = UNSET
+    state_patch: CompleteRequestStatePatch | Unset = UNSET
+    usage: Usage | Unset = UNSET
+
+    def to_dict(self) -> dict[str, Any]:
+        claim_next: dict[str, Any] | Unset = UNSET
+        if not isinstance(self.claim_next, Unset):
+            claim_next = self.claim_next.to_dict()
+
+        output = self.output
+
+        state_patch: dict[str, Any] | Unset = UNSET
+        if not isinstance(self.state_patch, Unset):
+            state_patch = self.state_patch.to_dict()
+
+        usage: dict[str, Any] | Unset = UNSET
+        if not isinstance(self.usage, Unset):
+            usage = self.usage.to_dict()
+
+        field_dict: dict[str, Any] = {}
+
+        field_dict.update({})
+        if claim_next is not UNSET:
+            field_dict["claim_next"] = claim_next
+        if output is not UNSET:
+            field_dict["output"] = output
+        if state_patch is not UNSET:
+            field_dict["state_patch"] = state_patch
+        if usage is not UNSET:
+            field_dict["usage"] = usage
+
+        return field_dict
+
+    @classmethod
+    def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.claim_next import ClaimNext  # noqa: PLC0415
+        from ..models.complete_request_state_patch import CompleteRequestStatePatch  # noqa: PLC0415
+        from ..models.usage import Usage  # noqa: PLC0415
+
+        d = dict(src_dict)
+        _claim_next = d.pop("claim_next", UNSET)
+        claim_next: ClaimNext | Unset
+        if isinstance(_claim_next, Unset):
+            claim_next = UNSET
+        else:
+            claim_next = ClaimNext.from_dict(_claim_next)
+
+        output = d.pop("output", UNSET)
+
+        _state_patch = d.pop("state_patch", UNSET)
+        state_patch: CompleteRequestStatePatch | Unset
+        if isinstance(_state_patch, Unset):
+            state_patch = UNSET
+        else:
+            state_patch = CompleteRequestStatePatch.from_dict(_state_patch)
+
+        _usage = d.pop("usage", UNSET)
+        usage: Usage | Unset
+        if isinstance(_usage, Unset):
+            usage = UNSET
+        else:
+            usage = Usage.from_dict(_usage)
+
+        complete_request = cls(
+            claim_next=claim_next,
+            output=output,
+            state_patch=state_patch,
+            usage=usage,
+        )
+
+        return complete_request

@@ -1,0 +1,283 @@
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, TypeVar, cast
+
+from attrs import define as _attrs_define
+
+from ..models.step_delivery import StepDelivery
+from ..models.step_kind import StepKind
+from ..types import UNSET, Unset
+
+if TYPE_CHECKING:
+    from ..models.concurrency_limit import ConcurrencyLimit
+    from ..models.rate_limit import RateLimit
+    from ..models.retry_policy import RetryPolicy
+
+
+T = TypeVar("T", bound="Step")
+
+
+@_attrs_define
+class Step:
+    """
+    Attributes:
+        id (str): Unique within the workflow; a CEL identifier-like name.
+        after (list[str] | Unset): Steps that must complete before this one starts.
+        child_version (str | Unset): Child steps: the child workflow's version (default: its newest when the step
+            starts).
+        concurrency (ConcurrencyLimit | Unset):
+        delivery (StepDelivery | Unset): Task delivery guarantee (default at_least_once).
+        duration (str | Unset): Sleep steps: how long to sleep.
+        event (str | Unset): Wait steps: the event name that resumes the wait.
+        input_ (Any | Unset): Input template: JSON whose strings may hold CEL expressions as ${expr} over input, state,
+            steps.<id>.output and run.
+        items (str | Unset): Map steps: a CEL expression (bare or as ${expr}) that renders the array to map over; the
+            step's body runs once per element, its input template sees item and index.
+        kind (StepKind | Unset): task (default), wait, sleep, map or child. Which optional fields each kind takes is
+            x-kind-options of this schema.
+        max_concurrency (int | Unset): Map steps: most items running at once (default 100).
+        max_deliveries (int | Unset): Lost leases before the step is dead-lettered (default 5).
+        priority (int | Unset): Task steps: overrides the run's priority for this step (higher is offered first).
+        rate_limit (RateLimit | Unset):
+        retry (RetryPolicy | Unset):
+        timeout (str | Unset): Longest one attempt of a task may run, heartbeats or not (default: none).
+        tolerated_failure_percent (float | Unset): Map steps: the share of items, in percent, that may fail without
+            failing the map (the larger of this and tolerated_failures applies).
+        tolerated_failures (int | Unset): Map steps: items that may fail (after their retries) without failing the map;
+            their outputs are null.
+        wait_timeout (str | Unset): Wait steps: fail the step with class timeout after this long (default: wait
+            forever).
+        when (str | Unset): A CEL condition over input, state, steps.<id>.output and run (bare, or as ${expr}),
+            evaluated when the step's dependencies are done. False: the step is skipped. A step whose dependencies were all
+            skipped is skipped too; a step with at least one completed dependency runs (a join after branches). Skipped
+            steps have no output: test with has(steps.<id>).
+        workflow (str | Unset): Child steps: the workflow the child run runs.
+    """
+
+    id: str
+    after: list[str] | Unset = UNSET
+    child_version: str | Unset = UNSET
+    concurrency: ConcurrencyLimit | Unset = UNSET
+    delivery: StepDelivery | Unset = UNSET
+    duration: str | Unset = UNSET
+    event: str | Unset = UNSET
+    input_: Any | Unset = UNSET
+    items: str | Unset = UNSET
+    kind: StepKind | Unset = UNSET
+    max_concurrency: int | Unset = UNSET
+    max_deliveries: int | Unset = UNSET
+    priority: int | Unset = UNSET
+    rate_limit: RateLimit | Unset = UNSET
+    retry: RetryPolicy | Unset = UNSET
+    timeout: str | Unset = UNSET
+    tolerated_failure_percent: float | Unset = UNSET
+    tolerated_failures: int | Unset = UNSET
+    wait_timeout: str | Unset = UNSET
+    when: str | Unset = UNSET
+    workflow: str | Unset = UNSET
+
+    def to_dict(self) -> dict[str, Any]:
+        id = self.id
+
+        after: list[str] | Unset = UNSET
+        if not isinstance(self.after, Unset):
+            after = self.after
+
+        child_version = self.child_version
+
+        concurrency: dict[str, Any] | Unset = UNSET
+        if not isinstance(self.concurrency, Unset):
+            concurrency = self.concurrency.to_dict()
+
+        delivery: str | Unset = UNSET
+        if not isinstance(self.delivery, Unset):
+            delivery = self.delivery.value
+
+        duration = self.duration
+
+        event = self.event
+
+        input_ = self.input_
+
+        items = self.items
+
+        kind: str | Unset = UNSET
+        if not isinstance(self.kind, Unset):
+            kind = self.kind.value
+
+        max_concurrency = self.max_concurrency
+
+        max_deliveries = self.max_deliveries
+
+        priority = self.priority
+
+        rate_limit: dict[str, Any] | Unset = UNSET
+        if not isinstance(self.rate_limit, Unset):
+            rate_limit = self.rate_limit.to_dict()
+
+        retry: dict[str, Any] | Unset = UNSET
+        if not isinstance(self.retry, Unset):
+            retry = self.retry.to_dict()
+
+        timeout = self.timeout
+
+        tolerated_failure_percent = self.tolerated_failure_percent
+
+        tolerated_failures = self.tolerated_failures
+
+        wait_timeout = self.wait_timeout
+
+        when = self.when
+
+        workflow = self.workflow
+
+        field_dict: dict[str, Any] = {}
+
+        field_dict.update(
+            {
+                "id": id,
+            }
+        )
+        if after is not UNSET:
+            field_dict["after"] = after
+        if child_version is not UNSET:
+            field_dict["child_version"] = child_version
+        if concurrency is not UNSET:
+            field_dict["concurrency"] = concurrency
+        if delivery is not UNSET:
+            field_dict["delivery"] = delivery
+        if duration is not UNSET:
+            field_dict["duration"] = duration
+        if event is not UNSET:
+            field_dict["event"] = event
+        if input_ is not UNSET:
+            field_dict["input"] = input_
+        if items is not UNSET:
+            field_dict["items"] = items
+        if kind is not UNSET:
+            field_dict["kind"] = kind
+        if max_concurrency is not UNSET:
+            field_dict["max_concurrency"] = max_concurrency
+        if max_deliveries is not UNSET:
+            field_dict["max_deliveries"] = max_deliveries
+        if priority is not UNSET:
+            field_dict["priority"] = priority
+        if rate_limit is not UNSET:
+            field_dict["rate_limit"] = rate_limit
+        if retry is not UNSET:
+            field_dict["retry"] = retry
+        if timeout is not UNSET:
+            field_dict["timeout"] = timeout
+        if tolerated_failure_percent is not UNSET:
+            field_dict["tolerated_failure_percent"] = tolerated_failure_percent
+        if tolerated_failures is not UNSET:
+            field_dict["tolerated_failures"] = tolerated_failures
+        if wait_timeout is not UNSET:
+            field_dict["wait_timeout"] = wait_timeout
+        if when is not UNSET:
+            field_dict["when"] = when
+        if workflow is not UNSET:
+            field_dict["workflow"] = workflow
+
+        return field_dict
+
+    @classmethod
+    def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.concurrency_limit import ConcurrencyLimit  # noqa: PLC0415
+        from ..models.rate_limit import RateLimit  # noqa: PLC0415
+        from ..models.retry_policy import RetryPolicy  # noqa: PLC0415
+
+        d = dict(src_dict)
+        id = d.pop("id")
+
+        after = cast(list[str], d.pop("after", UNSET))
+
+        child_version = d.pop("child_version", UNSET)
+
+        _concurrency = d.pop("concurrency", UNSET)
+        concurrency: ConcurrencyLimit | Unset
+        if isinstance(_concurrency, Unset):
+            concurrency = UNSET
+        else:
+            concurrency = ConcurrencyLimit.from_dict(_concurrency)
+
+        _delivery = d.pop("delivery", UNSET)
+        delivery: StepDelivery | Unset
+        if isinstance(_delivery, Unset):
+            delivery = UNSET
+        else:
+            delivery = StepDelivery(_delivery)
+
+        duration = d.pop("duration", UNSET)
+
+        event = d.pop("event", UNSET)
+
+        input_ = d.pop("input", UNSET)
+
+        items = d.pop("items", UNSET)
+
+        _kind = d.pop("kind", UNSET)
+        kind: StepKind | Unset
+        if isinstance(_kind, Unset):
+            kind = UNSET
+        else:
+            kind = StepKind(_kind)
+
+        max_concurrency = d.pop("max_concurrency", UNSET)
+
+        max_deliveries = d.pop("max_deliveries", UNSET)
+
+        priority = d.pop("priority", UNSET)
+
+        _rate_limit = d.pop("rate_limit", UNSET)
+        rate_limit: RateLimit | Unset
+        if isinstance(_rate_limit, Unset):
+            rate_limit = UNSET
+        else:
+            rate_limit = RateLimit.from_dict(_rate_limit)
+
+        _retry = d.pop("retry", UNSET)
+        retry: RetryPolicy | Unset
+        if isinstance(_retry, Unset):
+            retry = UNSET
+        else:
+            retry = RetryPolicy.from_dict(_retry)
+
+        timeout = d.pop("timeout", UNSET)
+
+        tolerated_failure_percent = d.pop("tolerated_failure_percent", UNSET)
+
+        tolerated_failures = d.pop("tolerated_failures", UNSET)
+
+        wait_timeout = d.pop("wait_timeout", UNSET)
+
+        when = d.pop("when", UNSET)
+
+        workflow = d.pop("workflow", UNSET)
+
+        step = cls(
+            id=id,
+            after=after,
+            child_version=child_version,
+            concurrency=concurrency,
+            delivery=delivery,
+            duration=duration,
+            event=event,
+            input_=input_,
+            items=items,
+            kind=kind,
+            max_concurrency=max_concurrency,
+            max_deliveries=max_deliveries,
+            priority=priority,
+            rate_limit=rate_limit,
+            retry=retry,
+            timeout=timeout,
+            tolerated_failure_percent=tolerated_failure_percent,
+            tolerated_failures=tolerated_failures,
+            wait_timeout=wait_timeout,
+            when=when,
+            workflow=workflow,
+        )
+
+        return step

@@ -1,0 +1,139 @@
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from attrs import define as _attrs_define
+
+from ..types import UNSET, Unset
+
+if TYPE_CHECKING:
+    from ..models.concurrency_limit import ConcurrencyLimit
+    from ..models.step import Step
+
+
+T = TypeVar("T", bound="Workflow")
+
+
+@_attrs_define
+class Workflow:
+    """
+    Attributes:
+        name (str): Workflow name.
+        steps (list[Step]): The steps; order does not matter, after does.
+        version (str): Version; several coexist, runs pin theirs.
+        concurrency (list[ConcurrencyLimit] | Unset): Limits on the task attempts of all runs of this workflow (every
+            version) holding a lease at once: each per rendered key, or, without a key, one global limit for the workflow.
+        deadline (str | Unset): Default run deadline, from start (default: none).
+        description (str | Unset):
+        on_failure (list[Step] | Unset): Compensation steps (a saga): a small DAG of task steps run after the run fails,
+            with the failed run's input, state and step outputs in their templates. The run stays failed; its compensation
+            status says how they went.
+    """
+
+    name: str
+    steps: list[Step]
+    version: str
+    concurrency: list[ConcurrencyLimit] | Unset = UNSET
+    deadline: str | Unset = UNSET
+    description: str | Unset = UNSET
+    on_failure: list[Step] | Unset = UNSET
+
+    def to_dict(self) -> dict[str, Any]:
+        name = self.name
+
+        steps = []
+        for steps_item_data in self.steps:
+            steps_item = steps_item_data.to_dict()
+            steps.append(steps_item)
+
+        version = self.version
+
+        concurrency: list[dict[str, Any]] | Unset = UNSET
+        if not isinstance(self.concurrency, Unset):
+            concurrency = []
+            for concurrency_item_data in self.concurrency:
+                concurrency_item = concurrency_item_data.to_dict()
+                concurrency.append(concurrency_item)
+
+        deadline = self.deadline
+
+        description = self.description
+
+        on_failure: list[dict[str, Any]] | Unset = UNSET
+        if not isinstance(self.on_failure, Unset):
+            on_failure = []
+            for on_failure_item_data in self.on_failure:
+                on_failure_item = on_failure_item_data.to_dict()
+                on_failure.append(on_failure_item)
+
+        field_dict: dict[str, Any] = {}
+
+        field_dict.update(
+            {
+                "name": name,
+                "steps": steps,
+                "version": version,
+            }
+        )
+        if concurrency is not UNSET:
+            field_dict["concurrency"] = concurrency
+        if deadline is not UNSET:
+            field_dict["deadline"] = deadline
+        if description is not UNSET:
+            field_dict["description"] = description
+        if on_failure is not UNSET:
+            field_dict["on_failure"] = on_failure
+
+        return field_dict
+
+    @classmethod
+    def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.concurrency_limit import ConcurrencyLimit  # noqa: PLC0415
+        from ..models.step import Step  # noqa: PLC0415
+
+        d = dict(src_dict)
+        name = d.pop("name")
+
+        steps = []
+        _steps = d.pop("steps")
+        for steps_item_data in _steps:
+            steps_item = Step.from_dict(steps_item_data)
+
+            steps.append(steps_item)
+
+        version = d.pop("version")
+
+        _concurrency = d.pop("concurrency", UNSET)
+        concurrency: list[ConcurrencyLimit] | Unset = UNSET
+        if _concurrency is not UNSET:
+            concurrency = []
+            for concurrency_item_data in _concurrency:
+                concurrency_item = ConcurrencyLimit.from_dict(concurrency_item_data)
+
+                concurrency.append(concurrency_item)
+
+        deadline = d.pop("deadline", UNSET)
+
+        description = d.pop("description", UNSET)
+
+        _on_failure = d.pop("on_failure", UNSET)
+        on_failure: list[Step] | Unset = UNSET
+        if _on_failure is not UNSET:
+            on_failure = []
+            for on_failure_item_data in _on_failure:
+                on_failure_item = Step.from_dict(on_failure_item_data)
+
+                on_failure.append(on_failure_item)
+
+        workflow = cls(
+            name=name,
+            steps=steps,
+            version=version,
+            concurrency=concurrency,
+            deadline=deadline,
+            description=description,
+            on_failure=on_failure,
+        )
+
+        return workflow

@@ -1,0 +1,737 @@
+"""The client: start, read, wait for, list, signal, cancel and rerun runs,
+schedules and batches, over the client generated from the committed OpenAPI
+document (cairn._api).
+
+Every operation is written once, as a generator of calls (_ops below), and
+driven by :class:`Client` (blocking, httpx.Client) or :class:`AsyncClient`
+(asyncio, httpx.AsyncClient): both answer the same way.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+import random
+import time
+from collections.abc import AsyncIterator, Callable, Generator, Iterator
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Any, TypeVar
+
+import httpx
+
+from . import __version__
+from ._api.api.batches import create_batch, get_batch
+from ._api.api.runs import (
+    cancel_run,
+    delete_run,
+    get_run,
+    get_run_journal,
+    get_run_payload,
+    get_run_status,
+    list_runs,
+    rerun_run,
+    send_event,
+    start_run,
+)
+from ._api.api.schedules import (
+    backfill_schedule,
+    create_schedule,
+    delete_schedule,
+    get_schedule,
+    list_schedules,
+    pause_schedule,
+    resume_schedule,
+)
+from ._api.api.workers import list_workers, stop_worker
+from ._api.api.workflows import list_workflows
+from ._api.client import AuthenticatedClient
+from ._api.models import (
+    BackfillRequest,
+    BackfillResult,
+    Batch,
+    BatchFilter,
+    BatchFilterStatusItem,
+    BatchRequest,
+    BatchRequestAction,
+    CancelRequest,
+    EventRequest,
+    EventResult,
+    JournalEntry,
+    ListRunsStatus,
+    RerunRequest,
+    Run,
+    RunPage,
+    RunProgress,
+    RunSummary,
+    Schedule,
+    SchedulePage,
+    ScheduleRequest,
+    ScheduleRequestOverlap,
+    StartRequest,
+    StartRequestState,
+    WorkerInfo,
+    WorkflowSummary,
+)
+from ._api.types import UNSET, Response, Unset
+from ._http import AsyncRetryTransport, RetryTransport
+from .errors import APIError, TransportError, temporary
+from .payloads import as_payload_ref
+
+DEFAULT_SERVER = "http://127.0.0.1:8080"
+_List = list
+T = TypeVar("T")
+
+# How long one request may take: a held claim or wait answers within 24 s.
+_TIMEOUT = httpx.Timeout(60.0, connect=10.0)
+
+
+def _opt(v: T | None) -> T | Unset:
+    return UNSET if v is None else v
+
+
+# ---- the operations, once for both clients ----
+
+
+@dataclass
+class _Call:
+    """One generated operation to call: module.sync_detailed or asyncio_detailed with kwargs."""
+
+    op: ModuleType
+    kwargs: dict[str, Any]
+
+
+@dataclass
+class _Sleep:
+    seconds: float
+
+
+_Op = Generator[_Call | _Sleep, Any, T]
+
+
+def _call(op: ModuleType, **kwargs: Any) -> _Call:
+    return _Call(op, kwargs)
+
+
+def _check(server: str, resp: Response[Any]) -> Any:
+    """The parsed answer of a 2xx; an APIError for anything else."""
+    if 200 <= resp.status_code < 300:
+        return resp.parsed
+    raise APIError.from_body(int(resp.status_code), resp.content)
+
+
+def _resolve_values(slots: list[tuple[Any, Callable[[Any], None]]], fetch: Callable[[str], _Call]) -> _Op[None]:
+    """Replaces each value that is a payload reference by its value."""
+    for value, put in slots:
+        ref = as_payload_ref(value)
+        if ref is None:
+            continue
+        # The answer is the JSON value itself, which the generated call decodes.
+        value = yield fetch(ref[0])
+        put(value)
+
+
+def _resolve_run(r: Run) -> _Op[Run]:
+    """Replaces the references in a run (input, output, state, step outputs) by their values."""
+    run = r.id
+
+    def fetch(sha: str) -> _Call:
+        return _call(get_run_payload, run=run, sha256=sha)
+
+    def attr(obj: Any, name: str) -> tuple[Any, Callable[[Any], None]]:
+        def put(v: Any) -> None:
+            setattr(obj, name, v)
+
+        return getattr(obj, name), put
+
+    def item(m: dict[str, Any], k: str) -> tuple[Any, Callable[[Any], None]]:
+        def put(v: Any) -> None:
+            m[k] = v
+
+        return m[k], put
+
+    slots = [attr(r, "input_")]
+    st = r.state.additional_properties
+    slots += [item(st, k) for k in st]
+    slots += [attr(s, "output") for s in r.steps]
+    if as_payload_ref(r.output) is not None:
+        slots.append(attr(r, "output"))
+    elif isinstance(r.output, dict) and r.steps:
+        sinks: dict[str, Any] = r.output
+        ids = {s.id for s in r.steps}
+        if all(k in ids for k in sinks):
+            slots += [item(sinks, k) for k in sinks]
+    yield from _resolve_values(slots, fetch)
+    return r
+
+
+def _op_start(
+    workflow: str,
+    input: Any,
+    version: str | None,
+    correlation: str | None,
+    idempotency_key: str | None,
+    deadline: _dt.datetime | float | None,
+    state: dict[str, Any] | None,
+    priority: int | None,
+) -> _Op[StartedRun]:
+    dl: _dt.datetime | Unset = UNSET
+    if isinstance(deadline, _dt.datetime):
+        dl = deadline.astimezone(_dt.UTC)
+    elif deadline is not None:
+        dl = _dt.datetime.now(_dt.UTC) + _dt.timedelta(seconds=float(deadline))
+    body = StartRequest(
+        workflow=workflow,
+        input_=UNSET if input is None else input,
+        version=_opt(version),
+        correlation=_opt(correlation),
+        idempotency_key=_opt(idempotency_key),
+        deadline=dl,
+        state=UNSET if state is None else StartRequestState.from_dict(state),
+        priority=_opt(priority),
+    )
+    res = yield _call(start_run, body=body)
+    run = yield from _resolve_run(res.run)
+    return StartedRun(run=run, existed=res.existed)
+
+
+def _op_get(run: str) -> _Op[Run]:
+    r = yield _call(get_run, run=run)
+    return (yield from _resolve_run(r))
+
+
+def _op_wait(run: str, on_progress: Callable[[RunProgress], None] | None) -> _Op[Run]:
+    after = -1
+    backoff = 0.1
+    while True:
+        try:
+            kw: dict[str, Any] = {"run": run}
+            if after >= 0:
+                kw.update(after=after, wait_ms=20_000)
+            p: RunProgress = yield _call(get_run_status, **kw)
+            backoff = 0.1
+            if p.status.value != "running":
+                return (yield from _op_get(run))
+            if p.rev != after:
+                after = p.rev
+                if on_progress is not None:
+                    on_progress(p)
+            continue
+        except (APIError, TransportError) as err:
+            if not temporary(err):
+                raise
+        yield _Sleep(backoff / 2 + random.uniform(0, backoff / 2))
+        backoff = min(backoff * 2, 2.0)
+
+
+def _op_list(
+    workflow: str | None,
+    status: str | None,
+    correlation: str | None,
+    id_prefix: str | None,
+    started_after: _dt.datetime | None,
+    started_before: _dt.datetime | None,
+    limit: int | None,
+    cursor: str | None,
+) -> _Op[RunPage]:
+    page: RunPage = yield _call(
+        list_runs,
+        workflow=_opt(workflow),
+        status=UNSET if status is None else ListRunsStatus(status),
+        correlation=_opt(correlation),
+        id_prefix=_opt(id_prefix),
+        started_after=_opt(started_after),
+        started_before=_opt(started_before),
+        limit=_opt(limit),
+        cursor=_opt(cursor),
+    )
+    return page
+
+
+def _op_simple(op: ModuleType, **kwargs: Any) -> _Op[Any]:
+    v = yield _call(op, **kwargs)
+    return v
+
+
+def _op_view(op: ModuleType, **kwargs: Any) -> _Op[Run]:
+    r = yield _call(op, **kwargs)
+    return (yield from _resolve_run(r))
+
+
+def _op_started(op: ModuleType, **kwargs: Any) -> _Op[StartedRun]:
+    res = yield _call(op, **kwargs)
+    run = yield from _resolve_run(res.run)
+    return StartedRun(run=run, existed=res.existed)
+
+
+@dataclass
+class StartedRun:
+    """A run started (or, with an idempotency key used before, found: existed is True)."""
+
+    run: Run
+    existed: bool
+
+
+def _event_body(name: str, payload: Any, id: str | None) -> EventRequest:
+    return EventRequest(name=name, payload=UNSET if payload is None else payload, id=_opt(id))
+
+
+def _schedule_body(
+    workflow: str,
+    cron: str,
+    id: str | None,
+    version: str | None,
+    time_zone: str | None,
+    input: Any,
+    overlap: str | None,
+    paused: bool | None,
+    description: str | None,
+) -> ScheduleRequest:
+    return ScheduleRequest(
+        workflow=workflow,
+        cron=cron,
+        id=_opt(id),
+        version=_opt(version),
+        time_zone=_opt(time_zone),
+        input_=UNSET if input is None else input,
+        overlap=UNSET if overlap is None else ScheduleRequestOverlap(overlap),
+        paused=_opt(paused),
+        description=_opt(description),
+    )
+
+
+def _batch_body(
+    action: str,
+    workflow: str | None,
+    status: list[str] | None,
+    started_after: _dt.datetime | None,
+    started_before: _dt.datetime | None,
+    reason: str | None,
+) -> BatchRequest:
+    if action not in ("cancel", "rerun"):
+        raise ValueError("cairn: batch action must be cancel or rerun")
+    f = BatchFilter(
+        workflow=_opt(workflow),
+        status=UNSET if status is None else [BatchFilterStatusItem(s) for s in status],
+        started_after=_opt(started_after),
+        started_before=_opt(started_before),
+    )
+    return BatchRequest(action=BatchRequestAction(action), filter_=f, reason=_opt(reason))
+
+
+def _server_and_key(server: str | None, key: str | None) -> tuple[str, str]:
+    s = (server or os.environ.get("CAIRN_SERVER") or DEFAULT_SERVER).rstrip("/")
+    if not (s.startswith("http://") or s.startswith("https://")):
+        raise ValueError(f"cairn: server {s!r} is not an http(s) URL such as {DEFAULT_SERVER}")
+    k = key if key is not None else os.environ.get("CAIRN_KEY", "")
+    return s, k
+
+
+def _headers(key: str) -> dict[str, str]:
+    h = {"User-Agent": f"cairn-python-sdk/{__version__}"}
+    if key:
+        h["Authorization"] = f"Bearer {key}"
+    return h
+
+
+class _Base:
+    server: str
+    key: str
+    api: AuthenticatedClient
+
+    def _api_client(self, key: str) -> AuthenticatedClient:
+        # The generated client with the SDK's httpx clients set: they carry
+        # the key (absent when none), the timeouts and the retries.
+        return AuthenticatedClient(base_url=self.server, token=key or "-")
+
+
+class Client(_Base):
+    """A blocking client of the cairn API at server [$CAIRN_SERVER, else
+    http://127.0.0.1:8080], with key [$CAIRN_KEY] sent as a bearer token. Safe
+    to share between threads."""
+
+    def __init__(
+        self, server: str | None = None, key: str | None = None, *, transport: httpx.BaseTransport | None = None
+    ) -> None:
+        self.server, self.key = key_server = _server_and_key(server, key)
+        key = key_server[1]
+        limits = httpx.Limits(max_connections=128, max_keepalive_connections=64)
+        inner = transport or httpx.HTTPTransport(limits=limits)
+        self.http = httpx.Client(
+            base_url=self.server, headers=_headers(key), timeout=_TIMEOUT, transport=RetryTransport(inner)
+        )
+        self.api = self._api_client(key)
+        self.api.set_httpx_client(self.http)
+
+    def close(self) -> None:
+        self.http.close()
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _drive(self, gen: _Op[T]) -> T:
+        value: Any = None
+        error: BaseException | None = None
+        while True:
+            try:
+                step = gen.throw(error) if error is not None else gen.send(value)
+            except StopIteration as stop:
+                return stop.value  # type: ignore[no-any-return]
+            value, error = None, None
+            if isinstance(step, _Sleep):
+                time.sleep(step.seconds)
+                continue
+            try:
+                value = _check(self.server, step.op.sync_detailed(client=self.api, **step.kwargs))
+            except httpx.TransportError as err:
+                error = TransportError(self.server, err)
+            except APIError as err:
+                error = err
+
+    # ---- runs ----
+
+    def start(
+        self,
+        workflow: str,
+        input: Any = None,
+        *,
+        version: str | None = None,
+        correlation: str | None = None,
+        idempotency_key: str | None = None,
+        deadline: _dt.datetime | float | None = None,
+        state: dict[str, Any] | None = None,
+        priority: int | None = None,
+    ) -> StartedRun:
+        """Starts a run of workflow. With an idempotency key, starting again returns the first run
+        (existed True). deadline: a datetime, or seconds from now."""
+        return self._drive(_op_start(workflow, input, version, correlation, idempotency_key, deadline, state, priority))
+
+    def get(self, run: str) -> Run:
+        return self._drive(_op_get(run))
+
+    def progress(self, run: str, after: int | None = None, wait_ms: int | None = None) -> RunProgress:
+        """The run's progress; with after (a rev), held up to wait_ms until the run changes."""
+        r = self._drive(_op_simple(get_run_status, run=run, after=_opt(after), wait_ms=_opt(wait_ms)))
+        return r  # type: ignore[no-any-return]
+
+    def wait(self, run: str, on_progress: Callable[[RunProgress], None] | None = None) -> Run:
+        """Follows a run until it ends (long-polling its progress) and returns it. A run that
+        failed is returned, not raised: look at its status."""
+        return self._drive(_op_wait(run, on_progress))
+
+    def result(self, run: str) -> Any:
+        """Waits for the run and returns its output; raises RunFailedError when it did not complete."""
+        from .errors import RunFailedError
+
+        r = self.wait(run)
+        if r.status.value != "completed":
+            raise RunFailedError(r)
+        return None if isinstance(r.output, Unset) else r.output
+
+    def list(
+        self,
+        *,
+        workflow: str | None = None,
+        status: str | None = None,
+        correlation: str | None = None,
+        id_prefix: str | None = None,
+        started_after: _dt.datetime | None = None,
+        started_before: _dt.datetime | None = None,
+        limit: int | None = None,
+        cursor: str | None = None,
+    ) -> RunPage:
+        """One page of runs, newest first; page.next_cursor is the next page's cursor."""
+        return self._drive(
+            _op_list(workflow, status, correlation, id_prefix, started_after, started_before, limit, cursor)
+        )
+
+    def runs(self, **filters: Any) -> Iterator[RunSummary]:
+        """Every run matching the filters of list, fetching pages as it goes."""
+        cursor = filters.pop("cursor", None)
+        while True:
+            page = self.list(cursor=cursor, **filters)
+            yield from page.runs
+            if isinstance(page.next_cursor, Unset) or not page.next_cursor:
+                return
+            cursor = page.next_cursor
+
+    def journal(self, run: str) -> _List[JournalEntry]:
+        j = self._drive(_op_simple(get_run_journal, run=run))
+        return list(j.entries)
+
+    def send_event(self, run: str, name: str, payload: Any = None, *, id: str | None = None) -> EventResult:
+        """Sends an event to a run: it completes the wait step waiting for name. An id makes sending
+        again a no-op."""
+        r = self._drive(_op_simple(send_event, run=run, body=_event_body(name, payload, id)))
+        return r  # type: ignore[no-any-return]
+
+    def cancel(self, run: str, reason: str | None = None) -> Run:
+        return self._drive(_op_view(cancel_run, run=run, body=CancelRequest(reason=_opt(reason))))
+
+    def rerun(self, run: str, *, from_step: str | None = None, idempotency_key: str | None = None) -> StartedRun:
+        """Starts a new run from an ended one, reusing its completed steps (all of them, or those
+        before from_step)."""
+        body = RerunRequest(from_step=_opt(from_step), idempotency_key=_opt(idempotency_key))
+        return self._drive(_op_started(rerun_run, run=run, body=body))
+
+    def delete_run(self, run: str, *, force: bool = False) -> None:
+        self._drive(_op_simple(delete_run, run=run, force=force))
+
+    # ---- workflows and workers ----
+
+    def workflows(self) -> _List[WorkflowSummary]:
+        return list(self._drive(_op_simple(list_workflows)).workflows)
+
+    def workers(self) -> _List[WorkerInfo]:
+        return list(self._drive(_op_simple(list_workers)).workers)
+
+    def stop_worker(self, worker: str) -> None:
+        """Says worker stopped (its drain ended): the server lists it as gone at once."""
+        self._drive(_op_simple(stop_worker, worker=worker))
+
+    # ---- schedules ----
+
+    def create_schedule(
+        self,
+        workflow: str,
+        cron: str,
+        *,
+        id: str | None = None,
+        version: str | None = None,
+        time_zone: str | None = None,
+        input: Any = None,
+        overlap: str | None = None,
+        paused: bool | None = None,
+        description: str | None = None,
+    ) -> Schedule:
+        body = _schedule_body(workflow, cron, id, version, time_zone, input, overlap, paused, description)
+        r = self._drive(_op_simple(create_schedule, body=body))
+        return r  # type: ignore[no-any-return]
+
+    def get_schedule(self, id: str) -> Schedule:
+        r = self._drive(_op_simple(get_schedule, schedule=id))
+        return r  # type: ignore[no-any-return]
+
+    def list_schedules(self, limit: int | None = None, cursor: str | None = None) -> SchedulePage:
+        r = self._drive(_op_simple(list_schedules, limit=_opt(limit), cursor=_opt(cursor)))
+        return r  # type: ignore[no-any-return]
+
+    def pause_schedule(self, id: str) -> Schedule:
+        r = self._drive(_op_simple(pause_schedule, schedule=id))
+        return r  # type: ignore[no-any-return]
+
+    def resume_schedule(self, id: str) -> Schedule:
+        r = self._drive(_op_simple(resume_schedule, schedule=id))
+        return r  # type: ignore[no-any-return]
+
+    def delete_schedule(self, id: str) -> None:
+        self._drive(_op_simple(delete_schedule, schedule=id))
+
+    def backfill_schedule(
+        self, id: str, start: _dt.datetime, end: _dt.datetime, max: int | None = None
+    ) -> BackfillResult:
+        body = BackfillRequest(from_=start, to=end, max_=_opt(max))
+        r = self._drive(_op_simple(backfill_schedule, schedule=id, body=body))
+        return r  # type: ignore[no-any-return]
+
+    # ---- batches ----
+
+    def start_batch(
+        self,
+        action: str,
+        *,
+        workflow: str | None = None,
+        status: _List[str] | None = None,
+        started_after: _dt.datetime | None = None,
+        started_before: _dt.datetime | None = None,
+        reason: str | None = None,
+    ) -> Batch:
+        """Cancels or reruns (action) every run matching the filter (at least one field)."""
+        body = _batch_body(action, workflow, status, started_after, started_before, reason)
+        r = self._drive(_op_simple(create_batch, body=body))
+        return r  # type: ignore[no-any-return]
+
+    def get_batch(self, id: str) -> Batch:
+        r = self._drive(_op_simple(get_batch, batch=id))
+        return r  # type: ignore[no-any-return]
+
+    def wait_batch(self, id: str, interval: float = 1.0, timeout: float = 300.0) -> Batch:
+        """Polls a batch every interval seconds until it is done; TimeoutError past timeout."""
+        until = time.monotonic() + timeout
+        while True:
+            b = self.get_batch(id)
+            if b.state.value == "done":
+                return b
+            if time.monotonic() > until:
+                raise TimeoutError(f"cairn: batch {id} not done after {timeout}s (state {b.state.value})")
+            time.sleep(interval)
+
+
+class AsyncClient(_Base):
+    """The asyncio form of :class:`Client`: the same operations, awaited."""
+
+    def __init__(
+        self,
+        server: str | None = None,
+        key: str | None = None,
+        *,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        self.server, self.key = key_server = _server_and_key(server, key)
+        key = key_server[1]
+        limits = httpx.Limits(max_connections=256, max_keepalive_connections=128)
+        inner = transport or httpx.AsyncHTTPTransport(limits=limits)
+        self.http = httpx.AsyncClient(
+            base_url=self.server, headers=_headers(key), timeout=_TIMEOUT, transport=AsyncRetryTransport(inner)
+        )
+        self.api = self._api_client(key)
+        self.api.set_async_httpx_client(self.http)
+
+    async def aclose(self) -> None:
+        await self.http.aclose()
+
+    async def __aenter__(self) -> AsyncClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    async def _drive(self, gen: _Op[T]) -> T:
+        import asyncio
+
+        value: Any = None
+        error: BaseException | None = None
+        while True:
+            try:
+                step = gen.throw(error) if error is not None else gen.send(value)
+            except StopIteration as stop:
+                return stop.value  # type: ignore[no-any-return]
+            value, error = None, None
+            if isinstance(step, _Sleep):
+                await asyncio.sleep(step.seconds)
+                continue
+            try:
+                value = _check(self.server, await step.op.asyncio_detailed(client=self.api, **step.kwargs))
+            except httpx.TransportError as err:
+                error = TransportError(self.server, err)
+            except APIError as err:
+                error = err
+
+    async def start(
+        self,
+        workflow: str,
+        input: Any = None,
+        *,
+        version: str | None = None,
+        correlation: str | None = None,
+        idempotency_key: str | None = None,
+        deadline: _dt.datetime | float | None = None,
+        state: dict[str, Any] | None = None,
+        priority: int | None = None,
+    ) -> StartedRun:
+        return await self._drive(
+            _op_start(workflow, input, version, correlation, idempotency_key, deadline, state, priority)
+        )
+
+    async def get(self, run: str) -> Run:
+        return await self._drive(_op_get(run))
+
+    async def progress(self, run: str, after: int | None = None, wait_ms: int | None = None) -> RunProgress:
+        return await self._drive(_op_simple(get_run_status, run=run, after=_opt(after), wait_ms=_opt(wait_ms)))
+
+    async def wait(self, run: str, on_progress: Callable[[RunProgress], None] | None = None) -> Run:
+        return await self._drive(_op_wait(run, on_progress))
+
+    async def result(self, run: str) -> Any:
+        from .errors import RunFailedError
+
+        r = await self.wait(run)
+        if r.status.value != "completed":
+            raise RunFailedError(r)
+        return None if isinstance(r.output, Unset) else r.output
+
+    async def list(
+        self,
+        *,
+        workflow: str | None = None,
+        status: str | None = None,
+        correlation: str | None = None,
+        id_prefix: str | None = None,
+        started_after: _dt.datetime | None = None,
+        started_before: _dt.datetime | None = None,
+        limit: int | None = None,
+        cursor: str | None = None,
+    ) -> RunPage:
+        return await self._drive(
+            _op_list(workflow, status, correlation, id_prefix, started_after, started_before, limit, cursor)
+        )
+
+    async def runs(self, **filters: Any) -> AsyncIterator[RunSummary]:
+        cursor = filters.pop("cursor", None)
+        while True:
+            page = await self.list(cursor=cursor, **filters)
+            for r in page.runs:
+                yield r
+            if isinstance(page.next_cursor, Unset) or not page.next_cursor:
+                return
+            cursor = page.next_cursor
+
+    async def journal(self, run: str) -> _List[JournalEntry]:
+        j = await self._drive(_op_simple(get_run_journal, run=run))
+        return list(j.entries)
+
+    async def send_event(self, run: str, name: str, payload: Any = None, *, id: str | None = None) -> EventResult:
+        return await self._drive(_op_simple(send_event, run=run, body=_event_body(name, payload, id)))
+
+    async def cancel(self, run: str, reason: str | None = None) -> Run:
+        return await self._drive(_op_view(cancel_run, run=run, body=CancelRequest(reason=_opt(reason))))
+
+    async def rerun(self, run: str, *, from_step: str | None = None, idempotency_key: str | None = None) -> StartedRun:
+        body = RerunRequest(from_step=_opt(from_step), idempotency_key=_opt(idempotency_key))
+        return await self._drive(_op_started(rerun_run, run=run, body=body))
+
+    async def workflows(self) -> _List[WorkflowSummary]:
+        return list((await self._drive(_op_simple(list_workflows))).workflows)
+
+    async def workers(self) -> _List[WorkerInfo]:
+        return list((await self._drive(_op_simple(list_workers))).workers)
+
+    async def stop_worker(self, worker: str) -> None:
+        await self._drive(_op_simple(stop_worker, worker=worker))
+
+    async def create_schedule(self, workflow: str, cron: str, **opts: Any) -> Schedule:
+        body = _schedule_body(
+            workflow,
+            cron,
+            opts.get("id"),
+            opts.get("version"),
+            opts.get("time_zone"),
+            opts.get("input"),
+            opts.get("overlap"),
+            opts.get("paused"),
+            opts.get("description"),
+        )
+        return await self._drive(_op_simple(create_schedule, body=body))
+
+    async def get_schedule(self, id: str) -> Schedule:
+        return await self._drive(_op_simple(get_schedule, schedule=id))
+
+    async def delete_schedule(self, id: str) -> None:
+        await self._drive(_op_simple(delete_schedule, schedule=id))
+
+    async def start_batch(self, action: str, **filter: Any) -> Batch:
+        body = _batch_body(
+            action,
+            filter.get("workflow"),
+            filter.get("status"),
+            filter.get("started_after"),
+            filter.get("started_before"),
+            filter.get("reason"),
+        )
+        return await self._drive(_op_simple(create_batch, body=body))
+
+    async def get_batch(self, id: str) -> Batch:
+        return await self._drive(_op_simple(get_batch, batch=id))

@@ -1,0 +1,208 @@
+"""Starts a real `cairn dev` (the binary in $CAIRN_BIN, built by make py-test)
+on a free 127.0.0.1 port and a temporary directory, with fast lease timings,
+for the tests: one server per test module (tests use workflow names of their
+own)."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+import cairn
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+@dataclass
+class DevServer:
+    url: str
+    client: cairn.Client
+    proc: subprocess.Popen[bytes]
+    dir: str
+    log: Path
+
+    def stop(self) -> None:
+        self.client.close()
+        self.proc.terminate()
+        try:
+            self.proc.wait(15)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(5)
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+def cairn_bin() -> str:
+    b = os.environ.get("CAIRN_BIN")
+    if not b:
+        pytest.fail("CAIRN_BIN is not set: run the tests with make py-test")
+    return b
+
+
+def start_server(env: dict[str, str] | None = None, lease_ttl: str = "1500ms") -> DevServer:
+    d = tempfile.mkdtemp(prefix="cairn-py-")
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    log = Path(d) / "server.log"
+    with open(log, "wb") as out:
+        proc = subprocess.Popen(
+            [
+                cairn_bin(),
+                "dev",
+                "--addr",
+                f"127.0.0.1:{port}",
+                "--dir",
+                str(Path(d) / "data"),
+                "--lease-ttl",
+                lease_ttl,
+                "--reap-every",
+                "200ms",
+            ],
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env={**os.environ, "CAIRN_LOG_LEVEL": "warn", **(env or {})},
+        )
+    deadline = time.monotonic() + 20
+    while True:
+        try:
+            if httpx.get(f"{url}/v1/api/readyz", timeout=1).status_code == 200:
+                break
+        except httpx.TransportError:
+            pass
+        if proc.poll() is not None or time.monotonic() > deadline:
+            proc.kill()
+            pytest.fail(f"cairn dev did not become ready (exit {proc.poll()}):\n{log.read_text()[-2000:]}")
+        time.sleep(0.05)
+    return DevServer(url, cairn.Client(url), proc, d, log)
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[DevServer]:
+    s = start_server()
+    yield s
+    s.stop()
+
+
+class Records(logging.Handler):
+    """Keeps a logger's records, for assertions."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.records: list[logging.LogRecord] = []
+        self._mu = threading.Lock()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        with self._mu:
+            self.records.append(record)
+
+    def messages(self) -> list[str]:
+        with self._mu:
+            return [r.getMessage() for r in self.records]
+
+
+_loggers = 0
+
+
+def mem_logger() -> tuple[logging.Logger, Records]:
+    """A logger of its own keeping its records (not propagated: quiet tests)."""
+    global _loggers
+    _loggers += 1
+    log = logging.getLogger(f"cairn.test.{_loggers}")
+    log.propagate = bool(os.environ.get("CAIRN_DEBUG"))
+    log.setLevel(logging.DEBUG)
+    rec = Records()
+    log.addHandler(rec)
+    return log, rec
+
+
+@contextlib.contextmanager
+def serving(w: cairn.Worker, ready_timeout: float = 15) -> Iterator[threading.Thread]:
+    """Serves w on a thread while the block runs; stops and joins it after."""
+    errors: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            w.serve(handle_signals=False)
+        except BaseException as e:
+            errors.append(e)
+
+    t = threading.Thread(target=run, name=f"serve-{w.id}", daemon=True)
+    t.start()
+    deadline = time.monotonic() + ready_timeout
+    while not w.ready.wait(0.05):
+        if errors or not t.is_alive() or time.monotonic() > deadline:
+            raise AssertionError(f"worker {w.id} did not become ready in {ready_timeout}s: {errors}")
+    try:
+        yield t
+    finally:
+        w.stop()
+        t.join(60)
+        assert not t.is_alive(), f"worker {w.id} did not stop within 60 s of stop()"
+    if errors:
+        raise errors[0]
+
+
+def eventually(cond: Callable[[], Any], timeout: float, what: str, interval: float = 0.05) -> Any:
+    """Polls cond until it is truthy, failing with what after timeout seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        v = cond()
+        if v:
+            return v
+        if time.monotonic() > deadline:
+            raise AssertionError(f"not within {timeout}s: {what} (last: {v!r})")
+        time.sleep(interval)
+
+
+def wait_run(c: cairn.Client, run: str, timeout: float = 30) -> Any:
+    """Client.wait, bounded: fails with the run's progress past timeout."""
+    box: list[Any] = []
+    err: list[BaseException] = []
+
+    def go() -> None:
+        try:
+            box.append(c.wait(run))
+        except BaseException as e:
+            err.append(e)
+
+    t = threading.Thread(target=go, daemon=True)
+    t.start()
+    t.join(timeout)
+    if t.is_alive():
+        p = c.progress(run)
+        raise AssertionError(
+            f"run {run} did not end within {timeout}s: status {p.status}, steps "
+            + ", ".join(f"{s.id}={s.status}" for s in p.steps)
+        )
+    if err:
+        raise err[0]
+    return box[0]
+
+
+def step(run: Any, id: str) -> Any:
+    for s in run.steps:
+        if s.id == id:
+            return s
+    raise AssertionError(f"run {run.id} has no step {id}")

@@ -1,0 +1,134 @@
+"""A mixed fleet: a Go, a TypeScript and a Python worker serve steps of one
+run. The Go worker is bench/e2e's ($CAIRN_GO_BENCH_WORKER, built by make
+py-test), the TypeScript one tests/fleet/tsworker.mjs on the TypeScript SDK's
+build ($CAIRN_TS_SDK); all three register the same definition (bench/e2e's
+fan-out of 200 no-op steps), each with one slot. Also: the TypeScript SDK's
+Go worker ($CAIRN_GO_WORKER) and this SDK serve different steps of one run."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import threading
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import DevServer, mem_logger, serving, step, wait_run
+
+import cairn
+
+HERE = Path(__file__).parent
+
+
+def _env(name: str) -> str:
+    v = os.environ.get(name)
+    if not v:
+        pytest.fail(f"{name} is not set: run the tests with make py-test")
+    return v
+
+
+class _Proc:
+    """A worker process that prints "ready" once registered."""
+
+    def __init__(self, args: list[str], env: dict[str, str], what: str) -> None:
+        self.what = what
+        self.p = subprocess.Popen(
+            args, env={**os.environ, **env}, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        )
+        self.ready = threading.Event()
+        self.err: list[bytes] = []
+        threading.Thread(target=self._read, daemon=True).start()
+        threading.Thread(target=lambda: self.err.extend(self.p.stderr or []), daemon=True).start()
+
+    def _read(self) -> None:
+        assert self.p.stdout is not None
+        for line in self.p.stdout:
+            if b"ready" in line:
+                self.ready.set()
+
+    def wait_ready(self, timeout: float) -> None:
+        if not self.ready.wait(timeout):
+            self.stop()
+            raise AssertionError(
+                f"the {self.what} did not say ready within {timeout}s (exit {self.p.poll()}):\n"
+                + b"".join(self.err).decode(errors="replace")[-2000:]
+            )
+
+    def stop(self) -> None:
+        self.p.terminate()
+        try:
+            self.p.wait(30)
+        except subprocess.TimeoutExpired:
+            self.p.kill()
+            self.p.wait(5)
+
+
+def test_go_typescript_and_python_workers_serve_one_run(server: DevServer) -> None:
+    go = _Proc(
+        [_env("CAIRN_GO_BENCH_WORKER")],
+        {"CAIRN_E2E_BENCH_WORKER": server.url, "CAIRN_E2E_BENCH_SLOTS": "1"},
+        "Go worker",
+    )
+    ts = _Proc(
+        ["node", str(HERE / "fleet" / "tsworker.mjs")],
+        {"CAIRN_SERVER": server.url, "CAIRN_TS_SDK": _env("CAIRN_TS_SDK")},
+        "TypeScript worker",
+    )
+    try:
+        go.wait_ready(30)
+        ts.wait_ready(30)
+        wf = cairn.workflow("e2e-fanout200", "1")
+        for i in range(200):
+            wf.task(f"p{i:03d}", lambda ctx, _: {})
+        log, _ = mem_logger()
+        w = cairn.Worker(server.client, name="py-worker", logger=log, concurrency=1, claim_wait=1).register(wf)
+        with serving(w):
+            run = server.client.start("e2e-fanout200").run.id
+            done = wait_run(server.client, run, 90)
+    finally:
+        ts.stop()
+        go.stop()
+    assert done.status.value == "completed", done.error
+    by: Counter[str] = Counter()
+    for s in done.steps:
+        assert s.status.value == "completed", (s.id, s.status)
+        winners = [a.worker for a in s.attempts if a.outcome.value == "completed"]
+        assert len(winners) == 1, (s.id, winners)
+        by[winners[0]] += 1
+    assert sum(by.values()) == 200
+    print(f"steps by worker: {dict(by)}")
+    assert {"e2e-bench", "ts-worker", "py-worker"} <= set(by), f"steps by worker: {dict(by)}"
+
+
+def test_go_and_python_workers_serve_different_steps(server: DevServer) -> None:
+    go = _Proc([_env("CAIRN_GO_WORKER")], {"CAIRN_SERVER": server.url}, "Go worker")
+    try:
+        go.wait_ready(30)
+        # The same definition as the Go worker's; a is served there (refused
+        # here as unservable), b here (the Go worker refuses it).
+        wf = (
+            cairn.workflow("mixed", "1")
+            .remote_task("a")
+            .task(
+                "b",
+                lambda ctx, x: {"from": x, "by": "python", "worker": ctx.info.worker},
+                after=["a"],
+                input="${steps.a.output}",
+            )
+        )
+        log, _ = mem_logger()
+        with serving(cairn.Worker(server.client, name="py-worker", logger=log, claim_wait=1).register(wf)):
+            run = server.client.start("mixed", {"n": 21}).run.id
+            done: Any = wait_run(server.client, run, 60)
+    finally:
+        go.stop()
+    assert done.status.value == "completed", done.error
+    assert done.output == {"from": {"by": "go", "n": 42}, "by": "python", "worker": "py-worker"}
+
+    def completed_by(id: str) -> str:
+        return next(a.worker for a in step(done, id).attempts if a.outcome.value == "completed")
+
+    assert completed_by("a") == "go-worker"
+    assert completed_by("b") == "py-worker"

@@ -30,4 +30,12 @@ KIND_OPTIONS: dict[str, tuple[str, ...]] = {
         "workflow",
         "child_version",
     ),
+    "function": (
+        "retry",
+        "timeout",
+        "max_deliveries",
+        "concurrency",
+        "rate_limit",
+        "priority",
+    ),
 }

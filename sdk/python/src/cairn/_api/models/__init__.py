@@ -14,6 +14,9 @@ from .batch_request_action import BatchRequestAction
 from .batch_state import BatchState
 from .build_info import BuildInfo
 from .cancel_request import CancelRequest
+from .checkpoint_request import CheckpointRequest
+from .checkpointed import Checkpointed
+from .checkpointed_run_status import CheckpointedRunStatus
 from .claim_next import ClaimNext
 from .claim_request import ClaimRequest
 from .claim_response import ClaimResponse
@@ -37,6 +40,7 @@ from .heartbeat_result import HeartbeatResult
 from .heartbeat_result_reason import HeartbeatResultReason
 from .holder import Holder
 from .input_view import InputView
+from .invocation import Invocation
 from .journal_entry import JournalEntry
 from .journal_entry_type import JournalEntryType
 from .journal_response import JournalResponse
@@ -50,6 +54,7 @@ from .list_workers_response import ListWorkersResponse
 from .list_workflows_response import ListWorkflowsResponse
 from .map_progress import MapProgress
 from .model_usage import ModelUsage
+from .operation import Operation
 from .problem import Problem
 from .problem_reason import ProblemReason
 from .rate_limit import RateLimit
@@ -85,6 +90,7 @@ from .step_progress_status import StepProgressStatus
 from .step_view import StepView
 from .step_view_kind import StepViewKind
 from .step_view_status import StepViewStatus
+from .suspension import Suspension
 from .usage import Usage
 from .usage_counters import UsageCounters
 from .usage_models import UsageModels
@@ -108,6 +114,9 @@ __all__ = (
     "BatchState",
     "BuildInfo",
     "CancelRequest",
+    "Checkpointed",
+    "CheckpointedRunStatus",
+    "CheckpointRequest",
     "ClaimNext",
     "ClaimRequest",
     "ClaimResponse",
@@ -131,6 +140,7 @@ __all__ = (
     "HeartbeatResultReason",
     "Holder",
     "InputView",
+    "Invocation",
     "JournalEntry",
     "JournalEntryType",
     "JournalResponse",
@@ -144,6 +154,7 @@ __all__ = (
     "ListWorkflowsResponse",
     "MapProgress",
     "ModelUsage",
+    "Operation",
     "Problem",
     "ProblemReason",
     "RateLimit",
@@ -179,6 +190,7 @@ __all__ = (
     "StepView",
     "StepViewKind",
     "StepViewStatus",
+    "Suspension",
     "Usage",
     "UsageCounters",
     "UsageModels",

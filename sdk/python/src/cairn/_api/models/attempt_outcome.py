@@ -5,6 +5,7 @@ class AttemptOutcome(StrEnum):
     COMPLETED = "completed"
     FAILED = "failed"
     LOST = "lost"
+    SUSPENDED = "suspended"
     TIMED_OUT = "timed_out"
 
     def __str__(self) -> str:

@@ -8,6 +8,7 @@ class JournalEntryType(StrEnum):
     EVENT_RECEIVED = "event_received"
     LEASE_LOST = "lease_lost"
     MAP_STARTED = "map_started"
+    OPERATION = "operation"
     RUN_CANCELLED = "run_cancelled"
     RUN_COMPLETED = "run_completed"
     RUN_FAILED = "run_failed"
@@ -22,6 +23,7 @@ class JournalEntryType(StrEnum):
     STEP_RETRY_SCHEDULED = "step_retry_scheduled"
     STEP_SKIPPED = "step_skipped"
     STEP_STARTED = "step_started"
+    STEP_SUSPENDED = "step_suspended"
     WAIT_STARTED = "wait_started"
 
     def __str__(self) -> str:

@@ -12,6 +12,7 @@ from ..types import UNSET, Unset
 if TYPE_CHECKING:
     from ..models.lease_state import LeaseState
     from ..models.lease_steps import LeaseSteps
+    from ..models.operation import Operation
 
 
 T = TypeVar("T", bound="Lease")
@@ -37,6 +38,8 @@ class Lease:
         version (str):
         workflow (str):
         correlation (str | Unset):
+        history (list[Operation] | Unset): For a function step: the operations its body checkpointed in earlier
+            attempts, in order; replay returns their results.
         item (int | Unset): For an item of a map step (step names the map step): the item's index in the items array.
         timeout_at (datetime.datetime | Unset): The attempt fails with class timeout then, heartbeats or not.
     """
@@ -57,6 +60,7 @@ class Lease:
     version: str
     workflow: str
     correlation: str | Unset = UNSET
+    history: list[Operation] | Unset = UNSET
     item: int | Unset = UNSET
     timeout_at: datetime.datetime | Unset = UNSET
 
@@ -93,6 +97,13 @@ class Lease:
 
         correlation = self.correlation
 
+        history: list[dict[str, Any]] | Unset = UNSET
+        if not isinstance(self.history, Unset):
+            history = []
+            for history_item_data in self.history:
+                history_item = history_item_data.to_dict()
+                history.append(history_item)
+
         item = self.item
 
         timeout_at: str | Unset = UNSET
@@ -122,6 +133,8 @@ class Lease:
         )
         if correlation is not UNSET:
             field_dict["correlation"] = correlation
+        if history is not UNSET:
+            field_dict["history"] = history
         if item is not UNSET:
             field_dict["item"] = item
         if timeout_at is not UNSET:
@@ -133,6 +146,7 @@ class Lease:
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
         from ..models.lease_state import LeaseState  # noqa: PLC0415
         from ..models.lease_steps import LeaseSteps  # noqa: PLC0415
+        from ..models.operation import Operation  # noqa: PLC0415
 
         d = dict(src_dict)
         attempt = d.pop("attempt")
@@ -167,6 +181,15 @@ class Lease:
 
         correlation = d.pop("correlation", UNSET)
 
+        _history = d.pop("history", UNSET)
+        history: list[Operation] | Unset = UNSET
+        if _history is not UNSET:
+            history = []
+            for history_item_data in _history:
+                history_item = Operation.from_dict(history_item_data)
+
+                history.append(history_item)
+
         item = d.pop("item", UNSET)
 
         _timeout_at = d.pop("timeout_at", UNSET)
@@ -193,6 +216,7 @@ class Lease:
             version=version,
             workflow=workflow,
             correlation=correlation,
+            history=history,
             item=item,
             timeout_at=timeout_at,
         )

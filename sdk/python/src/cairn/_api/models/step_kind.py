@@ -3,6 +3,7 @@ from enum import StrEnum
 
 class StepKind(StrEnum):
     CHILD = "child"
+    FUNCTION = "function"
     MAP = "map"
     SLEEP = "sleep"
     TASK = "task"

@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from ..models.error_info import ErrorInfo
     from ..models.holder import Holder
     from ..models.map_progress import MapProgress
+    from ..models.operation import Operation
     from ..models.usage import Usage
 
 
@@ -37,6 +38,7 @@ class StepView:
         failures (int | Unset): Retry budget spent.
         holder (Holder | Unset):
         map_ (MapProgress | Unset):
+        operations (list[Operation] | Unset): For a function step: the operations its body checkpointed, in order.
         output (Any | Unset):
         ready_at (datetime.datetime | Unset):
         wake_at (datetime.datetime | Unset): When a sleep ends or a wait times out.
@@ -54,6 +56,7 @@ class StepView:
     failures: int | Unset = UNSET
     holder: Holder | Unset = UNSET
     map_: MapProgress | Unset = UNSET
+    operations: list[Operation] | Unset = UNSET
     output: Any | Unset = UNSET
     ready_at: datetime.datetime | Unset = UNSET
     wake_at: datetime.datetime | Unset = UNSET
@@ -92,6 +95,13 @@ class StepView:
         if not isinstance(self.map_, Unset):
             map_ = self.map_.to_dict()
 
+        operations: list[dict[str, Any]] | Unset = UNSET
+        if not isinstance(self.operations, Unset):
+            operations = []
+            for operations_item_data in self.operations:
+                operations_item = operations_item_data.to_dict()
+                operations.append(operations_item)
+
         output = self.output
 
         ready_at: str | Unset = UNSET
@@ -127,6 +137,8 @@ class StepView:
             field_dict["holder"] = holder
         if map_ is not UNSET:
             field_dict["map"] = map_
+        if operations is not UNSET:
+            field_dict["operations"] = operations
         if output is not UNSET:
             field_dict["output"] = output
         if ready_at is not UNSET:
@@ -142,6 +154,7 @@ class StepView:
         from ..models.error_info import ErrorInfo  # noqa: PLC0415
         from ..models.holder import Holder  # noqa: PLC0415
         from ..models.map_progress import MapProgress  # noqa: PLC0415
+        from ..models.operation import Operation  # noqa: PLC0415
         from ..models.usage import Usage  # noqa: PLC0415
 
         d = dict(src_dict)
@@ -189,6 +202,15 @@ class StepView:
         else:
             map_ = MapProgress.from_dict(_map_)
 
+        _operations = d.pop("operations", UNSET)
+        operations: list[Operation] | Unset = UNSET
+        if _operations is not UNSET:
+            operations = []
+            for operations_item_data in _operations:
+                operations_item = Operation.from_dict(operations_item_data)
+
+                operations.append(operations_item)
+
         output = d.pop("output", UNSET)
 
         _ready_at = d.pop("ready_at", UNSET)
@@ -218,6 +240,7 @@ class StepView:
             failures=failures,
             holder=holder,
             map_=map_,
+            operations=operations,
             output=output,
             ready_at=ready_at,
             wake_at=wake_at,

@@ -1,0 +1,245 @@
+from http import HTTPStatus
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+
+from ... import errors
+from ...client import AuthenticatedClient, Client
+from ...models.checkpoint_request import CheckpointRequest
+from ...models.checkpointed import Checkpointed
+from ...models.problem import Problem
+from ...types import Response
+
+
+def _get_kwargs(
+    lease: str,
+    *,
+    body: CheckpointRequest,
+) -> dict[str, Any]:
+    headers: dict[str, Any] = {}
+
+    _kwargs: dict[str, Any] = {
+        "method": "post",
+        "url": "/v1/api/steps/{lease}/checkpoint".format(
+            lease=quote(str(lease), safe=""),
+        ),
+    }
+
+    _kwargs["json"] = body.to_dict()
+
+    headers["Content-Type"] = "application/json"
+
+    _kwargs["headers"] = headers
+    return _kwargs
+
+
+def _parse_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> Checkpointed | Problem | None:
+    if response.status_code == 200:
+        response_200 = Checkpointed.from_dict(response.json())
+
+        return response_200
+
+    if response.status_code == 401:
+        response_401 = Problem.from_dict(response.json())
+
+        return response_401
+
+    if response.status_code == 403:
+        response_403 = Problem.from_dict(response.json())
+
+        return response_403
+
+    if response.status_code == 404:
+        response_404 = Problem.from_dict(response.json())
+
+        return response_404
+
+    if response.status_code == 409:
+        response_409 = Problem.from_dict(response.json())
+
+        return response_409
+
+    if response.status_code == 422:
+        response_422 = Problem.from_dict(response.json())
+
+        return response_422
+
+    if response.status_code == 500:
+        response_500 = Problem.from_dict(response.json())
+
+        return response_500
+
+    if response.status_code == 502:
+        response_502 = Problem.from_dict(response.json())
+
+        return response_502
+
+    if response.status_code == 503:
+        response_503 = Problem.from_dict(response.json())
+
+        return response_503
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> Response[Checkpointed | Problem]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    lease: str,
+    *,
+    client: AuthenticatedClient,
+    body: CheckpointRequest,
+) -> Response[Checkpointed | Problem]:
+    """Record a function step's operations
+
+     For a function step (a durable function's driver): adds operations to the step's history, which a
+    later attempt's lease carries for replay, and with suspend ends this attempt and schedules the next
+    at suspend.until. Refused like a heartbeat once the attempt is not current (fenced, run_terminal): a
+    fenced driver checkpoints nothing. One run-record write.
+
+    Needs a key with the `worker` scope.
+
+    Args:
+        lease (str):
+        body (CheckpointRequest):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Checkpointed | Problem]
+    """
+
+    kwargs = _get_kwargs(
+        lease=lease,
+        body=body,
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+
+def sync(
+    lease: str,
+    *,
+    client: AuthenticatedClient,
+    body: CheckpointRequest,
+) -> Checkpointed | Problem | None:
+    """Record a function step's operations
+
+     For a function step (a durable function's driver): adds operations to the step's history, which a
+    later attempt's lease carries for replay, and with suspend ends this attempt and schedules the next
+    at suspend.until. Refused like a heartbeat once the attempt is not current (fenced, run_terminal): a
+    fenced driver checkpoints nothing. One run-record write.
+
+    Needs a key with the `worker` scope.
+
+    Args:
+        lease (str):
+        body (CheckpointRequest):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Checkpointed | Problem
+    """
+
+    return sync_detailed(
+        lease=lease,
+        client=client,
+        body=body,
+    ).parsed
+
+
+async def asyncio_detailed(
+    lease: str,
+    *,
+    client: AuthenticatedClient,
+    body: CheckpointRequest,
+) -> Response[Checkpointed | Problem]:
+    """Record a function step's operations
+
+     For a function step (a durable function's driver): adds operations to the step's history, which a
+    later attempt's lease carries for replay, and with suspend ends this attempt and schedules the next
+    at suspend.until. Refused like a heartbeat once the attempt is not current (fenced, run_terminal): a
+    fenced driver checkpoints nothing. One run-record write.
+
+    Needs a key with the `worker` scope.
+
+    Args:
+        lease (str):
+        body (CheckpointRequest):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Checkpointed | Problem]
+    """
+
+    kwargs = _get_kwargs(
+        lease=lease,
+        body=body,
+    )
+
+    response = await client.get_async_httpx_client().request(**kwargs)
+
+    return _build_response(client=client, response=response)
+
+
+async def asyncio(
+    lease: str,
+    *,
+    client: AuthenticatedClient,
+    body: CheckpointRequest,
+) -> Checkpointed | Problem | None:
+    """Record a function step's operations
+
+     For a function step (a durable function's driver): adds operations to the step's history, which a
+    later attempt's lease carries for replay, and with suspend ends this attempt and schedules the next
+    at suspend.until. Refused like a heartbeat once the attempt is not current (fenced, run_terminal): a
+    fenced driver checkpoints nothing. One run-record write.
+
+    Needs a key with the `worker` scope.
+
+    Args:
+        lease (str):
+        body (CheckpointRequest):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Checkpointed | Problem
+    """
+
+    return (
+        await asyncio_detailed(
+            lease=lease,
+            client=client,
+            body=body,
+        )
+    ).parsed

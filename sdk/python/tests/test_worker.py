@@ -287,9 +287,9 @@ def test_unservable(server: DevServer) -> None:
 
 def test_kind_options_are_checked() -> None:
 
-    with pytest.raises(ValueError, match="retry applies to task and map steps only"):
+    with pytest.raises(ValueError, match="retry applies to task, map and function steps only"):
         cairn.workflow("k", "1").sleep("s", 1, retry=cairn.RetryPolicy(max_attempts=2))
-    with pytest.raises(ValueError, match="concurrency applies to task steps only"):
+    with pytest.raises(ValueError, match="concurrency applies to task and function steps only"):
         cairn.workflow("k", "1").map("m", "input.items", lambda ctx, x: x, concurrency=cairn.Concurrency(limit=1))
     with pytest.raises(ValueError, match="defined twice"):
         cairn.workflow("k", "1").task("a", lambda ctx, x: x).wait("a", "ev")

@@ -104,11 +104,11 @@ export class FunctionSuspended extends Error {
 /** The longest sleep, in ms, a driver waits out holding its lease; a longer one suspends the function. */
 export const inlineSleepMs = 2000;
 
-// Checkpoint batching: recorded operations are sent together, in the
-// background once the oldest has waited flushDelayMs, at once when
-// flushOps wait, and always before a suspension, before an at_most_once
-// step's body, and when the body returns. A crash loses at most the
-// unsent ones (their steps run again: at_least_once).
+// Checkpoints: what the function recorded is sent before each step's
+// body starts (so a completed step never runs again), before a
+// suspension and when the body returns; records made between steps
+// (values, patches, a last step's result) go in the background once the
+// oldest has waited flushDelayMs, or at once when flushOps wait.
 const flushOps = 32;
 const flushDelayMs = 250;
 
@@ -313,10 +313,11 @@ class Durable implements DurableContext {
       throw opError(why);
     }
     const atMostOnce = opts.atMostOnce === true;
-    if (atMostOnce) {
-      this.record({ id, kind: "step", status: "started" });
-      await this.flush(); // durable before the body runs
-    }
+    if (atMostOnce) this.record({ id, kind: "step", status: "started" });
+    // What the function recorded so far (the previous step's result above
+    // all) is durable before this step's side effects begin: a step that
+    // completed never runs again; an at_most_once start is on record.
+    await this.flush();
     const ran = await this.runStep(id, fn, opts, atMostOnce);
     let why = ran.why;
     let result: unknown = null;

@@ -205,7 +205,7 @@ func (r *Report) String() string {
 		st = append(st, fmt.Sprintf("%s=%d", s, n))
 	}
 	sort.Strings(st)
-	fmt.Fprintf(&b, "  runs=%d (%s); idempotent double starts=%d events=%d cancels=%d\n", r.Runs, strings.Join(st, " "), r.IdemStarts, r.EventsSent, r.CancelsSent)
+	fmt.Fprintf(&b, "  runs=%d (%s) durable functions=%d; idempotent double starts=%d events=%d cancels=%d\n", r.Runs, strings.Join(st, " "), r.ByWorkflow[WfFunction], r.IdemStarts, r.EventsSent, r.CancelsSent)
 	if r.LateFound+r.LateCreated+r.LateSends > 0 {
 		fmt.Fprintf(&b, "  gave up during the chaos, resolved after it: starts found by key=%d created by the lookup=%d events/cancels=%d\n", r.LateFound, r.LateCreated, r.LateSends)
 	}

@@ -10,11 +10,13 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/blob"
+
 	// The checks open the store the processes share.
 	_ "github.com/cairn-dev/cairn/internal/config/drivers"
 	"github.com/cairn-dev/cairn/sdk"
@@ -170,10 +172,54 @@ func (r *round) checkRun(run *cairn.Run, journal []sdk.JournalEntry, byStep map[
 		r.rep.fail("run %s ended %s but its journal has %d %s entries", run.ID, run.Status, j.ended, cairn.JournalRunEnded(run.Status))
 	}
 	for _, s := range run.Steps {
-		if s.Kind != cairn.KindTask {
+		switch s.Kind {
+		case cairn.KindTask:
+			r.checkStep(run, &s, byStep[run.ID+"/"+s.ID], j)
+		case cairn.KindFunction:
+			r.checkFunction(run, &s, byStep[run.ID+"/"+s.ID], j)
+		}
+	}
+}
+
+// checkFunction checks a durable function's step: its operations'
+// executions against its recorded attempts (each by the worker that held
+// it), the at_most_once operation run at most once, every recorded step
+// result from a logged execution of that operation, and the function's
+// output (its last step's result).
+func (r *round) checkFunction(run *cairn.Run, s *cairn.StepView, ex []Exec, j journalIndex) {
+	rep := r.rep
+	byOp := map[string][]Exec{}
+	for _, e := range ex {
+		byOp[e.Op] = append(byOp[e.Op], e)
+	}
+	for op, es := range byOp {
+		amo := op == FunctionOnce
+		if amo && len(es) > 1 {
+			rep.DoubleAMO++
+			rep.fail("at_most_once operation %s of run %s ran %d times: %+v", op, run.ID, len(es), es)
+		}
+		if ok := r.checkExecutions(run, s, es, amo); !amo && ok > 1 {
+			rep.Duplicates += ok - 1
+		}
+	}
+	if j.completions[s.ID] > 1 {
+		rep.fail("run %s step %s completed %d times in the journal", run.ID, s.ID, j.completions[s.ID])
+	}
+	r.checkAttemptsJournal(run, s, j)
+	results := map[string]string{}
+	for _, op := range s.Operations {
+		var out Output
+		if op.Kind != cairn.OpStep || op.Status != cairn.OpCompleted {
 			continue
 		}
-		r.checkStep(run, &s, byStep[run.ID+"/"+s.ID], j)
+		if err := json.Unmarshal(op.Result, &out); err != nil || !slices.ContainsFunc(byOp[op.ID], func(e Exec) bool { return e.Nonce == out.Nonce && !e.Failed }) {
+			rep.fail("run %s: operation %s recorded %s, which no logged execution of it returned (%d executions)", run.ID, op.ID, op.Result, len(byOp[op.ID]))
+		}
+		results[op.ID] = out.Nonce
+	}
+	var out Output
+	if s.Status == cairn.StepCompleted && (json.Unmarshal(s.Output, &out) != nil || out.Nonce != results["/b#0"]) {
+		rep.fail("run %s: the function's output %s is not its last step's result %q", run.ID, s.Output, results["/b#0"])
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/sdk"
 )
 
@@ -29,6 +30,9 @@ type Exec struct {
 	Nonce string `json:"nonce"`
 	// Failed: the body returned an error instead of its output.
 	Failed bool `json:"failed,omitempty"`
+	// Op is, for a step of a durable function, the operation's id (Step is
+	// the function's step).
+	Op string `json:"op,omitempty"`
 }
 
 // Output is what every chaos body returns.
@@ -53,6 +57,11 @@ const (
 	WfSleep  = "chaos-sleep"
 	WfFlaky  = "chaos-flaky"
 	WfSlow   = "chaos-slow"
+	// WfFunction is a durable function: a step, an at_most_once step, a
+	// sleep that suspends it, and a last step whose result it returns.
+	WfFunction = "chaos-fn"
+	// FunctionOnce is the function's at_most_once operation.
+	FunctionOnce = "/once#0"
 	// FanoutWidth is how many parallel branches the fan-out has.
 	FanoutWidth = 8
 	// WaitEvent is the event the wait workflow waits for.
@@ -60,7 +69,7 @@ const (
 )
 
 // Workflows lists every chaos workload's workflow name.
-var Workflows = []string{WfLinear, WfFanout, WfAMO, WfWait, WfSleep, WfFlaky, WfSlow}
+var Workflows = []string{WfLinear, WfFanout, WfAMO, WfWait, WfSleep, WfFlaky, WfSlow, WfFunction}
 
 // execLog appends Exec lines to a file with O_APPEND: each line is one
 // write(2) below PIPE_BUF, so lines from many processes never interleave
@@ -95,38 +104,45 @@ func (l *execLog) add(e Exec) error {
 func defs(log *execLog, worker string) []*sdk.WorkflowDef {
 	var rmu sync.Mutex
 	rng := rand.New(rand.NewPCG(uint64(os.Getpid()), uint64(time.Now().UnixNano())))
+	// work is one execution: simulated work, then its Exec logged.
+	work := func(ctx context.Context, info sdk.StepInfo, op string, in Input, fail func() error) (Output, error) {
+		rmu.Lock()
+		nonce := fmt.Sprintf("%016x", rng.Uint64())
+		work := time.Duration(0)
+		if in.WorkMs > 0 {
+			work = time.Duration(rng.IntN(in.WorkMs)) * time.Millisecond
+		}
+		rmu.Unlock()
+		if info.Workflow == WfSlow && in.SlowMs > 0 {
+			work = time.Duration(in.SlowMs) * time.Millisecond
+		}
+		select {
+		case <-time.After(work):
+		case <-ctx.Done():
+			return Output{}, context.Cause(ctx)
+		}
+		e := Exec{Run: info.Run, Workflow: info.Workflow, Step: info.Step, Attempt: info.Attempt, Lease: info.Lease,
+			Worker: worker, Delivery: string(info.Delivery), Nonce: nonce, Op: op}
+		var ferr error
+		if fail != nil {
+			ferr = fail()
+		}
+		e.Failed = ferr != nil
+		if err := log.add(e); err != nil {
+			return Output{}, fmt.Errorf("exec log: %w", err)
+		}
+		if ferr != nil {
+			return Output{}, ferr
+		}
+		return Output{Nonce: nonce}, nil
+	}
 	body := func(fail func(sdk.StepContext) error) sdk.Handler {
 		return sdk.Handle(func(ctx sdk.StepContext, in Input) (Output, error) {
-			info := ctx.Info()
-			rmu.Lock()
-			nonce := fmt.Sprintf("%016x", rng.Uint64())
-			work := time.Duration(0)
-			if in.WorkMs > 0 {
-				work = time.Duration(rng.IntN(in.WorkMs)) * time.Millisecond
-			}
-			rmu.Unlock()
-			if info.Workflow == WfSlow && in.SlowMs > 0 {
-				work = time.Duration(in.SlowMs) * time.Millisecond
-			}
-			select {
-			case <-time.After(work):
-			case <-ctx.Done():
-				return Output{}, context.Cause(ctx)
-			}
-			e := Exec{Run: info.Run, Workflow: info.Workflow, Step: info.Step, Attempt: info.Attempt, Lease: info.Lease,
-				Worker: worker, Delivery: string(info.Delivery), Nonce: nonce}
-			var ferr error
+			var f func() error
 			if fail != nil {
-				ferr = fail(ctx)
+				f = func() error { return fail(ctx) }
 			}
-			e.Failed = ferr != nil
-			if err := log.add(e); err != nil {
-				return Output{}, fmt.Errorf("exec log: %w", err)
-			}
-			if ferr != nil {
-				return Output{}, ferr
-			}
-			return Output{Nonce: nonce}, nil
+			return work(ctx, ctx.Info(), "", in, f)
 		})
 	}
 	in := sdk.Input(map[string]any{"work_ms": "${input.work_ms}"})
@@ -165,5 +181,26 @@ func defs(log *execLog, worker string) []*sdk.WorkflowDef {
 	slow := sdk.Workflow(WfSlow, "1").
 		Task("slow", body(nil), sdk.Input(map[string]any{"slow_ms": "${input.slow_ms}"})).
 		Task("after", body(nil), in, sdk.After("slow"))
-	return []*sdk.WorkflowDef{linear, fan, amo, wait, sleep, flaky, slow}
+	fn := sdk.Function(WfFunction, "1", func(fc *sdk.Durable, in Input) (Output, error) {
+		op := func(name string, opts ...sdk.StepOption) (Output, error) {
+			return sdk.Step(fc, name, func(ctx context.Context) (Output, error) {
+				info := fc.Info() // the function's attempt; the operation's delivery
+				if "/"+name+"#0" == FunctionOnce {
+					info.Delivery = cairn.AtMostOnce
+				}
+				return work(ctx, info, "/"+name+"#0", in, nil)
+			}, opts...)
+		}
+		if _, err := op("a"); err != nil {
+			return Output{}, err
+		}
+		if _, err := op("once", sdk.AtMostOnce()); err != nil {
+			return Output{}, err
+		}
+		if err := fc.Sleep("nap", 2500*time.Millisecond); err != nil { // suspends: past the inline bound
+			return Output{}, err
+		}
+		return op("b")
+	})
+	return []*sdk.WorkflowDef{linear, fan, amo, wait, sleep, flaky, slow, fn}
 }

@@ -341,3 +341,36 @@ func TestFunctionRequestsPerOperation(t *testing.T) {
 		}
 	})
 }
+
+// A rerun of a failed function goes on from its last checkpoint before
+// the failure: the new run's lease carries what succeeded.
+func TestRerunOfAFunctionResumesFromItsHistory(t *testing.T) {
+	h := newHarness(t, withWorkflows("w1", fnWorkflow("fn")))
+	ctx, e := h.ctx, h.e
+	run := h.start("fn", "")
+	l := h.claim("w1")
+	failed := cairn.Operation{ID: "/b#0", Seq: 1, Kind: cairn.OpStep, Status: cairn.OpFailed, Error: &cairn.ErrorInfo{Class: "boom", Message: "b failed"}}
+	if _, err := e.Checkpoint(ctx, l.ID, CheckpointRequest{Operations: []cairn.Operation{op(0, cairn.OpStep, "/a#0", `"a"`), failed}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Fail(ctx, l.ID, FailRequest{Error: cairn.ErrorInfo{Class: cairn.ClassFatal, Message: "b failed"}}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := e.RerunRun(ctx, run, RerunRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l = h.claim("w1")
+	if l.Run != res.Run.ID || len(l.History) != 1 || l.History[0].ID != "/a#0" || string(l.History[0].Result) != `"a"` {
+		t.Fatalf("the rerun's lease: run %s (rerun %s), history %+v", l.Run, res.Run.ID, l.History)
+	}
+	// from_step names the function: it starts over.
+	h.complete(l.ID, `"ok"`)
+	res, err = e.RerunRun(ctx, run, RerunRequest{FromStep: "main"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l = h.claim("w1"); l.Run != res.Run.ID || len(l.History) != 0 {
+		t.Fatalf("a rerun from the function's step: history %+v", l.History)
+	}
+}

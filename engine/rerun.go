@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/engine/internal/history"
 	"github.com/cairn-dev/cairn/engine/internal/keys"
 )
 
@@ -68,6 +69,13 @@ func (e *Engine) RerunRun(ctx context.Context, id string, req RerunRequest) (*ca
 		r.RerunOf = old.ID
 		for _, s := range d.Steps {
 			was := old.Steps[s.ID]
+			if was != nil && was.Status != cairn.StepCompleted && !rerun[s.ID] && len(was.Ops) > 0 {
+				// A function goes on from its last checkpoint before what
+				// failed (function.go).
+				r.Steps[s.ID].Ops = history.Resumable(was.Ops)
+				r.journal(now, cairn.JournalEntry{Type: cairn.JournalOperation, Step: s.ID,
+					Message: fmt.Sprintf("%d operations reused from run %s", len(r.Steps[s.ID].Ops), old.ID)})
+			}
 			if was == nil || was.Status != cairn.StepCompleted || rerun[s.ID] {
 				continue
 			}

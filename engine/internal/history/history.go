@@ -116,6 +116,19 @@ func Ended(hist []cairn.Operation, id string) bool {
 	return false
 }
 
+// Resumable is the part of a function's history a rerun starts from: the
+// operations before the first one that failed or that started without an
+// outcome (an at_most_once step, a wait, an invoke), so the new run
+// replays what succeeded and runs the rest again.
+func Resumable(hist []cairn.Operation) []cairn.Operation {
+	for i, op := range hist {
+		if op.Status == cairn.OpFailed || op.Status == cairn.OpStarted && !Ended(hist[i:], op.ID) {
+			return slices.Clone(hist[:i])
+		}
+	}
+	return slices.Clone(hist)
+}
+
 // Size is the bytes of results and errors hist holds.
 func Size(hist []cairn.Operation) int {
 	n := 0

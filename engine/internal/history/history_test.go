@@ -3,6 +3,7 @@ package history
 import (
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -53,5 +54,25 @@ func TestAppendRefuses(t *testing.T) {
 		if !errors.As(err, &fe) || fe.Field != c.field || !strings.Contains(fe.Message, c.words) {
 			t.Errorf("%s: got %v, want %s: …%s…", c.name, err, c.field, c.words)
 		}
+	}
+}
+
+func TestResumableStopsAtTheFirstFailureOrOpenStart(t *testing.T) {
+	wake := time.Unix(5, 0)
+	started := func(seq int, id string) cairn.Operation {
+		return cairn.Operation{ID: id, Seq: seq, Kind: cairn.OpStep, Status: cairn.OpStarted}
+	}
+	failed := cairn.Operation{ID: "/c#0", Seq: 4, Kind: cairn.OpStep, Status: cairn.OpFailed, Error: &cairn.ErrorInfo{Class: "x"}}
+	hist := []cairn.Operation{step(0, "/a#0", "1"), started(1, "/once#0"), step(2, "/once#0", "2"),
+		{ID: "/nap#0", Seq: 3, Kind: cairn.OpSleep, Status: cairn.OpCompleted, WakeAt: &wake}, failed, step(5, "/d#0", "3")}
+	if got := Resumable(hist); len(got) != 4 || got[3].ID != "/nap#0" {
+		t.Fatalf("a failure at 4: kept %+v", got)
+	}
+	open := append(slices.Clone(hist[:4]), started(4, "/charge#0"))
+	if got := Resumable(open); len(got) != 4 {
+		t.Fatalf("an at_most_once start without outcome at 4: kept %d", len(got))
+	}
+	if got := Resumable(hist[:4]); len(got) != 4 {
+		t.Fatalf("nothing failed: kept %d of 4", len(got))
 	}
 }

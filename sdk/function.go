@@ -14,6 +14,10 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/openapi/client"
 )
@@ -309,6 +313,7 @@ func Step[T any](fc *Durable, name string, fn func(ctx context.Context) (T, erro
 	if err != nil {
 		return zero, err
 	}
+	s.ID = id
 	if len(recs) > 0 {
 		last := recs[len(recs)-1]
 		switch cairn.OperationStatus(last.Status) {
@@ -395,7 +400,18 @@ func runStep[T any](fc *Durable, s cairn.Step, fn func(ctx context.Context) (T, 
 // tryStep runs fn once, bounded by the step's timeout, a panic turned
 // into an error of class panic.
 func tryStep[T any](fc *Durable, s cairn.Step, fn func(ctx context.Context) (T, error)) (v T, err error) {
-	ctx := context.Context(fc)
+	// Each try is a span under the function's step span (its gen_ai
+	// usage sums into the step's, as a task body's spans do).
+	ctx, span := fc.sc.worker.tracer.Start(fc, "operation "+s.ID, trace.WithAttributes(
+		attribute.String("cairn.operation", s.ID), attribute.String("cairn.operation.kind", string(cairn.OpStep))))
+	defer func() {
+		if err != nil {
+			class, msg := classify(err)
+			span.SetStatus(codes.Error, msg)
+			span.SetAttributes(attribute.String("cairn.error.class", class))
+		}
+		span.End()
+	}()
 	if s.Timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, s.Timeout.D())

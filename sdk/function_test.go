@@ -5,10 +5,17 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/sdk/sdktest"
@@ -414,5 +421,54 @@ func TestFunctionStepTimeoutAndManyValues(t *testing.T) {
 	r := waitRun(t, e.c, start(t, e.c, "bounded", StartOptions{}).ID, 30*time.Second)
 	if r.Status != RunFailed || r.Error.Class != cairn.ClassTimeout || len(r.Step("main").Operations) != 2501 {
 		t.Fatalf("run %s %+v, %d operations", r.Status, r.Error, len(r.Step("main").Operations))
+	}
+}
+
+// Each step of a function is a span under the function's step span, with
+// its operation id and, on failure, its class; the model usage its spans
+// carry sums into the function's step.
+func TestFunctionStepSpansAndUsage(t *testing.T) {
+	e := newEnv(t, sdktest.Options{})
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	defer tp.Shutdown(context.Background())
+	tracer := tp.Tracer("test")
+	wf := Function("spans", "1", func(fc *Durable, _ struct{}) (int, error) {
+		n, err := Step(fc, "ask", func(ctx context.Context) (int, error) {
+			_, span := tracer.Start(ctx, "chat", trace.WithAttributes(attribute.String(AttrRequestModel, "model-a"),
+				attribute.Int64(AttrInputTokens, 30), attribute.Int64(AttrOutputTokens, 7)))
+			span.End()
+			return 1, nil
+		})
+		if err != nil {
+			return 0, err
+		}
+		_, err = Step(fc, "fails", func(context.Context) (int, error) { return 0, Failure("nope", errors.New("no")) })
+		if ClassOf(err) != "nope" {
+			return 0, fmt.Errorf("want class nope, got %v", err)
+		}
+		return n, nil
+	})
+	serve(t, NewWorker(e.c, WithLogger(quiet()), WithTracerProvider(tp)).Register(wf))
+	r := waitRun(t, e.c, start(t, e.c, "spans", StartOptions{}).ID, 10*time.Second)
+	if u := r.Step("main").Usage; r.Status != RunCompleted || u.Model != "model-a" || u.InputTokens != 30 || u.OutputTokens != 7 {
+		t.Fatalf("run %s %+v; usage %+v", r.Status, r.Error, u)
+	}
+	var stepSpan trace.SpanContext
+	ops := map[string]sdktrace.ReadOnlySpan{}
+	for _, s := range rec.Ended() {
+		switch {
+		case strings.HasPrefix(s.Name(), "step spans/main"):
+			stepSpan = s.SpanContext()
+		case strings.HasPrefix(s.Name(), "operation "):
+			ops[s.Name()] = s
+		}
+	}
+	ask, fails := ops["operation /ask#0"], ops["operation /fails#0"]
+	if ask == nil || fails == nil || ask.Parent().SpanID() != stepSpan.SpanID() {
+		t.Fatalf("operation spans %v, the step span %v", ops, stepSpan)
+	}
+	if fails.Status().Code != codes.Error || !slices.ContainsFunc(fails.Attributes(), func(kv attribute.KeyValue) bool { return kv.Value.AsString() == "nope" }) {
+		t.Fatalf("a failed step's span: %v %v", fails.Status(), fails.Attributes())
 	}
 }

@@ -1,6 +1,7 @@
 // Durable functions: a workflow written as ordinary code. Its body calls
 // operations on a DurableContext — step, sleep, sleepUntil, waitForEvent,
-// now, random, uuid, patched — each named by the caller, and each
+// invoke, map, parallel, now, random, uuid, patched — each named by the
+// caller, and each
 // operation's outcome is checkpointed in the bucket under the driver's
 // lease. A crash, a deploy or a long sleep ends the attempt; the next
 // attempt runs the body again and every operation already recorded
@@ -18,6 +19,7 @@ import { type Duration, type Handler, type RetryPolicy, type StepOptions, Workfl
 type Operation = Schemas["Operation"];
 type Suspension = Schemas["Suspension"];
 type ErrorInfo = Schemas["ErrorInfo"];
+type Invocation = Schemas["Invocation"];
 export type CheckpointRequest = Schemas["CheckpointRequest"];
 
 /** The body of a durable function: the run's input in, the output (any JSON value) out. */
@@ -36,10 +38,24 @@ export interface DurableStepOptions {
   atMostOnce?: boolean;
 }
 
+/** The run ctx.invoke starts: a workflow, its version (the newest when the run starts, if absent) and its input. */
+export interface Call {
+  workflow: string;
+  version?: string;
+  input?: unknown;
+}
+
+/** Options of ctx.map. */
+export interface MapOptions {
+  /** The most items running at once (default, or 0: all). */
+  limit?: number;
+}
+
 /**
  * A durable function's context: its operations, and the driver's
  * attempt. Operations named the same are told apart by their order: the
- * k-th use of a name in an attempt is operation "/name#k".
+ * k-th use of a name in a scope is operation "<scope>/name#k" (the body's
+ * scope is "", a map's or parallel's branch's "/<name>#<k>/<index>").
  */
 export interface DurableContext {
   /** Aborted when the lease is lost, the run ended, the function suspended or the worker shut down. */
@@ -73,6 +89,28 @@ export interface DurableContext {
    * body may handle it). An event sent before the wait starts is kept for it.
    */
   waitForEvent<T = unknown>(name: string, event: string, opts?: { timeout?: Duration }): Promise<T>;
+  /**
+   * Starts a run of another workflow (a DAG or a function, served by any
+   * worker in any language) and waits for it, the function suspended
+   * meanwhile, returning the run's output; a run that did not complete
+   * throws its error with its class (the body may handle it). The run
+   * starts once, however often the body replays; it is cancelled if the
+   * function's run ends first.
+   */
+  invoke<T = unknown>(name: string, call: Call): Promise<T>;
+  /**
+   * Runs fn on each item, at most limit at once (default: all), each in a
+   * scope of its own (its operations' ids are under /<name>#<k>/<index>),
+   * and resolves to the outputs in the items' order, or rejects with the
+   * error of the first item (by index) that failed, its class kept. A
+   * branch that sleeps, waits or invokes parks (its slot goes to the next
+   * item) until no branch runs; the function then suspends once for all
+   * of them: until the earliest wake time, and for one parked operation's
+   * event or run (the others park again on the next replay).
+   */
+  map<In, Out>(name: string, items: readonly In[], fn: (ctx: DurableContext, item: In, index: number) => Promise<Out> | Out, opts?: MapOptions): Promise<Out[]>;
+  /** Runs branches at once, each in a scope of its own (see map), and resolves to their outputs in order, or rejects with the first error (by position). */
+  parallel<T extends unknown[]>(name: string, ...branches: { [K in keyof T]: (ctx: DurableContext) => Promise<T[K]> | T[K] }): Promise<T>;
   /** The time, recorded: a replay sees the same time. */
   now(): Date;
   /** A random number in [0, 1), recorded. */
@@ -150,13 +188,13 @@ export function defineFunction<In = any, Out = unknown>(opts: WorkflowOptions, b
 
 /** Drives body for one attempt of its function step. */
 async function drive(sc: StepContext, hooks: DriverHooks, body: FunctionBody): Promise<unknown> {
-  const fc = new Durable(sc, hooks);
+  const j = new Journal(sc, hooks);
   try {
     let out: unknown;
     let err: unknown;
     let threw = false;
     try {
-      out = await body(fc, sc.input);
+      out = await body(new Durable(j, ""), sc.input);
     } catch (e) {
       err = e;
       threw = true;
@@ -164,53 +202,58 @@ async function drive(sc: StepContext, hooks: DriverHooks, body: FunctionBody): P
     if (sc.signal.reason instanceof ShutdownError) {
       // The worker is draining: the function goes on in another attempt
       // (no failure spent), from what it recorded.
-      await fc.flush({ until: new Date().toISOString() });
+      await j.flush({ until: new Date().toISOString() });
       throw new FunctionSuspended();
     }
-    const stop = fc.stop ?? (threw ? undefined : fc.unreached());
+    const stop = j.stop ?? (threw ? undefined : j.unreached());
     if (stop !== undefined) throw stop;
     try {
-      await fc.flush();
+      await j.flush();
     } catch (ferr) {
       if (!threw) throw ferr;
     }
     if (threw) throw err;
     return out;
   } finally {
-    fc.stopTimer();
+    j.stopTimer();
   }
 }
 
-class Durable implements DurableContext {
-  readonly signal: AbortSignal;
-  readonly info: StepInfo;
-  readonly log: Logger;
+/** An attempt's history, shared by the body and its branches (map, parallel). */
+class Journal {
   /** Set once the body must end: suspended, nondeterminism. */
   stop: Error | undefined;
-
-  private readonly sc: StepContext;
-  private readonly hooks: DriverHooks;
+  readonly info: StepInfo;
+  readonly log: Logger;
+  readonly signal: AbortSignal;
   /** Recorded and sent. */
-  private readonly hist: Operation[];
+  readonly hist: Operation[];
   /** Positions in hist by id. */
   private readonly byID = new Map<string, number[]>();
   /** Ids the body reached in this attempt. */
-  private readonly visited = new Set<string>();
-  /** A name's uses so far (its ids' k). */
-  private readonly uses = new Map<string, number>();
+  readonly visited = new Set<string>();
   /** Recorded, not sent yet. */
-  private pending: Operation[] = [];
+  pending: Operation[] = [];
   /** The background flush of pending. */
   private timer: NodeJS.Timeout | undefined;
   /** One checkpoint at a time: seqs stay in order. */
   private flushing: Promise<unknown> = Promise.resolve();
+  /**
+   * The barrier of branches: running counts the scopes that may still
+   * record operations; a suspension waits (parked) until none runs, and
+   * the attempt then suspends once, for all of them.
+   */
+  running = 1;
+  readonly parked: Suspension[] = [];
+  private suspending: Promise<never> | undefined;
 
-  constructor(sc: StepContext, hooks: DriverHooks) {
-    this.sc = sc;
-    this.hooks = hooks;
-    this.signal = sc.signal;
+  constructor(
+    sc: StepContext,
+    readonly hooks: DriverHooks,
+  ) {
     this.info = sc.info;
     this.log = sc.log;
+    this.signal = sc.signal;
     this.hist = [...(hooks.lease.history ?? [])];
     this.hist.forEach((op, i) => this.index(op.id, i));
   }
@@ -219,6 +262,13 @@ class Durable implements DurableContext {
     const at = this.byID.get(id);
     if (at) at.push(i);
     else this.byID.set(id, [i]);
+  }
+
+  /** What the history and the pending records hold for id, in order. */
+  records(id: string): Operation[] {
+    const recs = (this.byID.get(id) ?? []).map((i) => this.hist[i]!);
+    for (const op of this.pending) if (op.id === id) recs.push(op);
+    return recs;
   }
 
   stopTimer(): void {
@@ -235,7 +285,7 @@ class Durable implements DurableContext {
   }
 
   /** Stops the body for nondeterminism. */
-  private broken(what: string): Error {
+  broken(what: string): Error {
     this.stop ??= new StepFailure(
       "nondeterminism",
       `nondeterminism in run ${this.info.run}: ${what}; the code changed under a run in flight: gate changes with Patched (docs/FUNCTIONS.md)`,
@@ -243,26 +293,8 @@ class Durable implements DurableContext {
     return this.stop;
   }
 
-  /**
-   * Names the next use of name and returns its id and what the history
-   * holds for it (empty: new); throws what ends the body.
-   */
-  private begin(name: string, kind: string): { id: string; recs: Operation[] } {
-    if (this.stop) throw this.stop;
-    if (this.signal.aborted) throw this.signal.reason;
-    const k = this.uses.get(name) ?? 0;
-    const id = `/${name}#${k}`;
-    this.uses.set(name, k + 1);
-    this.visited.add(id);
-    const recs = (this.byID.get(id) ?? []).map((i) => this.hist[i]!);
-    for (const op of this.pending) if (op.id === id) recs.push(op);
-    const first = recs[0];
-    if (first && first.kind !== kind) throw this.broken(`replay reached ${kind} ${q(id)} where the history records ${first.kind} ${q(id)} (seq ${first.seq})`);
-    return { id, recs };
-  }
-
   /** Adds an operation to what is sent next. */
-  private record(op: Omit<Operation, "seq">): void {
+  record(op: Omit<Operation, "seq">): void {
     if (this.pending.length === 0) this.armFlush();
     this.pending.push({ ...op, seq: this.hist.length + this.pending.length });
   }
@@ -297,7 +329,82 @@ class Durable implements DurableContext {
     else this.stopTimer();
   }
 
+  /**
+   * Suspends the attempt for every parked suspension at once: until the
+   * earliest time, and for one operation's event or run (the others
+   * suspend again when the next attempt replays to them; an event for
+   * them meanwhile is kept for them). The attempt's signal is aborted
+   * with the outcome, which the parked branches wait for.
+   */
+  suspendNow(): Promise<never> {
+    this.suspending ??= (async () => {
+      const sp: Suspension = {};
+      for (const p of this.parked) {
+        if (p.op !== undefined && sp.op === undefined) {
+          sp.op = p.op;
+          if (p.event !== undefined) sp.event = p.event;
+          if (p.invoke !== undefined) sp.invoke = p.invoke;
+        }
+        if (p.until !== undefined && (sp.until === undefined || Date.parse(p.until) < Date.parse(sp.until))) sp.until = p.until;
+      }
+      try {
+        await this.flush(sp);
+      } catch (err) {
+        this.hooks.abort(err);
+        throw err;
+      }
+      const s = new FunctionSuspended();
+      this.stop ??= s;
+      this.hooks.abort(s);
+      throw s;
+    })();
+    return this.suspending;
+  }
+}
+
+/** A scope's context: the body's ("") or a branch's ("/<name>#<k>/<index>"), over the attempt's journal. */
+class Durable implements DurableContext {
+  readonly signal: AbortSignal;
+  readonly info: StepInfo;
+  readonly log: Logger;
+  /** A name's uses so far in this scope (its ids' k). */
+  private readonly uses = new Map<string, number>();
+
+  constructor(
+    private readonly j: Journal,
+    private readonly scope: string,
+    /** A branch's: gives its concurrency slot back. */
+    private readonly onPark?: () => void,
+  ) {
+    this.signal = j.signal;
+    this.info = j.info;
+    this.log = j.log;
+  }
+
+  /** The id of the next use of name in this scope: <scope>/<name>#<k>. */
+  private next(name: string): string {
+    const k = this.uses.get(name) ?? 0;
+    this.uses.set(name, k + 1);
+    return `${this.scope}/${name}#${k}`;
+  }
+
+  /**
+   * Names the next use of name and returns its id and what the history
+   * holds for it (empty: new); throws what ends the body.
+   */
+  private begin(name: string, kind: string): { id: string; recs: Operation[] } {
+    if (this.j.stop) throw this.j.stop;
+    if (this.signal.aborted) throw this.signal.reason;
+    const id = this.next(name);
+    this.j.visited.add(id);
+    const recs = this.j.records(id);
+    const first = recs[0];
+    if (first && first.kind !== kind) throw this.j.broken(`replay reached ${kind} ${q(id)} where the history records ${first.kind} ${q(id)} (seq ${first.seq})`);
+    return { id, recs };
+  }
+
   async step<T>(name: string, fn: (signal: AbortSignal) => Promise<T> | T, opts: DurableStepOptions = {}): Promise<T> {
+    const j = this.j;
     const { id, recs } = this.begin(name, "step");
     const last = recs[recs.length - 1];
     if (last) {
@@ -309,15 +416,15 @@ class Durable implements DurableContext {
       }
       // started, no outcome: an at_most_once step is not run again.
       const why: ErrorInfo = { class: "lost", message: `at_most_once step ${id} started in an earlier attempt without recording an outcome: it is not run again` };
-      this.record({ id, kind: "step", status: "failed", error: why });
+      j.record({ id, kind: "step", status: "failed", error: why });
       throw opError(why);
     }
     const atMostOnce = opts.atMostOnce === true;
-    if (atMostOnce) this.record({ id, kind: "step", status: "started" });
+    if (atMostOnce) j.record({ id, kind: "step", status: "started" });
     // What the function recorded so far (the previous step's result above
     // all) is durable before this step's side effects begin: a step that
     // completed never runs again; an at_most_once start is on record.
-    await this.flush();
+    await j.flush();
     const ran = await this.runStep(id, fn, opts, atMostOnce);
     let why = ran.why;
     let result: unknown = null;
@@ -331,9 +438,9 @@ class Durable implements DurableContext {
       }
     }
     if (this.signal.aborted) throw this.signal.reason; // the lease is gone: record nothing
-    if (why) this.record({ id, kind: "step", status: "failed", error: why });
-    else this.record({ id, kind: "step", status: "completed", result });
-    if (this.pending.length >= flushOps) await this.flush();
+    if (why) j.record({ id, kind: "step", status: "failed", error: why });
+    else j.record({ id, kind: "step", status: "completed", result });
+    if (j.pending.length >= flushOps) await j.flush();
     if (why) throw opError(why);
     return result as T;
   }
@@ -385,7 +492,7 @@ class Durable implements DurableContext {
       wake = new Date(rec.wake_at);
     } else {
       wake = end();
-      this.record({ id, kind: "sleep", status: "completed", wake_at: wake.toISOString() });
+      this.j.record({ id, kind: "sleep", status: "completed", wake_at: wake.toISOString() });
     }
     const left = wake.getTime() - Date.now();
     if (left <= 0) return;
@@ -393,13 +500,26 @@ class Durable implements DurableContext {
     return this.suspend({ until: wake.toISOString() });
   }
 
-  /** Ends the attempt as sp says, sending what is pending: the body must end (the error thrown says so). */
+  /**
+   * Ends the attempt as sp says, sending what is pending: the body must
+   * end (the error thrown says so). In a branch, it waits until no other
+   * branch runs: the attempt suspends once for all of them.
+   */
   private async suspend(sp: Suspension): Promise<never> {
-    await this.flush(sp);
-    const s = new FunctionSuspended();
-    this.stop ??= s;
-    this.hooks.abort(s);
-    throw s;
+    const j = this.j;
+    j.parked.push(sp);
+    j.running--;
+    this.onPark?.();
+    if (j.running === 0) return j.suspendNow();
+    await aborted(this.signal);
+    throw j.stop ?? this.signal.reason;
+  }
+
+  /** A branch's end: the last scope running suspends the attempt for the parked ones. */
+  private leave(): void {
+    const j = this.j;
+    j.running--;
+    if (j.running === 0 && j.parked.length > 0) j.suspendNow().catch(() => undefined); // the parked branches learn the outcome from the signal
   }
 
   async waitForEvent<T = unknown>(name: string, event: string, opts: { timeout?: Duration } = {}): Promise<T> {
@@ -408,24 +528,102 @@ class Durable implements DurableContext {
     if (recs.length === 0) {
       const ms = opts.timeout === undefined ? 0 : durationMs(opts.timeout);
       if (ms > 0) deadline = new Date(Date.now() + ms).toISOString();
-      this.record(deadline === undefined ? { id, kind: "wait", status: "started" } : { id, kind: "wait", status: "started", wake_at: deadline });
+      this.j.record(deadline === undefined ? { id, kind: "wait", status: "started" } : { id, kind: "wait", status: "started", wake_at: deadline });
     } else {
       deadline = recs[0]!.wake_at;
     }
-    const last = recs[recs.length - 1];
-    const outcome = last && last.status !== "started" ? last : undefined;
+    const outcome = lastOutcome(recs);
     // The engine's clock decides a timeout: this attempt was claimed past
     // the deadline, so the engine takes no event for the wait any more.
-    const l = this.hooks.lease;
+    const l = this.j.hooks.lease;
     const claimed = new Date(l.expires_at).getTime() - l.lease_ttl_ms;
     if (!outcome && recs.length > 0 && deadline !== undefined && claimed >= new Date(deadline).getTime()) {
       const why: ErrorInfo = { class: "timeout", message: `no event ${q(event)} by ${rfc3339(new Date(deadline))} (wait ${id})` };
-      this.record({ id, kind: "wait", status: "failed", error: why });
+      this.j.record({ id, kind: "wait", status: "failed", error: why });
       throw opError(why);
     }
     if (outcome?.status === "completed") return (outcome.result ?? null) as T;
     if (outcome) throw opError(outcome.error);
     return this.suspend(deadline === undefined ? { event, op: id } : { event, op: id, until: deadline });
+  }
+
+  async invoke<T = unknown>(name: string, call: Call): Promise<T> {
+    let input: unknown;
+    try {
+      const text = JSON.stringify(call.input ?? null);
+      input = text === undefined ? null : JSON.parse(text);
+    } catch (err) {
+      throw new FatalError(`encoding the input of invoke ${q(name)}: ${message(err)}`, { cause: err });
+    }
+    const { id, recs } = this.begin(name, "invoke");
+    if (recs.length === 0) this.j.record({ id, kind: "invoke", status: "started" });
+    const last = lastOutcome(recs);
+    if (last?.status === "failed") throw opError(last.error);
+    if (last) return (last.result ?? null) as T;
+    const inv: Invocation = { workflow: call.workflow, input };
+    if (call.version) inv.version = call.version;
+    return this.suspend({ op: id, invoke: inv });
+  }
+
+  async map<In, Out>(name: string, items: readonly In[], fn: (ctx: DurableContext, item: In, index: number) => Promise<Out> | Out, opts: MapOptions = {}): Promise<Out[]> {
+    const j = this.j;
+    if (j.stop) throw j.stop;
+    if (this.signal.aborted) throw this.signal.reason;
+    const base = this.next(name);
+    if (items.length === 0) return [];
+    j.running += items.length - 1; // the caller waits for the branches
+    let free = opts.limit === undefined || opts.limit <= 0 || opts.limit > items.length ? items.length : Math.max(1, Math.floor(opts.limit));
+    const waiting: (() => void)[] = [];
+    const acquire = () => (free > 0 ? (free--, Promise.resolve()) : new Promise<void>((resolve) => waiting.push(resolve)));
+    const release = () => {
+      const w = waiting.shift();
+      if (w) w();
+      else free++;
+    };
+    const branch = async (item: In, i: number): Promise<{ ok: true; value: Out } | { ok: false; err: unknown }> => {
+      try {
+        await acquire();
+        let held = true;
+        const give = () => {
+          if (held) {
+            held = false;
+            release();
+          }
+        };
+        try {
+          return { ok: true, value: await fn(new Durable(j, `${base}/${i}`, give), item, i) };
+        } catch (err) {
+          return { ok: false, err };
+        } finally {
+          give();
+        }
+      } finally {
+        this.leave();
+      }
+    };
+    const ends = await Promise.all(items.map(branch));
+    j.running++;
+    if (j.stop) throw j.stop;
+    const out: Out[] = [];
+    for (const [i, e] of ends.entries()) {
+      if (!e.ok) throw this.within(e.err, `${name} item ${i}`);
+      out.push(e.value);
+    }
+    return out;
+  }
+
+  parallel<T extends unknown[]>(name: string, ...branches: { [K in keyof T]: (ctx: DurableContext) => Promise<T[K]> | T[K] }): Promise<T> {
+    return this.map(name, branches as readonly ((ctx: DurableContext) => unknown)[], (ctx, b) => b(ctx)) as Promise<T>;
+  }
+
+  /** err, a branch's, as the error of its map: what prefixes its message, its class kept; what ends the attempt as is. */
+  private within(err: unknown, what: string): unknown {
+    if (this.signal.aborted && err === this.signal.reason) return err;
+    const msg = `${what}: ${message(err)}`;
+    if (err instanceof RetryableError) return new RetryableError(msg, { cause: err });
+    if (err instanceof StepFailure) return new StepFailure(err.class, msg, { cause: err });
+    if (err instanceof Error) return new FatalError(msg, { cause: err });
+    return err;
   }
 
   /** Records what gen returns under name, or returns what was recorded, checked by valid; undefined once the body must end. */
@@ -440,11 +638,11 @@ class Durable implements DurableContext {
     if (recs.length > 0) {
       const v = recs[0]!.result;
       if (valid(v)) return v;
-      this.broken(`the value recorded for ${q(id)} does not decode into ${what}: ${JSON.stringify(v)}`);
+      this.j.broken(`the value recorded for ${q(id)} does not decode into ${what}: ${JSON.stringify(v)}`);
       return undefined;
     }
     const v = gen();
-    this.record({ id, kind: "value", status: "completed", result: v });
+    this.j.record({ id, kind: "value", status: "completed", result: v });
     return v;
   }
 
@@ -470,10 +668,22 @@ class Durable implements DurableContext {
       return false;
     }
     if (recs.length > 0) return true;
-    if (this.hist.some((op) => !this.visited.has(op.id))) return false; // replaying what the code before the change recorded
-    this.record({ id: key, kind: "patch", status: "completed" });
+    if (this.j.hist.some((op) => !this.j.visited.has(op.id))) return false; // replaying what the code before the change recorded
+    this.j.record({ id: key, kind: "patch", status: "completed" });
     return true;
   }
+}
+
+/** The outcome among an operation's records (completed or failed), or undefined when it has only started. */
+function lastOutcome(recs: Operation[]): Operation | undefined {
+  const last = recs[recs.length - 1];
+  return last && last.status !== "started" ? last : undefined;
+}
+
+/** Resolves once signal is aborted. */
+function aborted(signal: AbortSignal): Promise<void> {
+  if (signal.aborted) return Promise.resolve();
+  return new Promise<void>((resolve) => signal.addEventListener("abort", () => resolve(), { once: true }));
 }
 
 /** The error a failed operation is thrown with: its class and message. */

@@ -8,11 +8,11 @@ package cairn
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"regexp"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -343,12 +343,7 @@ func (w *Workflow) findCycle() []string {
 		color[id] = black
 		return false
 	}
-	ids := make([]string, 0, len(deps))
-	for id := range deps {
-		ids = append(ids, id)
-	}
-	sort.Strings(ids)
-	for _, id := range ids {
+	for _, id := range slices.Sorted(maps.Keys(deps)) {
 		if color[id] == white && visit(id) {
 			return cycle
 		}
@@ -389,12 +384,7 @@ func (w *Workflow) Ancestors(id string) []string {
 		}
 	}
 	walk(id)
-	out := make([]string, 0, len(seen))
-	for s := range seen {
-		out = append(out, s)
-	}
-	sort.Strings(out)
-	return out
+	return slices.Sorted(maps.Keys(seen))
 }
 
 // validText reports whether s is text an event name may be: valid UTF-8

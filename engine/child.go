@@ -70,14 +70,8 @@ func (e *Engine) startChildStep(r *runRecord, d *definition, s *cairn.Step, fx *
 	st.Status = cairn.StepChildRunning
 	st.Child = &childState{Attempt: 1}
 	run, step := r.ID, s.ID
-	fx.after = append(fx.after, func() {
-		e.flows.Go(func() {
-			ctx, cancel := context.WithTimeout(context.Background(), e.cfg.CommitTimeout)
-			defer cancel()
-			if err := e.startChild(ctx, run, d, step); err != nil {
-				e.log.Warn("child: starting the child run failed; the reaper starts it", "run", run, "step", step, "err", err)
-			}
-		})
+	e.inBackground(fx, run, step, "child: starting the child run failed; the reaper starts it", func(ctx context.Context) error {
+		return e.startChild(ctx, run, d, step)
 	})
 }
 

@@ -42,6 +42,21 @@ type effects struct {
 	after []func()
 }
 
+// inBackground asks this instance to do work for step of run once the
+// commit lands: in the background, bounded by CommitTimeout. A failure is
+// logged with the message failed; the reaper's visit does the work then.
+func (e *Engine) inBackground(fx *effects, run, step, failed string, do func(ctx context.Context) error) {
+	fx.after = append(fx.after, func() {
+		e.flows.Go(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), e.cfg.CommitTimeout)
+			defer cancel()
+			if err := do(ctx); err != nil {
+				e.log.Warn(failed, "run", run, "step", step, "err", err)
+			}
+		})
+	})
+}
+
 // committer is the run records' group commit (engine/internal/commit):
 // the mutations of one run that queue while a write to it is in flight
 // land together in one compare-and-swap. Its host, below, is the state

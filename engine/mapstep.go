@@ -284,14 +284,8 @@ func (e *Engine) finishMap(r *runRecord, d *definition, s *cairn.Step, fx *effec
 	}
 	st.Map.Collect = true
 	run, step := r.ID, s.ID
-	fx.after = append(fx.after, func() {
-		e.flows.Go(func() {
-			ctx, cancel := context.WithTimeout(context.Background(), e.cfg.CommitTimeout)
-			defer cancel()
-			if err := e.collectMap(ctx, run, d, step); err != nil {
-				e.log.Warn("map: collecting the outputs failed; the reaper collects them", "run", run, "step", step, "err", err)
-			}
-		})
+	e.inBackground(fx, run, step, "map: collecting the outputs failed; the reaper collects them", func(ctx context.Context) error {
+		return e.collectMap(ctx, run, d, step)
 	})
 }
 

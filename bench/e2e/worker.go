@@ -35,14 +35,7 @@ const (
 // idle worker took to pick a new run up.
 func workflows() []*sdk.WorkflowDef {
 	noop := sdk.Handle(func(sdk.StepContext, struct{}) (struct{}, error) { return struct{}{}, nil })
-	linear := sdk.Workflow(wfLinear, "1")
-	for i := range linearSteps {
-		var opts []sdk.StepOption
-		if i > 0 {
-			opts = append(opts, sdk.After(fmt.Sprintf("s%d", i-1)))
-		}
-		linear.Task(fmt.Sprintf("s%d", i), noop, opts...)
-	}
+	linear := sequence(wfLinear, "s", linearSteps, noop)
 	fan := sdk.Workflow(wfFanout, "1")
 	for i := range fanoutWidth {
 		fan.Task(fmt.Sprintf("p%03d", i), noop)
@@ -50,14 +43,7 @@ func workflows() []*sdk.WorkflowDef {
 	single := sdk.Workflow(wfSingle, "1").Task("only", sdk.Handle(func(sdk.StepContext, struct{}) (string, error) {
 		return strconv.FormatInt(time.Now().UnixNano(), 10), nil
 	}))
-	chain := sdk.Workflow(wfChain, "1")
-	for i := range chainSteps {
-		var opts []sdk.StepOption
-		if i > 0 {
-			opts = append(opts, sdk.After(fmt.Sprintf("c%d", i-1)))
-		}
-		chain.Task(fmt.Sprintf("c%d", i), noop, opts...)
-	}
+	chain := sequence(wfChain, "c", chainSteps, noop)
 	function := sdk.Function(wfFunction, "1", func(fc *sdk.Durable, _ struct{}) (int, error) {
 		for i := range chainSteps {
 			if _, err := sdk.Step(fc, "c", func(context.Context) (int, error) { return i, nil }); err != nil {
@@ -67,6 +53,20 @@ func workflows() []*sdk.WorkflowDef {
 		return chainSteps, nil
 	})
 	return []*sdk.WorkflowDef{linear, fan, single, chain, function}
+}
+
+// sequence is workflow name at version 1: n steps prefix0 … prefix(n-1)
+// running body, each after the one before.
+func sequence(name, prefix string, n int, body sdk.Handler) *sdk.WorkflowDef {
+	wf := sdk.Workflow(name, "1")
+	for i := range n {
+		var opts []sdk.StepOption
+		if i > 0 {
+			opts = append(opts, sdk.After(fmt.Sprintf("%s%d", prefix, i-1)))
+		}
+		wf.Task(fmt.Sprintf("%s%d", prefix, i), body, opts...)
+	}
+	return wf
 }
 
 // workerMain is the worker process: one SDK worker with `slots` slots on

@@ -174,20 +174,7 @@ func linear(ctx context.Context, c *sdk.Client, o options) (result, error) {
 // the latency is start → the client saw it complete.
 func fanout(ctx context.Context, c *sdk.Client, o options) (result, error) {
 	r := result{workload: "fanout", runs: o.fanoutReps, steps: o.fanoutReps * fanoutWidth, latName: "run"}
-	t0 := time.Now()
-	for range o.fanoutReps {
-		s := time.Now()
-		run, err := c.Start(ctx, wfFanout, sdk.StartOptions{})
-		if err != nil {
-			return r, err
-		}
-		if _, err := wait(ctx, c, run.ID); err != nil {
-			return r, err
-		}
-		r.lat = append(r.lat, time.Since(s))
-	}
-	r.elapsed = time.Since(t0)
-	return r, nil
+	return inTurn(ctx, c, r, wfFanout)
 }
 
 // oneByOne runs o.chainReps runs of wf (chainSteps sequential no-op
@@ -195,8 +182,15 @@ func fanout(ctx context.Context, c *sdk.Client, o options) (result, error) {
 // is start → the client saw it complete.
 func oneByOne(ctx context.Context, c *sdk.Client, o options, name, wf string) (result, error) {
 	r := result{workload: name, runs: o.chainReps, steps: o.chainReps * chainSteps, latName: "run"}
+	return inTurn(ctx, c, r, wf)
+}
+
+// inTurn runs r.runs runs of wf one after the other, each started once
+// the one before completed, into r: each run's latency (start → the
+// client saw it complete) and the time they all took.
+func inTurn(ctx context.Context, c *sdk.Client, r result, wf string) (result, error) {
 	t0 := time.Now()
-	for range o.chainReps {
+	for range r.runs {
 		s := time.Now()
 		run, err := c.Start(ctx, wf, sdk.StartOptions{})
 		if err != nil {

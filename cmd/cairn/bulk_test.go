@@ -13,14 +13,7 @@ import (
 func TestBatchesCommands(t *testing.T) {
 	srv, c := startServed(t)
 	ctx := context.Background()
-	var runs []string
-	for range 3 {
-		r, err := c.Start(ctx, "gate", sdk.StartOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		runs = append(runs, r.ID)
-	}
+	runs := startRuns(t, c, "gate", 3)
 	if _, err := cli(t, srv.URL, "batches", "cancel"); err == nil || !strings.Contains(err.Error(), "filter") {
 		t.Fatalf("no filter: %v", err)
 	}

@@ -64,6 +64,21 @@ func serving(t *testing.T, opts sdktest.Options, wopts []sdk.WorkerOption, defs 
 	return srv, c
 }
 
+// startRuns starts n runs of workflow wf with no input and returns their
+// ids, in the order started.
+func startRuns(t *testing.T, c *sdk.Client, wf string, n int) []string {
+	t.Helper()
+	var ids []string
+	for range n {
+		r, err := c.Start(context.Background(), wf, sdk.StartOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, r.ID)
+	}
+	return ids
+}
+
 type greetIn struct {
 	Name string `json:"name"`
 }
@@ -314,21 +329,9 @@ func TestRunsListLimitCountsMatches(t *testing.T) {
 	srv := sdktest.Start(t, sdktest.Options{})
 	c := testClient(t, srv.URL)
 	register(t, srv.URL, "ghost", sdk.Workflow("approval", "1").Wait("ok", "ok"), sdk.Workflow("other", "1").Wait("ok", "ok"))
-	ctx := context.Background()
-	var approvals []string
-	for range 4 {
-		r, err := c.Start(ctx, "approval", sdk.StartOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		approvals = append(approvals, r.ID)
-	}
+	approvals := startRuns(t, c, "approval", 4)
 	// More newer runs than one filtered page examines (16 reads of 2).
-	for range 40 {
-		if _, err := c.Start(ctx, "other", sdk.StartOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	startRuns(t, c, "other", 40)
 	// Runs started in the same millisecond list in any order.
 	isApproval := map[string]bool{}
 	for _, id := range approvals {

@@ -24,43 +24,23 @@ package main
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"io"
+	"log/slog"
 	"os"
 
 	"github.com/cairn-dev/cairn/internal/app"
 	"github.com/cairn-dev/cairn/internal/config"
 	_ "github.com/cairn-dev/cairn/internal/config/drivers"
-	"github.com/cairn-dev/cairn/internal/serve"
 )
 
 func main() {
-	// Catch SIGTERM from the first instant: a platform may stop an
-	// instance as soon as it answered its first request.
-	ctx, stop := serve.WithStopSignals(context.Background())
-	err := run(ctx, os.Environ(), os.Stderr)
-	stop()
-	var bad *config.Error
-	switch {
-	case errors.As(err, &bad):
-		os.Exit(2)
-	case err != nil:
-		os.Exit(1)
-	}
+	app.Main(func(ctx context.Context) error { return run(ctx, os.Environ(), os.Stderr) })
 }
 
 // run is the API function with the configuration in environ. It reports
 // what it returns: a bad configuration on stderr, the rest in the log.
 func run(ctx context.Context, environ []string, stderr io.Writer) error {
-	cfg, log, err := app.Load(config.API, environ, stderr)
-	if err != nil {
-		fmt.Fprintln(stderr, err)
-		return err
-	}
-	if err := app.API(ctx, cfg, log, app.APIOptions{}); err != nil {
-		log.Error("cairn api: failed", "err", err)
-		return err
-	}
-	return nil
+	return app.Run(config.API, environ, stderr, "cairn api", func(cfg *config.Config, log *slog.Logger) error {
+		return app.API(ctx, cfg, log, app.APIOptions{})
+	})
 }

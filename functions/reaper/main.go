@@ -45,16 +45,9 @@ import (
 )
 
 func main() {
-	ctx, stop := serve.WithStopSignals(context.Background())
-	err := run(ctx, os.Args[1:], os.Environ(), os.Stdout, os.Stderr)
-	stop()
-	var bad *config.Error
-	switch {
-	case errors.As(err, &bad), errors.Is(err, errUsage):
-		os.Exit(2)
-	case err != nil:
-		os.Exit(1)
-	}
+	app.Main(func(ctx context.Context) error {
+		return run(ctx, os.Args[1:], os.Environ(), os.Stdout, os.Stderr)
+	}, errUsage)
 }
 
 var errUsage = errors.New("usage")
@@ -74,16 +67,9 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer) 
 	if onLambda(environ) || *every > 0 || *once {
 		role = config.Reaper
 	}
-	cfg, log, err := app.Load(role, environ, stderr)
-	if err != nil {
-		fmt.Fprintln(stderr, err)
-		return err
-	}
-	if err := reap(ctx, cfg, log, *every, *once, stdout); err != nil {
-		log.Error("cairn reaper: failed", "err", err)
-		return err
-	}
-	return nil
+	return app.Run(role, environ, stderr, "cairn reaper", func(cfg *config.Config, log *slog.Logger) error {
+		return reap(ctx, cfg, log, *every, *once, stdout)
+	})
 }
 
 func onLambda(environ []string) bool {

@@ -5,8 +5,9 @@
 // themselves (serving until the context ends, reaping every period) are
 // internal/serve's.
 //
-// Everything here returns errors; the process entry points report them
-// and pick exit codes.
+// Everything here returns errors, but for Main and Run, which the
+// functions' process entry points are made of: they report errors and pick
+// exit codes.
 package app
 
 import (
@@ -15,6 +16,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"time"
 
 	"github.com/aws/aws-lambda-go/lambda"
@@ -42,6 +44,52 @@ func Load(role config.Role, environ []string, w io.Writer) (*config.Config, *slo
 		log.Warn(warning)
 	}
 	return cfg, log, nil
+}
+
+// Run loads the configuration for role from environ (Load) and runs body
+// with it. It reports what fails where an operator looks: a bad
+// configuration on w, body's error in the log as "name: failed".
+func Run(role config.Role, environ []string, w io.Writer, name string, body func(*config.Config, *slog.Logger) error) error {
+	cfg, log, err := Load(role, environ, w)
+	if err != nil {
+		fmt.Fprintln(w, err)
+		return err
+	}
+	if err := body(cfg, log); err != nil {
+		log.Error(name+": failed", "err", err)
+		return err
+	}
+	return nil
+}
+
+// Main is a function process's main: it runs run with a context that ends
+// on the stop signals, caught from the first instant (a platform may stop
+// an instance as soon as it answered its first request), then exits with
+// ExitCode of what run returned. run reports its errors itself.
+func Main(run func(ctx context.Context) error, usage ...error) {
+	ctx, stop := serve.WithStopSignals(context.Background())
+	err := run(ctx)
+	stop()
+	os.Exit(ExitCode(err, usage...))
+}
+
+// ExitCode is a process's exit status for the error its run returned: 0
+// for none, 2 for a bad configuration (a *config.Error) or an error that
+// is one of usage, 1 for any other.
+func ExitCode(err error, usage ...error) int {
+	var bad *config.Error
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &bad):
+		return 2
+	}
+	for _, u := range usage {
+		if errors.Is(err, u) {
+			return 2
+		}
+	}
+	return 1
 }
 
 // Logger returns the process logger cfg asks for, writing to w: JSON on

@@ -37,6 +37,48 @@ func TestLoadLogsWarnings(t *testing.T) {
 	}
 }
 
+// A process exits 2 for a bad configuration or a usage error, 1 for
+// another error, 0 for none.
+func TestExitCode(t *testing.T) {
+	usage := errors.New("usage")
+	_, _, bad := app.Load(config.API, nil, io.Discard)
+	for _, c := range []struct {
+		err  error
+		want int
+	}{
+		{nil, 0},
+		{bad, 2},
+		{errors.Join(errors.New("cannot load"), bad), 2},
+		{errors.Join(usage, errors.New("flag provided but not defined")), 2},
+		{errors.New("cannot start"), 1},
+	} {
+		if got := app.ExitCode(c.err, usage); got != c.want {
+			t.Errorf("ExitCode(%v) = %d, want %d", c.err, got, c.want)
+		}
+	}
+	if got := app.ExitCode(usage); got != 1 {
+		t.Errorf("ExitCode without usage errors = %d, want 1", got)
+	}
+}
+
+// Run reports a bad configuration on its writer without running the body,
+// and the body's error in the log.
+func TestRunReports(t *testing.T) {
+	var buf bytes.Buffer
+	ran := false
+	err := app.Run(config.API, nil, &buf, "cairn test", func(*config.Config, *slog.Logger) error { ran = true; return nil })
+	var bad *config.Error
+	if !errors.As(err, &bad) || ran || !strings.Contains(buf.String(), bad.Error()) {
+		t.Fatalf("bad configuration: err %v, ran %v, output %q", err, ran, buf.String())
+	}
+	buf.Reset()
+	failed := errors.New("cannot start")
+	err = app.Run(config.API, []string{"CAIRN_BLOB=mem://", "CAIRN_DEV=true"}, &buf, "cairn test", func(*config.Config, *slog.Logger) error { return failed })
+	if !errors.Is(err, failed) || !strings.Contains(buf.String(), "cairn test: failed") {
+		t.Fatalf("body error: err %v, log %q", err, buf.String())
+	}
+}
+
 func TestCloudRunLogger(t *testing.T) {
 	cfg, err := config.FromEnv(config.API, []string{"CAIRN_BLOB=mem://", "CAIRN_KEYS=w1:worker:" + auth.HashSecret("w"), "K_SERVICE=cairn-api"})
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -182,12 +183,7 @@ func (r *reader) prices(raw string) engine.PriceBook {
 		r.problem(EnvPrices, "trailing data after the JSON object")
 		return nil
 	}
-	models := make([]string, 0, len(book))
-	for m := range book {
-		models = append(models, m)
-	}
-	slices.Sort(models)
-	for _, m := range models {
+	for _, m := range slices.Sorted(maps.Keys(book)) {
 		p := book[m]
 		if m == "" {
 			r.problem(EnvPrices, "a model name is empty")

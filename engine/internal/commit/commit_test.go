@@ -103,6 +103,20 @@ func (h *harness) stored(t *testing.T) counter {
 	return c
 }
 
+// overwrite is another writer: it swaps c in for the stored record,
+// behind the committer's back.
+func (h *harness) overwrite(t *testing.T, c counter) {
+	t.Helper()
+	ctx := context.Background()
+	o, err := h.b.Get(ctx, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.b.Swap(ctx, key, mustJSON(&c), o.Version); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // awaitQueued waits until n mutations wait behind the batch in flight
 // (10 s at most).
 func (h *harness) awaitQueued(t *testing.T, n int) {
@@ -176,13 +190,7 @@ func TestLostSwapAppliesAgain(t *testing.T) {
 	if _, err := h.c.Do(ctx, key, add(1)); err != nil { // caches rev 1
 		t.Fatal(err)
 	}
-	o, err := h.b.Get(ctx, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := h.b.Swap(ctx, key, mustJSON(&counter{N: 100, Rev: 7}), o.Version); err != nil {
-		t.Fatal(err)
-	}
+	h.overwrite(t, counter{N: 100, Rev: 7})
 	var runs atomic.Int32
 	v, err := h.c.Do(ctx, key, func(r *counter, f *fx) (any, error) {
 		runs.Add(1)
@@ -207,13 +215,7 @@ func TestRefusalOnCachedCopyReadsAgain(t *testing.T) {
 	if _, err := h.c.Do(ctx, key, add(1)); err != nil {
 		t.Fatal(err)
 	}
-	o, err := h.b.Get(ctx, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := h.b.Swap(ctx, key, mustJSON(&counter{N: 10, Rev: 2}), o.Version); err != nil {
-		t.Fatal(err)
-	}
+	h.overwrite(t, counter{N: 10, Rev: 2})
 	reads := h.reads.Load()
 	atLeast10 := func(r *counter, f *fx) (any, error) {
 		if r.N < 10 {

@@ -163,15 +163,8 @@ func (e *Engine) suspendFor(r *runRecord, d *definition, l *leaseRecord, sp *Sus
 	case sp.Invoke != nil:
 		st.Wait, st.Child = &funcWait{Op: sp.Op, Invoke: sp.Invoke}, &childState{Attempt: l.Attempt}
 		run, step := r.ID, l.Step
-		fx.after = append(fx.after, func() {
-			e.flows.Go(func() {
-				ctx, cancel := context.WithTimeout(context.Background(), e.cfg.CommitTimeout)
-				defer cancel()
-				if err := e.startInvoked(ctx, run, step); err != nil {
-					e.log.Warn("function: starting an invoked run failed; the reaper starts it", "run", run, "step", step, "err", err)
-				}
-			})
-		})
+		e.inBackground(fx, run, step, "function: starting an invoked run failed; the reaper starts it",
+			func(ctx context.Context) error { return e.startInvoked(ctx, run, step) })
 	default:
 		st.Wait = &funcWait{Op: sp.Op, Event: sp.Event, Until: sp.Until}
 		if i := eventIndex(r.Events, sp.Event); i >= 0 && fx.now.Before(until) {

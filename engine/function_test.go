@@ -374,3 +374,26 @@ func TestRerunOfAFunctionResumesFromItsHistory(t *testing.T) {
 		t.Fatalf("a rerun from the function's step: history %+v", l.History)
 	}
 }
+
+// Flow control applies to functions as to tasks: a concurrency limit
+// bounds the drivers holding leases, and a suspended function holds no
+// slot (its attempt ended), so another run's driver takes it.
+func TestFunctionConcurrencyLimit(t *testing.T) {
+	wf := single("limited", cairn.Step{ID: "main", Kind: cairn.KindFunction, Concurrency: &cairn.ConcurrencyLimit{Key: "${input.tenant}", Limit: 1}})
+	h := newHarness(t, withWorkflows("w1", wf))
+	ctx, e := h.ctx, h.e
+	h.start("limited", `{"tenant":"t1"}`)
+	h.start("limited", `{"tenant":"t1"}`)
+	first := h.claim("w1")
+	if ls, err := e.Claim(ctx, ClaimRequest{WorkerID: "w1", Max: 2}); err != nil || len(ls) != 0 {
+		t.Fatalf("a second driver of tenant t1 while the first holds the slot: %d leases, %v", len(ls), err)
+	}
+	until := h.clk.Now().Add(time.Hour)
+	sleep := cairn.Operation{ID: "/nap#0", Seq: 0, Kind: cairn.OpSleep, Status: cairn.OpCompleted, WakeAt: &until}
+	if _, err := e.Checkpoint(ctx, first.ID, CheckpointRequest{Operations: []cairn.Operation{sleep}, Suspend: &Suspension{Until: &until}}); err != nil {
+		t.Fatal(err)
+	}
+	if second := h.claim("w1"); second.Run == first.Run {
+		t.Fatalf("claimed the suspended run %s again", second.Run)
+	}
+}

@@ -5,12 +5,15 @@ step errors, waits, invokes, map and parallel."""
 from __future__ import annotations
 
 import asyncio
+import os
+import subprocess
+import sys
 import threading
 from collections import Counter
 from typing import Any
 
 import httpx
-from conftest import DevServer, eventually, mem_logger, serving, step, wait_run
+from conftest import ROOT, DevServer, eventually, mem_logger, serving, step, wait_run
 
 import cairn
 from cairn._api.types import Unset
@@ -365,3 +368,25 @@ def test_map_and_parallel(server: DevServer) -> None:
         assert f"/sq#0/{i}/one#0 step completed" in ops
     assert {"/sq#0/0/rest#0 sleep completed", "/sq#0/2/rest#0 sleep completed"} <= ops
     assert {"/pair#0/0/l#0 step completed", "/pair#0/1/r#0 step completed"} <= ops
+
+
+def test_triage_function_example(server: DevServer) -> None:
+    # examples/python/triage_function.py as a user runs it: it serves, starts
+    # a ticket, prints the reply and stops; the steps are triage.py's.
+    p = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "python" / "triage_function.py")],
+        env={**os.environ, "CAIRN_SERVER": server.url},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert '"queue": "billing-priority"' in p.stdout, p.stdout
+    assert "expect an answer within 4 hours" in p.stdout, p.stdout
+    run = p.stdout.split()[1]
+    done = server.client.get(run)
+    assert _ops(done) == [
+        "/classify#0 step completed",
+        "/lookup_customer#0 step completed",
+        "/draft_reply#0 step completed",
+    ]

@@ -3,7 +3,9 @@ run. The Go worker is bench/e2e's ($CAIRN_GO_BENCH_WORKER, built by make
 py-test), the TypeScript one tests/fleet/tsworker.mjs on the TypeScript SDK's
 build ($CAIRN_TS_SDK); all three register the same definition (bench/e2e's
 fan-out of 200 no-op steps), each with one slot. Also: the TypeScript SDK's
-Go worker ($CAIRN_GO_WORKER) and this SDK serve different steps of one run."""
+Go worker ($CAIRN_GO_WORKER) and this SDK serve different steps of one run,
+and the attempts of its durable function "mixed-fn" alternate between it and
+this SDK, each replaying the history the other recorded."""
 
 from __future__ import annotations
 
@@ -15,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import DevServer, mem_logger, serving, step, wait_run
+from conftest import DevServer, eventually, mem_logger, serving, step, wait_run
 
 import cairn
 
@@ -132,3 +134,97 @@ def test_go_and_python_workers_serve_different_steps(server: DevServer) -> None:
 
     assert completed_by("a") == "go-worker"
     assert completed_by("b") == "py-worker"
+
+
+def _mixed_function(seen: list[tuple[str, str, float, Any]], ran: Counter[str]) -> cairn.Workflow:
+    """The Go worker's function "mixed-fn" (sdk/ts/test/goworker), operation
+    for operation; its steps say which language ran them."""
+
+    def by() -> dict[str, str]:
+        ran["py"] += 1
+        return {"by": "py"}
+
+    async def body(fc: cairn.Durable, inp: dict[str, Any]) -> dict[str, Any]:
+        out: dict[str, Any] = {"id": fc.uuid(), "now": fc.now().isoformat(), "random": fc.random()}
+        out["charge"] = await fc.step("charge", lambda: {**by(), "n": inp["n"] * 2})
+        seen.append((out["id"], out["now"], out["random"], out["charge"]))
+        await fc.sleep("nap", 2.5)
+        out["ship"] = await fc.step("ship", by)
+        await fc.sleep("nap", 2.5)
+        out["finish"] = await fc.step("finish", by)
+        return out
+
+    return cairn.function("mixed-fn", "1", body)
+
+
+def _suspended(c: cairn.Client, run: str, n: int) -> None:
+    def ok() -> bool:
+        return sum(1 for a in step(c.get(run), "main").attempts if a.outcome.value == "suspended") >= n
+
+    eventually(ok, 20, f"run {run}: {n} suspended attempts", interval=0.1)
+
+
+def test_a_function_moves_between_go_and_python_workers(server: DevServer) -> None:
+    # Run A starts on the Go worker, run B on the Python one; their attempts
+    # then alternate (each function suspends twice), each worker replaying
+    # what the other recorded: the same ids, kinds, values and wake times.
+    c = server.client
+    seen: list[tuple[str, str, float, Any]] = []
+    ran: Counter[str] = Counter()
+    wf = _mixed_function(seen, ran)
+    log, _ = mem_logger()
+
+    def go_worker() -> _Proc:
+        p = _Proc([_env("CAIRN_GO_WORKER")], {"CAIRN_SERVER": server.url}, "Go worker")
+        p.wait_ready(30)
+        return p
+
+    go = go_worker()
+    try:
+        a = c.start("mixed-fn", {"n": 21}).run.id
+        _suspended(c, a, 1)
+    finally:
+        go.stop()
+    with serving(cairn.Worker(c, name="py-worker", logger=log, claim_wait=1).register(wf)):
+        b = c.start("mixed-fn", {"n": 21}).run.id
+        _suspended(c, a, 2)
+        _suspended(c, b, 1)
+    go = go_worker()
+    try:
+        done_a = wait_run(c, a, 30)
+        _suspended(c, b, 2)
+    finally:
+        go.stop()
+    with serving(cairn.Worker(c, name="py-worker", logger=log, claim_wait=1).register(wf)):
+        done_b = wait_run(c, b, 30)
+
+    expect = [
+        "/uuid#0 value completed",
+        "/now#0 value completed",
+        "/random#0 value completed",
+        "/charge#0 step completed",
+        "/nap#0 sleep completed",
+        "/ship#0 step completed",
+        "/nap#1 sleep completed",
+        "/finish#0 step completed",
+    ]
+    for done, workers in (
+        (done_a, ["go-worker suspended", "py-worker suspended", "go-worker completed"]),
+        (done_b, ["py-worker suspended", "go-worker suspended", "py-worker completed"]),
+    ):
+        assert done.status.value == "completed", done.error
+        st = step(done, "main")
+        assert [f"{x.worker} {x.outcome.value}" for x in st.attempts] == workers
+        assert [f"{op.id} {op.kind} {op.status}" for op in st.operations] == expect
+        assert st.operations[0].result == done.output["id"]
+    # A: Python replayed Go's values and charge, and ran only ship.
+    assert done_a.output["charge"] == {"by": "go", "n": 42}
+    assert [done_a.output["ship"], done_a.output["finish"]] == [{"by": "py"}, {"by": "go"}]
+    # B: Go replayed Python's; Python's second attempt saw its own first one's values.
+    assert done_b.output["charge"] == {"by": "py", "n": 42}
+    assert [done_b.output["ship"], done_b.output["finish"]] == [{"by": "go"}, {"by": "py"}]
+    assert ran["py"] == 3  # A's ship, B's charge and finish
+    a_seen = [s for s in seen if s[3] == {"by": "go", "n": 42}]
+    b_seen = [s for s in seen if s[3] == {"by": "py", "n": 42}]
+    assert len(a_seen) == 1 and a_seen[0][0] == done_a.output["id"] and a_seen[0][2] == done_a.output["random"]
+    assert len(b_seen) == 2 and b_seen[0] == b_seen[1] and b_seen[0][0] == done_b.output["id"]

@@ -25,6 +25,7 @@ from .errors import (
     reason_of,
     retryable,
 )
+from .function import Durable, FunctionBody, Suspended, function
 from .usage import Usage, UsageSpanProcessor
 from .worker import StepContext, StepInfo, Worker
 from .workflow import Concurrency, RateLimit, RetryPolicy, Workflow, workflow
@@ -38,7 +39,9 @@ __all__ = [
     "Cancelled",
     "Client",
     "Concurrency",
+    "Durable",
     "FatalError",
+    "FunctionBody",
     "LeaseLost",
     "RateLimit",
     "RetryPolicy",
@@ -51,6 +54,7 @@ __all__ = [
     "StepError",
     "StepFailure",
     "StepInfo",
+    "Suspended",
     "TransportError",
     "Usage",
     "UsageSpanProcessor",
@@ -58,6 +62,7 @@ __all__ = [
     "Workflow",
     "failure",
     "fatal",
+    "function",
     "is_conflict",
     "is_not_found",
     "reason_of",

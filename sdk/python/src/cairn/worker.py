@@ -28,7 +28,7 @@ import socket
 import threading
 import time
 import traceback
-from collections.abc import Coroutine, Mapping
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -42,6 +42,7 @@ from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapProp
 
 from . import errors as E
 from ._api.api.workers import (
+    checkpoint_step,
     claim_steps,
     complete_step,
     fail_step,
@@ -52,6 +53,7 @@ from ._api.api.workers import (
     stop_worker,
 )
 from ._api.models import (
+    CheckpointRequest,
     ClaimNext,
     ClaimRequest,
     CompleteRequest,
@@ -69,6 +71,7 @@ from ._api.models import Usage as WireUsage
 from ._api.models import Workflow as WireWorkflow
 from ._api.types import UNSET, Response, Unset
 from .client import AsyncClient, Client
+from .function import Suspended
 from .payloads import as_payload_ref
 from .usage import USAGE_PROCESSOR, Usage, _Acc, install
 from .workflow import Handler, Workflow
@@ -166,6 +169,9 @@ class StepContext:
         self._acc = _Acc()
         self._cancelled = threading.Event()
         self._cause: E.Cancelled | None = None
+        # A function step's driver: its lease (the history) and the checkpoint call.
+        self._lease: Lease | None = None
+        self._checkpoint: Callable[[dict[str, Any]], Awaitable[None]] | None = None
 
     @property
     def idempotency_key(self) -> str:
@@ -754,6 +760,8 @@ class Worker:
             item=-1 if isinstance(l.item, Unset) else l.item,
         )
         sc = StepContext(info, input_, outputs, state, log, span, self.tracer)
+        sc._lease = l
+        sc._checkpoint = functools.partial(self._checkpoint, a, log)
         a.ctx = sc
         if a.cause is not None:  # cancelled before the body began
             sc._cancel(a.cause)
@@ -808,6 +816,13 @@ class Worker:
         log = sc.log
         cause = a.cause
         patch, usage = sc._ended()
+        if isinstance(err, Suspended):
+            # The checkpoint that suspended the function ended the attempt:
+            # publish nothing more.
+            a.finish()
+            log.debug("function suspended (%.3fs)", elapsed)
+            self._record("suspended", elapsed)
+            return None
         if isinstance(cause, E.LeaseLost | E.RunEnded):
             # The engine said so already: publish nothing more.
             a.finish()
@@ -956,6 +971,22 @@ class Worker:
         if ended is None or isinstance(ended.leases, Unset):
             return []
         return list(ended.leases)
+
+    async def _checkpoint(self, a: _Attempt, log: logging.LoggerAdapter[logging.Logger], req: dict[str, Any]) -> None:
+        """Records a function's operations under a's lease (with a suspension,
+        ending the attempt), retrying what changed nothing. A refusal is
+        answered by its reason (the body is cancelled); an operation the engine
+        refuses (the history's limits) fails the body."""
+        body = CheckpointRequest.from_dict(req)
+        try:
+            await self._retry(a, lambda: self._call(checkpoint_step, lease=a.lease.id, body=body))
+        except E.CairnError as err:
+            if isinstance(a.cause, E.LeaseLost | E.RunEnded):
+                raise a.cause from None
+            if isinstance(err, E.APIError) and err.status == 422:
+                raise E.fatal(f"the engine refused the function's checkpoint: {err}") from None
+            self._refused(a, "checkpoint", err, log)
+            raise
 
     def _eager(self, leases: list[Lease]) -> _Attempt | None:
         """Tracks the first lease a complete handed back, to run on the same slot;

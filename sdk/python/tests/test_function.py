@@ -1,0 +1,392 @@
+"""Durable functions on the asyncio worker against a real cairn dev: steps
+run once across a suspension, a lost lease, nondeterminism and patched,
+step errors, waits, invokes, map and parallel."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+import threading
+from collections import Counter
+from typing import Any
+
+import httpx
+from conftest import ROOT, DevServer, eventually, mem_logger, serving, step, wait_run
+
+import cairn
+from cairn._api.types import Unset
+
+
+def _ops(run: Any) -> list[str]:
+    ops = step(run, "main").operations
+    return [] if isinstance(ops, Unset) else [f"{op.id} {op.kind} {op.status}" for op in ops]
+
+
+def _outcomes(run: Any) -> list[str]:
+    return [a.outcome.value for a in step(run, "main").attempts]
+
+
+def _suspended(c: cairn.Client, run: str, n: int) -> None:
+    """Waits (bounded) until the run's driver has n suspended attempts."""
+
+    def ok() -> bool:
+        return sum(1 for a in step(c.get(run), "main").attempts if a.outcome.value == "suspended") >= n
+
+    eventually(ok, 20, f"run {run}: {n} suspended attempts", interval=0.1)
+
+
+def _worker(server: DevServer, *wfs: cairn.Workflow, name: str | None = None) -> cairn.Worker:
+    log, _ = mem_logger()
+    return cairn.Worker(server.client, logger=log, claim_wait=1, name=name).register(*wfs)
+
+
+def test_steps_run_once_across_a_suspension(server: DevServer) -> None:
+    ran: Counter[str] = Counter()
+    seen: list[tuple[str, str, float]] = []
+
+    def charge(n: int) -> dict[str, Any]:
+        ran["charge"] += 1
+        return {"n": n * 2}
+
+    async def ship() -> str:
+        ran["ship"] += 1
+        return "shipped"
+
+    async def body(fc: cairn.Durable, inp: dict[str, Any]) -> dict[str, Any]:
+        vals = (fc.uuid(), fc.now().isoformat(), fc.random())
+        seen.append(vals)
+        c = await fc.step("charge", lambda: charge(inp["n"]))
+        await fc.sleep("nap", 2.5)  # suspends: a second attempt replays
+        s = await fc.step("ship", ship)
+        await fc.sleep("short", 0.05)  # waited out in the attempt
+        return {"charge": c, "ship": s, "id": vals[0]}
+
+    wf = cairn.function("fn-once-py", "1", body)
+    assert wf.definition()["steps"] == [{"id": "main", "kind": "function", "retry": {"max_attempts": 1}}]
+    with serving(_worker(server, wf)):
+        run = server.client.start("fn-once-py", {"n": 21}).run.id
+        done = wait_run(server.client, run, 30)
+    assert done.status.value == "completed", done.error
+    assert done.output["charge"] == {"n": 42} and done.output["ship"] == "shipped"
+    assert ran == {"charge": 1, "ship": 1}
+    assert len(seen) == 2 and seen[0] == seen[1], seen  # the values replayed
+    assert done.output["id"] == seen[0][0]
+    assert _outcomes(done) == ["suspended", "completed"]
+    assert _ops(done) == [
+        "/uuid#0 value completed",
+        "/now#0 value completed",
+        "/random#0 value completed",
+        "/charge#0 step completed",
+        "/nap#0 sleep completed",
+        "/ship#0 step completed",
+        "/short#0 sleep completed",
+    ]
+    a = step(done, "main").attempts
+    assert (a[1].claimed_at - a[0].claimed_at).total_seconds() >= 2.4
+
+
+class _DropHeartbeats(httpx.BaseTransport):
+    """Fails batched heartbeats (a network error) while drop is set."""
+
+    def __init__(self) -> None:
+        self.inner = httpx.HTTPTransport()
+        self.drop = threading.Event()
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        if self.drop.is_set() and request.url.path.endswith("/steps/heartbeat"):
+            raise httpx.ConnectTimeout("dropped by the test", request=request)
+        return self.inner.handle_request(request)
+
+
+def test_resume_after_the_lease_is_lost_and_at_most_once(server: DevServer, monkeypatch: Any) -> None:
+    # The first attempt's heartbeats are dropped while its at_most_once step
+    # runs: its lease expires, the engine offers the driver again, and the
+    # new attempt replays. The step that completed is not run again; the
+    # at_most_once one, started without an outcome, is not either (class
+    # lost); the fenced driver records nothing.
+    transport = _DropHeartbeats()
+    real = cairn.Client.__init__
+
+    def patched(self: cairn.Client, server: str | None = None, key: str | None = None, **kw: Any) -> None:
+        real(self, server, key, transport=transport)
+
+    monkeypatch.setattr(cairn.Client, "__init__", patched)
+    ran: Counter[str] = Counter()
+    cancelled = threading.Event()
+
+    def one() -> int:
+        ran["one"] += 1
+        return 1
+
+    def pay_blocks() -> str:
+        ran["pay"] += 1
+        transport.drop.set()
+        # A plain step runs on a thread: it outlives the lease, and its result is dropped.
+        assert cancelled.wait(20), "the first attempt was not cancelled"
+        transport.drop.clear()
+        return "paid"
+
+    async def body(fc: cairn.Durable, _: Any) -> dict[str, Any]:
+        await fc.step("one", one)
+        try:
+            await fc.step("pay", pay_blocks, at_most_once=True)
+            pay = "ran"
+        except cairn.StepError as e:
+            pay = f"{e.cls}: {e.message}"
+        after = await fc.step("after", lambda: fc.info.attempt)
+        return {"pay": pay, "after": after}
+
+    async def watch(fc: cairn.Durable, inp: Any) -> Any:
+        if fc.info.attempt > 1:
+            transport.drop.clear()  # the first attempt learns it was fenced
+        try:
+            return await body(fc, inp)
+        except asyncio.CancelledError:
+            cancelled.set()
+            raise
+
+    wf = cairn.function("fn-lost-py", "1", watch)
+    with serving(_worker(server, wf)):
+        run = server.client.start("fn-lost-py").run.id
+        done = wait_run(server.client, run, 30)
+    assert done.status.value == "completed", done.error
+    assert ran == {"one": 1, "pay": 1}
+    assert done.output == {
+        "pay": "lost: at_most_once step /pay#0 started in an earlier attempt without recording an outcome: "
+        "it is not run again",
+        "after": 2,
+    }
+    assert _ops(done) == [
+        "/one#0 step completed",
+        "/pay#0 step started",
+        "/pay#0 step failed",
+        "/after#0 step completed",
+    ]
+    assert _outcomes(done)[-1] == "completed" and len(_outcomes(done)) == 2
+
+
+def test_nondeterminism_and_patched(server: DevServer) -> None:
+    ran: Counter[str] = Counter()
+
+    def mark(what: str) -> Any:
+        def fn() -> str:
+            ran[what] += 1
+            return what
+
+        return fn
+
+    async def v1(fc: cairn.Durable, _: Any) -> str:
+        await fc.step("a", mark("a"))
+        await fc.sleep("nap", 2.5)
+        return str(await fc.step("b", mark("b")))
+
+    async def v2(fc: cairn.Durable, inp: dict[str, Any]) -> str:
+        if inp["mode"] == "break":
+            await fc.sleep("a", 0.01)  # was a step: the history says otherwise
+        else:
+            if fc.patched("extra"):
+                await fc.step("extra", mark("extra"))
+            await fc.step("a", mark("a"))
+        await fc.sleep("nap", 2.5)
+        return str(await fc.step("b", mark("b")))
+
+    c = server.client
+    with serving(_worker(server, cairn.function("fn-det-py", "1", v1))):
+        old = c.start("fn-det-py", {"mode": "patch"}).run.id
+        broken = c.start("fn-det-py", {"mode": "break"}).run.id
+        _suspended(c, old, 1)
+        _suspended(c, broken, 1)
+    assert ran == {"a": 2}
+    # The code changes under the same version.
+    with serving(_worker(server, cairn.function("fn-det-py", "1", v2))):
+        new = c.start("fn-det-py", {"mode": "patch"}).run.id
+        r_old, r_broken, r_new = (wait_run(c, r, 30) for r in (old, broken, new))
+    assert r_broken.status.value == "failed"
+    assert r_broken.error.class_ == "nondeterminism", r_broken.error
+    assert r_broken.error.message == (
+        f'nondeterminism in run {broken}: replay reached sleep "/a#0" where the history records step "/a#0" '
+        "(seq 0); the code changed under a run in flight: gate changes with Patched (docs/FUNCTIONS.md)"
+    )
+    # A run the old code recorded takes the old path; a new run the new one.
+    assert r_old.status.value == "completed", r_old.error
+    assert "/patch:extra#0 patch completed" not in _ops(r_old)
+    assert r_new.status.value == "completed", r_new.error
+    assert _ops(r_new)[:2] == ["/patch:extra#0 patch completed", "/extra#0 step completed"]
+    assert ran == {"a": 3, "b": 2, "extra": 1}
+
+
+def test_step_errors_by_class(server: DevServer) -> None:
+    tries: Counter[str] = Counter()
+
+    async def flaky() -> int:
+        tries["flaky"] += 1
+        if tries["flaky"] < 3:
+            raise cairn.retryable("not yet")
+        return tries["flaky"]
+
+    def declined() -> None:
+        tries["declined"] += 1
+        raise cairn.failure("card_declined", "the card was declined")
+
+    def boom() -> None:
+        tries["boom"] += 1
+        raise ValueError("a bug")
+
+    fast = cairn.RetryPolicy(max_attempts=5, initial_backoff=0.02, non_retryable=["card_declined"])
+
+    async def body(fc: cairn.Durable, _: Any) -> None:
+        n = await fc.step("flaky", flaky, retry=fast)
+        assert n == 3
+        try:
+            await fc.step("declined", declined, retry=fast)
+        except cairn.StepError as e:
+            assert (e.cls, e.message) == ("card_declined", "the card was declined")
+        try:
+            await fc.step("boom", boom, retry=fast)  # fatal: not retried
+        except cairn.StepError as e:
+            assert e.cls == "fatal" and "a bug" in e.message
+        await fc.step("slow", _slow, timeout=0.1, retry=cairn.RetryPolicy(max_attempts=1))
+
+    with serving(_worker(server, cairn.function("fn-err-py", "1", body))):
+        run = server.client.start("fn-err-py").run.id
+        done = wait_run(server.client, run, 30)
+    assert tries == {"flaky": 3, "declined": 1, "boom": 1}
+    assert done.status.value == "failed"
+    assert done.error.class_ == "timeout", done.error
+    assert "/slow#0" in done.error.message
+    assert _ops(done) == [
+        "/flaky#0 step completed",
+        "/declined#0 step failed",
+        "/boom#0 step failed",
+        "/slow#0 step failed",
+    ]
+    assert _outcomes(done) == ["failed"]  # a function is not retried by default
+
+
+async def _slow() -> None:
+    await asyncio.sleep(10)
+
+
+def test_wait_for_event_payload_and_timeout(server: DevServer) -> None:
+    async def body(fc: cairn.Durable, _: Any) -> dict[str, Any]:
+        ok = await fc.wait_for_event("approval", "approve", timeout=60)
+        try:
+            await fc.wait_for_event("late", "never", timeout=2.5)
+            late = "came"
+        except cairn.StepError as e:
+            late = e.cls
+        return {"ok": ok, "late": late}
+
+    c = server.client
+    with serving(_worker(server, cairn.function("fn-wait-py", "1", body))):
+        run = c.start("fn-wait-py").run.id
+        _suspended(c, run, 1)
+        c.send_event(run, "approve", {"by": "ann"})
+        done = wait_run(c, run, 30)
+    assert done.status.value == "completed", done.error
+    assert done.output == {"ok": {"by": "ann"}, "late": "timeout"}
+    assert _ops(done) == [
+        "/approval#0 wait started",
+        "/approval#0 wait completed",
+        "/late#0 wait started",
+        "/late#0 wait failed",
+    ]
+
+
+def test_invoke_a_dag(server: DevServer) -> None:
+    dag = (
+        cairn.workflow("fn-bill-py", "1")
+        .task("price", lambda ctx, x: {"total": x["qty"] * 3})
+        .task(
+            "invoice", lambda ctx, x: {"invoice": f"INV-{x['total']}"}, after=["price"], input="${steps.price.output}"
+        )
+    )
+    failing = cairn.workflow("fn-fail-py", "1").task("x", _refuse, retry=cairn.RetryPolicy(max_attempts=1))
+
+    async def body(fc: cairn.Durable, inp: dict[str, Any]) -> dict[str, Any]:
+        inv = await fc.invoke("bill", "fn-bill-py", {"qty": inp["qty"]})
+        try:
+            await fc.invoke("bad", "fn-fail-py", None, version="1")
+            bad = "ok"
+        except cairn.StepError as e:
+            bad = e.cls
+        return {"inv": inv, "bad": bad}
+
+    with serving(_worker(server, dag, failing, cairn.function("fn-invoke-py", "1", body))):
+        run = server.client.start("fn-invoke-py", {"qty": 7}).run.id
+        done = wait_run(server.client, run, 30)
+    assert done.status.value == "completed", done.error
+    assert done.output == {"inv": {"invoice": "INV-21"}, "bad": "out_of_stock"}
+    assert _ops(done) == [
+        "/bill#0 invoke started",
+        "/bill#0 invoke completed",
+        "/bad#0 invoke started",
+        "/bad#0 invoke failed",
+    ]
+
+
+def _refuse(ctx: cairn.StepContext, _: Any) -> None:
+    raise cairn.failure("out_of_stock", "none left")
+
+
+def test_map_and_parallel(server: DevServer) -> None:
+    ran: Counter[str] = Counter()
+    live, most = [0], [0]
+
+    async def item(fc: cairn.Durable, x: int) -> int:
+        async def square() -> int:
+            ran[f"sq{x}"] += 1
+            live[0] += 1
+            most[0] = max(most[0], live[0])
+            await asyncio.sleep(0.05)
+            live[0] -= 1
+            return x * x
+
+        v = await fc.step("square", square)
+        if x % 2:
+            await fc.sleep("rest", 2.5)  # parks until no branch runs, then one suspension
+        return v + int(await fc.step("one", lambda: 1))
+
+    async def body(fc: cairn.Durable, _: Any) -> dict[str, Any]:
+        squares = await fc.map("sq", [1, 2, 3, 4], item, limit=2)
+        pair = await fc.parallel("pair", lambda b: b.step("l", lambda: "left"), lambda b: b.step("r", lambda: "right"))
+        return {"squares": squares, "pair": pair}
+
+    with serving(_worker(server, cairn.function("fn-map-py", "1", body))):
+        run = server.client.start("fn-map-py").run.id
+        done = wait_run(server.client, run, 30)
+    assert done.status.value == "completed", done.error
+    assert done.output == {"squares": [2, 5, 10, 17], "pair": ["left", "right"]}
+    assert ran == {"sq1": 1, "sq2": 1, "sq3": 1, "sq4": 1}
+    assert most[0] <= 2
+    assert _outcomes(done) == ["suspended", "completed"]  # the two sleeps: one suspension
+    ops = set(_ops(done))
+    for i in range(4):
+        assert f"/sq#0/{i}/square#0 step completed" in ops
+        assert f"/sq#0/{i}/one#0 step completed" in ops
+    assert {"/sq#0/0/rest#0 sleep completed", "/sq#0/2/rest#0 sleep completed"} <= ops
+    assert {"/pair#0/0/l#0 step completed", "/pair#0/1/r#0 step completed"} <= ops
+
+
+def test_triage_function_example(server: DevServer) -> None:
+    # examples/python/triage_function.py as a user runs it: it serves, starts
+    # a ticket, prints the reply and stops; the steps are triage.py's.
+    p = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "python" / "triage_function.py")],
+        env={**os.environ, "CAIRN_SERVER": server.url},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert '"queue": "billing-priority"' in p.stdout, p.stdout
+    assert "expect an answer within 4 hours" in p.stdout, p.stdout
+    run = p.stdout.split()[1]
+    done = server.client.get(run)
+    assert _ops(done) == [
+        "/classify#0 step completed",
+        "/lookup_customer#0 step completed",
+        "/draft_reply#0 step completed",
+    ]

@@ -14,7 +14,7 @@ py-deps:
 py-lint:
 	@venv=$(PY_VENV) && cd sdk/python && \
 	$$venv/bin/ruff check src tests scripts ../../examples/python && \
-	$$venv/bin/mypy --strict src ../../examples/python/triage.py
+	$$venv/bin/mypy --strict src ../../examples/python/triage.py ../../examples/python/triage_function.py
 
 ## py-test: the Python SDK's lints and tests (pytest) against a real `cairn dev` built here; Go and TypeScript workers join for the mixed-fleet test
 py-test: py-lint ts-deps

@@ -102,40 +102,7 @@ func (l *execLog) add(e Exec) error {
 // Defs returns the chaos workflows with bodies that log each execution to
 // log and draw their work time and nonces from rng.
 func defs(log *execLog, worker string) []*sdk.WorkflowDef {
-	var rmu sync.Mutex
-	rng := rand.New(rand.NewPCG(uint64(os.Getpid()), uint64(time.Now().UnixNano())))
-	// work is one execution: simulated work, then its Exec logged.
-	work := func(ctx context.Context, info sdk.StepInfo, op string, in Input, fail func() error) (Output, error) {
-		rmu.Lock()
-		nonce := fmt.Sprintf("%016x", rng.Uint64())
-		work := time.Duration(0)
-		if in.WorkMs > 0 {
-			work = time.Duration(rng.IntN(in.WorkMs)) * time.Millisecond
-		}
-		rmu.Unlock()
-		if info.Workflow == WfSlow && in.SlowMs > 0 {
-			work = time.Duration(in.SlowMs) * time.Millisecond
-		}
-		select {
-		case <-time.After(work):
-		case <-ctx.Done():
-			return Output{}, context.Cause(ctx)
-		}
-		e := Exec{Run: info.Run, Workflow: info.Workflow, Step: info.Step, Attempt: info.Attempt, Lease: info.Lease,
-			Worker: worker, Delivery: string(info.Delivery), Nonce: nonce, Op: op}
-		var ferr error
-		if fail != nil {
-			ferr = fail()
-		}
-		e.Failed = ferr != nil
-		if err := log.add(e); err != nil {
-			return Output{}, fmt.Errorf("exec log: %w", err)
-		}
-		if ferr != nil {
-			return Output{}, ferr
-		}
-		return Output{Nonce: nonce}, nil
-	}
+	work := executor(log, worker)
 	body := func(fail func(sdk.StepContext) error) sdk.Handler {
 		return sdk.Handle(func(ctx sdk.StepContext, in Input) (Output, error) {
 			var f func() error
@@ -181,7 +148,12 @@ func defs(log *execLog, worker string) []*sdk.WorkflowDef {
 	slow := sdk.Workflow(WfSlow, "1").
 		Task("slow", body(nil), sdk.Input(map[string]any{"slow_ms": "${input.slow_ms}"})).
 		Task("after", body(nil), in, sdk.After("slow"))
-	fn := sdk.Function(WfFunction, "1", func(fc *sdk.Durable, in Input) (Output, error) {
+	return []*sdk.WorkflowDef{linear, fan, amo, wait, sleep, flaky, slow, function(work)}
+}
+
+// function is the durable function workload, its steps executions of work.
+func function(work execFunc) *sdk.WorkflowDef {
+	return sdk.Function(WfFunction, "1", func(fc *sdk.Durable, in Input) (Output, error) {
 		op := func(name string, opts ...sdk.StepOption) (Output, error) {
 			return sdk.Step(fc, name, func(ctx context.Context) (Output, error) {
 				info := fc.Info() // the function's attempt; the operation's delivery
@@ -202,5 +174,46 @@ func defs(log *execLog, worker string) []*sdk.WorkflowDef {
 		}
 		return op("b")
 	})
-	return []*sdk.WorkflowDef{linear, fan, amo, wait, sleep, flaky, slow, fn}
+}
+
+// execFunc is one execution of a chaos body (op names a function's
+// operation, "" for a task): simulated work, then its Exec logged.
+type execFunc = func(ctx context.Context, info sdk.StepInfo, op string, in Input, fail func() error) (Output, error)
+
+// executor returns the executions of worker's bodies, their work times and
+// nonces drawn from a random source of their own.
+func executor(log *execLog, worker string) execFunc {
+	var rmu sync.Mutex
+	rng := rand.New(rand.NewPCG(uint64(os.Getpid()), uint64(time.Now().UnixNano())))
+	return func(ctx context.Context, info sdk.StepInfo, op string, in Input, fail func() error) (Output, error) {
+		rmu.Lock()
+		nonce := fmt.Sprintf("%016x", rng.Uint64())
+		work := time.Duration(0)
+		if in.WorkMs > 0 {
+			work = time.Duration(rng.IntN(in.WorkMs)) * time.Millisecond
+		}
+		rmu.Unlock()
+		if info.Workflow == WfSlow && in.SlowMs > 0 {
+			work = time.Duration(in.SlowMs) * time.Millisecond
+		}
+		select {
+		case <-time.After(work):
+		case <-ctx.Done():
+			return Output{}, context.Cause(ctx)
+		}
+		e := Exec{Run: info.Run, Workflow: info.Workflow, Step: info.Step, Attempt: info.Attempt, Lease: info.Lease,
+			Worker: worker, Delivery: string(info.Delivery), Nonce: nonce, Op: op}
+		var ferr error
+		if fail != nil {
+			ferr = fail()
+		}
+		e.Failed = ferr != nil
+		if err := log.add(e); err != nil {
+			return Output{}, fmt.Errorf("exec log: %w", err)
+		}
+		if ferr != nil {
+			return Output{}, ferr
+		}
+		return Output{Nonce: nonce}, nil
+	}
 }

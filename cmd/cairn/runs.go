@@ -339,14 +339,8 @@ func stepState(s sdk.StepView, holdersKnown bool, now time.Time) (string, string
 	}
 	switch s.Status {
 	case cairn.StepReady:
-		if n := len(s.Attempts); s.Kind == cairn.KindFunction && s.Holder == nil && n > 0 && s.Attempts[n-1].Outcome == cairn.OutcomeSuspended {
-			// A durable function between attempts: sleeping, or waiting
-			// for an event or a run it invoked (its ready time far away).
-			detail := fmt.Sprintf("%d operations", len(s.Operations))
-			if s.ReadyAt != nil && s.ReadyAt.After(now) && s.ReadyAt.Before(now.AddDate(10, 0, 0)) {
-				detail = "until " + clock(*s.ReadyAt) + "; " + detail
-			}
-			return "suspended", detail
+		if state, detail, ok := suspended(s, now); ok {
+			return state, detail
 		}
 		var state string
 		var detail []string
@@ -413,6 +407,20 @@ func stepState(s sdk.StepView, holdersKnown bool, now time.Time) (string, string
 		return "completed", ""
 	}
 	return string(s.Status), ""
+}
+
+// suspended names a durable function between attempts: sleeping, or
+// waiting for an event or a run it invoked (its ready time far away).
+func suspended(s sdk.StepView, now time.Time) (state, detail string, ok bool) {
+	n := len(s.Attempts)
+	if s.Kind != cairn.KindFunction || s.Holder != nil || n == 0 || s.Attempts[n-1].Outcome != cairn.OutcomeSuspended {
+		return "", "", false
+	}
+	detail = fmt.Sprintf("%d operations", len(s.Operations))
+	if s.ReadyAt != nil && s.ReadyAt.After(now) && s.ReadyAt.Before(now.AddDate(10, 0, 0)) {
+		detail = "until " + clock(*s.ReadyAt) + "; " + detail
+	}
+	return "suspended", detail, true
 }
 
 // previousError is the error a ready step is being retried after: the

@@ -8,7 +8,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
 import { test } from "node:test";
 
-import { defineFunction, Worker } from "../index.js";
+import { defineFunction, defineWorkflow, StepFailure, Worker } from "../index.js";
 import { main, suspended } from "./durable.js";
 import { memLogger, serverForFile, serving } from "./server.js";
 
@@ -107,5 +107,31 @@ test("a function's attempts alternate between a Go and a TypeScript worker, each
     assert.deepEqual([out.charge, out.ship, out.finish], [{ by: "go", n: 42 }, { by: "ts" }, { by: "go" }]);
   } finally {
     await stopGo();
+  }
+});
+
+test("a Go function invokes a workflow only a TypeScript worker serves", async () => {
+  let billed = 0;
+  const billing = defineWorkflow({ name: "ts-billing", version: "1" }).task("charge", async (ctx, input: { amount: number }) => {
+    billed++;
+    if (input.amount <= 0) throw new StepFailure("bad_amount", "nothing to bill");
+    return { by: "ts", invoice: `inv-${input.amount}` };
+  }, { retry: { maxAttempts: 1 } });
+  const w = new Worker(srv.client, { name: "ts-biller", logger: memLogger(), claimWaitMs: 1000 }).register(billing);
+  const stopTS = await serving(w);
+  const stopGo = await goWorker();
+  try {
+    const ok = (await srv.client.start("go-invoker", { input: { amount: 7 } })).run.id;
+    const bad = (await srv.client.start("go-invoker", { input: { amount: 0 } })).run.id;
+    const r = await srv.client.wait(ok, { signal: AbortSignal.timeout(20_000) });
+    assert.equal(r.status, "completed", JSON.stringify(r.error));
+    assert.deepEqual(r.output, { by: "ts", invoice: "inv-7" });
+    assert.deepEqual((main(r).operations ?? []).map((op) => `${op.id} ${op.kind} ${op.status}`), ["/bill#0 invoke started", "/bill#0 invoke completed"]);
+    const b = await srv.client.wait(bad, { signal: AbortSignal.timeout(20_000) });
+    assert.deepEqual(b.output, { class: "bad_amount" }, JSON.stringify(b.error));
+    assert.equal(billed, 2);
+  } finally {
+    await stopGo();
+    await stopTS();
   }
 });

@@ -4,7 +4,9 @@
 // (sdk/ts/src/test/mixed.test.ts), and serves the durable function
 // "mixed-fn", whose attempts alternate between this worker and the
 // TypeScript one, each replaying what the other recorded
-// (sdk/ts/src/test/function-mixed.test.ts).
+// (sdk/ts/src/test/function-mixed.test.ts), and the durable function
+// "go-invoker", which runs the workflow "ts-billing" that only the
+// TypeScript worker serves.
 package main
 
 import (
@@ -35,7 +37,7 @@ func main() {
 		Task("b", sdk.Handle(func(ctx sdk.StepContext, _ struct{}) (any, error) {
 			return nil, sdk.Failure("unservable", errors.New("step b is served by the TypeScript worker"))
 		}), sdk.After("a"), sdk.Input("${steps.a.output}"))
-	w := sdk.NewWorker(c, sdk.WithName("go-worker"), sdk.WithLogger(log)).Register(wf, mixedFunction())
+	w := sdk.NewWorker(c, sdk.WithName("go-worker"), sdk.WithLogger(log)).Register(wf, mixedFunction(), invoker())
 	go func() { <-w.Ready(); os.Stdout.WriteString("ready\n") }()
 	if err := w.Serve(ctx); err != nil {
 		log.Error("serve", "err", err)
@@ -79,5 +81,18 @@ func mixedFunction() *sdk.WorkflowDef {
 		}
 		out.Finish, err = sdk.Step(fc, "finish", by)
 		return out, err
+	})
+}
+
+// invoker is the function "go-invoker": it invokes "ts-billing" (a DAG
+// the TypeScript test registers and serves) with its input and returns
+// what it returned, or its error's class.
+func invoker() *sdk.WorkflowDef {
+	return sdk.Function("go-invoker", "1", func(fc *sdk.Durable, in map[string]any) (map[string]any, error) {
+		out, err := sdk.Invoke[map[string]any](fc, "bill", sdk.Call{Workflow: "ts-billing", Input: in})
+		if err != nil {
+			return map[string]any{"class": sdk.ClassOf(err)}, nil
+		}
+		return out, nil
 	})
 }

@@ -21,7 +21,8 @@ import (
 // fuzzOps are the operations FuzzAPI sends requests to. In path and query,
 // "{id}" is the fuzzed id; in the body, "{{id}}" is the id as a JSON
 // string. "{{run}}" and "{{lease}}" are a real run and lease of the
-// fuzzed server, in ids and bodies alike.
+// fuzzed server, in ids and bodies alike, and "{{fnlease}}" a lease of a
+// durable function's step (checkpoint's seeds use it).
 var fuzzOps = []struct{ method, path string }{
 	{"POST", "/workers/register"},
 	{"POST", "/steps/claim"},
@@ -30,6 +31,7 @@ var fuzzOps = []struct{ method, path string }{
 	{"POST", "/steps/heartbeat"},
 	{"POST", "/steps/{id}/complete"},
 	{"POST", "/steps/{id}/fail"},
+	{"POST", "/steps/{id}/checkpoint"},
 	{"POST", "/runs"},
 	{"GET", "/runs/{id}"},
 	{"GET", "/runs?{id}"},
@@ -60,6 +62,15 @@ var fuzzSeeds = map[string][]string{
 		`{"error":{"class":{{id}},"message":"x"}}`,
 		`{"error":{"class":"retryable","message":{{id}}}}`,
 	},
+	"/steps/{id}/checkpoint": {
+		`{"operations":[{"id":{{id}},"seq":0,"kind":"step","status":"completed","result":1}]}`,
+		`{"operations":[{"id":"/a#0","seq":0,"kind":{{id}},"status":{{id}},"result":{{id}},"wake_at":{{id}}}]}`,
+		`{"operations":[{"id":"/a#0","seq":-1,"kind":"step","status":"failed"}]}`,
+		`{"operations":[{"id":"/a#0","seq":99999999999,"kind":"sleep","status":"completed"}]}`,
+		`{"operations":[],"suspend":{"op":{{id}},"event":{{id}},"invoke":{"workflow":{{id}}}}}`,
+		`{"operations":[],"suspend":{"event":{{id}}}}`,
+		`{"operations":[],"suspend":{"op":"/x#0","invoke":{"workflow":"wf","input":{{id}}},"until":{{id}}}}`,
+	},
 	"/runs": {
 		`{"workflow":{{id}}}`,
 		`{"workflow":"wf","version":{{id}},"idempotency_key":{{id}}}`,
@@ -79,7 +90,7 @@ const fuzzWorkflow = `{"name":"wf","version":"1","steps":[{"id":"a"},{"id":"w","
 var fuzzIDs = []string{
 	"", ".", "..", "a/b", "a//b", "/a", "a/", "../x", "a/../b", "%2e%2e", "%2F", "a%00b",
 	"a\x00b", "a\r\nb", "a\nb", "a\tb", "\x7f", "\xff", "a\xc3", "a b", "é",
-	strings.Repeat("A", 3000), "{{run}}", "{{lease}}", "w1", "wf",
+	strings.Repeat("A", 3000), "{{run}}", "{{lease}}", "{{fnlease}}", "w1", "wf",
 	"cursor=..&limit=1", "cursor=AAAA", "workflow=%00&status=weird", "limit=0", "limit=1",
 	"/v1/api/runs/./x", "/v1/api//runs", "/v1/api/runs/%2e", "/nope", "/openapi.json",
 }
@@ -108,15 +119,16 @@ func FuzzAPI(f *testing.F) {
 		for _, body := range fuzzBadBodies {
 			f.Add(uint8(op), "{{run}}", body)
 			f.Add(uint8(op), "{{lease}}", body)
+			f.Add(uint8(op), "{{fnlease}}", body)
 		}
 		f.Add(uint8(op)|0x40, "{{run}}", bodies[0]) // cut short
 		f.Add(uint8(op)|0x80, "..", bodies[0])      // the id raw in the path
 	}
-	a, run, lease := fuzzServer(f)
+	a, run, lease, fnlease := fuzzServer(f)
 	h := a.Handler()
 	f.Fuzz(func(t *testing.T, op uint8, id, body string) {
 		o := fuzzOps[int(op)%len(fuzzOps)]
-		fill := strings.NewReplacer("{{run}}", run, "{{lease}}", lease)
+		fill := strings.NewReplacer("{{run}}", run, "{{lease}}", lease, "{{fnlease}}", fnlease)
 		id = fill.Replace(id)
 		body = fill.Replace(strings.ReplaceAll(body, "{{id}}", jsonQuote(id)))
 		var target string
@@ -166,10 +178,10 @@ func FuzzAPI(f *testing.F) {
 	})
 }
 
-// fuzzServer is an API whose worker w1 serves wf, with a run and a
-// lease. Holds are short: a fuzzed claim or status poll waits 200 ms at
+// fuzzServer is an API whose worker w1 serves wf and the function fn,
+// with a run and a lease of wf and a lease of fn. Holds are short: a fuzzed claim or status poll waits 200 ms at
 // most.
-func fuzzServer(f *testing.F) (a *API, run, lease string) {
+func fuzzServer(f *testing.F) (a *API, run, lease, fnlease string) {
 	e, err := engine.New(mem.New(), engine.Config{MaxRequestTime: 250 * time.Millisecond})
 	if err != nil {
 		f.Fatal(err)
@@ -191,12 +203,21 @@ func fuzzServer(f *testing.F) (a *API, run, lease string) {
 	var started struct {
 		Run struct{ ID string }
 	}
-	call("POST", "/workers/register", `{"worker_id":"w1","workflows":[`+fuzzWorkflow+`]}`, &reg)
+	call("POST", "/workers/register", `{"worker_id":"w1","workflows":[`+fuzzWorkflow+`,{"name":"fn","version":"1","steps":[{"id":"main","kind":"function"}]}]}`, &reg)
 	call("POST", "/runs", `{"workflow":"wf"}`, &started)
 	var claimed struct{ Leases []struct{ ID string } }
 	call("POST", "/steps/claim", `{"worker_id":"w1","wait_ms":1000}`, &claimed)
 	if len(claimed.Leases) != 1 {
 		f.Fatalf("setup claim: %+v", claimed)
 	}
-	return a, started.Run.ID, claimed.Leases[0].ID
+	lease = claimed.Leases[0].ID
+	var fn struct {
+		Run struct{ ID string }
+	}
+	call("POST", "/runs", `{"workflow":"fn"}`, &fn)
+	call("POST", "/steps/claim", `{"worker_id":"w1","run":"`+fn.Run.ID+`","wait_ms":1000}`, &claimed)
+	if len(claimed.Leases) != 1 {
+		f.Fatalf("setup claim of the function: %+v", claimed)
+	}
+	return a, started.Run.ID, lease, claimed.Leases[0].ID
 }

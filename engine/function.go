@@ -141,9 +141,16 @@ func (e *Engine) Checkpoint(ctx context.Context, id string, req CheckpointReques
 	return a.out, err
 }
 
-// historyLimits bounds a function step's history.
+// historyLimits bounds a function step's history, which the run record
+// holds inline: a result at most what a record keeps inline (a larger
+// one belongs in the user's own store, referred to by key), all of them
+// at most half the record's limit.
 func (e *Engine) historyLimits() history.Limits {
-	return history.Limits{Operations: cairn.MaxOperations, ResultBytes: e.cfg.MaxOutputBytes, Bytes: 4 * e.cfg.MaxOutputBytes}
+	result := e.cfg.MaxOutputBytes
+	if e.cfg.PayloadInlineMax > 0 {
+		result = min(result, e.cfg.PayloadInlineMax)
+	}
+	return history.Limits{Operations: cairn.MaxOperations, ResultBytes: result, Bytes: e.cfg.MaxRunRecordBytes / 2}
 }
 
 // suspendFor ends the attempt of lease l as sp says: until a time, or

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -56,6 +57,9 @@ func TestFunctionCheckpointSuspendResume(t *testing.T) {
 		wantField(t, err, "body.operations[0].seq") // a gap
 		_, err = e.Checkpoint(ctx, l1.ID, CheckpointRequest{Operations: []cairn.Operation{op(1, cairn.OpStep, "/other#0", "1")}})
 		wantField(t, err, "body.operations[0].seq") // another operation where the history has one
+		big := `"` + strings.Repeat("x", DefaultPayloadInlineMax) + `"`
+		_, err = e.Checkpoint(ctx, l1.ID, CheckpointRequest{Operations: []cairn.Operation{op(2, cairn.OpStep, "/big#0", big)}})
+		wantField(t, err, "body.operations[0].result") // over what a run record keeps inline
 
 		until := h.clk.Now().Add(time.Hour)
 		sleep := cairn.Operation{ID: "/nap#0", Seq: 2, Kind: cairn.OpSleep, Status: cairn.OpCompleted, WakeAt: &until}

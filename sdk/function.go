@@ -566,6 +566,10 @@ func Map[In, Out any](fc *Durable, name string, items []In, limit int, fn func(f
 	}
 	base := fc.scope + "/" + name + "#" + strconv.Itoa(fc.uses[name])
 	fc.uses[name]++
+	if len(items) == 0 {
+		fc.mu.Unlock()
+		return []Out{}, nil
+	}
 	fc.running += len(items) - 1 // the caller waits for the branches
 	fc.mu.Unlock()
 	if limit <= 0 || limit > len(items) {

@@ -14,7 +14,6 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/cairn-dev/cairn"
@@ -429,9 +428,7 @@ func TestFunctionStepTimeoutAndManyValues(t *testing.T) {
 // carry sums into the function's step.
 func TestFunctionStepSpansAndUsage(t *testing.T) {
 	e := newEnv(t, sdktest.Options{})
-	rec := tracetest.NewSpanRecorder()
-	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
-	defer tp.Shutdown(context.Background())
+	rec, tp := recordSpans(t)
 	tracer := tp.Tracer("test")
 	wf := Function("spans", "1", func(fc *Durable, _ struct{}) (int, error) {
 		n, err := Step(fc, "ask", func(ctx context.Context) (int, error) {
@@ -456,14 +453,19 @@ func TestFunctionStepSpansAndUsage(t *testing.T) {
 	}
 	var stepSpan trace.SpanContext
 	ops := map[string]sdktrace.ReadOnlySpan{}
-	for _, s := range rec.Ended() {
-		switch {
-		case strings.HasPrefix(s.Name(), "step spans/main"):
-			stepSpan = s.SpanContext()
-		case strings.HasPrefix(s.Name(), "operation "):
-			ops[s.Name()] = s
+	// The step's span ends once the worker is done with the attempt, which
+	// may be after the run's end reached the client.
+	eventually(t, 5*time.Second, "the function's step span to end", func() bool {
+		for _, s := range rec.Ended() {
+			switch {
+			case strings.HasPrefix(s.Name(), "step spans/main"):
+				stepSpan = s.SpanContext()
+			case strings.HasPrefix(s.Name(), "operation "):
+				ops[s.Name()] = s
+			}
 		}
-	}
+		return stepSpan.IsValid()
+	})
 	ask, fails := ops["operation /ask#0"], ops["operation /fails#0"]
 	if ask == nil || fails == nil || ask.Parent().SpanID() != stepSpan.SpanID() {
 		t.Fatalf("operation spans %v, the step span %v", ops, stepSpan)

@@ -11,6 +11,9 @@ import (
 	"testing"
 	"time"
 
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
 	"github.com/cairn-dev/cairn/internal/testutil"
 	"github.com/cairn-dev/cairn/sdk/sdktest"
 )
@@ -238,3 +241,12 @@ func quiet() *slog.Logger {
 }
 
 func slogOf(h slog.Handler) *slog.Logger { return slog.New(h) }
+
+// recordSpans is a tracer provider whose ended spans rec keeps, shut
+// down when the test ends.
+func recordSpans(t *testing.T) (*tracetest.SpanRecorder, *sdktrace.TracerProvider) {
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	t.Cleanup(func() { tp.Shutdown(context.Background()) })
+	return rec, tp
+}

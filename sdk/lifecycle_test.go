@@ -11,7 +11,6 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/cairn-dev/cairn"
@@ -217,9 +216,7 @@ func TestErrorClasses(t *testing.T) {
 // step span (the lease's traceparent).
 func TestUsageFromSpans(t *testing.T) {
 	e := newEnv(t, sdktest.Options{})
-	rec := tracetest.NewSpanRecorder()
-	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
-	defer tp.Shutdown(context.Background())
+	rec, tp := recordSpans(t)
 	tracer := tp.Tracer("test")
 	var traceparent atomic.Value
 	llm := func(ctx context.Context, in, out int64) {

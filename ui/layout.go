@@ -200,6 +200,9 @@ func layoutTimeline(run *cairn.Run, journal []cairn.JournalEntry, now time.Time)
 		if s.Holder != nil && (len(s.Attempts) == 0 || s.Attempts[len(s.Attempts)-1].N != s.Attempt) {
 			tl.add(heldRow(s, ax))
 		}
+		for _, r := range opRows(s, ax) {
+			tl.add(r)
+		}
 	}
 	tl.H = tlTop + len(tl.Rows)*tlRow + 6
 	tl.Ticks = ax.ticks()
@@ -338,6 +341,62 @@ func heldRow(s cairn.StepView, ax timeAxis) trow {
 	r.Dur = fmtDur(ax.t1.Sub(start))
 	r.Title = fmt.Sprintf("%s attempt %d held by %s since %s", s.ID, s.Attempt, s.Holder.Worker, s.Holder.ClaimedAt.UTC().Format(time.RFC3339Nano))
 	return r
+}
+
+// maxOpRows bounds the rows of one function's operations.
+const maxOpRows = 40
+
+// opRows are the rows of a function step's operations (kind
+// cairn.KindFunction): a step from the record before it (what was
+// checkpointed as its body began) to its result, a sleep to its end, a
+// wait or an invoke from its start to its outcome (or now). Recorded
+// values and patch markers take no time and get no row.
+func opRows(s cairn.StepView, ax timeAxis) []trow {
+	var rows []trow
+	begun := map[string]time.Time{}
+	prev := time.Time{}
+	if len(s.Attempts) > 0 && s.Attempts[0].ClaimedAt != nil {
+		prev = *s.Attempts[0].ClaimedAt
+	}
+	for _, op := range s.Operations {
+		start, end, kind, done := prev, op.At, "attempt", true
+		prev = op.At
+		switch {
+		case op.Status == cairn.OpStarted:
+			begun[op.ID] = op.At
+			if op.Kind == cairn.OpStep {
+				continue // its outcome's row
+			}
+			start, end, done = op.At, ax.t1, false
+			for _, o := range s.Operations {
+				if o.ID == op.ID && o.Status != cairn.OpStarted {
+					end, done = o.At, true
+				}
+			}
+			kind = map[cairn.OperationKind]string{cairn.OpWait: "wait", cairn.OpInvoke: "child"}[op.Kind]
+		case op.Kind == cairn.OpSleep && op.WakeAt != nil:
+			start, end, kind = op.At, *op.WakeAt, "sleep"
+			done = !end.After(ax.t1)
+			end = ax.end(&end)
+		case op.Kind != cairn.OpStep:
+			continue // a value, a patch, or a wait's or invoke's outcome: in their rows
+		}
+		if b, ok := begun[op.ID]; ok && op.Kind == cairn.OpStep {
+			start = b // an at_most_once step, from its started record
+		}
+		if len(rows) == maxOpRows {
+			rows[len(rows)-1].Label, rows[len(rows)-1].Title = "  …", fmt.Sprintf("%d operations in all: the steps table lists them", len(s.Operations))
+			break
+		}
+		class := string(op.Status)
+		if !done {
+			class = "running"
+		}
+		rows = append(rows, trow{Label: "  " + op.ID, Step: s.ID, Kind: kind, Class: class, X: ax.x(start), BW: ax.x(end) - ax.x(start),
+			Running: !done, Dur: fmtDur(end.Sub(start)),
+			Title: fmt.Sprintf("%s %s of %s: %s → %s", op.Kind, op.ID, s.ID, start.UTC().Format(time.RFC3339Nano), tsOr(done, end))})
+	}
+	return rows
 }
 
 func tsOr(done bool, t time.Time) string {

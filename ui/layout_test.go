@@ -141,3 +141,36 @@ func TestLongEdgesAvoidNodes(t *testing.T) {
 		}
 	}
 }
+
+// A function's operations get rows under its attempts: a step from the
+// record before it to its result (an at_most_once one from its start), a
+// sleep to its end, a wait from its start to its event (or now); values
+// get none.
+func TestLayoutFunctionOperations(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
+	p := func(s int) *time.Time { v := at(s); return &v }
+	ops := []cairn.Operation{
+		{ID: "/now#0", Kind: cairn.OpValue, Status: cairn.OpCompleted, At: at(1)},
+		{ID: "/a#0", Kind: cairn.OpStep, Status: cairn.OpCompleted, At: at(2)},
+		{ID: "/pay#0", Kind: cairn.OpStep, Status: cairn.OpStarted, At: at(2)},
+		{ID: "/pay#0", Kind: cairn.OpStep, Status: cairn.OpFailed, At: at(3), Error: &cairn.ErrorInfo{Class: "x"}},
+		{ID: "/nap#0", Kind: cairn.OpSleep, Status: cairn.OpCompleted, At: at(3), WakeAt: p(5)},
+		{ID: "/ok#0", Kind: cairn.OpWait, Status: cairn.OpStarted, At: at(6)},
+	}
+	run := &cairn.Run{ID: "r", CreatedAt: t0, Steps: []cairn.StepView{{ID: "main", Kind: cairn.KindFunction, Status: cairn.StepReady, Attempt: 3,
+		Operations: ops, Attempts: []cairn.Attempt{
+			{N: 1, ClaimedAt: p(0), EndedAt: p(3), Outcome: cairn.OutcomeSuspended},
+			{N: 2, ClaimedAt: p(5), EndedAt: p(6), Outcome: cairn.OutcomeSuspended},
+		}}}}
+	tl := layoutTimeline(run, nil, at(10))
+	var got []string
+	for _, r := range tl.Rows {
+		got = append(got, fmt.Sprintf("%s %s %s %d+%d", strings.TrimSpace(r.Label), r.Kind, r.Class, (r.X-tlLabel)/90, r.BW/90))
+	}
+	want := []string{"main #1 attempt suspended 0+3", "main #2 attempt suspended 5+1",
+		"/a#0 attempt completed 1+1", "/pay#0 attempt failed 2+1", "/nap#0 sleep completed 3+2", "/ok#0 wait running 6+4"}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("rows:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}

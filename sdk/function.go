@@ -11,6 +11,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -97,6 +98,12 @@ type Durable struct {
 	onPark func()         // a branch's: gives its concurrency slot back
 }
 
+// parking is a parked scope's suspension.
+type parking struct {
+	scope string
+	sp    *client.Suspension
+}
+
 // journal is an attempt's history, shared by the body and its branches.
 type journal struct {
 	mu      sync.Mutex
@@ -112,7 +119,7 @@ type journal struct {
 	// that may still record operations; a suspension waits (parked) until
 	// none runs, and the attempt then suspends once, for all of them.
 	running int
-	parked  []*client.Suspension
+	parked  []parking
 }
 
 func newDurable(sc *stepCtx, hist []client.Operation, send func(client.CheckpointRequest) error) *Durable {
@@ -490,7 +497,7 @@ func (fc *Durable) sleep(name string, end func() time.Time) error {
 // other branch runs: the attempt suspends once for all of them.
 func (fc *Durable) suspend(sp *client.Suspension) error {
 	fc.mu.Lock()
-	fc.parked = append(fc.parked, sp)
+	fc.parked = append(fc.parked, parking{fc.scope, sp})
 	fc.running--
 	last := fc.running == 0
 	fc.mu.Unlock()
@@ -506,7 +513,22 @@ func (fc *Durable) suspend(sp *client.Suspension) error {
 	if fc.stop != nil {
 		return fc.stop
 	}
+	fc.unpark(fc.scope) // its own context ended (a race lost), not the attempt
 	return context.Cause(fc)
+}
+
+// unpark takes the parked suspensions of scope and the scopes under it
+// back: they run again (to their end). Called with mu held.
+func (fc *Durable) unpark(scope string) {
+	kept := fc.parked[:0]
+	for _, p := range fc.parked {
+		if p.scope == scope || strings.HasPrefix(p.scope, scope+"/") {
+			fc.running++
+			continue
+		}
+		kept = append(kept, p)
+	}
+	fc.parked = kept
 }
 
 // leave is a branch's end: the last scope running suspends the attempt
@@ -528,7 +550,8 @@ func (fc *Durable) leave() {
 func (fc *Durable) suspendNow() error {
 	fc.mu.Lock()
 	var sp client.Suspension
-	for _, p := range fc.parked {
+	for _, pk := range fc.parked {
+		p := pk.sp
 		if p.Op != nil && sp.Op == nil {
 			sp.Op, sp.Event, sp.Invoke = p.Op, p.Event, p.Invoke
 		}
@@ -603,6 +626,108 @@ func Map[In, Out any](fc *Durable, name string, items []In, limit int, fn func(f
 		}
 	}
 	return out, nil
+}
+
+// errRaceLost ends the branches of a race once another ended first.
+var errRaceLost = errors.New("cairn: another branch of the race ended first")
+
+// Race runs branches at once, each in a scope of its own (see Map), and
+// returns the index and the outcome (its result or its error) of the one
+// that ends first; the others are cancelled (what they recorded stays,
+// unread). The winner is recorded: a replay runs only it. A branch that
+// sleeps, waits or invokes parks as in Map, so a race of a wait against a
+// sleep suspends the function until the first of them.
+//
+//	i, _, err := sdk.Race(fc, "approval-or-timeout", waitApproval, sleepADay)
+func Race[T any](fc *Durable, name string, branches ...func(fc *Durable) (T, error)) (int, T, error) {
+	var zero T
+	fc.mu.Lock()
+	id, recs, err := fc.begin(name, cairn.OpValue)
+	fc.mu.Unlock()
+	if err != nil || len(branches) == 0 {
+		return -1, zero, err
+	}
+	scope := func(i int) string { return id + "/" + strconv.Itoa(i) }
+	branch := func(ctx context.Context, i int) *Durable {
+		return &Durable{Context: ctx, sc: fc.sc, journal: fc.journal, scope: scope(i), uses: map[string]int{}}
+	}
+	if len(recs) > 0 { // decided: the losers' records stay unread
+		var w int
+		if err := json.Unmarshal(recs[0].Result, &w); err != nil || w < 0 || w >= len(branches) {
+			fc.mu.Lock()
+			defer fc.mu.Unlock()
+			return -1, zero, fc.broken(fmt.Sprintf("race %q recorded winner %s of %d branches", id, recs[0].Result, len(branches)))
+		}
+		fc.mu.Lock()
+		fc.lost(id, scope(w))
+		fc.mu.Unlock()
+		v, err := branches[w](branch(fc.Context, w))
+		return w, v, err
+	}
+	type outcome struct {
+		v   T
+		err error
+	}
+	outs := make([]outcome, len(branches))
+	cancels := make([]context.CancelCauseFunc, len(branches))
+	winner := -1
+	fc.mu.Lock()
+	fc.running += len(branches) - 1 // the caller waits for the branches
+	fc.mu.Unlock()
+	ctxs := make([]context.Context, len(branches))
+	for i := range branches { // all made before any branch can cancel another
+		ctxs[i], cancels[i] = context.WithCancelCause(fc.Context)
+	}
+	var wg sync.WaitGroup
+	for i, run := range branches {
+		ctx := ctxs[i]
+		wg.Go(func() {
+			defer fc.leave()
+			v, err := run(branch(ctx, i))
+			outs[i] = outcome{v, err}
+			fc.mu.Lock()
+			defer fc.mu.Unlock()
+			if winner >= 0 || errors.Is(err, errSuspended) || fc.stop != nil || ctx.Err() != nil {
+				return
+			}
+			winner = i
+			raw, _ := json.Marshal(i)
+			fc.record(client.Operation{Id: id, Kind: string(cairn.OpValue), Status: string(cairn.OpCompleted), Result: raw})
+			for j := range branches { // before this branch leaves: no loser counts as parked
+				if j != i {
+					fc.unpark(scope(j))
+					cancels[j](errRaceLost)
+				}
+			}
+			fc.lost(id, scope(i))
+		})
+	}
+	wg.Wait()
+	for _, c := range cancels {
+		c(nil)
+	}
+	fc.mu.Lock()
+	fc.running++
+	stop := fc.stop
+	fc.mu.Unlock()
+	if stop != nil || winner < 0 {
+		if stop == nil {
+			stop = context.Cause(fc)
+		}
+		return -1, zero, stop
+	}
+	return winner, outs[winner].v, outs[winner].err
+}
+
+// lost marks what the losing branches of race id recorded as reached:
+// they are not run again, and what they did stays unread. Called with mu
+// held.
+func (fc *Durable) lost(id, winner string) {
+	for _, op := range fc.hist {
+		if strings.HasPrefix(op.Id, id+"/") && !strings.HasPrefix(op.Id, winner+"/") {
+			fc.visited[op.Id] = true
+		}
+	}
 }
 
 // Parallel runs branches at once, each in a scope of its own (see Map),

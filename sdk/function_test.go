@@ -474,3 +474,60 @@ func TestFunctionStepSpansAndUsage(t *testing.T) {
 		t.Fatalf("a failed step's span: %v %v", fails.Status(), fails.Attributes())
 	}
 }
+
+// Race returns the branch that ends first and records it: a step against
+// a sleep ends at once; a wait against a sleep suspends the function until
+// the first of them (the event, or the sleep's end), and a replay runs
+// only the winner.
+func TestFunctionRace(t *testing.T) {
+	e := newEnv(t, fastReap())
+	var waits atomic.Int32
+	wf := Function("racer", "1", func(fc *Durable, in struct{ Quick bool }) (string, error) {
+		napping := func(fc *Durable) (string, error) { return "slept", fc.Sleep("nap", inlineSleep+time.Second) }
+		if in.Quick {
+			_, v, err := Race(fc, "quick", func(fc *Durable) (string, error) {
+				return Step(fc, "fast", func(context.Context) (string, error) { return "fast", nil })
+			}, napping)
+			return v, err
+		}
+		i, v, err := Race(fc, "approval", func(fc *Durable) (string, error) {
+			waits.Add(1)
+			raw, err := fc.WaitEvent("ok", "approve", 0)
+			return string(raw), err
+		}, napping)
+		if err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("%d %s", i, v), nil
+	})
+	serve(t, NewWorker(e.client(t), WithLogger(quiet())).Register(wf))
+	quick := start(t, e.c, "racer", StartOptions{Input: map[string]bool{"quick": true}})
+	approved := start(t, e.c, "racer", StartOptions{})
+	timedOut := start(t, e.c, "racer", StartOptions{})
+	if r := waitRun(t, e.c, quick.ID, 20*time.Second); string(r.Output) != `"fast"` || len(r.Step("main").Attempts) != 1 {
+		t.Fatalf("a step against a sleep: %s %+v, attempts %+v", r.Output, r.Error, r.Step("main").Attempts)
+	}
+	eventually(t, 10*time.Second, "the approval race to suspend", func() bool {
+		r, err := e.c.Get(context.Background(), approved.ID)
+		return err == nil && len(r.Step("main").Attempts) > 0 && r.Step("main").Attempts[0].Outcome == cairn.OutcomeSuspended
+	})
+	if _, err := e.c.SendEvent(context.Background(), approved.ID, Event{Name: "approve", Payload: "yes"}); err != nil {
+		t.Fatal(err)
+	}
+	if r := waitRun(t, e.c, approved.ID, 20*time.Second); string(r.Output) != `"0 \"yes\""` {
+		t.Fatalf("a wait that won: %s %+v", r.Output, r.Error)
+	}
+	r := waitRun(t, e.c, timedOut.ID, 20*time.Second)
+	if string(r.Output) != `"1 slept"` {
+		t.Fatalf("a sleep that won: %s %+v", r.Output, r.Error)
+	}
+	var winner string
+	for _, op := range r.Step("main").Operations {
+		if op.ID == "/approval#0" {
+			winner = string(op.Result)
+		}
+	}
+	if winner != "1" {
+		t.Fatalf("the recorded winner %q; history %+v", winner, r.Step("main").Operations)
+	}
+}

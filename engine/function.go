@@ -123,10 +123,14 @@ func (e *Engine) Checkpoint(ctx context.Context, id string, req CheckpointReques
 				Message: string(op.Kind) + " " + op.ID + " " + string(op.Status)})
 		}
 		st.Ops = append(st.Ops, added...)
-		if w := st.Wait; w != nil && history.Ended(st.Ops, w.Op) {
-			st.Wait = nil // the driver recorded the wait's timeout
-		}
+		// The attempt runs: what it waited for before is not waited for now
+		// (an event is kept for the wait that suspends again; an invoked
+		// run's end is found again by its key).
+		st.Wait = nil
 		if sp := req.Suspend; sp != nil {
+			if err := suspendable(st.Ops, sp); err != nil {
+				return answer{}, err
+			}
 			e.suspendFor(r, d, l, sp, fx)
 		}
 		return answer{out: &Checkpointed{Operations: len(st.Ops), RunStatus: r.Status}}, nil
@@ -151,6 +155,27 @@ func (e *Engine) historyLimits() history.Limits {
 		result = min(result, e.cfg.PayloadInlineMax)
 	}
 	return history.Limits{Operations: cairn.MaxOperations, ResultBytes: result, Bytes: e.cfg.MaxRunRecordBytes / 2}
+}
+
+// suspendable checks that the operation a suspension waits for is one
+// the history holds as started, of the kind the suspension says.
+func suspendable(hist []cairn.Operation, sp *Suspension) error {
+	if sp.Op == "" {
+		return nil
+	}
+	want := cairn.OpWait
+	if sp.Invoke != nil {
+		want = cairn.OpInvoke
+	}
+	for i := len(hist) - 1; i >= 0; i-- {
+		if op := hist[i]; op.ID == sp.Op {
+			if op.Kind != want {
+				break
+			}
+			return nil
+		}
+	}
+	return cairn.ValidationError{{Field: "body.suspend.op", Message: fmt.Sprintf("the history holds no %s operation %q", want, sp.Op)}}
 }
 
 // suspendFor ends the attempt of lease l as sp says: until a time, or

@@ -401,3 +401,16 @@ func TestFunctionConcurrencyLimit(t *testing.T) {
 		t.Fatalf("claimed the suspended run %s again", second.Run)
 	}
 }
+
+// A suspension waits only for an operation its history holds as started,
+// of the kind it says.
+func TestSuspensionNamesAStartedOperation(t *testing.T) {
+	h := newHarness(t, withWorkflows("w1", fnWorkflow("fn")))
+	h.start("fn", "")
+	l := h.claim("w1")
+	step := op(0, cairn.OpStep, "/a#0", "1")
+	for _, sp := range []*Suspension{{Op: "/nope#0", Event: "go"}, {Op: "/a#0", Event: "go"}, {Op: "/a#0", Invoke: &Invocation{Workflow: "fn"}}} {
+		_, err := h.e.Checkpoint(h.ctx, l.ID, CheckpointRequest{Operations: []cairn.Operation{step}, Suspend: sp})
+		wantField(t, err, "body.suspend.op")
+	}
+}

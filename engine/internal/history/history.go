@@ -55,7 +55,7 @@ func Append(hist, ops []cairn.Operation, now time.Time, lim Limits) ([]cairn.Ope
 		}
 		if op.Seq < len(hist) {
 			h := hist[op.Seq]
-			if h.ID == op.ID && h.Kind == op.Kind && h.Status != op.Status && h.Kind == cairn.OpWait {
+			if engineOutcome(h) && (h.ID != op.ID || h.Status != op.Status) {
 				return nil, fmt.Errorf("%w: %s %q at %d", ErrChanged, h.Kind, h.ID, op.Seq)
 			}
 			if h.ID != op.ID || h.Kind != op.Kind || h.Status != op.Status {
@@ -80,6 +80,13 @@ func Append(hist, ops []cairn.Operation, now time.Time, lim Limits) ([]cairn.Ope
 	return added, nil
 }
 
+// engineOutcome reports whether op may be one the engine recorded (an
+// event a wait got, an invoked run's end), which a driver replaying an
+// older history had not seen.
+func engineOutcome(op cairn.Operation) bool {
+	return (op.Kind == cairn.OpWait || op.Kind == cairn.OpInvoke) && op.Status != cairn.OpStarted
+}
+
 func check(op cairn.Operation, lim Limits, field func(string) string) error {
 	switch {
 	case op.ID == "" || len(op.ID) > 512 || !utf8.ValidString(op.ID):
@@ -99,8 +106,15 @@ func check(op cairn.Operation, lim Limits, field func(string) string) error {
 	case op.Kind == cairn.OpSleep && op.WakeAt == nil:
 		return &FieldError{field(".wake_at"), "a sleep needs its end"}
 	}
-	if op.Error != nil && len(op.Error.Message) > 16<<10 {
-		return &FieldError{field(".error.message"), "over 16 KiB"}
+	if e := op.Error; e != nil {
+		switch {
+		case len(e.Message) > 16<<10:
+			return &FieldError{field(".error.message"), "over 16 KiB"}
+		case len(e.Class) > 128:
+			return &FieldError{field(".error.class"), "over 128 bytes"}
+		case e.Step != "":
+			return &FieldError{field(".error.step"), "names a run's failed step; an operation's error has none"}
+		}
 	}
 	return nil
 }
@@ -121,12 +135,25 @@ func Ended(hist []cairn.Operation, id string) bool {
 // outcome (an at_most_once step, a wait, an invoke), so the new run
 // replays what succeeded and runs the rest again.
 func Resumable(hist []cairn.Operation) []cairn.Operation {
+	k := len(hist)
 	for i, op := range hist {
 		if op.Status == cairn.OpFailed || op.Status == cairn.OpStarted && !Ended(hist[i:], op.ID) {
-			return slices.Clone(hist[:i])
+			k = i
+			break
 		}
 	}
-	return slices.Clone(hist)
+	// An operation started before the cut may end after it (branches
+	// interleave): keep neither its start nor what follows.
+	for changed := true; changed; {
+		changed = false
+		for i, op := range hist[:k] {
+			if op.Status == cairn.OpStarted && !Ended(hist[i:k], op.ID) {
+				k, changed = i, true
+				break
+			}
+		}
+	}
+	return slices.Clone(hist[:k])
 }
 
 // Size is the bytes of results and errors hist holds.

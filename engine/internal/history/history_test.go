@@ -76,3 +76,45 @@ func TestResumableStopsAtTheFirstFailureOrOpenStart(t *testing.T) {
 		t.Fatalf("nothing failed: kept %d of 4", len(got))
 	}
 }
+
+// An operation started before the cut that ends after it (interleaved
+// branches) is cut with what follows: no start is kept without its end.
+func TestResumableKeepsNoStartWithoutItsEnd(t *testing.T) {
+	hist := []cairn.Operation{
+		step(0, "/first#0", "1"),
+		{ID: "/m#0/0/charge#0", Seq: 1, Kind: cairn.OpStep, Status: cairn.OpStarted},
+		{ID: "/m#0/1/other#0", Seq: 2, Kind: cairn.OpStep, Status: cairn.OpFailed, Error: &cairn.ErrorInfo{Class: "x"}},
+		{ID: "/m#0/0/charge#0", Seq: 3, Kind: cairn.OpStep, Status: cairn.OpCompleted},
+	}
+	if got := Resumable(hist); len(got) != 1 || got[0].ID != "/first#0" {
+		t.Fatalf("kept %+v", got)
+	}
+}
+
+// An operation's error is bounded in every field; a conflict with an
+// outcome the engine may have recorded (an event, an invoked run's end)
+// is a changed history, any other a malformed checkpoint.
+func TestAppendErrorFieldsAndChangedHistory(t *testing.T) {
+	bad := []struct {
+		err   cairn.ErrorInfo
+		field string
+	}{
+		{cairn.ErrorInfo{Class: strings.Repeat("c", 129), Message: "m"}, "operations[0].error.class"},
+		{cairn.ErrorInfo{Class: "c", Message: "m", Step: "main"}, "operations[0].error.step"},
+	}
+	for _, b := range bad {
+		e := b.err
+		_, err := Append(nil, []cairn.Operation{{ID: "/a#0", Kind: cairn.OpStep, Status: cairn.OpFailed, Error: &e}}, time.Now(), lim)
+		var fe *FieldError
+		if !errors.As(err, &fe) || fe.Field != b.field {
+			t.Errorf("%+v: got %v, want %s", b.err, err, b.field)
+		}
+	}
+	invoked := []cairn.Operation{
+		{ID: "/call#0", Seq: 0, Kind: cairn.OpInvoke, Status: cairn.OpStarted},
+		{ID: "/call#0", Seq: 1, Kind: cairn.OpInvoke, Status: cairn.OpCompleted, Result: json.RawMessage("1")},
+	}
+	if _, err := Append(invoked, []cairn.Operation{step(1, "/next#0", "2")}, time.Now(), lim); !errors.Is(err, ErrChanged) {
+		t.Fatalf("a step where the engine recorded an invoked run's end: %v, want ErrChanged", err)
+	}
+}

@@ -95,7 +95,7 @@ type Durable struct {
 	*journal
 	scope  string         // "" for the body, /<name>#<k>/<i> for a branch
 	uses   map[string]int // a name's uses so far in this scope (its ids' k); under mu
-	onPark func()         // a branch's: gives its concurrency slot back
+	onPark func()         // a Map branch's: gives its slot back (called with mu held)
 }
 
 // parking is a parked scope's suspension.
@@ -362,8 +362,10 @@ func Step[T any](fc *Durable, name string, fn func(ctx context.Context) (T, erro
 		}
 		op.Result = result
 	}
-	if fc.Err() != nil {
-		return zero, context.Cause(fc) // the lease is gone: record nothing
+	if cause := context.Cause(fc); fc.Err() != nil && (why != nil || !keepsResults(cause)) {
+		// The lease is gone, the run ended, the function suspended or lost
+		// a race — or the body was cut off: record nothing (it runs again).
+		return zero, cause
 	}
 	if why != nil {
 		op.Status, op.Result, op.Error = string(cairn.OpFailed), nil, why
@@ -371,7 +373,9 @@ func Step[T any](fc *Durable, name string, fn func(ctx context.Context) (T, erro
 	fc.mu.Lock()
 	fc.record(op)
 	fc.mu.Unlock()
-	if fc.due() {
+	// An at_most_once step's outcome is durable at once: a crash before
+	// the next checkpoint would fail it as lost although it ran.
+	if atMostOnce || fc.due() {
 		if err := fc.flush(nil); err != nil {
 			return zero, err
 		}
@@ -380,6 +384,14 @@ func Step[T any](fc *Durable, name string, fn func(ctx context.Context) (T, erro
 		return zero, opError(why)
 	}
 	return v, nil
+}
+
+// keepsResults reports whether a function whose context ended with cause
+// still records what its steps returned: a draining worker and an
+// attempt's timeout end the attempt after one more checkpoint (drive),
+// the other causes end it without one.
+func keepsResults(cause error) bool {
+	return errors.Is(cause, ErrShutdown) || errors.Is(cause, ErrAttemptTimeout)
 }
 
 // runStep runs fn until it succeeds or its error ends the step.
@@ -499,11 +511,11 @@ func (fc *Durable) suspend(sp *client.Suspension) error {
 	fc.mu.Lock()
 	fc.parked = append(fc.parked, parking{fc.scope, sp})
 	fc.running--
+	if fc.onPark != nil {
+		fc.onPark() // its slot to a branch waiting for one, which runs
+	}
 	last := fc.running == 0
 	fc.mu.Unlock()
-	if fc.onPark != nil {
-		fc.onPark()
-	}
 	if last {
 		return fc.suspendNow()
 	}
@@ -593,25 +605,43 @@ func Map[In, Out any](fc *Durable, name string, items []In, limit int, fn func(f
 		fc.mu.Unlock()
 		return []Out{}, nil
 	}
-	fc.running += len(items) - 1 // the caller waits for the branches
 	fc.mu.Unlock()
-	if limit <= 0 || limit > len(items) {
-		limit = max(len(items), 1)
+	n := len(items)
+	if limit <= 0 || limit > n {
+		limit = n
 	}
-	slots := make(chan struct{}, limit)
-	out, errs := make([]Out, len(items)), make([]error, len(items))
+	out, errs := make([]Out, n), make([]error, n)
 	var wg sync.WaitGroup
-	for i, item := range items {
+	next := 0 // under mu: the next item to start
+	var take func()
+	// take starts the next item waiting for a slot, counted as running
+	// from then on; called with mu held when a slot is free (at the start,
+	// or when a branch ended or parked), so a branch waiting for a slot
+	// never counts as running and the barrier is never held by one.
+	take = func() {
+		if next == n {
+			return
+		}
+		i := next
+		next++
+		fc.running++
 		wg.Go(func() {
-			defer fc.leave()
-			slots <- struct{}{}
 			var once sync.Once
-			release := func() { once.Do(func() { <-slots }) }
-			defer release()
+			release := func() { once.Do(take) } // with mu held
 			b := &Durable{Context: fc.Context, sc: fc.sc, journal: fc.journal, scope: base + "/" + strconv.Itoa(i), uses: map[string]int{}, onPark: release}
-			out[i], errs[i] = fn(b, item)
+			out[i], errs[i] = fn(b, items[i])
+			fc.mu.Lock()
+			release() // hand the slot on before leaving
+			fc.mu.Unlock()
+			fc.leave()
 		})
 	}
+	fc.mu.Lock()
+	fc.running-- // the caller waits for the branches
+	for range limit {
+		take()
+	}
+	fc.mu.Unlock()
 	wg.Wait()
 	fc.mu.Lock()
 	fc.running++
@@ -775,7 +805,7 @@ func (fc *Durable) WaitEvent(name, event string, timeout time.Duration) (json.Ra
 	fc.mu.Unlock()
 	switch {
 	case outcome != nil && outcome.Status == string(cairn.OpCompleted):
-		return outcome.Result, nil
+		return fc.resolve(outcome.Result) // an event's payload may be stored by reference
 	case outcome != nil:
 		return nil, opError(outcome.Error)
 	}
@@ -895,6 +925,19 @@ func Invoke[T any](fc *Durable, name string, call Call) (T, error) {
 		inv.Version = &call.Version
 	}
 	return zero, fc.suspend(&client.Suspension{Op: &id, Invoke: inv})
+}
+
+// resolve reads a recorded result stored by reference (a large event
+// payload), through the lease.
+func (fc *Durable) resolve(raw json.RawMessage) (json.RawMessage, error) {
+	if fc.sc.payload == nil || !isRef(raw) {
+		return raw, nil
+	}
+	b, err := fc.sc.payload(fc, raw)
+	if err != nil {
+		return nil, Retryable(fmt.Errorf("reading a recorded result stored by reference: %w", err))
+	}
+	return b, nil
 }
 
 // lastOutcome is the outcome among an operation's records (completed or

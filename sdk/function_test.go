@@ -531,3 +531,139 @@ func TestFunctionRace(t *testing.T) {
 		t.Fatalf("the recorded winner %q; history %+v", winner, r.Step("main").Operations)
 	}
 }
+
+// Branches of a Map under a concurrency limit that park inside a nested
+// Parallel do not hold the barrier: a branch waiting for a slot is not
+// running, so the function suspends once every started branch parks.
+func TestFunctionNestedMapUnderALimitSuspends(t *testing.T) {
+	e := newEnv(t, fastReap())
+	wf := Function("nested", "1", func(fc *Durable, _ struct{}) (int, error) {
+		out, err := Map(fc, "outer", []int{0, 1}, 1, func(fc *Durable, x int) (int, error) {
+			if x >= 0 { // every item parks inside a nested Parallel
+				err := fc.Parallel("inner", func(fc *Durable) error {
+					return fc.Sleep("nap", inlineSleep+time.Second)
+				})
+				return 0, err
+			}
+			return Step(fc, "one", func(context.Context) (int, error) { return 1, nil })
+		})
+		if err != nil {
+			return 0, err
+		}
+		return len(out), nil
+	})
+	serve(t, NewWorker(e.client(t), WithLogger(quiet()), WithDrainTimeout(time.Second)).Register(wf))
+	r := waitRun(t, e.c, start(t, e.c, "nested", StartOptions{}).ID, 20*time.Second)
+	if r.Status != RunCompleted {
+		t.Fatalf("run %s %+v", r.Status, r.Error)
+	}
+}
+
+// An event payload stored by reference (over the inline size) reaches
+// WaitEvent as its value.
+func TestFunctionGetsALargeEventPayload(t *testing.T) {
+	e := newEnv(t, fastReap())
+	big := strings.Repeat("x", 100<<10)
+	got := make(chan string, 1)
+	wf := Function("bigev", "1", func(fc *Durable, _ struct{}) (int, error) {
+		raw, err := fc.WaitEvent("w", "go", time.Minute)
+		if err != nil {
+			return 0, err
+		}
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			got <- "undecodable: " + string(raw[:min(len(raw), 120)])
+			return 0, err
+		}
+		got <- "ok"
+		return len(s), nil
+	})
+	serve(t, NewWorker(e.client(t), WithLogger(quiet())).Register(wf))
+	run := start(t, e.c, "bigev", StartOptions{})
+	eventually(t, 10*time.Second, "suspended", func() bool {
+		r, err := e.c.Get(context.Background(), run.ID)
+		return err == nil && len(r.Step("main").Attempts) > 0 && r.Step("main").Attempts[0].Outcome == cairn.OutcomeSuspended
+	})
+	if _, err := e.c.SendEvent(context.Background(), run.ID, Event{Name: "go", Payload: big}); err != nil {
+		t.Fatal(err)
+	}
+	r := waitRun(t, e.c, run.ID, 20*time.Second)
+	t.Logf("body saw: %s", <-got)
+	if r.Status != RunCompleted || string(r.Output) != fmt.Sprint(len(big)) {
+		t.Fatalf("run %s %s %+v", r.Status, r.Output, r.Error)
+	}
+}
+
+// A step that finishes after the drain cut its function off keeps its
+// result: the suspension's checkpoint carries it, and the at_most_once
+// step is not failed as lost on the next attempt.
+func TestDrainKeepsAFinishedStepsResult(t *testing.T) {
+	e := newEnv(t, sdktest.Options{})
+	began := make(chan struct{}, 1)
+	var runs atomic.Int32
+	def := func() *WorkflowDef {
+		return Function("drained2", "1", func(fc *Durable, _ struct{}) (string, error) {
+			return Step(fc, "charge", func(ctx context.Context) (string, error) {
+				runs.Add(1)
+				if fc.Info().Attempt == 1 {
+					began <- struct{}{}
+					<-ctx.Done()
+					<-time.After(50 * time.Millisecond) // it finishes its side effect anyway
+				}
+				return "charged", nil
+			}, AtMostOnce())
+		})
+	}
+	stop := serve(t, NewWorker(e.c, WithLogger(quiet()), WithDrainTimeout(200*time.Millisecond)).Register(def()))
+	run := start(t, e.c, "drained2", StartOptions{})
+	<-began
+	stopWithin(t, stop, 3*time.Second)
+	serve(t, NewWorker(e.c, WithLogger(quiet())).Register(def()))
+	r := waitRun(t, e.c, run.ID, 10*time.Second)
+	if r.Status != RunCompleted || string(r.Output) != `"charged"` {
+		t.Fatalf("run %s %s %+v; charge ran %d times; history %+v", r.Status, r.Output, r.Error, runs.Load(), r.Step("main").Operations)
+	}
+}
+
+// An invoked run that ends while another attempt of its function runs
+// (a sibling's sleep resumed it) does not fail the function: the attempt
+// whose history changed is fenced and the next one replays it.
+func TestFunctionInvokedRunEndsWhileAnAttemptRuns(t *testing.T) {
+	e := newEnv(t, fastReap())
+	slow := Workflow("slowchild", "1").Task("work", Handle(func(sc StepContext, _ struct{}) (string, error) {
+		return "child", busy(sc, 5*time.Second)
+	}))
+	wf := Function("inv", "1", func(fc *Durable, _ struct{}) (string, error) {
+		var got string
+		err := fc.Parallel("both",
+			func(fc *Durable) (err error) {
+				got, err = Invoke[string](fc, "call", Call{Workflow: "slowchild"})
+				return err
+			},
+			func(fc *Durable) error {
+				if err := fc.Sleep("nap", inlineSleep+time.Second); err != nil {
+					return err
+				}
+				_, err := Step(fc, "after", func(ctx context.Context) (int, error) {
+					return 1, busy(ctx, 4*time.Second) // the child ends meanwhile
+				})
+				return err
+			})
+		return got, err
+	})
+	serve(t, NewWorker(e.client(t), WithLogger(quiet()), WithConcurrency(4)).Register(wf, slow))
+	r := waitRun(t, e.c, start(t, e.c, "inv", StartOptions{}).ID, 40*time.Second)
+	if r.Status != RunCompleted || string(r.Output) != `"child"` {
+		t.Fatalf("run %s %s %+v", r.Status, r.Output, r.Error)
+	}
+}
+
+// busy is a body's work: d, or until ctx ends.
+func busy(ctx context.Context, d time.Duration) error {
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(d):
+		return nil
+	}
+}

@@ -158,10 +158,7 @@ func TestFunctionNondeterminismAndPatched(t *testing.T) {
 	broken := start(t, e.c, "changing", StartOptions{})
 	gated := start(t, e.c, "gated", StartOptions{})
 	for _, id := range []string{broken.ID, gated.ID} {
-		eventually(t, 10*time.Second, "the sleep to suspend "+id, func() bool {
-			r, err := e.c.Get(context.Background(), id)
-			return err == nil && len(r.Step("main").Attempts) > 0 && r.Step("main").Attempts[0].Outcome == cairn.OutcomeSuspended
-		})
+		awaitSuspended(t, e.c, id)
 	}
 	if err := stop1(); err != nil {
 		t.Fatal(err)
@@ -250,10 +247,7 @@ func TestFunctionWaitsForAnEvent(t *testing.T) {
 	w := NewWorker(e.client(t), WithLogger(quiet())).Register(wf)
 	serve(t, w)
 	run := start(t, e.c, "approval", StartOptions{})
-	eventually(t, 10*time.Second, "the function to suspend for the event", func() bool {
-		r, err := e.c.Get(context.Background(), run.ID)
-		return err == nil && len(r.Step("main").Attempts) > 0 && r.Step("main").Attempts[0].Outcome == cairn.OutcomeSuspended
-	})
+	awaitSuspended(t, e.c, run.ID)
 	if w.InFlight() != 0 {
 		t.Fatalf("%d leases held while the function waits", w.InFlight())
 	}
@@ -507,10 +501,7 @@ func TestFunctionRace(t *testing.T) {
 	if r := waitRun(t, e.c, quick.ID, 20*time.Second); string(r.Output) != `"fast"` || len(r.Step("main").Attempts) != 1 {
 		t.Fatalf("a step against a sleep: %s %+v, attempts %+v", r.Output, r.Error, r.Step("main").Attempts)
 	}
-	eventually(t, 10*time.Second, "the approval race to suspend", func() bool {
-		r, err := e.c.Get(context.Background(), approved.ID)
-		return err == nil && len(r.Step("main").Attempts) > 0 && r.Step("main").Attempts[0].Outcome == cairn.OutcomeSuspended
-	})
+	awaitSuspended(t, e.c, approved.ID)
 	if _, err := e.c.SendEvent(context.Background(), approved.ID, Event{Name: "approve", Payload: "yes"}); err != nil {
 		t.Fatal(err)
 	}
@@ -580,10 +571,7 @@ func TestFunctionGetsALargeEventPayload(t *testing.T) {
 	})
 	serve(t, NewWorker(e.client(t), WithLogger(quiet())).Register(wf))
 	run := start(t, e.c, "bigev", StartOptions{})
-	eventually(t, 10*time.Second, "suspended", func() bool {
-		r, err := e.c.Get(context.Background(), run.ID)
-		return err == nil && len(r.Step("main").Attempts) > 0 && r.Step("main").Attempts[0].Outcome == cairn.OutcomeSuspended
-	})
+	awaitSuspended(t, e.c, run.ID)
 	if _, err := e.c.SendEvent(context.Background(), run.ID, Event{Name: "go", Payload: big}); err != nil {
 		t.Fatal(err)
 	}
@@ -666,4 +654,13 @@ func busy(ctx context.Context, d time.Duration) error {
 	case <-time.After(d):
 		return nil
 	}
+}
+
+// awaitSuspended waits until run's function suspended its first attempt.
+func awaitSuspended(t *testing.T, c *Client, run string) {
+	t.Helper()
+	eventually(t, 10*time.Second, "run "+run+"'s function to suspend", func() bool {
+		r, err := c.Get(context.Background(), run)
+		return err == nil && len(r.Step("main").Attempts) > 0 && r.Step("main").Attempts[0].Outcome == cairn.OutcomeSuspended
+	})
 }

@@ -39,6 +39,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from . import errors as E
+from .payloads import as_payload_ref
 from .workflow import Duration, RetryPolicy, Workflow
 
 if TYPE_CHECKING:
@@ -129,6 +130,14 @@ def _last_outcome(recs: list[dict[str, Any]]) -> dict[str, Any] | None:
     if recs and recs[-1].get("status") != "started":
         return recs[-1]
     return None
+
+
+def _keeps_results(cause: BaseException) -> bool:
+    """Whether a function whose attempt was cancelled for cause still records
+    what its steps returned: a draining worker and an attempt's timeout end
+    the attempt after one more checkpoint (_drive), the other causes end it
+    without one."""
+    return isinstance(cause, E.Shutdown | E.AttemptTimeout)
 
 
 def _json_copy(v: Any, what: str) -> Any:
@@ -393,12 +402,17 @@ class Durable:
                 op["result"] = json.loads(json.dumps(out))
             except (TypeError, ValueError) as e:
                 why2 = {"class": E.CLASS_FATAL, "message": f"encoding the result of step {_q(id)}: {e}"}
-        if j.sc._cause is not None:
-            raise j.sc._cause  # the lease is gone: record nothing
+        cause = j.sc._cause
+        if cause is not None and (why2 is not None or not _keeps_results(cause)):
+            # The lease is gone or the run ended — or the body was cut off:
+            # record nothing (it runs again).
+            raise cause
         if why2 is not None:
             op = {"id": id, "kind": "step", "status": "failed", "error": why2}
         j.record(op)
-        if len(j.pending) >= FLUSH_OPS:
+        # An at_most_once step's outcome is durable at once: a crash before
+        # the next checkpoint would fail it as lost although it ran.
+        if at_most_once or len(j.pending) >= FLUSH_OPS:
             await j.flush(None)
         if why2 is not None:
             raise _op_error(why2)
@@ -445,7 +459,16 @@ class Durable:
         async def once() -> Any:
             if inspect.iscoroutinefunction(fn):
                 return await fn()
-            v = await asyncio.to_thread(fn)
+            th = asyncio.ensure_future(asyncio.to_thread(fn))
+            try:
+                v = await asyncio.shield(th)
+            except asyncio.CancelledError:
+                cause = self._j.sc._cause
+                if cause is None or not _keeps_results(cause):
+                    raise
+                # Cut off by the drain or the attempt's timeout: a thread is
+                # not stopped, and what it returns is recorded.
+                v = await th
             if inspect.isawaitable(v):
                 return await v
             return v
@@ -520,13 +543,23 @@ class Durable:
             j.record({"id": id, "kind": "wait", "status": "failed", "error": why})
             raise _op_error(why)
         if outcome is not None and outcome["status"] == "completed":
-            return outcome.get("result")
+            return await self._resolve(outcome.get("result"))  # an event's payload may be stored by reference
         if outcome is not None:
             raise _op_error(outcome.get("error"))
         sp: dict[str, Any] = {"event": event, "op": id}
         if deadline is not None:
             sp["until"] = _rfc3339(deadline)
         raise await self._suspend(sp)
+
+    async def _resolve(self, v: Any) -> Any:
+        """A recorded result stored by reference (a large event payload), read through the lease."""
+        fetch = self._j.sc._payload
+        if fetch is None or as_payload_ref(v) is None:
+            return v
+        try:
+            return await fetch(v)
+        except (E.CairnError, ValueError) as err:
+            raise E.retryable(f"reading a recorded result stored by reference: {err}") from err
 
     # ---- invoke ----
 
@@ -632,44 +665,75 @@ class Durable:
         self._uses[name] = k + 1
         base = f"{self._scope}/{name}#{k}"
         xs = list(items)
-        j.running += len(xs) - 1  # the caller waits for the branches
-        n = len(xs) if limit <= 0 or limit > len(xs) else limit
-        slots = asyncio.Semaphore(max(n, 1))
+        n = len(xs)
+        if n == 0:
+            return []
+        lim = n if limit <= 0 or limit > n else limit
+        results: list[Any] = [None] * n
+        errs: list[BaseException | None] = [None] * n
+        tasks: list[asyncio.Task[None]] = []
+        nxt = 0  # the next item to start
+        ended = 0
+        done = asyncio.Event()
 
-        async def branch(i: int, item: I) -> T:
-            held = False
+        def take() -> None:
+            # Starts the next item waiting for a slot, counted as running from
+            # then on; called when a slot is free (at the start, or when a
+            # branch ended or parked), so a branch waiting for a slot never
+            # counts as running and the barrier is never held by one.
+            nonlocal nxt
+            if nxt >= n:
+                return
+            i = nxt
+            nxt += 1
+            j.running += 1
+            tasks.append(asyncio.ensure_future(branch(i)))
+
+        async def branch(i: int) -> None:
+            nonlocal ended
+            released = False
+
+            def release() -> None:  # the slot to the next item, once
+                nonlocal released
+                if not released:
+                    released = True
+                    take()
+
             try:
-                await slots.acquire()
-                held = True
-
-                def release() -> None:
-                    nonlocal held
-                    if held:
-                        held = False
-                        slots.release()
-
-                b = Durable(j, f"{base}/{i}", release)
-                return await fn(b, item)
+                results[i] = await fn(Durable(j, f"{base}/{i}", release), xs[i])
+            except BaseException as e:  # the caller raises it
+                errs[i] = e
             finally:
-                if held:
-                    slots.release()
+                release()  # hand the slot on before leaving
                 await j.leave()
+                ended += 1
+                if ended == n:
+                    done.set()
 
-        tasks = [asyncio.ensure_future(branch(i, x)) for i, x in enumerate(xs)]
+        j.running -= 1  # the caller waits for the branches
         try:
-            results = await asyncio.gather(*tasks, return_exceptions=True)
+            for _ in range(lim):
+                take()
+            try:
+                await done.wait()
+            except asyncio.CancelledError:
+                # Cancelled (the attempt ends): no item starts any more, and
+                # the running ones are cancelled and waited for.
+                nxt = n
+                for t in tasks:
+                    t.cancel()
+                await asyncio.wait(tasks)
+                raise
         finally:
             j.running += 1
         if j.stop is not None:
             raise j.stop
-        out: list[T] = []
-        for i, r in enumerate(results):
+        for i, r in enumerate(errs):
             if isinstance(r, E.Cancelled | asyncio.CancelledError | Suspended):
                 raise r
-            if isinstance(r, BaseException):
+            if r is not None:
                 raise E.failure(E.class_of(r), f"{name} item {i}: {E.message_of(r)}") from r
-            out.append(r)
-        return out
+        return results
 
     async def parallel(self, name: str, *branches: Callable[[Durable], Awaitable[Any]]) -> list[Any]:
         """Runs branches at once, each in a scope of its own (see map), and
@@ -691,9 +755,9 @@ async def _drive(sc: StepContext, body: FunctionBody) -> Any:
         try:
             out = await body(fc, sc.input)
         except asyncio.CancelledError as e:
-            if not isinstance(sc._cause, E.Shutdown):
+            if sc._cause is None or not _keeps_results(sc._cause):
                 raise
-            err = e
+            err = e  # what the body recorded is sent below
         except BaseException as e:
             err = e
         if isinstance(sc._cause, E.Shutdown):

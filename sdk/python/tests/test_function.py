@@ -5,6 +5,7 @@ step errors, waits, invokes, map and parallel."""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import subprocess
 import sys
@@ -484,3 +485,40 @@ def test_at_most_once_outcome_is_checkpointed_at_once(server: DevServer) -> None
         done = wait_run(server.client, run, 20)
     assert done.status.value == "completed", done.error
     assert seen and seen[0] == ["/charge#0 step started", "/charge#0 step completed"], seen
+
+
+def test_race(server: DevServer) -> None:
+    # race returns the branch that ends first and records it: a step against
+    # a sleep ends at once; a wait against a sleep suspends the function
+    # until the first of them (the event, or the sleep's end), and a replay
+    # runs only the winner.
+    async def napping(fc: cairn.Durable) -> str:
+        await fc.sleep("nap", 3)
+        return "slept"
+
+    async def body(fc: cairn.Durable, inp: dict[str, Any]) -> str:
+        if inp.get("quick"):
+            _, v = await fc.race("quick", lambda b: b.step("fast", lambda: "fast"), napping)
+            return str(v)
+
+        async def approval(b: cairn.Durable) -> Any:
+            return await b.wait_for_event("ok", "approve")
+
+        i, v = await fc.race("approval", approval, napping)
+        return f"{i} {json.dumps(v)}"
+
+    c = server.client
+    with serving(_worker(server, cairn.function("fn-race-py", "1", body))):
+        quick = c.start("fn-race-py", {"quick": True}).run.id
+        approved = c.start("fn-race-py", {}).run.id
+        timed_out = c.start("fn-race-py", {}).run.id
+        q = wait_run(c, quick, 20)
+        assert q.output == "fast" and _outcomes(q) == ["completed"], (q.output, q.error, _outcomes(q))
+        _suspended(c, approved, 1)
+        c.send_event(approved, "approve", "yes")
+        a = wait_run(c, approved, 20)
+        assert a.output == '0 "yes"', (a.output, a.error)
+        t = wait_run(c, timed_out, 20)
+    assert t.output == '1 "slept"', (t.output, t.error)
+    winner = [op.result for op in step(t, "main").operations if op.id == "/approval#0"]
+    assert winner == [1], _ops(t)

@@ -5,6 +5,7 @@ step errors, waits, invokes, map and parallel."""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import subprocess
 import sys
@@ -390,3 +391,134 @@ def test_triage_function_example(server: DevServer) -> None:
         "/lookup_customer#0 step completed",
         "/draft_reply#0 step completed",
     ]
+
+
+def test_nested_map_under_a_limit_suspends(server: DevServer) -> None:
+    # Items of a map under a limit that park inside a nested parallel do not
+    # hold the barrier: an item waiting for a slot is not running, so the
+    # function suspends once every started item parks.
+    async def item(fc: cairn.Durable, x: int) -> int:
+        await fc.parallel("inner", lambda b: b.sleep("nap", 2.5))
+        return x
+
+    async def body(fc: cairn.Durable, _: Any) -> int:
+        return len(await fc.map("outer", [0, 1], item, limit=1))
+
+    with serving(_worker(server, cairn.function("fn-nested-py", "1", body))):
+        run = server.client.start("fn-nested-py").run.id
+        done = wait_run(server.client, run, 20)
+    assert done.status.value == "completed", done.error
+    assert done.output == 2
+    assert _outcomes(done)[-1] == "completed" and "suspended" in _outcomes(done)
+
+
+def test_wait_gets_a_large_event_payload(server: DevServer) -> None:
+    # An event payload stored by reference (over the inline size) reaches
+    # wait_for_event as its value.
+    big = "x" * (100 << 10)
+
+    async def body(fc: cairn.Durable, _: Any) -> int:
+        v = await fc.wait_for_event("w", "go", timeout=60)
+        assert isinstance(v, str), f"not the payload: {str(v)[:120]}"
+        return len(v)
+
+    c = server.client
+    with serving(_worker(server, cairn.function("fn-bigev-py", "1", body))):
+        run = c.start("fn-bigev-py").run.id
+        _suspended(c, run, 1)
+        c.send_event(run, "go", big)
+        done = wait_run(c, run, 20)
+    assert done.status.value == "completed", done.error
+    assert done.output == len(big)
+
+
+def test_drain_keeps_a_finished_steps_result(server: DevServer) -> None:
+    # A step that finishes after the drain cut its function off keeps its
+    # result: the suspension's checkpoint carries it, and the at_most_once
+    # step is not failed as lost on the next attempt.
+    began = threading.Event()
+    runs: Counter[str] = Counter()
+
+    def body_of(fc: cairn.Durable) -> Any:
+        async def charge() -> str:
+            runs["charge"] += 1
+            if fc.info.attempt == 1:
+                began.set()
+                try:
+                    await asyncio.sleep(30)
+                except asyncio.CancelledError:
+                    await asyncio.sleep(0.05)  # it finishes its side effect anyway
+            return "charged"
+
+        return charge
+
+    async def body(fc: cairn.Durable, _: Any) -> str:
+        return await fc.step("charge", body_of(fc), at_most_once=True)
+
+    c = server.client
+    wf = cairn.function("fn-drained-py", "1", body)
+    log, _ = mem_logger()
+    w = cairn.Worker(c, logger=log, claim_wait=1, drain_timeout=0.2).register(wf)
+    with serving(w):
+        run = c.start("fn-drained-py").run.id
+        assert began.wait(10), "the step did not begin"
+    with serving(_worker(server, wf)):
+        done = wait_run(c, run, 20)
+    assert done.status.value == "completed" and done.output == "charged", (done.status, done.output, _ops(done))
+    assert runs["charge"] == 1
+    assert "/charge#0 step completed" in _ops(done)
+
+
+def test_at_most_once_outcome_is_checkpointed_at_once(server: DevServer) -> None:
+    # An at_most_once step's outcome is recorded before the body goes on (no
+    # batching): a step after it sees it in the run's history.
+    seen: list[list[str]] = []
+
+    async def body(fc: cairn.Durable, _: Any) -> str:
+        await fc.step("charge", lambda: "charged", at_most_once=True)
+        run = await asyncio.to_thread(server.client.get, fc.info.run)
+        seen.append(_ops(run))
+        return "ok"
+
+    with serving(_worker(server, cairn.function("fn-amo-py", "1", body))):
+        run = server.client.start("fn-amo-py").run.id
+        done = wait_run(server.client, run, 20)
+    assert done.status.value == "completed", done.error
+    assert seen and seen[0] == ["/charge#0 step started", "/charge#0 step completed"], seen
+
+
+def test_race(server: DevServer) -> None:
+    # race returns the branch that ends first and records it: a step against
+    # a sleep ends at once; a wait against a sleep suspends the function
+    # until the first of them (the event, or the sleep's end), and a replay
+    # runs only the winner.
+    async def napping(fc: cairn.Durable) -> str:
+        await fc.sleep("nap", 3)
+        return "slept"
+
+    async def body(fc: cairn.Durable, inp: dict[str, Any]) -> str:
+        if inp.get("quick"):
+            _, v = await fc.race("quick", lambda b: b.step("fast", lambda: "fast"), napping)
+            return str(v)
+
+        async def approval(b: cairn.Durable) -> Any:
+            return await b.wait_for_event("ok", "approve")
+
+        i, v = await fc.race("approval", approval, napping)
+        return f"{i} {json.dumps(v)}"
+
+    c = server.client
+    with serving(_worker(server, cairn.function("fn-race-py", "1", body))):
+        quick = c.start("fn-race-py", {"quick": True}).run.id
+        approved = c.start("fn-race-py", {}).run.id
+        timed_out = c.start("fn-race-py", {}).run.id
+        q = wait_run(c, quick, 20)
+        assert q.output == "fast" and _outcomes(q) == ["completed"], (q.output, q.error, _outcomes(q))
+        _suspended(c, approved, 1)
+        c.send_event(approved, "approve", "yes")
+        a = wait_run(c, approved, 20)
+        assert a.output == '0 "yes"', (a.output, a.error)
+        t = wait_run(c, timed_out, 20)
+    assert t.output == '1 "slept"', (t.output, t.error)
+    winner = [op.result for op in step(t, "main").operations if op.id == "/approval#0"]
+    assert winner == [1], _ops(t)

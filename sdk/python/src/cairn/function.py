@@ -39,6 +39,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from . import errors as E
+from .payloads import as_payload_ref
 from .workflow import Duration, RetryPolicy, Workflow
 
 if TYPE_CHECKING:
@@ -131,6 +132,19 @@ def _last_outcome(recs: list[dict[str, Any]]) -> dict[str, Any] | None:
     return None
 
 
+def _race_lost() -> asyncio.CancelledError:
+    """What ends the branches of a race once another ended first."""
+    return asyncio.CancelledError("cairn: another branch of the race ended first")
+
+
+def _keeps_results(cause: BaseException) -> bool:
+    """Whether a function whose attempt was cancelled for cause still records
+    what its steps returned: a draining worker and an attempt's timeout end
+    the attempt after one more checkpoint (_drive), the other causes end it
+    without one."""
+    return isinstance(cause, E.Shutdown | E.AttemptTimeout)
+
+
 def _json_copy(v: Any, what: str) -> Any:
     try:
         return json.loads(json.dumps(v))
@@ -162,7 +176,7 @@ class _Journal:
         # that may still record operations; a suspension waits (parked) until
         # none runs, and the attempt then suspends once, for all of them.
         self.running = 1
-        self.parked: list[dict[str, Any]] = []
+        self.parked: list[tuple[str, dict[str, Any]]] = []  # a parked scope's suspension
 
     def halt(self, why: BaseException) -> BaseException:
         if self.stop is None:
@@ -248,10 +262,10 @@ class _Journal:
                 if last:
                     return
 
-    async def suspend(self, sp: dict[str, Any], on_park: Callable[[], None] | None) -> BaseException:
+    async def suspend(self, scope: str, sp: dict[str, Any], on_park: Callable[[], None] | None) -> BaseException:
         """Ends the attempt as sp says, sending what is pending; in a branch,
         once no other branch runs. Returns what the caller raises."""
-        self.parked.append(sp)
+        self.parked.append((scope, sp))
         self.running -= 1
         if on_park is not None:
             on_park()
@@ -260,6 +274,24 @@ class _Journal:
         await self.halted.wait()
         assert self.stop is not None
         return self.stop
+
+    def unpark(self, scope: str) -> None:
+        """Takes the parked suspensions of scope and the scopes under it back:
+        they run again (to their end)."""
+        kept = []
+        for p in self.parked:
+            if p[0] == scope or p[0].startswith(scope + "/"):
+                self.running += 1
+            else:
+                kept.append(p)
+        self.parked = kept
+
+    def lost(self, id: str, winner: str) -> None:
+        """Marks what the losing branches of race id recorded as reached: they
+        are not run again, and what they did stays unread."""
+        for op in self.hist:
+            if op["id"].startswith(id + "/") and not op["id"].startswith(winner + "/"):
+                self.visited.add(op["id"])
 
     async def leave(self) -> None:
         """A branch's end: the last scope running suspends the attempt for the parked ones."""
@@ -276,7 +308,7 @@ class _Journal:
         suspend again when the next attempt replays to them)."""
         sp: dict[str, Any] = {}
         until: _dt.datetime | None = None
-        for p in self.parked:
+        for _, p in self.parked:
             if "op" in p and "op" not in sp:
                 sp.update({k: v for k, v in p.items() if k != "until"})
             if "until" in p:
@@ -299,11 +331,19 @@ class Durable:
     a name in a scope is operation ``<scope>/name#k``. :meth:`map` and
     :meth:`parallel` give each branch a Durable of its own scope."""
 
-    def __init__(self, j: _Journal, scope: str = "", on_park: Callable[[], None] | None = None) -> None:
+    def __init__(
+        self,
+        j: _Journal,
+        scope: str = "",
+        on_park: Callable[[], None] | None = None,
+        lost: Callable[[], bool] | None = None,
+    ) -> None:
         self._j = j
         self._scope = scope
         self._uses: dict[str, int] = {}
         self._on_park = on_park
+        # Whether this scope (or one it is in) lost a race: it records nothing more.
+        self._lost: Callable[[], bool] = lost or (lambda: False)
 
     @property
     def info(self) -> StepInfo:
@@ -327,6 +367,8 @@ class Durable:
         """Names the next use of name; its id and what the history holds for it."""
         j = self._j
         j.check()
+        if self._lost():
+            raise _race_lost()
         k = self._uses.get(name, 0)
         self._uses[name] = k + 1
         id = f"{self._scope}/{name}#{k}"
@@ -341,7 +383,7 @@ class Durable:
         return id, recs
 
     async def _suspend(self, sp: dict[str, Any]) -> BaseException:
-        return await self._j.suspend(sp, self._on_park)
+        return await self._j.suspend(self._scope, sp, self._on_park)
 
     # ---- step ----
 
@@ -393,12 +435,19 @@ class Durable:
                 op["result"] = json.loads(json.dumps(out))
             except (TypeError, ValueError) as e:
                 why2 = {"class": E.CLASS_FATAL, "message": f"encoding the result of step {_q(id)}: {e}"}
-        if j.sc._cause is not None:
-            raise j.sc._cause  # the lease is gone: record nothing
+        if self._lost():
+            raise _race_lost()  # another branch of a race ended first: record nothing
+        cause = j.sc._cause
+        if cause is not None and (why2 is not None or not _keeps_results(cause)):
+            # The lease is gone or the run ended — or the body was cut off:
+            # record nothing (it runs again).
+            raise cause
         if why2 is not None:
             op = {"id": id, "kind": "step", "status": "failed", "error": why2}
         j.record(op)
-        if len(j.pending) >= FLUSH_OPS:
+        # An at_most_once step's outcome is durable at once: a crash before
+        # the next checkpoint would fail it as lost although it ran.
+        if at_most_once or len(j.pending) >= FLUSH_OPS:
             await j.flush(None)
         if why2 is not None:
             raise _op_error(why2)
@@ -445,7 +494,16 @@ class Durable:
         async def once() -> Any:
             if inspect.iscoroutinefunction(fn):
                 return await fn()
-            v = await asyncio.to_thread(fn)
+            th = asyncio.ensure_future(asyncio.to_thread(fn))
+            try:
+                v = await asyncio.shield(th)
+            except asyncio.CancelledError:
+                cause = self._j.sc._cause
+                if cause is None or not _keeps_results(cause):
+                    raise
+                # Cut off by the drain or the attempt's timeout: a thread is
+                # not stopped, and what it returns is recorded.
+                v = await th
             if inspect.isawaitable(v):
                 return await v
             return v
@@ -520,13 +578,23 @@ class Durable:
             j.record({"id": id, "kind": "wait", "status": "failed", "error": why})
             raise _op_error(why)
         if outcome is not None and outcome["status"] == "completed":
-            return outcome.get("result")
+            return await self._resolve(outcome.get("result"))  # an event's payload may be stored by reference
         if outcome is not None:
             raise _op_error(outcome.get("error"))
         sp: dict[str, Any] = {"event": event, "op": id}
         if deadline is not None:
             sp["until"] = _rfc3339(deadline)
         raise await self._suspend(sp)
+
+    async def _resolve(self, v: Any) -> Any:
+        """A recorded result stored by reference (a large event payload), read through the lease."""
+        fetch = self._j.sc._payload
+        if fetch is None or as_payload_ref(v) is None:
+            return v
+        try:
+            return await fetch(v)
+        except (E.CairnError, ValueError) as err:
+            raise E.retryable(f"reading a recorded result stored by reference: {err}") from err
 
     # ---- invoke ----
 
@@ -632,44 +700,153 @@ class Durable:
         self._uses[name] = k + 1
         base = f"{self._scope}/{name}#{k}"
         xs = list(items)
-        j.running += len(xs) - 1  # the caller waits for the branches
-        n = len(xs) if limit <= 0 or limit > len(xs) else limit
-        slots = asyncio.Semaphore(max(n, 1))
+        n = len(xs)
+        if n == 0:
+            return []
+        lim = n if limit <= 0 or limit > n else limit
+        results: list[Any] = [None] * n
+        errs: list[BaseException | None] = [None] * n
+        tasks: list[asyncio.Task[None]] = []
+        nxt = 0  # the next item to start
+        ended = 0
+        done = asyncio.Event()
 
-        async def branch(i: int, item: I) -> T:
-            held = False
+        def take() -> None:
+            # Starts the next item waiting for a slot, counted as running from
+            # then on; called when a slot is free (at the start, or when a
+            # branch ended or parked), so a branch waiting for a slot never
+            # counts as running and the barrier is never held by one.
+            nonlocal nxt
+            if nxt >= n:
+                return
+            i = nxt
+            nxt += 1
+            j.running += 1
+            tasks.append(asyncio.ensure_future(branch(i)))
+
+        async def branch(i: int) -> None:
+            nonlocal ended
+            released = False
+
+            def release() -> None:  # the slot to the next item, once
+                nonlocal released
+                if not released:
+                    released = True
+                    take()
+
             try:
-                await slots.acquire()
-                held = True
-
-                def release() -> None:
-                    nonlocal held
-                    if held:
-                        held = False
-                        slots.release()
-
-                b = Durable(j, f"{base}/{i}", release)
-                return await fn(b, item)
+                results[i] = await fn(Durable(j, f"{base}/{i}", release, self._lost), xs[i])
+            except BaseException as e:  # the caller raises it
+                errs[i] = e
             finally:
-                if held:
-                    slots.release()
+                release()  # hand the slot on before leaving
                 await j.leave()
+                ended += 1
+                if ended == n:
+                    done.set()
 
-        tasks = [asyncio.ensure_future(branch(i, x)) for i, x in enumerate(xs)]
+        j.running -= 1  # the caller waits for the branches
         try:
-            results = await asyncio.gather(*tasks, return_exceptions=True)
+            for _ in range(lim):
+                take()
+            try:
+                await done.wait()
+            except asyncio.CancelledError:
+                # Cancelled (the attempt ends): no item starts any more, and
+                # the running ones are cancelled and waited for.
+                nxt = n
+                for t in tasks:
+                    t.cancel()
+                await asyncio.wait(tasks)
+                raise
         finally:
             j.running += 1
         if j.stop is not None:
             raise j.stop
-        out: list[T] = []
-        for i, r in enumerate(results):
+        for i, r in enumerate(errs):
             if isinstance(r, E.Cancelled | asyncio.CancelledError | Suspended):
                 raise r
-            if isinstance(r, BaseException):
+            if r is not None:
                 raise E.failure(E.class_of(r), f"{name} item {i}: {E.message_of(r)}") from r
-            out.append(r)
-        return out
+        return results
+
+    async def race(self, name: str, *branches: Callable[[Durable], Awaitable[Any]]) -> tuple[int, Any]:
+        """Runs branches at once, each in a scope of its own (see map), and
+        returns the index and the result of the one that ends first (its error
+        is raised); the others are cancelled (what they recorded stays,
+        unread). The winner is recorded: a replay runs only it. A branch that
+        sleeps, waits or invokes parks as in map, so a race of a wait against
+        a sleep suspends the function until the first of them::
+
+            i, v = await fc.race("approval-or-timeout", wait_approval, sleep_a_day)
+        """
+        j = self._j
+        id, recs = self._begin(name, "value")
+        n = len(branches)
+        if n == 0:
+            return -1, None
+
+        def scope(i: int) -> str:
+            return f"{id}/{i}"
+
+        if recs:  # decided: the losers' records stay unread
+            w = recs[0].get("result")
+            if not isinstance(w, int) or isinstance(w, bool) or not 0 <= w < n:
+                raise j.broken(f"race {_q(id)} recorded winner {json.dumps(w)} of {n} branches")
+            j.lost(id, scope(w))
+            return w, await branches[w](Durable(j, scope(w), None, self._lost))
+        lost = [False] * n
+        started = [False] * n
+        outs: list[Any] = [None] * n
+        errs: list[BaseException | None] = [None] * n
+        winner = -1
+        tasks: list[asyncio.Task[None]] = []
+
+        async def run(i: int) -> None:
+            nonlocal winner
+            started[i] = True
+            try:
+                try:
+                    outs[i] = await branches[i](Durable(j, scope(i), None, lambda: lost[i] or self._lost()))
+                except BaseException as e:  # the winner's is raised
+                    errs[i] = e
+                err = errs[i]
+                if (
+                    winner >= 0
+                    or isinstance(err, Suspended | asyncio.CancelledError)
+                    or j.stop is not None
+                    or lost[i]
+                    or self._lost()
+                    or j.sc._cause is not None
+                ):
+                    return
+                winner = i
+                j.record({"id": id, "kind": "value", "status": "completed", "result": i})
+                for k in range(n):  # before this branch leaves: no loser counts as parked
+                    if k != i:
+                        lost[k] = True
+                        j.unpark(scope(k))
+                        if started[k]:  # one not started yet ends at its first operation
+                            tasks[k].cancel()
+                j.lost(id, scope(i))
+            finally:
+                await j.leave()
+
+        j.running += n - 1  # the caller waits for the branches
+        tasks.extend(asyncio.ensure_future(run(i)) for i in range(n))
+        try:
+            await asyncio.gather(*tasks, return_exceptions=True)
+        finally:
+            j.running += 1
+        if j.stop is not None:
+            raise j.stop
+        if winner < 0:
+            j.check()
+            raise _race_lost()
+        err = errs[winner]
+        if err is not None:
+            raise err
+        return winner, outs[winner]
 
     async def parallel(self, name: str, *branches: Callable[[Durable], Awaitable[Any]]) -> list[Any]:
         """Runs branches at once, each in a scope of its own (see map), and
@@ -691,9 +868,9 @@ async def _drive(sc: StepContext, body: FunctionBody) -> Any:
         try:
             out = await body(fc, sc.input)
         except asyncio.CancelledError as e:
-            if not isinstance(sc._cause, E.Shutdown):
+            if sc._cause is None or not _keeps_results(sc._cause):
                 raise
-            err = e
+            err = e  # what the body recorded is sent below
         except BaseException as e:
             err = e
         if isinstance(sc._cause, E.Shutdown):

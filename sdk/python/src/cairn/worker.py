@@ -172,6 +172,8 @@ class StepContext:
         # A function step's driver: its lease (the history) and the checkpoint call.
         self._lease: Lease | None = None
         self._checkpoint: Callable[[dict[str, Any]], Awaitable[None]] | None = None
+        # ... and the read of a value stored by reference, through the lease.
+        self._payload: Callable[[Any], Awaitable[Any]] | None = None
 
     @property
     def idempotency_key(self) -> str:
@@ -762,6 +764,7 @@ class Worker:
         sc = StepContext(info, input_, outputs, state, log, span, self.tracer)
         sc._lease = l
         sc._checkpoint = functools.partial(self._checkpoint, a, log)
+        sc._payload = functools.partial(self._payload, a)
         a.ctx = sc
         if a.cause is not None:  # cancelled before the body began
             sc._cancel(a.cause)
@@ -904,6 +907,22 @@ class Worker:
                 last = err
                 await asyncio.sleep(b.next())
         return input_, outputs, state, last
+
+    async def _payload(self, a: _Attempt, ref: Any) -> Any:
+        """The value the reference ref stands for, read through a's lease (a few tries)."""
+        r = as_payload_ref(ref)
+        if r is None:
+            return ref
+        last: BaseException | None = None
+        b = _Backoff(0.1, 1.0)
+        for _ in range(4):
+            try:
+                return await self._call(get_lease_payload, lease=a.lease.id, sha256=r[0])
+            except (E.CairnError, ValueError) as err:
+                last = err
+                await asyncio.sleep(b.next())
+        assert last is not None
+        raise last
 
     async def _started(self, a: _Attempt, log: logging.LoggerAdapter[logging.Logger]) -> bool:
         """Tells the engine the body is about to run. An at_least_once lease is

@@ -12,7 +12,8 @@
 import { randomUUID } from "node:crypto";
 
 import type { Lease, Schemas } from "./client.js";
-import { classOf, FatalError, RetryableError, ShutdownError, StepFailure } from "./errors.js";
+import { AttemptTimeoutError, classOf, FatalError, RetryableError, ShutdownError, StepFailure } from "./errors.js";
+import { asPayloadRef } from "./payloads.js";
 import type { Logger, StepContext, StepInfo } from "./worker.js";
 import { type Duration, type Handler, type RetryPolicy, type StepOptions, WorkflowDef, type WorkflowOptions } from "./workflow.js";
 
@@ -156,6 +157,8 @@ export interface DriverHooks {
   checkpoint(req: CheckpointRequest): Promise<void>;
   /** Ends the attempt's signal with reason (the function suspended). */
   abort(reason: unknown): void;
+  /** v, or the value it references when it is stored by reference (a large event payload), read through the lease. */
+  payload?(v: unknown): Promise<unknown>;
 }
 
 const driverKey = Symbol("cairn.function");
@@ -373,7 +376,7 @@ class Durable implements DurableContext {
   constructor(
     private readonly j: Journal,
     private readonly scope: string,
-    /** A branch's: gives its concurrency slot back. */
+    /** A map branch's: gives its slot to the next item waiting for one, which runs. */
     private readonly onPark?: () => void,
   ) {
     this.signal = j.signal;
@@ -437,10 +440,16 @@ class Durable implements DurableContext {
         why = { class: "fatal", message: `encoding the result of step ${q(id)}: ${message(err)}` };
       }
     }
-    if (this.signal.aborted) throw this.signal.reason; // the lease is gone: record nothing
+    if (this.signal.aborted && (why || !keepsResults(this.signal.reason))) {
+      // The lease is gone, the run ended, the function suspended or lost
+      // a race — or the body was cut off: record nothing (it runs again).
+      throw this.signal.reason;
+    }
     if (why) j.record({ id, kind: "step", status: "failed", error: why });
     else j.record({ id, kind: "step", status: "completed", result });
-    if (j.pending.length >= flushOps) await j.flush();
+    // An at_most_once step's outcome is durable at once: a crash before
+    // the next checkpoint would fail it as lost although it ran.
+    if (atMostOnce || j.pending.length >= flushOps) await j.flush();
     if (why) throw opError(why);
     return result as T;
   }
@@ -542,9 +551,20 @@ class Durable implements DurableContext {
       this.j.record({ id, kind: "wait", status: "failed", error: why });
       throw opError(why);
     }
-    if (outcome?.status === "completed") return (outcome.result ?? null) as T;
+    if (outcome?.status === "completed") return (await this.resolve(outcome.result ?? null)) as T; // an event's payload may be stored by reference
     if (outcome) throw opError(outcome.error);
     return this.suspend(deadline === undefined ? { event, op: id } : { event, op: id, until: deadline });
+  }
+
+  /** A recorded result, or the value it references when it is stored by reference (a large event payload), read through the lease. */
+  private async resolve(v: unknown): Promise<unknown> {
+    const read = this.j.hooks.payload;
+    if (!read || !asPayloadRef(v)) return v;
+    try {
+      return await read(v);
+    } catch (err) {
+      throw new RetryableError(`reading a recorded result stored by reference: ${message(err)}`, { cause: err });
+    }
   }
 
   async invoke<T = unknown>(name: string, call: Call): Promise<T> {
@@ -570,38 +590,45 @@ class Durable implements DurableContext {
     if (j.stop) throw j.stop;
     if (this.signal.aborted) throw this.signal.reason;
     const base = this.next(name);
-    if (items.length === 0) return [];
-    j.running += items.length - 1; // the caller waits for the branches
-    let free = opts.limit === undefined || opts.limit <= 0 || opts.limit > items.length ? items.length : Math.max(1, Math.floor(opts.limit));
-    const waiting: (() => void)[] = [];
-    const acquire = () => (free > 0 ? (free--, Promise.resolve()) : new Promise<void>((resolve) => waiting.push(resolve)));
-    const release = () => {
-      const w = waiting.shift();
-      if (w) w();
-      else free++;
+    const n = items.length;
+    if (n === 0) return [];
+    const limit = opts.limit === undefined || opts.limit <= 0 || opts.limit > n ? n : Math.max(1, Math.floor(opts.limit));
+    const ends: ({ ok: true; value: Out } | { ok: false; err: unknown })[] = new Array(n);
+    let next = 0; // the next item to start
+    let left = n;
+    let allEnded!: () => void;
+    const done = new Promise<void>((resolve) => (allEnded = resolve));
+    // take starts the next item waiting for a slot, counted as running
+    // from then on; called when a slot is free (at the start, or when a
+    // branch ended or parked), so a branch waiting for a slot never counts
+    // as running and the barrier is never held by one.
+    const take = (): void => {
+      if (next === n) return;
+      const i = next++;
+      j.running++;
+      void branch(i);
     };
-    const branch = async (item: In, i: number): Promise<{ ok: true; value: Out } | { ok: false; err: unknown }> => {
-      try {
-        await acquire();
-        let held = true;
-        const give = () => {
-          if (held) {
-            held = false;
-            release();
-          }
-        };
-        try {
-          return { ok: true, value: await fn(new Durable(j, `${base}/${i}`, give), item, i) };
-        } catch (err) {
-          return { ok: false, err };
-        } finally {
-          give();
+    const branch = async (i: number): Promise<void> => {
+      let held = true;
+      const give = () => {
+        if (held) {
+          held = false;
+          take();
         }
-      } finally {
-        this.leave();
+      };
+      await undefined; // starts after its caller: a chain of parks does not nest
+      try {
+        ends[i] = { ok: true, value: await fn(new Durable(j, `${base}/${i}`, give), items[i]!, i) };
+      } catch (err) {
+        ends[i] = { ok: false, err };
       }
+      give(); // hand the slot on before leaving
+      this.leave();
+      if (--left === 0) allEnded();
     };
-    const ends = await Promise.all(items.map(branch));
+    j.running--; // the caller waits for the branches
+    for (let k = 0; k < limit; k++) take();
+    await done;
     j.running++;
     if (j.stop) throw j.stop;
     const out: Out[] = [];
@@ -672,6 +699,16 @@ class Durable implements DurableContext {
     this.j.record({ id: key, kind: "patch", status: "completed" });
     return true;
   }
+}
+
+/**
+ * Whether a function whose signal was aborted with reason still records
+ * what its steps returned: a draining worker and an attempt's timeout end
+ * the attempt after one more checkpoint (drive), the other reasons end it
+ * without one.
+ */
+function keepsResults(reason: unknown): boolean {
+  return reason instanceof ShutdownError || reason instanceof AttemptTimeoutError;
 }
 
 /** The outcome among an operation's records (completed or failed), or undefined when it has only started. */

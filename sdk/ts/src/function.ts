@@ -1,6 +1,6 @@
 // Durable functions: a workflow written as ordinary code. Its body calls
 // operations on a DurableContext — step, sleep, sleepUntil, waitForEvent,
-// invoke, map, parallel, now, random, uuid, patched — each named by the
+// invoke, map, parallel, race, now, random, uuid, patched — each named by the
 // caller, and each
 // operation's outcome is checkpointed in the bucket under the driver's
 // lease. A crash, a deploy or a long sleep ends the attempt; the next
@@ -110,6 +110,18 @@ export interface DurableContext {
    * event or run (the others park again on the next replay).
    */
   map<In, Out>(name: string, items: readonly In[], fn: (ctx: DurableContext, item: In, index: number) => Promise<Out> | Out, opts?: MapOptions): Promise<Out[]>;
+  /**
+   * Runs branches at once, each in a scope of its own (see map), and
+   * resolves to the index and the value of the one that ends first, or
+   * rejects with its error; the others are cancelled (their signals are
+   * aborted; what they recorded stays, unread). The winner is recorded: a
+   * replay runs only it. A branch that sleeps, waits or invokes parks as
+   * in map, so a race of a wait against a sleep suspends the function
+   * until the first of them.
+   *
+   *     const { index, value } = await ctx.race("approval-or-timeout", waitApproval, sleepADay);
+   */
+  race<T>(name: string, ...branches: ((ctx: DurableContext) => Promise<T> | T)[]): Promise<{ index: number; value: T }>;
   /** Runs branches at once, each in a scope of its own (see map), and resolves to their outputs in order, or rejects with the first error (by position). */
   parallel<T extends unknown[]>(name: string, ...branches: { [K in keyof T]: (ctx: DurableContext) => Promise<T[K]> | T[K] }): Promise<T>;
   /** The time, recorded: a replay sees the same time. */
@@ -137,6 +149,14 @@ export class FunctionSuspended extends Error {
   override readonly name = "FunctionSuspended";
   constructor() {
     super("cairn: the function suspended; a later attempt goes on");
+  }
+}
+
+/** The reason a race's losing branches' signals are aborted with: another branch ended first. */
+class RaceLost extends Error {
+  override readonly name = "RaceLost";
+  constructor() {
+    super("cairn: another branch of the race ended first");
   }
 }
 
@@ -247,7 +267,7 @@ class Journal {
    * the attempt then suspends once, for all of them.
    */
   running = 1;
-  readonly parked: Suspension[] = [];
+  parked: { scope: string; sp: Suspension }[] = [];
   private suspending: Promise<never> | undefined;
 
   constructor(
@@ -285,6 +305,20 @@ class Journal {
       if (!this.visited.has(op.id)) return this.broken(`the body returned without reaching ${op.kind} ${q(op.id)} (seq ${op.seq}), which the history records`);
     }
     return undefined;
+  }
+
+  /** Takes the parked suspensions of scope and the scopes under it back: they run again (to their end). */
+  unpark(scope: string): void {
+    this.parked = this.parked.filter((p) => {
+      if (p.scope !== scope && !p.scope.startsWith(`${scope}/`)) return true;
+      this.running++;
+      return false;
+    });
+  }
+
+  /** Marks what the losing branches of race id recorded as reached (winner is the winner's scope): they are not run again, and what they did stays unread. */
+  lost(id: string, winner: string): void {
+    for (const op of this.hist) if (op.id.startsWith(`${id}/`) && !op.id.startsWith(`${winner}/`)) this.visited.add(op.id);
   }
 
   /** Stops the body for nondeterminism. */
@@ -342,7 +376,7 @@ class Journal {
   suspendNow(): Promise<never> {
     this.suspending ??= (async () => {
       const sp: Suspension = {};
-      for (const p of this.parked) {
+      for (const { sp: p } of this.parked) {
         if (p.op !== undefined && sp.op === undefined) {
           sp.op = p.op;
           if (p.event !== undefined) sp.event = p.event;
@@ -378,8 +412,10 @@ class Durable implements DurableContext {
     private readonly scope: string,
     /** A map branch's: gives its slot to the next item waiting for one, which runs. */
     private readonly onPark?: () => void,
+    /** A race branch's: aborted when another branch won. */
+    signal?: AbortSignal,
   ) {
-    this.signal = j.signal;
+    this.signal = signal ?? j.signal;
     this.info = j.info;
     this.log = j.log;
   }
@@ -516,12 +552,14 @@ class Durable implements DurableContext {
    */
   private async suspend(sp: Suspension): Promise<never> {
     const j = this.j;
-    j.parked.push(sp);
+    j.parked.push({ scope: this.scope, sp });
     j.running--;
-    this.onPark?.();
+    this.onPark?.(); // its slot to a branch waiting for one, which runs
     if (j.running === 0) return j.suspendNow();
     await aborted(this.signal);
-    throw j.stop ?? this.signal.reason;
+    if (j.stop) throw j.stop;
+    j.unpark(this.scope); // its own signal was aborted (a race lost), not the attempt
+    throw this.signal.reason;
   }
 
   /** A branch's end: the last scope running suspends the attempt for the parked ones. */
@@ -637,6 +675,53 @@ class Durable implements DurableContext {
       out.push(e.value);
     }
     return out;
+  }
+
+  async race<T>(name: string, ...branches: ((ctx: DurableContext) => Promise<T> | T)[]): Promise<{ index: number; value: T }> {
+    const j = this.j;
+    const { id, recs } = this.begin(name, "value");
+    const n = branches.length;
+    if (n === 0) return { index: -1, value: undefined as T };
+    const scope = (i: number) => `${id}/${i}`;
+    if (recs.length > 0) {
+      // Decided: the losers' records stay unread.
+      const w = recs[0]!.result;
+      if (typeof w !== "number" || !Number.isInteger(w) || w < 0 || w >= n) throw j.broken(`race ${q(id)} recorded winner ${JSON.stringify(w)} of ${n} branches`);
+      j.lost(id, scope(w));
+      return { index: w, value: await branches[w]!(new Durable(j, scope(w), undefined, this.signal)) };
+    }
+    const ctrls = branches.map(() => new AbortController()); // all made before any branch can cancel another
+    let winner = -1;
+    let outcome: { ok: true; value: T } | { ok: false; err: unknown } | undefined;
+    j.running += n - 1; // the caller waits for the branches
+    const run = async (i: number): Promise<void> => {
+      const signal = AbortSignal.any([this.signal, ctrls[i]!.signal]);
+      let end: { ok: true; value: T } | { ok: false; err: unknown };
+      try {
+        end = { ok: true, value: await branches[i]!(new Durable(j, scope(i), undefined, signal)) };
+      } catch (err) {
+        end = { ok: false, err };
+      }
+      if (winner < 0 && !(!end.ok && end.err instanceof FunctionSuspended) && !j.stop && !signal.aborted) {
+        winner = i;
+        outcome = end;
+        j.record({ id, kind: "value", status: "completed", result: i });
+        for (let k = 0; k < n; k++) {
+          if (k === i) continue;
+          j.unpark(scope(k)); // before this branch leaves: no loser counts as parked
+          ctrls[k]!.abort(new RaceLost());
+        }
+        j.lost(id, scope(i));
+      }
+      this.leave();
+    };
+    await Promise.all(branches.map((_, i) => run(i)));
+    for (const c of ctrls) c.abort(new RaceLost()); // the signals made of them are let go
+    j.running++;
+    if (j.stop) throw j.stop;
+    if (winner < 0 || !outcome) throw this.signal.reason ?? new FatalError(`race ${q(id)} ended without a winner`);
+    if (!outcome.ok) throw outcome.err;
+    return { index: winner, value: outcome.value };
   }
 
   parallel<T extends unknown[]>(name: string, ...branches: { [K in keyof T]: (ctx: DurableContext) => Promise<T[K]> | T[K] }): Promise<T> {

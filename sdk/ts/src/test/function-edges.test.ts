@@ -3,11 +3,11 @@
 // function, a step that finishes after the drain cut it off keeps its
 // result, an at_most_once step's outcome is checkpointed at once, and a
 // large event payload (stored by reference) reaches waitForEvent as its
-// value.
+// value; race returns the first branch to end, and records it.
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { defineFunction, type Run, Worker } from "../index.js";
+import { defineFunction, type DurableContext, type Run, Worker } from "../index.js";
 import { main, suspended } from "./durable.js";
 import { memLogger, serverForFile, serving, whileServing } from "./server.js";
 
@@ -133,5 +133,63 @@ test("an event payload stored by reference reaches waitForEvent as its value", a
     assert.equal(r.status, "completed", JSON.stringify(r.error));
     assert.equal(r.output, big.length);
     assert.equal(got, big);
+  });
+});
+
+test("race returns the branch that ends first and records it; a replay runs only the winner", async () => {
+  // A step against a sleep ends at once (the function then suspends, and
+  // its replay runs only the step); a wait against a sleep suspends the
+  // function until the first of them: the event, or the sleep's end.
+  const naps = new Map<string, number>();
+  const fasts = new Map<string, number>();
+  const wf = defineFunction({ name: "racer-ts", version: "1" }, async (ctx, o: { quick?: boolean; napMs: number }) => {
+    const run = ctx.info.run;
+    const napping = async (ctx: DurableContext) => {
+      naps.set(run, (naps.get(run) ?? 0) + 1);
+      await ctx.sleep("nap", o.napMs);
+      return "slept";
+    };
+    if (o.quick) {
+      const { index, value } = await ctx.race(
+        "quick",
+        (ctx) => {
+          fasts.set(run, (fasts.get(run) ?? 0) + 1);
+          return ctx.step("fast", () => "fast");
+        },
+        napping,
+      );
+      await ctx.sleep("after", 2500); // the next attempt replays the race
+      return `${index} ${value}`;
+    }
+    const { index, value } = await ctx.race("approval", (ctx) => ctx.waitForEvent<string>("ok", "approve"), napping);
+    return `${index} ${value}`;
+  });
+  await whileServing(worker(wf), async () => {
+    const quick = await start("racer-ts", { quick: true, napMs: 3000 });
+    const approved = await start("racer-ts", { napMs: 15_000 });
+    const timedOut = await start("racer-ts", { napMs: 3000 });
+    await suspended(srv.client, approved);
+    await srv.client.sendEvent(approved, { name: "approve", payload: "yes" });
+    const [q, a, t] = await Promise.all([ended(quick), ended(approved), ended(timedOut)]);
+    assert.equal(q.status, "completed", JSON.stringify(q.error));
+    assert.equal(q.output, "0 fast");
+    assert.deepEqual(
+      main(q).attempts.map((x) => x.outcome),
+      ["suspended", "completed"],
+    );
+    assert.deepEqual([fasts.get(quick), naps.get(quick)], [2, 1], "the replay ran only the winner");
+    assert.equal(a.status, "completed", JSON.stringify(a.error));
+    assert.equal(a.output, "0 yes");
+    assert.equal(t.status, "completed", JSON.stringify(t.error));
+    assert.equal(t.output, "1 slept");
+    for (const [r, id, w] of [
+      [q, "/quick#0", 0],
+      [a, "/approval#0", 0],
+      [t, "/approval#0", 1],
+    ] as const) {
+      const won = main(r).operations?.find((op) => op.id === id);
+      assert.equal(won?.kind, "value");
+      assert.equal(won?.result, w, `the recorded winner of ${r.id}: ${JSON.stringify(main(r).operations)}`);
+    }
   });
 });

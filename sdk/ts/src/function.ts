@@ -1,6 +1,6 @@
 // Durable functions: a workflow written as ordinary code. Its body calls
 // operations on a DurableContext — step, sleep, sleepUntil, waitForEvent,
-// invoke, map, parallel, now, random, uuid, patched — each named by the
+// invoke, map, parallel, race, now, random, uuid, patched — each named by the
 // caller, and each
 // operation's outcome is checkpointed in the bucket under the driver's
 // lease. A crash, a deploy or a long sleep ends the attempt; the next
@@ -12,7 +12,8 @@
 import { randomUUID } from "node:crypto";
 
 import type { Lease, Schemas } from "./client.js";
-import { classOf, FatalError, RetryableError, ShutdownError, StepFailure } from "./errors.js";
+import { AttemptTimeoutError, classOf, FatalError, RetryableError, ShutdownError, StepFailure } from "./errors.js";
+import { asPayloadRef } from "./payloads.js";
 import type { Logger, StepContext, StepInfo } from "./worker.js";
 import { type Duration, type Handler, type RetryPolicy, type StepOptions, WorkflowDef, type WorkflowOptions } from "./workflow.js";
 
@@ -109,6 +110,18 @@ export interface DurableContext {
    * event or run (the others park again on the next replay).
    */
   map<In, Out>(name: string, items: readonly In[], fn: (ctx: DurableContext, item: In, index: number) => Promise<Out> | Out, opts?: MapOptions): Promise<Out[]>;
+  /**
+   * Runs branches at once, each in a scope of its own (see map), and
+   * resolves to the index and the value of the one that ends first, or
+   * rejects with its error; the others are cancelled (their signals are
+   * aborted; what they recorded stays, unread). The winner is recorded: a
+   * replay runs only it. A branch that sleeps, waits or invokes parks as
+   * in map, so a race of a wait against a sleep suspends the function
+   * until the first of them.
+   *
+   *     const { index, value } = await ctx.race("approval-or-timeout", waitApproval, sleepADay);
+   */
+  race<T>(name: string, ...branches: ((ctx: DurableContext) => Promise<T> | T)[]): Promise<{ index: number; value: T }>;
   /** Runs branches at once, each in a scope of its own (see map), and resolves to their outputs in order, or rejects with the first error (by position). */
   parallel<T extends unknown[]>(name: string, ...branches: { [K in keyof T]: (ctx: DurableContext) => Promise<T[K]> | T[K] }): Promise<T>;
   /** The time, recorded: a replay sees the same time. */
@@ -139,6 +152,14 @@ export class FunctionSuspended extends Error {
   }
 }
 
+/** The reason a race's losing branches' signals are aborted with: another branch ended first. */
+class RaceLost extends Error {
+  override readonly name = "RaceLost";
+  constructor() {
+    super("cairn: another branch of the race ended first");
+  }
+}
+
 /** The longest sleep, in ms, a driver waits out holding its lease; a longer one suspends the function. */
 export const inlineSleepMs = 2000;
 
@@ -156,6 +177,8 @@ export interface DriverHooks {
   checkpoint(req: CheckpointRequest): Promise<void>;
   /** Ends the attempt's signal with reason (the function suspended). */
   abort(reason: unknown): void;
+  /** v, or the value it references when it is stored by reference (a large event payload), read through the lease. */
+  payload?(v: unknown): Promise<unknown>;
 }
 
 const driverKey = Symbol("cairn.function");
@@ -244,7 +267,7 @@ class Journal {
    * the attempt then suspends once, for all of them.
    */
   running = 1;
-  readonly parked: Suspension[] = [];
+  parked: { scope: string; sp: Suspension }[] = [];
   private suspending: Promise<never> | undefined;
 
   constructor(
@@ -282,6 +305,20 @@ class Journal {
       if (!this.visited.has(op.id)) return this.broken(`the body returned without reaching ${op.kind} ${q(op.id)} (seq ${op.seq}), which the history records`);
     }
     return undefined;
+  }
+
+  /** Takes the parked suspensions of scope and the scopes under it back: they run again (to their end). */
+  unpark(scope: string): void {
+    this.parked = this.parked.filter((p) => {
+      if (p.scope !== scope && !p.scope.startsWith(`${scope}/`)) return true;
+      this.running++;
+      return false;
+    });
+  }
+
+  /** Marks what the losing branches of race id recorded as reached (winner is the winner's scope): they are not run again, and what they did stays unread. */
+  lost(id: string, winner: string): void {
+    for (const op of this.hist) if (op.id.startsWith(`${id}/`) && !op.id.startsWith(`${winner}/`)) this.visited.add(op.id);
   }
 
   /** Stops the body for nondeterminism. */
@@ -339,7 +376,7 @@ class Journal {
   suspendNow(): Promise<never> {
     this.suspending ??= (async () => {
       const sp: Suspension = {};
-      for (const p of this.parked) {
+      for (const { sp: p } of this.parked) {
         if (p.op !== undefined && sp.op === undefined) {
           sp.op = p.op;
           if (p.event !== undefined) sp.event = p.event;
@@ -373,10 +410,12 @@ class Durable implements DurableContext {
   constructor(
     private readonly j: Journal,
     private readonly scope: string,
-    /** A branch's: gives its concurrency slot back. */
+    /** A map branch's: gives its slot to the next item waiting for one, which runs. */
     private readonly onPark?: () => void,
+    /** A race branch's: aborted when another branch won. */
+    signal?: AbortSignal,
   ) {
-    this.signal = j.signal;
+    this.signal = signal ?? j.signal;
     this.info = j.info;
     this.log = j.log;
   }
@@ -437,10 +476,16 @@ class Durable implements DurableContext {
         why = { class: "fatal", message: `encoding the result of step ${q(id)}: ${message(err)}` };
       }
     }
-    if (this.signal.aborted) throw this.signal.reason; // the lease is gone: record nothing
+    if (this.signal.aborted && (why || !keepsResults(this.signal.reason))) {
+      // The lease is gone, the run ended, the function suspended or lost
+      // a race — or the body was cut off: record nothing (it runs again).
+      throw this.signal.reason;
+    }
     if (why) j.record({ id, kind: "step", status: "failed", error: why });
     else j.record({ id, kind: "step", status: "completed", result });
-    if (j.pending.length >= flushOps) await j.flush();
+    // An at_most_once step's outcome is durable at once: a crash before
+    // the next checkpoint would fail it as lost although it ran.
+    if (atMostOnce || j.pending.length >= flushOps) await j.flush();
     if (why) throw opError(why);
     return result as T;
   }
@@ -507,12 +552,14 @@ class Durable implements DurableContext {
    */
   private async suspend(sp: Suspension): Promise<never> {
     const j = this.j;
-    j.parked.push(sp);
+    j.parked.push({ scope: this.scope, sp });
     j.running--;
-    this.onPark?.();
+    this.onPark?.(); // its slot to a branch waiting for one, which runs
     if (j.running === 0) return j.suspendNow();
     await aborted(this.signal);
-    throw j.stop ?? this.signal.reason;
+    if (j.stop) throw j.stop;
+    j.unpark(this.scope); // its own signal was aborted (a race lost), not the attempt
+    throw this.signal.reason;
   }
 
   /** A branch's end: the last scope running suspends the attempt for the parked ones. */
@@ -542,9 +589,20 @@ class Durable implements DurableContext {
       this.j.record({ id, kind: "wait", status: "failed", error: why });
       throw opError(why);
     }
-    if (outcome?.status === "completed") return (outcome.result ?? null) as T;
+    if (outcome?.status === "completed") return (await this.resolve(outcome.result ?? null)) as T; // an event's payload may be stored by reference
     if (outcome) throw opError(outcome.error);
     return this.suspend(deadline === undefined ? { event, op: id } : { event, op: id, until: deadline });
+  }
+
+  /** A recorded result, or the value it references when it is stored by reference (a large event payload), read through the lease. */
+  private async resolve(v: unknown): Promise<unknown> {
+    const read = this.j.hooks.payload;
+    if (!read || !asPayloadRef(v)) return v;
+    try {
+      return await read(v);
+    } catch (err) {
+      throw new RetryableError(`reading a recorded result stored by reference: ${message(err)}`, { cause: err });
+    }
   }
 
   async invoke<T = unknown>(name: string, call: Call): Promise<T> {
@@ -570,38 +628,45 @@ class Durable implements DurableContext {
     if (j.stop) throw j.stop;
     if (this.signal.aborted) throw this.signal.reason;
     const base = this.next(name);
-    if (items.length === 0) return [];
-    j.running += items.length - 1; // the caller waits for the branches
-    let free = opts.limit === undefined || opts.limit <= 0 || opts.limit > items.length ? items.length : Math.max(1, Math.floor(opts.limit));
-    const waiting: (() => void)[] = [];
-    const acquire = () => (free > 0 ? (free--, Promise.resolve()) : new Promise<void>((resolve) => waiting.push(resolve)));
-    const release = () => {
-      const w = waiting.shift();
-      if (w) w();
-      else free++;
+    const n = items.length;
+    if (n === 0) return [];
+    const limit = opts.limit === undefined || opts.limit <= 0 || opts.limit > n ? n : Math.max(1, Math.floor(opts.limit));
+    const ends: ({ ok: true; value: Out } | { ok: false; err: unknown })[] = new Array(n);
+    let next = 0; // the next item to start
+    let left = n;
+    let allEnded!: () => void;
+    const done = new Promise<void>((resolve) => (allEnded = resolve));
+    // take starts the next item waiting for a slot, counted as running
+    // from then on; called when a slot is free (at the start, or when a
+    // branch ended or parked), so a branch waiting for a slot never counts
+    // as running and the barrier is never held by one.
+    const take = (): void => {
+      if (next === n) return;
+      const i = next++;
+      j.running++;
+      void branch(i);
     };
-    const branch = async (item: In, i: number): Promise<{ ok: true; value: Out } | { ok: false; err: unknown }> => {
-      try {
-        await acquire();
-        let held = true;
-        const give = () => {
-          if (held) {
-            held = false;
-            release();
-          }
-        };
-        try {
-          return { ok: true, value: await fn(new Durable(j, `${base}/${i}`, give), item, i) };
-        } catch (err) {
-          return { ok: false, err };
-        } finally {
-          give();
+    const branch = async (i: number): Promise<void> => {
+      let held = true;
+      const give = () => {
+        if (held) {
+          held = false;
+          take();
         }
-      } finally {
-        this.leave();
+      };
+      await undefined; // starts after its caller: a chain of parks does not nest
+      try {
+        ends[i] = { ok: true, value: await fn(new Durable(j, `${base}/${i}`, give), items[i]!, i) };
+      } catch (err) {
+        ends[i] = { ok: false, err };
       }
+      give(); // hand the slot on before leaving
+      this.leave();
+      if (--left === 0) allEnded();
     };
-    const ends = await Promise.all(items.map(branch));
+    j.running--; // the caller waits for the branches
+    for (let k = 0; k < limit; k++) take();
+    await done;
     j.running++;
     if (j.stop) throw j.stop;
     const out: Out[] = [];
@@ -610,6 +675,53 @@ class Durable implements DurableContext {
       out.push(e.value);
     }
     return out;
+  }
+
+  async race<T>(name: string, ...branches: ((ctx: DurableContext) => Promise<T> | T)[]): Promise<{ index: number; value: T }> {
+    const j = this.j;
+    const { id, recs } = this.begin(name, "value");
+    const n = branches.length;
+    if (n === 0) return { index: -1, value: undefined as T };
+    const scope = (i: number) => `${id}/${i}`;
+    if (recs.length > 0) {
+      // Decided: the losers' records stay unread.
+      const w = recs[0]!.result;
+      if (typeof w !== "number" || !Number.isInteger(w) || w < 0 || w >= n) throw j.broken(`race ${q(id)} recorded winner ${JSON.stringify(w)} of ${n} branches`);
+      j.lost(id, scope(w));
+      return { index: w, value: await branches[w]!(new Durable(j, scope(w), undefined, this.signal)) };
+    }
+    const ctrls = branches.map(() => new AbortController()); // all made before any branch can cancel another
+    let winner = -1;
+    let outcome: { ok: true; value: T } | { ok: false; err: unknown } | undefined;
+    j.running += n - 1; // the caller waits for the branches
+    const run = async (i: number): Promise<void> => {
+      const signal = AbortSignal.any([this.signal, ctrls[i]!.signal]);
+      let end: { ok: true; value: T } | { ok: false; err: unknown };
+      try {
+        end = { ok: true, value: await branches[i]!(new Durable(j, scope(i), undefined, signal)) };
+      } catch (err) {
+        end = { ok: false, err };
+      }
+      if (winner < 0 && !(!end.ok && end.err instanceof FunctionSuspended) && !j.stop && !signal.aborted) {
+        winner = i;
+        outcome = end;
+        j.record({ id, kind: "value", status: "completed", result: i });
+        for (let k = 0; k < n; k++) {
+          if (k === i) continue;
+          j.unpark(scope(k)); // before this branch leaves: no loser counts as parked
+          ctrls[k]!.abort(new RaceLost());
+        }
+        j.lost(id, scope(i));
+      }
+      this.leave();
+    };
+    await Promise.all(branches.map((_, i) => run(i)));
+    for (const c of ctrls) c.abort(new RaceLost()); // the signals made of them are let go
+    j.running++;
+    if (j.stop) throw j.stop;
+    if (winner < 0 || !outcome) throw this.signal.reason ?? new FatalError(`race ${q(id)} ended without a winner`);
+    if (!outcome.ok) throw outcome.err;
+    return { index: winner, value: outcome.value };
   }
 
   parallel<T extends unknown[]>(name: string, ...branches: { [K in keyof T]: (ctx: DurableContext) => Promise<T[K]> | T[K] }): Promise<T> {
@@ -672,6 +784,16 @@ class Durable implements DurableContext {
     this.j.record({ id: key, kind: "patch", status: "completed" });
     return true;
   }
+}
+
+/**
+ * Whether a function whose signal was aborted with reason still records
+ * what its steps returned: a draining worker and an attempt's timeout end
+ * the attempt after one more checkpoint (drive), the other reasons end it
+ * without one.
+ */
+function keepsResults(reason: unknown): boolean {
+  return reason instanceof ShutdownError || reason instanceof AttemptTimeoutError;
 }
 
 /** The outcome among an operation's records (completed or failed), or undefined when it has only started. */

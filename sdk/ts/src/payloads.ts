@@ -80,3 +80,10 @@ export async function resolveLease(api: API, l: Lease): Promise<void> {
     fetch,
   );
 }
+
+/** v, or the value it references when it is a reference, read through lease. */
+export async function resolveLeaseValue(api: API, lease: string, v: unknown): Promise<unknown> {
+  const ref = asPayloadRef(v);
+  if (!ref) return v;
+  return fetchText(api.GET("/v1/api/steps/{lease}/payloads/{sha256}", { params: { path: { lease, sha256: ref.sha256 } }, parseAs: "text" }));
+}

@@ -16,7 +16,7 @@ import {
 import { _sleep as sleep, type Client, type Lease, type Schemas, temporary, type Usage, unwrap } from "./client.js";
 import { type CheckpointRequest, driverOf, FunctionSuspended } from "./function.js";
 import type { Handler, WorkflowDef } from "./workflow.js";
-import { resolveLease } from "./payloads.js";
+import { resolveLease, resolveLeaseValue } from "./payloads.js";
 
 /** Structured logging hook: msg plus attributes (run, step, attempt, worker, lease, err…). */
 export interface Logger {
@@ -445,7 +445,7 @@ export class Worker {
     const driver = driverOf(h);
     try {
       output = driver
-        ? await driver(ctx, { lease: l, checkpoint: (req) => this.checkpoint(a, log, req), abort: (r) => a.ctrl.abort(r) })
+        ? await driver(ctx, { lease: l, checkpoint: (req) => this.checkpoint(a, log, req), abort: (r) => a.ctrl.abort(r), payload: (v) => resolveLeaseValue(this.c.api, l.id, v) })
         : await h(ctx, l.input);
       ok = true;
     } catch (err) {

@@ -353,7 +353,12 @@ const maxOpRows = 40
 // values and patch markers take no time and get no row.
 func opRows(s cairn.StepView, ax timeAxis) []trow {
 	var rows []trow
-	begun := map[string]time.Time{}
+	begun, ended := map[string]time.Time{}, map[string]time.Time{} // by operation id
+	for _, op := range s.Operations {
+		if op.Status != cairn.OpStarted {
+			ended[op.ID] = op.At
+		}
+	}
 	prev := time.Time{}
 	if len(s.Attempts) > 0 && s.Attempts[0].ClaimedAt != nil {
 		prev = *s.Attempts[0].ClaimedAt
@@ -368,10 +373,8 @@ func opRows(s cairn.StepView, ax timeAxis) []trow {
 				continue // its outcome's row
 			}
 			start, end, done = op.At, ax.t1, false
-			for _, o := range s.Operations {
-				if o.ID == op.ID && o.Status != cairn.OpStarted {
-					end, done = o.At, true
-				}
+			if at, ok := ended[op.ID]; ok {
+				end, done = at, true
 			}
 			kind = map[cairn.OperationKind]string{cairn.OpWait: "wait", cairn.OpInvoke: "child"}[op.Kind]
 		case op.Kind == cairn.OpSleep && op.WakeAt != nil:

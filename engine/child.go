@@ -113,41 +113,46 @@ func (e *Engine) startChild(ctx context.Context, run string, d *definition, step
 	if err != nil {
 		return e.failChildStep(ctx, run, step, attempt, cairn.ErrorInfo{Class: cairn.ClassRenderError, Message: fmt.Sprintf("template of step %s: %v", step, err)})
 	}
-	res, err := e.startRun(ctx, StartRequest{Workflow: s.Workflow, Version: s.ChildVersion, Input: input,
-		Correlation: r.Correlation, IdempotencyKey: childKey(run, step, attempt)},
-		func(c *runRecord, _ *definition, _ time.Time) { c.Parent = &parentLink{Run: run, Step: step} })
-	if err != nil {
-		var nf *NotFoundError
-		var ve cairn.ValidationError
-		if !errors.As(err, &nf) && !errors.As(err, &ve) {
-			return err // the store: the reaper tries again
-		}
-		// Not a store failure: the child cannot be started (no such
-		// workflow, an input it refuses). The step fails with the reason.
-		return e.failChildStep(ctx, run, step, attempt, cairn.ErrorInfo{Class: cairn.ClassFatal, Message: fmt.Sprintf("child run of workflow %s could not start: %v", s.Workflow, err)})
+	return e.startLinked(ctx, StartRequest{Workflow: s.Workflow, Version: s.ChildVersion, Input: input,
+		Correlation: r.Correlation, IdempotencyKey: childKey(run, step, attempt)}, parentLink{Run: run, Step: step},
+		func(err error) error {
+			return e.failChildStep(ctx, run, step, attempt, cairn.ErrorInfo{Class: cairn.ClassFatal, Message: fmt.Sprintf("child run of workflow %s could not start: %v", s.Workflow, err)})
+		},
+		func(st *stepState) bool { return st.Status == cairn.StepChildRunning && st.Child.Attempt == attempt }, "")
+}
+
+// startLinked starts the run req names for a step (link: the parent run,
+// step and operation), once however often it is called (req's idempotency
+// key). A run that cannot start (no such workflow, an input it refuses)
+// goes to cannot; a started run's id is recorded in the step while owns
+// says the step still waits for it; a run that ended at its start has its
+// end applied. A store failure is returned: the reaper tries again.
+func (e *Engine) startLinked(ctx context.Context, req StartRequest, link parentLink, cannot func(err error) error, owns func(st *stepState) bool, note string) error {
+	res, err := e.startRun(ctx, req, func(c *runRecord, _ *definition, _ time.Time) { l := link; c.Parent = &l })
+	var nf *NotFoundError
+	var ve cairn.ValidationError
+	if errors.As(err, &nf) || errors.As(err, &ve) {
+		return cannot(err)
 	}
-	child := res.Run.ID
-	_, err = mutate(ctx, e.commits, run, func(r *runRecord, fx *effects) (struct{}, error) {
-		st := r.Steps[step]
-		if r.Status.Terminal() || st == nil || st.Status != cairn.StepChildRunning || st.Child == nil || st.Child.Attempt != attempt || st.Child.Run != "" {
-			return struct{}{}, nil
-		}
-		st.Child.Run = child
-		r.journal(fx.now, cairn.JournalEntry{Type: cairn.JournalChildStarted, Step: step, Message: "child run " + child + " of " + s.Workflow + "@" + res.Run.Version})
-		return struct{}{}, nil
-	})
 	if err != nil {
 		return err
 	}
-	if res.Run.Status.Terminal() {
-		// Ended at its start (every step skipped, a deadline passed).
-		c, err := e.readRun(ctx, child)
-		if err != nil {
-			return err
+	child := res.Run.ID
+	_, err = mutate(ctx, e.commits, link.Run, func(r *runRecord, fx *effects) (struct{}, error) {
+		if st := r.Steps[link.Step]; !r.Status.Terminal() && st != nil && st.Child != nil && st.Child.Run == "" && owns(st) {
+			st.Child.Run = child
+			r.journal(fx.now, cairn.JournalEntry{Type: cairn.JournalChildStarted, Step: link.Step, Message: "child run " + child + " of " + req.Workflow + "@" + res.Run.Version + note})
 		}
-		return e.childEnded(ctx, c)
+		return struct{}{}, nil
+	})
+	if err != nil || !res.Run.Status.Terminal() {
+		return err
 	}
-	return nil
+	c, err := e.readRun(ctx, child) // ended at its start (every step skipped, a deadline passed)
+	if err != nil {
+		return err
+	}
+	return e.childEnded(ctx, c)
 }
 
 func (e *Engine) failChildStep(ctx context.Context, run, step string, attempt int, why cairn.ErrorInfo) error {

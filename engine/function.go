@@ -291,36 +291,13 @@ func (e *Engine) startInvoked(ctx context.Context, run, step string) error {
 		return nil
 	}
 	w := *st.Wait
-	res, err := e.startRun(ctx, StartRequest{Workflow: w.Invoke.Workflow, Version: w.Invoke.Version, Input: w.Invoke.Input,
-		Correlation: r.Correlation, IdempotencyKey: invokeKey(run, step, w.Op)},
-		func(c *runRecord, _ *definition, _ time.Time) { c.Parent = &parentLink{Run: run, Step: step, Op: w.Op} })
-	var nf *NotFoundError
-	var ve cairn.ValidationError
-	if errors.As(err, &nf) || errors.As(err, &ve) {
-		// It cannot start (no such workflow, an input it refuses): the
-		// operation fails with the reason.
-		why := cairn.ErrorInfo{Class: cairn.ClassFatal, Message: fmt.Sprintf("the run of workflow %s could not start: %v", w.Invoke.Workflow, err)}
-		return e.invokeDone(ctx, run, step, w.Op, "", nil, &why)
-	}
-	if err != nil {
-		return err // the store: the reaper tries again
-	}
-	child := res.Run.ID
-	_, err = mutate(ctx, e.commits, run, func(r *runRecord, fx *effects) (struct{}, error) {
-		if st := r.Steps[step]; !r.Status.Terminal() && st != nil && st.Wait != nil && st.Wait.Op == w.Op && st.Child != nil && st.Child.Run == "" {
-			st.Child.Run = child
-			r.journal(fx.now, cairn.JournalEntry{Type: cairn.JournalChildStarted, Step: step, Message: "child run " + child + " of " + w.Invoke.Workflow + "@" + res.Run.Version + " for " + w.Op})
-		}
-		return struct{}{}, nil
-	})
-	if err != nil || !res.Run.Status.Terminal() {
-		return err
-	}
-	c, err := e.readRun(ctx, child) // ended at its start
-	if err != nil {
-		return err
-	}
-	return e.childEnded(ctx, c)
+	return e.startLinked(ctx, StartRequest{Workflow: w.Invoke.Workflow, Version: w.Invoke.Version, Input: w.Invoke.Input,
+		Correlation: r.Correlation, IdempotencyKey: invokeKey(run, step, w.Op)}, parentLink{Run: run, Step: step, Op: w.Op},
+		func(err error) error { // the operation fails with the reason
+			why := cairn.ErrorInfo{Class: cairn.ClassFatal, Message: fmt.Sprintf("the run of workflow %s could not start: %v", w.Invoke.Workflow, err)}
+			return e.invokeDone(ctx, run, step, w.Op, "", nil, &why)
+		},
+		func(st *stepState) bool { return st.Wait != nil && st.Wait.Op == w.Op }, " for "+w.Op)
 }
 
 // invokeDone records the end of the run a function step invoked for op

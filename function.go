@@ -76,3 +76,31 @@ const ClassNondeterminism = "nondeterminism"
 // MaxOperations is how many operations a function step's history holds;
 // a checkpoint past it is refused (continue in a new run).
 const MaxOperations = 10_000
+
+// CheckpointRequest records a function step's operations.
+type CheckpointRequest struct {
+	Operations []Operation `json:"operations" nullable:"false" maxItems:"1000" doc:"Operations to add to the step's history, in order: each one's seq continues the history (an operation already recorded at its seq is skipped, so a checkpoint sent again adds nothing)."`
+	Suspend    *Suspension `json:"suspend,omitempty" doc:"End this attempt once the operations are recorded: the step's next attempt, which replays the history, becomes claimable at until, or when event arrives (the engine then records it as op's outcome), whichever is first."`
+}
+
+// Suspension is when a suspended function goes on.
+type Suspension struct {
+	Until *time.Time `json:"until,omitempty" doc:"When the next attempt becomes claimable (a sleep's end, a wait's timeout; a time past is now). Required without op."`
+	Event string     `json:"event,omitempty" maxLength:"256" doc:"An event sent to the run that makes the next attempt claimable at once, recorded as op's outcome (its payload the result)."`
+	Op    string     `json:"op,omitempty" maxLength:"512" doc:"With event or invoke: the id of the operation the event or the run's end completes."`
+	// Invoke starts a run of another workflow for the function.
+	Invoke *Invocation `json:"invoke,omitempty" doc:"Start a run of another workflow (once per op) and make the next attempt claimable when it ends, its output (or error) recorded as op's outcome."`
+}
+
+// Invocation is a run a function starts and waits for.
+type Invocation struct {
+	Workflow string          `json:"workflow" minLength:"1" maxLength:"128" doc:"The workflow to run (a DAG or a function, served by any worker)."`
+	Version  string          `json:"version,omitempty" maxLength:"64" doc:"Its version; the newest when the run starts if empty."`
+	Input    json.RawMessage `json:"input,omitempty" doc:"The run's input."`
+}
+
+// Checkpointed answers a checkpoint.
+type Checkpointed struct {
+	Operations int       `json:"operations" doc:"The history's length now."`
+	RunStatus  RunStatus `json:"run_status"`
+}

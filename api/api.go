@@ -214,17 +214,17 @@ func who(ctx context.Context) string {
 // ---- Worker protocol ----
 
 type registerInput struct {
-	Body engine.RegisterRequest
+	Body cairn.RegisterRequest
 }
 
 type claimInput struct {
-	Body engine.ClaimRequest
+	Body cairn.ClaimRequest
 }
 
 type claimOutput struct {
 	Body struct {
-		Leases  []engine.Lease `json:"leases" nullable:"false" doc:"Up to max leases; empty when nothing became ready while the claim was held."`
-		PauseMs int64          `json:"pause_ms,omitempty" doc:"Set on an empty answer when the server holds claims briefly (CAIRN_CLAIM_PAUSE, e.g. on Lambda, where a held claim takes an execution environment): wait up to this long before claiming again. Other workers' claims and the hint bus pick up work meanwhile. Absent: claim again at once."`
+		Leases  []cairn.Lease `json:"leases" nullable:"false" doc:"Up to max leases; empty when nothing became ready while the claim was held."`
+		PauseMs int64         `json:"pause_ms,omitempty" doc:"Set on an empty answer when the server holds claims briefly (CAIRN_CLAIM_PAUSE, e.g. on Lambda, where a held claim takes an execution environment): wait up to this long before claiming again. Other workers' claims and the hint bus pick up work meanwhile. Absent: claim again at once."`
 	}
 }
 
@@ -240,23 +240,23 @@ type heartbeatManyInput struct {
 
 type heartbeatManyOutput struct {
 	Body struct {
-		Results []engine.HeartbeatResult `json:"results" nullable:"false" doc:"One per lease, in order."`
+		Results []cairn.HeartbeatResult `json:"results" nullable:"false" doc:"One per lease, in order."`
 	}
 }
 
 type completeInput struct {
 	Lease string `path:"lease" maxLength:"2048"`
-	Body  engine.CompleteRequest
+	Body  cairn.CompleteRequest
 }
 
 type checkpointInput struct {
 	Lease string `path:"lease" maxLength:"2048"`
-	Body  engine.CheckpointRequest
+	Body  cairn.CheckpointRequest
 }
 
 type failInput struct {
 	Lease string `path:"lease" maxLength:"2048"`
-	Body  engine.FailRequest
+	Body  cairn.FailRequest
 }
 
 var protocolErrors = []int{http.StatusConflict, http.StatusNotFound}
@@ -276,7 +276,7 @@ func (a *API) registerClaimOps() {
 		Summary:      "Register a worker and the workflows it serves",
 		Description:  "Stores each definition (create-only; the same content again is a no-op, other content under a known name and version is a 409) and the worker's record. The answer carries lease_ttl_ms and heartbeat_ms, and the worker's id: the one given, or one the server generated when worker_id was absent, which the worker then names in its claims.",
 		MaxBodyBytes: 4 << 20, Errors: []int{http.StatusConflict},
-	}, auth.ScopeWorker, func(ctx context.Context, in *registerInput) (*engine.RegisterResponse, error) {
+	}, auth.ScopeWorker, func(ctx context.Context, in *registerInput) (*cairn.RegisterResponse, error) {
 		return a.engine.Register(ctx, in.Body)
 	})
 	op(a, huma.Operation{
@@ -323,7 +323,7 @@ func (a *API) registerLeaseOps() {
 		Summary:     "Declare that a step's body is about to run",
 		Description: "Sent before the body of an at_most_once lease: it separates offered from running, is recorded durably, and complete/fail without it is refused as not_started. For an at_least_once lease the claim is the start: started is optional, records nothing and only answers whether the lease is still live (the Go SDK does not send it).",
 		Errors:      protocolErrors,
-	}, auth.ScopeWorker, func(ctx context.Context, in *leaseInput) (*engine.LeaseStatus, error) {
+	}, auth.ScopeWorker, func(ctx context.Context, in *leaseInput) (*cairn.LeaseStatus, error) {
 		return a.engine.Started(ctx, in.Lease)
 	})
 	bodyOp(a, huma.Operation{
@@ -331,7 +331,7 @@ func (a *API) registerLeaseOps() {
 		Summary:     "Extend a lease",
 		Description: "The only proof that the worker is alive. A fenced or run_terminal answer means: cancel the body.",
 		Errors:      protocolErrors,
-	}, auth.ScopeWorker, func(ctx context.Context, in *leaseInput) (*engine.LeaseStatus, error) {
+	}, auth.ScopeWorker, func(ctx context.Context, in *leaseInput) (*cairn.LeaseStatus, error) {
 		return a.engine.Heartbeat(ctx, in.Lease)
 	})
 	op(a, huma.Operation{
@@ -348,7 +348,7 @@ func (a *API) registerLeaseOps() {
 		Summary:      "End a step with its output",
 		Description:  "Records the output, merges the state patch (top-level keys replace) and prices the usage. already_applied means an earlier complete of this lease landed: treat it as success. With claim_next (eager dispatch) the answer also carries up to claim_next.max new leases for this worker, claimed after the complete was applied without holding: a busy worker does one call per step.",
 		MaxBodyBytes: a.payloadBody(), Errors: protocolErrors,
-	}, auth.ScopeWorker, func(ctx context.Context, in *completeInput) (*engine.Ended, error) {
+	}, auth.ScopeWorker, func(ctx context.Context, in *completeInput) (*cairn.Ended, error) {
 		r, err := a.engine.Complete(ctx, in.Lease, in.Body)
 		if err != nil {
 			return nil, err
@@ -363,7 +363,7 @@ func (a *API) registerLeaseOps() {
 		Summary:      "Record a function step's operations",
 		Description:  "For a function step (a durable function's driver): adds operations to the step's history, which a later attempt's lease carries for replay, and with suspend ends this attempt and schedules the next at suspend.until. Refused like a heartbeat once the attempt is not current (fenced, run_terminal): a fenced driver checkpoints nothing. One run-record write.",
 		MaxBodyBytes: a.payloadBody(), Errors: protocolErrors,
-	}, auth.ScopeWorker, func(ctx context.Context, in *checkpointInput) (*engine.Checkpointed, error) {
+	}, auth.ScopeWorker, func(ctx context.Context, in *checkpointInput) (*cairn.Checkpointed, error) {
 		return a.engine.Checkpoint(ctx, in.Lease, in.Body)
 	})
 	bodyOp(a, huma.Operation{
@@ -371,7 +371,7 @@ func (a *API) registerLeaseOps() {
 		Summary:      "End a step's attempt with an error",
 		Description:  "The error class decides what follows: retryable (and typed classes not listed as non-retryable) retry with backoff within the step's budget; fatal fails the step; unservable re-queues the attempt at once without spending budget.",
 		MaxBodyBytes: a.payloadBody(), Errors: protocolErrors,
-	}, auth.ScopeWorker, func(ctx context.Context, in *failInput) (*engine.Ended, error) {
+	}, auth.ScopeWorker, func(ctx context.Context, in *failInput) (*cairn.Ended, error) {
 		return a.engine.Fail(ctx, in.Lease, in.Body)
 	})
 }
@@ -379,7 +379,7 @@ func (a *API) registerLeaseOps() {
 // ---- Runs ----
 
 type startInput struct {
-	Body engine.StartRequest
+	Body cairn.StartRequest
 }
 
 type runInput struct {
@@ -436,12 +436,12 @@ type cancelInput struct {
 
 type rerunInput struct {
 	Run  string `path:"run" maxLength:"64" pattern:"^[0-9A-Za-z]+$" doc:"The ended run to rerun."`
-	Body engine.RerunRequest
+	Body cairn.RerunRequest
 }
 
 type eventInput struct {
 	Run  string `path:"run" maxLength:"64" pattern:"^[0-9A-Za-z]+$"`
-	Body engine.EventRequest
+	Body cairn.EventRequest
 }
 
 // registerRunOps registers the operations on runs: those that start or

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/api"
 	"github.com/cairn-dev/cairn/auth"
 	"github.com/cairn-dev/cairn/blob/mem"
@@ -259,7 +260,7 @@ func TestAuditRecordsReads(t *testing.T) {
 		return res
 	}
 	req("a", "POST", "/workers/register", `{"worker_id":"w1","workflows":[`+okWorkflow+`]}`)
-	res, _ := e.StartRun(context.Background(), engine.StartRequest{Workflow: "wf"})
+	res, _ := e.StartRun(context.Background(), cairn.StartRequest{Workflow: "wf"})
 	req("s", "GET", "/runs/"+res.Run.ID, "")
 	req("s", "GET", "/runs/"+res.Run.ID+"/journal", "")
 	req("a", "POST", "/steps/claim", `{"worker_id":"w1"}`) // worker calls are not audited

@@ -43,28 +43,28 @@ func BenchmarkWakeAcrossInstances(b *testing.B) {
 			}
 			a, bb := open(), open()
 			wf := cairn.Workflow{Name: "wake", Version: "1", Steps: []cairn.Step{{ID: "only"}}}
-			if _, err := a.Register(ctx, engine.RegisterRequest{WorkerID: "w", Workflows: []cairn.Workflow{wf}}); err != nil {
+			if _, err := a.Register(ctx, cairn.RegisterRequest{WorkerID: "w", Workflows: []cairn.Workflow{wf}}); err != nil {
 				b.Fatal(err)
 			}
-			a.Claim(ctx, engine.ClaimRequest{WorkerID: "w"}) // the first fallback scan, once
+			a.Claim(ctx, cairn.ClaimRequest{WorkerID: "w"}) // the first fallback scan, once
 			lat := make([]time.Duration, 0, b.N)
 			for range b.N {
 				got := make(chan time.Time, 1)
 				go func() {
-					ls, err := a.Claim(ctx, engine.ClaimRequest{WorkerID: "w", WaitMs: 10000})
+					ls, err := a.Claim(ctx, cairn.ClaimRequest{WorkerID: "w", WaitMs: 10000})
 					if err != nil || len(ls) != 1 {
 						b.Error(err, len(ls))
 						got <- time.Now()
 						return
 					}
 					got <- time.Now()
-					a.Complete(ctx, ls[0].ID, engine.CompleteRequest{Output: json.RawMessage(`1`)})
+					a.Complete(ctx, ls[0].ID, cairn.CompleteRequest{Output: json.RawMessage(`1`)})
 				}()
 				if err := a.AwaitHeldClaims(ctx, 1); err != nil { // the claim is held
 					b.Fatal(err)
 				}
 				t0 := time.Now()
-				if _, err := bb.StartRun(ctx, engine.StartRequest{Workflow: "wake"}); err != nil {
+				if _, err := bb.StartRun(ctx, cairn.StartRequest{Workflow: "wake"}); err != nil {
 					b.Fatal(err)
 				}
 				lat = append(lat, (<-got).Sub(t0))

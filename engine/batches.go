@@ -33,7 +33,7 @@ func newBatches(e *Engine) *bulk.Batches {
 		RunKeys: e.scan.RunKeys, CursorMark: runCursorPrefix,
 		Run: e.runState, Cancel: e.CancelRun,
 		Rerun: func(ctx context.Context, run, key string) error {
-			_, err := e.RerunRun(ctx, run, RerunRequest{IdempotencyKey: key})
+			_, err := e.RerunRun(ctx, run, cairn.RerunRequest{IdempotencyKey: key})
 			return err
 		},
 		PublicError: publicError,

@@ -58,7 +58,7 @@ func BenchmarkIdleClaim(b *testing.B) {
 	counts.Reset()
 	start := time.Now()
 	for range b.N {
-		if _, err := e.Claim(ctx, ClaimRequest{WorkerID: "w", WaitMs: 1000}); err != nil {
+		if _, err := e.Claim(ctx, cairn.ClaimRequest{WorkerID: "w", WaitMs: 1000}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -81,12 +81,12 @@ func BenchmarkWakeLatency(b *testing.B) {
 	for range b.N {
 		got := make(chan time.Time, 1)
 		go func() {
-			ls, err := e.Claim(ctx, ClaimRequest{WorkerID: "w", WaitMs: 5000})
+			ls, err := e.Claim(ctx, cairn.ClaimRequest{WorkerID: "w", WaitMs: 5000})
 			if err != nil || len(ls) != 1 {
 				b.Error(err, len(ls))
 			}
 			got <- time.Now()
-			e.Complete(ctx, ls[0].ID, CompleteRequest{Output: json.RawMessage(`1`)})
+			e.Complete(ctx, ls[0].ID, cairn.CompleteRequest{Output: json.RawMessage(`1`)})
 		}()
 		if err := e.AwaitHeldClaims(ctx, 1); err != nil { // the claim is held
 			b.Fatal(err)
@@ -122,7 +122,7 @@ func BenchmarkStepLatency(b *testing.B) {
 				mustStart(b, e, "lin", `{"n":1}`)
 				for range 10 {
 					t0 := time.Now()
-					ls, err := e.Claim(ctx, ClaimRequest{WorkerID: "w", WaitMs: 5000})
+					ls, err := e.Claim(ctx, cairn.ClaimRequest{WorkerID: "w", WaitMs: 5000})
 					if err != nil || len(ls) != 1 {
 						b.Fatal(err, len(ls))
 					}
@@ -131,7 +131,7 @@ func BenchmarkStepLatency(b *testing.B) {
 						b.Fatal(err)
 					}
 					t2 := time.Now()
-					if _, err := e.Complete(ctx, ls[0].ID, CompleteRequest{Output: json.RawMessage(`"o"`)}); err != nil {
+					if _, err := e.Complete(ctx, ls[0].ID, cairn.CompleteRequest{Output: json.RawMessage(`"o"`)}); err != nil {
 						b.Fatal(err)
 					}
 					t3 := time.Now()

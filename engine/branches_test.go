@@ -26,10 +26,10 @@ func routeWorkflow() cairn.Workflow {
 
 // completeNext claims one lease and completes it with output; it returns
 // the lease.
-func completeNext(t *testing.T, e *Engine, output string) Lease {
+func completeNext(t *testing.T, e *Engine, output string) cairn.Lease {
 	t.Helper()
 	l := claimOne(t, e, "w")
-	if _, err := e.Complete(context.Background(), l.ID, CompleteRequest{Output: json.RawMessage(output)}); err != nil {
+	if _, err := e.Complete(context.Background(), l.ID, cairn.CompleteRequest{Output: json.RawMessage(output)}); err != nil {
 		t.Fatalf("complete %s: %v", l.Step, err)
 	}
 	return l
@@ -134,7 +134,7 @@ func TestWhenAllSkippedCompletesAtStart(t *testing.T) {
 // the step's field.
 func TestWhenValidatedAtRegistration(t *testing.T) {
 	e := newTestEngine(t, nil, Config{})
-	_, err := e.Register(context.Background(), RegisterRequest{WorkerID: "w", Workflows: []cairn.Workflow{
+	_, err := e.Register(context.Background(), cairn.RegisterRequest{WorkerID: "w", Workflows: []cairn.Workflow{
 		{Name: "bad", Version: "1", Steps: []cairn.Step{{ID: "a"}, {ID: "b", After: []string{"a"}, When: "steps.a.output ==="}}},
 	}})
 	var ve cairn.ValidationError

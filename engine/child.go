@@ -113,7 +113,7 @@ func (e *Engine) startChild(ctx context.Context, run string, d *definition, step
 	if err != nil {
 		return e.failChildStep(ctx, run, step, attempt, cairn.ErrorInfo{Class: cairn.ClassRenderError, Message: fmt.Sprintf("template of step %s: %v", step, err)})
 	}
-	return e.startLinked(ctx, StartRequest{Workflow: s.Workflow, Version: s.ChildVersion, Input: input,
+	return e.startLinked(ctx, cairn.StartRequest{Workflow: s.Workflow, Version: s.ChildVersion, Input: input,
 		Correlation: r.Correlation, IdempotencyKey: childKey(run, step, attempt)}, parentLink{Run: run, Step: step},
 		func(err error) error {
 			return e.failChildStep(ctx, run, step, attempt, cairn.ErrorInfo{Class: cairn.ClassFatal, Message: fmt.Sprintf("child run of workflow %s could not start: %v", s.Workflow, err)})
@@ -127,7 +127,7 @@ func (e *Engine) startChild(ctx context.Context, run string, d *definition, step
 // goes to cannot; a started run's id is recorded in the step while owns
 // says the step still waits for it; a run that ended at its start has its
 // end applied. A store failure is returned: the reaper tries again.
-func (e *Engine) startLinked(ctx context.Context, req StartRequest, link parentLink, cannot func(err error) error, owns func(st *stepState) bool, note string) error {
+func (e *Engine) startLinked(ctx context.Context, req cairn.StartRequest, link parentLink, cannot func(err error) error, owns func(st *stepState) bool, note string) error {
 	res, err := e.startRun(ctx, req, func(c *runRecord, _ *definition, _ time.Time) { l := link; c.Parent = &l })
 	var nf *NotFoundError
 	var ve cairn.ValidationError

@@ -41,7 +41,7 @@ func TestChildRunCompletesParent(t *testing.T) {
 		if l.Run != child || string(l.Input) != `{"for":"o-1"}` {
 			t.Fatalf("lease %s %s %s, want the child's label", l.Run, l.Step, l.Input)
 		}
-		if _, err := e.Complete(context.Background(), l.ID, CompleteRequest{Output: json.RawMessage(`{"tracking": "T9"}`)}); err != nil {
+		if _, err := e.Complete(context.Background(), l.ID, cairn.CompleteRequest{Output: json.RawMessage(`{"tracking": "T9"}`)}); err != nil {
 			t.Fatal(err)
 		}
 		settleFlows(e)
@@ -66,7 +66,7 @@ func TestChildFailureFailsParent(t *testing.T) {
 	completeNext(t, e, `"o-1"`)
 	settleFlows(e)
 	l := claimOne(t, e, "w")
-	if _, err := e.Fail(context.Background(), l.ID, FailRequest{Error: cairn.ErrorInfo{Class: "out_of_stock", Message: "no boxes"}}); err != nil {
+	if _, err := e.Fail(context.Background(), l.ID, cairn.FailRequest{Error: cairn.ErrorInfo{Class: "out_of_stock", Message: "no boxes"}}); err != nil {
 		t.Fatal(err)
 	}
 	// out_of_stock is retryable: spend the budget.
@@ -74,7 +74,7 @@ func TestChildFailureFailsParent(t *testing.T) {
 		settleFlows(e)
 		pastBackoff(t, e, clk, l.Run, "label")
 		l2 := claimOne(t, e, "w")
-		if _, err := e.Fail(context.Background(), l2.ID, FailRequest{Error: cairn.ErrorInfo{Class: "out_of_stock", Message: "no boxes"}}); err != nil {
+		if _, err := e.Fail(context.Background(), l2.ID, cairn.FailRequest{Error: cairn.ErrorInfo{Class: "out_of_stock", Message: "no boxes"}}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -153,7 +153,7 @@ func TestChildLinksRecoveredByReaper(t *testing.T) {
 			if l.Run != child {
 				t.Fatalf("lease of %s, want child %s", l.Run, child)
 			}
-			if _, err := a.Complete(ctx, l.ID, CompleteRequest{Output: json.RawMessage(`{"tracking": "T1"}`)}); err != nil {
+			if _, err := a.Complete(ctx, l.ID, cairn.CompleteRequest{Output: json.RawMessage(`{"tracking": "T1"}`)}); err != nil {
 				t.Fatal(err)
 			}
 			if s := stepOf(getRun(t, b, run), "ship"); s.Status != cairn.StepChildRunning {

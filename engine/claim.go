@@ -20,39 +20,6 @@ import (
 	"github.com/cairn-dev/cairn/telemetry"
 )
 
-// ClaimRequest asks for runnable steps.
-type ClaimRequest struct {
-	WorkerID string `json:"worker_id" minLength:"1" maxLength:"128" doc:"The id the worker registered with."`
-	Max      int    `json:"max,omitempty" minimum:"0" maximum:"100" doc:"Most leases to return (default 1)."`
-	WaitMs   int64  `json:"wait_ms,omitempty" minimum:"0" maximum:"3600000" doc:"Hold the request up to this long while nothing is ready; capped by the server's claim hold (at most 4/5 of its max request time; CAIRN_CLAIM_HOLD). 0 answers at once."`
-	Run      string `json:"run,omitempty" maxLength:"64" doc:"Only claim steps of this run (a script driving its own run)."`
-}
-
-// Lease is one attempt handed to one worker for a bounded time.
-type Lease struct {
-	ID             string                     `json:"id" doc:"Opaque lease id for started, heartbeat, complete and fail."`
-	Run            string                     `json:"run"`
-	Workflow       string                     `json:"workflow"`
-	Version        string                     `json:"version"`
-	Step           string                     `json:"step"`
-	Attempt        int                        `json:"attempt" doc:"Attempt number, from 1."`
-	Delivery       cairn.Delivery             `json:"delivery"`
-	Input          json.RawMessage            `json:"input" doc:"The step's rendered input."`
-	Steps          map[string]json.RawMessage `json:"steps" doc:"Outputs of the steps this one depends on (transitively), by step id."`
-	State          map[string]json.RawMessage `json:"state" doc:"The run state when the lease was made."`
-	Correlation    string                     `json:"correlation,omitempty"`
-	IdempotencyKey string                     `json:"idempotency_key" doc:"Stable across every attempt of this step of this run: pass it to side-effecting calls."`
-	TraceParent    string                     `json:"traceparent" doc:"W3C traceparent of the step span the engine opened."`
-	ExpiresAt      time.Time                  `json:"expires_at" doc:"The lease expires then unless a heartbeat extends it."`
-	TimeoutAt      *time.Time                 `json:"timeout_at,omitempty" doc:"The attempt fails with class timeout then, heartbeats or not."`
-	HeartbeatMs    int64                      `json:"heartbeat_ms"`
-	LeaseTTLMs     int64                      `json:"lease_ttl_ms"`
-	Item           *int                       `json:"item,omitempty" doc:"For an item of a map step (step names the map step): the item's index in the items array."`
-	History        []cairn.Operation          `json:"history,omitempty" nullable:"false" doc:"For a function step: the operations its body checkpointed in earlier attempts, in order; replay returns their results."`
-
-	vstep string // the run record's step: a map item's is <step>.<item>
-}
-
 // Drain makes every held claim answer now (empty) and every later claim
 // answer at once: call it when the process is told to stop, before the
 // HTTP server shuts down, so no claim is cut off mid-answer.
@@ -63,7 +30,7 @@ func (e *Engine) Drain() {
 // Claim returns up to req.Max leases, holding the request while nothing
 // is ready. It returns early with whatever it got as soon as it got
 // anything.
-func (e *Engine) Claim(ctx context.Context, req ClaimRequest) ([]Lease, error) {
+func (e *Engine) Claim(ctx context.Context, req cairn.ClaimRequest) ([]cairn.Lease, error) {
 	w, err := e.worker(ctx, req.WorkerID)
 	if err != nil {
 		return nil, err
@@ -116,7 +83,7 @@ func (e *Engine) Claim(ctx context.Context, req ClaimRequest) ([]Lease, error) {
 				// straight back: wait before trying the bucket again.
 				failures++
 				if !e.pause(ctx, throttle.ClaimBackoff(failures), deadline) {
-					return []Lease{}, nil
+					return []cairn.Lease{}, nil
 				}
 				continue
 			}
@@ -128,7 +95,7 @@ func (e *Engine) Claim(ctx context.Context, req ClaimRequest) ([]Lease, error) {
 			}
 		}
 		if !e.await(ctx, wake, deadline) {
-			return []Lease{}, nil
+			return []cairn.Lease{}, nil
 		}
 	}
 }
@@ -354,7 +321,7 @@ const (
 // tryClaim turns hints into leases: per run, one read of the run record,
 // then one create-only write per attempt. A hint that is stale is
 // dropped; one this claim cannot use yet is put back.
-func (e *Engine) tryClaim(ctx context.Context, w cachedWorker, hints []notify.Hint, max int, skip *skipSet, scoped string) (_ []Lease, storeFailed bool, _ error) {
+func (e *Engine) tryClaim(ctx context.Context, w cachedWorker, hints []notify.Hint, max int, skip *skipSet, scoped string) (_ []cairn.Lease, storeFailed bool, _ error) {
 	byRun := map[string][]notify.Hint{}
 	var order []string
 	for _, h := range hints {
@@ -363,7 +330,7 @@ func (e *Engine) tryClaim(ctx context.Context, w cachedWorker, hints []notify.Hi
 		}
 		byRun[h.Run] = append(byRun[h.Run], h)
 	}
-	leases := []Lease{}
+	leases := []cairn.Lease{}
 	var putBack []notify.Hint
 	var scopedErr error
 	for _, run := range order {
@@ -423,7 +390,7 @@ func (e *Engine) tryClaim(ctx context.Context, w cachedWorker, hints []notify.Hi
 		// Tell the other instances these attempts are gone.
 		taken := make([]notify.Hint, len(leases))
 		for i, l := range leases {
-			taken[i] = notify.Hint{Run: l.Run, Workflow: l.Workflow, Version: l.Version, Step: l.recordStep(), Attempt: l.Attempt, Taken: true}
+			taken[i] = notify.Hint{Run: l.Run, Workflow: l.Workflow, Version: l.Version, Step: recordStep(&l), Attempt: l.Attempt, Taken: true}
 		}
 		go e.announce(taken)
 	}
@@ -476,7 +443,7 @@ func (e *Engine) claimStale(ctx context.Context, w cachedWorker, r *runRecord, d
 
 // claimed is one claimOne's answer.
 type claimed struct {
-	l    *Lease
+	l    *cairn.Lease
 	back *notify.Hint
 	err  error
 }
@@ -501,7 +468,7 @@ func (e *Engine) claimSteps(ctx context.Context, w cachedWorker, r *runRecord, d
 // claimOne tries to lease the current attempt of a step. It returns the
 // lease, or a hint to put back for other claims, or neither when the step
 // is not claimable (stale hint, someone else holds it).
-func (e *Engine) claimOne(ctx context.Context, w cachedWorker, r *runRecord, d *definition, step string) (*Lease, *notify.Hint, error) {
+func (e *Engine) claimOne(ctx context.Context, w cachedWorker, r *runRecord, d *definition, step string) (*cairn.Lease, *notify.Hint, error) {
 	st := r.Steps[step]
 	s := d.Step(step)
 	if st == nil || s == nil || st.Status != cairn.StepReady || st.Attempt == 0 {
@@ -563,8 +530,8 @@ func (e *Engine) claimOne(ctx context.Context, w cachedWorker, r *runRecord, d *
 	if state == nil {
 		state = map[string]json.RawMessage{}
 	}
-	return &Lease{
-		ID: tok.ID(), Run: r.ID, Workflow: r.Workflow, Version: r.Version, Step: base, Item: item, vstep: step, Attempt: st.Attempt,
+	return &cairn.Lease{
+		ID: tok.ID(), Run: r.ID, Workflow: r.Workflow, Version: r.Version, Step: base, Item: item, Attempt: st.Attempt,
 		Delivery: l.Delivery, Input: input, Steps: outputs, State: state, Correlation: r.Correlation,
 		IdempotencyKey: r.ID + ":" + step, TraceParent: l.TraceParent, ExpiresAt: l.ExpiresAt, TimeoutAt: l.TimeoutAt,
 		HeartbeatMs: e.cfg.HeartbeatInterval.Milliseconds(), LeaseTTLMs: e.cfg.LeaseTTL.Milliseconds(),

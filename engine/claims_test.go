@@ -77,7 +77,7 @@ func TestConcurrentClaimersExactlyOnce(t *testing.T) {
 					e := engines[i%4]
 					worker := fmt.Sprintf("w%02d", i)
 					for !stopped.Load() {
-						ls, err := e.Claim(ctx, ClaimRequest{WorkerID: worker, Max: 4, WaitMs: 300})
+						ls, err := e.Claim(ctx, cairn.ClaimRequest{WorkerID: worker, Max: 4, WaitMs: 300})
 						if err != nil {
 							t.Error(err)
 							return
@@ -130,7 +130,7 @@ func TestConcurrentClaimersExactlyOnce(t *testing.T) {
 								// A transient failure (store busy, the commit ran
 								// out of time) is retried; complete is idempotent.
 								for try := 0; ; try++ {
-									_, err := e.Complete(ctx, l.ID, CompleteRequest{Output: json.RawMessage(`1`)})
+									_, err := e.Complete(ctx, l.ID, cairn.CompleteRequest{Output: json.RawMessage(`1`)})
 									reason, _ := IsRejection(err)
 									if err == nil || reason == cairn.ReasonAlreadyApplied {
 										break
@@ -229,7 +229,7 @@ func TestClaimDoesNotOrphanItsOwnLease(t *testing.T) {
 			ctl.Inject(rules...)
 			deadline := time.Now().Add(3 * time.Second) // 60 fallback intervals
 			for time.Now().Before(deadline) {
-				ls, err := e.Claim(ctx, ClaimRequest{WorkerID: "w", WaitMs: 500})
+				ls, err := e.Claim(ctx, cairn.ClaimRequest{WorkerID: "w", WaitMs: 500})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -275,7 +275,7 @@ func TestCompleteClaimNext(t *testing.T) {
 		if l.Run != id || l.Step != stepName(i) {
 			t.Fatalf("lease %d is %s/%s, want %s/%s", i, l.Run, l.Step, id, stepName(i))
 		}
-		res, err := e.Complete(ctx, l.ID, CompleteRequest{Output: json.RawMessage(`1`), ClaimNext: &ClaimNext{Max: 1}})
+		res, err := e.Complete(ctx, l.ID, cairn.CompleteRequest{Output: json.RawMessage(`1`), ClaimNext: &cairn.ClaimNext{Max: 1}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -295,14 +295,14 @@ func TestCompleteClaimNext(t *testing.T) {
 			t.Fatalf("eager lease is for %q (%v), want the completing worker w1", tok.Worker, err)
 		}
 		// The same complete again is already_applied and claims nothing.
-		_, err = e.Complete(ctx, prev.ID, CompleteRequest{Output: json.RawMessage(`1`), ClaimNext: &ClaimNext{Max: 1}})
+		_, err = e.Complete(ctx, prev.ID, cairn.CompleteRequest{Output: json.RawMessage(`1`), ClaimNext: &cairn.ClaimNext{Max: 1}})
 		wantReason(t, err, cairn.ReasonAlreadyApplied)
 	}
 	if r := getRun(t, e, id); r.Status != cairn.RunCompleted || r.StepsDone != 3 {
 		t.Fatalf("run is %s with %d steps done", r.Status, r.StepsDone)
 	}
 	for _, max := range []int{0, 101} {
-		_, err := e.Complete(ctx, l.ID, CompleteRequest{ClaimNext: &ClaimNext{Max: max}})
+		_, err := e.Complete(ctx, l.ID, cairn.CompleteRequest{ClaimNext: &cairn.ClaimNext{Max: max}})
 		var ie *InvalidError
 		if !asInvalid(err, &ie) || ie.Field != "claim_next.max" {
 			t.Fatalf("claim_next.max %d: %v, want invalid claim_next.max", max, err)
@@ -342,7 +342,7 @@ func TestEagerAndHeldClaimsRace(t *testing.T) {
 		eager  atomic.Int64
 		done   = make(chan struct{})
 	)
-	record := func(worker string, l Lease) {
+	record := func(worker string, l cairn.Lease) {
 		mu.Lock()
 		defer mu.Unlock()
 		k := l.Run + "/" + l.Step
@@ -359,7 +359,7 @@ func TestEagerAndHeldClaimsRace(t *testing.T) {
 		wg.Go(func() {
 			e, worker := engines[i%2], fmt.Sprintf("w%d", i)
 			useEager := i%2 == 0 // half the workers complete with claim_next
-			var queue []Lease
+			var queue []cairn.Lease
 			for {
 				finished := false
 				select {
@@ -371,7 +371,7 @@ func TestEagerAndHeldClaimsRace(t *testing.T) {
 					return
 				}
 				if len(queue) == 0 {
-					ls, err := e.Claim(ctx, ClaimRequest{WorkerID: worker, Max: 2, WaitMs: 100})
+					ls, err := e.Claim(ctx, cairn.ClaimRequest{WorkerID: worker, Max: 2, WaitMs: 100})
 					if err != nil {
 						t.Error(err)
 						return
@@ -384,19 +384,19 @@ func TestEagerAndHeldClaimsRace(t *testing.T) {
 				}
 				l := queue[0]
 				queue = queue[1:]
-				req := CompleteRequest{Output: json.RawMessage(`1`)}
+				req := cairn.CompleteRequest{Output: json.RawMessage(`1`)}
 				if useEager && !finished {
-					req.ClaimNext = &ClaimNext{Max: 1}
+					req.ClaimNext = &cairn.ClaimNext{Max: 1}
 				}
 				// Like an SDK worker: a transient failure (the commit ran
 				// out of time under contention) is retried; a retry that
 				// finds its complete applied is told so and claims nothing.
-				var res *Ended
+				var res *cairn.Ended
 				for try := 0; ; try++ {
 					var err error
 					res, err = e.Complete(ctx, l.ID, req)
 					if reason, _ := IsRejection(err); reason == cairn.ReasonAlreadyApplied {
-						res, err = &Ended{}, nil
+						res, err = &cairn.Ended{}, nil
 					}
 					if err == nil {
 						break

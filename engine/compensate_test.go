@@ -28,7 +28,7 @@ func TestCompensationRunsOnFailure(t *testing.T) {
 		run := mustStart(t, e, "saga", `{}`)
 		completeNext(t, e, `"hold-7"`)
 		l := claimOne(t, e, "w")
-		if _, err := e.Fail(ctx, l.ID, FailRequest{Error: cairn.ErrorInfo{Class: "card_declined", Message: "insufficient funds"}}); err != nil {
+		if _, err := e.Fail(ctx, l.ID, cairn.FailRequest{Error: cairn.ErrorInfo{Class: "card_declined", Message: "insufficient funds"}}); err != nil {
 			t.Fatal(err)
 		}
 		r := getRun(t, e, run)
@@ -42,14 +42,14 @@ func TestCompensationRunsOnFailure(t *testing.T) {
 		if l.Step != "release" || string(l.Input) != `{"hold":"hold-7","why":"not charged"}` {
 			t.Fatalf("lease %s %s", l.Step, l.Input)
 		}
-		if _, err := e.Complete(ctx, l.ID, CompleteRequest{Output: json.RawMessage(`"released"`)}); err != nil {
+		if _, err := e.Complete(ctx, l.ID, cairn.CompleteRequest{Output: json.RawMessage(`"released"`)}); err != nil {
 			t.Fatal(err)
 		}
 		l = claimOne(t, e, "w")
 		if l.Step != "apologise" || string(l.Input) != `"released"` {
 			t.Fatalf("lease %s %s", l.Step, l.Input)
 		}
-		if _, err := e.Complete(ctx, l.ID, CompleteRequest{Output: json.RawMessage(`"sorry"`)}); err != nil {
+		if _, err := e.Complete(ctx, l.ID, cairn.CompleteRequest{Output: json.RawMessage(`"sorry"`)}); err != nil {
 			t.Fatal(err)
 		}
 		r = getRun(t, e, run)
@@ -80,9 +80,9 @@ func TestCompensationFailureKeepsTheRunsError(t *testing.T) {
 	run := mustStart(t, e, "saga", `{}`)
 	completeNext(t, e, `"hold-7"`)
 	l := claimOne(t, e, "w")
-	e.Fail(ctx, l.ID, FailRequest{Error: cairn.ErrorInfo{Class: "card_declined", Message: "no"}})
+	e.Fail(ctx, l.ID, cairn.FailRequest{Error: cairn.ErrorInfo{Class: "card_declined", Message: "no"}})
 	l = claimOne(t, e, "w")
-	if _, err := e.Fail(ctx, l.ID, FailRequest{Error: cairn.ErrorInfo{Class: cairn.ClassFatal, Message: "warehouse down"}}); err != nil {
+	if _, err := e.Fail(ctx, l.ID, cairn.FailRequest{Error: cairn.ErrorInfo{Class: cairn.ClassFatal, Message: "warehouse down"}}); err != nil {
 		t.Fatal(err)
 	}
 	r := getRun(t, e, run)

@@ -44,7 +44,7 @@ type leaseDone struct {
 // completeDeferred makes a complete durable in its lease and answers it
 // before the fold, when the run record is congested. ok is false when the
 // complete should take the ordinary path.
-func (e *Engine) completeDeferred(ctx context.Context, tok leaseToken, req CompleteRequest) (_ *Ended, ok bool, _ error) {
+func (e *Engine) completeDeferred(ctx context.Context, tok leaseToken, req cairn.CompleteRequest) (_ *cairn.Ended, ok bool, _ error) {
 	if !e.commits.Congested(tok.Run) {
 		return nil, false, nil
 	}
@@ -117,13 +117,13 @@ func (e *Engine) completeDeferred(ctx context.Context, tok leaseToken, req Compl
 			}
 		}
 	}()
-	return &Ended{RunStatus: cairn.RunRunning}, true, nil
+	return &cairn.Ended{RunStatus: cairn.RunRunning}, true, nil
 }
 
 // fold applies a completed lease's outcome to the run record, as its
 // complete would have; a rejection says the attempt is no longer current
 // (already applied, or the run ended first).
-func (e *Engine) fold(ctx context.Context, tok leaseToken, l *leaseRecord) (_ *Ended, ferr error) {
+func (e *Engine) fold(ctx context.Context, tok leaseToken, l *leaseRecord) (_ *cairn.Ended, ferr error) {
 	defer func() { e.attemptEnded(ctx, l, ferr) }() // free its concurrency slots (limits.go)
 	d, err := e.definition(ctx, l.Workflow, l.Version)
 	if err != nil {

@@ -11,7 +11,7 @@ import (
 
 // completeLease makes l's complete durable in its lease the way a deferred
 // complete does, and folds nothing: the instance died between the two.
-func completeLease(t *testing.T, e *Engine, l Lease, output string) {
+func completeLease(t *testing.T, e *Engine, l cairn.Lease, output string) {
 	t.Helper()
 	ctx := context.Background()
 	tok := mustToken(t, l.ID)
@@ -50,7 +50,7 @@ func TestDeferredCompleteFoldedByReaper(t *testing.T) {
 	}
 	_, err := e.Heartbeat(ctx, l.ID)
 	wantReason(t, err, cairn.ReasonAlreadyApplied)
-	_, err = e.Complete(ctx, l.ID, CompleteRequest{Output: json.RawMessage(`"again"`)})
+	_, err = e.Complete(ctx, l.ID, cairn.CompleteRequest{Output: json.RawMessage(`"again"`)})
 	wantReason(t, err, cairn.ReasonAlreadyApplied)
 	if s := stepOf(getRun(t, e, run), stepName(1)); s.Status != cairn.StepReady {
 		t.Fatalf("next step: %+v", s)
@@ -75,7 +75,7 @@ func TestDeferredCompleteFoldedByWorkerCall(t *testing.T) {
 	if err := e.fence(ctx, stale, ver, "expired"); err == nil {
 		t.Fatal("a fence against the version before the complete landed")
 	}
-	_, err = e.Complete(ctx, l.ID, CompleteRequest{Output: json.RawMessage(`7`)})
+	_, err = e.Complete(ctx, l.ID, cairn.CompleteRequest{Output: json.RawMessage(`7`)})
 	wantReason(t, err, cairn.ReasonAlreadyApplied)
 	if r := getRun(t, e, run); r.Status != cairn.RunCompleted || string(r.Output) == "" {
 		t.Fatalf("run %s %s", r.Status, r.Output)
@@ -96,7 +96,7 @@ func TestDeferredCompleteOnAStaleCopy(t *testing.T) {
 	if _, ok := b.commits.Cache().Shared(run); !ok {
 		t.Fatal("B has no cached copy of the run record")
 	}
-	if _, err := a.Complete(ctx, l.ID, CompleteRequest{Output: json.RawMessage(`"first"`)}); err != nil {
+	if _, err := a.Complete(ctx, l.ID, cairn.CompleteRequest{Output: json.RawMessage(`"first"`)}); err != nil {
 		t.Fatal(err)
 	}
 	// B is congested on the run: a throttled write and a batch in flight
@@ -107,12 +107,12 @@ func TestDeferredCompleteOnAStaleCopy(t *testing.T) {
 	if !b.commits.Congested(run) {
 		t.Fatal("B is not congested")
 	}
-	ended, deferred, err := b.completeDeferred(ctx, mustToken(t, l.ID), CompleteRequest{Output: json.RawMessage(`"second"`)})
+	ended, deferred, err := b.completeDeferred(ctx, mustToken(t, l.ID), cairn.CompleteRequest{Output: json.RawMessage(`"second"`)})
 	release()
 	if deferred && err == nil {
 		t.Fatalf("B answered the retry from its stale copy: %+v", ended)
 	}
-	_, err = b.Complete(ctx, l.ID, CompleteRequest{Output: json.RawMessage(`"second"`)})
+	_, err = b.Complete(ctx, l.ID, cairn.CompleteRequest{Output: json.RawMessage(`"second"`)})
 	wantReason(t, err, cairn.ReasonAlreadyApplied)
 	tok := mustToken(t, l.ID)
 	rec, _, err := readJSON[leaseRecord](ctx, h.store, b.keys.Lease(tok.Run, tok.Step, tok.Attempt))

@@ -173,7 +173,7 @@ func TestShortTimersFireWithinBound(t *testing.T) {
 				register(t, e, "w", wf)
 				run := mustStart(t, e, "short", `{}`)
 				l := claimOne(t, e, "w")
-				if _, err := e.Complete(ctx, l.ID, CompleteRequest{}); err != nil {
+				if _, err := e.Complete(ctx, l.ID, cairn.CompleteRequest{}); err != nil {
 					t.Fatal(err)
 				}
 				due := clk.Now().Add(c.due)
@@ -233,7 +233,7 @@ func TestLapsedLeaseRefusesHeartbeat(t *testing.T) {
 	if s.Attempt != 2 || len(s.Attempts) == 0 || s.Attempts[0].Outcome != cairn.OutcomeLost {
 		t.Fatalf("after the refused heartbeat: attempt %d, attempts %+v; want attempt 1 lost and attempt 2 ready", s.Attempt, s.Attempts)
 	}
-	if _, err := e.Complete(ctx, l.ID, CompleteRequest{}); err == nil {
+	if _, err := e.Complete(ctx, l.ID, cairn.CompleteRequest{}); err == nil {
 		t.Fatal("a complete on the lapsed lease was applied")
 	}
 }
@@ -275,7 +275,7 @@ func TestDueTimesFireOnTime(t *testing.T) {
 			clk, e := h.clk, h.e
 			run := mustStart(t, e, "d", `{}`)
 			l := claimOne(t, e, "w")
-			if _, err := e.Complete(ctx, l.ID, CompleteRequest{}); err != nil {
+			if _, err := e.Complete(ctx, l.ID, cairn.CompleteRequest{}); err != nil {
 				t.Fatal(err)
 			}
 			if c.name == "attempt timeout" {
@@ -293,7 +293,7 @@ func TestDueTimesFireOnTime(t *testing.T) {
 		clk, e := h.clk, h.e
 		mustStart(t, e, "b", `{}`)
 		l := claimOne(t, e, "w")
-		if _, err := e.Fail(ctx, l.ID, FailRequest{Error: cairn.ErrorInfo{Class: cairn.ClassRetryable}}); err != nil {
+		if _, err := e.Fail(ctx, l.ID, cairn.FailRequest{Error: cairn.ErrorInfo{Class: cairn.ClassRetryable}}); err != nil {
 			t.Fatal(err)
 		}
 		clk.Advance(3*time.Second*12/10 + slack)

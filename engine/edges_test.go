@@ -63,9 +63,9 @@ func TestLeaseIDsAreProven(t *testing.T) {
 				continue
 			}
 			for call, do := range map[string]func() error{
-				"complete": func() error { _, err := e.Complete(ctx, id, CompleteRequest{}); return err },
+				"complete": func() error { _, err := e.Complete(ctx, id, cairn.CompleteRequest{}); return err },
 				"fail": func() error {
-					_, err := e.Fail(ctx, id, FailRequest{Error: cairn.ErrorInfo{Class: "fatal"}})
+					_, err := e.Fail(ctx, id, cairn.FailRequest{Error: cairn.ErrorInfo{Class: "fatal"}})
 					return err
 				},
 				"heartbeat": func() error { _, err := e.Heartbeat(ctx, id); return err },
@@ -80,7 +80,7 @@ func TestLeaseIDsAreProven(t *testing.T) {
 		// An id for an attempt nobody claimed.
 		run2 := mustStart(t, e, "short", `{}`)
 		madeUp := leaseToken{Run: run2, Step: "a", Attempt: 1, Worker: "nobody", ClaimedAt: time.Now().UnixMilli(), Nonce: keys.NewNonce()}.ID()
-		if _, err := e.Complete(ctx, madeUp, CompleteRequest{}); !isNotFoundAPI(err) {
+		if _, err := e.Complete(ctx, madeUp, cairn.CompleteRequest{}); !isNotFoundAPI(err) {
 			t.Fatalf("complete of an unclaimed attempt: %v", err)
 		}
 		if s := stepOf(getRun(t, e, run2), "a"); s.Status != cairn.StepReady {
@@ -88,7 +88,7 @@ func TestLeaseIDsAreProven(t *testing.T) {
 		}
 		// Garbage ids are invalid, not a crash.
 		for _, id := range []string{"", "x", "..", strings.Repeat("A", 5000), base64.RawURLEncoding.EncodeToString([]byte(`{"r":"../x","s":"a","n":1,"w":"w","t":1,"k":"AAAAAAAAAAAAAAAAAAAAAA"}`))} {
-			_, err := e.Complete(ctx, id, CompleteRequest{})
+			_, err := e.Complete(ctx, id, cairn.CompleteRequest{})
 			var inv *InvalidError
 			if !errors.As(err, &inv) && !isNotFoundAPI(err) {
 				t.Fatalf("complete(%.20q): %v", id, err)
@@ -96,7 +96,7 @@ func TestLeaseIDsAreProven(t *testing.T) {
 		}
 		// The real id still works, and its workflow edit changed nothing:
 		// the run completes as the short workflow it is.
-		if _, err := e.Complete(ctx, forged["workflow hint"], CompleteRequest{Output: json.RawMessage(`1`)}); err != nil {
+		if _, err := e.Complete(ctx, forged["workflow hint"], cairn.CompleteRequest{Output: json.RawMessage(`1`)}); err != nil {
 			t.Fatal(err)
 		}
 		if r := getRun(t, e, run); r.Status != cairn.RunCompleted {
@@ -106,13 +106,13 @@ func TestLeaseIDsAreProven(t *testing.T) {
 		// at_most_once: the delivery comes from the lease, so no id edit
 		// completes it without started.
 		onceRun := mustStart(t, e, "once", `{}`)
-		los, err := e.Claim(ctx, ClaimRequest{WorkerID: "w", Run: onceRun, WaitMs: 1000})
+		los, err := e.Claim(ctx, cairn.ClaimRequest{WorkerID: "w", Run: onceRun, WaitMs: 1000})
 		if err != nil || len(los) != 1 {
 			t.Fatalf("claim: %v %v", los, err)
 		}
 		lo := los[0]
 		edited := editToken(t, lo.ID, func(m map[string]any) { m["f"] = "short"; m["v"] = "1" })
-		_, err = e.Complete(ctx, edited, CompleteRequest{})
+		_, err = e.Complete(ctx, edited, cairn.CompleteRequest{})
 		wantReason(t, err, cairn.ReasonNotStarted)
 	}, wallClock())
 }
@@ -163,7 +163,7 @@ func TestMutationPanicDoesNotKill(t *testing.T) {
 	}
 	// And the engine still works.
 	l := claimOne(t, e, "w")
-	if _, err := e.Complete(ctx, l.ID, CompleteRequest{}); err != nil {
+	if _, err := e.Complete(ctx, l.ID, cairn.CompleteRequest{}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -187,7 +187,7 @@ func TestLateCompleteAfterFence(t *testing.T) {
 		}
 		_, err = e.Heartbeat(ctx, l.ID)
 		wantReason(t, err, cairn.ReasonFenced)
-		_, err = e.Complete(ctx, l.ID, CompleteRequest{Output: json.RawMessage(`"late"`)})
+		_, err = e.Complete(ctx, l.ID, cairn.CompleteRequest{Output: json.RawMessage(`"late"`)})
 		wantReason(t, err, cairn.ReasonFenced)
 		s := stepOf(getRun(t, e, run), "only")
 		if s.Status != cairn.StepReady || s.Attempt != 2 || s.Attempts[0].Outcome != "lost" {
@@ -208,10 +208,10 @@ func TestAlreadyAppliedMeansOwnOutcome(t *testing.T) {
 	ctx, clk, e := h.ctx, h.clk, h.e
 	mustStart(t, e, "a", `{}`)
 	l := claimOne(t, e, "w")
-	if _, err := e.Complete(ctx, l.ID, CompleteRequest{}); err != nil {
+	if _, err := e.Complete(ctx, l.ID, cairn.CompleteRequest{}); err != nil {
 		t.Fatal(err)
 	}
-	_, err := e.Complete(ctx, l.ID, CompleteRequest{})
+	_, err := e.Complete(ctx, l.ID, cairn.CompleteRequest{})
 	wantReason(t, err, cairn.ReasonAlreadyApplied)
 	// Lost by expiry: the late complete is fenced, never already_applied.
 	mustStart(t, e, "a", `{}`)
@@ -220,9 +220,9 @@ func TestAlreadyAppliedMeansOwnOutcome(t *testing.T) {
 	if st, _ := e.Reap(ctx); st.LeasesLost != 1 {
 		t.Fatalf("reap %+v", st)
 	}
-	_, err = e.Complete(ctx, l2.ID, CompleteRequest{})
+	_, err = e.Complete(ctx, l2.ID, cairn.CompleteRequest{})
 	wantReason(t, err, cairn.ReasonFenced)
-	_, err = e.Fail(ctx, l2.ID, FailRequest{Error: cairn.ErrorInfo{Class: "x"}})
+	_, err = e.Fail(ctx, l2.ID, cairn.FailRequest{Error: cairn.ErrorInfo{Class: "x"}})
 	wantReason(t, err, cairn.ReasonFenced)
 }
 
@@ -245,7 +245,7 @@ func TestAtMostOnceNeverAgainAfterStarted(t *testing.T) {
 				if st, _ := e.Reap(ctx); st.TimedOut != 1 {
 					t.Fatalf("reap %+v", st)
 				}
-			} else if _, err := e.Fail(ctx, l.ID, FailRequest{Error: cairn.ErrorInfo{Class: class, Message: "m"}}); err != nil {
+			} else if _, err := e.Fail(ctx, l.ID, cairn.FailRequest{Error: cairn.ErrorInfo{Class: class, Message: "m"}}); err != nil {
 				t.Fatal(err)
 			}
 			r := getRun(t, e, run)
@@ -264,7 +264,7 @@ func TestAtMostOnceNeverAgainAfterStarted(t *testing.T) {
 		if _, err := e.Started(ctx, l.ID); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := e.Fail(ctx, l.ID, FailRequest{Error: cairn.ErrorInfo{Class: "declined_before_charge"}}); err != nil {
+		if _, err := e.Fail(ctx, l.ID, cairn.FailRequest{Error: cairn.ErrorInfo{Class: "declined_before_charge"}}); err != nil {
 			t.Fatal(err)
 		}
 		if s := stepOf(getRun(t, e, run), "only"); s.Status != cairn.StepReady || s.Attempt != 2 {
@@ -293,17 +293,17 @@ func TestRunScopedClaimServesOnlyRegistered(t *testing.T) {
 	v2.Version = "2"
 	register(t, e, "v2only", v2)
 	register(t, e, "other", single("o", cairn.Step{}))
-	res, err := e.StartRun(ctx, StartRequest{Workflow: "s", Version: "1"})
+	res, err := e.StartRun(ctx, cairn.StartRequest{Workflow: "s", Version: "1"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, w := range []string{"v2only", "other"} {
-		ls, err := e.Claim(ctx, ClaimRequest{WorkerID: w, Run: res.Run.ID, WaitMs: 50})
+		ls, err := e.Claim(ctx, cairn.ClaimRequest{WorkerID: w, Run: res.Run.ID, WaitMs: 50})
 		if err != nil || len(ls) != 0 {
 			t.Fatalf("worker %s got %d leases of a v1 run (%v)", w, len(ls), err)
 		}
 	}
-	ls, err := e.Claim(ctx, ClaimRequest{WorkerID: "v1", Run: res.Run.ID, WaitMs: 1000})
+	ls, err := e.Claim(ctx, cairn.ClaimRequest{WorkerID: "v1", Run: res.Run.ID, WaitMs: 1000})
 	if err != nil || len(ls) != 1 {
 		t.Fatalf("the v1 worker got %d leases (%v)", len(ls), err)
 	}
@@ -316,11 +316,11 @@ func TestClaimWokenWhenBackoffEnds(t *testing.T) {
 	ctx, e := h.ctx, h.e
 	mustStart(t, e, "b", `{}`)
 	l := claimOne(t, e, "w")
-	if _, err := e.Fail(ctx, l.ID, FailRequest{Error: cairn.ErrorInfo{Class: cairn.ClassRetryable}}); err != nil {
+	if _, err := e.Fail(ctx, l.ID, cairn.FailRequest{Error: cairn.ErrorInfo{Class: cairn.ClassRetryable}}); err != nil {
 		t.Fatal(err)
 	}
 	begin := time.Now()
-	ls, err := e.Claim(ctx, ClaimRequest{WorkerID: "w", WaitMs: 10_000})
+	ls, err := e.Claim(ctx, cairn.ClaimRequest{WorkerID: "w", WaitMs: 10_000})
 	took := time.Since(begin)
 	if err != nil || len(ls) != 1 || ls[0].Attempt != 2 {
 		t.Fatalf("claim after the backoff: %v %v", ls, err)
@@ -343,11 +343,11 @@ func TestTooLarge(t *testing.T) {
 	run := mustStart(t, e, "big", `{"n":1}`)
 	big := json.RawMessage(`"` + strings.Repeat("x", 40<<10) + `"`)
 	l := claimOne(t, e, "w")
-	if _, err := e.Complete(ctx, l.ID, CompleteRequest{Output: big}); err != nil {
+	if _, err := e.Complete(ctx, l.ID, cairn.CompleteRequest{Output: big}); err != nil {
 		t.Fatal(err)
 	}
 	l = claimOne(t, e, "w")
-	_, err := e.Complete(ctx, l.ID, CompleteRequest{Output: big})
+	_, err := e.Complete(ctx, l.ID, cairn.CompleteRequest{Output: big})
 	wantReason(t, err, cairn.ReasonTooLarge)
 	if !strings.Contains(err.Error(), "65536-byte limit") {
 		t.Fatalf("the refusal does not name the limit: %v", err)
@@ -355,7 +355,7 @@ func TestTooLarge(t *testing.T) {
 	if _, err := e.Heartbeat(ctx, l.ID); err != nil {
 		t.Fatalf("lease not live after too_large: %v", err)
 	}
-	if _, err := e.Fail(ctx, l.ID, FailRequest{Error: cairn.ErrorInfo{Class: cairn.ClassOutputTooLarge, Message: "m"}}); err != nil {
+	if _, err := e.Fail(ctx, l.ID, cairn.FailRequest{Error: cairn.ErrorInfo{Class: cairn.ClassOutputTooLarge, Message: "m"}}); err != nil {
 		t.Fatal(err)
 	}
 	if r := getRun(t, e, run); r.Status != cairn.RunFailed || r.Error.Class != cairn.ClassOutputTooLarge || stepOf(r, stepName(1)).Attempt != 1 {
@@ -388,7 +388,7 @@ func BenchmarkHeartbeatMany(b *testing.B) {
 	mustStart(b, e, "hb", `{}`)
 	var ids []string
 	for len(ids) < 100 {
-		ls, err := e.Claim(ctx, ClaimRequest{WorkerID: "w", Max: 100, WaitMs: 2000})
+		ls, err := e.Claim(ctx, cairn.ClaimRequest{WorkerID: "w", Max: 100, WaitMs: 2000})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -419,7 +419,7 @@ func TestUnservableAtMostOnceNeedsNoStarted(t *testing.T) {
 	ctx, e := h.ctx, h.e
 	run := mustStart(t, e, "u", `{}`)
 	l := claimOne(t, e, "w")
-	if _, err := e.Fail(ctx, l.ID, FailRequest{Error: cairn.ErrorInfo{Class: cairn.ClassUnservable}}); err != nil {
+	if _, err := e.Fail(ctx, l.ID, cairn.FailRequest{Error: cairn.ErrorInfo{Class: cairn.ClassUnservable}}); err != nil {
 		t.Fatal(err)
 	}
 	if s := stepOf(getRun(t, e, run), "only"); s.Status != cairn.StepReady || s.Attempt != 2 {
@@ -428,7 +428,7 @@ func TestUnservableAtMostOnceNeedsNoStarted(t *testing.T) {
 	// Any other class still needs started.
 	register(t, e, "w2", single("u", cairn.Step{Delivery: cairn.AtMostOnce}))
 	l2 := claimOne(t, e, "w2")
-	_, err := e.Fail(ctx, l2.ID, FailRequest{Error: cairn.ErrorInfo{Class: cairn.ClassRetryable}})
+	_, err := e.Fail(ctx, l2.ID, cairn.FailRequest{Error: cairn.ErrorInfo{Class: cairn.ClassRetryable}})
 	wantReason(t, err, cairn.ReasonNotStarted)
 }
 
@@ -444,7 +444,7 @@ func TestClaimBacksOffWhileTheStoreFails(t *testing.T) {
 	e.commits.Cache().Drop(run)
 	fs.Inject(faults.Rule{Ops: []faults.Op{faults.OpGet}, KeyPrefix: "runs/", Err: errors.New("connection refused")})
 	before := fs.Stats()
-	ls, err := e.Claim(ctx, ClaimRequest{WorkerID: "w", WaitMs: 1500})
+	ls, err := e.Claim(ctx, cairn.ClaimRequest{WorkerID: "w", WaitMs: 1500})
 	if err != nil || len(ls) != 0 {
 		t.Fatalf("claim during the outage: %v %v", ls, err)
 	}
@@ -476,16 +476,16 @@ func TestLateFailIsTheTimeout(t *testing.T) {
 	run := mustStart(t, e, "lf", `{}`)
 	l := claimOne(t, e, "w")
 	clk.Advance(1100 * time.Millisecond)
-	if _, err := e.Complete(ctx, editToken(t, l.ID, func(map[string]any) {}), CompleteRequest{}); err == nil {
+	if _, err := e.Complete(ctx, editToken(t, l.ID, func(map[string]any) {}), cairn.CompleteRequest{}); err == nil {
 		t.Fatal("a complete past timeout_at was applied")
 	}
 	run2 := mustStart(t, e, "lf", `{}`)
-	ls, err := e.Claim(ctx, ClaimRequest{WorkerID: "w", Run: run2, WaitMs: 1000})
+	ls, err := e.Claim(ctx, cairn.ClaimRequest{WorkerID: "w", Run: run2, WaitMs: 1000})
 	if err != nil || len(ls) != 1 {
 		t.Fatalf("claim: %v %v", ls, err)
 	}
 	clk.Advance(1100 * time.Millisecond)
-	if _, err := e.Fail(ctx, ls[0].ID, FailRequest{Error: cairn.ErrorInfo{Class: cairn.ClassRetryable, Message: "calling upstream: context deadline exceeded"}}); err != nil {
+	if _, err := e.Fail(ctx, ls[0].ID, cairn.FailRequest{Error: cairn.ErrorInfo{Class: cairn.ClassRetryable, Message: "calling upstream: context deadline exceeded"}}); err != nil {
 		t.Fatalf("late fail refused: %v", err)
 	}
 	r := getRun(t, e, run2)
@@ -508,11 +508,11 @@ func TestRegisterFinishesAHalfDoneRegistration(t *testing.T) {
 	if _, err := e.store.Create(ctx, e.keys.Workflow(w.Name, w.Version), canonical(w)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.StartRun(ctx, StartRequest{Workflow: "half"}); !isNotFoundAPI(err) {
+	if _, err := e.StartRun(ctx, cairn.StartRequest{Workflow: "half"}); !isNotFoundAPI(err) {
 		t.Fatalf("start before the registration is finished: %v, want not found", err)
 	}
 	register(t, e, "w", w)
-	if _, err := e.StartRun(ctx, StartRequest{Workflow: "half"}); err != nil {
+	if _, err := e.StartRun(ctx, cairn.StartRequest{Workflow: "half"}); err != nil {
 		t.Fatalf("start after registering again: %v", err)
 	}
 	wfs, err := e.ListWorkflows(ctx)
@@ -536,21 +536,21 @@ func TestEventNoWaitUses(t *testing.T) {
 			single("plain", cairn.Step{})))
 	ctx, e := h.ctx, h.e
 	run := mustStart(t, e, "appr", `{}`)
-	res, err := e.SendEvent(ctx, run, EventRequest{Name: "aproved", ID: "e1"})
+	res, err := e.SendEvent(ctx, run, cairn.EventRequest{Name: "aproved", ID: "e1"})
 	if err != nil || !res.Recorded || !strings.Contains(res.Warning, `"aproved"`) || !strings.Contains(res.Warning, `its waits are for "approved"`) {
 		t.Fatalf("typo: %+v %v", res, err)
 	}
 	if l := logs.String(); !strings.Contains(l, "level=WARN") || !strings.Contains(l, "event=aproved") || !strings.Contains(l, "run="+run) {
 		t.Fatalf("not logged:\n%s", l)
 	}
-	if res, err = e.SendEvent(ctx, run, EventRequest{Name: "aproved", ID: "e1"}); err != nil || !res.Duplicate || res.Warning != "" {
+	if res, err = e.SendEvent(ctx, run, cairn.EventRequest{Name: "aproved", ID: "e1"}); err != nil || !res.Duplicate || res.Warning != "" {
 		t.Fatalf("duplicate: %+v %v", res, err)
 	}
-	if res, err = e.SendEvent(ctx, run, EventRequest{Name: "approved"}); err != nil || !res.Recorded || res.Warning != "" {
+	if res, err = e.SendEvent(ctx, run, cairn.EventRequest{Name: "approved"}); err != nil || !res.Recorded || res.Warning != "" {
 		t.Fatalf("early event of a wait: %+v %v", res, err)
 	}
 	other := mustStart(t, e, "plain", `{}`)
-	if res, err = e.SendEvent(ctx, other, EventRequest{Name: "x"}); err != nil || !strings.Contains(res.Warning, "no wait step") || strings.Contains(res.Warning, "its waits") {
+	if res, err = e.SendEvent(ctx, other, cairn.EventRequest{Name: "x"}); err != nil || !strings.Contains(res.Warning, "no wait step") || strings.Contains(res.Warning, "its waits") {
 		t.Fatalf("no waits at all: %+v %v", res, err)
 	}
 }

@@ -74,19 +74,19 @@ func FuzzWorkflow(f *testing.F) {
 		}
 		ctx := context.Background()
 		worker := "fuzz-worker"
-		if _, err := e.Register(ctx, RegisterRequest{WorkerID: worker, Workflows: []cairn.Workflow{wf}}); err != nil {
+		if _, err := e.Register(ctx, cairn.RegisterRequest{WorkerID: worker, Workflows: []cairn.Workflow{wf}}); err != nil {
 			var ce *ConflictError
 			if errors.As(err, &ce) {
 				return // the same name and version, registered earlier with another definition
 			}
 			t.Fatalf("register of a valid definition: %v", err)
 		}
-		res, err := e.StartRun(ctx, StartRequest{Workflow: wf.Name, Version: wf.Version, Input: json.RawMessage(`{"x":1}`)})
+		res, err := e.StartRun(ctx, cairn.StartRequest{Workflow: wf.Name, Version: wf.Version, Input: json.RawMessage(`{"x":1}`)})
 		if err != nil {
 			t.Fatalf("start of a valid definition: %v", err)
 		}
 		for range 20 {
-			ls, err := e.Claim(ctx, ClaimRequest{WorkerID: worker, Max: 10})
+			ls, err := e.Claim(ctx, cairn.ClaimRequest{WorkerID: worker, Max: 10})
 			if err != nil {
 				t.Fatalf("claim: %v", err)
 			}
@@ -97,7 +97,7 @@ func FuzzWorkflow(f *testing.F) {
 				if _, err := e.Started(ctx, l.ID); err != nil {
 					t.Fatalf("started: %v", err)
 				}
-				if _, err := e.Complete(ctx, l.ID, CompleteRequest{Output: json.RawMessage(`{"ok":true}`)}); err != nil && !isRefusal(err) {
+				if _, err := e.Complete(ctx, l.ID, cairn.CompleteRequest{Output: json.RawMessage(`{"ok":true}`)}); err != nil && !isRefusal(err) {
 					t.Fatalf("complete: %v", err)
 				}
 			}

@@ -57,7 +57,7 @@ func stepName(i int) string {
 
 func register(t testing.TB, e *Engine, worker string, wfs ...cairn.Workflow) {
 	t.Helper()
-	if _, err := e.Register(context.Background(), RegisterRequest{WorkerID: worker, Workflows: wfs}); err != nil {
+	if _, err := e.Register(context.Background(), cairn.RegisterRequest{WorkerID: worker, Workflows: wfs}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -65,13 +65,13 @@ func register(t testing.TB, e *Engine, worker string, wfs ...cairn.Workflow) {
 func TestLinearRunEndToEnd(t *testing.T) {
 	h := newHarness(t, wallClock(), withWorkflows("w1", linear("lin", "1", 3)))
 	ctx, e := h.ctx, h.e
-	res, err := e.StartRun(ctx, StartRequest{Workflow: "lin", Input: json.RawMessage(`{"n": 1}`)})
+	res, err := e.StartRun(ctx, cairn.StartRequest{Workflow: "lin", Input: json.RawMessage(`{"n": 1}`)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	run := res.Run.ID
 	for i := 0; i < 3; i++ {
-		leases, err := e.Claim(ctx, ClaimRequest{WorkerID: "w1", Max: 4, WaitMs: 2000})
+		leases, err := e.Claim(ctx, cairn.ClaimRequest{WorkerID: "w1", Max: 4, WaitMs: 2000})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -96,11 +96,11 @@ func TestLinearRunEndToEnd(t *testing.T) {
 			t.Fatal(err)
 		}
 		out, _ := json.Marshal("out-" + l.Step[1:])
-		if _, err := e.Complete(ctx, l.ID, CompleteRequest{Output: out, StatePatch: map[string]json.RawMessage{l.Step: []byte("true")}}); err != nil {
+		if _, err := e.Complete(ctx, l.ID, cairn.CompleteRequest{Output: out, StatePatch: map[string]json.RawMessage{l.Step: []byte("true")}}); err != nil {
 			t.Fatal(err)
 		}
 		// A repeated complete is already_applied.
-		_, err = e.Complete(ctx, l.ID, CompleteRequest{Output: out})
+		_, err = e.Complete(ctx, l.ID, cairn.CompleteRequest{Output: out})
 		if reason, _ := IsRejection(err); reason != cairn.ReasonAlreadyApplied {
 			t.Fatalf("repeated complete: %v, want already_applied", err)
 		}

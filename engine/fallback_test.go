@@ -34,7 +34,7 @@ func TestFallbackScanFindsReadyWorkBehindABacklog(t *testing.T) {
 
 	// B never saw the hint: only its fallback scans can find the step.
 	start := time.Now()
-	ls, err := b.Claim(ctx, ClaimRequest{WorkerID: "idle-worker", Max: 1, WaitMs: 3000})
+	ls, err := b.Claim(ctx, cairn.ClaimRequest{WorkerID: "idle-worker", Max: 1, WaitMs: 3000})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +73,7 @@ func TestFirstScanStartsAnywhere(t *testing.T) {
 			b.rotation.Start = func(n int) int { asked = n; return tc.start(n) }
 			const backlog = 48
 			run := readyBehindBacklog(t, a, b, clk, backlog)
-			ls, err := b.Claim(ctx, ClaimRequest{WorkerID: "idle-worker", Max: 1, WaitMs: 300})
+			ls, err := b.Claim(ctx, cairn.ClaimRequest{WorkerID: "idle-worker", Max: 1, WaitMs: 300})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -143,7 +143,7 @@ func readyBehindBacklog(t *testing.T, a, b *Engine, clk *runningClock, backlog i
 		mustStart(t, a, "hold", "")
 	}
 	for got := 0; got < backlog; {
-		ls, err := a.Claim(ctx, ClaimRequest{WorkerID: "busy-worker", Max: backlog - got, WaitMs: 1000})
+		ls, err := a.Claim(ctx, cairn.ClaimRequest{WorkerID: "busy-worker", Max: backlog - got, WaitMs: 1000})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -154,7 +154,7 @@ func readyBehindBacklog(t *testing.T, a, b *Engine, clk *runningClock, backlog i
 	}
 	clk.Advance(keys.TimerBucket + 100*time.Millisecond) // the wait run's timer behind every backlog run's
 	run := mustStart(t, a, "wt", "")
-	if _, err := a.SendEvent(ctx, run, EventRequest{Name: "go"}); err != nil {
+	if _, err := a.SendEvent(ctx, run, cairn.EventRequest{Name: "go"}); err != nil {
 		t.Fatal(err)
 	}
 	timersBehind(t, a, run, backlog)
@@ -176,7 +176,7 @@ func TestScanWhileLocalHintsTrickle(t *testing.T) {
 	far := mustStart(t, b, "other", `{}`) // its hint is in B's hub only
 	start := time.Now()
 	for round := 0; ; round++ {
-		ls, err := a.Claim(ctx, ClaimRequest{WorkerID: "w", Max: 4, WaitMs: 2000})
+		ls, err := a.Claim(ctx, cairn.ClaimRequest{WorkerID: "w", Max: 4, WaitMs: 2000})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -190,7 +190,7 @@ func TestScanWhileLocalHintsTrickle(t *testing.T) {
 				return
 			}
 			chain++
-			if _, err := a.Complete(ctx, l.ID, CompleteRequest{Output: json.RawMessage(`1`)}); err != nil {
+			if _, err := a.Complete(ctx, l.ID, cairn.CompleteRequest{Output: json.RawMessage(`1`)}); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -93,7 +93,7 @@ func fanoutOnce(b testing.TB, width, workers int) (cpu, wall, reqs float64) {
 		go func() {
 			defer wg.Done()
 			wid := fmt.Sprintf("w%d", i)
-			var next []Lease
+			var next []cairn.Lease
 			for {
 				mu.Lock()
 				fin := done >= width
@@ -102,7 +102,7 @@ func fanoutOnce(b testing.TB, width, workers int) (cpu, wall, reqs float64) {
 					return
 				}
 				if len(next) == 0 {
-					ls, err := e.Claim(ctx, ClaimRequest{WorkerID: wid, Max: 1, WaitMs: 200})
+					ls, err := e.Claim(ctx, cairn.ClaimRequest{WorkerID: wid, Max: 1, WaitMs: 200})
 					if err != nil {
 						b.Error(err)
 						return
@@ -112,7 +112,7 @@ func fanoutOnce(b testing.TB, width, workers int) (cpu, wall, reqs float64) {
 				}
 				l := next[0]
 				next = next[1:]
-				ended, err := e.Complete(ctx, l.ID, CompleteRequest{Output: json.RawMessage(`1`), ClaimNext: &ClaimNext{Max: 1}})
+				ended, err := e.Complete(ctx, l.ID, cairn.CompleteRequest{Output: json.RawMessage(`1`), ClaimNext: &cairn.ClaimNext{Max: 1}})
 				if err != nil {
 					b.Error(err)
 					return

@@ -29,7 +29,7 @@ func TestCompleteSurvivesCrashBetweenWrites(t *testing.T) {
 		l := claimOne(t, e, "w")
 		e.Settle() // the claim's worker sighting is not the complete's
 		before := c.Snapshot()
-		if _, err := e.Complete(ctx, l.ID, CompleteRequest{Output: json.RawMessage(`"x"`)}); err != nil {
+		if _, err := e.Complete(ctx, l.ID, cairn.CompleteRequest{Output: json.RawMessage(`"x"`)}); err != nil {
 			t.Fatal(err)
 		}
 		return int(c.Snapshot().Sub(before).Writes())
@@ -49,14 +49,14 @@ func TestCompleteSurvivesCrashBetweenWrites(t *testing.T) {
 					e.Settle() // the claim's worker sighting is not the complete's
 					crash := errors.New("instance killed")
 					ctl.Inject(faults.Rule{Ops: []faults.Op{faults.OpCreate, faults.OpSwap, faults.OpPut}, Skip: k, Times: 1, After: after, Err: crash})
-					_, err := e.Complete(ctx, l.ID, CompleteRequest{Output: json.RawMessage(`"x"`)})
+					_, err := e.Complete(ctx, l.ID, cairn.CompleteRequest{Output: json.RawMessage(`"x"`)})
 					if err == nil {
 						t.Fatal("complete succeeded through an injected crash")
 					}
 					ctl.Clear()
 					// The worker retries against another instance.
 					e2 := h.peer()
-					_, err = e2.Complete(ctx, l.ID, CompleteRequest{Output: json.RawMessage(`"x"`)})
+					_, err = e2.Complete(ctx, l.ID, cairn.CompleteRequest{Output: json.RawMessage(`"x"`)})
 					if reason, ok := IsRejection(err); err != nil && (!ok || reason != cairn.ReasonAlreadyApplied) {
 						t.Fatalf("retried complete: %v", err)
 					}
@@ -72,7 +72,7 @@ func TestCompleteSurvivesCrashBetweenWrites(t *testing.T) {
 					}
 					// And the next step is claimable and finishes the run.
 					l2 := claimOne(t, e2, "w")
-					if _, err := e2.Complete(ctx, l2.ID, CompleteRequest{Output: json.RawMessage(`"y"`)}); err != nil {
+					if _, err := e2.Complete(ctx, l2.ID, cairn.CompleteRequest{Output: json.RawMessage(`"y"`)}); err != nil {
 						t.Fatal(err)
 					}
 					if r := getRun(t, e2, run); r.Status != cairn.RunCompleted {
@@ -106,7 +106,7 @@ func TestFanOutUnderGCSProfile(t *testing.T) {
 			for i := range 16 {
 				go func() {
 					for {
-						ls, err := e.Claim(ctx, ClaimRequest{WorkerID: "w", Max: 8, WaitMs: 200})
+						ls, err := e.Claim(ctx, cairn.ClaimRequest{WorkerID: "w", Max: 8, WaitMs: 200})
 						if err != nil {
 							done <- err
 							return
@@ -119,7 +119,7 @@ func TestFanOutUnderGCSProfile(t *testing.T) {
 						}
 						for _, l := range ls {
 							for {
-								_, err := e.Complete(ctx, l.ID, CompleteRequest{Output: json.RawMessage(fmt.Sprint(i))})
+								_, err := e.Complete(ctx, l.ID, cairn.CompleteRequest{Output: json.RawMessage(fmt.Sprint(i))})
 								var u *UnavailableError
 								if errors.As(err, &u) {
 									spend(50 * time.Millisecond)

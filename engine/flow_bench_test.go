@@ -46,7 +46,7 @@ func BenchmarkFlowControl(b *testing.B) {
 				if c.prio {
 					prio = i % 5
 				}
-				if _, err := e.StartRun(ctx, StartRequest{Workflow: "f", Input: []byte(`{"k": "key"}`), Priority: prio}); err != nil {
+				if _, err := e.StartRun(ctx, cairn.StartRequest{Workflow: "f", Input: []byte(`{"k": "key"}`), Priority: prio}); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -60,13 +60,13 @@ func BenchmarkFlowControl(b *testing.B) {
 				go func() {
 					defer wg.Done()
 					for done.Load() < int64(b.N) {
-						ls, err := e.Claim(ctx, ClaimRequest{WorkerID: "w", Max: 1, WaitMs: 100})
+						ls, err := e.Claim(ctx, cairn.ClaimRequest{WorkerID: "w", Max: 1, WaitMs: 100})
 						if err != nil {
 							b.Error(err)
 							return
 						}
 						for _, l := range ls {
-							if _, err := e.Complete(ctx, l.ID, CompleteRequest{}); err != nil {
+							if _, err := e.Complete(ctx, l.ID, cairn.CompleteRequest{}); err != nil {
 								b.Error(err)
 							}
 							done.Add(1)

@@ -36,45 +36,17 @@ var functionKind = &stepKind{
 // funcWait is what a suspended function step waits for: an event, or
 // the end of a run it invoked (its id in stepState.Child).
 type funcWait struct {
-	Op     string      `json:"op"`               // the operation's id
-	Event  string      `json:"event,omitempty"`  // the event's name
-	Until  *time.Time  `json:"until,omitempty"`  // the wait's timeout
-	Invoke *Invocation `json:"invoke,omitempty"` // the run to start
-}
-
-// CheckpointRequest records a function step's operations.
-type CheckpointRequest struct {
-	Operations []cairn.Operation `json:"operations" nullable:"false" maxItems:"1000" doc:"Operations to add to the step's history, in order: each one's seq continues the history (an operation already recorded at its seq is skipped, so a checkpoint sent again adds nothing)."`
-	Suspend    *Suspension       `json:"suspend,omitempty" doc:"End this attempt once the operations are recorded: the step's next attempt, which replays the history, becomes claimable at until, or when event arrives (the engine then records it as op's outcome), whichever is first."`
-}
-
-// Suspension is when a suspended function goes on.
-type Suspension struct {
-	Until *time.Time `json:"until,omitempty" doc:"When the next attempt becomes claimable (a sleep's end, a wait's timeout; a time past is now). Required without op."`
-	Event string     `json:"event,omitempty" maxLength:"256" doc:"An event sent to the run that makes the next attempt claimable at once, recorded as op's outcome (its payload the result)."`
-	Op    string     `json:"op,omitempty" maxLength:"512" doc:"With event or invoke: the id of the operation the event or the run's end completes."`
-	// Invoke starts a run of another workflow for the function.
-	Invoke *Invocation `json:"invoke,omitempty" doc:"Start a run of another workflow (once per op) and make the next attempt claimable when it ends, its output (or error) recorded as op's outcome."`
-}
-
-// Invocation is a run a function starts and waits for.
-type Invocation struct {
-	Workflow string          `json:"workflow" minLength:"1" maxLength:"128" doc:"The workflow to run (a DAG or a function, served by any worker)."`
-	Version  string          `json:"version,omitempty" maxLength:"64" doc:"Its version; the newest when the run starts if empty."`
-	Input    json.RawMessage `json:"input,omitempty" doc:"The run's input."`
-}
-
-// Checkpointed answers a checkpoint.
-type Checkpointed struct {
-	Operations int             `json:"operations" doc:"The history's length now."`
-	RunStatus  cairn.RunStatus `json:"run_status"`
+	Op     string            `json:"op"`               // the operation's id
+	Event  string            `json:"event,omitempty"`  // the event's name
+	Until  *time.Time        `json:"until,omitempty"`  // the wait's timeout
+	Invoke *cairn.Invocation `json:"invoke,omitempty"` // the run to start
 }
 
 // Checkpoint adds a function step's operations to its history, and ends
 // the attempt when it suspends. It is refused like a heartbeat once the
 // attempt is not current — a fenced driver checkpoints nothing — and is
 // one run-record write, shared with concurrent commits of the run.
-func (e *Engine) Checkpoint(ctx context.Context, id string, req CheckpointRequest) (*Checkpointed, error) {
+func (e *Engine) Checkpoint(ctx context.Context, id string, req cairn.CheckpointRequest) (*cairn.Checkpointed, error) {
 	tok, err := leaseArg(id)
 	if err != nil {
 		return nil, err
@@ -99,7 +71,7 @@ func (e *Engine) Checkpoint(ctx context.Context, id string, req CheckpointReques
 	// The refusal of a checkpoint whose history changed under it is the
 	// mutation's value, not its error: its attempt ends, and that commits.
 	type answer struct {
-		out     *Checkpointed
+		out     *cairn.Checkpointed
 		refusal error
 	}
 	a, err := mutate(ctx, e.commits, tok.Run, func(r *runRecord, fx *effects) (answer, error) {
@@ -133,7 +105,7 @@ func (e *Engine) Checkpoint(ctx context.Context, id string, req CheckpointReques
 			}
 			e.suspendFor(r, d, l, sp, fx)
 		}
-		return answer{out: &Checkpointed{Operations: len(st.Ops), RunStatus: r.Status}}, nil
+		return answer{out: &cairn.Checkpointed{Operations: len(st.Ops), RunStatus: r.Status}}, nil
 	})
 	if err == nil && (req.Suspend != nil || a.refusal != nil) {
 		e.forgetLease(tok.Run, tok.Step, tok.Attempt)
@@ -159,7 +131,7 @@ func (e *Engine) historyLimits() history.Limits {
 
 // suspendable checks that the operation a suspension waits for is one
 // the history holds as started, of the kind the suspension says.
-func suspendable(hist []cairn.Operation, sp *Suspension) error {
+func suspendable(hist []cairn.Operation, sp *cairn.Suspension) error {
 	if sp.Op == "" {
 		return nil
 	}
@@ -181,7 +153,7 @@ func suspendable(hist []cairn.Operation, sp *Suspension) error {
 // suspendFor ends the attempt of lease l as sp says: until a time, or
 // until an event (at once when the run already holds it, or when the
 // wait's outcome is already recorded).
-func (e *Engine) suspendFor(r *runRecord, d *definition, l *leaseRecord, sp *Suspension, fx *effects) {
+func (e *Engine) suspendFor(r *runRecord, d *definition, l *leaseRecord, sp *cairn.Suspension, fx *effects) {
 	until := fx.now.Add(100 * 365 * 24 * time.Hour) // an event's wait without a timeout
 	if sp.Until != nil {
 		until = *sp.Until
@@ -291,7 +263,7 @@ func (e *Engine) startInvoked(ctx context.Context, run, step string) error {
 		return nil
 	}
 	w := *st.Wait
-	return e.startLinked(ctx, StartRequest{Workflow: w.Invoke.Workflow, Version: w.Invoke.Version, Input: w.Invoke.Input,
+	return e.startLinked(ctx, cairn.StartRequest{Workflow: w.Invoke.Workflow, Version: w.Invoke.Version, Input: w.Invoke.Input,
 		Correlation: r.Correlation, IdempotencyKey: invokeKey(run, step, w.Op)}, parentLink{Run: run, Step: step, Op: w.Op},
 		func(err error) error { // the operation fails with the reason
 			why := cairn.ErrorInfo{Class: cairn.ClassFatal, Message: fmt.Sprintf("the run of workflow %s could not start: %v", w.Invoke.Workflow, err)}

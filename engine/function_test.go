@@ -48,27 +48,27 @@ func TestFunctionCheckpointSuspendResume(t *testing.T) {
 		}
 		first := []cairn.Operation{op(0, cairn.OpStep, "/a#0", `{"x":1}`), op(1, cairn.OpValue, "/now#0", `"2026-12-04T00:00:00Z"`)}
 		for range 2 { // the second is a retry after a lost answer
-			c, err := e.Checkpoint(ctx, l1.ID, CheckpointRequest{Operations: first})
+			c, err := e.Checkpoint(ctx, l1.ID, cairn.CheckpointRequest{Operations: first})
 			if err != nil || c.Operations != 2 || c.RunStatus != cairn.RunRunning {
 				t.Fatalf("checkpoint: %+v %v", c, err)
 			}
 		}
-		_, err := e.Checkpoint(ctx, l1.ID, CheckpointRequest{Operations: []cairn.Operation{op(3, cairn.OpStep, "/b#0", "1")}})
+		_, err := e.Checkpoint(ctx, l1.ID, cairn.CheckpointRequest{Operations: []cairn.Operation{op(3, cairn.OpStep, "/b#0", "1")}})
 		wantField(t, err, "body.operations[0].seq") // a gap
-		_, err = e.Checkpoint(ctx, l1.ID, CheckpointRequest{Operations: []cairn.Operation{op(1, cairn.OpStep, "/other#0", "1")}})
+		_, err = e.Checkpoint(ctx, l1.ID, cairn.CheckpointRequest{Operations: []cairn.Operation{op(1, cairn.OpStep, "/other#0", "1")}})
 		wantField(t, err, "body.operations[0].seq") // another operation where the history has one
 		big := `"` + strings.Repeat("x", DefaultPayloadInlineMax) + `"`
-		_, err = e.Checkpoint(ctx, l1.ID, CheckpointRequest{Operations: []cairn.Operation{op(2, cairn.OpStep, "/big#0", big)}})
+		_, err = e.Checkpoint(ctx, l1.ID, cairn.CheckpointRequest{Operations: []cairn.Operation{op(2, cairn.OpStep, "/big#0", big)}})
 		wantField(t, err, "body.operations[0].result") // over what a run record keeps inline
 
 		until := h.clk.Now().Add(time.Hour)
 		sleep := cairn.Operation{ID: "/nap#0", Seq: 2, Kind: cairn.OpSleep, Status: cairn.OpCompleted, WakeAt: &until}
-		if _, err := e.Checkpoint(ctx, l1.ID, CheckpointRequest{Operations: []cairn.Operation{sleep}, Suspend: &Suspension{Until: &until}}); err != nil {
+		if _, err := e.Checkpoint(ctx, l1.ID, cairn.CheckpointRequest{Operations: []cairn.Operation{sleep}, Suspend: &cairn.Suspension{Until: &until}}); err != nil {
 			t.Fatal(err)
 		}
 		_, err = e.Heartbeat(ctx, l1.ID)
 		wantReason(t, err, cairn.ReasonFenced)
-		_, err = e.Checkpoint(ctx, l1.ID, CheckpointRequest{Operations: []cairn.Operation{op(3, cairn.OpStep, "/b#0", "1")}})
+		_, err = e.Checkpoint(ctx, l1.ID, cairn.CheckpointRequest{Operations: []cairn.Operation{op(3, cairn.OpStep, "/b#0", "1")}})
 		wantReason(t, err, cairn.ReasonFenced) // a suspended driver checkpoints nothing
 		st := stepOf(h.run(run), "main")
 		if st.Status != cairn.StepReady || st.Attempt != 2 || st.ReadyAt == nil || !st.ReadyAt.Equal(until) || st.Failures != 0 {
@@ -77,7 +77,7 @@ func TestFunctionCheckpointSuspendResume(t *testing.T) {
 		if a := st.Attempts[0]; a.Outcome != cairn.OutcomeSuspended {
 			t.Fatalf("attempt 1 ended %q, want suspended", a.Outcome)
 		}
-		if ls, err := e.Claim(ctx, ClaimRequest{WorkerID: "w1", Max: 1}); err != nil || len(ls) != 0 {
+		if ls, err := e.Claim(ctx, cairn.ClaimRequest{WorkerID: "w1", Max: 1}); err != nil || len(ls) != 0 {
 			t.Fatalf("claim during the sleep: %d leases, %v", len(ls), err)
 		}
 		h.clk.Advance(time.Hour)
@@ -106,12 +106,12 @@ func TestFencedDriverCheckpointsNothing(t *testing.T) {
 	ctx, e := h.ctx, h.e
 	run := h.start("fn", "")
 	l1 := h.claim("w1")
-	if _, err := e.Checkpoint(ctx, l1.ID, CheckpointRequest{Operations: []cairn.Operation{op(0, cairn.OpStep, "/a#0", "1")}}); err != nil {
+	if _, err := e.Checkpoint(ctx, l1.ID, cairn.CheckpointRequest{Operations: []cairn.Operation{op(0, cairn.OpStep, "/a#0", "1")}}); err != nil {
 		t.Fatal(err)
 	}
 	h.clk.Advance(e.cfg.LeaseTTL + e.cfg.RecoveryWindow + time.Second)
 	h.reap()
-	_, err := e.Checkpoint(ctx, l1.ID, CheckpointRequest{Operations: []cairn.Operation{op(1, cairn.OpStep, "/b#0", "2")}})
+	_, err := e.Checkpoint(ctx, l1.ID, cairn.CheckpointRequest{Operations: []cairn.Operation{op(1, cairn.OpStep, "/b#0", "2")}})
 	wantReason(t, err, cairn.ReasonFenced)
 	l2 := h.claim("w1")
 	if l2.Attempt != 2 || len(l2.History) != 1 || l2.History[0].ID != "/a#0" {
@@ -127,7 +127,7 @@ func TestCheckpointOnlyForFunctionsAndNondeterminismFails(t *testing.T) {
 	h := newHarness(t, withWorkflows("w1", fnWorkflow("fn"), single("task", cairn.Step{})))
 	ctx, e := h.ctx, h.e
 	h.start("task", "")
-	_, err := e.Checkpoint(ctx, h.claim("w1").ID, CheckpointRequest{})
+	_, err := e.Checkpoint(ctx, h.claim("w1").ID, cairn.CheckpointRequest{})
 	var inv *InvalidError
 	if !errors.As(err, &inv) || inv.Field != "lease" {
 		t.Fatalf("checkpoint of a task lease: %v", err)
@@ -137,7 +137,7 @@ func TestCheckpointOnlyForFunctionsAndNondeterminismFails(t *testing.T) {
 	if l.Run != run {
 		l = h.claim("w1")
 	}
-	if _, err := e.Fail(ctx, l.ID, FailRequest{Error: cairn.ErrorInfo{Class: cairn.ClassNondeterminism, Message: "replay reached /b#0"}}); err != nil {
+	if _, err := e.Fail(ctx, l.ID, cairn.FailRequest{Error: cairn.ErrorInfo{Class: cairn.ClassNondeterminism, Message: "replay reached /b#0"}}); err != nil {
 		t.Fatal(err)
 	}
 	if r := h.run(run); r.Status != cairn.RunFailed || r.Error.Class != cairn.ClassNondeterminism {
@@ -147,17 +147,17 @@ func TestCheckpointOnlyForFunctionsAndNondeterminismFails(t *testing.T) {
 
 // waitFor suspends lease l's driver until event name (or until), for
 // wait operation id at seq.
-func waitFor(t *testing.T, h *harness, l Lease, seq int, id, name string, until *time.Time) {
+func waitFor(t *testing.T, h *harness, l cairn.Lease, seq int, id, name string, until *time.Time) {
 	t.Helper()
 	wait := cairn.Operation{ID: id, Seq: seq, Kind: cairn.OpWait, Status: cairn.OpStarted, WakeAt: until}
-	if _, err := h.e.Checkpoint(h.ctx, l.ID, CheckpointRequest{Operations: []cairn.Operation{wait}, Suspend: &Suspension{Event: name, Op: id, Until: until}}); err != nil {
+	if _, err := h.e.Checkpoint(h.ctx, l.ID, cairn.CheckpointRequest{Operations: []cairn.Operation{wait}, Suspend: &cairn.Suspension{Event: name, Op: id, Until: until}}); err != nil {
 		t.Fatal(err)
 	}
 }
 
 func noLease(t *testing.T, h *harness, what string) {
 	t.Helper()
-	if ls, err := h.e.Claim(h.ctx, ClaimRequest{WorkerID: "w1", Max: 1}); err != nil || len(ls) != 0 {
+	if ls, err := h.e.Claim(h.ctx, cairn.ClaimRequest{WorkerID: "w1", Max: 1}); err != nil || len(ls) != 0 {
 		t.Fatalf("%s: %d leases, %v; want none", what, len(ls), err)
 	}
 }
@@ -176,7 +176,7 @@ func TestFunctionWaitsForEvents(t *testing.T) {
 	hour := h.clk.Now().Add(time.Hour)
 	waitFor(t, h, l, 0, "/approve#0", "approve", &hour)
 	noLease(t, h, "waiting")
-	if res, err := e.SendEvent(ctx, run, EventRequest{Name: "approve", Payload: json.RawMessage(`{"by":"ann"}`)}); err != nil || len(res.Resumed) != 1 || res.Warning != "" {
+	if res, err := e.SendEvent(ctx, run, cairn.EventRequest{Name: "approve", Payload: json.RawMessage(`{"by":"ann"}`)}); err != nil || len(res.Resumed) != 1 || res.Warning != "" {
 		t.Fatalf("event: %+v %v", res, err)
 	}
 	l = h.claim("w1")
@@ -185,7 +185,7 @@ func TestFunctionWaitsForEvents(t *testing.T) {
 	}
 
 	// An event that came first is taken by the wait that starts later.
-	if _, err := e.SendEvent(ctx, run, EventRequest{Name: "early", Payload: json.RawMessage(`1`)}); err != nil {
+	if _, err := e.SendEvent(ctx, run, cairn.EventRequest{Name: "early", Payload: json.RawMessage(`1`)}); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, h, l, 2, "/early#0", "early", nil)
@@ -199,12 +199,12 @@ func TestFunctionWaitsForEvents(t *testing.T) {
 	minute := h.clk.Now().Add(time.Minute)
 	waitFor(t, h, l, 4, "/late#0", "late", &minute)
 	h.clk.Advance(time.Minute)
-	if res, err := e.SendEvent(ctx, run, EventRequest{Name: "late"}); err != nil || !res.Recorded {
+	if res, err := e.SendEvent(ctx, run, cairn.EventRequest{Name: "late"}); err != nil || !res.Recorded {
 		t.Fatalf("a late event: %+v %v", res, err)
 	}
 	l = h.claim("w1")
 	timeout := cairn.Operation{ID: "/late#0", Seq: 5, Kind: cairn.OpWait, Status: cairn.OpFailed, Error: &cairn.ErrorInfo{Class: cairn.ClassTimeout, Message: "no event late within 1m"}}
-	if _, err := e.Checkpoint(ctx, l.ID, CheckpointRequest{Operations: []cairn.Operation{timeout}}); err != nil {
+	if _, err := e.Checkpoint(ctx, l.ID, cairn.CheckpointRequest{Operations: []cairn.Operation{timeout}}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -213,12 +213,12 @@ func TestFunctionWaitsForEvents(t *testing.T) {
 	// the next attempt, claimable at once, sees the outcome.
 	far := h.clk.Now().Add(time.Hour)
 	waitFor(t, h, l, 6, "/again#0", "again", &far)
-	if _, err := e.SendEvent(ctx, run, EventRequest{Name: "again", Payload: json.RawMessage(`2`)}); err != nil {
+	if _, err := e.SendEvent(ctx, run, cairn.EventRequest{Name: "again", Payload: json.RawMessage(`2`)}); err != nil {
 		t.Fatal(err)
 	}
 	l = h.claim("w1")
 	stale := cairn.Operation{ID: "/again#0", Seq: 7, Kind: cairn.OpWait, Status: cairn.OpFailed, Error: &cairn.ErrorInfo{Class: cairn.ClassTimeout, Message: "stale"}}
-	_, err := e.Checkpoint(ctx, l.ID, CheckpointRequest{Operations: []cairn.Operation{stale}})
+	_, err := e.Checkpoint(ctx, l.ID, cairn.CheckpointRequest{Operations: []cairn.Operation{stale}})
 	wantReason(t, err, cairn.ReasonFenced)
 	l = h.claim("w1")
 	if len(l.History) != 8 || l.History[7].Status != cairn.OpCompleted || string(l.History[7].Result) != "2" {
@@ -239,11 +239,11 @@ func TestFunctionInvokesARun(t *testing.T) {
 	ctx, e := h.ctx, h.e
 	run := h.start("fn", "")
 	l := h.claim("w1")
-	invoke := func(l Lease, seq int, id string) {
+	invoke := func(l cairn.Lease, seq int, id string) {
 		t.Helper()
 		started := cairn.Operation{ID: id, Seq: seq, Kind: cairn.OpInvoke, Status: cairn.OpStarted}
-		sp := &Suspension{Op: id, Invoke: &Invocation{Workflow: "dag", Input: json.RawMessage(`{"n":1}`)}}
-		if _, err := e.Checkpoint(ctx, l.ID, CheckpointRequest{Operations: []cairn.Operation{started}, Suspend: sp}); err != nil {
+		sp := &cairn.Suspension{Op: id, Invoke: &cairn.Invocation{Workflow: "dag", Input: json.RawMessage(`{"n":1}`)}}
+		if _, err := e.Checkpoint(ctx, l.ID, cairn.CheckpointRequest{Operations: []cairn.Operation{started}, Suspend: sp}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -264,18 +264,18 @@ func TestFunctionInvokesARun(t *testing.T) {
 	invoke(l, 2, "/bill#1")
 	e.Settle()
 	child = h.claim("w1")
-	if _, err := e.Fail(ctx, child.ID, FailRequest{Error: cairn.ErrorInfo{Class: "card_declined", Message: "no"}}); err != nil {
+	if _, err := e.Fail(ctx, child.ID, cairn.FailRequest{Error: cairn.ErrorInfo{Class: "card_declined", Message: "no"}}); err != nil {
 		t.Fatal(err)
 	}
 	for range 3 { // the invoked step's retries
 		h.clk.Advance(10 * time.Minute)
 		h.reap()
-		if ls, _ := e.Claim(ctx, ClaimRequest{WorkerID: "w1", Max: 1, WaitMs: 1000}); len(ls) == 1 {
+		if ls, _ := e.Claim(ctx, cairn.ClaimRequest{WorkerID: "w1", Max: 1, WaitMs: 1000}); len(ls) == 1 {
 			if ls[0].Run == run {
 				l = ls[0]
 				break
 			}
-			if _, err := e.Fail(ctx, ls[0].ID, FailRequest{Error: cairn.ErrorInfo{Class: "card_declined", Message: "no"}}); err != nil {
+			if _, err := e.Fail(ctx, ls[0].ID, cairn.FailRequest{Error: cairn.ErrorInfo{Class: "card_declined", Message: "no"}}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -323,14 +323,14 @@ func TestFunctionRequestsPerOperation(t *testing.T) {
 		for i := range 10 {
 			ops = append(ops, op(i, cairn.OpStep, fmt.Sprintf("/s#%d", i), "1"))
 		}
-		if _, err := e.Checkpoint(ctx, l.ID, CheckpointRequest{Operations: ops}); err != nil {
+		if _, err := e.Checkpoint(ctx, l.ID, cairn.CheckpointRequest{Operations: ops}); err != nil {
 			t.Fatal(err)
 		}
 	})
 	until := h.clk.Now().Add(time.Minute)
 	measure("a sleep's suspension", counting.Snapshot{Swap: 1, Put: 1}, func() { // the swap; a timer for its end
 		sleep := cairn.Operation{ID: "/nap#0", Seq: 10, Kind: cairn.OpSleep, Status: cairn.OpCompleted, WakeAt: &until}
-		if _, err := e.Checkpoint(ctx, l.ID, CheckpointRequest{Operations: []cairn.Operation{sleep}, Suspend: &Suspension{Until: &until}}); err != nil {
+		if _, err := e.Checkpoint(ctx, l.ID, cairn.CheckpointRequest{Operations: []cairn.Operation{sleep}, Suspend: &cairn.Suspension{Until: &until}}); err != nil {
 			t.Fatal(err)
 		}
 	})
@@ -340,7 +340,7 @@ func TestFunctionRequestsPerOperation(t *testing.T) {
 	measure("the resume's claim", counting.Snapshot{Get: 2, Create: 1, Swap: 1}, func() { l = h.claim("w1") })
 	measure("a wait's suspension, then its event", counting.Snapshot{Get: 1, Swap: 2, Put: 1}, func() { // the event's timer
 		waitFor(t, h, l, 11, "/ok#0", "ok", nil)
-		if _, err := e.SendEvent(ctx, run, EventRequest{Name: "ok"}); err != nil {
+		if _, err := e.SendEvent(ctx, run, cairn.EventRequest{Name: "ok"}); err != nil {
 			t.Fatal(err)
 		}
 	})
@@ -354,13 +354,13 @@ func TestRerunOfAFunctionResumesFromItsHistory(t *testing.T) {
 	run := h.start("fn", "")
 	l := h.claim("w1")
 	failed := cairn.Operation{ID: "/b#0", Seq: 1, Kind: cairn.OpStep, Status: cairn.OpFailed, Error: &cairn.ErrorInfo{Class: "boom", Message: "b failed"}}
-	if _, err := e.Checkpoint(ctx, l.ID, CheckpointRequest{Operations: []cairn.Operation{op(0, cairn.OpStep, "/a#0", `"a"`), failed}}); err != nil {
+	if _, err := e.Checkpoint(ctx, l.ID, cairn.CheckpointRequest{Operations: []cairn.Operation{op(0, cairn.OpStep, "/a#0", `"a"`), failed}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.Fail(ctx, l.ID, FailRequest{Error: cairn.ErrorInfo{Class: cairn.ClassFatal, Message: "b failed"}}); err != nil {
+	if _, err := e.Fail(ctx, l.ID, cairn.FailRequest{Error: cairn.ErrorInfo{Class: cairn.ClassFatal, Message: "b failed"}}); err != nil {
 		t.Fatal(err)
 	}
-	res, err := e.RerunRun(ctx, run, RerunRequest{})
+	res, err := e.RerunRun(ctx, run, cairn.RerunRequest{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -370,7 +370,7 @@ func TestRerunOfAFunctionResumesFromItsHistory(t *testing.T) {
 	}
 	// from_step names the function: it starts over.
 	h.complete(l.ID, `"ok"`)
-	res, err = e.RerunRun(ctx, run, RerunRequest{FromStep: "main"})
+	res, err = e.RerunRun(ctx, run, cairn.RerunRequest{FromStep: "main"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -389,12 +389,12 @@ func TestFunctionConcurrencyLimit(t *testing.T) {
 	h.start("limited", `{"tenant":"t1"}`)
 	h.start("limited", `{"tenant":"t1"}`)
 	first := h.claim("w1")
-	if ls, err := e.Claim(ctx, ClaimRequest{WorkerID: "w1", Max: 2}); err != nil || len(ls) != 0 {
+	if ls, err := e.Claim(ctx, cairn.ClaimRequest{WorkerID: "w1", Max: 2}); err != nil || len(ls) != 0 {
 		t.Fatalf("a second driver of tenant t1 while the first holds the slot: %d leases, %v", len(ls), err)
 	}
 	until := h.clk.Now().Add(time.Hour)
 	sleep := cairn.Operation{ID: "/nap#0", Seq: 0, Kind: cairn.OpSleep, Status: cairn.OpCompleted, WakeAt: &until}
-	if _, err := e.Checkpoint(ctx, first.ID, CheckpointRequest{Operations: []cairn.Operation{sleep}, Suspend: &Suspension{Until: &until}}); err != nil {
+	if _, err := e.Checkpoint(ctx, first.ID, cairn.CheckpointRequest{Operations: []cairn.Operation{sleep}, Suspend: &cairn.Suspension{Until: &until}}); err != nil {
 		t.Fatal(err)
 	}
 	if second := h.claim("w1"); second.Run == first.Run {
@@ -409,8 +409,8 @@ func TestSuspensionNamesAStartedOperation(t *testing.T) {
 	h.start("fn", "")
 	l := h.claim("w1")
 	step := op(0, cairn.OpStep, "/a#0", "1")
-	for _, sp := range []*Suspension{{Op: "/nope#0", Event: "go"}, {Op: "/a#0", Event: "go"}, {Op: "/a#0", Invoke: &Invocation{Workflow: "fn"}}} {
-		_, err := h.e.Checkpoint(h.ctx, l.ID, CheckpointRequest{Operations: []cairn.Operation{step}, Suspend: sp})
+	for _, sp := range []*cairn.Suspension{{Op: "/nope#0", Event: "go"}, {Op: "/a#0", Event: "go"}, {Op: "/a#0", Invoke: &cairn.Invocation{Workflow: "fn"}}} {
+		_, err := h.e.Checkpoint(h.ctx, l.ID, cairn.CheckpointRequest{Operations: []cairn.Operation{step}, Suspend: sp})
 		wantField(t, err, "body.suspend.op")
 	}
 }

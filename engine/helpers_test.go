@@ -41,7 +41,7 @@ func (c *runningClock) Advance(d time.Duration) { c.off.Add(int64(d)) }
 
 func mustStart(t testing.TB, e *Engine, wf string, input string) string {
 	t.Helper()
-	req := StartRequest{Workflow: wf}
+	req := cairn.StartRequest{Workflow: wf}
 	if input != "" {
 		req.Input = json.RawMessage(input)
 	}
@@ -52,9 +52,9 @@ func mustStart(t testing.TB, e *Engine, wf string, input string) string {
 	return res.Run.ID
 }
 
-func claimOne(t testing.TB, e *Engine, worker string) Lease {
+func claimOne(t testing.TB, e *Engine, worker string) cairn.Lease {
 	t.Helper()
-	ls, err := e.Claim(context.Background(), ClaimRequest{WorkerID: worker, Max: 1, WaitMs: 3000})
+	ls, err := e.Claim(context.Background(), cairn.ClaimRequest{WorkerID: worker, Max: 1, WaitMs: 3000})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -441,7 +441,7 @@ func (h *harness) start(wf, input string) string {
 }
 
 // claim claims one lease for worker, which must get exactly one.
-func (h *harness) claim(worker string) Lease {
+func (h *harness) claim(worker string) cairn.Lease {
 	h.t.Helper()
 	return claimOne(h.t, h.e, worker)
 }
@@ -474,7 +474,7 @@ func (h *harness) started(id string) {
 // when ""), which must be accepted.
 func (h *harness) complete(id, output string) {
 	h.t.Helper()
-	req := CompleteRequest{}
+	req := cairn.CompleteRequest{}
 	if output != "" {
 		req.Output = json.RawMessage(output)
 	}
@@ -485,7 +485,7 @@ func (h *harness) complete(id, output string) {
 
 // startStarted starts a run of wf with input and has worker claim its
 // first step and report it started: a run whose step is being worked on.
-func (h *harness) startStarted(wf, input, worker string) (run string, l Lease) {
+func (h *harness) startStarted(wf, input, worker string) (run string, l cairn.Lease) {
 	h.t.Helper()
 	run = h.start(wf, input)
 	l = h.claim(worker)
@@ -509,7 +509,7 @@ func (h *harness) instances(n int) []*Engine {
 // for worker that waits for nothing), settled.
 func warmUp(t testing.TB, e *Engine, worker string) {
 	t.Helper()
-	if _, err := e.Claim(context.Background(), ClaimRequest{WorkerID: worker}); err != nil {
+	if _, err := e.Claim(context.Background(), cairn.ClaimRequest{WorkerID: worker}); err != nil {
 		t.Fatal(err)
 	}
 	e.Settle()

@@ -90,19 +90,19 @@ func TestInvalidIDsNeverReachTheStore(t *testing.T) {
 		wantFieldError(t, "GetRunStatus", err, "run")
 		_, err = e.CancelRun(ctx, id, "")
 		wantFieldError(t, "CancelRun", err, "run")
-		_, err = e.SendEvent(ctx, id, EventRequest{Name: "go"})
+		_, err = e.SendEvent(ctx, id, cairn.EventRequest{Name: "go"})
 		wantFieldError(t, "SendEvent", err, "run")
-		_, err = e.StartRun(ctx, StartRequest{Workflow: id})
+		_, err = e.StartRun(ctx, cairn.StartRequest{Workflow: id})
 		wantFieldError(t, "StartRun", err, "workflow")
-		_, err = e.StartRun(ctx, StartRequest{Workflow: "lin", Version: id})
+		_, err = e.StartRun(ctx, cairn.StartRequest{Workflow: "lin", Version: id})
 		wantFieldError(t, "StartRun", err, "version")
 		_, err = e.GetWorkflow(ctx, id, "1")
 		wantFieldError(t, "GetWorkflow", err, "name")
 		_, err = e.GetWorkflow(ctx, "lin", id)
 		wantFieldError(t, "GetWorkflow", err, "version")
-		_, err = e.Register(ctx, RegisterRequest{WorkerID: id})
+		_, err = e.Register(ctx, cairn.RegisterRequest{WorkerID: id})
 		wantFieldError(t, "Register", err, "worker_id")
-		_, err = e.Claim(ctx, ClaimRequest{WorkerID: id})
+		_, err = e.Claim(ctx, cairn.ClaimRequest{WorkerID: id})
 		wantFieldError(t, "Claim", err, "worker_id")
 		_, err = e.ListRuns(ctx, ListRequest{Workflow: id})
 		wantFieldError(t, "ListRuns", err, "workflow")
@@ -114,18 +114,18 @@ func TestInvalidIDsNeverReachTheStore(t *testing.T) {
 	}
 	// Event names and ids are text, never keys: only control characters,
 	// invalid UTF-8 and length are refused.
-	res, err := e.StartRun(ctx, StartRequest{Workflow: "lin"})
+	res, err := e.StartRun(ctx, cairn.StartRequest{Workflow: "lin"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, name := range []string{"a\x00b", "a\nb", "\x7f", "\xff", strings.Repeat("e", 129)} {
-		_, err := e.SendEvent(ctx, res.Run.ID, EventRequest{Name: name})
+		_, err := e.SendEvent(ctx, res.Run.ID, cairn.EventRequest{Name: name})
 		wantFieldError(t, "SendEvent name", err, "name")
-		_, err = e.SendEvent(ctx, res.Run.ID, EventRequest{Name: "go", ID: name})
+		_, err = e.SendEvent(ctx, res.Run.ID, cairn.EventRequest{Name: "go", ID: name})
 		wantFieldError(t, "SendEvent id", err, "id")
 	}
 	for _, name := range []string{".", "..", "a/b", "order approved", strings.Repeat("日", 128)} {
-		if _, err := e.SendEvent(ctx, res.Run.ID, EventRequest{Name: name}); err != nil {
+		if _, err := e.SendEvent(ctx, res.Run.ID, cairn.EventRequest{Name: name}); err != nil {
 			t.Fatalf("event %q: %v", name, err)
 		}
 	}
@@ -141,21 +141,21 @@ func TestInvalidIDsNeverReachTheStore(t *testing.T) {
 func TestRegisterGeneratesWorkerID(t *testing.T) {
 	h := newHarness(t, wallClock())
 	ctx, e := h.ctx, h.e
-	a, err := e.Register(ctx, RegisterRequest{Workflows: []cairn.Workflow{linear("lin", "1", 1)}})
+	a, err := e.Register(ctx, cairn.RegisterRequest{Workflows: []cairn.Workflow{linear("lin", "1", 1)}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := e.Register(ctx, RegisterRequest{Workflows: []cairn.Workflow{linear("lin", "1", 1)}})
+	b, err := e.Register(ctx, cairn.RegisterRequest{Workflows: []cairn.Workflow{linear("lin", "1", 1)}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !keys.WorkerID.Valid(a.WorkerID) || a.WorkerID == b.WorkerID {
 		t.Fatalf("generated worker ids %q and %q: want two distinct valid ids", a.WorkerID, b.WorkerID)
 	}
-	if _, err := e.StartRun(ctx, StartRequest{Workflow: "lin"}); err != nil {
+	if _, err := e.StartRun(ctx, cairn.StartRequest{Workflow: "lin"}); err != nil {
 		t.Fatal(err)
 	}
-	leases, err := e.Claim(ctx, ClaimRequest{WorkerID: a.WorkerID, WaitMs: 1000})
+	leases, err := e.Claim(ctx, cairn.ClaimRequest{WorkerID: a.WorkerID, WaitMs: 1000})
 	if err != nil || len(leases) != 1 {
 		t.Fatalf("claim with the generated id: %v, %d leases", err, len(leases))
 	}
@@ -170,7 +170,7 @@ func TestListCursorsRoundTrip(t *testing.T) {
 	h := newHarness(t, wallClock(), withWorkflows("w1", linear("lin", "1", 1)))
 	ctx, e := h.ctx, h.e
 	for range 3 {
-		if _, err := e.StartRun(ctx, StartRequest{Workflow: "lin"}); err != nil {
+		if _, err := e.StartRun(ctx, cairn.StartRequest{Workflow: "lin"}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -111,10 +111,10 @@ func TestReRegisterKnownDefinition(t *testing.T) {
 	}
 	other := wf
 	other.Steps = []cairn.Step{{ID: "only", Retry: &cairn.RetryPolicy{MaxAttempts: 3}}}
-	if _, err := a.Register(context.Background(), RegisterRequest{WorkerID: "w3", Workflows: []cairn.Workflow{other}}); err == nil {
+	if _, err := a.Register(context.Background(), cairn.RegisterRequest{WorkerID: "w3", Workflows: []cairn.Workflow{other}}); err == nil {
 		t.Fatal("other content under a registered version accepted")
 	}
-	if _, err := b.Register(context.Background(), RegisterRequest{WorkerID: "w4", Workflows: []cairn.Workflow{other}}); err == nil {
+	if _, err := b.Register(context.Background(), cairn.RegisterRequest{WorkerID: "w4", Workflows: []cairn.Workflow{other}}); err == nil {
 		t.Fatal("other content under a registered version accepted by another instance")
 	}
 }

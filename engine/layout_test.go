@@ -38,7 +38,7 @@ func runSteps(t testing.TB, e *Engine, w string, n int) {
 		if _, err := e.Started(ctx, l.ID); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := e.Complete(ctx, l.ID, CompleteRequest{Output: json.RawMessage(`1`)}); err != nil {
+		if _, err := e.Complete(ctx, l.ID, cairn.CompleteRequest{Output: json.RawMessage(`1`)}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -97,7 +97,7 @@ func TestShardedListRunsNewestFirst(t *testing.T) {
 	}
 	for range 10 { // some runs end, for the status filter
 		l := claimOne(t, sharded, "w")
-		if _, err := sharded.Complete(ctx, l.ID, CompleteRequest{Output: json.RawMessage(`1`)}); err != nil {
+		if _, err := sharded.Complete(ctx, l.ID, cairn.CompleteRequest{Output: json.RawMessage(`1`)}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -180,7 +180,7 @@ func TestMigrationFlatToSharded(t *testing.T) {
 	if _, err := e.Started(ctx, la.ID); err != nil {
 		t.Fatalf("started of a flat lease: %v", err)
 	}
-	if _, err := e.Complete(ctx, la.ID, CompleteRequest{Output: json.RawMessage(`1`)}); err != nil {
+	if _, err := e.Complete(ctx, la.ID, cairn.CompleteRequest{Output: json.RawMessage(`1`)}); err != nil {
 		t.Fatalf("complete of a flat lease: %v", err)
 	}
 	if s := stepOf(getRun(t, e, old), "nap"); s.Status != cairn.StepSleeping {
@@ -197,7 +197,7 @@ func TestMigrationFlatToSharded(t *testing.T) {
 			t.Fatalf("the flat run did not finish: %+v", getRun(t, e, old))
 		}
 		l := claimOne(t, e, "w")
-		if _, err := e.Complete(ctx, l.ID, CompleteRequest{Output: json.RawMessage(`1`)}); err != nil {
+		if _, err := e.Complete(ctx, l.ID, cairn.CompleteRequest{Output: json.RawMessage(`1`)}); err != nil {
 			t.Fatal(err)
 		}
 		clk.Advance(2 * time.Minute)

@@ -28,7 +28,7 @@ func TestLeaseCacheFencedElsewhere(t *testing.T) {
 	}
 	_, err := a.Heartbeat(ctx, l.ID)
 	wantReason(t, err, cairn.ReasonFenced)
-	_, err = a.Complete(ctx, l.ID, CompleteRequest{Output: json.RawMessage(`1`)})
+	_, err = a.Complete(ctx, l.ID, cairn.CompleteRequest{Output: json.RawMessage(`1`)})
 	wantReason(t, err, cairn.ReasonFenced)
 	if s := stepOf(getRun(t, b, run), "only"); s.Status != cairn.StepReady || s.Attempt != 2 {
 		t.Fatalf("step after the fence: %+v", s)
@@ -99,7 +99,7 @@ func TestClaimStaleCacheReadsAgain(t *testing.T) {
 	ctx, a, b, counts := h.ctx, h.e, h.uncountedPeer(), h.counts
 	run := h.start("lin", `{"n":1}`) // A caches rev 0: s0 ready, s1 pending
 	l0 := claimOne(t, b, "w")        // B finds s0 by its fallback scan
-	if _, err := b.Complete(ctx, l0.ID, CompleteRequest{Output: json.RawMessage(`"o"`)}); err != nil {
+	if _, err := b.Complete(ctx, l0.ID, cairn.CompleteRequest{Output: json.RawMessage(`"o"`)}); err != nil {
 		t.Fatal(err)
 	}
 	// A hears of s1 without a revision (as from the reaper's announce).
@@ -109,14 +109,14 @@ func TestClaimStaleCacheReadsAgain(t *testing.T) {
 	a.Settle()
 	counts.Reset()
 	// A's hub also still holds the start's hint for s0 (taken by B).
-	ls, err := a.Claim(ctx, ClaimRequest{WorkerID: "w", Max: 10, WaitMs: 0})
+	ls, err := a.Claim(ctx, cairn.ClaimRequest{WorkerID: "w", Max: 10, WaitMs: 0})
 	if err != nil || len(ls) != 1 || ls[0].Step != stepName(1) {
 		t.Fatalf("claim on the stale instance: %v %v", ls, err)
 	}
 	if got := counts.Snapshot().Get; got != 1 {
 		t.Fatalf("%d reads, want 1 (the fresh read after the stale copy)", got)
 	}
-	if _, err := a.Complete(ctx, ls[0].ID, CompleteRequest{Output: json.RawMessage(`"o"`)}); err != nil {
+	if _, err := a.Complete(ctx, ls[0].ID, cairn.CompleteRequest{Output: json.RawMessage(`"o"`)}); err != nil {
 		t.Fatal(err)
 	}
 	if r := getRun(t, a, run); r.Status != cairn.RunCompleted {
@@ -133,9 +133,9 @@ func TestLeaseCacheRace(t *testing.T) {
 	h := newHarness(t, wallClock(), withWorkflows("w", fanOut("race", width)))
 	ctx, a, b := h.ctx, h.e, h.peer()
 	run := h.start("race", `{}`)
-	var leases []Lease
+	var leases []cairn.Lease
 	for len(leases) < width {
-		ls, err := a.Claim(ctx, ClaimRequest{WorkerID: "w", Max: 100, WaitMs: 2000})
+		ls, err := a.Claim(ctx, cairn.ClaimRequest{WorkerID: "w", Max: 100, WaitMs: 2000})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -161,7 +161,7 @@ func TestLeaseCacheRace(t *testing.T) {
 					}
 				})
 			}
-			if _, err := a.Complete(ctx, l.ID, CompleteRequest{Output: json.RawMessage(`1`)}); err != nil {
+			if _, err := a.Complete(ctx, l.ID, cairn.CompleteRequest{Output: json.RawMessage(`1`)}); err != nil {
 				t.Error(err)
 			}
 			hw.Wait()
@@ -169,7 +169,7 @@ func TestLeaseCacheRace(t *testing.T) {
 	}
 	wg.Wait()
 	join := claimOne(t, b, "w")
-	if _, err := b.Complete(ctx, join.ID, CompleteRequest{}); err != nil {
+	if _, err := b.Complete(ctx, join.ID, cairn.CompleteRequest{}); err != nil {
 		t.Fatal(err)
 	}
 	r := getRun(t, b, run)

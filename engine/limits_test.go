@@ -51,7 +51,7 @@ func (h *activeHistory) maxSnapshot() map[string]int {
 	return maps.Clone(h.max)
 }
 
-func (h *activeHistory) claimed(keys []string, l Lease) {
+func (h *activeHistory) claimed(keys []string, l cairn.Lease) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.grants++
@@ -192,7 +192,7 @@ func TestConcurrencyNoOverGrant(t *testing.T) {
 					worker := fmt.Sprintf("w%02d", i)
 					rng := rand.New(rand.NewPCG(uint64(i), 7))
 					for !stopped.Load() {
-						ls, err := e.Claim(ctx, ClaimRequest{WorkerID: worker, Max: 1, WaitMs: 200})
+						ls, err := e.Claim(ctx, cairn.ClaimRequest{WorkerID: worker, Max: 1, WaitMs: 200})
 						if err != nil {
 							t.Error(err)
 							return
@@ -220,7 +220,7 @@ func TestConcurrencyNoOverGrant(t *testing.T) {
 							observe(time.Since(began)) // the store's time and the hold: a lease must outlast both
 							for try := 0; ; try++ {
 								began := time.Now()
-								_, err := e.Complete(ctx, l.ID, CompleteRequest{Output: json.RawMessage(`1`)})
+								_, err := e.Complete(ctx, l.ID, cairn.CompleteRequest{Output: json.RawMessage(`1`)})
 								observe(time.Since(began))
 								if reason, ok := IsRejection(err); err == nil || ok && reason != "" {
 									break // applied, or the attempt was taken back
@@ -372,7 +372,7 @@ func recoverDead(t *testing.T, e *Engine, clk *clock, store *blob.Bucket, d *def
 	}
 	var (
 		ids  []string
-		held []Lease
+		held []cairn.Lease
 	)
 	claim := func(customer string, n int) {
 		for range n {
@@ -383,7 +383,7 @@ func recoverDead(t *testing.T, e *Engine, clk *clock, store *blob.Bucket, d *def
 			if time.Now().After(deadline) {
 				t.Fatalf("%d attempts held of %d within a minute: a full key kept the dead claimer's slot: %v", len(held), want, named())
 			}
-			ls, err := e.Claim(ctx, ClaimRequest{WorkerID: "w00", Max: 1, WaitMs: 100})
+			ls, err := e.Claim(ctx, cairn.ClaimRequest{WorkerID: "w00", Max: 1, WaitMs: 100})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -397,7 +397,7 @@ func recoverDead(t *testing.T, e *Engine, clk *clock, store *blob.Bucket, d *def
 		t.Fatalf("4 attempts hold slots, yet the dead claimer's slot is still in %v", left)
 	}
 	for _, l := range held {
-		if _, err := e.Complete(ctx, l.ID, CompleteRequest{Output: json.RawMessage(`1`)}); err != nil {
+		if _, err := e.Complete(ctx, l.ID, cairn.CompleteRequest{Output: json.RawMessage(`1`)}); err != nil {
 			t.Fatalf("complete %s: %v", l.ID, err)
 		}
 	}
@@ -432,7 +432,7 @@ func TestConcurrencyClaimDiesBetweenSlotAndLease(t *testing.T) {
 			if err != nil || !ok {
 				t.Fatalf("acquire: %v %v", ok, err)
 			}
-			if ls, _ := e.Claim(ctx, ClaimRequest{WorkerID: "w1", WaitMs: 300}); len(ls) != 0 {
+			if ls, _ := e.Claim(ctx, cairn.ClaimRequest{WorkerID: "w1", WaitMs: 300}); len(ls) != 0 {
 				t.Fatalf("claimed %d while the only slot is held", len(ls))
 			}
 			clk.Advance(slotGrace + time.Second)
@@ -449,7 +449,7 @@ func TestConcurrencyClaimDiesBetweenSlotAndLease(t *testing.T) {
 			if _, err := store.Create(ctx, e.keys.Lease(run, "only", 1), mustJSON(lost)); err == nil {
 				t.Fatal("the dead claimer's late lease write landed")
 			}
-			if _, err := e.Complete(ctx, l.ID, CompleteRequest{Output: json.RawMessage(`1`)}); err != nil {
+			if _, err := e.Complete(ctx, l.ID, cairn.CompleteRequest{Output: json.RawMessage(`1`)}); err != nil {
 				t.Fatal(err)
 			}
 			if got := getRun(t, e, run); got.Status != cairn.RunCompleted {
@@ -473,14 +473,14 @@ func TestConcurrencyKeysAreIndependent(t *testing.T) {
 	a1 := mustStart(t, e, "keyed", `{"c": 1}`)
 	mustStart(t, e, "keyed", `{"c": 1}`)
 	mustStart(t, e, "keyed", `{"c": 2}`)
-	ls, err := e.Claim(ctx, ClaimRequest{WorkerID: "w", Max: 10, WaitMs: 500})
+	ls, err := e.Claim(ctx, cairn.ClaimRequest{WorkerID: "w", Max: 10, WaitMs: 500})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(ls) != 2 {
 		t.Fatalf("claimed %d, want 2 (one per key)", len(ls))
 	}
-	var first Lease
+	var first cairn.Lease
 	for _, l := range ls {
 		if string(l.Input) == `{"c":1}` {
 			first = l
@@ -490,17 +490,17 @@ func TestConcurrencyKeysAreIndependent(t *testing.T) {
 		t.Fatalf("no lease for key 1: %+v", ls)
 	}
 	// A fail frees the slot: the other run of key 1 (or the retry) is next.
-	if _, err := e.Fail(ctx, first.ID, FailRequest{Error: cairn.ErrorInfo{Class: "boom", Message: "x"}}); err != nil {
+	if _, err := e.Fail(ctx, first.ID, cairn.FailRequest{Error: cairn.ErrorInfo{Class: "boom", Message: "x"}}); err != nil {
 		t.Fatal(err)
 	}
 	next := claimOne(t, e, "w")
 	if string(next.Input) != `{"c":1}` {
 		t.Fatalf("next lease is for %s, want key 1", next.Input)
 	}
-	if ls, _ := e.Claim(ctx, ClaimRequest{WorkerID: "w", WaitMs: 200}); len(ls) != 0 {
+	if ls, _ := e.Claim(ctx, cairn.ClaimRequest{WorkerID: "w", WaitMs: 200}); len(ls) != 0 {
 		t.Fatalf("a second attempt of key 1 was leased while one holds it")
 	}
-	if _, err := e.Complete(ctx, next.ID, CompleteRequest{}); err != nil {
+	if _, err := e.Complete(ctx, next.ID, cairn.CompleteRequest{}); err != nil {
 		t.Fatal(err)
 	}
 	third := claimOne(t, e, "w")
@@ -516,7 +516,7 @@ func TestConcurrencyKeyRenderError(t *testing.T) {
 	h := newHarness(t, wallClock(), withWorkflows("w", single("bad", cairn.Step{Concurrency: &cairn.ConcurrencyLimit{Key: "${input.missing.deep}", Limit: 1}})))
 	e := h.e
 	run := mustStart(t, e, "bad", `{}`)
-	if ls, _ := e.Claim(context.Background(), ClaimRequest{WorkerID: "w", WaitMs: 200}); len(ls) != 0 {
+	if ls, _ := e.Claim(context.Background(), cairn.ClaimRequest{WorkerID: "w", WaitMs: 200}); len(ls) != 0 {
 		t.Fatal("leased a step whose key cannot render")
 	}
 	st := stepOf(getRun(t, e, run), "only")
@@ -569,7 +569,7 @@ func TestRateLimitNeverExceeded(t *testing.T) {
 						defer wg.Done()
 						e := engines[i%2]
 						for !stopped.Load() {
-							ls, err := e.Claim(ctx, ClaimRequest{WorkerID: fmt.Sprintf("w%d", i), Max: 2, WaitMs: 100})
+							ls, err := e.Claim(ctx, cairn.ClaimRequest{WorkerID: fmt.Sprintf("w%d", i), Max: 2, WaitMs: 100})
 							if err != nil {
 								t.Error(err)
 								return
@@ -583,7 +583,7 @@ func TestRateLimitNeverExceeded(t *testing.T) {
 									close(all)
 								}
 								mu.Unlock()
-								if _, err := e.Complete(ctx, l.ID, CompleteRequest{}); err != nil {
+								if _, err := e.Complete(ctx, l.ID, cairn.CompleteRequest{}); err != nil {
 									t.Error(err)
 								}
 							}

@@ -29,14 +29,14 @@ func TestListFilterFillsPage(t *testing.T) {
 	register(t, e, "w1", linear("a", "1", 1), linear("b", "1", 1))
 	var want []string
 	for i := range 3 {
-		r, err := e.StartRun(ctx, StartRequest{Workflow: "a", Correlation: map[bool]string{true: "order-7"}[i == 1]})
+		r, err := e.StartRun(ctx, cairn.StartRequest{Workflow: "a", Correlation: map[bool]string{true: "order-7"}[i == 1]})
 		if err != nil {
 			t.Fatal(err)
 		}
 		want = append([]string{r.Run.ID}, want...)
 	}
 	for range 7 {
-		if _, err := e.StartRun(ctx, StartRequest{Workflow: "b"}); err != nil {
+		if _, err := e.StartRun(ctx, cairn.StartRequest{Workflow: "b"}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -84,7 +84,7 @@ func TestListFilterScanIsBounded(t *testing.T) {
 	h := newHarness(t, wallClock(), withWorkflows("w1", linear("b", "1", 1)))
 	ctx, e := h.ctx, h.e
 	for range list.ScanPages + 3 {
-		if _, err := e.StartRun(ctx, StartRequest{Workflow: "b"}); err != nil {
+		if _, err := e.StartRun(ctx, cairn.StartRequest{Workflow: "b"}); err != nil {
 			t.Fatal(err)
 		}
 	}

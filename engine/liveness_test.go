@@ -88,7 +88,7 @@ func TestReadHolders(t *testing.T) {
 			t.Fatalf("step %s held before any claim: %+v", s.ID, s.Holder)
 		}
 	}
-	ls, err := e.Claim(ctx, ClaimRequest{WorkerID: "w1", Max: 1})
+	ls, err := e.Claim(ctx, cairn.ClaimRequest{WorkerID: "w1", Max: 1})
 	if err != nil || len(ls) != 1 {
 		t.Fatalf("claim: %v %v", ls, err)
 	}
@@ -156,7 +156,7 @@ func TestRunViewReadsLeasesConcurrently(t *testing.T) {
 	id := mustStart(t, e, "fan", `{}`)
 	held := map[string]string{}
 	for len(held) < width {
-		ls, err := e.Claim(context.Background(), ClaimRequest{WorkerID: "w", Max: 10, WaitMs: 3000})
+		ls, err := e.Claim(context.Background(), cairn.ClaimRequest{WorkerID: "w", Max: 10, WaitMs: 3000})
 		if err != nil || len(ls) == 0 {
 			t.Fatalf("claim: %v %v after %d", ls, err, len(held))
 		}
@@ -318,7 +318,7 @@ func TestSightingSkipsAFreshRecord(t *testing.T) {
 	claimOn := func(e *Engine) counting.Snapshot {
 		t.Helper()
 		before := counts.Snapshot()
-		if _, err := e.Claim(ctx, ClaimRequest{WorkerID: "w", Max: 1}); err != nil {
+		if _, err := e.Claim(ctx, cairn.ClaimRequest{WorkerID: "w", Max: 1}); err != nil {
 			t.Fatal(err)
 		}
 		e.Settle()

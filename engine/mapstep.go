@@ -480,9 +480,9 @@ func (e *Engine) itemVars(ctx context.Context, r *runRecord, step string, vars *
 
 // recordStep is the run record's step of a lease: a map item's virtual
 // step, else the step.
-func (l *Lease) recordStep() string {
-	if l.vstep != "" {
-		return l.vstep
+func recordStep(l *cairn.Lease) string {
+	if l.Item != nil {
+		return keys.ItemID(l.Step, *l.Item)
 	}
 	return l.Step
 }

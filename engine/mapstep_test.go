@@ -40,7 +40,7 @@ func mapWorker(t *testing.T, ctx context.Context, e *Engine, n int, fail func(n 
 		go func() {
 			defer wg.Done()
 			for ctx.Err() == nil {
-				ls, err := e.Claim(ctx, ClaimRequest{WorkerID: "w", Max: 50, WaitMs: 200})
+				ls, err := e.Claim(ctx, cairn.ClaimRequest{WorkerID: "w", Max: 50, WaitMs: 200})
 				if err != nil {
 					if ctx.Err() == nil {
 						t.Errorf("worker %d: claim: %v", w, err)
@@ -76,7 +76,7 @@ func mapWorker(t *testing.T, ctx context.Context, e *Engine, n int, fail func(n 
 						}
 						running.Add(-1)
 						if fail != nil && fail(in.N, l.Attempt) {
-							if _, err := e.Fail(ctx, l.ID, FailRequest{Error: cairn.ErrorInfo{Class: cairn.ClassRetryable, Message: fmt.Sprintf("item %d broke", in.N)}}); err != nil && ctx.Err() == nil {
+							if _, err := e.Fail(ctx, l.ID, cairn.FailRequest{Error: cairn.ErrorInfo{Class: cairn.ClassRetryable, Message: fmt.Sprintf("item %d broke", in.N)}}); err != nil && ctx.Err() == nil {
 								// A refusal is an answer: another item's failure
 								// may have failed the map, and the run, first.
 								if _, ok := IsRejection(err); !ok {
@@ -89,7 +89,7 @@ func mapWorker(t *testing.T, ctx context.Context, e *Engine, n int, fail func(n 
 					default:
 						out = string(l.Input)
 					}
-					if _, err := e.Complete(ctx, l.ID, CompleteRequest{Output: json.RawMessage(out)}); err != nil && ctx.Err() == nil {
+					if _, err := e.Complete(ctx, l.ID, cairn.CompleteRequest{Output: json.RawMessage(out)}); err != nil && ctx.Err() == nil {
 						if _, ok := IsRejection(err); !ok {
 							t.Errorf("complete %s: %v", l.Step, err)
 						}
@@ -252,7 +252,7 @@ func TestMapSurvivesAnAbandonedInstance(t *testing.T) {
 			run := mustStart(t, a, "mapper", `{"tag": "t"}`)
 			completeNext(t, a, `{"items": [0, 1, 2, 3, 4]}`)
 			// a claims three items and is abandoned with them.
-			held, err := a.Claim(ctx, ClaimRequest{WorkerID: "w", Max: 3})
+			held, err := a.Claim(ctx, cairn.ClaimRequest{WorkerID: "w", Max: 3})
 			if err != nil || len(held) != 3 {
 				t.Fatalf("claimed %d: %v", len(held), err)
 			}
@@ -273,12 +273,12 @@ func TestMapSurvivesAnAbandonedInstance(t *testing.T) {
 				} else if m.Completed == 5 {
 					break
 				}
-				ls, err := eng.Claim(ctx, ClaimRequest{WorkerID: "w", Max: 1})
+				ls, err := eng.Claim(ctx, cairn.ClaimRequest{WorkerID: "w", Max: 1})
 				if err != nil || len(ls) != 1 {
 					t.Fatalf("claim: %d %v (progress %+v)", len(ls), err, stepOf(r, "each").Map)
 				}
 				l := ls[0]
-				if _, err := eng.Complete(ctx, l.ID, CompleteRequest{Output: json.RawMessage(fmt.Sprint(*l.Item * 10))}); err != nil {
+				if _, err := eng.Complete(ctx, l.ID, cairn.CompleteRequest{Output: json.RawMessage(fmt.Sprint(*l.Item * 10))}); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -296,7 +296,7 @@ func TestMapSurvivesAnAbandonedInstance(t *testing.T) {
 			}
 			// The abandoned leases answer fenced: their items were re-run.
 			for _, l := range held {
-				if _, err := a.Complete(ctx, l.ID, CompleteRequest{Output: json.RawMessage(`-1`)}); err == nil {
+				if _, err := a.Complete(ctx, l.ID, cairn.CompleteRequest{Output: json.RawMessage(`-1`)}); err == nil {
 					t.Fatalf("abandoned lease of item %d completed", *l.Item)
 				}
 			}
@@ -313,18 +313,18 @@ func TestMapAsFirstStepAndFatalItem(t *testing.T) {
 	run := mustStart(t, e, "items", `{"xs": [0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15]}`)
 	ctx := context.Background()
 	for i := 0; i < 30 && !getRun(t, e, run).Status.Terminal(); i++ {
-		ls, err := e.Claim(ctx, ClaimRequest{WorkerID: "w", Max: 5})
+		ls, err := e.Claim(ctx, cairn.ClaimRequest{WorkerID: "w", Max: 5})
 		if err != nil || len(ls) == 0 {
 			t.Fatalf("claim: %d %v", len(ls), err)
 		}
 		for _, l := range ls {
 			if string(l.Input) == "13" {
-				if _, err := e.Fail(ctx, l.ID, FailRequest{Error: cairn.ErrorInfo{Class: cairn.ClassFatal, Message: "unlucky"}}); err != nil {
+				if _, err := e.Fail(ctx, l.ID, cairn.FailRequest{Error: cairn.ErrorInfo{Class: cairn.ClassFatal, Message: "unlucky"}}); err != nil {
 					t.Fatal(err)
 				}
 				continue
 			}
-			if _, err := e.Complete(ctx, l.ID, CompleteRequest{Output: l.Input}); err != nil {
+			if _, err := e.Complete(ctx, l.ID, cairn.CompleteRequest{Output: l.Input}); err != nil {
 				wantReason(t, err, cairn.ReasonRunTerminal) // the map failed meanwhile
 			}
 		}
@@ -347,10 +347,10 @@ func TestMapItemCompleteRetriedIsAlreadyApplied(t *testing.T) {
 	if l.Item == nil || l.Step != "each" {
 		t.Fatalf("lease %s item %v", l.Step, l.Item)
 	}
-	if _, err := e.Complete(ctx, l.ID, CompleteRequest{Output: json.RawMessage(`1`)}); err != nil {
+	if _, err := e.Complete(ctx, l.ID, cairn.CompleteRequest{Output: json.RawMessage(`1`)}); err != nil {
 		t.Fatal(err)
 	}
-	_, err := e.Complete(ctx, l.ID, CompleteRequest{Output: json.RawMessage(`1`)})
+	_, err := e.Complete(ctx, l.ID, cairn.CompleteRequest{Output: json.RawMessage(`1`)})
 	wantReason(t, err, cairn.ReasonAlreadyApplied)
 }
 
@@ -415,7 +415,7 @@ func benchMapOnce(b *testing.B, store *blob.Bucket, n int) {
 					return
 				default:
 				}
-				ls, err := e.Claim(ctx, ClaimRequest{WorkerID: "w", Max: 8, WaitMs: 100})
+				ls, err := e.Claim(ctx, cairn.ClaimRequest{WorkerID: "w", Max: 8, WaitMs: 100})
 				if err != nil {
 					b.Error(err)
 					return
@@ -428,7 +428,7 @@ func benchMapOnce(b *testing.B, store *blob.Bucket, n int) {
 				}
 				for _, l := range ls {
 					for try := 0; ; try++ {
-						_, err := e.Complete(ctx, l.ID, CompleteRequest{Output: json.RawMessage(fmt.Sprint(*l.Item * 2))})
+						_, err := e.Complete(ctx, l.ID, cairn.CompleteRequest{Output: json.RawMessage(fmt.Sprint(*l.Item * 2))})
 						if _, rej := IsRejection(err); err == nil || rej || try > 20 {
 							break
 						}

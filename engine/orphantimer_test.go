@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/blob"
 	"github.com/cairn-dev/cairn/blob/mem"
 )
@@ -50,7 +51,7 @@ func TestReaperKeepsTimerOfRunBeingStarted(t *testing.T) {
 
 	started := make(chan error, 1)
 	go func() {
-		_, err := e.StartRun(ctx, StartRequest{Workflow: "lin"})
+		_, err := e.StartRun(ctx, cairn.StartRequest{Workflow: "lin"})
 		started <- err
 	}()
 	select {
@@ -75,7 +76,7 @@ func TestReaperKeepsTimerOfRunBeingStarted(t *testing.T) {
 	}
 
 	other := newTestEngine(t, store, cfg)
-	ls, err := other.Claim(ctx, ClaimRequest{WorkerID: "w", Max: 1, WaitMs: 2000})
+	ls, err := other.Claim(ctx, cairn.ClaimRequest{WorkerID: "w", Max: 1, WaitMs: 2000})
 	if err != nil {
 		t.Fatal(err)
 	}

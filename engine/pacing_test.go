@@ -29,13 +29,13 @@ func TestCommitterSpacesRecordWrites(t *testing.T) {
 		ctx, e, fs := h.ctx, h.e, h.faults
 		begin := time.Now()
 		id := mustStart(t, e, "lin", `{"n": 1}`)
-		next := []Lease{claimOne(t, e, "w")}
+		next := []cairn.Lease{claimOne(t, e, "w")}
 		for len(next) > 0 {
 			l := next[0]
-			var ended *Ended
+			var ended *cairn.Ended
 			for {
 				var err error
-				ended, err = e.Complete(ctx, l.ID, CompleteRequest{Output: json.RawMessage(`1`), ClaimNext: &ClaimNext{Max: 1}})
+				ended, err = e.Complete(ctx, l.ID, cairn.CompleteRequest{Output: json.RawMessage(`1`), ClaimNext: &cairn.ClaimNext{Max: 1}})
 				var u *UnavailableError
 				if err == nil {
 					break
@@ -47,7 +47,7 @@ func TestCommitterSpacesRecordWrites(t *testing.T) {
 			}
 			next = ended.Leases
 			if len(next) == 0 && ended.RunStatus == cairn.RunRunning {
-				next = []Lease{claimOne(t, e, "w")} // deferred: the fold makes the next step ready
+				next = []cairn.Lease{claimOne(t, e, "w")} // deferred: the fold makes the next step ready
 			}
 		}
 		r, err := e.GetRun(ctx, id)

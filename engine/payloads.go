@@ -168,7 +168,7 @@ func (e *Engine) resolveRecord(ctx context.Context, r *runRecord, skip map[strin
 // outputs under the inline limit (200 of 50 KB: 10 MB) completes with a
 // record of about 2 MiB. The refusal costs no request: the committer
 // measures the record before it writes.
-func (e *Engine) mutateSpilling(ctx context.Context, run string, output *json.RawMessage, patch map[string]json.RawMessage, m mutationOf[*Ended]) (*Ended, error) {
+func (e *Engine) mutateSpilling(ctx context.Context, run string, output *json.RawMessage, patch map[string]json.RawMessage, m mutationOf[*cairn.Ended]) (*cairn.Ended, error) {
 	if e.cfg.PayloadInlineMax < 0 {
 		return mutate(ctx, e.commits, run, m)
 	}

@@ -61,7 +61,7 @@ func TestPayloadFanOut200(t *testing.T) {
 			errs := make(chan error, 8)
 			var mu sync.Mutex
 			done := 0
-			var join *Lease
+			var join *cairn.Lease
 			for range 8 {
 				wg.Add(1)
 				go func() {
@@ -73,7 +73,7 @@ func TestPayloadFanOut200(t *testing.T) {
 							return
 						}
 						mu.Unlock()
-						ls, err := e.Claim(ctx, ClaimRequest{WorkerID: "w", Max: 5, WaitMs: 200})
+						ls, err := e.Claim(ctx, cairn.ClaimRequest{WorkerID: "w", Max: 5, WaitMs: 200})
 						if err != nil {
 							errs <- err
 							return
@@ -93,7 +93,7 @@ func TestPayloadFanOut200(t *testing.T) {
 							// retry of a complete that did land is
 							// already_applied, a success.
 							for try := 1; ; try++ {
-								_, err := e.Complete(ctx, l.ID, CompleteRequest{Output: bigJSON(i, size)})
+								_, err := e.Complete(ctx, l.ID, cairn.CompleteRequest{Output: bigJSON(i, size)})
 								var u *UnavailableError
 								if errors.As(err, &u) && try < 5 {
 									t.Logf("complete %s: %v; again", l.Step, err)
@@ -143,7 +143,7 @@ func TestPayloadFanOut200(t *testing.T) {
 			if err != nil || string(got) != string(bigJSON(7, size)) {
 				t.Fatalf("lease payload: %v", err)
 			}
-			if _, err := e.Complete(ctx, l.ID, CompleteRequest{Output: json.RawMessage(`"joined"`)}); err != nil {
+			if _, err := e.Complete(ctx, l.ID, cairn.CompleteRequest{Output: json.RawMessage(`"joined"`)}); err != nil {
 				t.Fatal(err)
 			}
 			o, err := e.store.Get(ctx, e.keys.Run(run))
@@ -217,10 +217,10 @@ func runTwoSteps(t testing.TB, cfg Config, out json.RawMessage) (claim1, complet
 		e.Settle()
 		return counts.Snapshot().Sub(before)
 	}
-	var l Lease
+	var l cairn.Lease
 	claim1 = phase(func() { l = claimOne(t, e, "w") })
 	complete1 = phase(func() {
-		if _, err := e.Complete(ctx, l.ID, CompleteRequest{Output: out}); err != nil {
+		if _, err := e.Complete(ctx, l.ID, cairn.CompleteRequest{Output: out}); err != nil {
 			t.Fatal(err)
 		}
 	})
@@ -229,7 +229,7 @@ func runTwoSteps(t testing.TB, cfg Config, out json.RawMessage) (claim1, complet
 		t.Fatalf("b's input %s", l.Input)
 	}
 	complete2 = phase(func() {
-		if _, err := e.Complete(ctx, l.ID, CompleteRequest{Output: json.RawMessage(`1`)}); err != nil {
+		if _, err := e.Complete(ctx, l.ID, cairn.CompleteRequest{Output: json.RawMessage(`1`)}); err != nil {
 			t.Fatal(err)
 		}
 	})
@@ -288,27 +288,27 @@ func TestPayloadLimit(t *testing.T) {
 		}
 		return fmt.Sprintf("not a validation error: %v", err)
 	}
-	if _, err := e.StartRun(ctx, StartRequest{Workflow: "lim", Input: at(limit + 1)}); field(err) != "input" {
+	if _, err := e.StartRun(ctx, cairn.StartRequest{Workflow: "lim", Input: at(limit + 1)}); field(err) != "input" {
 		t.Fatalf("start over the limit: %v", err)
 	}
-	if _, err := e.StartRun(ctx, StartRequest{Workflow: "lim", State: map[string]json.RawMessage{"k": at(limit + 1)}}); field(err) != "state.k" {
+	if _, err := e.StartRun(ctx, cairn.StartRequest{Workflow: "lim", State: map[string]json.RawMessage{"k": at(limit + 1)}}); field(err) != "state.k" {
 		t.Fatalf("state over the limit: %v", err)
 	}
-	res, err := e.StartRun(ctx, StartRequest{Workflow: "lim", Input: at(limit)})
+	res, err := e.StartRun(ctx, cairn.StartRequest{Workflow: "lim", Input: at(limit)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	l := claimOne(t, e, "w")
-	if _, err := e.Complete(ctx, l.ID, CompleteRequest{Output: at(limit + 1)}); field(err) != "output" {
+	if _, err := e.Complete(ctx, l.ID, cairn.CompleteRequest{Output: at(limit + 1)}); field(err) != "output" {
 		t.Fatalf("output over the limit: %v", err)
 	}
-	if _, err := e.Complete(ctx, l.ID, CompleteRequest{Output: at(limit)}); err != nil {
+	if _, err := e.Complete(ctx, l.ID, cairn.CompleteRequest{Output: at(limit)}); err != nil {
 		t.Fatalf("output at the limit: %v", err)
 	}
-	if _, err := e.SendEvent(ctx, res.Run.ID, EventRequest{Name: "go", Payload: at(limit + 1)}); field(err) != "payload" {
+	if _, err := e.SendEvent(ctx, res.Run.ID, cairn.EventRequest{Name: "go", Payload: at(limit + 1)}); field(err) != "payload" {
 		t.Fatalf("event over the limit: %v", err)
 	}
-	if _, err := e.SendEvent(ctx, res.Run.ID, EventRequest{Name: "go", Payload: at(limit)}); err != nil {
+	if _, err := e.SendEvent(ctx, res.Run.ID, cairn.EventRequest{Name: "go", Payload: at(limit)}); err != nil {
 		t.Fatal(err)
 	}
 	r := getRun(t, e, res.Run.ID)
@@ -331,7 +331,7 @@ func TestPayloadStartInputAndEvent(t *testing.T) {
 	}}
 	register(t, e, "w", wf)
 	input, payload := bigJSON(3, 200<<10), bigJSON(4, 300<<10)
-	res, err := e.StartRun(ctx, StartRequest{Workflow: "ev", Input: input})
+	res, err := e.StartRun(ctx, cairn.StartRequest{Workflow: "ev", Input: input})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -341,10 +341,10 @@ func TestPayloadStartInputAndEvent(t *testing.T) {
 	if b, err := e.LeasePayload(ctx, l.ID, ref.SHA256); err != nil || string(b) != string(input) {
 		t.Fatalf("input by reference: %v", err)
 	}
-	if _, err := e.Complete(ctx, l.ID, CompleteRequest{}); err != nil {
+	if _, err := e.Complete(ctx, l.ID, cairn.CompleteRequest{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.SendEvent(ctx, run, EventRequest{Name: "go", Payload: payload}); err != nil {
+	if _, err := e.SendEvent(ctx, run, cairn.EventRequest{Name: "go", Payload: payload}); err != nil {
 		t.Fatal(err)
 	}
 	l = claimOne(t, e, "w")
@@ -378,7 +378,7 @@ func TestPayloadDedupAndDelete(t *testing.T) {
 	same := bigJSON(1, 80<<10)
 	for range 3 {
 		l := claimOne(t, e, "w")
-		if _, err := e.Complete(ctx, l.ID, CompleteRequest{Output: same, StatePatch: map[string]json.RawMessage{l.Step: same}}); err != nil {
+		if _, err := e.Complete(ctx, l.ID, cairn.CompleteRequest{Output: same, StatePatch: map[string]json.RawMessage{l.Step: same}}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -389,7 +389,7 @@ func TestPayloadDedupAndDelete(t *testing.T) {
 	if string(l.Input) != `{"ns":[1,1,1]}` {
 		t.Fatalf("join input %s", l.Input)
 	}
-	if _, err := e.Complete(ctx, l.ID, CompleteRequest{}); err != nil {
+	if _, err := e.Complete(ctx, l.ID, cairn.CompleteRequest{}); err != nil {
 		t.Fatal(err)
 	}
 	if err := e.DeleteRun(ctx, run, false); err != nil {
@@ -419,7 +419,7 @@ func TestPayloadLookalike(t *testing.T) {
 	h := newHarness(t, wallClock(), withWorkflows("w", single("look", cairn.Step{Input: json.RawMessage(`{"x":"${input}"}`)})))
 	ctx, e := h.ctx, h.e
 	fake := encodeRef(payloadRef{SHA256: strings.Repeat("ab", 32), Bytes: 5})
-	res, err := e.StartRun(ctx, StartRequest{Workflow: "look", Input: fake})
+	res, err := e.StartRun(ctx, cairn.StartRequest{Workflow: "look", Input: fake})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -427,7 +427,7 @@ func TestPayloadLookalike(t *testing.T) {
 	if want := `{"x":{"$cairn_payload":{"bytes":5,"sha256":"` + strings.Repeat("ab", 32) + `"}}}`; string(l.Input) != want {
 		t.Fatalf("input %s, want %s", l.Input, want)
 	}
-	if _, err := e.Complete(ctx, l.ID, CompleteRequest{Output: fake}); err != nil {
+	if _, err := e.Complete(ctx, l.ID, cairn.CompleteRequest{Output: fake}); err != nil {
 		t.Fatal(err)
 	}
 	r := getRun(t, e, res.Run.ID)
@@ -458,7 +458,7 @@ func TestPayloadRacingCompletes(t *testing.T) {
 	eachStore(t, func(t *testing.T, h *harness) {
 		ctx, e := h.ctx, h.e
 		run := mustStart(t, e, "race", `{}`)
-		ls, err := e.Claim(ctx, ClaimRequest{WorkerID: "w", Max: 4, WaitMs: 2000})
+		ls, err := e.Claim(ctx, cairn.ClaimRequest{WorkerID: "w", Max: 4, WaitMs: 2000})
 		if err != nil || len(ls) != 4 {
 			t.Fatalf("claim: %d %v", len(ls), err)
 		}
@@ -475,7 +475,7 @@ func TestPayloadRacingCompletes(t *testing.T) {
 				go func() {
 					defer wg.Done()
 					out := bigJSON(10*i+k, 70<<10+k)
-					_, err := e.Complete(ctx, l.ID, CompleteRequest{Output: out})
+					_, err := e.Complete(ctx, l.ID, cairn.CompleteRequest{Output: out})
 					results <- result{l.Step, out, err}
 				}()
 			}
@@ -514,11 +514,11 @@ func TestPayloadRenderBudget(t *testing.T) {
 	run := mustStart(t, e, "budget", `{}`)
 	for range 2 {
 		l := claimOne(t, e, "w")
-		if _, err := e.Complete(ctx, l.ID, CompleteRequest{Output: bigJSON(1, 100<<10)}); err != nil {
+		if _, err := e.Complete(ctx, l.ID, cairn.CompleteRequest{Output: bigJSON(1, 100<<10)}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	ls, _ := e.Claim(ctx, ClaimRequest{WorkerID: "w", Max: 1, WaitMs: 300})
+	ls, _ := e.Claim(ctx, cairn.ClaimRequest{WorkerID: "w", Max: 1, WaitMs: 300})
 	if len(ls) != 0 {
 		t.Fatalf("join claimed despite the budget")
 	}
@@ -547,7 +547,7 @@ func TestPayloadSpillsNearTheRecordLimit(t *testing.T) {
 		l := claimOne(t, e, "w")
 		var i int
 		fmt.Sscanf(l.Step, "p%03d", &i)
-		if _, err := e.Complete(ctx, l.ID, CompleteRequest{Output: bigJSON(i, 50<<10)}); err != nil {
+		if _, err := e.Complete(ctx, l.ID, cairn.CompleteRequest{Output: bigJSON(i, 50<<10)}); err != nil {
 			t.Fatalf("complete %s: %v", l.Step, err)
 		}
 	}
@@ -612,7 +612,7 @@ func TestPayloadViewOfSeveralSinks(t *testing.T) {
 		run := mustStart(t, e, "sinks", `{}`)
 		for range 2 {
 			l := claimOne(t, e, "w")
-			if _, err := e.Complete(ctx, l.ID, CompleteRequest{Output: bigJSON(len(l.Step), 90<<10)}); err != nil {
+			if _, err := e.Complete(ctx, l.ID, cairn.CompleteRequest{Output: bigJSON(len(l.Step), 90<<10)}); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -11,7 +11,7 @@ import (
 
 func startPrio(t *testing.T, e *Engine, wf string, prio int, input string) string {
 	t.Helper()
-	res, err := e.StartRun(context.Background(), StartRequest{Workflow: wf, Priority: prio, Input: json.RawMessage(input)})
+	res, err := e.StartRun(context.Background(), cairn.StartRequest{Workflow: wf, Priority: prio, Input: json.RawMessage(input)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +84,7 @@ func TestPriorityAgingBoundsStarvation(t *testing.T) {
 func TestPriorityRange(t *testing.T) {
 	h := newHarness(t, wallClock(), withWorkflows("w", single("s", cairn.Step{})))
 	e := h.e
-	_, err := e.StartRun(context.Background(), StartRequest{Workflow: "s", Priority: 101})
+	_, err := e.StartRun(context.Background(), cairn.StartRequest{Workflow: "s", Priority: 101})
 	var inv *InvalidError
 	if !asInvalid(err, &inv) || inv.Field != "priority" {
 		t.Fatalf("got %v, want an invalid priority", err)

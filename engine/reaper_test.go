@@ -37,10 +37,10 @@ func TestReaperRacesItselfAndDies(t *testing.T) {
 			for range n {
 				runs = append(runs, mustStart(t, e, "one", `{}`))
 			}
-			ls, err := e.Claim(ctx, ClaimRequest{WorkerID: "w", Max: 100, WaitMs: 2000})
+			ls, err := e.Claim(ctx, cairn.ClaimRequest{WorkerID: "w", Max: 100, WaitMs: 2000})
 			for len(ls) < n && err == nil {
-				var more []Lease
-				more, err = e.Claim(ctx, ClaimRequest{WorkerID: "w", Max: 100, WaitMs: 2000})
+				var more []cairn.Lease
+				more, err = e.Claim(ctx, cairn.ClaimRequest{WorkerID: "w", Max: 100, WaitMs: 2000})
 				ls = append(ls, more...)
 			}
 			if err != nil || len(ls) != n {
@@ -93,7 +93,7 @@ func TestReaperRacesItselfAndDies(t *testing.T) {
 			// FallbackInterval, so a few scans cover them all.
 			got, scans := 0, 1
 			for got < n {
-				ls, err := e2.Claim(ctx, ClaimRequest{WorkerID: "w", Max: 100, WaitMs: 2000})
+				ls, err := e2.Claim(ctx, cairn.ClaimRequest{WorkerID: "w", Max: 100, WaitMs: 2000})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -106,7 +106,7 @@ func TestReaperRacesItselfAndDies(t *testing.T) {
 					continue
 				}
 				for _, l := range ls {
-					if _, err := e2.Complete(ctx, l.ID, CompleteRequest{Output: json.RawMessage(`1`)}); err != nil {
+					if _, err := e2.Complete(ctx, l.ID, cairn.CompleteRequest{Output: json.RawMessage(`1`)}); err != nil {
 						t.Fatal(err)
 					}
 				}
@@ -143,12 +143,12 @@ func TestAllNotificationsDropped(t *testing.T) {
 	defer close(stop)
 	start := time.Now()
 	for done := 0; done < 15; {
-		ls, err := worker.Claim(ctx, ClaimRequest{WorkerID: "w", Max: 5, WaitMs: 2000})
+		ls, err := worker.Claim(ctx, cairn.ClaimRequest{WorkerID: "w", Max: 5, WaitMs: 2000})
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, l := range ls {
-			if _, err := worker.Complete(ctx, l.ID, CompleteRequest{Output: json.RawMessage(`"x"`)}); err != nil {
+			if _, err := worker.Complete(ctx, l.ID, cairn.CompleteRequest{Output: json.RawMessage(`"x"`)}); err != nil {
 				t.Fatal(err)
 			}
 			done++
@@ -179,10 +179,10 @@ func TestTimers(t *testing.T) {
 
 		// 1. Sleep, event sent early (kept), wait consumes it.
 		run := mustStart(t, e, "timers", `{}`)
-		if res, err := e.SendEvent(ctx, run, EventRequest{Name: "approved", Payload: json.RawMessage(`{"by":"ann"}`), ID: "ev1"}); err != nil || !res.Recorded {
+		if res, err := e.SendEvent(ctx, run, cairn.EventRequest{Name: "approved", Payload: json.RawMessage(`{"by":"ann"}`), ID: "ev1"}); err != nil || !res.Recorded {
 			t.Fatalf("early event: %+v %v", res, err)
 		}
-		if res, _ := e.SendEvent(ctx, run, EventRequest{Name: "approved", ID: "ev1"}); !res.Duplicate {
+		if res, _ := e.SendEvent(ctx, run, cairn.EventRequest{Name: "approved", ID: "ev1"}); !res.Duplicate {
 			t.Fatal("same event id was not recognised as a duplicate")
 		}
 		clk.Advance(30 * time.Second)
@@ -223,7 +223,7 @@ func TestTimers(t *testing.T) {
 		if st, _ := e.Reap(ctx); st.TimedOut != 0 {
 			t.Fatalf("reaper stats %+v: the timeout was recorded twice", st)
 		}
-		_, err = e.Complete(ctx, l.ID, CompleteRequest{})
+		_, err = e.Complete(ctx, l.ID, cairn.CompleteRequest{})
 		wantReason(t, err, cairn.ReasonFenced) // never already_applied: its output would be dropped
 		// The reaper alone also times an attempt out, heartbeats or not.
 		clk.Advance(5 * time.Second) // the retry backoff
@@ -247,7 +247,7 @@ func TestTimers(t *testing.T) {
 		}
 		// 4. A run deadline times the run out.
 		dl := clk.Now().Add(time.Minute)
-		res, err := e.StartRun(ctx, StartRequest{Workflow: "timers", Deadline: &dl})
+		res, err := e.StartRun(ctx, cairn.StartRequest{Workflow: "timers", Deadline: &dl})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -256,7 +256,7 @@ func TestTimers(t *testing.T) {
 		if r := getRun(t, e, res.Run.ID); r.Status != cairn.RunTimedOut {
 			t.Fatalf("run past deadline: %s", r.Status)
 		}
-		_, err = e.SendEvent(ctx, res.Run.ID, EventRequest{Name: "approved"})
+		_, err = e.SendEvent(ctx, res.Run.ID, cairn.EventRequest{Name: "approved"})
 		if err == nil {
 			t.Fatal("event to a timed-out run accepted")
 		}
@@ -272,13 +272,13 @@ func TestRetriesAndClasses(t *testing.T) {
 	retry := &cairn.RetryPolicy{MaxAttempts: 3, InitialBackoff: cairn.Duration(time.Second), NonRetryable: []string{"bad_input"}}
 	register(t, e, "w", single("r", cairn.Step{Retry: retry, MaxDeliveries: 2}))
 	register(t, e, "w2", single("r", cairn.Step{Retry: retry, MaxDeliveries: 2}))
-	fail := func(l Lease, class string) {
+	fail := func(l cairn.Lease, class string) {
 		t.Helper()
-		if _, err := e.Fail(ctx, l.ID, FailRequest{Error: cairn.ErrorInfo{Class: class, Message: "boom " + class}}); err != nil {
+		if _, err := e.Fail(ctx, l.ID, cairn.FailRequest{Error: cairn.ErrorInfo{Class: class, Message: "boom " + class}}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	claimAfter := func(worker string, d time.Duration) Lease {
+	claimAfter := func(worker string, d time.Duration) cairn.Lease {
 		t.Helper()
 		clk.Advance(d)
 		return claimOne(t, e, worker)
@@ -287,7 +287,7 @@ func TestRetriesAndClasses(t *testing.T) {
 	run := mustStart(t, e, "r", `{}`)
 	fail(claimOne(t, e, "w"), "retryable")
 	// Not claimable before the backoff.
-	if ls, _ := e.Claim(ctx, ClaimRequest{WorkerID: "w", WaitMs: 0}); len(ls) != 0 {
+	if ls, _ := e.Claim(ctx, cairn.ClaimRequest{WorkerID: "w", WaitMs: 0}); len(ls) != 0 {
 		t.Fatal("claimed during backoff")
 	}
 	fail(claimAfter("w", 2*time.Second), "some_typed_class")
@@ -297,11 +297,11 @@ func TestRetriesAndClasses(t *testing.T) {
 	}
 	// unservable: no budget spent, the same worker is avoided, another gets it.
 	fail(l, "unservable")
-	if ls, _ := e.Claim(ctx, ClaimRequest{WorkerID: "w", WaitMs: 0}); len(ls) != 0 {
+	if ls, _ := e.Claim(ctx, cairn.ClaimRequest{WorkerID: "w", WaitMs: 0}); len(ls) != 0 {
 		t.Fatal("unservable attempt offered to the same worker again")
 	}
 	l = claimOne(t, e, "w2")
-	if _, err := e.Complete(ctx, l.ID, CompleteRequest{Output: json.RawMessage(`"ok"`)}); err != nil {
+	if _, err := e.Complete(ctx, l.ID, cairn.CompleteRequest{Output: json.RawMessage(`"ok"`)}); err != nil {
 		t.Fatal(err)
 	}
 	if r := getRun(t, e, run); r.Status != cairn.RunCompleted || stepOf(r, "only").Failures != 2 {
@@ -337,7 +337,7 @@ func TestRetriesAndClasses(t *testing.T) {
 	// A template that fails at run time: render_error, visible in the journal.
 	register(t, e, "w", single("tpl", cairn.Step{Input: json.RawMessage(`{"x": "${input.missing.deeper}"}`)}))
 	run = mustStart(t, e, "tpl", `{}`)
-	if ls, _ := e.Claim(ctx, ClaimRequest{WorkerID: "w", WaitMs: 200}); len(ls) != 0 {
+	if ls, _ := e.Claim(ctx, cairn.ClaimRequest{WorkerID: "w", WaitMs: 200}); len(ls) != 0 {
 		t.Fatal("a step whose input cannot render was offered")
 	}
 	r := getRun(t, e, run)

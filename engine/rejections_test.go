@@ -17,12 +17,12 @@ func TestAlreadyAppliedAfterLostAnswer(t *testing.T) {
 		h.complete(l.ID, `"a"`)
 		// The answer was lost; the worker sends complete again, and
 		// fail too: both are already_applied, and nothing changes.
-		_, err := e.Complete(ctx, l.ID, CompleteRequest{Output: json.RawMessage(`"different"`)})
+		_, err := e.Complete(ctx, l.ID, cairn.CompleteRequest{Output: json.RawMessage(`"different"`)})
 		wantReason(t, err, cairn.ReasonAlreadyApplied)
-		_, err = e.Fail(ctx, l.ID, FailRequest{Error: cairn.ErrorInfo{Class: "retryable", Message: "x"}})
+		_, err = e.Fail(ctx, l.ID, cairn.FailRequest{Error: cairn.ErrorInfo{Class: "retryable", Message: "x"}})
 		wantReason(t, err, cairn.ReasonAlreadyApplied)
 		// A fresh instance (no cache) answers the same.
-		_, err = h.peer().Complete(ctx, l.ID, CompleteRequest{Output: json.RawMessage(`"a"`)})
+		_, err = h.peer().Complete(ctx, l.ID, cairn.CompleteRequest{Output: json.RawMessage(`"a"`)})
 		wantReason(t, err, cairn.ReasonAlreadyApplied)
 		r := h.run(run)
 		if s := stepOf(r, "sa"); string(s.Output) != `"a"` || s.Status != cairn.StepCompleted {
@@ -52,7 +52,7 @@ func TestFencedAfterPausePastExpiry(t *testing.T) {
 		// w1 wakes up: every call about its lease is fenced, none applied.
 		_, err := e.Heartbeat(ctx, l1.ID)
 		wantReason(t, err, cairn.ReasonFenced)
-		_, err = e.Complete(ctx, l1.ID, CompleteRequest{Output: json.RawMessage(`"stale"`)})
+		_, err = e.Complete(ctx, l1.ID, cairn.CompleteRequest{Output: json.RawMessage(`"stale"`)})
 		wantReason(t, err, cairn.ReasonFenced)
 		_, err = e.Started(ctx, l1.ID)
 		wantReason(t, err, cairn.ReasonFenced)
@@ -78,10 +78,10 @@ func TestRunTerminalAfterCancel(t *testing.T) {
 		}
 		_, err := e.Heartbeat(ctx, l.ID)
 		wantReason(t, err, cairn.ReasonRunTerminal)
-		_, err = e.Complete(ctx, l.ID, CompleteRequest{Output: json.RawMessage(`1`)})
+		_, err = e.Complete(ctx, l.ID, cairn.CompleteRequest{Output: json.RawMessage(`1`)})
 		wantReason(t, err, cairn.ReasonRunTerminal)
 		// A claim scoped to the ended run is told so too.
-		_, err = e.Claim(ctx, ClaimRequest{WorkerID: "w", Run: run, WaitMs: 100})
+		_, err = e.Claim(ctx, cairn.ClaimRequest{WorkerID: "w", Run: run, WaitMs: 100})
 		wantReason(t, err, cairn.ReasonRunTerminal)
 		r := h.run(run)
 		if r.Status != cairn.RunCancelled || stepOf(r, "sa").Status != cairn.StepCancelled || stepOf(r, "sb").Status != cairn.StepCancelled {
@@ -102,9 +102,9 @@ func TestNotStartedForHandWrittenAtMostOnce(t *testing.T) {
 			t.Fatalf("lease delivery %s", l.Delivery)
 		}
 		// A hand-written worker skips started.
-		_, err := e.Complete(ctx, l.ID, CompleteRequest{Output: json.RawMessage(`"paid"`)})
+		_, err := e.Complete(ctx, l.ID, cairn.CompleteRequest{Output: json.RawMessage(`"paid"`)})
 		wantReason(t, err, cairn.ReasonNotStarted)
-		_, err = e.Fail(ctx, l.ID, FailRequest{Error: cairn.ErrorInfo{Class: "fatal", Message: "x"}})
+		_, err = e.Fail(ctx, l.ID, cairn.FailRequest{Error: cairn.ErrorInfo{Class: "fatal", Message: "x"}})
 		wantReason(t, err, cairn.ReasonNotStarted)
 		if r := h.run(run); r.Status != cairn.RunRunning {
 			t.Fatalf("run %s after refused calls", r.Status)

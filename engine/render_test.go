@@ -15,7 +15,7 @@ func TestRenderLimitFailsStepWithRenderError(t *testing.T) {
 	h := newHarness(t, wallClock(), withWorkflows("w", single("heavy", cairn.Step{Input: json.RawMessage(`{"m": "${input.xs.map(x, input.xs.map(y, x*y))}"}`)})))
 	ctx, e := h.ctx, h.e
 	run := mustStart(t, e, "heavy", ints1500())
-	if ls, _ := e.Claim(ctx, ClaimRequest{WorkerID: "w", WaitMs: 200}); len(ls) != 0 {
+	if ls, _ := e.Claim(ctx, cairn.ClaimRequest{WorkerID: "w", WaitMs: 200}); len(ls) != 0 {
 		t.Fatal("a step whose input is over its budget was offered")
 	}
 	r := getRun(t, e, run)

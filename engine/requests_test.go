@@ -39,14 +39,14 @@ func sdkWorker(ctx context.Context, t testing.TB, e *Engine, worker string, slot
 	var wg sync.WaitGroup
 	for range slots {
 		wg.Go(func() {
-			var ls []Lease
+			var ls []cairn.Lease
 			for ctx.Err() == nil {
 				var err error
 				if len(ls) == 0 {
-					ls, err = e.Claim(ctx, ClaimRequest{WorkerID: worker, Max: 1, WaitMs: 200})
+					ls, err = e.Claim(ctx, cairn.ClaimRequest{WorkerID: worker, Max: 1, WaitMs: 200})
 				} else {
-					var ended *Ended
-					if ended, err = e.Complete(ctx, ls[0].ID, CompleteRequest{Output: json.RawMessage(`"o"`), ClaimNext: &ClaimNext{Max: 1}}); err == nil {
+					var ended *cairn.Ended
+					if ended, err = e.Complete(ctx, ls[0].ID, cairn.CompleteRequest{Output: json.RawMessage(`"o"`), ClaimNext: &cairn.ClaimNext{Max: 1}}); err == nil {
 						ls = ended.Leases
 					}
 				}
@@ -189,7 +189,7 @@ func TestBlobOpsPerStep(t *testing.T) {
 			if _, err := e.Started(ctx, l.ID); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := e.Complete(ctx, l.ID, CompleteRequest{Output: json.RawMessage(`"o"`)}); err != nil {
+			if _, err := e.Complete(ctx, l.ID, cairn.CompleteRequest{Output: json.RawMessage(`"o"`)}); err != nil {
 				t.Fatal(err)
 			}
 		}

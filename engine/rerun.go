@@ -10,12 +10,6 @@ import (
 	"github.com/cairn-dev/cairn/engine/internal/keys"
 )
 
-// RerunRequest starts a new run from an ended one.
-type RerunRequest struct {
-	FromStep       string `json:"from_step,omitempty" maxLength:"64" pattern:"^([A-Za-z][A-Za-z0-9_-]*)?$" doc:"Run this step and every step after it again; every other step that completed in the old run is reused with its output. Empty: reuse every completed step, run the rest (a retry of what failed)."`
-	IdempotencyKey string `json:"idempotency_key,omitempty" maxLength:"256" doc:"Rerunning twice with the same key (per workflow) returns the first rerun."`
-}
-
 // RerunRun starts a new run of an ended run's workflow version with its
 // input, correlation and final state, in which every step that completed
 // in the old run (except from_step and the steps after it) is already
@@ -24,7 +18,7 @@ type RerunRequest struct {
 // rerun_of; the old run is not changed. Like Temporal's reset and
 // Inngest's replay, it is a new run, not a rewind: the old run's history
 // stays as it was.
-func (e *Engine) RerunRun(ctx context.Context, id string, req RerunRequest) (*cairn.StartResult, error) {
+func (e *Engine) RerunRun(ctx context.Context, id string, req cairn.RerunRequest) (*cairn.StartResult, error) {
 	if err := keys.RunID.Check("run", id); err != nil {
 		return nil, err
 	}
@@ -63,7 +57,7 @@ func (e *Engine) RerunRun(ctx context.Context, id string, req RerunRequest) (*ca
 	if err := e.resolveRecord(ctx, old, rerun); err != nil {
 		return nil, err
 	}
-	start := StartRequest{Workflow: old.Workflow, Version: old.Version, Input: old.Input, Correlation: old.Correlation,
+	start := cairn.StartRequest{Workflow: old.Workflow, Version: old.Version, Input: old.Input, Correlation: old.Correlation,
 		IdempotencyKey: req.IdempotencyKey, State: old.State}
 	return e.startRun(ctx, start, func(r *runRecord, d *definition, now time.Time) {
 		r.RerunOf = old.ID

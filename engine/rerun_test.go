@@ -24,15 +24,15 @@ func TestRerunReusesCompletedSteps(t *testing.T) {
 	old := mustStart(t, e, "rr", `{"n": 1}`)
 	completeNext(t, e, `"A"`)
 	// d completes, then b fails for good.
-	ls := map[string]Lease{}
+	ls := map[string]cairn.Lease{}
 	for len(ls) < 2 {
 		l := claimOne(t, e, "w")
 		ls[l.Step] = l
 	}
-	if _, err := e.Complete(ctx, ls["d"].ID, CompleteRequest{Output: json.RawMessage(`"D"`)}); err != nil {
+	if _, err := e.Complete(ctx, ls["d"].ID, cairn.CompleteRequest{Output: json.RawMessage(`"D"`)}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.Fail(ctx, ls["b"].ID, FailRequest{Error: cairn.ErrorInfo{Class: cairn.ClassFatal, Message: "boom"}}); err != nil {
+	if _, err := e.Fail(ctx, ls["b"].ID, cairn.FailRequest{Error: cairn.ErrorInfo{Class: cairn.ClassFatal, Message: "boom"}}); err != nil {
 		t.Fatal(err)
 	}
 	if r := getRun(t, e, old); r.Status != cairn.RunFailed {
@@ -40,14 +40,14 @@ func TestRerunReusesCompletedSteps(t *testing.T) {
 	}
 
 	running := mustStart(t, e, "rr", `{}`)
-	if _, err := e.RerunRun(ctx, running, RerunRequest{}); !isConflict(err) {
+	if _, err := e.RerunRun(ctx, running, cairn.RerunRequest{}); !isConflict(err) {
 		t.Fatalf("rerun of a running run: %v, want a conflict", err)
 	}
 	if _, err := e.CancelRun(ctx, running, ""); err != nil {
 		t.Fatal(err)
 	}
 
-	res, err := e.RerunRun(ctx, old, RerunRequest{})
+	res, err := e.RerunRun(ctx, old, cairn.RerunRequest{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +69,7 @@ func TestRerunReusesCompletedSteps(t *testing.T) {
 		if l.Step == "b" && string(l.Input) != `"A"` {
 			t.Fatalf("b input %s", l.Input)
 		}
-		if _, err := e.Complete(ctx, l.ID, CompleteRequest{Output: json.RawMessage(`"ok"`)}); err != nil {
+		if _, err := e.Complete(ctx, l.ID, cairn.CompleteRequest{Output: json.RawMessage(`"ok"`)}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -81,11 +81,11 @@ func TestRerunReusesCompletedSteps(t *testing.T) {
 	}
 
 	// From a step: it and everything after it run again.
-	res2, err := e.RerunRun(ctx, nr.ID, RerunRequest{FromStep: "a", IdempotencyKey: "k"})
+	res2, err := e.RerunRun(ctx, nr.ID, cairn.RerunRequest{FromStep: "a", IdempotencyKey: "k"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	again, err := e.RerunRun(ctx, nr.ID, RerunRequest{FromStep: "a", IdempotencyKey: "k"})
+	again, err := e.RerunRun(ctx, nr.ID, cairn.RerunRequest{FromStep: "a", IdempotencyKey: "k"})
 	if err != nil || again.Run.ID != res2.Run.ID || !again.Existed {
 		t.Fatalf("idempotent rerun: %v %+v", err, again)
 	}
@@ -95,7 +95,7 @@ func TestRerunReusesCompletedSteps(t *testing.T) {
 		}
 	}
 	var ve cairn.ValidationError
-	if _, err := e.RerunRun(ctx, nr.ID, RerunRequest{FromStep: "nope"}); !errors.As(err, &ve) || ve[0].Field != "from_step" {
+	if _, err := e.RerunRun(ctx, nr.ID, cairn.RerunRequest{FromStep: "nope"}); !errors.As(err, &ve) || ve[0].Field != "from_step" {
 		t.Fatalf("unknown from_step: %v", err)
 	}
 }

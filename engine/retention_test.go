@@ -44,13 +44,13 @@ func TestRetention(t *testing.T) {
 	eachStore(t, func(t *testing.T, h *harness) {
 		ctx, clk, e := h.ctx, h.clk, h.e
 		// old: completed by a worker (a lease), started with an idempotency key.
-		res, err := e.StartRun(ctx, StartRequest{Workflow: "ret", IdempotencyKey: "k1"})
+		res, err := e.StartRun(ctx, cairn.StartRequest{Workflow: "ret", IdempotencyKey: "k1"})
 		if err != nil {
 			t.Fatal(err)
 		}
 		old := res.Run.ID
 		l := claimOne(t, e, "w")
-		if _, err := e.Complete(ctx, l.ID, CompleteRequest{}); err != nil {
+		if _, err := e.Complete(ctx, l.ID, cairn.CompleteRequest{}); err != nil {
 			t.Fatal(err)
 		}
 		running := mustStart(t, e, "ret", `{}`) // never claimed: runs forever
@@ -92,7 +92,7 @@ func TestRetention(t *testing.T) {
 			t.Fatalf("old run: %v", err)
 		}
 		// The idempotency key is free again.
-		if res, err := e.StartRun(ctx, StartRequest{Workflow: "ret", IdempotencyKey: "k1"}); err != nil || res.Existed {
+		if res, err := e.StartRun(ctx, cairn.StartRequest{Workflow: "ret", IdempotencyKey: "k1"}); err != nil || res.Existed {
 			t.Fatalf("start with a purged key: %+v %v", res, err)
 		}
 		clk.Advance(100 * 24 * time.Hour)
@@ -257,7 +257,7 @@ func TestDeleteRunDeletesTimers(t *testing.T) {
 			// which arms the retention timer.
 			completed := mustStart(t, e, "del", `{}`)
 			l := claimOne(t, e, "w")
-			if _, err := e.Complete(ctx, l.ID, CompleteRequest{}); err != nil {
+			if _, err := e.Complete(ctx, l.ID, cairn.CompleteRequest{}); err != nil {
 				t.Fatal(err)
 			}
 			// Cancelled, then visited by the reaper.
@@ -273,7 +273,7 @@ func TestDeleteRunDeletesTimers(t *testing.T) {
 			// A year's sleep with a deadline in 200 days, cancelled: the
 			// retention timer supersedes the deadline's.
 			far := clk.Now().Add(200 * 24 * time.Hour)
-			res, err := e.StartRun(ctx, StartRequest{Workflow: "nap", Deadline: &far})
+			res, err := e.StartRun(ctx, cairn.StartRequest{Workflow: "nap", Deadline: &far})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -22,18 +22,6 @@ import (
 	"github.com/cairn-dev/cairn/telemetry"
 )
 
-// StartRequest starts a run.
-type StartRequest struct {
-	Workflow       string                     `json:"workflow" minLength:"1" maxLength:"128" pattern:"^[A-Za-z0-9][A-Za-z0-9_.-]*$" doc:"Workflow name."`
-	Version        string                     `json:"version,omitempty" maxLength:"64" pattern:"^([A-Za-z0-9][A-Za-z0-9_.+-]*)?$" doc:"Version to run; default the newest registered."`
-	Input          json.RawMessage            `json:"input,omitempty" doc:"The run's input, any JSON value."`
-	Correlation    string                     `json:"correlation,omitempty" maxLength:"256" doc:"Free correlation id, visible to templates as run.correlation."`
-	IdempotencyKey string                     `json:"idempotency_key,omitempty" maxLength:"256" doc:"Starting twice with the same key (per workflow) returns the first run."`
-	Deadline       *time.Time                 `json:"deadline,omitempty" doc:"The run times out at this time (default: the workflow's deadline, if any)."`
-	State          map[string]json.RawMessage `json:"state,omitempty" doc:"Initial run state."`
-	Priority       int                        `json:"priority,omitempty" minimum:"-100" maximum:"100" doc:"The run's priority (default 0): of the steps ready at once, higher priorities are offered first; a step's own priority overrides it. A step that waits gains one point per second (engine PriorityAging), so none starves."`
-}
-
 // newRunID returns a run id that sorts newest first: a ULID whose time is
 // inverted, so a bucket listing of runs/ starts with the latest runs.
 func newRunID(now time.Time) string {
@@ -47,7 +35,7 @@ func newRunID(now time.Time) string {
 // share of starts is refused before anything is written (admission.go):
 // UnavailableError, answered 503 with Retry-After. A start with an
 // idempotency key is refused the same way: its retry is the same start.
-func (e *Engine) StartRun(ctx context.Context, req StartRequest) (*cairn.StartResult, error) {
+func (e *Engine) StartRun(ctx context.Context, req cairn.StartRequest) (*cairn.StartResult, error) {
 	if e.admit.Shed(e.now()) {
 		if err := e.checkStartTarget(req.Workflow, req.Version, req.Input); err != nil {
 			return nil, err // bad input is a 4xx whatever the store does
@@ -84,7 +72,7 @@ func (e *Engine) checkStartTarget(workflow, version string, input json.RawMessag
 // startRun is StartRun; seed, when not nil, fills the new record (whose
 // steps are all pending) before the run first advances: a rerun marks the
 // steps it reuses.
-func (e *Engine) startRun(ctx context.Context, req StartRequest, seed func(r *runRecord, d *definition, now time.Time)) (*cairn.StartResult, error) {
+func (e *Engine) startRun(ctx context.Context, req cairn.StartRequest, seed func(r *runRecord, d *definition, now time.Time)) (*cairn.StartResult, error) {
 	if err := e.checkStartTarget(req.Workflow, req.Version, req.Input); err != nil {
 		return nil, err
 	}
@@ -147,7 +135,7 @@ func (e *Engine) startRun(ctx context.Context, req StartRequest, seed func(r *ru
 // idempotency key the one the key names, whose run is answered as it
 // stands (existing) when it was written. A start that died between the
 // key and the run is finished under the key's id.
-func (e *Engine) startID(ctx context.Context, req StartRequest, d *definition, now time.Time) (string, *cairn.StartResult, error) {
+func (e *Engine) startID(ctx context.Context, req cairn.StartRequest, d *definition, now time.Time) (string, *cairn.StartResult, error) {
 	id := newRunID(now)
 	if req.IdempotencyKey == "" {
 		return id, nil, nil
@@ -173,7 +161,7 @@ func (e *Engine) startID(ctx context.Context, req StartRequest, d *definition, n
 }
 
 // newRunRecord is the record of a run req starts, its steps pending.
-func (e *Engine) newRunRecord(ctx context.Context, req StartRequest, d *definition, id string, now time.Time) *runRecord {
+func (e *Engine) newRunRecord(ctx context.Context, req cairn.StartRequest, d *definition, id string, now time.Time) *runRecord {
 	r := &runRecord{
 		ID: id, Workflow: req.Workflow, Version: d.Version, Status: cairn.RunRunning,
 		Input: req.Input, State: map[string]json.RawMessage{}, Correlation: req.Correlation,
@@ -530,17 +518,10 @@ func (e *Engine) CancelRun(ctx context.Context, id, reason string) (*cairn.Run, 
 	return e.view(r, d), nil
 }
 
-// EventRequest sends an event to a run.
-type EventRequest struct {
-	Name    string          `json:"name" minLength:"1" maxLength:"128" pattern:"^[^\\x00-\\x1F\\x7F]*$" doc:"Event name; resumes wait steps waiting for it. Any text without control characters."`
-	Payload json.RawMessage `json:"payload,omitempty" doc:"Any JSON: the output of the wait step it resumes."`
-	ID      string          `json:"id,omitempty" maxLength:"128" pattern:"^[^\\x00-\\x1F\\x7F]*$" doc:"Optional event id: an event whose id the run has seen is ignored (safe retries). Any text without control characters."`
-}
-
 // SendEvent delivers an event to a run: every step waiting for its name
 // completes with the payload as output. When none waits, the event is
 // recorded (up to MaxPendingEvents) and consumed by the next wait for it.
-func (e *Engine) SendEvent(ctx context.Context, run string, req EventRequest) (*cairn.EventResult, error) {
+func (e *Engine) SendEvent(ctx context.Context, run string, req cairn.EventRequest) (*cairn.EventResult, error) {
 	res, d, err := e.sendEvent(ctx, run, req)
 	if err != nil || !res.Recorded {
 		return res, err
@@ -554,7 +535,7 @@ func (e *Engine) SendEvent(ctx context.Context, run string, req EventRequest) (*
 }
 
 // sendEvent is SendEvent, and the run's definition.
-func (e *Engine) sendEvent(ctx context.Context, run string, req EventRequest) (*cairn.EventResult, *definition, error) {
+func (e *Engine) sendEvent(ctx context.Context, run string, req cairn.EventRequest) (*cairn.EventResult, *definition, error) {
 	if err := keys.RunID.Check("run", run); err != nil {
 		return nil, nil, err
 	}

@@ -46,7 +46,7 @@ func newSchedules(e *Engine) *schedule.Schedules {
 		Store: e.store, Keys: e.keys, Now: e.now, NewID: newRunID,
 		CheckStart: e.checkStartTarget, CheckWorkflow: e.checkRegistered,
 		Start: func(ctx context.Context, workflow, version string, input json.RawMessage, correlation, key string) (*cairn.StartResult, error) {
-			return e.StartRun(ctx, StartRequest{Workflow: workflow, Version: version, Input: input, Correlation: correlation, IdempotencyKey: key})
+			return e.StartRun(ctx, cairn.StartRequest{Workflow: workflow, Version: version, Input: input, Correlation: correlation, IdempotencyKey: key})
 		},
 		Cancel: e.CancelRun, Run: e.runState,
 		TimerDue: timerDue, PutTimer: e.putTimer, DropTimers: e.dropTimers,

@@ -66,7 +66,7 @@ func TestStartRefusedLeavesNoTimer(t *testing.T) {
 	store, ctl, _, e := startsOnFaultyStore(t, Config{})
 	failRunCreates(ctl, e, faults.Rule{Err: blob.ErrThrottled})
 	for range 3 { // a client retrying
-		_, err := e.StartRun(ctx, StartRequest{Workflow: "x"})
+		_, err := e.StartRun(ctx, cairn.StartRequest{Workflow: "x"})
 		var u *UnavailableError
 		if !errors.As(err, &u) {
 			t.Fatalf("start: %v, want unavailable", err)
@@ -96,7 +96,7 @@ func TestStartUnknownOutcomeKeepsTimer(t *testing.T) {
 	ctx := context.Background()
 	store, ctl, _, e := startsOnFaultyStore(t, Config{})
 	failRunCreates(ctl, e, faults.Rule{After: true, Err: errors.New("connection reset"), Times: 1})
-	if _, err := e.StartRun(ctx, StartRequest{Workflow: "x"}); err == nil {
+	if _, err := e.StartRun(ctx, cairn.StartRequest{Workflow: "x"}); err == nil {
 		t.Fatal("start with a lost answer succeeded")
 	}
 	runs, err := store.ListAll(ctx, e.keys.Prefix+"runs/")
@@ -124,7 +124,7 @@ func TestStartRetryBudget(t *testing.T) {
 	counts.Reset()
 	const starts = 60
 	for range starts {
-		if _, err := e.StartRun(ctx, StartRequest{Workflow: "x"}); err == nil {
+		if _, err := e.StartRun(ctx, cairn.StartRequest{Workflow: "x"}); err == nil {
 			t.Fatal("a refused start succeeded")
 		}
 	}
@@ -137,7 +137,7 @@ func TestStartRetryBudget(t *testing.T) {
 	}
 	failRunCreates(ctl, e, faults.Rule{Err: blob.ErrThrottled})
 	counts.Reset()
-	if _, err := e.StartRun(ctx, StartRequest{Workflow: "x"}); err == nil {
+	if _, err := e.StartRun(ctx, cairn.StartRequest{Workflow: "x"}); err == nil {
 		t.Fatal("a refused start succeeded")
 	}
 	if got := counts.Snapshot().Create; got != 3 {
@@ -213,7 +213,7 @@ func TestStartsShedWhileStoreThrottles(t *testing.T) {
 	shed, refused, ok := 0, 0, 0
 	for i := 0; i < 300 && shed == 0; i++ {
 		before := counts.Snapshot()
-		_, err := e.StartRun(ctx, StartRequest{Workflow: "one", Version: "1"})
+		_, err := e.StartRun(ctx, cairn.StartRequest{Workflow: "one", Version: "1"})
 		var u *UnavailableError
 		switch {
 		case err == nil:
@@ -236,7 +236,7 @@ func TestStartsShedWhileStoreThrottles(t *testing.T) {
 	// The share is high now: most further starts are shed.
 	shedNow := 0
 	for range 100 {
-		if _, err := e.StartRun(ctx, StartRequest{Workflow: "one", Version: "1"}); errors.Is(err, errShed) {
+		if _, err := e.StartRun(ctx, cairn.StartRequest{Workflow: "one", Version: "1"}); errors.Is(err, errShed) {
 			shedNow++
 		}
 	}
@@ -245,7 +245,7 @@ func TestStartsShedWhileStoreThrottles(t *testing.T) {
 	}
 	// Bad input is still a 4xx while shedding.
 	for range 20 {
-		if _, err := e.StartRun(ctx, StartRequest{Workflow: "no such/name", Version: "1"}); errors.Is(err, errShed) {
+		if _, err := e.StartRun(ctx, cairn.StartRequest{Workflow: "no such/name", Version: "1"}); errors.Is(err, errShed) {
 			t.Fatal("an invalid start was answered shed; want its validation error")
 		}
 	}
@@ -253,7 +253,7 @@ func TestStartsShedWhileStoreThrottles(t *testing.T) {
 	fs.Clear()
 	advance(throttle.Window + time.Second)
 	for i := range 50 {
-		if _, err := e.StartRun(ctx, StartRequest{Workflow: "one", Version: "1"}); err != nil {
+		if _, err := e.StartRun(ctx, cairn.StartRequest{Workflow: "one", Version: "1"}); err != nil {
 			t.Fatalf("start %d after the refusals stopped and the window passed: %v", i, err)
 		}
 	}

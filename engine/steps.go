@@ -6,18 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
-	"time"
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/blob"
 	"github.com/cairn-dev/cairn/engine/internal/par"
 	"github.com/cairn-dev/cairn/engine/internal/throttle"
 )
-
-// LeaseStatus answers started and heartbeat.
-type LeaseStatus struct {
-	ExpiresAt time.Time `json:"expires_at" doc:"The lease now expires then."`
-}
 
 // lease reads the lease an id names and checks that the id is a real
 // one: the lease object exists and its worker, claim time and nonce match
@@ -188,7 +182,7 @@ func (e *Engine) updateLease(ctx context.Context, tok leaseToken, check func(tok
 // at_most_once step it is durable (from then on the step is never offered
 // again) and checks the run is still running; for at_least_once it only
 // checks that the lease is live.
-func (e *Engine) Started(ctx context.Context, id string) (*LeaseStatus, error) {
+func (e *Engine) Started(ctx context.Context, id string) (*cairn.LeaseStatus, error) {
 	tok, err := leaseArg(id)
 	if err != nil {
 		return nil, err
@@ -212,7 +206,7 @@ func (e *Engine) Started(ctx context.Context, id string) (*LeaseStatus, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &LeaseStatus{ExpiresAt: l.ExpiresAt}, nil
+	return &cairn.LeaseStatus{ExpiresAt: l.ExpiresAt}, nil
 }
 
 // checkCurrent refuses a call about an attempt that is no longer the
@@ -252,7 +246,7 @@ func findAttempt(st *stepState, n int) *cairn.Attempt {
 // Heartbeat extends a lease by the lease TTL. It is refused once the
 // attempt is over: completed, reclaimed, past its timeout, or its run
 // ended.
-func (e *Engine) Heartbeat(ctx context.Context, id string) (*LeaseStatus, error) {
+func (e *Engine) Heartbeat(ctx context.Context, id string) (*cairn.LeaseStatus, error) {
 	tok, err := leaseArg(id)
 	if err != nil {
 		return nil, err
@@ -263,7 +257,7 @@ func (e *Engine) Heartbeat(ctx context.Context, id string) (*LeaseStatus, error)
 // heartbeat is Heartbeat with the run record read through runs, started
 // before the lease is read, so the two reads overlap and a batch reads
 // each run once.
-func (e *Engine) heartbeat(ctx context.Context, tok leaseToken, runs *runMemo) (*LeaseStatus, error) {
+func (e *Engine) heartbeat(ctx context.Context, tok leaseToken, runs *runMemo) (*cairn.LeaseStatus, error) {
 	runs.prefetch(ctx, tok.Run)
 	l, err := e.updateLease(ctx, tok, func(tok leaseToken, l *leaseRecord) (bool, error) {
 		r, err := runs.get(ctx, l.Run)
@@ -282,40 +276,11 @@ func (e *Engine) heartbeat(ctx context.Context, tok leaseToken, runs *runMemo) (
 		return nil, err
 	}
 	e.seen(l.Worker)
-	return &LeaseStatus{ExpiresAt: l.ExpiresAt}, nil
-}
-
-// CompleteRequest ends a step with its output.
-type CompleteRequest struct {
-	Output     json.RawMessage            `json:"output,omitempty" doc:"The step's output, any JSON."`
-	StatePatch map[string]json.RawMessage `json:"state_patch,omitempty" doc:"Merged into the run state: top-level keys replace."`
-	Usage      *cairn.Usage               `json:"usage,omitempty" doc:"What the attempt consumed; tokens are priced by the engine's price book."`
-	// ClaimNext asks for eager dispatch: once the complete is applied,
-	// claim up to Max leases for the lease's worker without holding, and
-	// return them with the answer, so a busy worker does one call per step.
-	ClaimNext *ClaimNext `json:"claim_next,omitempty" doc:"Eager dispatch: once the complete is applied, claim up to max more leases for this lease's worker (never held: none ready answers none) and return them in leases. Leave it out to claim separately."`
-}
-
-// ClaimNext is a complete's eager claim.
-type ClaimNext struct {
-	Max int `json:"max" minimum:"1" maximum:"100" doc:"Most leases to return with the answer: the worker's slots this step frees (usually 1)."`
-}
-
-// FailRequest ends an attempt with an error.
-type FailRequest struct {
-	Error      cairn.ErrorInfo            `json:"error" doc:"class decides retry: retryable, fatal, unservable, or a typed class."`
-	StatePatch map[string]json.RawMessage `json:"state_patch,omitempty" doc:"Merged into the run state even on failure."`
-	Usage      *cairn.Usage               `json:"usage,omitempty"`
-}
-
-// Ended answers complete and fail.
-type Ended struct {
-	RunStatus cairn.RunStatus `json:"run_status" doc:"The run's status after this call."`
-	Leases    []Lease         `json:"leases,omitempty" nullable:"false" doc:"With claim_next: the leases claimed for the worker after the complete was applied, as a claim answers them (none when nothing was ready). Run them like a claim's."`
+	return &cairn.LeaseStatus{ExpiresAt: l.ExpiresAt}, nil
 }
 
 // Complete ends a step with its output.
-func (e *Engine) Complete(ctx context.Context, id string, req CompleteRequest) (*Ended, error) {
+func (e *Engine) Complete(ctx context.Context, id string, req cairn.CompleteRequest) (*cairn.Ended, error) {
 	if len(req.Output) == 0 {
 		req.Output = json.RawMessage("null")
 	}
@@ -336,7 +301,7 @@ func (e *Engine) Complete(ctx context.Context, id string, req CompleteRequest) (
 	// The complete landed, so the lease id was proven: its worker is the
 	// one to claim for. The claim never holds. A failure here must not
 	// turn the applied complete into an error: the worker claims again.
-	leases, cerr := e.Claim(ctx, ClaimRequest{WorkerID: tok.Worker, Max: req.ClaimNext.Max})
+	leases, cerr := e.Claim(ctx, cairn.ClaimRequest{WorkerID: tok.Worker, Max: req.ClaimNext.Max})
 	if cerr != nil && len(leases) == 0 {
 		e.log.Warn("eager claim after complete failed; the worker claims again", "worker", tok.Worker, "err", cerr)
 		return ended, nil
@@ -345,7 +310,7 @@ func (e *Engine) Complete(ctx context.Context, id string, req CompleteRequest) (
 	return ended, nil
 }
 
-func (e *Engine) complete(ctx context.Context, tok leaseToken, req CompleteRequest) (*Ended, error) {
+func (e *Engine) complete(ctx context.Context, tok leaseToken, req cairn.CompleteRequest) (*cairn.Ended, error) {
 	if ended, ok, err := e.completeDeferred(ctx, tok, req); ok {
 		return ended, err // the run record is congested: see deferred.go
 	}
@@ -427,7 +392,7 @@ func (e *Engine) apply(en *ending, r *runRecord, d *definition, tok leaseToken, 
 }
 
 // Fail ends an attempt with an error; its class decides what follows.
-func (e *Engine) Fail(ctx context.Context, id string, req FailRequest) (*Ended, error) {
+func (e *Engine) Fail(ctx context.Context, id string, req cairn.FailRequest) (*cairn.Ended, error) {
 	if req.Error.Class == "" {
 		return nil, cairn.ValidationError{{Field: "error.class", Message: "required"}}
 	}
@@ -469,7 +434,7 @@ func (e *Engine) checkSizes(output json.RawMessage, patch map[string]json.RawMes
 // output, when not nil, is the complete's output: it and the state patch
 // are stored by reference (payloads.go) once the lease is proven, before
 // the run-record write.
-func (e *Engine) end(ctx context.Context, tok leaseToken, en *ending) (*Ended, error) {
+func (e *Engine) end(ctx context.Context, tok leaseToken, en *ending) (*cairn.Ended, error) {
 	tok, l, _, err := e.workerCall(ctx, tok, en.late())
 	if err != nil {
 		return nil, err
@@ -494,9 +459,9 @@ func (e *Engine) end(ctx context.Context, tok leaseToken, en *ending) (*Ended, e
 
 // endMutation is the run-record change of ending en of lease l: check the
 // attempt is current, record it, merge state and usage, apply the ending.
-func (e *Engine) endMutation(d *definition, tok leaseToken, l *leaseRecord, en *ending) mutationOf[*Ended] {
+func (e *Engine) endMutation(d *definition, tok leaseToken, l *leaseRecord, en *ending) mutationOf[*cairn.Ended] {
 	startedAt, outcome, u := l.StartedAt, en.outcome(), en.usage
-	return func(r *runRecord, fx *effects) (*Ended, error) {
+	return func(r *runRecord, fx *effects) (*cairn.Ended, error) {
 		if r.Workflow != l.Workflow || r.Version != l.Version {
 			return nil, reject(cairn.ReasonFenced, "lease does not belong to run %s", r.ID)
 		}
@@ -541,16 +506,8 @@ func (e *Engine) endMutation(d *definition, tok leaseToken, l *leaseRecord, en *
 				}
 			}
 		}
-		return &Ended{RunStatus: r.Status}, nil
+		return &cairn.Ended{RunStatus: r.Status}, nil
 	}
-}
-
-// HeartbeatResult is one lease's answer in a batched heartbeat.
-type HeartbeatResult struct {
-	Lease     string       `json:"lease"`
-	ExpiresAt *time.Time   `json:"expires_at,omitempty" doc:"Set when the lease was extended."`
-	Reason    cairn.Reason `json:"reason,omitempty" doc:"Set when the heartbeat was refused: cancel that body (already_applied, fenced, run_terminal or not_started)."`
-	Error     string       `json:"error,omitempty" doc:"Set when the heartbeat failed for another reason (retry it)."`
 }
 
 // heartbeatParallel bounds how many leases of one batched heartbeat are
@@ -564,8 +521,8 @@ const heartbeatParallel = 100
 // refusal does not affect the others. A lease that failed for another
 // reason says only that it should be retried: store errors and keys stay
 // in the server's log.
-func (e *Engine) HeartbeatMany(ctx context.Context, ids []string) []HeartbeatResult {
-	out := make([]HeartbeatResult, len(ids))
+func (e *Engine) HeartbeatMany(ctx context.Context, ids []string) []cairn.HeartbeatResult {
+	out := make([]cairn.HeartbeatResult, len(ids))
 	runs := newRunMemo(e)
 	par.Each(heartbeatParallel, len(ids), func(i int) {
 		id := ids[i]
@@ -577,7 +534,7 @@ func (e *Engine) HeartbeatMany(ctx context.Context, ids []string) []HeartbeatRes
 			}
 		}()
 		tok, err := leaseArg(id)
-		var s *LeaseStatus
+		var s *cairn.LeaseStatus
 		if err == nil {
 			s, err = e.heartbeat(ctx, tok, runs)
 		}

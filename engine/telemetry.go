@@ -59,7 +59,7 @@ func (e *Engine) observeReap(start time.Time, s *ReapStats) {
 // the bus or this instance's commit, or its retry backoff ended) to the
 // claim's answer. Leases found by a run-scoped claim's own scan have no
 // hint and no latency.
-func (e *Engine) observeWake(leases []Lease, woke map[string]time.Time) {
+func (e *Engine) observeWake(leases []cairn.Lease, woke map[string]time.Time) {
 	t := e.cfg.Telemetry
 	if t == nil || len(leases) == 0 {
 		return

@@ -89,7 +89,7 @@ func TestWakeLatencyMetric(t *testing.T) {
 
 	mustStart(t, e, "one", `{}`)
 	clk.Advance(3 * time.Second)
-	ls, err := e.Claim(ctx, ClaimRequest{WorkerID: "w1"})
+	ls, err := e.Claim(ctx, cairn.ClaimRequest{WorkerID: "w1"})
 	if err != nil || len(ls) != 1 {
 		t.Fatalf("claim: %v %v", ls, err)
 	}
@@ -98,9 +98,9 @@ func TestWakeLatencyMetric(t *testing.T) {
 	}
 
 	// A claim held before the work exists is woken by its hint.
-	got := make(chan []Lease, 1)
+	got := make(chan []cairn.Lease, 1)
 	go func() {
-		ls, err := e.Claim(ctx, ClaimRequest{WorkerID: "w1", WaitMs: 10_000})
+		ls, err := e.Claim(ctx, cairn.ClaimRequest{WorkerID: "w1", WaitMs: 10_000})
 		if err != nil {
 			t.Error(err)
 		}

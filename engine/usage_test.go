@@ -36,7 +36,7 @@ func TestUsageTwoModelsPriced(t *testing.T) {
 
 	// Attempt 1 of agent fails after using big; its usage still counts.
 	l := claimOne(t, e, "w")
-	if _, err := e.Fail(ctx, l.ID, FailRequest{Error: cairn.ErrorInfo{Class: cairn.ClassRetryable, Message: "x"},
+	if _, err := e.Fail(ctx, l.ID, cairn.FailRequest{Error: cairn.ErrorInfo{Class: cairn.ClassRetryable, Message: "x"},
 		Usage: &cairn.Usage{Model: "big", InputTokens: 100, OutputTokens: 10}}); err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +48,7 @@ func TestUsageTwoModelsPriced(t *testing.T) {
 			"small": {InputTokens: 2000, OutputTokens: 200},
 		},
 		Counters: map[string]int64{"calls": 2}}
-	if _, err := e.Complete(ctx, l.ID, CompleteRequest{Output: json.RawMessage(`1`), Usage: two}); err != nil {
+	if _, err := e.Complete(ctx, l.ID, cairn.CompleteRequest{Output: json.RawMessage(`1`), Usage: two}); err != nil {
 		t.Fatal(err)
 	}
 	if two.Models["big"].CostUSD != 42 || two.CostUSD != 99 {
@@ -56,7 +56,7 @@ func TestUsageTwoModelsPriced(t *testing.T) {
 	}
 	// summary uses small only: the single-model form.
 	l = claimOne(t, e, "w")
-	if _, err := e.Complete(ctx, l.ID, CompleteRequest{Output: json.RawMessage(`2`),
+	if _, err := e.Complete(ctx, l.ID, cairn.CompleteRequest{Output: json.RawMessage(`2`),
 		Usage: &cairn.Usage{Model: "small", InputTokens: 400, OutputTokens: 40}}); err != nil {
 		t.Fatal(err)
 	}
@@ -229,7 +229,7 @@ func TestUsagePricedAndSummed(t *testing.T) {
 	for range 3 {
 		l := claimOne(t, e, "w")
 		u := &cairn.Usage{Model: "gpt-x", InputTokens: 1000, OutputTokens: 500, CostUSD: 99, Counters: map[string]int64{"calls": 1}}
-		if _, err := e.Complete(ctx, l.ID, CompleteRequest{Output: json.RawMessage(`1`), Usage: u}); err != nil {
+		if _, err := e.Complete(ctx, l.ID, cairn.CompleteRequest{Output: json.RawMessage(`1`), Usage: u}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -16,7 +16,7 @@ import (
 // claimedOne registers workflow one (of one step) for worker w on e,
 // starts a run of it and claims the step; it returns the run, the lease
 // and the run's status once claimed, which a watch waits to change.
-func claimedOne(t *testing.T, e *Engine) (string, Lease, *cairn.RunProgress) {
+func claimedOne(t *testing.T, e *Engine) (string, cairn.Lease, *cairn.RunProgress) {
 	t.Helper()
 	register(t, e, "w", single("one", cairn.Step{}))
 	id := mustStart(t, e, "one", `{}`)
@@ -50,7 +50,7 @@ func watchAcross(t *testing.T, a, w *Engine, wait time.Duration) (time.Duration,
 	}()
 	awaitWatched(t, w, id)
 	t0 := time.Now()
-	if _, err := a.Complete(ctx, l.ID, CompleteRequest{Output: json.RawMessage(`1`)}); err != nil {
+	if _, err := a.Complete(ctx, l.ID, cairn.CompleteRequest{Output: json.RawMessage(`1`)}); err != nil {
 		t.Fatal(err)
 	}
 	x := <-got
@@ -110,7 +110,7 @@ func TestWatchSameInstanceReadsNothingWhenWoken(t *testing.T) {
 	}()
 	awaitWatched(t, e, id)
 	before := counts.Snapshot()
-	if _, err := e.Complete(ctx, l.ID, CompleteRequest{Output: json.RawMessage(`1`)}); err != nil {
+	if _, err := e.Complete(ctx, l.ID, cairn.CompleteRequest{Output: json.RawMessage(`1`)}); err != nil {
 		t.Fatal(err)
 	}
 	q := <-got
@@ -223,7 +223,7 @@ func TestAwaitRunAnswersAtTheEnd(t *testing.T) {
 	var last time.Time
 	for i := range 3 {
 		l := claimOne(t, a, "w")
-		if _, err := a.Complete(ctx, l.ID, CompleteRequest{Output: json.RawMessage(`"o"`)}); err != nil {
+		if _, err := a.Complete(ctx, l.ID, cairn.CompleteRequest{Output: json.RawMessage(`"o"`)}); err != nil {
 			t.Fatal(err)
 		}
 		last = time.Now()
@@ -298,7 +298,7 @@ func BenchmarkWatchLatency(b *testing.B) {
 			mustStart(b, a, "one", `{}`)
 			l := claimOne(b, a, "w")
 			before := counts.Snapshot()
-			if _, err := a.Complete(ctx, l.ID, CompleteRequest{Output: json.RawMessage(`1`)}); err != nil {
+			if _, err := a.Complete(ctx, l.ID, cairn.CompleteRequest{Output: json.RawMessage(`1`)}); err != nil {
 				b.Fatal(err)
 			}
 			base := counts.Snapshot().Sub(before).Get
@@ -324,7 +324,7 @@ func BenchmarkWatchLatency(b *testing.B) {
 				awaitWatched(b, w, id)
 				spend(time.Duration(rand.IntN(45)) * time.Millisecond) // the change comes at any moment of the hold
 				t0 := time.Now()
-				if _, err := a.Complete(ctx, l.ID, CompleteRequest{Output: json.RawMessage(`1`)}); err != nil {
+				if _, err := a.Complete(ctx, l.ID, cairn.CompleteRequest{Output: json.RawMessage(`1`)}); err != nil {
 					b.Fatal(err)
 				}
 				lat = append(lat, (<-got).Sub(t0))

@@ -9,27 +9,12 @@ import (
 	"github.com/cairn-dev/cairn/engine/internal/workers"
 )
 
-// RegisterRequest announces a worker and the definitions it serves.
-type RegisterRequest struct {
-	WorkerID  string            `json:"worker_id,omitempty" maxLength:"128" pattern:"^([A-Za-z0-9][A-Za-z0-9_.:@-]*)?$" doc:"Stable id of the worker process (the SDKs derive it from host and pid). When absent or empty the server generates one and returns it: use that id for claims."`
-	Workflows []cairn.Workflow  `json:"workflows" nullable:"false" maxItems:"100" doc:"Definitions the worker serves. Each (name, version) is stored once and immutable."`
-	Labels    map[string]string `json:"labels,omitempty" doc:"Free labels shown by cairn workers."`
-}
-
-// RegisterResponse carries the two numbers the protocol runs on.
-type RegisterResponse struct {
-	WorkerID    string `json:"worker_id" doc:"The worker's id: the one registered, or the one generated for a worker that gave none. Claims name it."`
-	LeaseTTLMs  int64  `json:"lease_ttl_ms" doc:"A lease expires this long after its claim or last heartbeat."`
-	HeartbeatMs int64  `json:"heartbeat_ms" doc:"Send a heartbeat for every running lease this often."`
-	MaxHoldMs   int64  `json:"max_hold_ms" doc:"The longest a claim is held open."`
-}
-
 // Register stores the worker's definitions and its record. A worker that
 // gives no id gets a new one, which the response carries: the server
 // cannot see the host and pid an SDK derives its id from, and any id it
 // could derive from the request alone would be shared by every process
 // sending the same definitions.
-func (e *Engine) Register(ctx context.Context, req RegisterRequest) (*RegisterResponse, error) {
+func (e *Engine) Register(ctx context.Context, req cairn.RegisterRequest) (*cairn.RegisterResponse, error) {
 	if req.WorkerID == "" {
 		req.WorkerID = keys.NewWorkerID(e.now())
 	} else if err := keys.WorkerID.Check("worker_id", req.WorkerID); err != nil {
@@ -45,7 +30,7 @@ func (e *Engine) Register(ctx context.Context, req RegisterRequest) (*RegisterRe
 	if err := e.workers.Put(ctx, &rec); err != nil {
 		return nil, err
 	}
-	return &RegisterResponse{
+	return &cairn.RegisterResponse{
 		WorkerID:    req.WorkerID,
 		LeaseTTLMs:  e.cfg.LeaseTTL.Milliseconds(),
 		HeartbeatMs: e.cfg.HeartbeatInterval.Milliseconds(),

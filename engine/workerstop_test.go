@@ -28,7 +28,7 @@ func TestStoppedWorkerStaysGoneUntilItRegisters(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.clk.Advance(WorkerSeenEvery) // a sighting after the stop
-	if _, err := e.Claim(ctx, ClaimRequest{WorkerID: "w1", Max: 1}); err != nil {
+	if _, err := e.Claim(ctx, cairn.ClaimRequest{WorkerID: "w1", Max: 1}); err != nil {
 		t.Fatal(err)
 	}
 	if a, s := alive(); a || !s {

@@ -26,11 +26,11 @@ func TestFlowControlOnRunPages(t *testing.T) {
 			{ID: "plain", After: []string{"charge"}},
 		}}
 	f.registerFor("w1", wf)
-	hi, err := f.e.StartRun(ctx, engine.StartRequest{Workflow: "flow", Priority: 42})
+	hi, err := f.e.StartRun(ctx, cairn.StartRequest{Workflow: "flow", Priority: 42})
 	if err != nil {
 		t.Fatal(err)
 	}
-	zero, err := f.e.StartRun(ctx, engine.StartRequest{Workflow: "flow"})
+	zero, err := f.e.StartRun(ctx, cairn.StartRequest{Workflow: "flow"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +89,7 @@ func TestBatchPage(t *testing.T) {
 	ctx := context.Background()
 	var ids []string
 	for range 3 {
-		r, err := f.e.StartRun(ctx, engine.StartRequest{Workflow: "wf"})
+		r, err := f.e.StartRun(ctx, cairn.StartRequest{Workflow: "wf"})
 		if err != nil {
 			t.Fatal(err)
 		}

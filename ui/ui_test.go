@@ -63,14 +63,14 @@ func (f *fixture) register() {
 	f.registerFor("w1", wf)
 }
 
-func (f *fixture) claim(run string) engine.Lease {
+func (f *fixture) claim(run string) cairn.Lease {
 	f.t.Helper()
 	ctx := context.Background()
 	// A held claim (the engine's long poll) picks up a retry once its 1ms
 	// backoff passes; it may answer empty early: claim again.
 	deadline := time.Now().Add(5 * time.Second)
 	for time.Now().Before(deadline) {
-		ls, err := f.e.Claim(ctx, engine.ClaimRequest{WorkerID: "w1", Run: run, WaitMs: time.Until(deadline).Milliseconds()})
+		ls, err := f.e.Claim(ctx, cairn.ClaimRequest{WorkerID: "w1", Run: run, WaitMs: time.Until(deadline).Milliseconds()})
 		if err != nil {
 			f.t.Fatal(err)
 		}
@@ -79,7 +79,7 @@ func (f *fixture) claim(run string) engine.Lease {
 		}
 	}
 	f.t.Fatalf("nothing to claim of run %s within 5 s", run)
-	return engine.Lease{}
+	return cairn.Lease{}
 }
 
 // startRun runs fetch (its output holds a script tag) and fails flaky's
@@ -87,13 +87,13 @@ func (f *fixture) claim(run string) engine.Lease {
 func (f *fixture) startRun() string {
 	f.t.Helper()
 	ctx := context.Background()
-	r, err := f.e.StartRun(ctx, engine.StartRequest{Workflow: "wf", Correlation: "order-<b>7</b>"})
+	r, err := f.e.StartRun(ctx, cairn.StartRequest{Workflow: "wf", Correlation: "order-<b>7</b>"})
 	if err != nil {
 		f.t.Fatal(err)
 	}
 	id := r.Run.ID
 	l := f.claim(id)
-	if _, err := f.e.Complete(ctx, l.ID, engine.CompleteRequest{Output: json.RawMessage(`{"html":"<script>alert(1)</script>"}`),
+	if _, err := f.e.Complete(ctx, l.ID, cairn.CompleteRequest{Output: json.RawMessage(`{"html":"<script>alert(1)</script>"}`),
 		Usage: &cairn.Usage{InputTokens: 10, OutputTokens: 5}}); err != nil {
 		f.t.Fatal(err)
 	}
@@ -101,7 +101,7 @@ func (f *fixture) startRun() string {
 	if l.Step != "flaky" {
 		f.t.Fatalf("claimed %s, want flaky", l.Step)
 	}
-	if _, err := f.e.Fail(ctx, l.ID, engine.FailRequest{Error: cairn.ErrorInfo{Class: "retryable", Message: "upstream <i>503</i>"}}); err != nil {
+	if _, err := f.e.Fail(ctx, l.ID, cairn.FailRequest{Error: cairn.ErrorInfo{Class: "retryable", Message: "upstream <i>503</i>"}}); err != nil {
 		f.t.Fatal(err)
 	}
 	return id
@@ -224,7 +224,7 @@ func TestBannerWhenNoWorkerServes(t *testing.T) {
 	t.Cleanup(ts.Close)
 	f := &fixture{t: t, e: e, ts: ts}
 	f.register()
-	r, err := e.StartRun(context.Background(), engine.StartRequest{Workflow: "wf"})
+	r, err := e.StartRun(context.Background(), cairn.StartRequest{Workflow: "wf"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -246,16 +246,16 @@ func TestRunsPageFillsFilteredPage(t *testing.T) {
 	f := newFixture(t, api.Config{DevMode: true})
 	f.register()
 	other := cairn.Workflow{Name: "other", Version: "1", Steps: []cairn.Step{{ID: "a"}}}
-	if _, err := f.e.Register(context.Background(), engine.RegisterRequest{WorkerID: "w2", Workflows: []cairn.Workflow{other}}); err != nil {
+	if _, err := f.e.Register(context.Background(), cairn.RegisterRequest{WorkerID: "w2", Workflows: []cairn.Workflow{other}}); err != nil {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	r, err := f.e.StartRun(ctx, engine.StartRequest{Workflow: "wf"})
+	r, err := f.e.StartRun(ctx, cairn.StartRequest{Workflow: "wf"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for range 60 {
-		if _, err := f.e.StartRun(ctx, engine.StartRequest{Workflow: "other"}); err != nil {
+		if _, err := f.e.StartRun(ctx, cairn.StartRequest{Workflow: "other"}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -308,13 +308,13 @@ func (f *fixture) completedRun(n int) string {
 		wf.Steps = append(wf.Steps, s)
 	}
 	f.registerFor("w1", wf)
-	r, err := f.e.StartRun(ctx, engine.StartRequest{Workflow: wf.Name})
+	r, err := f.e.StartRun(ctx, cairn.StartRequest{Workflow: wf.Name})
 	if err != nil {
 		f.t.Fatal(err)
 	}
 	for range n {
 		l := f.claim(r.Run.ID)
-		if _, err := f.e.Complete(ctx, l.ID, engine.CompleteRequest{Output: json.RawMessage(`{"ok":true,"text":"some output of the step"}`),
+		if _, err := f.e.Complete(ctx, l.ID, cairn.CompleteRequest{Output: json.RawMessage(`{"ok":true,"text":"some output of the step"}`),
 			Usage: &cairn.Usage{Model: "m", InputTokens: 100, OutputTokens: 20}}); err != nil {
 			f.t.Fatal(err)
 		}
@@ -388,7 +388,7 @@ func TestRunPageListsAFunctionsOperations(t *testing.T) {
 	f := newFixture(t, api.Config{DevMode: true})
 	f.registerFor("w1", cairn.Workflow{Name: "fn", Version: "1", Steps: []cairn.Step{{ID: "main", Kind: cairn.KindFunction}}})
 	ctx := context.Background()
-	r, err := f.e.StartRun(ctx, engine.StartRequest{Workflow: "fn"})
+	r, err := f.e.StartRun(ctx, cairn.StartRequest{Workflow: "fn"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -397,7 +397,7 @@ func TestRunPageListsAFunctionsOperations(t *testing.T) {
 		{ID: "/charge#0", Seq: 0, Kind: cairn.OpStep, Status: cairn.OpCompleted, Result: json.RawMessage(`"<b>ch_1</b>` + strings.Repeat("x", 200) + `"`)},
 		{ID: "/ship#0", Seq: 1, Kind: cairn.OpStep, Status: cairn.OpFailed, Error: &cairn.ErrorInfo{Class: "no_stock", Message: "out of pens"}},
 	}
-	if _, err := f.e.Checkpoint(ctx, l.ID, engine.CheckpointRequest{Operations: ops}); err != nil {
+	if _, err := f.e.Checkpoint(ctx, l.ID, cairn.CheckpointRequest{Operations: ops}); err != nil {
 		t.Fatal(err)
 	}
 	_, body, _ := f.get("/ui/runs/"+r.Run.ID, "")

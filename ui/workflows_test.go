@@ -78,7 +78,7 @@ func TestRunsSince(t *testing.T) {
 	f := newFixture(t, api.Config{DevMode: true})
 	ctx := context.Background()
 	f.registerFor("w1", oneStep)
-	r, err := f.e.StartRun(ctx, engine.StartRequest{Workflow: "wf"})
+	r, err := f.e.StartRun(ctx, cairn.StartRequest{Workflow: "wf"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +116,7 @@ func TestRunsByIDPrefix(t *testing.T) {
 	f.registerFor("w1", oneStep)
 	var ids []string
 	for _, corr := range []string{"order-1", "order-2", "order-3"} {
-		r, err := f.e.StartRun(ctx, engine.StartRequest{Workflow: "wf", Correlation: corr})
+		r, err := f.e.StartRun(ctx, cairn.StartRequest{Workflow: "wf", Correlation: corr})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -144,7 +144,7 @@ var oneStep = cairn.Workflow{Name: "wf", Version: "1", Steps: []cairn.Step{{ID: 
 // registerFor registers wfs for worker on the fixture's engine.
 func (f *fixture) registerFor(worker string, wfs ...cairn.Workflow) {
 	f.t.Helper()
-	if _, err := f.e.Register(context.Background(), engine.RegisterRequest{WorkerID: worker, Workflows: wfs}); err != nil {
+	if _, err := f.e.Register(context.Background(), cairn.RegisterRequest{WorkerID: worker, Workflows: wfs}); err != nil {
 		f.t.Fatal(err)
 	}
 }

@@ -271,7 +271,7 @@ func run(ctx context.Context, o options, w io.Writer) (result, error) {
 	}
 	wfs := scenarioWorkflows(o)
 	if err := s.retry(ctx, func() error {
-		_, err := s.engines[0].Register(ctx, engine.RegisterRequest{WorkerID: "admin", Workflows: wfs})
+		_, err := s.engines[0].Register(ctx, cairn.RegisterRequest{WorkerID: "admin", Workflows: wfs})
 		return err
 	}); err != nil {
 		return result{}, fmt.Errorf("register: %w", err)
@@ -619,7 +619,7 @@ func (s *simulation) start(ctx context.Context, wf string, count bool) {
 	e := s.engines[rand.IntN(len(s.engines))]
 	var id string
 	err := s.retry(ctx, func() error {
-		res, err := e.StartRun(ctx, engine.StartRequest{Workflow: wf, IdempotencyKey: ""})
+		res, err := e.StartRun(ctx, cairn.StartRequest{Workflow: wf, IdempotencyKey: ""})
 		if err == nil {
 			id = res.Run.ID
 		}
@@ -647,17 +647,17 @@ func (s *simulation) start(ctx context.Context, wf string, count bool) {
 func (s *simulation) worker(ctx context.Context, e *engine.Engine, id string, wfs []cairn.Workflow) {
 	for ctx.Err() == nil { // a worker keeps trying to register, as the SDK does
 		if s.retry(ctx, func() error {
-			_, err := e.Register(ctx, engine.RegisterRequest{WorkerID: id, Workflows: wfs})
+			_, err := e.Register(ctx, cairn.RegisterRequest{WorkerID: id, Workflows: wfs})
 			return err
 		}) == nil {
 			break
 		}
 	}
-	var next []engine.Lease
+	var next []cairn.Lease
 	fails := 0
 	for ctx.Err() == nil {
 		if len(next) == 0 {
-			ls, err := e.Claim(ctx, engine.ClaimRequest{WorkerID: id, Max: 1, WaitMs: 20000})
+			ls, err := e.Claim(ctx, cairn.ClaimRequest{WorkerID: id, Max: 1, WaitMs: 20000})
 			if err != nil { // back off as the SDK does: 100 ms doubling to 5 s, jittered
 				back := min(100*time.Millisecond<<min(fails, 6), 5*time.Second)
 				fails++
@@ -670,10 +670,10 @@ func (s *simulation) worker(ctx context.Context, e *engine.Engine, id string, wf
 		}
 		l := next[0]
 		next = next[1:]
-		var ended *engine.Ended
+		var ended *cairn.Ended
 		err := s.retry(ctx, func() error {
 			var err error
-			ended, err = e.Complete(ctx, l.ID, engine.CompleteRequest{Output: json.RawMessage(`1`), ClaimNext: &engine.ClaimNext{Max: 1}})
+			ended, err = e.Complete(ctx, l.ID, cairn.CompleteRequest{Output: json.RawMessage(`1`), ClaimNext: &cairn.ClaimNext{Max: 1}})
 			return err
 		})
 		if err != nil {

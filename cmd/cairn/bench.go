@@ -249,7 +249,7 @@ func runBench(ctx context.Context, store *blob.Bucket, counts *counting.Counts, 
 	start := time.Now()
 	ids := make([]string, runs)
 	for i := range runs {
-		r, err := e.StartRun(ctx, engine.StartRequest{Workflow: wf.Name, Version: wf.Version})
+		r, err := e.StartRun(ctx, cairn.StartRequest{Workflow: wf.Name, Version: wf.Version})
 		if err != nil {
 			return nil, err
 		}
@@ -291,11 +291,11 @@ func runBench(ctx context.Context, store *blob.Bucket, counts *counting.Counts, 
 // are not per step (the instance's first fallback scan, the worker's
 // sighting) before the counts are reset.
 func primeBench(ctx context.Context, e *engine.Engine, wf cairn.Workflow) error {
-	if _, err := e.Register(ctx, engine.RegisterRequest{WorkerID: "bench", Workflows: []cairn.Workflow{wf}}); err != nil {
+	if _, err := e.Register(ctx, cairn.RegisterRequest{WorkerID: "bench", Workflows: []cairn.Workflow{wf}}); err != nil {
 		return err
 	}
 	// One claim first: the instance's first fallback scan is not per step.
-	if _, err := e.Claim(ctx, engine.ClaimRequest{WorkerID: "bench"}); err != nil {
+	if _, err := e.Claim(ctx, cairn.ClaimRequest{WorkerID: "bench"}); err != nil {
 		return err
 	}
 	e.Settle() // the worker's sighting is per minute, not per step
@@ -317,7 +317,7 @@ type benchLoad struct {
 func (b *benchLoad) work(ctx context.Context, e *engine.Engine) {
 	for b.done.Load() < b.total {
 		t0 := time.Now()
-		ls, err := e.Claim(ctx, engine.ClaimRequest{WorkerID: "bench", Max: 4, WaitMs: 1000})
+		ls, err := e.Claim(ctx, cairn.ClaimRequest{WorkerID: "bench", Max: 4, WaitMs: 1000})
 		if err != nil {
 			b.fail(err)
 			return
@@ -356,7 +356,7 @@ func runBenchStep(ctx context.Context, e *engine.Engine, lease string) error {
 	}
 	var err error
 	for {
-		_, err = e.Complete(ctx, lease, engine.CompleteRequest{Output: json.RawMessage(`null`)})
+		_, err = e.Complete(ctx, lease, cairn.CompleteRequest{Output: json.RawMessage(`null`)})
 		if _, unavailable := err.(*engine.UnavailableError); !unavailable {
 			break
 		}

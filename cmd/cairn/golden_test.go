@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/internal/testutil"
 	"github.com/cairn-dev/cairn/sdk"
@@ -288,7 +289,7 @@ func TestGolden(t *testing.T) {
 // register registers definitions as a worker, with one call of the API.
 func register(t *testing.T, server, worker string, defs ...*sdk.WorkflowDef) {
 	t.Helper()
-	req := engine.RegisterRequest{WorkerID: worker}
+	req := cairn.RegisterRequest{WorkerID: worker}
 	for _, d := range defs {
 		w, err := d.Definition()
 		if err != nil {

@@ -308,13 +308,13 @@ func TestReaperVisitsOwnWakesBetweenPasses(t *testing.T) {
 		return st.Passes > 0, fmt.Sprintf("stats %+v", st)
 	})
 	wf := cairn.Workflow{Name: "nap", Version: "1", Steps: []cairn.Step{{ID: "t"}, {ID: "z", Kind: cairn.KindSleep, Duration: cairn.Duration(300 * time.Millisecond), After: []string{"t"}}}}
-	if _, err := e.Register(ctx, engine.RegisterRequest{WorkerID: "w", Workflows: []cairn.Workflow{wf}}); err != nil {
+	if _, err := e.Register(ctx, cairn.RegisterRequest{WorkerID: "w", Workflows: []cairn.Workflow{wf}}); err != nil {
 		t.Fatal(err)
 	}
 	const runs = 8
 	ids := make([]string, runs)
 	for i := range ids {
-		res, err := e.StartRun(ctx, engine.StartRequest{Workflow: "nap"})
+		res, err := e.StartRun(ctx, cairn.StartRequest{Workflow: "nap"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -323,14 +323,14 @@ func TestReaperVisitsOwnWakesBetweenPasses(t *testing.T) {
 	ended := make(chan time.Duration, runs)
 	for range runs {
 		go func() {
-			ls, err := e.Claim(ctx, engine.ClaimRequest{WorkerID: "w", WaitMs: 5000})
+			ls, err := e.Claim(ctx, cairn.ClaimRequest{WorkerID: "w", WaitMs: 5000})
 			if err != nil || len(ls) != 1 {
 				t.Errorf("claim: %v %d", err, len(ls))
 				ended <- -1
 				return
 			}
 			at := time.Now()
-			if _, err := e.Complete(ctx, ls[0].ID, engine.CompleteRequest{}); err != nil {
+			if _, err := e.Complete(ctx, ls[0].ID, cairn.CompleteRequest{}); err != nil {
 				t.Errorf("complete: %v", err)
 			}
 			got, err := e.AwaitRun(ctx, ls[0].Run, 5*time.Second)

@@ -174,6 +174,11 @@ func (e *Engine) childEnded(ctx context.Context, c *runRecord) error {
 	if p == nil || !c.Status.Terminal() {
 		return nil
 	}
+	if c.Status == cairn.RunCompleted {
+		if err := e.adoptPayload(ctx, c.ID, p.Run, c.Output); err != nil {
+			return err
+		}
+	}
 	if p.Op != "" { // a function's invoke (function.go)
 		if c.IdempotencyKey != invokeKey(p.Run, p.Step, p.Op) {
 			return nil

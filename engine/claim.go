@@ -13,6 +13,7 @@ import (
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/blob"
 	"github.com/cairn-dev/cairn/engine/internal/keys"
+	"github.com/cairn-dev/cairn/engine/internal/par"
 	"github.com/cairn-dev/cairn/engine/internal/render"
 	"github.com/cairn-dev/cairn/engine/internal/scan"
 	"github.com/cairn-dev/cairn/engine/internal/throttle"
@@ -38,9 +39,9 @@ func (e *Engine) Claim(ctx context.Context, req cairn.ClaimRequest) ([]cairn.Lea
 	e.seen(w.Rec.ID)
 	max := min(100, max(1, req.Max))
 	deadline := e.holdUntil(ctx, min(time.Duration(req.WaitMs)*time.Millisecond, e.ClaimHold()))
-	skip := &skipSet{} // hints this claim cannot use (read by the hub's goroutines: see skipSet)
+	skip := &par.Set[string]{} // hints this claim cannot use: read by whichever goroutine adds a hint to the hub (a plain map was a concurrent read and write, which kills the process)
 	match := func(h notify.Hint) bool {
-		return w.Served[workflowID{Name: h.Workflow, Version: h.Version}] && (req.Run == "" || h.Run == req.Run) && !skip.has(h.Key())
+		return w.Served[workflowID{Name: h.Workflow, Version: h.Version}] && (req.Run == "" || h.Run == req.Run) && !skip.Has(h.Key())
 	}
 	wake, stop := e.hub.Wait(match)
 	defer stop()
@@ -269,7 +270,7 @@ func (e *Engine) fallbackScan(ctx context.Context) int {
 				key := e.keys.LeaseOf(r.Layout, r.ID, id, st.Attempt)
 				// A lease of an unsettled create of ours is held by nobody:
 				// a claim takes it over (claimOne).
-				if _, err := e.store.Stat(ctx, key); isNotFound(err) || err == nil && e.unsettled.has(key) {
+				if _, err := e.store.Stat(ctx, key); isNotFound(err) || err == nil && e.unsettled.Has(key) {
 					h.Priority = e.priorityOf(ctx, r, id)
 					e.hub.Add(h)
 					mu.Lock()
@@ -321,7 +322,7 @@ const (
 // tryClaim turns hints into leases: per run, one read of the run record,
 // then one create-only write per attempt. A hint that is stale is
 // dropped; one this claim cannot use yet is put back.
-func (e *Engine) tryClaim(ctx context.Context, w cachedWorker, hints []notify.Hint, max int, skip *skipSet, scoped string) (_ []cairn.Lease, storeFailed bool, _ error) {
+func (e *Engine) tryClaim(ctx context.Context, w cachedWorker, hints []notify.Hint, max int, skip *par.Set[string], scoped string) (_ []cairn.Lease, storeFailed bool, _ error) {
 	byRun := map[string][]notify.Hint{}
 	var order []string
 	for _, h := range hints {
@@ -375,7 +376,7 @@ func (e *Engine) tryClaim(ctx context.Context, w cachedWorker, hints []notify.Hi
 				continue
 			}
 			if g.back != nil {
-				skip.add(g.back.Key())
+				skip.Add(g.back.Key())
 				putBack = append(putBack, *g.back)
 			}
 			if g.l != nil {
@@ -584,7 +585,7 @@ func (e *Engine) claimInput(ctx context.Context, r *runRecord, d *definition, s 
 func (e *Engine) createLease(ctx context.Context, key string, l *leaseRecord, now time.Time) (blob.Version, error) {
 	ver, err := e.store.Create(ctx, key, mustJSON(l))
 	e.admit.wrote(now, err)
-	lost := e.unsettled.nonces(key) // earlier creates of this attempt here whose outcome is unknown
+	lost := e.unsettled.Get(key) // earlier creates of this attempt here whose outcome is unknown
 	if err != nil && (!errors.Is(err, blob.ErrPreconditionFailed) || errors.Is(err, blob.ErrRetriedWrite) || len(lost) > 0) {
 		got, gver, rerr := readJSON[leaseRecord](ctx, e.store, key)
 		switch {
@@ -592,7 +593,7 @@ func (e *Engine) createLease(ctx context.Context, key string, l *leaseRecord, no
 			if !errors.Is(err, blob.ErrPreconditionFailed) {
 				// Still unknown: the next claim of this attempt (the hint
 				// goes back to the hub) decides it.
-				e.unsettled.add(key, l.Nonce)
+				e.unsettled.Add(key, l.Nonce)
 			}
 		case got.Nonce == l.Nonce:
 			err, ver = nil, "" // ours, but its version unknown: not cached
@@ -600,13 +601,13 @@ func (e *Engine) createLease(ctx context.Context, key string, l *leaseRecord, no
 			// An earlier create of ours landed and was never handed out:
 			// take it over (a swap: a fence or another takeover wins).
 			if ver, err = e.store.Swap(ctx, key, mustJSON(l), gver); err != nil && !errors.Is(err, blob.ErrPreconditionFailed) {
-				e.unsettled.add(key, l.Nonce) // this swap's outcome is unknown in turn
+				e.unsettled.Add(key, l.Nonce) // this swap's outcome is unknown in turn
 			}
 		default:
 			err = blob.ErrPreconditionFailed
 		}
 		if rerr == nil && (err == nil || !slices.Contains(lost, got.Nonce)) {
-			e.unsettled.drop(key) // settled: ours now, or another claim's
+			e.unsettled.Drop(key) // settled: ours now, or another claim's
 		}
 	}
 	return ver, err
@@ -625,41 +626,4 @@ func (e *Engine) failRender(ctx context.Context, run string, d *definition, step
 	if err != nil {
 		e.log.Warn("recording a render error failed", "run", run, "step", step, "err", err)
 	}
-}
-
-// unsettledLeases are lease creates of this instance whose outcome it
-// could not learn (the write failed without an answer and reading the
-// lease back failed too), by lease key: the nonces written. Such a lease,
-// if it landed, is held by nobody; the next claim of the attempt that
-// meets it takes it over instead of taking it for another claim's.
-type unsettledLeases struct {
-	mu sync.Mutex
-	m  map[string][]string
-}
-
-func (u *unsettledLeases) add(key, nonce string) {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	if u.m == nil {
-		u.m = map[string][]string{}
-	}
-	u.m[key] = append(u.m[key], nonce)
-}
-
-func (u *unsettledLeases) nonces(key string) []string {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	return slices.Clone(u.m[key])
-}
-
-func (u *unsettledLeases) has(key string) bool {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	return len(u.m[key]) > 0
-}
-
-func (u *unsettledLeases) drop(key string) {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	delete(u.m, key)
 }

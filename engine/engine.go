@@ -9,6 +9,7 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -18,11 +19,13 @@ import (
 
 	"github.com/cairn-dev/cairn/blob"
 	bulk "github.com/cairn-dev/cairn/engine/internal/batch"
+	"github.com/cairn-dev/cairn/engine/internal/cache"
 	"github.com/cairn-dev/cairn/engine/internal/commit"
 	"github.com/cairn-dev/cairn/engine/internal/errs"
 	"github.com/cairn-dev/cairn/engine/internal/hub"
 	"github.com/cairn-dev/cairn/engine/internal/keys"
 	"github.com/cairn-dev/cairn/engine/internal/object"
+	"github.com/cairn-dev/cairn/engine/internal/par"
 	"github.com/cairn-dev/cairn/engine/internal/payload"
 	"github.com/cairn-dev/cairn/engine/internal/render"
 	"github.com/cairn-dev/cairn/engine/internal/retention"
@@ -253,9 +256,9 @@ type Engine struct {
 	reads singleflight.Group // claims' run-record reads in flight (runstore.go)
 	// unsettled are this instance's lease creates whose outcome it could
 	// not learn (claim.go).
-	unsettled unsettledLeases
+	unsettled par.Lists[string, string]
 	// startRetry bounds the retries starts make themselves (runs.go).
-	startRetry retryBudget
+	startRetry throttle.Budget
 	// admit sheds starts while the store refuses writes (admission.go).
 	admit *admission
 
@@ -275,7 +278,7 @@ type Engine struct {
 
 	// payloads caches payload objects (immutable, by content hash).
 	payloads *payload.Store
-	items    *itemsCache // decoded map items objects (mapstep.go)
+	items    *cache.Cache[string, []json.RawMessage] // decoded map items objects (mapstep.go)
 	// flows runs the work a commit asks of its instance (collect a map,
 	// start a child, apply a child's end): not waited for by Settle,
 	// whose lock such work would need.
@@ -300,7 +303,7 @@ func New(store *blob.Bucket, cfg Config) (*Engine, error) {
 	e.hub = hub.New(cfg.Now, cfg.PriorityAging, func(n int) { cfg.Telemetry.Dropped("hint", "evicted", n) }) // see telemetry.go
 	e.watch = watch.New[runRecord]()
 	e.defs = e.newCatalog()
-	e.items = newItemsCache()
+	e.items = cache.New[string, []json.RawMessage](mapCacheEntries)
 	e.workers = workers.New(store, e.keys, e.now, e.log, &e.background)
 	e.scan = scan.Lister{Bucket: store, Keys: e.keys}
 	e.schedules, e.batches = newSchedules(e), newBatches(e)

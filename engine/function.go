@@ -61,6 +61,9 @@ func (e *Engine) Checkpoint(ctx context.Context, id string, req cairn.Checkpoint
 	if err != nil {
 		return nil, err
 	}
+	if err := e.externalizeOps(ctx, tok.Run, req.Operations); err != nil {
+		return nil, err
+	}
 	d, err := e.definition(ctx, l.Workflow, l.Version)
 	if err != nil {
 		return nil, err
@@ -100,8 +103,8 @@ func (e *Engine) Checkpoint(ctx context.Context, id string, req cairn.Checkpoint
 		// run's end is found again by its key).
 		st.Wait = nil
 		if sp := req.Suspend; sp != nil {
-			if err := suspendable(st.Ops, sp); err != nil {
-				return answer{}, err
+			if want := suspendKind(sp); sp.Op != "" && !history.Holds(st.Ops, sp.Op, want) {
+				return answer{}, cairn.ValidationError{{Field: "body.suspend.op", Message: fmt.Sprintf("the history holds no %s operation %q", want, sp.Op)}}
 			}
 			e.suspendFor(r, d, l, sp, fx)
 		}
@@ -118,36 +121,19 @@ func (e *Engine) Checkpoint(ctx context.Context, id string, req cairn.Checkpoint
 }
 
 // historyLimits bounds a function step's history, which the run record
-// holds inline: a result at most what a record keeps inline (a larger
-// one belongs in the user's own store, referred to by key), all of them
-// at most half the record's limit.
+// holds: a result at most one payload (a larger one than the record keeps
+// inline is a payload of the run by then, externalizeOps), all of them,
+// as the record holds them, at most half the record's limit.
 func (e *Engine) historyLimits() history.Limits {
-	result := e.cfg.MaxOutputBytes
-	if e.cfg.PayloadInlineMax > 0 {
-		result = min(result, e.cfg.PayloadInlineMax)
-	}
-	return history.Limits{Operations: cairn.MaxOperations, ResultBytes: result, Bytes: e.cfg.MaxRunRecordBytes / 2}
+	return history.Limits{Operations: cairn.MaxOperations, ResultBytes: e.cfg.MaxOutputBytes, Bytes: e.cfg.MaxRunRecordBytes / 2}
 }
 
-// suspendable checks that the operation a suspension waits for is one
-// the history holds as started, of the kind the suspension says.
-func suspendable(hist []cairn.Operation, sp *cairn.Suspension) error {
-	if sp.Op == "" {
-		return nil
-	}
-	want := cairn.OpWait
+// suspendKind is the kind of operation a suspension waits for.
+func suspendKind(sp *cairn.Suspension) cairn.OperationKind {
 	if sp.Invoke != nil {
-		want = cairn.OpInvoke
+		return cairn.OpInvoke
 	}
-	for i := len(hist) - 1; i >= 0; i-- {
-		if op := hist[i]; op.ID == sp.Op {
-			if op.Kind != want {
-				break
-			}
-			return nil
-		}
-	}
-	return cairn.ValidationError{{Field: "body.suspend.op", Message: fmt.Sprintf("the history holds no %s operation %q", want, sp.Op)}}
+	return cairn.OpWait
 }
 
 // suspendFor ends the attempt of lease l as sp says: until a time, or

@@ -57,9 +57,8 @@ func TestFunctionCheckpointSuspendResume(t *testing.T) {
 		wantField(t, err, "body.operations[0].seq") // a gap
 		_, err = e.Checkpoint(ctx, l1.ID, cairn.CheckpointRequest{Operations: []cairn.Operation{op(1, cairn.OpStep, "/other#0", "1")}})
 		wantField(t, err, "body.operations[0].seq") // another operation where the history has one
-		big := `"` + strings.Repeat("x", DefaultPayloadInlineMax) + `"`
-		_, err = e.Checkpoint(ctx, l1.ID, cairn.CheckpointRequest{Operations: []cairn.Operation{op(2, cairn.OpStep, "/big#0", big)}})
-		wantField(t, err, "body.operations[0].result") // over what a run record keeps inline
+		_, err = e.Checkpoint(ctx, l1.ID, cairn.CheckpointRequest{Operations: []cairn.Operation{op(2, cairn.OpStep, "/bad#0", `{"x":`)}})
+		wantField(t, err, "body.operations[0].result") // not JSON
 
 		until := h.clk.Now().Add(time.Hour)
 		sleep := cairn.Operation{ID: "/nap#0", Seq: 2, Kind: cairn.OpSleep, Status: cairn.OpCompleted, WakeAt: &until}
@@ -293,6 +292,78 @@ func TestFunctionInvokesARun(t *testing.T) {
 		t.Fatal(err)
 	}
 	awaitRun(t, e, child.Run, "cancelled with its parent", func(r *cairn.Run) bool { return r.Status == cairn.RunCancelled })
+}
+
+// A result too large for the run record is stored as a payload of the
+// run and recorded by reference, which the next attempt's worker reads
+// through its lease; one over the payload limit is refused naming it. An
+// invoked run's large output, and a child step's, become payloads of the
+// parent (they were the child's); a rerun resumes the history with its
+// own copies.
+func TestFunctionLargeResultsByReference(t *testing.T) {
+	cfg := Config{MaxOutputBytes: 256 << 10}
+	h := newHarness(t, withConfig(cfg), withWorkflows("w1", fnWorkflow("fn"), single("dag", cairn.Step{ID: "only"}),
+		cairn.Workflow{Name: "parent", Version: "1", Steps: []cairn.Step{{ID: "kid", Kind: cairn.KindChild, Workflow: "dag"}, {ID: "use", After: []string{"kid"}}}}))
+	ctx, e := h.ctx, h.e
+	big := func(c string) string { return `"` + strings.Repeat(c, DefaultPayloadInlineMax+10) + `"` }
+	readRef := func(l cairn.Lease, raw json.RawMessage, want string) {
+		t.Helper()
+		ref, ok := asRef(raw)
+		if !ok {
+			t.Fatalf("recorded %d bytes inline, want a reference", len(raw))
+		}
+		got, err := e.LeasePayload(ctx, l.ID, ref.SHA256)
+		if err != nil || string(got) != want {
+			t.Fatalf("the reference's payload through the lease: %d bytes, %v", len(got), err)
+		}
+	}
+	run := h.start("fn", "")
+	l := h.claim("w1")
+	huge := `"` + strings.Repeat("x", cfg.MaxOutputBytes) + `"`
+	_, err := e.Checkpoint(ctx, l.ID, cairn.CheckpointRequest{Operations: []cairn.Operation{op(0, cairn.OpStep, "/huge#0", huge)}})
+	wantField(t, err, "body.operations[0].result") // over one payload's limit
+	started := cairn.Operation{ID: "/kid#0", Seq: 1, Kind: cairn.OpInvoke, Status: cairn.OpStarted}
+	sp := &cairn.Suspension{Op: "/kid#0", Invoke: &cairn.Invocation{Workflow: "dag"}}
+	if _, err := e.Checkpoint(ctx, l.ID, cairn.CheckpointRequest{Operations: []cairn.Operation{op(0, cairn.OpStep, "/a#0", big("a")), started}, Suspend: sp}); err != nil {
+		t.Fatal(err)
+	}
+	e.Settle()
+	child := h.claim("w1")
+	h.complete(child.ID, big("k"))
+	e.Settle()
+	l = h.claim("w1")
+	if l.Run != run || len(l.History) != 3 {
+		t.Fatalf("after the invoked run: %+v", l)
+	}
+	readRef(l, l.History[0].Result, big("a"))
+	readRef(l, l.History[2].Result, big("k")) // was the child's payload
+
+	// A failed function's rerun resumes its history with its own copies.
+	if _, err := e.Fail(ctx, l.ID, cairn.FailRequest{Error: cairn.ErrorInfo{Class: cairn.ClassFatal, Message: "stop"}}); err != nil {
+		t.Fatal(err)
+	}
+	again, err := e.RerunRun(ctx, run, cairn.RerunRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l = h.claim("w1")
+	if l.Run != again.Run.ID || len(l.History) != 3 {
+		t.Fatalf("the rerun's lease: %+v", l)
+	}
+	readRef(l, l.History[0].Result, big("a"))
+	h.complete(l.ID, `"done"`)
+
+	// A DAG's child step: the next step's input holds the child's output.
+	prun := h.start("parent", "")
+	e.Settle()
+	child = h.claim("w1")
+	h.complete(child.ID, big("p"))
+	e.Settle()
+	use := h.claim("w1")
+	if use.Run != prun || use.Step != "use" {
+		t.Fatalf("the step after the child: %+v", use)
+	}
+	readRef(use, use.Steps["kid"], big("p"))
 }
 
 // What each operation of a function costs in store requests, on the

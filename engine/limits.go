@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/cairn-dev/cairn"
@@ -205,31 +204,6 @@ func (e *Engine) attemptEnded(ctx context.Context, l *leaseRecord, err error) {
 		}
 	}
 	e.releaseSlots(ctx, l)
-}
-
-// skipSet is the set of hints one claim cannot use. The claim's match
-// function reads it from whichever goroutine adds a hint to the hub (a
-// put-back, a freed slot, the bus), while the claim adds to it: so it is
-// guarded. (A plain map here was a concurrent map read and write, which
-// kills the process; parked hints made it frequent.)
-type skipSet struct {
-	mu sync.Mutex
-	m  map[string]bool
-}
-
-func (s *skipSet) has(k string) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.m[k]
-}
-
-func (s *skipSet) add(k string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.m == nil {
-		s.m = map[string]bool{}
-	}
-	s.m[k] = true
 }
 
 // leaseKeyOfRun is where a lease of run is created: in the run's key

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -14,7 +15,6 @@ import (
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/blob"
-	"github.com/cairn-dev/cairn/engine/internal/cache"
 	"github.com/cairn-dev/cairn/engine/internal/keys"
 	"github.com/cairn-dev/cairn/engine/internal/par"
 	"github.com/cairn-dev/cairn/engine/internal/render"
@@ -346,7 +346,7 @@ func (e *Engine) collectMap(ctx context.Context, run string, d *definition, step
 	_, err = mutate(ctx, e.commits, run, func(r *runRecord, fx *effects) (struct{}, error) {
 		st := r.Steps[step]
 		if r.Status.Terminal() || st == nil || st.Status != cairn.StepMapping || st.Map == nil || !st.Map.Collect ||
-			!equalStrings(st.Map.Shards, shards) {
+			!slices.Equal(st.Map.Shards, shards) {
 			return struct{}{}, nil
 		}
 		if tooLarge != nil {
@@ -360,56 +360,25 @@ func (e *Engine) collectMap(ctx context.Context, run string, d *definition, step
 	return err
 }
 
-func equalStrings(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
 // mapItem returns element i of a map step's items (from the instance's
-// cache of items objects, which are immutable).
+// cache of decoded items objects, which are immutable: first in, first
+// out, through Peek and Add only).
 func (e *Engine) mapItem(ctx context.Context, key string, i int) (json.RawMessage, error) {
-	items, err := e.mapItemsCache().get(ctx, e.store, key)
-	if err != nil {
-		return nil, err
+	items, ok := e.items.Peek(key)
+	if !ok {
+		o, err := e.store.Get(ctx, key)
+		if err != nil {
+			return nil, err
+		}
+		if err := json.Unmarshal(o.Data, &items); err != nil {
+			return nil, fmt.Errorf("items object %s: %w", key, err)
+		}
+		e.items.Add(key, items)
 	}
 	if i < 0 || i >= len(items) {
 		return nil, fmt.Errorf("map item %d: the items object has %d", i, len(items))
 	}
 	return items[i], nil
-}
-
-// itemsCache keeps decoded items objects by key (oldest out).
-type itemsCache struct {
-	fifo *cache.Cache[string, []json.RawMessage] // through Peek and Add only: first in, first out
-}
-
-func newItemsCache() *itemsCache {
-	return &itemsCache{fifo: cache.New[string, []json.RawMessage](mapCacheEntries)}
-}
-
-func (e *Engine) mapItemsCache() *itemsCache { return e.items }
-
-func (c *itemsCache) get(ctx context.Context, b *blob.Bucket, key string) ([]json.RawMessage, error) {
-	if items, ok := c.fifo.Peek(key); ok {
-		return items, nil
-	}
-	o, err := b.Get(ctx, key)
-	if err != nil {
-		return nil, err
-	}
-	var items []json.RawMessage
-	if err := json.Unmarshal(o.Data, &items); err != nil {
-		return nil, fmt.Errorf("items object %s: %w", key, err)
-	}
-	c.fifo.Add(key, items)
-	return items, nil
 }
 
 // mapProgress is a map step's progress for views.

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/blob"
 	bulk "github.com/cairn-dev/cairn/engine/internal/batch"
@@ -251,9 +253,11 @@ func (e *Engine) checkLeases(ctx context.Context, r *runRecord, d *definition, n
 	// Lost leases are fenced and recovered concurrently (each recovery is
 	// a commit of the run: concurrent ones share group commits), so a wide
 	// fan-out's lost leases come back in a few commits, not one each.
-	rec := recoveries{sem: make(chan struct{}, reaperLeaseReads)}
+	var rec errgroup.Group
+	rec.SetLimit(reaperLeaseReads)
+	var mu sync.Mutex // guards stats
 	defer func() {
-		rec.wg.Wait()
+		_ = rec.Wait()
 		if len(unclaimed) > 0 {
 			e.announce(unclaimed)
 			stats.Announced += len(unclaimed)
@@ -286,10 +290,9 @@ func (e *Engine) checkLeases(ctx context.Context, r *runRecord, d *definition, n
 			}
 			continue
 		}
-		rec.start(func() error { return e.reclaim(ctx, r, d, l, rd.ver, why, stats, &rec.mu) })
+		rec.Go(func() error { return e.reclaim(ctx, r, d, l, rd.ver, why, stats, &mu) })
 	}
-	rec.wg.Wait()
-	return wake, rec.err
+	return wake, rec.Wait()
 }
 
 // leaseRead is one ready attempt's lease as checkLeases read it.
@@ -379,30 +382,6 @@ func (e *Engine) reclaim(ctx context.Context, r *runRecord, d *definition, l *le
 	mu.Unlock()
 	e.releaseSlots(ctx, l) // the attempt is over (limits.go)
 	return nil
-}
-
-// recoveries runs reclaims at most cap(sem) at once and keeps the first
-// error.
-type recoveries struct {
-	sem chan struct{}
-	wg  sync.WaitGroup
-	mu  sync.Mutex
-	err error
-}
-
-func (rc *recoveries) start(f func() error) {
-	rc.wg.Add(1)
-	rc.sem <- struct{}{}
-	go func() {
-		defer func() { <-rc.sem; rc.wg.Done() }()
-		if err := f(); err != nil {
-			rc.mu.Lock()
-			if rc.err == nil {
-				rc.err = err
-			}
-			rc.mu.Unlock()
-		}
-	}()
 }
 
 // recoverAttempt applies a reclaimed lease to the run: see

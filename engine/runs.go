@@ -6,10 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	mrand "math/rand/v2"
 	"slices"
 	"sort"
-	"sync"
 	"time"
 
 	"github.com/oklog/ulid/v2"
@@ -19,6 +17,7 @@ import (
 	"github.com/cairn-dev/cairn/blob"
 	"github.com/cairn-dev/cairn/engine/internal/keys"
 	"github.com/cairn-dev/cairn/engine/internal/list"
+	"github.com/cairn-dev/cairn/engine/internal/throttle"
 	"github.com/cairn-dev/cairn/telemetry"
 )
 
@@ -225,7 +224,7 @@ func (e *Engine) createRun(ctx context.Context, r *runRecord, fx *effects, keyed
 		return err
 	})
 	if err == nil && !retriedTimer && !retriedCreate {
-		e.startRetry.earn()
+		e.startRetry.Earn()
 	}
 	if err != nil && blob.IsRetryable(err) && timerKey != "" && !keyed {
 		// Refused: nothing was written, and the id is this request's
@@ -259,58 +258,12 @@ const startRetries = 3
 // startRetryBase is the first retry's backoff (a variable for tests).
 var startRetryBase = 100 * time.Millisecond
 
-// retryBudget bounds a start's own retries so that they absorb a burst of
-// refusals without multiplying the load of a store that stays overloaded
-// (the client retries too): a retry spends a token, a start whose writes
-// all succeeded first time earns a tenth of one, up to retryBudgetMax. So
-// under sustained throttling about one start in ten retries here, and the
-// rest are left to the client's backoff (as the AWS SDKs' retry quota
-// does).
-type retryBudget struct {
-	mu sync.Mutex
-	// spent is the tenths of a retry spent and not yet earned back
-	// (exact, unlike a float): the zero value is a full budget.
-	spent int
-}
-
-const retryBudgetMax = 100
-
-func (b *retryBudget) take() bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.spent > (retryBudgetMax-1)*10 {
-		return false
-	}
-	b.spent += 10
-	return true
-}
-
-func (b *retryBudget) earn() {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.spent = max(b.spent-1, 0)
-}
-
-// retryRefused calls f until it succeeds, fails with anything but a
-// refusal after which nothing was written (blob.IsRetryable), has been
-// retried startRetries times, or the budget is spent, backing off between
-// tries. It reports whether it retried.
-func retryRefused(ctx context.Context, budget *retryBudget, f func() error) (bool, error) {
-	err := f()
-	retried := false
-	for attempt := 0; attempt < startRetries && err != nil && blob.IsRetryable(err) && budget.take(); attempt++ {
-		retried = true
-		d := startRetryBase << attempt
-		t := time.NewTimer(d + mrand.N(d))
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
-			return retried, err
-		}
-		err = f()
-	}
-	return retried, err
+// retryRefused calls f until it succeeds or fails for good, retrying a
+// refusal after which nothing was written (blob.IsRetryable) up to
+// startRetries times while the instance's budget lasts. It reports whether
+// it retried.
+func retryRefused(ctx context.Context, budget *throttle.Budget, f func() error) (bool, error) {
+	return throttle.Retry(ctx, budget, startRetries, startRetryBase, blob.IsRetryable, f)
 }
 
 // view is the API's view of a run record: steps in definition order (by

@@ -4,10 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"sync"
 
 	"github.com/cairn-dev/cairn/blob"
 	"github.com/cairn-dev/cairn/engine/internal/keys"
+	"github.com/cairn-dev/cairn/engine/internal/par"
 	"github.com/cairn-dev/cairn/notify"
 )
 
@@ -153,42 +153,8 @@ func (e *Engine) readRunCaching(ctx context.Context, run string) (*runRecord, er
 
 // runMemo reads each run record at most once, for the leases of one
 // heartbeat call.
-type runMemo struct {
-	e  *Engine
-	mu sync.Mutex
-	m  map[string]*runRead
-}
+type runMemo = par.Memo[string, *runRecord]
 
-type runRead struct {
-	done chan struct{}
-	r    *runRecord
-	err  error
-}
-
-func newRunMemo(e *Engine) *runMemo { return &runMemo{e: e, m: map[string]*runRead{}} }
-
-// prefetch starts reading run unless a read is under way or done.
-func (m *runMemo) prefetch(ctx context.Context, run string) *runRead {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if rr, ok := m.m[run]; ok {
-		return rr
-	}
-	rr := &runRead{done: make(chan struct{})}
-	m.m[run] = rr
-	go func() {
-		defer close(rr.done)
-		rr.r, rr.err = m.e.readRun(ctx, run)
-	}()
-	return rr
-}
-
-func (m *runMemo) get(ctx context.Context, run string) (*runRecord, error) {
-	rr := m.prefetch(ctx, run)
-	select {
-	case <-rr.done:
-		return rr.r, rr.err
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
+func newRunMemo(ctx context.Context, e *Engine) *runMemo {
+	return par.NewMemo(func(run string) (*runRecord, error) { return e.readRun(ctx, run) })
 }

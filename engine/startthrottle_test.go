@@ -128,8 +128,8 @@ func TestStartRetryBudget(t *testing.T) {
 			t.Fatal("a refused start succeeded")
 		}
 	}
-	if got := counts.Snapshot().Create; got != starts+retryBudgetMax {
-		t.Fatalf("%d refused starts made %d creates, want one each and %d retries (the budget)", starts, got, retryBudgetMax)
+	if got := counts.Snapshot().Create; got != starts+throttle.BudgetMax {
+		t.Fatalf("%d refused starts made %d creates, want one each and %d retries (the budget)", starts, got, throttle.BudgetMax)
 	}
 	ctl.Clear()
 	for range 20 { // 20 first-time successes earn 2 retries

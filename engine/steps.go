@@ -251,16 +251,16 @@ func (e *Engine) Heartbeat(ctx context.Context, id string) (*cairn.LeaseStatus, 
 	if err != nil {
 		return nil, err
 	}
-	return e.heartbeat(ctx, tok, newRunMemo(e))
+	return e.heartbeat(ctx, tok, newRunMemo(ctx, e))
 }
 
 // heartbeat is Heartbeat with the run record read through runs, started
 // before the lease is read, so the two reads overlap and a batch reads
 // each run once.
 func (e *Engine) heartbeat(ctx context.Context, tok leaseToken, runs *runMemo) (*cairn.LeaseStatus, error) {
-	runs.prefetch(ctx, tok.Run)
+	runs.Start(tok.Run)
 	l, err := e.updateLease(ctx, tok, func(tok leaseToken, l *leaseRecord) (bool, error) {
-		r, err := runs.get(ctx, l.Run)
+		r, err := runs.Get(ctx, l.Run)
 		if err != nil {
 			return false, err
 		}
@@ -523,7 +523,7 @@ const heartbeatParallel = 100
 // in the server's log.
 func (e *Engine) HeartbeatMany(ctx context.Context, ids []string) []cairn.HeartbeatResult {
 	out := make([]cairn.HeartbeatResult, len(ids))
-	runs := newRunMemo(e)
+	runs := newRunMemo(ctx, e)
 	par.Each(heartbeatParallel, len(ids), func(i int) {
 		id := ids[i]
 		out[i].Lease = id

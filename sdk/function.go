@@ -325,8 +325,12 @@ func Step[T any](fc *Durable, name string, fn func(ctx context.Context) (T, erro
 		last := recs[len(recs)-1]
 		switch cairn.OperationStatus(last.Status) {
 		case cairn.OpCompleted:
+			raw, err := fc.resolve(last.Result) // a large result is stored by reference
+			if err != nil {
+				return zero, err
+			}
 			var v T
-			if err := decodeInput(last.Result, &v); err != nil {
+			if err := decodeInput(raw, &v); err != nil {
 				return zero, Fatal(fmt.Errorf("decoding the recorded result of step %q into %T: %w", id, v, err))
 			}
 			return v, nil
@@ -914,8 +918,12 @@ func Invoke[T any](fc *Durable, name string, call Call) (T, error) {
 	case last != nil && last.Status == string(cairn.OpFailed):
 		return zero, opError(last.Error)
 	case last != nil:
+		raw, err := fc.resolve(last.Result)
+		if err != nil {
+			return zero, err
+		}
 		var v T
-		if err := decodeInput(last.Result, &v); err != nil {
+		if err := decodeInput(raw, &v); err != nil {
 			return zero, Fatal(fmt.Errorf("decoding the output of the run invoke %q started into %T: %w", id, v, err))
 		}
 		return v, nil
@@ -927,8 +935,9 @@ func Invoke[T any](fc *Durable, name string, call Call) (T, error) {
 	return zero, fc.suspend(&client.Suspension{Op: &id, Invoke: inv})
 }
 
-// resolve reads a recorded result stored by reference (a large event
-// payload), through the lease.
+// resolve reads a recorded result stored by reference (one too large for
+// the run record: a step's result, an event's payload, an invoked run's
+// output), through the lease.
 func (fc *Durable) resolve(raw json.RawMessage) (json.RawMessage, error) {
 	if fc.sc.payload == nil || !isRef(raw) {
 		return raw, nil

@@ -582,6 +582,42 @@ func TestFunctionGetsALargeEventPayload(t *testing.T) {
 	}
 }
 
+// Results too large for the run record (a step's, an invoked run's
+// output) are stored by reference and reach the replay as their values.
+func TestFunctionLargeResultsReplay(t *testing.T) {
+	e := newEnv(t, fastReap())
+	big := strings.Repeat("y", 100<<10)
+	var bodies atomic.Int32
+	child := Function("bigchild", "1", func(fc *Durable, _ struct{}) (string, error) { return big, nil })
+	wf := Function("bigres", "1", func(fc *Durable, _ struct{}) (int, error) {
+		bodies.Add(1)
+		s, err := Step(fc, "make", func(context.Context) (string, error) { return big, nil })
+		if err != nil {
+			return 0, err
+		}
+		c, err := Invoke[string](fc, "child", Call{Workflow: "bigchild"})
+		if err != nil {
+			return 0, err
+		}
+		if err := fc.Sleep("nap", inlineSleep+time.Second); err != nil {
+			return 0, err
+		}
+		if s != big || c != big {
+			return 0, Fatal(fmt.Errorf("replayed %d and %d bytes, want %d", len(s), len(c), len(big)))
+		}
+		return len(s) + len(c), nil
+	})
+	serve(t, NewWorker(e.client(t), WithLogger(quiet())).Register(wf, child))
+	run := start(t, e.c, "bigres", StartOptions{})
+	r := waitRun(t, e.c, run.ID, 30*time.Second)
+	if r.Status != RunCompleted || string(r.Output) != fmt.Sprint(2*len(big)) {
+		t.Fatalf("run %s %s %+v", r.Status, r.Output, r.Error)
+	}
+	if n := bodies.Load(); n < 3 {
+		t.Fatalf("the body ran %d times, want a replay after the invoke and after the sleep", n)
+	}
+}
+
 // A step that finishes after the drain cut its function off keeps its
 // result: the suspension's checkpoint carries it, and the at_most_once
 // step is not failed as lost on the next attempt.

@@ -130,6 +130,17 @@ func Ended(hist []cairn.Operation, id string) bool {
 	return false
 }
 
+// Holds reports whether the history's last operation id is of kind
+// (the operation a suspension waits for must be).
+func Holds(hist []cairn.Operation, id string, kind cairn.OperationKind) bool {
+	for i := len(hist) - 1; i >= 0; i-- {
+		if hist[i].ID == id {
+			return hist[i].Kind == kind
+		}
+	}
+	return false
+}
+
 // Resumable is the part of a function's history a rerun starts from: the
 // operations before the first one that failed or that started without an
 // outcome (an at_most_once step, a wait, an invoke), so the new run

@@ -1,6 +1,7 @@
 package par
 
 import (
+	"context"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -31,5 +32,51 @@ func TestEach(t *testing.T) {
 	}
 	if most.Load() > n || most.Load() < 2 {
 		t.Fatalf("%d ran at once, want between 2 and %d", most.Load(), n)
+	}
+}
+
+// Set, Lists and Memo are used from many goroutines at once (run with
+// -race): adds are all seen, a memo computes each key once.
+func TestContainers(t *testing.T) {
+	var s Set[int]
+	var l Lists[string, int]
+	var calls atomic.Int32
+	m := NewMemo(func(k int) (int, error) {
+		calls.Add(1)
+		time.Sleep(time.Millisecond) // callers overlap with the computation
+		return k * 2, nil
+	})
+	Each(8, 200, func(i int) {
+		s.Add(i % 50)
+		l.Add("k", i)
+		m.Start(i % 10)
+		if v, err := m.Get(context.Background(), i%10); err != nil || v != i%10*2 {
+			t.Errorf("memo of %d = %d, %v", i%10, v, err)
+		}
+	})
+	for i := range 50 {
+		if !s.Has(i) {
+			t.Fatalf("set lost %d", i)
+		}
+	}
+	if s.Has(50) || l.Has("other") {
+		t.Fatal("set or lists hold what was never added")
+	}
+	if got := l.Get("k"); len(got) != 200 {
+		t.Fatalf("lists hold %d values, want 200", len(got))
+	}
+	if l.Drop("k"); l.Has("k") {
+		t.Fatal("a dropped list is still there")
+	}
+	if n := calls.Load(); n != 10 {
+		t.Fatalf("memo computed %d times for 10 keys", n)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	stop := make(chan struct{})
+	defer close(stop)
+	block := NewMemo(func(int) (int, error) { <-stop; return 0, nil })
+	if _, err := block.Get(ctx, 1); err != context.Canceled {
+		t.Fatalf("Get on an ended context = %v", err)
 	}
 }

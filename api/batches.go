@@ -6,14 +6,14 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
+	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/auth"
-	"github.com/cairn-dev/cairn/engine"
 )
 
 // ---- Batches: bulk cancel and rerun ----
 
 type createBatchInput struct {
-	Body engine.BatchRequest
+	Body cairn.BatchRequest
 }
 
 type batchIDInput struct {
@@ -25,7 +25,7 @@ func (a *API) registerBatchOps() {
 		OperationID: "createBatch", Method: http.MethodPost, Path: "/batches", Tags: []string{"Batches"}, DefaultStatus: http.StatusAccepted,
 		Summary:     "Cancel or rerun every run matching a filter",
 		Description: "Starts a batch job over the runs matching the filter (status, workflow, start time; at least one), newest first: cancel each running one, or rerun each ended one (once, with the idempotency key batch:<id>:<run>). The call does the first page of 100 runs and answers with the batch; the reaper does the rest, 500 runs a pass, and any instance or reaper goes on where a dead one stopped. Follow it with getBatch.",
-	}, auth.ScopeExecute, func(ctx context.Context, in *createBatchInput) (*engine.Batch, error) {
+	}, auth.ScopeExecute, func(ctx context.Context, in *createBatchInput) (*cairn.Batch, error) {
 		return a.engine.StartBatch(ctx, in.Body)
 	})
 	bodyOp(a, huma.Operation{
@@ -33,7 +33,7 @@ func (a *API) registerBatchOps() {
 		Summary:     "Get a batch",
 		Description: "A batch's state (running, done) and counters: runs scanned, matched, applied, skipped, failed.",
 		Errors:      []int{http.StatusNotFound},
-	}, auth.ScopeRead, func(ctx context.Context, in *batchIDInput) (*engine.Batch, error) {
+	}, auth.ScopeRead, func(ctx context.Context, in *batchIDInput) (*cairn.Batch, error) {
 		return a.engine.GetBatch(ctx, in.Batch)
 	})
 }

@@ -6,8 +6,8 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
+	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/auth"
-	"github.com/cairn-dev/cairn/engine"
 )
 
 // ---- Schedules, and deleting one run ----
@@ -17,7 +17,7 @@ type scheduleIDInput struct {
 }
 
 type createScheduleInput struct {
-	Body engine.ScheduleRequest
+	Body cairn.ScheduleRequest
 }
 
 type listSchedulesInput struct {
@@ -27,7 +27,7 @@ type listSchedulesInput struct {
 
 type backfillInput struct {
 	Schedule string `path:"schedule" maxLength:"128" pattern:"^[A-Za-z0-9][A-Za-z0-9_.-]*$" doc:"Schedule id."`
-	Body     engine.BackfillRequest
+	Body     cairn.BackfillRequest
 }
 
 type deleteRunInput struct {
@@ -52,7 +52,7 @@ func (a *API) registerScheduleExecuteOps() {
 		Summary:      "Create a schedule",
 		Description:  "Starts a run of the workflow at every tick of a cron expression in a time zone. The reaper fires due ticks: one run per tick however many reapers run (each tick's run has an idempotency key derived from the schedule and the tick). Ticks missed while no reaper ran fire once (the newest); backfill the others. An id that exists is a 409.",
 		MaxBodyBytes: 2 << 20, Errors: []int{http.StatusConflict},
-	}, auth.ScopeExecute, func(ctx context.Context, in *createScheduleInput) (*engine.Schedule, error) {
+	}, auth.ScopeExecute, func(ctx context.Context, in *createScheduleInput) (*cairn.Schedule, error) {
 		return a.engine.CreateSchedule(ctx, in.Body)
 	})
 	bodyOp(a, huma.Operation{
@@ -60,7 +60,7 @@ func (a *API) registerScheduleExecuteOps() {
 		Summary:     "Pause a schedule",
 		Description: "No tick fires until it is resumed. Pausing a paused schedule changes nothing.",
 		Errors:      []int{http.StatusNotFound},
-	}, auth.ScopeExecute, func(ctx context.Context, in *scheduleIDInput) (*engine.Schedule, error) {
+	}, auth.ScopeExecute, func(ctx context.Context, in *scheduleIDInput) (*cairn.Schedule, error) {
 		return a.engine.PauseSchedule(ctx, in.Schedule)
 	})
 	bodyOp(a, huma.Operation{
@@ -68,7 +68,7 @@ func (a *API) registerScheduleExecuteOps() {
 		Summary:     "Resume a schedule",
 		Description: "Ticks fire again from now on; those that passed while it was paused do not (backfill them).",
 		Errors:      []int{http.StatusNotFound, http.StatusConflict},
-	}, auth.ScopeExecute, func(ctx context.Context, in *scheduleIDInput) (*engine.Schedule, error) {
+	}, auth.ScopeExecute, func(ctx context.Context, in *scheduleIDInput) (*cairn.Schedule, error) {
 		return a.engine.ResumeSchedule(ctx, in.Schedule)
 	})
 	op(a, huma.Operation{
@@ -84,7 +84,7 @@ func (a *API) registerScheduleExecuteOps() {
 		Summary:     "Start the runs of past ticks",
 		Description: "Starts a run for each tick in (from, to], oldest first, at most max (100). A tick that already has its run (it fired, or an earlier backfill) is not started again: it is listed with existed=true. Backfill ignores the overlap policy and a pause.",
 		Errors:      []int{http.StatusNotFound},
-	}, auth.ScopeExecute, func(ctx context.Context, in *backfillInput) (*engine.BackfillResult, error) {
+	}, auth.ScopeExecute, func(ctx context.Context, in *backfillInput) (*cairn.BackfillResult, error) {
 		return a.engine.BackfillSchedule(ctx, in.Schedule, in.Body)
 	})
 }
@@ -96,7 +96,7 @@ func (a *API) registerScheduleReadOps() {
 		OperationID: "listSchedules", Method: http.MethodGet, Path: "/schedules", Tags: []string{"Schedules"},
 		Summary:     "List schedules",
 		Description: "By id, cursor-paginated.",
-	}, auth.ScopeRead, func(ctx context.Context, in *listSchedulesInput) (*engine.SchedulePage, error) {
+	}, auth.ScopeRead, func(ctx context.Context, in *listSchedulesInput) (*cairn.SchedulePage, error) {
 		return a.engine.ListSchedules(ctx, in.Limit, in.Cursor)
 	})
 	bodyOp(a, huma.Operation{
@@ -104,7 +104,7 @@ func (a *API) registerScheduleReadOps() {
 		Summary:     "Get a schedule",
 		Description: "The schedule with its next tick, its newest run and its counters (fired, skipped, missed, failed).",
 		Errors:      []int{http.StatusNotFound},
-	}, auth.ScopeRead, func(ctx context.Context, in *scheduleIDInput) (*engine.Schedule, error) {
+	}, auth.ScopeRead, func(ctx context.Context, in *scheduleIDInput) (*cairn.Schedule, error) {
 		return a.engine.GetSchedule(ctx, in.Schedule)
 	})
 }

@@ -11,21 +11,6 @@ import (
 // tracked batch job (docs/ARCHITECTURE.md, "Batches"), kept by
 // engine/internal/batch; the methods here forward to it.
 
-// The API's batch views (the root package's views.go).
-type (
-	BatchFilter  = cairn.BatchFilter
-	BatchRequest = cairn.BatchRequest
-	Batch        = cairn.Batch
-)
-
-// Batch actions and states (cairn.Batch*).
-const (
-	BatchCancel  = cairn.BatchCancel
-	BatchRerun   = cairn.BatchRerun
-	BatchRunning = cairn.BatchRunning
-	BatchDone    = cairn.BatchDone
-)
-
 // newBatches wires the engine's batches to it.
 func newBatches(e *Engine) *bulk.Batches {
 	return bulk.New(bulk.Host{
@@ -43,11 +28,11 @@ func newBatches(e *Engine) *bulk.Batches {
 
 // StartBatch checks the request, stores the batch and its timer, and does
 // its first page.
-func (e *Engine) StartBatch(ctx context.Context, req BatchRequest) (*Batch, error) {
+func (e *Engine) StartBatch(ctx context.Context, req cairn.BatchRequest) (*cairn.Batch, error) {
 	return e.batches.Start(ctx, req)
 }
 
 // GetBatch returns a batch.
-func (e *Engine) GetBatch(ctx context.Context, id string) (*Batch, error) {
+func (e *Engine) GetBatch(ctx context.Context, id string) (*cairn.Batch, error) {
 	return e.batches.Get(ctx, id)
 }

@@ -71,7 +71,7 @@ func testBatchSurvivesInstanceDeath(t *testing.T, layout string, open func(*test
 	}
 	clk.Advance(time.Second)
 	var dying atomic.Bool
-	run := func(req BatchRequest) *Batch {
+	run := func(req cairn.BatchRequest) *cairn.Batch {
 		t.Helper()
 		var calls atomic.Int64
 		dying.Store(false)
@@ -90,7 +90,7 @@ func testBatchSurvivesInstanceDeath(t *testing.T, layout string, open func(*test
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got.State != BatchRunning || got.Pages != 1 {
+		if got.State != cairn.BatchRunning || got.Pages != 1 {
 			t.Fatalf("after the first page: %+v", got)
 		}
 		clk.Advance(3 * time.Second)
@@ -103,7 +103,7 @@ func testBatchSurvivesInstanceDeath(t *testing.T, layout string, open func(*test
 		}
 		bulk.Hook = nil
 		got = reapUntilBatchDone(t, clk, b, got.ID)
-		if got.State != BatchDone || got.EndedAt == nil || got.Failed != 0 {
+		if got.State != cairn.BatchDone || got.EndedAt == nil || got.Failed != 0 {
 			t.Fatalf("batch not done: %+v", got)
 		}
 		// Its timer is gone.
@@ -118,7 +118,7 @@ func testBatchSurvivesInstanceDeath(t *testing.T, layout string, open func(*test
 		}
 		return got
 	}
-	cancel := run(BatchRequest{Action: BatchCancel, Filter: BatchFilter{Workflow: "bw", Status: []cairn.RunStatus{cairn.RunRunning}}, Reason: "bulk"})
+	cancel := run(cairn.BatchRequest{Action: cairn.BatchCancel, Filter: cairn.BatchFilter{Workflow: "bw", Status: []cairn.RunStatus{cairn.RunRunning}}, Reason: "bulk"})
 	cancelled := 0
 	for _, r := range allRuns(t, a) {
 		switch r.Workflow {
@@ -138,7 +138,7 @@ func testBatchSurvivesInstanceDeath(t *testing.T, layout string, open func(*test
 	if cancelled != n || cancel.Applied != n-20 || cancel.Matched != n-20 {
 		t.Fatalf("%d cancelled, batch %+v", cancelled, cancel)
 	}
-	rerun := run(BatchRequest{Action: BatchRerun, Filter: BatchFilter{Workflow: "bw", Status: []cairn.RunStatus{cairn.RunCancelled}}})
+	rerun := run(cairn.BatchRequest{Action: cairn.BatchRerun, Filter: cairn.BatchFilter{Workflow: "bw", Status: []cairn.RunStatus{cairn.RunCancelled}}})
 	if rerun.Matched != n || rerun.Applied != n {
 		t.Fatalf("rerun batch %+v, want %d matched and applied", rerun, n)
 	}
@@ -189,7 +189,7 @@ func TestBatchAcrossLayoutSwitch(t *testing.T) {
 	}
 	// The flat listing reaches the runs started before StartedAfter
 	// before it reaches the shards.
-	got, err := flat.StartBatch(ctx, BatchRequest{Action: BatchCancel, Filter: BatchFilter{Workflow: "bw", StartedAfter: &after}})
+	got, err := flat.StartBatch(ctx, cairn.BatchRequest{Action: cairn.BatchCancel, Filter: cairn.BatchFilter{Workflow: "bw", StartedAfter: &after}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,7 +197,7 @@ func TestBatchAcrossLayoutSwitch(t *testing.T) {
 		t.Fatalf("after the flat engine's first page: %+v", got)
 	}
 	got = reapUntilBatchDone(t, clk, sharded, got.ID)
-	if got.State != BatchDone || got.Failed != 0 {
+	if got.State != cairn.BatchDone || got.Failed != 0 {
 		t.Fatalf("batch not done: %+v", got)
 	}
 	for id, match := range want {
@@ -217,13 +217,13 @@ func TestBatchValidation(t *testing.T) {
 	h := newHarness(t, wallClock())
 	e, ctx := h.e, h.ctx
 	for _, c := range []struct {
-		req   BatchRequest
+		req   cairn.BatchRequest
 		field string
 	}{
-		{BatchRequest{Action: "delete", Filter: BatchFilter{Workflow: "x"}}, "action"},
-		{BatchRequest{Action: BatchCancel}, "filter"},
-		{BatchRequest{Action: BatchCancel, Filter: BatchFilter{Status: []cairn.RunStatus{"sleepy"}}}, "filter.status[0]"},
-		{BatchRequest{Action: BatchCancel, Filter: BatchFilter{Workflow: "bad name"}}, "filter.workflow"},
+		{cairn.BatchRequest{Action: "delete", Filter: cairn.BatchFilter{Workflow: "x"}}, "action"},
+		{cairn.BatchRequest{Action: cairn.BatchCancel}, "filter"},
+		{cairn.BatchRequest{Action: cairn.BatchCancel, Filter: cairn.BatchFilter{Status: []cairn.RunStatus{"sleepy"}}}, "filter.status[0]"},
+		{cairn.BatchRequest{Action: cairn.BatchCancel, Filter: cairn.BatchFilter{Workflow: "bad name"}}, "filter.workflow"},
 	} {
 		_, err := e.StartBatch(ctx, c.req)
 		if err == nil || !strings.HasPrefix(err.Error(), c.field+":") {
@@ -237,16 +237,16 @@ func TestBatchValidation(t *testing.T) {
 
 // reapUntilBatchDone runs e's reaper, 3 s apart on clk, until batch id is
 // done (at most 10 passes), and returns the batch as it last read it.
-func reapUntilBatchDone(t *testing.T, clk *clock, e *Engine, id string) *Batch {
+func reapUntilBatchDone(t *testing.T, clk *clock, e *Engine, id string) *cairn.Batch {
 	t.Helper()
 	ctx := context.Background()
-	var got *Batch
+	var got *cairn.Batch
 	for range 10 {
 		clk.Advance(3 * time.Second)
 		if _, err := e.Reap(ctx); err != nil {
 			t.Fatal(err)
 		}
-		if got, _ = e.GetBatch(ctx, id); got != nil && got.State == BatchDone {
+		if got, _ = e.GetBatch(ctx, id); got != nil && got.State == cairn.BatchDone {
 			break
 		}
 	}

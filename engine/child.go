@@ -175,7 +175,7 @@ func (e *Engine) childEnded(ctx context.Context, c *runRecord) error {
 		return nil
 	}
 	if c.Status == cairn.RunCompleted {
-		if err := e.adoptPayload(ctx, c.ID, p.Run, c.Output); err != nil {
+		if err := e.payloads.Adopt(ctx, c.ID, p.Run, c.Output); err != nil {
 			return err
 		}
 	}

@@ -17,6 +17,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/blob"
 	bulk "github.com/cairn-dev/cairn/engine/internal/batch"
 	"github.com/cairn-dev/cairn/engine/internal/cache"
@@ -136,7 +137,7 @@ type Config struct {
 	// RetentionBatch caps the runs one reaper pass deletes [100].
 	RetentionBatch int
 	// Prices is the price book for usage [none].
-	Prices PriceBook
+	Prices cairn.PriceBook
 	// Bus carries hints between instances [in-process only].
 	Bus notify.Bus
 	// Logger [slog.Default()].

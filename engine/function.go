@@ -61,7 +61,7 @@ func (e *Engine) Checkpoint(ctx context.Context, id string, req cairn.Checkpoint
 	if err != nil {
 		return nil, err
 	}
-	if err := e.externalizeOps(ctx, tok.Run, req.Operations); err != nil {
+	if err := e.payloads.ExternalizeOps(ctx, tok.Run, req.Operations, e.cfg.MaxOutputBytes); err != nil {
 		return nil, err
 	}
 	d, err := e.definition(ctx, l.Workflow, l.Version)
@@ -122,7 +122,7 @@ func (e *Engine) Checkpoint(ctx context.Context, id string, req cairn.Checkpoint
 
 // historyLimits bounds a function step's history, which the run record
 // holds: a result at most one payload (a larger one than the record keeps
-// inline is a payload of the run by then, externalizeOps), all of them,
+// inline is a payload of the run by then), all of them,
 // as the record holds them, at most half the record's limit.
 func (e *Engine) historyLimits() history.Limits {
 	return history.Limits{Operations: cairn.MaxOperations, ResultBytes: e.cfg.MaxOutputBytes, Bytes: e.cfg.MaxRunRecordBytes / 2}

@@ -131,44 +131,11 @@ func (e *Engine) externalizeStart(ctx context.Context, r *runRecord) error {
 		} else {
 			st.Output = out
 		}
-		if err := e.externalizeOps(ctx, r.ID, st.Ops); err != nil {
+		if err := e.payloads.ExternalizeOps(ctx, r.ID, st.Ops, e.cfg.MaxOutputBytes); err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-// externalizeOps stores the results of a function's operations by
-// reference where they must be, in place: a result too large for the run
-// record is a payload of the run, which the next attempt's worker reads
-// like any other (GET /steps/{lease}/payloads/{sha256}).
-func (e *Engine) externalizeOps(ctx context.Context, run string, ops []cairn.Operation) error {
-	for i, op := range ops {
-		if len(op.Result) > e.cfg.MaxOutputBytes || !json.Valid(op.Result) {
-			continue // refused by the history's checks, with the field named
-		}
-		ref, err := e.payloads.Externalize(ctx, run, op.Result)
-		if err != nil {
-			return err
-		}
-		ops[i].Result = ref
-	}
-	return nil
-}
-
-// adoptPayload makes raw, a value of run from (a child's output), readable
-// as a value of run to: a reference's payload is copied under to (its
-// name, the content's hash, stays the same, and so does the reference).
-func (e *Engine) adoptPayload(ctx context.Context, from, to string, raw json.RawMessage) error {
-	ref, ok := asRef(raw)
-	if !ok {
-		return nil
-	}
-	b, err := e.payloads.Read(ctx, from, ref.SHA256, true)
-	if err == nil {
-		_, err = e.payloads.Put(ctx, to, b)
-	}
-	return err
 }
 
 // resolveRecord replaces the references of r's input, state and the

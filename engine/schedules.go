@@ -23,23 +23,6 @@ const (
 	MinScheduleInterval = schedule.MinInterval
 )
 
-// The API's schedule views (the root package's views.go).
-type (
-	ScheduleRequest = cairn.ScheduleRequest
-	Schedule        = cairn.Schedule
-	SchedulePage    = cairn.SchedulePage
-	BackfillRequest = cairn.BackfillRequest
-	BackfillTick    = cairn.BackfillTick
-	BackfillResult  = cairn.BackfillResult
-)
-
-// Overlap policies (cairn.Overlap*).
-const (
-	OverlapSkip           = cairn.OverlapSkip
-	OverlapAllow          = cairn.OverlapAllow
-	OverlapCancelPrevious = cairn.OverlapCancelPrevious
-)
-
 // newSchedules wires the engine's schedules to it.
 func newSchedules(e *Engine) *schedule.Schedules {
 	return schedule.New(schedule.Host{
@@ -82,30 +65,30 @@ func (e *Engine) runState(ctx context.Context, id string) (string, cairn.RunStat
 }
 
 // CreateSchedule stores a new schedule and arms its first tick.
-func (e *Engine) CreateSchedule(ctx context.Context, req ScheduleRequest) (*Schedule, error) {
+func (e *Engine) CreateSchedule(ctx context.Context, req cairn.ScheduleRequest) (*cairn.Schedule, error) {
 	return e.schedules.Create(ctx, req)
 }
 
 // GetSchedule reads a schedule.
-func (e *Engine) GetSchedule(ctx context.Context, id string) (*Schedule, error) {
+func (e *Engine) GetSchedule(ctx context.Context, id string) (*cairn.Schedule, error) {
 	return e.schedules.Get(ctx, id)
 }
 
 // ListSchedules lists schedules by id: one LIST and one GET per schedule
 // of the page.
-func (e *Engine) ListSchedules(ctx context.Context, limit int, cursor string) (*SchedulePage, error) {
+func (e *Engine) ListSchedules(ctx context.Context, limit int, cursor string) (*cairn.SchedulePage, error) {
 	return e.schedules.List(ctx, limit, cursor)
 }
 
 // PauseSchedule stops a schedule's ticks until it is resumed. A tick
 // already claimed (pending) still starts its run.
-func (e *Engine) PauseSchedule(ctx context.Context, id string) (*Schedule, error) {
+func (e *Engine) PauseSchedule(ctx context.Context, id string) (*cairn.Schedule, error) {
 	return e.schedules.Pause(ctx, id)
 }
 
 // ResumeSchedule resumes a paused schedule from now: the ticks that passed
 // while it was paused do not fire (backfill them).
-func (e *Engine) ResumeSchedule(ctx context.Context, id string) (*Schedule, error) {
+func (e *Engine) ResumeSchedule(ctx context.Context, id string) (*cairn.Schedule, error) {
 	return e.schedules.Resume(ctx, id)
 }
 
@@ -119,6 +102,6 @@ func (e *Engine) DeleteSchedule(ctx context.Context, id string) error {
 // first, at most req.Max (≤ MaxBackfillTicks). Each tick's run has the
 // tick's idempotency key, so a tick that fired, or was backfilled before,
 // is not run twice. Backfill ignores the overlap policy and a pause.
-func (e *Engine) BackfillSchedule(ctx context.Context, id string, req BackfillRequest) (*BackfillResult, error) {
+func (e *Engine) BackfillSchedule(ctx context.Context, id string, req cairn.BackfillRequest) (*cairn.BackfillResult, error) {
 	return e.schedules.Backfill(ctx, id, req)
 }

@@ -20,7 +20,7 @@ func schedClock() *clock {
 	return clockAt(time.Date(2026, 3, 2, 10, 0, 30, 0, time.UTC))
 }
 
-func mustCreateSchedule(t testing.TB, e *Engine, req ScheduleRequest) *Schedule {
+func mustCreateSchedule(t testing.TB, e *Engine, req cairn.ScheduleRequest) *cairn.Schedule {
 	t.Helper()
 	s, err := e.CreateSchedule(context.Background(), req)
 	if err != nil {
@@ -68,21 +68,21 @@ func TestScheduleValidation(t *testing.T) {
 	e := newTestEngine(t, nil, Config{Now: schedClock().Now})
 	register(t, e, "w", single("cronwf", cairn.Step{}))
 	for _, c := range []struct {
-		req   ScheduleRequest
+		req   cairn.ScheduleRequest
 		field string
 	}{
-		{ScheduleRequest{Workflow: "cronwf", Cron: "not a cron"}, "cron"},
-		{ScheduleRequest{Workflow: "cronwf", Cron: "* * * * * *"}, "cron"},
-		{ScheduleRequest{Workflow: "cronwf", Cron: "@every 10s"}, "cron"},
-		{ScheduleRequest{Workflow: "cronwf", Cron: "CRON_TZ=Europe/Paris 0 2 * * *"}, "cron"},
-		{ScheduleRequest{Workflow: "cronwf", Cron: "0 0 30 2 *"}, "cron"}, // never fires
-		{ScheduleRequest{Workflow: "cronwf", Cron: "@daily", TimeZone: "Mars/Olympus"}, "time_zone"},
-		{ScheduleRequest{Workflow: "cronwf", Cron: "@daily", TimeZone: "Local"}, "time_zone"},
-		{ScheduleRequest{Workflow: "cronwf", Cron: "@daily", Overlap: "queue"}, "overlap"},
-		{ScheduleRequest{Workflow: "cronwf", Cron: "@daily", Input: []byte(`{`)}, "input"},
-		{ScheduleRequest{ID: "a/b", Workflow: "cronwf", Cron: "@daily"}, "id"},
-		{ScheduleRequest{ID: "..", Workflow: "cronwf", Cron: "@daily"}, "id"},
-		{ScheduleRequest{Workflow: "a b", Cron: "@daily"}, "workflow"},
+		{cairn.ScheduleRequest{Workflow: "cronwf", Cron: "not a cron"}, "cron"},
+		{cairn.ScheduleRequest{Workflow: "cronwf", Cron: "* * * * * *"}, "cron"},
+		{cairn.ScheduleRequest{Workflow: "cronwf", Cron: "@every 10s"}, "cron"},
+		{cairn.ScheduleRequest{Workflow: "cronwf", Cron: "CRON_TZ=Europe/Paris 0 2 * * *"}, "cron"},
+		{cairn.ScheduleRequest{Workflow: "cronwf", Cron: "0 0 30 2 *"}, "cron"}, // never fires
+		{cairn.ScheduleRequest{Workflow: "cronwf", Cron: "@daily", TimeZone: "Mars/Olympus"}, "time_zone"},
+		{cairn.ScheduleRequest{Workflow: "cronwf", Cron: "@daily", TimeZone: "Local"}, "time_zone"},
+		{cairn.ScheduleRequest{Workflow: "cronwf", Cron: "@daily", Overlap: "queue"}, "overlap"},
+		{cairn.ScheduleRequest{Workflow: "cronwf", Cron: "@daily", Input: []byte(`{`)}, "input"},
+		{cairn.ScheduleRequest{ID: "a/b", Workflow: "cronwf", Cron: "@daily"}, "id"},
+		{cairn.ScheduleRequest{ID: "..", Workflow: "cronwf", Cron: "@daily"}, "id"},
+		{cairn.ScheduleRequest{Workflow: "a b", Cron: "@daily"}, "workflow"},
 	} {
 		_, err := e.CreateSchedule(context.Background(), c.req)
 		var inv *InvalidError
@@ -100,8 +100,8 @@ func TestScheduleValidation(t *testing.T) {
 			t.Errorf("%+v: got %v, want a validation error on %s", c.req, err, c.field)
 		}
 	}
-	mustCreateSchedule(t, e, ScheduleRequest{ID: "dup", Workflow: "cronwf", Cron: "@hourly"})
-	_, err := e.CreateSchedule(context.Background(), ScheduleRequest{ID: "dup", Workflow: "cronwf", Cron: "@hourly"})
+	mustCreateSchedule(t, e, cairn.ScheduleRequest{ID: "dup", Workflow: "cronwf", Cron: "@hourly"})
+	_, err := e.CreateSchedule(context.Background(), cairn.ScheduleRequest{ID: "dup", Workflow: "cronwf", Cron: "@hourly"})
 	var conflict *ConflictError
 	if !errors.As(err, &conflict) {
 		t.Fatalf("second create of one id: got %v, want a conflict", err)
@@ -117,7 +117,7 @@ func TestScheduleFiresOncePerTick(t *testing.T) {
 			h := newHarness(t, onStore(open(t)), withClock(schedClock))
 			store, clk, engines := h.store, h.clk, h.instances(4)
 			register(t, engines[0], "w", single("cronwf", cairn.Step{}))
-			mustCreateSchedule(t, engines[0], ScheduleRequest{ID: "every-minute", Workflow: "cronwf", Cron: "* * * * *", Overlap: OverlapAllow, Input: []byte(`{"n":1}`)})
+			mustCreateSchedule(t, engines[0], cairn.ScheduleRequest{ID: "every-minute", Workflow: "cronwf", Cron: "* * * * *", Overlap: cairn.OverlapAllow, Input: []byte(`{"n":1}`)})
 			const ticks = 3
 			fired := 0
 			for range ticks {
@@ -178,13 +178,13 @@ func TestScheduleFiresOncePerTick(t *testing.T) {
 }
 
 func TestScheduleOverlap(t *testing.T) {
-	for _, policy := range []string{OverlapSkip, OverlapAllow, OverlapCancelPrevious} {
+	for _, policy := range []string{cairn.OverlapSkip, cairn.OverlapAllow, cairn.OverlapCancelPrevious} {
 		t.Run(policy, func(t *testing.T) {
 			h := newHarness(t, withClock(schedClock))
 			clk, e := h.clk, h.e
 			// A task step no worker claims: each run keeps running.
 			register(t, e, "w", single("cronwf", cairn.Step{}))
-			mustCreateSchedule(t, e, ScheduleRequest{ID: "s", Workflow: "cronwf", Cron: "* * * * *", Overlap: policy})
+			mustCreateSchedule(t, e, cairn.ScheduleRequest{ID: "s", Workflow: "cronwf", Cron: "* * * * *", Overlap: policy})
 			clk.Advance(time.Minute)
 			mustReap(t, e)
 			clk.Advance(time.Minute)
@@ -197,7 +197,7 @@ func TestScheduleOverlap(t *testing.T) {
 			}
 			s, _ := e.GetSchedule(context.Background(), "s")
 			switch policy {
-			case OverlapSkip:
+			case cairn.OverlapSkip:
 				if second != nil || s.Skipped != 1 || st.SchedulesSkipped != 1 || s.LastRun != first.ID {
 					t.Fatalf("skip: second=%v skipped=%d last=%s", second, s.Skipped, s.LastRun)
 				}
@@ -213,11 +213,11 @@ func TestScheduleOverlap(t *testing.T) {
 				if scheduleRuns(t, e, "s")["2026-03-02T10:03:00Z"] == nil {
 					t.Fatal("the tick after the overlap ended started no run")
 				}
-			case OverlapAllow:
+			case cairn.OverlapAllow:
 				if second == nil || first.Status != cairn.RunRunning || second.Status != cairn.RunRunning {
 					t.Fatalf("allow: first %v second %v", first, second)
 				}
-			case OverlapCancelPrevious:
+			case cairn.OverlapCancelPrevious:
 				if second == nil || first.Status != cairn.RunCancelled || second.Status != cairn.RunRunning {
 					t.Fatalf("cancel_previous: first %s second %v", first.Status, second)
 				}
@@ -229,7 +229,7 @@ func TestScheduleOverlap(t *testing.T) {
 func TestSchedulePauseResume(t *testing.T) {
 	h := newHarness(t, withClock(schedClock), withWorkflows("w", single("cronwf", cairn.Step{Kind: cairn.KindSleep, Duration: cairn.Duration(time.Hour)})))
 	ctx, clk, e := h.ctx, h.clk, h.e
-	mustCreateSchedule(t, e, ScheduleRequest{ID: "p", Workflow: "cronwf", Cron: "*/5 * * * *", Overlap: OverlapAllow})
+	mustCreateSchedule(t, e, cairn.ScheduleRequest{ID: "p", Workflow: "cronwf", Cron: "*/5 * * * *", Overlap: cairn.OverlapAllow})
 	s, err := e.PauseSchedule(ctx, "p")
 	if err != nil || !s.Paused || s.NextAt != nil {
 		t.Fatalf("pause: %+v %v", s, err)
@@ -273,18 +273,18 @@ func TestSchedulePauseResume(t *testing.T) {
 func TestScheduleMissedAndBackfill(t *testing.T) {
 	eachStore(t, func(t *testing.T, h *harness) {
 		ctx, clk, e := h.ctx, h.clk, h.e
-		created := mustCreateSchedule(t, e, ScheduleRequest{ID: "b", Workflow: "cronwf", Cron: "* * * * *", Overlap: OverlapAllow})
+		created := mustCreateSchedule(t, e, cairn.ScheduleRequest{ID: "b", Workflow: "cronwf", Cron: "* * * * *", Overlap: cairn.OverlapAllow})
 		clk.Advance(10 * time.Minute)
 		mustReap(t, e)
 		s, _ := e.GetSchedule(ctx, "b")
 		if s.Fired != 1 || s.Missed != 9 || s.LastTick == nil || !s.LastTick.Equal(time.Date(2026, 3, 2, 10, 10, 0, 0, time.UTC)) {
 			t.Fatalf("after a gap: fired=%d missed=%d last=%v", s.Fired, s.Missed, s.LastTick)
 		}
-		res, err := e.BackfillSchedule(ctx, "b", BackfillRequest{From: created.CreatedAt, To: clk.Now(), Max: 4})
+		res, err := e.BackfillSchedule(ctx, "b", cairn.BackfillRequest{From: created.CreatedAt, To: clk.Now(), Max: 4})
 		if err != nil || len(res.Ticks) != 4 || !res.Truncated {
 			t.Fatalf("bounded backfill: %+v %v", res, err)
 		}
-		res, err = e.BackfillSchedule(ctx, "b", BackfillRequest{From: created.CreatedAt, To: clk.Now()})
+		res, err = e.BackfillSchedule(ctx, "b", cairn.BackfillRequest{From: created.CreatedAt, To: clk.Now()})
 		if err != nil || len(res.Ticks) != 10 || res.Truncated {
 			t.Fatalf("backfill: %+v %v", res, err)
 		}
@@ -296,7 +296,7 @@ func TestScheduleMissedAndBackfill(t *testing.T) {
 		if runs := scheduleRuns(t, e, "b"); len(runs) != 10 {
 			t.Fatalf("%d runs after backfill, want 10", len(runs))
 		}
-		for _, bad := range []BackfillRequest{
+		for _, bad := range []cairn.BackfillRequest{
 			{From: created.CreatedAt},
 			{To: clk.Now()},
 			{From: clk.Now(), To: created.CreatedAt},
@@ -316,7 +316,7 @@ func TestScheduleMissedAndBackfill(t *testing.T) {
 func TestSchedulePendingTickFinished(t *testing.T) {
 	h := newHarness(t, withClock(schedClock), withWorkflows("w", single("cronwf", cairn.Step{})))
 	ctx, clk, e := h.ctx, h.clk, h.e
-	mustCreateSchedule(t, e, ScheduleRequest{ID: "c", Workflow: "cronwf", Cron: "* * * * *"})
+	mustCreateSchedule(t, e, cairn.ScheduleRequest{ID: "c", Workflow: "cronwf", Cron: "* * * * *"})
 	s, ver, err := e.schedules.Read(ctx, "c")
 	if err != nil {
 		t.Fatal(err)
@@ -344,12 +344,12 @@ func TestSchedulePendingTickFinished(t *testing.T) {
 func TestScheduleOfUnregisteredWorkflowRefused(t *testing.T) {
 	h := newHarness(t, withClock(schedClock), withWorkflows("w", single("known", cairn.Step{})))
 	for _, c := range []struct {
-		req   ScheduleRequest
+		req   cairn.ScheduleRequest
 		field string
 	}{
-		{ScheduleRequest{Workflow: "nobody", Cron: "* * * * *"}, "workflow"},
-		{ScheduleRequest{Workflow: "nobody", Version: "1", Cron: "* * * * *"}, "workflow"},
-		{ScheduleRequest{Workflow: "known", Version: "2", Cron: "* * * * *"}, "version"},
+		{cairn.ScheduleRequest{Workflow: "nobody", Cron: "* * * * *"}, "workflow"},
+		{cairn.ScheduleRequest{Workflow: "nobody", Version: "1", Cron: "* * * * *"}, "workflow"},
+		{cairn.ScheduleRequest{Workflow: "known", Version: "2", Cron: "* * * * *"}, "version"},
 	} {
 		_, err := h.e.CreateSchedule(h.ctx, c.req)
 		var inv *InvalidError
@@ -360,8 +360,8 @@ func TestScheduleOfUnregisteredWorkflowRefused(t *testing.T) {
 	if p, err := h.e.ListSchedules(h.ctx, 0, ""); err != nil || len(p.Schedules) != 0 {
 		t.Fatalf("schedules %+v, %v", p, err)
 	}
-	mustCreateSchedule(t, h.e, ScheduleRequest{Workflow: "known", Cron: "* * * * *"})
-	mustCreateSchedule(t, h.e, ScheduleRequest{Workflow: "known", Version: "1", Cron: "* * * * *"})
+	mustCreateSchedule(t, h.e, cairn.ScheduleRequest{Workflow: "known", Cron: "* * * * *"})
+	mustCreateSchedule(t, h.e, cairn.ScheduleRequest{Workflow: "known", Version: "1", Cron: "* * * * *"})
 }
 
 // TestScheduleUnregisteredWorkflow: a tick whose workflow is not
@@ -373,7 +373,7 @@ func TestScheduleUnregisteredWorkflow(t *testing.T) {
 	h := newHarness(t, withClock(schedClock), withWorkflows("w", single("other", cairn.Step{})),
 		withConfig(Config{Logger: slog.New(slog.NewTextHandler(&logs, nil))}))
 	ctx, clk, e := h.ctx, h.clk, h.e
-	mustCreateSchedule(t, e, ScheduleRequest{ID: "u", Workflow: "other", Cron: "* * * * *"})
+	mustCreateSchedule(t, e, cairn.ScheduleRequest{ID: "u", Workflow: "other", Cron: "* * * * *"})
 	s, ver, err := e.schedules.Read(ctx, "u")
 	if err != nil {
 		t.Fatal(err)
@@ -442,7 +442,7 @@ func TestScheduleTimeZones(t *testing.T) {
 	clk := clockAt(time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC))
 	e := newTestEngine(t, nil, Config{Now: clk.Now})
 	register(t, e, "w", single("x", cairn.Step{}))
-	s := mustCreateSchedule(t, e, ScheduleRequest{ID: "tz", Workflow: "x", Cron: "0 9 * * *", TimeZone: "Asia/Kolkata"})
+	s := mustCreateSchedule(t, e, cairn.ScheduleRequest{ID: "tz", Workflow: "x", Cron: "0 9 * * *", TimeZone: "Asia/Kolkata"})
 	if want := time.Date(2026, 3, 2, 3, 30, 0, 0, time.UTC); !s.NextAt.Equal(want) {
 		t.Fatalf("next_at %v, want %v", s.NextAt, want)
 	}
@@ -455,7 +455,7 @@ func TestScheduleReaperRequests(t *testing.T) {
 	h := newHarness(t, withClock(schedClock), counted(), withWorkflows("w", single("cronwf", cairn.Step{})))
 	ctx, clk, e, counts := h.ctx, h.clk, h.e, h.counts
 	for i := range 50 {
-		mustCreateSchedule(t, e, ScheduleRequest{ID: "s" + string(rune('a'+i%26)) + string(rune('a'+i/26)), Workflow: "cronwf", Cron: "0 * * * *"})
+		mustCreateSchedule(t, e, cairn.ScheduleRequest{ID: "s" + string(rune('a'+i%26)) + string(rune('a'+i/26)), Workflow: "cronwf", Cron: "0 * * * *"})
 	}
 	counts.Reset()
 	mustReap(t, e)

@@ -9,12 +9,12 @@ import (
 	"github.com/cairn-dev/cairn"
 )
 
-var testPrices = PriceBook{
+var testPrices = cairn.PriceBook{
 	"big":   {InputPerMillion: 3, OutputPerMillion: 15},
 	"small": {InputPerMillion: 0.25, OutputPerMillion: 1.25},
 }
 
-func cost(p Price, in, out int64) float64 {
+func cost(p cairn.Price, in, out int64) float64 {
 	return float64(in)*p.InputPerMillion/1e6 + float64(out)*p.OutputPerMillion/1e6
 }
 
@@ -223,7 +223,7 @@ func TestUsageAdd(t *testing.T) {
 }
 
 func TestUsagePricedAndSummed(t *testing.T) {
-	h := newHarness(t, withConfig(Config{Prices: PriceBook{"gpt-x": {InputPerMillion: 2, OutputPerMillion: 8}}}), wallClock(), withWorkflows("w", fanOut("fan", 2)))
+	h := newHarness(t, withConfig(Config{Prices: cairn.PriceBook{"gpt-x": {InputPerMillion: 2, OutputPerMillion: 8}}}), wallClock(), withWorkflows("w", fanOut("fan", 2)))
 	ctx, e := h.ctx, h.e
 	run := mustStart(t, e, "fan", `{}`)
 	for range 3 {

@@ -291,7 +291,7 @@ func TestUsageFromSpans(t *testing.T) {
 // the run. (Before, the usage was summed under the model "mixed", which no
 // price book prices: $0.)
 func TestUsageTwoModelsPriced(t *testing.T) {
-	prices := engine.PriceBook{
+	prices := cairn.PriceBook{
 		"model-big":   {InputPerMillion: 3, OutputPerMillion: 15},
 		"model-small": {InputPerMillion: 0.25, OutputPerMillion: 1.25},
 	}

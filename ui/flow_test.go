@@ -8,7 +8,6 @@ import (
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/api"
-	"github.com/cairn-dev/cairn/engine"
 )
 
 // The run page shows the run's priority and each step's flow control
@@ -95,15 +94,15 @@ func TestBatchPage(t *testing.T) {
 		}
 		ids = append(ids, r.Run.ID)
 	}
-	b, err := f.e.StartBatch(ctx, engine.BatchRequest{Action: engine.BatchCancel,
-		Filter: engine.BatchFilter{Workflow: "wf", Status: []cairn.RunStatus{cairn.RunRunning}}, Reason: "drain <now>"})
+	b, err := f.e.StartBatch(ctx, cairn.BatchRequest{Action: cairn.BatchCancel,
+		Filter: cairn.BatchFilter{Workflow: "wf", Status: []cairn.RunStatus{cairn.RunRunning}}, Reason: "drain <now>"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	// The first page ran inline; the reaper finishes a batch that is not
 	// done yet.
 	deadline := time.Now().Add(10 * time.Second)
-	for b.State != engine.BatchDone {
+	for b.State != cairn.BatchDone {
 		if time.Now().After(deadline) {
 			t.Fatalf("batch still %s", b.State)
 		}

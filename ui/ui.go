@@ -114,7 +114,7 @@ type view struct {
 	Workflows  []cairn.WorkflowSummary
 	Definition *definitionView
 	Schedules  *cairn.SchedulePage
-	Batch      *engine.Batch
+	Batch      *cairn.Batch
 	Rendered   time.Time
 }
 

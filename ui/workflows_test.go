@@ -7,7 +7,6 @@ import (
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/api"
-	"github.com/cairn-dev/cairn/engine"
 )
 
 // The workflows page lists each workflow's versions; a version's page
@@ -26,7 +25,7 @@ func TestWorkflowAndSchedulePages(t *testing.T) {
 	}
 	old := cairn.Workflow{Name: "orders", Version: "1", Steps: []cairn.Step{{ID: "charge"}}}
 	f.registerFor("w1", old, wf)
-	if _, err := f.e.CreateSchedule(ctx, engine.ScheduleRequest{ID: "nightly", Workflow: "orders", Version: "2", Cron: "0 3 * * *", TimeZone: "Europe/Paris"}); err != nil {
+	if _, err := f.e.CreateSchedule(ctx, cairn.ScheduleRequest{ID: "nightly", Workflow: "orders", Version: "2", Cron: "0 3 * * *", TimeZone: "Europe/Paris"}); err != nil {
 		t.Fatal(err)
 	}
 

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/notify"
 )
@@ -19,7 +20,7 @@ import (
 // (engine.Default*), resolved here so that they can be checked against
 // each other and the platform's limits.
 type Engine struct {
-	Prices engine.PriceBook
+	Prices cairn.PriceBook
 
 	MaxRequestTime   time.Duration
 	LeaseTTL         time.Duration
@@ -171,10 +172,10 @@ func claimHold(d time.Duration) time.Duration {
 
 // prices decodes a price book strictly: unknown fields and negative prices
 // are errors.
-func (r *reader) prices(raw string) engine.PriceBook {
+func (r *reader) prices(raw string) cairn.PriceBook {
 	dec := json.NewDecoder(bytes.NewReader([]byte(raw)))
 	dec.DisallowUnknownFields()
-	var book engine.PriceBook
+	var book cairn.PriceBook
 	if err := dec.Decode(&book); err != nil {
 		r.problem(EnvPrices, fmt.Sprintf("not a price book: %v; want JSON such as {\"claude-sonnet\":{\"input_per_million\":3,\"output_per_million\":15}}", err))
 		return nil

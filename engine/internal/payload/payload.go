@@ -187,6 +187,40 @@ func (b *Budget) take(n int) bool {
 }
 
 // TooLargeError: resolving a reference would pass a budget.
+// ExternalizeOps stores the results of a function's operations by
+// reference where they must be, in place: a result too large for the run
+// record is a payload of the run, which the next attempt's worker reads
+// like any other. A result over max bytes, or not JSON, is left for the
+// history's checks to refuse, naming its field.
+func (s *Store) ExternalizeOps(ctx context.Context, run string, ops []cairn.Operation, max int) error {
+	for i, op := range ops {
+		if len(op.Result) > max || !json.Valid(op.Result) {
+			continue
+		}
+		ref, err := s.Externalize(ctx, run, op.Result)
+		if err != nil {
+			return err
+		}
+		ops[i].Result = ref
+	}
+	return nil
+}
+
+// Adopt makes raw, a value of run from (a child's output), readable as a
+// value of run to: a reference's payload is copied under to (its name,
+// the content's hash, stays, and so does the reference).
+func (s *Store) Adopt(ctx context.Context, from, to string, raw json.RawMessage) error {
+	ref, ok := cairn.AsPayloadRef(raw)
+	if !ok {
+		return nil
+	}
+	b, err := s.Read(ctx, from, ref.SHA256, true)
+	if err == nil {
+		_, err = s.Put(ctx, to, b)
+	}
+	return err
+}
+
 type TooLargeError struct{ Limit int }
 
 func (e *TooLargeError) Error() string {

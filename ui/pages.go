@@ -259,7 +259,7 @@ type runView struct {
 type stepDetail struct {
 	cairn.StepView
 	OutputText template.HTML // valueHTML's
-	Flow       string // the step's flow control from the definition (flow_ui.go), or ""
+	Flow       string        // the step's flow control from the definition (flow_ui.go), or ""
 }
 
 // run is a run's page.

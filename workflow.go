@@ -162,6 +162,10 @@ type Workflow struct {
 	Concurrency []ConcurrencyLimit `json:"concurrency,omitempty" nullable:"false" maxItems:"4" doc:"Limits on the task attempts of all runs of this workflow (every version) holding a lease at once: each per rendered key, or, without a key, one global limit for the workflow."`
 	// OnFailure is the compensation (a saga): steps run when the run fails.
 	OnFailure []Step `json:"on_failure,omitempty" nullable:"false" maxItems:"100" doc:"Compensation steps (a saga): a small DAG of task steps run after the run fails, with the failed run's input, state and step outputs in their templates. The run stays failed; its compensation status says how they went."`
+	// Client-side encryption (docs/DECISIONS.md): the server holds the
+	// payloads of such a workflow as opaque encrypted values.
+	Encrypted bool     `json:"encrypted,omitempty" doc:"The SDKs encrypt this workflow's payloads on the client (each top-level value of the run input and state, step outputs, event payloads): the server sees them as opaque {\"$cairn_encrypted\":…} values. Its templates may pass an encrypted value whole (${input.k}, ${state.k}, ${steps.a.output}) but not look inside one: a definition whose template does is refused."`
+	Clear     []string `json:"clear,omitempty" nullable:"false" maxItems:"100" doc:"Encrypted workflows: top-level keys of the run input and state the SDKs leave in the clear, so templates, conditions and keys may read inside them."`
 }
 
 // Step returns the step with the given id, or nil.
@@ -242,6 +246,16 @@ func (w *Workflow) Validate(prefix string) error {
 	w.checkAfter(index, add)
 	w.validateFlow(func(field, format string, args ...any) { add(field, format, args...) })
 	w.validateOnFailure(add) // compensation.go
+	if len(w.Clear) > 0 && !w.Encrypted {
+		add(".clear", "lists keys left in the clear of an encrypted workflow: set encrypted too")
+	}
+	seenClear := map[string]bool{}
+	for i, k := range w.Clear {
+		if k == "" || len(k) > 128 || seenClear[k] {
+			add(fmt.Sprintf(".clear[%d]", i), "must be a distinct, non-empty key of at most 128 bytes")
+		}
+		seenClear[k] = true
+	}
 	if len(errs) == 0 {
 		if cycle := w.findCycle(); cycle != nil {
 			i := index[cycle[0]]

@@ -55,6 +55,9 @@ func compile(w cairn.Workflow, field string) (*definition, error) {
 	if err := compileOnFailure(d, field); err != nil { // compensate.go
 		return nil, err
 	}
+	if err := checkEncrypted(w, field); err != nil { // encrypted.go
+		return nil, err
+	}
 	plan, err := flow.Compile(w, field)
 	if err != nil {
 		return nil, err

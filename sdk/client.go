@@ -18,6 +18,7 @@ import (
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/openapi/client"
+	"github.com/cairn-dev/cairn/sdk/codec"
 )
 
 // DefaultServer is the API a client talks to when neither an address nor
@@ -37,6 +38,10 @@ type Client struct {
 	key    string
 	http   *http.Client
 	api    *client.ClientWithResponses
+	// codec encrypts what the client sends and decodes what it reads
+	// (codec.go); clear caches encrypted workflows' clear keys.
+	codec *codec.Keyring
+	clear clearCache
 }
 
 // ClientOption configures a Client.
@@ -295,6 +300,9 @@ func (c *Client) Start(ctx context.Context, workflow string, o StartOptions) (*R
 		}
 		req.State = &st
 	}
+	if err := c.sealStart(ctx, workflow, o.Version, &req); err != nil {
+		return nil, err
+	}
 	return c.started(ctx)(decodeView[cairn.StartResult](c)(c.api.StartRun(ctx, req)))
 }
 
@@ -311,6 +319,9 @@ func (c *Client) started(ctx context.Context) func(*cairn.StartResult, error) (*
 		if err := c.resolveRun(ctx, res.Run); err != nil {
 			return nil, err
 		}
+		if err := c.openRun(res.Run); err != nil {
+			return nil, err
+		}
 		return &Run{Run: *res.Run, Existed: res.Existed}, nil
 	}
 }
@@ -323,6 +334,9 @@ func (c *Client) viewed(ctx context.Context) func(*cairn.Run, error) (*Run, erro
 			return nil, err
 		}
 		if err := c.resolveRun(ctx, r); err != nil {
+			return nil, err
+		}
+		if err := c.openRun(r); err != nil {
 			return nil, err
 		}
 		return &Run{Run: *r}, nil
@@ -379,6 +393,9 @@ func (c *Client) SendEvent(ctx context.Context, run string, ev Event) (*EventRes
 	if req.Payload, err = optionalJSON(ev.Payload, "event payload"); err != nil {
 		return nil, err
 	}
+	if req.Payload, err = sealValue(c.codec, req.Payload); err != nil {
+		return nil, fmt.Errorf("cairn: encrypting the event payload: %w", err)
+	}
 	return decodeView[EventResult](c)(c.api.SendEvent(ctx, run, req))
 }
 
@@ -390,6 +407,11 @@ func (c *Client) Journal(ctx context.Context, run string) ([]JournalEntry, error
 	}](c)(c.api.GetRunJournal(ctx, run))
 	if err != nil {
 		return nil, err
+	}
+	for i := range j.Entries {
+		if err := openValue(c.codec, &j.Entries[i].Data); err != nil {
+			return nil, codecError("a journal entry", err)
+		}
 	}
 	return j.Entries, nil
 }
@@ -414,7 +436,13 @@ type ListOptions struct {
 // StepInput returns the input attempt of step got from its lease, when
 // it was small enough to keep (InputView.Kept). Audited like Get.
 func (c *Client) StepInput(ctx context.Context, run, step string, attempt int) (*InputView, error) {
-	return decodeView[InputView](c)(c.api.GetStepInput(ctx, run, step, int64(attempt)))
+	v, err := decodeView[InputView](c)(c.api.GetStepInput(ctx, run, step, int64(attempt)))
+	if err == nil {
+		if err = openValue(c.codec, &v.Input); err != nil {
+			return nil, codecError("the step's input", err)
+		}
+	}
+	return v, err
 }
 
 // StopWorker says that worker id stopped (its drain ended): the server

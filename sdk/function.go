@@ -136,7 +136,17 @@ func drive(sc *stepCtx, body FunctionBody) (any, error) {
 	if h := sc.att.lease.History; h != nil {
 		hist = *h
 	}
-	fc := newDurable(sc, hist, func(req client.CheckpointRequest) error { return sc.worker.checkpoint(sc.att, req) })
+	if err := openHistory(sc.worker.keyring(), hist); err != nil { // codec.go
+		return nil, err
+	}
+	var fc *Durable
+	fc = newDurable(sc, hist, func(req client.CheckpointRequest) error {
+		req, err := fc.sealCheckpoint(req) // codec.go
+		if err != nil {
+			return Fatal(err)
+		}
+		return sc.worker.checkpoint(sc.att, req)
+	})
 	defer fc.stopTimer()
 	out, err := body(fc)
 	if errors.Is(context.Cause(sc), ErrShutdown) {
@@ -937,7 +947,7 @@ func (fc *Durable) resolve(raw json.RawMessage) (json.RawMessage, error) {
 	if err != nil {
 		return nil, Retryable(fmt.Errorf("reading a recorded result stored by reference: %w", err))
 	}
-	return b, nil
+	return fc.sc.openStored(b) // codec.go
 }
 
 // lastOutcome is the outcome among an operation's records (completed or

@@ -185,14 +185,14 @@ func (w *Worker) leasePayloads(lease string) func(ctx context.Context, raw json.
 // before the body runs. A read that fails fails the attempt as retryable.
 func (s *stepCtx) resolveInput() error {
 	if s.payload == nil || !isRef(s.input) {
-		return nil
+		return s.openInput() // codec.go
 	}
 	b, err := s.payload(s, s.input)
 	if err != nil {
 		return Retryable(fmt.Errorf("reading the step's input (stored by reference): %w", err))
 	}
 	s.input = b
-	return nil
+	return s.openInput()
 }
 
 // prefetchInput reads a lease's input stored by reference, trying a few

@@ -2,6 +2,7 @@ package sdk
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/cairn-dev/cairn"
@@ -60,6 +61,15 @@ func (c *Client) CreateSchedule(ctx context.Context, workflow, cron string, o Sc
 	var err error
 	if req.Input, err = optionalJSON(o.Input, "schedule input"); err != nil {
 		return nil, err
+	}
+	if c.codec != nil && len(req.Input) > 0 {
+		clear, err := c.clearKeys(ctx, workflow, o.Version)
+		if err != nil {
+			return nil, err
+		}
+		if req.Input, err = sealTop(c.codec, req.Input, clear); err != nil {
+			return nil, fmt.Errorf("cairn: encrypting the schedule input: %w", err)
+		}
 	}
 	return decodeView[Schedule](c)(c.api.CreateSchedule(ctx, req))
 }

@@ -187,11 +187,20 @@ func (s *stepCtx) resolved(m map[string]json.RawMessage, k string) (json.RawMess
 	defer s.refMu.Unlock()
 	raw := m[k]
 	if s.payload == nil || !isRef(raw) {
-		return raw, nil
+		return s.opened(m, k, raw)
 	}
 	b, err := s.payload(s, raw)
 	if err != nil {
 		s.log.Warn("reading a value stored by reference failed", "key", k, "err", err)
+		return raw, err
+	}
+	return s.opened(m, k, b)
+}
+
+// opened sets m[k] to raw with its encrypted values decoded (codec.go).
+func (s *stepCtx) opened(m map[string]json.RawMessage, k string, raw json.RawMessage) (json.RawMessage, error) {
+	b, err := s.openStored(raw)
+	if err != nil {
 		return raw, err
 	}
 	m[k] = b

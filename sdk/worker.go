@@ -24,6 +24,7 @@ import (
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/openapi/client"
+	"github.com/cairn-dev/cairn/sdk/codec"
 )
 
 // Worker defaults.
@@ -49,6 +50,7 @@ type workerConfig struct {
 	labels       map[string]string
 	tp           trace.TracerProvider
 	mp           metric.MeterProvider
+	codec        *codec.Keyring // codec.go
 }
 
 // WithConcurrency bounds the bodies running at once [DefaultConcurrency].
@@ -863,6 +865,11 @@ func (w *Worker) publishComplete(a *attempt, output json.RawMessage, patch map[s
 	if !a.finish() {
 		return nil
 	}
+	output, patch, err := w.sealOutcome(a.lease, output, patch) // codec.go
+	if err != nil {
+		w.sendFail(w.pubCtx, a, cairn.ClassFatal, err.Error(), nil, usage, log)
+		return nil
+	}
 	req := client.CompleteRequest{Output: output, Usage: usageTo(usage)}
 	if len(patch) > 0 {
 		req.StatePatch = &patch
@@ -870,7 +877,7 @@ func (w *Worker) publishComplete(a *attempt, output json.RawMessage, patch map[s
 	if w.claiming != nil && w.claiming.Err() == nil {
 		req.ClaimNext = &client.ClaimNext{Max: 1}
 	}
-	err := w.retry(w.pubCtx, a, func(ctx context.Context) error {
+	err = w.retry(w.pubCtx, a, func(ctx context.Context) error {
 		resp, err := w.c.api.CompleteStepWithResponse(ctx, a.lease.Id, req)
 		if err := w.c.check(err, resp); err != nil {
 			return err
@@ -940,6 +947,12 @@ func (w *Worker) publishFail(a *attempt, class, msg string, patch map[string]jso
 
 func (w *Worker) sendFail(ctx context.Context, a *attempt, class, msg string, patch map[string]json.RawMessage, usage Usage, log *slog.Logger) {
 	req := client.FailRequest{Error: client.ErrorInfo{Class: class, Message: msg}, Usage: usageTo(usage)}
+	if _, sealed, err := w.sealOutcome(a.lease, nil, patch); err == nil { // codec.go
+		patch = sealed
+	} else {
+		patch = nil
+		req.Error.Message += " (state patch dropped: " + err.Error() + ")"
+	}
 	if len(patch) > 0 {
 		req.StatePatch = &patch
 	}

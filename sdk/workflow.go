@@ -46,6 +46,17 @@ func (d *WorkflowDef) Deadline(after time.Duration) *WorkflowDef {
 	return d
 }
 
+// Encrypted declares that the workflow's payloads are encrypted on the
+// client (WithCodec): the engine refuses, at registration, a template,
+// condition, items expression or flow-control key that reads inside an
+// encrypted value, and the SDKs leave the top-level input and state keys
+// in clear unencrypted so that templates can read inside them.
+func (d *WorkflowDef) Encrypted(clear ...string) *WorkflowDef {
+	d.wf.Encrypted = true
+	d.wf.Clear = clear
+	return d
+}
+
 // Name returns the workflow's name.
 func (d *WorkflowDef) Name() string { return d.wf.Name }
 

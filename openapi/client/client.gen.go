@@ -1767,6 +1767,9 @@ type WorkerInfo struct {
 
 // Workflow defines model for Workflow.
 type Workflow struct {
+	// Clear Encrypted workflows: top-level keys of the run input and state the SDKs leave in the clear, so templates, conditions and keys may read inside them.
+	Clear *[]string `json:"clear,omitempty"`
+
 	// Concurrency Limits on the task attempts of all runs of this workflow (every version) holding a lease at once: each per rendered key, or, without a key, one global limit for the workflow.
 	Concurrency *[]ConcurrencyLimit `json:"concurrency,omitempty"`
 
@@ -1775,6 +1778,9 @@ type Workflow struct {
 	// Examples: 30s, 1h30m
 	Deadline    *string `json:"deadline,omitempty"`
 	Description *string `json:"description,omitempty"`
+
+	// Encrypted The SDKs encrypt this workflow's payloads on the client (each top-level value of the run input and state, step outputs, event payloads): the server sees them as opaque {"$cairn_encrypted":…} values. Its templates may pass an encrypted value whole (${input.k}, ${state.k}, ${steps.a.output}) but not look inside one: a definition whose template does is refused.
+	Encrypted *bool `json:"encrypted,omitempty"`
 
 	// Name Workflow name.
 	Name string `json:"name"`

@@ -1814,6 +1814,8 @@ export interface components {
             workflows: string[];
         };
         Workflow: {
+            /** @description Encrypted workflows: top-level keys of the run input and state the SDKs leave in the clear, so templates, conditions and keys may read inside them. */
+            clear?: string[];
             /** @description Limits on the task attempts of all runs of this workflow (every version) holding a lease at once: each per rendered key, or, without a key, one global limit for the workflow. */
             concurrency?: components["schemas"]["ConcurrencyLimit"][];
             /**
@@ -1823,6 +1825,8 @@ export interface components {
              */
             deadline?: string;
             description?: string;
+            /** @description The SDKs encrypt this workflow's payloads on the client (each top-level value of the run input and state, step outputs, event payloads): the server sees them as opaque {"$cairn_encrypted":…} values. Its templates may pass an encrypted value whole (${input.k}, ${state.k}, ${steps.a.output}) but not look inside one: a definition whose template does is refused. */
+            encrypted?: boolean;
             /** @description Workflow name. */
             name: string;
             /** @description Compensation steps (a saga): a small DAG of task steps run after the run fails, with the failed run's input, state and step outputs in their templates. The run stays failed; its compensation status says how they went. */

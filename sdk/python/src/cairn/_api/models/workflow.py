@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from attrs import define as _attrs_define
 
@@ -22,10 +22,16 @@ class Workflow:
         name (str): Workflow name.
         steps (list[Step]): The steps; order does not matter, after does.
         version (str): Version; several coexist, runs pin theirs.
+        clear (list[str] | Unset): Encrypted workflows: top-level keys of the run input and state the SDKs leave in the
+            clear, so templates, conditions and keys may read inside them.
         concurrency (list[ConcurrencyLimit] | Unset): Limits on the task attempts of all runs of this workflow (every
             version) holding a lease at once: each per rendered key, or, without a key, one global limit for the workflow.
         deadline (str | Unset): Default run deadline, from start (default: none).
         description (str | Unset):
+        encrypted (bool | Unset): The SDKs encrypt this workflow's payloads on the client (each top-level value of the
+            run input and state, step outputs, event payloads): the server sees them as opaque {"$cairn_encrypted":…}
+            values. Its templates may pass an encrypted value whole (${input.k}, ${state.k}, ${steps.a.output}) but not look
+            inside one: a definition whose template does is refused.
         on_failure (list[Step] | Unset): Compensation steps (a saga): a small DAG of task steps run after the run fails,
             with the failed run's input, state and step outputs in their templates. The run stays failed; its compensation
             status says how they went.
@@ -34,9 +40,11 @@ class Workflow:
     name: str
     steps: list[Step]
     version: str
+    clear: list[str] | Unset = UNSET
     concurrency: list[ConcurrencyLimit] | Unset = UNSET
     deadline: str | Unset = UNSET
     description: str | Unset = UNSET
+    encrypted: bool | Unset = UNSET
     on_failure: list[Step] | Unset = UNSET
 
     def to_dict(self) -> dict[str, Any]:
@@ -49,6 +57,10 @@ class Workflow:
 
         version = self.version
 
+        clear: list[str] | Unset = UNSET
+        if not isinstance(self.clear, Unset):
+            clear = self.clear
+
         concurrency: list[dict[str, Any]] | Unset = UNSET
         if not isinstance(self.concurrency, Unset):
             concurrency = []
@@ -59,6 +71,8 @@ class Workflow:
         deadline = self.deadline
 
         description = self.description
+
+        encrypted = self.encrypted
 
         on_failure: list[dict[str, Any]] | Unset = UNSET
         if not isinstance(self.on_failure, Unset):
@@ -76,12 +90,16 @@ class Workflow:
                 "version": version,
             }
         )
+        if clear is not UNSET:
+            field_dict["clear"] = clear
         if concurrency is not UNSET:
             field_dict["concurrency"] = concurrency
         if deadline is not UNSET:
             field_dict["deadline"] = deadline
         if description is not UNSET:
             field_dict["description"] = description
+        if encrypted is not UNSET:
+            field_dict["encrypted"] = encrypted
         if on_failure is not UNSET:
             field_dict["on_failure"] = on_failure
 
@@ -104,6 +122,8 @@ class Workflow:
 
         version = d.pop("version")
 
+        clear = cast(list[str], d.pop("clear", UNSET))
+
         _concurrency = d.pop("concurrency", UNSET)
         concurrency: list[ConcurrencyLimit] | Unset = UNSET
         if _concurrency is not UNSET:
@@ -116,6 +136,8 @@ class Workflow:
         deadline = d.pop("deadline", UNSET)
 
         description = d.pop("description", UNSET)
+
+        encrypted = d.pop("encrypted", UNSET)
 
         _on_failure = d.pop("on_failure", UNSET)
         on_failure: list[Step] | Unset = UNSET
@@ -130,9 +152,11 @@ class Workflow:
             name=name,
             steps=steps,
             version=version,
+            clear=clear,
             concurrency=concurrency,
             deadline=deadline,
             description=description,
+            encrypted=encrypted,
             on_failure=on_failure,
         )
 

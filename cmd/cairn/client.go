@@ -32,7 +32,8 @@ func addClientFlags(root *cobra.Command) *clientFlags {
 	}
 	root.PersistentFlags().StringVar(&cf.server, "server", server, "cairn API address: a URL, or host:port for http://host:port (env CAIRN_SERVER)")
 	root.PersistentFlags().StringVar(&cf.key, "key", os.Getenv("CAIRN_KEY"), "API key, sent as Authorization: Bearer <key> (env CAIRN_KEY)")
-	root.PersistentFlags().StringVar(&cf.keys, "keys", os.Getenv("CAIRN_KEYS"), "keyring file of the values clients encrypt (docs/SECURITY.md): they print decrypted; without it, as <encrypted KID> (env CAIRN_KEYS; read here, never sent)")
+	// Not $CAIRN_KEYS: that is the server's API keys (docs/DEPLOY.md).
+	root.PersistentFlags().StringVar(&cf.keys, "keys", os.Getenv("CAIRN_KEYRING"), "keyring file of the values clients encrypt (docs/SECURITY.md): they print decrypted; without it, as <encrypted KID> (env CAIRN_KEYRING; read here, never sent)")
 	return cf
 }
 

@@ -12,7 +12,7 @@ import (
 )
 
 // payloads shows the values a client encrypted (sdk/codec): decrypted
-// with the keyring of --keys ($CAIRN_KEYS), a file on this machine, or
+// with the keyring of --keys ($CAIRN_KEYRING), a file on this machine, or
 // else, for people, as <encrypted KID>, and in JSON output as stored.
 // The keyring is used here only; it is never sent to the server.
 type payloads struct {

@@ -19,7 +19,7 @@ import (
 )
 
 // TestGoldenEncrypted: values a client encrypted print as <encrypted
-// KID> for people and as stored in JSON; with --keys (or $CAIRN_KEYS)
+// KID> for people and as stored in JSON; with --keys (or $CAIRN_KEYRING)
 // they print decrypted, in every view; a keyring without the value's key
 // says so; testdata/runs_encrypted.golden.
 func TestGoldenEncrypted(t *testing.T) {
@@ -112,9 +112,9 @@ func TestGoldenEncrypted(t *testing.T) {
 	} {
 		b.WriteString(norm(n.run(t, srv.URL, args...)))
 	}
-	// $CAIRN_KEYS, for watch (of the ended run): its output decrypted.
-	t.Setenv("CAIRN_KEYS", full)
-	b.WriteString("$ CAIRN_KEYS=<dir>/keyring.json\n")
+	// $CAIRN_KEYRING, for watch (of the ended run): its output decrypted.
+	t.Setenv("CAIRN_KEYRING", full)
+	b.WriteString("$ CAIRN_KEYRING=<dir>/keyring.json\n")
 	b.WriteString(norm(n.run(t, srv.URL, "runs", "watch", r.ID)))
 	got := b.String()
 	golden(t, "runs_encrypted", got)

@@ -36,6 +36,7 @@ var optionalArrays = map[string]string{
 	"Workflow.on_failure":           "a definition as registered: workflows without compensation omit it",
 	"Lease.history":                 "only a function step's lease carries its history, and only once it has one",
 	"StepView.operations":           "only a function step has operations, and only once its body checkpointed one",
+	"Workflow.clear":                "a definition as registered: omitted unless an encrypted workflow leaves keys in the clear",
 }
 
 func TestResponseArraysAreRequiredAndNotNull(t *testing.T) {

@@ -2,6 +2,7 @@
 // the client generated from the committed OpenAPI document.
 import createClient, { type Client as FetchClient } from "openapi-fetch";
 
+import { type Keyring, open, sealMap, sealTop } from "./codec.js";
 import { APIError } from "./errors.js";
 import { resolveRun } from "./payloads.js";
 import type { components, paths } from "./schema.gen.js";
@@ -30,6 +31,8 @@ export interface ClientOptions {
   key?: string;
   /** fetch to use (tests inject faults with it) [globalThis.fetch]. */
   fetch?: typeof fetch;
+  /** Encrypts run inputs, state and event payloads, and decodes what the client reads (codec.ts). */
+  codec?: Keyring;
 }
 
 export interface StartOptions {
@@ -93,8 +96,11 @@ export function temporary(err: unknown): boolean {
 export class Client {
   readonly api: API;
   readonly server: string;
+  readonly codec: Keyring | undefined;
+  private readonly clearCache = new Map<string, Set<string>>();
 
   constructor(opts: ClientOptions = {}) {
+    this.codec = opts.codec;
     this.server = (opts.server ?? process.env.CAIRN_SERVER ?? "http://127.0.0.1:8080").replace(/\/+$/, "");
     const key = opts.key ?? process.env.CAIRN_KEY;
     const base = opts.fetch ?? globalThis.fetch;
@@ -135,21 +141,60 @@ export class Client {
   async start(workflow: string, opts: StartOptions = {}): Promise<{ run: Run; existed: boolean }> {
     const deadline =
       opts.deadline === undefined ? undefined : new Date(typeof opts.deadline === "number" ? Date.now() + opts.deadline : opts.deadline).toISOString();
+    let input = opts.input;
+    let state = opts.state;
+    if (this.codec && (input !== undefined || state !== undefined)) {
+      const clear = await this.clearKeys(workflow, opts.version);
+      input = sealTop(this.codec, input, clear);
+      state = sealMap(this.codec, state, clear);
+    }
     const r = await this.api.POST("/v1/api/runs", {
       body: {
         workflow,
-        input: opts.input,
+        input,
         version: opts.version,
         correlation: opts.correlation,
         idempotency_key: opts.idempotencyKey,
         deadline,
-        state: opts.state,
+        state,
         priority: opts.priority,
       },
     });
     const res = unwrap(r);
     await resolveRun(this.api, res.run);
+    this.openRun(res.run);
     return res;
+  }
+
+  /** The keys workflow@version leaves in the clear (read from its definition once per version). */
+  private async clearKeys(workflow: string, version?: string): Promise<Set<string>> {
+    const cached = version ? this.clearCache.get(`${workflow}@${version}`) : undefined;
+    if (cached) return cached;
+    let v = version;
+    if (!v) {
+      const l = await this.api.GET("/v1/api/workflows", {});
+      v = unwrap(l).workflows.find((w) => w.name === workflow)?.latest;
+      if (!v) return new Set();
+    }
+    const d = await this.api.GET("/v1/api/workflows/{name}/versions/{version}", { params: { path: { name: workflow, version: v } } });
+    if (d.response.status === 404) return new Set();
+    const clear = new Set(unwrap(d).clear ?? []);
+    this.clearCache.set(`${workflow}@${v}`, clear);
+    return clear;
+  }
+
+  /** Decodes the encrypted values of a run in place. */
+  private openRun(r: Run): Run {
+    const k = this.codec;
+    if (!k) return r;
+    r.input = open(k, r.input);
+    r.output = open(k, r.output);
+    if (r.state) for (const key of Object.keys(r.state)) r.state[key] = open(k, r.state[key]);
+    for (const s of r.steps ?? []) {
+      s.output = open(k, s.output);
+      for (const op of s.operations ?? []) op.result = open(k, op.result);
+    }
+    return r;
   }
 
   /** Starts a batch: cancel or rerun every run matching the filter (at least one field). The server does the first page; poll getBatch until state is "done". */
@@ -162,7 +207,7 @@ export class Client {
   }
 
   async get(run: string): Promise<Run> {
-    return resolveRun(this.api, unwrap(await this.api.GET("/v1/api/runs/{run}", { params: { path: { run } } })));
+    return this.openRun(await resolveRun(this.api, unwrap(await this.api.GET("/v1/api/runs/{run}", { params: { path: { run } } }))));
   }
 
   /** The run's progress; with after (a rev), held up to waitMs until the run changes. */
@@ -224,16 +269,19 @@ export class Client {
   }
 
   async journal(run: string): Promise<JournalEntry[]> {
-    return unwrap(await this.api.GET("/v1/api/runs/{run}/journal", { params: { path: { run } } })).entries;
+    const entries = unwrap(await this.api.GET("/v1/api/runs/{run}/journal", { params: { path: { run } } })).entries;
+    for (const e of entries) e.data = open(this.codec, e.data);
+    return entries;
   }
 
   /** Sends an event to a run: it completes the wait step waiting for name. An id makes sending again a no-op. */
   async sendEvent(run: string, event: { name: string; payload?: unknown; id?: string }): Promise<EventResult> {
-    return unwrap(await this.api.POST("/v1/api/runs/{run}/events", { params: { path: { run } }, body: event }));
+    const body = this.codec && event.payload !== undefined ? { ...event, payload: this.codec.encrypt(event.payload) } : event;
+    return unwrap(await this.api.POST("/v1/api/runs/{run}/events", { params: { path: { run } }, body }));
   }
 
   async cancel(run: string, reason?: string): Promise<Run> {
-    return resolveRun(this.api, unwrap(await this.api.POST("/v1/api/runs/{run}/cancel", { params: { path: { run } }, body: { reason } })));
+    return this.openRun(await resolveRun(this.api, unwrap(await this.api.POST("/v1/api/runs/{run}/cancel", { params: { path: { run } }, body: { reason } }))));
   }
 
   async workers(): Promise<WorkerInfo[]> {

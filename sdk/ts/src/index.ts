@@ -1,6 +1,7 @@
 // cairn's TypeScript SDK: a client for runs and a worker for step bodies,
 // over the client generated from the committed OpenAPI document.
 export * from "./client.js";
+export { CodecError, isEncrypted, Keyring, type EncryptedValue, type Envelope, type Key } from "./codec.js";
 export * from "./errors.js";
 export * from "./workflow.js";
 export { defineFunction, FunctionSuspended, type Call, type DurableContext, type DurableStepOptions, type FunctionBody, type FunctionOptions, type MapOptions } from "./function.js";

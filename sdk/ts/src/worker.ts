@@ -16,6 +16,7 @@ import {
 import { _sleep as sleep, type Client, type Lease, type Schemas, temporary, type Usage, unwrap } from "./client.js";
 import { type CheckpointRequest, driverOf, FunctionSuspended } from "./function.js";
 import type { Handler, WorkflowDef } from "./workflow.js";
+import { type Keyring, CodecError, open, sealMap, sealTop } from "./codec.js";
 import { resolveLease, resolveLeaseValue } from "./payloads.js";
 
 /** Structured logging hook: msg plus attributes (run, step, attempt, worker, lease, err…). */
@@ -55,6 +56,8 @@ export interface WorkerOptions {
   /** How long a claim is held open in ms [20000; the server caps it]. */
   claimWaitMs?: number;
   labels?: Record<string, string>;
+  /** Keyring that encrypts what the steps write and decodes what they read [the client's]. */
+  codec?: Keyring;
 }
 
 export interface StepInfo {
@@ -123,6 +126,7 @@ export class Worker {
   private readonly drainTimeoutMs: number;
   private readonly claimWaitMs: number;
   private readonly labels: Record<string, string> | undefined;
+  private readonly ownCodec: Keyring | undefined;
   private readonly inflight = new Map<string, Attempt>();
   private readonly ended = new Map<string, number>();
   private free = 0;
@@ -136,6 +140,7 @@ export class Worker {
 
   constructor(client: Client, opts: WorkerOptions = {}) {
     this.c = client;
+    this.ownCodec = opts.codec;
     // Unnamed workers of one process each get an id of their own: the
     // engine keeps one record per id (the last registration's workflows)
     // and avoids an id after an unservable fail, so workers sharing one
@@ -332,6 +337,46 @@ export class Worker {
     }
   }
 
+  /** The worker's keyring (codec.ts): its own, else its client's. */
+  private get keyring(): Keyring | undefined {
+    return this.ownCodec ?? this.c.codec;
+  }
+
+  /** The clear keys of a workflow this worker serves. */
+  private clearOf(workflow: string, version?: string): Set<string> {
+    const ds = this.defs.filter((d) => d.name === workflow && (version === undefined || d.version === version));
+    return ds.length === 1 ? ds[0]!.clearKeys() : new Set();
+  }
+
+  /** Decodes a lease's input, earlier outputs, state and history in place. */
+  private openLease(l: Lease): void {
+    const k = this.keyring;
+    if (!k) return;
+    l.input = open(k, l.input);
+    for (const key of Object.keys(l.steps ?? {})) l.steps[key] = open(k, l.steps[key]);
+    for (const key of Object.keys(l.state ?? {})) l.state[key] = open(k, l.state[key]);
+    for (const op of l.history ?? []) op.result = open(k, op.result);
+  }
+
+  /** Encrypts what a complete, fail or checkpoint sends. */
+  private seal(l: Lease, body: Record<string, unknown>): Record<string, unknown> {
+    const k = this.keyring;
+    if (!k) return body;
+    const out = { ...body };
+    if ("output" in out) out.output = k.encrypt(out.output ?? null);
+    if (out.state_patch) out.state_patch = sealMap(k, out.state_patch as Record<string, unknown>, this.clearOf(l.workflow, l.version));
+    return out;
+  }
+
+  private sealCheckpoint(body: CheckpointRequest): CheckpointRequest {
+    const k = this.keyring;
+    if (!k) return body;
+    const out: CheckpointRequest = { ...body, operations: body.operations.map((op) => (op.result === undefined ? op : { ...op, result: k.encrypt(op.result) })) };
+    const inv = body.suspend?.invoke;
+    if (inv && inv.input !== undefined) out.suspend = { ...body.suspend, invoke: { ...inv, input: sealTop(k, inv.input, this.clearOf(inv.workflow, inv.version)) } };
+    return out;
+  }
+
   private handler(l: Lease): Handler | undefined {
     return this.handlers.get(`${l.workflow}\u0000${l.version}\u0000${l.step}`);
   }
@@ -365,6 +410,14 @@ export class Worker {
       if (unresolved !== undefined) {
         log.warn("reading the lease's values stored by reference failed", { err: unresolved });
         await this.report(a, log, "fail", { error: { class: "retryable", message: `reading the step's values stored by reference: ${String(unresolved)}` } });
+        return;
+      }
+      try {
+        this.openLease(lease);
+      } catch (err) {
+        if (!(err instanceof CodecError)) throw err;
+        log.warn("a value of the lease does not decrypt", { err: err.message });
+        await this.report(a, log, "fail", { error: { class: "codec", message: `decrypting the step's values: ${err.message}` } });
         return;
       }
       await this.run(a, h, log);
@@ -445,7 +498,7 @@ export class Worker {
     const driver = driverOf(h);
     try {
       output = driver
-        ? await driver(ctx, { lease: l, checkpoint: (req) => this.checkpoint(a, log, req), abort: (r) => a.ctrl.abort(r), payload: (v) => resolveLeaseValue(this.c.api, l.id, v) })
+        ? await driver(ctx, { lease: l, checkpoint: (req) => this.checkpoint(a, log, req), abort: (r) => a.ctrl.abort(r), payload: async (v) => open(this.keyring, await resolveLeaseValue(this.c.api, l.id, v)) })
         : await h(ctx, l.input);
       ok = true;
     } catch (err) {
@@ -480,6 +533,7 @@ export class Worker {
 
   /** Sends complete or fail, retrying network errors, 5xx and 429 for a few lease TTLs. */
   private async report(a: Attempt, log: Logger, kind: "complete" | "fail", body: Record<string, unknown>): Promise<void> {
+    body = this.seal(a.lease, body); // codec.ts
     const until = Date.now() + 3 * this.leaseTTLMs;
     let delay = 100;
     const lease = a.lease.id;
@@ -544,6 +598,7 @@ export class Worker {
    * limits) fails the function.
    */
   private async checkpoint(a: Attempt, log: Logger, body: CheckpointRequest): Promise<void> {
+    body = this.sealCheckpoint(body); // codec.ts
     const until = Date.now() + Math.max(60_000, 3 * this.leaseTTLMs);
     let delay = 100;
     const lease = a.lease.id;

@@ -69,6 +69,10 @@ export interface WorkflowOptions {
   deadline?: Duration;
   /** Limits on the task attempts of all runs holding a lease at once: per rendered key, or without key one global limit (at most 4). */
   concurrency?: { key?: string; limit: number }[];
+  /** The payloads are encrypted by the SDKs (a codec): templates may pass encrypted values whole, not read inside them. */
+  encrypted?: boolean;
+  /** Encrypted workflows: top-level input and state keys left in the clear. */
+  clear?: string[];
 }
 
 type Step = Schemas["Step"];
@@ -200,7 +204,14 @@ export class WorkflowDef {
       concurrency: this.opts.concurrency?.map((c) => ({ key: c.key, limit: c.limit })),
       steps: this.steps.map((s) => ({ ...s })),
       ...(this.onFailureSteps.length ? { on_failure: this.onFailureSteps.map((s) => ({ ...s })) } : {}),
+      ...(this.opts.encrypted ? { encrypted: true } : {}),
+      ...(this.opts.clear?.length ? { clear: [...this.opts.clear] } : {}),
     };
+  }
+
+  /** The top-level input and state keys an encrypted workflow leaves in the clear. */
+  clearKeys(): Set<string> {
+    return new Set(this.opts.clear ?? []);
   }
 }
 

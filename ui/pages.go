@@ -245,9 +245,9 @@ type runView struct {
 	Now      time.Time
 	Graph    *graph
 	Timeline *timeline
-	State    string
-	Input    string
-	Output   string
+	State    template.HTML // valueHTML's: encrypted values as badges
+	Input    template.HTML
+	Output   template.HTML
 	Steps    []stepDetail
 	// Awaited is the event the run's first waiting step waits for: the
 	// send-event form offers it.
@@ -258,8 +258,8 @@ type runView struct {
 
 type stepDetail struct {
 	cairn.StepView
-	OutputText string
-	Flow       string // the step's flow control from the definition (flow_ui.go), or ""
+	OutputText template.HTML // valueHTML's
+	Flow       string        // the step's flow control from the definition (flow_ui.go), or ""
 }
 
 // run is a run's page.
@@ -285,13 +285,13 @@ func (h *Handler) run(ctx context.Context, r *http.Request, v *view) (string, er
 	}
 	now := h.now()
 	rv := &runView{Run: run, Journal: journal, Rev: st.Rev, Live: !run.Status.Terminal(), Now: now,
-		Input: pretty(run.Input), Output: pretty(run.Output)}
+		Input: valueHTML(run.Input), Output: valueHTML(run.Output)}
 	if len(run.State) > 0 {
 		b, _ := json.Marshal(run.State)
-		rv.State = pretty(b)
+		rv.State = valueHTML(b)
 	}
 	for _, s := range run.Steps {
-		rv.Steps = append(rv.Steps, stepDetail{StepView: s, OutputText: pretty(s.Output)})
+		rv.Steps = append(rv.Steps, stepDetail{StepView: s, OutputText: valueHTML(s.Output)})
 		if s.Status == cairn.StepWaiting && rv.Awaited == "" {
 			rv.Awaited = s.Event
 		}
@@ -431,14 +431,10 @@ var funcs = template.FuncMap{
 		return strings.Join(parts, ", ")
 	},
 	"terminal": func(s cairn.RunStatus) bool { return s.Terminal() },
-	// brief is a JSON value on one line, cut at 120 bytes (a function's
-	// operation results in the steps table).
-	"brief": func(raw json.RawMessage) string {
-		if len(raw) > 120 {
-			return strings.ToValidUTF8(string(raw[:120]), "") + "…"
-		}
-		return string(raw)
-	},
+	// brief is a JSON value on one line, cut at 120 characters (a
+	// function's operation results in the steps table), encrypted values
+	// as badges.
+	"brief": briefHTML,
 }
 
 func fmtDur(d time.Duration) string {

@@ -19,6 +19,8 @@ import (
 type clientFlags struct {
 	server string
 	key    string
+	keys   string    // --keys: a keyring file (sdk/codec) to decrypt values with
+	pl     *payloads // read from keys by client
 }
 
 // addClientFlags adds the global --server and --key flags to root.
@@ -30,11 +32,18 @@ func addClientFlags(root *cobra.Command) *clientFlags {
 	}
 	root.PersistentFlags().StringVar(&cf.server, "server", server, "cairn API address: a URL, or host:port for http://host:port (env CAIRN_SERVER)")
 	root.PersistentFlags().StringVar(&cf.key, "key", os.Getenv("CAIRN_KEY"), "API key, sent as Authorization: Bearer <key> (env CAIRN_KEY)")
+	// Not $CAIRN_KEYS: that is the server's API keys (docs/DEPLOY.md).
+	root.PersistentFlags().StringVar(&cf.keys, "keys", os.Getenv("CAIRN_KEYRING"), "keyring file of the values clients encrypt (docs/SECURITY.md): they print decrypted; without it, as <encrypted KID> (env CAIRN_KEYRING; read here, never sent)")
 	return cf
 }
 
 // client returns a client of the server the flags name.
 func (cf *clientFlags) client() (*sdk.Client, error) {
+	pl, err := loadPayloads(cf.keys)
+	if err != nil {
+		return nil, err
+	}
+	cf.pl = pl
 	var opts []sdk.ClientOption
 	if cf.key != "" {
 		opts = append(opts, sdk.WithAPIKey(cf.key))

@@ -99,7 +99,7 @@ func progressKey(p *sdk.RunProgress) string {
 // told apart by time, type, step, attempt and worker: the running
 // attempts' claimed and started entries come from their leases and may
 // sort before entries printed already, and are printed once.
-func followJournal(ctx context.Context, c *sdk.Client, id string, out io.Writer, format string) error {
+func followJournal(ctx context.Context, c *sdk.Client, pl *payloads, id string, out io.Writer, format string) error {
 	seen := map[string]bool{}
 	header := false
 	show := func() error {
@@ -114,7 +114,11 @@ func followJournal(ctx context.Context, c *sdk.Client, id string, out io.Writer,
 			}
 			seen[k] = true
 			if format == outJSONL {
-				if err := printJSONLine(out, e); err != nil {
+				d, err := pl.doc(e)
+				if err != nil {
+					return err
+				}
+				if err := printJSONLine(out, d); err != nil {
 					return err
 				}
 				continue

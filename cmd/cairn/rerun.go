@@ -28,7 +28,7 @@ The new run names the old one (rerun_of); the old run is not changed.`,
 			if err != nil {
 				return err
 			}
-			return startedRun(cmd, c, r, wait, asJSON,
+			return startedRun(cmd, c, cf.pl, r, wait, asJSON,
 				fmt.Sprintf("started run %s (%s@%s), rerun of %s: %d/%d steps reused", r.ID, r.Workflow, r.Version, args[0], r.StepsDone, r.StepsTotal),
 				fmt.Sprintf("run %s (%s@%s), rerun of %s", r.ID, r.Workflow, r.Version, args[0]))
 		}),

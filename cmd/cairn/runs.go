@@ -67,7 +67,7 @@ func newRunsStartCmd(cf *clientFlags) *cobra.Command {
 			if r.Existed {
 				verb = "found (idempotency key)"
 			}
-			return startedRun(cmd, c, r, wait, asJSON,
+			return startedRun(cmd, c, cf.pl, r, wait, asJSON,
 				fmt.Sprintf("%s run %s (%s@%s)", verb, r.ID, r.Workflow, r.Version),
 				fmt.Sprintf("run %s (%s@%s)", r.ID, r.Workflow, r.Version))
 		}),
@@ -90,7 +90,7 @@ func newRunsWatchCmd(cf *clientFlags) *cobra.Command {
 		Short: "Show a run's progress until it ends, then its output",
 		Args:  cobra.ExactArgs(1),
 		RunE: cf.run(func(cmd *cobra.Command, args []string, c *sdk.Client) error {
-			return watch(cmd.Context(), c, args[0], cmd.OutOrStdout(), asJSON)
+			return watch(cmd.Context(), c, cf.pl, args[0], cmd.OutOrStdout(), asJSON)
 		}),
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print only the ended run, as JSON")
@@ -101,11 +101,11 @@ func newRunsWatchCmd(cf *clientFlags) *cobra.Command {
 // so in started, and on stderr how to watch it; with wait it prints header
 // and then watches the run to its end. asJSON prints the run as JSON
 // instead (with wait, once it ended).
-func startedRun(cmd *cobra.Command, c *sdk.Client, r *sdk.Run, wait, asJSON bool, started, header string) error {
+func startedRun(cmd *cobra.Command, c *sdk.Client, pl *payloads, r *sdk.Run, wait, asJSON bool, started, header string) error {
 	out := cmd.OutOrStdout()
 	if !wait {
 		if asJSON {
-			return printJSON(out, r)
+			return printPayloadJSON(out, pl, r)
 		}
 		fmt.Fprintln(out, started)
 		fmt.Fprintf(cmd.ErrOrStderr(), "watch it: cairn runs watch %s\n", r.ID)
@@ -114,13 +114,13 @@ func startedRun(cmd *cobra.Command, c *sdk.Client, r *sdk.Run, wait, asJSON bool
 	if !asJSON {
 		fmt.Fprintln(out, header)
 	}
-	return watch(cmd.Context(), c, r.ID, out, asJSON)
+	return watch(cmd.Context(), c, pl, r.ID, out, asJSON)
 }
 
 // watch follows a run to its end. It prints each step's transitions as
 // they happen (and, on a terminal, a live status line), then the output;
 // a run that did not complete is returned as an error.
-func watch(ctx context.Context, c *sdk.Client, id string, out io.Writer, asJSON bool) error {
+func watch(ctx context.Context, c *sdk.Client, pl *payloads, id string, out io.Writer, asJSON bool) error {
 	var p *progress
 	if !asJSON {
 		p = newProgress(out, isTerminal(out))
@@ -148,7 +148,7 @@ func watch(ctx context.Context, c *sdk.Client, id string, out io.Writer, asJSON 
 		return err
 	}
 	if asJSON {
-		if err := printJSON(out, r); err != nil {
+		if err := printPayloadJSON(out, pl, r); err != nil {
 			return err
 		}
 		return runErr(r)
@@ -164,7 +164,7 @@ func watch(ctx context.Context, c *sdk.Client, id string, out io.Writer, asJSON 
 		fmt.Fprintf(out, "usage: %s\n", usageString(r.Usage))
 	}
 	if r.Status == sdk.RunCompleted {
-		fmt.Fprintf(out, "output:\n%s\n", prettyJSON(r.Output))
+		fmt.Fprintf(out, "output:\n%s\n", pl.text(r.Output))
 	}
 	return runErr(r)
 }
@@ -531,8 +531,14 @@ func newRunsGetCmd(cf *clientFlags) *cobra.Command {
 				return err
 			}
 			out := cmd.OutOrStdout()
-			return emit(out, format, r, []*sdk.Run{r}, func() error {
-				printRun(out, r)
+			var doc any = r
+			if format != outTable {
+				if doc, err = cf.pl.doc(r); err != nil {
+					return err
+				}
+			}
+			return emit(out, format, doc, []any{doc}, func() error {
+				printRun(out, r, cf.pl)
 				return nil
 			})
 		}),
@@ -571,14 +577,14 @@ func newRunsInputCmd(cf *clientFlags) *cobra.Command {
 			if !in.Kept {
 				return fmt.Errorf("the input of attempt %d was not kept: %d bytes, over 8 KiB", n, in.Bytes)
 			}
-			return printJSON(cmd.OutOrStdout(), in.Input)
+			return printPayloadJSON(cmd.OutOrStdout(), cf.pl, in.Input)
 		}),
 	}
 	cmd.Flags().IntVar(&attempt, "attempt", 0, "the attempt (default: the latest)")
 	return cmd
 }
 
-func printRun(out io.Writer, r *sdk.Run) {
+func printRun(out io.Writer, r *sdk.Run, pl *payloads) {
 	fmt.Fprintf(out, "run       %s\n", r.ID)
 	fmt.Fprintf(out, "workflow  %s@%s\n", r.Workflow, r.Version)
 	fmt.Fprintf(out, "status    %s (%d/%d steps)\n", r.Status, r.StepsDone, r.StepsTotal)
@@ -614,10 +620,10 @@ func printRun(out io.Writer, r *sdk.Run) {
 	tw.Flush()
 	if len(r.State) > 0 {
 		b, _ := json.Marshal(r.State)
-		fmt.Fprintf(out, "\nstate:\n%s\n", prettyJSON(b))
+		fmt.Fprintf(out, "\nstate:\n%s\n", pl.text(b))
 	}
 	if len(r.Output) > 0 {
-		fmt.Fprintf(out, "\noutput:\n%s\n", prettyJSON(r.Output))
+		fmt.Fprintf(out, "\noutput:\n%s\n", pl.text(r.Output))
 	}
 }
 
@@ -742,7 +748,7 @@ func newRunsJournalCmd(cf *clientFlags) *cobra.Command {
 			}
 			out := cmd.OutOrStdout()
 			if follow {
-				return followJournal(cmd.Context(), c, args[0], out, format)
+				return followJournal(cmd.Context(), c, cf.pl, args[0], out, format)
 			}
 			j, err := c.Journal(cmd.Context(), args[0])
 			if err != nil {
@@ -751,7 +757,26 @@ func newRunsJournalCmd(cf *clientFlags) *cobra.Command {
 			if j == nil {
 				j = []sdk.JournalEntry{}
 			}
-			return emit(out, format, j, j, func() error {
+			var doc any = j
+			if format != outTable {
+				if doc, err = cf.pl.doc(j); err != nil {
+					return err
+				}
+			}
+			items := make([]any, len(j))
+			for i := range j {
+				items[i] = j[i]
+			}
+			if d, ok := doc.(json.RawMessage); ok { // decrypted
+				var decoded []json.RawMessage
+				if err := json.Unmarshal(d, &decoded); err != nil {
+					return err
+				}
+				for i := range decoded {
+					items[i] = decoded[i]
+				}
+			}
+			return emit(out, format, doc, items, func() error {
 				fmt.Fprintln(out, journalHeader())
 				for _, e := range j {
 					fmt.Fprintln(out, journalRow(e))
@@ -778,7 +803,7 @@ func newRunsCancelCmd(cf *clientFlags) *cobra.Command {
 				return err
 			}
 			if asJSON {
-				return printJSON(cmd.OutOrStdout(), r)
+				return printPayloadJSON(cmd.OutOrStdout(), cf.pl, r)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "cancelled run %s (%d/%d steps had completed)\n", r.ID, r.StepsDone, r.StepsTotal)
 			return nil

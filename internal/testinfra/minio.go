@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"maps"
 	"net/netip"
 	"os"
 	"regexp"
@@ -68,7 +69,43 @@ func MinIO(t testing.TB) *MinIOEndpoint {
 	return minioOnce.ep
 }
 
-func startMinIO() (*MinIOEndpoint, error) {
+// MinIOKMSKey is the name of the key the server-side encrypting MinIO
+// (MinIOSSE) holds: SSE-KMS writes name it as their key id.
+const MinIOKMSKey = "cairn-test-key"
+
+// minioKMSSecret is that key: MINIO_KMS_SECRET_KEY, NAME:base64 of 32
+// bytes. A fixed test key; the data it guards is thrown away.
+const minioKMSSecret = MinIOKMSKey + ":MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY="
+
+var minioSSEOnce struct {
+	sync.Once
+	ep  *MinIOEndpoint
+	err error
+}
+
+// MinIOSSE returns a second MinIO of the test binary, started on first
+// use, that can encrypt what it stores: it holds the key MinIOKMSKey
+// (MINIO_KMS_SECRET_KEY), so writes asking for SSE-S3 (AES256) or for
+// SSE-KMS with that key are stored encrypted, as is everything written to
+// a bucket with a default encryption. The shared MinIO (MinIO) has no
+// key and refuses such writes.
+func MinIOSSE(t testing.TB) *MinIOEndpoint {
+	t.Helper()
+	require(t, "MinIO")
+	minioSSEOnce.Do(func() {
+		minioSSEOnce.ep, minioSSEOnce.err = startMinIOWith(map[string]string{"MINIO_KMS_SECRET_KEY": minioKMSSecret})
+	})
+	if minioSSEOnce.err != nil {
+		t.Fatalf("testinfra: MinIO with server-side encryption: %v\n%s", minioSSEOnce.err, setupHint)
+	}
+	return minioSSEOnce.ep
+}
+
+func startMinIO() (*MinIOEndpoint, error) { return startMinIOWith(nil) }
+
+// startMinIOWith starts a MinIO container with env added to its
+// environment.
+func startMinIOWith(env map[string]string) (*MinIOEndpoint, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 
@@ -81,7 +118,9 @@ func startMinIO() (*MinIOEndpoint, error) {
 	if image == "" {
 		image = DefaultMinIOImage
 	}
-	ctr, err := startMinIOContainer(ctx, minioRequest(image))
+	req := minioRequest(image)
+	maps.Copy(req.Env, env)
+	ctr, err := startMinIOContainer(ctx, req)
 	if ctr != nil {
 		onStop(func() {
 			if err := testcontainers.TerminateContainer(ctr); err != nil {

@@ -1,7 +1,9 @@
 // cairn dashboard: the few things a server-rendered page cannot do.
 // The API key lives in sessionStorage and is sent as the API wants it;
 // pages that needed it are fetched again with it; a live run page
-// long-polls the run's status endpoint and re-renders on a change.
+// long-polls the run's status endpoint and re-renders on a change;
+// values a client encrypted are decrypted here, with a keyring the reader
+// gives the page, never on the server.
 "use strict";
 (function () {
   const KEY = "cairn.key";
@@ -92,8 +94,137 @@
       { headers: auth(), cache: "no-store" });
     if (!r.ok) { pre.textContent = "input: " + r.status; return; }
     const x = await r.json();
-    pre.textContent = !x.kept ? "not kept: " + x.bytes + " bytes, over 8 KiB" : x.input === undefined ? "no input" : JSON.stringify(x.input, null, 2);
+    if (!x.kept) pre.textContent = "not kept: " + x.bytes + " bytes, over 8 KiB";
+    else if (x.input === undefined) pre.textContent = "no input";
+    else { pre.textContent = ""; render(pre, x.input, "", false); decryptAll(); }
   }, true);
+
+  // Encrypted values (sdk/codec's format): the server renders each as a
+  // badge (span.enc) holding the encrypted value; given a keyring, this
+  // page decrypts them itself with WebCrypto (AES-256-GCM, additional
+  // data "cairn-codec-v1:" + the key id). The keyring is kept in this
+  // tab's sessionStorage and in memory as keys that cannot be exported;
+  // it is never part of a request: the panel is no form, and no fetch
+  // reads it.
+  const KEYRING = "cairn.keyring", MARKER = "$cairn_encrypted";
+  let ring = null; // key id → CryptoKey
+  const unb64 = (s) => Uint8Array.from(atob(s), (c) => c.charCodeAt(0));
+  async function importRing(text) {
+    if (!window.crypto || !crypto.subtle) throw new Error("this page cannot decrypt: WebCrypto needs a secure context (https, or http on localhost)");
+    let j;
+    try { j = JSON.parse(text); } catch (e) { throw new Error("not JSON: " + e.message); }
+    if (!j || !Array.isArray(j.keys) || !j.keys.length) throw new Error('want {"keys":[{"id":"k2","key":"<base64 of 32 bytes>"}, …]}');
+    const m = new Map();
+    for (const k of j.keys) {
+      if (!k || typeof k.id !== "string" || !k.id || typeof k.key !== "string") throw new Error("every key needs an id and a key");
+      let raw;
+      try { raw = unb64(k.key); } catch (e) { throw new Error("key " + k.id + ": not base64"); }
+      if (raw.length !== 32) throw new Error("key " + k.id + ": " + raw.length + " bytes, want 32");
+      m.set(k.id, await crypto.subtle.importKey("raw", raw, "AES-GCM", false, ["decrypt"]));
+    }
+    return m;
+  }
+  async function openEnvelope(e) {
+    if (e.v !== 1 || e.alg !== "A256GCM") throw new Error("unknown format (v " + e.v + ", " + e.alg + ")");
+    const k = ring && ring.get(e.kid);
+    if (!k) throw new Error("the keyring has no key " + e.kid);
+    const iv = unb64(e.nonce);
+    if (iv.length !== 12) throw new Error("bad nonce");
+    let pt;
+    try {
+      pt = await crypto.subtle.decrypt({ name: "AES-GCM", iv, additionalData: new TextEncoder().encode("cairn-codec-v1:" + e.kid), tagLength: 128 }, k, unb64(e.ct));
+    } catch (err) { throw new Error("does not decrypt with key " + e.kid + " (wrong key, or the value was changed)"); }
+    return JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(pt));
+  }
+  function envelopeOf(x) {
+    if (!x || typeof x !== "object" || Array.isArray(x)) return null;
+    const ks = Object.keys(x), e = x[MARKER];
+    return ks.length === 1 && ks[0] === MARKER && e && typeof e === "object" && !Array.isArray(e) ? e : null;
+  }
+  function badge(e, indent, brief) {
+    const s = document.createElement("span");
+    s.className = "enc";
+    s.dataset.kid = e.kid || "";
+    s.dataset.envelope = JSON.stringify(e);
+    if (brief) s.dataset.brief = "true"; else s.dataset.indent = String(indent.length);
+    s.textContent = e.kid ? "encrypted (key " + e.kid + ")" : "encrypted";
+    return s;
+  }
+  // render appends the JSON value x to el: indented by two spaces (on one
+  // line if brief), each encrypted value in it a badge.
+  function render(el, x, indent, brief) {
+    const e = envelopeOf(x);
+    if (e) { el.append(badge(e, indent, brief)); return; }
+    if (x === null || typeof x !== "object") { el.append(x === undefined ? "null" : JSON.stringify(x)); return; }
+    const arr = Array.isArray(x), ks = arr ? x.map((_, i) => i) : Object.keys(x), inner = indent + "  ";
+    if (!ks.length) { el.append(arr ? "[]" : "{}"); return; }
+    el.append(arr ? "[" : "{");
+    ks.forEach((k, i) => {
+      el.append((i ? "," : "") + (brief ? "" : "\n" + inner) + (arr ? "" : JSON.stringify(k) + (brief ? ":" : ": ")));
+      render(el, x[k], inner, brief);
+    });
+    el.append((brief ? "" : "\n" + indent) + (arr ? "]" : "}"));
+  }
+  // decryptAll replaces every badge on the page the keyring opens with its
+  // value (and the badges inside that, in turn); a badge it cannot open
+  // says why.
+  async function decryptAll() {
+    if (!ring) return;
+    for (;;) {
+      const pending = [...document.querySelectorAll("span.enc[data-envelope]:not([data-failed])")];
+      if (!pending.length) break;
+      for (const s of pending) {
+        let x;
+        try { x = await openEnvelope(JSON.parse(s.dataset.envelope)); } catch (err) {
+          s.dataset.failed = "true";
+          s.title = "cannot decrypt: " + err.message;
+          continue;
+        }
+        const out = document.createElement("span");
+        out.className = "dec";
+        out.dataset.kid = s.dataset.kid;
+        out.title = "decrypted in this page with key " + s.dataset.kid;
+        const brief = s.dataset.brief === "true";
+        render(out, x, " ".repeat(Number(s.dataset.indent) || 0), brief);
+        if (brief && out.textContent.length > 120) out.textContent = out.textContent.slice(0, 120) + "…";
+        s.replaceWith(out);
+      }
+    }
+    const n = document.querySelectorAll("span.dec").length, bad = document.querySelectorAll("span.enc[data-failed]").length;
+    keyringSay("keys " + [...ring.keys()].join(", ") + " in this tab; " + n + " value" + (n === 1 ? "" : "s") + " decrypted on this page" +
+      (bad ? ", " + bad + " not (hover over one to see why)" : ""));
+  }
+  function keyringSay(text) {
+    const el = document.getElementById("keyring-status");
+    if (el) el.textContent = text;
+  }
+  async function useKeyring(text, remember) {
+    try { ring = await importRing(text); } catch (err) { ring = null; keyringSay(err.message); return; }
+    if (remember) sessionStorage.setItem(KEYRING, text);
+    const panel = document.getElementById("keyring");
+    panel.dataset.loaded = "true";
+    document.getElementById("keyring-summary").textContent = "Keyring in use";
+    document.getElementById("keyring-forget").hidden = false;
+    for (const s of document.querySelectorAll("span.enc[data-failed]")) s.removeAttribute("data-failed");
+    await decryptAll();
+  }
+  function initKeyring() {
+    const text = document.getElementById("keyring-text"), file = document.getElementById("keyring-file");
+    if (!text) return;
+    document.getElementById("keyring-use").onclick = async () => {
+      const t = text.value.trim();
+      text.value = "";
+      await useKeyring(t, true);
+    };
+    file.onchange = async () => {
+      const f = file.files[0];
+      file.value = "";
+      if (f) await useKeyring((await f.text()).trim(), true);
+    };
+    document.getElementById("keyring-forget").onclick = () => { sessionStorage.removeItem(KEYRING); location.reload(); };
+    const kept = sessionStorage.getItem(KEYRING);
+    if (kept) useKeyring(kept, false);
+  }
 
   // call POSTs body to an API operation: its status, its answer (j) and,
   // for a problem, what it says (msg).
@@ -227,6 +358,7 @@
     for (const b of document.querySelectorAll("button.bulk")) b.onclick = () => bulk(b);
     const run = document.getElementById("run");
     if (run && run.dataset.live === "true") follow(generation, run.dataset.run, Number(run.dataset.rev));
+    decryptAll();
   }
   // The runs list and the workers page refresh while they are open and
   // seen, unless the reader is typing in a form.
@@ -237,5 +369,6 @@
     if (t && document.visibilityState === "visible" && !typing && !armed) load(location.href, false);
   }, REFRESH_MS);
 
+  initKeyring();
   init();
 })();

@@ -1,0 +1,136 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cairn-dev/cairn/sdk"
+	"github.com/cairn-dev/cairn/sdk/codec"
+	"github.com/cairn-dev/cairn/sdk/sdktest"
+)
+
+// TestGoldenEncrypted: values a client encrypted print as <encrypted
+// KID> for people and as stored in JSON; with --keys (or $CAIRN_KEYRING)
+// they print decrypted, in every view; a keyring without the value's key
+// says so; testdata/runs_encrypted.golden.
+func TestGoldenEncrypted(t *testing.T) {
+	srv := sdktest.Start(t, sdktest.Options{})
+	c := testClient(t, srv.URL)
+	n := &normalizer{ids: map[string]string{}}
+
+	dir := t.TempDir()
+	var k2, k1 [32]byte
+	rand.Read(k2[:])
+	rand.Read(k1[:])
+	b64 := base64.StdEncoding.EncodeToString
+	full := filepath.Join(dir, "keyring.json")
+	old := filepath.Join(dir, "old.json")
+	write := func(p, s string) {
+		if err := os.WriteFile(p, []byte(s), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(full, `{"keys":[{"id":"k2","key":"`+b64(k2[:])+`"},{"id":"k1","key":"`+b64(k1[:])+`"}]}`)
+	write(old, `{"keys":[{"id":"k1","key":"`+b64(k1[:])+`"}]}`)
+	ring, err := codec.LoadKeyring(full)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seal := func(v any) json.RawMessage {
+		b, _ := json.Marshal(v)
+		e, err := ring.Encrypt(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e
+	}
+
+	vault := sdk.Workflow("vault", "1").
+		Task("charge", sdk.Handle(func(ctx sdk.StepContext, in json.RawMessage) (map[string]any, error) {
+			if err := ctx.SetState("customer", seal("ana@example.com")); err != nil {
+				return nil, err
+			}
+			return map[string]any{"status": "charged", "receipt": seal(map[string]string{"receipt": "r-123"})}, nil
+		})).
+		Wait("approve", "approved", sdk.After("charge"))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	w := sdk.NewWorker(c, sdk.WithName("vault-worker"), sdk.WithLogger(slog.New(slog.DiscardHandler))).Register(vault)
+	served := make(chan error, 1)
+	go func() { served <- w.Serve(ctx) }()
+	defer func() { cancel(); <-served }()
+	<-w.Ready()
+	r, err := c.Start(ctx, "vault", sdk.StartOptions{Input: seal(map[string]string{"card": "4242 4242 4242 4242"})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		got, err := c.Get(ctx, r.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s := got.Step("approve"); s != nil && s.Status == "waiting" {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if _, err := c.SendEvent(ctx, r.ID, sdk.Event{Name: "approved", Payload: seal(map[string]string{"by": "bruno"})}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := c.Wait(ctx, r.ID); err != nil || got.Status != sdk.RunCompleted {
+		t.Fatalf("run: %+v %v", got, err)
+	}
+
+	// The random parts of an encrypted value, and the temporary directory.
+	cipherRE := regexp.MustCompile(`("(nonce|ct)":\s*)"[A-Za-z0-9+/=]+"`)
+	norm := func(s string) string {
+		s = strings.ReplaceAll(s, dir, "<dir>")
+		return cipherRE.ReplaceAllString(s, `$1"<$2>"`)
+	}
+	var b strings.Builder
+	for _, args := range [][]string{
+		{"runs", "get", r.ID},
+		{"runs", "get", r.ID, "--keys", full},
+		{"runs", "get", r.ID, "--keys", old},
+		{"runs", "get", r.ID, "-o", "json"},
+		{"runs", "get", r.ID, "-o", "json", "--keys", full},
+		{"runs", "get", r.ID, "-o", "json", "--keys", old},
+		{"runs", "input", r.ID, "charge"},
+		{"runs", "input", r.ID, "charge", "--keys", full},
+		{"runs", "journal", r.ID, "-o", "jsonl"},
+		{"runs", "journal", r.ID, "-o", "jsonl", "--keys", full},
+		{"runs", "get", r.ID, "--keys", filepath.Join(dir, "missing.json")},
+	} {
+		b.WriteString(norm(n.run(t, srv.URL, args...)))
+	}
+	// $CAIRN_KEYRING, for watch (of the ended run): its output decrypted.
+	t.Setenv("CAIRN_KEYRING", full)
+	b.WriteString("$ CAIRN_KEYRING=<dir>/keyring.json\n")
+	b.WriteString(norm(n.run(t, srv.URL, "runs", "watch", r.ID)))
+	got := b.String()
+	golden(t, "runs_encrypted", got)
+
+	// Whatever the golden holds: no plaintext without a key, none of
+	// the keys printed anywhere.
+	for _, k := range []string{b64(k2[:]), b64(k1[:])} {
+		if strings.Contains(got, k) {
+			t.Fatal("a key was printed")
+		}
+	}
+	first := strings.Split(got, "$ cairn runs get <run-1> --keys")[0]
+	if strings.Contains(first, "4242") || strings.Contains(first, "r-123") || !strings.Contains(first, "<encrypted k2>") {
+		t.Fatalf("without a keyring:\n%s", first)
+	}
+	if !strings.Contains(got, `"card": "4242 4242 4242 4242"`) {
+		t.Fatalf("never decrypted:\n%s", got)
+	}
+}

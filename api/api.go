@@ -6,7 +6,7 @@
 // started, heartbeat, complete/fail); runs, workflows and workers have
 // their own operations. Every refusal is RFC 9457 problem JSON; a refused
 // worker call is a 409 whose "reason" is one of already_applied, fenced,
-// run_terminal, not_started.
+// run_terminal, not_started, too_large (a closed set: cairn.Reason).
 package api
 
 import (

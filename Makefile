@@ -10,6 +10,7 @@ OAPI_CODEGEN ?= $(GO) tool oapi-codegen
 
 include mk/testenv.mk
 include mk/python.mk
+include mk/fuzz.mk
 
 # UNTIL_CTRL_C runs a command that runs until Ctrl-C so that make ends
 # quietly then, not with "*** Error" or "*** Interrupt": the recipe's
@@ -40,8 +41,8 @@ check:
 	echo "go mod tidy: ok"
 	@$(MAKE) --no-print-directory openapi-check
 
-## test: every test, MinIO/Azurite integration included (starts what it needs; installing podman or writing /etc/containers/containers.conf needs CAIRN_TESTENV_SYSTEM=1 or CI=true)
-test: testenv openapi-check lint-openapi ts-test py-test
+## test: every test, MinIO/Azurite integration included, and the spec fuzz (fuzz-spec-quick) (starts what it needs; installing podman or writing /etc/containers/containers.conf needs CAIRN_TESTENV_SYSTEM=1 or CI=true)
+test: testenv openapi-check lint-openapi ts-test py-test fuzz-spec-quick
 	$(TESTENV_EVAL) && GO=$(GO) scripts/gotest.sh $(GOFLAGS_T) -timeout 30m $(PKGS)
 
 ## test-short: the quick loop — in-process tests only: no containers, no race detector (make test has both); about a minute

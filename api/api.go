@@ -6,7 +6,7 @@
 // started, heartbeat, complete/fail); runs, workflows and workers have
 // their own operations. Every refusal is RFC 9457 problem JSON; a refused
 // worker call is a 409 whose "reason" is one of already_applied, fenced,
-// run_terminal, not_started.
+// run_terminal, not_started, too_large (a closed set: cairn.Reason).
 package api
 
 import (
@@ -66,7 +66,7 @@ func New(e *engine.Engine, cfg Config) *API {
 	mux := http.NewServeMux()
 	a := &API{engine: e, keys: cfg.Keys, devMode: cfg.DevMode, log: cfg.Logger, mux: mux}
 	a.huma = humago.New(mux, humaConfig())
-	a.huma.UseMiddleware(a.accessLog, a.authMiddleware(a.huma))
+	a.huma.UseMiddleware(a.accessLog, a.authMiddleware(a.huma), a.refuseEmptyAndNull(a.huma))
 	a.registerWorkerOps()
 	a.registerRunOps()
 	a.registerWorkflowOps()
@@ -76,6 +76,7 @@ func New(e *engine.Engine, cfg Config) *API {
 	a.registerPayloadOps()
 	a.registerBatchOps()
 	publishKindOptions(a.huma.OpenAPI().Components.Schemas)
+	addLinks(a.huma.OpenAPI())
 	a.handler = a.recoverPanics(a.routeProblems(mux))
 	return a
 }
@@ -146,6 +147,11 @@ func op[I, O any](a *API, o huma.Operation, scope string, h func(context.Context
 	if o.MaxBodyBytes == 0 {
 		o.MaxBodyBytes = 64 << 10
 	}
+	if hasBody(reflect.TypeFor[I]()) {
+		// A body that is missing, is not JSON or breaks off is a 400; one
+		// over the operation's limit a 413 (Huma answers both).
+		o.Errors = append(o.Errors, http.StatusBadRequest, http.StatusRequestEntityTooLarge)
+	}
 	o.Errors = append(o.Errors, http.StatusUnprocessableEntity, http.StatusBadGateway, http.StatusServiceUnavailable)
 	params := paramLocations(reflect.TypeFor[I]())
 	huma.Register(a.huma, o, func(ctx context.Context, in *I) (*O, error) {
@@ -173,6 +179,15 @@ func bodyOp[I, T any](a *API, o huma.Operation, scope string, h func(context.Con
 		}
 		return &bodyOf[T]{Body: v}, nil
 	})
+}
+
+// hasBody reports whether an input type takes a request body.
+func hasBody(t reflect.Type) bool {
+	if t.Kind() != reflect.Struct {
+		return false
+	}
+	_, ok := t.FieldByName("Body")
+	return ok
 }
 
 // paramLocations maps the path and query parameters of an input type to

@@ -177,7 +177,7 @@ func TestIdempotentStart(t *testing.T) {
 	}
 }
 
-// The four reasons reach the client as 409 problems with a reason field.
+// The refusal reasons reach the client as 409 problems with a reason field.
 func TestRejectionIsProblemWithReason(t *testing.T) {
 	s := newServer(t, api.Config{DevMode: true})
 	register(s, okWorkflow)

@@ -3,6 +3,8 @@ package sdk
 import (
 	"errors"
 	"fmt"
+	"net/url"
+	"regexp"
 	"strings"
 
 	"github.com/cairn-dev/cairn"
@@ -214,7 +216,26 @@ func (e *transportError) Error() string {
 	if strings.Contains(msg, "connection refused") {
 		return fmt.Sprintf("cannot reach cairn at %s: connection refused (is the server running? `make run` starts one)", e.server)
 	}
+	var ue *url.Error
+	if errors.As(e.err, &ue) {
+		// The URL of a lease's call names the lease, whose id carries
+		// its secret nonce: an error is logged, so it names the call.
+		return fmt.Sprintf("cairn at %s: %s %s: %v", e.server, ue.Op, redactLease(ue.URL), ue.Err)
+	}
 	return fmt.Sprintf("cairn at %s: %v", e.server, e.err)
+}
+
+// leaseInPath is a lease id in an API path.
+var leaseInPath = regexp.MustCompile(`/steps/[^/?]+/`)
+
+// redactLease is u with a lease id in its path replaced by "{lease}".
+func redactLease(u string) string {
+	return leaseInPath.ReplaceAllStringFunc(u, func(m string) string {
+		if m == "/steps/claim/" || m == "/steps/heartbeat/" {
+			return m
+		}
+		return "/steps/{lease}/"
+	})
 }
 
 func (e *transportError) Unwrap() error { return e.err }

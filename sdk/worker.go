@@ -994,7 +994,7 @@ func (w *Worker) retry(ctx context.Context, a *attempt, fn func(ctx context.Cont
 		if errors.Is(context.Cause(a.ctx), ErrLeaseLost) || errors.Is(context.Cause(a.ctx), ErrRunEnded) {
 			return err // a heartbeat learned the outcome meanwhile
 		}
-		w.log.Warn("reporting a step failed; retrying", "lease", a.lease.Id, "err", err)
+		w.log.Warn("reporting a step failed; retrying", "run", a.lease.Run, "step", a.lease.Step, "attempt", a.lease.Attempt, "err", err)
 		if !b.sleep(ctx) {
 			return err
 		}
@@ -1106,7 +1106,7 @@ func (w *Worker) heartbeat(ctx context.Context, ids []string) {
 		switch reason := Reason(deref(r.Reason)); reason {
 		case "":
 			if r.Error != nil {
-				w.log.Debug("heartbeat of one lease failed", "lease", r.Lease, "err", *r.Error)
+				w.log.Debug("heartbeat of one lease failed", "run", a.lease.Run, "step", a.lease.Step, "attempt", a.lease.Attempt, "err", *r.Error)
 			}
 		case cairn.ReasonFenced:
 			w.log.Warn("heartbeat fenced: the lease was reclaimed; cancelling the body", "run", a.lease.Run, "step", a.lease.Step, "attempt", a.lease.Attempt)
@@ -1117,7 +1117,7 @@ func (w *Worker) heartbeat(ctx context.Context, ids []string) {
 		case cairn.ReasonAlreadyApplied:
 			// The attempt's complete/fail landed; its answer is on its way.
 		default:
-			w.log.Error("heartbeat refused", "lease", r.Lease, "reason", reason)
+			w.log.Error("heartbeat refused", "run", a.lease.Run, "step", a.lease.Step, "attempt", a.lease.Attempt, "reason", reason)
 		}
 	}
 }

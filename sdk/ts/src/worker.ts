@@ -322,7 +322,7 @@ export class Worker {
       }
       if (leases.length < n) this.release(n - leases.length);
       for (const lease of leases) {
-        const p = this.dispatch(lease).catch((err) => this.log.error("step dispatch failed", { err, lease: lease.id }));
+        const p = this.dispatch(lease).catch((err) => this.log.error("step dispatch failed", { err, run: lease.run, step: lease.step, attempt: lease.attempt }));
         bodies.add(p);
         void p.finally(() => bodies.delete(p));
       }
@@ -382,7 +382,7 @@ export class Worker {
   }
 
   private async dispatch(lease: Lease): Promise<void> {
-    const log = withAttrs(this.log, { run: lease.run, workflow: lease.workflow, step: lease.step, attempt: lease.attempt, lease: lease.id });
+    const log = withAttrs(this.log, { run: lease.run, workflow: lease.workflow, step: lease.step, attempt: lease.attempt });
     const a: Attempt = { lease, ctrl: new AbortController(), started: false, reporting: false };
     this.inflight.set(lease.id, a);
     try {

@@ -1077,7 +1077,7 @@ class Worker:
                     raise e from None
                 if isinstance(a.cause, E.LeaseLost | E.RunEnded):
                     raise e from None  # a heartbeat learned the outcome meanwhile
-                self.log.warning("reporting a step failed; retrying (lease %s): %s", a.lease.id, e)
+                self.log.warning("reporting a step failed; retrying (run %s step %s attempt %d): %s", a.lease.run, a.lease.step, a.lease.attempt, e)
                 await asyncio.sleep(b.next())
 
     def _refused(self, a: _Attempt, call: str, err: BaseException, log: logging.LoggerAdapter[logging.Logger]) -> None:
@@ -1132,7 +1132,9 @@ class Worker:
             reason = "" if isinstance(res.reason, Unset) else res.reason.value
             if reason == "":
                 if not isinstance(res.error, Unset) and res.error:
-                    self.log.debug("heartbeat of lease %s failed: %s", res.lease, res.error)
+                    self.log.debug(
+                        "heartbeat failed (run %s step %s attempt %d): %s", a.lease.run, a.lease.step, a.lease.attempt, res.error
+                    )
             elif reason == E.REASON_FENCED:
                 self.log.warning(
                     "heartbeat fenced: the lease was reclaimed; cancelling the body (run %s step %s attempt %d)",
@@ -1145,7 +1147,9 @@ class Worker:
                 self.log.info("heartbeat: run %s has ended; cancelling its bodies", a.lease.run)
                 self._run_ended(a.lease.run)
             elif reason != E.REASON_ALREADY_APPLIED:
-                self.log.error("heartbeat of lease %s refused: %s", res.lease, reason)
+                self.log.error(
+                    "heartbeat refused (run %s step %s attempt %d): %s", a.lease.run, a.lease.step, a.lease.attempt, reason
+                )
 
     # ---- drain ----
 

@@ -38,6 +38,11 @@ def _parse_response(
 
         return response_200
 
+    if response.status_code == 400:
+        response_400 = Problem.from_dict(response.json())
+
+        return response_400
+
     if response.status_code == 401:
         response_401 = Problem.from_dict(response.json())
 
@@ -52,6 +57,11 @@ def _parse_response(
         response_409 = Problem.from_dict(response.json())
 
         return response_409
+
+    if response.status_code == 413:
+        response_413 = Problem.from_dict(response.json())
+
+        return response_413
 
     if response.status_code == 422:
         response_422 = Problem.from_dict(response.json())

@@ -55,7 +55,7 @@ func compile(w cairn.Workflow, field string) (*definition, error) {
 	if err := compileOnFailure(d, field); err != nil { // compensate.go
 		return nil, err
 	}
-	if err := checkEncrypted(w, field); err != nil { // encrypted.go
+	if err := render.CheckEncrypted(w, field); err != nil {
 		return nil, err
 	}
 	plan, err := flow.Compile(w, field)

@@ -204,6 +204,13 @@ func cpuTime() time.Duration {
 // per second, fsync-class system calls per write and the process's CPU
 // time (user and system) per write.
 func BenchmarkConcurrentConditionalWrites(b *testing.B) {
+	for _, mode := range []string{"syncfs", "fsync"} {
+		defer file.SetSyncfs(file.SetSyncfs(mode == "syncfs"))
+		b.Run("sync="+mode, func(b *testing.B) { benchmarkConcurrentConditionalWrites(b) })
+	}
+}
+
+func benchmarkConcurrentConditionalWrites(b *testing.B) {
 	for _, writers := range []int{1, 8, 64} {
 		b.Run(fmt.Sprintf("writers=%d", writers), func(b *testing.B) {
 			bk := open(b, b.TempDir())

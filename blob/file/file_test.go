@@ -60,6 +60,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv(childEnv) != "" {
 		os.Exit(child())
 	}
+	if os.Getenv(crashEnv) != "" {
+		os.Exit(crashChild())
+	}
 	os.Exit(m.Run())
 }
 

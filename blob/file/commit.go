@@ -158,7 +158,14 @@ func (d *driver) flush(batch []*pending) {
 			}
 		})
 	}
-	// 2. The renames.
+	if d.renameAll(batch) > 0 {
+		d.syncRenames(batch)
+	}
+}
+
+// renameAll renames the batch's files whose err is nil over their
+// objects, and returns how many it renamed.
+func (d *driver) renameAll(batch []*pending) int {
 	renamed := 0
 	for _, p := range batch {
 		if p.err == nil {
@@ -170,10 +177,12 @@ func (d *driver) flush(batch []*pending) {
 			renamed++
 		}
 	}
-	if renamed == 0 {
-		return
-	}
-	// 3. The renames made durable.
+	return renamed
+}
+
+// syncRenames makes the renames of the batch's writes whose err is nil
+// durable.
+func (d *driver) syncRenames(batch []*pending) {
 	var err error
 	if useSyncfs {
 		syncs.Add(1)

@@ -3,12 +3,16 @@
 //
 // Create-only and compare-and-swap writes are truly exclusive across
 // processes: a writer takes an exclusive flock(2) on one of 64 lock files
-// (chosen by a hash of the key), checks the condition against the version
-// stored in the object, writes a temporary file, fsyncs it and renames it
-// over the object. Readers take no lock: rename is atomic, so a reader
-// sees either the old or the new object, never a mix. (gocloud.dev's
-// fileblob checks existence and renames without a lock, so two writers can
-// both "win"; this driver exists because of that.)
+// (chosen by a hash of the key; the files stay open), checks the condition
+// against the version stored in the object, writes a temporary file and
+// hands it to the bucket's group committer, which makes the contents of
+// every write queued meanwhile durable, renames them over their objects
+// and makes the renames durable — on Linux with one syncfs(2) per batch
+// (commit.go). The writer answers, and releases its lock, only then.
+// Readers take no lock: rename is atomic, so a reader sees either the old
+// or the new object, never a mix. (gocloud.dev's fileblob checks existence
+// and renames without a lock, so two writers can both "win"; this driver
+// exists because of that.)
 //
 // Layout: a key's segments become directories and a file, each segment
 // percent-escaped; a directory carries a "~" suffix so that an object "a"

@@ -6,10 +6,11 @@ import (
 )
 
 // Group commit. A writer holding its key's lock writes a temporary file
-// and hands it to the bucket's committer goroutine, which makes the
-// writes that queued meanwhile durable together. On Linux one syncfs(2)
-// of the bucket's file system makes two batches durable at once — the
-// contents of the batch just taken and the renames of the one before:
+// and hands it to the bucket's committer: commitLanes goroutines taking
+// from one queue, each making the writes that queued meanwhile durable
+// together. On Linux one syncfs(2) makes two of a loop's batches durable
+// at once — the contents of the batch just taken and the renames of the
+// one before:
 //
 //	loop:
 //	  take the queue (batch k)
@@ -25,16 +26,22 @@ import (
 // A write is acknowledged only once its rename is durable, and its object
 // is visible only from its rename, after its content is durable: a crash
 // at any point leaves each object either as it was or whole and new. A
-// writer keeps its key's lock until it is woken, so one batch never holds
-// two writes of a key.
+// writer keeps its key's lock until it is woken, so no batch holds two
+// writes of a key, and a key's writes are renamed in their order.
 type committer struct {
 	mu      sync.Mutex
 	queue   []*pending
-	stopped bool          // the loop has ended: writers flush by themselves
+	stopped bool          // a loop has ended: writers flush by themselves
 	wake    chan struct{} // a write queued (buffered: 1)
 	stop    chan struct{}
-	ended   chan struct{}
+	ended   sync.WaitGroup
 }
+
+// commitLanes is how many commit loops share a bucket's queue: while one
+// waits in its sync, another takes what queued meanwhile and starts its
+// own, so a write seldom waits for a sync that began before it queued.
+// Three measured best on the engine's linear workload (docs/PERFORMANCE.md).
+const commitLanes = 3
 
 // pending is a write handed to the committer.
 type pending struct {
@@ -48,8 +55,10 @@ type pending struct {
 func (c *committer) start(d *driver) {
 	c.wake = make(chan struct{}, 1)
 	c.stop = make(chan struct{})
-	c.ended = make(chan struct{})
-	go d.commitLoop()
+	for range commitLanes {
+		c.ended.Add(1)
+		go d.commitLoop()
+	}
 }
 
 // close ends the loop once the queue is empty; a write queued later is
@@ -59,7 +68,7 @@ func (c *committer) close() {
 		return
 	}
 	close(c.stop)
-	<-c.ended
+	c.ended.Wait()
 }
 
 // commit makes p durable and visible, and returns its outcome.
@@ -84,7 +93,7 @@ func (d *driver) commit(p *pending) error {
 
 func (d *driver) commitLoop() {
 	c := &d.gc
-	defer close(c.ended)
+	defer c.ended.Done()
 	var renamed []*pending // renamed, waiting for their renames' sync
 	for {
 		c.mu.Lock()
@@ -183,35 +192,25 @@ func (d *driver) renameAll(batch []*pending) int {
 // syncRenames makes the renames of the batch's writes whose err is nil
 // durable.
 func (d *driver) syncRenames(batch []*pending) {
-	var err error
-	if useSyncfs {
-		syncs.Add(1)
-		err = syncfs(d.rootDir)
-	} else {
-		dirs := map[string]error{}
-		var order []string
+	if !useSyncfs {
+		// An fsync per directory, its error ignored as it always was
+		// (Windows cannot sync a directory).
+		seen := map[string]bool{}
+		var dirs []string
 		for _, p := range batch {
-			if _, ok := dirs[p.dir]; !ok && p.err == nil {
-				dirs[p.dir] = nil
-				order = append(order, p.dir)
+			if p.err == nil && !seen[p.dir] {
+				seen[p.dir] = true
+				dirs = append(dirs, p.dir)
 			}
 		}
-		errs := make([]error, len(order))
-		parallel(len(order), func(i int) {
+		parallel(len(dirs), func(i int) {
 			syncs.Add(1)
-			errs[i] = syncDir(order[i])
+			syncDir(dirs[i])
 		})
-		for i, dir := range order {
-			dirs[dir] = errs[i]
-		}
-		for _, p := range batch {
-			if p.err == nil {
-				p.err = dirs[p.dir]
-			}
-		}
 		return
 	}
-	if err != nil {
+	syncs.Add(1)
+	if err := syncfs(d.rootDir); err != nil {
 		for _, p := range batch {
 			if p.err == nil {
 				p.err = err

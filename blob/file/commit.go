@@ -61,8 +61,8 @@ func (c *committer) start(d *driver) {
 	}
 }
 
-// close ends the loop once the queue is empty; a write queued later is
-// flushed by its writer.
+// close ends the loops once the queue is empty and each loop's renames
+// are synced; a write that comes later is flushed by its writer.
 func (c *committer) close() {
 	if c.stop == nil {
 		return

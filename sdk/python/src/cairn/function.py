@@ -39,6 +39,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from . import errors as E
+from .codec import CLASS_CODEC, CodecError, open_value
 from .payloads import as_payload_ref
 from .workflow import Duration, RetryPolicy, Workflow
 
@@ -162,6 +163,16 @@ class _Journal:
         self.send = sc._checkpoint
         raw = [] if sc._lease.history is None or not isinstance(sc._lease.history, list) else sc._lease.history
         self.hist: list[dict[str, Any]] = [op.to_dict() for op in raw]
+        if sc._codec is not None:
+            # The recorded results, decoded (those stored by reference once read: Durable._resolve).
+            for op in self.hist:
+                if "result" in op and as_payload_ref(op["result"]) is None:
+                    try:
+                        op["result"] = open_value(sc._codec, op["result"])
+                    except CodecError as err:
+                        raise E.failure(
+                            CLASS_CODEC, f"cairn: decrypting the recorded result of {op['id']}: {err}"
+                        ) from err
         self.by_id: dict[str, list[int]] = {}
         for i, op in enumerate(self.hist):
             self.by_id.setdefault(op["id"], []).append(i)
@@ -410,7 +421,7 @@ class Durable:
         if recs:
             last = recs[-1]
             if last["status"] == "completed":
-                v: T = last.get("result")  # type: ignore[assignment]
+                v: T = await self._resolve(last.get("result"))  # a large result is stored by reference
                 return v
             if last["status"] == "failed":
                 raise _op_error(last.get("error"))
@@ -587,14 +598,23 @@ class Durable:
         raise await self._suspend(sp)
 
     async def _resolve(self, v: Any) -> Any:
-        """A recorded result stored by reference (a large event payload), read through the lease."""
-        fetch = self._j.sc._payload
+        """A recorded result stored by reference (one too large for the run
+        record: a step's result, an event's payload, an invoked run's output),
+        read through the lease and decoded."""
+        sc = self._j.sc
+        fetch = sc._payload
         if fetch is None or as_payload_ref(v) is None:
             return v
         try:
-            return await fetch(v)
+            v = await fetch(v)
         except (E.CairnError, ValueError) as err:
             raise E.retryable(f"reading a recorded result stored by reference: {err}") from err
+        if sc._codec is None:
+            return v
+        try:
+            return open_value(sc._codec, v)
+        except CodecError as err:
+            raise E.failure(CLASS_CODEC, f"cairn: decrypting a recorded result stored by reference: {err}") from err
 
     # ---- invoke ----
 
@@ -613,7 +633,7 @@ class Durable:
         if last is not None and last["status"] == "failed":
             raise _op_error(last.get("error"))
         if last is not None:
-            return last.get("result")
+            return await self._resolve(last.get("result"))  # a large output is stored by reference
         inv: dict[str, Any] = {"workflow": workflow, "input": inp}
         if version:
             inv["version"] = version

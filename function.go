@@ -2,6 +2,7 @@ package cairn
 
 import (
 	"encoding/json"
+	"fmt"
 	"time"
 )
 
@@ -95,6 +96,28 @@ type Suspension struct {
 	Op    string     `json:"op,omitempty" maxLength:"512" doc:"With event or invoke: the id of the operation the event or the run's end completes."`
 	// Invoke starts a run of another workflow for the function.
 	Invoke *Invocation `json:"invoke,omitempty" doc:"Start a run of another workflow (once per op) and make the next attempt claimable when it ends, its output (or error) recorded as op's outcome."`
+}
+
+// Check refuses a suspension of the wrong shape (it needs until, or op
+// with one of event and invoke) or whose invoke's input is over max
+// bytes. A nil suspension is fine.
+func (sp *Suspension) Check(max int) error {
+	switch {
+	case sp == nil:
+	case sp.Event != "" && sp.Invoke != nil || (sp.Event != "" || sp.Invoke != nil) != (sp.Op != "") || sp.Until == nil && sp.Op == "":
+		return ValidationError{{Field: "body.suspend", Message: "needs until, or op with one of event (a wait; until its timeout) and invoke"}}
+	case sp.Invoke != nil && len(sp.Invoke.Input) > max:
+		return ValidationError{{Field: "body.suspend.invoke.input", Message: fmt.Sprintf("%d bytes, over the %d-byte limit", len(sp.Invoke.Input), max)}}
+	}
+	return nil
+}
+
+// Awaits is the kind of operation a suspension waits for (with op).
+func (sp *Suspension) Awaits() OperationKind {
+	if sp.Invoke != nil {
+		return OpInvoke
+	}
+	return OpWait
 }
 
 // Invocation is a run a function starts and waits for.

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/engine/internal/keys"
+	"github.com/cairn-dev/cairn/engine/internal/object"
 	"github.com/cairn-dev/cairn/engine/internal/render"
 	"github.com/cairn-dev/cairn/notify"
 )
@@ -142,7 +144,7 @@ func whenTemplate(cond string) json.RawMessage {
 			c = strings.TrimSpace(c[2:end])
 		}
 	}
-	return mustJSON("${" + c + "}")
+	return object.JSON("${" + c + "}")
 }
 
 func eventIndex(evs []eventRecord, name string) int {
@@ -181,7 +183,7 @@ func runOutput(r *runRecord, d *definition) json.RawMessage {
 			m[s] = st.Output
 		}
 	}
-	return mustJSON(m)
+	return object.JSON(m)
 }
 
 // scheduleAttempt makes a new attempt of a task step claimable at at.
@@ -255,7 +257,7 @@ func (e *Engine) failAttempt(r *runRecord, d *definition, step string, n int, wh
 	policy := s.Retry.WithDefaults()
 	why.Step = ""
 	if started && s.EffectiveDelivery() == cairn.AtMostOnce && !slices.Contains(policy.RetryAfterStart, why.Class) {
-		if _, _, item := splitItem(step); item {
+		if _, _, item := keys.SplitItem(step); item {
 			e.itemFailed(r, d, step, n, worker, why, fx)
 			return
 		}
@@ -291,7 +293,7 @@ func (e *Engine) failAttempt(r *runRecord, d *definition, step string, n int, wh
 	if policy.Retries(why.Class) {
 		st.Failures++
 	}
-	if _, _, item := splitItem(step); item {
+	if _, _, item := keys.SplitItem(step); item {
 		e.itemFailed(r, d, step, n, worker, why, fx)
 		return
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/engine/internal/errs"
 )
 
 // Child steps. A child step starts a run of another workflow and ends
@@ -284,7 +285,7 @@ func (e *Engine) checkParent(ctx context.Context, r *runRecord) error {
 		return nil
 	}
 	p, err := e.readRun(ctx, r.Parent.Run)
-	if isNotFoundErr(err) {
+	if errs.IsNotFound(err) {
 		return nil
 	}
 	if err != nil {

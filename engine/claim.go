@@ -12,7 +12,9 @@ import (
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/blob"
+	"github.com/cairn-dev/cairn/engine/internal/errs"
 	"github.com/cairn-dev/cairn/engine/internal/keys"
+	"github.com/cairn-dev/cairn/engine/internal/object"
 	"github.com/cairn-dev/cairn/engine/internal/par"
 	"github.com/cairn-dev/cairn/engine/internal/render"
 	"github.com/cairn-dev/cairn/engine/internal/scan"
@@ -342,7 +344,7 @@ func (e *Engine) tryClaim(ctx context.Context, w cachedWorker, hints []notify.Hi
 		}
 		r, cached, err := e.claimRun(ctx, run, hs)
 		if err != nil {
-			if isNotFoundErr(err) {
+			if errs.IsNotFound(err) {
 				continue
 			}
 			putBack = append(putBack, hs...)
@@ -583,7 +585,7 @@ func (e *Engine) claimInput(ctx context.Context, r *runRecord, d *definition, s 
 // reads the lease back. blob.ErrPreconditionFailed: another claim holds
 // the attempt. A version of "" with no error: ours, its version unknown.
 func (e *Engine) createLease(ctx context.Context, key string, l *leaseRecord, now time.Time) (blob.Version, error) {
-	ver, err := e.store.Create(ctx, key, mustJSON(l))
+	ver, err := e.store.Create(ctx, key, object.JSON(l))
 	e.admit.wrote(now, err)
 	lost := e.unsettled.Get(key) // earlier creates of this attempt here whose outcome is unknown
 	if err != nil && (!errors.Is(err, blob.ErrPreconditionFailed) || errors.Is(err, blob.ErrRetriedWrite) || len(lost) > 0) {
@@ -600,7 +602,7 @@ func (e *Engine) createLease(ctx context.Context, key string, l *leaseRecord, no
 		case slices.Contains(lost, got.Nonce) && got.State == leaseActive:
 			// An earlier create of ours landed and was never handed out:
 			// take it over (a swap: a fence or another takeover wins).
-			if ver, err = e.store.Swap(ctx, key, mustJSON(l), gver); err != nil && !errors.Is(err, blob.ErrPreconditionFailed) {
+			if ver, err = e.store.Swap(ctx, key, object.JSON(l), gver); err != nil && !errors.Is(err, blob.ErrPreconditionFailed) {
 				e.unsettled.Add(key, l.Nonce) // this swap's outcome is unknown in turn
 			}
 		default:

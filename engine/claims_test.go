@@ -12,6 +12,7 @@ import (
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/blob"
 	"github.com/cairn-dev/cairn/blob/faults"
+	"github.com/cairn-dev/cairn/engine/internal/keys"
 	notifymem "github.com/cairn-dev/cairn/notify/mem"
 )
 
@@ -290,7 +291,7 @@ func TestCompleteClaimNext(t *testing.T) {
 		}
 		prev := l
 		l = res.Leases[0]
-		tok, err := parseLeaseID(l.ID)
+		tok, err := keys.ParseLease(l.ID)
 		if err != nil || tok.Worker != "w1" {
 			t.Fatalf("eager lease is for %q (%v), want the completing worker w1", tok.Worker, err)
 		}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/cairn-dev/cairn/blob"
 	"github.com/cairn-dev/cairn/engine/internal/commit"
+	"github.com/cairn-dev/cairn/engine/internal/object"
 	"github.com/cairn-dev/cairn/notify"
 )
 
@@ -138,7 +139,7 @@ func (e *Engine) writeRun(ctx context.Context, r *runRecord, ver blob.Version, f
 	if err := e.preWrites(ctx, fx.writes); err != nil {
 		return nil, "", &commit.BeforeError{Err: err}
 	}
-	data := mustJSON(r)
+	data := object.JSON(r)
 	nv, err := e.store.Swap(ctx, e.keys.RunOf(r.Layout, r.ID), data, ver)
 	e.admit.wrote(fx.now, err)
 	return data, nv, err

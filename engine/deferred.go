@@ -8,6 +8,8 @@ import (
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/blob"
+	"github.com/cairn-dev/cairn/engine/internal/errs"
+	"github.com/cairn-dev/cairn/engine/internal/object"
 )
 
 // Deferred completes: on a store that takes about one write per second
@@ -100,13 +102,13 @@ func (e *Engine) completeDeferred(ctx context.Context, tok leaseToken, req cairn
 	}
 	c := *l
 	c.State, c.Done = leaseCompleted, done
-	_, err = e.store.Swap(ctx, l.keyIn(e.keys), mustJSON(&c), ver)
+	_, err = e.store.Swap(ctx, l.keyIn(e.keys), object.JSON(&c), ver)
 	e.forgetLease(tok.Run, tok.Step, tok.Attempt)
 	switch {
 	case errors.Is(err, blob.ErrPreconditionFailed):
 		return nil, false, nil // the lease changed (a fence): the ordinary path reads it
 	case err != nil:
-		return nil, true, unavailable(err)
+		return nil, true, errs.Unavailable(err)
 	}
 	go func() {
 		fctx, cancel := context.WithTimeout(context.Background(), e.cfg.CommitTimeout)

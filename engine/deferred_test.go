@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/engine/internal/object"
 )
 
 // completeLease makes l's complete durable in its lease the way a deferred
@@ -21,7 +22,7 @@ func completeLease(t *testing.T, e *Engine, l cairn.Lease, output string) {
 		t.Fatal(err)
 	}
 	rec.State, rec.Done = leaseCompleted, &leaseDone{Output: json.RawMessage(output), At: e.now()}
-	if _, err := e.store.Swap(ctx, key, mustJSON(rec), ver); err != nil {
+	if _, err := e.store.Swap(ctx, key, object.JSON(rec), ver); err != nil {
 		t.Fatal(err)
 	}
 	e.forgetLease(tok.Run, tok.Step, tok.Attempt)

@@ -13,6 +13,7 @@ import (
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/blob"
 	"github.com/cairn-dev/cairn/blob/faults"
+	"github.com/cairn-dev/cairn/engine/internal/catalog"
 	"github.com/cairn-dev/cairn/engine/internal/keys"
 	"github.com/cairn-dev/cairn/internal/testutil"
 )
@@ -505,7 +506,7 @@ func TestRegisterFinishesAHalfDoneRegistration(t *testing.T) {
 	h := newHarness(t, wallClock())
 	ctx, e := h.ctx, h.e
 	w := single("half", cairn.Step{})
-	if _, err := e.store.Create(ctx, e.keys.Workflow(w.Name, w.Version), canonical(w)); err != nil {
+	if _, err := e.store.Create(ctx, e.keys.Workflow(w.Name, w.Version), catalog.Canonical(w)); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := e.StartRun(ctx, cairn.StartRequest{Workflow: "half"}); !isNotFoundAPI(err) {

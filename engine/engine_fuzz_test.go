@@ -19,7 +19,7 @@ func FuzzParseLeaseID(f *testing.F) {
 	f.Add("not base64!")
 	f.Add(base64.RawURLEncoding.EncodeToString([]byte(`{"n":1e9}`)))
 	f.Fuzz(func(t *testing.T, id string) {
-		tok, err := parseLeaseID(id)
+		tok, err := keys.ParseLease(id)
 		if err != nil {
 			if !errors.Is(err, keys.ErrBadLease) {
 				t.Fatalf("error %v is not keys.ErrBadLease", err)

@@ -29,7 +29,3 @@ func reject(reason cairn.Reason, format string, args ...any) error {
 // IsRejection reports whether err is a worker-protocol rejection and
 // returns its reason.
 func IsRejection(err error) (cairn.Reason, bool) { return errs.IsRejection(err) }
-
-func unavailable(err error) error { return errs.Unavailable(err) }
-
-func isNotFoundErr(err error) bool { return errs.IsNotFound(err) }

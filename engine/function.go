@@ -51,11 +51,8 @@ func (e *Engine) Checkpoint(ctx context.Context, id string, req cairn.Checkpoint
 	if err != nil {
 		return nil, err
 	}
-	if sp := req.Suspend; sp != nil && (sp.Event != "" && sp.Invoke != nil || (sp.Event != "" || sp.Invoke != nil) != (sp.Op != "") || sp.Until == nil && sp.Op == "") {
-		return nil, cairn.ValidationError{{Field: "body.suspend", Message: "needs until, or op with one of event (a wait; until its timeout) and invoke"}}
-	}
-	if sp := req.Suspend; sp != nil && sp.Invoke != nil && len(sp.Invoke.Input) > e.cfg.MaxOutputBytes {
-		return nil, cairn.ValidationError{{Field: "body.suspend.invoke.input", Message: fmt.Sprintf("%d bytes, over the %d-byte limit", len(sp.Invoke.Input), e.cfg.MaxOutputBytes)}}
+	if err := req.Suspend.Check(e.cfg.MaxOutputBytes); err != nil {
+		return nil, err
 	}
 	tok, l, _, err := e.workerCall(ctx, tok, nil)
 	if err != nil {
@@ -103,7 +100,7 @@ func (e *Engine) Checkpoint(ctx context.Context, id string, req cairn.Checkpoint
 		// run's end is found again by its key).
 		st.Wait = nil
 		if sp := req.Suspend; sp != nil {
-			if want := suspendKind(sp); sp.Op != "" && !history.Holds(st.Ops, sp.Op, want) {
+			if want := sp.Awaits(); sp.Op != "" && !history.Holds(st.Ops, sp.Op, want) {
 				return answer{}, cairn.ValidationError{{Field: "body.suspend.op", Message: fmt.Sprintf("the history holds no %s operation %q", want, sp.Op)}}
 			}
 			e.suspendFor(r, d, l, sp, fx)
@@ -176,14 +173,6 @@ func (e *Engine) continueAsNew(ctx context.Context, id string, req cairn.Complet
 // as the record holds them, at most half the record's limit.
 func (e *Engine) historyLimits() history.Limits {
 	return history.Limits{Operations: cairn.MaxOperations, ResultBytes: e.cfg.MaxOutputBytes, Bytes: e.cfg.MaxRunRecordBytes / 2}
-}
-
-// suspendKind is the kind of operation a suspension waits for.
-func suspendKind(sp *cairn.Suspension) cairn.OperationKind {
-	if sp.Invoke != nil {
-		return cairn.OpInvoke
-	}
-	return cairn.OpWait
 }
 
 // suspendFor ends the attempt of lease l as sp says: until a time, or

@@ -308,7 +308,7 @@ func TestFunctionLargeResultsByReference(t *testing.T) {
 	big := func(c string) string { return `"` + strings.Repeat(c, DefaultPayloadInlineMax+10) + `"` }
 	readRef := func(l cairn.Lease, raw json.RawMessage, want string) {
 		t.Helper()
-		ref, ok := asRef(raw)
+		ref, ok := cairn.AsPayloadRef(raw)
 		if !ok {
 			t.Fatalf("recorded %d bytes inline, want a reference", len(raw))
 		}

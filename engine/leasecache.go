@@ -5,6 +5,7 @@ import (
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/blob"
+	"github.com/cairn-dev/cairn/engine/internal/object"
 )
 
 // The instance's lease cache: the lease objects this instance wrote
@@ -39,7 +40,7 @@ func (e *Engine) cacheLease(l *leaseRecord, ver blob.Version) {
 		e.forgetLease(l.Run, l.Step, l.Attempt)
 		return
 	}
-	e.leases.Put(e.leaseKey(l.Run, l.Step, l.Attempt), mustJSON(l), ver)
+	e.leases.Put(e.leaseKey(l.Run, l.Step, l.Attempt), object.JSON(l), ver)
 }
 
 // forgetLease drops a lease from the cache: it ended, or a write against

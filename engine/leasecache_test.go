@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/engine/internal/keys"
 	"github.com/cairn-dev/cairn/notify"
 )
 
@@ -185,7 +186,7 @@ func TestLeaseCacheRace(t *testing.T) {
 
 func mustToken(t testing.TB, id string) leaseToken {
 	t.Helper()
-	tok, err := parseLeaseID(id)
+	tok, err := keys.ParseLease(id)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,8 +8,10 @@ import (
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/blob"
+	"github.com/cairn-dev/cairn/engine/internal/errs"
 	"github.com/cairn-dev/cairn/engine/internal/flow"
 	"github.com/cairn-dev/cairn/engine/internal/keys"
+	"github.com/cairn-dev/cairn/engine/internal/object"
 	"github.com/cairn-dev/cairn/engine/internal/render"
 	"github.com/cairn-dev/cairn/notify"
 )
@@ -17,15 +19,6 @@ import (
 // Flow control at claim time (docs/ARCHITECTURE.md, "Flow control"): the
 // mechanism is engine/internal/flow; here the engine applies it to a
 // claim, and decides when a slot's attempt is over (holderStale).
-
-type (
-	limitObject = flow.Object
-	slotHolder  = flow.Holder
-)
-
-const slotGrace = flow.SlotGrace
-
-func nonceTag(nonce string) string { return flow.Tag(nonce) }
 
 // acquireFlow applies a step's flow control to a claim about to create
 // lease l: the rate limit, then every concurrency limit, recording the
@@ -69,7 +62,7 @@ func (e *Engine) acquireFlow(ctx context.Context, r *runRecord, d *definition, s
 			return false, &h, nil
 		}
 	}
-	holder := slotHolder{Run: r.ID, Step: step, Attempt: l.Attempt, Tag: nonceTag(l.Nonce), Worker: l.Worker, Workflow: r.Workflow, Version: r.Version}
+	holder := flow.Holder{Run: r.ID, Step: step, Attempt: l.Attempt, Tag: flow.Tag(l.Nonce), Worker: l.Worker, Workflow: r.Workflow, Version: r.Version}
 	taken, err := e.flow.TakeAll(ctx, slots, holder, &h, func(taken []string) {
 		l.Slots = taken
 		e.releaseSlots(ctx, l)
@@ -96,7 +89,7 @@ func (e *Engine) acquireFlow(ctx context.Context, r *runRecord, d *definition, s
 //
 // A live lease (active, not expired) is never stale: its slot frees when
 // the attempt ends.
-func (e *Engine) holderStale(ctx context.Context, h slotHolder) (bool, error) {
+func (e *Engine) holderStale(ctx context.Context, h flow.Holder) (bool, error) {
 	for range 3 {
 		now := e.now()
 		l, ver, key, err := e.readLeaseAt(ctx, h.Run, h.Step, h.Attempt)
@@ -104,7 +97,7 @@ func (e *Engine) holderStale(ctx context.Context, h slotHolder) (bool, error) {
 			l.key = key
 		}
 		if isNotFound(err) {
-			if now.Sub(h.At) < slotGrace {
+			if now.Sub(h.At) < flow.SlotGrace {
 				return false, nil
 			}
 			key, kerr := e.leaseKeyOfRun(ctx, h.Run, h.Step, h.Attempt)
@@ -113,7 +106,7 @@ func (e *Engine) holderStale(ctx context.Context, h slotHolder) (bool, error) {
 			}
 			tomb := leaseRecord{Run: h.Run, Step: h.Step, Attempt: h.Attempt, Worker: h.Worker, Workflow: h.Workflow, Version: h.Version,
 				Delivery: cairn.AtLeastOnce, State: leaseExpired, ExpiredWhy: "expired", ClaimedAt: h.At, ExpiresAt: h.At, Nonce: keys.NewNonce()}
-			_, err := e.store.Create(ctx, key, mustJSON(tomb))
+			_, err := e.store.Create(ctx, key, object.JSON(tomb))
 			if err == nil {
 				e.log.Info("concurrency slot recovered: its claim died before writing the lease", "run", h.Run, "step", h.Step, "attempt", h.Attempt)
 				e.recoverNow(ctx, &tomb)
@@ -127,7 +120,7 @@ func (e *Engine) holderStale(ctx context.Context, h slotHolder) (bool, error) {
 		if err != nil {
 			return false, err
 		}
-		if nonceTag(l.Nonce) != h.Tag || l.State != leaseActive {
+		if flow.Tag(l.Nonce) != h.Tag || l.State != leaseActive {
 			return true, nil
 		}
 		why := ""
@@ -162,7 +155,7 @@ func (e *Engine) recoverNow(ctx context.Context, l *leaseRecord) {
 	if err == nil {
 		err = e.recoverAttempt(ctx, l.Run, d, l, l.ExpiredWhy, &ReapStats{})
 	}
-	if err != nil && !isNotFoundErr(err) {
+	if err != nil && !errs.IsNotFound(err) {
 		e.log.Warn("applying a fenced lease to its run failed; the reaper will", "run", l.Run, "step", l.Step, "attempt", l.Attempt, "err", err)
 		return
 	}
@@ -179,7 +172,7 @@ func (e *Engine) releaseSlots(ctx context.Context, l *leaseRecord) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
 	for _, key := range l.Slots {
-		if err := e.flow.Release(ctx, key, func(h slotHolder) bool { return h.Is(l.Run, l.Step, l.Attempt, l.Nonce) }); err != nil {
+		if err := e.flow.Release(ctx, key, func(h flow.Holder) bool { return h.Is(l.Run, l.Step, l.Attempt, l.Nonce) }); err != nil {
 			// The slot is recovered when a claim finds the key full and
 			// the lease ended (holderStale).
 			e.log.Warn("releasing a concurrency slot failed; it is recovered once the lease is seen ended", "run", l.Run, "step", l.Step, "attempt", l.Attempt, "err", err)
@@ -213,7 +206,7 @@ func (e *Engine) leaseKeyOfRun(ctx context.Context, run, step string, attempt in
 	r := e.sharedRun(run, 0) // read only
 	if r == nil {
 		var err error
-		if r, err = e.readRun(ctx, run); isNotFound(err) || isNotFoundErr(err) {
+		if r, err = e.readRun(ctx, run); isNotFound(err) || errs.IsNotFound(err) {
 			return e.keys.Lease(run, step, attempt), nil
 		} else if err != nil {
 			return "", err

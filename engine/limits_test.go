@@ -15,7 +15,9 @@ import (
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/blob"
+	"github.com/cairn-dev/cairn/engine/internal/flow"
 	"github.com/cairn-dev/cairn/engine/internal/keys"
+	"github.com/cairn-dev/cairn/engine/internal/object"
 	"github.com/cairn-dev/cairn/engine/internal/render"
 	"github.com/cairn-dev/cairn/notify"
 	notifymem "github.com/cairn-dev/cairn/notify/mem"
@@ -132,19 +134,19 @@ func TestConcurrencyNoOverGrant(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			dead := slotHolder{Run: "7ZZZZZZZZZZZZZZZZZZZZZZZZZ", Step: "work", Attempt: 1, Tag: nonceTag(keys.NewNonce()), Worker: "w00", Workflow: "cc", Version: "1", At: clk.Now()}
+			dead := flow.Holder{Run: "7ZZZZZZZZZZZZZZZZZZZZZZZZZ", Step: "work", Attempt: 1, Tag: flow.Tag(keys.NewNonce()), Worker: "w00", Workflow: "cc", Version: "1", At: clk.Now()}
 			for _, c := range d.flow.Steps["work"].Limits {
 				k := ""
 				if c.Key != nil {
 					k = "a"
 				}
-				obj := limitObject{Scope: c.Scope, Key: k, Holders: []slotHolder{dead}}
-				if _, err := store.Create(ctx, engines[0].keys.Limit(c.Scope, k), mustJSON(obj)); err != nil {
+				obj := flow.Object{Scope: c.Scope, Key: k, Holders: []flow.Holder{dead}}
+				if _, err := store.Create(ctx, engines[0].keys.Limit(c.Scope, k), object.JSON(obj)); err != nil {
 					t.Fatal(err)
 				}
 			}
-			hist.hold("a", "dead", dead.At.Add(slotGrace))
-			hist.hold("all", "dead", dead.At.Add(slotGrace))
+			hist.hold("a", "dead", dead.At.Add(flow.SlotGrace))
+			hist.hold("all", "dead", dead.At.Add(flow.SlotGrace))
 
 			runs := 60
 			if name == "minio" || name == "azure" {
@@ -332,7 +334,7 @@ func TestConcurrencyNoOverGrant(t *testing.T) {
 			// Every slot is free at the end.
 			for _, c := range d.flow.Steps["work"].Limits {
 				for _, k := range []string{"", "a", "b"} {
-					obj, _, err := readJSON[limitObject](ctx, store, engines[0].keys.Limit(c.Scope, k))
+					obj, _, err := readJSON[flow.Object](ctx, store, engines[0].keys.Limit(c.Scope, k))
 					if err == nil && len(obj.Holders) > 0 {
 						t.Errorf("limit %q key %q still has %d holders: %+v", c.Scope, k, len(obj.Holders), obj.Holders)
 					}
@@ -350,7 +352,7 @@ func TestConcurrencyNoOverGrant(t *testing.T) {
 // customer b (it finds the global key full if it still names it). Each
 // claim must be granted, within a minute; then no limit object names the
 // dead slot, and every run it started is completed.
-func recoverDead(t *testing.T, e *Engine, clk *clock, store *blob.Bucket, d *definition, dead slotHolder) {
+func recoverDead(t *testing.T, e *Engine, clk *clock, store *blob.Bucket, d *definition, dead flow.Holder) {
 	t.Helper()
 	ctx := context.Background()
 	named := func() []string {
@@ -360,8 +362,8 @@ func recoverDead(t *testing.T, e *Engine, clk *clock, store *blob.Bucket, d *def
 			if c.Key != nil {
 				k = "a"
 			}
-			obj, _, err := readJSON[limitObject](ctx, store, e.keys.Limit(c.Scope, k))
-			if err == nil && slices.ContainsFunc(obj.Holders, func(h slotHolder) bool { return h.Tag == dead.Tag }) {
+			obj, _, err := readJSON[flow.Object](ctx, store, e.keys.Limit(c.Scope, k))
+			if err == nil && slices.ContainsFunc(obj.Holders, func(h flow.Holder) bool { return h.Tag == dead.Tag }) {
 				keys = append(keys, fmt.Sprintf("%q/%q: %+v", c.Scope, k, obj.Holders))
 			}
 		}
@@ -435,7 +437,7 @@ func TestConcurrencyClaimDiesBetweenSlotAndLease(t *testing.T) {
 			if ls, _ := e.Claim(ctx, cairn.ClaimRequest{WorkerID: "w1", WaitMs: 300}); len(ls) != 0 {
 				t.Fatalf("claimed %d while the only slot is held", len(ls))
 			}
-			clk.Advance(slotGrace + time.Second)
+			clk.Advance(flow.SlotGrace + time.Second)
 			// This claim, held up to 3 s, finds the slot stale once this
 			// instance may look again (staleCheckEvery of wall time after
 			// the claim above looked: its hint, parked for parkFor, comes
@@ -446,7 +448,7 @@ func TestConcurrencyClaimDiesBetweenSlotAndLease(t *testing.T) {
 			if l.Attempt != 2 {
 				t.Fatalf("attempt %d, want 2", l.Attempt)
 			}
-			if _, err := store.Create(ctx, e.keys.Lease(run, "only", 1), mustJSON(lost)); err == nil {
+			if _, err := store.Create(ctx, e.keys.Lease(run, "only", 1), object.JSON(lost)); err == nil {
 				t.Fatal("the dead claimer's late lease write landed")
 			}
 			if _, err := e.Complete(ctx, l.ID, cairn.CompleteRequest{Output: json.RawMessage(`1`)}); err != nil {
@@ -455,7 +457,7 @@ func TestConcurrencyClaimDiesBetweenSlotAndLease(t *testing.T) {
 			if got := getRun(t, e, run); got.Status != cairn.RunCompleted {
 				t.Fatalf("run %s", got.Status)
 			}
-			obj, _, err := readJSON[limitObject](ctx, store, e.keys.Limit(d.flow.Steps["only"].Limits[0].Scope, ""))
+			obj, _, err := readJSON[flow.Object](ctx, store, e.keys.Limit(d.flow.Steps["only"].Limits[0].Scope, ""))
 			if err != nil || len(obj.Holders) != 0 {
 				t.Fatalf("slots left: %+v %v", obj, err)
 			}

@@ -95,14 +95,3 @@ func progressDetail(p *cairn.StepProgress, st *stepState, def *cairn.Step) {
 		}
 	}
 }
-
-// stepIndex maps a definition's step ids to its steps (empty without one).
-func stepIndex(d *definition) map[string]*cairn.Step {
-	m := map[string]*cairn.Step{}
-	if d != nil {
-		for i := range d.Steps {
-			m[d.Steps[i].ID] = &d.Steps[i]
-		}
-	}
-	return m
-}

@@ -16,6 +16,7 @@ import (
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/blob"
 	"github.com/cairn-dev/cairn/engine/internal/keys"
+	"github.com/cairn-dev/cairn/engine/internal/object"
 	"github.com/cairn-dev/cairn/engine/internal/par"
 	"github.com/cairn-dev/cairn/engine/internal/render"
 )
@@ -92,15 +93,9 @@ func visitMap(ctx context.Context, e *Engine, r *runRecord, d *definition, s *ca
 	return e.collectMap(ctx, r.ID, d, s.ID)
 }
 
-// itemID and splitItem name a map item's virtual step id "step.i"
-// (engine/internal/keys).
-func itemID(step string, i int) string { return keys.ItemID(step, i) }
-
-func splitItem(id string) (string, int, bool) { return keys.SplitItem(id) }
-
 // baseStep is the definition's step id of a step or map item id.
 func baseStep(id string) string {
-	base, _, _ := splitItem(id)
+	base, _, _ := keys.SplitItem(id)
 	return base
 }
 
@@ -188,7 +183,7 @@ func (e *Engine) fillMap(r *runRecord, d *definition, s *cairn.Step, fx *effects
 	}
 	limit := min((low+mapWindow(s))*mapShardSize, m.Total)
 	for m.Running < s.EffectiveMaxConcurrency() && m.Next < limit {
-		id := itemID(s.ID, m.Next)
+		id := keys.ItemID(s.ID, m.Next)
 		r.Steps[id] = &stepState{Status: cairn.StepPending}
 		e.scheduleAttempt(r, d, id, fx.now, fx)
 		m.Next++
@@ -200,7 +195,7 @@ func (e *Engine) fillMap(r *runRecord, d *definition, s *cairn.Step, fx *effects
 // failed item), writes its shard when the shard is finished, and starts
 // more items or finishes the map.
 func (e *Engine) itemEnded(r *runRecord, d *definition, item string, out json.RawMessage, fx *effects) {
-	base, idx, _ := splitItem(item)
+	base, idx, _ := keys.SplitItem(item)
 	s := d.Step(base)
 	st := r.Steps[base]
 	m := st.Map
@@ -249,7 +244,7 @@ func (e *Engine) itemCompleted(r *runRecord, d *definition, item string, out jso
 // a failure that is not retried): tolerated, its output is null; else the
 // map step fails, and with it the run.
 func (e *Engine) itemFailed(r *runRecord, d *definition, item string, n int, worker string, why cairn.ErrorInfo, fx *effects) {
-	base, idx, _ := splitItem(item)
+	base, idx, _ := keys.SplitItem(item)
 	s := d.Step(base)
 	m := r.Steps[base].Map
 	m.Failed++
@@ -340,7 +335,7 @@ func (e *Engine) collectMap(ctx context.Context, run string, d *definition, step
 		for _, p := range parts {
 			all = append(all, p...)
 		}
-		out = mustJSON(all)
+		out = object.JSON(all)
 	}
 	s := d.Step(step)
 	_, err = mutate(ctx, e.commits, run, func(r *runRecord, fx *effects) (struct{}, error) {
@@ -394,7 +389,7 @@ func mapProgress(st *stepState) *cairn.MapProgress {
 func itemSteps(r *runRecord) []string {
 	var out []string
 	for id := range r.Steps {
-		if _, _, ok := splitItem(id); ok {
+		if _, _, ok := keys.SplitItem(id); ok {
 			out = append(out, id)
 		}
 	}
@@ -431,7 +426,7 @@ func (e *Engine) preWrites(ctx context.Context, ws []preWrite) error {
 // itemVars adds a map item's element and index to vars, when step is a
 // map item; it returns the index, or nil.
 func (e *Engine) itemVars(ctx context.Context, r *runRecord, step string, vars *render.Vars) (*int, error) {
-	base, idx, ok := splitItem(step)
+	base, idx, ok := keys.SplitItem(step)
 	if !ok {
 		return nil, nil
 	}
@@ -485,7 +480,7 @@ func (e *Engine) visitSteps(ctx context.Context, r *runRecord, d *definition) er
 // is the attempt that finished it — its own complete or fail was applied
 // (a retried call whose first answer was lost).
 func itemEnded(r *runRecord, tok leaseToken) error {
-	base, idx, ok := splitItem(tok.Step)
+	base, idx, ok := keys.SplitItem(tok.Step)
 	if !ok || r.Steps[tok.Step] != nil {
 		return nil
 	}

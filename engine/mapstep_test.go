@@ -16,6 +16,7 @@ import (
 	"github.com/cairn-dev/cairn/blob/faults"
 	"github.com/cairn-dev/cairn/blob/file"
 	"github.com/cairn-dev/cairn/blob/mem"
+	"github.com/cairn-dev/cairn/engine/internal/object"
 	"github.com/cairn-dev/cairn/engine/internal/render"
 )
 
@@ -55,7 +56,7 @@ func mapWorker(t *testing.T, ctx context.Context, e *Engine, n int, fail func(n 
 						for i := range xs {
 							xs[i] = i
 						}
-						out = string(mustJSON(map[string]any{"items": xs}))
+						out = string(object.JSON(map[string]any{"items": xs}))
 					case "each":
 						if l.Item == nil {
 							t.Errorf("each lease without item")
@@ -398,7 +399,7 @@ func benchMapOnce(b *testing.B, store *blob.Bucket, n int) {
 	for i := range xs {
 		xs[i] = i
 	}
-	input := string(mustJSON(map[string]any{"xs": xs}))
+	input := string(object.JSON(map[string]any{"xs": xs}))
 	counts.Reset()
 	began := time.Now()
 	run := mustStart(b, e, "bmap", input)
@@ -454,5 +455,5 @@ func benchMapOnce(b *testing.B, store *blob.Bucket, n int) {
 	b.ReportMetric(per(c.List), "LIST/item")
 	b.ReportMetric(per(c.Total()), "req/item")
 	b.ReportMetric(float64(n)/float64(r.Rev), "items/record-write")
-	b.ReportMetric(float64(len(mustJSON(r))), "record-bytes")
+	b.ReportMetric(float64(len(object.JSON(r))), "record-bytes")
 }

@@ -54,7 +54,7 @@ func (e *Engine) VisitOwnWakes(ctx context.Context) ReapStats {
 			e.log.Debug("reaper: own wake's visit failed; the timer index fires it", "run", runs[i], "err", err)
 		}
 		mu.Lock()
-		stats.add(local)
+		stats.Add(local)
 		mu.Unlock()
 	})
 	return stats

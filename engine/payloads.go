@@ -32,17 +32,9 @@ const (
 	DefaultRenderResolveBytes = 32 << 20
 )
 
-// payloadRef names a payload object of a run (cairn.PayloadRef).
-type payloadRef = cairn.PayloadRef
-
-func encodeRef(p payloadRef) json.RawMessage { return p.JSON() }
-
-// asRef reports whether raw is a reference, exactly in canonical form.
-func asRef(raw json.RawMessage) (payloadRef, bool) { return cairn.AsPayloadRef(raw) }
-
 // IsPayloadRef reports whether raw is a reference to a payload object.
 func IsPayloadRef(raw json.RawMessage) bool {
-	_, ok := asRef(raw)
+	_, ok := cairn.AsPayloadRef(raw)
 	return ok
 }
 

@@ -167,7 +167,7 @@ func TestPayloadFanOut200(t *testing.T) {
 				}
 				var i int
 				fmt.Sscanf(s.ID, "p%03d", &i)
-				if ref, ok := asRef(s.Output); ok {
+				if ref, ok := cairn.AsPayloadRef(s.Output); ok {
 					refs++
 					b, err := e.Payload(ctx, run, ref.SHA256)
 					if err != nil || string(b) != string(bigJSON(i, size)) {
@@ -188,9 +188,9 @@ func TestPayloadFanOut200(t *testing.T) {
 	}
 }
 
-func mustRef(t testing.TB, raw json.RawMessage) payloadRef {
+func mustRef(t testing.TB, raw json.RawMessage) cairn.PayloadRef {
 	t.Helper()
-	r, ok := asRef(raw)
+	r, ok := cairn.AsPayloadRef(raw)
 	if !ok {
 		t.Fatalf("not a reference: %.100s", raw)
 	}
@@ -418,7 +418,7 @@ func mustJSONRef(t testing.TB, e *Engine, raw json.RawMessage) json.RawMessage {
 func TestPayloadLookalike(t *testing.T) {
 	h := newHarness(t, wallClock(), withWorkflows("w", single("look", cairn.Step{Input: json.RawMessage(`{"x":"${input}"}`)})))
 	ctx, e := h.ctx, h.e
-	fake := encodeRef(payloadRef{SHA256: strings.Repeat("ab", 32), Bytes: 5})
+	fake := cairn.PayloadRef{SHA256: strings.Repeat("ab", 32), Bytes: 5}.JSON()
 	res, err := e.StartRun(ctx, cairn.StartRequest{Workflow: "look", Input: fake})
 	if err != nil {
 		t.Fatal(err)

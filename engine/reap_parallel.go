@@ -12,10 +12,7 @@ import "sync/atomic"
 const reapParallel = 8
 
 // Add sums o's counters into s.
-func (s *ReapStats) Add(o ReapStats) { s.add(o) }
-
-// add sums o's counters into s.
-func (s *ReapStats) add(o ReapStats) {
+func (s *ReapStats) Add(o ReapStats) {
 	s.TimersDue += o.TimersDue
 	s.RunsVisited += o.RunsVisited
 	s.LeasesLost += o.LeasesLost

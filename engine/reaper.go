@@ -13,6 +13,7 @@ import (
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/blob"
 	bulk "github.com/cairn-dev/cairn/engine/internal/batch"
+	"github.com/cairn-dev/cairn/engine/internal/errs"
 	"github.com/cairn-dev/cairn/engine/internal/par"
 	"github.com/cairn-dev/cairn/engine/internal/schedule"
 	"github.com/cairn-dev/cairn/notify"
@@ -99,7 +100,7 @@ func (e *Engine) Reap(ctx context.Context) (ReapStats, error) {
 			}
 		}
 		mu.Lock()
-		stats.add(local)
+		stats.Add(local)
 		mu.Unlock()
 	})
 	if ctx.Err() != nil {
@@ -111,7 +112,7 @@ func (e *Engine) Reap(ctx context.Context) (ReapStats, error) {
 // reapRun visits one run whose timer is due.
 func (e *Engine) reapRun(ctx context.Context, run string, timerKeys []string, now time.Time, stats *ReapStats) error {
 	r, err := e.readRun(ctx, run)
-	if isNotFoundErr(err) {
+	if errs.IsNotFound(err) {
 		return e.dropOrphanTimers(ctx, timerKeys, now)
 	}
 	if err != nil {

@@ -6,7 +6,6 @@ import (
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/engine/internal/keys"
-	"github.com/cairn-dev/cairn/engine/internal/object"
 	"github.com/cairn-dev/cairn/engine/internal/workers"
 )
 
@@ -169,19 +168,15 @@ func tokenMatches(tok leaseToken, l *leaseRecord) bool {
 // leaseArg parses the lease id of a worker call, once per call: what
 // follows takes the token. A malformed id is the caller's error.
 func leaseArg(id string) (leaseToken, error) {
-	tok, err := parseLeaseID(id)
+	tok, err := keys.ParseLease(id)
 	if err != nil {
 		return tok, &InvalidError{Field: "lease", Message: "malformed lease id"}
 	}
 	return tok, nil
 }
 
-func parseLeaseID(id string) (leaseToken, error) { return keys.ParseLease(id) }
-
 type (
 	workerRecord = workers.Record     // a registered worker
 	workflowID   = workers.WorkflowID // a definition's name and version
 	cachedWorker = workers.Cached     // a worker record as claims use it
 )
-
-func mustJSON(v any) []byte { return object.JSON(v) }

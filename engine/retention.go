@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/cairn-dev/cairn/engine/internal/errs"
 	"github.com/cairn-dev/cairn/engine/internal/keys"
 	"github.com/cairn-dev/cairn/engine/internal/retention"
 )
@@ -70,7 +71,7 @@ func (e *Engine) DeleteRun(ctx context.Context, id string, force bool) error {
 		}
 	}
 	if err := e.purgeRun(ctx, r, nil); err != nil {
-		return unavailable(err)
+		return errs.Unavailable(err)
 	}
 	return nil
 }

@@ -15,8 +15,10 @@ import (
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/blob"
+	"github.com/cairn-dev/cairn/engine/internal/errs"
 	"github.com/cairn-dev/cairn/engine/internal/keys"
 	"github.com/cairn-dev/cairn/engine/internal/list"
+	"github.com/cairn-dev/cairn/engine/internal/object"
 	"github.com/cairn-dev/cairn/engine/internal/throttle"
 	"github.com/cairn-dev/cairn/telemetry"
 )
@@ -122,7 +124,7 @@ func (e *Engine) startRun(ctx context.Context, req cairn.StartRequest, seed func
 		return &cairn.StartResult{Run: e.view(existing, d), Existed: true}, nil
 	}
 	if errors.Is(err, errRunExists) {
-		return nil, unavailable(blob.ErrPreconditionFailed)
+		return nil, errs.Unavailable(blob.ErrPreconditionFailed)
 	}
 	if err != nil {
 		return nil, err
@@ -153,7 +155,7 @@ func (e *Engine) startID(ctx context.Context, req cairn.StartRequest, d *definit
 	if err == nil {
 		return id, &cairn.StartResult{Run: e.view(r, d), Existed: true}, nil
 	}
-	if !isNotFound(errors.Unwrap(err)) && !isNotFoundErr(err) {
+	if !isNotFound(errors.Unwrap(err)) && !errs.IsNotFound(err) {
 		return "", nil, err
 	}
 	return id, nil, nil // the first start died between the key and the run: finish it
@@ -211,12 +213,12 @@ func (e *Engine) createRun(ctx context.Context, r *runRecord, fx *effects, keyed
 		return err
 	})
 	if err != nil {
-		return unavailable(err)
+		return errs.Unavailable(err)
 	}
 	if err := e.preWrites(ctx, fx.writes); err != nil { // a map's items (mapstep.go)
-		return unavailable(err)
+		return errs.Unavailable(err)
 	}
-	data := mustJSON(r)
+	data := object.JSON(r)
 	var v blob.Version
 	retriedCreate, err := retryRefused(ctx, &e.startRetry, func() (err error) {
 		v, err = e.store.Create(ctx, e.keys.Run(r.ID), data)
@@ -241,7 +243,7 @@ func (e *Engine) createRun(ctx context.Context, r *runRecord, fx *effects, keyed
 		return errRunExists
 	}
 	if err != nil {
-		return unavailable(err)
+		return errs.Unavailable(err)
 	}
 	e.commits.Created(r.ID, data, v)
 	fx.run = r // for observe; rev stays 0: no change notice for a new run
@@ -535,7 +537,7 @@ func (e *Engine) sendEvent(ctx context.Context, run string, req cairn.EventReque
 			return nil, &ConflictError{Message: fmt.Sprintf("run %s timed out; events are not accepted", run)}
 		}
 		ev := eventRecord{Name: req.Name, Payload: req.Payload, ReceivedAt: fx.now, ID: req.ID}
-		r.journal(fx.now, cairn.JournalEntry{Type: cairn.JournalEventReceived, Message: req.ID, Data: mustJSON(map[string]any{"name": req.Name, "payload": req.Payload})})
+		r.journal(fx.now, cairn.JournalEntry{Type: cairn.JournalEventReceived, Message: req.ID, Data: object.JSON(map[string]any{"name": req.Name, "payload": req.Payload})})
 		for _, s := range d.Steps {
 			if k := kindOf(&s); k.event != nil && k.event(e, r, &s, ev, fx) {
 				res.Resumed = append(res.Resumed, s.ID)
@@ -586,7 +588,7 @@ func (e *Engine) Audit(ctx context.Context, who, op, run string) error {
 	var r [4]byte
 	rand.Read(r[:])
 	rec := map[string]any{"at": now, "who": who, "operation": op, "run": run}
-	_, err := e.store.Create(ctx, e.keys.Audit(now, fmt.Sprintf("%x", r)), mustJSON(rec))
+	_, err := e.store.Create(ctx, e.keys.Audit(now, fmt.Sprintf("%x", r)), object.JSON(rec))
 	return err
 }
 
@@ -595,14 +597,17 @@ func (e *Engine) status(ctx context.Context, r *runRecord) *cairn.RunProgress {
 		CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, EndedAt: r.EndedAt, Error: r.Error, Steps: []cairn.StepProgress{}}
 	s.StepsDone, s.StepsTotal = stepCounts(r)
 	d, _ := e.definition(ctx, r.Workflow, r.Version)
-	defs := stepIndex(d)
 	for _, id := range stepOrder(r, d) {
 		st := r.Steps[id]
 		if st == nil {
 			continue
 		}
+		var def *cairn.Step
+		if d != nil {
+			def = d.Step(id)
+		}
 		s.Steps = append(s.Steps, cairn.StepProgress{ID: id, Status: st.Status, Attempt: st.Attempt, Failures: st.Failures})
-		progressDetail(&s.Steps[len(s.Steps)-1], st, defs[id]) // see liveness.go
+		progressDetail(&s.Steps[len(s.Steps)-1], st, def) // see liveness.go
 	}
 	s.NoLiveWorker = e.noLiveWorker(ctx, r)
 	return s
@@ -614,7 +619,7 @@ func (e *Engine) status(ctx context.Context, r *runRecord) *cairn.RunProgress {
 func stepCounts(r *runRecord) (done, total int) {
 	comp := compSteps(r)
 	for id, st := range r.Steps {
-		if _, _, item := splitItem(id); item || slices.Contains(comp, id) {
+		if _, _, item := keys.SplitItem(id); item || slices.Contains(comp, id) {
 			continue
 		}
 		total++

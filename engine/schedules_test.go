@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/engine/internal/object"
 	"github.com/cairn-dev/cairn/engine/internal/schedule"
 	"github.com/cairn-dev/cairn/internal/testutil"
 )
@@ -324,7 +325,7 @@ func TestSchedulePendingTickFinished(t *testing.T) {
 	tick := *s.NextAt
 	next := tick.Add(time.Minute)
 	s.Pending, s.NextAt = &tick, &next
-	if _, err := e.store.Swap(ctx, e.keys.Schedule("c"), mustJSON(s), ver); err != nil {
+	if _, err := e.store.Swap(ctx, e.keys.Schedule("c"), object.JSON(s), ver); err != nil {
 		t.Fatal(err)
 	}
 	clk.Advance(time.Minute)
@@ -379,7 +380,7 @@ func TestScheduleUnregisteredWorkflow(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.Workflow = "nobody"
-	if _, err := e.store.Swap(ctx, e.keys.Schedule("u"), mustJSON(s), ver); err != nil {
+	if _, err := e.store.Swap(ctx, e.keys.Schedule("u"), object.JSON(s), ver); err != nil {
 		t.Fatal(err)
 	}
 	clk.Advance(time.Minute)

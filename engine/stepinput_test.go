@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/engine/internal/errs"
 )
 
 // The lease keeps the input it gave its worker when it is at most
@@ -26,7 +27,7 @@ func TestStepInputKeptWhenSmall(t *testing.T) {
 		if err != nil || got.Kept || got.Input != nil || got.Bytes != len(l.Input) || got.Bytes <= KeptInputBytes {
 			t.Fatalf("large input: kept %v, %d bytes, %v", got.Kept, got.Bytes, err)
 		}
-		if _, err := e.StepInput(ctx, run, l.Step, l.Attempt+1); !isNotFoundErr(err) {
+		if _, err := e.StepInput(ctx, run, l.Step, l.Attempt+1); !errs.IsNotFound(err) {
 			t.Fatalf("an attempt never claimed: %v", err)
 		}
 		if _, err := e.StepInput(ctx, run, "no such step!", 1); err == nil {

@@ -9,6 +9,9 @@ import (
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/blob"
+	"github.com/cairn-dev/cairn/engine/internal/errs"
+	"github.com/cairn-dev/cairn/engine/internal/keys"
+	"github.com/cairn-dev/cairn/engine/internal/object"
 	"github.com/cairn-dev/cairn/engine/internal/par"
 	"github.com/cairn-dev/cairn/engine/internal/throttle"
 )
@@ -67,7 +70,7 @@ func (e *Engine) lapsed(l *leaseRecord) bool {
 func (e *Engine) fence(ctx context.Context, l *leaseRecord, ver blob.Version, why string) error {
 	f := *l
 	f.State, f.ExpiredWhy = leaseExpired, why
-	_, err := e.store.Swap(ctx, l.keyIn(e.keys), mustJSON(&f), ver)
+	_, err := e.store.Swap(ctx, l.keyIn(e.keys), object.JSON(&f), ver)
 	e.forgetLease(l.Run, l.Step, l.Attempt)
 	if err == nil {
 		*l = f
@@ -137,7 +140,7 @@ func (e *Engine) workerCall(ctx context.Context, tok leaseToken, lateFail func()
 				continue // the lease changed: look again
 			}
 			if err != nil {
-				return tok, nil, "", unavailable(err)
+				return tok, nil, "", errs.Unavailable(err)
 			}
 		}
 		if l.State == leaseCompleted {
@@ -163,14 +166,14 @@ func (e *Engine) updateLease(ctx context.Context, tok leaseToken, check func(tok
 			return l, err
 		}
 		change(l)
-		nv, err := e.store.Swap(ctx, l.keyIn(e.keys), mustJSON(l), ver)
+		nv, err := e.store.Swap(ctx, l.keyIn(e.keys), object.JSON(l), ver)
 		if err == nil {
 			e.cacheLease(l, nv)
 			return l, nil
 		}
 		e.forgetLease(tok.Run, tok.Step, tok.Attempt) // the next look reads it
 		if attempt > 20 || !errors.Is(err, blob.ErrPreconditionFailed) && !blob.IsRetryable(err) {
-			return nil, unavailable(err)
+			return nil, errs.Unavailable(err)
 		}
 		if blob.IsRetryable(err) {
 			throttle.Jitter(ctx, attempt)
@@ -384,7 +387,7 @@ func (e *Engine) apply(en *ending, r *runRecord, d *definition, tok leaseToken, 
 		e.failAttempt(r, d, tok.Step, tok.Attempt, *en.why, tok.Worker, started, fx)
 		return
 	}
-	if _, _, item := splitItem(tok.Step); item {
+	if _, _, item := keys.SplitItem(tok.Step); item {
 		e.itemCompleted(r, d, tok.Step, *en.output, fx) // mapstep.go
 		return
 	}

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/engine/internal/keys"
 	"github.com/cairn-dev/cairn/notify"
 	"github.com/cairn-dev/cairn/telemetry"
 )
@@ -79,7 +80,7 @@ func (e *Engine) Telemetry() *telemetry.T { return e.cfg.Telemetry }
 // and spans; ok is false for an id that does not decode. Nothing about
 // the lease is checked: a worker call checks it against the stored lease.
 func LeaseStep(id string) (run, step string, attempt int, ok bool) {
-	tok, err := parseLeaseID(id)
+	tok, err := keys.ParseLease(id)
 	if err != nil {
 		return "", "", 0, false
 	}

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/engine/internal/errs"
 )
 
 // A worker that stopped is gone until it registers again: a claim it
@@ -38,7 +39,7 @@ func TestStoppedWorkerStaysGoneUntilItRegisters(t *testing.T) {
 	if a, s := alive(); !a || s {
 		t.Fatalf("registered again: alive %v stopped %v", a, s)
 	}
-	if err := e.StopWorker(ctx, "nobody"); !isNotFoundErr(err) {
+	if err := e.StopWorker(ctx, "nobody"); !errs.IsNotFound(err) {
 		t.Fatalf("stopping an unknown worker: %v", err)
 	}
 }

@@ -75,9 +75,6 @@ func (e *Engine) newCatalog() *defCache {
 	})
 }
 
-// canonical returns a definition's stored form (catalog.Canonical).
-func canonical(w cairn.Workflow) []byte { return catalog.Canonical(w) }
-
 // registerWorkflows stores definitions: new ones create-only, identical
 // ones are a no-op, a known (name, version) with other content is a
 // ConflictError.

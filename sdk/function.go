@@ -361,27 +361,7 @@ func Step[T any](fc *Durable, name string, fn func(ctx context.Context) (T, erro
 	retries := fc.retries(id) // backoffs an earlier attempt suspended for
 	fc.mu.Unlock()
 	if len(recs) > 0 {
-		last := recs[len(recs)-1]
-		switch cairn.OperationStatus(last.Status) {
-		case cairn.OpCompleted:
-			raw, err := fc.resolve(last.Result) // a large result is stored by reference
-			if err != nil {
-				return zero, err
-			}
-			var v T
-			if err := decodeInput(raw, &v); err != nil {
-				return zero, Fatal(fmt.Errorf("decoding the recorded result of step %q into %T: %w", id, v, err))
-			}
-			return v, nil
-		case cairn.OpFailed:
-			return zero, opError(last.Error)
-		}
-		// started, no outcome: an at_most_once step is not run again.
-		why := &client.ErrorInfo{Class: cairn.ClassLost, Message: "at_most_once step " + id + " started in an earlier attempt without recording an outcome: it is not run again"}
-		fc.mu.Lock()
-		fc.record(client.Operation{Id: id, Kind: string(cairn.OpStep), Status: string(cairn.OpFailed), Error: why})
-		fc.mu.Unlock()
-		return zero, opError(why)
+		return replayStep[T](fc, id, recs[len(recs)-1])
 	}
 	atMostOnce := s.EffectiveDelivery() == cairn.AtMostOnce
 	if atMostOnce {
@@ -430,6 +410,30 @@ func Step[T any](fc *Durable, name string, fn func(ctx context.Context) (T, erro
 		return zero, opError(why)
 	}
 	return v, nil
+}
+
+// replayStep returns what a step recorded (last, its latest record): its
+// result or error; started without an outcome, an at_most_once step is
+// failed as lost, not run again.
+func replayStep[T any](fc *Durable, id string, last client.Operation) (v T, _ error) {
+	switch cairn.OperationStatus(last.Status) {
+	case cairn.OpCompleted:
+		raw, err := fc.resolve(last.Result) // a large result is stored by reference
+		if err != nil {
+			return v, err
+		}
+		if err := decodeInput(raw, &v); err != nil {
+			return v, Fatal(fmt.Errorf("decoding the recorded result of step %q into %T: %w", id, v, err))
+		}
+		return v, nil
+	case cairn.OpFailed:
+		return v, opError(last.Error)
+	}
+	why := &client.ErrorInfo{Class: cairn.ClassLost, Message: "at_most_once step " + id + " started in an earlier attempt without recording an outcome: it is not run again"}
+	fc.mu.Lock()
+	fc.record(client.Operation{Id: id, Kind: string(cairn.OpStep), Status: string(cairn.OpFailed), Error: why})
+	fc.mu.Unlock()
+	return v, opError(why)
 }
 
 // keepsResults reports whether a function whose context ended with cause

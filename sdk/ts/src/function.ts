@@ -449,7 +449,7 @@ class Durable implements DurableContext {
     if (last) {
       switch (last.status) {
         case "completed":
-          return (last.result ?? null) as T;
+          return (await this.resolve(last.result ?? null)) as T; // a large result is stored by reference
         case "failed":
           throw opError(last.error);
       }
@@ -594,7 +594,7 @@ class Durable implements DurableContext {
     return this.suspend(deadline === undefined ? { event, op: id } : { event, op: id, until: deadline });
   }
 
-  /** A recorded result, or the value it references when it is stored by reference (a large event payload), read through the lease. */
+  /** A recorded result, or the value it references when it is stored by reference (one too large for the run record: a step's result, an event's payload, an invoked run's output), read through the lease. */
   private async resolve(v: unknown): Promise<unknown> {
     const read = this.j.hooks.payload;
     if (!read || !asPayloadRef(v)) return v;
@@ -617,7 +617,7 @@ class Durable implements DurableContext {
     if (recs.length === 0) this.j.record({ id, kind: "invoke", status: "started" });
     const last = lastOutcome(recs);
     if (last?.status === "failed") throw opError(last.error);
-    if (last) return (last.result ?? null) as T;
+    if (last) return (await this.resolve(last.result ?? null)) as T; // a large output is stored by reference
     const inv: Invocation = { workflow: call.workflow, input };
     if (call.version) inv.version = call.version;
     return this.suspend({ op: id, invoke: inv });

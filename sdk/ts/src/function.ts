@@ -31,7 +31,12 @@ export type FunctionOptions = Pick<StepOptions, "after" | "input" | "retry" | "t
 
 /** Options of ctx.step: a task's. */
 export interface DurableStepOptions {
-  /** The step is retried in the attempt, backing off, by its error's class (default: a task's, 3 attempts from 1s). */
+  /**
+   * The step is retried in the attempt, backing off, by its error's class
+   * (default: a task's, 3 attempts from 1s). A backoff longer than an
+   * inline sleep (2 s) suspends the function until the next try, recorded
+   * as a sleep <step id>.retry#<n>.
+   */
   retry?: RetryPolicy;
   /** The longest one try may run: its signal is aborted then, and the error is of class timeout. */
   timeout?: Duration;
@@ -321,6 +326,11 @@ class Journal {
     for (const op of this.hist) if (op.id.startsWith(`${id}/`) && !op.id.startsWith(`${winner}/`)) this.visited.add(op.id);
   }
 
+  /** Marks the recorded ids that start with prefix as reached: what a recorded outcome makes unread. */
+  passed(prefix: string): void {
+    for (const op of this.hist) if (op.id.startsWith(prefix)) this.visited.add(op.id);
+  }
+
   /** Stops the body for nondeterminism. */
   broken(what: string): Error {
     this.stop ??= new StepFailure(
@@ -447,6 +457,7 @@ class Durable implements DurableContext {
     const { id, recs } = this.begin(name, "step");
     const last = recs[recs.length - 1];
     if (last) {
+      j.passed(`${id}.retry#`); // the waits between its tries, unread // the waits between its tries, unread
       switch (last.status) {
         case "completed":
           return (await this.resolve(last.result ?? null)) as T; // a large result is stored by reference
@@ -490,11 +501,38 @@ class Durable implements DurableContext {
     return result as T;
   }
 
-  /** Runs fn until it succeeds or its error ends the step. */
+  /**
+   * Runs fn until it succeeds or its error ends the step. A backoff
+   * longer than an inline sleep is a sleep operation of the step,
+   * <id>.retry#<n> (its result the failures so far), and suspends the
+   * function; a replay restores the failures from those records and
+   * waits out the last one before the next try.
+   */
   private async runStep<T>(id: string, fn: (signal: AbortSignal) => Promise<T> | T, opts: DurableStepOptions, atMostOnce: boolean): Promise<{ value?: T; why?: ErrorInfo }> {
     const p = opts.retry ?? {};
     const maxAttempts = p.maxAttempts || 3;
-    for (let failures = 1; ; failures++) {
+    const retryName = `${id.slice(this.scope.length + 1)}.retry`; // <name>#<k>.retry: ids <id>.retry#<n>
+    for (let failures = 0; ; ) {
+      // The id a suspending backoff after this try records at; a replay
+      // goes past the waits recorded before.
+      let retryID = "";
+      if (!atMostOnce) {
+        for (;;) {
+          const { id: rid, recs } = this.begin(retryName, "sleep");
+          const rec = recs[0];
+          if (!rec) {
+            retryID = rid;
+            break;
+          }
+          const f = (rec.result as { failures?: unknown } | null | undefined)?.failures;
+          if (typeof f !== "number" || !Number.isInteger(f) || f < 1 || rec.wake_at === undefined) {
+            throw this.j.broken(`the retry wait recorded for ${q(rid)} holds no failure count and wake time: ${JSON.stringify(rec)}`);
+          }
+          failures = f;
+          await this.waitUntil(new Date(rec.wake_at));
+        }
+      }
+      failures++;
       const t = opts.timeout === undefined ? undefined : AbortSignal.timeout(durationMs(opts.timeout));
       const signal = t ? AbortSignal.any([this.signal, t]) : this.signal;
       let err: unknown;
@@ -512,8 +550,16 @@ class Durable implements DurableContext {
       if (msg === "") msg = cls;
       const why = { class: cls, message: msg };
       if (atMostOnce || !retries(p, cls) || failures >= maxAttempts || this.signal.aborted) return { why };
+      const d = backoffMs(p, failures);
+      if (d > inlineSleepMs) {
+        // Too long to hold the lease: the function suspends until the
+        // next try, which a later attempt runs.
+        const wake = new Date(Date.now() + d).toISOString();
+        this.j.record({ id: retryID, kind: "sleep", status: "completed", wake_at: wake, result: { failures } });
+        return this.suspend({ until: wake });
+      }
       try {
-        await abortableSleep(backoffMs(p, failures), this.signal);
+        await abortableSleep(d, this.signal);
       } catch {
         return { why };
       }
@@ -539,6 +585,11 @@ class Durable implements DurableContext {
       wake = end();
       this.j.record({ id, kind: "sleep", status: "completed", wake_at: wake.toISOString() });
     }
+    return this.waitUntil(wake);
+  }
+
+  /** Waits until wake: holding the lease up to an inline sleep, else suspended. */
+  private async waitUntil(wake: Date): Promise<void> {
     const left = wake.getTime() - Date.now();
     if (left <= 0) return;
     if (left <= inlineSleepMs) return abortableSleep(left, this.signal);

@@ -6,7 +6,7 @@ import { fileURLToPath } from "node:url";
 
 import { CodecError, isEncrypted, Keyring } from "../codec.js";
 import { Client, defineWorkflow, Worker } from "../index.js";
-import { memLogger, serverForFile } from "./server.js";
+import { bucketHolds, memLogger, serverForFile } from "./server.js";
 
 // The vectors the Go and Python SDKs check too (sdk/codec/testdata).
 const here = dirname(fileURLToPath(import.meta.url));
@@ -70,6 +70,8 @@ test("codec: an encrypted run completes, and the server answers ciphertext", asy
     assert.equal(input["tenant"], "acme");
     assert.ok(isEncrypted(raw.output));
     assert.ok(!JSON.stringify(raw).includes("CARD-PLAIN"));
+    for (const m of ["CARD-PLAIN", "STATE-PLAIN", "saw CARD"]) assert.deepEqual(bucketHolds(srv.dir, m), [], `${m} is in the bucket in the clear`);
+    assert.notDeepEqual(bucketHolds(srv.dir, "acme"), [], "the clear key is not in the bucket: the search is blind");
   } finally {
     w.stop();
     await done;

@@ -77,6 +77,11 @@ const ClassNondeterminism = "nondeterminism"
 // a checkpoint past it is refused (continue in a new run).
 const MaxOperations = 10_000
 
+// ContinueAsNew is the new run a function's run continues as.
+type ContinueAsNew struct {
+	Input json.RawMessage `json:"input,omitempty" doc:"The new run's input."`
+}
+
 // CheckpointRequest records a function step's operations.
 type CheckpointRequest struct {
 	Operations []Operation `json:"operations" nullable:"false" maxItems:"1000" doc:"Operations to add to the step's history, in order: each one's seq continues the history (an operation already recorded at its seq is skipped, so a checkpoint sent again adds nothing)."`

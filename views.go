@@ -31,6 +31,8 @@ type Run struct {
 	StepsTotal    int                        `json:"steps_total" doc:"The steps the definition declares (a map step counts once, compensation steps not)."`
 	PendingEvents []string                   `json:"pending_events" nullable:"false" doc:"Events received that no wait has consumed yet; empty when none."`
 	RerunOf       string                     `json:"rerun_of,omitempty" doc:"The run this one reran, reusing its completed steps' outputs."`
+	ContinuedAs   string                     `json:"continued_as,omitempty" doc:"A function's run that continued as new: the run it started (its output is {\"continued_as\": that id})."`
+	ContinuedFrom string                     `json:"continued_from,omitempty" doc:"The run whose function continued as this one."`
 	NoLiveWorker  bool                       `json:"no_live_worker,omitempty" doc:"True while a task step is ready and no worker seen alive (see the workers list) serves this workflow@version: the run waits for one to start."`
 	Priority      int                        `json:"priority,omitempty" doc:"The run's priority (default 0; higher is offered first)."`
 	Parent        string                     `json:"parent,omitempty" doc:"For a child run: the run whose child step started it."`

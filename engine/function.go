@@ -120,6 +120,56 @@ func (e *Engine) Checkpoint(ctx context.Context, id string, req cairn.Checkpoint
 	return a.out, err
 }
 
+// continueAsNew completes a function's run by starting a new run of its
+// workflow version with the input given (an empty history), once: the key
+// continue:<run> names it, so a retry, or the next attempt's replay, gets
+// the same run. The run completes with output {"continued_as": <id>}; a
+// run that ended first cancels the one it would have continued as.
+func (e *Engine) continueAsNew(ctx context.Context, id string, req cairn.CompleteRequest) (*cairn.Ended, error) {
+	if len(req.Output) > 0 || req.ClaimNext != nil {
+		return nil, cairn.ValidationError{{Field: "body.output", Message: "leave output and claim_next out with continue_as_new"}}
+	}
+	if err := e.checkPayload("body.continue_as_new.input", req.ContinueAsNew.Input); err != nil {
+		return nil, err
+	}
+	if err := e.checkSizes(nil, req.StatePatch); err != nil {
+		return nil, err
+	}
+	tok, err := leaseArg(id)
+	if err != nil {
+		return nil, err
+	}
+	tok, l, _, err := e.workerCall(ctx, tok, nil)
+	if err != nil {
+		return nil, err
+	}
+	d, err := e.definition(ctx, l.Workflow, l.Version)
+	if err != nil {
+		return nil, err
+	}
+	r, err := e.readRun(ctx, tok.Run)
+	if err != nil {
+		return nil, err
+	}
+	if s := d.Step(l.Step); s == nil || s.EffectiveKind() != cairn.KindFunction || r.Parent != nil {
+		return nil, cairn.ValidationError{{Field: "body.continue_as_new", Message: "only a function's run that no parent started (a child step, an invoke) can continue as new"}}
+	}
+	next, err := e.startRun(ctx, cairn.StartRequest{Workflow: r.Workflow, Version: r.Version, Input: req.ContinueAsNew.Input,
+		Correlation: r.Correlation, Priority: r.Priority, IdempotencyKey: "continue:" + r.ID},
+		func(nr *runRecord, _ *definition, _ time.Time) { nr.ContinuedFrom = r.ID })
+	if err != nil {
+		return nil, err
+	}
+	out := json.RawMessage(`{"continued_as":"` + next.Run.ID + `"}`)
+	en := e.completing(&out, req.StatePatch, req.Usage)
+	en.continued = next.Run.ID
+	ended, err := e.end(ctx, tok, en)
+	if reason, _ := IsRejection(err); reason == cairn.ReasonRunTerminal {
+		_, _ = e.CancelRun(ctx, next.Run.ID, "the run it continued had ended")
+	}
+	return ended, err
+}
+
 // historyLimits bounds a function step's history, which the run record
 // holds: a result at most one payload (a larger one than the record keeps
 // inline is a payload of the run by then), all of them,

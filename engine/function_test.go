@@ -366,6 +366,58 @@ func TestFunctionLargeResultsByReference(t *testing.T) {
 	readRef(use, use.Steps["kid"], big("p"))
 }
 
+// A function's run continues as a new run of its version: started once
+// (a complete sent again gets the same run), linked both ways, the old run
+// completed with the new one's id; a DAG step and a run a parent started
+// are refused; a run that ended first cancels its continuation.
+func TestFunctionContinuesAsNew(t *testing.T) {
+	h := newHarness(t, withWorkflows("w1", fnWorkflow("fn"), single("dag", cairn.Step{ID: "only"})))
+	ctx, e := h.ctx, h.e
+	run := h.start("fn", `{"n":1}`)
+	l := h.claim("w1")
+	can := cairn.CompleteRequest{ContinueAsNew: &cairn.ContinueAsNew{Input: json.RawMessage(`{"n":2}`)}}
+	for range 2 { // the second is a retry after a lost answer
+		if _, err := e.Complete(ctx, l.ID, can); err != nil {
+			if reason, _ := IsRejection(err); reason != cairn.ReasonAlreadyApplied {
+				t.Fatal(err)
+			}
+		}
+	}
+	old := h.run(run)
+	if old.Status != cairn.RunCompleted || old.ContinuedAs == "" || string(old.Output) != `{"continued_as":"`+old.ContinuedAs+`"}` {
+		t.Fatalf("the old run: %s %s continued as %q", old.Status, old.Output, old.ContinuedAs)
+	}
+	next := h.run(old.ContinuedAs)
+	if next.ContinuedFrom != run || string(next.Input) != `{"n":2}` || next.Status != cairn.RunRunning {
+		t.Fatalf("the new run: %+v", next)
+	}
+	l = h.claim("w1")
+	if l.Run != next.ID || len(l.History) != 0 {
+		t.Fatalf("the new run's lease: %+v", l)
+	}
+	_, err := e.Complete(ctx, l.ID, cairn.CompleteRequest{Output: json.RawMessage(`1`), ContinueAsNew: can.ContinueAsNew})
+	wantField(t, err, "body.output")
+
+	// A run that ended first: its continuation is cancelled.
+	if _, err := e.CancelRun(ctx, next.ID, "test"); err != nil {
+		t.Fatal(err)
+	}
+	_, err = e.Complete(ctx, l.ID, can)
+	wantReason(t, err, cairn.ReasonRunTerminal)
+	third, err := e.StartRun(ctx, cairn.StartRequest{Workflow: "fn", IdempotencyKey: "continue:" + next.ID})
+	if err != nil || !third.Existed || third.Run.Status != cairn.RunCancelled {
+		t.Fatalf("the continuation of a run that ended first: %+v %v", third, err)
+	}
+
+	dag := h.start("dag", "")
+	l = h.claim("w1")
+	if l.Run != dag {
+		t.Fatalf("claimed %+v", l)
+	}
+	_, err = e.Complete(ctx, l.ID, can)
+	wantField(t, err, "body.continue_as_new")
+}
+
 // What each operation of a function costs in store requests, on the
 // engine's side: a checkpoint of steps is one record swap; a sleep is the
 // swap that suspends and, at its end, one claim (a lease create); an

@@ -33,6 +33,10 @@ type runRecord struct {
 	Journal        []cairn.JournalEntry       `json:"journal"`
 	// RerunOf is the run this one was started from by a rerun.
 	RerunOf string `json:"rerun_of,omitempty"`
+	// ContinuedAs and ContinuedFrom link a function's runs that continued
+	// as new (function.go).
+	ContinuedAs   string `json:"continued_as,omitempty"`
+	ContinuedFrom string `json:"continued_from,omitempty"`
 	// Priority is the run's priority (priority.go).
 	Priority int `json:"priority,omitempty"`
 	// Compensation is the run's on_failure steps and how they went

@@ -281,6 +281,9 @@ func (e *Engine) heartbeat(ctx context.Context, tok leaseToken, runs *runMemo) (
 
 // Complete ends a step with its output.
 func (e *Engine) Complete(ctx context.Context, id string, req cairn.CompleteRequest) (*cairn.Ended, error) {
+	if req.ContinueAsNew != nil {
+		return e.continueAsNew(ctx, id, req) // function.go
+	}
 	if len(req.Output) == 0 {
 		req.Output = json.RawMessage("null")
 	}
@@ -325,6 +328,8 @@ type ending struct {
 	why    *cairn.ErrorInfo           // failing: the error
 	patch  map[string]json.RawMessage // the state patch
 	usage  cairn.Usage                // priced
+	// continued is the run a function's run continued as (function.go).
+	continued string
 }
 
 // completing is the ending of a complete.
@@ -387,6 +392,9 @@ func (e *Engine) apply(en *ending, r *runRecord, d *definition, tok leaseToken, 
 	st.Status = cairn.StepCompleted
 	st.Output = *en.output
 	st.CompletedBy = tok.Attempt
+	if en.continued != "" {
+		r.ContinuedAs = en.continued
+	}
 	r.journal(fx.now, cairn.JournalEntry{Type: cairn.JournalStepCompleted, Step: tok.Step, Attempt: tok.Attempt, Worker: tok.Worker})
 	e.advance(r, d, fx)
 }

@@ -127,9 +127,12 @@ start_podman_service() {
   mkdir -p "$(dirname "$PODMAN_SOCK")" "$CACHE"
   rm -f "$PODMAN_SOCK"   # a stale socket left by a killed service
   # setsid + all fds redirected: survives this script and never holds the
-  # stdout of `$(scripts/testenv.sh env)` open.
-  setsid podman system service --time=0 "unix://$PODMAN_SOCK" \
-    </dev/null >>"$CACHE/podman-service.log" 2>&1 &
+  # stdout of `$(scripts/testenv.sh env)` open. Started from / : conmon
+  # inherits the service's working directory, and one that is deleted
+  # later (a test's temporary checkout) fails every container start with
+  # "write child: broken pipe".
+  (cd / && exec setsid podman system service --time=0 "unix://$PODMAN_SOCK" \
+    </dev/null >>"$CACHE/podman-service.log" 2>&1) &
   for _ in $(seq 100); do
     engine_answers "unix://$PODMAN_SOCK" && return
     sleep 0.2

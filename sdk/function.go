@@ -331,6 +331,9 @@ func Step[T any](fc *Durable, name string, fn func(ctx context.Context) (T, erro
 		return zero, err
 	}
 	s.ID = id
+	fc.mu.Lock()
+	retries := fc.retries(id) // backoffs an earlier attempt suspended for
+	fc.mu.Unlock()
 	if len(recs) > 0 {
 		last := recs[len(recs)-1]
 		switch cairn.OperationStatus(last.Status) {
@@ -367,7 +370,10 @@ func Step[T any](fc *Durable, name string, fn func(ctx context.Context) (T, erro
 	if err := fc.flush(nil); err != nil {
 		return zero, err
 	}
-	v, why := runStep(fc, s, fn, atMostOnce)
+	v, why, stop := runStep(fc, s, fn, atMostOnce, retries)
+	if stop != nil {
+		return zero, stop
+	}
 	op := client.Operation{Id: id, Kind: string(cairn.OpStep), Status: string(cairn.OpCompleted)}
 	if why == nil {
 		result, err := toJSON(v)
@@ -408,25 +414,84 @@ func keepsResults(cause error) bool {
 	return errors.Is(cause, ErrShutdown) || errors.Is(cause, ErrAttemptTimeout)
 }
 
-// runStep runs fn until it succeeds or its error ends the step.
-func runStep[T any](fc *Durable, s cairn.Step, fn func(ctx context.Context) (T, error), atMostOnce bool) (T, *client.ErrorInfo) {
+// runStep runs fn until it succeeds or its error ends the step (why), or
+// the function suspends for a backoff (stop, which the body returns). A
+// backoff longer than inlineSleep is a recorded sleep, <id>.retry#<n>,
+// whose result is the failures so far: the attempt suspends until it, and
+// the next one goes on from the try after it (retries: the records an
+// earlier attempt made).
+func runStep[T any](fc *Durable, s cairn.Step, fn func(ctx context.Context) (T, error), atMostOnce bool, retries []client.Operation) (v T, why *client.ErrorInfo, stop error) {
 	policy := s.Retry.WithDefaults()
-	for failures := 1; ; failures++ {
+	failures := 0
+	for _, r := range retries {
+		if r.Kind != string(cairn.OpSleep) {
+			return v, nil, fc.broken(fmt.Sprintf("replay reached the backoff %s of step %s where the history records %s %q (seq %d)", r.Id, s.ID, r.Kind, r.Id, r.Seq))
+		}
+	}
+	if n := len(retries); n > 0 {
+		var last struct{ Failures int }
+		if err := json.Unmarshal(retries[n-1].Result, &last); err != nil || retries[n-1].WakeAt == nil {
+			return v, nil, fc.broken(fmt.Sprintf("the retry recorded as %s is not a backoff this SDK records", retries[n-1].Id))
+		}
+		failures = last.Failures
+		if err := fc.backoffUntil(*retries[n-1].WakeAt); err != nil {
+			return v, nil, err
+		}
+	}
+	for failures++; ; failures++ {
 		v, err := tryStep(fc, s, fn)
 		if err == nil {
-			return v, nil
+			return v, nil, nil
 		}
 		class, msg := classify(err)
+		why = &client.ErrorInfo{Class: class, Message: msg}
 		if atMostOnce || !policy.Retries(class) || failures >= policy.MaxAttempts || fc.Err() != nil {
-			return v, &client.ErrorInfo{Class: class, Message: msg}
+			return v, why, nil
 		}
-		t := time.NewTimer(policy.Backoff(failures))
-		select {
-		case <-fc.Done():
-			t.Stop()
-			return v, &client.ErrorInfo{Class: class, Message: msg}
-		case <-t.C:
+		d := policy.Backoff(failures)
+		if d > inlineSleep {
+			wake := time.Now().Add(d)
+			fc.mu.Lock()
+			fc.record(client.Operation{Id: s.ID + ".retry#" + strconv.Itoa(len(retries)), Kind: string(cairn.OpSleep),
+				Status: string(cairn.OpCompleted), WakeAt: &wake, Result: json.RawMessage(`{"failures":` + strconv.Itoa(failures) + `}`)})
+			fc.mu.Unlock()
+			return v, nil, fc.suspend(&client.Suspension{Until: &wake})
 		}
+		if err := fc.backoffUntil(time.Now().Add(d)); err != nil {
+			return v, why, nil
+		}
+	}
+}
+
+// retries returns the backoffs recorded for step id (<id>.retry#<n>, in
+// order), marking them reached. Called with mu held.
+func (fc *Durable) retries(id string) []client.Operation {
+	var out []client.Operation
+	for n := 0; ; n++ {
+		rid := id + ".retry#" + strconv.Itoa(n)
+		i, ok := fc.byID[rid]
+		if !ok {
+			return out
+		}
+		fc.visited[rid] = true
+		out = append(out, fc.hist[i[0]])
+	}
+}
+
+// backoffUntil waits for t in the attempt when it is near, else suspends
+// the function until then (recording nothing: the backoff is recorded).
+func (fc *Durable) backoffUntil(t time.Time) error {
+	left := time.Until(t)
+	if left > inlineSleep {
+		return fc.suspend(&client.Suspension{Until: &t})
+	}
+	timer := time.NewTimer(max(left, 0))
+	defer timer.Stop()
+	select {
+	case <-fc.Done():
+		return context.Cause(fc)
+	case <-timer.C:
+		return nil
 	}
 }
 

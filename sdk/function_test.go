@@ -222,6 +222,44 @@ func TestFunctionStepErrors(t *testing.T) {
 	}
 }
 
+// A step's backoff longer than an inline sleep suspends the function: the
+// backoff is recorded (<step>.retry#<n>, the failures so far), the next
+// attempt tries again after it, and a replay past the completed step
+// finds its backoffs reached.
+func TestFunctionStepBackoffSuspends(t *testing.T) {
+	e := newEnv(t, fastReap())
+	var tries atomic.Int32
+	wf := Function("backoff", "1", func(fc *Durable, _ struct{}) (int, error) {
+		n, err := Step(fc, "flaky", func(context.Context) (int, error) {
+			if tries.Add(1) < 3 {
+				return 0, Retryable(errors.New("not yet"))
+			}
+			return 7, nil
+		}, Retry(RetryPolicy{MaxAttempts: 3, InitialBackoff: inlineSleep + time.Second, Multiplier: 1}))
+		if err != nil {
+			return 0, err
+		}
+		return n, fc.Sleep("after", inlineSleep+time.Second) // one more replay, past the step
+	})
+	serve(t, NewWorker(e.client(t), WithLogger(quiet())).Register(wf))
+	r := waitRun(t, e.c, start(t, e.c, "backoff", StartOptions{}).ID, 60*time.Second)
+	if r.Status != RunCompleted || string(r.Output) != "7" || tries.Load() != 3 {
+		t.Fatalf("run %s %s %+v, flaky tried %d times", r.Status, r.Output, r.Error, tries.Load())
+	}
+	st := r.Step("main")
+	suspended := 0
+	for _, a := range st.Attempts {
+		if a.Outcome == cairn.OutcomeSuspended {
+			suspended++
+		}
+	}
+	ops := st.Operations
+	if suspended != 3 || len(ops) != 4 || ops[0].ID != "/flaky#0.retry#0" || ops[1].ID != "/flaky#0.retry#1" || ops[0].Kind != cairn.OpSleep ||
+		string(ops[1].Result) != `{"failures":2}` || ops[2].ID != "/flaky#0" || ops[2].Status != cairn.OpCompleted {
+		t.Fatalf("%d suspended attempts, history %+v", suspended, ops)
+	}
+}
+
 // A function waits for an event (suspended meanwhile: no worker slot is
 // held) and gets its payload; a wait past its timeout returns an error of
 // class timeout, which the body may handle.

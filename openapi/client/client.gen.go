@@ -903,7 +903,8 @@ type CompensationStatus string
 
 // CompleteRequest defines model for CompleteRequest.
 type CompleteRequest struct {
-	ClaimNext *ClaimNext `json:"claim_next,omitempty"`
+	ClaimNext     *ClaimNext     `json:"claim_next,omitempty"`
+	ContinueAsNew *ContinueAsNew `json:"continue_as_new,omitempty"`
 
 	// Output The step's output, any JSON.
 	Output json.RawMessage `json:"output,omitempty"`
@@ -920,6 +921,12 @@ type ConcurrencyLimit struct {
 
 	// Limit Most attempts holding a lease at once under one key.
 	Limit int64 `json:"limit"`
+}
+
+// ContinueAsNew defines model for ContinueAsNew.
+type ContinueAsNew struct {
+	// Input The new run's input.
+	Input json.RawMessage `json:"input,omitempty"`
 }
 
 // Ended defines model for Ended.
@@ -1351,14 +1358,20 @@ type RetryPolicy struct {
 
 // Run defines model for Run.
 type Run struct {
-	Compensation *Compensation   `json:"compensation,omitempty"`
-	Correlation  *string         `json:"correlation,omitempty"`
-	CreatedAt    time.Time       `json:"created_at"`
-	Deadline     *time.Time      `json:"deadline,omitempty"`
-	EndedAt      *time.Time      `json:"ended_at,omitempty"`
-	Error        *ErrorInfo      `json:"error,omitempty"`
-	Id           string          `json:"id"`
-	Input        json.RawMessage `json:"input,omitempty"`
+	Compensation *Compensation `json:"compensation,omitempty"`
+
+	// ContinuedAs A function's run that continued as new: the run it started (its output is {"continued_as": that id}).
+	ContinuedAs *string `json:"continued_as,omitempty"`
+
+	// ContinuedFrom The run whose function continued as this one.
+	ContinuedFrom *string         `json:"continued_from,omitempty"`
+	Correlation   *string         `json:"correlation,omitempty"`
+	CreatedAt     time.Time       `json:"created_at"`
+	Deadline      *time.Time      `json:"deadline,omitempty"`
+	EndedAt       *time.Time      `json:"ended_at,omitempty"`
+	Error         *ErrorInfo      `json:"error,omitempty"`
+	Id            string          `json:"id"`
+	Input         json.RawMessage `json:"input,omitempty"`
 
 	// NoLiveWorker True while a task step is ready and no worker seen alive (see the workers list) serves this workflow@version: the run waits for one to start.
 	NoLiveWorker *bool `json:"no_live_worker,omitempty"`

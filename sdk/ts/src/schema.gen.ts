@@ -932,6 +932,8 @@ export interface components {
         CompleteRequest: {
             /** @description Eager dispatch: once the complete is applied, claim up to max more leases for this lease's worker (never held: none ready answers none) and return them in leases. Leave it out to claim separately. */
             claim_next?: components["schemas"]["ClaimNext"];
+            /** @description A function step only, without output or claim_next: the run completes, with output {"continued_as": <id>}, by starting a new run of its workflow version with this input and an empty history (once: a retry, or the next attempt's replay, gets the same run). A run a parent started cannot continue as new. */
+            continue_as_new?: components["schemas"]["ContinueAsNew"];
             /** @description The step's output, any JSON. */
             output?: unknown;
             /** @description Merged into the run state: top-level keys replace. */
@@ -949,6 +951,10 @@ export interface components {
              * @description Most attempts holding a lease at once under one key.
              */
             limit: number;
+        };
+        ContinueAsNew: {
+            /** @description The new run's input. */
+            input?: unknown;
         };
         Ended: {
             /** @description With claim_next: the leases claimed for the worker after the complete was applied, as a claim answers them (none when nothing was ready). Run them like a claim's. */
@@ -1381,6 +1387,10 @@ export interface components {
         Run: {
             /** @description Once a run whose workflow has on_failure steps failed: how its compensation went. */
             compensation?: components["schemas"]["Compensation"];
+            /** @description A function's run that continued as new: the run it started (its output is {"continued_as": that id}). */
+            continued_as?: string;
+            /** @description The run whose function continued as this one. */
+            continued_from?: string;
             correlation?: string;
             /** Format: date-time */
             created_at: string;

@@ -25,6 +25,7 @@ from .compensation_status import CompensationStatus
 from .complete_request import CompleteRequest
 from .complete_request_state_patch import CompleteRequestStatePatch
 from .concurrency_limit import ConcurrencyLimit
+from .continue_as_new import ContinueAsNew
 from .ended import Ended
 from .ended_run_status import EndedRunStatus
 from .error_detail import ErrorDetail
@@ -125,6 +126,7 @@ __all__ = (
     "CompleteRequest",
     "CompleteRequestStatePatch",
     "ConcurrencyLimit",
+    "ContinueAsNew",
     "Ended",
     "EndedRunStatus",
     "ErrorDetail",

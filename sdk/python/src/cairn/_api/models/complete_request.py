@@ -10,6 +10,7 @@ from ..types import UNSET, Unset
 if TYPE_CHECKING:
     from ..models.claim_next import ClaimNext
     from ..models.complete_request_state_patch import CompleteRequestStatePatch
+    from ..models.continue_as_new import ContinueAsNew
     from ..models.usage import Usage
 
 
@@ -21,12 +22,14 @@ class CompleteRequest:
     """
     Attributes:
         claim_next (ClaimNext | Unset):
+        continue_as_new (ContinueAsNew | Unset):
         output (Any | Unset): The step's output, any JSON.
         state_patch (CompleteRequestStatePatch | Unset): Merged into the run state: top-level keys replace.
         usage (Usage | Unset):
     """
 
     claim_next: ClaimNext | Unset = UNSET
+    continue_as_new: ContinueAsNew | Unset = UNSET
     output: Any | Unset = UNSET
     state_patch: CompleteRequestStatePatch | Unset = UNSET
     usage: Usage | Unset = UNSET
@@ -35,6 +38,10 @@ class CompleteRequest:
         claim_next: dict[str, Any] | Unset = UNSET
         if not isinstance(self.claim_next, Unset):
             claim_next = self.claim_next.to_dict()
+
+        continue_as_new: dict[str, Any] | Unset = UNSET
+        if not isinstance(self.continue_as_new, Unset):
+            continue_as_new = self.continue_as_new.to_dict()
 
         output = self.output
 
@@ -51,6 +58,8 @@ class CompleteRequest:
         field_dict.update({})
         if claim_next is not UNSET:
             field_dict["claim_next"] = claim_next
+        if continue_as_new is not UNSET:
+            field_dict["continue_as_new"] = continue_as_new
         if output is not UNSET:
             field_dict["output"] = output
         if state_patch is not UNSET:
@@ -64,6 +73,7 @@ class CompleteRequest:
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
         from ..models.claim_next import ClaimNext  # noqa: PLC0415
         from ..models.complete_request_state_patch import CompleteRequestStatePatch  # noqa: PLC0415
+        from ..models.continue_as_new import ContinueAsNew  # noqa: PLC0415
         from ..models.usage import Usage  # noqa: PLC0415
 
         d = dict(src_dict)
@@ -73,6 +83,13 @@ class CompleteRequest:
             claim_next = UNSET
         else:
             claim_next = ClaimNext.from_dict(_claim_next)
+
+        _continue_as_new = d.pop("continue_as_new", UNSET)
+        continue_as_new: ContinueAsNew | Unset
+        if isinstance(_continue_as_new, Unset):
+            continue_as_new = UNSET
+        else:
+            continue_as_new = ContinueAsNew.from_dict(_continue_as_new)
 
         output = d.pop("output", UNSET)
 
@@ -92,6 +109,7 @@ class CompleteRequest:
 
         complete_request = cls(
             claim_next=claim_next,
+            continue_as_new=continue_as_new,
             output=output,
             state_patch=state_patch,
             usage=usage,

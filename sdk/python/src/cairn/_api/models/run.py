@@ -37,6 +37,9 @@ class Run:
         version (str):
         workflow (str):
         compensation (Compensation | Unset):
+        continued_as (str | Unset): A function's run that continued as new: the run it started (its output is
+            {"continued_as": that id}).
+        continued_from (str | Unset): The run whose function continued as this one.
         correlation (str | Unset):
         deadline (datetime.datetime | Unset):
         ended_at (datetime.datetime | Unset):
@@ -64,6 +67,8 @@ class Run:
     version: str
     workflow: str
     compensation: Compensation | Unset = UNSET
+    continued_as: str | Unset = UNSET
+    continued_from: str | Unset = UNSET
     correlation: str | Unset = UNSET
     deadline: datetime.datetime | Unset = UNSET
     ended_at: datetime.datetime | Unset = UNSET
@@ -107,6 +112,10 @@ class Run:
         compensation: dict[str, Any] | Unset = UNSET
         if not isinstance(self.compensation, Unset):
             compensation = self.compensation.to_dict()
+
+        continued_as = self.continued_as
+
+        continued_from = self.continued_from
 
         correlation = self.correlation
 
@@ -156,6 +165,10 @@ class Run:
         )
         if compensation is not UNSET:
             field_dict["compensation"] = compensation
+        if continued_as is not UNSET:
+            field_dict["continued_as"] = continued_as
+        if continued_from is not UNSET:
+            field_dict["continued_from"] = continued_from
         if correlation is not UNSET:
             field_dict["correlation"] = correlation
         if deadline is not UNSET:
@@ -226,6 +239,10 @@ class Run:
         else:
             compensation = Compensation.from_dict(_compensation)
 
+        continued_as = d.pop("continued_as", UNSET)
+
+        continued_from = d.pop("continued_from", UNSET)
+
         correlation = d.pop("correlation", UNSET)
 
         _deadline = d.pop("deadline", UNSET)
@@ -277,6 +294,8 @@ class Run:
             version=version,
             workflow=workflow,
             compensation=compensation,
+            continued_as=continued_as,
+            continued_from=continued_from,
             correlation=correlation,
             deadline=deadline,
             ended_at=ended_at,

@@ -142,6 +142,29 @@ export interface DurableContext {
    * check once no run in flight predates the change.
    */
   patched(id: string): boolean;
+  /**
+   * Ends the run and starts a fresh run of the same workflow and version
+   * with input and an empty history (once, however often the body
+   * replays): for a loop that would outgrow the history. The old run
+   * completes with output {"continued_as": <new run id>}, its view's
+   * continued_as names the new run, whose continued_from names it back.
+   * It throws a ContinueAsNew, which the body lets through:
+   *
+   *     if (more) return ctx.continueAsNew({ cursor: next });
+   */
+  continueAsNew(input: unknown): never;
+}
+
+/**
+ * What a function body throws (or ctx.continueAsNew throws for it) to
+ * end its run and continue as a new run of its workflow version with
+ * input: the worker completes the function step with continue_as_new.
+ */
+export class ContinueAsNew extends Error {
+  override readonly name = "ContinueAsNew";
+  constructor(readonly input: unknown) {
+    super("cairn: the function continues as a new run");
+  }
 }
 
 /**
@@ -233,12 +256,15 @@ async function drive(sc: StepContext, hooks: DriverHooks, body: FunctionBody): P
       await j.flush({ until: new Date().toISOString() });
       throw new FunctionSuspended();
     }
-    const stop = j.stop ?? (threw ? undefined : j.unreached());
+    // Continuing as new ends the body as a return does: what it recorded
+    // is sent, and all of it must have been reached.
+    const ends = !threw || err instanceof ContinueAsNew;
+    const stop = j.stop ?? (ends ? j.unreached() : undefined);
     if (stop !== undefined) throw stop;
     try {
       await j.flush();
     } catch (ferr) {
-      if (!threw) throw ferr;
+      if (ends) throw ferr;
     }
     if (threw) throw err;
     return out;
@@ -779,9 +805,9 @@ class Durable implements DurableContext {
     return this.map(name, branches as readonly ((ctx: DurableContext) => unknown)[], (ctx, b) => b(ctx)) as Promise<T>;
   }
 
-  /** err, a branch's, as the error of its map: what prefixes its message, its class kept; what ends the attempt as is. */
+  /** err, a branch's, as the error of its map: what prefixes its message, its class kept; what ends the attempt (or the run: ContinueAsNew) as is. */
   private within(err: unknown, what: string): unknown {
-    if (this.signal.aborted && err === this.signal.reason) return err;
+    if ((this.signal.aborted && err === this.signal.reason) || err instanceof ContinueAsNew) return err;
     const msg = `${what}: ${message(err)}`;
     if (err instanceof RetryableError) return new RetryableError(msg, { cause: err });
     if (err instanceof StepFailure) return new StepFailure(err.class, msg, { cause: err });
@@ -820,6 +846,17 @@ class Durable implements DurableContext {
 
   uuid(): string {
     return this.value("uuid", () => randomUUID(), (v): v is string => typeof v === "string", "a string") ?? "";
+  }
+
+  continueAsNew(input: unknown): never {
+    let v: unknown;
+    try {
+      const text = JSON.stringify(input ?? null);
+      v = text === undefined ? null : JSON.parse(text);
+    } catch (err) {
+      throw new FatalError(`encoding the input of the run to continue as: ${message(err)}`, { cause: err });
+    }
+    throw new ContinueAsNew(v);
   }
 
   patched(id: string): boolean {

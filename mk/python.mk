@@ -21,10 +21,12 @@ py-test: py-lint ts-deps
 	$(GO) build -o $(BIN)/cairn ./cmd/cairn
 	$(GO) build -o $(BIN)/cairn-go-worker ./sdk/ts/test/goworker
 	$(GO) build -o $(BIN)/cairn-e2e-bench ./bench/e2e
+	$(GO) build -o $(BIN)/cairn-py-gocodec ./sdk/python/tests/fleet/gocodec
 	cd sdk/ts && node_modules/.bin/tsc -p tsconfig.json
 	@venv=$(PY_VENV) && cd sdk/python && \
 	CAIRN_BIN=$(CURDIR)/$(BIN)/cairn CAIRN_GO_WORKER=$(CURDIR)/$(BIN)/cairn-go-worker \
 	CAIRN_GO_BENCH_WORKER=$(CURDIR)/$(BIN)/cairn-e2e-bench CAIRN_TS_SDK=$(CURDIR)/sdk/ts/dist/index.js \
+	CAIRN_GO_CODEC_WORKER=$(CURDIR)/$(BIN)/cairn-py-gocodec \
 	$$venv/bin/python -m pytest -p no:cacheprovider $(PYTEST_ARGS)
 
 ## py-bench: steps/s of the Python worker against the Go worker (8 slots, no-op steps, 200 five-step runs) on `cairn dev`, each alone on a server of its own

@@ -497,7 +497,9 @@ func (c *Client) Runs(ctx context.Context, o ListOptions) iter.Seq2[RunSummary, 
 
 // Wait waits until a run ends or ctx is done, and returns it. A run that
 // ended in failure is returned with a nil error: look at its Status and
-// Error, or call Run.Err.
+// Error, or call Run.Err. A function's run that continued as new is
+// followed to the last run of the chain (its ContinuedFrom names the one
+// before; Get reads one run as it is).
 //
 // It holds one request (GET /runs/{run} with wait_ms, audited once when
 // it answers) that the server answers when the run ends, however often
@@ -506,6 +508,16 @@ func (c *Client) Runs(ctx context.Context, o ListOptions) iter.Seq2[RunSummary, 
 // that predates wait_ms) is followed as Watch does. Transient errors are
 // retried with backoff.
 func (c *Client) Wait(ctx context.Context, run string) (*Run, error) {
+	for {
+		r, err := c.waitOne(ctx, run)
+		if err != nil || r.ContinuedAs == "" {
+			return r, err
+		}
+		run = r.ContinuedAs
+	}
+}
+
+func (c *Client) waitOne(ctx context.Context, run string) (*Run, error) {
 	const hold = 20 * time.Second
 	return follow(ctx, func() (*Run, bool, error) {
 		sent := time.Now()

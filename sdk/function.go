@@ -170,8 +170,34 @@ func drive(sc *stepCtx, body FunctionBody) (any, error) {
 	if ferr := fc.flush(nil); ferr != nil && err == nil {
 		return nil, ferr
 	}
+	var cont *continueAsNew
+	if errors.As(err, &cont) {
+		sc.att.continueAs = cont.input
+		return nil, nil
+	}
 	return out, err
 }
+
+// ContinueAsNew ends the function's run by starting a new run of the
+// same workflow and version with input and an empty history, for a loop
+// that would outgrow its history: the body returns it as its error,
+//
+//	return nil, sdk.ContinueAsNew(State{Page: next})
+//
+// The run completes with output {"continued_as": <the new run's id>};
+// Client.Wait follows the chain to its last run. A run
+// a parent started (a child step, an Invoke) cannot continue as new.
+func ContinueAsNew(input any) error {
+	in, err := toJSON(input)
+	if err != nil {
+		return Fatal(fmt.Errorf("encoding the input of the run to continue as: %w", err))
+	}
+	return &continueAsNew{input: in}
+}
+
+type continueAsNew struct{ input json.RawMessage }
+
+func (*continueAsNew) Error() string { return "cairn: the function continues as a new run" }
 
 func (fc *Durable) stopTimer() {
 	fc.mu.Lock()

@@ -260,6 +260,39 @@ func TestFunctionStepBackoffSuspends(t *testing.T) {
 	}
 }
 
+// A counter continues as new three times, each run with a fresh history;
+// Wait follows the chain to the last run's output.
+func TestFunctionContinuesAsNew(t *testing.T) {
+	e := newEnv(t, fastReap())
+	type page struct{ N int }
+	wf := Function("pager", "1", func(fc *Durable, in page) (int, error) {
+		n, err := Step(fc, "fetch", func(context.Context) (int, error) { return in.N + 1, nil })
+		if err != nil || n >= 4 {
+			return n * 10, err
+		}
+		return 0, ContinueAsNew(page{N: n})
+	})
+	serve(t, NewWorker(e.client(t), WithLogger(quiet())).Register(wf))
+	first := start(t, e.c, "pager", StartOptions{Input: page{N: 0}})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	last, err := e.c.Wait(ctx, first.ID)
+	if err != nil || last.Status != RunCompleted || string(last.Output) != "40" || last.ContinuedFrom == "" {
+		t.Fatalf("the chain's last run: %+v %v", last, err)
+	}
+	chain := 1
+	for id := last.ContinuedFrom; id != ""; chain++ {
+		r, err := e.c.Get(ctx, id)
+		if err != nil || r.Status != RunCompleted || r.ContinuedAs == "" || len(r.Step("main").Operations) != 1 {
+			t.Fatalf("run %s of the chain: %+v %v", id, r, err)
+		}
+		id = r.ContinuedFrom
+	}
+	if chain != 4 {
+		t.Fatalf("a chain of %d runs, want 4", chain)
+	}
+}
+
 // A function waits for an event (suspended meanwhile: no worker slot is
 // held) and gets its payload; a wait past its timeout returns an error of
 // class timeout, which the body may handle.

@@ -586,6 +586,9 @@ type attempt struct {
 	// body is the running body's context, for the drain to report the
 	// state patch and usage of a body it cuts off.
 	body atomic.Pointer[stepCtx]
+	// continueAs is the input of the run a function's run continues as
+	// (ContinueAsNew): its complete carries it instead of an output.
+	continueAs json.RawMessage
 }
 
 // finish claims the right to publish (or drop) the attempt's outcome.
@@ -874,7 +877,13 @@ func (w *Worker) publishComplete(a *attempt, output json.RawMessage, patch map[s
 	if len(patch) > 0 {
 		req.StatePatch = &patch
 	}
-	if w.claiming != nil && w.claiming.Err() == nil {
+	if in := a.continueAs; in != nil { // a function's run continues as new
+		if in, err = sealTop(w.keyring(), in, w.clearOf(a.lease.Workflow, a.lease.Version)); err != nil {
+			w.sendFail(w.pubCtx, a, cairn.ClassFatal, "encrypting the input of the run it continues as: "+err.Error(), nil, usage, log)
+			return nil
+		}
+		req.Output, req.ContinueAsNew = nil, &client.ContinueAsNew{Input: in}
+	} else if w.claiming != nil && w.claiming.Err() == nil {
 		req.ClaimNext = &client.ClaimNext{Max: 1}
 	}
 	err = w.retry(w.pubCtx, a, func(ctx context.Context) error {

@@ -601,6 +601,12 @@ func printRun(out io.Writer, r *sdk.Run, pl *payloads) {
 	if r.Correlation != "" {
 		fmt.Fprintf(out, "corr.     %s\n", r.Correlation)
 	}
+	if r.ContinuedFrom != "" {
+		fmt.Fprintf(out, "from      %s (its function continued as this run)\n", r.ContinuedFrom)
+	}
+	if r.ContinuedAs != "" {
+		fmt.Fprintf(out, "next      %s (the function continued as new: cairn runs get %s)\n", r.ContinuedAs, r.ContinuedAs)
+	}
 	if r.Error != nil {
 		fmt.Fprintf(out, "error     %s\n", errorText(r.Error, ""))
 	}

@@ -18,6 +18,7 @@ from conftest import ROOT, DevServer, eventually, mem_logger, serving, step, wai
 
 import cairn
 from cairn._api.types import Unset
+from cairn.function import INLINE_SLEEP
 
 
 def _ops(run: Any) -> list[str]:
@@ -522,3 +523,66 @@ def test_race(server: DevServer) -> None:
     assert t.output == '1 "slept"', (t.output, t.error)
     winner = [op.result for op in step(t, "main").operations if op.id == "/approval#0"]
     assert winner == [1], _ops(t)
+
+
+def test_large_results_replay(server: DevServer) -> None:
+    # Results too large for the run record (a step's, an invoked run's
+    # output) are stored by reference and reach the replay as their values.
+    big = "y" * (100 << 10)
+    bodies: Counter[str] = Counter()
+
+    async def child(fc: cairn.Durable, _: Any) -> str:
+        return big
+
+    async def body(fc: cairn.Durable, _: Any) -> int:
+        bodies["main"] += 1
+        s = await fc.step("make", lambda: big)
+        c = await fc.invoke("child", "fn-bigchild-py")
+        await fc.sleep("nap", INLINE_SLEEP + 1)
+        if s != big or c != big:
+            raise cairn.fatal(f"replayed {len(s)} and {len(c)} bytes, want {len(big)}")
+        return len(s) + len(c)
+
+    wfs = (cairn.function("fn-bigres-py", "1", body), cairn.function("fn-bigchild-py", "1", child))
+    with serving(_worker(server, *wfs)):
+        run = server.client.start("fn-bigres-py").run.id
+        done = wait_run(server.client, run, 30)
+    assert done.status.value == "completed", done.error
+    assert done.output == 2 * len(big)
+    assert bodies["main"] >= 3, "the body ran fewer times than a replay after the invoke and after the sleep"
+
+
+def test_a_long_step_backoff_suspends_the_function(server: DevServer) -> None:
+    # A step's backoff longer than an inline sleep suspends the function:
+    # the backoff is recorded (<step>.retry#<n>, the failures so far), the
+    # next attempt tries again after it, and a replay past the completed
+    # step finds its backoffs reached.
+    tries: Counter[str] = Counter()
+
+    def flaky() -> int:
+        tries["flaky"] += 1
+        if tries["flaky"] < 3:
+            raise cairn.retryable("not yet")
+        return 7
+
+    policy = cairn.RetryPolicy(max_attempts=3, initial_backoff=INLINE_SLEEP + 1, multiplier=1)
+
+    async def body(fc: cairn.Durable, _: Any) -> int:
+        n = await fc.step("flaky", flaky, retry=policy)
+        await fc.sleep("after", INLINE_SLEEP + 1)  # one more replay, past the step
+        return n
+
+    with serving(_worker(server, cairn.function("fn-backoff-py", "1", body))):
+        run = server.client.start("fn-backoff-py").run.id
+        done = wait_run(server.client, run, 60)
+    assert done.status.value == "completed", done.error
+    assert done.output == 7 and tries["flaky"] == 3
+    assert _outcomes(done) == ["suspended", "suspended", "suspended", "completed"]
+    ops = step(done, "main").operations
+    assert _ops(done) == [
+        "/flaky#0.retry#0 sleep completed",
+        "/flaky#0.retry#1 sleep completed",
+        "/flaky#0 step completed",
+        "/after#0 sleep completed",
+    ]
+    assert ops[0].result == {"failures": 1} and ops[1].result == {"failures": 2}

@@ -4,6 +4,7 @@ the client generated from the committed OpenAPI document (cairn._api)."""
 __version__ = "0.1.0"
 
 from .client import DEFAULT_SERVER, AsyncClient, Client, StartedRun
+from .codec import CLASS_CODEC, CodecError, Keyring
 from .errors import (
     APIError,
     AttemptTimeout,
@@ -31,6 +32,7 @@ from .worker import StepContext, StepInfo, Worker
 from .workflow import Concurrency, RateLimit, RetryPolicy, Workflow, workflow
 
 __all__ = [
+    "CLASS_CODEC",
     "DEFAULT_SERVER",
     "APIError",
     "AsyncClient",
@@ -38,10 +40,12 @@ __all__ = [
     "CairnError",
     "Cancelled",
     "Client",
+    "CodecError",
     "Concurrency",
     "Durable",
     "FatalError",
     "FunctionBody",
+    "Keyring",
     "LeaseLost",
     "RateLimit",
     "RetryPolicy",

@@ -44,7 +44,7 @@ from ._api.api.schedules import (
     resume_schedule,
 )
 from ._api.api.workers import list_workers, stop_worker
-from ._api.api.workflows import list_workflows
+from ._api.api.workflows import get_workflow, list_workflows
 from ._api.client import AuthenticatedClient
 from ._api.models import (
     BackfillRequest,
@@ -75,6 +75,7 @@ from ._api.models import (
 )
 from ._api.types import UNSET, Response, Unset
 from ._http import AsyncRetryTransport, RetryTransport
+from .codec import CodecError, Keyring, open_value, seal_map, seal_top, seal_value
 from .errors import APIError, TransportError, temporary
 from .payloads import as_payload_ref
 
@@ -165,6 +166,68 @@ def _resolve_run(r: Run) -> _Op[Run]:
     return r
 
 
+def _decrypting(what: str, err: CodecError) -> CodecError:
+    e = CodecError(err.kind, f"decrypting {what}: {err}", err.kid)
+    e.__cause__ = err
+    return e
+
+
+def _open(k: Keyring | None, v: Any, what: str) -> Any:
+    if k is None or isinstance(v, Unset):
+        return v
+    try:
+        return open_value(k, v)
+    except CodecError as err:
+        raise _decrypting(what, err) from err
+
+
+def _open_run(k: Keyring | None, r: Run) -> Run:
+    """Decodes a run view in place: input, state, output, step outputs and function histories."""
+    if k is None:
+        return r
+    r.input_ = _open(k, r.input_, "the run input")
+    r.output = _open(k, r.output, "the run output")
+    st = r.state.additional_properties
+    for key in list(st):
+        st[key] = _open(k, st[key], f"the run state {key}")
+    for s in r.steps:
+        s.output = _open(k, s.output, f"the output of step {s.id}")
+        if not isinstance(s.operations, Unset):
+            for op in s.operations:
+                op.result = _open(k, op.result, f"the result of operation {op.id}")
+    return r
+
+
+class _Clear:
+    """The clear keys of the workflow versions a client started runs of (an
+    encrypted workflow's keys left in the clear, from its definition)."""
+
+    def __init__(self) -> None:
+        self.m: dict[str, list[str]] = {}
+
+
+def _op_clear_keys(cache: _Clear, workflow: str, version: str | None) -> _Op[list[str]]:
+    """The keys workflow@version leaves in the clear (its definition read once per
+    version; no version: the latest, read each time). An unknown workflow has none
+    (the start says so)."""
+    if version and f"{workflow}@{version}" in cache.m:
+        return cache.m[f"{workflow}@{version}"]
+    if not version:
+        ws = yield _call(list_workflows)
+        version = next((w.latest for w in ws.workflows if w.name == workflow), None)
+        if not version:
+            return []
+    try:
+        d = yield _call(get_workflow, name=workflow, version=version)
+    except APIError as err:
+        if err.status == 404:
+            return []
+        raise
+    clear = [] if isinstance(d.clear, Unset) else list(d.clear)
+    cache.m[f"{workflow}@{d.version}"] = clear
+    return clear
+
+
 def _op_start(
     workflow: str,
     input: Any,
@@ -174,7 +237,17 @@ def _op_start(
     deadline: _dt.datetime | float | None,
     state: dict[str, Any] | None,
     priority: int | None,
+    k: Keyring | None = None,
+    cache: _Clear | None = None,
 ) -> _Op[StartedRun]:
+    if k is not None and (input is not None or state):
+        clear = yield from _op_clear_keys(cache or _Clear(), workflow, version)
+        try:
+            input = seal_top(k, input, clear)
+            if state:
+                state = seal_map(k, state, clear)
+        except CodecError as err:
+            raise CodecError(err.kind, f"encrypting the run input or state: {err}", err.kid) from err
     dl: _dt.datetime | Unset = UNSET
     if isinstance(deadline, _dt.datetime):
         dl = deadline.astimezone(_dt.UTC)
@@ -192,15 +265,15 @@ def _op_start(
     )
     res = yield _call(start_run, body=body)
     run = yield from _resolve_run(res.run)
-    return StartedRun(run=run, existed=res.existed)
+    return StartedRun(run=_open_run(k, run), existed=res.existed)
 
 
-def _op_get(run: str) -> _Op[Run]:
+def _op_get(run: str, k: Keyring | None = None) -> _Op[Run]:
     r = yield _call(get_run, run=run)
-    return (yield from _resolve_run(r))
+    return _open_run(k, (yield from _resolve_run(r)))
 
 
-def _op_wait(run: str, on_progress: Callable[[RunProgress], None] | None) -> _Op[Run]:
+def _op_wait(run: str, on_progress: Callable[[RunProgress], None] | None, k: Keyring | None = None) -> _Op[Run]:
     after = -1
     backoff = 0.1
     while True:
@@ -211,7 +284,7 @@ def _op_wait(run: str, on_progress: Callable[[RunProgress], None] | None) -> _Op
             p: RunProgress = yield _call(get_run_status, **kw)
             backoff = 0.1
             if p.status.value != "running":
-                return (yield from _op_get(run))
+                return (yield from _op_get(run, k))
             if p.rev != after:
                 after = p.rev
                 if on_progress is not None:
@@ -253,15 +326,35 @@ def _op_simple(op: ModuleType, **kwargs: Any) -> _Op[Any]:
     return v
 
 
-def _op_view(op: ModuleType, **kwargs: Any) -> _Op[Run]:
+def _op_view(op: ModuleType, k: Keyring | None, **kwargs: Any) -> _Op[Run]:
     r = yield _call(op, **kwargs)
-    return (yield from _resolve_run(r))
+    return _open_run(k, (yield from _resolve_run(r)))
 
 
-def _op_started(op: ModuleType, **kwargs: Any) -> _Op[StartedRun]:
+def _op_started(op: ModuleType, k: Keyring | None, **kwargs: Any) -> _Op[StartedRun]:
     res = yield _call(op, **kwargs)
     run = yield from _resolve_run(res.run)
-    return StartedRun(run=run, existed=res.existed)
+    return StartedRun(run=_open_run(k, run), existed=res.existed)
+
+
+def _op_journal(run: str, k: Keyring | None) -> _Op[list[JournalEntry]]:
+    j = yield _call(get_run_journal, run=run)
+    entries: list[JournalEntry] = list(j.entries)
+    for e in entries:
+        e.data = _open(k, e.data, "a journal entry")
+    return entries
+
+
+def _op_create_schedule(body: ScheduleRequest, k: Keyring | None, cache: _Clear) -> _Op[Schedule]:
+    if k is not None and not isinstance(body.input_, Unset) and body.input_ is not None:
+        v = body.version if isinstance(body.version, str) else None
+        clear = yield from _op_clear_keys(cache, body.workflow, v)
+        try:
+            body.input_ = seal_top(k, body.input_, clear)
+        except CodecError as err:
+            raise CodecError(err.kind, f"encrypting the schedule input: {err}", err.kid) from err
+    s: Schedule = yield _call(create_schedule, body=body)
+    return s
 
 
 @dataclass
@@ -272,7 +365,11 @@ class StartedRun:
     existed: bool
 
 
-def _event_body(name: str, payload: Any, id: str | None) -> EventRequest:
+def _event_body(name: str, payload: Any, id: str | None, k: Keyring | None = None) -> EventRequest:
+    try:
+        payload = seal_value(k, payload)
+    except CodecError as err:
+        raise CodecError(err.kind, f"encrypting the event payload: {err}", err.kid) from err
     return EventRequest(name=name, payload=UNSET if payload is None else payload, id=_opt(id))
 
 
@@ -338,6 +435,10 @@ class _Base:
     server: str
     key: str
     api: AuthenticatedClient
+    #: The keyring the client encrypts what it sends with and decodes what it
+    #: reads with (client-side encryption, docs/SDK-PY.md); None: none.
+    codec: Keyring | None
+    _clear: _Clear
 
     def _api_client(self, key: str) -> AuthenticatedClient:
         # The generated client with the SDK's httpx clients set: they carry
@@ -351,8 +452,14 @@ class Client(_Base):
     to share between threads."""
 
     def __init__(
-        self, server: str | None = None, key: str | None = None, *, transport: httpx.BaseTransport | None = None
+        self,
+        server: str | None = None,
+        key: str | None = None,
+        *,
+        transport: httpx.BaseTransport | None = None,
+        codec: Keyring | None = None,
     ) -> None:
+        self.codec, self._clear = codec, _Clear()
         self.server, self.key = key_server = _server_and_key(server, key)
         key = key_server[1]
         limits = httpx.Limits(max_connections=128, max_keepalive_connections=64)
@@ -407,10 +514,10 @@ class Client(_Base):
     ) -> StartedRun:
         """Starts a run of workflow. With an idempotency key, starting again returns the first run
         (existed True). deadline: a datetime, or seconds from now."""
-        return self._drive(_op_start(workflow, input, version, correlation, idempotency_key, deadline, state, priority))
+        return self._drive(_op_start(workflow, input, version, correlation, idempotency_key, deadline, state, priority, self.codec, self._clear))
 
     def get(self, run: str) -> Run:
-        return self._drive(_op_get(run))
+        return self._drive(_op_get(run, self.codec))
 
     def progress(self, run: str, after: int | None = None, wait_ms: int | None = None) -> RunProgress:
         """The run's progress; with after (a rev), held up to wait_ms until the run changes."""
@@ -420,7 +527,7 @@ class Client(_Base):
     def wait(self, run: str, on_progress: Callable[[RunProgress], None] | None = None) -> Run:
         """Follows a run until it ends (long-polling its progress) and returns it. A run that
         failed is returned, not raised: look at its status."""
-        return self._drive(_op_wait(run, on_progress))
+        return self._drive(_op_wait(run, on_progress, self.codec))
 
     def result(self, run: str) -> Any:
         """Waits for the run and returns its output; raises RunFailedError when it did not complete."""
@@ -459,23 +566,22 @@ class Client(_Base):
             cursor = page.next_cursor
 
     def journal(self, run: str) -> _List[JournalEntry]:
-        j = self._drive(_op_simple(get_run_journal, run=run))
-        return list(j.entries)
+        return self._drive(_op_journal(run, self.codec))
 
     def send_event(self, run: str, name: str, payload: Any = None, *, id: str | None = None) -> EventResult:
         """Sends an event to a run: it completes the wait step waiting for name. An id makes sending
         again a no-op."""
-        r = self._drive(_op_simple(send_event, run=run, body=_event_body(name, payload, id)))
+        r = self._drive(_op_simple(send_event, run=run, body=_event_body(name, payload, id, self.codec)))
         return r  # type: ignore[no-any-return]
 
     def cancel(self, run: str, reason: str | None = None) -> Run:
-        return self._drive(_op_view(cancel_run, run=run, body=CancelRequest(reason=_opt(reason))))
+        return self._drive(_op_view(cancel_run, self.codec, run=run, body=CancelRequest(reason=_opt(reason))))
 
     def rerun(self, run: str, *, from_step: str | None = None, idempotency_key: str | None = None) -> StartedRun:
         """Starts a new run from an ended one, reusing its completed steps (all of them, or those
         before from_step)."""
         body = RerunRequest(from_step=_opt(from_step), idempotency_key=_opt(idempotency_key))
-        return self._drive(_op_started(rerun_run, run=run, body=body))
+        return self._drive(_op_started(rerun_run, self.codec, run=run, body=body))
 
     def delete_run(self, run: str, *, force: bool = False) -> None:
         self._drive(_op_simple(delete_run, run=run, force=force))
@@ -508,8 +614,7 @@ class Client(_Base):
         description: str | None = None,
     ) -> Schedule:
         body = _schedule_body(workflow, cron, id, version, time_zone, input, overlap, paused, description)
-        r = self._drive(_op_simple(create_schedule, body=body))
-        return r  # type: ignore[no-any-return]
+        return self._drive(_op_create_schedule(body, self.codec, self._clear))
 
     def get_schedule(self, id: str) -> Schedule:
         r = self._drive(_op_simple(get_schedule, schedule=id))
@@ -579,7 +684,9 @@ class AsyncClient(_Base):
         key: str | None = None,
         *,
         transport: httpx.AsyncBaseTransport | None = None,
+        codec: Keyring | None = None,
     ) -> None:
+        self.codec, self._clear = codec, _Clear()
         self.server, self.key = key_server = _server_and_key(server, key)
         key = key_server[1]
         limits = httpx.Limits(max_connections=256, max_keepalive_connections=128)
@@ -633,17 +740,17 @@ class AsyncClient(_Base):
         priority: int | None = None,
     ) -> StartedRun:
         return await self._drive(
-            _op_start(workflow, input, version, correlation, idempotency_key, deadline, state, priority)
+            _op_start(workflow, input, version, correlation, idempotency_key, deadline, state, priority, self.codec, self._clear)
         )
 
     async def get(self, run: str) -> Run:
-        return await self._drive(_op_get(run))
+        return await self._drive(_op_get(run, self.codec))
 
     async def progress(self, run: str, after: int | None = None, wait_ms: int | None = None) -> RunProgress:
         return await self._drive(_op_simple(get_run_status, run=run, after=_opt(after), wait_ms=_opt(wait_ms)))
 
     async def wait(self, run: str, on_progress: Callable[[RunProgress], None] | None = None) -> Run:
-        return await self._drive(_op_wait(run, on_progress))
+        return await self._drive(_op_wait(run, on_progress, self.codec))
 
     async def result(self, run: str) -> Any:
         from .errors import RunFailedError
@@ -680,18 +787,17 @@ class AsyncClient(_Base):
             cursor = page.next_cursor
 
     async def journal(self, run: str) -> _List[JournalEntry]:
-        j = await self._drive(_op_simple(get_run_journal, run=run))
-        return list(j.entries)
+        return await self._drive(_op_journal(run, self.codec))
 
     async def send_event(self, run: str, name: str, payload: Any = None, *, id: str | None = None) -> EventResult:
-        return await self._drive(_op_simple(send_event, run=run, body=_event_body(name, payload, id)))
+        return await self._drive(_op_simple(send_event, run=run, body=_event_body(name, payload, id, self.codec)))
 
     async def cancel(self, run: str, reason: str | None = None) -> Run:
-        return await self._drive(_op_view(cancel_run, run=run, body=CancelRequest(reason=_opt(reason))))
+        return await self._drive(_op_view(cancel_run, self.codec, run=run, body=CancelRequest(reason=_opt(reason))))
 
     async def rerun(self, run: str, *, from_step: str | None = None, idempotency_key: str | None = None) -> StartedRun:
         body = RerunRequest(from_step=_opt(from_step), idempotency_key=_opt(idempotency_key))
-        return await self._drive(_op_started(rerun_run, run=run, body=body))
+        return await self._drive(_op_started(rerun_run, self.codec, run=run, body=body))
 
     async def workflows(self) -> _List[WorkflowSummary]:
         return list((await self._drive(_op_simple(list_workflows))).workflows)
@@ -714,7 +820,7 @@ class AsyncClient(_Base):
             opts.get("paused"),
             opts.get("description"),
         )
-        return await self._drive(_op_simple(create_schedule, body=body))
+        return await self._drive(_op_create_schedule(body, self.codec, self._clear))
 
     async def get_schedule(self, id: str) -> Schedule:
         return await self._drive(_op_simple(get_schedule, schedule=id))

@@ -184,3 +184,52 @@ class Keyring:
         if isinstance(v, list):
             return [self.decode_deep(x, _depth + 1) for x in v]
         return v
+
+
+# ---- what the client and the worker encrypt (the Go SDK's sdk/codec.go) ----
+
+#: The class of a step failed because a value it reads does not decrypt: its
+#: key is not in the worker's keyring (the message names the key id), or the
+#: value was changed.
+CLASS_CODEC = "codec"
+
+
+def seal_value(k: Keyring | None, v: Any) -> Any:
+    """v encrypted whole (None, or no keyring: v as it is)."""
+    if k is None or v is None:
+        return v
+    return k.encrypt(v)
+
+
+def seal_map(k: Keyring | None, m: Mapping[str, Any], clear: Iterable[str] = ()) -> dict[str, Any]:
+    """m with its values encrypted, but those of the keys in clear (a state patch, initial state)."""
+    if k is None or not m:
+        return dict(m)
+    keep = set(clear)
+    out: dict[str, Any] = {}
+    for key, v in m.items():
+        if key in keep:
+            out[key] = v
+            continue
+        try:
+            out[key] = k.encrypt(v)
+        except CodecError as err:
+            raise CodecError(err.kind, f"{key}: {err}", err.kid) from err
+    return out
+
+
+def seal_top(k: Keyring | None, v: Any, clear: Iterable[str] = ()) -> Any:
+    """Each top-level value of v encrypted when v is an object, but those of the
+    keys in clear; v whole otherwise (a run input, an invoked run's input)."""
+    if k is None or v is None:
+        return v
+    if not isinstance(v, dict) or is_encrypted(v):
+        return k.encrypt(v)
+    return seal_map(k, v, clear)
+
+
+def open_value(k: Keyring | None, v: Any) -> Any:
+    """v with its encrypted values decoded (no keyring: v as it is)."""
+    if k is None:
+        return v
+    return k.decode_deep(v)

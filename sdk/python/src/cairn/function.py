@@ -39,6 +39,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from . import errors as E
+from .codec import CLASS_CODEC, CodecError, open_value
 from .payloads import as_payload_ref
 from .workflow import Duration, RetryPolicy, Workflow
 
@@ -162,6 +163,16 @@ class _Journal:
         self.send = sc._checkpoint
         raw = [] if sc._lease.history is None or not isinstance(sc._lease.history, list) else sc._lease.history
         self.hist: list[dict[str, Any]] = [op.to_dict() for op in raw]
+        if sc._codec is not None:
+            # The recorded results, decoded (those stored by reference once read: Durable._resolve).
+            for op in self.hist:
+                if "result" in op and as_payload_ref(op["result"]) is None:
+                    try:
+                        op["result"] = open_value(sc._codec, op["result"])
+                    except CodecError as err:
+                        raise E.failure(
+                            CLASS_CODEC, f"cairn: decrypting the recorded result of {op['id']}: {err}"
+                        ) from err
         self.by_id: dict[str, list[int]] = {}
         for i, op in enumerate(self.hist):
             self.by_id.setdefault(op["id"], []).append(i)
@@ -407,10 +418,11 @@ class Durable:
         ends the step is raised with its class, and raised again on replay."""
         j = self._j
         id, recs = self._begin(name, "step")
+        retries = self._retries(id)  # backoffs an earlier attempt suspended for
         if recs:
             last = recs[-1]
             if last["status"] == "completed":
-                v: T = last.get("result")  # type: ignore[assignment]
+                v: T = await self._resolve(last.get("result"))  # a large result is stored by reference
                 return v
             if last["status"] == "failed":
                 raise _op_error(last.get("error"))
@@ -428,7 +440,7 @@ class Durable:
         # side effects begin: a step that completed never runs again, and an
         # at_most_once step's start is on record before its body.
         await j.flush(None)
-        out, why2 = await self._run_step(id, fn, retry, timeout, at_most_once)
+        out, why2 = await self._run_step(id, fn, retry, timeout, at_most_once, retries)
         op: dict[str, Any] = {"id": id, "kind": "step", "status": "completed"}
         if why2 is None:
             try:
@@ -461,14 +473,35 @@ class Durable:
         retry: RetryPolicy | None,
         timeout: Duration | None,
         at_most_once: bool,
+        retries: list[dict[str, Any]],
     ) -> tuple[Any, dict[str, Any] | None]:
+        """Runs fn until it succeeds or its error ends the step. A backoff longer
+        than INLINE_SLEEP is a recorded sleep, <id>.retry#<n>, whose result is
+        the failures so far: the attempt suspends until it (raising what the
+        body lets through), and the next one goes on from the try after it
+        (retries: the records an earlier attempt made)."""
+        j = self._j
         p = retry or RetryPolicy()
         attempts = p.max_attempts if p.max_attempts and p.max_attempts > 0 else 3
         initial = seconds(p.initial_backoff) if p.initial_backoff is not None else 1.0
         most = seconds(p.max_backoff) if p.max_backoff is not None else 300.0
         mult = p.multiplier if p.multiplier and p.multiplier > 0 else 2.0
         limit = seconds(timeout) if timeout is not None else 0.0
-        failures = 1
+        failures = 0
+        for r in retries:
+            if r["kind"] != "sleep":
+                raise j.broken(
+                    f"replay reached the backoff {r['id']} of step {id} where the history records "
+                    f"{r['kind']} {_q(r['id'])} (seq {r['seq']})"
+                )
+        if retries:
+            last = retries[-1]
+            n = last.get("result", {}).get("failures") if isinstance(last.get("result"), dict) else None
+            if not isinstance(n, int) or isinstance(n, bool) or not last.get("wake_at"):
+                raise j.broken(f"the retry recorded as {last['id']} is not a backoff this SDK records")
+            failures = n
+            await self._backoff_until(_parse_time(last["wake_at"]))
+        failures += 1
         while True:
             try:
                 return await self._try(id, fn, limit), None
@@ -487,8 +520,43 @@ class Durable:
             ):
                 return None, {"class": cls, "message": msg}
             d = min(initial * mult ** (failures - 1), most) * (0.8 + 0.4 * _random.random())
-            await asyncio.sleep(d)
+            wake = _dt.datetime.now(_dt.UTC) + _dt.timedelta(seconds=d)
+            if d > INLINE_SLEEP:
+                j.record(
+                    {
+                        "id": f"{id}.retry#{len(retries)}",
+                        "kind": "sleep",
+                        "status": "completed",
+                        "wake_at": _rfc3339(wake),
+                        "result": {"failures": failures},
+                    }
+                )
+                raise await self._suspend({"until": _rfc3339(wake)})
+            await self._backoff_until(wake)
             failures += 1
+
+    def _retries(self, id: str) -> list[dict[str, Any]]:
+        """The backoffs recorded for step id (<id>.retry#<n>, in order), marked reached."""
+        j = self._j
+        out: list[dict[str, Any]] = []
+        n = 0
+        while True:
+            rid = f"{id}.retry#{n}"
+            at = j.by_id.get(rid)
+            if not at:
+                return out
+            j.visited.add(rid)
+            out.append(j.hist[at[0]])
+            n += 1
+
+    async def _backoff_until(self, t: _dt.datetime) -> None:
+        """Waits for t in the attempt when it is near, else suspends the
+        function until then (recording nothing: the backoff is recorded)."""
+        left = (t - _dt.datetime.now(_dt.UTC)).total_seconds()
+        if left > INLINE_SLEEP:
+            raise await self._suspend({"until": _rfc3339(t)})
+        if left > 0:
+            await asyncio.sleep(left)
 
     async def _try(self, id: str, fn: Callable[[], Any], limit: float) -> Any:
         async def once() -> Any:
@@ -587,14 +655,23 @@ class Durable:
         raise await self._suspend(sp)
 
     async def _resolve(self, v: Any) -> Any:
-        """A recorded result stored by reference (a large event payload), read through the lease."""
-        fetch = self._j.sc._payload
+        """A recorded result stored by reference (one too large for the run
+        record: a step's result, an event's payload, an invoked run's output),
+        read through the lease and decoded."""
+        sc = self._j.sc
+        fetch = sc._payload
         if fetch is None or as_payload_ref(v) is None:
             return v
         try:
-            return await fetch(v)
+            v = await fetch(v)
         except (E.CairnError, ValueError) as err:
             raise E.retryable(f"reading a recorded result stored by reference: {err}") from err
+        if sc._codec is None:
+            return v
+        try:
+            return open_value(sc._codec, v)
+        except CodecError as err:
+            raise E.failure(CLASS_CODEC, f"cairn: decrypting a recorded result stored by reference: {err}") from err
 
     # ---- invoke ----
 
@@ -613,7 +690,7 @@ class Durable:
         if last is not None and last["status"] == "failed":
             raise _op_error(last.get("error"))
         if last is not None:
-            return last.get("result")
+            return await self._resolve(last.get("result"))  # a large output is stored by reference
         inv: dict[str, Any] = {"workflow": workflow, "input": inp}
         if version:
             inv["version"] = version

@@ -71,6 +71,7 @@ from ._api.models import Usage as WireUsage
 from ._api.models import Workflow as WireWorkflow
 from ._api.types import UNSET, Response, Unset
 from .client import AsyncClient, Client
+from .codec import CLASS_CODEC, CodecError, Keyring, open_value, seal_map, seal_top
 from .function import Suspended
 from .payloads import as_payload_ref
 from .usage import USAGE_PROCESSOR, Usage, _Acc, install
@@ -174,6 +175,23 @@ class StepContext:
         self._checkpoint: Callable[[dict[str, Any]], Awaitable[None]] | None = None
         # ... and the read of a value stored by reference, through the lease.
         self._payload: Callable[[Any], Awaitable[Any]] | None = None
+        # The worker's keyring: outputs and state values are decoded when read.
+        self._codec: Keyring | None = None
+        self._opened: set[tuple[str, str]] = set()
+
+    def _open(self, m: dict[str, Any], kind: str, key: str) -> Any:
+        """m[key], its encrypted values decoded once read (class codec when one does not decrypt)."""
+        if self._codec is None or (kind, key) in self._opened:
+            return m[key]
+        with self._lock:
+            if (kind, key) not in self._opened:
+                try:
+                    m[key] = open_value(self._codec, m[key])
+                except CodecError as err:
+                    what = f"the output of step {key}" if kind == "o" else f"the run state {key}"
+                    raise E.failure(CLASS_CODEC, f"cairn: decrypting {what}: {err}") from err
+                self._opened.add((kind, key))
+            return m[key]
 
     @property
     def idempotency_key(self) -> str:
@@ -181,17 +199,17 @@ class StepContext:
 
     def output(self, step: str, default: Any = None) -> Any:
         """An earlier step's output (one this step depends on, directly or not)."""
-        return self._outputs.get(step, default)
+        return self._open(self._outputs, "o", step) if step in self._outputs else default
 
     def outputs(self) -> dict[str, Any]:
-        return dict(self._outputs)
+        return {k: self._open(self._outputs, "o", k) for k in list(self._outputs)}
 
     def state(self, key: str, default: Any = None) -> Any:
         """A run-state value, as it was when the lease was made."""
-        return self._state.get(key, default)
+        return self._open(self._state, "s", key) if key in self._state else default
 
     def state_map(self) -> dict[str, Any]:
-        return dict(self._state)
+        return {k: self._open(self._state, "s", k) for k in list(self._state)}
 
     def set_state_patch(self, patch: Mapping[str, Any]) -> None:
         """Top-level keys merged into the run state when the attempt ends (on failure too)."""
@@ -289,8 +307,8 @@ def _reason(err: BaseException) -> str:
 class Worker:
     """Serves the task and map steps of the workflows registered with it.
 
-    ``Worker(client)`` takes the server and key of a Client or AsyncClient (or
-    server=/key=, else $CAIRN_SERVER and $CAIRN_KEY). :meth:`serve` blocks
+    ``Worker(client)`` takes the server, key and keyring of a Client or
+    AsyncClient (or server=/key=/codec=, else $CAIRN_SERVER and $CAIRN_KEY). :meth:`serve` blocks
     until :meth:`stop` or SIGTERM/SIGINT, then drains; :meth:`serve_async` is
     the same on a running event loop. :attr:`ready` is set once the worker is
     registered and claims.
@@ -310,9 +328,15 @@ class Worker:
         labels: dict[str, str] | None = None,
         tracer_provider: trace.TracerProvider | None = None,
         meter_provider: metrics.MeterProvider | None = None,
+        codec: Keyring | None = None,
     ) -> None:
         if client is not None:
             server, key = client.server, client.key
+            if codec is None:
+                codec = client.codec
+        #: The keyring the worker encrypts what its steps write with and decodes
+        #: what they read with [its client's] (client-side encryption).
+        self.codec = codec
         self._server = server
         self._key = key
         self.id = _sanitize_id(name) if name else _sanitize_id(_default_id())
@@ -341,6 +365,12 @@ class Worker:
         """Adds workflows this worker serves. Call it before serve."""
         self._defs.extend(defs)
         return self
+
+    def _clear_of(self, workflow: str, version: str | None) -> list[str]:
+        """The clear keys of a workflow this worker serves (version None: the one
+        registered version of that name, if only one)."""
+        found = [d for d in self._defs if d.name == workflow and (not version or d.version == version)]
+        return found[0].clear if len(found) == 1 else []
 
     @property
     def in_flight(self) -> int:
@@ -729,6 +759,15 @@ class Worker:
                 a, E.CLASS_RETRYABLE, f"reading the step's values stored by reference: {unresolved}"
             )
             return None
+        if self.codec is not None:
+            try:
+                input_ = open_value(self.codec, input_)
+            except CodecError as cerr:
+                msg = f"cairn: decrypting the step's input: {cerr}"
+                log.warning("failing the step: %s", msg)
+                self._m_steps.add(1, {"outcome": "failed"})
+                await self._publish_fail(a, CLASS_CODEC, msg)
+                return None
 
         # The body's span: a child of the engine's step span (the lease's traceparent).
         parent = TraceContextTextMapPropagator().extract({"traceparent": l.traceparent}) if self._tracing else None
@@ -765,6 +804,7 @@ class Worker:
         sc._lease = l
         sc._checkpoint = functools.partial(self._checkpoint, a, log)
         sc._payload = functools.partial(self._payload, a)
+        sc._codec = self.codec
         a.ctx = sc
         if a.cause is not None:  # cancelled before the body began
             sc._cancel(a.cause)
@@ -960,6 +1000,13 @@ class Worker:
         for the slot's next lease (claim_next, eager dispatch) and returns it."""
         if not a.finish():
             return []
+        if self.codec is not None:
+            try:
+                out = self.codec.encrypt(out)
+                patch = seal_map(self.codec, patch, self._clear_of(a.lease.workflow, a.lease.version))
+            except CodecError as err:
+                await self._send_fail(a, E.CLASS_FATAL, f"encrypting the step's outcome: {err}", {}, usage, log)
+                return []
         wu = usage.wire()
         body = CompleteRequest(
             output=out,
@@ -996,7 +1043,7 @@ class Worker:
         ending the attempt), retrying what changed nothing. A refusal is
         answered by its reason (the body is cancelled); an operation the engine
         refuses (the history's limits) fails the body."""
-        body = CheckpointRequest.from_dict(req)
+        body = CheckpointRequest.from_dict(self._seal_checkpoint(req))
         try:
             await self._retry(a, lambda: self._call(checkpoint_step, lease=a.lease.id, body=body))
         except E.CairnError as err:
@@ -1006,6 +1053,29 @@ class Worker:
                 raise E.fatal(f"the engine refused the function's checkpoint: {err}") from None
             self._refused(a, "checkpoint", err, log)
             raise
+
+    def _seal_checkpoint(self, req: dict[str, Any]) -> dict[str, Any]:
+        """Encrypts the results of a function's operations before they are
+        checkpointed, and an invoked run's input (its top-level values, but the
+        clear keys of the child workflow when this worker serves it)."""
+        k = self.codec
+        if k is None:
+            return req
+        try:
+            ops = []
+            for op in req.get("operations", []):
+                if "result" in op:
+                    op = {**op, "result": k.encrypt(op["result"])}
+                ops.append(op)
+            out = {**req, "operations": ops}
+            sp = req.get("suspend")
+            if isinstance(sp, dict) and isinstance(sp.get("invoke"), dict) and sp["invoke"].get("input") is not None:
+                inv = sp["invoke"]
+                clear = self._clear_of(inv["workflow"], inv.get("version"))
+                out["suspend"] = {**sp, "invoke": {**inv, "input": seal_top(k, inv["input"], clear)}}
+        except CodecError as err:
+            raise E.fatal(f"encrypting the function's checkpoint: {err}") from err
+        return out
 
     def _eager(self, leases: list[Lease]) -> _Attempt | None:
         """Tracks the first lease a complete handed back, to run on the same slot;
@@ -1037,6 +1107,11 @@ class Worker:
         log: logging.LoggerAdapter[logging.Logger],
     ) -> None:
         wu = usage.wire()
+        if self.codec is not None and patch:
+            try:
+                patch = seal_map(self.codec, patch, self._clear_of(a.lease.workflow, a.lease.version))
+            except CodecError as err:
+                patch, msg = {}, f"{msg} (state patch dropped: {err})"
 
         def body(p: dict[str, Any], m: str) -> FailRequest:
             return FailRequest(

@@ -164,6 +164,23 @@ class Workflow:
         self.handlers: dict[str, Handler] = {}
         self._steps: list[dict[str, Any]] = []
         self._on_failure: list[dict[str, Any]] = []
+        self._encrypted = False
+        self._clear: list[str] = []
+
+    def encrypted(self, *clear: str) -> Workflow:
+        """Declares that the workflow's payloads are encrypted on the client
+        (client-side encryption: a client and a worker given a keyring): the
+        server sees them as opaque values, and refuses at registration a
+        template that reads inside one. The top-level input and state keys in
+        clear stay unencrypted, so templates may read inside them."""
+        self._encrypted = True
+        self._clear = list(clear)
+        return self
+
+    @property
+    def clear(self) -> list[str]:
+        """The top-level input and state keys an encrypted workflow leaves in the clear."""
+        return list(self._clear)
 
     def task(self, id: str, handler: Handler, **opts: Any) -> Workflow:
         """A step whose body runs on a worker. Options: after, input, when, retry,
@@ -284,6 +301,10 @@ class Workflow:
             d["concurrency"] = [c.wire() for c in self.concurrency]
         if self._on_failure:
             d["on_failure"] = [dict(s) for s in self._on_failure]
+        if self._encrypted:
+            d["encrypted"] = True
+            if self._clear:
+                d["clear"] = list(self._clear)
         return d
 
 

@@ -243,9 +243,20 @@ export class Client {
   /**
    * Follows a run until it ends: long-polls its progress (calling
    * onProgress on each change), then reads the whole run once and returns
-   * it. A run that failed is returned, not thrown: look at its status.
+   * it. A run that failed is returned, not thrown: look at its status. A
+   * function's run that continued as new is followed to the last run of
+   * the chain (its continued_from names the one before; get reads one run
+   * as it is).
    */
   async wait(run: string, opts: WaitOptions = {}): Promise<Run> {
+    for (;;) {
+      const r = await this.waitOne(run, opts);
+      if (!r.continued_as) return r;
+      run = r.continued_as;
+    }
+  }
+
+  private async waitOne(run: string, opts: WaitOptions): Promise<Run> {
     let after = -1;
     let backoff = 100;
     for (;;) {

@@ -256,15 +256,14 @@ async function drive(sc: StepContext, hooks: DriverHooks, body: FunctionBody): P
       await j.flush({ until: new Date().toISOString() });
       throw new FunctionSuspended();
     }
-    // Continuing as new ends the body as a return does: what it recorded
-    // is sent, and all of it must have been reached.
-    const ends = !threw || err instanceof ContinueAsNew;
-    const stop = j.stop ?? (ends ? j.unreached() : undefined);
+    // What the body recorded is sent when it continues as new too (the
+    // history the Go SDK checks for unreached records is a return's only).
+    const stop = j.stop ?? (threw ? undefined : j.unreached());
     if (stop !== undefined) throw stop;
     try {
       await j.flush();
     } catch (ferr) {
-      if (ends) throw ferr;
+      if (!threw || err instanceof ContinueAsNew) throw ferr;
     }
     if (threw) throw err;
     return out;

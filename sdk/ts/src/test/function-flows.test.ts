@@ -204,10 +204,11 @@ test("a function continues as new three times: fresh runs with the new inputs an
   });
   await whileServing(worker(wf), async () => {
     const first = (await srv.client.start("counter-ts", { input: { n: 0, total: 0 } })).run.id;
-    // The client follows continued_as to the last run.
+    // wait follows continued_as to the last run; continued_from leads back.
     const chain = [await ended(first)];
-    while (chain.at(-1)!.continued_as) chain.push(await ended(chain.at(-1)!.continued_as!));
+    while (chain[0]!.continued_from) chain.unshift(await srv.client.get(chain[0]!.continued_from));
     assert.equal(chain.length, 4);
+    assert.equal(chain[0]!.id, first);
     for (const [i, r] of chain.entries()) {
       assert.equal(r.status, "completed", JSON.stringify(r.error));
       assert.deepEqual(r.input, { n: i, total: (i * (i + 1)) / 2 });

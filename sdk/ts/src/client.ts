@@ -20,6 +20,9 @@ export type Lease = Schemas["Lease"];
 export type Usage = Schemas["Usage"];
 export type WorkflowDefinition = Schemas["Workflow"];
 export type WorkerInfo = Schemas["WorkerInfo"];
+export type Schedule = Schemas["Schedule"];
+export type SchedulePage = Schemas["SchedulePage"];
+export type BackfillResult = Schemas["BackfillResult"];
 
 /** The generated openapi-fetch client, for calls the SDK does not wrap. */
 export type API = FetchClient<paths, "application/json">;
@@ -49,6 +52,23 @@ export interface StartOptions {
   state?: Record<string, unknown>;
   /** The run's priority in [-100, 100] (default 0): higher is offered first. */
   priority?: number;
+}
+
+/** A new schedule's optional fields. */
+export interface ScheduleOptions {
+  /** Names the schedule; default a generated id. */
+  id?: string;
+  /** Version to start; default the newest at each tick. */
+  version?: string;
+  /** IANA time zone the expression is read in; default UTC. */
+  timeZone?: string;
+  /** Input of every run, any JSON value; encrypted like a start's with a codec. */
+  input?: unknown;
+  /** What a tick does while the previous run still runs: skip (default), allow, cancel_previous. */
+  overlap?: "skip" | "allow" | "cancel_previous";
+  /** Creates the schedule paused. */
+  paused?: boolean;
+  description?: string;
 }
 
 export interface ListOptions {
@@ -223,9 +243,20 @@ export class Client {
   /**
    * Follows a run until it ends: long-polls its progress (calling
    * onProgress on each change), then reads the whole run once and returns
-   * it. A run that failed is returned, not thrown: look at its status.
+   * it. A run that failed is returned, not thrown: look at its status. A
+   * function's run that continued as new is followed to the last run of
+   * the chain (its continued_from names the one before; get reads one run
+   * as it is).
    */
   async wait(run: string, opts: WaitOptions = {}): Promise<Run> {
+    for (;;) {
+      const r = await this.waitOne(run, opts);
+      if (!r.continued_as) return r;
+      run = r.continued_as;
+    }
+  }
+
+  private async waitOne(run: string, opts: WaitOptions): Promise<Run> {
     let after = -1;
     let backoff = 100;
     for (;;) {
@@ -282,6 +313,67 @@ export class Client {
 
   async cancel(run: string, reason?: string): Promise<Run> {
     return this.openRun(await resolveRun(this.api, unwrap(await this.api.POST("/v1/api/runs/{run}/cancel", { params: { path: { run } }, body: { reason } }))));
+  }
+
+  /**
+   * Creates a schedule that starts a run of workflow at each tick of cron
+   * (five fields, or @daily, @every 1h, …). With a codec, its input is
+   * encrypted as a start's is (each top-level value, but the workflow's
+   * clear keys): every run it starts gets the ciphertext. The schedule
+   * views hold the input as stored (encrypted).
+   */
+  async createSchedule(workflow: string, cron: string, opts: ScheduleOptions = {}): Promise<Schedule> {
+    let input = opts.input;
+    if (this.codec && input !== undefined) input = sealTop(this.codec, input, await this.clearKeys(workflow, opts.version));
+    return unwrap(
+      await this.api.POST("/v1/api/schedules", {
+        body: {
+          workflow,
+          cron,
+          id: opts.id,
+          version: opts.version,
+          time_zone: opts.timeZone,
+          input,
+          overlap: opts.overlap,
+          paused: opts.paused,
+          description: opts.description,
+        },
+      }),
+    );
+  }
+
+  async getSchedule(id: string): Promise<Schedule> {
+    return unwrap(await this.api.GET("/v1/api/schedules/{schedule}", { params: { path: { schedule: id } } }));
+  }
+
+  /** A page of schedules by id (limit ≤ 100; cursor: the previous page's next_cursor). */
+  async listSchedules(opts: { limit?: number; cursor?: string } = {}): Promise<SchedulePage> {
+    return unwrap(await this.api.GET("/v1/api/schedules", { params: { query: { ...opts } } }));
+  }
+
+  /** Stops a schedule's ticks until resumeSchedule. */
+  async pauseSchedule(id: string): Promise<Schedule> {
+    return unwrap(await this.api.POST("/v1/api/schedules/{schedule}/pause", { params: { path: { schedule: id } } }));
+  }
+
+  /** Resumes a paused schedule from now on. */
+  async resumeSchedule(id: string): Promise<Schedule> {
+    return unwrap(await this.api.POST("/v1/api/schedules/{schedule}/resume", { params: { path: { schedule: id } } }));
+  }
+
+  /** Deletes a schedule; the runs it started stay. */
+  async deleteSchedule(id: string): Promise<void> {
+    unwrap(await this.api.DELETE("/v1/api/schedules/{schedule}", { params: { path: { schedule: id } } }));
+  }
+
+  /** Starts the runs of the ticks in (from, to], at most max (≤ 100); ticks that have a run are reported existed, not started again. */
+  async backfillSchedule(id: string, from: Date, to: Date, max?: number): Promise<BackfillResult> {
+    return unwrap(
+      await this.api.POST("/v1/api/schedules/{schedule}/backfill", {
+        params: { path: { schedule: id } },
+        body: { from: from.toISOString(), to: to.toISOString(), max },
+      }),
+    );
   }
 
   async workers(): Promise<WorkerInfo[]> {

@@ -31,7 +31,12 @@ export type FunctionOptions = Pick<StepOptions, "after" | "input" | "retry" | "t
 
 /** Options of ctx.step: a task's. */
 export interface DurableStepOptions {
-  /** The step is retried in the attempt, backing off, by its error's class (default: a task's, 3 attempts from 1s). */
+  /**
+   * The step is retried in the attempt, backing off, by its error's class
+   * (default: a task's, 3 attempts from 1s). A backoff longer than an
+   * inline sleep (2 s) suspends the function until the next try, recorded
+   * as a sleep <step id>.retry#<n>.
+   */
   retry?: RetryPolicy;
   /** The longest one try may run: its signal is aborted then, and the error is of class timeout. */
   timeout?: Duration;
@@ -137,6 +142,29 @@ export interface DurableContext {
    * check once no run in flight predates the change.
    */
   patched(id: string): boolean;
+  /**
+   * Ends the run and starts a fresh run of the same workflow and version
+   * with input and an empty history (once, however often the body
+   * replays): for a loop that would outgrow the history. The old run
+   * completes with output {"continued_as": <new run id>}, its view's
+   * continued_as names the new run, whose continued_from names it back.
+   * It throws a ContinueAsNew, which the body lets through:
+   *
+   *     if (more) return ctx.continueAsNew({ cursor: next });
+   */
+  continueAsNew(input: unknown): never;
+}
+
+/**
+ * What a function body throws (or ctx.continueAsNew throws for it) to
+ * end its run and continue as a new run of its workflow version with
+ * input: the worker completes the function step with continue_as_new.
+ */
+export class ContinueAsNew extends Error {
+  override readonly name = "ContinueAsNew";
+  constructor(readonly input: unknown) {
+    super("cairn: the function continues as a new run");
+  }
 }
 
 /**
@@ -228,12 +256,14 @@ async function drive(sc: StepContext, hooks: DriverHooks, body: FunctionBody): P
       await j.flush({ until: new Date().toISOString() });
       throw new FunctionSuspended();
     }
+    // What the body recorded is sent when it continues as new too (the
+    // history the Go SDK checks for unreached records is a return's only).
     const stop = j.stop ?? (threw ? undefined : j.unreached());
     if (stop !== undefined) throw stop;
     try {
       await j.flush();
     } catch (ferr) {
-      if (!threw) throw ferr;
+      if (!threw || err instanceof ContinueAsNew) throw ferr;
     }
     if (threw) throw err;
     return out;
@@ -319,6 +349,11 @@ class Journal {
   /** Marks what the losing branches of race id recorded as reached (winner is the winner's scope): they are not run again, and what they did stays unread. */
   lost(id: string, winner: string): void {
     for (const op of this.hist) if (op.id.startsWith(`${id}/`) && !op.id.startsWith(`${winner}/`)) this.visited.add(op.id);
+  }
+
+  /** Marks the recorded ids that start with prefix as reached: what a recorded outcome makes unread. */
+  passed(prefix: string): void {
+    for (const op of this.hist) if (op.id.startsWith(prefix)) this.visited.add(op.id);
   }
 
   /** Stops the body for nondeterminism. */
@@ -447,9 +482,10 @@ class Durable implements DurableContext {
     const { id, recs } = this.begin(name, "step");
     const last = recs[recs.length - 1];
     if (last) {
+      j.passed(`${id}.retry#`); // the waits between its tries, unread // the waits between its tries, unread
       switch (last.status) {
         case "completed":
-          return (last.result ?? null) as T;
+          return (await this.resolve(last.result ?? null)) as T; // a large result is stored by reference
         case "failed":
           throw opError(last.error);
       }
@@ -490,11 +526,38 @@ class Durable implements DurableContext {
     return result as T;
   }
 
-  /** Runs fn until it succeeds or its error ends the step. */
+  /**
+   * Runs fn until it succeeds or its error ends the step. A backoff
+   * longer than an inline sleep is a sleep operation of the step,
+   * <id>.retry#<n> (its result the failures so far), and suspends the
+   * function; a replay restores the failures from those records and
+   * waits out the last one before the next try.
+   */
   private async runStep<T>(id: string, fn: (signal: AbortSignal) => Promise<T> | T, opts: DurableStepOptions, atMostOnce: boolean): Promise<{ value?: T; why?: ErrorInfo }> {
     const p = opts.retry ?? {};
     const maxAttempts = p.maxAttempts || 3;
-    for (let failures = 1; ; failures++) {
+    const retryName = `${id.slice(this.scope.length + 1)}.retry`; // <name>#<k>.retry: ids <id>.retry#<n>
+    for (let failures = 0; ; ) {
+      // The id a suspending backoff after this try records at; a replay
+      // goes past the waits recorded before.
+      let retryID = "";
+      if (!atMostOnce) {
+        for (;;) {
+          const { id: rid, recs } = this.begin(retryName, "sleep");
+          const rec = recs[0];
+          if (!rec) {
+            retryID = rid;
+            break;
+          }
+          const f = (rec.result as { failures?: unknown } | null | undefined)?.failures;
+          if (typeof f !== "number" || !Number.isInteger(f) || f < 1 || rec.wake_at === undefined) {
+            throw this.j.broken(`the retry wait recorded for ${q(rid)} holds no failure count and wake time: ${JSON.stringify(rec)}`);
+          }
+          failures = f;
+          await this.waitUntil(new Date(rec.wake_at));
+        }
+      }
+      failures++;
       const t = opts.timeout === undefined ? undefined : AbortSignal.timeout(durationMs(opts.timeout));
       const signal = t ? AbortSignal.any([this.signal, t]) : this.signal;
       let err: unknown;
@@ -512,8 +575,16 @@ class Durable implements DurableContext {
       if (msg === "") msg = cls;
       const why = { class: cls, message: msg };
       if (atMostOnce || !retries(p, cls) || failures >= maxAttempts || this.signal.aborted) return { why };
+      const d = backoffMs(p, failures);
+      if (d > inlineSleepMs) {
+        // Too long to hold the lease: the function suspends until the
+        // next try, which a later attempt runs.
+        const wake = new Date(Date.now() + d).toISOString();
+        this.j.record({ id: retryID, kind: "sleep", status: "completed", wake_at: wake, result: { failures } });
+        return this.suspend({ until: wake });
+      }
       try {
-        await abortableSleep(backoffMs(p, failures), this.signal);
+        await abortableSleep(d, this.signal);
       } catch {
         return { why };
       }
@@ -539,6 +610,11 @@ class Durable implements DurableContext {
       wake = end();
       this.j.record({ id, kind: "sleep", status: "completed", wake_at: wake.toISOString() });
     }
+    return this.waitUntil(wake);
+  }
+
+  /** Waits until wake: holding the lease up to an inline sleep, else suspended. */
+  private async waitUntil(wake: Date): Promise<void> {
     const left = wake.getTime() - Date.now();
     if (left <= 0) return;
     if (left <= inlineSleepMs) return abortableSleep(left, this.signal);
@@ -594,7 +670,7 @@ class Durable implements DurableContext {
     return this.suspend(deadline === undefined ? { event, op: id } : { event, op: id, until: deadline });
   }
 
-  /** A recorded result, or the value it references when it is stored by reference (a large event payload), read through the lease. */
+  /** A recorded result, or the value it references when it is stored by reference (one too large for the run record: a step's result, an event's payload, an invoked run's output), read through the lease. */
   private async resolve(v: unknown): Promise<unknown> {
     const read = this.j.hooks.payload;
     if (!read || !asPayloadRef(v)) return v;
@@ -617,7 +693,7 @@ class Durable implements DurableContext {
     if (recs.length === 0) this.j.record({ id, kind: "invoke", status: "started" });
     const last = lastOutcome(recs);
     if (last?.status === "failed") throw opError(last.error);
-    if (last) return (last.result ?? null) as T;
+    if (last) return (await this.resolve(last.result ?? null)) as T; // a large output is stored by reference
     const inv: Invocation = { workflow: call.workflow, input };
     if (call.version) inv.version = call.version;
     return this.suspend({ op: id, invoke: inv });
@@ -728,9 +804,9 @@ class Durable implements DurableContext {
     return this.map(name, branches as readonly ((ctx: DurableContext) => unknown)[], (ctx, b) => b(ctx)) as Promise<T>;
   }
 
-  /** err, a branch's, as the error of its map: what prefixes its message, its class kept; what ends the attempt as is. */
+  /** err, a branch's, as the error of its map: what prefixes its message, its class kept; what ends the attempt (or the run: ContinueAsNew) as is. */
   private within(err: unknown, what: string): unknown {
-    if (this.signal.aborted && err === this.signal.reason) return err;
+    if ((this.signal.aborted && err === this.signal.reason) || err instanceof ContinueAsNew) return err;
     const msg = `${what}: ${message(err)}`;
     if (err instanceof RetryableError) return new RetryableError(msg, { cause: err });
     if (err instanceof StepFailure) return new StepFailure(err.class, msg, { cause: err });
@@ -769,6 +845,17 @@ class Durable implements DurableContext {
 
   uuid(): string {
     return this.value("uuid", () => randomUUID(), (v): v is string => typeof v === "string", "a string") ?? "";
+  }
+
+  continueAsNew(input: unknown): never {
+    let v: unknown;
+    try {
+      const text = JSON.stringify(input ?? null);
+      v = text === undefined ? null : JSON.parse(text);
+    } catch (err) {
+      throw new FatalError(`encoding the input of the run to continue as: ${message(err)}`, { cause: err });
+    }
+    throw new ContinueAsNew(v);
   }
 
   patched(id: string): boolean {

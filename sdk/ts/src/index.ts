@@ -4,7 +4,7 @@ export * from "./client.js";
 export { CodecError, isEncrypted, Keyring, type EncryptedValue, type Envelope, type Key } from "./codec.js";
 export * from "./errors.js";
 export * from "./workflow.js";
-export { defineFunction, FunctionSuspended, type Call, type DurableContext, type DurableStepOptions, type FunctionBody, type FunctionOptions, type MapOptions } from "./function.js";
+export { ContinueAsNew, defineFunction, FunctionSuspended, type Call, type DurableContext, type DurableStepOptions, type FunctionBody, type FunctionOptions, type MapOptions } from "./function.js";
 export * from "./worker.js";
 export { asPayloadRef, type PayloadRef } from "./payloads.js";
 export type { components, paths, operations } from "./schema.gen.js";

@@ -14,7 +14,7 @@ import {
   ShutdownError,
 } from "./errors.js";
 import { _sleep as sleep, type Client, type Lease, type Schemas, temporary, type Usage, unwrap } from "./client.js";
-import { type CheckpointRequest, driverOf, FunctionSuspended } from "./function.js";
+import { type CheckpointRequest, ContinueAsNew, driverOf, FunctionSuspended } from "./function.js";
 import type { Handler, WorkflowDef } from "./workflow.js";
 import { type Keyring, CodecError, open, sealMap, sealTop } from "./codec.js";
 import { resolveLease, resolveLeaseValue } from "./payloads.js";
@@ -365,6 +365,8 @@ export class Worker {
     const out = { ...body };
     if ("output" in out) out.output = k.encrypt(out.output ?? null);
     if (out.state_patch) out.state_patch = sealMap(k, out.state_patch as Record<string, unknown>, this.clearOf(l.workflow, l.version));
+    const cont = out.continue_as_new as { input?: unknown } | undefined;
+    if (cont) out.continue_as_new = { input: sealTop(k, cont.input ?? null, this.clearOf(l.workflow, l.version)) }; // a start's input
     return out;
   }
 
@@ -521,6 +523,11 @@ export class Worker {
     if (ok) {
       log.debug("step completed", { ms: Date.now() - t0 });
       await this.report(a, log, "complete", { output: output ?? null, ...extra });
+      return;
+    }
+    if (driver && error instanceof ContinueAsNew && !reason) {
+      log.debug("the function continues as a new run", { ms: Date.now() - t0 });
+      await this.report(a, log, "complete", { continue_as_new: { input: error.input ?? null }, ...extra });
       return;
     }
     let cls = classOf(error);

@@ -5,8 +5,8 @@ import { test } from "node:test";
 import { fileURLToPath } from "node:url";
 
 import { CodecError, isEncrypted, Keyring } from "../codec.js";
-import { Client, defineWorkflow, Worker } from "../index.js";
-import { memLogger, serverForFile } from "./server.js";
+import { Client, defineFunction, defineWorkflow, Worker } from "../index.js";
+import { bucketHolds, memLogger, serverForFile } from "./server.js";
 
 // The vectors the Go and Python SDKs check too (sdk/codec/testdata).
 const here = dirname(fileURLToPath(import.meta.url));
@@ -70,6 +70,33 @@ test("codec: an encrypted run completes, and the server answers ciphertext", asy
     assert.equal(input["tenant"], "acme");
     assert.ok(isEncrypted(raw.output));
     assert.ok(!JSON.stringify(raw).includes("CARD-PLAIN"));
+    for (const m of ["CARD-PLAIN", "STATE-PLAIN", "saw CARD"]) assert.deepEqual(bucketHolds(srv.dir, m), [], `${m} is in the bucket in the clear`);
+    assert.notDeepEqual(bucketHolds(srv.dir, "acme"), [], "the clear key is not in the bucket: the search is blind");
+  } finally {
+    w.stop();
+    await done;
+  }
+});
+
+test("codec: a function's run continues as new with its input encrypted like a start's", async () => {
+  const ring = Keyring.parse(vectors.keyring);
+  const client = new Client({ server: srv.client.server, codec: ring });
+  const wf = defineFunction({ name: "secret-cont-ts", version: "1", encrypted: true, clear: ["tenant"] }, (ctx, input: { card: string; tenant: string; next?: boolean }) =>
+    input.next ? `continued with ${input.card}` : ctx.continueAsNew({ card: "CONT-CARD-PLAIN", tenant: input.tenant, next: true }),
+  );
+  const w = new Worker(client, { logger: memLogger(), claimWaitMs: 2000 }).register(wf);
+  const done = w.serve();
+  await Promise.race([w.ready, done]);
+  try {
+    const { run } = await client.start("secret-cont-ts", { input: { card: "FIRST-CARD-PLAIN", tenant: "acme" } });
+    const r = await client.wait(run.id); // the last run of the chain
+    assert.equal(r.continued_from, run.id);
+    assert.equal(r.output, "continued with CONT-CARD-PLAIN");
+    assert.deepEqual(r.input, { card: "CONT-CARD-PLAIN", tenant: "acme", next: true });
+    const raw = (await srv.client.get(r.id)).input as Record<string, unknown>;
+    assert.equal(raw["tenant"], "acme");
+    assert.ok(isEncrypted(raw["card"]) && isEncrypted(raw["next"]), JSON.stringify(raw));
+    for (const m of ["CONT-CARD-PLAIN", "FIRST-CARD-PLAIN"]) assert.deepEqual(bucketHolds(srv.dir, m), [], `${m} is in the bucket in the clear`);
   } finally {
     w.stop();
     await done;

@@ -3,7 +3,8 @@
 // function, a step that finishes after the drain cut it off keeps its
 // result, an at_most_once step's outcome is checkpointed at once, and a
 // large event payload (stored by reference) reaches waitForEvent as its
-// value; race returns the first branch to end, and records it.
+// value, and large results (a step's, an invoked run's output) reach the
+// replay as theirs; race returns the first branch to end, and records it.
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
@@ -133,6 +134,32 @@ test("an event payload stored by reference reaches waitForEvent as its value", a
     assert.equal(r.status, "completed", JSON.stringify(r.error));
     assert.equal(r.output, big.length);
     assert.equal(got, big);
+  });
+});
+
+test("results too large for the run record reach the replay as their values", async () => {
+  // A step's result and an invoked run's output over the inline size are
+  // recorded by reference; the replays after the invoke and the sleep
+  // read them through the lease.
+  const big = "y".repeat(100 << 10);
+  let bodies = 0;
+  const child = defineFunction({ name: "bigchild-ts", version: "1" }, () => big);
+  const wf = defineFunction({ name: "bigres-ts", version: "1" }, async (ctx) => {
+    bodies++;
+    const s = await ctx.step("make", () => big);
+    const c = await ctx.invoke<string>("child", { workflow: "bigchild-ts" });
+    await ctx.sleep("nap", 3000);
+    if (s !== big || c !== big) throw new Error(`replayed ${String(s).slice(0, 80)} and ${String(c).slice(0, 80)}, want ${big.length} bytes`);
+    return s.length + c.length;
+  });
+  await whileServing(worker(wf, child), async () => {
+    const r = await ended(await start("bigres-ts"), 30_000);
+    assert.equal(r.status, "completed", JSON.stringify(r.error));
+    assert.equal(r.output, 2 * big.length);
+    assert.ok(bodies >= 3, `the body ran ${bodies} times, want a replay after the invoke and after the sleep`);
+    const ops = main(await srv.client.get(r.id)).operations ?? [];
+    const make = ops.find((op) => op.id === "/make#0" && op.status === "completed");
+    assert.ok(make && JSON.stringify(make.result).includes("$cairn_payload"), `the step's result is recorded by reference: ${JSON.stringify(make?.result).slice(0, 200)}`);
   });
 });
 

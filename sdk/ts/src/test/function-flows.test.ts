@@ -190,3 +190,34 @@ test("parallel runs branches in scopes of their own; a branch's error is thrown 
     );
   });
 });
+
+test("a function continues as new three times: fresh runs with the new inputs and empty histories, linked both ways", async () => {
+  let adds = 0;
+  const wf = defineFunction({ name: "counter-ts", version: "1" }, async (ctx, input: { n: number; total: number }) => {
+    const n = await ctx.step("add", () => {
+      adds++;
+      return input.n + 1;
+    });
+    if (input.n === 0) await ctx.sleep("nap", 2500); // the first run continues from a replay
+    if (input.n < 3) return ctx.continueAsNew({ n, total: input.total + n });
+    return input;
+  });
+  await whileServing(worker(wf), async () => {
+    const first = (await srv.client.start("counter-ts", { input: { n: 0, total: 0 } })).run.id;
+    // wait follows continued_as to the last run; continued_from leads back.
+    const chain = [await ended(first)];
+    while (chain[0]!.continued_from) chain.unshift(await srv.client.get(chain[0]!.continued_from));
+    assert.equal(chain.length, 4);
+    assert.equal(chain[0]!.id, first);
+    for (const [i, r] of chain.entries()) {
+      assert.equal(r.status, "completed", JSON.stringify(r.error));
+      assert.deepEqual(r.input, { n: i, total: (i * (i + 1)) / 2 });
+      assert.equal(r.continued_from, i === 0 ? undefined : chain[i - 1]!.id);
+      if (i < 3) assert.deepEqual(r.output, { continued_as: chain[i + 1]!.id });
+      const ops = (main(r).operations ?? []).map((op) => `${op.id} ${op.kind} ${JSON.stringify(op.result)}`);
+      assert.deepEqual(ops, i === 0 ? ["/add#0 step 1", "/nap#0 sleep undefined"] : [`/add#0 step ${i + 1}`], `run ${i}'s history is its own`);
+    }
+    assert.deepEqual(chain[3]!.output, { n: 3, total: 6 });
+    assert.equal(adds, 4, "each run's step ran once");
+  });
+});

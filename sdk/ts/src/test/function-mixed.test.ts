@@ -4,39 +4,16 @@
 // same operation ids, kinds, results and wake times — and runs only what
 // is new.
 import assert from "node:assert/strict";
-import { type ChildProcess, spawn } from "node:child_process";
-import { once } from "node:events";
 import { test } from "node:test";
 
 import { defineFunction, defineWorkflow, StepFailure, Worker } from "../index.js";
 import { main, suspended } from "./durable.js";
+import { goWorker as startGoWorker } from "./goworker.js";
 import { memLogger, serverForFile, serving } from "./server.js";
 
 const srv = serverForFile();
 
-/** Starts the Go worker; resolves once it registered, with its stop. */
-async function goWorker(): Promise<() => Promise<void>> {
-  const bin = process.env.CAIRN_GO_WORKER;
-  assert.ok(bin, "CAIRN_GO_WORKER is not set: run the tests with make ts-test");
-  const go: ChildProcess = spawn(bin, [], { env: { ...process.env, CAIRN_SERVER: srv.url }, stdio: ["ignore", "pipe", process.env.CAIRN_DEBUG ? "inherit" : "ignore"] });
-  const exited = once(go, "exit");
-  const stop = async () => {
-    if (go.exitCode === null) go.kill("SIGTERM");
-    await exited;
-  };
-  try {
-    // The Go worker says "ready" once registered.
-    await new Promise<void>((resolve, reject) => {
-      const t = setTimeout(() => reject(new Error("the go worker did not start in 15 s")), 15_000);
-      go.stdout!.on("data", (b: Buffer) => b.toString().includes("ready") && (clearTimeout(t), resolve()));
-      go.once("exit", (code) => (clearTimeout(t), reject(new Error(`go worker exited ${code}`))));
-    });
-  } catch (err) {
-    await stop();
-    throw err;
-  }
-  return stop;
-}
+const goWorker = () => startGoWorker(srv.url);
 
 test("a function's attempts alternate between a Go and a TypeScript worker, each replaying the other's history", async () => {
   const seen: { id: string; now: string; random: number; charge: unknown }[] = [];

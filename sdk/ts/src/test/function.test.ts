@@ -220,6 +220,49 @@ test("a step's error is retried in the attempt by its class; an at_most_once ste
   });
 });
 
+test("a step's backoff longer than an inline sleep suspends the function between tries", async () => {
+  // Each wait is a sleep of the step, /<step>#<k>.retry#<n>, holding the
+  // failures so far; the replay after the step completed (the sleep
+  // after it) passes its waits unread.
+  let tries = 0;
+  let bodies = 0;
+  const wf = defineFunction({ name: "slow-retry-ts", version: "1" }, async (ctx) => {
+    bodies++;
+    const n = await ctx.step(
+      "flaky",
+      () => {
+        if (++tries < 3) throw retryable(`not yet (${tries})`);
+        return tries;
+      },
+      { retry: { maxAttempts: 5, initialBackoff: 3000, multiplier: 1 } },
+    );
+    await ctx.sleep("after", 2500);
+    return n;
+  });
+  await whileServing(worker(wf), async () => {
+    const r = await ended((await srv.client.start("slow-retry-ts", {})).run.id, 40_000);
+    assert.equal(r.status, "completed", JSON.stringify(r.error));
+    assert.equal(r.output, 3);
+    assert.equal(tries, 3, "the step's body ran three times");
+    assert.equal(bodies, 4, "the body ran after each wait and after the sleep");
+    const st = main(r);
+    assert.deepEqual(
+      st.attempts.map((a) => a.outcome),
+      ["suspended", "suspended", "suspended", "completed"],
+    );
+    const ops = st.operations ?? [];
+    assert.deepEqual(
+      ops.map((op) => `${op.id} ${op.kind} ${op.status} ${JSON.stringify(op.result)}`),
+      ['/flaky#0.retry#0 sleep completed {"failures":1}', '/flaky#0.retry#1 sleep completed {"failures":2}', "/flaky#0 step completed 3", "/after#0 sleep completed undefined"],
+    );
+    for (const i of [0, 1]) {
+      const wake = Date.parse(ops[i]!.wake_at!);
+      const resumed = Date.parse(st.attempts[i + 1]!.claimed_at!);
+      assert.ok(resumed >= wake && resumed - wake < 3000, `retry wait ${i} ended at ${ops[i]!.wake_at}, the function resumed at ${st.attempts[i + 1]!.claimed_at}`);
+    }
+  });
+});
+
 test("a function waits for an event, suspended, and a wait past its timeout throws class timeout", async () => {
   const wf = defineFunction({ name: "approval-ts", version: "1" }, async (ctx) => {
     const d = await ctx.waitForEvent<{ by: string }>("approval", "approve", { timeout: "1m" });

@@ -2,10 +2,10 @@
 // ts-test) on a free 127.0.0.1 port and a temporary directory, with fast
 // lease timings, for the tests of this package.
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, relative } from "node:path";
 import { after, before } from "node:test";
 
 import { Client, type Logger, type Worker } from "../index.js";
@@ -13,6 +13,8 @@ import { Client, type Logger, type Worker } from "../index.js";
 export interface DevServer {
   url: string;
   client: Client;
+  /** The directory cairn dev keeps its bucket (the file store) in. */
+  dir: string;
   stop(): Promise<void>;
 }
 
@@ -53,6 +55,7 @@ export async function startServer(env: Record<string, string> = {}): Promise<Dev
   return {
     url,
     client,
+    dir,
     async stop() {
       proc.kill("SIGTERM");
       await exited;
@@ -101,4 +104,14 @@ export function memLogger(): Logger & { records: { level: string; msg: string; a
   const records: { level: string; msg: string; attrs?: Record<string, unknown> }[] = [];
   const at = (level: string) => (msg: string, attrs?: Record<string, unknown>) => void records.push({ level, msg, attrs });
   return { records, debug: at("debug"), info: at("info"), warn: at("warn"), error: at("error") };
+}
+
+/** The files under dir (a server's bucket) whose bytes hold s. */
+export function bucketHolds(dir: string, s: string): string[] {
+  const needle = Buffer.from(s);
+  return readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((e) => e.isFile())
+    .map((e) => join(e.parentPath, e.name))
+    .filter((p) => readFileSync(p).includes(needle))
+    .map((p) => relative(dir, p));
 }

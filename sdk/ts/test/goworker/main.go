@@ -6,26 +6,43 @@
 // TypeScript one, each replaying what the other recorded
 // (sdk/ts/src/test/function-mixed.test.ts), and the durable function
 // "go-invoker", which runs the workflow "ts-billing" that only the
-// TypeScript worker serves.
+// TypeScript worker serves. Given a keyring in $CAIRN_GO_WORKER_KEYRING
+// (its JSON form), its client encrypts and decodes with it, and it
+// serves the Go steps of the encrypted workflow "secret-mixed"
+// (sdk/ts/src/test/codec-mixed.test.ts).
 package main
 
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
 	"github.com/cairn-dev/cairn/sdk"
+	"github.com/cairn-dev/cairn/sdk/codec"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
-	c, err := sdk.ClientFromEnv()
+	var copts []sdk.ClientOption
+	var defs []*sdk.WorkflowDef
+	if k := os.Getenv("CAIRN_GO_WORKER_KEYRING"); k != "" {
+		ring, err := codec.ParseKeyring([]byte(k))
+		if err != nil {
+			log.Error("keyring", "err", err)
+			os.Exit(1)
+		}
+		copts = append(copts, sdk.WithCodec(ring))
+		defs = append(defs, secretMixed())
+	}
+	c, err := sdk.ClientFromEnv(copts...)
 	if err != nil {
 		log.Error("client", "err", err)
 		os.Exit(1)
@@ -37,7 +54,7 @@ func main() {
 		Task("b", sdk.Handle(func(ctx sdk.StepContext, _ struct{}) (any, error) {
 			return nil, sdk.Failure("unservable", errors.New("step b is served by the TypeScript worker"))
 		}), sdk.After("a"), sdk.Input("${steps.a.output}"))
-	w := sdk.NewWorker(c, sdk.WithName("go-worker"), sdk.WithLogger(log)).Register(wf, mixedFunction(), invoker())
+	w := sdk.NewWorker(c, sdk.WithName("go-worker"), sdk.WithLogger(log)).Register(append(defs, wf, mixedFunction(), invoker())...)
 	go func() { <-w.Ready(); os.Stdout.WriteString("ready\n") }()
 	if err := w.Serve(ctx); err != nil {
 		log.Error("serve", "err", err)
@@ -95,4 +112,41 @@ func invoker() *sdk.WorkflowDef {
 		}
 		return out, nil
 	})
+}
+
+// secretMixed is the encrypted workflow "secret-mixed" as the TypeScript
+// test writes it: this worker serves a (it reads the run's input and
+// writes an output and state, all encrypted by the other language or for
+// it) and the function fn (its input the TypeScript step's output and an
+// event's payload, its operation's result encrypted here); b is the
+// TypeScript worker's.
+func secretMixed() *sdk.WorkflowDef {
+	return sdk.Workflow("secret-mixed", "1").Encrypted("tenant").
+		Task("a", sdk.Handle(func(ctx sdk.StepContext, in struct {
+			Card   string `json:"card"`
+			Tenant string `json:"tenant"`
+			Large  string `json:"large"`
+		}) (map[string]any, error) {
+			if !strings.HasPrefix(in.Card, "CARD-") || !strings.HasPrefix(in.Large, "LARGE-") {
+				return nil, sdk.Fatal(fmt.Errorf("the input was not decoded: card %.80q, large %.80q", in.Card, in.Large))
+			}
+			if err := ctx.SetState("balance", map[string]string{"v": "GO-STATE-PLAIN"}); err != nil {
+				return nil, err
+			}
+			return map[string]any{"note": "GO-OUTPUT-PLAIN", "card": in.Card, "large": len(in.Large)}, nil
+		})).
+		Task("b", sdk.Handle(func(ctx sdk.StepContext, _ struct{}) (any, error) {
+			return nil, sdk.Failure("unservable", errors.New("step b is served by the TypeScript worker"))
+		}), sdk.After("a"), sdk.Input(map[string]any{"prev": "${steps.a.output}", "tenant": "${input.tenant}"})).
+		Wait("approve", "approve", sdk.After("b")).
+		Function("fn", sdk.Durably(func(fc *sdk.Durable, in struct {
+			Prev string            `json:"prev"`
+			Ev   map[string]string `json:"ev"`
+		}) (string, error) {
+			v, err := sdk.Step(fc, "look", func(context.Context) (string, error) { return "GO-OPRESULT-PLAIN", nil })
+			if err != nil {
+				return "", err
+			}
+			return in.Prev + "+" + in.Ev["by"] + "+" + v, nil
+		}), sdk.After("approve"), sdk.Input(map[string]any{"prev": "${steps.b.output}", "ev": "${steps.approve.output}"}))
 }

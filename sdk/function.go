@@ -158,6 +158,10 @@ func drive(sc *stepCtx, body FunctionBody) (any, error) {
 		}
 		return nil, errSuspended
 	}
+	var cont *continueAsNew
+	if errors.As(err, &cont) { // the run ends as a returned body's does
+		out, err = nil, nil
+	}
 	fc.mu.Lock()
 	stop := fc.stop
 	if stop == nil && err == nil {
@@ -170,10 +174,8 @@ func drive(sc *stepCtx, body FunctionBody) (any, error) {
 	if ferr := fc.flush(nil); ferr != nil && err == nil {
 		return nil, ferr
 	}
-	var cont *continueAsNew
-	if errors.As(err, &cont) {
+	if cont != nil {
 		sc.att.continueAs = cont.input
-		return nil, nil
 	}
 	return out, err
 }

@@ -42,6 +42,13 @@ func stepSpanID(run, step string, n int) trace.SpanID {
 	return id
 }
 
+func suspendedSpanID(run, step string, n int) trace.SpanID {
+	s := sha256.Sum256(fmt.Appendf(nil, "%s/%s/%d/suspended", run, step, n))
+	var id trace.SpanID
+	copy(id[:], s[:8])
+	return id
+}
+
 // ParentOf returns the W3C traceparent of the span ctx carries (the
 // caller's, or the API's server span), or "" when it carries none. The
 // engine stores it with a new run: the run's span is its child.

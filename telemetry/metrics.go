@@ -151,7 +151,7 @@ func (m *instruments) journal(r Run, j cairn.JournalEntry, a *cairn.Attempt, end
 func endsAttempt(t cairn.JournalType) bool {
 	switch t {
 	case cairn.JournalStepCompleted, cairn.JournalStepFailed, cairn.JournalStepRequeued,
-		cairn.JournalStepRetryScheduled, cairn.JournalLeaseLost:
+		cairn.JournalStepRetryScheduled, cairn.JournalLeaseLost, cairn.JournalStepSuspended:
 		return true
 	}
 	return false

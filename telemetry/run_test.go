@@ -320,6 +320,66 @@ func TestOneTracePerRunAcrossInstances(t *testing.T) {
 	}
 }
 
+// A durable function that suspends (a sleep) is one trace too: a span per
+// attempt (the suspended one included), the span of each try of a step
+// under its attempt's body span, and a span for the time it was
+// suspended, from the suspended attempt's end to the next one's claim.
+func TestFunctionSuspensionsAreSpans(t *testing.T) {
+	exp := tracetest.NewInMemoryExporter()
+	f := newTelemetered(t, otelsetup.NewTracerProvider(sdktrace.WithSyncer(exp)), nil)
+	srv := sdktest.Start(t, sdktest.Options{Store: telemetry.WrapBucket(f.store, f.tel), Engine: engine.Config{Telemetry: f.tel}, ReapEvery: 50 * time.Millisecond})
+	c, err := sdk.NewClient(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wf := sdk.Function("napper", "1", func(fc *sdk.Durable, _ struct{}) (string, error) {
+		if _, err := sdk.Step(fc, "before", func(context.Context) (int, error) { return 1, nil }); err != nil {
+			return "", err
+		}
+		if err := fc.Sleep("nap", 3*time.Second); err != nil { // longer than an inline sleep: suspends
+			return "", err
+		}
+		return "rested", nil
+	})
+	workerTP := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
+	testutil.ServeWorker(t, sdk.NewWorker(c, sdk.WithTracerProvider(workerTP), sdk.WithClaimWait(time.Second)).Register(wf), 10*time.Second)
+	run, err := c.Start(context.Background(), "napper", sdk.StartOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wctx, wcancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer wcancel()
+	r, err := c.Wait(wctx, run.ID)
+	if err != nil || r.Status != sdk.RunCompleted {
+		t.Fatalf("run: %+v %v", r, err)
+	}
+	var spans tracetest.SpanStubs
+	testutil.Eventually(t, 10*time.Second, "the run's spans", func() (bool, string) {
+		spans = nil
+		for _, s := range exp.GetSpans() {
+			if attr(s, "cairn.run") == run.ID || s.Name == "operation /before#0" {
+				spans = append(spans, s)
+			}
+		}
+		return len(find(spans, "run napper")) == 1 && len(find(spans, "attempt main")) == 2 && len(find(spans, "suspended main")) == 1, "trace: " + names(spans)
+	})
+	sus := find(spans, "suspended main")[0]
+	a1, a2 := r.Step("main").Attempts[0], r.Step("main").Attempts[1]
+	if a1.Outcome != "suspended" || !sus.StartTime.Equal(*a1.EndedAt) || !sus.EndTime.Equal(*a2.ClaimedAt) || sus.EndTime.Sub(sus.StartTime) < 2*time.Second {
+		t.Fatalf("suspended span %v–%v; attempts %+v %+v", sus.StartTime, sus.EndTime, a1, a2)
+	}
+	if runSpan := find(spans, "run napper")[0]; sus.Parent.SpanID() != runSpan.SpanContext.SpanID() || attr(sus, "cairn.attempt") != "1" {
+		t.Fatalf("suspended span's parent %v attempt %s", sus.Parent.SpanID(), attr(sus, "cairn.attempt"))
+	}
+	outcomes := map[string]bool{}
+	for _, at := range find(spans, "attempt main") {
+		outcomes[attr(at, "cairn.outcome")] = true
+	}
+	if !outcomes["suspended"] || !outcomes["completed"] || len(find(spans, "operation /before#0")) != 1 {
+		t.Fatalf("attempt outcomes %v; trace: %s", outcomes, names(spans))
+	}
+}
+
 func find(spans tracetest.SpanStubs, name string) []tracetest.SpanStub {
 	var out []tracetest.SpanStub
 	for _, s := range spans {

@@ -84,11 +84,14 @@ func (t *T) Observe(r Run, added []cairn.JournalEntry, attempt func(step string,
 	}
 	var ended map[[2]any]bool
 	for _, j := range added {
-		var a *cairn.Attempt
+		var a, prev *cairn.Attempt
 		done := false
 		if j.Attempt > 0 && j.Step != "" {
 			a = attempt(j.Step, j.Attempt)
-			if j.Type != cairn.JournalStepClaimed && j.Type != cairn.JournalStepReady && j.Type != cairn.JournalStepStarted {
+			if j.Attempt > 1 {
+				prev = attempt(j.Step, j.Attempt-1)
+			}
+			if endsAttempt(j.Type) { // not a claim, a start, a function's operation
 				if ended == nil {
 					ended = map[[2]any]bool{}
 				}
@@ -98,6 +101,9 @@ func (t *T) Observe(r Run, added []cairn.JournalEntry, attempt func(step string,
 			}
 		}
 		t.entry(r, j, a, done)
+		if a != nil && !done && prev != nil && prev.Outcome == cairn.OutcomeSuspended && ended[[2]any{j.Step, j.Attempt}] {
+			t.suspendedSpan(r, j, prev, a)
+		}
 	}
 }
 
@@ -120,7 +126,7 @@ func (t *T) entry(r Run, j cairn.JournalEntry, attempt *cairn.Attempt, ended boo
 	case cairn.JournalRunCompleted, cairn.JournalRunFailed, cairn.JournalRunCancelled, cairn.JournalRunTimedOut:
 		t.runSpan(r, j)
 	case cairn.JournalStepCompleted, cairn.JournalStepFailed, cairn.JournalStepRequeued,
-		cairn.JournalStepRetryScheduled, cairn.JournalLeaseLost:
+		cairn.JournalStepRetryScheduled, cairn.JournalLeaseLost, cairn.JournalStepSuspended: // endsAttempt
 		if attempt != nil && attempt.ClaimedAt != nil && j.Attempt > 0 && !ended {
 			t.stepSpan(r, j, attempt)
 		}
@@ -163,7 +169,7 @@ func (t *T) stepSpan(r Run, j cairn.JournalEntry, a *cairn.Attempt) {
 		end = *a.EndedAt
 	}
 	status, msg := codes.Ok, ""
-	if j.Type != cairn.JournalStepCompleted {
+	if j.Type != cairn.JournalStepCompleted && j.Type != cairn.JournalStepSuspended {
 		status, msg = codes.Error, string(j.Type)
 		if a.Error != nil {
 			msg = a.Error.Class + ": " + a.Error.Message
@@ -181,6 +187,20 @@ func (t *T) stepSpan(r Run, j cairn.JournalEntry, a *cairn.Attempt) {
 		attrs = append(attrs, attribute.String("cairn.started_at", a.StartedAt.UTC().Format(time.RFC3339Nano)))
 	}
 	t.record(parent, forcedIDs{parent.TraceID(), stepSpanID(r.ID, j.Step, j.Attempt)}, "attempt "+j.Step, *a.ClaimedAt, end, status, msg, attrs...)
+}
+
+// suspendedSpan records the time a function step spent suspended between
+// attempt prev (which suspended: a sleep, a wait, an invoke, a backoff)
+// and attempt a, which went on: from prev's end to a's claim, under the
+// run's span.
+func (t *T) suspendedSpan(r Run, j cairn.JournalEntry, prev, a *cairn.Attempt) {
+	if prev.EndedAt == nil || a.ClaimedAt == nil {
+		return
+	}
+	parent := RunSpanContext(r.ID, r.Parent)
+	t.record(parent, forcedIDs{parent.TraceID(), suspendedSpanID(r.ID, j.Step, prev.N)}, "suspended "+j.Step, *prev.EndedAt, *a.ClaimedAt, codes.Unset, "",
+		attribute.String("cairn.run", r.ID), attribute.String("cairn.workflow", r.Workflow),
+		attribute.String("cairn.step", j.Step), attribute.Int("cairn.attempt", prev.N), attribute.Int("cairn.resumed_by", a.N))
 }
 
 func runStatus(t cairn.JournalType) string {

@@ -208,15 +208,22 @@ func testCrashKill9(t *testing.T, mode string) {
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		// Kill after the first acknowledgement and a random 50–500 ms.
+		// Kill at a random point of the child's progress (after 1 to 400
+		// acknowledgements, whatever the machine's speed), mid-writes.
 		r := bufio.NewReader(out)
-		first, err := r.ReadString('\n')
-		if err != nil {
-			cmd.Process.Kill()
-			cmd.Wait()
-			t.Fatalf("round %d: child wrote nothing: %v; stderr: %s", round, err, stderr.String())
+		var first strings.Builder
+		for n := 1 + rand.IntN(400); n > 0; n-- {
+			line, err := r.ReadString('\n')
+			if err != nil && first.Len() == 0 {
+				cmd.Process.Kill()
+				cmd.Wait()
+				t.Fatalf("round %d: child wrote nothing: %v; stderr: %s", round, err, stderr.String())
+			}
+			first.WriteString(line)
+			if err != nil {
+				break
+			}
 		}
-		time.Sleep(time.Duration(50+rand.IntN(450)) * time.Millisecond)
 		if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 			t.Fatal(err)
 		}
@@ -225,7 +232,7 @@ func testCrashKill9(t *testing.T, mode string) {
 		if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
 			t.Fatalf("round %d: child ended by itself (%v); stderr: %s", round, werr, stderr.String())
 		}
-		lines := strings.Split(first+string(rest), "\n")
+		lines := strings.Split(first.String()+string(rest), "\n")
 		lines = lines[:len(lines)-1] // the last is cut off or empty
 		for _, line := range lines {
 			f := strings.Fields(line)

@@ -18,21 +18,5 @@ proj=$root/sdk/python/pyproject.toml
 hash=$( { cat "$req" "$proj"; echo "$root"; "$py" -c 'import sys; print(sys.version)'; } | sha256sum | cut -c1-16)
 venv=${CAIRN_PYVENV:-${XDG_CACHE_HOME:-$HOME/.cache}/cairn/pyvenv-$hash}
 
-if [ -f "$venv/.cairn-complete" ]; then
-	echo "$venv"
-	exit 0
-fi
-
-mkdir -p "$(dirname "$venv")"
-# One creator at a time: a second make waits for the first.
-exec 9>"$venv.lock"
-flock 9
-if [ ! -f "$venv/.cairn-complete" ]; then
-	rm -rf "$venv"
-	echo "python-venv: creating $venv (pinned dependencies from PyPI)" >&2
-	"$py" -m venv "$venv" >&2
-	"$venv/bin/python" -m pip install --disable-pip-version-check --no-input -q -r "$req" >&2
-	"$venv/bin/python" -m pip install --disable-pip-version-check --no-input -q --no-deps --no-build-isolation -e "$root/sdk/python" >&2
-	touch "$venv/.cairn-complete"
-fi
-echo "$venv"
+. "$root/scripts/lib/venv.sh"
+ensure_venv "$venv" "$py" "$req" python-venv "$root/sdk/python"

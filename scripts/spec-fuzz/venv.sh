@@ -13,20 +13,5 @@ req=$root/scripts/spec-fuzz/requirements.txt
 hash=$( { cat "$req"; "$py" -c 'import sys; print(sys.version)'; } | sha256sum | cut -c1-16)
 venv=${CAIRN_SPECFUZZ_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/cairn/specfuzz-$hash}
 
-if [ -f "$venv/.cairn-complete" ]; then
-	echo "$venv"
-	exit 0
-fi
-
-mkdir -p "$(dirname "$venv")"
-# One creator at a time: a second make waits for the first.
-exec 9>"$venv.lock"
-flock 9
-if [ ! -f "$venv/.cairn-complete" ]; then
-	rm -rf "$venv"
-	echo "spec-fuzz: creating $venv (pinned schemathesis from PyPI)" >&2
-	"$py" -m venv "$venv" >&2
-	"$venv/bin/python" -m pip install --disable-pip-version-check --no-input -q -r "$req" >&2
-	touch "$venv/.cairn-complete"
-fi
-echo "$venv"
+. "$root/scripts/lib/venv.sh"
+ensure_venv "$venv" "$py" "$req" spec-fuzz

@@ -3,7 +3,6 @@ package ui_test
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -27,6 +26,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/testutil"
 	"github.com/cairn-dev/cairn/sdk"
 	"github.com/cairn-dev/cairn/sdk/codec"
+	"github.com/cairn-dev/cairn/sdk/codec/codectest"
 	"github.com/cairn-dev/cairn/sdk/sdktest"
 )
 
@@ -67,23 +67,8 @@ func TestEncryptedValuesInBrowser(t *testing.T) {
 	}))
 	defer front.Close()
 
-	var k2, k1 [32]byte
-	rand.Read(k2[:])
-	rand.Read(k1[:])
-	k2s, k1s := base64.StdEncoding.EncodeToString(k2[:]), base64.StdEncoding.EncodeToString(k1[:])
-	keyring := `{"keys":[{"id":"k2","key":"` + k2s + `"},{"id":"k1","key":"` + k1s + `"}]}`
-	ring, err := codec.ParseKeyring([]byte(keyring))
-	if err != nil {
-		t.Fatal(err)
-	}
-	seal := func(v any) json.RawMessage {
-		b, _ := json.Marshal(v)
-		e, err := ring.Encrypt(b)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return e
-	}
+	ring := codectest.New(t)
+	keyring, seal := ring.JSON, ring.Seal
 
 	c, err := sdk.NewClient(srv.URL, sdk.WithAPIKey(secret))
 	if err != nil {
@@ -247,7 +232,7 @@ func TestEncryptedValuesInBrowser(t *testing.T) {
 	// A key the keyring lacks: the badge stays, saying why.
 	run("a keyring without k2",
 		chromedp.Click(chromedp.CSS(`#keyring-summary`)),
-		chromedp.SetValue(chromedp.CSS(`#keyring-text`), `{"keys":[{"id":"k1","key":"`+k1s+`"}]}`),
+		chromedp.SetValue(chromedp.CSS(`#keyring-text`), ring.OldJSON),
 		chromedp.Click(chromedp.CSS(`#keyring-use`)),
 		chromedp.Reload(),
 		chromedp.WaitVisible(chromedp.CSS(`#run-input .enc[data-failed=true]`)),
@@ -263,7 +248,7 @@ func TestEncryptedValuesInBrowser(t *testing.T) {
 	if len(sent) < 5 || len(received) < 5 {
 		t.Fatalf("recorded %d requests sent, %d received: the recording is broken", len(sent), len(received))
 	}
-	for _, k := range []string{k2s, k1s} {
+	for _, k := range ring.Secrets() {
 		forms := []string{k, url.QueryEscape(k), strings.TrimRight(k, "="), base64.RawURLEncoding.EncodeToString(mustB64(t, k))}
 		for _, list := range [][]string{sent, received} {
 			for _, req := range list {

@@ -2,9 +2,8 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -13,8 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairn-dev/cairn/internal/testutil"
 	"github.com/cairn-dev/cairn/sdk"
-	"github.com/cairn-dev/cairn/sdk/codec"
+	"github.com/cairn-dev/cairn/sdk/codec/codectest"
 	"github.com/cairn-dev/cairn/sdk/sdktest"
 )
 
@@ -28,31 +28,15 @@ func TestGoldenEncrypted(t *testing.T) {
 	n := &normalizer{ids: map[string]string{}}
 
 	dir := t.TempDir()
-	var k2, k1 [32]byte
-	rand.Read(k2[:])
-	rand.Read(k1[:])
-	b64 := base64.StdEncoding.EncodeToString
+	ring := codectest.New(t)
 	full := filepath.Join(dir, "keyring.json")
 	old := filepath.Join(dir, "old.json")
-	write := func(p, s string) {
+	for p, s := range map[string]string{full: ring.JSON, old: ring.OldJSON} {
 		if err := os.WriteFile(p, []byte(s), 0o600); err != nil {
 			t.Fatal(err)
 		}
 	}
-	write(full, `{"keys":[{"id":"k2","key":"`+b64(k2[:])+`"},{"id":"k1","key":"`+b64(k1[:])+`"}]}`)
-	write(old, `{"keys":[{"id":"k1","key":"`+b64(k1[:])+`"}]}`)
-	ring, err := codec.LoadKeyring(full)
-	if err != nil {
-		t.Fatal(err)
-	}
-	seal := func(v any) json.RawMessage {
-		b, _ := json.Marshal(v)
-		e, err := ring.Encrypt(b)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return e
-	}
+	seal := ring.Seal
 
 	vault := sdk.Workflow("vault", "1").
 		Task("charge", sdk.Handle(func(ctx sdk.StepContext, in json.RawMessage) (map[string]any, error) {
@@ -73,16 +57,14 @@ func TestGoldenEncrypted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for {
+	testutil.Eventually(t, 30*time.Second, "the run waiting for approved", func() (bool, string) {
 		got, err := c.Get(ctx, r.ID)
 		if err != nil {
-			t.Fatal(err)
+			return false, err.Error()
 		}
-		if s := got.Step("approve"); s != nil && s.Status == "waiting" {
-			break
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		s := got.Step("approve")
+		return s != nil && s.Status == "waiting", fmt.Sprintf("%+v", s)
+	})
 	if _, err := c.SendEvent(ctx, r.ID, sdk.Event{Name: "approved", Payload: seal(map[string]string{"by": "bruno"})}); err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +103,7 @@ func TestGoldenEncrypted(t *testing.T) {
 
 	// Whatever the golden holds: no plaintext without a key, none of
 	// the keys printed anywhere.
-	for _, k := range []string{b64(k2[:]), b64(k1[:])} {
+	for _, k := range ring.Secrets() {
 		if strings.Contains(got, k) {
 			t.Fatal("a key was printed")
 		}

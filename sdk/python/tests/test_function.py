@@ -586,3 +586,41 @@ def test_a_long_step_backoff_suspends_the_function(server: DevServer) -> None:
         "/after#0 sleep completed",
     ]
     assert ops[0].result == {"failures": 1} and ops[1].result == {"failures": 2}
+
+
+def test_continue_as_new(server: DevServer) -> None:
+    # A counter that continues as new 3 times, then returns: each run of the
+    # chain holds one step, the first three complete with {"continued_as":
+    # <next>}, and the clients' wait and result follow the chain to the
+    # last run's output.
+    async def body(fc: cairn.Durable, inp: dict[str, int]) -> int:
+        n = int(await fc.step("fetch", lambda: inp["n"] + 1))
+        if n >= 4:
+            return n * 10
+        raise cairn.ContinueAsNew({"n": n})
+
+    c = server.client
+    with serving(_worker(server, cairn.function("fn-counter-py", "1", body))):
+        first = c.start("fn-counter-py", {"n": 0}).run.id
+        last = c.wait(first)
+        assert c.result(first) == 40
+
+        async def via_async() -> tuple[Any, Any]:
+            async with cairn.AsyncClient(server.url) as ac:
+                return (await ac.wait(first)).id, await ac.result(first)
+
+        assert asyncio.run(via_async()) == (last.id, 40)
+    assert last.status.value == "completed", last.error
+    assert last.output == 40 and last.id != first
+    assert isinstance(last.continued_as, Unset)
+    chain = [last.id]
+    prev = last.continued_from
+    while not isinstance(prev, Unset):
+        r = c.get(prev)
+        assert r.status.value == "completed", r.error
+        assert r.continued_as == chain[0] and r.output == {"continued_as": chain[0]}
+        assert _ops(r) == ["/fetch#0 step completed"]
+        chain.insert(0, r.id)
+        prev = r.continued_from
+    assert chain[0] == first and len(chain) == 4
+    assert [step(c.get(r), "main").operations[0].result for r in chain] == [1, 2, 3, 4]

@@ -78,6 +78,23 @@ class Suspended(BaseException):
         super().__init__("cairn: the function suspended; a later attempt goes on")
 
 
+class ContinueAsNew(BaseException):
+    """Raised by a function's body to end its run by starting a new run of the
+    same workflow and version with input and an empty history, for a loop
+    that would outgrow its history::
+
+        raise cairn.ContinueAsNew({"page": next_page})
+
+    The run completes with output ``{"continued_as": <the new run's id>}``;
+    the client's wait and result follow the chain to its last run. A run a
+    parent started (a child step, an invoke) cannot continue as new. It is a
+    BaseException, as Suspended is: ``except Exception`` lets it through."""
+
+    def __init__(self, input: Any = None) -> None:
+        super().__init__("cairn: the function continues as a new run")
+        self.input = _json_copy(input, "the input of the run to continue as")
+
+
 _GO_DURATION = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h)")
 _UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
 
@@ -841,7 +858,7 @@ class Durable:
         if j.stop is not None:
             raise j.stop
         for i, r in enumerate(errs):
-            if isinstance(r, E.Cancelled | asyncio.CancelledError | Suspended):
+            if isinstance(r, E.Cancelled | asyncio.CancelledError | Suspended | ContinueAsNew):
                 raise r
             if r is not None:
                 raise E.failure(E.class_of(r), f"{name} item {i}: {E.message_of(r)}") from r
@@ -965,6 +982,9 @@ async def _drive(sc: StepContext, body: FunctionBody) -> Any:
         except BaseException:
             if err is None:
                 raise
+        if isinstance(err, ContinueAsNew):
+            sc._continue_as = (err.input,)  # the complete carries it instead of an output
+            return None
         if err is not None:
             raise err
         return out
@@ -1002,4 +1022,4 @@ def function(name: str, version: str, body: FunctionBody, **opts: Any) -> Workfl
     return Workflow(name, version).function("main", body, **opts)
 
 
-__all__ = ["CLASS_LOST", "CLASS_NONDETERMINISM", "Durable", "FunctionBody", "Suspended", "function", "seconds"]
+__all__ = ["CLASS_LOST", "CLASS_NONDETERMINISM", "ContinueAsNew", "Durable", "FunctionBody", "Suspended", "function", "seconds"]

@@ -26,7 +26,7 @@ from .errors import (
     reason_of,
     retryable,
 )
-from .function import ContinueAsNew, Durable, FunctionBody, Suspended, function
+from .function import ContinueAsNew, Durable, FunctionBody, Suspended, SyncDurable, SyncFunctionBody, function
 from .usage import Usage, UsageSpanProcessor
 from .worker import StepContext, StepInfo, Worker
 from .workflow import Concurrency, RateLimit, RetryPolicy, Workflow, workflow
@@ -60,6 +60,8 @@ __all__ = [
     "StepFailure",
     "StepInfo",
     "Suspended",
+    "SyncDurable",
+    "SyncFunctionBody",
     "TransportError",
     "Usage",
     "UsageSpanProcessor",

@@ -980,6 +980,12 @@ class _Ops:
     def call(self, make: Callable[[], Awaitable[T]]) -> T:
         """Runs make() on the loop and blocks the calling thread until it ends:
         its result, or its error raised here."""
+        try:
+            here: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+        except RuntimeError:
+            here = None
+        if here is self.loop:  # blocking here would never end
+            raise E.fatal("a SyncDurable operation called on the event loop (in an async def): use the Durable's")
         if self.closed:
             raise asyncio.CancelledError("cairn: the function's attempt ended")
 

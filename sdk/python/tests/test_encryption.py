@@ -255,3 +255,26 @@ def test_a_go_worker_and_a_python_worker_share_an_encrypted_run(server: DevServe
     assert all(is_encrypted(s.output) for s in raw.steps)
     assert step(raw, "a").output["$cairn_encrypted"]["kid"] == "g2"
     assert _bucket_holds(server, "card-4242-marker", "go-secret-marker") == []
+
+
+def test_a_function_continues_as_new_with_its_input_encrypted(server: DevServer) -> None:
+    # The input of the run a function continues as is sealed like a run
+    # input: the server holds it encrypted, the keyed client reads it.
+    ring = _ring("k1")
+    c = cairn.Client(server.url, codec=ring)
+
+    async def fn(fc: cairn.Durable, inp: dict[str, Any]) -> str:
+        if inp.get("next") is None:
+            raise cairn.ContinueAsNew({"next": "cont-marker"})
+        return str(inp["next"])
+
+    with serving(_worker(c, cairn.function("enc-cont-py", "1", fn))):
+        first = c.start("enc-cont-py", {}).run.id
+        last = c.wait(first)
+    assert last.status.value == "completed", last.error
+    assert last.output == "cont-marker" and last.continued_from == first
+    assert last.input_ == {"next": "cont-marker"}
+    raw = server.client.get(last.id)
+    assert is_encrypted(raw.input_["next"])
+    assert _bucket_holds(server, "cont-marker") == []
+    c.close()

@@ -10,6 +10,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 from collections import Counter
 from typing import Any
 
@@ -586,3 +587,210 @@ def test_a_long_step_backoff_suspends_the_function(server: DevServer) -> None:
         "/after#0 sleep completed",
     ]
     assert ops[0].result == {"failures": 1} and ops[1].result == {"failures": 2}
+
+
+def test_continue_as_new(server: DevServer) -> None:
+    # A counter that continues as new 3 times, then returns: each run of the
+    # chain holds one step, the first three complete with {"continued_as":
+    # <next>}, and the clients' wait and result follow the chain to the
+    # last run's output.
+    async def body(fc: cairn.Durable, inp: dict[str, int]) -> int:
+        n = int(await fc.step("fetch", lambda: inp["n"] + 1))
+        if n >= 4:
+            return n * 10
+        raise cairn.ContinueAsNew({"n": n})
+
+    def plain(fc: cairn.SyncDurable, inp: dict[str, int]) -> int:
+        n = int(fc.step("fetch", lambda: inp["n"] + 1))
+        if n >= 4:
+            return n * 10
+        raise cairn.ContinueAsNew({"n": n})
+
+    c = server.client
+    wfs = (cairn.function("fn-counter-py", "1", body), cairn.function("fn-counter-def-py", "1", plain))
+    with serving(_worker(server, *wfs)):
+        first = c.start("fn-counter-py", {"n": 0}).run.id
+        last = c.wait(first)
+        assert c.result(first) == 40
+        assert c.result(c.start("fn-counter-def-py", {"n": 1}).run.id) == 40  # a plain def body
+
+        async def via_async() -> tuple[Any, Any]:
+            async with cairn.AsyncClient(server.url) as ac:
+                return (await ac.wait(first)).id, await ac.result(first)
+
+        assert asyncio.run(via_async()) == (last.id, 40)
+    assert last.status.value == "completed", last.error
+    assert last.output == 40 and last.id != first
+    assert isinstance(last.continued_as, Unset)
+    chain = [last.id]
+    prev = last.continued_from
+    while not isinstance(prev, Unset):
+        r = c.get(prev)
+        assert r.status.value == "completed", r.error
+        assert r.continued_as == chain[0] and r.output == {"continued_as": chain[0]}
+        assert _ops(r) == ["/fetch#0 step completed"]
+        chain.insert(0, r.id)
+        prev = r.continued_from
+    assert chain[0] == first and len(chain) == 4
+    assert [step(c.get(r), "main").operations[0].result for r in chain] == [1, 2, 3, 4]
+
+
+def test_a_plain_def_body(server: DevServer) -> None:
+    # A triage-like function as a plain def: its operations block. Steps
+    # run once across the suspensions (a long sleep, an event wait, an
+    # invoke); map, parallel and race take plain branches; the records are
+    # the async form's.
+    ran: Counter[str] = Counter()
+    threads: set[str] = set()
+
+    def classify(t: dict[str, str]) -> dict[str, str]:
+        ran["classify"] += 1
+        return {"category": "billing" if "refund" in t["body"] else "other"}
+
+    async def lookup() -> dict[str, str]:
+        ran["lookup"] += 1
+        return {"tier": "gold"}
+
+    dag = cairn.workflow("fn-sync-route-py", "1").task("route", lambda ctx, x: {"queue": f"{x['category']}-q"})
+
+    def item(fc: cairn.SyncDurable, x: int) -> int:
+        return int(fc.step("sq", lambda: x * x))
+
+    def body(fc: cairn.SyncDurable, t: dict[str, str]) -> dict[str, Any]:
+        threads.add(threading.current_thread().name)
+        uid = fc.uuid()
+        c = fc.step("classify", lambda: classify(t))
+        customer = fc.step("lookup", lookup)
+        fc.sleep("cool-off", INLINE_SLEEP + 0.5)  # suspends
+        fc.sleep("short", 0.05)  # waited out in the attempt
+        ok = fc.wait_for_event("approval", "approve", timeout=60)
+        route = fc.invoke("route", "fn-sync-route-py", c)
+        squares = fc.map("sq", [1, 2, 3], item, limit=2)
+        pair = fc.parallel("pair", lambda b: b.step("l", lambda: "left"), lambda b: b.step("r", lambda: "right"))
+        won = fc.race("first", lambda b: b.step("fast", lambda: "fast"), lambda b: b.sleep("slow", 60))
+        return {"c": c, "customer": customer, "ok": ok, "route": route, "squares": squares, "pair": pair,
+                "won": list(won), "id": uid, "patched": fc.patched("x")}  # fmt: skip
+
+    wf = cairn.function("fn-sync-py", "1", body)
+    c = server.client
+    with serving(_worker(server, wf, dag)):
+        run = c.start("fn-sync-py", {"body": "a refund please"}).run.id
+        _suspended(c, run, 2)  # the sleep, then the wait
+        c.send_event(run, "approve", {"by": "ann"})
+        done = wait_run(c, run, 40)
+    assert done.status.value == "completed", done.error
+    out = done.output
+    assert out["c"] == {"category": "billing"} and out["customer"] == {"tier": "gold"}
+    assert out["ok"] == {"by": "ann"} and out["route"] == {"queue": "billing-q"}
+    assert out["squares"] == [1, 4, 9] and out["pair"] == ["left", "right"] and out["won"] == [0, "fast"]
+    assert out["patched"] is True
+    assert ran == {"classify": 1, "lookup": 1}
+    assert threads == {"cairn-function"}  # a thread of its own, not the loop's
+    assert _outcomes(done) == ["suspended", "suspended", "suspended", "completed"]  # sleep, wait, invoke
+    ops = _ops(done)
+    assert ops[:9] == [
+        "/uuid#0 value completed",
+        "/classify#0 step completed",
+        "/lookup#0 step completed",
+        "/cool-off#0 sleep completed",
+        "/short#0 sleep completed",
+        "/approval#0 wait started",
+        "/approval#0 wait completed",
+        "/route#0 invoke started",
+        "/route#0 invoke completed",
+    ]
+    assert {f"/sq#0/{i}/sq#0 step completed" for i in range(3)} <= set(ops)
+    assert {"/pair#0/0/l#0 step completed", "/pair#0/1/r#0 step completed"} <= set(ops)
+    assert {"/first#0 value completed", "/first#0/0/fast#0 step completed"} <= set(ops)
+    assert ops[-1] == "/patch:x#0 patch completed"
+    assert out["id"] == step(done, "main").operations[0].result
+
+
+def test_plain_and_async_bodies_replay_each_other(server: DevServer) -> None:
+    # A history a plain def body recorded replays in an async def body of
+    # the same shape under the same version, and the other way round: the
+    # worker is replaced (the code changes) while the runs are suspended.
+    ran: Counter[str] = Counter()
+
+    def mark(what: str) -> Any:
+        def fn() -> str:
+            ran[what] += 1
+            return what
+
+        return fn
+
+    def plain(fc: cairn.SyncDurable, _: Any) -> dict[str, Any]:
+        a = fc.step("a", mark("a"))
+        v = fc.random()
+        sq = fc.map("m", [1, 2], lambda b, x: b.step("s", lambda: x * 10))
+        fc.sleep("nap", INLINE_SLEEP + 0.5)
+        return {"a": a, "v": v, "sq": sq, "b": fc.step("b", mark("b")), "form": "def"}
+
+    async def asynchronous(fc: cairn.Durable, _: Any) -> dict[str, Any]:
+        a = await fc.step("a", mark("a"))
+        v = fc.random()
+
+        async def each(b: cairn.Durable, x: int) -> Any:
+            return await b.step("s", lambda: x * 10)
+
+        sq = await fc.map("m", [1, 2], each)
+        await fc.sleep("nap", INLINE_SLEEP + 0.5)
+        return {"a": a, "v": v, "sq": sq, "b": await fc.step("b", mark("b")), "form": "async"}
+
+    c = server.client
+    first = _worker(server, cairn.function("fn-x1-py", "1", plain), cairn.function("fn-x2-py", "1", asynchronous))
+    with serving(first):
+        r1 = c.start("fn-x1-py").run.id
+        r2 = c.start("fn-x2-py").run.id
+        _suspended(c, r1, 1)
+        _suspended(c, r2, 1)
+    assert ran == {"a": 2}
+    second = _worker(server, cairn.function("fn-x1-py", "1", asynchronous), cairn.function("fn-x2-py", "1", plain))
+    with serving(second):
+        d1, d2 = wait_run(c, r1, 30), wait_run(c, r2, 30)
+    for d, form in ((d1, "async"), (d2, "def")):
+        assert d.status.value == "completed", d.error
+        assert d.output["form"] == form and d.output["a"] == "a" and d.output["b"] == "b"
+        assert d.output["sq"] == [10, 20]
+        assert d.output["v"] == step(d, "main").operations[1].result  # the recorded value
+        assert _outcomes(d) == ["suspended", "completed"]
+        assert _ops(d) == [
+            "/a#0 step completed",
+            "/random#0 value completed",
+            "/m#0/0/s#0 step completed",
+            "/m#0/1/s#0 step completed",
+            "/nap#0 sleep completed",
+            "/b#0 step completed",
+        ]
+    assert ran == {"a": 2, "b": 2}  # no step ran again on replay
+
+
+def test_drain_keeps_a_plain_bodys_step_result(server: DevServer) -> None:
+    # The drain cuts a plain def body off while its step runs on a thread:
+    # the step's result is still recorded, and the next attempt replays it.
+    began = threading.Event()
+    runs: Counter[str] = Counter()
+
+    def body(fc: cairn.SyncDurable, _: Any) -> str:
+        def charge() -> str:
+            runs["charge"] += 1
+            if fc.info.attempt == 1:
+                began.set()
+                time.sleep(0.8)  # past the drain timeout
+            return "charged"
+
+        return str(fc.step("charge", charge, at_most_once=True))
+
+    c = server.client
+    wf = cairn.function("fn-sync-drained-py", "1", body)
+    log, _ = mem_logger()
+    w = cairn.Worker(c, logger=log, claim_wait=1, drain_timeout=0.2).register(wf)
+    with serving(w):
+        run = c.start("fn-sync-drained-py").run.id
+        assert began.wait(10), "the step did not begin"
+    with serving(_worker(server, wf)):
+        done = wait_run(c, run, 20)
+    assert done.status.value == "completed" and done.output == "charged", (done.status, done.output, _ops(done))
+    assert runs["charge"] == 1
+    assert _outcomes(done) == ["suspended", "completed"]
+    assert "/charge#0 step completed" in _ops(done)

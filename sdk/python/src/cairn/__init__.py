@@ -26,7 +26,7 @@ from .errors import (
     reason_of,
     retryable,
 )
-from .function import Durable, FunctionBody, Suspended, function
+from .function import ContinueAsNew, Durable, FunctionBody, Suspended, SyncDurable, SyncFunctionBody, function
 from .usage import Usage, UsageSpanProcessor
 from .worker import StepContext, StepInfo, Worker
 from .workflow import Concurrency, RateLimit, RetryPolicy, Workflow, workflow
@@ -42,6 +42,7 @@ __all__ = [
     "Client",
     "CodecError",
     "Concurrency",
+    "ContinueAsNew",
     "Durable",
     "FatalError",
     "FunctionBody",
@@ -59,6 +60,8 @@ __all__ = [
     "StepFailure",
     "StepInfo",
     "Suspended",
+    "SyncDurable",
+    "SyncFunctionBody",
     "TransportError",
     "Usage",
     "UsageSpanProcessor",

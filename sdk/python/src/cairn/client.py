@@ -284,7 +284,12 @@ def _op_wait(run: str, on_progress: Callable[[RunProgress], None] | None, k: Key
             p: RunProgress = yield _call(get_run_status, **kw)
             backoff = 0.1
             if p.status.value != "running":
-                return (yield from _op_get(run, k))
+                r = yield from _op_get(run, k)
+                if isinstance(r.continued_as, Unset) or not r.continued_as:
+                    return r
+                # A function's run that continued as new: follow the chain to its last run.
+                run, after = r.continued_as, -1
+                continue
             if p.rev != after:
                 after = p.rev
                 if on_progress is not None:
@@ -526,7 +531,9 @@ class Client(_Base):
 
     def wait(self, run: str, on_progress: Callable[[RunProgress], None] | None = None) -> Run:
         """Follows a run until it ends (long-polling its progress) and returns it. A run that
-        failed is returned, not raised: look at its status."""
+        failed is returned, not raised: look at its status. A function's run that continued
+        as new is followed to the last run of the chain (its continued_from names the one
+        before; get reads one run as it is)."""
         return self._drive(_op_wait(run, on_progress, self.codec))
 
     def result(self, run: str) -> Any:

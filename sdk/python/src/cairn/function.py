@@ -1,8 +1,8 @@
 """Durable functions: a workflow written as ordinary code whose operations
 are checkpointed in the bucket (docs/FUNCTIONS.md; docs/SDK-PY.md).
 
-The body is an ``async def body(fc, input)``; each operation on ``fc`` —
-:meth:`Durable.step`, :meth:`Durable.sleep`, :meth:`Durable.wait_for_event`,
+The body is an ``async def body(fc, input)`` (or a plain ``def``, below);
+each operation on ``fc`` — :meth:`Durable.step`, :meth:`Durable.sleep`, :meth:`Durable.wait_for_event`,
 :meth:`Durable.invoke`, :meth:`Durable.now`, :meth:`Durable.random`,
 :meth:`Durable.uuid`, :meth:`Durable.patched`, :meth:`Durable.map`,
 :meth:`Durable.parallel` — is named by the caller, and its outcome is
@@ -23,20 +23,29 @@ way round::
         return {"charge": charge, "approved": ok, "invoice": inv}
 
     wf = cairn.function("checkout", "1", checkout)
+
+A plain ``def body(fc, input)`` works too: it runs on a thread of its own
+with a :class:`SyncDurable`, whose operations block (``fc.step(...)``, no
+await) and run on the worker's event loop as the async form's do — the
+same ids and records, so either form replays the other's history.
 """
 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
+import contextlib
+import contextvars
 import datetime as _dt
 import inspect
 import json
 import logging
 import random as _random
 import re
+import threading
 import uuid as _uuid
 from collections.abc import Awaitable, Callable, Iterable
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from . import errors as E
 from .codec import CLASS_CODEC, CodecError, open_value
@@ -51,6 +60,8 @@ I = TypeVar("I")  # noqa: E741
 
 #: A durable function's body: the context and the run's input in, the output out.
 FunctionBody = Callable[["Durable", Any], Awaitable[Any]]
+#: A plain ``def`` body: its operations block (docs/SDK-PY.md).
+SyncFunctionBody = Callable[["SyncDurable", Any], Any]
 
 CLASS_NONDETERMINISM = "nondeterminism"
 CLASS_LOST = "lost"
@@ -76,6 +87,23 @@ class Suspended(BaseException):
 
     def __init__(self) -> None:
         super().__init__("cairn: the function suspended; a later attempt goes on")
+
+
+class ContinueAsNew(BaseException):
+    """Raised by a function's body to end its run by starting a new run of the
+    same workflow and version with input and an empty history, for a loop
+    that would outgrow its history::
+
+        raise cairn.ContinueAsNew({"page": next_page})
+
+    The run completes with output ``{"continued_as": <the new run's id>}``;
+    the client's wait and result follow the chain to its last run. A run a
+    parent started (a child step, an invoke) cannot continue as new. It is a
+    BaseException, as Suspended is: ``except Exception`` lets it through."""
+
+    def __init__(self, input: Any = None) -> None:
+        super().__init__("cairn: the function continues as a new run")
+        self.input = _json_copy(input, "the input of the run to continue as")
 
 
 _GO_DURATION = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h)")
@@ -841,7 +869,7 @@ class Durable:
         if j.stop is not None:
             raise j.stop
         for i, r in enumerate(errs):
-            if isinstance(r, E.Cancelled | asyncio.CancelledError | Suspended):
+            if isinstance(r, E.Cancelled | asyncio.CancelledError | Suspended | ContinueAsNew):
                 raise r
             if r is not None:
                 raise E.failure(E.class_of(r), f"{name} item {i}: {E.message_of(r)}") from r
@@ -935,6 +963,217 @@ class Durable:
         return await self.map(name, branches, run)
 
 
+# ---- plain def bodies ----
+
+
+class _Ops:
+    """The operations a plain body's thread has running on the event loop:
+    closed (and those in flight cancelled and waited for) when the coroutine
+    that waits for the thread is cancelled, so that the thread records
+    nothing more."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self.tasks: set[asyncio.Task[Any]] = set()
+        self.closed = False
+
+    def call(self, make: Callable[[], Awaitable[T]]) -> T:
+        """Runs make() on the loop and blocks the calling thread until it ends:
+        its result, or its error raised here."""
+        try:
+            here: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+        except RuntimeError:
+            here = None
+        if here is self.loop:  # blocking here would never end
+            raise E.fatal("a SyncDurable operation called on the event loop (in an async def): use the Durable's")
+        if self.closed:
+            raise asyncio.CancelledError("cairn: the function's attempt ended")
+
+        async def op() -> T:
+            if self.closed:
+                raise asyncio.CancelledError("cairn: the function's attempt ended")
+            t = asyncio.current_task()
+            assert t is not None
+            self.tasks.add(t)
+            try:
+                return await make()
+            finally:
+                self.tasks.discard(t)
+
+        try:
+            cf = asyncio.run_coroutine_threadsafe(op(), self.loop)
+        except RuntimeError:  # the loop closed
+            raise asyncio.CancelledError("cairn: the worker's event loop closed") from None
+        try:
+            return cf.result()
+        except concurrent.futures.CancelledError:
+            # The operation was cancelled (the attempt ended, a race was lost):
+            # an asyncio cancellation, which `except Exception` lets through.
+            raise asyncio.CancelledError("cairn: the operation was cancelled") from None
+
+    async def close(self) -> None:
+        self.closed = True
+        pending = list(self.tasks)
+        for t in pending:
+            t.cancel()
+        if pending:
+            await asyncio.wait(pending)
+
+
+async def _in_thread(fn: Callable[[_Ops], T]) -> T:
+    """Runs fn on a thread of its own (not a pool's: a body blocked on its
+    operations must not hold a slot its steps' threads need), its operations
+    on this event loop, and returns what it returns. Cancelled, the thread's
+    operations in flight are cancelled and waited for (a step a drain cuts
+    off still records its result) and its next ones raise."""
+    loop = asyncio.get_running_loop()
+    ops = _Ops(loop)
+    fut: asyncio.Future[T] = loop.create_future()
+    ctx = contextvars.copy_context()
+
+    def settle(v: Any, e: BaseException | None) -> None:
+        if fut.done():
+            return
+        if e is None:
+            fut.set_result(v)
+        elif isinstance(e, asyncio.CancelledError):
+            fut.cancel()
+        else:
+            fut.set_exception(e)
+
+    def target() -> None:
+        v: Any = None
+        e: BaseException | None = None
+        try:
+            v = ctx.run(fn, ops)
+        except BaseException as x:  # the loop raises it
+            e = x
+        with contextlib.suppress(RuntimeError):  # the loop closed: nobody waits any more
+            loop.call_soon_threadsafe(settle, v, e)
+
+    threading.Thread(target=target, name="cairn-function", daemon=True).start()
+    try:
+        return await fut
+    except asyncio.CancelledError:
+        await ops.close()
+        raise
+
+
+class SyncDurable:
+    """A plain ``def`` function body's context: :class:`Durable`'s operations,
+    each blocking until it ends. The body runs on a thread of its own; each
+    operation runs on the worker's event loop as the ``async def`` form's
+    does, so the ids, records and checkpoints are the same (a history one
+    form recorded replays in the other). A suspension raises
+    :class:`Suspended` from the operation, as in the async form; the body
+    must let it through. ``fn`` of a step is as in :meth:`Durable.step`; a
+    branch of :meth:`map`, :meth:`parallel` or :meth:`race` is a plain
+    function given the branch's SyncDurable, run on a thread of its own."""
+
+    def __init__(self, fc: Durable, ops: _Ops) -> None:
+        self._fc = fc
+        self._ops = ops
+
+    @property
+    def durable(self) -> Durable:
+        """The async form of this context (its methods are coroutines of the worker's loop)."""
+        return self._fc
+
+    @property
+    def info(self) -> StepInfo:
+        return self._fc.info
+
+    @property
+    def log(self) -> logging.LoggerAdapter[logging.Logger]:
+        return self._fc.log
+
+    @property
+    def input(self) -> Any:
+        return self._fc.input
+
+    @property
+    def step_context(self) -> StepContext:
+        return self._fc.step_context
+
+    def _now(self, f: Callable[[], T]) -> T:
+        """A synchronous operation of Durable, run on the loop (it may arm the flush timer)."""
+
+        async def go() -> T:
+            return f()
+
+        return self._ops.call(go)
+
+    def step(
+        self,
+        name: str,
+        fn: Callable[[], Awaitable[T]] | Callable[[], T],
+        *,
+        retry: RetryPolicy | None = None,
+        timeout: Duration | None = None,
+        at_most_once: bool = False,
+    ) -> T:
+        """See :meth:`Durable.step`."""
+        return self._ops.call(lambda: self._fc.step(name, fn, retry=retry, timeout=timeout, at_most_once=at_most_once))
+
+    def sleep(self, name: str, seconds_: Duration) -> None:
+        """See :meth:`Durable.sleep`."""
+        self._ops.call(lambda: self._fc.sleep(name, seconds_))
+
+    def sleep_until(self, name: str, t: _dt.datetime) -> None:
+        """See :meth:`Durable.sleep_until`."""
+        self._ops.call(lambda: self._fc.sleep_until(name, t))
+
+    def wait_for_event(self, name: str, event: str, *, timeout: Duration | None = None) -> Any:
+        """See :meth:`Durable.wait_for_event`."""
+        return self._ops.call(lambda: self._fc.wait_for_event(name, event, timeout=timeout))
+
+    def invoke(self, name: str, workflow: str, input: Any = None, *, version: str | None = None) -> Any:
+        """See :meth:`Durable.invoke`."""
+        return self._ops.call(lambda: self._fc.invoke(name, workflow, input, version=version))
+
+    def now(self) -> _dt.datetime:
+        return self._now(self._fc.now)
+
+    def random(self) -> float:
+        return self._now(self._fc.random)
+
+    def uuid(self) -> str:
+        return self._now(self._fc.uuid)
+
+    def patched(self, id: str) -> bool:
+        """See :meth:`Durable.patched`."""
+        return self._now(lambda: self._fc.patched(id))
+
+    def map(self, name: str, items: Iterable[I], fn: Callable[[SyncDurable, I], T], *, limit: int = 0) -> list[T]:
+        """See :meth:`Durable.map`; fn is ``def fn(fc, item)``, each running item on a thread of its own."""
+
+        async def branch(fc: Durable, x: I) -> T:
+            return await _in_thread(lambda ops: fn(SyncDurable(fc, ops), x))
+
+        return self._ops.call(lambda: self._fc.map(name, items, branch, limit=limit))
+
+    def parallel(self, name: str, *branches: Callable[[SyncDurable], Any]) -> list[Any]:
+        """See :meth:`Durable.parallel`; each branch is ``def b(fc)``."""
+        return self._ops.call(lambda: self._fc.parallel(name, *_threaded(branches)))
+
+    def race(self, name: str, *branches: Callable[[SyncDurable], Any]) -> tuple[int, Any]:
+        """See :meth:`Durable.race`; each branch is ``def b(fc)``. A losing
+        branch's next operation raises (its thread is not stopped otherwise)."""
+        return self._ops.call(lambda: self._fc.race(name, *_threaded(branches)))
+
+
+def _threaded(branches: Iterable[Callable[[SyncDurable], Any]]) -> list[Callable[[Durable], Awaitable[Any]]]:
+    """Plain branches as the async form's: each on a thread of its own."""
+
+    def one(b: Callable[[SyncDurable], Any]) -> Callable[[Durable], Awaitable[Any]]:
+        async def run(fc: Durable) -> Any:
+            return await _in_thread(lambda ops: b(SyncDurable(fc, ops)))
+
+        return run
+
+    return [one(b) for b in branches]
+
+
 async def _drive(sc: StepContext, body: FunctionBody) -> Any:
     """Runs a function body for one attempt of its driver step."""
     j = _Journal(sc)
@@ -965,6 +1204,9 @@ async def _drive(sc: StepContext, body: FunctionBody) -> Any:
         except BaseException:
             if err is None:
                 raise
+        if isinstance(err, ContinueAsNew):
+            sc._continue_as = (err.input,)  # the complete carries it instead of an output
+            return None
         if err is not None:
             raise err
         return out
@@ -974,24 +1216,39 @@ async def _drive(sc: StepContext, body: FunctionBody) -> Any:
             t.cancel()
 
 
-def _handler(body: FunctionBody) -> Callable[[StepContext, Any], Awaitable[Any]]:
-    if not inspect.iscoroutinefunction(body):
-        raise TypeError("cairn: a durable function's body must be an async def (its operations are awaited)")
+def _plain(body: SyncFunctionBody) -> FunctionBody:
+    """A plain def body as an async one: on a thread of its own, with a SyncDurable."""
+
+    async def run(fc: Durable, inp: Any) -> Any:
+        out = await _in_thread(lambda ops: body(SyncDurable(fc, ops), inp))
+        if inspect.isawaitable(out):
+            if inspect.iscoroutine(out):
+                out.close()
+            raise E.fatal("a plain def function body returned an awaitable: make it an async def")
+        return out
+
+    return run
+
+
+def _handler(body: FunctionBody | SyncFunctionBody) -> Callable[[StepContext, Any], Awaitable[Any]]:
+    if not callable(body):
+        raise TypeError("cairn: a durable function's body must be a function (async def or def)")
+    run = cast(FunctionBody, body) if inspect.iscoroutinefunction(body) else _plain(cast(SyncFunctionBody, body))
 
     async def driver(sc: StepContext, _input: Any) -> Any:
-        return await _drive(sc, body)
+        return await _drive(sc, run)
 
     driver._cairn_function = True  # type: ignore[attr-defined]
     return driver
 
 
-def add_function(wf: Workflow, id: str, body: FunctionBody, opts: dict[str, Any]) -> Workflow:
+def add_function(wf: Workflow, id: str, body: FunctionBody | SyncFunctionBody, opts: dict[str, Any]) -> Workflow:
     """Workflow.function's implementation."""
     wf._handler(id, _handler(body))
     return wf._add({"id": id, "kind": "function"}, opts, wf._steps)
 
 
-def function(name: str, version: str, body: FunctionBody, **opts: Any) -> Workflow:
+def function(name: str, version: str, body: FunctionBody | SyncFunctionBody, **opts: Any) -> Workflow:
     """A workflow of one durable function, step "main". Unlike a task, the
     function is not retried when its body raises (an operation's own retries
     are its step's): pass retry= to change that. Options: retry, timeout,
@@ -1002,4 +1259,15 @@ def function(name: str, version: str, body: FunctionBody, **opts: Any) -> Workfl
     return Workflow(name, version).function("main", body, **opts)
 
 
-__all__ = ["CLASS_LOST", "CLASS_NONDETERMINISM", "Durable", "FunctionBody", "Suspended", "function", "seconds"]
+__all__ = [
+    "CLASS_LOST",
+    "CLASS_NONDETERMINISM",
+    "ContinueAsNew",
+    "Durable",
+    "FunctionBody",
+    "Suspended",
+    "SyncDurable",
+    "SyncFunctionBody",
+    "function",
+    "seconds",
+]

@@ -67,6 +67,7 @@ from ._api.models import (
     RegisterRequestLabels,
     RegisterResponse,
 )
+from ._api.models import ContinueAsNew as WireContinueAsNew
 from ._api.models import Usage as WireUsage
 from ._api.models import Workflow as WireWorkflow
 from ._api.types import UNSET, Response, Unset
@@ -178,6 +179,9 @@ class StepContext:
         # The worker's keyring: outputs and state values are decoded when read.
         self._codec: Keyring | None = None
         self._opened: set[tuple[str, str]] = set()
+        # The input of the run a function's run continues as (ContinueAsNew):
+        # its complete carries it instead of an output.
+        self._continue_as: tuple[Any] | None = None
 
     def _open(self, m: dict[str, Any], kind: str, key: str) -> Any:
         """m[key], its encrypted values decoded once read (class codec when one does not decrypt)."""
@@ -1000,19 +1004,26 @@ class Worker:
         for the slot's next lease (claim_next, eager dispatch) and returns it."""
         if not a.finish():
             return []
+        cont = a.ctx._continue_as if a.ctx is not None else None
         if self.codec is not None:
             try:
-                out = self.codec.encrypt(out)
-                patch = seal_map(self.codec, patch, self._clear_of(a.lease.workflow, a.lease.version))
+                clear = self._clear_of(a.lease.workflow, a.lease.version)
+                if cont is not None:  # sealed like a run input
+                    cont = (seal_top(self.codec, cont[0], clear),)
+                else:
+                    out = self.codec.encrypt(out)
+                patch = seal_map(self.codec, patch, clear)
             except CodecError as err:
                 await self._send_fail(a, E.CLASS_FATAL, f"encrypting the step's outcome: {err}", {}, usage, log)
                 return []
         wu = usage.wire()
         body = CompleteRequest(
-            output=out,
+            output=out if cont is None else UNSET,
             state_patch=CompleteRequestStatePatch.from_dict(patch) if patch else UNSET,
             usage=WireUsage.from_dict(wu) if wu else UNSET,
-            claim_next=ClaimNext(max_=1) if self._claiming else UNSET,
+            # A function's run that continues as new asks for no next lease.
+            claim_next=ClaimNext(max_=1) if self._claiming and cont is None else UNSET,
+            continue_as_new=WireContinueAsNew(input_=cont[0]) if cont is not None else UNSET,
         )
         try:
             ended = await self._retry(a, lambda: self._call(complete_step, lease=a.lease.id, body=body))

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Union
 from ._kinds import KIND_OPTIONS
 
 if TYPE_CHECKING:
-    from .function import FunctionBody
+    from .function import FunctionBody, SyncFunctionBody
     from .worker import StepContext
 
 #: A duration: seconds (a number) or a Go duration string ("30s", "1h30m").
@@ -189,10 +189,11 @@ class Workflow:
         # kind is left out for a task (the default), as the Go SDK does.
         return self._add({"id": id}, opts, self._steps)
 
-    def function(self, id: str, body: FunctionBody, **opts: Any) -> Workflow:
-        """A durable function step: body (``async def body(fc, input)``) runs on a
-        worker under a lease like a task's, and its operations are checkpointed
-        (cairn.function, docs/FUNCTIONS.md). Options: after, input, when, retry,
+    def function(self, id: str, body: FunctionBody | SyncFunctionBody, **opts: Any) -> Workflow:
+        """A durable function step: body (``async def body(fc, input)``, or a
+        plain ``def`` whose operations block) runs on a worker under a lease
+        like a task's, and its operations are checkpointed (cairn.function,
+        docs/FUNCTIONS.md). Options: after, input, when, retry,
         timeout, max_deliveries, concurrency, rate_limit, priority."""
         from .function import add_function
 

@@ -193,7 +193,7 @@ func (e *Engine) childEnded(ctx context.Context, c *runRecord) error {
 	if err != nil {
 		return err
 	}
-	d, err := e.definition(ctx, pr.Workflow, pr.Version)
+	d, err := e.definition(ctx, pr.Workflow, pr.rev())
 	if err != nil {
 		return err
 	}

@@ -359,7 +359,7 @@ func (e *Engine) tryClaim(ctx context.Context, w cachedWorker, hints []notify.Hi
 			}
 			continue
 		}
-		d, err := e.definition(ctx, r.Workflow, r.Version)
+		d, err := e.definition(ctx, r.Workflow, r.rev())
 		if err != nil {
 			putBack = append(putBack, hs...)
 			continue
@@ -493,7 +493,7 @@ func (e *Engine) claimOne(ctx context.Context, w cachedWorker, r *runRecord, d *
 	}
 	outputs := vars.Steps
 	l := leaseRecord{
-		Run: r.ID, Step: step, Attempt: st.Attempt, Worker: w.Rec.ID, Workflow: r.Workflow, Version: r.Version,
+		Run: r.ID, Step: step, Attempt: st.Attempt, Worker: w.Rec.ID, Workflow: r.Workflow, Version: r.Version, Def: r.Def,
 		Delivery: s.EffectiveDelivery(), State: leaseActive, ClaimedAt: now, ExpiresAt: now.Add(e.cfg.LeaseTTL),
 		TraceParent: telemetry.StepTraceParent(r.ID, r.Trace, step, st.Attempt), Nonce: keys.NewNonce(), InputBytes: len(input),
 	}

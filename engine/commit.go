@@ -84,7 +84,7 @@ func newCommitter(e *Engine) *committer {
 			if !r.compensating() {
 				return nil
 			}
-			d, err := e.definition(ctx, r.Workflow, r.Version)
+			d, err := e.definition(ctx, r.Workflow, r.rev())
 			if err == nil {
 				e.advance(r, d, fx)
 			}

@@ -87,7 +87,7 @@ func (e *Engine) completeDeferred(ctx context.Context, tok leaseToken, req cairn
 	if r.Workflow != l.Workflow || r.Version != l.Version || e.checkCurrent(r, tok) != nil {
 		return nil, false, nil
 	}
-	if d, err := e.definition(ctx, l.Workflow, l.Version); err != nil || d.Step(l.Step) == nil {
+	if d, err := e.definition(ctx, l.Workflow, l.rev()); err != nil || d.Step(l.Step) == nil {
 		return nil, false, nil
 	}
 	// Values over the inline limit go by reference first (payloads.go), so
@@ -127,7 +127,7 @@ func (e *Engine) completeDeferred(ctx context.Context, tok leaseToken, req cairn
 // (already applied, or the run ended first).
 func (e *Engine) fold(ctx context.Context, tok leaseToken, l *leaseRecord) (_ *cairn.Ended, ferr error) {
 	defer func() { e.attemptEnded(ctx, l, ferr) }() // free its concurrency slots (limits.go)
-	d, err := e.definition(ctx, l.Workflow, l.Version)
+	d, err := e.definition(ctx, l.Workflow, l.rev())
 	if err != nil {
 		return nil, err
 	}

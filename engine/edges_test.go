@@ -502,6 +502,61 @@ func TestLateFailIsTheTimeout(t *testing.T) {
 // registration of the same definition; before, the version stayed
 // unstartable by name and unlisted forever (found by the chaos suite on
 // MinIO with lost responses injected).
+// A deployment refuses a changed definition of a registered version; with
+// ReplaceDefinitions (cairn dev) the change replaces it: new runs use the
+// new definition, a run in flight keeps the one it started with, to its
+// end (its next step is the old definition's, on every instance, after a
+// restart too: the revision is read from the bucket).
+func TestChangedDefinitionReplacesTheOldInDev(t *testing.T) {
+	oldWf := cairn.Workflow{Name: "edit", Version: "1", Steps: []cairn.Step{{ID: "a"}, {ID: "b", After: []string{"a"}}}}
+	newWf := cairn.Workflow{Name: "edit", Version: "1", Steps: []cairn.Step{{ID: "a"}, {ID: "c", After: []string{"a"}}}}
+
+	strict := newHarness(t, withWorkflows("w1", oldWf))
+	_, err := strict.e.Register(strict.ctx, cairn.RegisterRequest{WorkerID: "w1", Workflows: []cairn.Workflow{newWf}})
+	var conflict *ConflictError
+	if !errors.As(err, &conflict) {
+		t.Fatalf("a deployment took a changed definition: %v", err)
+	}
+
+	h := newHarness(t, withConfig(Config{ReplaceDefinitions: true}), withWorkflows("w1", oldWf))
+	ctx, e := h.ctx, h.e
+	inFlight := h.start("edit", "")
+	h.complete(h.claim("w1").ID, `"A"`)
+	register(t, e, "w1", newWf) // the worker restarted with edited code
+	fresh := h.start("edit", "")
+	if got, err := e.GetWorkflow(ctx, "edit", "1"); err != nil || got.Steps[1].ID != "c" {
+		t.Fatalf("the stored definition: %+v %v", got, err)
+	}
+	// Another instance (a restart) reads the run's revision from the bucket.
+	other, err := New(h.store, Config{ReplaceDefinitions: true, Now: h.clk.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	seen := map[string]string{}
+	for range 3 {
+		ls, err := other.Claim(ctx, cairn.ClaimRequest{WorkerID: "w1", Max: 4, WaitMs: 1000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range ls {
+			seen[l.Run] += l.Step
+			if _, err := other.Complete(ctx, l.ID, cairn.CompleteRequest{Output: json.RawMessage(`1`)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if seen[inFlight] != "b" || seen[fresh] != "ac" {
+		t.Fatalf("steps run after the change: in flight %q (want b), new %q (want ac)", seen[inFlight], seen[fresh])
+	}
+	for run, want := range map[string]string{inFlight: "b", fresh: "c"} {
+		r := h.run(run)
+		if r.Status != cairn.RunCompleted || r.Step(want) == nil {
+			t.Fatalf("run %s: %s, steps %+v", run, r.Status, r.Steps)
+		}
+	}
+}
+
 func TestRegisterFinishesAHalfDoneRegistration(t *testing.T) {
 	h := newHarness(t, wallClock())
 	ctx, e := h.ctx, h.e

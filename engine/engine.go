@@ -8,6 +8,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -171,65 +172,50 @@ type Config struct {
 	// join the batch, or are deferred (deferred.go) as after a refusal.
 	// 0: no spacing [0; cairn serve sets 1 for gs:// buckets].
 	ObjectWritesPerSecond float64
+	// ReplaceDefinitions lets a worker's changed definition of a version
+	// replace the stored one; runs in flight keep theirs (cairn dev) [off:
+	// definitions are immutable, a change is refused].
+	ReplaceDefinitions bool
 }
 
 func (c *Config) setDefaults() {
-	def := func(d *time.Duration, v time.Duration) {
-		if *d <= 0 {
-			*d = v
-		}
-	}
-	def(&c.LeaseTTL, DefaultLeaseTTL)
-	def(&c.HeartbeatInterval, c.LeaseTTL/DefaultHeartbeatsPerTTL)
-	def(&c.RecoveryWindow, c.LeaseTTL/2)
-	def(&c.MaxRequestTime, DefaultMaxRequestTime)
-	def(&c.FallbackInterval, DefaultFallbackInterval)
-	def(&c.ActiveCheckInterval, c.LeaseTTL)
-	def(&c.AnnounceAfter, 5*time.Second)
-	def(&c.PriorityAging, time.Second)
-	def(&c.UnservableAvoid, 30*time.Second)
-	def(&c.CommitTimeout, 20*time.Second)
-	if c.ShedAbove == 0 {
-		c.ShedAbove = DefaultShedAbove
-	}
-	if c.LatestTTL == 0 {
-		c.LatestTTL = DefaultLatestTTL
-	}
-	if c.Retention == 0 {
-		c.Retention = DefaultRetention
-	}
-	if c.RetentionBatch <= 0 {
-		c.RetentionBatch = DefaultRetentionBatch
-	}
-	if c.MaxRunRecordBytes <= 0 {
-		c.MaxRunRecordBytes = 8 << 20
-	}
-	if c.PayloadInlineMax == 0 {
-		c.PayloadInlineMax = DefaultPayloadInlineMax
-	}
+	positive(&c.LeaseTTL, DefaultLeaseTTL)
+	positive(&c.HeartbeatInterval, c.LeaseTTL/DefaultHeartbeatsPerTTL)
+	positive(&c.RecoveryWindow, c.LeaseTTL/2)
+	positive(&c.MaxRequestTime, DefaultMaxRequestTime)
+	positive(&c.FallbackInterval, DefaultFallbackInterval)
+	positive(&c.ActiveCheckInterval, c.LeaseTTL)
+	positive(&c.AnnounceAfter, 5*time.Second)
+	positive(&c.PriorityAging, time.Second)
+	positive(&c.UnservableAvoid, 30*time.Second)
+	positive(&c.CommitTimeout, 20*time.Second)
+	positive(&c.RetentionBatch, DefaultRetentionBatch)
+	positive(&c.MaxRunRecordBytes, 8<<20)
+	positive(&c.ViewResolveBytes, DefaultViewResolveBytes)
+	positive(&c.RenderResolveBytes, DefaultRenderResolveBytes)
+	positive(&c.MaxPendingEvents, 100)
+	// Zero takes the default; a negative value means what its field says.
+	c.ShedAbove = cmp.Or(c.ShedAbove, DefaultShedAbove)
+	c.LatestTTL = cmp.Or(c.LatestTTL, DefaultLatestTTL)
+	c.Retention = cmp.Or(c.Retention, DefaultRetention)
+	c.PayloadInlineMax = cmp.Or(c.PayloadInlineMax, DefaultPayloadInlineMax)
+	c.PayloadCacheBytes = cmp.Or(c.PayloadCacheBytes, 32<<20)
 	if c.MaxOutputBytes <= 0 {
 		c.MaxOutputBytes = DefaultMaxPayloadBytes
 		if c.PayloadInlineMax < 0 {
 			c.MaxOutputBytes = 1 << 20 // everything inline: the old bound
 		}
 	}
-	if c.ViewResolveBytes <= 0 {
-		c.ViewResolveBytes = DefaultViewResolveBytes
-	}
-	if c.RenderResolveBytes <= 0 {
-		c.RenderResolveBytes = DefaultRenderResolveBytes
-	}
-	if c.PayloadCacheBytes == 0 {
-		c.PayloadCacheBytes = 32 << 20
-	}
-	if c.MaxPendingEvents <= 0 {
-		c.MaxPendingEvents = 100
-	}
-	if c.Logger == nil {
-		c.Logger = slog.Default()
-	}
+	c.Logger = cmp.Or(c.Logger, slog.Default())
 	if c.Now == nil {
 		c.Now = time.Now
+	}
+}
+
+// positive sets *p to v unless it is positive.
+func positive[T int | time.Duration](p *T, v T) {
+	if *p <= 0 {
+		*p = v
 	}
 }
 

@@ -61,7 +61,7 @@ func (e *Engine) Checkpoint(ctx context.Context, id string, req cairn.Checkpoint
 	if err := e.payloads.ExternalizeOps(ctx, tok.Run, req.Operations, e.cfg.MaxOutputBytes); err != nil {
 		return nil, err
 	}
-	d, err := e.definition(ctx, l.Workflow, l.Version)
+	d, err := e.definition(ctx, l.Workflow, l.rev())
 	if err != nil {
 		return nil, err
 	}
@@ -140,7 +140,7 @@ func (e *Engine) continueAsNew(ctx context.Context, id string, req cairn.Complet
 	if err != nil {
 		return nil, err
 	}
-	d, err := e.definition(ctx, l.Workflow, l.Version)
+	d, err := e.definition(ctx, l.Workflow, l.rev())
 	if err != nil {
 		return nil, err
 	}

@@ -151,7 +151,7 @@ func (e *Engine) holderStale(ctx context.Context, h flow.Holder) (bool, error) {
 // next routine visit. Then it frees the lease's slots under its other
 // keys.
 func (e *Engine) recoverNow(ctx context.Context, l *leaseRecord) {
-	d, err := e.definition(ctx, l.Workflow, l.Version)
+	d, err := e.definition(ctx, l.Workflow, l.rev())
 	if err == nil {
 		err = e.recoverAttempt(ctx, l.Run, d, l, l.ExpiredWhy, &ReapStats{})
 	}

@@ -21,7 +21,7 @@ func stepPriority(r *runRecord, d *definition, step string) int {
 // priorityOf is stepPriority for callers without the definition at hand
 // (it is cached after the first read).
 func (e *Engine) priorityOf(ctx context.Context, r *runRecord, step string) int {
-	d, err := e.definition(ctx, r.Workflow, r.Version)
+	d, err := e.definition(ctx, r.Workflow, r.rev())
 	if err != nil {
 		return r.Priority
 	}

@@ -121,7 +121,7 @@ func (e *Engine) reapRun(ctx context.Context, run string, timerKeys []string, no
 	if done, err := e.reapExpired(ctx, r, timerKeys, now, stats); done || err != nil {
 		return err
 	}
-	d, err := e.definition(ctx, r.Workflow, r.Version)
+	d, err := e.definition(ctx, r.Workflow, r.rev())
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/engine/internal/catalog"
 	"github.com/cairn-dev/cairn/engine/internal/keys"
 	"github.com/cairn-dev/cairn/engine/internal/workers"
 )
@@ -32,6 +33,9 @@ type runRecord struct {
 	Journal        []cairn.JournalEntry       `json:"journal"`
 	// RerunOf is the run this one was started from by a rerun.
 	RerunOf string `json:"rerun_of,omitempty"`
+	// Def is the sum of the definition the run started on, when a
+	// definition may be replaced (Config.ReplaceDefinitions): see rev.
+	Def string `json:"def,omitempty"`
 	// ContinuedAs and ContinuedFrom link a function's runs that continued
 	// as new (function.go).
 	ContinuedAs   string `json:"continued_as,omitempty"`
@@ -138,6 +142,7 @@ type leaseRecord struct {
 	TimeoutAt   *time.Time     `json:"timeout_at,omitempty"`
 	ExpiredWhy  string         `json:"expired_why,omitempty"`
 	TraceParent string         `json:"traceparent,omitempty"`
+	Def         string         `json:"def,omitempty"` // the run's Def
 	// Input is the rendered input the lease gave its worker, kept when
 	// it is at most KeptInputBytes (InputBytes is its size either way):
 	// what the dashboard and GET /runs/{run}/steps/{step}/input show.
@@ -155,6 +160,12 @@ type leaseRecord struct {
 	// in (limits.go): freed when the attempt ends.
 	Slots []string `json:"slots,omitempty"`
 }
+
+// rev is the version a run's definition is read as: the revision it
+// started on (catalog.Revision), which a replaced definition keeps.
+func (r *runRecord) rev() string { return catalog.Revision(r.Version, r.Def) }
+
+func (l *leaseRecord) rev() string { return catalog.Revision(l.Version, l.Def) }
 
 // leaseToken is what a lease id encodes (keys.LeaseToken): nothing in it
 // is believed until the lease object confirms it (tokenMatches).

@@ -169,6 +169,9 @@ func (e *Engine) newRunRecord(ctx context.Context, req cairn.StartRequest, d *de
 		IdempotencyKey: req.IdempotencyKey, CreatedAt: now, UpdatedAt: now, Trace: telemetry.ParentOf(ctx),
 		Steps: map[string]*stepState{}, Journal: []cairn.JournalEntry{}, Layout: e.keys.Name(), Priority: req.Priority,
 	}
+	if e.cfg.ReplaceDefinitions {
+		r.Def = d.sum
+	}
 	for k, v := range req.State {
 		r.State[k] = v
 	}
@@ -320,7 +323,7 @@ func (e *Engine) GetRun(ctx context.Context, id string) (*cairn.Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	d, err := e.definition(ctx, r.Workflow, r.Version)
+	d, err := e.definition(ctx, r.Workflow, r.rev())
 	if err != nil {
 		d = nil // the view works without the definition
 	}
@@ -470,7 +473,7 @@ func (e *Engine) CancelRun(ctx context.Context, id, reason string) (*cairn.Run, 
 	if err != nil {
 		return nil, err
 	}
-	d, _ := e.definition(ctx, r.Workflow, r.Version)
+	d, _ := e.definition(ctx, r.Workflow, r.rev())
 	return e.view(r, d), nil
 }
 
@@ -515,7 +518,7 @@ func (e *Engine) sendEvent(ctx context.Context, run string, req cairn.EventReque
 			return nil, nil, err
 		}
 	}
-	d, err := e.definition(ctx, r0.Workflow, r0.Version)
+	d, err := e.definition(ctx, r0.Workflow, r0.rev())
 	if err != nil {
 		return nil, nil, err
 	}
@@ -596,7 +599,7 @@ func (e *Engine) status(ctx context.Context, r *runRecord) *cairn.RunProgress {
 	s := &cairn.RunProgress{ID: r.ID, Workflow: r.Workflow, Version: r.Version, Status: r.Status, Rev: r.Rev,
 		CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, EndedAt: r.EndedAt, Error: r.Error, Steps: []cairn.StepProgress{}}
 	s.StepsDone, s.StepsTotal = stepCounts(r)
-	d, _ := e.definition(ctx, r.Workflow, r.Version)
+	d, _ := e.definition(ctx, r.Workflow, r.rev())
 	for _, id := range stepOrder(r, d) {
 		st := r.Steps[id]
 		if st == nil {

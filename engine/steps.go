@@ -86,7 +86,7 @@ func (e *Engine) fence(ctx context.Context, l *leaseRecord, ver blob.Version, wh
 // run record: already_applied when this lease's own complete or fail won,
 // else fenced (or run_terminal).
 func (e *Engine) refuseFenced(ctx context.Context, tok leaseToken, l *leaseRecord) error {
-	d, err := e.definition(ctx, l.Workflow, l.Version)
+	d, err := e.definition(ctx, l.Workflow, l.rev())
 	if err != nil {
 		return err
 	}
@@ -453,7 +453,7 @@ func (e *Engine) end(ctx context.Context, tok leaseToken, en *ending) (*cairn.En
 	// Whatever the run record decides, this lease's worker calls are over
 	// (a retry after a store failure reads the lease again).
 	defer e.forgetLease(tok.Run, tok.Step, tok.Attempt)
-	d, err := e.definition(ctx, l.Workflow, l.Version)
+	d, err := e.definition(ctx, l.Workflow, l.rev())
 	if err != nil {
 		return nil, err
 	}

@@ -84,7 +84,7 @@ func (e *Engine) AwaitRun(ctx context.Context, id string, wait time.Duration) (*
 	if !r.Status.Terminal() {
 		return e.GetRun(ctx, id) // the hold ended first: the full view, holders read
 	}
-	d, err := e.definition(ctx, r.Workflow, r.Version)
+	d, err := e.definition(ctx, r.Workflow, r.rev())
 	if err != nil {
 		d = nil // the view works without the definition
 	}

@@ -20,13 +20,14 @@ type definition struct {
 	ancestors map[string][]string
 	flow      *flow.Plan                  // concurrency, rate limits, priorities (limits.go)
 	items     map[string]*render.Template // the items expression of each map step
+	sum       string                      // its content's (catalog.Sum)
 }
 
 func compile(w cairn.Workflow, field string) (*definition, error) {
 	if err := w.Validate(field); err != nil {
 		return nil, err
 	}
-	d := &definition{Workflow: w, templates: map[string]*render.Template{}, whens: map[string]*render.Template{}, ancestors: map[string][]string{}}
+	d := &definition{Workflow: w, sum: catalog.Sum(w), templates: map[string]*render.Template{}, whens: map[string]*render.Template{}, ancestors: map[string][]string{}}
 	for i, s := range w.Steps {
 		t, err := render.Compile(s.Input)
 		if err != nil {
@@ -72,6 +73,7 @@ type defCache = catalog.Catalog[*definition]
 func (e *Engine) newCatalog() *defCache {
 	return catalog.New(catalog.Host[*definition]{
 		Store: e.store, Keys: e.keys, Now: e.now, Compile: compile, Registered: e.registered, LatestTTL: e.cfg.LatestTTL,
+		Replace: e.cfg.ReplaceDefinitions, Log: e.log,
 	})
 }
 

@@ -45,6 +45,7 @@ laptop only.`,
 			if err != nil {
 				return err
 			}
+			cfg.ReplaceDefinitions = true // edit, restart the worker, go on: runs in flight keep theirs
 			out := cmd.OutOrStdout()
 			return app.API(cmd.Context(), cfg, log, app.APIOptions{
 				ReapEvery: reapEvery,

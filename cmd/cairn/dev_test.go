@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/internal/testutil"
+	"github.com/cairn-dev/cairn/sdk"
 )
 
 func TestDevEnviron(t *testing.T) {
@@ -117,6 +118,37 @@ func TestDevServesMetrics(t *testing.T) {
 		if err := d.stop(); err != nil {
 			t.Fatalf("dev stopped with %v", err)
 		}
+	}
+}
+
+// Under cairn dev a worker restarted with an edited definition of the same
+// version is taken (no 409), and the log says what happened to runs in
+// flight; cairn serve keeps definitions immutable (the engine's tests).
+func TestDevTakesAnEditedDefinition(t *testing.T) {
+	t.Setenv("CAIRN_BLOB", "mem://")
+	d := startDev(t, "--addr", "127.0.0.1:0")
+	c, err := sdk.NewClient(d.base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for _, steps := range []string{`[{"id":"a"}]`, `[{"id":"a"},{"id":"b","after":["a"]}]`} {
+		body := `{"worker_id":"w1","workflows":[{"name":"edit","version":"1","steps":` + steps + `}]}`
+		resp, err := http.Post(d.base+"/v1/api/workers/register", "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		msg, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("registering %s: %d %s", steps, resp.StatusCode, msg)
+		}
+	}
+	if wf, err := c.Workflow(ctx, "edit", "1"); err != nil || len(wf.Steps) != 2 {
+		t.Fatalf("the stored definition: %+v %v", wf, err)
+	}
+	if !strings.Contains(d.logs.String(), "workflow definition changed") {
+		t.Fatalf("the log does not say the definition changed:\n%s", d.logs.String())
 	}
 }
 

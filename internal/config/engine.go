@@ -45,6 +45,9 @@ type Engine struct {
 	// engine's defaults; PayloadInlineMax -1 keeps every value inline).
 	PayloadInlineMax int
 	MaxPayloadBytes  int
+	// ReplaceDefinitions: a changed definition replaces the stored one
+	// (set by cairn dev, not by a variable; engine.Config).
+	ReplaceDefinitions bool
 	// ShedAbove is engine.Config.ShedAbove (CAIRN_SHED_ABOVE; 0: the
 	// engine's default, negative: off).
 	ShedAbove float64
@@ -133,20 +136,21 @@ func (r *reader) bytes(k string, def, min, max int) int {
 // EngineConfig is the engine configuration, with bus and logger.
 func (c *Config) EngineConfig(bus notify.Bus, log *slog.Logger) engine.Config {
 	return engine.Config{
-		LeaseTTL:          c.LeaseTTL,
-		HeartbeatInterval: c.Heartbeat,
-		MaxRequestTime:    c.MaxRequestTime,
-		FallbackInterval:  c.FallbackInterval,
-		ClaimHold:         claimHold(c.ClaimHold),
-		ClaimPause:        c.ClaimPause,
-		Retention:         c.Retention,
-		KeyLayout:         c.KeyLayout,
-		PayloadInlineMax:  c.PayloadInlineMax,
-		MaxOutputBytes:    c.MaxPayloadBytes,
-		ShedAbove:         c.ShedAbove,
-		Prices:            c.Prices,
-		Bus:               bus,
-		Logger:            log,
+		LeaseTTL:           c.LeaseTTL,
+		HeartbeatInterval:  c.Heartbeat,
+		MaxRequestTime:     c.MaxRequestTime,
+		FallbackInterval:   c.FallbackInterval,
+		ClaimHold:          claimHold(c.ClaimHold),
+		ClaimPause:         c.ClaimPause,
+		Retention:          c.Retention,
+		KeyLayout:          c.KeyLayout,
+		PayloadInlineMax:   c.PayloadInlineMax,
+		MaxOutputBytes:     c.MaxPayloadBytes,
+		ShedAbove:          c.ShedAbove,
+		ReplaceDefinitions: c.ReplaceDefinitions,
+		Prices:             c.Prices,
+		Bus:                bus,
+		Logger:             log,
 		// GCS takes about one write a second to one object: the committer
 		// spaces its writes of a run record instead of being refused.
 		ObjectWritesPerSecond: objectWritesPerSecond(c.Blob),

@@ -10,9 +10,11 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sort"
 	"strings"
 	"sync"
@@ -39,6 +41,12 @@ type Host[D any] struct {
 	Registered func(name string)
 	// LatestTTL bounds how long a cached newest version is trusted.
 	LatestTTL time.Duration
+	// Replace lets a registration with other content replace a stored
+	// definition (cairn dev) instead of being refused: every content
+	// registered is also kept as its revision, <version>~<Sum>, which the
+	// runs started on it go on reading (Revision). Log says so.
+	Replace bool
+	Log     *slog.Logger
 }
 
 // Catalog is one instance's view of the stored definitions.
@@ -61,6 +69,22 @@ type Catalog[D any] struct {
 // New returns a catalog over h.
 func New[D any](h Host[D]) *Catalog[D] {
 	return &Catalog[D]{h: h, defs: map[keys.WorkflowID]D{}, registered: map[keys.WorkflowID][sha256.Size]byte{}}
+}
+
+// Sum names a definition's content: the first 8 bytes of the SHA-256 of
+// its stored form, in hex.
+func Sum(w cairn.Workflow) string {
+	s := sha256.Sum256(Canonical(w))
+	return hex.EncodeToString(s[:8])
+}
+
+// Revision is the version a run reads its definition as: version itself,
+// or with a sum (Replace) the content it started with, version~sum.
+func Revision(version, sum string) string {
+	if sum == "" {
+		return version
+	}
+	return version + "~" + sum
 }
 
 // Canonical returns a definition's stored form: the same content always
@@ -90,6 +114,11 @@ func (c *Catalog[D]) Register(ctx context.Context, wfs []cairn.Workflow) error {
 			return err
 		}
 		key := c.h.Keys.Workflow(w.Name, w.Version)
+		if c.h.Replace { // the revision first: a run may start on it once key holds it
+			if _, err := c.h.Store.Create(ctx, c.h.Keys.Workflow(w.Name, Revision(w.Version, Sum(w))), data); err != nil && !errors.Is(err, blob.ErrPreconditionFailed) {
+				return err
+			}
+		}
 		_, err = c.h.Store.Create(ctx, key, data)
 		switch {
 		case err == nil:
@@ -98,7 +127,12 @@ func (c *Catalog[D]) Register(ctx context.Context, wfs []cairn.Workflow) error {
 			if err != nil {
 				return err
 			}
-			if !bytes.Equal(o.Data, data) {
+			if !bytes.Equal(o.Data, data) && c.h.Replace {
+				if _, err := c.h.Store.Put(ctx, key, data, blob.WriteOptions{IfMatch: o.Version}); err != nil {
+					return fmt.Errorf("%s: replacing workflow %s version %s: %w", field, w.Name, w.Version, err)
+				}
+				c.h.Log.Info("workflow definition changed: new runs use the new one, runs in flight keep the one they started with (cairn dev; a deployment refuses the change)", "workflow", w.Name, "version", w.Version)
+			} else if !bytes.Equal(o.Data, data) {
 				return &errs.ConflictError{Message: fmt.Sprintf("%s: workflow %s version %s is already registered with other content; definitions are immutable, register a new version", field, w.Name, w.Version)}
 			}
 			// The definition may have been written by a registration that

@@ -86,6 +86,7 @@ type ContinueAsNew struct {
 // CheckpointRequest records a function step's operations.
 type CheckpointRequest struct {
 	Operations []Operation `json:"operations" nullable:"false" maxItems:"1000" doc:"Operations to add to the step's history, in order: each one's seq continues the history (an operation already recorded at its seq is skipped, so a checkpoint sent again adds nothing)."`
+	Usage      *Usage      `json:"usage,omitempty" doc:"With suspend: what the attempt consumed, priced and added to the step's usage as a complete's or a fail's is (an attempt that suspends reports no other way)."`
 	Suspend    *Suspension `json:"suspend,omitempty" doc:"End this attempt once the operations are recorded: the step's next attempt, which replays the history, becomes claimable at until, or when event arrives (the engine then records it as op's outcome), whichever is first."`
 }
 

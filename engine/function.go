@@ -104,6 +104,7 @@ func (e *Engine) Checkpoint(ctx context.Context, id string, req cairn.Checkpoint
 				return answer{}, cairn.ValidationError{{Field: "body.suspend.op", Message: fmt.Sprintf("the history holds no %s operation %q", want, sp.Op)}}
 			}
 			e.suspendFor(r, d, l, sp, fx)
+			addUsage(r, st, st.attempt(tok.Attempt), e.priced(req.Usage))
 		}
 		return answer{out: &cairn.Checkpointed{Operations: len(st.Ops), RunStatus: r.Status}}, nil
 	})

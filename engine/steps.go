@@ -402,6 +402,17 @@ func (e *Engine) apply(en *ending, r *runRecord, d *definition, tok leaseToken, 
 	e.advance(r, d, fx)
 }
 
+// addUsage records u, an attempt's priced usage, on the attempt, its step
+// and the run.
+func addUsage(r *runRecord, st *stepState, a *cairn.Attempt, u cairn.Usage) {
+	if !u.IsZero() {
+		uc := u
+		a.Usage = &uc
+		st.Usage.Add(u)
+		r.Usage.Add(u)
+	}
+}
+
 // Fail ends an attempt with an error; its class decides what follows.
 func (e *Engine) Fail(ctx context.Context, id string, req cairn.FailRequest) (*cairn.Ended, error) {
 	if req.Error.Class == "" {
@@ -491,12 +502,7 @@ func (e *Engine) endMutation(d *definition, tok leaseToken, l *leaseRecord, en *
 		a := st.attempt(tok.Attempt)
 		a.Worker, a.ClaimedAt, a.StartedAt, a.EndedAt, a.Outcome = l.Worker, &claimed, startedAt, &ended, outcome
 		r.journal(claimed, cairn.JournalEntry{Type: cairn.JournalStepClaimed, Step: tok.Step, Attempt: tok.Attempt, Worker: l.Worker})
-		if !u.IsZero() {
-			uc := u
-			a.Usage = &uc
-			st.Usage.Add(u)
-			r.Usage.Add(u)
-		}
+		addUsage(r, st, a, u)
 		for k, v := range en.patch {
 			if r.State == nil {
 				r.State = map[string]json.RawMessage{}

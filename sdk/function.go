@@ -320,7 +320,11 @@ const maxCheckpointOps = 500
 // are recorded they leave pending for the history. Called with flushMu
 // held.
 func (fc *Durable) sendOps(ops []client.Operation, sp *client.Suspension) error {
-	if err := fc.send(client.CheckpointRequest{Operations: ops, Suspend: sp}); err != nil {
+	req := client.CheckpointRequest{Operations: ops, Suspend: sp}
+	if sp != nil { // the attempt ends: what it consumed goes with it
+		req.Usage = usageTo(fc.sc.usage.total())
+	}
+	if err := fc.send(req); err != nil {
 		return err
 	}
 	fc.mu.Lock()

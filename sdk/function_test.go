@@ -540,6 +540,35 @@ func TestFunctionStepSpansAndUsage(t *testing.T) {
 	}
 }
 
+// What an attempt consumed before it suspended counts: the suspending
+// checkpoint carries its usage, as a complete does.
+func TestFunctionUsageSurvivesASuspension(t *testing.T) {
+	e := newEnv(t, fastReap())
+	_, tp := recordSpans(t)
+	tracer := tp.Tracer("test")
+	wf := Function("usage-nap", "1", func(fc *Durable, _ struct{}) (int, error) {
+		n, err := Step(fc, "ask", func(ctx context.Context) (int, error) {
+			_, span := tracer.Start(ctx, "chat", trace.WithAttributes(attribute.String(AttrRequestModel, "model-a"),
+				attribute.Int64(AttrInputTokens, 30), attribute.Int64(AttrOutputTokens, 7)))
+			span.End()
+			return 1, nil
+		})
+		if err != nil {
+			return 0, err
+		}
+		return n, fc.Sleep("nap", inlineSleep+time.Second) // suspends; the next attempt ends the run
+	})
+	serve(t, NewWorker(e.c, WithLogger(quiet()), WithTracerProvider(tp)).Register(wf))
+	r := waitRun(t, e.c, start(t, e.c, "usage-nap", StartOptions{}).ID, 30*time.Second)
+	st := r.Step("main")
+	if u := st.Usage; r.Status != RunCompleted || len(st.Attempts) != 2 || u.InputTokens != 30 || u.OutputTokens != 7 || r.Usage.InputTokens != 30 {
+		t.Fatalf("run %s, %d attempts; step usage %+v, run usage %+v", r.Status, len(st.Attempts), u, r.Usage)
+	}
+	if a := st.Attempts[0]; a.Outcome != cairn.OutcomeSuspended || a.Usage == nil || a.Usage.InputTokens != 30 {
+		t.Fatalf("the suspended attempt: %+v", a)
+	}
+}
+
 // Race returns the branch that ends first and records it: a step against
 // a sleep ends at once; a wait against a sleep suspends the function until
 // the first of them (the event, or the sleep's end), and a replay runs

@@ -849,6 +849,7 @@ type CheckpointRequest struct {
 	// Operations Operations to add to the step's history, in order: each one's seq continues the history (an operation already recorded at its seq is skipped, so a checkpoint sent again adds nothing).
 	Operations []Operation `json:"operations"`
 	Suspend    *Suspension `json:"suspend,omitempty"`
+	Usage      *Usage      `json:"usage,omitempty"`
 }
 
 // Checkpointed defines model for Checkpointed.

@@ -880,6 +880,8 @@ export interface components {
             operations: components["schemas"]["Operation"][];
             /** @description End this attempt once the operations are recorded: the step's next attempt, which replays the history, becomes claimable at until, or when event arrives (the engine then records it as op's outcome), whichever is first. */
             suspend?: components["schemas"]["Suspension"];
+            /** @description With suspend: what the attempt consumed, priced and added to the step's usage as a complete's or a fail's is (an attempt that suspends reports no other way). */
+            usage?: components["schemas"]["Usage"];
         };
         Checkpointed: {
             /**

@@ -10,6 +10,7 @@ from ..types import UNSET, Unset
 if TYPE_CHECKING:
     from ..models.operation import Operation
     from ..models.suspension import Suspension
+    from ..models.usage import Usage
 
 
 T = TypeVar("T", bound="CheckpointRequest")
@@ -22,10 +23,12 @@ class CheckpointRequest:
         operations (list[Operation]): Operations to add to the step's history, in order: each one's seq continues the
             history (an operation already recorded at its seq is skipped, so a checkpoint sent again adds nothing).
         suspend (Suspension | Unset):
+        usage (Usage | Unset):
     """
 
     operations: list[Operation]
     suspend: Suspension | Unset = UNSET
+    usage: Usage | Unset = UNSET
 
     def to_dict(self) -> dict[str, Any]:
         operations = []
@@ -37,6 +40,10 @@ class CheckpointRequest:
         if not isinstance(self.suspend, Unset):
             suspend = self.suspend.to_dict()
 
+        usage: dict[str, Any] | Unset = UNSET
+        if not isinstance(self.usage, Unset):
+            usage = self.usage.to_dict()
+
         field_dict: dict[str, Any] = {}
 
         field_dict.update(
@@ -46,6 +53,8 @@ class CheckpointRequest:
         )
         if suspend is not UNSET:
             field_dict["suspend"] = suspend
+        if usage is not UNSET:
+            field_dict["usage"] = usage
 
         return field_dict
 
@@ -53,6 +62,7 @@ class CheckpointRequest:
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
         from ..models.operation import Operation  # noqa: PLC0415
         from ..models.suspension import Suspension  # noqa: PLC0415
+        from ..models.usage import Usage  # noqa: PLC0415
 
         d = dict(src_dict)
         operations = []
@@ -69,9 +79,17 @@ class CheckpointRequest:
         else:
             suspend = Suspension.from_dict(_suspend)
 
+        _usage = d.pop("usage", UNSET)
+        usage: Usage | Unset
+        if isinstance(_usage, Unset):
+            usage = UNSET
+        else:
+            usage = Usage.from_dict(_usage)
+
         checkpoint_request = cls(
             operations=operations,
             suspend=suspend,
+            usage=usage,
         )
 
         return checkpoint_request

@@ -140,6 +140,9 @@ type Worker struct {
 	mu       sync.Mutex
 	inflight map[string]*attempt // by lease id
 	ended    map[string]time.Time
+	// scope is the run its claims are scoped to, set by RunHere (here.go):
+	// empty for a worker that serves every run of its workflows.
+	scope string
 }
 
 type handlerKey struct{ workflow, version, step string }
@@ -234,7 +237,11 @@ func (w *Worker) InFlight() int {
 // returns nil.
 // It returns an error when the definitions are invalid, registration is
 // refused, or the API refuses the worker's key.
-func (w *Worker) Serve(ctx context.Context) error {
+func (w *Worker) Serve(ctx context.Context) error { return w.serve(ctx, nil) }
+
+// serve is Serve. With here set (RunHere), it calls here once registered,
+// and claims on the context here returns until that context ends.
+func (w *Worker) serve(ctx context.Context, here func(context.Context) (context.Context, error)) error {
 	if !w.serving.CompareAndSwap(false, true) {
 		return errors.New("cairn: Serve is already running on this worker")
 	}
@@ -295,9 +302,16 @@ func (w *Worker) Serve(ctx context.Context) error {
 	defer stopPub()
 	w.pubCtx = pubCtx
 
+	claimCtx := ctx
+	var claimErr error
+	if here != nil {
+		claimCtx, claimErr = here(ctx)
+	}
 	var bodies sync.WaitGroup
-	w.claiming = ctx
-	claimErr := w.claimLoop(ctx, bodyBase, wfs, &bodies)
+	if claimErr == nil {
+		w.claiming = claimCtx
+		claimErr = w.claimLoop(claimCtx, bodyBase, wfs, &bodies)
+	}
 	w.drain(&bodies, stopPub)
 	// Say so, so that the worker is listed as gone at once, not after the
 	// server's alive window; best effort, bounded.
@@ -445,6 +459,11 @@ func (w *Worker) claimFailed(ctx context.Context, err error, wfs []client.Workfl
 	}
 	var ae *APIError
 	switch {
+	case ReasonOf(err) == cairn.ReasonRunTerminal && w.scoped() != "":
+		// The run the claims are scoped to has ended: RunHere learns so
+		// and stops claiming, or scopes them to the run it continued as.
+		w.log.Debug("the run the claims are scoped to has ended", "run", w.scoped())
+		return !failures.sleep(ctx), nil
 	case IsNotFound(err):
 		// The worker's record is gone (a wiped bucket, a new
 		// deployment): register again.
@@ -538,6 +557,9 @@ func (w *Worker) claim(ctx context.Context, n int) (_ []client.Lease, pause time
 	max := int64(n)
 	wait := w.cfg.claimWait.Milliseconds()
 	req := client.ClaimRequest{WorkerId: w.id, Max: &max, WaitMs: &wait}
+	if run := w.scoped(); run != "" {
+		req.Run = &run
+	}
 	cctx, cancel := context.WithTimeout(ctx, w.cfg.claimWait+30*time.Second)
 	defer cancel()
 	resp, err := w.c.api.ClaimStepsWithResponse(cctx, req)
@@ -883,7 +905,9 @@ func (w *Worker) publishComplete(a *attempt, output json.RawMessage, patch map[s
 			return nil
 		}
 		req.Output, req.ContinueAsNew = nil, &client.ContinueAsNew{Input: in}
-	} else if w.claiming != nil && w.claiming.Err() == nil {
+	} else if w.claiming != nil && w.claiming.Err() == nil && w.scoped() == "" {
+		// (Not when scoped to a run: claim_next is not, and could hand
+		// back a step of another run.)
 		req.ClaimNext = &client.ClaimNext{Max: 1}
 	}
 	err = w.retry(w.pubCtx, a, func(ctx context.Context) error {

@@ -94,12 +94,19 @@ func (w *Worker) follow(ctx context.Context, run string) (*Run, error) {
 	}
 }
 
-// scopeTo scopes the worker's claims to run.
+// scopeTo scopes the worker's claims to run, cancelling the claim in
+// flight scoped to another.
 func (w *Worker) scopeTo(run string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if w.scope != run && w.claimCancel != nil {
+		w.claimCancel(errRescoped)
+	}
 	w.scope = run
 }
+
+// errRescoped cancels a claim whose scope changed.
+var errRescoped = errors.New("cairn: the claims are scoped to another run")
 
 // scoped returns the run the worker's claims are scoped to, if any.
 func (w *Worker) scoped() string {

@@ -143,6 +143,9 @@ type Worker struct {
 	// scope is the run its claims are scoped to, set by RunHere (here.go):
 	// empty for a worker that serves every run of its workflows.
 	scope string
+	// claimCancel cancels the claim in flight, when scopeTo changes the
+	// scope (a claim held on a run that ended would wait for nothing).
+	claimCancel context.CancelCauseFunc
 }
 
 type handlerKey struct{ workflow, version, step string }
@@ -557,13 +560,28 @@ func (w *Worker) claim(ctx context.Context, n int) (_ []client.Lease, pause time
 	max := int64(n)
 	wait := w.cfg.claimWait.Milliseconds()
 	req := client.ClaimRequest{WorkerId: w.id, Max: &max, WaitMs: &wait}
-	if run := w.scoped(); run != "" {
-		req.Run = &run
-	}
 	cctx, cancel := context.WithTimeout(ctx, w.cfg.claimWait+30*time.Second)
 	defer cancel()
+	if run := w.scoped(); run != "" {
+		req.Run = &run
+		var rescope context.CancelCauseFunc
+		cctx, rescope = context.WithCancelCause(cctx)
+		defer rescope(nil)
+		w.mu.Lock()
+		w.claimCancel = rescope
+		w.mu.Unlock()
+		defer func() {
+			w.mu.Lock()
+			w.claimCancel = nil
+			w.mu.Unlock()
+		}()
+	}
 	resp, err := w.c.api.ClaimStepsWithResponse(cctx, req)
 	if err := w.c.check(err, resp); err != nil {
+		if errors.Is(context.Cause(cctx), errRescoped) {
+			// Its run ended: no lease of it was lost.
+			return nil, 0, nil
+		}
 		return nil, 0, err
 	}
 	if p := resp.JSON200.PauseMs; p != nil && *p > 0 {

@@ -140,6 +140,12 @@ type Worker struct {
 	mu       sync.Mutex
 	inflight map[string]*attempt // by lease id
 	ended    map[string]time.Time
+	// scope is the run its claims are scoped to, set by RunHere (here.go):
+	// empty for a worker that serves every run of its workflows.
+	scope string
+	// claimCancel cancels the claim in flight, when scopeTo changes the
+	// scope (a claim held on a run that ended would wait for nothing).
+	claimCancel context.CancelCauseFunc
 }
 
 type handlerKey struct{ workflow, version, step string }
@@ -234,7 +240,11 @@ func (w *Worker) InFlight() int {
 // returns nil.
 // It returns an error when the definitions are invalid, registration is
 // refused, or the API refuses the worker's key.
-func (w *Worker) Serve(ctx context.Context) error {
+func (w *Worker) Serve(ctx context.Context) error { return w.serve(ctx, nil) }
+
+// serve is Serve. With here set (RunHere), it calls here once registered,
+// and claims on the context here returns until that context ends.
+func (w *Worker) serve(ctx context.Context, here func(context.Context) (context.Context, error)) error {
 	if !w.serving.CompareAndSwap(false, true) {
 		return errors.New("cairn: Serve is already running on this worker")
 	}
@@ -295,9 +305,16 @@ func (w *Worker) Serve(ctx context.Context) error {
 	defer stopPub()
 	w.pubCtx = pubCtx
 
+	claimCtx := ctx
+	var claimErr error
+	if here != nil {
+		claimCtx, claimErr = here(ctx)
+	}
 	var bodies sync.WaitGroup
-	w.claiming = ctx
-	claimErr := w.claimLoop(ctx, bodyBase, wfs, &bodies)
+	if claimErr == nil {
+		w.claiming = claimCtx
+		claimErr = w.claimLoop(claimCtx, bodyBase, wfs, &bodies)
+	}
 	w.drain(&bodies, stopPub)
 	// Say so, so that the worker is listed as gone at once, not after the
 	// server's alive window; best effort, bounded.
@@ -445,6 +462,11 @@ func (w *Worker) claimFailed(ctx context.Context, err error, wfs []client.Workfl
 	}
 	var ae *APIError
 	switch {
+	case ReasonOf(err) == cairn.ReasonRunTerminal && w.scoped() != "":
+		// The run the claims are scoped to has ended: RunHere learns so
+		// and stops claiming, or scopes them to the run it continued as.
+		w.log.Debug("the run the claims are scoped to has ended", "run", w.scoped())
+		return !failures.sleep(ctx), nil
 	case IsNotFound(err):
 		// The worker's record is gone (a wiped bucket, a new
 		// deployment): register again.
@@ -540,8 +562,26 @@ func (w *Worker) claim(ctx context.Context, n int) (_ []client.Lease, pause time
 	req := client.ClaimRequest{WorkerId: w.id, Max: &max, WaitMs: &wait}
 	cctx, cancel := context.WithTimeout(ctx, w.cfg.claimWait+30*time.Second)
 	defer cancel()
+	if run := w.scoped(); run != "" {
+		req.Run = &run
+		var rescope context.CancelCauseFunc
+		cctx, rescope = context.WithCancelCause(cctx)
+		defer rescope(nil)
+		w.mu.Lock()
+		w.claimCancel = rescope
+		w.mu.Unlock()
+		defer func() {
+			w.mu.Lock()
+			w.claimCancel = nil
+			w.mu.Unlock()
+		}()
+	}
 	resp, err := w.c.api.ClaimStepsWithResponse(cctx, req)
 	if err := w.c.check(err, resp); err != nil {
+		if errors.Is(context.Cause(cctx), errRescoped) {
+			// Its run ended: no lease of it was lost.
+			return nil, 0, nil
+		}
 		return nil, 0, err
 	}
 	if p := resp.JSON200.PauseMs; p != nil && *p > 0 {
@@ -883,7 +923,9 @@ func (w *Worker) publishComplete(a *attempt, output json.RawMessage, patch map[s
 			return nil
 		}
 		req.Output, req.ContinueAsNew = nil, &client.ContinueAsNew{Input: in}
-	} else if w.claiming != nil && w.claiming.Err() == nil {
+	} else if w.claiming != nil && w.claiming.Err() == nil && w.scoped() == "" {
+		// (Not when scoped to a run: claim_next is not, and could hand
+		// back a step of another run.)
 		req.ClaimNext = &client.ClaimNext{Max: 1}
 	}
 	err = w.retry(w.pubCtx, a, func(ctx context.Context) error {

@@ -134,6 +134,10 @@ export class Worker {
   private heartbeatMs = 10_000;
   private leaseTTLMs = 30_000;
   private stopCtrl = new AbortController();
+  /** The run the claims are scoped to (runHere, here.ts); undefined serves every run. */
+  private scope: string | undefined;
+  /** Aborts the claim in flight when the scope changes. */
+  private claimCtrl: AbortController | undefined;
   private readyResolve!: () => void;
   /** Resolves once the worker registered and claims. */
   ready: Promise<void>;
@@ -183,6 +187,14 @@ export class Worker {
    * interrupted.
    */
   async serve(opts: { signal?: AbortSignal; handleSignals?: boolean } = {}): Promise<void> {
+    return this.serveWith(opts);
+  }
+
+  /**
+   * @internal serve, for runHere (here.ts): once registered it calls
+   * here, and claims until the signal here returns is aborted.
+   */
+  async serveWith(opts: { signal?: AbortSignal; handleSignals?: boolean }, here?: (stop: AbortSignal) => Promise<AbortSignal>): Promise<void> {
     if (this.stopCtrl.signal.aborted) this.stopCtrl = new AbortController();
     const stop = this.stopCtrl;
     const onSignal = () => {
@@ -208,7 +220,17 @@ export class Worker {
       const hbStop = new AbortController();
       const hb = this.heartbeatLoop(hbStop.signal);
       this.readyResolve();
-      await this.claimLoop(stop.signal, bodies);
+      let claimSignal: AbortSignal | undefined = stop.signal;
+      let hereErr: { err: unknown } | undefined;
+      if (here) {
+        try {
+          claimSignal = await here(stop.signal);
+        } catch (err) {
+          hereErr = { err };
+          claimSignal = undefined;
+        }
+      }
+      if (claimSignal) await this.claimLoop(claimSignal, bodies);
       await this.drain(bodies);
       hbStop.abort();
       await hb;
@@ -220,6 +242,7 @@ export class Worker {
         .catch((err: unknown) => this.log.debug("could not say the worker stopped", { err: String(err) }))
         .finally(() => bound.abort());
       this.log.info("worker stopped");
+      if (hereErr) throw hereErr.err;
     } finally {
       if (opts.handleSignals) {
         process.off("SIGTERM", onSignal);
@@ -302,11 +325,13 @@ export class Worker {
       if (n === 0) break;
       let leases: Lease[];
       let pauseMs = 0;
+      const run = this.scope;
+      const ctrl = (this.claimCtrl = new AbortController());
       try {
         const answer = unwrap(
           await this.c.api.POST("/v1/api/steps/claim", {
-            body: { worker_id: this.id, max: n, wait_ms: this.claimWaitMs },
-            signal,
+            body: { worker_id: this.id, max: n, wait_ms: this.claimWaitMs, run },
+            signal: run === undefined ? signal : AbortSignal.any([signal, ctrl.signal]),
           }),
         );
         leases = answer.leases;
@@ -315,6 +340,15 @@ export class Worker {
       } catch (err) {
         this.release(n);
         if (signal.aborted) break;
+        if (ctrl.signal.aborted) continue; // scoped to a run that ended: no lease of it was lost
+        if (run !== undefined && refusal(err) === "run_terminal") {
+          // The run the claims are scoped to has ended: runHere learns
+          // so and stops claiming, or scopes them to the run it continued as.
+          this.log.debug("the run the claims are scoped to has ended", { run });
+          await sleep(delay, AbortSignal.any([signal, ctrl.signal])).catch(() => {});
+          delay = Math.min(delay * 2, 10_000);
+          continue;
+        }
         this.log.warn("claim failed; retrying", { err });
         await sleep(delay, signal).catch(() => {});
         delay = Math.min(delay * 2, 10_000);
@@ -335,6 +369,18 @@ export class Worker {
         await sleep(idle / 2 + (Math.random() * idle) / 2, signal).catch(() => {});
       }
     }
+  }
+
+  /** @internal Scopes the claims to run (runHere), aborting a claim in flight scoped to another. */
+  scopeTo(run: string): void {
+    if (this.scope === run) return;
+    this.scope = run;
+    this.claimCtrl?.abort();
+  }
+
+  /** @internal A run ended (runHere): abort its bodies and drop its later leases. */
+  endRun(run: string): void {
+    this.runEnded(run);
   }
 
   /** The worker's keyring (codec.ts): its own, else its client's. */

@@ -27,6 +27,7 @@ from .errors import (
     retryable,
 )
 from .function import ContinueAsNew, Durable, FunctionBody, Suspended, SyncDurable, SyncFunctionBody, function
+from .here import run_here, run_here_async
 from .usage import Usage, UsageSpanProcessor
 from .worker import StepContext, StepInfo, Worker
 from .workflow import Concurrency, RateLimit, RetryPolicy, Workflow, workflow
@@ -74,5 +75,7 @@ __all__ = [
     "is_not_found",
     "reason_of",
     "retryable",
+    "run_here",
+    "run_here_async",
     "workflow",
 ]

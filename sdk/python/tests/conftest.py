@@ -60,29 +60,23 @@ def cairn_bin() -> str:
     return b
 
 
-def start_server(env: dict[str, str] | None = None, lease_ttl: str = "1500ms") -> DevServer:
+def start_server(env: dict[str, str] | None = None, lease_ttl: str = "1500ms", serve: bool = False) -> DevServer:
+    """Starts cairn dev (or, with serve, cairn serve without keys: a
+    deployment's rules, definitions immutable) on a directory of its own."""
     d = tempfile.mkdtemp(prefix="cairn-py-")
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     log = Path(d) / "server.log"
+    data = str(Path(d) / "data")
+    where = ["serve"] if serve else ["dev", "--dir", data]
+    extra = {"CAIRN_BLOB": "file://" + data, "CAIRN_DEV": "true"} if serve else {}
     with open(log, "wb") as out:
         proc = subprocess.Popen(
-            [
-                cairn_bin(),
-                "dev",
-                "--addr",
-                f"127.0.0.1:{port}",
-                "--dir",
-                str(Path(d) / "data"),
-                "--lease-ttl",
-                lease_ttl,
-                "--reap-every",
-                "200ms",
-            ],
+            [cairn_bin(), *where, "--addr", f"127.0.0.1:{port}", "--lease-ttl", lease_ttl, "--reap-every", "200ms"],
             stdin=subprocess.DEVNULL,
             stdout=out,
             stderr=subprocess.STDOUT,
-            env={**os.environ, "CAIRN_LOG_LEVEL": "warn", **(env or {})},
+            env={**os.environ, "CAIRN_LOG_LEVEL": "warn", **extra, **(env or {})},
         )
     deadline = time.monotonic() + 20
     while True:

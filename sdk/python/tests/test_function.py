@@ -90,6 +90,36 @@ def test_steps_run_once_across_a_suspension(server: DevServer) -> None:
     assert (a[1].claimed_at - a[0].claimed_at).total_seconds() >= 2.4
 
 
+def test_usage_survives_a_suspension(server: DevServer) -> None:
+    """What an attempt consumed before it suspended counts: the suspending
+    checkpoint carries its usage, as a complete does."""
+    from opentelemetry.sdk.trace import TracerProvider
+
+    tp = TracerProvider()
+
+    def ask() -> int:
+        with tp.get_tracer("test").start_as_current_span("chat", attributes={"gen_ai.request.model": "m1"}) as s:
+            s.set_attribute("gen_ai.usage.input_tokens", 30)
+            s.set_attribute("gen_ai.usage.output_tokens", 7)
+        return 1
+
+    async def body(fc: cairn.Durable, _: Any) -> int:
+        n: int = await fc.step("ask", ask)
+        await fc.sleep("nap", INLINE_SLEEP + 0.5)  # suspends; the next attempt ends the run
+        return n
+
+    log, _ = mem_logger()
+    w = cairn.Worker(server.client, logger=log, claim_wait=1, tracer_provider=tp).register(cairn.function("usage-nap-py", "1", body))
+    with serving(w):
+        done = wait_run(server.client, server.client.start("usage-nap-py").run.id, 30)
+    assert done.status.value == "completed", done.error
+    assert _outcomes(done) == ["suspended", "completed"]
+    u = step(done, "main").usage
+    assert (u.input_tokens, u.output_tokens, u.model) == (30, 7, "m1"), u
+    first = step(done, "main").attempts[0].usage
+    assert not isinstance(first, Unset) and first.input_tokens == 30, first
+
+
 class _DropHeartbeats(httpx.BaseTransport):
     """Fails batched heartbeats (a network error) while drop is set."""
 

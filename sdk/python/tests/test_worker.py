@@ -10,7 +10,7 @@ from typing import Any
 
 import httpx
 import pytest
-from conftest import ROOT, DevServer, eventually, mem_logger, serving, step, wait_run
+from conftest import ROOT, DevServer, eventually, mem_logger, serving, start_server, step, wait_run
 
 import cairn
 from cairn._api.types import Unset
@@ -404,13 +404,32 @@ def test_values_stored_by_reference(server: DevServer) -> None:
     assert step(done, "size").output == len(big)
 
 
-def test_a_conflicting_definition_is_refused(server: DevServer) -> None:
+def test_a_conflicting_definition_is_refused() -> None:
+    """A deployment (cairn serve) keeps definitions immutable: a changed one
+    under the same version fails the worker's start with a 409."""
+    deployed = start_server(serve=True)
+    try:
+        log, _ = mem_logger()
+        one = cairn.workflow("conflict-py", "1").task("a", lambda ctx, x: 1)
+        with serving(cairn.Worker(deployed.client, logger=log, claim_wait=1).register(one)):
+            pass
+        other = cairn.workflow("conflict-py", "1").task("a", lambda ctx, x: 1).task("b", lambda ctx, x: 2)
+        w = cairn.Worker(deployed.client, logger=log, claim_wait=1).register(other)
+        with pytest.raises(cairn.CairnError, match="409"):
+            w.serve(handle_signals=False)
+        assert not w.ready.is_set()
+    finally:
+        deployed.stop()
+
+
+def test_an_edited_definition_is_taken_under_cairn_dev(server: DevServer) -> None:
+    """Under cairn dev a worker restarted with an edited definition serves it."""
     log, _ = mem_logger()
-    one = cairn.workflow("conflict-py", "1").task("a", lambda ctx, x: 1)
+    one = cairn.workflow("edited-py", "1").task("a", lambda ctx, x: 1)
     with serving(cairn.Worker(server.client, logger=log, claim_wait=1).register(one)):
         pass
-    other = cairn.workflow("conflict-py", "1").task("a", lambda ctx, x: 1).task("b", lambda ctx, x: 2)
-    w = cairn.Worker(server.client, logger=log, claim_wait=1).register(other)
-    with pytest.raises(cairn.CairnError, match="409"):
-        w.serve(handle_signals=False)
-    assert not w.ready.is_set()
+    other = cairn.workflow("edited-py", "1").task("a", lambda ctx, x: 1).task("b", lambda ctx, x: 2, after=["a"])
+    with serving(cairn.Worker(server.client, logger=log, claim_wait=1).register(other)):
+        done = wait_run(server.client, server.client.start("edited-py").run.id, 30)
+    assert done.status.value == "completed", done.error
+    assert [s.id for s in done.steps] == ["a", "b"]

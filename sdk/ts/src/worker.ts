@@ -546,7 +546,7 @@ export class Worker {
     const driver = driverOf(h);
     try {
       output = driver
-        ? await driver(ctx, { lease: l, checkpoint: (req) => this.checkpoint(a, log, req), abort: (r) => a.ctrl.abort(r), payload: async (v) => open(this.keyring, await resolveLeaseValue(this.c.api, l.id, v)) })
+        ? await driver(ctx, { lease: l, checkpoint: (req) => this.checkpoint(a, log, req.suspend && usage ? { ...req, usage } : req) /* a suspension ends the attempt: its usage goes with it */, abort: (r) => a.ctrl.abort(r), payload: async (v) => open(this.keyring, await resolveLeaseValue(this.c.api, l.id, v)) })
         : await h(ctx, l.input);
       ok = true;
     } catch (err) {

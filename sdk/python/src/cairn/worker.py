@@ -1054,6 +1054,10 @@ class Worker:
         ending the attempt), retrying what changed nothing. A refusal is
         answered by its reason (the body is cancelled); an operation the engine
         refuses (the history's limits) fails the body."""
+        if req.get("suspend") is not None and a.ctx is not None:
+            wu = a.ctx._ended()[1].wire()  # the attempt ends: what it consumed goes with it
+            if wu:
+                req = {**req, "usage": wu}
         body = CheckpointRequest.from_dict(self._seal_checkpoint(req))
         try:
             await self._retry(a, lambda: self._call(checkpoint_step, lease=a.lease.id, body=body))

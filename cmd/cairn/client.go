@@ -2,8 +2,10 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"strings"
 	"time"
@@ -48,7 +50,33 @@ func (cf *clientFlags) client() (*sdk.Client, error) {
 	if cf.key != "" {
 		opts = append(opts, sdk.WithAPIKey(cf.key))
 	}
-	return sdk.NewClient(serverURL(cf.server), opts...)
+	u := serverURL(cf.server)
+	if err := checkServer(u); err != nil {
+		given := "--server"
+		if env := os.Getenv("CAIRN_SERVER"); env != "" && env == cf.server {
+			given = "$CAIRN_SERVER"
+		}
+		return nil, fmt.Errorf("%s %q is not a server address (%v): type a URL or host:port, such as --server http://127.0.0.1:8080 or --server 127.0.0.1:8080", given, cf.server, err)
+	}
+	return sdk.NewClient(u, opts...)
+}
+
+// checkServer says what is wrong with a server URL, if anything.
+func checkServer(s string) error {
+	u, err := url.Parse(s)
+	switch {
+	case err != nil:
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return err
+	case u.Scheme != "http" && u.Scheme != "https":
+		return fmt.Errorf("the scheme %s is not http or https", u.Scheme)
+	case u.Hostname() == "":
+		return errors.New("no host")
+	}
+	return nil
 }
 
 // serverURL is the API address given to --server or $CAIRN_SERVER as a

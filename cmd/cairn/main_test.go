@@ -64,7 +64,7 @@ func TestErrorPrefixedOnce(t *testing.T) {
 	if !errors.As(err, &exit) || exit.ExitCode() != 1 {
 		t.Fatalf("a refused --server: %v, want exit status 1", err)
 	}
-	if line := strings.TrimSpace(errOut.String()); !strings.HasPrefix(line, "cairn: server ") || strings.Count(line, "cairn:") != 1 {
+	if line := strings.TrimSpace(errOut.String()); !strings.HasPrefix(line, "cairn: --server ") || strings.Count(line, "cairn:") != 1 {
 		t.Fatalf("a refused --server said %q", line)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/cairn-dev/cairn/internal/app"
 	"github.com/cairn-dev/cairn/internal/config"
 	_ "github.com/cairn-dev/cairn/internal/config/drivers"
+	_ "github.com/cairn-dev/cairn/telemetry/otelsetup/exporters" // OTLP over gRPC and HTTP, Prometheus
 )
 
 // serverFlags are the flags the server commands share. Each overrides the

@@ -1,9 +1,16 @@
 // Package otelsetup builds cairn's telemetry from the standard OTEL_*
 // variables: the OpenTelemetry SDK's providers, an OTLP trace exporter
-// (gRPC or HTTP) and, when asked, a Prometheus exporter for the metrics.
-// Only the process shells (internal/app, cmd) import it, so that what
-// imports the engine, the API or package telemetry does not link the
-// exporters.
+// and, when asked, a metrics exporter served at /metrics. Only the process
+// shells (internal/app, cmd) import it, so that what imports the engine,
+// the API or package telemetry does not link the exporters.
+//
+// It links no exporter itself: a main registers the ones it ships
+// (Register, RegisterMetrics), by importing a package that does, as it
+// imports the bucket drivers. cmd/cairn, the image and every build of the
+// functions but Lambda's import package exporters (OTLP over gRPC and
+// HTTP, Prometheus); the Lambda bootstraps import package otlphttp (OTLP
+// over HTTP only, without gRPC), which keeps them small and their cold
+// start short (docs/DECISIONS.md).
 package otelsetup
 
 import (
@@ -12,13 +19,10 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
+	"sync"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
-	otelprom "go.opentelemetry.io/otel/exporters/prometheus"
 	"go.opentelemetry.io/otel/metric"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/resource"
@@ -29,9 +33,67 @@ import (
 	"github.com/cairn-dev/cairn/telemetry"
 )
 
+// A TraceExporter makes the span exporter of one OTLP protocol,
+// configured by the OTEL_EXPORTER_OTLP_* variables (read with getenv, or
+// from the process environment by the OpenTelemetry project's own
+// exporters).
+type TraceExporter func(ctx context.Context, getenv func(string) string) (sdktrace.SpanExporter, error)
+
+// A MetricsExporter makes the reader the engine's metrics are collected
+// by and the handler that serves them at /metrics.
+type MetricsExporter func() (sdkmetric.Reader, http.Handler, error)
+
+var (
+	regMu   sync.RWMutex
+	traces  = map[string]TraceExporter{}
+	metrics MetricsExporter
+)
+
+// Register makes the trace exporter for protocol ("grpc",
+// "http/protobuf") available to Setup. It panics if protocol is
+// registered twice: two packages claim it.
+func Register(protocol string, f TraceExporter) {
+	regMu.Lock()
+	defer regMu.Unlock()
+	if _, dup := traces[protocol]; dup {
+		panic("otelsetup: trace exporter for " + protocol + " registered twice")
+	}
+	traces[protocol] = f
+}
+
+// RegisterMetrics makes the metrics exporter available to Setup. It
+// panics if one is registered already.
+func RegisterMetrics(f MetricsExporter) {
+	regMu.Lock()
+	defer regMu.Unlock()
+	if metrics != nil {
+		panic("otelsetup: metrics exporter registered twice")
+	}
+	metrics = f
+}
+
+// Protocols lists the OTLP protocols registered, sorted.
+func Protocols() []string {
+	regMu.RLock()
+	defer regMu.RUnlock()
+	var ps []string
+	for p := range traces {
+		ps = append(ps, p)
+	}
+	slices.Sort(ps)
+	return ps
+}
+
+func registered(protocol string) (TraceExporter, MetricsExporter) {
+	regMu.RLock()
+	defer regMu.RUnlock()
+	return traces[protocol], metrics
+}
+
 // Options select what Setup turns on.
 type Options struct {
-	// Metrics serves the engine's metrics for Prometheus (Provider.Metrics).
+	// Metrics serves the engine's metrics for Prometheus (Provider.Metrics);
+	// an error if no metrics exporter is registered.
 	Metrics bool
 	// Getenv reads the OTEL_* variables [os.Getenv].
 	Getenv func(string) string
@@ -86,7 +148,8 @@ func NewTracerProvider(opts ...sdktrace.TracerProviderOption) *sdktrace.TracerPr
 // (OTEL_EXPORTER_OTLP_[TRACES_]ENDPOINT, _HEADERS, _PROTOCOL: grpc or
 // http/protobuf, the default; OTEL_TRACES_SAMPLER; OTEL_BSP_*;
 // OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES). An exporter value other
-// than otlp or none is an error, not a silent no-op.
+// than otlp or none is an error, not a silent no-op, and so is a protocol
+// or metrics asked of a build that did not register them.
 func Setup(ctx context.Context, o Options) (*Provider, error) {
 	if o.Getenv == nil {
 		o.Getenv = os.Getenv
@@ -113,16 +176,17 @@ func Setup(ctx context.Context, o Options) (*Provider, error) {
 		if proto == "" {
 			proto = o.Getenv("OTEL_EXPORTER_OTLP_PROTOCOL")
 		}
-		var exp sdktrace.SpanExporter
-		switch proto {
-		case "grpc":
-			exp, err = otlptracegrpc.New(ctx)
-		case "", "http/protobuf":
+		if proto == "" {
 			proto = "http/protobuf"
-			exp, err = otlptracehttp.New(ctx)
-		default:
+		}
+		if proto != "grpc" && proto != "http/protobuf" {
 			return nil, fmt.Errorf("OTEL_EXPORTER_OTLP_PROTOCOL=%q: want grpc or http/protobuf", proto)
 		}
+		newExporter, _ := registered(proto)
+		if newExporter == nil {
+			return nil, fmt.Errorf("OTEL_EXPORTER_OTLP_PROTOCOL=%q: %s", proto, linked(Protocols()))
+		}
+		exp, err := newExporter(ctx, o.Getenv)
 		if err != nil {
 			return nil, fmt.Errorf("OTLP trace exporter: %w", err)
 		}
@@ -132,15 +196,19 @@ func Setup(ctx context.Context, o Options) (*Provider, error) {
 	}
 	var mp *sdkmetric.MeterProvider
 	if o.Metrics {
-		reg := prometheus.NewRegistry()
-		exp, err := otelprom.New(otelprom.WithRegisterer(reg))
+		_, newMetrics := registered("")
+		if newMetrics == nil {
+			p.Shutdown(ctx)
+			return nil, errors.New("CAIRN_METRICS: this build serves no /metrics (a Lambda function cannot be scraped)")
+		}
+		reader, h, err := newMetrics()
 		if err != nil {
 			p.Shutdown(ctx)
-			return nil, fmt.Errorf("prometheus exporter: %w", err)
+			return nil, fmt.Errorf("metrics exporter: %w", err)
 		}
-		mp = sdkmetric.NewMeterProvider(sdkmetric.WithReader(exp), sdkmetric.WithResource(res))
+		mp = sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader), sdkmetric.WithResource(res))
 		p.shutdown = append(p.shutdown, mp.Shutdown)
-		p.Metrics = promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
+		p.Metrics = h
 	}
 	// No typed nils: a nil provider is a signal that is off.
 	var tpi trace.TracerProvider
@@ -158,4 +226,12 @@ func Setup(ctx context.Context, o Options) (*Provider, error) {
 	}
 	p.T = t
 	return p, nil
+}
+
+// linked says which protocols a build exports traces over.
+func linked(ps []string) string {
+	if len(ps) == 0 {
+		return "this build exports no traces"
+	}
+	return "this build exports traces over " + strings.Join(ps, " and ") + " only"
 }

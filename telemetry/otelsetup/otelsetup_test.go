@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/cairn-dev/cairn/telemetry/otelsetup"
+	_ "github.com/cairn-dev/cairn/telemetry/otelsetup/exporters" // as cmd/cairn
 )
 
 func env(kv ...string) func(string) string {

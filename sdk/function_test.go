@@ -488,6 +488,17 @@ func TestFunctionStepTimeoutAndManyValues(t *testing.T) {
 	}
 }
 
+// asking is a step body that calls a model: a span with 30 input and 7
+// output tokens of model-a.
+func asking(tracer trace.Tracer) func(ctx context.Context) (int, error) {
+	return func(ctx context.Context) (int, error) {
+		_, span := tracer.Start(ctx, "chat", trace.WithAttributes(attribute.String(AttrRequestModel, "model-a"),
+			attribute.Int64(AttrInputTokens, 30), attribute.Int64(AttrOutputTokens, 7)))
+		span.End()
+		return 1, nil
+	}
+}
+
 // Each step of a function is a span under the function's step span, with
 // its operation id and, on failure, its class; the model usage its spans
 // carry sums into the function's step.
@@ -496,12 +507,7 @@ func TestFunctionStepSpansAndUsage(t *testing.T) {
 	rec, tp := recordSpans(t)
 	tracer := tp.Tracer("test")
 	wf := Function("spans", "1", func(fc *Durable, _ struct{}) (int, error) {
-		n, err := Step(fc, "ask", func(ctx context.Context) (int, error) {
-			_, span := tracer.Start(ctx, "chat", trace.WithAttributes(attribute.String(AttrRequestModel, "model-a"),
-				attribute.Int64(AttrInputTokens, 30), attribute.Int64(AttrOutputTokens, 7)))
-			span.End()
-			return 1, nil
-		})
+		n, err := Step(fc, "ask", asking(tracer))
 		if err != nil {
 			return 0, err
 		}
@@ -547,12 +553,7 @@ func TestFunctionUsageSurvivesASuspension(t *testing.T) {
 	_, tp := recordSpans(t)
 	tracer := tp.Tracer("test")
 	wf := Function("usage-nap", "1", func(fc *Durable, _ struct{}) (int, error) {
-		n, err := Step(fc, "ask", func(ctx context.Context) (int, error) {
-			_, span := tracer.Start(ctx, "chat", trace.WithAttributes(attribute.String(AttrRequestModel, "model-a"),
-				attribute.Int64(AttrInputTokens, 30), attribute.Int64(AttrOutputTokens, 7)))
-			span.End()
-			return 1, nil
-		})
+		n, err := Step(fc, "ask", asking(tracer))
 		if err != nil {
 			return 0, err
 		}

@@ -58,7 +58,9 @@ func (e *Engine) Claim(ctx context.Context, req cairn.ClaimRequest) ([]cairn.Lea
 		for i, h := range hints {
 			woke[h.Key()] = due[i]
 		}
-		if req.Run != "" && (lastRunScan.IsZero() || time.Since(lastRunScan) >= e.runScanInterval()) {
+		// A run-scoped claim reads its run every FallbackInterval while it
+		// waits (its own hints normally wake it first).
+		if req.Run != "" && (lastRunScan.IsZero() || time.Since(lastRunScan) >= e.cfg.FallbackInterval) {
 			lastRunScan = time.Now()
 			more, err := e.runHints(ctx, req.Run)
 			if err != nil {
@@ -189,10 +191,6 @@ func max0(d time.Duration) time.Duration {
 	}
 	return d
 }
-
-// runScanInterval is how often a run-scoped claim reads its run while it
-// waits: its own hints normally wake it first.
-func (e *Engine) runScanInterval() time.Duration { return e.cfg.FallbackInterval }
 
 // runHints reads one run and returns hints for its claimable steps.
 func (e *Engine) runHints(ctx context.Context, run string) ([]notify.Hint, error) {

@@ -208,7 +208,7 @@ var errRunExists = errors.New("the run record exists")
 func (e *Engine) createRun(ctx context.Context, r *runRecord, fx *effects, keyed bool) error {
 	r.Rev = 1
 	var timerKey string
-	retriedTimer, err := retryRefused(ctx, &e.startRetry, func() (err error) {
+	retriedTimer, err := throttle.Retry(ctx, &e.startRetry, startRetries, startRetryBase, blob.IsRetryable, func() (err error) {
 		timerKey, err = e.armTimer(ctx, r, fx.now) // when the run needs one
 		if timerKey != "" || err != nil {
 			e.admit.wrote(e.now(), err)
@@ -223,7 +223,7 @@ func (e *Engine) createRun(ctx context.Context, r *runRecord, fx *effects, keyed
 	}
 	data := object.JSON(r)
 	var v blob.Version
-	retriedCreate, err := retryRefused(ctx, &e.startRetry, func() (err error) {
+	retriedCreate, err := throttle.Retry(ctx, &e.startRetry, startRetries, startRetryBase, blob.IsRetryable, func() (err error) {
 		v, err = e.store.Create(ctx, e.keys.Run(r.ID), data)
 		e.admit.wrote(e.now(), err)
 		return err
@@ -262,14 +262,6 @@ const startRetries = 3
 
 // startRetryBase is the first retry's backoff (a variable for tests).
 var startRetryBase = 100 * time.Millisecond
-
-// retryRefused calls f until it succeeds or fails for good, retrying a
-// refusal after which nothing was written (blob.IsRetryable) up to
-// startRetries times while the instance's budget lasts. It reports whether
-// it retried.
-func retryRefused(ctx context.Context, budget *throttle.Budget, f func() error) (bool, error) {
-	return throttle.Retry(ctx, budget, startRetries, startRetryBase, blob.IsRetryable, f)
-}
 
 // view is the API's view of a run record: steps in definition order (by
 // id without the definition), without the engine's bookkeeping. Holders

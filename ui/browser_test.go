@@ -86,7 +86,7 @@ func TestDashboardInBrowser(t *testing.T) {
 			}
 			return out{HTML: "checked"}, nil
 		}), sdk.Retry(sdk.RetryPolicy{MaxAttempts: 3, InitialBackoff: 50 * time.Millisecond})).
-		Wait("approve", "approved", sdk.After("check")).
+		Wait("approve", "approved", sdk.After("check"), sdk.Timeout(time.Hour)).
 		Task("ship", sdk.Handle(func(sdk.StepContext, struct{}) (out, error) { return out{HTML: "shipped"}, nil }), sdk.After("approve"))
 	w := sdk.NewWorker(c, sdk.WithLogger(slog.New(slog.DiscardHandler)), sdk.WithName("browser-worker")).Register(report, approval)
 	served := make(chan error, 1)
@@ -124,52 +124,8 @@ func TestDashboardInBrowser(t *testing.T) {
 	toCancel := waitingRun()
 	toApprove := waitingRun()
 
-	shots := t.TempDir()
-	if d := os.Getenv("CAIRN_SCREENSHOT_DIR"); d != "" {
-		shots = d
-	}
-	actx, acancel := chromedp.NewExecAllocator(ctx, append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(bin), chromedp.NoSandbox, chromedp.DisableGPU, chromedp.WindowSize(1360, 900),
-		chromedp.UserDataDir(t.TempDir()))...)
-	defer acancel()
-	bctx, bcancel := chromedp.NewContext(actx)
-	defer bcancel()
-	shot := func(name string) chromedp.Action[chromedp.Void] {
-		return func(ctx context.Context, tg *chromedp.Target) (chromedp.Void, error) {
-			png, err := chromedp.FullScreenshot(100)(ctx, tg)
-			if err != nil {
-				return chromedp.Void{}, err
-			}
-			p := filepath.Join(shots, name)
-			t.Logf("screenshot %s", p)
-			return chromedp.Void{}, os.WriteFile(p, png, 0o644)
-		}
-	}
-	fail := func(what string, err error) {
-		t.Helper()
-		sctx, scancel := context.WithTimeout(bctx, 5*time.Second)
-		defer scancel()
-		html, _ := chromedp.Run(sctx, chromedp.OuterHTML(chromedp.CSS("main")))
-		t.Fatalf("%s: %v\npage: %.3000s", what, err, html)
-	}
-	run := func(what string, actions ...chromedp.Action[chromedp.Void]) {
-		t.Helper()
-		start := time.Now()
-		if err := chromedp.Do(bctx, actions...); err != nil {
-			fail(what, err)
-		}
-		t.Logf("%s: %v", what, time.Since(start).Round(time.Millisecond))
-	}
-	js := func(what, expr string, want any) {
-		t.Helper()
-		got, err := chromedp.Run(bctx, chromedp.Evaluate[any](expr))
-		if err != nil {
-			fail(what, err)
-		}
-		if fmt.Sprint(got) != fmt.Sprint(want) {
-			t.Fatalf("%s: %v, want %v", what, got, want)
-		}
-	}
+	b := startBrowser(t, ctx, bin)
+	bctx, shot, run, js := b.ctx, b.shot, b.run, b.js
 
 	// The reader is in Tokyo: times are shown in their local time.
 	if _, err := chromedp.Call(bctx, emulation.SetTimezoneOverride, emulation.SetTimezoneOverrideParams{TimezoneID: "Asia/Tokyo"}); err != nil {
@@ -236,6 +192,18 @@ func TestDashboardInBrowser(t *testing.T) {
 	js("graph of the waiting run", `[...document.querySelectorAll('#dag g.node')].map(n => n.dataset.step + ':' + n.dataset.status).join(',')`,
 		"check:completed,approve:waiting,ship:pending")
 	js("the wait says what it waits for", `document.querySelector('#steps tr[data-step=approve] .wait-detail').innerText.startsWith('for event approved')`, true)
+	// The wait's timeout (an hour) is shown, at the instant the run has.
+	held, err := c.Get(ctx, toCancel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wake := held.Step("approve").WakeAt
+	if wake == nil || wake.Before(time.Now().Add(50*time.Minute)) || wake.After(time.Now().Add(61*time.Minute)) {
+		t.Fatalf("the wait's wake_at %v, want an hour after it began", wake)
+	}
+	js("the wait says when it times out", `document.querySelector('#steps tr[data-step=approve] .wait-detail time').getAttribute('datetime')`,
+		wake.UTC().Format("2006-01-02T15:04:05.000Z07:00"))
+	js("in local time", `/^for event approved, times out \d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3} UTC\+09:00$/.test(document.querySelector('#steps tr[data-step=approve] .wait-detail').innerText)`, true)
 	js("the event form offers it", `document.querySelector('#event-form input[name=name]').value`, "approved")
 	js("local time", `/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3} UTC\+09:00$/.test(document.querySelector('#journal time').textContent)`, true)
 	js("the footer says so", `document.getElementById('tz-shown').textContent`, "times in local time (Asia/Tokyo)")
@@ -336,5 +304,89 @@ func TestDashboardInBrowser(t *testing.T) {
 	run("docs", chromedp.Navigate(srv.URL+"/docs"), chromedp.WaitVisible(chromedp.CSS(`elements-api`)))
 	if checks.Load() < 4 {
 		t.Fatalf("check ran %d times, want 2 per approval run", checks.Load())
+	}
+}
+
+// browser is a headless Chromium page driven by a test: run does
+// actions, js checks an expression's value; a failure prints the page.
+type browser struct {
+	t     *testing.T
+	ctx   context.Context
+	shots string
+}
+
+// startBrowser starts Chromium (bin) for the test, closed when it ends;
+// screenshots go to $CAIRN_SCREENSHOT_DIR, or a temporary directory.
+func startBrowser(t *testing.T, ctx context.Context, bin string) *browser {
+	t.Helper()
+	shots := t.TempDir()
+	if d := os.Getenv("CAIRN_SCREENSHOT_DIR"); d != "" {
+		shots = d
+	}
+	actx, acancel := chromedp.NewExecAllocator(ctx, append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(bin), chromedp.NoSandbox, chromedp.DisableGPU, chromedp.WindowSize(1360, 900),
+		chromedp.UserDataDir(t.TempDir()))...)
+	t.Cleanup(acancel)
+	bctx, bcancel := chromedp.NewContext(actx)
+	t.Cleanup(bcancel)
+	// Started here, with the browser's own context: a bounded action's
+	// context, had it started the browser, would close it when done.
+	if err := chromedp.Do(bctx); err != nil {
+		t.Fatalf("start chromium: %v", err)
+	}
+	return &browser{t: t, ctx: bctx, shots: shots}
+}
+
+func (b *browser) shot(name string) chromedp.Action[chromedp.Void] {
+	return func(ctx context.Context, tg *chromedp.Target) (chromedp.Void, error) {
+		png, err := chromedp.FullScreenshot(100)(ctx, tg)
+		if err != nil {
+			return chromedp.Void{}, err
+		}
+		p := filepath.Join(b.shots, name)
+		b.t.Logf("screenshot %s", p)
+		return chromedp.Void{}, os.WriteFile(p, png, 0o644)
+	}
+}
+
+func (b *browser) fail(what string, err error) {
+	b.t.Helper()
+	sctx, scancel := context.WithTimeout(b.ctx, 5*time.Second)
+	defer scancel()
+	html, _ := chromedp.Run(sctx, chromedp.OuterHTML(chromedp.CSS("main")))
+	b.t.Fatalf("%s: %v\npage: %.3000s", what, err, html)
+}
+
+func (b *browser) run(what string, actions ...chromedp.Action[chromedp.Void]) {
+	b.t.Helper()
+	b.within(3*time.Minute, what, actions...)
+}
+
+// within is run bounded by d.
+func (b *browser) within(d time.Duration, what string, actions ...chromedp.Action[chromedp.Void]) {
+	b.t.Helper()
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(b.ctx, d)
+	defer cancel()
+	if err := chromedp.Do(ctx, actions...); err != nil {
+		b.fail(fmt.Sprintf("%s (within %v)", what, d), err)
+	}
+	b.t.Logf("%s: %v", what, time.Since(start).Round(time.Millisecond))
+}
+
+// eval is expr's value as a string.
+func (b *browser) eval(what, expr string) string {
+	b.t.Helper()
+	got, err := chromedp.Run(b.ctx, chromedp.Evaluate[any](expr))
+	if err != nil {
+		b.fail(what, err)
+	}
+	return fmt.Sprint(got)
+}
+
+func (b *browser) js(what, expr string, want any) {
+	b.t.Helper()
+	if got := b.eval(what, expr); got != fmt.Sprint(want) {
+		b.t.Fatalf("%s: %v, want %v", what, got, want)
 	}
 }

@@ -2,11 +2,23 @@ package ui_test
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
+	"html"
+	"io"
+	"log/slog"
+	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/api"
+	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/internal/testutil"
+	"github.com/cairn-dev/cairn/sdk"
+	"github.com/cairn-dev/cairn/sdk/sdktest"
 )
 
 // The workflows page lists each workflow's versions; a version's page
@@ -66,6 +78,80 @@ func TestWorkflowAndSchedulePages(t *testing.T) {
 	for _, want := range []string{`<tr data-schedule="nightly" data-failed="0">`, `<a href="/ui/workflows/orders/2">orders@2</a>`, `<code>0 3 * * *</code> Europe/Paris`} {
 		if !strings.Contains(body, want) {
 			t.Errorf("schedules page lacks %s", want)
+		}
+	}
+}
+
+// A schedule whose tick cannot start a run (the version it names is no
+// longer there) is shown failed on the schedules page, with the error the
+// API has for it. The server's own reap loop takes the tick, on a clock
+// moved two minutes on.
+func TestSchedulesPageShowsAFailedTick(t *testing.T) {
+	var skew atomic.Int64
+	srv := sdktest.Start(t, sdktest.Options{Engine: engine.Config{Now: func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }}})
+	c, err := sdk.NewClient(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.CloseIdleConnections()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	w := sdk.NewWorker(c, sdk.WithLogger(slog.New(slog.DiscardHandler)), sdk.WithName("w1")).
+		Register(sdk.Workflow("orders", "1").Task("charge", sdk.Handle(func(sdk.StepContext, struct{}) (struct{}, error) { return struct{}{}, nil })))
+	wctx, wcancel := context.WithCancel(ctx)
+	served := make(chan error, 1)
+	go func() { served <- w.Serve(wctx) }()
+	defer func() { wcancel(); <-served }()
+	<-w.Ready()
+	if _, err := c.CreateSchedule(ctx, "orders", "* * * * *", sdk.ScheduleOptions{ID: "minutely", Version: "1"}); err != nil {
+		t.Fatal(err)
+	}
+	page := func() string {
+		res, err := http.Get(srv.URL + "/ui/schedules")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return string(b)
+	}
+	if body := page(); !strings.Contains(body, `<tr data-schedule="minutely" data-failed="0">`) {
+		t.Fatalf("the new schedule is not listed unfailed:\n%.3000s", body)
+	}
+	// No API removes a registered version: the schedule's record is made
+	// to name one there is not, as if it had been removed.
+	const key = "schedules/minutely"
+	o, err := srv.Store.Get(ctx, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec map[string]any
+	if err := json.Unmarshal(o.Data, &rec); err != nil {
+		t.Fatal(err)
+	}
+	rec["version"] = "9"
+	data, _ := json.Marshal(rec)
+	if _, err := srv.Store.Swap(ctx, key, data, o.Version); err != nil {
+		t.Fatal(err)
+	}
+	skew.Store(int64(2 * time.Minute))
+
+	var s *sdk.Schedule
+	testutil.Eventually(t, 30*time.Second, "the tick failed", func() (bool, string) {
+		s, err = c.GetSchedule(ctx, "minutely")
+		return err == nil && s.Failed == 1 && s.LastError != "", fmt.Sprint(s, err)
+	})
+	if !strings.Contains(s.LastError, "orders@9") || s.Fired != 0 || s.LastRun != "" {
+		t.Fatalf("the failed tick: %+v", s)
+	}
+	body := page()
+	for _, want := range []string{
+		`<tr data-schedule="minutely" data-failed="1">`,
+		`<span class="status s-failed">1</span>`,
+		`<td class="error">` + html.EscapeString(s.LastError) + `</td>`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the schedules page lacks %s:\n%.3000s", want, body)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"strings"
@@ -404,6 +405,27 @@ func TestScheduleUnregisteredWorkflow(t *testing.T) {
 	mustReap(t, e)
 	if s, _ = e.GetSchedule(ctx, "u"); s.Fired != 1 || s.LastError != "" {
 		t.Fatalf("after registering: %+v", s)
+	}
+}
+
+// TestScheduleInputTooLargeFails: a tick whose input no longer fits (the
+// payload limit was lowered after the schedule was made) is recorded as a
+// failure with the limit named, not left pending for every reaper pass.
+func TestScheduleInputTooLargeFails(t *testing.T) {
+	h := newHarness(t, withClock(schedClock), withWorkflows("w", single("big", cairn.Step{})))
+	ctx, clk := h.ctx, h.clk
+	input := json.RawMessage(`"` + strings.Repeat("x", 4<<10) + `"`)
+	mustCreateSchedule(t, h.e, cairn.ScheduleRequest{ID: "b", Workflow: "big", Cron: "* * * * *", Input: input})
+	small, err := New(h.store, Config{MaxOutputBytes: 2 << 10, Now: clk.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer small.Close()
+	clk.Advance(time.Minute)
+	st := mustReap(t, small)
+	s, _ := small.GetSchedule(ctx, "b")
+	if st.SchedulesFailed != 1 || s.Failed != 1 || s.Pending != nil || !strings.Contains(s.LastError, "limit") {
+		t.Fatalf("stats %+v schedule %+v", st, s)
 	}
 }
 

@@ -558,8 +558,9 @@ func (x *Schedules) finishTick(ctx context.Context, s *cairn.Schedule, ver blob.
 	r, err := x.startTick(ctx, s, tick)
 	var nf *errs.NotFoundError
 	var inv *errs.InvalidError
+	var bad cairn.ValidationError // the input over a payload limit
 	switch {
-	case errors.As(err, &nf) || errors.As(err, &inv):
+	case errors.As(err, &nf) || errors.As(err, &inv) || errors.As(err, &bad):
 		n.Failed++
 		n.LastError = "tick " + tick.Format(time.RFC3339) + ": " + err.Error()
 	case err != nil:

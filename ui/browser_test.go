@@ -49,21 +49,8 @@ func chromium(t *testing.T) string {
 // step's failed first attempt, a wait as its own bar), step output shown
 // as text, a live update pushed by the status long-poll, and cancel.
 func TestDashboardInBrowser(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a browser")
-	}
-	bin := chromium(t)
 	const secret = "dashboard-test-secret"
-	keys, err := auth.ParseKeys("ops:admin:" + auth.HashSecret(secret))
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := sdktest.Start(t, sdktest.Options{Keys: keys})
-	c, err := sdk.NewClient(srv.URL, sdk.WithAPIKey(secret))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.CloseIdleConnections()
+	bin, srv, c := browserServer(t, secret)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute) // a loaded machine starts Chromium slowly
 	defer cancel()
@@ -389,4 +376,25 @@ func (b *browser) js(what, expr string, want any) {
 	if got := b.eval(what, expr); got != fmt.Sprint(want) {
 		b.t.Fatalf("%s: %v, want %v", what, got, want)
 	}
+}
+
+// browserServer starts what a dashboard browser test drives: Chromium's
+// path (the test is skipped with -short), a server whose one key is
+// secret's with scope admin, and a client with that key.
+func browserServer(t *testing.T, secret string) (bin string, srv *sdktest.Server, c *sdk.Client) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("starts a browser")
+	}
+	bin = chromium(t)
+	keys, err := auth.ParseKeys("ops:admin:" + auth.HashSecret(secret))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv = sdktest.Start(t, sdktest.Options{Keys: keys})
+	if c, err = sdk.NewClient(srv.URL, sdk.WithAPIKey(secret)); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.CloseIdleConnections)
+	return bin, srv, c
 }

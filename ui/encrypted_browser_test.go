@@ -22,12 +22,10 @@ import (
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 
-	"github.com/cairn-dev/cairn/auth"
 	"github.com/cairn-dev/cairn/internal/testutil"
 	"github.com/cairn-dev/cairn/sdk"
 	"github.com/cairn-dev/cairn/sdk/codec"
 	"github.com/cairn-dev/cairn/sdk/codec/codectest"
-	"github.com/cairn-dev/cairn/sdk/sdktest"
 )
 
 // TestEncryptedValuesInBrowser: a run whose input, step outputs, state
@@ -39,16 +37,8 @@ import (
 // DevTools protocol's record of every request) nor as the server received
 // it (a recording proxy in front of it).
 func TestEncryptedValuesInBrowser(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a browser")
-	}
-	bin := chromium(t)
 	const secret = "encrypted-test-secret"
-	keys, err := auth.ParseKeys("ops:admin:" + auth.HashSecret(secret))
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := sdktest.Start(t, sdktest.Options{Keys: keys})
+	bin, srv, c := browserServer(t, secret)
 
 	// Everything the server receives from the browser, through a proxy.
 	var mu sync.Mutex
@@ -70,11 +60,6 @@ func TestEncryptedValuesInBrowser(t *testing.T) {
 	ring := codectest.New(t)
 	keyring, seal := ring.JSON, ring.Seal
 
-	c, err := sdk.NewClient(srv.URL, sdk.WithAPIKey(secret))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.CloseIdleConnections()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 

@@ -14,10 +14,8 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/cairn-dev/cairn"
-	"github.com/cairn-dev/cairn/auth"
 	"github.com/cairn-dev/cairn/internal/testutil"
 	"github.com/cairn-dev/cairn/sdk"
-	"github.com/cairn-dev/cairn/sdk/sdktest"
 )
 
 // TestDashboardFlowsInBrowser drives the run page of a workflow with a
@@ -29,21 +27,8 @@ import (
 // fragments; then a bulk rerun of the failed runs, and the workers page
 // showing a worker that registers while it is open.
 func TestDashboardFlowsInBrowser(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a browser")
-	}
-	bin := chromium(t)
 	const secret = "flows-test-secret"
-	keys, err := auth.ParseKeys("ops:admin:" + auth.HashSecret(secret))
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := sdktest.Start(t, sdktest.Options{Keys: keys})
-	c, err := sdk.NewClient(srv.URL, sdk.WithAPIKey(secret))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.CloseIdleConnections()
+	bin, srv, c := browserServer(t, secret)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute) // a loaded machine starts Chromium slowly
 	defer cancel()
 

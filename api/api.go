@@ -75,6 +75,7 @@ func New(e *engine.Engine, cfg Config) *API {
 	a.registerScheduleOps()
 	a.registerPayloadOps()
 	a.registerBatchOps()
+	a.registerStoreOps()
 	publishKindOptions(a.huma.OpenAPI().Components.Schemas)
 	addLinks(a.huma.OpenAPI())
 	a.handler = a.recoverPanics(a.routeProblems(mux))
@@ -124,6 +125,7 @@ var Tags = []*huma.Tag{
 	{Name: "Workflows", Description: "Registered workflow definitions: each name and version is stored once and immutable."},
 	{Name: "Schedules", Description: "Cron schedules that start runs: create, pause, resume, backfill, delete."},
 	{Name: "Batches", Description: "Bulk operations: cancel or rerun every run matching a filter, as a tracked job."},
+	{Name: "Store", Description: "The long-term store: a key-value store, in the bucket, for data that outlives runs."},
 	{Name: "Operations", Description: "Liveness, readiness and the reaper: for load balancers, schedulers and operators."},
 }
 

@@ -17,11 +17,12 @@ const (
 	ScopeWorker  = "worker"  // the five worker calls
 	ScopeExecute = "execute" // start, cancel, signal runs
 	ScopeRead    = "read"    // read runs, journals, workflows, workers
-	ScopeWrite   = "write"   // worker and execute, for keys that do both
+	ScopeWrite   = "write"   // worker, execute and store, for keys that do all
 	ScopeAdmin   = "admin"   // everything, the reaper endpoint included
+	ScopeStore   = "store"   // read and write the long-term store
 )
 
-var allScopes = []string{ScopeWorker, ScopeExecute, ScopeRead, ScopeWrite, ScopeAdmin}
+var allScopes = []string{ScopeWorker, ScopeExecute, ScopeRead, ScopeWrite, ScopeAdmin, ScopeStore}
 
 // Key is an API key as configured: its id, the SHA-256 of its secret (hex)
 // and its scopes. The secret itself is never configured or stored.
@@ -77,10 +78,10 @@ func HashSecret(secret string) string {
 }
 
 // Grants reports whether a key's scopes allow an operation's scope:
-// write grants worker and execute, admin grants everything.
+// write grants worker, execute and store, admin grants everything.
 func Grants(have []string, need string) bool {
 	for _, s := range have {
-		if s == need || s == ScopeAdmin || s == ScopeWrite && (need == ScopeWorker || need == ScopeExecute) {
+		if s == need || s == ScopeAdmin || s == ScopeWrite && (need == ScopeWorker || need == ScopeExecute || need == ScopeStore) {
 			return true
 		}
 	}

@@ -37,6 +37,7 @@ import (
 	"github.com/cairn-dev/cairn/engine/internal/wake"
 	"github.com/cairn-dev/cairn/engine/internal/watch"
 	"github.com/cairn-dev/cairn/engine/internal/workers"
+	"github.com/cairn-dev/cairn/engine/kv"
 	"github.com/cairn-dev/cairn/notify"
 	"github.com/cairn-dev/cairn/telemetry"
 
@@ -265,6 +266,7 @@ type Engine struct {
 
 	// payloads caches payload objects (immutable, by content hash).
 	payloads *payload.Store
+	kv       *kv.Store
 	items    *cache.Cache[string, []json.RawMessage] // decoded map items objects (mapstep.go)
 	// flows runs the work a commit asks of its instance (collect a map,
 	// start a child, apply a child's end): not waited for by Settle,
@@ -296,6 +298,7 @@ func New(store *blob.Bucket, cfg Config) (*Engine, error) {
 	e.schedules, e.batches = newSchedules(e), newBatches(e)
 	e.flow = flow.NewTable(store, e.keys, e.now, e.holderStale)
 	e.payloads = payload.New(store, e.keys, cfg.PayloadInlineMax, cfg.PayloadCacheBytes)
+	e.kv = kv.New(store, cfg.Prefix, min(cfg.MaxOutputBytes, kv.MaxValue), e.now)
 	e.purger = newPurger(e)
 	e.outage = throttle.Outage{Log: e.log, Now: e.now}
 	if cfg.Bus != nil {
@@ -323,6 +326,9 @@ func (e *Engine) Config() Config { return e.cfg }
 
 // Store returns the bucket the engine works on.
 func (e *Engine) Store() *blob.Bucket { return e.store }
+
+// KV is the long-term store kept in the engine's bucket.
+func (e *Engine) KV() *kv.Store { return e.kv }
 
 func (e *Engine) now() time.Time { return e.cfg.Now().UTC() }
 

@@ -1727,6 +1727,47 @@ type StepViewKind string
 // StepViewStatus defines model for StepView.Status.
 type StepViewStatus string
 
+// StoreEntry defines model for StoreEntry.
+type StoreEntry struct {
+	Key       string    `json:"key"`
+	Namespace string    `json:"namespace"`
+	UpdatedAt time.Time `json:"updated_at"`
+
+	// Value The value (absent in the answer to a write).
+	Value json.RawMessage `json:"value,omitempty"`
+
+	// Version Opaque version of the value: pass it as if_version to write or delete only that value.
+	Version string `json:"version"`
+}
+
+// StoreKeyInfo defines model for StoreKeyInfo.
+type StoreKeyInfo struct {
+	Key string `json:"key"`
+
+	// Size The value's size in bytes.
+	Size      int64     `json:"size"`
+	UpdatedAt time.Time `json:"updated_at"`
+	Version   string    `json:"version"`
+}
+
+// StorePage defines model for StorePage.
+type StorePage struct {
+	Keys       []StoreKeyInfo `json:"keys"`
+	NextCursor *string        `json:"next_cursor,omitempty"`
+}
+
+// StorePutRequest defines model for StorePutRequest.
+type StorePutRequest struct {
+	// IfAbsent Write only when the key has no value; a value is a 409.
+	IfAbsent *bool `json:"if_absent,omitempty"`
+
+	// IfVersion Write only over this version (from a read or a write); another version is a 409.
+	IfVersion *string `json:"if_version,omitempty"`
+
+	// Value Any JSON value.
+	Value json.RawMessage `json:"value"`
+}
+
 // Suspension defines model for Suspension.
 type Suspension struct {
 	// Event An event sent to the run that makes the next attempt claimable at once, recorded as op's outcome (its payload the result).
@@ -1882,6 +1923,24 @@ type ListSchedulesParams struct {
 	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
+// ListStoreKeysParams defines parameters for ListStoreKeys.
+type ListStoreKeysParams struct {
+	// Prefix Only keys that start with this.
+	Prefix *string `form:"prefix,omitempty" json:"prefix,omitempty"`
+
+	// Cursor next_cursor of the previous page.
+	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
+
+	// Limit Page size (default 100, cap 1000).
+	Limit *int64 `form:"limit,omitempty" json:"limit,omitempty"`
+}
+
+// DeleteStoreValueParams defines parameters for DeleteStoreValue.
+type DeleteStoreValueParams struct {
+	// IfVersion Delete only this version of the value; another is a 409.
+	IfVersion *string `form:"if_version,omitempty" json:"if_version,omitempty"`
+}
+
 // CreateBatchJSONRequestBody defines body for CreateBatch for application/json ContentType.
 type CreateBatchJSONRequestBody = BatchRequest
 
@@ -1917,6 +1976,9 @@ type CompleteStepJSONRequestBody = CompleteRequest
 
 // FailStepJSONRequestBody defines body for FailStep for application/json ContentType.
 type FailStepJSONRequestBody = FailRequest
+
+// PutStoreValueJSONRequestBody defines body for PutStoreValue for application/json ContentType.
+type PutStoreValueJSONRequestBody = StorePutRequest
 
 // RegisterWorkerJSONRequestBody defines body for RegisterWorker for application/json ContentType.
 type RegisterWorkerJSONRequestBody = RegisterRequest
@@ -2425,6 +2487,55 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v1/api/steps/{lease}/started (the `StepStarted` operationId).
 	StepStarted(ctx context.Context, lease string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListStoreKeys List a namespace's keys
+	//
+	// Keys in key order with their versions and sizes, not their values; cursor-paginated (one LIST on the bucket a page). A page may hold fewer keys than the limit and still have a next one.
+	//
+	// Needs a key with the `store` scope.
+	//
+	// Corresponds with GET /v1/api/store/{namespace} (the `ListStoreKeys` operationId).
+	ListStoreKeys(ctx context.Context, namespace string, params *ListStoreKeysParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeleteStoreValue Delete a key of the long-term store
+	//
+	// Deleting a key with no value is not an error, unless if_version is set: then only that version is deleted, and another value (or none) is a 409.
+	//
+	// Needs a key with the `store` scope.
+	//
+	// Corresponds with DELETE /v1/api/store/{namespace}/{key} (the `DeleteStoreValue` operationId).
+	DeleteStoreValue(ctx context.Context, namespace string, key string, params *DeleteStoreValueParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetStoreValue Read a key of the long-term store
+	//
+	// The value and its version. One GET on the bucket. A key with no value is a 404.
+	//
+	// Needs a key with the `store` scope.
+	//
+	// Corresponds with GET /v1/api/store/{namespace}/{key} (the `GetStoreValue` operationId).
+	GetStoreValue(ctx context.Context, namespace string, key string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PutStoreValueWithBody Write a key of the long-term store
+	//
+	// Writes any JSON value (at most 1 MiB compacted): over the version if_version names only, or only where there is no value with if_absent; a value that does not match is a 409 and nothing is written. Answers the new version. One PUT on the bucket (conditional with a condition). Store writes are not part of a run's history: a retried step writes again.
+	//
+	// Needs a key with the `store` scope.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PUT /v1/api/store/{namespace}/{key} (the `PutStoreValue` operationId).
+	PutStoreValueWithBody(ctx context.Context, namespace string, key string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PutStoreValue Write a key of the long-term store
+	//
+	// Writes any JSON value (at most 1 MiB compacted): over the version if_version names only, or only where there is no value with if_absent; a value that does not match is a 409 and nothing is written. Answers the new version. One PUT on the bucket (conditional with a condition). Store writes are not part of a run's history: a retried step writes again.
+	//
+	// Needs a key with the `store` scope.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PUT /v1/api/store/{namespace}/{key} (the `PutStoreValue` operationId).
+	PutStoreValue(ctx context.Context, namespace string, key string, body PutStoreValueJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListWorkers List registered workers
 	//
@@ -3336,6 +3447,105 @@ func (c *Client) GetLeasePayload(ctx context.Context, lease string, sha256 strin
 // Corresponds with POST /v1/api/steps/{lease}/started (the `StepStarted` operationId).
 func (c *Client) StepStarted(ctx context.Context, lease string, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewStepStartedRequest(c.Server, lease)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListStoreKeys List a namespace's keys
+//
+// Keys in key order with their versions and sizes, not their values; cursor-paginated (one LIST on the bucket a page). A page may hold fewer keys than the limit and still have a next one.
+//
+// Needs a key with the `store` scope.
+//
+// Corresponds with GET /v1/api/store/{namespace} (the `ListStoreKeys` operationId).
+func (c *Client) ListStoreKeys(ctx context.Context, namespace string, params *ListStoreKeysParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListStoreKeysRequest(c.Server, namespace, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeleteStoreValue Delete a key of the long-term store
+//
+// Deleting a key with no value is not an error, unless if_version is set: then only that version is deleted, and another value (or none) is a 409.
+//
+// Needs a key with the `store` scope.
+//
+// Corresponds with DELETE /v1/api/store/{namespace}/{key} (the `DeleteStoreValue` operationId).
+func (c *Client) DeleteStoreValue(ctx context.Context, namespace string, key string, params *DeleteStoreValueParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteStoreValueRequest(c.Server, namespace, key, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetStoreValue Read a key of the long-term store
+//
+// The value and its version. One GET on the bucket. A key with no value is a 404.
+//
+// Needs a key with the `store` scope.
+//
+// Corresponds with GET /v1/api/store/{namespace}/{key} (the `GetStoreValue` operationId).
+func (c *Client) GetStoreValue(ctx context.Context, namespace string, key string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetStoreValueRequest(c.Server, namespace, key)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PutStoreValueWithBody Write a key of the long-term store
+//
+// Writes any JSON value (at most 1 MiB compacted): over the version if_version names only, or only where there is no value with if_absent; a value that does not match is a 409 and nothing is written. Answers the new version. One PUT on the bucket (conditional with a condition). Store writes are not part of a run's history: a retried step writes again.
+//
+// Needs a key with the `store` scope.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PUT /v1/api/store/{namespace}/{key} (the `PutStoreValue` operationId).
+func (c *Client) PutStoreValueWithBody(ctx context.Context, namespace string, key string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPutStoreValueRequestWithBody(c.Server, namespace, key, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PutStoreValue Write a key of the long-term store
+//
+// Writes any JSON value (at most 1 MiB compacted): over the version if_version names only, or only where there is no value with if_absent; a value that does not match is a 409 and nothing is written. Answers the new version. One PUT on the bucket (conditional with a condition). Store writes are not part of a run's history: a retried step writes again.
+//
+// Needs a key with the `store` scope.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PUT /v1/api/store/{namespace}/{key} (the `PutStoreValue` operationId).
+func (c *Client) PutStoreValue(ctx context.Context, namespace string, key string, body PutStoreValueJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPutStoreValueRequest(c.Server, namespace, key, body)
 	if err != nil {
 		return nil, err
 	}
@@ -4887,6 +5097,254 @@ func NewStepStartedRequest(server string, lease string) (*http.Request, error) {
 	return req, nil
 }
 
+// NewListStoreKeysRequest constructs an http.Request for the ListStoreKeys method
+func NewListStoreKeysRequest(server string, namespace string, params *ListStoreKeysParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "namespace", namespace, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/api/store/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Prefix != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "prefix", *params.Prefix, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewDeleteStoreValueRequest constructs an http.Request for the DeleteStoreValue method
+func NewDeleteStoreValueRequest(server string, namespace string, key string, params *DeleteStoreValueParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "namespace", namespace, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "key", key, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/api/store/%s/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.IfVersion != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "if_version", *params.IfVersion, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetStoreValueRequest constructs an http.Request for the GetStoreValue method
+func NewGetStoreValueRequest(server string, namespace string, key string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "namespace", namespace, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "key", key, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/api/store/%s/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPutStoreValueRequest calls the generic PutStoreValue builder with application/json body
+func NewPutStoreValueRequest(server string, namespace string, key string, body PutStoreValueJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPutStoreValueRequestWithBody(server, namespace, key, "application/json", bodyReader)
+}
+
+// NewPutStoreValueRequestWithBody constructs an http.Request for the PutStoreValue method, with any body, and a specified content type
+func NewPutStoreValueRequestWithBody(server string, namespace string, key string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "namespace", namespace, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "key", key, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/api/store/%s/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPut, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewListWorkersRequest constructs an http.Request for the ListWorkers method
 func NewListWorkersRequest(server string) (*http.Request, error) {
 	var err error
@@ -5568,6 +6026,61 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/api/steps/{lease}/started (the `StepStarted` operationId).
 	StepStartedWithResponse(ctx context.Context, lease string, reqEditors ...RequestEditorFn) (*StepStartedHTTPResponse, error)
+
+	// ListStoreKeysWithResponse List a namespace's keys
+	//
+	// Keys in key order with their versions and sizes, not their values; cursor-paginated (one LIST on the bucket a page). A page may hold fewer keys than the limit and still have a next one.
+	//
+	// Needs a key with the `store` scope.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/api/store/{namespace} (the `ListStoreKeys` operationId).
+	ListStoreKeysWithResponse(ctx context.Context, namespace string, params *ListStoreKeysParams, reqEditors ...RequestEditorFn) (*ListStoreKeysHTTPResponse, error)
+
+	// DeleteStoreValueWithResponse Delete a key of the long-term store
+	//
+	// Deleting a key with no value is not an error, unless if_version is set: then only that version is deleted, and another value (or none) is a 409.
+	//
+	// Needs a key with the `store` scope.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /v1/api/store/{namespace}/{key} (the `DeleteStoreValue` operationId).
+	DeleteStoreValueWithResponse(ctx context.Context, namespace string, key string, params *DeleteStoreValueParams, reqEditors ...RequestEditorFn) (*DeleteStoreValueHTTPResponse, error)
+
+	// GetStoreValueWithResponse Read a key of the long-term store
+	//
+	// The value and its version. One GET on the bucket. A key with no value is a 404.
+	//
+	// Needs a key with the `store` scope.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/api/store/{namespace}/{key} (the `GetStoreValue` operationId).
+	GetStoreValueWithResponse(ctx context.Context, namespace string, key string, reqEditors ...RequestEditorFn) (*GetStoreValueHTTPResponse, error)
+
+	// PutStoreValueWithBodyWithResponse Write a key of the long-term store
+	//
+	// Writes any JSON value (at most 1 MiB compacted): over the version if_version names only, or only where there is no value with if_absent; a value that does not match is a 409 and nothing is written. Answers the new version. One PUT on the bucket (conditional with a condition). Store writes are not part of a run's history: a retried step writes again.
+	//
+	// Needs a key with the `store` scope.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /v1/api/store/{namespace}/{key} (the `PutStoreValue` operationId).
+	PutStoreValueWithBodyWithResponse(ctx context.Context, namespace string, key string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutStoreValueHTTPResponse, error)
+
+	// PutStoreValueWithResponse Write a key of the long-term store
+	//
+	// Writes any JSON value (at most 1 MiB compacted): over the version if_version names only, or only where there is no value with if_absent; a value that does not match is a 409 and nothing is written. Answers the new version. One PUT on the bucket (conditional with a condition). Store writes are not part of a run's history: a retried step writes again.
+	//
+	// Needs a key with the `store` scope.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /v1/api/store/{namespace}/{key} (the `PutStoreValue` operationId).
+	PutStoreValueWithResponse(ctx context.Context, namespace string, key string, body PutStoreValueJSONRequestBody, reqEditors ...RequestEditorFn) (*PutStoreValueHTTPResponse, error)
 
 	// ListWorkersWithResponse List registered workers
 	//
@@ -8594,6 +9107,366 @@ func (r StepStartedHTTPResponse) ContentType() string {
 	return ""
 }
 
+type ListStoreKeysHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *StorePage
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
+	// ApplicationproblemJSON502 the response for an HTTP 502 `application/problem+json` response
+	ApplicationproblemJSON502 *Problem
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListStoreKeysHTTPResponse) GetJSON200() *StorePage {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ListStoreKeysHTTPResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r ListStoreKeysHTTPResponse) GetApplicationproblemJSON403() *Problem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r ListStoreKeysHTTPResponse) GetApplicationproblemJSON422() *Problem {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r ListStoreKeysHTTPResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON502 returns the response for an HTTP 502 `application/problem+json` response
+func (r ListStoreKeysHTTPResponse) GetApplicationproblemJSON502() *Problem {
+	return r.ApplicationproblemJSON502
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ListStoreKeysHTTPResponse) GetApplicationproblemJSON503() *Problem {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ListStoreKeysHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListStoreKeysHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListStoreKeysHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListStoreKeysHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type DeleteStoreValueHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Problem
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
+	// ApplicationproblemJSON502 the response for an HTTP 502 `application/problem+json` response
+	ApplicationproblemJSON502 *Problem
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Problem
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r DeleteStoreValueHTTPResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r DeleteStoreValueHTTPResponse) GetApplicationproblemJSON403() *Problem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r DeleteStoreValueHTTPResponse) GetApplicationproblemJSON409() *Problem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r DeleteStoreValueHTTPResponse) GetApplicationproblemJSON422() *Problem {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r DeleteStoreValueHTTPResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON502 returns the response for an HTTP 502 `application/problem+json` response
+func (r DeleteStoreValueHTTPResponse) GetApplicationproblemJSON502() *Problem {
+	return r.ApplicationproblemJSON502
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r DeleteStoreValueHTTPResponse) GetApplicationproblemJSON503() *Problem {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r DeleteStoreValueHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeleteStoreValueHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeleteStoreValueHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeleteStoreValueHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetStoreValueHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *StoreEntry
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
+	// ApplicationproblemJSON502 the response for an HTTP 502 `application/problem+json` response
+	ApplicationproblemJSON502 *Problem
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetStoreValueHTTPResponse) GetJSON200() *StoreEntry {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetStoreValueHTTPResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetStoreValueHTTPResponse) GetApplicationproblemJSON403() *Problem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetStoreValueHTTPResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r GetStoreValueHTTPResponse) GetApplicationproblemJSON422() *Problem {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r GetStoreValueHTTPResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON502 returns the response for an HTTP 502 `application/problem+json` response
+func (r GetStoreValueHTTPResponse) GetApplicationproblemJSON502() *Problem {
+	return r.ApplicationproblemJSON502
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r GetStoreValueHTTPResponse) GetApplicationproblemJSON503() *Problem {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetStoreValueHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetStoreValueHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetStoreValueHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetStoreValueHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PutStoreValueHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *StoreEntry
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Problem
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *Problem
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
+	// ApplicationproblemJSON502 the response for an HTTP 502 `application/problem+json` response
+	ApplicationproblemJSON502 *Problem
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PutStoreValueHTTPResponse) GetJSON200() *StoreEntry {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r PutStoreValueHTTPResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r PutStoreValueHTTPResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r PutStoreValueHTTPResponse) GetApplicationproblemJSON403() *Problem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r PutStoreValueHTTPResponse) GetApplicationproblemJSON409() *Problem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r PutStoreValueHTTPResponse) GetApplicationproblemJSON413() *Problem {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r PutStoreValueHTTPResponse) GetApplicationproblemJSON422() *Problem {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r PutStoreValueHTTPResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON502 returns the response for an HTTP 502 `application/problem+json` response
+func (r PutStoreValueHTTPResponse) GetApplicationproblemJSON502() *Problem {
+	return r.ApplicationproblemJSON502
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r PutStoreValueHTTPResponse) GetApplicationproblemJSON503() *Problem {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r PutStoreValueHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PutStoreValueHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PutStoreValueHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PutStoreValueHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type ListWorkersHTTPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -9762,6 +10635,91 @@ func (c *ClientWithResponses) StepStartedWithResponse(ctx context.Context, lease
 		return nil, err
 	}
 	return ParseStepStartedHTTPResponse(rsp)
+}
+
+// ListStoreKeysWithResponse List a namespace's keys
+//
+// Keys in key order with their versions and sizes, not their values; cursor-paginated (one LIST on the bucket a page). A page may hold fewer keys than the limit and still have a next one.
+//
+// Needs a key with the `store` scope.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/api/store/{namespace} (the `ListStoreKeys` operationId).
+func (c *ClientWithResponses) ListStoreKeysWithResponse(ctx context.Context, namespace string, params *ListStoreKeysParams, reqEditors ...RequestEditorFn) (*ListStoreKeysHTTPResponse, error) {
+	rsp, err := c.ListStoreKeys(ctx, namespace, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListStoreKeysHTTPResponse(rsp)
+}
+
+// DeleteStoreValueWithResponse Delete a key of the long-term store
+//
+// Deleting a key with no value is not an error, unless if_version is set: then only that version is deleted, and another value (or none) is a 409.
+//
+// Needs a key with the `store` scope.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /v1/api/store/{namespace}/{key} (the `DeleteStoreValue` operationId).
+func (c *ClientWithResponses) DeleteStoreValueWithResponse(ctx context.Context, namespace string, key string, params *DeleteStoreValueParams, reqEditors ...RequestEditorFn) (*DeleteStoreValueHTTPResponse, error) {
+	rsp, err := c.DeleteStoreValue(ctx, namespace, key, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteStoreValueHTTPResponse(rsp)
+}
+
+// GetStoreValueWithResponse Read a key of the long-term store
+//
+// The value and its version. One GET on the bucket. A key with no value is a 404.
+//
+// Needs a key with the `store` scope.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/api/store/{namespace}/{key} (the `GetStoreValue` operationId).
+func (c *ClientWithResponses) GetStoreValueWithResponse(ctx context.Context, namespace string, key string, reqEditors ...RequestEditorFn) (*GetStoreValueHTTPResponse, error) {
+	rsp, err := c.GetStoreValue(ctx, namespace, key, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetStoreValueHTTPResponse(rsp)
+}
+
+// PutStoreValueWithBodyWithResponse Write a key of the long-term store
+//
+// Writes any JSON value (at most 1 MiB compacted): over the version if_version names only, or only where there is no value with if_absent; a value that does not match is a 409 and nothing is written. Answers the new version. One PUT on the bucket (conditional with a condition). Store writes are not part of a run's history: a retried step writes again.
+//
+// Needs a key with the `store` scope.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /v1/api/store/{namespace}/{key} (the `PutStoreValue` operationId).
+func (c *ClientWithResponses) PutStoreValueWithBodyWithResponse(ctx context.Context, namespace string, key string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutStoreValueHTTPResponse, error) {
+	rsp, err := c.PutStoreValueWithBody(ctx, namespace, key, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePutStoreValueHTTPResponse(rsp)
+}
+
+// PutStoreValueWithResponse Write a key of the long-term store
+//
+// Writes any JSON value (at most 1 MiB compacted): over the version if_version names only, or only where there is no value with if_absent; a value that does not match is a 409 and nothing is written. Answers the new version. One PUT on the bucket (conditional with a condition). Store writes are not part of a run's history: a retried step writes again.
+//
+// Needs a key with the `store` scope.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /v1/api/store/{namespace}/{key} (the `PutStoreValue` operationId).
+func (c *ClientWithResponses) PutStoreValueWithResponse(ctx context.Context, namespace string, key string, body PutStoreValueJSONRequestBody, reqEditors ...RequestEditorFn) (*PutStoreValueHTTPResponse, error) {
+	rsp, err := c.PutStoreValue(ctx, namespace, key, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePutStoreValueHTTPResponse(rsp)
 }
 
 // ListWorkersWithResponse List registered workers
@@ -12343,6 +13301,309 @@ func ParseStepStartedHTTPResponse(rsp *http.Response) (*StepStartedHTTPResponse,
 			return nil, err
 		}
 		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 502:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON502 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseListStoreKeysHTTPResponse parses an HTTP response from a ListStoreKeysWithResponse call
+func ParseListStoreKeysHTTPResponse(rsp *http.Response) (*ListStoreKeysHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListStoreKeysHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest StorePage
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 502:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON502 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseDeleteStoreValueHTTPResponse parses an HTTP response from a DeleteStoreValueWithResponse call
+func ParseDeleteStoreValueHTTPResponse(rsp *http.Response) (*DeleteStoreValueHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeleteStoreValueHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 502:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON502 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetStoreValueHTTPResponse parses an HTTP response from a GetStoreValueWithResponse call
+func ParseGetStoreValueHTTPResponse(rsp *http.Response) (*GetStoreValueHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetStoreValueHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest StoreEntry
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 502:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON502 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePutStoreValueHTTPResponse parses an HTTP response from a PutStoreValueWithResponse call
+func ParsePutStoreValueHTTPResponse(rsp *http.Response) (*PutStoreValueHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PutStoreValueHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest StoreEntry
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
 		var dest Problem

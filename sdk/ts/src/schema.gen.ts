@@ -618,6 +618,62 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/api/store/{namespace}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a namespace's keys
+         * @description Keys in key order with their versions and sizes, not their values; cursor-paginated (one LIST on the bucket a page). A page may hold fewer keys than the limit and still have a next one.
+         *
+         *     Needs a key with the `store` scope.
+         */
+        get: operations["listStoreKeys"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/api/store/{namespace}/{key}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a key of the long-term store
+         * @description The value and its version. One GET on the bucket. A key with no value is a 404.
+         *
+         *     Needs a key with the `store` scope.
+         */
+        get: operations["getStoreValue"];
+        /**
+         * Write a key of the long-term store
+         * @description Writes any JSON value (at most 1 MiB compacted): over the version if_version names only, or only where there is no value with if_absent; a value that does not match is a 409 and nothing is written. Answers the new version. One PUT on the bucket (conditional with a condition). Store writes are not part of a run's history: a retried step writes again.
+         *
+         *     Needs a key with the `store` scope.
+         */
+        put: operations["putStoreValue"];
+        post?: never;
+        /**
+         * Delete a key of the long-term store
+         * @description Deleting a key with no value is not an error, unless if_version is set: then only that version is deleted, and another value (or none) is a 409.
+         *
+         *     Needs a key with the `store` scope.
+         */
+        delete: operations["deleteStoreValue"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/api/workers": {
         parameters: {
             query?: never;
@@ -1762,6 +1818,39 @@ export interface components {
              * @description When a sleep ends or a wait times out.
              */
             wake_at?: string;
+        };
+        StoreEntry: {
+            key: string;
+            namespace: string;
+            /** Format: date-time */
+            updated_at: string;
+            /** @description The value (absent in the answer to a write). */
+            value?: unknown;
+            /** @description Opaque version of the value: pass it as if_version to write or delete only that value. */
+            version: string;
+        };
+        StoreKeyInfo: {
+            key: string;
+            /**
+             * Format: int64
+             * @description The value's size in bytes.
+             */
+            size: number;
+            /** Format: date-time */
+            updated_at: string;
+            version: string;
+        };
+        StorePage: {
+            keys: components["schemas"]["StoreKeyInfo"][];
+            next_cursor?: string;
+        };
+        StorePutRequest: {
+            /** @description Write only when the key has no value; a value is a 409. */
+            if_absent?: boolean;
+            /** @description Write only over this version (from a read or a write); another version is a 409. */
+            if_version?: string;
+            /** @description Any JSON value. */
+            value: unknown;
         };
         Suspension: {
             /** @description An event sent to the run that makes the next attempt claimable at once, recorded as op's outcome (its payload the result). */
@@ -4744,6 +4833,377 @@ export interface operations {
             };
             /** @description Not Found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Bad Gateway */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listStoreKeys: {
+        parameters: {
+            query?: {
+                /** @description Only keys that start with this. */
+                prefix?: string;
+                /** @description next_cursor of the previous page. */
+                cursor?: string;
+                /** @description Page size (default 100, cap 1000). */
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                /** @description Namespace. */
+                namespace: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StorePage"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Bad Gateway */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getStoreValue: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Namespace. */
+                namespace: string;
+                /** @description Key. */
+                key: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StoreEntry"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Bad Gateway */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    putStoreValue: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Namespace. */
+                namespace: string;
+                /** @description Key. */
+                key: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["StorePutRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StoreEntry"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Request Entity Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Bad Gateway */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    deleteStoreValue: {
+        parameters: {
+            query?: {
+                /** @description Delete only this version of the value; another is a 409. */
+                if_version?: string;
+            };
+            header?: never;
+            path: {
+                /** @description Namespace. */
+                namespace: string;
+                /** @description Key. */
+                key: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No Content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };

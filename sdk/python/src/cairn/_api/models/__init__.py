@@ -91,6 +91,10 @@ from .step_progress_status import StepProgressStatus
 from .step_view import StepView
 from .step_view_kind import StepViewKind
 from .step_view_status import StepViewStatus
+from .store_entry import StoreEntry
+from .store_key_info import StoreKeyInfo
+from .store_page import StorePage
+from .store_put_request import StorePutRequest
 from .suspension import Suspension
 from .usage import Usage
 from .usage_counters import UsageCounters
@@ -192,6 +196,10 @@ __all__ = (
     "StepView",
     "StepViewKind",
     "StepViewStatus",
+    "StoreEntry",
+    "StoreKeyInfo",
+    "StorePage",
+    "StorePutRequest",
     "Suspension",
     "Usage",
     "UsageCounters",

@@ -17,7 +17,7 @@ var openOperations = map[string]string{
 	"ready":  "readiness, for load balancers",
 }
 
-var allScopes = []string{auth.ScopeWorker, auth.ScopeExecute, auth.ScopeRead, auth.ScopeWrite, auth.ScopeAdmin}
+var allScopes = []string{auth.ScopeWorker, auth.ScopeExecute, auth.ScopeRead, auth.ScopeWrite, auth.ScopeAdmin, auth.ScopeStore}
 
 // Every operation of the spec × every scope, against a server with a
 // key per scope: a key is let through (whatever the operation then
@@ -35,7 +35,7 @@ func TestEveryOperationTimesEveryScope(t *testing.T) {
 	}
 	s := newServer(t, api.Config{Keys: keys})
 	fill := strings.NewReplacer("{run}", "R1", "{lease}", "L1", "{schedule}", "s1", "{worker}", "w1", "{batch}", "B1",
-		"{name}", "wf", "{version}", "1", "{step}", "a", "{attempt}", "1", "{sha256}", strings.Repeat("a", 64))
+		"{name}", "wf", "{version}", "1", "{step}", "a", "{attempt}", "1", "{sha256}", strings.Repeat("a", 64), "{namespace}", "ns", "{key}", "k")
 	cells := 0
 	for _, op := range operations(api.Spec()) {
 		need, _ := op.Metadata["scope"].(string)

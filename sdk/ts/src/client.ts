@@ -3,6 +3,7 @@
 import createClient, { type Client as FetchClient } from "openapi-fetch";
 
 import { type Keyring, open, sealMap, sealTop } from "./codec.js";
+import { Store } from "./store.js";
 import { APIError } from "./errors.js";
 import { resolveRun } from "./payloads.js";
 import type { components, paths } from "./schema.gen.js";
@@ -220,6 +221,11 @@ export class Client {
   /** Starts a batch: cancel or rerun every run matching the filter (at least one field). The server does the first page; poll getBatch until state is "done". */
   async startBatch(req: Schemas["BatchRequest"]): Promise<Schemas["Batch"]> {
     return unwrap(await this.api.POST("/v1/api/batches", { body: req }));
+  }
+
+  /** A namespace of the long-term store (store.ts). */
+  store(namespace: string): Store {
+    return new Store(this, namespace);
   }
 
   async getBatch(batch: string): Promise<Schemas["Batch"]> {

@@ -7,5 +7,6 @@ export * from "./workflow.js";
 export { ContinueAsNew, defineFunction, FunctionSuspended, type Call, type DurableContext, type DurableStepOptions, type FunctionBody, type FunctionOptions, type MapOptions } from "./function.js";
 export * from "./worker.js";
 export { runHere, type RunHereOptions } from "./here.js";
+export { Store, type StoreCondition, type StoreEntry, type StoreKeyInfo } from "./store.js";
 export { asPayloadRef, type PayloadRef } from "./payloads.js";
 export type { components, paths, operations } from "./schema.gen.js";

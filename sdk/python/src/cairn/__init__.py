@@ -28,6 +28,7 @@ from .errors import (
 )
 from .function import ContinueAsNew, Durable, FunctionBody, Suspended, SyncDurable, SyncFunctionBody, function
 from .here import run_here, run_here_async
+from .store import AsyncStore, Entry, Store
 from .usage import Usage, UsageSpanProcessor
 from .worker import StepContext, StepInfo, Worker
 from .workflow import Concurrency, RateLimit, RetryPolicy, Workflow, workflow
@@ -37,6 +38,7 @@ __all__ = [
     "DEFAULT_SERVER",
     "APIError",
     "AsyncClient",
+    "AsyncStore",
     "AttemptTimeout",
     "CairnError",
     "Cancelled",
@@ -45,6 +47,7 @@ __all__ = [
     "Concurrency",
     "ContinueAsNew",
     "Durable",
+    "Entry",
     "FatalError",
     "FunctionBody",
     "Keyring",
@@ -60,6 +63,7 @@ __all__ = [
     "StepError",
     "StepFailure",
     "StepInfo",
+    "Store",
     "Suspended",
     "SyncDurable",
     "SyncFunctionBody",

@@ -16,7 +16,7 @@ import time
 from collections.abc import AsyncIterator, Callable, Generator, Iterator
 from dataclasses import dataclass
 from types import ModuleType
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import httpx
 
@@ -81,6 +81,9 @@ from .payloads import as_payload_ref
 
 DEFAULT_SERVER = "http://127.0.0.1:8080"
 _List = list
+if TYPE_CHECKING:
+    from .store import AsyncStore, Store
+
 T = TypeVar("T")
 
 # How long one request may take: a held claim or wait answers within 24 s.
@@ -484,6 +487,12 @@ class Client(_Base):
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    def store(self, namespace: str) -> Store:
+        """A namespace of the long-term store (store.py)."""
+        from .store import Store
+
+        return Store(self, namespace)
+
     def _drive(self, gen: _Op[T]) -> T:
         value: Any = None
         error: BaseException | None = None
@@ -712,6 +721,12 @@ class AsyncClient(_Base):
 
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
+
+    def store(self, namespace: str) -> AsyncStore:
+        """A namespace of the long-term store (store.py), awaited."""
+        from .store import AsyncStore
+
+        return AsyncStore(self, namespace)
 
     async def _drive(self, gen: _Op[T]) -> T:
         import asyncio

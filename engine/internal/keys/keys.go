@@ -31,6 +31,7 @@ import (
 //	limits/<sha256>                  a concurrency key's slot holders (create-only, then CAS)
 //	ratelimits/<sha256>              a rate limit key's GCRA state (create-only, then CAS)
 //	batches/<id>                     a bulk cancel or rerun (create-only, then CAS)
+//	kv/<namespace>/<key>             a long-term store value (plain, or conditional put; engine/kv)
 //
 // With the sharded layout (Config.KeyLayout) runs, leases, timers and
 // audit records carry a one-letter shard after their first segment —

@@ -110,6 +110,16 @@ type StartRequest struct {
 	Deadline       *time.Time                 `json:"deadline,omitempty" doc:"The run times out at this time (default: the workflow's deadline, if any)."`
 	State          map[string]json.RawMessage `json:"state,omitempty" doc:"Initial run state."`
 	Priority       int                        `json:"priority,omitempty" minimum:"-100" maximum:"100" doc:"The run's priority (default 0): of the steps ready at once, higher priorities are offered first; a step's own priority overrides it. A step that waits gains one point per second (engine PriorityAging), so none starves."`
+	Budget         *Budget                    `json:"budget,omitempty" doc:"The run's budget (default: the workflow's): a run whose usage goes over it fails with class budget_exceeded."`
+}
+
+// Check validates what the schema cannot say of a start: its priority's
+// range and its budget.
+func (r *StartRequest) Check() error {
+	if err := CheckPriority(r.Priority); err != nil {
+		return ValidationError{{Field: "priority", Message: err.Error()}}
+	}
+	return r.Budget.Check("budget")
 }
 
 // EventRequest sends an event to a run.

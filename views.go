@@ -26,6 +26,7 @@ type Run struct {
 	Output        json.RawMessage            `json:"output,omitempty" doc:"The only sink step's output, or an object of every sink's output by step id."`
 	Error         *ErrorInfo                 `json:"error,omitempty"`
 	Usage         Usage                      `json:"usage"`
+	Budget        *Budget                    `json:"budget,omitempty" doc:"The run's budget, if any: its start's, or its workflow's."`
 	Steps         []StepView                 `json:"steps" nullable:"false"`
 	StepsDone     int                        `json:"steps_done" doc:"Declared steps completed or skipped (a map step counts once, compensation steps not)."`
 	StepsTotal    int                        `json:"steps_total" doc:"The steps the definition declares (a map step counts once, compensation steps not)."`

@@ -158,6 +158,7 @@ type Workflow struct {
 	Description string   `json:"description,omitempty" maxLength:"2000"`
 	Steps       []Step   `json:"steps" nullable:"false" minItems:"1" maxItems:"1000" doc:"The steps; order does not matter, after does."`
 	Deadline    Duration `json:"deadline,omitempty" doc:"Default run deadline, from start (default: none)."`
+	Budget      *Budget  `json:"budget,omitempty" doc:"Default budget of each run (a start may give its own): a run whose usage goes over it fails with class budget_exceeded."`
 	// Concurrency limits across the workflow's runs (flow.go).
 	Concurrency []ConcurrencyLimit `json:"concurrency,omitempty" nullable:"false" maxItems:"4" doc:"Limits on the task attempts of all runs of this workflow (every version) holding a lease at once: each per rendered key, or, without a key, one global limit for the workflow."`
 	// OnFailure is the compensation (a saga): steps run when the run fails.
@@ -228,6 +229,9 @@ func (w *Workflow) Validate(prefix string) error {
 	}
 	if w.Deadline < 0 {
 		add(".deadline", "must not be negative")
+	}
+	if err := w.Budget.Check(prefix + ".budget"); err != nil {
+		errs = append(errs, err.(ValidationError)...)
 	}
 	index := map[string]int{}
 	for i, s := range w.Steps {

@@ -105,6 +105,7 @@ func (e *Engine) Checkpoint(ctx context.Context, id string, req cairn.Checkpoint
 			}
 			e.suspendFor(r, d, l, sp, fx)
 			addUsage(r, st, st.attempt(tok.Attempt), e.priced(req.Usage))
+			e.checkBudget(r, tok.Step, fx.now)
 		}
 		return answer{out: &cairn.Checkpointed{Operations: len(st.Ops), RunStatus: r.Status}}, nil
 	})

@@ -25,6 +25,7 @@ type runRecord struct {
 	UpdatedAt      time.Time                  `json:"updated_at"`
 	EndedAt        *time.Time                 `json:"ended_at,omitempty"`
 	Deadline       *time.Time                 `json:"deadline,omitempty"`
+	Budget         *cairn.Budget              `json:"budget,omitempty"`
 	Steps          map[string]*stepState      `json:"steps"`
 	Events         []eventRecord              `json:"events,omitempty"`
 	Output         json.RawMessage            `json:"output,omitempty"`

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/json"
@@ -95,8 +96,8 @@ func (e *Engine) startRun(ctx context.Context, req cairn.StartRequest, seed func
 	if err != nil {
 		return nil, err
 	}
-	if err := cairn.CheckPriority(req.Priority); err != nil {
-		return nil, &InvalidError{Field: "priority", Message: err.Error()}
+	if err := req.Check(); err != nil {
+		return nil, err
 	}
 	now := e.now()
 	id, existing, err := e.startID(ctx, req, d, now)
@@ -168,6 +169,7 @@ func (e *Engine) newRunRecord(ctx context.Context, req cairn.StartRequest, d *de
 		Input: req.Input, State: map[string]json.RawMessage{}, Correlation: req.Correlation,
 		IdempotencyKey: req.IdempotencyKey, CreatedAt: now, UpdatedAt: now, Trace: telemetry.ParentOf(ctx),
 		Steps: map[string]*stepState{}, Journal: []cairn.JournalEntry{}, Layout: e.keys.Name(), Priority: req.Priority,
+		Budget: cmp.Or(req.Budget, d.Budget),
 	}
 	if e.cfg.ReplaceDefinitions {
 		r.Def = d.sum
@@ -270,7 +272,7 @@ func (e *Engine) view(r *runRecord, d *definition) *cairn.Run {
 	v := &cairn.Run{
 		ID: r.ID, Workflow: r.Workflow, Version: r.Version, Status: r.Status, Input: r.Input, State: r.State,
 		Correlation: r.Correlation, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, EndedAt: r.EndedAt,
-		Deadline: r.Deadline, Output: r.Output, Error: r.Error, Usage: r.Usage, Steps: []cairn.StepView{}, PendingEvents: []string{}, RerunOf: r.RerunOf,
+		Deadline: r.Deadline, Output: r.Output, Error: r.Error, Usage: r.Usage, Budget: r.Budget, Steps: []cairn.StepView{}, PendingEvents: []string{}, RerunOf: r.RerunOf,
 		ContinuedAs: r.ContinuedAs, ContinuedFrom: r.ContinuedFrom,
 		Priority: r.Priority,
 	}

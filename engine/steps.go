@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"time"
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/blob"
@@ -413,6 +414,14 @@ func addUsage(r *runRecord, st *stepState, a *cairn.Attempt, u cairn.Usage) {
 	}
 }
 
+// checkBudget fails a running run whose usage, just recorded for step,
+// went over its budget.
+func (e *Engine) checkBudget(r *runRecord, step string, now time.Time) {
+	if over := r.Budget.Exceeded(r.Usage); over != "" {
+		e.endRun(r, cairn.RunFailed, &cairn.ErrorInfo{Class: cairn.ClassBudgetExceeded, Message: over, Step: step}, now, "budget exceeded")
+	}
+}
+
 // Fail ends an attempt with an error; its class decides what follows.
 func (e *Engine) Fail(ctx context.Context, id string, req cairn.FailRequest) (*cairn.Ended, error) {
 	if req.Error.Class == "" {
@@ -510,6 +519,7 @@ func (e *Engine) endMutation(d *definition, tok leaseToken, l *leaseRecord, en *
 			r.State[k] = v
 		}
 		e.apply(en, r, d, tok, startedAt != nil, fx)
+		e.checkBudget(r, tok.Step, fx.now)
 		if a.Outcome == cairn.OutcomeFailed {
 			if st := r.Steps[tok.Step]; st != nil { // a finished map item is gone
 				a.Error = st.Error

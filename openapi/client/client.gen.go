@@ -822,6 +822,18 @@ type BatchRequest struct {
 // BatchRequestAction cancel: cancel each matching running run. rerun: rerun each matching ended run (reusing its completed steps), once, whatever happens to the batch.
 type BatchRequestAction string
 
+// Budget defines model for Budget.
+type Budget struct {
+	// CostUsd Largest cost in US dollars (the run's usage as the price book prices it).
+	CostUsd *float64 `json:"cost_usd,omitempty"`
+
+	// Counters Largest value of each named usage counter.
+	Counters *map[string]int64 `json:"counters,omitempty"`
+
+	// Tokens Largest number of tokens, input and output, over every model.
+	Tokens *int64 `json:"tokens,omitempty"`
+}
+
 // BuildInfo defines model for BuildInfo.
 type BuildInfo struct {
 	Go string `json:"go"`
@@ -1359,6 +1371,7 @@ type RetryPolicy struct {
 
 // Run defines model for Run.
 type Run struct {
+	Budget       *Budget       `json:"budget,omitempty"`
 	Compensation *Compensation `json:"compensation,omitempty"`
 
 	// ContinuedAs A function's run that continued as new: the run it started (its output is {"continued_as": that id}).
@@ -1558,6 +1571,8 @@ type ScheduleRequestOverlap string
 
 // StartRequest defines model for StartRequest.
 type StartRequest struct {
+	Budget *Budget `json:"budget,omitempty"`
+
 	// Correlation Free correlation id, visible to templates as run.correlation.
 	Correlation *string `json:"correlation,omitempty"`
 
@@ -1822,6 +1837,8 @@ type WorkerInfo struct {
 
 // Workflow defines model for Workflow.
 type Workflow struct {
+	Budget *Budget `json:"budget,omitempty"`
+
 	// Clear Encrypted workflows: top-level keys of the run input and state the SDKs leave in the clear, so templates, conditions and keys may read inside them.
 	Clear *[]string `json:"clear,omitempty"`
 

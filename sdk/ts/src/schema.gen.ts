@@ -917,6 +917,22 @@ export interface components {
             /** @description Recorded with each cancel. */
             reason?: string;
         };
+        Budget: {
+            /**
+             * Format: double
+             * @description Largest cost in US dollars (the run's usage as the price book prices it).
+             */
+            cost_usd?: number;
+            /** @description Largest value of each named usage counter. */
+            counters?: {
+                [key: string]: number;
+            };
+            /**
+             * Format: int64
+             * @description Largest number of tokens, input and output, over every model.
+             */
+            tokens?: number;
+        };
         BuildInfo: {
             go: string;
             /** @description The checkout had uncommitted changes. */
@@ -1443,6 +1459,8 @@ export interface components {
             retry_after_start?: string[];
         };
         Run: {
+            /** @description The run's budget, if any: its start's, or its workflow's. */
+            budget?: components["schemas"]["Budget"];
             /** @description Once a run whose workflow has on_failure steps failed: how its compensation went. */
             compensation?: components["schemas"]["Compensation"];
             /** @description A function's run that continued as new: the run it started (its output is {"continued_as": that id}). */
@@ -1646,6 +1664,8 @@ export interface components {
             workflow: string;
         };
         StartRequest: {
+            /** @description The run's budget (default: the workflow's): a run whose usage goes over it fails with class budget_exceeded. */
+            budget?: components["schemas"]["Budget"];
             /** @description Free correlation id, visible to templates as run.correlation. */
             correlation?: string;
             /**
@@ -1915,6 +1935,8 @@ export interface components {
             workflows: string[];
         };
         Workflow: {
+            /** @description Default budget of each run (a start may give its own): a run whose usage goes over it fails with class budget_exceeded. */
+            budget?: components["schemas"]["Budget"];
             /** @description Encrypted workflows: top-level keys of the run input and state the SDKs leave in the clear, so templates, conditions and keys may read inside them. */
             clear?: string[];
             /** @description Limits on the task attempts of all runs of this workflow (every version) holding a lease at once: each per rendered key, or, without a key, one global limit for the workflow. */

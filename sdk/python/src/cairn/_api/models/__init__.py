@@ -12,6 +12,8 @@ from .batch_filter_status_item import BatchFilterStatusItem
 from .batch_request import BatchRequest
 from .batch_request_action import BatchRequestAction
 from .batch_state import BatchState
+from .budget import Budget
+from .budget_counters import BudgetCounters
 from .build_info import BuildInfo
 from .cancel_request import CancelRequest
 from .checkpoint_request import CheckpointRequest
@@ -117,6 +119,8 @@ __all__ = (
     "BatchRequest",
     "BatchRequestAction",
     "BatchState",
+    "Budget",
+    "BudgetCounters",
     "BuildInfo",
     "CancelRequest",
     "Checkpointed",

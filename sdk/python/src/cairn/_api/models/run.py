@@ -10,6 +10,7 @@ from ..models.run_status import RunStatus
 from ..types import UNSET, Unset
 
 if TYPE_CHECKING:
+    from ..models.budget import Budget
     from ..models.compensation import Compensation
     from ..models.error_info import ErrorInfo
     from ..models.run_state import RunState
@@ -36,6 +37,7 @@ class Run:
         usage (Usage):
         version (str):
         workflow (str):
+        budget (Budget | Unset):
         compensation (Compensation | Unset):
         continued_as (str | Unset): A function's run that continued as new: the run it started (its output is
             {"continued_as": that id}).
@@ -66,6 +68,7 @@ class Run:
     usage: Usage
     version: str
     workflow: str
+    budget: Budget | Unset = UNSET
     compensation: Compensation | Unset = UNSET
     continued_as: str | Unset = UNSET
     continued_from: str | Unset = UNSET
@@ -108,6 +111,10 @@ class Run:
         version = self.version
 
         workflow = self.workflow
+
+        budget: dict[str, Any] | Unset = UNSET
+        if not isinstance(self.budget, Unset):
+            budget = self.budget.to_dict()
 
         compensation: dict[str, Any] | Unset = UNSET
         if not isinstance(self.compensation, Unset):
@@ -163,6 +170,8 @@ class Run:
                 "workflow": workflow,
             }
         )
+        if budget is not UNSET:
+            field_dict["budget"] = budget
         if compensation is not UNSET:
             field_dict["compensation"] = compensation
         if continued_as is not UNSET:
@@ -196,6 +205,7 @@ class Run:
 
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.budget import Budget  # noqa: PLC0415
         from ..models.compensation import Compensation  # noqa: PLC0415
         from ..models.error_info import ErrorInfo  # noqa: PLC0415
         from ..models.run_state import RunState  # noqa: PLC0415
@@ -231,6 +241,13 @@ class Run:
         version = d.pop("version")
 
         workflow = d.pop("workflow")
+
+        _budget = d.pop("budget", UNSET)
+        budget: Budget | Unset
+        if isinstance(_budget, Unset):
+            budget = UNSET
+        else:
+            budget = Budget.from_dict(_budget)
 
         _compensation = d.pop("compensation", UNSET)
         compensation: Compensation | Unset
@@ -293,6 +310,7 @@ class Run:
             usage=usage,
             version=version,
             workflow=workflow,
+            budget=budget,
             compensation=compensation,
             continued_as=continued_as,
             continued_from=continued_from,

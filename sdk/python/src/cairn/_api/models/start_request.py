@@ -9,6 +9,7 @@ from attrs import define as _attrs_define
 from ..types import UNSET, Unset
 
 if TYPE_CHECKING:
+    from ..models.budget import Budget
     from ..models.start_request_state import StartRequestState
 
 
@@ -20,6 +21,7 @@ class StartRequest:
     """
     Attributes:
         workflow (str): Workflow name.
+        budget (Budget | Unset):
         correlation (str | Unset): Free correlation id, visible to templates as run.correlation.
         deadline (datetime.datetime | Unset): The run times out at this time (default: the workflow's deadline, if any).
         idempotency_key (str | Unset): Starting twice with the same key (per workflow) returns the first run.
@@ -32,6 +34,7 @@ class StartRequest:
     """
 
     workflow: str
+    budget: Budget | Unset = UNSET
     correlation: str | Unset = UNSET
     deadline: datetime.datetime | Unset = UNSET
     idempotency_key: str | Unset = UNSET
@@ -42,6 +45,10 @@ class StartRequest:
 
     def to_dict(self) -> dict[str, Any]:
         workflow = self.workflow
+
+        budget: dict[str, Any] | Unset = UNSET
+        if not isinstance(self.budget, Unset):
+            budget = self.budget.to_dict()
 
         correlation = self.correlation
 
@@ -68,6 +75,8 @@ class StartRequest:
                 "workflow": workflow,
             }
         )
+        if budget is not UNSET:
+            field_dict["budget"] = budget
         if correlation is not UNSET:
             field_dict["correlation"] = correlation
         if deadline is not UNSET:
@@ -87,10 +96,18 @@ class StartRequest:
 
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.budget import Budget  # noqa: PLC0415
         from ..models.start_request_state import StartRequestState  # noqa: PLC0415
 
         d = dict(src_dict)
         workflow = d.pop("workflow")
+
+        _budget = d.pop("budget", UNSET)
+        budget: Budget | Unset
+        if isinstance(_budget, Unset):
+            budget = UNSET
+        else:
+            budget = Budget.from_dict(_budget)
 
         correlation = d.pop("correlation", UNSET)
 
@@ -118,6 +135,7 @@ class StartRequest:
 
         start_request = cls(
             workflow=workflow,
+            budget=budget,
             correlation=correlation,
             deadline=deadline,
             idempotency_key=idempotency_key,

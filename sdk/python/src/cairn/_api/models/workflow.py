@@ -8,6 +8,7 @@ from attrs import define as _attrs_define
 from ..types import UNSET, Unset
 
 if TYPE_CHECKING:
+    from ..models.budget import Budget
     from ..models.concurrency_limit import ConcurrencyLimit
     from ..models.step import Step
 
@@ -22,6 +23,7 @@ class Workflow:
         name (str): Workflow name.
         steps (list[Step]): The steps; order does not matter, after does.
         version (str): Version; several coexist, runs pin theirs.
+        budget (Budget | Unset):
         clear (list[str] | Unset): Encrypted workflows: top-level keys of the run input and state the SDKs leave in the
             clear, so templates, conditions and keys may read inside them.
         concurrency (list[ConcurrencyLimit] | Unset): Limits on the task attempts of all runs of this workflow (every
@@ -40,6 +42,7 @@ class Workflow:
     name: str
     steps: list[Step]
     version: str
+    budget: Budget | Unset = UNSET
     clear: list[str] | Unset = UNSET
     concurrency: list[ConcurrencyLimit] | Unset = UNSET
     deadline: str | Unset = UNSET
@@ -56,6 +59,10 @@ class Workflow:
             steps.append(steps_item)
 
         version = self.version
+
+        budget: dict[str, Any] | Unset = UNSET
+        if not isinstance(self.budget, Unset):
+            budget = self.budget.to_dict()
 
         clear: list[str] | Unset = UNSET
         if not isinstance(self.clear, Unset):
@@ -90,6 +97,8 @@ class Workflow:
                 "version": version,
             }
         )
+        if budget is not UNSET:
+            field_dict["budget"] = budget
         if clear is not UNSET:
             field_dict["clear"] = clear
         if concurrency is not UNSET:
@@ -107,6 +116,7 @@ class Workflow:
 
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.budget import Budget  # noqa: PLC0415
         from ..models.concurrency_limit import ConcurrencyLimit  # noqa: PLC0415
         from ..models.step import Step  # noqa: PLC0415
 
@@ -121,6 +131,13 @@ class Workflow:
             steps.append(steps_item)
 
         version = d.pop("version")
+
+        _budget = d.pop("budget", UNSET)
+        budget: Budget | Unset
+        if isinstance(_budget, Unset):
+            budget = UNSET
+        else:
+            budget = Budget.from_dict(_budget)
 
         clear = cast(list[str], d.pop("clear", UNSET))
 
@@ -152,6 +169,7 @@ class Workflow:
             name=name,
             steps=steps,
             version=version,
+            budget=budget,
             clear=clear,
             concurrency=concurrency,
             deadline=deadline,

@@ -264,7 +264,7 @@ export class Client {
       try {
         const p = await this.progress(run, after >= 0 ? after : undefined, 20_000, opts.signal);
         backoff = 100;
-        if (p.status !== "running") return await this.get(run);
+        if (p.status !== "running" && p.status !== "paused") return await this.get(run);
         if (p.rev !== after) {
           after = p.rev;
           opts.onProgress?.(p);
@@ -313,6 +313,21 @@ export class Client {
 
   async cancel(run: string, reason?: string): Promise<Run> {
     return this.openRun(await resolveRun(this.api, unwrap(await this.api.POST("/v1/api/runs/{run}/cancel", { params: { path: { run } }, body: { reason } }))));
+  }
+
+  /**
+   * Pauses a running run: none of its steps is offered to a worker, and its
+   * sleeps, backoffs, wait timeouts and deadline act only at its resume;
+   * attempts held go on and are recorded. Pausing a paused run changes
+   * nothing; an ended run is a 409.
+   */
+  async pause(run: string): Promise<Run> {
+    return this.openRun(await resolveRun(this.api, unwrap(await this.api.POST("/v1/api/runs/{run}/pause", { params: { path: { run } } }))));
+  }
+
+  /** Resumes a paused run (a running one is left as it is; an ended one is a 409). */
+  async resume(run: string): Promise<Run> {
+    return this.openRun(await resolveRun(this.api, unwrap(await this.api.POST("/v1/api/runs/{run}/resume", { params: { path: { run } } }))));
   }
 
   /**

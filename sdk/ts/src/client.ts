@@ -217,7 +217,7 @@ export class Client {
     return r;
   }
 
-  /** Starts a batch: cancel or rerun every run matching the filter (at least one field). The server does the first page; poll getBatch until state is "done". */
+  /** Starts a batch: cancel, rerun, pause or resume every run matching the filter (at least one field). The server does the first page; poll getBatch until state is "done". */
   async startBatch(req: Schemas["BatchRequest"]): Promise<Schemas["Batch"]> {
     return unwrap(await this.api.POST("/v1/api/batches", { body: req }));
   }

@@ -1,4 +1,4 @@
-"""The client: start, read, wait for, list, signal, cancel and rerun runs,
+"""The client: start, read, wait for, list, signal, pause, cancel and rerun runs,
 schedules and batches, over the client generated from the committed OpenAPI
 document (cairn._api).
 
@@ -412,8 +412,8 @@ def _batch_body(
     started_before: _dt.datetime | None,
     reason: str | None,
 ) -> BatchRequest:
-    if action not in ("cancel", "rerun"):
-        raise ValueError("cairn: batch action must be cancel or rerun")
+    if action not in ("cancel", "rerun", "pause", "resume"):
+        raise ValueError("cairn: batch action must be cancel, rerun, pause or resume")
     f = BatchFilter(
         workflow=_opt(workflow),
         status=UNSET if status is None else [BatchFilterStatusItem(s) for s in status],

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/blob/counting"
 )
 
 // pauseRun and resumeRun pause and resume run on e, which must accept it,
@@ -332,4 +333,33 @@ func TestBatchPauseResume(t *testing.T) {
 		}
 	}, withWorkflows("w", single("one", cairn.Step{ID: "s"}),
 		cairn.Workflow{Name: "nap", Version: "1", Steps: []cairn.Step{{ID: "nap", Kind: cairn.KindSleep, Duration: cairn.Duration(time.Minute)}}}))
+}
+
+// TestPauseRequests: what a pause and a resume cost in bucket requests.
+// On the instance whose cache holds the run each is one swap of the run
+// record (the pause arms no timer: a paused run needs none; the resume's
+// run still has its timer from before, else it writes one); doing either
+// again writes nothing and reads the record once, to be sure the cached
+// copy is current. A cold instance first reads the record and the
+// workflow's definition.
+func TestPauseRequests(t *testing.T) {
+	h := newHarness(t, counted(), withWorkflows("w", single("one", cairn.Step{ID: "s"})))
+	run := h.start("one", "")
+	cold, coldCounts := h.countedPeer()
+	step := func(what string, counts *counting.Counts, f func(context.Context, string) (*cairn.Run, error), want counting.Snapshot) {
+		t.Helper()
+		counts.Reset()
+		if _, err := f(h.ctx, run); err != nil {
+			t.Fatal(err)
+		}
+		if got := counts.Snapshot(); got != want {
+			t.Errorf("%s: %s, want %s", what, got, want)
+		}
+	}
+	step("pause", h.counts, h.e.PauseRun, counting.Snapshot{Swap: 1})
+	step("pause again", h.counts, h.e.PauseRun, counting.Snapshot{Get: 1})
+	step("resume", h.counts, h.e.ResumeRun, counting.Snapshot{Swap: 1})
+	step("resume again", h.counts, h.e.ResumeRun, counting.Snapshot{Get: 1})
+	step("pause on a cold instance", coldCounts, cold.PauseRun, counting.Snapshot{Get: 2, Swap: 1})
+	step("resume on it", coldCounts, cold.ResumeRun, counting.Snapshot{Swap: 1})
 }

@@ -8,9 +8,12 @@ import (
 // RunStatus is where a run is in its life.
 type RunStatus string
 
-// Run statuses. Every status but running is terminal.
+// Run statuses. Every status but running and paused is terminal.
 const (
-	RunRunning   RunStatus = "running"
+	RunRunning RunStatus = "running"
+	// RunPaused: the run is offered to no worker and its due times wait
+	// (POST /runs/{run}/pause); a resume makes it running again.
+	RunPaused    RunStatus = "paused"
 	RunCompleted RunStatus = "completed"
 	RunFailed    RunStatus = "failed"
 	RunCancelled RunStatus = "cancelled"
@@ -19,11 +22,12 @@ const (
 
 // Values lists every run status (the API's enum of run statuses).
 func (RunStatus) Values() []RunStatus {
-	return []RunStatus{RunRunning, RunCompleted, RunFailed, RunCancelled, RunTimedOut}
+	return []RunStatus{RunRunning, RunPaused, RunCompleted, RunFailed, RunCancelled, RunTimedOut}
 }
 
-// Terminal reports whether a run in status s has ended.
-func (s RunStatus) Terminal() bool { return s != RunRunning && s != "" }
+// Terminal reports whether a run in status s has ended (a paused run has
+// not).
+func (s RunStatus) Terminal() bool { return s != RunRunning && s != RunPaused && s != "" }
 
 // StepStatus is where a step is in its life, as the run record sees it.
 type StepStatus string
@@ -295,6 +299,9 @@ const (
 	// message names it); JournalStepSuspended: its driver suspended.
 	JournalOperation     JournalType = "operation"
 	JournalStepSuspended JournalType = "step_suspended"
+	// JournalRunPaused, JournalRunResumed: the run was paused, resumed.
+	JournalRunPaused  JournalType = "run_paused"
+	JournalRunResumed JournalType = "run_resumed"
 )
 
 // Values lists every journal entry type (the API's enum).
@@ -304,7 +311,7 @@ func (JournalType) Values() []JournalType {
 		JournalStepFailed, JournalStepRequeued, JournalStepRetryScheduled, JournalStepSkipped, JournalLeaseLost, JournalWaitStarted,
 		JournalEventReceived, JournalSleepStarted, JournalRunCompleted, JournalRunFailed, JournalRunCancelled,
 		JournalRunTimedOut, JournalMapStarted, JournalChildStarted, JournalCompensationStarted, JournalCompensationEnded,
-		JournalOperation, JournalStepSuspended,
+		JournalOperation, JournalStepSuspended, JournalRunPaused, JournalRunResumed,
 	}
 }
 

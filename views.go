@@ -257,12 +257,15 @@ type BackfillResult struct {
 	Truncated bool           `json:"truncated" doc:"More ticks lay in the range than max: backfill again from the last tick."`
 }
 
-// Batches: cancel or rerun every run matching a filter, as a tracked job.
+// Batches: cancel, rerun, pause or resume every run matching a filter, as
+// a tracked job.
 
 // Batch actions.
 const (
 	BatchCancel = "cancel"
 	BatchRerun  = "rerun"
+	BatchPause  = "pause"
+	BatchResume = "resume"
 )
 
 // Batch states.
@@ -282,7 +285,7 @@ type BatchFilter struct {
 
 // BatchRequest starts a batch.
 type BatchRequest struct {
-	Action string      `json:"action" enum:"cancel,rerun" doc:"cancel: cancel each matching running run. rerun: rerun each matching ended run (reusing its completed steps), once, whatever happens to the batch."`
+	Action string      `json:"action" enum:"cancel,rerun,pause,resume" doc:"cancel: cancel each matching running (or paused) run. rerun: rerun each matching ended run (reusing its completed steps), once, whatever happens to the batch. pause: pause each matching running run. resume: resume each matching paused run."`
 	Filter BatchFilter `json:"filter"`
 	Reason string      `json:"reason,omitempty" maxLength:"512" doc:"Recorded with each cancel."`
 }
@@ -290,7 +293,7 @@ type BatchRequest struct {
 // Batch is a batch job and its progress.
 type Batch struct {
 	ID        string      `json:"id"`
-	Action    string      `json:"action" enum:"cancel,rerun"`
+	Action    string      `json:"action" enum:"cancel,rerun,pause,resume"`
 	Filter    BatchFilter `json:"filter"`
 	Reason    string      `json:"reason,omitempty"`
 	State     string      `json:"state" enum:"running,done" doc:"running until every run of the listing was looked at."`
@@ -299,8 +302,8 @@ type Batch struct {
 	EndedAt   *time.Time  `json:"ended_at,omitempty"`
 	Scanned   int         `json:"scanned" doc:"Runs looked at."`
 	Matched   int         `json:"matched" doc:"Runs that matched the filter."`
-	Applied   int         `json:"applied" doc:"Runs cancelled or rerun."`
-	Skipped   int         `json:"skipped" doc:"Matching runs the action did not apply to (a cancel of a run that ended meanwhile, a rerun of a run still running)."`
+	Applied   int         `json:"applied" doc:"Runs cancelled, rerun, paused or resumed (a run already paused, or already running, counts)."`
+	Skipped   int         `json:"skipped" doc:"Matching runs the action did not apply to (a cancel, pause or resume of a run that ended meanwhile, a rerun of a run still running)."`
 	Failed    int         `json:"failed" doc:"Runs whose action failed for another reason (see errors)."`
 	Errors    []string    `json:"errors" nullable:"false" doc:"The first errors, run by run."`
 	// Cursor is where the listing goes on after the last page done: the

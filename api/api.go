@@ -76,6 +76,7 @@ func New(e *engine.Engine, cfg Config) *API {
 	a.registerPayloadOps()
 	a.registerBatchOps()
 	a.registerStoreOps()
+	a.registerPauseOps()
 	publishKindOptions(a.huma.OpenAPI().Components.Schemas)
 	addLinks(a.huma.OpenAPI())
 	a.handler = a.recoverPanics(a.routeProblems(mux))

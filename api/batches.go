@@ -10,7 +10,7 @@ import (
 	"github.com/cairn-dev/cairn/auth"
 )
 
-// ---- Batches: bulk cancel and rerun ----
+// ---- Batches: bulk cancel, rerun, pause and resume ----
 
 type createBatchInput struct {
 	Body cairn.BatchRequest
@@ -23,8 +23,8 @@ type batchIDInput struct {
 func (a *API) registerBatchOps() {
 	bodyOp(a, huma.Operation{
 		OperationID: "createBatch", Method: http.MethodPost, Path: "/batches", Tags: []string{"Batches"}, DefaultStatus: http.StatusAccepted,
-		Summary:     "Cancel or rerun every run matching a filter",
-		Description: "Starts a batch job over the runs matching the filter (status, workflow, start time; at least one), newest first: cancel each running one, or rerun each ended one (once, with the idempotency key batch:<id>:<run>). The call does the first page of 100 runs and answers with the batch; the reaper does the rest, 500 runs a pass, and any instance or reaper goes on where a dead one stopped. Follow it with getBatch.",
+		Summary:     "Cancel, rerun, pause or resume every run matching a filter",
+		Description: "Starts a batch job over the runs matching the filter (status, workflow, start time; at least one), newest first: cancel each running (or paused) one, rerun each ended one (once, with the idempotency key batch:<id>:<run>), pause each running one, or resume each paused one. The call does the first page of 100 runs and answers with the batch; the reaper does the rest, 500 runs a pass, and any instance or reaper goes on where a dead one stopped. Follow it with getBatch.",
 	}, auth.ScopeExecute, func(ctx context.Context, in *createBatchInput) (*cairn.Batch, error) {
 		return a.engine.StartBatch(ctx, in.Body)
 	})

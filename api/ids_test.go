@@ -104,7 +104,7 @@ func TestSpecStatesTheEngineIDPatterns(t *testing.T) {
 	}
 	for _, p := range []struct{ path, method string }{
 		{"/runs/{run}", "GET"}, {"/runs/{run}/journal", "GET"}, {"/runs/{run}/status", "GET"},
-		{"/runs/{run}/cancel", "POST"}, {"/runs/{run}/events", "POST"},
+		{"/runs/{run}/cancel", "POST"}, {"/runs/{run}/events", "POST"}, {"/runs/{run}/pause", "POST"}, {"/runs/{run}/resume", "POST"},
 	} {
 		got, max := param(p.path, p.method, "run")
 		check(p.path, got, max, engine.RunIDPattern, engine.MaxRunIDLength)

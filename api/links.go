@@ -16,7 +16,7 @@ type specLink struct {
 }
 
 var (
-	runOps      = []string{"getRun", "getRunStatus", "getRunJournal", "sendEvent", "cancelRun", "rerunRun", "deleteRun"}
+	runOps      = []string{"getRun", "getRunStatus", "getRunJournal", "sendEvent", "cancelRun", "rerunRun", "deleteRun", "pauseRun", "resumeRun"}
 	scheduleOps = []string{"getSchedule", "pauseSchedule", "resumeSchedule", "backfillSchedule", "deleteSchedule"}
 	leaseOps    = []string{"stepStarted", "heartbeatStep", "checkpointStep", "completeStep", "failStep"}
 )

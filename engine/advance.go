@@ -23,7 +23,7 @@ import (
 //	              ↘ skipped (when false, or every dependency skipped)
 //	              ↘ failed (its when condition could not be evaluated)
 //	       any non-done step → cancelled when the run ends first
-//	run:   running → completed | failed | cancelled | timed_out
+//	run:   running → completed | failed | cancelled | timed_out; running ⇄ paused
 
 func (r *runRecord) journal(now time.Time, e cairn.JournalEntry) {
 	if droppedItemJournal(e) {
@@ -40,6 +40,9 @@ func (r *runRecord) journal(now time.Time, e cairn.JournalEntry) {
 // steps that find their event already received complete at once, which
 // may start more steps: advance repeats until nothing changes.
 func (e *Engine) advance(r *runRecord, d *definition, fx *effects) {
+	if r.Status == cairn.RunPaused {
+		return // its resume advances it (pause.go)
+	}
 	for changed := true; changed && !r.Status.Terminal(); {
 		changed = false
 		steps := advanceSteps(r, d) // compensate.go
@@ -300,9 +303,10 @@ func (e *Engine) failAttempt(r *runRecord, d *definition, step string, n int, wh
 	e.failStepAndRun(r, step, why, cairn.JournalEntry{Attempt: n, Worker: worker}, fx)
 }
 
-// checkDeadline times the run out when its deadline has passed.
+// checkDeadline times the run out when its deadline has passed (a paused
+// run's at its resume: pause.go).
 func (e *Engine) checkDeadline(r *runRecord, now time.Time) bool {
-	if r.Status.Terminal() || r.Deadline == nil || now.Before(*r.Deadline) {
+	if r.Status != cairn.RunRunning || r.Deadline == nil || now.Before(*r.Deadline) {
 		return false
 	}
 	e.endRun(r, cairn.RunTimedOut, &cairn.ErrorInfo{Class: cairn.ClassTimeout, Message: "run deadline " + r.Deadline.Format(time.RFC3339) + " passed"}, now, "")

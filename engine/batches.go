@@ -7,16 +7,16 @@ import (
 	bulk "github.com/cairn-dev/cairn/engine/internal/batch" // "batch" is the committer's (commit.go)
 )
 
-// Bulk operations: cancel or rerun every run matching a filter, as a
-// tracked batch job (docs/ARCHITECTURE.md, "Batches"), kept by
-// engine/internal/batch; the methods here forward to it.
+// Bulk operations: cancel, rerun, pause or resume every run matching a
+// filter, as a tracked batch job (docs/ARCHITECTURE.md, "Batches"), kept
+// by engine/internal/batch; the methods here forward to it.
 
 // newBatches wires the engine's batches to it.
 func newBatches(e *Engine) *bulk.Batches {
 	return bulk.New(bulk.Host{
 		Store: e.store, Keys: e.keys, Now: e.now, Log: e.log,
 		RunKeys: e.scan.RunKeys, CursorMark: runCursorPrefix,
-		Run: e.runState, Cancel: e.CancelRun,
+		Run: e.runState, Cancel: e.CancelRun, Pause: e.PauseRun, Resume: e.ResumeRun,
 		Rerun: func(ctx context.Context, run, key string) error {
 			_, err := e.RerunRun(ctx, run, cairn.RerunRequest{IdempotencyKey: key})
 			return err

@@ -13,6 +13,7 @@ import (
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/blob"
 	"github.com/cairn-dev/cairn/engine/internal/errs"
+	"github.com/cairn-dev/cairn/engine/internal/hold"
 	"github.com/cairn-dev/cairn/engine/internal/keys"
 	"github.com/cairn-dev/cairn/engine/internal/object"
 	"github.com/cairn-dev/cairn/engine/internal/par"
@@ -40,7 +41,7 @@ func (e *Engine) Claim(ctx context.Context, req cairn.ClaimRequest) ([]cairn.Lea
 	}
 	e.seen(w.Rec.ID)
 	max := min(100, max(1, req.Max))
-	deadline := e.holdUntil(ctx, min(time.Duration(req.WaitMs)*time.Millisecond, e.ClaimHold()))
+	deadline := hold.Until(ctx, min(time.Duration(req.WaitMs)*time.Millisecond, e.ClaimHold()), e.MaxClaimHold())
 	skip := &par.Set[string]{} // hints this claim cannot use: read by whichever goroutine adds a hint to the hub (a plain map was a concurrent read and write, which kills the process)
 	match := func(h notify.Hint) bool {
 		return w.Served[workflowID{Name: h.Workflow, Version: h.Version}] && (req.Run == "" || h.Run == req.Run) && !skip.Has(h.Key())
@@ -87,7 +88,7 @@ func (e *Engine) Claim(ctx context.Context, req cairn.ClaimRequest) ([]cairn.Lea
 				// The hints went back to the hub, which would hand them
 				// straight back: wait before trying the bucket again.
 				failures++
-				if !e.pause(ctx, throttle.ClaimBackoff(failures), deadline) {
+				if !hold.Sleep(ctx, throttle.ClaimBackoff(failures), deadline, e.draining) {
 					return []cairn.Lease{}, nil
 				}
 				continue
@@ -99,51 +100,9 @@ func (e *Engine) Claim(ctx context.Context, req cairn.ClaimRequest) ([]cairn.Lea
 				continue
 			}
 		}
-		if !e.await(ctx, wake, deadline) {
+		if !hold.Await(ctx, wake, deadline, e.cfg.FallbackInterval, e.draining) { // its next scan
 			return []cairn.Lease{}, nil
 		}
-	}
-}
-
-// await holds a claim until a hint may be for it (wake), or for the
-// fallback interval (its next scan); false when the hold is over: the
-// deadline passed, the instance drains, or ctx ended.
-func (e *Engine) await(ctx context.Context, wake <-chan struct{}, deadline time.Time) bool {
-	left := time.Until(deadline)
-	if left <= 0 {
-		return false
-	}
-	t := time.NewTimer(min(left, e.cfg.FallbackInterval))
-	defer t.Stop()
-	select {
-	case <-wake:
-	case <-t.C:
-	case <-e.draining:
-		return false
-	case <-ctx.Done():
-		return false
-	}
-	return true
-}
-
-// pause waits d, or until the hold's deadline, the drain or ctx; it
-// reports whether the claim should go on.
-func (e *Engine) pause(ctx context.Context, d time.Duration, deadline time.Time) bool {
-	if left := time.Until(deadline); left < d {
-		d = left
-	}
-	if d <= 0 {
-		return false
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return time.Now().Before(deadline)
-	case <-e.draining:
-		return false
-	case <-ctx.Done():
-		return false
 	}
 }
 
@@ -171,27 +130,6 @@ func (e *Engine) AwaitHeldClaims(ctx context.Context, n int) error {
 	}
 }
 
-// holdUntil is when a request asking to be held for wait must answer:
-// wait capped at MaxClaimHold, leaving half a second to answer before the
-// platform's own deadline (the request context's). Holds are wall-clock
-// waits of the request, not engine time, so they use the real clock.
-func (e *Engine) holdUntil(ctx context.Context, wait time.Duration) time.Time {
-	wait = min(wait, e.MaxClaimHold())
-	if dl, ok := ctx.Deadline(); ok {
-		if left := time.Until(dl) - 500*time.Millisecond; left < wait {
-			wait = max0(left)
-		}
-	}
-	return time.Now().Add(wait)
-}
-
-func max0(d time.Duration) time.Duration {
-	if d < 0 {
-		return 0
-	}
-	return d
-}
-
 // runHints reads one run and returns hints for its claimable steps.
 func (e *Engine) runHints(ctx context.Context, run string) ([]notify.Hint, error) {
 	r, err := e.readRun(ctx, run)
@@ -200,6 +138,9 @@ func (e *Engine) runHints(ctx context.Context, run string) ([]notify.Hint, error
 	}
 	if r.Status.Terminal() {
 		return nil, reject(cairn.ReasonRunTerminal, "run %s has ended (%s)", run, r.Status)
+	}
+	if r.Status == cairn.RunPaused {
+		return nil, nil // its resume hints its ready steps (pause.go)
 	}
 	now := e.now()
 	var out []notify.Hint
@@ -243,7 +184,7 @@ func (e *Engine) fallbackScan(ctx context.Context) int {
 	added := 0
 	for _, t := range runs {
 		r, err := e.readRun(ctx, t.Name)
-		if err != nil || r.Status.Terminal() {
+		if err != nil || r.Status != cairn.RunRunning { // ended, or paused
 			continue
 		}
 		// The leases of the ready attempts, looked up concurrently (a
@@ -356,6 +297,9 @@ func (e *Engine) tryClaim(ctx context.Context, w cachedWorker, hints []notify.Hi
 				scopedErr = reject(cairn.ReasonRunTerminal, "run %s has ended (%s)", run, r.Status)
 			}
 			continue
+		}
+		if r.Status == cairn.RunPaused {
+			continue // offered to no worker: its resume hints the steps again (pause.go)
 		}
 		d, err := e.definition(ctx, r.Workflow, r.rev())
 		if err != nil {

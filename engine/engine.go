@@ -415,6 +415,9 @@ func (e *Engine) nextWake(r *runRecord, now time.Time) time.Time {
 		}
 		return due
 	}
+	if r.Status == cairn.RunPaused {
+		return time.Time{} // visited for its leases only (pause.go)
+	}
 	var due time.Time
 	consider := func(t time.Time) {
 		if !t.IsZero() && (due.IsZero() || t.Before(due)) {

@@ -456,7 +456,7 @@ func recordStep(l *cairn.Lease) string {
 // commit), on every reaper visit of the run: the visit decides whether
 // there is anything to do.
 func (e *Engine) visitSteps(ctx context.Context, r *runRecord, d *definition) error {
-	if err := e.checkParent(ctx, r); err != nil { // child.go
+	if err := e.checkParent(ctx, r); err != nil || r.Status == cairn.RunPaused { // child.go; pause.go
 		return err
 	}
 	for i := range d.Steps {

@@ -215,29 +215,35 @@ func (e *Engine) fireTimers(ctx context.Context, r *runRecord, d *definition, no
 			fire = true
 		}
 	}
-	if !fire {
+	if !fire || r.Status == cairn.RunPaused { // a paused run's fire at its resume (pause.go)
 		return nil
 	}
 	fired, err := mutate(ctx, e.commits, r.ID, func(r *runRecord, fx *effects) (int, error) {
-		fired := 0
 		if e.checkDeadline(r, fx.now) {
 			return 1, nil
 		}
-		for _, s := range d.Steps {
-			st := r.Steps[s.ID]
-			if st.WakeAt == nil || fx.now.Before(*st.WakeAt) || r.Status.Terminal() {
-				continue
-			}
-			if k := kindOf(&s); k.fire != nil && st.Status == k.active {
-				k.fire(e, r, &s, fx)
-				fired++
-			}
-		}
+		fired := e.fireDue(r, d, fx)
 		e.advance(r, d, fx)
 		return fired, nil
 	})
 	stats.TimersFired += fired
 	return err
+}
+
+// fireDue fires the started steps of a running r whose due time has
+// passed (each kind's fire) and returns how many.
+func (e *Engine) fireDue(r *runRecord, d *definition, fx *effects) (fired int) {
+	for _, s := range d.Steps {
+		st := r.Steps[s.ID]
+		if st.WakeAt == nil || fx.now.Before(*st.WakeAt) || r.Status != cairn.RunRunning {
+			continue
+		}
+		if k := kindOf(&s); k.fire != nil && st.Status == k.active {
+			k.fire(e, r, &s, fx)
+			fired++
+		}
+	}
+	return fired
 }
 
 // reaperLeaseReads is how many lease reads one run's visit makes at once.
@@ -267,6 +273,9 @@ func (e *Engine) checkLeases(ctx context.Context, r *runRecord, d *definition, n
 	for _, rd := range reads {
 		st, l := r.Steps[rd.step], rd.l
 		if isNotFound(rd.err) {
+			if r.Status == cairn.RunPaused {
+				continue // announced at its resume (pause.go)
+			}
 			if st.ReadyAt == nil || now.Sub(*st.ReadyAt) >= e.cfg.AnnounceAfter {
 				unclaimed = append(unclaimed, notify.Hint{Run: r.ID, Workflow: r.Workflow, Version: r.Version, Step: rd.step, Attempt: st.Attempt, Priority: stepPriority(r, d, rd.step)})
 			}

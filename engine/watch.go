@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/engine/internal/hold"
 	"github.com/cairn-dev/cairn/engine/internal/keys"
 	"github.com/cairn-dev/cairn/engine/internal/watch"
 	"github.com/cairn-dev/cairn/notify"
@@ -102,7 +103,7 @@ func (e *Engine) watchRun(ctx context.Context, id string, after int64, untilEnd 
 	answers := func(r *runRecord) bool {
 		return r.Status.Terminal() || !untilEnd && r.Rev > after
 	}
-	deadline := e.holdUntil(ctx, wait)
+	deadline := hold.Until(ctx, wait, e.MaxClaimHold())
 	if !untilEnd {
 		if r := e.cachedRun(id, after+1); r != nil {
 			return r, nil

@@ -3,6 +3,7 @@ package sdk
 import (
 	"context"
 	"errors"
+	"slices"
 	"time"
 
 	"github.com/cairn-dev/cairn"
@@ -14,6 +15,8 @@ import (
 const (
 	BatchCancel = cairn.BatchCancel
 	BatchRerun  = cairn.BatchRerun
+	BatchPause  = cairn.BatchPause
+	BatchResume = cairn.BatchResume
 )
 
 type (
@@ -25,12 +28,13 @@ type (
 	Batch = cairn.Batch
 )
 
-// StartBatch starts a batch: action (BatchCancel or BatchRerun) on every
-// run matching filter. reason is recorded with each cancel. The server
-// does the first page before it answers; the reaper does the rest.
+// StartBatch starts a batch: action (BatchCancel, BatchRerun, BatchPause
+// or BatchResume) on every run matching filter. reason is recorded with
+// each cancel. The server does the first page before it answers; the
+// reaper does the rest.
 func (c *Client) StartBatch(ctx context.Context, action string, filter BatchFilter, reason string) (*Batch, error) {
-	if action != BatchCancel && action != BatchRerun {
-		return nil, errors.New("cairn: batch action must be cancel or rerun")
+	if !slices.Contains([]string{BatchCancel, BatchRerun, BatchPause, BatchResume}, action) {
+		return nil, errors.New("cairn: batch action must be cancel, rerun, pause or resume")
 	}
 	f := client.BatchFilter{Workflow: ptr(filter.Workflow), StartedAfter: filter.StartedAfter, StartedBefore: filter.StartedBefore}
 	if len(filter.Status) > 0 {

@@ -355,6 +355,21 @@ func (c *Client) Cancel(ctx context.Context, run, reason string) (*Run, error) {
 	return c.viewed(ctx)(decodeView[cairn.Run](c)(c.api.CancelRun(ctx, run, client.CancelRequest{Reason: ptr(reason)})))
 }
 
+// Pause pauses a running run: none of its steps is offered to a worker,
+// and its sleeps, backoffs, wait timeouts and deadline act only at its
+// resume; attempts held go on and are recorded. Pausing a paused run
+// changes nothing; pausing an ended run is a 409.
+func (c *Client) Pause(ctx context.Context, run string) (*Run, error) {
+	return c.viewed(ctx)(decodeView[cairn.Run](c)(c.api.PauseRun(ctx, run)))
+}
+
+// Resume resumes a paused run: its ready steps are offered again and what
+// came due meanwhile acts now. Resuming a running run changes nothing;
+// resuming an ended run is a 409.
+func (c *Client) Resume(ctx context.Context, run string) (*Run, error) {
+	return c.viewed(ctx)(decodeView[cairn.Run](c)(c.api.ResumeRun(ctx, run)))
+}
+
 // RerunOptions choose what a rerun runs again.
 type RerunOptions struct {
 	// FromStep runs this step and every step after it again; every other

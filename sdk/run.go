@@ -61,6 +61,7 @@ type (
 // Run statuses.
 const (
 	RunRunning   = cairn.RunRunning
+	RunPaused    = cairn.RunPaused
 	RunCompleted = cairn.RunCompleted
 	RunFailed    = cairn.RunFailed
 	RunCancelled = cairn.RunCancelled

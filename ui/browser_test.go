@@ -47,7 +47,8 @@ func chromium(t *testing.T) string {
 // against a real server with keys and a real SDK worker: the key form, the
 // runs table, a run's graph and timeline (one bar per attempt, a retried
 // step's failed first attempt, a wait as its own bar), step output shown
-// as text, a live update pushed by the status long-poll, and cancel.
+// as text, a live update pushed by the status long-poll, cancel, and
+// pause and resume.
 func TestDashboardInBrowser(t *testing.T) {
 	const secret = "dashboard-test-secret"
 	bin, srv, c := browserServer(t, secret)
@@ -231,9 +232,25 @@ func TestDashboardInBrowser(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(`#run[data-live=true]`)),
 	)
 	js("mark the page", `window.samePage = true`, true)
+	// Paused, the run takes the event, but the step after the wait is
+	// offered to no worker until the run is resumed.
+	run("pause it",
+		chromedp.Click(chromedp.CSS(`#pause-run[data-action=pause]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#run[data-status=paused] #pause-run[data-action=resume]`)),
+	)
+	js("the paused badge", `document.querySelector('#run-status').textContent`, "paused")
 	if _, err := c.SendEvent(ctx, toApprove, sdk.Event{Name: "approved", Payload: map[string]string{"by": "ana"}}); err != nil {
 		t.Fatal(err)
 	}
+	run("see the wait complete while paused",
+		chromedp.WaitVisible(chromedp.CSS(`#run[data-status=paused] #steps tr[data-step=approve][data-status=completed]`)),
+		shot("run-paused.png"),
+	)
+	js("ship waits for the resume", `document.querySelector('#steps tr[data-step=ship]').dataset.status`, "pending")
+	if r, err := c.Get(ctx, toApprove); err != nil || r.Status != sdk.RunPaused {
+		t.Fatalf("the server does not have the run paused: %v %v", r.Status, err)
+	}
+	run("resume it", chromedp.Click(chromedp.CSS(`#pause-run[data-action=resume]`)))
 	run("see it complete",
 		chromedp.WaitVisible(chromedp.CSS(`#run[data-status=completed]`)),
 		shot("run-completed.png"),

@@ -16,10 +16,10 @@ import (
 func newBatchesCmd(cf *clientFlags) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "batches",
-		Short: "Cancel or rerun every run matching a filter, as a tracked batch",
+		Short: "Cancel, rerun, pause or resume every run matching a filter, as a tracked batch",
 		Long: `batches act on every run matching a filter (status, workflow, start
-time; at least one), newest first: cancel each running one, or rerun each
-ended one (once). The server does the first 100 runs; the reaper does the
+time; at least one), newest first: cancel each running one, rerun each
+ended one (once), pause each running one or resume each paused one. The server does the first 100 runs; the reaper does the
 rest, and goes on where a dead instance stopped. Talks to a cairn server
 (--server, default $CAIRN_SERVER or http://127.0.0.1:8080) with the key in
 --key or $CAIRN_KEY.
@@ -28,7 +28,8 @@ Batch ids are plain ULIDs: unique, and they tell when the batch started.
 (Run ids are ULIDs with inverted time, newest first; schedule ids lower
 case: see docs/CLI.md.)`,
 	}
-	cmd.AddCommand(newBatchStartCmd(cf, sdk.BatchCancel), newBatchStartCmd(cf, sdk.BatchRerun), newBatchGetCmd(cf))
+	cmd.AddCommand(newBatchStartCmd(cf, sdk.BatchCancel), newBatchStartCmd(cf, sdk.BatchRerun),
+		newBatchStartCmd(cf, sdk.BatchPause), newBatchStartCmd(cf, sdk.BatchResume), newBatchGetCmd(cf))
 	return cmd
 }
 
@@ -56,7 +57,9 @@ func newBatchStartCmd(cf *clientFlags, action string) *cobra.Command {
 		Use:   action,
 		Short: "Start a batch that runs " + action + " on every matching run",
 		Example: `  cairn batches cancel --workflow billing --status running --reason "bad deploy"
-  cairn batches rerun --status failed --started-after 2026-11-30T00:00:00Z --wait`,
+  cairn batches rerun --status failed --started-after 2026-11-30T00:00:00Z --wait
+  cairn batches pause --workflow billing --status running
+  cairn batches resume --workflow billing --status paused`,
 		Args: cobra.NoArgs,
 		RunE: cf.run(func(cmd *cobra.Command, args []string, c *sdk.Client) error {
 			f := sdk.BatchFilter{Workflow: workflow}

@@ -20,7 +20,15 @@ func TestBatchesCommands(t *testing.T) {
 	if _, err := cli(t, srv.URL, "batches", "cancel", "--workflow", "gate", "--started-after", "yesterday"); err == nil || !strings.Contains(err.Error(), "--started-after") {
 		t.Fatalf("bad time: %v", err)
 	}
-	out := mustCLI(t, srv.URL, "batches", "cancel", "--workflow", "gate", "--status", "running", "--reason", "cli test", "--wait")
+	out := mustCLI(t, srv.URL, "batches", "pause", "--workflow", "gate", "--status", "running", "--wait")
+	if !strings.Contains(out, "pause, done: scanned 3, matched 3, applied 3") {
+		t.Fatalf("pause: %s", out)
+	}
+	out = mustCLI(t, srv.URL, "batches", "resume", "--workflow", "gate", "--status", "paused", "--wait")
+	if !strings.Contains(out, "resume, done: scanned 3, matched 3, applied 3") {
+		t.Fatalf("resume: %s", out)
+	}
+	out = mustCLI(t, srv.URL, "batches", "cancel", "--workflow", "gate", "--status", "running", "--reason", "cli test", "--wait")
 	if !strings.Contains(out, "cancel, done: scanned 3, matched 3, applied 3") {
 		t.Fatalf("cancel: %s", out)
 	}

@@ -208,7 +208,7 @@ func colorOK(w io.Writer, getenv func(string) string) bool {
 }
 
 // paintStatus colours a run status for a terminal: green completed, red
-// failed or timed out, yellow cancelled.
+// failed or timed out, yellow cancelled or paused.
 func paintStatus(s string, color bool) string {
 	if !color {
 		return s
@@ -219,7 +219,7 @@ func paintStatus(s string, color bool) string {
 		code = "32"
 	case "failed", "timed_out":
 		code = "31"
-	case "cancelled":
+	case "cancelled", "paused":
 		code = "33"
 	default:
 		return s

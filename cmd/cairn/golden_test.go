@@ -261,6 +261,24 @@ func TestGolden(t *testing.T) {
 	s += n.run(t, srv.URL, "runs", "list", "--workflow", "gated")
 	golden(t, "runs_cancelled", s)
 
+	// A paused run: pausing again changes nothing, it lists as paused, and
+	// the resume gives it back to the worker, which the event completes.
+	raw, err = cli(t, srv.URL, startGated...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid := runIDRE.FindStringSubmatch(raw)[1]
+	s = n.transcript(startGated, raw, nil)
+	s += n.run(t, srv.URL, "runs", "pause", pid)
+	s += n.run(t, srv.URL, "runs", "pause", pid)
+	s += n.run(t, srv.URL, "runs", "get", pid)
+	s += n.run(t, srv.URL, "runs", "list", "--workflow", "gated", "--status", "paused")
+	s += n.run(t, srv.URL, "runs", "resume", pid)
+	s += n.run(t, srv.URL, "runs", "event", pid, "go")
+	s += n.run(t, srv.URL, "runs", "watch", pid)
+	s += n.run(t, srv.URL, "runs", "pause", pid)
+	golden(t, "runs_paused", s)
+
 	// Schedules.
 	s = n.run(t, srv.URL, "schedules", "create", "golden", "0 2 * * *", "--id", "nightly", "--paused", "--input", `{"name":"night"}`)
 	for _, f := range []string{"table", "json", "jsonl"} {

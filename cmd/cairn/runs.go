@@ -19,7 +19,7 @@ import (
 func newRunsCmd(cf *clientFlags) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "runs",
-		Short: "Start, watch, list, signal and cancel runs",
+		Short: "Start, watch, list, signal, pause and cancel runs",
 		Long: `runs talks to a cairn server (--server, default $CAIRN_SERVER or
 http://127.0.0.1:8080) with the key in --key or $CAIRN_KEY.
 
@@ -33,7 +33,7 @@ of the bucket reads the newest runs first. (Batch ids are plain ULIDs,
 schedule ids lower case: see docs/CLI.md.)`,
 	}
 	cmd.AddCommand(newRunsStartCmd(cf), newRunsGetCmd(cf), newRunsListCmd(cf), newRunsJournalCmd(cf),
-		newRunsCancelCmd(cf), newRunsEventCmd(cf), newRunsWatchCmd(cf), newRunsRerunCmd(cf), newRunsDeleteCmd(cf), newRunsInputCmd(cf))
+		newRunsCancelCmd(cf), newRunsPauseCmd(cf, false), newRunsPauseCmd(cf, true), newRunsEventCmd(cf), newRunsWatchCmd(cf), newRunsRerunCmd(cf), newRunsDeleteCmd(cf), newRunsInputCmd(cf))
 	return cmd
 }
 
@@ -686,7 +686,7 @@ func newRunsListCmd(cf *clientFlags) *cobra.Command {
 	}
 	f := cmd.Flags()
 	f.StringVar(&workflow, "workflow", "", "only runs of this workflow")
-	f.StringVar(&status, "status", "", "only runs in this status (running, completed, failed, cancelled, timed_out)")
+	f.StringVar(&status, "status", "", "only runs in this status (running, paused, completed, failed, cancelled, timed_out)")
 	f.IntVar(&limit, "limit", 20, fmt.Sprintf("runs to list: pages are read until this many match (at most %d pages; then the cursor of the rest is printed)", listPages))
 	f.StringVar(&cursor, "cursor", "", "the page after this cursor")
 	f.BoolVar(&all, "all", false, "read every page")
@@ -816,6 +816,45 @@ func newRunsCancelCmd(cf *clientFlags) *cobra.Command {
 		}),
 	}
 	cmd.Flags().StringVar(&reason, "reason", "", "why, recorded in the journal")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the run as JSON")
+	return cmd
+}
+
+// newRunsPauseCmd is runs pause, or with resume runs resume.
+func newRunsPauseCmd(cf *clientFlags, resume bool) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "pause <run>",
+		Short: "Pause a running run: no step of it is offered to a worker, and its timers wait, until it is resumed",
+		Long: `pause holds a run: none of its steps is offered to a worker, and its
+sleeps, retry backoffs, wait timeouts and deadline that come due act only
+when it is resumed. Steps a worker holds when it is paused go on and
+their outcomes are recorded; the steps after them start at the resume.
+Pausing a paused run changes nothing.`,
+		Args: cobra.ExactArgs(1),
+		RunE: cf.run(func(cmd *cobra.Command, args []string, c *sdk.Client) error {
+			act, did := c.Pause, "paused"
+			if resume {
+				act, did = c.Resume, "resumed"
+			}
+			r, err := act(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return printPayloadJSON(cmd.OutOrStdout(), cf.pl, r)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%s run %s: %s (%d/%d steps)\n", did, r.ID, r.Status, r.StepsDone, r.StepsTotal)
+			return nil
+		}),
+	}
+	if resume {
+		cmd.Use, cmd.Short = "resume <run>", "Resume a paused run: its ready steps are offered again and what came due meanwhile acts now"
+		cmd.Long = `resume runs a paused run again: its ready steps are offered to workers,
+the timers that came due while it was paused act now (a deadline that
+passed times it out), and the steps whose dependencies completed start.
+Resuming a running run changes nothing.`
+	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the run as JSON")
 	return cmd
 }

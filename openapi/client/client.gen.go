@@ -47,7 +47,9 @@ func (e AttemptOutcome) Valid() bool {
 // Defines values for BatchAction.
 const (
 	BatchActionCancel BatchAction = "cancel"
+	BatchActionPause  BatchAction = "pause"
 	BatchActionRerun  BatchAction = "rerun"
+	BatchActionResume BatchAction = "resume"
 )
 
 // Valid indicates whether the value is a known member of the BatchAction enum.
@@ -55,7 +57,11 @@ func (e BatchAction) Valid() bool {
 	switch e {
 	case BatchActionCancel:
 		return true
+	case BatchActionPause:
+		return true
 	case BatchActionRerun:
+		return true
+	case BatchActionResume:
 		return true
 	default:
 		return false
@@ -85,6 +91,7 @@ const (
 	BatchFilterStatusCancelled BatchFilterStatus = "cancelled"
 	BatchFilterStatusCompleted BatchFilterStatus = "completed"
 	BatchFilterStatusFailed    BatchFilterStatus = "failed"
+	BatchFilterStatusPaused    BatchFilterStatus = "paused"
 	BatchFilterStatusRunning   BatchFilterStatus = "running"
 	BatchFilterStatusTimedOut  BatchFilterStatus = "timed_out"
 )
@@ -98,6 +105,8 @@ func (e BatchFilterStatus) Valid() bool {
 		return true
 	case BatchFilterStatusFailed:
 		return true
+	case BatchFilterStatusPaused:
+		return true
 	case BatchFilterStatusRunning:
 		return true
 	case BatchFilterStatusTimedOut:
@@ -110,7 +119,9 @@ func (e BatchFilterStatus) Valid() bool {
 // Defines values for BatchRequestAction.
 const (
 	BatchRequestActionCancel BatchRequestAction = "cancel"
+	BatchRequestActionPause  BatchRequestAction = "pause"
 	BatchRequestActionRerun  BatchRequestAction = "rerun"
+	BatchRequestActionResume BatchRequestAction = "resume"
 )
 
 // Valid indicates whether the value is a known member of the BatchRequestAction enum.
@@ -118,7 +129,11 @@ func (e BatchRequestAction) Valid() bool {
 	switch e {
 	case BatchRequestActionCancel:
 		return true
+	case BatchRequestActionPause:
+		return true
 	case BatchRequestActionRerun:
+		return true
+	case BatchRequestActionResume:
 		return true
 	default:
 		return false
@@ -130,6 +145,7 @@ const (
 	CheckpointedRunStatusCancelled CheckpointedRunStatus = "cancelled"
 	CheckpointedRunStatusCompleted CheckpointedRunStatus = "completed"
 	CheckpointedRunStatusFailed    CheckpointedRunStatus = "failed"
+	CheckpointedRunStatusPaused    CheckpointedRunStatus = "paused"
 	CheckpointedRunStatusRunning   CheckpointedRunStatus = "running"
 	CheckpointedRunStatusTimedOut  CheckpointedRunStatus = "timed_out"
 )
@@ -142,6 +158,8 @@ func (e CheckpointedRunStatus) Valid() bool {
 	case CheckpointedRunStatusCompleted:
 		return true
 	case CheckpointedRunStatusFailed:
+		return true
+	case CheckpointedRunStatusPaused:
 		return true
 	case CheckpointedRunStatusRunning:
 		return true
@@ -181,6 +199,7 @@ const (
 	EndedRunStatusCancelled EndedRunStatus = "cancelled"
 	EndedRunStatusCompleted EndedRunStatus = "completed"
 	EndedRunStatusFailed    EndedRunStatus = "failed"
+	EndedRunStatusPaused    EndedRunStatus = "paused"
 	EndedRunStatusRunning   EndedRunStatus = "running"
 	EndedRunStatusTimedOut  EndedRunStatus = "timed_out"
 )
@@ -193,6 +212,8 @@ func (e EndedRunStatus) Valid() bool {
 	case EndedRunStatusCompleted:
 		return true
 	case EndedRunStatusFailed:
+		return true
+	case EndedRunStatusPaused:
 		return true
 	case EndedRunStatusRunning:
 		return true
@@ -242,6 +263,8 @@ const (
 	JournalEntryTypeRunCancelled        JournalEntryType = "run_cancelled"
 	JournalEntryTypeRunCompleted        JournalEntryType = "run_completed"
 	JournalEntryTypeRunFailed           JournalEntryType = "run_failed"
+	JournalEntryTypeRunPaused           JournalEntryType = "run_paused"
+	JournalEntryTypeRunResumed          JournalEntryType = "run_resumed"
 	JournalEntryTypeRunStarted          JournalEntryType = "run_started"
 	JournalEntryTypeRunTimedOut         JournalEntryType = "run_timed_out"
 	JournalEntryTypeSleepStarted        JournalEntryType = "sleep_started"
@@ -279,6 +302,10 @@ func (e JournalEntryType) Valid() bool {
 	case JournalEntryTypeRunCompleted:
 		return true
 	case JournalEntryTypeRunFailed:
+		return true
+	case JournalEntryTypeRunPaused:
+		return true
+	case JournalEntryTypeRunResumed:
 		return true
 	case JournalEntryTypeRunStarted:
 		return true
@@ -361,6 +388,7 @@ const (
 	RunStatusCancelled RunStatus = "cancelled"
 	RunStatusCompleted RunStatus = "completed"
 	RunStatusFailed    RunStatus = "failed"
+	RunStatusPaused    RunStatus = "paused"
 	RunStatusRunning   RunStatus = "running"
 	RunStatusTimedOut  RunStatus = "timed_out"
 )
@@ -373,6 +401,8 @@ func (e RunStatus) Valid() bool {
 	case RunStatusCompleted:
 		return true
 	case RunStatusFailed:
+		return true
+	case RunStatusPaused:
 		return true
 	case RunStatusRunning:
 		return true
@@ -388,6 +418,7 @@ const (
 	RunProgressStatusCancelled RunProgressStatus = "cancelled"
 	RunProgressStatusCompleted RunProgressStatus = "completed"
 	RunProgressStatusFailed    RunProgressStatus = "failed"
+	RunProgressStatusPaused    RunProgressStatus = "paused"
 	RunProgressStatusRunning   RunProgressStatus = "running"
 	RunProgressStatusTimedOut  RunProgressStatus = "timed_out"
 )
@@ -400,6 +431,8 @@ func (e RunProgressStatus) Valid() bool {
 	case RunProgressStatusCompleted:
 		return true
 	case RunProgressStatusFailed:
+		return true
+	case RunProgressStatusPaused:
 		return true
 	case RunProgressStatusRunning:
 		return true
@@ -415,6 +448,7 @@ const (
 	RunSummaryStatusCancelled RunSummaryStatus = "cancelled"
 	RunSummaryStatusCompleted RunSummaryStatus = "completed"
 	RunSummaryStatusFailed    RunSummaryStatus = "failed"
+	RunSummaryStatusPaused    RunSummaryStatus = "paused"
 	RunSummaryStatusRunning   RunSummaryStatus = "running"
 	RunSummaryStatusTimedOut  RunSummaryStatus = "timed_out"
 )
@@ -427,6 +461,8 @@ func (e RunSummaryStatus) Valid() bool {
 	case RunSummaryStatusCompleted:
 		return true
 	case RunSummaryStatusFailed:
+		return true
+	case RunSummaryStatusPaused:
 		return true
 	case RunSummaryStatusRunning:
 		return true
@@ -676,6 +712,7 @@ const (
 	ListRunsParamsStatusCancelled ListRunsParamsStatus = "cancelled"
 	ListRunsParamsStatusCompleted ListRunsParamsStatus = "completed"
 	ListRunsParamsStatusFailed    ListRunsParamsStatus = "failed"
+	ListRunsParamsStatusPaused    ListRunsParamsStatus = "paused"
 	ListRunsParamsStatusRunning   ListRunsParamsStatus = "running"
 	ListRunsParamsStatusTimedOut  ListRunsParamsStatus = "timed_out"
 )
@@ -688,6 +725,8 @@ func (e ListRunsParamsStatus) Valid() bool {
 	case ListRunsParamsStatusCompleted:
 		return true
 	case ListRunsParamsStatusFailed:
+		return true
+	case ListRunsParamsStatusPaused:
 		return true
 	case ListRunsParamsStatusRunning:
 		return true
@@ -751,7 +790,7 @@ type BackfillTick struct {
 type Batch struct {
 	Action BatchAction `json:"action"`
 
-	// Applied Runs cancelled or rerun.
+	// Applied Runs cancelled, rerun, paused or resumed (a run already paused, or already running, counts).
 	Applied   int64     `json:"applied"`
 	CreatedAt time.Time `json:"created_at"`
 
@@ -777,7 +816,7 @@ type Batch struct {
 	// Scanned Runs looked at.
 	Scanned int64 `json:"scanned"`
 
-	// Skipped Matching runs the action did not apply to (a cancel of a run that ended meanwhile, a rerun of a run still running).
+	// Skipped Matching runs the action did not apply to (a cancel, pause or resume of a run that ended meanwhile, a rerun of a run still running).
 	Skipped int64 `json:"skipped"`
 
 	// State running until every run of the listing was looked at.
@@ -811,7 +850,7 @@ type BatchFilterStatus string
 
 // BatchRequest defines model for BatchRequest.
 type BatchRequest struct {
-	// Action cancel: cancel each matching running run. rerun: rerun each matching ended run (reusing its completed steps), once, whatever happens to the batch.
+	// Action cancel: cancel each matching running (or paused) run. rerun: rerun each matching ended run (reusing its completed steps), once, whatever happens to the batch. pause: pause each matching running run. resume: resume each matching paused run.
 	Action BatchRequestAction `json:"action"`
 	Filter BatchFilter        `json:"filter"`
 
@@ -819,7 +858,7 @@ type BatchRequest struct {
 	Reason *string `json:"reason,omitempty"`
 }
 
-// BatchRequestAction cancel: cancel each matching running run. rerun: rerun each matching ended run (reusing its completed steps), once, whatever happens to the batch.
+// BatchRequestAction cancel: cancel each matching running (or paused) run. rerun: rerun each matching ended run (reusing its completed steps), once, whatever happens to the batch. pause: pause each matching running run. resume: resume each matching paused run.
 type BatchRequestAction string
 
 // Budget defines model for Budget.
@@ -2074,9 +2113,9 @@ func WithRequestEditorFn(fn RequestEditorFn) ClientOption {
 // The interface specification for the client above.
 type ClientInterface interface {
 
-	// CreateBatchWithBody Cancel or rerun every run matching a filter
+	// CreateBatchWithBody Cancel, rerun, pause or resume every run matching a filter
 	//
-	// Starts a batch job over the runs matching the filter (status, workflow, start time; at least one), newest first: cancel each running one, or rerun each ended one (once, with the idempotency key batch:<id>:<run>). The call does the first page of 100 runs and answers with the batch; the reaper does the rest, 500 runs a pass, and any instance or reaper goes on where a dead one stopped. Follow it with getBatch.
+	// Starts a batch job over the runs matching the filter (status, workflow, start time; at least one), newest first: cancel each running (or paused) one, rerun each ended one (once, with the idempotency key batch:<id>:<run>), pause each running one, or resume each paused one. The call does the first page of 100 runs and answers with the batch; the reaper does the rest, 500 runs a pass, and any instance or reaper goes on where a dead one stopped. Follow it with getBatch.
 	//
 	// Needs a key with the `execute` scope.
 	//
@@ -2085,9 +2124,9 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/api/batches (the `CreateBatch` operationId).
 	CreateBatchWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// CreateBatch Cancel or rerun every run matching a filter
+	// CreateBatch Cancel, rerun, pause or resume every run matching a filter
 	//
-	// Starts a batch job over the runs matching the filter (status, workflow, start time; at least one), newest first: cancel each running one, or rerun each ended one (once, with the idempotency key batch:<id>:<run>). The call does the first page of 100 runs and answers with the batch; the reaper does the rest, 500 runs a pass, and any instance or reaper goes on where a dead one stopped. Follow it with getBatch.
+	// Starts a batch job over the runs matching the filter (status, workflow, start time; at least one), newest first: cancel each running (or paused) one, rerun each ended one (once, with the idempotency key batch:<id>:<run>), pause each running one, or resume each paused one. The call does the first page of 100 runs and answers with the batch; the reaper does the rest, 500 runs a pass, and any instance or reaper goes on where a dead one stopped. Follow it with getBatch.
 	//
 	// Needs a key with the `execute` scope.
 	//
@@ -2230,6 +2269,15 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/api/runs/{run}/journal (the `GetRunJournal` operationId).
 	GetRunJournal(ctx context.Context, run string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// PauseRun Pause a run
+	//
+	// The run's status becomes paused: none of its steps is offered to a worker, and its sleeps, retry backoffs, wait timeouts and deadline that come due are acted on only at its resume. Attempts held when it is paused go on, and their completes and fails are applied; the steps they make ready start at the resume. Its child runs are not paused. Pausing a paused run changes nothing; pausing a run that ended is a 409. A paused run can be cancelled.
+	//
+	// Needs a key with the `execute` scope.
+	//
+	// Corresponds with POST /v1/api/runs/{run}/pause (the `PauseRun` operationId).
+	PauseRun(ctx context.Context, run string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetRunPayload Get a payload stored by reference
 	//
 	// A run's input, a step's output, a state value or an event payload larger than the server's inline limit (64 KiB by default) is stored as its own object and appears in the run as a reference, {"$cairn_payload":{"sha256":…,"bytes":…}}, wherever GET /runs/{run} did not resolve it (it resolves up to 4 MiB per answer). This answers the value itself. Audited like getRun.
@@ -2260,6 +2308,15 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v1/api/runs/{run}/rerun (the `RerunRun` operationId).
 	RerunRun(ctx context.Context, run string, body RerunRunJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ResumeRun Resume a paused run
+	//
+	// The run runs again: its ready steps are offered at once, the due times that passed while it was paused act now (a deadline that passed times it out), and the steps whose dependencies settled start. Resuming a running run changes nothing; resuming a run that ended is a 409.
+	//
+	// Needs a key with the `execute` scope.
+	//
+	// Corresponds with POST /v1/api/runs/{run}/resume (the `ResumeRun` operationId).
+	ResumeRun(ctx context.Context, run string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetRunStatus Get a run's progress, optionally waiting for a change
 	//
@@ -2613,9 +2670,9 @@ type ClientInterface interface {
 	GetWorkflow(ctx context.Context, name string, version string, reqEditors ...RequestEditorFn) (*http.Response, error)
 }
 
-// CreateBatchWithBody Cancel or rerun every run matching a filter
+// CreateBatchWithBody Cancel, rerun, pause or resume every run matching a filter
 //
-// Starts a batch job over the runs matching the filter (status, workflow, start time; at least one), newest first: cancel each running one, or rerun each ended one (once, with the idempotency key batch:<id>:<run>). The call does the first page of 100 runs and answers with the batch; the reaper does the rest, 500 runs a pass, and any instance or reaper goes on where a dead one stopped. Follow it with getBatch.
+// Starts a batch job over the runs matching the filter (status, workflow, start time; at least one), newest first: cancel each running (or paused) one, rerun each ended one (once, with the idempotency key batch:<id>:<run>), pause each running one, or resume each paused one. The call does the first page of 100 runs and answers with the batch; the reaper does the rest, 500 runs a pass, and any instance or reaper goes on where a dead one stopped. Follow it with getBatch.
 //
 // Needs a key with the `execute` scope.
 //
@@ -2634,9 +2691,9 @@ func (c *Client) CreateBatchWithBody(ctx context.Context, contentType string, bo
 	return c.Client.Do(req)
 }
 
-// CreateBatch Cancel or rerun every run matching a filter
+// CreateBatch Cancel, rerun, pause or resume every run matching a filter
 //
-// Starts a batch job over the runs matching the filter (status, workflow, start time; at least one), newest first: cancel each running one, or rerun each ended one (once, with the idempotency key batch:<id>:<run>). The call does the first page of 100 runs and answers with the batch; the reaper does the rest, 500 runs a pass, and any instance or reaper goes on where a dead one stopped. Follow it with getBatch.
+// Starts a batch job over the runs matching the filter (status, workflow, start time; at least one), newest first: cancel each running (or paused) one, rerun each ended one (once, with the idempotency key batch:<id>:<run>), pause each running one, or resume each paused one. The call does the first page of 100 runs and answers with the batch; the reaper does the rest, 500 runs a pass, and any instance or reaper goes on where a dead one stopped. Follow it with getBatch.
 //
 // Needs a key with the `execute` scope.
 //
@@ -2929,6 +2986,25 @@ func (c *Client) GetRunJournal(ctx context.Context, run string, reqEditors ...Re
 	return c.Client.Do(req)
 }
 
+// PauseRun Pause a run
+//
+// The run's status becomes paused: none of its steps is offered to a worker, and its sleeps, retry backoffs, wait timeouts and deadline that come due are acted on only at its resume. Attempts held when it is paused go on, and their completes and fails are applied; the steps they make ready start at the resume. Its child runs are not paused. Pausing a paused run changes nothing; pausing a run that ended is a 409. A paused run can be cancelled.
+//
+// Needs a key with the `execute` scope.
+//
+// Corresponds with POST /v1/api/runs/{run}/pause (the `PauseRun` operationId).
+func (c *Client) PauseRun(ctx context.Context, run string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPauseRunRequest(c.Server, run)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // GetRunPayload Get a payload stored by reference
 //
 // A run's input, a step's output, a state value or an event payload larger than the server's inline limit (64 KiB by default) is stored as its own object and appears in the run as a reference, {"$cairn_payload":{"sha256":…,"bytes":…}}, wherever GET /runs/{run} did not resolve it (it resolves up to 4 MiB per answer). This answers the value itself. Audited like getRun.
@@ -2980,6 +3056,25 @@ func (c *Client) RerunRunWithBody(ctx context.Context, run string, contentType s
 // Corresponds with POST /v1/api/runs/{run}/rerun (the `RerunRun` operationId).
 func (c *Client) RerunRun(ctx context.Context, run string, body RerunRunJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewRerunRunRequest(c.Server, run, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ResumeRun Resume a paused run
+//
+// The run runs again: its ready steps are offered at once, the due times that passed while it was paused act now (a deadline that passed times it out), and the steps whose dependencies settled start. Resuming a running run changes nothing; resuming a run that ended is a 409.
+//
+// Needs a key with the `execute` scope.
+//
+// Corresponds with POST /v1/api/runs/{run}/resume (the `ResumeRun` operationId).
+func (c *Client) ResumeRun(ctx context.Context, run string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewResumeRunRequest(c.Server, run)
 	if err != nil {
 		return nil, err
 	}
@@ -4274,6 +4369,40 @@ func NewGetRunJournalRequest(server string, run string) (*http.Request, error) {
 	return req, nil
 }
 
+// NewPauseRunRequest constructs an http.Request for the PauseRun method
+func NewPauseRunRequest(server string, run string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "run", run, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/api/runs/%s/pause", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewGetRunPayloadRequest constructs an http.Request for the GetRunPayload method
 func NewGetRunPayloadRequest(server string, run string, sha256 string) (*http.Request, error) {
 	var err error
@@ -4358,6 +4487,40 @@ func NewRerunRunRequestWithBody(server string, run string, contentType string, b
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewResumeRunRequest constructs an http.Request for the ResumeRun method
+func NewResumeRunRequest(server string, run string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "run", run, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/api/runs/%s/resume", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
 
 	return req, nil
 }
@@ -5575,9 +5738,9 @@ func WithBaseURL(baseURL string) ClientOption {
 // ClientWithResponsesInterface is the interface specification for the client with responses above.
 type ClientWithResponsesInterface interface {
 
-	// CreateBatchWithBodyWithResponse Cancel or rerun every run matching a filter
+	// CreateBatchWithBodyWithResponse Cancel, rerun, pause or resume every run matching a filter
 	//
-	// Starts a batch job over the runs matching the filter (status, workflow, start time; at least one), newest first: cancel each running one, or rerun each ended one (once, with the idempotency key batch:<id>:<run>). The call does the first page of 100 runs and answers with the batch; the reaper does the rest, 500 runs a pass, and any instance or reaper goes on where a dead one stopped. Follow it with getBatch.
+	// Starts a batch job over the runs matching the filter (status, workflow, start time; at least one), newest first: cancel each running (or paused) one, rerun each ended one (once, with the idempotency key batch:<id>:<run>), pause each running one, or resume each paused one. The call does the first page of 100 runs and answers with the batch; the reaper does the rest, 500 runs a pass, and any instance or reaper goes on where a dead one stopped. Follow it with getBatch.
 	//
 	// Needs a key with the `execute` scope.
 	//
@@ -5586,9 +5749,9 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v1/api/batches (the `CreateBatch` operationId).
 	CreateBatchWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateBatchHTTPResponse, error)
 
-	// CreateBatchWithResponse Cancel or rerun every run matching a filter
+	// CreateBatchWithResponse Cancel, rerun, pause or resume every run matching a filter
 	//
-	// Starts a batch job over the runs matching the filter (status, workflow, start time; at least one), newest first: cancel each running one, or rerun each ended one (once, with the idempotency key batch:<id>:<run>). The call does the first page of 100 runs and answers with the batch; the reaper does the rest, 500 runs a pass, and any instance or reaper goes on where a dead one stopped. Follow it with getBatch.
+	// Starts a batch job over the runs matching the filter (status, workflow, start time; at least one), newest first: cancel each running (or paused) one, rerun each ended one (once, with the idempotency key batch:<id>:<run>), pause each running one, or resume each paused one. The call does the first page of 100 runs and answers with the batch; the reaper does the rest, 500 runs a pass, and any instance or reaper goes on where a dead one stopped. Follow it with getBatch.
 	//
 	// Needs a key with the `execute` scope.
 	//
@@ -5747,6 +5910,17 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/api/runs/{run}/journal (the `GetRunJournal` operationId).
 	GetRunJournalWithResponse(ctx context.Context, run string, reqEditors ...RequestEditorFn) (*GetRunJournalHTTPResponse, error)
 
+	// PauseRunWithResponse Pause a run
+	//
+	// The run's status becomes paused: none of its steps is offered to a worker, and its sleeps, retry backoffs, wait timeouts and deadline that come due are acted on only at its resume. Attempts held when it is paused go on, and their completes and fails are applied; the steps they make ready start at the resume. Its child runs are not paused. Pausing a paused run changes nothing; pausing a run that ended is a 409. A paused run can be cancelled.
+	//
+	// Needs a key with the `execute` scope.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/api/runs/{run}/pause (the `PauseRun` operationId).
+	PauseRunWithResponse(ctx context.Context, run string, reqEditors ...RequestEditorFn) (*PauseRunHTTPResponse, error)
+
 	// GetRunPayloadWithResponse Get a payload stored by reference
 	//
 	// A run's input, a step's output, a state value or an event payload larger than the server's inline limit (64 KiB by default) is stored as its own object and appears in the run as a reference, {"$cairn_payload":{"sha256":…,"bytes":…}}, wherever GET /runs/{run} did not resolve it (it resolves up to 4 MiB per answer). This answers the value itself. Audited like getRun.
@@ -5779,6 +5953,17 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/api/runs/{run}/rerun (the `RerunRun` operationId).
 	RerunRunWithResponse(ctx context.Context, run string, body RerunRunJSONRequestBody, reqEditors ...RequestEditorFn) (*RerunRunHTTPResponse, error)
+
+	// ResumeRunWithResponse Resume a paused run
+	//
+	// The run runs again: its ready steps are offered at once, the due times that passed while it was paused act now (a deadline that passed times it out), and the steps whose dependencies settled start. Resuming a running run changes nothing; resuming a run that ended is a 409.
+	//
+	// Needs a key with the `execute` scope.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/api/runs/{run}/resume (the `ResumeRun` operationId).
+	ResumeRunWithResponse(ctx context.Context, run string, reqEditors ...RequestEditorFn) (*ResumeRunHTTPResponse, error)
 
 	// GetRunStatusWithResponse Get a run's progress, optionally waiting for a change
 	//
@@ -7253,6 +7438,103 @@ func (r GetRunJournalHTTPResponse) ContentType() string {
 	return ""
 }
 
+type PauseRunHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Run
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Problem
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
+	// ApplicationproblemJSON502 the response for an HTTP 502 `application/problem+json` response
+	ApplicationproblemJSON502 *Problem
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PauseRunHTTPResponse) GetJSON200() *Run {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r PauseRunHTTPResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r PauseRunHTTPResponse) GetApplicationproblemJSON403() *Problem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r PauseRunHTTPResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r PauseRunHTTPResponse) GetApplicationproblemJSON409() *Problem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r PauseRunHTTPResponse) GetApplicationproblemJSON422() *Problem {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r PauseRunHTTPResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON502 returns the response for an HTTP 502 `application/problem+json` response
+func (r PauseRunHTTPResponse) GetApplicationproblemJSON502() *Problem {
+	return r.ApplicationproblemJSON502
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r PauseRunHTTPResponse) GetApplicationproblemJSON503() *Problem {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r PauseRunHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PauseRunHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PauseRunHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PauseRunHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // GetRunPayloadHTTPResponse200Headers the declared response headers of an HTTP 200 response for GetRunPayload
 type GetRunPayloadHTTPResponse200Headers struct {
 	ContentType *string
@@ -7455,6 +7737,103 @@ func (r RerunRunHTTPResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r RerunRunHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ResumeRunHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Run
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Problem
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
+	// ApplicationproblemJSON502 the response for an HTTP 502 `application/problem+json` response
+	ApplicationproblemJSON502 *Problem
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ResumeRunHTTPResponse) GetJSON200() *Run {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ResumeRunHTTPResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r ResumeRunHTTPResponse) GetApplicationproblemJSON403() *Problem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r ResumeRunHTTPResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r ResumeRunHTTPResponse) GetApplicationproblemJSON409() *Problem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r ResumeRunHTTPResponse) GetApplicationproblemJSON422() *Problem {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r ResumeRunHTTPResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON502 returns the response for an HTTP 502 `application/problem+json` response
+func (r ResumeRunHTTPResponse) GetApplicationproblemJSON502() *Problem {
+	return r.ApplicationproblemJSON502
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ResumeRunHTTPResponse) GetApplicationproblemJSON503() *Problem {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ResumeRunHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ResumeRunHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ResumeRunHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ResumeRunHTTPResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -9927,9 +10306,9 @@ func (r GetWorkflowHTTPResponse) ContentType() string {
 	return ""
 }
 
-// CreateBatchWithBodyWithResponse Cancel or rerun every run matching a filter
+// CreateBatchWithBodyWithResponse Cancel, rerun, pause or resume every run matching a filter
 //
-// Starts a batch job over the runs matching the filter (status, workflow, start time; at least one), newest first: cancel each running one, or rerun each ended one (once, with the idempotency key batch:<id>:<run>). The call does the first page of 100 runs and answers with the batch; the reaper does the rest, 500 runs a pass, and any instance or reaper goes on where a dead one stopped. Follow it with getBatch.
+// Starts a batch job over the runs matching the filter (status, workflow, start time; at least one), newest first: cancel each running (or paused) one, rerun each ended one (once, with the idempotency key batch:<id>:<run>), pause each running one, or resume each paused one. The call does the first page of 100 runs and answers with the batch; the reaper does the rest, 500 runs a pass, and any instance or reaper goes on where a dead one stopped. Follow it with getBatch.
 //
 // Needs a key with the `execute` scope.
 //
@@ -9944,9 +10323,9 @@ func (c *ClientWithResponses) CreateBatchWithBodyWithResponse(ctx context.Contex
 	return ParseCreateBatchHTTPResponse(rsp)
 }
 
-// CreateBatchWithResponse Cancel or rerun every run matching a filter
+// CreateBatchWithResponse Cancel, rerun, pause or resume every run matching a filter
 //
-// Starts a batch job over the runs matching the filter (status, workflow, start time; at least one), newest first: cancel each running one, or rerun each ended one (once, with the idempotency key batch:<id>:<run>). The call does the first page of 100 runs and answers with the batch; the reaper does the rest, 500 runs a pass, and any instance or reaper goes on where a dead one stopped. Follow it with getBatch.
+// Starts a batch job over the runs matching the filter (status, workflow, start time; at least one), newest first: cancel each running (or paused) one, rerun each ended one (once, with the idempotency key batch:<id>:<run>), pause each running one, or resume each paused one. The call does the first page of 100 runs and answers with the batch; the reaper does the rest, 500 runs a pass, and any instance or reaper goes on where a dead one stopped. Follow it with getBatch.
 //
 // Needs a key with the `execute` scope.
 //
@@ -10195,6 +10574,23 @@ func (c *ClientWithResponses) GetRunJournalWithResponse(ctx context.Context, run
 	return ParseGetRunJournalHTTPResponse(rsp)
 }
 
+// PauseRunWithResponse Pause a run
+//
+// The run's status becomes paused: none of its steps is offered to a worker, and its sleeps, retry backoffs, wait timeouts and deadline that come due are acted on only at its resume. Attempts held when it is paused go on, and their completes and fails are applied; the steps they make ready start at the resume. Its child runs are not paused. Pausing a paused run changes nothing; pausing a run that ended is a 409. A paused run can be cancelled.
+//
+// Needs a key with the `execute` scope.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/api/runs/{run}/pause (the `PauseRun` operationId).
+func (c *ClientWithResponses) PauseRunWithResponse(ctx context.Context, run string, reqEditors ...RequestEditorFn) (*PauseRunHTTPResponse, error) {
+	rsp, err := c.PauseRun(ctx, run, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePauseRunHTTPResponse(rsp)
+}
+
 // GetRunPayloadWithResponse Get a payload stored by reference
 //
 // A run's input, a step's output, a state value or an event payload larger than the server's inline limit (64 KiB by default) is stored as its own object and appears in the run as a reference, {"$cairn_payload":{"sha256":…,"bytes":…}}, wherever GET /runs/{run} did not resolve it (it resolves up to 4 MiB per answer). This answers the value itself. Audited like getRun.
@@ -10244,6 +10640,23 @@ func (c *ClientWithResponses) RerunRunWithResponse(ctx context.Context, run stri
 		return nil, err
 	}
 	return ParseRerunRunHTTPResponse(rsp)
+}
+
+// ResumeRunWithResponse Resume a paused run
+//
+// The run runs again: its ready steps are offered at once, the due times that passed while it was paused act now (a deadline that passed times it out), and the steps whose dependencies settled start. Resuming a running run changes nothing; resuming a run that ended is a 409.
+//
+// Needs a key with the `execute` scope.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/api/runs/{run}/resume (the `ResumeRun` operationId).
+func (c *ClientWithResponses) ResumeRunWithResponse(ctx context.Context, run string, reqEditors ...RequestEditorFn) (*ResumeRunHTTPResponse, error) {
+	rsp, err := c.ResumeRun(ctx, run, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseResumeRunHTTPResponse(rsp)
 }
 
 // GetRunStatusWithResponse Get a run's progress, optionally waiting for a change
@@ -11751,6 +12164,88 @@ func ParseGetRunJournalHTTPResponse(rsp *http.Response) (*GetRunJournalHTTPRespo
 	return response, nil
 }
 
+// ParsePauseRunHTTPResponse parses an HTTP response from a PauseRunWithResponse call
+func ParsePauseRunHTTPResponse(rsp *http.Response) (*PauseRunHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PauseRunHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Run
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 502:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON502 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParseGetRunPayloadHTTPResponse parses an HTTP response from a GetRunPayloadWithResponse call
 func ParseGetRunPayloadHTTPResponse(rsp *http.Response) (*GetRunPayloadHTTPResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -11901,6 +12396,88 @@ func ParseRerunRunHTTPResponse(rsp *http.Response) (*RerunRunHTTPResponse, error
 			return nil, err
 		}
 		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 502:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON502 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseResumeRunHTTPResponse parses an HTTP response from a ResumeRunWithResponse call
+func ParseResumeRunHTTPResponse(rsp *http.Response) (*ResumeRunHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ResumeRunHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Run
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
 		var dest Problem

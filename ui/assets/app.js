@@ -243,10 +243,11 @@
     const el = document.getElementById("action-result");
     if (el) el.textContent = text;
   }
-  async function cancelRun(btn) {
+  // cancel, pause or resume the run, then show it again.
+  async function runAction(btn, action, body) {
     btn.disabled = true;
-    const r = await call("/runs/" + encodeURIComponent(btn.dataset.run) + "/cancel", { reason: "cancelled from the dashboard" });
-    if (!r.ok) { say("cancel: " + r.status + " " + r.msg); btn.disabled = false; return; }
+    const r = await call("/runs/" + encodeURIComponent(btn.dataset.run) + "/" + action, body);
+    if (!r.ok) { say(action + ": " + r.status + " " + r.msg); btn.disabled = false; return; }
     load(location.href, false);
   }
   async function rerun(btn) {
@@ -307,7 +308,7 @@
           const s = await r.json();
           // A new revision, or an ended run (the page shows it live): show
           // it. An ended run answers at once, so waiting on it would spin.
-          if (s.rev !== rev || !["running"].includes(s.status)) { load(location.href, false); return; }
+          if (s.rev !== rev || !["running", "paused"].includes(s.status)) { load(location.href, false); return; }
           delay = 1000;
           continue;
         }
@@ -353,7 +354,9 @@
       forget.onclick = () => { sessionStorage.removeItem(KEY); location.reload(); };
     }
     const c = document.getElementById("cancel-run");
-    if (c) c.onclick = () => cancelRun(c);
+    if (c) c.onclick = () => runAction(c, "cancel", { reason: "cancelled from the dashboard" });
+    const p = document.getElementById("pause-run");
+    if (p) p.onclick = () => runAction(p, p.dataset.action);
     for (const b of document.querySelectorAll("#rerun-run, button.rerun-from")) b.onclick = () => rerun(b);
     for (const b of document.querySelectorAll("button.bulk")) b.onclick = () => bulk(b);
     const run = document.getElementById("run");

@@ -1,5 +1,5 @@
-// Package batch keeps the engine's bulk operations: cancel or rerun every
-// run matching a filter, as a tracked batch job (docs/ARCHITECTURE.md,
+// Package batch keeps the engine's bulk operations: cancel, rerun, pause
+// or resume every run matching a filter, as a tracked batch job (docs/ARCHITECTURE.md,
 // "Batches").
 //
 // A batch is one object, batches/<id>, changed only by CAS. It holds the
@@ -11,9 +11,10 @@
 // page; a timer timers/<due>/b-<id> makes the reaper do the rest,
 // pagesPerPass pages a pass, re-arming the timer until the batch is done.
 // An instance that dies anywhere leaves the timer and the record: the
-// next pass redoes at most the page it was on. Both actions are
+// next pass redoes at most the page it was on. Every action is
 // idempotent (a cancel of an ended run is a no-op; a rerun carries the
-// idempotency key batch:<id>:<run>), so a page done twice changes nothing
+// idempotency key batch:<id>:<run>; pausing a paused run, or resuming a
+// running one, writes nothing), so a page done twice changes nothing
 // twice.
 //
 // The engine's StartBatch and GetBatch (engine/batches.go) forward here;
@@ -68,6 +69,9 @@ type Host struct {
 	// state refuses).
 	Cancel func(ctx context.Context, run, reason string) (*cairn.Run, error)
 	Rerun  func(ctx context.Context, run, idempotencyKey string) error
+	// Pause and Resume pause and resume a run (a ConflictError when it
+	// ended).
+	Pause, Resume func(ctx context.Context, run string) (*cairn.Run, error)
 	// PublicError is what a client may hear of an action's error.
 	PublicError func(error) string
 	// TimerDue is when a timer for due is written; PutTimer writes the
@@ -109,8 +113,8 @@ func isNotFound(err error) bool { return errors.Is(err, blob.ErrNotFound) }
 // first page.
 func (x *Batches) Start(ctx context.Context, req cairn.BatchRequest) (*cairn.Batch, error) {
 	h := x.h
-	if req.Action != cairn.BatchCancel && req.Action != cairn.BatchRerun {
-		return nil, &errs.InvalidError{Field: "action", Message: "must be cancel or rerun"}
+	if !slices.Contains([]string{cairn.BatchCancel, cairn.BatchRerun, cairn.BatchPause, cairn.BatchResume}, req.Action) {
+		return nil, &errs.InvalidError{Field: "action", Message: "must be cancel, rerun, pause or resume"}
 	}
 	f := req.Filter
 	if len(f.Status) == 0 && f.Workflow == "" && f.StartedAfter == nil && f.StartedBefore == nil {
@@ -290,6 +294,10 @@ func (x *Batches) page(ctx context.Context, b *cairn.Batch) error {
 			_, err = x.h.Cancel(ctx, id, b.Reason)
 		case cairn.BatchRerun:
 			err = x.h.Rerun(ctx, id, "batch:"+b.ID+":"+id)
+		case cairn.BatchPause:
+			_, err = x.h.Pause(ctx, id)
+		case cairn.BatchResume:
+			_, err = x.h.Resume(ctx, id)
 		}
 		var conflict *errs.ConflictError
 		switch {

@@ -257,3 +257,25 @@ def test_sync_client_schedules(server: DevServer) -> None:
             assert e.status == 404 and cairn.is_not_found(e)
         else:
             raise AssertionError("a deleted schedule is still there")
+
+
+def test_async_pause_and_resume(server: DevServer) -> None:
+    async def main() -> None:
+        wf = cairn.workflow("pause-async-py", "1").wait("hold", "go")
+        log, _ = mem_logger()
+        w = cairn.Worker(server.client, logger=log, claim_wait=2).register(wf)
+        async with cairn.AsyncClient(server.url) as c:
+            task = await _serving(w)
+            try:
+                run = (await c.start("pause-async-py")).run.id
+                assert (await c.pause(run)).status.value == "paused"
+                await c.send_event(run, "go")
+                assert (await c.get(run)).status.value == "paused"
+                # The wait completed while paused: the resume completes the run.
+                assert (await c.resume(run)).status.value == "completed"
+                done = await asyncio.wait_for(c.wait(run), 30)
+                assert done.status.value == "completed", done.error
+            finally:
+                await _stop(w, task)
+
+    asyncio.run(main())

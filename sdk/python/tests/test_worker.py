@@ -433,3 +433,36 @@ def test_an_edited_definition_is_taken_under_cairn_dev(server: DevServer) -> Non
         done = wait_run(server.client, server.client.start("edited-py").run.id, 30)
     assert done.status.value == "completed", done.error
     assert [s.id for s in done.steps] == ["a", "b"]
+
+
+def test_pause_holds_the_next_step_until_resume(server: DevServer) -> None:
+    c = server.client
+    began, release = threading.Event(), threading.Event()
+
+    def first(ctx: cairn.StepContext, _: Any) -> int:
+        began.set()
+        assert release.wait(30), "never released"
+        return 1
+
+    wf = cairn.workflow("pause-py", "1").task("first", first).task("second", lambda ctx, _: 2, after=["first"])
+    log, _ = mem_logger()
+    w = cairn.Worker(c, logger=log, claim_wait=2).register(wf)
+    with serving(w):
+        run = c.start("pause-py").run.id
+        assert began.wait(15), "first never began"
+        assert c.pause(run).status.value == "paused"
+        assert c.pause(run).status.value == "paused"  # again: nothing changes
+        release.set()
+
+        def first_done() -> Any:
+            r = c.get(run)
+            return r if step(r, "first").status.value == "completed" else None
+
+        r = eventually(first_done, 30, "first completed")
+        assert r.status.value == "paused" and step(r, "second").status.value == "pending"
+        assert c.resume(run).status.value == "running"
+        done = wait_run(c, run)
+        assert done.status.value == "completed", done.error
+        with pytest.raises(cairn.APIError) as e:
+            c.pause(run)
+        assert e.value.status == 409

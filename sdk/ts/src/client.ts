@@ -218,7 +218,7 @@ export class Client {
     return r;
   }
 
-  /** Starts a batch: cancel or rerun every run matching the filter (at least one field). The server does the first page; poll getBatch until state is "done". */
+  /** Starts a batch: cancel, rerun, pause or resume every run matching the filter (at least one field). The server does the first page; poll getBatch until state is "done". */
   async startBatch(req: Schemas["BatchRequest"]): Promise<Schemas["Batch"]> {
     return unwrap(await this.api.POST("/v1/api/batches", { body: req }));
   }
@@ -270,7 +270,7 @@ export class Client {
       try {
         const p = await this.progress(run, after >= 0 ? after : undefined, 20_000, opts.signal);
         backoff = 100;
-        if (p.status !== "running") return await this.get(run);
+        if (p.status !== "running" && p.status !== "paused") return await this.get(run);
         if (p.rev !== after) {
           after = p.rev;
           opts.onProgress?.(p);
@@ -319,6 +319,21 @@ export class Client {
 
   async cancel(run: string, reason?: string): Promise<Run> {
     return this.openRun(await resolveRun(this.api, unwrap(await this.api.POST("/v1/api/runs/{run}/cancel", { params: { path: { run } }, body: { reason } }))));
+  }
+
+  /**
+   * Pauses a running run: none of its steps is offered to a worker, and its
+   * sleeps, backoffs, wait timeouts and deadline act only at its resume;
+   * attempts held go on and are recorded. Pausing a paused run changes
+   * nothing; an ended run is a 409.
+   */
+  async pause(run: string): Promise<Run> {
+    return this.openRun(await resolveRun(this.api, unwrap(await this.api.POST("/v1/api/runs/{run}/pause", { params: { path: { run } } }))));
+  }
+
+  /** Resumes a paused run (a running one is left as it is; an ended one is a 409). */
+  async resume(run: string): Promise<Run> {
+    return this.openRun(await resolveRun(this.api, unwrap(await this.api.POST("/v1/api/runs/{run}/resume", { params: { path: { run } } }))));
   }
 
   /**

@@ -14,8 +14,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Cancel or rerun every run matching a filter
-         * @description Starts a batch job over the runs matching the filter (status, workflow, start time; at least one), newest first: cancel each running one, or rerun each ended one (once, with the idempotency key batch:<id>:<run>). The call does the first page of 100 runs and answers with the batch; the reaper does the rest, 500 runs a pass, and any instance or reaper goes on where a dead one stopped. Follow it with getBatch.
+         * Cancel, rerun, pause or resume every run matching a filter
+         * @description Starts a batch job over the runs matching the filter (status, workflow, start time; at least one), newest first: cancel each running (or paused) one, rerun each ended one (once, with the idempotency key batch:<id>:<run>), pause each running one, or resume each paused one. The call does the first page of 100 runs and answers with the batch; the reaper does the rest, 500 runs a pass, and any instance or reaper goes on where a dead one stopped. Follow it with getBatch.
          *
          *     Needs a key with the `execute` scope.
          */
@@ -232,6 +232,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/api/runs/{run}/pause": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Pause a run
+         * @description The run's status becomes paused: none of its steps is offered to a worker, and its sleeps, retry backoffs, wait timeouts and deadline that come due are acted on only at its resume. Attempts held when it is paused go on, and their completes and fails are applied; the steps they make ready start at the resume. Its child runs are not paused. Pausing a paused run changes nothing; pausing a run that ended is a 409. A paused run can be cancelled.
+         *
+         *     Needs a key with the `execute` scope.
+         */
+        post: operations["pauseRun"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/api/runs/{run}/payloads/{sha256}": {
         parameters: {
             query?: never;
@@ -270,6 +292,28 @@ export interface paths {
          *     Needs a key with the `execute` scope.
          */
         post: operations["rerunRun"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/api/runs/{run}/resume": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Resume a paused run
+         * @description The run runs again: its ready steps are offered at once, the due times that passed while it was paused act now (a deadline that passed times it out), and the steps whose dependencies settled start. Resuming a running run changes nothing; resuming a run that ended is a 409.
+         *
+         *     Needs a key with the `execute` scope.
+         */
+        post: operations["resumeRun"];
         delete?: never;
         options?: never;
         head?: never;
@@ -841,10 +885,10 @@ export interface components {
         };
         Batch: {
             /** @enum {string} */
-            action: "cancel" | "rerun";
+            action: "cancel" | "rerun" | "pause" | "resume";
             /**
              * Format: int64
-             * @description Runs cancelled or rerun.
+             * @description Runs cancelled, rerun, paused or resumed (a run already paused, or already running, counts).
              */
             applied: number;
             /** Format: date-time */
@@ -880,7 +924,7 @@ export interface components {
             scanned: number;
             /**
              * Format: int64
-             * @description Matching runs the action did not apply to (a cancel of a run that ended meanwhile, a rerun of a run still running).
+             * @description Matching runs the action did not apply to (a cancel, pause or resume of a run that ended meanwhile, a rerun of a run still running).
              */
             skipped: number;
             /**
@@ -903,16 +947,16 @@ export interface components {
              */
             started_before?: string;
             /** @description Runs in one of these statuses. */
-            status?: ("running" | "completed" | "failed" | "cancelled" | "timed_out")[];
+            status?: ("running" | "paused" | "completed" | "failed" | "cancelled" | "timed_out")[];
             /** @description Runs of this workflow. */
             workflow?: string;
         };
         BatchRequest: {
             /**
-             * @description cancel: cancel each matching running run. rerun: rerun each matching ended run (reusing its completed steps), once, whatever happens to the batch.
+             * @description cancel: cancel each matching running (or paused) run. rerun: rerun each matching ended run (reusing its completed steps), once, whatever happens to the batch. pause: pause each matching running run. resume: resume each matching paused run.
              * @enum {string}
              */
-            action: "cancel" | "rerun";
+            action: "cancel" | "rerun" | "pause" | "resume";
             filter: components["schemas"]["BatchFilter"];
             /** @description Recorded with each cancel. */
             reason?: string;
@@ -962,7 +1006,7 @@ export interface components {
              */
             operations: number;
             /** @enum {string} */
-            run_status: "running" | "completed" | "failed" | "cancelled" | "timed_out";
+            run_status: "running" | "paused" | "completed" | "failed" | "cancelled" | "timed_out";
         };
         ClaimNext: {
             /**
@@ -1037,7 +1081,7 @@ export interface components {
              * @description The run's status after this call.
              * @enum {string}
              */
-            run_status: "running" | "completed" | "failed" | "cancelled" | "timed_out";
+            run_status: "running" | "paused" | "completed" | "failed" | "cancelled" | "timed_out";
         };
         ErrorDetail: {
             /** @description Where the error occurred, e.g. 'body.items[3].tags' or 'path.thing-id' */
@@ -1160,7 +1204,7 @@ export interface components {
              * @description What happened.
              * @enum {string}
              */
-            type: "run_started" | "step_ready" | "step_claimed" | "step_started" | "step_completed" | "step_failed" | "step_requeued" | "step_retry_scheduled" | "step_skipped" | "lease_lost" | "wait_started" | "event_received" | "sleep_started" | "run_completed" | "run_failed" | "run_cancelled" | "run_timed_out" | "map_started" | "child_started" | "compensation_started" | "compensation_ended" | "operation" | "step_suspended";
+            type: "run_started" | "step_ready" | "step_claimed" | "step_started" | "step_completed" | "step_failed" | "step_requeued" | "step_retry_scheduled" | "step_skipped" | "lease_lost" | "wait_started" | "event_received" | "sleep_started" | "run_completed" | "run_failed" | "run_cancelled" | "run_timed_out" | "map_started" | "child_started" | "compensation_started" | "compensation_ended" | "operation" | "step_suspended" | "run_paused" | "run_resumed";
             worker?: string;
         };
         JournalResponse: {
@@ -1498,7 +1542,7 @@ export interface components {
                 [key: string]: unknown;
             };
             /** @enum {string} */
-            status: "running" | "completed" | "failed" | "cancelled" | "timed_out";
+            status: "running" | "paused" | "completed" | "failed" | "cancelled" | "timed_out";
             steps: components["schemas"]["StepView"][];
             /**
              * Format: int64
@@ -1538,7 +1582,7 @@ export interface components {
              */
             rev: number;
             /** @enum {string} */
-            status: "running" | "completed" | "failed" | "cancelled" | "timed_out";
+            status: "running" | "paused" | "completed" | "failed" | "cancelled" | "timed_out";
             steps: components["schemas"]["StepProgress"][];
             /**
              * Format: int64
@@ -1563,7 +1607,7 @@ export interface components {
             error?: components["schemas"]["ErrorInfo"];
             id: string;
             /** @enum {string} */
-            status: "running" | "completed" | "failed" | "cancelled" | "timed_out";
+            status: "running" | "paused" | "completed" | "failed" | "cancelled" | "timed_out";
             /**
              * Format: int64
              * @description Declared steps completed or skipped (a map step counts once, compensation steps not).
@@ -2349,7 +2393,7 @@ export interface operations {
                 /** @description Only runs of this workflow. */
                 workflow?: string;
                 /** @description Only runs in this status. */
-                status?: "running" | "completed" | "failed" | "cancelled" | "timed_out";
+                status?: "running" | "paused" | "completed" | "failed" | "cancelled" | "timed_out";
                 /** @description Only runs started with this correlation. */
                 correlation?: string;
                 /** @description Only runs whose id starts with this. */
@@ -3041,6 +3085,101 @@ export interface operations {
             };
         };
     };
+    pauseRun: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Run id. */
+                run: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Run"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Bad Gateway */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     getRunPayload: {
         parameters: {
             query?: never;
@@ -3202,6 +3341,101 @@ export interface operations {
             };
             /** @description Request Entity Too Large */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Bad Gateway */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    resumeRun: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Run id. */
+                run: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Run"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -1,4 +1,4 @@
-"""The client: start, read, wait for, list, signal, cancel and rerun runs,
+"""The client: start, read, wait for, list, signal, pause, cancel and rerun runs,
 schedules and batches, over the client generated from the committed OpenAPI
 document (cairn._api).
 
@@ -30,7 +30,9 @@ from ._api.api.runs import (
     get_run_payload,
     get_run_status,
     list_runs,
+    pause_run,
     rerun_run,
+    resume_run,
     send_event,
     start_run,
 )
@@ -286,7 +288,7 @@ def _op_wait(run: str, on_progress: Callable[[RunProgress], None] | None, k: Key
                 kw.update(after=after, wait_ms=20_000)
             p: RunProgress = yield _call(get_run_status, **kw)
             backoff = 0.1
-            if p.status.value != "running":
+            if p.status.value not in ("running", "paused"):
                 r = yield from _op_get(run, k)
                 if isinstance(r.continued_as, Unset) or not r.continued_as:
                     return r
@@ -413,8 +415,8 @@ def _batch_body(
     started_before: _dt.datetime | None,
     reason: str | None,
 ) -> BatchRequest:
-    if action not in ("cancel", "rerun"):
-        raise ValueError("cairn: batch action must be cancel or rerun")
+    if action not in ("cancel", "rerun", "pause", "resume"):
+        raise ValueError("cairn: batch action must be cancel, rerun, pause or resume")
     f = BatchFilter(
         workflow=_opt(workflow),
         status=UNSET if status is None else [BatchFilterStatusItem(s) for s in status],
@@ -592,6 +594,16 @@ class Client(_Base):
 
     def cancel(self, run: str, reason: str | None = None) -> Run:
         return self._drive(_op_view(cancel_run, self.codec, run=run, body=CancelRequest(reason=_opt(reason))))
+
+    def pause(self, run: str) -> Run:
+        """Pauses a running run: none of its steps is offered to a worker, and its sleeps, backoffs,
+        wait timeouts and deadline act only at its resume; attempts held go on and are recorded.
+        Pausing a paused run changes nothing; an ended run is a 409."""
+        return self._drive(_op_view(pause_run, self.codec, run=run))
+
+    def resume(self, run: str) -> Run:
+        """Resumes a paused run (a running one is left as it is; an ended one is a 409)."""
+        return self._drive(_op_view(resume_run, self.codec, run=run))
 
     def rerun(self, run: str, *, from_step: str | None = None, idempotency_key: str | None = None) -> StartedRun:
         """Starts a new run from an ended one, reusing its completed steps (all of them, or those
@@ -816,6 +828,14 @@ class AsyncClient(_Base):
 
     async def cancel(self, run: str, reason: str | None = None) -> Run:
         return await self._drive(_op_view(cancel_run, self.codec, run=run, body=CancelRequest(reason=_opt(reason))))
+
+    async def pause(self, run: str) -> Run:
+        """Pauses a running run (see Client.pause)."""
+        return await self._drive(_op_view(pause_run, self.codec, run=run))
+
+    async def resume(self, run: str) -> Run:
+        """Resumes a paused run (see Client.resume)."""
+        return await self._drive(_op_view(resume_run, self.codec, run=run))
 
     async def rerun(self, run: str, *, from_step: str | None = None, idempotency_key: str | None = None) -> StartedRun:
         body = RerunRequest(from_step=_opt(from_step), idempotency_key=_opt(idempotency_key))

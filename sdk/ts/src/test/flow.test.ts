@@ -142,3 +142,40 @@ test("startBatch cancels the running runs its filter matches; getBatch follows i
     );
   });
 });
+
+test("pause holds a run's next step until resume; wait follows the run through the pause", async () => {
+  let release!: () => void;
+  const gate = new Promise<void>((r) => (release = r));
+  let began!: () => void;
+  const started = new Promise<void>((r) => (began = r));
+  const wf = defineWorkflow({ name: "pause-ts", version: "1" })
+    .task("first", async () => {
+      began();
+      await gate;
+      return 1;
+    })
+    .task("second", async () => 2, { after: ["first"] });
+  const w = new Worker(srv.client, { logger: memLogger(), claimWaitMs: 1000 }).register(wf);
+  await whileServing(w, async () => {
+    const { run } = await srv.client.start("pause-ts", {});
+    await started;
+    assert.equal((await srv.client.pause(run.id)).status, "paused");
+    assert.equal((await srv.client.pause(run.id)).status, "paused", "pausing again changes nothing");
+    const waited = srv.client.wait(run.id);
+    release();
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      const r = await srv.client.get(run.id);
+      if (r.steps.find((s) => s.id === "first")?.status === "completed") {
+        assert.equal(r.status, "paused");
+        assert.equal(r.steps.find((s) => s.id === "second")?.status, "pending");
+        break;
+      }
+      assert.ok(Date.now() < deadline, `first never completed: ${JSON.stringify(r.steps)}`);
+      await sleep(50);
+    }
+    assert.equal((await srv.client.resume(run.id)).status, "running");
+    assert.equal((await waited).status, "completed");
+    await assert.rejects(srv.client.pause(run.id), (e: any) => e.status === 409);
+  });
+});

@@ -22,7 +22,7 @@ class Batch:
     """
     Attributes:
         action (BatchAction):
-        applied (int): Runs cancelled or rerun.
+        applied (int): Runs cancelled, rerun, paused or resumed (a run already paused, or already running, counts).
         created_at (datetime.datetime):
         errors (list[str]): The first errors, run by run.
         failed (int): Runs whose action failed for another reason (see errors).
@@ -31,8 +31,8 @@ class Batch:
         matched (int): Runs that matched the filter.
         pages (int): Pages of runs done.
         scanned (int): Runs looked at.
-        skipped (int): Matching runs the action did not apply to (a cancel of a run that ended meanwhile, a rerun of a
-            run still running).
+        skipped (int): Matching runs the action did not apply to (a cancel, pause or resume of a run that ended
+            meanwhile, a rerun of a run still running).
         state (BatchState): running until every run of the listing was looked at.
         updated_at (datetime.datetime):
         cursor (str | Unset): Where the batch goes on (opaque).

@@ -19,8 +19,9 @@ T = TypeVar("T", bound="BatchRequest")
 class BatchRequest:
     """
     Attributes:
-        action (BatchRequestAction): cancel: cancel each matching running run. rerun: rerun each matching ended run
-            (reusing its completed steps), once, whatever happens to the batch.
+        action (BatchRequestAction): cancel: cancel each matching running (or paused) run. rerun: rerun each matching
+            ended run (reusing its completed steps), once, whatever happens to the batch. pause: pause each matching running
+            run. resume: resume each matching paused run.
         filter_ (BatchFilter):
         reason (str | Unset): Recorded with each cancel.
     """

@@ -3,7 +3,9 @@ from enum import StrEnum
 
 class BatchRequestAction(StrEnum):
     CANCEL = "cancel"
+    PAUSE = "pause"
     RERUN = "rerun"
+    RESUME = "resume"
 
     def __str__(self) -> str:
         return str(self.value)

@@ -12,6 +12,8 @@ class JournalEntryType(StrEnum):
     RUN_CANCELLED = "run_cancelled"
     RUN_COMPLETED = "run_completed"
     RUN_FAILED = "run_failed"
+    RUN_PAUSED = "run_paused"
+    RUN_RESUMED = "run_resumed"
     RUN_STARTED = "run_started"
     RUN_TIMED_OUT = "run_timed_out"
     SLEEP_STARTED = "sleep_started"

@@ -5,6 +5,7 @@ class RunProgressStatus(StrEnum):
     CANCELLED = "cancelled"
     COMPLETED = "completed"
     FAILED = "failed"
+    PAUSED = "paused"
     RUNNING = "running"
     TIMED_OUT = "timed_out"
 

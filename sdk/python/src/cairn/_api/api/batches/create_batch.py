@@ -100,13 +100,13 @@ def sync_detailed(
     client: AuthenticatedClient,
     body: BatchRequest,
 ) -> Response[Batch | Problem]:
-    """Cancel or rerun every run matching a filter
+    """Cancel, rerun, pause or resume every run matching a filter
 
      Starts a batch job over the runs matching the filter (status, workflow, start time; at least one),
-    newest first: cancel each running one, or rerun each ended one (once, with the idempotency key
-    batch:<id>:<run>). The call does the first page of 100 runs and answers with the batch; the reaper
-    does the rest, 500 runs a pass, and any instance or reaper goes on where a dead one stopped. Follow
-    it with getBatch.
+    newest first: cancel each running (or paused) one, rerun each ended one (once, with the idempotency
+    key batch:<id>:<run>), pause each running one, or resume each paused one. The call does the first
+    page of 100 runs and answers with the batch; the reaper does the rest, 500 runs a pass, and any
+    instance or reaper goes on where a dead one stopped. Follow it with getBatch.
 
     Needs a key with the `execute` scope.
 
@@ -137,13 +137,13 @@ def sync(
     client: AuthenticatedClient,
     body: BatchRequest,
 ) -> Batch | Problem | None:
-    """Cancel or rerun every run matching a filter
+    """Cancel, rerun, pause or resume every run matching a filter
 
      Starts a batch job over the runs matching the filter (status, workflow, start time; at least one),
-    newest first: cancel each running one, or rerun each ended one (once, with the idempotency key
-    batch:<id>:<run>). The call does the first page of 100 runs and answers with the batch; the reaper
-    does the rest, 500 runs a pass, and any instance or reaper goes on where a dead one stopped. Follow
-    it with getBatch.
+    newest first: cancel each running (or paused) one, rerun each ended one (once, with the idempotency
+    key batch:<id>:<run>), pause each running one, or resume each paused one. The call does the first
+    page of 100 runs and answers with the batch; the reaper does the rest, 500 runs a pass, and any
+    instance or reaper goes on where a dead one stopped. Follow it with getBatch.
 
     Needs a key with the `execute` scope.
 
@@ -169,13 +169,13 @@ async def asyncio_detailed(
     client: AuthenticatedClient,
     body: BatchRequest,
 ) -> Response[Batch | Problem]:
-    """Cancel or rerun every run matching a filter
+    """Cancel, rerun, pause or resume every run matching a filter
 
      Starts a batch job over the runs matching the filter (status, workflow, start time; at least one),
-    newest first: cancel each running one, or rerun each ended one (once, with the idempotency key
-    batch:<id>:<run>). The call does the first page of 100 runs and answers with the batch; the reaper
-    does the rest, 500 runs a pass, and any instance or reaper goes on where a dead one stopped. Follow
-    it with getBatch.
+    newest first: cancel each running (or paused) one, rerun each ended one (once, with the idempotency
+    key batch:<id>:<run>), pause each running one, or resume each paused one. The call does the first
+    page of 100 runs and answers with the batch; the reaper does the rest, 500 runs a pass, and any
+    instance or reaper goes on where a dead one stopped. Follow it with getBatch.
 
     Needs a key with the `execute` scope.
 
@@ -204,13 +204,13 @@ async def asyncio(
     client: AuthenticatedClient,
     body: BatchRequest,
 ) -> Batch | Problem | None:
-    """Cancel or rerun every run matching a filter
+    """Cancel, rerun, pause or resume every run matching a filter
 
      Starts a batch job over the runs matching the filter (status, workflow, start time; at least one),
-    newest first: cancel each running one, or rerun each ended one (once, with the idempotency key
-    batch:<id>:<run>). The call does the first page of 100 runs and answers with the batch; the reaper
-    does the rest, 500 runs a pass, and any instance or reaper goes on where a dead one stopped. Follow
-    it with getBatch.
+    newest first: cancel each running (or paused) one, rerun each ended one (once, with the idempotency
+    key batch:<id>:<run>), pause each running one, or resume each paused one. The call does the first
+    page of 100 runs and answers with the batch; the reaper does the rest, 500 runs a pass, and any
+    instance or reaper goes on where a dead one stopped. Follow it with getBatch.
 
     Needs a key with the `execute` scope.
 

@@ -151,7 +151,7 @@ type StartResult struct {
 
 // EventResult says what an event did.
 type EventResult struct {
-	Resumed   []string `json:"resumed" nullable:"false" doc:"Wait steps the event completed."`
+	Resumed   []string `json:"resumed" nullable:"false" doc:"The wait step (or waiting function step) that took the event: at most one, since an event is seen by exactly one wait."`
 	Recorded  bool     `json:"recorded" doc:"True when no step was waiting: the event is kept for a later wait of that name."`
 	Duplicate bool     `json:"duplicate" doc:"True when the event id was seen before: nothing changed."`
 	Warning   string   `json:"warning,omitempty" doc:"Set when no wait step of the run's definition waits for the event's name: the event is kept, but nothing will consume it (a typo?)."`

@@ -469,9 +469,11 @@ func (e *Engine) CancelRun(ctx context.Context, id, reason string) (*cairn.Run, 
 	return e.view(r, d), nil
 }
 
-// SendEvent delivers an event to a run: every step waiting for its name
-// completes with the payload as output. When none waits, the event is
-// recorded (up to MaxPendingEvents) and consumed by the next wait for it.
+// SendEvent delivers an event to a run: one wait takes it — the first
+// waiting step, in the definition's order, that waits for it (a wait step
+// completes with it, a function's wait resumes). When none waits, the
+// event is recorded (up to MaxPendingEvents) and taken by the next wait
+// for it. Either way an event is seen by exactly one wait.
 func (e *Engine) SendEvent(ctx context.Context, run string, req cairn.EventRequest) (*cairn.EventResult, error) {
 	res, d, err := e.sendEvent(ctx, run, req)
 	if err != nil || !res.Recorded {
@@ -536,6 +538,7 @@ func (e *Engine) sendEvent(ctx context.Context, run string, req cairn.EventReque
 		for _, s := range d.Steps {
 			if k := kindOf(&s); k.event != nil && k.event(e, r, &s, ev, fx) {
 				res.Resumed = append(res.Resumed, s.ID)
+				break // one wait takes an event (docs/DECISIONS.md 9.5)
 			}
 		}
 		if len(res.Resumed) == 0 {

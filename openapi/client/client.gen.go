@@ -986,7 +986,7 @@ type EventResult struct {
 	// Recorded True when no step was waiting: the event is kept for a later wait of that name.
 	Recorded bool `json:"recorded"`
 
-	// Resumed Wait steps the event completed.
+	// Resumed The wait step (or waiting function step) that took the event: at most one, since an event is seen by exactly one wait.
 	Resumed []string `json:"resumed"`
 
 	// Warning Set when no wait step of the run's definition waits for the event's name: the event is kept, but nothing will consume it (a typo?).
@@ -2122,7 +2122,7 @@ type ClientInterface interface {
 
 	// SendEventWithBody Send an event to a run
 	//
-	// Completes every wait step waiting for the event's name, with the payload as its output. When none waits, the event is kept and consumed by the next wait for that name. When no wait step of the run's definition waits for that name at all (likely a typo), the event is still kept, and the answer's warning says so. Events to an ended run are a 409.
+	// One wait takes the event: the first step, in the definition's order, waiting for its name (and matching its if); a wait step completes with the payload as its output. When none waits, the event is kept and taken by the next wait for that name. An event is seen by exactly one wait, whatever the timing. When no wait step of the run's definition waits for that name at all (likely a typo), the event is still kept, and the answer's warning says so. Events to an ended run are a 409.
 	//
 	// Needs a key with the `execute` scope.
 	//
@@ -2133,7 +2133,7 @@ type ClientInterface interface {
 
 	// SendEvent Send an event to a run
 	//
-	// Completes every wait step waiting for the event's name, with the payload as its output. When none waits, the event is kept and consumed by the next wait for that name. When no wait step of the run's definition waits for that name at all (likely a typo), the event is still kept, and the answer's warning says so. Events to an ended run are a 409.
+	// One wait takes the event: the first step, in the definition's order, waiting for its name (and matching its if); a wait step completes with the payload as its output. When none waits, the event is kept and taken by the next wait for that name. An event is seen by exactly one wait, whatever the timing. When no wait step of the run's definition waits for that name at all (likely a typo), the event is still kept, and the answer's warning says so. Events to an ended run are a 409.
 	//
 	// Needs a key with the `execute` scope.
 	//
@@ -2742,7 +2742,7 @@ func (c *Client) CancelRun(ctx context.Context, run string, body CancelRunJSONRe
 
 // SendEventWithBody Send an event to a run
 //
-// Completes every wait step waiting for the event's name, with the payload as its output. When none waits, the event is kept and consumed by the next wait for that name. When no wait step of the run's definition waits for that name at all (likely a typo), the event is still kept, and the answer's warning says so. Events to an ended run are a 409.
+// One wait takes the event: the first step, in the definition's order, waiting for its name (and matching its if); a wait step completes with the payload as its output. When none waits, the event is kept and taken by the next wait for that name. An event is seen by exactly one wait, whatever the timing. When no wait step of the run's definition waits for that name at all (likely a typo), the event is still kept, and the answer's warning says so. Events to an ended run are a 409.
 //
 // Needs a key with the `execute` scope.
 //
@@ -2763,7 +2763,7 @@ func (c *Client) SendEventWithBody(ctx context.Context, run string, contentType 
 
 // SendEvent Send an event to a run
 //
-// Completes every wait step waiting for the event's name, with the payload as its output. When none waits, the event is kept and consumed by the next wait for that name. When no wait step of the run's definition waits for that name at all (likely a typo), the event is still kept, and the answer's warning says so. Events to an ended run are a 409.
+// One wait takes the event: the first step, in the definition's order, waiting for its name (and matching its if); a wait step completes with the payload as its output. When none waits, the event is kept and taken by the next wait for that name. An event is seen by exactly one wait, whatever the timing. When no wait step of the run's definition waits for that name at all (likely a typo), the event is still kept, and the answer's warning says so. Events to an ended run are a 409.
 //
 // Needs a key with the `execute` scope.
 //
@@ -5241,7 +5241,7 @@ type ClientWithResponsesInterface interface {
 
 	// SendEventWithBodyWithResponse Send an event to a run
 	//
-	// Completes every wait step waiting for the event's name, with the payload as its output. When none waits, the event is kept and consumed by the next wait for that name. When no wait step of the run's definition waits for that name at all (likely a typo), the event is still kept, and the answer's warning says so. Events to an ended run are a 409.
+	// One wait takes the event: the first step, in the definition's order, waiting for its name (and matching its if); a wait step completes with the payload as its output. When none waits, the event is kept and taken by the next wait for that name. An event is seen by exactly one wait, whatever the timing. When no wait step of the run's definition waits for that name at all (likely a typo), the event is still kept, and the answer's warning says so. Events to an ended run are a 409.
 	//
 	// Needs a key with the `execute` scope.
 	//
@@ -5252,7 +5252,7 @@ type ClientWithResponsesInterface interface {
 
 	// SendEventWithResponse Send an event to a run
 	//
-	// Completes every wait step waiting for the event's name, with the payload as its output. When none waits, the event is kept and consumed by the next wait for that name. When no wait step of the run's definition waits for that name at all (likely a typo), the event is still kept, and the answer's warning says so. Events to an ended run are a 409.
+	// One wait takes the event: the first step, in the definition's order, waiting for its name (and matching its if); a wait step completes with the payload as its output. When none waits, the event is kept and taken by the next wait for that name. An event is seen by exactly one wait, whatever the timing. When no wait step of the run's definition waits for that name at all (likely a typo), the event is still kept, and the answer's warning says so. Events to an ended run are a 409.
 	//
 	// Needs a key with the `execute` scope.
 	//
@@ -9256,7 +9256,7 @@ func (c *ClientWithResponses) CancelRunWithResponse(ctx context.Context, run str
 
 // SendEventWithBodyWithResponse Send an event to a run
 //
-// Completes every wait step waiting for the event's name, with the payload as its output. When none waits, the event is kept and consumed by the next wait for that name. When no wait step of the run's definition waits for that name at all (likely a typo), the event is still kept, and the answer's warning says so. Events to an ended run are a 409.
+// One wait takes the event: the first step, in the definition's order, waiting for its name (and matching its if); a wait step completes with the payload as its output. When none waits, the event is kept and taken by the next wait for that name. An event is seen by exactly one wait, whatever the timing. When no wait step of the run's definition waits for that name at all (likely a typo), the event is still kept, and the answer's warning says so. Events to an ended run are a 409.
 //
 // Needs a key with the `execute` scope.
 //
@@ -9273,7 +9273,7 @@ func (c *ClientWithResponses) SendEventWithBodyWithResponse(ctx context.Context,
 
 // SendEventWithResponse Send an event to a run
 //
-// Completes every wait step waiting for the event's name, with the payload as its output. When none waits, the event is kept and consumed by the next wait for that name. When no wait step of the run's definition waits for that name at all (likely a typo), the event is still kept, and the answer's warning says so. Events to an ended run are a 409.
+// One wait takes the event: the first step, in the definition's order, waiting for its name (and matching its if); a wait step completes with the payload as its output. When none waits, the event is kept and taken by the next wait for that name. An event is seen by exactly one wait, whatever the timing. When no wait step of the run's definition waits for that name at all (likely a typo), the event is still kept, and the answer's warning says so. Events to an ended run are a 409.
 //
 // Needs a key with the `execute` scope.
 //

@@ -199,7 +199,7 @@ export interface paths {
         put?: never;
         /**
          * Send an event to a run
-         * @description Completes every wait step waiting for the event's name, with the payload as its output. When none waits, the event is kept and consumed by the next wait for that name. When no wait step of the run's definition waits for that name at all (likely a typo), the event is still kept, and the answer's warning says so. Events to an ended run are a 409.
+         * @description One wait takes the event: the first step, in the definition's order, waiting for its name (and matching its if); a wait step completes with the payload as its output. When none waits, the event is kept and taken by the next wait for that name. An event is seen by exactly one wait, whatever the timing. When no wait step of the run's definition waits for that name at all (likely a typo), the event is still kept, and the answer's warning says so. Events to an ended run are a 409.
          *
          *     Needs a key with the `execute` scope.
          */
@@ -996,7 +996,7 @@ export interface components {
             duplicate: boolean;
             /** @description True when no step was waiting: the event is kept for a later wait of that name. */
             recorded: boolean;
-            /** @description Wait steps the event completed. */
+            /** @description The wait step (or waiting function step) that took the event: at most one, since an event is seen by exactly one wait. */
             resumed: string[];
             /** @description Set when no wait step of the run's definition waits for the event's name: the event is kept, but nothing will consume it (a typo?). */
             warning?: string;

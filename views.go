@@ -30,6 +30,7 @@ type Run struct {
 	StepsDone     int                        `json:"steps_done" doc:"Declared steps completed or skipped (a map step counts once, compensation steps not)."`
 	StepsTotal    int                        `json:"steps_total" doc:"The steps the definition declares (a map step counts once, compensation steps not)."`
 	PendingEvents []string                   `json:"pending_events" nullable:"false" doc:"Events received that no wait has consumed yet; empty when none."`
+	Event         *EventRef                  `json:"event,omitempty" doc:"The published event (POST /events) whose trigger started this run."`
 	RerunOf       string                     `json:"rerun_of,omitempty" doc:"The run this one reran, reusing its completed steps' outputs."`
 	ContinuedAs   string                     `json:"continued_as,omitempty" doc:"A function's run that continued as new: the run it started (its output is {\"continued_as\": that id})."`
 	ContinuedFrom string                     `json:"continued_from,omitempty" doc:"The run whose function continued as this one."`

@@ -75,6 +75,7 @@ func New(e *engine.Engine, cfg Config) *API {
 	a.registerScheduleOps()
 	a.registerPayloadOps()
 	a.registerBatchOps()
+	a.registerEventOps() // events.go
 	publishKindOptions(a.huma.OpenAPI().Components.Schemas)
 	addLinks(a.huma.OpenAPI())
 	a.handler = a.recoverPanics(a.routeProblems(mux))

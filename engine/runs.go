@@ -272,7 +272,7 @@ func (e *Engine) view(r *runRecord, d *definition) *cairn.Run {
 		Correlation: r.Correlation, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, EndedAt: r.EndedAt,
 		Deadline: r.Deadline, Output: r.Output, Error: r.Error, Usage: r.Usage, Steps: []cairn.StepView{}, PendingEvents: []string{}, RerunOf: r.RerunOf,
 		ContinuedAs: r.ContinuedAs, ContinuedFrom: r.ContinuedFrom,
-		Priority: r.Priority,
+		Priority: r.Priority, Event: r.Event,
 	}
 	v.StepsDone, v.StepsTotal = stepCounts(r)
 	if r.Parent != nil {
@@ -285,7 +285,7 @@ func (e *Engine) view(r *runRecord, d *definition) *cairn.Run {
 	if d != nil {
 		for _, s := range slices.Concat(d.Steps, d.OnFailure) {
 			kindOfStep[s.ID] = s.EffectiveKind()
-			eventOfStep[s.ID] = s.Event
+			eventOfStep[s.ID] = s.WaitLabel()
 		}
 	}
 	for _, id := range order {
@@ -536,7 +536,7 @@ func (e *Engine) sendEvent(ctx context.Context, run string, req cairn.EventReque
 		ev := eventRecord{Name: req.Name, Payload: req.Payload, ReceivedAt: fx.now, ID: req.ID}
 		r.journal(fx.now, cairn.JournalEntry{Type: cairn.JournalEventReceived, Message: req.ID, Data: object.JSON(map[string]any{"name": req.Name, "payload": req.Payload})})
 		for _, s := range d.Steps {
-			if k := kindOf(&s); k.event != nil && k.event(e, r, &s, ev, fx) {
+			if k := kindOf(&s); k.event != nil && k.event(e, r, d, &s, ev, fx) {
 				res.Resumed = append(res.Resumed, s.ID)
 				break // one wait takes an event (docs/DECISIONS.md 9.5)
 			}

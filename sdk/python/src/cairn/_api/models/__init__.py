@@ -30,6 +30,7 @@ from .ended import Ended
 from .ended_run_status import EndedRunStatus
 from .error_detail import ErrorDetail
 from .error_info import ErrorInfo
+from .event_ref import EventRef
 from .event_request import EventRequest
 from .event_result import EventResult
 from .fail_request import FailRequest
@@ -58,6 +59,8 @@ from .model_usage import ModelUsage
 from .operation import Operation
 from .problem import Problem
 from .problem_reason import ProblemReason
+from .publish_request import PublishRequest
+from .publish_result import PublishResult
 from .rate_limit import RateLimit
 from .ready_response import ReadyResponse
 from .reap_response import ReapResponse
@@ -92,6 +95,8 @@ from .step_view import StepView
 from .step_view_kind import StepViewKind
 from .step_view_status import StepViewStatus
 from .suspension import Suspension
+from .trigger import Trigger
+from .triggered_run import TriggeredRun
 from .usage import Usage
 from .usage_counters import UsageCounters
 from .usage_models import UsageModels
@@ -131,6 +136,7 @@ __all__ = (
     "EndedRunStatus",
     "ErrorDetail",
     "ErrorInfo",
+    "EventRef",
     "EventRequest",
     "EventResult",
     "FailRequest",
@@ -159,6 +165,8 @@ __all__ = (
     "Operation",
     "Problem",
     "ProblemReason",
+    "PublishRequest",
+    "PublishResult",
     "RateLimit",
     "ReadyResponse",
     "ReapResponse",
@@ -193,6 +201,8 @@ __all__ = (
     "StepViewKind",
     "StepViewStatus",
     "Suspension",
+    "Trigger",
+    "TriggeredRun",
     "Usage",
     "UsageCounters",
     "UsageModels",

@@ -50,7 +50,7 @@ type kindCheck func(s *Step, add func(field, format string, args ...any))
 // generated.
 var kindOptions = map[StepKind][]string{
 	KindTask:  {"delivery", "retry", "timeout", "max_deliveries", "concurrency", "rate_limit", "priority"},
-	KindWait:  {"event", "wait_timeout"},
+	KindWait:  {"event", "events", "if", "wait_timeout"},
 	KindSleep: {"duration"},
 	// A map's items are task attempts: they take a task's delivery,
 	// retry, timeout and max_deliveries.
@@ -72,6 +72,8 @@ var stepOptions = map[string]func(s *Step) bool{
 	"rate_limit":                func(s *Step) bool { return s.RateLimit != nil },
 	"priority":                  func(s *Step) bool { return s.Priority != nil },
 	"event":                     func(s *Step) bool { return s.Event != "" },
+	"events":                    func(s *Step) bool { return len(s.Events) > 0 },
+	"if":                        func(s *Step) bool { return s.If != "" },
 	"wait_timeout":              func(s *Step) bool { return s.WaitTimeout != 0 },
 	"duration":                  func(s *Step) bool { return s.Duration != 0 },
 	"items":                     func(s *Step) bool { return s.Items != "" },
@@ -147,16 +149,7 @@ var stepOptionNames = func() []string {
 // kindChecks holds each kind's own check, used by checkStep.
 var kindChecks = map[StepKind]kindCheck{
 	KindTask: func(*Step, func(field, format string, args ...any)) {},
-	KindWait: func(s *Step, add func(field, format string, args ...any)) {
-		if s.Event == "" {
-			add(".event", "a wait step needs the event name it waits for")
-		} else if !validText(s.Event) {
-			add(".event", "must be valid UTF-8 without control characters: events of that name could never be sent")
-		}
-		if s.WaitTimeout < 0 {
-			add(".wait_timeout", "must not be negative")
-		}
-	},
+	KindWait: checkWait, // events.go
 	KindSleep: func(s *Step, add func(field, format string, args ...any)) {
 		if s.Duration <= 0 {
 			add(".duration", "a sleep step needs a positive duration")

@@ -31,6 +31,7 @@ type Run struct {
 	StepsDone     int                        `json:"steps_done" doc:"Declared steps completed or skipped (a map step counts once, compensation steps not)."`
 	StepsTotal    int                        `json:"steps_total" doc:"The steps the definition declares (a map step counts once, compensation steps not)."`
 	PendingEvents []string                   `json:"pending_events" nullable:"false" doc:"Events received that no wait has consumed yet; empty when none."`
+	Event         *EventRef                  `json:"event,omitempty" doc:"The published event (POST /events) whose trigger started this run."`
 	RerunOf       string                     `json:"rerun_of,omitempty" doc:"The run this one reran, reusing its completed steps' outputs."`
 	ContinuedAs   string                     `json:"continued_as,omitempty" doc:"A function's run that continued as new: the run it started (its output is {\"continued_as\": that id})."`
 	ContinuedFrom string                     `json:"continued_from,omitempty" doc:"The run whose function continued as this one."`
@@ -152,7 +153,7 @@ type StartResult struct {
 
 // EventResult says what an event did.
 type EventResult struct {
-	Resumed   []string `json:"resumed" nullable:"false" doc:"Wait steps the event completed."`
+	Resumed   []string `json:"resumed" nullable:"false" doc:"The wait step (or waiting function step) that took the event: at most one, since an event is seen by exactly one wait."`
 	Recorded  bool     `json:"recorded" doc:"True when no step was waiting: the event is kept for a later wait of that name."`
 	Duplicate bool     `json:"duplicate" doc:"True when the event id was seen before: nothing changed."`
 	Warning   string   `json:"warning,omitempty" doc:"Set when no wait step of the run's definition waits for the event's name: the event is kept, but nothing will consume it (a typo?)."`

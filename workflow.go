@@ -115,7 +115,9 @@ type Step struct {
 	Timeout       Duration     `json:"timeout,omitempty" doc:"Longest one attempt of a task may run, heartbeats or not (default: none)."`
 	MaxDeliveries int          `json:"max_deliveries,omitempty" minimum:"1" maximum:"100" doc:"Lost leases before the step is dead-lettered (default 5)."`
 	// Wait options.
-	Event       string   `json:"event,omitempty" maxLength:"128" doc:"Wait steps: the event name that resumes the wait."`
+	Event       string   `json:"event,omitempty" maxLength:"128" doc:"Wait steps: the event name that resumes the wait (its payload is the step's output)."`
+	Events      []string `json:"events,omitempty" nullable:"false" maxItems:"16" doc:"Wait steps, instead of event: the wait resumes on the first of these events (matching if) to come; its output is {event, id, payload}, event naming which came."`
+	If          string   `json:"if,omitempty" maxLength:"2000" doc:"Wait steps: a CEL condition over event (name, id, payload), input, state, steps.<id>.output and run (bare, or as ${expr}): the wait takes only the events for which it is true; the others are left for other waits, or kept. An event it cannot be evaluated on (a missing field, not a bool) is not taken."`
 	WaitTimeout Duration `json:"wait_timeout,omitempty" doc:"Wait steps: fail the step with class timeout after this long (default: wait forever)."`
 	// Sleep options.
 	Duration Duration `json:"duration,omitempty" doc:"Sleep steps: how long to sleep."`
@@ -165,8 +167,9 @@ type Workflow struct {
 	OnFailure []Step `json:"on_failure,omitempty" nullable:"false" maxItems:"100" doc:"Compensation steps (a saga): a small DAG of task steps run after the run fails, with the failed run's input, state and step outputs in their templates. The run stays failed; its compensation status says how they went."`
 	// Client-side encryption (docs/DECISIONS.md): the server holds the
 	// payloads of such a workflow as opaque encrypted values.
-	Encrypted bool     `json:"encrypted,omitempty" doc:"The SDKs encrypt this workflow's payloads on the client (each top-level value of the run input and state, step outputs, event payloads): the server sees them as opaque {\"$cairn_encrypted\":…} values. Its templates may pass an encrypted value whole (${input.k}, ${state.k}, ${steps.a.output}) but not look inside one: a definition whose template does is refused."`
-	Clear     []string `json:"clear,omitempty" nullable:"false" maxItems:"100" doc:"Encrypted workflows: top-level keys of the run input and state the SDKs leave in the clear, so templates, conditions and keys may read inside them."`
+	Encrypted bool      `json:"encrypted,omitempty" doc:"The SDKs encrypt this workflow's payloads on the client (each top-level value of the run input and state, step outputs, event payloads): the server sees them as opaque {\"$cairn_encrypted\":…} values. Its templates may pass an encrypted value whole (${input.k}, ${state.k}, ${steps.a.output}) but not look inside one: a definition whose template does is refused."`
+	On        []Trigger `json:"on,omitempty" nullable:"false" maxItems:"8" doc:"Triggers: an event published (POST /events) with one of these names, matching its if, starts a run of this workflow's newest registered version, with the event's payload as input."`
+	Clear     []string  `json:"clear,omitempty" nullable:"false" maxItems:"100" doc:"Encrypted workflows: top-level keys of the run input and state the SDKs leave in the clear, so templates, conditions and keys may read inside them."`
 }
 
 // Step returns the step with the given id, or nil.
@@ -250,6 +253,7 @@ func (w *Workflow) Validate(prefix string) error {
 	w.checkAfter(index, add)
 	w.validateFlow(func(field, format string, args ...any) { add(field, format, args...) })
 	w.validateOnFailure(add) // compensation.go
+	w.validateTriggers(add)  // events.go
 	if len(w.Clear) > 0 && !w.Encrypted {
 		add(".clear", "lists keys left in the clear of an encrypted workflow: set encrypted too")
 	}
@@ -424,8 +428,10 @@ func validText(s string) bool {
 func (w *Workflow) Events() []string {
 	var out []string
 	for _, s := range w.Steps {
-		if s.EffectiveKind() == KindWait && !slices.Contains(out, s.Event) {
-			out = append(out, s.Event)
+		for _, name := range s.WaitEvents() {
+			if !slices.Contains(out, name) {
+				out = append(out, name)
+			}
 		}
 	}
 	return out

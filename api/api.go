@@ -77,6 +77,7 @@ func New(e *engine.Engine, cfg Config) *API {
 	a.registerBatchOps()
 	a.registerStoreOps()
 	a.registerPauseOps()
+	a.registerEventOps() // events.go
 	publishKindOptions(a.huma.OpenAPI().Components.Schemas)
 	addLinks(a.huma.OpenAPI())
 	a.handler = a.recoverPanics(a.routeProblems(mux))
@@ -499,7 +500,7 @@ func (a *API) registerRunExecuteOps() {
 	bodyOp(a, huma.Operation{
 		OperationID: "sendEvent", Method: http.MethodPost, Path: "/runs/{run}/events", Tags: []string{"Runs"},
 		Summary:      "Send an event to a run",
-		Description:  "Completes every wait step waiting for the event's name, with the payload as its output. When none waits, the event is kept and consumed by the next wait for that name. When no wait step of the run's definition waits for that name at all (likely a typo), the event is still kept, and the answer's warning says so. Events to an ended run are a 409.",
+		Description:  "One wait takes the event: the first step, in the definition's order, waiting for its name (and matching its if); a wait step completes with the payload as its output. When none waits, the event is kept and taken by the next wait for that name. An event is seen by exactly one wait, whatever the timing. When no wait step of the run's definition waits for that name at all (likely a typo), the event is still kept, and the answer's warning says so. Events to an ended run are a 409.",
 		MaxBodyBytes: a.payloadBody(), Errors: []int{http.StatusNotFound, http.StatusConflict},
 	}, auth.ScopeExecute, func(ctx context.Context, in *eventInput) (*cairn.EventResult, error) {
 		return a.engine.SendEvent(ctx, in.Run, in.Body)

@@ -37,6 +37,8 @@ var optionalArrays = map[string]string{
 	"Lease.history":                 "only a function step's lease carries its history, and only once it has one",
 	"StepView.operations":           "only a function step has operations, and only once its body checkpointed one",
 	"Workflow.clear":                "a definition as registered: omitted unless an encrypted workflow leaves keys in the clear",
+	"Step.events":                   "a definition as registered: a wait of one event names it in event instead",
+	"Workflow.on":                   "a definition as registered: workflows without triggers omit it",
 }
 
 func TestResponseArraysAreRequiredAndNotNull(t *testing.T) {

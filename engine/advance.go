@@ -159,17 +159,6 @@ func eventIndex(evs []eventRecord, name string) int {
 	return -1
 }
 
-// resumeWait completes a waiting step with an event's payload as output.
-func (e *Engine) resumeWait(r *runRecord, step string, ev eventRecord, fx *effects) {
-	st := r.Steps[step]
-	st.Status, st.WakeAt = cairn.StepCompleted, nil
-	st.Output = ev.Payload
-	if len(st.Output) == 0 {
-		st.Output = json.RawMessage("null")
-	}
-	r.journal(fx.now, cairn.JournalEntry{Type: cairn.JournalStepCompleted, Step: step, Message: "event " + ev.Name + " received", Data: ev.Payload})
-}
-
 // runOutput is the output of the run's only sink step (null when it was
 // skipped), or an object of every completed sink's output by step id.
 func runOutput(r *runRecord, d *definition) json.RawMessage {

@@ -23,7 +23,7 @@ var functionKind = &stepKind{
 	start:  taskKind.start,
 	wake:   taskKind.wake,
 	// visit is set in kinds.go's init (it reaches the committer).
-	event: func(e *Engine, r *runRecord, s *cairn.Step, ev eventRecord, fx *effects) bool {
+	event: func(e *Engine, r *runRecord, _ *definition, s *cairn.Step, ev eventRecord, fx *effects) bool {
 		st := r.Steps[s.ID]
 		if w := st.Wait; w == nil || w.Event == "" || w.Event != ev.Name || st.Status != cairn.StepReady || w.Until != nil && !fx.now.Before(*w.Until) {
 			return false // not waiting for it, or too late: the driver records the timeout

@@ -42,7 +42,7 @@ type stepKind struct {
 	// the step took the event (then it is not kept for a later step). The
 	// kinds that take the root's "event" option have one, the others none
 	// (TestEveryKindHasBehaviour).
-	event func(e *Engine, r *runRecord, s *cairn.Step, ev eventRecord, fx *effects) bool
+	event func(e *Engine, r *runRecord, d *definition, s *cairn.Step, ev eventRecord, fx *effects) bool
 }
 
 // taskKind runs an attempt on a worker under a lease.
@@ -76,23 +76,21 @@ var stepKinds = map[cairn.StepKind]*stepKind{
 				t := fx.now.Add(s.WaitTimeout.D())
 				st.WakeAt = &t
 			}
-			r.journal(fx.now, cairn.JournalEntry{Type: cairn.JournalWaitStarted, Step: s.ID, Message: "event " + s.Event})
-			if i := eventIndex(r.Events, s.Event); i >= 0 {
-				ev := r.Events[i]
-				r.Events = append(r.Events[:i:i], r.Events[i+1:]...)
-				e.resumeWait(r, s.ID, ev, fx)
+			r.journal(fx.now, cairn.JournalEntry{Type: cairn.JournalWaitStarted, Step: s.ID, Message: "event " + s.WaitLabel()})
+			if ev, ok := e.takePending(r, d, s); ok { // events.go
+				e.resumeWait(r, s, ev, fx)
 			}
 		},
 		wake: wakeAt, // the wait's timeout, if it has one
-		event: func(e *Engine, r *runRecord, s *cairn.Step, ev eventRecord, fx *effects) bool {
-			if s.Event != ev.Name || r.Steps[s.ID].Status != cairn.StepWaiting {
+		event: func(e *Engine, r *runRecord, d *definition, s *cairn.Step, ev eventRecord, fx *effects) bool {
+			if r.Steps[s.ID].Status != cairn.StepWaiting || !e.waitTakes(r, d, s, ev) {
 				return false
 			}
-			e.resumeWait(r, s.ID, ev, fx)
+			e.resumeWait(r, s, ev, fx)
 			return true
 		},
 		fire: func(e *Engine, r *runRecord, s *cairn.Step, fx *effects) {
-			why := cairn.ErrorInfo{Class: cairn.ClassTimeout, Message: "no event " + s.Event + " within " + s.WaitTimeout.D().String()}
+			why := cairn.ErrorInfo{Class: cairn.ClassTimeout, Message: "no event " + s.WaitLabel() + " within " + s.WaitTimeout.D().String()}
 			e.failStepAndRun(r, s.ID, why, cairn.JournalEntry{}, fx)
 		},
 	},

@@ -83,7 +83,7 @@ func (e *Engine) ReadHolders(ctx context.Context, p *cairn.RunProgress) error {
 // retried the previous attempt's).
 func progressDetail(p *cairn.StepProgress, st *stepState, def *cairn.Step) {
 	if def != nil {
-		p.Kind, p.Event = def.EffectiveKind(), def.Event
+		p.Kind, p.Event = def.EffectiveKind(), def.WaitLabel()
 	}
 	p.ReadyAt, p.WakeAt, p.Error = st.ReadyAt, st.WakeAt, st.Error
 	if p.Error == nil && st.Status == cairn.StepReady {

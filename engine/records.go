@@ -34,6 +34,8 @@ type runRecord struct {
 	Journal        []cairn.JournalEntry       `json:"journal"`
 	// RerunOf is the run this one was started from by a rerun.
 	RerunOf string `json:"rerun_of,omitempty"`
+	// Event is the published event that started the run (events.go).
+	Event *cairn.EventRef `json:"event,omitempty"`
 	// Def is the sum of the definition the run started on, when a
 	// definition may be replaced (Config.ReplaceDefinitions): see rev.
 	Def string `json:"def,omitempty"`

@@ -274,7 +274,7 @@ func (e *Engine) view(r *runRecord, d *definition) *cairn.Run {
 		Correlation: r.Correlation, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, EndedAt: r.EndedAt,
 		Deadline: r.Deadline, Output: r.Output, Error: r.Error, Usage: r.Usage, Budget: r.Budget, Steps: []cairn.StepView{}, PendingEvents: []string{}, RerunOf: r.RerunOf,
 		ContinuedAs: r.ContinuedAs, ContinuedFrom: r.ContinuedFrom,
-		Priority: r.Priority,
+		Priority: r.Priority, Event: r.Event,
 	}
 	v.StepsDone, v.StepsTotal = stepCounts(r)
 	if r.Parent != nil {
@@ -287,7 +287,7 @@ func (e *Engine) view(r *runRecord, d *definition) *cairn.Run {
 	if d != nil {
 		for _, s := range slices.Concat(d.Steps, d.OnFailure) {
 			kindOfStep[s.ID] = s.EffectiveKind()
-			eventOfStep[s.ID] = s.Event
+			eventOfStep[s.ID] = s.WaitLabel()
 		}
 	}
 	for _, id := range order {
@@ -471,9 +471,11 @@ func (e *Engine) CancelRun(ctx context.Context, id, reason string) (*cairn.Run, 
 	return e.view(r, d), nil
 }
 
-// SendEvent delivers an event to a run: every step waiting for its name
-// completes with the payload as output. When none waits, the event is
-// recorded (up to MaxPendingEvents) and consumed by the next wait for it.
+// SendEvent delivers an event to a run: one wait takes it — the first
+// waiting step, in the definition's order, that waits for it (a wait step
+// completes with it, a function's wait resumes). When none waits, the
+// event is recorded (up to MaxPendingEvents) and taken by the next wait
+// for it. Either way an event is seen by exactly one wait.
 func (e *Engine) SendEvent(ctx context.Context, run string, req cairn.EventRequest) (*cairn.EventResult, error) {
 	res, d, err := e.sendEvent(ctx, run, req)
 	if err != nil || !res.Recorded {
@@ -536,8 +538,9 @@ func (e *Engine) sendEvent(ctx context.Context, run string, req cairn.EventReque
 		ev := eventRecord{Name: req.Name, Payload: req.Payload, ReceivedAt: fx.now, ID: req.ID}
 		r.journal(fx.now, cairn.JournalEntry{Type: cairn.JournalEventReceived, Message: req.ID, Data: object.JSON(map[string]any{"name": req.Name, "payload": req.Payload})})
 		for _, s := range d.Steps {
-			if k := kindOf(&s); k.event != nil && k.event(e, r, &s, ev, fx) {
+			if k := kindOf(&s); k.event != nil && k.event(e, r, d, &s, ev, fx) {
 				res.Resumed = append(res.Resumed, s.ID)
+				break // one wait takes an event (docs/DECISIONS.md 9.5)
 			}
 		}
 		if len(res.Resumed) == 0 {

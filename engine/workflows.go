@@ -9,6 +9,7 @@ import (
 	"github.com/cairn-dev/cairn/engine/internal/flow"
 	"github.com/cairn-dev/cairn/engine/internal/keys"
 	"github.com/cairn-dev/cairn/engine/internal/render"
+	"github.com/cairn-dev/cairn/engine/internal/trigger"
 	"github.com/cairn-dev/cairn/notify"
 )
 
@@ -20,6 +21,7 @@ type definition struct {
 	ancestors map[string][]string
 	flow      *flow.Plan                  // concurrency, rate limits, priorities (limits.go)
 	items     map[string]*render.Template // the items expression of each map step
+	events    *trigger.Compiled           // its waits' and triggers' ifs (events.go)
 	sum       string                      // its content's (catalog.Sum)
 }
 
@@ -59,6 +61,10 @@ func compile(w cairn.Workflow, field string) (*definition, error) {
 	if err := render.CheckEncrypted(w, field); err != nil {
 		return nil, err
 	}
+	var err error
+	if d.events, err = trigger.Compile(&w, field); err != nil {
+		return nil, err
+	}
 	plan, err := flow.Compile(w, field)
 	if err != nil {
 		return nil, err
@@ -81,7 +87,10 @@ func (e *Engine) newCatalog() *defCache {
 // ones are a no-op, a known (name, version) with other content is a
 // ConflictError.
 func (e *Engine) registerWorkflows(ctx context.Context, wfs []cairn.Workflow) error {
-	return e.defs.Register(ctx, wfs)
+	if err := e.defs.Register(ctx, wfs); err != nil {
+		return err
+	}
+	return trigger.Index(ctx, e.store, e.keys, wfs)
 }
 
 // registered tells the other instances, through the bus, that a

@@ -601,6 +601,9 @@ func printRun(out io.Writer, r *sdk.Run, pl *payloads) {
 	if r.Correlation != "" {
 		fmt.Fprintf(out, "corr.     %s\n", r.Correlation)
 	}
+	if r.Event != nil {
+		fmt.Fprintf(out, "event     %s (id %s) started it\n", r.Event.Name, r.Event.ID)
+	}
 	if r.ContinuedFrom != "" {
 		fmt.Fprintf(out, "from      %s (its function continued as this run)\n", r.ContinuedFrom)
 	}
@@ -864,7 +867,7 @@ func newRunsEventCmd(cf *clientFlags) *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:     "event <run> <name>",
-		Short:   "Send an event to a run (resumes the wait steps waiting for it)",
+		Short:   "Send an event to a run (the first wait waiting for it takes it)",
 		Example: `  cairn runs event 7YBQ… approved --payload '{"approver":"ana"}'`,
 		Args:    cobra.ExactArgs(2),
 		RunE: cf.run(func(cmd *cobra.Command, args []string, c *sdk.Client) error {

@@ -1017,6 +1017,12 @@ type ErrorInfo struct {
 	Step *string `json:"step,omitempty"`
 }
 
+// EventRef defines model for EventRef.
+type EventRef struct {
+	Id   string `json:"id"`
+	Name string `json:"name"`
+}
+
 // EventRequest defines model for EventRequest.
 type EventRequest struct {
 	// Id Optional event id: an event whose id the run has seen is ignored (safe retries). Any text without control characters.
@@ -1037,7 +1043,7 @@ type EventResult struct {
 	// Recorded True when no step was waiting: the event is kept for a later wait of that name.
 	Recorded bool `json:"recorded"`
 
-	// Resumed Wait steps the event completed.
+	// Resumed The wait step (or waiting function step) that took the event: at most one, since an event is seen by exactly one wait.
 	Resumed []string `json:"resumed"`
 
 	// Warning Set when no wait step of the run's definition waits for the event's name: the event is kept, but nothing will consume it (a typo?).
@@ -1294,6 +1300,30 @@ type Problem struct {
 // ProblemReason On a 409 to a worker call: why the call was refused. SDKs branch on it.
 type ProblemReason string
 
+// PublishRequest defines model for PublishRequest.
+type PublishRequest struct {
+	// Id The event's id: publishing it again starts nothing twice (per workflow, the start idempotency key event:<id>). Default: a new id, returned.
+	Id *string `json:"id,omitempty"`
+
+	// Name The event's name: the triggers of that name are matched. Any text without control characters.
+	Name string `json:"name"`
+
+	// Payload Any JSON: the input of the runs the event starts, and event.payload to the triggers' conditions.
+	Payload json.RawMessage `json:"payload,omitempty"`
+}
+
+// PublishResult defines model for PublishResult.
+type PublishResult struct {
+	// Id The event's id (the one given, or the one made).
+	Id string `json:"id"`
+
+	// Runs One per workflow whose trigger the event matched, in workflow name order.
+	Runs []TriggeredRun `json:"runs"`
+
+	// Truncated More workflows than the server's limit have a trigger of this name: only the first (by name) were matched.
+	Truncated *bool `json:"truncated,omitempty"`
+}
+
 // RateLimit defines model for RateLimit.
 type RateLimit struct {
 	// Burst Attempts that may be handed out at once (default 1: evenly spaced, period/limit apart). At most limit. Any window of one period holds at most limit+burst-1.
@@ -1423,6 +1453,7 @@ type Run struct {
 	Deadline      *time.Time      `json:"deadline,omitempty"`
 	EndedAt       *time.Time      `json:"ended_at,omitempty"`
 	Error         *ErrorInfo      `json:"error,omitempty"`
+	Event         *EventRef       `json:"event,omitempty"`
 	Id            string          `json:"id"`
 	Input         json.RawMessage `json:"input,omitempty"`
 
@@ -1661,11 +1692,17 @@ type Step struct {
 	// Examples: 30s, 1h30m
 	Duration *string `json:"duration,omitempty"`
 
-	// Event Wait steps: the event name that resumes the wait.
+	// Event Wait steps: the event name that resumes the wait (its payload is the step's output).
 	Event *string `json:"event,omitempty"`
+
+	// Events Wait steps, instead of event: the wait resumes on the first of these events (matching if) to come; its output is {event, id, payload}, event naming which came.
+	Events *[]string `json:"events,omitempty"`
 
 	// Id Unique within the workflow; a CEL identifier-like name.
 	Id string `json:"id"`
+
+	// If Wait steps: a CEL condition over event (name, id, payload), input, state, steps.<id>.output and run (bare, or as ${expr}): the wait takes only the events for which it is true; the others are left for other waits, or kept. An event it cannot be evaluated on (a missing field, not a bool) is not taken.
+	If *string `json:"if,omitempty"`
 
 	// Input Input template: JSON whose strings may hold CEL expressions as ${expr} over input, state, steps.<id>.output and run.
 	Input json.RawMessage `json:"input,omitempty"`
@@ -1835,6 +1872,24 @@ type Suspension struct {
 	Until *time.Time `json:"until,omitempty"`
 }
 
+// Trigger defines model for Trigger.
+type Trigger struct {
+	// Event The name of the published events that start a run.
+	Event string `json:"event"`
+
+	// If A CEL condition over event (its name, id and payload; bare, or as ${expr}): only the events for which it is true start a run. An event it cannot be evaluated on (a missing field, not a bool) starts none.
+	If *string `json:"if,omitempty"`
+}
+
+// TriggeredRun defines model for TriggeredRun.
+type TriggeredRun struct {
+	// Existed The event's id had started it already (a retried publish): nothing was started.
+	Existed  *bool  `json:"existed,omitempty"`
+	Run      string `json:"run"`
+	Version  string `json:"version"`
+	Workflow string `json:"workflow"`
+}
+
 // Usage defines model for Usage.
 type Usage struct {
 	// CostUsd Priced by the engine (over every model); ignored on input.
@@ -1895,6 +1950,9 @@ type Workflow struct {
 
 	// Name Workflow name.
 	Name string `json:"name"`
+
+	// On Triggers: an event published (POST /events) with one of these names, matching its if, starts a run of this workflow's newest registered version, with the event's payload as input.
+	On *[]Trigger `json:"on,omitempty"`
 
 	// OnFailure Compensation steps (a saga): a small DAG of task steps run after the run fails, with the failed run's input, state and step outputs in their templates. The run stays failed; its compensation status says how they went.
 	OnFailure *[]Step `json:"on_failure,omitempty"`
@@ -1999,6 +2057,9 @@ type DeleteStoreValueParams struct {
 
 // CreateBatchJSONRequestBody defines body for CreateBatch for application/json ContentType.
 type CreateBatchJSONRequestBody = BatchRequest
+
+// PublishEventJSONRequestBody defines body for PublishEvent for application/json ContentType.
+type PublishEventJSONRequestBody = PublishRequest
 
 // StartRunJSONRequestBody defines body for StartRun for application/json ContentType.
 type StartRunJSONRequestBody = StartRequest
@@ -2144,6 +2205,28 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/api/batches/{batch} (the `GetBatch` operationId).
 	GetBatch(ctx context.Context, batch string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// PublishEventWithBody Publish an event
+	//
+	// Starts a run of every workflow whose newest registered version declares a trigger (on) of the event's name whose if the event matches, with the payload as the run's input and the event's name and id on the run (its event). Once per event id and workflow: a retried publish answers the runs the first started, marked existed. At most 100 workflows are matched per event (truncated says when more have a trigger of its name). Cost: one LIST of the event's trigger index, then per matched workflow a start (three writes; a retry: one refused create and two reads). A publish that fails part-way is retried with its id.
+	//
+	// Needs a key with the `execute` scope.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/api/events (the `PublishEvent` operationId).
+	PublishEventWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PublishEvent Publish an event
+	//
+	// Starts a run of every workflow whose newest registered version declares a trigger (on) of the event's name whose if the event matches, with the payload as the run's input and the event's name and id on the run (its event). Once per event id and workflow: a retried publish answers the runs the first started, marked existed. At most 100 workflows are matched per event (truncated says when more have a trigger of its name). Cost: one LIST of the event's trigger index, then per matched workflow a start (three writes; a retry: one refused create and two reads). A publish that fails part-way is retried with its id.
+	//
+	// Needs a key with the `execute` scope.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/api/events (the `PublishEvent` operationId).
+	PublishEvent(ctx context.Context, body PublishEventJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// Health Liveness
 	//
 	// 200 while the process serves HTTP; it reads nothing from the bucket (see readyz for that). Carries the build and the claims this instance holds. Needs no key.
@@ -2240,7 +2323,7 @@ type ClientInterface interface {
 
 	// SendEventWithBody Send an event to a run
 	//
-	// Completes every wait step waiting for the event's name, with the payload as its output. When none waits, the event is kept and consumed by the next wait for that name. When no wait step of the run's definition waits for that name at all (likely a typo), the event is still kept, and the answer's warning says so. Events to an ended run are a 409.
+	// One wait takes the event: the first step, in the definition's order, waiting for its name (and matching its if); a wait step completes with the payload as its output. When none waits, the event is kept and taken by the next wait for that name. An event is seen by exactly one wait, whatever the timing. When no wait step of the run's definition waits for that name at all (likely a typo), the event is still kept, and the answer's warning says so. Events to an ended run are a 409.
 	//
 	// Needs a key with the `execute` scope.
 	//
@@ -2251,7 +2334,7 @@ type ClientInterface interface {
 
 	// SendEvent Send an event to a run
 	//
-	// Completes every wait step waiting for the event's name, with the payload as its output. When none waits, the event is kept and consumed by the next wait for that name. When no wait step of the run's definition waits for that name at all (likely a typo), the event is still kept, and the answer's warning says so. Events to an ended run are a 409.
+	// One wait takes the event: the first step, in the definition's order, waiting for its name (and matching its if); a wait step completes with the payload as its output. When none waits, the event is kept and taken by the next wait for that name. An event is seen by exactly one wait, whatever the timing. When no wait step of the run's definition waits for that name at all (likely a typo), the event is still kept, and the answer's warning says so. Events to an ended run are a 409.
 	//
 	// Needs a key with the `execute` scope.
 	//
@@ -2731,6 +2814,48 @@ func (c *Client) GetBatch(ctx context.Context, batch string, reqEditors ...Reque
 	return c.Client.Do(req)
 }
 
+// PublishEventWithBody Publish an event
+//
+// Starts a run of every workflow whose newest registered version declares a trigger (on) of the event's name whose if the event matches, with the payload as the run's input and the event's name and id on the run (its event). Once per event id and workflow: a retried publish answers the runs the first started, marked existed. At most 100 workflows are matched per event (truncated says when more have a trigger of its name). Cost: one LIST of the event's trigger index, then per matched workflow a start (three writes; a retry: one refused create and two reads). A publish that fails part-way is retried with its id.
+//
+// Needs a key with the `execute` scope.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/api/events (the `PublishEvent` operationId).
+func (c *Client) PublishEventWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPublishEventRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PublishEvent Publish an event
+//
+// Starts a run of every workflow whose newest registered version declares a trigger (on) of the event's name whose if the event matches, with the payload as the run's input and the event's name and id on the run (its event). Once per event id and workflow: a retried publish answers the runs the first started, marked existed. At most 100 workflows are matched per event (truncated says when more have a trigger of its name). Cost: one LIST of the event's trigger index, then per matched workflow a start (three writes; a retry: one refused create and two reads). A publish that fails part-way is retried with its id.
+//
+// Needs a key with the `execute` scope.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/api/events (the `PublishEvent` operationId).
+func (c *Client) PublishEvent(ctx context.Context, body PublishEventJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPublishEventRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // Health Liveness
 //
 // 200 while the process serves HTTP; it reads nothing from the bucket (see readyz for that). Carries the build and the claims this instance holds. Needs no key.
@@ -2927,7 +3052,7 @@ func (c *Client) CancelRun(ctx context.Context, run string, body CancelRunJSONRe
 
 // SendEventWithBody Send an event to a run
 //
-// Completes every wait step waiting for the event's name, with the payload as its output. When none waits, the event is kept and consumed by the next wait for that name. When no wait step of the run's definition waits for that name at all (likely a typo), the event is still kept, and the answer's warning says so. Events to an ended run are a 409.
+// One wait takes the event: the first step, in the definition's order, waiting for its name (and matching its if); a wait step completes with the payload as its output. When none waits, the event is kept and taken by the next wait for that name. An event is seen by exactly one wait, whatever the timing. When no wait step of the run's definition waits for that name at all (likely a typo), the event is still kept, and the answer's warning says so. Events to an ended run are a 409.
 //
 // Needs a key with the `execute` scope.
 //
@@ -2948,7 +3073,7 @@ func (c *Client) SendEventWithBody(ctx context.Context, run string, contentType 
 
 // SendEvent Send an event to a run
 //
-// Completes every wait step waiting for the event's name, with the payload as its output. When none waits, the event is kept and consumed by the next wait for that name. When no wait step of the run's definition waits for that name at all (likely a typo), the event is still kept, and the answer's warning says so. Events to an ended run are a 409.
+// One wait takes the event: the first step, in the definition's order, waiting for its name (and matching its if); a wait step completes with the payload as its output. When none waits, the event is kept and taken by the next wait for that name. An event is seen by exactly one wait, whatever the timing. When no wait step of the run's definition waits for that name at all (likely a typo), the event is still kept, and the answer's warning says so. Events to an ended run are a 409.
 //
 // Needs a key with the `execute` scope.
 //
@@ -3856,6 +3981,46 @@ func NewGetBatchRequest(server string, batch string) (*http.Request, error) {
 	if err != nil {
 		return nil, err
 	}
+
+	return req, nil
+}
+
+// NewPublishEventRequest calls the generic PublishEvent builder with application/json body
+func NewPublishEventRequest(server string, body PublishEventJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPublishEventRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewPublishEventRequestWithBody constructs an http.Request for the PublishEvent method, with any body, and a specified content type
+func NewPublishEventRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/api/events")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
 
 	return req, nil
 }
@@ -5771,6 +5936,28 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/api/batches/{batch} (the `GetBatch` operationId).
 	GetBatchWithResponse(ctx context.Context, batch string, reqEditors ...RequestEditorFn) (*GetBatchHTTPResponse, error)
 
+	// PublishEventWithBodyWithResponse Publish an event
+	//
+	// Starts a run of every workflow whose newest registered version declares a trigger (on) of the event's name whose if the event matches, with the payload as the run's input and the event's name and id on the run (its event). Once per event id and workflow: a retried publish answers the runs the first started, marked existed. At most 100 workflows are matched per event (truncated says when more have a trigger of its name). Cost: one LIST of the event's trigger index, then per matched workflow a start (three writes; a retry: one refused create and two reads). A publish that fails part-way is retried with its id.
+	//
+	// Needs a key with the `execute` scope.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/api/events (the `PublishEvent` operationId).
+	PublishEventWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PublishEventHTTPResponse, error)
+
+	// PublishEventWithResponse Publish an event
+	//
+	// Starts a run of every workflow whose newest registered version declares a trigger (on) of the event's name whose if the event matches, with the payload as the run's input and the event's name and id on the run (its event). Once per event id and workflow: a retried publish answers the runs the first started, marked existed. At most 100 workflows are matched per event (truncated says when more have a trigger of its name). Cost: one LIST of the event's trigger index, then per matched workflow a start (three writes; a retry: one refused create and two reads). A publish that fails part-way is retried with its id.
+	//
+	// Needs a key with the `execute` scope.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/api/events (the `PublishEvent` operationId).
+	PublishEventWithResponse(ctx context.Context, body PublishEventJSONRequestBody, reqEditors ...RequestEditorFn) (*PublishEventHTTPResponse, error)
+
 	// HealthWithResponse Liveness
 	//
 	// 200 while the process serves HTTP; it reads nothing from the bucket (see readyz for that). Carries the build and the claims this instance holds. Needs no key.
@@ -5879,7 +6066,7 @@ type ClientWithResponsesInterface interface {
 
 	// SendEventWithBodyWithResponse Send an event to a run
 	//
-	// Completes every wait step waiting for the event's name, with the payload as its output. When none waits, the event is kept and consumed by the next wait for that name. When no wait step of the run's definition waits for that name at all (likely a typo), the event is still kept, and the answer's warning says so. Events to an ended run are a 409.
+	// One wait takes the event: the first step, in the definition's order, waiting for its name (and matching its if); a wait step completes with the payload as its output. When none waits, the event is kept and taken by the next wait for that name. An event is seen by exactly one wait, whatever the timing. When no wait step of the run's definition waits for that name at all (likely a typo), the event is still kept, and the answer's warning says so. Events to an ended run are a 409.
 	//
 	// Needs a key with the `execute` scope.
 	//
@@ -5890,7 +6077,7 @@ type ClientWithResponsesInterface interface {
 
 	// SendEventWithResponse Send an event to a run
 	//
-	// Completes every wait step waiting for the event's name, with the payload as its output. When none waits, the event is kept and consumed by the next wait for that name. When no wait step of the run's definition waits for that name at all (likely a typo), the event is still kept, and the answer's warning says so. Events to an ended run are a 409.
+	// One wait takes the event: the first step, in the definition's order, waiting for its name (and matching its if); a wait step completes with the payload as its output. When none waits, the event is kept and taken by the next wait for that name. An event is seen by exactly one wait, whatever the timing. When no wait step of the run's definition waits for that name at all (likely a typo), the event is still kept, and the answer's warning says so. Events to an ended run are a 409.
 	//
 	// Needs a key with the `execute` scope.
 	//
@@ -6532,6 +6719,103 @@ func (r GetBatchHTTPResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetBatchHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type PublishEventHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *PublishResult
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *Problem
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
+	// ApplicationproblemJSON502 the response for an HTTP 502 `application/problem+json` response
+	ApplicationproblemJSON502 *Problem
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PublishEventHTTPResponse) GetJSON200() *PublishResult {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r PublishEventHTTPResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r PublishEventHTTPResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r PublishEventHTTPResponse) GetApplicationproblemJSON403() *Problem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r PublishEventHTTPResponse) GetApplicationproblemJSON413() *Problem {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r PublishEventHTTPResponse) GetApplicationproblemJSON422() *Problem {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r PublishEventHTTPResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON502 returns the response for an HTTP 502 `application/problem+json` response
+func (r PublishEventHTTPResponse) GetApplicationproblemJSON502() *Problem {
+	return r.ApplicationproblemJSON502
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r PublishEventHTTPResponse) GetApplicationproblemJSON503() *Problem {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r PublishEventHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PublishEventHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PublishEventHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PublishEventHTTPResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -10357,6 +10641,40 @@ func (c *ClientWithResponses) GetBatchWithResponse(ctx context.Context, batch st
 	return ParseGetBatchHTTPResponse(rsp)
 }
 
+// PublishEventWithBodyWithResponse Publish an event
+//
+// Starts a run of every workflow whose newest registered version declares a trigger (on) of the event's name whose if the event matches, with the payload as the run's input and the event's name and id on the run (its event). Once per event id and workflow: a retried publish answers the runs the first started, marked existed. At most 100 workflows are matched per event (truncated says when more have a trigger of its name). Cost: one LIST of the event's trigger index, then per matched workflow a start (three writes; a retry: one refused create and two reads). A publish that fails part-way is retried with its id.
+//
+// Needs a key with the `execute` scope.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/api/events (the `PublishEvent` operationId).
+func (c *ClientWithResponses) PublishEventWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PublishEventHTTPResponse, error) {
+	rsp, err := c.PublishEventWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePublishEventHTTPResponse(rsp)
+}
+
+// PublishEventWithResponse Publish an event
+//
+// Starts a run of every workflow whose newest registered version declares a trigger (on) of the event's name whose if the event matches, with the payload as the run's input and the event's name and id on the run (its event). Once per event id and workflow: a retried publish answers the runs the first started, marked existed. At most 100 workflows are matched per event (truncated says when more have a trigger of its name). Cost: one LIST of the event's trigger index, then per matched workflow a start (three writes; a retry: one refused create and two reads). A publish that fails part-way is retried with its id.
+//
+// Needs a key with the `execute` scope.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/api/events (the `PublishEvent` operationId).
+func (c *ClientWithResponses) PublishEventWithResponse(ctx context.Context, body PublishEventJSONRequestBody, reqEditors ...RequestEditorFn) (*PublishEventHTTPResponse, error) {
+	rsp, err := c.PublishEvent(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePublishEventHTTPResponse(rsp)
+}
+
 // HealthWithResponse Liveness
 //
 // 200 while the process serves HTTP; it reads nothing from the bucket (see readyz for that). Carries the build and the claims this instance holds. Needs no key.
@@ -10525,7 +10843,7 @@ func (c *ClientWithResponses) CancelRunWithResponse(ctx context.Context, run str
 
 // SendEventWithBodyWithResponse Send an event to a run
 //
-// Completes every wait step waiting for the event's name, with the payload as its output. When none waits, the event is kept and consumed by the next wait for that name. When no wait step of the run's definition waits for that name at all (likely a typo), the event is still kept, and the answer's warning says so. Events to an ended run are a 409.
+// One wait takes the event: the first step, in the definition's order, waiting for its name (and matching its if); a wait step completes with the payload as its output. When none waits, the event is kept and taken by the next wait for that name. An event is seen by exactly one wait, whatever the timing. When no wait step of the run's definition waits for that name at all (likely a typo), the event is still kept, and the answer's warning says so. Events to an ended run are a 409.
 //
 // Needs a key with the `execute` scope.
 //
@@ -10542,7 +10860,7 @@ func (c *ClientWithResponses) SendEventWithBodyWithResponse(ctx context.Context,
 
 // SendEventWithResponse Send an event to a run
 //
-// Completes every wait step waiting for the event's name, with the payload as its output. When none waits, the event is kept and consumed by the next wait for that name. When no wait step of the run's definition waits for that name at all (likely a typo), the event is still kept, and the answer's warning says so. Events to an ended run are a 409.
+// One wait takes the event: the first step, in the definition's order, waiting for its name (and matching its if); a wait step completes with the payload as its output. When none waits, the event is kept and taken by the next wait for that name. An event is seen by exactly one wait, whatever the timing. When no wait step of the run's definition waits for that name at all (likely a typo), the event is still kept, and the answer's warning says so. Events to an ended run are a 409.
 //
 // Needs a key with the `execute` scope.
 //
@@ -11377,6 +11695,88 @@ func ParseGetBatchHTTPResponse(rsp *http.Response) (*GetBatchHTTPResponse, error
 			return nil, err
 		}
 		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 502:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON502 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParsePublishEventHTTPResponse parses an HTTP response from a PublishEventWithResponse call
+func ParsePublishEventHTTPResponse(rsp *http.Response) (*PublishEventHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PublishEventHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest PublishResult
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
 		var dest Problem

@@ -32,6 +32,7 @@ import (
 //	ratelimits/<sha256>              a rate limit key's GCRA state (create-only, then CAS)
 //	batches/<id>                     a bulk cancel or rerun (create-only, then CAS)
 //	kv/<namespace>/<key>             a long-term store value (plain, or conditional put; engine/kv)
+//	triggers/<sha256>/<workflow>     a workflow with a trigger of an event (create-only at registration)
 //
 // With the sharded layout (Config.KeyLayout) runs, leases, timers and
 // audit records carry a one-letter shard after their first segment —
@@ -285,4 +286,13 @@ func (k Layout) Limit(scope, key string) string {
 func (k Layout) Rate(scope, key string) string {
 	h := sha256.Sum256([]byte(scope + "\x00" + key))
 	return k.Prefix + "ratelimits/" + hex.EncodeToString(h[:])
+}
+
+// Trigger is the index entry saying that workflow has (or had) a trigger
+// of event; TriggersOf is the prefix of the event's entries.
+func (k Layout) Trigger(event, workflow string) string { return k.TriggersOf(event) + workflow }
+
+func (k Layout) TriggersOf(event string) string {
+	h := sha256.Sum256([]byte(event))
+	return k.Prefix + "triggers/" + hex.EncodeToString(h[:]) + "/"
 }

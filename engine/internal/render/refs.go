@@ -161,5 +161,12 @@ func (t *Template) resolveRefs(vars Vars) (Vars, error) {
 	if vars.State, err = copyResolved(vars.State, n.allState, n.state, "state.%s"); err != nil {
 		return vars, err
 	}
+	if ev := vars.Event; ev != nil && cairn.IsPayloadRefJSON(ev.Payload) { // a condition over an event reads it
+		c := *ev
+		if c.Payload, err = res("event.payload", ev.Payload); err != nil {
+			return vars, err
+		}
+		vars.Event = &c
+	}
 	return vars, nil
 }

@@ -110,22 +110,24 @@ var (
 )
 
 func env() (*cel.Env, error) {
-	celEnvOnce.Do(func() {
-		celEnv, celEnvErr = cel.NewEnv(
-			cel.Variable("input", cel.DynType),
-			cel.Variable("state", cel.MapType(cel.StringType, cel.DynType)),
-			cel.Variable("steps", cel.MapType(cel.StringType, cel.DynType)),
-			cel.Variable("run", cel.MapType(cel.StringType, cel.DynType)),
-			// A map item's element and index (null and 0 elsewhere).
-			cel.Variable("item", cel.DynType),
-			cel.Variable("index", cel.IntType),
-		)
-	})
+	celEnvOnce.Do(func() { celEnv, celEnvErr = cel.NewEnv(variables...) })
 	return celEnv, celEnvErr
+}
+
+// variables are what templates see.
+var variables = []cel.EnvOption{
+	cel.Variable("input", cel.DynType),
+	cel.Variable("state", cel.MapType(cel.StringType, cel.DynType)),
+	cel.Variable("steps", cel.MapType(cel.StringType, cel.DynType)),
+	cel.Variable("run", cel.MapType(cel.StringType, cel.DynType)),
+	// A map item's element and index (null and 0 elsewhere).
+	cel.Variable("item", cel.DynType),
+	cel.Variable("index", cel.IntType),
 }
 
 // Template is a compiled input template.
 type Template struct {
+	env    *cel.Env // its expressions' environment (env, or eventEnv)
 	raw    json.RawMessage
 	limits Limits
 	progs  map[string]*program // by expression source
@@ -134,6 +136,7 @@ type Template struct {
 
 // program is one compiled expression and its idle planned instances.
 type program struct {
+	env  *cel.Env
 	ast  *cel.Ast
 	mu   sync.Mutex
 	idle []*instance
@@ -149,18 +152,23 @@ func Compile(raw json.RawMessage) (*Template, error) {
 // CompileWith is Compile with explicit limits (zero fields
 // take the defaults).
 func CompileWith(raw json.RawMessage, limits Limits) (*Template, error) {
+	e, err := env()
+	if err != nil {
+		return nil, err
+	}
+	return compileIn(e, raw, limits)
+}
+
+// compileIn is CompileWith in environment e.
+func compileIn(e *cel.Env, raw json.RawMessage, limits Limits) (*Template, error) {
 	limits = limits.withDefaults()
-	t := &Template{raw: raw, limits: limits, progs: map[string]*program{}, needs: newRefNeeds()}
+	t := &Template{env: e, raw: raw, limits: limits, progs: map[string]*program{}, needs: newRefNeeds()}
 	if len(raw) == 0 {
 		return t, nil
 	}
 	var v any
 	if err := json.Unmarshal(raw, &v); err != nil {
 		return nil, fmt.Errorf("template is not valid JSON: %v", err)
-	}
-	e, err := env()
-	if err != nil {
-		return nil, err
 	}
 	var walk func(any) error
 	walk = func(v any) error {
@@ -178,7 +186,7 @@ func CompileWith(raw json.RawMessage, limits Limits) (*Template, error) {
 				if iss != nil && iss.Err() != nil {
 					return fmt.Errorf("expression ${%s}: %v", src, iss.Err())
 				}
-				p := &program{ast: ast}
+				p := &program{env: e, ast: ast}
 				in, err := p.plan()
 				if err != nil {
 					return fmt.Errorf("expression ${%s}: %v", src, err)
@@ -307,6 +315,9 @@ type Vars struct {
 	Item    json.RawMessage
 	Index   int
 	HasItem bool
+	// Event is the event a condition of an event's environment sees
+	// (event.go).
+	Event *Event
 }
 
 func (v Vars) activation() (map[string]any, error) {
@@ -334,7 +345,7 @@ func (v Vars) activation() (map[string]any, error) {
 			return nil, fmt.Errorf("item: %v", err)
 		}
 	}
-	return map[string]any{
+	act := map[string]any{
 		"item":  item,
 		"index": int64(v.Index),
 		"input": input,
@@ -343,7 +354,13 @@ func (v Vars) activation() (map[string]any, error) {
 		"run": map[string]any{
 			"id": v.RunID, "workflow": v.Workflow, "version": v.Version, "correlation": v.Correlation,
 		},
-	}, nil
+	}
+	if v.Event != nil {
+		if act["event"], err = v.Event.value(); err != nil {
+			return nil, err
+		}
+	}
+	return act, nil
 }
 
 // decodeJSON decodes JSON for CEL: integral numbers become int64.
@@ -828,12 +845,9 @@ type instance struct {
 const maxIdleInstances = 8
 
 func (p *program) plan() (*instance, error) {
-	e, err := env()
-	if err != nil {
-		return nil, err
-	}
 	in := &instance{}
-	if in.prg, err = e.Program(p.ast, cel.CustomDecoratorV2(in.decorate)); err != nil {
+	var err error
+	if in.prg, err = p.env.Program(p.ast, cel.CustomDecoratorV2(in.decorate)); err != nil {
 		return nil, err
 	}
 	return in, nil

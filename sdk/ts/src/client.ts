@@ -17,6 +17,7 @@ export type RunStatus = Run["status"];
 export type StepView = Schemas["StepView"];
 export type JournalEntry = Schemas["JournalEntry"];
 export type EventResult = Schemas["EventResult"];
+export type PublishResult = Schemas["PublishResult"];
 export type Lease = Schemas["Lease"];
 export type Usage = Schemas["Usage"];
 export type WorkflowDefinition = Schemas["Workflow"];
@@ -315,6 +316,17 @@ export class Client {
   async sendEvent(run: string, event: { name: string; payload?: unknown; id?: string }): Promise<EventResult> {
     const body = this.codec && event.payload !== undefined ? { ...event, payload: this.codec.encrypt(event.payload) } : event;
     return unwrap(await this.api.POST("/v1/api/runs/{run}/events", { params: { path: { run } }, body }));
+  }
+
+  /**
+   * Publishes event name: every workflow whose newest version has a
+   * trigger of that name (WorkflowDef.on) it matches gets a run with
+   * payload as input, once per opts.id (default: a new id, answered). The
+   * payload is sent as it is (triggers' conditions read it), not
+   * encrypted by a codec.
+   */
+  async publish(name: string, payload?: unknown, opts: { id?: string } = {}): Promise<PublishResult> {
+    return unwrap(await this.api.POST("/v1/api/events", { body: { name, payload, id: opts.id } }));
   }
 
   async cancel(run: string, reason?: string): Promise<Run> {

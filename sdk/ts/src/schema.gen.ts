@@ -48,6 +48,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/api/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Publish an event
+         * @description Starts a run of every workflow whose newest registered version declares a trigger (on) of the event's name whose if the event matches, with the payload as the run's input and the event's name and id on the run (its event). Once per event id and workflow: a retried publish answers the runs the first started, marked existed. At most 100 workflows are matched per event (truncated says when more have a trigger of its name). Cost: one LIST of the event's trigger index, then per matched workflow a start (three writes; a retry: one refused create and two reads). A publish that fails part-way is retried with its id.
+         *
+         *     Needs a key with the `execute` scope.
+         */
+        post: operations["publishEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/api/healthz": {
         parameters: {
             query?: never;
@@ -199,7 +221,7 @@ export interface paths {
         put?: never;
         /**
          * Send an event to a run
-         * @description Completes every wait step waiting for the event's name, with the payload as its output. When none waits, the event is kept and consumed by the next wait for that name. When no wait step of the run's definition waits for that name at all (likely a typo), the event is still kept, and the answer's warning says so. Events to an ended run are a 409.
+         * @description One wait takes the event: the first step, in the definition's order, waiting for its name (and matching its if); a wait step completes with the payload as its output. When none waits, the event is kept and taken by the next wait for that name. An event is seen by exactly one wait, whatever the timing. When no wait step of the run's definition waits for that name at all (likely a typo), the event is still kept, and the answer's warning says so. Events to an ended run are a 409.
          *
          *     Needs a key with the `execute` scope.
          */
@@ -1099,6 +1121,10 @@ export interface components {
             /** @description For a run's error: the step that failed it. */
             step?: string;
         };
+        EventRef: {
+            id: string;
+            name: string;
+        };
         EventRequest: {
             /** @description Optional event id: an event whose id the run has seen is ignored (safe retries). Any text without control characters. */
             id?: string;
@@ -1112,7 +1138,7 @@ export interface components {
             duplicate: boolean;
             /** @description True when no step was waiting: the event is kept for a later wait of that name. */
             recorded: boolean;
-            /** @description Wait steps the event completed. */
+            /** @description The wait step (or waiting function step) that took the event: at most one, since an event is seen by exactly one wait. */
             resumed: string[];
             /** @description Set when no wait step of the run's definition waits for the event's name: the event is kept, but nothing will consume it (a typo?). */
             warning?: string;
@@ -1369,6 +1395,22 @@ export interface components {
              */
             type: string;
         };
+        PublishRequest: {
+            /** @description The event's id: publishing it again starts nothing twice (per workflow, the start idempotency key event:<id>). Default: a new id, returned. */
+            id?: string;
+            /** @description The event's name: the triggers of that name are matched. Any text without control characters. */
+            name: string;
+            /** @description Any JSON: the input of the runs the event starts, and event.payload to the triggers' conditions. */
+            payload?: unknown;
+        };
+        PublishResult: {
+            /** @description The event's id (the one given, or the one made). */
+            id: string;
+            /** @description One per workflow whose trigger the event matched, in workflow name order. */
+            runs: components["schemas"]["TriggeredRun"][];
+            /** @description More workflows than the server's limit have a trigger of this name: only the first (by name) were matched. */
+            truncated?: boolean;
+        };
         RateLimit: {
             /**
              * Format: int64
@@ -1519,6 +1561,8 @@ export interface components {
             /** Format: date-time */
             ended_at?: string;
             error?: components["schemas"]["ErrorInfo"];
+            /** @description The published event (POST /events) whose trigger started this run. */
+            event?: components["schemas"]["EventRef"];
             id: string;
             input?: unknown;
             /** @description True while a task step is ready and no worker seen alive (see the workers list) serves this workflow@version: the run waits for one to start. */
@@ -1758,10 +1802,14 @@ export interface components {
              * @example 1h30m
              */
             duration?: string;
-            /** @description Wait steps: the event name that resumes the wait. */
+            /** @description Wait steps: the event name that resumes the wait (its payload is the step's output). */
             event?: string;
+            /** @description Wait steps, instead of event: the wait resumes on the first of these events (matching if) to come; its output is {event, id, payload}, event naming which came. */
+            events?: string[];
             /** @description Unique within the workflow; a CEL identifier-like name. */
             id: string;
+            /** @description Wait steps: a CEL condition over event (name, id, payload), input, state, steps.<id>.output and run (bare, or as ${expr}): the wait takes only the events for which it is true; the others are left for other waits, or kept. An event it cannot be evaluated on (a missing field, not a bool) is not taken. */
+            if?: string;
             /** @description Input template: JSON whose strings may hold CEL expressions as ${expr} over input, state, steps.<id>.output and run. */
             input?: unknown;
             /** @description Map steps: a CEL expression (bare or as ${expr}) that renders the array to map over; the step's body runs once per element, its input template sees item and index. */
@@ -1929,6 +1977,19 @@ export interface components {
              */
             until?: string;
         };
+        Trigger: {
+            /** @description The name of the published events that start a run. */
+            event: string;
+            /** @description A CEL condition over event (its name, id and payload; bare, or as ${expr}): only the events for which it is true start a run. An event it cannot be evaluated on (a missing field, not a bool) starts none. */
+            if?: string;
+        };
+        TriggeredRun: {
+            /** @description The event's id had started it already (a retried publish): nothing was started. */
+            existed?: boolean;
+            run: string;
+            version: string;
+            workflow: string;
+        };
         Usage: {
             /**
              * Format: double
@@ -1996,6 +2057,8 @@ export interface components {
             encrypted?: boolean;
             /** @description Workflow name. */
             name: string;
+            /** @description Triggers: an event published (POST /events) with one of these names, matching its if, starts a run of this workflow's newest registered version, with the event's payload as input. */
+            on?: components["schemas"]["Trigger"][];
             /** @description Compensation steps (a saga): a small DAG of task steps run after the run fails, with the failed run's input, state and step outputs in their templates. The run stays failed; its compensation status says how they went. */
             on_failure?: components["schemas"]["Step"][];
             /** @description The steps; order does not matter, after does. */
@@ -2156,6 +2219,102 @@ export interface operations {
             };
             /** @description Not Found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Bad Gateway */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    publishEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PublishRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublishResult"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Request Entity Too Large */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };

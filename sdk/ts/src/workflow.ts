@@ -56,6 +56,8 @@ export interface StepOptions {
   toleratedFailurePercent?: number;
   /** Child steps: the child workflow's version (default its newest). */
   childVersion?: string;
+  /** Wait steps: take only the events for which this CEL condition over event (name, id, payload), input, state, steps and run holds. */
+  if?: string;
 }
 
 /** A step body: the rendered input in, the output (any JSON value) out. */
@@ -83,6 +85,7 @@ export class WorkflowDef {
   readonly handlers = new Map<string, Handler>();
   private readonly steps: Step[] = [];
   private readonly onFailureSteps: Step[] = [];
+  private readonly triggers: Schemas["Trigger"][] = [];
   private compensating = false;
   private readonly opts: WorkflowOptions;
 
@@ -124,6 +127,22 @@ export class WorkflowDef {
   /** A step completed by the event name sent to the run; its payload is the output. */
   wait(id: string, event: string, opts: StepOptions = {}): this {
     return this.add({ id, kind: "wait", event }, opts);
+  }
+
+  /** A step completed by the first of several events sent to the run (matching opts.if); its output is {event, id, payload}. */
+  waitAny(id: string, events: string[], opts: StepOptions = {}): this {
+    return this.add({ id, kind: "wait", events: [...events] }, opts);
+  }
+
+  /**
+   * A trigger: an event named event published (Client.publish) starts a
+   * run of the workflow's newest registered version, with the payload as
+   * input, when cond (CEL over event: name, id, payload) holds; no cond:
+   * every event of the name.
+   */
+  on(event: string, cond?: string): this {
+    this.triggers.push(cond ? { event, if: cond } : { event });
+    return this;
   }
 
   /** A step that waits d (output null). */
@@ -189,6 +208,7 @@ export class WorkflowDef {
     if (o.toleratedFailures !== undefined) s.tolerated_failures = o.toleratedFailures;
     if (o.toleratedFailurePercent !== undefined) s.tolerated_failure_percent = o.toleratedFailurePercent;
     if (o.childVersion !== undefined) s.child_version = o.childVersion;
+    if (o.if !== undefined) s.if = o.if;
     checkKindOptions(s, `cairn: workflow ${this.name}: step ${s.id}`);
     (this.compensating ? this.onFailureSteps : this.steps).push(s);
     return this;
@@ -204,6 +224,7 @@ export class WorkflowDef {
       concurrency: this.opts.concurrency?.map((c) => ({ key: c.key, limit: c.limit })),
       steps: this.steps.map((s) => ({ ...s })),
       ...(this.onFailureSteps.length ? { on_failure: this.onFailureSteps.map((s) => ({ ...s })) } : {}),
+      ...(this.triggers.length ? { on: this.triggers.map((t) => ({ ...t })) } : {}),
       ...(this.opts.encrypted ? { encrypted: true } : {}),
       ...(this.opts.clear?.length ? { clear: [...this.opts.clear] } : {}),
     };

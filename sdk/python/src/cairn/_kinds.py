@@ -13,6 +13,8 @@ KIND_OPTIONS: dict[str, tuple[str, ...]] = {
     ),
     "wait": (
         "event",
+        "events",
+        "if",
         "wait_timeout",
     ),
     "sleep": ("duration",),

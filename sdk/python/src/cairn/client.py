@@ -31,6 +31,7 @@ from ._api.api.runs import (
     get_run_status,
     list_runs,
     pause_run,
+    publish_event,
     rerun_run,
     resume_run,
     send_event,
@@ -61,6 +62,8 @@ from ._api.models import (
     EventResult,
     JournalEntry,
     ListRunsStatus,
+    PublishRequest,
+    PublishResult,
     RerunRequest,
     Run,
     RunPage,
@@ -383,6 +386,10 @@ def _event_body(name: str, payload: Any, id: str | None, k: Keyring | None = Non
     return EventRequest(name=name, payload=UNSET if payload is None else payload, id=_opt(id))
 
 
+def _publish_body(name: str, payload: Any, id: str | None) -> PublishRequest:
+    return PublishRequest(name=name, payload=UNSET if payload is None else payload, id=_opt(id))
+
+
 def _schedule_body(
     workflow: str,
     cron: str,
@@ -591,6 +598,12 @@ class Client(_Base):
         again a no-op."""
         r = self._drive(_op_simple(send_event, run=run, body=_event_body(name, payload, id, self.codec)))
         return r  # type: ignore[no-any-return]
+
+    def publish(self, name: str, payload: Any = None, *, id: str | None = None) -> PublishResult:
+        """Publishes an event: every workflow whose newest version has a trigger of name it
+        matches gets a run with payload as input, once per id (default: a new id, answered).
+        The payload is sent as it is (triggers' conditions read it), not encrypted."""
+        return self._drive(_op_simple(publish_event, body=_publish_body(name, payload, id)))  # type: ignore[no-any-return]
 
     def cancel(self, run: str, reason: str | None = None) -> Run:
         return self._drive(_op_view(cancel_run, self.codec, run=run, body=CancelRequest(reason=_opt(reason))))
@@ -825,6 +838,9 @@ class AsyncClient(_Base):
 
     async def send_event(self, run: str, name: str, payload: Any = None, *, id: str | None = None) -> EventResult:
         return await self._drive(_op_simple(send_event, run=run, body=_event_body(name, payload, id, self.codec)))
+
+    async def publish(self, name: str, payload: Any = None, *, id: str | None = None) -> PublishResult:
+        return await self._drive(_op_simple(publish_event, body=_publish_body(name, payload, id)))
 
     async def cancel(self, run: str, reason: str | None = None) -> Run:
         return await self._drive(_op_view(cancel_run, self.codec, run=run, body=CancelRequest(reason=_opt(reason))))

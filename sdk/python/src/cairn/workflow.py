@@ -166,6 +166,7 @@ class Workflow:
         self._on_failure: list[dict[str, Any]] = []
         self._encrypted = False
         self._clear: list[str] = []
+        self._on: list[dict[str, str]] = []
 
     def encrypted(self, *clear: str) -> Workflow:
         """Declares that the workflow's payloads are encrypted on the client
@@ -210,6 +211,20 @@ class Workflow:
         """A step completed by the event named event sent to the run; its
         payload is the output. timeout bounds the wait (class timeout)."""
         return self._add({"id": id, "kind": "wait", "event": event}, opts, self._steps)
+
+    def wait_any(self, id: str, events: list[str], **opts: Any) -> Workflow:
+        """A step completed by the first of several events sent to the run
+        (matching if_, a CEL condition over event, input, state, steps and
+        run); its output is {event, id, payload}."""
+        return self._add({"id": id, "kind": "wait", "events": list(events)}, opts, self._steps)
+
+    def on(self, event: str, cond: str = "") -> Workflow:
+        """A trigger: an event named event published (Client.publish) starts
+        a run of the workflow's newest registered version, with the payload as
+        input, when cond (CEL over event: name, id, payload) holds; "" for
+        every event of the name."""
+        self._on.append({"event": event, "if": cond} if cond else {"event": event})
+        return self
 
     def sleep(self, id: str, d: Duration, **opts: Any) -> Workflow:
         """A step that waits d (output null)."""
@@ -257,6 +272,7 @@ class Workflow:
             "tolerated_failures",
             "tolerated_failure_percent",
             "child_version",
+            "if_",
         }
         unknown = set(o) - known
         if unknown:
@@ -285,6 +301,8 @@ class Workflow:
             s["rate_limit"] = r.wire() if isinstance(r, RateLimit) else dict(r)
         if o.get("child_version"):
             s["child_version"] = o["child_version"]
+        if o.get("if_"):
+            s["if"] = o["if_"]
         if "priority" in s and not -100 <= s["priority"] <= 100:
             raise ValueError(f"{where}: priority {s['priority']} is outside [-100, 100]")
         check_kind_options(s, where)
@@ -302,6 +320,8 @@ class Workflow:
             d["concurrency"] = [c.wire() for c in self.concurrency]
         if self._on_failure:
             d["on_failure"] = [dict(s) for s in self._on_failure]
+        if self._on:
+            d["on"] = [dict(t) for t in self._on]
         if self._encrypted:
             d["encrypted"] = True
             if self._clear:

@@ -32,6 +32,7 @@ from .ended import Ended
 from .ended_run_status import EndedRunStatus
 from .error_detail import ErrorDetail
 from .error_info import ErrorInfo
+from .event_ref import EventRef
 from .event_request import EventRequest
 from .event_result import EventResult
 from .fail_request import FailRequest
@@ -60,6 +61,8 @@ from .model_usage import ModelUsage
 from .operation import Operation
 from .problem import Problem
 from .problem_reason import ProblemReason
+from .publish_request import PublishRequest
+from .publish_result import PublishResult
 from .rate_limit import RateLimit
 from .ready_response import ReadyResponse
 from .reap_response import ReapResponse
@@ -98,6 +101,8 @@ from .store_key_info import StoreKeyInfo
 from .store_page import StorePage
 from .store_put_request import StorePutRequest
 from .suspension import Suspension
+from .trigger import Trigger
+from .triggered_run import TriggeredRun
 from .usage import Usage
 from .usage_counters import UsageCounters
 from .usage_models import UsageModels
@@ -139,6 +144,7 @@ __all__ = (
     "EndedRunStatus",
     "ErrorDetail",
     "ErrorInfo",
+    "EventRef",
     "EventRequest",
     "EventResult",
     "FailRequest",
@@ -167,6 +173,8 @@ __all__ = (
     "Operation",
     "Problem",
     "ProblemReason",
+    "PublishRequest",
+    "PublishResult",
     "RateLimit",
     "ReadyResponse",
     "ReapResponse",
@@ -205,6 +213,8 @@ __all__ = (
     "StorePage",
     "StorePutRequest",
     "Suspension",
+    "Trigger",
+    "TriggeredRun",
     "Usage",
     "UsageCounters",
     "UsageModels",

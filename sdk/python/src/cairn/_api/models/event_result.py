@@ -16,7 +16,8 @@ class EventResult:
     Attributes:
         duplicate (bool): True when the event id was seen before: nothing changed.
         recorded (bool): True when no step was waiting: the event is kept for a later wait of that name.
-        resumed (list[str]): Wait steps the event completed.
+        resumed (list[str]): The wait step (or waiting function step) that took the event: at most one, since an event
+            is seen by exactly one wait.
         warning (str | Unset): Set when no wait step of the run's definition waits for the event's name: the event is
             kept, but nothing will consume it (a typo?).
     """

@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from ..models.budget import Budget
     from ..models.compensation import Compensation
     from ..models.error_info import ErrorInfo
+    from ..models.event_ref import EventRef
     from ..models.run_state import RunState
     from ..models.step_view import StepView
     from ..models.usage import Usage
@@ -46,6 +47,7 @@ class Run:
         deadline (datetime.datetime | Unset):
         ended_at (datetime.datetime | Unset):
         error (ErrorInfo | Unset):
+        event (EventRef | Unset):
         input_ (Any | Unset):
         no_live_worker (bool | Unset): True while a task step is ready and no worker seen alive (see the workers list)
             serves this workflow@version: the run waits for one to start.
@@ -76,6 +78,7 @@ class Run:
     deadline: datetime.datetime | Unset = UNSET
     ended_at: datetime.datetime | Unset = UNSET
     error: ErrorInfo | Unset = UNSET
+    event: EventRef | Unset = UNSET
     input_: Any | Unset = UNSET
     no_live_worker: bool | Unset = UNSET
     output: Any | Unset = UNSET
@@ -138,6 +141,10 @@ class Run:
         if not isinstance(self.error, Unset):
             error = self.error.to_dict()
 
+        event: dict[str, Any] | Unset = UNSET
+        if not isinstance(self.event, Unset):
+            event = self.event.to_dict()
+
         input_ = self.input_
 
         no_live_worker = self.no_live_worker
@@ -186,6 +193,8 @@ class Run:
             field_dict["ended_at"] = ended_at
         if error is not UNSET:
             field_dict["error"] = error
+        if event is not UNSET:
+            field_dict["event"] = event
         if input_ is not UNSET:
             field_dict["input"] = input_
         if no_live_worker is not UNSET:
@@ -208,6 +217,7 @@ class Run:
         from ..models.budget import Budget  # noqa: PLC0415
         from ..models.compensation import Compensation  # noqa: PLC0415
         from ..models.error_info import ErrorInfo  # noqa: PLC0415
+        from ..models.event_ref import EventRef  # noqa: PLC0415
         from ..models.run_state import RunState  # noqa: PLC0415
         from ..models.step_view import StepView  # noqa: PLC0415
         from ..models.usage import Usage  # noqa: PLC0415
@@ -283,6 +293,13 @@ class Run:
         else:
             error = ErrorInfo.from_dict(_error)
 
+        _event = d.pop("event", UNSET)
+        event: EventRef | Unset
+        if isinstance(_event, Unset):
+            event = UNSET
+        else:
+            event = EventRef.from_dict(_event)
+
         input_ = d.pop("input", UNSET)
 
         no_live_worker = d.pop("no_live_worker", UNSET)
@@ -318,6 +335,7 @@ class Run:
             deadline=deadline,
             ended_at=ended_at,
             error=error,
+            event=event,
             input_=input_,
             no_live_worker=no_live_worker,
             output=output,

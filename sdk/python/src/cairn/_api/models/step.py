@@ -29,7 +29,12 @@ class Step:
         concurrency (ConcurrencyLimit | Unset):
         delivery (StepDelivery | Unset): Task delivery guarantee (default at_least_once).
         duration (str | Unset): Sleep steps: how long to sleep.
-        event (str | Unset): Wait steps: the event name that resumes the wait.
+        event (str | Unset): Wait steps: the event name that resumes the wait (its payload is the step's output).
+        events (list[str] | Unset): Wait steps, instead of event: the wait resumes on the first of these events
+            (matching if) to come; its output is {event, id, payload}, event naming which came.
+        if_ (str | Unset): Wait steps: a CEL condition over event (name, id, payload), input, state, steps.<id>.output
+            and run (bare, or as ${expr}): the wait takes only the events for which it is true; the others are left for
+            other waits, or kept. An event it cannot be evaluated on (a missing field, not a bool) is not taken.
         input_ (Any | Unset): Input template: JSON whose strings may hold CEL expressions as ${expr} over input, state,
             steps.<id>.output and run.
         items (str | Unset): Map steps: a CEL expression (bare or as ${expr}) that renders the array to map over; the
@@ -62,6 +67,8 @@ class Step:
     delivery: StepDelivery | Unset = UNSET
     duration: str | Unset = UNSET
     event: str | Unset = UNSET
+    events: list[str] | Unset = UNSET
+    if_: str | Unset = UNSET
     input_: Any | Unset = UNSET
     items: str | Unset = UNSET
     kind: StepKind | Unset = UNSET
@@ -97,6 +104,12 @@ class Step:
         duration = self.duration
 
         event = self.event
+
+        events: list[str] | Unset = UNSET
+        if not isinstance(self.events, Unset):
+            events = self.events
+
+        if_ = self.if_
 
         input_ = self.input_
 
@@ -151,6 +164,10 @@ class Step:
             field_dict["duration"] = duration
         if event is not UNSET:
             field_dict["event"] = event
+        if events is not UNSET:
+            field_dict["events"] = events
+        if if_ is not UNSET:
+            field_dict["if"] = if_
         if input_ is not UNSET:
             field_dict["input"] = input_
         if items is not UNSET:
@@ -213,6 +230,10 @@ class Step:
 
         event = d.pop("event", UNSET)
 
+        events = cast(list[str], d.pop("events", UNSET))
+
+        if_ = d.pop("if", UNSET)
+
         input_ = d.pop("input", UNSET)
 
         items = d.pop("items", UNSET)
@@ -264,6 +285,8 @@ class Step:
             delivery=delivery,
             duration=duration,
             event=event,
+            events=events,
+            if_=if_,
             input_=input_,
             items=items,
             kind=kind,

@@ -11,6 +11,7 @@ if TYPE_CHECKING:
     from ..models.budget import Budget
     from ..models.concurrency_limit import ConcurrencyLimit
     from ..models.step import Step
+    from ..models.trigger import Trigger
 
 
 T = TypeVar("T", bound="Workflow")
@@ -34,6 +35,8 @@ class Workflow:
             run input and state, step outputs, event payloads): the server sees them as opaque {"$cairn_encrypted":…}
             values. Its templates may pass an encrypted value whole (${input.k}, ${state.k}, ${steps.a.output}) but not look
             inside one: a definition whose template does is refused.
+        on (list[Trigger] | Unset): Triggers: an event published (POST /events) with one of these names, matching its
+            if, starts a run of this workflow's newest registered version, with the event's payload as input.
         on_failure (list[Step] | Unset): Compensation steps (a saga): a small DAG of task steps run after the run fails,
             with the failed run's input, state and step outputs in their templates. The run stays failed; its compensation
             status says how they went.
@@ -48,6 +51,7 @@ class Workflow:
     deadline: str | Unset = UNSET
     description: str | Unset = UNSET
     encrypted: bool | Unset = UNSET
+    on: list[Trigger] | Unset = UNSET
     on_failure: list[Step] | Unset = UNSET
 
     def to_dict(self) -> dict[str, Any]:
@@ -81,6 +85,13 @@ class Workflow:
 
         encrypted = self.encrypted
 
+        on: list[dict[str, Any]] | Unset = UNSET
+        if not isinstance(self.on, Unset):
+            on = []
+            for on_item_data in self.on:
+                on_item = on_item_data.to_dict()
+                on.append(on_item)
+
         on_failure: list[dict[str, Any]] | Unset = UNSET
         if not isinstance(self.on_failure, Unset):
             on_failure = []
@@ -109,6 +120,8 @@ class Workflow:
             field_dict["description"] = description
         if encrypted is not UNSET:
             field_dict["encrypted"] = encrypted
+        if on is not UNSET:
+            field_dict["on"] = on
         if on_failure is not UNSET:
             field_dict["on_failure"] = on_failure
 
@@ -119,6 +132,7 @@ class Workflow:
         from ..models.budget import Budget  # noqa: PLC0415
         from ..models.concurrency_limit import ConcurrencyLimit  # noqa: PLC0415
         from ..models.step import Step  # noqa: PLC0415
+        from ..models.trigger import Trigger  # noqa: PLC0415
 
         d = dict(src_dict)
         name = d.pop("name")
@@ -156,6 +170,15 @@ class Workflow:
 
         encrypted = d.pop("encrypted", UNSET)
 
+        _on = d.pop("on", UNSET)
+        on: list[Trigger] | Unset = UNSET
+        if _on is not UNSET:
+            on = []
+            for on_item_data in _on:
+                on_item = Trigger.from_dict(on_item_data)
+
+                on.append(on_item)
+
         _on_failure = d.pop("on_failure", UNSET)
         on_failure: list[Step] | Unset = UNSET
         if _on_failure is not UNSET:
@@ -175,6 +198,7 @@ class Workflow:
             deadline=deadline,
             description=description,
             encrypted=encrypted,
+            on=on,
             on_failure=on_failure,
         )
 

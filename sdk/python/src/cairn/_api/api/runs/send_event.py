@@ -117,10 +117,11 @@ def sync_detailed(
 ) -> Response[EventResult | Problem]:
     """Send an event to a run
 
-     Completes every wait step waiting for the event's name, with the payload as its output. When none
-    waits, the event is kept and consumed by the next wait for that name. When no wait step of the run's
-    definition waits for that name at all (likely a typo), the event is still kept, and the answer's
-    warning says so. Events to an ended run are a 409.
+     One wait takes the event: the first step, in the definition's order, waiting for its name (and
+    matching its if); a wait step completes with the payload as its output. When none waits, the event
+    is kept and taken by the next wait for that name. An event is seen by exactly one wait, whatever the
+    timing. When no wait step of the run's definition waits for that name at all (likely a typo), the
+    event is still kept, and the answer's warning says so. Events to an ended run are a 409.
 
     Needs a key with the `execute` scope.
 
@@ -156,10 +157,11 @@ def sync(
 ) -> EventResult | Problem | None:
     """Send an event to a run
 
-     Completes every wait step waiting for the event's name, with the payload as its output. When none
-    waits, the event is kept and consumed by the next wait for that name. When no wait step of the run's
-    definition waits for that name at all (likely a typo), the event is still kept, and the answer's
-    warning says so. Events to an ended run are a 409.
+     One wait takes the event: the first step, in the definition's order, waiting for its name (and
+    matching its if); a wait step completes with the payload as its output. When none waits, the event
+    is kept and taken by the next wait for that name. An event is seen by exactly one wait, whatever the
+    timing. When no wait step of the run's definition waits for that name at all (likely a typo), the
+    event is still kept, and the answer's warning says so. Events to an ended run are a 409.
 
     Needs a key with the `execute` scope.
 
@@ -190,10 +192,11 @@ async def asyncio_detailed(
 ) -> Response[EventResult | Problem]:
     """Send an event to a run
 
-     Completes every wait step waiting for the event's name, with the payload as its output. When none
-    waits, the event is kept and consumed by the next wait for that name. When no wait step of the run's
-    definition waits for that name at all (likely a typo), the event is still kept, and the answer's
-    warning says so. Events to an ended run are a 409.
+     One wait takes the event: the first step, in the definition's order, waiting for its name (and
+    matching its if); a wait step completes with the payload as its output. When none waits, the event
+    is kept and taken by the next wait for that name. An event is seen by exactly one wait, whatever the
+    timing. When no wait step of the run's definition waits for that name at all (likely a typo), the
+    event is still kept, and the answer's warning says so. Events to an ended run are a 409.
 
     Needs a key with the `execute` scope.
 
@@ -227,10 +230,11 @@ async def asyncio(
 ) -> EventResult | Problem | None:
     """Send an event to a run
 
-     Completes every wait step waiting for the event's name, with the payload as its output. When none
-    waits, the event is kept and consumed by the next wait for that name. When no wait step of the run's
-    definition waits for that name at all (likely a typo), the event is still kept, and the answer's
-    warning says so. Events to an ended run are a 409.
+     One wait takes the event: the first step, in the definition's order, waiting for its name (and
+    matching its if); a wait step completes with the payload as its output. When none waits, the event
+    is kept and taken by the next wait for that name. An event is seen by exactly one wait, whatever the
+    timing. When no wait step of the run's definition waits for that name at all (likely a typo), the
+    event is still kept, and the answer's warning says so. Events to an ended run are a 409.
 
     Needs a key with the `execute` scope.
 

@@ -1,0 +1,60 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cairn-dev/cairn/sdk"
+)
+
+func newEventsCmd(cf *clientFlags) *cobra.Command {
+	cmd := &cobra.Command{Use: "events", Short: "Publish events: they start runs of the workflows whose triggers match"}
+	cmd.AddCommand(newEventsPublishCmd(cf))
+	return cmd
+}
+
+func newEventsPublishCmd(cf *clientFlags) *cobra.Command {
+	var payload, id string
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:     "publish <name>",
+		Short:   "Publish an event: every workflow with a trigger it matches gets a run (once per --id)",
+		Example: `  cairn events publish order.created --payload '{"order":42,"total":120}' --id order-42`,
+		Args:    cobra.ExactArgs(1),
+		RunE: cf.run(func(cmd *cobra.Command, args []string, c *sdk.Client) error {
+			var p any
+			if payload != "" {
+				raw, err := readJSONArg(cmd, "payload", payload)
+				if err != nil {
+					return err
+				}
+				p = raw
+			}
+			res, err := c.Publish(cmd.Context(), args[0], p, sdk.PublishOptions{ID: id})
+			if err != nil {
+				return err
+			}
+			out := cmd.OutOrStdout()
+			if asJSON {
+				return printJSON(out, res)
+			}
+			fmt.Fprintf(out, "event %s (id %s): %d run(s)\n", args[0], res.ID, len(res.Runs))
+			for _, r := range res.Runs {
+				how := "started"
+				if r.Existed {
+					how = "already started by this id"
+				}
+				fmt.Fprintf(out, "  %s@%s  %s  %s\n", r.Workflow, r.Version, r.Run, how)
+			}
+			if res.Truncated {
+				fmt.Fprintln(out, "  (more workflows have a trigger of this name than one publish matches)")
+			}
+			return nil
+		}),
+	}
+	cmd.Flags().StringVar(&payload, "payload", "", "event payload (the runs' input): JSON, @file, or - for stdin")
+	cmd.Flags().StringVar(&id, "id", "", "event id: publishing the same id again starts nothing twice (default: a new one)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}

@@ -1,0 +1,88 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/engine/internal/object"
+	"github.com/cairn-dev/cairn/engine/internal/render"
+	"github.com/cairn-dev/cairn/engine/internal/trigger"
+)
+
+// Events: which wait takes an event sent to a run, and the triggers by
+// which a published event starts runs (engine/internal/trigger; docs/
+// DECISIONS.md section 38).
+
+func (ev eventRecord) ref() render.Event {
+	return render.Event{Name: ev.Name, ID: ev.ID, Payload: ev.Payload}
+}
+
+// waitTakes tells whether wait step s takes ev: it waits for its name,
+// and its if holds (one that fails is logged, and does not take it).
+func (e *Engine) waitTakes(r *runRecord, d *definition, s *cairn.Step, ev eventRecord) bool {
+	ok, err := d.events.Takes(s, ev.ref(), func() render.Vars { return e.renderVarsFor(r, d, s.ID) })
+	if err != nil {
+		e.log.Warn("a wait's if failed on an event: not taken", "run", r.ID, "step", s.ID, "event", ev.Name, "err", err)
+	}
+	return ok
+}
+
+// takePending removes from the run the first kept event wait step s
+// takes, and returns it.
+func (e *Engine) takePending(r *runRecord, d *definition, s *cairn.Step) (eventRecord, bool) {
+	for i, ev := range r.Events {
+		if e.waitTakes(r, d, s, ev) {
+			r.Events = append(r.Events[:i:i], r.Events[i+1:]...)
+			return ev, true
+		}
+	}
+	return eventRecord{}, false
+}
+
+// resumeWait completes a waiting step with an event: its payload as
+// output, or for a wait of several events {event, id, payload}.
+func (e *Engine) resumeWait(r *runRecord, s *cairn.Step, ev eventRecord, fx *effects) {
+	st := r.Steps[s.ID]
+	st.Status, st.WakeAt = cairn.StepCompleted, nil
+	if st.Output = ev.Payload; len(st.Output) == 0 {
+		st.Output = json.RawMessage("null")
+	}
+	if len(s.Events) > 0 {
+		st.Output = object.JSON(map[string]any{"event": ev.Name, "id": ev.ID, "payload": st.Output})
+	}
+	r.journal(fx.now, cairn.JournalEntry{Type: cairn.JournalStepCompleted, Step: s.ID, Message: "event " + ev.Name + " received", Data: ev.Payload})
+}
+
+// Publish publishes an event: each workflow whose newest version has a
+// trigger the event matches gets a run (engine/internal/trigger).
+func (e *Engine) Publish(ctx context.Context, req cairn.PublishRequest) (*cairn.PublishResult, error) {
+	return trigger.Publish(ctx, trigger.Host{Store: e.store, Keys: e.keys, MaxPayload: e.cfg.MaxOutputBytes, Start: e.startTriggered}, req)
+}
+
+// startTriggered starts the run of workflow's newest version for ev,
+// when that version has a trigger ev matches.
+func (e *Engine) startTriggered(ctx context.Context, workflow string, ev render.Event) (cairn.TriggeredRun, error) {
+	v, err := e.latestVersion(ctx, workflow)
+	if err != nil {
+		return cairn.TriggeredRun{}, fmt.Errorf("trigger of workflow %s: %w", workflow, err)
+	}
+	d, err := e.definition(ctx, workflow, v)
+	if err != nil {
+		return cairn.TriggeredRun{}, err
+	}
+	if ok, err := d.events.Triggered(ev); !ok {
+		if err != nil {
+			e.log.Warn("a trigger's if failed on an event: no run", "workflow", workflow, "event", ev.Name, "id", ev.ID, "err", err)
+		}
+		return cairn.TriggeredRun{}, nil
+	}
+	res, err := e.startRun(ctx, cairn.StartRequest{Workflow: workflow, Version: d.Version, Input: ev.Payload, IdempotencyKey: "event:" + ev.ID},
+		func(r *runRecord, _ *definition, _ time.Time) { r.Event = &cairn.EventRef{Name: ev.Name, ID: ev.ID} })
+	if err != nil {
+		return cairn.TriggeredRun{}, err
+	}
+	return cairn.TriggeredRun{Workflow: workflow, Version: res.Run.Version, Run: res.Run.ID, Existed: res.Existed}, nil
+}

@@ -1,0 +1,64 @@
+package sdk
+
+import (
+	"context"
+
+	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/openapi/client"
+)
+
+type (
+	// PublishResult says which runs a published event started: one per
+	// workflow whose trigger it matched (Existed when a publish of the
+	// same id had started it).
+	PublishResult = cairn.PublishResult
+	// TriggeredRun is the run an event started for one workflow.
+	TriggeredRun = cairn.TriggeredRun
+	// EventRef names the published event that started a run (Run.Event).
+	EventRef = cairn.EventRef
+)
+
+// PublishOptions are a publish's optional settings.
+type PublishOptions struct {
+	// ID makes publishing safe to retry: a publish of an id starts
+	// nothing twice (per workflow). Default: a new id, in the answer.
+	ID string
+}
+
+// Publish publishes event name: every workflow whose newest registered
+// version has a trigger of that name (WorkflowDef.On) whose condition
+// holds gets a run, with payload (any value that encodes to JSON, or a
+// json.RawMessage) as its input. The payload is sent as it is, not
+// encrypted by the client's codec: triggers' conditions read it.
+func (c *Client) Publish(ctx context.Context, name string, payload any, opts PublishOptions) (*PublishResult, error) {
+	req := client.PublishRequest{Name: name, Id: ptr(opts.ID)}
+	var err error
+	if req.Payload, err = optionalJSON(payload, "event payload"); err != nil {
+		return nil, err
+	}
+	return decodeView[PublishResult](c)(c.api.PublishEvent(ctx, req))
+}
+
+// On declares a trigger: an event named event published (Client.Publish,
+// `cairn events publish`) starts a run of the workflow's newest
+// registered version when cond, a CEL condition over event (name, id,
+// payload), holds; "" for every event of the name. The run's input is the
+// event's payload.
+func (d *WorkflowDef) On(event, cond string) *WorkflowDef {
+	d.wf.On = append(d.wf.On, cairn.Trigger{Event: event, If: cond})
+	return d
+}
+
+// WaitAny adds a step that waits for the first of several events sent to
+// the run; its output is {"event": <name>, "id": <id>, "payload": …}.
+// Options as for Wait, and If.
+func (d *WorkflowDef) WaitAny(id string, events []string, opts ...StepOption) *WorkflowDef {
+	return d.add(cairn.Step{ID: id, Kind: cairn.KindWait, Events: events}, opts)
+}
+
+// If makes a wait step take only the events for which cond, a CEL
+// condition over event (name, id, payload), input, state, steps and run,
+// holds; the others are left for other waits, or kept.
+func If(cond string) StepOption {
+	return takes("if", func(s *cairn.Step) { s.If = cond })
+}

@@ -44,6 +44,7 @@ from .input_view import InputView
 from .invocation import Invocation
 from .journal_entry import JournalEntry
 from .journal_entry_type import JournalEntryType
+from .journal_event import JournalEvent
 from .journal_response import JournalResponse
 from .lease import Lease
 from .lease_delivery import LeaseDelivery
@@ -58,6 +59,8 @@ from .model_usage import ModelUsage
 from .operation import Operation
 from .problem import Problem
 from .problem_reason import ProblemReason
+from .progress_event import ProgressEvent
+from .progress_request import ProgressRequest
 from .rate_limit import RateLimit
 from .ready_response import ReadyResponse
 from .reap_response import ReapResponse
@@ -91,6 +94,14 @@ from .step_progress_status import StepProgressStatus
 from .step_view import StepView
 from .step_view_kind import StepViewKind
 from .step_view_status import StepViewStatus
+from .stream_run_event_end import StreamRunEventEnd
+from .stream_run_event_end_event import StreamRunEventEndEvent
+from .stream_run_event_journal import StreamRunEventJournal
+from .stream_run_event_journal_event import StreamRunEventJournalEvent
+from .stream_run_event_progress import StreamRunEventProgress
+from .stream_run_event_progress_event import StreamRunEventProgressEvent
+from .stream_run_event_status import StreamRunEventStatus
+from .stream_run_event_status_event import StreamRunEventStatusEvent
 from .suspension import Suspension
 from .usage import Usage
 from .usage_counters import UsageCounters
@@ -145,6 +156,7 @@ __all__ = (
     "Invocation",
     "JournalEntry",
     "JournalEntryType",
+    "JournalEvent",
     "JournalResponse",
     "Lease",
     "LeaseDelivery",
@@ -159,6 +171,8 @@ __all__ = (
     "Operation",
     "Problem",
     "ProblemReason",
+    "ProgressEvent",
+    "ProgressRequest",
     "RateLimit",
     "ReadyResponse",
     "ReapResponse",
@@ -192,6 +206,14 @@ __all__ = (
     "StepView",
     "StepViewKind",
     "StepViewStatus",
+    "StreamRunEventEnd",
+    "StreamRunEventEndEvent",
+    "StreamRunEventJournal",
+    "StreamRunEventJournalEvent",
+    "StreamRunEventProgress",
+    "StreamRunEventProgressEvent",
+    "StreamRunEventStatus",
+    "StreamRunEventStatusEvent",
     "Suspension",
     "Usage",
     "UsageCounters",

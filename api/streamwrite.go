@@ -14,8 +14,9 @@ import (
 
 // stream writes one run's Server-Sent Events.
 type stream struct {
-	w  io.Writer
-	at cursor // what the client has
+	w   io.Writer
+	at  cursor // what the client has
+	buf []byte // events not yet written
 }
 
 // progressSource is a run's progress on this instance (engine.WatchProgress).
@@ -33,18 +34,25 @@ func (s *stream) pump(ctx context.Context, snaps <-chan snapshot, sub progressSo
 		var err error
 		select {
 		case p := <-sub.C():
-			err = s.event(cairn.StreamProgress, "", cairn.ProgressEvent{Step: p.Step, Attempt: p.Attempt, Value: p.Value, At: p.At, Missed: sub.Missed()})
+			s.progress(p, sub)
+			err = s.drain(sub) // more that came meanwhile, in one write
 		case sn, ok := <-snaps:
 			if !ok {
 				return
 			}
+			// The progress received before the change goes first (a
+			// step's last messages before its end).
+			if err = s.drain(sub); err != nil {
+				return
+			}
 			var end bool
 			end, err = s.snapshot(sn)
-			if end {
+			if end || err != nil {
 				return
 			}
 		case <-keep.C:
-			err = s.write([]byte(": keep-alive\n\n"))
+			s.buf = append(s.buf, ": keep-alive\n\n"...)
+			err = s.flush()
 		case <-ctx.Done():
 			return
 		}
@@ -54,39 +62,63 @@ func (s *stream) pump(ctx context.Context, snaps <-chan snapshot, sub progressSo
 	}
 }
 
+func (s *stream) progress(p notify.Progress, sub progressSource) {
+	s.event(cairn.StreamProgress, "", cairn.ProgressEvent{Step: p.Step, Attempt: p.Attempt, Value: p.Value, At: p.At, Missed: sub.Missed()})
+}
+
+// drain sends the progress messages waiting (up to a bound per write).
+func (s *stream) drain(sub progressSource) error {
+	for len(s.buf) < 256<<10 {
+		select {
+		case p := <-sub.C():
+			s.progress(p, sub)
+			continue
+		default:
+		}
+		break
+	}
+	return s.flush()
+}
+
 // snapshot sends what the client lacks of sn: the journal entries after
 // its seq, then the status if it changed; and end once the run ended.
 func (s *stream) snapshot(sn snapshot) (end bool, err error) {
 	for i := s.at.seq; i < len(sn.journal); i++ {
 		s.at.seq = i + 1
-		if err := s.event(cairn.StreamJournal, s.at.String(), cairn.JournalEvent{Seq: i + 1, Entry: sn.journal[i]}); err != nil {
-			return false, err
-		}
+		s.event(cairn.StreamJournal, s.at.String(), cairn.JournalEvent{Seq: i + 1, Entry: sn.journal[i]})
 	}
 	if sn.status.Rev > s.at.rev {
 		s.at.rev = sn.status.Rev
-		if err := s.event(cairn.StreamStatus, s.at.String(), sn.status); err != nil {
-			return false, err
-		}
+		s.event(cairn.StreamStatus, s.at.String(), sn.status)
 	}
-	if !sn.status.Status.Terminal() {
-		return false, nil
+	end = sn.status.Status.Terminal()
+	if end {
+		s.event(cairn.StreamEnd, s.at.String(), sn.status)
 	}
-	return true, s.event(cairn.StreamEnd, s.at.String(), sn.status)
+	return end, s.flush()
 }
 
-// event writes one event, and flushes it.
-func (s *stream) event(name, id string, data any) error {
+// event adds one event to the buffer.
+func (s *stream) event(name, id string, data any) {
 	b, err := json.Marshal(data)
 	if err != nil {
-		return err
+		b, _ = json.Marshal(map[string]string{"error": "the event did not encode"})
 	}
-	msg := fmt.Appendf(nil, "event: %s\n", name)
+	s.buf = fmt.Appendf(s.buf, "event: %s\n", name)
 	if id != "" {
-		msg = fmt.Appendf(msg, "id: %s\n", id)
+		s.buf = fmt.Appendf(s.buf, "id: %s\n", id)
 	}
-	msg = fmt.Appendf(msg, "data: %s\n\n", b)
-	return s.write(msg)
+	s.buf = fmt.Appendf(s.buf, "data: %s\n\n", b)
+}
+
+// flush writes the buffered events.
+func (s *stream) flush() error {
+	if len(s.buf) == 0 {
+		return nil
+	}
+	b := s.buf
+	s.buf = s.buf[:0]
+	return s.write(b)
 }
 
 func (s *stream) write(b []byte) error {

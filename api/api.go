@@ -10,6 +10,7 @@
 package api
 
 import (
+	"cmp"
 	"context"
 	"log/slog"
 	"net/http"
@@ -40,6 +41,9 @@ type Config struct {
 	DevMode bool
 	// Logger [slog.Default()].
 	Logger *slog.Logger
+	// MaxStreams bounds the run streams (GET /runs/{run}/stream) this
+	// instance serves at once [DefaultMaxStreams].
+	MaxStreams int
 }
 
 // API is the HTTP API over one engine.
@@ -48,6 +52,7 @@ type API struct {
 	keys    []auth.Key
 	devMode bool
 	log     *slog.Logger
+	streams streamLimit // the run streams served now (streams.go)
 	huma    huma.API
 	mux     *http.ServeMux
 	handler http.Handler
@@ -65,6 +70,7 @@ func New(e *engine.Engine, cfg Config) *API {
 	}
 	mux := http.NewServeMux()
 	a := &API{engine: e, keys: cfg.Keys, devMode: cfg.DevMode, log: cfg.Logger, mux: mux}
+	a.streams = make(streamLimit, cmp.Or(cfg.MaxStreams, DefaultMaxStreams))
 	a.huma = humago.New(mux, humaConfig())
 	a.huma.UseMiddleware(a.accessLog, a.authMiddleware(a.huma), a.refuseEmptyAndNull(a.huma))
 	a.registerWorkerOps()
@@ -78,6 +84,7 @@ func New(e *engine.Engine, cfg Config) *API {
 	a.registerStoreOps()
 	a.registerPauseOps()
 	a.registerEventOps() // events.go
+	a.registerStreamOps() // streams.go
 	publishKindOptions(a.huma.OpenAPI().Components.Schemas)
 	addLinks(a.huma.OpenAPI())
 	a.handler = a.recoverPanics(a.routeProblems(mux))

@@ -17,6 +17,7 @@ import (
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/api"
 	"github.com/cairn-dev/cairn/auth"
+	"github.com/cairn-dev/cairn/blob"
 	"github.com/cairn-dev/cairn/blob/mem"
 	"github.com/cairn-dev/cairn/engine"
 )
@@ -28,10 +29,15 @@ type server struct {
 }
 
 func newServer(t *testing.T, cfg api.Config) *server {
+	return newServerOn(t, mem.New(), cfg)
+}
+
+// newServerOn is newServer on store.
+func newServerOn(t *testing.T, store *blob.Bucket, cfg api.Config) *server {
 	// A 1 MiB per-payload limit (32 MiB by default) keeps the request
 	// bodies that carry payloads to 3 MiB, so oversized bodies are quick
 	// to send (TestPayloadLimitsOverHTTP tests the limit itself).
-	e, err := engine.New(mem.New(), engine.Config{MaxOutputBytes: 1 << 20})
+	e, err := engine.New(store, engine.Config{MaxOutputBytes: 1 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -29,6 +29,7 @@ import (
 	"github.com/cairn-dev/cairn/engine/internal/object"
 	"github.com/cairn-dev/cairn/engine/internal/par"
 	"github.com/cairn-dev/cairn/engine/internal/payload"
+	"github.com/cairn-dev/cairn/engine/internal/progress"
 	"github.com/cairn-dev/cairn/engine/internal/render"
 	"github.com/cairn-dev/cairn/engine/internal/retention"
 	"github.com/cairn-dev/cairn/engine/internal/scan"
@@ -140,6 +141,9 @@ type Config struct {
 	RetentionBatch int
 	// Prices is the price book for usage [none].
 	Prices cairn.PriceBook
+	// ProgressRate is how many progress messages a second one lease may
+	// send (with a burst of 20) [50].
+	ProgressRate float64
 	// Bus carries hints between instances [in-process only].
 	Bus notify.Bus
 	// Logger [slog.Default()].
@@ -227,12 +231,13 @@ type Engine struct {
 	keys  keys.Layout
 	log   *slog.Logger
 
-	commits *committer
-	leases  *commit.Cache[leaseRecord] // the lease cache (leasecache.go)
-	hub     *hub.Hub
-	watch   *watch.Registry[runRecord]
-	defs    *defCache
-	workers *workers.Registry
+	commits  *committer
+	leases   *commit.Cache[leaseRecord] // the lease cache (leasecache.go)
+	hub      *hub.Hub
+	progress *progress.Hub // progress streams (progress.go)
+	watch    *watch.Registry[runRecord]
+	defs     *defCache
+	workers  *workers.Registry
 
 	outage     throttle.Outage
 	background background // bookkeeping goroutines (worker sightings); see Settle
@@ -291,6 +296,7 @@ func New(store *blob.Bucket, cfg Config) (*Engine, error) {
 	e.admit = newAdmission(cfg.ShedAbove)
 	e.hub = hub.New(cfg.Now, cfg.PriorityAging, func(n int) { cfg.Telemetry.Dropped("hint", "evicted", n) }) // see telemetry.go
 	e.watch = watch.New[runRecord]()
+	e.progress = progress.New(e.now, cfg.ProgressRate, 0)
 	e.defs = e.newCatalog()
 	e.items = cache.New[string, []json.RawMessage](mapCacheEntries)
 	e.workers = workers.New(store, e.keys, e.now, e.log, &e.background)

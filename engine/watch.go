@@ -23,6 +23,8 @@ func (e *Engine) receive(h notify.Hint) {
 		e.defs.Forget(h.Registered)
 	case notify.KindChanged:
 		e.watch.Changed(h.Run, h.Rev)
+	case notify.KindProgress:
+		e.progress.Deliver(*h.Progress)
 	default:
 		e.hub.Add(h)
 	}
@@ -54,14 +56,8 @@ func (e *Engine) runAtLeast(ctx context.Context, w *runWatch, run string, rev in
 // notice was lost. A record cached by this instance's committer that is
 // newer than after answers without a read.
 func (e *Engine) GetRunStatus(ctx context.Context, id string, after int64, wait time.Duration) (*cairn.RunProgress, error) {
-	if err := keys.RunID.Check("run", id); err != nil {
-		return nil, err
-	}
-	r, err := e.watchRun(ctx, id, after, false, wait)
-	if err != nil {
-		return nil, err
-	}
-	return e.status(ctx, r), nil
+	s, _, err := e.RunStream(ctx, id, after, wait) // progress.go
+	return s, err
 }
 
 // AwaitRun is GetRun held until the run ends, up to wait capped at the

@@ -49,6 +49,15 @@
 // hint (a lost one costs a waiting request its fallback read). On a queue
 // bus it reaches one instance.
 //
+// # Progress notices
+//
+// A hint with Progress set carries a step body's progress value to the
+// watchers of its run on other instances (its top-level fields are empty;
+// it is not work). It is as lossy as any hint, and never stored: a lost
+// one is a value a watcher does not see. The instance that accepted it
+// has delivered it to its own watchers and ignores its copy. On a queue
+// bus it reaches one instance, so watchers elsewhere may miss it.
+//
 // # Fan-out and queue semantics
 //
 // The engine subscribes once per instance and hands each received hint to

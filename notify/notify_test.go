@@ -16,20 +16,28 @@ import (
 // TestEveryHintFieldTravels fails when notify.Hint gains a field that the
 // bustest sample leaves zero, so the round-trip tests cover every field.
 func TestEveryHintFieldTravels(t *testing.T) {
-	h := bustest.Hints("f", 1)[0]
-	v := reflect.ValueOf(h)
-	for i := range v.NumField() {
-		if v.Field(i).IsZero() {
-			t.Errorf("bustest.Hints leaves notify.Hint.%s zero: extend it", v.Type().Field(i).Name)
+	hs := bustest.Hints("f", 11)
+	for i := range reflect.TypeFor[notify.Hint]().NumField() {
+		set := false
+		for _, h := range hs {
+			set = set || !reflect.ValueOf(h).Field(i).IsZero()
+		}
+		if !set {
+			t.Errorf("bustest.Hints leaves notify.Hint.%s zero: extend it", reflect.TypeFor[notify.Hint]().Field(i).Name)
 		}
 	}
-	msgs, err := notify.Encode([]notify.Hint{h}, 0)
+	msgs, err := notify.Encode(hs, 0)
 	if err != nil || len(msgs) != 1 {
 		t.Fatalf("Encode: %d messages, %v", len(msgs), err)
 	}
 	got, err := notify.Decode(msgs[0])
-	if err != nil || len(got) != 1 || !bustest.Equal(got[0], h) {
-		t.Fatalf("Decode: %+v, %v; want %+v", got, err, h)
+	if err != nil || len(got) != len(hs) {
+		t.Fatalf("Decode: %d hints, %v", len(got), err)
+	}
+	for i, h := range hs {
+		if !bustest.Equal(got[i], h) {
+			t.Fatalf("Decode: %+v; want %+v", got[i], h)
+		}
 	}
 }
 

@@ -2,6 +2,7 @@ package notify
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 )
 
@@ -42,6 +43,25 @@ type Hint struct {
 	// newest version they cached for it. Run, Workflow and Step are
 	// empty; it is not work.
 	Registered string `json:"registered,omitempty"`
+	// Progress marks a progress notice instead: a step's progress value
+	// for the run's watchers. Run, Workflow and Step are empty (an
+	// instance that predates progress notices takes it for a hint of no
+	// workflow, which no claim takes); it is not work.
+	Progress *Progress `json:"progress,omitempty"`
+}
+
+// Progress is a step body's progress message: a JSON value for the
+// watchers of its run, never stored. Origin and Seq name the instance
+// that accepted it and its count there, so that instance, which delivered
+// it to its own watchers at once, ignores its own copy from the bus.
+type Progress struct {
+	Run     string          `json:"run"`
+	Step    string          `json:"step"`
+	Attempt int             `json:"attempt"`
+	Value   json.RawMessage `json:"value"`
+	At      time.Time       `json:"at"`
+	Origin  string          `json:"origin,omitempty"`
+	Seq     uint64          `json:"seq,omitempty"`
 }
 
 // Kind is what a message on the bus says. The wire format tells the kinds
@@ -58,11 +78,16 @@ const (
 	KindChanged Kind = "changed"
 	// KindRegistered: a workflow has a new version; not work.
 	KindRegistered Kind = "registered"
+	// KindProgress: a step's progress value for its run's watchers; not
+	// work.
+	KindProgress Kind = "progress"
 )
 
 // Kind is the kind of message h is.
 func (h Hint) Kind() Kind {
 	switch {
+	case h.Progress != nil:
+		return KindProgress
 	case h.Registered != "":
 		return KindRegistered
 	case h.Changed:
@@ -82,6 +107,9 @@ func ChangeNotice(run string, rev int64) Hint { return Hint{Run: run, Changed: t
 
 // RegistrationNotice says workflow has a new version.
 func RegistrationNotice(workflow string) Hint { return Hint{Registered: workflow} }
+
+// ProgressNotice carries p to the other instances.
+func ProgressNotice(p Progress) Hint { return Hint{Progress: &p} }
 
 // Key identifies the step a hint is about: of two hints with one key, the
 // newer attempt wins.

@@ -81,6 +81,9 @@ func (d *retryDoer) retry(n int, safe bool, resp *http.Response, err error) (tim
 	case safe && (resp.StatusCode == http.StatusInternalServerError || resp.StatusCode == http.StatusBadGateway || resp.StatusCode == http.StatusGatewayTimeout):
 		return min(backoff, maxWait), true
 	case resp.StatusCode == http.StatusServiceUnavailable || resp.StatusCode == http.StatusTooManyRequests:
+		if ms, err := strconv.Atoi(resp.Header.Get("Retry-After-Ms")); err == nil && ms >= 0 {
+			return min(time.Duration(ms)*time.Millisecond, maxWait), true // finer than Retry-After
+		}
 		if s, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && s >= 0 {
 			return min(max(time.Duration(s)*time.Second, backoff), maxWait), true
 		}

@@ -169,6 +169,13 @@ func TestGolden(t *testing.T) {
 			if err := shout.wait(ctx); err != nil {
 				return "", err
 			}
+			// Progress, shown by start --wait before the step ends.
+			if err := sdk.Progress(ctx, map[string]int{"done": 1, "of": 2}); err != nil {
+				return "", err
+			}
+			if err := shout.wait(ctx); err != nil {
+				return "", err
+			}
 			ctx.SetUsage(sdk.Usage{Model: "m", InputTokens: 3, OutputTokens: 4})
 			return strings.ToUpper(in.Name), nil
 		})).
@@ -218,6 +225,8 @@ func TestGolden(t *testing.T) {
 	stop := testutil.ServeWorker(t, sdk.NewWorker(c, sdk.WithName("cli-golden"), sdk.WithLogger(quietLogger())).Register(golden1, gated), 10*time.Second)
 	defer stop()
 	waitOutput(t, &out, "shout                running  on cli-golden")
+	shout <- struct{}{}
+	waitOutput(t, &out, `progress {"done":1,"of":2}`)
 	shout <- struct{}{}
 	waitOutput(t, &out, "approve              waiting for event approve")
 	event := n.run(t, srv.URL, "runs", "event", id, "approve", "--payload", `{"by":"ana"}`, "--id", "e1")

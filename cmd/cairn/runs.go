@@ -122,9 +122,11 @@ func startedRun(cmd *cobra.Command, c *sdk.Client, pl *payloads, r *sdk.Run, wai
 // a run that did not complete is returned as an error.
 func watch(ctx context.Context, c *sdk.Client, pl *payloads, id string, out io.Writer, asJSON bool) error {
 	var p *progress
+	streamed := func() {}
 	if !asJSON {
 		p = newProgress(out, isTerminal(out))
 		defer p.stop()
+		streamed = p.followProgress(ctx, c, id) // streamwatch.go
 	}
 	_, err := followRun(ctx, c, id, func(rp *sdk.RunProgress, _ bool) error {
 		if p != nil {
@@ -132,6 +134,7 @@ func watch(ctx context.Context, c *sdk.Client, pl *payloads, id string, out io.W
 		}
 		return nil
 	})
+	streamed()
 	if err != nil {
 		if ctx.Err() != nil {
 			// Ctrl-C stops the watching, not the run.

@@ -3,9 +3,12 @@
 package bustest
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -70,10 +73,12 @@ func Run(t *testing.T, h Harness) {
 	}
 }
 
-// Hints returns n hints of batch, every field set on the first: NotBefore
+// Hints returns n hints of batch, every field but Progress set on the
+// first: NotBefore
 // carries nanoseconds and a non-UTC zone on even hints and is zero on odd
 // ones; Taken is set on every third hint, Changed (with Rev) on every
-// fifth, Registered on every seventh.
+// fifth, Registered on every seventh; every eleventh, from the tenth, is
+// a progress notice (Progress alone).
 func Hints(batch string, n int) []notify.Hint {
 	zone := time.FixedZone("X", 5*3600+30*60)
 	out := make([]notify.Hint, n)
@@ -96,6 +101,11 @@ func Hints(batch string, n int) []notify.Hint {
 		if i%2 == 0 {
 			out[i].NotBefore = time.Date(2031, 2, 3, 4, 5, 6, 123456789+i, zone)
 		}
+		if i%11 == 10 {
+			// A progress notice carries nothing else.
+			out[i] = notify.Hint{Progress: &notify.Progress{Run: out[i].Run, Step: "s", Attempt: i + 1, Value: json.RawMessage(`{"done":0.5,"n":"ü"}`),
+				At: time.Date(2031, 2, 3, 4, 5, 6, 7+i, zone), Origin: "o", Seq: uint64(i + 1)}}
+		}
 	}
 	return out
 }
@@ -107,11 +117,28 @@ func Equal(a, b notify.Hint) bool {
 		return false
 	}
 	a.NotBefore, b.NotBefore = time.Time{}, time.Time{}
+	if (a.Progress == nil) != (b.Progress == nil) || a.Progress != nil && !equalProgress(*a.Progress, *b.Progress) {
+		return false
+	}
+	a.Progress, b.Progress = nil, nil
 	return a == b
 }
 
+func equalProgress(a, b notify.Progress) bool {
+	if !a.At.Equal(b.At) || !bytes.Equal(a.Value, b.Value) {
+		return false
+	}
+	a.At, b.At, a.Value, b.Value = time.Time{}, time.Time{}, nil, nil
+	return reflect.DeepEqual(a, b)
+}
+
 // Key identifies a hint for counting.
-func Key(h notify.Hint) string { return fmt.Sprintf("%s/%s/%d", h.Run, h.Step, h.Attempt) }
+func Key(h notify.Hint) string {
+	if p := h.Progress; p != nil {
+		return fmt.Sprintf("progress:%s/%s/%d", p.Run, p.Step, p.Attempt)
+	}
+	return fmt.Sprintf("%s/%s/%d", h.Run, h.Step, h.Attempt)
+}
 
 // Collector records what one subscriber receives.
 type Collector struct {

@@ -6,6 +6,7 @@ import { type Keyring, open, sealMap, sealTop } from "./codec.js";
 import { Store } from "./store.js";
 import { APIError } from "./errors.js";
 import { resolveRun } from "./payloads.js";
+import { type StreamEvent, type StreamTransport, streamRun } from "./stream.js";
 import type { components, paths } from "./schema.gen.js";
 
 export type Schemas = components["schemas"];
@@ -120,6 +121,8 @@ export class Client {
   readonly server: string;
   readonly codec: Keyring | undefined;
   private readonly clearCache = new Map<string, Set<string>>();
+  /** How streams and progress reach the server (stream.ts). */
+  readonly transport: StreamTransport;
 
   constructor(opts: ClientOptions = {}) {
     this.codec = opts.codec;
@@ -142,8 +145,9 @@ export class Client {
           const again = res.status === 503 || res.status === 429 || (safe && (res.status === 500 || res.status === 502 || res.status === 504));
           if (!again || send === 4) return res;
           const ra = Number(res.headers.get("retry-after"));
+          const raMs = Number(res.headers.get("retry-after-ms")); // finer, when sent
           await res.body?.cancel();
-          await sleep(Number.isFinite(ra) && ra > 0 ? Math.min(ra * 1000, 5000) : delay, init?.signal ?? (input instanceof Request ? input.signal : undefined));
+          await sleep(raMs > 0 ? Math.min(raMs, 5000) : Number.isFinite(ra) && ra > 0 ? Math.min(ra * 1000, 5000) : delay, init?.signal ?? (input instanceof Request ? input.signal : undefined));
         } catch (err) {
           const aborted = (err as { name?: string })?.name === "AbortError" || (err as { name?: string })?.name === "TimeoutError";
           if (!(temporary(err) || (safe && !aborted && err instanceof TypeError)) || send === 4) throw err;
@@ -152,6 +156,7 @@ export class Client {
         delay *= 2;
       }
     };
+    this.transport = { server: this.server, headers: key ? { Authorization: `Bearer ${key}` } : {}, fetch: base };
     this.api = createClient<paths, "application/json">({
       baseUrl: this.server,
       fetch: retrying,
@@ -235,6 +240,15 @@ export class Client {
 
   async get(run: string): Promise<Run> {
     return this.openRun(await resolveRun(this.api, unwrap(await this.api.GET("/v1/api/runs/{run}", { params: { path: { run } } }))));
+  }
+
+  /**
+   * Follows a run as it goes: its status at each change, each new journal
+   * entry and its steps' progress values, until it ends (the last event
+   * is `end`) or signal aborts (stream.ts).
+   */
+  stream(run: string, opts: { signal?: AbortSignal } = {}): AsyncGenerator<StreamEvent> {
+    return streamRun(this.transport, run, opts.signal);
   }
 
   /** The run's progress; with after (a rev), held up to waitMs until the run changes. */

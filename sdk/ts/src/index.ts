@@ -6,6 +6,7 @@ export * from "./errors.js";
 export * from "./workflow.js";
 export { ContinueAsNew, defineFunction, FunctionSuspended, type Call, type DurableContext, type DurableStepOptions, type FunctionBody, type FunctionOptions, type MapOptions } from "./function.js";
 export * from "./worker.js";
+export { sendProgress, type JournalEvent, type ProgressEvent, type StreamEvent } from "./stream.js";
 export { runHere, type RunHereOptions } from "./here.js";
 export { Store, type StoreCondition, type StoreEntry, type StoreKeyInfo } from "./store.js";
 export { asPayloadRef, type PayloadRef } from "./payloads.js";

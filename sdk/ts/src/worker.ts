@@ -18,6 +18,7 @@ import { type CheckpointRequest, ContinueAsNew, driverOf, FunctionSuspended } fr
 import type { Handler, WorkflowDef } from "./workflow.js";
 import { type Keyring, CodecError, open, sealMap, sealTop } from "./codec.js";
 import { resolveLease, resolveLeaseValue } from "./payloads.js";
+import { sendProgress } from "./stream.js";
 
 /** Structured logging hook: msg plus attributes (run, step, attempt, worker, lease, err…). */
 export interface Logger {
@@ -97,6 +98,8 @@ export interface StepContext {
   setState(key: string, value: unknown): void;
   /** Model tokens and counters of this attempt. */
   setUsage(u: Usage): void;
+  /** Publishes a progress value (any JSON value, at most 16 KiB) to the run's watchers; not stored (stream.ts). */
+  progress(value: unknown): Promise<void>;
 }
 
 interface Attempt {
@@ -538,6 +541,7 @@ export class Worker {
       setUsage: (u) => {
         usage = u;
       },
+      progress: (v) => sendProgress(this.c.transport, l.id, v, a.ctrl.signal),
     };
     let output: unknown;
     let error: unknown;

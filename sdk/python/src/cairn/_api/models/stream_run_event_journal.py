@@ -1,0 +1,87 @@
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from attrs import define as _attrs_define
+from attrs import field as _attrs_field
+
+from ..models.stream_run_event_journal_event import StreamRunEventJournalEvent
+from ..types import UNSET, Unset
+
+if TYPE_CHECKING:
+    from ..models.journal_event import JournalEvent
+
+
+T = TypeVar("T", bound="StreamRunEventJournal")
+
+
+@_attrs_define
+class StreamRunEventJournal:
+    """
+    Attributes:
+        data (JournalEvent):
+        event (StreamRunEventJournalEvent):
+        id (str | Unset): rev.seq, on status, journal and end events.
+    """
+
+    data: JournalEvent
+    event: StreamRunEventJournalEvent
+    id: str | Unset = UNSET
+    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        data = self.data.to_dict()
+
+        event = self.event.value
+
+        id = self.id
+
+        field_dict: dict[str, Any] = {}
+        field_dict.update(self.additional_properties)
+        field_dict.update(
+            {
+                "data": data,
+                "event": event,
+            }
+        )
+        if id is not UNSET:
+            field_dict["id"] = id
+
+        return field_dict
+
+    @classmethod
+    def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.journal_event import JournalEvent  # noqa: PLC0415
+
+        d = dict(src_dict)
+        data = JournalEvent.from_dict(d.pop("data"))
+
+        event = StreamRunEventJournalEvent(d.pop("event"))
+
+        id = d.pop("id", UNSET)
+
+        stream_run_event_journal = cls(
+            data=data,
+            event=event,
+            id=id,
+        )
+
+        stream_run_event_journal.additional_properties = d
+        return stream_run_event_journal
+
+    @property
+    def additional_keys(self) -> list[str]:
+        return list(self.additional_properties.keys())
+
+    def __getitem__(self, key: str) -> Any:
+        return self.additional_properties[key]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self.additional_properties[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        del self.additional_properties[key]
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.additional_properties

@@ -91,9 +91,9 @@ bench-compare:
 
 ## openapi: regenerate the committed OpenAPI documents from the code, and the Go client (and its overlay), the TypeScript schema and the Python client from them
 openapi:
-	$(GO) run ./cmd/cairn openapi > openapi/openapi.json
-	$(GO) run ./cmd/cairn openapi --format yaml > openapi/openapi.yaml
-	$(GO) run ./cmd/cairn openapi --downgrade > openapi/openapi-3.0.json
+	$(GO) run ./openapi/specgen > openapi/openapi.json
+	$(GO) run ./openapi/specgen --format yaml > openapi/openapi.yaml
+	$(GO) run ./openapi/specgen --downgrade > openapi/openapi-3.0.json
 	$(GO) run ./openapi/overlaygen openapi/openapi.json > openapi/client/overlay.yaml
 	$(OAPI_CODEGEN) -config openapi/client/oapi-codegen.yaml -o openapi/client/client.gen.go openapi/openapi.json
 	$(MAKE) --no-print-directory ts-deps
@@ -104,9 +104,9 @@ openapi:
 ## openapi-check: fail when the committed OpenAPI documents, the client's overlay, the Go client or the TypeScript and Python generated code are stale
 openapi-check:
 	@tmp=$$(mktemp -d); trap 'rm -rf $$tmp' EXIT; \
-	$(GO) run ./cmd/cairn openapi > $$tmp/openapi.json && \
-	$(GO) run ./cmd/cairn openapi --format yaml > $$tmp/openapi.yaml && \
-	$(GO) run ./cmd/cairn openapi --downgrade > $$tmp/openapi-3.0.json && \
+	$(GO) run ./openapi/specgen > $$tmp/openapi.json && \
+	$(GO) run ./openapi/specgen --format yaml > $$tmp/openapi.yaml && \
+	$(GO) run ./openapi/specgen --downgrade > $$tmp/openapi-3.0.json && \
 	mkdir -p $$tmp/client && $(GO) run ./openapi/overlaygen $$tmp/openapi.json > $$tmp/client/overlay.yaml && \
 	$(OAPI_CODEGEN) -config openapi/client/oapi-codegen.yaml -o $$tmp/client/client.gen.go $$tmp/openapi.json && \
 	for f in openapi.json openapi.yaml openapi-3.0.json client/overlay.yaml client/client.gen.go; do \

@@ -1,10 +1,12 @@
 package api
 
 import (
+	"encoding/json"
 	"reflect"
 	"strings"
 
 	"github.com/danielgtaylor/huma/v2"
+	"sigs.k8s.io/yaml"
 
 	"github.com/cairn-dev/cairn"
 )
@@ -113,4 +115,31 @@ func publishKindOptions(r huma.Registry) {
 		opts[string(k)] = fields
 	}
 	s.Extensions["x-kind-options"] = opts
+}
+
+// SpecDocument is the API's OpenAPI document as committed in openapi/:
+// JSON (3.1, or 3.0 with downgrade) or YAML.
+func SpecDocument(format string, downgrade bool) ([]byte, error) {
+	spec := Spec()
+	var b []byte
+	var err error
+	if downgrade {
+		b, err = spec.Downgrade()
+	} else {
+		b, err = json.MarshalIndent(spec, "", "  ")
+	}
+	if err != nil {
+		return nil, err
+	}
+	if format == "yaml" {
+		return yaml.JSONToYAML(b)
+	}
+	if downgrade {
+		var v any
+		if err := json.Unmarshal(b, &v); err != nil {
+			return nil, err
+		}
+		b, _ = json.MarshalIndent(v, "", "  ")
+	}
+	return b, nil
 }

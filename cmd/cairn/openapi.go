@@ -1,11 +1,9 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 
 	"github.com/spf13/cobra"
-	"sigs.k8s.io/yaml"
 
 	"github.com/cairn-dev/cairn/api"
 )
@@ -17,27 +15,9 @@ func newOpenAPICmd() *cobra.Command {
 		Use:   "openapi",
 		Short: "Print the API's OpenAPI document (3.1, or 3.0 with --downgrade)",
 		RunE: func(cmd *cobra.Command, args []string) error {
-			spec := api.Spec()
-			var b []byte
-			var err error
-			if downgrade {
-				b, err = spec.Downgrade()
-			} else {
-				b, err = json.MarshalIndent(spec, "", "  ")
-			}
+			b, err := api.SpecDocument(format, downgrade)
 			if err != nil {
 				return err
-			}
-			if format == "yaml" {
-				if b, err = yaml.JSONToYAML(b); err != nil {
-					return err
-				}
-			} else if downgrade {
-				var v any
-				if err := json.Unmarshal(b, &v); err != nil {
-					return err
-				}
-				b, _ = json.MarshalIndent(v, "", "  ")
 			}
 			_, err = fmt.Fprintln(cmd.OutOrStdout(), string(b))
 			return err

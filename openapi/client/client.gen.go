@@ -1149,6 +1149,14 @@ type JournalEntry struct {
 // JournalEntryType What happened.
 type JournalEntryType string
 
+// JournalEvent defines model for JournalEvent.
+type JournalEvent struct {
+	Entry JournalEntry `json:"entry"`
+
+	// Seq The entry's place in the run's journal, from 1.
+	Seq int64 `json:"seq"`
+}
+
 // JournalResponse defines model for JournalResponse.
 type JournalResponse struct {
 	Entries []JournalEntry `json:"entries"`
@@ -1299,6 +1307,24 @@ type Problem struct {
 
 // ProblemReason On a 409 to a worker call: why the call was refused. SDKs branch on it.
 type ProblemReason string
+
+// ProgressEvent defines model for ProgressEvent.
+type ProgressEvent struct {
+	// At When the server accepted the message.
+	At      time.Time `json:"at"`
+	Attempt int64     `json:"attempt"`
+
+	// Missed Progress messages this stream dropped before this one because its reader fell behind.
+	Missed *int64          `json:"missed,omitempty"`
+	Step   string          `json:"step"`
+	Value  json.RawMessage `json:"value"`
+}
+
+// ProgressRequest defines model for ProgressRequest.
+type ProgressRequest struct {
+	// Value Any JSON value, at most 16 KiB: the step's progress for the run's watchers. Not stored.
+	Value json.RawMessage `json:"value"`
+}
 
 // PublishRequest defines model for PublishRequest.
 type PublishRequest struct {
@@ -2028,6 +2054,12 @@ type GetRunStatusParams struct {
 	Holders *bool `form:"holders,omitempty" json:"holders,omitempty"`
 }
 
+// StreamRunParams defines parameters for StreamRun.
+type StreamRunParams struct {
+	// LastEventID The id of the last status or journal event received (rev.seq): the stream resumes after it. Progress is not replayed.
+	LastEventID *string `json:"Last-Event-ID,omitempty"`
+}
+
 // ListSchedulesParams defines parameters for ListSchedules.
 type ListSchedulesParams struct {
 	// Limit Page size (default and cap 100).
@@ -2093,6 +2125,9 @@ type CompleteStepJSONRequestBody = CompleteRequest
 
 // FailStepJSONRequestBody defines body for FailStep for application/json ContentType.
 type FailStepJSONRequestBody = FailRequest
+
+// ProgressStepJSONRequestBody defines body for ProgressStep for application/json ContentType.
+type ProgressStepJSONRequestBody = ProgressRequest
 
 // PutStoreValueJSONRequestBody defines body for PutStoreValue for application/json ContentType.
 type PutStoreValueJSONRequestBody = StorePutRequest
@@ -2419,6 +2454,15 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/api/runs/{run}/steps/{step}/attempts/{attempt}/input (the `GetStepInput` operationId).
 	GetStepInput(ctx context.Context, run string, step string, attempt int64, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// StreamRun Follow a run as Server-Sent Events
+	//
+	// Events: status (the run's progress, at each change), journal (each new journal entry), progress (a step body's progress values, live only: missed while disconnected is not replayed; from another instance only over a fan-out notification bus), end (the final status; the stream then closes). Status and journal events carry an id (rev.seq); a client that reconnects with Last-Event-ID gets the status if it changed and the journal entries after seq. A stream lasts at most 4/5 of the server's request limit, then closes: reconnect. Idle streams send a comment every 15 s. Audited once per connection, like the journal.
+	//
+	// Needs a key with the `read` scope.
+	//
+	// Corresponds with GET /v1/api/runs/{run}/stream (the `StreamRun` operationId).
+	StreamRun(ctx context.Context, run string, params *StreamRunParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListSchedules List schedules
 	//
 	// By id, cursor-paginated.
@@ -2635,6 +2679,28 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /v1/api/steps/{lease}/payloads/{sha256} (the `GetLeasePayload` operationId).
 	GetLeasePayload(ctx context.Context, lease string, sha256 string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ProgressStepWithBody Publish a step's progress
+	//
+	// Hands a JSON value (at most 16 KiB) to the watchers of the run's stream, on this instance at once and on the others over the notification bus. Nothing is stored and nothing is written: the lease is proven from this instance's lease cache, or by one read per lease and instance. A lease may send 50 messages a second with a burst of 20; more are refused with 429 and Retry-After (the SDKs wait and resend). A lease that ended is refused as fenced.
+	//
+	// Needs a key with the `worker` scope.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/api/steps/{lease}/progress (the `ProgressStep` operationId).
+	ProgressStepWithBody(ctx context.Context, lease string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ProgressStep Publish a step's progress
+	//
+	// Hands a JSON value (at most 16 KiB) to the watchers of the run's stream, on this instance at once and on the others over the notification bus. Nothing is stored and nothing is written: the lease is proven from this instance's lease cache, or by one read per lease and instance. A lease may send 50 messages a second with a burst of 20; more are refused with 429 and Retry-After (the SDKs wait and resend). A lease that ended is refused as fenced.
+	//
+	// Needs a key with the `worker` scope.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/api/steps/{lease}/progress (the `ProgressStep` operationId).
+	ProgressStep(ctx context.Context, lease string, body ProgressStepJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// StepStarted Declare that a step's body is about to run
 	//
@@ -3248,6 +3314,25 @@ func (c *Client) GetStepInput(ctx context.Context, run string, step string, atte
 	return c.Client.Do(req)
 }
 
+// StreamRun Follow a run as Server-Sent Events
+//
+// Events: status (the run's progress, at each change), journal (each new journal entry), progress (a step body's progress values, live only: missed while disconnected is not replayed; from another instance only over a fan-out notification bus), end (the final status; the stream then closes). Status and journal events carry an id (rev.seq); a client that reconnects with Last-Event-ID gets the status if it changed and the journal entries after seq. A stream lasts at most 4/5 of the server's request limit, then closes: reconnect. Idle streams send a comment every 15 s. Audited once per connection, like the journal.
+//
+// Needs a key with the `read` scope.
+//
+// Corresponds with GET /v1/api/runs/{run}/stream (the `StreamRun` operationId).
+func (c *Client) StreamRun(ctx context.Context, run string, params *StreamRunParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewStreamRunRequest(c.Server, run, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // ListSchedules List schedules
 //
 // By id, cursor-paginated.
@@ -3665,6 +3750,48 @@ func (c *Client) HeartbeatStep(ctx context.Context, lease string, reqEditors ...
 // Corresponds with GET /v1/api/steps/{lease}/payloads/{sha256} (the `GetLeasePayload` operationId).
 func (c *Client) GetLeasePayload(ctx context.Context, lease string, sha256 string, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetLeasePayloadRequest(c.Server, lease, sha256)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ProgressStepWithBody Publish a step's progress
+//
+// Hands a JSON value (at most 16 KiB) to the watchers of the run's stream, on this instance at once and on the others over the notification bus. Nothing is stored and nothing is written: the lease is proven from this instance's lease cache, or by one read per lease and instance. A lease may send 50 messages a second with a burst of 20; more are refused with 429 and Retry-After (the SDKs wait and resend). A lease that ended is refused as fenced.
+//
+// Needs a key with the `worker` scope.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/api/steps/{lease}/progress (the `ProgressStep` operationId).
+func (c *Client) ProgressStepWithBody(ctx context.Context, lease string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewProgressStepRequestWithBody(c.Server, lease, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ProgressStep Publish a step's progress
+//
+// Hands a JSON value (at most 16 KiB) to the watchers of the run's stream, on this instance at once and on the others over the notification bus. Nothing is stored and nothing is written: the lease is proven from this instance's lease cache, or by one read per lease and instance. A lease may send 50 messages a second with a burst of 20; more are refused with 429 and Retry-After (the SDKs wait and resend). A lease that ended is refused as fenced.
+//
+// Needs a key with the `worker` scope.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/api/steps/{lease}/progress (the `ProgressStep` operationId).
+func (c *Client) ProgressStep(ctx context.Context, lease string, body ProgressStepJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewProgressStepRequest(c.Server, lease, body)
 	if err != nil {
 		return nil, err
 	}
@@ -4823,6 +4950,55 @@ func NewGetStepInputRequest(server string, run string, step string, attempt int6
 	return req, nil
 }
 
+// NewStreamRunRequest constructs an http.Request for the StreamRun method
+func NewStreamRunRequest(server string, run string, params *StreamRunParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "run", run, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/api/runs/%s/stream", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.LastEventID != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Last-Event-ID", *params.LastEventID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Last-Event-ID", headerParam0)
+		}
+
+	}
+
+	return req, nil
+}
+
 // NewListSchedulesRequest constructs an http.Request for the ListSchedules method
 func NewListSchedulesRequest(server string, params *ListSchedulesParams) (*http.Request, error) {
 	var err error
@@ -5404,6 +5580,53 @@ func NewGetLeasePayloadRequest(server string, lease string, sha256 string) (*htt
 	if err != nil {
 		return nil, err
 	}
+
+	return req, nil
+}
+
+// NewProgressStepRequest calls the generic ProgressStep builder with application/json body
+func NewProgressStepRequest(server string, lease string, body ProgressStepJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewProgressStepRequestWithBody(server, lease, "application/json", bodyReader)
+}
+
+// NewProgressStepRequestWithBody constructs an http.Request for the ProgressStep method, with any body, and a specified content type
+func NewProgressStepRequestWithBody(server string, lease string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "lease", lease, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/api/steps/%s/progress", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
 
 	return req, nil
 }
@@ -6174,6 +6397,17 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/api/runs/{run}/steps/{step}/attempts/{attempt}/input (the `GetStepInput` operationId).
 	GetStepInputWithResponse(ctx context.Context, run string, step string, attempt int64, reqEditors ...RequestEditorFn) (*GetStepInputHTTPResponse, error)
 
+	// StreamRunWithResponse Follow a run as Server-Sent Events
+	//
+	// Events: status (the run's progress, at each change), journal (each new journal entry), progress (a step body's progress values, live only: missed while disconnected is not replayed; from another instance only over a fan-out notification bus), end (the final status; the stream then closes). Status and journal events carry an id (rev.seq); a client that reconnects with Last-Event-ID gets the status if it changed and the journal entries after seq. A stream lasts at most 4/5 of the server's request limit, then closes: reconnect. Idle streams send a comment every 15 s. Audited once per connection, like the journal.
+	//
+	// Needs a key with the `read` scope.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/api/runs/{run}/stream (the `StreamRun` operationId).
+	StreamRunWithResponse(ctx context.Context, run string, params *StreamRunParams, reqEditors ...RequestEditorFn) (*StreamRunHTTPResponse, error)
+
 	// ListSchedulesWithResponse List schedules
 	//
 	// By id, cursor-paginated.
@@ -6404,6 +6638,28 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v1/api/steps/{lease}/payloads/{sha256} (the `GetLeasePayload` operationId).
 	GetLeasePayloadWithResponse(ctx context.Context, lease string, sha256 string, reqEditors ...RequestEditorFn) (*GetLeasePayloadHTTPResponse, error)
+
+	// ProgressStepWithBodyWithResponse Publish a step's progress
+	//
+	// Hands a JSON value (at most 16 KiB) to the watchers of the run's stream, on this instance at once and on the others over the notification bus. Nothing is stored and nothing is written: the lease is proven from this instance's lease cache, or by one read per lease and instance. A lease may send 50 messages a second with a burst of 20; more are refused with 429 and Retry-After (the SDKs wait and resend). A lease that ended is refused as fenced.
+	//
+	// Needs a key with the `worker` scope.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/api/steps/{lease}/progress (the `ProgressStep` operationId).
+	ProgressStepWithBodyWithResponse(ctx context.Context, lease string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ProgressStepHTTPResponse, error)
+
+	// ProgressStepWithResponse Publish a step's progress
+	//
+	// Hands a JSON value (at most 16 KiB) to the watchers of the run's stream, on this instance at once and on the others over the notification bus. Nothing is stored and nothing is written: the lease is proven from this instance's lease cache, or by one read per lease and instance. A lease may send 50 messages a second with a burst of 20; more are refused with 429 and Retry-After (the SDKs wait and resend). A lease that ended is refused as fenced.
+	//
+	// Needs a key with the `worker` scope.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/api/steps/{lease}/progress (the `ProgressStep` operationId).
+	ProgressStepWithResponse(ctx context.Context, lease string, body ProgressStepJSONRequestBody, reqEditors ...RequestEditorFn) (*ProgressStepHTTPResponse, error)
 
 	// StepStartedWithResponse Declare that a step's body is about to run
 	//
@@ -8304,6 +8560,89 @@ func (r GetStepInputHTTPResponse) ContentType() string {
 	return ""
 }
 
+type StreamRunHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
+	// ApplicationproblemJSON502 the response for an HTTP 502 `application/problem+json` response
+	ApplicationproblemJSON502 *Problem
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Problem
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r StreamRunHTTPResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r StreamRunHTTPResponse) GetApplicationproblemJSON403() *Problem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r StreamRunHTTPResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r StreamRunHTTPResponse) GetApplicationproblemJSON422() *Problem {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r StreamRunHTTPResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON502 returns the response for an HTTP 502 `application/problem+json` response
+func (r StreamRunHTTPResponse) GetApplicationproblemJSON502() *Problem {
+	return r.ApplicationproblemJSON502
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r StreamRunHTTPResponse) GetApplicationproblemJSON503() *Problem {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r StreamRunHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r StreamRunHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r StreamRunHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r StreamRunHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type ListSchedulesHTTPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -9690,6 +10029,117 @@ func (r GetLeasePayloadHTTPResponse) ContentType() string {
 	return ""
 }
 
+type ProgressStepHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Problem
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *Problem
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *Problem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
+	// ApplicationproblemJSON502 the response for an HTTP 502 `application/problem+json` response
+	ApplicationproblemJSON502 *Problem
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Problem
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r ProgressStepHTTPResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ProgressStepHTTPResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r ProgressStepHTTPResponse) GetApplicationproblemJSON403() *Problem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r ProgressStepHTTPResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r ProgressStepHTTPResponse) GetApplicationproblemJSON409() *Problem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r ProgressStepHTTPResponse) GetApplicationproblemJSON413() *Problem {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r ProgressStepHTTPResponse) GetApplicationproblemJSON422() *Problem {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r ProgressStepHTTPResponse) GetApplicationproblemJSON429() *Problem {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r ProgressStepHTTPResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON502 returns the response for an HTTP 502 `application/problem+json` response
+func (r ProgressStepHTTPResponse) GetApplicationproblemJSON502() *Problem {
+	return r.ApplicationproblemJSON502
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ProgressStepHTTPResponse) GetApplicationproblemJSON503() *Problem {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ProgressStepHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ProgressStepHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ProgressStepHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ProgressStepHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type StepStartedHTTPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -11011,6 +11461,23 @@ func (c *ClientWithResponses) GetStepInputWithResponse(ctx context.Context, run 
 	return ParseGetStepInputHTTPResponse(rsp)
 }
 
+// StreamRunWithResponse Follow a run as Server-Sent Events
+//
+// Events: status (the run's progress, at each change), journal (each new journal entry), progress (a step body's progress values, live only: missed while disconnected is not replayed; from another instance only over a fan-out notification bus), end (the final status; the stream then closes). Status and journal events carry an id (rev.seq); a client that reconnects with Last-Event-ID gets the status if it changed and the journal entries after seq. A stream lasts at most 4/5 of the server's request limit, then closes: reconnect. Idle streams send a comment every 15 s. Audited once per connection, like the journal.
+//
+// Needs a key with the `read` scope.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/api/runs/{run}/stream (the `StreamRun` operationId).
+func (c *ClientWithResponses) StreamRunWithResponse(ctx context.Context, run string, params *StreamRunParams, reqEditors ...RequestEditorFn) (*StreamRunHTTPResponse, error) {
+	rsp, err := c.StreamRun(ctx, run, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseStreamRunHTTPResponse(rsp)
+}
+
 // ListSchedulesWithResponse List schedules
 //
 // By id, cursor-paginated.
@@ -11366,6 +11833,40 @@ func (c *ClientWithResponses) GetLeasePayloadWithResponse(ctx context.Context, l
 		return nil, err
 	}
 	return ParseGetLeasePayloadHTTPResponse(rsp)
+}
+
+// ProgressStepWithBodyWithResponse Publish a step's progress
+//
+// Hands a JSON value (at most 16 KiB) to the watchers of the run's stream, on this instance at once and on the others over the notification bus. Nothing is stored and nothing is written: the lease is proven from this instance's lease cache, or by one read per lease and instance. A lease may send 50 messages a second with a burst of 20; more are refused with 429 and Retry-After (the SDKs wait and resend). A lease that ended is refused as fenced.
+//
+// Needs a key with the `worker` scope.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/api/steps/{lease}/progress (the `ProgressStep` operationId).
+func (c *ClientWithResponses) ProgressStepWithBodyWithResponse(ctx context.Context, lease string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ProgressStepHTTPResponse, error) {
+	rsp, err := c.ProgressStepWithBody(ctx, lease, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseProgressStepHTTPResponse(rsp)
+}
+
+// ProgressStepWithResponse Publish a step's progress
+//
+// Hands a JSON value (at most 16 KiB) to the watchers of the run's stream, on this instance at once and on the others over the notification bus. Nothing is stored and nothing is written: the lease is proven from this instance's lease cache, or by one read per lease and instance. A lease may send 50 messages a second with a burst of 20; more are refused with 429 and Retry-After (the SDKs wait and resend). A lease that ended is refused as fenced.
+//
+// Needs a key with the `worker` scope.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/api/steps/{lease}/progress (the `ProgressStep` operationId).
+func (c *ClientWithResponses) ProgressStepWithResponse(ctx context.Context, lease string, body ProgressStepJSONRequestBody, reqEditors ...RequestEditorFn) (*ProgressStepHTTPResponse, error) {
+	rsp, err := c.ProgressStep(ctx, lease, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseProgressStepHTTPResponse(rsp)
 }
 
 // StepStartedWithResponse Declare that a step's body is about to run
@@ -13062,6 +13563,74 @@ func ParseGetStepInputHTTPResponse(rsp *http.Response) (*GetStepInputHTTPRespons
 	return response, nil
 }
 
+// ParseStreamRunHTTPResponse parses an HTTP response from a StreamRunWithResponse call
+func ParseStreamRunHTTPResponse(rsp *http.Response) (*StreamRunHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &StreamRunHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 502:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON502 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParseListSchedulesHTTPResponse parses an HTTP response from a ListSchedulesWithResponse call
 func ParseListSchedulesHTTPResponse(rsp *http.Response) (*ListSchedulesHTTPResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -14242,6 +14811,105 @@ func ParseGetLeasePayloadHTTPResponse(rsp *http.Response) (*GetLeasePayloadHTTPR
 			headers.ContentType = &value
 		}
 		response.Headers200 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseProgressStepHTTPResponse parses an HTTP response from a ProgressStepWithResponse call
+func ParseProgressStepHTTPResponse(rsp *http.Response) (*ProgressStepHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ProgressStepHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 502:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON502 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
 	}
 
 	return response, nil

@@ -386,6 +386,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/api/runs/{run}/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Follow a run as Server-Sent Events
+         * @description Events: status (the run's progress, at each change), journal (each new journal entry), progress (a step body's progress values, live only: missed while disconnected is not replayed; from another instance only over a fan-out notification bus), end (the final status; the stream then closes). Status and journal events carry an id (rev.seq); a client that reconnects with Last-Event-ID gets the status if it changed and the journal entries after seq. A stream lasts at most 4/5 of the server's request limit, then closes: reconnect. Idle streams send a comment every 15 s. Audited once per connection, like the journal.
+         *
+         *     Needs a key with the `read` scope.
+         */
+        get: operations["streamRun"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/api/schedules": {
         parameters: {
             query?: never;
@@ -656,6 +678,28 @@ export interface paths {
         get: operations["getLeasePayload"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/api/steps/{lease}/progress": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Publish a step's progress
+         * @description Hands a JSON value (at most 16 KiB) to the watchers of the run's stream, on this instance at once and on the others over the notification bus. Nothing is stored and nothing is written: the lease is proven from this instance's lease cache, or by one read per lease and instance. A lease may send 50 messages a second with a burst of 20; more are refused with 429 and Retry-After (the SDKs wait and resend). A lease that ended is refused as fenced.
+         *
+         *     Needs a key with the `worker` scope.
+         */
+        post: operations["progressStep"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1233,6 +1277,14 @@ export interface components {
             type: "run_started" | "step_ready" | "step_claimed" | "step_started" | "step_completed" | "step_failed" | "step_requeued" | "step_retry_scheduled" | "step_skipped" | "lease_lost" | "wait_started" | "event_received" | "sleep_started" | "run_completed" | "run_failed" | "run_cancelled" | "run_timed_out" | "map_started" | "child_started" | "compensation_started" | "compensation_ended" | "operation" | "step_suspended" | "run_paused" | "run_resumed";
             worker?: string;
         };
+        JournalEvent: {
+            entry: components["schemas"]["JournalEntry"];
+            /**
+             * Format: int64
+             * @description The entry's place in the run's journal, from 1.
+             */
+            seq: number;
+        };
         JournalResponse: {
             entries: components["schemas"]["JournalEntry"][];
         };
@@ -1394,6 +1446,26 @@ export interface components {
              * @example about:blank
              */
             type: string;
+        };
+        ProgressEvent: {
+            /**
+             * Format: date-time
+             * @description When the server accepted the message.
+             */
+            at: string;
+            /** Format: int64 */
+            attempt: number;
+            /**
+             * Format: int64
+             * @description Progress messages this stream dropped before this one because its reader fell behind.
+             */
+            missed?: number;
+            step: string;
+            value: unknown;
+        };
+        ProgressRequest: {
+            /** @description Any JSON value, at most 16 KiB: the step's progress for the run's watchers. Not stored. */
+            value: unknown;
         };
         PublishRequest: {
             /** @description The event's id: publishing it again starts nothing twice (per workflow, the start idempotency key event:<id>). Default: a new id, returned. */
@@ -3822,6 +3894,119 @@ export interface operations {
             };
         };
     };
+    streamRun: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The id of the last status or journal event received (rev.seq): the stream resumes after it. Progress is not replayed. */
+                "Last-Event-ID"?: string;
+            };
+            path: {
+                /** @description Run id. */
+                run: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Server-Sent Events, each one of these objects (event, id, data: JSON). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": ({
+                        data: components["schemas"]["RunProgress"];
+                        /** @enum {string} */
+                        event: "status";
+                        /** @description rev.seq, on status, journal and end events. */
+                        id?: string;
+                    } | {
+                        data: components["schemas"]["JournalEvent"];
+                        /** @enum {string} */
+                        event: "journal";
+                        /** @description rev.seq, on status, journal and end events. */
+                        id?: string;
+                    } | {
+                        data: components["schemas"]["ProgressEvent"];
+                        /** @enum {string} */
+                        event: "progress";
+                        /** @description rev.seq, on status, journal and end events. */
+                        id?: string;
+                    } | {
+                        data: components["schemas"]["RunProgress"];
+                        /** @enum {string} */
+                        event: "end";
+                        /** @description rev.seq, on status, journal and end events. */
+                        id?: string;
+                    })[];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Bad Gateway */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     listSchedules: {
         parameters: {
             query?: {
@@ -5171,6 +5356,130 @@ export interface operations {
             };
             /** @description Unprocessable Entity */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Bad Gateway */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    progressStep: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The lease id from claim. */
+                lease: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ProgressRequest"];
+            };
+        };
+        responses: {
+            /** @description No Content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Request Entity Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -47,6 +47,7 @@ from .input_view import InputView
 from .invocation import Invocation
 from .journal_entry import JournalEntry
 from .journal_entry_type import JournalEntryType
+from .journal_event import JournalEvent
 from .journal_response import JournalResponse
 from .lease import Lease
 from .lease_delivery import LeaseDelivery
@@ -61,6 +62,8 @@ from .model_usage import ModelUsage
 from .operation import Operation
 from .problem import Problem
 from .problem_reason import ProblemReason
+from .progress_event import ProgressEvent
+from .progress_request import ProgressRequest
 from .publish_request import PublishRequest
 from .publish_result import PublishResult
 from .rate_limit import RateLimit
@@ -100,6 +103,14 @@ from .store_entry import StoreEntry
 from .store_key_info import StoreKeyInfo
 from .store_page import StorePage
 from .store_put_request import StorePutRequest
+from .stream_run_event_end import StreamRunEventEnd
+from .stream_run_event_end_event import StreamRunEventEndEvent
+from .stream_run_event_journal import StreamRunEventJournal
+from .stream_run_event_journal_event import StreamRunEventJournalEvent
+from .stream_run_event_progress import StreamRunEventProgress
+from .stream_run_event_progress_event import StreamRunEventProgressEvent
+from .stream_run_event_status import StreamRunEventStatus
+from .stream_run_event_status_event import StreamRunEventStatusEvent
 from .suspension import Suspension
 from .trigger import Trigger
 from .triggered_run import TriggeredRun
@@ -159,6 +170,7 @@ __all__ = (
     "Invocation",
     "JournalEntry",
     "JournalEntryType",
+    "JournalEvent",
     "JournalResponse",
     "Lease",
     "LeaseDelivery",
@@ -173,6 +185,8 @@ __all__ = (
     "Operation",
     "Problem",
     "ProblemReason",
+    "ProgressEvent",
+    "ProgressRequest",
     "PublishRequest",
     "PublishResult",
     "RateLimit",
@@ -212,6 +226,14 @@ __all__ = (
     "StoreKeyInfo",
     "StorePage",
     "StorePutRequest",
+    "StreamRunEventEnd",
+    "StreamRunEventEndEvent",
+    "StreamRunEventJournal",
+    "StreamRunEventJournalEvent",
+    "StreamRunEventProgress",
+    "StreamRunEventProgressEvent",
+    "StreamRunEventStatus",
+    "StreamRunEventStatusEvent",
     "Suspension",
     "Trigger",
     "TriggeredRun",

@@ -6,16 +6,22 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import subprocess
-import sys
 import threading
 import time
 from collections import Counter
 from typing import Any
 
-import httpx
-from conftest import ROOT, DevServer, eventually, mem_logger, serving, step, wait_run
+from conftest import (
+    DevServer,
+    DropHeartbeats,
+    eventually,
+    mem_logger,
+    run_example,
+    serving,
+    step,
+    use_transport,
+    wait_run,
+)
 
 import cairn
 from cairn._api.types import Unset
@@ -120,32 +126,14 @@ def test_usage_survives_a_suspension(server: DevServer) -> None:
     assert not isinstance(first, Unset) and first.input_tokens == 30, first
 
 
-class _DropHeartbeats(httpx.BaseTransport):
-    """Fails batched heartbeats (a network error) while drop is set."""
-
-    def __init__(self) -> None:
-        self.inner = httpx.HTTPTransport()
-        self.drop = threading.Event()
-
-    def handle_request(self, request: httpx.Request) -> httpx.Response:
-        if self.drop.is_set() and request.url.path.endswith("/steps/heartbeat"):
-            raise httpx.ConnectTimeout("dropped by the test", request=request)
-        return self.inner.handle_request(request)
-
-
 def test_resume_after_the_lease_is_lost_and_at_most_once(server: DevServer, monkeypatch: Any) -> None:
     # The first attempt's heartbeats are dropped while its at_most_once step
     # runs: its lease expires, the engine offers the driver again, and the
     # new attempt replays. The step that completed is not run again; the
     # at_most_once one, started without an outcome, is not either (class
     # lost); the fenced driver records nothing.
-    transport = _DropHeartbeats()
-    real = cairn.Client.__init__
-
-    def patched(self: cairn.Client, server: str | None = None, key: str | None = None, **kw: Any) -> None:
-        real(self, server, key, transport=transport)
-
-    monkeypatch.setattr(cairn.Client, "__init__", patched)
+    transport = DropHeartbeats()
+    use_transport(monkeypatch, transport)
     ran: Counter[str] = Counter()
     cancelled = threading.Event()
 
@@ -406,14 +394,7 @@ def test_map_and_parallel(server: DevServer) -> None:
 def test_triage_function_example(server: DevServer) -> None:
     # examples/python/triage_function.py as a user runs it: it serves, starts
     # a ticket, prints the reply and stops; the steps are triage.py's.
-    p = subprocess.run(
-        [sys.executable, str(ROOT / "examples" / "python" / "triage_function.py")],
-        env={**os.environ, "CAIRN_SERVER": server.url},
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert p.returncode == 0, p.stderr[-3000:]
+    p = run_example(server, "triage_function.py")
     assert '"queue": "billing-priority"' in p.stdout, p.stdout
     assert "expect an answer within 4 hours" in p.stdout, p.stdout
     run = p.stdout.split()[1]

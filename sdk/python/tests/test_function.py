@@ -9,6 +9,7 @@ import json
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
 from conftest import (
@@ -49,6 +50,36 @@ def _suspended(c: cairn.Client, run: str, n: int) -> None:
 def _worker(server: DevServer, *wfs: cairn.Workflow, name: str | None = None) -> cairn.Worker:
     log, _ = mem_logger()
     return cairn.Worker(server.client, logger=log, claim_wait=1, name=name).register(*wfs)
+
+
+def _marker(ran: Counter[str]) -> Callable[[str], Callable[[], str]]:
+    """mark(what) is a step body that counts its runs in ran[what] and returns what."""
+
+    def mark(what: str) -> Callable[[], str]:
+        def fn() -> str:
+            ran[what] += 1
+            return what
+
+        return fn
+
+    return mark
+
+
+def _drained_then_resumed(server: DevServer, wf: cairn.Workflow, began: threading.Event) -> Any:
+    """Starts wf's run on a worker that drains (0.2 s) once its charge step
+    began, then serves it on a fresh worker: the run completes with the
+    charge step's result, recorded. Returns the ended run."""
+    c = server.client
+    log, _ = mem_logger()
+    w = cairn.Worker(c, logger=log, claim_wait=1, drain_timeout=0.2).register(wf)
+    with serving(w):
+        run = c.start(wf.name).run.id
+        assert began.wait(10), "the step did not begin"
+    with serving(_worker(server, wf)):
+        done = wait_run(c, run, 20)
+    assert done.status.value == "completed" and done.output == "charged", (done.status, done.output, _ops(done))
+    assert "/charge#0 step completed" in _ops(done)
+    return done
 
 
 def test_steps_run_once_across_a_suspension(server: DevServer) -> None:
@@ -191,12 +222,7 @@ def test_resume_after_the_lease_is_lost_and_at_most_once(server: DevServer, monk
 def test_nondeterminism_and_patched(server: DevServer) -> None:
     ran: Counter[str] = Counter()
 
-    def mark(what: str) -> Any:
-        def fn() -> str:
-            ran[what] += 1
-            return what
-
-        return fn
+    mark = _marker(ran)
 
     async def v1(fc: cairn.Durable, _: Any) -> str:
         await fc.step("a", mark("a"))
@@ -468,18 +494,8 @@ def test_drain_keeps_a_finished_steps_result(server: DevServer) -> None:
     async def body(fc: cairn.Durable, _: Any) -> str:
         return await fc.step("charge", body_of(fc), at_most_once=True)
 
-    c = server.client
-    wf = cairn.function("fn-drained-py", "1", body)
-    log, _ = mem_logger()
-    w = cairn.Worker(c, logger=log, claim_wait=1, drain_timeout=0.2).register(wf)
-    with serving(w):
-        run = c.start("fn-drained-py").run.id
-        assert began.wait(10), "the step did not begin"
-    with serving(_worker(server, wf)):
-        done = wait_run(c, run, 20)
-    assert done.status.value == "completed" and done.output == "charged", (done.status, done.output, _ops(done))
+    _drained_then_resumed(server, cairn.function("fn-drained-py", "1", body), began)
     assert runs["charge"] == 1
-    assert "/charge#0 step completed" in _ops(done)
 
 
 def test_at_most_once_outcome_is_checkpointed_at_once(server: DevServer) -> None:
@@ -723,12 +739,7 @@ def test_plain_and_async_bodies_replay_each_other(server: DevServer) -> None:
     # worker is replaced (the code changes) while the runs are suspended.
     ran: Counter[str] = Counter()
 
-    def mark(what: str) -> Any:
-        def fn() -> str:
-            ran[what] += 1
-            return what
-
-        return fn
+    mark = _marker(ran)
 
     def plain(fc: cairn.SyncDurable, _: Any) -> dict[str, Any]:
         a = fc.step("a", mark("a"))
@@ -792,16 +803,6 @@ def test_drain_keeps_a_plain_bodys_step_result(server: DevServer) -> None:
 
         return str(fc.step("charge", charge, at_most_once=True))
 
-    c = server.client
-    wf = cairn.function("fn-sync-drained-py", "1", body)
-    log, _ = mem_logger()
-    w = cairn.Worker(c, logger=log, claim_wait=1, drain_timeout=0.2).register(wf)
-    with serving(w):
-        run = c.start("fn-sync-drained-py").run.id
-        assert began.wait(10), "the step did not begin"
-    with serving(_worker(server, wf)):
-        done = wait_run(c, run, 20)
-    assert done.status.value == "completed" and done.output == "charged", (done.status, done.output, _ops(done))
+    done = _drained_then_resumed(server, cairn.function("fn-sync-drained-py", "1", body), began)
     assert runs["charge"] == 1
     assert _outcomes(done) == ["suspended", "completed"]
-    assert "/charge#0 step completed" in _ops(done)

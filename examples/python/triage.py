@@ -23,8 +23,9 @@ from typing import Any
 import cairn
 
 
-def classify(ctx: cairn.StepContext, input: dict[str, str]) -> dict[str, str]:
-    text = input["text"].lower()
+def categorize(text: str) -> dict[str, str]:
+    """A ticket's category and priority, from its text."""
+    text = text.lower()
     c = {"category": "other", "priority": "normal"}
     if re.search(r"charge|refund|invoice", text):
         c["category"] = "billing"
@@ -34,6 +35,11 @@ def classify(ctx: cairn.StepContext, input: dict[str, str]) -> dict[str, str]:
         c["category"] = "account"
     if re.search(r"urgent|down", text):
         c["priority"] = "high"
+    return c
+
+
+def classify(ctx: cairn.StepContext, input: dict[str, str]) -> dict[str, str]:
+    c = categorize(input["text"])
     ctx.set_state_patch(c)
     ctx.log.info("classified as %s (%s)", c["category"], c["priority"])
     return c
@@ -93,13 +99,17 @@ triage = (
 )
 
 
-def main() -> None:
+def run_example(wf: cairn.Workflow, label: str, idempotency_key: str) -> None:
+    """Serves wf: with --serve until SIGTERM or Ctrl-C (draining first), else
+    while it starts one ticket and prints the reply."""
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per request otherwise
     client = cairn.Client()
-    worker = cairn.Worker(client, concurrency=8, labels={"example": "triage-py"}).register(triage)
+    worker = cairn.Worker(client, concurrency=8, labels={"example": label}).register(wf)
     if "--serve" in sys.argv:
-        worker.serve()  # drains on SIGTERM/SIGINT: running bodies finish and report first
+        # Drains on SIGTERM/SIGINT: running steps finish and report first; a
+        # function suspends, to go on in another attempt.
+        worker.serve()
         return
     t = threading.Thread(target=worker.serve, kwargs={"handle_signals": False})
     t.start()
@@ -107,7 +117,7 @@ def main() -> None:
         if not worker.wait_ready(30):
             raise SystemExit(f"the worker did not register with {client.server} within 30 s (is `make run` up?)")
         ticket = {"subject": "Charged twice", "body": "URGENT: I was charged twice", "customer": "ana@bigcorp.com"}
-        started = client.start("triage", ticket, idempotency_key="example-ticket-1")
+        started = client.start(wf.name, ticket, idempotency_key=idempotency_key)
         print(f"run {started.run.id} ({'existed' if started.existed else 'started'})")
         print(json.dumps(client.result(started.run.id), indent=2))
     finally:
@@ -117,4 +127,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_example(triage, "triage-py", "example-ticket-1")

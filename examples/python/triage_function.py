@@ -2,7 +2,8 @@
 steps as ordinary code, each checkpointed, so a crash or a deploy resumes the
 ticket where it was (docs/FUNCTIONS.md, docs/SDK-PY.md). It is the Go
 example's "triage-fn" (examples/triage), definition for definition, so Go and
-Python workers can serve it side by side. The SDK's tests run it.
+Python workers can serve it side by side. It shares triage.py's
+categorisation and its way of running (run_example). The SDK's tests run it.
 
 Run `make run` (terminal 1), then, in a virtual environment with the SDK
 installed (pip install ./sdk/python):
@@ -15,28 +16,13 @@ $CAIRN_SERVER (default http://127.0.0.1:8080) and $CAIRN_KEY name the server.
 
 from __future__ import annotations
 
-import json
-import logging
-import re
-import sys
-import threading
-from typing import Any
+from triage import categorize, run_example
 
 import cairn
 
 
 def classify(subject: str, body: str) -> dict[str, str]:
-    text = f"{subject}\n{body}".lower()
-    c = {"category": "other", "priority": "normal"}
-    if re.search(r"charge|refund|invoice", text):
-        c["category"] = "billing"
-    elif re.search(r"error|crash|bug", text):
-        c["category"] = "bug"
-    elif re.search(r"password|login", text):
-        c["category"] = "account"
-    if re.search(r"urgent|down", text):
-        c["priority"] = "high"
-    return c
+    return categorize(f"{subject}\n{body}")
 
 
 def lookup_customer(email: str) -> dict[str, str]:
@@ -77,32 +63,5 @@ triage_fn = cairn.workflow(
 ).function("main", triage, retry=cairn.RetryPolicy(max_attempts=1))
 
 
-def main() -> None:
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per request otherwise
-    client = cairn.Client()
-    worker = cairn.Worker(client, concurrency=8, labels={"example": "triage-fn-py"}).register(triage_fn)
-    if "--serve" in sys.argv:
-        worker.serve()  # drains on SIGTERM/SIGINT: a function suspends, to go on in another attempt
-        return
-    t = threading.Thread(target=worker.serve, kwargs={"handle_signals": False})
-    t.start()
-    try:
-        if not worker.wait_ready(30):
-            raise SystemExit(f"the worker did not register with {client.server} within 30 s (is `make run` up?)")
-        ticket: dict[str, Any] = {
-            "subject": "Charged twice",
-            "body": "URGENT: I was charged twice",
-            "customer": "ana@bigcorp.com",
-        }
-        started = client.start("triage-fn", ticket, idempotency_key="example-ticket-fn-1")
-        print(f"run {started.run.id} ({'existed' if started.existed else 'started'})")
-        print(json.dumps(client.result(started.run.id), indent=2))
-    finally:
-        worker.stop()
-        t.join(60)
-        client.close()
-
-
 if __name__ == "__main__":
-    main()
+    run_example(triage_fn, "triage-fn-py", "example-ticket-fn-1")

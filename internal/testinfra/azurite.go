@@ -52,11 +52,9 @@ func (e *AzuriteEndpoint) ContainerClient(t testing.TB, name string) *container.
 }
 
 var azuriteOnce struct {
-	sync.Once
-	ep  *AzuriteEndpoint
-	err error
+	shared[*AzuriteEndpoint]
 
-	mu   sync.Mutex // guards ep and stop after the first start
+	mu   sync.Mutex // guards v (RestartAzurite replaces it) and stop after the first start
 	stop func()     // stops the running Azurite
 	out  *bytes.Buffer
 }
@@ -66,13 +64,10 @@ var azuriteOnce struct {
 func Azurite(t testing.TB) *AzuriteEndpoint {
 	t.Helper()
 	require(t, "Azurite")
-	azuriteOnce.Do(func() { azuriteOnce.ep, azuriteOnce.err = startAzurite() })
-	if azuriteOnce.err != nil {
-		t.Fatalf("testinfra: Azurite: %v\n%s", azuriteOnce.err, setupHint)
-	}
+	azuriteOnce.start(t, "Azurite", "\n"+setupHint, startAzurite)
 	azuriteOnce.mu.Lock()
 	defer azuriteOnce.mu.Unlock()
-	return azuriteOnce.ep
+	return azuriteOnce.v
 }
 
 // RestartAzurite replaces the binary's Azurite when it stopped answering
@@ -84,8 +79,8 @@ func RestartAzurite(t testing.TB, ep *AzuriteEndpoint) *AzuriteEndpoint {
 	t.Helper()
 	azuriteOnce.mu.Lock()
 	defer azuriteOnce.mu.Unlock()
-	if azuriteOnce.ep != ep {
-		return azuriteOnce.ep
+	if azuriteOnce.v != ep {
+		return azuriteOnce.v
 	}
 	if azuriteOnce.stop != nil {
 		azuriteOnce.stop() // waits for the process: its output is complete
@@ -97,7 +92,7 @@ func RestartAzurite(t testing.TB, ep *AzuriteEndpoint) *AzuriteEndpoint {
 	if err != nil {
 		t.Fatalf("testinfra: restarting Azurite: %v", err)
 	}
-	azuriteOnce.ep = next
+	azuriteOnce.v = next
 	return next
 }
 

@@ -15,11 +15,7 @@ import (
 	"time"
 )
 
-var fakeGCSOnce struct {
-	sync.Once
-	url string
-	err error
-}
+var fakeGCSOnce shared[string]
 
 // FakeGCS returns the URL of the test binary's fake-gcs-server, started
 // on first use as a child process (./fakegcs, built without -race: under
@@ -32,11 +28,8 @@ func FakeGCS(t testing.TB) string {
 	if !mainRunning.Load() {
 		t.Fatalf("testinfra: fake-gcs-server needs this package's TestMain to call testinfra.Main(m)")
 	}
-	fakeGCSOnce.Do(func() { fakeGCSOnce.url, fakeGCSOnce.err = startFakeGCS() })
-	if fakeGCSOnce.err != nil {
-		t.Fatalf("testinfra: fake-gcs-server: %v", fakeGCSOnce.err)
-	}
-	return fakeGCSOnce.url
+	fakeGCSOnce.start(t, "fake-gcs-server", "", startFakeGCS)
+	return fakeGCSOnce.v
 }
 
 // CreateGCSBucket creates bucket name on the fake-gcs-server at url.

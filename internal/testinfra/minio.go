@@ -11,7 +11,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -51,22 +50,15 @@ type MinIOEndpoint struct {
 	Region    string // "us-east-1"
 }
 
-var minioOnce struct {
-	sync.Once
-	ep  *MinIOEndpoint
-	err error
-}
+var minioOnce shared[*MinIOEndpoint]
 
 // MinIO returns the test binary's MinIO, starting its container on first use.
 // It skips the test under -short and fails it if no engine is reachable.
 func MinIO(t testing.TB) *MinIOEndpoint {
 	t.Helper()
 	require(t, "MinIO")
-	minioOnce.Do(func() { minioOnce.ep, minioOnce.err = startMinIO() })
-	if minioOnce.err != nil {
-		t.Fatalf("testinfra: MinIO: %v\n%s", minioOnce.err, setupHint)
-	}
-	return minioOnce.ep
+	minioOnce.start(t, "MinIO", "\n"+setupHint, startMinIO)
+	return minioOnce.v
 }
 
 // MinIOKMSKey is the name of the key the server-side encrypting MinIO
@@ -77,11 +69,7 @@ const MinIOKMSKey = "cairn-test-key"
 // bytes. A fixed test key; the data it guards is thrown away.
 const minioKMSSecret = MinIOKMSKey + ":MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY="
 
-var minioSSEOnce struct {
-	sync.Once
-	ep  *MinIOEndpoint
-	err error
-}
+var minioSSEOnce shared[*MinIOEndpoint]
 
 // MinIOSSE returns a second MinIO of the test binary, started on first
 // use, that can encrypt what it stores: it holds the key MinIOKMSKey
@@ -92,13 +80,10 @@ var minioSSEOnce struct {
 func MinIOSSE(t testing.TB) *MinIOEndpoint {
 	t.Helper()
 	require(t, "MinIO")
-	minioSSEOnce.Do(func() {
-		minioSSEOnce.ep, minioSSEOnce.err = startMinIOWith(map[string]string{"MINIO_KMS_SECRET_KEY": minioKMSSecret})
+	minioSSEOnce.start(t, "MinIO with server-side encryption", "\n"+setupHint, func() (*MinIOEndpoint, error) {
+		return startMinIOWith(map[string]string{"MINIO_KMS_SECRET_KEY": minioKMSSecret})
 	})
-	if minioSSEOnce.err != nil {
-		t.Fatalf("testinfra: MinIO with server-side encryption: %v\n%s", minioSSEOnce.err, setupHint)
-	}
-	return minioSSEOnce.ep
+	return minioSSEOnce.v
 }
 
 func startMinIO() (*MinIOEndpoint, error) { return startMinIOWith(nil) }

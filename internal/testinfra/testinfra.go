@@ -73,6 +73,23 @@ func stopAll() {
 	}
 }
 
+// shared is a service the test binary starts at most once, on first use.
+type shared[T any] struct {
+	once sync.Once
+	v    T
+	err  error
+}
+
+// start starts the service on the first call; it fails t, naming the
+// service what and adding hint, when that start failed. The service is v.
+func (s *shared[T]) start(t testing.TB, what, hint string, start func() (T, error)) {
+	t.Helper()
+	s.once.Do(func() { s.v, s.err = start() })
+	if s.err != nil {
+		t.Fatalf("testinfra: %s: %v%s", what, s.err, hint)
+	}
+}
+
 // require applies the rules shared by every service: skip under -short, and
 // insist on Main so that nothing outlives the test binary.
 func require(t testing.TB, service string) {

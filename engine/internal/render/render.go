@@ -891,6 +891,18 @@ func (w *watch) observe(v ref.Val) ref.Val {
 	return v
 }
 
+// execer is a planned node of any kind.
+type execer interface {
+	Exec(*interpreter.ExecutionFrame) ref.Val
+}
+
+// exec is a plain node's metered evaluation: one unit, then e's value,
+// observed.
+func (w *watch) exec(e execer, f *interpreter.ExecutionFrame) ref.Val {
+	w.m.charge(1)
+	return w.observe(e.Exec(f))
+}
+
 // watched is a metered node.
 type watched interface{ watched() *watch }
 
@@ -934,8 +946,7 @@ type meteredNode struct {
 }
 
 func (n *meteredNode) Exec(f *interpreter.ExecutionFrame) ref.Val {
-	n.m.charge(1)
-	return n.observe(n.InterpretableV2.Exec(f))
+	return n.exec(n.InterpretableV2, f)
 }
 
 func (n *meteredNode) Eval(a interpreter.Activation) ref.Val { return n.Exec(interpreter.AsFrame(a)) }
@@ -946,8 +957,7 @@ type meteredAttr struct {
 }
 
 func (n *meteredAttr) Exec(f *interpreter.ExecutionFrame) ref.Val {
-	n.m.charge(1)
-	return n.observe(n.InterpretableAttribute.Exec(f))
+	return n.exec(n.InterpretableAttribute, f)
 }
 
 func (n *meteredAttr) Eval(a interpreter.Activation) ref.Val { return n.Exec(interpreter.AsFrame(a)) }
@@ -958,8 +968,7 @@ type meteredConst struct {
 }
 
 func (n *meteredConst) Exec(f *interpreter.ExecutionFrame) ref.Val {
-	n.m.charge(1)
-	return n.observe(n.InterpretableConst.Exec(f))
+	return n.exec(n.InterpretableConst, f)
 }
 
 func (n *meteredConst) Eval(a interpreter.Activation) ref.Val { return n.Exec(interpreter.AsFrame(a)) }

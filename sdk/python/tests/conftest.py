@@ -11,6 +11,7 @@ import os
 import shutil
 import socket
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -37,13 +38,18 @@ class DevServer:
 
     def stop(self) -> None:
         self.client.close()
-        self.proc.terminate()
-        try:
-            self.proc.wait(15)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait(5)
+        stop_process(self.proc, 15)
         shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def stop_process(p: subprocess.Popen[bytes], grace: float) -> None:
+    """Terminates p, killing it when it has not exited within grace seconds."""
+    p.terminate()
+    try:
+        p.wait(grace)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.wait(5)
 
 
 def free_port() -> int:
@@ -200,3 +206,44 @@ def step(run: Any, id: str) -> Any:
         if s.id == id:
             return s
     raise AssertionError(f"run {run.id} has no step {id}")
+
+
+def run_example(server: DevServer, script: str) -> subprocess.CompletedProcess[str]:
+    """Runs examples/python/<script> as a user does, against server: it
+    serves, starts a ticket, prints the reply and stops. Fails on a
+    non-zero exit."""
+    p = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "python" / script)],
+        env={**os.environ, "CAIRN_SERVER": server.url},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert p.returncode == 0, p.stderr[-3000:]
+    return p
+
+
+def use_transport(monkeypatch: pytest.MonkeyPatch, transport: httpx.BaseTransport) -> None:
+    """Makes every cairn.Client made from now on (until the test ends) send
+    through transport: the worker's protocol client is one, made in serve."""
+    real = cairn.Client.__init__
+
+    def patched(self: cairn.Client, server: str | None = None, key: str | None = None, **kw: Any) -> None:
+        real(self, server, key, transport=transport)
+
+    monkeypatch.setattr(cairn.Client, "__init__", patched)
+
+
+class DropHeartbeats(httpx.BaseTransport):
+    """Fails batched heartbeats (a network error) while drop is set."""
+
+    def __init__(self, drop: bool = False) -> None:
+        self.inner = httpx.HTTPTransport()
+        self.drop = threading.Event()
+        if drop:
+            self.drop.set()
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        if self.drop.is_set() and request.url.path.endswith("/steps/heartbeat"):
+            raise httpx.ConnectTimeout("dropped by the test", request=request)
+        return self.inner.handle_request(request)

@@ -4,7 +4,9 @@ AsyncClient, against a real cairn dev; usage from OpenTelemetry spans."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import datetime as dt
+from collections.abc import AsyncIterator
 from typing import Any
 
 from conftest import DevServer, mem_logger, step
@@ -32,6 +34,23 @@ async def _stop(w: cairn.Worker, task: asyncio.Task[None]) -> None:
     await asyncio.wait_for(task, 60)
 
 
+@contextlib.asynccontextmanager
+async def _served(server: DevServer, w: cairn.Worker) -> AsyncIterator[cairn.AsyncClient]:
+    """Serves w on the event loop while the block runs, with an AsyncClient
+    of server; stops w after."""
+    async with cairn.AsyncClient(server.url) as c:
+        task = await _serving(w)
+        try:
+            yield c
+        finally:
+            await _stop(w, task)
+
+
+def _worker(server: DevServer, wf: cairn.Workflow, **kw: Any) -> cairn.Worker:
+    log, _ = mem_logger()
+    return cairn.Worker(server.client, logger=log, claim_wait=2, **kw).register(wf)
+
+
 def test_asyncio_worker_runs_100_steps_at_once(server: DevServer) -> None:
     n = 100
 
@@ -54,15 +73,9 @@ def test_asyncio_worker_runs_100_steps_at_once(server: DevServer) -> None:
             return x * 2
 
         wf = cairn.workflow("hundred-py", "1").map("double", "input.items", item, max_concurrency=n)
-        log, _ = mem_logger()
-        w = cairn.Worker(server.client, logger=log, concurrency=n, claim_wait=2).register(wf)
-        async with cairn.AsyncClient(server.url) as c:
-            task = await _serving(w)
-            try:
-                started = await c.start("hundred-py", {"items": list(range(n))})
-                done = await asyncio.wait_for(c.wait(started.run.id), 90)
-            finally:
-                await _stop(w, task)
+        async with _served(server, _worker(server, wf, concurrency=n)) as c:
+            started = await c.start("hundred-py", {"items": list(range(n))})
+            done = await asyncio.wait_for(c.wait(started.run.id), 90)
         assert done.status.value == "completed", done.error
         assert done.output == [x * 2 for x in range(n)]
         assert peak == n
@@ -84,21 +97,15 @@ def test_async_body_cancelled_when_the_run_ends(server: DevServer) -> None:
                 raise
 
         wf = cairn.workflow("cancel-py", "1").task("long", wait_forever)
-        log, _ = mem_logger()
-        w = cairn.Worker(server.client, logger=log, claim_wait=2).register(wf)
-        async with cairn.AsyncClient(server.url) as c:
-            task = await _serving(w)
-            try:
-                run = (await c.start("cancel-py")).run.id
-                await asyncio.wait_for(began.wait(), 15)
-                cancelled = await c.cancel(run, "no longer needed")
-                assert cancelled.status.value == "cancelled"
-                for _ in range(200):  # the next heartbeat says run_terminal
-                    if causes:
-                        break
-                    await asyncio.sleep(0.05)
-            finally:
-                await _stop(w, task)
+        async with _served(server, _worker(server, wf)) as c:
+            run = (await c.start("cancel-py")).run.id
+            await asyncio.wait_for(began.wait(), 15)
+            cancelled = await c.cancel(run, "no longer needed")
+            assert cancelled.status.value == "cancelled"
+            for _ in range(200):  # the next heartbeat says run_terminal
+                if causes:
+                    break
+                await asyncio.sleep(0.05)
         assert len(causes) == 1 and isinstance(causes[0], cairn.RunEnded), causes
 
     asyncio.run(main())
@@ -110,15 +117,9 @@ def test_attempt_timeout(server: DevServer) -> None:
             await asyncio.sleep(30)
 
         wf = cairn.workflow("timeout-py", "1").task("slow", slow, timeout=0.5, retry=cairn.RetryPolicy(max_attempts=1))
-        log, _ = mem_logger()
-        w = cairn.Worker(server.client, logger=log, claim_wait=2).register(wf)
-        async with cairn.AsyncClient(server.url) as c:
-            task = await _serving(w)
-            try:
-                run = (await c.start("timeout-py")).run.id
-                done = await asyncio.wait_for(c.wait(run), 30)
-            finally:
-                await _stop(w, task)
+        async with _served(server, _worker(server, wf)) as c:
+            run = (await c.start("timeout-py")).run.id
+            done = await asyncio.wait_for(c.wait(run), 30)
         assert done.status.value == "failed"
         assert done.error.class_ == "timeout", done.error
 
@@ -152,20 +153,13 @@ def test_usage_from_spans(server: DevServer) -> None:
         return "ok"
 
     wf = cairn.workflow("usage-py", "1").task("llm", llm).task("allm", allm, after=["llm"])
-    log, _ = mem_logger()
     reader = InMemoryMetricReader()
-    w = cairn.Worker(
-        server.client, logger=log, claim_wait=2, tracer_provider=tp, meter_provider=MeterProvider([reader])
-    ).register(wf)
+    w = _worker(server, wf, tracer_provider=tp, meter_provider=MeterProvider([reader]))
 
     async def main() -> Any:
-        async with cairn.AsyncClient(server.url) as c:
-            task = await _serving(w)
-            try:
-                run = (await c.start("usage-py")).run.id
-                return await asyncio.wait_for(c.wait(run), 30)
-            finally:
-                await _stop(w, task)
+        async with _served(server, w) as c:
+            run = (await c.start("usage-py")).run.id
+            return await asyncio.wait_for(c.wait(run), 30)
 
     done = asyncio.run(main())
     assert done.status.value == "completed", done.error
@@ -194,43 +188,37 @@ def test_async_client_events_reruns_schedules_batches(server: DevServer) -> None
                 "after", lambda ctx, x: {"approved_by": x["by"]}, after=["approval"], input="${steps.approval.output}"
             )
         )
-        log, _ = mem_logger()
-        w = cairn.Worker(server.client, logger=log, claim_wait=2).register(wf)
-        async with cairn.AsyncClient(server.url) as c:
-            task = await _serving(w)
-            try:
-                run = (await c.start("events-py", correlation="order-7")).run.id
-                ev = await c.send_event(run, "approved", {"by": "bob"}, id="ev-1")
-                assert ev is not None
-                done = await asyncio.wait_for(c.wait(run), 30)
-                assert done.status.value == "completed", done.error
-                assert done.output == {"approved_by": "bob"}
-                assert done.correlation == "order-7"
-                assert await c.result(run) == {"approved_by": "bob"}
-                re = await c.rerun(run)
-                assert re.run.rerun_of == run
-                # The rerun reuses the completed steps: it completes on its own.
-                redone = await asyncio.wait_for(c.wait(re.run.id), 30)
-                assert redone.status.value == "completed"
-                summaries = [r async for r in c.runs(workflow="events-py", limit=1)]
-                assert {r.id for r in summaries} >= {run, re.run.id}
+        async with _served(server, _worker(server, wf)) as c:
+            run = (await c.start("events-py", correlation="order-7")).run.id
+            ev = await c.send_event(run, "approved", {"by": "bob"}, id="ev-1")
+            assert ev is not None
+            done = await asyncio.wait_for(c.wait(run), 30)
+            assert done.status.value == "completed", done.error
+            assert done.output == {"approved_by": "bob"}
+            assert done.correlation == "order-7"
+            assert await c.result(run) == {"approved_by": "bob"}
+            re = await c.rerun(run)
+            assert re.run.rerun_of == run
+            # The rerun reuses the completed steps: it completes on its own.
+            redone = await asyncio.wait_for(c.wait(re.run.id), 30)
+            assert redone.status.value == "completed"
+            summaries = [r async for r in c.runs(workflow="events-py", limit=1)]
+            assert {r.id for r in summaries} >= {run, re.run.id}
 
-                sch = await c.create_schedule("events-py", "@every 1h", id="hourly-py", paused=True)
-                assert sch.id == "hourly-py"
-                assert (await c.get_schedule("hourly-py")).paused
-                await c.delete_schedule("hourly-py")
+            sch = await c.create_schedule("events-py", "@every 1h", id="hourly-py", paused=True)
+            assert sch.id == "hourly-py"
+            assert (await c.get_schedule("hourly-py")).paused
+            await c.delete_schedule("hourly-py")
 
-                pending = (await c.start("events-py")).run.id
-                b = await c.start_batch("cancel", workflow="events-py", status=["running"], reason="cleanup")
-                for _ in range(200):
-                    if b.state.value == "done":
-                        break
-                    await asyncio.sleep(0.05)
-                    b = await c.get_batch(b.id)
-                assert b.state.value == "done"
-                assert (await c.get(pending)).status.value == "cancelled"
-            finally:
-                await _stop(w, task)
+            pending = (await c.start("events-py")).run.id
+            b = await c.start_batch("cancel", workflow="events-py", status=["running"], reason="cleanup")
+            for _ in range(200):
+                if b.state.value == "done":
+                    break
+                await asyncio.sleep(0.05)
+                b = await c.get_batch(b.id)
+            assert b.state.value == "done"
+            assert (await c.get(pending)).status.value == "cancelled"
 
     asyncio.run(main())
 

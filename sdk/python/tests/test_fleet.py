@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import DevServer, eventually, mem_logger, serving, step, wait_run
+from conftest import DevServer, eventually, mem_logger, serving, step, stop_process, wait_run
 
 import cairn
 
@@ -59,12 +59,7 @@ class _Proc:
             )
 
     def stop(self) -> None:
-        self.p.terminate()
-        try:
-            self.p.wait(30)
-        except subprocess.TimeoutExpired:
-            self.p.kill()
-            self.p.wait(5)
+        stop_process(self.p, 30)
 
 
 def test_go_typescript_and_python_workers_serve_one_run(server: DevServer) -> None:

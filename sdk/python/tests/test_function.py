@@ -6,16 +6,23 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import subprocess
-import sys
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
-import httpx
-from conftest import ROOT, DevServer, eventually, mem_logger, serving, step, wait_run
+from conftest import (
+    DevServer,
+    DropHeartbeats,
+    eventually,
+    mem_logger,
+    run_example,
+    serving,
+    step,
+    use_transport,
+    wait_run,
+)
 
 import cairn
 from cairn._api.types import Unset
@@ -43,6 +50,36 @@ def _suspended(c: cairn.Client, run: str, n: int) -> None:
 def _worker(server: DevServer, *wfs: cairn.Workflow, name: str | None = None) -> cairn.Worker:
     log, _ = mem_logger()
     return cairn.Worker(server.client, logger=log, claim_wait=1, name=name).register(*wfs)
+
+
+def _marker(ran: Counter[str]) -> Callable[[str], Callable[[], str]]:
+    """mark(what) is a step body that counts its runs in ran[what] and returns what."""
+
+    def mark(what: str) -> Callable[[], str]:
+        def fn() -> str:
+            ran[what] += 1
+            return what
+
+        return fn
+
+    return mark
+
+
+def _drained_then_resumed(server: DevServer, wf: cairn.Workflow, began: threading.Event) -> Any:
+    """Starts wf's run on a worker that drains (0.2 s) once its charge step
+    began, then serves it on a fresh worker: the run completes with the
+    charge step's result, recorded. Returns the ended run."""
+    c = server.client
+    log, _ = mem_logger()
+    w = cairn.Worker(c, logger=log, claim_wait=1, drain_timeout=0.2).register(wf)
+    with serving(w):
+        run = c.start(wf.name).run.id
+        assert began.wait(10), "the step did not begin"
+    with serving(_worker(server, wf)):
+        done = wait_run(c, run, 20)
+    assert done.status.value == "completed" and done.output == "charged", (done.status, done.output, _ops(done))
+    assert "/charge#0 step completed" in _ops(done)
+    return done
 
 
 def test_steps_run_once_across_a_suspension(server: DevServer) -> None:
@@ -120,32 +157,14 @@ def test_usage_survives_a_suspension(server: DevServer) -> None:
     assert not isinstance(first, Unset) and first.input_tokens == 30, first
 
 
-class _DropHeartbeats(httpx.BaseTransport):
-    """Fails batched heartbeats (a network error) while drop is set."""
-
-    def __init__(self) -> None:
-        self.inner = httpx.HTTPTransport()
-        self.drop = threading.Event()
-
-    def handle_request(self, request: httpx.Request) -> httpx.Response:
-        if self.drop.is_set() and request.url.path.endswith("/steps/heartbeat"):
-            raise httpx.ConnectTimeout("dropped by the test", request=request)
-        return self.inner.handle_request(request)
-
-
 def test_resume_after_the_lease_is_lost_and_at_most_once(server: DevServer, monkeypatch: Any) -> None:
     # The first attempt's heartbeats are dropped while its at_most_once step
     # runs: its lease expires, the engine offers the driver again, and the
     # new attempt replays. The step that completed is not run again; the
     # at_most_once one, started without an outcome, is not either (class
     # lost); the fenced driver records nothing.
-    transport = _DropHeartbeats()
-    real = cairn.Client.__init__
-
-    def patched(self: cairn.Client, server: str | None = None, key: str | None = None, **kw: Any) -> None:
-        real(self, server, key, transport=transport)
-
-    monkeypatch.setattr(cairn.Client, "__init__", patched)
+    transport = DropHeartbeats()
+    use_transport(monkeypatch, transport)
     ran: Counter[str] = Counter()
     cancelled = threading.Event()
 
@@ -203,12 +222,7 @@ def test_resume_after_the_lease_is_lost_and_at_most_once(server: DevServer, monk
 def test_nondeterminism_and_patched(server: DevServer) -> None:
     ran: Counter[str] = Counter()
 
-    def mark(what: str) -> Any:
-        def fn() -> str:
-            ran[what] += 1
-            return what
-
-        return fn
+    mark = _marker(ran)
 
     async def v1(fc: cairn.Durable, _: Any) -> str:
         await fc.step("a", mark("a"))
@@ -406,14 +420,7 @@ def test_map_and_parallel(server: DevServer) -> None:
 def test_triage_function_example(server: DevServer) -> None:
     # examples/python/triage_function.py as a user runs it: it serves, starts
     # a ticket, prints the reply and stops; the steps are triage.py's.
-    p = subprocess.run(
-        [sys.executable, str(ROOT / "examples" / "python" / "triage_function.py")],
-        env={**os.environ, "CAIRN_SERVER": server.url},
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert p.returncode == 0, p.stderr[-3000:]
+    p = run_example(server, "triage_function.py")
     assert '"queue": "billing-priority"' in p.stdout, p.stdout
     assert "expect an answer within 4 hours" in p.stdout, p.stdout
     run = p.stdout.split()[1]
@@ -487,18 +494,8 @@ def test_drain_keeps_a_finished_steps_result(server: DevServer) -> None:
     async def body(fc: cairn.Durable, _: Any) -> str:
         return await fc.step("charge", body_of(fc), at_most_once=True)
 
-    c = server.client
-    wf = cairn.function("fn-drained-py", "1", body)
-    log, _ = mem_logger()
-    w = cairn.Worker(c, logger=log, claim_wait=1, drain_timeout=0.2).register(wf)
-    with serving(w):
-        run = c.start("fn-drained-py").run.id
-        assert began.wait(10), "the step did not begin"
-    with serving(_worker(server, wf)):
-        done = wait_run(c, run, 20)
-    assert done.status.value == "completed" and done.output == "charged", (done.status, done.output, _ops(done))
+    _drained_then_resumed(server, cairn.function("fn-drained-py", "1", body), began)
     assert runs["charge"] == 1
-    assert "/charge#0 step completed" in _ops(done)
 
 
 def test_at_most_once_outcome_is_checkpointed_at_once(server: DevServer) -> None:
@@ -742,12 +739,7 @@ def test_plain_and_async_bodies_replay_each_other(server: DevServer) -> None:
     # worker is replaced (the code changes) while the runs are suspended.
     ran: Counter[str] = Counter()
 
-    def mark(what: str) -> Any:
-        def fn() -> str:
-            ran[what] += 1
-            return what
-
-        return fn
+    mark = _marker(ran)
 
     def plain(fc: cairn.SyncDurable, _: Any) -> dict[str, Any]:
         a = fc.step("a", mark("a"))
@@ -811,16 +803,6 @@ def test_drain_keeps_a_plain_bodys_step_result(server: DevServer) -> None:
 
         return str(fc.step("charge", charge, at_most_once=True))
 
-    c = server.client
-    wf = cairn.function("fn-sync-drained-py", "1", body)
-    log, _ = mem_logger()
-    w = cairn.Worker(c, logger=log, claim_wait=1, drain_timeout=0.2).register(wf)
-    with serving(w):
-        run = c.start("fn-sync-drained-py").run.id
-        assert began.wait(10), "the step did not begin"
-    with serving(_worker(server, wf)):
-        done = wait_run(c, run, 20)
-    assert done.status.value == "completed" and done.output == "charged", (done.status, done.output, _ops(done))
+    done = _drained_then_resumed(server, cairn.function("fn-sync-drained-py", "1", body), began)
     assert runs["charge"] == 1
     assert _outcomes(done) == ["suspended", "completed"]
-    assert "/charge#0 step completed" in _ops(done)

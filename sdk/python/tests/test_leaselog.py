@@ -10,7 +10,7 @@ import threading
 from typing import Any
 
 import httpx
-from conftest import DevServer, mem_logger, serving, wait_run
+from conftest import DevServer, mem_logger, serving, use_transport, wait_run
 
 import cairn
 
@@ -41,13 +41,7 @@ class _RecordLeases(httpx.BaseTransport):
 
 def test_no_log_line_carries_a_lease_id(server: DevServer, monkeypatch: Any) -> None:
     transport = _RecordLeases()
-    real = cairn.Client.__init__
-
-    def patched(self: cairn.Client, server: str | None = None, key: str | None = None, **kw: Any) -> None:
-        real(self, server, key, transport=transport)
-
-    # The worker's protocol client is a cairn.Client made in serve.
-    monkeypatch.setattr(cairn.Client, "__init__", patched)
+    use_transport(monkeypatch, transport)
     wf = cairn.workflow("leaselog-py", "1").task("a", lambda ctx, _: 1).task("b", lambda ctx, _: 2, after=["a"])
     log, rec = mem_logger()
     w = cairn.Worker(server.client, logger=log, claim_wait=1).register(wf)

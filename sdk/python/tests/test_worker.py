@@ -8,9 +8,20 @@ import time
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
-from conftest import ROOT, DevServer, eventually, mem_logger, serving, start_server, step, wait_run
+from conftest import (
+    ROOT,
+    DevServer,
+    DropHeartbeats,
+    eventually,
+    mem_logger,
+    run_example,
+    serving,
+    start_server,
+    step,
+    use_transport,
+    wait_run,
+)
 
 import cairn
 from cairn._api.types import Unset
@@ -139,32 +150,12 @@ def test_at_most_once_never_runs_again(server: DevServer) -> None:
         assert len(bodies) == 1
 
 
-class _DropHeartbeats(httpx.BaseTransport):
-    """Fails batched heartbeats (a network error) while drop is set."""
-
-    def __init__(self) -> None:
-        self.inner = httpx.HTTPTransport()
-        self.drop = threading.Event()
-        self.drop.set()
-
-    def handle_request(self, request: httpx.Request) -> httpx.Response:
-        if self.drop.is_set() and request.url.path.endswith("/steps/heartbeat"):
-            raise httpx.ConnectTimeout("dropped by the test", request=request)
-        return self.inner.handle_request(request)
-
-
 def test_fenced_lease_cancels_the_body(server: DevServer, monkeypatch: Any) -> None:
     # Heartbeats are dropped while the first attempt runs, so its lease expires
     # and the reaper offers the step again; the next heartbeat of the first
     # attempt is refused fenced, which cancels its body.
-    transport = _DropHeartbeats()
-    real = cairn.Client.__init__
-
-    def patched(self: cairn.Client, server: str | None = None, key: str | None = None, **kw: Any) -> None:
-        real(self, server, key, transport=transport)
-
-    # The worker's protocol client is a cairn.Client made in serve.
-    monkeypatch.setattr(cairn.Client, "__init__", patched)
+    transport = DropHeartbeats(drop=True)
+    use_transport(monkeypatch, transport)
     causes: list[Any] = []
     told = threading.Event()
 
@@ -324,19 +315,8 @@ def test_kind_options_are_checked() -> None:
 
 
 def test_example_script(server: DevServer) -> None:
-    import os
-    import subprocess
-
-    # examples/python/triage.py as a user runs it: it serves, starts a
-    # ticket, prints the reply and stops.
-    p = subprocess.run(
-        [sys.executable, str(ROOT / "examples" / "python" / "triage.py")],
-        env={**os.environ, "CAIRN_SERVER": server.url},
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert p.returncode == 0, p.stderr[-3000:]
+    # examples/python/triage.py as a user runs it.
+    p = run_example(server, "triage.py")
     assert '"queue": "billing-priority"' in p.stdout, p.stdout
     assert "worker stopped" in p.stderr
 

@@ -113,15 +113,6 @@ type StartRequest struct {
 	Budget         *Budget                    `json:"budget,omitempty" doc:"The run's budget (default: the workflow's): a run whose usage goes over it fails with class budget_exceeded."`
 }
 
-// Check validates what the schema cannot say of a start: its priority's
-// range and its budget.
-func (r *StartRequest) Check() error {
-	if err := CheckPriority(r.Priority); err != nil {
-		return ValidationError{{Field: "priority", Message: err.Error()}}
-	}
-	return r.Budget.Check("budget")
-}
-
 // EventRequest sends an event to a run.
 type EventRequest struct {
 	Name    string          `json:"name" minLength:"1" maxLength:"128" pattern:"^[^\\x00-\\x1F\\x7F]*$" doc:"Event name; resumes wait steps waiting for it. Any text without control characters."`

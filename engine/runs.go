@@ -96,7 +96,10 @@ func (e *Engine) startRun(ctx context.Context, req cairn.StartRequest, seed func
 	if err != nil {
 		return nil, err
 	}
-	if err := req.Check(); err != nil {
+	if err := cairn.CheckPriority(req.Priority); err != nil {
+		return nil, &InvalidError{Field: "priority", Message: err.Error()}
+	}
+	if err := req.Budget.Check("budget"); err != nil {
 		return nil, err
 	}
 	now := e.now()

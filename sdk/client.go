@@ -268,6 +268,9 @@ type StartOptions struct {
 	// Priority of the run's steps, in [-100, 100] [0]: of the steps ready
 	// at once, higher priorities are offered first (sdk/flow.go).
 	Priority int
+	// Budget replaces the workflow's budget for this run (nil: the
+	// workflow's, if any).
+	Budget *Budget
 }
 
 // Start starts a run of workflow.
@@ -281,6 +284,12 @@ func (c *Client) Start(ctx context.Context, workflow string, o StartOptions) (*R
 	if o.Priority != 0 {
 		p := int64(o.Priority)
 		req.Priority = &p
+	}
+	if b := o.Budget; b != nil {
+		req.Budget = &client.Budget{CostUsd: ptr(b.CostUSD), Tokens: ptr(b.Tokens)}
+		if len(b.Counters) > 0 {
+			req.Budget.Counters = &b.Counters
+		}
 	}
 	var err error
 	if req.Input, err = optionalJSON(o.Input, "run input"); err != nil {

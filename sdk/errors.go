@@ -24,6 +24,9 @@ const (
 	ClassOutputTooLarge = cairn.ClassOutputTooLarge
 	// ClassInterrupted: the worker shut down before the body ended.
 	ClassInterrupted = cairn.ClassInterrupted
+	// ClassBudgetExceeded: the run's usage went over its budget (a run's
+	// error; WorkflowDef.Budget, StartOptions.Budget).
+	ClassBudgetExceeded = cairn.ClassBudgetExceeded
 )
 
 // Reason is why the engine refused a worker call (HTTP 409).

@@ -18,6 +18,8 @@ type (
 	Usage = cairn.Usage
 	// ModelUsage is one model's share of a Usage of several models.
 	ModelUsage = cairn.ModelUsage
+	// Budget limits what a run may consume: cost, tokens, counters.
+	Budget = cairn.Budget
 	// ErrorInfo is how a step or run failed.
 	ErrorInfo = cairn.ErrorInfo
 	// RunStatus is where a run is in its life.

@@ -46,6 +46,14 @@ func (d *WorkflowDef) Deadline(after time.Duration) *WorkflowDef {
 	return d
 }
 
+// Budget sets the default budget of each run (a start may give its own):
+// a run whose usage — every attempt's, failed ones' too — goes over it
+// fails with class budget_exceeded.
+func (d *WorkflowDef) Budget(b Budget) *WorkflowDef {
+	d.wf.Budget = &b
+	return d
+}
+
 // Encrypted declares that the workflow's payloads are encrypted on the
 // client (WithCodec): the engine refuses, at registration, a template,
 // condition, items expression or flow-control key that reads inside an

@@ -1,0 +1,41 @@
+package sdk
+
+import (
+	"errors"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// A workflow's budget of model calls stops a loop of agent steps: the
+// attempt whose usage goes over fails the run with class
+// budget_exceeded, a failed attempt's calls count, and nothing runs
+// after it; a start's own budget replaces the workflow's.
+func TestBudgetStopsARun(t *testing.T) {
+	e := newEnv(t, fastReap())
+	var after atomic.Int32
+	call := func(ctx StepContext, _ struct{}) (int, error) {
+		ctx.SetUsage(Usage{Counters: map[string]int64{"model_calls": 2}})
+		if ctx.Info().Attempt == 1 && ctx.Info().Step == "think" {
+			return 0, Retryable(errors.New("rate limited"))
+		}
+		return 1, nil
+	}
+	wf := Workflow("agent", "1").Budget(Budget{Counters: map[string]int64{"model_calls": 5}}).
+		Task("plan", Handle(call)).
+		Task("think", Handle(call), After("plan"), Retry(RetryPolicy{MaxAttempts: 3, InitialBackoff: 10 * time.Millisecond})).
+		Task("act", Handle(func(ctx StepContext, _ struct{}) (int, error) { after.Add(1); return 0, nil }), After("think"))
+	serve(t, NewWorker(e.client(t), WithLogger(quiet())).Register(wf))
+
+	r := waitRun(t, e.c, start(t, e.c, "agent", StartOptions{}).ID, 30*time.Second)
+	if r.Status != RunFailed || r.Error == nil || r.Error.Class != ClassBudgetExceeded || r.Error.Step != "think" {
+		t.Fatalf("run %s %+v, want failed with %s at think", r.Status, r.Error, ClassBudgetExceeded)
+	}
+	if r.Usage.Counters["model_calls"] != 6 || after.Load() != 0 {
+		t.Fatalf("model_calls %d, act ran %d times", r.Usage.Counters["model_calls"], after.Load())
+	}
+	r = waitRun(t, e.c, start(t, e.c, "agent", StartOptions{Budget: &Budget{Counters: map[string]int64{"model_calls": 100}}}).ID, 30*time.Second)
+	if r.Status != RunCompleted || r.Budget == nil || r.Budget.Counters["model_calls"] != 100 || after.Load() != 1 {
+		t.Fatalf("with its own budget: run %s %+v budget %+v, act ran %d", r.Status, r.Error, r.Budget, after.Load())
+	}
+}

@@ -55,6 +55,8 @@ export interface StartOptions {
   state?: Record<string, unknown>;
   /** The run's priority in [-100, 100] (default 0): higher is offered first. */
   priority?: number;
+  /** Replaces the workflow's budget for this run. */
+  budget?: Schemas["Budget"];
 }
 
 /** A new schedule's optional fields. */
@@ -185,6 +187,7 @@ export class Client {
         deadline,
         state,
         priority: opts.priority,
+        budget: opts.budget,
       },
     });
     const res = unwrap(r);

@@ -69,6 +69,8 @@ export interface WorkflowOptions {
   description?: string;
   /** Default run deadline, from start. */
   deadline?: Duration;
+  /** Default budget of each run (a start may give its own): a run whose usage goes over it fails with class budget_exceeded. */
+  budget?: Schemas["Budget"];
   /** Limits on the task attempts of all runs holding a lease at once: per rendered key, or without key one global limit (at most 4). */
   concurrency?: { key?: string; limit: number }[];
   /** The payloads are encrypted by the SDKs (a codec): templates may pass encrypted values whole, not read inside them. */
@@ -222,6 +224,7 @@ export class WorkflowDef {
       description: this.opts.description,
       deadline: this.opts.deadline === undefined ? undefined : duration(this.opts.deadline),
       concurrency: this.opts.concurrency?.map((c) => ({ key: c.key, limit: c.limit })),
+      ...(this.opts.budget ? { budget: { ...this.opts.budget } } : {}),
       steps: this.steps.map((s) => ({ ...s })),
       ...(this.onFailureSteps.length ? { on_failure: this.onFailureSteps.map((s) => ({ ...s })) } : {}),
       ...(this.triggers.length ? { on: this.triggers.map((t) => ({ ...t })) } : {}),

@@ -1,0 +1,41 @@
+// A run's budget against a real cairn dev: the step whose usage takes the
+// run over its token budget fails the run with class budget_exceeded and the
+// step after it never runs; a start's own budget replaces the workflow's.
+import assert from "node:assert/strict";
+import { test } from "node:test";
+
+import { defineWorkflow, Worker } from "../index.js";
+import { memLogger, serverForFile, whileServing } from "./server.js";
+
+const srv = serverForFile();
+
+test("budget: tokens over the workflow's budget fail the run; a start's own budget lets it finish", async () => {
+  let acted = 0;
+  const wf = defineWorkflow({ name: "budget-ts", version: "1", budget: { tokens: 150 } })
+    .task("draft", async (ctx) => {
+      ctx.setUsage({ model: "m", input_tokens: 80, output_tokens: 20 });
+      return "draft";
+    })
+    .task(
+      "review",
+      async (ctx) => {
+        ctx.setUsage({ model: "m", input_tokens: 60 });
+        return "ok";
+      },
+      { after: ["draft"] },
+    )
+    .task("act", async () => ++acted, { after: ["review"] });
+  await whileServing(new Worker(srv.client, { logger: memLogger() }).register(wf), async () => {
+    const a = await srv.client.start("budget-ts", {});
+    const r = await srv.client.wait(a.run.id, { signal: AbortSignal.timeout(30_000) });
+    assert.equal(r.status, "failed");
+    assert.equal(r.error?.class, "budget_exceeded");
+    assert.equal(r.error?.step, "review");
+    assert.equal(acted, 0);
+    const b = await srv.client.start("budget-ts", { budget: { tokens: 1000 } });
+    const r2 = await srv.client.wait(b.run.id, { signal: AbortSignal.timeout(30_000) });
+    assert.equal(r2.status, "completed", JSON.stringify(r2.error));
+    assert.equal(r2.budget?.tokens, 1000);
+    assert.equal(acted, 1);
+  });
+});

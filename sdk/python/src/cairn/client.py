@@ -57,6 +57,7 @@ from ._api.models import (
     BatchFilterStatusItem,
     BatchRequest,
     BatchRequestAction,
+    Budget,
     CancelRequest,
     EventRequest,
     EventResult,
@@ -247,6 +248,7 @@ def _op_start(
     priority: int | None,
     k: Keyring | None = None,
     cache: _Clear | None = None,
+    budget: dict[str, Any] | None = None,
 ) -> _Op[StartedRun]:
     if k is not None and (input is not None or state):
         clear = yield from _op_clear_keys(cache or _Clear(), workflow, version)
@@ -270,6 +272,7 @@ def _op_start(
         deadline=dl,
         state=UNSET if state is None else StartRequestState.from_dict(state),
         priority=_opt(priority),
+        budget=UNSET if budget is None else Budget.from_dict(budget),
     )
     res = yield _call(start_run, body=body)
     run = yield from _resolve_run(res.run)
@@ -534,10 +537,13 @@ class Client(_Base):
         deadline: _dt.datetime | float | None = None,
         state: dict[str, Any] | None = None,
         priority: int | None = None,
+        budget: dict[str, Any] | None = None,
     ) -> StartedRun:
         """Starts a run of workflow. With an idempotency key, starting again returns the first run
-        (existed True). deadline: a datetime, or seconds from now."""
-        return self._drive(_op_start(workflow, input, version, correlation, idempotency_key, deadline, state, priority, self.codec, self._clear))
+        (existed True). deadline: a datetime, or seconds from now. budget replaces the workflow's."""
+        return self._drive(
+            _op_start(workflow, input, version, correlation, idempotency_key, deadline, state, priority, self.codec, self._clear, budget)
+        )
 
     def get(self, run: str) -> Run:
         return self._drive(_op_get(run, self.codec))
@@ -785,9 +791,10 @@ class AsyncClient(_Base):
         deadline: _dt.datetime | float | None = None,
         state: dict[str, Any] | None = None,
         priority: int | None = None,
+        budget: dict[str, Any] | None = None,
     ) -> StartedRun:
         return await self._drive(
-            _op_start(workflow, input, version, correlation, idempotency_key, deadline, state, priority, self.codec, self._clear)
+            _op_start(workflow, input, version, correlation, idempotency_key, deadline, state, priority, self.codec, self._clear, budget)
         )
 
     async def get(self, run: str) -> Run:

@@ -155,11 +155,15 @@ class Workflow:
         description: str = "",
         deadline: Duration | None = None,
         concurrency: list[Concurrency] | None = None,
+        budget: dict[str, Any] | None = None,
     ) -> None:
         self.name = name
         self.version = version
         self.description = description
         self.deadline = deadline
+        #: Default budget of each run ({"cost_usd", "tokens", "counters"}): a run whose
+        #: usage goes over it fails with class budget_exceeded.
+        self.budget = dict(budget) if budget else None
         self.concurrency = list(concurrency or [])
         self.handlers: dict[str, Handler] = {}
         self._steps: list[dict[str, Any]] = []
@@ -318,6 +322,8 @@ class Workflow:
             d["deadline"] = duration(self.deadline)
         if self.concurrency:
             d["concurrency"] = [c.wire() for c in self.concurrency]
+        if self.budget:
+            d["budget"] = dict(self.budget)
         if self._on_failure:
             d["on_failure"] = [dict(s) for s in self._on_failure]
         if self._on:
@@ -336,6 +342,7 @@ def workflow(
     description: str = "",
     deadline: Duration | None = None,
     concurrency: list[Concurrency] | None = None,
+    budget: dict[str, Any] | None = None,
 ) -> Workflow:
     """Starts the definition of workflow name at version."""
-    return Workflow(name, version, description=description, deadline=deadline, concurrency=concurrency)
+    return Workflow(name, version, description=description, deadline=deadline, concurrency=concurrency, budget=budget)

@@ -1,0 +1,37 @@
+"""A run's budget against a real cairn dev: the step whose usage takes the
+run over its counter budget fails the run with class budget_exceeded (a failed
+attempt's usage counts) and the step after it never runs; a start's own budget
+replaces the workflow's."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from conftest import DevServer, mem_logger, serving, wait_run
+
+import cairn
+
+
+def test_a_budget_stops_a_run(server: DevServer) -> None:
+    acted: list[str] = []
+
+    def call(ctx: cairn.StepContext, _: Any) -> int:
+        ctx.set_usage(cairn.Usage(counters={"searches": 2}))
+        if ctx.info.step == "search" and ctx.info.attempt == 1:
+            raise cairn.retryable("throttled")
+        return 1
+
+    wf = (
+        cairn.workflow("budget-py", "1", budget={"counters": {"searches": 5}})
+        .task("plan", call)
+        .task("search", call, after=["plan"], retry=cairn.RetryPolicy(max_attempts=3, initial_backoff=0.01))
+        .task("act", lambda ctx, _: acted.append(ctx.info.run), after=["search"])
+    )
+    log, _ = mem_logger()
+    with serving(cairn.Worker(server.client, logger=log).register(wf)):
+        r = wait_run(server.client, server.client.start("budget-py").run.id)
+        assert r.status.value == "failed"
+        assert r.error.class_ == "budget_exceeded" and r.error.step == "search"
+        assert r.usage.counters["searches"] == 6 and acted == []
+        r = wait_run(server.client, server.client.start("budget-py", budget={"counters": {"searches": 50}}).run.id)
+        assert r.status.value == "completed" and len(acted) == 1

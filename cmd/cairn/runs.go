@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -516,8 +518,23 @@ func usageString(u sdk.Usage) string {
 	if u.CostUSD != 0 {
 		parts = append(parts, fmt.Sprintf("$%.4f", u.CostUSD))
 	}
-	for k, v := range u.Counters {
-		parts = append(parts, fmt.Sprintf("%s=%d", k, v))
+	for _, k := range slices.Sorted(maps.Keys(u.Counters)) {
+		parts = append(parts, fmt.Sprintf("%s=%d", k, u.Counters[k]))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// budgetString is a run's budget as `runs get` prints it.
+func budgetString(b *sdk.Budget) string {
+	var parts []string
+	if b.Tokens > 0 {
+		parts = append(parts, fmt.Sprintf("%d tokens", b.Tokens))
+	}
+	if b.CostUSD > 0 {
+		parts = append(parts, fmt.Sprintf("$%.4f", b.CostUSD))
+	}
+	for _, k := range slices.Sorted(maps.Keys(b.Counters)) {
+		parts = append(parts, fmt.Sprintf("%s=%d", k, b.Counters[k]))
 	}
 	return strings.Join(parts, ", ")
 }
@@ -618,6 +635,9 @@ func printRun(out io.Writer, r *sdk.Run, pl *payloads) {
 	}
 	if !r.Usage.IsZero() {
 		fmt.Fprintf(out, "usage     %s\n", usageString(r.Usage))
+	}
+	if r.Budget != nil {
+		fmt.Fprintf(out, "budget    %s\n", budgetString(r.Budget))
 	}
 	if len(r.PendingEvents) > 0 {
 		fmt.Fprintf(out, "events    %s (received, not waited for yet)\n", strings.Join(r.PendingEvents, ", "))

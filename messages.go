@@ -2,6 +2,7 @@ package cairn
 
 import (
 	"encoding/json"
+	"fmt"
 	"time"
 )
 
@@ -74,6 +75,7 @@ type CompleteRequest struct {
 	Output     json.RawMessage            `json:"output,omitempty" doc:"The step's output, any JSON."`
 	StatePatch map[string]json.RawMessage `json:"state_patch,omitempty" doc:"Merged into the run state: top-level keys replace."`
 	Usage      *Usage                     `json:"usage,omitempty" doc:"What the attempt consumed; tokens are priced by the engine's price book."`
+	Summary    json.RawMessage            `json:"summary,omitempty" doc:"A short summary of the attempt (any JSON, at most 4 KiB), recorded on the attempt for timelines and audits and never read by the flow."`
 	// ClaimNext asks for eager dispatch: once the complete is applied,
 	// claim up to Max leases for the lease's worker without holding, and
 	// return them with the answer, so a busy worker does one call per step.
@@ -92,6 +94,18 @@ type FailRequest struct {
 	Error      ErrorInfo                  `json:"error" doc:"class decides retry: retryable, fatal, unservable, or a typed class."`
 	StatePatch map[string]json.RawMessage `json:"state_patch,omitempty" doc:"Merged into the run state even on failure."`
 	Usage      *Usage                     `json:"usage,omitempty"`
+	Summary    json.RawMessage            `json:"summary,omitempty" doc:"A short summary of the attempt (any JSON, at most 4 KiB), recorded on the attempt: what it did before it failed."`
+}
+
+// MaxSummaryBytes bounds an attempt's summary.
+const MaxSummaryBytes = 4 << 10
+
+// CheckSummary refuses a summary over MaxSummaryBytes.
+func CheckSummary(s json.RawMessage) error {
+	if len(s) > MaxSummaryBytes {
+		return ValidationError{{Field: "summary", Message: fmt.Sprintf("%d bytes, over the %d-byte limit of a summary", len(s), MaxSummaryBytes)}}
+	}
+	return nil
 }
 
 // Ended answers complete and fail.

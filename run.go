@@ -243,14 +243,15 @@ func (AttemptOutcome) Values() []AttemptOutcome {
 
 // Attempt records one lease of a task step.
 type Attempt struct {
-	N         int            `json:"n" doc:"Attempt number, from 1; every lease is a new attempt."`
-	Worker    string         `json:"worker,omitempty" doc:"The worker that held the lease."`
-	ClaimedAt *time.Time     `json:"claimed_at,omitempty"`
-	StartedAt *time.Time     `json:"started_at,omitempty"`
-	EndedAt   *time.Time     `json:"ended_at,omitempty"`
-	Outcome   AttemptOutcome `json:"outcome,omitempty" doc:"How the attempt ended; absent while it runs."`
-	Error     *ErrorInfo     `json:"error,omitempty"`
-	Usage     *Usage         `json:"usage,omitempty"`
+	N         int             `json:"n" doc:"Attempt number, from 1; every lease is a new attempt."`
+	Worker    string          `json:"worker,omitempty" doc:"The worker that held the lease."`
+	ClaimedAt *time.Time      `json:"claimed_at,omitempty"`
+	StartedAt *time.Time      `json:"started_at,omitempty"`
+	EndedAt   *time.Time      `json:"ended_at,omitempty"`
+	Outcome   AttemptOutcome  `json:"outcome,omitempty" doc:"How the attempt ended; absent while it runs."`
+	Error     *ErrorInfo      `json:"error,omitempty"`
+	Usage     *Usage          `json:"usage,omitempty"`
+	Summary   json.RawMessage `json:"summary,omitempty" doc:"What the worker summarised the attempt as (complete or fail); never read by the flow."`
 }
 
 // JournalType is what a journal entry records.

@@ -40,6 +40,7 @@ type leaseDone struct {
 	Output     json.RawMessage            `json:"output"`
 	StatePatch map[string]json.RawMessage `json:"state_patch,omitempty"`
 	Usage      *cairn.Usage               `json:"usage,omitempty"` // priced
+	Summary    json.RawMessage            `json:"summary,omitempty"`
 	At         time.Time                  `json:"at"`
 }
 
@@ -95,7 +96,7 @@ func (e *Engine) completeDeferred(ctx context.Context, tok leaseToken, req cairn
 	if err := e.externalizeEnd(ctx, tok.Run, &req.Output, req.StatePatch); err != nil {
 		return nil, true, err
 	}
-	done := &leaseDone{Output: req.Output, StatePatch: req.StatePatch, At: e.now()}
+	done := &leaseDone{Output: req.Output, StatePatch: req.StatePatch, Summary: req.Summary, At: e.now()}
 	if req.Usage != nil {
 		u := e.cfg.Prices.Price(*req.Usage)
 		done.Usage = &u
@@ -135,7 +136,7 @@ func (e *Engine) fold(ctx context.Context, tok leaseToken, l *leaseRecord) (_ *c
 	if l.Done.Usage != nil {
 		u = *l.Done.Usage // priced when deferred
 	}
-	done := &ending{output: &l.Done.Output, patch: l.Done.StatePatch, usage: u}
+	done := &ending{output: &l.Done.Output, patch: l.Done.StatePatch, usage: u, summary: l.Done.Summary}
 	ended, err := mutate(ctx, e.commits, l.Run, e.endMutation(d, tok, l, done))
 	if reason, ok := IsRejection(err); ok && reason == cairn.ReasonTooLarge {
 		// Checked against the size limit before deferring, but the record

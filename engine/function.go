@@ -160,7 +160,7 @@ func (e *Engine) continueAsNew(ctx context.Context, id string, req cairn.Complet
 		return nil, err
 	}
 	out := json.RawMessage(`{"continued_as":"` + next.Run.ID + `"}`)
-	en := e.completing(&out, req.StatePatch, req.Usage)
+	en := e.completing(&out, req.StatePatch, req.Usage, req.Summary)
 	en.continued = next.Run.ID
 	ended, err := e.end(ctx, tok, en)
 	if reason, _ := IsRejection(err); reason == cairn.ReasonRunTerminal {

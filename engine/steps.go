@@ -294,6 +294,9 @@ func (e *Engine) Complete(ctx context.Context, id string, req cairn.CompleteRequ
 	if err := e.checkSizes(req.Output, req.StatePatch); err != nil {
 		return nil, err
 	}
+	if err := cairn.CheckSummary(req.Summary); err != nil {
+		return nil, err
+	}
 	if n := req.ClaimNext; n != nil && (n.Max < 1 || n.Max > 100) {
 		return nil, &InvalidError{Field: "claim_next.max", Message: "must be between 1 and 100"}
 	}
@@ -321,7 +324,7 @@ func (e *Engine) complete(ctx context.Context, tok leaseToken, req cairn.Complet
 	if ended, ok, err := e.completeDeferred(ctx, tok, req); ok {
 		return ended, err // the run record is congested: see deferred.go
 	}
-	return e.end(ctx, tok, e.completing(&req.Output, req.StatePatch, req.Usage))
+	return e.end(ctx, tok, e.completing(&req.Output, req.StatePatch, req.Usage, req.Summary))
 }
 
 // ending is how a worker ends an attempt: completing it with an output,
@@ -332,18 +335,20 @@ type ending struct {
 	why    *cairn.ErrorInfo           // failing: the error
 	patch  map[string]json.RawMessage // the state patch
 	usage  cairn.Usage                // priced
+	// summary is the worker's summary of the attempt, recorded on it.
+	summary json.RawMessage
 	// continued is the run a function's run continued as (function.go).
 	continued string
 }
 
 // completing is the ending of a complete.
-func (e *Engine) completing(output *json.RawMessage, patch map[string]json.RawMessage, usage *cairn.Usage) *ending {
-	return &ending{output: output, patch: patch, usage: e.priced(usage)}
+func (e *Engine) completing(output *json.RawMessage, patch map[string]json.RawMessage, usage *cairn.Usage, summary json.RawMessage) *ending {
+	return &ending{output: output, patch: patch, usage: e.priced(usage), summary: summary}
 }
 
 // failing is the ending of a fail.
-func (e *Engine) failing(why cairn.ErrorInfo, patch map[string]json.RawMessage, usage *cairn.Usage) *ending {
-	return &ending{why: &why, patch: patch, usage: e.priced(usage)}
+func (e *Engine) failing(why cairn.ErrorInfo, patch map[string]json.RawMessage, usage *cairn.Usage, summary json.RawMessage) *ending {
+	return &ending{why: &why, patch: patch, usage: e.priced(usage), summary: summary}
 }
 
 func (e *Engine) priced(u *cairn.Usage) cairn.Usage {
@@ -433,11 +438,14 @@ func (e *Engine) Fail(ctx context.Context, id string, req cairn.FailRequest) (*c
 	if err := e.checkSizes(nil, req.StatePatch); err != nil {
 		return nil, err
 	}
+	if err := cairn.CheckSummary(req.Summary); err != nil {
+		return nil, err
+	}
 	tok, err := leaseArg(id)
 	if err != nil {
 		return nil, err
 	}
-	return e.end(ctx, tok, e.failing(req.Error, req.StatePatch, req.Usage))
+	return e.end(ctx, tok, e.failing(req.Error, req.StatePatch, req.Usage, req.Summary))
 }
 
 func (e *Engine) checkSizes(output json.RawMessage, patch map[string]json.RawMessage) error {
@@ -509,7 +517,7 @@ func (e *Engine) endMutation(d *definition, tok leaseToken, l *leaseRecord, en *
 		claimed := l.ClaimedAt
 		ended := fx.now
 		a := st.attempt(tok.Attempt)
-		a.Worker, a.ClaimedAt, a.StartedAt, a.EndedAt, a.Outcome = l.Worker, &claimed, startedAt, &ended, outcome
+		a.Worker, a.ClaimedAt, a.StartedAt, a.EndedAt, a.Outcome, a.Summary = l.Worker, &claimed, startedAt, &ended, outcome, en.summary
 		r.journal(claimed, cairn.JournalEntry{Type: cairn.JournalStepClaimed, Step: tok.Step, Attempt: tok.Attempt, Worker: l.Worker})
 		addUsage(r, st, a, u)
 		for k, v := range en.patch {

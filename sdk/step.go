@@ -113,6 +113,11 @@ type StepContext interface {
 	// SetUsage records what the attempt consumed. It overrides the usage
 	// summed from the spans the body opened.
 	SetUsage(u Usage)
+	// SetSummary records a short summary of the attempt (anything
+	// JSON-encodable, at most 4 KiB encoded), sent with its complete or its
+	// fail and kept on the attempt for timelines and audits; the flow never
+	// reads it. A later call replaces an earlier one.
+	SetSummary(v any) error
 	// Logger is the worker's logger with run, workflow, step, attempt,
 	// worker and trace_id bound.
 	Logger() *slog.Logger
@@ -139,6 +144,7 @@ type stepCtx struct {
 	mu       sync.Mutex
 	patch    map[string]json.RawMessage
 	explicit *Usage
+	summary  json.RawMessage
 
 	// att and worker are the attempt the body runs for and its worker
 	// (a function's driver checkpoints through them: function.go).
@@ -263,6 +269,31 @@ func (s *stepCtx) SetUsage(u Usage) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.explicit = &u
+}
+
+func (s *stepCtx) SetSummary(v any) error {
+	raw, err := toJSON(v)
+	if err != nil {
+		return err
+	}
+	if len(raw) > cairn.MaxSummaryBytes {
+		return fmt.Errorf("cairn: a summary of %d bytes is over the %d-byte limit", len(raw), cairn.MaxSummaryBytes)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.summary = raw
+	return nil
+}
+
+// summaryOf is the summary the body of a set, if any.
+func summaryOf(a *attempt) json.RawMessage {
+	s := a.body.Load()
+	if s == nil {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.summary
 }
 
 // ended returns the state patch and the usage to report: copies, as the

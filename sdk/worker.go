@@ -913,7 +913,7 @@ func (w *Worker) publishComplete(a *attempt, output json.RawMessage, patch map[s
 		w.sendFail(w.pubCtx, a, cairn.ClassFatal, err.Error(), nil, usage, log)
 		return nil
 	}
-	req := client.CompleteRequest{Output: output, Usage: usageTo(usage)}
+	req := client.CompleteRequest{Output: output, Usage: usageTo(usage), Summary: summaryOf(a)}
 	if len(patch) > 0 {
 		req.StatePatch = &patch
 	}
@@ -997,7 +997,7 @@ func (w *Worker) publishFail(a *attempt, class, msg string, patch map[string]jso
 }
 
 func (w *Worker) sendFail(ctx context.Context, a *attempt, class, msg string, patch map[string]json.RawMessage, usage Usage, log *slog.Logger) {
-	req := client.FailRequest{Error: client.ErrorInfo{Class: class, Message: msg}, Usage: usageTo(usage)}
+	req := client.FailRequest{Error: client.ErrorInfo{Class: class, Message: msg}, Usage: usageTo(usage), Summary: summaryOf(a)}
 	if _, sealed, err := w.sealOutcome(a.lease, nil, patch); err == nil { // codec.go
 		patch = sealed
 	} else {

@@ -749,7 +749,10 @@ type Attempt struct {
 	// Outcome How the attempt ended; absent while it runs.
 	Outcome   *AttemptOutcome `json:"outcome,omitempty"`
 	StartedAt *time.Time      `json:"started_at,omitempty"`
-	Usage     *Usage          `json:"usage,omitempty"`
+
+	// Summary What the worker summarised the attempt as (complete or fail); never read by the flow.
+	Summary json.RawMessage `json:"summary,omitempty"`
+	Usage   *Usage          `json:"usage,omitempty"`
 
 	// Worker The worker that held the lease.
 	Worker *string `json:"worker,omitempty"`
@@ -963,7 +966,10 @@ type CompleteRequest struct {
 
 	// StatePatch Merged into the run state: top-level keys replace.
 	StatePatch *map[string]json.RawMessage `json:"state_patch,omitempty"`
-	Usage      *Usage                      `json:"usage,omitempty"`
+
+	// Summary A short summary of the attempt (any JSON, at most 4 KiB), recorded on the attempt for timelines and audits and never read by the flow.
+	Summary json.RawMessage `json:"summary,omitempty"`
+	Usage   *Usage          `json:"usage,omitempty"`
 }
 
 // ConcurrencyLimit defines model for ConcurrencyLimit.
@@ -1056,7 +1062,10 @@ type FailRequest struct {
 
 	// StatePatch Merged into the run state even on failure.
 	StatePatch *map[string]json.RawMessage `json:"state_patch,omitempty"`
-	Usage      *Usage                      `json:"usage,omitempty"`
+
+	// Summary A short summary of the attempt (any JSON, at most 4 KiB), recorded on the attempt: what it did before it failed.
+	Summary json.RawMessage `json:"summary,omitempty"`
+	Usage   *Usage          `json:"usage,omitempty"`
 }
 
 // HealthResponse defines model for HealthResponse.

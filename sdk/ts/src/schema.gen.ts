@@ -916,6 +916,8 @@ export interface components {
             outcome?: "completed" | "failed" | "timed_out" | "lost" | "suspended";
             /** Format: date-time */
             started_at?: string;
+            /** @description What the worker summarised the attempt as (complete or fail); never read by the flow. */
+            summary?: unknown;
             usage?: components["schemas"]["Usage"];
             /** @description The worker that held the lease. */
             worker?: string;
@@ -1124,6 +1126,8 @@ export interface components {
             state_patch?: {
                 [key: string]: unknown;
             };
+            /** @description A short summary of the attempt (any JSON, at most 4 KiB), recorded on the attempt for timelines and audits and never read by the flow. */
+            summary?: unknown;
             /** @description What the attempt consumed; tokens are priced by the engine's price book. */
             usage?: components["schemas"]["Usage"];
         };
@@ -1194,6 +1198,8 @@ export interface components {
             state_patch?: {
                 [key: string]: unknown;
             };
+            /** @description A short summary of the attempt (any JSON, at most 4 KiB), recorded on the attempt: what it did before it failed. */
+            summary?: unknown;
             usage?: components["schemas"]["Usage"];
         };
         HealthResponse: {

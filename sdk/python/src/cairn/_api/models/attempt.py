@@ -27,6 +27,7 @@ class Attempt:
         error (ErrorInfo | Unset):
         outcome (AttemptOutcome | Unset): How the attempt ended; absent while it runs.
         started_at (datetime.datetime | Unset):
+        summary (Any | Unset): What the worker summarised the attempt as (complete or fail); never read by the flow.
         usage (Usage | Unset):
         worker (str | Unset): The worker that held the lease.
     """
@@ -37,6 +38,7 @@ class Attempt:
     error: ErrorInfo | Unset = UNSET
     outcome: AttemptOutcome | Unset = UNSET
     started_at: datetime.datetime | Unset = UNSET
+    summary: Any | Unset = UNSET
     usage: Usage | Unset = UNSET
     worker: str | Unset = UNSET
 
@@ -63,6 +65,8 @@ class Attempt:
         if not isinstance(self.started_at, Unset):
             started_at = self.started_at.isoformat()
 
+        summary = self.summary
+
         usage: dict[str, Any] | Unset = UNSET
         if not isinstance(self.usage, Unset):
             usage = self.usage.to_dict()
@@ -86,6 +90,8 @@ class Attempt:
             field_dict["outcome"] = outcome
         if started_at is not UNSET:
             field_dict["started_at"] = started_at
+        if summary is not UNSET:
+            field_dict["summary"] = summary
         if usage is not UNSET:
             field_dict["usage"] = usage
         if worker is not UNSET:
@@ -136,6 +142,8 @@ class Attempt:
         else:
             started_at = datetime.datetime.fromisoformat(_started_at)
 
+        summary = d.pop("summary", UNSET)
+
         _usage = d.pop("usage", UNSET)
         usage: Usage | Unset
         if isinstance(_usage, Unset):
@@ -152,6 +160,7 @@ class Attempt:
             error=error,
             outcome=outcome,
             started_at=started_at,
+            summary=summary,
             usage=usage,
             worker=worker,
         )

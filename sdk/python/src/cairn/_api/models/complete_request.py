@@ -25,6 +25,8 @@ class CompleteRequest:
         continue_as_new (ContinueAsNew | Unset):
         output (Any | Unset): The step's output, any JSON.
         state_patch (CompleteRequestStatePatch | Unset): Merged into the run state: top-level keys replace.
+        summary (Any | Unset): A short summary of the attempt (any JSON, at most 4 KiB), recorded on the attempt for
+            timelines and audits and never read by the flow.
         usage (Usage | Unset):
     """
 
@@ -32,6 +34,7 @@ class CompleteRequest:
     continue_as_new: ContinueAsNew | Unset = UNSET
     output: Any | Unset = UNSET
     state_patch: CompleteRequestStatePatch | Unset = UNSET
+    summary: Any | Unset = UNSET
     usage: Usage | Unset = UNSET
 
     def to_dict(self) -> dict[str, Any]:
@@ -49,6 +52,8 @@ class CompleteRequest:
         if not isinstance(self.state_patch, Unset):
             state_patch = self.state_patch.to_dict()
 
+        summary = self.summary
+
         usage: dict[str, Any] | Unset = UNSET
         if not isinstance(self.usage, Unset):
             usage = self.usage.to_dict()
@@ -64,6 +69,8 @@ class CompleteRequest:
             field_dict["output"] = output
         if state_patch is not UNSET:
             field_dict["state_patch"] = state_patch
+        if summary is not UNSET:
+            field_dict["summary"] = summary
         if usage is not UNSET:
             field_dict["usage"] = usage
 
@@ -100,6 +107,8 @@ class CompleteRequest:
         else:
             state_patch = CompleteRequestStatePatch.from_dict(_state_patch)
 
+        summary = d.pop("summary", UNSET)
+
         _usage = d.pop("usage", UNSET)
         usage: Usage | Unset
         if isinstance(_usage, Unset):
@@ -112,6 +121,7 @@ class CompleteRequest:
             continue_as_new=continue_as_new,
             output=output,
             state_patch=state_patch,
+            summary=summary,
             usage=usage,
         )
 

@@ -22,11 +22,14 @@ class FailRequest:
     Attributes:
         error (ErrorInfo):
         state_patch (FailRequestStatePatch | Unset): Merged into the run state even on failure.
+        summary (Any | Unset): A short summary of the attempt (any JSON, at most 4 KiB), recorded on the attempt: what
+            it did before it failed.
         usage (Usage | Unset):
     """
 
     error: ErrorInfo
     state_patch: FailRequestStatePatch | Unset = UNSET
+    summary: Any | Unset = UNSET
     usage: Usage | Unset = UNSET
 
     def to_dict(self) -> dict[str, Any]:
@@ -35,6 +38,8 @@ class FailRequest:
         state_patch: dict[str, Any] | Unset = UNSET
         if not isinstance(self.state_patch, Unset):
             state_patch = self.state_patch.to_dict()
+
+        summary = self.summary
 
         usage: dict[str, Any] | Unset = UNSET
         if not isinstance(self.usage, Unset):
@@ -49,6 +54,8 @@ class FailRequest:
         )
         if state_patch is not UNSET:
             field_dict["state_patch"] = state_patch
+        if summary is not UNSET:
+            field_dict["summary"] = summary
         if usage is not UNSET:
             field_dict["usage"] = usage
 
@@ -70,6 +77,8 @@ class FailRequest:
         else:
             state_patch = FailRequestStatePatch.from_dict(_state_patch)
 
+        summary = d.pop("summary", UNSET)
+
         _usage = d.pop("usage", UNSET)
         usage: Usage | Unset
         if isinstance(_usage, Unset):
@@ -80,6 +89,7 @@ class FailRequest:
         fail_request = cls(
             error=error,
             state_patch=state_patch,
+            summary=summary,
             usage=usage,
         )
 

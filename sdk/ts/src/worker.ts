@@ -98,6 +98,8 @@ export interface StepContext {
   setState(key: string, value: unknown): void;
   /** Model tokens and counters of this attempt. */
   setUsage(u: Usage): void;
+  /** A short summary of the attempt (any JSON value, at most 4 KiB encoded), sent with its complete or fail and kept on the attempt for timelines and audits; the flow never reads it. */
+  setSummary(v: unknown): void;
   /** Publishes a progress value (any JSON value, at most 16 KiB) to the run's watchers; not stored (stream.ts). */
   progress(value: unknown): Promise<void>;
 }
@@ -507,6 +509,7 @@ export class Worker {
     const l = a.lease;
     let patch: Record<string, unknown> | undefined;
     let usage: Usage | undefined;
+    let summary: unknown;
     const timeoutAt = l.timeout_at ? new Date(l.timeout_at) : undefined;
     const timer = timeoutAt ? setTimeout(() => a.ctrl.abort(new AttemptTimeoutError()), Math.max(0, timeoutAt.getTime() - Date.now())) : undefined;
     const ctx: StepContext = {
@@ -541,6 +544,11 @@ export class Worker {
       setUsage: (u) => {
         usage = u;
       },
+      setSummary: (v) => {
+        const n = Buffer.byteLength(JSON.stringify(v) ?? "");
+        if (n > 4096) throw new RangeError(`cairn: a summary of ${n} bytes is over the 4096-byte limit`);
+        summary = v;
+      },
       progress: (v) => sendProgress(this.c.transport, l.id, v, a.ctrl.signal),
     };
     let output: unknown;
@@ -569,7 +577,7 @@ export class Worker {
       return;
     }
     a.reporting = true;
-    const extra = { state_patch: patch, usage };
+    const extra = { state_patch: patch, usage, summary };
     if (ok) {
       log.debug("step completed", { ms: Date.now() - t0 });
       await this.report(a, log, "complete", { output: output ?? null, ...extra });

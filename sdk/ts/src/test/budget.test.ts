@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { defineWorkflow, Worker } from "../index.js";
+import { defineWorkflow, RetryableError, Worker } from "../index.js";
 import { memLogger, serverForFile, whileServing } from "./server.js";
 
 const srv = serverForFile();
@@ -37,5 +37,31 @@ test("budget: tokens over the workflow's budget fail the run; a start's own budg
     assert.equal(r2.status, "completed", JSON.stringify(r2.error));
     assert.equal(r2.budget?.tokens, 1000);
     assert.equal(acted, 1);
+  });
+});
+
+test("summaries: a failed and a completed attempt keep what their bodies summarised", async () => {
+  const wf = defineWorkflow({ name: "summary-ts", version: "1" }).task(
+    "fetch",
+    async (ctx) => {
+      assert.throws(() => ctx.setSummary("x".repeat(5000)), RangeError);
+      if (ctx.info.attempt === 1) {
+        ctx.setSummary({ pages: 2, stopped: "rate limit" });
+        throw new RetryableError("rate limited");
+      }
+      ctx.setSummary("fetched 3 pages");
+      return 3;
+    },
+    { retry: { maxAttempts: 2, initialBackoff: "10ms" } },
+  );
+  await whileServing(new Worker(srv.client, { logger: memLogger() }).register(wf), async () => {
+    const s = await srv.client.start("summary-ts", {});
+    const r = await srv.client.wait(s.run.id, { signal: AbortSignal.timeout(30_000) });
+    assert.equal(r.status, "completed", JSON.stringify(r.error));
+    const a = r.steps.find((st) => st.id === "fetch")?.attempts ?? [];
+    assert.deepEqual(
+      a.map((x) => x.summary),
+      [{ pages: 2, stopped: "rate limit" }, "fetched 3 pages"],
+    );
   });
 });

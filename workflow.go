@@ -155,12 +155,13 @@ func (s *Step) EffectiveDelivery() Delivery {
 // Workflow is a named, versioned DAG of steps. A (name, version) pair is
 // immutable once registered.
 type Workflow struct {
-	Name        string   `json:"name" minLength:"1" maxLength:"128" pattern:"^[A-Za-z0-9][A-Za-z0-9_.-]*$" doc:"Workflow name."`
-	Version     string   `json:"version" minLength:"1" maxLength:"64" pattern:"^[A-Za-z0-9][A-Za-z0-9_.+-]*$" doc:"Version; several coexist, runs pin theirs."`
-	Description string   `json:"description,omitempty" maxLength:"2000"`
-	Steps       []Step   `json:"steps" nullable:"false" minItems:"1" maxItems:"1000" doc:"The steps; order does not matter, after does."`
-	Deadline    Duration `json:"deadline,omitempty" doc:"Default run deadline, from start (default: none)."`
-	Budget      *Budget  `json:"budget,omitempty" doc:"Default budget of each run (a start may give its own): a run whose usage goes over it fails with class budget_exceeded."`
+	Name        string             `json:"name" minLength:"1" maxLength:"128" pattern:"^[A-Za-z0-9][A-Za-z0-9_.-]*$" doc:"Workflow name."`
+	Version     string             `json:"version" minLength:"1" maxLength:"64" pattern:"^[A-Za-z0-9][A-Za-z0-9_.+-]*$" doc:"Version; several coexist, runs pin theirs."`
+	Description string             `json:"description,omitempty" maxLength:"2000"`
+	Steps       []Step             `json:"steps" nullable:"false" minItems:"1" maxItems:"1000" doc:"The steps; order does not matter, after does."`
+	Deadline    Duration           `json:"deadline,omitempty" doc:"Default run deadline, from start (default: none)."`
+	Budget      *Budget            `json:"budget,omitempty" doc:"Default budget of each run (a start may give its own): a run whose usage goes over it fails with class budget_exceeded."`
+	Reducers    map[string]Reducer `json:"reducers,omitempty" doc:"How a state key folds what steps write to it (default replace): append (arrays), sum, max, min (numbers), merge (objects, shallow). Concurrent writers of a key (parallel steps, map items) then all count, folded in commit order."`
 	// Concurrency limits across the workflow's runs (flow.go).
 	Concurrency []ConcurrencyLimit `json:"concurrency,omitempty" nullable:"false" maxItems:"4" doc:"Limits on the task attempts of all runs of this workflow (every version) holding a lease at once: each per rendered key, or, without a key, one global limit for the workflow."`
 	// OnFailure is the compensation (a saga): steps run when the run fails.
@@ -233,6 +234,7 @@ func (w *Workflow) Validate(prefix string) error {
 	if w.Deadline < 0 {
 		add(".deadline", "must not be negative")
 	}
+	w.checkReducers(add)
 	if err := w.Budget.Check(prefix + ".budget"); err != nil {
 		errs = append(errs, err.(ValidationError)...)
 	}

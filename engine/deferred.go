@@ -88,8 +88,8 @@ func (e *Engine) completeDeferred(ctx context.Context, tok leaseToken, req cairn
 	if r.Workflow != l.Workflow || r.Version != l.Version || e.checkCurrent(r, tok) != nil {
 		return nil, false, nil
 	}
-	if d, err := e.definition(ctx, l.Workflow, l.rev()); err != nil || d.Step(l.Step) == nil {
-		return nil, false, nil
+	if d, err := e.definition(ctx, l.Workflow, l.rev()); err != nil || d.Step(l.Step) == nil || d.CheckPatch(req.StatePatch, e.cfg.PayloadInlineMax) != nil {
+		return nil, false, nil // the ordinary path refuses what it must
 	}
 	// Values over the inline limit go by reference first (payloads.go), so
 	// the lease and the record it is folded into hold only references.

@@ -488,6 +488,9 @@ func (e *Engine) end(ctx context.Context, tok leaseToken, en *ending) (*cairn.En
 	if d.Step(l.Step) == nil {
 		return nil, &NotFoundError{What: "lease", ID: shortID(tok.Raw)}
 	}
+	if err := d.CheckPatch(en.patch, e.cfg.PayloadInlineMax); err != nil {
+		return nil, err
+	}
 	if err := e.externalizeEnd(ctx, tok.Run, en.output, en.patch); err != nil {
 		return nil, err
 	}
@@ -524,7 +527,7 @@ func (e *Engine) endMutation(d *definition, tok leaseToken, l *leaseRecord, en *
 			if r.State == nil {
 				r.State = map[string]json.RawMessage{}
 			}
-			r.State[k] = v
+			r.State[k] = d.Fold(k, r.State[k], v) // state.go: the key's reducer
 		}
 		e.apply(en, r, d, tok, startedAt != nil, fx)
 		e.checkBudget(r, tok.Step, fx.now)

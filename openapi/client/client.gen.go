@@ -1992,6 +1992,9 @@ type Workflow struct {
 	// OnFailure Compensation steps (a saga): a small DAG of task steps run after the run fails, with the failed run's input, state and step outputs in their templates. The run stays failed; its compensation status says how they went.
 	OnFailure *[]Step `json:"on_failure,omitempty"`
 
+	// Reducers How a state key folds what steps write to it (default replace): append (arrays), sum, max, min (numbers), merge (objects, shallow). Concurrent writers of a key (parallel steps, map items) then all count, folded in commit order.
+	Reducers *map[string]string `json:"reducers,omitempty"`
+
 	// Steps The steps; order does not matter, after does.
 	Steps []Step `json:"steps"`
 

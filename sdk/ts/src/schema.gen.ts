@@ -2139,6 +2139,10 @@ export interface components {
             on?: components["schemas"]["Trigger"][];
             /** @description Compensation steps (a saga): a small DAG of task steps run after the run fails, with the failed run's input, state and step outputs in their templates. The run stays failed; its compensation status says how they went. */
             on_failure?: components["schemas"]["Step"][];
+            /** @description How a state key folds what steps write to it (default replace): append (arrays), sum, max, min (numbers), merge (objects, shallow). Concurrent writers of a key (parallel steps, map items) then all count, folded in commit order. */
+            reducers?: {
+                [key: string]: string;
+            };
             /** @description The steps; order does not matter, after does. */
             steps: components["schemas"]["Step"][];
             /** @description Version; several coexist, runs pin theirs. */

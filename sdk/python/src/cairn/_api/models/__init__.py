@@ -120,6 +120,7 @@ from .usage_models import UsageModels
 from .worker_info import WorkerInfo
 from .worker_info_labels import WorkerInfoLabels
 from .workflow import Workflow
+from .workflow_reducers import WorkflowReducers
 from .workflow_summary import WorkflowSummary
 
 __all__ = (
@@ -243,5 +244,6 @@ __all__ = (
     "WorkerInfo",
     "WorkerInfoLabels",
     "Workflow",
+    "WorkflowReducers",
     "WorkflowSummary",
 )

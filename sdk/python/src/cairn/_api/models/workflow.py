@@ -12,6 +12,7 @@ if TYPE_CHECKING:
     from ..models.concurrency_limit import ConcurrencyLimit
     from ..models.step import Step
     from ..models.trigger import Trigger
+    from ..models.workflow_reducers import WorkflowReducers
 
 
 T = TypeVar("T", bound="Workflow")
@@ -40,6 +41,9 @@ class Workflow:
         on_failure (list[Step] | Unset): Compensation steps (a saga): a small DAG of task steps run after the run fails,
             with the failed run's input, state and step outputs in their templates. The run stays failed; its compensation
             status says how they went.
+        reducers (WorkflowReducers | Unset): How a state key folds what steps write to it (default replace): append
+            (arrays), sum, max, min (numbers), merge (objects, shallow). Concurrent writers of a key (parallel steps, map
+            items) then all count, folded in commit order.
     """
 
     name: str
@@ -53,6 +57,7 @@ class Workflow:
     encrypted: bool | Unset = UNSET
     on: list[Trigger] | Unset = UNSET
     on_failure: list[Step] | Unset = UNSET
+    reducers: WorkflowReducers | Unset = UNSET
 
     def to_dict(self) -> dict[str, Any]:
         name = self.name
@@ -99,6 +104,10 @@ class Workflow:
                 on_failure_item = on_failure_item_data.to_dict()
                 on_failure.append(on_failure_item)
 
+        reducers: dict[str, Any] | Unset = UNSET
+        if not isinstance(self.reducers, Unset):
+            reducers = self.reducers.to_dict()
+
         field_dict: dict[str, Any] = {}
 
         field_dict.update(
@@ -124,6 +133,8 @@ class Workflow:
             field_dict["on"] = on
         if on_failure is not UNSET:
             field_dict["on_failure"] = on_failure
+        if reducers is not UNSET:
+            field_dict["reducers"] = reducers
 
         return field_dict
 
@@ -133,6 +144,7 @@ class Workflow:
         from ..models.concurrency_limit import ConcurrencyLimit  # noqa: PLC0415
         from ..models.step import Step  # noqa: PLC0415
         from ..models.trigger import Trigger  # noqa: PLC0415
+        from ..models.workflow_reducers import WorkflowReducers  # noqa: PLC0415
 
         d = dict(src_dict)
         name = d.pop("name")
@@ -188,6 +200,13 @@ class Workflow:
 
                 on_failure.append(on_failure_item)
 
+        _reducers = d.pop("reducers", UNSET)
+        reducers: WorkflowReducers | Unset
+        if isinstance(_reducers, Unset):
+            reducers = UNSET
+        else:
+            reducers = WorkflowReducers.from_dict(_reducers)
+
         workflow = cls(
             name=name,
             steps=steps,
@@ -200,6 +219,7 @@ class Workflow:
             encrypted=encrypted,
             on=on,
             on_failure=on_failure,
+            reducers=reducers,
         )
 
         return workflow

@@ -39,3 +39,20 @@ func TestBudgetStopsARun(t *testing.T) {
 		t.Fatalf("with its own budget: run %s %+v budget %+v, act ran %d", r.Status, r.Error, r.Budget, after.Load())
 	}
 }
+
+// Parallel steps counting into one state key with a sum reducer all
+// count.
+func TestReducersFromParallelSteps(t *testing.T) {
+	e := newEnv(t, fastReap())
+	wf := Workflow("tally", "1").Reduce("found", ReduceSum).Reduce("pages", ReduceAppend)
+	for _, id := range []string{"a", "b", "c", "d"} {
+		wf.Task(id, Handle(func(ctx StepContext, _ struct{}) (int, error) {
+			return 1, ctx.SetStatePatch(map[string]any{"found": 2, "pages": []string{id}})
+		}))
+	}
+	serve(t, NewWorker(e.client(t), WithLogger(quiet()), WithConcurrency(4)).Register(wf))
+	r := waitRun(t, e.c, start(t, e.c, "tally", StartOptions{}).ID, 30*time.Second)
+	if r.Status != RunCompleted || string(r.State["found"]) != "8" || len(r.State["pages"]) != len(`["a","b","c","d"]`) {
+		t.Fatalf("run %s state %s %s", r.Status, r.State["found"], r.State["pages"])
+	}
+}

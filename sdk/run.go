@@ -20,6 +20,8 @@ type (
 	ModelUsage = cairn.ModelUsage
 	// Budget limits what a run may consume: cost, tokens, counters.
 	Budget = cairn.Budget
+	// Reducer is how a state key folds what steps write (WorkflowDef.Reduce).
+	Reducer = cairn.Reducer
 	// ErrorInfo is how a step or run failed.
 	ErrorInfo = cairn.ErrorInfo
 	// RunStatus is where a run is in its life.
@@ -68,6 +70,16 @@ const (
 	RunFailed    = cairn.RunFailed
 	RunCancelled = cairn.RunCancelled
 	RunTimedOut  = cairn.RunTimedOut
+)
+
+// State reducers (WorkflowDef.Reduce).
+const (
+	ReduceReplace = cairn.ReduceReplace
+	ReduceAppend  = cairn.ReduceAppend
+	ReduceSum     = cairn.ReduceSum
+	ReduceMax     = cairn.ReduceMax
+	ReduceMin     = cairn.ReduceMin
+	ReduceMerge   = cairn.ReduceMerge
 )
 
 // Step statuses.

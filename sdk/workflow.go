@@ -54,6 +54,17 @@ func (d *WorkflowDef) Budget(b Budget) *WorkflowDef {
 	return d
 }
 
+// Reduce declares how state key folds what steps write to it (default
+// ReduceReplace): ReduceAppend, ReduceSum, ReduceMax, ReduceMin,
+// ReduceMerge. Parallel steps writing the key then all count.
+func (d *WorkflowDef) Reduce(key string, r Reducer) *WorkflowDef {
+	if d.wf.Reducers == nil {
+		d.wf.Reducers = map[string]cairn.Reducer{}
+	}
+	d.wf.Reducers[key] = r
+	return d
+}
+
 // Encrypted declares that the workflow's payloads are encrypted on the
 // client (WithCodec): the engine refuses, at registration, a template,
 // condition, items expression or flow-control key that reads inside an

@@ -35,3 +35,19 @@ def test_a_budget_stops_a_run(server: DevServer) -> None:
         assert r.usage.counters["searches"] == 6 and acted == []
         r = wait_run(server.client, server.client.start("budget-py", budget={"counters": {"searches": 50}}).run.id)
         assert r.status.value == "completed" and len(acted) == 1
+
+
+def test_reducers_fold_parallel_writers(server: DevServer) -> None:
+    def hit(ctx: cairn.StepContext, _: Any) -> str:
+        ctx.set_state_patch({"hits": 5, "ids": [ctx.info.step]})
+        return ctx.info.step
+
+    wf = cairn.workflow("reduce-py", "1", reducers={"hits": "sum", "ids": "append"})
+    for s in ("a", "b", "c"):
+        wf.task(s, hit)
+    log, _ = mem_logger()
+    with serving(cairn.Worker(server.client, logger=log, concurrency=3).register(wf)):
+        r = wait_run(server.client, server.client.start("reduce-py").run.id)
+        assert r.status.value == "completed"
+        state = r.state.to_dict()
+        assert state["hits"] == 15 and sorted(state["ids"]) == ["a", "b", "c"]

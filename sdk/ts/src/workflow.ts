@@ -71,6 +71,8 @@ export interface WorkflowOptions {
   deadline?: Duration;
   /** Default budget of each run (a start may give its own): a run whose usage goes over it fails with class budget_exceeded. */
   budget?: Schemas["Budget"];
+  /** How a state key folds what steps write (default replace): append, sum, max, min, merge. Parallel writers of the key then all count. */
+  reducers?: Record<string, "replace" | "append" | "sum" | "max" | "min" | "merge">;
   /** Limits on the task attempts of all runs holding a lease at once: per rendered key, or without key one global limit (at most 4). */
   concurrency?: { key?: string; limit: number }[];
   /** The payloads are encrypted by the SDKs (a codec): templates may pass encrypted values whole, not read inside them. */
@@ -225,6 +227,7 @@ export class WorkflowDef {
       deadline: this.opts.deadline === undefined ? undefined : duration(this.opts.deadline),
       concurrency: this.opts.concurrency?.map((c) => ({ key: c.key, limit: c.limit })),
       ...(this.opts.budget ? { budget: { ...this.opts.budget } } : {}),
+      ...(this.opts.reducers ? { reducers: { ...this.opts.reducers } } : {}),
       steps: this.steps.map((s) => ({ ...s })),
       ...(this.onFailureSteps.length ? { on_failure: this.onFailureSteps.map((s) => ({ ...s })) } : {}),
       ...(this.triggers.length ? { on: this.triggers.map((t) => ({ ...t })) } : {}),

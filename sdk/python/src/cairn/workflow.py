@@ -156,6 +156,7 @@ class Workflow:
         deadline: Duration | None = None,
         concurrency: list[Concurrency] | None = None,
         budget: dict[str, Any] | None = None,
+        reducers: dict[str, str] | None = None,
     ) -> None:
         self.name = name
         self.version = version
@@ -164,6 +165,9 @@ class Workflow:
         #: Default budget of each run ({"cost_usd", "tokens", "counters"}): a run whose
         #: usage goes over it fails with class budget_exceeded.
         self.budget = dict(budget) if budget else None
+        #: How a state key folds what steps write (default "replace"): "append", "sum",
+        #: "max", "min", "merge". Parallel writers of the key then all count.
+        self.reducers = dict(reducers or {})
         self.concurrency = list(concurrency or [])
         self.handlers: dict[str, Handler] = {}
         self._steps: list[dict[str, Any]] = []
@@ -324,6 +328,8 @@ class Workflow:
             d["concurrency"] = [c.wire() for c in self.concurrency]
         if self.budget:
             d["budget"] = dict(self.budget)
+        if self.reducers:
+            d["reducers"] = dict(self.reducers)
         if self._on_failure:
             d["on_failure"] = [dict(s) for s in self._on_failure]
         if self._on:
@@ -343,6 +349,9 @@ def workflow(
     deadline: Duration | None = None,
     concurrency: list[Concurrency] | None = None,
     budget: dict[str, Any] | None = None,
+    reducers: dict[str, str] | None = None,
 ) -> Workflow:
     """Starts the definition of workflow name at version."""
-    return Workflow(name, version, description=description, deadline=deadline, concurrency=concurrency, budget=budget)
+    return Workflow(
+        name, version, description=description, deadline=deadline, concurrency=concurrency, budget=budget, reducers=reducers
+    )

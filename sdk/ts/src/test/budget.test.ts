@@ -65,3 +65,20 @@ test("summaries: a failed and a completed attempt keep what their bodies summari
     );
   });
 });
+
+test("reducers: parallel steps appending to one state key all count", async () => {
+  const wf = defineWorkflow({ name: "reduce-ts", version: "1", reducers: { hits: "sum", ids: "append" } });
+  for (const id of ["a", "b", "c"]) {
+    wf.task(id, async (ctx) => {
+      ctx.setStatePatch({ hits: 5, ids: [id] });
+      return id;
+    });
+  }
+  await whileServing(new Worker(srv.client, { logger: memLogger(), concurrency: 3 }).register(wf), async () => {
+    const s = await srv.client.start("reduce-ts", {});
+    const r = await srv.client.wait(s.run.id, { signal: AbortSignal.timeout(30_000) });
+    assert.equal(r.status, "completed", JSON.stringify(r.error));
+    assert.equal(r.state.hits, 15);
+    assert.deepEqual([...(r.state.ids as string[])].sort(), ["a", "b", "c"]);
+  });
+});

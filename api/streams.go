@@ -160,6 +160,9 @@ func (a *API) streamRun(ctx context.Context, in *streamInput) (*huma.StreamRespo
 		hc.SetHeader("Content-Type", "text/event-stream")
 		hc.SetHeader("Cache-Control", "no-store")
 		hc.SetHeader("X-Accel-Buffering", "no")
+		if s.open() != nil {
+			return
+		}
 		ctx, cancel := context.WithTimeout(hc.Context(), a.engine.MaxClaimHold())
 		defer cancel()
 		statuses := make(chan snapshot, 1)

@@ -115,8 +115,16 @@ func testRunStream(t *testing.T, s *server) {
 	if status != 200 {
 		t.Fatalf("stream: %d", status)
 	}
-	if ev := next(t, events, "journal"); ev.name != "status" || !strings.Contains(ev.data, `"status":"running"`) {
-		t.Fatalf("first event %+v, want the running status", ev)
+	first := next(t, events, "journal")
+	if first.name != "status" || !strings.Contains(first.data, `"status":"running"`) {
+		t.Fatalf("first event %+v, want the running status", first)
+	}
+	// A stream with nothing to send yet answers its headers at once: its
+	// client knows it is open (and its progress subscribed).
+	hctx, hcancel := context.WithTimeout(ctx, 5*time.Second)
+	defer hcancel()
+	if _, status := s.openStream(hctx, run, first.id); status != 200 {
+		t.Fatalf("a stream from %s: %d", first.id, status)
 	}
 	c := s.do("POST", "/steps/claim", `{"worker_id":"w1","max":1,"wait_ms":1000}`)
 	lease := c.body["leases"].([]any)[0].(map[string]any)["id"].(string)

@@ -170,6 +170,19 @@ func testRunStream(t *testing.T, s *server) {
 	if ev := next(t, again); ev.name != "journal" || !strings.Contains(ev.data, `"seq":2`) {
 		t.Fatalf("resumed at 1.1: %+v, want journal entry 2", ev)
 	}
+	// The journal entries a stream sends before its first status have ids
+	// of rev -1 (no status yet): resumed from one, the entries after it,
+	// then the status.
+	if first.id == "" || strings.HasPrefix(first.id, "-1.") {
+		t.Fatalf("the first status's id %q", first.id)
+	}
+	again, _ = s.openStream(ctx, run, "-1.1")
+	if ev := next(t, again); ev.name != "journal" || ev.id != "-1.2" {
+		t.Fatalf("resumed at -1.1: %+v, want journal entry 2 (id -1.2)", ev)
+	}
+	if ev := next(t, again, "journal"); ev.name != "status" {
+		t.Fatalf("resumed at -1.1: %+v, want the status", ev)
+	}
 	if r := s.do("GET", "/runs/"+run+"/stream", ""); r.status != 200 {
 		t.Fatalf("stream of an ended run: %d", r.status)
 	}

@@ -117,7 +117,9 @@ func parseCursor(s string) (cursor, error) {
 	r, q, ok := strings.Cut(s, ".")
 	rev, err1 := strconv.ParseInt(r, 10, 64)
 	seq, err2 := strconv.Atoi(q)
-	if !ok || err1 != nil || err2 != nil || rev < 0 || seq < 0 {
+	// rev -1: no status yet (the journal events before a stream's first
+	// status carry it).
+	if !ok || err1 != nil || err2 != nil || rev < -1 || seq < 0 {
 		p := problem(http.StatusUnprocessableEntity, "Last-Event-ID is not an event id of this stream (rev.seq)")
 		p.Errors = []*huma.ErrorDetail{{Message: "want rev.seq", Location: "header.Last-Event-ID", Value: s}}
 		return cursor{}, p
@@ -160,6 +162,9 @@ func (a *API) streamRun(ctx context.Context, in *streamInput) (*huma.StreamRespo
 		hc.SetHeader("Content-Type", "text/event-stream")
 		hc.SetHeader("Cache-Control", "no-store")
 		hc.SetHeader("X-Accel-Buffering", "no")
+		if s.open() != nil {
+			return
+		}
 		ctx, cancel := context.WithTimeout(hc.Context(), a.engine.MaxClaimHold())
 		defer cancel()
 		statuses := make(chan snapshot, 1)

@@ -115,8 +115,16 @@ func testRunStream(t *testing.T, s *server) {
 	if status != 200 {
 		t.Fatalf("stream: %d", status)
 	}
-	if ev := next(t, events, "journal"); ev.name != "status" || !strings.Contains(ev.data, `"status":"running"`) {
-		t.Fatalf("first event %+v, want the running status", ev)
+	first := next(t, events, "journal")
+	if first.name != "status" || !strings.Contains(first.data, `"status":"running"`) {
+		t.Fatalf("first event %+v, want the running status", first)
+	}
+	// A stream with nothing to send yet answers its headers at once: its
+	// client knows it is open (and its progress subscribed).
+	hctx, hcancel := context.WithTimeout(ctx, 5*time.Second)
+	defer hcancel()
+	if _, status := s.openStream(hctx, run, first.id); status != 200 {
+		t.Fatalf("a stream from %s: %d", first.id, status)
 	}
 	c := s.do("POST", "/steps/claim", `{"worker_id":"w1","max":1,"wait_ms":1000}`)
 	lease := c.body["leases"].([]any)[0].(map[string]any)["id"].(string)
@@ -161,6 +169,19 @@ func testRunStream(t *testing.T, s *server) {
 	again, _ = s.openStream(ctx, run, "1.1")
 	if ev := next(t, again); ev.name != "journal" || !strings.Contains(ev.data, `"seq":2`) {
 		t.Fatalf("resumed at 1.1: %+v, want journal entry 2", ev)
+	}
+	// The journal entries a stream sends before its first status have ids
+	// of rev -1 (no status yet): resumed from one, the entries after it,
+	// then the status.
+	if first.id == "" || strings.HasPrefix(first.id, "-1.") {
+		t.Fatalf("the first status's id %q", first.id)
+	}
+	again, _ = s.openStream(ctx, run, "-1.1")
+	if ev := next(t, again); ev.name != "journal" || ev.id != "-1.2" {
+		t.Fatalf("resumed at -1.1: %+v, want journal entry 2 (id -1.2)", ev)
+	}
+	if ev := next(t, again, "journal"); ev.name != "status" {
+		t.Fatalf("resumed at -1.1: %+v, want the status", ev)
 	}
 	if r := s.do("GET", "/runs/"+run+"/stream", ""); r.status != 200 {
 		t.Fatalf("stream of an ended run: %d", r.status)

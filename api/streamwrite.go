@@ -111,6 +111,10 @@ func (s *stream) event(name, id string, data any) {
 	s.buf = fmt.Appendf(s.buf, "data: %s\n\n", b)
 }
 
+// open sends the answer's headers at once, before any event: a client
+// then knows the stream is open, and its progress subscribed.
+func (s *stream) open() error { return s.write(nil) }
+
 // flush writes the buffered events.
 func (s *stream) flush() error {
 	if len(s.buf) == 0 {

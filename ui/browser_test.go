@@ -17,6 +17,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/cairn-dev/cairn/auth"
+	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/internal/testutil"
 	"github.com/cairn-dev/cairn/sdk"
 	"github.com/cairn-dev/cairn/sdk/sdktest"
@@ -47,7 +48,7 @@ func chromium(t *testing.T) string {
 // against a real server with keys and a real SDK worker: the key form, the
 // runs table, a run's graph and timeline (one bar per attempt, a retried
 // step's failed first attempt, a wait as its own bar), step output shown
-// as text, a live update pushed by the status long-poll, cancel, and
+// as text, a live update pushed by the run's stream, cancel, and
 // pause and resume.
 func TestDashboardInBrowser(t *testing.T) {
 	const secret = "dashboard-test-secret"
@@ -400,6 +401,12 @@ func (b *browser) js(what, expr string, want any) {
 // secret's with scope admin, and a client with that key.
 func browserServer(t *testing.T, secret string) (bin string, srv *sdktest.Server, c *sdk.Client) {
 	t.Helper()
+	return browserServerWith(t, secret, engine.Config{})
+}
+
+// browserServerWith is browserServer with the server's engine tuned by cfg.
+func browserServerWith(t *testing.T, secret string, cfg engine.Config) (bin string, srv *sdktest.Server, c *sdk.Client) {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("starts a browser")
 	}
@@ -408,7 +415,7 @@ func browserServer(t *testing.T, secret string) (bin string, srv *sdktest.Server
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv = sdktest.Start(t, sdktest.Options{Keys: keys})
+	srv = sdktest.Start(t, sdktest.Options{Keys: keys, Engine: cfg})
 	if c, err = sdk.NewClient(srv.URL, sdk.WithAPIKey(secret)); err != nil {
 		t.Fatal(err)
 	}

@@ -5,8 +5,9 @@
 //
 // Pages are html/template documents; one small embedded script adds what
 // needs a browser: an API key kept in sessionStorage and sent as the API
-// wants it, live updates by long-polling the run status endpoint, and the
-// cancel and send-event actions, which call the API's own operations.
+// wants it, live updates and step progress from the run's event stream,
+// and the cancel and send-event actions, which call the API's own
+// operations.
 package ui
 
 import (

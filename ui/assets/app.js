@@ -1,7 +1,8 @@
 // cairn dashboard: the few things a server-rendered page cannot do.
 // The API key lives in sessionStorage and is sent as the API wants it;
 // pages that needed it are fetched again with it; a live run page
-// long-polls the run's status endpoint and re-renders on a change;
+// follows the run's event stream, re-renders on a change and shows its
+// steps' progress;
 // values a client encrypted are decrypted here, with a keyring the reader
 // gives the page, never on the server.
 "use strict";
@@ -318,6 +319,170 @@
     }
   }
 
+  // A live run's page reads the run's event stream (GET /runs/{run}/stream,
+  // Server-Sent Events) with fetch, which sends the key as the API wants
+  // it (EventSource cannot). A status event newer than the page renders it
+  // again; end renders the final page and closes the stream; progress
+  // values are kept, the latest per step (a later attempt's replaces an
+  // earlier one's), and shown in the step's row, again after each render.
+  // A stream the server closes (they are bounded in time) or that breaks
+  // is opened again with Last-Event-ID. A stream refused (an older server,
+  // too many streams) leaves the page long-polling the status endpoint.
+  // The page's #run says how many times its stream was opened (data-opens).
+  let watch = null; // { run, ctrl, last, progress: Map step → {attempt, value, at, missed}, ended, polling, opens }
+
+  function watchPage() {
+    const el = document.getElementById("run");
+    const run = el && el.dataset.run;
+    if (watch && watch.run !== run) { watch.ctrl.abort(); watch = null; }
+    if (el && el.dataset.live === "true") {
+      if (!watch || watch.ended) {
+        watch = { run, ctrl: new AbortController(), last: el.dataset.rev + "." + el.dataset.seq, progress: new Map(), ended: false, polling: false, opens: 0 };
+        readStream(watch);
+      }
+      if (watch.polling) follow(generation, run, Number(el.dataset.rev));
+    }
+    if (watch && el && el.dataset.run === watch.run) el.dataset.opens = String(watch.opens);
+    if (watch) showProgress(watch);
+  }
+
+  // sse parses Server-Sent Events: push takes the next piece of text and
+  // returns the events it completed ({event, id, data}).
+  function sse() {
+    let buf = "", ev = { event: "", id: "", data: [] };
+    return (text) => {
+      buf += text;
+      const out = [];
+      for (let m; (m = /\r\n|\r|\n/.exec(buf));) {
+        if (m[0] === "\r" && m.index === buf.length - 1) break; // maybe a \r\n cut in two
+        const line = buf.slice(0, m.index);
+        buf = buf.slice(m.index + m[0].length);
+        if (line === "") {
+          if (ev.data.length) out.push({ event: ev.event || "message", id: ev.id, data: ev.data.join("\n") });
+          ev = { event: "", id: "", data: [] };
+          continue;
+        }
+        const i = line.indexOf(":");
+        if (i === 0) continue; // a comment (keep-alive)
+        const k = i < 0 ? line : line.slice(0, i), v = i < 0 ? "" : line.slice(i + 1).replace(/^ /, "");
+        if (k === "event") ev.event = v;
+        else if (k === "id" && !v.includes("\0")) ev.id = v;
+        else if (k === "data") ev.data.push(v);
+      }
+      return out;
+    };
+  }
+
+  const pause = (ms, signal) => new Promise((res) => {
+    const t = setTimeout(res, ms);
+    signal.addEventListener("abort", () => { clearTimeout(t); res(); }, { once: true });
+  });
+
+  async function readStream(w) {
+    const signal = w.ctrl.signal;
+    let fails = 0;
+    while (!signal.aborted && !w.ended) {
+      let got = false;
+      try {
+        const headers = Object.assign({ Accept: "text/event-stream" }, auth());
+        if (w.last) headers["Last-Event-ID"] = w.last;
+        const r = await fetch(api() + "/runs/" + encodeURIComponent(w.run) + "/stream", { headers, cache: "no-store", signal });
+        if (!r.ok || !r.body) {
+          if (r.status < 500 && r.status !== 429) { startPolling(w); return; }
+          throw new Error("stream answered " + r.status);
+        }
+        w.opens++;
+        const el = document.getElementById("run");
+        if (watch === w && el && el.dataset.run === w.run) el.dataset.opens = String(w.opens);
+        const parse = sse(), reader = r.body.pipeThrough(new TextDecoderStream()).getReader();
+        for (;;) {
+          const { value, done } = await reader.read();
+          if (done) break;
+          for (const ev of parse(value)) {
+            got = true;
+            if (ev.id) w.last = ev.id;
+            onEvent(w, ev);
+          }
+          if (w.ended) { reader.cancel(); return; }
+        }
+      } catch (e) { /* the connection broke: open it again */ }
+      fails = got ? 0 : fails + 1;
+      if (fails) await pause(Math.min(1000 * 2 ** (fails - 1), 30000), signal);
+    }
+  }
+
+  function startPolling(w) {
+    w.polling = true;
+    const el = document.getElementById("run");
+    if (watch === w && el && el.dataset.run === w.run && el.dataset.live === "true") follow(generation, w.run, Number(el.dataset.rev));
+  }
+
+  function onEvent(w, ev) {
+    let d;
+    try { d = JSON.parse(ev.data); } catch (e) { return; }
+    if (watch !== w || !d) return;
+    const el = document.getElementById("run");
+    const shown = el && el.dataset.run === w.run;
+    if (ev.event === "progress") {
+      const old = w.progress.get(d.step);
+      if (old && old.attempt > d.attempt) return;
+      w.progress.set(d.step, { attempt: d.attempt, value: d.value, at: d.at, missed: d.missed || 0 });
+      if (shown) showProgress(w, d.step);
+    } else if (ev.event === "end") {
+      w.ended = true;
+      if (shown) load(location.href, false);
+    } else if (ev.event === "status" && shown && d.rev > Number(el.dataset.rev)) {
+      load(location.href, false);
+    }
+  }
+
+  // progressText says a progress value briefly: a percent (percent or pct,
+  // 0–100; or done of total) and a message (message or msg) when the value
+  // has them, else its JSON on one line. Always text, never markup.
+  function progressText(v) {
+    let pct = null, parts = [];
+    if (v && typeof v === "object" && !Array.isArray(v)) {
+      const num = (x) => typeof x === "number" && isFinite(x);
+      if (num(v.percent)) pct = v.percent;
+      else if (num(v.pct)) pct = v.pct;
+      else if (num(v.done) && num(v.total) && v.total > 0) { pct = 100 * v.done / v.total; parts.push(v.done + "/" + v.total); }
+      const msg = typeof v.message === "string" ? v.message : typeof v.msg === "string" ? v.msg : "";
+      if (pct !== null) parts.unshift(Math.round(Math.max(0, Math.min(100, pct))) + "%");
+      if (msg) parts.push(msg);
+    }
+    let text = parts.length ? parts.join(" · ") : JSON.stringify(v === undefined ? null : v);
+    if (text.length > 120) text = text.slice(0, 120) + "…";
+    return { pct: pct === null ? null : Math.max(0, Math.min(100, pct)), text };
+  }
+
+  // showProgress shows the kept progress of step (or of every step) in
+  // its row of the steps table.
+  function showProgress(w, step) {
+    for (const [s, p] of w.progress) {
+      if (step !== undefined && s !== step) continue;
+      const row = document.querySelector('#steps tr[data-step="' + CSS.escape(s) + '"]');
+      if (!row || row.cells.length < 3) continue;
+      let box = row.cells[2].querySelector("div.step-progress");
+      if (!box) {
+        box = document.createElement("div");
+        box.className = "step-progress";
+        box.setAttribute("role", "status");
+        row.cells[2].append(box);
+      }
+      const { pct, text } = progressText(p.value);
+      const bar = document.createElement("progress");
+      bar.max = 100;
+      if (pct !== null) bar.value = pct;
+      const label = document.createElement("span");
+      label.className = "progress-value";
+      label.textContent = text;
+      box.replaceChildren(...(pct !== null ? [bar, " "] : []), label);
+      box.dataset.attempt = String(p.attempt);
+      box.title = "progress of attempt " + p.attempt + (p.at ? ", sent " + p.at : "") +
+        (p.missed ? "; " + p.missed + " earlier values missed" : "") + "\n" + JSON.stringify(p.value).slice(0, 2000);
+    }
+  }
+
   // Times: rendered in UTC (saying so); shown in the reader's local time
   // with its offset unless they chose UTC, a choice kept in localStorage.
   const TZ = "cairn.tz";
@@ -359,8 +524,7 @@
     if (p) p.onclick = () => runAction(p, p.dataset.action);
     for (const b of document.querySelectorAll("#rerun-run, button.rerun-from")) b.onclick = () => rerun(b);
     for (const b of document.querySelectorAll("button.bulk")) b.onclick = () => bulk(b);
-    const run = document.getElementById("run");
-    if (run && run.dataset.live === "true") follow(generation, run.dataset.run, Number(run.dataset.rev));
+    watchPage();
     decryptAll();
   }
   // The runs list and the workers page refresh while they are open and

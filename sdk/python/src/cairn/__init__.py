@@ -29,6 +29,7 @@ from .errors import (
 from .function import ContinueAsNew, Durable, FunctionBody, Suspended, SyncDurable, SyncFunctionBody, function
 from .here import run_here, run_here_async
 from .store import AsyncStore, Entry, Store
+from .stream import StreamEvent
 from .usage import Usage, UsageSpanProcessor
 from .worker import StepContext, StepInfo, Worker
 from .workflow import Concurrency, RateLimit, RetryPolicy, Workflow, workflow
@@ -64,6 +65,7 @@ __all__ = [
     "StepFailure",
     "StepInfo",
     "Store",
+    "StreamEvent",
     "Suspended",
     "SyncDurable",
     "SyncFunctionBody",

@@ -4,7 +4,8 @@ promise: nothing was applied; Retry-After is honoured up to 5 s), or refused
 before any byte was sent (the connection could not be made). A GET changes
 nothing whatever its outcome, so it is also sent again after a server error
 (500, 502, 504) or a connection lost mid-request. Up to 4 sends, 100 ms
-doubling with jitter."""
+doubling with jitter (Retry-After-Ms, when the answer has it, is waited
+exactly)."""
 
 from __future__ import annotations
 
@@ -31,6 +32,9 @@ def _retry_answer(n: int, safe: bool, resp: httpx.Response) -> float | None:
     if safe and resp.status_code in (500, 502, 504):
         return min(b, MAX_WAIT)
     if resp.status_code in (503, 429):
+        ms = resp.headers.get("retry-after-ms", "")
+        if ms.isdigit():  # the server's exact ask (a step's progress over its rate)
+            return min(max(int(ms), 10) / 1000, MAX_WAIT)
         ra = resp.headers.get("retry-after", "")
         if ra.isdigit():
             return min(max(float(ra), b), MAX_WAIT)

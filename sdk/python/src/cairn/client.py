@@ -84,6 +84,7 @@ from ._http import AsyncRetryTransport, RetryTransport
 from .codec import CodecError, Keyring, open_value, seal_map, seal_top, seal_value
 from .errors import APIError, TransportError, temporary
 from .payloads import as_payload_ref
+from .stream import StreamEvent, afollow, follow
 
 DEFAULT_SERVER = "http://127.0.0.1:8080"
 _List = list
@@ -599,6 +600,16 @@ class Client(_Base):
     def journal(self, run: str) -> _List[JournalEntry]:
         return self._drive(_op_journal(run, self.codec))
 
+    def stream(self, run: str) -> Iterator[StreamEvent]:
+        """Follows a run: its status at each change, each new journal entry and
+        its steps' progress values, until it ends (the last event is end). A
+        connection the server closes (streams are bounded in time) or that
+        breaks is opened again from the last event's id: status and journal
+        resume where they were, progress sent meanwhile is missed. Raises
+        APIError when the run cannot be followed (not found, refused), and
+        the last error after 5 failed connections in a row."""
+        return follow(self.http, self.server, run, self.codec)
+
     def send_event(self, run: str, name: str, payload: Any = None, *, id: str | None = None) -> EventResult:
         """Sends an event to a run: it completes the wait step waiting for name. An id makes sending
         again a no-op."""
@@ -842,6 +853,10 @@ class AsyncClient(_Base):
 
     async def journal(self, run: str) -> _List[JournalEntry]:
         return await self._drive(_op_journal(run, self.codec))
+
+    def stream(self, run: str) -> AsyncIterator[StreamEvent]:
+        """Client.stream, as an async iterator: ``async for ev in client.stream(run)``."""
+        return afollow(self.http, self.server, run, self.codec)
 
     async def send_event(self, run: str, name: str, payload: Any = None, *, id: str | None = None) -> EventResult:
         return await self._drive(_op_simple(send_event, run=run, body=_event_body(name, payload, id, self.codec)))

@@ -28,7 +28,7 @@ import socket
 import threading
 import time
 import traceback
-from collections.abc import Awaitable, Callable, Coroutine, Mapping
+from collections.abc import Awaitable, Callable, Coroutine, Generator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -75,6 +75,7 @@ from .client import AsyncClient, Client
 from .codec import CLASS_CODEC, CodecError, Keyring, open_value, seal_map, seal_top
 from .function import Suspended
 from .payloads import as_payload_ref
+from .stream import Sender
 from .usage import USAGE_PROCESSOR, Usage, _Acc, install
 from .workflow import Handler, Workflow
 
@@ -182,6 +183,9 @@ class StepContext:
         # The input of the run a function's run continues as (ContinueAsNew):
         # its complete carries it instead of an output.
         self._continue_as: tuple[Any] | None = None
+        # Progress: the lease's sender and the worker's loop (async bodies run on it).
+        self._progress: Sender | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
 
     def _open(self, m: dict[str, Any], kind: str, key: str) -> Any:
         """m[key], its encrypted values decoded once read (class codec when one does not decrypt)."""
@@ -229,6 +233,38 @@ class StepContext:
         with self._lock:
             self._explicit = u.copy()
 
+    def progress(self, value: Any) -> Awaitable[None]:
+        """Publishes value (any JSON value, at most 16 KiB) to the watchers of
+        the step's run (Client.stream, the dashboard, ``cairn runs watch``).
+        Nothing is stored, and the value is sent as it is (not encrypted). A
+        lease may send 50 values a second; beyond, progress waits as the server
+        asks (Retry-After-Ms) and sends again, so values keep their order.
+
+        In a plain ``def`` body it returns once the value is sent (what it
+        returns need not be awaited); in an ``async def`` body await it:
+        ``await ctx.progress({"percent": 40})``. Raises APIError (reason fenced
+        or run_terminal) when the attempt is over, the cancellation's cause
+        when the body is cancelled while it waits, TypeError when the value
+        does not encode as JSON."""
+        s = self._progress
+        if s is None:
+            raise RuntimeError("cairn: progress needs a step body a worker runs")
+        try:
+            loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+        except RuntimeError:
+            loop = None
+        if loop is not None and loop is self._loop:
+            return s.asend(value)
+        if loop is not None:  # a loop of the body's own: the blocking send on a thread
+            return loop.run_in_executor(None, s.send, value, self._pause)
+        s.send(value, self._pause)
+        return _SENT
+
+    def _pause(self, seconds: float) -> None:
+        """Sleeps; raises the cause when the body is cancelled first."""
+        if self._cancelled.wait(seconds):
+            raise self._cause or E.Shutdown()
+
     # ---- cancellation ----
 
     @property
@@ -262,6 +298,16 @@ class StepContext:
             if self._explicit is not None:
                 return patch, self._explicit.copy()
         return patch, self._acc.total()
+
+
+class _Sent:
+    """What progress returns in a plain body: the value was sent."""
+
+    def __await__(self) -> Generator[Any, None, None]:
+        yield from ()
+
+
+_SENT = _Sent()
 
 
 class _Attempt:
@@ -809,6 +855,8 @@ class Worker:
         sc._checkpoint = functools.partial(self._checkpoint, a, log)
         sc._payload = functools.partial(self._payload, a)
         sc._codec = self.codec
+        sc._progress = Sender(self.c.server, self.api, self.ac.api, l.id)
+        sc._loop = asyncio.get_running_loop()
         a.ctx = sc
         if a.cause is not None:  # cancelled before the body began
             sc._cancel(a.cause)

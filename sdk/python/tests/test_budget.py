@@ -51,3 +51,25 @@ def test_reducers_fold_parallel_writers(server: DevServer) -> None:
         assert r.status.value == "completed"
         state = r.state.to_dict()
         assert state["hits"] == 15 and sorted(state["ids"]) == ["a", "b", "c"]
+
+
+def test_summaries_reach_their_attempts(server: DevServer) -> None:
+    def fetch(ctx: cairn.StepContext, _: Any) -> int:
+        try:
+            ctx.set_summary("x" * 5000)
+            raise AssertionError("a 5,000-byte summary was taken")
+        except ValueError:
+            pass
+        if ctx.info.attempt == 1:
+            ctx.set_summary({"pages": 2, "stopped": "rate limit"})
+            raise cairn.retryable("rate limited")
+        ctx.set_summary("fetched 3 pages")
+        return 3
+
+    wf = cairn.workflow("summary-py", "1").task("fetch", fetch, retry=cairn.RetryPolicy(max_attempts=2, initial_backoff=0.01))
+    log, _ = mem_logger()
+    with serving(cairn.Worker(server.client, logger=log).register(wf)):
+        r = wait_run(server.client, server.client.start("summary-py").run.id)
+        assert r.status.value == "completed"
+        attempts = next(s for s in r.steps if s.id == "fetch").attempts
+        assert [a.summary for a in attempts] == [{"pages": 2, "stopped": "rate limit"}, "fetched 3 pages"]

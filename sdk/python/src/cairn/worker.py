@@ -169,6 +169,7 @@ class StepContext:
         self._lock = threading.Lock()
         self._patch: dict[str, Any] = {}
         self._explicit: Usage | None = None
+        self._summary: Any = UNSET
         self._acc = _Acc()
         self._cancelled = threading.Event()
         self._cause: E.Cancelled | None = None
@@ -232,6 +233,15 @@ class StepContext:
         """Records what the attempt consumed; overrides the usage summed from spans."""
         with self._lock:
             self._explicit = u.copy()
+
+    def set_summary(self, value: Any) -> None:
+        """A short summary of the attempt (any JSON value, at most 4 KiB encoded), sent with its
+        complete or fail and kept on the attempt for timelines and audits; the flow never reads it."""
+        n = len(json.dumps(value).encode())
+        if n > 4096:
+            raise ValueError(f"cairn: a summary of {n} bytes is over the 4096-byte limit")
+        with self._lock:
+            self._summary = value
 
     def progress(self, value: Any) -> Awaitable[None]:
         """Publishes value (any JSON value, at most 16 KiB) to the watchers of
@@ -1069,6 +1079,7 @@ class Worker:
             output=out if cont is None else UNSET,
             state_patch=CompleteRequestStatePatch.from_dict(patch) if patch else UNSET,
             usage=WireUsage.from_dict(wu) if wu else UNSET,
+            summary=a.ctx._summary if a.ctx is not None else UNSET,
             # A function's run that continues as new asks for no next lease.
             claim_next=ClaimNext(max_=1) if self._claiming and cont is None else UNSET,
             continue_as_new=WireContinueAsNew(input_=cont[0]) if cont is not None else UNSET,
@@ -1181,6 +1192,7 @@ class Worker:
                 error=ErrorInfo(class_=cls, message=m),
                 state_patch=FailRequestStatePatch.from_dict(p) if p else UNSET,
                 usage=WireUsage.from_dict(wu) if wu else UNSET,
+                summary=a.ctx._summary if a.ctx is not None else UNSET,
             )
 
         req = body(patch, msg)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"sort"
+	"strings"
 )
 
 // Budget limits what a run may consume: its cost (priced by the engine's
@@ -61,6 +62,21 @@ func (b *Budget) counterNames() []string {
 	}
 	sort.Strings(names)
 	return names
+}
+
+// String is the budget for people: "200000 tokens, $2.0000, searches=50".
+func (b *Budget) String() string {
+	var parts []string
+	if b.Tokens > 0 {
+		parts = append(parts, fmt.Sprintf("%d tokens", b.Tokens))
+	}
+	if b.CostUSD > 0 {
+		parts = append(parts, fmt.Sprintf("$%.4f", b.CostUSD))
+	}
+	for _, k := range b.counterNames() {
+		parts = append(parts, fmt.Sprintf("%s=%d", k, b.Counters[k]))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // Exceeded says which limit u goes over, or "" when u is within the

@@ -410,3 +410,27 @@ func TestRunPageListsAFunctionsOperations(t *testing.T) {
 		t.Error("an operation's result is not escaped")
 	}
 }
+
+// The run page shows a run's budget and each attempt's summary, escaped.
+func TestRunPageShowsBudgetAndSummaries(t *testing.T) {
+	f := newFixture(t, api.Config{DevMode: true})
+	f.registerFor("w1", cairn.Workflow{Name: "b", Version: "1", Steps: []cairn.Step{{ID: "a"}, {ID: "z", After: []string{"a"}}}})
+	ctx := context.Background()
+	r, err := f.e.StartRun(ctx, cairn.StartRequest{Workflow: "b", Budget: &cairn.Budget{Tokens: 500, Counters: map[string]int64{"searches": 3}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := f.claim(r.Run.ID)
+	if _, err := f.e.Complete(ctx, l.ID, cairn.CompleteRequest{Output: json.RawMessage(`1`), Summary: json.RawMessage(`"read <i>3</i> pages"`)}); err != nil {
+		t.Fatal(err)
+	}
+	_, body, _ := f.get("/ui/runs/"+r.Run.ID, "")
+	for _, want := range []string{`<dd id="run-budget">500 tokens, searches=3</dd>`, `class="attempt-summary"`, `read \u003ci\u003e3\u003c/i\u003e pages`} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the run page lacks %q", want)
+		}
+	}
+	if strings.Contains(body, "<i>3</i>") {
+		t.Error("a summary is not escaped")
+	}
+}

@@ -524,21 +524,6 @@ func usageString(u sdk.Usage) string {
 	return strings.Join(parts, ", ")
 }
 
-// budgetString is a run's budget as `runs get` prints it.
-func budgetString(b *sdk.Budget) string {
-	var parts []string
-	if b.Tokens > 0 {
-		parts = append(parts, fmt.Sprintf("%d tokens", b.Tokens))
-	}
-	if b.CostUSD > 0 {
-		parts = append(parts, fmt.Sprintf("$%.4f", b.CostUSD))
-	}
-	for _, k := range slices.Sorted(maps.Keys(b.Counters)) {
-		parts = append(parts, fmt.Sprintf("%s=%d", k, b.Counters[k]))
-	}
-	return strings.Join(parts, ", ")
-}
-
 func newRunsGetCmd(cf *clientFlags) *cobra.Command {
 	of := new(outputFlag)
 	cmd := &cobra.Command{
@@ -637,7 +622,7 @@ func printRun(out io.Writer, r *sdk.Run, pl *payloads) {
 		fmt.Fprintf(out, "usage     %s\n", usageString(r.Usage))
 	}
 	if r.Budget != nil {
-		fmt.Fprintf(out, "budget    %s\n", budgetString(r.Budget))
+		fmt.Fprintf(out, "budget    %s\n", r.Budget)
 	}
 	if len(r.PendingEvents) > 0 {
 		fmt.Fprintf(out, "events    %s (received, not waited for yet)\n", strings.Join(r.PendingEvents, ", "))

@@ -80,7 +80,34 @@ func (w *Workflow) validateFlow(add func(field, format string, args ...any)) {
 				add(f+".priority", "step %s: %v", s.ID, err)
 			}
 		}
+		checkLabels(s, f+".requires_labels", add)
 	}
+}
+
+// MaxRequiredLabels bounds the labels one step requires.
+const MaxRequiredLabels = 16
+
+func checkLabels(s *Step, f string, add func(field, format string, args ...any)) {
+	if len(s.RequiresLabels) > MaxRequiredLabels {
+		add(f, "step %s: at most %d labels", s.ID, MaxRequiredLabels)
+	}
+	for k, v := range s.RequiresLabels {
+		if k == "" || len(k) > 64 || len(v) > 256 {
+			add(f, "step %s: a label's key is 1 to 64 bytes and its value at most 256", s.ID)
+			return
+		}
+	}
+}
+
+// LabelsMatch reports whether a worker registered with labels may run
+// the step: it has every label the step requires, with its value.
+func (s *Step) LabelsMatch(labels map[string]string) bool {
+	for k, v := range s.RequiresLabels {
+		if got, ok := labels[k]; !ok || got != v {
+			return false
+		}
+	}
+	return true
 }
 
 func checkConcurrency(c *ConcurrencyLimit, f string, add func(field, format string, args ...any)) {

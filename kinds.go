@@ -49,16 +49,16 @@ type kindCheck func(s *Step, add func(field, format string, args ...any))
 // (x-kind-options on Step), from which the TypeScript SDK's check is
 // generated.
 var kindOptions = map[StepKind][]string{
-	KindTask:  {"delivery", "retry", "timeout", "max_deliveries", "concurrency", "rate_limit", "priority"},
+	KindTask:  {"delivery", "retry", "timeout", "max_deliveries", "concurrency", "rate_limit", "priority", "requires_labels"},
 	KindWait:  {"event", "events", "if", "wait_timeout"},
 	KindSleep: {"duration"},
 	// A map's items are task attempts: they take a task's delivery,
 	// retry, timeout and max_deliveries.
-	KindMap:   {"delivery", "retry", "timeout", "max_deliveries", "items", "max_concurrency", "tolerated_failures", "tolerated_failure_percent"},
+	KindMap:   {"delivery", "retry", "timeout", "max_deliveries", "items", "max_concurrency", "tolerated_failures", "tolerated_failure_percent", "requires_labels"},
 	KindChild: {"workflow", "child_version"},
 	// A function's driver is a task attempt that replays: at_least_once
 	// always (its steps choose their own delivery).
-	KindFunction: {"retry", "timeout", "max_deliveries", "concurrency", "rate_limit", "priority"},
+	KindFunction: {"retry", "timeout", "max_deliveries", "concurrency", "rate_limit", "priority", "requires_labels"},
 }
 
 // stepOptions tells, for each optional field of kindOptions, whether a
@@ -71,6 +71,7 @@ var stepOptions = map[string]func(s *Step) bool{
 	"concurrency":               func(s *Step) bool { return s.Concurrency != nil },
 	"rate_limit":                func(s *Step) bool { return s.RateLimit != nil },
 	"priority":                  func(s *Step) bool { return s.Priority != nil },
+	"requires_labels":           func(s *Step) bool { return len(s.RequiresLabels) > 0 },
 	"event":                     func(s *Step) bool { return s.Event != "" },
 	"events":                    func(s *Step) bool { return len(s.Events) > 0 },
 	"if":                        func(s *Step) bool { return s.If != "" },

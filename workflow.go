@@ -125,6 +125,8 @@ type Step struct {
 	Concurrency *ConcurrencyLimit `json:"concurrency,omitempty" doc:"Task steps: most attempts of this step holding a lease at once, per rendered key (across runs of every version of the workflow)."`
 	RateLimit   *RateLimit        `json:"rate_limit,omitempty" doc:"Task steps: most attempts of this step handed out per period, per rendered key; attempts beyond it wait."`
 	Priority    *int              `json:"priority,omitempty" minimum:"-100" maximum:"100" doc:"Task steps: overrides the run's priority for this step (higher is offered first)."`
+	// Label routing (flow.go), task, map and function steps.
+	RequiresLabels map[string]string `json:"requires_labels,omitempty" doc:"Task, map and function steps: offered only to workers registered with every one of these labels (key: value, as the worker's labels), such as {\"gpu\": \"true\", \"region\": \"eu\"}. A run whose ready step no live worker matches says so (no_live_worker)."`
 	// Map options (kinds_map.go).
 	Items                   string  `json:"items,omitempty" maxLength:"2000" doc:"Map steps: a CEL expression (bare or as ${expr}) that renders the array to map over; the step's body runs once per element, its input template sees item and index."`
 	MaxConcurrency          int     `json:"max_concurrency,omitempty" minimum:"0" maximum:"1000" doc:"Map steps: most items running at once (default 100)."`

@@ -425,8 +425,8 @@ func (e *Engine) claimOne(ctx context.Context, w cachedWorker, r *runRecord, d *
 		h.NotBefore = *st.ReadyAt
 		return nil, &h, nil
 	}
-	if until, ok := st.Avoid[w.Rec.ID]; ok && until.After(now) {
-		return nil, &h, nil
+	if until, ok := st.Avoid[w.Rec.ID]; ok && until.After(now) || !s.LabelsMatch(w.Rec.Labels) {
+		return nil, &h, nil // for another worker (label routing: flow.go)
 	}
 	base := s.ID // the definition's step: step itself, or a map item's map step
 	input, vars, item, ok, err := e.claimInput(ctx, r, d, s, step)

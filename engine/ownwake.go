@@ -14,8 +14,8 @@ import (
 // time of every run timer it writes, and visits the run at that instant
 // instead of waiting for the next pass to list the timer key. The timer
 // object stays the durable record — its key is rounded up to a whole
-// keys.TimerBucket and written at least minTimerLead ahead, so a pass reading
-// the index alone fires a due time up to keys.TimerBucket (or minTimerLead)
+// keys.TimerBucket and written at least timer.Lead ahead, so a pass reading
+// the index alone fires a due time up to keys.TimerBucket (or timer.Lead)
 // plus the reaper's period late — and the pass that finds it later visits
 // the run once more, finds nothing due, and deletes the key. The own wake
 // is a shortcut, never the only copy: an instance that dies loses its

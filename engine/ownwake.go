@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"sync"
 	"time"
 
 	"github.com/cairn-dev/cairn/engine/internal/par"
@@ -43,19 +42,14 @@ func (e *Engine) NextOwnWake() (in time.Duration, ok bool, changed <-chan struct
 // the run to the timer index.
 func (e *Engine) VisitOwnWakes(ctx context.Context) ReapStats {
 	runs := e.own.Due(e.now())
-	var (
-		stats ReapStats
-		mu    sync.Mutex
-	)
-	par.Each(reapParallel, len(runs), func(i int) {
+	var stats ReapStats
+	par.Gather(reapParallel, len(runs), func(i int) ReapStats {
 		local := ReapStats{RunsVisited: 1}
 		if err := e.reapRun(ctx, runs[i], nil, e.now(), &local); err != nil {
 			local.Errors++
 			e.log.Debug("reaper: own wake's visit failed; the timer index fires it", "run", runs[i], "err", err)
 		}
-		mu.Lock()
-		stats.Add(local)
-		mu.Unlock()
-	})
+		return local
+	}, stats.Add)
 	return stats
 }

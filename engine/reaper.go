@@ -63,16 +63,13 @@ func (e *Engine) Reap(ctx context.Context) (ReapStats, error) {
 	order, due := timer.Group(timers, retentionTimerPrefix) // see timerName
 	// Visit the due runs, reapParallel at a time (see reap_parallel.go):
 	// one visit per run, each with its own counters, summed at the end.
-	var (
-		mu      sync.Mutex
-		deletes deleteBudget
-	)
-	par.Each(reapParallel, len(order), func(i int) {
+	var deletes deleteBudget
+	par.Gather(reapParallel, len(order), func(i int) (local ReapStats) {
 		run := order[i]
 		if ctx.Err() != nil {
-			return // the pass ends: the rest wait for the next
+			return local // the pass ends: the rest wait for the next
 		}
-		local := ReapStats{deletes: &deletes}
+		local.deletes = &deletes
 		if id, ok := schedule.TimerID(run); ok {
 			t, err := e.schedules.Reap(ctx, id, due[run], now)
 			local.SchedulesFired, local.SchedulesSkipped, local.SchedulesFailed = t.Fired, t.Skipped, t.Failed
@@ -92,10 +89,8 @@ func (e *Engine) Reap(ctx context.Context) (ReapStats, error) {
 				e.log.Warn("reaper: run visit failed; its timer stays for the next pass", "run", run, "err", err)
 			}
 		}
-		mu.Lock()
-		stats.Add(local)
-		mu.Unlock()
-	})
+		return local
+	}, stats.Add)
 	if ctx.Err() != nil {
 		return stats, ctx.Err()
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/engine/internal/keys"
+	"github.com/cairn-dev/cairn/engine/internal/mapstep"
 	"github.com/cairn-dev/cairn/engine/internal/object"
 	"github.com/cairn-dev/cairn/engine/internal/render"
 	"github.com/cairn-dev/cairn/notify"
@@ -26,7 +27,7 @@ import (
 //	run:   running → completed | failed | cancelled | timed_out; running ⇄ paused
 
 func (r *runRecord) journal(now time.Time, e cairn.JournalEntry) {
-	if droppedItemJournal(e) {
+	if mapstep.DroppedJournal(e) {
 		return // see mapstep.go
 	}
 	e.At = now

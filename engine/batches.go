@@ -5,6 +5,7 @@ import (
 
 	"github.com/cairn-dev/cairn"
 	bulk "github.com/cairn-dev/cairn/engine/internal/batch" // "batch" is the committer's (commit.go)
+	"github.com/cairn-dev/cairn/engine/internal/timer"
 )
 
 // Bulk operations: cancel, rerun, pause or resume every run matching a
@@ -22,7 +23,7 @@ func newBatches(e *Engine) *bulk.Batches {
 			return err
 		},
 		PublicError: publicError,
-		TimerDue:    timerDue, PutTimer: e.putTimer, DropTimers: e.dropTimers, DropOrphanTimers: e.dropOrphanTimers,
+		TimerDue:    timer.Due, PutTimer: e.timers.Put, DropTimers: e.timers.Drop, DropOrphanTimers: e.timers.DropOrphans,
 	})
 }
 

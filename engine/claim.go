@@ -20,6 +20,7 @@ import (
 	"github.com/cairn-dev/cairn/engine/internal/render"
 	"github.com/cairn-dev/cairn/engine/internal/scan"
 	"github.com/cairn-dev/cairn/engine/internal/throttle"
+	"github.com/cairn-dev/cairn/engine/internal/timer"
 	"github.com/cairn-dev/cairn/notify"
 	"github.com/cairn-dev/cairn/telemetry"
 )
@@ -179,7 +180,7 @@ func (e *Engine) fallbackScan(ctx context.Context) int {
 		return 0
 	}
 	now := e.now()
-	runs := scan.Order(e.keys, timerKeys, now.Add(e.cfg.ActiveCheckInterval+minTimerLead+keys.TimerBucket), after)
+	runs := scan.Order(e.keys, timerKeys, now.Add(e.cfg.ActiveCheckInterval+timer.Lead+keys.TimerBucket), after)
 	runs = e.rotation.Pick(runs, after, scanRuns)
 	added := 0
 	for _, t := range runs {

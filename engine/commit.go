@@ -6,6 +6,7 @@ import (
 
 	"github.com/cairn-dev/cairn/blob"
 	"github.com/cairn-dev/cairn/engine/internal/commit"
+	"github.com/cairn-dev/cairn/engine/internal/mapstep"
 	"github.com/cairn-dev/cairn/engine/internal/object"
 	"github.com/cairn-dev/cairn/notify"
 )
@@ -37,7 +38,7 @@ type effects struct {
 	journalFrom int
 	// writes are objects the new record refers to, written before its
 	// swap (map items and output shards: mapstep.go).
-	writes []preWrite
+	writes []mapstep.PreWrite
 	// after runs once the write landed, before anyone is answered: work
 	// the commit asks this instance to start (collecting a map).
 	after []func()
@@ -136,7 +137,7 @@ func (e *Engine) writeRun(ctx context.Context, r *runRecord, ver blob.Version, f
 			return nil, "", &commit.BeforeError{Err: err}
 		}
 	}
-	if err := e.preWrites(ctx, fx.writes); err != nil {
+	if err := mapstep.Put(ctx, e.store, fx.writes); err != nil {
 		return nil, "", &commit.BeforeError{Err: err}
 	}
 	data := object.JSON(r)

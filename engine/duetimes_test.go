@@ -9,12 +9,13 @@ import (
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/engine/internal/keys"
+	"github.com/cairn-dev/cairn/engine/internal/timer"
 )
 
 // The L2 bound of docs/ARCHITECTURE.md, read off the timer index alone:
 // a due time d armed at now fires at the first reaper pass at or after
-// timerDue(d, now) — never before d, and at most keys.TimerBucket (or, for d
-// nearer than minTimerLead, minTimerLead) plus the reaper's period after
+// timer.Due(d, now) — never before d, and at most keys.TimerBucket (or, for d
+// nearer than timer.Lead, timer.Lead) plus the reaper's period after
 // it. These tests drive passes on an injected clock at chosen phases
 // against the due times, so the edges where a pass lands between a
 // bucket's start and the due instant are hit on purpose, not by luck.
@@ -30,19 +31,19 @@ func TestTimerKeysNeverEarly(t *testing.T) {
 	for range 10_000 {
 		now := base.Add(time.Duration(rng.Int64N(int64(time.Hour))))
 		due := now.Add(time.Duration(rng.Int64N(int64(10*time.Second))) - 2*time.Second)
-		got := timerDue(due, now)
+		got := timer.Due(due, now)
 		if got.Before(due) {
-			t.Fatalf("timerDue(%v, now %v) = %v: before the due time", due, now, got)
+			t.Fatalf("timer.Due(%v, now %v) = %v: before the due time", due, now, got)
 		}
 		floor := due
-		if lead := now.Add(minTimerLead); floor.Before(lead) {
+		if lead := now.Add(timer.Lead); floor.Before(lead) {
 			floor = lead
 		}
 		if got.Before(floor) || !got.Before(floor.Add(keys.TimerBucket)) {
-			t.Fatalf("timerDue(%v, now %v) = %v, want in [%v, %v)", due, now, got, floor, floor.Add(keys.TimerBucket))
+			t.Fatalf("timer.Due(%v, now %v) = %v, want in [%v, %v)", due, now, got, floor, floor.Add(keys.TimerBucket))
 		}
 		if got.Truncate(keys.TimerBucket) != got {
-			t.Fatalf("timerDue = %v: not a bucket start", got)
+			t.Fatalf("timer.Due = %v: not a bucket start", got)
 		}
 	}
 }
@@ -97,7 +98,7 @@ func TestUnstartedAttemptTimesOutOnTime(t *testing.T) {
 						s := stepOf(getRun(t, e, run), "only")
 						return s.Attempt > attempt || s.Status == cairn.StepFailed
 					})
-					bound := timerDue(*l.TimeoutAt, l.ExpiresAt.Add(-e.cfg.LeaseTTL)).Add(period)
+					bound := timer.Due(*l.TimeoutAt, l.ExpiresAt.Add(-e.cfg.LeaseTTL)).Add(period)
 					if at.Before(*l.TimeoutAt) || at.After(bound) {
 						t.Fatalf("attempt %d (timeout at %v) timed out at the pass at %v: %v after its timeout, bound %v",
 							attempt, l.TimeoutAt.Format("15:04:05.000"), at.Format("15:04:05.000"), at.Sub(*l.TimeoutAt), bound.Sub(*l.TimeoutAt))
@@ -128,7 +129,7 @@ func TestLeaseExpiryRecoveredOnTime(t *testing.T) {
 			clk.Advance(passPhase + 700*time.Millisecond - time.Second)
 			at := passesUntil(t, e, clk, time.Second, 60, func() bool { return stepOf(getRun(t, e, run), "only").Attempt > 1 })
 			due := l.ExpiresAt.Add(e.cfg.RecoveryWindow)
-			if bound := ceilTo(due, keys.TimerBucket).Add(time.Second); at.Before(due) || at.After(bound) {
+			if bound := timer.CeilTo(due, keys.TimerBucket).Add(time.Second); at.Before(due) || at.After(bound) {
 				t.Fatalf("lease recoverable at %v was recovered at the pass at %v (%v late; bound %v)", due.Format("15:04:05.000"), at.Format("15:04:05.000"), at.Sub(due), bound.Sub(due))
 			}
 		})
@@ -196,7 +197,7 @@ func TestShortTimersFireWithinBound(t *testing.T) {
 				}
 				clk.Advance(off - time.Second)
 				at := passesUntil(t, e, clk, time.Second, 30, fired)
-				bound := timerDue(due, due.Add(-c.due)).Add(time.Second)
+				bound := timer.Due(due, due.Add(-c.due)).Add(time.Second)
 				if at.Before(due) || at.After(bound) {
 					t.Fatalf("due at %v, fired at the pass at %v: %v late, bound %v", due.Format("15:04:05.000"), at.Format("15:04:05.000"), at.Sub(due), bound.Sub(due))
 				}
@@ -239,11 +240,11 @@ func TestLapsedLeaseRefusesHeartbeat(t *testing.T) {
 }
 
 // TestDueTimesFireOnTime: every due time fires within the reaper period
-// plus minTimerLead wherever it sits in the DAG, even when the run has a
+// plus timer.Lead wherever it sits in the DAG, even when the run has a
 // later timer already.
 func TestDueTimesFireOnTime(t *testing.T) {
 	ctx := context.Background()
-	slack := minTimerLead + time.Second
+	slack := timer.Lead + time.Second
 	cases := []struct {
 		name  string
 		steps []cairn.Step

@@ -10,7 +10,6 @@ package engine
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -21,11 +20,11 @@ import (
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/blob"
 	bulk "github.com/cairn-dev/cairn/engine/internal/batch"
-	"github.com/cairn-dev/cairn/engine/internal/cache"
 	"github.com/cairn-dev/cairn/engine/internal/commit"
 	"github.com/cairn-dev/cairn/engine/internal/errs"
 	"github.com/cairn-dev/cairn/engine/internal/hub"
 	"github.com/cairn-dev/cairn/engine/internal/keys"
+	"github.com/cairn-dev/cairn/engine/internal/mapstep"
 	"github.com/cairn-dev/cairn/engine/internal/object"
 	"github.com/cairn-dev/cairn/engine/internal/par"
 	"github.com/cairn-dev/cairn/engine/internal/payload"
@@ -35,6 +34,7 @@ import (
 	"github.com/cairn-dev/cairn/engine/internal/scan"
 	"github.com/cairn-dev/cairn/engine/internal/schedule"
 	"github.com/cairn-dev/cairn/engine/internal/throttle"
+	"github.com/cairn-dev/cairn/engine/internal/timer"
 	"github.com/cairn-dev/cairn/engine/internal/wake"
 	"github.com/cairn-dev/cairn/engine/internal/watch"
 	"github.com/cairn-dev/cairn/engine/internal/workers"
@@ -258,7 +258,8 @@ type Engine struct {
 	draining  chan struct{}
 	drainOnce sync.Once
 
-	own wake.Set // the due times of the run timers this instance wrote (ownwake.go)
+	own    wake.Set    // the due times of the run timers this instance wrote (ownwake.go)
+	timers timer.Index // writes and drops timer objects (engine/internal/timer)
 
 	purger *retention.Purger // deletes ended runs (retention.go)
 
@@ -272,7 +273,7 @@ type Engine struct {
 	// payloads caches payload objects (immutable, by content hash).
 	payloads *payload.Store
 	kv       *kv.Store
-	items    *cache.Cache[string, []json.RawMessage] // decoded map items objects (mapstep.go)
+	items    *mapstep.Items // map steps' items objects, decoded (mapstep.go)
 	// flows runs the work a commit asks of its instance (collect a map,
 	// start a child, apply a child's end): not waited for by Settle,
 	// whose lock such work would need.
@@ -298,9 +299,10 @@ func New(store *blob.Bucket, cfg Config) (*Engine, error) {
 	e.watch = watch.New[runRecord]()
 	e.progress = progress.New(e.now, cfg.ProgressRate, 0)
 	e.defs = e.newCatalog()
-	e.items = cache.New[string, []json.RawMessage](mapCacheEntries)
+	e.items = mapstep.NewItems(store)
 	e.workers = workers.New(store, e.keys, e.now, e.log, &e.background)
 	e.scan = scan.Lister{Bucket: store, Keys: e.keys}
+	e.timers = timer.Index{Bucket: store, Keys: e.keys, OrphanGrace: 2 * cfg.MaxRequestTime}
 	e.schedules, e.batches = newSchedules(e), newBatches(e)
 	e.flow = flow.NewTable(store, e.keys, e.now, e.holderStale)
 	e.payloads = payload.New(store, e.keys, cfg.PayloadInlineMax, cfg.PayloadCacheBytes)
@@ -444,58 +446,16 @@ func (e *Engine) nextWake(r *runRecord, now time.Time) time.Time {
 	return due
 }
 
-// minTimerLead is how far ahead of now a timer is always written. The
-// reaper deletes spent timers with unconditional deletes (stores have no
-// portable conditional delete); writing new timers at least two buckets
-// ahead keeps a fresh timer from ever landing on a key a concurrent reaper
-// pass is about to delete, as long as instances' clocks agree within a
-// second. A due time nearer than that is fired on time by the instance
-// that armed it (own wakes, ownwake.go) or by the claims that wait for it
-// (retry backoffs are NotBefore hints); the index alone fires it within
-// minTimerLead plus the reaper's period.
-const minTimerLead = 2 * keys.TimerBucket
-
 // needsNewTimer reports whether a commit must arm a timer for r: the run
-// has a next wake-up, and the newest armed timer (TimerAt) is spent or
-// later than it. So a sleep, wait timeout, retry backoff or deadline that
-// begins while the run already has a later timer gets its own, and fires
-// within the reaper's period plus minTimerLead wherever it sits in the
-// DAG. A commit that moves no wake-up earlier writes no timer.
+// has a next wake-up the newest armed timer (TimerAt) does not cover
+// (engine/internal/timer).
 func (e *Engine) needsNewTimer(r *runRecord, now time.Time) bool {
 	due := e.nextWake(r, now)
-	if due.IsZero() {
-		return false
-	}
-	if r.TimerAt == nil || !r.TimerAt.After(now) {
-		return true
-	}
-	return timerDue(due, now).Before(*r.TimerAt)
-}
-
-// timerDue is when a timer for due is written: never earlier than
-// minTimerLead from now, rounded up to a whole bucket. Up, never down: a
-// key named for a time before the due time is listed by a pass that runs
-// before it, finds nothing due, and re-arms the run one routine period
-// later — an attempt timeout then fired a lease TTL late
-// (TestTimerKeysNeverEarly).
-func timerDue(due, now time.Time) time.Time {
-	if min := now.Add(minTimerLead); due.Before(min) {
-		due = min
-	}
-	return ceilTo(due, keys.TimerBucket)
-}
-
-// ceilTo rounds t up to a multiple of d.
-func ceilTo(t time.Time, d time.Duration) time.Time {
-	if f := t.Truncate(d); f.Before(t) {
-		return f.Add(d)
-	}
-	return t
+	return !due.IsZero() && !timer.Covered(r.TimerAt, due, now)
 }
 
 // armTimer writes the run's next wake-up, records it in r.TimerAt, and
-// returns its key ("" when the run needs none). Timer objects are small
-// and idempotent; a stale one only costs the reaper a read.
+// returns its key ("" when the run needs none).
 func (e *Engine) armTimer(ctx context.Context, r *runRecord, now time.Time) (string, error) {
 	due := e.nextWake(r, now)
 	if due.IsZero() {
@@ -506,8 +466,8 @@ func (e *Engine) armTimer(ctx context.Context, r *runRecord, now time.Time) (str
 
 // armTimerAt writes the run's wake-up at due (see armTimer).
 func (e *Engine) armTimerAt(ctx context.Context, r *runRecord, due, now time.Time) (string, error) {
-	at := timerDue(due, now)
-	key, err := e.putTimer(ctx, timerName(r), at)
+	at := timer.Due(due, now)
+	key, err := e.timers.Put(ctx, timerName(r), at)
 	if err != nil {
 		return "", err
 	}
@@ -518,23 +478,14 @@ func (e *Engine) armTimerAt(ctx context.Context, r *runRecord, due, now time.Tim
 	return key, nil
 }
 
-// putTimer writes the timer of run at due (a bucket start) and returns its
-// key.
-func (e *Engine) putTimer(ctx context.Context, run string, due time.Time) (string, error) {
-	key := e.keys.Timer(due, run)
-	_, err := e.store.Put(ctx, key, []byte(`{"run":"`+run+`"}`), blob.WriteOptions{})
-	return key, err
-}
-
 // armAt writes a timer for run at due (an attempt's timeout), unless the
 // run's armed timer fires earlier anyway.
 func (e *Engine) armAt(ctx context.Context, r *runRecord, due, now time.Time) error {
 	e.ownWake(r.ID, due)
-	at := timerDue(due, now)
-	if r.TimerAt != nil && r.TimerAt.After(now) && !at.Before(*r.TimerAt) {
+	if timer.Covered(r.TimerAt, due, now) {
 		return nil
 	}
-	_, err := e.putTimer(ctx, r.ID, at)
+	_, err := e.timers.Put(ctx, r.ID, timer.Due(due, now))
 	return err
 }
 

@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/cairn-dev/cairn"
@@ -31,21 +30,12 @@ func (e *Engine) acquireFlow(ctx context.Context, r *runRecord, d *definition, s
 	if sf == nil || len(sf.Limits) == 0 && sf.Rate == nil {
 		return true, nil, nil
 	}
-	var slots []flow.Want
-	for _, c := range sf.Limits {
-		k, err := flow.RenderKey(c.Key, vars)
-		if err != nil {
-			e.failRender(ctx, r.ID, d, step, l.Attempt, fmt.Errorf("%s of step %s: %w", c.Field, step, err))
-			return false, nil, nil
-		}
-		slots = append(slots, flow.Want{Obj: e.flow.Key(c.Scope, k), Scope: c.Scope, Name: k, Limit: c.Limit})
+	slots, rateKey, err := e.flow.Wants(sf, step, vars)
+	if err != nil {
+		e.failRender(ctx, r.ID, d, step, l.Attempt, err)
+		return false, nil, nil
 	}
 	if rl := sf.Rate; rl != nil {
-		k, err := flow.RenderKey(rl.Key, vars)
-		if err != nil {
-			e.failRender(ctx, r.ID, d, step, l.Attempt, fmt.Errorf("%s of step %s: %w", rl.Field, step, err))
-			return false, nil, nil
-		}
 		// A grant is spent whatever follows, so do not spend one on an
 		// attempt another claim already won.
 		if _, err := e.store.Stat(ctx, e.keys.LeaseOf(r.Layout, r.ID, step, l.Attempt)); err == nil {
@@ -53,7 +43,7 @@ func (e *Engine) acquireFlow(ctx context.Context, r *runRecord, d *definition, s
 		} else if !isNotFound(err) {
 			return false, nil, err
 		}
-		granted, at, err := e.flow.TakeRate(ctx, rl, k, l.ClaimedAt)
+		granted, at, err := e.flow.TakeRate(ctx, rl, rateKey, l.ClaimedAt)
 		if err != nil {
 			return false, nil, err
 		}
@@ -123,13 +113,7 @@ func (e *Engine) holderStale(ctx context.Context, h flow.Holder) (bool, error) {
 		if flow.Tag(l.Nonce) != h.Tag || l.State != leaseActive {
 			return true, nil
 		}
-		why := ""
-		switch {
-		case l.TimeoutAt != nil && !now.Before(*l.TimeoutAt):
-			why = "timeout"
-		case !now.Before(l.ExpiresAt.Add(e.cfg.RecoveryWindow)):
-			why = "expired"
-		}
+		why, _ := e.leaseVerdict(l, now) // as the reaper decides (reaper.go)
 		if why == "" {
 			return false, nil
 		}

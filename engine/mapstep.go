@@ -1,23 +1,16 @@
 package engine
 
 import (
-	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
-	"sort"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/cairn-dev/cairn"
-	"github.com/cairn-dev/cairn/blob"
 	"github.com/cairn-dev/cairn/engine/internal/keys"
-	"github.com/cairn-dev/cairn/engine/internal/object"
-	"github.com/cairn-dev/cairn/engine/internal/par"
+	"github.com/cairn-dev/cairn/engine/internal/mapstep"
 	"github.com/cairn-dev/cairn/engine/internal/render"
 )
 
@@ -34,11 +27,11 @@ import (
 //     expiry and retries are a task's, unchanged. At most max_concurrency
 //     of them exist at a time;
 //   - the outputs of finished items wait in the record (held) until their
-//     shard — mapShardSize consecutive items — is finished; the commit
+//     shard — mapstep.ShardSize consecutive items — is finished; the commit
 //     that finishes a shard writes it as maps/<run>/<step>/out-<k>-<sha>
 //     before its swap, and drops the held outputs. Dispatch stays within
-//     mapWindow shards of the lowest unwritten one, so held outputs stay
-//     bounded whatever order items finish in;
+//     a window of shards past the lowest unwritten one, so held outputs
+//     stay bounded whatever order items finish in;
 //   - when every item is done the step collects: the instance that
 //     committed the last item (or the reaper, as a fallback) reads the
 //     shards and completes the step with the outputs in input order.
@@ -46,43 +39,10 @@ import (
 // The record therefore holds counters, one hash per shard and at most
 // max_concurrency running items plus a window of held outputs — never an
 // entry per item.
-const (
-	mapShardSize = 100
-	// mapCacheEntries bounds the items objects an instance keeps decoded.
-	mapCacheEntries = 64
-	// mapErrorsKept is how many item errors a map step keeps (and
-	// journals); the rest are counted.
-	mapErrorsKept = 10
-)
-
-// mapState is a map step's progress in the run record.
-type mapState struct {
-	Total     int    `json:"total"`
-	ItemsKey  string `json:"items_key"`
-	Next      int    `json:"next"`
-	Running   int    `json:"running"`
-	Completed int    `json:"completed"`
-	Failed    int    `json:"failed"`
-	// Held are the outputs (null for a failed item) of finished items
-	// whose shard is not written yet, by index.
-	Held map[string]json.RawMessage `json:"held,omitempty"`
-	// ShardDone counts the finished items of each shard.
-	ShardDone []int `json:"shard_done"`
-	// Shards is the content hash of each written output shard.
-	Shards []string `json:"shards"`
-	// Errors are the first item errors (Step names the item).
-	Errors []cairn.ErrorInfo `json:"errors,omitempty"`
-	// Collect: every item is done; the outputs are being collected.
-	Collect bool `json:"collect,omitempty"`
-}
-
-// preWrite is an object a commit writes before its swap: content that
-// the new record refers to. Written unconditionally (plain put): its key
-// is derived from its content, so a rewrite is harmless.
-type preWrite struct {
-	key  string
-	data []byte
-}
+// mapState is a map step's progress in the run record; the bookkeeping
+// that decides nothing (shards, window, collection reads) is
+// engine/internal/mapstep.
+type mapState = mapstep.State
 
 // visitMap is the map kind's visit: collect the outputs of a map whose
 // items are all done.
@@ -111,11 +71,6 @@ func (d *definition) Step(id string) *cairn.Step {
 		}
 	}
 	return nil
-}
-
-func contentSum(b []byte) string {
-	h := sha256.Sum256(b)
-	return hex.EncodeToString(h[:12])
 }
 
 // mapKind is the map step's entry in stepKinds.
@@ -155,33 +110,21 @@ func (e *Engine) startMap(r *runRecord, d *definition, s *cairn.Step, fx *effect
 		fail(cairn.ClassRenderError, fmt.Sprintf("items of map step %s: %d items, over the limit of %d", s.ID, len(items), cairn.MaxMapItems))
 		return
 	}
-	sum := contentSum(out)
-	m := &mapState{Total: len(items), ItemsKey: e.keys.MapItems(r.ID, s.ID, sum),
-		ShardDone: make([]int, (len(items)+mapShardSize-1)/mapShardSize), Shards: make([]string, (len(items)+mapShardSize-1)/mapShardSize)}
+	m := mapstep.New(len(items), e.keys.MapItems(r.ID, s.ID, mapstep.Sum(out)))
 	st.Status, st.Map = cairn.StepMapping, m
 	r.journal(fx.now, cairn.JournalEntry{Type: cairn.JournalMapStarted, Step: s.ID, Message: fmt.Sprintf("%d items, at most %d at a time", len(items), s.EffectiveMaxConcurrency())})
 	if len(items) == 0 {
 		e.finishMap(r, d, s, fx)
 		return
 	}
-	fx.writes = append(fx.writes, preWrite{key: m.ItemsKey, data: out})
+	fx.writes = append(fx.writes, mapstep.PreWrite{Key: m.ItemsKey, Data: out})
 	e.fillMap(r, d, s, fx)
-}
-
-// mapWindow is how many shards past the lowest unwritten one items are
-// dispatched from.
-func mapWindow(s *cairn.Step) int {
-	return s.EffectiveMaxConcurrency()/mapShardSize + 2
 }
 
 // fillMap starts items up to max_concurrency, within the shard window.
 func (e *Engine) fillMap(r *runRecord, d *definition, s *cairn.Step, fx *effects) {
 	m := r.Steps[s.ID].Map
-	low := 0
-	for low < len(m.Shards) && m.Shards[low] != "" {
-		low++
-	}
-	limit := min((low+mapWindow(s))*mapShardSize, m.Total)
+	limit := m.Limit(s.EffectiveMaxConcurrency())
 	for m.Running < s.EffectiveMaxConcurrency() && m.Next < limit {
 		id := keys.ItemID(s.ID, m.Next)
 		r.Steps[id] = &stepState{Status: cairn.StepPending}
@@ -201,30 +144,8 @@ func (e *Engine) itemEnded(r *runRecord, d *definition, item string, out json.Ra
 	m := st.Map
 	delete(r.Steps, item)
 	m.Running--
-	if m.Held == nil {
-		m.Held = map[string]json.RawMessage{}
-	}
-	m.Held[strconv.Itoa(idx)] = out
-	k := idx / mapShardSize
-	m.ShardDone[k]++
-	if lo, hi := k*mapShardSize, min((k+1)*mapShardSize, m.Total); m.ShardDone[k] == hi-lo {
-		var buf bytes.Buffer
-		buf.WriteByte('[')
-		for i := lo; i < hi; i++ {
-			if i > lo {
-				buf.WriteByte(',')
-			}
-			key := strconv.Itoa(i)
-			buf.Write(m.Held[key])
-			delete(m.Held, key)
-		}
-		buf.WriteByte(']')
-		data := buf.Bytes()
-		m.Shards[k] = contentSum(data)
-		fx.writes = append(fx.writes, preWrite{key: e.keys.MapShard(r.ID, base, k, m.Shards[k]), data: data})
-	}
-	if len(m.Held) == 0 {
-		m.Held = nil
+	if k, data, finished := m.Hold(idx, out); finished {
+		fx.writes = append(fx.writes, mapstep.PreWrite{Key: e.keys.MapShard(r.ID, base, k, m.Shards[k]), Data: data})
 	}
 	if m.Completed+m.Failed == m.Total {
 		e.finishMap(r, d, s, fx)
@@ -248,7 +169,7 @@ func (e *Engine) itemFailed(r *runRecord, d *definition, item string, n int, wor
 	s := d.Step(base)
 	m := r.Steps[base].Map
 	m.Failed++
-	if len(m.Errors) < mapErrorsKept {
+	if len(m.Errors) < mapstep.ErrorsKept {
 		ie := why
 		ie.Step = item
 		m.Errors = append(m.Errors, ie)
@@ -308,34 +229,11 @@ func (e *Engine) collectMap(ctx context.Context, run string, d *definition, step
 		return nil
 	}
 	shards := append([]string(nil), st.Map.Shards...)
-	parts := make([][]json.RawMessage, len(shards))
-	errs := make([]error, len(shards))
-	par.Each(8, len(shards), func(k int) {
-		o, err := e.store.Get(ctx, e.keys.MapShard(run, step, k, shards[k]))
-		if err == nil {
-			err = json.Unmarshal(o.Data, &parts[k])
-		}
-		errs[k] = err
-	})
-	size := 2
-	for k, err := range errs {
-		if err != nil {
-			return fmt.Errorf("map %s shard %d: %w", step, k, err)
-		}
-		for _, p := range parts[k] {
-			size += len(p) + 1
-		}
-	}
-	var out json.RawMessage
-	var tooLarge error
-	if size > e.cfg.MaxOutputBytes {
-		tooLarge = fmt.Errorf("the collected output of map step %s is %d bytes, over the %d-byte output limit", step, size, e.cfg.MaxOutputBytes)
-	} else {
-		all := make([]json.RawMessage, 0, st.Map.Total)
-		for _, p := range parts {
-			all = append(all, p...)
-		}
-		out = object.JSON(all)
+	shard := func(k int, sum string) string { return e.keys.MapShard(run, step, k, sum) }
+	out, err := mapstep.Collect(ctx, e.store, shard, step, shards, st.Map.Total, e.cfg.MaxOutputBytes)
+	var tooLarge *mapstep.TooLargeError
+	if err != nil && !errors.As(err, &tooLarge) {
+		return err
 	}
 	s := d.Step(step)
 	_, err = mutate(ctx, e.commits, run, func(r *runRecord, fx *effects) (struct{}, error) {
@@ -355,74 +253,6 @@ func (e *Engine) collectMap(ctx context.Context, run string, d *definition, step
 	return err
 }
 
-// mapItem returns element i of a map step's items (from the instance's
-// cache of decoded items objects, which are immutable: first in, first
-// out, through Peek and Add only).
-func (e *Engine) mapItem(ctx context.Context, key string, i int) (json.RawMessage, error) {
-	items, ok := e.items.Peek(key)
-	if !ok {
-		o, err := e.store.Get(ctx, key)
-		if err != nil {
-			return nil, err
-		}
-		if err := json.Unmarshal(o.Data, &items); err != nil {
-			return nil, fmt.Errorf("items object %s: %w", key, err)
-		}
-		e.items.Add(key, items)
-	}
-	if i < 0 || i >= len(items) {
-		return nil, fmt.Errorf("map item %d: the items object has %d", i, len(items))
-	}
-	return items[i], nil
-}
-
-// mapProgress is a map step's progress for views.
-func mapProgress(st *stepState) *cairn.MapProgress {
-	if st.Map == nil {
-		return nil
-	}
-	m := st.Map
-	return &cairn.MapProgress{Total: m.Total, Completed: m.Completed, Failed: m.Failed, Running: m.Running, Errors: append([]cairn.ErrorInfo{}, m.Errors...)}
-}
-
-// itemSteps lists the map items present in a run record, sorted.
-func itemSteps(r *runRecord) []string {
-	var out []string
-	for id := range r.Steps {
-		if _, _, ok := keys.SplitItem(id); ok {
-			out = append(out, id)
-		}
-	}
-	sort.Strings(out)
-	return out
-}
-
-// droppedItemJournal says which journal entries of map items are not
-// kept: the routine ones (ready, claimed, completed, retried, requeued),
-// so a 10,000-item map does not grow the journal by an entry per item.
-// Failures and lost leases are kept (item failures bounded by
-// mapErrorsKept).
-func droppedItemJournal(j cairn.JournalEntry) bool {
-	if !strings.Contains(j.Step, ".") {
-		return false
-	}
-	switch j.Type {
-	case cairn.JournalStepReady, cairn.JournalStepClaimed, cairn.JournalStepCompleted, cairn.JournalStepRetryScheduled, cairn.JournalStepRequeued:
-		return true
-	}
-	return false
-}
-
-// preWrites writes a commit's objects before its swap.
-func (e *Engine) preWrites(ctx context.Context, ws []preWrite) error {
-	for _, w := range ws {
-		if _, err := e.store.Put(ctx, w.key, w.data, blob.WriteOptions{}); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // itemVars adds a map item's element and index to vars, when step is a
 // map item; it returns the index, or nil.
 func (e *Engine) itemVars(ctx context.Context, r *runRecord, step string, vars *render.Vars) (*int, error) {
@@ -434,7 +264,7 @@ func (e *Engine) itemVars(ctx context.Context, r *runRecord, step string, vars *
 	if bs == nil || bs.Map == nil {
 		return nil, fmt.Errorf("map item %s: its map step has no items", step)
 	}
-	item, err := e.mapItem(ctx, bs.Map.ItemsKey, idx)
+	item, err := e.items.Get(ctx, bs.Map.ItemsKey, idx)
 	if err != nil {
 		return nil, err
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/blob"
 	"github.com/cairn-dev/cairn/blob/mem"
+	"github.com/cairn-dev/cairn/engine/internal/timer"
 )
 
 // stallRunCreate holds the first create of a run record until release is
@@ -39,7 +40,7 @@ func (s *stallRunCreate) Put(ctx context.Context, key string, data []byte, opts 
 // an instance that never heard the start's hint (no bus) finds the step
 // through the timer index. Found by the chaos round (seed 106061104, a
 // chaos-slow run left ready for 4 minutes on the file store with no bus).
-// A timer whose run never appears is dropped once orphanGrace has passed.
+// A timer whose run never appears is dropped once the timer index's OrphanGrace has passed.
 func TestReaperKeepsTimerOfRunBeingStarted(t *testing.T) {
 	ctx := context.Background()
 	clk := newClock()
@@ -85,10 +86,10 @@ func TestReaperKeepsTimerOfRunBeingStarted(t *testing.T) {
 	}
 
 	// An orphan: a timer whose start died before its record. Kept while
-	// young, dropped once orphanGrace past due.
+	// young, dropped once OrphanGrace past due.
 	orphan := newRunID(clk.Now())
-	due := timerDue(clk.Now(), clk.Now())
-	key, err := reaper.putTimer(ctx, orphan, due)
+	due := timer.Due(clk.Now(), clk.Now())
+	key, err := reaper.timers.Put(ctx, orphan, due)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +100,7 @@ func TestReaperKeepsTimerOfRunBeingStarted(t *testing.T) {
 	if _, err := store.Stat(ctx, key); err != nil {
 		t.Fatalf("a young orphan timer was dropped: %v", err)
 	}
-	clk.Advance(reaper.orphanGrace())
+	clk.Advance(reaper.timers.OrphanGrace)
 	if _, err := reaper.Reap(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"sync"
 	"time"
 
 	"github.com/cairn-dev/cairn/engine/internal/par"
@@ -14,8 +13,8 @@ import (
 // time of every run timer it writes, and visits the run at that instant
 // instead of waiting for the next pass to list the timer key. The timer
 // object stays the durable record — its key is rounded up to a whole
-// keys.TimerBucket and written at least minTimerLead ahead, so a pass reading
-// the index alone fires a due time up to keys.TimerBucket (or minTimerLead)
+// keys.TimerBucket and written at least timer.Lead ahead, so a pass reading
+// the index alone fires a due time up to keys.TimerBucket (or timer.Lead)
 // plus the reaper's period late — and the pass that finds it later visits
 // the run once more, finds nothing due, and deletes the key. The own wake
 // is a shortcut, never the only copy: an instance that dies loses its
@@ -43,19 +42,14 @@ func (e *Engine) NextOwnWake() (in time.Duration, ok bool, changed <-chan struct
 // the run to the timer index.
 func (e *Engine) VisitOwnWakes(ctx context.Context) ReapStats {
 	runs := e.own.Due(e.now())
-	var (
-		stats ReapStats
-		mu    sync.Mutex
-	)
-	par.Each(reapParallel, len(runs), func(i int) {
+	var stats ReapStats
+	par.Gather(reapParallel, len(runs), func(i int) ReapStats {
 		local := ReapStats{RunsVisited: 1}
 		if err := e.reapRun(ctx, runs[i], nil, e.now(), &local); err != nil {
 			local.Errors++
 			e.log.Debug("reaper: own wake's visit failed; the timer index fires it", "run", runs[i], "err", err)
 		}
-		mu.Lock()
-		stats.Add(local)
-		mu.Unlock()
-	})
+		return local
+	}, stats.Add)
 	return stats
 }

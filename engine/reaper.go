@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -14,8 +13,10 @@ import (
 	"github.com/cairn-dev/cairn/blob"
 	bulk "github.com/cairn-dev/cairn/engine/internal/batch"
 	"github.com/cairn-dev/cairn/engine/internal/errs"
+	"github.com/cairn-dev/cairn/engine/internal/mapstep"
 	"github.com/cairn-dev/cairn/engine/internal/par"
 	"github.com/cairn-dev/cairn/engine/internal/schedule"
+	"github.com/cairn-dev/cairn/engine/internal/timer"
 	"github.com/cairn-dev/cairn/notify"
 )
 
@@ -51,8 +52,6 @@ func (e *Engine) Reap(ctx context.Context) (ReapStats, error) {
 	var stats ReapStats
 	defer e.observeReap(time.Now(), &stats)
 	now := e.now()
-	due := map[string][]string{} // run → due timer keys
-	var order []string
 	// Every listing of the layout (one, or the flat one and 16 shards)
 	// up to now, merged by due time: see layout.go.
 	timers, lists, err := e.scan.DueTimers(ctx, now)
@@ -60,26 +59,17 @@ func (e *Engine) Reap(ctx context.Context) (ReapStats, error) {
 	if err != nil {
 		return stats, err
 	}
-	for _, t := range timers {
-		run := strings.TrimPrefix(t.Name, retentionTimerPrefix) // see timerName
-		stats.TimersDue++
-		if _, seen := due[run]; !seen {
-			order = append(order, run)
-		}
-		due[run] = append(due[run], t.Key)
-	}
+	stats.TimersDue = len(timers)
+	order, due := timer.Group(timers, retentionTimerPrefix) // see timerName
 	// Visit the due runs, reapParallel at a time (see reap_parallel.go):
 	// one visit per run, each with its own counters, summed at the end.
-	var (
-		mu      sync.Mutex
-		deletes deleteBudget
-	)
-	par.Each(reapParallel, len(order), func(i int) {
+	var deletes deleteBudget
+	par.Gather(reapParallel, len(order), func(i int) (local ReapStats) {
 		run := order[i]
 		if ctx.Err() != nil {
-			return // the pass ends: the rest wait for the next
+			return local // the pass ends: the rest wait for the next
 		}
-		local := ReapStats{deletes: &deletes}
+		local.deletes = &deletes
 		if id, ok := schedule.TimerID(run); ok {
 			t, err := e.schedules.Reap(ctx, id, due[run], now)
 			local.SchedulesFired, local.SchedulesSkipped, local.SchedulesFailed = t.Fired, t.Skipped, t.Failed
@@ -99,10 +89,8 @@ func (e *Engine) Reap(ctx context.Context) (ReapStats, error) {
 				e.log.Warn("reaper: run visit failed; its timer stays for the next pass", "run", run, "err", err)
 			}
 		}
-		mu.Lock()
-		stats.Add(local)
-		mu.Unlock()
-	})
+		return local
+	}, stats.Add)
 	if ctx.Err() != nil {
 		return stats, ctx.Err()
 	}
@@ -113,7 +101,7 @@ func (e *Engine) Reap(ctx context.Context) (ReapStats, error) {
 func (e *Engine) reapRun(ctx context.Context, run string, timerKeys []string, now time.Time, stats *ReapStats) error {
 	r, err := e.readRun(ctx, run)
 	if errs.IsNotFound(err) {
-		return e.dropOrphanTimers(ctx, timerKeys, now)
+		return e.timers.DropOrphans(ctx, timerKeys, now)
 	}
 	if err != nil {
 		return err
@@ -153,7 +141,7 @@ func (e *Engine) reapRun(ctx context.Context, run string, timerKeys []string, no
 		wake = leaseWake
 	}
 	if !wake.IsZero() {
-		if r.TimerAt != nil && r.TimerAt.After(now) && !timerDue(wake, now).Before(*r.TimerAt) {
+		if timer.Covered(r.TimerAt, wake, now) {
 			// A commit of this visit (or a recent one) armed a timer that
 			// fires soon enough: it is not among the due keys deleted below.
 		} else {
@@ -163,46 +151,7 @@ func (e *Engine) reapRun(ctx context.Context, run string, timerKeys []string, no
 			stats.Rearmed++
 		}
 	}
-	return e.dropTimers(ctx, timerKeys, keep)
-}
-
-// orphanGrace is how long past its due time a timer whose run (or batch)
-// does not exist is kept. A start writes the run's timer first and the
-// record after (so no run ever exists without a timer); a start that
-// stalls between the two — a slow or throttled store, a paused process —
-// can find its timer due before its record exists. Dropping that timer
-// would leave the run, once created, with no timer: with no bus (or its
-// hint lost) neither the claims' fallback scan (which reads the runs of
-// the timer index) nor the reaper would ever find its ready steps. A
-// start is bounded by MaxRequestTime (StartRun's context), so a timer
-// twice that past due with still no record belongs to a start that died:
-// it is dropped then. Until then it costs one read per reaper pass.
-func (e *Engine) orphanGrace() time.Duration { return 2 * e.cfg.MaxRequestTime }
-
-// dropOrphanTimers drops the due timers of a run or batch that does not
-// exist, except those young enough to belong to a start still in flight
-// (see orphanGrace).
-func (e *Engine) dropOrphanTimers(ctx context.Context, timerKeys []string, now time.Time) error {
-	old := make([]string, 0, len(timerKeys))
-	for _, k := range timerKeys {
-		if at, _, ok := e.keys.ParseTimer(k); ok && now.Sub(at) < e.orphanGrace() {
-			continue
-		}
-		old = append(old, k)
-	}
-	return e.dropTimers(ctx, old, "")
-}
-
-func (e *Engine) dropTimers(ctx context.Context, timerKeys []string, keep string) error {
-	for _, k := range timerKeys {
-		if k == keep {
-			continue
-		}
-		if err := e.store.Delete(ctx, k); err != nil && !isNotFound(err) {
-			return err
-		}
-	}
-	return nil
+	return e.timers.Drop(ctx, timerKeys, keep)
 }
 
 // fireTimers applies what time alone decides: the run's deadline, and
@@ -323,8 +272,8 @@ func (e *Engine) readyLeases(ctx context.Context, r *runRecord, d *definition, n
 	for _, s := range d.Steps {
 		ids = append(ids, s.ID)
 	}
-	ids = append(ids, itemSteps(r)...) // running map items (mapstep.go)
-	ids = append(ids, compSteps(r)...) // on_failure steps (compensate.go)
+	ids = append(ids, mapstep.ItemSteps(r.Steps)...) // running map items (mapstep.go)
+	ids = append(ids, compSteps(r)...)               // on_failure steps (compensate.go)
 	var reads []leaseRead
 	for _, id := range ids {
 		st := r.Steps[id]

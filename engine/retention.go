@@ -9,6 +9,7 @@ import (
 	"github.com/cairn-dev/cairn/engine/internal/errs"
 	"github.com/cairn-dev/cairn/engine/internal/keys"
 	"github.com/cairn-dev/cairn/engine/internal/retention"
+	"github.com/cairn-dev/cairn/engine/internal/timer"
 )
 
 // Retention: an ended run, with its leases, its idempotency key and its
@@ -81,7 +82,7 @@ func (e *Engine) DeleteRun(ctx context.Context, id string, force bool) error {
 func newPurger(e *Engine) *retention.Purger {
 	return retention.New(retention.Host{
 		Store: e.store, Keys: e.keys, Now: e.now,
-		ActiveCheckInterval: e.cfg.ActiveCheckInterval, MinTimerLead: minTimerLead,
+		ActiveCheckInterval: e.cfg.ActiveCheckInterval, MinTimerLead: timer.Lead,
 		DeletePayloads: func(ctx context.Context, run string) error { return e.payloads.DeleteRun(ctx, run) },
 		Drop:           func(run string) { e.commits.Cache().Drop(run) },
 	})

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/engine/internal/timer"
 )
 
 // engineKeys lists the bucket's keys, without workflows/ and workers/.
@@ -177,7 +178,7 @@ func TestDeleteRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	due := timerDue(e.retentionDue(r), e.now())
+	due := timer.Due(e.retentionDue(r), e.now())
 	key := e.keys.Timer(due, retentionTimerPrefix+other)
 	if _, err := e.store.Stat(ctx, key); err == nil {
 		return // the ending commit armed it

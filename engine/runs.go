@@ -19,6 +19,7 @@ import (
 	"github.com/cairn-dev/cairn/engine/internal/errs"
 	"github.com/cairn-dev/cairn/engine/internal/keys"
 	"github.com/cairn-dev/cairn/engine/internal/list"
+	"github.com/cairn-dev/cairn/engine/internal/mapstep"
 	"github.com/cairn-dev/cairn/engine/internal/object"
 	"github.com/cairn-dev/cairn/engine/internal/throttle"
 	"github.com/cairn-dev/cairn/telemetry"
@@ -80,8 +81,8 @@ func (e *Engine) startRun(ctx context.Context, req cairn.StartRequest, seed func
 	}
 	// A start is bounded by MaxRequestTime wherever it is called from: the
 	// reaper keeps a timer whose run does not exist yet for twice that
-	// (orphanGrace), so the record a start writes after its timer finds the
-	// timer still there.
+	// (timer.Index.OrphanGrace), so the record a start writes after its
+	// timer finds the timer still there.
 	ctx, cancel := context.WithTimeout(ctx, e.cfg.MaxRequestTime)
 	defer cancel()
 	version := req.Version
@@ -223,7 +224,7 @@ func (e *Engine) createRun(ctx context.Context, r *runRecord, fx *effects, keyed
 	if err != nil {
 		return errs.Unavailable(err)
 	}
-	if err := e.preWrites(ctx, fx.writes); err != nil { // a map's items (mapstep.go)
+	if err := mapstep.Put(ctx, e.store, fx.writes); err != nil { // a map's items (mapstep.go)
 		return errs.Unavailable(err)
 	}
 	data := object.JSON(r)
@@ -302,7 +303,7 @@ func (e *Engine) view(r *runRecord, d *definition) *cairn.Run {
 			ID: id, Kind: kindOfStep[id], Status: st.Status, Attempt: st.Attempt, Failures: st.Failures,
 			ReadyAt: st.ReadyAt, WakeAt: st.WakeAt, Output: st.Output, Error: st.Error, Usage: st.Usage, Attempts: append([]cairn.Attempt{}, st.Attempts...),
 			Event: eventOfStep[id],
-			Map:   mapProgress(st), Child: childOf(st), Operations: st.Ops,
+			Map:   st.Map.Progress(), Child: childOf(st), Operations: st.Ops,
 		})
 	}
 	for _, ev := range r.Events {

@@ -24,8 +24,8 @@ import (
 //     claims on it, readRunShared reads for the claims that miss it, one
 //     read per run in flight, and refreshes the cache (readRunCaching).
 //   - per call: runMemo — one read per run for the leases of one batched
-//     heartbeat; runAtLeast (watch.go) — one read per change for the
-//     requests an instance holds on a run.
+//     heartbeat; a held status request (watch.go, watch.Hold) — one
+//     read per change for the requests an instance holds on a run.
 //   - the write: mutate (commit.go), a compare-and-swap of the whole
 //     record through the committer, which batches an instance's
 //     mutations of a run into one write and keeps the cache; a new run's

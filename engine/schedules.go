@@ -8,6 +8,7 @@ import (
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/engine/internal/schedule"
+	"github.com/cairn-dev/cairn/engine/internal/timer"
 )
 
 // Schedules start runs of a workflow on a cron calendar: records,
@@ -32,7 +33,7 @@ func newSchedules(e *Engine) *schedule.Schedules {
 			return e.StartRun(ctx, cairn.StartRequest{Workflow: workflow, Version: version, Input: input, Correlation: correlation, IdempotencyKey: key})
 		},
 		Cancel: e.CancelRun, Run: e.runState,
-		TimerDue: timerDue, PutTimer: e.putTimer, DropTimers: e.dropTimers,
+		TimerDue: timer.Due, PutTimer: e.timers.Put, DropTimers: e.timers.Drop,
 		CursorRefused: e.cursorRefused, Log: e.log,
 	})
 }

@@ -13,7 +13,6 @@ import (
 
 // Run watchers (engine/internal/watch): status requests waiting for a
 // run to change (GetRunStatus with a wait, AwaitRun).
-type runWatch = watch.Watch[runRecord]
 
 // receive handles a notification from the bus: run-change notices wake
 // status requests, everything else goes to the hub of claims.
@@ -28,23 +27,6 @@ func (e *Engine) receive(h notify.Hint) {
 	default:
 		e.hub.Add(h)
 	}
-}
-
-// runAtLeast returns run's record for a request woken by a change to
-// revision rev: from the committer's cache when it has it (a change
-// committed here), else from one read shared by every request of this
-// instance woken by that change.
-func (e *Engine) runAtLeast(ctx context.Context, w *runWatch, run string, rev int64) (*runRecord, error) {
-	if r := e.cachedRun(run, rev); r != nil {
-		return r, nil
-	}
-	return w.AtLeast(rev, func() (*runRecord, int64, error) {
-		r, err := e.readRun(ctx, run)
-		if err != nil {
-			return nil, 0, err
-		}
-		return r, r.Rev, nil
-	})
 }
 
 // GetRunStatus returns a run's progress. With wait > 0 it holds until the
@@ -95,10 +77,6 @@ func (e *Engine) watchRun(ctx context.Context, id string, after int64, untilEnd 
 	if wait <= 0 {
 		return e.readRun(ctx, id)
 	}
-	// answers reports whether r answers the request.
-	answers := func(r *runRecord) bool {
-		return r.Status.Terminal() || !untilEnd && r.Rev > after
-	}
 	deadline := hold.Until(ctx, wait, e.MaxClaimHold())
 	if !untilEnd {
 		if r := e.cachedRun(id, after+1); r != nil {
@@ -107,52 +85,11 @@ func (e *Engine) watchRun(ctx context.Context, id string, after int64, untilEnd 
 	} else if r := e.cachedRun(id, 0); r != nil && r.Status.Terminal() {
 		return r, nil // ended is final: any copy that says so is current
 	}
-	// Registered before the first read: a change committed after it is
-	// signalled, a change before it is in the read.
-	w, stop := e.watch.Add(id)
-	defer stop()
-	r, err := e.readRun(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	consumed := r.Rev
-	fallback := time.NewTimer(e.cfg.FallbackInterval)
-	defer fallback.Stop()
-	hold := time.NewTimer(time.Until(deadline))
-	defer hold.Stop()
-	for {
-		if answers(r) || !time.Now().Before(deadline) {
-			return r, nil
-		}
-		heard, next := e.watch.State(w)
-		if heard > consumed {
-			consumed = heard
-			nr, err := e.runAtLeast(ctx, w, id, heard)
-			if err != nil {
-				return nil, err
-			}
-			if nr.Rev > r.Rev {
-				r = nr
-			}
-			continue
-		}
-		select {
-		case <-next:
-		case <-fallback.C:
-			nr, err := e.readRun(ctx, id)
-			if err != nil {
-				return nil, err
-			}
-			if nr.Rev > r.Rev {
-				r = nr
-			}
-			consumed = max(consumed, r.Rev)
-			fallback.Reset(e.cfg.FallbackInterval)
-		case <-hold.C:
-		case <-ctx.Done():
-			return r, nil
-		case <-e.draining:
-			return r, nil
-		}
-	}
+	return watch.Hold[runRecord]{
+		Run: id, Fallback: e.cfg.FallbackInterval, Deadline: deadline, Done: e.draining,
+		Rev:     func(r *runRecord) int64 { return r.Rev },
+		Answers: func(r *runRecord) bool { return r.Status.Terminal() || !untilEnd && r.Rev > after },
+		Read:    func(ctx context.Context) (*runRecord, error) { return e.readRun(ctx, id) },
+		Cached:  func(rev int64) *runRecord { return e.cachedRun(id, rev) },
+	}.Wait(ctx, e.watch)
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"sync"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/cairn-dev/cairn/blob"
 	"github.com/cairn-dev/cairn/engine/internal/cache"
 	"github.com/cairn-dev/cairn/engine/internal/keys"
+	"github.com/cairn-dev/cairn/engine/internal/render"
 	"github.com/cairn-dev/cairn/engine/internal/throttle"
 	"github.com/cairn-dev/cairn/notify"
 )
@@ -178,6 +180,25 @@ func (t *Table) Take(ctx context.Context, key, scope, name string, limit int, ho
 type Want struct {
 	Obj, Scope, Name string
 	Limit            int
+}
+
+// Wants renders the keys of step's flow control (sf; the claim's vars):
+// the slots its concurrency limits want, and its rate limit's key. An
+// error names the option whose key did not render.
+func (t *Table) Wants(sf *Step, step string, vars render.Vars) (slots []Want, rateKey string, err error) {
+	for _, c := range sf.Limits {
+		k, err := RenderKey(c.Key, vars)
+		if err != nil {
+			return nil, "", fmt.Errorf("%s of step %s: %w", c.Field, step, err)
+		}
+		slots = append(slots, Want{Obj: t.Key(c.Scope, k), Scope: c.Scope, Name: k, Limit: c.Limit})
+	}
+	if rl := sf.Rate; rl != nil {
+		if rateKey, err = RenderKey(rl.Key, vars); err != nil {
+			return nil, "", fmt.Errorf("%s of step %s: %w", rl.Field, step, err)
+		}
+	}
+	return slots, rateKey, nil
 }
 
 // TakeAll takes a slot for holder under every key of wants, in order, or

@@ -28,6 +28,18 @@ func Each(n, count int, fn func(i int)) {
 	_ = g.Wait() // fn returns no error
 }
 
+// Gather is Each whose calls return a result: each is handed to add,
+// one at a time (a reaper pass sums its visits' counters so).
+func Gather[T any](n, count int, fn func(i int) T, add func(T)) {
+	var mu sync.Mutex
+	Each(n, count, func(i int) {
+		v := fn(i)
+		mu.Lock()
+		defer mu.Unlock()
+		add(v)
+	})
+}
+
 // Set is a set safe for concurrent use (the zero value is empty).
 type Set[K comparable] struct{ m sync.Map }
 

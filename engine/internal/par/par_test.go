@@ -35,6 +35,16 @@ func TestEach(t *testing.T) {
 	}
 }
 
+// Gather hands every call's result to add, one at a time (run with
+// -race: add needs no lock of its own).
+func TestGather(t *testing.T) {
+	sum := 0
+	Gather(4, 100, func(i int) int { return i }, func(v int) { sum += v })
+	if sum != 4950 {
+		t.Fatalf("sum of gathered results = %d, want 4950", sum)
+	}
+}
+
 // Set, Lists and Memo are used from many goroutines at once (run with
 // -race): adds are all seen, a memo computes each key once.
 func TestContainers(t *testing.T) {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/cairn-dev/cairn/blob"
 	"github.com/cairn-dev/cairn/engine/internal/keys"
+	"github.com/cairn-dev/cairn/engine/internal/timer"
 )
 
 // TimerPrefix marks the timer of an ended run (timers/<due>/r-<run>): the
@@ -163,15 +164,15 @@ func (p *Purger) TimerKeys(ctx context.Context, r Run, due []string) ([]string, 
 		add(*r.TimerAt, TimerPrefix+r.ID)
 	}
 	// A due time's key is the due time rounded up to its bucket (the
-	// engine's timerDue), unless it was armed less than MinTimerLead
+	// engine's timer.Due), unless it was armed less than MinTimerLead
 	// ahead (then later: left to the reaper, above).
 	if !r.Due.IsZero() {
-		add(ceilBucket(r.Due), TimerPrefix+r.ID)
+		add(timer.CeilTo(r.Due, keys.TimerBucket), TimerPrefix+r.ID)
 	}
 	now := p.h.Now()
 	future := func(t *time.Time) {
 		if t != nil && t.After(now) {
-			add(ceilBucket(*t), r.ID)
+			add(timer.CeilTo(*t, keys.TimerBucket), r.ID)
 		}
 	}
 	future(r.Deadline)
@@ -212,12 +213,4 @@ func (p *Purger) recent(ctx context.Context, r Run, now time.Time) ([]string, er
 		}
 	}
 	return out, nil
-}
-
-// ceilBucket rounds t up to a whole keys.TimerBucket, as timer keys are.
-func ceilBucket(t time.Time) time.Time {
-	if f := t.Truncate(keys.TimerBucket); f.Before(t) {
-		return f.Add(keys.TimerBucket)
-	}
-	return t
 }

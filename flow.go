@@ -100,8 +100,12 @@ func checkLabels(s *Step, f string, add func(field, format string, args ...any))
 }
 
 // LabelsMatch reports whether a worker registered with labels may run
-// the step: it has every label the step requires, with its value.
+// the step: it has every label the step requires, with its value. Any
+// worker may run a nil step's (an unknown step is not this check's).
 func (s *Step) LabelsMatch(labels map[string]string) bool {
+	if s == nil {
+		return true
+	}
 	for k, v := range s.RequiresLabels {
 		if got, ok := labels[k]; !ok || got != v {
 			return false

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"slices"
 
 	"golang.org/x/sync/errgroup"
 
@@ -16,24 +17,31 @@ import (
 // once per workers.LiveTTL per instance, and only for runs that have a ready
 // task step: looking at a run costs no extra request otherwise.
 
-// noLiveWorker reports whether r is running, has a ready task step and no
-// live worker serves its workflow@version.
+// noLiveWorker reports whether r is running and has a ready task step
+// that no live worker may run: none serves its workflow@version, or none
+// of those has the labels the step requires (label routing).
 func (e *Engine) noLiveWorker(ctx context.Context, r *runRecord) bool {
 	if r.Status.Terminal() {
 		return false
 	}
-	ready := false
-	for _, st := range r.Steps {
+	var ready []string
+	for id, st := range r.Steps {
 		if st.Status == cairn.StepReady && st.Attempt > 0 {
-			ready = true
-			break
+			ready = append(ready, id)
 		}
 	}
-	if !ready {
+	if len(ready) == 0 {
 		return false
 	}
 	served, ok := e.workers.Serving(ctx, e.workerAliveWindow())
-	return ok && !served[workflowID{Name: r.Workflow, Version: r.Version}.String()]
+	live := served[workflowID{Name: r.Workflow, Version: r.Version}.String()]
+	d, err := e.definition(ctx, r.Workflow, r.rev())
+	for _, id := range ready {
+		if ok && !slices.ContainsFunc(live, func(labels map[string]string) bool { return err != nil || d.Step(id).LabelsMatch(labels) }) {
+			return true
+		}
+	}
+	return false
 }
 
 // MaxHoldersRead bounds the leases one status call with holders reads.

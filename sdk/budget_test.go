@@ -56,3 +56,24 @@ func TestReducersFromParallelSteps(t *testing.T) {
 		t.Fatalf("run %s state %s %s", r.Status, r.State["found"], r.State["pages"])
 	}
 }
+
+// A step that requires labels runs on the worker that has them, never on
+// the one that does not.
+func TestLabelRoutedStep(t *testing.T) {
+	e := newEnv(t, fastReap())
+	var ranOn atomic.Value
+	wf := func() *WorkflowDef {
+		return Workflow("route", "1").Task("train", Handle(func(ctx StepContext, _ struct{}) (string, error) {
+			ranOn.Store(ctx.Info().Worker)
+			return ctx.Info().Worker, nil
+		}), RequiresLabels(map[string]string{"gpu": "true"}))
+	}
+	serve(t, NewWorker(e.client(t), WithName("plain"), WithLogger(quiet())).Register(wf()))
+	serve(t, NewWorker(e.client(t), WithName("gpu"), WithLabels(map[string]string{"gpu": "true"}), WithLogger(quiet())).Register(wf()))
+	for range 3 {
+		r := waitRun(t, e.c, start(t, e.c, "route", StartOptions{}).ID, 30*time.Second)
+		if r.Status != RunCompleted || ranOn.Load() != "gpu" {
+			t.Fatalf("run %s ran on %v", r.Status, ranOn.Load())
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package sdk
 
 import (
+	"maps"
 	"time"
 
 	"github.com/cairn-dev/cairn"
@@ -52,4 +53,18 @@ func Priority(p int) StepOption {
 func (d *WorkflowDef) Concurrency(key string, limit int) *WorkflowDef {
 	d.wf.Concurrency = append(d.wf.Concurrency, cairn.ConcurrencyLimit{Key: key, Limit: limit})
 	return d
+}
+
+// RequiresLabels routes the step to workers registered with every one of
+// labels (WithLabels): others are never offered it, and while no live
+// worker has them the run says so (NoLiveWorker). Task, map and function
+// steps.
+func RequiresLabels(labels map[string]string) StepOption {
+	return func(s *cairn.Step) error {
+		if err := s.Kind.Takes("requires_labels"); err != nil {
+			return err
+		}
+		s.RequiresLabels = maps.Clone(labels)
+		return nil
+	}
 }

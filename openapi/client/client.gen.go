@@ -1755,9 +1755,12 @@ type Step struct {
 	MaxDeliveries *int64 `json:"max_deliveries,omitempty"`
 
 	// Priority Task steps: overrides the run's priority for this step (higher is offered first).
-	Priority  *int64       `json:"priority,omitempty"`
-	RateLimit *RateLimit   `json:"rate_limit,omitempty"`
-	Retry     *RetryPolicy `json:"retry,omitempty"`
+	Priority  *int64     `json:"priority,omitempty"`
+	RateLimit *RateLimit `json:"rate_limit,omitempty"`
+
+	// RequiresLabels Task, map and function steps: offered only to workers registered with every one of these labels (key: value, as the worker's labels), such as {"gpu": "true", "region": "eu"}. A run whose ready step no live worker matches says so (no_live_worker).
+	RequiresLabels *map[string]string `json:"requires_labels,omitempty"`
+	Retry          *RetryPolicy       `json:"retry,omitempty"`
 
 	// Timeout Longest one attempt of a task may run, heartbeats or not (default: none).
 	//

@@ -77,18 +77,19 @@ type Registry struct {
 type liveReading struct {
 	mu     sync.Mutex
 	at     time.Time
-	served map[string]bool // name@version → a live worker serves it
+	served map[string][]map[string]string // name@version → the labels of each live worker serving it
 }
 
 // LiveTTL is how long an instance reuses its reading of the workers list
 // to answer whether a workflow@version has a live worker.
 const LiveTTL = 15 * time.Second
 
-// Serving returns the set of workflow@version a live worker serves (one
-// seen within alive), from a reading at most LiveTTL old; ok is false
-// when the workers list cannot be read (then nothing is claimed about
-// liveness). A registration here forgets the reading.
-func (r *Registry) Serving(ctx context.Context, alive time.Duration) (map[string]bool, bool) {
+// Serving returns, for each workflow@version a live worker serves (one
+// seen within alive), the labels of each such worker, from a reading at
+// most LiveTTL old; ok is false when the workers list cannot be read
+// (then nothing is claimed about liveness). A registration here forgets
+// the reading.
+func (r *Registry) Serving(ctx context.Context, alive time.Duration) (map[string][]map[string]string, bool) {
 	c := &r.live
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -103,13 +104,13 @@ func (r *Registry) Serving(ctx context.Context, alive time.Duration) (map[string
 		r.log.Debug("reading the workers list for liveness failed", "err", err)
 		return nil, false
 	}
-	served := map[string]bool{}
+	served := map[string][]map[string]string{}
 	for _, w := range ws {
 		if !w.Alive {
 			continue
 		}
 		for _, id := range w.Workflows {
-			served[id] = true
+			served[id] = append(served[id], w.Labels)
 		}
 	}
 	c.served, c.at = served, now

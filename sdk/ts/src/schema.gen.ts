@@ -1914,6 +1914,10 @@ export interface components {
             priority?: number;
             /** @description Task steps: most attempts of this step handed out per period, per rendered key; attempts beyond it wait. */
             rate_limit?: components["schemas"]["RateLimit"];
+            /** @description Task, map and function steps: offered only to workers registered with every one of these labels (key: value, as the worker's labels), such as {"gpu": "true", "region": "eu"}. A run whose ready step no live worker matches says so (no_live_worker). */
+            requires_labels?: {
+                [key: string]: string;
+            };
             /** @description Retry policy of a task step. */
             retry?: components["schemas"]["RetryPolicy"];
             /**

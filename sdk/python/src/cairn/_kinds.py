@@ -10,6 +10,7 @@ KIND_OPTIONS: dict[str, tuple[str, ...]] = {
         "concurrency",
         "rate_limit",
         "priority",
+        "requires_labels",
     ),
     "wait": (
         "event",
@@ -27,6 +28,7 @@ KIND_OPTIONS: dict[str, tuple[str, ...]] = {
         "max_concurrency",
         "tolerated_failures",
         "tolerated_failure_percent",
+        "requires_labels",
     ),
     "child": (
         "workflow",
@@ -39,5 +41,6 @@ KIND_OPTIONS: dict[str, tuple[str, ...]] = {
         "concurrency",
         "rate_limit",
         "priority",
+        "requires_labels",
     ),
 }

@@ -96,6 +96,7 @@ from .step_kind import StepKind
 from .step_progress import StepProgress
 from .step_progress_kind import StepProgressKind
 from .step_progress_status import StepProgressStatus
+from .step_requires_labels import StepRequiresLabels
 from .step_view import StepView
 from .step_view_kind import StepViewKind
 from .step_view_status import StepViewStatus
@@ -220,6 +221,7 @@ __all__ = (
     "StepProgress",
     "StepProgressKind",
     "StepProgressStatus",
+    "StepRequiresLabels",
     "StepView",
     "StepViewKind",
     "StepViewStatus",

@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from ..models.concurrency_limit import ConcurrencyLimit
     from ..models.rate_limit import RateLimit
     from ..models.retry_policy import RetryPolicy
+    from ..models.step_requires_labels import StepRequiresLabels
 
 
 T = TypeVar("T", bound="Step")
@@ -45,6 +46,9 @@ class Step:
         max_deliveries (int | Unset): Lost leases before the step is dead-lettered (default 5).
         priority (int | Unset): Task steps: overrides the run's priority for this step (higher is offered first).
         rate_limit (RateLimit | Unset):
+        requires_labels (StepRequiresLabels | Unset): Task, map and function steps: offered only to workers registered
+            with every one of these labels (key: value, as the worker's labels), such as {"gpu": "true", "region": "eu"}. A
+            run whose ready step no live worker matches says so (no_live_worker).
         retry (RetryPolicy | Unset):
         timeout (str | Unset): Longest one attempt of a task may run, heartbeats or not (default: none).
         tolerated_failure_percent (float | Unset): Map steps: the share of items, in percent, that may fail without
@@ -76,6 +80,7 @@ class Step:
     max_deliveries: int | Unset = UNSET
     priority: int | Unset = UNSET
     rate_limit: RateLimit | Unset = UNSET
+    requires_labels: StepRequiresLabels | Unset = UNSET
     retry: RetryPolicy | Unset = UNSET
     timeout: str | Unset = UNSET
     tolerated_failure_percent: float | Unset = UNSET
@@ -128,6 +133,10 @@ class Step:
         rate_limit: dict[str, Any] | Unset = UNSET
         if not isinstance(self.rate_limit, Unset):
             rate_limit = self.rate_limit.to_dict()
+
+        requires_labels: dict[str, Any] | Unset = UNSET
+        if not isinstance(self.requires_labels, Unset):
+            requires_labels = self.requires_labels.to_dict()
 
         retry: dict[str, Any] | Unset = UNSET
         if not isinstance(self.retry, Unset):
@@ -182,6 +191,8 @@ class Step:
             field_dict["priority"] = priority
         if rate_limit is not UNSET:
             field_dict["rate_limit"] = rate_limit
+        if requires_labels is not UNSET:
+            field_dict["requires_labels"] = requires_labels
         if retry is not UNSET:
             field_dict["retry"] = retry
         if timeout is not UNSET:
@@ -204,6 +215,7 @@ class Step:
         from ..models.concurrency_limit import ConcurrencyLimit  # noqa: PLC0415
         from ..models.rate_limit import RateLimit  # noqa: PLC0415
         from ..models.retry_policy import RetryPolicy  # noqa: PLC0415
+        from ..models.step_requires_labels import StepRequiresLabels  # noqa: PLC0415
 
         d = dict(src_dict)
         id = d.pop("id")
@@ -258,6 +270,13 @@ class Step:
         else:
             rate_limit = RateLimit.from_dict(_rate_limit)
 
+        _requires_labels = d.pop("requires_labels", UNSET)
+        requires_labels: StepRequiresLabels | Unset
+        if isinstance(_requires_labels, Unset):
+            requires_labels = UNSET
+        else:
+            requires_labels = StepRequiresLabels.from_dict(_requires_labels)
+
         _retry = d.pop("retry", UNSET)
         retry: RetryPolicy | Unset
         if isinstance(_retry, Unset):
@@ -294,6 +313,7 @@ class Step:
             max_deliveries=max_deliveries,
             priority=priority,
             rate_limit=rate_limit,
+            requires_labels=requires_labels,
             retry=retry,
             timeout=timeout,
             tolerated_failure_percent=tolerated_failure_percent,

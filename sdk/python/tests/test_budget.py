@@ -73,3 +73,22 @@ def test_summaries_reach_their_attempts(server: DevServer) -> None:
         assert r.status.value == "completed"
         attempts = next(s for s in r.steps if s.id == "fetch").attempts
         assert [a.summary for a in attempts] == [{"pages": 2, "stopped": "rate limit"}, "fetched 3 pages"]
+
+
+def test_a_step_requiring_labels_runs_on_the_worker_with_them(server: DevServer) -> None:
+    ran: list[str] = []
+
+    def train(ctx: cairn.StepContext, _: Any) -> bool:
+        ran.append(ctx.info.worker)
+        return True
+
+    def wf() -> cairn.Workflow:
+        return cairn.workflow("route-py", "1").task("train", train, requires_labels={"gpu": "true"})
+
+    log, _ = mem_logger()
+    plain = cairn.Worker(server.client, logger=log, name="plain-py").register(wf())
+    gpu = cairn.Worker(server.client, logger=log, name="gpu-py", labels={"gpu": "true"}).register(wf())
+    with serving(plain), serving(gpu):
+        for _ in range(3):
+            assert wait_run(server.client, server.client.start("route-py").run.id).status.value == "completed"
+    assert ran == ["gpu-py"] * 3

@@ -48,6 +48,8 @@ export interface StepOptions {
   rateLimit?: { key?: string; limit: number; period: Duration; burst?: number };
   /** Task: overrides the run's priority, in [-100, 100]; higher is offered first. */
   priority?: number;
+  /** Task, map, function: offered only to workers registered with every one of these labels (Worker's labels option). */
+  requiresLabels?: Record<string, string>;
   /** Map steps: most items running at once (default 100). */
   maxConcurrency?: number;
   /** Map steps: items that may fail without failing the step (their outputs are null). */
@@ -208,6 +210,7 @@ export class WorkflowDef {
       s.rate_limit = { key: r.key, limit: r.limit, period: duration(r.period), burst: r.burst };
     }
     if (o.priority !== undefined) s.priority = o.priority;
+    if (o.requiresLabels) s.requires_labels = { ...o.requiresLabels };
     if (o.maxConcurrency !== undefined) s.max_concurrency = o.maxConcurrency;
     if (o.toleratedFailures !== undefined) s.tolerated_failures = o.toleratedFailures;
     if (o.toleratedFailurePercent !== undefined) s.tolerated_failure_percent = o.toleratedFailurePercent;

@@ -276,6 +276,7 @@ class Workflow:
             "concurrency",
             "rate_limit",
             "priority",
+            "requires_labels",
             "max_concurrency",
             "tolerated_failures",
             "tolerated_failure_percent",
@@ -309,6 +310,8 @@ class Workflow:
             s["rate_limit"] = r.wire() if isinstance(r, RateLimit) else dict(r)
         if o.get("child_version"):
             s["child_version"] = o["child_version"]
+        if o.get("requires_labels"):
+            s["requires_labels"] = dict(o["requires_labels"])
         if o.get("if_"):
             s["if"] = o["if_"]
         if "priority" in s and not -100 <= s["priority"] <= 100:

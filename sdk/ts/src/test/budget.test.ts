@@ -82,3 +82,28 @@ test("reducers: parallel steps appending to one state key all count", async () =
     assert.deepEqual([...(r.state.ids as string[])].sort(), ["a", "b", "c"]);
   });
 });
+
+test("labels: a step that requires labels runs only on the worker that has them", async () => {
+  const ran: string[] = [];
+  const def = () =>
+    defineWorkflow({ name: "route-ts", version: "1" }).task(
+      "train",
+      async (ctx) => {
+        ran.push(ctx.info.worker);
+        return true;
+      },
+      { requiresLabels: { gpu: "true" } },
+    );
+  const plain = new Worker(srv.client, { logger: memLogger(), name: "plain-ts" }).register(def());
+  const gpu = new Worker(srv.client, { logger: memLogger(), name: "gpu-ts", labels: { gpu: "true" } }).register(def());
+  await whileServing(plain, () =>
+    whileServing(gpu, async () => {
+      for (let i = 0; i < 3; i++) {
+        const s = await srv.client.start("route-ts", {});
+        const r = await srv.client.wait(s.run.id, { signal: AbortSignal.timeout(30_000) });
+        assert.equal(r.status, "completed", JSON.stringify(r.error));
+      }
+    }),
+  );
+  assert.deepEqual(ran, ["gpu-ts", "gpu-ts", "gpu-ts"]);
+});

@@ -71,7 +71,9 @@ func (a *API) registerStreamOps() {
 }
 
 // eventStreamResponse is the spec of a run stream's answer: a text/event-stream
-// whose events are one of the stream's kinds.
+// whose events are each one of the stream's kinds (the schema is an
+// event's: OpenAPI 3.2's itemSchema, which 3.0 and 3.1 tools read from
+// schema).
 func (a *API) eventStreamResponse() *huma.Response {
 	reg := a.huma.OpenAPI().Components.Schemas
 	var kinds []*huma.Schema
@@ -89,15 +91,18 @@ func (a *API) eventStreamResponse() *huma.Response {
 			Properties: map[string]*huma.Schema{
 				"event": {Type: huma.TypeString, Enum: []any{k.name}},
 				"id":    {Type: huma.TypeString, Description: "rev.seq, on status, journal and end events."},
-				"data":  reg.Schema(k.t, true, k.name),
+				// An event's fields are strings (the HTML spec's model of an
+				// event, which OpenAPI and spec-driven testers follow): data
+				// is JSON text, its shape given as its content schema.
+				"data": {Type: huma.TypeString, Extensions: map[string]any{
+					"contentMediaType": "application/json", "contentSchema": reg.Schema(k.t, true, k.name),
+				}},
 			},
 		})
 	}
 	return &huma.Response{
-		Description: "Server-Sent Events, each one of these objects (event, id, data: JSON).",
-		Content: map[string]*huma.MediaType{"text/event-stream": {Schema: &huma.Schema{
-			Type: huma.TypeArray, Items: &huma.Schema{OneOf: kinds},
-		}}},
+		Description: "Server-Sent Events, each one of these objects (event, id, data: JSON text).",
+		Content:     map[string]*huma.MediaType{"text/event-stream": {Schema: &huma.Schema{OneOf: kinds}}},
 	}
 }
 

@@ -1158,14 +1158,6 @@ type JournalEntry struct {
 // JournalEntryType What happened.
 type JournalEntryType string
 
-// JournalEvent defines model for JournalEvent.
-type JournalEvent struct {
-	Entry JournalEntry `json:"entry"`
-
-	// Seq The entry's place in the run's journal, from 1.
-	Seq int64 `json:"seq"`
-}
-
 // JournalResponse defines model for JournalResponse.
 type JournalResponse struct {
 	Entries []JournalEntry `json:"entries"`
@@ -1316,18 +1308,6 @@ type Problem struct {
 
 // ProblemReason On a 409 to a worker call: why the call was refused. SDKs branch on it.
 type ProblemReason string
-
-// ProgressEvent defines model for ProgressEvent.
-type ProgressEvent struct {
-	// At When the server accepted the message.
-	At      time.Time `json:"at"`
-	Attempt int64     `json:"attempt"`
-
-	// Missed Progress messages this stream dropped before this one because its reader fell behind.
-	Missed *int64          `json:"missed,omitempty"`
-	Step   string          `json:"step"`
-	Value  json.RawMessage `json:"value"`
-}
 
 // ProgressRequest defines model for ProgressRequest.
 type ProgressRequest struct {

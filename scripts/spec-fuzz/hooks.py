@@ -22,10 +22,17 @@ _before: dict[str, Any] = {}
 
 
 def _bucket_state() -> dict[str, tuple[int, int]]:
-    """Every object in the bucket: its size and modification time."""
+    """Every object in the bucket: its size and modification time. The file
+    store's own files are not objects and are left out: its lock files
+    (root/~locks/, made the first time a key of their shard is written
+    conditionally, whatever the outcome) and writes in progress (~tmp-)."""
     state: dict[str, tuple[int, int]] = {}
-    for dirpath, _dirs, files in os.walk(_BUCKET):
+    for dirpath, dirs, files in os.walk(_BUCKET):
+        if dirpath == _BUCKET and "~locks" in dirs:
+            dirs.remove("~locks")
         for name in files:
+            if name.startswith("~tmp-"):
+                continue
             path = os.path.join(dirpath, name)
             try:
                 st = os.stat(path)

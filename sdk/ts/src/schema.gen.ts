@@ -3923,37 +3923,37 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Server-Sent Events, each one of these objects (event, id, data: JSON). */
+            /** @description Server-Sent Events, each one of these objects (event, id, data: JSON text). */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "text/event-stream": ({
-                        data: components["schemas"]["RunProgress"];
+                    "text/event-stream": {
+                        data: string;
                         /** @enum {string} */
                         event: "status";
                         /** @description rev.seq, on status, journal and end events. */
                         id?: string;
                     } | {
-                        data: components["schemas"]["JournalEvent"];
+                        data: string;
                         /** @enum {string} */
                         event: "journal";
                         /** @description rev.seq, on status, journal and end events. */
                         id?: string;
                     } | {
-                        data: components["schemas"]["ProgressEvent"];
+                        data: string;
                         /** @enum {string} */
                         event: "progress";
                         /** @description rev.seq, on status, journal and end events. */
                         id?: string;
                     } | {
-                        data: components["schemas"]["RunProgress"];
+                        data: string;
                         /** @enum {string} */
                         event: "end";
                         /** @description rev.seq, on status, journal and end events. */
                         id?: string;
-                    })[];
+                    };
                 };
             };
             /** @description Unauthorized */

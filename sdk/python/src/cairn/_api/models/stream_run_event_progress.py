@@ -1,17 +1,13 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 from attrs import define as _attrs_define
 from attrs import field as _attrs_field
 
 from ..models.stream_run_event_progress_event import StreamRunEventProgressEvent
 from ..types import UNSET, Unset
-
-if TYPE_CHECKING:
-    from ..models.progress_event import ProgressEvent
-
 
 T = TypeVar("T", bound="StreamRunEventProgress")
 
@@ -20,18 +16,18 @@ T = TypeVar("T", bound="StreamRunEventProgress")
 class StreamRunEventProgress:
     """
     Attributes:
-        data (ProgressEvent):
+        data (str):
         event (StreamRunEventProgressEvent):
         id (str | Unset): rev.seq, on status, journal and end events.
     """
 
-    data: ProgressEvent
+    data: str
     event: StreamRunEventProgressEvent
     id: str | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        data = self.data.to_dict()
+        data = self.data
 
         event = self.event.value
 
@@ -52,10 +48,8 @@ class StreamRunEventProgress:
 
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
-        from ..models.progress_event import ProgressEvent  # noqa: PLC0415
-
         d = dict(src_dict)
-        data = ProgressEvent.from_dict(d.pop("data"))
+        data = d.pop("data")
 
         event = StreamRunEventProgressEvent(d.pop("event"))
 

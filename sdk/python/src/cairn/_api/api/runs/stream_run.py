@@ -38,66 +38,53 @@ def _parse_response(
     *, client: AuthenticatedClient | Client, response: httpx.Response
 ) -> (
     Problem
-    | list[
-        StreamRunEventEnd
-        | StreamRunEventJournal
-        | StreamRunEventProgress
-        | StreamRunEventStatus
-    ]
+    | StreamRunEventEnd
+    | StreamRunEventJournal
+    | StreamRunEventProgress
+    | StreamRunEventStatus
     | None
 ):
     if response.status_code == 200:
-        response_200 = []
-        _response_200 = response.text
-        for response_200_item_data in _response_200:
 
-            def _parse_response_200_item(
-                data: object,
-            ) -> (
-                StreamRunEventEnd
-                | StreamRunEventJournal
-                | StreamRunEventProgress
-                | StreamRunEventStatus
-            ):
-                try:
-                    if not isinstance(data, dict):
-                        raise TypeError()
-                    response_200_item_event_status = StreamRunEventStatus.from_dict(
-                        data
-                    )
-
-                    return response_200_item_event_status
-                except (TypeError, ValueError, AttributeError, KeyError):
-                    pass
-                try:
-                    if not isinstance(data, dict):
-                        raise TypeError()
-                    response_200_item_event_journal = StreamRunEventJournal.from_dict(
-                        data
-                    )
-
-                    return response_200_item_event_journal
-                except (TypeError, ValueError, AttributeError, KeyError):
-                    pass
-                try:
-                    if not isinstance(data, dict):
-                        raise TypeError()
-                    response_200_item_event_progress = StreamRunEventProgress.from_dict(
-                        data
-                    )
-
-                    return response_200_item_event_progress
-                except (TypeError, ValueError, AttributeError, KeyError):
-                    pass
+        def _parse_response_200(
+            data: object,
+        ) -> (
+            StreamRunEventEnd
+            | StreamRunEventJournal
+            | StreamRunEventProgress
+            | StreamRunEventStatus
+        ):
+            try:
                 if not isinstance(data, dict):
                     raise TypeError()
-                response_200_item_event_end = StreamRunEventEnd.from_dict(data)
+                response_200_event_status = StreamRunEventStatus.from_dict(data)
 
-                return response_200_item_event_end
+                return response_200_event_status
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                response_200_event_journal = StreamRunEventJournal.from_dict(data)
 
-            response_200_item = _parse_response_200_item(response_200_item_data)
+                return response_200_event_journal
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                response_200_event_progress = StreamRunEventProgress.from_dict(data)
 
-            response_200.append(response_200_item)
+                return response_200_event_progress
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            if not isinstance(data, dict):
+                raise TypeError()
+            response_200_event_end = StreamRunEventEnd.from_dict(data)
+
+            return response_200_event_end
+
+        response_200 = _parse_response_200(response.text)
 
         return response_200
 
@@ -146,12 +133,10 @@ def _build_response(
     *, client: AuthenticatedClient | Client, response: httpx.Response
 ) -> Response[
     Problem
-    | list[
-        StreamRunEventEnd
-        | StreamRunEventJournal
-        | StreamRunEventProgress
-        | StreamRunEventStatus
-    ]
+    | StreamRunEventEnd
+    | StreamRunEventJournal
+    | StreamRunEventProgress
+    | StreamRunEventStatus
 ]:
     return Response(
         status_code=HTTPStatus(response.status_code),
@@ -168,12 +153,10 @@ def sync_detailed(
     last_event_id: str | Unset = UNSET,
 ) -> Response[
     Problem
-    | list[
-        StreamRunEventEnd
-        | StreamRunEventJournal
-        | StreamRunEventProgress
-        | StreamRunEventStatus
-    ]
+    | StreamRunEventEnd
+    | StreamRunEventJournal
+    | StreamRunEventProgress
+    | StreamRunEventStatus
 ]:
     """Follow a run as Server-Sent Events
 
@@ -197,7 +180,7 @@ def sync_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[Problem | list[StreamRunEventEnd | StreamRunEventJournal | StreamRunEventProgress | StreamRunEventStatus]]
+        Response[Problem | StreamRunEventEnd | StreamRunEventJournal | StreamRunEventProgress | StreamRunEventStatus]
     """
 
     kwargs = _get_kwargs(
@@ -219,12 +202,10 @@ def sync(
     last_event_id: str | Unset = UNSET,
 ) -> (
     Problem
-    | list[
-        StreamRunEventEnd
-        | StreamRunEventJournal
-        | StreamRunEventProgress
-        | StreamRunEventStatus
-    ]
+    | StreamRunEventEnd
+    | StreamRunEventJournal
+    | StreamRunEventProgress
+    | StreamRunEventStatus
     | None
 ):
     """Follow a run as Server-Sent Events
@@ -249,7 +230,7 @@ def sync(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Problem | list[StreamRunEventEnd | StreamRunEventJournal | StreamRunEventProgress | StreamRunEventStatus]
+        Problem | StreamRunEventEnd | StreamRunEventJournal | StreamRunEventProgress | StreamRunEventStatus
     """
 
     return sync_detailed(
@@ -266,12 +247,10 @@ async def asyncio_detailed(
     last_event_id: str | Unset = UNSET,
 ) -> Response[
     Problem
-    | list[
-        StreamRunEventEnd
-        | StreamRunEventJournal
-        | StreamRunEventProgress
-        | StreamRunEventStatus
-    ]
+    | StreamRunEventEnd
+    | StreamRunEventJournal
+    | StreamRunEventProgress
+    | StreamRunEventStatus
 ]:
     """Follow a run as Server-Sent Events
 
@@ -295,7 +274,7 @@ async def asyncio_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[Problem | list[StreamRunEventEnd | StreamRunEventJournal | StreamRunEventProgress | StreamRunEventStatus]]
+        Response[Problem | StreamRunEventEnd | StreamRunEventJournal | StreamRunEventProgress | StreamRunEventStatus]
     """
 
     kwargs = _get_kwargs(
@@ -315,12 +294,10 @@ async def asyncio(
     last_event_id: str | Unset = UNSET,
 ) -> (
     Problem
-    | list[
-        StreamRunEventEnd
-        | StreamRunEventJournal
-        | StreamRunEventProgress
-        | StreamRunEventStatus
-    ]
+    | StreamRunEventEnd
+    | StreamRunEventJournal
+    | StreamRunEventProgress
+    | StreamRunEventStatus
     | None
 ):
     """Follow a run as Server-Sent Events
@@ -345,7 +322,7 @@ async def asyncio(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Problem | list[StreamRunEventEnd | StreamRunEventJournal | StreamRunEventProgress | StreamRunEventStatus]
+        Problem | StreamRunEventEnd | StreamRunEventJournal | StreamRunEventProgress | StreamRunEventStatus
     """
 
     return (

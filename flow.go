@@ -49,6 +49,7 @@ func CheckPriority(p int) error {
 // validateFlow checks the flow-control options of a workflow and its
 // steps. add reports a field error relative to the workflow.
 func (w *Workflow) validateFlow(add func(field, format string, args ...any)) {
+	w.checkSingleton(add)
 	if len(w.Concurrency) > MaxWorkflowConcurrency {
 		add(".concurrency", "at most %d limits", MaxWorkflowConcurrency)
 	}
@@ -81,6 +82,30 @@ func (w *Workflow) validateFlow(add func(field, format string, args ...any)) {
 			}
 		}
 		checkLabels(s, f+".requires_labels", add)
+	}
+}
+
+// Singleton modes.
+const (
+	// SingletonSkip: a start while a run holds the key starts nothing and
+	// answers that run.
+	SingletonSkip = "skip"
+	// SingletonCancelRunning: a start cancels the run holding the key.
+	SingletonCancelRunning = "cancel_running"
+)
+
+// Singleton keeps one running run per key of a workflow (all versions).
+type Singleton struct {
+	Key  string `json:"key,omitempty" maxLength:"2000" doc:"A template over the run's input (as a step's input template), rendered at start: one running run per rendered key. Empty: one running run of the workflow."`
+	Mode string `json:"mode" enum:"skip,cancel_running" doc:"skip: a start while a run holds the key starts nothing and answers that run (existed and skipped true); cancel_running: the start cancels that run and starts."`
+}
+
+func (w *Workflow) checkSingleton(add func(field, format string, args ...any)) {
+	if s := w.Singleton; s != nil {
+		checkKey(s.Key, ".singleton.key", add)
+		if s.Mode != SingletonSkip && s.Mode != SingletonCancelRunning {
+			add(".singleton.mode", "must be skip or cancel_running")
+		}
 	}
 }
 

@@ -148,7 +148,8 @@ type StepProgress struct {
 // StartResult is a started (or found) run.
 type StartResult struct {
 	Run     *Run `json:"run"`
-	Existed bool `json:"existed" doc:"True when the idempotency key named a run started earlier."`
+	Existed bool `json:"existed" doc:"True when the idempotency key named a run started earlier, or a singleton key a running run (skipped)."`
+	Skipped bool `json:"skipped,omitempty" doc:"True when the workflow's singleton key was held by a running run: nothing started, run is that run."`
 }
 
 // EventResult says what an event did.

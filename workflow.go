@@ -163,6 +163,7 @@ type Workflow struct {
 	Steps       []Step             `json:"steps" nullable:"false" minItems:"1" maxItems:"1000" doc:"The steps; order does not matter, after does."`
 	Deadline    Duration           `json:"deadline,omitempty" doc:"Default run deadline, from start (default: none)."`
 	Budget      *Budget            `json:"budget,omitempty" doc:"Default budget of each run (a start may give its own): a run whose usage goes over it fails with class budget_exceeded."`
+	Singleton   *Singleton         `json:"singleton,omitempty" doc:"One running run per key: a start while a run holds its key is skipped (answering that run) or cancels that run (flow.go)."`
 	Reducers    map[string]Reducer `json:"reducers,omitempty" doc:"How a state key folds what steps write to it (default replace): append (arrays), sum, max, min (numbers), merge (objects, shallow). Concurrent writers of a key (parallel steps, map items) then all count, folded in commit order."`
 	// Concurrency limits across the workflow's runs (flow.go).
 	Concurrency []ConcurrencyLimit `json:"concurrency,omitempty" nullable:"false" maxItems:"4" doc:"Limits on the task attempts of all runs of this workflow (every version) holding a lease at once: each per rendered key, or, without a key, one global limit for the workflow."`

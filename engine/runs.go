@@ -108,6 +108,9 @@ func (e *Engine) startRun(ctx context.Context, req cairn.StartRequest, seed func
 	if existing != nil || err != nil {
 		return existing, err
 	}
+	if existing, err := e.singleton(ctx, req, d, id); existing != nil || err != nil {
+		return existing, err // limits.go
+	}
 	r := e.newRunRecord(ctx, req, d, id, now)
 	fx := &effects{now: now}
 	if seed != nil {

@@ -515,6 +515,24 @@ func (e ScheduleRequestOverlap) Valid() bool {
 	}
 }
 
+// Defines values for SingletonMode.
+const (
+	SingletonModeCancelRunning SingletonMode = "cancel_running"
+	SingletonModeSkip          SingletonMode = "skip"
+)
+
+// Valid indicates whether the value is a known member of the SingletonMode enum.
+func (e SingletonMode) Valid() bool {
+	switch e {
+	case SingletonModeCancelRunning:
+		return true
+	case SingletonModeSkip:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for StepDelivery.
 const (
 	StepDeliveryAtLeastOnce StepDelivery = "at_least_once"
@@ -1654,6 +1672,18 @@ type ScheduleRequest struct {
 // ScheduleRequestOverlap What a tick does while the previous run of the schedule still runs: skip the tick (default), allow a second run, or cancel_previous and start.
 type ScheduleRequestOverlap string
 
+// Singleton defines model for Singleton.
+type Singleton struct {
+	// Key A template over the run's input (as a step's input template), rendered at start: one running run per rendered key. Empty: one running run of the workflow.
+	Key *string `json:"key,omitempty"`
+
+	// Mode skip: a start while a run holds the key starts nothing and answers that run (existed and skipped true); cancel_running: the start cancels that run and starts.
+	Mode SingletonMode `json:"mode"`
+}
+
+// SingletonMode skip: a start while a run holds the key starts nothing and answers that run (existed and skipped true); cancel_running: the start cancels that run and starts.
+type SingletonMode string
+
 // StartRequest defines model for StartRequest.
 type StartRequest struct {
 	Budget *Budget `json:"budget,omitempty"`
@@ -1685,9 +1715,12 @@ type StartRequest struct {
 
 // StartResult defines model for StartResult.
 type StartResult struct {
-	// Existed True when the idempotency key named a run started earlier.
+	// Existed True when the idempotency key named a run started earlier, or a singleton key a running run (skipped).
 	Existed bool `json:"existed"`
 	Run     Run  `json:"run"`
+
+	// Skipped True when the workflow's singleton key was held by a running run: nothing started, run is that run.
+	Skipped *bool `json:"skipped,omitempty"`
 }
 
 // Step defines model for Step.
@@ -1976,7 +2009,8 @@ type Workflow struct {
 	OnFailure *[]Step `json:"on_failure,omitempty"`
 
 	// Reducers How a state key folds what steps write to it (default replace): append (arrays), sum, max, min (numbers), merge (objects, shallow). Concurrent writers of a key (parallel steps, map items) then all count, folded in commit order.
-	Reducers *map[string]string `json:"reducers,omitempty"`
+	Reducers  *map[string]string `json:"reducers,omitempty"`
+	Singleton *Singleton         `json:"singleton,omitempty"`
 
 	// Steps The steps; order does not matter, after does.
 	Steps []Step `json:"steps"`

@@ -16,7 +16,8 @@ import (
 
 // Plan is a definition's compiled flow-control options.
 type Plan struct {
-	Steps map[string]*Step // by step id; nil entry: none
+	Steps     map[string]*Step // by step id; nil entry: none
+	Singleton *SingletonPlan   // nil: none
 }
 
 // Step is one step's flow control.
@@ -67,6 +68,13 @@ func Compile(w cairn.Workflow, field string) (*Plan, error) {
 			return nil, cairn.ValidationError{{Field: f, Message: err.Error()}}
 		}
 		return t, nil
+	}
+	if s := w.Singleton; s != nil {
+		t, err := keyTemplate(s.Key, field+".singleton.key")
+		if err != nil {
+			return nil, err
+		}
+		p.Singleton = &SingletonPlan{Key: t, Mode: s.Mode}
 	}
 	var wf []Limit
 	for i, c := range w.Concurrency {

@@ -30,6 +30,7 @@ import (
 //	schedules/<id>                   a schedule (create-only, then CAS)
 //	limits/<sha256>                  a concurrency key's slot holders (create-only, then CAS)
 //	ratelimits/<sha256>              a rate limit key's GCRA state (create-only, then CAS)
+//	singletons/<sha256>              the run holding a singleton key (create-only, then CAS)
 //	batches/<id>                     a bulk cancel or rerun (create-only, then CAS)
 //	kv/<namespace>/<key>             a long-term store value (plain, or conditional put; engine/kv)
 //	triggers/<sha256>/<workflow>     a workflow with a trigger of an event (create-only at registration)
@@ -280,6 +281,12 @@ func (k Layout) Batch(id string) string { return k.Prefix + "batches/" + id }
 func (k Layout) Limit(scope, key string) string {
 	h := sha256.Sum256([]byte(scope + "\x00" + key))
 	return k.Prefix + "limits/" + hex.EncodeToString(h[:])
+}
+
+// Singleton is the object naming the run that holds a singleton key.
+func (k Layout) Singleton(scope, key string) string {
+	h := sha256.Sum256([]byte(scope + "\x00" + key))
+	return k.Prefix + "singletons/" + hex.EncodeToString(h[:])
 }
 
 // Rate is the object of a rate limit key's GCRA state.

@@ -1829,6 +1829,15 @@ export interface components {
             /** @description Workflow to start. */
             workflow: string;
         };
+        Singleton: {
+            /** @description A template over the run's input (as a step's input template), rendered at start: one running run per rendered key. Empty: one running run of the workflow. */
+            key?: string;
+            /**
+             * @description skip: a start while a run holds the key starts nothing and answers that run (existed and skipped true); cancel_running: the start cancels that run and starts.
+             * @enum {string}
+             */
+            mode: "skip" | "cancel_running";
+        };
         StartRequest: {
             /** @description The run's budget (default: the workflow's): a run whose usage goes over it fails with class budget_exceeded. */
             budget?: components["schemas"]["Budget"];
@@ -1858,9 +1867,11 @@ export interface components {
             workflow: string;
         };
         StartResult: {
-            /** @description True when the idempotency key named a run started earlier. */
+            /** @description True when the idempotency key named a run started earlier, or a singleton key a running run (skipped). */
             existed: boolean;
             run: components["schemas"]["Run"];
+            /** @description True when the workflow's singleton key was held by a running run: nothing started, run is that run. */
+            skipped?: boolean;
         };
         Step: {
             /** @description Steps that must complete before this one starts. */
@@ -2147,6 +2158,8 @@ export interface components {
             reducers?: {
                 [key: string]: string;
             };
+            /** @description One running run per key: a start while a run holds its key is skipped (answering that run) or cancels that run (flow.go). */
+            singleton?: components["schemas"]["Singleton"];
             /** @description The steps; order does not matter, after does. */
             steps: components["schemas"]["Step"][];
             /** @description Version; several coexist, runs pin theirs. */

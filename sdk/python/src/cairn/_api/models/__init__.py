@@ -87,6 +87,8 @@ from .schedule_overlap import ScheduleOverlap
 from .schedule_page import SchedulePage
 from .schedule_request import ScheduleRequest
 from .schedule_request_overlap import ScheduleRequestOverlap
+from .singleton import Singleton
+from .singleton_mode import SingletonMode
 from .start_request import StartRequest
 from .start_request_state import StartRequestState
 from .start_result import StartResult
@@ -212,6 +214,8 @@ __all__ = (
     "SchedulePage",
     "ScheduleRequest",
     "ScheduleRequestOverlap",
+    "Singleton",
+    "SingletonMode",
     "StartRequest",
     "StartRequestState",
     "StartResult",

@@ -5,6 +5,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from attrs import define as _attrs_define
 
+from ..types import UNSET, Unset
+
 if TYPE_CHECKING:
     from ..models.run import Run
 
@@ -16,17 +18,23 @@ T = TypeVar("T", bound="StartResult")
 class StartResult:
     """
     Attributes:
-        existed (bool): True when the idempotency key named a run started earlier.
+        existed (bool): True when the idempotency key named a run started earlier, or a singleton key a running run
+            (skipped).
         run (Run):
+        skipped (bool | Unset): True when the workflow's singleton key was held by a running run: nothing started, run
+            is that run.
     """
 
     existed: bool
     run: Run
+    skipped: bool | Unset = UNSET
 
     def to_dict(self) -> dict[str, Any]:
         existed = self.existed
 
         run = self.run.to_dict()
+
+        skipped = self.skipped
 
         field_dict: dict[str, Any] = {}
 
@@ -36,6 +44,8 @@ class StartResult:
                 "run": run,
             }
         )
+        if skipped is not UNSET:
+            field_dict["skipped"] = skipped
 
         return field_dict
 
@@ -48,9 +58,12 @@ class StartResult:
 
         run = Run.from_dict(d.pop("run"))
 
+        skipped = d.pop("skipped", UNSET)
+
         start_result = cls(
             existed=existed,
             run=run,
+            skipped=skipped,
         )
 
         return start_result

@@ -10,6 +10,7 @@ from ..types import UNSET, Unset
 if TYPE_CHECKING:
     from ..models.budget import Budget
     from ..models.concurrency_limit import ConcurrencyLimit
+    from ..models.singleton import Singleton
     from ..models.step import Step
     from ..models.trigger import Trigger
     from ..models.workflow_reducers import WorkflowReducers
@@ -44,6 +45,7 @@ class Workflow:
         reducers (WorkflowReducers | Unset): How a state key folds what steps write to it (default replace): append
             (arrays), sum, max, min (numbers), merge (objects, shallow). Concurrent writers of a key (parallel steps, map
             items) then all count, folded in commit order.
+        singleton (Singleton | Unset):
     """
 
     name: str
@@ -58,6 +60,7 @@ class Workflow:
     on: list[Trigger] | Unset = UNSET
     on_failure: list[Step] | Unset = UNSET
     reducers: WorkflowReducers | Unset = UNSET
+    singleton: Singleton | Unset = UNSET
 
     def to_dict(self) -> dict[str, Any]:
         name = self.name
@@ -108,6 +111,10 @@ class Workflow:
         if not isinstance(self.reducers, Unset):
             reducers = self.reducers.to_dict()
 
+        singleton: dict[str, Any] | Unset = UNSET
+        if not isinstance(self.singleton, Unset):
+            singleton = self.singleton.to_dict()
+
         field_dict: dict[str, Any] = {}
 
         field_dict.update(
@@ -135,6 +142,8 @@ class Workflow:
             field_dict["on_failure"] = on_failure
         if reducers is not UNSET:
             field_dict["reducers"] = reducers
+        if singleton is not UNSET:
+            field_dict["singleton"] = singleton
 
         return field_dict
 
@@ -142,6 +151,7 @@ class Workflow:
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
         from ..models.budget import Budget  # noqa: PLC0415
         from ..models.concurrency_limit import ConcurrencyLimit  # noqa: PLC0415
+        from ..models.singleton import Singleton  # noqa: PLC0415
         from ..models.step import Step  # noqa: PLC0415
         from ..models.trigger import Trigger  # noqa: PLC0415
         from ..models.workflow_reducers import WorkflowReducers  # noqa: PLC0415
@@ -207,6 +217,13 @@ class Workflow:
         else:
             reducers = WorkflowReducers.from_dict(_reducers)
 
+        _singleton = d.pop("singleton", UNSET)
+        singleton: Singleton | Unset
+        if isinstance(_singleton, Unset):
+            singleton = UNSET
+        else:
+            singleton = Singleton.from_dict(_singleton)
+
         workflow = cls(
             name=name,
             steps=steps,
@@ -220,6 +237,7 @@ class Workflow:
             on=on,
             on_failure=on_failure,
             reducers=reducers,
+            singleton=singleton,
         )
 
         return workflow

@@ -77,3 +77,25 @@ func TestLabelRoutedStep(t *testing.T) {
 		}
 	}
 }
+
+// A singleton workflow skips a start while its key's run runs, answering
+// that run.
+func TestSingletonSkipsAStart(t *testing.T) {
+	e := newEnv(t, fastReap())
+	release := make(chan struct{})
+	wf := Workflow("one-sync", "1").Singleton("${input.account}", SingletonSkip).
+		Task("sync", Handle(func(ctx StepContext, _ struct{}) (int, error) { <-release; return 1, nil }))
+	serve(t, NewWorker(e.client(t), WithLogger(quiet())).Register(wf))
+	first := start(t, e.c, "one-sync", StartOptions{Input: map[string]string{"account": "a1"}})
+	again := start(t, e.c, "one-sync", StartOptions{Input: map[string]string{"account": "a1"}})
+	other := start(t, e.c, "one-sync", StartOptions{Input: map[string]string{"account": "a2"}})
+	close(release)
+	if !again.Skipped || again.ID != first.ID || first.Skipped || other.Skipped || other.ID == first.ID {
+		t.Fatalf("first %s %v, again %s %v, other %s %v", first.ID, first.Skipped, again.ID, again.Skipped, other.ID, other.Skipped)
+	}
+	for _, id := range []string{first.ID, other.ID} {
+		if r := waitRun(t, e.c, id, 30*time.Second); r.Status != RunCompleted {
+			t.Fatalf("run %s: %s", id, r.Status)
+		}
+	}
+}

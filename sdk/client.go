@@ -331,7 +331,7 @@ func (c *Client) started(ctx context.Context) func(*cairn.StartResult, error) (*
 		if err := c.openRun(res.Run); err != nil {
 			return nil, err
 		}
-		return &Run{Run: *res.Run, Existed: res.Existed}, nil
+		return &Run{Run: *res.Run, Existed: res.Existed, Skipped: res.Skipped}, nil
 	}
 }
 

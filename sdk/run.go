@@ -72,6 +72,12 @@ const (
 	RunTimedOut  = cairn.RunTimedOut
 )
 
+// Singleton modes (WorkflowDef.Singleton).
+const (
+	SingletonSkip          = cairn.SingletonSkip
+	SingletonCancelRunning = cairn.SingletonCancelRunning
+)
+
 // State reducers (WorkflowDef.Reduce).
 const (
 	ReduceReplace = cairn.ReduceReplace
@@ -99,8 +105,11 @@ const (
 type Run struct {
 	cairn.Run
 	// Existed is set by Start when the idempotency key named a run
-	// started earlier.
+	// started earlier, or a singleton key a running run (Skipped).
 	Existed bool `json:"existed,omitempty"`
+	// Skipped is set by Start when the workflow's singleton key was held
+	// by a running run: nothing started, and this is that run.
+	Skipped bool `json:"skipped,omitempty"`
 }
 
 // Decode decodes the run's output into v.

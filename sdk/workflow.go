@@ -54,6 +54,15 @@ func (d *WorkflowDef) Budget(b Budget) *WorkflowDef {
 	return d
 }
 
+// Singleton keeps one running run per rendered key (a template over the
+// run's input, as a step's input template; "" for one per workflow): with
+// SingletonSkip a start while one runs starts nothing and answers it
+// (Run.Skipped), with SingletonCancelRunning it cancels that run.
+func (d *WorkflowDef) Singleton(key, mode string) *WorkflowDef {
+	d.wf.Singleton = &cairn.Singleton{Key: key, Mode: mode}
+	return d
+}
+
 // Reduce declares how state key folds what steps write to it (default
 // ReduceReplace): ReduceAppend, ReduceSum, ReduceMax, ReduceMin,
 // ReduceMerge. Parallel steps writing the key then all count.

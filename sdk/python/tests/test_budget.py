@@ -5,6 +5,7 @@ replaces the workflow's."""
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 from conftest import DevServer, mem_logger, serving, wait_run
@@ -92,3 +93,20 @@ def test_a_step_requiring_labels_runs_on_the_worker_with_them(server: DevServer)
         for _ in range(3):
             assert wait_run(server.client, server.client.start("route-py").run.id).status.value == "completed"
     assert ran == ["gpu-py"] * 3
+
+
+def test_a_singleton_start_is_skipped_while_its_run_runs(server: DevServer) -> None:
+    release = threading.Event()
+
+    def sync(ctx: cairn.StepContext, _: Any) -> int:
+        release.wait(30)
+        return 1
+
+    wf = cairn.workflow("one-sync-py", "1", singleton={"key": "${input.account}", "mode": "skip"}).task("sync", sync)
+    log, _ = mem_logger()
+    with serving(cairn.Worker(server.client, logger=log).register(wf)):
+        first = server.client.start("one-sync-py", {"account": "a1"})
+        again = server.client.start("one-sync-py", {"account": "a1"})
+        release.set()
+        assert again.skipped and again.existed and again.run.id == first.run.id and not first.skipped
+        assert wait_run(server.client, first.run.id).status.value == "completed"

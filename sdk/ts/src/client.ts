@@ -167,7 +167,7 @@ export class Client {
   }
 
   /** Starts a run of workflow. With an idempotency key, starting again returns the first run and `existed` true. */
-  async start(workflow: string, opts: StartOptions = {}): Promise<{ run: Run; existed: boolean }> {
+  async start(workflow: string, opts: StartOptions = {}): Promise<{ run: Run; existed: boolean; skipped?: boolean }> {
     const deadline =
       opts.deadline === undefined ? undefined : new Date(typeof opts.deadline === "number" ? Date.now() + opts.deadline : opts.deadline).toISOString();
     let input = opts.input;

@@ -73,6 +73,8 @@ export interface WorkflowOptions {
   deadline?: Duration;
   /** Default budget of each run (a start may give its own): a run whose usage goes over it fails with class budget_exceeded. */
   budget?: Schemas["Budget"];
+  /** One running run per rendered key (a template over the input; "" for one per workflow): "skip" answers the running run (skipped: true), "cancel_running" cancels it. */
+  singleton?: { key?: string; mode: "skip" | "cancel_running" };
   /** How a state key folds what steps write (default replace): append, sum, max, min, merge. Parallel writers of the key then all count. */
   reducers?: Record<string, "replace" | "append" | "sum" | "max" | "min" | "merge">;
   /** Limits on the task attempts of all runs holding a lease at once: per rendered key, or without key one global limit (at most 4). */
@@ -230,6 +232,7 @@ export class WorkflowDef {
       deadline: this.opts.deadline === undefined ? undefined : duration(this.opts.deadline),
       concurrency: this.opts.concurrency?.map((c) => ({ key: c.key, limit: c.limit })),
       ...(this.opts.budget ? { budget: { ...this.opts.budget } } : {}),
+      ...(this.opts.singleton ? { singleton: { ...this.opts.singleton } } : {}),
       ...(this.opts.reducers ? { reducers: { ...this.opts.reducers } } : {}),
       steps: this.steps.map((s) => ({ ...s })),
       ...(this.onFailureSteps.length ? { on_failure: this.onFailureSteps.map((s) => ({ ...s })) } : {}),

@@ -277,7 +277,7 @@ def _op_start(
     )
     res = yield _call(start_run, body=body)
     run = yield from _resolve_run(res.run)
-    return StartedRun(run=_open_run(k, run), existed=res.existed)
+    return StartedRun(run=_open_run(k, run), existed=res.existed, skipped=res.skipped is True)
 
 
 def _op_get(run: str, k: Keyring | None = None) -> _Op[Run]:
@@ -351,7 +351,7 @@ def _op_view(op: ModuleType, k: Keyring | None, **kwargs: Any) -> _Op[Run]:
 def _op_started(op: ModuleType, k: Keyring | None, **kwargs: Any) -> _Op[StartedRun]:
     res = yield _call(op, **kwargs)
     run = yield from _resolve_run(res.run)
-    return StartedRun(run=_open_run(k, run), existed=res.existed)
+    return StartedRun(run=_open_run(k, run), existed=res.existed, skipped=res.skipped is True)
 
 
 def _op_journal(run: str, k: Keyring | None) -> _Op[list[JournalEntry]]:
@@ -376,10 +376,12 @@ def _op_create_schedule(body: ScheduleRequest, k: Keyring | None, cache: _Clear)
 
 @dataclass
 class StartedRun:
-    """A run started (or, with an idempotency key used before, found: existed is True)."""
+    """A run started (or, with an idempotency key used before, found: existed is True; or, with
+    the workflow's singleton key held by a running run, that run: existed and skipped are True)."""
 
     run: Run
     existed: bool
+    skipped: bool = False
 
 
 def _event_body(name: str, payload: Any, id: str | None, k: Keyring | None = None) -> EventRequest:

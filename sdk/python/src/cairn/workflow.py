@@ -157,6 +157,7 @@ class Workflow:
         concurrency: list[Concurrency] | None = None,
         budget: dict[str, Any] | None = None,
         reducers: dict[str, str] | None = None,
+        singleton: dict[str, str] | None = None,
     ) -> None:
         self.name = name
         self.version = version
@@ -168,6 +169,8 @@ class Workflow:
         #: How a state key folds what steps write (default "replace"): "append", "sum",
         #: "max", "min", "merge". Parallel writers of the key then all count.
         self.reducers = dict(reducers or {})
+        #: One running run per rendered key ({"key": template, "mode": "skip" | "cancel_running"}).
+        self.singleton = dict(singleton) if singleton else None
         self.concurrency = list(concurrency or [])
         self.handlers: dict[str, Handler] = {}
         self._steps: list[dict[str, Any]] = []
@@ -333,6 +336,8 @@ class Workflow:
             d["budget"] = dict(self.budget)
         if self.reducers:
             d["reducers"] = dict(self.reducers)
+        if self.singleton:
+            d["singleton"] = dict(self.singleton)
         if self._on_failure:
             d["on_failure"] = [dict(s) for s in self._on_failure]
         if self._on:
@@ -353,8 +358,16 @@ def workflow(
     concurrency: list[Concurrency] | None = None,
     budget: dict[str, Any] | None = None,
     reducers: dict[str, str] | None = None,
+    singleton: dict[str, str] | None = None,
 ) -> Workflow:
     """Starts the definition of workflow name at version."""
     return Workflow(
-        name, version, description=description, deadline=deadline, concurrency=concurrency, budget=budget, reducers=reducers
+        name,
+        version,
+        description=description,
+        deadline=deadline,
+        concurrency=concurrency,
+        budget=budget,
+        reducers=reducers,
+        singleton=singleton,
     )

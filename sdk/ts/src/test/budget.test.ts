@@ -107,3 +107,21 @@ test("labels: a step that requires labels runs only on the worker that has them"
   );
   assert.deepEqual(ran, ["gpu-ts", "gpu-ts", "gpu-ts"]);
 });
+
+test("singleton: a start while the key's run runs is skipped and answers that run", async () => {
+  let release: () => void = () => {};
+  const held = new Promise<void>((r) => (release = r));
+  const wf = defineWorkflow({ name: "one-sync-ts", version: "1", singleton: { key: "${input.account}", mode: "skip" } }).task("sync", async () => {
+    await held;
+    return 1;
+  });
+  await whileServing(new Worker(srv.client, { logger: memLogger() }).register(wf), async () => {
+    const first = await srv.client.start("one-sync-ts", { input: { account: "a1" } });
+    const again = await srv.client.start("one-sync-ts", { input: { account: "a1" } });
+    release();
+    assert.equal(again.skipped, true);
+    assert.equal(again.run.id, first.run.id);
+    const r = await srv.client.wait(first.run.id, { signal: AbortSignal.timeout(30_000) });
+    assert.equal(r.status, "completed");
+  });
+});

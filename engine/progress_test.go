@@ -39,6 +39,9 @@ func TestProgressCostsNoRequests(t *testing.T) {
 		sub, stop := h.e.WatchProgress(run)
 		defer stop()
 		peer, peerCounts := h.countedPeer()
+		// The claim's worker sighting (a read and a swap of the worker
+		// record) runs in the background: let it land before counting.
+		h.e.Settle()
 		before := h.counts.Snapshot()
 		for i := range 10 {
 			if err := h.e.Progress(h.ctx, l.ID, json.RawMessage(fmt.Sprint(i))); err != nil {

@@ -48,6 +48,23 @@ type parentLink struct {
 	Run  string `json:"run"`
 	Step string `json:"step"`
 	Op   string `json:"op,omitempty"`
+	// Depth is the child's: 1 under a top-level run (0 in records written
+	// before it was kept, which count as 1).
+	Depth int `json:"depth,omitempty"`
+}
+
+// MaxChildDepth bounds how deep runs start runs (child steps, a
+// function's Invoke): a recursion that does not end fails the step that
+// would go deeper, instead of starting runs without end.
+const MaxChildDepth = 32
+
+// linkUnder is the link of a run that step (operation op) of r starts.
+func linkUnder(r *runRecord, step, op string) parentLink {
+	depth := 1
+	if r.Parent != nil {
+		depth = max(r.Parent.Depth, 1) + 1
+	}
+	return parentLink{Run: r.ID, Step: step, Op: op, Depth: depth}
 }
 
 var childKind = &stepKind{
@@ -115,7 +132,7 @@ func (e *Engine) startChild(ctx context.Context, run string, d *definition, step
 		return e.failChildStep(ctx, run, step, attempt, cairn.ErrorInfo{Class: cairn.ClassRenderError, Message: fmt.Sprintf("template of step %s: %v", step, err)})
 	}
 	return e.startLinked(ctx, cairn.StartRequest{Workflow: s.Workflow, Version: s.ChildVersion, Input: input,
-		Correlation: r.Correlation, IdempotencyKey: childKey(run, step, attempt)}, parentLink{Run: run, Step: step},
+		Correlation: r.Correlation, IdempotencyKey: childKey(run, step, attempt)}, linkUnder(r, step, ""),
 		func(err error) error {
 			return e.failChildStep(ctx, run, step, attempt, cairn.ErrorInfo{Class: cairn.ClassFatal, Message: fmt.Sprintf("child run of workflow %s could not start: %v", s.Workflow, err)})
 		},
@@ -129,6 +146,9 @@ func (e *Engine) startChild(ctx context.Context, run string, d *definition, step
 // says the step still waits for it; a run that ended at its start has its
 // end applied. A store failure is returned: the reaper tries again.
 func (e *Engine) startLinked(ctx context.Context, req cairn.StartRequest, link parentLink, cannot func(err error) error, owns func(st *stepState) bool, note string) error {
+	if link.Depth > MaxChildDepth {
+		return cannot(fmt.Errorf("it would be %d runs deep, over the limit of %d (a recursion that does not end?)", link.Depth, MaxChildDepth))
+	}
 	res, err := e.startRun(ctx, req, func(c *runRecord, _ *definition, _ time.Time) { l := link; c.Parent = &l })
 	var nf *NotFoundError
 	var ve cairn.ValidationError

@@ -291,7 +291,7 @@ func (e *Engine) startInvoked(ctx context.Context, run, step string) error {
 	}
 	w := *st.Wait
 	return e.startLinked(ctx, cairn.StartRequest{Workflow: w.Invoke.Workflow, Version: w.Invoke.Version, Input: w.Invoke.Input,
-		Correlation: r.Correlation, IdempotencyKey: invokeKey(run, step, w.Op)}, parentLink{Run: run, Step: step, Op: w.Op},
+		Correlation: r.Correlation, IdempotencyKey: invokeKey(run, step, w.Op)}, linkUnder(r, step, w.Op),
 		func(err error) error { // the operation fails with the reason
 			why := cairn.ErrorInfo{Class: cairn.ClassFatal, Message: fmt.Sprintf("the run of workflow %s could not start: %v", w.Invoke.Workflow, err)}
 			return e.invokeDone(ctx, run, step, w.Op, "", nil, &why)

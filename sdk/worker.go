@@ -1288,15 +1288,7 @@ func (b *backoff) sleep(ctx context.Context) bool {
 	} else {
 		b.cur = min(b.cur*2, b.max)
 	}
-	d := b.cur/2 + rand.N(b.cur/2+1)
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
+	return pause(ctx, b.cur/2+rand.N(b.cur/2+1)) // stream.go
 }
 
 // workerMetrics are the worker's OpenTelemetry instruments.

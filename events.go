@@ -28,6 +28,15 @@ type Trigger struct {
 	If    string `json:"if,omitempty" maxLength:"2000" doc:"A CEL condition over event (its name, id and payload; bare, or as ${expr}): only the events for which it is true start a run. An event it cannot be evaluated on (a missing field, not a bool) starts none."`
 }
 
+// CancelOn cancels a running run of the workflow when a published event
+// with this name, matching its if, arrives (within timeout of the run's
+// start, when set).
+type CancelOn struct {
+	Event   string   `json:"event" minLength:"1" maxLength:"128" pattern:"^[^\\x00-\\x1F\\x7F]*$" doc:"The name of the published events that cancel a run."`
+	If      string   `json:"if,omitempty" maxLength:"2000" doc:"A CEL condition over event (name, id, payload) and the run's input, state and run (bare, or as ${expr}): only the events for which it is true cancel it. An event it cannot be evaluated on cancels nothing."`
+	Timeout Duration `json:"timeout,omitempty" doc:"Only events published within this long of the run's start cancel it (default: any time while it runs)."`
+}
+
 // EventRef names the published event that started a run.
 type EventRef struct {
 	Name string `json:"name"`
@@ -47,6 +56,7 @@ type PublishResult struct {
 	ID        string         `json:"id" doc:"The event's id (the one given, or the one made)."`
 	Runs      []TriggeredRun `json:"runs" nullable:"false" doc:"One per workflow whose trigger the event matched, in workflow name order."`
 	Truncated bool           `json:"truncated,omitempty" doc:"More workflows than the server's limit have a trigger of this name: only the first (by name) were matched."`
+	Cancelled []string       `json:"cancelled,omitempty" doc:"The running runs the event cancelled (their workflows' cancel_on matched it)."`
 }
 
 // TriggeredRun is the run an event started for one workflow.
@@ -114,6 +124,19 @@ func (w *Workflow) validateTriggers(add func(field, format string, args ...any))
 			add(f+".event", "a second trigger of event %q (one per event: join the conditions with ||)", t.Event)
 		}
 		checkCondition(t.If, f+".if", add)
+	}
+	if len(w.CancelOn) > MaxTriggers {
+		add(".cancel_on", "at most %d", MaxTriggers)
+	}
+	for i, c := range w.CancelOn {
+		f := fmt.Sprintf(".cancel_on[%d]", i)
+		if !validName(c.Event) {
+			add(f+".event", "must be valid UTF-8 without control characters, 1 to 128 bytes")
+		}
+		checkCondition(c.If, f+".if", add)
+		if c.Timeout < 0 {
+			add(f+".timeout", "must not be negative")
+		}
 	}
 }
 

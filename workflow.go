@@ -171,9 +171,10 @@ type Workflow struct {
 	OnFailure []Step `json:"on_failure,omitempty" nullable:"false" maxItems:"100" doc:"Compensation steps (a saga): a small DAG of task steps run after the run fails, with the failed run's input, state and step outputs in their templates. The run stays failed; its compensation status says how they went."`
 	// Client-side encryption (docs/DECISIONS.md): the server holds the
 	// payloads of such a workflow as opaque encrypted values.
-	Encrypted bool      `json:"encrypted,omitempty" doc:"The SDKs encrypt this workflow's payloads on the client (each top-level value of the run input and state, step outputs, event payloads): the server sees them as opaque {\"$cairn_encrypted\":…} values. Its templates may pass an encrypted value whole (${input.k}, ${state.k}, ${steps.a.output}) but not look inside one: a definition whose template does is refused."`
-	On        []Trigger `json:"on,omitempty" nullable:"false" maxItems:"8" doc:"Triggers: an event published (POST /events) with one of these names, matching its if, starts a run of this workflow's newest registered version, with the event's payload as input."`
-	Clear     []string  `json:"clear,omitempty" nullable:"false" maxItems:"100" doc:"Encrypted workflows: top-level keys of the run input and state the SDKs leave in the clear, so templates, conditions and keys may read inside them."`
+	Encrypted bool       `json:"encrypted,omitempty" doc:"The SDKs encrypt this workflow's payloads on the client (each top-level value of the run input and state, step outputs, event payloads): the server sees them as opaque {\"$cairn_encrypted\":…} values. Its templates may pass an encrypted value whole (${input.k}, ${state.k}, ${steps.a.output}) but not look inside one: a definition whose template does is refused."`
+	CancelOn  []CancelOn `json:"cancel_on,omitempty" nullable:"false" maxItems:"8" doc:"A running run is cancelled by a published event (POST /events) with one of these names whose if matches it: the event's payload against the run's input, for example."`
+	On        []Trigger  `json:"on,omitempty" nullable:"false" maxItems:"8" doc:"Triggers: an event published (POST /events) with one of these names, matching its if, starts a run of this workflow's newest registered version, with the event's payload as input."`
+	Clear     []string   `json:"clear,omitempty" nullable:"false" maxItems:"100" doc:"Encrypted workflows: top-level keys of the run input and state the SDKs leave in the clear, so templates, conditions and keys may read inside them."`
 }
 
 // Step returns the step with the given id, or nil.

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/engine/internal/errs"
 	"github.com/cairn-dev/cairn/engine/internal/object"
 	"github.com/cairn-dev/cairn/engine/internal/render"
 	"github.com/cairn-dev/cairn/engine/internal/trigger"
@@ -59,7 +60,35 @@ func (e *Engine) resumeWait(r *runRecord, s *cairn.Step, ev eventRecord, fx *eff
 // Publish publishes an event: each workflow whose newest version has a
 // trigger the event matches gets a run (engine/internal/trigger).
 func (e *Engine) Publish(ctx context.Context, req cairn.PublishRequest) (*cairn.PublishResult, error) {
-	return trigger.Publish(ctx, trigger.Host{Store: e.store, Keys: e.keys, MaxPayload: e.cfg.MaxOutputBytes, Start: e.startTriggered}, req)
+	return trigger.Publish(ctx, trigger.Host{Store: e.store, Keys: e.keys, MaxPayload: e.cfg.MaxOutputBytes, Start: e.startTriggered,
+		Cancel: func(ctx context.Context, ev render.Event) ([]string, error) {
+			return trigger.CancelRuns(ctx, e.store, e.keys, e.now(), ev, func(ctx context.Context, run string, age time.Duration) (bool, bool, error) {
+				return e.cancelByEvent(ctx, run, ev, age)
+			})
+		}}, req)
+}
+
+// cancelByEvent cancels run when a cancel_on of its workflow matches ev
+// (cancelled), or reports it gone: ended, or missing well after its
+// entry was written (a start that died before its record).
+func (e *Engine) cancelByEvent(ctx context.Context, run string, ev render.Event, entryAge time.Duration) (bool, bool, error) {
+	r, err := e.readRun(ctx, run)
+	if isNotFound(err) || errs.IsNotFound(err) {
+		return false, entryAge > 2*e.cfg.MaxRequestTime, nil
+	}
+	if err != nil || r.Status.Terminal() {
+		return false, err == nil, err
+	}
+	d, err := e.definition(ctx, r.Workflow, r.rev())
+	if err != nil {
+		return false, false, err
+	}
+	ok, err := d.events.Cancels(ev, e.renderVarsFor(r, d, ""), e.now().Sub(r.CreatedAt))
+	if err != nil || !ok {
+		return false, false, nil // an if that fails cancels nothing
+	}
+	_, err = e.CancelRun(ctx, run, "cancelled by event "+ev.Name+" ("+ev.ID+")")
+	return err == nil, false, err
 }
 
 // startTriggered starts the run of workflow's newest version for ev,

@@ -22,6 +22,7 @@ import (
 	"github.com/cairn-dev/cairn/engine/internal/mapstep"
 	"github.com/cairn-dev/cairn/engine/internal/object"
 	"github.com/cairn-dev/cairn/engine/internal/throttle"
+	"github.com/cairn-dev/cairn/engine/internal/trigger"
 	"github.com/cairn-dev/cairn/telemetry"
 )
 
@@ -110,6 +111,9 @@ func (e *Engine) startRun(ctx context.Context, req cairn.StartRequest, seed func
 	}
 	if existing, err := e.singleton(ctx, req, d, id); existing != nil || err != nil {
 		return existing, err // limits.go
+	}
+	if err := trigger.ArmCancels(ctx, e.store, e.keys, d.events.CancelEvents(), id); err != nil {
+		return nil, err // events.go: cancel_on
 	}
 	r := e.newRunRecord(ctx, req, d, id, now)
 	fx := &effects{now: now}

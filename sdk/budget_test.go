@@ -99,3 +99,23 @@ func TestSingletonSkipsAStart(t *testing.T) {
 		}
 	}
 }
+
+// A published event cancels the run whose input its cancel_on matches.
+func TestCancelOnAPublishedEvent(t *testing.T) {
+	e := newEnv(t, fastReap())
+	wf := Workflow("order-flow", "1").CancelOn("order.cancelled", "event.payload.order == input.order", 0).
+		Task("wait", Handle(func(ctx StepContext, _ struct{}) (int, error) { <-ctx.Done(); return 0, ctx.Err() }))
+	serve(t, NewWorker(e.client(t), WithLogger(quiet())).Register(wf))
+	one := start(t, e.c, "order-flow", StartOptions{Input: map[string]int{"order": 1}})
+	two := start(t, e.c, "order-flow", StartOptions{Input: map[string]int{"order": 2}})
+	res, err := e.c.Publish(t.Context(), "order.cancelled", map[string]int{"order": 2}, PublishOptions{})
+	if err != nil || len(res.Cancelled) != 1 || res.Cancelled[0] != two.ID {
+		t.Fatalf("publish: %+v %v, want run %s cancelled", res, err, two.ID)
+	}
+	if r := waitRun(t, e.c, two.ID, 30*time.Second); r.Status != RunCancelled {
+		t.Fatalf("run two %s", r.Status)
+	}
+	if _, err := e.c.Cancel(t.Context(), one.ID, "test over"); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -2,6 +2,7 @@ package sdk
 
 import (
 	"context"
+	"time"
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/openapi/client"
@@ -46,6 +47,16 @@ func (c *Client) Publish(ctx context.Context, name string, payload any, opts Pub
 // event's payload.
 func (d *WorkflowDef) On(event, cond string) *WorkflowDef {
 	d.wf.On = append(d.wf.On, cairn.Trigger{Event: event, If: cond})
+	return d
+}
+
+// CancelOn cancels a running run of the workflow when an event of this
+// name is published (Client.Publish) and cond, a CEL condition over
+// event (name, id, payload) and the run's input, state and run, holds
+// ("" for any): "event.payload.order == input.order". Within timeout of
+// the run's start only, when timeout > 0.
+func (d *WorkflowDef) CancelOn(event, cond string, timeout time.Duration) *WorkflowDef {
+	d.wf.CancelOn = append(d.wf.CancelOn, cairn.CancelOn{Event: event, If: cond, Timeout: cairn.Duration(timeout)})
 	return d
 }
 

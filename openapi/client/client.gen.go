@@ -911,6 +911,20 @@ type BuildInfo struct {
 	Version string `json:"version"`
 }
 
+// CancelOn defines model for CancelOn.
+type CancelOn struct {
+	// Event The name of the published events that cancel a run.
+	Event string `json:"event"`
+
+	// If A CEL condition over event (name, id, payload) and the run's input, state and run (bare, or as ${expr}): only the events for which it is true cancel it. An event it cannot be evaluated on cancels nothing.
+	If *string `json:"if,omitempty"`
+
+	// Timeout Only events published within this long of the run's start cancel it (default: any time while it runs).
+	//
+	// Examples: 30s, 1h30m
+	Timeout *string `json:"timeout,omitempty"`
+}
+
 // CancelRequest defines model for CancelRequest.
 type CancelRequest struct {
 	Reason *string `json:"reason,omitempty"`
@@ -1347,6 +1361,9 @@ type PublishRequest struct {
 
 // PublishResult defines model for PublishResult.
 type PublishResult struct {
+	// Cancelled The running runs the event cancelled (their workflows' cancel_on matched it).
+	Cancelled *[]string `json:"cancelled,omitempty"`
+
 	// Id The event's id (the one given, or the one made).
 	Id string `json:"id"`
 
@@ -1983,6 +2000,9 @@ type WorkerInfo struct {
 // Workflow defines model for Workflow.
 type Workflow struct {
 	Budget *Budget `json:"budget,omitempty"`
+
+	// CancelOn A running run is cancelled by a published event (POST /events) with one of these names whose if matches it: the event's payload against the run's input, for example.
+	CancelOn *[]CancelOn `json:"cancel_on,omitempty"`
 
 	// Clear Encrypted workflows: top-level keys of the run input and state the SDKs leave in the clear, so templates, conditions and keys may read inside them.
 	Clear *[]string `json:"clear,omitempty"`

@@ -31,6 +31,7 @@ import (
 //	limits/<sha256>                  a concurrency key's slot holders (create-only, then CAS)
 //	ratelimits/<sha256>              a rate limit key's GCRA state (create-only, then CAS)
 //	singletons/<sha256>              the run holding a singleton key (create-only, then CAS)
+//	cancelon/<sha256>/<run>          a run an event of that name may cancel (plain put; deleted when seen ended)
 //	batches/<id>                     a bulk cancel or rerun (create-only, then CAS)
 //	kv/<namespace>/<key>             a long-term store value (plain, or conditional put; engine/kv)
 //	triggers/<sha256>/<workflow>     a workflow with a trigger of an event (create-only at registration)
@@ -281,6 +282,16 @@ func (k Layout) Batch(id string) string { return k.Prefix + "batches/" + id }
 func (k Layout) Limit(scope, key string) string {
 	h := sha256.Sum256([]byte(scope + "\x00" + key))
 	return k.Prefix + "limits/" + hex.EncodeToString(h[:])
+}
+
+// CancelOn is the index entry of a running run that an event of this name
+// may cancel; CancelsOf is the prefix of the event's entries.
+func (k Layout) CancelOn(event, run string) string { return k.CancelsOf(event) + run }
+
+// CancelsOf is the prefix of the runs an event of this name may cancel.
+func (k Layout) CancelsOf(event string) string {
+	h := sha256.Sum256([]byte(event))
+	return k.Prefix + "cancelon/" + hex.EncodeToString(h[:]) + "/"
 }
 
 // Singleton is the object naming the run that holds a singleton key.

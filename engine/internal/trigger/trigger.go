@@ -14,6 +14,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/oklog/ulid/v2"
 
@@ -40,14 +41,30 @@ const (
 
 // Compiled is a definition's compiled event conditions.
 type Compiled struct {
-	waits map[string]*render.Condition // a wait step's if, by step id
-	on    map[string]*render.Condition // a trigger's if, by event (nil: any)
+	waits  map[string]*render.Condition // a wait step's if, by step id
+	on     map[string]*render.Condition // a trigger's if, by event (nil: any)
+	cancel map[string][]cancelCond      // the cancel_on entries, by event
+}
+
+type cancelCond struct {
+	cond    *render.Condition // nil: any event of the name
+	timeout time.Duration     // 0: none
 }
 
 // Compile compiles the ifs of w's wait steps and triggers; field names w
 // in errors ("workflows[0]").
 func Compile(w *cairn.Workflow, field string) (*Compiled, error) {
-	c := &Compiled{waits: map[string]*render.Condition{}, on: map[string]*render.Condition{}}
+	c := &Compiled{waits: map[string]*render.Condition{}, on: map[string]*render.Condition{}, cancel: map[string][]cancelCond{}}
+	for i, x := range w.CancelOn {
+		cc := cancelCond{timeout: x.Timeout.D()}
+		if x.If != "" {
+			var err error
+			if cc.cond, err = render.CompileEventCondition(x.If, render.Limits{ExprCost: ConditionCost, TemplateCost: ConditionCost}); err != nil {
+				return nil, cairn.ValidationError{{Field: fmt.Sprintf("%s.cancel_on[%d].if", field, i), Message: err.Error()}}
+			}
+		}
+		c.cancel[x.Event] = append(c.cancel[x.Event], cc)
+	}
 	for i, s := range w.Steps {
 		if s.If == "" {
 			continue
@@ -87,6 +104,35 @@ func (c *Compiled) Takes(s *cairn.Step, ev render.Event, vars func() render.Vars
 	return cond.Holds(v)
 }
 
+// CancelEvents are the event names of the definition's cancel_on.
+func (c *Compiled) CancelEvents() []string {
+	names := make([]string, 0, len(c.cancel))
+	for n := range c.cancel {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Cancels tells whether ev cancels a run age after its start, with the
+// run's values vars: a cancel_on entry of its name whose timeout has not
+// passed and whose if holds.
+func (c *Compiled) Cancels(ev render.Event, vars render.Vars, age time.Duration) (bool, error) {
+	vars.Event = &ev
+	for _, cc := range c.cancel[ev.Name] {
+		if cc.timeout > 0 && age > cc.timeout {
+			continue
+		}
+		if cc.cond == nil {
+			return true, nil
+		}
+		if ok, err := cc.cond.Holds(vars); ok || err != nil {
+			return ok, err
+		}
+	}
+	return false, nil
+}
+
 // Triggered tells whether the definition has a trigger of ev's name
 // whose if holds on ev.
 func (c *Compiled) Triggered(ev render.Event) (bool, error) {
@@ -103,8 +149,15 @@ func (c *Compiled) Triggered(ev render.Event) (bool, error) {
 // checks the workflow's newest version.
 func Index(ctx context.Context, store *blob.Bucket, k keys.Layout, wfs []cairn.Workflow) error {
 	for _, w := range wfs {
+		var entries []string
 		for _, t := range w.On {
-			_, err := store.Create(ctx, k.Trigger(t.Event, w.Name), []byte(`{"workflow":"`+w.Name+`"}`))
+			entries = append(entries, k.Trigger(t.Event, w.Name))
+		}
+		for _, c := range w.CancelOn {
+			entries = append(entries, k.Trigger(c.Event, cancelFlag)) // a publish of it looks for runs to cancel
+		}
+		for _, key := range entries {
+			_, err := store.Create(ctx, key, []byte(`{"workflow":"`+w.Name+`"}`))
 			if err != nil && !errors.Is(err, blob.ErrPreconditionFailed) {
 				return err
 			}
@@ -112,6 +165,11 @@ func Index(ctx context.Context, store *blob.Bucket, k keys.Layout, wfs []cairn.W
 	}
 	return nil
 }
+
+// cancelFlag is the trigger index entry saying some workflow has (or had)
+// a cancel_on of the event: "~" sorts after every workflow name, and no
+// workflow is named so.
+const cancelFlag = "~cancel"
 
 // Host is what a publish needs of the engine.
 type Host struct {
@@ -121,6 +179,9 @@ type Host struct {
 	// Start starts the run of workflow's newest version for ev when that
 	// version has a trigger ev matches (version "" when it has none).
 	Start func(ctx context.Context, workflow string, ev render.Event) (cairn.TriggeredRun, error)
+	// Cancel cancels the running runs ev's cancel_on entries match
+	// (CancelRuns), when some workflow has a cancel_on of its name.
+	Cancel func(ctx context.Context, ev render.Event) ([]string, error)
 }
 
 // Publish checks req, then starts, for each workflow of the event's index
@@ -141,6 +202,10 @@ func Publish(ctx context.Context, h Host, req cairn.PublishRequest) (*cairn.Publ
 	}
 	res := &cairn.PublishResult{ID: ev.ID, Runs: []cairn.TriggeredRun{}}
 	objs := page.Objects
+	cancels := page.NextPageToken != "" // the flag may be past the page
+	if n := len(objs); n > 0 && objs[n-1].Key == prefix+cancelFlag {
+		cancels, objs = true, objs[:n-1]
+	}
 	if len(objs) > MaxWorkflows || page.NextPageToken != "" {
 		res.Truncated, objs = true, objs[:min(len(objs), MaxWorkflows)]
 	}
@@ -158,7 +223,10 @@ func Publish(ctx context.Context, h Host, req cairn.PublishRequest) (*cairn.Publ
 		}
 	}
 	sort.Slice(res.Runs, func(i, j int) bool { return res.Runs[i].Workflow < res.Runs[j].Workflow })
-	return res, nil
+	if cancels && h.Cancel != nil {
+		res.Cancelled, err = h.Cancel(ctx, ev)
+	}
+	return res, err
 }
 
 func check(req cairn.PublishRequest, maxPayload int) error {
@@ -177,4 +245,56 @@ func check(req cairn.PublishRequest, maxPayload int) error {
 		return cairn.ValidationError{{Field: "payload", Message: fmt.Sprintf("%d bytes, over the %d-byte limit of one payload", len(req.Payload), maxPayload)}}
 	}
 	return nil
+}
+
+// MaxCancels bounds the runs one publish looks at for cancel_on.
+const MaxCancels = 1000
+
+// ArmCancels writes run's cancel_on index entries, one per event name
+// (plain puts, before the run's record: a run without its entries would
+// not be cancelled; an entry without its run is dropped when seen).
+func ArmCancels(ctx context.Context, store *blob.Bucket, k keys.Layout, events []string, run string) error {
+	for _, name := range events {
+		if _, err := store.Put(ctx, k.CancelOn(name, run), []byte(`{}`), blob.WriteOptions{}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Visit looks at a run an event may cancel: whether the event cancelled
+// it, and whether the run has ended (or does not exist), so its entry can
+// go.
+type Visit func(ctx context.Context, run string, entryAge time.Duration) (cancelled, gone bool, err error)
+
+// CancelRuns visits the runs of ev's cancel_on index (at most
+// MaxCancels, eight at a time), drops the entries of runs that are gone,
+// and returns the runs the event cancelled, sorted. One LIST, and what
+// visit reads and writes.
+func CancelRuns(ctx context.Context, store *blob.Bucket, k keys.Layout, now time.Time, ev render.Event, visit Visit) ([]string, error) {
+	prefix := k.CancelsOf(ev.Name)
+	page, err := store.List(ctx, blob.ListOptions{Prefix: prefix, PageSize: MaxCancels})
+	if err != nil {
+		return nil, err
+	}
+	cancelled := make([]bool, len(page.Objects))
+	errs := make([]error, len(page.Objects))
+	par.Each(8, len(page.Objects), func(i int) {
+		o := page.Objects[i]
+		var gone bool
+		cancelled[i], gone, errs[i] = visit(ctx, strings.TrimPrefix(o.Key, prefix), now.Sub(o.ModTime))
+		if errs[i] == nil && (gone || cancelled[i]) {
+			if err := store.Delete(ctx, o.Key); err != nil && !errors.Is(err, blob.ErrNotFound) {
+				errs[i] = err
+			}
+		}
+	})
+	var out []string
+	for i, c := range cancelled {
+		if c {
+			out = append(out, strings.TrimPrefix(page.Objects[i].Key, prefix))
+		}
+	}
+	sort.Strings(out)
+	return out, errors.Join(errs...)
 }

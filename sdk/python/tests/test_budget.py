@@ -110,3 +110,22 @@ def test_a_singleton_start_is_skipped_while_its_run_runs(server: DevServer) -> N
         release.set()
         assert again.skipped and again.existed and again.run.id == first.run.id and not first.skipped
         assert wait_run(server.client, first.run.id).status.value == "completed"
+
+
+def test_a_published_event_cancels_the_run_it_matches(server: DevServer) -> None:
+    def hold(ctx: cairn.StepContext, _: Any) -> int:
+        ctx.wait(30)  # returns early when the run is cancelled
+        return 0
+
+    wf = cairn.workflow(
+        "order-py", "1", cancel_on=[{"event": "order.void", "if": "event.payload.order == input.order"}]
+    ).task("hold", hold)
+    c = server.client
+    log, _ = mem_logger()
+    with serving(cairn.Worker(c, logger=log).register(wf)):
+        one = c.start("order-py", {"order": 1}).run.id
+        two = c.start("order-py", {"order": 2}).run.id
+        res = c.publish("order.void", {"order": 1})
+        assert list(res.cancelled) == [one]
+        assert c.get(one).status.value == "cancelled"
+        c.cancel(two, "test over")

@@ -1056,6 +1056,18 @@ export interface components {
             /** @description Module version, or devel for a build from a checkout. */
             version: string;
         };
+        CancelOn: {
+            /** @description The name of the published events that cancel a run. */
+            event: string;
+            /** @description A CEL condition over event (name, id, payload) and the run's input, state and run (bare, or as ${expr}): only the events for which it is true cancel it. An event it cannot be evaluated on cancels nothing. */
+            if?: string;
+            /**
+             * @description Only events published within this long of the run's start cancel it (default: any time while it runs).
+             * @example 30s
+             * @example 1h30m
+             */
+            timeout?: string;
+        };
         CancelRequest: {
             reason?: string;
         };
@@ -1482,6 +1494,8 @@ export interface components {
             payload?: unknown;
         };
         PublishResult: {
+            /** @description The running runs the event cancelled (their workflows' cancel_on matched it). */
+            cancelled?: string[] | null;
             /** @description The event's id (the one given, or the one made). */
             id: string;
             /** @description One per workflow whose trigger the event matched, in workflow name order. */
@@ -2135,6 +2149,8 @@ export interface components {
         Workflow: {
             /** @description Default budget of each run (a start may give its own): a run whose usage goes over it fails with class budget_exceeded. */
             budget?: components["schemas"]["Budget"];
+            /** @description A running run is cancelled by a published event (POST /events) with one of these names whose if matches it: the event's payload against the run's input, for example. */
+            cancel_on?: components["schemas"]["CancelOn"][];
             /** @description Encrypted workflows: top-level keys of the run input and state the SDKs leave in the clear, so templates, conditions and keys may read inside them. */
             clear?: string[];
             /** @description Limits on the task attempts of all runs of this workflow (every version) holding a lease at once: each per rendered key, or, without a key, one global limit for the workflow. */

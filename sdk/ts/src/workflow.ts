@@ -73,6 +73,8 @@ export interface WorkflowOptions {
   deadline?: Duration;
   /** Default budget of each run (a start may give its own): a run whose usage goes over it fails with class budget_exceeded. */
   budget?: Schemas["Budget"];
+  /** A running run is cancelled by a published event of one of these names whose if (CEL over event and the run's input, state, run) holds; timeout: only within that long of its start. */
+  cancelOn?: { event: string; if?: string; timeout?: Duration }[];
   /** One running run per rendered key (a template over the input; "" for one per workflow): "skip" answers the running run (skipped: true), "cancel_running" cancels it. */
   singleton?: { key?: string; mode: "skip" | "cancel_running" };
   /** How a state key folds what steps write (default replace): append, sum, max, min, merge. Parallel writers of the key then all count. */
@@ -232,6 +234,9 @@ export class WorkflowDef {
       deadline: this.opts.deadline === undefined ? undefined : duration(this.opts.deadline),
       concurrency: this.opts.concurrency?.map((c) => ({ key: c.key, limit: c.limit })),
       ...(this.opts.budget ? { budget: { ...this.opts.budget } } : {}),
+      ...(this.opts.cancelOn?.length
+        ? { cancel_on: this.opts.cancelOn.map((c) => ({ event: c.event, if: c.if, timeout: c.timeout === undefined ? undefined : duration(c.timeout) })) }
+        : {}),
       ...(this.opts.singleton ? { singleton: { ...this.opts.singleton } } : {}),
       ...(this.opts.reducers ? { reducers: { ...this.opts.reducers } } : {}),
       steps: this.steps.map((s) => ({ ...s })),

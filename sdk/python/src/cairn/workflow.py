@@ -158,6 +158,7 @@ class Workflow:
         budget: dict[str, Any] | None = None,
         reducers: dict[str, str] | None = None,
         singleton: dict[str, str] | None = None,
+        cancel_on: list[dict[str, Any]] | None = None,
     ) -> None:
         self.name = name
         self.version = version
@@ -171,6 +172,8 @@ class Workflow:
         self.reducers = dict(reducers or {})
         #: One running run per rendered key ({"key": template, "mode": "skip" | "cancel_running"}).
         self.singleton = dict(singleton) if singleton else None
+        #: Published events that cancel a running run: [{"event", "if"?, "timeout"?}].
+        self.cancel_on = [dict(c) for c in cancel_on or []]
         self.concurrency = list(concurrency or [])
         self.handlers: dict[str, Handler] = {}
         self._steps: list[dict[str, Any]] = []
@@ -338,6 +341,10 @@ class Workflow:
             d["reducers"] = dict(self.reducers)
         if self.singleton:
             d["singleton"] = dict(self.singleton)
+        if self.cancel_on:
+            d["cancel_on"] = [
+                {**c, "timeout": duration(c["timeout"])} if c.get("timeout") is not None else dict(c) for c in self.cancel_on
+            ]
         if self._on_failure:
             d["on_failure"] = [dict(s) for s in self._on_failure]
         if self._on:
@@ -359,6 +366,7 @@ def workflow(
     budget: dict[str, Any] | None = None,
     reducers: dict[str, str] | None = None,
     singleton: dict[str, str] | None = None,
+    cancel_on: list[dict[str, Any]] | None = None,
 ) -> Workflow:
     """Starts the definition of workflow name at version."""
     return Workflow(
@@ -370,4 +378,5 @@ def workflow(
         budget=budget,
         reducers=reducers,
         singleton=singleton,
+        cancel_on=cancel_on,
     )

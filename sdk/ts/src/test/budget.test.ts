@@ -125,3 +125,22 @@ test("singleton: a start while the key's run runs is skipped and answers that ru
     assert.equal(r.status, "completed");
   });
 });
+
+test("cancel_on: a published event cancels the run whose input it matches", async () => {
+  const wf = defineWorkflow({ name: "order-ts", version: "1", cancelOn: [{ event: "order.void", if: "event.payload.order == input.order" }] }).task(
+    "hold",
+    async (ctx) => {
+      await new Promise((resolve) => ctx.signal.addEventListener("abort", resolve));
+      return 0;
+    },
+  );
+  await whileServing(new Worker(srv.client, { logger: memLogger() }).register(wf), async () => {
+    const one = await srv.client.start("order-ts", { input: { order: 1 } });
+    const two = await srv.client.start("order-ts", { input: { order: 2 } });
+    const res = await srv.client.publish("order.void", { order: 1 });
+    assert.deepEqual(res.cancelled, [one.run.id]);
+    assert.equal((await srv.client.get(one.run.id)).status, "cancelled");
+    assert.equal((await srv.client.get(two.run.id)).status, "running");
+    await srv.client.cancel(two.run.id, "test over");
+  });
+});

@@ -15,6 +15,7 @@ from .batch_state import BatchState
 from .budget import Budget
 from .budget_counters import BudgetCounters
 from .build_info import BuildInfo
+from .cancel_on import CancelOn
 from .cancel_request import CancelRequest
 from .checkpoint_request import CheckpointRequest
 from .checkpointed import Checkpointed
@@ -142,6 +143,7 @@ __all__ = (
     "Budget",
     "BudgetCounters",
     "BuildInfo",
+    "CancelOn",
     "CancelRequest",
     "Checkpointed",
     "CheckpointedRunStatus",

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from attrs import define as _attrs_define
 
@@ -20,12 +20,15 @@ class PublishResult:
     Attributes:
         id (str): The event's id (the one given, or the one made).
         runs (list[TriggeredRun]): One per workflow whose trigger the event matched, in workflow name order.
+        cancelled (list[str] | None | Unset): The running runs the event cancelled (their workflows' cancel_on matched
+            it).
         truncated (bool | Unset): More workflows than the server's limit have a trigger of this name: only the first (by
             name) were matched.
     """
 
     id: str
     runs: list[TriggeredRun]
+    cancelled: list[str] | None | Unset = UNSET
     truncated: bool | Unset = UNSET
 
     def to_dict(self) -> dict[str, Any]:
@@ -35,6 +38,15 @@ class PublishResult:
         for runs_item_data in self.runs:
             runs_item = runs_item_data.to_dict()
             runs.append(runs_item)
+
+        cancelled: list[str] | None | Unset
+        if isinstance(self.cancelled, Unset):
+            cancelled = UNSET
+        elif isinstance(self.cancelled, list):
+            cancelled = self.cancelled
+
+        else:
+            cancelled = self.cancelled
 
         truncated = self.truncated
 
@@ -46,6 +58,8 @@ class PublishResult:
                 "runs": runs,
             }
         )
+        if cancelled is not UNSET:
+            field_dict["cancelled"] = cancelled
         if truncated is not UNSET:
             field_dict["truncated"] = truncated
 
@@ -65,11 +79,29 @@ class PublishResult:
 
             runs.append(runs_item)
 
+        def _parse_cancelled(data: object) -> list[str] | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, list):
+                    raise TypeError()
+                cancelled_type_0 = cast(list[str], data)
+
+                return cancelled_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(list[str] | None | Unset, data)
+
+        cancelled = _parse_cancelled(d.pop("cancelled", UNSET))
+
         truncated = d.pop("truncated", UNSET)
 
         publish_result = cls(
             id=id,
             runs=runs,
+            cancelled=cancelled,
             truncated=truncated,
         )
 

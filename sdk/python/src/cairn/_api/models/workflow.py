@@ -9,6 +9,7 @@ from ..types import UNSET, Unset
 
 if TYPE_CHECKING:
     from ..models.budget import Budget
+    from ..models.cancel_on import CancelOn
     from ..models.concurrency_limit import ConcurrencyLimit
     from ..models.singleton import Singleton
     from ..models.step import Step
@@ -27,6 +28,8 @@ class Workflow:
         steps (list[Step]): The steps; order does not matter, after does.
         version (str): Version; several coexist, runs pin theirs.
         budget (Budget | Unset):
+        cancel_on (list[CancelOn] | Unset): A running run is cancelled by a published event (POST /events) with one of
+            these names whose if matches it: the event's payload against the run's input, for example.
         clear (list[str] | Unset): Encrypted workflows: top-level keys of the run input and state the SDKs leave in the
             clear, so templates, conditions and keys may read inside them.
         concurrency (list[ConcurrencyLimit] | Unset): Limits on the task attempts of all runs of this workflow (every
@@ -52,6 +55,7 @@ class Workflow:
     steps: list[Step]
     version: str
     budget: Budget | Unset = UNSET
+    cancel_on: list[CancelOn] | Unset = UNSET
     clear: list[str] | Unset = UNSET
     concurrency: list[ConcurrencyLimit] | Unset = UNSET
     deadline: str | Unset = UNSET
@@ -75,6 +79,13 @@ class Workflow:
         budget: dict[str, Any] | Unset = UNSET
         if not isinstance(self.budget, Unset):
             budget = self.budget.to_dict()
+
+        cancel_on: list[dict[str, Any]] | Unset = UNSET
+        if not isinstance(self.cancel_on, Unset):
+            cancel_on = []
+            for cancel_on_item_data in self.cancel_on:
+                cancel_on_item = cancel_on_item_data.to_dict()
+                cancel_on.append(cancel_on_item)
 
         clear: list[str] | Unset = UNSET
         if not isinstance(self.clear, Unset):
@@ -126,6 +137,8 @@ class Workflow:
         )
         if budget is not UNSET:
             field_dict["budget"] = budget
+        if cancel_on is not UNSET:
+            field_dict["cancel_on"] = cancel_on
         if clear is not UNSET:
             field_dict["clear"] = clear
         if concurrency is not UNSET:
@@ -150,6 +163,7 @@ class Workflow:
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
         from ..models.budget import Budget  # noqa: PLC0415
+        from ..models.cancel_on import CancelOn  # noqa: PLC0415
         from ..models.concurrency_limit import ConcurrencyLimit  # noqa: PLC0415
         from ..models.singleton import Singleton  # noqa: PLC0415
         from ..models.step import Step  # noqa: PLC0415
@@ -174,6 +188,15 @@ class Workflow:
             budget = UNSET
         else:
             budget = Budget.from_dict(_budget)
+
+        _cancel_on = d.pop("cancel_on", UNSET)
+        cancel_on: list[CancelOn] | Unset = UNSET
+        if _cancel_on is not UNSET:
+            cancel_on = []
+            for cancel_on_item_data in _cancel_on:
+                cancel_on_item = CancelOn.from_dict(cancel_on_item_data)
+
+                cancel_on.append(cancel_on_item)
 
         clear = cast(list[str], d.pop("clear", UNSET))
 
@@ -229,6 +252,7 @@ class Workflow:
             steps=steps,
             version=version,
             budget=budget,
+            cancel_on=cancel_on,
             clear=clear,
             concurrency=concurrency,
             deadline=deadline,

@@ -56,7 +56,7 @@ type PublishResult struct {
 	ID        string         `json:"id" doc:"The event's id (the one given, or the one made)."`
 	Runs      []TriggeredRun `json:"runs" nullable:"false" doc:"One per workflow whose trigger the event matched, in workflow name order."`
 	Truncated bool           `json:"truncated,omitempty" doc:"More workflows than the server's limit have a trigger of this name: only the first (by name) were matched."`
-	Cancelled []string       `json:"cancelled,omitempty" doc:"The running runs the event cancelled (their workflows' cancel_on matched it)."`
+	Cancelled []string       `json:"cancelled" nullable:"false" doc:"The running runs the event cancelled (their workflows' cancel_on matched it); empty when none."`
 }
 
 // TriggeredRun is the run an event started for one workflow.

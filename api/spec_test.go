@@ -39,6 +39,7 @@ var optionalArrays = map[string]string{
 	"Workflow.clear":                "a definition as registered: omitted unless an encrypted workflow leaves keys in the clear",
 	"Step.events":                   "a definition as registered: a wait of one event names it in event instead",
 	"Workflow.on":                   "a definition as registered: workflows without triggers omit it",
+	"Workflow.cancel_on":            "a definition as registered: workflows that no event cancels omit it",
 }
 
 func TestResponseArraysAreRequiredAndNotNull(t *testing.T) {

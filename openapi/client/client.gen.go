@@ -1361,8 +1361,8 @@ type PublishRequest struct {
 
 // PublishResult defines model for PublishResult.
 type PublishResult struct {
-	// Cancelled The running runs the event cancelled (their workflows' cancel_on matched it).
-	Cancelled *[]string `json:"cancelled,omitempty"`
+	// Cancelled The running runs the event cancelled (their workflows' cancel_on matched it); empty when none.
+	Cancelled []string `json:"cancelled"`
 
 	// Id The event's id (the one given, or the one made).
 	Id string `json:"id"`

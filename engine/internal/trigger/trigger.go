@@ -200,7 +200,7 @@ func Publish(ctx context.Context, h Host, req cairn.PublishRequest) (*cairn.Publ
 	if err != nil {
 		return nil, err
 	}
-	res := &cairn.PublishResult{ID: ev.ID, Runs: []cairn.TriggeredRun{}}
+	res := &cairn.PublishResult{ID: ev.ID, Runs: []cairn.TriggeredRun{}, Cancelled: []string{}}
 	objs := page.Objects
 	cancels := page.NextPageToken != "" // the flag may be past the page
 	if n := len(objs); n > 0 && objs[n-1].Key == prefix+cancelFlag {
@@ -289,7 +289,7 @@ func CancelRuns(ctx context.Context, store *blob.Bucket, k keys.Layout, now time
 			}
 		}
 	})
-	var out []string
+	out := []string{}
 	for i, c := range cancelled {
 		if c {
 			out = append(out, strings.TrimPrefix(page.Objects[i].Key, prefix))

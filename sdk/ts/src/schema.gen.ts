@@ -1494,8 +1494,8 @@ export interface components {
             payload?: unknown;
         };
         PublishResult: {
-            /** @description The running runs the event cancelled (their workflows' cancel_on matched it). */
-            cancelled?: string[] | null;
+            /** @description The running runs the event cancelled (their workflows' cancel_on matched it); empty when none. */
+            cancelled: string[];
             /** @description The event's id (the one given, or the one made). */
             id: string;
             /** @description One per workflow whose trigger the event matched, in workflow name order. */

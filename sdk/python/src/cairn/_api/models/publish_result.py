@@ -18,20 +18,22 @@ T = TypeVar("T", bound="PublishResult")
 class PublishResult:
     """
     Attributes:
+        cancelled (list[str]): The running runs the event cancelled (their workflows' cancel_on matched it); empty when
+            none.
         id (str): The event's id (the one given, or the one made).
         runs (list[TriggeredRun]): One per workflow whose trigger the event matched, in workflow name order.
-        cancelled (list[str] | None | Unset): The running runs the event cancelled (their workflows' cancel_on matched
-            it).
         truncated (bool | Unset): More workflows than the server's limit have a trigger of this name: only the first (by
             name) were matched.
     """
 
+    cancelled: list[str]
     id: str
     runs: list[TriggeredRun]
-    cancelled: list[str] | None | Unset = UNSET
     truncated: bool | Unset = UNSET
 
     def to_dict(self) -> dict[str, Any]:
+        cancelled = self.cancelled
+
         id = self.id
 
         runs = []
@@ -39,27 +41,17 @@ class PublishResult:
             runs_item = runs_item_data.to_dict()
             runs.append(runs_item)
 
-        cancelled: list[str] | None | Unset
-        if isinstance(self.cancelled, Unset):
-            cancelled = UNSET
-        elif isinstance(self.cancelled, list):
-            cancelled = self.cancelled
-
-        else:
-            cancelled = self.cancelled
-
         truncated = self.truncated
 
         field_dict: dict[str, Any] = {}
 
         field_dict.update(
             {
+                "cancelled": cancelled,
                 "id": id,
                 "runs": runs,
             }
         )
-        if cancelled is not UNSET:
-            field_dict["cancelled"] = cancelled
         if truncated is not UNSET:
             field_dict["truncated"] = truncated
 
@@ -70,6 +62,8 @@ class PublishResult:
         from ..models.triggered_run import TriggeredRun  # noqa: PLC0415
 
         d = dict(src_dict)
+        cancelled = cast(list[str], d.pop("cancelled"))
+
         id = d.pop("id")
 
         runs = []
@@ -79,29 +73,12 @@ class PublishResult:
 
             runs.append(runs_item)
 
-        def _parse_cancelled(data: object) -> list[str] | None | Unset:
-            if data is None:
-                return data
-            if isinstance(data, Unset):
-                return data
-            try:
-                if not isinstance(data, list):
-                    raise TypeError()
-                cancelled_type_0 = cast(list[str], data)
-
-                return cancelled_type_0
-            except (TypeError, ValueError, AttributeError, KeyError):
-                pass
-            return cast(list[str] | None | Unset, data)
-
-        cancelled = _parse_cancelled(d.pop("cancelled", UNSET))
-
         truncated = d.pop("truncated", UNSET)
 
         publish_result = cls(
+            cancelled=cancelled,
             id=id,
             runs=runs,
-            cancelled=cancelled,
             truncated=truncated,
         )
 

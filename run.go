@@ -2,6 +2,10 @@ package cairn
 
 import (
 	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
 	"time"
 )
 
@@ -134,6 +138,25 @@ type Usage struct {
 	CostUSD      float64               `json:"cost_usd,omitempty" doc:"Priced by the engine (over every model); ignored on input."`
 	Models       map[string]ModelUsage `json:"models,omitempty" doc:"Tokens and cost per model, when the usage is of several models (model is then \"mixed\"); each model is priced by the engine. Tokens without a model count in the totals only."`
 	Counters     map[string]int64      `json:"counters,omitempty" doc:"Free counters, summed per step and run."`
+}
+
+// String is u for people: "m, 3 in / 4 out tokens, $0.0001, calls=2"
+// (counters by name), as the CLI and the dashboard print it.
+func (u Usage) String() string {
+	var parts []string
+	if u.Model != "" {
+		parts = append(parts, u.Model)
+	}
+	if u.InputTokens != 0 || u.OutputTokens != 0 {
+		parts = append(parts, fmt.Sprintf("%d in / %d out tokens", u.InputTokens, u.OutputTokens))
+	}
+	if u.CostUSD != 0 {
+		parts = append(parts, fmt.Sprintf("$%.4f", u.CostUSD))
+	}
+	for _, k := range slices.Sorted(maps.Keys(u.Counters)) {
+		parts = append(parts, fmt.Sprintf("%s=%d", k, u.Counters[k]))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // ModelUsage is one model's share of a Usage.

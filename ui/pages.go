@@ -413,23 +413,9 @@ var funcs = template.FuncMap{
 	"defURL": func(name, version string) string {
 		return Prefix + "workflows/" + url.PathEscape(name) + "/" + url.PathEscape(version)
 	},
-	"join": strings.Join,
-	"usage": func(u cairn.Usage) string {
-		var parts []string
-		if u.Model != "" {
-			parts = append(parts, u.Model)
-		}
-		if u.InputTokens+u.OutputTokens > 0 {
-			parts = append(parts, fmt.Sprintf("%d in / %d out tokens", u.InputTokens, u.OutputTokens))
-		}
-		if u.CostUSD > 0 {
-			parts = append(parts, fmt.Sprintf("$%.4f", u.CostUSD))
-		}
-		for _, k := range slices.Sorted(maps.Keys(u.Counters)) {
-			parts = append(parts, fmt.Sprintf("%s=%d", k, u.Counters[k]))
-		}
-		return strings.Join(parts, ", ")
-	},
+	"join":  strings.Join,
+	"usage": cairn.Usage.String,
+
 	"terminal": func(s cairn.RunStatus) bool { return s.Terminal() },
 	// brief is a JSON value on one line, cut at 120 characters (a
 	// function's operation results in the steps table), encrypted values

@@ -5,9 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"maps"
 	"os"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -166,7 +164,7 @@ func watch(ctx context.Context, c *sdk.Client, pl *payloads, id string, out io.W
 	}
 	fmt.Fprintf(out, "run %s %s%s (%d/%d steps)\n", r.ID, paintStatus(string(r.Status), colorOK(out, os.Getenv)), took, r.StepsDone, r.StepsTotal)
 	if !r.Usage.IsZero() {
-		fmt.Fprintf(out, "usage: %s\n", usageString(r.Usage))
+		fmt.Fprintf(out, "usage: %s\n", r.Usage.String())
 	}
 	if r.Status == sdk.RunCompleted {
 		fmt.Fprintf(out, "output:\n%s\n", pl.text(r.Output))
@@ -407,7 +405,7 @@ func stepState(s sdk.StepView, holdersKnown bool, now time.Time) (string, string
 		return "failed", ""
 	case cairn.StepCompleted:
 		if !s.Usage.IsZero() {
-			return "completed", usageString(s.Usage)
+			return "completed", s.Usage.String()
 		}
 		return "completed", ""
 	}
@@ -507,23 +505,6 @@ func (p *progress) clearLine() {
 	}
 }
 
-func usageString(u sdk.Usage) string {
-	var parts []string
-	if u.Model != "" {
-		parts = append(parts, u.Model)
-	}
-	if u.InputTokens != 0 || u.OutputTokens != 0 {
-		parts = append(parts, fmt.Sprintf("%d in / %d out tokens", u.InputTokens, u.OutputTokens))
-	}
-	if u.CostUSD != 0 {
-		parts = append(parts, fmt.Sprintf("$%.4f", u.CostUSD))
-	}
-	for _, k := range slices.Sorted(maps.Keys(u.Counters)) {
-		parts = append(parts, fmt.Sprintf("%s=%d", k, u.Counters[k]))
-	}
-	return strings.Join(parts, ", ")
-}
-
 func newRunsGetCmd(cf *clientFlags) *cobra.Command {
 	of := new(outputFlag)
 	cmd := &cobra.Command{
@@ -619,7 +600,7 @@ func printRun(out io.Writer, r *sdk.Run, pl *payloads) {
 		fmt.Fprintf(out, "error     %s\n", errorText(r.Error, ""))
 	}
 	if !r.Usage.IsZero() {
-		fmt.Fprintf(out, "usage     %s\n", usageString(r.Usage))
+		fmt.Fprintf(out, "usage     %s\n", r.Usage.String())
 	}
 	if r.Budget != nil {
 		fmt.Fprintf(out, "budget    %s\n", r.Budget)

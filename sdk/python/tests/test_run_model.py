@@ -1,7 +1,5 @@
-"""A run's budget against a real cairn dev: the step whose usage takes the
-run over its counter budget fails the run with class budget_exceeded (a failed
-attempt's usage counts) and the step after it never runs; a start's own budget
-replaces the workflow's."""
+"""The run model against a real cairn dev: budgets, state reducers, attempt
+summaries, label routing, singleton runs and cancel_on."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
-// A run's budget against a real cairn dev: the step whose usage takes the
-// run over its token budget fails the run with class budget_exceeded and the
-// step after it never runs; a start's own budget replaces the workflow's.
+// The run model against a real cairn dev: budgets, summaries, reducers, label
+// routing, singleton runs and cancel_on.
 import assert from "node:assert/strict";
 import { test } from "node:test";
 

@@ -205,7 +205,7 @@ func (r *Report) String() string {
 		st = append(st, fmt.Sprintf("%s=%d", s, n))
 	}
 	sort.Strings(st)
-	fmt.Fprintf(&b, "  runs=%d (%s) durable functions=%d; idempotent double starts=%d events=%d cancels=%d\n", r.Runs, strings.Join(st, " "), r.ByWorkflow[WfFunction], r.IdemStarts, r.EventsSent, r.CancelsSent)
+	fmt.Fprintf(&b, "  runs=%d (%s) durable functions=%d triggered by a published event=%d; idempotent double starts=%d events=%d cancels=%d\n", r.Runs, strings.Join(st, " "), r.ByWorkflow[WfFunction], r.ByWorkflow[WfTriggered], r.IdemStarts, r.EventsSent, r.CancelsSent)
 	if r.LateFound+r.LateCreated+r.LateSends > 0 {
 		fmt.Fprintf(&b, "  gave up during the chaos, resolved after it: starts found by key=%d created by the lookup=%d events/cancels=%d\n", r.LateFound, r.LateCreated, r.LateSends)
 	}
@@ -245,6 +245,7 @@ type round struct {
 
 	mu      sync.Mutex
 	runs    map[string]string // run id → workflow
+	eventOf map[string]string // triggered run id → the id of the event that started it
 	late    []job             // jobs that gave up during the chaos (resolveLate)
 	pending sync.WaitGroup    // event senders, cancels
 	events  atomic.Int64
@@ -347,7 +348,7 @@ func newRound(cfg Config) *round {
 	rep := &Report{Seed: cfg.Seed, Store: strings.SplitN(cfg.Store, ":", 2)[0], Bus: bus, Duration: cfg.Duration,
 		Kills: map[Kind]int{}, Pauses: map[Kind]int{}, ByStatus: map[cairn.RunStatus]int{}, ByWorkflow: map[string]int{}}
 	return &round{cfg: cfg, rep: rep, execs: filepath.Join(cfg.Dir, "executions.jsonl"), hist: filepath.Join(cfg.Dir, "history.jsonl"),
-		runs: map[string]string{}, tl: &timeline{}, workerAPI: map[string]string{}}
+		runs: map[string]string{}, eventOf: map[string]string{}, tl: &timeline{}, workerAPI: map[string]string{}}
 }
 
 // chaosPhase runs the load and the faults together for the round's
@@ -721,7 +722,7 @@ func (r *round) resolveLate(ctx context.Context) {
 		go func() {
 			defer wg.Done()
 			if j.id == "" {
-				run, err := r.startRun(ctx, j.c, j.wf, j.in, j.key, r.cfg.DrainTimeout)
+				id, existed, err := r.startRun(ctx, j.c, j.wf, j.in, j.key, r.cfg.DrainTimeout)
 				if err != nil {
 					r.mu.Lock()
 					r.rep.fail("start %s (key %s) gave up during the chaos and its run was not found by its key after it: %v", j.wf, j.key, err)
@@ -729,13 +730,13 @@ func (r *round) resolveLate(ctx context.Context) {
 					return
 				}
 				r.mu.Lock()
-				if run.Existed {
+				if existed {
 					r.rep.LateFound++
 				} else {
 					r.rep.LateCreated++
 				}
 				r.mu.Unlock()
-				j.id = run.ID
+				j.id = id
 			} else {
 				r.mu.Lock()
 				r.rep.LateSends++
@@ -752,36 +753,60 @@ func (r *round) resolveLate(ctx context.Context) {
 // answers or StartGiveUp passes: with the idempotency key, a start whose
 // answer was lost is retried into the same run.
 func (r *round) start(c *sdk.Client, wf string, in Input, key string) (string, error) {
-	run, err := r.startRun(context.Background(), c, wf, in, key, r.cfg.StartGiveUp)
-	if err != nil {
-		return "", err
-	}
-	return run.ID, nil
+	id, _, err := r.startRun(context.Background(), c, wf, in, key, r.cfg.StartGiveUp)
+	return id, err
 }
 
-func (r *round) startRun(ctx context.Context, c *sdk.Client, wf string, in Input, key string, giveUp time.Duration) (*sdk.Run, error) {
-	var last error
+func (r *round) startRun(ctx context.Context, c *sdk.Client, wf string, in Input, key string, giveUp time.Duration) (id string, existed bool, err error) {
 	deadline := time.Now().Add(giveUp)
 	for i := 0; time.Now().Before(deadline) && ctx.Err() == nil; i++ {
 		if i > 0 {
 			c = r.client[i%len(r.client)]
 		}
 		cctx, cancel := context.WithTimeout(ctx, 15*time.Second)
-		run, err := c.Start(cctx, wf, sdk.StartOptions{Input: in, IdempotencyKey: key})
+		id, existed, err = begin(cctx, c, wf, in, key)
 		cancel()
 		if err == nil {
 			r.mu.Lock()
-			r.runs[run.ID] = wf
+			r.runs[id] = wf
+			if wf == WfTriggered {
+				if prev, ok := r.eventOf[id]; ok && prev != key {
+					r.rep.fail("events %s and %s answered the same run %s", prev, key, id)
+				}
+				r.eventOf[id] = key
+			}
 			r.mu.Unlock()
-			return run, nil
+			return id, existed, nil
 		}
-		last = err
 		time.Sleep(100 * time.Millisecond)
 	}
-	if last == nil {
-		last = ctx.Err()
+	if err == nil {
+		err = ctx.Err()
 	}
-	return nil, last
+	return "", false, err
+}
+
+// begin starts a job's run once: a start with its idempotency key or, for
+// the triggered workflow, a publish of its event with the key as the
+// event's id (a retried publish answers the run the first one started).
+func begin(ctx context.Context, c *sdk.Client, wf string, in Input, key string) (string, bool, error) {
+	if wf != WfTriggered {
+		run, err := c.Start(ctx, wf, sdk.StartOptions{Input: in, IdempotencyKey: key})
+		if err != nil {
+			return "", false, err
+		}
+		return run.ID, run.Existed, nil
+	}
+	res, err := c.Publish(ctx, TriggerEvent, in, sdk.PublishOptions{ID: key})
+	if err != nil {
+		return "", false, err
+	}
+	for _, t := range res.Runs {
+		if t.Workflow == WfTriggered {
+			return t.Run, t.Existed, nil
+		}
+	}
+	return "", false, fmt.Errorf("the publish of event %s answered no run of %s: %+v", key, WfTriggered, res.Runs)
 }
 
 // sendEvent sends a wait run its event until an instance accepts it (or

@@ -142,6 +142,7 @@ func (r *round) checkRuns(ctx context.Context) {
 		}
 		rep.ByStatus[run.Status]++
 		rep.ByWorkflow[run.Workflow]++
+		r.checkTriggered(&run.Run)
 		if !run.Status.Terminal() {
 			rep.Stuck++
 			rep.fail("run %s (%s) did not end: %s", id, run.Workflow, stepsSummary(&run.Run))
@@ -154,6 +155,20 @@ func (r *round) checkRuns(ctx context.Context) {
 		}
 		r.journals = append(r.journals, runJournal{ID: id, Entries: journal})
 		r.checkRun(&run.Run, journal, byStep)
+	}
+}
+
+// checkTriggered: a run of the triggered workflow names the event whose
+// publish answered it (so no publish started a second run unseen).
+func (r *round) checkTriggered(run *cairn.Run) {
+	if run.Workflow != WfTriggered {
+		return
+	}
+	r.mu.Lock()
+	want := r.eventOf[run.ID]
+	r.mu.Unlock()
+	if run.Event == nil || run.Event.ID != want || run.Event.Name != TriggerEvent {
+		r.rep.fail("triggered run %s names event %+v, but the publish of %s %q answered it", run.ID, run.Event, TriggerEvent, want)
 	}
 }
 

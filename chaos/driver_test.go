@@ -102,9 +102,9 @@ func TestDriverResolvesWhatGaveUp(t *testing.T) {
 	}
 
 	r := &round{
-		cfg:    Config{StartGiveUp: time.Second, DrainTimeout: time.Minute},
-		rep:    &Report{Kills: map[Kind]int{}, Pauses: map[Kind]int{}, ByStatus: map[cairn.RunStatus]int{}, ByWorkflow: map[string]int{}},
-		runs:   map[string]string{},
+		cfg:  Config{StartGiveUp: time.Second, DrainTimeout: time.Minute},
+		rep:  &Report{Kills: map[Kind]int{}, Pauses: map[Kind]int{}, ByStatus: map[cairn.RunStatus]int{}, ByWorkflow: map[string]int{}},
+		runs: map[string]string{}, eventOf: map[string]string{},
 		client: []*sdk.Client{viaProxy},
 	}
 	wait := func(key string) job {

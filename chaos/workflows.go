@@ -66,10 +66,14 @@ const (
 	FanoutWidth = 8
 	// WaitEvent is the event the wait workflow waits for.
 	WaitEvent = "go"
+	// WfTriggered is started by publishing TriggerEvent (POST /events),
+	// its id the job's key: a retried publish must start nothing twice.
+	WfTriggered  = "chaos-triggered"
+	TriggerEvent = "chaos.order"
 )
 
 // Workflows lists every chaos workload's workflow name.
-var Workflows = []string{WfLinear, WfFanout, WfAMO, WfWait, WfSleep, WfFlaky, WfSlow, WfFunction}
+var Workflows = []string{WfLinear, WfFanout, WfAMO, WfWait, WfSleep, WfFlaky, WfSlow, WfFunction, WfTriggered}
 
 // execLog appends Exec lines to a file with O_APPEND: each line is one
 // write(2) below PIPE_BUF, so lines from many processes never interleave
@@ -148,7 +152,10 @@ func defs(log *execLog, worker string) []*sdk.WorkflowDef {
 	slow := sdk.Workflow(WfSlow, "1").
 		Task("slow", body(nil), sdk.Input(map[string]any{"slow_ms": "${input.slow_ms}"})).
 		Task("after", body(nil), in, sdk.After("slow"))
-	return []*sdk.WorkflowDef{linear, fan, amo, wait, sleep, flaky, slow, function(work)}
+	triggered := sdk.Workflow(WfTriggered, "1").On(TriggerEvent, "").
+		Task("t1", body(nil), in).
+		Task("t2", body(nil), in, sdk.After("t1"))
+	return []*sdk.WorkflowDef{linear, fan, amo, wait, sleep, flaky, slow, function(work), triggered}
 }
 
 // function is the durable function workload, its steps executions of work.

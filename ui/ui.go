@@ -68,6 +68,7 @@ func New(e *engine.Engine, cfg Config) *Handler {
 	h.mux.HandleFunc("GET "+Prefix+"workflows", h.page(h.workflows))
 	h.mux.HandleFunc("GET "+Prefix+"workflows/{name}/{version}", h.page(h.definition))
 	h.mux.HandleFunc("GET "+Prefix+"schedules", h.page(h.schedules))
+	h.mux.HandleFunc("GET "+Prefix+"events", h.page(h.events))
 	h.mux.HandleFunc("GET "+Prefix+"batches/{batch}", h.page(h.batch))
 	h.mux.HandleFunc(Prefix, func(w http.ResponseWriter, r *http.Request) {
 		h.render(w, r, http.StatusNotFound, "message", &view{Title: "Not found", Message: "No page at " + r.URL.Path + "."})
@@ -115,6 +116,7 @@ type view struct {
 	Workflows  []cairn.WorkflowSummary
 	Definition *definitionView
 	Schedules  *cairn.SchedulePage
+	Events     *eventsView
 	Batch      *cairn.Batch
 	Rendered   time.Time
 }

@@ -186,7 +186,7 @@ func TestPagesNeedAKey(t *testing.T) {
 	f := newFixture(t, api.Config{Keys: keys})
 	f.register()
 	id := f.startRun()
-	for _, p := range []string{"/ui/", "/ui/runs/" + id, "/ui/workers"} {
+	for _, p := range []string{"/ui/", "/ui/runs/" + id, "/ui/workers", "/ui/events"} {
 		st, body, h := f.get(p, "")
 		if st != 401 || !strings.Contains(body, `id="key-form"`) || h.Get("WWW-Authenticate") == "" || strings.Contains(body, id+`"`) && p != "/ui/runs/"+id {
 			t.Errorf("%s without a key: %d", p, st)
@@ -204,6 +204,12 @@ func TestPagesNeedAKey(t *testing.T) {
 	}
 	if _, body, _ := f.get("/ui/runs/"+id, "x-secret"); !strings.Contains(body, `id="cancel-run"`) {
 		t.Error("an execute key is not offered cancel")
+	}
+	if _, body, _ := f.get("/ui/events", "r-secret"); strings.Contains(body, `id="publish-form"`) {
+		t.Error("a read key is offered publishing")
+	}
+	if _, body, _ := f.get("/ui/events", "x-secret"); !strings.Contains(body, `id="publish-form"`) {
+		t.Error("an execute key is not offered publishing")
 	}
 	// Assets need no key: they hold no data.
 	if st, _, _ := f.get("/ui/assets/app.js", ""); st != 200 {

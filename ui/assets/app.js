@@ -67,6 +67,9 @@
     } else if (f.id === "event-form") {
       ev.preventDefault();
       sendEvent(f);
+    } else if (f.id === "publish-form") {
+      ev.preventDefault();
+      publish(f);
     } else if (f.id === "start-form") {
       ev.preventDefault();
       startRun(f);
@@ -294,6 +297,33 @@
     const r = await call("/runs/" + encodeURIComponent(f.dataset.run) + "/events", body);
     if (!r.ok) { say("event: " + r.status + " " + r.msg); return; }
     load(location.href, false);
+  }
+
+  // publish publishes an event and lists what it did: each run it
+  // started (or had started: a retried id) and each run it cancelled, as
+  // links made with the DOM, never markup.
+  async function publish(f) {
+    const body = { name: f.elements.name.value };
+    if (f.elements.event_id.value.trim()) body.id = f.elements.event_id.value.trim();
+    const p = f.elements.payload.value.trim();
+    if (p) {
+      try { body.payload = JSON.parse(p); } catch (e) { say("payload is not JSON: " + e.message); return; }
+    }
+    const r = await call("/events", body);
+    if (!r.ok) { say("publish: " + r.status + " " + r.msg); return; }
+    const runs = r.j.runs || [], cancelled = r.j.cancelled || [];
+    say("event " + r.j.id + ": " + runs.length + " run(s), " + cancelled.length + " cancelled" + (r.j.truncated ? " (more workflows match than one publish starts)" : ""));
+    const ul = document.getElementById("published");
+    ul.textContent = "";
+    const item = (run, text) => {
+      const li = document.createElement("li"), a = document.createElement("a");
+      a.href = "/ui/runs/" + encodeURIComponent(run);
+      a.textContent = run;
+      li.append(text + " ", a);
+      ul.append(li);
+    };
+    for (const t of runs) item(t.run, (t.existed ? "had started " : "started ") + t.workflow + "@" + t.version + ":");
+    for (const run of cancelled) item(run, "cancelled:");
   }
 
   // Follow a live run: hold a status request until the run's rev moves,

@@ -24,6 +24,7 @@ import (
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/auth"
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/internal/testclock"
 )
 
 // Version is the API's version in the OpenAPI document.
@@ -44,6 +45,9 @@ type Config struct {
 	// MaxStreams bounds the run streams (GET /runs/{run}/stream) this
 	// instance serves at once [DefaultMaxStreams].
 	MaxStreams int
+	// TestClock, when set, is the engine's clock, which POST /dev/clock
+	// moves (a test server only; testclock.go).
+	TestClock *testclock.Clock
 }
 
 // API is the HTTP API over one engine.
@@ -53,6 +57,7 @@ type API struct {
 	devMode bool
 	log     *slog.Logger
 	streams streamLimit // the run streams served now (streams.go)
+	clock   *testclock.Clock
 	huma    huma.API
 	mux     *http.ServeMux
 	handler http.Handler
@@ -69,7 +74,7 @@ func New(e *engine.Engine, cfg Config) *API {
 		cfg.Logger = slog.Default()
 	}
 	mux := http.NewServeMux()
-	a := &API{engine: e, keys: cfg.Keys, devMode: cfg.DevMode, log: cfg.Logger, mux: mux}
+	a := &API{engine: e, keys: cfg.Keys, devMode: cfg.DevMode, log: cfg.Logger, mux: mux, clock: cfg.TestClock}
 	a.streams = make(streamLimit, cmp.Or(cfg.MaxStreams, DefaultMaxStreams))
 	a.huma = humago.New(mux, humaConfig())
 	a.huma.UseMiddleware(a.accessLog, a.authMiddleware(a.huma), a.refuseEmptyAndNull(a.huma))
@@ -85,6 +90,7 @@ func New(e *engine.Engine, cfg Config) *API {
 	a.registerPauseOps()
 	a.registerEventOps()  // events.go
 	a.registerStreamOps() // streams.go
+	a.registerClockOps()  // testclock.go
 	publishKindOptions(a.huma.OpenAPI().Components.Schemas)
 	addLinks(a.huma.OpenAPI())
 	a.handler = a.recoverPanics(a.routeProblems(mux))

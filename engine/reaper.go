@@ -13,6 +13,7 @@ import (
 	"github.com/cairn-dev/cairn/blob"
 	bulk "github.com/cairn-dev/cairn/engine/internal/batch"
 	"github.com/cairn-dev/cairn/engine/internal/errs"
+	"github.com/cairn-dev/cairn/engine/internal/keys"
 	"github.com/cairn-dev/cairn/engine/internal/mapstep"
 	"github.com/cairn-dev/cairn/engine/internal/par"
 	"github.com/cairn-dev/cairn/engine/internal/schedule"
@@ -40,6 +41,15 @@ type ReapStats struct {
 	deletes *deleteBudget // the pass's retention deletions, shared by its concurrent visits
 }
 
+// ClockMoved: the clock jumped forward (a test clock). Due hints wake
+// their claims now, not when their real-time timers fire, and a reaper
+// pass also visits the runs whose timer keys (rounded up, at least Lead
+// ahead) fall just past the new time, so all that came due fires now.
+func (e *Engine) ClockMoved(ctx context.Context) (ReapStats, error) {
+	e.hub.WakeDue()
+	return e.reap(ctx, timer.Lead+keys.TimerBucket)
+}
+
 // Reap runs one reaper pass: it lists the timer index up to now (one LIST
 // per 1,000 due timers; one LIST when nothing is due), visits each due
 // run once, and for each: times the run out past its deadline, ends due
@@ -48,13 +58,16 @@ type ReapStats struct {
 // timer. Every change is a compare-and-swap, so passes may overlap with
 // each other and with API instances; a pass killed midway leaves its
 // timers in place for the next.
-func (e *Engine) Reap(ctx context.Context) (ReapStats, error) {
+func (e *Engine) Reap(ctx context.Context) (ReapStats, error) { return e.reap(ctx, 0) }
+
+// reap is a pass that lists the timers up to ahead past now.
+func (e *Engine) reap(ctx context.Context, ahead time.Duration) (ReapStats, error) {
 	var stats ReapStats
 	defer e.observeReap(time.Now(), &stats)
 	now := e.now()
 	// Every listing of the layout (one, or the flat one and 16 shards)
 	// up to now, merged by due time: see layout.go.
-	timers, lists, err := e.scan.DueTimers(ctx, now)
+	timers, lists, err := e.scan.DueTimers(ctx, now.Add(ahead))
 	stats.ListRequests += lists
 	if err != nil {
 		return stats, err

@@ -120,10 +120,27 @@ type journal struct {
 	// none runs, and the attempt then suspends once, for all of them.
 	running int
 	parked  []parking
+	// skew is the server's clock less this process's, as the lease told
+	// it: a function's times (sleeps, timeouts, Now) are the server's,
+	// which decides when they come due (a test server's clock is moved).
+	skew time.Duration
+}
+
+// now is the server's time.
+func (j *journal) now() time.Time { return time.Now().Add(j.skew) }
+
+// serverSkew is the server's clock less this process's, from lease l
+// received at got: the lease was made at its expiry less its TTL.
+func serverSkew(l client.Lease, got time.Time) time.Duration {
+	if l.LeaseTtlMs <= 0 || l.ExpiresAt.IsZero() {
+		return 0
+	}
+	return l.ExpiresAt.Add(-time.Duration(l.LeaseTtlMs) * time.Millisecond).Sub(got)
 }
 
 func newDurable(sc *stepCtx, hist []client.Operation, send func(client.CheckpointRequest) error) *Durable {
-	j := &journal{hist: hist, byID: map[string][]int{}, visited: map[string]bool{}, send: send, running: 1}
+	j := &journal{hist: hist, byID: map[string][]int{}, visited: map[string]bool{}, send: send, running: 1,
+		skew: serverSkew(sc.att.lease, sc.att.began)}
 	for i, op := range hist {
 		j.byID[op.Id] = append(j.byID[op.Id], i)
 	}
@@ -152,7 +169,7 @@ func drive(sc *stepCtx, body FunctionBody) (any, error) {
 	if errors.Is(context.Cause(sc), ErrShutdown) {
 		// The worker is draining: the function goes on in another attempt
 		// (no failure spent), from what it recorded.
-		now := time.Now()
+		now := fc.now()
 		if ferr := fc.flush(&client.Suspension{Until: &now}); ferr != nil {
 			return nil, ferr
 		}
@@ -486,14 +503,14 @@ func runStep[T any](fc *Durable, s cairn.Step, fn func(ctx context.Context) (T, 
 		}
 		d := policy.Backoff(failures)
 		if d > inlineSleep {
-			wake := time.Now().Add(d)
+			wake := fc.now().Add(d)
 			fc.mu.Lock()
 			fc.record(client.Operation{Id: s.ID + ".retry#" + strconv.Itoa(len(retries)), Kind: string(cairn.OpSleep),
 				Status: string(cairn.OpCompleted), WakeAt: &wake, Result: json.RawMessage(`{"failures":` + strconv.Itoa(failures) + `}`)})
 			fc.mu.Unlock()
 			return v, nil, fc.suspend(&client.Suspension{Until: &wake})
 		}
-		if err := fc.backoffUntil(time.Now().Add(d)); err != nil {
+		if err := fc.backoffUntil(fc.now().Add(d)); err != nil {
 			return v, why, nil
 		}
 	}
@@ -517,7 +534,7 @@ func (fc *Durable) retries(id string) []client.Operation {
 // backoffUntil waits for t in the attempt when it is near, else suspends
 // the function until then (recording nothing: the backoff is recorded).
 func (fc *Durable) backoffUntil(t time.Time) error {
-	left := time.Until(t)
+	left := t.Sub(fc.now())
 	if left > inlineSleep {
 		return fc.suspend(&client.Suspension{Until: &t})
 	}
@@ -574,7 +591,7 @@ func opError(e *client.ErrorInfo) error {
 
 // Sleep waits d; see SleepUntil.
 func (fc *Durable) Sleep(name string, d time.Duration) error {
-	return fc.sleep(name, func() time.Time { return time.Now().Add(d) })
+	return fc.sleep(name, func() time.Time { return fc.now().Add(d) })
 }
 
 // SleepUntil waits until t. A wait longer than a couple of seconds
@@ -602,7 +619,7 @@ func (fc *Durable) sleep(name string, end func() time.Time) error {
 	if err != nil {
 		return err
 	}
-	left := time.Until(wake)
+	left := wake.Sub(fc.now())
 	if left <= 0 {
 		return nil
 	}
@@ -899,7 +916,7 @@ func (fc *Durable) WaitEvent(name, event string, timeout time.Duration) (json.Ra
 	var deadline *time.Time
 	if len(recs) == 0 {
 		if timeout > 0 {
-			t := time.Now().Add(timeout)
+			t := fc.now().Add(timeout)
 			deadline = &t
 		}
 		fc.record(client.Operation{Id: id, Kind: string(cairn.OpWait), Status: string(cairn.OpStarted), WakeAt: deadline})
@@ -951,7 +968,7 @@ func (fc *Durable) value(name string, v any, gen func() any) {
 // Now is the time, recorded: a replay sees the same time.
 func (fc *Durable) Now() time.Time {
 	var t time.Time
-	fc.value("now", &t, func() any { return time.Now().UTC() })
+	fc.value("now", &t, func() any { return fc.now().UTC() })
 	return t
 }
 

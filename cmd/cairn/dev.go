@@ -14,6 +14,7 @@ import (
 	"github.com/cairn-dev/cairn/api"
 	"github.com/cairn-dev/cairn/internal/app"
 	"github.com/cairn-dev/cairn/internal/config"
+	"github.com/cairn-dev/cairn/internal/testclock"
 	"github.com/cairn-dev/cairn/sdk"
 )
 
@@ -22,6 +23,7 @@ func newDevCmd() *cobra.Command {
 		f         serverFlags
 		addr, dir string
 		reapEvery time.Duration
+		testClock bool
 	)
 	cmd := &cobra.Command{
 		Use:   "dev",
@@ -46,6 +48,9 @@ laptop only.`,
 				return err
 			}
 			cfg.ReplaceDefinitions = true // edit, restart the worker, go on: runs in flight keep theirs
+			if testClock {
+				cfg.TestClock = &testclock.Clock{}
+			}
 			out := cmd.OutOrStdout()
 			return app.API(cmd.Context(), cfg, log, app.APIOptions{
 				ReapEvery: reapEvery,
@@ -63,6 +68,7 @@ laptop only.`,
 	cmd.Flags().StringVar(&addr, "addr", "", "address to listen on, host:port (overrides $CAIRN_HOST and $PORT; default 127.0.0.1:8080)")
 	cmd.Flags().StringVar(&dir, "dir", ".cairn/data", "directory of the local store, when neither --blob nor $"+config.EnvBlob+" names one")
 	cmd.Flags().DurationVar(&reapEvery, "reap-every", time.Second, "reaper period")
+	cmd.Flags().BoolVar(&testClock, "test-clock", false, "measure time on a clock tests move forward with POST /v1/api/dev/clock (a sleep of an hour passes in a moment; for tests only)")
 	return cmd
 }
 

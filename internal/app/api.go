@@ -30,7 +30,7 @@ type APIOptions struct {
 
 // APIConfig is the API configuration cfg describes: its keys, or dev mode.
 func APIConfig(cfg *config.Config, log *slog.Logger) api.Config {
-	return api.Config{Keys: cfg.Keys, DevMode: cfg.Dev, Logger: log}
+	return api.Config{Keys: cfg.Keys, DevMode: cfg.Dev, Logger: log, TestClock: cfg.TestClock}
 }
 
 // API is the API function, the code path of functions/api, `cairn serve`

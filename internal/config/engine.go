@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cairn-dev/cairn/internal/testclock"
+
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/notify"
@@ -45,6 +47,9 @@ type Engine struct {
 	// engine's defaults; PayloadInlineMax -1 keeps every value inline).
 	PayloadInlineMax int
 	MaxPayloadBytes  int
+	// TestClock, when set, is the engine's clock, moved by POST /dev/clock
+	// (cairn dev --test-clock; never from the environment).
+	TestClock *testclock.Clock
 	// ReplaceDefinitions: a changed definition replaces the stored one
 	// (set by cairn dev, not by a variable; engine.Config).
 	ReplaceDefinitions bool
@@ -154,7 +159,16 @@ func (c *Config) EngineConfig(bus notify.Bus, log *slog.Logger) engine.Config {
 		// GCS takes about one write a second to one object: the committer
 		// spaces its writes of a run record instead of being refused.
 		ObjectWritesPerSecond: objectWritesPerSecond(c.Blob),
+		Now:                   c.now(),
 	}
+}
+
+// now is the engine's clock: the test clock, or nil (the real time).
+func (c *Config) now() func() time.Time {
+	if c.TestClock == nil {
+		return nil
+	}
+	return c.TestClock.Now
 }
 
 // objectWritesPerSecond is the per-object write limit of the bucket the

@@ -755,6 +755,12 @@ func (e ListRunsParamsStatus) Valid() bool {
 	}
 }
 
+// AdvanceClockRequest defines model for AdvanceClockRequest.
+type AdvanceClockRequest struct {
+	// AdvanceMs How far to move the clock forward, in milliseconds (at most ten years a call; the clock never goes back).
+	AdvanceMs int64 `json:"advance_ms"`
+}
+
 // Attempt defines model for Attempt.
 type Attempt struct {
 	ClaimedAt *time.Time `json:"claimed_at,omitempty"`
@@ -976,6 +982,16 @@ type ClaimResponse struct {
 
 	// PauseMs Set on an empty answer when the server holds claims briefly (CAIRN_CLAIM_PAUSE, e.g. on Lambda, where a held claim takes an execution environment): wait up to this long before claiming again. Other workers' claims and the hint bus pick up work meanwhile. Absent: claim again at once.
 	PauseMs *int64 `json:"pause_ms,omitempty"`
+}
+
+// ClockResponse defines model for ClockResponse.
+type ClockResponse struct {
+	// Now The server's time: what its timers, sleeps, backoffs, deadlines and leases are measured on.
+	Now time.Time `json:"now"`
+
+	// OffsetMs How far the clock has been moved ahead of the real time, in milliseconds.
+	OffsetMs int64      `json:"offset_ms"`
+	Reaped   *ReapStats `json:"reaped,omitempty"`
 }
 
 // Compensation defines model for Compensation.
@@ -1404,6 +1420,33 @@ type ReapResponse struct {
 	Announced        int64 `json:"announced"`
 	AttemptsTimedOut int64 `json:"attempts_timed_out"`
 	DurationMs       int64 `json:"duration_ms"`
+	Errors           int64 `json:"errors"`
+	LeasesLost       int64 `json:"leases_lost"`
+	ListRequests     int64 `json:"list_requests"`
+	Rearmed          int64 `json:"rearmed"`
+
+	// RunsDeleted Ended runs deleted past the retention.
+	RunsDeleted int64 `json:"runs_deleted"`
+	RunsVisited int64 `json:"runs_visited"`
+
+	// SchedulesFailed Schedule ticks whose run could not be started (see the schedule's last_error).
+	SchedulesFailed int64 `json:"schedules_failed"`
+
+	// SchedulesFired Schedule ticks that started their run.
+	SchedulesFired int64 `json:"schedules_fired"`
+
+	// SchedulesSkipped Schedule ticks skipped: the previous run still ran (overlap skip).
+	SchedulesSkipped int64 `json:"schedules_skipped"`
+	TimersDue        int64 `json:"timers_due"`
+
+	// TimersFired Sleeps ended, waits timed out, deadlines passed.
+	TimersFired int64 `json:"timers_fired"`
+}
+
+// ReapStats defines model for ReapStats.
+type ReapStats struct {
+	Announced        int64 `json:"announced"`
+	AttemptsTimedOut int64 `json:"attempts_timed_out"`
 	Errors           int64 `json:"errors"`
 	LeasesLost       int64 `json:"leases_lost"`
 	ListRequests     int64 `json:"list_requests"`
@@ -2139,6 +2182,9 @@ type DeleteStoreValueParams struct {
 // CreateBatchJSONRequestBody defines body for CreateBatch for application/json ContentType.
 type CreateBatchJSONRequestBody = BatchRequest
 
+// AdvanceClockJSONRequestBody defines body for AdvanceClock for application/json ContentType.
+type AdvanceClockJSONRequestBody = AdvanceClockRequest
+
 // PublishEventJSONRequestBody defines body for PublishEvent for application/json ContentType.
 type PublishEventJSONRequestBody = PublishRequest
 
@@ -2288,6 +2334,37 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /v1/api/batches/{batch} (the `GetBatch` operationId).
 	GetBatch(ctx context.Context, batch string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetClock Read a test server's clock
+	//
+	// The time a test server's engine measures everything on, and how far tests moved it. 404 on a server without a test clock.
+	//
+	// Needs a key with the `read` scope.
+	//
+	// Corresponds with GET /v1/api/dev/clock (the `GetClock` operationId).
+	GetClock(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AdvanceClockWithBody Move a test server's clock forward
+	//
+	// Moves the clock advance_ms forward (never back), wakes the claims whose work came due, and runs one reaper pass, so the sleeps, wait timeouts, retry backoffs, deadlines and schedule ticks due by the new time have fired when it answers. Leases are measured on this clock too: an attempt running across a move longer than its lease is recovered as lost, so move the clock while the run waits. 404 on a server without a test clock (only `cairn dev --test-clock` and sdk/sdktest have one).
+	//
+	// Needs a key with the `admin` scope.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/api/dev/clock (the `AdvanceClock` operationId).
+	AdvanceClockWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AdvanceClock Move a test server's clock forward
+	//
+	// Moves the clock advance_ms forward (never back), wakes the claims whose work came due, and runs one reaper pass, so the sleeps, wait timeouts, retry backoffs, deadlines and schedule ticks due by the new time have fired when it answers. Leases are measured on this clock too: an attempt running across a move longer than its lease is recovered as lost, so move the clock while the run waits. 404 on a server without a test clock (only `cairn dev --test-clock` and sdk/sdktest have one).
+	//
+	// Needs a key with the `admin` scope.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/api/dev/clock (the `AdvanceClock` operationId).
+	AdvanceClock(ctx context.Context, body AdvanceClockJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PublishEventWithBody Publish an event
 	//
@@ -2919,6 +2996,67 @@ func (c *Client) CreateBatch(ctx context.Context, body CreateBatchJSONRequestBod
 // Corresponds with GET /v1/api/batches/{batch} (the `GetBatch` operationId).
 func (c *Client) GetBatch(ctx context.Context, batch string, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetBatchRequest(c.Server, batch)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetClock Read a test server's clock
+//
+// The time a test server's engine measures everything on, and how far tests moved it. 404 on a server without a test clock.
+//
+// Needs a key with the `read` scope.
+//
+// Corresponds with GET /v1/api/dev/clock (the `GetClock` operationId).
+func (c *Client) GetClock(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetClockRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AdvanceClockWithBody Move a test server's clock forward
+//
+// Moves the clock advance_ms forward (never back), wakes the claims whose work came due, and runs one reaper pass, so the sleeps, wait timeouts, retry backoffs, deadlines and schedule ticks due by the new time have fired when it answers. Leases are measured on this clock too: an attempt running across a move longer than its lease is recovered as lost, so move the clock while the run waits. 404 on a server without a test clock (only `cairn dev --test-clock` and sdk/sdktest have one).
+//
+// Needs a key with the `admin` scope.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/api/dev/clock (the `AdvanceClock` operationId).
+func (c *Client) AdvanceClockWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAdvanceClockRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AdvanceClock Move a test server's clock forward
+//
+// Moves the clock advance_ms forward (never back), wakes the claims whose work came due, and runs one reaper pass, so the sleeps, wait timeouts, retry backoffs, deadlines and schedule ticks due by the new time have fired when it answers. Leases are measured on this clock too: an attempt running across a move longer than its lease is recovered as lost, so move the clock while the run waits. 404 on a server without a test clock (only `cairn dev --test-clock` and sdk/sdktest have one).
+//
+// Needs a key with the `admin` scope.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/api/dev/clock (the `AdvanceClock` operationId).
+func (c *Client) AdvanceClock(ctx context.Context, body AdvanceClockJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAdvanceClockRequest(c.Server, body)
 	if err != nil {
 		return nil, err
 	}
@@ -4157,6 +4295,73 @@ func NewGetBatchRequest(server string, batch string) (*http.Request, error) {
 	if err != nil {
 		return nil, err
 	}
+
+	return req, nil
+}
+
+// NewGetClockRequest constructs an http.Request for the GetClock method
+func NewGetClockRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/api/dev/clock")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewAdvanceClockRequest calls the generic AdvanceClock builder with application/json body
+func NewAdvanceClockRequest(server string, body AdvanceClockJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewAdvanceClockRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewAdvanceClockRequestWithBody constructs an http.Request for the AdvanceClock method, with any body, and a specified content type
+func NewAdvanceClockRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/api/dev/clock")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
 
 	return req, nil
 }
@@ -6208,6 +6413,39 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/api/batches/{batch} (the `GetBatch` operationId).
 	GetBatchWithResponse(ctx context.Context, batch string, reqEditors ...RequestEditorFn) (*GetBatchHTTPResponse, error)
 
+	// GetClockWithResponse Read a test server's clock
+	//
+	// The time a test server's engine measures everything on, and how far tests moved it. 404 on a server without a test clock.
+	//
+	// Needs a key with the `read` scope.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/api/dev/clock (the `GetClock` operationId).
+	GetClockWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetClockHTTPResponse, error)
+
+	// AdvanceClockWithBodyWithResponse Move a test server's clock forward
+	//
+	// Moves the clock advance_ms forward (never back), wakes the claims whose work came due, and runs one reaper pass, so the sleeps, wait timeouts, retry backoffs, deadlines and schedule ticks due by the new time have fired when it answers. Leases are measured on this clock too: an attempt running across a move longer than its lease is recovered as lost, so move the clock while the run waits. 404 on a server without a test clock (only `cairn dev --test-clock` and sdk/sdktest have one).
+	//
+	// Needs a key with the `admin` scope.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/api/dev/clock (the `AdvanceClock` operationId).
+	AdvanceClockWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AdvanceClockHTTPResponse, error)
+
+	// AdvanceClockWithResponse Move a test server's clock forward
+	//
+	// Moves the clock advance_ms forward (never back), wakes the claims whose work came due, and runs one reaper pass, so the sleeps, wait timeouts, retry backoffs, deadlines and schedule ticks due by the new time have fired when it answers. Leases are measured on this clock too: an attempt running across a move longer than its lease is recovered as lost, so move the clock while the run waits. 404 on a server without a test clock (only `cairn dev --test-clock` and sdk/sdktest have one).
+	//
+	// Needs a key with the `admin` scope.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/api/dev/clock (the `AdvanceClock` operationId).
+	AdvanceClockWithResponse(ctx context.Context, body AdvanceClockJSONRequestBody, reqEditors ...RequestEditorFn) (*AdvanceClockHTTPResponse, error)
+
 	// PublishEventWithBodyWithResponse Publish an event
 	//
 	// Starts a run of every workflow whose newest registered version declares a trigger (on) of the event's name whose if the event matches, with the payload as the run's input and the event's name and id on the run (its event). Once per event id and workflow: a retried publish answers the runs the first started, marked existed. At most 100 workflows are matched per event (truncated says when more have a trigger of its name). Cost: one LIST of the event's trigger index, then per matched workflow a start (three writes; a retry: one refused create and two reads). A publish that fails part-way is retried with its id.
@@ -7024,6 +7262,200 @@ func (r GetBatchHTTPResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetBatchHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetClockHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ClockResponse
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
+	// ApplicationproblemJSON502 the response for an HTTP 502 `application/problem+json` response
+	ApplicationproblemJSON502 *Problem
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetClockHTTPResponse) GetJSON200() *ClockResponse {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetClockHTTPResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetClockHTTPResponse) GetApplicationproblemJSON403() *Problem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetClockHTTPResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r GetClockHTTPResponse) GetApplicationproblemJSON422() *Problem {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r GetClockHTTPResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON502 returns the response for an HTTP 502 `application/problem+json` response
+func (r GetClockHTTPResponse) GetApplicationproblemJSON502() *Problem {
+	return r.ApplicationproblemJSON502
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r GetClockHTTPResponse) GetApplicationproblemJSON503() *Problem {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetClockHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetClockHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetClockHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetClockHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type AdvanceClockHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ClockResponse
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *Problem
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
+	// ApplicationproblemJSON502 the response for an HTTP 502 `application/problem+json` response
+	ApplicationproblemJSON502 *Problem
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r AdvanceClockHTTPResponse) GetJSON200() *ClockResponse {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r AdvanceClockHTTPResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r AdvanceClockHTTPResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r AdvanceClockHTTPResponse) GetApplicationproblemJSON403() *Problem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r AdvanceClockHTTPResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r AdvanceClockHTTPResponse) GetApplicationproblemJSON413() *Problem {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r AdvanceClockHTTPResponse) GetApplicationproblemJSON422() *Problem {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r AdvanceClockHTTPResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON502 returns the response for an HTTP 502 `application/problem+json` response
+func (r AdvanceClockHTTPResponse) GetApplicationproblemJSON502() *Problem {
+	return r.ApplicationproblemJSON502
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r AdvanceClockHTTPResponse) GetApplicationproblemJSON503() *Problem {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r AdvanceClockHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r AdvanceClockHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r AdvanceClockHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r AdvanceClockHTTPResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -11140,6 +11572,57 @@ func (c *ClientWithResponses) GetBatchWithResponse(ctx context.Context, batch st
 	return ParseGetBatchHTTPResponse(rsp)
 }
 
+// GetClockWithResponse Read a test server's clock
+//
+// The time a test server's engine measures everything on, and how far tests moved it. 404 on a server without a test clock.
+//
+// Needs a key with the `read` scope.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/api/dev/clock (the `GetClock` operationId).
+func (c *ClientWithResponses) GetClockWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetClockHTTPResponse, error) {
+	rsp, err := c.GetClock(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetClockHTTPResponse(rsp)
+}
+
+// AdvanceClockWithBodyWithResponse Move a test server's clock forward
+//
+// Moves the clock advance_ms forward (never back), wakes the claims whose work came due, and runs one reaper pass, so the sleeps, wait timeouts, retry backoffs, deadlines and schedule ticks due by the new time have fired when it answers. Leases are measured on this clock too: an attempt running across a move longer than its lease is recovered as lost, so move the clock while the run waits. 404 on a server without a test clock (only `cairn dev --test-clock` and sdk/sdktest have one).
+//
+// Needs a key with the `admin` scope.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/api/dev/clock (the `AdvanceClock` operationId).
+func (c *ClientWithResponses) AdvanceClockWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AdvanceClockHTTPResponse, error) {
+	rsp, err := c.AdvanceClockWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAdvanceClockHTTPResponse(rsp)
+}
+
+// AdvanceClockWithResponse Move a test server's clock forward
+//
+// Moves the clock advance_ms forward (never back), wakes the claims whose work came due, and runs one reaper pass, so the sleeps, wait timeouts, retry backoffs, deadlines and schedule ticks due by the new time have fired when it answers. Leases are measured on this clock too: an attempt running across a move longer than its lease is recovered as lost, so move the clock while the run waits. 404 on a server without a test clock (only `cairn dev --test-clock` and sdk/sdktest have one).
+//
+// Needs a key with the `admin` scope.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/api/dev/clock (the `AdvanceClock` operationId).
+func (c *ClientWithResponses) AdvanceClockWithResponse(ctx context.Context, body AdvanceClockJSONRequestBody, reqEditors ...RequestEditorFn) (*AdvanceClockHTTPResponse, error) {
+	rsp, err := c.AdvanceClock(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAdvanceClockHTTPResponse(rsp)
+}
+
 // PublishEventWithBodyWithResponse Publish an event
 //
 // Starts a run of every workflow whose newest registered version declares a trigger (on) of the event's name whose if the event matches, with the payload as the run's input and the event's name and id on the run (its event). Once per event id and workflow: a retried publish answers the runs the first started, marked existed. At most 100 workflows are matched per event (truncated says when more have a trigger of its name). Cost: one LIST of the event's trigger index, then per matched workflow a start (three writes; a retry: one refused create and two reads). A publish that fails part-way is retried with its id.
@@ -12245,6 +12728,170 @@ func ParseGetBatchHTTPResponse(rsp *http.Response) (*GetBatchHTTPResponse, error
 			return nil, err
 		}
 		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 502:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON502 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetClockHTTPResponse parses an HTTP response from a GetClockWithResponse call
+func ParseGetClockHTTPResponse(rsp *http.Response) (*GetClockHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetClockHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ClockResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 502:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON502 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseAdvanceClockHTTPResponse parses an HTTP response from a AdvanceClockWithResponse call
+func ParseAdvanceClockHTTPResponse(rsp *http.Response) (*AdvanceClockHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &AdvanceClockHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ClockResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
 		var dest Problem

@@ -104,6 +104,20 @@ func (h *Hub) Add(x notify.Hint) {
 	h.wakeLocked(x)
 }
 
+// WakeDue wakes the claims waiting for the hints due now. After the
+// clock jumped forward (a test clock), a hint's wake-up, timed in real
+// time, would come late.
+func (h *Hub) WakeDue() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	now := h.now()
+	for _, x := range h.hints {
+		if !x.NotBefore.After(now) {
+			h.wakeLocked(x.Hint)
+		}
+	}
+}
+
 // wake notifies the claims now waiting that match x.
 func (h *Hub) wake(x notify.Hint) {
 	h.mu.Lock()

@@ -66,7 +66,9 @@ def cairn_bin() -> str:
     return b
 
 
-def start_server(env: dict[str, str] | None = None, lease_ttl: str = "1500ms", serve: bool = False) -> DevServer:
+def start_server(
+    env: dict[str, str] | None = None, lease_ttl: str = "1500ms", serve: bool = False, args: tuple[str, ...] = ()
+) -> DevServer:
     """Starts cairn dev (or, with serve, cairn serve without keys: a
     deployment's rules, definitions immutable) on a directory of its own."""
     d = tempfile.mkdtemp(prefix="cairn-py-")
@@ -78,7 +80,7 @@ def start_server(env: dict[str, str] | None = None, lease_ttl: str = "1500ms", s
     extra = {"CAIRN_BLOB": "file://" + data, "CAIRN_DEV": "true"} if serve else {}
     with open(log, "wb") as out:
         proc = subprocess.Popen(
-            [cairn_bin(), *where, "--addr", f"127.0.0.1:{port}", "--lease-ttl", lease_ttl, "--reap-every", "200ms"],
+            [cairn_bin(), *where, "--addr", f"127.0.0.1:{port}", "--lease-ttl", lease_ttl, "--reap-every", "200ms", *args],
             stdin=subprocess.DEVNULL,
             stdout=out,
             stderr=subprocess.STDOUT,

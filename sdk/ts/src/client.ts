@@ -19,6 +19,8 @@ export type StepView = Schemas["StepView"];
 export type JournalEntry = Schemas["JournalEntry"];
 export type EventResult = Schemas["EventResult"];
 export type PublishResult = Schemas["PublishResult"];
+/** A test server's clock: its time (now) and how far tests moved it (offset_ms). */
+export type TestClock = Schemas["ClockResponse"];
 export type Lease = Schemas["Lease"];
 export type Usage = Schemas["Usage"];
 export type WorkflowDefinition = Schemas["Workflow"];
@@ -344,6 +346,22 @@ export class Client {
    */
   async publish(name: string, payload?: unknown, opts: { id?: string } = {}): Promise<PublishResult> {
     return unwrap(await this.api.POST("/v1/api/events", { body: { name, payload, id: opts.id } }));
+  }
+
+  /**
+   * Moves the clock of a test server (`cairn dev --test-clock`, or
+   * startTestServer from "@cairn-dev/cairn/testing") ms forward: the
+   * sleeps, wait timeouts, retry backoffs, deadlines and schedule ticks due
+   * by the new time have fired when it resolves. A server without a test
+   * clock answers 404.
+   */
+  async advanceClock(ms: number): Promise<TestClock> {
+    return unwrap(await this.api.POST("/v1/api/dev/clock", { body: { advance_ms: ms } }));
+  }
+
+  /** Reads a test server's clock (404 without one). */
+  async clock(): Promise<TestClock> {
+    return unwrap(await this.api.GET("/v1/api/dev/clock"));
   }
 
   async cancel(run: string, reason?: string): Promise<Run> {

@@ -253,7 +253,7 @@ async function drive(sc: StepContext, hooks: DriverHooks, body: FunctionBody): P
     if (sc.signal.reason instanceof ShutdownError) {
       // The worker is draining: the function goes on in another attempt
       // (no failure spent), from what it recorded.
-      await j.flush({ until: new Date().toISOString() });
+      await j.flush({ until: new Date(j.now()).toISOString() });
       throw new FunctionSuspended();
     }
     // What the body recorded is sent when it continues as new too (the
@@ -299,16 +299,30 @@ class Journal {
   running = 1;
   parked: { scope: string; sp: Suspension }[] = [];
   private suspending: Promise<never> | undefined;
+  /**
+   * The server's clock less this process's, as the lease tells it (it was
+   * made at its expiry less its TTL): a function's times (sleeps,
+   * timeouts, now) are the server's, which decides when they come due (a
+   * test server's clock is moved).
+   */
+  private readonly skew: number;
 
   constructor(
     sc: StepContext,
     readonly hooks: DriverHooks,
   ) {
+    const l = hooks.lease;
+    this.skew = l.lease_ttl_ms > 0 && l.expires_at ? new Date(l.expires_at).getTime() - l.lease_ttl_ms - Date.now() : 0;
     this.info = sc.info;
     this.log = sc.log;
     this.signal = sc.signal;
     this.hist = [...(hooks.lease.history ?? [])];
     this.hist.forEach((op, i) => this.index(op.id, i));
+  }
+
+  /** The server's time, in ms since the epoch. */
+  now(): number {
+    return Date.now() + this.skew;
   }
 
   private index(id: string, i: number): void {
@@ -579,7 +593,7 @@ class Durable implements DurableContext {
       if (d > inlineSleepMs) {
         // Too long to hold the lease: the function suspends until the
         // next try, which a later attempt runs.
-        const wake = new Date(Date.now() + d).toISOString();
+        const wake = new Date(this.j.now() + d).toISOString();
         this.j.record({ id: retryID, kind: "sleep", status: "completed", wake_at: wake, result: { failures } });
         return this.suspend({ until: wake });
       }
@@ -593,7 +607,7 @@ class Durable implements DurableContext {
 
   sleep(name: string, d: Duration): Promise<void> {
     const ms = durationMs(d);
-    return this.sleepTo(name, () => new Date(Date.now() + ms));
+    return this.sleepTo(name, () => new Date(this.j.now() + ms));
   }
 
   sleepUntil(name: string, t: Date): Promise<void> {
@@ -615,7 +629,7 @@ class Durable implements DurableContext {
 
   /** Waits until wake: holding the lease up to an inline sleep, else suspended. */
   private async waitUntil(wake: Date): Promise<void> {
-    const left = wake.getTime() - Date.now();
+    const left = wake.getTime() - this.j.now();
     if (left <= 0) return;
     if (left <= inlineSleepMs) return abortableSleep(left, this.signal);
     return this.suspend({ until: wake.toISOString() });
@@ -650,7 +664,7 @@ class Durable implements DurableContext {
     let deadline: string | undefined;
     if (recs.length === 0) {
       const ms = opts.timeout === undefined ? 0 : durationMs(opts.timeout);
-      if (ms > 0) deadline = new Date(Date.now() + ms).toISOString();
+      if (ms > 0) deadline = new Date(this.j.now() + ms).toISOString();
       this.j.record(deadline === undefined ? { id, kind: "wait", status: "started" } : { id, kind: "wait", status: "started", wake_at: deadline });
     } else {
       deadline = recs[0]!.wake_at;
@@ -835,7 +849,7 @@ class Durable implements DurableContext {
   }
 
   now(): Date {
-    const iso = this.value("now", () => new Date().toISOString(), (v): v is string => typeof v === "string" && !Number.isNaN(Date.parse(v)), "a time");
+    const iso = this.value("now", () => new Date(this.j.now()).toISOString(), (v): v is string => typeof v === "string" && !Number.isNaN(Date.parse(v)), "a time");
     return iso === undefined ? new Date(0) : new Date(iso);
   }
 

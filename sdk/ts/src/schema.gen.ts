@@ -48,6 +48,34 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/api/dev/clock": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a test server's clock
+         * @description The time a test server's engine measures everything on, and how far tests moved it. 404 on a server without a test clock.
+         *
+         *     Needs a key with the `read` scope.
+         */
+        get: operations["getClock"];
+        put?: never;
+        /**
+         * Move a test server's clock forward
+         * @description Moves the clock advance_ms forward (never back), wakes the claims whose work came due, and runs one reaper pass, so the sleeps, wait timeouts, retry backoffs, deadlines and schedule ticks due by the new time have fired when it answers. Leases are measured on this clock too: an attempt running across a move longer than its lease is recovered as lost, so move the clock while the run waits. 404 on a server without a test clock (only `cairn dev --test-clock` and sdk/sdktest have one).
+         *
+         *     Needs a key with the `admin` scope.
+         */
+        post: operations["advanceClock"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/api/events": {
         parameters: {
             query?: never;
@@ -898,6 +926,13 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        AdvanceClockRequest: {
+            /**
+             * Format: int64
+             * @description How far to move the clock forward, in milliseconds (at most ten years a call; the clock never goes back).
+             */
+            advance_ms: number;
+        };
         Attempt: {
             /** Format: date-time */
             claimed_at?: string;
@@ -1119,6 +1154,20 @@ export interface components {
              * @description Set on an empty answer when the server holds claims briefly (CAIRN_CLAIM_PAUSE, e.g. on Lambda, where a held claim takes an execution environment): wait up to this long before claiming again. Other workers' claims and the hint bus pick up work meanwhile. Absent: claim again at once.
              */
             pause_ms?: number;
+        };
+        ClockResponse: {
+            /**
+             * Format: date-time
+             * @description The server's time: what its timers, sleeps, backoffs, deadlines and leases are measured on.
+             */
+            now: string;
+            /**
+             * Format: int64
+             * @description How far the clock has been moved ahead of the real time, in milliseconds.
+             */
+            offset_ms: number;
+            /** @description The reaper pass the move ran: the timers that came due by the new time fired before the answer. */
+            reaped?: components["schemas"]["ReapStats"];
         };
         Compensation: {
             /** @description Why the compensation did not complete. */
@@ -1535,6 +1584,49 @@ export interface components {
             attempts_timed_out: number;
             /** Format: int64 */
             duration_ms: number;
+            /** Format: int64 */
+            errors: number;
+            /** Format: int64 */
+            leases_lost: number;
+            /** Format: int64 */
+            list_requests: number;
+            /** Format: int64 */
+            rearmed: number;
+            /**
+             * Format: int64
+             * @description Ended runs deleted past the retention.
+             */
+            runs_deleted: number;
+            /** Format: int64 */
+            runs_visited: number;
+            /**
+             * Format: int64
+             * @description Schedule ticks whose run could not be started (see the schedule's last_error).
+             */
+            schedules_failed: number;
+            /**
+             * Format: int64
+             * @description Schedule ticks that started their run.
+             */
+            schedules_fired: number;
+            /**
+             * Format: int64
+             * @description Schedule ticks skipped: the previous run still ran (overlap skip).
+             */
+            schedules_skipped: number;
+            /** Format: int64 */
+            timers_due: number;
+            /**
+             * Format: int64
+             * @description Sleeps ended, waits timed out, deadlines passed.
+             */
+            timers_fired: number;
+        };
+        ReapStats: {
+            /** Format: int64 */
+            announced: number;
+            /** Format: int64 */
+            attempts_timed_out: number;
             /** Format: int64 */
             errors: number;
             /** Format: int64 */
@@ -2334,6 +2426,194 @@ export interface operations {
             };
             /** @description Not Found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Bad Gateway */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getClock: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClockResponse"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Bad Gateway */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    advanceClock: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AdvanceClockRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClockResponse"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Request Entity Too Large */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };

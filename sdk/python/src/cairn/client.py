@@ -22,6 +22,7 @@ import httpx
 
 from . import __version__
 from ._api.api.batches import create_batch, get_batch
+from ._api.api.operations import advance_clock, get_clock
 from ._api.api.runs import (
     cancel_run,
     delete_run,
@@ -50,6 +51,7 @@ from ._api.api.workers import list_workers, stop_worker
 from ._api.api.workflows import get_workflow, list_workflows
 from ._api.client import AuthenticatedClient
 from ._api.models import (
+    AdvanceClockRequest,
     BackfillRequest,
     BackfillResult,
     Batch,
@@ -59,6 +61,7 @@ from ._api.models import (
     BatchRequestAction,
     Budget,
     CancelRequest,
+    ClockResponse,
     EventRequest,
     EventResult,
     JournalEntry,
@@ -83,8 +86,10 @@ from ._api.types import UNSET, Response, Unset
 from ._http import AsyncRetryTransport, RetryTransport
 from .codec import CodecError, Keyring, open_value, seal_map, seal_top, seal_value
 from .errors import APIError, TransportError, temporary
+from .function import seconds
 from .payloads import as_payload_ref
 from .stream import StreamEvent, afollow, follow
+from .workflow import Duration
 
 DEFAULT_SERVER = "http://127.0.0.1:8080"
 _List = list
@@ -338,6 +343,10 @@ def _op_list(
     return page
 
 
+def _advance_body(seconds_: Duration) -> AdvanceClockRequest:
+    return AdvanceClockRequest(advance_ms=round(seconds(seconds_) * 1000))
+
+
 def _op_simple(op: ModuleType, **kwargs: Any) -> _Op[Any]:
     v = yield _call(op, **kwargs)
     return v
@@ -545,7 +554,19 @@ class Client(_Base):
         """Starts a run of workflow. With an idempotency key, starting again returns the first run
         (existed True). deadline: a datetime, or seconds from now. budget replaces the workflow's."""
         return self._drive(
-            _op_start(workflow, input, version, correlation, idempotency_key, deadline, state, priority, self.codec, self._clear, budget)
+            _op_start(
+                workflow,
+                input,
+                version,
+                correlation,
+                idempotency_key,
+                deadline,
+                state,
+                priority,
+                self.codec,
+                self._clear,
+                budget,
+            )
         )
 
     def get(self, run: str) -> Run:
@@ -626,6 +647,16 @@ class Client(_Base):
 
     def cancel(self, run: str, reason: str | None = None) -> Run:
         return self._drive(_op_view(cancel_run, self.codec, run=run, body=CancelRequest(reason=_opt(reason))))
+
+    def advance_clock(self, seconds_: Duration) -> ClockResponse:
+        """Moves the clock of a test server (``cairn dev --test-clock``) forward: the sleeps, wait
+        timeouts, retry backoffs, deadlines and schedule ticks due by the new time have fired when
+        it returns. A server without a test clock answers 404 (NotFound)."""
+        return self._drive(_op_simple(advance_clock, body=_advance_body(seconds_)))  # type: ignore[no-any-return]
+
+    def clock(self) -> ClockResponse:
+        """A test server's clock: its time (now) and how far it was moved (offset_ms); 404 without one."""
+        return self._drive(_op_simple(get_clock))  # type: ignore[no-any-return]
 
     def pause(self, run: str) -> Run:
         """Pauses a running run: none of its steps is offered to a worker, and its sleeps, backoffs,
@@ -807,7 +838,19 @@ class AsyncClient(_Base):
         budget: dict[str, Any] | None = None,
     ) -> StartedRun:
         return await self._drive(
-            _op_start(workflow, input, version, correlation, idempotency_key, deadline, state, priority, self.codec, self._clear, budget)
+            _op_start(
+                workflow,
+                input,
+                version,
+                correlation,
+                idempotency_key,
+                deadline,
+                state,
+                priority,
+                self.codec,
+                self._clear,
+                budget,
+            )
         )
 
     async def get(self, run: str) -> Run:
@@ -868,6 +911,14 @@ class AsyncClient(_Base):
 
     async def cancel(self, run: str, reason: str | None = None) -> Run:
         return await self._drive(_op_view(cancel_run, self.codec, run=run, body=CancelRequest(reason=_opt(reason))))
+
+    async def advance_clock(self, seconds_: Duration) -> ClockResponse:
+        """Moves a test server's clock forward (see Client.advance_clock)."""
+        return await self._drive(_op_simple(advance_clock, body=_advance_body(seconds_)))
+
+    async def clock(self) -> ClockResponse:
+        """A test server's clock (see Client.clock)."""
+        return await self._drive(_op_simple(get_clock))
 
     async def pause(self, run: str) -> Run:
         """Pauses a running run (see Client.pause)."""

@@ -201,6 +201,14 @@ class _Journal:
                         raise E.failure(
                             CLASS_CODEC, f"cairn: decrypting the recorded result of {op['id']}: {err}"
                         ) from err
+        # The server's clock less this process's, as the lease tells it (it
+        # was made at its expiry less its TTL): a function's times (sleeps,
+        # timeouts, now) are the server's, which decides when they come due
+        # (a test server's clock is moved).
+        self.skew = _dt.timedelta(0)
+        if sc._lease.lease_ttl_ms > 0 and sc._lease.expires_at:
+            made = _parse_time(sc._lease.expires_at) - _dt.timedelta(milliseconds=sc._lease.lease_ttl_ms)
+            self.skew = made - _dt.datetime.now(_dt.UTC)
         self.by_id: dict[str, list[int]] = {}
         for i, op in enumerate(self.hist):
             self.by_id.setdefault(op["id"], []).append(i)
@@ -216,6 +224,10 @@ class _Journal:
         # none runs, and the attempt then suspends once, for all of them.
         self.running = 1
         self.parked: list[tuple[str, dict[str, Any]]] = []  # a parked scope's suspension
+
+    def now(self) -> _dt.datetime:
+        """The server's time."""
+        return _dt.datetime.now(_dt.UTC) + self.skew
 
     def halt(self, why: BaseException) -> BaseException:
         if self.stop is None:
@@ -548,7 +560,7 @@ class Durable:
             ):
                 return None, {"class": cls, "message": msg}
             d = min(initial * mult ** (failures - 1), most) * (0.8 + 0.4 * _random.random())
-            wake = _dt.datetime.now(_dt.UTC) + _dt.timedelta(seconds=d)
+            wake = self._j.now() + _dt.timedelta(seconds=d)
             if d > INLINE_SLEEP:
                 j.record(
                     {
@@ -580,7 +592,7 @@ class Durable:
     async def _backoff_until(self, t: _dt.datetime) -> None:
         """Waits for t in the attempt when it is near, else suspends the
         function until then (recording nothing: the backoff is recorded)."""
-        left = (t - _dt.datetime.now(_dt.UTC)).total_seconds()
+        left = (t - self._j.now()).total_seconds()
         if left > INLINE_SLEEP:
             raise await self._suspend({"until": _rfc3339(t)})
         if left > 0:
@@ -616,7 +628,7 @@ class Durable:
     async def sleep(self, name: str, seconds_: Duration) -> None:
         """Waits seconds (a number, or a Go duration string); see sleep_until."""
         d = seconds(seconds_)
-        await self._sleep(name, lambda: _dt.datetime.now(_dt.UTC) + _dt.timedelta(seconds=d))
+        await self._sleep(name, lambda: self._j.now() + _dt.timedelta(seconds=d))
 
     async def sleep_until(self, name: str, t: _dt.datetime) -> None:
         """Waits until t. A wait longer than a couple of seconds suspends the
@@ -634,7 +646,7 @@ class Durable:
         else:
             wake = end()
             j.record({"id": id, "kind": "sleep", "status": "completed", "wake_at": _rfc3339(wake)})
-        left = (wake - _dt.datetime.now(_dt.UTC)).total_seconds()
+        left = (wake - self._j.now()).total_seconds()
         if left <= 0:
             return
         if left <= INLINE_SLEEP:
@@ -656,7 +668,7 @@ class Durable:
         if not recs:
             op: dict[str, Any] = {"id": id, "kind": "wait", "status": "started"}
             if timeout is not None and seconds(timeout) > 0:
-                deadline = _dt.datetime.now(_dt.UTC) + _dt.timedelta(seconds=seconds(timeout))
+                deadline = self._j.now() + _dt.timedelta(seconds=seconds(timeout))
                 op["wake_at"] = _rfc3339(deadline)
             j.record(op)
         elif recs[0].get("wake_at"):
@@ -748,7 +760,7 @@ class Durable:
             except (ValueError, TypeError):
                 return False
 
-        return _parse_time(self._value("now", lambda: _rfc3339(_dt.datetime.now(_dt.UTC)), ok, "a time"))
+        return _parse_time(self._value("now", lambda: _rfc3339(self._j.now()), ok, "a time"))
 
     def random(self) -> float:
         """A random float in [0, 1), recorded."""
@@ -1192,7 +1204,7 @@ async def _drive(sc: StepContext, body: FunctionBody) -> Any:
         if isinstance(sc._cause, E.Shutdown):
             # The worker is draining: the function goes on in another attempt
             # (no failure spent), from what it recorded.
-            await j.flush({"until": _rfc3339(_dt.datetime.now(_dt.UTC))})
+            await j.flush({"until": _rfc3339(j.now())})
             raise Suspended()
         stop = j.stop
         if stop is None and err is None:

@@ -1,67 +1,22 @@
 // Starts a real `cairn dev` (the binary in $CAIRN_BIN, built by make
 // ts-test) on a free 127.0.0.1 port and a temporary directory, with fast
 // lease timings, for the tests of this package.
-import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
-import { tmpdir } from "node:os";
+import { readdirSync, readFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { after, before } from "node:test";
 
-import { Client, type Logger, type Worker } from "../index.js";
+import { type Logger, type Worker } from "../index.js";
+import { freePort, startTestServer, type TestServer } from "../testing.js";
 
-export interface DevServer {
-  url: string;
-  client: Client;
-  /** The directory cairn dev keeps its bucket (the file store) in. */
-  dir: string;
-  stop(): Promise<void>;
-}
+/** A test's cairn dev (startTestServer's, in $CAIRN_BIN, built by make ts-test). */
+export type DevServer = TestServer;
 
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.listen(0, "127.0.0.1", () => {
-      const a = s.address();
-      s.close(() => (typeof a === "object" && a ? resolve(a.port) : reject(new Error("no port"))));
-    });
-  });
-}
+export { freePort };
 
 /** Starts cairn dev; env adds variables (CAIRN_CLAIM_HOLD…) to its environment. */
 export async function startServer(env: Record<string, string> = {}): Promise<DevServer> {
-  const bin = process.env.CAIRN_BIN;
-  if (!bin) throw new Error("CAIRN_BIN is not set: run the tests with make ts-test");
-  const dir = mkdtempSync(join(tmpdir(), "cairn-ts-"));
-  const port = await freePort();
-  const url = `http://127.0.0.1:${port}`;
-  const proc: ChildProcess = spawn(bin, ["dev", "--addr", `127.0.0.1:${port}`, "--dir", dir, "--lease-ttl", "1500ms", "--reap-every", "200ms"], {
-    stdio: ["ignore", "ignore", process.env.CAIRN_DEBUG ? "inherit" : "ignore"],
-    env: { ...process.env, CAIRN_LOG_LEVEL: "warn", ...env },
-  });
-  const exited = new Promise<void>((r) => proc.once("exit", () => r()));
-  const client = new Client({ server: url });
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    try {
-      const r = await fetch(`${url}/v1/api/readyz`);
-      if (r.ok) break;
-    } catch {
-      // not listening yet
-    }
-    if (proc.exitCode !== null || Date.now() > deadline) throw new Error(`cairn dev did not become ready (exit ${proc.exitCode})`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  return {
-    url,
-    client,
-    dir,
-    async stop() {
-      proc.kill("SIGTERM");
-      await exited;
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
+  if (!process.env.CAIRN_BIN) throw new Error("CAIRN_BIN is not set: run the tests with make ts-test");
+  return startTestServer({ env });
 }
 
 /**

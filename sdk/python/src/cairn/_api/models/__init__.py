@@ -1,5 +1,6 @@
 """Contains all the data models used in inputs/outputs"""
 
+from .advance_clock_request import AdvanceClockRequest
 from .attempt import Attempt
 from .attempt_outcome import AttemptOutcome
 from .backfill_request import BackfillRequest
@@ -23,6 +24,7 @@ from .checkpointed_run_status import CheckpointedRunStatus
 from .claim_next import ClaimNext
 from .claim_request import ClaimRequest
 from .claim_response import ClaimResponse
+from .clock_response import ClockResponse
 from .compensation import Compensation
 from .compensation_status import CompensationStatus
 from .complete_request import CompleteRequest
@@ -70,6 +72,7 @@ from .publish_result import PublishResult
 from .rate_limit import RateLimit
 from .ready_response import ReadyResponse
 from .reap_response import ReapResponse
+from .reap_stats import ReapStats
 from .register_request import RegisterRequest
 from .register_request_labels import RegisterRequestLabels
 from .register_response import RegisterResponse
@@ -128,6 +131,7 @@ from .workflow_reducers import WorkflowReducers
 from .workflow_summary import WorkflowSummary
 
 __all__ = (
+    "AdvanceClockRequest",
     "Attempt",
     "AttemptOutcome",
     "BackfillRequest",
@@ -151,6 +155,7 @@ __all__ = (
     "ClaimNext",
     "ClaimRequest",
     "ClaimResponse",
+    "ClockResponse",
     "Compensation",
     "CompensationStatus",
     "CompleteRequest",
@@ -198,6 +203,7 @@ __all__ = (
     "RateLimit",
     "ReadyResponse",
     "ReapResponse",
+    "ReapStats",
     "RegisterRequest",
     "RegisterRequestLabels",
     "RegisterResponse",

@@ -52,3 +52,8 @@ func checkCache(s *Step, add func(field, format string, args ...any)) {
 		add(".cache.ttl", "must be between 0 (the default %v) and %v", DefaultCacheTTL, MaxCacheTTL)
 	}
 }
+
+// CacheInvalidation is the answer of a result cache invalidation.
+type CacheInvalidation struct {
+	Deleted int `json:"deleted" doc:"Entries deleted."`
+}

@@ -32,12 +32,14 @@ func (e *Engine) fromCache(ctx context.Context, r *runRecord, d *definition, fx 
 		hit = false
 		for _, l := range ls {
 			st := r.Steps[l.Step]
-			if st.CacheKey = l.Digest; l.Entry != nil {
-				st.Status, st.Output, st.CompletedBy, st.ReadyAt, st.CacheKey, st.Cached = cairn.StepCompleted, l.Entry.Output, st.Attempt, nil, "", l.Entry.Hit()
-				r.journal(fx.now, cairn.JournalEntry{Type: cairn.JournalStepCompleted, Step: l.Step, Attempt: st.Attempt, Cached: st.Cached})
-				fx.hints = slices.DeleteFunc(fx.hints, func(h notify.Hint) bool { return h.Step == l.Step })
-				hit = true
+			if l.Entry == nil {
+				st.CacheKey = l.Digest // a miss: the step runs, and its complete writes the entry
+				continue
 			}
+			st.Status, st.Output, st.CompletedBy, st.ReadyAt, st.Cached = cairn.StepCompleted, l.Entry.Output, st.Attempt, nil, l.Entry.Hit()
+			r.journal(fx.now, cairn.JournalEntry{Type: cairn.JournalStepCompleted, Step: l.Step, Attempt: st.Attempt, Cached: st.Cached})
+			fx.hints = slices.DeleteFunc(fx.hints, func(h notify.Hint) bool { return h.Step == l.Step }) // no worker
+			hit = true
 		}
 		if hit {
 			e.advance(r, d, fx)

@@ -49,7 +49,7 @@ type kindCheck func(s *Step, add func(field, format string, args ...any))
 // (x-kind-options on Step), from which the TypeScript SDK's check is
 // generated.
 var kindOptions = map[StepKind][]string{
-	KindTask:  {"delivery", "retry", "timeout", "max_deliveries", "concurrency", "rate_limit", "priority", "requires_labels"},
+	KindTask:  {"delivery", "retry", "timeout", "max_deliveries", "concurrency", "rate_limit", "priority", "requires_labels", "cache"},
 	KindWait:  {"event", "events", "if", "wait_timeout"},
 	KindSleep: {"duration"},
 	// A map's items are task attempts: they take a task's delivery,
@@ -72,6 +72,7 @@ var stepOptions = map[string]func(s *Step) bool{
 	"rate_limit":                func(s *Step) bool { return s.RateLimit != nil },
 	"priority":                  func(s *Step) bool { return s.Priority != nil },
 	"requires_labels":           func(s *Step) bool { return len(s.RequiresLabels) > 0 },
+	"cache":                     func(s *Step) bool { return s.Cache != nil },
 	"event":                     func(s *Step) bool { return s.Event != "" },
 	"events":                    func(s *Step) bool { return len(s.Events) > 0 },
 	"if":                        func(s *Step) bool { return s.If != "" },
@@ -149,8 +150,8 @@ var stepOptionNames = func() []string {
 
 // kindChecks holds each kind's own check, used by checkStep.
 var kindChecks = map[StepKind]kindCheck{
-	KindTask: func(*Step, func(field, format string, args ...any)) {},
-	KindWait: checkWait, // events.go
+	KindTask: checkCache, // cache.go
+	KindWait: checkWait,  // events.go
 	KindSleep: func(s *Step, add func(field, format string, args ...any)) {
 		if s.Duration <= 0 {
 			add(".duration", "a sleep step needs a positive duration")

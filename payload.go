@@ -71,3 +71,22 @@ func IsPayloadRefJSON(raw json.RawMessage) bool {
 	_, ok := AsPayloadRef(raw)
 	return ok
 }
+
+// CheckSizes bounds what a worker's complete or fail carries: its output,
+// and its state patch in all (each value valid JSON), at most max bytes.
+func CheckSizes(output json.RawMessage, patch map[string]json.RawMessage, max int) error {
+	if len(output) > max {
+		return ValidationError{{Field: "output", Message: fmt.Sprintf("%d bytes, over the %d-byte limit", len(output), max)}}
+	}
+	n := 0
+	for k, v := range patch {
+		if len(v) == 0 || !json.Valid(v) {
+			return ValidationError{{Field: "state_patch." + k, Message: "not valid JSON"}}
+		}
+		n += len(k) + len(v)
+	}
+	if n > max {
+		return ValidationError{{Field: "state_patch", Message: fmt.Sprintf("%d bytes, over the %d-byte limit", n, max)}}
+	}
+	return nil
+}

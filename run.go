@@ -365,6 +365,7 @@ type JournalEntry struct {
 	Message string          `json:"message,omitempty"`
 	Error   *ErrorInfo      `json:"error,omitempty"`
 	Data    json.RawMessage `json:"data,omitempty"`
+	Cached  *CacheHit       `json:"cached,omitempty" doc:"On a step_completed: the step was completed from its result cache, with the output of this attempt."`
 }
 
 // Reason is why the engine refused a worker call.

@@ -63,6 +63,7 @@ type StepView struct {
 	WakeAt   *time.Time      `json:"wake_at,omitempty" doc:"When a sleep ends or a wait times out."`
 	Output   json.RawMessage `json:"output,omitempty"`
 	Error    *ErrorInfo      `json:"error,omitempty"`
+	Cached   *CacheHit       `json:"cached,omitempty" doc:"The step was completed from its result cache (no worker ran it): the attempt whose output it took."`
 	Usage    Usage           `json:"usage"`
 	Attempts []Attempt       `json:"attempts" nullable:"false" doc:"The step's attempts; empty before the first."`
 	Holder   *Holder         `json:"holder,omitempty" doc:"For a ready task step: the worker holding its current attempt, if any."`

@@ -114,6 +114,7 @@ type Step struct {
 	Retry         *RetryPolicy `json:"retry,omitempty" doc:"Retry policy of a task step."`
 	Timeout       Duration     `json:"timeout,omitempty" doc:"Longest one attempt of a task may run, heartbeats or not (default: none)."`
 	MaxDeliveries int          `json:"max_deliveries,omitempty" minimum:"1" maximum:"100" doc:"Lost leases before the step is dead-lettered (default 5)."`
+	Cache         *StepCache   `json:"cache,omitempty" doc:"Task steps: a result cache. An attempt whose key has a fresh entry (written by a completed attempt of this workflow's step) is completed from it without a worker, marked cached."`
 	// Wait options.
 	Event       string   `json:"event,omitempty" maxLength:"128" doc:"Wait steps: the event name that resumes the wait (its payload is the step's output)."`
 	Events      []string `json:"events,omitempty" nullable:"false" maxItems:"16" doc:"Wait steps, instead of event: the wait resumes on the first of these events (matching if) to come; its output is {event, id, payload}, event naming which came."`

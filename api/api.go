@@ -91,6 +91,7 @@ func New(e *engine.Engine, cfg Config) *API {
 	a.registerEventOps()  // events.go
 	a.registerStreamOps() // streams.go
 	a.registerClockOps()  // testclock.go
+	a.registerCacheOps()  // cache.go
 	publishKindOptions(a.huma.OpenAPI().Components.Schemas)
 	addLinks(a.huma.OpenAPI())
 	a.handler = a.recoverPanics(a.routeProblems(mux))

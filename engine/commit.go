@@ -82,14 +82,22 @@ func newCommitter(e *Engine) *committer {
 		Decide: func(ctx context.Context, r *runRecord, fx *effects) error {
 			// The steps of a compensation a failure started (endRun has
 			// no definition: compensate.go).
-			if !r.compensating() {
+			// Then the steps made ready that a result cache completes.
+			if !r.compensating() && len(fx.hints) == 0 {
 				return nil
 			}
 			d, err := e.definition(ctx, r.Workflow, r.rev())
-			if err == nil {
+			if err != nil && r.compensating() {
+				return err
+			}
+			if err != nil {
+				return nil // no cache lookups: the steps run
+			}
+			if r.compensating() {
 				e.advance(r, d, fx)
 			}
-			return err
+			e.fromCache(ctx, r, d, fx)
+			return nil
 		},
 		Write: e.writeRun,
 		Landed: func(r *runRecord, fx *effects, items, attempt int) {

@@ -39,6 +39,7 @@ import (
 	"github.com/cairn-dev/cairn/engine/internal/watch"
 	"github.com/cairn-dev/cairn/engine/internal/workers"
 	"github.com/cairn-dev/cairn/engine/kv"
+	"github.com/cairn-dev/cairn/engine/resultcache"
 	"github.com/cairn-dev/cairn/notify"
 	"github.com/cairn-dev/cairn/telemetry"
 
@@ -273,6 +274,7 @@ type Engine struct {
 	// payloads caches payload objects (immutable, by content hash).
 	payloads *payload.Store
 	kv       *kv.Store
+	results  *resultcache.Cache
 	items    *mapstep.Items // map steps' items objects, decoded (mapstep.go)
 	// flows runs the work a commit asks of its instance (collect a map,
 	// start a child, apply a child's end): not waited for by Settle,
@@ -307,6 +309,7 @@ func New(store *blob.Bucket, cfg Config) (*Engine, error) {
 	e.flow = flow.NewTable(store, e.keys, e.now, e.holderStale)
 	e.payloads = payload.New(store, e.keys, cfg.PayloadInlineMax, cfg.PayloadCacheBytes)
 	e.kv = kv.New(store, cfg.Prefix, min(cfg.MaxOutputBytes, kv.MaxValue), e.now)
+	e.results = resultcache.New(store, cfg.Prefix, cfg.PayloadInlineMax, e.now)
 	e.purger = newPurger(e)
 	e.outage = throttle.Outage{Log: e.log, Now: e.now}
 	if cfg.Bus != nil {
@@ -337,6 +340,9 @@ func (e *Engine) Store() *blob.Bucket { return e.store }
 
 // KV is the long-term store kept in the engine's bucket.
 func (e *Engine) KV() *kv.Store { return e.kv }
+
+// Results is the steps' result cache kept in the engine's bucket.
+func (e *Engine) Results() *resultcache.Cache { return e.results }
 
 func (e *Engine) now() time.Time { return e.cfg.Now().UTC() }
 

@@ -89,8 +89,12 @@ type stepState struct {
 	Error       *cairn.ErrorInfo     `json:"error,omitempty"`
 	CompletedBy int                  `json:"completed_by,omitempty"`
 	Avoid       map[string]time.Time `json:"avoid,omitempty"`
-	Usage       cairn.Usage          `json:"usage"`
-	Attempts    []cairn.Attempt      `json:"attempts,omitempty"`
+	// CacheKey is the key digest of a cached step that missed (its complete
+	// writes the entry); Cached the entry a hit took (resultcache.go).
+	CacheKey string          `json:"cache_key,omitempty"`
+	Cached   *cairn.CacheHit `json:"cached,omitempty"`
+	Usage    cairn.Usage     `json:"usage"`
+	Attempts []cairn.Attempt `json:"attempts,omitempty"`
 	// Map is a map step's progress (mapstep.go).
 	Map *mapState `json:"map,omitempty"`
 	// Child is a child step's child run (child.go).

@@ -125,6 +125,7 @@ func (e *Engine) startRun(ctx context.Context, req cairn.StartRequest, seed func
 	}
 	if !e.checkDeadline(r, now) {
 		e.advance(r, d, fx)
+		e.fromCache(ctx, r, d, fx)
 	}
 	err = e.createRun(ctx, r, fx, req.IdempotencyKey != "")
 	if errors.Is(err, errRunExists) && req.IdempotencyKey != "" {
@@ -309,8 +310,8 @@ func (e *Engine) view(r *runRecord, d *definition) *cairn.Run {
 		v.Steps = append(v.Steps, cairn.StepView{
 			ID: id, Kind: kindOfStep[id], Status: st.Status, Attempt: st.Attempt, Failures: st.Failures,
 			ReadyAt: st.ReadyAt, WakeAt: st.WakeAt, Output: st.Output, Error: st.Error, Usage: st.Usage, Attempts: append([]cairn.Attempt{}, st.Attempts...),
-			Event: eventOfStep[id],
-			Map:   st.Map.Progress(), Child: childOf(st), Operations: st.Ops,
+			Event: eventOfStep[id], Cached: st.Cached,
+			Map: st.Map.Progress(), Child: childOf(st), Operations: st.Ops,
 		})
 	}
 	for _, ev := range r.Events {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"runtime/debug"
 	"time"
 
@@ -401,6 +400,9 @@ func (e *Engine) apply(en *ending, r *runRecord, d *definition, tok leaseToken, 
 	st.Status = cairn.StepCompleted
 	st.Output = *en.output
 	st.CompletedBy = tok.Attempt
+	if st.CacheKey != "" {
+		e.cacheOutput(r, tok.Step, tok.Attempt, st, fx) // resultcache.go
+	}
 	if en.continued != "" {
 		r.ContinuedAs = en.continued
 	}
@@ -448,21 +450,9 @@ func (e *Engine) Fail(ctx context.Context, id string, req cairn.FailRequest) (*c
 	return e.end(ctx, tok, e.failing(req.Error, req.StatePatch, req.Usage, req.Summary))
 }
 
+// checkSizes bounds a complete's or fail's output and state patch.
 func (e *Engine) checkSizes(output json.RawMessage, patch map[string]json.RawMessage) error {
-	if len(output) > e.cfg.MaxOutputBytes {
-		return cairn.ValidationError{{Field: "output", Message: fmt.Sprintf("%d bytes, over the %d-byte limit", len(output), e.cfg.MaxOutputBytes)}}
-	}
-	n := 0
-	for k, v := range patch {
-		if len(v) == 0 || !json.Valid(v) {
-			return cairn.ValidationError{{Field: "state_patch." + k, Message: "not valid JSON"}}
-		}
-		n += len(k) + len(v)
-	}
-	if n > e.cfg.MaxOutputBytes {
-		return cairn.ValidationError{{Field: "state_patch", Message: fmt.Sprintf("%d bytes, over the %d-byte limit", n, e.cfg.MaxOutputBytes)}}
-	}
-	return nil
+	return cairn.CheckSizes(output, patch, e.cfg.MaxOutputBytes)
 }
 
 // end is complete and fail: prove the lease, check it is current, record
@@ -583,7 +573,7 @@ func (e *Engine) HeartbeatMany(ctx context.Context, ids []string) []cairn.Heartb
 		case ok:
 			out[i].Reason = reason
 		default:
-			out[i].Error = publicError(err)
+			out[i].Error = errs.Public(err)
 			if out[i].Error == "" {
 				e.log.Warn("batched heartbeat: a lease failed", "err", err)
 				out[i].Error = "the store is busy or failed; retry"
@@ -591,20 +581,4 @@ func (e *Engine) HeartbeatMany(ctx context.Context, ids []string) []cairn.Heartb
 		}
 	})
 	return out
-}
-
-// publicError is what a client may hear of err: the message of errors the
-// client caused (not found, invalid), else "".
-func publicError(err error) string {
-	var (
-		nf  *NotFoundError
-		inv *InvalidError
-	)
-	switch {
-	case errors.As(err, &nf):
-		return nf.Error()
-	case errors.As(err, &inv):
-		return inv.Error()
-	}
-	return ""
 }

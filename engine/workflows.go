@@ -10,6 +10,7 @@ import (
 	"github.com/cairn-dev/cairn/engine/internal/keys"
 	"github.com/cairn-dev/cairn/engine/internal/render"
 	"github.com/cairn-dev/cairn/engine/internal/trigger"
+	"github.com/cairn-dev/cairn/engine/resultcache"
 	"github.com/cairn-dev/cairn/notify"
 )
 
@@ -22,6 +23,7 @@ type definition struct {
 	flow      *flow.Plan                  // concurrency, rate limits, priorities (limits.go)
 	items     map[string]*render.Template // the items expression of each map step
 	events    *trigger.Compiled           // its waits' and triggers' ifs (events.go)
+	results   resultcache.Plan            // its steps' result caches (resultcache.go)
 	sum       string                      // its content's (catalog.Sum)
 }
 
@@ -37,7 +39,7 @@ func compile(w cairn.Workflow, field string) (*definition, error) {
 		}
 		d.templates[s.ID] = t
 		if s.When != "" {
-			c, err := render.Compile(whenTemplate(s.When))
+			c, err := render.Compile(render.Expr(s.When))
 			if err != nil {
 				return nil, cairn.ValidationError{{Field: fmt.Sprintf("%s.steps[%d].when", field, i), Message: err.Error()}}
 			}
@@ -48,7 +50,7 @@ func compile(w cairn.Workflow, field string) (*definition, error) {
 			if d.items == nil {
 				d.items = map[string]*render.Template{}
 			}
-			c, err := render.Compile(whenTemplate(s.Items))
+			c, err := render.Compile(render.Expr(s.Items))
 			if err != nil {
 				return nil, cairn.ValidationError{{Field: fmt.Sprintf("%s.steps[%d].items", field, i), Message: err.Error()}}
 			}
@@ -63,6 +65,9 @@ func compile(w cairn.Workflow, field string) (*definition, error) {
 	}
 	var err error
 	if d.events, err = trigger.Compile(&w, field); err != nil {
+		return nil, err
+	}
+	if d.results, err = resultcache.Compile(&w, field); err != nil {
 		return nil, err
 	}
 	plan, err := flow.Compile(w, field)

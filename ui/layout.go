@@ -103,6 +103,9 @@ func (g *graph) band(steps []graphStep, run *cairn.Run, y int) {
 			if m := st.Map; m != nil {
 				n.Note = fmt.Sprintf("%d/%d", m.Completed+m.Failed, m.Total)
 			}
+			if st.Cached != nil {
+				n.Note = "(cached)"
+			}
 		}
 		rows[d]++
 		g.Nodes = append(g.Nodes, n)

@@ -16,6 +16,7 @@ import (
 	"github.com/cairn-dev/cairn/auth"
 	"github.com/cairn-dev/cairn/blob/mem"
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/internal/testutil"
 )
 
 type fixture struct {
@@ -438,5 +439,34 @@ func TestRunPageShowsBudgetAndSummaries(t *testing.T) {
 	}
 	if strings.Contains(body, "<i>3</i>") {
 		t.Error("a summary is not escaped")
+	}
+}
+
+// The run page marks a step completed from its result cache, in the graph
+// and in the steps' table, naming the run that computed the output.
+func TestRunPageShowsACachedStep(t *testing.T) {
+	f := newFixture(t, api.Config{DevMode: true})
+	f.registerFor("w1", cairn.Workflow{Name: "c", Version: "1", Steps: []cairn.Step{{ID: "get", Cache: &cairn.StepCache{}}}})
+	ctx := context.Background()
+	first, err := f.e.StartRun(ctx, cairn.StartRequest{Workflow: "c", Input: json.RawMessage(`{"u": 1}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.e.Complete(ctx, f.claim(first.Run.ID).ID, cairn.CompleteRequest{Output: json.RawMessage(`"page"`)}); err != nil {
+		t.Fatal(err)
+	}
+	// The entry is written just after the complete.
+	var second *cairn.StartResult
+	testutil.Eventually(t, 10*time.Second, "a run completed from the cache", func() (bool, string) {
+		if second, err = f.e.StartRun(ctx, cairn.StartRequest{Workflow: "c", Input: json.RawMessage(`{"u": 1}`)}); err != nil {
+			t.Fatal(err)
+		}
+		return second.Run.Status == cairn.RunCompleted, string(second.Run.Status)
+	})
+	_, body, _ := f.get("/ui/runs/"+second.Run.ID, "")
+	for _, want := range []string{`class="cached"`, "cached: the output of run", first.Run.ID, "get (cached)"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the run page lacks %q", want)
+		}
 	}
 }

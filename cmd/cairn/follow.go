@@ -155,6 +155,9 @@ func journalRow(e sdk.JournalEntry) string {
 		step = fmt.Sprintf("%s #%d", e.Step, e.Attempt)
 	}
 	detail := e.Message
+	if e.Cached != nil {
+		detail = strings.TrimSpace("cached from run " + e.Cached.Run + " " + detail)
+	}
 	if e.Error != nil {
 		detail = strings.TrimSpace(e.Error.Class + ": " + e.Error.Message + " " + detail)
 	}

@@ -18,7 +18,7 @@ func newRootCmd() *cobra.Command {
 	}
 	cf := addClientFlags(root)
 	root.AddCommand(newDevCmd(), newOpenAPICmd(), newServeCmd(), newReaperCmd(),
-		newRunsCmd(cf), newWorkersCmd(cf), newWorkflowsCmd(cf), newBenchCmd(), newSchedulesCmd(cf), newBatchesCmd(cf), newStoreCmd(cf), newEventsCmd(cf))
+		newRunsCmd(cf), newWorkersCmd(cf), newWorkflowsCmd(cf), newBenchCmd(), newSchedulesCmd(cf), newBatchesCmd(cf), newStoreCmd(cf), newEventsCmd(cf), newCacheCmd(cf))
 	refuseUnknownSubcommands(root)
 	completeArgs(root, cf)
 	return root

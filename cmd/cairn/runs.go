@@ -404,6 +404,9 @@ func stepState(s sdk.StepView, holdersKnown bool, now time.Time) (string, string
 		}
 		return "failed", ""
 	case cairn.StepCompleted:
+		if c := s.Cached; c != nil {
+			return "completed (cached)", fmt.Sprintf("from run %s #%d", c.Run, c.Attempt)
+		}
 		if !s.Usage.IsZero() {
 			return "completed", s.Usage.String()
 		}

@@ -917,6 +917,24 @@ type BuildInfo struct {
 	Version string `json:"version"`
 }
 
+// CacheHit defines model for CacheHit.
+type CacheHit struct {
+	// Attempt That attempt's number.
+	Attempt int64 `json:"attempt"`
+
+	// Run The run whose attempt computed the output.
+	Run string `json:"run"`
+
+	// WrittenAt When the entry was written.
+	WrittenAt time.Time `json:"written_at"`
+}
+
+// CacheInvalidation defines model for CacheInvalidation.
+type CacheInvalidation struct {
+	// Deleted Entries deleted.
+	Deleted int64 `json:"deleted"`
+}
+
 // CancelOn defines model for CancelOn.
 type CancelOn struct {
 	// Event The name of the published events that cancel a run.
@@ -1193,6 +1211,7 @@ type Invocation struct {
 type JournalEntry struct {
 	At      time.Time       `json:"at"`
 	Attempt *int64          `json:"attempt,omitempty"`
+	Cached  *CacheHit       `json:"cached,omitempty"`
 	Data    json.RawMessage `json:"data,omitempty"`
 	Error   *ErrorInfo      `json:"error,omitempty"`
 	Message *string         `json:"message,omitempty"`
@@ -1786,7 +1805,8 @@ type StartResult struct {
 // Step defines model for Step.
 type Step struct {
 	// After Steps that must complete before this one starts.
-	After *[]string `json:"after,omitempty"`
+	After *[]string  `json:"after,omitempty"`
+	Cache *StepCache `json:"cache,omitempty"`
 
 	// ChildVersion Child steps: the child workflow's version (default: its newest when the step starts).
 	ChildVersion *string           `json:"child_version,omitempty"`
@@ -1864,6 +1884,17 @@ type StepDelivery string
 // StepKind task (default), wait, sleep, map or child. Which optional fields each kind takes is x-kind-options of this schema.
 type StepKind string
 
+// StepCache defines model for StepCache.
+type StepCache struct {
+	// Key A CEL expression (bare or as ${expr}) over the step's rendered input, as input: steps of this workflow and step id whose keys render to the same value share an entry. Empty: the whole input.
+	Key *string `json:"key,omitempty"`
+
+	// Ttl How long an entry is fresh after it was written (default 24h, at most 720h).
+	//
+	// Examples: 30s, 1h30m
+	Ttl *string `json:"ttl,omitempty"`
+}
+
 // StepProgress defines model for StepProgress.
 type StepProgress struct {
 	Attempt *int64     `json:"attempt,omitempty"`
@@ -1897,6 +1928,7 @@ type StepView struct {
 
 	// Attempts The step's attempts; empty before the first.
 	Attempts []Attempt `json:"attempts"`
+	Cached   *CacheHit `json:"cached,omitempty"`
 
 	// Child For a child step: the id of its child run.
 	Child *string    `json:"child,omitempty"`
@@ -2090,6 +2122,12 @@ type WorkflowSummary struct {
 
 	// Versions Every registered version, oldest first.
 	Versions []string `json:"versions"`
+}
+
+// InvalidateCacheParams defines parameters for InvalidateCache.
+type InvalidateCacheParams struct {
+	// Key One key's entry only: the key's rendered value, as JSON (a string is quoted: "https://example.com"). Absent: every entry of the step.
+	Key *string `form:"key,omitempty" json:"key,omitempty"`
 }
 
 // ListRunsParams defines parameters for ListRuns.
@@ -2334,6 +2372,15 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /v1/api/batches/{batch} (the `GetBatch` operationId).
 	GetBatch(ctx context.Context, batch string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// InvalidateCache Invalidate a step's result cache
+	//
+	// Deletes the result cache entries of a workflow's step (every version's: they share them): one key's, or all of them. The next attempt of the step with a deleted key runs on a worker and writes the entry again. One DELETE on the bucket for a key; for a step, a LIST a page of 1,000 entries and a DELETE each. Deleting what is not there is not an error.
+	//
+	// Needs a key with the `execute` scope.
+	//
+	// Corresponds with DELETE /v1/api/cache/{workflow}/{step} (the `InvalidateCache` operationId).
+	InvalidateCache(ctx context.Context, workflow string, step string, params *InvalidateCacheParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetClock Read a test server's clock
 	//
@@ -2996,6 +3043,25 @@ func (c *Client) CreateBatch(ctx context.Context, body CreateBatchJSONRequestBod
 // Corresponds with GET /v1/api/batches/{batch} (the `GetBatch` operationId).
 func (c *Client) GetBatch(ctx context.Context, batch string, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetBatchRequest(c.Server, batch)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// InvalidateCache Invalidate a step's result cache
+//
+// Deletes the result cache entries of a workflow's step (every version's: they share them): one key's, or all of them. The next attempt of the step with a deleted key runs on a worker and writes the entry again. One DELETE on the bucket for a key; for a step, a LIST a page of 1,000 entries and a DELETE each. Deleting what is not there is not an error.
+//
+// Needs a key with the `execute` scope.
+//
+// Corresponds with DELETE /v1/api/cache/{workflow}/{step} (the `InvalidateCache` operationId).
+func (c *Client) InvalidateCache(ctx context.Context, workflow string, step string, params *InvalidateCacheParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewInvalidateCacheRequest(c.Server, workflow, step, params)
 	if err != nil {
 		return nil, err
 	}
@@ -4292,6 +4358,74 @@ func NewGetBatchRequest(server string, batch string) (*http.Request, error) {
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewInvalidateCacheRequest constructs an http.Request for the InvalidateCache method
+func NewInvalidateCacheRequest(server string, workflow string, step string, params *InvalidateCacheParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "workflow", workflow, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "step", step, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/api/cache/%s/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Key != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "key", *params.Key, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -6413,6 +6547,17 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/api/batches/{batch} (the `GetBatch` operationId).
 	GetBatchWithResponse(ctx context.Context, batch string, reqEditors ...RequestEditorFn) (*GetBatchHTTPResponse, error)
 
+	// InvalidateCacheWithResponse Invalidate a step's result cache
+	//
+	// Deletes the result cache entries of a workflow's step (every version's: they share them): one key's, or all of them. The next attempt of the step with a deleted key runs on a worker and writes the entry again. One DELETE on the bucket for a key; for a step, a LIST a page of 1,000 entries and a DELETE each. Deleting what is not there is not an error.
+	//
+	// Needs a key with the `execute` scope.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /v1/api/cache/{workflow}/{step} (the `InvalidateCache` operationId).
+	InvalidateCacheWithResponse(ctx context.Context, workflow string, step string, params *InvalidateCacheParams, reqEditors ...RequestEditorFn) (*InvalidateCacheHTTPResponse, error)
+
 	// GetClockWithResponse Read a test server's clock
 	//
 	// The time a test server's engine measures everything on, and how far tests moved it. 404 on a server without a test clock.
@@ -7262,6 +7407,89 @@ func (r GetBatchHTTPResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetBatchHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type InvalidateCacheHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *CacheInvalidation
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
+	// ApplicationproblemJSON502 the response for an HTTP 502 `application/problem+json` response
+	ApplicationproblemJSON502 *Problem
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r InvalidateCacheHTTPResponse) GetJSON200() *CacheInvalidation {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r InvalidateCacheHTTPResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r InvalidateCacheHTTPResponse) GetApplicationproblemJSON403() *Problem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r InvalidateCacheHTTPResponse) GetApplicationproblemJSON422() *Problem {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r InvalidateCacheHTTPResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON502 returns the response for an HTTP 502 `application/problem+json` response
+func (r InvalidateCacheHTTPResponse) GetApplicationproblemJSON502() *Problem {
+	return r.ApplicationproblemJSON502
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r InvalidateCacheHTTPResponse) GetApplicationproblemJSON503() *Problem {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r InvalidateCacheHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r InvalidateCacheHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r InvalidateCacheHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r InvalidateCacheHTTPResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -11572,6 +11800,23 @@ func (c *ClientWithResponses) GetBatchWithResponse(ctx context.Context, batch st
 	return ParseGetBatchHTTPResponse(rsp)
 }
 
+// InvalidateCacheWithResponse Invalidate a step's result cache
+//
+// Deletes the result cache entries of a workflow's step (every version's: they share them): one key's, or all of them. The next attempt of the step with a deleted key runs on a worker and writes the entry again. One DELETE on the bucket for a key; for a step, a LIST a page of 1,000 entries and a DELETE each. Deleting what is not there is not an error.
+//
+// Needs a key with the `execute` scope.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /v1/api/cache/{workflow}/{step} (the `InvalidateCache` operationId).
+func (c *ClientWithResponses) InvalidateCacheWithResponse(ctx context.Context, workflow string, step string, params *InvalidateCacheParams, reqEditors ...RequestEditorFn) (*InvalidateCacheHTTPResponse, error) {
+	rsp, err := c.InvalidateCache(ctx, workflow, step, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseInvalidateCacheHTTPResponse(rsp)
+}
+
 // GetClockWithResponse Read a test server's clock
 //
 // The time a test server's engine measures everything on, and how far tests moved it. 404 on a server without a test clock.
@@ -12728,6 +12973,74 @@ func ParseGetBatchHTTPResponse(rsp *http.Response) (*GetBatchHTTPResponse, error
 			return nil, err
 		}
 		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 502:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON502 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseInvalidateCacheHTTPResponse parses an HTTP response from a InvalidateCacheWithResponse call
+func ParseInvalidateCacheHTTPResponse(rsp *http.Response) (*InvalidateCacheHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &InvalidateCacheHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest CacheInvalidation
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
 		var dest Problem

@@ -34,6 +34,7 @@ import (
 //	cancelon/<sha256>/<run>          a run an event of that name may cancel (plain put; deleted when seen ended)
 //	batches/<id>                     a bulk cancel or rerun (create-only, then CAS)
 //	kv/<namespace>/<key>             a long-term store value (plain, or conditional put; engine/kv)
+//	cache/<workflow>/<step>/<sha256> a step's result cache entry (plain put; engine/resultcache)
 //	triggers/<sha256>/<workflow>     a workflow with a trigger of an event (create-only at registration)
 //
 // With the sharded layout (Config.KeyLayout) runs, leases, timers and

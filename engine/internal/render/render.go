@@ -1149,3 +1149,17 @@ func satMul(a, b uint64) uint64 {
 	}
 	return a * b
 }
+
+// Expr is the template that evaluates one expression, given bare or as
+// ${expr}, to its value: how a when condition, a map's items and a
+// result cache's key are compiled.
+func Expr(src string) json.RawMessage {
+	c := strings.TrimSpace(src)
+	if strings.HasPrefix(c, "${") && strings.HasSuffix(c, "}") {
+		if end, err := Closing(c, 2); err == nil && end == len(c)-1 {
+			c = strings.TrimSpace(c[2:end])
+		}
+	}
+	b, _ := json.Marshal("${" + c + "}")
+	return b
+}

@@ -434,6 +434,16 @@ export class Client {
     unwrap(await this.api.DELETE("/v1/api/schedules/{schedule}", { params: { path: { schedule: id } } }));
   }
 
+  /**
+   * Deletes result cache entries of a workflow's step: with a key (the
+   * value its cache key renders to), that key's only; without, every one.
+   * Answers how many were deleted; their next attempts run on a worker.
+   */
+  async invalidateCache(workflow: string, step: string, ...key: [] | [unknown]): Promise<number> {
+    const query = key.length ? { key: JSON.stringify(key[0]) } : {};
+    return unwrap(await this.api.DELETE("/v1/api/cache/{workflow}/{step}", { params: { path: { workflow, step }, query } })).deleted;
+  }
+
   /** Starts the runs of the ticks in (from, to], at most max (≤ 100); ticks that have a run are reported existed, not started again. */
   async backfillSchedule(id: string, from: Date, to: Date, max?: number): Promise<BackfillResult> {
     return unwrap(

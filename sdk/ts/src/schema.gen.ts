@@ -48,6 +48,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/api/cache/{workflow}/{step}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Invalidate a step's result cache
+         * @description Deletes the result cache entries of a workflow's step (every version's: they share them): one key's, or all of them. The next attempt of the step with a deleted key runs on a worker and writes the entry again. One DELETE on the bucket for a key; for a step, a LIST a page of 1,000 entries and a DELETE each. Deleting what is not there is not an error.
+         *
+         *     Needs a key with the `execute` scope.
+         */
+        delete: operations["invalidateCache"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/api/dev/clock": {
         parameters: {
             query?: never;
@@ -1091,6 +1113,27 @@ export interface components {
             /** @description Module version, or devel for a build from a checkout. */
             version: string;
         };
+        CacheHit: {
+            /**
+             * Format: int64
+             * @description That attempt's number.
+             */
+            attempt: number;
+            /** @description The run whose attempt computed the output. */
+            run: string;
+            /**
+             * Format: date-time
+             * @description When the entry was written.
+             */
+            written_at: string;
+        };
+        CacheInvalidation: {
+            /**
+             * Format: int64
+             * @description Entries deleted.
+             */
+            deleted: number;
+        };
         CancelOn: {
             /** @description The name of the published events that cancel a run. */
             event: string;
@@ -1333,6 +1376,8 @@ export interface components {
             at: string;
             /** Format: int64 */
             attempt?: number;
+            /** @description On a step_completed: the step was completed from its result cache, with the output of this attempt. */
+            cached?: components["schemas"]["CacheHit"];
             data?: unknown;
             error?: components["schemas"]["ErrorInfo"];
             message?: string;
@@ -1982,6 +2027,8 @@ export interface components {
         Step: {
             /** @description Steps that must complete before this one starts. */
             after?: string[];
+            /** @description Task steps: a result cache. An attempt whose key has a fresh entry (written by a completed attempt of this workflow's step) is completed from it without a worker, marked cached. */
+            cache?: components["schemas"]["StepCache"];
             /** @description Child steps: the child workflow's version (default: its newest when the step starts). */
             child_version?: string;
             /** @description Task steps: most attempts of this step holding a lease at once, per rendered key (across runs of every version of the workflow). */
@@ -2064,6 +2111,16 @@ export interface components {
             /** @description Child steps: the workflow the child run runs. */
             workflow?: string;
         };
+        StepCache: {
+            /** @description A CEL expression (bare or as ${expr}) over the step's rendered input, as input: steps of this workflow and step id whose keys render to the same value share an entry. Empty: the whole input. */
+            key?: string;
+            /**
+             * @description How long an entry is fresh after it was written (default 24h, at most 720h).
+             * @example 30s
+             * @example 1h30m
+             */
+            ttl?: string;
+        };
         StepProgress: {
             /** Format: int64 */
             attempt?: number;
@@ -2099,6 +2156,8 @@ export interface components {
             attempt?: number;
             /** @description The step's attempts; empty before the first. */
             attempts: components["schemas"]["Attempt"][];
+            /** @description The step was completed from its result cache (no worker ran it): the attempt whose output it took. */
+            cached?: components["schemas"]["CacheHit"];
             /** @description For a child step: the id of its child run. */
             child?: string;
             error?: components["schemas"]["ErrorInfo"];
@@ -2426,6 +2485,88 @@ export interface operations {
             };
             /** @description Not Found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Bad Gateway */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    invalidateCache: {
+        parameters: {
+            query?: {
+                /** @description One key's entry only: the key's rendered value, as JSON (a string is quoted: "https://example.com"). Absent: every entry of the step. */
+                key?: string;
+            };
+            header?: never;
+            path: {
+                /** @description Workflow name. */
+                workflow: string;
+                /** @description Step id. */
+                step: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CacheInvalidation"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -50,6 +50,8 @@ export interface StepOptions {
   priority?: number;
   /** Task, map, function: offered only to workers registered with every one of these labels (Worker's labels option). */
   requiresLabels?: Record<string, string>;
+  /** Task: a result cache. An attempt whose key (CEL over the step's rendered input, as input; default the whole input) has an entry younger than ttl (default 24h, at most 720h) is completed from it without a worker, marked cached; a miss runs the step and its output (up to 64 KiB) becomes the entry. */
+  cache?: { key?: string; ttl?: Duration };
   /** Map steps: most items running at once (default 100). */
   maxConcurrency?: number;
   /** Map steps: items that may fail without failing the step (their outputs are null). */
@@ -215,6 +217,7 @@ export class WorkflowDef {
     }
     if (o.priority !== undefined) s.priority = o.priority;
     if (o.requiresLabels) s.requires_labels = { ...o.requiresLabels };
+    if (o.cache) s.cache = { key: o.cache.key, ttl: o.cache.ttl === undefined ? undefined : duration(o.cache.ttl) };
     if (o.maxConcurrency !== undefined) s.max_concurrency = o.maxConcurrency;
     if (o.toleratedFailures !== undefined) s.tolerated_failures = o.toleratedFailures;
     if (o.toleratedFailurePercent !== undefined) s.tolerated_failure_percent = o.toleratedFailurePercent;

@@ -32,7 +32,7 @@ from .store import AsyncStore, Entry, Store
 from .stream import StreamEvent
 from .usage import Usage, UsageSpanProcessor
 from .worker import StepContext, StepInfo, Worker
-from .workflow import Concurrency, RateLimit, RetryPolicy, Workflow, workflow
+from .workflow import Cache, Concurrency, RateLimit, RetryPolicy, Workflow, workflow
 
 __all__ = [
     "CLASS_CODEC",
@@ -41,6 +41,7 @@ __all__ = [
     "AsyncClient",
     "AsyncStore",
     "AttemptTimeout",
+    "Cache",
     "CairnError",
     "Cancelled",
     "Client",

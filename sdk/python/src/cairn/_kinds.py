@@ -11,6 +11,7 @@ KIND_OPTIONS: dict[str, tuple[str, ...]] = {
         "rate_limit",
         "priority",
         "requires_labels",
+        "cache",
     ),
     "wait": (
         "event",

@@ -10,6 +10,7 @@ driven by :class:`Client` (blocking, httpx.Client) or :class:`AsyncClient`
 from __future__ import annotations
 
 import datetime as _dt
+import json
 import os
 import random
 import time
@@ -48,7 +49,7 @@ from ._api.api.schedules import (
     resume_schedule,
 )
 from ._api.api.workers import list_workers, stop_worker
-from ._api.api.workflows import get_workflow, list_workflows
+from ._api.api.workflows import get_workflow, invalidate_cache, list_workflows
 from ._api.client import AuthenticatedClient
 from ._api.models import (
     AdvanceClockRequest,
@@ -361,6 +362,16 @@ def _op_started(op: ModuleType, k: Keyring | None, **kwargs: Any) -> _Op[Started
     res = yield _call(op, **kwargs)
     run = yield from _resolve_run(res.run)
     return StartedRun(run=_open_run(k, run), existed=res.existed, skipped=res.skipped is True)
+
+
+#: invalidate_cache's key when every key's entry is meant (None is the key null).
+_EVERY_KEY: Any = object()
+
+
+def _op_invalidate_cache(workflow: str, step: str, key: Any) -> _Op[int]:
+    kw: dict[str, Any] = {} if key is _EVERY_KEY else {"key": json.dumps(key, separators=(",", ":"))}
+    r = yield _call(invalidate_cache, workflow=workflow, step=step, **kw)
+    return int(r.deleted)
 
 
 def _op_journal(run: str, k: Keyring | None) -> _Op[list[JournalEntry]]:
@@ -689,6 +700,12 @@ class Client(_Base):
         """Says worker stopped (its drain ended): the server lists it as gone at once."""
         self._drive(_op_simple(stop_worker, worker=worker))
 
+    def invalidate_cache(self, workflow: str, step: str, key: Any = _EVERY_KEY) -> int:
+        """Deletes result cache entries of a workflow's step: with key (the value its cache key
+        renders to), that key's only; without, every one. Answers how many were deleted; their
+        next attempts run on a worker."""
+        return self._drive(_op_invalidate_cache(workflow, step, key))
+
     # ---- schedules ----
 
     def create_schedule(
@@ -940,6 +957,10 @@ class AsyncClient(_Base):
 
     async def stop_worker(self, worker: str) -> None:
         await self._drive(_op_simple(stop_worker, worker=worker))
+
+    async def invalidate_cache(self, workflow: str, step: str, key: Any = _EVERY_KEY) -> int:
+        """Deletes result cache entries of a workflow's step (see Client.invalidate_cache)."""
+        return await self._drive(_op_invalidate_cache(workflow, step, key))
 
     async def create_schedule(self, workflow: str, cron: str, **opts: Any) -> Schedule:
         body = _schedule_body(

@@ -96,6 +96,26 @@ class Concurrency:
 
 
 @dataclass
+class Cache:
+    """A task step's result cache: an attempt whose key (a CEL expression over
+    the step's rendered input, as input; "" for the whole input) has an entry
+    younger than ttl (default 24h, at most 720h) is completed from it without a
+    worker, marked cached; a miss runs the step and its output (up to 64 KiB)
+    becomes the entry."""
+
+    key: str = ""
+    ttl: Duration | None = None
+
+    def wire(self) -> dict[str, Any]:
+        c: dict[str, Any] = {}
+        if self.key:
+            c["key"] = self.key
+        if self.ttl is not None:
+            c["ttl"] = duration(self.ttl)
+        return c
+
+
+@dataclass
 class RateLimit:
     """At most limit attempts handed out per period per rendered key, evenly
     spaced unless burst > 1; attempts beyond wait."""
@@ -199,7 +219,8 @@ class Workflow:
 
     def task(self, id: str, handler: Handler, **opts: Any) -> Workflow:
         """A step whose body runs on a worker. Options: after, input, when, retry,
-        timeout, at_most_once, max_deliveries, concurrency, rate_limit, priority."""
+        timeout, at_most_once, max_deliveries, concurrency, rate_limit, priority,
+        requires_labels, cache (a Cache, or {"key", "ttl"})."""
         self._handler(id, handler)
         # kind is left out for a task (the default), as the Go SDK does.
         return self._add({"id": id}, opts, self._steps)
@@ -283,6 +304,7 @@ class Workflow:
             "rate_limit",
             "priority",
             "requires_labels",
+            "cache",
             "max_concurrency",
             "tolerated_failures",
             "tolerated_failure_percent",
@@ -318,6 +340,9 @@ class Workflow:
             s["child_version"] = o["child_version"]
         if o.get("requires_labels"):
             s["requires_labels"] = dict(o["requires_labels"])
+        if o.get("cache") is not None:
+            c = o["cache"]
+            s["cache"] = c.wire() if isinstance(c, Cache) else Cache(**c).wire()
         if o.get("if_"):
             s["if"] = o["if_"]
         if "priority" in s and not -100 <= s["priority"] <= 100:

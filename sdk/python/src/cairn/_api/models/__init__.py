@@ -16,6 +16,8 @@ from .batch_state import BatchState
 from .budget import Budget
 from .budget_counters import BudgetCounters
 from .build_info import BuildInfo
+from .cache_hit import CacheHit
+from .cache_invalidation import CacheInvalidation
 from .cancel_on import CancelOn
 from .cancel_request import CancelRequest
 from .checkpoint_request import CheckpointRequest
@@ -97,6 +99,7 @@ from .start_request import StartRequest
 from .start_request_state import StartRequestState
 from .start_result import StartResult
 from .step import Step
+from .step_cache import StepCache
 from .step_delivery import StepDelivery
 from .step_kind import StepKind
 from .step_progress import StepProgress
@@ -147,6 +150,8 @@ __all__ = (
     "Budget",
     "BudgetCounters",
     "BuildInfo",
+    "CacheHit",
+    "CacheInvalidation",
     "CancelOn",
     "CancelRequest",
     "Checkpointed",
@@ -228,6 +233,7 @@ __all__ = (
     "StartRequestState",
     "StartResult",
     "Step",
+    "StepCache",
     "StepDelivery",
     "StepKind",
     "StepProgress",

@@ -10,6 +10,7 @@ from ..models.journal_entry_type import JournalEntryType
 from ..types import UNSET, Unset
 
 if TYPE_CHECKING:
+    from ..models.cache_hit import CacheHit
     from ..models.error_info import ErrorInfo
 
 
@@ -23,6 +24,7 @@ class JournalEntry:
         at (datetime.datetime):
         type_ (JournalEntryType): What happened.
         attempt (int | Unset):
+        cached (CacheHit | Unset):
         data (Any | Unset):
         error (ErrorInfo | Unset):
         message (str | Unset):
@@ -33,6 +35,7 @@ class JournalEntry:
     at: datetime.datetime
     type_: JournalEntryType
     attempt: int | Unset = UNSET
+    cached: CacheHit | Unset = UNSET
     data: Any | Unset = UNSET
     error: ErrorInfo | Unset = UNSET
     message: str | Unset = UNSET
@@ -45,6 +48,10 @@ class JournalEntry:
         type_ = self.type_.value
 
         attempt = self.attempt
+
+        cached: dict[str, Any] | Unset = UNSET
+        if not isinstance(self.cached, Unset):
+            cached = self.cached.to_dict()
 
         data = self.data
 
@@ -68,6 +75,8 @@ class JournalEntry:
         )
         if attempt is not UNSET:
             field_dict["attempt"] = attempt
+        if cached is not UNSET:
+            field_dict["cached"] = cached
         if data is not UNSET:
             field_dict["data"] = data
         if error is not UNSET:
@@ -83,6 +92,7 @@ class JournalEntry:
 
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.cache_hit import CacheHit  # noqa: PLC0415
         from ..models.error_info import ErrorInfo  # noqa: PLC0415
 
         d = dict(src_dict)
@@ -91,6 +101,13 @@ class JournalEntry:
         type_ = JournalEntryType(d.pop("type"))
 
         attempt = d.pop("attempt", UNSET)
+
+        _cached = d.pop("cached", UNSET)
+        cached: CacheHit | Unset
+        if isinstance(_cached, Unset):
+            cached = UNSET
+        else:
+            cached = CacheHit.from_dict(_cached)
 
         data = d.pop("data", UNSET)
 
@@ -111,6 +128,7 @@ class JournalEntry:
             at=at,
             type_=type_,
             attempt=attempt,
+            cached=cached,
             data=data,
             error=error,
             message=message,

@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from ..models.concurrency_limit import ConcurrencyLimit
     from ..models.rate_limit import RateLimit
     from ..models.retry_policy import RetryPolicy
+    from ..models.step_cache import StepCache
     from ..models.step_requires_labels import StepRequiresLabels
 
 
@@ -25,6 +26,7 @@ class Step:
     Attributes:
         id (str): Unique within the workflow; a CEL identifier-like name.
         after (list[str] | Unset): Steps that must complete before this one starts.
+        cache (StepCache | Unset):
         child_version (str | Unset): Child steps: the child workflow's version (default: its newest when the step
             starts).
         concurrency (ConcurrencyLimit | Unset):
@@ -66,6 +68,7 @@ class Step:
 
     id: str
     after: list[str] | Unset = UNSET
+    cache: StepCache | Unset = UNSET
     child_version: str | Unset = UNSET
     concurrency: ConcurrencyLimit | Unset = UNSET
     delivery: StepDelivery | Unset = UNSET
@@ -95,6 +98,10 @@ class Step:
         after: list[str] | Unset = UNSET
         if not isinstance(self.after, Unset):
             after = self.after
+
+        cache: dict[str, Any] | Unset = UNSET
+        if not isinstance(self.cache, Unset):
+            cache = self.cache.to_dict()
 
         child_version = self.child_version
 
@@ -163,6 +170,8 @@ class Step:
         )
         if after is not UNSET:
             field_dict["after"] = after
+        if cache is not UNSET:
+            field_dict["cache"] = cache
         if child_version is not UNSET:
             field_dict["child_version"] = child_version
         if concurrency is not UNSET:
@@ -215,12 +224,20 @@ class Step:
         from ..models.concurrency_limit import ConcurrencyLimit  # noqa: PLC0415
         from ..models.rate_limit import RateLimit  # noqa: PLC0415
         from ..models.retry_policy import RetryPolicy  # noqa: PLC0415
+        from ..models.step_cache import StepCache  # noqa: PLC0415
         from ..models.step_requires_labels import StepRequiresLabels  # noqa: PLC0415
 
         d = dict(src_dict)
         id = d.pop("id")
 
         after = cast(list[str], d.pop("after", UNSET))
+
+        _cache = d.pop("cache", UNSET)
+        cache: StepCache | Unset
+        if isinstance(_cache, Unset):
+            cache = UNSET
+        else:
+            cache = StepCache.from_dict(_cache)
 
         child_version = d.pop("child_version", UNSET)
 
@@ -299,6 +316,7 @@ class Step:
         step = cls(
             id=id,
             after=after,
+            cache=cache,
             child_version=child_version,
             concurrency=concurrency,
             delivery=delivery,

@@ -12,6 +12,7 @@ from ..types import UNSET, Unset
 
 if TYPE_CHECKING:
     from ..models.attempt import Attempt
+    from ..models.cache_hit import CacheHit
     from ..models.error_info import ErrorInfo
     from ..models.holder import Holder
     from ..models.map_progress import MapProgress
@@ -32,6 +33,7 @@ class StepView:
         status (StepViewStatus):
         usage (Usage):
         attempt (int | Unset): Current or last attempt number.
+        cached (CacheHit | Unset):
         child (str | Unset): For a child step: the id of its child run.
         error (ErrorInfo | Unset):
         event (str | Unset): Wait steps: the event name that resumes the wait.
@@ -50,6 +52,7 @@ class StepView:
     status: StepViewStatus
     usage: Usage
     attempt: int | Unset = UNSET
+    cached: CacheHit | Unset = UNSET
     child: str | Unset = UNSET
     error: ErrorInfo | Unset = UNSET
     event: str | Unset = UNSET
@@ -76,6 +79,10 @@ class StepView:
         usage = self.usage.to_dict()
 
         attempt = self.attempt
+
+        cached: dict[str, Any] | Unset = UNSET
+        if not isinstance(self.cached, Unset):
+            cached = self.cached.to_dict()
 
         child = self.child
 
@@ -125,6 +132,8 @@ class StepView:
         )
         if attempt is not UNSET:
             field_dict["attempt"] = attempt
+        if cached is not UNSET:
+            field_dict["cached"] = cached
         if child is not UNSET:
             field_dict["child"] = child
         if error is not UNSET:
@@ -151,6 +160,7 @@ class StepView:
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
         from ..models.attempt import Attempt  # noqa: PLC0415
+        from ..models.cache_hit import CacheHit  # noqa: PLC0415
         from ..models.error_info import ErrorInfo  # noqa: PLC0415
         from ..models.holder import Holder  # noqa: PLC0415
         from ..models.map_progress import MapProgress  # noqa: PLC0415
@@ -174,6 +184,13 @@ class StepView:
         usage = Usage.from_dict(d.pop("usage"))
 
         attempt = d.pop("attempt", UNSET)
+
+        _cached = d.pop("cached", UNSET)
+        cached: CacheHit | Unset
+        if isinstance(_cached, Unset):
+            cached = UNSET
+        else:
+            cached = CacheHit.from_dict(_cached)
 
         child = d.pop("child", UNSET)
 
@@ -234,6 +251,7 @@ class StepView:
             status=status,
             usage=usage,
             attempt=attempt,
+            cached=cached,
             child=child,
             error=error,
             event=event,

@@ -6,24 +6,25 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/internal/testutil"
 	"github.com/cairn-dev/cairn/sdk/sdktest"
 )
 
-// atStep waits (bounded) until step of run has status want (for a
-// function's step, ready with a ready_at to come: suspended until then).
+// atStep waits (bounded) until step of run has status want, or, for a
+// function's step (want ""), until its first attempt suspended.
 func atStep(t *testing.T, c *Client, run, step string, want StepStatus) {
 	t.Helper()
-	testutil.Eventually(t, 30*time.Second, "step "+step+" "+string(want), func() (bool, string) {
+	testutil.Eventually(t, 30*time.Second, fmt.Sprintf("step %s %q", step, want), func() (bool, string) {
 		r, err := c.Get(context.Background(), run)
 		if err != nil {
 			return false, err.Error()
 		}
 		for _, s := range r.Steps {
 			if s.ID == step {
-				later := want != StepReady || s.ReadyAt != nil && s.ReadyAt.After(time.Now())
-				return s.Status == want && later, fmt.Sprintf("%s ready_at %v", s.Status, s.ReadyAt)
+				suspended := len(s.Attempts) > 0 && s.Attempts[0].Outcome == cairn.OutcomeSuspended
+				return want == "" && suspended || want != "" && s.Status == want, fmt.Sprintf("%s %+v", s.Status, s.Attempts)
 			}
 		}
 		return false, "no step " + step
@@ -88,7 +89,7 @@ func TestAdvanceClock(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	atStep(t, e.c, f.ID, "main", StepReady)
+	atStep(t, e.c, f.ID, "main", "")
 	e.srv.Advance(24*time.Hour - time.Minute)
 	if got, _ := e.c.Get(ctx, f.ID); got.Status != RunRunning {
 		t.Fatalf("the function's day-long sleep ended a minute early: %s (its wake time was the worker's clock, not the server's?)", got.Status)

@@ -50,6 +50,9 @@ func newEventsPublishCmd(cf *clientFlags) *cobra.Command {
 			if res.Truncated {
 				fmt.Fprintln(out, "  (more workflows have a trigger of this name than one publish matches)")
 			}
+			for _, run := range res.Cancelled {
+				fmt.Fprintf(out, "  cancelled %s (its workflow's cancel_on matched)\n", run)
+			}
 			return nil
 		}),
 	}

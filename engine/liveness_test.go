@@ -382,3 +382,46 @@ func TestLostLeaseMarksWorkerGone(t *testing.T) {
 		t.Fatal("w1 called after it was marked gone and is still listed gone on another instance")
 	}
 }
+
+// Records of workers gone for longer than the alive window plus
+// workers.ExpireAfter are deleted by the listing that finds them (a worker
+// that stopped, one that died): restarts under new ids do not pile up.
+// Until then they are listed as gone; a worker registering again is new.
+func TestLongGoneWorkerRecordsExpire(t *testing.T) {
+	h := newHarness(t, withWorkflows("died", single("one", cairn.Step{})), withWorkflows("stopped", single("one", cairn.Step{})))
+	ctx, clk, e := h.ctx, h.clk, h.e
+	if err := e.StopWorker(ctx, "stopped"); err != nil {
+		t.Fatal(err)
+	}
+	list := func() []string {
+		t.Helper()
+		ws, err := e.ListWorkers(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.Settle()
+		var ids []string
+		for _, w := range ws {
+			if w.Alive {
+				t.Fatalf("worker %s alive: %+v", w.ID, w)
+			}
+			ids = append(ids, w.ID)
+		}
+		return ids
+	}
+	clk.Advance(e.workerAliveWindow() + workers.ExpireAfter/2)
+	if ids := list(); len(ids) != 2 {
+		t.Fatalf("workers gone for less than the expiry: listed %v, want both", ids)
+	}
+	clk.Advance(workers.ExpireAfter)
+	if ids := list(); len(ids) != 0 {
+		t.Fatalf("workers gone for longer than the expiry: listed %v, want none", ids)
+	}
+	if objs, err := h.store.ListAll(ctx, e.keys.WorkersPrefix()); err != nil || len(objs) != 0 {
+		t.Fatalf("worker records left: %d %v", len(objs), err)
+	}
+	register(t, e, "died", single("one", cairn.Step{}))
+	if ws, err := e.ListWorkers(ctx); err != nil || len(ws) != 1 || !ws[0].Alive {
+		t.Fatalf("a worker that registered again: %+v %v", ws, err)
+	}
+}

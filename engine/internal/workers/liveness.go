@@ -170,15 +170,24 @@ func (r *Registry) List(ctx context.Context) ([]cairn.WorkerInfo, error) {
 		if err != nil {
 			return nil, fmt.Errorf("worker %s: %w", o.Key, err)
 		}
-		if r.now().Sub(rec.lastSign()) > r.Alive+ExpireAfter {
+		wi := r.info(rec)
+		if !wi.Alive && r.now().Sub(latest(rec.lastSign(), wi.LastSeenAt)) > r.Alive+ExpireAfter {
 			expired = append(expired, o.Key)
 			continue
 		}
-		out = append(out, r.info(rec))
+		out = append(out, wi)
 	}
 	r.expire(expired)
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out, nil
+}
+
+// latest is the later of a and b.
+func latest(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }
 
 // readAt is the record o lists: the one read before when its version is

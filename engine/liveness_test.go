@@ -351,14 +351,6 @@ func TestLostLeaseMarksWorkerGone(t *testing.T) {
 	h := newHarness(t, withWorkflows("w1", single("one", cairn.Step{ID: "s"})))
 	ctx, clk, e := h.ctx, h.clk, h.e
 	peer := h.peer()
-	alive := func(e *Engine) bool {
-		t.Helper()
-		ws, err := e.ListWorkers(ctx)
-		if err != nil || len(ws) != 1 {
-			t.Fatalf("workers %+v %v", ws, err)
-		}
-		return ws[0].Alive
-	}
 	run := h.start("one", "")
 	h.claim("w1")
 	clk.Advance(e.cfg.LeaseTTL + e.cfg.RecoveryWindow + time.Second)
@@ -370,7 +362,7 @@ func TestLostLeaseMarksWorkerGone(t *testing.T) {
 	if p, err := peer.GetRunStatus(ctx, run, 0, 0); err != nil || !p.NoLiveWorker {
 		t.Fatalf("status after w1's lease was lost: no_live_worker %v, %v; want true", p != nil && p.NoLiveWorker, err)
 	}
-	if alive(e) || alive(peer) {
+	if soleWorker(t, e).Alive || soleWorker(t, peer).Alive {
 		t.Fatal("a worker whose lease was lost is listed alive")
 	}
 	clk.Advance(workers.CacheTTL) // the instance reads w1's record again on its next call
@@ -378,7 +370,7 @@ func TestLostLeaseMarksWorkerGone(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.Settle()
-	if !alive(peer) {
+	if !soleWorker(t, peer).Alive {
 		t.Fatal("w1 called after it was marked gone and is still listed gone on another instance")
 	}
 }
@@ -424,4 +416,14 @@ func TestLongGoneWorkerRecordsExpire(t *testing.T) {
 	if ws, err := e.ListWorkers(ctx); err != nil || len(ws) != 1 || !ws[0].Alive {
 		t.Fatalf("a worker that registered again: %+v %v", ws, err)
 	}
+}
+
+// soleWorker is the one worker e lists.
+func soleWorker(t testing.TB, e *Engine) cairn.WorkerInfo {
+	t.Helper()
+	ws, err := e.ListWorkers(context.Background())
+	if err != nil || len(ws) != 1 {
+		t.Fatalf("workers %+v %v", ws, err)
+	}
+	return ws[0]
 }

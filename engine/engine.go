@@ -302,7 +302,7 @@ func New(store *blob.Bucket, cfg Config) (*Engine, error) {
 	e.progress = progress.New(e.now, cfg.ProgressRate, 0)
 	e.defs = e.newCatalog()
 	e.items = mapstep.NewItems(store)
-	e.workers = workers.New(store, e.keys, e.now, e.log, &e.background)
+	e.workers = workers.New(store, e.keys, e.now, e.log, &e.background, e.MaxClaimHold()+e.ClaimPause())
 	e.scan = scan.Lister{Bucket: store, Keys: e.keys}
 	e.timers = timer.Index{Bucket: store, Keys: e.keys, OrphanGrace: 2 * cfg.MaxRequestTime}
 	e.schedules, e.batches = newSchedules(e), newBatches(e)

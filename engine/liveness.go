@@ -13,7 +13,7 @@ import (
 // task step no live worker serves says so (Run.NoLiveWorker and
 // RunProgress.NoLiveWorker), so `cairn runs get` and a watcher can tell
 // "nobody runs this workflow@version" from "a step is slow". Liveness is
-// the workers list's (last_seen_at within the alive window), read at most
+// the workers list's (engine/internal/workers/liveness.go), read at most
 // once per workers.LiveTTL per instance, and only for runs that have a ready
 // task step: looking at a run costs no extra request otherwise.
 
@@ -33,7 +33,7 @@ func (e *Engine) noLiveWorker(ctx context.Context, r *runRecord) bool {
 	if len(ready) == 0 {
 		return false
 	}
-	served, ok := e.workers.Serving(ctx, e.workerAliveWindow())
+	served, ok := e.workers.Serving(ctx)
 	live := served[workflowID{Name: r.Workflow, Version: r.Version}.String()]
 	d, err := e.definition(ctx, r.Workflow, r.rev())
 	for _, id := range ready {

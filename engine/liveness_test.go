@@ -13,6 +13,7 @@ import (
 	"github.com/cairn-dev/cairn/blob"
 	"github.com/cairn-dev/cairn/blob/counting"
 	"github.com/cairn-dev/cairn/blob/mem"
+	"github.com/cairn-dev/cairn/engine/internal/workers"
 )
 
 // A run with a ready step says no_live_worker when no worker seen alive
@@ -211,7 +212,7 @@ func TestRunViewReadsLeasesConcurrently(t *testing.T) {
 func TestWorkerLiveness(t *testing.T) {
 	h := newHarness(t, counted(), withWorkflows("w", single("l", cairn.Step{})), withWorkflows("idle", single("l", cairn.Step{})))
 	ctx, clk, e, counts := h.ctx, h.clk, h.e, h.counts
-	clk.Advance(10 * time.Minute)
+	clk.Advance(e.workerAliveWindow() + time.Second)
 	awaitSeen := func(worker string, at time.Time) cairn.WorkerInfo {
 		t.Helper()
 		deadline := time.Now().Add(5 * time.Second)
@@ -252,7 +253,7 @@ func TestWorkerLiveness(t *testing.T) {
 	ws, _ := e.ListWorkers(ctx)
 	for _, w := range ws {
 		if w.ID == "idle" && w.Alive {
-			t.Fatalf("a worker unseen for 10 minutes is alive: %+v", w)
+			t.Fatalf("a worker unseen for longer than the alive window is alive: %+v", w)
 		}
 	}
 	// A heartbeat a period later records it again (heartbeats every 10 s
@@ -306,15 +307,16 @@ func TestSightingsRaceCloseAndSettle(t *testing.T) {
 	}
 }
 
-// A sighting that another instance recorded within half a period is not
-// written again: short claims (Lambda) land on a new environment nearly
-// every time, and each wrote the worker record. It is read, and written
-// once the record is half a period old.
+// A sighting is written only when it is a change: the record is
+// workers.RefreshEvery old (or marked gone since). Short claims (Lambda)
+// land on a new environment nearly every time; once the record is fresh,
+// none of them writes it, however many instances read it, until it is a
+// period old again.
 func TestSightingSkipsAFreshRecord(t *testing.T) {
 	h := newHarness(t, counted(), withConfig(Config{ClaimHold: -1}))
 	ctx, clk, es, counts := h.ctx, h.clk, h.instances(3), h.counts
 	register(t, es[0], "w", single("l", cairn.Step{}))
-	clk.Advance(10 * time.Minute)
+	clk.Advance(workers.RefreshEvery + 10*time.Minute)
 	claimOn := func(e *Engine) counting.Snapshot {
 		t.Helper()
 		before := counts.Snapshot()
@@ -325,14 +327,103 @@ func TestSightingSkipsAFreshRecord(t *testing.T) {
 		return counts.Snapshot().Sub(before)
 	}
 	if d := claimOn(es[0]); d.Swap != 1 {
-		t.Fatalf("first sighting: %d swaps, want 1 (the record is 10 minutes old)", d.Swap)
+		t.Fatalf("first sighting: %d swaps, want 1 (the record is a period old)", d.Swap)
 	}
-	clk.Advance(WorkerSeenEvery/2 - time.Second)
+	clk.Advance(workers.RefreshEvery / 2)
 	if d := claimOn(es[1]); d.Swap != 0 {
-		t.Fatalf("a sighting %v after another instance's: %d swaps, want 0", WorkerSeenEvery/2-time.Second, d.Swap)
+		t.Fatalf("a sighting half a period after another instance's: %d swaps, want 0", d.Swap)
+	}
+	clk.Advance(workers.RefreshEvery/2 - time.Second)
+	if d := claimOn(es[2]); d.Swap != 0 {
+		t.Fatalf("a sighting just under a period after the recorded one: %d swaps, want 0", d.Swap)
 	}
 	clk.Advance(2 * time.Second)
-	if d := claimOn(es[2]); d.Swap != 1 {
-		t.Fatalf("a sighting %v after the recorded one: %d swaps, want 1", WorkerSeenEvery/2+time.Second, d.Swap)
+	if d := claimOn(es[1]); d.Swap != 1 {
+		t.Fatalf("a sighting a period after the recorded one: %d swaps, want 1", d.Swap)
 	}
+}
+
+// A worker whose lease the reaper finds lost (its heartbeats stopped) is
+// listed as gone at once, on every instance, and a run waiting on the step
+// says no_live_worker, without waiting for the alive window; a call of the
+// worker after that is a change, recorded, and it is alive again.
+func TestLostLeaseMarksWorkerGone(t *testing.T) {
+	h := newHarness(t, withWorkflows("w1", single("one", cairn.Step{ID: "s"})))
+	ctx, clk, e := h.ctx, h.clk, h.e
+	peer := h.peer()
+	run := h.start("one", "")
+	h.claim("w1")
+	clk.Advance(e.cfg.LeaseTTL + e.cfg.RecoveryWindow + time.Second)
+	if st := h.reap(); st.LeasesLost != 1 {
+		t.Fatalf("reaper pass: %+v, want one lease lost", st)
+	}
+	e.Settle()
+	clk.Advance(workers.LiveTTL)
+	if p, err := peer.GetRunStatus(ctx, run, 0, 0); err != nil || !p.NoLiveWorker {
+		t.Fatalf("status after w1's lease was lost: no_live_worker %v, %v; want true", p != nil && p.NoLiveWorker, err)
+	}
+	if soleWorker(t, e).Alive || soleWorker(t, peer).Alive {
+		t.Fatal("a worker whose lease was lost is listed alive")
+	}
+	clk.Advance(workers.CacheTTL) // the instance reads w1's record again on its next call
+	if _, err := e.Claim(ctx, cairn.ClaimRequest{WorkerID: "w1", Max: 0}); err != nil {
+		t.Fatal(err)
+	}
+	e.Settle()
+	if !soleWorker(t, peer).Alive {
+		t.Fatal("w1 called after it was marked gone and is still listed gone on another instance")
+	}
+}
+
+// Records of workers gone for longer than the alive window plus
+// workers.ExpireAfter are deleted by the listing that finds them (a worker
+// that stopped, one that died): restarts under new ids do not pile up.
+// Until then they are listed as gone; a worker registering again is new.
+func TestLongGoneWorkerRecordsExpire(t *testing.T) {
+	h := newHarness(t, withWorkflows("died", single("one", cairn.Step{})), withWorkflows("stopped", single("one", cairn.Step{})))
+	ctx, clk, e := h.ctx, h.clk, h.e
+	if err := e.StopWorker(ctx, "stopped"); err != nil {
+		t.Fatal(err)
+	}
+	list := func() []string {
+		t.Helper()
+		ws, err := e.ListWorkers(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.Settle()
+		var ids []string
+		for _, w := range ws {
+			if w.Alive {
+				t.Fatalf("worker %s alive: %+v", w.ID, w)
+			}
+			ids = append(ids, w.ID)
+		}
+		return ids
+	}
+	clk.Advance(e.workerAliveWindow() + workers.ExpireAfter/2)
+	if ids := list(); len(ids) != 2 {
+		t.Fatalf("workers gone for less than the expiry: listed %v, want both", ids)
+	}
+	clk.Advance(workers.ExpireAfter)
+	if ids := list(); len(ids) != 0 {
+		t.Fatalf("workers gone for longer than the expiry: listed %v, want none", ids)
+	}
+	if objs, err := h.store.ListAll(ctx, e.keys.WorkersPrefix()); err != nil || len(objs) != 0 {
+		t.Fatalf("worker records left: %d %v", len(objs), err)
+	}
+	register(t, e, "died", single("one", cairn.Step{}))
+	if ws, err := e.ListWorkers(ctx); err != nil || len(ws) != 1 || !ws[0].Alive {
+		t.Fatalf("a worker that registered again: %+v %v", ws, err)
+	}
+}
+
+// soleWorker is the one worker e lists.
+func soleWorker(t testing.TB, e *Engine) cairn.WorkerInfo {
+	t.Helper()
+	ws, err := e.ListWorkers(context.Background())
+	if err != nil || len(ws) != 1 {
+		t.Fatalf("workers %+v %v", ws, err)
+	}
+	return ws[0]
 }

@@ -348,6 +348,9 @@ func (e *Engine) reclaim(ctx context.Context, r *runRecord, d *definition, l *le
 	if err := e.recoverAttempt(ctx, r.ID, d, l, why, &got); err != nil {
 		return err
 	}
+	if why == "expired" {
+		e.workers.Gone(l.Worker, l.ExpiresAt) // its heartbeats stopped: gone until it calls again
+	}
 	mu.Lock()
 	stats.TimedOut += got.TimedOut
 	stats.LeasesLost += got.LeasesLost

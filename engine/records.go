@@ -194,7 +194,6 @@ func leaseArg(id string) (leaseToken, error) {
 }
 
 type (
-	workerRecord = workers.Record     // a registered worker
 	workflowID   = workers.WorkflowID // a definition's name and version
 	cachedWorker = workers.Cached     // a worker record as claims use it
 )

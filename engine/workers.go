@@ -23,11 +23,7 @@ func (e *Engine) Register(ctx context.Context, req cairn.RegisterRequest) (*cair
 	if err := e.registerWorkflows(ctx, req.Workflows); err != nil {
 		return nil, err
 	}
-	rec := workerRecord{ID: req.WorkerID, RegisteredAt: e.now(), Labels: req.Labels}
-	for _, w := range req.Workflows {
-		rec.Workflows = append(rec.Workflows, workflowID{Name: w.Name, Version: w.Version})
-	}
-	if err := e.workers.Put(ctx, &rec); err != nil {
+	if err := e.workers.Put(ctx, workers.Registration(req.WorkerID, e.now(), req.Labels, req.Workflows)); err != nil {
 		return nil, err
 	}
 	return &cairn.RegisterResponse{
@@ -49,25 +45,24 @@ func (e *Engine) StopWorker(ctx context.Context, id string) error { return e.wor
 
 // ListWorkers lists registered workers.
 func (e *Engine) ListWorkers(ctx context.Context) ([]cairn.WorkerInfo, error) {
-	return e.workers.List(ctx, e.workerAliveWindow())
+	return e.workers.List(ctx)
 }
 
-// WorkerSeenEvery is how often an instance records that a worker is
-// alive (on its claims and heartbeats): one read and one conditional write
-// of the worker record per worker per instance per period, never one per
-// call.
+// WorkerSeenEvery is how often an instance notes a worker's call (on its
+// claims and heartbeats); the worker's record is written only when that is
+// a change (workers.RefreshEvery).
 const WorkerSeenEvery = workers.SeenEvery
 
-// workerAliveWindow is how long after it was last seen a worker counts as
-// alive: two recording periods (a worker seen just after a recording is
-// recorded again a period later) plus the longest claim hold and the
-// pause an idle worker is told to take between claims.
-func (e *Engine) workerAliveWindow() time.Duration {
-	return 2*WorkerSeenEvery + e.MaxClaimHold() + e.ClaimPause()
-}
+// WorkerRefreshEvery is how old a calling worker's record gets before it
+// is written again; the alive window is two of these plus the claim slack.
+const WorkerRefreshEvery = workers.RefreshEvery
 
-// seen records, at most once per WorkerSeenEvery per instance, that a
-// worker called (in the background).
+// workerAliveWindow is how long after it was last seen a worker counts as
+// alive (workers.AliveWindow).
+func (e *Engine) workerAliveWindow() time.Duration { return e.workers.Alive }
+
+// seen notes, at most once per WorkerSeenEvery per instance, that a worker
+// called (in the background).
 func (e *Engine) seen(worker string) { e.workers.Seen(worker) }
 
 // Settle waits for the engine's background bookkeeping (worker sightings)

@@ -16,11 +16,8 @@ func TestStoppedWorkerStaysGoneUntilItRegisters(t *testing.T) {
 	alive := func() (bool, bool) {
 		t.Helper()
 		e.Settle()
-		ws, err := e.ListWorkers(ctx)
-		if err != nil || len(ws) != 1 {
-			t.Fatalf("workers %+v %v", ws, err)
-		}
-		return ws[0].Alive, ws[0].StoppedAt != nil
+		w := soleWorker(t, e)
+		return w.Alive, w.StoppedAt != nil
 	}
 	if a, s := alive(); !a || s {
 		t.Fatalf("registered: alive %v stopped %v", a, s)

@@ -238,7 +238,7 @@ func TestBannerWhenNoWorkerServes(t *testing.T) {
 	if _, body, _ := f.get("/ui/runs/"+r.Run.ID, ""); strings.Contains(body, "No live worker") {
 		t.Fatal("banner while the worker is alive")
 	}
-	clock = clock.Add(time.Hour) // w1 is no longer alive; fetch has been ready an hour
+	clock = clock.Add(2*engine.WorkerRefreshEvery + 30*time.Minute) // w1 is no longer alive (the alive window passed); fetch has been ready since
 	_, body, _ := f.get("/ui/runs/"+r.Run.ID, "")
 	if !strings.Contains(body, "No live worker serves wf@2: step fetch is ready") {
 		t.Fatalf("no banner: %s", body)

@@ -191,9 +191,11 @@ func TestGolden(t *testing.T) {
 		}), sdk.After("approve"), sdk.Input("${steps.shout.output}"),
 			sdk.Retry(sdk.RetryPolicy{InitialBackoff: time.Second, MaxBackoff: time.Second}))
 	gated := sdk.Workflow("gated", "1").Wait("go", "go")
-	// A worker that registered the workflows ten minutes ago and is gone:
-	// one registration call, no claims (a claim would be seen later).
-	offset.Store(int64(-10 * time.Minute))
+	// A worker that registered the workflows longer ago than the alive
+	// window (two refresh periods and the claim slack) and is gone, its
+	// record not yet expired: one registration call, no claims (a claim
+	// would be seen later).
+	offset.Store(int64(-2*engine.WorkerRefreshEvery - 30*time.Minute))
 	register(t, srv.URL, "ghost", golden1, gated)
 	offset.Store(0)
 

@@ -67,7 +67,9 @@ const (
 	LambdaClaimHold  = 2 * time.Second
 	LambdaClaimPause = 20 * time.Second
 	// MaxClaimPause bounds CAIRN_CLAIM_PAUSE: a worker that waits longer
-	// between claims would pass for gone (engine.WorkerSeenEvery).
+	// between claims would call less often than an instance notes a
+	// worker's calls (engine.WorkerSeenEvery), and its listed last_seen_at
+	// would lag.
 	MaxClaimPause = time.Minute
 )
 

@@ -1,15 +1,14 @@
 // Package workers is the engine's registry of workers: their records in
-// the bucket, a cache of them for claims, and the sightings that keep a
-// record's last_seen_at fresh (one write per worker per instance per
-// SeenEvery, never one per call).
+// the bucket, a cache of them for claims, and their liveness (liveness.go):
+// a record is written when a worker registers, stops, or changes from gone
+// to seen, and refreshed once per RefreshEvery while it calls, never once
+// per idle minute; records of workers gone for long are deleted.
 package workers
 
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
-	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -28,9 +27,13 @@ type Record struct {
 	Workflows    []WorkflowID      `json:"workflows"`
 	RegisteredAt time.Time         `json:"registered_at"`
 	Labels       map[string]string `json:"labels,omitempty"`
-	// LastSeenAt is the last claim or heartbeat an instance recorded (at
-	// most one write per worker per instance per SeenEvery).
+	// LastSeenAt is the last claim or heartbeat an instance recorded: at
+	// most one write per RefreshEvery while it calls, and one when it calls
+	// after GoneAt.
 	LastSeenAt *time.Time `json:"last_seen_at,omitempty"`
+	// GoneAt is when the reaper found a lease of it lost (its heartbeats
+	// stopped): gone from then until a later call is recorded.
+	GoneAt *time.Time `json:"gone_at,omitempty"`
 	// StoppedAt is when the worker said it stopped (its graceful drain
 	// ended): it is gone from then until it registers again.
 	StoppedAt *time.Time `json:"stopped_at,omitempty"`
@@ -45,17 +48,13 @@ type Cached struct {
 	Rec    *Record
 	Served map[WorkflowID]bool
 	at     time.Time
+	ver    blob.Version // of Rec in the bucket ("" when unknown)
 }
 
 // CacheTTL is how long a cached record is trusted. A record changes only
 // when its worker registers again, which it does on every start; an
 // instance that missed that re-reads after CacheTTL.
 const CacheTTL = time.Minute
-
-// SeenEvery is how often an instance records that a worker is alive (on
-// its claims and heartbeats): one read and one conditional write of the
-// worker record per worker per instance per period, never one per call.
-const SeenEvery = time.Minute
 
 // Registry is an instance's view of the workers.
 type Registry struct {
@@ -64,10 +63,13 @@ type Registry struct {
 	now   func() time.Time // the engine's clock
 	log   *slog.Logger
 	bg    *Background
+	// Alive is how long after it was last seen a worker counts as alive.
+	Alive time.Duration
 
 	mu   sync.Mutex
-	seen *cache.Cache[string, time.Time] // when this instance last recorded a worker as seen (bounded)
+	seen *cache.Cache[string, time.Time] // when this instance last noted a worker's call (bounded)
 	m    map[string]Cached
+	read *cache.Cache[string, versioned] // the records List read, by key, with their versions (bounded)
 
 	live liveReading
 }
@@ -84,65 +86,58 @@ type liveReading struct {
 // to answer whether a workflow@version has a live worker.
 const LiveTTL = 15 * time.Second
 
-// Serving returns, for each workflow@version a live worker serves (one
-// seen within alive), the labels of each such worker, from a reading at
-// most LiveTTL old; ok is false when the workers list cannot be read
-// (then nothing is claimed about liveness). A registration here forgets
-// the reading.
-func (r *Registry) Serving(ctx context.Context, alive time.Duration) (map[string][]map[string]string, bool) {
-	c := &r.live
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	now := r.now()
-	if c.served != nil && now.Sub(c.at) < LiveTTL && !now.Before(c.at) {
-		return c.served, true
-	}
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	ws, err := r.List(ctx, alive)
-	if err != nil {
-		r.log.Debug("reading the workers list for liveness failed", "err", err)
-		return nil, false
-	}
-	served := map[string][]map[string]string{}
-	for _, w := range ws {
-		if !w.Alive {
-			continue
-		}
-		for _, id := range w.Workflows {
-			served[id] = append(served[id], w.Labels)
-		}
-	}
-	c.served, c.at = served, now
-	return served, true
+// New returns a registry whose sightings run on bg. slack is the longest
+// a live worker may go between calls (the longest claim hold plus the
+// pause between claims): see AliveWindow.
+func New(store *blob.Bucket, k keys.Layout, now func() time.Time, log *slog.Logger, bg *Background, slack time.Duration) *Registry {
+	return &Registry{store: store, keys: k, now: now, log: log, bg: bg, Alive: AliveWindow(slack), m: map[string]Cached{},
+		seen: cache.New[string, time.Time](100_000), read: cache.New[string, versioned](100_000)}
 }
 
-// New returns a registry whose sightings run on bg.
-func New(store *blob.Bucket, k keys.Layout, now func() time.Time, log *slog.Logger, bg *Background) *Registry {
-	return &Registry{store: store, keys: k, now: now, log: log, bg: bg, m: map[string]Cached{}, seen: cache.New[string, time.Time](100_000)}
+// Registration is the record of a worker registering now.
+func Registration(id string, now time.Time, labels map[string]string, wfs []cairn.Workflow) *Record {
+	rec := &Record{ID: id, RegisteredAt: now, Labels: labels}
+	for _, w := range wfs {
+		rec.Workflows = append(rec.Workflows, WorkflowID{Name: w.Name, Version: w.Version})
+	}
+	return rec
 }
 
 // Put writes a worker's record (a registration) and caches it.
 func (r *Registry) Put(ctx context.Context, rec *Record) error {
-	if _, err := r.store.Put(ctx, r.keys.Worker(rec.ID), object.JSON(rec), blob.WriteOptions{}); err != nil {
+	ver, err := r.store.Put(ctx, r.keys.Worker(rec.ID), object.JSON(rec), blob.WriteOptions{})
+	if err != nil {
 		return err
 	}
-	r.cache(rec)
+	r.cache(rec, ver)
 	r.live.mu.Lock()
 	r.live.served = nil // a new worker may serve what none served
 	r.live.mu.Unlock()
 	return nil
 }
 
-func (r *Registry) cache(rec *Record) Cached {
-	cw := Cached{Rec: rec, Served: map[WorkflowID]bool{}, at: r.now()}
+// cache keeps rec, at version ver, for claims and for List.
+func (r *Registry) cache(rec *Record, ver blob.Version) Cached {
+	cw := Cached{Rec: rec, Served: map[WorkflowID]bool{}, at: r.now(), ver: ver}
 	for _, w := range rec.Workflows {
 		cw.Served[w] = true
 	}
 	r.mu.Lock()
 	r.m[rec.ID] = cw
+	if ver != "" {
+		r.read.Put(r.keys.Worker(rec.ID), versioned{rec, ver})
+	}
 	r.mu.Unlock()
 	return cw
+}
+
+// forget drops what the instance holds of worker's record: a write of it
+// lost a race, so it changed.
+func (r *Registry) forget(worker string) {
+	r.mu.Lock()
+	delete(r.m, worker)
+	r.read.Delete(r.keys.Worker(worker))
+	r.mu.Unlock()
 }
 
 // Get returns worker id's record, cached for up to CacheTTL.
@@ -156,49 +151,14 @@ func (r *Registry) Get(ctx context.Context, id string) (Cached, error) {
 	if now := r.now(); ok && now.Sub(cw.at) < CacheTTL && !now.Before(cw.at) {
 		return cw, nil
 	}
-	rec, _, err := object.Read[Record](ctx, r.store, r.keys.Worker(id))
+	rec, ver, err := object.Read[Record](ctx, r.store, r.keys.Worker(id))
 	if errors.Is(err, blob.ErrNotFound) {
 		return Cached{}, &errs.NotFoundError{What: "worker", ID: id}
 	}
 	if err != nil {
 		return Cached{}, err
 	}
-	return r.cache(rec), nil
-}
-
-// List lists the registered workers; one counts as alive when it was
-// seen within alive.
-func (r *Registry) List(ctx context.Context, alive time.Duration) ([]cairn.WorkerInfo, error) {
-	objs, err := r.store.ListAll(ctx, r.keys.WorkersPrefix())
-	if err != nil {
-		return nil, err
-	}
-	out := []cairn.WorkerInfo{}
-	for _, o := range objs {
-		rec, _, err := object.Read[Record](ctx, r.store, o.Key)
-		if errors.Is(err, blob.ErrNotFound) {
-			continue
-		}
-		if err != nil {
-			return nil, fmt.Errorf("worker %s: %w", o.Key, err)
-		}
-		seen := rec.RegisteredAt
-		if rec.LastSeenAt != nil && rec.LastSeenAt.After(seen) {
-			seen = *rec.LastSeenAt
-		}
-		stopped := rec.StoppedAt != nil
-		wi := cairn.WorkerInfo{ID: rec.ID, RegisteredAt: rec.RegisteredAt, Labels: rec.Labels, Workflows: []string{},
-			LastSeenAt: seen, Alive: r.now().Sub(seen) <= alive && !stopped}
-		if stopped {
-			wi.StoppedAt = rec.StoppedAt
-		}
-		for _, w := range rec.Workflows {
-			wi.Workflows = append(wi.Workflows, w.String())
-		}
-		out = append(out, wi)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
-	return out, nil
+	return r.cache(rec, ver), nil
 }
 
 // Stop records that worker stopped (its graceful drain ended): the
@@ -222,59 +182,14 @@ func (r *Registry) Stop(ctx context.Context, worker string) error {
 		}
 		now := r.now()
 		rec.StoppedAt = &now
-		if _, err = r.store.Swap(ctx, key, object.JSON(rec), ver); !errors.Is(err, blob.ErrPreconditionFailed) || try >= 4 {
+		ver, err = r.store.Swap(ctx, key, object.JSON(rec), ver)
+		if err == nil {
+			r.cache(rec, ver)
+		}
+		if !errors.Is(err, blob.ErrPreconditionFailed) || try >= 4 {
 			return err
 		}
 	}
-}
-
-// LastSeen is when this instance last recorded worker as seen.
-func (r *Registry) LastSeen(worker string) (time.Time, bool) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.seen.Peek(worker)
-}
-
-// Seen records, at most once per SeenEvery per instance, that a worker
-// called. It runs in the background: a claim or heartbeat never waits for
-// it, and a failure only delays the record.
-func (r *Registry) Seen(worker string) {
-	now := r.now()
-	r.mu.Lock()
-	if last, ok := r.seen.Get(worker); ok && now.Sub(last) < SeenEvery && !now.Before(last) {
-		r.mu.Unlock()
-		return
-	}
-	r.seen.Put(worker, now)
-	r.mu.Unlock()
-	r.bg.Go(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		key := r.keys.Worker(worker)
-		rec, ver, err := object.Read[Record](ctx, r.store, key)
-		if err != nil {
-			return
-		}
-		if rec.StoppedAt != nil {
-			return // stopped: gone until it registers again (Stop)
-		}
-		if rec.LastSeenAt != nil && now.Sub(*rec.LastSeenAt) < SeenEvery/2 {
-			// Another instance recorded it within half a period (or
-			// later than now): the record stays fresh enough without this
-			// write. Short claims on Lambda land on a different
-			// environment nearly every time, and each would otherwise
-			// write the record (docs/SCALE.md, section 4). The record is
-			// then at most 1.5 periods old when this instance next looks,
-			// inside the alive window's two.
-			return
-		}
-		rec.LastSeenAt = &now
-		// A conditional write: a registration that changed the record
-		// meanwhile wins, and this sighting is recorded next period.
-		if _, err := r.store.Swap(ctx, key, object.JSON(rec), ver); err != nil && !errors.Is(err, blob.ErrPreconditionFailed) {
-			r.log.Debug("recording a worker sighting failed", "worker", worker, "err", err)
-		}
-	})
 }
 
 // Background runs an engine's bookkeeping goroutines, which requests

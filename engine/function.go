@@ -224,7 +224,8 @@ func (e *Engine) suspend(r *runRecord, d *definition, l *leaseRecord, until time
 // for, and makes its next attempt claimable now.
 func (e *Engine) eventArrived(r *runRecord, step string, ev eventRecord, fx *effects) {
 	st := r.Steps[step]
-	op := cairn.Operation{ID: st.Wait.Op, Seq: len(st.Ops), Kind: cairn.OpWait, Status: cairn.OpCompleted, Result: ev.Payload, At: fx.now}
+	op := cairn.Operation{ID: st.Wait.Op, Seq: len(st.Ops), Kind: cairn.OpWait, Status: cairn.OpCompleted, Result: ev.Payload, At: fx.now, Update: ev.Update}
+	r.Updates.Took(ev.Update, step)
 	if len(op.Result) == 0 {
 		op.Result = []byte("null")
 	}

@@ -1,0 +1,86 @@
+package engine
+
+import (
+	"context"
+	"time"
+
+	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/engine/internal/object"
+	"github.com/cairn-dev/cairn/engine/internal/update"
+)
+
+// Updates: a request sent to a live run that gets the run's answer, once
+// per update id (engine/internal/update; docs/DECISIONS.md, Updates).
+
+// SendUpdate delivers an update to a run as an event of its name, which
+// a wait takes (refused when no wait, nor function, of the run is left
+// to take it), and holds up to req.WaitMs for its answer.
+func (e *Engine) SendUpdate(ctx context.Context, run string, req cairn.UpdateRequest) (*cairn.Update, error) {
+	if err := update.Check(&req, e.cfg.MaxOutputBytes, func() string { return newRunID(e.now()) }); err != nil {
+		return nil, err
+	}
+	sum := update.Sum(req.Name, req.Input)
+	d, err := e.eventTarget(ctx, run, &req.Input)
+	if err != nil {
+		return nil, err
+	}
+	u, err := mutate(ctx, e.commits, run, func(r *runRecord, fx *effects) (*cairn.Update, error) {
+		if u := r.Updates.Find(req.ID); u != nil { // sent again: the same update, delivered once
+			return e.updateRun(r, d).View(*u), u.Again(req.Name, sum)
+		}
+		if err := e.takesEvents(r, fx.now); err != nil {
+			return nil, err
+		}
+		if err := e.updateRun(r, d).Accepts(req.Name, len(r.Updates)); err != nil {
+			return nil, err
+		}
+		r.Updates = append(r.Updates, update.Record{ID: req.ID, Name: req.Name, Sum: sum, At: fx.now})
+		r.journal(fx.now, cairn.JournalEntry{Type: cairn.JournalEventReceived, Message: req.ID, Data: object.JSON(map[string]any{"name": req.Name, "payload": req.Input, "update": true})})
+		_, _, err := e.deliver(r, d, eventRecord{Name: req.Name, Payload: req.Input, ReceivedAt: fx.now, ID: req.ID, Update: req.ID}, fx)
+		return e.updateRun(r, d).View(r.Updates[len(r.Updates)-1]), err
+	})
+	if err != nil || u.Done() || req.WaitMs == 0 {
+		return u, err
+	}
+	return e.AwaitUpdate(ctx, run, req.ID, time.Duration(req.WaitMs)*time.Millisecond)
+}
+
+// AwaitUpdate returns update id of run, held up to wait (capped at the
+// claim hold, as a run's status) until it is answered or failed.
+func (e *Engine) AwaitUpdate(ctx context.Context, run, id string, wait time.Duration) (*cairn.Update, error) {
+	view := func(r *runRecord) *cairn.Update {
+		if u := r.Updates.Find(id); u != nil {
+			d, _ := e.definition(ctx, r.Workflow, r.rev())
+			return e.updateRun(r, d).View(*u)
+		}
+		return nil
+	}
+	hold := func(ctx context.Context, run string) (*runRecord, error) {
+		return e.holdRun(ctx, run, wait, func(r *runRecord) bool { u := view(r); return u == nil || u.Done() })
+	}
+	if wait <= 0 {
+		hold = e.readRun
+	}
+	r, err := hold(ctx, run)
+	if err != nil {
+		return nil, err
+	}
+	if u := view(r); u != nil {
+		return u, nil
+	}
+	return nil, &NotFoundError{What: "update", ID: id}
+}
+
+// updateRun is what an update of r is decided on (d nil: no step).
+func (e *Engine) updateRun(r *runRecord, d *definition) update.Run {
+	u := update.Run{ID: r.ID, Status: r.Status, State: func(id string) update.Step {
+		if st := r.Steps[id]; st != nil && d != nil && d.Step(id) != nil {
+			return update.Step{Def: d.Step(id), Status: st.Status, Output: st.Output, Error: st.Error, Ops: st.Ops}
+		}
+		return update.Step{}
+	}}
+	if d != nil {
+		u.Steps = d.Steps
+	}
+	return u
+}

@@ -502,16 +502,8 @@ func (e *Engine) SendEvent(ctx context.Context, run string, req cairn.EventReque
 
 // sendEvent is SendEvent, and the run's definition.
 func (e *Engine) sendEvent(ctx context.Context, run string, req cairn.EventRequest) (*cairn.EventResult, *definition, error) {
-	if err := keys.Text.Check("name", req.Name); err != nil {
+	if err := trigger.CheckEvent(req.Name, req.ID, req.Payload, "payload", e.cfg.MaxOutputBytes); err != nil {
 		return nil, nil, err
-	}
-	if req.ID != "" {
-		if err := keys.Text.Check("id", req.ID); err != nil {
-			return nil, nil, err
-		}
-	}
-	if len(req.Payload) > e.cfg.MaxOutputBytes {
-		return nil, nil, cairn.ValidationError{{Field: "payload", Message: fmt.Sprintf("%d bytes, over the %d-byte limit", len(req.Payload), e.cfg.MaxOutputBytes)}}
 	}
 	d, err := e.eventTarget(ctx, run, &req.Payload)
 	if err != nil {
@@ -519,13 +511,10 @@ func (e *Engine) sendEvent(ctx context.Context, run string, req cairn.EventReque
 	}
 	res, err := mutate(ctx, e.commits, run, func(r *runRecord, fx *effects) (*cairn.EventResult, error) {
 		res := &cairn.EventResult{Resumed: []string{}}
-		if req.ID != "" {
-			for _, j := range r.Journal {
-				if j.Type == cairn.JournalEventReceived && j.Message == req.ID {
-					res.Duplicate = true
-					return res, nil
-				}
-			}
+		if res.Duplicate = req.ID != "" && slices.ContainsFunc(r.Journal, func(j cairn.JournalEntry) bool {
+			return j.Type == cairn.JournalEventReceived && j.Message == req.ID
+		}); res.Duplicate {
+			return res, nil
 		}
 		if err := e.takesEvents(r, fx.now); err != nil {
 			return nil, err
@@ -564,10 +553,7 @@ func (e *Engine) eventTarget(ctx context.Context, run string, payload *json.RawM
 // takesEvents refuses an event, or an update, to a run that ended (or
 // whose deadline passed: it ends now).
 func (e *Engine) takesEvents(r *runRecord, now time.Time) error {
-	if !r.Status.Terminal() {
-		e.checkDeadline(r, now)
-	}
-	if r.Status.Terminal() {
+	if e.checkDeadline(r, now); r.Status.Terminal() {
 		return &ConflictError{Message: fmt.Sprintf("run %s ended (%s); events and updates are not accepted", r.ID, r.Status)}
 	}
 	return nil

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"time"
 
@@ -9,12 +10,9 @@ import (
 	"github.com/cairn-dev/cairn/engine/internal/update"
 )
 
-// Updates: a request sent to a live run that gets the run's answer, once
-// per update id (engine/internal/update; docs/DECISIONS.md, Updates).
-
-// SendUpdate delivers an update to a run as an event of its name, which
-// a wait takes (refused when no wait, nor function, of the run is left
-// to take it), and holds up to req.WaitMs for its answer.
+// SendUpdate delivers an update to a run, once per id, as an event of its
+// name that a wait (or a function) must be left to take, and holds up to
+// req.WaitMs for its answer (engine/internal/update).
 func (e *Engine) SendUpdate(ctx context.Context, run string, req cairn.UpdateRequest) (*cairn.Update, error) {
 	if err := update.Check(&req, e.cfg.MaxOutputBytes, func() string { return newRunID(e.now()) }); err != nil {
 		return nil, err
@@ -25,7 +23,7 @@ func (e *Engine) SendUpdate(ctx context.Context, run string, req cairn.UpdateReq
 		return nil, err
 	}
 	u, err := mutate(ctx, e.commits, run, func(r *runRecord, fx *effects) (*cairn.Update, error) {
-		if u := r.Updates.Find(req.ID); u != nil { // sent again: the same update, delivered once
+		if u := r.Updates.Find(req.ID); u != nil { // sent again: the same update
 			return e.updateRun(r, d).View(*u), u.Again(req.Name, sum)
 		}
 		if err := e.takesEvents(r, fx.now); err != nil {
@@ -46,41 +44,32 @@ func (e *Engine) SendUpdate(ctx context.Context, run string, req cairn.UpdateReq
 }
 
 // AwaitUpdate returns update id of run, held up to wait (capped at the
-// claim hold, as a run's status) until it is answered or failed.
+// claim hold) until it is answered or failed.
 func (e *Engine) AwaitUpdate(ctx context.Context, run, id string, wait time.Duration) (*cairn.Update, error) {
-	view := func(r *runRecord) *cairn.Update {
-		if u := r.Updates.Find(id); u != nil {
-			d, _ := e.definition(ctx, r.Workflow, r.rev())
-			return e.updateRun(r, d).View(*u)
+	view := func(r *runRecord) (*cairn.Update, error) {
+		d, err := e.definition(ctx, r.Workflow, r.rev())
+		if err != nil {
+			return nil, err
 		}
-		return nil
+		return e.updateRun(r, d).Find(r.Updates, id)
 	}
-	hold := func(ctx context.Context, run string) (*runRecord, error) {
-		return e.holdRun(ctx, run, wait, func(r *runRecord) bool { u := view(r); return u == nil || u.Done() })
+	read := e.readRun
+	if wait > 0 {
+		read = func(ctx context.Context, run string) (*runRecord, error) {
+			return e.holdRun(ctx, run, wait, func(r *runRecord) bool { u, err := view(r); return err != nil || u.Done() })
+		}
 	}
-	if wait <= 0 {
-		hold = e.readRun
-	}
-	r, err := hold(ctx, run)
+	r, err := read(ctx, run)
 	if err != nil {
 		return nil, err
 	}
-	if u := view(r); u != nil {
-		return u, nil
-	}
-	return nil, &NotFoundError{What: "update", ID: id}
+	return view(r)
 }
 
-// updateRun is what an update of r is decided on (d nil: no step).
+// updateRun is what r's updates are decided on.
 func (e *Engine) updateRun(r *runRecord, d *definition) update.Run {
-	u := update.Run{ID: r.ID, Status: r.Status, State: func(id string) update.Step {
-		if st := r.Steps[id]; st != nil && d != nil && d.Step(id) != nil {
-			return update.Step{Def: d.Step(id), Status: st.Status, Output: st.Output, Error: st.Error, Ops: st.Ops}
-		}
-		return update.Step{}
+	return update.Run{ID: r.ID, Status: r.Status, Steps: d.Steps, State: func(id string) update.Step {
+		st := cmp.Or(r.Steps[id], &stepState{})
+		return update.Step{Def: d.Step(id), Status: st.Status, Output: st.Output, Error: st.Error, Ops: st.Ops}
 	}}
-	if d != nil {
-		u.Steps = d.Steps
-	}
-	return u
 }

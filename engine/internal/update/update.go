@@ -21,7 +21,7 @@ import (
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/engine/internal/errs"
-	"github.com/cairn-dev/cairn/engine/internal/keys"
+	"github.com/cairn-dev/cairn/engine/internal/trigger"
 )
 
 // Max is how many updates one run's record keeps.
@@ -71,20 +71,13 @@ func Sum(name string, input json.RawMessage) string {
 
 // Check validates a request's fields and gives it an id when it has none.
 func Check(req *cairn.UpdateRequest, maxInput int, newID func() string) error {
-	if err := keys.Text.Check("name", req.Name); err != nil {
+	if err := trigger.CheckEvent(req.Name, req.ID, req.Input, "input", maxInput); err != nil {
 		return err
 	}
-	if req.ID == "" {
-		req.ID = newID()
-	} else if err := keys.Text.Check("id", req.ID); err != nil {
-		return err
-	}
-	switch {
-	case len(req.Input) > maxInput:
-		return cairn.ValidationError{{Field: "input", Message: fmt.Sprintf("%d bytes, over the %d-byte limit", len(req.Input), maxInput)}}
-	case req.WaitMs < 0:
+	if req.WaitMs < 0 {
 		return cairn.ValidationError{{Field: "wait_ms", Message: "must not be negative"}}
 	}
+	req.ID = cmp.Or(req.ID, newID())
 	return nil
 }
 
@@ -141,6 +134,14 @@ func (run Run) taker(name string) bool {
 		}
 	}
 	return false
+}
+
+// Find is the update of id in log as the run answers it now.
+func (run Run) Find(log Log, id string) (*cairn.Update, error) {
+	if rec := log.Find(id); rec != nil {
+		return run.View(*rec), nil
+	}
+	return nil, &errs.NotFoundError{What: "update", ID: id}
 }
 
 // View is update rec as the run answers it now.

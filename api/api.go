@@ -85,6 +85,7 @@ func New(e *engine.Engine, cfg Config) *API {
 	a.registerPauseOps()
 	a.registerEventOps()  // events.go
 	a.registerStreamOps() // streams.go
+	a.registerUpdateOps() // updates.go
 	publishKindOptions(a.huma.OpenAPI().Components.Schemas)
 	addLinks(a.huma.OpenAPI())
 	a.handler = a.recoverPanics(a.routeProblems(mux))

@@ -25,6 +25,8 @@ class Step:
     Attributes:
         id (str): Unique within the workflow; a CEL identifier-like name.
         after (list[str] | Unset): Steps that must complete before this one starts.
+        answer (str | Unset): Wait steps: the step, after this one, whose output answers an update the wait takes (POST
+            /runs/{run}/updates). Unset: the wait's own output (the update's input) answers.
         child_version (str | Unset): Child steps: the child workflow's version (default: its newest when the step
             starts).
         concurrency (ConcurrencyLimit | Unset):
@@ -66,6 +68,7 @@ class Step:
 
     id: str
     after: list[str] | Unset = UNSET
+    answer: str | Unset = UNSET
     child_version: str | Unset = UNSET
     concurrency: ConcurrencyLimit | Unset = UNSET
     delivery: StepDelivery | Unset = UNSET
@@ -95,6 +98,8 @@ class Step:
         after: list[str] | Unset = UNSET
         if not isinstance(self.after, Unset):
             after = self.after
+
+        answer = self.answer
 
         child_version = self.child_version
 
@@ -163,6 +168,8 @@ class Step:
         )
         if after is not UNSET:
             field_dict["after"] = after
+        if answer is not UNSET:
+            field_dict["answer"] = answer
         if child_version is not UNSET:
             field_dict["child_version"] = child_version
         if concurrency is not UNSET:
@@ -221,6 +228,8 @@ class Step:
         id = d.pop("id")
 
         after = cast(list[str], d.pop("after", UNSET))
+
+        answer = d.pop("answer", UNSET)
 
         child_version = d.pop("child_version", UNSET)
 
@@ -299,6 +308,7 @@ class Step:
         step = cls(
             id=id,
             after=after,
+            answer=answer,
             child_version=child_version,
             concurrency=concurrency,
             delivery=delivery,

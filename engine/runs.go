@@ -224,7 +224,7 @@ func (e *Engine) createRun(ctx context.Context, r *runRecord, fx *effects, keyed
 	retriedTimer, err := throttle.Retry(ctx, &e.startRetry, startRetries, startRetryBase, blob.IsRetryable, func() (err error) {
 		timerKey, err = e.armTimer(ctx, r, fx.now) // when the run needs one
 		if timerKey != "" || err != nil {
-			e.admit.wrote(e.now(), err)
+			e.admit.Saw(e.now(), err)
 		}
 		return err
 	})
@@ -238,7 +238,7 @@ func (e *Engine) createRun(ctx context.Context, r *runRecord, fx *effects, keyed
 	var v blob.Version
 	retriedCreate, err := throttle.Retry(ctx, &e.startRetry, startRetries, startRetryBase, blob.IsRetryable, func() (err error) {
 		v, err = e.store.Create(ctx, e.keys.Run(r.ID), data)
-		e.admit.wrote(e.now(), err)
+		e.admit.Saw(e.now(), err)
 		return err
 	})
 	if err == nil && !retriedTimer && !retriedCreate {

@@ -32,11 +32,14 @@ const (
 	// OpInvoke ran another workflow: a started record, then the engine's
 	// completed (the run's output) or failed one (its error).
 	OpInvoke OperationKind = "invoke"
+	// OpReply answers an update the function's wait took (its update):
+	// the result is the answer (update.go).
+	OpReply OperationKind = "reply"
 )
 
 // Values lists every operation kind (the API's enum).
 func (OperationKind) Values() []OperationKind {
-	return []OperationKind{OpStep, OpSleep, OpValue, OpPatch, OpWait, OpInvoke}
+	return []OperationKind{OpStep, OpSleep, OpValue, OpPatch, OpWait, OpInvoke, OpReply}
 }
 
 // OperationStatus is how far an operation got.
@@ -68,6 +71,7 @@ type Operation struct {
 	Error  *ErrorInfo      `json:"error,omitempty" doc:"A failed operation's error."`
 	WakeAt *time.Time      `json:"wake_at,omitempty" doc:"A sleep's end."`
 	At     time.Time       `json:"at,omitempty" doc:"When the engine recorded it (set by the engine)."`
+	Update string          `json:"update,omitempty" maxLength:"128" doc:"A wait's: the id of the update it took (set by the engine). A reply's: the id of the update it answers."`
 }
 
 // ClassNondeterminism: a function's body, replayed, reached operations

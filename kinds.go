@@ -50,7 +50,7 @@ type kindCheck func(s *Step, add func(field, format string, args ...any))
 // generated.
 var kindOptions = map[StepKind][]string{
 	KindTask:  {"delivery", "retry", "timeout", "max_deliveries", "concurrency", "rate_limit", "priority", "requires_labels", "cache"},
-	KindWait:  {"event", "events", "if", "wait_timeout"},
+	KindWait:  {"event", "events", "if", "wait_timeout", "answer"},
 	KindSleep: {"duration"},
 	// A map's items are task attempts: they take a task's delivery,
 	// retry, timeout and max_deliveries.
@@ -77,6 +77,7 @@ var stepOptions = map[string]func(s *Step) bool{
 	"events":                    func(s *Step) bool { return len(s.Events) > 0 },
 	"if":                        func(s *Step) bool { return s.If != "" },
 	"wait_timeout":              func(s *Step) bool { return s.WaitTimeout != 0 },
+	"answer":                    func(s *Step) bool { return s.Answer != "" },
 	"duration":                  func(s *Step) bool { return s.Duration != 0 },
 	"items":                     func(s *Step) bool { return s.Items != "" },
 	"max_concurrency":           func(s *Step) bool { return s.MaxConcurrency != 0 },

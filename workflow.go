@@ -120,6 +120,7 @@ type Step struct {
 	Events      []string `json:"events,omitempty" nullable:"false" maxItems:"16" doc:"Wait steps, instead of event: the wait resumes on the first of these events (matching if) to come; its output is {event, id, payload}, event naming which came."`
 	If          string   `json:"if,omitempty" maxLength:"2000" doc:"Wait steps: a CEL condition over event (name, id, payload), input, state, steps.<id>.output and run (bare, or as ${expr}): the wait takes only the events for which it is true; the others are left for other waits, or kept. An event it cannot be evaluated on (a missing field, not a bool) is not taken."`
 	WaitTimeout Duration `json:"wait_timeout,omitempty" doc:"Wait steps: fail the step with class timeout after this long (default: wait forever)."`
+	Answer      string   `json:"answer,omitempty" maxLength:"64" doc:"Wait steps: the step, after this one, whose output answers an update the wait takes (POST /runs/{run}/updates). Unset: the wait's own output (the update's input) answers."`
 	// Sleep options.
 	Duration Duration `json:"duration,omitempty" doc:"Sleep steps: how long to sleep."`
 	// Flow control (flow.go), task steps.
@@ -258,6 +259,7 @@ func (w *Workflow) Validate(prefix string) error {
 		checkStepOptions(&s, stepAdd)
 	}
 	w.checkAfter(index, add)
+	w.checkAnswers(index, add) // update.go
 	w.validateFlow(func(field, format string, args ...any) { add(field, format, args...) })
 	w.validateOnFailure(add) // compensation.go
 	w.validateTriggers(add)  // events.go

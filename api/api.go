@@ -92,6 +92,7 @@ func New(e *engine.Engine, cfg Config) *API {
 	a.registerStreamOps() // streams.go
 	a.registerClockOps()  // testclock.go
 	a.registerCacheOps()  // cache.go
+	a.registerUpdateOps() // updates.go
 	publishKindOptions(a.huma.OpenAPI().Components.Schemas)
 	addLinks(a.huma.OpenAPI())
 	a.handler = a.recoverPanics(a.routeProblems(mux))

@@ -50,6 +50,7 @@ func enumSchemas(r huma.Registry) {
 	registerEnum[cairn.JournalType](r)
 	registerEnum[cairn.Reason](r)
 	registerEnum[cairn.CompensationStatus](r)
+	registerEnum[cairn.UpdateStatus](r)
 }
 
 // schemaName names the spec's schemas: a named Go type keeps its name

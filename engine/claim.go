@@ -529,7 +529,7 @@ func (e *Engine) claimInput(ctx context.Context, r *runRecord, d *definition, s 
 // the attempt. A version of "" with no error: ours, its version unknown.
 func (e *Engine) createLease(ctx context.Context, key string, l *leaseRecord, now time.Time) (blob.Version, error) {
 	ver, err := e.store.Create(ctx, key, object.JSON(l))
-	e.admit.wrote(now, err)
+	e.admit.Saw(now, err)
 	lost := e.unsettled.Get(key) // earlier creates of this attempt here whose outcome is unknown
 	if err != nil && (!errors.Is(err, blob.ErrPreconditionFailed) || errors.Is(err, blob.ErrRetriedWrite) || len(lost) > 0) {
 		got, gver, rerr := readJSON[leaseRecord](ctx, e.store, key)

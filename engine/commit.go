@@ -150,6 +150,6 @@ func (e *Engine) writeRun(ctx context.Context, r *runRecord, ver blob.Version, f
 	}
 	data := object.JSON(r)
 	nv, err := e.store.Swap(ctx, e.keys.RunOf(r.Layout, r.ID), data, ver)
-	e.admit.wrote(fx.now, err)
+	e.admit.Saw(fx.now, err)
 	return data, nv, err
 }

@@ -55,6 +55,7 @@ func (e *Engine) resumeWait(r *runRecord, s *cairn.Step, ev eventRecord, fx *eff
 		st.Output = object.JSON(map[string]any{"event": ev.Name, "id": ev.ID, "payload": st.Output})
 	}
 	r.journal(fx.now, cairn.JournalEntry{Type: cairn.JournalStepCompleted, Step: s.ID, Message: "event " + ev.Name + " received", Data: ev.Payload})
+	r.Updates.Took(ev.Update, s.ID)
 }
 
 // Publish publishes an event: each workflow whose newest version has a

@@ -224,10 +224,9 @@ func (e *Engine) suspend(r *runRecord, d *definition, l *leaseRecord, until time
 // for, and makes its next attempt claimable now.
 func (e *Engine) eventArrived(r *runRecord, step string, ev eventRecord, fx *effects) {
 	st := r.Steps[step]
-	op := cairn.Operation{ID: st.Wait.Op, Seq: len(st.Ops), Kind: cairn.OpWait, Status: cairn.OpCompleted, Result: ev.Payload, At: fx.now}
-	if len(op.Result) == 0 {
-		op.Result = []byte("null")
-	}
+	op := history.Outcome(st.Wait.Op, len(st.Ops), cairn.OpWait, ev.Payload, nil, fx.now)
+	op.Update = ev.Update
+	r.Updates.Took(ev.Update, step)
 	st.Ops, st.Wait = append(st.Ops, op), nil
 	r.journal(fx.now, cairn.JournalEntry{Type: cairn.JournalOperation, Step: step, Message: "wait " + op.ID + " completed: event " + ev.Name + " received", Data: ev.Payload})
 	e.readyNow(r, step, fx)
@@ -308,12 +307,7 @@ func (e *Engine) invokeDone(ctx context.Context, run, step, op, child string, ou
 		if r.Status.Terminal() || st == nil || st.Wait == nil || st.Wait.Op != op || st.Wait.Invoke == nil {
 			return struct{}{}, nil
 		}
-		o := cairn.Operation{ID: op, Seq: len(st.Ops), Kind: cairn.OpInvoke, Status: cairn.OpCompleted, Result: output, Error: why, At: fx.now}
-		if why != nil {
-			o.Status = cairn.OpFailed
-		} else if len(o.Result) == 0 {
-			o.Result = json.RawMessage("null")
-		}
+		o := history.Outcome(op, len(st.Ops), cairn.OpInvoke, output, why, fx.now)
 		st.Ops, st.Wait = append(st.Ops, o), nil
 		r.journal(fx.now, cairn.JournalEntry{Type: cairn.JournalOperation, Step: step, Error: why, Message: "invoke " + op + " " + string(o.Status) + " (child run " + child + ")"})
 		e.readyNow(r, step, fx)

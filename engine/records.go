@@ -7,6 +7,7 @@ import (
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/engine/internal/catalog"
 	"github.com/cairn-dev/cairn/engine/internal/keys"
+	"github.com/cairn-dev/cairn/engine/internal/update"
 	"github.com/cairn-dev/cairn/engine/internal/workers"
 )
 
@@ -28,6 +29,7 @@ type runRecord struct {
 	Budget         *cairn.Budget              `json:"budget,omitempty"`
 	Steps          map[string]*stepState      `json:"steps"`
 	Events         []eventRecord              `json:"events,omitempty"`
+	Updates        update.Log                 `json:"updates,omitempty"` // updates.go
 	Output         json.RawMessage            `json:"output,omitempty"`
 	Error          *cairn.ErrorInfo           `json:"error,omitempty"`
 	Usage          cairn.Usage                `json:"usage"`
@@ -120,6 +122,7 @@ type eventRecord struct {
 	Payload    json.RawMessage `json:"payload,omitempty"`
 	ReceivedAt time.Time       `json:"received_at"`
 	ID         string          `json:"id,omitempty"`
+	Update     string          `json:"update,omitempty"` // the update's id, when it is one (updates.go)
 }
 
 // Lease states.

@@ -225,7 +225,7 @@ func (e *Engine) createRun(ctx context.Context, r *runRecord, fx *effects, keyed
 	retriedTimer, err := throttle.Retry(ctx, &e.startRetry, startRetries, startRetryBase, blob.IsRetryable, func() (err error) {
 		timerKey, err = e.armTimer(ctx, r, fx.now) // when the run needs one
 		if timerKey != "" || err != nil {
-			e.admit.wrote(e.now(), err)
+			e.admit.Saw(e.now(), err)
 		}
 		return err
 	})
@@ -239,7 +239,7 @@ func (e *Engine) createRun(ctx context.Context, r *runRecord, fx *effects, keyed
 	var v blob.Version
 	retriedCreate, err := throttle.Retry(ctx, &e.startRetry, startRetries, startRetryBase, blob.IsRetryable, func() (err error) {
 		v, err = e.store.Create(ctx, e.keys.Run(r.ID), data)
-		e.admit.wrote(e.now(), err)
+		e.admit.Saw(e.now(), err)
 		return err
 	})
 	if err == nil && !retriedTimer && !retriedCreate {
@@ -503,69 +503,82 @@ func (e *Engine) SendEvent(ctx context.Context, run string, req cairn.EventReque
 
 // sendEvent is SendEvent, and the run's definition.
 func (e *Engine) sendEvent(ctx context.Context, run string, req cairn.EventRequest) (*cairn.EventResult, *definition, error) {
-	if err := keys.RunID.Check("run", run); err != nil {
+	if err := trigger.CheckEvent(req.Name, req.ID, req.Payload, "payload", e.cfg.MaxOutputBytes); err != nil {
 		return nil, nil, err
 	}
-	if err := keys.Text.Check("name", req.Name); err != nil {
-		return nil, nil, err
-	}
-	if req.ID != "" {
-		if err := keys.Text.Check("id", req.ID); err != nil {
-			return nil, nil, err
-		}
-	}
-	if len(req.Payload) > e.cfg.MaxOutputBytes {
-		return nil, nil, cairn.ValidationError{{Field: "payload", Message: fmt.Sprintf("%d bytes, over the %d-byte limit", len(req.Payload), e.cfg.MaxOutputBytes)}}
-	}
-	r0, err := e.readRun(ctx, run)
-	if err != nil {
-		return nil, nil, err
-	}
-	if !r0.Status.Terminal() { // the run exists: its payload goes first
-		if req.Payload, err = e.payloads.Externalize(ctx, run, req.Payload); err != nil {
-			return nil, nil, err
-		}
-	}
-	d, err := e.definition(ctx, r0.Workflow, r0.rev())
+	d, err := e.eventTarget(ctx, run, &req.Payload)
 	if err != nil {
 		return nil, nil, err
 	}
 	res, err := mutate(ctx, e.commits, run, func(r *runRecord, fx *effects) (*cairn.EventResult, error) {
 		res := &cairn.EventResult{Resumed: []string{}}
-		if req.ID != "" {
-			for _, j := range r.Journal {
-				if j.Type == cairn.JournalEventReceived && j.Message == req.ID {
-					res.Duplicate = true
-					return res, nil
-				}
-			}
+		if res.Duplicate = req.ID != "" && slices.ContainsFunc(r.Journal, func(j cairn.JournalEntry) bool {
+			return j.Type == cairn.JournalEventReceived && j.Message == req.ID
+		}); res.Duplicate {
+			return res, nil
 		}
-		if r.Status.Terminal() {
-			return nil, &ConflictError{Message: fmt.Sprintf("run %s already ended (%s); events are not accepted", run, r.Status)}
-		}
-		e.checkDeadline(r, fx.now)
-		if r.Status.Terminal() {
-			return nil, &ConflictError{Message: fmt.Sprintf("run %s timed out; events are not accepted", run)}
+		if err := e.takesEvents(r, fx.now); err != nil {
+			return nil, err
 		}
 		ev := eventRecord{Name: req.Name, Payload: req.Payload, ReceivedAt: fx.now, ID: req.ID}
 		r.journal(fx.now, cairn.JournalEntry{Type: cairn.JournalEventReceived, Message: req.ID, Data: object.JSON(map[string]any{"name": req.Name, "payload": req.Payload})})
-		for _, s := range d.Steps {
-			if k := kindOf(&s); k.event != nil && k.event(e, r, d, &s, ev, fx) {
-				res.Resumed = append(res.Resumed, s.ID)
-				break // one wait takes an event (docs/DECISIONS.md 9.5)
-			}
+		var err error
+		res.Resumed, res.Recorded, err = e.deliver(r, d, ev, fx)
+		if err != nil {
+			return nil, err
 		}
-		if len(res.Resumed) == 0 {
-			if len(r.Events) >= e.cfg.MaxPendingEvents {
-				return nil, &ConflictError{Message: fmt.Sprintf("run %s already holds %d events no step has waited for", run, len(r.Events))}
-			}
-			r.Events = append(r.Events, ev)
-			res.Recorded = true
-		}
-		e.advance(r, d, fx)
 		return res, nil
 	})
 	return res, d, err
+}
+
+// eventTarget returns the definition of the run an event (or an update)
+// is sent to, once its payload is stored as a payload of the run when it
+// is over the inline limit.
+func (e *Engine) eventTarget(ctx context.Context, run string, payload *json.RawMessage) (*definition, error) {
+	if err := keys.RunID.Check("run", run); err != nil {
+		return nil, err
+	}
+	r0, err := e.readRun(ctx, run)
+	if err != nil {
+		return nil, err
+	}
+	if !r0.Status.Terminal() { // the run exists: its payload goes first
+		if *payload, err = e.payloads.Externalize(ctx, run, *payload); err != nil {
+			return nil, err
+		}
+	}
+	return e.definition(ctx, r0.Workflow, r0.rev())
+}
+
+// takesEvents refuses an event, or an update, to a run that ended (or
+// whose deadline passed: it ends now).
+func (e *Engine) takesEvents(r *runRecord, now time.Time) error {
+	if e.checkDeadline(r, now); r.Status.Terminal() {
+		return &ConflictError{Message: fmt.Sprintf("run %s ended (%s); events and updates are not accepted", r.ID, r.Status)}
+	}
+	return nil
+}
+
+// deliver gives ev to the first step, in the definition's order, that
+// takes it (one wait takes an event: docs/DECISIONS.md 9.5), or keeps it
+// for a later wait (kept), and advances the run.
+func (e *Engine) deliver(r *runRecord, d *definition, ev eventRecord, fx *effects) (resumed []string, kept bool, err error) {
+	resumed = []string{}
+	for _, s := range d.Steps {
+		if k := kindOf(&s); k.event != nil && k.event(e, r, d, &s, ev, fx) {
+			resumed = append(resumed, s.ID)
+			break
+		}
+	}
+	if len(resumed) == 0 {
+		if len(r.Events) >= e.cfg.MaxPendingEvents {
+			return nil, false, &ConflictError{Message: fmt.Sprintf("run %s already holds %d events no step has waited for", r.ID, len(r.Events))}
+		}
+		r.Events, kept = append(r.Events, ev), true
+	}
+	e.advance(r, d, fx)
+	return resumed, kept, nil
 }
 
 // KeptInputBytes is the largest rendered input a lease keeps for

@@ -156,11 +156,11 @@ func TestAdmissionShare(t *testing.T) {
 			at := now.Add(time.Duration(i) * 10 * time.Millisecond)
 			switch {
 			case i < refused:
-				a.wrote(at, throttled)
+				a.Saw(at, throttled)
 			case other != nil && i%2 == 0:
-				a.wrote(at, other)
+				a.Saw(at, other)
 			default:
-				a.wrote(at, nil)
+				a.Saw(at, nil)
 			}
 		}
 	}

@@ -77,7 +77,6 @@ func (e *Engine) watchRun(ctx context.Context, id string, after int64, untilEnd 
 	if wait <= 0 {
 		return e.readRun(ctx, id)
 	}
-	deadline := hold.Until(ctx, wait, e.MaxClaimHold())
 	if !untilEnd {
 		if r := e.cachedRun(id, after+1); r != nil {
 			return r, nil
@@ -85,10 +84,16 @@ func (e *Engine) watchRun(ctx context.Context, id string, after int64, untilEnd 
 	} else if r := e.cachedRun(id, 0); r != nil && r.Status.Terminal() {
 		return r, nil // ended is final: any copy that says so is current
 	}
+	return e.holdRun(ctx, id, wait, func(r *runRecord) bool { return r.Status.Terminal() || !untilEnd && r.Rev > after })
+}
+
+// holdRun returns run's record once answers holds of it, holding up to
+// wait capped at the claim hold (watch.Hold).
+func (e *Engine) holdRun(ctx context.Context, id string, wait time.Duration, answers func(*runRecord) bool) (*runRecord, error) {
 	return watch.Hold[runRecord]{
-		Run: id, Fallback: e.cfg.FallbackInterval, Deadline: deadline, Done: e.draining,
+		Run: id, Fallback: e.cfg.FallbackInterval, Deadline: hold.Until(ctx, wait, e.MaxClaimHold()), Done: e.draining,
 		Rev:     func(r *runRecord) int64 { return r.Rev },
-		Answers: func(r *runRecord) bool { return r.Status.Terminal() || !untilEnd && r.Rev > after },
+		Answers: answers,
 		Read:    func(ctx context.Context) (*runRecord, error) { return e.readRun(ctx, id) },
 		Cached:  func(rev int64) *runRecord { return e.cachedRun(id, rev) },
 	}.Wait(ctx, e.watch)

@@ -907,6 +907,16 @@ func (fc *Durable) Parallel(name string, branches ...func(fc *Durable) error) er
 // an error of class timeout (the body may handle it). An event sent
 // before the wait starts is kept for it.
 func (fc *Durable) WaitEvent(name, event string, timeout time.Duration) (json.RawMessage, error) {
+	op, err := fc.wait(name, event, timeout)
+	if err != nil {
+		return nil, err
+	}
+	return fc.resolve(op.Result) // an event's payload may be stored by reference
+}
+
+// wait is WaitEvent's operation: its completed record, once the engine
+// recorded the event.
+func (fc *Durable) wait(name, event string, timeout time.Duration) (*client.Operation, error) {
 	fc.mu.Lock()
 	id, recs, err := fc.begin(name, cairn.OpWait)
 	if err != nil {
@@ -937,7 +947,7 @@ func (fc *Durable) WaitEvent(name, event string, timeout time.Duration) (json.Ra
 	fc.mu.Unlock()
 	switch {
 	case outcome != nil && outcome.Status == string(cairn.OpCompleted):
-		return fc.resolve(outcome.Result) // an event's payload may be stored by reference
+		return outcome, nil
 	case outcome != nil:
 		return nil, opError(outcome.Error)
 	}

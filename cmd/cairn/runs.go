@@ -33,7 +33,7 @@ of the bucket reads the newest runs first. (Batch ids are plain ULIDs,
 schedule ids lower case: see docs/CLI.md.)`,
 	}
 	cmd.AddCommand(newRunsStartCmd(cf), newRunsGetCmd(cf), newRunsListCmd(cf), newRunsJournalCmd(cf),
-		newRunsCancelCmd(cf), newRunsPauseCmd(cf, false), newRunsPauseCmd(cf, true), newRunsEventCmd(cf), newRunsWatchCmd(cf), newRunsRerunCmd(cf), newRunsDeleteCmd(cf), newRunsInputCmd(cf))
+		newRunsCancelCmd(cf), newRunsPauseCmd(cf, false), newRunsPauseCmd(cf, true), newRunsEventCmd(cf), newRunsUpdateCmd(cf), newRunsWatchCmd(cf), newRunsRerunCmd(cf), newRunsDeleteCmd(cf), newRunsInputCmd(cf))
 	return cmd
 }
 

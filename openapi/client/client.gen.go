@@ -725,6 +725,27 @@ func (e StepViewStatus) Valid() bool {
 	}
 }
 
+// Defines values for UpdateStatus.
+const (
+	UpdateStatusAccepted UpdateStatus = "accepted"
+	UpdateStatusAnswered UpdateStatus = "answered"
+	UpdateStatusFailed   UpdateStatus = "failed"
+)
+
+// Valid indicates whether the value is a known member of the UpdateStatus enum.
+func (e UpdateStatus) Valid() bool {
+	switch e {
+	case UpdateStatusAccepted:
+		return true
+	case UpdateStatusAnswered:
+		return true
+	case UpdateStatusFailed:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ListRunsParamsStatus.
 const (
 	ListRunsParamsStatusCancelled ListRunsParamsStatus = "cancelled"
@@ -1335,6 +1356,9 @@ type Operation struct {
 	Seq    int64  `json:"seq"`
 	Status string `json:"status"`
 
+	// Update A wait's: the id of the update it took (set by the engine). A reply's: the id of the update it answers.
+	Update *string `json:"update,omitempty"`
+
 	// WakeAt A sleep's end.
 	WakeAt *time.Time `json:"wake_at,omitempty"`
 }
@@ -1805,8 +1829,11 @@ type StartResult struct {
 // Step defines model for Step.
 type Step struct {
 	// After Steps that must complete before this one starts.
-	After *[]string  `json:"after,omitempty"`
-	Cache *StepCache `json:"cache,omitempty"`
+	After *[]string `json:"after,omitempty"`
+
+	// Answer Wait steps: the step, after this one, whose output answers an update the wait takes (POST /runs/{run}/updates). Unset: the wait's own output (the update's input) answers.
+	Answer *string    `json:"answer,omitempty"`
+	Cache  *StepCache `json:"cache,omitempty"`
 
 	// ChildVersion Child steps: the child workflow's version (default: its newest when the step starts).
 	ChildVersion *string           `json:"child_version,omitempty"`
@@ -2033,6 +2060,47 @@ type TriggeredRun struct {
 	Workflow string `json:"workflow"`
 }
 
+// Update defines model for Update.
+type Update struct {
+	// AcceptedAt When the run got it.
+	AcceptedAt time.Time `json:"accepted_at"`
+
+	// Answer When answered: the output of the step the wait's answer names (the wait's own when unset), or what the function replied. A value over the inline limit is a payload reference, as outputs are.
+	Answer json.RawMessage `json:"answer,omitempty"`
+	Error  *ErrorInfo      `json:"error,omitempty"`
+
+	// Id The update's id.
+	Id string `json:"id"`
+
+	// Name Its name.
+	Name string `json:"name"`
+
+	// Run The run it was sent to.
+	Run    string       `json:"run"`
+	Status UpdateStatus `json:"status"`
+
+	// Step The step that took it: a wait step, or a function step. Empty while no step has.
+	Step *string `json:"step,omitempty"`
+}
+
+// UpdateStatus defines model for Update.Status.
+type UpdateStatus string
+
+// UpdateRequest defines model for UpdateRequest.
+type UpdateRequest struct {
+	// Id The update's id: a request sent again with the same id (and the same name and input) answers the same update, which the run got once; with another name or input it is a 409. Generated when empty (then a retry is a second update).
+	Id *string `json:"id,omitempty"`
+
+	// Input Any JSON: the output of the wait step that takes it (the payload of an event).
+	Input json.RawMessage `json:"input,omitempty"`
+
+	// Name The update's name: the event name a wait step (or a function's wait) of the run waits for.
+	Name string `json:"name"`
+
+	// WaitMs Hold the request up to this long (capped at 4/5 of the max request time) for the answer; 0 answers at once. Answered 200 when the update is answered or failed, else 202 with the update to poll.
+	WaitMs *int64 `json:"wait_ms,omitempty"`
+}
+
 // Usage defines model for Usage.
 type Usage struct {
 	// CostUsd Priced by the engine (over every model); ignored on input.
@@ -2190,6 +2258,12 @@ type StreamRunParams struct {
 	LastEventID *string `json:"Last-Event-ID,omitempty"`
 }
 
+// GetUpdateParams defines parameters for GetUpdate.
+type GetUpdateParams struct {
+	// WaitMs Hold the request up to this long (capped at 4/5 of the max request time) until the update is answered or failed. 0 answers at once.
+	WaitMs *int64 `form:"wait_ms,omitempty" json:"wait_ms,omitempty"`
+}
+
 // ListSchedulesParams defines parameters for ListSchedules.
 type ListSchedulesParams struct {
 	// Limit Page size (default and cap 100).
@@ -2237,6 +2311,9 @@ type SendEventJSONRequestBody = EventRequest
 
 // RerunRunJSONRequestBody defines body for RerunRun for application/json ContentType.
 type RerunRunJSONRequestBody = RerunRequest
+
+// SendUpdateJSONRequestBody defines body for SendUpdate for application/json ContentType.
+type SendUpdateJSONRequestBody = UpdateRequest
 
 // CreateScheduleJSONRequestBody defines body for CreateSchedule for application/json ContentType.
 type CreateScheduleJSONRequestBody = ScheduleRequest
@@ -2635,6 +2712,37 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /v1/api/runs/{run}/stream (the `StreamRun` operationId).
 	StreamRun(ctx context.Context, run string, params *StreamRunParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// SendUpdateWithBody Send an update to a run and get its answer
+	//
+	// Sends a request to a live run and holds up to wait_ms for the run's answer: 200 with the update once answered (or failed: the step that answers failed, or the run ended first), else 202 with the update, to poll at Location. An update is delivered like an event of its name: the first wait step, in the definition's order, waiting for it (or a function's wait) takes it, and its answer is the output of the step that wait names as its answer (the wait's own output, the update's input, when it names none), or what a function replies to it. What cannot be delivered is answered to the caller and recorded nowhere: an unknown run is a 404, an ended run a 409, no wait (nor function) of the run left to take the name a 422 naming name. Sent again with the same id, the same update is answered (delivered once); with another name or input, a 409. Cost: one read and one write of the run record; held, one more read (a commit on this instance then answers with none).
+	//
+	// Needs a key with the `execute` scope.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/api/runs/{run}/updates (the `SendUpdate` operationId).
+	SendUpdateWithBody(ctx context.Context, run string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// SendUpdate Send an update to a run and get its answer
+	//
+	// Sends a request to a live run and holds up to wait_ms for the run's answer: 200 with the update once answered (or failed: the step that answers failed, or the run ended first), else 202 with the update, to poll at Location. An update is delivered like an event of its name: the first wait step, in the definition's order, waiting for it (or a function's wait) takes it, and its answer is the output of the step that wait names as its answer (the wait's own output, the update's input, when it names none), or what a function replies to it. What cannot be delivered is answered to the caller and recorded nowhere: an unknown run is a 404, an ended run a 409, no wait (nor function) of the run left to take the name a 422 naming name. Sent again with the same id, the same update is answered (delivered once); with another name or input, a 409. Cost: one read and one write of the run record; held, one more read (a commit on this instance then answers with none).
+	//
+	// Needs a key with the `execute` scope.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/api/runs/{run}/updates (the `SendUpdate` operationId).
+	SendUpdate(ctx context.Context, run string, body SendUpdateJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetUpdate Get an update sent to a run
+	//
+	// The update and, once it is in, its answer: 200 once answered or failed, 202 while it is not. With wait_ms the request is held until it is (one read, then none per commit on this instance). Audited like reading the run.
+	//
+	// Needs a key with the `read` scope.
+	//
+	// Corresponds with GET /v1/api/runs/{run}/updates/{id} (the `GetUpdate` operationId).
+	GetUpdate(ctx context.Context, run string, id string, params *GetUpdateParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListSchedules List schedules
 	//
@@ -3576,6 +3684,67 @@ func (c *Client) GetStepInput(ctx context.Context, run string, step string, atte
 // Corresponds with GET /v1/api/runs/{run}/stream (the `StreamRun` operationId).
 func (c *Client) StreamRun(ctx context.Context, run string, params *StreamRunParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewStreamRunRequest(c.Server, run, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// SendUpdateWithBody Send an update to a run and get its answer
+//
+// Sends a request to a live run and holds up to wait_ms for the run's answer: 200 with the update once answered (or failed: the step that answers failed, or the run ended first), else 202 with the update, to poll at Location. An update is delivered like an event of its name: the first wait step, in the definition's order, waiting for it (or a function's wait) takes it, and its answer is the output of the step that wait names as its answer (the wait's own output, the update's input, when it names none), or what a function replies to it. What cannot be delivered is answered to the caller and recorded nowhere: an unknown run is a 404, an ended run a 409, no wait (nor function) of the run left to take the name a 422 naming name. Sent again with the same id, the same update is answered (delivered once); with another name or input, a 409. Cost: one read and one write of the run record; held, one more read (a commit on this instance then answers with none).
+//
+// Needs a key with the `execute` scope.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/api/runs/{run}/updates (the `SendUpdate` operationId).
+func (c *Client) SendUpdateWithBody(ctx context.Context, run string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSendUpdateRequestWithBody(c.Server, run, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// SendUpdate Send an update to a run and get its answer
+//
+// Sends a request to a live run and holds up to wait_ms for the run's answer: 200 with the update once answered (or failed: the step that answers failed, or the run ended first), else 202 with the update, to poll at Location. An update is delivered like an event of its name: the first wait step, in the definition's order, waiting for it (or a function's wait) takes it, and its answer is the output of the step that wait names as its answer (the wait's own output, the update's input, when it names none), or what a function replies to it. What cannot be delivered is answered to the caller and recorded nowhere: an unknown run is a 404, an ended run a 409, no wait (nor function) of the run left to take the name a 422 naming name. Sent again with the same id, the same update is answered (delivered once); with another name or input, a 409. Cost: one read and one write of the run record; held, one more read (a commit on this instance then answers with none).
+//
+// Needs a key with the `execute` scope.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/api/runs/{run}/updates (the `SendUpdate` operationId).
+func (c *Client) SendUpdate(ctx context.Context, run string, body SendUpdateJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSendUpdateRequest(c.Server, run, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetUpdate Get an update sent to a run
+//
+// The update and, once it is in, its answer: 200 once answered or failed, 202 while it is not. With wait_ms the request is held until it is (one read, then none per commit on this instance). Audited like reading the run.
+//
+// Needs a key with the `read` scope.
+//
+// Corresponds with GET /v1/api/runs/{run}/updates/{id} (the `GetUpdate` operationId).
+func (c *Client) GetUpdate(ctx context.Context, run string, id string, params *GetUpdateParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetUpdateRequest(c.Server, run, id, params)
 	if err != nil {
 		return nil, err
 	}
@@ -5387,6 +5556,121 @@ func NewStreamRunRequest(server string, run string, params *StreamRunParams) (*h
 	return req, nil
 }
 
+// NewSendUpdateRequest calls the generic SendUpdate builder with application/json body
+func NewSendUpdateRequest(server string, run string, body SendUpdateJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewSendUpdateRequestWithBody(server, run, "application/json", bodyReader)
+}
+
+// NewSendUpdateRequestWithBody constructs an http.Request for the SendUpdate method, with any body, and a specified content type
+func NewSendUpdateRequestWithBody(server string, run string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "run", run, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/api/runs/%s/updates", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewGetUpdateRequest constructs an http.Request for the GetUpdate method
+func NewGetUpdateRequest(server string, run string, id string, params *GetUpdateParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "run", run, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/api/runs/%s/updates/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.WaitMs != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "wait_ms", *params.WaitMs, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewListSchedulesRequest constructs an http.Request for the ListSchedules method
 func NewListSchedulesRequest(server string, params *ListSchedulesParams) (*http.Request, error) {
 	var err error
@@ -6839,6 +7123,39 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v1/api/runs/{run}/stream (the `StreamRun` operationId).
 	StreamRunWithResponse(ctx context.Context, run string, params *StreamRunParams, reqEditors ...RequestEditorFn) (*StreamRunHTTPResponse, error)
+
+	// SendUpdateWithBodyWithResponse Send an update to a run and get its answer
+	//
+	// Sends a request to a live run and holds up to wait_ms for the run's answer: 200 with the update once answered (or failed: the step that answers failed, or the run ended first), else 202 with the update, to poll at Location. An update is delivered like an event of its name: the first wait step, in the definition's order, waiting for it (or a function's wait) takes it, and its answer is the output of the step that wait names as its answer (the wait's own output, the update's input, when it names none), or what a function replies to it. What cannot be delivered is answered to the caller and recorded nowhere: an unknown run is a 404, an ended run a 409, no wait (nor function) of the run left to take the name a 422 naming name. Sent again with the same id, the same update is answered (delivered once); with another name or input, a 409. Cost: one read and one write of the run record; held, one more read (a commit on this instance then answers with none).
+	//
+	// Needs a key with the `execute` scope.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/api/runs/{run}/updates (the `SendUpdate` operationId).
+	SendUpdateWithBodyWithResponse(ctx context.Context, run string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SendUpdateHTTPResponse, error)
+
+	// SendUpdateWithResponse Send an update to a run and get its answer
+	//
+	// Sends a request to a live run and holds up to wait_ms for the run's answer: 200 with the update once answered (or failed: the step that answers failed, or the run ended first), else 202 with the update, to poll at Location. An update is delivered like an event of its name: the first wait step, in the definition's order, waiting for it (or a function's wait) takes it, and its answer is the output of the step that wait names as its answer (the wait's own output, the update's input, when it names none), or what a function replies to it. What cannot be delivered is answered to the caller and recorded nowhere: an unknown run is a 404, an ended run a 409, no wait (nor function) of the run left to take the name a 422 naming name. Sent again with the same id, the same update is answered (delivered once); with another name or input, a 409. Cost: one read and one write of the run record; held, one more read (a commit on this instance then answers with none).
+	//
+	// Needs a key with the `execute` scope.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/api/runs/{run}/updates (the `SendUpdate` operationId).
+	SendUpdateWithResponse(ctx context.Context, run string, body SendUpdateJSONRequestBody, reqEditors ...RequestEditorFn) (*SendUpdateHTTPResponse, error)
+
+	// GetUpdateWithResponse Get an update sent to a run
+	//
+	// The update and, once it is in, its answer: 200 once answered or failed, 202 while it is not. With wait_ms the request is held until it is (one read, then none per commit on this instance). Audited like reading the run.
+	//
+	// Needs a key with the `read` scope.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/api/runs/{run}/updates/{id} (the `GetUpdate` operationId).
+	GetUpdateWithResponse(ctx context.Context, run string, id string, params *GetUpdateParams, reqEditors ...RequestEditorFn) (*GetUpdateHTTPResponse, error)
 
 	// ListSchedulesWithResponse List schedules
 	//
@@ -9346,6 +9663,270 @@ func (r StreamRunHTTPResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r StreamRunHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// SendUpdateHTTPResponse200Headers the declared response headers of an HTTP 200 response for SendUpdate
+type SendUpdateHTTPResponse200Headers struct {
+	Location *string
+}
+
+// SendUpdateHTTPResponse202Headers the declared response headers of an HTTP 202 response for SendUpdate
+type SendUpdateHTTPResponse202Headers struct {
+	Location *string
+}
+
+type SendUpdateHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Update
+	// JSON202 the response for an HTTP 202 `application/json` response
+	JSON202 *Update
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Problem
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *Problem
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
+	// ApplicationproblemJSON502 the response for an HTTP 502 `application/problem+json` response
+	ApplicationproblemJSON502 *Problem
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Problem
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *SendUpdateHTTPResponse200Headers
+	// Headers202 the parsed response headers for an HTTP 202 response
+	Headers202 *SendUpdateHTTPResponse202Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r SendUpdateHTTPResponse) GetJSON200() *Update {
+	return r.JSON200
+}
+
+// GetJSON202 returns the response for an HTTP 202 `application/json` response
+func (r SendUpdateHTTPResponse) GetJSON202() *Update {
+	return r.JSON202
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r SendUpdateHTTPResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r SendUpdateHTTPResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r SendUpdateHTTPResponse) GetApplicationproblemJSON403() *Problem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r SendUpdateHTTPResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r SendUpdateHTTPResponse) GetApplicationproblemJSON409() *Problem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r SendUpdateHTTPResponse) GetApplicationproblemJSON413() *Problem {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r SendUpdateHTTPResponse) GetApplicationproblemJSON422() *Problem {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r SendUpdateHTTPResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON502 returns the response for an HTTP 502 `application/problem+json` response
+func (r SendUpdateHTTPResponse) GetApplicationproblemJSON502() *Problem {
+	return r.ApplicationproblemJSON502
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r SendUpdateHTTPResponse) GetApplicationproblemJSON503() *Problem {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r SendUpdateHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r SendUpdateHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r SendUpdateHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r SendUpdateHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetUpdateHTTPResponse200Headers the declared response headers of an HTTP 200 response for GetUpdate
+type GetUpdateHTTPResponse200Headers struct {
+	Location *string
+}
+
+// GetUpdateHTTPResponse202Headers the declared response headers of an HTTP 202 response for GetUpdate
+type GetUpdateHTTPResponse202Headers struct {
+	Location *string
+}
+
+type GetUpdateHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Update
+	// JSON202 the response for an HTTP 202 `application/json` response
+	JSON202 *Update
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Problem
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *Problem
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
+	// ApplicationproblemJSON502 the response for an HTTP 502 `application/problem+json` response
+	ApplicationproblemJSON502 *Problem
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Problem
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetUpdateHTTPResponse200Headers
+	// Headers202 the parsed response headers for an HTTP 202 response
+	Headers202 *GetUpdateHTTPResponse202Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetUpdateHTTPResponse) GetJSON200() *Update {
+	return r.JSON200
+}
+
+// GetJSON202 returns the response for an HTTP 202 `application/json` response
+func (r GetUpdateHTTPResponse) GetJSON202() *Update {
+	return r.JSON202
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetUpdateHTTPResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetUpdateHTTPResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetUpdateHTTPResponse) GetApplicationproblemJSON403() *Problem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetUpdateHTTPResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r GetUpdateHTTPResponse) GetApplicationproblemJSON409() *Problem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r GetUpdateHTTPResponse) GetApplicationproblemJSON413() *Problem {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r GetUpdateHTTPResponse) GetApplicationproblemJSON422() *Problem {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r GetUpdateHTTPResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON502 returns the response for an HTTP 502 `application/problem+json` response
+func (r GetUpdateHTTPResponse) GetApplicationproblemJSON502() *Problem {
+	return r.ApplicationproblemJSON502
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r GetUpdateHTTPResponse) GetApplicationproblemJSON503() *Problem {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetUpdateHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetUpdateHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetUpdateHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetUpdateHTTPResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -12255,6 +12836,57 @@ func (c *ClientWithResponses) StreamRunWithResponse(ctx context.Context, run str
 	return ParseStreamRunHTTPResponse(rsp)
 }
 
+// SendUpdateWithBodyWithResponse Send an update to a run and get its answer
+//
+// Sends a request to a live run and holds up to wait_ms for the run's answer: 200 with the update once answered (or failed: the step that answers failed, or the run ended first), else 202 with the update, to poll at Location. An update is delivered like an event of its name: the first wait step, in the definition's order, waiting for it (or a function's wait) takes it, and its answer is the output of the step that wait names as its answer (the wait's own output, the update's input, when it names none), or what a function replies to it. What cannot be delivered is answered to the caller and recorded nowhere: an unknown run is a 404, an ended run a 409, no wait (nor function) of the run left to take the name a 422 naming name. Sent again with the same id, the same update is answered (delivered once); with another name or input, a 409. Cost: one read and one write of the run record; held, one more read (a commit on this instance then answers with none).
+//
+// Needs a key with the `execute` scope.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/api/runs/{run}/updates (the `SendUpdate` operationId).
+func (c *ClientWithResponses) SendUpdateWithBodyWithResponse(ctx context.Context, run string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SendUpdateHTTPResponse, error) {
+	rsp, err := c.SendUpdateWithBody(ctx, run, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSendUpdateHTTPResponse(rsp)
+}
+
+// SendUpdateWithResponse Send an update to a run and get its answer
+//
+// Sends a request to a live run and holds up to wait_ms for the run's answer: 200 with the update once answered (or failed: the step that answers failed, or the run ended first), else 202 with the update, to poll at Location. An update is delivered like an event of its name: the first wait step, in the definition's order, waiting for it (or a function's wait) takes it, and its answer is the output of the step that wait names as its answer (the wait's own output, the update's input, when it names none), or what a function replies to it. What cannot be delivered is answered to the caller and recorded nowhere: an unknown run is a 404, an ended run a 409, no wait (nor function) of the run left to take the name a 422 naming name. Sent again with the same id, the same update is answered (delivered once); with another name or input, a 409. Cost: one read and one write of the run record; held, one more read (a commit on this instance then answers with none).
+//
+// Needs a key with the `execute` scope.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/api/runs/{run}/updates (the `SendUpdate` operationId).
+func (c *ClientWithResponses) SendUpdateWithResponse(ctx context.Context, run string, body SendUpdateJSONRequestBody, reqEditors ...RequestEditorFn) (*SendUpdateHTTPResponse, error) {
+	rsp, err := c.SendUpdate(ctx, run, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSendUpdateHTTPResponse(rsp)
+}
+
+// GetUpdateWithResponse Get an update sent to a run
+//
+// The update and, once it is in, its answer: 200 once answered or failed, 202 while it is not. With wait_ms the request is held until it is (one read, then none per commit on this instance). Audited like reading the run.
+//
+// Needs a key with the `read` scope.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/api/runs/{run}/updates/{id} (the `GetUpdate` operationId).
+func (c *ClientWithResponses) GetUpdateWithResponse(ctx context.Context, run string, id string, params *GetUpdateParams, reqEditors ...RequestEditorFn) (*GetUpdateHTTPResponse, error) {
+	rsp, err := c.GetUpdate(ctx, run, id, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetUpdateHTTPResponse(rsp)
+}
+
 // ListSchedulesWithResponse List schedules
 //
 // By id, cursor-paginated.
@@ -14635,6 +15267,258 @@ func ParseStreamRunHTTPResponse(rsp *http.Response) (*StreamRunHTTPResponse, err
 		}
 		response.ApplicationproblemJSON503 = &dest
 
+	}
+
+	return response, nil
+}
+
+// ParseSendUpdateHTTPResponse parses an HTTP response from a SendUpdateWithResponse call
+func ParseSendUpdateHTTPResponse(rsp *http.Response) (*SendUpdateHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &SendUpdateHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Update
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 202:
+		var dest Update
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON202 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 502:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON502 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers SendUpdateHTTPResponse200Headers
+		if values := rsp.Header.Values("Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Location = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 202:
+		var headers SendUpdateHTTPResponse202Headers
+		if values := rsp.Header.Values("Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Location = &value
+		}
+		response.Headers202 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetUpdateHTTPResponse parses an HTTP response from a GetUpdateWithResponse call
+func ParseGetUpdateHTTPResponse(rsp *http.Response) (*GetUpdateHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetUpdateHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Update
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 202:
+		var dest Update
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON202 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 502:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON502 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetUpdateHTTPResponse200Headers
+		if values := rsp.Header.Values("Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Location = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 202:
+		var headers GetUpdateHTTPResponse202Headers
+		if values := rsp.Header.Values("Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Location = &value
+		}
+		response.Headers202 = &headers
 	}
 
 	return response, nil

@@ -119,6 +119,19 @@ func check(op cairn.Operation, lim Limits, field func(string) string) error {
 	return nil
 }
 
+// Outcome is the engine's record of how operation id (a wait, an
+// invoke) at position seq ended: completed with result (null when
+// empty), or failed with why.
+func Outcome(id string, seq int, kind cairn.OperationKind, result json.RawMessage, why *cairn.ErrorInfo, now time.Time) cairn.Operation {
+	op := cairn.Operation{ID: id, Seq: seq, Kind: kind, Status: cairn.OpCompleted, Result: result, Error: why, At: now}
+	if why != nil {
+		op.Status = cairn.OpFailed
+	} else if len(op.Result) == 0 {
+		op.Result = json.RawMessage("null")
+	}
+	return op
+}
+
 // Ended reports whether hist records the outcome of operation id
 // (completed or failed).
 func Ended(hist []cairn.Operation, id string) bool {

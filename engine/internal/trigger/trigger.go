@@ -230,19 +230,26 @@ func Publish(ctx context.Context, h Host, req cairn.PublishRequest) (*cairn.Publ
 }
 
 func check(req cairn.PublishRequest, maxPayload int) error {
-	if err := keys.Text.Check("name", req.Name); err != nil {
+	return CheckEvent(req.Name, req.ID, req.Payload, "payload", maxPayload)
+}
+
+// CheckEvent checks an event's name, its id (optional) and its payload
+// (field), at most maxPayload bytes: a published event's, an event's or
+// an update's sent to a run.
+func CheckEvent(name, id string, payload json.RawMessage, field string, maxPayload int) error {
+	if err := keys.Text.Check("name", name); err != nil {
 		return err
 	}
-	if req.ID != "" {
-		if err := keys.Text.Check("id", req.ID); err != nil {
+	if id != "" {
+		if err := keys.Text.Check("id", id); err != nil {
 			return err
 		}
 	}
-	if len(req.Payload) > 0 && !json.Valid(req.Payload) {
-		return cairn.ValidationError{{Field: "payload", Message: "not valid JSON"}}
+	if len(payload) > 0 && !json.Valid(payload) {
+		return cairn.ValidationError{{Field: field, Message: "not valid JSON"}}
 	}
-	if len(req.Payload) > maxPayload {
-		return cairn.ValidationError{{Field: "payload", Message: fmt.Sprintf("%d bytes, over the %d-byte limit of one payload", len(req.Payload), maxPayload)}}
+	if len(payload) > maxPayload {
+		return cairn.ValidationError{{Field: field, Message: fmt.Sprintf("%d bytes, over the %d-byte limit of one payload", len(payload), maxPayload)}}
 	}
 	return nil
 }

@@ -5,9 +5,11 @@ import createClient, { type Client as FetchClient } from "openapi-fetch";
 import { type Keyring, open, sealMap, sealTop } from "./codec.js";
 import { Store } from "./store.js";
 import { APIError } from "./errors.js";
-import { resolveRun } from "./payloads.js";
+import { durationMs } from "./function.js";
+import { resolveRun, resolveRunValue } from "./payloads.js";
 import { type StreamEvent, type StreamTransport, streamRun } from "./stream.js";
 import type { components, paths } from "./schema.gen.js";
+import type { Duration } from "./workflow.js";
 
 export type Schemas = components["schemas"];
 export type Run = Schemas["Run"];
@@ -18,6 +20,8 @@ export type RunStatus = Run["status"];
 export type StepView = Schemas["StepView"];
 export type JournalEntry = Schemas["JournalEntry"];
 export type EventResult = Schemas["EventResult"];
+/** An update sent to a run and, once it is in, its answer (status accepted, answered or failed). */
+export type Update = Schemas["Update"];
 export type PublishResult = Schemas["PublishResult"];
 /** A test server's clock: its time (now) and how far tests moved it (offset_ms). */
 export type TestClock = Schemas["ClockResponse"];
@@ -335,6 +339,34 @@ export class Client {
   async sendEvent(run: string, event: { name: string; payload?: unknown; id?: string }): Promise<EventResult> {
     const body = this.codec && event.payload !== undefined ? { ...event, payload: this.codec.encrypt(event.payload) } : event;
     return unwrap(await this.api.POST("/v1/api/runs/{run}/events", { params: { path: { run } }, body }));
+  }
+
+  /**
+   * Sends update name with input to run and holds up to opts.wait for its
+   * answer: the first wait for the name (or a function's waitForUpdate)
+   * takes it, and the answer is the output of the step the wait names as
+   * its answer (or the function's reply). Not answered by then, it is
+   * returned with status accepted: poll it with getUpdate. With opts.id,
+   * sending again is safe: the same update is answered, delivered once.
+   * What cannot be delivered throws an APIError: no wait of the run left
+   * for the name (422), an ended run or the id sent with another input (409).
+   */
+  async sendUpdate(run: string, name: string, input?: unknown, opts: { id?: string; wait?: Duration } = {}): Promise<Update> {
+    const body = { name, id: opts.id, input: this.codec && input !== undefined ? this.codec.encrypt(input) : input, wait_ms: opts.wait === undefined ? undefined : durationMs(opts.wait) };
+    return this.openUpdate(unwrap(await this.api.POST("/v1/api/runs/{run}/updates", { params: { path: { run } }, body })));
+  }
+
+  /** Update id of run, held up to opts.wait for its answer (at once by default). */
+  async getUpdate(run: string, id: string, opts: { wait?: Duration } = {}): Promise<Update> {
+    const query = opts.wait === undefined ? {} : { wait_ms: durationMs(opts.wait) };
+    return this.openUpdate(unwrap(await this.api.GET("/v1/api/runs/{run}/updates/{id}", { params: { path: { run, id }, query } })));
+  }
+
+  /** An update's answer read when stored by reference, and decoded. */
+  private async openUpdate(u: Update): Promise<Update> {
+    u.answer = await resolveRunValue(this.api, u.run, u.answer);
+    if (this.codec) u.answer = open(this.codec, u.answer);
+    return u;
   }
 
   /**

@@ -18,6 +18,12 @@ import type { Logger, StepContext, StepInfo } from "./worker.js";
 import { type Duration, type Handler, type RetryPolicy, type StepOptions, WorkflowDef, type WorkflowOptions } from "./workflow.js";
 
 type Operation = Schemas["Operation"];
+
+/** An update a durable function's wait took: its id ("" for an event, which has no sender to answer) and input. */
+export interface Received<T = unknown> {
+  id: string;
+  input: T;
+}
 type Suspension = Schemas["Suspension"];
 type ErrorInfo = Schemas["ErrorInfo"];
 type Invocation = Schemas["Invocation"];
@@ -95,6 +101,14 @@ export interface DurableContext {
    * body may handle it). An event sent before the wait starts is kept for it.
    */
   waitForEvent<T = unknown>(name: string, event: string, opts?: { timeout?: Duration }): Promise<T>;
+  /**
+   * Waits, as waitForEvent, for an update named update sent to the run
+   * (client.sendUpdate, `cairn runs update`) and returns it: answer it
+   * with reply.
+   */
+  waitForUpdate<T = unknown>(name: string, update: string, opts?: { timeout?: Duration }): Promise<Received<T>>;
+  /** Answers update u with answer: what its sender gets. Recorded once and sent at once: a replay does not answer again. */
+  reply(u: Received<unknown>, answer: unknown): Promise<void>;
   /**
    * Starts a run of another workflow (a DAG or a function, served by any
    * worker in any language) and waits for it, the function suspended
@@ -660,6 +674,23 @@ class Durable implements DurableContext {
   }
 
   async waitForEvent<T = unknown>(name: string, event: string, opts: { timeout?: Duration } = {}): Promise<T> {
+    const op = await this.waitOp(name, event, opts);
+    return (await this.resolve(op.result ?? null)) as T; // an event's payload may be stored by reference
+  }
+
+  async waitForUpdate<T = unknown>(name: string, update: string, opts: { timeout?: Duration } = {}): Promise<Received<T>> {
+    const op = await this.waitOp(name, update, opts);
+    return { id: op.update ?? "", input: (await this.resolve(op.result ?? null)) as T };
+  }
+
+  async reply(u: Received<unknown>, answer: unknown): Promise<void> {
+    const { id, recs } = this.begin("reply", "reply");
+    if (recs.length === 0) this.j.record({ id, kind: "reply", status: "completed", result: answer ?? null, update: u.id });
+    await this.j.flush();
+  }
+
+  /** waitForEvent's operation: its completed record, once the engine recorded the event. */
+  private async waitOp(name: string, event: string, opts: { timeout?: Duration }): Promise<Operation> {
     const { id, recs } = this.begin(name, "wait");
     let deadline: string | undefined;
     if (recs.length === 0) {
@@ -679,7 +710,7 @@ class Durable implements DurableContext {
       this.j.record({ id, kind: "wait", status: "failed", error: why });
       throw opError(why);
     }
-    if (outcome?.status === "completed") return (await this.resolve(outcome.result ?? null)) as T; // an event's payload may be stored by reference
+    if (outcome?.status === "completed") return outcome;
     if (outcome) throw opError(outcome.error);
     return this.suspend(deadline === undefined ? { event, op: id } : { event, op: id, until: deadline });
   }

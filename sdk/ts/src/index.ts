@@ -4,7 +4,7 @@ export * from "./client.js";
 export { CodecError, isEncrypted, Keyring, type EncryptedValue, type Envelope, type Key } from "./codec.js";
 export * from "./errors.js";
 export * from "./workflow.js";
-export { ContinueAsNew, defineFunction, FunctionSuspended, type Call, type DurableContext, type DurableStepOptions, type FunctionBody, type FunctionOptions, type MapOptions } from "./function.js";
+export { ContinueAsNew, defineFunction, FunctionSuspended, type Call, type DurableContext, type DurableStepOptions, type FunctionBody, type FunctionOptions, type MapOptions, type Received } from "./function.js";
 export * from "./worker.js";
 export { sendProgress, type JournalEvent, type ProgressEvent, type StreamEvent } from "./stream.js";
 export { runHere, type RunHereOptions } from "./here.js";

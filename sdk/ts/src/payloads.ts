@@ -50,6 +50,13 @@ function mapSlots(m: Record<string, unknown> | undefined): { get: () => unknown;
   return Object.keys(m).map((k) => ({ get: () => m[k], set: (v: unknown) => (m[k] = v) }));
 }
 
+/** A value of run, or the value it references when it is stored by reference. */
+export async function resolveRunValue(api: API, run: string, v: unknown): Promise<unknown> {
+  const ref = asPayloadRef(v);
+  if (!ref) return v;
+  return fetchText(api.GET("/v1/api/runs/{run}/payloads/{sha256}", { params: { path: { run, sha256: ref.sha256 } }, parseAs: "text" }));
+}
+
 /** Replaces the references in a run (input, output, state, step outputs) by their values, in place. */
 export async function resolveRun(api: API, r: Run): Promise<Run> {
   const run = r.id;

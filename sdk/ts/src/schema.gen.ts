@@ -458,6 +458,50 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/api/runs/{run}/updates": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send an update to a run and get its answer
+         * @description Sends a request to a live run and holds up to wait_ms for the run's answer: 200 with the update once answered (or failed: the step that answers failed, or the run ended first), else 202 with the update, to poll at Location. An update is delivered like an event of its name: the first wait step, in the definition's order, waiting for it (or a function's wait) takes it, and its answer is the output of the step that wait names as its answer (the wait's own output, the update's input, when it names none), or what a function replies to it. What cannot be delivered is answered to the caller and recorded nowhere: an unknown run is a 404, an ended run a 409, no wait (nor function) of the run left to take the name a 422 naming name. Sent again with the same id, the same update is answered (delivered once); with another name or input, a 409. Cost: one read and one write of the run record; held, one more read (a commit on this instance then answers with none).
+         *
+         *     Needs a key with the `execute` scope.
+         */
+        post: operations["sendUpdate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/api/runs/{run}/updates/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an update sent to a run
+         * @description The update and, once it is in, its answer: 200 once answered or failed, 202 while it is not. With wait_ms the request is held until it is (one read, then none per commit on this instance). Audited like reading the run.
+         *
+         *     Needs a key with the `read` scope.
+         */
+        get: operations["getUpdate"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/api/schedules": {
         parameters: {
             query?: never;
@@ -1515,6 +1559,8 @@ export interface components {
              */
             seq: number;
             status: string;
+            /** @description A wait's: the id of the update it took (set by the engine). A reply's: the id of the update it answers. */
+            update?: string;
             /**
              * Format: date-time
              * @description A sleep's end.
@@ -2027,6 +2073,8 @@ export interface components {
         Step: {
             /** @description Steps that must complete before this one starts. */
             after?: string[];
+            /** @description Wait steps: the step, after this one, whose output answers an update the wait takes (POST /runs/{run}/updates). Unset: the wait's own output (the update's input) answers. */
+            answer?: string;
             /** @description Task steps: a result cache. An attempt whose key has a fresh entry (written by a completed attempt of this workflow's step) is completed from it without a worker, marked cached. */
             cache?: components["schemas"]["StepCache"];
             /** @description Child steps: the child workflow's version (default: its newest when the step starts). */
@@ -2247,6 +2295,40 @@ export interface components {
             run: string;
             version: string;
             workflow: string;
+        };
+        Update: {
+            /**
+             * Format: date-time
+             * @description When the run got it.
+             */
+            accepted_at: string;
+            /** @description When answered: the output of the step the wait's answer names (the wait's own when unset), or what the function replied. A value over the inline limit is a payload reference, as outputs are. */
+            answer?: unknown;
+            /** @description When failed: why it will not be answered. */
+            error?: components["schemas"]["ErrorInfo"];
+            /** @description The update's id. */
+            id: string;
+            /** @description Its name. */
+            name: string;
+            /** @description The run it was sent to. */
+            run: string;
+            /** @enum {string} */
+            status: "accepted" | "answered" | "failed";
+            /** @description The step that took it: a wait step, or a function step. Empty while no step has. */
+            step?: string;
+        };
+        UpdateRequest: {
+            /** @description The update's id: a request sent again with the same id (and the same name and input) answers the same update, which the run got once; with another name or input it is a 409. Generated when empty (then a retry is a second update). */
+            id?: string;
+            /** @description Any JSON: the output of the wait step that takes it (the payload of an event). */
+            input?: unknown;
+            /** @description The update's name: the event name a wait step (or a function's wait) of the run waits for. */
+            name: string;
+            /**
+             * Format: int64
+             * @description Hold the request up to this long (capped at 4/5 of the max request time) for the answer; 0 answers at once. Answered 200 when the update is answered or failed, else 202 with the update to poll.
+             */
+            wait_ms?: number;
         };
         Usage: {
             /**
@@ -4426,6 +4508,261 @@ export interface operations {
             };
             /** @description Not Found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Bad Gateway */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    sendUpdate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                run: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Update"];
+                };
+            };
+            /** @description Accepted: not answered yet; poll Location. */
+            202: {
+                headers: {
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Update"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Request Entity Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Bad Gateway */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getUpdate: {
+        parameters: {
+            query?: {
+                /** @description Hold the request up to this long (capped at 4/5 of the max request time) until the update is answered or failed. 0 answers at once. */
+                wait_ms?: number;
+            };
+            header?: never;
+            path: {
+                run: string;
+                /** @description The update's id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Update"];
+                };
+            };
+            /** @description Accepted: not answered yet; poll Location. */
+            202: {
+                headers: {
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Update"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Request Entity Too Large */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -62,6 +62,8 @@ export interface StepOptions {
   childVersion?: string;
   /** Wait steps: take only the events for which this CEL condition over event (name, id, payload), input, state, steps and run holds. */
   if?: string;
+  /** Wait steps: the step, after the wait, whose output answers an update the wait takes (client.sendUpdate); the wait's own output (the update's input) by default. */
+  answer?: string;
 }
 
 /** A step body: the rendered input in, the output (any JSON value) out. */
@@ -223,6 +225,7 @@ export class WorkflowDef {
     if (o.toleratedFailurePercent !== undefined) s.tolerated_failure_percent = o.toleratedFailurePercent;
     if (o.childVersion !== undefined) s.child_version = o.childVersion;
     if (o.if !== undefined) s.if = o.if;
+    if (o.answer !== undefined) s.answer = o.answer;
     checkKindOptions(s, `cairn: workflow ${this.name}: step ${s.id}`);
     (this.compensating ? this.onFailureSteps : this.steps).push(s);
     return this;

@@ -26,7 +26,7 @@ from .errors import (
     reason_of,
     retryable,
 )
-from .function import ContinueAsNew, Durable, FunctionBody, Suspended, SyncDurable, SyncFunctionBody, function
+from .function import ContinueAsNew, Durable, FunctionBody, Received, Suspended, SyncDurable, SyncFunctionBody, function
 from .here import run_here, run_here_async
 from .store import AsyncStore, Entry, Store
 from .stream import StreamEvent
@@ -55,6 +55,7 @@ __all__ = [
     "Keyring",
     "LeaseLost",
     "RateLimit",
+    "Received",
     "RetryPolicy",
     "RetryableError",
     "RunEnded",

@@ -18,6 +18,7 @@ KIND_OPTIONS: dict[str, tuple[str, ...]] = {
         "events",
         "if",
         "wait_timeout",
+        "answer",
     ),
     "sleep": ("duration",),
     "map": (

@@ -31,12 +31,14 @@ from ._api.api.runs import (
     get_run_journal,
     get_run_payload,
     get_run_status,
+    get_update,
     list_runs,
     pause_run,
     publish_event,
     rerun_run,
     resume_run,
     send_event,
+    send_update,
     start_run,
 )
 from ._api.api.schedules import (
@@ -80,6 +82,8 @@ from ._api.models import (
     ScheduleRequestOverlap,
     StartRequest,
     StartRequestState,
+    Update,
+    UpdateRequest,
     WorkerInfo,
     WorkflowSummary,
 )
@@ -412,6 +416,27 @@ def _event_body(name: str, payload: Any, id: str | None, k: Keyring | None = Non
     return EventRequest(name=name, payload=UNSET if payload is None else payload, id=_opt(id))
 
 
+def _update_body(name: str, input: Any, id: str | None, wait_ms: int | None, k: Keyring | None) -> UpdateRequest:
+    try:
+        input = seal_value(k, input)
+    except CodecError as err:
+        raise CodecError(err.kind, f"encrypting the update's input: {err}", err.kid) from err
+    return UpdateRequest(name=name, input_=UNSET if input is None else input, id=_opt(id), wait_ms=_opt(wait_ms))
+
+
+def _op_update(op: ModuleType, k: Keyring | None, **kwargs: Any) -> _Op[Update]:
+    """An update, its answer read when stored by reference, and decoded."""
+    u = yield _call(op, **kwargs)
+    run = u.run
+
+    def put(v: Any) -> None:
+        u.answer = v
+
+    yield from _resolve_values([(u.answer, put)], lambda sha: _call(get_run_payload, run=run, sha256=sha))
+    u.answer = _open(k, u.answer, "an update's answer")
+    return u  # type: ignore[no-any-return]
+
+
 def _publish_body(name: str, payload: Any, id: str | None) -> PublishRequest:
     return PublishRequest(name=name, payload=UNSET if payload is None else payload, id=_opt(id))
 
@@ -649,6 +674,23 @@ class Client(_Base):
         again a no-op."""
         r = self._drive(_op_simple(send_event, run=run, body=_event_body(name, payload, id, self.codec)))
         return r  # type: ignore[no-any-return]
+
+    def send_update(
+        self, run: str, name: str, input: Any = None, *, id: str | None = None, wait_ms: int | None = None
+    ) -> Update:
+        """Sends update name with input to run and holds up to wait_ms for its answer: the first
+        wait for the name (or a function's wait_for_update) takes it, and the answer is the output
+        of the step the wait names as its answer (or the function's reply). Not answered by then,
+        it is returned with status accepted: poll it with get_update. With an id, sending again is
+        safe: the same update is answered, delivered once. What cannot be delivered raises an
+        APIError: no wait of the run left for the name (422), an ended run, or the id sent with
+        another input (409)."""
+        body = _update_body(name, input, id, wait_ms, self.codec)
+        return self._drive(_op_update(send_update, self.codec, run=run, body=body))
+
+    def get_update(self, run: str, id: str, *, wait_ms: int | None = None) -> Update:
+        """Update id of run, held up to wait_ms for its answer (at once by default)."""
+        return self._drive(_op_update(get_update, self.codec, run=run, id=id, wait_ms=_opt(wait_ms)))
 
     def publish(self, name: str, payload: Any = None, *, id: str | None = None) -> PublishResult:
         """Publishes an event: every workflow whose newest version has a trigger of name it
@@ -922,6 +964,17 @@ class AsyncClient(_Base):
 
     async def send_event(self, run: str, name: str, payload: Any = None, *, id: str | None = None) -> EventResult:
         return await self._drive(_op_simple(send_event, run=run, body=_event_body(name, payload, id, self.codec)))
+
+    async def send_update(
+        self, run: str, name: str, input: Any = None, *, id: str | None = None, wait_ms: int | None = None
+    ) -> Update:
+        """Sends an update and holds for its answer (see Client.send_update)."""
+        body = _update_body(name, input, id, wait_ms, self.codec)
+        return await self._drive(_op_update(send_update, self.codec, run=run, body=body))
+
+    async def get_update(self, run: str, id: str, *, wait_ms: int | None = None) -> Update:
+        """Update id of run, held up to wait_ms for its answer (see Client.get_update)."""
+        return await self._drive(_op_update(get_update, self.codec, run=run, id=id, wait_ms=_opt(wait_ms)))
 
     async def publish(self, name: str, payload: Any = None, *, id: str | None = None) -> PublishResult:
         return await self._drive(_op_simple(publish_event, body=_publish_body(name, payload, id)))

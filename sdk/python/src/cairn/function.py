@@ -36,6 +36,7 @@ import asyncio
 import concurrent.futures
 import contextlib
 import contextvars
+import dataclasses
 import datetime as _dt
 import inspect
 import json
@@ -87,6 +88,15 @@ class Suspended(BaseException):
 
     def __init__(self) -> None:
         super().__init__("cairn: the function suspended; a later attempt goes on")
+
+
+@dataclasses.dataclass(frozen=True)
+class Received:
+    """An update a durable function's wait took: its id ("" for an event,
+    which has no sender to answer) and its input."""
+
+    id: str
+    input: Any
 
 
 class ContinueAsNew(BaseException):
@@ -662,6 +672,27 @@ class Durable:
         meanwhile. With a timeout, an event that has not come by then is not
         waited for: an error of class timeout is raised (the body may handle
         it). An event sent before the wait starts is kept for it."""
+        op = await self._wait(name, event, timeout)
+        return await self._resolve(op.get("result"))  # an event's payload may be stored by reference
+
+    async def wait_for_update(self, name: str, update: str, *, timeout: Duration | None = None) -> Received:
+        """Waits, as wait_for_event, for an update named update sent to the run
+        (Client.send_update, `cairn runs update`) and returns it: answer it
+        with reply."""
+        op = await self._wait(name, update, timeout)
+        return Received(id=op.get("update") or "", input=await self._resolve(op.get("result")))
+
+    async def reply(self, u: Received, answer: Any) -> None:
+        """Answers update u with answer: what its sender gets. Recorded once and
+        sent at once: a replay does not answer again."""
+        id, recs = self._begin("reply", "reply")
+        if not recs:
+            self._j.record({"id": id, "kind": "reply", "status": "completed", "result": answer, "update": u.id})
+        await self._j.flush(None)
+
+    async def _wait(self, name: str, event: str, timeout: Duration | None) -> dict[str, Any]:
+        """wait_for_event's operation: its completed record, once the engine
+        recorded the event."""
         j = self._j
         id, recs = self._begin(name, "wait")
         deadline: _dt.datetime | None = None
@@ -686,7 +717,7 @@ class Durable:
             j.record({"id": id, "kind": "wait", "status": "failed", "error": why})
             raise _op_error(why)
         if outcome is not None and outcome["status"] == "completed":
-            return await self._resolve(outcome.get("result"))  # an event's payload may be stored by reference
+            return outcome
         if outcome is not None:
             raise _op_error(outcome.get("error"))
         sp: dict[str, Any] = {"event": event, "op": id}
@@ -1138,6 +1169,14 @@ class SyncDurable:
     def wait_for_event(self, name: str, event: str, *, timeout: Duration | None = None) -> Any:
         """See :meth:`Durable.wait_for_event`."""
         return self._ops.call(lambda: self._fc.wait_for_event(name, event, timeout=timeout))
+
+    def wait_for_update(self, name: str, update: str, *, timeout: Duration | None = None) -> Received:
+        """See :meth:`Durable.wait_for_update`."""
+        return self._ops.call(lambda: self._fc.wait_for_update(name, update, timeout=timeout))
+
+    def reply(self, u: Received, answer: Any) -> None:
+        """See :meth:`Durable.reply`."""
+        self._ops.call(lambda: self._fc.reply(u, answer))
 
     def invoke(self, name: str, workflow: str, input: Any = None, *, version: str | None = None) -> Any:
         """See :meth:`Durable.invoke`."""

@@ -244,7 +244,9 @@ class Workflow:
 
     def wait(self, id: str, event: str, **opts: Any) -> Workflow:
         """A step completed by the event named event sent to the run; its
-        payload is the output. timeout bounds the wait (class timeout)."""
+        payload is the output. timeout bounds the wait (class timeout). An
+        update of that name (Client.send_update) is answered by the output of
+        the step answer names (after the wait), or the wait's own."""
         return self._add({"id": id, "kind": "wait", "event": event}, opts, self._steps)
 
     def wait_any(self, id: str, events: list[str], **opts: Any) -> Workflow:
@@ -310,6 +312,7 @@ class Workflow:
             "tolerated_failure_percent",
             "child_version",
             "if_",
+            "answer",
         }
         unknown = set(o) - known
         if unknown:
@@ -345,6 +348,8 @@ class Workflow:
             s["cache"] = c.wire() if isinstance(c, Cache) else Cache(**c).wire()
         if o.get("if_"):
             s["if"] = o["if_"]
+        if o.get("answer"):
+            s["answer"] = o["answer"]
         if "priority" in s and not -100 <= s["priority"] <= 100:
             raise ValueError(f"{where}: priority {s['priority']} is outside [-100, 100]")
         check_kind_options(s, where)

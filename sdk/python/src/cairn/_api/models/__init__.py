@@ -124,6 +124,9 @@ from .stream_run_event_status_event import StreamRunEventStatusEvent
 from .suspension import Suspension
 from .trigger import Trigger
 from .triggered_run import TriggeredRun
+from .update import Update
+from .update_request import UpdateRequest
+from .update_status import UpdateStatus
 from .usage import Usage
 from .usage_counters import UsageCounters
 from .usage_models import UsageModels
@@ -258,6 +261,9 @@ __all__ = (
     "Suspension",
     "Trigger",
     "TriggeredRun",
+    "Update",
+    "UpdateRequest",
+    "UpdateStatus",
     "Usage",
     "UsageCounters",
     "UsageModels",

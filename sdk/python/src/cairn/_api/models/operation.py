@@ -26,6 +26,8 @@ class Operation:
         at (datetime.datetime | Unset): When the engine recorded it (set by the engine).
         error (ErrorInfo | Unset):
         result (Any | Unset): A completed operation's result, any JSON.
+        update (str | Unset): A wait's: the id of the update it took (set by the engine). A reply's: the id of the
+            update it answers.
         wake_at (datetime.datetime | Unset): A sleep's end.
     """
 
@@ -36,6 +38,7 @@ class Operation:
     at: datetime.datetime | Unset = UNSET
     error: ErrorInfo | Unset = UNSET
     result: Any | Unset = UNSET
+    update: str | Unset = UNSET
     wake_at: datetime.datetime | Unset = UNSET
 
     def to_dict(self) -> dict[str, Any]:
@@ -57,6 +60,8 @@ class Operation:
 
         result = self.result
 
+        update = self.update
+
         wake_at: str | Unset = UNSET
         if not isinstance(self.wake_at, Unset):
             wake_at = self.wake_at.isoformat()
@@ -77,6 +82,8 @@ class Operation:
             field_dict["error"] = error
         if result is not UNSET:
             field_dict["result"] = result
+        if update is not UNSET:
+            field_dict["update"] = update
         if wake_at is not UNSET:
             field_dict["wake_at"] = wake_at
 
@@ -111,6 +118,8 @@ class Operation:
 
         result = d.pop("result", UNSET)
 
+        update = d.pop("update", UNSET)
+
         _wake_at = d.pop("wake_at", UNSET)
         wake_at: datetime.datetime | Unset
         if isinstance(_wake_at, Unset):
@@ -126,6 +135,7 @@ class Operation:
             at=at,
             error=error,
             result=result,
+            update=update,
             wake_at=wake_at,
         )
 

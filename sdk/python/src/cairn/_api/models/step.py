@@ -26,6 +26,8 @@ class Step:
     Attributes:
         id (str): Unique within the workflow; a CEL identifier-like name.
         after (list[str] | Unset): Steps that must complete before this one starts.
+        answer (str | Unset): Wait steps: the step, after this one, whose output answers an update the wait takes (POST
+            /runs/{run}/updates). Unset: the wait's own output (the update's input) answers.
         cache (StepCache | Unset):
         child_version (str | Unset): Child steps: the child workflow's version (default: its newest when the step
             starts).
@@ -68,6 +70,7 @@ class Step:
 
     id: str
     after: list[str] | Unset = UNSET
+    answer: str | Unset = UNSET
     cache: StepCache | Unset = UNSET
     child_version: str | Unset = UNSET
     concurrency: ConcurrencyLimit | Unset = UNSET
@@ -98,6 +101,8 @@ class Step:
         after: list[str] | Unset = UNSET
         if not isinstance(self.after, Unset):
             after = self.after
+
+        answer = self.answer
 
         cache: dict[str, Any] | Unset = UNSET
         if not isinstance(self.cache, Unset):
@@ -170,6 +175,8 @@ class Step:
         )
         if after is not UNSET:
             field_dict["after"] = after
+        if answer is not UNSET:
+            field_dict["answer"] = answer
         if cache is not UNSET:
             field_dict["cache"] = cache
         if child_version is not UNSET:
@@ -231,6 +238,8 @@ class Step:
         id = d.pop("id")
 
         after = cast(list[str], d.pop("after", UNSET))
+
+        answer = d.pop("answer", UNSET)
 
         _cache = d.pop("cache", UNSET)
         cache: StepCache | Unset
@@ -316,6 +325,7 @@ class Step:
         step = cls(
             id=id,
             after=after,
+            answer=answer,
             cache=cache,
             child_version=child_version,
             concurrency=concurrency,

@@ -83,6 +83,7 @@ func New(e *engine.Engine, cfg Config) *API {
 	a.registerBatchOps()
 	a.registerStoreOps()
 	a.registerPauseOps()
+	a.registerInterruptOps() // interrupts.go
 	a.registerEventOps()  // events.go
 	a.registerStreamOps() // streams.go
 	publishKindOptions(a.huma.OpenAPI().Components.Schemas)

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/cairn-dev/cairn"
@@ -137,18 +136,6 @@ func (e *Engine) renderVarsFor(r *runRecord, d *definition, step string) render.
 	}
 	return render.Vars{Input: r.Input, State: r.State, Steps: outputs, RunID: r.ID,
 		Workflow: r.Workflow, Version: r.Version, Correlation: r.Correlation, Resolve: e.resolver(nil, r.ID)}
-}
-
-// whenTemplate is the input template that evaluates a when condition:
-// the condition as one ${expr} string, whose value renders as itself.
-func whenTemplate(cond string) json.RawMessage {
-	c := strings.TrimSpace(cond)
-	if strings.HasPrefix(c, "${") && strings.HasSuffix(c, "}") {
-		if end, err := render.Closing(c, 2); err == nil && end == len(c)-1 {
-			c = strings.TrimSpace(c[2:end])
-		}
-	}
-	return object.JSON("${" + c + "}")
 }
 
 func eventIndex(evs []eventRecord, name string) int {

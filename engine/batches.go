@@ -5,6 +5,7 @@ import (
 
 	"github.com/cairn-dev/cairn"
 	bulk "github.com/cairn-dev/cairn/engine/internal/batch" // "batch" is the committer's (commit.go)
+	"github.com/cairn-dev/cairn/engine/internal/errs"
 	"github.com/cairn-dev/cairn/engine/internal/timer"
 )
 
@@ -22,7 +23,7 @@ func newBatches(e *Engine) *bulk.Batches {
 			_, err := e.RerunRun(ctx, run, cairn.RerunRequest{IdempotencyKey: key})
 			return err
 		},
-		PublicError: publicError,
+		PublicError: errs.Public,
 		TimerDue:    timer.Due, PutTimer: e.timers.Put, DropTimers: e.timers.Drop, DropOrphanTimers: e.timers.DropOrphans,
 	})
 }

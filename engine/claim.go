@@ -482,6 +482,7 @@ func (e *Engine) claimOne(ctx context.Context, w cachedWorker, r *runRecord, d *
 		IdempotencyKey: r.ID + ":" + step, TraceParent: l.TraceParent, ExpiresAt: l.ExpiresAt, TimeoutAt: l.TimeoutAt,
 		HeartbeatMs: e.cfg.HeartbeatInterval.Milliseconds(), LeaseTTLMs: e.cfg.LeaseTTL.Milliseconds(),
 		History: slices.Clip(st.Ops), // append-only: the cached record's next append copies
+		Resumed: st.Resume != nil, Resume: st.Resume, Interrupt: st.Interrupt,
 	}, nil, nil
 }
 

@@ -99,6 +99,10 @@ type stepState struct {
 	Ops []cairn.Operation `json:"ops,omitempty"`
 	// Wait is the event a suspended function step waits for (function.go).
 	Wait *funcWait `json:"wait,omitempty"`
+	// Interrupt and Resume are the payload the body last interrupted
+	// with and the value it was resumed with (interrupt.go).
+	Interrupt json.RawMessage `json:"interrupt,omitempty"`
+	Resume    json.RawMessage `json:"resume,omitempty"`
 }
 
 func (s *stepState) attempt(n int) *cairn.Attempt {

@@ -339,6 +339,8 @@ type ending struct {
 	summary json.RawMessage
 	// continued is the run a function's run continued as (function.go).
 	continued string
+	// interrupt is an interrupt's payload (interrupt.go).
+	interrupt *json.RawMessage
 }
 
 // completing is the ending of a complete.
@@ -361,6 +363,9 @@ func (e *Engine) priced(u *cairn.Usage) cairn.Usage {
 func (en *ending) outcome() cairn.AttemptOutcome {
 	if en.why != nil {
 		return cairn.OutcomeFailed
+	}
+	if en.interrupt != nil {
+		return cairn.OutcomeInterrupted
 	}
 	return cairn.OutcomeCompleted
 }
@@ -391,6 +396,10 @@ func (en *ending) late() func() {
 func (e *Engine) apply(en *ending, r *runRecord, d *definition, tok leaseToken, started bool, fx *effects) {
 	if en.why != nil {
 		e.failAttempt(r, d, tok.Step, tok.Attempt, *en.why, tok.Worker, started, fx)
+		return
+	}
+	if en.interrupt != nil {
+		interrupted(r, tok, *en.interrupt, fx) // interrupt.go
 		return
 	}
 	if _, _, item := keys.SplitItem(tok.Step); item {
@@ -583,7 +592,7 @@ func (e *Engine) HeartbeatMany(ctx context.Context, ids []string) []cairn.Heartb
 		case ok:
 			out[i].Reason = reason
 		default:
-			out[i].Error = publicError(err)
+			out[i].Error = errs.Public(err)
 			if out[i].Error == "" {
 				e.log.Warn("batched heartbeat: a lease failed", "err", err)
 				out[i].Error = "the store is busy or failed; retry"
@@ -591,20 +600,4 @@ func (e *Engine) HeartbeatMany(ctx context.Context, ids []string) []cairn.Heartb
 		}
 	})
 	return out
-}
-
-// publicError is what a client may hear of err: the message of errors the
-// client caused (not found, invalid), else "".
-func publicError(err error) string {
-	var (
-		nf  *NotFoundError
-		inv *InvalidError
-	)
-	switch {
-	case errors.As(err, &nf):
-		return nf.Error()
-	case errors.As(err, &inv):
-		return inv.Error()
-	}
-	return ""
 }

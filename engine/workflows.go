@@ -37,7 +37,7 @@ func compile(w cairn.Workflow, field string) (*definition, error) {
 		}
 		d.templates[s.ID] = t
 		if s.When != "" {
-			c, err := render.Compile(whenTemplate(s.When))
+			c, err := render.Compile(render.When(s.When))
 			if err != nil {
 				return nil, cairn.ValidationError{{Field: fmt.Sprintf("%s.steps[%d].when", field, i), Message: err.Error()}}
 			}
@@ -48,7 +48,7 @@ func compile(w cairn.Workflow, field string) (*definition, error) {
 			if d.items == nil {
 				d.items = map[string]*render.Template{}
 			}
-			c, err := render.Compile(whenTemplate(s.Items))
+			c, err := render.Compile(render.When(s.Items))
 			if err != nil {
 				return nil, cairn.ValidationError{{Field: fmt.Sprintf("%s.steps[%d].items", field, i), Message: err.Error()}}
 			}

@@ -85,3 +85,19 @@ func IsRejection(err error) (cairn.Reason, bool) {
 // ErrCorrupt marks a stored object that does not decode: reading it again
 // does not help.
 var ErrCorrupt = errors.New("stored object is corrupt")
+
+// Public is what a client may hear of err: the message of errors the
+// client caused (not found, invalid), else "".
+func Public(err error) string {
+	var (
+		nf  *NotFoundError
+		inv *InvalidError
+	)
+	switch {
+	case errors.As(err, &nf):
+		return nf.Error()
+	case errors.As(err, &inv):
+		return inv.Error()
+	}
+	return ""
+}

@@ -1149,3 +1149,17 @@ func satMul(a, b uint64) uint64 {
 	}
 	return a * b
 }
+
+// When is the input template that evaluates a condition (a step's when,
+// a loop's if): the condition as one ${expr} string, whose value renders
+// as itself.
+func When(cond string) json.RawMessage {
+	c := strings.TrimSpace(cond)
+	if strings.HasPrefix(c, "${") && strings.HasSuffix(c, "}") {
+		if end, err := Closing(c, 2); err == nil && end == len(c)-1 {
+			c = strings.TrimSpace(c[2:end])
+		}
+	}
+	b, _ := json.Marshal("${" + c + "}")
+	return b
+}

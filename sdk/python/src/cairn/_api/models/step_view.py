@@ -37,10 +37,13 @@ class StepView:
         event (str | Unset): Wait steps: the event name that resumes the wait.
         failures (int | Unset): Retry budget spent.
         holder (Holder | Unset):
+        interrupt (Any | Unset): The payload the step's body last interrupted with (status interrupted: waiting for a
+            resume; kept after it).
         map_ (MapProgress | Unset):
         operations (list[Operation] | Unset): For a function step: the operations its body checkpointed, in order.
         output (Any | Unset):
         ready_at (datetime.datetime | Unset):
+        resume (Any | Unset): The value the step was last resumed with.
         wake_at (datetime.datetime | Unset): When a sleep ends or a wait times out.
     """
 
@@ -55,10 +58,12 @@ class StepView:
     event: str | Unset = UNSET
     failures: int | Unset = UNSET
     holder: Holder | Unset = UNSET
+    interrupt: Any | Unset = UNSET
     map_: MapProgress | Unset = UNSET
     operations: list[Operation] | Unset = UNSET
     output: Any | Unset = UNSET
     ready_at: datetime.datetime | Unset = UNSET
+    resume: Any | Unset = UNSET
     wake_at: datetime.datetime | Unset = UNSET
 
     def to_dict(self) -> dict[str, Any]:
@@ -91,6 +96,8 @@ class StepView:
         if not isinstance(self.holder, Unset):
             holder = self.holder.to_dict()
 
+        interrupt = self.interrupt
+
         map_: dict[str, Any] | Unset = UNSET
         if not isinstance(self.map_, Unset):
             map_ = self.map_.to_dict()
@@ -107,6 +114,8 @@ class StepView:
         ready_at: str | Unset = UNSET
         if not isinstance(self.ready_at, Unset):
             ready_at = self.ready_at.isoformat()
+
+        resume = self.resume
 
         wake_at: str | Unset = UNSET
         if not isinstance(self.wake_at, Unset):
@@ -135,6 +144,8 @@ class StepView:
             field_dict["failures"] = failures
         if holder is not UNSET:
             field_dict["holder"] = holder
+        if interrupt is not UNSET:
+            field_dict["interrupt"] = interrupt
         if map_ is not UNSET:
             field_dict["map"] = map_
         if operations is not UNSET:
@@ -143,6 +154,8 @@ class StepView:
             field_dict["output"] = output
         if ready_at is not UNSET:
             field_dict["ready_at"] = ready_at
+        if resume is not UNSET:
+            field_dict["resume"] = resume
         if wake_at is not UNSET:
             field_dict["wake_at"] = wake_at
 
@@ -195,6 +208,8 @@ class StepView:
         else:
             holder = Holder.from_dict(_holder)
 
+        interrupt = d.pop("interrupt", UNSET)
+
         _map_ = d.pop("map", UNSET)
         map_: MapProgress | Unset
         if isinstance(_map_, Unset):
@@ -220,6 +235,8 @@ class StepView:
         else:
             ready_at = datetime.datetime.fromisoformat(_ready_at)
 
+        resume = d.pop("resume", UNSET)
+
         _wake_at = d.pop("wake_at", UNSET)
         wake_at: datetime.datetime | Unset
         if isinstance(_wake_at, Unset):
@@ -239,10 +256,12 @@ class StepView:
             event=event,
             failures=failures,
             holder=holder,
+            interrupt=interrupt,
             map_=map_,
             operations=operations,
             output=output,
             ready_at=ready_at,
+            resume=resume,
             wake_at=wake_at,
         )
 

@@ -84,8 +84,8 @@ func New(e *engine.Engine, cfg Config) *API {
 	a.registerStoreOps()
 	a.registerPauseOps()
 	a.registerInterruptOps() // interrupts.go
-	a.registerEventOps()  // events.go
-	a.registerStreamOps() // streams.go
+	a.registerEventOps()     // events.go
+	a.registerStreamOps()    // streams.go
 	publishKindOptions(a.huma.OpenAPI().Components.Schemas)
 	addLinks(a.huma.OpenAPI())
 	a.handler = a.recoverPanics(a.routeProblems(mux))

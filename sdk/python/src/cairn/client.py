@@ -547,19 +547,7 @@ class Client(_Base):
         """Starts a run of workflow. With an idempotency key, starting again returns the first run
         (existed True). deadline: a datetime, or seconds from now. budget replaces the workflow's."""
         return self._drive(
-            _op_start(
-                workflow,
-                input,
-                version,
-                correlation,
-                idempotency_key,
-                deadline,
-                state,
-                priority,
-                self.codec,
-                self._clear,
-                budget,
-            )
+            _op_start(workflow, input, version, correlation, idempotency_key, deadline, state, priority, self.codec, self._clear, budget)
         )
 
     def get(self, run: str) -> Run:
@@ -655,7 +643,8 @@ class Client(_Base):
         """Answers an interrupted step with value: its next attempt runs at once with
         ctx.resumed true and ctx.resume the value. Resuming again with the same value changes
         nothing; a step that is not interrupted is a 409."""
-        return self._drive(_op_view(resume_step, self.codec, run=run, step=step, body=ResumeStepRequest(value=value)))
+        body = ResumeStepRequest(value=value)
+        return self._drive(_op_view(resume_step, self.codec, run=run, step=step, body=body))
 
     def rerun(self, run: str, *, from_step: str | None = None, idempotency_key: str | None = None) -> StartedRun:
         """Starts a new run from an ended one, reusing its completed steps (all of them, or those
@@ -827,19 +816,7 @@ class AsyncClient(_Base):
         budget: dict[str, Any] | None = None,
     ) -> StartedRun:
         return await self._drive(
-            _op_start(
-                workflow,
-                input,
-                version,
-                correlation,
-                idempotency_key,
-                deadline,
-                state,
-                priority,
-                self.codec,
-                self._clear,
-                budget,
-            )
+            _op_start(workflow, input, version, correlation, idempotency_key, deadline, state, priority, self.codec, self._clear, budget)
         )
 
     async def get(self, run: str) -> Run:
@@ -911,9 +888,8 @@ class AsyncClient(_Base):
 
     async def resume_step(self, run: str, step: str, value: Any = None) -> Run:
         """Answers an interrupted step (see Client.resume_step)."""
-        return await self._drive(
-            _op_view(resume_step, self.codec, run=run, step=step, body=ResumeStepRequest(value=value))
-        )
+        body = ResumeStepRequest(value=value)
+        return await self._drive(_op_view(resume_step, self.codec, run=run, step=step, body=body))
 
     async def rerun(self, run: str, *, from_step: str | None = None, idempotency_key: str | None = None) -> StartedRun:
         body = RerunRequest(from_step=_opt(from_step), idempotency_key=_opt(idempotency_key))

@@ -1275,13 +1275,7 @@ class Worker:
                     raise e from None
                 if isinstance(a.cause, E.LeaseLost | E.RunEnded):
                     raise e from None  # a heartbeat learned the outcome meanwhile
-                self.log.warning(
-                    "reporting a step failed; retrying (run %s step %s attempt %d): %s",
-                    a.lease.run,
-                    a.lease.step,
-                    a.lease.attempt,
-                    e,
-                )
+                self.log.warning("reporting a step failed; retrying (run %s step %s attempt %d): %s", a.lease.run, a.lease.step, a.lease.attempt, e)
                 await asyncio.sleep(b.next())
 
     def _refused(self, a: _Attempt, call: str, err: BaseException, log: logging.LoggerAdapter[logging.Logger]) -> None:
@@ -1337,11 +1331,7 @@ class Worker:
             if reason == "":
                 if not isinstance(res.error, Unset) and res.error:
                     self.log.debug(
-                        "heartbeat failed (run %s step %s attempt %d): %s",
-                        a.lease.run,
-                        a.lease.step,
-                        a.lease.attempt,
-                        res.error,
+                        "heartbeat failed (run %s step %s attempt %d): %s", a.lease.run, a.lease.step, a.lease.attempt, res.error
                     )
             elif reason == E.REASON_FENCED:
                 self.log.warning(
@@ -1356,11 +1346,7 @@ class Worker:
                 self._run_ended(a.lease.run)
             elif reason != E.REASON_ALREADY_APPLIED:
                 self.log.error(
-                    "heartbeat refused (run %s step %s attempt %d): %s",
-                    a.lease.run,
-                    a.lease.step,
-                    a.lease.attempt,
-                    reason,
+                    "heartbeat refused (run %s step %s attempt %d): %s", a.lease.run, a.lease.step, a.lease.attempt, reason
                 )
 
     # ---- drain ----

@@ -150,4 +150,15 @@ func TestInterruptRequests(t *testing.T) {
 		}
 	})
 	measure("claim of the resumed attempt", counting.Snapshot{Create: 1}, func() { l = h.claim("w") })
+	interruptLease(t, h, l, `"again"`)
+	cold, coldCounts := h.countedPeer()
+	h.e.Settle()
+	coldCounts.Reset()
+	if _, err := cold.ResumeStep(h.ctx, run, "s", json.RawMessage(`1`), "k"); err != nil {
+		t.Fatal(err)
+	}
+	cold.Settle()
+	if got, want := coldCounts.Snapshot(), (counting.Snapshot{Get: 2, Swap: 1}); got != want {
+		t.Errorf("resume on a cold instance: %s, want %s", got, want)
+	}
 }

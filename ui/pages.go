@@ -261,7 +261,7 @@ type stepDetail struct {
 	OutputText template.HTML // valueHTML's
 	// InterruptText is the payload an interrupted step asks with (valueHTML's).
 	InterruptText template.HTML
-	Flow       string        // the step's flow control from the definition (flow_ui.go), or ""
+	Flow          string // the step's flow control from the definition (flow_ui.go), or ""
 }
 
 // run is a run's page.

@@ -142,6 +142,25 @@ func (r *InterruptRequest) Check() error {
 	return CheckSummary(r.Summary)
 }
 
+// CheckSizes refuses an output or a state patch (in all) over max bytes,
+// and a state patch value that is not JSON.
+func CheckSizes(output json.RawMessage, patch map[string]json.RawMessage, max int) error {
+	if len(output) > max {
+		return ValidationError{{Field: "output", Message: fmt.Sprintf("%d bytes, over the %d-byte limit", len(output), max)}}
+	}
+	n := 0
+	for k, v := range patch {
+		if len(v) == 0 || !json.Valid(v) {
+			return ValidationError{{Field: "state_patch." + k, Message: "not valid JSON"}}
+		}
+		n += len(k) + len(v)
+	}
+	if n > max {
+		return ValidationError{{Field: "state_patch", Message: fmt.Sprintf("%d bytes, over the %d-byte limit", n, max)}}
+	}
+	return nil
+}
+
 // MaxSummaryBytes bounds an attempt's summary.
 const MaxSummaryBytes = 4 << 10
 

@@ -337,6 +337,9 @@ const (
 	// JournalStepResumed: someone resumed it (data: the value).
 	JournalStepInterrupted JournalType = "step_interrupted"
 	JournalStepResumed     JournalType = "step_resumed"
+	// JournalStepLooped: a step's next routed the run back to an earlier
+	// step (the message names it and the visit).
+	JournalStepLooped JournalType = "step_looped"
 )
 
 // Values lists every journal entry type (the API's enum).
@@ -347,7 +350,7 @@ func (JournalType) Values() []JournalType {
 		JournalEventReceived, JournalSleepStarted, JournalRunCompleted, JournalRunFailed, JournalRunCancelled,
 		JournalRunTimedOut, JournalMapStarted, JournalChildStarted, JournalCompensationStarted, JournalCompensationEnded,
 		JournalOperation, JournalStepSuspended, JournalRunPaused, JournalRunResumed,
-		JournalStepInterrupted, JournalStepResumed,
+		JournalStepInterrupted, JournalStepResumed, JournalStepLooped,
 	}
 }
 

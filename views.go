@@ -71,6 +71,7 @@ type StepView struct {
 	Child     string          `json:"child,omitempty" doc:"For a child step: the id of its child run."`
 	Interrupt json.RawMessage `json:"interrupt,omitempty" doc:"The payload the step's body last interrupted with (status interrupted: waiting for a resume; kept after it)."`
 	Resume    json.RawMessage `json:"resume,omitempty" doc:"The value the step was last resumed with."`
+	Visits    int             `json:"visits,omitempty" doc:"How many times the step started (or was skipped): 1, plus one for each time a loop sent the run back over it. Templates see it as steps.<id>.visits."`
 	// Operations is a function step's history (function.go).
 	Operations []Operation `json:"operations,omitempty" nullable:"false" doc:"For a function step: the operations its body checkpointed, in order."`
 }

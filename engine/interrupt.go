@@ -11,17 +11,13 @@ import (
 	"github.com/cairn-dev/cairn/engine/internal/keys"
 )
 
-// Interrupts (docs/DECISIONS.md, "Interrupting a step"): a body ends its
-// attempt with a payload for a person; the step is interrupted (no
-// attempt offered, no timer, no retry budget spent) until ResumeStep
-// schedules its next attempt, whose lease carries the value.
-
-// Interrupt ends an attempt by interrupting its step, as a complete ends
-// it: the lease is proven, the state patch merged, the usage priced.
+// Interrupt ends an attempt by interrupting its step (docs/DECISIONS.md,
+// "Interrupting a step"), proven and applied as a complete is: the step
+// waits with the payload, offering no attempt, until ResumeStep.
 func (e *Engine) Interrupt(ctx context.Context, id string, req cairn.InterruptRequest) (*cairn.Ended, error) {
 	tok, err := leaseArg(id)
 	if err == nil {
-		err = errors.Join(req.Check(), e.checkSizes(nil, req.StatePatch))
+		err = errors.Join(req.Check(), cairn.CheckSizes(nil, req.StatePatch, e.cfg.MaxOutputBytes))
 	}
 	if err != nil {
 		return nil, err
@@ -34,8 +30,7 @@ func (e *Engine) Interrupt(ctx context.Context, id string, req cairn.InterruptRe
 	return e.end(ctx, tok, en)
 }
 
-// interrupted applies an interrupt to the run record: the step waits for
-// a resume with payload.
+// interrupted applies an interrupt: the step waits with payload.
 func interrupted(r *runRecord, tok leaseToken, payload json.RawMessage, fx *effects) {
 	st := r.Steps[tok.Step]
 	st.Status, st.Interrupt, st.Resume, st.ReadyAt = cairn.StepInterrupted, payload, nil, nil

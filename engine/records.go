@@ -103,6 +103,16 @@ type stepState struct {
 	// with and the value it was resumed with (interrupt.go).
 	Interrupt json.RawMessage `json:"interrupt,omitempty"`
 	Resume    json.RawMessage `json:"resume,omitempty"`
+	// Loops counts the loops that sent the run back over the step (loop.go).
+	Loops int `json:"loops,omitempty"`
+}
+
+// visits is how many times the step started (or was skipped).
+func (s *stepState) visits() int {
+	if s.Status == cairn.StepPending {
+		return s.Loops
+	}
+	return s.Loops + 1
 }
 
 func (s *stepState) attempt(n int) *cairn.Attempt {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"runtime/debug"
 	"time"
 
@@ -291,7 +290,7 @@ func (e *Engine) Complete(ctx context.Context, id string, req cairn.CompleteRequ
 	if len(req.Output) == 0 {
 		req.Output = json.RawMessage("null")
 	}
-	if err := e.checkSizes(req.Output, req.StatePatch); err != nil {
+	if err := cairn.CheckSizes(req.Output, req.StatePatch, e.cfg.MaxOutputBytes); err != nil {
 		return nil, err
 	}
 	if err := cairn.CheckSummary(req.Summary); err != nil {
@@ -414,6 +413,7 @@ func (e *Engine) apply(en *ending, r *runRecord, d *definition, tok leaseToken, 
 		r.ContinuedAs = en.continued
 	}
 	r.journal(fx.now, cairn.JournalEntry{Type: cairn.JournalStepCompleted, Step: tok.Step, Attempt: tok.Attempt, Worker: tok.Worker})
+	e.loopBack(r, d, tok.Step, fx) // loop.go
 	e.advance(r, d, fx)
 }
 
@@ -444,7 +444,7 @@ func (e *Engine) Fail(ctx context.Context, id string, req cairn.FailRequest) (*c
 	if len(req.Error.Message) > 16<<10 {
 		req.Error.Message = req.Error.Message[:16<<10] + "…"
 	}
-	if err := e.checkSizes(nil, req.StatePatch); err != nil {
+	if err := cairn.CheckSizes(nil, req.StatePatch, e.cfg.MaxOutputBytes); err != nil {
 		return nil, err
 	}
 	if err := cairn.CheckSummary(req.Summary); err != nil {
@@ -455,23 +455,6 @@ func (e *Engine) Fail(ctx context.Context, id string, req cairn.FailRequest) (*c
 		return nil, err
 	}
 	return e.end(ctx, tok, e.failing(req.Error, req.StatePatch, req.Usage, req.Summary))
-}
-
-func (e *Engine) checkSizes(output json.RawMessage, patch map[string]json.RawMessage) error {
-	if len(output) > e.cfg.MaxOutputBytes {
-		return cairn.ValidationError{{Field: "output", Message: fmt.Sprintf("%d bytes, over the %d-byte limit", len(output), e.cfg.MaxOutputBytes)}}
-	}
-	n := 0
-	for k, v := range patch {
-		if len(v) == 0 || !json.Valid(v) {
-			return cairn.ValidationError{{Field: "state_patch." + k, Message: "not valid JSON"}}
-		}
-		n += len(k) + len(v)
-	}
-	if n > e.cfg.MaxOutputBytes {
-		return cairn.ValidationError{{Field: "state_patch", Message: fmt.Sprintf("%d bytes, over the %d-byte limit", n, e.cfg.MaxOutputBytes)}}
-	}
-	return nil
 }
 
 // end is complete and fail: prove the lease, check it is current, record

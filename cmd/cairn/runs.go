@@ -337,6 +337,15 @@ func (p *progress) update(r *sdk.Run, holdersKnown bool) {
 // holder then waits for a worker); now is the server's time as the view
 // knows it (zero: the client's), which a retry's time is compared with.
 func stepState(s sdk.StepView, holdersKnown bool, now time.Time) (string, string) {
+	state, detail := stepStatus(s, holdersKnown, now)
+	if s.Visits > 1 { // a loop ran it again
+		state += fmt.Sprintf(" (visit %d)", s.Visits)
+	}
+	return state, detail
+}
+
+// stepStatus is stepState without the visit.
+func stepStatus(s sdk.StepView, holdersKnown bool, now time.Time) (string, string) {
 	if now.IsZero() {
 		now = time.Now()
 	}

@@ -275,6 +275,7 @@ const (
 	JournalEntryTypeStepCompleted       JournalEntryType = "step_completed"
 	JournalEntryTypeStepFailed          JournalEntryType = "step_failed"
 	JournalEntryTypeStepInterrupted     JournalEntryType = "step_interrupted"
+	JournalEntryTypeStepLooped          JournalEntryType = "step_looped"
 	JournalEntryTypeStepReady           JournalEntryType = "step_ready"
 	JournalEntryTypeStepRequeued        JournalEntryType = "step_requeued"
 	JournalEntryTypeStepResumed         JournalEntryType = "step_resumed"
@@ -325,6 +326,8 @@ func (e JournalEntryType) Valid() bool {
 	case JournalEntryTypeStepFailed:
 		return true
 	case JournalEntryTypeStepInterrupted:
+		return true
+	case JournalEntryTypeStepLooped:
 		return true
 	case JournalEntryTypeStepReady:
 		return true
@@ -1531,6 +1534,15 @@ type RetryPolicy struct {
 	RetryAfterStart *[]string `json:"retry_after_start,omitempty"`
 }
 
+// Route defines model for Route.
+type Route struct {
+	// If A CEL condition (bare, or as ${expr}) over input, state, run and steps.<id>.output and .visits, this step's own included, evaluated when the step completes.
+	If string `json:"if"`
+
+	// To A step this one runs after (directly or not): it and every step between it and this one run again (a new visit).
+	To string `json:"to"`
+}
+
 // Run defines model for Run.
 type Run struct {
 	Budget       *Budget       `json:"budget,omitempty"`
@@ -1827,6 +1839,12 @@ type Step struct {
 	// MaxDeliveries Lost leases before the step is dead-lettered (default 5).
 	MaxDeliveries *int64 `json:"max_deliveries,omitempty"`
 
+	// MaxVisits Task and function steps with next: the most visits this step may make (default 10); a route past it fails the run with class loop_limit.
+	MaxVisits *int64 `json:"max_visits,omitempty"`
+
+	// Next Task and function steps: routes back to an earlier step, tried in order when this step completes; the first whose if holds runs its to step and every step between again (a new visit). None holds: the run goes on.
+	Next *[]Route `json:"next,omitempty"`
+
 	// Priority Task steps: overrides the run's priority for this step (higher is offered first).
 	Priority  *int64     `json:"priority,omitempty"`
 	RateLimit *RateLimit `json:"rate_limit,omitempty"`
@@ -1924,6 +1942,9 @@ type StepView struct {
 	Resume json.RawMessage `json:"resume,omitempty"`
 	Status StepViewStatus  `json:"status"`
 	Usage  Usage           `json:"usage"`
+
+	// Visits How many times the step started (or was skipped): 1, plus one for each time a loop sent the run back over it. Templates see it as steps.<id>.visits.
+	Visits *int64 `json:"visits,omitempty"`
 
 	// WakeAt When a sleep ends or a wait times out.
 	WakeAt *time.Time `json:"wake_at,omitempty"`

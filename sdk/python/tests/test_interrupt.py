@@ -40,3 +40,29 @@ def test_interrupt_and_resume_step(server: DevServer) -> None:
         with pytest.raises(cairn.APIError) as e:
             c.resume_step(run, "ask", False)
         assert e.value.status == 409
+
+
+def test_loop_with_next(server: DevServer) -> None:
+    """review sends the run back to draft until the draft is long enough; the
+    view counts the visits and draft's template sees its own."""
+    c = server.client
+
+    def draft(ctx: cairn.StepContext, inp: Any) -> Any:
+        return {"words": 100 * inp["visit"]}
+
+    def review(ctx: cairn.StepContext, _: Any) -> Any:
+        return {"ok": ctx.output("draft")["words"] >= 300}
+
+    wf = (
+        cairn.workflow("essay-py", "1")
+        .task("draft", draft, input={"visit": "${visit}"})
+        .task("review", review, after=["draft"], next=[("draft", "!steps.review.output.ok")], max_visits=5)
+    )
+    log, _ = mem_logger()
+    w = cairn.Worker(c, logger=log, claim_wait=2).register(wf)
+    with serving(w):
+        run = c.start("essay-py").run.id
+        done = wait_run(c, run)
+        assert done.status.value == "completed", done.error
+        assert done.output == {"ok": True}
+        assert step(done, "draft").visits == 3 and step(done, "review").visits == 3

@@ -1348,7 +1348,7 @@ export interface components {
              * @description What happened.
              * @enum {string}
              */
-            type: "run_started" | "step_ready" | "step_claimed" | "step_started" | "step_completed" | "step_failed" | "step_requeued" | "step_retry_scheduled" | "step_skipped" | "lease_lost" | "wait_started" | "event_received" | "sleep_started" | "run_completed" | "run_failed" | "run_cancelled" | "run_timed_out" | "map_started" | "child_started" | "compensation_started" | "compensation_ended" | "operation" | "step_suspended" | "run_paused" | "run_resumed" | "step_interrupted" | "step_resumed";
+            type: "run_started" | "step_ready" | "step_claimed" | "step_started" | "step_completed" | "step_failed" | "step_requeued" | "step_retry_scheduled" | "step_skipped" | "lease_lost" | "wait_started" | "event_received" | "sleep_started" | "run_completed" | "run_failed" | "run_cancelled" | "run_timed_out" | "map_started" | "child_started" | "compensation_started" | "compensation_ended" | "operation" | "step_suspended" | "run_paused" | "run_resumed" | "step_interrupted" | "step_resumed" | "step_looped";
             worker?: string;
         };
         JournalEvent: {
@@ -1702,6 +1702,12 @@ export interface components {
             /** @description at_most_once only: error classes that may retry an attempt after its started was recorded (an explicit opt-in; by default a started at_most_once attempt is never run again). */
             retry_after_start?: string[];
         };
+        Route: {
+            /** @description A CEL condition (bare, or as ${expr}) over input, state, run and steps.<id>.output and .visits, this step's own included, evaluated when the step completes. */
+            if: string;
+            /** @description A step this one runs after (directly or not): it and every step between it and this one run again (a new visit). */
+            to: string;
+        };
         Run: {
             /** @description The run's budget, if any: its start's, or its workflow's. */
             budget?: components["schemas"]["Budget"];
@@ -2000,6 +2006,13 @@ export interface components {
             max_deliveries?: number;
             /**
              * Format: int64
+             * @description Task and function steps with next: the most visits this step may make (default 10); a route past it fails the run with class loop_limit.
+             */
+            max_visits?: number;
+            /** @description Task and function steps: routes back to an earlier step, tried in order when this step completes; the first whose if holds runs its to step and every step between again (a new visit). None holds: the run goes on. */
+            next?: components["schemas"]["Route"][];
+            /**
+             * Format: int64
              * @description Task steps: overrides the run's priority for this step (higher is offered first).
              */
             priority?: number;
@@ -2102,6 +2115,11 @@ export interface components {
             /** @enum {string} */
             status: "pending" | "ready" | "waiting" | "sleeping" | "completed" | "failed" | "cancelled" | "skipped" | "mapping" | "child_running" | "interrupted";
             usage: components["schemas"]["Usage"];
+            /**
+             * Format: int64
+             * @description How many times the step started (or was skipped): 1, plus one for each time a loop sent the run back over it. Templates see it as steps.<id>.visits.
+             */
+            visits?: number;
             /**
              * Format: date-time
              * @description When a sleep ends or a wait times out.

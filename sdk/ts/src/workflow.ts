@@ -50,6 +50,10 @@ export interface StepOptions {
   priority?: number;
   /** Task, map, function: offered only to workers registered with every one of these labels (Worker's labels option). */
   requiresLabels?: Record<string, string>;
+  /** Task, function: routes back to an earlier step (`to`, one this step runs after) when the step completes and `if` (CEL over input, state, run, steps.<id>.output and .visits) holds: `to` and every step between run again, a new visit. Tried in order. */
+  next?: { to: string; if: string }[];
+  /** Task, function with next: the most visits of this step (default 10); a route past it fails the run with class loop_limit. */
+  maxVisits?: number;
   /** Map steps: most items running at once (default 100). */
   maxConcurrency?: number;
   /** Map steps: items that may fail without failing the step (their outputs are null). */
@@ -215,6 +219,8 @@ export class WorkflowDef {
     }
     if (o.priority !== undefined) s.priority = o.priority;
     if (o.requiresLabels) s.requires_labels = { ...o.requiresLabels };
+    if (o.next?.length) s.next = o.next.map((r) => ({ to: r.to, if: r.if }));
+    if (o.maxVisits !== undefined) s.max_visits = o.maxVisits;
     if (o.maxConcurrency !== undefined) s.max_concurrency = o.maxConcurrency;
     if (o.toleratedFailures !== undefined) s.tolerated_failures = o.toleratedFailures;
     if (o.toleratedFailurePercent !== undefined) s.tolerated_failure_percent = o.toleratedFailurePercent;

@@ -11,6 +11,8 @@ KIND_OPTIONS: dict[str, tuple[str, ...]] = {
         "rate_limit",
         "priority",
         "requires_labels",
+        "next",
+        "max_visits",
     ),
     "wait": (
         "event",
@@ -42,5 +44,7 @@ KIND_OPTIONS: dict[str, tuple[str, ...]] = {
         "rate_limit",
         "priority",
         "requires_labels",
+        "next",
+        "max_visits",
     ),
 }

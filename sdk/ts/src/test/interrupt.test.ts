@@ -47,3 +47,26 @@ test("interrupt and resumeStep", async () => {
     await done;
   }
 });
+
+test("a loop with next runs until its condition fails", async () => {
+  const wf = defineWorkflow({ name: "essay", version: "1" })
+    .task("draft", async (_ctx, input: { visit: number }) => ({ words: 100 * input.visit }), { input: { visit: "${visit}" } })
+    .task("review", async (ctx) => ({ ok: (ctx.output<{ words: number }>("draft")?.words ?? 0) >= 300 }), {
+      after: ["draft"],
+      next: [{ to: "draft", if: "!steps.review.output.ok" }],
+      maxVisits: 5,
+    });
+  const w = new Worker(new Client({ server: srv.url }), { concurrency: 1, logger: memLogger() }).register(wf);
+  const done = w.serve();
+  try {
+    await Promise.race([w.ready, done]);
+    const { run } = await srv.client.start("essay", {});
+    const got = await srv.client.wait(run.id, { signal: AbortSignal.timeout(20_000) });
+    assert.equal(got.status, "completed");
+    assert.deepEqual(got.output, { ok: true });
+    assert.deepEqual(got.steps.map((s) => [s.id, s.visits]), [["draft", 3], ["review", 3]]);
+  } finally {
+    w.stop();
+    await done;
+  }
+});

@@ -78,6 +78,7 @@ from .register_response import RegisterResponse
 from .rerun_request import RerunRequest
 from .resume_step_request import ResumeStepRequest
 from .retry_policy import RetryPolicy
+from .route import Route
 from .run import Run
 from .run_page import RunPage
 from .run_progress import RunProgress
@@ -209,6 +210,7 @@ __all__ = (
     "RerunRequest",
     "ResumeStepRequest",
     "RetryPolicy",
+    "Route",
     "Run",
     "RunPage",
     "RunProgress",

@@ -21,6 +21,7 @@ class JournalEntryType(StrEnum):
     STEP_COMPLETED = "step_completed"
     STEP_FAILED = "step_failed"
     STEP_INTERRUPTED = "step_interrupted"
+    STEP_LOOPED = "step_looped"
     STEP_READY = "step_ready"
     STEP_REQUEUED = "step_requeued"
     STEP_RESUMED = "step_resumed"

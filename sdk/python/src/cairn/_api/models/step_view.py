@@ -44,6 +44,8 @@ class StepView:
         output (Any | Unset):
         ready_at (datetime.datetime | Unset):
         resume (Any | Unset): The value the step was last resumed with.
+        visits (int | Unset): How many times the step started (or was skipped): 1, plus one for each time a loop sent
+            the run back over it. Templates see it as steps.<id>.visits.
         wake_at (datetime.datetime | Unset): When a sleep ends or a wait times out.
     """
 
@@ -64,6 +66,7 @@ class StepView:
     output: Any | Unset = UNSET
     ready_at: datetime.datetime | Unset = UNSET
     resume: Any | Unset = UNSET
+    visits: int | Unset = UNSET
     wake_at: datetime.datetime | Unset = UNSET
 
     def to_dict(self) -> dict[str, Any]:
@@ -117,6 +120,8 @@ class StepView:
 
         resume = self.resume
 
+        visits = self.visits
+
         wake_at: str | Unset = UNSET
         if not isinstance(self.wake_at, Unset):
             wake_at = self.wake_at.isoformat()
@@ -156,6 +161,8 @@ class StepView:
             field_dict["ready_at"] = ready_at
         if resume is not UNSET:
             field_dict["resume"] = resume
+        if visits is not UNSET:
+            field_dict["visits"] = visits
         if wake_at is not UNSET:
             field_dict["wake_at"] = wake_at
 
@@ -237,6 +244,8 @@ class StepView:
 
         resume = d.pop("resume", UNSET)
 
+        visits = d.pop("visits", UNSET)
+
         _wake_at = d.pop("wake_at", UNSET)
         wake_at: datetime.datetime | Unset
         if isinstance(_wake_at, Unset):
@@ -262,6 +271,7 @@ class StepView:
             output=output,
             ready_at=ready_at,
             resume=resume,
+            visits=visits,
             wake_at=wake_at,
         )
 

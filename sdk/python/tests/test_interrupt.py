@@ -1,6 +1,7 @@
 """A body that raises cairn.Interrupt(payload) leaves its step interrupted with
 the payload; Client.resume_step runs it again with ctx.resumed, the answer and
-the payload, and the run completes."""
+the payload, and the run completes. And a loop: a step's next sends the run
+back until its condition fails."""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
 // A body that throws interrupt(payload) leaves its step interrupted with
 // the payload; client.resumeStep runs it again with ctx.resumed, the
-// answer and the payload, and the run completes.
+// answer and the payload, and the run completes. And a loop: a step's
+// next sends the run back until its condition fails.
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 

@@ -57,3 +57,35 @@ func TestInterruptAndResumeStep(t *testing.T) {
 		t.Fatalf("resume of an ended run: %v, want a conflict", err)
 	}
 }
+
+// TestFunctionInterrupts: a durable function's body may interrupt too;
+// its resumed attempt replays what it recorded and reads the answer.
+func TestFunctionInterrupts(t *testing.T) {
+	e := newEnv(t, sdktest.Options{})
+	ctx := context.Background()
+	calls := 0
+	wf := Workflow("fn-approve", "1").Function("f", func(fc *Durable) (any, error) {
+		n, err := Step(fc, "count", func(context.Context) (int, error) { calls++; return calls, nil })
+		if err != nil {
+			return nil, err
+		}
+		var answer string
+		if ok, err := fc.Resumed(&answer); err != nil || !ok {
+			return nil, Interrupt("name?")
+		}
+		return map[string]any{"n": n, "answer": answer}, nil
+	})
+	serve(t, NewWorker(e.c, WithLogger(quiet())).Register(wf))
+	run := start(t, e.c, "fn-approve", StartOptions{})
+	eventually(t, 30*time.Second, "the function interrupted", func() bool {
+		r, err := e.c.Get(ctx, run.ID)
+		return err == nil && r.Step("f").Status == StepInterrupted
+	})
+	if _, err := e.c.ResumeStep(ctx, run.ID, "f", "ana"); err != nil {
+		t.Fatal(err)
+	}
+	done := waitRun(t, e.c, run.ID, 30*time.Second)
+	if done.Status != RunCompleted || string(done.Output) != `{"answer":"ana","n":1}` || calls != 1 {
+		t.Fatalf("run %s, output %s, %d calls (want the recorded one replayed)", done.Status, done.Output, calls)
+	}
+}

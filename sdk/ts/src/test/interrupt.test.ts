@@ -16,15 +16,25 @@ after(async () => {
   await srv.stop();
 });
 
+/** Runs fn while a worker serves wf. */
+async function serving(wf: Parameters<Worker["register"]>[0], fn: () => Promise<void>): Promise<void> {
+  const w = new Worker(new Client({ server: srv.url }), { concurrency: 1, logger: memLogger() }).register(wf);
+  const done = w.serve();
+  try {
+    await Promise.race([w.ready, done]);
+    await fn();
+  } finally {
+    w.stop();
+    await done;
+  }
+}
+
 test("interrupt and resumeStep", async () => {
   const wf = defineWorkflow({ name: "approve", version: "1" }).task("ask", async (ctx) => {
     if (!ctx.resumed) throw interrupt({ question: "approve?" });
     return { answer: ctx.resume, asked: ctx.interrupted };
   });
-  const w = new Worker(new Client({ server: srv.url }), { concurrency: 1, logger: memLogger() }).register(wf);
-  const done = w.serve();
-  try {
-    await Promise.race([w.ready, done]);
+  await serving(wf, async () => {
     const { run } = await srv.client.start("approve", {});
     const until = Date.now() + 20_000;
     for (;;) {
@@ -43,10 +53,7 @@ test("interrupt and resumeStep", async () => {
     assert.equal(got.status, "completed");
     assert.deepEqual(got.output, { answer: { approved: true }, asked: { question: "approve?" } });
     await assert.rejects(srv.client.resumeStep(run.id, "ask", false), (err: unknown) => err instanceof APIError && err.status === 409);
-  } finally {
-    w.stop();
-    await done;
-  }
+  });
 });
 
 test("a loop with next runs until its condition fails", async () => {
@@ -57,17 +64,11 @@ test("a loop with next runs until its condition fails", async () => {
       next: [{ to: "draft", if: "!steps.review.output.ok" }],
       maxVisits: 5,
     });
-  const w = new Worker(new Client({ server: srv.url }), { concurrency: 1, logger: memLogger() }).register(wf);
-  const done = w.serve();
-  try {
-    await Promise.race([w.ready, done]);
+  await serving(wf, async () => {
     const { run } = await srv.client.start("essay", {});
     const got = await srv.client.wait(run.id, { signal: AbortSignal.timeout(20_000) });
     assert.equal(got.status, "completed");
     assert.deepEqual(got.output, { ok: true });
     assert.deepEqual(got.steps.map((s) => [s.id, s.visits]), [["draft", 3], ["review", 3]]);
-  } finally {
-    w.stop();
-    await done;
-  }
+  });
 });

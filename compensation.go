@@ -65,6 +65,9 @@ func (w *Workflow) validateOnFailure(add func(field, format string, args ...any)
 		if s.When != "" {
 			add(f+".when", "on_failure steps take no when condition")
 		}
+		if len(s.Next) > 0 {
+			add(f+".next", "on_failure steps do not loop")
+		}
 	}
 	for i, s := range w.OnFailure {
 		for j, a := range s.After {

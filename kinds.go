@@ -49,7 +49,7 @@ type kindCheck func(s *Step, add func(field, format string, args ...any))
 // (x-kind-options on Step), from which the TypeScript SDK's check is
 // generated.
 var kindOptions = map[StepKind][]string{
-	KindTask:  {"delivery", "retry", "timeout", "max_deliveries", "concurrency", "rate_limit", "priority", "requires_labels", "cache"},
+	KindTask:  {"delivery", "retry", "timeout", "max_deliveries", "concurrency", "rate_limit", "priority", "requires_labels", "cache", "next", "max_visits"},
 	KindWait:  {"event", "events", "if", "wait_timeout", "answer"},
 	KindSleep: {"duration"},
 	// A map's items are task attempts: they take a task's delivery,
@@ -58,7 +58,7 @@ var kindOptions = map[StepKind][]string{
 	KindChild: {"workflow", "child_version"},
 	// A function's driver is a task attempt that replays: at_least_once
 	// always (its steps choose their own delivery).
-	KindFunction: {"retry", "timeout", "max_deliveries", "concurrency", "rate_limit", "priority", "requires_labels"},
+	KindFunction: {"retry", "timeout", "max_deliveries", "concurrency", "rate_limit", "priority", "requires_labels", "next", "max_visits"},
 }
 
 // stepOptions tells, for each optional field of kindOptions, whether a
@@ -80,6 +80,8 @@ var stepOptions = map[string]func(s *Step) bool{
 	"answer":                    func(s *Step) bool { return s.Answer != "" },
 	"duration":                  func(s *Step) bool { return s.Duration != 0 },
 	"items":                     func(s *Step) bool { return s.Items != "" },
+	"next":                      func(s *Step) bool { return len(s.Next) > 0 },
+	"max_visits":                func(s *Step) bool { return s.MaxVisits != 0 },
 	"max_concurrency":           func(s *Step) bool { return s.MaxConcurrency != 0 },
 	"tolerated_failures":        func(s *Step) bool { return s.ToleratedFailures != 0 },
 	"tolerated_failure_percent": func(s *Step) bool { return s.ToleratedFailurePercent != 0 },

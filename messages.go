@@ -55,6 +55,9 @@ type Lease struct {
 	LeaseTTLMs     int64                      `json:"lease_ttl_ms"`
 	Item           *int                       `json:"item,omitempty" doc:"For an item of a map step (step names the map step): the item's index in the items array."`
 	History        []Operation                `json:"history,omitempty" nullable:"false" doc:"For a function step: the operations its body checkpointed in earlier attempts, in order; replay returns their results."`
+	Resumed        bool                       `json:"resumed,omitempty" doc:"The step was interrupted and resumed: resume holds the value it was resumed with, interrupt the payload it interrupted with (on every attempt until it completes or interrupts again)."`
+	Resume         json.RawMessage            `json:"resume,omitempty" doc:"With resumed: the value the step was resumed with."`
+	Interrupt      json.RawMessage            `json:"interrupt,omitempty" doc:"With resumed: the payload the step last interrupted with."`
 }
 
 // LeaseStatus answers started and heartbeat.
@@ -95,6 +98,48 @@ type FailRequest struct {
 	StatePatch map[string]json.RawMessage `json:"state_patch,omitempty" doc:"Merged into the run state even on failure."`
 	Usage      *Usage                     `json:"usage,omitempty"`
 	Summary    json.RawMessage            `json:"summary,omitempty" doc:"A short summary of the attempt (any JSON, at most 4 KiB), recorded on the attempt: what it did before it failed."`
+}
+
+// InterruptRequest ends an attempt by interrupting its step: the step
+// waits, with the payload, for someone to resume it.
+type InterruptRequest struct {
+	Payload    json.RawMessage            `json:"payload,omitempty" doc:"What to show whoever resumes the step (a question, a draft to approve): any JSON, at most 64 KiB. Kept in the run record as sent (not encrypted)."`
+	StatePatch map[string]json.RawMessage `json:"state_patch,omitempty" doc:"Merged into the run state, as a complete's."`
+	Usage      *Usage                     `json:"usage,omitempty" doc:"What the attempt consumed: priced and counted against the run's budget like any attempt's."`
+	Summary    json.RawMessage            `json:"summary,omitempty" doc:"A short summary of the attempt (any JSON, at most 4 KiB)."`
+}
+
+// ResumeStepRequest resumes an interrupted step.
+type ResumeStepRequest struct {
+	Value json.RawMessage `json:"value,omitempty" doc:"The answer: any JSON, at most 64 KiB, handed to the step's next attempt as resume (null when absent). Kept in the run record as sent (not encrypted)."`
+}
+
+// MaxInterruptBytes bounds an interrupt's payload and a resume's value:
+// both live in the run record.
+const MaxInterruptBytes = 64 << 10
+
+// CheckInterrupt refuses an interrupt payload or resume value (field)
+// that is not JSON or is over MaxInterruptBytes, and makes an absent one
+// null.
+func CheckInterrupt(field string, v *json.RawMessage) error {
+	switch {
+	case len(*v) == 0:
+		*v = json.RawMessage("null")
+	case len(*v) > MaxInterruptBytes:
+		return ValidationError{{Field: field, Message: fmt.Sprintf("%d bytes, over the %d-byte limit", len(*v), MaxInterruptBytes)}}
+	case !json.Valid(*v):
+		return ValidationError{{Field: field, Message: "not valid JSON"}}
+	}
+	return nil
+}
+
+// Check checks an interrupt's payload and summary (the payload null when
+// absent).
+func (r *InterruptRequest) Check() error {
+	if err := CheckInterrupt("payload", &r.Payload); err != nil {
+		return err
+	}
+	return CheckSummary(r.Summary)
 }
 
 // MaxSummaryBytes bounds an attempt's summary.

@@ -55,11 +55,15 @@ const (
 	StepMapping StepStatus = "mapping"
 	// StepChildRunning: a child step waits for its child run to end.
 	StepChildRunning StepStatus = "child_running"
+	// StepInterrupted: a body stopped with a payload for whoever resumes
+	// it (POST /runs/{run}/steps/{step}/resume); no attempt is offered
+	// until then.
+	StepInterrupted StepStatus = "interrupted"
 )
 
 // Values lists every step status (the API's enum of step statuses).
 func (StepStatus) Values() []StepStatus {
-	return []StepStatus{StepPending, StepReady, StepWaiting, StepSleeping, StepCompleted, StepFailed, StepCancelled, StepSkipped, StepMapping, StepChildRunning}
+	return []StepStatus{StepPending, StepReady, StepWaiting, StepSleeping, StepCompleted, StepFailed, StepCancelled, StepSkipped, StepMapping, StepChildRunning, StepInterrupted}
 }
 
 // Active reports whether a step in status s has started and is not done:
@@ -257,11 +261,14 @@ const (
 	// OutcomeSuspended: a function's driver suspended (a sleep): the step
 	// goes on in a later attempt, which replays its history.
 	OutcomeSuspended AttemptOutcome = "suspended"
+	// OutcomeInterrupted: the body interrupted with a payload; the step
+	// waits for a resume, which runs it again (no retry budget spent).
+	OutcomeInterrupted AttemptOutcome = "interrupted"
 )
 
 // Values lists every outcome the engine records (the API's enum).
 func (AttemptOutcome) Values() []AttemptOutcome {
-	return []AttemptOutcome{OutcomeCompleted, OutcomeFailed, OutcomeTimedOut, OutcomeLost, OutcomeSuspended}
+	return []AttemptOutcome{OutcomeCompleted, OutcomeFailed, OutcomeTimedOut, OutcomeLost, OutcomeSuspended, OutcomeInterrupted}
 }
 
 // Attempt records one lease of a task step.
@@ -326,6 +333,13 @@ const (
 	// JournalRunPaused, JournalRunResumed: the run was paused, resumed.
 	JournalRunPaused  JournalType = "run_paused"
 	JournalRunResumed JournalType = "run_resumed"
+	// JournalStepInterrupted: a body interrupted (data: its payload);
+	// JournalStepResumed: someone resumed it (data: the value).
+	JournalStepInterrupted JournalType = "step_interrupted"
+	JournalStepResumed     JournalType = "step_resumed"
+	// JournalStepLooped: a step's next routed the run back to an earlier
+	// step (the message names it and the visit).
+	JournalStepLooped JournalType = "step_looped"
 )
 
 // Values lists every journal entry type (the API's enum).
@@ -336,6 +350,7 @@ func (JournalType) Values() []JournalType {
 		JournalEventReceived, JournalSleepStarted, JournalRunCompleted, JournalRunFailed, JournalRunCancelled,
 		JournalRunTimedOut, JournalMapStarted, JournalChildStarted, JournalCompensationStarted, JournalCompensationEnded,
 		JournalOperation, JournalStepSuspended, JournalRunPaused, JournalRunResumed,
+		JournalStepInterrupted, JournalStepResumed, JournalStepLooped,
 	}
 }
 

@@ -54,22 +54,25 @@ func (r *Run) Step(id string) *StepView {
 
 // StepView is a step of a run as the API shows it.
 type StepView struct {
-	ID       string          `json:"id"`
-	Kind     StepKind        `json:"kind"`
-	Status   StepStatus      `json:"status"`
-	Attempt  int             `json:"attempt,omitempty" doc:"Current or last attempt number."`
-	Failures int             `json:"failures,omitempty" doc:"Retry budget spent."`
-	ReadyAt  *time.Time      `json:"ready_at,omitempty"`
-	WakeAt   *time.Time      `json:"wake_at,omitempty" doc:"When a sleep ends or a wait times out."`
-	Output   json.RawMessage `json:"output,omitempty"`
-	Error    *ErrorInfo      `json:"error,omitempty"`
-	Cached   *CacheHit       `json:"cached,omitempty" doc:"The step was completed from its result cache (no worker ran it): the attempt whose output it took."`
-	Usage    Usage           `json:"usage"`
-	Attempts []Attempt       `json:"attempts" nullable:"false" doc:"The step's attempts; empty before the first."`
-	Holder   *Holder         `json:"holder,omitempty" doc:"For a ready task step: the worker holding its current attempt, if any."`
-	Event    string          `json:"event,omitempty" doc:"Wait steps: the event name that resumes the wait."`
-	Map      *MapProgress    `json:"map,omitempty" doc:"For a map step: its items' progress."`
-	Child    string          `json:"child,omitempty" doc:"For a child step: the id of its child run."`
+	ID        string          `json:"id"`
+	Kind      StepKind        `json:"kind"`
+	Status    StepStatus      `json:"status"`
+	Attempt   int             `json:"attempt,omitempty" doc:"Current or last attempt number."`
+	Failures  int             `json:"failures,omitempty" doc:"Retry budget spent."`
+	ReadyAt   *time.Time      `json:"ready_at,omitempty"`
+	WakeAt    *time.Time      `json:"wake_at,omitempty" doc:"When a sleep ends or a wait times out."`
+	Output    json.RawMessage `json:"output,omitempty"`
+	Error     *ErrorInfo      `json:"error,omitempty"`
+	Cached    *CacheHit       `json:"cached,omitempty" doc:"The step was completed from its result cache (no worker ran it): the attempt whose output it took."`
+	Usage     Usage           `json:"usage"`
+	Attempts  []Attempt       `json:"attempts" nullable:"false" doc:"The step's attempts; empty before the first."`
+	Holder    *Holder         `json:"holder,omitempty" doc:"For a ready task step: the worker holding its current attempt, if any."`
+	Event     string          `json:"event,omitempty" doc:"Wait steps: the event name that resumes the wait."`
+	Map       *MapProgress    `json:"map,omitempty" doc:"For a map step: its items' progress."`
+	Child     string          `json:"child,omitempty" doc:"For a child step: the id of its child run."`
+	Interrupt json.RawMessage `json:"interrupt,omitempty" doc:"The payload the step's body last interrupted with (status interrupted: waiting for a resume; kept after it)."`
+	Resume    json.RawMessage `json:"resume,omitempty" doc:"The value the step was last resumed with."`
+	Visits    int             `json:"visits,omitempty" doc:"How many times the step started (or was skipped): 1, plus one for each time a loop sent the run back over it. Templates see it as steps.<id>.visits."`
 	// Operations is a function step's history (function.go).
 	Operations []Operation `json:"operations,omitempty" nullable:"false" doc:"For a function step: the operations its body checkpointed, in order."`
 }

@@ -134,6 +134,9 @@ type Step struct {
 	MaxConcurrency          int     `json:"max_concurrency,omitempty" minimum:"0" maximum:"1000" doc:"Map steps: most items running at once (default 100)."`
 	ToleratedFailures       int     `json:"tolerated_failures,omitempty" minimum:"0" doc:"Map steps: items that may fail (after their retries) without failing the map; their outputs are null."`
 	ToleratedFailurePercent float64 `json:"tolerated_failure_percent,omitempty" minimum:"0" maximum:"100" doc:"Map steps: the share of items, in percent, that may fail without failing the map (the larger of this and tolerated_failures applies)."`
+	// Loops (loop.go), task and function steps.
+	Next      []Route `json:"next,omitempty" nullable:"false" maxItems:"8" doc:"Task and function steps: routes back to an earlier step, tried in order when this step completes; the first whose if holds runs its to step and every step between again (a new visit). None holds: the run goes on."`
+	MaxVisits int     `json:"max_visits,omitempty" minimum:"0" maximum:"1000" doc:"Task and function steps with next: the most visits this step may make (default 10); a route past it fails the run with class loop_limit."`
 	// Child options (kinds_map.go).
 	Workflow     string `json:"workflow,omitempty" maxLength:"128" doc:"Child steps: the workflow the child run runs."`
 	ChildVersion string `json:"child_version,omitempty" maxLength:"64" doc:"Child steps: the child workflow's version (default: its newest when the step starts)."`
@@ -259,7 +262,8 @@ func (w *Workflow) Validate(prefix string) error {
 		checkStepOptions(&s, stepAdd)
 	}
 	w.checkAfter(index, add)
-	w.checkAnswers(index, add) // update.go
+	w.checkAnswers(index, add)  // update.go
+	w.validateLoops(index, add) // loop.go
 	w.validateFlow(func(field, format string, args ...any) { add(field, format, args...) })
 	w.validateOnFailure(add) // compensation.go
 	w.validateTriggers(add)  // events.go

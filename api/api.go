@@ -88,11 +88,12 @@ func New(e *engine.Engine, cfg Config) *API {
 	a.registerBatchOps()
 	a.registerStoreOps()
 	a.registerPauseOps()
-	a.registerEventOps()  // events.go
-	a.registerStreamOps() // streams.go
-	a.registerClockOps()  // testclock.go
-	a.registerCacheOps()  // cache.go
-	a.registerUpdateOps() // updates.go
+	a.registerEventOps()     // events.go
+	a.registerStreamOps()    // streams.go
+	a.registerClockOps()     // testclock.go
+	a.registerCacheOps()     // cache.go
+	a.registerUpdateOps()    // updates.go
+	a.registerInterruptOps() // interrupts.go
 	publishKindOptions(a.huma.OpenAPI().Components.Schemas)
 	addLinks(a.huma.OpenAPI())
 	a.handler = a.recoverPanics(a.routeProblems(mux))

@@ -40,6 +40,7 @@ var optionalArrays = map[string]string{
 	"Step.events":                   "a definition as registered: a wait of one event names it in event instead",
 	"Workflow.on":                   "a definition as registered: workflows without triggers omit it",
 	"Workflow.cancel_on":            "a definition as registered: workflows that no event cancels omit it",
+	"Step.next":                     "a definition as registered: steps that do not loop omit it",
 }
 
 func TestResponseArraysAreRequiredAndNotNull(t *testing.T) {

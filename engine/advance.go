@@ -111,14 +111,12 @@ func (e *Engine) skipReason(r *runRecord, d *definition, s *cairn.Step, fx *effe
 	if t == nil {
 		return ""
 	}
-	out, err := t.Render(e.renderVarsFor(r, d, s.ID))
+	ok, err := t.Bool(e.renderVarsFor(r, d, s.ID))
 	switch {
-	case err == nil && string(out) == "true":
+	case err == nil && ok:
 		return ""
-	case err == nil && string(out) == "false":
-		return "when condition is false: " + render.Clip(s.When)
 	case err == nil:
-		err = fmt.Errorf("evaluated to %s, not a bool", render.Clip(string(out)))
+		return "when condition is false: " + render.Clip(s.When)
 	}
 	why := cairn.ErrorInfo{Class: cairn.ClassRenderError, Message: fmt.Sprintf("when condition of step %s: %v", s.ID, err)}
 	e.failStepAndRun(r, s.ID, why, cairn.JournalEntry{}, fx)
@@ -128,13 +126,17 @@ func (e *Engine) skipReason(r *runRecord, d *definition, s *cairn.Step, fx *effe
 // renderVarsFor is what a step's expressions see: the run's input, state
 // and identity, and the outputs of its completed ancestors.
 func (e *Engine) renderVarsFor(r *runRecord, d *definition, step string) render.Vars {
-	outputs := map[string]json.RawMessage{}
+	outputs, visits := map[string]json.RawMessage{}, map[string]int{}
 	for _, a := range d.ancestors[step] {
 		if as := r.Steps[a]; as != nil && as.Status == cairn.StepCompleted {
-			outputs[a] = as.Output
+			outputs[a], visits[a] = as.Output, as.visits()
 		}
 	}
-	return render.Vars{Input: r.Input, State: r.State, Steps: outputs, RunID: r.ID,
+	var visit int
+	if st := r.Steps[step]; st != nil {
+		visit = st.Loops + 1
+	}
+	return render.Vars{Input: r.Input, State: r.State, Steps: outputs, Visits: visits, Visit: visit, RunID: r.ID,
 		Workflow: r.Workflow, Version: r.Version, Correlation: r.Correlation, Resolve: e.resolver(nil, r.ID)}
 }
 

@@ -482,6 +482,7 @@ func (e *Engine) claimOne(ctx context.Context, w cachedWorker, r *runRecord, d *
 		IdempotencyKey: r.ID + ":" + step, TraceParent: l.TraceParent, ExpiresAt: l.ExpiresAt, TimeoutAt: l.TimeoutAt,
 		HeartbeatMs: e.cfg.HeartbeatInterval.Milliseconds(), LeaseTTLMs: e.cfg.LeaseTTL.Milliseconds(),
 		History: slices.Clip(st.Ops), // append-only: the cached record's next append copies
+		Resumed: st.Resume != nil, Resume: st.Resume, Interrupt: st.Interrupt,
 	}, nil, nil
 }
 
@@ -491,17 +492,8 @@ func (e *Engine) claimOne(ctx context.Context, w cachedWorker, r *runRecord, d *
 // failed (the attempt is failed render_error, or, decided on a cached
 // copy, decided again on a fresh read by tryClaim).
 func (e *Engine) claimInput(ctx context.Context, r *runRecord, d *definition, s *cairn.Step, step string) (input json.RawMessage, vars render.Vars, item *int, ok bool, err error) {
-	outputs := map[string]json.RawMessage{}
-	for _, a := range d.ancestors[s.ID] {
-		if as := r.Steps[a]; as != nil && as.Status == cairn.StepCompleted {
-			outputs[a] = as.Output
-		}
-	}
-	vars = render.Vars{
-		Input: r.Input, State: r.State, Steps: outputs, RunID: r.ID,
-		Workflow: r.Workflow, Version: r.Version, Correlation: r.Correlation,
-		Resolve: e.resolver(ctx, r.ID),
-	}
+	vars = e.renderVarsFor(r, d, s.ID)
+	vars.Resolve = e.resolver(ctx, r.ID)
 	if item, err = e.itemVars(ctx, r, step, &vars); err != nil {
 		return nil, vars, nil, false, err
 	}

@@ -131,7 +131,7 @@ func (e *Engine) continueAsNew(ctx context.Context, id string, req cairn.Complet
 	if err := e.checkPayload("body.continue_as_new.input", req.ContinueAsNew.Input); err != nil {
 		return nil, err
 	}
-	if err := e.checkSizes(nil, req.StatePatch); err != nil {
+	if err := cairn.CheckSizes(nil, req.StatePatch, e.cfg.MaxOutputBytes); err != nil {
 		return nil, err
 	}
 	tok, err := leaseArg(id)

@@ -105,6 +105,20 @@ type stepState struct {
 	Ops []cairn.Operation `json:"ops,omitempty"`
 	// Wait is the event a suspended function step waits for (function.go).
 	Wait *funcWait `json:"wait,omitempty"`
+	// Interrupt and Resume are the payload the body last interrupted
+	// with and the value it was resumed with (interrupt.go).
+	Interrupt json.RawMessage `json:"interrupt,omitempty"`
+	Resume    json.RawMessage `json:"resume,omitempty"`
+	// Loops counts the loops that sent the run back over the step (loop.go).
+	Loops int `json:"loops,omitempty"`
+}
+
+// visits is how many times the step started (or was skipped).
+func (s *stepState) visits() int {
+	if s.Status == cairn.StepPending {
+		return s.Loops
+	}
+	return s.Loops + 1
 }
 
 func (s *stepState) attempt(n int) *cairn.Attempt {

@@ -311,7 +311,7 @@ func (e *Engine) view(r *runRecord, d *definition) *cairn.Run {
 			ID: id, Kind: kindOfStep[id], Status: st.Status, Attempt: st.Attempt, Failures: st.Failures,
 			ReadyAt: st.ReadyAt, WakeAt: st.WakeAt, Output: st.Output, Error: st.Error, Usage: st.Usage, Attempts: append([]cairn.Attempt{}, st.Attempts...),
 			Event: eventOfStep[id], Cached: st.Cached,
-			Map: st.Map.Progress(), Child: childOf(st), Operations: st.Ops,
+			Map: st.Map.Progress(), Child: childOf(st), Operations: st.Ops, Interrupt: st.Interrupt, Resume: st.Resume, Visits: st.visits(),
 		})
 	}
 	for _, ev := range r.Events {

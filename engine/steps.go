@@ -290,7 +290,7 @@ func (e *Engine) Complete(ctx context.Context, id string, req cairn.CompleteRequ
 	if len(req.Output) == 0 {
 		req.Output = json.RawMessage("null")
 	}
-	if err := e.checkSizes(req.Output, req.StatePatch); err != nil {
+	if err := cairn.CheckSizes(req.Output, req.StatePatch, e.cfg.MaxOutputBytes); err != nil {
 		return nil, err
 	}
 	if err := cairn.CheckSummary(req.Summary); err != nil {
@@ -338,6 +338,8 @@ type ending struct {
 	summary json.RawMessage
 	// continued is the run a function's run continued as (function.go).
 	continued string
+	// interrupt is an interrupt's payload (interrupt.go).
+	interrupt *json.RawMessage
 }
 
 // completing is the ending of a complete.
@@ -360,6 +362,9 @@ func (e *Engine) priced(u *cairn.Usage) cairn.Usage {
 func (en *ending) outcome() cairn.AttemptOutcome {
 	if en.why != nil {
 		return cairn.OutcomeFailed
+	}
+	if en.interrupt != nil {
+		return cairn.OutcomeInterrupted
 	}
 	return cairn.OutcomeCompleted
 }
@@ -392,6 +397,10 @@ func (e *Engine) apply(en *ending, r *runRecord, d *definition, tok leaseToken, 
 		e.failAttempt(r, d, tok.Step, tok.Attempt, *en.why, tok.Worker, started, fx)
 		return
 	}
+	if en.interrupt != nil {
+		interrupted(r, tok, *en.interrupt, fx) // interrupt.go
+		return
+	}
 	if _, _, item := keys.SplitItem(tok.Step); item {
 		e.itemCompleted(r, d, tok.Step, *en.output, fx) // mapstep.go
 		return
@@ -407,6 +416,7 @@ func (e *Engine) apply(en *ending, r *runRecord, d *definition, tok leaseToken, 
 		r.ContinuedAs = en.continued
 	}
 	r.journal(fx.now, cairn.JournalEntry{Type: cairn.JournalStepCompleted, Step: tok.Step, Attempt: tok.Attempt, Worker: tok.Worker})
+	e.loopBack(r, d, tok.Step, fx) // loop.go
 	e.advance(r, d, fx)
 }
 
@@ -437,7 +447,7 @@ func (e *Engine) Fail(ctx context.Context, id string, req cairn.FailRequest) (*c
 	if len(req.Error.Message) > 16<<10 {
 		req.Error.Message = req.Error.Message[:16<<10] + "…"
 	}
-	if err := e.checkSizes(nil, req.StatePatch); err != nil {
+	if err := cairn.CheckSizes(nil, req.StatePatch, e.cfg.MaxOutputBytes); err != nil {
 		return nil, err
 	}
 	if err := cairn.CheckSummary(req.Summary); err != nil {
@@ -448,11 +458,6 @@ func (e *Engine) Fail(ctx context.Context, id string, req cairn.FailRequest) (*c
 		return nil, err
 	}
 	return e.end(ctx, tok, e.failing(req.Error, req.StatePatch, req.Usage, req.Summary))
-}
-
-// checkSizes bounds a complete's or fail's output and state patch.
-func (e *Engine) checkSizes(output json.RawMessage, patch map[string]json.RawMessage) error {
-	return cairn.CheckSizes(output, patch, e.cfg.MaxOutputBytes)
 }
 
 // end is complete and fail: prove the lease, check it is current, record

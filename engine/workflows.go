@@ -20,18 +20,19 @@ type definition struct {
 	templates map[string]*render.Template // by step id
 	whens     map[string]*render.Template // the when condition of each conditional step, by step id
 	ancestors map[string][]string
-	flow      *flow.Plan                  // concurrency, rate limits, priorities (limits.go)
-	items     map[string]*render.Template // the items expression of each map step
-	events    *trigger.Compiled           // its waits' and triggers' ifs (events.go)
-	results   resultcache.Plan            // its steps' result caches (resultcache.go)
-	sum       string                      // its content's (catalog.Sum)
+	flow      *flow.Plan                    // concurrency, rate limits, priorities (limits.go)
+	items     map[string]*render.Template   // the items expression of each map step
+	nexts     map[string][]*render.Template // the if of each route of a looping step (loop.go)
+	events    *trigger.Compiled             // its waits' and triggers' ifs (events.go)
+	results   resultcache.Plan              // its steps' result caches (resultcache.go)
+	sum       string                        // its content's (catalog.Sum)
 }
 
 func compile(w cairn.Workflow, field string) (*definition, error) {
 	if err := w.Validate(field); err != nil {
 		return nil, err
 	}
-	d := &definition{Workflow: w, sum: catalog.Sum(w), templates: map[string]*render.Template{}, whens: map[string]*render.Template{}, ancestors: map[string][]string{}}
+	d := &definition{Workflow: w, sum: catalog.Sum(w), templates: map[string]*render.Template{}, whens: map[string]*render.Template{}, ancestors: map[string][]string{}, nexts: map[string][]*render.Template{}}
 	for i, s := range w.Steps {
 		t, err := render.Compile(s.Input)
 		if err != nil {
@@ -46,6 +47,13 @@ func compile(w cairn.Workflow, field string) (*definition, error) {
 			d.whens[s.ID] = c
 		}
 		d.ancestors[s.ID] = w.Ancestors(s.ID)
+		for j, n := range s.Next {
+			c, err := render.Compile(render.Expr(n.If))
+			if err != nil {
+				return nil, cairn.ValidationError{{Field: fmt.Sprintf("%s.steps[%d].next[%d].if", field, i, j), Message: err.Error()}}
+			}
+			d.nexts[s.ID] = append(d.nexts[s.ID], c)
+		}
 		if s.Items != "" {
 			if d.items == nil {
 				d.items = map[string]*render.Template{}

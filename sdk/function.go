@@ -249,6 +249,11 @@ func (fc *Durable) broken(what string) error {
 // Info describes the driver's attempt.
 func (fc *Durable) Info() StepInfo { return fc.sc.Info() }
 
+// Resumed and Interrupted are StepContext's: a function body may return
+// Interrupt(payload) too, and its resumed attempts replay its history.
+func (fc *Durable) Resumed(v any) (bool, error)     { return fc.sc.Resumed(v) }
+func (fc *Durable) Interrupted(v any) (bool, error) { return fc.sc.Interrupted(v) }
+
 // Logger is the worker's logger for the driver's attempt.
 func (fc *Durable) Logger() *slog.Logger { return fc.sc.Logger() }
 

@@ -98,6 +98,9 @@ const (
 	StepFailed    = cairn.StepFailed
 	StepCancelled = cairn.StepCancelled
 	StepSkipped   = cairn.StepSkipped
+	// StepInterrupted: the step's body interrupted (Interrupt) and waits
+	// for Client.ResumeStep.
+	StepInterrupted = cairn.StepInterrupted
 )
 
 // Run is a run as the API shows it (cairn.Run: status, input, state,

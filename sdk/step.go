@@ -121,6 +121,14 @@ type StepContext interface {
 	// Logger is the worker's logger with run, workflow, step, attempt,
 	// worker and trace_id bound.
 	Logger() *slog.Logger
+	// Resumed reports whether the step was interrupted (Interrupt) and
+	// resumed (Client.ResumeStep), and decodes the resume value into v
+	// (when not nil). It holds on every attempt until the step completes
+	// or interrupts again.
+	Resumed(v any) (bool, error)
+	// Interrupted reports, on a resumed attempt, the payload the step
+	// last interrupted with, decoded into v (when not nil).
+	Interrupted(v any) (bool, error)
 }
 
 // ErrNoValue is reported by StepContext.Output and State for a step
@@ -150,6 +158,10 @@ type stepCtx struct {
 	// (a function's driver checkpoints through them: function.go).
 	att    *attempt
 	worker *Worker
+
+	// resumed, resume and interrupt are the lease's (interrupt.go).
+	resumed           bool
+	resume, interrupt json.RawMessage
 }
 
 type stepCtxKey struct{}

@@ -737,6 +737,7 @@ func (w *Worker) handle(a *attempt, base context.Context) (next *attempt) {
 		},
 		input: input, outputs: l.Steps, state: l.State, log: log, usage: &usageAcc{},
 		payload: w.leasePayloads(l.Id), att: a, worker: w,
+		resumed: deref(l.Resumed), resume: l.Resume, interrupt: l.Interrupt,
 	}
 	a.body.Store(sc)
 	start := time.Now()
@@ -821,6 +822,13 @@ func (w *Worker) report(a *attempt, sc *stepCtx, span trace.Span, r bodyResult, 
 			log.Debug("step completed", "elapsed", elapsed)
 			return w.eager(w.publishComplete(a, data, r.patch, r.usage, log), base)
 		}
+	}
+	if ie := (*InterruptError)(nil); errors.As(err, &ie) {
+		span.SetStatus(codes.Ok, "interrupted")
+		w.metrics.record("interrupt", elapsed)
+		log.Info("step interrupted by its body", "elapsed", elapsed)
+		w.publishInterrupt(a, ie, r.patch, r.usage, log) // interrupt.go
+		return nil
 	}
 	class, msg := classify(err)
 	if errors.Is(context.Cause(sc.Context), ErrAttemptTimeout) && (errors.Is(err, context.DeadlineExceeded) || errors.Is(err, ErrAttemptTimeout)) {

@@ -276,6 +276,24 @@ func Timeout(d time.Duration) StepOption {
 	}
 }
 
+// Next routes the run back to step to, an earlier step this one runs
+// after, when the step completes and condition (CEL over input, state,
+// run and steps.<id>.output and .visits, this step's included) holds: to
+// and every step between run again, a new visit. Routes are tried in the
+// order given; none holding, the run goes on. A task or function step.
+//
+//	Task("review", review, After("draft"),
+//		Next("draft", "!steps.review.output.approved"), MaxVisits(5))
+func Next(to, condition string) StepOption {
+	return takes("next", func(s *cairn.Step) { s.Next = append(s.Next, cairn.Route{To: to, If: condition}) })
+}
+
+// MaxVisits bounds a looping step's visits [10, at most 1000]: a route
+// back after its last visit fails the run with class loop_limit.
+func MaxVisits(n int) StepOption {
+	return takes("max_visits", func(s *cairn.Step) { s.MaxVisits = n })
+}
+
 // MaxDeliveries sets how many leases of a task step may be lost (expire
 // without an answer) before the step is dead-lettered [5].
 func MaxDeliveries(n int) StepOption {

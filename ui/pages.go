@@ -259,7 +259,9 @@ type runView struct {
 type stepDetail struct {
 	cairn.StepView
 	OutputText template.HTML // valueHTML's
-	Flow       string        // the step's flow control from the definition (flow_ui.go), or ""
+	// InterruptText is the payload an interrupted step asks with (valueHTML's).
+	InterruptText template.HTML
+	Flow          string // the step's flow control from the definition (flow_ui.go), or ""
 }
 
 // run is a run's page.
@@ -291,7 +293,7 @@ func (h *Handler) run(ctx context.Context, r *http.Request, v *view) (string, er
 		rv.State = valueHTML(b)
 	}
 	for _, s := range run.Steps {
-		rv.Steps = append(rv.Steps, stepDetail{StepView: s, OutputText: valueHTML(s.Output)})
+		rv.Steps = append(rv.Steps, stepDetail{StepView: s, OutputText: valueHTML(s.Output), InterruptText: valueHTML(s.Interrupt)})
 		if s.Status == cairn.StepWaiting && rv.Awaited == "" {
 			rv.Awaited = s.Event
 		}

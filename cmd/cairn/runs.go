@@ -33,7 +33,7 @@ of the bucket reads the newest runs first. (Batch ids are plain ULIDs,
 schedule ids lower case: see docs/CLI.md.)`,
 	}
 	cmd.AddCommand(newRunsStartCmd(cf), newRunsGetCmd(cf), newRunsListCmd(cf), newRunsJournalCmd(cf),
-		newRunsCancelCmd(cf), newRunsPauseCmd(cf, false), newRunsPauseCmd(cf, true), newRunsEventCmd(cf), newRunsUpdateCmd(cf), newRunsWatchCmd(cf), newRunsRerunCmd(cf), newRunsDeleteCmd(cf), newRunsInputCmd(cf))
+		newRunsCancelCmd(cf), newRunsPauseCmd(cf, false), newRunsPauseCmd(cf, true), newRunsResumeStepCmd(cf), newRunsEventCmd(cf), newRunsUpdateCmd(cf), newRunsWatchCmd(cf), newRunsRerunCmd(cf), newRunsDeleteCmd(cf), newRunsInputCmd(cf))
 	return cmd
 }
 
@@ -337,6 +337,15 @@ func (p *progress) update(r *sdk.Run, holdersKnown bool) {
 // holder then waits for a worker); now is the server's time as the view
 // knows it (zero: the client's), which a retry's time is compared with.
 func stepState(s sdk.StepView, holdersKnown bool, now time.Time) (string, string) {
+	state, detail := stepStatus(s, holdersKnown, now)
+	if s.Visits > 1 { // a loop ran it again
+		state += fmt.Sprintf(" (visit %d)", s.Visits)
+	}
+	return state, detail
+}
+
+// stepStatus is stepState without the visit.
+func stepStatus(s sdk.StepView, holdersKnown bool, now time.Time) (string, string) {
 	if now.IsZero() {
 		now = time.Now()
 	}
@@ -393,6 +402,8 @@ func stepState(s sdk.StepView, holdersKnown bool, now time.Time) (string, string
 			return fmt.Sprintf("mapping %d/%d", m.Completed+m.Failed, m.Total), detail
 		}
 		return "mapping", ""
+	case cairn.StepInterrupted:
+		return "interrupted: waiting for input", abbrev(string(s.Interrupt), 120)
 	case cairn.StepChildRunning:
 		if s.Child != "" {
 			return "waiting for its child run", s.Child
@@ -850,6 +861,45 @@ the timers that came due while it was paused act now (a deadline that
 passed times it out), and the steps whose dependencies completed start.
 Resuming a running run changes nothing.`
 	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the run as JSON")
+	return cmd
+}
+
+func newRunsResumeStepCmd(cf *clientFlags) *cobra.Command {
+	var value string
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "resume-step <run> <step>",
+		Short: "Answer a step whose body interrupted: it runs again with the value",
+		Long: `resume-step answers a step whose body interrupted (its status is
+interrupted; runs get shows the payload it asked with): its next attempt
+runs at once, and the body sees that it was resumed, the value and the
+payload. Resuming it again with the same value changes nothing; a step
+that is not interrupted is refused.`,
+		Example: `  cairn runs resume-step 7YBQ… review --value '{"approved":true}'`,
+		Args:    cobra.ExactArgs(2),
+		RunE: cf.run(func(cmd *cobra.Command, args []string, c *sdk.Client) error {
+			var v any // null when absent
+			if value != "" {
+				raw, err := readJSONArg(cmd, "value", value)
+				if err != nil {
+					return err
+				}
+				v = raw
+			}
+			r, err := c.ResumeStep(cmd.Context(), args[0], args[1], v)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return printPayloadJSON(cmd.OutOrStdout(), cf.pl, r)
+			}
+			st := r.Step(args[1])
+			fmt.Fprintf(cmd.OutOrStdout(), "resumed step %s of run %s: %s (attempt %d)\n", args[1], r.ID, st.Status, st.Attempt)
+			return nil
+		}),
+	}
+	cmd.Flags().StringVar(&value, "value", "", "the answer: JSON, @file, or - for stdin (default null)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the run as JSON")
 	return cmd
 }

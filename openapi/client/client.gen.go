@@ -19,11 +19,12 @@ import (
 
 // Defines values for AttemptOutcome.
 const (
-	AttemptOutcomeCompleted AttemptOutcome = "completed"
-	AttemptOutcomeFailed    AttemptOutcome = "failed"
-	AttemptOutcomeLost      AttemptOutcome = "lost"
-	AttemptOutcomeSuspended AttemptOutcome = "suspended"
-	AttemptOutcomeTimedOut  AttemptOutcome = "timed_out"
+	AttemptOutcomeCompleted   AttemptOutcome = "completed"
+	AttemptOutcomeFailed      AttemptOutcome = "failed"
+	AttemptOutcomeInterrupted AttemptOutcome = "interrupted"
+	AttemptOutcomeLost        AttemptOutcome = "lost"
+	AttemptOutcomeSuspended   AttemptOutcome = "suspended"
+	AttemptOutcomeTimedOut    AttemptOutcome = "timed_out"
 )
 
 // Valid indicates whether the value is a known member of the AttemptOutcome enum.
@@ -32,6 +33,8 @@ func (e AttemptOutcome) Valid() bool {
 	case AttemptOutcomeCompleted:
 		return true
 	case AttemptOutcomeFailed:
+		return true
+	case AttemptOutcomeInterrupted:
 		return true
 	case AttemptOutcomeLost:
 		return true
@@ -271,8 +274,11 @@ const (
 	JournalEntryTypeStepClaimed         JournalEntryType = "step_claimed"
 	JournalEntryTypeStepCompleted       JournalEntryType = "step_completed"
 	JournalEntryTypeStepFailed          JournalEntryType = "step_failed"
+	JournalEntryTypeStepInterrupted     JournalEntryType = "step_interrupted"
+	JournalEntryTypeStepLooped          JournalEntryType = "step_looped"
 	JournalEntryTypeStepReady           JournalEntryType = "step_ready"
 	JournalEntryTypeStepRequeued        JournalEntryType = "step_requeued"
+	JournalEntryTypeStepResumed         JournalEntryType = "step_resumed"
 	JournalEntryTypeStepRetryScheduled  JournalEntryType = "step_retry_scheduled"
 	JournalEntryTypeStepSkipped         JournalEntryType = "step_skipped"
 	JournalEntryTypeStepStarted         JournalEntryType = "step_started"
@@ -319,9 +325,15 @@ func (e JournalEntryType) Valid() bool {
 		return true
 	case JournalEntryTypeStepFailed:
 		return true
+	case JournalEntryTypeStepInterrupted:
+		return true
+	case JournalEntryTypeStepLooped:
+		return true
 	case JournalEntryTypeStepReady:
 		return true
 	case JournalEntryTypeStepRequeued:
+		return true
+	case JournalEntryTypeStepResumed:
 		return true
 	case JournalEntryTypeStepRetryScheduled:
 		return true
@@ -617,6 +629,7 @@ const (
 	StepProgressStatusChildRunning StepProgressStatus = "child_running"
 	StepProgressStatusCompleted    StepProgressStatus = "completed"
 	StepProgressStatusFailed       StepProgressStatus = "failed"
+	StepProgressStatusInterrupted  StepProgressStatus = "interrupted"
 	StepProgressStatusMapping      StepProgressStatus = "mapping"
 	StepProgressStatusPending      StepProgressStatus = "pending"
 	StepProgressStatusReady        StepProgressStatus = "ready"
@@ -635,6 +648,8 @@ func (e StepProgressStatus) Valid() bool {
 	case StepProgressStatusCompleted:
 		return true
 	case StepProgressStatusFailed:
+		return true
+	case StepProgressStatusInterrupted:
 		return true
 	case StepProgressStatusMapping:
 		return true
@@ -689,6 +704,7 @@ const (
 	StepViewStatusChildRunning StepViewStatus = "child_running"
 	StepViewStatusCompleted    StepViewStatus = "completed"
 	StepViewStatusFailed       StepViewStatus = "failed"
+	StepViewStatusInterrupted  StepViewStatus = "interrupted"
 	StepViewStatusMapping      StepViewStatus = "mapping"
 	StepViewStatusPending      StepViewStatus = "pending"
 	StepViewStatusReady        StepViewStatus = "ready"
@@ -707,6 +723,8 @@ func (e StepViewStatus) Valid() bool {
 	case StepViewStatusCompleted:
 		return true
 	case StepViewStatusFailed:
+		return true
+	case StepViewStatusInterrupted:
 		return true
 	case StepViewStatusMapping:
 		return true
@@ -1216,6 +1234,19 @@ type InputView struct {
 	Kept bool `json:"kept"`
 }
 
+// InterruptRequest defines model for InterruptRequest.
+type InterruptRequest struct {
+	// Payload What to show whoever resumes the step (a question, a draft to approve): any JSON, at most 64 KiB. Kept in the run record as sent (not encrypted).
+	Payload json.RawMessage `json:"payload,omitempty"`
+
+	// StatePatch Merged into the run state, as a complete's.
+	StatePatch *map[string]json.RawMessage `json:"state_patch,omitempty"`
+
+	// Summary A short summary of the attempt (any JSON, at most 4 KiB).
+	Summary json.RawMessage `json:"summary,omitempty"`
+	Usage   *Usage          `json:"usage,omitempty"`
+}
+
 // Invocation defines model for Invocation.
 type Invocation struct {
 	// Input The run's input.
@@ -1274,10 +1305,19 @@ type Lease struct {
 	// Input The step's rendered input.
 	Input json.RawMessage `json:"input"`
 
+	// Interrupt With resumed: the payload the step last interrupted with.
+	Interrupt json.RawMessage `json:"interrupt,omitempty"`
+
 	// Item For an item of a map step (step names the map step): the item's index in the items array.
 	Item       *int64 `json:"item,omitempty"`
 	LeaseTtlMs int64  `json:"lease_ttl_ms"`
-	Run        string `json:"run"`
+
+	// Resume With resumed: the value the step was resumed with.
+	Resume json.RawMessage `json:"resume,omitempty"`
+
+	// Resumed The step was interrupted and resumed: resume holds the value it was resumed with, interrupt the payload it interrupted with (on every attempt until it completes or interrupts again).
+	Resumed *bool  `json:"resumed,omitempty"`
+	Run     string `json:"run"`
 
 	// State The run state when the lease was made.
 	State map[string]json.RawMessage `json:"state"`
@@ -1549,6 +1589,12 @@ type RerunRequest struct {
 	IdempotencyKey *string `json:"idempotency_key,omitempty"`
 }
 
+// ResumeStepRequest defines model for ResumeStepRequest.
+type ResumeStepRequest struct {
+	// Value The answer: any JSON, at most 64 KiB, handed to the step's next attempt as resume (null when absent). Kept in the run record as sent (not encrypted).
+	Value json.RawMessage `json:"value,omitempty"`
+}
+
 // RetryPolicy defines model for RetryPolicy.
 type RetryPolicy struct {
 	// InitialBackoff Wait before the second attempt, as a Go duration (default 1s).
@@ -1572,6 +1618,15 @@ type RetryPolicy struct {
 
 	// RetryAfterStart at_most_once only: error classes that may retry an attempt after its started was recorded (an explicit opt-in; by default a started at_most_once attempt is never run again).
 	RetryAfterStart *[]string `json:"retry_after_start,omitempty"`
+}
+
+// Route defines model for Route.
+type Route struct {
+	// If A CEL condition (bare, or as ${expr}) over input, state, run and steps.<id>.output and .visits, this step's own included, evaluated when the step completes.
+	If string `json:"if"`
+
+	// To A step this one runs after (directly or not): it and every step between it and this one run again (a new visit).
+	To string `json:"to"`
 }
 
 // Run defines model for Run.
@@ -1874,6 +1929,12 @@ type Step struct {
 	// MaxDeliveries Lost leases before the step is dead-lettered (default 5).
 	MaxDeliveries *int64 `json:"max_deliveries,omitempty"`
 
+	// MaxVisits Task and function steps with next: the most visits this step may make (default 10); a route past it fails the run with class loop_limit.
+	MaxVisits *int64 `json:"max_visits,omitempty"`
+
+	// Next Task and function steps: routes back to an earlier step, tried in order when this step completes; the first whose if holds runs its to step and every step between again (a new visit). None holds: the run goes on.
+	Next *[]Route `json:"next,omitempty"`
+
 	// Priority Task steps: overrides the run's priority for this step (higher is offered first).
 	Priority  *int64     `json:"priority,omitempty"`
 	RateLimit *RateLimit `json:"rate_limit,omitempty"`
@@ -1965,18 +2026,27 @@ type StepView struct {
 	Event *string `json:"event,omitempty"`
 
 	// Failures Retry budget spent.
-	Failures *int64       `json:"failures,omitempty"`
-	Holder   *Holder      `json:"holder,omitempty"`
-	Id       string       `json:"id"`
-	Kind     StepViewKind `json:"kind"`
-	Map      *MapProgress `json:"map,omitempty"`
+	Failures *int64  `json:"failures,omitempty"`
+	Holder   *Holder `json:"holder,omitempty"`
+	Id       string  `json:"id"`
+
+	// Interrupt The payload the step's body last interrupted with (status interrupted: waiting for a resume; kept after it).
+	Interrupt json.RawMessage `json:"interrupt,omitempty"`
+	Kind      StepViewKind    `json:"kind"`
+	Map       *MapProgress    `json:"map,omitempty"`
 
 	// Operations For a function step: the operations its body checkpointed, in order.
 	Operations *[]Operation    `json:"operations,omitempty"`
 	Output     json.RawMessage `json:"output,omitempty"`
 	ReadyAt    *time.Time      `json:"ready_at,omitempty"`
-	Status     StepViewStatus  `json:"status"`
-	Usage      Usage           `json:"usage"`
+
+	// Resume The value the step was last resumed with.
+	Resume json.RawMessage `json:"resume,omitempty"`
+	Status StepViewStatus  `json:"status"`
+	Usage  Usage           `json:"usage"`
+
+	// Visits How many times the step started (or was skipped): 1, plus one for each time a loop sent the run back over it. Templates see it as steps.<id>.visits.
+	Visits *int64 `json:"visits,omitempty"`
 
 	// WakeAt When a sleep ends or a wait times out.
 	WakeAt *time.Time `json:"wake_at,omitempty"`
@@ -2312,6 +2382,9 @@ type SendEventJSONRequestBody = EventRequest
 // RerunRunJSONRequestBody defines body for RerunRun for application/json ContentType.
 type RerunRunJSONRequestBody = RerunRequest
 
+// ResumeStepJSONRequestBody defines body for ResumeStep for application/json ContentType.
+type ResumeStepJSONRequestBody = ResumeStepRequest
+
 // SendUpdateJSONRequestBody defines body for SendUpdate for application/json ContentType.
 type SendUpdateJSONRequestBody = UpdateRequest
 
@@ -2335,6 +2408,9 @@ type CompleteStepJSONRequestBody = CompleteRequest
 
 // FailStepJSONRequestBody defines body for FailStep for application/json ContentType.
 type FailStepJSONRequestBody = FailRequest
+
+// InterruptStepJSONRequestBody defines body for InterruptStep for application/json ContentType.
+type InterruptStepJSONRequestBody = InterruptRequest
 
 // ProgressStepJSONRequestBody defines body for ProgressStep for application/json ContentType.
 type ProgressStepJSONRequestBody = ProgressRequest
@@ -2704,6 +2780,28 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/api/runs/{run}/steps/{step}/attempts/{attempt}/input (the `GetStepInput` operationId).
 	GetStepInput(ctx context.Context, run string, step string, attempt int64, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ResumeStepWithBody Resume an interrupted step
+	//
+	// Answers a step whose body interrupted: its next attempt is offered at once (at the run's resume when the run is paused), and its lease carries resumed true, the value as resume and the payload as interrupt. Resuming again with the value the step was resumed with changes nothing; resuming a step that is not interrupted, or a run that ended, is a 409. Recorded in the journal with the key that resumed it; the answer (the run) is audited like getRun.
+	//
+	// Needs a key with the `execute` scope.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/api/runs/{run}/steps/{step}/resume (the `ResumeStep` operationId).
+	ResumeStepWithBody(ctx context.Context, run string, step string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ResumeStep Resume an interrupted step
+	//
+	// Answers a step whose body interrupted: its next attempt is offered at once (at the run's resume when the run is paused), and its lease carries resumed true, the value as resume and the payload as interrupt. Resuming again with the value the step was resumed with changes nothing; resuming a step that is not interrupted, or a run that ended, is a 409. Recorded in the journal with the key that resumed it; the answer (the run) is audited like getRun.
+	//
+	// Needs a key with the `execute` scope.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/api/runs/{run}/steps/{step}/resume (the `ResumeStep` operationId).
+	ResumeStep(ctx context.Context, run string, step string, body ResumeStepJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// StreamRun Follow a run as Server-Sent Events
 	//
 	// Events: status (the run's progress, at each change), journal (each new journal entry), progress (a step body's progress values, live only: missed while disconnected is not replayed; from another instance only over a fan-out notification bus), end (the final status; the stream then closes). Status and journal events carry an id (rev.seq); a client that reconnects with Last-Event-ID gets the status if it changed and the journal entries after seq. A stream lasts at most 4/5 of the server's request limit, then closes: reconnect. Idle streams send a comment every 15 s. Audited once per connection, like the journal.
@@ -2951,6 +3049,28 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v1/api/steps/{lease}/heartbeat (the `HeartbeatStep` operationId).
 	HeartbeatStep(ctx context.Context, lease string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// InterruptStepWithBody End a step's attempt by interrupting it
+	//
+	// The body stops and asks for input: the step's status becomes interrupted with the payload, no attempt is offered and no retry budget is spent until someone resumes it (POST /runs/{run}/steps/{step}/resume); the next attempt's lease then carries resumed, resume and interrupt. The state patch and usage are applied as a complete's. Refused like complete (already_applied, fenced, run_terminal, not_started); an item of a map step cannot interrupt (422).
+	//
+	// Needs a key with the `worker` scope.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/api/steps/{lease}/interrupt (the `InterruptStep` operationId).
+	InterruptStepWithBody(ctx context.Context, lease string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// InterruptStep End a step's attempt by interrupting it
+	//
+	// The body stops and asks for input: the step's status becomes interrupted with the payload, no attempt is offered and no retry budget is spent until someone resumes it (POST /runs/{run}/steps/{step}/resume); the next attempt's lease then carries resumed, resume and interrupt. The state patch and usage are applied as a complete's. Refused like complete (already_applied, fenced, run_terminal, not_started); an item of a map step cannot interrupt (422).
+	//
+	// Needs a key with the `worker` scope.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/api/steps/{lease}/interrupt (the `InterruptStep` operationId).
+	InterruptStep(ctx context.Context, lease string, body InterruptStepJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetLeasePayload Get a payload of a lease's run
 	//
@@ -3675,6 +3795,48 @@ func (c *Client) GetStepInput(ctx context.Context, run string, step string, atte
 	return c.Client.Do(req)
 }
 
+// ResumeStepWithBody Resume an interrupted step
+//
+// Answers a step whose body interrupted: its next attempt is offered at once (at the run's resume when the run is paused), and its lease carries resumed true, the value as resume and the payload as interrupt. Resuming again with the value the step was resumed with changes nothing; resuming a step that is not interrupted, or a run that ended, is a 409. Recorded in the journal with the key that resumed it; the answer (the run) is audited like getRun.
+//
+// Needs a key with the `execute` scope.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/api/runs/{run}/steps/{step}/resume (the `ResumeStep` operationId).
+func (c *Client) ResumeStepWithBody(ctx context.Context, run string, step string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewResumeStepRequestWithBody(c.Server, run, step, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ResumeStep Resume an interrupted step
+//
+// Answers a step whose body interrupted: its next attempt is offered at once (at the run's resume when the run is paused), and its lease carries resumed true, the value as resume and the payload as interrupt. Resuming again with the value the step was resumed with changes nothing; resuming a step that is not interrupted, or a run that ended, is a 409. Recorded in the journal with the key that resumed it; the answer (the run) is audited like getRun.
+//
+// Needs a key with the `execute` scope.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/api/runs/{run}/steps/{step}/resume (the `ResumeStep` operationId).
+func (c *Client) ResumeStep(ctx context.Context, run string, step string, body ResumeStepJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewResumeStepRequest(c.Server, run, step, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // StreamRun Follow a run as Server-Sent Events
 //
 // Events: status (the run's progress, at each change), journal (each new journal entry), progress (a step body's progress values, live only: missed while disconnected is not replayed; from another instance only over a fan-out notification bus), end (the final status; the stream then closes). Status and journal events carry an id (rev.seq); a client that reconnects with Last-Event-ID gets the status if it changed and the journal entries after seq. A stream lasts at most 4/5 of the server's request limit, then closes: reconnect. Idle streams send a comment every 15 s. Audited once per connection, like the journal.
@@ -4153,6 +4315,48 @@ func (c *Client) FailStep(ctx context.Context, lease string, body FailStepJSONRe
 // Corresponds with POST /v1/api/steps/{lease}/heartbeat (the `HeartbeatStep` operationId).
 func (c *Client) HeartbeatStep(ctx context.Context, lease string, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewHeartbeatStepRequest(c.Server, lease)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// InterruptStepWithBody End a step's attempt by interrupting it
+//
+// The body stops and asks for input: the step's status becomes interrupted with the payload, no attempt is offered and no retry budget is spent until someone resumes it (POST /runs/{run}/steps/{step}/resume); the next attempt's lease then carries resumed, resume and interrupt. The state patch and usage are applied as a complete's. Refused like complete (already_applied, fenced, run_terminal, not_started); an item of a map step cannot interrupt (422).
+//
+// Needs a key with the `worker` scope.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/api/steps/{lease}/interrupt (the `InterruptStep` operationId).
+func (c *Client) InterruptStepWithBody(ctx context.Context, lease string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewInterruptStepRequestWithBody(c.Server, lease, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// InterruptStep End a step's attempt by interrupting it
+//
+// The body stops and asks for input: the step's status becomes interrupted with the payload, no attempt is offered and no retry budget is spent until someone resumes it (POST /runs/{run}/steps/{step}/resume); the next attempt's lease then carries resumed, resume and interrupt. The state patch and usage are applied as a complete's. Refused like complete (already_applied, fenced, run_terminal, not_started); an item of a map step cannot interrupt (422).
+//
+// Needs a key with the `worker` scope.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/api/steps/{lease}/interrupt (the `InterruptStep` operationId).
+func (c *Client) InterruptStep(ctx context.Context, lease string, body InterruptStepJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewInterruptStepRequest(c.Server, lease, body)
 	if err != nil {
 		return nil, err
 	}
@@ -5507,6 +5711,60 @@ func NewGetStepInputRequest(server string, run string, step string, attempt int6
 	return req, nil
 }
 
+// NewResumeStepRequest calls the generic ResumeStep builder with application/json body
+func NewResumeStepRequest(server string, run string, step string, body ResumeStepJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewResumeStepRequestWithBody(server, run, step, "application/json", bodyReader)
+}
+
+// NewResumeStepRequestWithBody constructs an http.Request for the ResumeStep method, with any body, and a specified content type
+func NewResumeStepRequestWithBody(server string, run string, step string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "run", run, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "step", step, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/api/runs/%s/steps/%s/resume", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewStreamRunRequest constructs an http.Request for the StreamRun method
 func NewStreamRunRequest(server string, run string, params *StreamRunParams) (*http.Request, error) {
 	var err error
@@ -6211,6 +6469,53 @@ func NewHeartbeatStepRequest(server string, lease string) (*http.Request, error)
 	if err != nil {
 		return nil, err
 	}
+
+	return req, nil
+}
+
+// NewInterruptStepRequest calls the generic InterruptStep builder with application/json body
+func NewInterruptStepRequest(server string, lease string, body InterruptStepJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewInterruptStepRequestWithBody(server, lease, "application/json", bodyReader)
+}
+
+// NewInterruptStepRequestWithBody constructs an http.Request for the InterruptStep method, with any body, and a specified content type
+func NewInterruptStepRequestWithBody(server string, lease string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "lease", lease, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/api/steps/%s/interrupt", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
 
 	return req, nil
 }
@@ -7113,6 +7418,28 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/api/runs/{run}/steps/{step}/attempts/{attempt}/input (the `GetStepInput` operationId).
 	GetStepInputWithResponse(ctx context.Context, run string, step string, attempt int64, reqEditors ...RequestEditorFn) (*GetStepInputHTTPResponse, error)
 
+	// ResumeStepWithBodyWithResponse Resume an interrupted step
+	//
+	// Answers a step whose body interrupted: its next attempt is offered at once (at the run's resume when the run is paused), and its lease carries resumed true, the value as resume and the payload as interrupt. Resuming again with the value the step was resumed with changes nothing; resuming a step that is not interrupted, or a run that ended, is a 409. Recorded in the journal with the key that resumed it; the answer (the run) is audited like getRun.
+	//
+	// Needs a key with the `execute` scope.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/api/runs/{run}/steps/{step}/resume (the `ResumeStep` operationId).
+	ResumeStepWithBodyWithResponse(ctx context.Context, run string, step string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ResumeStepHTTPResponse, error)
+
+	// ResumeStepWithResponse Resume an interrupted step
+	//
+	// Answers a step whose body interrupted: its next attempt is offered at once (at the run's resume when the run is paused), and its lease carries resumed true, the value as resume and the payload as interrupt. Resuming again with the value the step was resumed with changes nothing; resuming a step that is not interrupted, or a run that ended, is a 409. Recorded in the journal with the key that resumed it; the answer (the run) is audited like getRun.
+	//
+	// Needs a key with the `execute` scope.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/api/runs/{run}/steps/{step}/resume (the `ResumeStep` operationId).
+	ResumeStepWithResponse(ctx context.Context, run string, step string, body ResumeStepJSONRequestBody, reqEditors ...RequestEditorFn) (*ResumeStepHTTPResponse, error)
+
 	// StreamRunWithResponse Follow a run as Server-Sent Events
 	//
 	// Events: status (the run's progress, at each change), journal (each new journal entry), progress (a step body's progress values, live only: missed while disconnected is not replayed; from another instance only over a fan-out notification bus), end (the final status; the stream then closes). Status and journal events carry an id (rev.seq); a client that reconnects with Last-Event-ID gets the status if it changed and the journal entries after seq. A stream lasts at most 4/5 of the server's request limit, then closes: reconnect. Idle streams send a comment every 15 s. Audited once per connection, like the journal.
@@ -7376,6 +7703,28 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/api/steps/{lease}/heartbeat (the `HeartbeatStep` operationId).
 	HeartbeatStepWithResponse(ctx context.Context, lease string, reqEditors ...RequestEditorFn) (*HeartbeatStepHTTPResponse, error)
+
+	// InterruptStepWithBodyWithResponse End a step's attempt by interrupting it
+	//
+	// The body stops and asks for input: the step's status becomes interrupted with the payload, no attempt is offered and no retry budget is spent until someone resumes it (POST /runs/{run}/steps/{step}/resume); the next attempt's lease then carries resumed, resume and interrupt. The state patch and usage are applied as a complete's. Refused like complete (already_applied, fenced, run_terminal, not_started); an item of a map step cannot interrupt (422).
+	//
+	// Needs a key with the `worker` scope.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/api/steps/{lease}/interrupt (the `InterruptStep` operationId).
+	InterruptStepWithBodyWithResponse(ctx context.Context, lease string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*InterruptStepHTTPResponse, error)
+
+	// InterruptStepWithResponse End a step's attempt by interrupting it
+	//
+	// The body stops and asks for input: the step's status becomes interrupted with the payload, no attempt is offered and no retry budget is spent until someone resumes it (POST /runs/{run}/steps/{step}/resume); the next attempt's lease then carries resumed, resume and interrupt. The state patch and usage are applied as a complete's. Refused like complete (already_applied, fenced, run_terminal, not_started); an item of a map step cannot interrupt (422).
+	//
+	// Needs a key with the `worker` scope.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/api/steps/{lease}/interrupt (the `InterruptStep` operationId).
+	InterruptStepWithResponse(ctx context.Context, lease string, body InterruptStepJSONRequestBody, reqEditors ...RequestEditorFn) (*InterruptStepHTTPResponse, error)
 
 	// GetLeasePayloadWithResponse Get a payload of a lease's run
 	//
@@ -9586,6 +9935,117 @@ func (r GetStepInputHTTPResponse) ContentType() string {
 	return ""
 }
 
+type ResumeStepHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Run
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Problem
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *Problem
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
+	// ApplicationproblemJSON502 the response for an HTTP 502 `application/problem+json` response
+	ApplicationproblemJSON502 *Problem
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ResumeStepHTTPResponse) GetJSON200() *Run {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r ResumeStepHTTPResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ResumeStepHTTPResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r ResumeStepHTTPResponse) GetApplicationproblemJSON403() *Problem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r ResumeStepHTTPResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r ResumeStepHTTPResponse) GetApplicationproblemJSON409() *Problem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r ResumeStepHTTPResponse) GetApplicationproblemJSON413() *Problem {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r ResumeStepHTTPResponse) GetApplicationproblemJSON422() *Problem {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r ResumeStepHTTPResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON502 returns the response for an HTTP 502 `application/problem+json` response
+func (r ResumeStepHTTPResponse) GetApplicationproblemJSON502() *Problem {
+	return r.ApplicationproblemJSON502
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ResumeStepHTTPResponse) GetApplicationproblemJSON503() *Problem {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ResumeStepHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ResumeStepHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ResumeStepHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ResumeStepHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type StreamRunHTTPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -11222,6 +11682,117 @@ func (r HeartbeatStepHTTPResponse) ContentType() string {
 	return ""
 }
 
+type InterruptStepHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Ended
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Problem
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *Problem
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
+	// ApplicationproblemJSON502 the response for an HTTP 502 `application/problem+json` response
+	ApplicationproblemJSON502 *Problem
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r InterruptStepHTTPResponse) GetJSON200() *Ended {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r InterruptStepHTTPResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r InterruptStepHTTPResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r InterruptStepHTTPResponse) GetApplicationproblemJSON403() *Problem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r InterruptStepHTTPResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r InterruptStepHTTPResponse) GetApplicationproblemJSON409() *Problem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r InterruptStepHTTPResponse) GetApplicationproblemJSON413() *Problem {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r InterruptStepHTTPResponse) GetApplicationproblemJSON422() *Problem {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r InterruptStepHTTPResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON502 returns the response for an HTTP 502 `application/problem+json` response
+func (r InterruptStepHTTPResponse) GetApplicationproblemJSON502() *Problem {
+	return r.ApplicationproblemJSON502
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r InterruptStepHTTPResponse) GetApplicationproblemJSON503() *Problem {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r InterruptStepHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r InterruptStepHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r InterruptStepHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r InterruptStepHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // GetLeasePayloadHTTPResponse200Headers the declared response headers of an HTTP 200 response for GetLeasePayload
 type GetLeasePayloadHTTPResponse200Headers struct {
 	ContentType *string
@@ -12819,6 +13390,40 @@ func (c *ClientWithResponses) GetStepInputWithResponse(ctx context.Context, run 
 	return ParseGetStepInputHTTPResponse(rsp)
 }
 
+// ResumeStepWithBodyWithResponse Resume an interrupted step
+//
+// Answers a step whose body interrupted: its next attempt is offered at once (at the run's resume when the run is paused), and its lease carries resumed true, the value as resume and the payload as interrupt. Resuming again with the value the step was resumed with changes nothing; resuming a step that is not interrupted, or a run that ended, is a 409. Recorded in the journal with the key that resumed it; the answer (the run) is audited like getRun.
+//
+// Needs a key with the `execute` scope.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/api/runs/{run}/steps/{step}/resume (the `ResumeStep` operationId).
+func (c *ClientWithResponses) ResumeStepWithBodyWithResponse(ctx context.Context, run string, step string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ResumeStepHTTPResponse, error) {
+	rsp, err := c.ResumeStepWithBody(ctx, run, step, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseResumeStepHTTPResponse(rsp)
+}
+
+// ResumeStepWithResponse Resume an interrupted step
+//
+// Answers a step whose body interrupted: its next attempt is offered at once (at the run's resume when the run is paused), and its lease carries resumed true, the value as resume and the payload as interrupt. Resuming again with the value the step was resumed with changes nothing; resuming a step that is not interrupted, or a run that ended, is a 409. Recorded in the journal with the key that resumed it; the answer (the run) is audited like getRun.
+//
+// Needs a key with the `execute` scope.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/api/runs/{run}/steps/{step}/resume (the `ResumeStep` operationId).
+func (c *ClientWithResponses) ResumeStepWithResponse(ctx context.Context, run string, step string, body ResumeStepJSONRequestBody, reqEditors ...RequestEditorFn) (*ResumeStepHTTPResponse, error) {
+	rsp, err := c.ResumeStep(ctx, run, step, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseResumeStepHTTPResponse(rsp)
+}
+
 // StreamRunWithResponse Follow a run as Server-Sent Events
 //
 // Events: status (the run's progress, at each change), journal (each new journal entry), progress (a step body's progress values, live only: missed while disconnected is not replayed; from another instance only over a fan-out notification bus), end (the final status; the stream then closes). Status and journal events carry an id (rev.seq); a client that reconnects with Last-Event-ID gets the status if it changed and the journal entries after seq. A stream lasts at most 4/5 of the server's request limit, then closes: reconnect. Idle streams send a comment every 15 s. Audited once per connection, like the journal.
@@ -13225,6 +13830,40 @@ func (c *ClientWithResponses) HeartbeatStepWithResponse(ctx context.Context, lea
 		return nil, err
 	}
 	return ParseHeartbeatStepHTTPResponse(rsp)
+}
+
+// InterruptStepWithBodyWithResponse End a step's attempt by interrupting it
+//
+// The body stops and asks for input: the step's status becomes interrupted with the payload, no attempt is offered and no retry budget is spent until someone resumes it (POST /runs/{run}/steps/{step}/resume); the next attempt's lease then carries resumed, resume and interrupt. The state patch and usage are applied as a complete's. Refused like complete (already_applied, fenced, run_terminal, not_started); an item of a map step cannot interrupt (422).
+//
+// Needs a key with the `worker` scope.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/api/steps/{lease}/interrupt (the `InterruptStep` operationId).
+func (c *ClientWithResponses) InterruptStepWithBodyWithResponse(ctx context.Context, lease string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*InterruptStepHTTPResponse, error) {
+	rsp, err := c.InterruptStepWithBody(ctx, lease, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseInterruptStepHTTPResponse(rsp)
+}
+
+// InterruptStepWithResponse End a step's attempt by interrupting it
+//
+// The body stops and asks for input: the step's status becomes interrupted with the payload, no attempt is offered and no retry budget is spent until someone resumes it (POST /runs/{run}/steps/{step}/resume); the next attempt's lease then carries resumed, resume and interrupt. The state patch and usage are applied as a complete's. Refused like complete (already_applied, fenced, run_terminal, not_started); an item of a map step cannot interrupt (422).
+//
+// Needs a key with the `worker` scope.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/api/steps/{lease}/interrupt (the `InterruptStep` operationId).
+func (c *ClientWithResponses) InterruptStepWithResponse(ctx context.Context, lease string, body InterruptStepJSONRequestBody, reqEditors ...RequestEditorFn) (*InterruptStepHTTPResponse, error) {
+	rsp, err := c.InterruptStep(ctx, lease, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseInterruptStepHTTPResponse(rsp)
 }
 
 // GetLeasePayloadWithResponse Get a payload of a lease's run
@@ -15204,6 +15843,102 @@ func ParseGetStepInputHTTPResponse(rsp *http.Response) (*GetStepInputHTTPRespons
 	return response, nil
 }
 
+// ParseResumeStepHTTPResponse parses an HTTP response from a ResumeStepWithResponse call
+func ParseResumeStepHTTPResponse(rsp *http.Response) (*ResumeStepHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ResumeStepHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Run
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 502:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON502 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParseStreamRunHTTPResponse parses an HTTP response from a StreamRunWithResponse call
 func ParseStreamRunHTTPResponse(rsp *http.Response) (*StreamRunHTTPResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -16587,6 +17322,102 @@ func ParseHeartbeatStepHTTPResponse(rsp *http.Response) (*HeartbeatStepHTTPRespo
 			return nil, err
 		}
 		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 502:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON502 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseInterruptStepHTTPResponse parses an HTTP response from a InterruptStepWithResponse call
+func ParseInterruptStepHTTPResponse(rsp *http.Response) (*InterruptStepHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &InterruptStepHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Ended
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
 		var dest Problem

@@ -70,6 +70,9 @@
     } else if (f.id === "publish-form") {
       ev.preventDefault();
       publish(f);
+    } else if (f.classList.contains("resume-step")) {
+      ev.preventDefault();
+      resumeStep(f);
     } else if (f.id === "start-form") {
       ev.preventDefault();
       startRun(f);
@@ -287,6 +290,17 @@
     const r = await call("/batches", { action: btn.dataset.action, filter, reason: btn.dataset.action + " from the dashboard" });
     if (!r.ok) { say(btn.dataset.action + ": " + r.status + " " + r.msg); btn.disabled = false; return; }
     load("/ui/batches/" + encodeURIComponent(r.j.id), true);
+  }
+  // Answers an interrupted step: its body runs again with the value.
+  async function resumeStep(f) {
+    const body = {};
+    const v = f.elements.value.value.trim();
+    if (v) {
+      try { body.value = JSON.parse(v); } catch (e) { say("answer is not JSON: " + e.message); return; }
+    }
+    const r = await call("/runs/" + encodeURIComponent(f.dataset.run) + "/steps/" + encodeURIComponent(f.dataset.step) + "/resume", body);
+    if (!r.ok) { say("resume step: " + r.status + " " + r.msg); return; }
+    load(location.href, false);
   }
   async function sendEvent(f) {
     const body = { name: f.elements.name.value };

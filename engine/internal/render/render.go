@@ -123,6 +123,8 @@ var variables = []cel.EnvOption{
 	// A map item's element and index (null and 0 elsewhere).
 	cel.Variable("item", cel.DynType),
 	cel.Variable("index", cel.IntType),
+	// The visit the step is on: 1, plus one per loop back over it.
+	cel.Variable("visit", cel.IntType),
 }
 
 // Template is a compiled input template.
@@ -301,9 +303,14 @@ func Closing(s string, from int) (int, error) {
 
 // Vars are the values expressions see.
 type Vars struct {
-	Input       json.RawMessage
-	State       map[string]json.RawMessage
-	Steps       map[string]json.RawMessage // outputs by step id
+	Input json.RawMessage
+	State map[string]json.RawMessage
+	Steps map[string]json.RawMessage // outputs by step id
+	// Visits are the steps' visits (steps.<id>.visits: 1, plus one per
+	// loop back over the step), for the steps in Steps; Visit is the
+	// rendering step's own (visit).
+	Visits      map[string]int
+	Visit       int
 	RunID       string
 	Workflow    string
 	Version     string
@@ -337,7 +344,7 @@ func (v Vars) activation() (map[string]any, error) {
 		if err != nil {
 			return nil, fmt.Errorf("steps.%s.output: %v", k, err)
 		}
-		steps[k] = map[string]any{"output": out}
+		steps[k] = map[string]any{"output": out, "visits": int64(max(v.Visits[k], 1))}
 	}
 	var item any
 	if v.HasItem {
@@ -348,6 +355,7 @@ func (v Vars) activation() (map[string]any, error) {
 	act := map[string]any{
 		"item":  item,
 		"index": int64(v.Index),
+		"visit": int64(max(v.Visit, 1)),
 		"input": input,
 		"state": state,
 		"steps": steps,
@@ -1162,4 +1170,17 @@ func Expr(src string) json.RawMessage {
 	}
 	b, _ := json.Marshal("${" + c + "}")
 	return b
+}
+
+// Bool renders a condition compiled from Expr: true or false, or an error
+// when it cannot be decided (a failed expression, a value not a bool).
+func (t *Template) Bool(vars Vars) (bool, error) {
+	out, err := t.Render(vars)
+	switch {
+	case err != nil:
+		return false, err
+	case string(out) == "true" || string(out) == "false":
+		return string(out) == "true", nil
+	}
+	return false, fmt.Errorf("evaluated to %s, not a bool", Clip(string(out)))
 }

@@ -410,6 +410,15 @@ export class Client {
     return this.openRun(await resolveRun(this.api, unwrap(await this.api.POST("/v1/api/runs/{run}/pause", { params: { path: { run } } }))));
   }
 
+  /**
+   * Answers an interrupted step with value: its next attempt runs at once
+   * with `ctx.resumed` true and `ctx.resume` the value. Resuming again with
+   * the same value changes nothing; a step that is not interrupted is a 409.
+   */
+  async resumeStep(run: string, step: string, value?: unknown): Promise<Run> {
+    return this.openRun(await resolveRun(this.api, unwrap(await this.api.POST("/v1/api/runs/{run}/steps/{step}/resume", { params: { path: { run, step } }, body: { value: value ?? null } }))));
+  }
+
   /** Resumes a paused run (a running one is left as it is; an ended one is a 409). */
   async resume(run: string): Promise<Run> {
     return this.openRun(await resolveRun(this.api, unwrap(await this.api.POST("/v1/api/runs/{run}/resume", { params: { path: { run } } }))));

@@ -34,6 +34,23 @@ export class FatalError extends Error {
   }
 }
 
+/**
+ * Thrown by a body to interrupt its step: the engine records the step as
+ * `interrupted` with the payload (shown by the CLI and the dashboard) and
+ * offers no attempt until `client.resumeStep` answers it; the step then
+ * runs again with `ctx.resumed` true and the answer in `ctx.resume`. No
+ * retry budget is spent.
+ */
+export class InterruptError extends Error {
+  override readonly name = "InterruptError";
+  constructor(readonly payload: unknown) {
+    super("cairn: step interrupted");
+  }
+}
+
+/** `throw interrupt(payload)`: the Go SDK's sdk.Interrupt. */
+export const interrupt = (payload?: unknown) => new InterruptError(payload ?? null);
+
 /** Convenience constructors, mirroring the Go SDK's sdk.Retryable / sdk.Failure / sdk.Fatal. */
 export const retryable = (message: string, cause?: unknown) => new RetryableError(message, { cause });
 export const failure = (cls: string, message: string, cause?: unknown) => new StepFailure(cls, message, { cause });

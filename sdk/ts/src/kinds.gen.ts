@@ -2,10 +2,10 @@
 
 /** Which optional step fields (JSON names) each step kind takes: the engine's table. */
 export const kindOptions: Readonly<Record<string, readonly string[]>> = {
-  task: ["delivery", "retry", "timeout", "max_deliveries", "concurrency", "rate_limit", "priority", "requires_labels", "cache"],
+  task: ["delivery", "retry", "timeout", "max_deliveries", "concurrency", "rate_limit", "priority", "requires_labels", "cache", "next", "max_visits"],
   wait: ["event", "events", "if", "wait_timeout", "answer"],
   sleep: ["duration"],
   map: ["delivery", "retry", "timeout", "max_deliveries", "items", "max_concurrency", "tolerated_failures", "tolerated_failure_percent", "requires_labels"],
   child: ["workflow", "child_version"],
-  function: ["retry", "timeout", "max_deliveries", "concurrency", "rate_limit", "priority", "requires_labels"],
+  function: ["retry", "timeout", "max_deliveries", "concurrency", "rate_limit", "priority", "requires_labels", "next", "max_visits"],
 };

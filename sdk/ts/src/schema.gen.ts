@@ -436,6 +436,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/api/runs/{run}/steps/{step}/resume": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Resume an interrupted step
+         * @description Answers a step whose body interrupted: its next attempt is offered at once (at the run's resume when the run is paused), and its lease carries resumed true, the value as resume and the payload as interrupt. Resuming again with the value the step was resumed with changes nothing; resuming a step that is not interrupted, or a run that ended, is a 409. Recorded in the journal with the key that resumed it; the answer (the run) is audited like getRun.
+         *
+         *     Needs a key with the `execute` scope.
+         */
+        post: operations["resumeStep"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/api/runs/{run}/stream": {
         parameters: {
             query?: never;
@@ -756,6 +778,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/api/steps/{lease}/interrupt": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * End a step's attempt by interrupting it
+         * @description The body stops and asks for input: the step's status becomes interrupted with the payload, no attempt is offered and no retry budget is spent until someone resumes it (POST /runs/{run}/steps/{step}/resume); the next attempt's lease then carries resumed, resume and interrupt. The state patch and usage are applied as a complete's. Refused like complete (already_applied, fenced, run_terminal, not_started); an item of a map step cannot interrupt (422).
+         *
+         *     Needs a key with the `worker` scope.
+         */
+        post: operations["interruptStep"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/api/steps/{lease}/payloads/{sha256}": {
         parameters: {
             query?: never;
@@ -1014,7 +1058,7 @@ export interface components {
              * @description How the attempt ended; absent while it runs.
              * @enum {string}
              */
-            outcome?: "completed" | "failed" | "timed_out" | "lost" | "suspended";
+            outcome?: "completed" | "failed" | "timed_out" | "lost" | "suspended" | "interrupted";
             /** Format: date-time */
             started_at?: string;
             /** @description What the worker summarised the attempt as (complete or fail); never read by the flow. */
@@ -1407,6 +1451,18 @@ export interface components {
             /** @description False when it was too large to keep (over 8 KiB): only its size is known. */
             kept: boolean;
         };
+        InterruptRequest: {
+            /** @description What to show whoever resumes the step (a question, a draft to approve): any JSON, at most 64 KiB. Kept in the run record as sent (not encrypted). */
+            payload?: unknown;
+            /** @description Merged into the run state, as a complete's. */
+            state_patch?: {
+                [key: string]: unknown;
+            };
+            /** @description A short summary of the attempt (any JSON, at most 4 KiB). */
+            summary?: unknown;
+            /** @description What the attempt consumed: priced and counted against the run's budget like any attempt's. */
+            usage?: components["schemas"]["Usage"];
+        };
         Invocation: {
             /** @description The run's input. */
             input?: unknown;
@@ -1430,7 +1486,7 @@ export interface components {
              * @description What happened.
              * @enum {string}
              */
-            type: "run_started" | "step_ready" | "step_claimed" | "step_started" | "step_completed" | "step_failed" | "step_requeued" | "step_retry_scheduled" | "step_skipped" | "lease_lost" | "wait_started" | "event_received" | "sleep_started" | "run_completed" | "run_failed" | "run_cancelled" | "run_timed_out" | "map_started" | "child_started" | "compensation_started" | "compensation_ended" | "operation" | "step_suspended" | "run_paused" | "run_resumed";
+            type: "run_started" | "step_ready" | "step_claimed" | "step_started" | "step_completed" | "step_failed" | "step_requeued" | "step_retry_scheduled" | "step_skipped" | "lease_lost" | "wait_started" | "event_received" | "sleep_started" | "run_completed" | "run_failed" | "run_cancelled" | "run_timed_out" | "map_started" | "child_started" | "compensation_started" | "compensation_ended" | "operation" | "step_suspended" | "run_paused" | "run_resumed" | "step_interrupted" | "step_resumed" | "step_looped";
             worker?: string;
         };
         JournalEvent: {
@@ -1468,6 +1524,8 @@ export interface components {
             idempotency_key: string;
             /** @description The step's rendered input. */
             input: unknown;
+            /** @description With resumed: the payload the step last interrupted with. */
+            interrupt?: unknown;
             /**
              * Format: int64
              * @description For an item of a map step (step names the map step): the item's index in the items array.
@@ -1475,6 +1533,10 @@ export interface components {
             item?: number;
             /** Format: int64 */
             lease_ttl_ms: number;
+            /** @description With resumed: the value the step was resumed with. */
+            resume?: unknown;
+            /** @description The step was interrupted and resumed: resume holds the value it was resumed with, interrupt the payload it interrupted with (on every attempt until it completes or interrupts again). */
+            resumed?: boolean;
             run: string;
             /** @description The run state when the lease was made. */
             state: {
@@ -1791,6 +1853,10 @@ export interface components {
             /** @description Rerunning twice with the same key (per workflow) returns the first rerun. */
             idempotency_key?: string;
         };
+        ResumeStepRequest: {
+            /** @description The answer: any JSON, at most 64 KiB, handed to the step's next attempt as resume (null when absent). Kept in the run record as sent (not encrypted). */
+            value?: unknown;
+        };
         RetryPolicy: {
             /**
              * @description Wait before the second attempt, as a Go duration (default 1s).
@@ -1818,6 +1884,12 @@ export interface components {
             non_retryable?: string[];
             /** @description at_most_once only: error classes that may retry an attempt after its started was recorded (an explicit opt-in; by default a started at_most_once attempt is never run again). */
             retry_after_start?: string[];
+        };
+        Route: {
+            /** @description A CEL condition (bare, or as ${expr}) over input, state, run and steps.<id>.output and .visits, this step's own included, evaluated when the step completes. */
+            if: string;
+            /** @description A step this one runs after (directly or not): it and every step between it and this one run again (a new visit). */
+            to: string;
         };
         Run: {
             /** @description The run's budget, if any: its start's, or its workflow's. */
@@ -2121,6 +2193,13 @@ export interface components {
             max_deliveries?: number;
             /**
              * Format: int64
+             * @description Task and function steps with next: the most visits this step may make (default 10); a route past it fails the run with class loop_limit.
+             */
+            max_visits?: number;
+            /** @description Task and function steps: routes back to an earlier step, tried in order when this step completes; the first whose if holds runs its to step and every step between again (a new visit). None holds: the run goes on. */
+            next?: components["schemas"]["Route"][];
+            /**
+             * Format: int64
              * @description Task steps: overrides the run's priority for this step (higher is offered first).
              */
             priority?: number;
@@ -2189,7 +2268,7 @@ export interface components {
              */
             ready_at?: string;
             /** @enum {string} */
-            status: "pending" | "ready" | "waiting" | "sleeping" | "completed" | "failed" | "cancelled" | "skipped" | "mapping" | "child_running";
+            status: "pending" | "ready" | "waiting" | "sleeping" | "completed" | "failed" | "cancelled" | "skipped" | "mapping" | "child_running" | "interrupted";
             /**
              * Format: date-time
              * @description When a sleep ends or a wait times out.
@@ -2219,6 +2298,8 @@ export interface components {
             /** @description For a ready task step: the worker holding its current attempt, if any. */
             holder?: components["schemas"]["Holder"];
             id: string;
+            /** @description The payload the step's body last interrupted with (status interrupted: waiting for a resume; kept after it). */
+            interrupt?: unknown;
             /** @enum {string} */
             kind: "task" | "wait" | "sleep" | "map" | "child" | "function";
             /** @description For a map step: its items' progress. */
@@ -2228,9 +2309,16 @@ export interface components {
             output?: unknown;
             /** Format: date-time */
             ready_at?: string;
+            /** @description The value the step was last resumed with. */
+            resume?: unknown;
             /** @enum {string} */
-            status: "pending" | "ready" | "waiting" | "sleeping" | "completed" | "failed" | "cancelled" | "skipped" | "mapping" | "child_running";
+            status: "pending" | "ready" | "waiting" | "sleeping" | "completed" | "failed" | "cancelled" | "skipped" | "mapping" | "child_running" | "interrupted";
             usage: components["schemas"]["Usage"];
+            /**
+             * Format: int64
+             * @description How many times the step started (or was skipped): 1, plus one for each time a loop sent the run back over it. Templates see it as steps.<id>.visits.
+             */
+            visits?: number;
             /**
              * Format: date-time
              * @description When a sleep ends or a wait times out.
@@ -4440,6 +4528,125 @@ export interface operations {
             };
         };
     };
+    resumeStep: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Run id. */
+                run: string;
+                /** @description Step id. */
+                step: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ResumeStepRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Run"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Request Entity Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Bad Gateway */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     streamRun: {
         parameters: {
             query?: never;
@@ -6059,6 +6266,122 @@ export interface operations {
             };
             /** @description Conflict */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal Server Error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Bad Gateway */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    interruptStep: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                lease: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["InterruptRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Ended"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Request Entity Too Large */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };

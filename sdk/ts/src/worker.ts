@@ -9,6 +9,7 @@ import {
   AttemptTimeoutError,
   classOf,
   FatalError,
+  InterruptError,
   LeaseLostError,
   RunEndedError,
   ShutdownError,
@@ -102,6 +103,12 @@ export interface StepContext {
   setSummary(v: unknown): void;
   /** Publishes a progress value (any JSON value, at most 16 KiB) to the run's watchers; not stored (stream.ts). */
   progress(value: unknown): Promise<void>;
+  /** The step was interrupted (`throw interrupt(payload)`) and resumed: true on every attempt until it completes or interrupts again. */
+  readonly resumed: boolean;
+  /** With resumed: the value `client.resumeStep` answered with. */
+  readonly resume: unknown;
+  /** With resumed: the payload the step last interrupted with. */
+  readonly interrupted: unknown;
 }
 
 interface Attempt {
@@ -550,6 +557,9 @@ export class Worker {
         summary = v;
       },
       progress: (v) => sendProgress(this.c.transport, l.id, v, a.ctrl.signal),
+      resumed: l.resumed ?? false,
+      resume: l.resume,
+      interrupted: l.interrupt,
     };
     let output: unknown;
     let error: unknown;
@@ -588,6 +598,11 @@ export class Worker {
       await this.report(a, log, "complete", { continue_as_new: { input: error.input ?? null }, ...extra });
       return;
     }
+    if (error instanceof InterruptError && !reason) {
+      log.info("step interrupted by its body", { ms: Date.now() - t0 });
+      await this.report(a, log, "interrupt", { payload: error.payload ?? null, ...extra });
+      return;
+    }
     let cls = classOf(error);
     if (reason instanceof AttemptTimeoutError) cls = "timeout";
     else if (reason instanceof ShutdownError) cls = "interrupted";
@@ -596,8 +611,8 @@ export class Worker {
     await this.report(a, log, "fail", { error: { class: cls, message }, ...extra });
   }
 
-  /** Sends complete or fail, retrying network errors, 5xx and 429 for a few lease TTLs. */
-  private async report(a: Attempt, log: Logger, kind: "complete" | "fail", body: Record<string, unknown>): Promise<void> {
+  /** Sends complete, fail or interrupt, retrying network errors, 5xx and 429 for a few lease TTLs. */
+  private async report(a: Attempt, log: Logger, kind: "complete" | "fail" | "interrupt", body: Record<string, unknown>): Promise<void> {
     body = this.seal(a.lease, body); // codec.ts
     const until = Date.now() + 3 * this.leaseTTLMs;
     let delay = 100;
@@ -606,6 +621,8 @@ export class Worker {
       try {
         if (kind === "complete") {
           unwrap(await this.c.api.POST("/v1/api/steps/{lease}/complete", { params: { path: { lease } }, body: body as Schemas["CompleteRequest"] }));
+        } else if (kind === "interrupt") {
+          unwrap(await this.c.api.POST("/v1/api/steps/{lease}/interrupt", { params: { path: { lease } }, body: body as Schemas["InterruptRequest"] }));
         } else {
           unwrap(await this.c.api.POST("/v1/api/steps/{lease}/fail", { params: { path: { lease } }, body: body as Schemas["FailRequest"] }));
         }
@@ -625,7 +642,7 @@ export class Worker {
             log.error(`${kind} refused not_started: a worker bug (the SDK sends started first)`);
             return;
           case "too_large":
-            if (kind === "complete") {
+            if (kind !== "fail") {
               kind = "fail";
               body = { error: { class: "output_too_large", message: (err as APIError).detail || "the output or state patch is too large for the run record" }, usage: body.usage };
             } else {
@@ -634,9 +651,9 @@ export class Worker {
             continue;
         }
         if (err instanceof APIError && err.status === 422) {
-          if (kind === "complete") {
+          if (kind !== "fail") {
+            body = { error: { class: "fatal", message: `${kind === "interrupt" ? "interrupt" : "output"} refused: ${err.message}` }, usage: body.usage };
             kind = "fail";
-            body = { error: { class: "fatal", message: `output refused: ${err.message}` }, usage: body.usage };
             continue;
           }
           log.error("fail refused as invalid", { err });

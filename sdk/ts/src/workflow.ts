@@ -52,6 +52,10 @@ export interface StepOptions {
   requiresLabels?: Record<string, string>;
   /** Task: a result cache. An attempt whose key (CEL over the step's rendered input, as input; default the whole input) has an entry younger than ttl (default 24h, at most 720h) is completed from it without a worker, marked cached; a miss runs the step and its output (up to 64 KiB) becomes the entry. */
   cache?: { key?: string; ttl?: Duration };
+  /** Task, function: routes back to an earlier step (`to`, one this step runs after) when the step completes and `if` (CEL over input, state, run, steps.<id>.output and .visits) holds: `to` and every step between run again, a new visit. Tried in order. */
+  next?: { to: string; if: string }[];
+  /** Task, function with next: the most visits of this step (default 10); a route past it fails the run with class loop_limit. */
+  maxVisits?: number;
   /** Map steps: most items running at once (default 100). */
   maxConcurrency?: number;
   /** Map steps: items that may fail without failing the step (their outputs are null). */
@@ -220,6 +224,8 @@ export class WorkflowDef {
     if (o.priority !== undefined) s.priority = o.priority;
     if (o.requiresLabels) s.requires_labels = { ...o.requiresLabels };
     if (o.cache) s.cache = { key: o.cache.key, ttl: o.cache.ttl === undefined ? undefined : duration(o.cache.ttl) };
+    if (o.next?.length) s.next = o.next.map((r) => ({ to: r.to, if: r.if }));
+    if (o.maxVisits !== undefined) s.max_visits = o.maxVisits;
     if (o.maxConcurrency !== undefined) s.max_concurrency = o.maxConcurrency;
     if (o.toleratedFailures !== undefined) s.tolerated_failures = o.toleratedFailures;
     if (o.toleratedFailurePercent !== undefined) s.tolerated_failure_percent = o.toleratedFailurePercent;

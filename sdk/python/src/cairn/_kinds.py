@@ -12,6 +12,8 @@ KIND_OPTIONS: dict[str, tuple[str, ...]] = {
         "priority",
         "requires_labels",
         "cache",
+        "next",
+        "max_visits",
     ),
     "wait": (
         "event",
@@ -44,5 +46,7 @@ KIND_OPTIONS: dict[str, tuple[str, ...]] = {
         "rate_limit",
         "priority",
         "requires_labels",
+        "next",
+        "max_visits",
     ),
 }

@@ -37,6 +37,7 @@ from ._api.api.runs import (
     publish_event,
     rerun_run,
     resume_run,
+    resume_step,
     send_event,
     send_update,
     start_run,
@@ -72,6 +73,7 @@ from ._api.models import (
     PublishRequest,
     PublishResult,
     RerunRequest,
+    ResumeStepRequest,
     Run,
     RunPage,
     RunProgress,
@@ -721,6 +723,13 @@ class Client(_Base):
         """Resumes a paused run (a running one is left as it is; an ended one is a 409)."""
         return self._drive(_op_view(resume_run, self.codec, run=run))
 
+    def resume_step(self, run: str, step: str, value: Any = None) -> Run:
+        """Answers an interrupted step with value: its next attempt runs at once with
+        ctx.resumed true and ctx.resume the value. Resuming again with the same value changes
+        nothing; a step that is not interrupted is a 409."""
+        body = ResumeStepRequest(value=value)
+        return self._drive(_op_view(resume_step, self.codec, run=run, step=step, body=body))
+
     def rerun(self, run: str, *, from_step: str | None = None, idempotency_key: str | None = None) -> StartedRun:
         """Starts a new run from an ended one, reusing its completed steps (all of them, or those
         before from_step)."""
@@ -997,6 +1006,11 @@ class AsyncClient(_Base):
     async def resume(self, run: str) -> Run:
         """Resumes a paused run (see Client.resume)."""
         return await self._drive(_op_view(resume_run, self.codec, run=run))
+
+    async def resume_step(self, run: str, step: str, value: Any = None) -> Run:
+        """Answers an interrupted step (see Client.resume_step)."""
+        body = ResumeStepRequest(value=value)
+        return await self._drive(_op_view(resume_step, self.codec, run=run, step=step, body=body))
 
     async def rerun(self, run: str, *, from_step: str | None = None, idempotency_key: str | None = None) -> StartedRun:
         body = RerunRequest(from_step=_opt(from_step), idempotency_key=_opt(idempotency_key))

@@ -49,6 +49,18 @@ class StepError(CairnError):
         self.message = message
 
 
+class Interrupt(CairnError):
+    """Raised by a body to interrupt its step: the engine records the step as
+    ``interrupted`` with the payload (shown by the CLI and the dashboard) and
+    offers no attempt until :meth:`cairn.Client.resume_step` answers it; the
+    step then runs again with ``ctx.resumed`` true and the answer in
+    ``ctx.resume``. No retry budget is spent."""
+
+    def __init__(self, payload: Any = None) -> None:
+        super().__init__("cairn: step interrupted")
+        self.payload = payload
+
+
 class RetryableError(StepError):
     """The engine retries the step with backoff, within its retry budget. Class ``retryable``."""
 

@@ -48,6 +48,7 @@ from ._api.api.workers import (
     fail_step,
     get_lease_payload,
     heartbeat_steps,
+    interrupt_step,
     register_worker,
     step_started,
     stop_worker,
@@ -62,6 +63,8 @@ from ._api.models import (
     FailRequest,
     FailRequestStatePatch,
     HeartbeatManyRequest,
+    InterruptRequest,
+    InterruptRequestStatePatch,
     Lease,
     RegisterRequest,
     RegisterRequestLabels,
@@ -187,6 +190,12 @@ class StepContext:
         # Progress: the lease's sender and the worker's loop (async bodies run on it).
         self._progress: Sender | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
+        #: The step was interrupted (raise Interrupt(payload)) and resumed: true on every
+        #: attempt until it completes or interrupts again; resume is the answer,
+        #: interrupted the payload it last interrupted with.
+        self.resumed = False
+        self.resume: Any = None
+        self.interrupted: Any = None
 
     def _open(self, m: dict[str, Any], kind: str, key: str) -> Any:
         """m[key], its encrypted values decoded once read (class codec when one does not decrypt)."""
@@ -865,6 +874,9 @@ class Worker:
         sc._checkpoint = functools.partial(self._checkpoint, a, log)
         sc._payload = functools.partial(self._payload, a)
         sc._codec = self.codec
+        sc.resumed = l.resumed is True
+        sc.resume = None if isinstance(l.resume, Unset) else l.resume
+        sc.interrupted = None if isinstance(l.interrupt, Unset) else l.interrupt
         sc._progress = Sender(self.c.server, self.api, self.ac.api, l.id)
         sc._loop = asyncio.get_running_loop()
         a.ctx = sc
@@ -955,6 +967,12 @@ class Worker:
                 log.debug("step completed (%.3fs)", elapsed)
                 self._record("completed", elapsed)
                 return self._eager(await self._publish_complete(a, out, patch, usage, log))
+        if isinstance(err, E.Interrupt) and cause is None:
+            span.set_status(Status(StatusCode.OK))
+            log.info("step interrupted by its body (%.3fs)", elapsed)
+            self._record("interrupt", elapsed)
+            await self._publish_interrupt(a, err.payload, patch, usage, log)
+            return None
         if isinstance(err, Exception | asyncio.CancelledError):
             cls, msg = E.class_of(err), E.message_of(err)
             if not isinstance(err, E.StepError | E.Cancelled):
@@ -1107,6 +1125,36 @@ class Worker:
         if ended is None or isinstance(ended.leases, Unset):
             return []
         return list(ended.leases)
+
+    async def _publish_interrupt(
+        self, a: _Attempt, payload: Any, patch: dict[str, Any], usage: Usage, log: logging.LoggerAdapter[logging.Logger]
+    ) -> None:
+        """Reports a body's interrupt: the step waits for a resume. A payload the
+        engine refuses (422) fails the attempt as fatal instead."""
+        if not a.finish():
+            return
+        try:
+            json.dumps(payload)
+            if self.codec is not None:
+                patch = seal_map(self.codec, patch, self._clear_of(a.lease.workflow, a.lease.version))
+        except (TypeError, ValueError, CodecError) as err:
+            await self._send_fail(a, E.CLASS_FATAL, f"the step's interrupt: {err}", {}, usage, log)
+            return
+        wu = usage.wire()
+        body = InterruptRequest(
+            payload=payload,
+            state_patch=InterruptRequestStatePatch.from_dict(patch) if patch else UNSET,
+            usage=WireUsage.from_dict(wu) if wu else UNSET,
+            summary=a.ctx._summary if a.ctx is not None else UNSET,
+        )
+        try:
+            await self._retry(a, lambda: self._call(interrupt_step, lease=a.lease.id, body=body))
+        except E.CairnError as err:
+            if isinstance(err, E.APIError) and err.status == 422:
+                log.error("the engine refused the interrupt; failing the attempt: %s", err)
+                await self._send_fail(a, E.CLASS_FATAL, f"the engine refused the interrupt: {err}", {}, usage, log)
+                return
+            self._refused(a, "interrupt", err, log)
 
     async def _checkpoint(self, a: _Attempt, log: logging.LoggerAdapter[logging.Logger], req: dict[str, Any]) -> None:
         """Records a function's operations under a's lease (with a suspension,

@@ -220,7 +220,10 @@ class Workflow:
     def task(self, id: str, handler: Handler, **opts: Any) -> Workflow:
         """A step whose body runs on a worker. Options: after, input, when, retry,
         timeout, at_most_once, max_deliveries, concurrency, rate_limit, priority,
-        requires_labels, cache (a Cache, or {"key", "ttl"})."""
+        requires_labels, cache (a Cache, or {"key", "ttl"}),
+        next (routes back to an earlier step: ``[("draft", "!steps.review.output.ok")]``,
+        tried in order when the step completes) and max_visits (default 10; past it
+        the run fails with class loop_limit)."""
         self._handler(id, handler)
         # kind is left out for a task (the default), as the Go SDK does.
         return self._add({"id": id}, opts, self._steps)
@@ -307,6 +310,8 @@ class Workflow:
             "priority",
             "requires_labels",
             "cache",
+            "next",
+            "max_visits",
             "max_concurrency",
             "tolerated_failures",
             "tolerated_failure_percent",
@@ -330,7 +335,7 @@ class Workflow:
             s["wait_timeout" if s.get("kind") == "wait" else "timeout"] = duration(o["timeout"])
         if o.get("at_most_once"):
             s["delivery"] = "at_most_once"
-        for f in ("max_deliveries", "priority", "max_concurrency", "tolerated_failures", "tolerated_failure_percent"):
+        for f in ("max_deliveries", "priority", "max_visits", "max_concurrency", "tolerated_failures", "tolerated_failure_percent"):
             if o.get(f) is not None:
                 s[f] = o[f]
         if o.get("concurrency") is not None:
@@ -350,6 +355,9 @@ class Workflow:
             s["if"] = o["if_"]
         if o.get("answer"):
             s["answer"] = o["answer"]
+        if o.get("next"):
+            # [(to, if), ...] or [{"to": ..., "if": ...}, ...]
+            s["next"] = [dict(r) if isinstance(r, dict) else {"to": r[0], "if": r[1]} for r in o["next"]]
         if "priority" in s and not -100 <= s["priority"] <= 100:
             raise ValueError(f"{where}: priority {s['priority']} is outside [-100, 100]")
         check_kind_options(s, where)

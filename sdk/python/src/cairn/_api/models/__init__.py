@@ -49,6 +49,8 @@ from .heartbeat_result import HeartbeatResult
 from .heartbeat_result_reason import HeartbeatResultReason
 from .holder import Holder
 from .input_view import InputView
+from .interrupt_request import InterruptRequest
+from .interrupt_request_state_patch import InterruptRequestStatePatch
 from .invocation import Invocation
 from .journal_entry import JournalEntry
 from .journal_entry_type import JournalEntryType
@@ -79,7 +81,9 @@ from .register_request import RegisterRequest
 from .register_request_labels import RegisterRequestLabels
 from .register_response import RegisterResponse
 from .rerun_request import RerunRequest
+from .resume_step_request import ResumeStepRequest
 from .retry_policy import RetryPolicy
+from .route import Route
 from .run import Run
 from .run_page import RunPage
 from .run_progress import RunProgress
@@ -186,6 +190,8 @@ __all__ = (
     "HeartbeatResultReason",
     "Holder",
     "InputView",
+    "InterruptRequest",
+    "InterruptRequestStatePatch",
     "Invocation",
     "JournalEntry",
     "JournalEntryType",
@@ -216,7 +222,9 @@ __all__ = (
     "RegisterRequestLabels",
     "RegisterResponse",
     "RerunRequest",
+    "ResumeStepRequest",
     "RetryPolicy",
+    "Route",
     "Run",
     "RunPage",
     "RunProgress",

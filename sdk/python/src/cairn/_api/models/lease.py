@@ -40,7 +40,11 @@ class Lease:
         correlation (str | Unset):
         history (list[Operation] | Unset): For a function step: the operations its body checkpointed in earlier
             attempts, in order; replay returns their results.
+        interrupt (Any | Unset): With resumed: the payload the step last interrupted with.
         item (int | Unset): For an item of a map step (step names the map step): the item's index in the items array.
+        resume (Any | Unset): With resumed: the value the step was resumed with.
+        resumed (bool | Unset): The step was interrupted and resumed: resume holds the value it was resumed with,
+            interrupt the payload it interrupted with (on every attempt until it completes or interrupts again).
         timeout_at (datetime.datetime | Unset): The attempt fails with class timeout then, heartbeats or not.
     """
 
@@ -61,7 +65,10 @@ class Lease:
     workflow: str
     correlation: str | Unset = UNSET
     history: list[Operation] | Unset = UNSET
+    interrupt: Any | Unset = UNSET
     item: int | Unset = UNSET
+    resume: Any | Unset = UNSET
+    resumed: bool | Unset = UNSET
     timeout_at: datetime.datetime | Unset = UNSET
 
     def to_dict(self) -> dict[str, Any]:
@@ -104,7 +111,13 @@ class Lease:
                 history_item = history_item_data.to_dict()
                 history.append(history_item)
 
+        interrupt = self.interrupt
+
         item = self.item
+
+        resume = self.resume
+
+        resumed = self.resumed
 
         timeout_at: str | Unset = UNSET
         if not isinstance(self.timeout_at, Unset):
@@ -135,8 +148,14 @@ class Lease:
             field_dict["correlation"] = correlation
         if history is not UNSET:
             field_dict["history"] = history
+        if interrupt is not UNSET:
+            field_dict["interrupt"] = interrupt
         if item is not UNSET:
             field_dict["item"] = item
+        if resume is not UNSET:
+            field_dict["resume"] = resume
+        if resumed is not UNSET:
+            field_dict["resumed"] = resumed
         if timeout_at is not UNSET:
             field_dict["timeout_at"] = timeout_at
 
@@ -190,7 +209,13 @@ class Lease:
 
                 history.append(history_item)
 
+        interrupt = d.pop("interrupt", UNSET)
+
         item = d.pop("item", UNSET)
+
+        resume = d.pop("resume", UNSET)
+
+        resumed = d.pop("resumed", UNSET)
 
         _timeout_at = d.pop("timeout_at", UNSET)
         timeout_at: datetime.datetime | Unset
@@ -217,7 +242,10 @@ class Lease:
             workflow=workflow,
             correlation=correlation,
             history=history,
+            interrupt=interrupt,
             item=item,
+            resume=resume,
+            resumed=resumed,
             timeout_at=timeout_at,
         )
 

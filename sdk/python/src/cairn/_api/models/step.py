@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from ..models.concurrency_limit import ConcurrencyLimit
     from ..models.rate_limit import RateLimit
     from ..models.retry_policy import RetryPolicy
+    from ..models.route import Route
     from ..models.step_cache import StepCache
     from ..models.step_requires_labels import StepRequiresLabels
 
@@ -48,6 +49,11 @@ class Step:
             x-kind-options of this schema.
         max_concurrency (int | Unset): Map steps: most items running at once (default 100).
         max_deliveries (int | Unset): Lost leases before the step is dead-lettered (default 5).
+        max_visits (int | Unset): Task and function steps with next: the most visits this step may make (default 10); a
+            route past it fails the run with class loop_limit.
+        next_ (list[Route] | Unset): Task and function steps: routes back to an earlier step, tried in order when this
+            step completes; the first whose if holds runs its to step and every step between again (a new visit). None
+            holds: the run goes on.
         priority (int | Unset): Task steps: overrides the run's priority for this step (higher is offered first).
         rate_limit (RateLimit | Unset):
         requires_labels (StepRequiresLabels | Unset): Task, map and function steps: offered only to workers registered
@@ -84,6 +90,8 @@ class Step:
     kind: StepKind | Unset = UNSET
     max_concurrency: int | Unset = UNSET
     max_deliveries: int | Unset = UNSET
+    max_visits: int | Unset = UNSET
+    next_: list[Route] | Unset = UNSET
     priority: int | Unset = UNSET
     rate_limit: RateLimit | Unset = UNSET
     requires_labels: StepRequiresLabels | Unset = UNSET
@@ -139,6 +147,15 @@ class Step:
         max_concurrency = self.max_concurrency
 
         max_deliveries = self.max_deliveries
+
+        max_visits = self.max_visits
+
+        next_: list[dict[str, Any]] | Unset = UNSET
+        if not isinstance(self.next_, Unset):
+            next_ = []
+            for next_item_data in self.next_:
+                next_item = next_item_data.to_dict()
+                next_.append(next_item)
 
         priority = self.priority
 
@@ -203,6 +220,10 @@ class Step:
             field_dict["max_concurrency"] = max_concurrency
         if max_deliveries is not UNSET:
             field_dict["max_deliveries"] = max_deliveries
+        if max_visits is not UNSET:
+            field_dict["max_visits"] = max_visits
+        if next_ is not UNSET:
+            field_dict["next"] = next_
         if priority is not UNSET:
             field_dict["priority"] = priority
         if rate_limit is not UNSET:
@@ -231,6 +252,7 @@ class Step:
         from ..models.concurrency_limit import ConcurrencyLimit  # noqa: PLC0415
         from ..models.rate_limit import RateLimit  # noqa: PLC0415
         from ..models.retry_policy import RetryPolicy  # noqa: PLC0415
+        from ..models.route import Route  # noqa: PLC0415
         from ..models.step_cache import StepCache  # noqa: PLC0415
         from ..models.step_requires_labels import StepRequiresLabels  # noqa: PLC0415
 
@@ -287,6 +309,17 @@ class Step:
 
         max_deliveries = d.pop("max_deliveries", UNSET)
 
+        max_visits = d.pop("max_visits", UNSET)
+
+        _next_ = d.pop("next", UNSET)
+        next_: list[Route] | Unset = UNSET
+        if _next_ is not UNSET:
+            next_ = []
+            for next_item_data in _next_:
+                next_item = Route.from_dict(next_item_data)
+
+                next_.append(next_item)
+
         priority = d.pop("priority", UNSET)
 
         _rate_limit = d.pop("rate_limit", UNSET)
@@ -339,6 +372,8 @@ class Step:
             kind=kind,
             max_concurrency=max_concurrency,
             max_deliveries=max_deliveries,
+            max_visits=max_visits,
+            next_=next_,
             priority=priority,
             rate_limit=rate_limit,
             requires_labels=requires_labels,

@@ -6,6 +6,7 @@ class StepProgressStatus(StrEnum):
     CHILD_RUNNING = "child_running"
     COMPLETED = "completed"
     FAILED = "failed"
+    INTERRUPTED = "interrupted"
     MAPPING = "mapping"
     PENDING = "pending"
     READY = "ready"

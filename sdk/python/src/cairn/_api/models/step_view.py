@@ -39,10 +39,15 @@ class StepView:
         event (str | Unset): Wait steps: the event name that resumes the wait.
         failures (int | Unset): Retry budget spent.
         holder (Holder | Unset):
+        interrupt (Any | Unset): The payload the step's body last interrupted with (status interrupted: waiting for a
+            resume; kept after it).
         map_ (MapProgress | Unset):
         operations (list[Operation] | Unset): For a function step: the operations its body checkpointed, in order.
         output (Any | Unset):
         ready_at (datetime.datetime | Unset):
+        resume (Any | Unset): The value the step was last resumed with.
+        visits (int | Unset): How many times the step started (or was skipped): 1, plus one for each time a loop sent
+            the run back over it. Templates see it as steps.<id>.visits.
         wake_at (datetime.datetime | Unset): When a sleep ends or a wait times out.
     """
 
@@ -58,10 +63,13 @@ class StepView:
     event: str | Unset = UNSET
     failures: int | Unset = UNSET
     holder: Holder | Unset = UNSET
+    interrupt: Any | Unset = UNSET
     map_: MapProgress | Unset = UNSET
     operations: list[Operation] | Unset = UNSET
     output: Any | Unset = UNSET
     ready_at: datetime.datetime | Unset = UNSET
+    resume: Any | Unset = UNSET
+    visits: int | Unset = UNSET
     wake_at: datetime.datetime | Unset = UNSET
 
     def to_dict(self) -> dict[str, Any]:
@@ -98,6 +106,8 @@ class StepView:
         if not isinstance(self.holder, Unset):
             holder = self.holder.to_dict()
 
+        interrupt = self.interrupt
+
         map_: dict[str, Any] | Unset = UNSET
         if not isinstance(self.map_, Unset):
             map_ = self.map_.to_dict()
@@ -114,6 +124,10 @@ class StepView:
         ready_at: str | Unset = UNSET
         if not isinstance(self.ready_at, Unset):
             ready_at = self.ready_at.isoformat()
+
+        resume = self.resume
+
+        visits = self.visits
 
         wake_at: str | Unset = UNSET
         if not isinstance(self.wake_at, Unset):
@@ -144,6 +158,8 @@ class StepView:
             field_dict["failures"] = failures
         if holder is not UNSET:
             field_dict["holder"] = holder
+        if interrupt is not UNSET:
+            field_dict["interrupt"] = interrupt
         if map_ is not UNSET:
             field_dict["map"] = map_
         if operations is not UNSET:
@@ -152,6 +168,10 @@ class StepView:
             field_dict["output"] = output
         if ready_at is not UNSET:
             field_dict["ready_at"] = ready_at
+        if resume is not UNSET:
+            field_dict["resume"] = resume
+        if visits is not UNSET:
+            field_dict["visits"] = visits
         if wake_at is not UNSET:
             field_dict["wake_at"] = wake_at
 
@@ -212,6 +232,8 @@ class StepView:
         else:
             holder = Holder.from_dict(_holder)
 
+        interrupt = d.pop("interrupt", UNSET)
+
         _map_ = d.pop("map", UNSET)
         map_: MapProgress | Unset
         if isinstance(_map_, Unset):
@@ -237,6 +259,10 @@ class StepView:
         else:
             ready_at = datetime.datetime.fromisoformat(_ready_at)
 
+        resume = d.pop("resume", UNSET)
+
+        visits = d.pop("visits", UNSET)
+
         _wake_at = d.pop("wake_at", UNSET)
         wake_at: datetime.datetime | Unset
         if isinstance(_wake_at, Unset):
@@ -257,10 +283,13 @@ class StepView:
             event=event,
             failures=failures,
             holder=holder,
+            interrupt=interrupt,
             map_=map_,
             operations=operations,
             output=output,
             ready_at=ready_at,
+            resume=resume,
+            visits=visits,
             wake_at=wake_at,
         )
 

@@ -1,0 +1,70 @@
+package ui_test
+
+import (
+	"context"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/cairn-dev/cairn/internal/testutil"
+	"github.com/cairn-dev/cairn/sdk"
+)
+
+// TestResumeInterruptedStepInBrowser: a run whose step interrupted shows
+// the step waiting for input with its payload as text (markup in it is
+// shown, never run), and the step's form answers it: the step runs again
+// with the answer and the run completes with it.
+func TestResumeInterruptedStepInBrowser(t *testing.T) {
+	const secret = "interrupt-test-secret"
+	bin, srv, c := browserServer(t, secret)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	wf := sdk.Workflow("review", "1").Task("approve", sdk.Handle(func(sc sdk.StepContext, _ struct{}) (any, error) {
+		var answer any
+		if ok, err := sc.Resumed(&answer); err != nil || !ok {
+			return nil, sdk.Interrupt(map[string]string{"question": `<img src=x onerror='window.pwned=1'> ship it?`})
+		}
+		return map[string]any{"answer": answer}, nil
+	}))
+	w := sdk.NewWorker(c, sdk.WithLogger(slog.New(slog.DiscardHandler))).Register(wf)
+	served := make(chan error, 1)
+	go func() { served <- w.Serve(ctx) }()
+	defer func() { cancel(); <-served }()
+	<-w.Ready()
+	r, err := c.Start(ctx, "review", sdk.StartOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	testutil.Eventually(t, 30*time.Second, "the step interrupted", func() (bool, string) {
+		got, err := c.Get(ctx, r.ID)
+		if err != nil {
+			return false, err.Error()
+		}
+		return got.Step("approve").Status == sdk.StepInterrupted, string(got.Step("approve").Status)
+	})
+
+	b := startBrowser(t, ctx, bin)
+	row := `#steps tr[data-step=approve]`
+	b.run("open the run and give the key",
+		chromedp.Navigate(srv.URL+"/ui/runs/"+r.ID),
+		chromedp.WaitVisible(chromedp.CSS(`#key-form input[name=key]`)),
+		chromedp.SendKeys(chromedp.CSS(`#key-form input[name=key]`), secret),
+		chromedp.Click(chromedp.CSS(`#key-form button[type=submit]`)),
+		chromedp.WaitVisible(chromedp.CSS(row+`[data-status=interrupted] form.resume-step textarea`)),
+		b.shot("run-interrupted.png"),
+	)
+	b.js("the payload as text", `document.querySelector('`+row+` pre.interrupt').textContent.includes("<img src=x onerror='window.pwned=1'> ship it?")`, true)
+	b.js("no markup from the payload", `document.querySelectorAll('#steps img').length`, 0)
+	b.js("no script ran", `window.pwned === undefined`, true)
+	b.run("answer it",
+		chromedp.SendKeys(chromedp.CSS(row+` form.resume-step textarea`), `{"approved": true}`),
+		chromedp.Click(chromedp.CSS(row+` form.resume-step button[type=submit]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#run[data-status=completed]`)),
+	)
+	done, err := c.Get(ctx, r.ID)
+	if err != nil || done.Status != sdk.RunCompleted || string(done.Output) != `{"answer":{"approved":true}}` {
+		t.Fatalf("the run after the answer: %v %v", done, err)
+	}
+}

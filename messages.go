@@ -74,6 +74,7 @@ type HeartbeatResult struct {
 type CompleteRequest struct {
 	Output     json.RawMessage            `json:"output,omitempty" doc:"The step's output, any JSON."`
 	StatePatch map[string]json.RawMessage `json:"state_patch,omitempty" doc:"Merged into the run state: top-level keys replace."`
+	Attributes map[string]json.RawMessage `json:"attributes,omitempty" doc:"Sets the run's search attributes (as at start); null removes one."`
 	Usage      *Usage                     `json:"usage,omitempty" doc:"What the attempt consumed; tokens are priced by the engine's price book."`
 	Summary    json.RawMessage            `json:"summary,omitempty" doc:"A short summary of the attempt (any JSON, at most 4 KiB), recorded on the attempt for timelines and audits and never read by the flow."`
 	// ClaimNext asks for eager dispatch: once the complete is applied,
@@ -125,6 +126,7 @@ type StartRequest struct {
 	State          map[string]json.RawMessage `json:"state,omitempty" doc:"Initial run state."`
 	Priority       int                        `json:"priority,omitempty" minimum:"-100" maximum:"100" doc:"The run's priority (default 0): of the steps ready at once, higher priorities are offered first; a step's own priority overrides it. A step that waits gains one point per second (engine PriorityAging), so none starves."`
 	Budget         *Budget                    `json:"budget,omitempty" doc:"The run's budget (default: the workflow's): a run whose usage goes over it fails with class budget_exceeded."`
+	Attributes     map[string]json.RawMessage `json:"attributes,omitempty" doc:"Search attributes: name to a string, number, boolean or RFC 3339 time (at most 16; names a letter then letters, digits, _ . -; strings at most 256 bytes). GET /runs filters on them (attr)."`
 }
 
 // EventRequest sends an event to a run.

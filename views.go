@@ -19,6 +19,7 @@ type Run struct {
 	Input         json.RawMessage            `json:"input,omitempty"`
 	State         map[string]json.RawMessage `json:"state"`
 	Correlation   string                     `json:"correlation,omitempty"`
+	Attributes    map[string]json.RawMessage `json:"attributes,omitempty" doc:"The run's search attributes: set at start and by steps' completes."`
 	CreatedAt     time.Time                  `json:"created_at"`
 	UpdatedAt     time.Time                  `json:"updated_at"`
 	EndedAt       *time.Time                 `json:"ended_at,omitempty"`
@@ -92,16 +93,17 @@ type Holder struct {
 
 // RunSummary is a run in a listing.
 type RunSummary struct {
-	ID         string     `json:"id"`
-	Workflow   string     `json:"workflow"`
-	Version    string     `json:"version"`
-	Status     RunStatus  `json:"status"`
-	CreatedAt  time.Time  `json:"created_at"`
-	UpdatedAt  time.Time  `json:"updated_at"`
-	EndedAt    *time.Time `json:"ended_at,omitempty"`
-	StepsDone  int        `json:"steps_done" doc:"Declared steps completed or skipped (a map step counts once, compensation steps not)."`
-	StepsTotal int        `json:"steps_total" doc:"The steps the definition declares (a map step counts once, compensation steps not)."`
-	Error      *ErrorInfo `json:"error,omitempty"`
+	ID         string                     `json:"id"`
+	Workflow   string                     `json:"workflow"`
+	Version    string                     `json:"version"`
+	Status     RunStatus                  `json:"status"`
+	CreatedAt  time.Time                  `json:"created_at"`
+	UpdatedAt  time.Time                  `json:"updated_at"`
+	EndedAt    *time.Time                 `json:"ended_at,omitempty"`
+	StepsDone  int                        `json:"steps_done" doc:"Declared steps completed or skipped (a map step counts once, compensation steps not)."`
+	StepsTotal int                        `json:"steps_total" doc:"The steps the definition declares (a map step counts once, compensation steps not)."`
+	Error      *ErrorInfo                 `json:"error,omitempty"`
+	Attributes map[string]json.RawMessage `json:"attributes,omitempty" doc:"The run's search attributes."`
 }
 
 // RunPage is a page of runs, newest first.

@@ -990,8 +990,10 @@ type CompensationStatus string
 
 // CompleteRequest defines model for CompleteRequest.
 type CompleteRequest struct {
-	ClaimNext     *ClaimNext     `json:"claim_next,omitempty"`
-	ContinueAsNew *ContinueAsNew `json:"continue_as_new,omitempty"`
+	// Attributes Sets the run's search attributes (as at start); null removes one.
+	Attributes    *map[string]json.RawMessage `json:"attributes,omitempty"`
+	ClaimNext     *ClaimNext                  `json:"claim_next,omitempty"`
+	ContinueAsNew *ContinueAsNew              `json:"continue_as_new,omitempty"`
 
 	// Output The step's output, any JSON.
 	Output json.RawMessage `json:"output,omitempty"`
@@ -1490,8 +1492,10 @@ type RetryPolicy struct {
 
 // Run defines model for Run.
 type Run struct {
-	Budget       *Budget       `json:"budget,omitempty"`
-	Compensation *Compensation `json:"compensation,omitempty"`
+	// Attributes The run's search attributes: set at start and by steps' completes.
+	Attributes   *map[string]json.RawMessage `json:"attributes,omitempty"`
+	Budget       *Budget                     `json:"budget,omitempty"`
+	Compensation *Compensation               `json:"compensation,omitempty"`
 
 	// ContinuedAs A function's run that continued as new: the run it started (its output is {"continued_as": that id}).
 	ContinuedAs *string `json:"continued_as,omitempty"`
@@ -1585,11 +1589,13 @@ type RunProgressStatus string
 
 // RunSummary defines model for RunSummary.
 type RunSummary struct {
-	CreatedAt time.Time        `json:"created_at"`
-	EndedAt   *time.Time       `json:"ended_at,omitempty"`
-	Error     *ErrorInfo       `json:"error,omitempty"`
-	Id        string           `json:"id"`
-	Status    RunSummaryStatus `json:"status"`
+	// Attributes The run's search attributes.
+	Attributes *map[string]json.RawMessage `json:"attributes,omitempty"`
+	CreatedAt  time.Time                   `json:"created_at"`
+	EndedAt    *time.Time                  `json:"ended_at,omitempty"`
+	Error      *ErrorInfo                  `json:"error,omitempty"`
+	Id         string                      `json:"id"`
+	Status     RunSummaryStatus            `json:"status"`
 
 	// StepsDone Declared steps completed or skipped (a map step counts once, compensation steps not).
 	StepsDone int64 `json:"steps_done"`
@@ -1703,7 +1709,9 @@ type SingletonMode string
 
 // StartRequest defines model for StartRequest.
 type StartRequest struct {
-	Budget *Budget `json:"budget,omitempty"`
+	// Attributes Search attributes: name to a string, number, boolean or RFC 3339 time (at most 16; names a letter then letters, digits, _ . -; strings at most 256 bytes). GET /runs filters on them (attr).
+	Attributes *map[string]json.RawMessage `json:"attributes,omitempty"`
+	Budget     *Budget                     `json:"budget,omitempty"`
 
 	// Correlation Free correlation id, visible to templates as run.correlation.
 	Correlation *string `json:"correlation,omitempty"`
@@ -2068,6 +2076,9 @@ type ListRunsParams struct {
 
 	// StartedBefore Only runs started before this time (RFC 3339).
 	StartedBefore *time.Time `form:"started_before,omitempty" json:"started_before,omitempty"`
+
+	// Attr Only runs whose search attribute satisfies this condition: name:value (equal), name>value, name>=value, name<value or name<=value. Repeat for several (all must hold). A value is typed as attributes are: true/false a boolean, a number a number, an RFC 3339 time a time, anything else (or "quoted") a string. The listing reads the attribute index of the first condition's name: its runs come by value, then newest first (an equality: newest first).
+	Attr *[]string `form:"attr,omitempty" json:"attr,omitempty"`
 
 	// Limit Runs read per page.
 	Limit *int64 `form:"limit,omitempty" json:"limit,omitempty"`
@@ -4373,6 +4384,18 @@ func NewListRunsRequest(server string, params *ListRunsParams) (*http.Request, e
 		if params.StartedBefore != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "started_before", *params.StartedBefore, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Attr != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "attr", *params.Attr, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "array", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {

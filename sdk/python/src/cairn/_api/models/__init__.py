@@ -26,6 +26,7 @@ from .claim_response import ClaimResponse
 from .compensation import Compensation
 from .compensation_status import CompensationStatus
 from .complete_request import CompleteRequest
+from .complete_request_attributes import CompleteRequestAttributes
 from .complete_request_state_patch import CompleteRequestStatePatch
 from .concurrency_limit import ConcurrencyLimit
 from .continue_as_new import ContinueAsNew
@@ -76,12 +77,14 @@ from .register_response import RegisterResponse
 from .rerun_request import RerunRequest
 from .retry_policy import RetryPolicy
 from .run import Run
+from .run_attributes import RunAttributes
 from .run_page import RunPage
 from .run_progress import RunProgress
 from .run_progress_status import RunProgressStatus
 from .run_state import RunState
 from .run_status import RunStatus
 from .run_summary import RunSummary
+from .run_summary_attributes import RunSummaryAttributes
 from .run_summary_status import RunSummaryStatus
 from .schedule import Schedule
 from .schedule_overlap import ScheduleOverlap
@@ -91,6 +94,7 @@ from .schedule_request_overlap import ScheduleRequestOverlap
 from .singleton import Singleton
 from .singleton_mode import SingletonMode
 from .start_request import StartRequest
+from .start_request_attributes import StartRequestAttributes
 from .start_request_state import StartRequestState
 from .start_result import StartResult
 from .step import Step
@@ -154,6 +158,7 @@ __all__ = (
     "Compensation",
     "CompensationStatus",
     "CompleteRequest",
+    "CompleteRequestAttributes",
     "CompleteRequestStatePatch",
     "ConcurrencyLimit",
     "ContinueAsNew",
@@ -204,12 +209,14 @@ __all__ = (
     "RerunRequest",
     "RetryPolicy",
     "Run",
+    "RunAttributes",
     "RunPage",
     "RunProgress",
     "RunProgressStatus",
     "RunState",
     "RunStatus",
     "RunSummary",
+    "RunSummaryAttributes",
     "RunSummaryStatus",
     "Schedule",
     "ScheduleOverlap",
@@ -219,6 +226,7 @@ __all__ = (
     "Singleton",
     "SingletonMode",
     "StartRequest",
+    "StartRequestAttributes",
     "StartRequestState",
     "StartResult",
     "Step",

@@ -2,6 +2,9 @@ package cairn
 
 import (
 	"encoding/json"
+	"sort"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -319,3 +322,23 @@ type Batch struct {
 
 // Done reports whether every run was looked at.
 func (b *Batch) Done() bool { return b.State == BatchDone }
+
+// AttributesText is a run's search attributes for people, as the CLI and
+// the dashboard show them: name=value by name, a string without its
+// quotes unless it holds a space.
+func AttributesText(attrs map[string]json.RawMessage) string {
+	names := make([]string, 0, len(attrs))
+	for n := range attrs {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	parts := make([]string, len(names))
+	for i, n := range names {
+		v := string(attrs[n])
+		if s, err := strconv.Unquote(v); err == nil && !strings.ContainsAny(s, " \t") {
+			v = s
+		}
+		parts[i] = n + "=" + v
+	}
+	return strings.Join(parts, " ")
+}

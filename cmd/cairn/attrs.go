@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 )
@@ -31,22 +30,4 @@ func attributeArgs(args []string) (map[string]any, error) {
 		}
 	}
 	return out, nil
-}
-
-// attributesText shows a run's attributes as name=value, by name.
-func attributesText(attrs map[string]json.RawMessage) string {
-	names := make([]string, 0, len(attrs))
-	for n := range attrs {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	parts := make([]string, len(names))
-	for i, n := range names {
-		v := string(attrs[n])
-		if s, err := strconv.Unquote(v); err == nil && !strings.ContainsAny(s, " \t") {
-			v = s
-		}
-		parts[i] = n + "=" + v
-	}
-	return strings.Join(parts, " ")
 }

@@ -596,7 +596,7 @@ func printRun(out io.Writer, r *sdk.Run, pl *payloads) {
 		fmt.Fprintf(out, "corr.     %s\n", r.Correlation)
 	}
 	if len(r.Attributes) > 0 {
-		fmt.Fprintf(out, "attrs     %s\n", attributesText(r.Attributes))
+		fmt.Fprintf(out, "attrs     %s\n", cairn.AttributesText(r.Attributes))
 	}
 	if r.Event != nil {
 		fmt.Fprintf(out, "event     %s (id %s) started it\n", r.Event.Name, r.Event.ID)
@@ -686,7 +686,7 @@ func newRunsListCmd(cf *clientFlags) *cobra.Command {
 					errText := abbrev(errorText(r.Error, ""), 60)
 					fmt.Fprintf(tw, "%s\t%s@%s\t%s\t%d/%d\t%s\t%s\t%s", r.ID, r.Workflow, r.Version, paintStatus(string(r.Status), color), r.StepsDone, r.StepsTotal, ago(r.CreatedAt), took, errText)
 					if withAttrs {
-						fmt.Fprint(tw, "\t"+attributesText(r.Attributes))
+						fmt.Fprint(tw, "\t"+cairn.AttributesText(r.Attributes))
 					}
 					fmt.Fprintln(tw)
 				}

@@ -81,7 +81,7 @@ type CompleteRequest struct {
 	// claim up to Max leases for the lease's worker without holding, and
 	// return them with the answer, so a busy worker does one call per step.
 	// ContinueAsNew ends a function's run by starting a fresh one.
-	ContinueAsNew *ContinueAsNew `json:"continue_as_new,omitempty" doc:"A function step only, without output or claim_next: the run completes, with output {\"continued_as\": <id>}, by starting a new run of its workflow version with this input and an empty history (once: a retry, or the next attempt's replay, gets the same run). A run a parent started cannot continue as new."`
+	ContinueAsNew *ContinueAsNew `json:"continue_as_new,omitempty" doc:"A function step only, without output or claim_next: the run completes, with output {\"continued_as\": <id>}, by starting a new run of its workflow version with this input, its search attributes and an empty history (once: a retry, or the next attempt's replay, gets the same run). A run a parent started cannot continue as new."`
 	ClaimNext     *ClaimNext     `json:"claim_next,omitempty" doc:"Eager dispatch: once the complete is applied, claim up to max more leases for this lease's worker (never held: none ready answers none) and return them in leases. Leave it out to claim separately."`
 }
 

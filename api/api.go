@@ -500,7 +500,7 @@ func (a *API) registerRunExecuteOps() {
 	bodyOp(a, huma.Operation{
 		OperationID: "rerunRun", Method: http.MethodPost, Path: "/runs/{run}/rerun", Tags: []string{"Runs"}, DefaultStatus: http.StatusCreated,
 		Summary:     "Rerun an ended run",
-		Description: "Starts a new run of the ended run's workflow version, with its input, correlation and final state, in which every step that completed (except from_step and the steps after it) is already completed with its old output, and the rest run again. The new run's rerun_of names the old one, which is not changed. Rerunning a running run is a 409.",
+		Description: "Starts a new run of the ended run's workflow version, with its input, correlation, search attributes and final state, in which every step that completed (except from_step and the steps after it) is already completed with its old output, and the rest run again. The new run's rerun_of names the old one, which is not changed. Rerunning a running run is a 409.",
 		Errors:      []int{http.StatusNotFound, http.StatusConflict},
 	}, auth.ScopeExecute, func(ctx context.Context, in *rerunInput) (*cairn.StartResult, error) {
 		return a.engine.RerunRun(ctx, in.Run, in.Body)

@@ -258,3 +258,21 @@ func TestAttributesStartCrash(t *testing.T) {
 }
 
 func hexOf(s string) string { return fmt.Sprintf("%x", s) }
+
+// A rerun keeps the old run's attributes, indexed for the new run.
+func TestRerunKeepsAttributes(t *testing.T) {
+	h := newHarness(t, withWorkflows("w", linear("lin", "1", 1)))
+	old := startAttrs(t, h, h.e, "lin", `{"customer":"acme"}`)
+	if _, err := h.e.CancelRun(h.ctx, old, "test"); err != nil {
+		t.Fatal(err)
+	}
+	h.clk.Advance(time.Millisecond)
+	res, err := h.e.RerunRun(h.ctx, old, cairn.RerunRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(res.Run.Attributes["customer"]) != `"acme"` {
+		t.Fatalf("rerun attributes %s", res.Run.Attributes)
+	}
+	wantIDs(t, "customer:acme", listAttr(t, h.e, ListRequest{}, "customer:acme"), res.Run.ID, old)
+}

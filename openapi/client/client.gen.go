@@ -2467,7 +2467,7 @@ type ClientInterface interface {
 
 	// RerunRunWithBody Rerun an ended run
 	//
-	// Starts a new run of the ended run's workflow version, with its input, correlation and final state, in which every step that completed (except from_step and the steps after it) is already completed with its old output, and the rest run again. The new run's rerun_of names the old one, which is not changed. Rerunning a running run is a 409.
+	// Starts a new run of the ended run's workflow version, with its input, correlation, search attributes and final state, in which every step that completed (except from_step and the steps after it) is already completed with its old output, and the rest run again. The new run's rerun_of names the old one, which is not changed. Rerunning a running run is a 409.
 	//
 	// Needs a key with the `execute` scope.
 	//
@@ -2478,7 +2478,7 @@ type ClientInterface interface {
 
 	// RerunRun Rerun an ended run
 	//
-	// Starts a new run of the ended run's workflow version, with its input, correlation and final state, in which every step that completed (except from_step and the steps after it) is already completed with its old output, and the rest run again. The new run's rerun_of names the old one, which is not changed. Rerunning a running run is a 409.
+	// Starts a new run of the ended run's workflow version, with its input, correlation, search attributes and final state, in which every step that completed (except from_step and the steps after it) is already completed with its old output, and the rest run again. The new run's rerun_of names the old one, which is not changed. Rerunning a running run is a 409.
 	//
 	// Needs a key with the `execute` scope.
 	//
@@ -3277,7 +3277,7 @@ func (c *Client) GetRunPayload(ctx context.Context, run string, sha256 string, r
 
 // RerunRunWithBody Rerun an ended run
 //
-// Starts a new run of the ended run's workflow version, with its input, correlation and final state, in which every step that completed (except from_step and the steps after it) is already completed with its old output, and the rest run again. The new run's rerun_of names the old one, which is not changed. Rerunning a running run is a 409.
+// Starts a new run of the ended run's workflow version, with its input, correlation, search attributes and final state, in which every step that completed (except from_step and the steps after it) is already completed with its old output, and the rest run again. The new run's rerun_of names the old one, which is not changed. Rerunning a running run is a 409.
 //
 // Needs a key with the `execute` scope.
 //
@@ -3298,7 +3298,7 @@ func (c *Client) RerunRunWithBody(ctx context.Context, run string, contentType s
 
 // RerunRun Rerun an ended run
 //
-// Starts a new run of the ended run's workflow version, with its input, correlation and final state, in which every step that completed (except from_step and the steps after it) is already completed with its old output, and the rest run again. The new run's rerun_of names the old one, which is not changed. Rerunning a running run is a 409.
+// Starts a new run of the ended run's workflow version, with its input, correlation, search attributes and final state, in which every step that completed (except from_step and the steps after it) is already completed with its old output, and the rest run again. The new run's rerun_of names the old one, which is not changed. Rerunning a running run is a 409.
 //
 // Needs a key with the `execute` scope.
 //
@@ -6416,7 +6416,7 @@ type ClientWithResponsesInterface interface {
 
 	// RerunRunWithBodyWithResponse Rerun an ended run
 	//
-	// Starts a new run of the ended run's workflow version, with its input, correlation and final state, in which every step that completed (except from_step and the steps after it) is already completed with its old output, and the rest run again. The new run's rerun_of names the old one, which is not changed. Rerunning a running run is a 409.
+	// Starts a new run of the ended run's workflow version, with its input, correlation, search attributes and final state, in which every step that completed (except from_step and the steps after it) is already completed with its old output, and the rest run again. The new run's rerun_of names the old one, which is not changed. Rerunning a running run is a 409.
 	//
 	// Needs a key with the `execute` scope.
 	//
@@ -6427,7 +6427,7 @@ type ClientWithResponsesInterface interface {
 
 	// RerunRunWithResponse Rerun an ended run
 	//
-	// Starts a new run of the ended run's workflow version, with its input, correlation and final state, in which every step that completed (except from_step and the steps after it) is already completed with its old output, and the rest run again. The new run's rerun_of names the old one, which is not changed. Rerunning a running run is a 409.
+	// Starts a new run of the ended run's workflow version, with its input, correlation, search attributes and final state, in which every step that completed (except from_step and the steps after it) is already completed with its old output, and the rest run again. The new run's rerun_of names the old one, which is not changed. Rerunning a running run is a 409.
 	//
 	// Needs a key with the `execute` scope.
 	//
@@ -11450,7 +11450,7 @@ func (c *ClientWithResponses) GetRunPayloadWithResponse(ctx context.Context, run
 
 // RerunRunWithBodyWithResponse Rerun an ended run
 //
-// Starts a new run of the ended run's workflow version, with its input, correlation and final state, in which every step that completed (except from_step and the steps after it) is already completed with its old output, and the rest run again. The new run's rerun_of names the old one, which is not changed. Rerunning a running run is a 409.
+// Starts a new run of the ended run's workflow version, with its input, correlation, search attributes and final state, in which every step that completed (except from_step and the steps after it) is already completed with its old output, and the rest run again. The new run's rerun_of names the old one, which is not changed. Rerunning a running run is a 409.
 //
 // Needs a key with the `execute` scope.
 //
@@ -11467,7 +11467,7 @@ func (c *ClientWithResponses) RerunRunWithBodyWithResponse(ctx context.Context, 
 
 // RerunRunWithResponse Rerun an ended run
 //
-// Starts a new run of the ended run's workflow version, with its input, correlation and final state, in which every step that completed (except from_step and the steps after it) is already completed with its old output, and the rest run again. The new run's rerun_of names the old one, which is not changed. Rerunning a running run is a 409.
+// Starts a new run of the ended run's workflow version, with its input, correlation, search attributes and final state, in which every step that completed (except from_step and the steps after it) is already completed with its old output, and the rest run again. The new run's rerun_of names the old one, which is not changed. Rerunning a running run is a 409.
 //
 // Needs a key with the `execute` scope.
 //

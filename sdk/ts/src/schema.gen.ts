@@ -309,7 +309,7 @@ export interface paths {
         put?: never;
         /**
          * Rerun an ended run
-         * @description Starts a new run of the ended run's workflow version, with its input, correlation and final state, in which every step that completed (except from_step and the steps after it) is already completed with its old output, and the rest run again. The new run's rerun_of names the old one, which is not changed. Rerunning a running run is a 409.
+         * @description Starts a new run of the ended run's workflow version, with its input, correlation, search attributes and final state, in which every step that completed (except from_step and the steps after it) is already completed with its old output, and the rest run again. The new run's rerun_of names the old one, which is not changed. Rerunning a running run is a 409.
          *
          *     Needs a key with the `execute` scope.
          */
@@ -1134,7 +1134,7 @@ export interface components {
             };
             /** @description Eager dispatch: once the complete is applied, claim up to max more leases for this lease's worker (never held: none ready answers none) and return them in leases. Leave it out to claim separately. */
             claim_next?: components["schemas"]["ClaimNext"];
-            /** @description A function step only, without output or claim_next: the run completes, with output {"continued_as": <id>}, by starting a new run of its workflow version with this input and an empty history (once: a retry, or the next attempt's replay, gets the same run). A run a parent started cannot continue as new. */
+            /** @description A function step only, without output or claim_next: the run completes, with output {"continued_as": <id>}, by starting a new run of its workflow version with this input, its search attributes and an empty history (once: a retry, or the next attempt's replay, gets the same run). A run a parent started cannot continue as new. */
             continue_as_new?: components["schemas"]["ContinueAsNew"];
             /** @description The step's output, any JSON. */
             output?: unknown;

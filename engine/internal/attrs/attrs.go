@@ -214,7 +214,7 @@ func Check(patch map[string]json.RawMessage, field string) error {
 }
 
 // Prefix is where the index lives.
-func Prefix(k keys.Layout) string { return k.Prefix + "attrs/" }
+func Prefix(k keys.Layout) string { return k.AttrsPrefix() }
 
 // namePrefix is one shard's entries of a name.
 func namePrefix(k keys.Layout, shard byte, name string) string {

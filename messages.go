@@ -77,13 +77,14 @@ type HeartbeatResult struct {
 type CompleteRequest struct {
 	Output     json.RawMessage            `json:"output,omitempty" doc:"The step's output, any JSON."`
 	StatePatch map[string]json.RawMessage `json:"state_patch,omitempty" doc:"Merged into the run state: top-level keys replace."`
+	Attributes map[string]json.RawMessage `json:"attributes,omitempty" doc:"Sets the run's search attributes (as at start); null removes one."`
 	Usage      *Usage                     `json:"usage,omitempty" doc:"What the attempt consumed; tokens are priced by the engine's price book."`
 	Summary    json.RawMessage            `json:"summary,omitempty" doc:"A short summary of the attempt (any JSON, at most 4 KiB), recorded on the attempt for timelines and audits and never read by the flow."`
 	// ClaimNext asks for eager dispatch: once the complete is applied,
 	// claim up to Max leases for the lease's worker without holding, and
 	// return them with the answer, so a busy worker does one call per step.
 	// ContinueAsNew ends a function's run by starting a fresh one.
-	ContinueAsNew *ContinueAsNew `json:"continue_as_new,omitempty" doc:"A function step only, without output or claim_next: the run completes, with output {\"continued_as\": <id>}, by starting a new run of its workflow version with this input and an empty history (once: a retry, or the next attempt's replay, gets the same run). A run a parent started cannot continue as new."`
+	ContinueAsNew *ContinueAsNew `json:"continue_as_new,omitempty" doc:"A function step only, without output or claim_next: the run completes, with output {\"continued_as\": <id>}, by starting a new run of its workflow version with this input, its search attributes and an empty history (once: a retry, or the next attempt's replay, gets the same run). A run a parent started cannot continue as new."`
 	ClaimNext     *ClaimNext     `json:"claim_next,omitempty" doc:"Eager dispatch: once the complete is applied, claim up to max more leases for this lease's worker (never held: none ready answers none) and return them in leases. Leave it out to claim separately."`
 }
 
@@ -170,6 +171,7 @@ type StartRequest struct {
 	State          map[string]json.RawMessage `json:"state,omitempty" doc:"Initial run state."`
 	Priority       int                        `json:"priority,omitempty" minimum:"-100" maximum:"100" doc:"The run's priority (default 0): of the steps ready at once, higher priorities are offered first; a step's own priority overrides it. A step that waits gains one point per second (engine PriorityAging), so none starves."`
 	Budget         *Budget                    `json:"budget,omitempty" doc:"The run's budget (default: the workflow's): a run whose usage goes over it fails with class budget_exceeded."`
+	Attributes     map[string]json.RawMessage `json:"attributes,omitempty" doc:"Search attributes: name to a string, number, boolean or RFC 3339 time (at most 16; names a letter then letters, digits, _ . -; strings at most 256 bytes). GET /runs filters on them (attr)."`
 }
 
 // EventRequest sends an event to a run.

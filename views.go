@@ -2,6 +2,9 @@ package cairn
 
 import (
 	"encoding/json"
+	"sort"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -19,6 +22,7 @@ type Run struct {
 	Input         json.RawMessage            `json:"input,omitempty"`
 	State         map[string]json.RawMessage `json:"state"`
 	Correlation   string                     `json:"correlation,omitempty"`
+	Attributes    map[string]json.RawMessage `json:"attributes,omitempty" doc:"The run's search attributes: set at start and by steps' completes."`
 	CreatedAt     time.Time                  `json:"created_at"`
 	UpdatedAt     time.Time                  `json:"updated_at"`
 	EndedAt       *time.Time                 `json:"ended_at,omitempty"`
@@ -96,16 +100,17 @@ type Holder struct {
 
 // RunSummary is a run in a listing.
 type RunSummary struct {
-	ID         string     `json:"id"`
-	Workflow   string     `json:"workflow"`
-	Version    string     `json:"version"`
-	Status     RunStatus  `json:"status"`
-	CreatedAt  time.Time  `json:"created_at"`
-	UpdatedAt  time.Time  `json:"updated_at"`
-	EndedAt    *time.Time `json:"ended_at,omitempty"`
-	StepsDone  int        `json:"steps_done" doc:"Declared steps completed or skipped (a map step counts once, compensation steps not)."`
-	StepsTotal int        `json:"steps_total" doc:"The steps the definition declares (a map step counts once, compensation steps not)."`
-	Error      *ErrorInfo `json:"error,omitempty"`
+	ID         string                     `json:"id"`
+	Workflow   string                     `json:"workflow"`
+	Version    string                     `json:"version"`
+	Status     RunStatus                  `json:"status"`
+	CreatedAt  time.Time                  `json:"created_at"`
+	UpdatedAt  time.Time                  `json:"updated_at"`
+	EndedAt    *time.Time                 `json:"ended_at,omitempty"`
+	StepsDone  int                        `json:"steps_done" doc:"Declared steps completed or skipped (a map step counts once, compensation steps not)."`
+	StepsTotal int                        `json:"steps_total" doc:"The steps the definition declares (a map step counts once, compensation steps not)."`
+	Error      *ErrorInfo                 `json:"error,omitempty"`
+	Attributes map[string]json.RawMessage `json:"attributes,omitempty" doc:"The run's search attributes."`
 }
 
 // RunPage is a page of runs, newest first.
@@ -321,3 +326,23 @@ type Batch struct {
 
 // Done reports whether every run was looked at.
 func (b *Batch) Done() bool { return b.State == BatchDone }
+
+// AttributesText is a run's search attributes for people, as the CLI and
+// the dashboard show them: name=value by name, a string without its
+// quotes unless it holds a space.
+func AttributesText(attrs map[string]json.RawMessage) string {
+	names := make([]string, 0, len(attrs))
+	for n := range attrs {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	parts := make([]string, len(names))
+	for i, n := range names {
+		v := string(attrs[n])
+		if s, err := strconv.Unquote(v); err == nil && !strings.ContainsAny(s, " \t") {
+			v = s
+		}
+		parts[i] = n + "=" + v
+	}
+	return strings.Join(parts, " ")
+}

@@ -452,6 +452,7 @@ type listRunsInput struct {
 	IDPrefix      string    `query:"id_prefix" maxLength:"64" pattern:"^[0-9A-Za-z]*$" doc:"Only runs whose id starts with this."`
 	StartedAfter  time.Time `query:"started_after" doc:"Only runs started at or after this time (RFC 3339)."`
 	StartedBefore time.Time `query:"started_before" doc:"Only runs started before this time (RFC 3339)."`
+	Attr          []string  `query:"attr,explode" maxItems:"8" doc:"Only runs whose search attribute satisfies this condition: name:value (equal), name>value, name>=value, name<value or name<=value. Repeat for several (all must hold). A value is typed as attributes are: true/false a boolean, a number a number, an RFC 3339 time a time, anything else (or \"quoted\") a string. The listing reads the attribute index of the first condition's name: its runs come by value, then newest first (an equality: newest first)."`
 	Limit         int       `query:"limit" minimum:"1" maximum:"200" default:"50" doc:"Runs read per page."`
 	Cursor        string    `query:"cursor" maxLength:"2048" pattern:"^[A-Za-z0-9_-]*$" doc:"next_cursor of the previous page (opaque, base64url)."`
 }
@@ -508,7 +509,7 @@ func (a *API) registerRunExecuteOps() {
 	bodyOp(a, huma.Operation{
 		OperationID: "rerunRun", Method: http.MethodPost, Path: "/runs/{run}/rerun", Tags: []string{"Runs"}, DefaultStatus: http.StatusCreated,
 		Summary:     "Rerun an ended run",
-		Description: "Starts a new run of the ended run's workflow version, with its input, correlation and final state, in which every step that completed (except from_step and the steps after it) is already completed with its old output, and the rest run again. The new run's rerun_of names the old one, which is not changed. Rerunning a running run is a 409.",
+		Description: "Starts a new run of the ended run's workflow version, with its input, correlation, search attributes and final state, in which every step that completed (except from_step and the steps after it) is already completed with its old output, and the rest run again. The new run's rerun_of names the old one, which is not changed. Rerunning a running run is a 409.",
 		Errors:      []int{http.StatusNotFound, http.StatusConflict},
 	}, auth.ScopeExecute, func(ctx context.Context, in *rerunInput) (*cairn.StartResult, error) {
 		return a.engine.RerunRun(ctx, in.Run, in.Body)
@@ -532,7 +533,7 @@ func (a *API) registerRunReadOps() {
 		Description: "Cursor-paginated. Filters apply to each page read, so a filtered page may hold fewer runs than limit and still have a next_cursor.",
 	}, auth.ScopeRead, func(ctx context.Context, in *listRunsInput) (*cairn.RunPage, error) {
 		return a.engine.ListRuns(ctx, engine.ListRequest{Workflow: in.Workflow, Status: in.Status, Correlation: in.Correlation, IDPrefix: in.IDPrefix,
-			StartedAfter: in.StartedAfter, StartedBefore: in.StartedBefore, Limit: in.Limit, Cursor: in.Cursor})
+			StartedAfter: in.StartedAfter, StartedBefore: in.StartedBefore, Attrs: in.Attr, Limit: in.Limit, Cursor: in.Cursor})
 	})
 	bodyOp(a, huma.Operation{
 		OperationID: "getStepInput", Method: http.MethodGet, Path: "/runs/{run}/steps/{step}/attempts/{attempt}/input", Tags: []string{"Runs"},

@@ -76,6 +76,12 @@ type ListOptions struct {
 	// PageToken continues a listing where an earlier page ended. Empty
 	// starts at the beginning.
 	PageToken string
+	// StartAfter starts the listing after this key: only keys greater
+	// than it are listed (S3's StartAfter). With a PageToken it still
+	// holds. A driver whose store cannot start there (gcs, azure: through
+	// gocloud) lists from the prefix and skips, at the cost of the pages
+	// before it.
+	StartAfter string
 }
 
 // ListPage is one page of a listing, in ascending key order.

@@ -154,7 +154,7 @@ func (e *Engine) continueAsNew(ctx context.Context, id string, req cairn.Complet
 		return nil, cairn.ValidationError{{Field: "body.continue_as_new", Message: "only a function's run that no parent started (a child step, an invoke) can continue as new"}}
 	}
 	next, err := e.startRun(ctx, cairn.StartRequest{Workflow: r.Workflow, Version: r.Version, Input: req.ContinueAsNew.Input,
-		Correlation: r.Correlation, Priority: r.Priority, IdempotencyKey: "continue:" + r.ID},
+		Correlation: r.Correlation, Priority: r.Priority, IdempotencyKey: "continue:" + r.ID, Attributes: r.Attrs.View()},
 		func(nr *runRecord, _ *definition, _ time.Time) { nr.ContinuedFrom = r.ID })
 	if err != nil {
 		return nil, err

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/engine/internal/attrs"
 	"github.com/cairn-dev/cairn/engine/internal/catalog"
 	"github.com/cairn-dev/cairn/engine/internal/keys"
 	"github.com/cairn-dev/cairn/engine/internal/update"
@@ -47,6 +48,8 @@ type runRecord struct {
 	ContinuedFrom string `json:"continued_from,omitempty"`
 	// Priority is the run's priority (priority.go).
 	Priority int `json:"priority,omitempty"`
+	// Attrs are the run's search attributes (engine/internal/attrs).
+	Attrs attrs.Set `json:"attrs,omitempty"`
 	// Compensation is the run's on_failure steps and how they went
 	// (compensate.go).
 	Compensation *compState `json:"compensation,omitempty"`

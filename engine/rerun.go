@@ -58,7 +58,7 @@ func (e *Engine) RerunRun(ctx context.Context, id string, req cairn.RerunRequest
 		return nil, err
 	}
 	start := cairn.StartRequest{Workflow: old.Workflow, Version: old.Version, Input: old.Input, Correlation: old.Correlation,
-		IdempotencyKey: req.IdempotencyKey, State: old.State}
+		IdempotencyKey: req.IdempotencyKey, State: old.State, Attributes: old.Attrs.View()}
 	return e.startRun(ctx, start, func(r *runRecord, d *definition, now time.Time) {
 		r.RerunOf = old.ID
 		for _, s := range d.Steps {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/cairn-dev/cairn/engine/internal/attrs"
 	"github.com/cairn-dev/cairn/engine/internal/errs"
 	"github.com/cairn-dev/cairn/engine/internal/keys"
 	"github.com/cairn-dev/cairn/engine/internal/retention"
@@ -93,7 +94,7 @@ func newPurger(e *Engine) *retention.Purger {
 // due (the reaper's); they go with the run's other timers.
 func (e *Engine) purgeRun(ctx context.Context, r *runRecord, due []string) error {
 	run := retention.Run{ID: r.ID, Layout: r.Layout, Workflow: r.Workflow, IdempotencyKey: r.IdempotencyKey,
-		TimerAt: r.TimerAt, EndedAt: r.EndedAt, Deadline: r.Deadline, Due: e.retentionDue(r)}
+		TimerAt: r.TimerAt, EndedAt: r.EndedAt, Deadline: r.Deadline, Due: e.retentionDue(r), Index: attrs.Keys(e.keys, r.ID, r.Attrs)}
 	for _, st := range r.Steps {
 		run.ReadyAt = append(run.ReadyAt, st.ReadyAt) // an ended run's WakeAt are cleared (endRun)
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/blob"
+	"github.com/cairn-dev/cairn/engine/internal/attrs"
 	"github.com/cairn-dev/cairn/engine/internal/errs"
 	"github.com/cairn-dev/cairn/engine/internal/keys"
 	"github.com/cairn-dev/cairn/engine/internal/list"
@@ -104,6 +105,9 @@ func (e *Engine) startRun(ctx context.Context, req cairn.StartRequest, seed func
 	if err := req.Budget.Check("budget"); err != nil {
 		return nil, err
 	}
+	if err := attrs.Check(req.Attributes, "attributes"); err != nil {
+		return nil, err
+	}
 	now := e.now()
 	id, existing, err := e.startID(ctx, req, d, now)
 	if existing != nil || err != nil {
@@ -117,6 +121,9 @@ func (e *Engine) startRun(ctx context.Context, req cairn.StartRequest, seed func
 	}
 	r := e.newRunRecord(ctx, req, d, id, now)
 	fx := &effects{now: now}
+	if err := e.setAttrs(r, req.Attributes, fx); err != nil {
+		return nil, err
+	}
 	if seed != nil {
 		seed(r, d, now)
 	}
@@ -204,6 +211,26 @@ func (e *Engine) newRunRecord(ctx context.Context, req cairn.StartRequest, d *de
 	return r
 }
 
+// setAttrs merges patch into r's search attributes in the commit that
+// writes r (engine/internal/attrs): the index entries of new values are
+// written before the record, those of the values they replace deleted
+// once it landed (a leftover of a failure is skipped by queries and
+// deleted by them).
+func (e *Engine) setAttrs(r *runRecord, patch map[string]json.RawMessage, fx *effects) error {
+	next, puts, dels, err := attrs.Apply(e.keys, r.ID, r.Attrs, patch, r.Rev+1, "attributes")
+	if err != nil || len(patch) == 0 {
+		return err
+	}
+	r.Attrs = next
+	for _, k := range puts {
+		fx.writes = append(fx.writes, mapstep.PreWrite{Key: k})
+	}
+	if len(dels) > 0 {
+		e.inBackground(fx, r.ID, "", "deleting replaced attribute index entries failed; queries delete them", func(ctx context.Context) error { return attrs.Delete(ctx, e.store, dels) })
+	}
+	return nil
+}
+
 // errRunExists: createRun found the run's record written (by a
 // concurrent start under the same idempotency key).
 var errRunExists = errors.New("the run record exists")
@@ -283,7 +310,7 @@ var startRetryBase = 100 * time.Millisecond
 func (e *Engine) view(r *runRecord, d *definition) *cairn.Run {
 	v := &cairn.Run{
 		ID: r.ID, Workflow: r.Workflow, Version: r.Version, Status: r.Status, Input: r.Input, State: r.State,
-		Correlation: r.Correlation, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, EndedAt: r.EndedAt,
+		Correlation: r.Correlation, Attributes: r.Attrs.View(), CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, EndedAt: r.EndedAt,
 		Deadline: r.Deadline, Output: r.Output, Error: r.Error, Usage: r.Usage, Budget: r.Budget, Steps: []cairn.StepView{}, PendingEvents: []string{}, RerunOf: r.RerunOf,
 		ContinuedAs: r.ContinuedAs, ContinuedFrom: r.ContinuedFrom,
 		Priority: r.Priority, Event: r.Event,
@@ -413,7 +440,7 @@ type RunRow = list.Row
 // ListRunRows is ListRuns with each run's correlation and cost, and the
 // next cursor ("" on the last page); engine/internal/list pages it.
 func (e *Engine) ListRunRows(ctx context.Context, req ListRequest) ([]RunRow, string, error) {
-	return list.Runs(ctx, list.Host{Scan: e.scan, Row: e.listedRow}, req)
+	return list.Runs(ctx, list.Host{Scan: e.scan, Row: e.listedRow, Now: e.now, Grace: 2 * e.cfg.MaxRequestTime}, req)
 }
 
 // cursorRefused tells whether a listing failed because of its page token
@@ -679,7 +706,7 @@ func (e *Engine) listedRow(ctx context.Context, key string) (RunRow, error) {
 		return RunRow{}, err
 	}
 	s := cairn.RunSummary{ID: r.ID, Workflow: r.Workflow, Version: r.Version, Status: r.Status, CreatedAt: r.CreatedAt,
-		UpdatedAt: r.UpdatedAt, EndedAt: r.EndedAt, Error: r.Error}
+		UpdatedAt: r.UpdatedAt, EndedAt: r.EndedAt, Error: r.Error, Attributes: r.Attrs.View()}
 	s.StepsDone, s.StepsTotal = stepCounts(r)
-	return RunRow{RunSummary: s, Correlation: r.Correlation, CostUSD: r.Usage.CostUSD, Priority: r.Priority}, nil
+	return RunRow{RunSummary: s, Correlation: r.Correlation, CostUSD: r.Usage.CostUSD, Priority: r.Priority, Attrs: r.Attrs, Rev: r.Rev}, nil
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/blob"
+	"github.com/cairn-dev/cairn/engine/internal/attrs"
 	"github.com/cairn-dev/cairn/engine/internal/errs"
 	"github.com/cairn-dev/cairn/engine/internal/keys"
 	"github.com/cairn-dev/cairn/engine/internal/object"
@@ -293,6 +294,9 @@ func (e *Engine) Complete(ctx context.Context, id string, req cairn.CompleteRequ
 	if err := cairn.CheckSizes(req.Output, req.StatePatch, e.cfg.MaxOutputBytes); err != nil {
 		return nil, err
 	}
+	if err := attrs.Check(req.Attributes, "attributes"); err != nil {
+		return nil, err
+	}
 	if err := cairn.CheckSummary(req.Summary); err != nil {
 		return nil, err
 	}
@@ -320,10 +324,14 @@ func (e *Engine) Complete(ctx context.Context, id string, req cairn.CompleteRequ
 }
 
 func (e *Engine) complete(ctx context.Context, tok leaseToken, req cairn.CompleteRequest) (*cairn.Ended, error) {
-	if ended, ok, err := e.completeDeferred(ctx, tok, req); ok {
-		return ended, err // the run record is congested: see deferred.go
+	if len(req.Attributes) == 0 { // attributes are indexed with the record: never deferred
+		if ended, ok, err := e.completeDeferred(ctx, tok, req); ok {
+			return ended, err // the run record is congested: see deferred.go
+		}
 	}
-	return e.end(ctx, tok, e.completing(&req.Output, req.StatePatch, req.Usage, req.Summary))
+	en := e.completing(&req.Output, req.StatePatch, req.Usage, req.Summary)
+	en.attrs = req.Attributes
+	return e.end(ctx, tok, en)
 }
 
 // ending is how a worker ends an attempt: completing it with an output,
@@ -340,6 +348,8 @@ type ending struct {
 	continued string
 	// interrupt is an interrupt's payload (interrupt.go).
 	interrupt *json.RawMessage
+	// attrs sets search attributes (a complete's).
+	attrs map[string]json.RawMessage
 }
 
 // completing is the ending of a complete.
@@ -510,6 +520,9 @@ func (e *Engine) endMutation(d *definition, tok leaseToken, l *leaseRecord, en *
 		}
 		if l.Delivery == cairn.AtMostOnce && startedAt == nil && !en.unstartedOK() {
 			return nil, reject(cairn.ReasonNotStarted, "%s of at_most_once attempt %d of step %s arrived without started; an SDK worker never does this", outcome, tok.Attempt, tok.Step)
+		}
+		if err := e.setAttrs(r, en.attrs, fx); err != nil {
+			return nil, err
 		}
 		st := r.Steps[tok.Step]
 		claimed := l.ClaimedAt

@@ -271,6 +271,10 @@ type StartOptions struct {
 	// Budget replaces the workflow's budget for this run (nil: the
 	// workflow's, if any).
 	Budget *Budget
+	// Attributes are the run's search attributes: name to a string,
+	// number, bool or time.Time (at most 16). List filters on them
+	// (ListOptions.Attrs); a step sets them with SetAttributes.
+	Attributes map[string]any
 }
 
 // Start starts a run of workflow.
@@ -308,6 +312,13 @@ func (c *Client) Start(ctx context.Context, workflow string, o StartOptions) (*R
 			return nil, fmt.Errorf("cairn: run state: %w", err)
 		}
 		req.State = &st
+	}
+	if len(o.Attributes) > 0 {
+		a, err := toJSONMap(o.Attributes)
+		if err != nil {
+			return nil, fmt.Errorf("cairn: run attributes: %w", err)
+		}
+		req.Attributes = &a
 	}
 	if err := c.sealStart(ctx, workflow, o.Version, &req); err != nil {
 		return nil, err
@@ -451,6 +462,11 @@ type ListOptions struct {
 	// StartedAfter and StartedBefore keep only the runs started at or
 	// after, and before, these times (zero: no bound).
 	StartedAfter, StartedBefore time.Time
+	// Attrs keep only the runs whose search attributes satisfy each
+	// condition: "name:value" (equal), "name>value", "name>=value",
+	// "name<value", "name<=value". Runs then come in the first
+	// condition's order: by value, newest first within one.
+	Attrs []string
 	// Limit is the runs read per page [50].
 	Limit int
 	// Cursor is the NextCursor of the previous page.
@@ -492,6 +508,9 @@ func (c *Client) List(ctx context.Context, o ListOptions) (*RunPage, error) {
 	if o.Limit > 0 {
 		l := int64(o.Limit)
 		p.Limit = &l
+	}
+	if len(o.Attrs) > 0 {
+		p.Attr = &o.Attrs
 	}
 	return decodeView[RunPage](c)(c.api.ListRuns(ctx, p))
 }

@@ -110,6 +110,10 @@ type StepContext interface {
 	SetStatePatch(patch map[string]any) error
 	// SetState is SetStatePatch of one key.
 	SetState(key string, value any) error
+	// SetAttributes sets the run's search attributes when the attempt
+	// completes (a string, number, bool or time.Time each; nil removes
+	// one); later calls replace earlier values of the same name.
+	SetAttributes(attrs map[string]any) error
 	// SetUsage records what the attempt consumed. It overrides the usage
 	// summed from the spans the body opened.
 	SetUsage(u Usage)
@@ -151,6 +155,7 @@ type stepCtx struct {
 
 	mu       sync.Mutex
 	patch    map[string]json.RawMessage
+	attrs    map[string]json.RawMessage
 	explicit *Usage
 	summary  json.RawMessage
 
@@ -260,17 +265,41 @@ func decodeValue(raw json.RawMessage, v any) error {
 }
 
 func (s *stepCtx) SetStatePatch(patch map[string]any) error {
-	enc, err := toJSONMap(patch)
+	return s.merge(&s.patch, patch, "state patch")
+}
+
+// merge encodes m's values into *dst, replacing its keys'.
+func (s *stepCtx) merge(dst *map[string]json.RawMessage, m map[string]any, what string) error {
+	enc, err := toJSONMap(m)
 	if err != nil {
-		return fmt.Errorf("cairn: state patch: %w", err)
+		return fmt.Errorf("cairn: %s: %w", what, err)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.patch == nil {
-		s.patch = map[string]json.RawMessage{}
+	if *dst == nil {
+		*dst = map[string]json.RawMessage{}
 	}
-	maps.Copy(s.patch, enc)
+	maps.Copy(*dst, enc)
 	return nil
+}
+
+func (s *stepCtx) SetAttributes(attrs map[string]any) error {
+	return s.merge(&s.attrs, attrs, "attributes")
+}
+
+// attributesOf are the attributes a's body set, for its complete.
+func attributesOf(a *attempt) *map[string]json.RawMessage {
+	s := a.body.Load()
+	if s == nil {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.attrs) == 0 {
+		return nil
+	}
+	m := maps.Clone(s.attrs)
+	return &m
 }
 
 func (s *stepCtx) SetState(key string, value any) error {

@@ -921,7 +921,7 @@ func (w *Worker) publishComplete(a *attempt, output json.RawMessage, patch map[s
 		w.sendFail(w.pubCtx, a, cairn.ClassFatal, err.Error(), nil, usage, log)
 		return nil
 	}
-	req := client.CompleteRequest{Output: output, Usage: usageTo(usage), Summary: summaryOf(a)}
+	req := client.CompleteRequest{Output: output, Usage: usageTo(usage), Summary: summaryOf(a), Attributes: attributesOf(a)}
 	if len(patch) > 0 {
 		req.StatePatch = &patch
 	}

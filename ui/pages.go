@@ -26,6 +26,9 @@ type runsView struct {
 	Status   string
 	Workflow string
 	Query    string
+	// Attr is the search attribute conditions, separated by spaces
+	// (customer:acme amount>100).
+	Attr string
 	// Since is how far back the listing goes ("" for all time; one of
 	// sinceChoices), StartedAfter the time it starts from.
 	Since        string
@@ -43,7 +46,7 @@ type runsView struct {
 // that correlation.
 func (h *Handler) listRuns(ctx context.Context, rv *runsView, cursor string) ([]engine.RunRow, string, error) {
 	req := engine.ListRequest{Workflow: rv.Workflow, Status: cairn.RunStatus(rv.Status),
-		Correlation: rv.Query, StartedAfter: rv.StartedAfter, Limit: pageSize, Cursor: cursor}
+		Correlation: rv.Query, StartedAfter: rv.StartedAfter, Attrs: strings.Fields(rv.Attr), Limit: pageSize, Cursor: cursor}
 	if idPrefixRE.MatchString(rv.Query) {
 		byID := req
 		byID.Correlation, byID.IDPrefix = "", rv.Query
@@ -65,7 +68,7 @@ var sinceChoices = map[string]time.Duration{"1h": time.Hour, "24h": 24 * time.Ho
 // id goes to that run; any other query is a correlation.
 func (h *Handler) runs(ctx context.Context, r *http.Request, v *view) (string, error) {
 	q := r.URL.Query()
-	rv := &runsView{Status: q.Get("status"), Workflow: q.Get("workflow"), Query: strings.TrimSpace(q.Get("q")),
+	rv := &runsView{Status: q.Get("status"), Workflow: q.Get("workflow"), Query: strings.TrimSpace(q.Get("q")), Attr: strings.TrimSpace(q.Get("attr")),
 		Statuses: cairn.RunStatus("").Values(), First: q.Get("cursor") == "", Now: h.now()}
 	v.Title, v.Nav, v.Runs = "Runs", "runs", rv
 	if rv.Status != "" && !slices.Contains(rv.Statuses, cairn.RunStatus(rv.Status)) {
@@ -98,7 +101,7 @@ func (h *Handler) runs(ctx context.Context, r *http.Request, v *view) (string, e
 	rv.Rows = rows
 	if next != "" {
 		nq := url.Values{}
-		for _, k := range []string{"status", "workflow", "q", "since"} {
+		for _, k := range []string{"status", "workflow", "q", "since", "attr"} {
 			if q.Get(k) != "" {
 				nq.Set(k, q.Get(k))
 			}
@@ -140,7 +143,7 @@ func (h *Handler) oneRun(ctx context.Context, id string) ([]engine.RunRow, error
 	}
 	return []engine.RunRow{{RunSummary: cairn.RunSummary{ID: run.ID, Workflow: run.Workflow, Version: run.Version, Status: run.Status,
 		CreatedAt: run.CreatedAt, UpdatedAt: run.UpdatedAt, EndedAt: run.EndedAt, StepsDone: run.StepsDone, StepsTotal: run.StepsTotal,
-		Error: run.Error}, Correlation: run.Correlation, CostUSD: run.Usage.CostUSD, Priority: run.Priority}}, nil
+		Error: run.Error, Attributes: run.Attributes}, Correlation: run.Correlation, CostUSD: run.Usage.CostUSD, Priority: run.Priority}}, nil
 }
 
 func servedBy(workers []cairn.WorkerInfo) map[string]bool {
@@ -394,6 +397,7 @@ var funcs = template.FuncMap{
 		}
 		return fmtDur(end.Sub(from))
 	},
+	"attrs": cairn.AttributesText,
 	"cost": func(c float64) string {
 		if c == 0 {
 			return "—"

@@ -77,6 +77,7 @@ func Run(t *testing.T, h Harness) {
 		{"DeleteAndRecreate", testDeleteRecreate},
 		{"ListPrefixAndPages", testList},
 		{"ListAfterWritesAndDeletes", testListConsistency},
+		{"ListStartAfter", testListStartAfter},
 		{"LargeAndEmptyObjects", testSizes},
 		{"KeyShapes", testKeyShapes},
 		{"InvalidArguments", testInvalid},
@@ -521,6 +522,39 @@ func testList(t *testing.T, b *blob.Bucket) {
 	}
 	if fmt.Sprint(paged) != fmt.Sprint(wantKeys) || pages < 4 {
 		t.Fatalf("paged listing = %v in %d pages, want %v in 4", paged, pages, wantKeys)
+	}
+}
+
+// testListStartAfter: a listing with StartAfter holds only the keys after
+// it, in pages that continue after it.
+func testListStartAfter(t *testing.T, b *blob.Bucket) {
+	c, root := ctx(t), key(t, "after")
+	var all []string
+	for i := range 7 {
+		k := fmt.Sprintf("%s/k%d", root, i)
+		must(b.Create(c, k, nil))
+		all = append(all, k)
+	}
+	for _, after := range []string{root + "/k2", root + "/k2x", root + "/", root + "/k6"} {
+		var got []string
+		opts := blob.ListOptions{Prefix: root + "/", StartAfter: after, PageSize: 2}
+		for pages := 0; ; pages++ {
+			p := must(b.List(c, opts))
+			got = append(got, keysOf(p.Objects)...)
+			if p.NextPageToken == "" || pages > 10 {
+				break
+			}
+			opts.PageToken = p.NextPageToken
+		}
+		var want []string
+		for _, k := range all {
+			if k > after {
+				want = append(want, k)
+			}
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("after %q: %v, want %v", after, got, want)
+		}
 	}
 }
 

@@ -518,7 +518,7 @@ func (d *driver) List(ctx context.Context, opts blob.ListOptions) (blob.ListPage
 				if !ok {
 					continue
 				}
-				if k := keyPrefix + seg; strings.HasPrefix(k, opts.Prefix) && k > opts.PageToken {
+				if k := keyPrefix + seg; strings.HasPrefix(k, opts.Prefix) && k > opts.PageToken && k > opts.StartAfter {
 					keys = append(keys, k)
 				}
 			}

@@ -95,7 +95,7 @@ func (d *driver) List(ctx context.Context, opts blob.ListOptions) (blob.ListPage
 	defer d.mu.RUnlock()
 	var keys []string
 	for k := range d.objects {
-		if strings.HasPrefix(k, opts.Prefix) && k > opts.PageToken {
+		if strings.HasPrefix(k, opts.Prefix) && k > opts.PageToken && k > opts.StartAfter {
 			keys = append(keys, k)
 		}
 	}

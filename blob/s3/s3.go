@@ -626,6 +626,10 @@ func (d *driver) List(ctx context.Context, opts blob.ListOptions) (blob.ListPage
 	if opts.PageToken != "" {
 		in.ContinuationToken = &opts.PageToken
 	}
+	if opts.StartAfter != "" {
+		after := opts.StartAfter + d.suffix // ignored by S3 with a token, which continues after it
+		in.StartAfter = &after
+	}
 	out, err := d.client.ListObjectsV2(ctx, in)
 	if err != nil {
 		return blob.ListPage{}, mapErr(ctx, err)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -42,16 +43,22 @@ func newRunsStartCmd(cf *clientFlags) *cobra.Command {
 		input, version, ikey, correlation string
 		deadline                          time.Duration
 		wait, asJSON                      bool
+		attrs                             []string
 	)
 	cmd := &cobra.Command{
 		Use:   "start <workflow>",
 		Short: "Start a run of a workflow",
 		Example: `  cairn runs start triage --input '{"subject":"Refund","body":"I was charged twice","customer":"ana@example.com"}' --wait
   cairn runs start triage --input @ticket.json --idempotency-key ticket-1234
-  cairn runs start report --version 2 --deadline 1h --json`,
+  cairn runs start report --version 2 --deadline 1h --json
+  cairn runs start billing --attr customer=acme --attr amount=120.5`,
 		Args: cobra.ExactArgs(1),
 		RunE: cf.run(func(cmd *cobra.Command, args []string, c *sdk.Client) error {
 			o := sdk.StartOptions{Version: version, IdempotencyKey: ikey, Correlation: correlation, Timeout: deadline}
+			var err error
+			if o.Attributes, err = attributeArgs(attrs); err != nil {
+				return err
+			}
 			if input != "" {
 				in, err := readJSONArg(cmd, "input", input)
 				if err != nil {
@@ -77,6 +84,7 @@ func newRunsStartCmd(cf *clientFlags) *cobra.Command {
 	f.StringVar(&version, "version", "", "workflow version (default: the newest registered)")
 	f.StringVar(&ikey, "idempotency-key", "", "starting again with this key returns the first run")
 	f.StringVar(&correlation, "correlation", "", "free correlation id (run.correlation in templates)")
+	f.StringArrayVar(&attrs, "attr", nil, "a search attribute, name=value (repeat for more): true/false a boolean, a number a number, an RFC 3339 time a time, else a string")
 	f.DurationVar(&deadline, "deadline", 0, "time the run out after this long (default: the workflow's deadline)")
 	f.BoolVar(&wait, "wait", false, "show progress until the run ends, then its output")
 	f.BoolVar(&asJSON, "json", false, "print the run as JSON (with --wait: once it ended)")
@@ -601,6 +609,9 @@ func printRun(out io.Writer, r *sdk.Run, pl *payloads) {
 	if r.Correlation != "" {
 		fmt.Fprintf(out, "corr.     %s\n", r.Correlation)
 	}
+	if len(r.Attributes) > 0 {
+		fmt.Fprintf(out, "attrs     %s\n", cairn.AttributesText(r.Attributes))
+	}
 	if r.Event != nil {
 		fmt.Fprintf(out, "event     %s (id %s) started it\n", r.Event.Name, r.Event.ID)
 	}
@@ -644,16 +655,18 @@ func newRunsListCmd(cf *clientFlags) *cobra.Command {
 		workflow, status, cursor string
 		limit                    int
 		all                      bool
+		attrs                    []string
 		of                       = new(outputFlag)
 	)
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List runs, newest first",
 		Example: `  cairn runs list --workflow triage --status failed
+  cairn runs list --attr customer:acme --attr 'amount>100'
   cairn runs list --all -o jsonl | jq -r .id`,
 		Args: cobra.NoArgs,
 		RunE: cf.runOutput(of, func(cmd *cobra.Command, args []string, c *sdk.Client, format string) error {
-			o := sdk.ListOptions{Workflow: workflow, Status: cairn.RunStatus(status), Limit: limit, Cursor: cursor}
+			o := sdk.ListOptions{Workflow: workflow, Status: cairn.RunStatus(status), Limit: limit, Cursor: cursor, Attrs: attrs}
 			runs := []sdk.RunSummary{}
 			next := ""
 			if all {
@@ -673,14 +686,23 @@ func newRunsListCmd(cf *clientFlags) *cobra.Command {
 			err := emit(out, format, map[string]any{"runs": runs, "next_cursor": next}, runs, func() error {
 				color := colorOK(out, os.Getenv)
 				tw := newTable(out)
-				fmt.Fprintln(tw, "RUN\tWORKFLOW\tSTATUS\tSTEPS\tSTARTED ("+zoneOf(time.Now())+")\tTOOK\tERROR")
+				withAttrs := slices.ContainsFunc(runs, func(r sdk.RunSummary) bool { return len(r.Attributes) > 0 })
+				fmt.Fprint(tw, "RUN\tWORKFLOW\tSTATUS\tSTEPS\tSTARTED ("+zoneOf(time.Now())+")\tTOOK\tERROR")
+				if withAttrs {
+					fmt.Fprint(tw, "\tATTRIBUTES")
+				}
+				fmt.Fprintln(tw)
 				for _, r := range runs {
 					took := "-"
 					if r.EndedAt != nil {
 						took = shortDuration(r.EndedAt.Sub(r.CreatedAt))
 					}
 					errText := abbrev(errorText(r.Error, ""), 60)
-					fmt.Fprintf(tw, "%s\t%s@%s\t%s\t%d/%d\t%s\t%s\t%s\n", r.ID, r.Workflow, r.Version, paintStatus(string(r.Status), color), r.StepsDone, r.StepsTotal, ago(r.CreatedAt), took, errText)
+					fmt.Fprintf(tw, "%s\t%s@%s\t%s\t%d/%d\t%s\t%s\t%s", r.ID, r.Workflow, r.Version, paintStatus(string(r.Status), color), r.StepsDone, r.StepsTotal, ago(r.CreatedAt), took, errText)
+					if withAttrs {
+						fmt.Fprint(tw, "\t"+cairn.AttributesText(r.Attributes))
+					}
+					fmt.Fprintln(tw)
 				}
 				return tw.Flush()
 			})
@@ -695,6 +717,7 @@ func newRunsListCmd(cf *clientFlags) *cobra.Command {
 	f.StringVar(&status, "status", "", "only runs in this status (running, paused, completed, failed, cancelled, timed_out)")
 	f.IntVar(&limit, "limit", 20, fmt.Sprintf("runs to list: pages are read until this many match (at most %d pages; then the cursor of the rest is printed)", listPages))
 	f.StringVar(&cursor, "cursor", "", "the page after this cursor")
+	f.StringArrayVar(&attrs, "attr", nil, "only runs whose search attribute satisfies name:value, name>value, name>=value, name<value or name<=value (repeat: all hold); they come by the first one's value, newest first")
 	f.BoolVar(&all, "all", false, "read every page")
 	of.addTo(cmd)
 	return cmd

@@ -1063,8 +1063,10 @@ type CompensationStatus string
 
 // CompleteRequest defines model for CompleteRequest.
 type CompleteRequest struct {
-	ClaimNext     *ClaimNext     `json:"claim_next,omitempty"`
-	ContinueAsNew *ContinueAsNew `json:"continue_as_new,omitempty"`
+	// Attributes Sets the run's search attributes (as at start); null removes one.
+	Attributes    *map[string]json.RawMessage `json:"attributes,omitempty"`
+	ClaimNext     *ClaimNext                  `json:"claim_next,omitempty"`
+	ContinueAsNew *ContinueAsNew              `json:"continue_as_new,omitempty"`
 
 	// Output The step's output, any JSON.
 	Output json.RawMessage `json:"output,omitempty"`
@@ -1631,8 +1633,10 @@ type Route struct {
 
 // Run defines model for Run.
 type Run struct {
-	Budget       *Budget       `json:"budget,omitempty"`
-	Compensation *Compensation `json:"compensation,omitempty"`
+	// Attributes The run's search attributes: set at start and by steps' completes.
+	Attributes   *map[string]json.RawMessage `json:"attributes,omitempty"`
+	Budget       *Budget                     `json:"budget,omitempty"`
+	Compensation *Compensation               `json:"compensation,omitempty"`
 
 	// ContinuedAs A function's run that continued as new: the run it started (its output is {"continued_as": that id}).
 	ContinuedAs *string `json:"continued_as,omitempty"`
@@ -1726,11 +1730,13 @@ type RunProgressStatus string
 
 // RunSummary defines model for RunSummary.
 type RunSummary struct {
-	CreatedAt time.Time        `json:"created_at"`
-	EndedAt   *time.Time       `json:"ended_at,omitempty"`
-	Error     *ErrorInfo       `json:"error,omitempty"`
-	Id        string           `json:"id"`
-	Status    RunSummaryStatus `json:"status"`
+	// Attributes The run's search attributes.
+	Attributes *map[string]json.RawMessage `json:"attributes,omitempty"`
+	CreatedAt  time.Time                   `json:"created_at"`
+	EndedAt    *time.Time                  `json:"ended_at,omitempty"`
+	Error      *ErrorInfo                  `json:"error,omitempty"`
+	Id         string                      `json:"id"`
+	Status     RunSummaryStatus            `json:"status"`
 
 	// StepsDone Declared steps completed or skipped (a map step counts once, compensation steps not).
 	StepsDone int64 `json:"steps_done"`
@@ -1844,7 +1850,9 @@ type SingletonMode string
 
 // StartRequest defines model for StartRequest.
 type StartRequest struct {
-	Budget *Budget `json:"budget,omitempty"`
+	// Attributes Search attributes: name to a string, number, boolean or RFC 3339 time (at most 16; names a letter then letters, digits, _ . -; strings at most 256 bytes). GET /runs filters on them (attr).
+	Attributes *map[string]json.RawMessage `json:"attributes,omitempty"`
+	Budget     *Budget                     `json:"budget,omitempty"`
 
 	// Correlation Free correlation id, visible to templates as run.correlation.
 	Correlation *string `json:"correlation,omitempty"`
@@ -2287,6 +2295,9 @@ type ListRunsParams struct {
 
 	// StartedBefore Only runs started before this time (RFC 3339).
 	StartedBefore *time.Time `form:"started_before,omitempty" json:"started_before,omitempty"`
+
+	// Attr Only runs whose search attribute satisfies this condition: name:value (equal), name>value, name>=value, name<value or name<=value. Repeat for several (all must hold). A value is typed as attributes are: true/false a boolean, a number a number, an RFC 3339 time a time, anything else (or "quoted") a string. The listing reads the attribute index of the first condition's name: its runs come by value, then newest first (an equality: newest first).
+	Attr *[]string `form:"attr,omitempty" json:"attr,omitempty"`
 
 	// Limit Runs read per page.
 	Limit *int64 `form:"limit,omitempty" json:"limit,omitempty"`
@@ -2733,7 +2744,7 @@ type ClientInterface interface {
 
 	// RerunRunWithBody Rerun an ended run
 	//
-	// Starts a new run of the ended run's workflow version, with its input, correlation and final state, in which every step that completed (except from_step and the steps after it) is already completed with its old output, and the rest run again. The new run's rerun_of names the old one, which is not changed. Rerunning a running run is a 409.
+	// Starts a new run of the ended run's workflow version, with its input, correlation, search attributes and final state, in which every step that completed (except from_step and the steps after it) is already completed with its old output, and the rest run again. The new run's rerun_of names the old one, which is not changed. Rerunning a running run is a 409.
 	//
 	// Needs a key with the `execute` scope.
 	//
@@ -2744,7 +2755,7 @@ type ClientInterface interface {
 
 	// RerunRun Rerun an ended run
 	//
-	// Starts a new run of the ended run's workflow version, with its input, correlation and final state, in which every step that completed (except from_step and the steps after it) is already completed with its old output, and the rest run again. The new run's rerun_of names the old one, which is not changed. Rerunning a running run is a 409.
+	// Starts a new run of the ended run's workflow version, with its input, correlation, search attributes and final state, in which every step that completed (except from_step and the steps after it) is already completed with its old output, and the rest run again. The new run's rerun_of names the old one, which is not changed. Rerunning a running run is a 409.
 	//
 	// Needs a key with the `execute` scope.
 	//
@@ -3698,7 +3709,7 @@ func (c *Client) GetRunPayload(ctx context.Context, run string, sha256 string, r
 
 // RerunRunWithBody Rerun an ended run
 //
-// Starts a new run of the ended run's workflow version, with its input, correlation and final state, in which every step that completed (except from_step and the steps after it) is already completed with its old output, and the rest run again. The new run's rerun_of names the old one, which is not changed. Rerunning a running run is a 409.
+// Starts a new run of the ended run's workflow version, with its input, correlation, search attributes and final state, in which every step that completed (except from_step and the steps after it) is already completed with its old output, and the rest run again. The new run's rerun_of names the old one, which is not changed. Rerunning a running run is a 409.
 //
 // Needs a key with the `execute` scope.
 //
@@ -3719,7 +3730,7 @@ func (c *Client) RerunRunWithBody(ctx context.Context, run string, contentType s
 
 // RerunRun Rerun an ended run
 //
-// Starts a new run of the ended run's workflow version, with its input, correlation and final state, in which every step that completed (except from_step and the steps after it) is already completed with its old output, and the rest run again. The new run's rerun_of names the old one, which is not changed. Rerunning a running run is a 409.
+// Starts a new run of the ended run's workflow version, with its input, correlation, search attributes and final state, in which every step that completed (except from_step and the steps after it) is already completed with its old output, and the rest run again. The new run's rerun_of names the old one, which is not changed. Rerunning a running run is a 409.
 //
 // Needs a key with the `execute` scope.
 //
@@ -5085,6 +5096,18 @@ func NewListRunsRequest(server string, params *ListRunsParams) (*http.Request, e
 		if params.StartedBefore != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", false, "started_before", *params.StartedBefore, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Attr != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "attr", *params.Attr, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "array", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -7365,7 +7388,7 @@ type ClientWithResponsesInterface interface {
 
 	// RerunRunWithBodyWithResponse Rerun an ended run
 	//
-	// Starts a new run of the ended run's workflow version, with its input, correlation and final state, in which every step that completed (except from_step and the steps after it) is already completed with its old output, and the rest run again. The new run's rerun_of names the old one, which is not changed. Rerunning a running run is a 409.
+	// Starts a new run of the ended run's workflow version, with its input, correlation, search attributes and final state, in which every step that completed (except from_step and the steps after it) is already completed with its old output, and the rest run again. The new run's rerun_of names the old one, which is not changed. Rerunning a running run is a 409.
 	//
 	// Needs a key with the `execute` scope.
 	//
@@ -7376,7 +7399,7 @@ type ClientWithResponsesInterface interface {
 
 	// RerunRunWithResponse Rerun an ended run
 	//
-	// Starts a new run of the ended run's workflow version, with its input, correlation and final state, in which every step that completed (except from_step and the steps after it) is already completed with its old output, and the rest run again. The new run's rerun_of names the old one, which is not changed. Rerunning a running run is a 409.
+	// Starts a new run of the ended run's workflow version, with its input, correlation, search attributes and final state, in which every step that completed (except from_step and the steps after it) is already completed with its old output, and the rest run again. The new run's rerun_of names the old one, which is not changed. Rerunning a running run is a 409.
 	//
 	// Needs a key with the `execute` scope.
 	//
@@ -13307,7 +13330,7 @@ func (c *ClientWithResponses) GetRunPayloadWithResponse(ctx context.Context, run
 
 // RerunRunWithBodyWithResponse Rerun an ended run
 //
-// Starts a new run of the ended run's workflow version, with its input, correlation and final state, in which every step that completed (except from_step and the steps after it) is already completed with its old output, and the rest run again. The new run's rerun_of names the old one, which is not changed. Rerunning a running run is a 409.
+// Starts a new run of the ended run's workflow version, with its input, correlation, search attributes and final state, in which every step that completed (except from_step and the steps after it) is already completed with its old output, and the rest run again. The new run's rerun_of names the old one, which is not changed. Rerunning a running run is a 409.
 //
 // Needs a key with the `execute` scope.
 //
@@ -13324,7 +13347,7 @@ func (c *ClientWithResponses) RerunRunWithBodyWithResponse(ctx context.Context, 
 
 // RerunRunWithResponse Rerun an ended run
 //
-// Starts a new run of the ended run's workflow version, with its input, correlation and final state, in which every step that completed (except from_step and the steps after it) is already completed with its old output, and the rest run again. The new run's rerun_of names the old one, which is not changed. Rerunning a running run is a 409.
+// Starts a new run of the ended run's workflow version, with its input, correlation, search attributes and final state, in which every step that completed (except from_step and the steps after it) is already completed with its old output, and the rest run again. The new run's rerun_of names the old one, which is not changed. Rerunning a running run is a 409.
 //
 // Needs a key with the `execute` scope.
 //

@@ -27,12 +27,16 @@ func List(ctx context.Context, b *gcblob.Bucket, opts blob.ListOptions,
 		token = t
 	}
 	objs, next, err := b.ListPage(ctx, token, opts.PageSize, &gcblob.ListOptions{Prefix: opts.Prefix})
+	for err == nil && len(next) > 0 && len(objs) > 0 && objs[len(objs)-1].Key <= opts.StartAfter {
+		// Before StartAfter: gocloud cannot start there, so skip pages.
+		objs, next, err = b.ListPage(ctx, next, opts.PageSize, &gcblob.ListOptions{Prefix: opts.Prefix})
+	}
 	if err != nil {
 		return blob.ListPage{}, mapErr(ctx, err)
 	}
 	var page blob.ListPage
 	for _, o := range objs {
-		if o.IsDir {
+		if o.IsDir || o.Key <= opts.StartAfter {
 			continue
 		}
 		v, err := version(o)

@@ -274,6 +274,9 @@ func (k Layout) MapShard(run, step string, shard int, sum string) string {
 	return fmt.Sprintf("%s%s/out-%05d-%s", k.MapPrefix(run), step, shard, sum)
 }
 
+// AttrsPrefix is the search attribute index (engine/internal/attrs).
+func (k Layout) AttrsPrefix() string { return k.Prefix + "attrs/" }
+
 func (k Layout) Schedule(id string) string { return k.Prefix + "schedules/" + id }
 func (k Layout) SchedulesPrefix() string   { return k.Prefix + "schedules/" }
 

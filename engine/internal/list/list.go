@@ -15,6 +15,7 @@ import (
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/blob"
+	"github.com/cairn-dev/cairn/engine/internal/attrs"
 	"github.com/cairn-dev/cairn/engine/internal/keys"
 	"github.com/cairn-dev/cairn/engine/internal/scan"
 )
@@ -31,8 +32,14 @@ type Request struct {
 	// StartedAfter and StartedBefore keep only runs created at or after,
 	// and before, these times (zero: no bound).
 	StartedAfter, StartedBefore time.Time
-	Limit                       int
-	Cursor                      string
+	// Attrs keep only runs whose search attributes satisfy each
+	// condition (attrs.Parse); the listing then reads the attribute
+	// index of the first one's name (byAttrs).
+	Attrs  []string
+	Limit  int
+	Cursor string
+
+	filters []attrs.Filter
 }
 
 // Row is a run in a listing with what the dashboard shows besides the
@@ -42,6 +49,10 @@ type Row struct {
 	Correlation string
 	CostUSD     float64
 	Priority    int // the run's priority (the dashboard shows it when non-zero)
+	// Attrs and Rev are the record's attributes and revision: an index
+	// entry is checked against them.
+	Attrs attrs.Set
+	Rev   int64
 }
 
 // keeps tells whether row passes req's filters.
@@ -49,7 +60,7 @@ func (req Request) keeps(row Row) bool {
 	return (req.Workflow == "" || row.Workflow == req.Workflow) && (req.Status == "" || row.Status == req.Status) &&
 		(req.Correlation == "" || row.Correlation == req.Correlation) &&
 		(req.StartedAfter.IsZero() || !row.CreatedAt.Before(req.StartedAfter)) &&
-		(req.StartedBefore.IsZero() || row.CreatedAt.Before(req.StartedBefore))
+		(req.StartedBefore.IsZero() || row.CreatedAt.Before(req.StartedBefore)) && attrs.MatchAll(req.filters, row.Attrs)
 }
 
 // CursorMark marks a run listing cursor of the merged listing: the
@@ -68,12 +79,20 @@ const ScanPages = 16
 // reads is how many run records a listing reads at once.
 const reads = 8
 
+// AttrMark marks a cursor of a listing by attribute: the suffix of the
+// last index entry the previous page examined (attrs.Candidates).
+const AttrMark = "attr:"
+
 // Host is what a listing needs of the engine.
 type Host struct {
 	Scan scan.Lister
 	// Row reads the run record at key and returns its row; not found
 	// when the run is gone.
 	Row func(ctx context.Context, key string) (Row, error)
+	// Now and Grace decide when an index entry of a run not found is a
+	// leftover (attrs.Entry.Stale).
+	Now   func() time.Time
+	Grace time.Duration
 }
 
 // Runs lists runs newest first, with the next cursor ("" on the last
@@ -99,6 +118,9 @@ func Runs(ctx context.Context, h Host, req Request) ([]Row, string, error) {
 	token, err := keys.DecodeCursor("cursor", req.Cursor)
 	if err != nil {
 		return nil, "", err
+	}
+	if len(req.Attrs) > 0 {
+		return byAttrs(ctx, h, req, token)
 	}
 	if h.Scan.Keys.Sharded && (token == "" || strings.HasPrefix(token, CursorMark)) {
 		return merged(ctx, h, req, strings.TrimPrefix(token, CursorMark))
@@ -143,23 +165,33 @@ func merged(ctx context.Context, h Host, req Request, after string) ([]Row, stri
 	if after != "" && !keys.RunID.Valid(after) {
 		return nil, "", badCursor()
 	}
-	var out []Row
-	more := false
-	for pages := 0; pages < ScanPages && len(out) < req.Limit; pages++ {
-		keys, m, err := h.Scan.RunKeys(ctx, after, req.Limit-len(out))
+	return pages(req, CursorMark, after, func(after string, need int) ([]Row, string, bool, error) {
+		keys, more, err := h.Scan.RunKeys(ctx, after, need)
 		if err != nil {
-			return nil, "", err
+			return nil, "", false, err
 		}
-		more = m
 		if len(keys) > 0 {
 			key := keys[len(keys)-1]
 			after = key[strings.LastIndexByte(key, '/')+1:]
 		}
 		rows, err := listed(ctx, h, req, keys)
+		return rows, after, more, err
+	})
+}
+
+// pages fills a page of at most req.Limit rows from batches, each of
+// the rows after a position (and the position after it, and whether more
+// may follow), reading at most ScanPages batches; the cursor is mark and
+// the last position, when more may follow.
+func pages(req Request, mark, after string, batch func(after string, need int) ([]Row, string, bool, error)) ([]Row, string, error) {
+	var out []Row
+	more := false
+	for pages := 0; pages < ScanPages && len(out) < req.Limit; pages++ {
+		rows, next, m, err := batch(after, req.Limit-len(out))
 		if err != nil {
 			return nil, "", err
 		}
-		out = append(out, rows...)
+		out, after, more = append(out, rows...), next, m
 		if !more {
 			break
 		}
@@ -167,34 +199,20 @@ func merged(ctx context.Context, h Host, req Request, after string) ([]Row, stri
 	if !more {
 		return out, "", nil
 	}
-	return out, keys.EncodeCursor(CursorMark + after), nil
+	return out, keys.EncodeCursor(mark + after), nil
 }
 
 // listed reads the run records a listing page names, reads at a time and
 // each through scan.RetryRead, and returns the rows of those req keeps,
 // in the page's order; a record deleted since the listing is left out.
 func listed(ctx context.Context, h Host, req Request, keys []string) ([]Row, error) {
-	rows := make([]Row, len(keys))
-	found := make([]bool, len(keys))
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(reads)
-	for i, key := range keys {
-		if !strings.HasPrefix(key[strings.LastIndexByte(key, '/')+1:], req.IDPrefix) {
-			continue
+	rows, found, err := readRows(ctx, len(keys), func(ctx context.Context, i int) (Row, error) {
+		if !strings.HasPrefix(keys[i][strings.LastIndexByte(keys[i], '/')+1:], req.IDPrefix) {
+			return Row{}, blob.ErrNotFound
 		}
-		g.Go(func() error {
-			err := scan.RetryRead(gctx, func() (err error) {
-				rows[i], err = h.Row(gctx, key)
-				return err
-			})
-			if errors.Is(err, blob.ErrNotFound) {
-				return nil
-			}
-			found[i] = err == nil
-			return err
-		})
-	}
-	if err := g.Wait(); err != nil {
+		return h.Row(ctx, keys[i])
+	})
+	if err != nil {
 		return nil, err
 	}
 	var out []Row
@@ -204,4 +222,27 @@ func listed(ctx context.Context, h Host, req Request, keys []string) ([]Row, err
 		}
 	}
 	return out, nil
+}
+
+// readRows reads n rows, reads at a time and each through
+// scan.RetryRead; found says which were (not found: left out).
+func readRows(ctx context.Context, n int, read func(ctx context.Context, i int) (Row, error)) ([]Row, []bool, error) {
+	rows := make([]Row, n)
+	found := make([]bool, n)
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(reads)
+	for i := range n {
+		g.Go(func() error {
+			err := scan.RetryRead(gctx, func() (err error) {
+				rows[i], err = read(gctx, i)
+				return err
+			})
+			if errors.Is(err, blob.ErrNotFound) {
+				return nil
+			}
+			found[i] = err == nil
+			return err
+		})
+	}
+	return rows, found, g.Wait()
 }

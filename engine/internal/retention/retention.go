@@ -47,6 +47,8 @@ type Run struct {
 	ReadyAt []*time.Time
 	// Due is when the run may be deleted (zero: never).
 	Due time.Time
+	// Index are the run's search attribute index entries (attrs.Keys).
+	Index []string
 }
 
 // Purger deletes ended runs through its Host.
@@ -73,6 +75,9 @@ func (p *Purger) Purge(ctx context.Context, r Run, due []string) error {
 		return err
 	}
 	leases = append(leases, maps...)
+	for _, k := range r.Index {
+		leases = append(leases, blob.Attributes{Key: k})
+	}
 	for _, l := range leases {
 		if err := h.Store.Delete(ctx, l.Key); err != nil && !isNotFound(err) {
 			return err

@@ -63,7 +63,12 @@ export interface StartOptions {
   priority?: number;
   /** Replaces the workflow's budget for this run. */
   budget?: Schemas["Budget"];
+  /** Search attributes (at most 16): a string, number, boolean or Date each; list filters on them (ListOptions.attr). */
+  attributes?: Attributes;
 }
+
+/** Search attributes: name to a string, number, boolean or time (a Date, or an RFC 3339 string); null removes one from a step. */
+export type Attributes = Record<string, string | number | boolean | Date | null>;
 
 /** A new schedule's optional fields. */
 export interface ScheduleOptions {
@@ -85,6 +90,8 @@ export interface ScheduleOptions {
 export interface ListOptions {
   workflow?: string;
   status?: RunStatus;
+  /** Conditions on search attributes, all of which must hold: "name:value", "name>value", "name>=value", "name<value", "name<=value". Runs come by the first one's value, newest first within one. */
+  attr?: string[];
   limit?: number;
   cursor?: string;
 }
@@ -194,6 +201,7 @@ export class Client {
         state,
         priority: opts.priority,
         budget: opts.budget,
+        attributes: opts.attributes as Record<string, unknown> | undefined,
       },
     });
     const res = unwrap(r);

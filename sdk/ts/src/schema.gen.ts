@@ -359,7 +359,7 @@ export interface paths {
         put?: never;
         /**
          * Rerun an ended run
-         * @description Starts a new run of the ended run's workflow version, with its input, correlation and final state, in which every step that completed (except from_step and the steps after it) is already completed with its old output, and the rest run again. The new run's rerun_of names the old one, which is not changed. Rerunning a running run is a 409.
+         * @description Starts a new run of the ended run's workflow version, with its input, correlation, search attributes and final state, in which every step that completed (except from_step and the steps after it) is already completed with its old output, and the rest run again. The new run's rerun_of names the old one, which is not changed. Rerunning a running run is a 409.
          *
          *     Needs a key with the `execute` scope.
          */
@@ -1308,9 +1308,13 @@ export interface components {
             status: "running" | "completed" | "failed" | "cancelled";
         };
         CompleteRequest: {
+            /** @description Sets the run's search attributes (as at start); null removes one. */
+            attributes?: {
+                [key: string]: unknown;
+            };
             /** @description Eager dispatch: once the complete is applied, claim up to max more leases for this lease's worker (never held: none ready answers none) and return them in leases. Leave it out to claim separately. */
             claim_next?: components["schemas"]["ClaimNext"];
-            /** @description A function step only, without output or claim_next: the run completes, with output {"continued_as": <id>}, by starting a new run of its workflow version with this input and an empty history (once: a retry, or the next attempt's replay, gets the same run). A run a parent started cannot continue as new. */
+            /** @description A function step only, without output or claim_next: the run completes, with output {"continued_as": <id>}, by starting a new run of its workflow version with this input, its search attributes and an empty history (once: a retry, or the next attempt's replay, gets the same run). A run a parent started cannot continue as new. */
             continue_as_new?: components["schemas"]["ContinueAsNew"];
             /** @description The step's output, any JSON. */
             output?: unknown;
@@ -1892,6 +1896,10 @@ export interface components {
             to: string;
         };
         Run: {
+            /** @description The run's search attributes: set at start and by steps' completes. */
+            attributes?: {
+                [key: string]: unknown;
+            };
             /** @description The run's budget, if any: its start's, or its workflow's. */
             budget?: components["schemas"]["Budget"];
             /** @description Once a run whose workflow has on_failure steps failed: how its compensation went. */
@@ -1991,6 +1999,10 @@ export interface components {
             workflow: string;
         };
         RunSummary: {
+            /** @description The run's search attributes. */
+            attributes?: {
+                [key: string]: unknown;
+            };
             /** Format: date-time */
             created_at: string;
             /** Format: date-time */
@@ -2108,6 +2120,10 @@ export interface components {
             mode: "skip" | "cancel_running";
         };
         StartRequest: {
+            /** @description Search attributes: name to a string, number, boolean or RFC 3339 time (at most 16; names a letter then letters, digits, _ . -; strings at most 256 bytes). GET /runs filters on them (attr). */
+            attributes?: {
+                [key: string]: unknown;
+            };
             /** @description The run's budget (default: the workflow's): a run whose usage goes over it fails with class budget_exceeded. */
             budget?: components["schemas"]["Budget"];
             /** @description Free correlation id, visible to templates as run.correlation. */
@@ -3267,6 +3283,8 @@ export interface operations {
                 started_after?: string;
                 /** @description Only runs started before this time (RFC 3339). */
                 started_before?: string;
+                /** @description Only runs whose search attribute satisfies this condition: name:value (equal), name>value, name>=value, name<value or name<=value. Repeat for several (all must hold). A value is typed as attributes are: true/false a boolean, a number a number, an RFC 3339 time a time, anything else (or "quoted") a string. The listing reads the attribute index of the first condition's name: its runs come by value, then newest first (an equality: newest first). */
+                attr?: string[] | null;
                 /** @description Runs read per page. */
                 limit?: number;
                 /** @description next_cursor of the previous page (opaque, base64url). */

@@ -14,7 +14,7 @@ import {
   RunEndedError,
   ShutdownError,
 } from "./errors.js";
-import { _sleep as sleep, type Client, type Lease, type Schemas, temporary, type Usage, unwrap } from "./client.js";
+import { _sleep as sleep, type Attributes, type Client, type Lease, type Schemas, temporary, type Usage, unwrap } from "./client.js";
 import { type CheckpointRequest, ContinueAsNew, driverOf, FunctionSuspended } from "./function.js";
 import type { Handler, WorkflowDef } from "./workflow.js";
 import { type Keyring, CodecError, open, sealMap, sealTop } from "./codec.js";
@@ -97,6 +97,8 @@ export interface StepContext {
   /** Top-level keys merged into the run state when the attempt ends (on failure too). */
   setStatePatch(patch: Record<string, unknown>): void;
   setState(key: string, value: unknown): void;
+  /** Sets the run's search attributes when the attempt completes (null removes one); later calls replace earlier values of a name. */
+  setAttributes(attrs: Attributes): void;
   /** Model tokens and counters of this attempt. */
   setUsage(u: Usage): void;
   /** A short summary of the attempt (any JSON value, at most 4 KiB encoded), sent with its complete or fail and kept on the attempt for timelines and audits; the flow never reads it. */
@@ -515,6 +517,7 @@ export class Worker {
   private async run(a: Attempt, h: Handler, log: Logger): Promise<void> {
     const l = a.lease;
     let patch: Record<string, unknown> | undefined;
+    let attributes: Attributes | undefined;
     let usage: Usage | undefined;
     let summary: unknown;
     const timeoutAt = l.timeout_at ? new Date(l.timeout_at) : undefined;
@@ -547,6 +550,9 @@ export class Worker {
       },
       setState: (k, v) => {
         patch = { ...patch, [k]: v };
+      },
+      setAttributes: (v) => {
+        attributes = { ...attributes, ...v };
       },
       setUsage: (u) => {
         usage = u;
@@ -590,7 +596,7 @@ export class Worker {
     const extra = { state_patch: patch, usage, summary };
     if (ok) {
       log.debug("step completed", { ms: Date.now() - t0 });
-      await this.report(a, log, "complete", { output: output ?? null, ...extra });
+      await this.report(a, log, "complete", { output: output ?? null, attributes, ...extra });
       return;
     }
     if (driver && error instanceof ContinueAsNew && !reason) {

@@ -14,7 +14,7 @@ import json
 import os
 import random
 import time
-from collections.abc import AsyncIterator, Callable, Generator, Iterator
+from collections.abc import AsyncIterator, Callable, Generator, Iterator, Mapping
 from dataclasses import dataclass
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -83,6 +83,7 @@ from ._api.models import (
     ScheduleRequest,
     ScheduleRequestOverlap,
     StartRequest,
+    StartRequestAttributes,
     StartRequestState,
     Update,
     UpdateRequest,
@@ -262,6 +263,7 @@ def _op_start(
     k: Keyring | None = None,
     cache: _Clear | None = None,
     budget: dict[str, Any] | None = None,
+    attributes: dict[str, Any] | None = None,
 ) -> _Op[StartedRun]:
     if k is not None and (input is not None or state):
         clear = yield from _op_clear_keys(cache or _Clear(), workflow, version)
@@ -286,6 +288,7 @@ def _op_start(
         state=UNSET if state is None else StartRequestState.from_dict(state),
         priority=_opt(priority),
         budget=UNSET if budget is None else Budget.from_dict(budget),
+        attributes=UNSET if not attributes else StartRequestAttributes.from_dict(attribute_values(attributes)),
     )
     res = yield _call(start_run, body=body)
     run = yield from _resolve_run(res.run)
@@ -335,6 +338,7 @@ def _op_list(
     started_before: _dt.datetime | None,
     limit: int | None,
     cursor: str | None,
+    attr: list[str] | None = None,
 ) -> _Op[RunPage]:
     page: RunPage = yield _call(
         list_runs,
@@ -346,12 +350,18 @@ def _op_list(
         started_before=_opt(started_before),
         limit=_opt(limit),
         cursor=_opt(cursor),
+        attr=UNSET if not attr else list(attr),
     )
     return page
 
 
 def _advance_body(seconds_: Duration) -> AdvanceClockRequest:
     return AdvanceClockRequest(advance_ms=round(seconds(seconds_) * 1000))
+
+
+def attribute_values(attrs: Mapping[str, Any]) -> dict[str, Any]:
+    """Search attributes as JSON values: a datetime becomes its RFC 3339 text."""
+    return {k: v.isoformat() if isinstance(v, _dt.datetime) else v for k, v in attrs.items()}
 
 
 def _op_simple(op: ModuleType, **kwargs: Any) -> _Op[Any]:
@@ -588,9 +598,12 @@ class Client(_Base):
         state: dict[str, Any] | None = None,
         priority: int | None = None,
         budget: dict[str, Any] | None = None,
+        attributes: dict[str, Any] | None = None,
     ) -> StartedRun:
         """Starts a run of workflow. With an idempotency key, starting again returns the first run
-        (existed True). deadline: a datetime, or seconds from now. budget replaces the workflow's."""
+        (existed True). deadline: a datetime, or seconds from now. budget replaces the workflow's.
+        attributes are the run's search attributes (str, int, float, bool or datetime each; at most 16),
+        which list filters on (attr)."""
         return self._drive(
             _op_start(
                 workflow,
@@ -604,6 +617,7 @@ class Client(_Base):
                 self.codec,
                 self._clear,
                 budget,
+                attributes,
             )
         )
 
@@ -642,10 +656,13 @@ class Client(_Base):
         started_before: _dt.datetime | None = None,
         limit: int | None = None,
         cursor: str | None = None,
+        attr: list[str] | None = None,
     ) -> RunPage:
-        """One page of runs, newest first; page.next_cursor is the next page's cursor."""
+        """One page of runs, newest first; page.next_cursor is the next page's cursor. attr are
+        conditions on search attributes that all must hold ("name:value", "name>value", "name>=value",
+        "name<value", "name<=value"): runs then come by the first one's value, newest first within one."""
         return self._drive(
-            _op_list(workflow, status, correlation, id_prefix, started_after, started_before, limit, cursor)
+            _op_list(workflow, status, correlation, id_prefix, started_after, started_before, limit, cursor, attr)
         )
 
     def runs(self, **filters: Any) -> Iterator[RunSummary]:
@@ -904,6 +921,7 @@ class AsyncClient(_Base):
         state: dict[str, Any] | None = None,
         priority: int | None = None,
         budget: dict[str, Any] | None = None,
+        attributes: dict[str, Any] | None = None,
     ) -> StartedRun:
         return await self._drive(
             _op_start(
@@ -918,6 +936,7 @@ class AsyncClient(_Base):
                 self.codec,
                 self._clear,
                 budget,
+                attributes,
             )
         )
 
@@ -949,9 +968,10 @@ class AsyncClient(_Base):
         started_before: _dt.datetime | None = None,
         limit: int | None = None,
         cursor: str | None = None,
+        attr: list[str] | None = None,
     ) -> RunPage:
         return await self._drive(
-            _op_list(workflow, status, correlation, id_prefix, started_after, started_before, limit, cursor)
+            _op_list(workflow, status, correlation, id_prefix, started_after, started_before, limit, cursor, attr)
         )
 
     async def runs(self, **filters: Any) -> AsyncIterator[RunSummary]:

@@ -58,6 +58,7 @@ from ._api.models import (
     ClaimNext,
     ClaimRequest,
     CompleteRequest,
+    CompleteRequestAttributes,
     CompleteRequestStatePatch,
     ErrorInfo,
     FailRequest,
@@ -74,7 +75,7 @@ from ._api.models import ContinueAsNew as WireContinueAsNew
 from ._api.models import Usage as WireUsage
 from ._api.models import Workflow as WireWorkflow
 from ._api.types import UNSET, Response, Unset
-from .client import AsyncClient, Client
+from .client import AsyncClient, Client, attribute_values
 from .codec import CLASS_CODEC, CodecError, Keyring, open_value, seal_map, seal_top
 from .function import Suspended
 from .payloads import as_payload_ref
@@ -171,6 +172,7 @@ class StepContext:
         self._state = state
         self._lock = threading.Lock()
         self._patch: dict[str, Any] = {}
+        self._attrs: dict[str, Any] = {}
         self._explicit: Usage | None = None
         self._summary: Any = UNSET
         self._acc = _Acc()
@@ -237,6 +239,14 @@ class StepContext:
 
     def set_state(self, key: str, value: Any) -> None:
         self.set_state_patch({key: value})
+
+    def set_attributes(self, attrs: Mapping[str, Any]) -> None:
+        """Sets the run's search attributes when the attempt completes (str, int, float, bool or
+        datetime each; None removes one); later calls replace earlier values of a name."""
+        values = attribute_values(attrs)
+        json.dumps(values)  # refuse what does not encode now, not at the end
+        with self._lock:
+            self._attrs.update(values)
 
     def set_usage(self, u: Usage) -> None:
         """Records what the attempt consumed; overrides the usage summed from spans."""
@@ -1096,6 +1106,7 @@ class Worker:
         body = CompleteRequest(
             output=out if cont is None else UNSET,
             state_patch=CompleteRequestStatePatch.from_dict(patch) if patch else UNSET,
+            attributes=CompleteRequestAttributes.from_dict(a.ctx._attrs) if a.ctx is not None and a.ctx._attrs else UNSET,
             usage=WireUsage.from_dict(wu) if wu else UNSET,
             summary=a.ctx._summary if a.ctx is not None else UNSET,
             # A function's run that continues as new asks for no next lease.

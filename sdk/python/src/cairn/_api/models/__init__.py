@@ -30,6 +30,7 @@ from .clock_response import ClockResponse
 from .compensation import Compensation
 from .compensation_status import CompensationStatus
 from .complete_request import CompleteRequest
+from .complete_request_attributes import CompleteRequestAttributes
 from .complete_request_state_patch import CompleteRequestStatePatch
 from .concurrency_limit import ConcurrencyLimit
 from .continue_as_new import ContinueAsNew
@@ -85,12 +86,14 @@ from .resume_step_request import ResumeStepRequest
 from .retry_policy import RetryPolicy
 from .route import Route
 from .run import Run
+from .run_attributes import RunAttributes
 from .run_page import RunPage
 from .run_progress import RunProgress
 from .run_progress_status import RunProgressStatus
 from .run_state import RunState
 from .run_status import RunStatus
 from .run_summary import RunSummary
+from .run_summary_attributes import RunSummaryAttributes
 from .run_summary_status import RunSummaryStatus
 from .schedule import Schedule
 from .schedule_overlap import ScheduleOverlap
@@ -100,6 +103,7 @@ from .schedule_request_overlap import ScheduleRequestOverlap
 from .singleton import Singleton
 from .singleton_mode import SingletonMode
 from .start_request import StartRequest
+from .start_request_attributes import StartRequestAttributes
 from .start_request_state import StartRequestState
 from .start_result import StartResult
 from .step import Step
@@ -171,6 +175,7 @@ __all__ = (
     "Compensation",
     "CompensationStatus",
     "CompleteRequest",
+    "CompleteRequestAttributes",
     "CompleteRequestStatePatch",
     "ConcurrencyLimit",
     "ContinueAsNew",
@@ -226,12 +231,14 @@ __all__ = (
     "RetryPolicy",
     "Route",
     "Run",
+    "RunAttributes",
     "RunPage",
     "RunProgress",
     "RunProgressStatus",
     "RunState",
     "RunStatus",
     "RunSummary",
+    "RunSummaryAttributes",
     "RunSummaryStatus",
     "Schedule",
     "ScheduleOverlap",
@@ -241,6 +248,7 @@ __all__ = (
     "Singleton",
     "SingletonMode",
     "StartRequest",
+    "StartRequestAttributes",
     "StartRequestState",
     "StartResult",
     "Step",

@@ -9,6 +9,7 @@ from ..types import UNSET, Unset
 
 if TYPE_CHECKING:
     from ..models.claim_next import ClaimNext
+    from ..models.complete_request_attributes import CompleteRequestAttributes
     from ..models.complete_request_state_patch import CompleteRequestStatePatch
     from ..models.continue_as_new import ContinueAsNew
     from ..models.usage import Usage
@@ -21,6 +22,8 @@ T = TypeVar("T", bound="CompleteRequest")
 class CompleteRequest:
     """
     Attributes:
+        attributes (CompleteRequestAttributes | Unset): Sets the run's search attributes (as at start); null removes
+            one.
         claim_next (ClaimNext | Unset):
         continue_as_new (ContinueAsNew | Unset):
         output (Any | Unset): The step's output, any JSON.
@@ -30,6 +33,7 @@ class CompleteRequest:
         usage (Usage | Unset):
     """
 
+    attributes: CompleteRequestAttributes | Unset = UNSET
     claim_next: ClaimNext | Unset = UNSET
     continue_as_new: ContinueAsNew | Unset = UNSET
     output: Any | Unset = UNSET
@@ -38,6 +42,10 @@ class CompleteRequest:
     usage: Usage | Unset = UNSET
 
     def to_dict(self) -> dict[str, Any]:
+        attributes: dict[str, Any] | Unset = UNSET
+        if not isinstance(self.attributes, Unset):
+            attributes = self.attributes.to_dict()
+
         claim_next: dict[str, Any] | Unset = UNSET
         if not isinstance(self.claim_next, Unset):
             claim_next = self.claim_next.to_dict()
@@ -61,6 +69,8 @@ class CompleteRequest:
         field_dict: dict[str, Any] = {}
 
         field_dict.update({})
+        if attributes is not UNSET:
+            field_dict["attributes"] = attributes
         if claim_next is not UNSET:
             field_dict["claim_next"] = claim_next
         if continue_as_new is not UNSET:
@@ -79,11 +89,19 @@ class CompleteRequest:
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
         from ..models.claim_next import ClaimNext  # noqa: PLC0415
+        from ..models.complete_request_attributes import CompleteRequestAttributes  # noqa: PLC0415
         from ..models.complete_request_state_patch import CompleteRequestStatePatch  # noqa: PLC0415
         from ..models.continue_as_new import ContinueAsNew  # noqa: PLC0415
         from ..models.usage import Usage  # noqa: PLC0415
 
         d = dict(src_dict)
+        _attributes = d.pop("attributes", UNSET)
+        attributes: CompleteRequestAttributes | Unset
+        if isinstance(_attributes, Unset):
+            attributes = UNSET
+        else:
+            attributes = CompleteRequestAttributes.from_dict(_attributes)
+
         _claim_next = d.pop("claim_next", UNSET)
         claim_next: ClaimNext | Unset
         if isinstance(_claim_next, Unset):
@@ -117,6 +135,7 @@ class CompleteRequest:
             usage = Usage.from_dict(_usage)
 
         complete_request = cls(
+            attributes=attributes,
             claim_next=claim_next,
             continue_as_new=continue_as_new,
             output=output,

@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from ..models.compensation import Compensation
     from ..models.error_info import ErrorInfo
     from ..models.event_ref import EventRef
+    from ..models.run_attributes import RunAttributes
     from ..models.run_state import RunState
     from ..models.step_view import StepView
     from ..models.usage import Usage
@@ -38,6 +39,7 @@ class Run:
         usage (Usage):
         version (str):
         workflow (str):
+        attributes (RunAttributes | Unset): The run's search attributes: set at start and by steps' completes.
         budget (Budget | Unset):
         compensation (Compensation | Unset):
         continued_as (str | Unset): A function's run that continued as new: the run it started (its output is
@@ -70,6 +72,7 @@ class Run:
     usage: Usage
     version: str
     workflow: str
+    attributes: RunAttributes | Unset = UNSET
     budget: Budget | Unset = UNSET
     compensation: Compensation | Unset = UNSET
     continued_as: str | Unset = UNSET
@@ -114,6 +117,10 @@ class Run:
         version = self.version
 
         workflow = self.workflow
+
+        attributes: dict[str, Any] | Unset = UNSET
+        if not isinstance(self.attributes, Unset):
+            attributes = self.attributes.to_dict()
 
         budget: dict[str, Any] | Unset = UNSET
         if not isinstance(self.budget, Unset):
@@ -177,6 +184,8 @@ class Run:
                 "workflow": workflow,
             }
         )
+        if attributes is not UNSET:
+            field_dict["attributes"] = attributes
         if budget is not UNSET:
             field_dict["budget"] = budget
         if compensation is not UNSET:
@@ -218,6 +227,7 @@ class Run:
         from ..models.compensation import Compensation  # noqa: PLC0415
         from ..models.error_info import ErrorInfo  # noqa: PLC0415
         from ..models.event_ref import EventRef  # noqa: PLC0415
+        from ..models.run_attributes import RunAttributes  # noqa: PLC0415
         from ..models.run_state import RunState  # noqa: PLC0415
         from ..models.step_view import StepView  # noqa: PLC0415
         from ..models.usage import Usage  # noqa: PLC0415
@@ -251,6 +261,13 @@ class Run:
         version = d.pop("version")
 
         workflow = d.pop("workflow")
+
+        _attributes = d.pop("attributes", UNSET)
+        attributes: RunAttributes | Unset
+        if isinstance(_attributes, Unset):
+            attributes = UNSET
+        else:
+            attributes = RunAttributes.from_dict(_attributes)
 
         _budget = d.pop("budget", UNSET)
         budget: Budget | Unset
@@ -327,6 +344,7 @@ class Run:
             usage=usage,
             version=version,
             workflow=workflow,
+            attributes=attributes,
             budget=budget,
             compensation=compensation,
             continued_as=continued_as,

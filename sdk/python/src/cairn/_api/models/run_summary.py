@@ -11,6 +11,7 @@ from ..types import UNSET, Unset
 
 if TYPE_CHECKING:
     from ..models.error_info import ErrorInfo
+    from ..models.run_summary_attributes import RunSummaryAttributes
 
 
 T = TypeVar("T", bound="RunSummary")
@@ -28,6 +29,7 @@ class RunSummary:
         updated_at (datetime.datetime):
         version (str):
         workflow (str):
+        attributes (RunSummaryAttributes | Unset): The run's search attributes.
         ended_at (datetime.datetime | Unset):
         error (ErrorInfo | Unset):
     """
@@ -40,6 +42,7 @@ class RunSummary:
     updated_at: datetime.datetime
     version: str
     workflow: str
+    attributes: RunSummaryAttributes | Unset = UNSET
     ended_at: datetime.datetime | Unset = UNSET
     error: ErrorInfo | Unset = UNSET
 
@@ -59,6 +62,10 @@ class RunSummary:
         version = self.version
 
         workflow = self.workflow
+
+        attributes: dict[str, Any] | Unset = UNSET
+        if not isinstance(self.attributes, Unset):
+            attributes = self.attributes.to_dict()
 
         ended_at: str | Unset = UNSET
         if not isinstance(self.ended_at, Unset):
@@ -82,6 +89,8 @@ class RunSummary:
                 "workflow": workflow,
             }
         )
+        if attributes is not UNSET:
+            field_dict["attributes"] = attributes
         if ended_at is not UNSET:
             field_dict["ended_at"] = ended_at
         if error is not UNSET:
@@ -92,6 +101,7 @@ class RunSummary:
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
         from ..models.error_info import ErrorInfo  # noqa: PLC0415
+        from ..models.run_summary_attributes import RunSummaryAttributes  # noqa: PLC0415
 
         d = dict(src_dict)
         created_at = datetime.datetime.fromisoformat(d.pop("created_at"))
@@ -109,6 +119,13 @@ class RunSummary:
         version = d.pop("version")
 
         workflow = d.pop("workflow")
+
+        _attributes = d.pop("attributes", UNSET)
+        attributes: RunSummaryAttributes | Unset
+        if isinstance(_attributes, Unset):
+            attributes = UNSET
+        else:
+            attributes = RunSummaryAttributes.from_dict(_attributes)
 
         _ended_at = d.pop("ended_at", UNSET)
         ended_at: datetime.datetime | Unset
@@ -133,6 +150,7 @@ class RunSummary:
             updated_at=updated_at,
             version=version,
             workflow=workflow,
+            attributes=attributes,
             ended_at=ended_at,
             error=error,
         )

@@ -10,6 +10,7 @@ from ..types import UNSET, Unset
 
 if TYPE_CHECKING:
     from ..models.budget import Budget
+    from ..models.start_request_attributes import StartRequestAttributes
     from ..models.start_request_state import StartRequestState
 
 
@@ -21,6 +22,9 @@ class StartRequest:
     """
     Attributes:
         workflow (str): Workflow name.
+        attributes (StartRequestAttributes | Unset): Search attributes: name to a string, number, boolean or RFC 3339
+            time (at most 16; names a letter then letters, digits, _ . -; strings at most 256 bytes). GET /runs filters on
+            them (attr).
         budget (Budget | Unset):
         correlation (str | Unset): Free correlation id, visible to templates as run.correlation.
         deadline (datetime.datetime | Unset): The run times out at this time (default: the workflow's deadline, if any).
@@ -34,6 +38,7 @@ class StartRequest:
     """
 
     workflow: str
+    attributes: StartRequestAttributes | Unset = UNSET
     budget: Budget | Unset = UNSET
     correlation: str | Unset = UNSET
     deadline: datetime.datetime | Unset = UNSET
@@ -45,6 +50,10 @@ class StartRequest:
 
     def to_dict(self) -> dict[str, Any]:
         workflow = self.workflow
+
+        attributes: dict[str, Any] | Unset = UNSET
+        if not isinstance(self.attributes, Unset):
+            attributes = self.attributes.to_dict()
 
         budget: dict[str, Any] | Unset = UNSET
         if not isinstance(self.budget, Unset):
@@ -75,6 +84,8 @@ class StartRequest:
                 "workflow": workflow,
             }
         )
+        if attributes is not UNSET:
+            field_dict["attributes"] = attributes
         if budget is not UNSET:
             field_dict["budget"] = budget
         if correlation is not UNSET:
@@ -97,10 +108,18 @@ class StartRequest:
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
         from ..models.budget import Budget  # noqa: PLC0415
+        from ..models.start_request_attributes import StartRequestAttributes  # noqa: PLC0415
         from ..models.start_request_state import StartRequestState  # noqa: PLC0415
 
         d = dict(src_dict)
         workflow = d.pop("workflow")
+
+        _attributes = d.pop("attributes", UNSET)
+        attributes: StartRequestAttributes | Unset
+        if isinstance(_attributes, Unset):
+            attributes = UNSET
+        else:
+            attributes = StartRequestAttributes.from_dict(_attributes)
 
         _budget = d.pop("budget", UNSET)
         budget: Budget | Unset
@@ -135,6 +154,7 @@ class StartRequest:
 
         start_request = cls(
             workflow=workflow,
+            attributes=attributes,
             budget=budget,
             correlation=correlation,
             deadline=deadline,

@@ -20,6 +20,7 @@ def _get_kwargs(
     id_prefix: str | Unset = UNSET,
     started_after: datetime.datetime | Unset = UNSET,
     started_before: datetime.datetime | Unset = UNSET,
+    attr: list[str] | None | Unset = UNSET,
     limit: int | Unset = 50,
     cursor: str | Unset = UNSET,
 ) -> dict[str, Any]:
@@ -47,6 +48,16 @@ def _get_kwargs(
     if not isinstance(started_before, Unset):
         json_started_before = started_before.isoformat()
     params["started_before"] = json_started_before
+
+    json_attr: list[str] | None | Unset
+    if isinstance(attr, Unset):
+        json_attr = UNSET
+    elif isinstance(attr, list):
+        json_attr = attr
+
+    else:
+        json_attr = attr
+    params["attr"] = json_attr
 
     params["limit"] = limit
 
@@ -127,6 +138,7 @@ def sync_detailed(
     id_prefix: str | Unset = UNSET,
     started_after: datetime.datetime | Unset = UNSET,
     started_before: datetime.datetime | Unset = UNSET,
+    attr: list[str] | None | Unset = UNSET,
     limit: int | Unset = 50,
     cursor: str | Unset = UNSET,
 ) -> Response[Problem | RunPage]:
@@ -145,6 +157,12 @@ def sync_detailed(
         started_after (datetime.datetime | Unset): Only runs started at or after this time (RFC
             3339).
         started_before (datetime.datetime | Unset): Only runs started before this time (RFC 3339).
+        attr (list[str] | None | Unset): Only runs whose search attribute satisfies this
+            condition: name:value (equal), name>value, name>=value, name<value or name<=value. Repeat
+            for several (all must hold). A value is typed as attributes are: true/false a boolean, a
+            number a number, an RFC 3339 time a time, anything else (or "quoted") a string. The
+            listing reads the attribute index of the first condition's name: its runs come by value,
+            then newest first (an equality: newest first).
         limit (int | Unset): Runs read per page. Default: 50.
         cursor (str | Unset): next_cursor of the previous page (opaque, base64url).
 
@@ -163,6 +181,7 @@ def sync_detailed(
         id_prefix=id_prefix,
         started_after=started_after,
         started_before=started_before,
+        attr=attr,
         limit=limit,
         cursor=cursor,
     )
@@ -183,6 +202,7 @@ def sync(
     id_prefix: str | Unset = UNSET,
     started_after: datetime.datetime | Unset = UNSET,
     started_before: datetime.datetime | Unset = UNSET,
+    attr: list[str] | None | Unset = UNSET,
     limit: int | Unset = 50,
     cursor: str | Unset = UNSET,
 ) -> Problem | RunPage | None:
@@ -201,6 +221,12 @@ def sync(
         started_after (datetime.datetime | Unset): Only runs started at or after this time (RFC
             3339).
         started_before (datetime.datetime | Unset): Only runs started before this time (RFC 3339).
+        attr (list[str] | None | Unset): Only runs whose search attribute satisfies this
+            condition: name:value (equal), name>value, name>=value, name<value or name<=value. Repeat
+            for several (all must hold). A value is typed as attributes are: true/false a boolean, a
+            number a number, an RFC 3339 time a time, anything else (or "quoted") a string. The
+            listing reads the attribute index of the first condition's name: its runs come by value,
+            then newest first (an equality: newest first).
         limit (int | Unset): Runs read per page. Default: 50.
         cursor (str | Unset): next_cursor of the previous page (opaque, base64url).
 
@@ -220,6 +246,7 @@ def sync(
         id_prefix=id_prefix,
         started_after=started_after,
         started_before=started_before,
+        attr=attr,
         limit=limit,
         cursor=cursor,
     ).parsed
@@ -234,6 +261,7 @@ async def asyncio_detailed(
     id_prefix: str | Unset = UNSET,
     started_after: datetime.datetime | Unset = UNSET,
     started_before: datetime.datetime | Unset = UNSET,
+    attr: list[str] | None | Unset = UNSET,
     limit: int | Unset = 50,
     cursor: str | Unset = UNSET,
 ) -> Response[Problem | RunPage]:
@@ -252,6 +280,12 @@ async def asyncio_detailed(
         started_after (datetime.datetime | Unset): Only runs started at or after this time (RFC
             3339).
         started_before (datetime.datetime | Unset): Only runs started before this time (RFC 3339).
+        attr (list[str] | None | Unset): Only runs whose search attribute satisfies this
+            condition: name:value (equal), name>value, name>=value, name<value or name<=value. Repeat
+            for several (all must hold). A value is typed as attributes are: true/false a boolean, a
+            number a number, an RFC 3339 time a time, anything else (or "quoted") a string. The
+            listing reads the attribute index of the first condition's name: its runs come by value,
+            then newest first (an equality: newest first).
         limit (int | Unset): Runs read per page. Default: 50.
         cursor (str | Unset): next_cursor of the previous page (opaque, base64url).
 
@@ -270,6 +304,7 @@ async def asyncio_detailed(
         id_prefix=id_prefix,
         started_after=started_after,
         started_before=started_before,
+        attr=attr,
         limit=limit,
         cursor=cursor,
     )
@@ -288,6 +323,7 @@ async def asyncio(
     id_prefix: str | Unset = UNSET,
     started_after: datetime.datetime | Unset = UNSET,
     started_before: datetime.datetime | Unset = UNSET,
+    attr: list[str] | None | Unset = UNSET,
     limit: int | Unset = 50,
     cursor: str | Unset = UNSET,
 ) -> Problem | RunPage | None:
@@ -306,6 +342,12 @@ async def asyncio(
         started_after (datetime.datetime | Unset): Only runs started at or after this time (RFC
             3339).
         started_before (datetime.datetime | Unset): Only runs started before this time (RFC 3339).
+        attr (list[str] | None | Unset): Only runs whose search attribute satisfies this
+            condition: name:value (equal), name>value, name>=value, name<value or name<=value. Repeat
+            for several (all must hold). A value is typed as attributes are: true/false a boolean, a
+            number a number, an RFC 3339 time a time, anything else (or "quoted") a string. The
+            listing reads the attribute index of the first condition's name: its runs come by value,
+            then newest first (an equality: newest first).
         limit (int | Unset): Runs read per page. Default: 50.
         cursor (str | Unset): next_cursor of the previous page (opaque, base64url).
 
@@ -326,6 +368,7 @@ async def asyncio(
             id_prefix=id_prefix,
             started_after=started_after,
             started_before=started_before,
+            attr=attr,
             limit=limit,
             cursor=cursor,
         )

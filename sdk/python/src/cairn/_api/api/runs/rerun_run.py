@@ -117,10 +117,10 @@ def sync_detailed(
 ) -> Response[Problem | StartResult]:
     """Rerun an ended run
 
-     Starts a new run of the ended run's workflow version, with its input, correlation and final state,
-    in which every step that completed (except from_step and the steps after it) is already completed
-    with its old output, and the rest run again. The new run's rerun_of names the old one, which is not
-    changed. Rerunning a running run is a 409.
+     Starts a new run of the ended run's workflow version, with its input, correlation, search attributes
+    and final state, in which every step that completed (except from_step and the steps after it) is
+    already completed with its old output, and the rest run again. The new run's rerun_of names the old
+    one, which is not changed. Rerunning a running run is a 409.
 
     Needs a key with the `execute` scope.
 
@@ -156,10 +156,10 @@ def sync(
 ) -> Problem | StartResult | None:
     """Rerun an ended run
 
-     Starts a new run of the ended run's workflow version, with its input, correlation and final state,
-    in which every step that completed (except from_step and the steps after it) is already completed
-    with its old output, and the rest run again. The new run's rerun_of names the old one, which is not
-    changed. Rerunning a running run is a 409.
+     Starts a new run of the ended run's workflow version, with its input, correlation, search attributes
+    and final state, in which every step that completed (except from_step and the steps after it) is
+    already completed with its old output, and the rest run again. The new run's rerun_of names the old
+    one, which is not changed. Rerunning a running run is a 409.
 
     Needs a key with the `execute` scope.
 
@@ -190,10 +190,10 @@ async def asyncio_detailed(
 ) -> Response[Problem | StartResult]:
     """Rerun an ended run
 
-     Starts a new run of the ended run's workflow version, with its input, correlation and final state,
-    in which every step that completed (except from_step and the steps after it) is already completed
-    with its old output, and the rest run again. The new run's rerun_of names the old one, which is not
-    changed. Rerunning a running run is a 409.
+     Starts a new run of the ended run's workflow version, with its input, correlation, search attributes
+    and final state, in which every step that completed (except from_step and the steps after it) is
+    already completed with its old output, and the rest run again. The new run's rerun_of names the old
+    one, which is not changed. Rerunning a running run is a 409.
 
     Needs a key with the `execute` scope.
 
@@ -227,10 +227,10 @@ async def asyncio(
 ) -> Problem | StartResult | None:
     """Rerun an ended run
 
-     Starts a new run of the ended run's workflow version, with its input, correlation and final state,
-    in which every step that completed (except from_step and the steps after it) is already completed
-    with its old output, and the rest run again. The new run's rerun_of names the old one, which is not
-    changed. Rerunning a running run is a 409.
+     Starts a new run of the ended run's workflow version, with its input, correlation, search attributes
+    and final state, in which every step that completed (except from_step and the steps after it) is
+    already completed with its old output, and the rest run again. The new run's rerun_of names the old
+    one, which is not changed. Rerunning a running run is a 409.
 
     Needs a key with the `execute` scope.
 

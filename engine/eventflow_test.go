@@ -199,3 +199,27 @@ func TestBatchFiringSurvivesDeath(t *testing.T) {
 		})
 	}
 }
+
+// Writes slower than the firings' settle time: every publish checks, after
+// its write, whether the window it wrote into took it, and moves to the
+// next window when not; still each event in exactly one batch.
+func TestBatchSlowWritesRaceFirings(t *testing.T) {
+	h := newHarness(t, withFaults(faults.Profile{Write: faults.Latency{P50: 250 * time.Millisecond, P99: 300 * time.Millisecond}}))
+	es := h.instances(3)
+	register(t, h.e, "w", windowed(nil, &cairn.EventBatch{MaxSize: 3, Timeout: cairn.Duration(time.Second)}))
+	const per = 6
+	var wg sync.WaitGroup
+	for j, e := range es {
+		wg.Go(func() {
+			for i := range per {
+				ping(t, e, fmt.Sprintf("s%d-%d", j, i), "", j*per+i)
+			}
+		})
+	}
+	for range 8 {
+		reapAll(t, h, es, 1, time.Second)
+	}
+	wg.Wait()
+	reapAll(t, h, es, 6, time.Second)
+	checkBatches(t, windowRuns(t, h.e), 3*per, 3)
+}

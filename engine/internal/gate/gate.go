@@ -143,7 +143,8 @@ type Gates struct {
 type seen struct {
 	opened time.Time // zero: not known yet
 	events int       // events this instance wrote into it
-	armed  bool      // an early timer is armed (a full batch younger than MinWindow)
+	full   bool      // a batch window found full (fired by the next event after MinWindow)
+	firing bool      // a publish of this instance fires it
 }
 
 // New returns the gates of h.

@@ -147,11 +147,14 @@ func (g *Gates) took(ctx context.Context, w window, at time.Time, id string, beg
 
 // counted notes an event this instance wrote into batch window w, and now
 // and then (every tenth of max_size) counts the window's events: a full
-// window is fired (or, younger than MinWindow, its timer armed for then).
+// window is fired, or, younger than MinWindow, fired by the next event
+// after it (its timer armed for then, should none come).
 func (g *Gates) counted(ctx context.Context, w window) {
 	if w.open.Kind != Batch {
 		return
 	}
+	now := g.h.Now()
+	early := w.open.Opened.Add(cairn.MinWindow)
 	g.mu.Lock()
 	sn := g.local[w.dir()]
 	if sn == nil {
@@ -159,24 +162,34 @@ func (g *Gates) counted(ctx context.Context, w window) {
 		g.local[w.dir()] = sn
 	}
 	sn.events++
-	check := sn.events%max(1, w.open.MaxSize/10) == 0 && !sn.armed
+	check := sn.full || sn.events%max(1, w.open.MaxSize/10) == 0
+	known, arm := sn.full, !sn.full && now.Before(early)
 	g.mu.Unlock()
-	if !check {
+	if !check || (known && now.Before(early)) {
 		return
 	}
-	full, err := g.full(ctx, w)
-	if err != nil || !full {
-		return // the timer fires it
-	}
-	now := g.h.Now()
-	if early := w.open.Opened.Add(cairn.MinWindow); now.Before(early) {
+	if !known {
+		if full, err := g.full(ctx, w); err != nil || !full {
+			return // the timer fires it
+		}
 		g.mu.Lock()
-		sn.armed = true
+		sn.full = true
 		g.mu.Unlock()
-		if _, err := g.h.PutTimer(ctx, g.timerName(w), g.h.TimerDue(early, now)); err != nil {
+	}
+	if due := g.h.TimerDue(early, now); arm && due.Before(g.h.TimerDue(w.closes(), w.open.Opened)) {
+		if _, err := g.h.PutTimer(ctx, g.timerName(w), due); err != nil {
 			g.h.Log.Warn("a full batch's timer could not be armed: it fires at its timeout", "err", err)
 		}
+	}
+	if arm {
 		return
+	}
+	g.mu.Lock()
+	firing := sn.firing
+	sn.firing = true
+	g.mu.Unlock()
+	if firing {
+		return // another publish of this instance fires it
 	}
 	if _, err := g.fire(ctx, w); err != nil {
 		g.h.Log.Warn("a full batch could not be fired: its timer will", "err", err)

@@ -5,7 +5,10 @@ package cairn
 // published events into windows, one per key, and start a run when a
 // window closes, instead of one run per event.
 
-import "time"
+import (
+	"strconv"
+	"time"
+)
 
 // Bounds of debounce and batch.
 const (
@@ -77,4 +80,27 @@ func (d *Debounce) WindowTimeout() time.Duration {
 		return MaxWindow
 	}
 	return d.Timeout.D()
+}
+
+// String is the debounce for people: "key event.payload.user, period 5s,
+// timeout 1m0s" (the CLI and the dashboard show it).
+func (d *Debounce) String() string {
+	s := "period " + d.Period.D().String()
+	if d.Timeout != 0 {
+		s += ", timeout " + d.Timeout.D().String()
+	}
+	return keyPart(d.Key) + s
+}
+
+// String is the batch for people: "key event.payload.user, max 100,
+// timeout 10s".
+func (b *EventBatch) String() string {
+	return keyPart(b.Key) + "max " + strconv.Itoa(b.MaxSize) + ", timeout " + b.Timeout.D().String()
+}
+
+func keyPart(key string) string {
+	if key == "" {
+		return ""
+	}
+	return "key " + key + ", "
 }

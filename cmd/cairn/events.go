@@ -42,7 +42,10 @@ func newEventsPublishCmd(cf *clientFlags) *cobra.Command {
 			fmt.Fprintf(out, "event %s (id %s): %d run(s)\n", args[0], res.ID, len(res.Runs))
 			for _, r := range res.Runs {
 				how := "started"
-				if r.Existed {
+				switch {
+				case r.Window != "":
+					r.Run, how = "window "+r.Window, "joined: its run starts when it closes"
+				case r.Existed:
 					how = "already started by this id"
 				}
 				fmt.Fprintf(out, "  %s@%s  %s  %s\n", r.Workflow, r.Version, r.Run, how)

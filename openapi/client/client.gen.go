@@ -1019,6 +1019,22 @@ type ContinueAsNew struct {
 	Input json.RawMessage `json:"input,omitempty"`
 }
 
+// Debounce defines model for Debounce.
+type Debounce struct {
+	// Key A CEL expression over event (name, id, payload), bare or as ${expr}: events of one value share a window. Empty: one window for the workflow.
+	Key *string `json:"key,omitempty"`
+
+	// Period The quiet time after a key's last event before its run starts (at least 1s).
+	//
+	// Examples: 30s, 1h30m
+	Period string `json:"period"`
+
+	// Timeout The longest a window stays open after its first event, quiet or not (default and at most 7 days; not less than period).
+	//
+	// Examples: 30s, 1h30m
+	Timeout *string `json:"timeout,omitempty"`
+}
+
 // Ended defines model for Ended.
 type Ended struct {
 	// Leases With claim_next: the leases claimed for the worker after the complete was applied, as a claim answers them (none when nothing was ready). Run them like a claim's.
@@ -1053,6 +1069,20 @@ type ErrorInfo struct {
 
 	// Step For a run's error: the step that failed it.
 	Step *string `json:"step,omitempty"`
+}
+
+// EventBatch defines model for EventBatch.
+type EventBatch struct {
+	// Key A CEL expression over event (name, id, payload), bare or as ${expr}: events of one value are batched together. Empty: one batch at a time for the workflow.
+	Key *string `json:"key,omitempty"`
+
+	// MaxSize A window closes when it holds this many events (but not within a second of its first); the events beyond it start further runs of max_size each.
+	MaxSize int64 `json:"max_size"`
+
+	// Timeout A window closes this long after its first event, full or not (at least 1s).
+	//
+	// Examples: 30s, 1h30m
+	Timeout string `json:"timeout"`
 }
 
 // EventRef defines model for EventRef.
@@ -1952,10 +1982,13 @@ type Trigger struct {
 // TriggeredRun defines model for TriggeredRun.
 type TriggeredRun struct {
 	// Existed The event's id had started it already (a retried publish): nothing was started.
-	Existed  *bool  `json:"existed,omitempty"`
-	Run      string `json:"run"`
-	Version  string `json:"version"`
-	Workflow string `json:"workflow"`
+	Existed *bool  `json:"existed,omitempty"`
+	Run     string `json:"run"`
+	Version string `json:"version"`
+
+	// Window The workflow debounces or batches its events: the event joined this window, whose run starts when it closes (run is then empty).
+	Window   *string `json:"window,omitempty"`
+	Workflow string  `json:"workflow"`
 }
 
 // Usage defines model for Usage.
@@ -1999,7 +2032,8 @@ type WorkerInfo struct {
 
 // Workflow defines model for Workflow.
 type Workflow struct {
-	Budget *Budget `json:"budget,omitempty"`
+	Batch  *EventBatch `json:"batch,omitempty"`
+	Budget *Budget     `json:"budget,omitempty"`
 
 	// CancelOn A running run is cancelled by a published event (POST /events) with one of these names whose if matches it: the event's payload against the run's input, for example.
 	CancelOn *[]CancelOn `json:"cancel_on,omitempty"`
@@ -2013,8 +2047,9 @@ type Workflow struct {
 	// Deadline Default run deadline, from start (default: none).
 	//
 	// Examples: 30s, 1h30m
-	Deadline    *string `json:"deadline,omitempty"`
-	Description *string `json:"description,omitempty"`
+	Deadline    *string   `json:"deadline,omitempty"`
+	Debounce    *Debounce `json:"debounce,omitempty"`
+	Description *string   `json:"description,omitempty"`
 
 	// Encrypted The SDKs encrypt this workflow's payloads on the client (each top-level value of the run input and state, step outputs, event payloads): the server sees them as opaque {"$cairn_encrypted":…} values. Its templates may pass an encrypted value whole (${input.k}, ${state.k}, ${steps.a.output}) but not look inside one: a definition whose template does is refused.
 	Encrypted *bool `json:"encrypted,omitempty"`

@@ -39,7 +39,17 @@ func newEventsPublishCmd(cf *clientFlags) *cobra.Command {
 			if asJSON {
 				return printJSON(out, res)
 			}
-			fmt.Fprintf(out, "event %s (id %s): %d run(s)\n", args[0], res.ID, len(res.Runs))
+			windows := 0
+			for _, r := range res.Runs {
+				if r.Window != "" {
+					windows++
+				}
+			}
+			if windows == 0 {
+				fmt.Fprintf(out, "event %s (id %s): %d run(s)\n", args[0], res.ID, len(res.Runs))
+			} else {
+				fmt.Fprintf(out, "event %s (id %s): %d run(s), %d window(s) joined\n", args[0], res.ID, len(res.Runs)-windows, windows)
+			}
 			for _, r := range res.Runs {
 				how := "started"
 				switch {

@@ -224,7 +224,7 @@ func (g *Gates) Reap(ctx context.Context, id string, timerKeys []string, now tim
 	w := window{prefix: prefix, n: n}
 	o, _, err := object.Read[opening](ctx, g.h.Store, w.openKey())
 	if errors.Is(err, blob.ErrNotFound) {
-		return g.h.DropTimers(ctx, timerKeys, "") // armed by a first event that died before its window opened
+		return g.h.DropOrphans(ctx, timerKeys, now) // armed by a first event that died before its window opened
 	}
 	if err != nil {
 		return err

@@ -125,10 +125,14 @@ type Host struct {
 	// Start starts a run of workflow's newest version with input, for the
 	// event ev (its last), once per idempotency key.
 	Start func(ctx context.Context, workflow string, input json.RawMessage, ev render.Event, key string) (cairn.TriggeredRun, error)
-	// TimerDue, PutTimer, DropTimers: the timer index (engine/internal/timer).
+	// TimerDue, PutTimer, DropTimers, DropOrphans: the timer index
+	// (engine/internal/timer).
 	TimerDue   func(due, now time.Time) time.Time
 	PutTimer   func(ctx context.Context, name string, due time.Time) (string, error)
 	DropTimers func(ctx context.Context, timerKeys []string, keep string) error
+	// DropOrphans drops the timers of a window that never opened, once
+	// older than a start in flight could be.
+	DropOrphans func(ctx context.Context, timerKeys []string, now time.Time) error
 }
 
 // Gates gathers events into windows and fires them.

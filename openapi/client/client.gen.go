@@ -2326,7 +2326,7 @@ type ClientInterface interface {
 
 	// PublishEventWithBody Publish an event
 	//
-	// Starts a run of every workflow whose newest registered version declares a trigger (on) of the event's name whose if the event matches, with the payload as the run's input and the event's name and id on the run (its event). Once per event id and workflow: a retried publish answers the runs the first started, marked existed. At most 100 workflows are matched per event (truncated says when more have a trigger of its name). Cost: one LIST of the event's trigger index, then per matched workflow a start (three writes; a retry: one refused create and two reads). A publish that fails part-way is retried with its id.
+	// Starts a run of every workflow whose newest registered version declares a trigger (on) of the event's name whose if the event matches, with the payload as the run's input and the event's name and id on the run (its event). Once per event id and workflow: a retried publish answers the runs the first started, marked existed. At most 100 workflows are matched per event (truncated says when more have a trigger of its name). Cost: one LIST of the event's trigger index, then per matched workflow a start (three writes; a retry: one refused create and two reads). A publish that fails part-way is retried with its id. A workflow with debounce or batch gets no run at once: the event joins its key's window (answered as window), whose run starts when it closes (1 read and 1 create more per such workflow; docs/API.md).
 	//
 	// Needs a key with the `execute` scope.
 	//
@@ -2337,7 +2337,7 @@ type ClientInterface interface {
 
 	// PublishEvent Publish an event
 	//
-	// Starts a run of every workflow whose newest registered version declares a trigger (on) of the event's name whose if the event matches, with the payload as the run's input and the event's name and id on the run (its event). Once per event id and workflow: a retried publish answers the runs the first started, marked existed. At most 100 workflows are matched per event (truncated says when more have a trigger of its name). Cost: one LIST of the event's trigger index, then per matched workflow a start (three writes; a retry: one refused create and two reads). A publish that fails part-way is retried with its id.
+	// Starts a run of every workflow whose newest registered version declares a trigger (on) of the event's name whose if the event matches, with the payload as the run's input and the event's name and id on the run (its event). Once per event id and workflow: a retried publish answers the runs the first started, marked existed. At most 100 workflows are matched per event (truncated says when more have a trigger of its name). Cost: one LIST of the event's trigger index, then per matched workflow a start (three writes; a retry: one refused create and two reads). A publish that fails part-way is retried with its id. A workflow with debounce or batch gets no run at once: the event joins its key's window (answered as window), whose run starts when it closes (1 read and 1 create more per such workflow; docs/API.md).
 	//
 	// Needs a key with the `execute` scope.
 	//
@@ -2966,7 +2966,7 @@ func (c *Client) GetBatch(ctx context.Context, batch string, reqEditors ...Reque
 
 // PublishEventWithBody Publish an event
 //
-// Starts a run of every workflow whose newest registered version declares a trigger (on) of the event's name whose if the event matches, with the payload as the run's input and the event's name and id on the run (its event). Once per event id and workflow: a retried publish answers the runs the first started, marked existed. At most 100 workflows are matched per event (truncated says when more have a trigger of its name). Cost: one LIST of the event's trigger index, then per matched workflow a start (three writes; a retry: one refused create and two reads). A publish that fails part-way is retried with its id.
+// Starts a run of every workflow whose newest registered version declares a trigger (on) of the event's name whose if the event matches, with the payload as the run's input and the event's name and id on the run (its event). Once per event id and workflow: a retried publish answers the runs the first started, marked existed. At most 100 workflows are matched per event (truncated says when more have a trigger of its name). Cost: one LIST of the event's trigger index, then per matched workflow a start (three writes; a retry: one refused create and two reads). A publish that fails part-way is retried with its id. A workflow with debounce or batch gets no run at once: the event joins its key's window (answered as window), whose run starts when it closes (1 read and 1 create more per such workflow; docs/API.md).
 //
 // Needs a key with the `execute` scope.
 //
@@ -2987,7 +2987,7 @@ func (c *Client) PublishEventWithBody(ctx context.Context, contentType string, b
 
 // PublishEvent Publish an event
 //
-// Starts a run of every workflow whose newest registered version declares a trigger (on) of the event's name whose if the event matches, with the payload as the run's input and the event's name and id on the run (its event). Once per event id and workflow: a retried publish answers the runs the first started, marked existed. At most 100 workflows are matched per event (truncated says when more have a trigger of its name). Cost: one LIST of the event's trigger index, then per matched workflow a start (three writes; a retry: one refused create and two reads). A publish that fails part-way is retried with its id.
+// Starts a run of every workflow whose newest registered version declares a trigger (on) of the event's name whose if the event matches, with the payload as the run's input and the event's name and id on the run (its event). Once per event id and workflow: a retried publish answers the runs the first started, marked existed. At most 100 workflows are matched per event (truncated says when more have a trigger of its name). Cost: one LIST of the event's trigger index, then per matched workflow a start (three writes; a retry: one refused create and two reads). A publish that fails part-way is retried with its id. A workflow with debounce or batch gets no run at once: the event joins its key's window (answered as window), whose run starts when it closes (1 read and 1 create more per such workflow; docs/API.md).
 //
 // Needs a key with the `execute` scope.
 //
@@ -6245,7 +6245,7 @@ type ClientWithResponsesInterface interface {
 
 	// PublishEventWithBodyWithResponse Publish an event
 	//
-	// Starts a run of every workflow whose newest registered version declares a trigger (on) of the event's name whose if the event matches, with the payload as the run's input and the event's name and id on the run (its event). Once per event id and workflow: a retried publish answers the runs the first started, marked existed. At most 100 workflows are matched per event (truncated says when more have a trigger of its name). Cost: one LIST of the event's trigger index, then per matched workflow a start (three writes; a retry: one refused create and two reads). A publish that fails part-way is retried with its id.
+	// Starts a run of every workflow whose newest registered version declares a trigger (on) of the event's name whose if the event matches, with the payload as the run's input and the event's name and id on the run (its event). Once per event id and workflow: a retried publish answers the runs the first started, marked existed. At most 100 workflows are matched per event (truncated says when more have a trigger of its name). Cost: one LIST of the event's trigger index, then per matched workflow a start (three writes; a retry: one refused create and two reads). A publish that fails part-way is retried with its id. A workflow with debounce or batch gets no run at once: the event joins its key's window (answered as window), whose run starts when it closes (1 read and 1 create more per such workflow; docs/API.md).
 	//
 	// Needs a key with the `execute` scope.
 	//
@@ -6256,7 +6256,7 @@ type ClientWithResponsesInterface interface {
 
 	// PublishEventWithResponse Publish an event
 	//
-	// Starts a run of every workflow whose newest registered version declares a trigger (on) of the event's name whose if the event matches, with the payload as the run's input and the event's name and id on the run (its event). Once per event id and workflow: a retried publish answers the runs the first started, marked existed. At most 100 workflows are matched per event (truncated says when more have a trigger of its name). Cost: one LIST of the event's trigger index, then per matched workflow a start (three writes; a retry: one refused create and two reads). A publish that fails part-way is retried with its id.
+	// Starts a run of every workflow whose newest registered version declares a trigger (on) of the event's name whose if the event matches, with the payload as the run's input and the event's name and id on the run (its event). Once per event id and workflow: a retried publish answers the runs the first started, marked existed. At most 100 workflows are matched per event (truncated says when more have a trigger of its name). Cost: one LIST of the event's trigger index, then per matched workflow a start (three writes; a retry: one refused create and two reads). A publish that fails part-way is retried with its id. A workflow with debounce or batch gets no run at once: the event joins its key's window (answered as window), whose run starts when it closes (1 read and 1 create more per such workflow; docs/API.md).
 	//
 	// Needs a key with the `execute` scope.
 	//
@@ -11177,7 +11177,7 @@ func (c *ClientWithResponses) GetBatchWithResponse(ctx context.Context, batch st
 
 // PublishEventWithBodyWithResponse Publish an event
 //
-// Starts a run of every workflow whose newest registered version declares a trigger (on) of the event's name whose if the event matches, with the payload as the run's input and the event's name and id on the run (its event). Once per event id and workflow: a retried publish answers the runs the first started, marked existed. At most 100 workflows are matched per event (truncated says when more have a trigger of its name). Cost: one LIST of the event's trigger index, then per matched workflow a start (three writes; a retry: one refused create and two reads). A publish that fails part-way is retried with its id.
+// Starts a run of every workflow whose newest registered version declares a trigger (on) of the event's name whose if the event matches, with the payload as the run's input and the event's name and id on the run (its event). Once per event id and workflow: a retried publish answers the runs the first started, marked existed. At most 100 workflows are matched per event (truncated says when more have a trigger of its name). Cost: one LIST of the event's trigger index, then per matched workflow a start (three writes; a retry: one refused create and two reads). A publish that fails part-way is retried with its id. A workflow with debounce or batch gets no run at once: the event joins its key's window (answered as window), whose run starts when it closes (1 read and 1 create more per such workflow; docs/API.md).
 //
 // Needs a key with the `execute` scope.
 //
@@ -11194,7 +11194,7 @@ func (c *ClientWithResponses) PublishEventWithBodyWithResponse(ctx context.Conte
 
 // PublishEventWithResponse Publish an event
 //
-// Starts a run of every workflow whose newest registered version declares a trigger (on) of the event's name whose if the event matches, with the payload as the run's input and the event's name and id on the run (its event). Once per event id and workflow: a retried publish answers the runs the first started, marked existed. At most 100 workflows are matched per event (truncated says when more have a trigger of its name). Cost: one LIST of the event's trigger index, then per matched workflow a start (three writes; a retry: one refused create and two reads). A publish that fails part-way is retried with its id.
+// Starts a run of every workflow whose newest registered version declares a trigger (on) of the event's name whose if the event matches, with the payload as the run's input and the event's name and id on the run (its event). Once per event id and workflow: a retried publish answers the runs the first started, marked existed. At most 100 workflows are matched per event (truncated says when more have a trigger of its name). Cost: one LIST of the event's trigger index, then per matched workflow a start (three writes; a retry: one refused create and two reads). A publish that fails part-way is retried with its id. A workflow with debounce or batch gets no run at once: the event joins its key's window (answered as window), whose run starts when it closes (1 read and 1 create more per such workflow; docs/API.md).
 //
 // Needs a key with the `execute` scope.
 //

@@ -59,7 +59,7 @@ export interface paths {
         put?: never;
         /**
          * Publish an event
-         * @description Starts a run of every workflow whose newest registered version declares a trigger (on) of the event's name whose if the event matches, with the payload as the run's input and the event's name and id on the run (its event). Once per event id and workflow: a retried publish answers the runs the first started, marked existed. At most 100 workflows are matched per event (truncated says when more have a trigger of its name). Cost: one LIST of the event's trigger index, then per matched workflow a start (three writes; a retry: one refused create and two reads). A publish that fails part-way is retried with its id.
+         * @description Starts a run of every workflow whose newest registered version declares a trigger (on) of the event's name whose if the event matches, with the payload as the run's input and the event's name and id on the run (its event). Once per event id and workflow: a retried publish answers the runs the first started, marked existed. At most 100 workflows are matched per event (truncated says when more have a trigger of its name). Cost: one LIST of the event's trigger index, then per matched workflow a start (three writes; a retry: one refused create and two reads). A publish that fails part-way is retried with its id. A workflow with debounce or batch gets no run at once: the event joins its key's window (answered as window), whose run starts when it closes (1 read and 1 create more per such workflow; docs/API.md).
          *
          *     Needs a key with the `execute` scope.
          */

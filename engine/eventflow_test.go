@@ -2,6 +2,7 @@ package engine
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
@@ -222,4 +223,15 @@ func TestBatchSlowWritesRaceFirings(t *testing.T) {
 	wg.Wait()
 	reapAll(t, h, es, 6, time.Second)
 	checkBatches(t, windowRuns(t, h.e), 3*per, 3)
+}
+
+// A key that does not compile is refused at registration, named by field.
+func TestWindowKeyCompiledAtRegistration(t *testing.T) {
+	h := newHarness(t)
+	_, err := h.e.Register(h.ctx, cairn.RegisterRequest{WorkerID: "w", Workflows: []cairn.Workflow{
+		windowed(nil, &cairn.EventBatch{Key: "event.payload.(", MaxSize: 2, Timeout: cairn.Duration(time.Second)})}})
+	var ve cairn.ValidationError
+	if !errors.As(err, &ve) || ve[0].Field != "workflows[0].batch.key" {
+		t.Fatalf("register: %v, want an error on workflows[0].batch.key", err)
+	}
 }

@@ -131,7 +131,7 @@ func (e *Engine) startForEvent(ctx context.Context, workflow, version string, in
 
 // newGates wires debounce and batch windows (engine/internal/gate) to e.
 func newGates(e *Engine) *gate.Gates {
-	return gate.New(gate.Host{Store: e.store, Keys: e.keys, Now: e.now, Log: e.log,
+	return gate.New(gate.Host{Store: e.store, Keys: e.keys, Now: e.now, Log: e.log, MaxInput: e.cfg.MaxOutputBytes,
 		TimerDue: timer.Due, PutTimer: e.timers.Put, DropTimers: e.timers.Drop, DropOrphans: e.timers.DropOrphans,
 		Start: func(ctx context.Context, wf string, input json.RawMessage, ev render.Event, key string) (cairn.TriggeredRun, error) {
 			return e.startForEvent(ctx, wf, "", input, ev, key)

@@ -72,11 +72,11 @@ func (g *Gates) fire(ctx context.Context, w window) (*fired, error) {
 	if err := ctxsleep.Sleep(ctx, wait); err != nil {
 		return nil, err
 	}
-	evs, err := g.events(ctx, w)
+	evs, sizes, err := g.events(ctx, w)
 	if err != nil {
 		return nil, err
 	}
-	f = w.outcome(evs)
+	f = w.outcome(evs, sizes, g.h.MaxInput)
 	if _, err := g.h.Store.Create(ctx, w.firedKey(), object.JSON(f)); errors.Is(err, blob.ErrPreconditionFailed) {
 		if f, _, err = object.Read[fired](ctx, g.h.Store, w.firedKey()); err != nil {
 			return nil, err
@@ -118,10 +118,10 @@ func (g *Gates) seal(ctx context.Context, w window) (time.Duration, error) {
 // events lists window w's event keys in publish order (then id), each
 // id once (its first: a publish retried after its write came back wrote
 // it twice).
-func (g *Gates) events(ctx context.Context, w window) ([]string, error) {
-	keys, err := g.keys(ctx, w)
+func (g *Gates) events(ctx context.Context, w window) ([]string, map[string]int64, error) {
+	keys, sizes, err := g.keys(ctx, w)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	slices.SortFunc(keys, func(a, b string) int { return cmp.Compare(nameOf(a), nameOf(b)) })
 	seen := map[string]bool{}
@@ -130,22 +130,24 @@ func (g *Gates) events(ctx context.Context, w window) ([]string, error) {
 		dup := seen[id]
 		seen[id] = true
 		return dup
-	}), nil
+	}), sizes, nil
 }
 
-// keys lists the keys of window w's event objects.
-func (g *Gates) keys(ctx context.Context, w window) ([]string, error) {
+// keys lists the keys of window w's event objects, and their sizes.
+func (g *Gates) keys(ctx context.Context, w window) ([]string, map[string]int64, error) {
 	objs, err := g.h.Store.ListAll(ctx, w.eventsPrefix())
-	keys := make([]string, len(objs))
+	keys, sizes := make([]string, len(objs)), make(map[string]int64, len(objs))
 	for i, o := range objs {
-		keys[i] = o.Key
+		keys[i], sizes[o.Key] = o.Key, o.Size
 	}
-	return keys, err
+	return keys, sizes, err
 }
 
 // outcome is what window w does with its events: a debounce one run with
-// the last; a batch runs of max_size in publish order.
-func (w window) outcome(evs []string) *fired {
+// the last; a batch runs of max_size in publish order, each cut short
+// before its events' objects (sizes) would pass maxInput bytes, so its
+// input list (smaller than their objects) stays within a run's input.
+func (w window) outcome(evs []string, sizes map[string]int64, maxInput int) *fired {
 	f := &fired{Runs: [][]string{}}
 	if len(evs) == 0 {
 		return f
@@ -155,9 +157,15 @@ func (w window) outcome(evs []string) *fired {
 		f.Runs = [][]string{{f.Last}}
 		return f
 	}
-	for chunk := range slices.Chunk(evs, max(1, w.open.MaxSize)) {
-		f.Runs = append(f.Runs, chunk)
+	var run []string
+	var bytes int64
+	for _, k := range evs {
+		if len(run) == max(1, w.open.MaxSize) || (len(run) > 0 && bytes+sizes[k] > int64(maxInput)) {
+			f.Runs, run, bytes = append(f.Runs, run), nil, 0
+		}
+		run, bytes = append(run, k), bytes+sizes[k]
 	}
+	f.Runs = append(f.Runs, run)
 	return f
 }
 
@@ -178,11 +186,14 @@ func (g *Gates) finish(ctx context.Context, w window, f *fired) error {
 			}
 		}
 		input, last := w.input(bodies)
-		if _, err := g.h.Start(ctx, w.open.Workflow, input, last, w.idemKey(i)); err != nil {
+		_, err := g.h.Start(ctx, w.open.Workflow, input, last, w.idemKey(i))
+		if ve := (cairn.ValidationError{}); errors.As(err, &ve) {
+			g.h.Log.Warn("a window's run cannot start (its input is refused): its events are dropped", "workflow", w.open.Workflow, "window", w.id(), "err", err)
+		} else if err != nil {
 			return err
 		}
 	}
-	evs, err := g.keys(ctx, w)
+	evs, _, err := g.keys(ctx, w)
 	if err != nil {
 		return err
 	}
@@ -262,7 +273,7 @@ func (g *Gates) due(ctx context.Context, w window, now time.Time) (time.Time, er
 		}
 		return w.open.Opened.Add(cairn.MinWindow), nil // a batch closes by size a second after it opened at the soonest
 	}
-	evs, err := g.events(ctx, w)
+	evs, _, err := g.events(ctx, w)
 	if err != nil {
 		return now, err
 	}

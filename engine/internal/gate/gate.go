@@ -117,6 +117,8 @@ type Host struct {
 	Keys  keys.Layout
 	Now   func() time.Time
 	Log   *slog.Logger
+	// MaxInput is the largest input of a run (a batch's list of payloads).
+	MaxInput int
 	// Settle is how long (real time) a firer waits after sealing a window
 	// before listing its events; an event whose read and write took less
 	// is in the window without another read. Skew is how far instances'

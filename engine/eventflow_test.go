@@ -167,37 +167,51 @@ func TestBatchAtTimeoutInPublishOrder(t *testing.T) {
 	})
 }
 
-// A firing that dies at any step — after its seal, after its outcome,
-// while deleting — is finished by the next pass: each event in one run.
-func TestBatchFiringSurvivesDeath(t *testing.T) {
-	for name, rule := range map[string]func(h *harness) faults.Rule{
-		"after seal": func(h *harness) faults.Rule {
-			return faults.Rule{Ops: []faults.Op{faults.OpCreate}, KeyPrefix: h.e.keys.Gate("gated\x00batch", "") + "state", After: true, Times: 1}
+// A firing that dies at any step — after its seal, before its runs
+// start, while deleting — is finished by the next pass: a batch has each
+// event in one run, a debounce one run with the last event.
+func TestFiringSurvivesDeath(t *testing.T) {
+	gated := func(h *harness, kind string) string { return h.e.keys.Gate("gated\x00"+kind, "") }
+	deaths := map[string]func(h *harness, kind string) faults.Rule{
+		"after seal": func(h *harness, kind string) faults.Rule {
+			return faults.Rule{Ops: []faults.Op{faults.OpCreate}, KeyPrefix: gated(h, kind) + "state", After: true, Times: 1}
 		},
-		"before starts": func(*harness) faults.Rule {
-			return faults.Rule{Ops: []faults.Op{faults.OpCreate}, KeyPrefix: "idempotency/", Skip: 1, Times: 1}
+		"before starts": func(*harness, string) faults.Rule {
+			return faults.Rule{Ops: []faults.Op{faults.OpCreate}, KeyPrefix: "idempotency/", Times: 1}
 		},
-		"deleting": func(h *harness) faults.Rule {
-			return faults.Rule{Ops: []faults.Op{faults.OpDelete}, KeyPrefix: h.e.keys.Gate("gated\x00batch", ""), Skip: 2, Times: 1}
+		"deleting": func(h *harness, kind string) faults.Rule {
+			return faults.Rule{Ops: []faults.Op{faults.OpDelete}, KeyPrefix: gated(h, kind), Skip: 2, Times: 1}
 		},
+	}
+	for _, wf := range []cairn.Workflow{
+		windowed(nil, &cairn.EventBatch{MaxSize: 5, Timeout: cairn.Duration(2 * time.Second)}),
+		windowed(&cairn.Debounce{Period: cairn.Duration(time.Second)}, nil),
 	} {
-		t.Run(name, func(t *testing.T) {
-			eachStore(t, func(t *testing.T, h *harness) {
-				es := h.instances(2)
-				register(t, h.e, "w", windowed(nil, &cairn.EventBatch{MaxSize: 5, Timeout: cairn.Duration(2 * time.Second)}))
-				for i := range 7 {
-					h.clk.Advance(time.Millisecond)
-					ping(t, es[i%2], fmt.Sprintf("d%d", i), "", i)
-				}
-				h.faults.Inject(rule(h))
-				h.clk.Advance(4 * time.Second)
-				if st, _ := h.e.Reap(t.Context()); st.Errors == 0 {
-					t.Fatalf("the injected death did not fail the pass: %+v", st)
-				}
-				reapAll(t, h, es, 6, time.Second)
-				checkBatches(t, windowRuns(t, h.e), 7, 5)
-			}, withFaults(faults.Profile{}))
-		})
+		kind := map[bool]string{true: "debounce", false: "batch"}[wf.Debounce != nil]
+		for name, rule := range deaths {
+			t.Run(kind+"/"+name, func(t *testing.T) {
+				eachStore(t, func(t *testing.T, h *harness) {
+					es := h.instances(2)
+					register(t, h.e, "w", wf)
+					for i := range 7 {
+						h.clk.Advance(time.Millisecond)
+						ping(t, es[i%2], fmt.Sprintf("d%d", i), "", i)
+					}
+					h.faults.Inject(rule(h, kind))
+					h.clk.Advance(4 * time.Second)
+					if st, _ := h.e.Reap(t.Context()); st.Errors == 0 {
+						t.Fatalf("the injected death did not fail the pass: %+v", st)
+					}
+					reapAll(t, h, es, 6, time.Second)
+					runs := windowRuns(t, h.e)
+					if kind == "batch" {
+						checkBatches(t, runs, 7, 5)
+					} else if len(runs) != 1 || string(runs["d6"]) != `{"k":"","i":6}` {
+						t.Fatalf("runs %s: want one, of the last event d6", runs)
+					}
+				}, withFaults(faults.Profile{}))
+			})
+		}
 	}
 }
 

@@ -88,8 +88,10 @@ func (g *Gates) fire(ctx context.Context, w window) (*fired, error) {
 }
 
 // seal moves the key's state past window w (when no one did) and returns
-// how long to wait before listing: Settle after our seal, or what is left
-// of Settle (and the clocks' skew) after another's.
+// how long to wait before listing: Settle from when the seal was seen
+// done (ours, or another's read back), so every write that read the
+// state before the seal and took less than Settle is listed. Only
+// durations on this instance's clock count, not clock readings.
 func (g *Gates) seal(ctx context.Context, w window) (time.Duration, error) {
 	for {
 		st, ver, err := g.state(ctx, w.prefix)
@@ -97,8 +99,7 @@ func (g *Gates) seal(ctx context.Context, w window) (time.Duration, error) {
 			return 0, err
 		}
 		if st.N > w.n {
-			left := st.SealedAt.Add(g.h.Settle + g.h.Skew).Sub(g.h.Now())
-			return min(max(left, 0), g.h.Settle+g.h.Skew), nil
+			return g.h.Settle, nil
 		}
 		next := object.JSON(state{N: w.n + 1, SealedAt: g.h.Now()})
 		if ver == "" {

@@ -52,13 +52,9 @@ const (
 // TimerPrefix starts the timer names of windows: g-<sha>-<n>.
 const TimerPrefix = "g-"
 
-// The defaults of Host.Settle and Host.Skew: a publish's read and write
-// take a few tens of milliseconds; instances' clocks agree within a
-// second (as the timer index assumes).
-const (
-	DefaultSettle = 200 * time.Millisecond
-	DefaultSkew   = time.Second
-)
+// DefaultSettle is Host.Settle's default: a publish's read and write take
+// a few tens of milliseconds.
+const DefaultSettle = 200 * time.Millisecond
 
 // ConditionCost caps the CEL cost of a key on one event.
 const ConditionCost = 100_000
@@ -121,9 +117,8 @@ type Host struct {
 	MaxInput int
 	// Settle is how long (real time) a firer waits after sealing a window
 	// before listing its events; an event whose read and write took less
-	// is in the window without another read. Skew is how far instances'
-	// clocks may disagree. Zero: DefaultSettle, DefaultSkew.
-	Settle, Skew time.Duration
+	// is in the window without another read. Zero: DefaultSettle.
+	Settle time.Duration
 	// Start starts a run of workflow's newest version with input, for the
 	// event ev (its last), once per idempotency key.
 	Start func(ctx context.Context, workflow string, input json.RawMessage, ev render.Event, key string) (cairn.TriggeredRun, error)
@@ -155,7 +150,7 @@ type seen struct {
 
 // New returns the gates of h.
 func New(h Host) *Gates {
-	h.Settle, h.Skew = cmp.Or(h.Settle, DefaultSettle), cmp.Or(h.Skew, DefaultSkew)
+	h.Settle = cmp.Or(h.Settle, DefaultSettle)
 	var b [3]byte
 	_, _ = rand.Read(b[:])
 	return &Gates{h: h, tag: hex.EncodeToString(b[:]), local: map[string]*seen{}}

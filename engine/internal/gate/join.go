@@ -15,7 +15,7 @@ import (
 // state is a key's state object.
 type state struct {
 	N        int64     `json:"n"`         // the open window
-	SealedAt time.Time `json:"sealed_at"` // when window n-1 was sealed
+	SealedAt time.Time `json:"sealed_at"` // when window n-1 was sealed (for people)
 }
 
 // eventBody is an event's object.

@@ -25,35 +25,39 @@ type writeRates struct {
 	requests int
 }
 
-func (w *writeRates) count(key string, write bool) {
+// count counts a request; a write (put) counts for its object and its
+// prefix, a delete for its prefix only (stores limit deletes per key
+// range, not per object).
+func (w *writeRates) count(key string, put, del bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.requests++
-	if !write {
-		return
-	}
 	sec := w.clk.Now().Unix()
-	w.byObject[fmt.Sprint(sec, " ", key)]++
-	w.byPrefix[fmt.Sprint(sec, " ", key[:strings.LastIndexByte(key, '/')+1])]++
+	if put {
+		w.byObject[fmt.Sprint(sec, " ", key)]++
+	}
+	if put || del {
+		w.byPrefix[fmt.Sprint(sec, " ", key[:strings.LastIndexByte(key, '/')+1])]++
+	}
 }
 
 func (w *writeRates) Get(ctx context.Context, key string) (*blob.Object, error) {
-	w.count(key, false)
+	w.count(key, false, false)
 	return w.Driver.Get(ctx, key)
 }
 
 func (w *writeRates) Put(ctx context.Context, key string, data []byte, opts blob.WriteOptions) (blob.Version, error) {
-	w.count(key, true)
+	w.count(key, true, false)
 	return w.Driver.Put(ctx, key, data, opts)
 }
 
 func (w *writeRates) List(ctx context.Context, opts blob.ListOptions) (blob.ListPage, error) {
-	w.count(opts.Prefix, false)
+	w.count(opts.Prefix, false, false)
 	return w.Driver.List(ctx, opts)
 }
 
 func (w *writeRates) Delete(ctx context.Context, key string) error {
-	w.count(key, false) // deletes are not limited per object
+	w.count(key, false, true)
 	return w.Driver.Delete(ctx, key)
 }
 
@@ -103,7 +107,7 @@ func TestHotKeyWindowsOnSimulatedGCS(t *testing.T) {
 			obj, objKey := peak(rates.byObject)
 			pre, preKey := peak(rates.byPrefix)
 			perEvent := float64(rates.requests) / (seconds * perSecond)
-			t.Logf("%s: max %d writes/s to one object (%s), max %d writes/s to one prefix (%s), %.2f requests per event (runs' own included), %d refused",
+			t.Logf("%s: max %d writes/s to one object (%s), max %d writes and deletes/s to one prefix (%s), %.2f requests per event (runs' own included), %d refused",
 				kind, obj, objKey, pre, preKey, perEvent, st.Stats().Total.Throttled())
 			if obj > 1 || st.Stats().Total.Throttled() > 0 {
 				t.Fatalf("an object took %d writes in a second (%s); %d requests refused", obj, objKey, st.Stats().Total.Throttled())

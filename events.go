@@ -65,6 +65,7 @@ type TriggeredRun struct {
 	Version  string `json:"version"`
 	Run      string `json:"run"`
 	Existed  bool   `json:"existed,omitempty" doc:"The event's id had started it already (a retried publish): nothing was started."`
+	Window   string `json:"window,omitempty" doc:"The workflow debounces or batches its events: the event joined this window, whose run starts when it closes (run is then empty)."`
 }
 
 // WaitEvents is the event names a wait step waits for: its events, or

@@ -169,6 +169,8 @@ type Workflow struct {
 	Deadline    Duration           `json:"deadline,omitempty" doc:"Default run deadline, from start (default: none)."`
 	Budget      *Budget            `json:"budget,omitempty" doc:"Default budget of each run (a start may give its own): a run whose usage goes over it fails with class budget_exceeded."`
 	Singleton   *Singleton         `json:"singleton,omitempty" doc:"One running run per key: a start while a run holds its key is skipped (answering that run) or cancels that run (flow.go)."`
+	Debounce    *Debounce          `json:"debounce,omitempty" doc:"Event-started runs only: a run starts after period without a new matching event of its key, with the last event's payload (eventflow.go)."`
+	Batch       *EventBatch        `json:"batch,omitempty" doc:"Event-started runs only: a key's events are gathered into one run whose input is the list of their payloads, started at max_size events or timeout after the first (eventflow.go)."`
 	Reducers    map[string]Reducer `json:"reducers,omitempty" doc:"How a state key folds what steps write to it (default replace): append (arrays), sum, max, min (numbers), merge (objects, shallow). Concurrent writers of a key (parallel steps, map items) then all count, folded in commit order."`
 	// Concurrency limits across the workflow's runs (flow.go).
 	Concurrency []ConcurrencyLimit `json:"concurrency,omitempty" nullable:"false" maxItems:"4" doc:"Limits on the task attempts of all runs of this workflow (every version) holding a lease at once: each per rendered key, or, without a key, one global limit for the workflow."`
@@ -267,6 +269,7 @@ func (w *Workflow) Validate(prefix string) error {
 	w.validateFlow(func(field, format string, args ...any) { add(field, format, args...) })
 	w.validateOnFailure(add) // compensation.go
 	w.validateTriggers(add)  // events.go
+	w.checkEventFlow(add)    // eventflow.go
 	if len(w.Clear) > 0 && !w.Encrypted {
 		add(".clear", "lists keys left in the clear of an encrypted workflow: set encrypted too")
 	}

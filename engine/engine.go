@@ -22,6 +22,7 @@ import (
 	bulk "github.com/cairn-dev/cairn/engine/internal/batch"
 	"github.com/cairn-dev/cairn/engine/internal/commit"
 	"github.com/cairn-dev/cairn/engine/internal/errs"
+	"github.com/cairn-dev/cairn/engine/internal/gate"
 	"github.com/cairn-dev/cairn/engine/internal/hub"
 	"github.com/cairn-dev/cairn/engine/internal/keys"
 	"github.com/cairn-dev/cairn/engine/internal/mapstep"
@@ -270,6 +271,7 @@ type Engine struct {
 	// (schedules.go, batches.go).
 	schedules *schedule.Schedules
 	batches   *bulk.Batches
+	gates     *gate.Gates // debounce and batch windows (events.go)
 
 	// payloads caches payload objects (immutable, by content hash).
 	payloads *payload.Store
@@ -305,7 +307,7 @@ func New(store *blob.Bucket, cfg Config) (*Engine, error) {
 	e.workers = workers.New(store, e.keys, e.now, e.log, &e.background, e.MaxClaimHold()+e.ClaimPause())
 	e.scan = scan.Lister{Bucket: store, Keys: e.keys}
 	e.timers = timer.Index{Bucket: store, Keys: e.keys, OrphanGrace: 2 * cfg.MaxRequestTime}
-	e.schedules, e.batches = newSchedules(e), newBatches(e)
+	e.schedules, e.batches, e.gates = newSchedules(e), newBatches(e), newGates(e)
 	e.flow = flow.NewTable(store, e.keys, e.now, e.holderStale)
 	e.payloads = payload.New(store, e.keys, cfg.PayloadInlineMax, cfg.PayloadCacheBytes)
 	e.kv = kv.New(store, cfg.Prefix, min(cfg.MaxOutputBytes, kv.MaxValue), e.now)

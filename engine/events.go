@@ -8,8 +8,10 @@ import (
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/engine/internal/errs"
+	"github.com/cairn-dev/cairn/engine/internal/gate"
 	"github.com/cairn-dev/cairn/engine/internal/object"
 	"github.com/cairn-dev/cairn/engine/internal/render"
+	"github.com/cairn-dev/cairn/engine/internal/timer"
 	"github.com/cairn-dev/cairn/engine/internal/trigger"
 )
 
@@ -109,10 +111,30 @@ func (e *Engine) startTriggered(ctx context.Context, workflow string, ev render.
 		}
 		return cairn.TriggeredRun{}, nil
 	}
-	res, err := e.startRun(ctx, cairn.StartRequest{Workflow: workflow, Version: d.Version, Input: ev.Payload, IdempotencyKey: "event:" + ev.ID},
+	if g := d.events.Gate; g != nil {
+		run, err := e.gates.Join(ctx, g, workflow, ev) // debounce or batch
+		run.Version = d.Version
+		return run, err
+	}
+	return e.startForEvent(ctx, workflow, d.Version, ev.Payload, ev, "event:"+ev.ID)
+}
+
+// startForEvent starts a run of workflow with input for event ev, once
+// per idempotency key.
+func (e *Engine) startForEvent(ctx context.Context, workflow, version string, input json.RawMessage, ev render.Event, key string) (cairn.TriggeredRun, error) {
+	res, err := e.startRun(ctx, cairn.StartRequest{Workflow: workflow, Version: version, Input: input, IdempotencyKey: key},
 		func(r *runRecord, _ *definition, _ time.Time) { r.Event = &cairn.EventRef{Name: ev.Name, ID: ev.ID} })
 	if err != nil {
 		return cairn.TriggeredRun{}, err
 	}
 	return cairn.TriggeredRun{Workflow: workflow, Version: res.Run.Version, Run: res.Run.ID, Existed: res.Existed}, nil
+}
+
+// newGates wires debounce and batch windows (engine/internal/gate) to e.
+func newGates(e *Engine) *gate.Gates {
+	return gate.New(gate.Host{Store: e.store, Keys: e.keys, Now: e.now, Log: e.log, MaxInput: e.cfg.MaxOutputBytes,
+		TimerDue: timer.Due, PutTimer: e.timers.Put, DropTimers: e.timers.Drop, DropOrphans: e.timers.DropOrphans,
+		Start: func(ctx context.Context, wf string, input json.RawMessage, ev render.Event, key string) (cairn.TriggeredRun, error) {
+			return e.startForEvent(ctx, wf, "", input, ev, key)
+		}})
 }

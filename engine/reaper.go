@@ -13,6 +13,7 @@ import (
 	"github.com/cairn-dev/cairn/blob"
 	bulk "github.com/cairn-dev/cairn/engine/internal/batch"
 	"github.com/cairn-dev/cairn/engine/internal/errs"
+	"github.com/cairn-dev/cairn/engine/internal/gate"
 	"github.com/cairn-dev/cairn/engine/internal/keys"
 	"github.com/cairn-dev/cairn/engine/internal/mapstep"
 	"github.com/cairn-dev/cairn/engine/internal/par"
@@ -94,6 +95,11 @@ func (e *Engine) reap(ctx context.Context, ahead time.Duration) (ReapStats, erro
 			if err := e.batches.Reap(ctx, id, due[run], now); err != nil {
 				local.Errors++
 				e.log.Warn("reaper: batch visit failed; its timer stays for the next pass", "batch", id, "err", err)
+			}
+		} else if id, ok := gate.TimerID(run); ok { // events.go: debounce and batch windows
+			if err := e.gates.Reap(ctx, id, due[run], now); err != nil {
+				local.Errors++
+				e.log.Warn("reaper: window visit failed; its timer stays for the next pass", "window", id, "err", err)
 			}
 		} else {
 			local.RunsVisited++

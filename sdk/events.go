@@ -50,6 +50,26 @@ func (d *WorkflowDef) On(event, cond string) *WorkflowDef {
 	return d
 }
 
+// Debounce makes the runs the workflow's triggers start wait for a quiet
+// spell: per value of key (a CEL expression over event; "" for one key),
+// a run starts once period has passed without a new matching event, with
+// the last event's payload as input, and at the latest timeout after the
+// first (0: 7 days).
+func (d *WorkflowDef) Debounce(key string, period, timeout time.Duration) *WorkflowDef {
+	d.wf.Debounce = &cairn.Debounce{Key: key, Period: cairn.Duration(period), Timeout: cairn.Duration(timeout)}
+	return d
+}
+
+// Batch gathers the events the workflow's triggers match, per value of
+// key (a CEL expression over event; "" for one key), into runs whose
+// input is the list of their payloads in publish order: a run starts at
+// maxSize events (a second after the first at the soonest) or timeout
+// after the first.
+func (d *WorkflowDef) Batch(key string, maxSize int, timeout time.Duration) *WorkflowDef {
+	d.wf.Batch = &cairn.EventBatch{Key: key, MaxSize: maxSize, Timeout: cairn.Duration(timeout)}
+	return d
+}
+
 // CancelOn cancels a running run of the workflow when an event of this
 // name is published (Client.Publish) and cond, a CEL condition over
 // event (name, id, payload) and the run's input, state and run, holds

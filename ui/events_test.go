@@ -66,3 +66,23 @@ func TestEventsPage(t *testing.T) {
 		t.Error("rows of one event are not in workflow order")
 	}
 }
+
+// TestDebounceAndBatchShown: the workflow page shows a version's debounce
+// or batch beside its triggers.
+func TestDebounceAndBatchShown(t *testing.T) {
+	f := newFixture(t, api.Config{DevMode: true})
+	on := []cairn.Trigger{{Event: "typed"}}
+	f.registerFor("w1",
+		cairn.Workflow{Name: "quiet", Version: "1", Steps: []cairn.Step{{ID: "save"}}, On: on,
+			Debounce: &cairn.Debounce{Key: "event.payload.doc", Period: cairn.Duration(5e9)}},
+		cairn.Workflow{Name: "bulk", Version: "1", Steps: []cairn.Step{{ID: "save"}}, On: on,
+			Batch: &cairn.EventBatch{MaxSize: 50, Timeout: cairn.Duration(10e9)}})
+	for page, want := range map[string]string{
+		"/ui/workflows/quiet/1": `<dd id="def-debounce">key event.payload.doc, period 5s</dd>`,
+		"/ui/workflows/bulk/1":  `<dd id="def-batch">max 50, timeout 10s</dd>`,
+	} {
+		if _, body, _ := f.get(page, ""); !strings.Contains(body, want) {
+			t.Errorf("%s lacks %s", page, want)
+		}
+	}
+}

@@ -39,10 +39,23 @@ func newEventsPublishCmd(cf *clientFlags) *cobra.Command {
 			if asJSON {
 				return printJSON(out, res)
 			}
-			fmt.Fprintf(out, "event %s (id %s): %d run(s)\n", args[0], res.ID, len(res.Runs))
+			windows := 0
+			for _, r := range res.Runs {
+				if r.Window != "" {
+					windows++
+				}
+			}
+			if windows == 0 {
+				fmt.Fprintf(out, "event %s (id %s): %d run(s)\n", args[0], res.ID, len(res.Runs))
+			} else {
+				fmt.Fprintf(out, "event %s (id %s): %d run(s), %d window(s) joined\n", args[0], res.ID, len(res.Runs)-windows, windows)
+			}
 			for _, r := range res.Runs {
 				how := "started"
-				if r.Existed {
+				switch {
+				case r.Window != "":
+					r.Run, how = "window "+r.Window, "joined: its run starts when it closes"
+				case r.Existed:
 					how = "already started by this id"
 				}
 				fmt.Fprintf(out, "  %s@%s  %s  %s\n", r.Workflow, r.Version, r.Run, how)

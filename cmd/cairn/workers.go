@@ -95,6 +95,19 @@ func printWorkflow(out io.Writer, w *cairn.Workflow) error {
 	if w.Description != "" {
 		fmt.Fprintf(out, "          %s\n", w.Description)
 	}
+	for _, t := range w.On {
+		cond := ""
+		if t.If != "" {
+			cond = " if " + abbrev(t.If, 60)
+		}
+		fmt.Fprintf(out, "on        event %s%s\n", t.Event, cond)
+	}
+	if w.Debounce != nil {
+		fmt.Fprintf(out, "debounce  %s\n", w.Debounce)
+	}
+	if w.Batch != nil {
+		fmt.Fprintf(out, "batch     %s\n", w.Batch)
+	}
 	fmt.Fprintln(out)
 	tw := newTable(out)
 	fmt.Fprintln(tw, "STEP\tKIND\tAFTER\tDETAIL")

@@ -1094,6 +1094,22 @@ type ContinueAsNew struct {
 	Input json.RawMessage `json:"input,omitempty"`
 }
 
+// Debounce defines model for Debounce.
+type Debounce struct {
+	// Key A CEL expression over event (name, id, payload), bare or as ${expr}: events of one value share a window. Empty: one window for the workflow.
+	Key *string `json:"key,omitempty"`
+
+	// Period The quiet time after a key's last event before its run starts (at least 1s).
+	//
+	// Examples: 30s, 1h30m
+	Period string `json:"period"`
+
+	// Timeout The longest a window stays open after its first event, quiet or not (default and at most 7 days; not less than period).
+	//
+	// Examples: 30s, 1h30m
+	Timeout *string `json:"timeout,omitempty"`
+}
+
 // Ended defines model for Ended.
 type Ended struct {
 	// Leases With claim_next: the leases claimed for the worker after the complete was applied, as a claim answers them (none when nothing was ready). Run them like a claim's.
@@ -1128,6 +1144,20 @@ type ErrorInfo struct {
 
 	// Step For a run's error: the step that failed it.
 	Step *string `json:"step,omitempty"`
+}
+
+// EventBatch defines model for EventBatch.
+type EventBatch struct {
+	// Key A CEL expression over event (name, id, payload), bare or as ${expr}: events of one value are batched together. Empty: one batch at a time for the workflow.
+	Key *string `json:"key,omitempty"`
+
+	// MaxSize A window closes when it holds this many events (but not within a second of its first); the events beyond it start further runs of max_size each.
+	MaxSize int64 `json:"max_size"`
+
+	// Timeout A window closes this long after its first event, full or not (at least 1s).
+	//
+	// Examples: 30s, 1h30m
+	Timeout string `json:"timeout"`
 }
 
 // EventRef defines model for EventRef.
@@ -2132,10 +2162,13 @@ type Trigger struct {
 // TriggeredRun defines model for TriggeredRun.
 type TriggeredRun struct {
 	// Existed The event's id had started it already (a retried publish): nothing was started.
-	Existed  *bool  `json:"existed,omitempty"`
-	Run      string `json:"run"`
-	Version  string `json:"version"`
-	Workflow string `json:"workflow"`
+	Existed *bool  `json:"existed,omitempty"`
+	Run     string `json:"run"`
+	Version string `json:"version"`
+
+	// Window The workflow debounces or batches its events: the event joined this window, whose run starts when it closes (run is then empty).
+	Window   *string `json:"window,omitempty"`
+	Workflow string  `json:"workflow"`
 }
 
 // Update defines model for Update.
@@ -2220,7 +2253,8 @@ type WorkerInfo struct {
 
 // Workflow defines model for Workflow.
 type Workflow struct {
-	Budget *Budget `json:"budget,omitempty"`
+	Batch  *EventBatch `json:"batch,omitempty"`
+	Budget *Budget     `json:"budget,omitempty"`
 
 	// CancelOn A running run is cancelled by a published event (POST /events) with one of these names whose if matches it: the event's payload against the run's input, for example.
 	CancelOn *[]CancelOn `json:"cancel_on,omitempty"`
@@ -2234,8 +2268,9 @@ type Workflow struct {
 	// Deadline Default run deadline, from start (default: none).
 	//
 	// Examples: 30s, 1h30m
-	Deadline    *string `json:"deadline,omitempty"`
-	Description *string `json:"description,omitempty"`
+	Deadline    *string   `json:"deadline,omitempty"`
+	Debounce    *Debounce `json:"debounce,omitempty"`
+	Description *string   `json:"description,omitempty"`
 
 	// Encrypted The SDKs encrypt this workflow's payloads on the client (each top-level value of the run input and state, step outputs, event payloads): the server sees them as opaque {"$cairn_encrypted":…} values. Its templates may pass an encrypted value whole (${input.k}, ${state.k}, ${steps.a.output}) but not look inside one: a definition whose template does is refused.
 	Encrypted *bool `json:"encrypted,omitempty"`
@@ -2579,7 +2614,7 @@ type ClientInterface interface {
 
 	// PublishEventWithBody Publish an event
 	//
-	// Starts a run of every workflow whose newest registered version declares a trigger (on) of the event's name whose if the event matches, with the payload as the run's input and the event's name and id on the run (its event). Once per event id and workflow: a retried publish answers the runs the first started, marked existed. At most 100 workflows are matched per event (truncated says when more have a trigger of its name). Cost: one LIST of the event's trigger index, then per matched workflow a start (three writes; a retry: one refused create and two reads). A publish that fails part-way is retried with its id.
+	// Starts a run of every workflow whose newest registered version declares a trigger (on) of the event's name whose if the event matches, with the payload as the run's input and the event's name and id on the run (its event). Once per event id and workflow: a retried publish answers the runs the first started, marked existed. At most 100 workflows are matched per event (truncated says when more have a trigger of its name). Cost: one LIST of the event's trigger index, then per matched workflow a start (three writes; a retry: one refused create and two reads). A publish that fails part-way is retried with its id. A workflow with debounce or batch gets no run at once: the event joins its key's window (answered as window), whose run starts when it closes (1 read and 1 create more per such workflow; docs/API.md).
 	//
 	// Needs a key with the `execute` scope.
 	//
@@ -2590,7 +2625,7 @@ type ClientInterface interface {
 
 	// PublishEvent Publish an event
 	//
-	// Starts a run of every workflow whose newest registered version declares a trigger (on) of the event's name whose if the event matches, with the payload as the run's input and the event's name and id on the run (its event). Once per event id and workflow: a retried publish answers the runs the first started, marked existed. At most 100 workflows are matched per event (truncated says when more have a trigger of its name). Cost: one LIST of the event's trigger index, then per matched workflow a start (three writes; a retry: one refused create and two reads). A publish that fails part-way is retried with its id.
+	// Starts a run of every workflow whose newest registered version declares a trigger (on) of the event's name whose if the event matches, with the payload as the run's input and the event's name and id on the run (its event). Once per event id and workflow: a retried publish answers the runs the first started, marked existed. At most 100 workflows are matched per event (truncated says when more have a trigger of its name). Cost: one LIST of the event's trigger index, then per matched workflow a start (three writes; a retry: one refused create and two reads). A publish that fails part-way is retried with its id. A workflow with debounce or batch gets no run at once: the event joins its key's window (answered as window), whose run starts when it closes (1 read and 1 create more per such workflow; docs/API.md).
 	//
 	// Needs a key with the `execute` scope.
 	//
@@ -3374,7 +3409,7 @@ func (c *Client) AdvanceClock(ctx context.Context, body AdvanceClockJSONRequestB
 
 // PublishEventWithBody Publish an event
 //
-// Starts a run of every workflow whose newest registered version declares a trigger (on) of the event's name whose if the event matches, with the payload as the run's input and the event's name and id on the run (its event). Once per event id and workflow: a retried publish answers the runs the first started, marked existed. At most 100 workflows are matched per event (truncated says when more have a trigger of its name). Cost: one LIST of the event's trigger index, then per matched workflow a start (three writes; a retry: one refused create and two reads). A publish that fails part-way is retried with its id.
+// Starts a run of every workflow whose newest registered version declares a trigger (on) of the event's name whose if the event matches, with the payload as the run's input and the event's name and id on the run (its event). Once per event id and workflow: a retried publish answers the runs the first started, marked existed. At most 100 workflows are matched per event (truncated says when more have a trigger of its name). Cost: one LIST of the event's trigger index, then per matched workflow a start (three writes; a retry: one refused create and two reads). A publish that fails part-way is retried with its id. A workflow with debounce or batch gets no run at once: the event joins its key's window (answered as window), whose run starts when it closes (1 read and 1 create more per such workflow; docs/API.md).
 //
 // Needs a key with the `execute` scope.
 //
@@ -3395,7 +3430,7 @@ func (c *Client) PublishEventWithBody(ctx context.Context, contentType string, b
 
 // PublishEvent Publish an event
 //
-// Starts a run of every workflow whose newest registered version declares a trigger (on) of the event's name whose if the event matches, with the payload as the run's input and the event's name and id on the run (its event). Once per event id and workflow: a retried publish answers the runs the first started, marked existed. At most 100 workflows are matched per event (truncated says when more have a trigger of its name). Cost: one LIST of the event's trigger index, then per matched workflow a start (three writes; a retry: one refused create and two reads). A publish that fails part-way is retried with its id.
+// Starts a run of every workflow whose newest registered version declares a trigger (on) of the event's name whose if the event matches, with the payload as the run's input and the event's name and id on the run (its event). Once per event id and workflow: a retried publish answers the runs the first started, marked existed. At most 100 workflows are matched per event (truncated says when more have a trigger of its name). Cost: one LIST of the event's trigger index, then per matched workflow a start (three writes; a retry: one refused create and two reads). A publish that fails part-way is retried with its id. A workflow with debounce or batch gets no run at once: the event joins its key's window (answered as window), whose run starts when it closes (1 read and 1 create more per such workflow; docs/API.md).
 //
 // Needs a key with the `execute` scope.
 //
@@ -7205,7 +7240,7 @@ type ClientWithResponsesInterface interface {
 
 	// PublishEventWithBodyWithResponse Publish an event
 	//
-	// Starts a run of every workflow whose newest registered version declares a trigger (on) of the event's name whose if the event matches, with the payload as the run's input and the event's name and id on the run (its event). Once per event id and workflow: a retried publish answers the runs the first started, marked existed. At most 100 workflows are matched per event (truncated says when more have a trigger of its name). Cost: one LIST of the event's trigger index, then per matched workflow a start (three writes; a retry: one refused create and two reads). A publish that fails part-way is retried with its id.
+	// Starts a run of every workflow whose newest registered version declares a trigger (on) of the event's name whose if the event matches, with the payload as the run's input and the event's name and id on the run (its event). Once per event id and workflow: a retried publish answers the runs the first started, marked existed. At most 100 workflows are matched per event (truncated says when more have a trigger of its name). Cost: one LIST of the event's trigger index, then per matched workflow a start (three writes; a retry: one refused create and two reads). A publish that fails part-way is retried with its id. A workflow with debounce or batch gets no run at once: the event joins its key's window (answered as window), whose run starts when it closes (1 read and 1 create more per such workflow; docs/API.md).
 	//
 	// Needs a key with the `execute` scope.
 	//
@@ -7216,7 +7251,7 @@ type ClientWithResponsesInterface interface {
 
 	// PublishEventWithResponse Publish an event
 	//
-	// Starts a run of every workflow whose newest registered version declares a trigger (on) of the event's name whose if the event matches, with the payload as the run's input and the event's name and id on the run (its event). Once per event id and workflow: a retried publish answers the runs the first started, marked existed. At most 100 workflows are matched per event (truncated says when more have a trigger of its name). Cost: one LIST of the event's trigger index, then per matched workflow a start (three writes; a retry: one refused create and two reads). A publish that fails part-way is retried with its id.
+	// Starts a run of every workflow whose newest registered version declares a trigger (on) of the event's name whose if the event matches, with the payload as the run's input and the event's name and id on the run (its event). Once per event id and workflow: a retried publish answers the runs the first started, marked existed. At most 100 workflows are matched per event (truncated says when more have a trigger of its name). Cost: one LIST of the event's trigger index, then per matched workflow a start (three writes; a retry: one refused create and two reads). A publish that fails part-way is retried with its id. A workflow with debounce or batch gets no run at once: the event joins its key's window (answered as window), whose run starts when it closes (1 read and 1 create more per such workflow; docs/API.md).
 	//
 	// Needs a key with the `execute` scope.
 	//
@@ -13045,7 +13080,7 @@ func (c *ClientWithResponses) AdvanceClockWithResponse(ctx context.Context, body
 
 // PublishEventWithBodyWithResponse Publish an event
 //
-// Starts a run of every workflow whose newest registered version declares a trigger (on) of the event's name whose if the event matches, with the payload as the run's input and the event's name and id on the run (its event). Once per event id and workflow: a retried publish answers the runs the first started, marked existed. At most 100 workflows are matched per event (truncated says when more have a trigger of its name). Cost: one LIST of the event's trigger index, then per matched workflow a start (three writes; a retry: one refused create and two reads). A publish that fails part-way is retried with its id.
+// Starts a run of every workflow whose newest registered version declares a trigger (on) of the event's name whose if the event matches, with the payload as the run's input and the event's name and id on the run (its event). Once per event id and workflow: a retried publish answers the runs the first started, marked existed. At most 100 workflows are matched per event (truncated says when more have a trigger of its name). Cost: one LIST of the event's trigger index, then per matched workflow a start (three writes; a retry: one refused create and two reads). A publish that fails part-way is retried with its id. A workflow with debounce or batch gets no run at once: the event joins its key's window (answered as window), whose run starts when it closes (1 read and 1 create more per such workflow; docs/API.md).
 //
 // Needs a key with the `execute` scope.
 //
@@ -13062,7 +13097,7 @@ func (c *ClientWithResponses) PublishEventWithBodyWithResponse(ctx context.Conte
 
 // PublishEventWithResponse Publish an event
 //
-// Starts a run of every workflow whose newest registered version declares a trigger (on) of the event's name whose if the event matches, with the payload as the run's input and the event's name and id on the run (its event). Once per event id and workflow: a retried publish answers the runs the first started, marked existed. At most 100 workflows are matched per event (truncated says when more have a trigger of its name). Cost: one LIST of the event's trigger index, then per matched workflow a start (three writes; a retry: one refused create and two reads). A publish that fails part-way is retried with its id.
+// Starts a run of every workflow whose newest registered version declares a trigger (on) of the event's name whose if the event matches, with the payload as the run's input and the event's name and id on the run (its event). Once per event id and workflow: a retried publish answers the runs the first started, marked existed. At most 100 workflows are matched per event (truncated says when more have a trigger of its name). Cost: one LIST of the event's trigger index, then per matched workflow a start (three writes; a retry: one refused create and two reads). A publish that fails part-way is retried with its id. A workflow with debounce or batch gets no run at once: the event joins its key's window (answered as window), whose run starts when it closes (1 read and 1 create more per such workflow; docs/API.md).
 //
 // Needs a key with the `execute` scope.
 //

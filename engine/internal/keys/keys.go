@@ -32,6 +32,8 @@ import (
 //	ratelimits/<sha256>              a rate limit key's GCRA state (create-only, then CAS)
 //	singletons/<sha256>              the run holding a singleton key (create-only, then CAS)
 //	cancelon/<sha256>/<run>          a run an event of that name may cancel (plain put; deleted when seen ended)
+//	gates/<sha256>/state             a debounce or batch key's open window number (create-only, then CAS)
+//	gates/<sha256>/<n>/...           its window n: open, fired (create-only), e/<xx>/<ms>-<id> events (create-only)
 //	batches/<id>                     a bulk cancel or rerun (create-only, then CAS)
 //	kv/<namespace>/<key>             a long-term store value (plain, or conditional put; engine/kv)
 //	cache/<workflow>/<step>/<sha256> a step's result cache entry (plain put; engine/resultcache)
@@ -296,6 +298,13 @@ func (k Layout) CancelOn(event, run string) string { return k.CancelsOf(event) +
 func (k Layout) CancelsOf(event string) string {
 	h := sha256.Sum256([]byte(event))
 	return k.Prefix + "cancelon/" + hex.EncodeToString(h[:]) + "/"
+}
+
+// Gate is the prefix of a debounce or batch key's objects (scope: the
+// workflow and the kind).
+func (k Layout) Gate(scope, key string) string {
+	h := sha256.Sum256([]byte(scope + "\x00" + key))
+	return k.Prefix + "gates/" + hex.EncodeToString(h[:]) + "/"
 }
 
 // Singleton is the object naming the run that holds a singleton key.

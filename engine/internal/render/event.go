@@ -86,3 +86,7 @@ func (c *Condition) Holds(vars Vars) (bool, error) {
 	}
 	return false, fmt.Errorf("if %s evaluated to %s, not a bool", Clip(c.src), Clip(string(out)))
 }
+
+// Value evaluates the expression on vars (whose Event is set) and returns
+// its value as JSON (a key, not a condition).
+func (c *Condition) Value(vars Vars) (json.RawMessage, error) { return c.t.Render(vars) }

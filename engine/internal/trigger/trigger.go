@@ -20,6 +20,7 @@ import (
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/blob"
+	"github.com/cairn-dev/cairn/engine/internal/gate"
 	"github.com/cairn-dev/cairn/engine/internal/keys"
 	"github.com/cairn-dev/cairn/engine/internal/par"
 	"github.com/cairn-dev/cairn/engine/internal/render"
@@ -44,6 +45,9 @@ type Compiled struct {
 	waits  map[string]*render.Condition // a wait step's if, by step id
 	on     map[string]*render.Condition // a trigger's if, by event (nil: any)
 	cancel map[string][]cancelCond      // the cancel_on entries, by event
+	// Gate is the workflow's debounce or batch (nil: none): its triggered
+	// events join windows instead of starting runs (engine/internal/gate).
+	Gate *gate.Spec
 }
 
 type cancelCond struct {
@@ -55,6 +59,10 @@ type cancelCond struct {
 // in errors ("workflows[0]").
 func Compile(w *cairn.Workflow, field string) (*Compiled, error) {
 	c := &Compiled{waits: map[string]*render.Condition{}, on: map[string]*render.Condition{}, cancel: map[string][]cancelCond{}}
+	var err error
+	if c.Gate, err = gate.Compile(w, field); err != nil {
+		return nil, err
+	}
 	for i, x := range w.CancelOn {
 		cc := cancelCond{timeout: x.Timeout.D()}
 		if x.If != "" {

@@ -109,7 +109,7 @@ export interface paths {
         put?: never;
         /**
          * Publish an event
-         * @description Starts a run of every workflow whose newest registered version declares a trigger (on) of the event's name whose if the event matches, with the payload as the run's input and the event's name and id on the run (its event). Once per event id and workflow: a retried publish answers the runs the first started, marked existed. At most 100 workflows are matched per event (truncated says when more have a trigger of its name). Cost: one LIST of the event's trigger index, then per matched workflow a start (three writes; a retry: one refused create and two reads). A publish that fails part-way is retried with its id.
+         * @description Starts a run of every workflow whose newest registered version declares a trigger (on) of the event's name whose if the event matches, with the payload as the run's input and the event's name and id on the run (its event). Once per event id and workflow: a retried publish answers the runs the first started, marked existed. At most 100 workflows are matched per event (truncated says when more have a trigger of its name). Cost: one LIST of the event's trigger index, then per matched workflow a start (three writes; a retry: one refused create and two reads). A publish that fails part-way is retried with its id. A workflow with debounce or batch gets no run at once: the event joins its key's window (answered as window), whose run starts when it closes (1 read and 1 create more per such workflow; docs/API.md).
          *
          *     Needs a key with the `execute` scope.
          */
@@ -1340,6 +1340,22 @@ export interface components {
             /** @description The new run's input. */
             input?: unknown;
         };
+        Debounce: {
+            /** @description A CEL expression over event (name, id, payload), bare or as ${expr}: events of one value share a window. Empty: one window for the workflow. */
+            key?: string;
+            /**
+             * @description The quiet time after a key's last event before its run starts (at least 1s).
+             * @example 30s
+             * @example 1h30m
+             */
+            period: string;
+            /**
+             * @description The longest a window stays open after its first event, quiet or not (default and at most 7 days; not less than period).
+             * @example 30s
+             * @example 1h30m
+             */
+            timeout?: string;
+        };
         Ended: {
             /** @description With claim_next: the leases claimed for the worker after the complete was applied, as a claim answers them (none when nothing was ready). Run them like a claim's. */
             leases?: components["schemas"]["Lease"][];
@@ -1364,6 +1380,21 @@ export interface components {
             message: string;
             /** @description For a run's error: the step that failed it. */
             step?: string;
+        };
+        EventBatch: {
+            /** @description A CEL expression over event (name, id, payload), bare or as ${expr}: events of one value are batched together. Empty: one batch at a time for the workflow. */
+            key?: string;
+            /**
+             * Format: int64
+             * @description A window closes when it holds this many events (but not within a second of its first); the events beyond it start further runs of max_size each.
+             */
+            max_size: number;
+            /**
+             * @description A window closes this long after its first event, full or not (at least 1s).
+             * @example 30s
+             * @example 1h30m
+             */
+            timeout: string;
         };
         EventRef: {
             id: string;
@@ -2398,6 +2429,8 @@ export interface components {
             existed?: boolean;
             run: string;
             version: string;
+            /** @description The workflow debounces or batches its events: the event joined this window, whose run starts when it closes (run is then empty). */
+            window?: string;
             workflow: string;
         };
         Update: {
@@ -2484,6 +2517,8 @@ export interface components {
             workflows: string[];
         };
         Workflow: {
+            /** @description Event-started runs only: a key's events are gathered into one run whose input is the list of their payloads, started at max_size events or timeout after the first (eventflow.go). */
+            batch?: components["schemas"]["EventBatch"];
             /** @description Default budget of each run (a start may give its own): a run whose usage goes over it fails with class budget_exceeded. */
             budget?: components["schemas"]["Budget"];
             /** @description A running run is cancelled by a published event (POST /events) with one of these names whose if matches it: the event's payload against the run's input, for example. */
@@ -2498,6 +2533,8 @@ export interface components {
              * @example 1h30m
              */
             deadline?: string;
+            /** @description Event-started runs only: a run starts after period without a new matching event of its key, with the last event's payload (eventflow.go). */
+            debounce?: components["schemas"]["Debounce"];
             description?: string;
             /** @description The SDKs encrypt this workflow's payloads on the client (each top-level value of the run input and state, step outputs, event payloads): the server sees them as opaque {"$cairn_encrypted":…} values. Its templates may pass an encrypted value whole (${input.k}, ${state.k}, ${steps.a.output}) but not look inside one: a definition whose template does is refused. */
             encrypted?: boolean;

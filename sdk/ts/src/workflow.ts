@@ -81,6 +81,10 @@ export interface WorkflowOptions {
   deadline?: Duration;
   /** Default budget of each run (a start may give its own): a run whose usage goes over it fails with class budget_exceeded. */
   budget?: Schemas["Budget"];
+  /** Runs its triggers start wait for a quiet spell per key (CEL over event): a run starts period after the key's last event, with its payload, at the latest timeout after the first. */
+  debounce?: { key?: string; period: Duration; timeout?: Duration };
+  /** Events its triggers match gather per key (CEL over event) into runs whose input is the list of payloads: at maxSize events or timeout after the first. */
+  batch?: { key?: string; maxSize: number; timeout: Duration };
   /** A running run is cancelled by a published event of one of these names whose if (CEL over event and the run's input, state, run) holds; timeout: only within that long of its start. */
   cancelOn?: { event: string; if?: string; timeout?: Duration }[];
   /** One running run per rendered key (a template over the input; "" for one per workflow): "skip" answers the running run (skipped: true), "cancel_running" cancels it. */
@@ -250,6 +254,18 @@ export class WorkflowDef {
         ? { cancel_on: this.opts.cancelOn.map((c) => ({ event: c.event, if: c.if, timeout: c.timeout === undefined ? undefined : duration(c.timeout) })) }
         : {}),
       ...(this.opts.singleton ? { singleton: { ...this.opts.singleton } } : {}),
+      ...(this.opts.debounce
+        ? {
+            debounce: {
+              key: this.opts.debounce.key,
+              period: duration(this.opts.debounce.period),
+              timeout: this.opts.debounce.timeout === undefined ? undefined : duration(this.opts.debounce.timeout),
+            },
+          }
+        : {}),
+      ...(this.opts.batch
+        ? { batch: { key: this.opts.batch.key, max_size: this.opts.batch.maxSize, timeout: duration(this.opts.batch.timeout) } }
+        : {}),
       ...(this.opts.reducers ? { reducers: { ...this.opts.reducers } } : {}),
       steps: this.steps.map((s) => ({ ...s })),
       ...(this.onFailureSteps.length ? { on_failure: this.onFailureSteps.map((s) => ({ ...s })) } : {}),

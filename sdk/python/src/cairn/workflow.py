@@ -179,6 +179,8 @@ class Workflow:
         reducers: dict[str, str] | None = None,
         singleton: dict[str, str] | None = None,
         cancel_on: list[dict[str, Any]] | None = None,
+        debounce: dict[str, Any] | None = None,
+        batch: dict[str, Any] | None = None,
     ) -> None:
         self.name = name
         self.version = version
@@ -194,6 +196,10 @@ class Workflow:
         self.singleton = dict(singleton) if singleton else None
         #: Published events that cancel a running run: [{"event", "if"?, "timeout"?}].
         self.cancel_on = [dict(c) for c in cancel_on or []]
+        #: Triggered runs wait for a quiet spell per key: {"key"?, "period", "timeout"?}.
+        self.debounce = dict(debounce) if debounce else None
+        #: Triggered events gather per key into list-input runs: {"key"?, "max_size", "timeout"}.
+        self.batch = dict(batch) if batch else None
         self.concurrency = list(concurrency or [])
         self.handlers: dict[str, Handler] = {}
         self._steps: list[dict[str, Any]] = []
@@ -383,6 +389,9 @@ class Workflow:
             d["cancel_on"] = [
                 {**c, "timeout": duration(c["timeout"])} if c.get("timeout") is not None else dict(c) for c in self.cancel_on
             ]
+        for name, opt in (("debounce", self.debounce), ("batch", self.batch)):
+            if opt:
+                d[name] = {k: duration(v) if k in ("period", "timeout") else v for k, v in opt.items()}
         if self._on_failure:
             d["on_failure"] = [dict(s) for s in self._on_failure]
         if self._on:
@@ -405,6 +414,8 @@ def workflow(
     reducers: dict[str, str] | None = None,
     singleton: dict[str, str] | None = None,
     cancel_on: list[dict[str, Any]] | None = None,
+    debounce: dict[str, Any] | None = None,
+    batch: dict[str, Any] | None = None,
 ) -> Workflow:
     """Starts the definition of workflow name at version."""
     return Workflow(
@@ -417,4 +428,6 @@ def workflow(
         reducers=reducers,
         singleton=singleton,
         cancel_on=cancel_on,
+        debounce=debounce,
+        batch=batch,
     )

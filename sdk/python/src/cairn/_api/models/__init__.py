@@ -34,10 +34,12 @@ from .complete_request_attributes import CompleteRequestAttributes
 from .complete_request_state_patch import CompleteRequestStatePatch
 from .concurrency_limit import ConcurrencyLimit
 from .continue_as_new import ContinueAsNew
+from .debounce import Debounce
 from .ended import Ended
 from .ended_run_status import EndedRunStatus
 from .error_detail import ErrorDetail
 from .error_info import ErrorInfo
+from .event_batch import EventBatch
 from .event_ref import EventRef
 from .event_request import EventRequest
 from .event_result import EventResult
@@ -179,10 +181,12 @@ __all__ = (
     "CompleteRequestStatePatch",
     "ConcurrencyLimit",
     "ContinueAsNew",
+    "Debounce",
     "Ended",
     "EndedRunStatus",
     "ErrorDetail",
     "ErrorInfo",
+    "EventBatch",
     "EventRef",
     "EventRequest",
     "EventResult",

@@ -18,12 +18,15 @@ class TriggeredRun:
         version (str):
         workflow (str):
         existed (bool | Unset): The event's id had started it already (a retried publish): nothing was started.
+        window (str | Unset): The workflow debounces or batches its events: the event joined this window, whose run
+            starts when it closes (run is then empty).
     """
 
     run: str
     version: str
     workflow: str
     existed: bool | Unset = UNSET
+    window: str | Unset = UNSET
 
     def to_dict(self) -> dict[str, Any]:
         run = self.run
@@ -33,6 +36,8 @@ class TriggeredRun:
         workflow = self.workflow
 
         existed = self.existed
+
+        window = self.window
 
         field_dict: dict[str, Any] = {}
 
@@ -45,6 +50,8 @@ class TriggeredRun:
         )
         if existed is not UNSET:
             field_dict["existed"] = existed
+        if window is not UNSET:
+            field_dict["window"] = window
 
         return field_dict
 
@@ -59,11 +66,14 @@ class TriggeredRun:
 
         existed = d.pop("existed", UNSET)
 
+        window = d.pop("window", UNSET)
+
         triggered_run = cls(
             run=run,
             version=version,
             workflow=workflow,
             existed=existed,
+            window=window,
         )
 
         return triggered_run

@@ -11,6 +11,8 @@ if TYPE_CHECKING:
     from ..models.budget import Budget
     from ..models.cancel_on import CancelOn
     from ..models.concurrency_limit import ConcurrencyLimit
+    from ..models.debounce import Debounce
+    from ..models.event_batch import EventBatch
     from ..models.singleton import Singleton
     from ..models.step import Step
     from ..models.trigger import Trigger
@@ -27,6 +29,7 @@ class Workflow:
         name (str): Workflow name.
         steps (list[Step]): The steps; order does not matter, after does.
         version (str): Version; several coexist, runs pin theirs.
+        batch (EventBatch | Unset):
         budget (Budget | Unset):
         cancel_on (list[CancelOn] | Unset): A running run is cancelled by a published event (POST /events) with one of
             these names whose if matches it: the event's payload against the run's input, for example.
@@ -35,6 +38,7 @@ class Workflow:
         concurrency (list[ConcurrencyLimit] | Unset): Limits on the task attempts of all runs of this workflow (every
             version) holding a lease at once: each per rendered key, or, without a key, one global limit for the workflow.
         deadline (str | Unset): Default run deadline, from start (default: none).
+        debounce (Debounce | Unset):
         description (str | Unset):
         encrypted (bool | Unset): The SDKs encrypt this workflow's payloads on the client (each top-level value of the
             run input and state, step outputs, event payloads): the server sees them as opaque {"$cairn_encrypted":…}
@@ -54,11 +58,13 @@ class Workflow:
     name: str
     steps: list[Step]
     version: str
+    batch: EventBatch | Unset = UNSET
     budget: Budget | Unset = UNSET
     cancel_on: list[CancelOn] | Unset = UNSET
     clear: list[str] | Unset = UNSET
     concurrency: list[ConcurrencyLimit] | Unset = UNSET
     deadline: str | Unset = UNSET
+    debounce: Debounce | Unset = UNSET
     description: str | Unset = UNSET
     encrypted: bool | Unset = UNSET
     on: list[Trigger] | Unset = UNSET
@@ -75,6 +81,10 @@ class Workflow:
             steps.append(steps_item)
 
         version = self.version
+
+        batch: dict[str, Any] | Unset = UNSET
+        if not isinstance(self.batch, Unset):
+            batch = self.batch.to_dict()
 
         budget: dict[str, Any] | Unset = UNSET
         if not isinstance(self.budget, Unset):
@@ -99,6 +109,10 @@ class Workflow:
                 concurrency.append(concurrency_item)
 
         deadline = self.deadline
+
+        debounce: dict[str, Any] | Unset = UNSET
+        if not isinstance(self.debounce, Unset):
+            debounce = self.debounce.to_dict()
 
         description = self.description
 
@@ -135,6 +149,8 @@ class Workflow:
                 "version": version,
             }
         )
+        if batch is not UNSET:
+            field_dict["batch"] = batch
         if budget is not UNSET:
             field_dict["budget"] = budget
         if cancel_on is not UNSET:
@@ -145,6 +161,8 @@ class Workflow:
             field_dict["concurrency"] = concurrency
         if deadline is not UNSET:
             field_dict["deadline"] = deadline
+        if debounce is not UNSET:
+            field_dict["debounce"] = debounce
         if description is not UNSET:
             field_dict["description"] = description
         if encrypted is not UNSET:
@@ -165,6 +183,8 @@ class Workflow:
         from ..models.budget import Budget  # noqa: PLC0415
         from ..models.cancel_on import CancelOn  # noqa: PLC0415
         from ..models.concurrency_limit import ConcurrencyLimit  # noqa: PLC0415
+        from ..models.debounce import Debounce  # noqa: PLC0415
+        from ..models.event_batch import EventBatch  # noqa: PLC0415
         from ..models.singleton import Singleton  # noqa: PLC0415
         from ..models.step import Step  # noqa: PLC0415
         from ..models.trigger import Trigger  # noqa: PLC0415
@@ -181,6 +201,13 @@ class Workflow:
             steps.append(steps_item)
 
         version = d.pop("version")
+
+        _batch = d.pop("batch", UNSET)
+        batch: EventBatch | Unset
+        if isinstance(_batch, Unset):
+            batch = UNSET
+        else:
+            batch = EventBatch.from_dict(_batch)
 
         _budget = d.pop("budget", UNSET)
         budget: Budget | Unset
@@ -210,6 +237,13 @@ class Workflow:
                 concurrency.append(concurrency_item)
 
         deadline = d.pop("deadline", UNSET)
+
+        _debounce = d.pop("debounce", UNSET)
+        debounce: Debounce | Unset
+        if isinstance(_debounce, Unset):
+            debounce = UNSET
+        else:
+            debounce = Debounce.from_dict(_debounce)
 
         description = d.pop("description", UNSET)
 
@@ -251,11 +285,13 @@ class Workflow:
             name=name,
             steps=steps,
             version=version,
+            batch=batch,
             budget=budget,
             cancel_on=cancel_on,
             clear=clear,
             concurrency=concurrency,
             deadline=deadline,
+            debounce=debounce,
             description=description,
             encrypted=encrypted,
             on=on,

@@ -108,7 +108,9 @@ def sync_detailed(
     the first started, marked existed. At most 100 workflows are matched per event (truncated says when
     more have a trigger of its name). Cost: one LIST of the event's trigger index, then per matched
     workflow a start (three writes; a retry: one refused create and two reads). A publish that fails
-    part-way is retried with its id.
+    part-way is retried with its id. A workflow with debounce or batch gets no run at once: the event
+    joins its key's window (answered as window), whose run starts when it closes (1 read and 1 create
+    more per such workflow; docs/API.md).
 
     Needs a key with the `execute` scope.
 
@@ -147,7 +149,9 @@ def sync(
     the first started, marked existed. At most 100 workflows are matched per event (truncated says when
     more have a trigger of its name). Cost: one LIST of the event's trigger index, then per matched
     workflow a start (three writes; a retry: one refused create and two reads). A publish that fails
-    part-way is retried with its id.
+    part-way is retried with its id. A workflow with debounce or batch gets no run at once: the event
+    joins its key's window (answered as window), whose run starts when it closes (1 read and 1 create
+    more per such workflow; docs/API.md).
 
     Needs a key with the `execute` scope.
 
@@ -181,7 +185,9 @@ async def asyncio_detailed(
     the first started, marked existed. At most 100 workflows are matched per event (truncated says when
     more have a trigger of its name). Cost: one LIST of the event's trigger index, then per matched
     workflow a start (three writes; a retry: one refused create and two reads). A publish that fails
-    part-way is retried with its id.
+    part-way is retried with its id. A workflow with debounce or batch gets no run at once: the event
+    joins its key's window (answered as window), whose run starts when it closes (1 read and 1 create
+    more per such workflow; docs/API.md).
 
     Needs a key with the `execute` scope.
 
@@ -218,7 +224,9 @@ async def asyncio(
     the first started, marked existed. At most 100 workflows are matched per event (truncated says when
     more have a trigger of its name). Cost: one LIST of the event's trigger index, then per matched
     workflow a start (three writes; a retry: one refused create and two reads). A publish that fails
-    part-way is retried with its id.
+    part-way is retried with its id. A workflow with debounce or batch gets no run at once: the event
+    joins its key's window (answered as window), whose run starts when it closes (1 read and 1 create
+    more per such workflow; docs/API.md).
 
     Needs a key with the `execute` scope.
 

@@ -1,52 +1,27 @@
 package engine
 
 import (
-	"errors"
 	"time"
 
-	"github.com/cairn-dev/cairn/blob"
 	"github.com/cairn-dev/cairn/engine/internal/throttle"
 )
 
 // Admission control: an instance sheds new runs while the store is
-// refusing its writes for rate.
-//
-// A store past its capacity (a GCS bucket still ramping, an S3 prefix not
-// yet split) refuses some of every kind of write: the steps of runs already
-// going and the starts of new ones alike. Admitting every start then
-// spends the capacity the running steps need on runs that cannot advance
-// either, and every run slows down together (the simulator measured it:
-// more runs started, fewer steps completed, hundreds of requests a step).
-// So StartRun refuses a share of new runs with the answer a refusal of the
-// store gets (503 with Retry-After: nothing was written; the SDKs retry
-// it), before it makes any request, and the runs already going get the
-// capacity.
-//
-// The share is adaptive throttling over the last 30 s of this instance's
-// writes (throttle.Adaptive): nothing is shed while at most ShedAbove of
-// the writes were refused, and the share grows with the refusals beyond
-// it.
+// refusing its writes for rate; engine/internal/throttle (admission.go)
+// says why and how.
 
 // DefaultShedAbove is the share of refused writes above which starts are
 // shed.
-const DefaultShedAbove = 0.1
+const DefaultShedAbove = throttle.DefaultShedAbove
 
 // errShed is the cause of a start refused by admission control.
-var errShed = errors.New("new runs are shed: the store is refusing this instance's writes for rate (admission control)")
+var errShed = throttle.ErrShed
 
-type admission struct{ *throttle.Adaptive }
+type admission struct{ *throttle.Admission }
 
 func newAdmission(shedAbove float64) *admission {
-	return &admission{throttle.NewAdaptive(shedAbove)}
+	return &admission{throttle.NewAdmission(shedAbove)}
 }
 
-// wrote records a write's outcome: err nil (accepted), a refusal for
-// rate (blob.ErrThrottled), or anything else (not counted: a conflict or
-// a lost connection says nothing of the store's capacity).
-func (a *admission) wrote(now time.Time, err error) {
-	throttled := errors.Is(err, blob.ErrThrottled)
-	if err != nil && !throttled {
-		return
-	}
-	a.Wrote(now, !throttled)
-}
+// wrote records a write's outcome (throttle.Admission.Outcome).
+func (a *admission) wrote(now time.Time, err error) { a.Outcome(now, err) }

@@ -121,34 +121,18 @@ func (e *Engine) resolveRecord(ctx context.Context, r *runRecord, skip map[strin
 	return e.payloads.ResolveRecord(ctx, payloadValues(r), skip)
 }
 
-// mutateSpilling applies a complete's or fail's mutation, keeping the run
-// record small: when this instance's copy of the record is already over a
-// quarter of MaxRunRecordBytes, the output's and the patch's inline values
-// of spillMin bytes or more go by reference first; and when the mutation
-// is refused as too_large anyway (another instance grew the record), they
-// go by reference and it is applied once more. So a wide fan-out of
-// outputs under the inline limit (200 of 50 KB: 10 MB) completes with a
-// record of about 2 MiB. The refusal costs no request: the committer
-// measures the record before it writes.
+// mutateSpilling applies a complete's or fail's mutation m, keeping the
+// run record small (payload.Spilling): this instance's cached copy of the
+// record tells whether it is already large, and a too_large refusal
+// whether to spill and apply it once more.
 func (e *Engine) mutateSpilling(ctx context.Context, run string, output *json.RawMessage, patch map[string]json.RawMessage, m mutationOf[*cairn.Ended]) (*cairn.Ended, error) {
+	apply := func() (*cairn.Ended, error) { return mutate(ctx, e.commits, run, m) }
 	if e.cfg.PayloadInlineMax < 0 {
-		return mutate(ctx, e.commits, run, m)
+		return apply()
 	}
-	if data, _, ok := e.commits.Cache().Get(run); ok && len(data) > e.cfg.MaxRunRecordBytes/4 {
-		if _, err := e.payloads.Spill(ctx, run, output, patch); err != nil {
-			return nil, err
-		}
-	}
-	ended, err := mutate(ctx, e.commits, run, m)
-	if reason, ok := IsRejection(err); !ok || reason != cairn.ReasonTooLarge {
-		return ended, err
-	}
-	spilled, serr := e.payloads.Spill(ctx, run, output, patch)
-	if serr != nil {
-		return nil, serr
-	}
-	if !spilled {
-		return ended, err
-	}
-	return mutate(ctx, e.commits, run, m)
+	data, _, cached := e.commits.Cache().Get(run)
+	return payload.Spilling(ctx, e.payloads, run, output, patch, cached && len(data) > e.cfg.MaxRunRecordBytes/4, apply, func(err error) bool {
+		reason, ok := IsRejection(err)
+		return ok && reason == cairn.ReasonTooLarge
+	})
 }

@@ -76,3 +76,41 @@ func TestResolverErrors(t *testing.T) {
 		t.Fatalf("store failing: %v; want a read error", err)
 	}
 }
+
+// A large record spills first; a too-large refusal spills and applies
+// once more, unless there was nothing to spill.
+func TestSpilling(t *testing.T) {
+	ctx := context.Background()
+	s := New(mem.New(), keys.Layout{}, -1, 0)
+	tooLarge := errors.New("too large")
+	isTooLarge := func(err error) bool { return errors.Is(err, tooLarge) }
+	value := json.RawMessage(`"` + strings.Repeat("v", SpillMin) + `"`)
+	for _, tc := range []struct {
+		name      string
+		large     bool
+		refusals  int
+		value     json.RawMessage
+		wantCalls int
+		wantErr   error
+		wantRef   bool
+	}{
+		{"small record", false, 0, value, 1, nil, false},
+		{"large record", true, 0, value, 1, nil, true},
+		{"refused, spilled", false, 1, value, 2, nil, true},
+		{"refused, nothing to spill", false, 1, json.RawMessage(`1`), 1, tooLarge, false},
+	} {
+		out := append(json.RawMessage(nil), tc.value...)
+		calls := 0
+		got, err := Spilling(ctx, s, "r", &out, map[string]json.RawMessage{}, tc.large, func() (int, error) {
+			calls++
+			if calls <= tc.refusals {
+				return 0, tooLarge
+			}
+			return calls, nil
+		}, isTooLarge)
+		if calls != tc.wantCalls || !errors.Is(err, tc.wantErr) || (err == nil && got != calls) || isRef(out) != tc.wantRef {
+			t.Errorf("%s: %d calls, %v, %v, output a reference: %v; want %d calls, %v, a reference: %v",
+				tc.name, calls, got, err, isRef(out), tc.wantCalls, tc.wantErr, tc.wantRef)
+		}
+	}
+}

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 
 	"github.com/cairn-dev/cairn"
@@ -175,33 +174,9 @@ func (e *Engine) leaseKeyOfRun(ctx context.Context, run, step string, attempt in
 }
 
 // singleton takes a workflow's singleton key for run id, a start of req
-// (flow.go: Singleton): with mode skip, a running holder is answered
+// (flow.Table.Singleton): with mode skip, a running holder is answered
 // instead (skipped); with cancel_running, it is cancelled first.
 func (e *Engine) singleton(ctx context.Context, req cairn.StartRequest, d *definition, id string) (*cairn.StartResult, error) {
-	s := d.flow.Singleton
-	if s == nil {
-		return nil, nil
-	}
-	key, err := flow.RenderKey(s.Key, render.Vars{Input: req.Input, RunID: id, Workflow: d.Name, Version: d.Version, Correlation: req.Correlation})
-	if err != nil {
-		return nil, &InvalidError{Field: "input", Message: "the workflow's singleton key does not render: " + err.Error()}
-	}
-	for range 3 {
-		held, err := e.flow.HoldSingleton(ctx, "singleton\x00"+d.Name, key, id, e.runState)
-		if err != nil || held == "" {
-			return nil, err
-		}
-		if s.Mode == cairn.SingletonSkip {
-			r, err := e.GetRun(ctx, held)
-			if errs.IsNotFound(err) { // its start is between the key and the record
-				r, err = &cairn.Run{ID: held, Workflow: d.Name, Status: cairn.RunRunning, State: map[string]json.RawMessage{}, Steps: []cairn.StepView{}, PendingEvents: []string{}}, nil
-			}
-			return &cairn.StartResult{Run: r, Existed: true, Skipped: true}, err
-		}
-		var ended *ConflictError // it ended meanwhile: take the key
-		if _, err := e.CancelRun(ctx, held, "singleton: run "+id+" replaces it"); err != nil && !errors.As(err, &ended) {
-			return nil, err
-		}
-	}
-	return nil, &UnavailableError{Err: errors.New("singleton key " + key + " still held after cancelling its run")}
+	return e.flow.Singleton(ctx, d.flow.Singleton, render.Vars{Input: req.Input, RunID: id, Workflow: d.Name, Version: d.Version, Correlation: req.Correlation}, id,
+		flow.SingletonHost{State: e.runState, GetRun: e.GetRun, Cancel: e.CancelRun})
 }

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn"
-	"github.com/cairn-dev/cairn/engine/internal/errs"
 	"github.com/cairn-dev/cairn/engine/internal/link"
 )
 
@@ -241,29 +240,8 @@ func (e *Engine) runLinksAfterCommit(fx *effects) {
 			children = append(children, st.Child.Run)
 		}
 	}
-	if r.Parent == nil && len(children) == 0 {
-		return
-	}
-	c := r
-	e.flows.Go(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), e.cfg.CommitTimeout)
-		defer cancel()
-		if c.Parent != nil {
-			if err := e.childEnded(ctx, c); err != nil {
-				e.log.Warn("child: applying the child's end to its parent failed; the reaper applies it", "run", c.ID, "parent", c.Parent.Run, "err", err)
-			}
-		}
-		for _, id := range children {
-			if _, err := e.CancelRun(ctx, id, "parent run "+c.ID+" ended ("+string(c.Status)+")"); err != nil && !conflictErr(err) {
-				e.log.Warn("child: cancelling a child run failed; it cancels itself when the reaper visits it", "run", id, "parent", c.ID, "err", err)
-			}
-		}
-	})
-}
-
-func conflictErr(err error) bool {
-	var c *ConflictError
-	return errors.As(err, &c)
+	link.AfterEnd(e.flows.Go, e.cfg.CommitTimeout, e.log, link.Ended{ID: r.ID, Status: r.Status, Parent: r.Parent, Children: children},
+		func(ctx context.Context) error { return e.childEnded(ctx, r) }, e.CancelRun)
 }
 
 // checkParent cancels a running child whose parent ended (the fallback
@@ -273,20 +251,7 @@ func (e *Engine) checkParent(ctx context.Context, r *runRecord) error {
 	if r.Parent == nil || r.Status.Terminal() {
 		return nil
 	}
-	p, err := e.readRun(ctx, r.Parent.Run)
-	if errs.IsNotFound(err) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	if !p.Status.Terminal() {
-		return nil
-	}
-	if _, err := e.CancelRun(ctx, r.ID, "parent run "+p.ID+" ended ("+string(p.Status)+")"); err != nil && !conflictErr(err) {
-		return err
-	}
-	return nil
+	return link.CheckParent(ctx, r.ID, r.Parent.Run, e.runState, e.CancelRun)
 }
 
 func childOf(st *stepState) string {

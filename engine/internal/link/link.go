@@ -6,10 +6,15 @@
 package link
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"log/slog"
 	"strconv"
+	"time"
 
 	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/engine/internal/errs"
 )
 
 // Parent is a child run's parent: the run and its child step, or the
@@ -76,4 +81,71 @@ func EndedIn(status cairn.RunStatus, added []cairn.JournalEntry) bool {
 		}
 	}
 	return false
+}
+
+// Cancel cancels a run for reason; a run that ended already is a
+// *errs.ConflictError, which following a link takes as done.
+type Cancel func(ctx context.Context, run, reason string) (*cairn.Run, error)
+
+// endedReason is why a child run is cancelled: its parent ended.
+func endedReason(parent string, status cairn.RunStatus) string {
+	return "parent run " + parent + " ended (" + string(status) + ")"
+}
+
+func conflict(err error) bool {
+	var c *errs.ConflictError
+	return errors.As(err, &c)
+}
+
+// Ended is a run one commit ended, as its links see it.
+type Ended struct {
+	ID       string
+	Status   cairn.RunStatus
+	Parent   *Parent  // nil: no parent
+	Children []string // the running child runs its end cancelled
+}
+
+// AfterEnd does what the commit that ended r asks of this instance, in
+// the background (spawn; bounded by timeout): apply the end to the
+// parent (toParent), cancel the running children. A failure is logged:
+// the reaper's visits are the fallback.
+func AfterEnd(spawn func(func()), timeout time.Duration, log *slog.Logger, r Ended, toParent func(context.Context) error, cancel Cancel) {
+	if r.Parent == nil && len(r.Children) == 0 {
+		return
+	}
+	spawn(func() {
+		ctx, stop := context.WithTimeout(context.Background(), timeout)
+		defer stop()
+		if r.Parent != nil {
+			if err := toParent(ctx); err != nil {
+				log.Warn("child: applying the child's end to its parent failed; the reaper applies it", "run", r.ID, "parent", r.Parent.Run, "err", err)
+			}
+		}
+		for _, id := range r.Children {
+			if _, err := cancel(ctx, id, endedReason(r.ID, r.Status)); err != nil && !conflict(err) {
+				log.Warn("child: cancelling a child run failed; it cancels itself when the reaper visits it", "run", id, "parent", r.ID, "err", err)
+			}
+		}
+	})
+}
+
+// CheckParent cancels run, a running child of parent, when its parent
+// ended (the fallback of the cancel the parent's instance sends: the
+// reaper calls it when it visits a run with a parent). A parent that is
+// not found is left alone.
+func CheckParent(ctx context.Context, run, parent string, state func(ctx context.Context, run string) (string, cairn.RunStatus, error), cancel Cancel) error {
+	_, status, err := state(ctx, parent)
+	if errs.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if !status.Terminal() {
+		return nil
+	}
+	if _, err := cancel(ctx, run, endedReason(parent, status)); err != nil && !conflict(err) {
+		return err
+	}
+	return nil
 }

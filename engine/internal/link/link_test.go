@@ -1,10 +1,18 @@
 package link
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
+	"log/slog"
+	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/engine/internal/errs"
 )
 
 func TestUnderCountsDepth(t *testing.T) {
@@ -54,5 +62,63 @@ func TestEndedIn(t *testing.T) {
 	added := []cairn.JournalEntry{{Type: cairn.JournalStepCompleted}, {Type: cairn.JournalRunEnded(cairn.RunCompleted)}}
 	if !EndedIn(cairn.RunCompleted, added) || EndedIn(cairn.RunCompleted, added[:1]) {
 		t.Fatal("EndedIn: want true only with the run's end among the entries")
+	}
+}
+
+// canceller records the runs it cancels; those in ended are a conflict
+// (already ended).
+type canceller struct {
+	mu        sync.Mutex
+	cancelled []string
+	ended     map[string]bool
+}
+
+func (c *canceller) cancel(_ context.Context, run, reason string) (*cairn.Run, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.ended[run] {
+		return nil, &errs.ConflictError{Message: "run " + run + " ended"}
+	}
+	c.cancelled = append(c.cancelled, run+": "+reason)
+	return nil, nil
+}
+
+func TestAfterEnd(t *testing.T) {
+	var logs bytes.Buffer
+	log := slog.New(slog.NewTextHandler(&logs, nil))
+	now := func(f func()) { f() } // run the background work at once
+	c := &canceller{ended: map[string]bool{"c2": true}}
+	toParent := 0
+	AfterEnd(now, time.Second, log, Ended{ID: "p", Status: cairn.RunFailed, Parent: &Parent{Run: "gp"}, Children: []string{"c1", "c2"}},
+		func(context.Context) error { toParent++; return errors.New("store down") }, c.cancel)
+	if toParent != 1 || len(c.cancelled) != 1 || c.cancelled[0] != "c1: parent run p ended (failed)" {
+		t.Fatalf("applied to the parent %d times, cancelled %v; want once, and c1", toParent, c.cancelled)
+	}
+	if !strings.Contains(logs.String(), "applying the child's end to its parent failed") || strings.Contains(logs.String(), "cancelling a child run failed") {
+		t.Fatalf("logged:\n%s\nwant the parent's failure only (a child that ended already is no failure)", logs.String())
+	}
+	AfterEnd(func(func()) { t.Fatal("background work for a run with no links") }, time.Second, log, Ended{ID: "x"}, nil, nil)
+}
+
+func TestCheckParent(t *testing.T) {
+	ctx := context.Background()
+	status := map[string]cairn.RunStatus{"running": cairn.RunRunning, "done": cairn.RunCompleted}
+	state := func(_ context.Context, run string) (string, cairn.RunStatus, error) {
+		if st, ok := status[run]; ok {
+			return "w", st, nil
+		}
+		return "", "", &errs.NotFoundError{What: "run", ID: run}
+	}
+	c := &canceller{ended: map[string]bool{"late": true}}
+	for _, parent := range []string{"running", "gone"} {
+		if err := CheckParent(ctx, "child", parent, state, c.cancel); err != nil || len(c.cancelled) != 0 {
+			t.Fatalf("parent %s: %v, cancelled %v; want nothing done", parent, err, c.cancelled)
+		}
+	}
+	if err := CheckParent(ctx, "child", "done", state, c.cancel); err != nil || len(c.cancelled) != 1 || c.cancelled[0] != "child: parent run done ended (completed)" {
+		t.Fatalf("parent ended: %v, cancelled %v; want the child cancelled", err, c.cancelled)
+	}
+	if err := CheckParent(ctx, "late", "done", state, c.cancel); err != nil {
+		t.Fatalf("a child that ended already: %v; want no error", err)
 	}
 }

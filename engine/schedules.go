@@ -3,8 +3,6 @@ package engine
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/engine/internal/schedule"
@@ -28,7 +26,11 @@ const (
 func newSchedules(e *Engine) *schedule.Schedules {
 	return schedule.New(schedule.Host{
 		Store: e.store, Keys: e.keys, Now: e.now, NewID: newRunID,
-		CheckStart: e.checkStartTarget, CheckWorkflow: e.checkRegistered,
+		CheckStart: e.checkStartTarget, Latest: e.latestVersion,
+		Defined: func(ctx context.Context, workflow, version string) error {
+			_, err := e.definition(ctx, workflow, version)
+			return err
+		},
 		Start: func(ctx context.Context, workflow, version string, input json.RawMessage, correlation, key string) (*cairn.StartResult, error) {
 			return e.StartRun(ctx, cairn.StartRequest{Workflow: workflow, Version: version, Input: input, Correlation: correlation, IdempotencyKey: key})
 		},
@@ -36,23 +38,6 @@ func newSchedules(e *Engine) *schedule.Schedules {
 		TimerDue: timer.Due, PutTimer: e.timers.Put, DropTimers: e.timers.Drop,
 		CursorRefused: e.cursorRefused, Log: e.log,
 	})
-}
-
-// checkRegistered refuses a schedule of a workflow with no registered
-// definition (of version, when it names one), naming the field: every
-// tick would fail (a typo, or a worker not started yet: start it first).
-func (e *Engine) checkRegistered(ctx context.Context, workflow, version string) error {
-	var nf *NotFoundError
-	if _, err := e.latestVersion(ctx, workflow); errors.As(err, &nf) {
-		return &InvalidError{Field: "workflow", Message: fmt.Sprintf("no workflow %q is registered: register it (start its worker) before scheduling it", workflow)}
-	} else if err != nil || version == "" {
-		return err
-	}
-	_, err := e.definition(ctx, workflow, version)
-	if errors.As(err, &nf) {
-		return &InvalidError{Field: "version", Message: fmt.Sprintf("workflow %q has no registered version %q", workflow, version)}
-	}
-	return err
 }
 
 // runState is a run's workflow and status (what schedules and batches

@@ -28,7 +28,9 @@ func TestSingleton(t *testing.T) {
 			}
 			return "", "", &errs.NotFoundError{What: "run", ID: run}
 		},
-		GetRun: func(_ context.Context, run string) (*cairn.Run, error) { return nil, &errs.NotFoundError{What: "run", ID: run} },
+		GetRun: func(_ context.Context, run string) (*cairn.Run, error) {
+			return nil, &errs.NotFoundError{What: "run", ID: run}
+		},
 		Cancel: func(_ context.Context, run, _ string) (*cairn.Run, error) {
 			cancelled = append(cancelled, run)
 			status[run] = cairn.RunCancelled

@@ -53,7 +53,7 @@ func (a *API) registerScheduleExecuteOps() {
 		Description:  "Starts a run of the workflow at every tick of a cron expression in a time zone. The reaper fires due ticks: one run per tick however many reapers run (each tick's run has an idempotency key derived from the schedule and the tick). Ticks missed while no reaper ran fire once (the newest); backfill the others. An id that exists is a 409.",
 		MaxBodyBytes: 2 << 20, Errors: []int{http.StatusConflict},
 	}, auth.ScopeExecute, func(ctx context.Context, in *createScheduleInput) (*cairn.Schedule, error) {
-		return a.engine.CreateSchedule(ctx, in.Body)
+		return a.engine.Schedules().Create(ctx, in.Body)
 	})
 	bodyOp(a, huma.Operation{
 		OperationID: "pauseSchedule", Method: http.MethodPost, Path: "/schedules/{schedule}/pause", Tags: []string{"Schedules"},
@@ -61,7 +61,7 @@ func (a *API) registerScheduleExecuteOps() {
 		Description: "No tick fires until it is resumed. Pausing a paused schedule changes nothing.",
 		Errors:      []int{http.StatusNotFound},
 	}, auth.ScopeExecute, func(ctx context.Context, in *scheduleIDInput) (*cairn.Schedule, error) {
-		return a.engine.PauseSchedule(ctx, in.Schedule)
+		return a.engine.Schedules().Pause(ctx, in.Schedule)
 	})
 	bodyOp(a, huma.Operation{
 		OperationID: "resumeSchedule", Method: http.MethodPost, Path: "/schedules/{schedule}/resume", Tags: []string{"Schedules"},
@@ -69,7 +69,7 @@ func (a *API) registerScheduleExecuteOps() {
 		Description: "Ticks fire again from now on; those that passed while it was paused do not (backfill them).",
 		Errors:      []int{http.StatusNotFound, http.StatusConflict},
 	}, auth.ScopeExecute, func(ctx context.Context, in *scheduleIDInput) (*cairn.Schedule, error) {
-		return a.engine.ResumeSchedule(ctx, in.Schedule)
+		return a.engine.Schedules().Resume(ctx, in.Schedule)
 	})
 	op(a, huma.Operation{
 		OperationID: "deleteSchedule", Method: http.MethodDelete, Path: "/schedules/{schedule}", Tags: []string{"Schedules"}, DefaultStatus: http.StatusNoContent,
@@ -77,7 +77,7 @@ func (a *API) registerScheduleExecuteOps() {
 		Description: "No tick fires after it. The runs it started stay.",
 		Errors:      []int{http.StatusNotFound},
 	}, auth.ScopeExecute, func(ctx context.Context, in *scheduleIDInput) (*struct{}, error) {
-		return nil, a.engine.DeleteSchedule(ctx, in.Schedule)
+		return nil, a.engine.Schedules().Delete(ctx, in.Schedule)
 	})
 	bodyOp(a, huma.Operation{
 		OperationID: "backfillSchedule", Method: http.MethodPost, Path: "/schedules/{schedule}/backfill", Tags: []string{"Schedules"},
@@ -85,7 +85,7 @@ func (a *API) registerScheduleExecuteOps() {
 		Description: "Starts a run for each tick in (from, to], oldest first, at most max (100). A tick that already has its run (it fired, or an earlier backfill) is not started again: it is listed with existed=true. Backfill ignores the overlap policy and a pause.",
 		Errors:      []int{http.StatusNotFound},
 	}, auth.ScopeExecute, func(ctx context.Context, in *backfillInput) (*cairn.BackfillResult, error) {
-		return a.engine.BackfillSchedule(ctx, in.Schedule, in.Body)
+		return a.engine.Schedules().Backfill(ctx, in.Schedule, in.Body)
 	})
 }
 
@@ -97,7 +97,7 @@ func (a *API) registerScheduleReadOps() {
 		Summary:     "List schedules",
 		Description: "By id, cursor-paginated.",
 	}, auth.ScopeRead, func(ctx context.Context, in *listSchedulesInput) (*cairn.SchedulePage, error) {
-		return a.engine.ListSchedules(ctx, in.Limit, in.Cursor)
+		return a.engine.Schedules().List(ctx, in.Limit, in.Cursor)
 	})
 	bodyOp(a, huma.Operation{
 		OperationID: "getSchedule", Method: http.MethodGet, Path: "/schedules/{schedule}", Tags: []string{"Schedules"},
@@ -105,7 +105,7 @@ func (a *API) registerScheduleReadOps() {
 		Description: "The schedule with its next tick, its newest run and its counters (fired, skipped, missed, failed).",
 		Errors:      []int{http.StatusNotFound},
 	}, auth.ScopeRead, func(ctx context.Context, in *scheduleIDInput) (*cairn.Schedule, error) {
-		return a.engine.GetSchedule(ctx, in.Schedule)
+		return a.engine.Schedules().Get(ctx, in.Schedule)
 	})
 }
 

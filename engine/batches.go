@@ -11,7 +11,7 @@ import (
 
 // Bulk operations: cancel, rerun, pause or resume every run matching a
 // filter, as a tracked batch job (docs/ARCHITECTURE.md, "Batches"), kept
-// by engine/internal/batch; the methods here forward to it.
+// by engine/internal/batch, which the API reaches through Engine.Batches.
 
 // newBatches wires the engine's batches to it.
 func newBatches(e *Engine) *bulk.Batches {
@@ -28,13 +28,9 @@ func newBatches(e *Engine) *bulk.Batches {
 	})
 }
 
-// StartBatch checks the request, stores the batch and its timer, and does
-// its first page.
-func (e *Engine) StartBatch(ctx context.Context, req cairn.BatchRequest) (*cairn.Batch, error) {
-	return e.batches.Start(ctx, req)
-}
+// Batches are the engine's batches: start and read them
+// (engine/internal/batch documents each).
+type Batches = bulk.Batches
 
-// GetBatch returns a batch.
-func (e *Engine) GetBatch(ctx context.Context, id string) (*cairn.Batch, error) {
-	return e.batches.Get(ctx, id)
-}
+// Batches returns the engine's batches.
+func (e *Engine) Batches() *Batches { return e.batches }

@@ -86,7 +86,7 @@ func testBatchSurvivesInstanceDeath(t *testing.T, layout string, open func(*test
 			return nil
 		}
 		defer func() { bulk.Hook = nil }()
-		got, err := a.StartBatch(ctx, req)
+		got, err := a.Batches().Start(ctx, req)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -98,7 +98,7 @@ func testBatchSurvivesInstanceDeath(t *testing.T, layout string, open func(*test
 		if _, err := a.Reap(ctx); err != nil { // dies in page 2, after acting on 20 runs
 			t.Fatal(err)
 		}
-		if got, _ := a.GetBatch(ctx, got.ID); got.Pages != 1 {
+		if got, _ := a.Batches().Get(ctx, got.ID); got.Pages != 1 {
 			t.Fatalf("the dying pass moved the cursor: %+v", got)
 		}
 		bulk.Hook = nil
@@ -189,7 +189,7 @@ func TestBatchAcrossLayoutSwitch(t *testing.T) {
 	}
 	// The flat listing reaches the runs started before StartedAfter
 	// before it reaches the shards.
-	got, err := flat.StartBatch(ctx, cairn.BatchRequest{Action: cairn.BatchCancel, Filter: cairn.BatchFilter{Workflow: "bw", StartedAfter: &after}})
+	got, err := flat.Batches().Start(ctx, cairn.BatchRequest{Action: cairn.BatchCancel, Filter: cairn.BatchFilter{Workflow: "bw", StartedAfter: &after}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -225,12 +225,12 @@ func TestBatchValidation(t *testing.T) {
 		{cairn.BatchRequest{Action: cairn.BatchCancel, Filter: cairn.BatchFilter{Status: []cairn.RunStatus{"sleepy"}}}, "filter.status[0]"},
 		{cairn.BatchRequest{Action: cairn.BatchCancel, Filter: cairn.BatchFilter{Workflow: "bad name"}}, "filter.workflow"},
 	} {
-		_, err := e.StartBatch(ctx, c.req)
+		_, err := e.Batches().Start(ctx, c.req)
 		if err == nil || !strings.HasPrefix(err.Error(), c.field+":") {
 			t.Errorf("%+v: got %v, want an error naming %s", c.req, err, c.field)
 		}
 	}
-	if _, err := e.GetBatch(ctx, "01ARZ3NDEKTSV4RRFFQ69G5FAV"); !isNotFoundAPI(err) {
+	if _, err := e.Batches().Get(ctx, "01ARZ3NDEKTSV4RRFFQ69G5FAV"); !isNotFoundAPI(err) {
 		t.Fatalf("got %v", err)
 	}
 }
@@ -246,7 +246,7 @@ func reapUntilBatchDone(t *testing.T, clk *clock, e *Engine, id string) *cairn.B
 		if _, err := e.Reap(ctx); err != nil {
 			t.Fatal(err)
 		}
-		if got, _ = e.GetBatch(ctx, id); got != nil && got.State == cairn.BatchDone {
+		if got, _ = e.Batches().Get(ctx, id); got != nil && got.State == cairn.BatchDone {
 			break
 		}
 	}

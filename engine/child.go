@@ -5,11 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/cairn-dev/cairn"
-	"github.com/cairn-dev/cairn/engine/internal/errs"
+	"github.com/cairn-dev/cairn/engine/internal/link"
 )
 
 // Child steps. A child step starts a run of another workflow and ends
@@ -42,30 +41,16 @@ type childState struct {
 	Run     string `json:"run,omitempty"`
 }
 
-// parentLink is a child run's parent: the run and its child step, or
-// the function step and the operation that invoked it (function.go).
-type parentLink struct {
-	Run  string `json:"run"`
-	Step string `json:"step"`
-	Op   string `json:"op,omitempty"`
-	// Depth is the child's: 1 under a top-level run (0 in records written
-	// before it was kept, which count as 1).
-	Depth int `json:"depth,omitempty"`
-}
+// parentLink is a child run's parent (engine/internal/link).
+type parentLink = link.Parent
 
 // MaxChildDepth bounds how deep runs start runs (child steps, a
 // function's Invoke): a recursion that does not end fails the step that
 // would go deeper, instead of starting runs without end.
-const MaxChildDepth = 32
+const MaxChildDepth = link.MaxDepth
 
 // linkUnder is the link of a run that step (operation op) of r starts.
-func linkUnder(r *runRecord, step, op string) parentLink {
-	depth := 1
-	if r.Parent != nil {
-		depth = max(r.Parent.Depth, 1) + 1
-	}
-	return parentLink{Run: r.ID, Step: step, Op: op, Depth: depth}
-}
+func linkUnder(r *runRecord, step, op string) parentLink { return link.Under(r.ID, r.Parent, step, op) }
 
 var childKind = &stepKind{
 	active: cairn.StepChildRunning,
@@ -110,10 +95,6 @@ func visitChild(ctx context.Context, e *Engine, r *runRecord, d *definition, s *
 	return nil
 }
 
-func childKey(run, step string, attempt int) string {
-	return "child:" + run + ":" + step + ":" + strconv.Itoa(attempt)
-}
-
 // startChild starts the child run of a child step (idempotently) and
 // records its id in the parent.
 func (e *Engine) startChild(ctx context.Context, run string, d *definition, step string) error {
@@ -132,7 +113,7 @@ func (e *Engine) startChild(ctx context.Context, run string, d *definition, step
 		return e.failChildStep(ctx, run, step, attempt, cairn.ErrorInfo{Class: cairn.ClassRenderError, Message: fmt.Sprintf("template of step %s: %v", step, err)})
 	}
 	return e.startLinked(ctx, cairn.StartRequest{Workflow: s.Workflow, Version: s.ChildVersion, Input: input,
-		Correlation: r.Correlation, IdempotencyKey: childKey(run, step, attempt)}, linkUnder(r, step, ""),
+		Correlation: r.Correlation, IdempotencyKey: link.ChildKey(run, step, attempt)}, linkUnder(r, step, ""),
 		func(err error) error {
 			return e.failChildStep(ctx, run, step, attempt, cairn.ErrorInfo{Class: cairn.ClassFatal, Message: fmt.Sprintf("child run of workflow %s could not start: %v", s.Workflow, err)})
 		},
@@ -146,8 +127,8 @@ func (e *Engine) startChild(ctx context.Context, run string, d *definition, step
 // says the step still waits for it; a run that ended at its start has its
 // end applied. A store failure is returned: the reaper tries again.
 func (e *Engine) startLinked(ctx context.Context, req cairn.StartRequest, link parentLink, cannot func(err error) error, owns func(st *stepState) bool, note string) error {
-	if link.Depth > MaxChildDepth {
-		return cannot(fmt.Errorf("it would be %d runs deep, over the limit of %d (a recursion that does not end?)", link.Depth, MaxChildDepth))
+	if err := link.TooDeep(); err != nil {
+		return cannot(err)
 	}
 	res, err := e.startRun(ctx, req, func(c *runRecord, _ *definition, _ time.Time) { l := link; c.Parent = &l })
 	var nf *NotFoundError
@@ -201,7 +182,7 @@ func (e *Engine) childEnded(ctx context.Context, c *runRecord) error {
 		}
 	}
 	if p.Op != "" { // a function's invoke (function.go)
-		if c.IdempotencyKey != invokeKey(p.Run, p.Step, p.Op) {
+		if c.IdempotencyKey != link.InvokeKey(p.Run, p.Step, p.Op) {
 			return nil
 		}
 		if c.Status == cairn.RunCompleted {
@@ -220,7 +201,7 @@ func (e *Engine) childEnded(ctx context.Context, c *runRecord) error {
 	_, err = mutate(ctx, e.commits, p.Run, func(r *runRecord, fx *effects) (struct{}, error) {
 		st := r.Steps[p.Step]
 		if r.Status.Terminal() || st == nil || st.Status != cairn.StepChildRunning || st.Child == nil ||
-			st.Child.Run != "" && st.Child.Run != c.ID || c.IdempotencyKey != childKey(p.Run, p.Step, st.Child.Attempt) {
+			st.Child.Run != "" && st.Child.Run != c.ID || c.IdempotencyKey != link.ChildKey(p.Run, p.Step, st.Child.Attempt) {
 			return struct{}{}, nil
 		}
 		st.Child.Run = c.ID
@@ -240,14 +221,7 @@ func (e *Engine) childEnded(ctx context.Context, c *runRecord) error {
 }
 
 // childError is why a child run that did not complete fails its parent.
-func childError(c *runRecord) *cairn.ErrorInfo {
-	why := cairn.ErrorInfo{Class: cairn.ClassFatal, Message: "child run " + c.ID + " " + string(c.Status)}
-	if c.Error != nil {
-		why.Class = c.Error.Class
-		why.Message = fmt.Sprintf("child run %s %s: %s", c.ID, c.Status, c.Error.Message)
-	}
-	return &why
-}
+func childError(c *runRecord) *cairn.ErrorInfo { return link.ChildError(c.ID, c.Status, c.Error) }
 
 // runLinksAfterCommit is what a committed batch that ended its run asks
 // of this instance: apply the end to the parent, cancel running
@@ -257,13 +231,7 @@ func (e *Engine) runLinksAfterCommit(fx *effects) {
 	if r == nil || !r.Status.Terminal() || fx.journalFrom >= len(r.Journal) {
 		return
 	}
-	ended := false
-	for _, j := range r.Journal[fx.journalFrom:] {
-		if cairn.JournalRunEnded(r.Status) == j.Type {
-			ended = true
-		}
-	}
-	if !ended {
+	if !link.EndedIn(r.Status, r.Journal[fx.journalFrom:]) {
 		return
 	}
 	var children []string
@@ -272,29 +240,8 @@ func (e *Engine) runLinksAfterCommit(fx *effects) {
 			children = append(children, st.Child.Run)
 		}
 	}
-	if r.Parent == nil && len(children) == 0 {
-		return
-	}
-	c := r
-	e.flows.Go(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), e.cfg.CommitTimeout)
-		defer cancel()
-		if c.Parent != nil {
-			if err := e.childEnded(ctx, c); err != nil {
-				e.log.Warn("child: applying the child's end to its parent failed; the reaper applies it", "run", c.ID, "parent", c.Parent.Run, "err", err)
-			}
-		}
-		for _, id := range children {
-			if _, err := e.CancelRun(ctx, id, "parent run "+c.ID+" ended ("+string(c.Status)+")"); err != nil && !conflictErr(err) {
-				e.log.Warn("child: cancelling a child run failed; it cancels itself when the reaper visits it", "run", id, "parent", c.ID, "err", err)
-			}
-		}
-	})
-}
-
-func conflictErr(err error) bool {
-	var c *ConflictError
-	return errors.As(err, &c)
+	link.AfterEnd(e.flows.Go, e.cfg.CommitTimeout, e.log, link.Ended{ID: r.ID, Status: r.Status, Parent: r.Parent, Children: children},
+		func(ctx context.Context) error { return e.childEnded(ctx, r) }, e.CancelRun)
 }
 
 // checkParent cancels a running child whose parent ended (the fallback
@@ -304,20 +251,7 @@ func (e *Engine) checkParent(ctx context.Context, r *runRecord) error {
 	if r.Parent == nil || r.Status.Terminal() {
 		return nil
 	}
-	p, err := e.readRun(ctx, r.Parent.Run)
-	if errs.IsNotFound(err) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	if !p.Status.Terminal() {
-		return nil
-	}
-	if _, err := e.CancelRun(ctx, r.ID, "parent run "+p.ID+" ended ("+string(p.Status)+")"); err != nil && !conflictErr(err) {
-		return err
-	}
-	return nil
+	return link.CheckParent(ctx, r.ID, r.Parent.Run, e.runState, e.CancelRun)
 }
 
 func childOf(st *stepState) string {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/engine/internal/history"
+	"github.com/cairn-dev/cairn/engine/internal/link"
 	"github.com/cairn-dev/cairn/notify"
 )
 
@@ -275,8 +276,6 @@ func visitFunction(ctx context.Context, e *Engine, r *runRecord, _ *definition, 
 	return e.childEnded(ctx, c)
 }
 
-func invokeKey(run, step, op string) string { return "invoke:" + run + ":" + step + ":" + op }
-
 // startInvoked starts the run a function step invoked (idempotently: the
 // key names the operation) and records its id.
 func (e *Engine) startInvoked(ctx context.Context, run, step string) error {
@@ -290,7 +289,7 @@ func (e *Engine) startInvoked(ctx context.Context, run, step string) error {
 	}
 	w := *st.Wait
 	return e.startLinked(ctx, cairn.StartRequest{Workflow: w.Invoke.Workflow, Version: w.Invoke.Version, Input: w.Invoke.Input,
-		Correlation: r.Correlation, IdempotencyKey: invokeKey(run, step, w.Op)}, linkUnder(r, step, w.Op),
+		Correlation: r.Correlation, IdempotencyKey: link.InvokeKey(run, step, w.Op)}, linkUnder(r, step, w.Op),
 		func(err error) error { // the operation fails with the reason
 			why := cairn.ErrorInfo{Class: cairn.ClassFatal, Message: fmt.Sprintf("the run of workflow %s could not start: %v", w.Invoke.Workflow, err)}
 			return e.invokeDone(ctx, run, step, w.Op, "", nil, &why)

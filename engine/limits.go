@@ -2,9 +2,7 @@ package engine
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"time"
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/blob"
@@ -31,40 +29,23 @@ func (e *Engine) acquireFlow(ctx context.Context, r *runRecord, d *definition, s
 	if sf == nil || len(sf.Limits) == 0 && sf.Rate == nil {
 		return true, nil, nil
 	}
-	slots, rateKey, err := e.flow.Wants(sf, step, vars)
-	if err != nil {
-		e.failRender(ctx, r.ID, d, step, l.Attempt, err)
+	ok, l.Slots, back, err = e.flow.Acquire(ctx, sf, flow.Claim{Step: step, Vars: vars, At: l.ClaimedAt, Hint: h,
+		Holder: flow.Holder{Run: r.ID, Step: step, Attempt: l.Attempt, Tag: flow.Tag(l.Nonce), Worker: l.Worker, Workflow: r.Workflow, Version: r.Version},
+		Claimed: func(ctx context.Context) (bool, error) {
+			_, err := e.store.Stat(ctx, e.keys.LeaseOf(r.Layout, r.ID, step, l.Attempt))
+			if isNotFound(err) {
+				return false, nil
+			}
+			return err == nil, err
+		},
+		GiveBack: func(taken []string) { l.Slots = taken; e.releaseSlots(ctx, l) },
+	})
+	var re *flow.RenderError
+	if errors.As(err, &re) {
+		e.failRender(ctx, r.ID, d, step, l.Attempt, re.Err)
 		return false, nil, nil
 	}
-	if rl := sf.Rate; rl != nil {
-		// A grant is spent whatever follows, so do not spend one on an
-		// attempt another claim already won.
-		if _, err := e.store.Stat(ctx, e.keys.LeaseOf(r.Layout, r.ID, step, l.Attempt)); err == nil {
-			return false, nil, nil
-		} else if !isNotFound(err) {
-			return false, nil, err
-		}
-		granted, at, err := e.flow.TakeRate(ctx, rl, rateKey, l.ClaimedAt)
-		if err != nil {
-			return false, nil, err
-		}
-		if !granted {
-			h.NotBefore = at
-			return false, &h, nil
-		}
-	}
-	holder := flow.Holder{Run: r.ID, Step: step, Attempt: l.Attempt, Tag: flow.Tag(l.Nonce), Worker: l.Worker, Workflow: r.Workflow, Version: r.Version}
-	taken, err := e.flow.TakeAll(ctx, slots, holder, &h, func(taken []string) {
-		l.Slots = taken
-		e.releaseSlots(ctx, l)
-	})
-	if l.Slots = taken; err != nil {
-		return false, nil, err
-	}
-	if taken == nil && len(slots) > 0 {
-		return false, &h, nil
-	}
-	return true, nil, nil
+	return ok, back, err
 }
 
 // holderStale decides whether a slot's attempt is over. Its lease:
@@ -154,19 +135,11 @@ func (e *Engine) releaseSlots(ctx context.Context, l *leaseRecord) {
 	if l == nil || len(l.Slots) == 0 {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-	defer cancel()
-	for _, key := range l.Slots {
-		if err := e.flow.Release(ctx, key, func(h flow.Holder) bool { return h.Is(l.Run, l.Step, l.Attempt, l.Nonce) }); err != nil {
-			// The slot is recovered when a claim finds the key full and
-			// the lease ended (holderStale).
-			e.log.Warn("releasing a concurrency slot failed; it is recovered once the lease is seen ended", "run", l.Run, "step", l.Step, "attempt", l.Attempt, "err", err)
-		}
-		for _, h := range e.flow.Unpark(key) {
-			h.NotBefore = time.Time{}
-			e.hub.Add(h)
-		}
-	}
+	e.flow.ReleaseAll(ctx, l.Slots, func(h flow.Holder) bool { return h.Is(l.Run, l.Step, l.Attempt, l.Nonce) }, func(err error) {
+		// The slot is recovered when a claim finds the key full and the
+		// lease ended (holderStale).
+		e.log.Warn("releasing a concurrency slot failed; it is recovered once the lease is seen ended", "run", l.Run, "step", l.Step, "attempt", l.Attempt, "err", err)
+	}, e.hub.Add)
 }
 
 // attemptEnded frees the slots of a lease whose complete or fail was
@@ -201,33 +174,9 @@ func (e *Engine) leaseKeyOfRun(ctx context.Context, run, step string, attempt in
 }
 
 // singleton takes a workflow's singleton key for run id, a start of req
-// (flow.go: Singleton): with mode skip, a running holder is answered
+// (flow.Table.Singleton): with mode skip, a running holder is answered
 // instead (skipped); with cancel_running, it is cancelled first.
 func (e *Engine) singleton(ctx context.Context, req cairn.StartRequest, d *definition, id string) (*cairn.StartResult, error) {
-	s := d.flow.Singleton
-	if s == nil {
-		return nil, nil
-	}
-	key, err := flow.RenderKey(s.Key, render.Vars{Input: req.Input, RunID: id, Workflow: d.Name, Version: d.Version, Correlation: req.Correlation})
-	if err != nil {
-		return nil, &InvalidError{Field: "input", Message: "the workflow's singleton key does not render: " + err.Error()}
-	}
-	for range 3 {
-		held, err := e.flow.HoldSingleton(ctx, "singleton\x00"+d.Name, key, id, e.runState)
-		if err != nil || held == "" {
-			return nil, err
-		}
-		if s.Mode == cairn.SingletonSkip {
-			r, err := e.GetRun(ctx, held)
-			if errs.IsNotFound(err) { // its start is between the key and the record
-				r, err = &cairn.Run{ID: held, Workflow: d.Name, Status: cairn.RunRunning, State: map[string]json.RawMessage{}, Steps: []cairn.StepView{}, PendingEvents: []string{}}, nil
-			}
-			return &cairn.StartResult{Run: r, Existed: true, Skipped: true}, err
-		}
-		var ended *ConflictError // it ended meanwhile: take the key
-		if _, err := e.CancelRun(ctx, held, "singleton: run "+id+" replaces it"); err != nil && !errors.As(err, &ended) {
-			return nil, err
-		}
-	}
-	return nil, &UnavailableError{Err: errors.New("singleton key " + key + " still held after cancelling its run")}
+	return e.flow.Singleton(ctx, d.flow.Singleton, render.Vars{Input: req.Input, RunID: id, Workflow: d.Name, Version: d.Version, Correlation: req.Correlation}, id,
+		flow.SingletonHost{State: e.runState, GetRun: e.GetRun, Cancel: e.CancelRun})
 }

@@ -101,19 +101,15 @@ func (e *Engine) startMap(r *runRecord, d *definition, s *cairn.Step, fx *effect
 		fail(cairn.ClassRenderError, fmt.Sprintf("items of map step %s: %v", s.ID, err))
 		return
 	}
-	var items []json.RawMessage
-	if err := json.Unmarshal(out, &items); err != nil || out[0] != '[' {
-		fail(cairn.ClassRenderError, fmt.Sprintf("items of map step %s: rendered %s, not an array", s.ID, render.Clip(string(out))))
+	n, err := mapstep.CountItems(s.ID, out)
+	if err != nil {
+		fail(cairn.ClassRenderError, err.Error())
 		return
 	}
-	if len(items) > cairn.MaxMapItems {
-		fail(cairn.ClassRenderError, fmt.Sprintf("items of map step %s: %d items, over the limit of %d", s.ID, len(items), cairn.MaxMapItems))
-		return
-	}
-	m := mapstep.New(len(items), e.keys.MapItems(r.ID, s.ID, mapstep.Sum(out)))
+	m := mapstep.New(n, e.keys.MapItems(r.ID, s.ID, mapstep.Sum(out)))
 	st.Status, st.Map = cairn.StepMapping, m
-	r.journal(fx.now, cairn.JournalEntry{Type: cairn.JournalMapStarted, Step: s.ID, Message: fmt.Sprintf("%d items, at most %d at a time", len(items), s.EffectiveMaxConcurrency())})
-	if len(items) == 0 {
+	r.journal(fx.now, cairn.JournalEntry{Type: cairn.JournalMapStarted, Step: s.ID, Message: fmt.Sprintf("%d items, at most %d at a time", n, s.EffectiveMaxConcurrency())})
+	if n == 0 {
 		e.finishMap(r, d, s, fx)
 		return
 	}
@@ -179,10 +175,7 @@ func (e *Engine) itemFailed(r *runRecord, d *definition, item string, n int, wor
 		delete(r.Steps, item)
 		m.Running--
 		mapErr := why
-		mapErr.Message = fmt.Sprintf("item %d failed: %s", idx, why.Message)
-		if m.Failed > 1 {
-			mapErr.Message = fmt.Sprintf("%d items failed (tolerated: %d); item %d: %s", m.Failed, s.ToleratedOf(m.Total), idx, why.Message)
-		}
+		mapErr.Message = m.FailureMessage(idx, why.Message, s.ToleratedOf(m.Total))
 		e.failStepAndRun(r, base, mapErr, cairn.JournalEntry{}, fx)
 		return
 	}
@@ -260,15 +253,13 @@ func (e *Engine) itemVars(ctx context.Context, r *runRecord, step string, vars *
 	if !ok {
 		return nil, nil
 	}
-	bs := r.Steps[base]
-	if bs == nil || bs.Map == nil {
-		return nil, fmt.Errorf("map item %s: its map step has no items", step)
+	var m *mapState
+	if bs := r.Steps[base]; bs != nil {
+		m = bs.Map
 	}
-	item, err := e.items.Get(ctx, bs.Map.ItemsKey, idx)
-	if err != nil {
+	if err := e.items.Vars(ctx, m, step, idx, vars); err != nil {
 		return nil, err
 	}
-	vars.Item, vars.Index, vars.HasItem = item, idx, true
 	return &idx, nil
 }
 

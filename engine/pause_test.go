@@ -316,7 +316,7 @@ func TestBatchPauseResume(t *testing.T) {
 		other := h.start("nap", "")
 		batch := func(action string, filter cairn.BatchFilter) {
 			t.Helper()
-			b, err := h.e.StartBatch(h.ctx, cairn.BatchRequest{Action: action, Filter: filter})
+			b, err := h.e.Batches().Start(h.ctx, cairn.BatchRequest{Action: action, Filter: filter})
 			if err != nil || !b.Done() || b.Applied != len(runs) || b.Failed != 0 {
 				t.Fatalf("%s batch: %+v %v", action, b, err)
 			}

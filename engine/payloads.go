@@ -3,8 +3,6 @@ package engine
 import (
 	"context"
 	"encoding/json"
-	"fmt"
-	"time"
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/engine/internal/keys"
@@ -72,17 +70,19 @@ func (e *Engine) LeasePayload(ctx context.Context, lease, sha string) (json.RawM
 
 // checkPayload refuses a payload over MaxOutputBytes, naming field.
 func (e *Engine) checkPayload(field string, raw json.RawMessage) error {
-	if len(raw) > e.cfg.MaxOutputBytes {
-		return cairn.ValidationError{{Field: field, Message: fmt.Sprintf("%d bytes, over the %d-byte limit of one payload", len(raw), e.cfg.MaxOutputBytes)}}
-	}
-	return nil
+	return payload.CheckSize(field, raw, e.cfg.MaxOutputBytes)
 }
 
-// payloadCtx bounds payload reads made inside a run mutation (a when
-// condition that names an output by reference).
-func payloadCtx() (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.Background(), 10*time.Second)
+// resolver is a render's Resolve: it reads the references of run, at
+// most RenderResolveBytes in all. ctx nil: a render inside a run
+// mutation, bounded by its own timeout.
+func (e *Engine) resolver(ctx context.Context, run string) func(json.RawMessage) (json.RawMessage, error) {
+	return e.payloads.Resolver(ctx, run, e.cfg.RenderResolveBytes)
 }
+
+// isPayloadReadError reports whether a render failed only because the
+// store failed (a claim answers it as a store error).
+func isPayloadReadError(err error) bool { return payload.IsReadError(err) }
 
 // externalizeEnd stores a complete's output and a complete's or fail's
 // state values by reference where they must be, in place.
@@ -97,99 +97,42 @@ func (e *Engine) externalizeEnd(ctx context.Context, run string, output *json.Ra
 	return e.payloads.ExternalizeMap(ctx, run, patch)
 }
 
+// payloadValues are r's fields that hold values by reference, for
+// engine/internal/payload to change in place.
+func payloadValues(r *runRecord) payload.Values {
+	v := payload.Values{Run: r.ID, Input: &r.Input, State: r.State}
+	for id, st := range r.Steps {
+		v.Steps = append(v.Steps, payload.StepValues{ID: id, Output: &st.Output, Ops: st.Ops, Completed: st.Status == cairn.StepCompleted})
+	}
+	return v
+}
+
 // externalizeStart stores a new run's input and state values by
 // reference where they must be (under the new run's id, before its
 // record is created), checking each against the per-payload limit.
 func (e *Engine) externalizeStart(ctx context.Context, r *runRecord) error {
-	for k, v := range r.State {
-		if len(v) == 0 || !json.Valid(v) {
-			return cairn.ValidationError{{Field: "state." + k, Message: "not valid JSON"}}
-		}
-		if err := e.checkPayload("state."+k, v); err != nil {
-			return err
-		}
-	}
-	in, err := e.payloads.Externalize(ctx, r.ID, r.Input)
-	if err != nil {
-		return err
-	}
-	r.Input = in
-	if err := e.payloads.ExternalizeMap(ctx, r.ID, r.State); err != nil {
-		return err
-	}
-	for _, st := range r.Steps { // a rerun's reused outputs and operations
-		if out, err := e.payloads.Externalize(ctx, r.ID, st.Output); err != nil {
-			return err
-		} else {
-			st.Output = out
-		}
-		if err := e.payloads.ExternalizeOps(ctx, r.ID, st.Ops, e.cfg.MaxOutputBytes); err != nil {
-			return err
-		}
-	}
-	return nil
+	return e.payloads.ExternalizeStart(ctx, payloadValues(r), e.cfg.MaxOutputBytes)
 }
 
 // resolveRecord replaces the references of r's input, state and the
 // outputs of its completed steps (but those in skip) by their values, for
 // a rerun that copies them into a new run.
 func (e *Engine) resolveRecord(ctx context.Context, r *runRecord, skip map[string]bool) error {
-	var err error
-	if r.Input, err = e.payloads.Resolve(ctx, r.ID, r.Input, nil); err != nil {
-		return err
-	}
-	for k, v := range r.State {
-		if r.State[k], err = e.payloads.Resolve(ctx, r.ID, v, nil); err != nil {
-			return err
-		}
-	}
-	for id, st := range r.Steps {
-		if skip[id] {
-			continue
-		}
-		for i := range st.Ops { // a function's history, which a rerun resumes
-			if st.Ops[i].Result, err = e.payloads.Resolve(ctx, r.ID, st.Ops[i].Result, nil); err != nil {
-				return err
-			}
-		}
-		if st.Status != cairn.StepCompleted {
-			continue
-		}
-		if st.Output, err = e.payloads.Resolve(ctx, r.ID, st.Output, nil); err != nil {
-			return err
-		}
-	}
-	return nil
+	return e.payloads.ResolveRecord(ctx, payloadValues(r), skip)
 }
 
-// mutateSpilling applies a complete's or fail's mutation, keeping the run
-// record small: when this instance's copy of the record is already over a
-// quarter of MaxRunRecordBytes, the output's and the patch's inline values
-// of spillMin bytes or more go by reference first; and when the mutation
-// is refused as too_large anyway (another instance grew the record), they
-// go by reference and it is applied once more. So a wide fan-out of
-// outputs under the inline limit (200 of 50 KB: 10 MB) completes with a
-// record of about 2 MiB. The refusal costs no request: the committer
-// measures the record before it writes.
+// mutateSpilling applies a complete's or fail's mutation m, keeping the
+// run record small (payload.Spilling): this instance's cached copy of the
+// record tells whether it is already large, and a too_large refusal
+// whether to spill and apply it once more.
 func (e *Engine) mutateSpilling(ctx context.Context, run string, output *json.RawMessage, patch map[string]json.RawMessage, m mutationOf[*cairn.Ended]) (*cairn.Ended, error) {
+	apply := func() (*cairn.Ended, error) { return mutate(ctx, e.commits, run, m) }
 	if e.cfg.PayloadInlineMax < 0 {
-		return mutate(ctx, e.commits, run, m)
+		return apply()
 	}
-	if data, _, ok := e.commits.Cache().Get(run); ok && len(data) > e.cfg.MaxRunRecordBytes/4 {
-		if _, err := e.payloads.Spill(ctx, run, output, patch); err != nil {
-			return nil, err
-		}
-	}
-	ended, err := mutate(ctx, e.commits, run, m)
-	if reason, ok := IsRejection(err); !ok || reason != cairn.ReasonTooLarge {
-		return ended, err
-	}
-	spilled, serr := e.payloads.Spill(ctx, run, output, patch)
-	if serr != nil {
-		return nil, serr
-	}
-	if !spilled {
-		return ended, err
-	}
-	return mutate(ctx, e.commits, run, m)
+	data, _, cached := e.commits.Cache().Get(run)
+	return payload.Spilling(ctx, e.payloads, run, output, patch, cached && len(data) > e.cfg.MaxRunRecordBytes/4, apply, func(err error) bool {
+		reason, ok := IsRejection(err)
+		return ok && reason == cairn.ReasonTooLarge
+	})
 }

@@ -21,31 +21,13 @@ func (e *Engine) Progress(ctx context.Context, id string, value json.RawMessage)
 	if err != nil {
 		return err
 	}
-	if len(value) > progress.MaxValueBytes {
-		return &InvalidError{Field: "value", Message: "over the progress limit of 16 KiB"}
-	}
-	proven, err := e.progress.Admit(tok.Raw)
-	if err != nil {
-		return err
-	}
-	if _, _, cached := e.cachedLease(tok); !cached && !proven {
-		if _, l, _, err := e.lease(ctx, tok); err != nil {
-			return err
-		} else if l.State != leaseActive {
-			e.progress.Forget(tok.Raw)
-			return reject(cairn.ReasonFenced, "lease of attempt %d of step %s has ended", tok.Attempt, tok.Step)
-		}
-		e.progress.Prove(tok.Raw)
-	}
-	p := e.progress.Accepted(notify.Progress{Run: tok.Run, Step: tok.Step, Attempt: tok.Attempt, Value: value, At: e.now()})
-	if e.cfg.Bus != nil {
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
-		defer cancel()
-		if err := e.cfg.Bus.Publish(ctx, []notify.Hint{notify.ProgressNotice(p)}); err != nil {
-			e.log.Debug("publishing progress failed; only this instance's watchers saw it", "err", err)
-		}
-	}
-	return nil
+	return e.progress.Hand(ctx, e.cfg.Bus, e.log, tok.Raw, notify.Progress{Run: tok.Run, Step: tok.Step, Attempt: tok.Attempt, Value: value}, progress.Lease{
+		Cached: func() bool { _, _, cached := e.cachedLease(tok); return cached },
+		Live: func(ctx context.Context) (bool, error) {
+			_, l, _, err := e.lease(ctx, tok)
+			return err == nil && l.State == leaseActive, err
+		},
+	})
 }
 
 // ProgressRateError refuses a progress message over its lease's rate.

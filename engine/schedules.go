@@ -3,8 +3,6 @@ package engine
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/engine/internal/schedule"
@@ -12,8 +10,8 @@ import (
 )
 
 // Schedules start runs of a workflow on a cron calendar: records,
-// calendar and the reaper's ticks are engine/internal/schedule's; the
-// methods here forward to it.
+// calendar and the reaper's ticks are engine/internal/schedule's, which
+// the API reaches through Engine.Schedules.
 
 // Bounds of schedules.
 const (
@@ -28,7 +26,11 @@ const (
 func newSchedules(e *Engine) *schedule.Schedules {
 	return schedule.New(schedule.Host{
 		Store: e.store, Keys: e.keys, Now: e.now, NewID: newRunID,
-		CheckStart: e.checkStartTarget, CheckWorkflow: e.checkRegistered,
+		CheckStart: e.checkStartTarget, Latest: e.latestVersion,
+		Defined: func(ctx context.Context, workflow, version string) error {
+			_, err := e.definition(ctx, workflow, version)
+			return err
+		},
 		Start: func(ctx context.Context, workflow, version string, input json.RawMessage, correlation, key string) (*cairn.StartResult, error) {
 			return e.StartRun(ctx, cairn.StartRequest{Workflow: workflow, Version: version, Input: input, Correlation: correlation, IdempotencyKey: key})
 		},
@@ -36,23 +38,6 @@ func newSchedules(e *Engine) *schedule.Schedules {
 		TimerDue: timer.Due, PutTimer: e.timers.Put, DropTimers: e.timers.Drop,
 		CursorRefused: e.cursorRefused, Log: e.log,
 	})
-}
-
-// checkRegistered refuses a schedule of a workflow with no registered
-// definition (of version, when it names one), naming the field: every
-// tick would fail (a typo, or a worker not started yet: start it first).
-func (e *Engine) checkRegistered(ctx context.Context, workflow, version string) error {
-	var nf *NotFoundError
-	if _, err := e.latestVersion(ctx, workflow); errors.As(err, &nf) {
-		return &InvalidError{Field: "workflow", Message: fmt.Sprintf("no workflow %q is registered: register it (start its worker) before scheduling it", workflow)}
-	} else if err != nil || version == "" {
-		return err
-	}
-	_, err := e.definition(ctx, workflow, version)
-	if errors.As(err, &nf) {
-		return &InvalidError{Field: "version", Message: fmt.Sprintf("workflow %q has no registered version %q", workflow, version)}
-	}
-	return err
 }
 
 // runState is a run's workflow and status (what schedules and batches
@@ -65,44 +50,10 @@ func (e *Engine) runState(ctx context.Context, id string) (string, cairn.RunStat
 	return r.Workflow, r.Status, nil
 }
 
-// CreateSchedule stores a new schedule and arms its first tick.
-func (e *Engine) CreateSchedule(ctx context.Context, req cairn.ScheduleRequest) (*cairn.Schedule, error) {
-	return e.schedules.Create(ctx, req)
-}
+// Schedules are the engine's schedules: create, read, list, pause,
+// resume, delete and backfill them (engine/internal/schedule documents
+// each).
+type Schedules = schedule.Schedules
 
-// GetSchedule reads a schedule.
-func (e *Engine) GetSchedule(ctx context.Context, id string) (*cairn.Schedule, error) {
-	return e.schedules.Get(ctx, id)
-}
-
-// ListSchedules lists schedules by id: one LIST and one GET per schedule
-// of the page.
-func (e *Engine) ListSchedules(ctx context.Context, limit int, cursor string) (*cairn.SchedulePage, error) {
-	return e.schedules.List(ctx, limit, cursor)
-}
-
-// PauseSchedule stops a schedule's ticks until it is resumed. A tick
-// already claimed (pending) still starts its run.
-func (e *Engine) PauseSchedule(ctx context.Context, id string) (*cairn.Schedule, error) {
-	return e.schedules.Pause(ctx, id)
-}
-
-// ResumeSchedule resumes a paused schedule from now: the ticks that passed
-// while it was paused do not fire (backfill them).
-func (e *Engine) ResumeSchedule(ctx context.Context, id string) (*cairn.Schedule, error) {
-	return e.schedules.Resume(ctx, id)
-}
-
-// DeleteSchedule deletes a schedule. Its runs stay; its timer is dropped
-// by the reaper when it comes due.
-func (e *Engine) DeleteSchedule(ctx context.Context, id string) error {
-	return e.schedules.Delete(ctx, id)
-}
-
-// BackfillSchedule starts the runs of the ticks in (from, to], oldest
-// first, at most req.Max (≤ MaxBackfillTicks). Each tick's run has the
-// tick's idempotency key, so a tick that fired, or was backfilled before,
-// is not run twice. Backfill ignores the overlap policy and a pause.
-func (e *Engine) BackfillSchedule(ctx context.Context, id string, req cairn.BackfillRequest) (*cairn.BackfillResult, error) {
-	return e.schedules.Backfill(ctx, id, req)
-}
+// Schedules returns the engine's schedules.
+func (e *Engine) Schedules() *Schedules { return e.schedules }

@@ -24,7 +24,7 @@ func schedClock() *clock {
 
 func mustCreateSchedule(t testing.TB, e *Engine, req cairn.ScheduleRequest) *cairn.Schedule {
 	t.Helper()
-	s, err := e.CreateSchedule(context.Background(), req)
+	s, err := e.Schedules().Create(context.Background(), req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +86,7 @@ func TestScheduleValidation(t *testing.T) {
 		{cairn.ScheduleRequest{ID: "..", Workflow: "cronwf", Cron: "@daily"}, "id"},
 		{cairn.ScheduleRequest{Workflow: "a b", Cron: "@daily"}, "workflow"},
 	} {
-		_, err := e.CreateSchedule(context.Background(), c.req)
+		_, err := e.Schedules().Create(context.Background(), c.req)
 		var inv *InvalidError
 		var val cairn.ValidationError
 		switch {
@@ -103,7 +103,7 @@ func TestScheduleValidation(t *testing.T) {
 		}
 	}
 	mustCreateSchedule(t, e, cairn.ScheduleRequest{ID: "dup", Workflow: "cronwf", Cron: "@hourly"})
-	_, err := e.CreateSchedule(context.Background(), cairn.ScheduleRequest{ID: "dup", Workflow: "cronwf", Cron: "@hourly"})
+	_, err := e.Schedules().Create(context.Background(), cairn.ScheduleRequest{ID: "dup", Workflow: "cronwf", Cron: "@hourly"})
 	var conflict *ConflictError
 	if !errors.As(err, &conflict) {
 		t.Fatalf("second create of one id: got %v, want a conflict", err)
@@ -151,7 +151,7 @@ func TestScheduleFiresOncePerTick(t *testing.T) {
 					t.Errorf("tick %s: run %+v", tick, r)
 				}
 			}
-			s, err := engines[1].GetSchedule(context.Background(), "every-minute")
+			s, err := engines[1].Schedules().Get(context.Background(), "every-minute")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -197,7 +197,7 @@ func TestScheduleOverlap(t *testing.T) {
 			if first == nil {
 				t.Fatalf("the first tick started no run: %v", runs)
 			}
-			s, _ := e.GetSchedule(context.Background(), "s")
+			s, _ := e.Schedules().Get(context.Background(), "s")
 			switch policy {
 			case cairn.OverlapSkip:
 				if second != nil || s.Skipped != 1 || st.SchedulesSkipped != 1 || s.LastRun != first.ID {
@@ -232,11 +232,11 @@ func TestSchedulePauseResume(t *testing.T) {
 	h := newHarness(t, withClock(schedClock), withWorkflows("w", single("cronwf", cairn.Step{Kind: cairn.KindSleep, Duration: cairn.Duration(time.Hour)})))
 	ctx, clk, e := h.ctx, h.clk, h.e
 	mustCreateSchedule(t, e, cairn.ScheduleRequest{ID: "p", Workflow: "cronwf", Cron: "*/5 * * * *", Overlap: cairn.OverlapAllow})
-	s, err := e.PauseSchedule(ctx, "p")
+	s, err := e.Schedules().Pause(ctx, "p")
 	if err != nil || !s.Paused || s.NextAt != nil {
 		t.Fatalf("pause: %+v %v", s, err)
 	}
-	if again, err := e.PauseSchedule(ctx, "p"); err != nil || again.Rev != s.Rev {
+	if again, err := e.Schedules().Pause(ctx, "p"); err != nil || again.Rev != s.Rev {
 		t.Fatalf("pausing a paused schedule wrote: %+v %v", again, err)
 	}
 	clk.Advance(20 * time.Minute)
@@ -244,7 +244,7 @@ func TestSchedulePauseResume(t *testing.T) {
 	if runs := scheduleRuns(t, e, "p"); len(runs) != 0 {
 		t.Fatalf("a paused schedule started %d runs", len(runs))
 	}
-	s, err = e.ResumeSchedule(ctx, "p")
+	s, err = e.Schedules().Resume(ctx, "p")
 	if want := time.Date(2026, 3, 2, 10, 25, 0, 0, time.UTC); err != nil || s.Paused || s.NextAt == nil || !s.NextAt.Equal(want) {
 		t.Fatalf("resume: %+v %v, want next_at %v", s, err, want)
 	}
@@ -254,7 +254,7 @@ func TestSchedulePauseResume(t *testing.T) {
 	if len(runs) != 1 || runs["2026-03-02T10:25:00Z"] == nil {
 		t.Fatalf("after resume: %v", runs)
 	}
-	if err := e.DeleteSchedule(ctx, "p"); err != nil {
+	if err := e.Schedules().Delete(ctx, "p"); err != nil {
 		t.Fatal(err)
 	}
 	clk.Advance(5 * time.Minute)
@@ -265,7 +265,7 @@ func TestSchedulePauseResume(t *testing.T) {
 	if left, _ := e.store.ListAll(ctx, e.keys.TimersPrefix()); len(left) != 1 { // the sleeping run's
 		t.Fatalf("timers left after delete: %v", left)
 	}
-	if _, err := e.GetSchedule(ctx, "p"); !isNotFoundAPI(err) {
+	if _, err := e.Schedules().Get(ctx, "p"); !isNotFoundAPI(err) {
 		t.Fatalf("get after delete: %v", err)
 	}
 }
@@ -278,15 +278,15 @@ func TestScheduleMissedAndBackfill(t *testing.T) {
 		created := mustCreateSchedule(t, e, cairn.ScheduleRequest{ID: "b", Workflow: "cronwf", Cron: "* * * * *", Overlap: cairn.OverlapAllow})
 		clk.Advance(10 * time.Minute)
 		mustReap(t, e)
-		s, _ := e.GetSchedule(ctx, "b")
+		s, _ := e.Schedules().Get(ctx, "b")
 		if s.Fired != 1 || s.Missed != 9 || s.LastTick == nil || !s.LastTick.Equal(time.Date(2026, 3, 2, 10, 10, 0, 0, time.UTC)) {
 			t.Fatalf("after a gap: fired=%d missed=%d last=%v", s.Fired, s.Missed, s.LastTick)
 		}
-		res, err := e.BackfillSchedule(ctx, "b", cairn.BackfillRequest{From: created.CreatedAt, To: clk.Now(), Max: 4})
+		res, err := e.Schedules().Backfill(ctx, "b", cairn.BackfillRequest{From: created.CreatedAt, To: clk.Now(), Max: 4})
 		if err != nil || len(res.Ticks) != 4 || !res.Truncated {
 			t.Fatalf("bounded backfill: %+v %v", res, err)
 		}
-		res, err = e.BackfillSchedule(ctx, "b", cairn.BackfillRequest{From: created.CreatedAt, To: clk.Now()})
+		res, err = e.Schedules().Backfill(ctx, "b", cairn.BackfillRequest{From: created.CreatedAt, To: clk.Now()})
 		if err != nil || len(res.Ticks) != 10 || res.Truncated {
 			t.Fatalf("backfill: %+v %v", res, err)
 		}
@@ -305,7 +305,7 @@ func TestScheduleMissedAndBackfill(t *testing.T) {
 			{From: created.CreatedAt, To: clk.Now().Add(time.Hour)},
 		} {
 			var inv *InvalidError
-			if _, err := e.BackfillSchedule(ctx, "b", bad); !errors.As(err, &inv) {
+			if _, err := e.Schedules().Backfill(ctx, "b", bad); !errors.As(err, &inv) {
 				t.Errorf("backfill %+v: %v, want invalid", bad, err)
 			}
 		}
@@ -353,13 +353,13 @@ func TestScheduleOfUnregisteredWorkflowRefused(t *testing.T) {
 		{cairn.ScheduleRequest{Workflow: "nobody", Version: "1", Cron: "* * * * *"}, "workflow"},
 		{cairn.ScheduleRequest{Workflow: "known", Version: "2", Cron: "* * * * *"}, "version"},
 	} {
-		_, err := h.e.CreateSchedule(h.ctx, c.req)
+		_, err := h.e.Schedules().Create(h.ctx, c.req)
 		var inv *InvalidError
 		if !errors.As(err, &inv) || inv.Field != c.field || !strings.Contains(inv.Message, c.req.Workflow) {
 			t.Errorf("%+v: got %v, want an invalid %s", c.req, err, c.field)
 		}
 	}
-	if p, err := h.e.ListSchedules(h.ctx, 0, ""); err != nil || len(p.Schedules) != 0 {
+	if p, err := h.e.Schedules().List(h.ctx, 0, ""); err != nil || len(p.Schedules) != 0 {
 		t.Fatalf("schedules %+v, %v", p, err)
 	}
 	mustCreateSchedule(t, h.e, cairn.ScheduleRequest{Workflow: "known", Cron: "* * * * *"})
@@ -386,7 +386,7 @@ func TestScheduleUnregisteredWorkflow(t *testing.T) {
 	}
 	clk.Advance(time.Minute)
 	st := mustReap(t, e)
-	s, _ = e.GetSchedule(ctx, "u")
+	s, _ = e.Schedules().Get(ctx, "u")
 	if st.SchedulesFailed != 1 || s.Failed != 1 || s.Pending != nil || !strings.Contains(s.LastError, "nobody") || s.NextAt == nil {
 		t.Fatalf("stats %+v schedule %+v", st, s)
 	}
@@ -403,7 +403,7 @@ func TestScheduleUnregisteredWorkflow(t *testing.T) {
 	register(t, e, "w", single("nobody", cairn.Step{}))
 	clk.Advance(time.Minute)
 	mustReap(t, e)
-	if s, _ = e.GetSchedule(ctx, "u"); s.Fired != 1 || s.LastError != "" {
+	if s, _ = e.Schedules().Get(ctx, "u"); s.Fired != 1 || s.LastError != "" {
 		t.Fatalf("after registering: %+v", s)
 	}
 }
@@ -423,7 +423,7 @@ func TestScheduleInputTooLargeFails(t *testing.T) {
 	defer small.Close()
 	clk.Advance(time.Minute)
 	st := mustReap(t, small)
-	s, _ := small.GetSchedule(ctx, "b")
+	s, _ := small.Schedules().Get(ctx, "b")
 	if st.SchedulesFailed != 1 || s.Failed != 1 || s.Pending != nil || !strings.Contains(s.LastError, "limit") {
 		t.Fatalf("stats %+v schedule %+v", st, s)
 	}

@@ -5,45 +5,27 @@ import (
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/engine/internal/keys"
-	"github.com/cairn-dev/cairn/notify"
+	"github.com/cairn-dev/cairn/engine/internal/observe"
 	"github.com/cairn-dev/cairn/telemetry"
 )
 
-// observe logs the run lifecycle a commit recorded (started and ended at
-// info) and hands the journal entries it added to the telemetry (spans
-// and metrics). The journal is the one place every instance records what
-// happened, so the instance that commits an end records its span,
-// whichever began it.
+// observe logs the run lifecycle a commit recorded and hands the journal
+// entries it added to the telemetry (engine/internal/observe).
 func (e *Engine) observe(fx *effects) {
 	r := fx.run
 	if r == nil || fx.journalFrom >= len(r.Journal) {
 		return
 	}
-	added := r.Journal[fx.journalFrom:]
-	for _, j := range added {
-		switch j.Type {
-		case cairn.JournalRunStarted:
-			e.log.Info("run started", "run", r.ID, "workflow", r.Workflow, "version", r.Version)
-		case cairn.JournalRunCompleted, cairn.JournalRunFailed, cairn.JournalRunCancelled, cairn.JournalRunTimedOut:
-			attrs := []any{"run", r.ID, "workflow", r.Workflow, "version", r.Version, "status", r.Status,
-				"took", j.At.Sub(r.CreatedAt).Round(time.Millisecond)}
-			if r.Error != nil {
-				attrs = append(attrs, "class", r.Error.Class)
+	observe.Commit(e.log, e.cfg.Telemetry, observe.Run{
+		Run:    telemetry.Run{ID: r.ID, Workflow: r.Workflow, Version: r.Version, Parent: r.Trace, CreatedAt: r.CreatedAt},
+		Status: r.Status, Error: r.Error,
+		Attempts: func(step string) []cairn.Attempt {
+			if st := r.Steps[step]; st != nil {
+				return st.Attempts
 			}
-			e.log.Info("run ended", attrs...)
-		}
-	}
-	info := telemetry.Run{ID: r.ID, Workflow: r.Workflow, Version: r.Version, Parent: r.Trace, CreatedAt: r.CreatedAt}
-	e.cfg.Telemetry.Observe(info, added, func(step string, n int) *cairn.Attempt {
-		if st := r.Steps[step]; st != nil {
-			for i := range st.Attempts {
-				if st.Attempts[i].N == n {
-					return &st.Attempts[i]
-				}
-			}
-		}
-		return nil
-	})
+			return nil
+		},
+	}, r.Journal[fx.journalFrom:])
 }
 
 // observeReap records one reaper pass.
@@ -55,22 +37,13 @@ func (e *Engine) observeReap(start time.Time, s *ReapStats) {
 	})
 }
 
-// observeWake records the wake latency of each lease a claim returns:
-// from when its hint became claimable on this instance (it arrived, from
-// the bus or this instance's commit, or its retry backoff ended) to the
-// claim's answer. Leases found by a run-scoped claim's own scan have no
-// hint and no latency.
+// observeWake records the wake latency of each lease a claim returns
+// (observe.Woke).
 func (e *Engine) observeWake(leases []cairn.Lease, woke map[string]time.Time) {
-	t := e.cfg.Telemetry
-	if t == nil || len(leases) == 0 {
+	if e.cfg.Telemetry == nil || len(leases) == 0 {
 		return
 	}
-	now := e.now()
-	for _, l := range leases {
-		if at, ok := woke[notify.Hint{Run: l.Run, Step: l.Step}.Key()]; ok {
-			t.Woke(max(now.Sub(at), 0))
-		}
-	}
+	observe.Woke(e.cfg.Telemetry, e.now(), leases, woke)
 }
 
 // Telemetry returns the engine's telemetry (nil when off).

@@ -94,7 +94,7 @@ func TestBatchPage(t *testing.T) {
 		}
 		ids = append(ids, r.Run.ID)
 	}
-	b, err := f.e.StartBatch(ctx, cairn.BatchRequest{Action: cairn.BatchCancel,
+	b, err := f.e.Batches().Start(ctx, cairn.BatchRequest{Action: cairn.BatchCancel,
 		Filter: cairn.BatchFilter{Workflow: "wf", Status: []cairn.RunStatus{cairn.RunRunning}}, Reason: "drain <now>"})
 	if err != nil {
 		t.Fatal(err)
@@ -109,7 +109,7 @@ func TestBatchPage(t *testing.T) {
 		if _, err := f.e.Reap(ctx); err != nil {
 			t.Fatal(err)
 		}
-		if b, err = f.e.GetBatch(ctx, b.ID); err != nil {
+		if b, err = f.e.Batches().Get(ctx, b.ID); err != nil {
 			t.Fatal(err)
 		}
 	}

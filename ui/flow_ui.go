@@ -64,7 +64,7 @@ func concurrencyText(c cairn.ConcurrencyLimit) string {
 // counters and state, read through the engine as GET
 // /v1/api/batches/{id} does.
 func (h *Handler) batch(ctx context.Context, r *http.Request, v *view) (string, error) {
-	b, err := h.e.GetBatch(ctx, r.PathValue("batch"))
+	b, err := h.e.Batches().Get(ctx, r.PathValue("batch"))
 	if err != nil {
 		return "", err
 	}

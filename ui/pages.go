@@ -215,7 +215,7 @@ func (h *Handler) definition(ctx context.Context, r *http.Request, v *view) (str
 			dv.Steps = append(dv.Steps, defStep{Step: st, Comp: i == 1, Options: opts})
 		}
 	}
-	page, err := h.e.ListSchedules(ctx, 100, "")
+	page, err := h.e.Schedules().List(ctx, 100, "")
 	if err != nil {
 		return "", err
 	}
@@ -232,7 +232,7 @@ func (h *Handler) definition(ctx context.Context, r *http.Request, v *view) (str
 // schedules is the schedules' page, 100 at a time.
 func (h *Handler) schedules(ctx context.Context, r *http.Request, v *view) (string, error) {
 	v.Title, v.Nav = "Schedules", "schedules"
-	page, err := h.e.ListSchedules(ctx, 100, r.URL.Query().Get("cursor"))
+	page, err := h.e.Schedules().List(ctx, 100, r.URL.Query().Get("cursor"))
 	if err != nil {
 		return "", err
 	}

@@ -37,7 +37,7 @@ func TestWorkflowAndSchedulePages(t *testing.T) {
 	}
 	old := cairn.Workflow{Name: "orders", Version: "1", Steps: []cairn.Step{{ID: "charge"}}}
 	f.registerFor("w1", old, wf)
-	if _, err := f.e.CreateSchedule(ctx, cairn.ScheduleRequest{ID: "nightly", Workflow: "orders", Version: "2", Cron: "0 3 * * *", TimeZone: "Europe/Paris"}); err != nil {
+	if _, err := f.e.Schedules().Create(ctx, cairn.ScheduleRequest{ID: "nightly", Workflow: "orders", Version: "2", Cron: "0 3 * * *", TimeZone: "Europe/Paris"}); err != nil {
 		t.Fatal(err)
 	}
 

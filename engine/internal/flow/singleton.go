@@ -72,3 +72,42 @@ func (t *Table) HoldSingleton(ctx context.Context, scope, key, run string, state
 	}
 	return "", &blob.Error{Op: "singleton", Key: obj, Err: blob.ErrConflict}
 }
+
+// SingletonHost is what a start that takes its workflow's singleton key
+// asks of the engine.
+type SingletonHost struct {
+	State  RunState
+	GetRun func(ctx context.Context, run string) (*cairn.Run, error)
+	Cancel func(ctx context.Context, run, reason string) (*cairn.Run, error)
+}
+
+// Singleton takes a workflow's singleton key (s; nil: none) for run id, a
+// start whose template vars are vars: with mode skip, a running holder is
+// answered instead (skipped); with cancel_running, it is cancelled first.
+func (t *Table) Singleton(ctx context.Context, s *SingletonPlan, vars render.Vars, id string, host SingletonHost) (*cairn.StartResult, error) {
+	if s == nil {
+		return nil, nil
+	}
+	key, err := RenderKey(s.Key, vars)
+	if err != nil {
+		return nil, &errs.InvalidError{Field: "input", Message: "the workflow's singleton key does not render: " + err.Error()}
+	}
+	for range 3 {
+		held, err := t.HoldSingleton(ctx, "singleton\x00"+vars.Workflow, key, id, host.State)
+		if err != nil || held == "" {
+			return nil, err
+		}
+		if s.Mode == cairn.SingletonSkip {
+			r, err := host.GetRun(ctx, held)
+			if errs.IsNotFound(err) { // its start is between the key and the record
+				r, err = &cairn.Run{ID: held, Workflow: vars.Workflow, Status: cairn.RunRunning, State: map[string]json.RawMessage{}, Steps: []cairn.StepView{}, PendingEvents: []string{}}, nil
+			}
+			return &cairn.StartResult{Run: r, Existed: true, Skipped: true}, err
+		}
+		var ended *errs.ConflictError // it ended meanwhile: take the key
+		if _, err := host.Cancel(ctx, held, "singleton: run "+id+" replaces it"); err != nil && !errors.As(err, &ended) {
+			return nil, err
+		}
+	}
+	return nil, &errs.UnavailableError{Err: errors.New("singleton key " + key + " still held after cancelling its run")}
+}

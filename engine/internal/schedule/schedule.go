@@ -72,9 +72,11 @@ type Host struct {
 	// CheckStart refuses a start that cannot start (no such workflow, a
 	// bad input), as starting would.
 	CheckStart func(workflow, version string, input json.RawMessage) error
-	// CheckWorkflow refuses a workflow (or a pinned version of it) that
-	// has no registered definition, naming the field.
-	CheckWorkflow func(ctx context.Context, workflow, version string) error
+	// Latest returns a workflow's newest registered version, and Defined
+	// reads a registered version's definition: a NotFoundError when there
+	// is none.
+	Latest  func(ctx context.Context, workflow string) (string, error)
+	Defined func(ctx context.Context, workflow, version string) error
 	// Start starts a run, once per idempotency key.
 	Start func(ctx context.Context, workflow, version string, input json.RawMessage, correlation, idempotencyKey string) (*cairn.StartResult, error)
 	// Cancel cancels a run (a ConflictError when it has ended).
@@ -217,7 +219,7 @@ func (x *Schedules) Create(ctx context.Context, req cairn.ScheduleRequest) (*cai
 	if err := h.CheckStart(req.Workflow, req.Version, req.Input); err != nil {
 		return nil, err
 	}
-	if err := h.CheckWorkflow(ctx, req.Workflow, req.Version); err != nil {
+	if err := h.checkRegistered(ctx, req.Workflow, req.Version); err != nil {
 		return nil, err
 	}
 	switch req.Overlap {

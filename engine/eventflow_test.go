@@ -249,3 +249,33 @@ func TestWindowKeyCompiledAtRegistration(t *testing.T) {
 		t.Fatalf("register: %v, want an error on workflows[0].batch.key", err)
 	}
 }
+
+// A publish retried with its id after its window fired is answered with
+// that window (existed) and joins no other: the event is in one run. A
+// retry while its window is open is counted once in it.
+func TestRetriedPublishJoinsOneWindow(t *testing.T) {
+	retry := func(t *testing.T, e *Engine, id, key string, i int, want bool) {
+		t.Helper()
+		res, err := e.Publish(t.Context(), cairn.PublishRequest{Name: "ping", ID: id, Payload: json.RawMessage(fmt.Sprintf(`{"k":%q,"i":%d}`, key, i))})
+		if err != nil || len(res.Runs) != 1 || res.Runs[0].Window == "" || res.Runs[0].Existed != want {
+			t.Fatalf("publish %s again: %+v %v, want existed %v", id, res, err, want)
+		}
+	}
+	eachStore(t, func(t *testing.T, h *harness) {
+		register(t, h.e, "w", windowed(nil, &cairn.EventBatch{Key: "event.payload.k", MaxSize: 10, Timeout: cairn.Duration(2 * time.Second)}))
+		ping(t, h.e, "x0", "x", 0)
+		retry(t, h.e, "x0", "x", 0, false) // its window is open: in it once
+		h.clk.Advance(time.Millisecond)
+		ping(t, h.e, "x1", "x", 1)
+		reapAll(t, h, []*Engine{h.e}, 4, time.Second)
+		if runs := windowRuns(t, h.e); len(runs) != 1 || string(runs["x1"]) != `[{"k":"x","i":0},{"k":"x","i":1}]` {
+			t.Fatalf("runs %s: want one batch x0, x1", runs)
+		}
+		retry(t, h.e, "x0", "x", 0, true) // after its window fired: that window's
+		ping(t, h.e, "x2", "x", 2)
+		reapAll(t, h, []*Engine{h.e}, 4, time.Second)
+		if runs := windowRuns(t, h.e); len(runs) != 2 || string(runs["x2"]) != `[{"k":"x","i":2}]` {
+			t.Fatalf("runs %s: want a second batch of x2 alone", runs)
+		}
+	})
+}

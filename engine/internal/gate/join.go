@@ -26,8 +26,10 @@ type eventBody struct {
 }
 
 // Join puts ev into the open window of its key for workflow and answers
-// the window it joined. Requests: 1 GET of the key's state and 1 create of
-// the event's object; per instance and window once more, the window's open
+// the window it joined, or, for an id a closed window took already (a
+// retried publish, ids.go), that window, marked existed. Requests: 1 GET of
+// the id's marker, 1 GET of the key's state, 1 PUT of the marker and 1
+// create of the event's object; per instance and window once more, the window's open
 // object (create, or GET) and a timer; now and then (a batch) a LIST.
 func (g *Gates) Join(ctx context.Context, s *Spec, workflow string, ev render.Event) (cairn.TriggeredRun, error) {
 	key, err := s.KeyOf(ev)
@@ -37,17 +39,27 @@ func (g *Gates) Join(ctx context.Context, s *Spec, workflow string, ev render.Ev
 	}
 	prefix := g.h.Keys.Gate(workflow+"\x00"+s.Kind, key)
 	body := object.JSON(eventBody{ID: ev.ID, Name: ev.Name, Payload: ev.Payload})
+	tmpl := window{prefix: prefix, open: opening{Workflow: workflow, Kind: s.Kind, Key: key, Period: s.Period, Timeout: s.Timeout, MaxSize: s.MaxSize}}
+	if w, ok, err := g.retried(ctx, tmpl, ev.ID); err != nil {
+		return cairn.TriggeredRun{}, err
+	} else if ok {
+		return cairn.TriggeredRun{Workflow: workflow, Window: w.id(), Existed: true}, nil
+	}
 	for range 4 {
 		begun := time.Now()
 		st, _, err := g.state(ctx, prefix)
 		if err != nil {
 			return cairn.TriggeredRun{}, err
 		}
-		w := window{prefix: prefix, n: st.N, open: opening{Workflow: workflow, Kind: s.Kind, Key: key, Period: s.Period, Timeout: s.Timeout, MaxSize: s.MaxSize}}
+		w := tmpl
+		w.n = st.N
 		if w.open.Opened, err = g.opened(ctx, w); err != nil {
 			return cairn.TriggeredRun{}, err
 		}
 		at := g.h.Now()
+		if err := g.mark(ctx, w, ev.ID, at); err != nil {
+			return cairn.TriggeredRun{}, err
+		}
 		ek := w.eventKey(at, ev.ID)
 		if _, err := g.h.Store.Create(ctx, ek, body); err != nil && !errors.Is(err, blob.ErrPreconditionFailed) {
 			return cairn.TriggeredRun{}, err

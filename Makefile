@@ -139,11 +139,12 @@ sdk/ts/node_modules/.ci-stamp: sdk/ts/package-lock.json sdk/ts/package.json
 lint-openapi: ts-deps
 	sdk/ts/node_modules/.bin/redocly lint --config openapi/redocly.yaml --max-problems 50 openapi/openapi.json
 
-## ts-test: the TypeScript SDK's tests (node --test) against a real `cairn dev` built here; a Go worker joins for the mixed-fleet test
+## ts-test: the TypeScript SDK's tests (node --test) against a real `cairn dev` built here; a Go worker joins for the mixed-fleet test, and Go progress helpers (a NATS server, a step, a client) for the progress test across two instances
 ts-test: ts-deps
 	$(GO) build -o $(BIN)/cairn ./cmd/cairn
 	$(GO) build -o $(BIN)/cairn-go-worker ./sdk/ts/test/goworker
-	cd sdk/ts && CAIRN_BIN=$(CURDIR)/$(BIN)/cairn CAIRN_GO_WORKER=$(CURDIR)/$(BIN)/cairn-go-worker npm test
+	$(GO) build -o $(BIN)/cairn-progress-fleet ./sdk/ts/test/progressfleet
+	cd sdk/ts && CAIRN_BIN=$(CURDIR)/$(BIN)/cairn CAIRN_GO_WORKER=$(CURDIR)/$(BIN)/cairn-go-worker CAIRN_PROGRESS_FLEET=$(CURDIR)/$(BIN)/cairn-progress-fleet npm test
 	sdk/ts/node_modules/.bin/tsc -p examples/ts/tsconfig.check.json
 
 ## clean: remove build output and local data

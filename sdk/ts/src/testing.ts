@@ -26,6 +26,12 @@ export interface TestServerOptions {
   testClock?: boolean;
   /** How long to wait for the server to answer [20 s]. */
   readyTimeoutMs?: number;
+  /**
+   * The directory of its store [a new temporary one, removed at stop]. Two
+   * servers given one directory (and one bus, CAIRN_NOTIFY in env) are two
+   * instances of one deployment; a given directory is kept.
+   */
+  dir?: string;
 }
 
 export interface TestServer {
@@ -63,7 +69,7 @@ export function freePort(): Promise<number> {
 /** Starts `cairn dev` for a test (see TestServerOptions); stop it after. */
 export async function startTestServer(opts: TestServerOptions = {}): Promise<TestServer> {
   const bin = opts.bin ?? process.env.CAIRN_BIN ?? "cairn";
-  const dir = mkdtempSync(join(tmpdir(), "cairn-test-"));
+  const dir = opts.dir ?? mkdtempSync(join(tmpdir(), "cairn-test-"));
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   const args = ["dev", "--addr", `127.0.0.1:${port}`, "--dir", dir, "--lease-ttl", "1500ms", "--reap-every", "200ms", ...(opts.args ?? [])];
@@ -79,7 +85,7 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
       proc.kill("SIGTERM");
       await exited;
     }
-    rmSync(dir, { recursive: true, force: true });
+    if (!opts.dir) rmSync(dir, { recursive: true, force: true });
   };
   try {
     await ready(url, proc, spawnFailed, opts.readyTimeoutMs ?? 20_000);

@@ -15,9 +15,10 @@ import os
 import random
 import time
 from collections.abc import AsyncIterator, Callable, Generator, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypedDict, TypeVar, Unpack
 
 import httpx
 
@@ -251,17 +252,45 @@ def _op_clear_keys(cache: _Clear, workflow: str, version: str | None) -> _Op[lis
     return clear
 
 
+class _StartOptions(TypedDict, total=False):
+    """The options of start (Client.start, AsyncClient.start), each optional."""
+
+    version: str | None
+    correlation: str | None
+    idempotency_key: str | None
+    deadline: _dt.datetime | float | None
+    state: dict[str, Any] | None
+    priority: int | None
+    budget: dict[str, Any] | None
+    attributes: dict[str, Any] | None
+
+
+class _RunFilter(TypedDict, total=False):
+    """The filters of list and runs (Client.list, AsyncClient.list), each optional."""
+
+    workflow: str | None
+    status: str | None
+    correlation: str | None
+    id_prefix: str | None
+    started_after: _dt.datetime | None
+    started_before: _dt.datetime | None
+    limit: int | None
+    cursor: str | None
+    attr: list[str] | None
+
+
 def _op_start(
     workflow: str,
     input: Any,
-    version: str | None,
-    correlation: str | None,
-    idempotency_key: str | None,
-    deadline: _dt.datetime | float | None,
-    state: dict[str, Any] | None,
-    priority: int | None,
     k: Keyring | None = None,
     cache: _Clear | None = None,
+    *,
+    version: str | None = None,
+    correlation: str | None = None,
+    idempotency_key: str | None = None,
+    deadline: _dt.datetime | float | None = None,
+    state: dict[str, Any] | None = None,
+    priority: int | None = None,
     budget: dict[str, Any] | None = None,
     attributes: dict[str, Any] | None = None,
 ) -> _Op[StartedRun]:
@@ -330,14 +359,15 @@ def _op_wait(run: str, on_progress: Callable[[RunProgress], None] | None, k: Key
 
 
 def _op_list(
-    workflow: str | None,
-    status: str | None,
-    correlation: str | None,
-    id_prefix: str | None,
-    started_after: _dt.datetime | None,
-    started_before: _dt.datetime | None,
-    limit: int | None,
-    cursor: str | None,
+    *,
+    workflow: str | None = None,
+    status: str | None = None,
+    correlation: str | None = None,
+    id_prefix: str | None = None,
+    started_after: _dt.datetime | None = None,
+    started_before: _dt.datetime | None = None,
+    limit: int | None = None,
+    cursor: str | None = None,
     attr: list[str] | None = None,
 ) -> _Op[RunPage]:
     page: RunPage = yield _call(
@@ -512,6 +542,9 @@ def _headers(key: str) -> dict[str, str]:
 
 
 class _Base:
+    """What Client and AsyncClient share: the server, key, keyring and generated client, set up
+    once, and the driving of an operation (_Driving) but for how it sleeps and calls."""
+
     server: str
     key: str
     api: AuthenticatedClient
@@ -520,10 +553,49 @@ class _Base:
     codec: Keyring | None
     _clear: _Clear
 
-    def _api_client(self, key: str) -> AuthenticatedClient:
-        # The generated client with the SDK's httpx clients set: they carry
-        # the key (absent when none), the timeouts and the retries.
-        return AuthenticatedClient(base_url=self.server, token=key or "-")
+    def __init__(self, server: str | None, key: str | None, codec: Keyring | None) -> None:
+        self.codec, self._clear = codec, _Clear()
+        self.server, self.key = _server_and_key(server, key)
+        # The generated client, given the SDK's httpx client by the subclass:
+        # it carries the key (absent when none), the timeouts and the retries.
+        self.api = AuthenticatedClient(base_url=self.server, token=self.key or "-")
+
+    def _http_options(self, transport: Any) -> dict[str, Any]:
+        """The options of the SDK's httpx client (blocking or async) over transport."""
+        return {"base_url": self.server, "headers": _headers(self.key), "timeout": _TIMEOUT, "transport": transport}
+
+
+class _Driving:
+    """Drives an operation (_Op) to its end: next() is the next call or sleep to do (None: the
+    operation returned, its value in result), and answering() records a call's answer or error,
+    which the operation is given at the next next()."""
+
+    def __init__(self, gen: _Op[Any], server: str) -> None:
+        self.gen, self.server = gen, server
+        self.value: Any = None
+        self.error: BaseException | None = None
+        self.result: Any = None
+
+    def next(self) -> _Call | _Sleep | None:
+        try:
+            step = self.gen.throw(self.error) if self.error is not None else self.gen.send(self.value)
+        except StopIteration as stop:
+            self.result = stop.value
+            return None
+        self.value, self.error = None, None
+        return step
+
+    @contextmanager
+    def answering(self) -> Iterator[None]:
+        try:
+            yield
+        except httpx.TransportError as err:
+            self.error = TransportError(self.server, err)
+        except APIError as err:
+            self.error = err
+
+    def answer(self, resp: Response[Any]) -> None:
+        self.value = _check(self.server, resp)
 
 
 class Client(_Base):
@@ -539,15 +611,10 @@ class Client(_Base):
         transport: httpx.BaseTransport | None = None,
         codec: Keyring | None = None,
     ) -> None:
-        self.codec, self._clear = codec, _Clear()
-        self.server, self.key = key_server = _server_and_key(server, key)
-        key = key_server[1]
+        super().__init__(server, key, codec)
         limits = httpx.Limits(max_connections=128, max_keepalive_connections=64)
         inner = transport or httpx.HTTPTransport(limits=limits)
-        self.http = httpx.Client(
-            base_url=self.server, headers=_headers(key), timeout=_TIMEOUT, transport=RetryTransport(inner)
-        )
-        self.api = self._api_client(key)
+        self.http = httpx.Client(**self._http_options(RetryTransport(inner)))
         self.api.set_httpx_client(self.http)
 
     def close(self) -> None:
@@ -566,60 +633,23 @@ class Client(_Base):
         return Store(self, namespace)
 
     def _drive(self, gen: _Op[T]) -> T:
-        value: Any = None
-        error: BaseException | None = None
-        while True:
-            try:
-                step = gen.throw(error) if error is not None else gen.send(value)
-            except StopIteration as stop:
-                return stop.value  # type: ignore[no-any-return]
-            value, error = None, None
+        d = _Driving(gen, self.server)
+        while (step := d.next()) is not None:
             if isinstance(step, _Sleep):
                 time.sleep(step.seconds)
                 continue
-            try:
-                value = _check(self.server, step.op.sync_detailed(client=self.api, **step.kwargs))
-            except httpx.TransportError as err:
-                error = TransportError(self.server, err)
-            except APIError as err:
-                error = err
+            with d.answering():
+                d.answer(step.op.sync_detailed(client=self.api, **step.kwargs))
+        return d.result  # type: ignore[no-any-return]
 
     # ---- runs ----
 
-    def start(
-        self,
-        workflow: str,
-        input: Any = None,
-        *,
-        version: str | None = None,
-        correlation: str | None = None,
-        idempotency_key: str | None = None,
-        deadline: _dt.datetime | float | None = None,
-        state: dict[str, Any] | None = None,
-        priority: int | None = None,
-        budget: dict[str, Any] | None = None,
-        attributes: dict[str, Any] | None = None,
-    ) -> StartedRun:
+    def start(self, workflow: str, input: Any = None, **opts: Unpack[_StartOptions]) -> StartedRun:
         """Starts a run of workflow. With an idempotency key, starting again returns the first run
         (existed True). deadline: a datetime, or seconds from now. budget replaces the workflow's.
         attributes are the run's search attributes (str, int, float, bool or datetime each; at most 16),
         which list filters on (attr)."""
-        return self._drive(
-            _op_start(
-                workflow,
-                input,
-                version,
-                correlation,
-                idempotency_key,
-                deadline,
-                state,
-                priority,
-                self.codec,
-                self._clear,
-                budget,
-                attributes,
-            )
-        )
+        return self._drive(_op_start(workflow, input, self.codec, self._clear, **opts))
 
     def get(self, run: str) -> Run:
         return self._drive(_op_get(run, self.codec))
@@ -645,35 +675,20 @@ class Client(_Base):
             raise RunFailedError(r)
         return None if isinstance(r.output, Unset) else r.output
 
-    def list(
-        self,
-        *,
-        workflow: str | None = None,
-        status: str | None = None,
-        correlation: str | None = None,
-        id_prefix: str | None = None,
-        started_after: _dt.datetime | None = None,
-        started_before: _dt.datetime | None = None,
-        limit: int | None = None,
-        cursor: str | None = None,
-        attr: list[str] | None = None,
-    ) -> RunPage:
+    def list(self, **filter: Unpack[_RunFilter]) -> RunPage:
         """One page of runs, newest first; page.next_cursor is the next page's cursor. attr are
         conditions on search attributes that all must hold ("name:value", "name>value", "name>=value",
         "name<value", "name<=value"): runs then come by the first one's value, newest first within one."""
-        return self._drive(
-            _op_list(workflow, status, correlation, id_prefix, started_after, started_before, limit, cursor, attr)
-        )
+        return self._drive(_op_list(**filter))
 
-    def runs(self, **filters: Any) -> Iterator[RunSummary]:
+    def runs(self, **filters: Unpack[_RunFilter]) -> Iterator[RunSummary]:
         """Every run matching the filters of list, fetching pages as it goes."""
-        cursor = filters.pop("cursor", None)
         while True:
-            page = self.list(cursor=cursor, **filters)
+            page = self.list(**filters)
             yield from page.runs
             if isinstance(page.next_cursor, Unset) or not page.next_cursor:
                 return
-            cursor = page.next_cursor
+            filters["cursor"] = page.next_cursor
 
     def journal(self, run: str) -> _List[JournalEntry]:
         return self._drive(_op_journal(run, self.codec))
@@ -862,15 +877,10 @@ class AsyncClient(_Base):
         transport: httpx.AsyncBaseTransport | None = None,
         codec: Keyring | None = None,
     ) -> None:
-        self.codec, self._clear = codec, _Clear()
-        self.server, self.key = key_server = _server_and_key(server, key)
-        key = key_server[1]
+        super().__init__(server, key, codec)
         limits = httpx.Limits(max_connections=256, max_keepalive_connections=128)
         inner = transport or httpx.AsyncHTTPTransport(limits=limits)
-        self.http = httpx.AsyncClient(
-            base_url=self.server, headers=_headers(key), timeout=_TIMEOUT, transport=AsyncRetryTransport(inner)
-        )
-        self.api = self._api_client(key)
+        self.http = httpx.AsyncClient(**self._http_options(AsyncRetryTransport(inner)))
         self.api.set_async_httpx_client(self.http)
 
     async def aclose(self) -> None:
@@ -891,54 +901,17 @@ class AsyncClient(_Base):
     async def _drive(self, gen: _Op[T]) -> T:
         import asyncio
 
-        value: Any = None
-        error: BaseException | None = None
-        while True:
-            try:
-                step = gen.throw(error) if error is not None else gen.send(value)
-            except StopIteration as stop:
-                return stop.value  # type: ignore[no-any-return]
-            value, error = None, None
+        d = _Driving(gen, self.server)
+        while (step := d.next()) is not None:
             if isinstance(step, _Sleep):
                 await asyncio.sleep(step.seconds)
                 continue
-            try:
-                value = _check(self.server, await step.op.asyncio_detailed(client=self.api, **step.kwargs))
-            except httpx.TransportError as err:
-                error = TransportError(self.server, err)
-            except APIError as err:
-                error = err
+            with d.answering():
+                d.answer(await step.op.asyncio_detailed(client=self.api, **step.kwargs))
+        return d.result  # type: ignore[no-any-return]
 
-    async def start(
-        self,
-        workflow: str,
-        input: Any = None,
-        *,
-        version: str | None = None,
-        correlation: str | None = None,
-        idempotency_key: str | None = None,
-        deadline: _dt.datetime | float | None = None,
-        state: dict[str, Any] | None = None,
-        priority: int | None = None,
-        budget: dict[str, Any] | None = None,
-        attributes: dict[str, Any] | None = None,
-    ) -> StartedRun:
-        return await self._drive(
-            _op_start(
-                workflow,
-                input,
-                version,
-                correlation,
-                idempotency_key,
-                deadline,
-                state,
-                priority,
-                self.codec,
-                self._clear,
-                budget,
-                attributes,
-            )
-        )
+    async def start(self, workflow: str, input: Any = None, **opts: Unpack[_StartOptions]) -> StartedRun:
+        return await self._drive(_op_start(workflow, input, self.codec, self._clear, **opts))
 
     async def get(self, run: str) -> Run:
         return await self._drive(_op_get(run, self.codec))
@@ -957,32 +930,17 @@ class AsyncClient(_Base):
             raise RunFailedError(r)
         return None if isinstance(r.output, Unset) else r.output
 
-    async def list(
-        self,
-        *,
-        workflow: str | None = None,
-        status: str | None = None,
-        correlation: str | None = None,
-        id_prefix: str | None = None,
-        started_after: _dt.datetime | None = None,
-        started_before: _dt.datetime | None = None,
-        limit: int | None = None,
-        cursor: str | None = None,
-        attr: list[str] | None = None,
-    ) -> RunPage:
-        return await self._drive(
-            _op_list(workflow, status, correlation, id_prefix, started_after, started_before, limit, cursor, attr)
-        )
+    async def list(self, **filter: Unpack[_RunFilter]) -> RunPage:
+        return await self._drive(_op_list(**filter))
 
-    async def runs(self, **filters: Any) -> AsyncIterator[RunSummary]:
-        cursor = filters.pop("cursor", None)
+    async def runs(self, **filters: Unpack[_RunFilter]) -> AsyncIterator[RunSummary]:
         while True:
-            page = await self.list(cursor=cursor, **filters)
+            page = await self.list(**filters)
             for r in page.runs:
                 yield r
             if isinstance(page.next_cursor, Unset) or not page.next_cursor:
                 return
-            cursor = page.next_cursor
+            filters["cursor"] = page.next_cursor
 
     async def journal(self, run: str) -> _List[JournalEntry]:
         return await self._drive(_op_journal(run, self.codec))

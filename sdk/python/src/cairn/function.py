@@ -46,7 +46,7 @@ import re
 import threading
 import uuid as _uuid
 from collections.abc import Awaitable, Callable, Iterable
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypedDict, TypeVar, Unpack, cast
 
 from . import errors as E
 from .codec import CLASS_CODEC, CodecError, open_value
@@ -1102,6 +1102,14 @@ async def _in_thread(fn: Callable[[_Ops], T]) -> T:
         raise
 
 
+class _StepOptions(TypedDict, total=False):
+    """The options of :meth:`Durable.step`, which SyncDurable.step passes on."""
+
+    retry: RetryPolicy | None
+    timeout: Duration | None
+    at_most_once: bool
+
+
 class SyncDurable:
     """A plain ``def`` function body's context: :class:`Durable`'s operations,
     each blocking until it ends. The body runs on a thread of its own; each
@@ -1146,17 +1154,9 @@ class SyncDurable:
 
         return self._ops.call(go)
 
-    def step(
-        self,
-        name: str,
-        fn: Callable[[], Awaitable[T]] | Callable[[], T],
-        *,
-        retry: RetryPolicy | None = None,
-        timeout: Duration | None = None,
-        at_most_once: bool = False,
-    ) -> T:
+    def step(self, name: str, fn: Callable[[], Awaitable[T]] | Callable[[], T], **opts: Unpack[_StepOptions]) -> T:
         """See :meth:`Durable.step`."""
-        return self._ops.call(lambda: self._fc.step(name, fn, retry=retry, timeout=timeout, at_most_once=at_most_once))
+        return self._ops.call(lambda: self._fc.step(name, fn, **opts))
 
     def sleep(self, name: str, seconds_: Duration) -> None:
         """See :meth:`Durable.sleep`."""

@@ -16,10 +16,11 @@ anything but handler code and give it a new version.
 
 from __future__ import annotations
 
+import inspect
 import math
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Union
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar, Union
 
 from ._kinds import KIND_OPTIONS
 
@@ -35,6 +36,9 @@ Duration = Union[float, int, str]  # noqa: UP007 (a runtime alias)
 #: JSON value) out. A plain function runs on the worker's threads; an
 #: ``async def`` on its event loop.
 Handler = Callable[["StepContext", Any], Any] | Callable[["StepContext", Any], Awaitable[Any]]
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
 
 
 def duration(d: Duration) -> str:
@@ -403,31 +407,18 @@ class Workflow:
         return d
 
 
-def workflow(
-    name: str,
-    version: str,
-    *,
-    description: str = "",
-    deadline: Duration | None = None,
-    concurrency: list[Concurrency] | None = None,
-    budget: dict[str, Any] | None = None,
-    reducers: dict[str, str] | None = None,
-    singleton: dict[str, str] | None = None,
-    cancel_on: list[dict[str, Any]] | None = None,
-    debounce: dict[str, Any] | None = None,
-    batch: dict[str, Any] | None = None,
-) -> Workflow:
-    """Starts the definition of workflow name at version."""
-    return Workflow(
-        name,
-        version,
-        description=description,
-        deadline=deadline,
-        concurrency=concurrency,
-        budget=budget,
-        reducers=reducers,
-        singleton=singleton,
-        cancel_on=cancel_on,
-        debounce=debounce,
-        batch=batch,
-    )
+def _params_of(f: Callable[_P, Any]) -> Callable[[Callable[..., _R]], Callable[_P, _R]]:
+    """Gives the function it decorates f's parameters, for type checkers and help()."""
+
+    def give(g: Callable[..., _R]) -> Callable[_P, _R]:
+        sig = inspect.signature(f).replace(return_annotation=inspect.signature(g).return_annotation)
+        setattr(g, "__signature__", sig)  # noqa: B010
+        return g
+
+    return give
+
+
+@_params_of(Workflow)
+def workflow(*args: Any, **kwargs: Any) -> Workflow:
+    """Starts the definition of workflow name at version (the parameters of :class:`Workflow`)."""
+    return Workflow(*args, **kwargs)

@@ -24,6 +24,7 @@ import httpx
 import pytest
 
 import cairn
+from cairn._api.types import Unset
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -208,6 +209,21 @@ def step(run: Any, id: str) -> Any:
         if s.id == id:
             return s
     raise AssertionError(f"run {run.id} has no step {id}")
+
+
+def function_ops(run: Any) -> list[str]:
+    """The operations a durable function's run recorded (its step main), each "id kind status"."""
+    ops = step(run, "main").operations
+    return [] if isinstance(ops, Unset) else [f"{op.id} {op.kind} {op.status}" for op in ops]
+
+
+def wait_suspended(c: cairn.Client, run: str, n: int) -> None:
+    """Waits (bounded) until the run's driver has n suspended attempts."""
+
+    def ok() -> bool:
+        return sum(1 for a in step(c.get(run), "main").attempts if a.outcome.value == "suspended") >= n
+
+    eventually(ok, 20, f"run {run}: {n} suspended attempts", interval=0.1)
 
 
 def run_example(server: DevServer, script: str) -> subprocess.CompletedProcess[str]:

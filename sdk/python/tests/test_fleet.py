@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import DevServer, eventually, mem_logger, serving, step, stop_process, wait_run
+from conftest import DevServer, function_ops, mem_logger, serving, step, stop_process, wait_run, wait_suspended
 
 import cairn
 
@@ -152,13 +152,6 @@ def _mixed_function(seen: list[tuple[str, str, float, Any]], ran: Counter[str]) 
     return cairn.function("mixed-fn", "1", body)
 
 
-def _suspended(c: cairn.Client, run: str, n: int) -> None:
-    def ok() -> bool:
-        return sum(1 for a in step(c.get(run), "main").attempts if a.outcome.value == "suspended") >= n
-
-    eventually(ok, 20, f"run {run}: {n} suspended attempts", interval=0.1)
-
-
 def test_a_function_moves_between_go_and_python_workers(server: DevServer) -> None:
     # Run A starts on the Go worker, run B on the Python one; their attempts
     # then alternate (each function suspends twice), each worker replaying
@@ -177,17 +170,17 @@ def test_a_function_moves_between_go_and_python_workers(server: DevServer) -> No
     go = go_worker()
     try:
         a = c.start("mixed-fn", {"n": 21}).run.id
-        _suspended(c, a, 1)
+        wait_suspended(c, a, 1)
     finally:
         go.stop()
     with serving(cairn.Worker(c, name="py-worker", logger=log, claim_wait=1).register(wf)):
         b = c.start("mixed-fn", {"n": 21}).run.id
-        _suspended(c, a, 2)
-        _suspended(c, b, 1)
+        wait_suspended(c, a, 2)
+        wait_suspended(c, b, 1)
     go = go_worker()
     try:
         done_a = wait_run(c, a, 30)
-        _suspended(c, b, 2)
+        wait_suspended(c, b, 2)
     finally:
         go.stop()
     with serving(cairn.Worker(c, name="py-worker", logger=log, claim_wait=1).register(wf)):
@@ -210,7 +203,7 @@ def test_a_function_moves_between_go_and_python_workers(server: DevServer) -> No
         assert done.status.value == "completed", done.error
         st = step(done, "main")
         assert [f"{x.worker} {x.outcome.value}" for x in st.attempts] == workers
-        assert [f"{op.id} {op.kind} {op.status}" for op in st.operations] == expect
+        assert function_ops(done) == expect
         assert st.operations[0].result == done.output["id"]
     # A: Python replayed Go's values and charge, and ran only ship.
     assert done_a.output["charge"] == {"by": "go", "n": 42}

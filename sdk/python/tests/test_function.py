@@ -15,13 +15,14 @@ from typing import Any
 from conftest import (
     DevServer,
     DropHeartbeats,
-    eventually,
+    function_ops,
     mem_logger,
     run_example,
     serving,
     step,
     use_transport,
     wait_run,
+    wait_suspended,
 )
 
 import cairn
@@ -29,22 +30,8 @@ from cairn._api.types import Unset
 from cairn.function import INLINE_SLEEP
 
 
-def _ops(run: Any) -> list[str]:
-    ops = step(run, "main").operations
-    return [] if isinstance(ops, Unset) else [f"{op.id} {op.kind} {op.status}" for op in ops]
-
-
 def _outcomes(run: Any) -> list[str]:
     return [a.outcome.value for a in step(run, "main").attempts]
-
-
-def _suspended(c: cairn.Client, run: str, n: int) -> None:
-    """Waits (bounded) until the run's driver has n suspended attempts."""
-
-    def ok() -> bool:
-        return sum(1 for a in step(c.get(run), "main").attempts if a.outcome.value == "suspended") >= n
-
-    eventually(ok, 20, f"run {run}: {n} suspended attempts", interval=0.1)
 
 
 def _worker(server: DevServer, *wfs: cairn.Workflow, name: str | None = None) -> cairn.Worker:
@@ -77,8 +64,8 @@ def _drained_then_resumed(server: DevServer, wf: cairn.Workflow, began: threadin
         assert began.wait(10), "the step did not begin"
     with serving(_worker(server, wf)):
         done = wait_run(c, run, 20)
-    assert done.status.value == "completed" and done.output == "charged", (done.status, done.output, _ops(done))
-    assert "/charge#0 step completed" in _ops(done)
+    assert done.status.value == "completed" and done.output == "charged", (done.status, done.output, function_ops(done))
+    assert "/charge#0 step completed" in function_ops(done)
     return done
 
 
@@ -114,7 +101,7 @@ def test_steps_run_once_across_a_suspension(server: DevServer) -> None:
     assert len(seen) == 2 and seen[0] == seen[1], seen  # the values replayed
     assert done.output["id"] == seen[0][0]
     assert _outcomes(done) == ["suspended", "completed"]
-    assert _ops(done) == [
+    assert function_ops(done) == [
         "/uuid#0 value completed",
         "/now#0 value completed",
         "/random#0 value completed",
@@ -210,7 +197,7 @@ def test_resume_after_the_lease_is_lost_and_at_most_once(server: DevServer, monk
         "it is not run again",
         "after": 2,
     }
-    assert _ops(done) == [
+    assert function_ops(done) == [
         "/one#0 step completed",
         "/pay#0 step started",
         "/pay#0 step failed",
@@ -243,8 +230,8 @@ def test_nondeterminism_and_patched(server: DevServer) -> None:
     with serving(_worker(server, cairn.function("fn-det-py", "1", v1))):
         old = c.start("fn-det-py", {"mode": "patch"}).run.id
         broken = c.start("fn-det-py", {"mode": "break"}).run.id
-        _suspended(c, old, 1)
-        _suspended(c, broken, 1)
+        wait_suspended(c, old, 1)
+        wait_suspended(c, broken, 1)
     assert ran == {"a": 2}
     # The code changes under the same version.
     with serving(_worker(server, cairn.function("fn-det-py", "1", v2))):
@@ -258,9 +245,9 @@ def test_nondeterminism_and_patched(server: DevServer) -> None:
     )
     # A run the old code recorded takes the old path; a new run the new one.
     assert r_old.status.value == "completed", r_old.error
-    assert "/patch:extra#0 patch completed" not in _ops(r_old)
+    assert "/patch:extra#0 patch completed" not in function_ops(r_old)
     assert r_new.status.value == "completed", r_new.error
-    assert _ops(r_new)[:2] == ["/patch:extra#0 patch completed", "/extra#0 step completed"]
+    assert function_ops(r_new)[:2] == ["/patch:extra#0 patch completed", "/extra#0 step completed"]
     assert ran == {"a": 3, "b": 2, "extra": 1}
 
 
@@ -303,7 +290,7 @@ def test_step_errors_by_class(server: DevServer) -> None:
     assert done.status.value == "failed"
     assert done.error.class_ == "timeout", done.error
     assert "/slow#0" in done.error.message
-    assert _ops(done) == [
+    assert function_ops(done) == [
         "/flaky#0 step completed",
         "/declined#0 step failed",
         "/boom#0 step failed",
@@ -329,12 +316,12 @@ def test_wait_for_event_payload_and_timeout(server: DevServer) -> None:
     c = server.client
     with serving(_worker(server, cairn.function("fn-wait-py", "1", body))):
         run = c.start("fn-wait-py").run.id
-        _suspended(c, run, 1)
+        wait_suspended(c, run, 1)
         c.send_event(run, "approve", {"by": "ann"})
         done = wait_run(c, run, 30)
     assert done.status.value == "completed", done.error
     assert done.output == {"ok": {"by": "ann"}, "late": "timeout"}
-    assert _ops(done) == [
+    assert function_ops(done) == [
         "/approval#0 wait started",
         "/approval#0 wait completed",
         "/late#0 wait started",
@@ -366,7 +353,7 @@ def test_invoke_a_dag(server: DevServer) -> None:
         done = wait_run(server.client, run, 30)
     assert done.status.value == "completed", done.error
     assert done.output == {"inv": {"invoice": "INV-21"}, "bad": "out_of_stock"}
-    assert _ops(done) == [
+    assert function_ops(done) == [
         "/bill#0 invoke started",
         "/bill#0 invoke completed",
         "/bad#0 invoke started",
@@ -409,7 +396,7 @@ def test_map_and_parallel(server: DevServer) -> None:
     assert ran == {"sq1": 1, "sq2": 1, "sq3": 1, "sq4": 1}
     assert most[0] <= 2
     assert _outcomes(done) == ["suspended", "completed"]  # the two sleeps: one suspension
-    ops = set(_ops(done))
+    ops = set(function_ops(done))
     for i in range(4):
         assert f"/sq#0/{i}/square#0 step completed" in ops
         assert f"/sq#0/{i}/one#0 step completed" in ops
@@ -425,7 +412,7 @@ def test_triage_function_example(server: DevServer) -> None:
     assert "expect an answer within 4 hours" in p.stdout, p.stdout
     run = p.stdout.split()[1]
     done = server.client.get(run)
-    assert _ops(done) == [
+    assert function_ops(done) == [
         "/classify#0 step completed",
         "/lookup_customer#0 step completed",
         "/draft_reply#0 step completed",
@@ -464,7 +451,7 @@ def test_wait_gets_a_large_event_payload(server: DevServer) -> None:
     c = server.client
     with serving(_worker(server, cairn.function("fn-bigev-py", "1", body))):
         run = c.start("fn-bigev-py").run.id
-        _suspended(c, run, 1)
+        wait_suspended(c, run, 1)
         c.send_event(run, "go", big)
         done = wait_run(c, run, 20)
     assert done.status.value == "completed", done.error
@@ -506,7 +493,7 @@ def test_at_most_once_outcome_is_checkpointed_at_once(server: DevServer) -> None
     async def body(fc: cairn.Durable, _: Any) -> str:
         await fc.step("charge", lambda: "charged", at_most_once=True)
         run = await asyncio.to_thread(server.client.get, fc.info.run)
-        seen.append(_ops(run))
+        seen.append(function_ops(run))
         return "ok"
 
     with serving(_worker(server, cairn.function("fn-amo-py", "1", body))):
@@ -543,14 +530,14 @@ def test_race(server: DevServer) -> None:
         timed_out = c.start("fn-race-py", {}).run.id
         q = wait_run(c, quick, 20)
         assert q.output == "fast" and _outcomes(q) == ["completed"], (q.output, q.error, _outcomes(q))
-        _suspended(c, approved, 1)
+        wait_suspended(c, approved, 1)
         c.send_event(approved, "approve", "yes")
         a = wait_run(c, approved, 20)
         assert a.output == '0 "yes"', (a.output, a.error)
         t = wait_run(c, timed_out, 20)
     assert t.output == '1 "slept"', (t.output, t.error)
     winner = [op.result for op in step(t, "main").operations if op.id == "/approval#0"]
-    assert winner == [1], _ops(t)
+    assert winner == [1], function_ops(t)
 
 
 def test_large_results_replay(server: DevServer) -> None:
@@ -607,7 +594,7 @@ def test_a_long_step_backoff_suspends_the_function(server: DevServer) -> None:
     assert done.output == 7 and tries["flaky"] == 3
     assert _outcomes(done) == ["suspended", "suspended", "suspended", "completed"]
     ops = step(done, "main").operations
-    assert _ops(done) == [
+    assert function_ops(done) == [
         "/flaky#0.retry#0 sleep completed",
         "/flaky#0.retry#1 sleep completed",
         "/flaky#0 step completed",
@@ -655,7 +642,7 @@ def test_continue_as_new(server: DevServer) -> None:
         r = c.get(prev)
         assert r.status.value == "completed", r.error
         assert r.continued_as == chain[0] and r.output == {"continued_as": chain[0]}
-        assert _ops(r) == ["/fetch#0 step completed"]
+        assert function_ops(r) == ["/fetch#0 step completed"]
         chain.insert(0, r.id)
         prev = r.continued_from
     assert chain[0] == first and len(chain) == 4
@@ -702,7 +689,7 @@ def test_a_plain_def_body(server: DevServer) -> None:
     c = server.client
     with serving(_worker(server, wf, dag)):
         run = c.start("fn-sync-py", {"body": "a refund please"}).run.id
-        _suspended(c, run, 2)  # the sleep, then the wait
+        wait_suspended(c, run, 2)  # the sleep, then the wait
         c.send_event(run, "approve", {"by": "ann"})
         done = wait_run(c, run, 40)
     assert done.status.value == "completed", done.error
@@ -714,7 +701,7 @@ def test_a_plain_def_body(server: DevServer) -> None:
     assert ran == {"classify": 1, "lookup": 1}
     assert threads == {"cairn-function"}  # a thread of its own, not the loop's
     assert _outcomes(done) == ["suspended", "suspended", "suspended", "completed"]  # sleep, wait, invoke
-    ops = _ops(done)
+    ops = function_ops(done)
     assert ops[:9] == [
         "/uuid#0 value completed",
         "/classify#0 step completed",
@@ -764,8 +751,8 @@ def test_plain_and_async_bodies_replay_each_other(server: DevServer) -> None:
     with serving(first):
         r1 = c.start("fn-x1-py").run.id
         r2 = c.start("fn-x2-py").run.id
-        _suspended(c, r1, 1)
-        _suspended(c, r2, 1)
+        wait_suspended(c, r1, 1)
+        wait_suspended(c, r2, 1)
     assert ran == {"a": 2}
     second = _worker(server, cairn.function("fn-x1-py", "1", asynchronous), cairn.function("fn-x2-py", "1", plain))
     with serving(second):
@@ -776,7 +763,7 @@ def test_plain_and_async_bodies_replay_each_other(server: DevServer) -> None:
         assert d.output["sq"] == [10, 20]
         assert d.output["v"] == step(d, "main").operations[1].result  # the recorded value
         assert _outcomes(d) == ["suspended", "completed"]
-        assert _ops(d) == [
+        assert function_ops(d) == [
             "/a#0 step completed",
             "/random#0 value completed",
             "/m#0/0/s#0 step completed",

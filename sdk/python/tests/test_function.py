@@ -9,7 +9,7 @@ import json
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from conftest import (
@@ -303,14 +303,19 @@ async def _slow() -> None:
     await asyncio.sleep(10)
 
 
+async def _class_of(op: Awaitable[Any], ok: str) -> str:
+    """The class of the StepError the durable operation op raised; ok when it returned."""
+    try:
+        await op
+    except cairn.StepError as e:
+        return e.cls
+    return ok
+
+
 def test_wait_for_event_payload_and_timeout(server: DevServer) -> None:
     async def body(fc: cairn.Durable, _: Any) -> dict[str, Any]:
         ok = await fc.wait_for_event("approval", "approve", timeout=60)
-        try:
-            await fc.wait_for_event("late", "never", timeout=2.5)
-            late = "came"
-        except cairn.StepError as e:
-            late = e.cls
+        late = await _class_of(fc.wait_for_event("late", "never", timeout=2.5), "came")
         return {"ok": ok, "late": late}
 
     c = server.client
@@ -341,11 +346,7 @@ def test_invoke_a_dag(server: DevServer) -> None:
 
     async def body(fc: cairn.Durable, inp: dict[str, Any]) -> dict[str, Any]:
         inv = await fc.invoke("bill", "fn-bill-py", {"qty": inp["qty"]})
-        try:
-            await fc.invoke("bad", "fn-fail-py", None, version="1")
-            bad = "ok"
-        except cairn.StepError as e:
-            bad = e.cls
+        bad = await _class_of(fc.invoke("bad", "fn-fail-py", None, version="1"), "ok")
         return {"inv": inv, "bad": bad}
 
     with serving(_worker(server, dag, failing, cairn.function("fn-invoke-py", "1", body))):

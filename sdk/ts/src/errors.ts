@@ -1,14 +1,10 @@
 // Errors a step body throws to tell the engine how to treat the failure,
 // the reasons a body's AbortSignal is aborted with, and the API's refusals.
 
+import { classedError, fixedError } from "./errorclass.js";
+
 /** The engine retries the step with backoff, within its retry budget. Class `retryable`. */
-export class RetryableError extends Error {
-  override readonly name = "RetryableError";
-  readonly class = "retryable";
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-  }
-}
+export class RetryableError extends classedError("RetryableError", "retryable") {}
 
 /**
  * A typed failure: retried like a retryable one unless the step's retry
@@ -26,13 +22,7 @@ export class StepFailure extends Error {
 }
 
 /** Fails the step, and so the run: retrying cannot help. Class `fatal` (also what any other thrown value is). */
-export class FatalError extends Error {
-  override readonly name = "FatalError";
-  readonly class = "fatal";
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-  }
-}
+export class FatalError extends classedError("FatalError", "fatal") {}
 
 /**
  * Thrown by a body to interrupt its step: the engine records the step as
@@ -73,20 +63,10 @@ export class RunEndedError extends Error {
 }
 
 /** The body's signal reason when the step's timeout passed; the attempt is reported as class `timeout`. */
-export class AttemptTimeoutError extends Error {
-  override readonly name = "AttemptTimeoutError";
-  constructor() {
-    super("cairn: the attempt's timeout passed");
-  }
-}
+export class AttemptTimeoutError extends fixedError("AttemptTimeoutError", "cairn: the attempt's timeout passed") {}
 
 /** The body's signal reason when the worker stops and the drain timeout passed; reported as class `interrupted`. */
-export class ShutdownError extends Error {
-  override readonly name = "ShutdownError";
-  constructor() {
-    super("cairn: the worker shut down before the body ended");
-  }
-}
+export class ShutdownError extends fixedError("ShutdownError", "cairn: the worker shut down before the body ended") {}
 
 /** One field problem of a 422. */
 export interface FieldProblem {

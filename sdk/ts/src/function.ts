@@ -12,6 +12,7 @@
 import { randomUUID } from "node:crypto";
 
 import type { Lease, Schemas } from "./client.js";
+import { fixedError } from "./errorclass.js";
 import { AttemptTimeoutError, classOf, FatalError, RetryableError, ShutdownError, StepFailure } from "./errors.js";
 import { asPayloadRef } from "./payloads.js";
 import type { Logger, StepContext, StepInfo } from "./worker.js";
@@ -187,20 +188,10 @@ export class ContinueAsNew extends Error {
  * later one goes on. The body must let it through; the worker reports
  * nothing for the attempt, whatever the body returns.
  */
-export class FunctionSuspended extends Error {
-  override readonly name = "FunctionSuspended";
-  constructor() {
-    super("cairn: the function suspended; a later attempt goes on");
-  }
-}
+export class FunctionSuspended extends fixedError("FunctionSuspended", "cairn: the function suspended; a later attempt goes on") {}
 
 /** The reason a race's losing branches' signals are aborted with: another branch ended first. */
-class RaceLost extends Error {
-  override readonly name = "RaceLost";
-  constructor() {
-    super("cairn: another branch of the race ended first");
-  }
-}
+class RaceLost extends fixedError("RaceLost", "cairn: another branch of the race ended first") {}
 
 /** The longest sleep, in ms, a driver waits out holding its lease; a longer one suspends the function. */
 export const inlineSleepMs = 2000;

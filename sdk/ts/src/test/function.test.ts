@@ -5,9 +5,9 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { classOf, Client, defineFunction, type DurableContext, failure, retryable, type Run, Worker } from "../index.js";
+import { classOf, defineFunction, type DurableContext, failure, retryable, type Run, Worker } from "../index.js";
 import { eventually, main, suspended } from "./durable.js";
-import { memLogger, serverForFile, serving, whileServing } from "./server.js";
+import { DropHeartbeats, memLogger, serverForFile, serving, whileServing } from "./server.js";
 
 const srv = serverForFile();
 
@@ -64,13 +64,8 @@ test("a driver whose lease is lost resumes from its checkpoints on the next atte
   // Heartbeats are dropped (a network error) once "first" is
   // checkpointed, so the lease expires and the reaper offers the driver
   // again; the first attempt's next heartbeat is refused fenced.
-  let dropHeartbeats = false;
-  const flaky: typeof fetch = async (input, init) => {
-    const url = input instanceof Request ? input.url : String(input);
-    if (dropHeartbeats && url.endsWith("/steps/heartbeat")) throw new TypeError("fetch failed (dropped by the test)");
-    return fetch(input, init);
-  };
-  const client = new Client({ server: srv.url, fetch: flaky });
+  const hb = new DropHeartbeats(srv.url);
+  const client = hb.client;
   let firsts = 0;
   let seconds = 0;
   const reasons: unknown[] = [];
@@ -82,12 +77,12 @@ test("a driver whose lease is lost resumes from its checkpoints on the next atte
     return ctx.step("second", async (signal) => {
       if (++seconds === 1) {
         await eventually("first to be checkpointed", 10_000, async () => main(await srv.client.get(ctx.info.run)).operations?.length === 1);
-        dropHeartbeats = true;
+        hb.drop = true;
         await new Promise<void>((resolve) => signal.addEventListener("abort", () => resolve(), { once: true }));
         reasons.push(signal.reason);
         throw signal.reason;
       }
-      dropHeartbeats = false;
+      hb.drop = false;
       return a + "b";
     });
   });

@@ -5,7 +5,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { after, before } from "node:test";
 
-import { type Logger, type Worker } from "../index.js";
+import { Client, type Logger, type Worker } from "../index.js";
 import { freePort, startTestServer, type TestServer } from "../testing.js";
 
 /** A test's cairn dev (startTestServer's, in $CAIRN_BIN, built by make ts-test). */
@@ -51,6 +51,27 @@ export async function whileServing<T>(w: Worker, body: () => Promise<T>): Promis
     return await body();
   } finally {
     await stop();
+  }
+}
+
+/**
+ * A client of the server at url whose step heartbeats fail as a network
+ * error would while drop is true: the lease then expires and the reaper
+ * offers the step again; the dropping attempt's next heartbeat is refused
+ * fenced.
+ */
+export class DropHeartbeats {
+  readonly client: Client;
+  constructor(
+    url: string,
+    public drop = false,
+  ) {
+    const dropping: typeof fetch = async (input, init) => {
+      const u = input instanceof Request ? input.url : String(input);
+      if (this.drop && u.endsWith("/steps/heartbeat")) throw new TypeError("fetch failed (dropped by the test)");
+      return fetch(input, init);
+    };
+    this.client = new Client({ server: url, fetch: dropping });
   }
 }
 

@@ -2,7 +2,6 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 
 import {
-  Client,
   defineWorkflow,
   LeaseLostError,
   RetryableError,
@@ -11,7 +10,7 @@ import {
   Worker,
   type WorkflowDef,
 } from "../index.js";
-import { memLogger, serverForFile, serving, whileServing } from "./server.js";
+import { DropHeartbeats, memLogger, serverForFile, serving, whileServing } from "./server.js";
 
 // The triage workflow of examples/ts, built by tsconfig.example.json into
 // dist/test/example (it imports @cairn-dev/cairn: this package, by name).
@@ -99,13 +98,8 @@ test("a fenced lease aborts the body's signal, and the step runs again", async (
   // Heartbeats are dropped (a network error) while the first attempt runs,
   // so its lease expires and the reaper offers the step again; the next
   // heartbeat of the first attempt is refused fenced.
-  let dropHeartbeats = true;
-  const flaky: typeof fetch = async (input, init) => {
-    const url = input instanceof Request ? input.url : String(input);
-    if (dropHeartbeats && url.endsWith("/steps/heartbeat")) throw new TypeError("fetch failed (dropped by the test)");
-    return fetch(input, init);
-  };
-  const client = new Client({ server: srv.url, fetch: flaky });
+  const hb = new DropHeartbeats(srv.url, true);
+  const client = hb.client;
   const reasons: unknown[] = [];
   const wf = defineWorkflow({ name: "fenced-ts", version: "1" }).task("slow", async (ctx) => {
     if (ctx.info.attempt === 1) {
@@ -113,7 +107,7 @@ test("a fenced lease aborts the body's signal, and the step runs again", async (
       reasons.push(ctx.signal.reason);
       throw ctx.signal.reason;
     }
-    dropHeartbeats = false;
+    hb.drop = false;
     // Hold the second attempt until the first one was told.
     while (reasons.length === 0) await new Promise((r) => setTimeout(r, 50));
     return { attempt: ctx.info.attempt };

@@ -57,11 +57,15 @@ engine_answers() { engine_api "$1" /_ping -o /dev/null 2>/dev/null; }
 
 # --- container engine ---------------------------------------------------------
 
+# apt_get waits up to ten minutes for dpkg's lock (another install on the
+# machine, unattended upgrades) instead of failing at once.
+apt_get() { apt-get -o DPkg::Lock::Timeout=600 "$@"; }
+
 install_podman() {
   command -v podman >/dev/null && return
   log "installing podman + runc via apt (one-time, ~1 min; log: $CACHE/apt.log)"
   export DEBIAN_FRONTEND=noninteractive
-  { apt-get update && apt-get install -y podman runc; } >"$CACHE/apt.log" 2>&1 ||
+  { apt_get update && apt_get install -y podman runc; } >"$CACHE/apt.log" 2>&1 ||
     { tail -n 20 "$CACHE/apt.log" >&2; die "apt-get failed"; }
 }
 
@@ -233,7 +237,7 @@ ensure_chromium() {
     return
   fi
   log "installing chromium via apt (one-time; log: $CACHE/apt-chromium.log)"
-  { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium; } >"$CACHE/apt-chromium.log" 2>&1 ||
+  { apt_get update && DEBIAN_FRONTEND=noninteractive apt_get install -y chromium; } >"$CACHE/apt-chromium.log" 2>&1 ||
     { tail -n 20 "$CACHE/apt-chromium.log" >&2; die "apt-get install chromium failed"; }
   CHROMIUM_BIN=$(command -v chromium) || die "apt installed chromium but it is not on PATH"
 }
@@ -242,10 +246,18 @@ ensure_chromium() {
 
 ensure() {
   mkdir -p "$CACHE"
+  # One setup at a time per machine: two checkouts' test runs (or make test
+  # beside make chaos) would otherwise race each other's apt-get, podman
+  # service and MinIO build. Released on return or exit (daemons started
+  # here inherit fd 9, but unlocking releases it for them too).
+  exec 9>"$CACHE/testenv.lock"
+  trap 'flock -u 9 2>/dev/null' EXIT
+  flock -w 1800 9 || die "another testenv setup held $CACHE/testenv.lock for 30 minutes"
   ensure_engine
   ensure_minio_image
   ensure_azurite
   ensure_chromium
+  flock -u 9
 }
 
 print_env() {

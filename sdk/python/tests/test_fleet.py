@@ -17,7 +17,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import DevServer, function_ops, mem_logger, serving, step, stop_process, wait_run, wait_suspended
+from conftest import (
+    DevServer,
+    function_ops,
+    mem_logger,
+    serving,
+    start_server,
+    step,
+    stop_process,
+    wait_run,
+    wait_suspended,
+)
 
 import cairn
 
@@ -131,9 +141,10 @@ def test_go_and_python_workers_serve_different_steps(server: DevServer) -> None:
     assert completed_by("b") == "py-worker"
 
 
-def _mixed_function(seen: list[tuple[str, str, float, Any]], ran: Counter[str]) -> cairn.Workflow:
+def _mixed_function(seen: list[tuple[str, str, float, Any]], ran: Counter[str], nap: float) -> cairn.Workflow:
     """The Go worker's function "mixed-fn" (sdk/ts/test/goworker), operation
-    for operation; its steps say which language ran them."""
+    for operation; its steps say which language ran them. Its naps last nap
+    seconds (the Go worker's, $CAIRN_MIXED_NAP)."""
 
     def by() -> dict[str, str]:
         ran["py"] += 1
@@ -143,49 +154,72 @@ def _mixed_function(seen: list[tuple[str, str, float, Any]], ran: Counter[str]) 
         out: dict[str, Any] = {"id": fc.uuid(), "now": fc.now().isoformat(), "random": fc.random()}
         out["charge"] = await fc.step("charge", lambda: {**by(), "n": inp["n"] * 2})
         seen.append((out["id"], out["now"], out["random"], out["charge"]))
-        await fc.sleep("nap", 2.5)
+        await fc.sleep("nap", nap)
         out["ship"] = await fc.step("ship", by)
-        await fc.sleep("nap", 2.5)
+        await fc.sleep("nap", nap)
         out["finish"] = await fc.step("finish", by)
         return out
 
     return cairn.function("mixed-fn", "1", body)
 
 
-def test_a_function_moves_between_go_and_python_workers(server: DevServer) -> None:
-    # Run A starts on the Go worker, run B on the Python one; their attempts
-    # then alternate (each function suspends twice), each worker replaying
-    # what the other recorded: the same ids, kinds, values and wake times.
-    c = server.client
+HOUR = 3600.0
+
+
+def _alternate(srv: DevServer) -> tuple[Any, Any, list[tuple[str, str, float, Any]], Counter[str]]:
+    """Runs A and B of "mixed-fn" through four phases (Go, Python, Go,
+    Python); before each phase's work is due, the previous phase's worker
+    has stopped and the clock is moved an hour, past the naps then due."""
+    c = srv.client
     seen: list[tuple[str, str, float, Any]] = []
     ran: Counter[str] = Counter()
-    wf = _mixed_function(seen, ran)
+    wf = _mixed_function(seen, ran, HOUR)
     log, _ = mem_logger()
 
     def go_worker() -> _Proc:
-        p = _Proc([_env("CAIRN_GO_WORKER")], {"CAIRN_SERVER": server.url}, "Go worker")
+        p = _Proc([_env("CAIRN_GO_WORKER")], {"CAIRN_SERVER": srv.url, "CAIRN_MIXED_NAP": "1h"}, "Go worker")
         p.wait_ready(30)
         return p
 
-    go = go_worker()
+    def py_worker() -> Any:
+        return serving(cairn.Worker(c, name="py-worker", logger=log, claim_wait=1).register(wf))
+
+    go = go_worker()  # A: values and charge, then its first nap
     try:
         a = c.start("mixed-fn", {"n": 21}).run.id
         wait_suspended(c, a, 1)
     finally:
         go.stop()
-    with serving(cairn.Worker(c, name="py-worker", logger=log, claim_wait=1).register(wf)):
-        b = c.start("mixed-fn", {"n": 21}).run.id
+    with py_worker():  # A: ship, then its second nap; B: values and charge, then its first nap
+        c.advance_clock(HOUR)
         wait_suspended(c, a, 2)
+        b = c.start("mixed-fn", {"n": 21}).run.id
         wait_suspended(c, b, 1)
-    go = go_worker()
+    go = go_worker()  # A: finish; B: ship, then its second nap
     try:
+        c.advance_clock(HOUR)
         done_a = wait_run(c, a, 30)
         wait_suspended(c, b, 2)
     finally:
         go.stop()
-    with serving(cairn.Worker(c, name="py-worker", logger=log, claim_wait=1).register(wf)):
+    with py_worker():  # B: finish
+        c.advance_clock(HOUR)
         done_b = wait_run(c, b, 30)
+    return done_a, done_b, seen, ran
 
+
+def test_a_function_moves_between_go_and_python_workers() -> None:
+    # Run A starts on the Go worker, run B on the Python one; their attempts
+    # then alternate (each function suspends twice), each worker replaying
+    # what the other recorded: the same ids, kinds, values and wake times.
+    # The naps are an hour on a server with a test clock: a nap ends only
+    # when the test moves the clock past it, after the worker that must not
+    # take the next attempt has stopped, however slow the machine.
+    srv = start_server(args=("--test-clock",))
+    try:
+        done_a, done_b, seen, ran = _alternate(srv)
+    finally:
+        srv.stop()
     expect = [
         "/uuid#0 value completed",
         "/now#0 value completed",

@@ -13,7 +13,12 @@ import { memLogger, serverForFile, serving } from "./server.js";
 
 const srv = serverForFile();
 
-const goWorker = () => startGoWorker(srv.url);
+// The naps are an hour on the test server's clock (startTestServer starts
+// it with one): a nap ends only when the test moves the clock past it,
+// after the worker that must not take the next attempt has stopped,
+// however slow the machine.
+const HOUR = 3_600_000;
+const goWorker = () => startGoWorker(srv.url, { CAIRN_MIXED_NAP: "1h" });
 
 test("a function's attempts alternate between a Go and a TypeScript worker, each replaying the other's history", async () => {
   const seen: { id: string; now: string; random: number; charge: unknown }[] = [];
@@ -27,9 +32,9 @@ test("a function's attempts alternate between a Go and a TypeScript worker, each
     const out = { id: ctx.uuid(), now: ctx.now().toISOString(), random: ctx.random(), charge: undefined as unknown, ship: undefined as unknown, finish: undefined as unknown };
     out.charge = await ctx.step("charge", () => ({ ...by(), n: input.n * 2 }));
     seen.push({ id: out.id, now: out.now, random: out.random, charge: out.charge });
-    await ctx.sleep("nap", 2500);
+    await ctx.sleep("nap", HOUR);
     out.ship = await ctx.step("ship", by);
-    await ctx.sleep("nap", 2500);
+    await ctx.sleep("nap", HOUR);
     out.finish = await ctx.step("finish", by);
     return out;
   });
@@ -47,6 +52,7 @@ test("a function's attempts alternate between a Go and a TypeScript worker, each
   const w = new Worker(srv.client, { name: "ts-worker", logger: memLogger(), claimWaitMs: 1000 }).register(wf);
   const stopTS = await serving(w);
   try {
+    await srv.client.advanceClock(HOUR);
     await suspended(srv.client, run, 2);
   } finally {
     await stopTS();
@@ -54,6 +60,7 @@ test("a function's attempts alternate between a Go and a TypeScript worker, each
   // Attempt 3 on the Go worker again: it replays what TypeScript recorded.
   stopGo = await goWorker();
   try {
+    await srv.client.advanceClock(HOUR);
     const r = await srv.client.wait(run, { signal: AbortSignal.timeout(20_000) });
     assert.equal(r.status, "completed", JSON.stringify(r.error));
     const st = main(r);

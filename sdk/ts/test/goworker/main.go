@@ -74,8 +74,15 @@ type mixedOut struct {
 
 // mixedFunction is the function "mixed-fn" as the TypeScript test writes
 // it, operation for operation; its steps say which language ran them.
-// Each sleep suspends it, so each attempt may run on another worker.
+// Each sleep suspends it, so each attempt may run on another worker. Its
+// naps last $CAIRN_MIXED_NAP (default 2.5 s): a test on a server with a
+// test clock makes them an hour and moves the clock past each, so that no
+// nap ends before the test has stopped the worker that must not take it.
 func mixedFunction() *sdk.WorkflowDef {
+	nap := 2500 * time.Millisecond
+	if d, err := time.ParseDuration(os.Getenv("CAIRN_MIXED_NAP")); err == nil {
+		nap = d
+	}
 	by := func(context.Context) (map[string]any, error) { return map[string]any{"by": "go"}, nil }
 	return sdk.Function("mixed-fn", "1", func(fc *sdk.Durable, in struct {
 		N int `json:"n"`
@@ -87,13 +94,13 @@ func mixedFunction() *sdk.WorkflowDef {
 		}); err != nil {
 			return out, err
 		}
-		if err := fc.Sleep("nap", 2500*time.Millisecond); err != nil {
+		if err := fc.Sleep("nap", nap); err != nil {
 			return out, err
 		}
 		if out.Ship, err = sdk.Step(fc, "ship", by); err != nil {
 			return out, err
 		}
-		if err := fc.Sleep("nap", 2500*time.Millisecond); err != nil {
+		if err := fc.Sleep("nap", nap); err != nil {
 			return out, err
 		}
 		out.Finish, err = sdk.Step(fc, "finish", by)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/cairn-dev/cairn/internal/testutil"
 	"github.com/cairn-dev/cairn/sdk"
 )
 
@@ -20,17 +21,7 @@ func TestRunsPageAttributeFilter(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	w := sdk.NewWorker(c, sdk.WithLogger(slog.New(slog.DiscardHandler))).Register(sdk.Workflow("billing", "1").Wait("paid", "paid"))
-	wctx, wcancel := context.WithCancel(ctx)
-	served := make(chan error, 1)
-	go func() { served <- w.Serve(wctx) }()
-	defer func() { wcancel(); <-served }()
-	select {
-	case <-w.Ready():
-	case err := <-served:
-		t.Fatalf("the worker stopped: %v", err)
-	case <-ctx.Done():
-		t.Fatal("the worker was not ready within the test's time")
-	}
+	testutil.ServeWorker(t, w, time.Minute)
 	start := func(attrs map[string]any) string {
 		r, err := c.Start(ctx, "billing", sdk.StartOptions{Attributes: attrs})
 		if err != nil {

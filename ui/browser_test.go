@@ -78,10 +78,7 @@ func TestDashboardInBrowser(t *testing.T) {
 		Wait("approve", "approved", sdk.After("check"), sdk.Timeout(time.Hour)).
 		Task("ship", sdk.Handle(func(sdk.StepContext, struct{}) (out, error) { return out{HTML: "shipped"}, nil }), sdk.After("approve"))
 	w := sdk.NewWorker(c, sdk.WithLogger(slog.New(slog.DiscardHandler)), sdk.WithName("browser-worker")).Register(report, approval)
-	served := make(chan error, 1)
-	go func() { served <- w.Serve(ctx) }()
-	defer func() { cancel(); <-served }()
-	<-w.Ready()
+	testutil.ServeWorker(t, w, time.Minute)
 
 	done, err := c.Start(ctx, "report", sdk.StartOptions{})
 	if err != nil {

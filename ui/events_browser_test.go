@@ -25,10 +25,7 @@ func TestPublishFromEventsPage(t *testing.T) {
 	wf := sdk.Workflow("signup", "1").On("user.created", "").
 		Task("welcome", sdk.Handle(func(sdk.StepContext, struct{}) (struct{}, error) { return struct{}{}, nil }))
 	w := sdk.NewWorker(c, sdk.WithLogger(slog.New(slog.DiscardHandler))).Register(wf)
-	served := make(chan error, 1)
-	go func() { served <- w.Serve(ctx) }()
-	defer func() { cancel(); <-served }()
-	<-w.Ready()
+	testutil.ServeWorker(t, w, time.Minute)
 
 	b := startBrowser(t, ctx, bin)
 	b.run("open the key form", chromedp.Navigate(srv.URL+"/ui/events"), chromedp.WaitVisible(chromedp.CSS(`#key-form input[name=key]`)))

@@ -49,15 +49,7 @@ func TestDashboardFlowsInBrowser(t *testing.T) {
 		OnFailure("refund", sdk.Handle(func(sdk.StepContext, struct{}) (text, error) { return text{"refunded"}, nil }))
 	serve := func(name string, defs ...*sdk.WorkflowDef) {
 		w := sdk.NewWorker(c, sdk.WithLogger(slog.New(slog.DiscardHandler)), sdk.WithName(name)).Register(defs...)
-		wctx, wcancel := context.WithCancel(ctx)
-		served := make(chan error, 1)
-		go func() { served <- w.Serve(wctx) }()
-		t.Cleanup(func() { wcancel(); <-served })
-		select {
-		case <-w.Ready():
-		case err := <-served:
-			t.Fatalf("worker %s: %v", name, err)
-		}
+		testutil.ServeWorker(t, w, time.Minute)
 	}
 	serve("flows-worker", order, invoice)
 

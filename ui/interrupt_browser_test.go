@@ -29,10 +29,7 @@ func TestResumeInterruptedStepInBrowser(t *testing.T) {
 		return map[string]any{"answer": answer}, nil
 	}))
 	w := sdk.NewWorker(c, sdk.WithLogger(slog.New(slog.DiscardHandler))).Register(wf)
-	served := make(chan error, 1)
-	go func() { served <- w.Serve(ctx) }()
-	defer func() { cancel(); <-served }()
-	<-w.Ready()
+	testutil.ServeWorker(t, w, time.Minute)
 	r, err := c.Start(ctx, "review", sdk.StartOptions{})
 	if err != nil {
 		t.Fatal(err)

@@ -65,10 +65,7 @@ func TestRunPageShowsProgress(t *testing.T) {
 		return out{Rows: 3}, nil
 	}), sdk.Timeout(2*time.Minute))
 	w := sdk.NewWorker(c, sdk.WithLogger(slog.New(slog.DiscardHandler))).Register(wf)
-	served := make(chan error, 1)
-	go func() { served <- w.Serve(ctx) }()
-	defer func() { cancel(); <-served }()
-	<-w.Ready()
+	testutil.ServeWorker(t, w, time.Minute)
 	r, err := c.Start(ctx, "upload", sdk.StartOptions{})
 	if err != nil {
 		t.Fatal(err)

@@ -98,11 +98,7 @@ func TestSchedulesPageShowsAFailedTick(t *testing.T) {
 	defer cancel()
 	w := sdk.NewWorker(c, sdk.WithLogger(slog.New(slog.DiscardHandler)), sdk.WithName("w1")).
 		Register(sdk.Workflow("orders", "1").Task("charge", sdk.Handle(func(sdk.StepContext, struct{}) (struct{}, error) { return struct{}{}, nil })))
-	wctx, wcancel := context.WithCancel(ctx)
-	served := make(chan error, 1)
-	go func() { served <- w.Serve(wctx) }()
-	defer func() { wcancel(); <-served }()
-	<-w.Ready()
+	testutil.ServeWorker(t, w, time.Minute)
 	if _, err := c.CreateSchedule(ctx, "orders", "* * * * *", sdk.ScheduleOptions{ID: "minutely", Version: "1"}); err != nil {
 		t.Fatal(err)
 	}

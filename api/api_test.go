@@ -74,6 +74,21 @@ func (s *server) do(method, path, body string) reply {
 	return r
 }
 
+// runIDs lists runs (GET /runs?query) and returns their ids, in the
+// listing's order.
+func (s *server) runIDs(query string) []string {
+	s.t.Helper()
+	r := s.do("GET", "/runs?"+query, "")
+	if r.status != 200 {
+		s.t.Fatalf("list %s: %d %s", query, r.status, r.raw)
+	}
+	var out []string
+	for _, x := range r.body["runs"].([]any) {
+		out = append(out, x.(map[string]any)["id"].(string))
+	}
+	return out
+}
+
 const okWorkflow = `{"name":"wf","version":"1","steps":[{"id":"a"},{"id":"b","after":["a"],"input":{"x":"${steps.a.output}"}}]}`
 
 func register(s *server, wf string) reply {
@@ -367,17 +382,7 @@ func TestListRunsByCorrelationAndTime(t *testing.T) {
 	b, _ := start("order-2")
 	time.Sleep(5 * time.Millisecond)
 	a2, t3 := start("order-1")
-	ids := func(q string) []string {
-		r := s.do("GET", "/runs?"+q, "")
-		if r.status != 200 {
-			t.Fatalf("list %s: %d %s", q, r.status, r.raw)
-		}
-		var out []string
-		for _, x := range r.body["runs"].([]any) {
-			out = append(out, x.(map[string]any)["id"].(string))
-		}
-		return out
-	}
+	ids := s.runIDs
 	if got := ids("correlation=order-1"); !slices.Equal(got, []string{a2, a1}) {
 		t.Errorf("correlation=order-1: %v, want [%s %s]", got, a2, a1)
 	}

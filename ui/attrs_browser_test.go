@@ -2,13 +2,11 @@ package ui_test
 
 import (
 	"context"
-	"log/slog"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/cairn-dev/cairn/internal/testutil"
 	"github.com/cairn-dev/cairn/sdk"
 )
 
@@ -20,8 +18,7 @@ func TestRunsPageAttributeFilter(t *testing.T) {
 	bin, srv, c := browserServer(t, secret)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	w := sdk.NewWorker(c, sdk.WithLogger(slog.New(slog.DiscardHandler))).Register(sdk.Workflow("billing", "1").Wait("paid", "paid"))
-	testutil.ServeWorker(t, w, time.Minute)
+	serve(t, c, "", sdk.Workflow("billing", "1").Wait("paid", "paid"))
 	start := func(attrs map[string]any) string {
 		r, err := c.Start(ctx, "billing", sdk.StartOptions{Attributes: attrs})
 		if err != nil {

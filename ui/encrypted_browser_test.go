@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -73,25 +72,13 @@ func TestEncryptedValuesInBrowser(t *testing.T) {
 			return out, nil
 		})).
 		Wait("approve", "approved", sdk.After("charge"))
-	w := sdk.NewWorker(c, sdk.WithLogger(slog.New(slog.DiscardHandler)), sdk.WithName("vault-worker")).Register(vault)
-	testutil.ServeWorker(t, w, time.Minute)
+	serve(t, c, "vault-worker", vault)
 
-	r, err := c.Start(ctx, "vault", sdk.StartOptions{Input: seal(map[string]string{"card": "4242 4242 4242 4242"})})
-	if err != nil {
+	id := startUntilStep(t, ctx, c, "vault", sdk.StartOptions{Input: seal(map[string]string{"card": "4242 4242 4242 4242"})}, "approve", sdk.StepWaiting)
+	if _, err := c.SendEvent(ctx, id, sdk.Event{Name: "approved", Payload: seal(map[string]string{"by": "bruno"})}); err != nil {
 		t.Fatal(err)
 	}
-	testutil.Eventually(t, 30*time.Second, "the run waits", func() (bool, string) {
-		got, err := c.Get(ctx, r.ID)
-		if err != nil {
-			return false, err.Error()
-		}
-		s := got.Step("approve")
-		return s != nil && s.Status == "waiting", fmt.Sprint(got.Status)
-	})
-	if _, err := c.SendEvent(ctx, r.ID, sdk.Event{Name: "approved", Payload: seal(map[string]string{"by": "bruno"})}); err != nil {
-		t.Fatal(err)
-	}
-	if got, err := c.Wait(ctx, r.ID); err != nil || got.Status != sdk.RunCompleted {
+	if got, err := c.Wait(ctx, id); err != nil || got.Status != sdk.RunCompleted {
 		t.Fatalf("run: %+v %v", got, err)
 	}
 
@@ -124,7 +111,7 @@ func TestEncryptedValuesInBrowser(t *testing.T) {
 	}
 
 	run("open the run",
-		chromedp.Navigate(front.URL+"/ui/runs/"+r.ID),
+		chromedp.Navigate(front.URL+"/ui/runs/"+id),
 		chromedp.WaitVisible(chromedp.CSS(`#key-form input[name=key]`)),
 		chromedp.SendKeys(chromedp.CSS(`#key-form input[name=key]`), secret),
 		chromedp.Click(chromedp.CSS(`#key-form button[type=submit]`)),

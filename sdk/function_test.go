@@ -190,6 +190,17 @@ func TestFunctionNondeterminismAndPatched(t *testing.T) {
 	}
 }
 
+// flaky is a step's body that fails as retryable twice, then returns 7;
+// tries counts its calls.
+func flaky(tries *atomic.Int32) func(context.Context) (int, error) {
+	return func(context.Context) (int, error) {
+		if tries.Add(1) < 3 {
+			return 0, Retryable(errors.New("not yet"))
+		}
+		return 7, nil
+	}
+}
+
 // A step's error is retried within the function's attempt by its class,
 // and one that ends the step fails the function with its class; an
 // at_most_once step that started is never run again.
@@ -197,12 +208,7 @@ func TestFunctionStepErrors(t *testing.T) {
 	e := newEnv(t, fastReap())
 	var tries atomic.Int32
 	wf := Function("errs", "1", func(fc *Durable, _ struct{}) (int, error) {
-		n, err := Step(fc, "flaky", func(context.Context) (int, error) {
-			if tries.Add(1) < 3 {
-				return 0, Retryable(errors.New("not yet"))
-			}
-			return 7, nil
-		}, Retry(RetryPolicy{MaxAttempts: 3, InitialBackoff: 10 * time.Millisecond}))
+		n, err := Step(fc, "flaky", flaky(&tries), Retry(RetryPolicy{MaxAttempts: 3, InitialBackoff: 10 * time.Millisecond}))
 		if err != nil {
 			return 0, err
 		}
@@ -230,12 +236,7 @@ func TestFunctionStepBackoffSuspends(t *testing.T) {
 	e := newEnv(t, fastReap())
 	var tries atomic.Int32
 	wf := Function("backoff", "1", func(fc *Durable, _ struct{}) (int, error) {
-		n, err := Step(fc, "flaky", func(context.Context) (int, error) {
-			if tries.Add(1) < 3 {
-				return 0, Retryable(errors.New("not yet"))
-			}
-			return 7, nil
-		}, Retry(RetryPolicy{MaxAttempts: 3, InitialBackoff: inlineSleep + time.Second, Multiplier: 1}))
+		n, err := Step(fc, "flaky", flaky(&tries), Retry(RetryPolicy{MaxAttempts: 3, InitialBackoff: inlineSleep + time.Second, Multiplier: 1}))
 		if err != nil {
 			return 0, err
 		}
@@ -381,10 +382,8 @@ func TestFunctionInvokesWorkflows(t *testing.T) {
 // off (no failure, no retry budget): another worker resumes them from
 // what they recorded.
 func TestDrainSuspendsFunctions(t *testing.T) {
-	e := newEnv(t, sdktest.Options{})
-	began := make(chan struct{}, 1)
 	var firsts atomic.Int32
-	def := func() *WorkflowDef {
+	r := drainMidway(t, "drained", func(began chan<- struct{}) *WorkflowDef {
 		return Function("drained", "1", func(fc *Durable, _ struct{}) (string, error) {
 			if _, err := Step(fc, "first", func(context.Context) (int, error) { return int(firsts.Add(1)), nil }); err != nil {
 				return "", err
@@ -398,19 +397,29 @@ func TestDrainSuspendsFunctions(t *testing.T) {
 				return "", ctx.Err()
 			})
 		})
-	}
-	stop := serve(t, NewWorker(e.c, WithLogger(quiet()), WithDrainTimeout(200*time.Millisecond)).Register(def()))
-	run := start(t, e.c, "drained", StartOptions{})
-	<-began
-	stopWithin(t, stop, 3*time.Second)
-	serve(t, NewWorker(e.c, WithLogger(quiet())).Register(def()))
-	r := waitRun(t, e.c, run.ID, 10*time.Second)
+	})
 	if r.Status != RunCompleted || string(r.Output) != `"resumed"` || firsts.Load() != 1 {
 		t.Fatalf("run %s %s %+v; first ran %d times", r.Status, r.Output, r.Error, firsts.Load())
 	}
 	if a := r.Step("main").Attempts; len(a) != 2 || a[0].Outcome != cairn.OutcomeSuspended || r.Step("main").Failures != 0 {
 		t.Fatalf("attempts %+v", a)
 	}
+}
+
+// drainMidway starts a run of the function name that def defines, served
+// by a worker whose drain times out after 200ms, stops that worker once
+// the body sends on began, and serves the function on a second worker:
+// it returns the run once it ended.
+func drainMidway(t *testing.T, name string, def func(began chan<- struct{}) *WorkflowDef) *Run {
+	t.Helper()
+	e := newEnv(t, sdktest.Options{})
+	began := make(chan struct{}, 1)
+	stop := serve(t, NewWorker(e.c, WithLogger(quiet()), WithDrainTimeout(200*time.Millisecond)).Register(def(began)))
+	run := start(t, e.c, name, StartOptions{})
+	<-began
+	stopWithin(t, stop, 3*time.Second)
+	serve(t, NewWorker(e.c, WithLogger(quiet())).Register(def(began)))
+	return waitRun(t, e.c, run.ID, 10*time.Second)
 }
 
 // Map runs its items at once in scopes of their own; a branch that
@@ -725,10 +734,8 @@ func TestFunctionLargeResultsReplay(t *testing.T) {
 // result: the suspension's checkpoint carries it, and the at_most_once
 // step is not failed as lost on the next attempt.
 func TestDrainKeepsAFinishedStepsResult(t *testing.T) {
-	e := newEnv(t, sdktest.Options{})
-	began := make(chan struct{}, 1)
 	var runs atomic.Int32
-	def := func() *WorkflowDef {
+	r := drainMidway(t, "drained2", func(began chan<- struct{}) *WorkflowDef {
 		return Function("drained2", "1", func(fc *Durable, _ struct{}) (string, error) {
 			return Step(fc, "charge", func(ctx context.Context) (string, error) {
 				runs.Add(1)
@@ -740,13 +747,7 @@ func TestDrainKeepsAFinishedStepsResult(t *testing.T) {
 				return "charged", nil
 			}, AtMostOnce())
 		})
-	}
-	stop := serve(t, NewWorker(e.c, WithLogger(quiet()), WithDrainTimeout(200*time.Millisecond)).Register(def()))
-	run := start(t, e.c, "drained2", StartOptions{})
-	<-began
-	stopWithin(t, stop, 3*time.Second)
-	serve(t, NewWorker(e.c, WithLogger(quiet())).Register(def()))
-	r := waitRun(t, e.c, run.ID, 10*time.Second)
+	})
 	if r.Status != RunCompleted || string(r.Output) != `"charged"` {
 		t.Fatalf("run %s %s %+v; charge ran %d times; history %+v", r.Status, r.Output, r.Error, runs.Load(), r.Step("main").Operations)
 	}

@@ -508,21 +508,29 @@ func asking(tracer trace.Tracer) func(ctx context.Context) (int, error) {
 	}
 }
 
+// askingFunction defines the function name: its first step, ask, is
+// asking (model usage on tracer's spans); then comes then, given ask's
+// result.
+func askingFunction(name string, tracer trace.Tracer, then func(fc *Durable, n int) (int, error)) *WorkflowDef {
+	return Function(name, "1", func(fc *Durable, _ struct{}) (int, error) {
+		n, err := Step(fc, "ask", asking(tracer))
+		if err != nil {
+			return 0, err
+		}
+		return then(fc, n)
+	})
+}
+
 // Each step of a function is a span under the function's step span, with
 // its operation id and, on failure, its class; the model usage its spans
 // carry sums into the function's step.
 func TestFunctionStepSpansAndUsage(t *testing.T) {
 	e := newEnv(t, sdktest.Options{})
 	rec, tp := recordSpans(t)
-	tracer := tp.Tracer("test")
-	wf := Function("spans", "1", func(fc *Durable, _ struct{}) (int, error) {
-		n, err := Step(fc, "ask", asking(tracer))
-		if err != nil {
-			return 0, err
-		}
+	wf := askingFunction("spans", tp.Tracer("test"), func(fc *Durable, n int) (int, error) {
 		// Not retried: the default policy's second backoff (2 s ± 20 %)
 		// could suspend the function, and this test reads one attempt.
-		_, err = Step(fc, "fails", func(context.Context) (int, error) { return 0, Failure("nope", errors.New("no")) }, Retry(RetryPolicy{MaxAttempts: 1}))
+		_, err := Step(fc, "fails", func(context.Context) (int, error) { return 0, Failure("nope", errors.New("no")) }, Retry(RetryPolicy{MaxAttempts: 1}))
 		if ClassOf(err) != "nope" {
 			return 0, fmt.Errorf("want class nope, got %v", err)
 		}
@@ -562,12 +570,7 @@ func TestFunctionStepSpansAndUsage(t *testing.T) {
 func TestFunctionUsageSurvivesASuspension(t *testing.T) {
 	e := newEnv(t, fastReap())
 	_, tp := recordSpans(t)
-	tracer := tp.Tracer("test")
-	wf := Function("usage-nap", "1", func(fc *Durable, _ struct{}) (int, error) {
-		n, err := Step(fc, "ask", asking(tracer))
-		if err != nil {
-			return 0, err
-		}
+	wf := askingFunction("usage-nap", tp.Tracer("test"), func(fc *Durable, n int) (int, error) {
 		return n, fc.Sleep("nap", inlineSleep+time.Second) // suspends; the next attempt ends the run
 	})
 	serve(t, NewWorker(e.c, WithLogger(quiet()), WithTracerProvider(tp)).Register(wf))

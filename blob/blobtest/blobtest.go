@@ -23,6 +23,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/cairn-dev/cairn/blob"
 )
 
@@ -346,23 +348,18 @@ func testSwapCounter(t *testing.T, b *blob.Bucket) {
 	c, k := ctx(t), key(t, "counter")
 	must(b.Create(c, k, []byte("0")))
 	const workers, each = 8, 5
-	var wg sync.WaitGroup
-	errs := make(chan error, workers)
+	var g errgroup.Group
 	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		g.Go(func() error {
 			for range each {
 				if err := Increment(c, b, k); err != nil {
-					errs <- err
-					return
+					return err
 				}
 			}
-		}()
+			return nil
+		})
 	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
+	if err := g.Wait(); err != nil {
 		t.Fatal(err)
 	}
 	o := must(b.Get(c, k))

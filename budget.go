@@ -2,8 +2,9 @@ package cairn
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
-	"sort"
+	"slices"
 	"strings"
 )
 
@@ -56,12 +57,7 @@ func (b *Budget) Check(field string) error {
 }
 
 func (b *Budget) counterNames() []string {
-	names := make([]string, 0, len(b.Counters))
-	for n := range b.Counters {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
+	return slices.Sorted(maps.Keys(b.Counters))
 }
 
 // String is the budget for people: "200000 tokens, $2.0000, searches=50".

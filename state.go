@@ -4,8 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
-	"sort"
+	"slices"
 	"strconv"
 )
 
@@ -43,12 +44,7 @@ func (w *Workflow) checkReducers(add func(field, format string, args ...any)) {
 	if len(w.Reducers) > MaxReducers {
 		add(".reducers", "at most %d keys", MaxReducers)
 	}
-	keys := make([]string, 0, len(w.Reducers))
-	for k := range w.Reducers {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(w.Reducers)) {
 		switch {
 		case k == "" || len(k) > 128:
 			add(".reducers", "a state key is 1 to 128 bytes")

@@ -2,7 +2,8 @@ package cairn
 
 import (
 	"encoding/json"
-	"sort"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -331,11 +332,7 @@ func (b *Batch) Done() bool { return b.State == BatchDone }
 // the dashboard show them: name=value by name, a string without its
 // quotes unless it holds a space.
 func AttributesText(attrs map[string]json.RawMessage) string {
-	names := make([]string, 0, len(attrs))
-	for n := range attrs {
-		names = append(names, n)
-	}
-	sort.Strings(names)
+	names := slices.Sorted(maps.Keys(attrs))
 	parts := make([]string, len(names))
 	for i, n := range names {
 		v := string(attrs[n])

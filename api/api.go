@@ -239,6 +239,20 @@ func nonNil[T any](s []T) []T {
 	return s
 }
 
+// audited answers (v, err), the read of run's contents by operation op,
+// once the read is recorded in the audit log with the key that made it; a
+// read that failed is not recorded.
+func audited[T any](ctx context.Context, a *API, op, run string, v T, err error) (T, error) {
+	if err == nil {
+		err = a.engine.Audit(ctx, who(ctx), op, run)
+	}
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	return v, nil
+}
+
 func who(ctx context.Context) string {
 	if p, ok := ctx.Value(principalKey{}).(principal); ok {
 		return p.id
@@ -542,13 +556,7 @@ func (a *API) registerRunReadOps() {
 		Errors:      []int{http.StatusNotFound},
 	}, auth.ScopeRead, func(ctx context.Context, in *stepInputInput) (*cairn.InputView, error) {
 		res, err := a.engine.StepInput(ctx, in.Run, in.Step, in.Attempt)
-		if err != nil {
-			return nil, err
-		}
-		if err := a.engine.Audit(ctx, who(ctx), "getStepInput", in.Run); err != nil {
-			return nil, err
-		}
-		return res, nil
+		return audited(ctx, a, "getStepInput", in.Run, res, err)
 	})
 	bodyOp(a, huma.Operation{
 		OperationID: "getRun", Method: http.MethodGet, Path: "/runs/{run}", Tags: []string{"Runs"},
@@ -557,13 +565,7 @@ func (a *API) registerRunReadOps() {
 		Errors:      []int{http.StatusNotFound},
 	}, auth.ScopeRead, func(ctx context.Context, in *getRunInput) (*cairn.Run, error) {
 		r, err := a.engine.AwaitRun(ctx, in.Run, time.Duration(in.WaitMs)*time.Millisecond)
-		if err != nil {
-			return nil, err
-		}
-		if err := a.engine.Audit(ctx, who(ctx), "getRun", in.Run); err != nil {
-			return nil, err
-		}
-		return r, nil
+		return audited(ctx, a, "getRun", in.Run, r, err)
 	})
 	bodyOp(a, huma.Operation{
 		OperationID: "getRunStatus", Method: http.MethodGet, Path: "/runs/{run}/status", Tags: []string{"Runs"},
@@ -589,10 +591,7 @@ func (a *API) registerRunReadOps() {
 		Errors:      []int{http.StatusNotFound},
 	}, auth.ScopeRead, func(ctx context.Context, in *runInput) (*journalOutput, error) {
 		j, err := a.engine.Journal(ctx, in.Run)
-		if err != nil {
-			return nil, err
-		}
-		if err := a.engine.Audit(ctx, who(ctx), "getRunJournal", in.Run); err != nil {
+		if j, err = audited(ctx, a, "getRunJournal", in.Run, j, err); err != nil {
 			return nil, err
 		}
 		out := &journalOutput{}

@@ -52,9 +52,16 @@ type reply struct {
 	body   map[string]any
 	raw    string
 	ctype  string
+	header http.Header
 }
 
 func (s *server) do(method, path, body string) reply {
+	s.t.Helper()
+	return s.doWith(method, path, body, nil)
+}
+
+// doWith is do with the request's other headers.
+func (s *server) doWith(method, path, body string, header map[string]string) reply {
 	s.t.Helper()
 	req, _ := http.NewRequestWithContext(context.Background(), method, s.url+path, strings.NewReader(body))
 	if body != "" {
@@ -63,15 +70,33 @@ func (s *server) do(method, path, body string) reply {
 	if s.key != "" {
 		req.Header.Set("Authorization", "Bearer "+s.key)
 	}
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
 		s.t.Fatal(err)
 	}
 	defer res.Body.Close()
 	b, _ := io.ReadAll(res.Body)
-	r := reply{status: res.StatusCode, raw: string(b), ctype: res.Header.Get("Content-Type")}
+	r := reply{status: res.StatusCode, raw: string(b), ctype: res.Header.Get("Content-Type"), header: res.Header}
 	json.Unmarshal(b, &r.body)
 	return r
+}
+
+// runIDs lists runs (GET /runs?query) and returns their ids, in the
+// listing's order.
+func (s *server) runIDs(query string) []string {
+	s.t.Helper()
+	r := s.do("GET", "/runs?"+query, "")
+	if r.status != 200 {
+		s.t.Fatalf("list %s: %d %s", query, r.status, r.raw)
+	}
+	var out []string
+	for _, x := range r.body["runs"].([]any) {
+		out = append(out, x.(map[string]any)["id"].(string))
+	}
+	return out
 }
 
 const okWorkflow = `{"name":"wf","version":"1","steps":[{"id":"a"},{"id":"b","after":["a"],"input":{"x":"${steps.a.output}"}}]}`
@@ -326,22 +351,12 @@ func TestEventNoWaitUsesWarns(t *testing.T) {
 	}
 	r := s.do("POST", "/runs", `{"workflow":"ap"}`)
 	run, _ := r.body["run"].(map[string]any)["id"].(string)
-	send := func(name string) (*http.Response, string) {
-		res, err := http.Post(s.url+"/runs/"+run+"/events", "application/json", strings.NewReader(`{"name":"`+name+`"}`))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer res.Body.Close()
-		b, _ := io.ReadAll(res.Body)
-		return res, string(b)
+	send := func(name string) reply { return s.do("POST", "/runs/"+run+"/events", `{"name":"`+name+`"}`) }
+	if r := send("aproved"); r.status != 200 || !strings.Contains(r.raw, `"recorded":true`) || !strings.Contains(r.raw, `"warning":"no wait step`) || !strings.Contains(r.raw, `\"approved\"`) {
+		t.Fatalf("typo: %d %s", r.status, r.raw)
 	}
-	res, body := send("aproved")
-	if res.StatusCode != 200 || !strings.Contains(body, `"recorded":true`) || !strings.Contains(body, `"warning":"no wait step`) || !strings.Contains(body, `\"approved\"`) {
-		t.Fatalf("typo: %d %s", res.StatusCode, body)
-	}
-	res, body = send("approved")
-	if res.StatusCode != 200 || strings.Contains(body, "warning") {
-		t.Fatalf("a waited name: %d %s", res.StatusCode, body)
+	if r := send("approved"); r.status != 200 || strings.Contains(r.raw, "warning") {
+		t.Fatalf("a waited name: %d %s", r.status, r.raw)
 	}
 }
 
@@ -367,17 +382,7 @@ func TestListRunsByCorrelationAndTime(t *testing.T) {
 	b, _ := start("order-2")
 	time.Sleep(5 * time.Millisecond)
 	a2, t3 := start("order-1")
-	ids := func(q string) []string {
-		r := s.do("GET", "/runs?"+q, "")
-		if r.status != 200 {
-			t.Fatalf("list %s: %d %s", q, r.status, r.raw)
-		}
-		var out []string
-		for _, x := range r.body["runs"].([]any) {
-			out = append(out, x.(map[string]any)["id"].(string))
-		}
-		return out
-	}
+	ids := s.runIDs
 	if got := ids("correlation=order-1"); !slices.Equal(got, []string{a2, a1}) {
 		t.Errorf("correlation=order-1: %v, want [%s %s]", got, a2, a1)
 	}

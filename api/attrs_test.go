@@ -28,16 +28,7 @@ func TestListRunsByAttributes(t *testing.T) {
 	b := start(`{"customer":"acme","amount":2}`)
 	c := start(`{"customer":"globex","amount":3}`)
 	ids := func(q ...string) []string {
-		v := url.Values{"attr": q}
-		r := s.do("GET", "/runs?"+v.Encode()+"&status=running&workflow=wf", "")
-		if r.status != 200 {
-			t.Fatalf("list %s: %d %s", q, r.status, r.raw)
-		}
-		var out []string
-		for _, x := range r.body["runs"].([]any) {
-			out = append(out, x.(map[string]any)["id"].(string))
-		}
-		return out
+		return s.runIDs(url.Values{"attr": q}.Encode() + "&status=running&workflow=wf")
 	}
 	if got := ids("amount>1"); !slices.Equal(got, []string{b, c}) {
 		t.Errorf("amount>1: %v, want [%s %s] (by value)", got, b, c)

@@ -41,12 +41,6 @@ func (a *API) registerInterruptOps() {
 		MaxBodyBytes: 2 * cairn.MaxInterruptBytes, Errors: []int{http.StatusNotFound, http.StatusConflict},
 	}, auth.ScopeExecute, func(ctx context.Context, in *resumeStepInput) (*cairn.Run, error) {
 		r, err := a.engine.ResumeStep(ctx, in.Run, in.Step, in.Body.Value, who(ctx))
-		if err != nil {
-			return nil, err
-		}
-		if err := a.engine.Audit(ctx, who(ctx), "resumeStep", in.Run); err != nil {
-			return nil, err
-		}
-		return r, nil
+		return audited(ctx, a, "resumeStep", in.Run, r, err)
 	})
 }

@@ -38,10 +38,7 @@ func (a *API) registerPayloadOps() {
 		Errors:      []int{http.StatusNotFound},
 	}, auth.ScopeRead, func(ctx context.Context, in *payloadInput) (*payloadOutput, error) {
 		b, err := a.engine.Payload(ctx, in.Run, in.SHA256)
-		if err != nil {
-			return nil, err
-		}
-		if err := a.engine.Audit(ctx, who(ctx), "getRunPayload", in.Run); err != nil {
+		if b, err = audited(ctx, a, "getRunPayload", in.Run, b, err); err != nil {
 			return nil, err
 		}
 		return &payloadOutput{ContentType: "application/json", Body: b}, nil

@@ -24,11 +24,9 @@ func TestStoreLogSummarisesAnOutage(t *testing.T) {
 	fail := func(n int) {
 		var wg sync.WaitGroup
 		for range n {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
+			wg.Go(func() {
 				s.unreachable(context.Background(), log, "get", errors.New("connection refused"))
-			}()
+			})
 		}
 		wg.Wait()
 	}

@@ -186,18 +186,12 @@ func testRunStream(t *testing.T, s *server) {
 	if r := s.do("GET", "/runs/"+run+"/stream", ""); r.status != 200 {
 		t.Fatalf("stream of an ended run: %d", r.status)
 	}
-	req, _ := http.NewRequest("GET", s.url+"/runs/"+run+"/stream", nil)
-	req.Header.Set("Last-Event-ID", "bogus")
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
+	r := s.doWith("GET", "/runs/"+run+"/stream", "", map[string]string{"Last-Event-ID": "bogus"})
 	var prob struct {
 		Errors []struct{ Location string } `json:"errors"`
 	}
-	json.NewDecoder(res.Body).Decode(&prob)
-	if res.StatusCode != 422 || len(prob.Errors) != 1 || prob.Errors[0].Location != "header.Last-Event-ID" {
-		t.Fatalf("bad Last-Event-ID: %d %+v", res.StatusCode, prob)
+	json.Unmarshal([]byte(r.raw), &prob)
+	if r.status != 422 || len(prob.Errors) != 1 || prob.Errors[0].Location != "header.Last-Event-ID" {
+		t.Fatalf("bad Last-Event-ID: %d %+v", r.status, prob)
 	}
 }

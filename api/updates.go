@@ -66,10 +66,7 @@ func (a *API) registerUpdateOps() {
 		Errors:      []int{http.StatusNotFound}, Responses: accepted,
 	}, auth.ScopeRead, func(ctx context.Context, in *getUpdateInput) (*updateOutput, error) {
 		u, err := a.engine.AwaitUpdate(ctx, in.Run, in.ID, time.Duration(in.WaitMs)*time.Millisecond)
-		if err != nil {
-			return nil, err
-		}
-		if err := a.engine.Audit(ctx, who(ctx), "getUpdate", in.Run); err != nil {
+		if u, err = audited(ctx, a, "getUpdate", in.Run, u, err); err != nil {
 			return nil, err
 		}
 		return answered(u), nil

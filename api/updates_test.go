@@ -1,7 +1,6 @@
 package api_test
 
 import (
-	"net/http"
 	"strings"
 	"testing"
 
@@ -42,15 +41,9 @@ func TestUpdatesOverHTTP(t *testing.T) {
 	if r := s.do("POST", "/runs/7YBQ8BJD03WTTD0XEM50YZFHTH/updates", `{"name":"approve"}`); r.status != 404 {
 		t.Errorf("unknown run: %d %s", r.status, r.raw)
 	}
-	req, _ := http.NewRequest("POST", s.url+"/runs/"+run+"/updates", strings.NewReader(`{"id":"u1","name":"approve","input":{"ok":1}}`))
-	req.Header.Set("Content-Type", "application/json")
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res.Body.Close()
-	if loc := res.Header.Get("Location"); res.StatusCode != 202 || loc != api.BasePath+"/runs/"+run+"/updates/u1" {
-		t.Fatalf("an update not answered yet: %d, Location %q", res.StatusCode, loc)
+	r := s.do("POST", "/runs/"+run+"/updates", `{"id":"u1","name":"approve","input":{"ok":1}}`)
+	if loc := r.header.Get("Location"); r.status != 202 || loc != api.BasePath+"/runs/"+run+"/updates/u1" {
+		t.Fatalf("an update not answered yet: %d, Location %q", r.status, loc)
 	}
 	if r := s.do("POST", "/runs/"+run+"/updates", `{"id":"u1","name":"approve","input":{"ok":2}}`); r.status != 409 {
 		t.Errorf("the same id with another input: %d %s", r.status, r.raw)

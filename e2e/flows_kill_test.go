@@ -414,9 +414,7 @@ func killMidMap(t *testing.T, c *killCluster) {
 	var wg sync.WaitGroup
 	for w := range 6 {
 		inst := w % 3
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for ctx.Err() == nil {
 				changed := c.changes()
 				if !c.alive(inst) {
@@ -481,7 +479,7 @@ func killMidMap(t *testing.T, c *killCluster) {
 					complete(inst, l, res)
 				}
 			}
-		}()
+		})
 	}
 	defer wg.Wait()
 	defer cancel()

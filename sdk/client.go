@@ -518,22 +518,38 @@ func (c *Client) List(ctx context.Context, o ListOptions) (*RunPage, error) {
 // Runs iterates over every run matching o, newest first, fetching pages
 // as it goes. It stops at the first error, which it yields.
 func (c *Client) Runs(ctx context.Context, o ListOptions) iter.Seq2[RunSummary, error] {
-	return func(yield func(RunSummary, error) bool) {
-		for {
-			p, err := c.List(ctx, o)
+	return paged(o.Cursor, func(cursor string) ([]RunSummary, string, error) {
+		o.Cursor = cursor
+		p, err := c.List(ctx, o)
+		if err != nil {
+			return nil, "", err
+		}
+		return p.Runs, p.NextCursor, nil
+	})
+}
+
+// paged iterates over the items of a cursor-paginated listing from the
+// page at cursor first: page reads the page at a cursor, and returns its
+// items and the next page's cursor ("" after the last page). It stops at
+// the first error, which it yields.
+func paged[T any](first string, page func(cursor string) ([]T, string, error)) iter.Seq2[T, error] {
+	return func(yield func(T, error) bool) {
+		for cursor := first; ; {
+			items, next, err := page(cursor)
 			if err != nil {
-				yield(RunSummary{}, err)
+				var zero T
+				yield(zero, err)
 				return
 			}
-			for _, r := range p.Runs {
-				if !yield(r, nil) {
+			for _, it := range items {
+				if !yield(it, nil) {
 					return
 				}
 			}
-			if p.NextCursor == "" {
+			if next == "" {
 				return
 			}
-			o.Cursor = p.NextCursor
+			cursor = next
 		}
 	}
 }

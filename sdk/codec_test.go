@@ -243,18 +243,3 @@ func TestCodecTemplateRuleRefusedAtRegistration(t *testing.T) {
 			When("has(steps.a) && input.tenant.vip"))
 	serve(t, NewWorker(e.client(t), WithLogger(quiet())).Register(good))
 }
-
-func TestCodecEnvelopeOverhead(t *testing.T) {
-	ring := testRing(t, "k1")
-	for _, n := range []int{16, 4096} {
-		v := json.RawMessage(`"` + strings.Repeat("x", n-2) + `"`)
-		env, err := ring.Encrypt(v)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if want := 100 + (n+16+2)/3*4 - n; len(env)-n > want+10 {
-			t.Errorf("%d bytes grow by %d", n, len(env)-n)
-		}
-		t.Logf("%d-byte value: envelope %d bytes (+%d, %.0f%%)", n, len(env), len(env)-n, 100*float64(len(env)-n)/float64(n))
-	}
-}

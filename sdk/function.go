@@ -543,12 +543,18 @@ func (fc *Durable) backoffUntil(t time.Time) error {
 	if left > inlineSleep {
 		return fc.suspend(&client.Suspension{Until: &t})
 	}
-	timer := time.NewTimer(max(left, 0))
-	defer timer.Stop()
+	return fc.sleepInline(max(left, 0))
+}
+
+// sleepInline waits d in the attempt, or until the function's context
+// ends: then it returns the context's cause.
+func (fc *Durable) sleepInline(d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
 	select {
 	case <-fc.Done():
 		return context.Cause(fc)
-	case <-timer.C:
+	case <-t.C:
 		return nil
 	}
 }
@@ -629,14 +635,7 @@ func (fc *Durable) sleep(name string, end func() time.Time) error {
 		return nil
 	}
 	if left <= inlineSleep {
-		t := time.NewTimer(left)
-		defer t.Stop()
-		select {
-		case <-fc.Done():
-			return context.Cause(fc)
-		case <-t.C:
-			return nil
-		}
+		return fc.sleepInline(left)
 	}
 	return fc.suspend(&client.Suspension{Until: &wake})
 }

@@ -190,6 +190,17 @@ func TestFunctionNondeterminismAndPatched(t *testing.T) {
 	}
 }
 
+// flaky is a step's body that fails as retryable twice, then returns 7;
+// tries counts its calls.
+func flaky(tries *atomic.Int32) func(context.Context) (int, error) {
+	return func(context.Context) (int, error) {
+		if tries.Add(1) < 3 {
+			return 0, Retryable(errors.New("not yet"))
+		}
+		return 7, nil
+	}
+}
+
 // A step's error is retried within the function's attempt by its class,
 // and one that ends the step fails the function with its class; an
 // at_most_once step that started is never run again.
@@ -197,12 +208,7 @@ func TestFunctionStepErrors(t *testing.T) {
 	e := newEnv(t, fastReap())
 	var tries atomic.Int32
 	wf := Function("errs", "1", func(fc *Durable, _ struct{}) (int, error) {
-		n, err := Step(fc, "flaky", func(context.Context) (int, error) {
-			if tries.Add(1) < 3 {
-				return 0, Retryable(errors.New("not yet"))
-			}
-			return 7, nil
-		}, Retry(RetryPolicy{MaxAttempts: 3, InitialBackoff: 10 * time.Millisecond}))
+		n, err := Step(fc, "flaky", flaky(&tries), Retry(RetryPolicy{MaxAttempts: 3, InitialBackoff: 10 * time.Millisecond}))
 		if err != nil {
 			return 0, err
 		}
@@ -230,12 +236,7 @@ func TestFunctionStepBackoffSuspends(t *testing.T) {
 	e := newEnv(t, fastReap())
 	var tries atomic.Int32
 	wf := Function("backoff", "1", func(fc *Durable, _ struct{}) (int, error) {
-		n, err := Step(fc, "flaky", func(context.Context) (int, error) {
-			if tries.Add(1) < 3 {
-				return 0, Retryable(errors.New("not yet"))
-			}
-			return 7, nil
-		}, Retry(RetryPolicy{MaxAttempts: 3, InitialBackoff: inlineSleep + time.Second, Multiplier: 1}))
+		n, err := Step(fc, "flaky", flaky(&tries), Retry(RetryPolicy{MaxAttempts: 3, InitialBackoff: inlineSleep + time.Second, Multiplier: 1}))
 		if err != nil {
 			return 0, err
 		}
@@ -381,10 +382,8 @@ func TestFunctionInvokesWorkflows(t *testing.T) {
 // off (no failure, no retry budget): another worker resumes them from
 // what they recorded.
 func TestDrainSuspendsFunctions(t *testing.T) {
-	e := newEnv(t, sdktest.Options{})
-	began := make(chan struct{}, 1)
 	var firsts atomic.Int32
-	def := func() *WorkflowDef {
+	r := drainMidway(t, "drained", func(began chan<- struct{}) *WorkflowDef {
 		return Function("drained", "1", func(fc *Durable, _ struct{}) (string, error) {
 			if _, err := Step(fc, "first", func(context.Context) (int, error) { return int(firsts.Add(1)), nil }); err != nil {
 				return "", err
@@ -398,19 +397,29 @@ func TestDrainSuspendsFunctions(t *testing.T) {
 				return "", ctx.Err()
 			})
 		})
-	}
-	stop := serve(t, NewWorker(e.c, WithLogger(quiet()), WithDrainTimeout(200*time.Millisecond)).Register(def()))
-	run := start(t, e.c, "drained", StartOptions{})
-	<-began
-	stopWithin(t, stop, 3*time.Second)
-	serve(t, NewWorker(e.c, WithLogger(quiet())).Register(def()))
-	r := waitRun(t, e.c, run.ID, 10*time.Second)
+	})
 	if r.Status != RunCompleted || string(r.Output) != `"resumed"` || firsts.Load() != 1 {
 		t.Fatalf("run %s %s %+v; first ran %d times", r.Status, r.Output, r.Error, firsts.Load())
 	}
 	if a := r.Step("main").Attempts; len(a) != 2 || a[0].Outcome != cairn.OutcomeSuspended || r.Step("main").Failures != 0 {
 		t.Fatalf("attempts %+v", a)
 	}
+}
+
+// drainMidway starts a run of the function name that def defines, served
+// by a worker whose drain times out after 200ms, stops that worker once
+// the body sends on began, and serves the function on a second worker:
+// it returns the run once it ended.
+func drainMidway(t *testing.T, name string, def func(began chan<- struct{}) *WorkflowDef) *Run {
+	t.Helper()
+	e := newEnv(t, sdktest.Options{})
+	began := make(chan struct{}, 1)
+	stop := serve(t, NewWorker(e.c, WithLogger(quiet()), WithDrainTimeout(200*time.Millisecond)).Register(def(began)))
+	run := start(t, e.c, name, StartOptions{})
+	<-began
+	stopWithin(t, stop, 3*time.Second)
+	serve(t, NewWorker(e.c, WithLogger(quiet())).Register(def(began)))
+	return waitRun(t, e.c, run.ID, 10*time.Second)
 }
 
 // Map runs its items at once in scopes of their own; a branch that
@@ -499,21 +508,29 @@ func asking(tracer trace.Tracer) func(ctx context.Context) (int, error) {
 	}
 }
 
+// askingFunction defines the function name: its first step, ask, is
+// asking (model usage on tracer's spans); then comes then, given ask's
+// result.
+func askingFunction(name string, tracer trace.Tracer, then func(fc *Durable, n int) (int, error)) *WorkflowDef {
+	return Function(name, "1", func(fc *Durable, _ struct{}) (int, error) {
+		n, err := Step(fc, "ask", asking(tracer))
+		if err != nil {
+			return 0, err
+		}
+		return then(fc, n)
+	})
+}
+
 // Each step of a function is a span under the function's step span, with
 // its operation id and, on failure, its class; the model usage its spans
 // carry sums into the function's step.
 func TestFunctionStepSpansAndUsage(t *testing.T) {
 	e := newEnv(t, sdktest.Options{})
 	rec, tp := recordSpans(t)
-	tracer := tp.Tracer("test")
-	wf := Function("spans", "1", func(fc *Durable, _ struct{}) (int, error) {
-		n, err := Step(fc, "ask", asking(tracer))
-		if err != nil {
-			return 0, err
-		}
+	wf := askingFunction("spans", tp.Tracer("test"), func(fc *Durable, n int) (int, error) {
 		// Not retried: the default policy's second backoff (2 s ± 20 %)
 		// could suspend the function, and this test reads one attempt.
-		_, err = Step(fc, "fails", func(context.Context) (int, error) { return 0, Failure("nope", errors.New("no")) }, Retry(RetryPolicy{MaxAttempts: 1}))
+		_, err := Step(fc, "fails", func(context.Context) (int, error) { return 0, Failure("nope", errors.New("no")) }, Retry(RetryPolicy{MaxAttempts: 1}))
 		if ClassOf(err) != "nope" {
 			return 0, fmt.Errorf("want class nope, got %v", err)
 		}
@@ -553,12 +570,7 @@ func TestFunctionStepSpansAndUsage(t *testing.T) {
 func TestFunctionUsageSurvivesASuspension(t *testing.T) {
 	e := newEnv(t, fastReap())
 	_, tp := recordSpans(t)
-	tracer := tp.Tracer("test")
-	wf := Function("usage-nap", "1", func(fc *Durable, _ struct{}) (int, error) {
-		n, err := Step(fc, "ask", asking(tracer))
-		if err != nil {
-			return 0, err
-		}
+	wf := askingFunction("usage-nap", tp.Tracer("test"), func(fc *Durable, n int) (int, error) {
 		return n, fc.Sleep("nap", inlineSleep+time.Second) // suspends; the next attempt ends the run
 	})
 	serve(t, NewWorker(e.c, WithLogger(quiet()), WithTracerProvider(tp)).Register(wf))
@@ -725,10 +737,8 @@ func TestFunctionLargeResultsReplay(t *testing.T) {
 // result: the suspension's checkpoint carries it, and the at_most_once
 // step is not failed as lost on the next attempt.
 func TestDrainKeepsAFinishedStepsResult(t *testing.T) {
-	e := newEnv(t, sdktest.Options{})
-	began := make(chan struct{}, 1)
 	var runs atomic.Int32
-	def := func() *WorkflowDef {
+	r := drainMidway(t, "drained2", func(began chan<- struct{}) *WorkflowDef {
 		return Function("drained2", "1", func(fc *Durable, _ struct{}) (string, error) {
 			return Step(fc, "charge", func(ctx context.Context) (string, error) {
 				runs.Add(1)
@@ -740,13 +750,7 @@ func TestDrainKeepsAFinishedStepsResult(t *testing.T) {
 				return "charged", nil
 			}, AtMostOnce())
 		})
-	}
-	stop := serve(t, NewWorker(e.c, WithLogger(quiet()), WithDrainTimeout(200*time.Millisecond)).Register(def()))
-	run := start(t, e.c, "drained2", StartOptions{})
-	<-began
-	stopWithin(t, stop, 3*time.Second)
-	serve(t, NewWorker(e.c, WithLogger(quiet())).Register(def()))
-	r := waitRun(t, e.c, run.ID, 10*time.Second)
+	})
 	if r.Status != RunCompleted || string(r.Output) != `"charged"` {
 		t.Fatalf("run %s %s %+v; charge ran %d times; history %+v", r.Status, r.Output, r.Error, runs.Load(), r.Step("main").Operations)
 	}

@@ -115,23 +115,12 @@ func (s *Store) Delete(ctx context.Context, key, ifVersion string) error {
 // Keys iterates over the namespace's keys that start with prefix, in key
 // order, a page at a time.
 func (s *Store) Keys(ctx context.Context, prefix string) iter.Seq2[StoreKeyInfo, error] {
-	return func(yield func(StoreKeyInfo, error) bool) {
-		p := &client.ListStoreKeysParams{Prefix: ptr(prefix)}
-		for {
-			page, err := decodeView[cairn.StorePage](s.c)(s.c.api.ListStoreKeys(ctx, s.ns, p))
-			if err != nil {
-				yield(StoreKeyInfo{}, err)
-				return
-			}
-			for _, k := range page.Keys {
-				if !yield(k, nil) {
-					return
-				}
-			}
-			if page.NextCursor == "" {
-				return
-			}
-			p.Cursor = &page.NextCursor
+	return paged("", func(cursor string) ([]StoreKeyInfo, string, error) {
+		p := &client.ListStoreKeysParams{Prefix: ptr(prefix), Cursor: ptr(cursor)}
+		page, err := decodeView[cairn.StorePage](s.c)(s.c.api.ListStoreKeys(ctx, s.ns, p))
+		if err != nil {
+			return nil, "", err
 		}
-	}
+		return page.Keys, page.NextCursor, nil
+	})
 }

@@ -2,7 +2,6 @@ package ui_test
 
 import (
 	"context"
-	"log/slog"
 	"testing"
 	"time"
 
@@ -19,18 +18,7 @@ func TestRunsPageAttributeFilter(t *testing.T) {
 	bin, srv, c := browserServer(t, secret)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	w := sdk.NewWorker(c, sdk.WithLogger(slog.New(slog.DiscardHandler))).Register(sdk.Workflow("billing", "1").Wait("paid", "paid"))
-	wctx, wcancel := context.WithCancel(ctx)
-	served := make(chan error, 1)
-	go func() { served <- w.Serve(wctx) }()
-	defer func() { wcancel(); <-served }()
-	select {
-	case <-w.Ready():
-	case err := <-served:
-		t.Fatalf("the worker stopped: %v", err)
-	case <-ctx.Done():
-		t.Fatal("the worker was not ready within the test's time")
-	}
+	serve(t, c, "", sdk.Workflow("billing", "1").Wait("paid", "paid"))
 	start := func(attrs map[string]any) string {
 		r, err := c.Start(ctx, "billing", sdk.StartOptions{Attributes: attrs})
 		if err != nil {

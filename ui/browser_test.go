@@ -77,11 +77,7 @@ func TestDashboardInBrowser(t *testing.T) {
 		}), sdk.Retry(sdk.RetryPolicy{MaxAttempts: 3, InitialBackoff: 50 * time.Millisecond})).
 		Wait("approve", "approved", sdk.After("check"), sdk.Timeout(time.Hour)).
 		Task("ship", sdk.Handle(func(sdk.StepContext, struct{}) (out, error) { return out{HTML: "shipped"}, nil }), sdk.After("approve"))
-	w := sdk.NewWorker(c, sdk.WithLogger(slog.New(slog.DiscardHandler)), sdk.WithName("browser-worker")).Register(report, approval)
-	served := make(chan error, 1)
-	go func() { served <- w.Serve(ctx) }()
-	defer func() { cancel(); <-served }()
-	<-w.Ready()
+	serve(t, c, "browser-worker", report, approval)
 
 	done, err := c.Start(ctx, "report", sdk.StartOptions{})
 	if err != nil {
@@ -91,24 +87,7 @@ func TestDashboardInBrowser(t *testing.T) {
 		t.Fatalf("report run: %v %v", r, err)
 	}
 	waitingRun := func() string {
-		r, err := c.Start(ctx, "approval", sdk.StartOptions{Correlation: "order-7", Input: map[string]int{"order": 7}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for {
-			got, err := c.Get(ctx, r.ID)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if s := got.Step("approve"); s != nil && s.Status == "waiting" {
-				return r.ID
-			}
-			select {
-			case <-ctx.Done():
-				t.Fatalf("run %s never waited: %+v", r.ID, got)
-			case <-time.After(20 * time.Millisecond):
-			}
-		}
+		return startUntilStep(t, ctx, c, "approval", sdk.StartOptions{Correlation: "order-7", Input: map[string]int{"order": 7}}, "approve", sdk.StepWaiting)
 	}
 	toCancel := waitingRun()
 	toApprove := waitingRun()
@@ -394,6 +373,36 @@ func (b *browser) js(what, expr string, want any) {
 	if got := b.eval(what, expr); got != fmt.Sprint(want) {
 		b.t.Fatalf("%s: %v, want %v", what, got, want)
 	}
+}
+
+// serve serves defs with a worker of c named name ("": a name of its
+// own) that logs nothing, until the test ends.
+func serve(t *testing.T, c *sdk.Client, name string, defs ...*sdk.WorkflowDef) {
+	t.Helper()
+	opts := []sdk.WorkerOption{sdk.WithLogger(slog.New(slog.DiscardHandler))}
+	if name != "" {
+		opts = append(opts, sdk.WithName(name))
+	}
+	testutil.ServeWorker(t, sdk.NewWorker(c, opts...).Register(defs...), time.Minute)
+}
+
+// startUntilStep starts a run of workflow with o and waits until its
+// step's status is status; it returns the run's id.
+func startUntilStep(t *testing.T, ctx context.Context, c *sdk.Client, workflow string, o sdk.StartOptions, step string, status sdk.StepStatus) string {
+	t.Helper()
+	r, err := c.Start(ctx, workflow, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	testutil.Eventually(t, 30*time.Second, "run "+r.ID+"'s step "+step+" "+string(status), func() (bool, string) {
+		got, err := c.Get(ctx, r.ID)
+		if err != nil {
+			return false, err.Error()
+		}
+		s := got.Step(step)
+		return s != nil && s.Status == status, fmt.Sprintf("%+v", s)
+	})
+	return r.ID
 }
 
 // browserServer starts what a dashboard browser test drives: Chromium's

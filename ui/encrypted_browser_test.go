@@ -7,13 +7,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -75,41 +72,18 @@ func TestEncryptedValuesInBrowser(t *testing.T) {
 			return out, nil
 		})).
 		Wait("approve", "approved", sdk.After("charge"))
-	w := sdk.NewWorker(c, sdk.WithLogger(slog.New(slog.DiscardHandler)), sdk.WithName("vault-worker")).Register(vault)
-	served := make(chan error, 1)
-	go func() { served <- w.Serve(ctx) }()
-	defer func() { cancel(); <-served }()
-	<-w.Ready()
+	serve(t, c, "vault-worker", vault)
 
-	r, err := c.Start(ctx, "vault", sdk.StartOptions{Input: seal(map[string]string{"card": "4242 4242 4242 4242"})})
-	if err != nil {
+	id := startUntilStep(t, ctx, c, "vault", sdk.StartOptions{Input: seal(map[string]string{"card": "4242 4242 4242 4242"})}, "approve", sdk.StepWaiting)
+	if _, err := c.SendEvent(ctx, id, sdk.Event{Name: "approved", Payload: seal(map[string]string{"by": "bruno"})}); err != nil {
 		t.Fatal(err)
 	}
-	testutil.Eventually(t, 30*time.Second, "the run waits", func() (bool, string) {
-		got, err := c.Get(ctx, r.ID)
-		if err != nil {
-			return false, err.Error()
-		}
-		s := got.Step("approve")
-		return s != nil && s.Status == "waiting", fmt.Sprint(got.Status)
-	})
-	if _, err := c.SendEvent(ctx, r.ID, sdk.Event{Name: "approved", Payload: seal(map[string]string{"by": "bruno"})}); err != nil {
-		t.Fatal(err)
-	}
-	if got, err := c.Wait(ctx, r.ID); err != nil || got.Status != sdk.RunCompleted {
+	if got, err := c.Wait(ctx, id); err != nil || got.Status != sdk.RunCompleted {
 		t.Fatalf("run: %+v %v", got, err)
 	}
 
-	shots := t.TempDir()
-	if d := os.Getenv("CAIRN_SCREENSHOT_DIR"); d != "" {
-		shots = d
-	}
-	actx, acancel := chromedp.NewExecAllocator(ctx, append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(bin), chromedp.NoSandbox, chromedp.DisableGPU, chromedp.WindowSize(1360, 900),
-		chromedp.UserDataDir(t.TempDir()))...)
-	defer acancel()
-	bctx, bcancel := chromedp.NewContext(actx)
-	defer bcancel()
+	b := startBrowser(t, ctx, bin)
+	bctx := b.ctx
 	// Every request the browser sends, as the DevTools protocol reports it.
 	var sent []string
 	if err := chromedp.Listen(bctx, func(ev any) {
@@ -126,31 +100,7 @@ func TestEncryptedValuesInBrowser(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	shot := func(name string) chromedp.Action[chromedp.Void] {
-		return func(ctx context.Context, tg *chromedp.Target) (chromedp.Void, error) {
-			png, err := chromedp.FullScreenshot(100)(ctx, tg)
-			if err != nil {
-				return chromedp.Void{}, err
-			}
-			p := filepath.Join(shots, name)
-			t.Logf("screenshot %s", p)
-			return chromedp.Void{}, os.WriteFile(p, png, 0o644)
-		}
-	}
-	run := func(what string, actions ...chromedp.Action[chromedp.Void]) {
-		t.Helper()
-		if err := chromedp.Do(bctx, actions...); err != nil {
-			html, _ := chromedp.Run(bctx, chromedp.OuterHTML(chromedp.CSS("body")))
-			t.Fatalf("%s: %v\npage: %.4000s", what, err, html)
-		}
-	}
-	js := func(what, expr string, want any) {
-		t.Helper()
-		got, err := chromedp.Run(bctx, chromedp.Evaluate[any](expr))
-		if err != nil || fmt.Sprint(got) != fmt.Sprint(want) {
-			t.Fatalf("%s: %v (%v), want %v", what, got, err, want)
-		}
-	}
+	shot, run, js := b.shot, b.run, b.js
 	text := func(sel string) string {
 		t.Helper()
 		got, err := chromedp.Run(bctx, chromedp.Evaluate[string](`document.querySelector(`+jsString(sel)+`).textContent`))
@@ -161,7 +111,7 @@ func TestEncryptedValuesInBrowser(t *testing.T) {
 	}
 
 	run("open the run",
-		chromedp.Navigate(front.URL+"/ui/runs/"+r.ID),
+		chromedp.Navigate(front.URL+"/ui/runs/"+id),
 		chromedp.WaitVisible(chromedp.CSS(`#key-form input[name=key]`)),
 		chromedp.SendKeys(chromedp.CSS(`#key-form input[name=key]`), secret),
 		chromedp.Click(chromedp.CSS(`#key-form button[type=submit]`)),

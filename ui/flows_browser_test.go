@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"strings"
 	"testing"
@@ -47,19 +46,7 @@ func TestDashboardFlowsInBrowser(t *testing.T) {
 			return text{}, sdk.Failure("fatal", errors.New("card declined"))
 		}), sdk.After("invoice")).
 		OnFailure("refund", sdk.Handle(func(sdk.StepContext, struct{}) (text, error) { return text{"refunded"}, nil }))
-	serve := func(name string, defs ...*sdk.WorkflowDef) {
-		w := sdk.NewWorker(c, sdk.WithLogger(slog.New(slog.DiscardHandler)), sdk.WithName(name)).Register(defs...)
-		wctx, wcancel := context.WithCancel(ctx)
-		served := make(chan error, 1)
-		go func() { served <- w.Serve(wctx) }()
-		t.Cleanup(func() { wcancel(); <-served })
-		select {
-		case <-w.Ready():
-		case err := <-served:
-			t.Fatalf("worker %s: %v", name, err)
-		}
-	}
-	serve("flows-worker", order, invoice)
+	serve(t, c, "flows-worker", order, invoice)
 
 	started, err := c.Start(ctx, "order", sdk.StartOptions{})
 	if err != nil {
@@ -202,7 +189,7 @@ func TestDashboardFlowsInBrowser(t *testing.T) {
 	)
 	b.js("only the first worker", `document.querySelectorAll('#workers tr[data-worker]').length`, 1)
 	b.js("mark the workers page", `window.workersPage = true`, true)
-	serve("late-worker", invoice)
+	serve(t, c, "late-worker", invoice)
 	b.within(30*time.Second, "see the late worker appear", chromedp.WaitVisible(chromedp.CSS(`#workers tr[data-worker="late-worker"][data-alive=true]`)))
 	b.js("without a reload", `window.workersPage === true`, true)
 }

@@ -2,13 +2,11 @@ package ui_test
 
 import (
 	"context"
-	"log/slog"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/cairn-dev/cairn/internal/testutil"
 	"github.com/cairn-dev/cairn/sdk"
 )
 
@@ -28,27 +26,13 @@ func TestResumeInterruptedStepInBrowser(t *testing.T) {
 		}
 		return map[string]any{"answer": answer}, nil
 	}))
-	w := sdk.NewWorker(c, sdk.WithLogger(slog.New(slog.DiscardHandler))).Register(wf)
-	served := make(chan error, 1)
-	go func() { served <- w.Serve(ctx) }()
-	defer func() { cancel(); <-served }()
-	<-w.Ready()
-	r, err := c.Start(ctx, "review", sdk.StartOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	testutil.Eventually(t, 30*time.Second, "the step interrupted", func() (bool, string) {
-		got, err := c.Get(ctx, r.ID)
-		if err != nil {
-			return false, err.Error()
-		}
-		return got.Step("approve").Status == sdk.StepInterrupted, string(got.Step("approve").Status)
-	})
+	serve(t, c, "", wf)
+	run := startUntilStep(t, ctx, c, "review", sdk.StartOptions{}, "approve", sdk.StepInterrupted)
 
 	b := startBrowser(t, ctx, bin)
 	row := `#steps tr[data-step=approve]`
 	b.run("open the run and give the key",
-		chromedp.Navigate(srv.URL+"/ui/runs/"+r.ID),
+		chromedp.Navigate(srv.URL+"/ui/runs/"+run),
 		chromedp.WaitVisible(chromedp.CSS(`#key-form input[name=key]`)),
 		chromedp.SendKeys(chromedp.CSS(`#key-form input[name=key]`), secret),
 		chromedp.Click(chromedp.CSS(`#key-form button[type=submit]`)),
@@ -63,7 +47,7 @@ func TestResumeInterruptedStepInBrowser(t *testing.T) {
 		chromedp.Click(chromedp.CSS(row+` form.resume-step button[type=submit]`)),
 		chromedp.WaitVisible(chromedp.CSS(`#run[data-status=completed]`)),
 	)
-	done, err := c.Get(ctx, r.ID)
+	done, err := c.Get(ctx, run)
 	if err != nil || done.Status != sdk.RunCompleted || string(done.Output) != `{"answer":{"approved":true}}` {
 		t.Fatalf("the run after the answer: %v %v", done, err)
 	}

@@ -2,7 +2,6 @@ package ui_test
 
 import (
 	"context"
-	"log/slog"
 	"regexp"
 	"strings"
 	"sync"
@@ -64,11 +63,7 @@ func TestRunPageShowsProgress(t *testing.T) {
 		}
 		return out{Rows: 3}, nil
 	}), sdk.Timeout(2*time.Minute))
-	w := sdk.NewWorker(c, sdk.WithLogger(slog.New(slog.DiscardHandler))).Register(wf)
-	served := make(chan error, 1)
-	go func() { served <- w.Serve(ctx) }()
-	defer func() { cancel(); <-served }()
-	<-w.Ready()
+	serve(t, c, "", wf)
 	r, err := c.Start(ctx, "upload", sdk.StartOptions{})
 	if err != nil {
 		t.Fatal(err)

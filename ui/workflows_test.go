@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"html"
 	"io"
-	"log/slog"
 	"net/http"
 	"strings"
 	"sync/atomic"
@@ -96,13 +95,7 @@ func TestSchedulesPageShowsAFailedTick(t *testing.T) {
 	defer c.CloseIdleConnections()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	w := sdk.NewWorker(c, sdk.WithLogger(slog.New(slog.DiscardHandler)), sdk.WithName("w1")).
-		Register(sdk.Workflow("orders", "1").Task("charge", sdk.Handle(func(sdk.StepContext, struct{}) (struct{}, error) { return struct{}{}, nil })))
-	wctx, wcancel := context.WithCancel(ctx)
-	served := make(chan error, 1)
-	go func() { served <- w.Serve(wctx) }()
-	defer func() { wcancel(); <-served }()
-	<-w.Ready()
+	serve(t, c, "w1", sdk.Workflow("orders", "1").Task("charge", sdk.Handle(func(sdk.StepContext, struct{}) (struct{}, error) { return struct{}{}, nil })))
 	if _, err := c.CreateSchedule(ctx, "orders", "* * * * *", sdk.ScheduleOptions{ID: "minutely", Version: "1"}); err != nil {
 		t.Fatal(err)
 	}

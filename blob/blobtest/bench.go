@@ -25,9 +25,7 @@ func BenchmarkSwapContended(b *testing.B, bucket *blob.Bucket) {
 	var wg sync.WaitGroup
 	b.ResetTimer()
 	for range Contenders {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for next.Add(1) <= int64(b.N) {
 				for {
 					attempts.Add(1)
@@ -46,7 +44,7 @@ func BenchmarkSwapContended(b *testing.B, bucket *blob.Bucket) {
 					}
 				}
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	b.StopTimer()
@@ -63,9 +61,7 @@ func BenchmarkCreateDistinct(b *testing.B, bucket *blob.Bucket) {
 	prefix := fmt.Sprintf("blobtest/bench-create/%d/", b.N)
 	b.ResetTimer()
 	for range Contenders {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for {
 				i := next.Add(1)
 				if i > int64(b.N) {
@@ -76,7 +72,7 @@ func BenchmarkCreateDistinct(b *testing.B, bucket *blob.Bucket) {
 					return
 				}
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	b.StopTimer()

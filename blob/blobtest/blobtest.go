@@ -17,10 +17,13 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"sync"
 	"testing"
 	"time"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/cairn-dev/cairn/blob"
 )
@@ -345,23 +348,18 @@ func testSwapCounter(t *testing.T, b *blob.Bucket) {
 	c, k := ctx(t), key(t, "counter")
 	must(b.Create(c, k, []byte("0")))
 	const workers, each = 8, 5
-	var wg sync.WaitGroup
-	errs := make(chan error, workers)
+	var g errgroup.Group
 	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		g.Go(func() error {
 			for range each {
 				if err := Increment(c, b, k); err != nil {
-					errs <- err
-					return
+					return err
 				}
 			}
-		}()
+			return nil
+		})
 	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
+	if err := g.Wait(); err != nil {
 		t.Fatal(err)
 	}
 	o := must(b.Get(c, k))
@@ -502,50 +500,53 @@ func testList(t *testing.T, b *blob.Bucket) {
 	}
 
 	// Pages of two: 2+2+2+1, each in order, no repeats.
-	var paged []string
-	opts := blob.ListOptions{Prefix: root + "/", PageSize: 2}
-	pages := 0
+	pages := listPages(t, c, b, blob.ListOptions{Prefix: root + "/", PageSize: 2})
+	for _, p := range pages {
+		if len(p) > 2 {
+			t.Fatalf("page of %d objects with page size 2", len(p))
+		}
+	}
+	if paged := slices.Concat(pages...); fmt.Sprint(paged) != fmt.Sprint(wantKeys) || len(pages) < 4 {
+		t.Fatalf("paged listing = %v in %d pages, want %v in 4", paged, len(pages), wantKeys)
+	}
+}
+
+// listPages lists with opts a page at a time, following the page tokens
+// to the end, and returns each page's keys; more than 10 pages fail.
+func listPages(t *testing.T, c context.Context, b *blob.Bucket, opts blob.ListOptions) [][]string {
+	t.Helper()
+	var pages [][]string
 	for {
 		p := must(b.List(c, opts))
-		pages++
-		if len(p.Objects) > 2 {
-			t.Fatalf("page of %d objects with page size 2", len(p.Objects))
-		}
-		paged = append(paged, keysOf(p.Objects)...)
+		pages = append(pages, keysOf(p.Objects))
 		if p.NextPageToken == "" {
-			break
+			return pages
 		}
-		if pages > 10 {
+		if len(pages) > 10 {
 			t.Fatal("pagination does not end")
 		}
 		opts.PageToken = p.NextPageToken
 	}
-	if fmt.Sprint(paged) != fmt.Sprint(wantKeys) || pages < 4 {
-		t.Fatalf("paged listing = %v in %d pages, want %v in 4", paged, pages, wantKeys)
+}
+
+// createKeys creates an empty object at name(i) for i in [0, n), and
+// returns the keys, in that order.
+func createKeys(c context.Context, b *blob.Bucket, n int, name func(i int) string) []string {
+	keys := make([]string, n)
+	for i := range n {
+		keys[i] = name(i)
+		must(b.Create(c, keys[i], nil))
 	}
+	return keys
 }
 
 // testListStartAfter: a listing with StartAfter holds only the keys after
 // it, in pages that continue after it.
 func testListStartAfter(t *testing.T, b *blob.Bucket) {
 	c, root := ctx(t), key(t, "after")
-	var all []string
-	for i := range 7 {
-		k := fmt.Sprintf("%s/k%d", root, i)
-		must(b.Create(c, k, nil))
-		all = append(all, k)
-	}
+	all := createKeys(c, b, 7, func(i int) string { return fmt.Sprintf("%s/k%d", root, i) })
 	for _, after := range []string{root + "/k2", root + "/k2x", root + "/", root + "/k6"} {
-		var got []string
-		opts := blob.ListOptions{Prefix: root + "/", StartAfter: after, PageSize: 2}
-		for pages := 0; ; pages++ {
-			p := must(b.List(c, opts))
-			got = append(got, keysOf(p.Objects)...)
-			if p.NextPageToken == "" || pages > 10 {
-				break
-			}
-			opts.PageToken = p.NextPageToken
-		}
+		got := slices.Concat(listPages(t, c, b, blob.ListOptions{Prefix: root + "/", StartAfter: after, PageSize: 2})...)
 		var want []string
 		for _, k := range all {
 			if k > after {
@@ -560,12 +561,7 @@ func testListStartAfter(t *testing.T, b *blob.Bucket) {
 
 func testListConsistency(t *testing.T, b *blob.Bucket) {
 	c, root := ctx(t), key(t, "list")
-	var want []string
-	for i := range 12 {
-		k := fmt.Sprintf("%s/%02d", root, i)
-		must(b.Create(c, k, nil))
-		want = append(want, k)
-	}
+	want := createKeys(c, b, 12, func(i int) string { return fmt.Sprintf("%s/%02d", root, i) })
 	for _, i := range []int{0, 5, 11} {
 		if err := b.Delete(c, want[i]); err != nil {
 			t.Fatal(err)

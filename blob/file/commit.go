@@ -234,11 +234,9 @@ func syncDir(dir string) error {
 func parallel(n int, fn func(int)) {
 	var wg sync.WaitGroup
 	for i := 0; i < n-1; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			fn(i)
-		}()
+		})
 	}
 	if n > 0 {
 		fn(n - 1)

@@ -108,14 +108,12 @@ func TestMultiProcess(t *testing.T) {
 	outs := make([][]byte, processes)
 	errs := make([]error, processes)
 	for i := range processes {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			cmd := exec.Command(exe, "-test.run=^$")
 			cmd.Env = append(os.Environ(), childEnv+"=1", dirEnv+"="+dir, idEnv+"="+strconv.Itoa(i))
 			cmd.Stderr = os.Stderr
 			outs[i], errs[i] = cmd.Output()
-		}()
+		})
 	}
 	wg.Wait()
 	winners := 0
@@ -234,9 +232,7 @@ func benchmarkConcurrentConditionalWrites(b *testing.B) {
 			start := time.Now()
 			var wg sync.WaitGroup
 			for w := range writers {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
+				wg.Go(func() {
 					for {
 						n := next.Add(2)
 						if n > int64(b.N)+1 {
@@ -254,7 +250,7 @@ func benchmarkConcurrentConditionalWrites(b *testing.B) {
 						vers[w] = v
 						done.Add(2)
 					}
-				}()
+				})
 			}
 			wg.Wait()
 			el := time.Since(start)

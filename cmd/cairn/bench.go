@@ -258,11 +258,9 @@ func runBench(ctx context.Context, store *blob.Bucket, counts *counting.Counts, 
 	load := &benchLoad{total: int64(total)}
 	var wg sync.WaitGroup
 	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			load.work(ctx, e)
-		}()
+		})
 	}
 	wg.Wait()
 	if load.firstErr != nil {

@@ -164,6 +164,19 @@ func readJSONArg(cmd *cobra.Command, flag, v string) (json.RawMessage, error) {
 	return json.RawMessage(b), nil
 }
 
+// optionalJSONArg is readJSONArg for a flag that may be left out: nil
+// (no value at all) when v is empty.
+func optionalJSONArg(cmd *cobra.Command, flag, v string) (any, error) {
+	if v == "" {
+		return nil, nil
+	}
+	raw, err := readJSONArg(cmd, flag, v)
+	if err != nil {
+		return nil, err
+	}
+	return raw, nil
+}
+
 func abbrev(s string, n int) string {
 	s = strings.TrimSpace(s)
 	if r := []rune(s); len(r) > n {

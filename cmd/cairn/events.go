@@ -23,13 +23,9 @@ func newEventsPublishCmd(cf *clientFlags) *cobra.Command {
 		Example: `  cairn events publish order.created --payload '{"order":42,"total":120}' --id order-42`,
 		Args:    cobra.ExactArgs(1),
 		RunE: cf.run(func(cmd *cobra.Command, args []string, c *sdk.Client) error {
-			var p any
-			if payload != "" {
-				raw, err := readJSONArg(cmd, "payload", payload)
-				if err != nil {
-					return err
-				}
-				p = raw
+			p, err := optionalJSONArg(cmd, "payload", payload)
+			if err != nil {
+				return err
 			}
 			res, err := c.Publish(cmd.Context(), args[0], p, sdk.PublishOptions{ID: id})
 			if err != nil {

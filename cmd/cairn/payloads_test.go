@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -23,8 +22,6 @@ import (
 // they print decrypted, in every view; a keyring without the value's key
 // says so; testdata/runs_encrypted.golden.
 func TestGoldenEncrypted(t *testing.T) {
-	srv := sdktest.Start(t, sdktest.Options{})
-	c := testClient(t, srv.URL)
 	n := &normalizer{ids: map[string]string{}}
 
 	dir := t.TempDir()
@@ -46,13 +43,9 @@ func TestGoldenEncrypted(t *testing.T) {
 			return map[string]any{"status": "charged", "receipt": seal(map[string]string{"receipt": "r-123"})}, nil
 		})).
 		Wait("approve", "approved", sdk.After("charge"))
+	srv, c := serving(t, sdktest.Options{}, []sdk.WorkerOption{sdk.WithName("vault-worker")}, vault)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	w := sdk.NewWorker(c, sdk.WithName("vault-worker"), sdk.WithLogger(slog.New(slog.DiscardHandler))).Register(vault)
-	served := make(chan error, 1)
-	go func() { served <- w.Serve(ctx) }()
-	defer func() { cancel(); <-served }()
-	<-w.Ready()
 	r, err := c.Start(ctx, "vault", sdk.StartOptions{Input: seal(map[string]string{"card": "4242 4242 4242 4242"})})
 	if err != nil {
 		t.Fatal(err)

@@ -7,9 +7,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn"
-	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/sdk"
-	"github.com/cairn-dev/cairn/sdk/sdktest"
 )
 
 // elapsedRE finds the elapsed times --wait prints: "+1.2s" at the start
@@ -24,19 +22,7 @@ var elapsedRE = regexp.MustCompile(`(?m)(?:^[\r\x1b\[K ]*\+(\S+)\s|current: [^\r
 func TestWaitElapsedNeverGoesBack(t *testing.T) {
 	for _, skew := range []time.Duration{10 * time.Minute, -10 * time.Minute} {
 		t.Run(skew.String(), func(t *testing.T) {
-			step := func(ctx sdk.StepContext, in string) (string, error) {
-				select {
-				case <-time.After(300 * time.Millisecond):
-				case <-ctx.Done():
-				}
-				return in, nil
-			}
-			wf := sdk.Workflow("steps", "1").
-				Task("a", sdk.Handle(step)).
-				Task("b", sdk.Handle(step), sdk.After("a"), sdk.Input("${steps.a.output}"))
-			srv, _ := serving(t, sdktest.Options{Engine: engine.Config{
-				Now: func() time.Time { return time.Now().Add(skew) },
-			}}, nil, wf)
+			srv := skewedSteps(t, skew)
 			onTerminal(t)
 
 			out := mustCLI(t, srv.URL, "runs", "start", "steps", "--input", `"x"`, "--wait")

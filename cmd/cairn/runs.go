@@ -59,12 +59,8 @@ func newRunsStartCmd(cf *clientFlags) *cobra.Command {
 			if o.Attributes, err = attributeArgs(attrs); err != nil {
 				return err
 			}
-			if input != "" {
-				in, err := readJSONArg(cmd, "input", input)
-				if err != nil {
-					return err
-				}
-				o.Input = in
+			if o.Input, err = optionalJSONArg(cmd, "input", input); err != nil {
+				return err
 			}
 			r, err := c.Start(cmd.Context(), args[0], o)
 			if err != nil {
@@ -902,13 +898,9 @@ that is not interrupted is refused.`,
 		Example: `  cairn runs resume-step 7YBQ… review --value '{"approved":true}'`,
 		Args:    cobra.ExactArgs(2),
 		RunE: cf.run(func(cmd *cobra.Command, args []string, c *sdk.Client) error {
-			var v any // null when absent
-			if value != "" {
-				raw, err := readJSONArg(cmd, "value", value)
-				if err != nil {
-					return err
-				}
-				v = raw
+			v, err := optionalJSONArg(cmd, "value", value) // null when absent
+			if err != nil {
+				return err
 			}
 			r, err := c.ResumeStep(cmd.Context(), args[0], args[1], v)
 			if err != nil {
@@ -936,15 +928,11 @@ func newRunsEventCmd(cf *clientFlags) *cobra.Command {
 		Example: `  cairn runs event 7YBQ… approved --payload '{"approver":"ana"}'`,
 		Args:    cobra.ExactArgs(2),
 		RunE: cf.run(func(cmd *cobra.Command, args []string, c *sdk.Client) error {
-			ev := sdk.Event{Name: args[1], ID: id}
-			if payload != "" {
-				p, err := readJSONArg(cmd, "payload", payload)
-				if err != nil {
-					return err
-				}
-				ev.Payload = p
+			p, err := optionalJSONArg(cmd, "payload", payload)
+			if err != nil {
+				return err
 			}
-			res, err := c.SendEvent(cmd.Context(), args[0], ev)
+			res, err := c.SendEvent(cmd.Context(), args[0], sdk.Event{Name: args[1], ID: id, Payload: p})
 			if err != nil {
 				return err
 			}

@@ -64,12 +64,9 @@ func newSchedulesCreateCmd(cf *clientFlags) *cobra.Command {
   cairn schedules create sync '@every 15m' --id sync-15m --overlap cancel_previous`,
 		Args: cobra.ExactArgs(2),
 		RunE: cf.run(func(cmd *cobra.Command, args []string, c *sdk.Client) error {
-			if input != "" {
-				in, err := readJSONArg(cmd, "input", input)
-				if err != nil {
-					return err
-				}
-				o.Input = in
+			var err error
+			if o.Input, err = optionalJSONArg(cmd, "input", input); err != nil {
+				return err
 			}
 			s, err := c.CreateSchedule(cmd.Context(), args[0], args[1], o)
 			if err != nil {

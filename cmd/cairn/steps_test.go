@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/internal/testutil"
 	"github.com/cairn-dev/cairn/sdk"
 	"github.com/cairn-dev/cairn/sdk/sdktest"
@@ -19,13 +20,7 @@ import (
 // declared steps completed, "1/2" in --wait's end, get, list (table and
 // JSON) and watch.
 func TestStepCountsAgreeAcrossViews(t *testing.T) {
-	wf := sdk.Workflow("saga", "1").
-		Map("each", "${input}", sdk.Handle(func(ctx sdk.StepContext, n int) (int, error) { return n * 2, nil })).
-		Task("boom", sdk.Handle(func(ctx sdk.StepContext, _ json.RawMessage) (string, error) {
-			return "", sdk.Fatal(errors.New("boom"))
-		}), sdk.After("each")).
-		OnFailure("undo", sdk.Handle(func(ctx sdk.StepContext, _ json.RawMessage) (string, error) { return "undone", nil }))
-	srv, c := serving(t, sdktest.Options{}, nil, wf)
+	srv, c := serving(t, sdktest.Options{}, nil, sagaWorkflow())
 
 	out, err := cli(t, srv.URL, "runs", "start", "saga", "--input", "[1,2,3]", "--wait")
 	if err == nil {
@@ -58,4 +53,37 @@ func TestStepCountsAgreeAcrossViews(t *testing.T) {
 		page.Runs[0].StepsDone != 1 || page.Runs[0].StepsTotal != 2 {
 		t.Errorf("runs list -o json: %v %+v", err, page.Runs)
 	}
+}
+
+// sagaWorkflow is "saga": a map step doubling the input's items, then a
+// step that fails for good, then a compensation step. Of its 2 declared
+// steps, 1 completes.
+func sagaWorkflow() *sdk.WorkflowDef {
+	return sdk.Workflow("saga", "1").
+		Map("each", "${input}", sdk.Handle(func(ctx sdk.StepContext, n int) (int, error) { return n * 2, nil })).
+		Task("boom", sdk.Handle(func(ctx sdk.StepContext, _ json.RawMessage) (string, error) {
+			return "", sdk.Fatal(errors.New("boom"))
+		}), sdk.After("each")).
+		OnFailure("undo", sdk.Handle(func(ctx sdk.StepContext, _ json.RawMessage) (string, error) { return "undone", nil }))
+}
+
+// skewedSteps serves "steps", two steps of 300ms one after the other
+// (time a live status line shows), on a server whose clock is skew ahead
+// of the client's.
+func skewedSteps(t *testing.T, skew time.Duration) *sdktest.Server {
+	t.Helper()
+	step := func(ctx sdk.StepContext, in string) (string, error) {
+		select {
+		case <-time.After(300 * time.Millisecond):
+		case <-ctx.Done():
+		}
+		return in, nil
+	}
+	wf := sdk.Workflow("steps", "1").
+		Task("a", sdk.Handle(step)).
+		Task("b", sdk.Handle(step), sdk.After("a"), sdk.Input("${steps.a.output}"))
+	srv, _ := serving(t, sdktest.Options{Engine: engine.Config{
+		Now: func() time.Time { return time.Now().Add(skew) },
+	}}, nil, wf)
+	return srv
 }

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"encoding/json"
-	"errors"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -10,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cairn-dev/cairn/engine"
 	"github.com/cairn-dev/cairn/internal/testutil"
 	"github.com/cairn-dev/cairn/sdk"
 	"github.com/cairn-dev/cairn/sdk/sdktest"
@@ -101,13 +98,7 @@ func TestTTYRunsListColoursKeepColumns(t *testing.T) {
 // list: the declared steps, 1 of 2 done.
 func TestTTYStepTotalsAgree(t *testing.T) {
 	eachMode(t, func(t *testing.T, m mode) {
-		wf := sdk.Workflow("saga", "1").
-			Map("each", "${input}", sdk.Handle(func(ctx sdk.StepContext, n int) (int, error) { return n * 2, nil })).
-			Task("boom", sdk.Handle(func(ctx sdk.StepContext, _ json.RawMessage) (string, error) {
-				return "", sdk.Fatal(errors.New("boom"))
-			}), sdk.After("each")).
-			OnFailure("undo", sdk.Handle(func(ctx sdk.StepContext, _ json.RawMessage) (string, error) { return "undone", nil }))
-		srv, c := serving(t, sdktest.Options{}, nil, wf)
+		srv, c := serving(t, sdktest.Options{}, nil, sagaWorkflow())
 
 		s := newSession(t, m, srv.URL)
 		wait, code := s.run("runs", "start", "saga", "--input", "[1,2,3]", "--wait")
@@ -196,19 +187,7 @@ func TestTTYCancelledErrorReadsOnce(t *testing.T) {
 // a terminal the live status line's.
 func TestTTYWaitElapsedMonotonic(t *testing.T) {
 	eachMode(t, func(t *testing.T, m mode) {
-		step := func(ctx sdk.StepContext, in string) (string, error) {
-			select {
-			case <-time.After(300 * time.Millisecond): // time the live line shows
-			case <-ctx.Done():
-			}
-			return in, nil
-		}
-		wf := sdk.Workflow("steps", "1").
-			Task("a", sdk.Handle(step)).
-			Task("b", sdk.Handle(step), sdk.After("a"), sdk.Input("${steps.a.output}"))
-		srv, _ := serving(t, sdktest.Options{Engine: engine.Config{
-			Now: func() time.Time { return time.Now().Add(10 * time.Minute) },
-		}}, nil, wf)
+		srv := skewedSteps(t, 10*time.Minute)
 
 		s := newSession(t, m, srv.URL)
 		p := startCLI(t, m, "--server", srv.URL, "runs", "start", "steps", "--input", `"x"`, "--wait")

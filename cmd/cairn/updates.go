@@ -29,13 +29,9 @@ update once).`,
 		Example: `  cairn runs update 7YBQ… approve --input '{"by":"ana"}' --wait`,
 		Args:    cobra.ExactArgs(2),
 		RunE: cf.run(func(cmd *cobra.Command, args []string, c *sdk.Client) error {
-			var in any
-			if input != "" {
-				p, err := readJSONArg(cmd, "input", input)
-				if err != nil {
-					return err
-				}
-				in = p
+			in, err := optionalJSONArg(cmd, "input", input)
+			if err != nil {
+				return err
 			}
 			opts := sdk.UpdateOptions{ID: id}
 			if wait {

@@ -214,13 +214,11 @@ func idleFleet(t *testing.T, base string, n int) {
 			t.Fatal(err)
 		}
 		w := sdk.NewWorker(c, sdk.WithConcurrency(1), sdk.WithName(fmt.Sprintf("idle-%04d", i)), sdk.WithLogger(quiet)).Register(wf)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			if err := w.Serve(ctx); err != nil {
 				t.Errorf("worker: %v", err)
 			}
-		}()
+		})
 		select {
 		case <-w.Ready():
 		case <-time.After(30 * time.Second):

@@ -401,9 +401,7 @@ func testConcurrent(t *testing.T, h Harness) {
 	done := make(chan struct{})
 	// churn: subscribe and stop repeatedly on another instance.
 	churnBus := open(t)
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
+	wg.Go(func() {
 		r := rand.New(rand.NewPCG(1, 2))
 		for {
 			select {
@@ -419,12 +417,10 @@ func testConcurrent(t *testing.T, h Harness) {
 			time.Sleep(time.Duration(r.IntN(20)) * time.Millisecond)
 			stop()
 		}
-	}()
+	})
 	var pw sync.WaitGroup
 	for p := range pubs {
-		pw.Add(1)
-		go func() {
-			defer pw.Done()
+		pw.Go(func() {
 			b := buses[p%len(buses)]
 			for i := range rounds {
 				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -435,7 +431,7 @@ func testConcurrent(t *testing.T, h Harness) {
 					return
 				}
 			}
-		}()
+		})
 	}
 	pw.Wait()
 	want := pubs * rounds * 3

@@ -34,6 +34,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/notify"
+	"github.com/cairn-dev/cairn/notify/internal/busurl"
 )
 
 // Scheme is the URL scheme this package registers.
@@ -251,30 +252,17 @@ func (b *Bus) Close() error {
 func OpenURL(ctx context.Context, u *url.URL) (*Bus, error) {
 	var cfg Config
 	inner := ""
-	for k, vs := range u.Query() {
-		v := vs[0]
-		var err error
-		switch k {
-		case "url":
-			inner = v
-		case "drop":
-			cfg.Drop, err = prob(v)
-		case "dup":
-			cfg.Duplicate, err = prob(v)
-		case "reorder":
-			cfg.Reorder, err = prob(v)
-		case "fail":
-			cfg.FailPublish, err = prob(v)
-		case "delay":
-			cfg.MaxDelay, err = time.ParseDuration(v)
-		case "seed":
-			cfg.Seed, err = strconv.ParseUint(v, 10, 64)
-		default:
-			return nil, fmt.Errorf("faults: unknown query parameter %q", k)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("faults: query parameter %s: %w", k, err)
-		}
+	err := busurl.Params{
+		"url":     busurl.String(&inner),
+		"drop":    probability(&cfg.Drop),
+		"dup":     probability(&cfg.Duplicate),
+		"reorder": probability(&cfg.Reorder),
+		"fail":    probability(&cfg.FailPublish),
+		"delay":   busurl.Duration(&cfg.MaxDelay),
+		"seed":    func(v string) (err error) { cfg.Seed, err = strconv.ParseUint(v, 10, 64); return err },
+	}.Set("faults", u.Query())
+	if err != nil {
+		return nil, err
 	}
 	if inner == "" {
 		return nil, errors.New("faults: the url parameter (the bus to wrap) is required")
@@ -288,10 +276,13 @@ func OpenURL(ctx context.Context, u *url.URL) (*Bus, error) {
 	return b, nil
 }
 
-func prob(v string) (float64, error) {
-	p, err := strconv.ParseFloat(v, 64)
-	if err == nil && (p < 0 || p > 1) {
-		err = fmt.Errorf("%v is not in [0, 1]", p)
+// probability sets *p to the value, a probability in [0, 1].
+func probability(p *float64) func(string) error {
+	return func(v string) (err error) {
+		*p, err = strconv.ParseFloat(v, 64)
+		if err == nil && (*p < 0 || *p > 1) {
+			err = fmt.Errorf("%v is not in [0, 1]", *p)
+		}
+		return err
 	}
-	return p, err
 }

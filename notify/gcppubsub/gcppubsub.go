@@ -45,7 +45,6 @@ import (
 	"os"
 	"path"
 	"regexp"
-	"strconv"
 	"strings"
 	"time"
 
@@ -56,6 +55,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/cairn-dev/cairn/notify"
+	"github.com/cairn-dev/cairn/notify/internal/busurl"
 	"github.com/cairn-dev/cairn/notify/internal/gcbus"
 )
 
@@ -154,25 +154,19 @@ func OpenURL(ctx context.Context, u *url.URL) (*Bus, error) {
 	}
 	project := strings.Split(topicPath, "/")[1]
 	var opts Options
-	for k, vs := range u.Query() {
-		v := vs[0]
-		var err error
-		switch k {
-		case "subscription":
+	err := busurl.Params{
+		"subscription": func(v string) error {
 			opts.Subscription = v
 			if !strings.Contains(v, "/") {
 				opts.Subscription = "projects/" + project + "/subscriptions/" + v
 			}
-		case "max_message_bytes":
-			opts.MaxMessageBytes, err = strconv.Atoi(v)
-		case "publish_timeout":
-			opts.PublishTimeout, err = time.ParseDuration(v)
-		default:
-			return nil, fmt.Errorf("gcppubsub: unknown query parameter %q", k)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("gcppubsub: query parameter %s: %w", k, err)
-		}
+			return nil
+		},
+		"max_message_bytes": busurl.Int(&opts.MaxMessageBytes),
+		"publish_timeout":   busurl.Duration(&opts.PublishTimeout),
+	}.Set("gcppubsub", u.Query())
+	if err != nil {
+		return nil, err
 	}
 	conn, err := dial(ctx)
 	if err != nil {

@@ -32,7 +32,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -40,6 +39,7 @@ import (
 	natsgo "github.com/nats-io/nats.go"
 
 	"github.com/cairn-dev/cairn/notify"
+	"github.com/cairn-dev/cairn/notify/internal/busurl"
 )
 
 // DefaultSubject is the subject used when none is given.
@@ -136,40 +136,38 @@ func OpenURL(ctx context.Context, u *url.URL) (*Bus, error) {
 	q := u.Query()
 	var extra []natsgo.Option
 	servers := []string{(&url.URL{Scheme: u.Scheme, User: u.User, Host: u.Host}).String()}
-	for k, vs := range q {
-		v := vs[0]
-		var err error
-		switch k {
-		case "subject":
-			opts.Subject = v
-		case "name":
-			extra = append(extra, natsgo.Name(v))
-		case "creds":
-			extra = append(extra, natsgo.UserCredentials(v))
-		case "servers":
+	// option and timing set a parameter that gives the connection an
+	// option, of the value or of the duration it reads as.
+	option := func(o func(string) natsgo.Option) func(string) error {
+		return func(v string) error { extra = append(extra, o(v)); return nil }
+	}
+	timing := func(o func(time.Duration) natsgo.Option) func(string) error {
+		return func(v string) error {
+			d, err := time.ParseDuration(v)
+			if err == nil {
+				extra = append(extra, o(d))
+			}
+			return err
+		}
+	}
+	err := busurl.Params{
+		"subject": busurl.String(&opts.Subject),
+		"name":    option(natsgo.Name),
+		"creds":   option(func(v string) natsgo.Option { return natsgo.UserCredentials(v) }),
+		"servers": func(v string) error {
 			for _, s := range strings.Split(v, ",") {
 				if s = strings.TrimSpace(s); s != "" {
 					servers = append(servers, s)
 				}
 			}
-		case "connect_timeout":
-			var d time.Duration
-			if d, err = time.ParseDuration(v); err == nil {
-				extra = append(extra, natsgo.Timeout(d))
-			}
-		case "reconnect_wait":
-			var d time.Duration
-			if d, err = time.ParseDuration(v); err == nil {
-				extra = append(extra, natsgo.ReconnectWait(d))
-			}
-		case "max_message_bytes":
-			opts.MaxMessageBytes, err = strconv.Atoi(v)
-		default:
-			return nil, fmt.Errorf("nats: unknown query parameter %q", k)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("nats: query parameter %s: %w", k, err)
-		}
+			return nil
+		},
+		"connect_timeout":   timing(natsgo.Timeout),
+		"reconnect_wait":    timing(natsgo.ReconnectWait),
+		"max_message_bytes": busurl.Int(&opts.MaxMessageBytes),
+	}.Set("nats", q)
+	if err != nil {
+		return nil, err
 	}
 	if u.Host == "" {
 		return nil, errors.New("nats: URL has no host")

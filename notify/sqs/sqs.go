@@ -71,6 +71,7 @@ import (
 
 	"github.com/cairn-dev/cairn/internal/ctxsleep"
 	"github.com/cairn-dev/cairn/notify"
+	"github.com/cairn-dev/cairn/notify/internal/busurl"
 )
 
 // Scheme is the URL scheme this package registers (gocloud's SQS scheme).
@@ -188,42 +189,34 @@ func New(client *sqs.Client, queueURL string, opts Options) *Bus {
 // documentation.
 func OpenURL(ctx context.Context, u *url.URL) (*Bus, error) {
 	var opts Options
-	q := u.Query()
 	query := false
-	for k, vs := range q {
-		v := vs[0]
-		var err error
-		switch k {
-		case "protocol":
+	// The parameters not in the table are AWS's, checked below.
+	q, err := busurl.Params{
+		"protocol": func(v string) error {
 			switch v {
 			case "query":
 				query = true
 			case "json", "":
 			default:
-				err = fmt.Errorf("want query or json, not %q", v)
+				return fmt.Errorf("want query or json, not %q", v)
 			}
-		case "max_message_bytes":
-			opts.MaxMessageBytes, err = strconv.Atoi(v)
-		case "publish_timeout":
-			opts.PublishTimeout, err = time.ParseDuration(v)
-		case "waittime":
+			return nil
+		},
+		"max_message_bytes": busurl.Int(&opts.MaxMessageBytes),
+		"publish_timeout":   busurl.Duration(&opts.PublishTimeout),
+		"waittime": func(v string) (err error) {
 			opts.WaitTime, err = time.ParseDuration(v)
 			if err == nil && opts.WaitTime == 0 {
 				opts.WaitTime = -1
 			}
-		case "raw":
-			opts.Raw, err = strconv.ParseBool(v)
-		case "nacklazy":
-			opts.NackLazy, err = strconv.ParseBool(v)
-		case "snstopicarn":
-			opts.SNSTopicARN = v
-		default:
-			continue // an AWS parameter, checked below
-		}
-		if err != nil {
-			return nil, fmt.Errorf("sqs: query parameter %s: %w", k, err)
-		}
-		q.Del(k)
+			return err
+		},
+		"raw":         busurl.Bool(&opts.Raw),
+		"nacklazy":    busurl.Bool(&opts.NackLazy),
+		"snstopicarn": busurl.String(&opts.SNSTopicARN),
+	}.SetKnown("sqs", u.Query())
+	if err != nil {
+		return nil, err
 	}
 	if u.Host == "" {
 		return nil, errors.New("sqs: URL has no queue host")

@@ -110,7 +110,8 @@ func TestDecodeDeepKeepsClearBytes(t *testing.T) {
 }
 
 // Overhead of one encrypted value: the envelope's size less the
-// plaintext's (a kid of two characters).
+// plaintext's (a kid of two characters), about 100 bytes and the
+// ciphertext's base64.
 func TestEnvelopeOverhead(t *testing.T) {
 	ring := mustRing(t, "k2")
 	for _, n := range []int{16, 4096} {
@@ -119,7 +120,10 @@ func TestEnvelopeOverhead(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Logf("plaintext %d bytes → envelope %d bytes (+%d)", len(plain), len(env), len(env)-len(plain))
+		if want := 100 + (n+16+2)/3*4 - n; len(env)-n > want+10 {
+			t.Errorf("%d bytes grow by %d", n, len(env)-n)
+		}
+		t.Logf("plaintext %d bytes → envelope %d bytes (+%d, %.0f%%)", n, len(env), len(env)-n, 100*float64(len(env)-n)/float64(n))
 	}
 }
 

@@ -133,9 +133,7 @@ func TestConcurrent(t *testing.T) {
 	c := New[int, int](64)
 	var wg sync.WaitGroup
 	for g := range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for i := range 5000 {
 				k := (g*7919 + i) % 200
 				switch i % 6 {
@@ -164,7 +162,7 @@ func TestConcurrent(t *testing.T) {
 					t.Errorf("%d entries, bound 64", n)
 				}
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	if n := len(keysOf(c)); n != c.Len() {

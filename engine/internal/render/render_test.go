@@ -401,9 +401,7 @@ func TestRenderConcurrentRendersShareATemplate(t *testing.T) {
 	var wg sync.WaitGroup
 	errs := make(chan error, 64)
 	for g := range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for i := range 50 {
 				if (g+i)%3 == 0 {
 					if _, err := tpl.Render(large); err == nil {
@@ -416,7 +414,7 @@ func TestRenderConcurrentRendersShareATemplate(t *testing.T) {
 					errs <- fmt.Errorf("got %s, %v", got, err)
 				}
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	close(errs)

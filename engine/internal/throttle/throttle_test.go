@@ -56,13 +56,11 @@ func TestAdaptiveShedAndNote(t *testing.T) {
 	a := NewAdaptive(0.1)
 	var wg sync.WaitGroup
 	for g := range 4 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for i := range 250 {
 				a.Wrote(now.Add(time.Duration(i)*time.Millisecond), (g*250+i)%10 == 0)
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	p := a.Probability(now)

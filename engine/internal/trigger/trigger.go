@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -114,12 +115,7 @@ func (c *Compiled) Takes(s *cairn.Step, ev render.Event, vars func() render.Vars
 
 // CancelEvents are the event names of the definition's cancel_on.
 func (c *Compiled) CancelEvents() []string {
-	names := make([]string, 0, len(c.cancel))
-	for n := range c.cancel {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
+	return slices.Sorted(maps.Keys(c.cancel))
 }
 
 // Cancels tells whether ev cancels a run age after its start, with the

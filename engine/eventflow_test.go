@@ -31,6 +31,21 @@ func ping(t testing.TB, e *Engine, id, key string, i int) {
 	}
 }
 
+// pingFromEach publishes per events from each instance at once (ids
+// <prefix><instance>-<n>, values numbered across instances); wait returns
+// when all are published.
+func pingFromEach(t testing.TB, es []*Engine, prefix string, per int) (wait func()) {
+	var wg sync.WaitGroup
+	for j, e := range es {
+		wg.Go(func() {
+			for i := range per {
+				ping(t, e, fmt.Sprintf("%s%d-%d", prefix, j, i), "", j*per+i)
+			}
+		})
+	}
+	return wg.Wait
+}
+
 // reapAll runs a reaper pass on every instance at once, n times, the
 // clock moved by step before each.
 func reapAll(t testing.TB, h *harness, es []*Engine, n int, step time.Duration) {
@@ -133,18 +148,11 @@ func TestBatchEveryEventOnceUnderRaces(t *testing.T) {
 		es := h.instances(3)
 		register(t, h.e, "w", windowed(nil, &cairn.EventBatch{MaxSize: 5, Timeout: cairn.Duration(4 * time.Second)}))
 		const per = 20
-		var wg sync.WaitGroup
-		for j, e := range es {
-			wg.Go(func() {
-				for i := range per {
-					ping(t, e, fmt.Sprintf("e%d-%d", j, i), "", j*per+i)
-				}
-			})
-		}
+		wait := pingFromEach(t, es, "e", per)
 		for range 6 {
 			reapAll(t, h, es, 1, 700*time.Millisecond)
 		}
-		wg.Wait()
+		wait()
 		reapAll(t, h, es, 8, time.Second)
 		checkBatches(t, windowRuns(t, h.e), 3*per, 5)
 	})
@@ -223,18 +231,11 @@ func TestBatchSlowWritesRaceFirings(t *testing.T) {
 	es := h.instances(3)
 	register(t, h.e, "w", windowed(nil, &cairn.EventBatch{MaxSize: 3, Timeout: cairn.Duration(time.Second)}))
 	const per = 6
-	var wg sync.WaitGroup
-	for j, e := range es {
-		wg.Go(func() {
-			for i := range per {
-				ping(t, e, fmt.Sprintf("s%d-%d", j, i), "", j*per+i)
-			}
-		})
-	}
+	wait := pingFromEach(t, es, "s", per)
 	for range 8 {
 		reapAll(t, h, es, 1, time.Second)
 	}
-	wg.Wait()
+	wait()
 	reapAll(t, h, es, 6, time.Second)
 	checkBatches(t, windowRuns(t, h.e), 3*per, 3)
 }

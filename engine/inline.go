@@ -12,6 +12,7 @@ import (
 	"github.com/cairn-dev/cairn/blob"
 	"github.com/cairn-dev/cairn/engine/internal/keys"
 	"github.com/cairn-dev/cairn/engine/internal/object"
+	"github.com/cairn-dev/cairn/notify"
 	"github.com/cairn-dev/cairn/telemetry"
 )
 
@@ -20,10 +21,11 @@ import (
 // A complete that carries claim_next (eager dispatch) asks for the next
 // work of its worker. When the commit that applies it makes an attempt
 // ready that this worker may take — an at_least_once task step with no
-// concurrency limit, rate limit, result cache or timeout-free constraint
-// beyond a task's, not a map item nor a function step, ready now, matching
-// the worker's labels — the same run-record write records that attempt's
-// lease in the record (stepState.Lease) and the complete answers it. No
+// concurrency or rate limit and no result cache, not a map item nor a
+// function step, ready now, matching the worker's labels, and not outranked
+// by more urgent work this instance's hub holds for the worker — the same
+// run-record write records that attempt's lease in the record
+// (stepState.Lease) and the complete answers it. No
 // lease object is written: a linear step costs the one compare-and-swap of
 // the record.
 //
@@ -161,9 +163,14 @@ func (e *Engine) writeLease(ctx context.Context, l *leaseRecord, ver blob.Versio
 // the worker to lease to and how many, and, once the commit landed, the
 // leases granted.
 type inlineClaim struct {
-	w       cachedWorker
-	max     int
-	granted []inlineGrant
+	w   cachedWorker
+	max int
+	// above, when outranked, is the highest effective priority of the
+	// work this instance's hub holds for the worker: a claim would take
+	// that first, so an attempt of lower priority is not leased inline.
+	above     int64
+	outranked bool
+	granted   []inlineGrant
 }
 
 // inlineGrant is one lease an inline claim was granted.
@@ -185,7 +192,11 @@ func (e *Engine) inlineClaimFor(ctx context.Context, tok leaseToken, max int) *i
 	if err != nil {
 		return nil
 	}
-	return &inlineClaim{w: w, max: max}
+	ic := &inlineClaim{w: w, max: max}
+	ic.above, ic.outranked = e.hub.Highest(func(h notify.Hint) bool {
+		return w.Served[workflowID{Name: h.Workflow, Version: h.Version}]
+	})
+	return ic
 }
 
 // grantInline records, inside the mutation of a complete, inline leases
@@ -203,7 +214,7 @@ func (e *Engine) grantInline(r *runRecord, d *definition, ic *inlineClaim, from 
 		if h.Run != r.ID || h.Taken || !h.NotBefore.IsZero() {
 			continue
 		}
-		g, ok := e.inlineGrantOf(r, d, ic.w, h.Step, h.Attempt, fx.now)
+		g, ok := e.inlineGrantOf(r, d, ic, h.Step, h.Attempt, fx.now)
 		if !ok {
 			continue
 		}
@@ -215,7 +226,8 @@ func (e *Engine) grantInline(r *runRecord, d *definition, ic *inlineClaim, from 
 
 // inlineGrantOf leases attempt n of step to worker w in r, when it is the
 // simple case, and returns the lease to answer.
-func (e *Engine) inlineGrantOf(r *runRecord, d *definition, w cachedWorker, step string, n int, now time.Time) (inlineGrant, bool) {
+func (e *Engine) inlineGrantOf(r *runRecord, d *definition, ic *inlineClaim, step string, n int, now time.Time) (inlineGrant, bool) {
+	w := ic.w
 	st := r.Steps[step]
 	s := d.Step(step)
 	if st == nil || s == nil || st.Status != cairn.StepReady || st.Attempt != n || n == 0 {
@@ -235,6 +247,9 @@ func (e *Engine) inlineGrantOf(r *runRecord, d *definition, w cachedWorker, step
 	}
 	if until, ok := st.Avoid[w.Rec.ID]; ok && until.After(now) || !s.LabelsMatch(w.Rec.Labels) {
 		return inlineGrant{}, false
+	}
+	if ic.outranked && int64(stepPriority(r, d, step)) < ic.above {
+		return inlineGrant{}, false // the worker's claim takes more urgent work first
 	}
 	t := d.templates[step]
 	if t == nil {

@@ -506,3 +506,28 @@ func TestInlineLeasesUnderConcurrentClaims(t *testing.T) {
 		t.Fatal("no lease was handed out by a complete")
 	}
 }
+
+// TestInlineLeaseYieldsToPriority: a complete with claim_next does not
+// lease the next step of its run inline when this instance holds more
+// urgent work for the worker: the eager claim takes that, as a claim
+// would, and the next step is offered as usual.
+func TestInlineLeaseYieldsToPriority(t *testing.T) {
+	h := newHarness(t)
+	register(t, h.e, "w", linear("lin", "1", 3), single("urgent", cairn.Step{}))
+	run := h.start("lin", `{"n":1}`)
+	first := h.claim("w")
+	res, err := h.e.StartRun(h.ctx, cairn.StartRequest{Workflow: "urgent", Input: json.RawMessage(`{}`), Priority: 50})
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := completeEager(t, h.e, first.ID)
+	if next == nil || next.Run != res.Run.ID {
+		t.Fatalf("complete with claim_next answered %+v; want the urgent run's step", next)
+	}
+	if st := h.run(run); stepOf(st, "sb").Holder != nil {
+		t.Fatalf("sb is held: %+v", stepOf(st, "sb").Holder)
+	}
+	if l := h.claim("w"); l.Run != run || l.Step != "sb" || leaseObject(t, h, run, "sb", 1) == nil {
+		t.Fatalf("claimed %+v", l)
+	}
+}

@@ -146,7 +146,7 @@ func (e *Engine) runHints(ctx context.Context, run string) ([]notify.Hint, error
 	now := e.now()
 	var out []notify.Hint
 	for id, st := range r.Steps {
-		if st.Status == cairn.StepReady && (st.ReadyAt == nil || !st.ReadyAt.After(now)) {
+		if st.Status == cairn.StepReady && (st.ReadyAt == nil || !st.ReadyAt.After(now)) && st.liveInline() == nil {
 			out = append(out, notify.Hint{Run: r.ID, Workflow: r.Workflow, Version: r.Version, Step: id, Attempt: st.Attempt, Priority: e.priorityOf(ctx, r, id)})
 		}
 	}
@@ -194,8 +194,8 @@ func (e *Engine) fallbackScan(ctx context.Context) int {
 		var wg sync.WaitGroup
 		sem := make(chan struct{}, reaperLeaseReads)
 		for id, st := range r.Steps {
-			if st.Status != cairn.StepReady || st.ReadyAt != nil && st.ReadyAt.After(now) {
-				continue
+			if st.Status != cairn.StepReady || st.ReadyAt != nil && st.ReadyAt.After(now) || st.liveInline() != nil {
+				continue // not ready, or held by a lease in the record (inline.go)
 			}
 			h := notify.Hint{Run: r.ID, Workflow: r.Workflow, Version: r.Version, Step: id, Attempt: st.Attempt}
 			if e.hub.Holds(h) || e.flow.Holds(h) {
@@ -418,6 +418,12 @@ func (e *Engine) claimOne(ctx context.Context, w cachedWorker, r *runRecord, d *
 	st := r.Steps[step]
 	s := d.Step(step)
 	if st == nil || s == nil || st.Status != cairn.StepReady || st.Attempt == 0 {
+		return nil, nil, nil
+	}
+	if st.liveInline() != nil {
+		// Leased in the record by the commit that made it ready
+		// (inline.go): every copy in which this attempt is ready says so,
+		// so no claimer ever creates its object.
 		return nil, nil, nil
 	}
 	now := e.now()

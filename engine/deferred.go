@@ -82,8 +82,8 @@ func (e *Engine) completeDeferred(ctx context.Context, tok leaseToken, req cairn
 	if err != nil {
 		return nil, true, err
 	}
-	if l.Delivery == cairn.AtMostOnce && l.StartedAt == nil {
-		return nil, false, nil
+	if l.inline || l.Delivery == cairn.AtMostOnce && l.StartedAt == nil {
+		return nil, false, nil // an inline lease has no object to swap (inline.go)
 	}
 	if r.Workflow != l.Workflow || r.Version != l.Version || e.checkCurrent(r, tok) != nil {
 		return nil, false, nil

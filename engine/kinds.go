@@ -60,7 +60,11 @@ var taskKind = &stepKind{
 		if st.ReadyAt != nil && st.ReadyAt.After(now) {
 			return *st.ReadyAt
 		}
-		return now.Add(e.cfg.ActiveCheckInterval)
+		routine := now.Add(e.cfg.ActiveCheckInterval)
+		if t := inlineWake(st); !t.IsZero() && t.Before(routine) {
+			return t // an inline lease's timeout (inline.go): a claim arms it for a lease object
+		}
+		return routine
 	},
 }
 

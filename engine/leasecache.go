@@ -10,7 +10,8 @@ import (
 
 // The instance's lease cache: the lease objects this instance wrote
 // (created at claim, swapped by started, heartbeat), with the version each
-// write returned. A worker call whose lease id matches a cached lease
+// write returned, and the inline leases its commits recorded (inline.go,
+// at inlineVersion). A worker call whose lease id matches a cached lease
 // (worker, claim time and nonce, as a read would check) is proven from the
 // cache without reading the lease: the cached bytes are what this instance
 // wrote, so the id's nonce is proven the same way. The cache is a hint,
@@ -40,6 +41,10 @@ func (e *Engine) cacheLease(l *leaseRecord, ver blob.Version) {
 		e.forgetLease(l.Run, l.Step, l.Attempt)
 		return
 	}
+	if l.inline != (ver == inlineVersion) {
+		e.forgetLease(l.Run, l.Step, l.Attempt)
+		return
+	}
 	e.leases.Put(e.leaseKey(l.Run, l.Step, l.Attempt), object.JSON(l), ver)
 }
 
@@ -63,5 +68,9 @@ func (e *Engine) cachedLease(tok leaseToken) (*leaseRecord, blob.Version, bool) 
 	if l.Delivery == cairn.AtMostOnce && l.StartedAt == nil {
 		return nil, "", false
 	}
+	// An inline lease this instance recorded (inline.go): its first write
+	// is a create, which fails when a fence or a write elsewhere made the
+	// object first.
+	l.inline = ver == inlineVersion
 	return &l, ver, true
 }

@@ -71,7 +71,11 @@ func (e *Engine) ReadHolders(ctx context.Context, p *cairn.RunProgress) error {
 		g.Go(func() error {
 			l, _, err := readJSON[leaseRecord](gctx, e.store, e.keys.Lease(p.ID, s.ID, s.Attempt))
 			if isNotFound(err) {
-				return nil
+				// Perhaps held in the run record (inline.go).
+				l, err = e.inlineHolder(gctx, p.ID, s.ID, s.Attempt, p.Rev)
+				if l == nil || err != nil {
+					return err
+				}
 			}
 			if err != nil {
 				return err

@@ -31,7 +31,7 @@ func (e *Engine) loopBack(r *runRecord, d *definition, step string, fx *effects)
 		}
 		for _, id := range d.LoopBody(step, to) {
 			b := r.Steps[id]
-			*b = stepState{Status: cairn.StepPending, Attempt: b.Attempt, Attempts: b.Attempts, Usage: b.Usage, Loops: b.Loops + 1}
+			*b = stepState{Status: cairn.StepPending, Attempt: b.Attempt, Attempts: b.Attempts, Usage: b.Usage, Loops: b.Loops + 1, Lease: b.Lease}
 		}
 		r.journal(fx.now, cairn.JournalEntry{Type: cairn.JournalStepLooped, Step: step, Message: fmt.Sprintf("back to %s: visit %d of %s", to, n+1, step)})
 		return

@@ -217,7 +217,8 @@ func (e *Engine) fireDue(r *runRecord, d *definition, fx *effects) (fired int) {
 // reaperLeaseReads is how many lease reads one run's visit makes at once.
 const reaperLeaseReads = 32
 
-// checkLeases looks at the lease of every ready attempt: none yet means
+// checkLeases looks at the lease of every ready attempt (its object, or
+// the record's inline lease: inline.go): none yet means
 // unclaimed (announce it again once AnnounceAfter passed); an active one
 // past its expiry and the recovery window, or past its attempt timeout,
 // is reclaimed. It returns the earliest time a live lease it read becomes
@@ -309,6 +310,14 @@ func (e *Engine) readyLeases(ctx context.Context, r *runRecord, d *definition, n
 		l, ver, err := readJSON[leaseRecord](ctx, e.store, key)
 		if l != nil {
 			l.key = key
+		}
+		if isNotFound(err) {
+			// No object: a lease in the record (inline.go) is checked
+			// and recovered as an object would be; the fence creates
+			// its object expired.
+			if il := r.Steps[reads[i].step].liveInline(); il != nil {
+				l, ver, err = e.inlineRecord(r, reads[i].step, il), inlineVersion, nil
+			}
 		}
 		reads[i].l, reads[i].ver, reads[i].err = l, ver, err
 	})

@@ -114,6 +114,11 @@ type stepState struct {
 	Resume    json.RawMessage `json:"resume,omitempty"`
 	// Loops counts the loops that sent the run back over the step (loop.go).
 	Loops int `json:"loops,omitempty"`
+	// Lease is the lease of an attempt recorded in the record by the
+	// commit that made the attempt ready (inline.go): live while that
+	// attempt is the step's current one and the step is ready; kept after
+	// for the attempt's input view until a later one replaces it.
+	Lease *inlineLease `json:"lease,omitempty"`
 }
 
 // visits is how many times the step started (or was skipped).
@@ -181,6 +186,9 @@ type leaseRecord struct {
 	Nonce string `json:"nonce"`
 
 	key string // where it was read (either layout; see layout.go)
+	// inline: the lease lives in the run record (inline.go), no object
+	// holds it yet; its first write creates the object.
+	inline bool
 	// Done is a deferred complete's outcome, set with leaseCompleted.
 	Done *leaseDone `json:"done,omitempty"`
 	// Slots are the concurrency limit objects this attempt holds a slot

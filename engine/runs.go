@@ -407,6 +407,9 @@ func (e *Engine) readLeases(ctx context.Context, r *runRecord, attempts []stepAt
 		g.Go(func() error {
 			l, _, err := readJSON[leaseRecord](gctx, e.store, e.keys.LeaseOf(r.Layout, r.ID, a.step, a.attempt))
 			if isNotFound(err) {
+				if il := r.Steps[a.step].liveInline(); il != nil && il.Attempt == a.attempt {
+					out[i] = e.inlineRecord(r, a.step, il) // held in the record (inline.go)
+				}
 				return nil
 			}
 			out[i] = l
@@ -627,6 +630,17 @@ func (e *Engine) StepInput(ctx context.Context, run, step string, attempt int) (
 	}
 	l, _, err := readJSON[leaseRecord](ctx, e.store, key)
 	if isNotFound(err) {
+		// An attempt leased in the run record (inline.go) keeps its input
+		// there, the step's latest such attempt only.
+		r, rerr := e.readRun(ctx, run)
+		if rerr == nil {
+			if st := r.Steps[step]; st != nil && st.Lease != nil && st.Lease.Attempt == attempt {
+				il := st.Lease
+				return &cairn.InputView{Input: il.Input, Bytes: il.InputBytes, Kept: il.InputBytes == 0 || il.Input != nil}, nil
+			}
+		} else if !isNotFound(rerr) && !isNotFoundErr(rerr) {
+			return nil, rerr
+		}
 		return nil, &NotFoundError{What: "attempt", ID: fmt.Sprintf("%s/%s/%d", run, step, attempt)}
 	} else if err != nil {
 		return nil, err

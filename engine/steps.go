@@ -12,7 +12,6 @@ import (
 	"github.com/cairn-dev/cairn/engine/internal/attrs"
 	"github.com/cairn-dev/cairn/engine/internal/errs"
 	"github.com/cairn-dev/cairn/engine/internal/keys"
-	"github.com/cairn-dev/cairn/engine/internal/object"
 	"github.com/cairn-dev/cairn/engine/internal/par"
 	"github.com/cairn-dev/cairn/engine/internal/throttle"
 )
@@ -30,6 +29,14 @@ func (e *Engine) lease(ctx context.Context, tok leaseToken) (leaseToken, *leaseR
 		l.key = key
 	}
 	if isNotFound(err) {
+		// No object: the lease may live in the run record (inline.go).
+		il, err := e.inlineLeaseOf(ctx, tok)
+		if err != nil {
+			return tok, nil, "", err
+		}
+		if il != nil {
+			return tok, il, inlineVersion, nil
+		}
 		return tok, nil, "", &NotFoundError{What: "lease", ID: shortID(tok.Raw)}
 	}
 	if err != nil {
@@ -68,10 +75,14 @@ func (e *Engine) lapsed(l *leaseRecord) bool {
 // refused, so what is decided about the attempt cannot race them. It
 // returns blob.ErrPreconditionFailed when the lease changed since it was
 // read.
+//
+// An inline lease (inline.go) is fenced by creating its object already
+// expired: a heartbeat creating it live and this create race on one key,
+// and exactly one lands.
 func (e *Engine) fence(ctx context.Context, l *leaseRecord, ver blob.Version, why string) error {
 	f := *l
 	f.State, f.ExpiredWhy = leaseExpired, why
-	_, err := e.store.Swap(ctx, l.keyIn(e.keys), object.JSON(&f), ver)
+	_, err := e.writeLease(ctx, &f, ver)
 	e.forgetLease(l.Run, l.Step, l.Attempt)
 	if err == nil {
 		*l = f
@@ -167,7 +178,7 @@ func (e *Engine) updateLease(ctx context.Context, tok leaseToken, check func(tok
 			return l, err
 		}
 		change(l)
-		nv, err := e.store.Swap(ctx, l.keyIn(e.keys), object.JSON(l), ver)
+		nv, err := e.writeLease(ctx, l, ver) // an inline lease's first write creates its object (inline.go)
 		if err == nil {
 			e.cacheLease(l, nv)
 			return l, nil
@@ -307,23 +318,44 @@ func (e *Engine) Complete(ctx context.Context, id string, req cairn.CompleteRequ
 	if err != nil {
 		return nil, err
 	}
-	ended, err := e.complete(ctx, tok, req)
+	var next *inlineClaim
+	if req.ClaimNext != nil {
+		next = e.inlineClaimFor(ctx, tok, req.ClaimNext.Max)
+	}
+	ended, err := e.complete(ctx, tok, req, next)
 	if err != nil || req.ClaimNext == nil {
 		return ended, err
+	}
+	// The complete's own write leased the attempts it made ready to this
+	// worker (inline.go), when it could.
+	var leases []cairn.Lease
+	if next != nil {
+		for _, g := range next.granted {
+			e.cacheLease(g.rec, inlineVersion)
+			leases = append(leases, g.lease)
+		}
+		e.seen(tok.Worker)
+	}
+	if len(leases) >= req.ClaimNext.Max {
+		ended.Leases = leases
+		return ended, nil
 	}
 	// The complete landed, so the lease id was proven: its worker is the
 	// one to claim for. The claim never holds. A failure here must not
 	// turn the applied complete into an error: the worker claims again.
-	leases, cerr := e.Claim(ctx, cairn.ClaimRequest{WorkerID: tok.Worker, Max: req.ClaimNext.Max})
-	if cerr != nil && len(leases) == 0 {
+	more, cerr := e.Claim(ctx, cairn.ClaimRequest{WorkerID: tok.Worker, Max: req.ClaimNext.Max - len(leases)})
+	if cerr != nil && len(more) == 0 {
 		e.log.Warn("eager claim after complete failed; the worker claims again", "worker", tok.Worker, "err", cerr)
+		if len(leases) > 0 {
+			ended.Leases = leases
+		}
 		return ended, nil
 	}
-	ended.Leases = leases
+	ended.Leases = append(leases, more...)
 	return ended, nil
 }
 
-func (e *Engine) complete(ctx context.Context, tok leaseToken, req cairn.CompleteRequest) (*cairn.Ended, error) {
+func (e *Engine) complete(ctx context.Context, tok leaseToken, req cairn.CompleteRequest, next *inlineClaim) (*cairn.Ended, error) {
 	if len(req.Attributes) == 0 { // attributes are indexed with the record: never deferred
 		if ended, ok, err := e.completeDeferred(ctx, tok, req); ok {
 			return ended, err // the run record is congested: see deferred.go
@@ -331,6 +363,7 @@ func (e *Engine) complete(ctx context.Context, tok leaseToken, req cairn.Complet
 	}
 	en := e.completing(&req.Output, req.StatePatch, req.Usage, req.Summary)
 	en.attrs = req.Attributes
+	en.next = next
 	return e.end(ctx, tok, en)
 }
 
@@ -350,6 +383,9 @@ type ending struct {
 	interrupt *json.RawMessage
 	// attrs sets search attributes (a complete's).
 	attrs map[string]json.RawMessage
+	// next, when not nil, asks for inline leases on what this complete
+	// makes ready (a complete with claim_next: inline.go).
+	next *inlineClaim
 }
 
 // completing is the ending of a complete.
@@ -537,8 +573,12 @@ func (e *Engine) endMutation(d *definition, tok leaseToken, l *leaseRecord, en *
 			}
 			r.State[k] = d.Fold(k, r.State[k], v) // state.go: the key's reducer
 		}
+		hints := len(fx.hints)
 		e.apply(en, r, d, tok, startedAt != nil, fx)
 		e.checkBudget(r, tok.Step, fx.now)
+		if en.next != nil {
+			e.grantInline(r, d, en.next, hints, fx) // inline.go
+		}
 		if a.Outcome == cairn.OutcomeFailed {
 			if st := r.Steps[tok.Step]; st != nil { // a finished map item is gone
 				a.Error = st.Error

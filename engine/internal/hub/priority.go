@@ -134,3 +134,27 @@ func (h *Hub) takeByPriorityLocked(match func(notify.Hint) bool, n int, now time
 	}
 	return out, due
 }
+
+// Highest returns the highest effective priority among the due hints
+// that match, and false when there is none or the hub does not order by
+// priority (no hint had one): what an attempt given out without the hub
+// (an inline lease, engine/inline.go) must not be passed over for.
+func (h *Hub) Highest(match func(notify.Hint) bool) (int64, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if !h.prioritized {
+		return 0, false
+	}
+	now := h.now()
+	var best int64
+	found := false
+	for k, x := range h.hints {
+		if x.NotBefore.After(now) || !match(x.Hint) {
+			continue
+		}
+		if eff := h.effective(k, x, now); !found || eff > best {
+			best, found = eff, true
+		}
+	}
+	return best, found
+}

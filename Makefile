@@ -85,12 +85,13 @@ bench-e2e:
 
 ## bench-compare: one sitting of cairn and a Temporal dev server: bench/e2e's workloads on the file store and MinIO, then on a Temporal dev server (temporal CLI built from the Go module proxy once; bench/compare, a module of its own), the load sampled throughout, and the ratios (bench/ratios); appended to bench/results.txt; never part of make test
 TEMPORAL_CLI ?= github.com/temporalio/cli/cmd/temporal@v1.5.1
+COMPARE_TARGETS ?= file,minio
 bench-compare:
 	scripts/testenv.sh minio
 	test -x $(BIN)/temporal || GOFLAGS=-mod=mod GOBIN=$(abspath $(BIN)) $(GO) install $(TEMPORAL_CLI)
 	$(GO) build -o $(BIN)/cairn ./cmd/cairn
 	$(GO) build -o $(BIN)/cairn-e2e-bench ./bench/e2e
-	BIN=$(BIN) BENCH_TARGETS=$(or $(COMPARE_TARGETS),file,minio) OUT=bench/results.txt scripts/bench-compare.sh
+	BIN=$(BIN) BENCH_TARGETS=$(COMPARE_TARGETS) OUT=bench/results.txt scripts/bench-compare.sh
 
 ## openapi: regenerate the committed OpenAPI documents from the code, and the Go client (and its overlay), the TypeScript schema and the Python client from them
 openapi:

@@ -15,7 +15,6 @@ import (
 	"github.com/cairn-dev/cairn/engine/internal/errs"
 	"github.com/cairn-dev/cairn/engine/internal/hold"
 	"github.com/cairn-dev/cairn/engine/internal/keys"
-	"github.com/cairn-dev/cairn/engine/internal/object"
 	"github.com/cairn-dev/cairn/engine/internal/par"
 	"github.com/cairn-dev/cairn/engine/internal/render"
 	"github.com/cairn-dev/cairn/engine/internal/scan"
@@ -212,7 +211,7 @@ func (e *Engine) fallbackScan(ctx context.Context) int {
 				key := e.keys.LeaseOf(r.Layout, r.ID, id, st.Attempt)
 				// A lease of an unsettled create of ours is held by nobody:
 				// a claim takes it over (claimOne).
-				if _, err := e.store.Stat(ctx, key); isNotFound(err) || err == nil && e.unsettled.Has(key) {
+				if _, err := e.store.Stat(ctx, key); isNotFound(err) || err == nil && e.leases.Unsettled(key) {
 					h.Priority = e.priorityOf(ctx, r, id)
 					e.hub.Add(h)
 					mu.Lock()
@@ -457,7 +456,7 @@ func (e *Engine) claimOne(ctx context.Context, w cachedWorker, r *runRecord, d *
 		return nil, back, err // flow control (limits.go): not now
 	}
 	key := e.keys.LeaseOf(r.Layout, r.ID, step, st.Attempt)
-	ver, err := e.createLease(ctx, key, &l, now)
+	ver, err := e.leases.Create(ctx, key, &l, now)
 	if err != nil {
 		e.releaseSlots(ctx, &l)
 	}
@@ -467,8 +466,8 @@ func (e *Engine) claimOne(ctx context.Context, w cachedWorker, r *runRecord, d *
 	if err != nil {
 		return nil, nil, err
 	}
-	l.key = key
-	e.cacheLease(&l, ver)
+	l.Key = key
+	e.leases.Remember(&l, ver)
 	if l.TimeoutAt != nil {
 		// The reaper must look at the run when the attempt times out, not
 		// only at its next routine visit. Written after the create, so only
@@ -516,44 +515,6 @@ func (e *Engine) claimInput(ctx context.Context, r *runRecord, d *definition, s 
 		e.failRender(ctx, r.ID, d, step, r.Steps[step].Attempt, fmt.Errorf("template of step %s: %w", step, err))
 	}
 	return nil, vars, nil, false, nil
-}
-
-// createLease writes lease l at key, create-only, and settles an outcome
-// it cannot know: a timeout, a lost answer, a retry that met a write
-// (perhaps its own), or a lease in place that may be an earlier create of
-// this instance whose answer it never got, which nobody holds. Either
-// would sit unclaimed until it expired (forever without a reaper), so it
-// reads the lease back. blob.ErrPreconditionFailed: another claim holds
-// the attempt. A version of "" with no error: ours, its version unknown.
-func (e *Engine) createLease(ctx context.Context, key string, l *leaseRecord, now time.Time) (blob.Version, error) {
-	ver, err := e.store.Create(ctx, key, object.JSON(l))
-	e.admit.Saw(now, err)
-	lost := e.unsettled.Get(key) // earlier creates of this attempt here whose outcome is unknown
-	if err != nil && (!errors.Is(err, blob.ErrPreconditionFailed) || errors.Is(err, blob.ErrRetriedWrite) || len(lost) > 0) {
-		got, gver, rerr := readJSON[leaseRecord](ctx, e.store, key)
-		switch {
-		case rerr != nil:
-			if !errors.Is(err, blob.ErrPreconditionFailed) {
-				// Still unknown: the next claim of this attempt (the hint
-				// goes back to the hub) decides it.
-				e.unsettled.Add(key, l.Nonce)
-			}
-		case got.Nonce == l.Nonce:
-			err, ver = nil, "" // ours, but its version unknown: not cached
-		case slices.Contains(lost, got.Nonce) && got.State == leaseActive:
-			// An earlier create of ours landed and was never handed out:
-			// take it over (a swap: a fence or another takeover wins).
-			if ver, err = e.store.Swap(ctx, key, object.JSON(l), gver); err != nil && !errors.Is(err, blob.ErrPreconditionFailed) {
-				e.unsettled.Add(key, l.Nonce) // this swap's outcome is unknown in turn
-			}
-		default:
-			err = blob.ErrPreconditionFailed
-		}
-		if rerr == nil && (err == nil || !slices.Contains(lost, got.Nonce)) {
-			e.unsettled.Drop(key) // settled: ours now, or another claim's
-		}
-	}
-	return ver, err
 }
 
 // failRender fails a step whose input template did not render.

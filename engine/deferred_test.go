@@ -25,7 +25,7 @@ func completeLease(t *testing.T, e *Engine, l cairn.Lease, output string) {
 	if _, err := e.store.Swap(ctx, key, object.JSON(rec), ver); err != nil {
 		t.Fatal(err)
 	}
-	e.forgetLease(tok.Run, tok.Step, tok.Attempt)
+	e.leases.Forget(tok.Run, tok.Step, tok.Attempt)
 }
 
 // TestDeferredCompleteFoldedByReaper: a complete made durable in its

@@ -20,14 +20,13 @@ import (
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/blob"
 	bulk "github.com/cairn-dev/cairn/engine/internal/batch"
-	"github.com/cairn-dev/cairn/engine/internal/commit"
 	"github.com/cairn-dev/cairn/engine/internal/errs"
 	"github.com/cairn-dev/cairn/engine/internal/gate"
 	"github.com/cairn-dev/cairn/engine/internal/hub"
 	"github.com/cairn-dev/cairn/engine/internal/keys"
+	"github.com/cairn-dev/cairn/engine/internal/lease"
 	"github.com/cairn-dev/cairn/engine/internal/mapstep"
 	"github.com/cairn-dev/cairn/engine/internal/object"
-	"github.com/cairn-dev/cairn/engine/internal/par"
 	"github.com/cairn-dev/cairn/engine/internal/payload"
 	"github.com/cairn-dev/cairn/engine/internal/progress"
 	"github.com/cairn-dev/cairn/engine/internal/render"
@@ -234,7 +233,7 @@ type Engine struct {
 	log   *slog.Logger
 
 	commits  *committer
-	leases   *commit.Cache[leaseRecord] // the lease cache (leasecache.go)
+	leases   *lease.Objects // lease objects' writes and this instance's cache of them (engine/internal/lease)
 	hub      *hub.Hub
 	progress *progress.Hub // progress streams (progress.go)
 	watch    *watch.Registry[runRecord]
@@ -249,9 +248,6 @@ type Engine struct {
 	scan  scan.Lister        // ordered listings over both key layouts (engine/internal/scan)
 	flow  *flow.Table        // flow control: concurrency slots, rate limits, parked hints (limits.go)
 	reads singleflight.Group // claims' run-record reads in flight (runstore.go)
-	// unsettled are this instance's lease creates whose outcome it could
-	// not learn (claim.go).
-	unsettled par.Lists[string, string]
 	// startRetry bounds the retries starts make themselves (runs.go).
 	startRetry throttle.Budget
 	// admit sheds starts while the store refuses writes (admission.go).
@@ -297,8 +293,8 @@ func New(store *blob.Bucket, cfg Config) (*Engine, error) {
 	e := &Engine{store: store, cfg: cfg, keys: keys.Layout{Prefix: cfg.Prefix, Sharded: cfg.KeyLayout == KeyLayoutSharded}, log: cfg.Logger, draining: make(chan struct{})}
 	e.rotation.Start = rand.IntN
 	e.commits = newCommitter(e)
-	e.leases = commit.NewCache[leaseRecord](4096, nil)
 	e.admit = newAdmission(cfg.ShedAbove)
+	e.leases = lease.New(store, e.keys, 4096, e.admit.Saw)
 	e.hub = hub.New(cfg.Now, cfg.PriorityAging, func(n int) { cfg.Telemetry.Dropped("hint", "evicted", n) }) // see telemetry.go
 	e.watch = watch.New[runRecord]()
 	e.progress = progress.New(e.now, cfg.ProgressRate, 0)

@@ -309,7 +309,7 @@ func (e *Engine) readyLeases(ctx context.Context, r *runRecord, d *definition, n
 		key := e.keys.LeaseOf(r.Layout, r.ID, reads[i].step, r.Steps[reads[i].step].Attempt)
 		l, ver, err := readJSON[leaseRecord](ctx, e.store, key)
 		if l != nil {
-			l.key = key
+			l.Key = key
 		}
 		if isNotFound(err) {
 			// No object: a lease in the record (inline.go) is checked

@@ -21,12 +21,12 @@ import (
 // the id's. Anything else is "lease not found": a made-up or edited id
 // learns nothing.
 func (e *Engine) lease(ctx context.Context, tok leaseToken) (leaseToken, *leaseRecord, blob.Version, error) {
-	if l, ver, ok := e.cachedLease(tok); ok {
-		return tok, l, ver, nil // written by this instance: see leasecache.go
+	if l, ver, ok := e.leases.Cached(tok); ok {
+		return tok, l, ver, nil // written by this instance: see engine/internal/lease
 	}
 	l, ver, key, err := e.readLeaseAt(ctx, tok.Run, tok.Step, tok.Attempt)
 	if l != nil {
-		l.key = key
+		l.Key = key
 	}
 	if isNotFound(err) {
 		// No object: the lease may live in the run record (inline.go).
@@ -42,7 +42,7 @@ func (e *Engine) lease(ctx context.Context, tok leaseToken) (leaseToken, *leaseR
 	if err != nil {
 		return tok, nil, "", err
 	}
-	if !tokenMatches(tok, l) {
+	if !l.Matches(tok) {
 		return tok, nil, "", &NotFoundError{What: "lease", ID: shortID(tok.Raw)}
 	}
 	return tok, l, ver, nil
@@ -82,8 +82,8 @@ func (e *Engine) lapsed(l *leaseRecord) bool {
 func (e *Engine) fence(ctx context.Context, l *leaseRecord, ver blob.Version, why string) error {
 	f := *l
 	f.State, f.ExpiredWhy = leaseExpired, why
-	_, err := e.writeLease(ctx, &f, ver)
-	e.forgetLease(l.Run, l.Step, l.Attempt)
+	_, err := e.leases.Write(ctx, &f, ver)
+	e.leases.Forget(l.Run, l.Step, l.Attempt)
 	if err == nil {
 		*l = f
 	}
@@ -98,7 +98,7 @@ func (e *Engine) fence(ctx context.Context, l *leaseRecord, ver blob.Version, wh
 // run record: already_applied when this lease's own complete or fail won,
 // else fenced (or run_terminal).
 func (e *Engine) refuseFenced(ctx context.Context, tok leaseToken, l *leaseRecord) error {
-	d, err := e.definition(ctx, l.Workflow, l.rev())
+	d, err := e.definition(ctx, l.Workflow, l.Rev())
 	if err != nil {
 		return err
 	}
@@ -178,12 +178,12 @@ func (e *Engine) updateLease(ctx context.Context, tok leaseToken, check func(tok
 			return l, err
 		}
 		change(l)
-		nv, err := e.writeLease(ctx, l, ver) // an inline lease's first write creates its object (inline.go)
+		nv, err := e.leases.Write(ctx, l, ver) // an inline lease's first write creates its object (inline.go)
 		if err == nil {
-			e.cacheLease(l, nv)
+			e.leases.Remember(l, nv)
 			return l, nil
 		}
-		e.forgetLease(tok.Run, tok.Step, tok.Attempt) // the next look reads it
+		e.leases.Forget(tok.Run, tok.Step, tok.Attempt) // the next look reads it
 		if attempt > 20 || !errors.Is(err, blob.ErrPreconditionFailed) && !blob.IsRetryable(err) {
 			return nil, errs.Unavailable(err)
 		}
@@ -331,7 +331,7 @@ func (e *Engine) Complete(ctx context.Context, id string, req cairn.CompleteRequ
 	var leases []cairn.Lease
 	if next != nil {
 		for _, g := range next.granted {
-			e.cacheLease(g.rec, inlineVersion)
+			e.leases.Remember(g.rec, inlineVersion)
 			leases = append(leases, g.lease)
 		}
 		e.seen(tok.Worker)
@@ -521,8 +521,8 @@ func (e *Engine) end(ctx context.Context, tok leaseToken, en *ending) (*cairn.En
 	}
 	// Whatever the run record decides, this lease's worker calls are over
 	// (a retry after a store failure reads the lease again).
-	defer e.forgetLease(tok.Run, tok.Step, tok.Attempt)
-	d, err := e.definition(ctx, l.Workflow, l.rev())
+	defer e.leases.Forget(tok.Run, tok.Step, tok.Attempt)
+	d, err := e.definition(ctx, l.Workflow, l.Rev())
 	if err != nil {
 		return nil, err
 	}

@@ -377,7 +377,7 @@ func (e *Engine) claimStale(ctx context.Context, w cachedWorker, r *runRecord, d
 	if len(stale) == 0 {
 		return
 	}
-	fresh, err := e.readRunShared(ctx, r.ID, r.Rev)
+	fresh, err := e.runs.ReadShared(ctx, r.ID, r.Rev)
 	if err != nil {
 		return
 	}

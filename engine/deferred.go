@@ -53,7 +53,7 @@ func (e *Engine) completeDeferred(ctx context.Context, tok leaseToken, req cairn
 	// suite's lease history caught it). One HEAD confirms the copy is the
 	// stored one; a newer record is read (and cached) instead.
 	if o, err := e.store.Stat(ctx, e.keys.RunOf(r.Layout, r.ID)); err != nil || o.Version != cver {
-		fresh, o, err := e.getRun(ctx, tok.Run)
+		fresh, o, err := e.runs.Get(ctx, tok.Run)
 		if err != nil {
 			return nil, false, nil // the ordinary path reads and reports it
 		}

@@ -31,6 +31,7 @@ import (
 	"github.com/cairn-dev/cairn/engine/internal/progress"
 	"github.com/cairn-dev/cairn/engine/internal/render"
 	"github.com/cairn-dev/cairn/engine/internal/retention"
+	"github.com/cairn-dev/cairn/engine/internal/runread"
 	"github.com/cairn-dev/cairn/engine/internal/scan"
 	"github.com/cairn-dev/cairn/engine/internal/schedule"
 	"github.com/cairn-dev/cairn/engine/internal/throttle"
@@ -42,8 +43,6 @@ import (
 	"github.com/cairn-dev/cairn/engine/resultcache"
 	"github.com/cairn-dev/cairn/notify"
 	"github.com/cairn-dev/cairn/telemetry"
-
-	"golang.org/x/sync/singleflight"
 
 	"github.com/cairn-dev/cairn/engine/internal/flow"
 )
@@ -245,9 +244,9 @@ type Engine struct {
 
 	rotation scan.Rotation // where this instance's fallback scans are (claim.go)
 
-	scan  scan.Lister        // ordered listings over both key layouts (engine/internal/scan)
-	flow  *flow.Table        // flow control: concurrency slots, rate limits, parked hints (limits.go)
-	reads singleflight.Group // claims' run-record reads in flight (runstore.go)
+	scan scan.Lister                // ordered listings over both key layouts (engine/internal/scan)
+	flow *flow.Table                // flow control: concurrency slots, rate limits, parked hints (limits.go)
+	runs *runread.Reader[runRecord] // every read of a run record (runstore.go, engine/internal/runread)
 	// startRetry bounds the retries starts make themselves (runs.go).
 	startRetry throttle.Budget
 	// admit sheds starts while the store refuses writes (admission.go).
@@ -293,6 +292,7 @@ func New(store *blob.Bucket, cfg Config) (*Engine, error) {
 	e := &Engine{store: store, cfg: cfg, keys: keys.Layout{Prefix: cfg.Prefix, Sharded: cfg.KeyLayout == KeyLayoutSharded}, log: cfg.Logger, draining: make(chan struct{})}
 	e.rotation.Start = rand.IntN
 	e.commits = newCommitter(e)
+	e.runs = runread.New(store, e.keys, e.commits.Cache(), func(r *runRecord) int64 { return r.Rev }, cfg.CommitTimeout)
 	e.admit = newAdmission(cfg.ShedAbove)
 	e.leases = lease.New(store, e.keys, 4096, e.admit.Saw)
 	e.hub = hub.New(cfg.Now, cfg.PriorityAging, func(n int) { cfg.Telemetry.Dropped("hint", "evicted", n) }) // see telemetry.go

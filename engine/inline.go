@@ -262,7 +262,7 @@ func (e *Engine) inlineHolder(ctx context.Context, run, step string, n int, rev 
 	r := e.sharedRun(run, rev)
 	if r == nil {
 		var err error
-		if r, err = e.readRunShared(ctx, run, rev); err != nil {
+		if r, err = e.runs.ReadShared(ctx, run, rev); err != nil {
 			if isNotFound(err) || isNotFoundErr(err) {
 				return nil, nil
 			}

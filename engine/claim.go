@@ -142,87 +142,52 @@ func (e *Engine) runHints(ctx context.Context, run string) ([]notify.Hint, error
 	if r.Status == cairn.RunPaused {
 		return nil, nil // its resume hints its ready steps (pause.go)
 	}
-	now := e.now()
-	var out []notify.Hint
-	for id, st := range r.Steps {
-		if st.Status == cairn.StepReady && (st.ReadyAt == nil || !st.ReadyAt.After(now)) && st.liveInline() == nil {
-			out = append(out, notify.Hint{Run: r.ID, Workflow: r.Workflow, Version: r.Version, Step: id, Attempt: st.Attempt, Priority: e.priorityOf(ctx, r, id)})
-		}
+	out := offerable(r, e.now())
+	for i := range out {
+		out[i].Priority = e.priorityOf(ctx, r, out[i].Step)
 	}
 	return out, nil
 }
 
+// offerable lists the attempts of r a claim may be offered: ready now,
+// and not held by a lease in the record (inline.go).
+func offerable(r *runRecord, now time.Time) []notify.Hint {
+	var out []notify.Hint
+	for id, st := range r.Steps {
+		if st.Status == cairn.StepReady && (st.ReadyAt == nil || !st.ReadyAt.After(now)) && st.liveInline() == nil {
+			out = append(out, notify.Hint{Run: r.ID, Workflow: r.Workflow, Version: r.Version, Step: id, Attempt: st.Attempt})
+		}
+	}
+	return out
+}
+
 // fallbackScan looks in the bucket for claimable work whose notification
-// may have been lost, at most once per FallbackInterval per instance. It
-// lists the first page of the timer index (every run with ready or leased
-// steps has a timer due within ActiveCheckInterval, or overdue), reads up
-// to scanRuns of those runs, and adds a hint for each ready attempt that
-// has no lease. It returns the hints added.
-//
-// Each scan reads the runs after the last one the previous scan read (in
-// the index's order: due time, then name), wrapping around, so successive
-// scans cover every run the page holds. Reading the first scanRuns runs
-// every time found nothing while they were busy (leased steps, the
-// oldest timers): a step made ready behind them — by an event on an
-// instance where no claim waited, or by a sleep the reaper fired, whose
-// hints reach no other instance without a bus — waited until the
-// reaper's visits had moved every run ahead of it to the back of the
-// index, which under load took minutes (TestFallbackScanFindsReadyWorkBehindABacklog).
+// may have been lost, at most once per FallbackInterval per instance
+// (scan.Fallback), and returns the hints it added.
 func (e *Engine) fallbackScan(ctx context.Context) int {
-	after, ok := e.rotation.Begin(e.now(), e.cfg.FallbackInterval)
-	if !ok {
-		return 0
-	}
-	timerKeys, err := e.scan.FirstTimers(ctx, scanPage)
-	if err != nil {
-		e.outage.Fail("list timers", err)
-		return 0
-	}
-	now := e.now()
-	runs := scan.Order(e.keys, timerKeys, now.Add(e.cfg.ActiveCheckInterval+timer.Lead+keys.TimerBucket), after)
-	runs = e.rotation.Pick(runs, after, scanRuns)
-	added := 0
-	for _, t := range runs {
-		r, err := e.readRun(ctx, t.Name)
-		if err != nil || r.Status != cairn.RunRunning { // ended, or paused
-			continue
-		}
-		// The leases of the ready attempts, looked up concurrently (a
-		// wide fan-out has thousands).
-		var mu sync.Mutex
-		var wg sync.WaitGroup
-		sem := make(chan struct{}, reaperLeaseReads)
-		for id, st := range r.Steps {
-			if st.Status != cairn.StepReady || st.ReadyAt != nil && st.ReadyAt.After(now) || st.liveInline() != nil {
-				continue // not ready, or held by a lease in the record (inline.go)
+	return e.fallback.Scan(ctx, e.cfg.FallbackInterval, e.cfg.ActiveCheckInterval+timer.Lead+keys.TimerBucket)
+}
+
+// newFallback wires the fallback scan (engine/internal/scan) to the
+// engine: a running run's offerable attempts whose lease is absent, or an
+// unsettled create of ours that a claim takes over (claimOne).
+func newFallback(e *Engine) *scan.Fallback {
+	return &scan.Fallback{Lister: e.scan, Rotation: &e.rotation, Host: scan.FallbackHost{
+		Now: e.now, Failed: e.outage.Fail, Add: e.hub.Add,
+		Ready: func(ctx context.Context, run string, now time.Time) ([]notify.Hint, func(notify.Hint) string, func(string) int) {
+			r, err := e.readRun(ctx, run)
+			if err != nil || r.Status != cairn.RunRunning { // ended, or paused
+				return nil, nil, nil
 			}
-			h := notify.Hint{Run: r.ID, Workflow: r.Workflow, Version: r.Version, Step: id, Attempt: st.Attempt}
-			if e.hub.Holds(h) || e.flow.Holds(h) {
-				// Not lost: held here, perhaps deferred by flow control
-				// (NotBefore) or parked until a slot frees. A fresh hint
-				// would make it claimable at once, for a claim the limit
-				// refuses again.
-				continue
-			}
-			wg.Add(1)
-			sem <- struct{}{}
-			go func() {
-				defer func() { <-sem; wg.Done() }()
-				key := e.keys.LeaseOf(r.Layout, r.ID, id, st.Attempt)
-				// A lease of an unsettled create of ours is held by nobody:
-				// a claim takes it over (claimOne).
-				if _, err := e.store.Stat(ctx, key); isNotFound(err) || err == nil && e.leases.Unsettled(key) {
-					h.Priority = e.priorityOf(ctx, r, id)
-					e.hub.Add(h)
-					mu.Lock()
-					added++
-					mu.Unlock()
-				}
-			}()
-		}
-		wg.Wait()
-	}
-	return added
+			return offerable(r, now), func(h notify.Hint) string { return e.keys.LeaseOf(r.Layout, r.ID, h.Step, h.Attempt) },
+				func(step string) int { return e.priorityOf(ctx, r, step) }
+		},
+		Held: func(h notify.Hint) bool { return e.hub.Holds(h) || e.flow.Holds(h) },
+		Unleased: func(ctx context.Context, key string) bool {
+			_, err := e.store.Stat(ctx, key)
+			return isNotFound(err) || err == nil && e.leases.Unsettled(key)
+		},
+	}}
 }
 
 // scanBehind runs a fallback scan in the background, when one is due, for
@@ -253,11 +218,8 @@ func (e *Engine) scanBehind() {
 const (
 	// scanBehindEvery is the least spacing of scanBehind's scans.
 	scanBehindEvery = time.Second
-	// scanRuns is how many runs one fallback scan reads.
-	scanRuns = 16
-	// scanPage is how many timer keys one fallback scan lists (per
-	// listing): one LIST request, the most S3 returns in one.
-	scanPage = 1000
+	// scanRuns is how many runs one fallback scan reads (scan.Runs).
+	scanRuns = scan.Runs
 )
 
 // tryClaim turns hints into leases: per run, one read of the run record,

@@ -242,7 +242,8 @@ type Engine struct {
 	outage     throttle.Outage
 	background background // bookkeeping goroutines (worker sightings); see Settle
 
-	rotation scan.Rotation // where this instance's fallback scans are (claim.go)
+	rotation scan.Rotation  // where this instance's fallback scans are (claim.go)
+	fallback *scan.Fallback // the claims' fallback scan (claim.go)
 
 	scan scan.Lister                // ordered listings over both key layouts (engine/internal/scan)
 	flow *flow.Table                // flow control: concurrency slots, rate limits, parked hints (limits.go)
@@ -305,6 +306,7 @@ func New(store *blob.Bucket, cfg Config) (*Engine, error) {
 	e.timers = timer.Index{Bucket: store, Keys: e.keys, OrphanGrace: 2 * cfg.MaxRequestTime}
 	e.schedules, e.batches, e.gates = newSchedules(e), newBatches(e), newGates(e)
 	e.flow = flow.NewTable(store, e.keys, e.now, e.holderStale)
+	e.fallback = newFallback(e)
 	e.payloads = payload.New(store, e.keys, cfg.PayloadInlineMax, cfg.PayloadCacheBytes)
 	e.kv = kv.New(store, cfg.Prefix, min(cfg.MaxOutputBytes, kv.MaxValue), e.now)
 	e.results = resultcache.New(store, cfg.Prefix, cfg.PayloadInlineMax, e.now)

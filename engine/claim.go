@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -438,19 +437,11 @@ func (e *Engine) claimOne(ctx context.Context, w cachedWorker, r *runRecord, d *
 			e.log.Warn("claim: arming the attempt's timeout timer failed; the reaper's routine visit will find it", "run", r.ID, "step", step, "err", err)
 		}
 	}
-	tok := leaseToken{Run: r.ID, Step: step, Attempt: st.Attempt, Worker: w.Rec.ID, ClaimedAt: l.ClaimedAt.UnixMilli(), Nonce: l.Nonce}
-	state := maps.Clone(r.State) // the lease's own: r may be the shared cached copy (claimRun)
-	if state == nil {
-		state = map[string]json.RawMessage{}
-	}
-	return &cairn.Lease{
-		ID: tok.ID(), Run: r.ID, Workflow: r.Workflow, Version: r.Version, Step: base, Item: item, Attempt: st.Attempt,
-		Delivery: l.Delivery, Input: input, Steps: outputs, State: state, Correlation: r.Correlation,
-		IdempotencyKey: r.ID + ":" + step, TraceParent: l.TraceParent, ExpiresAt: l.ExpiresAt, TimeoutAt: l.TimeoutAt,
-		HeartbeatMs: e.cfg.HeartbeatInterval.Milliseconds(), LeaseTTLMs: e.cfg.LeaseTTL.Milliseconds(),
-		History: slices.Clip(st.Ops), // append-only: the cached record's next append copies
-		Resumed: st.Resume != nil, Resume: st.Resume, Interrupt: st.Interrupt,
-	}, nil, nil
+	// The state is copied (Answer): r may be the shared cached copy (claimRun).
+	a := l.Answer(base, input, outputs, r.State, r.Correlation, e.cfg.HeartbeatInterval, e.cfg.LeaseTTL)
+	a.Item, a.History = item, slices.Clip(st.Ops) // append-only: the cached record's next append copies
+	a.Resumed, a.Resume, a.Interrupt = st.Resume != nil, st.Resume, st.Interrupt
+	return a, nil, nil
 }
 
 // claimInput renders the input of step (s, or an item of map step s) for

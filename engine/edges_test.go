@@ -183,7 +183,7 @@ func TestLateCompleteAfterFence(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := e.fence(ctx, lr, ver, "expired"); err != nil {
+		if err := e.leases.Fence(ctx, lr, ver, "expired"); err != nil {
 			t.Fatal(err)
 		}
 		_, err = e.Heartbeat(ctx, l.ID)

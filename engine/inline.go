@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"maps"
 	"slices"
@@ -73,14 +72,8 @@ func (st *stepState) liveInline() *inlineLease {
 // inlineRecord is the lease record of step's inline lease il in r, as its
 // object would hold it.
 func (e *Engine) inlineRecord(r *runRecord, step string, il *inlineLease) *leaseRecord {
-	l := &leaseRecord{
-		Run: r.ID, Step: step, Attempt: il.Attempt, Worker: il.Worker, Workflow: r.Workflow, Version: r.Version, Def: r.Def,
-		Delivery: cairn.AtLeastOnce, State: leaseActive, ClaimedAt: il.ClaimedAt, ExpiresAt: il.ExpiresAt, TimeoutAt: il.TimeoutAt,
-		TraceParent: telemetry.StepTraceParent(r.ID, r.Trace, step, il.Attempt), Nonce: il.Nonce,
-		Input: il.Input, InputBytes: il.InputBytes, Inline: true,
-	}
-	l.Key = e.keys.LeaseOf(r.Layout, r.ID, step, il.Attempt)
-	return l
+	tp := func(step string, n int) string { return telemetry.StepTraceParent(r.ID, r.Trace, step, n) }
+	return lease.FromInline(lease.Run{ID: r.ID, Workflow: r.Workflow, Version: r.Version, Def: r.Def, TraceParent: tp}, step, il, e.keys.LeaseOf(r.Layout, r.ID, step, il.Attempt))
 }
 
 // inlineLeaseOf proves tok against the inline lease of its attempt in the
@@ -233,17 +226,8 @@ func (e *Engine) inlineGrantOf(r *runRecord, d *definition, ic *inlineClaim, ste
 	}
 	st.Lease = il
 	l := e.inlineRecord(r, step, il)
-	tok := leaseToken{Run: r.ID, Step: step, Attempt: n, Worker: w.Rec.ID, ClaimedAt: il.ClaimedAt.UnixMilli(), Nonce: il.Nonce}
-	state := maps.Clone(r.State) // the record changes after this mutation
-	if state == nil {
-		state = map[string]json.RawMessage{}
-	}
-	return inlineGrant{rec: l, lease: cairn.Lease{
-		ID: tok.ID(), Run: r.ID, Workflow: r.Workflow, Version: r.Version, Step: step, Attempt: n,
-		Delivery: cairn.AtLeastOnce, Input: input, Steps: maps.Clone(vars.Steps), State: state, Correlation: r.Correlation,
-		IdempotencyKey: r.ID + ":" + step, TraceParent: l.TraceParent, ExpiresAt: il.ExpiresAt, TimeoutAt: il.TimeoutAt,
-		HeartbeatMs: e.cfg.HeartbeatInterval.Milliseconds(), LeaseTTLMs: e.cfg.LeaseTTL.Milliseconds(),
-	}}, true
+	// The state is copied (Answer): the record changes after this mutation.
+	return inlineGrant{rec: l, lease: *l.Answer(step, input, maps.Clone(vars.Steps), r.State, r.Correlation, e.cfg.HeartbeatInterval, e.cfg.LeaseTTL)}, true
 }
 
 // inlineWake is when the reaper must look at st for its inline lease:

@@ -50,7 +50,7 @@ func TestLeaseCacheCompleteBeforeRecovery(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := b.fence(ctx, rec, ver, "expired"); err != nil { // the reaper's first write only
+	if err := b.leases.Fence(ctx, rec, ver, "expired"); err != nil { // the reaper's first write only
 		t.Fatal(err)
 	}
 	h.complete(l.ID, `1`)

@@ -95,11 +95,11 @@ func (e *Engine) holderStale(ctx context.Context, h flow.Holder) (bool, error) {
 		if flow.Tag(l.Nonce) != h.Tag || l.State != leaseActive {
 			return true, nil
 		}
-		why, _ := e.leaseVerdict(l, now) // as the reaper decides (reaper.go)
+		why, _ := l.Verdict(now, e.cfg.RecoveryWindow) // as the reaper decides (reaper.go)
 		if why == "" {
 			return false, nil
 		}
-		err = e.fence(ctx, l, ver, why)
+		err = e.leases.Fence(ctx, l, ver, why)
 		if errors.Is(err, blob.ErrPreconditionFailed) {
 			continue // a heartbeat won, or someone fenced it: look again
 		}

@@ -56,40 +56,6 @@ func shortID(id string) string {
 	return id
 }
 
-// timedOut reports whether the attempt of l is past its timeout.
-func (e *Engine) timedOut(l *leaseRecord) bool {
-	return l.TimeoutAt != nil && !e.now().Before(*l.TimeoutAt)
-}
-
-// lapsed reports whether a lease's heartbeats stopped long enough for the
-// reaper to recover it: past its expiry and the recovery window. From
-// then on its worker's calls are refused whether or not a reaper pass
-// came by: expired means expired, not "until the next visit"
-// (TestLapsedLeaseRefusesHeartbeat).
-func (e *Engine) lapsed(l *leaseRecord) bool {
-	return !e.now().Before(l.ExpiresAt.Add(e.cfg.RecoveryWindow))
-}
-
-// fence marks an active lease expired (why: "timeout" or "expired") by
-// compare-and-swap. From then on its worker's started and heartbeat are
-// refused, so what is decided about the attempt cannot race them. It
-// returns blob.ErrPreconditionFailed when the lease changed since it was
-// read.
-//
-// An inline lease (inline.go) is fenced by creating its object already
-// expired: a heartbeat creating it live and this create race on one key,
-// and exactly one lands.
-func (e *Engine) fence(ctx context.Context, l *leaseRecord, ver blob.Version, why string) error {
-	f := *l
-	f.State, f.ExpiredWhy = leaseExpired, why
-	_, err := e.leases.Write(ctx, &f, ver)
-	e.leases.Forget(l.Run, l.Step, l.Attempt)
-	if err == nil {
-		*l = f
-	}
-	return err
-}
-
 // refuseFenced answers a worker call about a fenced lease. The engine's
 // decision about the attempt (lost, timed out) is committed to the run
 // record first, if the fencer has not done it yet: the run record is where
@@ -137,9 +103,9 @@ func (e *Engine) workerCall(ctx context.Context, tok leaseToken, lateFail func()
 		why := ""
 		switch {
 		case l.State != leaseActive:
-		case e.timedOut(l):
+		case l.TimedOut(e.now()):
 			why = "timeout"
-		case e.lapsed(l):
+		case l.Lapsed(e.now(), e.cfg.RecoveryWindow):
 			why = "expired"
 		}
 		if why != "" {
@@ -147,7 +113,7 @@ func (e *Engine) workerCall(ctx context.Context, tok leaseToken, lateFail func()
 				lateFail()
 				return tok, l, ver, nil
 			}
-			err := e.fence(ctx, l, ver, why)
+			err := e.leases.Fence(ctx, l, ver, why)
 			if errors.Is(err, blob.ErrPreconditionFailed) && attempt < 20 {
 				continue // the lease changed: look again
 			}

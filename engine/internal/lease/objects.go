@@ -161,3 +161,21 @@ func (o *Objects) Cached(tok keys.LeaseToken) (*Record, blob.Version, bool) {
 	l.Inline = ver == InlineVersion
 	return &l, ver, true
 }
+
+// Fence marks an active lease expired (why: "timeout" or "expired"): a
+// swap of its object, or for an inline lease the create of its object
+// already expired (a heartbeat creating it live and this create race on
+// one key, and exactly one lands). From then on its worker's started and
+// heartbeat are refused, so what is decided about the attempt cannot race
+// them. It returns blob.ErrPreconditionFailed when the lease changed
+// since it was read.
+func (o *Objects) Fence(ctx context.Context, l *Record, ver blob.Version, why string) error {
+	f := *l
+	f.State, f.ExpiredWhy = Expired, why
+	_, err := o.Write(ctx, &f, ver)
+	o.Forget(l.Run, l.Step, l.Attempt)
+	if err == nil {
+		*l = f
+	}
+	return err
+}

@@ -8,6 +8,7 @@ package lease
 
 import (
 	"encoding/json"
+	"maps"
 	"time"
 
 	"github.com/cairn-dev/cairn"
@@ -119,3 +120,73 @@ const InlineKeptInputBytes = 1 << 10
 // no store makes it, so a write against it is never a swap (see
 // Objects.Write).
 const InlineVersion blob.Version = "\x00inline"
+
+// TimedOut reports whether the attempt of l is past its timeout at now.
+func (l *Record) TimedOut(now time.Time) bool {
+	return l.TimeoutAt != nil && !now.Before(*l.TimeoutAt)
+}
+
+// Lapsed reports whether l's heartbeats stopped long enough for the
+// reaper to recover it: past its expiry and the recovery window. From
+// then on its worker's calls are refused whether or not a reaper pass
+// came by: expired means expired, not "until the next visit"
+// (TestLapsedLeaseRefusesHeartbeat).
+func (l *Record) Lapsed(now time.Time, window time.Duration) bool {
+	return !now.Before(l.ExpiresAt.Add(window))
+}
+
+// Verdict says why a lease that is not completed is to be reclaimed at
+// now ("timeout", "expired", or the reason an earlier pass fenced it
+// with), or "" and when it will be (zero when it is not active); window
+// is the recovery window after its expiry.
+func (l *Record) Verdict(now time.Time, window time.Duration) (why string, at time.Time) {
+	switch {
+	case l.State == Expired:
+		return l.ExpiredWhy, time.Time{} // an earlier pass died between the two writes
+	case l.TimedOut(now):
+		return "timeout", time.Time{}
+	case l.Lapsed(now, window):
+		return "expired", time.Time{}
+	case l.State != Active:
+		return "", time.Time{}
+	}
+	at = l.ExpiresAt.Add(window)
+	if l.TimeoutAt != nil && l.TimeoutAt.Before(at) {
+		at = *l.TimeoutAt
+	}
+	return "", at
+}
+
+// Answer is the lease a claim hands its worker for l: step is the
+// definition's step (a map item's map step), steps the outputs its input
+// rendered from, state the run's state (copied: the lease's own).
+func (l *Record) Answer(step string, input json.RawMessage, steps, state map[string]json.RawMessage, correlation string, heartbeat, ttl time.Duration) *cairn.Lease {
+	tok := keys.LeaseToken{Run: l.Run, Step: l.Step, Attempt: l.Attempt, Worker: l.Worker, ClaimedAt: l.ClaimedAt.UnixMilli(), Nonce: l.Nonce}
+	state = maps.Clone(state)
+	if state == nil {
+		state = map[string]json.RawMessage{}
+	}
+	return &cairn.Lease{
+		ID: tok.ID(), Run: l.Run, Workflow: l.Workflow, Version: l.Version, Step: step, Attempt: l.Attempt,
+		Delivery: l.Delivery, Input: input, Steps: steps, State: state, Correlation: correlation,
+		IdempotencyKey: l.Run + ":" + l.Step, TraceParent: l.TraceParent, ExpiresAt: l.ExpiresAt, TimeoutAt: l.TimeoutAt,
+		HeartbeatMs: heartbeat.Milliseconds(), LeaseTTLMs: ttl.Milliseconds(),
+	}
+}
+
+// Run is what an inline lease's record takes from its run record.
+type Run struct {
+	ID, Workflow, Version, Def string
+	TraceParent                func(step string, attempt int) string
+}
+
+// FromInline is the lease record of step's inline lease il in run, as
+// its object at key would hold it.
+func FromInline(run Run, step string, il *Inline, key string) *Record {
+	return &Record{
+		Run: run.ID, Step: step, Attempt: il.Attempt, Worker: il.Worker, Workflow: run.Workflow, Version: run.Version, Def: run.Def,
+		Delivery: cairn.AtLeastOnce, State: Active, ClaimedAt: il.ClaimedAt, ExpiresAt: il.ExpiresAt, TimeoutAt: il.TimeoutAt,
+		TraceParent: run.TraceParent(step, il.Attempt), Nonce: il.Nonce,
+		Input: il.Input, InputBytes: il.InputBytes, Inline: true, Key: key,
+	}
+}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -15,7 +14,6 @@ import (
 	"github.com/cairn-dev/cairn/engine/internal/errs"
 	"github.com/cairn-dev/cairn/engine/internal/hold"
 	"github.com/cairn-dev/cairn/engine/internal/keys"
-	"github.com/cairn-dev/cairn/engine/internal/object"
 	"github.com/cairn-dev/cairn/engine/internal/par"
 	"github.com/cairn-dev/cairn/engine/internal/render"
 	"github.com/cairn-dev/cairn/engine/internal/scan"
@@ -143,87 +141,52 @@ func (e *Engine) runHints(ctx context.Context, run string) ([]notify.Hint, error
 	if r.Status == cairn.RunPaused {
 		return nil, nil // its resume hints its ready steps (pause.go)
 	}
-	now := e.now()
-	var out []notify.Hint
-	for id, st := range r.Steps {
-		if st.Status == cairn.StepReady && (st.ReadyAt == nil || !st.ReadyAt.After(now)) && st.liveInline() == nil {
-			out = append(out, notify.Hint{Run: r.ID, Workflow: r.Workflow, Version: r.Version, Step: id, Attempt: st.Attempt, Priority: e.priorityOf(ctx, r, id)})
-		}
+	out := offerable(r, e.now())
+	for i := range out {
+		out[i].Priority = e.priorityOf(ctx, r, out[i].Step)
 	}
 	return out, nil
 }
 
+// offerable lists the attempts of r a claim may be offered: ready now,
+// and not held by a lease in the record (inline.go).
+func offerable(r *runRecord, now time.Time) []notify.Hint {
+	var out []notify.Hint
+	for id, st := range r.Steps {
+		if st.Status == cairn.StepReady && (st.ReadyAt == nil || !st.ReadyAt.After(now)) && st.liveInline() == nil {
+			out = append(out, notify.Hint{Run: r.ID, Workflow: r.Workflow, Version: r.Version, Step: id, Attempt: st.Attempt})
+		}
+	}
+	return out
+}
+
 // fallbackScan looks in the bucket for claimable work whose notification
-// may have been lost, at most once per FallbackInterval per instance. It
-// lists the first page of the timer index (every run with ready or leased
-// steps has a timer due within ActiveCheckInterval, or overdue), reads up
-// to scanRuns of those runs, and adds a hint for each ready attempt that
-// has no lease. It returns the hints added.
-//
-// Each scan reads the runs after the last one the previous scan read (in
-// the index's order: due time, then name), wrapping around, so successive
-// scans cover every run the page holds. Reading the first scanRuns runs
-// every time found nothing while they were busy (leased steps, the
-// oldest timers): a step made ready behind them — by an event on an
-// instance where no claim waited, or by a sleep the reaper fired, whose
-// hints reach no other instance without a bus — waited until the
-// reaper's visits had moved every run ahead of it to the back of the
-// index, which under load took minutes (TestFallbackScanFindsReadyWorkBehindABacklog).
+// may have been lost, at most once per FallbackInterval per instance
+// (scan.Fallback), and returns the hints it added.
 func (e *Engine) fallbackScan(ctx context.Context) int {
-	after, ok := e.rotation.Begin(e.now(), e.cfg.FallbackInterval)
-	if !ok {
-		return 0
-	}
-	timerKeys, err := e.scan.FirstTimers(ctx, scanPage)
-	if err != nil {
-		e.outage.Fail("list timers", err)
-		return 0
-	}
-	now := e.now()
-	runs := scan.Order(e.keys, timerKeys, now.Add(e.cfg.ActiveCheckInterval+timer.Lead+keys.TimerBucket), after)
-	runs = e.rotation.Pick(runs, after, scanRuns)
-	added := 0
-	for _, t := range runs {
-		r, err := e.readRun(ctx, t.Name)
-		if err != nil || r.Status != cairn.RunRunning { // ended, or paused
-			continue
-		}
-		// The leases of the ready attempts, looked up concurrently (a
-		// wide fan-out has thousands).
-		var mu sync.Mutex
-		var wg sync.WaitGroup
-		sem := make(chan struct{}, reaperLeaseReads)
-		for id, st := range r.Steps {
-			if st.Status != cairn.StepReady || st.ReadyAt != nil && st.ReadyAt.After(now) || st.liveInline() != nil {
-				continue // not ready, or held by a lease in the record (inline.go)
+	return e.fallback.Scan(ctx, e.cfg.FallbackInterval, e.cfg.ActiveCheckInterval+timer.Lead+keys.TimerBucket)
+}
+
+// newFallback wires the fallback scan (engine/internal/scan) to the
+// engine: a running run's offerable attempts whose lease is absent, or an
+// unsettled create of ours that a claim takes over (claimOne).
+func newFallback(e *Engine) *scan.Fallback {
+	return &scan.Fallback{Lister: e.scan, Rotation: &e.rotation, Host: scan.FallbackHost{
+		Now: e.now, Failed: e.outage.Fail, Add: e.hub.Add,
+		Ready: func(ctx context.Context, run string, now time.Time) ([]notify.Hint, func(notify.Hint) string, func(string) int) {
+			r, err := e.readRun(ctx, run)
+			if err != nil || r.Status != cairn.RunRunning { // ended, or paused
+				return nil, nil, nil
 			}
-			h := notify.Hint{Run: r.ID, Workflow: r.Workflow, Version: r.Version, Step: id, Attempt: st.Attempt}
-			if e.hub.Holds(h) || e.flow.Holds(h) {
-				// Not lost: held here, perhaps deferred by flow control
-				// (NotBefore) or parked until a slot frees. A fresh hint
-				// would make it claimable at once, for a claim the limit
-				// refuses again.
-				continue
-			}
-			wg.Add(1)
-			sem <- struct{}{}
-			go func() {
-				defer func() { <-sem; wg.Done() }()
-				key := e.keys.LeaseOf(r.Layout, r.ID, id, st.Attempt)
-				// A lease of an unsettled create of ours is held by nobody:
-				// a claim takes it over (claimOne).
-				if _, err := e.store.Stat(ctx, key); isNotFound(err) || err == nil && e.unsettled.Has(key) {
-					h.Priority = e.priorityOf(ctx, r, id)
-					e.hub.Add(h)
-					mu.Lock()
-					added++
-					mu.Unlock()
-				}
-			}()
-		}
-		wg.Wait()
-	}
-	return added
+			return offerable(r, now), func(h notify.Hint) string { return e.keys.LeaseOf(r.Layout, r.ID, h.Step, h.Attempt) },
+				func(step string) int { return e.priorityOf(ctx, r, step) }
+		},
+		Held: func(h notify.Hint) bool { return e.hub.Holds(h) || e.flow.Holds(h) },
+		Unleased: func(ctx context.Context, key string) bool {
+			_, err := e.store.Stat(ctx, key)
+			return isNotFound(err) || err == nil && e.leases.Unsettled(key)
+		},
+	}}
 }
 
 // scanBehind runs a fallback scan in the background, when one is due, for
@@ -254,11 +217,8 @@ func (e *Engine) scanBehind() {
 const (
 	// scanBehindEvery is the least spacing of scanBehind's scans.
 	scanBehindEvery = time.Second
-	// scanRuns is how many runs one fallback scan reads.
-	scanRuns = 16
-	// scanPage is how many timer keys one fallback scan lists (per
-	// listing): one LIST request, the most S3 returns in one.
-	scanPage = 1000
+	// scanRuns is how many runs one fallback scan reads (scan.Runs).
+	scanRuns = scan.Runs
 )
 
 // tryClaim turns hints into leases: per run, one read of the run record,
@@ -378,7 +338,7 @@ func (e *Engine) claimStale(ctx context.Context, w cachedWorker, r *runRecord, d
 	if len(stale) == 0 {
 		return
 	}
-	fresh, err := e.readRunShared(ctx, r.ID, r.Rev)
+	fresh, err := e.runs.ReadShared(ctx, r.ID, r.Rev)
 	if err != nil {
 		return
 	}
@@ -457,7 +417,7 @@ func (e *Engine) claimOne(ctx context.Context, w cachedWorker, r *runRecord, d *
 		return nil, back, err // flow control (limits.go): not now
 	}
 	key := e.keys.LeaseOf(r.Layout, r.ID, step, st.Attempt)
-	ver, err := e.createLease(ctx, key, &l, now)
+	ver, err := e.leases.Create(ctx, key, &l, now)
 	if err != nil {
 		e.releaseSlots(ctx, &l)
 	}
@@ -467,8 +427,8 @@ func (e *Engine) claimOne(ctx context.Context, w cachedWorker, r *runRecord, d *
 	if err != nil {
 		return nil, nil, err
 	}
-	l.key = key
-	e.cacheLease(&l, ver)
+	l.Key = key
+	e.leases.Remember(&l, ver)
 	if l.TimeoutAt != nil {
 		// The reaper must look at the run when the attempt times out, not
 		// only at its next routine visit. Written after the create, so only
@@ -477,19 +437,11 @@ func (e *Engine) claimOne(ctx context.Context, w cachedWorker, r *runRecord, d *
 			e.log.Warn("claim: arming the attempt's timeout timer failed; the reaper's routine visit will find it", "run", r.ID, "step", step, "err", err)
 		}
 	}
-	tok := leaseToken{Run: r.ID, Step: step, Attempt: st.Attempt, Worker: w.Rec.ID, ClaimedAt: l.ClaimedAt.UnixMilli(), Nonce: l.Nonce}
-	state := maps.Clone(r.State) // the lease's own: r may be the shared cached copy (claimRun)
-	if state == nil {
-		state = map[string]json.RawMessage{}
-	}
-	return &cairn.Lease{
-		ID: tok.ID(), Run: r.ID, Workflow: r.Workflow, Version: r.Version, Step: base, Item: item, Attempt: st.Attempt,
-		Delivery: l.Delivery, Input: input, Steps: outputs, State: state, Correlation: r.Correlation,
-		IdempotencyKey: r.ID + ":" + step, TraceParent: l.TraceParent, ExpiresAt: l.ExpiresAt, TimeoutAt: l.TimeoutAt,
-		HeartbeatMs: e.cfg.HeartbeatInterval.Milliseconds(), LeaseTTLMs: e.cfg.LeaseTTL.Milliseconds(),
-		History: slices.Clip(st.Ops), // append-only: the cached record's next append copies
-		Resumed: st.Resume != nil, Resume: st.Resume, Interrupt: st.Interrupt,
-	}, nil, nil
+	// The state is copied (Answer): r may be the shared cached copy (claimRun).
+	a := l.Answer(base, input, outputs, r.State, r.Correlation, e.cfg.HeartbeatInterval, e.cfg.LeaseTTL)
+	a.Item, a.History = item, slices.Clip(st.Ops) // append-only: the cached record's next append copies
+	a.Resumed, a.Resume, a.Interrupt = st.Resume != nil, st.Resume, st.Interrupt
+	return a, nil, nil
 }
 
 // claimInput renders the input of step (s, or an item of map step s) for
@@ -516,44 +468,6 @@ func (e *Engine) claimInput(ctx context.Context, r *runRecord, d *definition, s 
 		e.failRender(ctx, r.ID, d, step, r.Steps[step].Attempt, fmt.Errorf("template of step %s: %w", step, err))
 	}
 	return nil, vars, nil, false, nil
-}
-
-// createLease writes lease l at key, create-only, and settles an outcome
-// it cannot know: a timeout, a lost answer, a retry that met a write
-// (perhaps its own), or a lease in place that may be an earlier create of
-// this instance whose answer it never got, which nobody holds. Either
-// would sit unclaimed until it expired (forever without a reaper), so it
-// reads the lease back. blob.ErrPreconditionFailed: another claim holds
-// the attempt. A version of "" with no error: ours, its version unknown.
-func (e *Engine) createLease(ctx context.Context, key string, l *leaseRecord, now time.Time) (blob.Version, error) {
-	ver, err := e.store.Create(ctx, key, object.JSON(l))
-	e.admit.Saw(now, err)
-	lost := e.unsettled.Get(key) // earlier creates of this attempt here whose outcome is unknown
-	if err != nil && (!errors.Is(err, blob.ErrPreconditionFailed) || errors.Is(err, blob.ErrRetriedWrite) || len(lost) > 0) {
-		got, gver, rerr := readJSON[leaseRecord](ctx, e.store, key)
-		switch {
-		case rerr != nil:
-			if !errors.Is(err, blob.ErrPreconditionFailed) {
-				// Still unknown: the next claim of this attempt (the hint
-				// goes back to the hub) decides it.
-				e.unsettled.Add(key, l.Nonce)
-			}
-		case got.Nonce == l.Nonce:
-			err, ver = nil, "" // ours, but its version unknown: not cached
-		case slices.Contains(lost, got.Nonce) && got.State == leaseActive:
-			// An earlier create of ours landed and was never handed out:
-			// take it over (a swap: a fence or another takeover wins).
-			if ver, err = e.store.Swap(ctx, key, object.JSON(l), gver); err != nil && !errors.Is(err, blob.ErrPreconditionFailed) {
-				e.unsettled.Add(key, l.Nonce) // this swap's outcome is unknown in turn
-			}
-		default:
-			err = blob.ErrPreconditionFailed
-		}
-		if rerr == nil && (err == nil || !slices.Contains(lost, got.Nonce)) {
-			e.unsettled.Drop(key) // settled: ours now, or another claim's
-		}
-	}
-	return ver, err
 }
 
 // failRender fails a step whose input template did not render.

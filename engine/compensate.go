@@ -1,11 +1,9 @@
 package engine
 
 import (
-	"fmt"
 	"time"
 
 	"github.com/cairn-dev/cairn"
-	"github.com/cairn-dev/cairn/engine/internal/render"
 )
 
 // Compensation (a saga). A workflow's on_failure steps run when a run of
@@ -121,24 +119,4 @@ func compView(r *runRecord) *cairn.Compensation {
 	}
 	c := r.Compensation
 	return &cairn.Compensation{Status: c.Status, Failure: c.Failure, Error: c.Error}
-}
-
-// compileOnFailure compiles the on_failure steps' templates; their
-// ancestors are every step of the workflow (a compensation sees what
-// the failed run did) and their own dependencies.
-func compileOnFailure(d *definition, field string) error {
-	var all []string
-	for _, s := range d.Steps {
-		all = append(all, s.ID)
-	}
-	sub := cairn.Workflow{Steps: d.OnFailure}
-	for i, s := range d.OnFailure {
-		t, err := render.Compile(s.Input)
-		if err != nil {
-			return cairn.ValidationError{{Field: fmt.Sprintf("%s.on_failure[%d].input", field, i), Message: err.Error()}}
-		}
-		d.templates[s.ID] = t
-		d.ancestors[s.ID] = append(append([]string{}, all...), sub.Ancestors(s.ID)...)
-	}
-	return nil
 }

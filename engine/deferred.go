@@ -2,9 +2,7 @@ package engine
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"time"
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/blob"
@@ -35,15 +33,6 @@ import (
 // (none, not current, near the size limit, an at_most_once attempt without
 // started) takes the ordinary path, so its refusals are what they were.
 
-// leaseDone is a deferred complete's outcome, kept in the lease.
-type leaseDone struct {
-	Output     json.RawMessage            `json:"output"`
-	StatePatch map[string]json.RawMessage `json:"state_patch,omitempty"`
-	Usage      *cairn.Usage               `json:"usage,omitempty"` // priced
-	Summary    json.RawMessage            `json:"summary,omitempty"`
-	At         time.Time                  `json:"at"`
-}
-
 // completeDeferred makes a complete durable in its lease and answers it
 // before the fold, when the run record is congested. ok is false when the
 // complete should take the ordinary path.
@@ -64,7 +53,7 @@ func (e *Engine) completeDeferred(ctx context.Context, tok leaseToken, req cairn
 	// suite's lease history caught it). One HEAD confirms the copy is the
 	// stored one; a newer record is read (and cached) instead.
 	if o, err := e.store.Stat(ctx, e.keys.RunOf(r.Layout, r.ID)); err != nil || o.Version != cver {
-		fresh, o, err := e.getRun(ctx, tok.Run)
+		fresh, o, err := e.runs.Get(ctx, tok.Run)
 		if err != nil {
 			return nil, false, nil // the ordinary path reads and reports it
 		}
@@ -82,13 +71,13 @@ func (e *Engine) completeDeferred(ctx context.Context, tok leaseToken, req cairn
 	if err != nil {
 		return nil, true, err
 	}
-	if l.inline || l.Delivery == cairn.AtMostOnce && l.StartedAt == nil {
+	if l.Inline || l.Delivery == cairn.AtMostOnce && l.StartedAt == nil {
 		return nil, false, nil // an inline lease has no object to swap (inline.go)
 	}
 	if r.Workflow != l.Workflow || r.Version != l.Version || e.checkCurrent(r, tok) != nil {
 		return nil, false, nil
 	}
-	if d, err := e.definition(ctx, l.Workflow, l.rev()); err != nil || d.Step(l.Step) == nil || d.CheckPatch(req.StatePatch, e.cfg.PayloadInlineMax) != nil {
+	if d, err := e.definition(ctx, l.Workflow, l.Rev()); err != nil || d.Step(l.Step) == nil || d.CheckPatch(req.StatePatch, e.cfg.PayloadInlineMax) != nil {
 		return nil, false, nil // the ordinary path refuses what it must
 	}
 	// Values over the inline limit go by reference first (payloads.go), so
@@ -103,8 +92,8 @@ func (e *Engine) completeDeferred(ctx context.Context, tok leaseToken, req cairn
 	}
 	c := *l
 	c.State, c.Done = leaseCompleted, done
-	_, err = e.store.Swap(ctx, l.keyIn(e.keys), object.JSON(&c), ver)
-	e.forgetLease(tok.Run, tok.Step, tok.Attempt)
+	_, err = e.store.Swap(ctx, l.KeyIn(e.keys), object.JSON(&c), ver)
+	e.leases.Forget(tok.Run, tok.Step, tok.Attempt)
 	switch {
 	case errors.Is(err, blob.ErrPreconditionFailed):
 		return nil, false, nil // the lease changed (a fence): the ordinary path reads it
@@ -128,7 +117,7 @@ func (e *Engine) completeDeferred(ctx context.Context, tok leaseToken, req cairn
 // (already applied, or the run ended first).
 func (e *Engine) fold(ctx context.Context, tok leaseToken, l *leaseRecord) (_ *cairn.Ended, ferr error) {
 	defer func() { e.attemptEnded(ctx, l, ferr) }() // free its concurrency slots (limits.go)
-	d, err := e.definition(ctx, l.Workflow, l.rev())
+	d, err := e.definition(ctx, l.Workflow, l.Rev())
 	if err != nil {
 		return nil, err
 	}

@@ -25,7 +25,7 @@ func completeLease(t *testing.T, e *Engine, l cairn.Lease, output string) {
 	if _, err := e.store.Swap(ctx, key, object.JSON(rec), ver); err != nil {
 		t.Fatal(err)
 	}
-	e.forgetLease(tok.Run, tok.Step, tok.Attempt)
+	e.leases.Forget(tok.Run, tok.Step, tok.Attempt)
 }
 
 // TestDeferredCompleteFoldedByReaper: a complete made durable in its
@@ -73,7 +73,7 @@ func TestDeferredCompleteFoldedByWorkerCall(t *testing.T) {
 		t.Fatal(err)
 	}
 	completeLease(t, e, l, `7`)
-	if err := e.fence(ctx, stale, ver, "expired"); err == nil {
+	if err := e.leases.Fence(ctx, stale, ver, "expired"); err == nil {
 		t.Fatal("a fence against the version before the complete landed")
 	}
 	_, err = e.Complete(ctx, l.ID, cairn.CompleteRequest{Output: json.RawMessage(`7`)})

@@ -183,7 +183,7 @@ func TestLateCompleteAfterFence(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := e.fence(ctx, lr, ver, "expired"); err != nil {
+		if err := e.leases.Fence(ctx, lr, ver, "expired"); err != nil {
 			t.Fatal(err)
 		}
 		_, err = e.Heartbeat(ctx, l.ID)
@@ -372,7 +372,7 @@ func TestHeartbeatManyHidesStoreErrors(t *testing.T) {
 	mustStart(t, e, "h", `{}`)
 	l := claimOne(t, e, "w")
 	// As on an instance that did not make the lease: it reads the lease.
-	e.forgetLease(l.Run, l.Step, l.Attempt)
+	e.leases.Forget(l.Run, l.Step, l.Attempt)
 	fs.Inject(faults.Rule{Ops: []faults.Op{faults.OpGet}, KeyPrefix: "leases/", Err: errors.New("s3: AccessDenied on leases/secret/key")})
 	out := e.HeartbeatMany(ctx, []string{l.ID})
 	if out[0].Error == "" || strings.Contains(out[0].Error, "leases/") || strings.Contains(out[0].Error, "AccessDenied") {

@@ -20,18 +20,18 @@ import (
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/blob"
 	bulk "github.com/cairn-dev/cairn/engine/internal/batch"
-	"github.com/cairn-dev/cairn/engine/internal/commit"
 	"github.com/cairn-dev/cairn/engine/internal/errs"
 	"github.com/cairn-dev/cairn/engine/internal/gate"
 	"github.com/cairn-dev/cairn/engine/internal/hub"
 	"github.com/cairn-dev/cairn/engine/internal/keys"
+	"github.com/cairn-dev/cairn/engine/internal/lease"
 	"github.com/cairn-dev/cairn/engine/internal/mapstep"
 	"github.com/cairn-dev/cairn/engine/internal/object"
-	"github.com/cairn-dev/cairn/engine/internal/par"
 	"github.com/cairn-dev/cairn/engine/internal/payload"
 	"github.com/cairn-dev/cairn/engine/internal/progress"
 	"github.com/cairn-dev/cairn/engine/internal/render"
 	"github.com/cairn-dev/cairn/engine/internal/retention"
+	"github.com/cairn-dev/cairn/engine/internal/runread"
 	"github.com/cairn-dev/cairn/engine/internal/scan"
 	"github.com/cairn-dev/cairn/engine/internal/schedule"
 	"github.com/cairn-dev/cairn/engine/internal/throttle"
@@ -43,8 +43,6 @@ import (
 	"github.com/cairn-dev/cairn/engine/resultcache"
 	"github.com/cairn-dev/cairn/notify"
 	"github.com/cairn-dev/cairn/telemetry"
-
-	"golang.org/x/sync/singleflight"
 
 	"github.com/cairn-dev/cairn/engine/internal/flow"
 )
@@ -234,7 +232,7 @@ type Engine struct {
 	log   *slog.Logger
 
 	commits  *committer
-	leases   *commit.Cache[leaseRecord] // the lease cache (leasecache.go)
+	leases   *lease.Objects // lease objects' writes and this instance's cache of them (engine/internal/lease)
 	hub      *hub.Hub
 	progress *progress.Hub // progress streams (progress.go)
 	watch    *watch.Registry[runRecord]
@@ -244,14 +242,12 @@ type Engine struct {
 	outage     throttle.Outage
 	background background // bookkeeping goroutines (worker sightings); see Settle
 
-	rotation scan.Rotation // where this instance's fallback scans are (claim.go)
+	rotation scan.Rotation  // where this instance's fallback scans are (claim.go)
+	fallback *scan.Fallback // the claims' fallback scan (claim.go)
 
-	scan  scan.Lister        // ordered listings over both key layouts (engine/internal/scan)
-	flow  *flow.Table        // flow control: concurrency slots, rate limits, parked hints (limits.go)
-	reads singleflight.Group // claims' run-record reads in flight (runstore.go)
-	// unsettled are this instance's lease creates whose outcome it could
-	// not learn (claim.go).
-	unsettled par.Lists[string, string]
+	scan scan.Lister                // ordered listings over both key layouts (engine/internal/scan)
+	flow *flow.Table                // flow control: concurrency slots, rate limits, parked hints (limits.go)
+	runs *runread.Reader[runRecord] // every read of a run record (runstore.go, engine/internal/runread)
 	// startRetry bounds the retries starts make themselves (runs.go).
 	startRetry throttle.Budget
 	// admit sheds starts while the store refuses writes (admission.go).
@@ -297,8 +293,9 @@ func New(store *blob.Bucket, cfg Config) (*Engine, error) {
 	e := &Engine{store: store, cfg: cfg, keys: keys.Layout{Prefix: cfg.Prefix, Sharded: cfg.KeyLayout == KeyLayoutSharded}, log: cfg.Logger, draining: make(chan struct{})}
 	e.rotation.Start = rand.IntN
 	e.commits = newCommitter(e)
-	e.leases = commit.NewCache[leaseRecord](4096, nil)
+	e.runs = runread.New(store, e.keys, e.commits.Cache(), func(r *runRecord) int64 { return r.Rev }, cfg.CommitTimeout)
 	e.admit = newAdmission(cfg.ShedAbove)
+	e.leases = lease.New(store, e.keys, 4096, e.admit.Saw)
 	e.hub = hub.New(cfg.Now, cfg.PriorityAging, func(n int) { cfg.Telemetry.Dropped("hint", "evicted", n) }) // see telemetry.go
 	e.watch = watch.New[runRecord]()
 	e.progress = progress.New(e.now, cfg.ProgressRate, 0)
@@ -309,6 +306,7 @@ func New(store *blob.Bucket, cfg Config) (*Engine, error) {
 	e.timers = timer.Index{Bucket: store, Keys: e.keys, OrphanGrace: 2 * cfg.MaxRequestTime}
 	e.schedules, e.batches, e.gates = newSchedules(e), newBatches(e), newGates(e)
 	e.flow = flow.NewTable(store, e.keys, e.now, e.holderStale)
+	e.fallback = newFallback(e)
 	e.payloads = payload.New(store, e.keys, cfg.PayloadInlineMax, cfg.PayloadCacheBytes)
 	e.kv = kv.New(store, cfg.Prefix, min(cfg.MaxOutputBytes, kv.MaxValue), e.now)
 	e.results = resultcache.New(store, cfg.Prefix, cfg.PayloadInlineMax, e.now)

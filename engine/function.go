@@ -62,7 +62,7 @@ func (e *Engine) Checkpoint(ctx context.Context, id string, req cairn.Checkpoint
 	if err := e.payloads.ExternalizeOps(ctx, tok.Run, req.Operations, e.cfg.MaxOutputBytes); err != nil {
 		return nil, err
 	}
-	d, err := e.definition(ctx, l.Workflow, l.rev())
+	d, err := e.definition(ctx, l.Workflow, l.Rev())
 	if err != nil {
 		return nil, err
 	}
@@ -111,7 +111,7 @@ func (e *Engine) Checkpoint(ctx context.Context, id string, req cairn.Checkpoint
 		return answer{out: &cairn.Checkpointed{Operations: len(st.Ops), RunStatus: r.Status}}, nil
 	})
 	if err == nil && (req.Suspend != nil || a.refusal != nil) {
-		e.forgetLease(tok.Run, tok.Step, tok.Attempt)
+		e.leases.Forget(tok.Run, tok.Step, tok.Attempt)
 		e.releaseSlots(ctx, l) // the attempt is over (limits.go)
 	}
 	if err == nil && a.refusal != nil {
@@ -143,7 +143,7 @@ func (e *Engine) continueAsNew(ctx context.Context, id string, req cairn.Complet
 	if err != nil {
 		return nil, err
 	}
-	d, err := e.definition(ctx, l.Workflow, l.rev())
+	d, err := e.definition(ctx, l.Workflow, l.Rev())
 	if err != nil {
 		return nil, err
 	}

@@ -2,16 +2,14 @@ package engine
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"maps"
 	"slices"
 	"time"
 
 	"github.com/cairn-dev/cairn"
-	"github.com/cairn-dev/cairn/blob"
 	"github.com/cairn-dev/cairn/engine/internal/keys"
-	"github.com/cairn-dev/cairn/engine/internal/object"
+	"github.com/cairn-dev/cairn/engine/internal/lease"
 	"github.com/cairn-dev/cairn/notify"
 	"github.com/cairn-dev/cairn/telemetry"
 )
@@ -54,29 +52,13 @@ import (
 // A lease is proven as always: the object when there is one, else the
 // record's lease, whose nonce the id must match.
 
-// inlineLease is a lease recorded in the run record (stepState.Lease).
-type inlineLease struct {
-	Attempt   int        `json:"attempt"`
-	Worker    string     `json:"worker"`
-	ClaimedAt time.Time  `json:"claimed_at"`
-	ExpiresAt time.Time  `json:"expires_at"`
-	TimeoutAt *time.Time `json:"timeout_at,omitempty"`
-	Nonce     string     `json:"nonce"`
-	// Input is the rendered input, kept when at most InlineKeptInputBytes
-	// (InputBytes is its size either way): the record is rewritten by
-	// every commit, so it keeps less than a lease object does.
-	Input      json.RawMessage `json:"input,omitempty"`
-	InputBytes int             `json:"input_bytes,omitempty"`
-}
-
 // InlineKeptInputBytes is the largest rendered input an inline lease
 // keeps for StepInput (a lease object keeps up to KeptInputBytes).
-const InlineKeptInputBytes = 1 << 10
+const InlineKeptInputBytes = lease.InlineKeptInputBytes
 
-// inlineVersion is the version the lease cache holds for an inline lease:
-// no store makes it, so a write against it is never a swap (see
-// writeLease).
-const inlineVersion blob.Version = "\x00inline"
+// inlineVersion is the version the lease cache holds for an inline lease
+// (lease.InlineVersion).
+const inlineVersion = lease.InlineVersion
 
 // liveInline returns the step's inline lease when it holds the step's
 // current attempt, else nil.
@@ -90,14 +72,8 @@ func (st *stepState) liveInline() *inlineLease {
 // inlineRecord is the lease record of step's inline lease il in r, as its
 // object would hold it.
 func (e *Engine) inlineRecord(r *runRecord, step string, il *inlineLease) *leaseRecord {
-	l := &leaseRecord{
-		Run: r.ID, Step: step, Attempt: il.Attempt, Worker: il.Worker, Workflow: r.Workflow, Version: r.Version, Def: r.Def,
-		Delivery: cairn.AtLeastOnce, State: leaseActive, ClaimedAt: il.ClaimedAt, ExpiresAt: il.ExpiresAt, TimeoutAt: il.TimeoutAt,
-		TraceParent: telemetry.StepTraceParent(r.ID, r.Trace, step, il.Attempt), Nonce: il.Nonce,
-		Input: il.Input, InputBytes: il.InputBytes, inline: true,
-	}
-	l.key = e.keys.LeaseOf(r.Layout, r.ID, step, il.Attempt)
-	return l
+	tp := func(step string, n int) string { return telemetry.StepTraceParent(r.ID, r.Trace, step, n) }
+	return lease.FromInline(lease.Run{ID: r.ID, Workflow: r.Workflow, Version: r.Version, Def: r.Def, TraceParent: tp}, step, il, e.keys.LeaseOf(r.Layout, r.ID, step, il.Attempt))
 }
 
 // inlineLeaseOf proves tok against the inline lease of its attempt in the
@@ -115,7 +91,7 @@ func (e *Engine) inlineLeaseOf(ctx context.Context, tok leaseToken) (*leaseRecor
 			return nil
 		}
 		l := e.inlineRecord(r, tok.Step, st.Lease)
-		if !tokenMatches(tok, l) {
+		if !l.Matches(tok) {
 			return nil
 		}
 		return l
@@ -137,26 +113,6 @@ func (e *Engine) inlineLeaseOf(ctx context.Context, tok leaseToken) (*leaseRecor
 func isNotFoundErr(err error) bool {
 	var nf *NotFoundError
 	return errors.As(err, &nf)
-}
-
-// writeLease writes the new content of lease l, read at version ver: a
-// swap of its object, or, for an inline lease, the create of its object
-// (blob.ErrPreconditionFailed when one exists: a fence or another write
-// landed first, and the caller reads it).
-func (e *Engine) writeLease(ctx context.Context, l *leaseRecord, ver blob.Version) (blob.Version, error) {
-	if l.inline || ver == inlineVersion {
-		c := *l
-		c.inline = false
-		nv, err := e.store.Create(ctx, l.keyIn(e.keys), object.JSON(&c))
-		if errors.Is(err, blob.ErrRetriedWrite) {
-			err = blob.ErrPreconditionFailed // perhaps ours: the caller reads it
-		}
-		if err == nil {
-			l.inline = false
-		}
-		return nv, err
-	}
-	return e.store.Swap(ctx, l.keyIn(e.keys), object.JSON(l), ver)
 }
 
 // inlineClaim is a complete's request for an inline lease (claim_next):
@@ -270,17 +226,8 @@ func (e *Engine) inlineGrantOf(r *runRecord, d *definition, ic *inlineClaim, ste
 	}
 	st.Lease = il
 	l := e.inlineRecord(r, step, il)
-	tok := leaseToken{Run: r.ID, Step: step, Attempt: n, Worker: w.Rec.ID, ClaimedAt: il.ClaimedAt.UnixMilli(), Nonce: il.Nonce}
-	state := maps.Clone(r.State) // the record changes after this mutation
-	if state == nil {
-		state = map[string]json.RawMessage{}
-	}
-	return inlineGrant{rec: l, lease: cairn.Lease{
-		ID: tok.ID(), Run: r.ID, Workflow: r.Workflow, Version: r.Version, Step: step, Attempt: n,
-		Delivery: cairn.AtLeastOnce, Input: input, Steps: maps.Clone(vars.Steps), State: state, Correlation: r.Correlation,
-		IdempotencyKey: r.ID + ":" + step, TraceParent: l.TraceParent, ExpiresAt: il.ExpiresAt, TimeoutAt: il.TimeoutAt,
-		HeartbeatMs: e.cfg.HeartbeatInterval.Milliseconds(), LeaseTTLMs: e.cfg.LeaseTTL.Milliseconds(),
-	}}, true
+	// The state is copied (Answer): the record changes after this mutation.
+	return inlineGrant{rec: l, lease: *l.Answer(step, input, maps.Clone(vars.Steps), r.State, r.Correlation, e.cfg.HeartbeatInterval, e.cfg.LeaseTTL)}, true
 }
 
 // inlineWake is when the reaper must look at st for its inline lease:
@@ -299,7 +246,7 @@ func (e *Engine) inlineHolder(ctx context.Context, run, step string, n int, rev 
 	r := e.sharedRun(run, rev)
 	if r == nil {
 		var err error
-		if r, err = e.readRunShared(ctx, run, rev); err != nil {
+		if r, err = e.runs.ReadShared(ctx, run, rev); err != nil {
 			if isNotFound(err) || isNotFoundErr(err) {
 				return nil, nil
 			}

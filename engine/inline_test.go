@@ -198,7 +198,7 @@ func TestInlineLeaseHeartbeats(t *testing.T) {
 		t.Fatal(err)
 	}
 	stale := h.e.inlineRecord(r, "sb", r.Steps["sb"].Lease)
-	if err := h.e.fence(h.ctx, stale, inlineVersion, "expired"); err == nil {
+	if err := h.e.leases.Fence(h.ctx, stale, inlineVersion, "expired"); err == nil {
 		t.Fatal("a fence of the record's lease landed over the object")
 	}
 	next := completeEager(t, h.e, l.ID)

@@ -40,12 +40,3 @@ func (e *Engine) readLeaseAt(ctx context.Context, run, step string, attempt int)
 // runCursorPrefix marks a run listing cursor of the merged listing
 // (engine/internal/list).
 const runCursorPrefix = list.CursorMark
-
-// keyIn is where l lives: where it was read, else its key in the layout k
-// writes.
-func (l *leaseRecord) keyIn(k keys.Layout) string {
-	if l.key != "" {
-		return l.key
-	}
-	return k.Lease(l.Run, l.Step, l.Attempt)
-}

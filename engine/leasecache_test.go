@@ -20,7 +20,7 @@ func TestLeaseCacheFencedElsewhere(t *testing.T) {
 	ctx, a, b := h.ctx, h.e, h.peer()
 	run := h.start("f", `{}`)
 	l := h.claim("w")
-	if _, _, ok := a.cachedLease(mustToken(t, l.ID)); !ok {
+	if _, _, ok := a.leases.Cached(mustToken(t, l.ID)); !ok {
 		t.Fatal("the lease A made is not in its cache")
 	}
 	h.clk.Advance(time.Minute)
@@ -50,7 +50,7 @@ func TestLeaseCacheCompleteBeforeRecovery(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := b.fence(ctx, rec, ver, "expired"); err != nil { // the reaper's first write only
+	if err := b.leases.Fence(ctx, rec, ver, "expired"); err != nil { // the reaper's first write only
 		t.Fatal(err)
 	}
 	h.complete(l.ID, `1`)
@@ -79,7 +79,7 @@ func TestLeaseCacheAtMostOnceStartedElsewhere(t *testing.T) {
 	b := h.peer()
 	run := h.start("m", `{}`)
 	l := h.claim("w")
-	if _, _, ok := h.e.cachedLease(mustToken(t, l.ID)); ok {
+	if _, _, ok := h.e.leases.Cached(mustToken(t, l.ID)); ok {
 		t.Fatal("an unstarted at_most_once lease must not be trusted from the cache")
 	}
 	if _, err := b.Started(h.ctx, l.ID); err != nil {

@@ -66,7 +66,7 @@ func (e *Engine) holderStale(ctx context.Context, h flow.Holder) (bool, error) {
 		now := e.now()
 		l, ver, key, err := e.readLeaseAt(ctx, h.Run, h.Step, h.Attempt)
 		if l != nil {
-			l.key = key
+			l.Key = key
 		}
 		if isNotFound(err) {
 			if now.Sub(h.At) < flow.SlotGrace {
@@ -95,11 +95,11 @@ func (e *Engine) holderStale(ctx context.Context, h flow.Holder) (bool, error) {
 		if flow.Tag(l.Nonce) != h.Tag || l.State != leaseActive {
 			return true, nil
 		}
-		why, _ := e.leaseVerdict(l, now) // as the reaper decides (reaper.go)
+		why, _ := l.Verdict(now, e.cfg.RecoveryWindow) // as the reaper decides (reaper.go)
 		if why == "" {
 			return false, nil
 		}
-		err = e.fence(ctx, l, ver, why)
+		err = e.leases.Fence(ctx, l, ver, why)
 		if errors.Is(err, blob.ErrPreconditionFailed) {
 			continue // a heartbeat won, or someone fenced it: look again
 		}
@@ -117,7 +117,7 @@ func (e *Engine) holderStale(ctx context.Context, h flow.Holder) (bool, error) {
 // next routine visit. Then it frees the lease's slots under its other
 // keys.
 func (e *Engine) recoverNow(ctx context.Context, l *leaseRecord) {
-	d, err := e.definition(ctx, l.Workflow, l.rev())
+	d, err := e.definition(ctx, l.Workflow, l.Rev())
 	if err == nil {
 		err = e.recoverAttempt(ctx, l.Run, d, l, l.ExpiredWhy, &ReapStats{})
 	}

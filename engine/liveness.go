@@ -81,7 +81,7 @@ func (e *Engine) ReadHolders(ctx context.Context, p *cairn.RunProgress) error {
 				return err
 			}
 			if l.State == leaseActive {
-				s.Holder = &cairn.Holder{Worker: l.Worker, ClaimedAt: l.ClaimedAt, StartedAt: l.StartedAt, ExpiresAt: l.ExpiresAt}
+				s.Holder = l.Holder()
 			}
 			return nil
 		})

@@ -22,7 +22,7 @@ func (e *Engine) Progress(ctx context.Context, id string, value json.RawMessage)
 		return err
 	}
 	return e.progress.Hand(ctx, e.cfg.Bus, e.log, tok.Raw, notify.Progress{Run: tok.Run, Step: tok.Step, Attempt: tok.Attempt, Value: value}, progress.Lease{
-		Cached: func() bool { _, _, cached := e.cachedLease(tok); return cached },
+		Cached: func() bool { _, _, cached := e.leases.Cached(tok); return cached },
 		Live: func(ctx context.Context) (bool, error) {
 			_, l, _, err := e.lease(ctx, tok)
 			return err == nil && l.State == leaseActive, err

@@ -262,7 +262,7 @@ func (e *Engine) checkLeases(ctx context.Context, r *runRecord, d *definition, n
 			}
 			continue
 		}
-		why, at := e.leaseVerdict(l, now)
+		why, at := l.Verdict(now, e.cfg.RecoveryWindow)
 		if why == "" {
 			if !at.IsZero() && (wake.IsZero() || at.Before(wake)) {
 				wake = at
@@ -309,7 +309,7 @@ func (e *Engine) readyLeases(ctx context.Context, r *runRecord, d *definition, n
 		key := e.keys.LeaseOf(r.Layout, r.ID, reads[i].step, r.Steps[reads[i].step].Attempt)
 		l, ver, err := readJSON[leaseRecord](ctx, e.store, key)
 		if l != nil {
-			l.key = key
+			l.Key = key
 		}
 		if isNotFound(err) {
 			// No object: a lease in the record (inline.go) is checked
@@ -324,27 +324,6 @@ func (e *Engine) readyLeases(ctx context.Context, r *runRecord, d *definition, n
 	return reads
 }
 
-// leaseVerdict says why a lease that is not completed is to be reclaimed
-// at now ("timeout", "expired", or the reason an earlier pass fenced it
-// with), or "" and when it will be (zero when it is not active).
-func (e *Engine) leaseVerdict(l *leaseRecord, now time.Time) (why string, at time.Time) {
-	switch {
-	case l.State == leaseExpired:
-		return l.ExpiredWhy, time.Time{} // an earlier pass died between the two writes
-	case l.TimeoutAt != nil && !now.Before(*l.TimeoutAt):
-		return "timeout", time.Time{}
-	case !now.Before(l.ExpiresAt.Add(e.cfg.RecoveryWindow)):
-		return "expired", time.Time{}
-	case l.State != leaseActive:
-		return "", time.Time{}
-	}
-	at = l.ExpiresAt.Add(e.cfg.RecoveryWindow)
-	if l.TimeoutAt != nil && l.TimeoutAt.Before(at) {
-		at = *l.TimeoutAt
-	}
-	return "", at
-}
-
 // reclaim takes lease l back for why: fenced first when active (from
 // then on its worker's heartbeats and started are refused, so the
 // decision cannot race them), then the attempt recovered on the run
@@ -352,7 +331,7 @@ func (e *Engine) leaseVerdict(l *leaseRecord, now time.Time) (why string, at tim
 // heartbeat is not an error: the next pass looks again. mu guards stats.
 func (e *Engine) reclaim(ctx context.Context, r *runRecord, d *definition, l *leaseRecord, ver blob.Version, why string, stats *ReapStats, mu *sync.Mutex) error {
 	if l.State == leaseActive {
-		if err := e.fence(ctx, l, ver, why); err != nil {
+		if err := e.leases.Fence(ctx, l, ver, why); err != nil {
 			if errors.Is(err, blob.ErrPreconditionFailed) {
 				return nil // a heartbeat won: look again next pass
 			}

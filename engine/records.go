@@ -8,6 +8,7 @@ import (
 	"github.com/cairn-dev/cairn/engine/internal/attrs"
 	"github.com/cairn-dev/cairn/engine/internal/catalog"
 	"github.com/cairn-dev/cairn/engine/internal/keys"
+	"github.com/cairn-dev/cairn/engine/internal/lease"
 	"github.com/cairn-dev/cairn/engine/internal/update"
 	"github.com/cairn-dev/cairn/engine/internal/workers"
 )
@@ -147,69 +148,26 @@ type eventRecord struct {
 	Update     string          `json:"update,omitempty"` // the update's id, when it is one (updates.go)
 }
 
-// Lease states.
-const (
-	leaseActive  = "active"
-	leaseExpired = "expired"
-	// leaseCompleted: a deferred complete (deferred.go) is durable in the
-	// lease (Done) and not yet folded into the run record.
-	leaseCompleted = "completed"
+// The lease objects and their states (engine/internal/lease).
+type (
+	leaseRecord = lease.Record
+	leaseDone   = lease.Done // a deferred complete's outcome (deferred.go)
+	inlineLease = lease.Inline
 )
 
-// leaseRecord is the stored lease of one attempt: created once by the
-// claimer that wins it, then changed by compare-and-swap (started,
-// heartbeat, expiry by the reaper).
-type leaseRecord struct {
-	Run         string         `json:"run"`
-	Step        string         `json:"step"`
-	Attempt     int            `json:"attempt"`
-	Worker      string         `json:"worker"`
-	Workflow    string         `json:"workflow"`
-	Version     string         `json:"version"`
-	Delivery    cairn.Delivery `json:"delivery"`
-	State       string         `json:"state"`
-	ClaimedAt   time.Time      `json:"claimed_at"`
-	ExpiresAt   time.Time      `json:"expires_at"`
-	StartedAt   *time.Time     `json:"started_at,omitempty"`
-	TimeoutAt   *time.Time     `json:"timeout_at,omitempty"`
-	ExpiredWhy  string         `json:"expired_why,omitempty"`
-	TraceParent string         `json:"traceparent,omitempty"`
-	Def         string         `json:"def,omitempty"` // the run's Def
-	// Input is the rendered input the lease gave its worker, kept when
-	// it is at most KeptInputBytes (InputBytes is its size either way):
-	// what the dashboard and GET /runs/{run}/steps/{step}/input show.
-	Input      json.RawMessage `json:"input,omitempty"`
-	InputBytes int             `json:"input_bytes,omitempty"`
-	// Nonce is the lease's secret: 128 random bits, also in the lease id.
-	// A worker call is believed only when the id's nonce matches the
-	// stored one, so an id cannot be made up or edited into another.
-	Nonce string `json:"nonce"`
-
-	key string // where it was read (either layout; see layout.go)
-	// inline: the lease lives in the run record (inline.go), no object
-	// holds it yet; its first write creates the object.
-	inline bool
-	// Done is a deferred complete's outcome, set with leaseCompleted.
-	Done *leaseDone `json:"done,omitempty"`
-	// Slots are the concurrency limit objects this attempt holds a slot
-	// in (limits.go): freed when the attempt ends.
-	Slots []string `json:"slots,omitempty"`
-}
+const (
+	leaseActive    = lease.Active
+	leaseExpired   = lease.Expired
+	leaseCompleted = lease.Completed
+)
 
 // rev is the version a run's definition is read as: the revision it
 // started on (catalog.Revision), which a replaced definition keeps.
 func (r *runRecord) rev() string { return catalog.Revision(r.Version, r.Def) }
 
-func (l *leaseRecord) rev() string { return catalog.Revision(l.Version, l.Def) }
-
 // leaseToken is what a lease id encodes (keys.LeaseToken): nothing in it
-// is believed until the lease object confirms it (tokenMatches).
+// is believed until the lease object confirms it (lease.Record.Matches).
 type leaseToken = keys.LeaseToken
-
-// tokenMatches reports whether the stored lease l is the one tok names.
-func tokenMatches(tok leaseToken, l *leaseRecord) bool {
-	return tok.Matches(l.Run, l.Step, l.Attempt, l.Worker, l.ClaimedAt, l.Nonce)
-}
 
 // leaseArg parses the lease id of a worker call, once per call: what
 // follows takes the token. A malformed id is the caller's error.

@@ -378,7 +378,7 @@ func (e *Engine) GetRun(ctx context.Context, id string) (*cairn.Run, error) {
 	}
 	for j, l := range leases {
 		if l != nil && l.State == leaseActive {
-			v.Steps[at[j]].Holder = &cairn.Holder{Worker: l.Worker, ClaimedAt: l.ClaimedAt, StartedAt: l.StartedAt, ExpiresAt: l.ExpiresAt}
+			v.Steps[at[j]].Holder = l.Holder()
 		}
 	}
 	if err := e.payloads.ResolveView(ctx, v, d != nil && len(d.Sinks()) > 1, e.cfg.ViewResolveBytes); err != nil { // see payloads.go

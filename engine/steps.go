@@ -21,12 +21,12 @@ import (
 // the id's. Anything else is "lease not found": a made-up or edited id
 // learns nothing.
 func (e *Engine) lease(ctx context.Context, tok leaseToken) (leaseToken, *leaseRecord, blob.Version, error) {
-	if l, ver, ok := e.cachedLease(tok); ok {
-		return tok, l, ver, nil // written by this instance: see leasecache.go
+	if l, ver, ok := e.leases.Cached(tok); ok {
+		return tok, l, ver, nil // written by this instance: see engine/internal/lease
 	}
 	l, ver, key, err := e.readLeaseAt(ctx, tok.Run, tok.Step, tok.Attempt)
 	if l != nil {
-		l.key = key
+		l.Key = key
 	}
 	if isNotFound(err) {
 		// No object: the lease may live in the run record (inline.go).
@@ -42,7 +42,7 @@ func (e *Engine) lease(ctx context.Context, tok leaseToken) (leaseToken, *leaseR
 	if err != nil {
 		return tok, nil, "", err
 	}
-	if !tokenMatches(tok, l) {
+	if !l.Matches(tok) {
 		return tok, nil, "", &NotFoundError{What: "lease", ID: shortID(tok.Raw)}
 	}
 	return tok, l, ver, nil
@@ -56,40 +56,6 @@ func shortID(id string) string {
 	return id
 }
 
-// timedOut reports whether the attempt of l is past its timeout.
-func (e *Engine) timedOut(l *leaseRecord) bool {
-	return l.TimeoutAt != nil && !e.now().Before(*l.TimeoutAt)
-}
-
-// lapsed reports whether a lease's heartbeats stopped long enough for the
-// reaper to recover it: past its expiry and the recovery window. From
-// then on its worker's calls are refused whether or not a reaper pass
-// came by: expired means expired, not "until the next visit"
-// (TestLapsedLeaseRefusesHeartbeat).
-func (e *Engine) lapsed(l *leaseRecord) bool {
-	return !e.now().Before(l.ExpiresAt.Add(e.cfg.RecoveryWindow))
-}
-
-// fence marks an active lease expired (why: "timeout" or "expired") by
-// compare-and-swap. From then on its worker's started and heartbeat are
-// refused, so what is decided about the attempt cannot race them. It
-// returns blob.ErrPreconditionFailed when the lease changed since it was
-// read.
-//
-// An inline lease (inline.go) is fenced by creating its object already
-// expired: a heartbeat creating it live and this create race on one key,
-// and exactly one lands.
-func (e *Engine) fence(ctx context.Context, l *leaseRecord, ver blob.Version, why string) error {
-	f := *l
-	f.State, f.ExpiredWhy = leaseExpired, why
-	_, err := e.writeLease(ctx, &f, ver)
-	e.forgetLease(l.Run, l.Step, l.Attempt)
-	if err == nil {
-		*l = f
-	}
-	return err
-}
-
 // refuseFenced answers a worker call about a fenced lease. The engine's
 // decision about the attempt (lost, timed out) is committed to the run
 // record first, if the fencer has not done it yet: the run record is where
@@ -98,7 +64,7 @@ func (e *Engine) fence(ctx context.Context, l *leaseRecord, ver blob.Version, wh
 // run record: already_applied when this lease's own complete or fail won,
 // else fenced (or run_terminal).
 func (e *Engine) refuseFenced(ctx context.Context, tok leaseToken, l *leaseRecord) error {
-	d, err := e.definition(ctx, l.Workflow, l.rev())
+	d, err := e.definition(ctx, l.Workflow, l.Rev())
 	if err != nil {
 		return err
 	}
@@ -137,9 +103,9 @@ func (e *Engine) workerCall(ctx context.Context, tok leaseToken, lateFail func()
 		why := ""
 		switch {
 		case l.State != leaseActive:
-		case e.timedOut(l):
+		case l.TimedOut(e.now()):
 			why = "timeout"
-		case e.lapsed(l):
+		case l.Lapsed(e.now(), e.cfg.RecoveryWindow):
 			why = "expired"
 		}
 		if why != "" {
@@ -147,7 +113,7 @@ func (e *Engine) workerCall(ctx context.Context, tok leaseToken, lateFail func()
 				lateFail()
 				return tok, l, ver, nil
 			}
-			err := e.fence(ctx, l, ver, why)
+			err := e.leases.Fence(ctx, l, ver, why)
 			if errors.Is(err, blob.ErrPreconditionFailed) && attempt < 20 {
 				continue // the lease changed: look again
 			}
@@ -178,12 +144,12 @@ func (e *Engine) updateLease(ctx context.Context, tok leaseToken, check func(tok
 			return l, err
 		}
 		change(l)
-		nv, err := e.writeLease(ctx, l, ver) // an inline lease's first write creates its object (inline.go)
+		nv, err := e.leases.Write(ctx, l, ver) // an inline lease's first write creates its object (inline.go)
 		if err == nil {
-			e.cacheLease(l, nv)
+			e.leases.Remember(l, nv)
 			return l, nil
 		}
-		e.forgetLease(tok.Run, tok.Step, tok.Attempt) // the next look reads it
+		e.leases.Forget(tok.Run, tok.Step, tok.Attempt) // the next look reads it
 		if attempt > 20 || !errors.Is(err, blob.ErrPreconditionFailed) && !blob.IsRetryable(err) {
 			return nil, errs.Unavailable(err)
 		}
@@ -331,7 +297,7 @@ func (e *Engine) Complete(ctx context.Context, id string, req cairn.CompleteRequ
 	var leases []cairn.Lease
 	if next != nil {
 		for _, g := range next.granted {
-			e.cacheLease(g.rec, inlineVersion)
+			e.leases.Remember(g.rec, inlineVersion)
 			leases = append(leases, g.lease)
 		}
 		e.seen(tok.Worker)
@@ -521,8 +487,8 @@ func (e *Engine) end(ctx context.Context, tok leaseToken, en *ending) (*cairn.En
 	}
 	// Whatever the run record decides, this lease's worker calls are over
 	// (a retry after a store failure reads the lease again).
-	defer e.forgetLease(tok.Run, tok.Step, tok.Attempt)
-	d, err := e.definition(ctx, l.Workflow, l.rev())
+	defer e.leases.Forget(tok.Run, tok.Step, tok.Attempt)
+	d, err := e.definition(ctx, l.Workflow, l.Rev())
 	if err != nil {
 		return nil, err
 	}

@@ -78,10 +78,10 @@ func (e *Engine) watchRun(ctx context.Context, id string, after int64, untilEnd 
 		return e.readRun(ctx, id)
 	}
 	if !untilEnd {
-		if r := e.cachedRun(id, after+1); r != nil {
+		if r := e.runs.Cached(id, after+1); r != nil {
 			return r, nil
 		}
-	} else if r := e.cachedRun(id, 0); r != nil && r.Status.Terminal() {
+	} else if r := e.runs.Cached(id, 0); r != nil && r.Status.Terminal() {
 		return r, nil // ended is final: any copy that says so is current
 	}
 	return e.holdRun(ctx, id, wait, func(r *runRecord) bool { return r.Status.Terminal() || !untilEnd && r.Rev > after })
@@ -95,6 +95,6 @@ func (e *Engine) holdRun(ctx context.Context, id string, wait time.Duration, ans
 		Rev:     func(r *runRecord) int64 { return r.Rev },
 		Answers: answers,
 		Read:    func(ctx context.Context) (*runRecord, error) { return e.readRun(ctx, id) },
-		Cached:  func(rev int64) *runRecord { return e.cachedRun(id, rev) },
+		Cached:  func(rev int64) *runRecord { return e.runs.Cached(id, rev) },
 	}.Wait(ctx, e.watch)
 }

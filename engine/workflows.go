@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/engine/internal/catalog"
@@ -32,46 +31,14 @@ func compile(w cairn.Workflow, field string) (*definition, error) {
 	if err := w.Validate(field); err != nil {
 		return nil, err
 	}
-	d := &definition{Workflow: w, sum: catalog.Sum(w), templates: map[string]*render.Template{}, whens: map[string]*render.Template{}, ancestors: map[string][]string{}, nexts: map[string][]*render.Template{}}
-	for i, s := range w.Steps {
-		t, err := render.Compile(s.Input)
-		if err != nil {
-			return nil, cairn.ValidationError{{Field: fmt.Sprintf("%s.steps[%d].input", field, i), Message: err.Error()}}
-		}
-		d.templates[s.ID] = t
-		if s.When != "" {
-			c, err := render.Compile(render.Expr(s.When))
-			if err != nil {
-				return nil, cairn.ValidationError{{Field: fmt.Sprintf("%s.steps[%d].when", field, i), Message: err.Error()}}
-			}
-			d.whens[s.ID] = c
-		}
-		d.ancestors[s.ID] = w.Ancestors(s.ID)
-		for j, n := range s.Next {
-			c, err := render.Compile(render.Expr(n.If))
-			if err != nil {
-				return nil, cairn.ValidationError{{Field: fmt.Sprintf("%s.steps[%d].next[%d].if", field, i, j), Message: err.Error()}}
-			}
-			d.nexts[s.ID] = append(d.nexts[s.ID], c)
-		}
-		if s.Items != "" {
-			if d.items == nil {
-				d.items = map[string]*render.Template{}
-			}
-			c, err := render.Compile(render.Expr(s.Items))
-			if err != nil {
-				return nil, cairn.ValidationError{{Field: fmt.Sprintf("%s.steps[%d].items", field, i), Message: err.Error()}}
-			}
-			d.items[s.ID] = c
-		}
-	}
-	if err := compileOnFailure(d, field); err != nil { // compensate.go
+	st, err := render.CompileSteps(w, field) // the steps' and on_failure steps' templates
+	if err != nil {
 		return nil, err
 	}
+	d := &definition{Workflow: w, sum: catalog.Sum(w), templates: st.Inputs, whens: st.Whens, ancestors: st.Ancestors, nexts: st.Nexts, items: st.Items}
 	if err := render.CheckEncrypted(w, field); err != nil {
 		return nil, err
 	}
-	var err error
 	if d.events, err = trigger.Compile(&w, field); err != nil {
 		return nil, err
 	}

@@ -124,7 +124,12 @@ func (a *API) toProblem(ctx context.Context, err error, params map[string]string
 		return err
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		p := problem(http.StatusServiceUnavailable, "the request was cancelled or ran out of time before it finished; retry")
-		p.headers = http.Header{"Retry-After": {"1"}}
+		// An answer that reaches the client means its connection lives on,
+		// but net/http derives each request's context from its
+		// connection's, and once that is cancelled (a read error it saw
+		// in the background) every later request on the connection would
+		// be born cancelled: the client's retry must come on a new one.
+		p.headers = http.Header{"Retry-After": {"1"}, "Connection": {"close"}}
 		return p
 	}
 	if errors.As(err, &berr) {

@@ -7,9 +7,11 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"testing/iotest"
 
@@ -101,5 +103,45 @@ func TestTruncatedBodyIs400(t *testing.T) {
 		body := io.MultiReader(strings.NewReader(`{"workflow":"w`), iotest.ErrReader(io.ErrUnexpectedEOF))
 		rec := serve(a, httptest.NewRequest("POST", BasePath+path, body))
 		wantProblem(t, rec, 400)
+	}
+}
+
+// A connection whose context net/http has cancelled (a read error it saw
+// in the background) gives every later request on it a cancelled
+// context: the 503 that answers one closes the connection, so the
+// client's retry comes on a new one and is served.
+func TestCancelledConnectionIsClosed(t *testing.T) {
+	a, _ := newTestAPI(t, nil)
+	ts := httptest.NewUnstartedServer(a.Handler())
+	var conns atomic.Int32
+	ts.Config.ConnContext = func(ctx context.Context, _ net.Conn) context.Context {
+		if conns.Add(1) > 1 {
+			return ctx
+		}
+		dead, cancel := context.WithCancel(ctx)
+		cancel() // the first connection is dead from the start
+		return dead
+	}
+	ts.Start()
+	t.Cleanup(ts.Close)
+	c := ts.Client()
+	get := func() *http.Response {
+		t.Helper()
+		res, err := c.Get(ts.URL + BasePath + "/store/ns/k")
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+		return res
+	}
+	if res := get(); res.StatusCode != http.StatusServiceUnavailable || res.Header.Get("Retry-After") == "" || !res.Close {
+		t.Fatalf("on a cancelled connection: %d, Retry-After %q, close %v; want a 503 that closes it", res.StatusCode, res.Header.Get("Retry-After"), res.Close)
+	}
+	if res := get(); res.StatusCode != http.StatusNotFound {
+		t.Fatalf("the retry: %d, want 404 (no such key) on a new connection", res.StatusCode)
+	}
+	if n := conns.Load(); n != 2 {
+		t.Fatalf("%d connections, want 2", n)
 	}
 }

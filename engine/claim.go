@@ -392,8 +392,8 @@ func (e *Engine) claimOne(ctx context.Context, w cachedWorker, r *runRecord, d *
 		h.NotBefore = *st.ReadyAt
 		return nil, &h, nil
 	}
-	if until, ok := st.Avoid[w.Rec.ID]; ok && until.After(now) || !s.LabelsMatch(w.Rec.Labels) {
-		return nil, &h, nil // for another worker (label routing: flow.go)
+	if !st.offerableTo(w, s, now) {
+		return nil, &h, nil // for another worker
 	}
 	base := s.ID // the definition's step: step itself, or a map item's map step
 	input, vars, item, ok, err := e.claimInput(ctx, r, d, s, step)
@@ -442,6 +442,14 @@ func (e *Engine) claimOne(ctx context.Context, w cachedWorker, r *runRecord, d *
 	a.Item, a.History = item, slices.Clip(st.Ops) // append-only: the cached record's next append copies
 	a.Resumed, a.Resume, a.Interrupt = st.Resume != nil, st.Resume, st.Interrupt
 	return a, nil, nil
+}
+
+// offerableTo reports whether the step's attempt may go to worker w now:
+// w is not on the attempt's avoid list, and has the labels the step
+// requires (label routing). A claim and an inline lease both ask it.
+func (st *stepState) offerableTo(w cachedWorker, s *cairn.Step, now time.Time) bool {
+	until, avoided := st.Avoid[w.Rec.ID]
+	return !(avoided && until.After(now)) && s.LabelsMatch(w.Rec.Labels)
 }
 
 // claimInput renders the input of step (s, or an item of map step s) for

@@ -2,12 +2,12 @@ package engine
 
 import (
 	"context"
-	"errors"
 	"maps"
 	"slices"
 	"time"
 
 	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/engine/internal/errs"
 	"github.com/cairn-dev/cairn/engine/internal/keys"
 	"github.com/cairn-dev/cairn/engine/internal/lease"
 	"github.com/cairn-dev/cairn/notify"
@@ -101,18 +101,12 @@ func (e *Engine) inlineLeaseOf(ctx context.Context, tok leaseToken) (*leaseRecor
 	}
 	r, err := e.readRun(ctx, tok.Run)
 	if err != nil {
-		if isNotFound(err) || isNotFoundErr(err) {
+		if isNotFound(err) || errs.IsNotFound(err) {
 			return nil, nil
 		}
 		return nil, err
 	}
 	return find(r), nil
-}
-
-// isNotFoundErr reports an engine NotFoundError (a run that is gone).
-func isNotFoundErr(err error) bool {
-	var nf *NotFoundError
-	return errors.As(err, &nf)
 }
 
 // inlineClaim is a complete's request for an inline lease (claim_next):
@@ -201,7 +195,7 @@ func (e *Engine) inlineGrantOf(r *runRecord, d *definition, ic *inlineClaim, ste
 	if st.ReadyAt != nil && st.ReadyAt.After(now) || len(st.Ops) > 0 || st.Resume != nil || st.Interrupt != nil {
 		return inlineGrant{}, false
 	}
-	if until, ok := st.Avoid[w.Rec.ID]; ok && until.After(now) || !s.LabelsMatch(w.Rec.Labels) {
+	if !st.offerableTo(w, s, now) {
 		return inlineGrant{}, false
 	}
 	if ic.outranked && int64(stepPriority(r, d, step)) < ic.above {
@@ -247,7 +241,7 @@ func (e *Engine) inlineHolder(ctx context.Context, run, step string, n int, rev 
 	if r == nil {
 		var err error
 		if r, err = e.runs.ReadShared(ctx, run, rev); err != nil {
-			if isNotFound(err) || isNotFoundErr(err) {
+			if isNotFound(err) || errs.IsNotFound(err) {
 				return nil, nil
 			}
 			return nil, err

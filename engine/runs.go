@@ -638,7 +638,7 @@ func (e *Engine) StepInput(ctx context.Context, run, step string, attempt int) (
 				il := st.Lease
 				return &cairn.InputView{Input: il.Input, Bytes: il.InputBytes, Kept: il.InputBytes == 0 || il.Input != nil}, nil
 			}
-		} else if !isNotFound(rerr) && !isNotFoundErr(rerr) {
+		} else if !isNotFound(rerr) && !errs.IsNotFound(rerr) {
 			return nil, rerr
 		}
 		return nil, &NotFoundError{What: "attempt", ID: fmt.Sprintf("%s/%s/%d", run, step, attempt)}

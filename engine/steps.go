@@ -312,10 +312,6 @@ func (e *Engine) Complete(ctx context.Context, id string, req cairn.CompleteRequ
 	more, cerr := e.Claim(ctx, cairn.ClaimRequest{WorkerID: tok.Worker, Max: req.ClaimNext.Max - len(leases)})
 	if cerr != nil && len(more) == 0 {
 		e.log.Warn("eager claim after complete failed; the worker claims again", "worker", tok.Worker, "err", cerr)
-		if len(leases) > 0 {
-			ended.Leases = leases
-		}
-		return ended, nil
 	}
 	ended.Leases = append(leases, more...)
 	return ended, nil

@@ -259,9 +259,9 @@ func TestFunctionReplies(t *testing.T) {
 
 // TestUpdateRequests: what an update costs the store, caches warm: a
 // read of the run and its write; answered by the wait itself (no answer
-// step), nothing more; held for an answer that has not come, one more
-// read (the hold's first; a commit on this instance then wakes it with
-// no read). Sent again, two reads (a no-op is decided on a fresh
+// step), nothing more; held for an answer that has not come, nothing
+// more either (the hold starts from the copy the update's own write left,
+// and a commit on this instance wakes it with no read). Sent again, two reads (a no-op is decided on a fresh
 // record), no write; a poll, one read.
 func TestUpdateRequests(t *testing.T) {
 	h := newHarness(t, counted(), withWorkflows("w", twoWaits, approval))
@@ -278,7 +278,7 @@ func TestUpdateRequests(t *testing.T) {
 		want counting.Snapshot
 	}{
 		{"an update answered at once", send(run, "go", "a", 1000), counting.Snapshot{Get: 1, Swap: 1}},
-		{"an update held 50ms for an answer to come", send(held, "approve", "b", 50), counting.Snapshot{Get: 2, Swap: 1}},
+		{"an update held 50ms for an answer to come", send(held, "approve", "b", 50), counting.Snapshot{Get: 1, Swap: 1}},
 		{"the same update sent again", send(run, "go", "a", 1000), counting.Snapshot{Get: 2}},
 		{"a poll", func() {
 			if _, err := h.e.AwaitUpdate(h.ctx, run, "a", 0); err != nil {

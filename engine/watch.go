@@ -21,6 +21,9 @@ func (e *Engine) receive(h notify.Hint) {
 	case notify.KindRegistered:
 		e.defs.Forget(h.Registered)
 	case notify.KindChanged:
+		// The copy goes before the holds are told, so a hold that starts
+		// between the two finds no stale copy to start from (watch.Hold).
+		e.runs.Heard(h.Run, h.Rev)
 		e.watch.Changed(h.Run, h.Rev)
 	case notify.KindProgress:
 		e.progress.Deliver(*h.Progress)
@@ -31,8 +34,9 @@ func (e *Engine) receive(h notify.Hint) {
 
 // GetRunStatus returns a run's progress. With wait > 0 it holds until the
 // run's rev exceeds after (or the run ends), up to wait capped at the
-// claim hold. A held request reads the run record once when it starts,
-// then only when this instance commits a change to the run or hears of
+// claim hold. A held request reads the run record once when it starts
+// (none when this instance wrote or read it within the last second and
+// heard of no change since: recentCopy), then only when this instance commits a change to the run or hears of
 // one on the bus (one read shared by the instance's waiting requests, none
 // when the change was committed here), and at FallbackInterval in case a
 // notice was lost. A record cached by this instance's committer that is
@@ -45,8 +49,9 @@ func (e *Engine) GetRunStatus(ctx context.Context, id string, after int64, wait 
 // AwaitRun is GetRun held until the run ends, up to wait capped at the
 // claim hold: what a client waiting for a run's outcome asks, in one
 // request however many times the run changes meanwhile. It costs what a
-// held status request costs (one read when it starts, none per change
-// committed on this instance), and answers from the record in hand: the
+// held status request costs (one read when it starts, none for a run just
+// started or changed here; none per change committed on this instance),
+// and answers from the record in hand: the
 // caller audits the answer once, as a GetRun's. A run still running when
 // the hold ends is answered as GetRun answers it (with its holders).
 func (e *Engine) AwaitRun(ctx context.Context, id string, wait time.Duration) (*cairn.Run, error) {
@@ -96,5 +101,14 @@ func (e *Engine) holdRun(ctx context.Context, id string, wait time.Duration, ans
 		Answers: answers,
 		Read:    func(ctx context.Context) (*runRecord, error) { return e.readRun(ctx, id) },
 		Cached:  func(rev int64) *runRecord { return e.runs.Cached(id, rev) },
+		Recent:  func() *runRecord { return e.runs.Recent(id, recentCopy) },
 	}.Wait(ctx, e.watch)
 }
+
+// recentCopy is how recent a copy of a run this instance wrote or read
+// must be for a held request to start from it instead of a read (watch.Hold):
+// a client that waits on the run it just started, or on the update it just
+// sent, reads nothing. A change made on another instance in that second
+// that this instance did not hear of is found by the hold's fallback read,
+// the bound for any change made elsewhere while it holds (docs/DECISIONS.md 5.6).
+const recentCopy = time.Second

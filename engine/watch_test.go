@@ -3,11 +3,13 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"math/rand/v2"
 	"testing"
 	"time"
 
 	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/internal/testutil"
 	"github.com/cairn-dev/cairn/notify"
 	notifyfaults "github.com/cairn-dev/cairn/notify/faults"
 	notifymem "github.com/cairn-dev/cairn/notify/mem"
@@ -334,5 +336,100 @@ func BenchmarkWatchLatency(b *testing.B) {
 			reportLatency(b, lat)
 			b.ReportMetric(float64(gets)/float64(b.N), "gets/change")
 		})
+	}
+}
+
+// TestWatchStartsFromARecentCopy: a client that waits on the run it just
+// started holds without reading the bucket (the committer's copy of the
+// create stands for the first read), and still answers the run's end.
+func TestWatchStartsFromARecentCopy(t *testing.T) {
+	h := newHarness(t, wallClock(), counted(), withWorkflows("w", single("one", cairn.Step{})))
+	e, ctx, counts := h.e, h.ctx, h.counts
+	id := mustStart(t, e, "one", `{}`)
+	before := counts.Snapshot()
+	got := make(chan *cairn.Run, 1)
+	go func() {
+		r, err := e.AwaitRun(ctx, id, 10*time.Second)
+		if err != nil {
+			t.Error(err)
+		}
+		got <- r
+	}()
+	awaitWatched(t, e, id)
+	if d := counts.Snapshot().Sub(before); d.Reads() != 0 {
+		t.Fatalf("a hold on the run this instance just created read the bucket: %v", d)
+	}
+	l := claimOne(t, e, "w")
+	if _, err := e.Complete(ctx, l.ID, cairn.CompleteRequest{Output: json.RawMessage(`1`)}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case r := <-got:
+		if r == nil || r.Status != cairn.RunCompleted {
+			t.Fatalf("AwaitRun answered %+v, want the completed run", r)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("AwaitRun did not answer within 10 s of the run's end")
+	}
+}
+
+// recentOnBChangedOnA starts a run of one step on b (so b holds a recent
+// copy of its first revision), then claims and completes the step on a.
+// It returns the run and the revision b's copy holds.
+func recentOnBChangedOnA(t *testing.T, a, b *Engine) (string, int64) {
+	t.Helper()
+	ctx := context.Background()
+	register(t, a, "w", single("one", cairn.Step{}))
+	id := mustStart(t, b, "one", `{}`)
+	first := b.runs.Recent(id, time.Minute)
+	if first == nil {
+		t.Fatal("the instance that started the run holds no copy of it")
+	}
+	l := claimOne(t, a, "w")
+	if _, err := a.Complete(ctx, l.ID, cairn.CompleteRequest{Output: json.RawMessage(`1`)}); err != nil {
+		t.Fatal(err)
+	}
+	return id, first.Rev
+}
+
+// TestWatchDropsACopyOlderThanANotice: a change made on another instance
+// and heard of on the bus drops this instance's older copy, so a request
+// that starts holding afterwards reads the change and answers at once,
+// not at its fallback read (minutes here).
+func TestWatchDropsACopyOlderThanANotice(t *testing.T) {
+	h := newHarness(t, withConfig(Config{Bus: notifymem.New(), FallbackInterval: 5 * time.Minute}), wallClock())
+	a, b := h.e, h.peer()
+	id, rev := recentOnBChangedOnA(t, a, b)
+	testutil.EventuallyEvery(t, 10*time.Second, time.Millisecond, "B to hear of A's change and drop its copy", func() (bool, string) {
+		c := b.runs.Recent(id, time.Minute)
+		return c == nil, fmt.Sprintf("B's copy is at rev %v", c)
+	})
+	t0 := time.Now()
+	p, err := b.GetRunStatus(h.ctx, id, rev, 20*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Status != cairn.RunCompleted || time.Since(t0) > 5*time.Second {
+		t.Fatalf("B answered %s rev %d after %v; want the completed run at once", p.Status, p.Rev, time.Since(t0))
+	}
+}
+
+// TestWatchRecentCopyNotHeardOf: with every notice lost, a request held on
+// the instance that started the run (and so holds a recent copy) sees a
+// change made elsewhere at its fallback read: the bound of any change
+// made elsewhere while it holds.
+func TestWatchRecentCopyNotHeardOf(t *testing.T) {
+	bus := notifyfaults.DropAll(notifymem.New())
+	const fallback = 300 * time.Millisecond
+	h := newHarness(t, withConfig(Config{Bus: bus, FallbackInterval: fallback}), wallClock())
+	a, b := h.e, h.peer()
+	id, rev := recentOnBChangedOnA(t, a, b)
+	t0 := time.Now()
+	p, err := b.GetRunStatus(h.ctx, id, rev, 20*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(t0); p.Status != cairn.RunCompleted || took > fallback+2*time.Second {
+		t.Fatalf("B answered %s rev %d after %v; want the completed run within the %v fallback", p.Status, p.Rev, took, fallback)
 	}
 }

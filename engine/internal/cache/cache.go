@@ -98,6 +98,16 @@ func (c *Cache[K, V]) Delete(k K) {
 	}
 }
 
+// DeleteIf removes k when del says so of its value (del runs under the
+// cache's lock).
+func (c *Cache[K, V]) DeleteIf(k K, del func(V) bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e, ok := c.items[k]; ok && del(e.val) {
+		c.removeLocked(e)
+	}
+}
+
 // DeleteFunc removes the entries for which del returns true (del runs
 // under the cache's lock).
 func (c *Cache[K, V]) DeleteFunc(del func(K, V) bool) {

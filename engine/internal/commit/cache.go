@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/cairn-dev/cairn/blob"
 	"github.com/cairn-dev/cairn/engine/internal/cache"
@@ -19,6 +20,7 @@ type Cache[R any] struct {
 type entry[R any] struct {
 	data []byte
 	ver  blob.Version
+	at   time.Time // when this instance wrote or read it (monotonic)
 
 	// decoded is data decoded once, shared read-only by every reader that
 	// decides on this copy (Shared): a fan-out's claims would otherwise
@@ -51,21 +53,50 @@ func (c *Cache[R]) Shared(id string) (*R, bool) {
 	if !ok {
 		return nil, false
 	}
+	r := e.decode()
+	return r, r != nil
+}
+
+// decode is the entry's record decoded, once (nil if it does not decode).
+func (e *entry[R]) decode() *R {
 	e.once.Do(func() {
 		var r R
 		if json.Unmarshal(e.data, &r) == nil {
 			e.decoded.Store(&r)
 		}
 	})
-	r := e.decoded.Load()
-	return r, r != nil
+	return e.decoded.Load()
+}
+
+// Recent returns the cached bytes of id when this instance wrote or read
+// them within d: a copy that a change made elsewhere since would have
+// dropped, if this instance heard of it (Heard).
+func (c *Cache[R]) Recent(id string, d time.Duration) ([]byte, bool) {
+	if e, ok := c.lru.Get(id); ok && time.Since(e.at) < d {
+		return e.data, true
+	}
+	return nil, false
+}
+
+// Heard drops id's cached copy when it is older than rev: a change made
+// on another instance, heard of on the bus. The committer would lose its
+// next swap against that copy anyway, and a held request must not start
+// from it (Recent).
+func (c *Cache[R]) Heard(id string, rev int64) {
+	e, ok := c.lru.Peek(id)
+	if !ok {
+		return
+	}
+	if r := e.decode(); r == nil || c.rev(r) < rev {
+		c.lru.DeleteIf(id, func(cur *entry[R]) bool { return cur == e }) // not a newer copy put meanwhile
+	}
 }
 
 // Offer caches rec (data decoded, read at ver) unless the cached copy is
 // known to be at least as new. rec becomes the entry's shared decoded
 // copy: it must not be changed.
 func (c *Cache[R]) Offer(id string, data []byte, ver blob.Version, rec *R) {
-	ent := &entry[R]{data: data, ver: ver}
+	ent := &entry[R]{data: data, ver: ver, at: time.Now()}
 	ent.decoded.Store(rec)
 	ent.once.Do(func() {}) // decoded already
 	c.lru.Offer(id, ent, func(cur *entry[R]) bool {
@@ -76,7 +107,7 @@ func (c *Cache[R]) Offer(id string, data []byte, ver blob.Version, rec *R) {
 
 // Put caches data, written or read at ver.
 func (c *Cache[R]) Put(id string, data []byte, ver blob.Version) {
-	c.lru.Put(id, &entry[R]{data: data, ver: ver})
+	c.lru.Put(id, &entry[R]{data: data, ver: ver, at: time.Now()})
 }
 
 // Drop forgets id.

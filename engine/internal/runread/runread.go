@@ -73,6 +73,25 @@ func (rd *Reader[R]) Cached(run string, rev int64) *R {
 	return &r
 }
 
+// Recent is the committer's cached copy of run when this instance wrote
+// or read it within d and has heard of no newer revision since
+// (commit.Cache.Recent): the caller's own.
+func (rd *Reader[R]) Recent(run string, d time.Duration) *R {
+	raw, ok := rd.cache.Recent(run, d)
+	if !ok {
+		return nil
+	}
+	var r R
+	if json.Unmarshal(raw, &r) != nil {
+		return nil
+	}
+	return &r
+}
+
+// Heard says another instance changed run to revision rev: a cached copy
+// older than that is dropped.
+func (rd *Reader[R]) Heard(run string, rev int64) { rd.cache.Heard(run, rev) }
+
 // Shared is Cached without a copy of its own: the committer's cached copy
 // decoded once per version and shared by every caller, which must not
 // change it.

@@ -12,6 +12,7 @@ type Hold[T any] struct {
 	Answers  func(*T) bool                     // whether a record answers the request
 	Read     func(context.Context) (*T, error) // one read of the record from the store
 	Cached   func(rev int64) *T                // a record of rev or newer committed here; nil: none
+	Recent   func() *T                         // a copy recent enough to stand for the first read; nil: none
 	Fallback time.Duration                     // how often the record is read in case a notice was lost
 	Deadline time.Time                         // when the hold ends
 	Done     <-chan struct{}                   // closed when the instance drains
@@ -19,7 +20,10 @@ type Hold[T any] struct {
 
 // Wait registers the request on r before its first read (a change
 // committed after it is signalled, a change before it is in the read),
-// reads the record, and holds until a record answers the request, the
+// reads the record (or takes Recent's copy: a change before it was made
+// here, so it is in the copy, or elsewhere and heard of, and then the
+// copy is gone, or not heard of, and then only a read finds it: the
+// Fallback read, as for a change made elsewhere while it holds), and holds until a record answers the request, the
 // deadline passes, ctx ends or Done closes; it returns the newest record
 // it saw. A change it hears of is read from Cached when it holds it,
 // else by one read shared by every request the change woke (AtLeast);
@@ -27,7 +31,7 @@ type Hold[T any] struct {
 func (h Hold[T]) Wait(ctx context.Context, r *Registry[T]) (*T, error) {
 	w, stop := r.Add(h.Run)
 	defer stop()
-	cur, err := h.Read(ctx)
+	cur, err := h.first(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -67,6 +71,16 @@ func (h Hold[T]) Wait(ctx context.Context, r *Registry[T]) (*T, error) {
 			return cur, nil
 		}
 	}
+}
+
+// first is the record a hold starts from: Recent's copy, else one read.
+func (h Hold[T]) first(ctx context.Context) (*T, error) {
+	if h.Recent != nil {
+		if c := h.Recent(); c != nil {
+			return c, nil
+		}
+	}
+	return h.Read(ctx)
 }
 
 // newer is nr when it is newer than cur, else cur.

@@ -13,6 +13,7 @@ import (
 	"github.com/cairn-dev/cairn/blob"
 	"github.com/cairn-dev/cairn/engine/internal/errs"
 	"github.com/cairn-dev/cairn/engine/internal/hold"
+	"github.com/cairn-dev/cairn/engine/internal/hub"
 	"github.com/cairn-dev/cairn/engine/internal/keys"
 	"github.com/cairn-dev/cairn/engine/internal/par"
 	"github.com/cairn-dev/cairn/engine/internal/render"
@@ -45,7 +46,8 @@ func (e *Engine) Claim(ctx context.Context, req cairn.ClaimRequest) ([]cairn.Lea
 	match := func(h notify.Hint) bool {
 		return w.Served[workflowID{Name: h.Workflow, Version: h.Version}] && (req.Run == "" || h.Run == req.Run) && !skip.Has(h.Key())
 	}
-	wake, stop := e.hub.Wait(match)
+	wake := make(chan struct{}, 1)
+	stop := e.hub.WaitOn(match, wake)
 	defer stop()
 	e.cfg.Telemetry.Holding(1) // cairn.claims.waiting
 	defer e.cfg.Telemetry.Holding(-1)
@@ -99,7 +101,19 @@ func (e *Engine) Claim(ctx context.Context, req cairn.ClaimRequest) ([]cairn.Lea
 				continue
 			}
 		}
-		if !hold.Await(ctx, wake, deadline, e.cfg.FallbackInterval, e.draining) { // its next scan
+		// While it holds, a start on this instance may hand it the new
+		// run's first attempts, leased in the run's first record.
+		var t *heldTaker
+		if req.Run == "" {
+			t = e.handoff.Open(heldClaim{w: w, max: max}, func() { hub.Signal(wake) })
+		}
+		woken := hold.Await(ctx, wake, deadline, e.cfg.FallbackInterval, e.draining) // its next scan
+		if t != nil {
+			if got := e.handoff.Close(t); len(got) > 0 {
+				return got, nil
+			}
+		}
+		if !woken {
 			return []cairn.Lease{}, nil
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cairn-dev/cairn"
@@ -22,6 +23,7 @@ import (
 	bulk "github.com/cairn-dev/cairn/engine/internal/batch"
 	"github.com/cairn-dev/cairn/engine/internal/errs"
 	"github.com/cairn-dev/cairn/engine/internal/gate"
+	"github.com/cairn-dev/cairn/engine/internal/handoff"
 	"github.com/cairn-dev/cairn/engine/internal/hub"
 	"github.com/cairn-dev/cairn/engine/internal/keys"
 	"github.com/cairn-dev/cairn/engine/internal/lease"
@@ -231,13 +233,15 @@ type Engine struct {
 	keys  keys.Layout
 	log   *slog.Logger
 
-	commits  *committer
-	leases   *lease.Objects // lease objects' writes and this instance's cache of them (engine/internal/lease)
-	hub      *hub.Hub
-	progress *progress.Hub // progress streams (progress.go)
-	watch    *watch.Registry[runRecord]
-	defs     *defCache
-	workers  *workers.Registry
+	commits   *committer
+	leases    *lease.Objects // lease objects' writes and this instance's cache of them (engine/internal/lease)
+	hub       *hub.Hub
+	handoff   handoff.Set[heldClaim, cairn.Lease] // held claims a start may hand its first attempts to (inline.go)
+	handedOff atomic.Int64                        // leases handed to held claims by starts (a test signal)
+	progress  *progress.Hub                       // progress streams (progress.go)
+	watch     *watch.Registry[runRecord]
+	defs      *defCache
+	workers   *workers.Registry
 
 	outage     throttle.Outage
 	background background // bookkeeping goroutines (worker sightings); see Settle

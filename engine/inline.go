@@ -8,6 +8,7 @@ import (
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/engine/internal/errs"
+	"github.com/cairn-dev/cairn/engine/internal/handoff"
 	"github.com/cairn-dev/cairn/engine/internal/keys"
 	"github.com/cairn-dev/cairn/engine/internal/lease"
 	"github.com/cairn-dev/cairn/notify"
@@ -251,4 +252,71 @@ func (e *Engine) inlineHolder(ctx context.Context, run, step string, n int, rev 
 		return e.inlineRecord(r, step, il), nil
 	}
 	return nil, nil
+}
+
+// A start's eager dispatch: a held claim on this instance that serves the
+// new run's workflow is handed the run's first attempts, leased inline in
+// the run's first record, under the same rules as a complete's claim_next
+// (grantInline). The invariant holds as for a complete: those attempts
+// are ready in no version of the record without their lease, since the
+// create that made them ready carries it. A start that writes no record
+// releases the claim, which goes on waiting (engine/internal/handoff).
+
+// heldClaim is what a held claim offers a start: its worker, and how many
+// leases it asked for.
+type heldClaim struct {
+	w   cachedWorker
+	max int
+}
+
+type heldTaker = handoff.Taker[heldClaim, cairn.Lease]
+
+// handedOff is a start's reservation of a held claim, with the leases the
+// start's record grants it.
+type handedOff struct {
+	t  *heldTaker
+	ic *inlineClaim
+}
+
+// handToHeldClaim reserves a held claim for the new run r and leases it
+// r's first attempts in r, when it may have any (inlineGrantOf); nil when
+// there is no such claim. The start settles it once its create is known.
+func (e *Engine) handToHeldClaim(r *runRecord, d *definition, fx *effects) *handedOff {
+	wf := workflowID{Name: r.Workflow, Version: r.Version}
+	if r.Status != cairn.RunRunning || len(fx.hints) == 0 || e.handoff.Len() == 0 {
+		return nil
+	}
+	t := e.handoff.Reserve(func(c heldClaim) bool { return c.w.Served[wf] })
+	if t == nil {
+		return nil
+	}
+	ic := &inlineClaim{w: t.Who.w, max: t.Who.max}
+	ic.above, ic.outranked = e.hub.Highest(func(h notify.Hint) bool {
+		return ic.w.Served[workflowID{Name: h.Workflow, Version: h.Version}]
+	})
+	e.grantInline(r, d, ic, 0, fx)
+	if len(ic.granted) == 0 {
+		e.handoff.Release(t)
+		return nil
+	}
+	return &handedOff{t: t, ic: ic}
+}
+
+// settleHandoff delivers the leases to the held claim once the start's record
+// is written, else releases the claim.
+func (e *Engine) settleHandoff(h *handedOff, written bool) {
+	if h == nil {
+		return
+	}
+	if !written {
+		e.handoff.Release(h.t)
+		return
+	}
+	leases := make([]cairn.Lease, 0, len(h.ic.granted))
+	for _, g := range h.ic.granted {
+		e.leases.Remember(g.rec, inlineVersion)
+		leases = append(leases, g.lease)
+	}
+	e.handedOff.Add(int64(len(leases)))
+	e.handoff.Deliver(h.t, leases)
 }

@@ -130,11 +130,14 @@ func (e *Engine) startRun(ctx context.Context, req cairn.StartRequest, seed func
 	if err := e.externalizeStart(ctx, r); err != nil { // payloads before the record
 		return nil, err
 	}
+	var handed *handedOff
 	if !e.checkDeadline(r, now) {
 		e.advance(r, d, fx)
 		e.fromCache(ctx, r, d, fx)
+		handed = e.handToHeldClaim(r, d, fx) // inline.go
 	}
 	err = e.createRun(ctx, r, fx, req.IdempotencyKey != "")
+	e.settleHandoff(handed, err == nil)
 	if errors.Is(err, errRunExists) && req.IdempotencyKey != "" {
 		// A concurrent start with the same key finished it first.
 		existing, err := e.readRun(ctx, id)

@@ -212,18 +212,28 @@ func (h *Hub) compactLocked(prune bool) {
 // Wait returns a channel signalled when a matching hint arrives, and a
 // function to stop waiting.
 func (h *Hub) Wait(match func(notify.Hint) bool) (<-chan struct{}, func()) {
-	w := &waiter{match: match, ch: make(chan struct{}, 1)}
+	ch := make(chan struct{}, 1)
+	return ch, h.WaitOn(match, ch)
+}
+
+// WaitOn is Wait on the caller's channel ch (buffered), which the caller
+// may signal too; it returns the function to stop waiting.
+func (h *Hub) WaitOn(match func(notify.Hint) bool, ch chan struct{}) func() {
+	w := &waiter{match: match, ch: ch}
 	h.mu.Lock()
 	h.waiters[w] = struct{}{}
 	h.changedLocked()
 	h.mu.Unlock()
-	return w.ch, func() {
+	return func() {
 		h.mu.Lock()
 		delete(h.waiters, w)
 		h.changedLocked()
 		h.mu.Unlock()
 	}
 }
+
+// Signal wakes a waiter on ch (WaitOn) without a hint.
+func Signal(ch chan struct{}) { signal(ch) }
 
 // Size is the number of hints held.
 func (h *Hub) Size() int {

@@ -19,7 +19,7 @@ import (
 
 // lambdaAPIBudget is the most the Lambda API bootstrap may weigh (linux,
 // make lambda's flags): every megabyte is read from the zip and mapped at
-// each cold start. amd64 is the heavier architecture; arm64 is ≈ 7 %
+// each cold start. amd64 is the heavier architecture; arm64 is ≈ 8 %
 // lighter.
 const lambdaAPIBudget = 25_000_000
 

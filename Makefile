@@ -155,23 +155,32 @@ ts-test: ts-deps
 clean:
 	rm -rf $(BIN) .cairn
 
-# ---- Deployment artifacts (functions/api, functions/reaper) ----
+# ---- Deployment artifacts (functions/api, functions/reaper; the dashboard function is functions/api) ----
 DIST         ?= dist
 LAMBDA_ARCHS ?= arm64 amd64
-LAMBDA_TAGS  ?= lambda.norpc,cairn_aws
+# Lambda builds: AWS drivers only, OTLP over HTTP only (lambda.norpc), no
+# HTTP/2 in net/http (nethttpomithttp2: S3, SQS and the Runtime API speak
+# HTTP/1.1; 0.5 MB), and no dashboard in the API function (cairn_noui: its
+# template reflection keeps every exported method linked, ≈ 10 MB).
+LAMBDA_TAGS  ?= lambda.norpc,cairn_aws,nethttpomithttp2,cairn_noui
+# The dashboard function: functions/api with the dashboard, serving /ui/
+# and /docs on AWS (infra/aws/template.yaml routes them to it).
+LAMBDA_DASHBOARD_TAGS ?= lambda.norpc,cairn_aws,nethttpomithttp2
 IMAGE        ?= localhost/cairn:dev
 IMAGE_TAGS   ?=
 
 .PHONY: lambda image
 
-## lambda: Lambda zips (provided.al2023: one executable named bootstrap) of the API and reaper functions, for arm64 and amd64, into dist/
+## lambda: Lambda zips (provided.al2023: one executable named bootstrap) of the API, reaper and dashboard functions, for arm64 and amd64, into dist/
 lambda:
-	@set -e; for fn in api reaper; do for arch in $(LAMBDA_ARCHS); do \
+	@set -e; for spec in api:api:$(LAMBDA_TAGS) reaper:reaper:$(LAMBDA_TAGS) dashboard:api:$(LAMBDA_DASHBOARD_TAGS); do \
+	  fn=$${spec%%:*}; pkg=$${spec#*:}; tags=$${pkg#*:}; pkg=$${pkg%%:*}; \
+	  for arch in $(LAMBDA_ARCHS); do \
 	  out=$(DIST)/lambda/$$fn-$$arch; mkdir -p $$out; \
-	  CGO_ENABLED=0 GOOS=linux GOARCH=$$arch $(GO) build -trimpath -ldflags="-s -w" -tags $(LAMBDA_TAGS) -o $$out/bootstrap ./functions/$$fn; \
+	  CGO_ENABLED=0 GOOS=linux GOARCH=$$arch $(GO) build -trimpath -ldflags="-s -w" -tags $$tags -o $$out/bootstrap ./functions/$$pkg; \
 	  $(GO) run ./infra/aws/lambdazip -o $(DIST)/cairn-$$fn-$$arch.zip $$out/bootstrap; \
 	  awk -v z=$(DIST)/cairn-$$fn-$$arch.zip -v b=$$(wc -c <$$out/bootstrap) -v s=$$(wc -c <$(DIST)/cairn-$$fn-$$arch.zip) \
-	    'BEGIN { printf "%-30s bootstrap %5.1f MB  zip %5.1f MB\n", z, b/1e6, s/1e6 }'; \
+	    'BEGIN { printf "%-33s bootstrap %5.1f MB  zip %5.1f MB\n", z, b/1e6, s/1e6 }'; \
 	done; done
 
 ## image: the container image (Cloud Run; FROM scratch, CA certificates, tzdata, non-root) as $(IMAGE), with podman (or docker); IMAGE_TAGS=cairn_gcp for Google drivers only

@@ -302,8 +302,9 @@ func waitTCP(t *testing.T, addr string, within time.Duration) {
 // Emulator, against MinIO, with Function URL (payload 2.0) events.
 func testLambdaRIE(t *testing.T, dir string) {
 	env, _, _ := minioBucket(t) // skips under -short before any build
-	boot := goBuild(t, "./functions/api", dir+"/bootstrap", "lambda.norpc,cairn_aws", hostArch())
-	t.Logf("Lambda bootstrap (lambda.norpc,cairn_aws, linux/%s): %s", hostArch(), mb(fileSize(t, boot)))
+	tags := makeVar(t, "LAMBDA_TAGS")
+	boot := goBuild(t, "./functions/api", dir+"/bootstrap", tags, hostArch())
+	t.Logf("Lambda bootstrap (%s, linux/%s): %s", tags, hostArch(), mb(fileSize(t, boot)))
 	rie := installRIE(t, dir)
 	rieAddr := testinfra.FreeAddr(t)
 	startProcess(t, rie, append(env,
@@ -380,7 +381,7 @@ func testLambdaRIE(t *testing.T, dir string) {
 
 	// The reaper's bootstrap, invoked as EventBridge Scheduler does, on
 	// the same bucket: one pass per invocation, statistics as the result.
-	reaperBoot := goBuild(t, "./functions/reaper", dir+"/reaper/bootstrap", "lambda.norpc,cairn_aws", hostArch())
+	reaperBoot := goBuild(t, "./functions/reaper", dir+"/reaper/bootstrap", tags, hostArch())
 	rAddr := testinfra.FreeAddr(t)
 	startProcess(t, rie, append(env, "AWS_LAMBDA_FUNCTION_NAME=cairn-reaper", "AWS_LAMBDA_FUNCTION_TIMEOUT=60"),
 		"--runtime-api-address", testinfra.FreeAddr(t), "--runtime-interface-emulator-address", rAddr, reaperBoot)

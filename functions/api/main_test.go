@@ -53,7 +53,8 @@ func TestLambdaDeadlineReachesTheEngine(t *testing.T) {
 }
 
 // TestBinaries builds the real binaries once and runs them: cold start,
-// SIGTERM during a held claim, the Lambda bootstrap under the Runtime
+// SIGTERM during a held claim, the Lambda bootstraps' size and cold start
+// under a fake Runtime API, the API's bootstrap under the Runtime
 // Interface Emulator, and the container image.
 func TestBinaries(t *testing.T) {
 	dir := t.TempDir()
@@ -63,6 +64,12 @@ func TestBinaries(t *testing.T) {
 
 	t.Run("ColdStart", func(t *testing.T) { testColdStart(t, local) })
 	t.Run("SIGTERMDuringHeldClaim", func(t *testing.T) { testSIGTERM(t, local) })
+	t.Run("LambdaBootstraps", func(t *testing.T) {
+		if testing.Short() {
+			t.Skip("the Lambda bootstraps are not built in -short mode")
+		}
+		testLambdaBootstraps(t, dir)
+	})
 	t.Run("Lambda", func(t *testing.T) { testLambdaRIE(t, dir) })
 	t.Run("CloudRunImage", func(t *testing.T) {
 		env, _, _ := minioBucket(t) // skips under -short before the build

@@ -465,7 +465,11 @@ func TestSAMTemplate(t *testing.T) {
 	publish, subscribe := sqsActions(t)
 	t.Logf("from the code: S3 objects %v, bucket %v; SQS publish %v, subscribe %v", objects, list, publish, subscribe)
 
-	fns := map[string]config.Role{"ApiFunction": config.API, "ClaimsFunction": config.API, "ReaperFunction": config.Reaper}
+	// The dashboard function is the API's code built with the dashboard
+	// (make lambda's cairn-dashboard zip); it claims nothing, so it has no
+	// bus: hints are for claims, and an SQS message reaches one receiver.
+	fns := map[string]config.Role{"ApiFunction": config.API, "ClaimsFunction": config.API, "DashboardFunction": config.API, "ReaperFunction": config.Reaper}
+	const dashboard = "DashboardFunction"
 	if got := slices.Sorted(maps.Keys(sam.tmpl.GetAllServerlessFunctionResources())); !slices.Equal(got, slices.Sorted(maps.Keys(fns))) {
 		t.Fatalf("functions %v, want %v", got, slices.Sorted(maps.Keys(fns)))
 	}
@@ -480,6 +484,9 @@ func TestSAMTemplate(t *testing.T) {
 				t.Fatal("no CodeUri")
 			}
 			fnDir := map[config.Role]string{config.API: "api", config.Reaper: "reaper"}[role]
+			if name == dashboard {
+				fnDir = "dashboard"
+			}
 			if len(f.arch) != 1 {
 				t.Fatalf("architectures %v", f.arch)
 			}
@@ -496,7 +503,7 @@ func TestSAMTemplate(t *testing.T) {
 			if len(c.Warnings) > 0 {
 				t.Errorf("warnings at start: %v", c.Warnings)
 			}
-			if !strings.HasPrefix(c.Blob, "s3://ref.Bucket?") || !strings.Contains(c.Notify, "getatt.HintsQueue.QueueName") {
+			if !strings.HasPrefix(c.Blob, "s3://ref.Bucket?") || (name == dashboard) != (c.Notify == "") || name != dashboard && !strings.Contains(c.Notify, "getatt.HintsQueue.QueueName") {
 				t.Errorf("CAIRN_BLOB %q / CAIRN_NOTIFY %q do not name this stack's bucket and queue", c.Blob, c.Notify)
 			}
 
@@ -534,7 +541,9 @@ func TestSAMTemplate(t *testing.T) {
 			}
 			g := grants(sam.roleStatements(t, *f.fn.Role))
 			wantSQS := publish
-			if config.Subscribes(role) {
+			if name == dashboard {
+				wantSQS = nil
+			} else if config.Subscribes(role) {
 				wantSQS = append(slices.Clone(publish), subscribe...)
 				sort.Strings(wantSQS)
 			}
@@ -583,6 +592,19 @@ func TestSAMTemplate(t *testing.T) {
 	// The API is reachable: a Function URL.
 	if api := sam.function(t, "ApiFunction"); api.fn.FunctionUrlConfig == nil {
 		t.Error("the API has no Function URL")
+	}
+	// The dashboard's paths (package ui's, and / which redirects to it)
+	// reach the dashboard function through the HTTP API; the API function
+	// takes every other path.
+	var routes []string
+	for _, ev := range sam.function(t, dashboard).events {
+		if ev.Type == "HttpApi" && ev.Properties["ApiId"] == "ref.HttpApi" {
+			routes = append(routes, fmt.Sprint(ev.Properties["Method"], " ", ev.Properties["Path"]))
+		}
+	}
+	slices.Sort(routes)
+	if want := []string{"GET /", "GET /docs", "GET /docs/{proxy+}", "GET /favicon.ico", "GET /ui", "GET /ui/{proxy+}"}; !slices.Equal(routes, want) {
+		t.Errorf("the dashboard function's HTTP API routes %v, want %v", routes, want)
 	}
 
 	// The bucket: no versioning, audit records expire, private, retained.

@@ -158,14 +158,15 @@ clean:
 # ---- Deployment artifacts (functions/api, functions/reaper; the dashboard function is functions/api) ----
 DIST         ?= dist
 LAMBDA_ARCHS ?= arm64 amd64
-# Lambda builds: AWS drivers only, OTLP over HTTP only (lambda.norpc), no
-# HTTP/2 in net/http (nethttpomithttp2: S3, SQS and the Runtime API speak
+# Lambda builds: AWS drivers only (cairn_aws; cairn_lambda leaves out the
+# NATS bus, whose subscription a frozen environment cannot hold: 0.8 MB),
+# OTLP over HTTP only (lambda.norpc), no HTTP/2 in net/http (nethttpomithttp2: S3, SQS and the Runtime API speak
 # HTTP/1.1; 0.5 MB), and no dashboard in the API function (cairn_noui: its
 # template reflection keeps every exported method linked, ≈ 10 MB).
-LAMBDA_TAGS  ?= lambda.norpc,cairn_aws,nethttpomithttp2,cairn_noui
+LAMBDA_TAGS  ?= lambda.norpc,cairn_aws,cairn_lambda,nethttpomithttp2,cairn_noui
 # The dashboard function: functions/api with the dashboard, serving /ui/
 # and /docs on AWS (infra/aws/template.yaml routes them to it).
-LAMBDA_DASHBOARD_TAGS ?= lambda.norpc,cairn_aws,nethttpomithttp2
+LAMBDA_DASHBOARD_TAGS ?= lambda.norpc,cairn_aws,cairn_lambda,nethttpomithttp2
 IMAGE        ?= localhost/cairn:dev
 IMAGE_TAGS   ?=
 

@@ -110,7 +110,7 @@ func (e *Engine) Claim(ctx context.Context, req cairn.ClaimRequest) ([]cairn.Lea
 		woken := hold.Await(ctx, wake, deadline, e.cfg.FallbackInterval, e.draining) // its next scan
 		if t != nil {
 			if got := e.handoff.Close(t); len(got) > 0 {
-				return got, nil
+				return e.answerGranted(got), nil
 			}
 		}
 		if !woken {

@@ -236,7 +236,7 @@ type Engine struct {
 	commits   *committer
 	leases    *lease.Objects // lease objects' writes and this instance's cache of them (engine/internal/lease)
 	hub       *hub.Hub
-	handoff   handoff.Set[heldClaim, cairn.Lease] // held claims a start may hand its first attempts to (inline.go)
+	handoff   handoff.Set[heldClaim, inlineGrant] // held claims a start may hand its first attempts to (inline.go)
 	handedOff atomic.Int64                        // leases handed to held claims by starts (a test signal)
 	progress  *progress.Hub                       // progress streams (progress.go)
 	watch     *watch.Registry[runRecord]
@@ -397,26 +397,9 @@ func (e *Engine) afterCommit(fx *effects) {
 	}
 }
 
-// announce publishes hints: on the bus when there is one (every instance,
-// this one included, hears them), else to this instance's hub.
-func (e *Engine) announce(hints []notify.Hint) {
-	if e.cfg.Bus == nil {
-		for _, h := range hints {
-			e.receive(h)
-		}
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := e.cfg.Bus.Publish(ctx, hints); err != nil {
-		// A lost hint costs latency, not work: the fallback scan and the
-		// reaper find the step. Serve this instance's claims meanwhile.
-		e.log.Warn("publishing work notifications failed; falling back to the bucket", "err", err, "hints", len(hints))
-		for _, h := range hints {
-			e.receive(h)
-		}
-	}
-}
+// announce publishes hints: on the bus when there is one, else to this
+// instance's hub (hub.Announce).
+func (e *Engine) announce(hints []notify.Hint) { hub.Announce(e.cfg.Bus, hints, e.receive, e.log) }
 
 // nextWake is when the reaper should next look at a run (an ended one:
 // when its retention passes, see retention.go), or the

@@ -143,6 +143,11 @@ func (e *Engine) inlineClaimFor(ctx context.Context, tok leaseToken, max int) *i
 	if err != nil {
 		return nil
 	}
+	return e.inlineClaimOf(w, max)
+}
+
+// inlineClaimOf is an inline claim of up to max leases for worker w.
+func (e *Engine) inlineClaimOf(w cachedWorker, max int) *inlineClaim {
 	ic := &inlineClaim{w: w, max: max}
 	ic.above, ic.outranked = e.hub.Highest(func(h notify.Hint) bool {
 		return w.Served[workflowID{Name: h.Workflow, Version: h.Version}]
@@ -254,13 +259,11 @@ func (e *Engine) inlineHolder(ctx context.Context, run, step string, n int, rev 
 	return nil, nil
 }
 
-// A start's eager dispatch: a held claim on this instance that serves the
-// new run's workflow is handed the run's first attempts, leased inline in
-// the run's first record, under the same rules as a complete's claim_next
-// (grantInline). The invariant holds as for a complete: those attempts
-// are ready in no version of the record without their lease, since the
-// create that made them ready carries it. A start that writes no record
-// releases the claim, which goes on waiting (engine/internal/handoff).
+// A start's eager dispatch (engine/internal/handoff): a held claim on
+// this instance whose worker serves the new run is handed the run's first
+// attempts, leased inline in the run's first record by grantInline's
+// rules; the invariant holds as for a complete, since the create that
+// makes those attempts ready carries their leases.
 
 // heldClaim is what a held claim offers a start: its worker, and how many
 // leases it asked for.
@@ -269,54 +272,30 @@ type heldClaim struct {
 	max int
 }
 
-type heldTaker = handoff.Taker[heldClaim, cairn.Lease]
+type heldTaker = handoff.Taker[heldClaim, inlineGrant]
 
-// handedOff is a start's reservation of a held claim, with the leases the
-// start's record grants it.
-type handedOff struct {
-	t  *heldTaker
-	ic *inlineClaim
-}
-
-// handToHeldClaim reserves a held claim for the new run r and leases it
-// r's first attempts in r, when it may have any (inlineGrantOf); nil when
-// there is no such claim. The start settles it once its create is known.
-func (e *Engine) handToHeldClaim(r *runRecord, d *definition, fx *effects) *handedOff {
+// handToHeldClaim offers the new run r's first attempts to a held claim,
+// leasing them in r; the start settles the offer once its create is known.
+func (e *Engine) handToHeldClaim(r *runRecord, d *definition, fx *effects) *handoff.Offered[heldClaim, inlineGrant] {
+	if r.Status != cairn.RunRunning || len(fx.hints) == 0 {
+		return nil
+	}
 	wf := workflowID{Name: r.Workflow, Version: r.Version}
-	if r.Status != cairn.RunRunning || len(fx.hints) == 0 || e.handoff.Len() == 0 {
-		return nil
-	}
-	t := e.handoff.Reserve(func(c heldClaim) bool { return c.w.Served[wf] })
-	if t == nil {
-		return nil
-	}
-	ic := &inlineClaim{w: t.Who.w, max: t.Who.max}
-	ic.above, ic.outranked = e.hub.Highest(func(h notify.Hint) bool {
-		return ic.w.Served[workflowID{Name: h.Workflow, Version: h.Version}]
+	return e.handoff.Offer(func(c heldClaim) bool { return c.w.Served[wf] }, func(c heldClaim) []inlineGrant {
+		ic := e.inlineClaimOf(c.w, c.max)
+		e.grantInline(r, d, ic, 0, fx)
+		e.handedOff.Add(int64(len(ic.granted)))
+		return ic.granted
 	})
-	e.grantInline(r, d, ic, 0, fx)
-	if len(ic.granted) == 0 {
-		e.handoff.Release(t)
-		return nil
-	}
-	return &handedOff{t: t, ic: ic}
 }
 
-// settleHandoff delivers the leases to the held claim once the start's record
-// is written, else releases the claim.
-func (e *Engine) settleHandoff(h *handedOff, written bool) {
-	if h == nil {
-		return
-	}
-	if !written {
-		e.handoff.Release(h.t)
-		return
-	}
-	leases := make([]cairn.Lease, 0, len(h.ic.granted))
-	for _, g := range h.ic.granted {
+// answerGranted is the leases of inline grants, kept in the lease cache (at
+// a version no store makes) so their calls on this instance read nothing.
+func (e *Engine) answerGranted(gs []inlineGrant) []cairn.Lease {
+	leases := make([]cairn.Lease, 0, len(gs))
+	for _, g := range gs {
 		e.leases.Remember(g.rec, inlineVersion)
 		leases = append(leases, g.lease)
 	}
-	e.handedOff.Add(int64(len(leases)))
-	e.handoff.Deliver(h.t, leases)
+	return leases
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/cairn-dev/cairn/blob"
 	"github.com/cairn-dev/cairn/engine/internal/attrs"
 	"github.com/cairn-dev/cairn/engine/internal/errs"
+	"github.com/cairn-dev/cairn/engine/internal/handoff"
 	"github.com/cairn-dev/cairn/engine/internal/keys"
 	"github.com/cairn-dev/cairn/engine/internal/list"
 	"github.com/cairn-dev/cairn/engine/internal/mapstep"
@@ -130,14 +131,14 @@ func (e *Engine) startRun(ctx context.Context, req cairn.StartRequest, seed func
 	if err := e.externalizeStart(ctx, r); err != nil { // payloads before the record
 		return nil, err
 	}
-	var handed *handedOff
+	var handed *handoff.Offered[heldClaim, inlineGrant]
 	if !e.checkDeadline(r, now) {
 		e.advance(r, d, fx)
 		e.fromCache(ctx, r, d, fx)
 		handed = e.handToHeldClaim(r, d, fx) // inline.go
 	}
 	err = e.createRun(ctx, r, fx, req.IdempotencyKey != "")
-	e.settleHandoff(handed, err == nil)
+	handed.Settle(err == nil)
 	if errors.Is(err, errRunExists) && req.IdempotencyKey != "" {
 		// A concurrent start with the same key finished it first.
 		existing, err := e.readRun(ctx, id)

@@ -296,10 +296,7 @@ func (e *Engine) Complete(ctx context.Context, id string, req cairn.CompleteRequ
 	// worker (inline.go), when it could.
 	var leases []cairn.Lease
 	if next != nil {
-		for _, g := range next.granted {
-			e.leases.Remember(g.rec, inlineVersion)
-			leases = append(leases, g.lease)
-		}
+		leases = e.answerGranted(next.granted)
 		e.seen(tok.Worker)
 	}
 	if len(leases) >= req.ClaimNext.Max {

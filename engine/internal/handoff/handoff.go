@@ -4,9 +4,9 @@
 // as a complete's claim_next is the complete's).
 //
 // A held claim opens a Taker while it waits and closes it when it stops
-// waiting. A start reserves an open taker, writes its record with the
-// leases in it, then delivers them, or releases the taker when the write
-// failed. Close waits for a reservation in progress to end, so leases are
+// waiting. A start offers to the longest-waiting open taker that can take
+// its work, writes its record with the leases in it, then settles: the
+// leases are delivered, or the taker is released when the write failed. Close waits for a reservation in progress to end, so leases are
 // never delivered to a claim that has already answered: the wait is at
 // most the start's own write, which its request's time bounds.
 package handoff
@@ -49,10 +49,46 @@ func (s *Set[W, L]) Open(who W, wake func()) *Taker[W, L] {
 	return t
 }
 
-// Reserve takes the open taker that has waited longest among those match
-// accepts, for one start; nil when there is none. The start must end the
-// reservation with Deliver or Release.
-func (s *Set[W, L]) Reserve(match func(W) bool) *Taker[W, L] {
+// Offered is a start's reservation of a taker and what it will hand it.
+type Offered[W, L any] struct {
+	s     *Set[W, L]
+	t     *Taker[W, L]
+	items []L
+}
+
+// Offer reserves the open taker that has waited longest among those match
+// accepts and asks grant what to hand it (grant writes it into the start's
+// record); nil when there is no such taker, or grant gives nothing (the
+// taker is open again). The start must Settle what it was offered.
+func (s *Set[W, L]) Offer(match func(W) bool, grant func(W) []L) *Offered[W, L] {
+	t := s.reserve(match)
+	if t == nil {
+		return nil
+	}
+	items := grant(t.Who)
+	if len(items) == 0 {
+		s.release(t)
+		return nil
+	}
+	return &Offered[W, L]{s: s, t: t, items: items}
+}
+
+// Settle ends the reservation once the start knows whether its record was
+// written: then the items are delivered and the claim woken to answer
+// them; else the taker is open again. A nil Offered settles nothing.
+func (o *Offered[W, L]) Settle(written bool) {
+	switch {
+	case o == nil:
+	case written:
+		o.s.deliver(o.t, o.items)
+	default:
+		o.s.release(o.t)
+	}
+}
+
+// reserve takes the open taker that has waited longest among those match
+// accepts; nil when there is none.
+func (s *Set[W, L]) reserve(match func(W) bool) *Taker[W, L] {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for i, t := range s.open {
@@ -65,9 +101,8 @@ func (s *Set[W, L]) Reserve(match func(W) bool) *Taker[W, L] {
 	return nil
 }
 
-// Deliver ends t's reservation with ls, written in the start's record,
-// and wakes its claim, which answers them.
-func (s *Set[W, L]) Deliver(t *Taker[W, L], ls []L) {
+// deliver ends t's reservation with ls and wakes its claim.
+func (s *Set[W, L]) deliver(t *Taker[W, L], ls []L) {
 	s.mu.Lock()
 	t.state, t.got = delivered, ls
 	close(t.settled)
@@ -75,9 +110,8 @@ func (s *Set[W, L]) Deliver(t *Taker[W, L], ls []L) {
 	t.wake()
 }
 
-// Release ends t's reservation with nothing (the start wrote no record):
-// t is open again.
-func (s *Set[W, L]) Release(t *Taker[W, L]) {
+// release ends t's reservation with nothing: t is open again.
+func (s *Set[W, L]) release(t *Taker[W, L]) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	t.state = open

@@ -29,18 +29,23 @@ func TestEveryDeliveryIsAnsweredOnce(t *testing.T) {
 					return
 				default:
 				}
-				tk := s.Reserve(func(w int) bool { return w%2 == 0 || rand.IntN(2) == 0 })
-				if tk == nil {
-					runtime.Gosched() // nothing open: let the claims run
+				var item int
+				o := s.Offer(func(w int) bool { return w%2 == 0 || rand.IntN(2) == 0 }, func(int) []int {
+					if rand.IntN(4) == 0 {
+						return nil // nothing to hand: released at once
+					}
+					item = int(next.Add(1))
+					return []int{item}
+				})
+				if o == nil {
+					runtime.Gosched() // nothing open or handed: let the claims run
 					continue
 				}
-				if rand.IntN(3) == 0 {
-					s.Release(tk)
-					continue
+				written := rand.IntN(3) != 0
+				if written {
+					delivered.Add(1)
 				}
-				item := int(next.Add(1))
-				delivered.Add(1)
-				s.Deliver(tk, []int{item})
+				o.Settle(written)
 			}
 		})
 	}
@@ -80,9 +85,10 @@ func TestEveryDeliveryIsAnsweredOnce(t *testing.T) {
 func TestCloseWaitsForAReservation(t *testing.T) {
 	var s Set[string, string]
 	tk := s.Open("w", func() {})
-	r := s.Reserve(func(string) bool { return true })
-	if r != tk {
-		t.Fatal("the open taker was not reserved")
+	var to string
+	o := s.Offer(func(string) bool { return true }, func(w string) []string { to = w; return []string{"lease"} })
+	if o == nil || to != "w" {
+		t.Fatal("the open taker was not offered the lease")
 	}
 	done := make(chan []string, 1)
 	go func() { done <- s.Close(tk) }()
@@ -91,7 +97,7 @@ func TestCloseWaitsForAReservation(t *testing.T) {
 		t.Fatal("Close returned while a reservation was in progress")
 	case <-time.After(50 * time.Millisecond):
 	}
-	s.Deliver(r, []string{"lease"})
+	o.Settle(true)
 	select {
 	case got := <-done:
 		if len(got) != 1 || got[0] != "lease" {
@@ -100,7 +106,7 @@ func TestCloseWaitsForAReservation(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("Close did not return within 10 s of the delivery")
 	}
-	if s.Reserve(func(string) bool { return true }) != nil {
-		t.Fatal("a closed taker was reserved")
+	if s.Offer(func(string) bool { return true }, func(string) []string { return []string{"x"} }) != nil {
+		t.Fatal("a closed taker was offered work")
 	}
 }

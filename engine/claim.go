@@ -101,22 +101,28 @@ func (e *Engine) Claim(ctx context.Context, req cairn.ClaimRequest) ([]cairn.Lea
 				continue
 			}
 		}
-		// While it holds, a start on this instance may hand it the new
-		// run's first attempts, leased in the run's first record.
-		var t *heldTaker
-		if req.Run == "" {
-			t = e.handoff.Open(heldClaim{w: w, max: max}, func() { hub.Signal(wake) })
-		}
-		woken := hold.Await(ctx, wake, deadline, e.cfg.FallbackInterval, e.draining) // its next scan
-		if t != nil {
-			if got := e.handoff.Close(t); len(got) > 0 {
-				return e.answerGranted(got), nil
-			}
-		}
-		if !woken {
-			return []cairn.Lease{}, nil
+		if got, woken := e.holdClaim(ctx, w, max, req.Run == "", wake, deadline); len(got) > 0 || !woken {
+			return got, nil
 		}
 	}
+}
+
+// holdClaim holds a claim until a hint may have come (woken), up to its
+// next fallback scan or its deadline. While it holds, a start on this
+// instance may hand it the new run's first attempts, leased in the run's
+// first record (open: not a run-scoped claim): they are its answer.
+func (e *Engine) holdClaim(ctx context.Context, w cachedWorker, max int, open bool, wake chan struct{}, deadline time.Time) (_ []cairn.Lease, woken bool) {
+	var t *heldTaker
+	if open {
+		t = e.handoff.Open(heldClaim{w: w, max: max}, func() { hub.Signal(wake) })
+	}
+	woken = hold.Await(ctx, wake, deadline, e.cfg.FallbackInterval, e.draining)
+	if t != nil {
+		if got := e.handoff.Close(t); len(got) > 0 {
+			return e.answerGranted(got), true
+		}
+	}
+	return []cairn.Lease{}, woken
 }
 
 // HeldClaims is the number of claims this instance holds now, waiting for

@@ -24,6 +24,13 @@ import (
 type fired struct {
 	Runs [][]string `json:"runs"`
 	Last string     `json:"last,omitempty"` // debounce: the last event's key
+	// Superseded are the id hashes of the events a debounce listed
+	// before its last: with the runs' events, the ids whose markers
+	// name the window (deleted with it, sweep.go).
+	Superseded []string `json:"superseded,omitempty"`
+	// At is when the window fired: it is kept Host.Retention from then
+	// (zero in outcomes written before it was recorded).
+	At time.Time `json:"at,omitzero"`
 }
 
 // has tells whether the outcome took the event written at at with id: a
@@ -44,6 +51,9 @@ func (f *fired) has(at time.Time, id string) bool {
 }
 
 func nameOf(key string) string { return key[strings.LastIndexByte(key, '/')+1:] }
+
+// hashOf is the id hash in an event key.
+func hashOf(key string) string { return key[strings.LastIndexByte(key, '-')+1:] }
 
 // eventName is an event object's name in its shard: publish time, then id
 // hash, so names order events by publish time, then id.
@@ -77,6 +87,7 @@ func (g *Gates) fire(ctx context.Context, w window) (*fired, error) {
 		return nil, err
 	}
 	f = w.outcome(evs, sizes, g.h.MaxInput)
+	f.At = g.h.Now()
 	if _, err := g.h.Store.Create(ctx, w.firedKey(), object.JSON(f)); errors.Is(err, blob.ErrPreconditionFailed) {
 		if f, _, err = object.Read[fired](ctx, g.h.Store, w.firedKey()); err != nil {
 			return nil, err
@@ -127,7 +138,7 @@ func (g *Gates) events(ctx context.Context, w window) ([]string, map[string]int6
 	slices.SortFunc(keys, func(a, b string) int { return cmp.Compare(nameOf(a), nameOf(b)) })
 	seen := map[string]bool{}
 	return slices.DeleteFunc(keys, func(k string) bool {
-		id := k[strings.LastIndexByte(k, '-')+1:]
+		id := hashOf(k)
 		dup := seen[id]
 		seen[id] = true
 		return dup
@@ -156,6 +167,9 @@ func (w window) outcome(evs []string, sizes map[string]int64, maxInput int) *fir
 	if w.open.Kind == Debounce {
 		f.Last = evs[len(evs)-1]
 		f.Runs = [][]string{{f.Last}}
+		for _, k := range evs[:len(evs)-1] {
+			f.Superseded = append(f.Superseded, hashOf(k))
+		}
 		return f
 	}
 	var run []string
@@ -198,13 +212,7 @@ func (g *Gates) finish(ctx context.Context, w window, f *fired) error {
 	if err != nil {
 		return err
 	}
-	errs := make([]error, len(evs))
-	par.Each(8, len(evs), func(i int) {
-		if err := g.h.Store.Delete(ctx, evs[i]); err != nil && !errors.Is(err, blob.ErrNotFound) {
-			errs[i] = err
-		}
-	})
-	return errors.Join(errs...)
+	return g.deleteAll(ctx, evs)
 }
 
 // input is a run's input from its events: a debounce's last payload, a
@@ -226,14 +234,18 @@ func (w window) input(bodies []*eventBody) (json.RawMessage, render.Event) {
 
 // Reap visits a window whose timer (timerKeys, named id) is due: it
 // fires it when it is due (a debounce quiet for its period, or past its
-// timeout; a batch past its timeout, or full), or re-arms its timer for
-// when it will be.
+// timeout; a batch past its timeout, or full) and re-arms its timer for
+// its sweep, or re-arms it for when it will be due; a sweep's timer
+// deletes the fired window (sweep.go).
 func (g *Gates) Reap(ctx context.Context, id string, timerKeys []string, now time.Time) error {
-	prefix, n, err := g.parseTimerID(id)
+	prefix, n, tag, err := g.parseTimerID(id)
 	if err != nil {
 		return g.h.DropTimers(ctx, timerKeys, "")
 	}
 	w := window{prefix: prefix, n: n}
+	if strings.HasPrefix(tag, sweepTag) {
+		return g.sweep(ctx, w, timerKeys)
+	}
 	o, _, err := object.Read[opening](ctx, g.h.Store, w.openKey())
 	if errors.Is(err, blob.ErrNotFound) {
 		return g.h.DropOrphans(ctx, timerKeys, now) // armed by a first event that died before its window opened
@@ -253,10 +265,15 @@ func (g *Gates) Reap(ctx context.Context, id string, timerKeys []string, now tim
 		}
 		return g.h.DropTimers(ctx, timerKeys, keep)
 	}
-	if _, err := g.fire(ctx, w); err != nil {
+	f, err := g.fire(ctx, w)
+	if err != nil {
 		return err
 	}
-	return g.h.DropTimers(ctx, timerKeys, "")
+	keep, err := g.armSweep(ctx, w, f, now)
+	if err != nil {
+		return err
+	}
+	return g.h.DropTimers(ctx, timerKeys, keep)
 }
 
 // due is when window w fires: fired or sealed already, now; a debounce

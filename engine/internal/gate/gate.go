@@ -13,13 +13,20 @@
 //	                      digits of the event id's hash (no object, and no
 //	                      key range, takes every event of a hot key)
 //	<n>/fired             the window's outcome (create-only: the one
-//	                      firing that counts): the events it took
+//	                      firing that counts): the events it took, the
+//	                      ids of those it listed, when it fired
+//	ids/<xx>/<idhash>     an event id's marker: the window it was last
+//	                      written into (ids.go)
 //
 // An event reads state, writes its object into the open window, and is in
 // it when no seal came before its write: when its read and write took less
 // than Settle (a firer lists Settle after sealing), or when state still
 // names the window after the write. Otherwise the window's outcome says
 // whether it took the event; one it did not take goes to the next window.
+//
+// A fired window's objects and its events' markers are kept
+// Host.Retention after it fired, then deleted through its timer
+// (sweep.go); state stays, so a key's window numbers never repeat.
 package gate
 
 import (
@@ -49,7 +56,8 @@ const (
 	Batch    = "batch"
 )
 
-// TimerPrefix starts the timer names of windows: g-<sha>-<n>.
+// TimerPrefix starts the timer names of windows: g-<sha>-<n>-<tag>, the
+// tag the arming instance's (hex), or x and it for a fired window's sweep.
 const TimerPrefix = "g-"
 
 // DefaultSettle is Host.Settle's default: a publish's read and write take
@@ -130,6 +138,11 @@ type Host struct {
 	// DropOrphans drops the timers of a window that never opened, once
 	// older than a start in flight could be.
 	DropOrphans func(ctx context.Context, timerKeys []string, now time.Time) error
+	// Retention is how long a fired window's objects and the id markers
+	// of its events are kept after it fired: a publish retried with an
+	// id within it is answered with its window (sweep.go). Zero or
+	// negative: kept.
+	Retention time.Duration
 }
 
 // Gates gathers events into windows and fires them.
@@ -206,18 +219,18 @@ func TimerID(name string) (string, bool) {
 	return strings.TrimPrefix(name, TimerPrefix), true
 }
 
-// parseTimerID splits a window timer id into the key's prefix and the
-// window number.
-func (g *Gates) parseTimerID(id string) (string, int64, error) {
+// parseTimerID splits a window timer id into the key's prefix, the
+// window number and the timer's tag.
+func (g *Gates) parseTimerID(id string) (string, int64, string, error) {
 	parts := strings.Split(id, "-")
 	if len(parts) != 3 {
-		return "", 0, fmt.Errorf("window timer %q: not <sha>-<n>-<tag>", id)
+		return "", 0, "", fmt.Errorf("window timer %q: not <sha>-<n>-<tag>", id)
 	}
 	n, err := strconv.ParseInt(parts[1], 10, 64)
 	if err != nil {
-		return "", 0, fmt.Errorf("window timer %q: %v", id, err)
+		return "", 0, "", fmt.Errorf("window timer %q: %v", id, err)
 	}
-	return g.h.Keys.Prefix + "gates/" + parts[0] + "/", n, nil
+	return g.h.Keys.Prefix + "gates/" + parts[0] + "/", n, parts[2], nil
 }
 
 // errClosing: windows kept closing under an event (it is retried by its

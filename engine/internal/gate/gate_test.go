@@ -1,6 +1,7 @@
 package gate
 
 import (
+	"strings"
 	"testing"
 	"time"
 )
@@ -39,5 +40,41 @@ func TestOutcome(t *testing.T) {
 	}
 	if at, ok := eventTime(keys[1]); !ok || !at.Equal(t0.Add(time.Millisecond)) {
 		t.Fatalf("eventTime %v %v", at, ok)
+	}
+}
+
+// A window's outcome names every event it listed (the runs' events, a
+// debounce's superseded ones): their markers go with the window. A
+// sweep's timer name is told from an instance's by its tag.
+func TestGateOutcomeNamesItsIDs(t *testing.T) {
+	t0 := time.UnixMilli(1_700_000_000_000)
+	w := window{prefix: "gates/abc/", n: 3, open: opening{Kind: Debounce}}
+	ids := []string{"a", "b", "c"}
+	var keys []string
+	for i, id := range ids {
+		keys = append(keys, w.eventKey(t0.Add(time.Duration(i)*time.Millisecond), id))
+	}
+	f := w.outcome(keys, nil, 1000)
+	if len(f.Superseded) != 2 || f.Superseded[0] != idHash("a") || f.Superseded[1] != idHash("b") || hashOf(f.Last) != idHash("c") {
+		t.Fatalf("debounce outcome %+v: want a and b superseded, c last", f)
+	}
+	if markKey(w.prefix, idHash("a")) != idKey(w.prefix, "a") {
+		t.Fatal("an event's marker is not found from its hash")
+	}
+	w.open = opening{Kind: Batch, MaxSize: 2}
+	if f := w.outcome(keys, nil, 1000); len(f.Superseded) != 0 {
+		t.Fatalf("batch outcome %+v: its runs name its events", f)
+	}
+
+	g := New(Host{})
+	for name, sweep := range map[string]bool{g.timerName(w): false, g.sweepName(w): true} {
+		id, ok := TimerID(name)
+		if !ok {
+			t.Fatalf("%s: not a window's timer", name)
+		}
+		prefix, n, tag, err := g.parseTimerID(id)
+		if err != nil || prefix != w.prefix || n != 3 || strings.HasPrefix(tag, sweepTag) != sweep {
+			t.Fatalf("%s: %q %d %q %v", name, prefix, n, tag, err)
+		}
 	}
 }

@@ -20,16 +20,17 @@ import (
 // the window never saw: a batch's outcome does not name it, so the retry
 // joins the open window; a debounce's outcome counts it taken only when a
 // later event of the window superseded it, which its own would have
-// been too.
+// been too. A marker goes with its window, Host.Retention after the
+// window fired (sweep.go): a publish of the id after that is a new event.
 type idMark struct {
 	N  int64     `json:"n"`
 	At time.Time `json:"at"`
 }
 
-func idKey(prefix, id string) string {
-	h := idHash(id)
-	return prefix + "ids/" + h[:2] + "/" + h
-}
+func idKey(prefix, id string) string { return markKey(prefix, idHash(id)) }
+
+// markKey is the marker of the id whose hash is h.
+func markKey(prefix, h string) string { return prefix + "ids/" + h[:2] + "/" + h }
 
 // retried reports whether an event of id was taken by a window of prefix
 // that has closed: ok with that window (w's open fields as a template).

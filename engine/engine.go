@@ -136,8 +136,9 @@ type Config struct {
 	// consumed yet [100].
 	MaxPendingEvents int
 	// Retention is how long an ended run (record, leases, idempotency
-	// key, timers) is kept before the reaper deletes it [30 days];
-	// negative keeps runs forever.
+	// key, timers), and a fired event window with its ids' markers, is
+	// kept before the reaper deletes it [30 days]; negative keeps them
+	// forever.
 	Retention time.Duration
 	// RetentionBatch caps the runs one reaper pass deletes [100].
 	RetentionBatch int

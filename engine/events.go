@@ -132,16 +132,11 @@ func (e *Engine) startForEvent(ctx context.Context, workflow, version string, in
 
 // newGates wires debounce and batch windows (engine/internal/gate) to e.
 // A fired window and its events' id markers are kept as long as an ended
-// run and its idempotency key (Config.Retention, negative: kept), so a
-// publish is idempotent by id as long with a window as without; at least
-// twice the longest request, so no publish still in flight finds its
-// window swept.
+// run and its idempotency key (Config.Retention), so a publish is
+// idempotent by id as long with a window as without.
 func newGates(e *Engine) *gate.Gates {
-	keep := e.cfg.Retention
-	if keep > 0 {
-		keep = max(keep, 2*e.cfg.MaxRequestTime)
-	}
-	return gate.New(gate.Host{Store: e.store, Keys: e.keys, Now: e.now, Log: e.log, MaxInput: e.cfg.MaxOutputBytes, Retention: keep,
+	return gate.New(gate.Host{Store: e.store, Keys: e.keys, Now: e.now, Log: e.log, MaxInput: e.cfg.MaxOutputBytes,
+		Retention: e.cfg.Retention, MaxRequest: e.cfg.MaxRequestTime,
 		TimerDue: timer.Due, PutTimer: e.timers.Put, DropTimers: e.timers.Drop, DropOrphans: e.timers.DropOrphans,
 		Start: func(ctx context.Context, wf string, input json.RawMessage, ev render.Event, key string) (cairn.TriggeredRun, error) {
 			return e.startForEvent(ctx, wf, "", input, ev, key)

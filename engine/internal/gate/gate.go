@@ -141,8 +141,9 @@ type Host struct {
 	// Retention is how long a fired window's objects and the id markers
 	// of its events are kept after it fired: a publish retried with an
 	// id within it is answered with its window (sweep.go). Zero or
-	// negative: kept.
-	Retention time.Duration
+	// negative: kept. New raises it to twice MaxRequest, so no publish
+	// still in flight finds its window swept.
+	Retention, MaxRequest time.Duration
 }
 
 // Gates gathers events into windows and fires them.
@@ -164,6 +165,9 @@ type seen struct {
 // New returns the gates of h.
 func New(h Host) *Gates {
 	h.Settle = cmp.Or(h.Settle, DefaultSettle)
+	if h.Retention > 0 {
+		h.Retention = max(h.Retention, 2*h.MaxRequest)
+	}
 	var b [3]byte
 	_, _ = rand.Read(b[:])
 	return &Gates{h: h, tag: hex.EncodeToString(b[:]), local: map[string]*seen{}}

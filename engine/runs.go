@@ -293,7 +293,7 @@ func (e *Engine) createRun(ctx context.Context, r *runRecord, fx *effects, keyed
 	if err != nil {
 		return errs.Unavailable(err)
 	}
-	e.commits.Created(r.ID, data, v)
+	e.commits.Created(r.ID, data, v, r.Rev)
 	fx.run = r // for observe; rev stays 0: no change notice for a new run
 	e.afterCommit(fx)
 	return nil

@@ -20,6 +20,7 @@ type Cache[R any] struct {
 type entry[R any] struct {
 	data []byte
 	ver  blob.Version
+	rev  int64     // the record's revision; 0: not known until decoded
 	at   time.Time // when this instance wrote or read it (monotonic)
 
 	// decoded is data decoded once, shared read-only by every reader that
@@ -84,8 +85,8 @@ func (c *Cache[R]) Recent(id string, d time.Duration) ([]byte, bool) {
 // from it (Recent).
 func (c *Cache[R]) Heard(id string, rev int64) {
 	e, ok := c.lru.Peek(id)
-	if !ok {
-		return
+	if !ok || e.rev >= rev {
+		return // an echo of this instance's own write costs no decode
 	}
 	if r := e.decode(); r == nil || c.rev(r) < rev {
 		c.lru.DeleteIf(id, func(cur *entry[R]) bool { return cur == e }) // not a newer copy put meanwhile
@@ -96,7 +97,7 @@ func (c *Cache[R]) Heard(id string, rev int64) {
 // known to be at least as new. rec becomes the entry's shared decoded
 // copy: it must not be changed.
 func (c *Cache[R]) Offer(id string, data []byte, ver blob.Version, rec *R) {
-	ent := &entry[R]{data: data, ver: ver, at: time.Now()}
+	ent := &entry[R]{data: data, ver: ver, rev: c.rev(rec), at: time.Now()}
 	ent.decoded.Store(rec)
 	ent.once.Do(func() {}) // decoded already
 	c.lru.Offer(id, ent, func(cur *entry[R]) bool {
@@ -105,9 +106,9 @@ func (c *Cache[R]) Offer(id string, data []byte, ver blob.Version, rec *R) {
 	})
 }
 
-// Put caches data, written or read at ver.
-func (c *Cache[R]) Put(id string, data []byte, ver blob.Version) {
-	c.lru.Put(id, &entry[R]{data: data, ver: ver, at: time.Now()})
+// Put caches data, written or read at ver, of revision rev (0: not known).
+func (c *Cache[R]) Put(id string, data []byte, ver blob.Version, rev int64) {
+	c.lru.Put(id, &entry[R]{data: data, ver: ver, rev: rev, at: time.Now()})
 }
 
 // Drop forgets id.

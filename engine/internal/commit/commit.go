@@ -151,9 +151,10 @@ func (c *Committer[R, FX]) Do(ctx context.Context, id string, m Mutation[R, FX])
 }
 
 // Created tells the committer that record id was written elsewhere (a
-// create), as data at ver: the cache and the per-object pace take it.
-func (c *Committer[R, FX]) Created(id string, data []byte, ver blob.Version) {
-	c.cache.Put(id, data, ver)
+// create), as data of revision rev at ver: the cache and the per-object
+// pace take it.
+func (c *Committer[R, FX]) Created(id string, data []byte, ver blob.Version, rev int64) {
+	c.cache.Put(id, data, ver, rev)
 	c.wrote(id)
 }
 
@@ -240,7 +241,7 @@ func (c *Committer[R, FX]) commit(id string, items []*pending[R, FX]) {
 		}
 		switch {
 		case err == nil:
-			c.cache.Put(id, data, nv)
+			c.cache.Put(id, data, nv, c.h.Rev(rec))
 			c.wrote(id)
 			c.h.Landed(rec, fx, len(items), attempt)
 			c.finish(items, vals, errs, nil, fx)
@@ -288,7 +289,7 @@ func (c *Committer[R, FX]) base(ctx context.Context, id string, useCache bool) (
 	if err != nil {
 		return nil, "", false, err
 	}
-	c.cache.Put(id, o.Data, o.Version)
+	c.cache.Put(id, o.Data, o.Version, 0)
 	return o.Data, o.Version, false, nil
 }
 

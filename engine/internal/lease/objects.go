@@ -132,7 +132,7 @@ func (o *Objects) Remember(l *Record, ver blob.Version) {
 		o.Forget(l.Run, l.Step, l.Attempt)
 		return
 	}
-	o.cache.Put(o.cacheKey(l.Run, l.Step, l.Attempt), object.JSON(l), ver)
+	o.cache.Put(o.cacheKey(l.Run, l.Step, l.Attempt), object.JSON(l), ver, 0)
 }
 
 // Forget drops a lease from the cache: it ended, or a write against the

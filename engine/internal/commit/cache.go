@@ -85,7 +85,7 @@ func (c *Cache[R]) Recent(id string, d time.Duration) ([]byte, bool) {
 // from it (Recent).
 func (c *Cache[R]) Heard(id string, rev int64) {
 	e, ok := c.lru.Peek(id)
-	if !ok || e.rev >= rev {
+	if !ok || e.rev >= rev || c.rev == nil {
 		return // an echo of this instance's own write costs no decode
 	}
 	if r := e.decode(); r == nil || c.rev(r) < rev {

@@ -70,6 +70,7 @@ type options struct {
 	seed                    uint64
 	out                     string
 	quiet                   bool
+	claimNext               bool
 }
 
 func main() {
@@ -101,6 +102,7 @@ func main() {
 	flag.Uint64Var(&o.seed, "seed", 1, "random seed of the store's latencies")
 	flag.StringVar(&o.out, "out", "", "append the summary line to this file")
 	flag.BoolVar(&o.quiet, "quiet", false, "summary only")
+	flag.BoolVar(&o.claimNext, "claim-next", true, "workers complete with claim_next as the Go SDK's worker does (the engine leases a linear run's next step in the record's own write); false: complete, then claim again")
 	flag.Parse()
 	res, err := run(context.Background(), o, os.Stdout)
 	if err != nil {
@@ -148,6 +150,7 @@ type result struct {
 	failedStarts int64
 	counts       sim.Counts
 	lat          []time.Duration
+	first, next  []time.Duration // lat split: a run's first step, the steps after it
 	partitions   int
 	splits       int
 	heldClaims   float64 // mean claims held (Lambda: environments busy waiting)
@@ -170,9 +173,11 @@ func (r result) summary(o options) string {
 		}
 	}
 	sort.Strings(prefixes)
-	return fmt.Sprintf("scenario=%s model=%s layout=%s scale=%g speed=%g sim=%s steps/s=%.0f runs_started=%d failed_starts=%d throttled=%.3f%% step_p50=%s step_p99=%s req/step=%.2f (GET %.2f PUT %.2f LIST %.3f DEL %.2f) usd/Msteps=%.2f partitions=%d splits=%d held_claims=%.0f client_retries=%d prefixes=[%s]",
-		o.scenario, o.model, o.layout, o.scale, o.speed, r.simTime.Round(time.Second), steps, int64(float64(r.runsStarted)*o.scale), int64(float64(r.failedStarts)*o.scale),
+	ms := func(xs []time.Duration, p int) time.Duration { return pct(xs, p).Round(time.Millisecond) }
+	return fmt.Sprintf("scenario=%s model=%s layout=%s scale=%g speed=%g claim_next=%v sim=%s steps/s=%.0f runs_started=%d failed_starts=%d throttled=%.3f%% step_p50=%s step_p99=%s first_step_p50=%s first_step_p99=%s next_step_p50=%s next_step_p99=%s req/step=%.2f (GET %.2f PUT %.2f LIST %.3f DEL %.2f) usd/Msteps=%.2f partitions=%d splits=%d held_claims=%.0f client_retries=%d prefixes=[%s]",
+		o.scenario, o.model, o.layout, o.scale, o.speed, o.claimNext, r.simTime.Round(time.Second), steps, int64(float64(r.runsStarted)*o.scale), int64(float64(r.failedStarts)*o.scale),
 		100*r.throttled, p50.Round(time.Millisecond), p99.Round(time.Millisecond),
+		ms(r.first, 50), ms(r.first, 99), ms(r.next, 50), ms(r.next, 99),
 		perStep(r.counts.Requests()), perStep(r.counts.Reads), perStep(r.counts.Writes), perStep(r.counts.Lists), perStep(r.counts.Deletes),
 		usd, r.partitions, r.splits, r.heldClaims, r.retries, strings.Join(prefixes, " "))
 }
@@ -196,9 +201,14 @@ type simulation struct {
 	mu      sync.Mutex
 	readyAt map[string]time.Time // run → when its current step became ready (sim)
 	lat     []time.Duration
-	steps   atomic.Int64
-	started atomic.Int64
-	failed  atomic.Int64
+	// firstStep is, for each of lat, whether it was a run's first step:
+	// from the start, through the claim that leased it, to its complete.
+	// A later step of a linear run is ready when the complete before it
+	// returned, with its lease in hand under claim_next.
+	firstStep []bool
+	steps     atomic.Int64
+	started   atomic.Int64
+	failed    atomic.Int64
 	// burstDone counts completed burst runs (single-step): started and
 	// failed count only the burst's runs in that scenario.
 	burstDone atomic.Int64
@@ -372,8 +382,8 @@ func (s *simulation) observe(ctx context.Context, w io.Writer) (warm, final *sna
 	end := start.Add(o.duration)
 	prev := s.snap()
 	if !o.quiet {
-		fmt.Fprintf(w, "# %s on %s, %s layout, scale 1/%g, %g× time, %d instances, %d workers, fallback scans every %s (fleet %d)\n", o.scenario, o.model, o.layout, o.scale, o.speed, o.instances, o.workers, cmp.Or(fallbackInterval(o), engine.DefaultFallbackInterval), o.fleet)
-		fmt.Fprintf(w, "%8s %10s %10s %9s %9s %9s %8s %6s %6s\n", "sim", "steps/s", "req/s", "thr%", "p50", "p99", "req/step", "parts", "held")
+		fmt.Fprintf(w, "# %s on %s, %s layout, scale 1/%g, %g× time, %d instances, %d workers, claim_next %v, fallback scans every %s (fleet %d)\n", o.scenario, o.model, o.layout, o.scale, o.speed, o.instances, o.workers, o.claimNext, cmp.Or(fallbackInterval(o), engine.DefaultFallbackInterval), o.fleet)
+		fmt.Fprintf(w, "%8s %10s %10s %9s %9s %9s %9s %9s %8s %6s %6s\n", "sim", "steps/s", "req/s", "thr%", "p50", "p99", "p99first", "p99next", "req/step", "parts", "held")
 	}
 	for {
 		now := s.clock.Now()
@@ -424,7 +434,7 @@ func (s *simulation) measured(warm, final *snapshot) result {
 	}
 	return result{
 		simTime: final.at.Sub(warm.at), steps: d.steps, runsStarted: s.started.Load(), failedStarts: s.failed.Load(),
-		counts: d.counts, lat: d.lat, partitions: final.stats.Partitions, splits: len(final.stats.Splits),
+		counts: d.counts, lat: d.lat, first: d.first, next: d.next, partitions: final.stats.Partitions, splits: len(final.stats.Splits),
 		heldClaims: held / float64(max(len(s.held), 1)), throttled: float64(d.counts.Throttled()) / float64(max(d.counts.Requests(), 1)),
 		hottest: final.stats.HottestWrites, byPrefix: d.byPrefix, retries: s.retries.Load(),
 	}
@@ -454,21 +464,31 @@ func (s *simulation) drained(elapsed time.Duration) bool {
 }
 
 type snapshot struct {
-	at       time.Time
-	steps    int64
-	counts   sim.Counts
-	byPrefix map[string]sim.Counts
-	lat      []time.Duration
-	nlat     int
-	stats    sim.Stats
-	s        *simulation
+	at          time.Time
+	steps       int64
+	counts      sim.Counts
+	byPrefix    map[string]sim.Counts
+	lat         []time.Duration
+	first, next []time.Duration // lat: a run's first step, the later ones
+	nlat        int
+	stats       sim.Stats
+	s           *simulation
 }
 
-// latSince are the step latencies recorded between p and c.
-func (c *snapshot) latSince(p *snapshot) []time.Duration {
+// latSince are the step latencies recorded between p and c: all of them,
+// and split into runs' first steps and the steps after those.
+func (c *snapshot) latSince(p *snapshot) (all, first, next []time.Duration) {
 	c.s.mu.Lock()
 	defer c.s.mu.Unlock()
-	return append([]time.Duration(nil), c.s.lat[p.nlat:c.nlat]...)
+	all = append([]time.Duration(nil), c.s.lat[p.nlat:c.nlat]...)
+	for i, d := range all {
+		if c.s.firstStep[p.nlat+i] {
+			first = append(first, d)
+		} else {
+			next = append(next, d)
+		}
+	}
+	return all, first, next
 }
 
 func (s *simulation) snap() *snapshot {
@@ -481,7 +501,8 @@ func (s *simulation) snap() *snapshot {
 
 // sub is what happened between an earlier snapshot and this one.
 func (c *snapshot) sub(p *snapshot) *snapshot {
-	d := &snapshot{at: c.at, steps: c.steps - p.steps, counts: c.counts.Sub(p.counts), byPrefix: map[string]sim.Counts{}, lat: c.latSince(p)}
+	d := &snapshot{at: c.at, steps: c.steps - p.steps, counts: c.counts.Sub(p.counts), byPrefix: map[string]sim.Counts{}}
+	d.lat, d.first, d.next = c.latSince(p)
 	for k, v := range c.byPrefix {
 		d.byPrefix[k] = v.Sub(p.byPrefix[k])
 	}
@@ -491,10 +512,11 @@ func (c *snapshot) sub(p *snapshot) *snapshot {
 func (c *snapshot) line(w io.Writer, p *snapshot, o options, elapsed time.Duration) {
 	secs := c.at.Sub(p.at).Seconds()
 	d := c.counts.Sub(p.counts)
-	lat := c.latSince(p)
-	fmt.Fprintf(w, "%8s %10.0f %10.0f %9.3f %9s %9s %8.2f %6d %6.0f\n", elapsed.Round(time.Second),
+	lat, first, next := c.latSince(p)
+	ms := func(xs []time.Duration, p int) time.Duration { return pct(xs, p).Round(time.Millisecond) }
+	fmt.Fprintf(w, "%8s %10.0f %10.0f %9.3f %9s %9s %9s %9s %8.2f %6d %6.0f\n", elapsed.Round(time.Second),
 		float64(c.steps-p.steps)*o.scale/secs, float64(d.Requests())*o.scale/secs,
-		100*float64(d.Throttled())/float64(max(d.Requests(), 1)), pct(lat, 50).Round(time.Millisecond), pct(lat, 99).Round(time.Millisecond),
+		100*float64(d.Throttled())/float64(max(d.Requests(), 1)), ms(lat, 50), ms(lat, 99), ms(first, 99), ms(next, 99),
 		float64(d.Requests())/float64(max(c.steps-p.steps, 1)), c.stats.Partitions, c.s.lastHeld())
 }
 
@@ -671,9 +693,13 @@ func (s *simulation) worker(ctx context.Context, e *engine.Engine, id string, wf
 		l := next[0]
 		next = next[1:]
 		var ended *cairn.Ended
+		req := cairn.CompleteRequest{Output: json.RawMessage(`1`)}
+		if s.o.claimNext {
+			req.ClaimNext = &cairn.ClaimNext{Max: 1}
+		}
 		err := s.retry(ctx, func() error {
 			var err error
-			ended, err = e.Complete(ctx, l.ID, cairn.CompleteRequest{Output: json.RawMessage(`1`), ClaimNext: &cairn.ClaimNext{Max: 1}})
+			ended, err = e.Complete(ctx, l.ID, req)
 			return err
 		})
 		if err != nil {
@@ -687,6 +713,7 @@ func (s *simulation) worker(ctx context.Context, e *engine.Engine, id string, wf
 		s.mu.Lock()
 		if t, ok := s.readyAt[l.Run]; ok {
 			s.lat = append(s.lat, now.Sub(t))
+			s.firstStep = append(s.firstStep, l.Step == "s0" || l.Workflow == "fan")
 		}
 		if ended.RunStatus.Terminal() || l.Workflow == "fan" {
 			if l.Workflow != "fan" {

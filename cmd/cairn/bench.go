@@ -48,7 +48,9 @@ type benchReport struct {
 	// commit folds completions.
 	RunWritesPerStep float64 `json:"run_record_writes_per_step"`
 	// Latencies: claim is the whole claim call (including its hold while
-	// work is in flight elsewhere), complete is started + complete.
+	// work is in flight elsewhere), one sample per lease it returned;
+	// complete is the complete call (with claim_next: its inline lease
+	// included), started + complete without claim_next.
 	ClaimP50Ms    float64 `json:"claim_p50_ms"`
 	ClaimP99Ms    float64 `json:"claim_p99_ms"`
 	CompleteP50Ms float64 `json:"complete_p50_ms"`
@@ -59,6 +61,9 @@ type benchReport struct {
 	// Trace is how spans were recorded (off, mem) and Spans how many.
 	Trace string `json:"trace"`
 	Spans int    `json:"spans,omitempty"`
+	// ClaimNext is whether each complete asked for its loop's next lease
+	// (claim_next), as the Go SDK's worker does.
+	ClaimNext bool `json:"claim_next"`
 }
 
 // benchOptions are the flags of `cairn bench`.
@@ -69,6 +74,7 @@ type benchOptions struct {
 	asJSON                bool
 	traceMode             string
 	layout                string
+	claimNext             bool
 }
 
 func newBenchCmd() *cobra.Command {
@@ -101,6 +107,7 @@ the request cost per million steps at S3 prices.
 	f.BoolVar(&o.asJSON, "json", false, "print the report as JSON")
 	f.StringVar(&o.traceMode, "trace", "off", "off, or mem: record the engine's spans into memory (to measure tracing's overhead)")
 	f.StringVar(&o.layout, "layout", engine.KeyLayoutFlat, "key layout the engine writes: flat or sharded (CAIRN_KEY_LAYOUT)")
+	f.BoolVar(&o.claimNext, "claim-next", true, "work as the Go SDK's worker does: each claim loop holds a claim for one lease, then each complete asks for the next (claim_next), with no started (an at_least_once step is started by its claim); false: claim up to 4, then started and complete each")
 	return cmd
 }
 
@@ -136,7 +143,7 @@ func (o benchOptions) run(ctx context.Context, out io.Writer) error {
 	if tr.tel != nil {
 		counted = telemetry.WrapBucket(counted, tr.tel)
 	}
-	rep, err := runBench(ctx, counted, counts, o.shape, o.runs, o.width, o.workers, tr.tel, o.layout)
+	rep, err := runBench(ctx, counted, counts, benchParams{shape: o.shape, runs: o.runs, width: o.width, workers: o.workers, claimNext: o.claimNext}, tr.tel, o.layout)
 	if err != nil {
 		return err
 	}
@@ -231,7 +238,17 @@ func benchWorkflow(shape string, width int) (cairn.Workflow, error) {
 	return w, nil
 }
 
-func runBench(ctx context.Context, store *blob.Bucket, counts *counting.Counts, shape string, runs, width, workers int, tel *telemetry.T, layout string) (*benchReport, error) {
+// benchParams is the load a bench runs: runs of a shape, worked by
+// claim loops.
+type benchParams struct {
+	shape       string
+	runs, width int
+	workers     int
+	claimNext   bool
+}
+
+func runBench(ctx context.Context, store *blob.Bucket, counts *counting.Counts, p benchParams, tel *telemetry.T, layout string) (*benchReport, error) {
+	shape, runs, width, workers := p.shape, p.runs, p.width, p.workers
 	wf, err := benchWorkflow(shape, width)
 	if err != nil {
 		return nil, err
@@ -255,7 +272,7 @@ func runBench(ctx context.Context, store *blob.Bucket, counts *counting.Counts, 
 		}
 		ids[i] = r.Run.ID
 	}
-	load := &benchLoad{total: int64(total)}
+	load := &benchLoad{total: int64(total), claimNext: p.claimNext}
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Go(func() {
@@ -274,7 +291,7 @@ func runBench(ctx context.Context, store *blob.Bucket, counts *counting.Counts, 
 	}
 	n := float64(total)
 	return &benchReport{
-		Shape: fmt.Sprintf("%s×%d", shape, width), Runs: runs, Steps: total, Workers: workers,
+		Shape: fmt.Sprintf("%s×%d", shape, width), Runs: runs, Steps: total, Workers: workers, ClaimNext: p.claimNext,
 		Seconds: elapsed.Seconds(), StepsPerSec: n / elapsed.Seconds(),
 		GetPerStep: float64(ops.Reads()) / n, PutClassPerStep: float64(ops.PutClass()) / n,
 		ListPerStep: float64(ops.List) / n, DeletePerStep: float64(ops.Delete) / n,
@@ -304,15 +321,24 @@ func primeBench(ctx context.Context, e *engine.Engine, wf cairn.Workflow) error 
 // done, the latencies measured, and the error that stopped a loop.
 type benchLoad struct {
 	total                 int64
+	claimNext             bool
 	done                  atomic.Int64
 	mu                    sync.Mutex
 	claimLat, completeLat []time.Duration
 	firstErr              error
 }
 
-// work is one claim loop: it claims up to 4 leases and runs each
-// (started, then complete), until every step is done or a call fails.
+// work is one claim loop, until every step is done or a call fails.
+// With claim_next it is one slot of the Go SDK's worker: a held claim for
+// one lease when it has none, then a complete that asks for the next
+// (the engine leases a step the complete makes ready in the run record's
+// own write). Without, it claims up to 4 leases and runs each: started,
+// then complete.
 func (b *benchLoad) work(ctx context.Context, e *engine.Engine) {
+	if b.claimNext {
+		b.workEager(ctx, e)
+		return
+	}
 	for b.done.Load() < b.total {
 		t0 := time.Now()
 		ls, err := e.Claim(ctx, cairn.ClaimRequest{WorkerID: "bench", Max: 4, WaitMs: 1000})
@@ -339,6 +365,42 @@ func (b *benchLoad) work(ctx context.Context, e *engine.Engine) {
 	}
 }
 
+// workEager is work with claim_next.
+func (b *benchLoad) workEager(ctx context.Context, e *engine.Engine) {
+	var next []cairn.Lease
+	for b.done.Load() < b.total {
+		if len(next) == 0 {
+			t0 := time.Now()
+			ls, err := e.Claim(ctx, cairn.ClaimRequest{WorkerID: "bench", Max: 1, WaitMs: 1000})
+			if err != nil {
+				b.fail(err)
+				return
+			}
+			cl := time.Since(t0)
+			b.mu.Lock()
+			for range ls {
+				b.claimLat = append(b.claimLat, cl)
+			}
+			b.mu.Unlock()
+			next = ls
+			continue
+		}
+		l := next[0]
+		next = next[1:]
+		t1 := time.Now()
+		ls, err := completeBenchStep(ctx, e, l.ID, &cairn.ClaimNext{Max: 1})
+		if err != nil {
+			b.fail(err)
+			return
+		}
+		b.mu.Lock()
+		b.completeLat = append(b.completeLat, time.Since(t1))
+		b.mu.Unlock()
+		b.done.Add(1)
+		next = append(next, ls...)
+	}
+}
+
 func (b *benchLoad) fail(err error) {
 	b.mu.Lock()
 	b.firstErr = err
@@ -352,18 +414,31 @@ func runBenchStep(ctx context.Context, e *engine.Engine, lease string) error {
 	if _, err := e.Started(ctx, lease); err != nil {
 		return fmt.Errorf("started: %w", err)
 	}
+	_, err := completeBenchStep(ctx, e, lease, nil)
+	return err
+}
+
+// completeBenchStep completes a lease's no-op step, retried while the
+// engine is unavailable, and returns the leases its claim_next (if any)
+// was granted. A complete that already applied counts as done (and
+// grants nothing: the loop claims again).
+func completeBenchStep(ctx context.Context, e *engine.Engine, lease string, next *cairn.ClaimNext) ([]cairn.Lease, error) {
+	var ended *cairn.Ended
 	var err error
 	for {
-		_, err = e.Complete(ctx, lease, cairn.CompleteRequest{Output: json.RawMessage(`null`)})
+		ended, err = e.Complete(ctx, lease, cairn.CompleteRequest{Output: json.RawMessage(`null`), ClaimNext: next})
 		if _, unavailable := err.(*engine.UnavailableError); !unavailable {
 			break
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	if reason, _ := engine.IsRejection(err); err != nil && reason != cairn.ReasonAlreadyApplied {
-		return fmt.Errorf("complete: %w", err)
+	if err != nil {
+		if reason, _ := engine.IsRejection(err); reason != cairn.ReasonAlreadyApplied {
+			return nil, fmt.Errorf("complete: %w", err)
+		}
+		return nil, nil
 	}
-	return nil
+	return ended.Leases, nil
 }
 
 // benchRunWrites checks that every run completed and counts the writes of
@@ -402,7 +477,11 @@ func printBench(w io.Writer, r *benchReport, asJSON bool) error {
 	if asJSON {
 		return printJSON(w, r)
 	}
-	fmt.Fprintf(w, "store %s, profile %s, %d runs of %s (%d steps), %d workers\n", r.Store, r.Profile, r.Runs, r.Shape, r.Steps, r.Workers)
+	mode := "claim_next"
+	if !r.ClaimNext {
+		mode = "no claim_next"
+	}
+	fmt.Fprintf(w, "store %s, profile %s, %d runs of %s (%d steps), %d workers, %s\n", r.Store, r.Profile, r.Runs, r.Shape, r.Steps, r.Workers, mode)
 	fmt.Fprintf(w, "  %.0f steps/s (%.2fs)\n", r.StepsPerSec, r.Seconds)
 	if r.Trace == "mem" {
 		fmt.Fprintf(w, "  tracing into memory: %d spans\n", r.Spans)

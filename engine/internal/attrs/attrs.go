@@ -26,7 +26,6 @@ import (
 	"context"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 	"regexp"
@@ -38,7 +37,7 @@ import (
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/blob"
 	"github.com/cairn-dev/cairn/engine/internal/keys"
-	"github.com/cairn-dev/cairn/engine/internal/par"
+	"github.com/cairn-dev/cairn/engine/internal/object"
 )
 
 // Limits of a run's attributes.
@@ -277,14 +276,8 @@ func (e Entry) Current(s Set) bool {
 	return enc == e.Enc
 }
 
-// Delete deletes index entries, a few at a time, and returns the first
-// failure (an entry already gone is not one).
+// Delete deletes index entries, a few at a time, and returns the
+// failures (an entry already gone is not one).
 func Delete(ctx context.Context, b *blob.Bucket, ks []string) error {
-	errs := make([]error, len(ks))
-	par.Each(8, len(ks), func(i int) {
-		if err := b.Delete(ctx, ks[i]); err != nil && !errors.Is(err, blob.ErrNotFound) {
-			errs[i] = err
-		}
-	})
-	return errors.Join(errs...)
+	return object.DeleteAll(ctx, b, ks)
 }

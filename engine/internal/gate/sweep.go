@@ -130,11 +130,5 @@ func (g *Gates) unmark(ctx context.Context, w window, hashes []string) error {
 
 // deleteAll deletes keys (eight at a time), missing ones included.
 func (g *Gates) deleteAll(ctx context.Context, keys []string) error {
-	errs := make([]error, len(keys))
-	par.Each(8, len(keys), func(i int) {
-		if err := g.h.Store.Delete(ctx, keys[i]); err != nil && !errors.Is(err, blob.ErrNotFound) {
-			errs[i] = err
-		}
-	})
-	return errors.Join(errs...)
+	return object.DeleteAll(ctx, g.h.Store, keys)
 }

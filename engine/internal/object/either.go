@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/cairn-dev/cairn/blob"
+	"github.com/cairn-dev/cairn/engine/internal/par"
 )
 
 // ReadEither reads key, and when it is not found, other (the same object
@@ -25,4 +26,16 @@ func GetEither(ctx context.Context, b *blob.Bucket, key, other string) (*blob.Ob
 		return b.Get(ctx, other)
 	}
 	return o, err
+}
+
+// DeleteAll deletes keys, eight at a time, and returns their failures
+// joined (a key already gone is not one).
+func DeleteAll(ctx context.Context, b *blob.Bucket, keys []string) error {
+	errs := make([]error, len(keys))
+	par.Each(8, len(keys), func(i int) {
+		if err := b.Delete(ctx, keys[i]); err != nil && !errors.Is(err, blob.ErrNotFound) {
+			errs[i] = err
+		}
+	})
+	return errors.Join(errs...)
 }

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -30,7 +31,7 @@ const lambdaAPIBudget = 25_000_000
 // the dashboard is served by the dashboard function, not by the API's.
 func testLambdaBootstraps(t *testing.T, dir string) {
 	apiTags, dashTags := makeVar(t, "LAMBDA_TAGS"), makeVar(t, "LAMBDA_DASHBOARD_TAGS")
-	boot := goBuild(t, "./functions/api", dir+"/api/bootstrap", apiTags, hostArch())
+	boot := lambdaAPIBootstrap(t, dir)
 	sized := boot
 	if hostArch() != "amd64" {
 		sized = goBuild(t, "./functions/api", dir+"/api-amd64/bootstrap", apiTags, "amd64")
@@ -88,6 +89,17 @@ func testLambdaBootstraps(t *testing.T, dir string) {
 			t.Errorf("%s bootstrap: cold start median %v: something slow crept into start-up", b.name, median)
 		}
 	}
+}
+
+// lambdaAPIBootstrap is the API function's bootstrap as make lambda
+// builds it (LAMBDA_TAGS), for this machine's architecture, built once
+// into dir for the subtests of TestBinaries that run it.
+func lambdaAPIBootstrap(t *testing.T, dir string) string {
+	out := dir + "/api/bootstrap"
+	if _, err := os.Stat(out); err == nil {
+		return out
+	}
+	return goBuild(t, "./functions/api", out, makeVar(t, "LAMBDA_TAGS"), hostArch())
 }
 
 // fakeRuntime is the Lambda Runtime API a bootstrap polls for

@@ -303,7 +303,7 @@ func waitTCP(t *testing.T, addr string, within time.Duration) {
 func testLambdaRIE(t *testing.T, dir string) {
 	env, _, _ := minioBucket(t) // skips under -short before any build
 	tags := makeVar(t, "LAMBDA_TAGS")
-	boot := goBuild(t, "./functions/api", dir+"/bootstrap", tags, hostArch())
+	boot := lambdaAPIBootstrap(t, dir)
 	t.Logf("Lambda bootstrap (%s, linux/%s): %s", tags, hostArch(), mb(fileSize(t, boot)))
 	rie := installRIE(t, dir)
 	rieAddr := testinfra.FreeAddr(t)

@@ -173,7 +173,6 @@ func (r result) summary(o options) string {
 		}
 	}
 	sort.Strings(prefixes)
-	ms := func(xs []time.Duration, p int) time.Duration { return pct(xs, p).Round(time.Millisecond) }
 	return fmt.Sprintf("scenario=%s model=%s layout=%s scale=%g speed=%g claim_next=%v sim=%s steps/s=%.0f runs_started=%d failed_starts=%d throttled=%.3f%% step_p50=%s step_p99=%s first_step_p50=%s first_step_p99=%s next_step_p50=%s next_step_p99=%s req/step=%.2f (GET %.2f PUT %.2f LIST %.3f DEL %.2f) usd/Msteps=%.2f partitions=%d splits=%d held_claims=%.0f client_retries=%d prefixes=[%s]",
 		o.scenario, o.model, o.layout, o.scale, o.speed, o.claimNext, r.simTime.Round(time.Second), steps, int64(float64(r.runsStarted)*o.scale), int64(float64(r.failedStarts)*o.scale),
 		100*r.throttled, p50.Round(time.Millisecond), p99.Round(time.Millisecond),
@@ -181,6 +180,9 @@ func (r result) summary(o options) string {
 		perStep(r.counts.Requests()), perStep(r.counts.Reads), perStep(r.counts.Writes), perStep(r.counts.Lists), perStep(r.counts.Deletes),
 		usd, r.partitions, r.splits, r.heldClaims, r.retries, strings.Join(prefixes, " "))
 }
+
+// ms is pct rounded to the millisecond, as the reports print it.
+func ms(xs []time.Duration, p int) time.Duration { return pct(xs, p).Round(time.Millisecond) }
 
 func pct(xs []time.Duration, p int) time.Duration {
 	if len(xs) == 0 {
@@ -513,7 +515,6 @@ func (c *snapshot) line(w io.Writer, p *snapshot, o options, elapsed time.Durati
 	secs := c.at.Sub(p.at).Seconds()
 	d := c.counts.Sub(p.counts)
 	lat, first, next := c.latSince(p)
-	ms := func(xs []time.Duration, p int) time.Duration { return pct(xs, p).Round(time.Millisecond) }
 	fmt.Fprintf(w, "%8s %10.0f %10.0f %9.3f %9s %9s %9s %9s %8.2f %6d %6.0f\n", elapsed.Round(time.Second),
 		float64(c.steps-p.steps)*o.scale/secs, float64(d.Requests())*o.scale/secs,
 		100*float64(d.Throttled())/float64(max(d.Requests(), 1)), ms(lat, 50), ms(lat, 99), ms(first, 99), ms(next, 99),

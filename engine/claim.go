@@ -47,7 +47,7 @@ func (e *Engine) Claim(ctx context.Context, req cairn.ClaimRequest) ([]cairn.Lea
 		return w.Served[workflowID{Name: h.Workflow, Version: h.Version}] && (req.Run == "" || h.Run == req.Run) && !skip.Has(h.Key())
 	}
 	wake := make(chan struct{}, 1)
-	stop := e.hub.WaitOn(match, wake)
+	stop := e.hub.Wait(match, wake)
 	defer stop()
 	e.cfg.Telemetry.Holding(1) // cairn.claims.waiting
 	defer e.cfg.Telemetry.Holding(-1)

@@ -284,7 +284,6 @@ func (e *Engine) handToHeldClaim(r *runRecord, d *definition, fx *effects) *hand
 	return e.handoff.Offer(func(c heldClaim) bool { return c.w.Served[wf] }, func(c heldClaim) []inlineGrant {
 		ic := e.inlineClaimOf(c.w, c.max)
 		e.grantInline(r, d, ic, 0, fx)
-		e.handedOff.Add(int64(len(ic.granted)))
 		return ic.granted
 	})
 }

@@ -138,7 +138,7 @@ func (e *Engine) startRun(ctx context.Context, req cairn.StartRequest, seed func
 		handed = e.handToHeldClaim(r, d, fx) // inline.go
 	}
 	err = e.createRun(ctx, r, fx, req.IdempotencyKey != "")
-	handed.Settle(err == nil)
+	e.handedOff.Add(int64(handed.Settle(err == nil)))
 	if errors.Is(err, errRunExists) && req.IdempotencyKey != "" {
 		// A concurrent start with the same key finished it first.
 		existing, err := e.readRun(ctx, id)

@@ -35,11 +35,11 @@ func (e *Engine) receive(h notify.Hint) {
 // GetRunStatus returns a run's progress. With wait > 0 it holds until the
 // run's rev exceeds after (or the run ends), up to wait capped at the
 // claim hold. A held request reads the run record once when it starts
-// (none when this instance wrote or read it within the last second and
-// heard of no change since: recentCopy), then only when this instance commits a change to the run or hears of
-// one on the bus (one read shared by the instance's waiting requests, none
-// when the change was committed here), and at FallbackInterval in case a
-// notice was lost. A record cached by this instance's committer that is
+// (not when this instance wrote or read it within the last second and
+// heard of no change since: recentCopy), then only when this instance
+// commits a change to the run or hears of one on the bus (one read shared
+// by the instance's waiting requests, none when the change was committed
+// here), and at FallbackInterval in case a notice was lost. A record cached by this instance's committer that is
 // newer than after answers without a read.
 func (e *Engine) GetRunStatus(ctx context.Context, id string, after int64, wait time.Duration) (*cairn.RunProgress, error) {
 	s, _, err := e.RunStream(ctx, id, after, wait) // progress.go

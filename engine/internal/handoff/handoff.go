@@ -75,14 +75,18 @@ func (s *Set[W, L]) Offer(match func(W) bool, grant func(W) []L) *Offered[W, L] 
 
 // Settle ends the reservation once the start knows whether its record was
 // written: then the items are delivered and the claim woken to answer
-// them; else the taker is open again. A nil Offered settles nothing.
-func (o *Offered[W, L]) Settle(written bool) {
+// them; else the taker is open again. It returns how many items were
+// delivered. A nil Offered settles nothing.
+func (o *Offered[W, L]) Settle(written bool) int {
 	switch {
 	case o == nil:
+		return 0
 	case written:
 		o.s.deliver(o.t, o.items)
+		return len(o.items)
 	default:
 		o.s.release(o.t)
+		return 0
 	}
 }
 

@@ -209,16 +209,9 @@ func (h *Hub) compactLocked(prune bool) {
 	h.order = order
 }
 
-// Wait returns a channel signalled when a matching hint arrives, and a
-// function to stop waiting.
-func (h *Hub) Wait(match func(notify.Hint) bool) (<-chan struct{}, func()) {
-	ch := make(chan struct{}, 1)
-	return ch, h.WaitOn(match, ch)
-}
-
-// WaitOn is Wait on the caller's channel ch (buffered), which the caller
-// may signal too; it returns the function to stop waiting.
-func (h *Hub) WaitOn(match func(notify.Hint) bool, ch chan struct{}) func() {
+// Wait signals ch (buffered; the caller may signal it too: Signal) when a
+// matching hint arrives, and returns the function to stop waiting.
+func (h *Hub) Wait(match func(notify.Hint) bool, ch chan struct{}) func() {
 	w := &waiter{match: match, ch: ch}
 	h.mu.Lock()
 	h.waiters[w] = struct{}{}
@@ -232,7 +225,7 @@ func (h *Hub) WaitOn(match func(notify.Hint) bool, ch chan struct{}) func() {
 	}
 }
 
-// Signal wakes a waiter on ch (WaitOn) without a hint.
+// Signal wakes a waiter on ch (Wait) without a hint.
 func Signal(ch chan struct{}) { signal(ch) }
 
 // Size is the number of hints held.

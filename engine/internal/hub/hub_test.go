@@ -14,7 +14,8 @@ func TestHub(t *testing.T) {
 	all := func(notify.Hint) bool { return true }
 	onlyA := func(x notify.Hint) bool { return x.Workflow == "a" }
 
-	ch, stop := h.Wait(onlyA)
+	ch := make(chan struct{}, 1)
+	stop := h.Wait(onlyA, ch)
 	defer stop()
 	h.Add(notify.Hint{Run: "rb", Workflow: "b", Step: "s", Attempt: 1})
 	select {

@@ -63,11 +63,17 @@ func (rd *Reader[R]) Get(ctx context.Context, id string) (*R, *blob.Object, erro
 // revision of at least rev, without reading the bucket: the caller's own.
 func (rd *Reader[R]) Cached(run string, rev int64) *R {
 	raw, _, ok := rd.cache.Get(run)
-	if !ok {
-		return nil
+	if r := decode[R](raw, ok); r != nil && rd.rev(r) >= rev {
+		return r
 	}
+	return nil
+}
+
+// decode is a cached copy's bytes decoded for the caller (nil when there
+// is none, or it does not decode).
+func decode[R any](raw []byte, ok bool) *R {
 	var r R
-	if json.Unmarshal(raw, &r) != nil || rd.rev(&r) < rev {
+	if !ok || json.Unmarshal(raw, &r) != nil {
 		return nil
 	}
 	return &r
@@ -77,15 +83,7 @@ func (rd *Reader[R]) Cached(run string, rev int64) *R {
 // or read it within d and has heard of no newer revision since
 // (commit.Cache.Recent): the caller's own.
 func (rd *Reader[R]) Recent(run string, d time.Duration) *R {
-	raw, ok := rd.cache.Recent(run, d)
-	if !ok {
-		return nil
-	}
-	var r R
-	if json.Unmarshal(raw, &r) != nil {
-		return nil
-	}
-	return &r
+	return decode[R](rd.cache.Recent(run, d))
 }
 
 // Heard says another instance changed run to revision rev: a cached copy

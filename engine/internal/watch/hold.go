@@ -20,10 +20,11 @@ type Hold[T any] struct {
 
 // Wait registers the request on r before its first read (a change
 // committed after it is signalled, a change before it is in the read),
-// reads the record (or takes Recent's copy: a change before it was made
-// here, so it is in the copy, or elsewhere and heard of, and then the
-// copy is gone, or not heard of, and then only a read finds it: the
-// Fallback read, as for a change made elsewhere while it holds), and holds until a record answers the request, the
+// reads the record or takes Recent's copy instead (a change made before
+// it is in that copy when made here, has removed the copy when heard of
+// from elsewhere, and is otherwise found by the Fallback read, as any
+// change made elsewhere while it holds), and holds until a record answers
+// the request, the
 // deadline passes, ctx ends or Done closes; it returns the newest record
 // it saw. A change it hears of is read from Cached when it holds it,
 // else by one read shared by every request the change woke (AtLeast);

@@ -55,10 +55,16 @@ func windowTimers(t testing.TB, h *harness) int {
 	return n
 }
 
+// idHashOf is the hash of event id in the keys of its event and marker,
+// computed here rather than by the code under test.
+func idHashOf(id string) string {
+	s := sha256.Sum256([]byte(id))
+	return hex.EncodeToString(s[:8])
+}
+
 // markerOf is the marker key of event id, after gates/<sha>/.
 func markerOf(id string) string {
-	s := sha256.Sum256([]byte(id))
-	h := hex.EncodeToString(s[:8])
+	h := idHashOf(id)
 	return "ids/" + h[:2] + "/" + h
 }
 
@@ -209,8 +215,7 @@ func TestWindowSweepTakesLateEvents(t *testing.T) {
 	reapAll(t, h, []*Engine{h.e}, 4, time.Second)
 	gated := h.e.keys.Gate("gated\x00batch", "x")
 	late := func(id string, n int) {
-		s := sha256.Sum256([]byte(id))
-		hash := hex.EncodeToString(s[:8])
+		hash := idHashOf(id)
 		at := h.clk.Now()
 		put := func(key, body string) {
 			if _, err := h.store.Put(h.ctx, gated+key, []byte(body), blob.WriteOptions{}); err != nil {

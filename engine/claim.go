@@ -12,9 +12,11 @@ import (
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/blob"
 	"github.com/cairn-dev/cairn/engine/internal/errs"
+	"github.com/cairn-dev/cairn/engine/internal/handoff"
 	"github.com/cairn-dev/cairn/engine/internal/hold"
 	"github.com/cairn-dev/cairn/engine/internal/hub"
 	"github.com/cairn-dev/cairn/engine/internal/keys"
+	"github.com/cairn-dev/cairn/engine/internal/observe"
 	"github.com/cairn-dev/cairn/engine/internal/par"
 	"github.com/cairn-dev/cairn/engine/internal/render"
 	"github.com/cairn-dev/cairn/engine/internal/scan"
@@ -112,13 +114,14 @@ func (e *Engine) Claim(ctx context.Context, req cairn.ClaimRequest) ([]cairn.Lea
 // instance may hand it the new run's first attempts, leased in the run's
 // first record (open: not a run-scoped claim): they are its answer.
 func (e *Engine) holdClaim(ctx context.Context, w cachedWorker, max int, open bool, wake chan struct{}, deadline time.Time) (_ []cairn.Lease, woken bool) {
-	var t *heldTaker
+	var t *handoff.Taker[heldClaim, inlineGrant]
 	if open {
 		t = e.handoff.Open(heldClaim{w: w, max: max}, func() { hub.Signal(wake) })
 	}
 	woken = hold.Await(ctx, wake, deadline, e.cfg.FallbackInterval, e.draining)
 	if t != nil {
 		if got := e.handoff.Close(t); len(got) > 0 {
+			observe.Handed(e.cfg.Telemetry, len(got))
 			return e.answerGranted(got), true
 		}
 	}

@@ -272,8 +272,6 @@ type heldClaim struct {
 	max int
 }
 
-type heldTaker = handoff.Taker[heldClaim, inlineGrant]
-
 // handToHeldClaim offers the new run r's first attempts to a held claim,
 // leasing them in r; the start settles the offer once its create is known.
 func (e *Engine) handToHeldClaim(r *runRecord, d *definition, fx *effects) *handoff.Offered[heldClaim, inlineGrant] {

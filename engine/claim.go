@@ -116,7 +116,7 @@ func (e *Engine) Claim(ctx context.Context, req cairn.ClaimRequest) ([]cairn.Lea
 func (e *Engine) holdClaim(ctx context.Context, w cachedWorker, max int, open bool, wake chan struct{}, deadline time.Time) (_ []cairn.Lease, woken bool) {
 	var t *handoff.Taker[heldClaim, inlineGrant]
 	if open {
-		t = e.handoff.Open(heldClaim{w: w, max: max}, func() { hub.Signal(wake) })
+		t = e.handoff.Open(heldClaim{w: w}, max, func() { hub.Signal(wake) })
 	}
 	woken = hold.Await(ctx, wake, deadline, e.cfg.FallbackInterval, e.draining)
 	if t != nil {

@@ -73,6 +73,58 @@ func TestStartHandsItsFirstAttemptToAHeldClaim(t *testing.T) {
 	}
 }
 
+// TestConcurrentStartsShareAHeldClaim: an SDK worker holds one claim for
+// all its free slots; starts that come while it waits share it, each
+// leasing its run's first attempt in its own create, and the claim answers
+// them all (woken by the first, it waits for the others' writes): no
+// lease object, no claim read. Writes take 400 ms, so the four starts
+// reserve room while the first is still writing.
+func TestConcurrentStartsShareAHeldClaim(t *testing.T) {
+	h := newHarness(t, withFaults(faults.Profile{}), withWorkflows("w", single("one", cairn.Step{})))
+	got := heldClaimAnswer(t, h.e, "w", 1) // Max 4
+	h.faults.SetProfile(faults.Profile{Write: faults.Latency{P50: 400 * time.Millisecond}})
+	runs := make([]string, 4)
+	var wg sync.WaitGroup
+	for i := range runs {
+		wg.Go(func() {
+			res, err := h.e.StartRun(h.ctx, cairn.StartRequest{Workflow: "one", Version: "1"})
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			runs[i] = res.Run.ID
+		})
+	}
+	wg.Wait()
+	h.faults.SetProfile(faults.Profile{})
+	var ls []cairn.Lease
+	select {
+	case ls = <-got:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("the held claim was not answered within 10 s of the starts\n%s", diagnoseRun(t, h.e, runs[0]))
+	}
+	answered := map[string]bool{}
+	for _, l := range ls {
+		answered[l.Run] = true
+		if obj := leaseObject(t, h, l.Run, "only", 1); obj != nil {
+			t.Errorf("the handed-off lease of run %s wrote an object: %+v", l.Run, obj)
+		}
+	}
+	for _, run := range runs {
+		if !answered[run] {
+			t.Errorf("run %s, started while the claim held room for it, was not in its answer %+v", run, ls)
+		}
+	}
+	for _, l := range ls {
+		h.complete(l.ID, `"done"`)
+	}
+	for _, run := range runs {
+		if r := getRun(t, h.e, run); r.Status != cairn.RunCompleted {
+			t.Errorf("run %s %s", run, r.Status)
+		}
+	}
+}
+
 // TestHandoffOnlyToAWorkerThatServesTheRun: a held claim of a worker that
 // did not register the run's workflow, or lacks the labels its step
 // requires, is not handed the run; the claim that may take it is.

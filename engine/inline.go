@@ -265,22 +265,20 @@ func (e *Engine) inlineHolder(ctx context.Context, run, step string, n int, rev 
 // rules; the invariant holds as for a complete, since the create that
 // makes those attempts ready carries their leases.
 
-// heldClaim is what a held claim offers a start: its worker, and how many
-// leases it asked for.
-type heldClaim struct {
-	w   cachedWorker
-	max int
-}
+// heldClaim is what a held claim offers a start: its worker (its room is
+// the taker's: how many leases it asked for).
+type heldClaim struct{ w cachedWorker }
 
-// handToHeldClaim offers the new run r's first attempts to a held claim,
-// leasing them in r; the start settles the offer once its create is known.
+// handToHeldClaim offers the new run r's first attempts to a held claim
+// with room, leasing them in r; the start settles the offer once its
+// create is known.
 func (e *Engine) handToHeldClaim(r *runRecord, d *definition, fx *effects) *handoff.Offered[heldClaim, inlineGrant] {
 	if r.Status != cairn.RunRunning || len(fx.hints) == 0 {
 		return nil
 	}
 	wf := workflowID{Name: r.Workflow, Version: r.Version}
-	return e.handoff.Offer(func(c heldClaim) bool { return c.w.Served[wf] }, func(c heldClaim) []inlineGrant {
-		ic := e.inlineClaimOf(c.w, c.max)
+	return e.handoff.Offer(func(c heldClaim) bool { return c.w.Served[wf] }, func(c heldClaim, room int) []inlineGrant {
+		ic := e.inlineClaimOf(c.w, room)
 		e.grantInline(r, d, ic, 0, fx)
 		return ic.granted
 	})

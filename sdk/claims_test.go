@@ -159,3 +159,22 @@ func TestUnnamedWorkersDoNotShareAnID(t *testing.T) {
 		t.Fatalf("run %s %s", r.Status, r.Output)
 	}
 }
+
+// TestWorkerWithMoreSlotsThanAClaimTakes: a worker with more slots than
+// one claim may ask for (100) claims in several; every run completes.
+// Its claims asked for all free slots, and the server refused each with
+// 422, so a worker of 101 slots or more ran nothing.
+func TestWorkerWithMoreSlotsThanAClaimTakes(t *testing.T) {
+	e := newEnv(t, sdktest.Options{})
+	d := Workflow("wide", "1").Task("a", Handle(func(StepContext, struct{}) (int, error) { return 1, nil }))
+	serve(t, NewWorker(e.c, WithConcurrency(150), WithLogger(quiet())).Register(d))
+	var ids []string
+	for range 5 {
+		ids = append(ids, start(t, e.c, "wide", StartOptions{}).ID)
+	}
+	for _, id := range ids {
+		if got := waitRun(t, e.c, id, 20*time.Second); got.Status != RunCompleted {
+			t.Fatalf("run %s %s", id, got.Status)
+		}
+	}
+}

@@ -431,9 +431,14 @@ func (w *Worker) claimLoop(ctx context.Context, bodyBase context.Context, wfs []
 	}
 }
 
+// maxClaim is the most leases one claim may ask for (the API's maximum):
+// a worker with more slots claims for the rest in its next claim.
+const maxClaim = 100
+
 // reserve reserves slots before a claim: it blocks for one, then takes
-// any others that are free, and the claim asks for no more than that. It
-// returns how many it reserved, or 0 once ctx is cancelled.
+// any others that are free, up to maxClaim, and the claim asks for no
+// more than that. It returns how many it reserved, or 0 once ctx is
+// cancelled.
 func (w *Worker) reserve(ctx context.Context) int {
 	select {
 	case w.slots <- struct{}{}:
@@ -441,7 +446,7 @@ func (w *Worker) reserve(ctx context.Context) int {
 		return 0
 	}
 	n := 1
-	for n < cap(w.slots) {
+	for n < min(cap(w.slots), maxClaim) {
 		select {
 		case w.slots <- struct{}{}:
 			n++

@@ -446,3 +446,17 @@ def test_pause_holds_the_next_step_until_resume(server: DevServer) -> None:
         with pytest.raises(cairn.APIError) as e:
             c.pause(run)
         assert e.value.status == 409
+
+
+def test_worker_with_more_slots_than_a_claim_takes(server: DevServer) -> None:
+    """A worker with more slots than one claim may ask for (100) claims in
+    several: its claims asked for every free slot, which the server refuses
+    (422), so a worker of 101 slots ran nothing."""
+    c = server.client
+
+    wf = cairn.workflow("wide-py", "1").task("a", lambda ctx, _: 1)
+    w = cairn.Worker(c, name="py-wide", concurrency=150, claim_wait=2).register(wf)
+    with serving(w):
+        ids = [c.start("wide-py", {}).run.id for _ in range(3)]
+        for run in ids:
+            assert wait_run(c, run, 20).status.value == "completed"

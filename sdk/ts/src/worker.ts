@@ -124,6 +124,9 @@ interface Attempt {
 
 const unservable = "unservable";
 
+/** The most leases one claim may ask for (the API's maximum). */
+const MAX_CLAIM = 100;
+
 /** A 409 refusal's reason, or undefined. */
 const refusal = (err: unknown) => (err instanceof APIError && err.status === 409 ? err.reason : undefined);
 
@@ -314,8 +317,10 @@ export class Worker {
       });
     }
     if (signal.aborted) return 0;
-    const n = this.free;
-    this.free = 0;
+    // One claim asks for at most MAX_CLAIM leases (the API's maximum); a
+    // worker with more slots claims for the rest in its next claim.
+    const n = Math.min(this.free, MAX_CLAIM);
+    this.free -= n;
     return n;
   }
 

@@ -89,6 +89,7 @@ DEFAULT_CLAIM_WAIT = 20.0
 # How long the drain gives bodies it cancelled to return and report.
 CUT_OFF_WAIT = 1.0
 MAX_CLAIM_PAUSE = 60.0
+MAX_CLAIM = 100  # the most leases one claim may ask for (the API's maximum)
 
 _INSTRUMENTATION = "cairn.sdk"
 _unnamed = 0
@@ -645,7 +646,9 @@ class Worker:
     # ---- slots and claims ----
 
     async def _reserve(self) -> int:
-        """Reserves slots before a claim: waits for one, takes all free. 0 once stopping."""
+        """Reserves slots before a claim: waits for one, takes all free up to
+        MAX_CLAIM (the API's maximum per claim; more slots claim in the next).
+        0 once stopping."""
         assert self._stopping is not None
         while self._free == 0:
             if self._stopping.is_set():
@@ -658,7 +661,8 @@ class Worker:
             freed.cancel()
         if self._stopping.is_set():
             return 0
-        n, self._free = self._free, 0
+        n = min(self._free, MAX_CLAIM)
+        self._free -= n
         return n
 
     def _release(self, n: int = 1) -> None:

@@ -53,10 +53,10 @@ func (e *Engine) ClockMoved(ctx context.Context) (ReapStats, error) {
 }
 
 // Reap runs one reaper pass: it lists the timer index up to now (one LIST
-// per 1,000 due timers; one LIST when nothing is due), visits each due
-// run once, and for each: times the run out past its deadline, ends due
-// sleeps and waits, recovers expired leases, fails attempts past their
-// timeout, announces ready attempts nobody claimed, and re-arms the run's
+// per 1,000 due timers, one when nothing is due; a GET per group timer),
+// visits each due run once, and for each: times it out past its deadline,
+// ends due sleeps and waits, recovers expired leases, fails attempts past
+// their timeout, announces ready attempts nobody claimed, and re-arms its
 // timer. Every change is a compare-and-swap, so passes may overlap with
 // each other and with API instances; a pass killed midway leaves its
 // timers in place for the next.

@@ -195,7 +195,7 @@ func (e *Engine) fallbackScan(ctx context.Context) int {
 // unsettled create of ours that a claim takes over (claimOne).
 func newFallback(e *Engine) *scan.Fallback {
 	return &scan.Fallback{Lister: e.scan, Rotation: &e.rotation, Host: scan.FallbackHost{
-		Now: e.now, Failed: e.outage.Fail, Add: e.hub.Add,
+		Now: e.now, Failed: e.outage.Fail, Add: e.hub.Add, Expand: e.timers.Expand,
 		Ready: func(ctx context.Context, run string, now time.Time) ([]notify.Hint, func(notify.Hint) string, func(string) int) {
 			r, err := e.readRun(ctx, run)
 			if err != nil || r.Status != cairn.RunRunning { // ended, or paused

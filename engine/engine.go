@@ -263,6 +263,7 @@ type Engine struct {
 
 	own    wake.Set    // the due times of the run timers this instance wrote (ownwake.go)
 	timers timer.Index // writes and drops timer objects (engine/internal/timer)
+	starts *timer.Starts
 
 	purger *retention.Purger // deletes ended runs (retention.go)
 
@@ -309,6 +310,7 @@ func New(store *blob.Bucket, cfg Config) (*Engine, error) {
 	e.workers = workers.New(store, e.keys, e.now, e.log, &e.background, e.MaxClaimHold()+e.ClaimPause())
 	e.scan = scan.Lister{Bucket: store, Keys: e.keys}
 	e.timers = timer.Index{Bucket: store, Keys: e.keys, OrphanGrace: 2 * cfg.MaxRequestTime}
+	e.starts = timer.NewStarts(e.timers) // new runs' first timers, shared by concurrent starts
 	e.schedules, e.batches, e.gates = newSchedules(e), newBatches(e), newGates(e)
 	e.flow = flow.NewTable(store, e.keys, e.now, e.holderStale)
 	e.fallback = newFallback(e)
@@ -461,7 +463,7 @@ func (e *Engine) armTimer(ctx context.Context, r *runRecord, now time.Time) (str
 // armTimerAt writes the run's wake-up at due (see armTimer).
 func (e *Engine) armTimerAt(ctx context.Context, r *runRecord, due, now time.Time) (string, error) {
 	at := timer.Due(due, now)
-	key, err := e.timers.Put(ctx, timerName(r), at)
+	key, err := e.starts.Put(ctx, timerName(r), at, r.Rev == 1 && r.TimerAt == nil && !r.Status.Terminal()) // shared: a start's (createRun)
 	if err != nil {
 		return "", err
 	}

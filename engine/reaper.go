@@ -40,6 +40,7 @@ type ReapStats struct {
 	RunsDeleted      int `json:"runs_deleted" doc:"Ended runs deleted past the retention."`
 
 	deletes *deleteBudget // the pass's retention deletions, shared by its concurrent visits
+	missing bool          // the visit found no run (timer.Index.Visited)
 }
 
 // ClockMoved: the clock jumped forward (a test clock). Due hints wake
@@ -52,10 +53,10 @@ func (e *Engine) ClockMoved(ctx context.Context) (ReapStats, error) {
 }
 
 // Reap runs one reaper pass: it lists the timer index up to now (one LIST
-// per 1,000 due timers; one LIST when nothing is due), visits each due
-// run once, and for each: times the run out past its deadline, ends due
-// sleeps and waits, recovers expired leases, fails attempts past their
-// timeout, announces ready attempts nobody claimed, and re-arms the run's
+// per 1,000 due timers, one when nothing is due; a GET per group timer),
+// visits each due run once, and for each: times it out past its deadline,
+// ends due sleeps and waits, recovers expired leases, fails attempts past
+// their timeout, announces ready attempts nobody claimed, and re-arms its
 // timer. Every change is a compare-and-swap, so passes may overlap with
 // each other and with API instances; a pass killed midway leaves its
 // timers in place for the next.
@@ -74,52 +75,52 @@ func (e *Engine) reap(ctx context.Context, ahead time.Duration) (ReapStats, erro
 		return stats, err
 	}
 	stats.TimersDue = len(timers)
-	order, due := timer.Group(timers, retentionTimerPrefix) // see timerName
+	visits := e.timers.Visits(ctx, timers, retentionTimerPrefix) // see timerName
 	// Visit the due runs, reapParallel at a time (see reap_parallel.go):
 	// one visit per run, each with its own counters, summed at the end.
 	var deletes deleteBudget
-	par.Gather(reapParallel, len(order), func(i int) (local ReapStats) {
-		run := order[i]
+	par.Gather(reapParallel, len(visits), func(i int) (local ReapStats) {
 		if ctx.Err() != nil {
 			return local // the pass ends: the rest wait for the next
 		}
 		local.deletes = &deletes
-		if id, ok := schedule.TimerID(run); ok {
-			t, err := e.schedules.Reap(ctx, id, due[run], now)
-			local.SchedulesFired, local.SchedulesSkipped, local.SchedulesFailed = t.Fired, t.Skipped, t.Failed
-			if err != nil {
-				local.Errors++
-				e.log.Warn("reaper: schedule visit failed; its timer stays for the next pass", "schedule", id, "err", err)
-			}
-		} else if id, ok := bulk.TimerID(run); ok { // batches.go
-			if err := e.batches.Reap(ctx, id, due[run], now); err != nil {
-				local.Errors++
-				e.log.Warn("reaper: batch visit failed; its timer stays for the next pass", "batch", id, "err", err)
-			}
-		} else if id, ok := gate.TimerID(run); ok { // events.go: debounce and batch windows
-			if err := e.gates.Reap(ctx, id, due[run], now); err != nil {
-				local.Errors++
-				e.log.Warn("reaper: window visit failed; its timer stays for the next pass", "window", id, "err", err)
-			}
-		} else {
-			local.RunsVisited++
-			if err := e.reapRun(ctx, run, due[run], now, &local); err != nil {
-				local.Errors++
-				e.log.Warn("reaper: run visit failed; its timer stays for the next pass", "run", run, "err", err)
-			}
-		}
+		e.reapVisit(ctx, visits[i], now, &local)
 		return local
 	}, stats.Add)
-	if ctx.Err() != nil {
-		return stats, ctx.Err()
+	return stats, ctx.Err()
+}
+
+// reapVisit is one visit of a pass: a schedule, batch, event window, or
+// run (also for the group timers that list it: timer.Index.Visited), or
+// a group timer that could not be read.
+func (e *Engine) reapVisit(ctx context.Context, v timer.Visit, now time.Time, local *ReapStats) {
+	what, run, err := "run", v.Name, v.Err
+	if err != nil {
+		what = "group timer"
+	} else if id, ok := schedule.TimerID(run); ok {
+		t, serr := e.schedules.Reap(ctx, id, v.Keys, now)
+		local.SchedulesFired, local.SchedulesSkipped, local.SchedulesFailed = t.Fired, t.Skipped, t.Failed
+		what, run, err = "schedule", id, serr
+	} else if id, ok := bulk.TimerID(run); ok { // batches.go
+		what, run, err = "batch", id, e.batches.Reap(ctx, id, v.Keys, now)
+	} else if id, ok := gate.TimerID(run); ok { // events.go: debounce and batch windows
+		what, run, err = "window", id, e.gates.Reap(ctx, id, v.Keys, now)
+	} else {
+		local.RunsVisited++
+		err = e.reapRun(ctx, run, v.Keys, now, local)
+		err = e.timers.Visited(ctx, v.Groups, err, local.missing, now)
 	}
-	return stats, nil
+	if err != nil {
+		local.Errors++
+		e.log.Warn("reaper: "+what+" visit failed; its timer stays for the next pass", what, run, "err", err)
+	}
 }
 
 // reapRun visits one run whose timer is due.
 func (e *Engine) reapRun(ctx context.Context, run string, timerKeys []string, now time.Time, stats *ReapStats) error {
 	r, err := e.readRun(ctx, run)
 	if errs.IsNotFound(err) {
+		stats.missing = true
 		return e.timers.DropOrphans(ctx, timerKeys, now)
 	}
 	if err != nil {
@@ -159,16 +160,13 @@ func (e *Engine) reapRun(ctx context.Context, run string, timerKeys []string, no
 	if !r.Status.Terminal() && !leaseWake.IsZero() && (wake.IsZero() || leaseWake.Before(wake)) {
 		wake = leaseWake
 	}
-	if !wake.IsZero() {
-		if timer.Covered(r.TimerAt, wake, now) {
-			// A commit of this visit (or a recent one) armed a timer that
-			// fires soon enough: it is not among the due keys deleted below.
-		} else {
-			if keep, err = e.armTimerAt(ctx, r, wake, now); err != nil {
-				return err
-			}
-			stats.Rearmed++
+	// A timer a commit of this visit (or a recent one) armed that fires
+	// soon enough is not among the due keys deleted below.
+	if !wake.IsZero() && !timer.Covered(r.TimerAt, wake, now) {
+		if keep, err = e.armTimerAt(ctx, r, wake, now); err != nil {
+			return err
 		}
+		stats.Rearmed++
 	}
 	return e.timers.Drop(ctx, timerKeys, keep)
 }

@@ -276,11 +276,11 @@ func (e *Engine) createRun(ctx context.Context, r *runRecord, fx *effects, keyed
 	if err == nil && !retriedTimer && !retriedCreate {
 		e.startRetry.Earn()
 	}
-	if err != nil && blob.IsRetryable(err) && timerKey != "" && !keyed {
+	if err != nil && blob.IsRetryable(err) && timerKey != "" && !keyed && !e.timers.IsGroup(timerKey) {
 		// Refused: nothing was written, and the id is this request's
 		// alone (no idempotency key names it), so no run will ever need
-		// the timer. Best effort: one the store refuses to delete is
-		// deleted by the reaper when it finds no run.
+		// the timer. Best effort: one the store refuses to delete, and a
+		// group timer (other runs' too), the reaper deletes.
 		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		if derr := e.store.Delete(dctx, timerKey); derr != nil {
 			e.log.Debug("start: deleting the timer of a refused start failed; the reaper deletes it", "run", r.ID, "err", derr)

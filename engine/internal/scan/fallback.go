@@ -22,7 +22,8 @@ const (
 // Fallback is one instance's fallback scan: it looks in the bucket for
 // claimable work whose notification may have been lost. It lists the
 // first page of the timer index (every run with ready or leased steps has
-// a timer due within ActiveCheckInterval, or overdue), reads up to Runs of
+// a timer due within ActiveCheckInterval, or overdue; a new run's may be
+// a group timer that lists it: one GET each), reads up to Runs of
 // those runs, and adds a hint for each ready attempt that has no lease.
 //
 // Each scan reads the runs after the last one the previous scan read (in
@@ -55,6 +56,10 @@ type FallbackHost struct {
 	Unleased func(ctx context.Context, key string) bool
 	// Add hands a hint found to the instance's claims.
 	Add func(h notify.Hint)
+	// Expand replaces the group timers among timers by the runs they
+	// list (timer.Index.Expand), in listing order; with an error, those it
+	// could not read are left out.
+	Expand func(ctx context.Context, timers []Timer) ([]Timer, error)
 }
 
 // Scan runs one scan when one is due (every apart), reading the runs
@@ -70,7 +75,13 @@ func (f *Fallback) Scan(ctx context.Context, every, lead time.Duration) int {
 		return 0
 	}
 	now := f.Host.Now()
-	runs := Order(f.Lister.Keys, timerKeys, now.Add(lead), after)
+	timers := Parse(f.Lister.Keys, timerKeys, now.Add(lead))
+	if f.Host.Expand != nil {
+		if timers, err = f.Host.Expand(ctx, timers); err != nil {
+			f.Host.Failed("read group timers", err)
+		}
+	}
+	runs := Order(timers, after)
 	runs = f.Rotation.Pick(runs, after, Runs)
 	added := 0
 	for _, t := range runs {

@@ -148,7 +148,7 @@ func (l Lister) DueTimers(ctx context.Context, now time.Time) ([]Timer, int, err
 	}
 	all := merge(per)
 	if len(ls) > 1 {
-		sortTimers(all)
+		SortTimers(all)
 	}
 	return all, n, nil
 }
@@ -161,9 +161,9 @@ func merge[T any](per [][]T) []T {
 	return all
 }
 
-// sortTimers orders timers as one flat listing would: by due time, then
+// SortTimers orders timers as one flat listing would: by due time, then
 // name.
-func sortTimers(ts []Timer) {
+func SortTimers(ts []Timer) {
 	sort.SliceStable(ts, func(i, j int) bool { return ts[j].After(ts[i]) })
 }
 
@@ -195,7 +195,7 @@ func (l Lister) FirstTimers(ctx context.Context, n int) ([]string, error) {
 		return nil, err
 	}
 	all := merge(per)
-	sortTimers(all)
+	SortTimers(all)
 	out := make([]string, 0, n)
 	for _, t := range all[:min(n, len(all))] {
 		out = append(out, t.Key)
@@ -246,21 +246,32 @@ func (l Lister) RunKeys(ctx context.Context, after string, need int) ([]string, 
 	return out, anyMore, nil
 }
 
-// Order is the order in which a fallback scan reads the runs named by
-// timerKeys (in index order): each run once, at its first timer, only
-// timers due by horizon (a run with a ready step has one; later ones are
-// sleeps, wait timeouts and retention) and only run ids, starting after
-// the position after and wrapping around to the first.
-func Order(k keys.Layout, timerKeys []string, horizon time.Time, after Timer) []Timer {
+// Parse is the timers timerKeys (in index order) name that are due by
+// horizon: a run with a ready step has one; later ones are sleeps, wait
+// timeouts and retention.
+func Parse(k keys.Layout, timerKeys []string, horizon time.Time) []Timer {
+	var out []Timer
+	for _, key := range timerKeys {
+		if at, name, ok := k.ParseTimer(key); ok && !at.After(horizon) {
+			out = append(out, Timer{Key: key, At: at, Name: name})
+		}
+	}
+	return out
+}
+
+// Order is the order in which a fallback scan reads the runs timers name
+// (Parse's answer, group timers expanded: FallbackHost.Expand): each run
+// once, at its first timer, and only run ids, starting after the
+// position after and wrapping around to the first.
+func Order(timers []Timer, after Timer) []Timer {
 	seen := map[string]bool{}
 	var all []Timer
-	for _, key := range timerKeys {
-		at, run, ok := k.ParseTimer(key)
-		if !ok || at.After(horizon) || seen[run] || !keys.RunID.Valid(run) {
+	for _, t := range timers {
+		if seen[t.Name] || !keys.RunID.Valid(t.Name) {
 			continue
 		}
-		seen[run] = true
-		all = append(all, Timer{Key: key, At: at, Name: run})
+		seen[t.Name] = true
+		all = append(all, t)
 	}
 	i := sort.Search(len(all), func(i int) bool { return all[i].After(after) })
 	return append(all[i:len(all):len(all)], all[:i]...)

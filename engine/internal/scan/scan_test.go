@@ -68,7 +68,7 @@ func TestMergedOrder(t *testing.T) {
 					t.Fatalf("run key %d: %s, want %s", i, key, k.Run(runs[i]))
 				}
 			}
-			order := Order(k, first, base.Add(time.Hour), due[4])
+			order := Order(Parse(k, first, base.Add(time.Hour)), due[4])
 			if len(order) != len(first) || order[0].Key != due[5].Key || order[len(order)-1].Key != due[4].Key {
 				t.Fatalf("scan order after %v: %v", due[4], order)
 			}

@@ -82,7 +82,7 @@ func (e *Engine) DeleteRun(ctx context.Context, id string, force bool) error {
 // to the engine.
 func newPurger(e *Engine) *retention.Purger {
 	return retention.New(retention.Host{
-		Store: e.store, Keys: e.keys, Now: e.now,
+		Store: e.store, Keys: e.keys, Now: e.now, Audit: e.audit,
 		ActiveCheckInterval: e.cfg.ActiveCheckInterval, MinTimerLead: timer.Lead,
 		DeletePayloads: func(ctx context.Context, run string) error { return e.payloads.DeleteRun(ctx, run) },
 		Drop:           func(run string) { e.commits.Cache().Drop(run) },
@@ -94,7 +94,7 @@ func newPurger(e *Engine) *retention.Purger {
 // due (the reaper's); they go with the run's other timers.
 func (e *Engine) purgeRun(ctx context.Context, r *runRecord, due []string) error {
 	run := retention.Run{ID: r.ID, Layout: r.Layout, Workflow: r.Workflow, IdempotencyKey: r.IdempotencyKey,
-		TimerAt: r.TimerAt, EndedAt: r.EndedAt, Deadline: r.Deadline, Due: e.retentionDue(r), Index: attrs.Keys(e.keys, r.ID, r.Attrs)}
+		TimerAt: r.TimerAt, EndedAt: r.EndedAt, Deadline: r.Deadline, Due: e.retentionDue(r), Index: attrs.Keys(e.keys, r.ID, r.Attrs), Reads: r.Reads}
 	for _, st := range r.Steps {
 		run.ReadyAt = append(run.ReadyAt, st.ReadyAt) // an ended run's WakeAt are cleared (endRun)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/blob"
 	"github.com/cairn-dev/cairn/engine/internal/attrs"
+	"github.com/cairn-dev/cairn/engine/internal/audit"
 	"github.com/cairn-dev/cairn/engine/internal/errs"
 	"github.com/cairn-dev/cairn/engine/internal/handoff"
 	"github.com/cairn-dev/cairn/engine/internal/keys"
@@ -652,14 +653,10 @@ func (e *Engine) StepInput(ctx context.Context, run, step string, attempt int) (
 	return &cairn.InputView{Input: l.Input, Bytes: l.InputBytes, Kept: l.InputBytes == 0 || l.Input != nil}, nil
 }
 
-// Audit records that who read a run (operation op).
+// Audit records that who read a run (operation op), in an audit object
+// shared with this instance's concurrent reads (engine/internal/audit).
 func (e *Engine) Audit(ctx context.Context, who, op, run string) error {
-	now := e.now()
-	var r [4]byte
-	rand.Read(r[:])
-	rec := map[string]any{"at": now, "who": who, "operation": op, "run": run}
-	_, err := e.store.Create(ctx, e.keys.Audit(now, fmt.Sprintf("%x", r)), object.JSON(rec))
-	return err
+	return e.audit.Record(ctx, audit.Entry{At: e.now(), Who: who, Operation: op, Run: run})
 }
 
 func (e *Engine) status(ctx context.Context, r *runRecord) *cairn.RunProgress {

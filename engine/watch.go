@@ -51,28 +51,34 @@ func (e *Engine) GetRunStatus(ctx context.Context, id string, after int64, wait 
 // request however many times the run changes meanwhile. It costs what a
 // held status request costs (one read when it starts, none for a run just
 // started or changed here; none per change committed on this instance),
-// and answers from the record in hand: the
-// caller audits the answer once, as a GetRun's. A run still running when
-// the hold ends is answered as GetRun answers it (with its holders).
-func (e *Engine) AwaitRun(ctx context.Context, id string, wait time.Duration) (*cairn.Run, error) {
+// and answers from the record in hand. A run still running when the hold
+// ends is answered as GetRun answers it (with its holders). The read, by
+// who (operation op), is held in the audit log (engine/internal/audit):
+// recorded reports that the commit that ended the run here recorded it in
+// the record answered; otherwise the caller audits the answer, as a GetRun's.
+func (e *Engine) AwaitRun(ctx context.Context, id string, wait time.Duration, who, op string) (_ *cairn.Run, recorded bool, _ error) {
 	if err := keys.RunID.Check("run", id); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if wait <= 0 {
-		return e.GetRun(ctx, id)
+		r, err := e.GetRun(ctx, id)
+		return r, false, err
 	}
+	held := e.audit.Hold(id, who, op)
+	defer e.audit.Release(held)
 	r, err := e.watchRun(ctx, id, 0, true, wait)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if !r.Status.Terminal() {
-		return e.GetRun(ctx, id) // the hold ended first: the full view, holders read
+		v, err := e.GetRun(ctx, id) // the hold ended first: the full view, holders read
+		return v, false, err
 	}
 	d, err := e.definition(ctx, r.Workflow, r.rev())
 	if err != nil {
 		d = nil // the view works without the definition
 	}
-	return e.view(r, d), nil
+	return e.view(r, d), e.audit.Recorded(held, r.Rev), nil
 }
 
 // watchRun returns run's record once its rev exceeds after (any change,

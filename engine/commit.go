@@ -149,9 +149,7 @@ func (e *Engine) writeRun(ctx context.Context, r *runRecord, ver blob.Version, f
 	if err := mapstep.Put(ctx, e.store, fx.writes); err != nil {
 		return nil, "", &commit.BeforeError{Err: err}
 	}
-	if r.Status.Terminal() {
-		r.Reads = e.audit.Copy(r.ID, r.Reads, fx.now) // the reads held here for its end
-	}
+	r.Reads = e.audit.Copy(r.ID, r.Reads, fx.now, r.Status.Terminal()) // an ended run's: the reads held here for its end
 	data := object.JSON(r)
 	nv, err := e.store.Swap(ctx, e.keys.RunOf(r.Layout, r.ID), data, ver)
 	e.admit.Saw(fx.now, err)

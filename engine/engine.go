@@ -316,8 +316,7 @@ func New(store *blob.Bucket, cfg Config) (*Engine, error) {
 	e.fallback = newFallback(e)
 	e.payloads = payload.New(store, e.keys, cfg.PayloadInlineMax, cfg.PayloadCacheBytes)
 	e.kv = kv.New(store, cfg.Prefix, min(cfg.MaxOutputBytes, kv.MaxValue), e.now)
-	e.results = resultcache.New(store, cfg.Prefix, cfg.PayloadInlineMax, e.now)
-	e.audit = audit.New(store, e.keys, cfg.CommitTimeout)
+	e.results, e.audit = resultcache.New(store, cfg.Prefix, cfg.PayloadInlineMax, e.now), audit.New(store, e.keys, cfg.CommitTimeout)
 	e.purger = newPurger(e)
 	e.outage = throttle.Outage{Log: e.log, Now: e.now}
 	if cfg.Bus != nil {

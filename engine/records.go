@@ -70,9 +70,8 @@ type runRecord struct {
 	Trace string `json:"trace,omitempty"`
 	// Layout is the key layout of the run's record and leases ("" flat,
 	// KeyLayoutSharded), fixed when the run starts (layout.go).
-	Layout string `json:"layout,omitempty"`
-	// Reads are the reads held until the run ended that its ending commit recorded (engine/internal/audit).
-	Reads []audit.Entry `json:"reads,omitempty"`
+	Layout string        `json:"layout,omitempty"`
+	Reads  []audit.Entry `json:"reads,omitempty"` // reads held for the run's end, recorded by its ending commit (engine/internal/audit)
 
 	// fromCache marks a copy a claim took from the committer's cache
 	// (claimRun): never stored; a render error on it is decided again on

@@ -62,20 +62,14 @@ func (e *Engine) DeleteRun(ctx context.Context, id string, force bool) error {
 		if !force {
 			return &ConflictError{Message: fmt.Sprintf("run %s is %s: cancel it first, or delete with force", id, r.Status)}
 		}
-		if _, err := e.CancelRun(ctx, id, "deleted"); err != nil {
-			var conflict *ConflictError
-			if !errors.As(err, &conflict) { // ended meanwhile: delete it anyway
-				return err
-			}
+		if _, err := e.CancelRun(ctx, id, "deleted"); err != nil && !errors.As(err, new(*ConflictError)) {
+			return err // (a conflict: it ended meanwhile, deleted anyway)
 		}
 		if r, err = e.readRun(ctx, id); err != nil {
 			return err
 		}
 	}
-	if err := e.purgeRun(ctx, r, nil); err != nil {
-		return errs.Unavailable(err)
-	}
-	return nil
+	return errs.Unavailable(e.purgeRun(ctx, r, nil))
 }
 
 // newPurger wires the deletion of ended runs (engine/internal/retention)

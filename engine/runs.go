@@ -17,7 +17,6 @@ import (
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/blob"
 	"github.com/cairn-dev/cairn/engine/internal/attrs"
-	"github.com/cairn-dev/cairn/engine/internal/audit"
 	"github.com/cairn-dev/cairn/engine/internal/errs"
 	"github.com/cairn-dev/cairn/engine/internal/handoff"
 	"github.com/cairn-dev/cairn/engine/internal/keys"
@@ -653,10 +652,9 @@ func (e *Engine) StepInput(ctx context.Context, run, step string, attempt int) (
 	return &cairn.InputView{Input: l.Input, Bytes: l.InputBytes, Kept: l.InputBytes == 0 || l.Input != nil}, nil
 }
 
-// Audit records that who read a run (operation op), in an audit object
-// shared with this instance's concurrent reads (engine/internal/audit).
+// Audit records that who read a run (operation op) in the audit log (engine/internal/audit).
 func (e *Engine) Audit(ctx context.Context, who, op, run string) error {
-	return e.audit.Record(ctx, audit.Entry{At: e.now(), Who: who, Operation: op, Run: run})
+	return e.audit.Read(ctx, e.now(), who, op, run)
 }
 
 func (e *Engine) status(ctx context.Context, r *runRecord) *cairn.RunProgress {

@@ -95,6 +95,11 @@ func (l *Log) Record(ctx context.Context, entries ...Entry) error {
 	return nil
 }
 
+// Read records that who read run at at (operation op): Record of one entry.
+func (l *Log) Read(ctx context.Context, at time.Time, who, op, run string) error {
+	return l.Record(ctx, Entry{At: at, Who: who, Operation: op, Run: run})
+}
+
 // write creates one object of a batch's entries, keyed by the first one's
 // time and a random suffix.
 func (l *Log) write(ctx context.Context, _ string, batch [][]Entry) error {
@@ -142,9 +147,13 @@ func (l *Log) Release(rd *Reader) {
 
 // Copy appends to reads, the entries of run's record about to be written,
 // an entry at now for each read of run held here that no landed write
-// recorded yet, at most MaxCopied. A write that lands is told to Landed;
-// one that does not marks nothing (its retry copies again).
-func (l *Log) Copy(run string, reads []Entry, now time.Time) []Entry {
+// recorded yet, at most MaxCopied, when the record says the run ended
+// (else it returns reads). A write that lands is told to Landed; one that
+// does not marks nothing (its retry copies again).
+func (l *Log) Copy(run string, reads []Entry, now time.Time, ended bool) []Entry {
+	if !ended {
+		return reads
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	n := 0

@@ -564,7 +564,10 @@ func (a *API) registerRunReadOps() {
 		Description: "The run with every step's status, attempts, output and usage. Audited: the read is recorded with the key that made it. With wait_ms the request is held until the run ends (or wait_ms passes: then it answers the running run) and audited once, when it answers; a commit on any instance wakes it, and a run that changes many times costs no more than once: what a client waiting for a run's outcome sends.",
 		Errors:      []int{http.StatusNotFound},
 	}, auth.ScopeRead, func(ctx context.Context, in *getRunInput) (*cairn.Run, error) {
-		r, err := a.engine.AwaitRun(ctx, in.Run, time.Duration(in.WaitMs)*time.Millisecond)
+		r, recorded, err := a.engine.AwaitRun(ctx, in.Run, time.Duration(in.WaitMs)*time.Millisecond, who(ctx), "getRun")
+		if recorded { // the commit that ended the run recorded the read in the run's record
+			return r, err
+		}
 		return audited(ctx, a, "getRun", in.Run, r, err)
 	})
 	bodyOp(a, huma.Operation{

@@ -404,3 +404,70 @@ func TestListRunsByCorrelationAndTime(t *testing.T) {
 		t.Errorf("a bad time: %d %s", r.status, r.raw)
 	}
 }
+
+// A GET /runs/{run}?wait_ms= held until the run ends on this instance is
+// recorded in the record of the commit that ended it: it is answered with
+// no audit object of its own, and the run's record holds who read it. A
+// run that had already ended when asked is audited as any read.
+func TestAwaitedReadRecordedInTheRun(t *testing.T) {
+	store := mem.New()
+	e, err := engine.New(store, engine.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys, _ := auth.ParseKeys("rd:read:" + auth.HashSecret("s"))
+	ts := httptest.NewServer(api.New(e, api.Config{Keys: keys}).Handler())
+	defer ts.Close()
+	s := &server{t: t, url: ts.URL + api.BasePath, key: "s"}
+	ctx := context.Background()
+	wf := cairn.Workflow{Name: "one", Version: "1", Steps: []cairn.Step{{ID: "a"}}}
+	if _, err := e.Register(ctx, cairn.RegisterRequest{WorkerID: "w1", Workflows: []cairn.Workflow{wf}}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := e.StartRun(ctx, cairn.StartRequest{Workflow: "one"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := res.Run.ID
+	got := make(chan reply, 1)
+	go func() { got <- s.do("GET", "/runs/"+run+"?wait_ms=10000", "") }()
+	for deadline := time.Now().Add(10 * time.Second); e.HeldReads() == 0; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the GET is not held after 10 s")
+		}
+	}
+	ls, err := e.Claim(ctx, cairn.ClaimRequest{WorkerID: "w1", Max: 1, WaitMs: 1000})
+	if err != nil || len(ls) != 1 {
+		t.Fatalf("claim: %v %v", ls, err)
+	}
+	if _, err := e.Complete(ctx, ls[0].ID, cairn.CompleteRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	if r := <-got; r.status != 200 || r.body["status"] != "completed" {
+		t.Fatalf("held GET: %d %s", r.status, r.raw)
+	}
+	if objs, err := store.ListAll(ctx, "audit/"); err != nil || len(objs) != 0 {
+		t.Fatalf("%d audit objects (%v) for a read recorded in the run", len(objs), err)
+	}
+	rec, err := store.Get(ctx, "runs/"+run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stored struct {
+		Reads []struct{ Who, Operation string } `json:"reads"`
+	}
+	if err := json.Unmarshal(rec.Data, &stored); err != nil || len(stored.Reads) != 1 || stored.Reads[0].Who != "rd" || stored.Reads[0].Operation != "getRun" {
+		t.Fatalf("the run's reads: %+v %v in %s", stored.Reads, err, rec.Data)
+	}
+	// Asked once it ended: audited as any read, the record unchanged.
+	if r := s.do("GET", "/runs/"+run+"?wait_ms=10000", ""); r.status != 200 {
+		t.Fatalf("GET of the ended run: %d %s", r.status, r.raw)
+	}
+	objs, err := store.ListAll(ctx, "audit/")
+	if err != nil || len(objs) != 1 {
+		t.Fatalf("%d audit objects (%v), want the second read's", len(objs), err)
+	}
+	if o, _ := store.Get(ctx, objs[0].Key); !bytes.Contains(o.Data, []byte(`"who":"rd"`)) || bytes.Contains(o.Data, []byte("\n")) {
+		t.Fatalf("audit object %s", o.Data)
+	}
+}

@@ -102,6 +102,7 @@ func newCommitter(e *Engine) *committer {
 		Write: e.writeRun,
 		Landed: func(r *runRecord, fx *effects, items, attempt int) {
 			fx.run, fx.rev = r, r.Rev
+			e.audit.Landed(r.ID, r.Reads, r.Rev)
 			for i := range fx.hints {
 				// The revision that made the work ready: a claim on an
 				// instance whose cached copy is at least this new decides
@@ -148,6 +149,7 @@ func (e *Engine) writeRun(ctx context.Context, r *runRecord, ver blob.Version, f
 	if err := mapstep.Put(ctx, e.store, fx.writes); err != nil {
 		return nil, "", &commit.BeforeError{Err: err}
 	}
+	r.Reads = e.audit.Copy(r.ID, r.Reads, fx.now, r.Status.Terminal()) // an ended run's: the reads held here for its end
 	data := object.JSON(r)
 	nv, err := e.store.Swap(ctx, e.keys.RunOf(r.Layout, r.ID), data, ver)
 	e.admit.Saw(fx.now, err)

@@ -20,6 +20,7 @@ import (
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/blob"
+	"github.com/cairn-dev/cairn/engine/internal/audit"
 	bulk "github.com/cairn-dev/cairn/engine/internal/batch"
 	"github.com/cairn-dev/cairn/engine/internal/errs"
 	"github.com/cairn-dev/cairn/engine/internal/gate"
@@ -266,6 +267,7 @@ type Engine struct {
 	starts *timer.Starts
 
 	purger *retention.Purger // deletes ended runs (retention.go)
+	audit  *audit.Log        // the audit log of run reads (engine/internal/audit)
 
 	stopBus func()
 
@@ -316,7 +318,7 @@ func New(store *blob.Bucket, cfg Config) (*Engine, error) {
 	e.fallback = newFallback(e)
 	e.payloads = payload.New(store, e.keys, cfg.PayloadInlineMax, cfg.PayloadCacheBytes)
 	e.kv = kv.New(store, cfg.Prefix, min(cfg.MaxOutputBytes, kv.MaxValue), e.now)
-	e.results = resultcache.New(store, cfg.Prefix, cfg.PayloadInlineMax, e.now)
+	e.results, e.audit = resultcache.New(store, cfg.Prefix, cfg.PayloadInlineMax, e.now), audit.New(store, e.keys, cfg.CommitTimeout)
 	e.purger = newPurger(e)
 	e.outage = throttle.Outage{Log: e.log, Now: e.now}
 	if cfg.Bus != nil {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/engine/internal/attrs"
+	"github.com/cairn-dev/cairn/engine/internal/audit"
 	"github.com/cairn-dev/cairn/engine/internal/catalog"
 	"github.com/cairn-dev/cairn/engine/internal/keys"
 	"github.com/cairn-dev/cairn/engine/internal/lease"
@@ -69,7 +70,8 @@ type runRecord struct {
 	Trace string `json:"trace,omitempty"`
 	// Layout is the key layout of the run's record and leases ("" flat,
 	// KeyLayoutSharded), fixed when the run starts (layout.go).
-	Layout string `json:"layout,omitempty"`
+	Layout string        `json:"layout,omitempty"`
+	Reads  []audit.Entry `json:"reads,omitempty"` // reads held for the run's end, recorded by its ending commit (engine/internal/audit)
 
 	// fromCache marks a copy a claim took from the committer's cache
 	// (claimRun): never stored; a render error on it is decided again on

@@ -12,15 +12,18 @@ import (
 )
 
 // sdkWait is what the Go SDK's Client.Wait asks of the server (sdk
-// client.go): the run, held until it ends, audited once (api getRun).
+// client.go): the run, held until it ends, audited once (api getRun): in
+// the record of the commit that ended it when that was made here.
 func sdkWait(ctx context.Context, e *Engine, run string) (*cairn.Run, error) {
 	for {
-		r, err := e.AwaitRun(ctx, run, 20*time.Second)
+		r, recorded, err := e.AwaitRun(ctx, run, 20*time.Second, "k", "getRun")
 		if err != nil {
 			return nil, err
 		}
-		if err := e.Audit(ctx, "k", "getRun", run); err != nil {
-			return nil, err
+		if !recorded {
+			if err := e.Audit(ctx, "k", "getRun", run); err != nil {
+				return nil, err
+			}
 		}
 		if r.Status.Terminal() {
 			return r, nil

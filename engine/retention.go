@@ -62,27 +62,21 @@ func (e *Engine) DeleteRun(ctx context.Context, id string, force bool) error {
 		if !force {
 			return &ConflictError{Message: fmt.Sprintf("run %s is %s: cancel it first, or delete with force", id, r.Status)}
 		}
-		if _, err := e.CancelRun(ctx, id, "deleted"); err != nil {
-			var conflict *ConflictError
-			if !errors.As(err, &conflict) { // ended meanwhile: delete it anyway
-				return err
-			}
+		if _, err := e.CancelRun(ctx, id, "deleted"); err != nil && !errors.As(err, new(*ConflictError)) {
+			return err // (a conflict: it ended meanwhile, deleted anyway)
 		}
 		if r, err = e.readRun(ctx, id); err != nil {
 			return err
 		}
 	}
-	if err := e.purgeRun(ctx, r, nil); err != nil {
-		return errs.Unavailable(err)
-	}
-	return nil
+	return errs.Unavailable(e.purgeRun(ctx, r, nil))
 }
 
 // newPurger wires the deletion of ended runs (engine/internal/retention)
 // to the engine.
 func newPurger(e *Engine) *retention.Purger {
 	return retention.New(retention.Host{
-		Store: e.store, Keys: e.keys, Now: e.now,
+		Store: e.store, Keys: e.keys, Now: e.now, Audit: e.audit,
 		ActiveCheckInterval: e.cfg.ActiveCheckInterval, MinTimerLead: timer.Lead,
 		DeletePayloads: func(ctx context.Context, run string) error { return e.payloads.DeleteRun(ctx, run) },
 		Drop:           func(run string) { e.commits.Cache().Drop(run) },
@@ -94,7 +88,7 @@ func newPurger(e *Engine) *retention.Purger {
 // due (the reaper's); they go with the run's other timers.
 func (e *Engine) purgeRun(ctx context.Context, r *runRecord, due []string) error {
 	run := retention.Run{ID: r.ID, Layout: r.Layout, Workflow: r.Workflow, IdempotencyKey: r.IdempotencyKey,
-		TimerAt: r.TimerAt, EndedAt: r.EndedAt, Deadline: r.Deadline, Due: e.retentionDue(r), Index: attrs.Keys(e.keys, r.ID, r.Attrs)}
+		TimerAt: r.TimerAt, EndedAt: r.EndedAt, Deadline: r.Deadline, Due: e.retentionDue(r), Index: attrs.Keys(e.keys, r.ID, r.Attrs), Reads: r.Reads}
 	for _, st := range r.Steps {
 		run.ReadyAt = append(run.ReadyAt, st.ReadyAt) // an ended run's WakeAt are cleared (endRun)
 	}

@@ -652,14 +652,9 @@ func (e *Engine) StepInput(ctx context.Context, run, step string, attempt int) (
 	return &cairn.InputView{Input: l.Input, Bytes: l.InputBytes, Kept: l.InputBytes == 0 || l.Input != nil}, nil
 }
 
-// Audit records that who read a run (operation op).
+// Audit records that who read a run (operation op) in the audit log (engine/internal/audit).
 func (e *Engine) Audit(ctx context.Context, who, op, run string) error {
-	now := e.now()
-	var r [4]byte
-	rand.Read(r[:])
-	rec := map[string]any{"at": now, "who": who, "operation": op, "run": run}
-	_, err := e.store.Create(ctx, e.keys.Audit(now, fmt.Sprintf("%x", r)), object.JSON(rec))
-	return err
+	return e.audit.Read(ctx, e.now(), who, op, run)
 }
 
 func (e *Engine) status(ctx context.Context, r *runRecord) *cairn.RunProgress {

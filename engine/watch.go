@@ -39,8 +39,8 @@ func (e *Engine) receive(h notify.Hint) {
 // heard of no change since: recentCopy), then only when this instance
 // commits a change to the run or hears of one on the bus (one read shared
 // by the instance's waiting requests, none when the change was committed
-// here), and at FallbackInterval in case a notice was lost. A record cached by this instance's committer that is
-// newer than after answers without a read.
+// here), and at FallbackInterval in case a notice was lost. A record
+// cached by this instance's committer newer than after answers unread.
 func (e *Engine) GetRunStatus(ctx context.Context, id string, after int64, wait time.Duration) (*cairn.RunProgress, error) {
 	s, _, err := e.RunStream(ctx, id, after, wait) // progress.go
 	return s, err
@@ -51,29 +51,34 @@ func (e *Engine) GetRunStatus(ctx context.Context, id string, after int64, wait 
 // request however many times the run changes meanwhile. It costs what a
 // held status request costs (one read when it starts, none for a run just
 // started or changed here; none per change committed on this instance),
-// and answers from the record in hand: the
-// caller audits the answer once, as a GetRun's. A run still running when
-// the hold ends is answered as GetRun answers it (with its holders).
-func (e *Engine) AwaitRun(ctx context.Context, id string, wait time.Duration) (*cairn.Run, error) {
+// and answers from the record in hand (a run still running when the hold
+// ends: as GetRun). recorded: the ending commit, made here, put the read
+// (who, op) in that record (engine/internal/audit); else the caller audits it.
+func (e *Engine) AwaitRun(ctx context.Context, id string, wait time.Duration, who, op string) (_ *cairn.Run, recorded bool, err error) {
 	if err := keys.RunID.Check("run", id); err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	if wait <= 0 {
-		return e.GetRun(ctx, id)
+	held := e.audit.Hold(id, who, op)
+	defer e.audit.Release(held)
+	r := &runRecord{} // wait 0: not held (an ending commit meanwhile at worst records it too)
+	if wait > 0 {
+		if r, err = e.watchRun(ctx, id, 0, true, wait); err != nil {
+			return nil, false, err
+		}
 	}
-	r, err := e.watchRun(ctx, id, 0, true, wait)
-	if err != nil {
-		return nil, err
-	}
-	if !r.Status.Terminal() {
-		return e.GetRun(ctx, id) // the hold ended first: the full view, holders read
+	if !r.Status.Terminal() { // no hold, or it ended first: the full view, holders read
+		v, err := e.GetRun(ctx, id)
+		return v, false, err
 	}
 	d, err := e.definition(ctx, r.Workflow, r.rev())
 	if err != nil {
 		d = nil // the view works without the definition
 	}
-	return e.view(r, d), nil
+	return e.view(r, d), e.audit.Recorded(held, r.Rev), nil
 }
+
+// HeldReads is how many reads wait for their run's end here (AwaitRun): a test signal.
+func (e *Engine) HeldReads() int { return e.audit.Held() }
 
 // watchRun returns run's record once its rev exceeds after (any change,
 // unless untilEnd: only its end counts) or the run ended, holding up to

@@ -215,7 +215,7 @@ func TestAwaitRunAnswersAtTheEnd(t *testing.T) {
 		ch chan answer
 	}{{a, onA}, {b, onB}} {
 		go func() {
-			r, err := x.e.AwaitRun(ctx, run, 20*time.Second)
+			r, _, err := x.e.AwaitRun(ctx, run, 20*time.Second, "k", "getRun")
 			x.ch <- answer{r, err, time.Now()}
 		}()
 	}
@@ -260,14 +260,14 @@ func TestAwaitRunHoldEnds(t *testing.T) {
 	ctx, e := h.ctx, h.e
 	run := mustStart(t, e, "slow", `{}`)
 	start := time.Now()
-	r, err := e.AwaitRun(ctx, run, 300*time.Millisecond)
+	r, _, err := e.AwaitRun(ctx, run, 300*time.Millisecond, "k", "getRun")
 	if err != nil || r.Status != cairn.RunRunning {
 		t.Fatalf("%+v %v", r, err)
 	}
 	if d := time.Since(start); d < 250*time.Millisecond {
 		t.Fatalf("answered after %v, before the hold ended", d)
 	}
-	if _, err := e.AwaitRun(ctx, "not-a-run!", time.Second); err == nil {
+	if _, _, err := e.AwaitRun(ctx, "not-a-run!", time.Second, "k", "getRun"); err == nil {
 		t.Fatal("a malformed run id was accepted")
 	}
 }
@@ -349,7 +349,7 @@ func TestWatchStartsFromARecentCopy(t *testing.T) {
 	before := counts.Snapshot()
 	got := make(chan *cairn.Run, 1)
 	go func() {
-		r, err := e.AwaitRun(ctx, id, 10*time.Second)
+		r, _, err := e.AwaitRun(ctx, id, 10*time.Second, "k", "getRun")
 		if err != nil {
 			t.Error(err)
 		}

@@ -333,7 +333,7 @@ func TestReaperVisitsOwnWakesBetweenPasses(t *testing.T) {
 			if _, err := e.Complete(ctx, ls[0].ID, cairn.CompleteRequest{}); err != nil {
 				t.Errorf("complete: %v", err)
 			}
-			got, err := e.AwaitRun(ctx, ls[0].Run, 5*time.Second)
+			got, _, err := e.AwaitRun(ctx, ls[0].Run, 5*time.Second, "k", "getRun")
 			if err != nil {
 				t.Errorf("run %s: %v", ls[0].Run, err)
 			} else if got.Status != cairn.RunCompleted {

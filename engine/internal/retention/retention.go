@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/cairn-dev/cairn/blob"
+	"github.com/cairn-dev/cairn/engine/internal/audit"
 	"github.com/cairn-dev/cairn/engine/internal/keys"
 	"github.com/cairn-dev/cairn/engine/internal/timer"
 )
@@ -26,6 +27,8 @@ const TimerPrefix = "r-"
 type Host struct {
 	Store *blob.Bucket
 	Keys  keys.Layout
+	// Audit takes the reads a run's record holds before it is deleted.
+	Audit *audit.Log
 	Now   func() time.Time
 	// ActiveCheckInterval is the reaper's routine re-arm period of a
 	// running run; MinTimerLead is how far ahead of now a timer is always
@@ -49,6 +52,8 @@ type Run struct {
 	Due time.Time
 	// Index are the run's search attribute index entries (attrs.Keys).
 	Index []string
+	// Reads are the reads the record holds (engine/internal/audit).
+	Reads []audit.Entry
 }
 
 // Purger deletes ended runs through its Host.
@@ -61,7 +66,9 @@ func isNotFound(err error) bool { return errors.Is(err, blob.ErrNotFound) }
 
 // Purge deletes an ended run's objects, the record last but for the
 // timers: a purge that dies midway leaves the record, and with it the
-// timer that brings the reaper back to finish. due are timer keys the
+// timer that brings the reaper back to finish. The reads the record holds
+// are written to the audit log before it is deleted (a failure leaves it;
+// a purge that fails after that writes them again). due are timer keys the
 // caller found due (the reaper's); they go with the run's other timers
 // (TimerKeys).
 func (p *Purger) Purge(ctx context.Context, r Run, due []string) error {
@@ -98,6 +105,9 @@ func (p *Purger) Purge(ctx context.Context, r Run, due []string) error {
 	if err := h.DeletePayloads(ctx, r.ID); err != nil {
 		return err
 	}
+	if err := p.keepReads(ctx, r); err != nil {
+		return err
+	}
 	if err := h.Store.Delete(ctx, h.Keys.RunOf(r.Layout, r.ID)); err != nil && !isNotFound(err) {
 		return err
 	}
@@ -112,6 +122,20 @@ func (p *Purger) Purge(ctx context.Context, r Run, due []string) error {
 		}
 	}
 	return nil
+}
+
+// keepReads writes the reads r's record holds to the audit log, as
+// entries of r (none: nothing).
+func (p *Purger) keepReads(ctx context.Context, r Run) error {
+	if len(r.Reads) == 0 {
+		return nil
+	}
+	reads := make([]audit.Entry, len(r.Reads))
+	for i, e := range r.Reads {
+		e.Run = r.ID
+		reads[i] = e
+	}
+	return p.h.Audit.Record(ctx, reads...)
 }
 
 // TimerKeys are the keys of r's timers that Purge deletes, the caller's

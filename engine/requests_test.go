@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -130,14 +131,18 @@ func TestRequestsPerStepByClass(t *testing.T) {
 			// Budget per linear step, the run's start and its watcher
 			// included: 1 PUT-class per step (the run record's swap: the
 			// complete with claim_next leases the next step inline, in
-			// that same write) and, per run of 5 steps, 4 PUT-class (run,
-			// timer, audit, the first lease) at the start and end: 1.80
-			// per step; less when the start hands the first step to a
-			// claim held here (its lease in the run's create). Reads:
-			// @latest once per 5 s and instance; the waiting client
+			// that same write) and, per run of 5 steps, the run's create
+			// and the first step's lease object (the 12 runs that find the
+			// 8 slots busy; the start hands the others' first step to a
+			// held claim, in the create), and a share of a timer (starts
+			// that overlap share one: engine/internal/timer; on mem no
+			// write lasts long enough to overlap: one a run). The waited
+			// answer's audit is in the record's last swap
+			// (engine/internal/audit). Measured 1.34 (1.40 on mem).
+			// Reads: @latest once per 5 s and instance; the waiting client
 			// starts from the copy of the start (watch.go, recentCopy);
 			// at most one read a run for a swap lost to a concurrent one.
-			over := per(lin.Get+lin.Stat, n) > 0.25 || per(lin.PutClass(), n) > 1.85 || lin.Delete > 0
+			over := per(lin.Get+lin.Stat, n) > 0.25 || per(lin.PutClass(), n) > 1.45 || lin.Delete > 0
 			if !over {
 				break
 			}
@@ -146,6 +151,43 @@ func TestRequestsPerStepByClass(t *testing.T) {
 				break
 			}
 		}
+
+		// The same runs started while the worker has a free slot for
+		// each (a second set of slots joins, so 28 claims are held): a
+		// start hands its first step to a held claim in the run's create,
+		// and concurrent starts share their timer; the audit of the
+		// waited answer is in the record's last write. Per run of 5
+		// steps: 1 create + 5 swaps, and shares of a timer: ≤ 1.30 a
+		// step, the issue's target (bucket requests of every class). On
+		// mem a write returns before the next start comes, so no two
+		// starts share a timer: one a run, 1.40.
+		freeBudget := 1.30
+		if strings.HasSuffix(t.Name(), "/mem") {
+			freeBudget = 1.45
+		}
+		wctx2, stop2 := context.WithCancel(ctx)
+		done2 := make(chan struct{})
+		go func() { defer close(done2); sdkWorker(wctx2, t, e, "w", runs) }()
+		if err := e.AwaitHeldClaims(ctx, 8+runs); err != nil {
+			t.Fatal(err)
+		}
+		for round := 1; ; round++ {
+			free := measure("linear, a free slot each", runs, func() string { return mustStart(t, e, "lin", `{"n":1}`) })
+			t.Logf("linear %d×%d, a free slot and a client waiting on each (round %d): per step GET %.2f, HEAD %.2f, PUT-class %.2f (create %.2f, swap %.2f, put %.2f, list %.2f), DELETE %.2f: %.2f requests; $%.2f per million steps",
+				runs, steps, round, per(free.Get, n), per(free.Stat, n), per(free.PutClass(), n), per(free.Create, n), per(free.Swap, n), per(free.Put, n), per(free.List, n), per(free.Delete, n), per(free.Total(), n), free.Cost()/float64(n)*1e6)
+			if per(free.Total(), n) <= freeBudget {
+				break
+			}
+			if round == rounds {
+				t.Errorf("linear steps with free slots over %.2f requests a step in %d rounds, the last: %v", freeBudget, rounds, free)
+				break
+			}
+			if err := e.AwaitHeldClaims(ctx, 8+runs); err != nil { // the slots are free again
+				t.Fatal(err)
+			}
+		}
+		stop2()
+		<-done2
 
 		// Single-step runs one after the other: every request a run
 		// costs, the watcher's included.
@@ -163,10 +205,10 @@ func TestRequestsPerStepByClass(t *testing.T) {
 			}
 			t.Logf("single-step run (round %d): GET %.2f, HEAD %.2f, create %.2f, swap %.2f, put %.2f, list %.2f, DELETE %.2f: %.2f requests per run",
 				round, per(single.Get, runs), per(single.Stat, runs), per(single.Create, runs), per(single.Swap, runs), per(single.Put, runs), per(single.List, runs), per(single.Delete, runs), per(single.Total(), runs))
-			// 4 a run: run create (with the lease of its step: the start
-			// hands it to a claim held here), timer, run swap, the waited
-			// answer's audit; @latest read once for the 20 runs.
-			over := per(single.Total(), runs) > 4.25 || per(single.Get+single.Stat, runs) > 0.25
+			// 3 a run: run create (with the lease of its step: the start
+			// hands it to a claim held here), timer, run swap (with the
+			// waited answer's audit); @latest read once for the 20 runs.
+			over := per(single.Total(), runs) > 3.25 || per(single.Get+single.Stat, runs) > 0.25
 			if !over {
 				break
 			}

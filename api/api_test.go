@@ -20,6 +20,7 @@ import (
 	"github.com/cairn-dev/cairn/blob"
 	"github.com/cairn-dev/cairn/blob/mem"
 	"github.com/cairn-dev/cairn/engine"
+	"github.com/cairn-dev/cairn/internal/testutil"
 )
 
 type server struct {
@@ -431,11 +432,9 @@ func TestAwaitedReadRecordedInTheRun(t *testing.T) {
 	run := res.Run.ID
 	got := make(chan reply, 1)
 	go func() { got <- s.do("GET", "/runs/"+run+"?wait_ms=10000", "") }()
-	for deadline := time.Now().Add(10 * time.Second); e.HeldReads() == 0; time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the GET is not held after 10 s")
-		}
-	}
+	testutil.EventuallyEvery(t, 10*time.Second, time.Millisecond, "the GET held", func() (bool, string) {
+		return e.HeldReads() > 0, "no read held"
+	})
 	ls, err := e.Claim(ctx, cairn.ClaimRequest{WorkerID: "w1", Max: 1, WaitMs: 1000})
 	if err != nil || len(ls) != 1 {
 		t.Fatalf("claim: %v %v", ls, err)

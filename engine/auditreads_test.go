@@ -15,6 +15,7 @@ import (
 	"github.com/cairn-dev/cairn/blob"
 	"github.com/cairn-dev/cairn/blob/faults"
 	"github.com/cairn-dev/cairn/engine/internal/audit"
+	"github.com/cairn-dev/cairn/internal/testutil"
 	notifymem "github.com/cairn-dev/cairn/notify/mem"
 )
 
@@ -52,13 +53,10 @@ func auditEntries(t testing.TB, e *Engine) (entries []audit.Entry, objects int) 
 // registered in the audit log and waiting on the run.
 func awaitHeld(t testing.TB, e *Engine, run string, n int) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for e.audit.Held() < n || e.watch.Waiting(run) < n {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d reads held on run %s (%d waiting), want %d", e.audit.Held(), run, e.watch.Waiting(run), n)
-		}
-		time.Sleep(time.Millisecond)
-	}
+	testutil.EventuallyEvery(t, 10*time.Second, time.Millisecond, fmt.Sprintf("%d reads held on run %s", n, run), func() (bool, string) {
+		held, waiting := e.audit.Held(), e.watch.Waiting(run)
+		return held >= n && waiting >= n, fmt.Sprintf("%d held, %d waiting", held, waiting)
+	})
 }
 
 type awaited struct {

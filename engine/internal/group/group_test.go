@@ -7,6 +7,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/cairn-dev/cairn/internal/testutil"
 )
 
 // recorder is a Write that remembers every entry written, by key, and
@@ -33,7 +35,7 @@ func (r *recorder) write(ctx context.Context, key string, batch []string) error 
 		}
 	}
 	r.mu.Unlock()
-	time.Sleep(r.delay)
+	<-time.After(r.delay) // the store's latency
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if partial {
@@ -93,17 +95,11 @@ func TestAddRace(t *testing.T) {
 	}
 	t.Logf("%d entries in %d writes", callers*each, rec.writes)
 	// The flush that closed the last batch forgets its key just after.
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
+	testutil.EventuallyEvery(t, 5*time.Second, time.Millisecond, "no key pending once every write landed", func() (bool, string) {
 		w.mu.Lock()
-		n := len(w.keys)
-		w.mu.Unlock()
-		if n == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d keys still pending 5 s after every write landed", n)
-		}
-	}
+		defer w.mu.Unlock()
+		return len(w.keys) == 0, fmt.Sprintf("%d keys pending", len(w.keys))
+	})
 }
 
 // A failed write fails every caller whose entry it held.
@@ -138,27 +134,19 @@ func TestAddContextEnds(t *testing.T) {
 	first := make(chan error, 1)
 	go func() { first <- w.Add(context.Background(), "k", "a") }()
 	// "a" is in flight; "b" waits for the next batch.
-	for {
+	testutil.EventuallyEvery(t, 5*time.Second, time.Millisecond, "a write in flight", func() (bool, string) {
 		w.mu.Lock()
-		busy := w.keys["k"] != nil && w.keys["k"].busy
-		w.mu.Unlock()
-		if busy {
-			break
-		}
-		time.Sleep(time.Millisecond)
-	}
+		defer w.mu.Unlock()
+		return w.keys["k"] != nil && w.keys["k"].busy, "none"
+	})
 	ctx, cancel := context.WithCancel(context.Background())
 	second := make(chan error, 1)
 	go func() { second <- w.Add(ctx, "k", "b") }()
-	for {
+	testutil.EventuallyEvery(t, 5*time.Second, time.Millisecond, "the second entry waiting for the next batch", func() (bool, string) {
 		w.mu.Lock()
-		open := w.keys["k"].open != nil
-		w.mu.Unlock()
-		if open {
-			break
-		}
-		time.Sleep(time.Millisecond)
-	}
+		defer w.mu.Unlock()
+		return w.keys["k"].open != nil, "no batch open"
+	})
 	cancel()
 	if err := <-second; !errors.Is(err, context.Canceled) {
 		t.Fatalf("second: %v, want canceled", err)
@@ -167,19 +155,11 @@ func TestAddContextEnds(t *testing.T) {
 	if err := <-first; err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	testutil.EventuallyEvery(t, 5*time.Second, time.Millisecond, "the abandoned caller's batch written", func() (bool, string) {
 		mu.Lock()
-		n := len(got)
-		mu.Unlock()
-		if n == 2 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the abandoned caller's batch was not written in 5 s: %v", got)
-		}
-		time.Sleep(time.Millisecond)
-	}
+		defer mu.Unlock()
+		return len(got) == 2, fmt.Sprint(got)
+	})
 	if len(got[1]) != 1 || got[1][0] != "b" {
 		t.Fatalf("batches %v", got)
 	}

@@ -26,7 +26,7 @@ type slowPuts struct {
 }
 
 func (s *slowPuts) Put(ctx context.Context, key string, data []byte, opts blob.WriteOptions) (blob.Version, error) {
-	time.Sleep(s.delay)
+	<-time.After(s.delay) // the store's latency
 	s.writes.Add(1)
 	return s.Driver.Put(ctx, key, data, opts)
 }

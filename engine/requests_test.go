@@ -138,11 +138,13 @@ func TestRequestsPerStepByClass(t *testing.T) {
 			// that overlap share one: engine/internal/timer; on mem no
 			// write lasts long enough to overlap: one a run). The waited
 			// answer's audit is in the record's last swap
-			// (engine/internal/audit). Measured 1.34 (1.40 on mem).
+			// (engine/internal/audit). Measured 1.34–1.40 on an idle
+			// machine; at worst (the 12 lease objects, no two starts'
+			// timer writes overlapping: mem, or a loaded machine) 1.52.
 			// Reads: @latest once per 5 s and instance; the waiting client
 			// starts from the copy of the start (watch.go, recentCopy);
 			// at most one read a run for a swap lost to a concurrent one.
-			over := per(lin.Get+lin.Stat, n) > 0.25 || per(lin.PutClass(), n) > 1.45 || lin.Delete > 0
+			over := per(lin.Get+lin.Stat, n) > 0.25 || per(lin.PutClass(), n) > 1.55 || lin.Delete > 0
 			if !over {
 				break
 			}
@@ -158,12 +160,14 @@ func TestRequestsPerStepByClass(t *testing.T) {
 		// and concurrent starts share their timer; the audit of the
 		// waited answer is in the record's last write. Per run of 5
 		// steps: 1 create + 5 swaps, and shares of a timer: ≤ 1.30 a
-		// step, the target (bucket requests of every class). On
-		// mem a write returns before the next start comes, so no two
-		// starts share a timer: one a run, 1.40.
+		// step, the target (bucket requests of every class), on
+		// the stores whose writes are network round trips (the
+		// emulators). In process (mem, file) a write can return before
+		// the next start comes, more so on a loaded machine: a timer a
+		// run at worst, 1.40.
 		freeBudget := 1.30
-		if strings.HasSuffix(t.Name(), "/mem") {
-			freeBudget = 1.45
+		if strings.HasSuffix(t.Name(), "/mem") || strings.HasSuffix(t.Name(), "/file") {
+			freeBudget = 1.42
 		}
 		wctx2, stop2 := context.WithCancel(ctx)
 		done2 := make(chan struct{})
@@ -208,7 +212,9 @@ func TestRequestsPerStepByClass(t *testing.T) {
 			// 3 a run: run create (with the lease of its step: the start
 			// hands it to a claim held here), timer, run swap (with the
 			// waited answer's audit); @latest read once for the 20 runs.
-			over := per(single.Total(), runs) > 3.25 || per(single.Get+single.Stat, runs) > 0.25
+			// A run that ends before its client's wait is held (a loaded
+			// machine: 0–8 of 20) writes that read's audit object: 3.05–3.40.
+			over := per(single.Total(), runs) > 3.45 || per(single.Get+single.Stat, runs) > 0.25
 			if !over {
 				break
 			}

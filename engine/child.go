@@ -131,9 +131,7 @@ func (e *Engine) startLinked(ctx context.Context, req cairn.StartRequest, link p
 		return cannot(err)
 	}
 	res, err := e.startRun(ctx, req, func(c *runRecord, _ *definition, _ time.Time) { l := link; c.Parent = &l })
-	var nf *NotFoundError
-	var ve cairn.ValidationError
-	if errors.As(err, &nf) || errors.As(err, &ve) {
+	if errors.As(err, new(*NotFoundError)) || errors.As(err, new(cairn.ValidationError)) {
 		return cannot(err)
 	}
 	if err != nil {
@@ -203,6 +201,9 @@ func (e *Engine) childEnded(ctx context.Context, c *runRecord) error {
 		if r.Status.Terminal() || st == nil || st.Status != cairn.StepChildRunning || st.Child == nil ||
 			st.Child.Run != "" && st.Child.Run != c.ID || c.IdempotencyKey != link.ChildKey(p.Run, p.Step, st.Child.Attempt) {
 			return struct{}{}, nil
+		}
+		if st.Child.Run == "" { // it ended before its start recorded it (its first step handed to a held claim can)
+			r.journal(fx.now, cairn.JournalEntry{Type: cairn.JournalChildStarted, Step: p.Step, Message: "child run " + c.ID + " of " + c.Workflow + "@" + c.Version})
 		}
 		st.Child.Run = c.ID
 		if c.Status == cairn.RunCompleted {

@@ -3,11 +3,13 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/cairn-dev/cairn"
+	"github.com/cairn-dev/cairn/engine/internal/link"
 )
 
 func parentChildWorkflows() []cairn.Workflow {
@@ -208,5 +210,59 @@ func TestChildOfUnknownWorkflowFails(t *testing.T) {
 	p := getRun(t, e, run)
 	if p.Status != cairn.RunFailed || p.Error.Step != "ship" || !strings.Contains(p.Error.Message, "shipping") {
 		t.Fatalf("parent %s %+v", p.Status, p.Error)
+	}
+}
+
+// TestChildThatEndsBeforeItsStartIsRecorded: a child run whose first step
+// a start hands to a held claim can end before the start that made it
+// records its id in the parent; the end, applied then, records the
+// child's start too, so the parent's journal (and the dashboard's
+// timeline, which draws a child step from it) has it, before the step's
+// completion.
+func TestChildThatEndsBeforeItsStartIsRecorded(t *testing.T) {
+	h := newHarness(t, withWorkflows("w", parentChildWorkflows()...))
+	ctx, e := h.ctx, h.e
+	e.flows.Close() // no child started by the commit: this test starts it, and applies its end
+	run := mustStart(t, e, "parent", `{}`)
+	completeNext(t, e, `"o-1"`)
+	p, err := e.readRun(ctx, run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := p.Steps["ship"]
+	if st.Status != cairn.StepChildRunning || st.Child == nil || st.Child.Run != "" {
+		t.Fatalf("ship %+v, want a child step whose run is not started", st)
+	}
+	res, err := e.startRun(ctx, cairn.StartRequest{Workflow: "shipping", Input: json.RawMessage(`{"order":"o-1"}`), IdempotencyKey: link.ChildKey(run, "ship", st.Child.Attempt)},
+		func(c *runRecord, _ *definition, _ time.Time) { l := linkUnder(p, "ship", ""); c.Parent = &l })
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := claimOne(t, e, "w")
+	if _, err := e.Complete(ctx, l.ID, cairn.CompleteRequest{Output: json.RawMessage(`{"tracking":"T1"}`)}); err != nil {
+		t.Fatal(err)
+	}
+	c, err := e.readRun(ctx, res.Run.ID)
+	if err != nil || c.Status != cairn.RunCompleted {
+		t.Fatalf("child %+v %v", c, err)
+	}
+	if err := e.childEnded(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	if s := stepOf(getRun(t, e, run), "ship"); s.Status != cairn.StepCompleted || s.Child != c.ID {
+		t.Fatalf("ship %s, child %q: want completed by %s", s.Status, s.Child, c.ID)
+	}
+	journal, err := e.Journal(ctx, run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var order []cairn.JournalType
+	for _, j := range journal {
+		if j.Step == "ship" {
+			order = append(order, j.Type)
+		}
+	}
+	if i := slices.Index(order, cairn.JournalChildStarted); i < 0 || i > slices.Index(order, cairn.JournalStepCompleted) {
+		t.Fatalf("ship's journal %v: want child_started before step_completed", order)
 	}
 }

@@ -178,3 +178,28 @@ func TestWorkerWithMoreSlotsThanAClaimTakes(t *testing.T) {
 		}
 	}
 }
+
+// TestWideWorkerHoldsAClaimPerHundredSlots: an idle worker of 250 slots
+// holds three claims (100, 100 and 50), so a burst of starts is handed
+// to its slots inside the starts' creates. With one claim of at most 100
+// held, the rest of a burst waited for the next claim as backlog, each
+// paying a lease write.
+func TestWideWorkerHoldsAClaimPerHundredSlots(t *testing.T) {
+	e := newEnv(t, sdktest.Options{})
+	d := Workflow("wide", "1").Task("a", Handle(func(StepContext, struct{}) (int, error) { return 1, nil }))
+	serve(t, NewWorker(e.c, WithConcurrency(250), WithLogger(quiet())).Register(d))
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := e.srv.AwaitHeldClaims(ctx, 3); err != nil {
+		t.Fatalf("an idle worker of 250 slots: the server holds fewer than 3 of its claims after 10s: %v", err)
+	}
+	var ids []string
+	for range 5 {
+		ids = append(ids, start(t, e.c, "wide", StartOptions{}).ID)
+	}
+	for _, id := range ids {
+		if got := waitRun(t, e.c, id, 20*time.Second); got.Status != RunCompleted {
+			t.Fatalf("run %s %s", id, got.Status)
+		}
+	}
+}

@@ -313,7 +313,7 @@ func (w *Worker) serve(ctx context.Context, here func(context.Context) (context.
 	var bodies sync.WaitGroup
 	if claimErr == nil {
 		w.claiming = claimCtx
-		claimErr = w.claimLoop(claimCtx, bodyBase, wfs, &bodies)
+		claimErr = w.claimLoops(claimCtx, bodyBase, wfs, &bodies)
 	}
 	w.drain(&bodies, stopPub)
 	// Say so, so that the worker is listed as gone at once, not after the
@@ -402,6 +402,34 @@ func (w *Worker) register(ctx context.Context, wfs []client.Workflow) (*client.R
 	}
 }
 
+// claimLoops runs one claim loop per maxClaim slots, so that a worker
+// with more free slots than one claim may ask for holds enough claims to
+// fill them all (a start handed to a held claim costs no lease write).
+// The first loop to stop with an error stops the others.
+func (w *Worker) claimLoops(ctx context.Context, bodyBase context.Context, wfs []client.Workflow, bodies *sync.WaitGroup) error {
+	loops := (cap(w.slots) + maxClaim - 1) / maxClaim
+	if loops <= 1 {
+		return w.claimLoop(ctx, bodyBase, wfs, bodies)
+	}
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	var (
+		wg    sync.WaitGroup
+		once  sync.Once
+		first error
+	)
+	for range loops {
+		wg.Go(func() {
+			if err := w.claimLoop(ctx, bodyBase, wfs, bodies); err != nil {
+				once.Do(func() { first = err })
+				stop()
+			}
+		})
+	}
+	wg.Wait()
+	return first
+}
+
 // claimLoop reserves slots, claims up to that many leases, and starts a
 // body per lease, until ctx is cancelled.
 func (w *Worker) claimLoop(ctx context.Context, bodyBase context.Context, wfs []client.Workflow, bodies *sync.WaitGroup) error {
@@ -432,7 +460,7 @@ func (w *Worker) claimLoop(ctx context.Context, bodyBase context.Context, wfs []
 }
 
 // maxClaim is the most leases one claim may ask for (the API's maximum):
-// a worker with more slots claims for the rest in its next claim.
+// a worker with more slots holds a claim per maxClaim slots.
 const maxClaim = 100
 
 // reserve reserves slots before a claim: it blocks for one, then takes

@@ -88,6 +88,13 @@ func (s *Server) Advance(d time.Duration) time.Time {
 	return now
 }
 
+// AwaitHeldClaims returns once the server holds at least n claims waiting
+// for work, or ctx ends: act on a worker that is idle and claiming,
+// instead of sleeping and hoping.
+func (s *Server) AwaitHeldClaims(ctx context.Context, n int) error {
+	return s.e.AwaitHeldClaims(ctx, n)
+}
+
 // Start starts a server that stops when the test ends.
 func Start(t testing.TB, o Options) *Server {
 	t.Helper()

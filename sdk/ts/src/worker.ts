@@ -154,7 +154,7 @@ export class Worker {
   /** The run the claims are scoped to (runHere, here.ts); undefined serves every run. */
   private scope: string | undefined;
   /** Aborts the claim in flight when the scope changes. */
-  private claimCtrl: AbortController | undefined;
+  private claimCtrls = new Set<AbortController>();
   private readyResolve!: () => void;
   /** Resolves once the worker registered and claims. */
   ready: Promise<void>;
@@ -247,7 +247,14 @@ export class Worker {
           claimSignal = undefined;
         }
       }
-      if (claimSignal) await this.claimLoop(claimSignal, bodies);
+      if (claimSignal) {
+        // A claim asks for at most MAX_CLAIM leases: a worker with more
+        // slots holds a claim per MAX_CLAIM slots, so that a burst of
+        // starts is handed to all its free slots.
+        const sig = claimSignal;
+        const loops = Math.max(1, Math.ceil(this.concurrency / MAX_CLAIM));
+        await Promise.all(Array.from({ length: loops }, () => this.claimLoop(sig, bodies)));
+      }
       await this.drain(bodies);
       hbStop.abort();
       await hb;
@@ -318,7 +325,7 @@ export class Worker {
     }
     if (signal.aborted) return 0;
     // One claim asks for at most MAX_CLAIM leases (the API's maximum); a
-    // worker with more slots claims for the rest in its next claim.
+    // worker with more slots holds several claims.
     const n = Math.min(this.free, MAX_CLAIM);
     this.free -= n;
     return n;
@@ -345,7 +352,8 @@ export class Worker {
       let leases: Lease[];
       let pauseMs = 0;
       const run = this.scope;
-      const ctrl = (this.claimCtrl = new AbortController());
+      const ctrl = new AbortController();
+      this.claimCtrls.add(ctrl);
       try {
         const answer = unwrap(
           await this.c.api.POST("/v1/api/steps/claim", {
@@ -353,10 +361,12 @@ export class Worker {
             signal: run === undefined ? signal : AbortSignal.any([signal, ctrl.signal]),
           }),
         );
+        this.claimCtrls.delete(ctrl);
         leases = answer.leases;
         pauseMs = Math.min(answer.pause_ms ?? 0, 60_000);
         delay = 200;
       } catch (err) {
+        this.claimCtrls.delete(ctrl);
         this.release(n);
         if (signal.aborted) break;
         if (ctrl.signal.aborted) continue; // scoped to a run that ended: no lease of it was lost
@@ -394,7 +404,7 @@ export class Worker {
   scopeTo(run: string): void {
     if (this.scope === run) return;
     this.scope = run;
-    this.claimCtrl?.abort();
+    for (const c of this.claimCtrls) c.abort();
   }
 
   /** @internal A run ended (runHere): abort its bodies and drop its later leases. */

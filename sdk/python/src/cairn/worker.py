@@ -569,7 +569,7 @@ class Worker:
             self.ready.set()
             err: BaseException | None = None
             try:
-                await self._claim_loop(wfs, bodies)
+                await self._claim_loops(wfs, bodies)
             except E.CairnError as e:
                 err = e
             self._claiming = False
@@ -647,7 +647,7 @@ class Worker:
 
     async def _reserve(self) -> int:
         """Reserves slots before a claim: waits for one, takes all free up to
-        MAX_CLAIM (the API's maximum per claim; more slots claim in the next).
+        MAX_CLAIM (the API's maximum per claim; more slots hold more claims).
         0 once stopping."""
         assert self._stopping is not None
         while self._free == 0:
@@ -668,6 +668,25 @@ class Worker:
     def _release(self, n: int = 1) -> None:
         self._free += n
         self._slot_freed.set()
+
+    async def _claim_loops(self, wfs: list[dict[str, Any]], bodies: set[asyncio.Task[None]]) -> None:
+        """Runs a claim loop per MAX_CLAIM slots, so that a worker with more
+        free slots than one claim may ask for holds claims for them all (a
+        start handed to a held claim costs no lease write). A loop that
+        fails stops the worker, and the others with it."""
+        assert self._stopping is not None
+        loops = max(1, -(-self.concurrency // MAX_CLAIM))
+        if loops == 1:
+            await self._claim_loop(wfs, bodies)
+            return
+        tasks = [asyncio.create_task(self._claim_loop(wfs, bodies)) for _ in range(loops)]
+        done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
+        if any(t.exception() is not None for t in done):
+            self._stopping.set()
+        results = await asyncio.gather(*tasks, return_exceptions=True)
+        for r in results:
+            if isinstance(r, BaseException):
+                raise r
 
     async def _claim_loop(self, wfs: list[dict[str, Any]], bodies: set[asyncio.Task[None]]) -> None:
         assert self._stopping is not None

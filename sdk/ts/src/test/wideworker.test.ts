@@ -31,3 +31,27 @@ test("a worker with 150 slots runs its work", async () => {
     await done;
   }
 });
+
+// An idle worker of 250 slots holds three claims (100, 100 and 50): with
+// one claim of at most 100 held, the rest of a burst of starts waited as
+// backlog, each paying a lease write, instead of being handed over in
+// its start.
+test("an idle worker with 250 slots holds a claim per 100 slots", async () => {
+  const wf = defineWorkflow({ name: "wider", version: "1" }).task("a", async () => 1);
+  const w = new Worker(srv.client, { concurrency: 250, logger: memLogger() }).register(wf);
+  const done = w.serve();
+  try {
+    await Promise.race([w.ready, done]);
+    const deadline = Date.now() + 10_000;
+    let held = 0;
+    while (held < 3) {
+      held = ((await (await fetch(`${srv.url}/v1/api/healthz`)).json()) as { held_claims: number }).held_claims;
+      if (held >= 3) break;
+      assert.ok(Date.now() < deadline, `an idle worker of 250 slots: the server holds ${held} of its claims after 10 s, not 3`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  } finally {
+    w.stop();
+    await done;
+  }
+});

@@ -138,6 +138,28 @@ func (h *harness) fetchRunID(t *testing.T, url string) string {
 	return ls[0].Entry.Run
 }
 
+// awaitEntry returns once the fetch cache holds an entry for url, and
+// fails the test after within. The entry is written after the complete
+// that computed it has committed, in the background: a reader that saw
+// the complete may come before it is even scheduled.
+func (h *harness) awaitEntry(t *testing.T, url string, within time.Duration) {
+	t.Helper()
+	d, err := resultcache.Digest(json.RawMessage(fmt.Sprintf("%q", url)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(within); ; time.Sleep(5 * time.Millisecond) {
+		ls := []resultcache.Lookup{{Step: "get", Digest: d, TTL: time.Hour}}
+		h.e.Results().Find(h.ctx, "fetch", ls)
+		if ls[0].Entry != nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no cache entry for %s %v after its step completed: its background write did not land", url, within)
+		}
+	}
+}
+
 // TestResultCacheBounded: an output over the entry cap is not cached
 // (the next run runs the step), and a definition's cache is checked.
 func TestResultCacheBounded(t *testing.T) {
@@ -206,7 +228,7 @@ func TestResultCacheHitRacingMiss(t *testing.T) {
 		// written the entry, while the others still complete and write.
 		startSome(0, 6)
 		awaitRun(t, h.e, ids[0], "its get completed", func(r *cairn.Run) bool { return stepOf(r, "get").Status == cairn.StepCompleted })
-		h.e.flows.Wait()
+		h.awaitEntry(t, "same", 10*time.Second)
 		startSome(6, 12)
 		if diag := awaitCompleted(t, h.e, ids, 20*time.Second); diag != "" {
 			t.Fatal(diag)

@@ -20,6 +20,8 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/sync/singleflight"
+
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/blob"
 	"github.com/cairn-dev/cairn/engine/internal/cache"
@@ -64,6 +66,10 @@ type Catalog[D any] struct {
 	registered map[keys.WorkflowID][sha256.Size]byte
 
 	latest latestCache
+	// reads coalesces concurrent reads of one workflow's latest record
+	// at one cache generation: a burst of starts when the cached version
+	// expired reads it once, not once a start.
+	reads singleflight.Group
 }
 
 // New returns a catalog over h.
@@ -237,16 +243,32 @@ func (c *Catalog[D]) Latest(ctx context.Context, name string) (string, error) {
 	if ok {
 		return v, nil
 	}
-	rec, _, err := object.Read[latestRecord](ctx, c.h.Store, c.h.Keys.WorkflowLatest(name))
-	if errors.Is(err, blob.ErrNotFound) {
-		return "", &errs.NotFoundError{What: "workflow", ID: name}
+	// The read is shared: it runs without the caller's cancellation (a
+	// caller that goes away must not fail the others), bounded on its own.
+	ch := c.reads.DoChan(fmt.Sprintf("%s\x00%d", name, gen), func() (any, error) {
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), latestReadTimeout)
+		defer cancel()
+		rec, _, err := object.Read[latestRecord](rctx, c.h.Store, c.h.Keys.WorkflowLatest(name))
+		if errors.Is(err, blob.ErrNotFound) {
+			return "", &errs.NotFoundError{What: "workflow", ID: name}
+		}
+		if err != nil {
+			return "", err
+		}
+		c.latest.put(name, rec.Latest, gen)
+		return rec.Latest, nil
+	})
+	select {
+	case r := <-ch:
+		v, _ := r.Val.(string)
+		return v, r.Err
+	case <-ctx.Done():
+		return "", ctx.Err()
 	}
-	if err != nil {
-		return "", err
-	}
-	c.latest.put(name, rec.Latest, gen)
-	return rec.Latest, nil
 }
+
+// latestReadTimeout bounds a shared read of a latest record.
+const latestReadTimeout = 30 * time.Second
 
 // Forget drops the cached newest version of name: a registration of it
 // was heard of (here, or announced by another instance).

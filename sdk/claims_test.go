@@ -160,30 +160,13 @@ func TestUnnamedWorkersDoNotShareAnID(t *testing.T) {
 	}
 }
 
-// TestWorkerWithMoreSlotsThanAClaimTakes: a worker with more slots than
-// one claim may ask for (100) claims in several; every run completes.
-// Its claims asked for all free slots, and the server refused each with
-// 422, so a worker of 101 slots or more ran nothing.
-func TestWorkerWithMoreSlotsThanAClaimTakes(t *testing.T) {
-	e := newEnv(t, sdktest.Options{})
-	d := Workflow("wide", "1").Task("a", Handle(func(StepContext, struct{}) (int, error) { return 1, nil }))
-	serve(t, NewWorker(e.c, WithConcurrency(150), WithLogger(quiet())).Register(d))
-	var ids []string
-	for range 5 {
-		ids = append(ids, start(t, e.c, "wide", StartOptions{}).ID)
-	}
-	for _, id := range ids {
-		if got := waitRun(t, e.c, id, 20*time.Second); got.Status != RunCompleted {
-			t.Fatalf("run %s %s", id, got.Status)
-		}
-	}
-}
-
-// TestWideWorkerHoldsAClaimPerHundredSlots: an idle worker of 250 slots
-// holds three claims (100, 100 and 50), so a burst of starts is handed
-// to its slots inside the starts' creates. With one claim of at most 100
-// held, the rest of a burst waited for the next claim as backlog, each
-// paying a lease write.
+// TestWideWorkerHoldsAClaimPerHundredSlots: a worker with more slots
+// than one claim may ask for (100) runs its work, and when idle holds a
+// claim per 100 slots (100, 100 and 50), so a burst of starts is handed
+// to its slots inside the starts' creates. Its claims asked for all free
+// slots, which the server refuses with 422, so a worker of 101 slots ran
+// nothing; then it held one claim of 100, and the rest of a burst waited
+// as backlog, each paying a lease write.
 func TestWideWorkerHoldsAClaimPerHundredSlots(t *testing.T) {
 	e := newEnv(t, sdktest.Options{})
 	d := Workflow("wide", "1").Task("a", Handle(func(StepContext, struct{}) (int, error) { return 1, nil }))

@@ -126,16 +126,23 @@ func TestResultCacheInvalidate(t *testing.T) {
 // cached entry of url (the entry names it).
 func (h *harness) fetchRunID(t *testing.T, url string) string {
 	t.Helper()
+	e := h.fetchEntry(t, url)
+	if e == nil {
+		t.Fatalf("no entry for %s", url)
+	}
+	return e.Run
+}
+
+// fetchEntry is the fetch cache's fresh entry for url, or nil.
+func (h *harness) fetchEntry(t *testing.T, url string) *resultcache.Entry {
+	t.Helper()
 	d, err := resultcache.Digest(json.RawMessage(fmt.Sprintf("%q", url)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	ls := []resultcache.Lookup{{Step: "get", Digest: d, TTL: time.Hour}}
 	h.e.Results().Find(h.ctx, "fetch", ls)
-	if ls[0].Entry == nil {
-		t.Fatalf("no entry for %s", url)
-	}
-	return ls[0].Entry.Run
+	return ls[0].Entry
 }
 
 // awaitEntry returns once the fetch cache holds an entry for url, and
@@ -144,16 +151,7 @@ func (h *harness) fetchRunID(t *testing.T, url string) string {
 // the complete may come before it is even scheduled.
 func (h *harness) awaitEntry(t *testing.T, url string, within time.Duration) {
 	t.Helper()
-	d, err := resultcache.Digest(json.RawMessage(fmt.Sprintf("%q", url)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for deadline := time.Now().Add(within); ; time.Sleep(5 * time.Millisecond) {
-		ls := []resultcache.Lookup{{Step: "get", Digest: d, TTL: time.Hour}}
-		h.e.Results().Find(h.ctx, "fetch", ls)
-		if ls[0].Entry != nil {
-			return
-		}
+	for deadline := time.Now().Add(within); h.fetchEntry(t, url) == nil; time.Sleep(5 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("no cache entry for %s %v after its step completed: its background write did not land", url, within)
 		}

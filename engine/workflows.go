@@ -59,7 +59,7 @@ type defCache = catalog.Catalog[*definition]
 func (e *Engine) newCatalog() *defCache {
 	return catalog.New(catalog.Host[*definition]{
 		Store: e.store, Keys: e.keys, Now: e.now, Compile: compile, Registered: e.registered, LatestTTL: e.cfg.LatestTTL,
-		Replace: e.cfg.ReplaceDefinitions, Log: e.log,
+		ReadTimeout: e.cfg.CommitTimeout, Replace: e.cfg.ReplaceDefinitions, Log: e.log,
 	})
 }
 

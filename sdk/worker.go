@@ -21,6 +21,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/openapi/client"
@@ -407,27 +408,11 @@ func (w *Worker) register(ctx context.Context, wfs []client.Workflow) (*client.R
 // fill them all (a start handed to a held claim costs no lease write).
 // The first loop to stop with an error stops the others.
 func (w *Worker) claimLoops(ctx context.Context, bodyBase context.Context, wfs []client.Workflow, bodies *sync.WaitGroup) error {
-	loops := (cap(w.slots) + maxClaim - 1) / maxClaim
-	if loops <= 1 {
-		return w.claimLoop(ctx, bodyBase, wfs, bodies)
+	g, ctx := errgroup.WithContext(ctx)
+	for range (cap(w.slots) + maxClaim - 1) / maxClaim {
+		g.Go(func() error { return w.claimLoop(ctx, bodyBase, wfs, bodies) })
 	}
-	ctx, stop := context.WithCancel(ctx)
-	defer stop()
-	var (
-		wg    sync.WaitGroup
-		once  sync.Once
-		first error
-	)
-	for range loops {
-		wg.Go(func() {
-			if err := w.claimLoop(ctx, bodyBase, wfs, bodies); err != nil {
-				once.Do(func() { first = err })
-				stop()
-			}
-		})
-	}
-	wg.Wait()
-	return first
+	return g.Wait()
 }
 
 // claimLoop reserves slots, claims up to that many leases, and starts a

@@ -20,12 +20,11 @@ import (
 	"sync"
 	"time"
 
-	"golang.org/x/sync/singleflight"
-
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/blob"
 	"github.com/cairn-dev/cairn/engine/internal/cache"
 	"github.com/cairn-dev/cairn/engine/internal/errs"
+	"github.com/cairn-dev/cairn/engine/internal/flight"
 	"github.com/cairn-dev/cairn/engine/internal/keys"
 	"github.com/cairn-dev/cairn/engine/internal/object"
 	"github.com/cairn-dev/cairn/engine/internal/throttle"
@@ -43,6 +42,8 @@ type Host[D any] struct {
 	Registered func(name string)
 	// LatestTTL bounds how long a cached newest version is trusted.
 	LatestTTL time.Duration
+	// ReadTimeout bounds a read of a latest record shared by callers.
+	ReadTimeout time.Duration
 	// Replace lets a registration with other content replace a stored
 	// definition (cairn dev) instead of being refused: every content
 	// registered is also kept as its revision, <version>~<Sum>, which the
@@ -69,12 +70,12 @@ type Catalog[D any] struct {
 	// reads coalesces concurrent reads of one workflow's latest record
 	// at one cache generation: a burst of starts when the cached version
 	// expired reads it once, not once a start.
-	reads singleflight.Group
+	reads flight.Group[string]
 }
 
 // New returns a catalog over h.
 func New[D any](h Host[D]) *Catalog[D] {
-	return &Catalog[D]{h: h, defs: map[keys.WorkflowID]D{}, registered: map[keys.WorkflowID][sha256.Size]byte{}}
+	return &Catalog[D]{h: h, defs: map[keys.WorkflowID]D{}, registered: map[keys.WorkflowID][sha256.Size]byte{}, reads: flight.Group[string]{Timeout: h.ReadTimeout}}
 }
 
 // Sum names a definition's content: the first 8 bytes of the SHA-256 of
@@ -243,12 +244,8 @@ func (c *Catalog[D]) Latest(ctx context.Context, name string) (string, error) {
 	if ok {
 		return v, nil
 	}
-	// The read is shared: it runs without the caller's cancellation (a
-	// caller that goes away must not fail the others), bounded on its own.
-	ch := c.reads.DoChan(fmt.Sprintf("%s\x00%d", name, gen), func() (any, error) {
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), latestReadTimeout)
-		defer cancel()
-		rec, _, err := object.Read[latestRecord](rctx, c.h.Store, c.h.Keys.WorkflowLatest(name))
+	v, _, err := c.reads.Do(ctx, fmt.Sprintf("%s\x00%d", name, gen), func(ctx context.Context) (string, error) {
+		rec, _, err := object.Read[latestRecord](ctx, c.h.Store, c.h.Keys.WorkflowLatest(name))
 		if errors.Is(err, blob.ErrNotFound) {
 			return "", &errs.NotFoundError{What: "workflow", ID: name}
 		}
@@ -258,17 +255,8 @@ func (c *Catalog[D]) Latest(ctx context.Context, name string) (string, error) {
 		c.latest.put(name, rec.Latest, gen)
 		return rec.Latest, nil
 	})
-	select {
-	case r := <-ch:
-		v, _ := r.Val.(string)
-		return v, r.Err
-	case <-ctx.Done():
-		return "", ctx.Err()
-	}
+	return v, err
 }
-
-// latestReadTimeout bounds a shared read of a latest record.
-const latestReadTimeout = 30 * time.Second
 
 // Forget drops the cached newest version of name: a registration of it
 // was heard of (here, or announced by another instance).

@@ -13,29 +13,27 @@ import (
 	"fmt"
 	"time"
 
-	"golang.org/x/sync/singleflight"
-
 	"github.com/cairn-dev/cairn/blob"
 	"github.com/cairn-dev/cairn/engine/internal/commit"
 	"github.com/cairn-dev/cairn/engine/internal/errs"
+	"github.com/cairn-dev/cairn/engine/internal/flight"
 	"github.com/cairn-dev/cairn/engine/internal/keys"
 	"github.com/cairn-dev/cairn/engine/internal/object"
 )
 
 // Reader reads the run records of one bucket and layout.
 type Reader[R any] struct {
-	store   *blob.Bucket
-	keys    keys.Layout
-	cache   *commit.Cache[R]
-	rev     func(*R) int64 // a record's revision
-	timeout time.Duration  // of a shared read
-	reads   singleflight.Group
+	store *blob.Bucket
+	keys  keys.Layout
+	cache *commit.Cache[R]
+	rev   func(*R) int64 // a record's revision
+	reads flight.Group[*R]
 }
 
 // New returns a reader of store's run records in layout k, with the
 // committer's cache; a shared read is bounded by timeout.
 func New[R any](store *blob.Bucket, k keys.Layout, cache *commit.Cache[R], rev func(*R) int64, timeout time.Duration) *Reader[R] {
-	return &Reader[R]{store: store, keys: k, cache: cache, rev: rev, timeout: timeout}
+	return &Reader[R]{store: store, keys: k, cache: cache, rev: rev, reads: flight.Group[*R]{Timeout: timeout}}
 }
 
 // Get reads run id's record in either layout and decodes it; it returns
@@ -110,22 +108,11 @@ func (rd *Reader[R]) Shared(run string, rev int64) *R {
 // under need): then this claim reads again. The record is shared: it
 // must not be changed.
 func (rd *Reader[R]) ReadShared(ctx context.Context, run string, need int64) (*R, error) {
-	ch := rd.reads.DoChan(run, func() (any, error) {
-		// Not the first claim's context: the others wait on this read.
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), rd.timeout)
-		defer cancel()
-		return rd.ReadCaching(rctx, run)
-	})
-	select {
-	case res := <-ch:
-		r, _ := res.Val.(*R)
-		if res.Err == nil && rd.rev(r) >= need || !res.Shared {
-			return r, res.Err // fresh enough, or this claim's own read
-		}
-		return rd.ReadCaching(ctx, run)
-	case <-ctx.Done():
-		return nil, ctx.Err()
+	r, shared, err := rd.reads.Do(ctx, run, func(ctx context.Context) (*R, error) { return rd.ReadCaching(ctx, run) })
+	if err == nil && rd.rev(r) >= need || !shared {
+		return r, err // fresh enough, or this claim's own read (or its context ended)
 	}
+	return rd.ReadCaching(ctx, run)
 }
 
 // ReadCaching reads run's record and offers it to the committer's cache

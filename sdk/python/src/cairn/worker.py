@@ -676,17 +676,13 @@ class Worker:
         fails stops the worker, and the others with it."""
         assert self._stopping is not None
         loops = max(1, -(-self.concurrency // MAX_CLAIM))
-        if loops == 1:
-            await self._claim_loop(wfs, bodies)
-            return
         tasks = [asyncio.create_task(self._claim_loop(wfs, bodies)) for _ in range(loops)]
-        done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
-        if any(t.exception() is not None for t in done):
+        try:
+            await asyncio.gather(*tasks)
+        except BaseException:
             self._stopping.set()
-        results = await asyncio.gather(*tasks, return_exceptions=True)
-        for r in results:
-            if isinstance(r, BaseException):
-                raise r
+            await asyncio.gather(*tasks, return_exceptions=True)
+            raise
 
     async def _claim_loop(self, wfs: list[dict[str, Any]], bodies: set[asyncio.Task[None]]) -> None:
         assert self._stopping is not None

@@ -16,7 +16,7 @@ trap cleanup EXIT
 ( while :; do cut -d' ' -f1 /proc/loadavg >>"$tmp/load"; sleep 5; done ) &
 sampler=$!
 echo "# $(date -u +%FT%TZ) one sitting: cairn ($TARGETS) then a Temporal dev server, $(nproc) CPUs, $(git rev-parse --short HEAD)" | tee -a "$OUT"
-"$BIN/cairn-e2e-bench" --cairn "$BIN/cairn" --targets "$TARGETS" --out "$tmp/cairn.txt"
+"$BIN/cairn-e2e-bench" --cairn "$BIN/cairn" --targets "$TARGETS" --workloads linear,ceiling,fanout,single --out "$tmp/cairn.txt"
 (cd bench/compare && GOFLAGS=-mod=mod go run . --temporal "$BIN/temporal" --out "$tmp/temporal.txt")
 cat "$tmp/cairn.txt" "$tmp/temporal.txt" >>"$OUT"
 go run ./bench/ratios --load "$tmp/load" "$tmp/cairn.txt" "$tmp/temporal.txt" | tee -a "$OUT"

@@ -47,7 +47,7 @@ func main() {
 	var o options
 	flag.StringVar(&o.cairn, "cairn", "", "the cairn binary (default: go build ./cmd/cairn into a temporary directory)")
 	flag.StringVar(&o.targets, "targets", "file,minio,s3,gcs", "comma-separated: file (fsync), minio, s3 (mem:// shaped like S3), gcs (mem:// shaped like GCS)")
-	flag.StringVar(&o.workloads, "workloads", "linear,fanout,single", "comma-separated: linear, fanout, single, chain (one 1,000-step linear DAG run at a time), function (one durable function of 1,000 steps at a time)")
+	flag.StringVar(&o.workloads, "workloads", "linear,fanout,single", "comma-separated: linear, fanout, single, chain (one 1,000-step linear DAG run at a time), function (one durable function of 1,000 steps at a time), ceiling (the store's own conditional-write rate at --slots writers, and the linear steps/s it allows)")
 	flag.StringVar(&o.minio, "minio", "http://127.0.0.1:9000", "MinIO endpoint for the minio target (scripts/testenv.sh minio starts one; credentials minioadmin)")
 	flag.Float64Var(&o.scale, "scale", 1, "time scale of the s3/gcs profiles (0.1 runs ten times faster)")
 	flag.IntVar(&o.slots, "slots", 8, "worker slots")
@@ -55,6 +55,7 @@ func main() {
 	flag.IntVar(&o.fanoutReps, "fanout-reps", 3, "fan-out: runs, one after the other (latencies over them)")
 	flag.IntVar(&o.singles, "singles", 50, "single: one-step runs, one after the other, the worker idle before each")
 	flag.IntVar(&o.chainReps, "chain-reps", 3, "chain and function: runs of 1,000 steps, one after the other")
+	flag.DurationVar(&o.ceilingFor, "ceiling-for", 3*time.Second, "ceiling: how long the writers swap")
 	flag.StringVar(&o.out, "out", "", "append the result lines to this file")
 	flag.StringVar(&o.cpuprofile, "cpuprofile", "", "write the server's CPU profile of each workload (its first --profile-secs) to this directory as <target>-<workload>.pprof (go tool pprof -top)")
 	flag.IntVar(&o.profileSecs, "profile-secs", 5, "with --cpuprofile: seconds of each workload profiled")
@@ -70,6 +71,7 @@ type options struct {
 	scale                                 float64
 	slots, runs, fanoutReps, singles      int
 	chainReps                             int
+	ceilingFor                            time.Duration
 	cpuprofile                            string
 	profileSecs                           int
 }
@@ -154,6 +156,9 @@ func run(ctx context.Context, o options) error {
 type target struct {
 	name string
 	env  []string // the server's environment on top of ours
+	// store is the store's URL for the ceiling workload, which writes to
+	// it directly; empty when the store lives in the server's process.
+	store string
 }
 
 func newTarget(ctx context.Context, name, tmp string, o options) (target, error) {
@@ -164,14 +169,16 @@ func newTarget(ctx context.Context, name, tmp string, o options) (target, error)
 		if err != nil {
 			return t, err
 		}
-		t.env = []string{"CAIRN_BLOB=file://" + filepath.ToSlash(dir)}
+		t.store = "file://" + filepath.ToSlash(dir)
+		t.env = []string{"CAIRN_BLOB=" + t.store}
 	case "minio":
 		bucket := fmt.Sprintf("e2e-bench-%d", time.Now().UnixNano())
 		if err := createBucket(ctx, o.minio, bucket); err != nil {
 			return t, fmt.Errorf("minio at %s (start one with scripts/testenv.sh minio): %w", o.minio, err)
 		}
+		t.store = "s3://" + bucket + "?region=us-east-1&use_path_style=true&endpoint=" + o.minio
 		t.env = []string{
-			"CAIRN_BLOB=s3://" + bucket + "?region=us-east-1&use_path_style=true&endpoint=" + o.minio,
+			"CAIRN_BLOB=" + t.store,
 			"AWS_ACCESS_KEY_ID=minioadmin", "AWS_SECRET_ACCESS_KEY=minioadmin",
 		}
 	case "s3", "gcs":

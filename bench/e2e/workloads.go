@@ -76,7 +76,16 @@ func benchTarget(ctx context.Context, t target, self string, o options, out io.W
 		return err
 	}
 	defer c.CloseIdleConnections()
+	var lin *result // the linear workload's line, for the ceiling's
 	for _, wl := range strings.Split(o.workloads, ",") {
+		if strings.TrimSpace(wl) == "ceiling" {
+			line, err := ceiling(ctx, t, o, lin)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintln(out, line)
+			continue
+		}
 		var fn func(context.Context, *sdk.Client, options) (result, error)
 		switch strings.TrimSpace(wl) {
 		case "linear":
@@ -125,6 +134,9 @@ func benchTarget(ctx context.Context, t target, self string, o options, out io.W
 		}
 		r.target, r.cpu, r.ops = t.name, cpu1-cpu0, ops1.Sub(ops0)
 		fmt.Fprintln(out, r)
+		if r.workload == "linear" {
+			lin = &r
+		}
 	}
 	return nil
 }

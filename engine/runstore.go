@@ -13,13 +13,14 @@ import (
 //   - fresh: readRun, runs.Get — from the bucket, in either key layout; a
 //     copy of the caller's own. runs.Get also returns the stored object
 //     (bytes and version) for the committer's cache.
-//   - cached: runs.Cached — the committer's cached copy when it holds at
-//     least a revision, decoded for the caller (its own copy, no read).
-//   - shared: sharedRun — the same copy decoded once per version and
-//     shared by every caller, which must not change it; claimRun decides
-//     claims on it, runs.ReadShared reads for the claims that miss it, one
-//     read per run in flight, and refreshes the cache (runs.ReadCaching).
-//     The reads are engine/internal/runread's.
+//   - shared: sharedRun — the committer's cached copy when it holds at
+//     least a revision, decoded once per version and shared by every
+//     caller, which must not change it; claimRun decides claims on it,
+//     runs.ReadShared reads for the claims that miss it, one read per run
+//     in flight, and refreshes the cache (runs.ReadCaching); a held status
+//     request answers from it (and starts from runs.Recent, the same copy
+//     when this instance wrote or read it within a second). The reads are
+//     engine/internal/runread's.
 //   - per call: runMemo — one read per run for the leases of one batched
 //     heartbeat; a held status request (watch.go, watch.Hold) — one
 //     read per change for the requests an instance holds on a run.

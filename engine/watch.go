@@ -82,30 +82,33 @@ func (e *Engine) HeldReads() int { return e.audit.Held() }
 
 // watchRun returns run's record once its rev exceeds after (any change,
 // unless untilEnd: only its end counts) or the run ended, holding up to
-// wait (none: one read). See GetRunStatus for what a hold reads.
+// wait (none: one read), shared as holdRun's. See GetRunStatus for what a
+// hold reads.
 func (e *Engine) watchRun(ctx context.Context, id string, after int64, untilEnd bool, wait time.Duration) (*runRecord, error) {
 	if wait <= 0 {
 		return e.readRun(ctx, id)
 	}
 	if !untilEnd {
-		if r := e.runs.Cached(id, after+1); r != nil {
+		if r := e.sharedRun(id, after+1); r != nil {
 			return r, nil
 		}
-	} else if r := e.runs.Cached(id, 0); r != nil && r.Status.Terminal() {
+	} else if r := e.sharedRun(id, 0); r != nil && r.Status.Terminal() {
 		return r, nil // ended is final: any copy that says so is current
 	}
 	return e.holdRun(ctx, id, wait, func(r *runRecord) bool { return r.Status.Terminal() || !untilEnd && r.Rev > after })
 }
 
 // holdRun returns run's record once answers holds of it, holding up to
-// wait capped at the claim hold (watch.Hold).
+// wait capped at the claim hold (watch.Hold). The record may be shared
+// (the committer's decoded copy, or one read for every request a change
+// woke): callers read it and change nothing in it.
 func (e *Engine) holdRun(ctx context.Context, id string, wait time.Duration, answers func(*runRecord) bool) (*runRecord, error) {
 	return watch.Hold[runRecord]{
 		Run: id, Fallback: e.cfg.FallbackInterval, Deadline: hold.Until(ctx, wait, e.MaxClaimHold()), Done: e.draining,
 		Rev:     func(r *runRecord) int64 { return r.Rev },
 		Answers: answers,
 		Read:    func(ctx context.Context) (*runRecord, error) { return e.readRun(ctx, id) },
-		Cached:  func(rev int64) *runRecord { return e.runs.Cached(id, rev) },
+		Cached:  func(rev int64) *runRecord { return e.sharedRun(id, rev) },
 		Recent:  func() *runRecord { return e.runs.Recent(id, recentCopy) },
 	}.Wait(ctx, e.watch)
 }

@@ -136,6 +136,47 @@ func TestWatchSameInstanceReadsNothingWhenWoken(t *testing.T) {
 	}
 }
 
+// TestWatchHoldsShareTheCommittersRecord: the requests held on a run
+// that a commit here wakes answer from the committer's copy decoded once
+// for them all, not a decode of the whole record each (a run watched by
+// many viewers decoded it once per viewer per change).
+func TestWatchHoldsShareTheCommittersRecord(t *testing.T) {
+	h := newHarness(t, wallClock())
+	e, ctx := h.e, h.ctx
+	id, l, p := claimedOne(t, e)
+	const holds = 20
+	got := make(chan *runRecord, holds)
+	for range holds {
+		go func() {
+			r, err := e.watchRun(ctx, id, p.Rev, false, 10*time.Second)
+			if err != nil {
+				t.Error(err)
+			}
+			got <- r
+		}()
+	}
+	testutil.EventuallyEvery(t, 10*time.Second, time.Millisecond, "every request held on the run", func() (bool, string) {
+		n := e.watch.Waiting(id)
+		return n == holds, fmt.Sprintf("%d of %d requests waiting", n, holds)
+	})
+	if _, err := e.Complete(ctx, l.ID, cairn.CompleteRequest{Output: json.RawMessage(`1`)}); err != nil {
+		t.Fatal(err)
+	}
+	shared := e.sharedRun(id, p.Rev+1)
+	if shared == nil {
+		t.Fatal("the committer holds no copy of the completed run")
+	}
+	for range holds {
+		r := <-got
+		if r == nil || r.Status != cairn.RunCompleted {
+			t.Fatalf("a held request answered %+v", r)
+		}
+		if r != shared {
+			t.Fatalf("a held request answered its own decode of rev %d, not the committer's shared copy (rev %d)", r.Rev, shared.Rev)
+		}
+	}
+}
+
 // TestWatchHoldsUntilWait: without a change, a waiting request answers at
 // its wait with the unchanged revision.
 func TestWatchHoldsUntilWait(t *testing.T) {

@@ -69,12 +69,13 @@ func (e *entry[R]) decode() *R {
 	return e.decoded.Load()
 }
 
-// Recent returns the cached bytes of id when this instance wrote or read
-// them within d: a copy that a change made elsewhere since would have
-// dropped, if this instance heard of it (Heard).
-func (c *Cache[R]) Recent(id string, d time.Duration) ([]byte, bool) {
+// Recent returns the cached record of id, decoded and shared as Shared's,
+// when this instance wrote or read it within d: a copy that a change made
+// elsewhere since would have dropped, if this instance heard of it (Heard).
+func (c *Cache[R]) Recent(id string, d time.Duration) (*R, bool) {
 	if e, ok := c.lru.Get(id); ok && time.Since(e.at) < d {
-		return e.data, true
+		r := e.decode()
+		return r, r != nil
 	}
 	return nil, false
 }

@@ -1,6 +1,6 @@
 // Package runread reads run records: fresh from the bucket in either key
-// layout, the committer's cached copy (a copy of the caller's own, or one
-// decoded once per version and shared by every caller), and the claims'
+// layout (a copy of the caller's own), the committer's cached copy (decoded
+// once per version and shared by every caller, read-only), and the claims'
 // shared reads, one per run in flight, which refresh that cache. It is
 // generic over the record and decides nothing (engine/runstore.go says
 // who reads what).
@@ -57,40 +57,21 @@ func (rd *Reader[R]) Get(ctx context.Context, id string) (*R, *blob.Object, erro
 	return &r, o, nil
 }
 
-// Cached returns the committer's cached copy of run when it holds a
-// revision of at least rev, without reading the bucket: the caller's own.
-func (rd *Reader[R]) Cached(run string, rev int64) *R {
-	raw, _, ok := rd.cache.Get(run)
-	if r := decode[R](raw, ok); r != nil && rd.rev(r) >= rev {
-		return r
-	}
-	return nil
-}
-
-// decode is a cached copy's bytes decoded for the caller (nil when there
-// is none, or it does not decode).
-func decode[R any](raw []byte, ok bool) *R {
-	var r R
-	if !ok || json.Unmarshal(raw, &r) != nil {
-		return nil
-	}
-	return &r
-}
-
 // Recent is the committer's cached copy of run when this instance wrote
 // or read it within d and has heard of no newer revision since
-// (commit.Cache.Recent): the caller's own.
+// (commit.Cache.Recent), shared as Shared's: the caller must not change it.
 func (rd *Reader[R]) Recent(run string, d time.Duration) *R {
-	return decode[R](rd.cache.Recent(run, d))
+	r, _ := rd.cache.Recent(run, d)
+	return r
 }
 
 // Heard says another instance changed run to revision rev: a cached copy
 // older than that is dropped.
 func (rd *Reader[R]) Heard(run string, rev int64) { rd.cache.Heard(run, rev) }
 
-// Shared is Cached without a copy of its own: the committer's cached copy
-// decoded once per version and shared by every caller, which must not
-// change it.
+// Shared is the committer's cached copy of run when it holds a revision
+// of at least rev, without reading the bucket: decoded once per version
+// and shared by every caller, which must not change it.
 func (rd *Reader[R]) Shared(run string, rev int64) *R {
 	r, ok := rd.cache.Shared(run)
 	if !ok || rd.rev(r) < rev {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/blob"
@@ -366,6 +367,43 @@ func TestPayloadStartInputAndEvent(t *testing.T) {
 	}
 	if n := len(payloadKeys(t, e, run)); n != 2 {
 		t.Fatalf("%d payloads, want 2", n)
+	}
+}
+
+// TestPayloadWaitedViewResolves: GET /runs/{run} with wait_ms answers a
+// run that ended while held as it answers without: its input and
+// outputs stored by reference resolved (up to the view's budget), not
+// references a plain HTTP client would have to fetch one by one.
+func TestPayloadWaitedViewResolves(t *testing.T) {
+	h := newHarness(t, wallClock())
+	ctx, e := h.ctx, h.e
+	register(t, e, "w", single("one", cairn.Step{}))
+	input, output := bigJSON(1, 100<<10), bigJSON(2, 150<<10)
+	res, err := e.StartRun(ctx, cairn.StartRequest{Workflow: "one", Input: input})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := res.Run.ID
+	l := claimOne(t, e, "w")
+	waited := make(chan *cairn.Run, 1)
+	go func() {
+		r, _, err := e.AwaitRun(ctx, run, 10*time.Second, "k", "getRun")
+		if err != nil {
+			t.Error(err)
+		}
+		waited <- r
+	}()
+	awaitWatched(t, e, run)
+	if _, err := e.Complete(ctx, l.ID, cairn.CompleteRequest{Output: output}); err != nil {
+		t.Fatal(err)
+	}
+	for what, r := range map[string]*cairn.Run{"held": <-waited, "plain": getRun(t, e, run)} {
+		if r == nil || r.Status != cairn.RunCompleted {
+			t.Fatalf("%s view: %+v", what, r)
+		}
+		if string(r.Input) != string(input) || string(r.Output) != string(output) || string(stepOf(r, "only").Output) != string(output) {
+			t.Errorf("the %s view answers references, not the values: input %.60s, output %.60s", what, r.Input, r.Output)
+		}
 	}
 }
 

@@ -385,10 +385,17 @@ func (e *Engine) GetRun(ctx context.Context, id string) (*cairn.Run, error) {
 			v.Steps[at[j]].Holder = l.Holder()
 		}
 	}
-	if err := e.payloads.ResolveView(ctx, v, d != nil && len(d.Sinks()) > 1, e.cfg.ViewResolveBytes); err != nil { // see payloads.go
+	if err := e.resolveView(ctx, v, d); err != nil {
 		return nil, err
 	}
 	return v, nil
+}
+
+// resolveView resolves the payload references of v, a view of a run of
+// definition d (nil: unknown), up to ViewResolveBytes: what every view
+// of a whole run answers (payloads.go).
+func (e *Engine) resolveView(ctx context.Context, v *cairn.Run, d *definition) error {
+	return e.payloads.ResolveView(ctx, v, d != nil && len(d.Sinks()) > 1, e.cfg.ViewResolveBytes)
 }
 
 // stepAttempt names one attempt of a step.

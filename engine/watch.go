@@ -74,7 +74,11 @@ func (e *Engine) AwaitRun(ctx context.Context, id string, wait time.Duration, wh
 	if err != nil {
 		d = nil // the view works without the definition
 	}
-	return e.view(r, d), e.audit.Recorded(held, r.Rev), nil
+	v := e.view(r, d)
+	if err := e.resolveView(ctx, v, d); err != nil {
+		return nil, false, err
+	}
+	return v, e.audit.Recorded(held, r.Rev), nil
 }
 
 // HeldReads is how many reads wait for their run's end here (AwaitRun): a test signal.

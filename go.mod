@@ -27,6 +27,7 @@ require (
 	github.com/danielgtaylor/huma/v2 v2.37.2
 	github.com/fsouza/fake-gcs-server v1.56.1
 	github.com/go-jose/go-jose/v4 v4.1.5
+	github.com/go-json-experiment/json v1.27.2
 	github.com/gofrs/flock v0.13.2
 	github.com/google/cel-go v0.31.0
 	github.com/googleapis/gax-go/v2 v2.26.2
@@ -112,7 +113,6 @@ require (
 	github.com/envoyproxy/protoc-gen-validate v1.3.3 // indirect
 	github.com/felixge/httpsnoop v1.1.0 // indirect
 	github.com/getkin/kin-openapi v0.142.0 // indirect
-	github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875 // indirect
 	github.com/go-logr/logr v1.4.4 // indirect
 	github.com/go-logr/stdr v1.2.2 // indirect
 	github.com/go-ole/go-ole v1.3.0 // indirect

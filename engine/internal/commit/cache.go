@@ -1,13 +1,13 @@
 package commit
 
 import (
-	"encoding/json"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/cairn-dev/cairn/blob"
 	"github.com/cairn-dev/cairn/engine/internal/cache"
+	"github.com/cairn-dev/cairn/engine/internal/object"
 )
 
 // Cache is a bounded LRU of records by id: the bytes last written or read
@@ -62,7 +62,7 @@ func (c *Cache[R]) Shared(id string) (*R, bool) {
 func (e *entry[R]) decode() *R {
 	e.once.Do(func() {
 		var r R
-		if json.Unmarshal(e.data, &r) == nil {
+		if object.Decode(e.data, &r) == nil {
 			e.decoded.Store(&r)
 		}
 	})

@@ -15,7 +15,6 @@ package commit
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -317,7 +316,7 @@ func (c *Committer[R, FX]) applyAll(id string, raw []byte, items []*pending[R, F
 	excluded := make([]error, len(items))
 	for {
 		var rec R
-		if err := json.Unmarshal(raw, &rec); err != nil {
+		if err := object.Decode(raw, &rec); err != nil {
 			return nil, nil, nil, fmt.Errorf("run %s: stored record is corrupt: %w", id, err)
 		}
 		c.h.Reset(fx, &rec)

@@ -8,7 +8,6 @@ package runread
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -51,7 +50,7 @@ func (rd *Reader[R]) Get(ctx context.Context, id string) (*R, *blob.Object, erro
 		return nil, nil, err
 	}
 	var r R
-	if err := json.Unmarshal(o.Data, &r); err != nil {
+	if err := object.Decode(o.Data, &r); err != nil {
 		return nil, nil, fmt.Errorf("run %s: stored record is corrupt: %w", id, err)
 	}
 	return &r, o, nil

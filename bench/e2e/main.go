@@ -5,7 +5,9 @@
 // (file store, MinIO, an in-memory store shaped like S3 or GCS) it prints
 // one line per workload — steps/s, latencies, server CPU per step, blob
 // requests per step by price class, and S3 request cost per million
-// steps — and appends them to a results file.
+// steps — and appends them to a results file. The ceiling workload
+// measures the store itself: its conditional-write rate at the worker's
+// concurrency, and the linear steps a second that rate allows (ceiling.go).
 //
 //	go run ./bench/e2e --targets file,minio,s3,gcs --out bench/results.txt
 //

@@ -407,6 +407,47 @@ func TestPayloadWaitedViewResolves(t *testing.T) {
 	}
 }
 
+// TestPayloadUpdateAnswerResolves: an update answered by a step whose
+// output is stored by reference answers the value, held or polled, as a
+// run's view does, not a reference a plain HTTP client must fetch.
+func TestPayloadUpdateAnswerResolves(t *testing.T) {
+	h := newHarness(t, wallClock())
+	register(t, h.e, "w", approval)
+	run := h.start("approval", `{}`)
+	h.complete(h.claim("w").ID, `1`)
+	h.update(h.e, run, cairn.UpdateRequest{ID: "u1", Name: "approve", Input: json.RawMessage(`{"by":"ann"}`)})
+	l := h.claim("w")
+	held := make(chan *cairn.Update, 1)
+	go func() {
+		u, err := h.e.AwaitUpdate(h.ctx, run, "u1", 20*time.Second)
+		if err != nil {
+			t.Error(err)
+		}
+		held <- u
+	}()
+	answer := bigJSON(5, 100<<10)
+	h.complete(l.ID, string(answer))
+	if st := stepOf(getRun(t, h.e, run), "b"); !IsPayloadRef(st.Output) && len(payloadKeys(t, h.e, run)) == 0 {
+		t.Fatal("b's output is not stored by reference: the test does not test it")
+	}
+	polled, err := h.e.AwaitUpdate(h.ctx, run, "u1", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := h.e.SendUpdate(h.ctx, run, cairn.UpdateRequest{ID: "u1", Name: "approve", Input: json.RawMessage(`{"by":"ann"}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for what, u := range map[string]*cairn.Update{"held": <-held, "polled": polled, "sent again": again} {
+		if u == nil {
+			t.Fatalf("%s: no update", what)
+		}
+		if u.Status != cairn.UpdateAnswered || string(u.Answer) != string(answer) {
+			t.Errorf("%s: update %s with %.60s, want answered with the %d-byte value", what, u.Status, u.Answer, len(answer))
+		}
+	}
+}
+
 // TestPayloadDedupAndDelete: the same content is one object however many
 // values hold it; deleting the run deletes its payloads.
 func TestPayloadDedupAndDelete(t *testing.T) {

@@ -38,9 +38,29 @@ func (e *Engine) SendUpdate(ctx context.Context, run string, req cairn.UpdateReq
 		return e.updateRun(r, d).View(r.Updates[len(r.Updates)-1]), err
 	})
 	if err != nil || u.Done() || req.WaitMs == 0 {
+		if err == nil {
+			err = e.resolveAnswer(ctx, run, u)
+		}
 		return u, err
 	}
 	return e.AwaitUpdate(ctx, run, req.ID, time.Duration(req.WaitMs)*time.Millisecond)
+}
+
+// resolveAnswer resolves u's answer when the answering step's output is
+// stored by reference, up to ViewResolveBytes (a larger one stays a
+// reference, which clients fetch from the run's payloads), as a run's
+// view resolves its values (resolveView).
+func (e *Engine) resolveAnswer(ctx context.Context, run string, u *cairn.Update) error {
+	ref, ok := cairn.AsPayloadRef(u.Answer)
+	if !ok || ref.Bytes > e.cfg.ViewResolveBytes {
+		return nil
+	}
+	b, err := e.payloads.Read(ctx, run, ref.SHA256, true)
+	if err != nil {
+		return err
+	}
+	u.Answer = b
+	return nil
 }
 
 // AwaitUpdate returns update id of run, held up to wait (capped at the
@@ -63,7 +83,11 @@ func (e *Engine) AwaitUpdate(ctx context.Context, run, id string, wait time.Dura
 	if err != nil {
 		return nil, err
 	}
-	return view(r)
+	u, err := view(r)
+	if err != nil {
+		return nil, err
+	}
+	return u, e.resolveAnswer(ctx, run, u)
 }
 
 // updateRun is what r's updates are decided on.

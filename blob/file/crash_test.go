@@ -208,11 +208,13 @@ func testCrashKill9(t *testing.T, mode string) {
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		// Kill at a random point of the child's progress (after 1 to 400
-		// acknowledgements, whatever the machine's speed), mid-writes.
+		// Kill at a random point of the child's progress (after 20 to 400
+		// acknowledgements, whatever the machine's speed), mid-writes. At
+		// least 20 a round, so the exercise check below fails only for a
+		// child that stopped writing, not for two early kills in a row.
 		r := bufio.NewReader(out)
 		var first strings.Builder
-		for n := 1 + rand.IntN(400); n > 0; n-- {
+		for n := 20 + rand.IntN(381); n > 0; n-- {
 			line, err := r.ReadString('\n')
 			if err != nil && first.Len() == 0 {
 				cmd.Process.Kill()

@@ -417,14 +417,7 @@ func TestPayloadUpdateAnswerResolves(t *testing.T) {
 	h.complete(h.claim("w").ID, `1`)
 	h.update(h.e, run, cairn.UpdateRequest{ID: "u1", Name: "approve", Input: json.RawMessage(`{"by":"ann"}`)})
 	l := h.claim("w")
-	held := make(chan *cairn.Update, 1)
-	go func() {
-		u, err := h.e.AwaitUpdate(h.ctx, run, "u1", 20*time.Second)
-		if err != nil {
-			t.Error(err)
-		}
-		held <- u
-	}()
+	held := h.heldUpdate(run, "u1")
 	answer := bigJSON(5, 100<<10)
 	h.complete(l.ID, string(answer))
 	if st := stepOf(getRun(t, h.e, run), "b"); !IsPayloadRef(st.Output) && len(payloadKeys(t, h.e, run)) == 0 {

@@ -30,6 +30,20 @@ func (h *harness) update(e *Engine, run string, req cairn.UpdateRequest) *cairn.
 	return u
 }
 
+// heldUpdate holds a request for update id of run (AwaitUpdate, up to
+// 20 s) and delivers its answer.
+func (h *harness) heldUpdate(run, id string) <-chan *cairn.Update {
+	held := make(chan *cairn.Update, 1)
+	go func() {
+		u, err := h.e.AwaitUpdate(h.ctx, run, id, 20*time.Second)
+		if err != nil {
+			h.t.Error(err)
+		}
+		held <- u
+	}()
+	return held
+}
+
 // wantUpdate checks an update's status and answer.
 func wantUpdate(t *testing.T, u *cairn.Update, status cairn.UpdateStatus, answer string) {
 	t.Helper()
@@ -53,14 +67,7 @@ func TestUpdateAnswered(t *testing.T) {
 		if string(l.Input) != `{"by":"ann"}` {
 			t.Fatalf("b's input %s", l.Input)
 		}
-		held := make(chan *cairn.Update, 1)
-		go func() {
-			u, err := h.e.AwaitUpdate(h.ctx, run, "u1", 20*time.Second)
-			if err != nil {
-				t.Error(err)
-			}
-			held <- u
-		}()
+		held := h.heldUpdate(run, "u1")
 		h.complete(l.ID, `{"ok": true}`)
 		select {
 		case u = <-held:

@@ -7,6 +7,7 @@ import (
 
 	"github.com/cairn-dev/cairn"
 	"github.com/cairn-dev/cairn/engine/internal/object"
+	"github.com/cairn-dev/cairn/engine/internal/payload"
 	"github.com/cairn-dev/cairn/engine/internal/update"
 )
 
@@ -37,11 +38,11 @@ func (e *Engine) SendUpdate(ctx context.Context, run string, req cairn.UpdateReq
 		_, _, err := e.deliver(r, d, eventRecord{Name: req.Name, Payload: req.Input, ReceivedAt: fx.now, ID: req.ID, Update: req.ID}, fx)
 		return e.updateRun(r, d).View(r.Updates[len(r.Updates)-1]), err
 	})
-	if err != nil || u.Done() || req.WaitMs == 0 {
-		if err == nil {
-			err = e.resolveAnswer(ctx, run, u)
-		}
+	if err != nil {
 		return u, err
+	}
+	if u.Done() || req.WaitMs == 0 {
+		return u, e.resolveAnswer(ctx, run, u)
 	}
 	return e.AwaitUpdate(ctx, run, req.ID, time.Duration(req.WaitMs)*time.Millisecond)
 }
@@ -51,16 +52,7 @@ func (e *Engine) SendUpdate(ctx context.Context, run string, req cairn.UpdateReq
 // reference, which clients fetch from the run's payloads), as a run's
 // view resolves its values (resolveView).
 func (e *Engine) resolveAnswer(ctx context.Context, run string, u *cairn.Update) error {
-	ref, ok := cairn.AsPayloadRef(u.Answer)
-	if !ok || ref.Bytes > e.cfg.ViewResolveBytes {
-		return nil
-	}
-	b, err := e.payloads.Read(ctx, run, ref.SHA256, true)
-	if err != nil {
-		return err
-	}
-	u.Answer = b
-	return nil
+	return e.payloads.ResolveWithin(ctx, run, &u.Answer, payload.NewBudget(e.cfg.ViewResolveBytes))
 }
 
 // AwaitUpdate returns update id of run, held up to wait (capped at the

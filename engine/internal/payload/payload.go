@@ -261,24 +261,30 @@ func (s *Store) Read(ctx context.Context, run, sha string, cached bool) (json.Ra
 	return o.Data, nil
 }
 
+// ResolveWithin replaces *raw, when it is a reference that budget still
+// has room for, by the bytes it references; any other value, and a
+// reference past the budget, stays as it is (clients fetch it from the
+// payload endpoint).
+func (s *Store) ResolveWithin(ctx context.Context, run string, raw *json.RawMessage, budget *Budget) error {
+	ref, ok := cairn.AsPayloadRef(*raw)
+	if !ok || !budget.take(ref.Bytes) {
+		return nil
+	}
+	b, err := s.Read(ctx, run, ref.SHA256, true)
+	if err != nil {
+		return err
+	}
+	*raw = b
+	return nil
+}
+
 // ResolveView resolves the references of a run view, in order (input,
 // output, state, step outputs), while limit bytes last; the rest stay
 // references, which clients fetch from the payload endpoint. multiSink:
 // the output is an object of the sinks' outputs, each maybe a reference.
 func (s *Store) ResolveView(ctx context.Context, v *cairn.Run, multiSink bool, limit int) error {
 	budget := NewBudget(limit)
-	one := func(raw *json.RawMessage) error {
-		ref, ok := cairn.AsPayloadRef(*raw)
-		if !ok || !budget.take(ref.Bytes) {
-			return nil
-		}
-		b, err := s.Read(ctx, v.ID, ref.SHA256, true)
-		if err != nil {
-			return err
-		}
-		*raw = b
-		return nil
-	}
+	one := func(raw *json.RawMessage) error { return s.ResolveWithin(ctx, v.ID, raw, budget) }
 	if err := one(&v.Input); err != nil {
 		return err
 	}

@@ -536,7 +536,8 @@ func notifyHint(r *runRecord, step string, n int) notify.Hint {
 
 // TestRateLimitNeverExceeded: claimers on two instances race for the
 // attempts of a step limited to 5 per 10 s per key (burst 1, then burst 3)
-// while the engine's clock runs fast. Every grant's time is its lease's
+// while the engine's clock moves in turns (every claimer looks, then the
+// clock moves 250 ms). Every grant's time is its lease's
 // claimed_at; in no window of one period are there more than
 // limit+burst-1 grants of one key, every run completes (attempts beyond
 // the rate waited, they did not fail), and the rate was used: the grants
@@ -558,22 +559,50 @@ func TestRateLimitNeverExceeded(t *testing.T) {
 					runIDs = append(runIDs, mustStart(t, engines[i%2], "rl", fmt.Sprintf(`{"api": "api-%d"}`, i%2)))
 				}
 				ttl := engines[0].Config().LeaseTTL
+				// The clock runs in lockstep with the claimers: each turn
+				// every claimer looks once (a claim that does not wait,
+				// then completes what it got), then the clock moves 250 ms.
+				// Grants come as soon as the rate allows in engine time
+				// however slowly this machine runs the turns, so "used"
+				// below measures the engine, not the machine's load.
+				const claimers, turn = 6, 250 * time.Millisecond
 				var (
 					mu      sync.Mutex
 					grants  = map[string][]time.Time{}
-					stopped atomic.Bool
 					wg      sync.WaitGroup
 					all     = make(chan struct{}) // closed at the last grant awaited
+					turnMu  sync.Mutex
+					turned  = sync.NewCond(&turnMu)
+					turns   = 1 // the turn being looked in
+					looked  int // claimers that looked in it
+					stopped bool
 				)
-				for i := range 6 {
+				stop := func() {
+					turnMu.Lock()
+					stopped = true
+					turned.Broadcast()
+					turnMu.Unlock()
+				}
+				for i := range claimers {
 					wg.Add(1)
 					go func() {
 						defer wg.Done()
 						e := engines[i%2]
-						for !stopped.Load() {
-							ls, err := e.Claim(ctx, cairn.ClaimRequest{WorkerID: fmt.Sprintf("w%d", i), Max: 2, WaitMs: 100})
+						for seen := 0; ; {
+							turnMu.Lock()
+							for turns == seen && !stopped {
+								turned.Wait()
+							}
+							done := stopped
+							seen = turns
+							turnMu.Unlock()
+							if done {
+								return
+							}
+							ls, err := e.Claim(ctx, cairn.ClaimRequest{WorkerID: fmt.Sprintf("w%d", i), Max: 2})
 							if err != nil {
 								t.Error(err)
+								stop()
 								return
 							}
 							for _, l := range ls {
@@ -589,26 +618,37 @@ func TestRateLimitNeverExceeded(t *testing.T) {
 									t.Error(err)
 								}
 							}
+							turnMu.Lock()
+							looked++
+							turned.Broadcast()
+							turnMu.Unlock()
 						}
 					}()
 				}
-				start := clk.Now()
-				wg.Add(1)
-				// 250 ms of engine time every 5 ms; every 50 ms on the stores
-				// behind a server (MinIO, fake-gcs-server, Azurite), whose
-				// requests take 10-100 ms here (the rate must stay usable in
-				// engine time for the "used" check to mean something).
-				tick, slack := 5*time.Millisecond, 10*time.Second
+				// The rate's schedule lags a turn now and then (a slot's
+				// write landing after a claimer looked); 40 turns of lag
+				// (80 on the stores behind a server) mean a grant waited
+				// for something other than the rate.
+				start, slack := clk.Now(), 40*turn
 				if name != "mem" && name != "file" {
-					tick, slack = 50*time.Millisecond, 20*time.Second
+					slack = 80 * turn
 				}
+				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					ticker := time.NewTicker(tick)
-					defer ticker.Stop()
-					for !stopped.Load() {
-						<-ticker.C
-						clk.Advance(250 * time.Millisecond)
+					turnMu.Lock()
+					defer turnMu.Unlock()
+					for {
+						for looked < claimers && !stopped {
+							turned.Wait()
+						}
+						if stopped {
+							return
+						}
+						looked = 0
+						clk.Advance(turn)
+						turns++
+						turned.Broadcast()
 					}
 				}()
 				select {
@@ -626,7 +666,7 @@ func TestRateLimitNeverExceeded(t *testing.T) {
 					}
 					t.Errorf("%d and %d grants for api-0 and api-1 within a minute, want %d each; a run not ended:\n%s", n0, n1, perKey, stuck)
 				}
-				stopped.Store(true)
+				stop()
 				wg.Wait()
 				per := period / limit
 				for key, ts := range grants {
@@ -641,7 +681,7 @@ func TestRateLimitNeverExceeded(t *testing.T) {
 						}
 					}
 					// Used, not only respected: the last grant came within
-					// a few ticks of the earliest time the rate allows.
+					// a few turns of the earliest time the rate allows.
 					need := time.Duration(perKey-burst) * per
 					if took := ts[len(ts)-1].Sub(ts[0]); took > need+slack {
 						t.Errorf("key %s: %d grants took %v, the rate allows them in %v", key, perKey, took, need)

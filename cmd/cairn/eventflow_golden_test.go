@@ -13,12 +13,13 @@ import (
 
 // TestGoldenEventFlow: a debounced and a batched workflow as the CLI shows
 // them, publishes that join their windows, and the one run each window
-// starts when it closes (testdata/events_*.golden).
+// starts when it closes — the debounce window when the server's clock is
+// moved past it (testdata/events_*.golden).
 func TestGoldenEventFlow(t *testing.T) {
 	srv := sdktest.Start(t, sdktest.Options{})
 	n := &normalizer{ids: map[string]string{}}
-	quiet := sdk.Workflow("quiet", "1").On("typed", "").Debounce("event.payload.doc", time.Second, time.Minute).Wait("hold", "never")
-	bulk := sdk.Workflow("bulk", "1").On("typed", "event.payload.doc == 'a'").Batch("", 2, 2*time.Second).Wait("hold", "never")
+	quiet := sdk.Workflow("quiet", "1").On("typed", "").Debounce("event.payload.doc", time.Minute, time.Hour).Wait("hold", "never")
+	bulk := sdk.Workflow("bulk", "1").On("typed", "event.payload.doc == 'a'").Batch("", 2, time.Hour).Wait("hold", "never")
 	register(t, srv.URL, "cli-events", quiet, bulk)
 	golden(t, "events_workflows", n.run(t, srv.URL, "workflows", "quiet")+n.run(t, srv.URL, "workflows", "bulk"))
 	var pub strings.Builder
@@ -26,6 +27,10 @@ func TestGoldenEventFlow(t *testing.T) {
 		pub.WriteString(n.run(t, srv.URL, "events", "publish", "typed", "--payload", fmt.Sprintf(`{"doc":%q,"n":%d}`, doc, i), "--id", fmt.Sprint("t", i)))
 	}
 	golden(t, "events_publish", pub.String())
+	// The windows are in the server's clock, moved past them here: the
+	// publishes above join them however long this machine took between
+	// them.
+	srv.Advance(2 * time.Minute)
 	c := testClient(t, srv.URL)
 	testutil.Eventually(t, 30*time.Second, "a run per debounced key and one batch", func() (bool, string) {
 		q, _ := c.List(t.Context(), sdk.ListOptions{Workflow: "quiet"})

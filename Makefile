@@ -159,7 +159,8 @@ clean:
 DIST         ?= dist
 LAMBDA_ARCHS ?= arm64 amd64
 # Lambda builds: AWS drivers only (cairn_aws; cairn_lambda leaves out the
-# NATS bus, whose subscription a frozen environment cannot hold: 0.8 MB),
+# NATS bus, whose subscription a frozen environment cannot hold: 0.8 MB,
+# and the benchmark hooks, blob counting, fault profiles and pprof: 0.56 MB),
 # OTLP over HTTP only (lambda.norpc), no HTTP/2 in net/http (nethttpomithttp2: S3, SQS and the Runtime API speak
 # HTTP/1.1; 0.5 MB), and no dashboard in the API function (cairn_noui: its
 # template reflection keeps every exported method linked, ≈ 10 MB).

@@ -41,12 +41,16 @@ func lambdaDeps(t *testing.T, fn, tags string) []string {
 // Lambda bootstraps (make lambda's LAMBDA_TAGS): they exist there for
 // exporters Lambda has no use for, and they doubled the bootstrap and its
 // cold start. The NATS client too: a frozen environment cannot hold a
-// subscription, and the Lambda stack's bus is SQS. The functions' other builds (the image, a laptop) link them.
+// subscription, and the Lambda stack's bus is SQS. Nor the benchmark
+// hooks (internal/app's blob counting and fault profiles and
+// net/http/pprof: 0.56 MB): the benchmark runs `cairn serve`. The
+// functions' other builds (the image, a laptop) link them.
 func TestLambdaLinksNoGRPC(t *testing.T) {
 	tags := makeVar(t, "LAMBDA_TAGS")
 	for _, fn := range []string{"./functions/api", "./functions/reaper"} {
 		for _, pkg := range lambdaDeps(t, fn, tags) {
-			if strings.HasPrefix(pkg, "google.golang.org/grpc") || strings.Contains(pkg, "prometheus") || strings.HasPrefix(pkg, "github.com/nats-io/") {
+			if strings.HasPrefix(pkg, "google.golang.org/grpc") || strings.Contains(pkg, "prometheus") || strings.HasPrefix(pkg, "github.com/nats-io/") ||
+				pkg == "net/http/pprof" || pkg == "github.com/cairn-dev/cairn/blob/faults" || pkg == "github.com/cairn-dev/cairn/blob/counting" {
 				t.Errorf("%s (-tags %s) links %s", fn, tags, pkg)
 			}
 		}

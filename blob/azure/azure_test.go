@@ -3,7 +3,10 @@ package azure_test
 import (
 	"context"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -13,6 +16,7 @@ import (
 	"github.com/cairn-dev/cairn/blob"
 	"github.com/cairn-dev/cairn/blob/azure"
 	"github.com/cairn-dev/cairn/blob/blobtest"
+	"github.com/cairn-dev/cairn/blob/internal/cloud"
 	"github.com/cairn-dev/cairn/internal/testinfra"
 )
 
@@ -172,4 +176,44 @@ func TestUnreachableWriteIsFast(t *testing.T) {
 	if d := time.Since(start); d > 10*time.Second {
 		t.Fatalf("took %v", d)
 	}
+}
+
+// TestSilentEndpointFailsATry: an endpoint that accepts requests and never
+// answers (seen of Azurite on a loaded machine) fails each try after the
+// transport's response-header timeout, and the client retries, instead
+// of holding the call for the whole try (a minute) or until its context
+// ends.
+func TestSilentEndpointFailsATry(t *testing.T) {
+	defer func(d time.Duration) { cloud.ResponseHeaderTimeout = d }(cloud.ResponseHeaderTimeout)
+	cloud.ResponseHeaderTimeout = 300 * time.Millisecond
+	var tries atomic.Int64
+	silent := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		tries.Add(1)
+		<-silent
+	}))
+	defer srv.Close()
+	defer close(silent)
+	b, err := azure.New(context.Background(), azure.Options{
+		Container:   "silent",
+		ServiceURL:  srv.URL + "/" + testinfra.AzuriteAccountName,
+		AccountName: testinfra.AzuriteAccountName,
+		AccountKey:  testinfra.AzuriteAccountKey,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	start := time.Now()
+	_, err = b.Get(ctx, "k")
+	took := time.Since(start)
+	if err == nil || ctx.Err() != nil || took > 20*time.Second {
+		t.Fatalf("a read from an endpoint that never answers: %v after %v (%d tries); want each try to fail after %v", err, took, tries.Load(), cloud.ResponseHeaderTimeout)
+	}
+	if n := tries.Load(); n != 3 {
+		t.Fatalf("%d tries, want 3 (the default 2 retries)", n)
+	}
+	t.Logf("failed after %v, %d tries: %v", took.Round(time.Millisecond), tries.Load(), err)
 }

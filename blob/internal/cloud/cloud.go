@@ -43,12 +43,22 @@ func ParseHTTPURL(s string) (u *url.URL, ok bool) {
 	return u, true
 }
 
-// HTTPClient returns a client on its own transport with a dial timeout:
-// an endpoint that does not answer fails fast rather than holding the
-// call until its context ends.
+// ResponseHeaderTimeout bounds how long a try waits for the answer's
+// headers once its request is written, as the S3 driver's transport does:
+// an endpoint that accepts a request and never answers (seen of Azurite on
+// a loaded machine) fails that try and the client retries, instead of
+// waiting out the whole try (a minute on Azure). The store's processing of
+// one object of this engine's sizes takes milliseconds; 15 s is for a store
+// under strain. A variable for tests.
+var ResponseHeaderTimeout = 15 * time.Second
+
+// HTTPClient returns a client on its own transport with a dial timeout
+// and ResponseHeaderTimeout: an endpoint that does not answer fails fast
+// rather than holding the call until its context ends.
 func HTTPClient() *http.Client {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.DialContext = (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext
+	tr.ResponseHeaderTimeout = ResponseHeaderTimeout
 	return &http.Client{Transport: tr}
 }
 

@@ -175,11 +175,10 @@ const (
 // Default transport and retry settings (used unless the caller supplies its
 // own HTTP client or S3 client).
 const (
-	dialTimeout           = 2 * time.Second
-	tlsHandshakeTimeout   = 5 * time.Second
-	responseHeaderTimeout = 15 * time.Second
-	maxAttempts           = 3
-	maxBackoff            = 5 * time.Second
+	dialTimeout         = 2 * time.Second
+	tlsHandshakeTimeout = 5 * time.Second
+	maxAttempts         = 3
+	maxBackoff          = 5 * time.Second
 )
 
 // Options configure New.
@@ -348,7 +347,7 @@ func configLoadOptions(opts Options) []func(*awsconfig.LoadOptions) error {
 			WithDialerOptions(func(d *net.Dialer) { d.Timeout = dialTimeout }).
 			WithTransportOptions(func(t *http.Transport) {
 				t.TLSHandshakeTimeout = tlsHandshakeTimeout
-				t.ResponseHeaderTimeout = responseHeaderTimeout
+				t.ResponseHeaderTimeout = cloud.ResponseHeaderTimeout
 				t.MaxIdleConnsPerHost = 64
 			})
 		lo = append(lo, awsconfig.WithHTTPClient(bc))

@@ -44,10 +44,11 @@ func ParseHTTPURL(s string) (u *url.URL, ok bool) {
 }
 
 // ResponseHeaderTimeout bounds how long a try waits for the answer's
-// headers once its request is written, as the S3 driver's transport does:
-// an endpoint that accepts a request and never answers (seen of Azurite on
-// a loaded machine) fails that try and the client retries, instead of
-// waiting out the whole try (a minute on Azure). The store's processing of
+// headers once its request is written, on every driver's transport (S3's
+// default client and HTTPClient's): an endpoint that accepts a request and
+// never answers (seen of Azurite on a loaded machine) fails that try and
+// the client retries, instead of waiting out the whole try (a minute on
+// Azure). The store's processing of
 // one object of this engine's sizes takes milliseconds; 15 s is for a store
 // under strain. A variable for tests.
 var ResponseHeaderTimeout = 15 * time.Second

@@ -44,13 +44,13 @@ func ParseHTTPURL(s string) (u *url.URL, ok bool) {
 }
 
 // ResponseHeaderTimeout bounds how long a try waits for the answer's
-// headers once its request is written, on every driver's transport (S3's
-// default client and HTTPClient's): an endpoint that accepts a request and
-// never answers (seen of Azurite on a loaded machine) fails that try and
-// the client retries, instead of waiting out the whole try (a minute on
-// Azure). The store's processing of
-// one object of this engine's sizes takes milliseconds; 15 s is for a store
-// under strain. A variable for tests.
+// headers once its request is written, on the transports this module
+// makes (S3's default client and HTTPClient's: Azure, a GCS emulator): an
+// endpoint that accepts a request and never answers (seen of Azurite on a
+// loaded machine) fails that try and the client retries, instead of
+// waiting out the whole try (a minute on Azure). The store's processing of
+// one object of this engine's sizes takes milliseconds; 15 s is for a
+// store under strain. A variable for tests.
 var ResponseHeaderTimeout = 15 * time.Second
 
 // HTTPClient returns a client on its own transport with a dial timeout
